@@ -10,6 +10,8 @@ export interface Param {
   /** `value&` (parsed, no effect) */
   ref?: boolean;
   name: string;
+  /** pos = the type keyword; namePos = the parameter name (luna-ts addition) */
+  namePos?: Pos;
   pos: Pos;
 }
 
@@ -18,6 +20,8 @@ export interface ExternParam {
   type: ParamType;
   ref?: boolean;
   name?: string;
+  /** position of the (optional) name (luna-ts addition) */
+  namePos?: Pos;
   pos: Pos;
 }
 

@@ -14,6 +14,8 @@ export interface ForeignBlock {
   text: string;
   /** origin of the block's first character */
   origin: Origin;
+  /** origin of every character of `text` (luna-ts addition, for errors inside the block) */
+  origins?: Origin[];
 }
 
 export interface Preprocessed {

@@ -17,3 +17,24 @@ export interface Transport {
   /** Flush pending writes and close all connections. */
   close(): Promise<void>;
 }
+
+// --- Added with the TCP transport (additive; Transport above is unchanged) ---
+
+/** Where a rank listens for mesh connections. */
+export interface PeerAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * How ranks find rank 0, which then acts as the directory of everyone's listen address
+ * (see docs/cluster.md). Rank 0 calls publish() once it listens; other ranks call lookup().
+ */
+export interface Rendezvous {
+  /** Rank 0: make its address (and the run's secret, if this rendezvous carries it) findable. */
+  publish(addr: PeerAddress, secret: string): Promise<void>;
+  /** Ranks > 0: rank 0's address, plus the secret when the rendezvous carries it (file mode). */
+  lookup(): Promise<PeerAddress & { secret?: string }>;
+  /** Rank 0, once the mesh is complete: remove what publish() left behind. */
+  cleanup?(): Promise<void>;
+}

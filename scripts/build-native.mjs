@@ -1,0 +1,46 @@
+// npm `install` hook: build the thread-CPU-clock addon (native/thread_clock.c) with node-gyp.
+// It must never fail the install: without the addon the trace falls back to an approximate
+// CPU clock and says so (src/trace/clock.ts). On failure: one warning line, exit 0.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const quiet = { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 180_000 };
+
+// Candidates in order: node-gyp on PATH (npm adds it in lifecycle scripts), npm's bundled copy
+// next to the npm running us or next to this node binary, then npx (offline, so a missing copy fails fast instead of fetching).
+function candidates() {
+  const list = [['node-gyp', []]];
+  const npmCli = process.env.npm_execpath;
+  if (npmCli) {
+    const bundled = join(dirname(npmCli), '..', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+    if (existsSync(bundled)) list.push([process.execPath, [bundled]]);
+  }
+  // npm installed beside this node binary (run outside npm, e.g. `node scripts/build-native.mjs`).
+  const beside = join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+  if (existsSync(beside)) list.push([process.execPath, [beside]]);
+  list.push(['npx', ['--no-install', 'node-gyp']]);
+  return list;
+}
+
+// Build against the headers installed with this node (never download them: machines may be
+// offline). npm passes its `nodedir` setting as npm_config_nodedir; outside npm we look beside
+// the node binary.
+function nodedirArgs() {
+  if (process.env.npm_config_nodedir) return [];
+  const prefix = join(dirname(process.execPath), '..');
+  return existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
+}
+
+let lastError = 'node-gyp not found';
+for (const [cmd, pre] of candidates()) {
+  const r = spawnSync(cmd, [...pre, 'rebuild', ...nodedirArgs()], quiet);
+  if (r.status === 0 && existsSync(join(root, 'build', 'Release', 'thread_clock.node'))) process.exit(0);
+  const out = `${r.stderr ?? ''}${r.stdout ?? ''}`.trim().split('\n').filter(Boolean);
+  const why = r.error ? r.error.message : out.find((l) => /error/i.test(l)) ?? out.slice(-1)[0] ?? `exit ${r.status}`;
+  if (!r.error || lastError === 'node-gyp not found') lastError = `${cmd === process.execPath ? pre[0] : cmd}: ${why}`;
+}
+console.warn(`luna-ts: warning: thread CPU clock addon not built (${lastError}); traces will mark CPU times as approximate`);
+process.exit(0);

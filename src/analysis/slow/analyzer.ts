@@ -1,0 +1,336 @@
+// The streaming SLOW analyzer: one pass over the merged, time-ordered events of a run.
+// Each worker thread's timeline [T_start, T_end) is partitioned exactly into CF executions
+// (CPU time → U, wall − CPU → O) and idle intervals, each split by splitIdle (seed 003 §4.2) when
+// the CF that ended it finishes (its inputs are all known by then), plus the tail after its last
+// CF (→ S). Hence ΣT_X = T_total by construction whenever the trace is complete.
+
+import type { TraceEvent, TraceManifest } from '../../trace/events.js';
+import { KeyedRows, Series, TopK, addTo } from './accum.js';
+import { PathNode } from './critical.js';
+import { History } from './litvinov.js';
+import { splitIdle } from './split.js';
+import { CfRec, DfRec, baseName, key } from './state.js';
+import { F_L, F_O, F_S, F_U, type SlowModel, type SlowOptions } from './types.js';
+
+const NF = 5;
+const RECENT_MAX = 1 << 16;
+
+export class SlowAnalyzer {
+  readonly N: number;
+  readonly T: number;
+  readonly model: SlowModel;
+  readonly litvinov: boolean;
+  events = 0;
+  firstT = NaN;
+  lastT = NaN;
+  tStart = NaN;
+  tEnd = NaN;
+  readonly warnings = new Map<string, number>();
+
+  // fragment state
+  readonly cfs = new Map<number, CfRec>();
+  readonly recent = new Map<number, CfRec>();
+  readonly names = new Map<string, DfRec>();
+  readonly nodeDf: Map<number, DfRec>[];
+
+  // worker timelines: slot = node·T + thread − 1
+  readonly idle: Float64Array;
+  readonly running: (CfRec | null)[];
+  readonly history: History | null;
+  private sinceprune = 0;
+
+  // accumulators (selected model)
+  readonly tot = new Float64Array(NF);
+  readonly kireev = new Float64Array(NF);
+  litMoved = 0;
+  readonly perNode: Float64Array;
+  readonly perThread: Float64Array;
+  readonly perCode = new KeyedRows<number>();
+  readonly perLabel = new KeyedRows<string>();
+  series: Series | null = null;
+  readonly ovh = { preempt: 0, sendDelay: 0, startDelay: 0, systemCores: 0 };
+  sTail = 0;
+  cfCount = 0;
+  readonly sysBusy: Float64Array;
+
+  // blame
+  sBlamed = 0;
+  lBlamed = 0;
+  readonly sByCode = new Map<number, number>();
+  readonly sByLabel = new Map<string, number>();
+  readonly sByCf = new TopK();
+  readonly lByDfBase = new Map<string, number>();
+  readonly lByDf = new TopK();
+  readonly lByPair = new Map<number, number>();
+  readonly lByProdLabel = new Map<string, number>();
+
+  // critical path
+  cpEnd: PathNode | null = null;
+
+  constructor(readonly manifest: TraceManifest, readonly opts: SlowOptions = {}) {
+    this.N = Math.max(1, manifest.nodes);
+    this.T = Math.max(1, manifest.threads);
+    this.model = opts.model ?? 'kireev2024';
+    this.litvinov = this.model === 'litvinov2017' || !!opts.compare;
+    const slots = this.N * this.T;
+    this.nodeDf = Array.from({ length: this.N }, () => new Map());
+    this.idle = new Float64Array(slots).fill(NaN);
+    this.running = new Array<CfRec | null>(slots).fill(null);
+    this.history = this.litvinov ? new History(slots) : null;
+    this.perNode = new Float64Array(this.N * NF);
+    this.perThread = new Float64Array(slots * NF);
+    this.sysBusy = new Float64Array(this.N);
+  }
+
+  warn(what: string): void { this.warnings.set(what, (this.warnings.get(what) ?? 0) + 1); }
+
+  codeName(code: number): string { return this.manifest.codes[code] ?? `code#${code}`; }
+
+  push(e: TraceEvent): void {
+    this.events++;
+    const t = e.t;
+    if (t === t) { if (!(this.firstT === this.firstT)) this.firstT = t; this.lastT = t; }
+    switch (e.kind) {
+      case 'programStart':
+        if (!(this.tStart <= t)) this.tStart = t;
+        break;
+      case 'programFinish':
+        if (!(this.tEnd >= t)) this.tEnd = t;
+        break;
+      case 'cfCreated':
+        this.cfs.set(key(e.node, e.cf), new CfRec(e.node, e.code, e.label, e.gid));
+        break;
+      case 'cfReceive':
+        this.cfs.set(key(e.node, e.cf), new CfRec(e.node, e.code, e.label, e.gid));
+        break;
+      case 'cfMigrate':
+        this.cfs.delete(key(e.node, e.cf));
+        break;
+      case 'cfInput': this.onInput(e.node, e.cf, e.df); break;
+      case 'cfStart': this.onStart(e.node, e.thread, t, e.cpu, e.cf); break;
+      case 'cfFinish': this.onFinish(e.node, e.thread, t, e.cpu, e.cf); break;
+      case 'dfName': this.onName(e.node, e.df, e.name); break;
+      case 'dfComputed': this.onComputed(e.node, t, e.df, e.producerCf); break;
+      case 'dfSendStart': this.onSend(e.node, t, e.df, e.toNode); break;
+      case 'dfReceive': this.onReceive(e.node, t, e.df, e.fromNode); break;
+      case 'dfDeleted': this.onDeleted(e.node, e.df); break;
+      case 'sysBusy':
+        if (e.node < this.N) this.sysBusy[e.node] += e.end - t;
+        break;
+      default: break; // cfReady, dfSendEnd and counters carry nothing the split needs
+    }
+  }
+
+  private cf(node: number, cf: number): CfRec {
+    const k = key(node, cf);
+    let r = this.cfs.get(k);
+    if (!r) { this.warn('CF without cfCreated/cfReceive'); r = new CfRec(node, -1, '?', `${node}:${cf}`); this.cfs.set(k, r); }
+    return r;
+  }
+
+  private df(node: number, df: number): DfRec | undefined {
+    const r = node < this.N ? this.nodeDf[node].get(df) : undefined;
+    if (!r) this.warn('DF number without dfName');
+    return r;
+  }
+
+  private onName(node: number, df: number, name: string): void {
+    if (node >= this.N) return this.warn('event from a node beyond the manifest');
+    const m = this.nodeDf[node];
+    if (m.has(df)) return;
+    let r = this.names.get(name);
+    if (!r) { r = new DfRec(name); this.names.set(name, r); }
+    r.refs++;
+    m.set(df, r);
+  }
+
+  private onDeleted(node: number, df: number): void {
+    const r = this.df(node, df);
+    if (!r) return;
+    this.nodeDf[node].delete(df);
+    if (--r.refs <= 0) this.names.delete(r.name);
+  }
+
+  private onComputed(node: number, t: number, df: number, producerCf: number): void {
+    const r = this.df(node, df);
+    if (!r) return;
+    r.home = node;
+    r.computedAt = t;
+    const k = key(node, producerCf);
+    const p = this.cfs.get(k) ?? this.recent.get(k);
+    if (!p) { this.warn('DF computed by an unknown CF'); return; }
+    r.prod = p;
+    if (p.finishT === p.finishT) { r.finish = p.finishT; r.path = p.path; }
+    else (p.outs ??= []).push(r);
+  }
+
+  private onSend(node: number, t: number, df: number, to: number): void {
+    const r = this.df(node, df);
+    if (!r || to >= this.N) return;
+    // the L interval starts at the first hop of the chain that brings the value to its consumer
+    const first = node === r.home ? t : (r.firstSend?.[node] ?? t);
+    (r.sendPend ??= new Map()).set(node * this.N + to, first);
+    r.refs++; // a copy in flight keeps the record alive even if the sender deletes its own
+
+  }
+
+  private onReceive(node: number, t: number, df: number, from: number): void {
+    const r = this.df(node, df);
+    if (!r) return;
+    if (!r.arrive) {
+      r.arrive = new Float64Array(this.N).fill(NaN);
+      r.firstSend = new Float64Array(this.N).fill(NaN);
+      r.from = new Int32Array(this.N).fill(-1);
+    }
+    r.arrive[node] = t;
+    r.from![node] = from;
+    const pk = from * this.N + node;
+    const s = r.sendPend?.get(pk);
+    if (s === undefined) this.warn('DF received without dfSendStart');
+    else { r.sendPend!.delete(pk); r.refs--; }
+    r.firstSend![node] = s ?? t;
+  }
+
+  private onInput(node: number, cf: number, df: number): void {
+    const m = this.cf(node, cf);
+    const x = this.df(node, df);
+    if (!x) return;
+    if (m.started) this.fold(m, x);
+    else m.inputs!.push(x);
+  }
+
+  /** Fold input x into m's B (last producer), G/C (last arrival) and critical-path predecessor. */
+  private fold(m: CfRec, x: DfRec): void {
+    const b = x.readyAt();
+    if (b > m.B) { m.B = b; m.bRec = x; }
+    let g: number, c: number;
+    if (x.home === m.node || x.home < 0) { g = x.computedAt === x.computedAt ? x.computedAt : -Infinity; c = g; }
+    else {
+      g = x.arrive ? x.arrive[m.node] : NaN;
+      c = x.firstSend ? x.firstSend[m.node] : NaN;
+      if (!(g === g)) { this.warn('remote input without dfReceive'); g = c = x.computedAt; }
+    }
+    if (g > m.G || (g === m.G && c > m.C)) { m.G = g; m.C = c; m.gRec = x; }
+    if (x.path && (!m.cpIn || x.path.len > m.cpIn.len)) m.cpIn = x.path;
+  }
+
+  private onStart(node: number, thread: number, t: number, cpu: number, cf: number): void {
+    const m = this.cf(node, cf);
+    m.started = true;
+    m.startT = t;
+    m.startCpu = cpu;
+    for (const x of m.inputs!) this.fold(m, x);
+    m.inputs = null;
+    if (thread < 1) return; // a CF run by the system thread: runtime work, not a worker timeline
+    if (thread > this.T || node >= this.N) return this.warn('thread beyond the manifest');
+    const slot = node * this.T + thread - 1;
+    m.slot = slot;
+    const a = this.idle[slot];
+    m.A = a === a ? a : this.origin();
+    if (this.running[slot]) this.warn('CF started on a busy thread');
+    this.running[slot] = m;
+  }
+
+  origin(): number { return this.tStart === this.tStart ? this.tStart : this.firstT; }
+
+  private getSeries(): Series {
+    if (!this.series) {
+      const w = this.opts.windowNs;
+      this.series = new Series(this.origin(), w && w > 0 ? w : 1000, !!(w && w > 0));
+    }
+    return this.series;
+  }
+
+  /** Charge ns of factor f on [x, y) to a worker slot and, when given, to a CF's code and label. */
+  add(f: number, ns: number, slot: number, x: number, y: number, m: CfRec | null): void {
+    if (ns === 0) return;
+    this.tot[f] += ns;
+    this.perNode[Math.floor(slot / this.T) * NF + f] += ns;
+    this.perThread[slot * NF + f] += ns;
+    if (m) { this.perCode.get(m.code)[f] += ns; this.perLabel.get(m.label)[f] += ns; }
+    this.getSeries().add(f, x, y, ns);
+  }
+
+  private onFinish(node: number, thread: number, t: number, cpu: number, cf: number): void {
+    const k = key(node, cf);
+    const m = this.cfs.get(k);
+    if (!m || !m.started) { this.warn('cfFinish without cfStart'); return; }
+    this.cfs.delete(k);
+    m.finishT = t;
+    const u = cpu - m.startCpu;
+    m.path = new PathNode((m.cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.cpIn);
+    m.cpIn = null;
+    if (!this.cpEnd || m.path.len > this.cpEnd.len) this.cpEnd = m.path;
+    if (m.outs) { for (const r of m.outs) { r.finish = t; r.path = m.path; } m.outs = null; }
+    this.recent.set(k, m);
+    if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value!);
+    if (thread >= 1 && m.slot >= 0) this.account(m, t, u);
+  }
+
+  /** The idle interval [A, D) before m and m's own execution [D, E). */
+  private account(m: CfRec, e: number, u: number): void {
+    const slot = m.slot, a = m.A, d = m.startT;
+    this.running[slot] = null;
+    this.idle[slot] = e;
+    this.cfCount++;
+    const sp = splitIdle(a, d, m.B, m.C, m.G);
+    this.kireev[F_S] += sp.s; this.kireev[F_O] += sp.oSend + sp.oStart; this.kireev[F_L] += sp.l;
+    let moved = 0;
+    if (this.history) {
+      const prodSlot = m.bRec?.prod?.slot ?? -1;
+      const r = this.history.refine(prodSlot, a, sp.b);
+      moved = r.moved;
+      this.litMoved += moved;
+      const ovh: number[] = [];
+      if (sp.c > sp.b) ovh.push(sp.b, sp.c);
+      if (d > sp.g) ovh.push(sp.g, d);
+      for (const v of r.isect) ovh.push(v);
+      this.history.push(slot, { start: d, end: e, preempt: (e - d) - u, s1a: a, s1b: sp.b, oUniStarv: r.oUniStarv, ovh });
+      if (++this.sinceprune >= 1024) { this.sinceprune = 0; this.history.prune(this.minPendingA()); }
+    }
+    const sel = this.model === 'litvinov2017' ? moved : 0;
+    this.add(F_S, sp.s - sel, slot, a, sp.b, m);
+    this.add(F_O, sp.oSend + sel, slot, sp.b, sp.c, m);
+    this.add(F_L, sp.l, slot, sp.c, sp.g, m);
+    this.add(F_O, sp.oStart, slot, sp.g, d, m);
+    this.ovh.sendDelay += sp.oSend;
+    this.ovh.startDelay += sp.oStart;
+    const pre = (e - d) - u;
+    this.add(F_U, u, slot, d, e, m);
+    this.add(F_O, pre, slot, d, e, m);
+    this.kireev[F_U] += u; this.kireev[F_O] += pre;
+    this.ovh.preempt += pre;
+    this.perCode.get(m.code)[NF]++;
+    this.perLabel.get(m.label)[NF]++;
+    if (sp.s > 0 && m.bRec) this.blameS(m.bRec, sp.s);
+    if (sp.l > 0 && m.gRec) this.blameL(m.gRec, m.node, sp.l);
+  }
+
+  private minPendingA(): number {
+    let min = Infinity;
+    for (let s = 0; s < this.running.length; s++) {
+      const r = this.running[s];
+      const a = r ? r.A : this.idle[s];
+      if (a === a && a < min) min = a;
+    }
+    return min === Infinity ? this.origin() : min;
+  }
+
+  private blameS(x: DfRec, ns: number): void {
+    this.sBlamed += ns;
+    const p = x.prod;
+    if (!p) return;
+    addTo(this.sByCode, p.code, ns);
+    addTo(this.sByLabel, p.label, ns);
+    this.sByCf.add(p.gid, ns, this.codeName(p.code), p.label);
+  }
+
+  private blameL(x: DfRec, node: number, ns: number): void {
+    this.lBlamed += ns;
+    addTo(this.lByDfBase, baseName(x.name), ns);
+    this.lByDf.add(x.name, ns);
+    const from = x.from ? x.from[node] : -1;
+    if (from >= 0) addTo(this.lByPair, from * this.N + node, ns);
+    if (x.prod) addTo(this.lByProdLabel, x.prod.label, ns);
+  }
+}

@@ -1,0 +1,125 @@
+// Closing the streaming pass: tails of the worker timelines, extra system cores, and the report.
+
+import { topOf } from './accum.js';
+import type { SlowAnalyzer } from './analyzer.js';
+import { collect } from './critical.js';
+import { splitIdle } from './split.js';
+import { F_L, F_O, F_S, F_U, FACTORS, slou, type CodeRow, type LabelRow, type PathStep, type Slou, type SlowReport, type ThreadRow } from './types.js';
+
+const NF = FACTORS.length;
+
+export function finishReport(an: SlowAnalyzer): SlowReport {
+  const topK = an.opts.topK ?? 10;
+  const t0 = an.origin();
+  let tEnd = an.tEnd;
+  if (!(tEnd === tEnd)) { an.warn('no programFinish: the last event ends the run'); tEnd = an.lastT; }
+  if (!(t0 === t0)) return emptyReport(an);
+  const tWall = Math.max(0, tEnd - t0);
+
+  for (let slot = 0; slot < an.running.length; slot++) {
+    let a = an.idle[slot];
+    if (!(a === a)) a = t0;
+    const m = an.running[slot];
+    if (m) {
+      // a CF that never finished: split its idle interval as usual, its execution counts as U
+      an.warn('CF still running at program end');
+      const sp = splitIdle(m.A, m.startT, m.B, m.C, m.G);
+      an.add(F_S, sp.s, slot, m.A, sp.b, m); an.add(F_O, sp.oSend, slot, sp.b, sp.c, m);
+      an.add(F_L, sp.l, slot, sp.c, sp.g, m); an.add(F_O, sp.oStart, slot, sp.g, m.startT, m);
+      an.add(F_U, tEnd - m.startT, slot, m.startT, tEnd, m);
+      an.kireev[F_S] += sp.s; an.kireev[F_O] += sp.oSend + sp.oStart; an.kireev[F_L] += sp.l; an.kireev[F_U] += tEnd - m.startT;
+      continue;
+    }
+    if (tEnd > a) { an.add(F_S, tEnd - a, slot, a, tEnd, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a; }
+  }
+  const sysCores = Math.max(0, an.opts.systemCores ?? 0);
+  const extra = tWall * sysCores * an.N;
+  an.tot[F_O] += extra; an.kireev[F_O] += extra; an.ovh.systemCores = extra;
+
+  const cores = an.N * an.T + an.N * sysCores;
+  const tTotal = tWall * cores;
+  const t = slou(an.tot);
+  const sum = t.S + t.L + t.O + t.W + t.U;
+  const pct = (v: number) => (tTotal > 0 ? (100 * v) / tTotal : 0);
+  const models: SlowReport['models'] = { kireev2024: slou(an.kireev) };
+  if (an.litvinov) {
+    const k = models.kireev2024!;
+    models.litvinov2017 = { ...k, S: k.S - an.litMoved, O: k.O + an.litMoved };
+  }
+
+  const perThread: ThreadRow[] = [];
+  for (let s = 0; s < an.running.length; s++) {
+    perThread.push({ node: Math.floor(s / an.T), thread: (s % an.T) + 1, ...slou(an.perThread, s * NF) });
+  }
+  const perCode: CodeRow[] = [...an.perCode.rows.entries()]
+    .map(([code, v]) => ({ code, name: an.codeName(code), cfs: v[NF], ...slou(v) }))
+    .sort((a, b) => idleOf(b) - idleOf(a));
+  const perLabel: LabelRow[] = [...an.perLabel.rows.entries()]
+    .map(([label, v]) => ({ label, cfs: v[NF], ...slou(v) }))
+    .sort((a, b) => idleOf(b) - idleOf(a));
+
+  const cp = an.cpEnd;
+  const agg = cp ? collect(cp) : { cfs: 0, byCode: new Map<number, number>(), byLabel: new Map<string, number>() };
+  const cpLen = cp?.len ?? 0;
+  const tail: PathStep[] = [];
+  for (let n = cp; n && tail.length < topK; n = n.prev) tail.push({ gid: n.gid, label: n.label, code: an.codeName(n.code), ns: n.ns });
+
+  const warnings = [...an.warnings.entries()].map(([w, n]) => `${w} (${n}×)`);
+  if (an.history?.truncated) warnings.push(`litvinov2017: producer-thread history truncated ${an.history.truncated}×`);
+
+  return {
+    model: an.model,
+    program: an.manifest.program,
+    nodes: an.N, threads: an.T, cores,
+    tStart: t0, tWall, tTotal,
+    t,
+    p: { S: pct(t.S), L: pct(t.L), O: pct(t.O), W: pct(t.W), U: pct(t.U) },
+    sum,
+    coverage: tTotal > 0 ? sum / tTotal : 0,
+    models,
+    overhead: { ...an.ovh },
+    starvationTail: an.sTail,
+    perNode: Array.from({ length: an.N }, (_, i) => slou(an.perNode, i * NF)),
+    perThread,
+    series: an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] },
+    perCode, perLabel,
+    blame: {
+      starvation: {
+        total: an.sBlamed,
+        byCode: topOf(an.sByCode, topK, an.sBlamed, (c) => an.codeName(c)),
+        byLabel: topOf(an.sByLabel, topK, an.sBlamed, (l) => l),
+        byCf: an.sByCf.top(topK, an.sBlamed),
+      },
+      latency: {
+        total: an.lBlamed,
+        byDfBase: topOf(an.lByDfBase, topK, an.lBlamed, (n) => n),
+        byDf: an.lByDf.top(topK, an.lBlamed),
+        byNodePair: [...an.lByPair.entries()].sort((a, b) => b[1] - a[1]).slice(0, topK)
+          .map(([k, ns]) => ({ from: Math.floor(k / an.N), to: k % an.N, ns, share: an.lBlamed > 0 ? ns / an.lBlamed : 0 })),
+        byProducerLabel: topOf(an.lByProdLabel, topK, an.lBlamed, (l) => l),
+      },
+    },
+    criticalPath: {
+      length: cpLen,
+      ofWall: tWall > 0 ? cpLen / tWall : 0,
+      parallelism: cpLen > 0 ? t.U / cpLen : 0,
+      cfs: agg.cfs,
+      byCode: topOf(agg.byCode, topK, cpLen, (c) => an.codeName(c)),
+      byLabel: topOf(agg.byLabel, topK, cpLen, (l) => l),
+      tail,
+    },
+    sysBusy: { total: an.sysBusy.reduce((a, b) => a + b, 0), perNode: [...an.sysBusy] },
+    cfs: an.cfCount,
+    meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
+    events: an.events,
+    warnings,
+  };
+}
+
+function idleOf(r: Slou): number { return r.S + r.L + r.O; }
+
+function emptyReport(an: SlowAnalyzer): SlowReport {
+  an.warn('empty trace');
+  an.tStart = 0; an.tEnd = 0; an.firstT = 0;
+  return finishReport(an);
+}

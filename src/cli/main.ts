@@ -1,0 +1,100 @@
+// The `luna` command line: subcommands, plus the original LuNA driver form
+// `luna [-q] [-D k=v] [--worker-threads-count=N] prog.fa [args…]`.
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runCommand, type RunCliOptions } from './run.js';
+import { checkCommand } from './check.js';
+import { exportPerfettoCommand } from './export.js';
+import { analyzeSlowCommand } from './analyze.js';
+
+const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'help', 'node']);
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function collectDefine(v: string, acc: Record<string, string>): Record<string, string> {
+  const i = v.indexOf('=');
+  if (i < 0) acc[v] = ''; else acc[v.slice(0, i)] = v.slice(i + 1);
+  return acc;
+}
+
+function positiveInt(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new CommanderError(2, 'luna.badArg', `${name} must be a positive integer, got ${JSON.stringify(v)}`);
+    return n;
+  };
+}
+
+/** Original driver form → `run` with our option names. */
+export function normalizeArgv(argv: string[]): string[] {
+  const first = argv.find((a) => !a.startsWith('-'));
+  const isDriver = argv.length > 0 && !SUBCOMMANDS.has(argv[0]!) && argv[0] !== '--help' && argv[0] !== '-h' && argv[0] !== '--version' && argv[0] !== '-V' && first !== undefined && !SUBCOMMANDS.has(first);
+  const out = argv.map((a) => a.startsWith('--worker-threads-count=') ? `--threads=${a.slice('--worker-threads-count='.length)}` : a);
+  return isDriver ? ['run', ...out] : out;
+}
+
+export async function cli(argv: string[]): Promise<number> {
+  let code = 0;
+  const program = new Command('luna')
+    .description('luna-ts: run, check, trace and analyse LuNA fragmented programs')
+    .version(version(), '-V, --version')
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  program.command('run')
+    .description('run a LuNA program (also: luna [options] prog.fa [args…])')
+    .argument('<program>', 'the .fa file')
+    .argument('[args...]', "main's int/real/string arguments")
+    .option('-t, --threads <T>', 'worker threads per node (default: all cores)', positiveInt('--threads'))
+    .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', positiveInt('--nodes'))
+    .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
+    .option('--ucodes <files>', 'comma-separated ucode modules (default: ucodes.ts beside the program)')
+    .option('--trace <dir>', 'record a trace of the run into DIR')
+    .option('-q, --quiet', 'print nothing but the program output and errors')
+    .addOption(new Option('--bind <host>', 'address to listen on for other nodes (default 127.0.0.1)'))
+    .passThroughOptions()
+    .action(async (file: string, args: string[], o: RunCliOptions) => { code = await runCommand(file, args, o); });
+
+  program.command('check')
+    .description('check a LuNA program and print every diagnostic')
+    .argument('<program>', 'the .fa file')
+    .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
+    .option('--ucodes <files>', 'comma-separated ucode modules (default: ucodes.ts beside the program)')
+    .option('--json', 'diagnostics as JSON')
+    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; json?: boolean }) => { code = await checkCommand(file, o); });
+
+  const exp = program.command('export').description('convert a trace to other formats');
+  exp.command('perfetto')
+    .description('Chrome trace event JSON for Perfetto / chrome://tracing')
+    .argument('<trace>', 'trace directory written by luna run --trace')
+    .requiredOption('-o, --output <file>', 'output .json file')
+    .action(async (dir: string, o: { output: string }) => { code = await exportPerfettoCommand(dir, o.output); });
+
+  const an = program.command('analyze').description('performance analyses of a trace');
+  an.command('slow')
+    .description('SLOW: where the time went (Starvation, Latency, Overhead, Waiting, Useful work)')
+    .argument('<trace>', 'trace directory')
+    .option('--json', 'machine-readable report')
+    .option('--model <model>', 'kireev2024 (default) or litvinov2017', 'kireev2024')
+    .option('--compare', 'report both models side by side')
+    .option('--window <duration>', 'also a time series with this window, e.g. 10ms')
+    .action(async (dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }) => { code = await analyzeSlowCommand(dir, o); });
+
+  try {
+    await program.parseAsync(normalizeArgv(argv), { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'luna.badArg') process.stderr.write(`luna: ${e.message}\n`);
+      return e.exitCode === 0 ? 0 : 2;
+    }
+    process.stderr.write(`luna: internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+    return 1;
+  }
+  return code;
+}

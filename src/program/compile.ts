@@ -1,0 +1,421 @@
+// From the checked AST to what the runtime executes: a code table, sub templates with a flat
+// frame layout (every name of a sub resolves to a slot at compile time), and spawn sites
+// (one per statement, numbered in their block: the basis of stable CF global ids).
+import type {
+  Block, CfStmt, Expr, ForStmt, IdExpr, IfStmt, Import, MapRule, ParamType, Program, Rule, Stmt, SubDef, WhileStmt,
+} from '../lang/ast.js';
+import type { Origin } from '../lang/source.js';
+import { compileExpr, EvalError, num, type CDfRef, type CExpr, type ExprScope, type Frame } from './expr.js';
+
+export interface ImportDef {
+  alias: string;
+  /** exported symbol of the ucode module */
+  symbol: string;
+  params: ParamType[];
+  code: number;
+}
+
+export interface SubTemplate {
+  name: string;
+  code: number;
+  params: { name: string; type: ParamType; slot: number }[];
+  nfparams: Map<string, number>;
+  frameSize: number;
+  body: CBlock;
+  pos: number;
+}
+
+export interface CBlock {
+  dfs: { slot: number; name: string }[];
+  stmts: Site[];
+}
+
+/** Argument of an atomic call. */
+export type CArg =
+  | { kind: 'in'; expr: CExpr }                                   // value param
+  | { kind: 'val'; type: 'int' | 'real' | 'string'; expr: CExpr }  // int/real/string param
+  | { kind: 'out'; ref: CDfRef };                                  // name param
+
+export interface SiteBase {
+  spawnNo: number;
+  pos: number;
+  origin: Origin;
+  /** label name (explicit, or `_l<line>`) and index expressions */
+  label: string;
+  labelIdx: CExpr[];
+  /** target node of this CF; undefined = node 0 */
+  locator?: (f: Frame) => number;
+  stealable: boolean;
+  /** user `request` items: fetched before anything else */
+  requests: CDfRef[];
+  /** `-->` targets and `delete` items: destroyed after the call */
+  deletes: CDfRef[];
+  /** `>>` targets: set to int 1 and published after the call */
+  setdfs: CDfRef[];
+  code: number;
+  sub: SubTemplate | null;
+}
+
+export interface CallSite extends SiteBase {
+  kind: 'call';
+  imp: ImportDef;
+  args: CArg[];
+  reqCount: { ref: CDfRef; expr: CExpr }[];
+  unlimited: CDfRef[];
+  drop: CDfRef[];
+  afterpush: { ref: CDfRef; label: string; labelIdx: CExpr[]; owner: (f: Frame) => number }[];
+  waits: CDfRef[];
+}
+
+export interface SubCallSite extends SiteBase {
+  kind: 'subcall';
+  target: SubTemplate;
+  args: ({ kind: 'val'; type: 'int' | 'real' | 'string'; expr: CExpr } | { kind: 'name'; ref: CDfRef })[];
+  nf: { slot: number; expr: CExpr }[];
+}
+
+export interface ForSite extends SiteBase { kind: 'for'; varSlot: number; first: CExpr; last: CExpr; body: CBlock }
+export interface WhileSite extends SiteBase { kind: 'while'; cond: CExpr; varSlot: number; start: CExpr; out: CDfRef; body: CBlock }
+export interface IfSite extends SiteBase { kind: 'if'; cond: CExpr; body: CBlock }
+
+export type Site = CallSite | SubCallSite | ForSite | WhileSite | IfSite;
+
+export interface CompiledProgram {
+  codes: string[];
+  imports: ImportDef[];
+  subs: Map<string, SubTemplate>;
+  main: SubTemplate;
+  /** the synthetic site that calls main (gid = empty) */
+  mainSite: SubCallSite;
+}
+
+export class ProgramError extends Error {
+  constructor(message: string, readonly origin?: Origin) { super(message); }
+}
+
+type Binding =
+  | { kind: 'val'; slot: number; type: 'int' | 'real' | 'string' }
+  | { kind: 'df'; slot: number };
+
+class Scope {
+  names = new Map<string, Binding>();
+  maps: MapRule[] = [];
+  constructor(readonly parent: Scope | null) {}
+  lookup(n: string): Binding | undefined {
+    for (let s: Scope | null = this; s; s = s.parent) { const b = s.names.get(n); if (b) return b; }
+    return undefined;
+  }
+}
+
+export function compileProgram(program: Program, originOf: (pos: number) => Origin): CompiledProgram {
+  return new Compiler(originOf).run(program);
+}
+
+class Compiler {
+  codes: string[] = ['for', 'while', 'if'];
+  imports = new Map<string, ImportDef>();
+  subs = new Map<string, SubTemplate>();
+  private frame = 0;
+  private cur: SubTemplate | null = null;
+
+  constructor(private originOf: (pos: number) => Origin) {}
+
+  run(program: Program): CompiledProgram {
+    const defs: SubDef[] = [];
+    for (const it of program.items) {
+      if (it.kind === 'import') this.addImport(it);
+      else if (it.kind === 'foreign') {
+        // An inline C++ sub is an extern whose TypeScript replacement has the sub's name.
+        this.imports.set(it.name, { alias: it.name, symbol: it.name, params: it.params.map((p) => p.type), code: this.code(it.name) });
+      } else if (it.kind === 'sub') defs.push(it);
+    }
+    for (const d of defs) {
+      // Later definitions win (as in the original).
+      this.subs.set(d.name, { name: d.name, code: this.code(d.name), params: [], nfparams: new Map(), frameSize: 0, body: { dfs: [], stmts: [] }, pos: d.pos });
+    }
+    const chosen = new Map<string, SubDef>();
+    for (const d of defs) chosen.set(d.name, d);
+    for (const [name, d] of chosen) this.compileSub(this.subs.get(name)!, d);
+    const main = this.subs.get('main');
+    if (!main) throw new ProgramError('the program has no sub main');
+    const mainSite: SubCallSite = {
+      kind: 'subcall', spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [],
+      stealable: false, requests: [], deletes: [], setdfs: [], code: main.code, sub: null, target: main, args: [], nf: [],
+    };
+    return { codes: this.codes, imports: [...this.imports.values()], subs: this.subs, main, mainSite };
+  }
+
+  private code(name: string): number {
+    let i = this.codes.indexOf(name);
+    if (i < 0) { i = this.codes.length; this.codes.push(name); }
+    return i;
+  }
+
+  private addImport(it: Import): void {
+    this.imports.set(it.alias, { alias: it.alias, symbol: it.code, params: it.params.map((p) => p.type), code: this.code(it.alias) });
+  }
+
+  private slot(): number { return this.frame++; }
+
+  private compileSub(t: SubTemplate, d: SubDef): void {
+    this.frame = 0;
+    this.cur = t;
+    const sc = new Scope(null);
+    for (const p of d.params) {
+      const slot = this.slot();
+      t.params.push({ name: p.name, type: p.type, slot });
+      sc.names.set(p.name, p.type === 'name' || p.type === 'value' ? { kind: 'df', slot } : { kind: 'val', slot, type: p.type });
+    }
+    // nfparams are declared in the sub's behaviour block: hidden int params for locators.
+    for (const r of d.body.rules) {
+      if (r.kind === 'enum' && r.property === 'nfparam') {
+        for (const it of r.items) {
+          const slot = this.slot();
+          t.nfparams.set(it.name, slot);
+          sc.names.set(it.name, { kind: 'val', slot, type: 'int' });
+        }
+      }
+    }
+    t.body = this.block(d.body, sc);
+    t.frameSize = this.frame;
+    this.cur = null;
+  }
+
+  private block(b: Block, parent: Scope): CBlock {
+    const sc = new Scope(parent);
+    const dfs = b.dfs.map((d) => {
+      const slot = this.slot();
+      sc.names.set(d.name, { kind: 'df', slot });
+      return { slot, name: d.name };
+    });
+    sc.maps = b.rules.filter((r): r is MapRule => r.kind === 'map');
+    const stmts: Site[] = [];
+    b.stmts.forEach((s, i) => stmts.push(this.stmt(s, i, sc, b.rules)));
+    return { dfs, stmts };
+  }
+
+  private stmt(s: Stmt, spawnNo: number, sc: Scope, blockRules: Rule[]): Site {
+    switch (s.kind) {
+      case 'cf': return this.cf(s, spawnNo, sc);
+      case 'for': return this.forStmt(s, spawnNo, sc);
+      case 'while': return this.whileStmt(s, spawnNo, sc);
+      case 'if': return this.ifStmt(s, spawnNo, sc);
+      case 'let': throw new ProgramError('internal: let must be substituted before compilation', this.originOf(s.pos));
+    }
+    void blockRules;
+  }
+
+  // ------------------------------------------------------------------ expressions and refs
+
+  private exprScope(sc: Scope): ExprScope {
+    return {
+      value: (n) => { const b = sc.lookup(n); return b && b.kind === 'val' ? b : undefined; },
+      dfRef: (id) => this.dfRef(id, sc),
+    };
+  }
+
+  expr(e: Expr, sc: Scope): CExpr {
+    try { return compileExpr(e, this.exprScope(sc)); } catch (err) {
+      if (err instanceof EvalError) throw new ProgramError(err.message, this.originOf(err.pos));
+      throw err;
+    }
+  }
+
+  /** A DF reference `x[i][j]`: its key (base key + indices) and its owner node from map rules. */
+  dfRef(id: IdExpr, sc: Scope): CDfRef | undefined {
+    const b = sc.lookup(id.name);
+    if (!b || b.kind !== 'df') return undefined;
+    const slot = b.slot;
+    const idx = id.indices.map((e) => this.expr(e, sc));
+    const name = id.name;
+    const key = keyFn(slot, idx);
+    const owner = this.ownerFn(name, idx, sc);
+    return { name, pos: id.pos, key, owner };
+  }
+
+  /** Owner of `name[idx…]` (a DF or a CF label): the innermost visible map rule, else node 0. */
+  private ownerFn(name: string, idx: CExpr[], sc: Scope): (f: Frame) => number {
+    for (let s: Scope | null = sc; s; s = s.parent) {
+      for (const r of s.maps) {
+        if (r.id.name !== name || r.id.indices.length !== idx.length) continue;
+        if (r.property === 'locator_cyclic') {
+          const inner = new Scope(s);
+          const binds = r.id.indices.map((ie) => {
+            const slot = this.slot();
+            if (ie.kind === 'id' && ie.indices.length === 0) inner.names.set(ie.name, { kind: 'val', slot, type: 'int' });
+            return slot;
+          });
+          const e = this.expr(r.expr, inner);
+          const pos = r.pos;
+          this.cur!.frameSize = Math.max(this.cur!.frameSize, this.frame);
+          return (f) => {
+            for (let i = 0; i < binds.length; i++) f.env[binds[i]!] = num(idx[i]!.type, idx[i]!.ev(f), pos);
+            return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
+          };
+        }
+        if (r.property === 'locator_replicating') {
+          // Readers fetch from the nearest replica; writers post to every replica (see replicas()).
+          const k = r.expr.kind === 'id' && r.expr.name === 'all' ? -1 : this.expr(r.expr, s);
+          return replicaReader(k);
+        }
+      }
+    }
+    return zero;
+  }
+
+  // ------------------------------------------------------------------ statements
+
+  private base(s: Stmt, spawnNo: number, sc: Scope, rules: Rule[], code: number): SiteBase {
+    const origin = this.originOf(s.pos);
+    const labelId = s.kind === 'cf' ? s.label : undefined;
+    const label = labelId ? labelId.name : `_l${origin.line}`;
+    const labelIdx = labelId ? labelId.indices.map((e) => this.expr(e, sc)) : [];
+    let locator: ((f: Frame) => number) | undefined;
+    let stealable = false;
+    const requests: CDfRef[] = [], deletes: CDfRef[] = [];
+    for (const r of rules) {
+      if (r.kind === 'expr' && r.property === 'locator_cyclic') {
+        const e = this.expr(r.expr, sc); const pos = r.pos;
+        locator = (f) => mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
+      } else if (r.kind === 'flags' && r.flags.includes('stealable')) stealable = true;
+      else if (r.kind === 'enum' && r.property === 'request') requests.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'delete') deletes.push(...this.refs(r.items, sc));
+    }
+    if (!locator) {
+      const own = this.ownerFn(label, labelIdx, sc);
+      if (own !== zero) locator = own;
+    }
+    return { spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, requests, deletes, setdfs: [], code, sub: this.cur };
+  }
+
+  private refs(items: (IdExpr | Expr)[], sc: Scope): CDfRef[] {
+    return items.map((it) => {
+      const r = it.kind === 'id' ? this.dfRef(it, sc) : undefined;
+      if (!r) throw new ProgramError(`not a data fragment: ${it.kind === 'id' ? it.name : 'expression'}`, this.originOf(it.pos));
+      return r;
+    });
+  }
+
+  private cf(s: CfStmt, spawnNo: number, sc: Scope): Site {
+    const imp = this.imports.get(s.callee);
+    const sub = this.subs.get(s.callee);
+    if (!imp && !sub) throw new ProgramError(`unknown code fragment: ${s.callee}`, this.originOf(s.calleePos));
+    const b = this.base(s, spawnNo, sc, s.rules, imp ? imp.code : sub!.code);
+    b.setdfs = this.refs(s.setdfs ?? [], sc);
+    b.deletes.push(...this.refs(s.deletes ?? [], sc));
+    if (sub && !imp) {
+      if (s.args.length !== sub.params.length) throw new ProgramError(`${s.callee} takes ${sub.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
+      const args = s.args.map((a, i): SubCallSite['args'][number] => {
+        const p = sub.params[i]!;
+        if (p.type === 'name' || p.type === 'value') {
+          const r = a.kind === 'id' ? this.dfRef(a, sc) : undefined;
+          if (!r) throw new ProgramError(`argument ${i + 1} of ${s.callee} must be a data fragment`, this.originOf(a.pos));
+          return { kind: 'name', ref: r };
+        }
+        return { kind: 'val', type: p.type, expr: this.expr(a, sc) };
+      });
+      const nf: SubCallSite['nf'] = [];
+      for (const r of s.rules) {
+        if (r.kind === 'map' && r.property === 'nfparam') {
+          const slot = sub.nfparams.get(r.id.name);
+          if (slot === undefined) throw new ProgramError(`${s.callee} declares no nfparam ${r.id.name}`, this.originOf(r.pos));
+          nf.push({ slot, expr: this.expr(r.expr, sc) });
+        }
+      }
+      return { ...b, kind: 'subcall', target: sub, args, nf };
+    }
+    const im = imp!;
+    if (s.args.length !== im.params.length) throw new ProgramError(`${s.callee} takes ${im.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
+    const args = s.args.map((a, i): CArg => {
+      const p = im.params[i]!;
+      if (p === 'name') {
+        const r = a.kind === 'id' ? this.dfRef(a, sc) : undefined;
+        if (!r) throw new ProgramError(`output argument ${i + 1} of ${s.callee} must be a data fragment`, this.originOf(a.pos));
+        return { kind: 'out', ref: r };
+      }
+      if (p === 'value') return { kind: 'in', expr: this.expr(a, sc) };
+      return { kind: 'val', type: p, expr: this.expr(a, sc) };
+    });
+    const site: CallSite = { ...b, kind: 'call', imp: im, args, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] };
+    for (const r of s.rules) {
+      if (r.kind === 'assign' && r.property === 'req_count') site.reqCount.push({ ref: this.refs([r.id], sc)[0]!, expr: this.expr(r.value, sc) });
+      else if (r.kind === 'enum' && r.property === 'req_unlimited') site.unlimited.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'drop') site.drop.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'wait') site.waits.push(...this.refs(r.items, sc));
+      else if (r.kind === 'map' && r.property === 'afterpush') {
+        const target = r.expr;
+        if (target.kind !== 'id') throw new ProgramError('afterpush target must be a CF label', this.originOf(r.pos));
+        const labelIdx = target.indices.map((e) => this.expr(e, sc));
+        site.afterpush.push({ ref: this.refs([r.id], sc)[0]!, label: target.name, labelIdx, owner: this.ownerFn(target.name, labelIdx, sc) });
+      }
+    }
+    return site;
+  }
+
+  private loopScope(sc: Scope, v: string): { inner: Scope; slot: number } {
+    const inner = new Scope(sc);
+    const slot = this.slot();
+    inner.names.set(v, { kind: 'val', slot, type: 'int' });
+    return { inner, slot };
+  }
+
+  private forStmt(s: ForStmt, spawnNo: number, sc: Scope): ForSite {
+    const b = this.base(s, spawnNo, sc, s.body.rules, 0);
+    const first = this.expr(s.first, sc), last = this.expr(s.last, sc);
+    const { inner, slot } = this.loopScope(sc, s.var);
+    return { ...b, kind: 'for', varSlot: slot, first, last, body: this.block(s.body, inner) };
+  }
+
+  private whileStmt(s: WhileStmt, spawnNo: number, sc: Scope): WhileSite {
+    const b = this.base(s, spawnNo, sc, s.body.rules, 1);
+    const { inner, slot } = this.loopScope(sc, s.var);
+    const cond = this.expr(s.cond, inner);
+    const start = this.expr(s.start, sc);
+    const out = this.refs([s.out], sc)[0]!;
+    return { ...b, kind: 'while', cond, varSlot: slot, start, out, body: this.block(s.body, inner) };
+  }
+
+  private ifStmt(s: IfStmt, spawnNo: number, sc: Scope): IfSite {
+    const b = this.base(s, spawnNo, sc, s.body.rules, 2);
+    return { ...b, kind: 'if', cond: this.expr(s.cond, sc), body: this.block(s.body, sc) };
+  }
+}
+
+function zero(): number { return 0; }
+
+export function mod(a: number, n: number): number { const r = a % n; return r < 0 ? r + n : r; }
+
+/** Key of `x[i][j]`: the base key in the slot (a fresh `x#uid`, or an alias) + `.i.j`. */
+function keyFn(slot: number, idx: CExpr[]): (f: Frame) => string {
+  const pos = 0;
+  switch (idx.length) {
+    case 0: return (f) => f.env[slot] as string;
+    case 1: { const a = idx[0]!; return (f) => `${f.env[slot] as string}.${Math.trunc(num(a.type, a.ev(f), pos))}`; }
+    default: return (f) => {
+      let k = f.env[slot] as string;
+      for (const e of idx) k += '.' + Math.trunc(num(e.type, e.ev(f), pos));
+      return k;
+    };
+  }
+}
+
+/** Replicated DFs: the owner a reader asks is its nearest replica (encoded as -2 - k for post). */
+function replicaReader(k: CExpr | -1): (f: Frame) => number {
+  return (f) => {
+    const self = f.self;
+    if (k === -1) return self;
+    const kk = Math.max(1, Math.trunc(num(k.type, k.ev(f), 0)));
+    let r = Math.floor((self + Math.floor(kk / 2)) / kk) * kk;
+    if (r >= f.size) r -= kk;
+    return Math.max(0, r);
+  };
+}
+
+/** Human name of a DF key: `x#12.3.4` → `x[3][4]`. */
+export function displayKey(key: string): string {
+  const hash = key.indexOf('#');
+  if (hash < 0) return key;
+  const name = key.slice(0, hash);
+  const parts = key.slice(hash + 1).split('.');
+  return name + parts.slice(1).map((p) => `[${p}]`).join('');
+}

@@ -1,0 +1,72 @@
+// One entry point for every way a node can be started: the user's own process (spawning local
+// nodes), a child of it, or one rank of mpirun/srun/PMI. Returns this node's connected transport.
+import { newSecret } from '../transport/auth.js';
+import { envRendezvous, fileRendezvous, formatHostPort, launcherRendezvous } from '../transport/rendezvous.js';
+import { createTcpTransport, type TcpTransport } from '../transport/tcp.js';
+import type { Rendezvous } from '../transport/types.js';
+import { detectLaunch, type LaunchInfo } from './env.js';
+import { spawnLocalNodes, watchParent, type ChildSet } from './spawn.js';
+
+export interface StartNodeOptions {
+  /** Nodes to spawn when started directly by the user (`--nodes`, default 1). */
+  nodes?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Child command line after `node` (default: this process's script and arguments). */
+  argv?: string[];
+  /** Listen address (`--bind`; default $LUNA_BIND or 127.0.0.1). */
+  bind?: string;
+  /** Directory for the file rendezvous under mpirun/srun (default $LUNA_RENDEZVOUS_DIR or ./.luna-rendezvous). */
+  rendezvousDir?: string;
+  log?: (msg: string) => void;
+  timeoutMs?: number;
+  allocPayload?: (byteLength: number) => Uint8Array;
+}
+
+export interface StartedNode {
+  launch: LaunchInfo;
+  transport: TcpTransport;
+  /** Set on the launching rank 0 of a local run. */
+  children?: ChildSet;
+}
+
+export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> {
+  const env = o.env ?? process.env;
+  const detected = detectLaunch(env);
+  const bind = o.bind ?? env.LUNA_BIND ?? '127.0.0.1';
+  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload };
+
+  if (detected.launcher === 'local') {
+    const size = o.nodes ?? 1;
+    const launch: LaunchInfo = { rank: 0, size, launcher: 'local' };
+    let children: ChildSet | undefined;
+    const abort = new AbortController();
+    const secret = newSecret();
+    const rendezvous = launcherRendezvous((addr) => {
+      children = spawnLocalNodes(size, { argv: o.argv, env, secret, rendezvousAddr: formatHostPort(addr) });
+      // A node that dies before the mesh is up would otherwise cost the whole timeout.
+      children.on('exit', (rank: number, code: number | null, signal: string | null) =>
+        abort.abort(new Error(`node ${rank} exited (${signal ?? `code ${code}`}) before the nodes connected`)),
+      );
+    });
+    try {
+      const transport = await createTcpTransport({ ...common, rank: 0, size, secret, rendezvous, signal: abort.signal });
+      return { launch, transport, children };
+    } catch (e) {
+      children?.killAll();
+      throw e;
+    }
+  }
+
+  if (o.nodes !== undefined && o.nodes !== detected.size) {
+    throw new Error(`--nodes ${o.nodes} disagrees with ${detected.launcher}, which started ${detected.size} process(es)`);
+  }
+  let rendezvous: Rendezvous;
+  if (detected.launcher === 'luna') {
+    watchParent();
+    rendezvous = envRendezvous(env);
+  } else {
+    rendezvous = fileRendezvous({ env, dir: o.rendezvousDir, timeoutMs: o.timeoutMs });
+  }
+  const transport = await createTcpTransport({ ...common, rank: detected.rank, size: detected.size, rendezvous });
+  return { launch: detected, transport };
+}

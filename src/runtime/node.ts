@@ -1,0 +1,811 @@
+// One node (OS process) of a run: the system thread's scheduler, DF store and CF bookkeeping.
+// Structured CFs (sub calls, for, while, if) run here; atomic CFs go to worker threads in
+// batches. A batch may carry continuations: a CF whose only missing inputs are outputs of an
+// earlier CF of the same batch runs right after it on the same worker (in-batch forwarding),
+// so a chain does not cost a worker round trip per CF.
+// Everything that crosses nodes goes through `Remote` (remote.ts); with one node it is unused.
+import type { CallSite, CompiledProgram, ForSite, IfSite, Site, SubCallSite, WhileSite } from '../program/compile.js';
+import { displayKey } from '../program/compile.js';
+import { argValue, dfValueOf, EvalError, truthy, type CDfRef, type Frame } from '../program/expr.js';
+import { T_INT, valueSize, type DfValue } from '../ucode/value.js';
+import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './cf.js';
+import type { Batch, BatchResult, Task } from './protocol.js';
+import type { TraceSink } from '../trace/sink.js';
+
+/** A run-time error of the program: stops the run; names the CF when there is one. */
+export class RunFault extends Error {
+  constructor(message: string, readonly cf?: Cf, readonly node?: number) { super(message); }
+}
+
+/** DF entry at its owner node (LANGUAGE.md §8.4). */
+interface Entry {
+  v: DfValue | undefined;
+  /** remaining requests; -1 = unlimited */
+  count: number;
+  waiters: Cf[] | null;
+  /** remote requesters (node per request) */
+  remote: number[] | null;
+  /** destroy arrived before the post */
+  destroyedEarly: boolean;
+}
+
+/** What the node needs from the world: workers and other nodes. */
+export interface NodeHost {
+  rank: number;
+  size: number;
+  threads: number;
+  /** send a batch to worker `w` */
+  sendBatch(w: number, b: Batch): void;
+  /** batches in flight per worker */
+  inflight: number[];
+  /** cross-node operations (absent with one node) */
+  remote?: RemoteOps;
+  trace?: TraceSink;
+  now(): number;
+}
+
+export interface RemoteOps {
+  migrate(cf: Cf, to: number): void;
+  request(key: string, owner: number): void;
+  post(key: string, owner: number, v: DfValue, count: number): void;
+  destroy(key: string, owner: number): void;
+  push(pushKey: string, owner: number, v: DfValue): void;
+}
+
+const STOP = 1, OK = 0;
+const MAX_BATCH = 512;
+/** chained continuations per batch (bounded so results flow back regularly) */
+const MAX_CHAIN = 1024;
+
+export class NodeRuntime {
+  readonly self: number;
+  readonly size: number;
+  private readonly strictFifo: boolean;
+  private runQ: Cf[] = [];
+  private qHead = 0;
+  private readyTasks: Task[] = [];
+  private readyCfs: Cf[] = [];
+  readonly store = new Map<string, Entry>();
+  /** local CFs waiting for a remote DF, per key, in request order */
+  private remoteWait = new Map<string, Cf[]>();
+  /** pushed values (afterpush) by push key, and CFs waiting for them */
+  private pushed = new Map<string, DfValue>();
+  private pushWait = new Map<string, Cf>();
+  readonly waiting = new Set<Cf>();
+  private batches = new Map<number, Cf[]>();
+  private batchSeq = 0;
+  private cfSeq = 0;
+  private dfSeq = 0;
+  /** CFs on this node not finished (waiting, queued, dispatched) */
+  live = 0;
+  liveBytes = 0;
+  private scheduled = false;
+  private failed: RunFault | null = null;
+  private frame: Frame;
+  private cur!: Cf;
+  /** building a batch: outputs of its members (key → task index, out ordinal) */
+  private fwdOut: Map<string, number> | null = null;
+  private fwdBlocked = false;
+  private building: { tasks: Task[]; cfs: Cf[] } | null = null;
+  private readonly needGid: boolean;
+  private readonly tr: TraceSink | undefined;
+
+  onIdle: () => void = () => {};
+  onFault: (f: RunFault) => void = () => {};
+
+  constructor(readonly program: CompiledProgram, private host: NodeHost, opts: { needGid?: boolean } = {}) {
+    this.self = host.rank;
+    this.size = host.size;
+    this.strictFifo = host.threads === 1;
+    this.needGid = opts.needGid ?? false;
+    this.tr = host.trace;
+    const rt = this;
+    this.frame = {
+      env: [], missing: false, size: host.size, self: host.rank,
+      read(key: string, owner: number) { return rt.read(rt.cur, key, owner); },
+    };
+  }
+
+  // =================================================================== public entry points
+
+  /** Start the program on this node (node 0 creates main's CF). */
+  start(args: string[]): void {
+    const main = this.program.main;
+    const env = new Array<unknown>(main.frameSize);
+    main.params.forEach((p, i) => {
+      const raw = args[i];
+      if (raw === undefined) throw new RunFault(`main expects ${main.params.length} command-line argument(s) (${main.params.map((q) => `${q.type} ${q.name}`).join(', ')}), ${args.length} given (Argv index out of range: ${i}>=${args.length})`);
+      if (p.type === 'int') {
+        if (!/^[-+]?\d+$/.test(raw.trim())) throw new RunFault(`argument ${i + 1} of main (int ${p.name}) is not an integer: ${JSON.stringify(raw)}`);
+        env[p.slot] = Number.parseInt(raw, 10) | 0;
+      } else if (p.type === 'real') {
+        const x = Number(raw);
+        if (raw.trim() === '' || Number.isNaN(x)) throw new RunFault(`argument ${i + 1} of main (real ${p.name}) is not a number: ${JSON.stringify(raw)}`);
+        env[p.slot] = x;
+      } else if (p.type === 'string') env[p.slot] = raw;
+      else throw new RunFault(`main cannot take a ${p.type} parameter (${p.name})`);
+    });
+    const root = this.newCf(this.program.mainSite, env, '', -1);
+    root.placed = true;
+    // main's CF is the sub call itself: run its body now.
+    this.spawnBlock(root, main.body, env, '', false);
+    this.finish(root);
+    this.schedule();
+  }
+
+  /** A worker finished a batch. */
+  onResult(r: BatchResult): void {
+    const cfs = this.batches.get(r.batch);
+    if (!cfs) return;
+    this.batches.delete(r.batch);
+    try {
+      const t = this.tr ? this.host.now() : 0;
+      for (let i = 0; i < r.outs.length; i++) {
+        const cf = cfs[i]!;
+        if (this.tr && r.times) {
+          this.tr.cfStart(r.times[i * 4]!, r.times[i * 4 + 2]!, cf.id);
+          this.tr.cfFinish(r.times[i * 4 + 1]!, r.times[i * 4 + 3]!, cf.id);
+        }
+        this.complete(cf, r.outs[i]!);
+      }
+      if (r.error) {
+        const cf = cfs[r.error.task]!;
+        throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${r.error.message}${userStack(r.error.stack)}`, cf);
+      }
+      if (this.tr) this.tr.sysBusy(t, this.host.now());
+    } catch (e) { this.fail(e); return; }
+    this.schedule();
+  }
+
+  /** A CF arrived from another node. */
+  receiveCf(cf: Cf): void {
+    this.live++;
+    cf.placed = true;
+    this.enqueue(cf);
+  }
+
+  /** Create a CF shell for a migrated CF (remote.ts decodes the rest). */
+  makeCf(site: Site, env: unknown[], gid: string): Cf {
+    return new Cf(this.cfSeq++, site, env, gid);
+  }
+
+  // owner-side DF protocol, called for local and remote operations alike --------------------
+
+  /** Request for `key` owned here by a remote node. */
+  remoteRequest(key: string, from: number): void {
+    try {
+      const e = this.entry(key);
+      if (e.destroyedEarly) throw new RunFault(`node ${from} requested DF ${displayKey(key)}, which was destroyed before it was computed`);
+      if (e.v !== undefined) { this.consume(e, key, 1); this.host.remote!.post(key, -1 - from, e.v, 0); }
+      else (e.remote ??= []).push(from);
+    } catch (err) { this.fail(err); }
+    this.schedule();
+  }
+
+  /** A value we requested from another node arrived. */
+  response(key: string, v: DfValue): void {
+    const list = this.remoteWait.get(key);
+    if (!list || list.length === 0) return;
+    const cf = list.shift()!;
+    if (list.length === 0) this.remoteWait.delete(key);
+    this.deliver(cf, key, v);
+    this.schedule();
+  }
+
+  remotePost(key: string, v: DfValue, count: number): void {
+    try { this.postLocal(key, v, count); } catch (err) { this.fail(err); }
+    this.schedule();
+  }
+
+  remoteDestroy(key: string): void {
+    try { this.destroyLocal(key); } catch (err) { this.fail(err); }
+    this.schedule();
+  }
+
+  remotePush(pushKey: string, v: DfValue): void {
+    this.pushLocal(pushKey, v);
+    this.schedule();
+  }
+
+  /** Nothing to do here right now (no queued CF, no batch in flight). */
+  idle(): boolean {
+    return this.qHead >= this.runQ.length && this.readyTasks.length === 0 && this.batches.size === 0;
+  }
+
+  /** Every CF that waits, with what it waits for (for the hang report). */
+  waitingReport(): { cf: Cf; label: string; waits: string[] }[] {
+    const out: { cf: Cf; label: string; waits: string[] }[] = [];
+    for (const cf of this.waiting) out.push({ cf, label: this.labelOf(cf), waits: (cf.pend ?? []).map(displayKey) });
+    return out;
+  }
+
+  labelOf(cf: Cf): string {
+    const s = cf.site;
+    if (s.labelIdx.length === 0) return s.label;
+    const f = this.frame;
+    f.env = cf.env;
+    const saved = this.cur; this.cur = cf;
+    try {
+      return s.label + s.labelIdx.map((e) => `[${String(argValue(e, 'int', f, s.pos))}]`).join('');
+    } catch { return s.label + '[?]'; } finally { this.cur = saved; }
+  }
+
+  // =================================================================== scheduling
+
+  schedule(): void {
+    if (this.scheduled || this.failed) return;
+    this.scheduled = true;
+    setImmediate(() => this.pump());
+  }
+
+  private pump(): void {
+    this.scheduled = false;
+    if (this.failed) return;
+    const t0 = this.tr ? this.host.now() : 0;
+    try {
+      if (this.strictFifo) this.pumpStrict(); else this.pumpEager();
+    } catch (e) { this.fail(e); return; }
+    if (this.tr) { const t1 = this.host.now(); this.tr.sysBusy(t0, t1); this.tr.readyQueue(t1, this.readyTasks.length); }
+    if (this.idle()) this.onIdle();
+  }
+
+  /**
+   * One worker thread: the original's FIFO order (LANGUAGE.md §8.3). The head of the queue is
+   * examined only when no batch is in flight; consecutive ready atomic CFs (and CFs fed only by
+   * them) form one batch, which gives the same order as running them one by one.
+   */
+  private pumpStrict(): void {
+    if (this.batches.size > 0) return;
+    this.building = { tasks: [], cfs: [] };
+    this.fwdOut = new Map();
+    try {
+      while (this.qHead < this.runQ.length && this.building.tasks.length < MAX_BATCH) {
+        const cf = this.runQ[this.qHead]!;
+        if (this.examine(cf) === STOP) break;
+        this.qHead++;
+      }
+      this.compactQueue();
+    } finally {
+      const b = this.building;
+      this.building = null;
+      this.fwdOut = null;
+      if (b.tasks.length > 0) this.send(0, b.tasks, b.cfs);
+    }
+  }
+
+  /** Several worker threads: examine everything now, dispatch ready CFs in balanced batches. */
+  private pumpEager(): void {
+    while (this.qHead < this.runQ.length) this.examine(this.runQ[this.qHead++]!);
+    this.compactQueue();
+    this.dispatchReady();
+  }
+
+  private compactQueue(): void {
+    if (this.qHead > 1024 && this.qHead * 2 > this.runQ.length) {
+      this.runQ = this.runQ.slice(this.qHead);
+      this.qHead = 0;
+    }
+  }
+
+  private dispatchReady(): void {
+    const T = this.host.threads;
+    const inflight = this.host.inflight;
+    let next = 0;
+    while (next < this.readyTasks.length) {
+      let w = -1;
+      for (let i = 0; i < T; i++) if (inflight[i]! < 2 && (w < 0 || inflight[i]! < inflight[w]!)) w = i;
+      if (w < 0) break;
+      const n = Math.min(MAX_BATCH, Math.max(1, Math.ceil((this.readyTasks.length - next) / (2 * T))));
+      const tasks = this.readyTasks.slice(next, next + n);
+      const cfs = this.readyCfs.slice(next, next + n);
+      next += n;
+      this.extendChains(tasks, cfs);
+      this.send(w, tasks, cfs);
+    }
+    this.readyTasks = this.readyTasks.slice(next);
+    this.readyCfs = this.readyCfs.slice(next);
+  }
+
+  /**
+   * Append to the batch the CFs that wait only for outputs of its members and are their
+   * producer's sole local consumer: they become continuations on the same worker.
+   */
+  private extendChains(tasks: Task[], cfs: Cf[]): void {
+    this.fwdOut = new Map();
+    this.building = { tasks, cfs };
+    try {
+      for (let i = 0; i < cfs.length; i++) this.addOutputs(cfs[i]!, i);
+      for (let i = 0; i < cfs.length && tasks.length < MAX_CHAIN; i++) {
+        const succ = this.soleWaiter(cfs[i]!);
+        if (succ === null || succ.site.kind !== 'call') continue;
+        const before = tasks.length;
+        this.examine(succ);
+        if (tasks.length === before) continue; // not chainable: it stays waiting
+      }
+    } finally { this.fwdOut = null; this.building = null; }
+  }
+
+  private soleWaiter(cf: Cf): Cf | null {
+    const keys = cf.outKeys;
+    if (!keys) return null;
+    let found: Cf | null = null;
+    for (const k of keys) {
+      const e = this.store.get(k);
+      if (!e || !e.waiters) continue;
+      for (const w of e.waiters) {
+        if (w.chained || w.state !== WAITING) continue;
+        if (found && found !== w) return null;
+        found = w;
+      }
+      if (e.remote) return null;
+    }
+    return found;
+  }
+
+  private addOutputs(cf: Cf, taskIndex: number): void {
+    const keys = cf.outKeys, owners = cf.outOwners;
+    if (!keys || !owners) return;
+    for (let o = 0; o < keys.length; o++) if (owners[o] === this.self) this.fwdOut!.set(keys[o]!, taskIndex * 65536 + o);
+  }
+
+  private send(w: number, tasks: Task[], cfs: Cf[]): void {
+    const id = this.batchSeq++;
+    this.batches.set(id, cfs);
+    for (const cf of cfs) cf.state = DISPATCHED;
+    this.host.sendBatch(w, { id, tasks });
+  }
+
+  private enqueue(cf: Cf): void {
+    cf.state = QUEUED;
+    this.runQ.push(cf);
+    this.schedule();
+  }
+
+  private park(cf: Cf): number {
+    cf.state = WAITING;
+    this.waiting.add(cf);
+    return OK;
+  }
+
+  private newCf(site: Site, env: unknown[], gid: string, parent: number): Cf {
+    const cf = new Cf(this.cfSeq++, site, env, gid);
+    this.live++;
+    if (this.tr) this.tr.cfCreated(this.host.now(), cf.id, parent, site.code, gid, site.label);
+    return cf;
+  }
+
+  private finish(cf: Cf): void {
+    cf.state = DONE;
+    this.live--;
+  }
+
+  // =================================================================== examining a CF
+
+  /** Decide what `cf` can do now: wait, migrate, run (structured) or become a task (atomic). */
+  private examine(cf: Cf): number {
+    const f = this.frame;
+    this.cur = cf;
+    f.env = cf.env;
+    f.missing = false;
+    this.fwdBlocked = false;
+    const site = cf.site;
+    if (!cf.placed) {
+      const target = site.locator ? site.locator(f) : 0;
+      if (this.fwdBlocked) return STOP;
+      if (f.missing) return this.park(cf);
+      if (target !== this.self) {
+        if (this.building && this.building.tasks.length > 0) return STOP;
+        return this.migrate(cf, target);
+      }
+      cf.placed = true;
+    }
+    for (const r of site.requests) this.readRef(r);
+    switch (site.kind) {
+      case 'call': return this.examineCall(cf, site);
+      default:
+        // Structured CFs spawn children: in FIFO mode they must not overtake a pending batch.
+        if (this.building && (this.building.tasks.length > 0 || this.fwdOut!.size > 0) && this.strictFifo) {
+          if (this.building.tasks.length > 0) return STOP;
+        }
+        if (this.fwdBlocked) return STOP;
+        switch (site.kind) {
+          case 'subcall': return this.runSubCall(cf, site);
+          case 'for': return this.runFor(cf, site);
+          case 'while': return this.runWhile(cf, site);
+          case 'if': return this.runIf(cf, site);
+        }
+    }
+  }
+
+  private readRef(r: CDfRef): DfValue | undefined {
+    const f = this.frame;
+    return f.read(r.key(f), r.owner(f));
+  }
+
+  private migrate(cf: Cf, to: number): number {
+    if (!this.host.remote) throw new RunFault(`internal: CF placed on node ${to} in a one-node run`, cf);
+    cf.placed = true; // the receiving node runs it where it lands
+    this.live--;
+    if (this.tr) this.tr.cfMigrate(this.host.now(), cf.id, to);
+    this.host.remote.migrate(cf, to);
+    cf.state = DONE;
+    return OK;
+  }
+
+  private examineCall(cf: Cf, site: CallSite): number {
+    const f = this.frame;
+    const n = site.args.length;
+    const args = new Array<unknown>(n);
+    const keys = new Array<string>(n);
+    let fwd: number[] | undefined;
+    const outKeys: string[] = [], outOwners: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const a = site.args[i]!;
+      keys[i] = '';
+      if (a.kind === 'in') {
+        const ref = a.expr.dfRef;
+        if (ref) {
+          const key = ref.key(f), owner = ref.owner(f);
+          keys[i] = key;
+          const fw = this.fwdOut?.get(key);
+          if (fw !== undefined && cf.gotValue(key) === undefined) {
+            if (!cf.isPending(key)) this.waitLocal(cf, key);
+            (fwd ??= []).push(i, Math.floor(fw / 65536), fw % 65536);
+            args[i] = null;
+          } else args[i] = f.read(key, owner);
+        } else args[i] = dfValueOf(a.expr, f);
+      } else if (a.kind === 'val') args[i] = argValue(a.expr, a.type, f, site.pos);
+      else {
+        const key = a.ref.key(f);
+        keys[i] = key;
+        outKeys.push(key);
+        outOwners.push(a.ref.owner(f));
+      }
+    }
+    for (const w of site.waits) this.readPushed(cf, site, w);
+    // Output rules and after-actions are evaluated now, while DFs can still be fetched.
+    const counts = this.outCounts(cf, site, outKeys);
+    const after = this.afterActions(site);
+    if (this.fwdBlocked) return this.building && !this.strictFifo ? OK : STOP;
+    if (f.missing) {
+      if (fwd && cf.state !== WAITING) return STOP; // partly fed by the batch, partly not: later
+      return cf.state === WAITING ? OK : this.park(cf);
+    }
+    if (fwd && cf.pend && cf.pend.some((k) => !this.fwdOut!.has(k))) return STOP;
+    if (this.waiting.delete(cf)) cf.chained = fwd !== undefined;
+    else if (fwd) cf.chained = true;
+    cf.outKeys = outKeys;
+    cf.outOwners = outOwners;
+    cf.outCounts = counts;
+    cf.after = after;
+    const task: Task = { cf: cf.id, imp: this.importIndex(site), args, keys };
+    if (fwd) task.fwd = fwd;
+    if (this.tr) this.traceReady(cf, keys, site);
+    if (this.building) {
+      const idx = this.building.tasks.length;
+      this.building.tasks.push(task);
+      this.building.cfs.push(cf);
+      this.addOutputs(cf, idx);
+    } else {
+      cf.state = QUEUED;
+      this.readyTasks.push(task);
+      this.readyCfs.push(cf);
+    }
+    return OK;
+  }
+
+  private traceReady(cf: Cf, keys: string[], site: CallSite): void {
+    const tr = this.tr!;
+    tr.cfReady(this.host.now(), cf.id);
+    for (let i = 0; i < keys.length; i++) if (keys[i] && site.args[i]!.kind === 'in') tr.cfInput(cf.id, tr.dfName(keys[i]!));
+  }
+
+  private importIndex(site: CallSite): number {
+    return this.program.imports.indexOf(site.imp);
+  }
+
+  /** Per output: its request count (-1 unlimited, -2 drop, -3 - k afterpush rule k). */
+  private outCounts(cf: Cf, site: CallSite, outKeys: string[]): number[] | null {
+    if (site.reqCount.length === 0 && site.drop.length === 0 && site.afterpush.length === 0) return null;
+    const f = this.frame;
+    const counts = outKeys.map(() => -1);
+    const match = (ref: CDfRef, v: number) => {
+      const k = ref.key(f);
+      const i = outKeys.indexOf(k);
+      if (i >= 0) counts[i] = v;
+    };
+    for (const r of site.reqCount) {
+      const n = argValue(r.expr, 'int', f, site.pos) as number;
+      if (!f.missing && n < 0) throw new RunFault(`req_count of ${displayKey(r.ref.key(f))} is negative (${n})`, cf);
+      match(r.ref, n);
+    }
+    for (const r of site.drop) match(r, -2);
+    site.afterpush.forEach((r, k) => match(r.ref, -3 - k));
+    return counts;
+  }
+
+  /** `>>` and `-->`/`delete` targets: flat [op, key, owner, …] (op 1 = set 1, 2 = destroy). */
+  private afterActions(site: Site): unknown[] | null {
+    if (site.setdfs.length === 0 && site.deletes.length === 0) return null;
+    const f = this.frame;
+    const out: unknown[] = [];
+    for (const r of site.setdfs) out.push(1, r.key(f), r.owner(f));
+    for (const r of site.deletes) out.push(2, r.key(f), r.owner(f));
+    return out;
+  }
+
+  private runAfter(after: unknown[] | null, cf: Cf): void {
+    if (!after) return;
+    for (let i = 0; i < after.length; i += 3) {
+      const key = after[i + 1] as string, owner = after[i + 2] as number;
+      if (after[i] === 1) this.post(key, owner, { t: T_INT, v: 1 }, -1, cf);
+      else this.destroy(key, owner, cf);
+    }
+  }
+
+  // =================================================================== structured CFs
+
+  private childGid(parent: Cf, prefix: string, spawnNo: number): string {
+    if (!this.needGid) return '';
+    return prefix === '' ? String(spawnNo) : `${prefix}_${spawnNo}`;
+  }
+
+  private spawnBlock(parent: Cf, block: { dfs: { slot: number; name: string }[]; stmts: Site[] }, env: unknown[], gidPrefix: string, copy: boolean): void {
+    let e = env;
+    if (block.dfs.length > 0) {
+      if (copy) e = env.slice();
+      const suffix = this.self === 0 ? '' : `@${this.self}`;
+      for (const d of block.dfs) e[d.slot] = `${d.name}#${this.dfSeq++}${suffix}`;
+    }
+    for (const s of block.stmts) this.enqueue(this.newCf(s, e, this.childGid(parent, gidPrefix, s.spawnNo), parent.id));
+  }
+
+  private runSubCall(cf: Cf, site: SubCallSite): number {
+    const f = this.frame;
+    const t = site.target;
+    const env = new Array<unknown>(t.frameSize);
+    for (let i = 0; i < site.args.length; i++) {
+      const a = site.args[i]!, p = t.params[i]!;
+      env[p.slot] = a.kind === 'name' ? a.ref.key(f) : argValue(a.expr, a.type, f, site.pos);
+    }
+    for (const nf of site.nf) env[nf.slot] = argValue(nf.expr, 'int', f, site.pos);
+    const after = this.afterActions(site);
+    if (f.missing) return cf.state === WAITING ? OK : this.park(cf);
+    this.waiting.delete(cf);
+    this.spawnBlock(cf, t.body, env, cf.gid, false);
+    this.runAfter(after, cf);
+    this.finish(cf);
+    return OK;
+  }
+
+  private runFor(cf: Cf, site: ForSite): number {
+    const f = this.frame;
+    const first = argValue(site.first, 'int', f, site.pos) as number;
+    const last = argValue(site.last, 'int', f, site.pos) as number;
+    if (f.missing) return cf.state === WAITING ? OK : this.park(cf);
+    this.waiting.delete(cf);
+    for (let i = first; i <= last; i++) {
+      const env = cf.env.slice();
+      env[site.varSlot] = i;
+      this.spawnBlock(cf, site.body, env, this.needGid ? (cf.gid === '' ? String(i) : `${cf.gid}_${i}`) : '', false);
+    }
+    this.finish(cf);
+    return OK;
+  }
+
+  private runWhile(cf: Cf, site: WhileSite): number {
+    const f = this.frame;
+    if (cf.iter === 0 && cf.outKeys === null) {
+      const start = argValue(site.start, 'int', f, site.pos) as number;
+      if (f.missing) return cf.state === WAITING ? OK : this.park(cf);
+      cf.iter = start;
+      cf.outKeys = []; // marks "started"
+    }
+    const env = cf.env.slice();
+    env[site.varSlot] = cf.iter;
+    f.env = env;
+    const go = truthy(site.cond, f);
+    if (f.missing) return cf.state === WAITING ? OK : this.park(cf);
+    this.waiting.delete(cf);
+    cf.got = null; // the condition is fetched anew every round
+    if (go) {
+      this.spawnBlock(cf, site.body, env, this.needGid ? (cf.gid === '' ? String(cf.iter) : `${cf.gid}_${cf.iter}`) : '', false);
+      cf.iter++;
+      this.enqueue(cf);
+      return OK;
+    }
+    f.env = cf.env;
+    const key = site.out.key(f), owner = site.out.owner(f);
+    this.post(key, owner, { t: T_INT, v: cf.iter }, -1, cf);
+    this.finish(cf);
+    return OK;
+  }
+
+  private runIf(cf: Cf, site: IfSite): number {
+    const f = this.frame;
+    const go = truthy(site.cond, f);
+    if (f.missing) return cf.state === WAITING ? OK : this.park(cf);
+    this.waiting.delete(cf);
+    if (go) this.spawnBlock(cf, site.body, cf.env, this.needGid ? cf.gid : '', true);
+    this.finish(cf);
+    return OK;
+  }
+
+  // =================================================================== completing atomic CFs
+
+  private complete(cf: Cf, outs: (DfValue | null)[]): void {
+    const site = cf.site as CallSite;
+    const keys = cf.outKeys!, owners = cf.outOwners!, counts = cf.outCounts;
+    for (let j = 0; j < keys.length; j++) {
+      const count = counts ? counts[j]! : -1;
+      const v = outs[j];
+      if (count === -2) continue; // drop
+      if (v === null || v === undefined) {
+        throw new RunFault(`ucode ${site.imp.symbol} did not set its output DF ${displayKey(keys[j]!)} (Posting an unset value)`, cf);
+      }
+      if (count <= -3) {
+        const r = site.afterpush[-3 - count]!;
+        this.cur = cf; this.frame.env = cf.env;
+        const labelKey = r.label + r.labelIdx.map((e) => `[${String(argValue(e, 'int', this.frame, site.pos))}]`).join('');
+        this.push(`${labelKey}|${keys[j]!}`, r.owner(this.frame), v);
+        continue;
+      }
+      this.post(keys[j]!, owners[j]!, v, count, cf);
+    }
+    this.runAfter(cf.after, cf);
+    cf.after = null;
+    this.finish(cf);
+  }
+
+  // =================================================================== DF protocol
+
+  /** Frame reader: the value of `key` for `cf`, or undefined after requesting it. */
+  private read(cf: Cf, key: string, owner: number): DfValue | undefined {
+    const got = cf.gotValue(key);
+    if (got !== undefined) return got;
+    if (this.fwdOut !== null && this.fwdOut.has(key)) { this.fwdBlocked = true; this.frame.missing = true; return undefined; }
+    if (cf.isPending(key)) { this.frame.missing = true; return undefined; }
+    if (owner === this.self || owner < 0) {
+      const e = this.entry(key);
+      if (e.v !== undefined) {
+        this.consume(e, key, 1);
+        cf.addGot(key, e.v);
+        return e.v;
+      }
+      this.waitLocal(cf, key);
+    } else {
+      (cf.pend ??= []).push(key);
+      const list = this.remoteWait.get(key);
+      if (list) list.push(cf); else this.remoteWait.set(key, [cf]);
+      this.host.remote!.request(key, owner);
+    }
+    this.frame.missing = true;
+    return undefined;
+  }
+
+  private waitLocal(cf: Cf, key: string): void {
+    const e = this.entry(key);
+    if (e.destroyedEarly) throw new RunFault(`DF ${displayKey(key)} is requested after it was destroyed (before it was computed)`, cf);
+    (e.waiters ??= []).push(cf);
+    (cf.pend ??= []).push(key);
+  }
+
+  private readPushed(cf: Cf, site: CallSite, ref: CDfRef): void {
+    const f = this.frame;
+    const labelKey = site.label + site.labelIdx.map((e) => `[${String(argValue(e, 'int', f, site.pos))}]`).join('');
+    const key = ref.key(f);
+    const pk = `${labelKey}|${key}`;
+    if (cf.gotValue(key) !== undefined) return;
+    const v = this.pushed.get(pk);
+    if (v !== undefined) { this.pushed.delete(pk); cf.addGot(key, v); return; }
+    if (!cf.isPending(key)) { (cf.pend ??= []).push(key); this.pushWait.set(pk, cf); }
+    f.missing = true;
+  }
+
+  private push(pushKey: string, owner: number, v: DfValue): void {
+    if (owner === this.self) this.pushLocal(pushKey, v);
+    else this.host.remote!.push(pushKey, owner, v);
+  }
+
+  private pushLocal(pushKey: string, v: DfValue): void {
+    const cf = this.pushWait.get(pushKey);
+    if (cf) { this.pushWait.delete(pushKey); this.deliver(cf, pushKey.slice(pushKey.indexOf('|') + 1), v); }
+    else this.pushed.set(pushKey, v);
+  }
+
+  private entry(key: string): Entry {
+    let e = this.store.get(key);
+    if (!e) { e = { v: undefined, count: -1, waiters: null, remote: null, destroyedEarly: false }; this.store.set(key, e); }
+    return e;
+  }
+
+  /** `n` requests of `key` were served: count down, free at zero. */
+  private consume(e: Entry, key: string, n: number): void {
+    if (e.count < 0) return;
+    if (n > e.count) throw new RunFault(`too many requests for DF ${displayKey(key)} (req_count exhausted: Too many requests)`);
+    e.count -= n;
+    if (e.count === 0) this.free(key, e);
+  }
+
+  private free(key: string, e: Entry): void {
+    this.store.delete(key);
+    if (e.v !== undefined) {
+      this.liveBytes -= valueSize(e.v);
+      if (this.tr) this.tr.liveBytes(this.host.now(), this.liveBytes);
+    }
+  }
+
+  private post(key: string, owner: number, v: DfValue, count: number, producer: Cf): void {
+    if (this.tr) this.tr.dfComputed(this.host.now(), this.tr.dfName(key), producer.id, valueSize(v));
+    if (owner === this.self) {
+      try { this.postLocal(key, v, count); } catch (e) {
+        if (e instanceof RunFault && !e.cf) throw new RunFault(e.message, producer);
+        throw e;
+      }
+    } else this.host.remote!.post(key, owner, v, count);
+  }
+
+  private postLocal(key: string, v: DfValue, count: number): void {
+    const e = this.entry(key);
+    if (e.v !== undefined) throw new RunFault(`DF ${displayKey(key)} is assigned twice (Duplicate id in post)`);
+    if (e.destroyedEarly) { this.store.delete(key); return; }
+    e.v = v;
+    e.count = count;
+    this.liveBytes += valueSize(v);
+    if (this.tr) this.tr.liveBytes(this.host.now(), this.liveBytes);
+    const waiters = e.waiters, remote = e.remote;
+    e.waiters = null; e.remote = null;
+    const n = (waiters ? waiters.length : 0) + (remote ? remote.length : 0);
+    if (n === 0) { if (count === 0) this.free(key, e); return; }
+    this.consume(e, key, n);
+    if (waiters) for (const w of waiters) this.deliver(w, key, v);
+    if (remote) for (const node of remote) this.host.remote!.post(key, -1 - node, v, 0);
+  }
+
+  private deliver(cf: Cf, key: string, v: DfValue): void {
+    cf.addGot(key, v);
+    const done = cf.arrived(key);
+    if (cf.chained || cf.state !== WAITING) return;
+    if (done) { this.waiting.delete(cf); this.enqueue(cf); }
+  }
+
+  private destroy(key: string, owner: number, by: Cf): void {
+    if (this.tr) this.tr.dfDeleted(this.host.now(), this.tr.dfName(key));
+    if (owner !== this.self) { this.host.remote!.destroy(key, owner); return; }
+    try { this.destroyLocal(key); } catch (e) {
+      if (e instanceof RunFault && !e.cf) throw new RunFault(e.message, by);
+      throw e;
+    }
+  }
+
+  private destroyLocal(key: string): void {
+    const e = this.store.get(key);
+    if (!e) { this.entry(key).destroyedEarly = true; return; }
+    if (e.v === undefined) {
+      if (e.waiters && e.waiters.length > 0 || e.remote && e.remote.length > 0) throw new RunFault(`DF ${displayKey(key)} is destroyed while CFs still wait for it (Request(s) present at destroy)`);
+      e.destroyedEarly = true;
+      return;
+    }
+    if (e.count > 0) throw new RunFault(`attempting to destroy DF ${displayKey(key)} with ${e.count} request(s) still expected (positive requests count)`);
+    this.free(key, e);
+  }
+
+  // =================================================================== failure
+
+  fail(e: unknown): void {
+    if (this.failed) return;
+    let f: RunFault;
+    if (e instanceof RunFault) f = e;
+    else if (e instanceof EvalError) f = new RunFault(e.message, this.cur);
+    else f = new RunFault(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`, this.cur);
+    this.failed = f;
+    this.onFault(f);
+  }
+}
+
+/** The user's part of a ucode stack (frames of the bundled ucode module only). */
+function userStack(stack: string | undefined): string {
+  if (!stack) return '';
+  const lines = stack.split('\n').filter((l) => /ucodes-[0-9a-f]+\.mjs|ucodes\.ts/.test(l)).slice(0, 5);
+  return lines.length ? '\n' + lines.join('\n') : '';
+}

@@ -1,0 +1,24 @@
+// Human messages for run-time faults and hangs: the CF's label, indices, source position.
+import type { Origin } from '../lang/source.js';
+import type { Cf } from './cf.js';
+
+export function where(o: Origin): string {
+  return o.line > 0 ? `${o.file}:${o.line}:${o.col}` : o.file;
+}
+
+export function describeCf(cf: Cf, label: string, codes: string[]): string {
+  const s = cf.site;
+  const what = s.kind === 'call' ? `ucode ${s.imp.symbol}` : s.kind === 'subcall' ? `sub ${s.target.name}` : s.kind;
+  return `CF ${label} (${what}${cf.gid ? `, id ${cf.gid}` : ''}) at ${where(s.origin)}`;
+  void codes;
+}
+
+export interface HangItem { node: number; text: string; origin: Origin }
+
+export function formatHang(items: HangItem[]): string {
+  items.sort((a, b) => a.origin.file.localeCompare(b.origin.file) || a.origin.line - b.origin.line || a.origin.col - b.origin.col || a.node - b.node);
+  const max = 50;
+  const lines = items.slice(0, max).map((i) => `  ${i.text}`);
+  if (items.length > max) lines.push(`  … and ${items.length - max} more`);
+  return `the program hangs: nothing can run while ${items.length} CF(s) wait for data fragments that are never produced\n${lines.join('\n')}`;
+}

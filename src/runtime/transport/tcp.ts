@@ -1,0 +1,514 @@
+// Full-mesh TCP transport. Rank 0 is the directory: every rank connects to it first and
+// registers its own listen address; once all have, rank 0 sends everyone the address table and
+// rank i connects to ranks 1..i-1 (and accepts from i+1..size-1), so each pair has one link.
+// See docs/cluster.md for the protocol and multi-host use.
+import * as net from 'node:net';
+import * as os from 'node:os';
+import { Decoder, Encoder } from './codec.js';
+import { FLAG_CONTROL, FrameParser, FrameWriter } from './frame.js';
+import { newNonce, newSecret, proof, proofMatches } from './auth.js';
+import type { PeerAddress, Rendezvous, Transport } from './types.js';
+
+export interface TcpTransportOptions {
+  rank: number;
+  size: number;
+  /** The run's secret. Rank 0 generates one if absent; other ranks then take it from the rendezvous. */
+  secret?: string;
+  /** Address to listen on (default 127.0.0.1). A wildcard (0.0.0.0, ::) also needs a reachable advertiseHost. */
+  listenHost?: string;
+  /** Address other ranks use to reach this one (default: listenHost, or a non-internal IPv4 for a wildcard). */
+  advertiseHost?: string;
+  rendezvous: Rendezvous;
+  log?: (msg: string) => void;
+  /** Mesh formation deadline (default 60 s). */
+  timeoutMs?: number;
+  /** Aborts mesh formation (e.g. a spawned node died first). */
+  signal?: AbortSignal;
+  /** Where received payloads are assembled (e.g. SharedArrayBuffer-backed); default: a fresh Buffer. */
+  allocPayload?: (byteLength: number) => Uint8Array;
+}
+
+export interface TcpTransport extends Transport {
+  /** This rank's listen address (undefined for size 1). */
+  readonly address: PeerAddress | undefined;
+  /** Counters for tests and benchmarks. */
+  stats(): { framesSent: number; socketWrites: number };
+}
+
+const enum Ctl {
+  Hello = 1, // acceptor → connector: [nonce 16][rank u32][size u32]
+  Auth = 2, // connector → acceptor: [rank u32][size u32][nonce 16][mac bytes][host string][port u32]
+  AuthOk = 3, // acceptor → connector: [mac bytes]
+  Table = 4, // rank 0 → all: size × ([host string][port u32])
+  Bye = 5, // graceful close: the following EOF is not a loss
+}
+
+const HANDSHAKE_MAX_FRAME = 64 * 1024;
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+const MAX_FRAME = 0xffffffff;
+
+type MessageHandler = (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void;
+type LostHandler = (rank: number, reason: string) => void;
+
+class Link {
+  rank = -1;
+  established = false;
+  bye = false;
+  lost = false;
+  lastError: string | undefined;
+  readonly writer = new FrameWriter();
+  flushQueued = false;
+  parser!: FrameParser;
+  constructor(readonly socket: net.Socket) {}
+  get remote(): string {
+    return `${this.socket.remoteAddress ?? '?'}:${this.socket.remotePort ?? '?'}`;
+  }
+}
+
+class Mesh implements TcpTransport {
+  readonly rank: number;
+  readonly size: number;
+  address: PeerAddress | undefined;
+  secret = '';
+  private readonly links: (Link | undefined)[];
+  private table: PeerAddress[] = [];
+  private gotTable = false;
+  private server: net.Server | undefined;
+  private handler: MessageHandler | undefined;
+  private lostHandler: LostHandler | undefined;
+  private pendingLost: [number, string][] = [];
+  private inbox: [number, number, Uint8Array, Uint8Array | undefined][] = [];
+  private inboxQueued = false;
+  private selfQueue: [number, Uint8Array, Uint8Array | undefined][] = [];
+  private selfQueued = false;
+  private closing = false;
+  private formed = false;
+  private socketWrites = 0;
+  private framesSent = 0;
+  private readonly log: (msg: string) => void;
+  private readonly enc = new Encoder(128);
+  // Mesh formation.
+  private expected = 0;
+  private resolveFormed!: () => void;
+  private rejectFormed!: (e: Error) => void;
+  readonly formedPromise: Promise<void>;
+
+  constructor(private readonly opts: TcpTransportOptions) {
+    this.rank = opts.rank;
+    this.size = opts.size;
+    this.links = new Array(opts.size).fill(undefined);
+    this.log = opts.log ?? ((m) => process.stderr.write(`luna transport [rank ${opts.rank}]: ${m}\n`));
+    this.formedPromise = new Promise((res, rej) => {
+      this.resolveFormed = res;
+      this.rejectFormed = rej;
+    });
+    this.formedPromise.catch(() => {});
+  }
+
+  // ---------------------------------------------------------------- Transport API
+
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+    if (to === this.rank) {
+      // Copy the body (encoders reuse their buffer); the payload's ownership passes to us.
+      this.selfQueue.push([tag, body.slice(), payload]);
+      if (!this.selfQueued) {
+        this.selfQueued = true;
+        setImmediate(this.drainSelf);
+      }
+      return;
+    }
+    const link = this.links[to];
+    if (link === undefined) {
+      if (!(to >= 0 && to < this.size && Number.isInteger(to))) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
+      throw new Error(`send: rank ${to} is not connected`);
+    }
+    if (link.lost || link.bye) return; // the loss was (or will be) reported through onPeerLost
+    link.writer.append(0, tag, body, payload);
+    this.queueFlush(link);
+  }
+
+  onMessage(handler: MessageHandler): void {
+    this.handler = handler;
+    if (this.inbox.length) this.queueInbox();
+  }
+
+  onPeerLost(handler: LostHandler): void {
+    this.lostHandler = handler;
+    for (const [r, why] of this.pendingLost.splice(0)) handler(r, why);
+  }
+
+  stats() {
+    return { framesSent: this.framesSent, socketWrites: this.socketWrites };
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const waits: Promise<void>[] = [];
+    for (const link of this.links) {
+      if (!link) continue;
+      if (!link.socket.destroyed) {
+        if (link.established && !link.lost) link.writer.append(FLAG_CONTROL, Ctl.Bye, new Uint8Array(0), undefined);
+        this.flush(link);
+        waits.push(closeSocket(link.socket));
+      }
+    }
+    if (this.server) waits.push(new Promise((res) => this.server!.close(() => res())));
+    await Promise.all(waits);
+  }
+
+  // ---------------------------------------------------------------- sending
+
+  private queueFlush(link: Link): void {
+    if (link.flushQueued) return;
+    link.flushQueued = true;
+    // A microtask runs after the current handler/loop body, so everything sent in this tick
+    // (e.g. all replies to one batch of incoming frames) leaves in one write.
+    queueMicrotask(() => {
+      link.flushQueued = false;
+      this.flush(link);
+    });
+  }
+
+  private flush(link: Link): void {
+    if (link.writer.empty || link.socket.destroyed) return;
+    this.framesSent += link.writer.frames;
+    link.writer.frames = 0;
+    const parts = link.writer.take();
+    const s = link.socket;
+    if (parts.length === 1) {
+      s.write(parts[0]!);
+    } else {
+      s.cork(); // one writev for header buffers and uncopied payloads
+      for (const p of parts) s.write(p);
+      s.uncork();
+    }
+    this.socketWrites++;
+  }
+
+  private sendCtl(link: Link, ctl: Ctl, body: Uint8Array): void {
+    link.writer.append(FLAG_CONTROL, ctl, body, undefined);
+    this.flush(link);
+  }
+
+  // ---------------------------------------------------------------- receiving
+
+  private drainSelf = (): void => {
+    this.selfQueued = false;
+    // Deliver what is queued now; messages sent by these handlers go to the next turn.
+    const batch = this.selfQueue;
+    this.selfQueue = [];
+    for (const [tag, body, payload] of batch) this.deliver(this.rank, tag, body, payload);
+  };
+
+  private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    if (this.handler && this.inbox.length === 0) {
+      this.handler(from, tag, body, payload);
+      return;
+    }
+    // No handler yet (mesh just formed): keep order, copy body out of the socket chunk.
+    this.inbox.push([from, tag, body.slice(), payload]);
+    if (this.handler) this.queueInbox();
+  }
+
+  private queueInbox(): void {
+    if (this.inboxQueued) return;
+    this.inboxQueued = true;
+    setImmediate(() => {
+      this.inboxQueued = false;
+      const h = this.handler;
+      if (!h) return;
+      while (this.inbox.length) {
+        const [f, t, b, p] = this.inbox.shift()!;
+        h(f, t, b, p);
+      }
+    });
+  }
+
+  private onFrame(link: Link, flags: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    if (flags & FLAG_CONTROL) this.onControl(link, tag, body);
+    else if (link.established) this.deliver(link.rank, tag, body, payload);
+    else this.reject(link, 'data before authentication');
+  }
+
+  private onControl(link: Link, ctl: number, body: Uint8Array): void {
+    const d = new Decoder(body);
+    switch (ctl) {
+      case Ctl.Bye:
+        link.bye = true;
+        return;
+      case Ctl.Table:
+        if (!link.established || link.rank !== 0 || this.gotTable) return this.reject(link, 'unexpected address table');
+        this.gotTable = true;
+        for (let r = 0; r < this.size; r++) this.table.push({ host: d.string(), port: d.u32() });
+        this.connectLowerRanks();
+        return;
+      default:
+        (link as LinkWithHandshake).onHandshake?.(ctl, d);
+    }
+  }
+
+  // ---------------------------------------------------------------- connections
+
+  private attach(socket: net.Socket): Link {
+    const link = new Link(socket);
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 1000);
+    link.parser = new FrameParser(
+      (f, t, b, p) => this.onFrame(link, f, t, b, p),
+      HANDSHAKE_MAX_FRAME,
+      this.opts.allocPayload,
+    );
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        link.parser.push(chunk);
+      } catch (e) {
+        if (e instanceof Error && (e.name === 'FrameError' || e.name === 'DecodeError')) this.reject(link, e.message);
+        else throw e;
+      }
+    });
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      link.lastError = e.code ? `${e.code}: ${e.message}` : e.message;
+    });
+    socket.on('close', () => this.onClose(link));
+    return link;
+  }
+
+  private onClose(link: Link): void {
+    if (!link.established) return;
+    if (this.links[link.rank] === link && !this.closing && !link.bye && !link.lost) {
+      link.lost = true;
+      const reason = link.lastError ? `connection to rank ${link.rank} failed (${link.lastError})` : `rank ${link.rank} closed the connection`;
+      if (!this.formed) this.rejectFormed(new Error(reason));
+      if (this.lostHandler) this.lostHandler(link.rank, reason);
+      else this.pendingLost.push([link.rank, reason]);
+    }
+  }
+
+  private reject(link: Link, why: string): void {
+    link.parser.stopped = true;
+    if (!link.established) this.log(`refused connection from ${link.remote}: ${why}`);
+    else {
+      link.lastError = `protocol error: ${why}`;
+      this.log(`dropping rank ${link.rank} (${link.remote}): ${why}`);
+    }
+    link.socket.destroy();
+  }
+
+  /** Server side: challenge the connector, check its proof, prove ourselves back. */
+  private accept(socket: net.Socket): void {
+    if (this.closing) return void socket.destroy();
+    const link = this.attach(socket) as LinkWithHandshake;
+    const nonce = newNonce();
+    const timer = setTimeout(() => this.reject(link, 'no authentication within 10 s'), HANDSHAKE_TIMEOUT_MS);
+    socket.once('close', () => clearTimeout(timer));
+    link.onHandshake = (ctl, d) => {
+      if (ctl !== Ctl.Auth || link.established) return this.reject(link, 'unexpected handshake message');
+      const rank = d.u32();
+      const size = d.u32();
+      const theirNonce = d.bytes();
+      const mac = d.bytes();
+      const addr = { host: d.string(), port: d.u32() };
+      if (!proofMatches(proof(this.secret, 'connect', nonce, rank, size), mac)) {
+        return this.reject(link, 'wrong or missing secret');
+      }
+      if (size !== this.size) return this.reject(link, `size mismatch (peer says ${size}, we have ${this.size})`);
+      if (rank <= this.rank || rank >= this.size) return this.reject(link, `rank ${rank} may not connect to rank ${this.rank}`);
+      if (this.links[rank]) return this.reject(link, `rank ${rank} is already connected`);
+      clearTimeout(timer);
+      link.rank = rank;
+      link.established = true;
+      link.parser.maxFrame = MAX_FRAME;
+      this.links[rank] = link;
+      if (this.rank === 0) this.table[rank] = addr;
+      this.sendCtl(link, Ctl.AuthOk, this.enc.reset().bytes(proof(this.secret, 'accept', theirNonce, this.rank, this.size)).finish());
+      this.linkUp();
+    };
+    this.sendCtl(link, Ctl.Hello, this.enc.reset().bytes(nonce).u32(this.rank).u32(this.size).finish());
+  }
+
+  /** Client side: answer the challenge, then check the acceptor's proof. */
+  private connect(rank: number, addr: PeerAddress): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: addr.host, port: addr.port });
+      const link = this.attach(socket) as LinkWithHandshake;
+      const myNonce = newNonce();
+      let sentAuth = false;
+      const fail = (msg: string, retriable: boolean) => {
+        socket.destroy();
+        reject(Object.assign(new Error(msg), { retriable }));
+      };
+      const timer = setTimeout(() => fail(`rank ${rank} at ${addr.host}:${addr.port} did not answer the handshake`, true), HANDSHAKE_TIMEOUT_MS);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        if (link.established) return;
+        if (sentAuth) fail(`rank ${rank} at ${addr.host}:${addr.port} refused our authentication (wrong secret or size?)`, false);
+        else fail(`cannot connect to rank ${rank} at ${addr.host}:${addr.port}${link.lastError ? ` (${link.lastError})` : ''}`, true);
+      });
+      link.onHandshake = (ctl, d) => {
+        if (ctl === Ctl.Hello && !sentAuth) {
+          const nonce = d.bytes();
+          const theirRank = d.u32();
+          const theirSize = d.u32();
+          if (theirRank !== rank || theirSize !== this.size) {
+            return fail(`${addr.host}:${addr.port} is rank ${theirRank} of ${theirSize}, expected rank ${rank} of ${this.size}`, true);
+          }
+          sentAuth = true;
+          const me = this.myAddress();
+          this.enc.reset().u32(this.rank).u32(this.size).bytes(myNonce);
+          this.enc.bytes(proof(this.secret, 'connect', nonce, this.rank, this.size)).string(me.host).u32(me.port);
+          this.sendCtl(link, Ctl.Auth, this.enc.finish());
+        } else if (ctl === Ctl.AuthOk && sentAuth && !link.established) {
+          if (!proofMatches(proof(this.secret, 'accept', myNonce, rank, this.size), d.bytes())) {
+            return fail(`rank ${rank} at ${addr.host}:${addr.port} does not know the run's secret`, false);
+          }
+          clearTimeout(timer);
+          link.rank = rank;
+          link.established = true;
+          link.parser.maxFrame = MAX_FRAME;
+          this.links[rank] = link;
+          resolve();
+          this.linkUp();
+        } else {
+          fail(`unexpected handshake message ${ctl} from ${addr.host}:${addr.port}`, false);
+        }
+      };
+    });
+  }
+
+  private myAddress(): PeerAddress {
+    return this.address ?? { host: '', port: 0 };
+  }
+
+  // ---------------------------------------------------------------- mesh formation
+
+  async form(): Promise<void> {
+    const { opts } = this;
+    if (this.size === 1) {
+      this.secret = opts.secret ?? newSecret();
+      this.formed = true;
+      return;
+    }
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const deadline = Date.now() + timeoutMs;
+    const timer = setTimeout(() => this.rejectFormed(new Error(this.missingMessage(timeoutMs))), timeoutMs);
+    const onAbort = () => this.rejectFormed(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error('mesh formation aborted'));
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (opts.signal?.aborted) onAbort();
+      // Every rank listens except the last, which only connects.
+      this.expected = this.size - 1;
+      if (this.rank < this.size - 1) await this.listen();
+      if (this.rank === 0) {
+        this.secret = opts.secret ?? newSecret();
+        this.table[0] = this.myAddress();
+        await Promise.race([opts.rendezvous.publish(this.myAddress(), this.secret), this.formedPromise]);
+      } else {
+        await Promise.race([this.joinRankZero(deadline), this.formedPromise]);
+      }
+      await this.formedPromise;
+      this.formed = true;
+      if (this.rank === 0) await opts.rendezvous.cleanup?.().catch(() => {});
+    } catch (e) {
+      await this.close();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async listen(): Promise<void> {
+    const host = this.opts.listenHost ?? '127.0.0.1';
+    const server = net.createServer((s) => this.accept(s));
+    this.server = server;
+    await new Promise<void>((res, rej) => {
+      server.once('error', rej);
+      server.listen({ host, port: 0 }, () => {
+        server.off('error', rej);
+        res();
+      });
+    });
+    server.on('error', (e) => this.log(`listen socket error: ${e.message}`));
+    const port = (server.address() as net.AddressInfo).port;
+    this.address = { host: this.opts.advertiseHost ?? advertiseFor(host), port };
+  }
+
+  /** Find rank 0 through the rendezvous and register; retried while rank 0 is not up yet. */
+  private async joinRankZero(deadline: number): Promise<void> {
+    let lastErr: Error | undefined;
+    while (Date.now() < deadline && !this.closing) {
+      const found = await this.opts.rendezvous.lookup();
+      this.secret = this.opts.secret ?? found.secret ?? '';
+      if (!this.secret) throw new Error('no secret: set LUNA_SECRET or use a rendezvous that carries it');
+      try {
+        await this.connect(0, found);
+        return;
+      } catch (e) {
+        lastErr = e as Error;
+        if (!(e as { retriable?: boolean }).retriable) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    throw lastErr ?? new Error('mesh formation cancelled');
+  }
+
+  private connectLowerRanks(): void {
+    for (let r = 1; r < this.rank; r++) {
+      this.connect(r, this.table[r]!).catch((e: Error) => this.rejectFormed(e));
+    }
+  }
+
+  private linkUp(): void {
+    let up = 0;
+    for (const l of this.links) if (l?.established) up++;
+    if (this.rank === 0 && up === this.expected) {
+      // Everyone registered: hand out the directory.
+      this.enc.reset();
+      for (const a of this.table) this.enc.string(a!.host).u32(a!.port);
+      const body = this.enc.finishCopy();
+      for (const l of this.links) if (l) this.sendCtl(l, Ctl.Table, body);
+    }
+    if (up === this.expected) this.resolveFormed();
+  }
+
+  private missingMessage(timeoutMs: number): string {
+    const missing: number[] = [];
+    for (let r = 0; r < this.size; r++) if (r !== this.rank && !this.links[r]?.established) missing.push(r);
+    return `rank ${this.rank}: mesh not formed after ${timeoutMs / 1000} s; no link to rank(s) ${missing.join(', ')}`;
+  }
+}
+
+interface LinkWithHandshake extends Link {
+  onHandshake?: (ctl: number, d: Decoder) => void;
+}
+
+function closeSocket(s: net.Socket): Promise<void> {
+  return new Promise((res) => {
+    if (s.destroyed) return res();
+    const t = setTimeout(() => s.destroy(), 2000);
+    s.once('close', () => {
+      clearTimeout(t);
+      res();
+    });
+    s.end();
+  });
+}
+
+/** The address to advertise for a listen host: wildcards need a concrete, reachable one. */
+export function advertiseFor(listenHost: string): string {
+  if (listenHost !== '0.0.0.0' && listenHost !== '::' && listenHost !== '') return listenHost;
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return os.hostname();
+}
+
+/** Form the mesh and return the transport once this rank is linked to every other rank. */
+export async function createTcpTransport(opts: TcpTransportOptions): Promise<TcpTransport> {
+  if (!(Number.isInteger(opts.size) && opts.size >= 1)) throw new RangeError(`bad size ${opts.size}`);
+  if (!(Number.isInteger(opts.rank) && opts.rank >= 0 && opts.rank < opts.size)) throw new RangeError(`bad rank ${opts.rank} for size ${opts.size}`);
+  const mesh = new Mesh(opts);
+  await mesh.form();
+  return mesh;
+}

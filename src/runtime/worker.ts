@@ -1,0 +1,100 @@
+// Worker thread: runs atomic CFs (ucodes) only. It pulls batches from its port synchronously
+// and parks on an Atomics flag when idle, so the system thread wakes only sleepers and a busy
+// worker never pays an event-loop round trip per batch.
+import { receiveMessageOnPort, workerData, parentPort, type MessagePort } from 'node:worker_threads';
+import { writeSync } from 'node:fs';
+import { Console } from 'node:console';
+import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { DF } from '../ucode/df.js';
+import { displayKey } from '../program/compile.js';
+import type { DfValue } from '../ucode/value.js';
+import { AWAKE, SLEEPING, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
+
+const init = workerData as WorkerInit;
+const states = new Int32Array(init.states);
+const me = init.index;
+
+// Ucode output goes straight to the file descriptors: ordered, unbuffered, never lost on abort.
+const syncStream = (fd: number) => new Writable({ write(chunk, _enc, cb) { writeSync(fd, chunk as Buffer); cb(); } });
+const out = syncStream(1), err = syncStream(2);
+globalThis.console = new Console({ stdout: out, stderr: err });
+Object.defineProperty(process, 'stdout', { value: out, configurable: true });
+Object.defineProperty(process, 'stderr', { value: err, configurable: true });
+
+type Ucode = (...args: unknown[]) => unknown;
+
+async function main(): Promise<void> {
+  const fns: Ucode[] = [];
+  if (init.bundle) {
+    const mod = (await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>;
+    for (const imp of init.imports) {
+      const f = mod[imp.symbol];
+      fns.push(typeof f === 'function' ? (f as Ucode) : missing(imp.symbol));
+    }
+  } else for (const imp of init.imports) fns.push(missing(imp.symbol));
+  parentPort!.postMessage({ ready: me });
+  loop(fns);
+}
+
+function missing(symbol: string): Ucode {
+  return () => { throw new Error(`the ucode module exports no function ${symbol}`); };
+}
+
+function loop(fns: Ucode[]): void {
+  const port = init.port;
+  for (;;) {
+    const m = receiveMessageOnPort(port);
+    if (m === undefined) {
+      Atomics.store(states, me, SLEEPING);
+      const again = receiveMessageOnPort(port); // a batch may have arrived before we slept
+      if (again === undefined) { Atomics.wait(states, me, SLEEPING); continue; }
+      Atomics.store(states, me, AWAKE);
+      if (!run(again.message as Batch | { stop: true }, fns)) return;
+      continue;
+    }
+    if (!run(m.message as Batch | { stop: true }, fns)) return;
+  }
+}
+
+function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
+  if ('stop' in msg) { port().close(); return false; }
+  const tasks = msg.tasks;
+  const outs: (DfValue | null)[][] = new Array(tasks.length);
+  const result: BatchResult = { worker: me, batch: msg.id, outs };
+  for (let ti = 0; ti < tasks.length; ti++) {
+    const t = tasks[ti]!;
+    const imp = init.imports[t.imp]!;
+    const params = imp.params;
+    const args = t.args;
+    if (t.fwd) for (let k = 0; k < t.fwd.length; k += 3) args[t.fwd[k]!] = outs[t.fwd[k + 1]!]![t.fwd[k + 2]!];
+    const call: unknown[] = new Array(params.length);
+    const outDfs: DF[] = [];
+    for (let i = 0; i < params.length; i++) {
+      const p = params[i];
+      if (p === 'value') call[i] = new DF(displayKey(t.keys[i]!), args[i] as DfValue, false);
+      else if (p === 'name') { const d = new DF(displayKey(t.keys[i]!), undefined, true); outDfs.push(d); call[i] = d; }
+      else call[i] = args[i];
+    }
+    try {
+      fns[t.imp]!(...call);
+    } catch (e) {
+      const ex = e instanceof Error ? e : new Error(String(e));
+      result.error = { task: ti, message: ex.message, stack: ex.stack };
+      outs.length = ti;
+      break;
+    }
+    const o: (DfValue | null)[] = new Array(outDfs.length);
+    for (let i = 0; i < outDfs.length; i++) o[i] = outDfs[i]!.value ?? null;
+    outs[ti] = o;
+  }
+  parentPort!.postMessage(result);
+  return true;
+}
+
+function port(): MessagePort { return init.port; }
+
+main().catch((e: unknown) => {
+  const ex = e instanceof Error ? e : new Error(String(e));
+  parentPort!.postMessage({ fatal: ex.message, worker: me });
+});

@@ -1,0 +1,91 @@
+// Clocks of a traced run.
+//
+// Wall clock: CLOCK_MONOTONIC (what process.hrtime reads), shared by every thread and process
+// of a host, as float64 ns since a run origin that the launcher takes once (`newRunOrigin`) and
+// hands to every node process and worker (`setRunOrigin`). Across hosts, per-node offsets go in
+// the manifest (TraceManifest.clock.offsets) and the reader applies them.
+//
+// Thread CPU clock: CLOCK_THREAD_CPUTIME_ID through the native addon (native/thread_clock.c,
+// built at install). Without it we fall back to the wall clock: for a synchronous ucode a CF's
+// wall time is an upper bound of its CPU time, so per-CF cpu ≤ wall still holds, but the value
+// is approximate and the trace says so (`cpuClockExact === false`, manifest clock.cpuExact).
+
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+interface ClockAddon { threadCpuNs(): number; monoNs(): number }
+
+const ADDON_REL = join('build', 'Release', 'thread_clock.node');
+
+/** Package root: the nearest ancestor of this module holding build/Release (src/ or dist/src/). */
+function findAddon(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const p = join(dir, ADDON_REL);
+    if (existsSync(p)) return p;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return undefined;
+}
+
+let addon: ClockAddon | undefined;
+let loadError = 'addon not built (build/Release/thread_clock.node missing; run `npm run install`)';
+if (process.env.LUNA_TRACE_NO_ADDON !== '1') {
+  const path = findAddon();
+  if (path) {
+    try {
+      addon = createRequire(import.meta.url)(path) as ClockAddon;
+      if (!(addon.threadCpuNs() >= 0)) throw new Error('clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed');
+    } catch (e) {
+      addon = undefined;
+      loadError = `addon failed to load: ${(e as Error).message}`;
+    }
+  }
+} else {
+  loadError = 'disabled by LUNA_TRACE_NO_ADDON=1';
+}
+
+/** True when threadCpuNs() reads the calling thread's exact CPU clock. */
+export const cpuClockExact: boolean = addon !== undefined;
+
+let originBig = process.hrtime.bigint();
+let originNum = Number(originBig);
+
+/** A new run origin (take it once per run, in the launcher, and pass it everywhere). */
+export function newRunOrigin(): bigint {
+  return process.hrtime.bigint();
+}
+
+/** Set this thread's run origin (bigint from newRunOrigin, or its decimal string). */
+export function setRunOrigin(origin: bigint | string): void {
+  originBig = typeof origin === 'bigint' ? origin : BigInt(origin);
+  originNum = Number(originBig);
+}
+
+export function runOrigin(): bigint {
+  return originBig;
+}
+
+/** Wall ns since the run origin on the host-wide monotonic clock. */
+export const wallNs: () => number = addon
+  ? ((a: ClockAddon) => () => a.monoNs() - originNum)(addon) // no BigInt allocation per call
+  : () => Number(process.hrtime.bigint() - originBig);
+
+/** This thread's CPU time in ns (exact with the addon; the wall clock otherwise). */
+export const threadCpuNs: () => number = addon ? addon.threadCpuNs : wallNs;
+
+let warned = false;
+/**
+ * The one warning a run prints when the exact CPU clock is missing: returns it the first time it
+ * is called in this thread (undefined afterwards or when the clock is exact). Call it from the
+ * launcher only, so that a run says it once.
+ */
+export function cpuClockWarningOnce(): string | undefined {
+  if (cpuClockExact || warned) return undefined;
+  warned = true;
+  return `luna: warning: exact thread CPU clock unavailable (${loadError}); CF CPU times are approximated by wall time and analyses will be marked approximate`;
+}

@@ -1,0 +1,162 @@
+// Merge of a trace directory into one time-ordered stream in bounded memory.
+// Each file is decoded lazily; a small per-file reorder window absorbs records written after
+// later ones (sysBusy is recorded when the busy span ends but stamped with its start), then a
+// k-way heap merge orders the files. Ties break by (node, thread) then file order, so the
+// output is deterministic.
+
+import { join } from 'node:path';
+import type { TraceEvent, TraceManifest } from './events.js';
+import { listTraceFiles, readManifest } from './dir.js';
+import { readThreadFile, type ReadOptions } from './reader.js';
+
+export interface ReadTraceOptions extends ReadOptions {
+  /** Add manifest.clock.offsets[node] to every time (default true). */
+  applyOffsets?: boolean;
+  /** Events a file may be out of time order by and still be sorted (default 8192). */
+  reorderWindow?: number;
+}
+
+export interface Trace {
+  manifest: TraceManifest;
+  /** One-shot iterator over all events of all files in time order. */
+  events: Iterable<TraceEvent>;
+  /** Damage reports; complete once `events` has been iterated to the end. */
+  warnings: string[];
+}
+
+/** Open every file of a trace directory (headers are checked now) and merge them lazily. */
+export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
+  const warnings = opts.warnings ?? [];
+  const manifest = readManifest(dir, warnings);
+  let files = manifest.files;
+  if (files.length === 0) {
+    files = listTraceFiles(dir);
+    warnings.push(`manifest lists no files (the run did not finish?); using the ${files.length} files found`);
+  }
+  const sources: Source[] = [];
+  for (const f of files) {
+    let tf;
+    try {
+      tf = readThreadFile(join(dir, f.path), { warnings, chunkBytes: opts.chunkBytes });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).message?.includes('ENOENT')) {
+        warnings.push(`${f.path}: listed in the manifest but missing`);
+        continue;
+      }
+      throw e;
+    }
+    const off = opts.applyOffsets === false ? 0 : manifest.clock?.offsets?.[tf.header.node] ?? 0;
+    sources.push(new Source(tf.events, sources.length, off, opts.reorderWindow ?? 8192, f.path, warnings));
+  }
+  return { manifest, events: { [Symbol.iterator]: () => mergeSources(sources) }, warnings };
+}
+
+/** A file's events, sorted within a bounded window. */
+class Source {
+  private buf: TraceEvent[] = [];
+  private head = 0;
+  private done = false;
+  private lastOut = -Infinity;
+  private warnedOrder = false;
+  current: TraceEvent | undefined;
+
+  constructor(
+    private readonly it: Iterator<TraceEvent>,
+    readonly index: number,
+    private readonly offset: number,
+    private readonly window: number,
+    private readonly name: string,
+    private readonly warnings: string[],
+  ) {}
+
+  /** Advance `current` to the next event in time order (undefined at the end). */
+  advance(): void {
+    while (!this.done && this.buf.length - this.head < this.window) {
+      const r = this.it.next();
+      if (r.done) {
+        this.done = true;
+        break;
+      }
+      this.insert(r.value);
+    }
+    if (this.head === this.buf.length) {
+      this.current = undefined;
+      return;
+    }
+    const e = this.buf[this.head++]!;
+    if (this.head > 4096 && this.head * 2 > this.buf.length) {
+      this.buf = this.buf.slice(this.head);
+      this.head = 0;
+    }
+    if (e.t < this.lastOut && !this.warnedOrder) {
+      this.warnedOrder = true;
+      this.warnings.push(`${this.name}: records out of time order by more than the reorder window (${this.window} events); merged order is approximate there`);
+    }
+    this.lastOut = e.t;
+    this.current = e;
+  }
+
+  private insert(e: TraceEvent): void {
+    if (this.offset !== 0) {
+      e.t += this.offset;
+      if (e.kind === 'sysBusy') e.end += this.offset;
+    }
+    const b = this.buf;
+    const n = b.length;
+    if (n === this.head || b[n - 1]!.t <= e.t) {
+      b.push(e);
+      return;
+    }
+    // Out of order: binary search for the first element with a larger t (stable).
+    let lo = this.head;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (b[mid]!.t <= e.t) lo = mid + 1;
+      else hi = mid;
+    }
+    b.splice(lo, 0, e);
+  }
+}
+
+const before = (a: Source, b: Source): boolean => {
+  const ta = a.current!.t;
+  const tb = b.current!.t;
+  return ta < tb || (ta === tb && a.index < b.index);
+};
+
+function* mergeSources(sources: Source[]): Generator<TraceEvent, void, undefined> {
+  // Binary min-heap of sources keyed by their current event.
+  const heap: Source[] = [];
+  for (const s of sources) {
+    s.advance();
+    if (s.current) heap.push(s);
+  }
+  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(heap, i);
+  while (heap.length > 0) {
+    const s = heap[0]!;
+    yield s.current!;
+    s.advance();
+    if (!s.current) {
+      const last = heap.pop()!;
+      if (heap.length === 0) break;
+      heap[0] = last;
+    }
+    down(heap, 0);
+  }
+}
+
+function down(h: Source[], i: number): void {
+  const n = h.length;
+  for (;;) {
+    const l = 2 * i + 1;
+    if (l >= n) return;
+    const r = l + 1;
+    const m = r < n && before(h[r]!, h[l]!) ? r : l;
+    if (!before(h[m]!, h[i]!)) return;
+    const tmp = h[i]!;
+    h[i] = h[m]!;
+    h[m] = tmp;
+    i = m;
+  }
+}

@@ -1,0 +1,104 @@
+// The DF handle that atomic code fragments (ucodes) receive for `value` and `name` parameters.
+// It mirrors LuNA's C++ DF class (LANGUAGE.md §7) with JS-friendly accessors. A handle is
+// created per CF execution; outputs are collected by the worker after the ucode returns.
+import {
+  T_INT, T_JS, T_RAW, T_REAL, T_STRING, TYPE_NAMES, sharedBytes, valueSize, type DfValue,
+} from './value.js';
+
+export class UcodeError extends Error {}
+
+type TypedArrayCtor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): A; BYTES_PER_ELEMENT: number };
+
+export class DF {
+  /** @internal */ value: DfValue | undefined;
+  /** @internal */ readonly writable: boolean;
+  /** @internal */ readonly dfName: string;
+
+  /** @internal */
+  constructor(name: string, value: DfValue | undefined, writable: boolean) {
+    this.dfName = name;
+    this.value = value;
+    this.writable = writable;
+  }
+
+  // ------------------------------------------------------------------ setters (outputs)
+  setInt(n: number): void { this.set({ t: T_INT, v: toInt(n, this.dfName) }); }
+  setReal(x: number): void {
+    if (typeof x !== 'number') throw new UcodeError(`setReal(${String(x)}) on DF ${this.dfName}: not a number`);
+    this.set({ t: T_REAL, v: x });
+  }
+  setString(s: string): void {
+    if (typeof s !== 'string') throw new UcodeError(`setString on DF ${this.dfName}: not a string`);
+    this.set({ t: T_STRING, v: s });
+  }
+  /** Any structured-cloneable JS value (typed arrays over shared memory stay shared). */
+  setValue(v: unknown): void {
+    if (v instanceof Uint8Array && v.buffer instanceof SharedArrayBuffer) this.set({ t: T_RAW, v });
+    else this.set({ t: T_JS, v });
+  }
+  /** A writable raw buffer of `byteLength` bytes in shared memory (zero-filled). */
+  create(byteLength: number): Uint8Array {
+    const bytes = new Uint8Array(new SharedArrayBuffer(byteLength));
+    this.set({ t: T_RAW, v: bytes });
+    return bytes;
+  }
+  createFloat64Array(n: number): Float64Array { return view(this.create(n * 8), Float64Array); }
+  createInt32Array(n: number): Int32Array { return view(this.create(n * 4), Int32Array); }
+  /** Store raw bytes (copied once into shared memory unless already shared). */
+  setData(bytes: ArrayBufferView): void { this.set({ t: T_RAW, v: sharedBytes(bytes) }); }
+  /** Share the other DF's value (no copy), like LuNA's copy(df). */
+  copy(input: DF): void { this.set(input.need('copy')); }
+
+  // ------------------------------------------------------------------ getters (inputs)
+  getInt(): number { return this.typed(T_INT, 'getInt') as number; }
+  getReal(): number { return this.typed(T_REAL, 'getReal') as number; }
+  getString(): string { return this.typed(T_STRING, 'getString') as string; }
+  /** The natural JS value: number, string, Uint8Array (raw) or the stored JS value. */
+  getValue(): unknown { return this.need('getValue').v; }
+  getData(): Uint8Array { return this.typed(T_RAW, 'getData') as Uint8Array; }
+  getFloat64Array(): Float64Array { return view(this.getData(), Float64Array); }
+  getInt32Array(): Int32Array { return view(this.getData(), Int32Array); }
+  getSize(): number { return valueSize(this.need('getSize')); }
+  /** cast_int / cast_real / cast_string of the original: convert instead of asserting. */
+  castInt(): number { const x = this.need('castInt'); return x.t === T_STRING ? parseStrict(x.v, this.dfName) | 0 : Math.trunc(Number(x.v)); }
+  castReal(): number { const x = this.need('castReal'); return x.t === T_STRING ? parseStrict(x.v, this.dfName) : Number(x.v); }
+  castString(): string { const x = this.need('castString'); return x.t === T_REAL ? x.v.toFixed(6) : String(x.v); }
+  isSet(): boolean { return this.value !== undefined; }
+  getType(): string { return TYPE_NAMES[this.value?.t ?? 0]; }
+  getName(): string { return this.dfName; }
+  toString(): string { return `DF<${this.getType()}>(${this.value ? String(this.value.v) : ''})`; }
+
+  // ------------------------------------------------------------------ internals
+  private set(v: DfValue): void {
+    if (!this.writable) throw new UcodeError(`DF ${this.dfName} is an input (value parameter): it cannot be set`);
+    if (this.value !== undefined) throw new UcodeError(`DF ${this.dfName} is already set: a DF is assigned once`);
+    this.value = v;
+  }
+  private need(op: string): DfValue {
+    if (this.value === undefined) throw new UcodeError(`${op}() on DF ${this.dfName}: the DF has no value yet`);
+    return this.value;
+  }
+  private typed(t: number, op: string): unknown {
+    const x = this.need(op);
+    if (x.t !== t) throw new UcodeError(`${op}() on DF ${this.dfName} which holds ${TYPE_NAMES[x.t]}${x.t <= T_STRING ? ` ${JSON.stringify(x.v)}` : ''}`);
+    return x.v;
+  }
+}
+
+function toInt(n: number, name: string): number {
+  if (typeof n !== 'number' || !Number.isFinite(n)) throw new UcodeError(`setInt(${String(n)}) on DF ${name}: not a finite number`);
+  return Math.trunc(n) | 0;
+}
+
+function parseStrict(s: string, name: string): number {
+  const x = Number(s.trim());
+  if (s.trim() === '' || Number.isNaN(x)) throw new UcodeError(`cannot convert string ${JSON.stringify(s)} of DF ${name} to a number`);
+  return x;
+}
+
+function view<A>(bytes: Uint8Array, Ctor: TypedArrayCtor<A>): A {
+  if (bytes.byteOffset % Ctor.BYTES_PER_ELEMENT !== 0 || bytes.byteLength % Ctor.BYTES_PER_ELEMENT !== 0) {
+    throw new UcodeError(`raw DF of ${bytes.byteLength} bytes is not a whole number of ${Ctor.BYTES_PER_ELEMENT}-byte elements`);
+  }
+  return new Ctor(bytes.buffer, bytes.byteOffset, bytes.byteLength / Ctor.BYTES_PER_ELEMENT);
+}

@@ -1,0 +1,53 @@
+// Ground truth: on random simulated programs the analyzer recovers exactly the S/L/O/W/U the
+// simulator injected (totals, per node, per worker thread), to 1 ns.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { analyzeSlow } from '../../src/analysis/slow/index.js';
+import { simulate, type SimOptions } from '../../src/analysis/sim/simulate.js';
+
+const F = ['S', 'L', 'O', 'W', 'U'] as const;
+
+function close(a: number, b: number, what: string): void {
+  assert.ok(Math.abs(a - b) <= 1, `${what}: analyzer ${a} vs injected ${b}`);
+}
+
+function check(o: SimOptions): void {
+  const sim = simulate(o);
+  const r = analyzeSlow(sim.manifest, sim.events);
+  const tag = `seed ${o.seed} (${o.nodes}×${o.threads}, ${o.cfs} CFs)`;
+  assert.deepEqual(r.warnings, [], `${tag}: warnings`);
+  close(r.tWall, sim.truth.tWall, `${tag} T_wall`);
+  close(r.tTotal, sim.truth.tTotal, `${tag} T_total`);
+  for (const f of F) close(r.t[f], sim.truth[f], `${tag} T_${f}`);
+  close(r.sum, r.tTotal, `${tag} ΣT_X`);
+  r.perNode.forEach((v, n) => { for (const f of F) close(v[f], sim.truth.perNode[n][f], `${tag} node ${n} T_${f}`); });
+  r.perThread.forEach((v, s) => { for (const f of F) close(v[f], sim.truth.perThread[s][f], `${tag} thread ${v.node}.${v.thread} T_${f}`); });
+  assert.equal(r.cfs, sim.program.length, `${tag}: CF count`);
+}
+
+test('analyzer recovers injected SLOU exactly on 150 random programs', () => {
+  for (let seed = 1; seed <= 150; seed++) {
+    const nodes = 1 + (seed % 4), threads = 1 + ((seed >> 2) % 3);
+    check({ seed, nodes, threads, cfs: 20 + (seed * 37) % 120, hopProb: 0.3, migrateProb: 0.3 });
+  }
+});
+
+test('exact with zero delays (ties everywhere)', () => {
+  for (let seed = 200; seed < 230; seed++) {
+    check({ seed, nodes: 3, threads: 2, cfs: 80, postDelay: [0, 0], sendDelay: [0, 0], startDelay: [0, 0], rootDelay: [0, 0], latency: [0, 3], work: [1, 5], preemptProb: 0.5 });
+  }
+});
+
+test('a larger program stays exact and the series sums to the totals', () => {
+  const sim = simulate({ seed: 999, nodes: 4, threads: 3, cfs: 3000 });
+  const r = analyzeSlow(sim.manifest, sim.events, { windowNs: 50_000 });
+  for (const f of F) close(r.t[f], sim.truth[f], `T_${f}`);
+  for (const f of F) {
+    const s = r.series.points.reduce((a, p) => a + p[f], 0);
+    assert.ok(Math.abs(s - r.t[f]) < 1e-6 * r.tTotal + 1, `series Σ${f}`);
+  }
+  assert.ok(r.series.points.length >= Math.floor(r.tWall / 50_000));
+  const auto = analyzeSlow(sim.manifest, sim.events);
+  assert.ok(auto.series.points.length <= 256 && auto.series.points.length >= 100, `auto windows ${auto.series.points.length}`);
+});

@@ -1,0 +1,284 @@
+// Static checks: one test per diagnostic (exact code, line, column), plus valid programs that
+// must come out clean. `§` in a test source marks where the diagnostic must point; it is
+// removed before compiling.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { compileFrontEnd, renderDiagnostics, type Diagnostic } from '../../src/lang/index.js';
+
+const H = [
+  'import c_v(value) as v;',
+  'import c_o(name) as o;',
+  'import c_n(int) as n1;',
+  'import c_s(string) as s1;',
+  'import c_vo(value, name) as vo;',
+  'import c_oo(name, name) as oo;',
+].join('\n') + '\n';
+
+const show = (d: Diagnostic): string => `${d.code}@${d.origin ? `${d.origin.line}:${d.origin.col}` : '-'}`;
+
+function compile(source: string, ucodeExports?: ReadonlySet<string>) {
+  return compileFrontEnd('t.fa', { source, ucodeExports });
+}
+
+/** The program (with one `§` marker) gives exactly one diagnostic: `code` at the marker. */
+function only(code: string, marked: string, ucodeExports?: ReadonlySet<string>): Diagnostic {
+  const k = marked.indexOf('§');
+  assert.ok(k >= 0 && marked.indexOf('§', k + 1) < 0, 'exactly one marker');
+  const before = marked.slice(0, k).split('\n');
+  const where = `${before.length}:${before[before.length - 1]!.length + 1}`;
+  const r = compile(marked.replace('§', ''), ucodeExports);
+  assert.deepEqual(r.diagnostics.map(show), [`${code}@${where}`], renderDiagnostics(r.diagnostics, r.pre));
+  assert.equal(r.program === null, code.startsWith('LUNA-E'));
+  return r.diagnostics[0]!;
+}
+
+// ------------------------------------------------------------------------- whole program
+
+test('E001 missing main', () => {
+  const r = compile(`${H}sub helper() n1(1);\n`);
+  assert.deepEqual(r.diagnostics.map(show), ['LUNA-E001@-']);
+  assert.equal(r.program, null);
+});
+
+test('E017 main parameters must be int, real or string', () => {
+  only('LUNA-E017', `${H}sub main(int a, §name b) n1(a);\n`);
+});
+
+// ------------------------------------------------------------------------------- names
+
+test('E002 undeclared name in an argument', () => {
+  const d = only('LUNA-E002', `${H}sub main() {\n  v(§x);\n}\n`);
+  assert.match(d.message, /undeclared name 'x'/);
+});
+
+test('E002 undeclared name in an index', () => {
+  only('LUNA-E002', `${H}sub main() {\n  df a;\n  v(a[§k]);\n}\n`);
+});
+
+test('E002 undeclared name in a rule', () => {
+  only('LUNA-E002', `${H}sub main() {\n  df a;\n  v(a) @ { locator_cyclic: §p + 1; };\n}\n`);
+});
+
+test('E002 undeclared name in a for bound', () => {
+  only('LUNA-E002', `${H}sub main() {\n  df a;\n  for i = 0..§m o(a[i]);\n}\n`);
+});
+
+test('E002 subs are closed scopes: no access to the caller\'s dfs', () => {
+  only('LUNA-E002', `${H}sub f() v(§a);\nsub main() {\n  df a;\n  o(a);\n  f();\n}\n`);
+});
+
+test('E002 a loop variable is not visible after its loop', () => {
+  only('LUNA-E002', `${H}sub main() {\n  df a;\n  for i = 0..3 o(a[i]);\n  v(a[§i]);\n}\n`);
+});
+
+test('E002 locator rule for a name that is neither a DF nor a label', () => {
+  only('LUNA-E002', `${H}sub main() {\n  df a;\n  o(a);\n} @ { locator_cyclic §q[i] => i; }\n`);
+});
+
+test('E003 unknown callee', () => {
+  only('LUNA-E003', `${H}sub main() {\n  df a;\n  §frob(a);\n}\n`);
+});
+
+test('E004 wrong argument count for an import', () => {
+  const d = only('LUNA-E004', `${H}sub main() {\n  df a, b;\n  §vo(a, b, b);\n}\n`);
+  assert.match(d.message, /takes 2 argument\(s\), 3 given/);
+});
+
+test('E004 wrong argument count for a sub', () => {
+  only('LUNA-E004', `${H}sub f(int k, name r) n1(k);\nsub main() {\n  §f(1);\n}\n`);
+});
+
+// ------------------------------------------------------------------------------- types
+
+test('E005 invalid operation on strings, at the operator', () => {
+  const d = only('LUNA-E005', `${H}sub main() {\n  if "a" §>= "b" n1(1);\n}\n`);
+  assert.equal(d.message, 'invalid operation on strings: >=');
+});
+
+test('E005 unary minus of a string', () => {
+  only('LUNA-E005', `${H}sub main() {\n  s1(§-"x");\n}\n`);
+});
+
+test('E006 a name parameter needs a DF reference, not an expression', () => {
+  only('LUNA-E006', `${H}sub main() {\n  df a;\n  o(§a + 1);\n}\n`);
+});
+
+test('E006 a name parameter needs a DF, not a loop variable', () => {
+  only('LUNA-E006', `${H}sub f(name r) o(r);\nsub main() {\n  for i = 0..2 f(§i);\n}\n`);
+});
+
+test('E007 a value parameter given an int literal', () => {
+  only('LUNA-E007', `${H}sub main() {\n  v(§5);\n}\n`);
+});
+
+test('E007 a value parameter given an int variable', () => {
+  only('LUNA-E007', `${H}sub main(int k) {\n  v(§k * 2);\n}\n`);
+});
+
+test('E008 real() of an int loop variable', () => {
+  only('LUNA-E008', `${H}sub main() {\n  for i = 0..2 v(§real(i));\n}\n`);
+});
+
+test('E009 string() casts are not implemented', () => {
+  only('LUNA-E009', `${H}sub main() {\n  df a;\n  o(a);\n  s1(§string(a));\n}\n`);
+});
+
+test('E010 a real in a string context (argument)', () => {
+  only('LUNA-E010', `${H}sub main(real r) {\n  s1(§r);\n}\n`);
+});
+
+test('E010 a real in a string concatenation', () => {
+  only('LUNA-E010', `${H}sub main() {\n  s1("x=" + §2.5);\n}\n`);
+});
+
+test('E011 a string where a number is expected', () => {
+  only('LUNA-E011', `${H}sub main() {\n  n1(§"seven");\n}\n`);
+});
+
+test('E011 a string index', () => {
+  only('LUNA-E011', `${H}sub main() {\n  df a;\n  v(a[§"k"]);\n}\n`);
+});
+
+test('E019 a locator target that is a loop variable', () => {
+  only('LUNA-E019', `${H}sub main() {\n  df a;\n  for i = 0..1 o(a[i]) @ { locator_cyclic §i => 0; };\n}\n`);
+});
+
+test('E023 indexing something that is not a DF', () => {
+  only('LUNA-E023', `${H}sub main(int k) {\n  n1(§k[1]);\n}\n`);
+});
+
+test('E024 duplicate parameter', () => {
+  only('LUNA-E024', `${H}sub f(int k, §int k) n1(k);\nsub main() f(1, 2);\n`);
+});
+
+// ------------------------------------------------------------------------- nfparam
+
+test('E012 an nfparam used as an argument', () => {
+  only('LUNA-E012', `${H}sub w() {\n  n1(§node);\n} @ { nfparam node; }\nsub main() w() @ { nfparam node => 1; };\n`);
+});
+
+test('E013 nfparam map on a call to a sub that does not declare it', () => {
+  only('LUNA-E013', `${H}sub w() n1(1);\nsub main() w() @ { nfparam §node => 1; };\n`);
+});
+
+// ---------------------------------------------------------------------- DF targets
+
+test('E014 the same output DF twice in one call', () => {
+  only('LUNA-E014', `${H}sub main() {\n  df a;\n  oo(a[1], §a[1]);\n}\n`);
+});
+
+test('E014 a >> target that is also an output', () => {
+  only('LUNA-E014', `${H}sub main() {\n  df a;\n  o(a) >> (§a);\n}\n`);
+});
+
+test('E019 a >> target that is not a DF', () => {
+  only('LUNA-E019', `${H}sub main() {\n  df a;\n  for i = 0..2 o(a[i]) >> (§i);\n}\n`);
+});
+
+test('E019 a --> target that is not a DF', () => {
+  only('LUNA-E019', `${H}sub main() {\n  df a;\n  o(a) --> (§7);\n}\n`);
+});
+
+test('E019 a request item that is not a DF', () => {
+  only('LUNA-E019', `${H}sub main(int k) {\n  df a;\n  o(a) @ { request §k; };\n}\n`);
+});
+
+test('E019 a delete item that is not a DF', () => {
+  only('LUNA-E019', `${H}sub main(int k) {\n  df a;\n  o(a) @ { delete §k; };\n}\n`);
+});
+
+test('E020 a while out target that is not a DF', () => {
+  only('LUNA-E020', `${H}sub main(int k) {\n  df a;\n  while j < 3, j = 0..out §k o(a[j]);\n}\n`);
+});
+
+test('E018 locator rule index count mismatch', () => {
+  const d = only('LUNA-E018', `${H}sub main() {\n  df a;\n  for i = 0..3 o(a[i]);\n} @ { locator_cyclic §a[i][j] => i; }\n`);
+  assert.match(d.message, /has 2 index\(es\), but 'a' is used with 1/);
+});
+
+test('E018 for a CF label', () => {
+  only('LUNA-E018', `${H}sub main() {\n  df a;\n  for i = 0..3 cf p[i]: o(a[i]);\n} @ { locator_cyclic §p => 0; }\n`);
+});
+
+// ------------------------------------------------------------------------- ucode and C++
+
+const FOREIGN = 'C++ sub hello(int k) ${{ printf("%d", k); $}}\n';
+
+test('E015 an import without an export in the ucode module', () => {
+  only('LUNA-E015', `import §c_f(int) as f;\nsub main() f(1);\n`, new Set(['c_g']));
+});
+
+test('W004 an unused import without an export is only a warning', () => {
+  only('LUNA-W004', `import §c_f(int) as f;\nimport c_g(int) as g;\nsub main() g(1);\n`, new Set(['c_g']));
+});
+
+test('E016 an inline C++ sub without a TypeScript twin', () => {
+  const d = only('LUNA-E016', `§${FOREIGN}sub main() hello(1);\n`, new Set());
+  assert.equal(d.message, 'inline C++ sub hello needs a TypeScript implementation: export function hello from the ucode module');
+});
+
+test('an inline C++ sub with a TypeScript twin is fine', () => {
+  assert.deepEqual(compile(`${FOREIGN}sub main() hello(1);\n`, new Set(['hello'])).diagnostics, []);
+});
+
+test('W001 C++ head is ignored', () => {
+  only('LUNA-W001', `§C++ head \${{ #include <cstdio> $}}\n${H}sub main() n1(1);\n`);
+});
+
+// ------------------------------------------------------------------------- duplicates
+
+test('W002 duplicate sub: warning, the later one wins', () => {
+  const d = only('LUNA-W002', `${H}sub f() n1(1);\nsub §f(int k) n1(k);\nsub main() f(2);\n`);
+  assert.match(d.message, /previous at t\.fa:7:5/);
+});
+
+test('W002 an import and a sub with the same name', () => {
+  only('LUNA-W002', `${H}sub §v(int k) n1(k);\nsub main() v(2);\n`);
+});
+
+test('W002 duplicate df in one block', () => {
+  only('LUNA-W002', `${H}sub main() {\n  df a, §a;\n  o(a);\n}\n`);
+});
+
+test('a df in an inner block may shadow an outer one', () => {
+  assert.deepEqual(compile(`${H}sub main() {\n  df a;\n  o(a);\n  for i = 0..1 { df a; o(a); }\n}\n`).diagnostics, []);
+});
+
+// --------------------------------------------------------------------------- reporting
+
+test('all diagnostics of a file, sorted, one per mistake', () => {
+  const src = `${H}sub main(int k) {\n  df a;\n  v(zz);\n  frob(a);\n  o(a + 1);\n  v(zz);\n}\n`;
+  assert.deepEqual(compile(src).diagnostics.map(show), ['LUNA-E002@9:5', 'LUNA-E003@10:3', 'LUNA-E006@11:5', 'LUNA-E002@12:5']);
+});
+
+test('no follow-up errors from an unknown callee or undeclared names', () => {
+  const src = `${H}sub main() {\n  frob(1 + zz, "a" + 1.5);\n}\n`;
+  assert.deepEqual(compile(src).diagnostics.map(show), ['LUNA-E003@8:3', 'LUNA-E002@8:12', 'LUNA-E010@8:22']);
+});
+
+test('renderDiagnostics shows file:line:col, the line and a caret', () => {
+  const r = compile(`${H}sub main() {\n  v(x);\n}\n`);
+  assert.equal(renderDiagnostics(r.diagnostics, r.pre), [
+    "t.fa:8:5: error[LUNA-E002]: undeclared name 'x'",
+    '   |',
+    ' 8 |   v(x);',
+    '   |     ^',
+  ].join('\n'));
+});
+
+// ------------------------------------------------------------------------ valid programs
+
+const VALID = 'test/lang/fixtures-check/valid';
+const EXPORTS: Record<string, string[]> = { 'foreign.fa': ['hello', 'c_print'] };
+
+for (const f of fs.readdirSync(VALID).filter((x) => x.endsWith('.fa')).sort()) {
+  test(`valid program ${f} has no errors`, () => {
+    const exp = EXPORTS[f];
+    const r = compileFrontEnd(path.join(VALID, f), { ucodeExports: exp ? new Set(exp) : undefined });
+    const errors = r.diagnostics.filter((d) => d.severity === 'error' || d.code !== 'LUNA-W001');
+    assert.deepEqual(errors, [], renderDiagnostics(r.diagnostics, r.pre));
+    assert.ok(r.program);
+  });
+}

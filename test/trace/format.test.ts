@@ -1,0 +1,192 @@
+// Writer → reader round trips, spills, merging, and damaged files.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { FIXED_SIZE, HEADER_BYTES, K } from '../../src/trace/format.js';
+import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
+import { readTrace } from '../../src/trace/merge.js';
+import { readThreadFile } from '../../src/trace/reader.js';
+import { ThreadTraceWriter } from '../../src/trace/writer.js';
+import { TraceFormatError, traceFileName } from '../../src/trace/index.js';
+import type { TraceEvent } from '../../src/trace/events.js';
+import { collect, everyKind, manifest, rng, tempDir } from './helpers.js';
+
+test('every event kind survives writer → reader', (t) => {
+  const dir = tempDir(t);
+  const w = ThreadTraceWriter.open(dir, 3, 2);
+  const expected = everyKind(w, 3, 2, 1000);
+  w.close();
+  const f = readThreadFile(join(dir, traceFileName(3, 2)));
+  assert.equal(f.header.node, 3);
+  assert.equal(f.header.thread, 2);
+  const warnings: string[] = [];
+  assert.deepEqual(collect(readThreadFile(f.path, { warnings }).events), expected);
+  assert.deepEqual(warnings, []);
+  const kinds = new Set(expected.map((e) => e.kind));
+  assert.equal(kinds.size, Object.keys(K).length, 'the fixture covers every record kind');
+});
+
+test('small buffer spills many times and small read chunks reassemble records', (t) => {
+  const dir = tempDir(t);
+  const w = ThreadTraceWriter.open(dir, 0, 1, { bufferBytes: 8192 });
+  const expected: TraceEvent[] = [];
+  for (let i = 0; i < 2000; i++) expected.push(...everyKind(w, 0, 1, i * 100000, i * 10));
+  w.close();
+  assert.ok(w.written > 40 * 8192, 'spilled many buffers');
+  assert.equal(statSync(w.path).size, w.written);
+  const got = collect(readThreadFile(w.path, { chunkBytes: 1 }).events); // chunk is raised to its minimum
+  assert.deepEqual(got, expected);
+  const avg = (w.written - HEADER_BYTES) / w.records;
+  assert.ok(avg <= 32, `average record ${avg} bytes`);
+});
+
+test('long strings are cut, non-ASCII survives', (t) => {
+  const dir = tempDir(t);
+  const w = ThreadTraceWriter.open(dir, 0, 0);
+  w.cfCreated(1, 1, 0, 0, 'g'.repeat(5000), 'λ'.repeat(3000));
+  w.close();
+  const [e] = collect(readThreadFile(w.path).events);
+  assert.equal(e?.kind, 'cfCreated');
+  if (e?.kind !== 'cfCreated') return;
+  assert.equal(e.gid, 'g'.repeat(1024));
+  assert.equal(e.label, 'λ'.repeat(512));
+});
+
+test('several files merge into one time-ordered stream (stable ties, late sysBusy, offsets)', (t) => {
+  const dir = tempDir(t);
+  openTraceDir(dir, manifest(2, 2));
+  const files = [];
+  const all: TraceEvent[] = [];
+  const r = rng(7);
+  for (const [node, thread] of [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1]] as const) {
+    const w = ThreadTraceWriter.open(dir, node, thread, { bufferBytes: 8192 });
+    let tt = 0;
+    for (let i = 0; i < 3000; i++) {
+      tt += Math.floor(r() * 50); // many equal times across files
+      if (thread === 0 && i % 100 === 99) {
+        w.sysBusy(tt - 2000, tt); // recorded at the end of the span, stamped with its start
+        all.push({ kind: 'sysBusy', t: tt - 2000 + (node === 1 ? 1e6 : 0), end: tt + (node === 1 ? 1e6 : 0), node, thread });
+      } else {
+        w.cfReady(tt, i);
+        all.push({ kind: 'cfReady', t: tt + (node === 1 ? 1e6 : 0), cf: i, node, thread });
+      }
+    }
+    w.close();
+    files.push({ node, thread, path: traceFileName(node, thread) });
+  }
+  writeManifest(dir, manifest(2, 2, { files, clock: { cpuExact: true, offsets: [0, 1e6] } }));
+  const trace = readTrace(dir);
+  const got = collect(trace.events);
+  assert.deepEqual(trace.warnings, []);
+  assert.equal(got.length, all.length);
+  for (let i = 1; i < got.length; i++) {
+    const a = got[i - 1]!, b = got[i]!;
+    assert.ok(a.t < b.t || (a.t === b.t && (a.node < b.node || (a.node === b.node && a.thread <= b.thread))), `order at ${i}`);
+  }
+  // Same multiset of events, and per-file relative order of equal times preserved.
+  const key = (e: TraceEvent): string => JSON.stringify(Object.entries(e).sort());
+  assert.deepEqual(got.map(key).sort(), all.map(key).sort());
+});
+
+test('a missing manifest file list falls back to the files found, with a warning', (t) => {
+  const dir = tempDir(t);
+  openTraceDir(dir, manifest(1, 1));
+  const w = ThreadTraceWriter.open(dir, 0, 1);
+  w.programStart(5);
+  w.close();
+  const trace = readTrace(dir);
+  assert.equal(collect(trace.events).length, 1);
+  assert.match(trace.warnings.join('\n'), /manifest lists no files/);
+});
+
+function writeSample(dir: string): { path: string; events: TraceEvent[] } {
+  const w = ThreadTraceWriter.open(dir, 1, 1, { bufferBytes: 8192 });
+  const events: TraceEvent[] = [];
+  for (let i = 0; i < 50; i++) events.push(...everyKind(w, 1, 1, i * 1e5, i * 10));
+  w.close();
+  return { path: w.path, events };
+}
+
+test('truncated at random offsets: the valid prefix is kept and the cut is reported', (t) => {
+  const dir = tempDir(t);
+  const { path, events } = writeSample(dir);
+  const bytes = readFileSync(path);
+  const r = rng(42);
+  const cut = join(dir, 'cut.lt');
+  let reported = 0;
+  for (let k = 0; k < 60; k++) {
+    const n = HEADER_BYTES + Math.floor(r() * (bytes.length - HEADER_BYTES));
+    writeFileSync(cut, bytes.subarray(0, n));
+    const warnings: string[] = [];
+    const got = collect(readThreadFile(cut, { warnings }).events);
+    assert.deepEqual(got, events.slice(0, got.length), `prefix at cut ${n}`);
+    if (warnings.length === 0) {
+      // The cut fell on a record boundary: then nothing may be missing from the prefix.
+      assert.equal(got.length < events.length ? 'boundary' : 'end', got.length < events.length ? 'boundary' : 'end');
+      continue;
+    }
+    reported++;
+    assert.equal(warnings.length, 1);
+    const m = /^cut\.lt: truncated at byte offset (\d+): the last (\d+) bytes/.exec(warnings[0]!);
+    assert.ok(m, warnings[0]);
+    assert.equal(Number(m[1]) + Number(m[2]), n, 'offset + bytes cut = file size');
+  }
+  assert.ok(reported > 40);
+});
+
+test('a corrupted kind byte stops the file at the last valid record, naming offset and kind', (t) => {
+  const dir = tempDir(t);
+  const { path, events } = writeSample(dir);
+  const bytes = Buffer.from(readFileSync(path));
+  // Records 0 and 1 of the sample are programStart and a cfCreated with 5 + 9 string bytes.
+  const off = HEADER_BYTES + FIXED_SIZE[K.programStart]! + FIXED_SIZE[K.cfCreated]! + 5 + Buffer.byteLength('mul[1, 2]');
+  assert.equal(events[1]!.kind, 'cfCreated');
+  bytes[off] = 0xee;
+  writeFileSync(path, bytes);
+  const warnings: string[] = [];
+  const got = collect(readThreadFile(path, { warnings }).events);
+  assert.deepEqual(got, events.slice(0, 2));
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, new RegExp(`corrupted record at byte offset ${off}: unknown kind byte 238`));
+});
+
+test('an impossible value (NaN time) is reported with the record kind', (t) => {
+  const dir = tempDir(t);
+  const { path, events } = writeSample(dir);
+  const bytes = Buffer.from(readFileSync(path));
+  const off = HEADER_BYTES;
+  bytes.writeDoubleLE(NaN, off + 1);
+  writeFileSync(path, bytes);
+  const warnings: string[] = [];
+  const got = collect(readThreadFile(path, { warnings }).events);
+  assert.equal(got.length, 0);
+  assert.ok(events.length > 0);
+  assert.match(warnings[0]!, /corrupted record at byte offset 32 \(kind 1 = programStart\): impossible field values/);
+});
+
+test('wrong magic, version or file kind: a clear TraceFormatError naming the file', (t) => {
+  const dir = tempDir(t);
+  const { path } = writeSample(dir);
+  const good = readFileSync(path);
+  const cases: [string, (b: Buffer) => void, RegExp][] = [
+    ['version', (b) => b.writeUInt16LE(9, 8), /version 9 is not supported/],
+    ['kind', (b) => b.writeUInt16LE(3, 10), /file kind 3 is not a per-thread event file/],
+    ['magic', (b) => b.write('GARBAGE!', 0, 'latin1'), /not a luna-ts trace file/],
+    ['short', () => undefined, /truncated header/],
+  ];
+  for (const [name, damage, re] of cases) {
+    const b = Buffer.from(name === 'short' ? good.subarray(0, 12) : good);
+    damage(b);
+    writeFileSync(path, b);
+    assert.throws(() => readThreadFile(path), (e: unknown) => {
+      assert.ok(e instanceof TraceFormatError, name);
+      assert.ok(e.message.startsWith(path), e.message);
+      assert.match(e.message, re);
+      return true;
+    });
+  }
+  // readTrace reports the same error for a bad file in a directory.
+  writeManifest(dir, manifest(2, 1, { files: [{ node: 1, thread: 1, path: traceFileName(1, 1) }] }));
+  assert.throws(() => readTrace(dir), TraceFormatError);
+});

@@ -1,0 +1,55 @@
+// Shared logic of the transport tests, run both in the test process (as rank 0) and in the
+// spawned peers (peer.ts).
+import { Decoder, Encoder } from '../../src/runtime/transport/codec.js';
+import type { Transport } from '../../src/runtime/transport/types.js';
+
+export const TAG_MESH = 1;
+export const TAG_REPORT = 900;
+export const TAG_LOST = 901;
+export const TAG_QUIT = 999;
+
+export interface MeshReport {
+  rank: number;
+  received: number[]; // per sender
+  errors: string[];
+}
+
+function payloadFor(from: number, seq: number): Uint8Array | undefined {
+  if (seq % 7 !== 0) return undefined;
+  return new Uint8Array((seq % 100) + 1).fill((from * 31 + seq) & 255);
+}
+
+/**
+ * Every rank sends `count` numbered messages to every rank (itself included) and checks that
+ * each sender's messages arrive complete and in order. Resolves with this rank's report.
+ * Messages other than TAG_MESH go to `other`.
+ */
+export function runMesh(t: Transport, count: number, other: (from: number, tag: number, body: Uint8Array) => void): Promise<MeshReport> {
+  const received = new Array<number>(t.size).fill(0);
+  const errors: string[] = [];
+  return new Promise((resolve) => {
+    const check = () => {
+      if (received.every((n) => n === count)) resolve({ rank: t.rank, received, errors });
+    };
+    t.onMessage((from, tag, body, payload) => {
+      if (tag !== TAG_MESH) return other(from, tag, body);
+      const d = new Decoder(body);
+      const src = d.u32();
+      const seq = d.u32();
+      if (src !== from) errors.push(`message from ${from} claims sender ${src}`);
+      if (seq !== received[from]) errors.push(`from ${from}: got seq ${seq}, expected ${received[from]}`);
+      const want = payloadFor(from, seq);
+      if ((want === undefined) !== (payload === undefined) || (want && !Buffer.from(want).equals(payload!))) {
+        errors.push(`from ${from} seq ${seq}: wrong payload`);
+      }
+      received[from]!++;
+      check();
+    });
+    const enc = new Encoder();
+    // Interleave destinations so coalescing and ordering are exercised across peers.
+    for (let seq = 0; seq < count; seq++) {
+      for (let to = 0; to < t.size; to++) t.send(to, TAG_MESH, enc.reset().u32(t.rank).u32(seq).finish(), payloadFor(t.rank, seq));
+    }
+    check();
+  });
+}
