@@ -39,7 +39,8 @@ for (const [cmd, pre] of candidates()) {
   const r = spawnSync(cmd, [...pre, 'rebuild', ...nodedirArgs()], quiet);
   if (r.status === 0 && existsSync(join(root, 'build', 'Release', 'thread_clock.node'))) process.exit(0);
   const out = `${r.stderr ?? ''}${r.stdout ?? ''}`.trim().split('\n').filter(Boolean);
-  const why = r.error ? r.error.message : out.find((l) => /error/i.test(l)) ?? out.slice(-1)[0] ?? `exit ${r.status}`;
+  const stack = out.map((l) => /gyp ERR! stack Error: (.*)/.exec(l)?.[1]).find(Boolean);
+  const why = r.error ? r.error.message : stack ?? out.find((l) => /error/i.test(l)) ?? out.slice(-1)[0] ?? `exit ${r.status}`;
   if (!r.error || lastError === 'node-gyp not found') lastError = `${cmd === process.execPath ? pre[0] : cmd}: ${why}`;
 }
 console.warn(`luna-ts: warning: thread CPU clock addon not built (${lastError}); traces will mark CPU times as approximate`);

@@ -1,6 +1,9 @@
-// `luna run`: load, check, run on 1..N nodes, print faults and hangs; exit 0 / 1.
+// `luna run`: load, check, run on 1..N nodes (local processes, or ranks of mpirun/srun),
+// print faults and hangs; exit 0 / 1. Only rank 0 reports, so messages are not repeated.
 import { loadProgram } from '../program/load.js';
-import { runSingleNode } from '../runtime/run.js';
+import { runClusterNode, runSingleNode, type RunResult } from '../runtime/run.js';
+import { detectLaunch } from '../runtime/launch/env.js';
+import { startNode, type StartedNode } from '../runtime/launch/cluster.js';
 
 export interface RunCliOptions {
   threads?: number;
@@ -13,16 +16,42 @@ export interface RunCliOptions {
 }
 
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
+  const launch = detectLaunch();
   const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean) });
   if (!loaded.program) {
-    process.stderr.write(loaded.text + '\n');
+    if (launch.rank === 0) process.stderr.write(loaded.text + '\n');
     return 1;
   }
-  if (loaded.diagnostics.length > 0 && !o.quiet) process.stderr.write(loaded.text + '\n');
-  const res = await runSingleNode({ program: loaded.program, bundle: loaded.bundle?.file, args, threads: o.threads });
-  if (!res.ok) {
-    process.stderr.write(`luna: error: ${res.message}\n`);
+  if (loaded.diagnostics.length > 0 && !o.quiet && launch.rank === 0) process.stderr.write(loaded.text + '\n');
+  const base = { program: loaded.program, bundle: loaded.bundle?.file, args, threads: o.threads };
+
+  if (launch.launcher === 'local' && (o.nodes ?? 1) === 1) {
+    const res = await runSingleNode(base);
+    return report(res);
+  }
+  let started: StartedNode;
+  try {
+    started = await startNode({ nodes: o.nodes, bind: o.bind, allocPayload: (n) => new Uint8Array(new SharedArrayBuffer(n)) });
+  } catch (e) {
+    process.stderr.write(`luna: error: cannot connect the nodes: ${e instanceof Error ? e.message : String(e)}\n`);
     return 1;
   }
-  return 0;
+  const { transport, children } = started;
+  const res = await runClusterNode({ ...base, transport });
+  if (children) {
+    const timeout = new Promise<void>((r) => setTimeout(r, res.ok ? 5000 : 1000).unref());
+    await Promise.race([children.exited(), timeout]);
+    children.killAll();
+  }
+  if (transport.rank !== 0) {
+    if (res.message) process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
+    return res.ok ? 0 : 1;
+  }
+  return report(res);
+}
+
+function report(res: RunResult): number {
+  if (res.ok) return 0;
+  if (res.message) process.stderr.write(`luna: error: ${res.message}\n`);
+  return 1;
 }

@@ -37,6 +37,8 @@ export type CArg =
   | { kind: 'out'; ref: CDfRef };                                  // name param
 
 export interface SiteBase {
+  /** index in CompiledProgram.sites: identical on every node (migration refers to it) */
+  id: number;
   spawnNo: number;
   pos: number;
   origin: Origin;
@@ -87,6 +89,10 @@ export interface CompiledProgram {
   main: SubTemplate;
   /** the synthetic site that calls main (gid = empty) */
   mainSite: SubCallSite;
+  /** every spawn site, by id */
+  sites: Site[];
+  /** some CF may be stolen by idle nodes */
+  hasStealable: boolean;
 }
 
 export class ProgramError extends Error {
@@ -115,6 +121,7 @@ class Compiler {
   codes: string[] = ['for', 'while', 'if'];
   imports = new Map<string, ImportDef>();
   subs = new Map<string, SubTemplate>();
+  sites: Site[] = [];
   private frame = 0;
   private cur: SubTemplate | null = null;
 
@@ -139,10 +146,10 @@ class Compiler {
     const main = this.subs.get('main');
     if (!main) throw new ProgramError('the program has no sub main');
     const mainSite: SubCallSite = {
-      kind: 'subcall', spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [],
+      kind: 'subcall', id: -1, spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [],
       stealable: false, requests: [], deletes: [], setdfs: [], code: main.code, sub: null, target: main, args: [], nf: [],
     };
-    return { codes: this.codes, imports: [...this.imports.values()], subs: this.subs, main, mainSite };
+    return { codes: this.codes, imports: [...this.imports.values()], subs: this.subs, main, mainSite, sites: this.sites, hasStealable: this.sites.some((x) => x.stealable) };
   }
 
   private code(name: string): number {
@@ -190,11 +197,18 @@ class Compiler {
     });
     sc.maps = b.rules.filter((r): r is MapRule => r.kind === 'map');
     const stmts: Site[] = [];
-    b.stmts.forEach((s, i) => stmts.push(this.stmt(s, i, sc, b.rules)));
+    b.stmts.forEach((s, i) => stmts.push(this.stmt(s, i, sc)));
     return { dfs, stmts };
   }
 
-  private stmt(s: Stmt, spawnNo: number, sc: Scope, blockRules: Rule[]): Site {
+  private stmt(s: Stmt, spawnNo: number, sc: Scope): Site {
+    const site = this.site(s, spawnNo, sc);
+    site.id = this.sites.length;
+    this.sites.push(site);
+    return site;
+  }
+
+  private site(s: Stmt, spawnNo: number, sc: Scope): Site {
     switch (s.kind) {
       case 'cf': return this.cf(s, spawnNo, sc);
       case 'for': return this.forStmt(s, spawnNo, sc);
@@ -202,7 +216,6 @@ class Compiler {
       case 'if': return this.ifStmt(s, spawnNo, sc);
       case 'let': throw new ProgramError('internal: let must be substituted before compilation', this.originOf(s.pos));
     }
-    void blockRules;
   }
 
   // ------------------------------------------------------------------ expressions and refs
@@ -285,7 +298,7 @@ class Compiler {
       const own = this.ownerFn(label, labelIdx, sc);
       if (own !== zero) locator = own;
     }
-    return { spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, requests, deletes, setdfs: [], code, sub: this.cur };
+    return { id: -1, spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, requests, deletes, setdfs: [], code, sub: this.cur };
   }
 
   private refs(items: (IdExpr | Expr)[], sc: Scope): CDfRef[] {

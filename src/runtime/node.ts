@@ -48,6 +48,7 @@ export interface RemoteOps {
   migrate(cf: Cf, to: number): void;
   request(key: string, owner: number): void;
   post(key: string, owner: number, v: DfValue, count: number): void;
+  respond(key: string, to: number, v: DfValue): void;
   destroy(key: string, owner: number): void;
   push(pushKey: string, owner: number, v: DfValue): void;
 }
@@ -176,7 +177,7 @@ export class NodeRuntime {
     try {
       const e = this.entry(key);
       if (e.destroyedEarly) throw new RunFault(`node ${from} requested DF ${displayKey(key)}, which was destroyed before it was computed`);
-      if (e.v !== undefined) { this.consume(e, key, 1); this.host.remote!.post(key, -1 - from, e.v, 0); }
+      if (e.v !== undefined) { this.consume(e, key, 1); this.host.remote!.respond(key, from, e.v); }
       else (e.remote ??= []).push(from);
     } catch (err) { this.fail(err); }
     this.schedule();
@@ -205,6 +206,44 @@ export class NodeRuntime {
   remotePush(pushKey: string, v: DfValue): void {
     this.pushLocal(pushKey, v);
     this.schedule();
+  }
+
+  /** CFs that could be given to an idle node now. */
+  stealableCount(): number {
+    let n = 0;
+    for (const cf of this.readyCfs) if (cf.site.stealable) n++;
+    for (let i = this.qHead; i < this.runQ.length; i++) if (this.runQ[i]!.site.stealable) n++;
+    return Math.max(0, n - this.host.threads);
+  }
+
+  /**
+   * Give away up to `max` CFs marked `stealable` that have not started here (dynamic load
+   * balancing): ready atomic CFs first, then queued ones not yet examined.
+   */
+  takeStealable(max: number): Cf[] {
+    const out: Cf[] = [];
+    if (!this.program.hasStealable || max <= 0) return out;
+    // Keep enough for our own workers; give from the tail (the work we would do last).
+    const keep = this.host.threads;
+    for (let i = this.readyCfs.length - 1; i >= keep && out.length < max; i--) {
+      const cf = this.readyCfs[i]!;
+      if (!cf.site.stealable) continue;
+      this.readyCfs.splice(i, 1);
+      this.readyTasks.splice(i, 1);
+      out.push(cf);
+    }
+    for (let i = this.runQ.length - 1; i > this.qHead + keep && out.length < max; i--) {
+      const cf = this.runQ[i]!;
+      if (!cf.site.stealable || cf.state !== QUEUED) continue;
+      this.runQ.splice(i, 1);
+      out.push(cf);
+    }
+    for (const cf of out) {
+      this.live--;
+      cf.state = DONE;
+      if (this.tr) this.tr.cfMigrate(this.host.now(), cf.id, -1);
+    }
+    return out;
   }
 
   /** Nothing to do here right now (no queued CF, no batch in flight). */
@@ -295,7 +334,9 @@ export class NodeRuntime {
       let w = -1;
       for (let i = 0; i < T; i++) if (inflight[i]! < 2 && (w < 0 || inflight[i]! < inflight[w]!)) w = i;
       if (w < 0) break;
-      const n = Math.min(MAX_BATCH, Math.max(1, Math.ceil((this.readyTasks.length - next) / (2 * T))));
+      // With several nodes keep batches small so that idle nodes find work to steal.
+      const share = this.size > 1 && this.program.hasStealable ? 2 * T * this.size : 2 * T;
+      const n = Math.min(MAX_BATCH, Math.max(1, Math.ceil((this.readyTasks.length - next) / share)));
       const tasks = this.readyTasks.slice(next, next + n);
       const cfs = this.readyCfs.slice(next, next + n);
       next += n;
@@ -665,7 +706,7 @@ export class NodeRuntime {
     if (got !== undefined) return got;
     if (this.fwdOut !== null && this.fwdOut.has(key)) { this.fwdBlocked = true; this.frame.missing = true; return undefined; }
     if (cf.isPending(key)) { this.frame.missing = true; return undefined; }
-    if (owner === this.self || owner < 0) {
+    if (owner === this.self) {
       const e = this.entry(key);
       if (e.v !== undefined) {
         this.consume(e, key, 1);
@@ -759,7 +800,7 @@ export class NodeRuntime {
     if (n === 0) { if (count === 0) this.free(key, e); return; }
     this.consume(e, key, n);
     if (waiters) for (const w of waiters) this.deliver(w, key, v);
-    if (remote) for (const node of remote) this.host.remote!.post(key, -1 - node, v, 0);
+    if (remote) for (const node of remote) this.host.remote!.respond(key, node, v);
   }
 
   private deliver(cf: Cf, key: string, v: DfValue): void {

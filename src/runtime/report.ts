@@ -1,6 +1,7 @@
 // Human messages for run-time faults and hangs: the CF's label, indices, source position.
 import type { Origin } from '../lang/source.js';
 import type { Cf } from './cf.js';
+import type { NodeRuntime, RunFault } from './node.js';
 
 export function where(o: Origin): string {
   return o.line > 0 ? `${o.file}:${o.line}:${o.col}` : o.file;
@@ -22,3 +23,22 @@ export function formatHang(items: HangItem[]): string {
   if (items.length > max) lines.push(`  … and ${items.length - max} more`);
   return `the program hangs: nothing can run while ${items.length} CF(s) wait for data fragments that are never produced\n${lines.join('\n')}`;
 }
+
+export function faultText(rt: NodeRuntime, f: RunFault): string {
+  const lines = [f.message];
+  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf), rt.program.codes)}${rt.size > 1 ? ` on node ${rt.self}` : ''}`);
+  return lines.join('\n');
+}
+
+export function hangItems(rt: NodeRuntime, node: number): HangItem[] {
+  return rt.waitingReport().map((w) => ({
+    node,
+    origin: w.cf.site.origin,
+    text: `${describeCf(w.cf, w.label, rt.program.codes)}${rt.size > 1 ? ` on node ${node}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
+  }));
+}
+
+export function hangText(rt: NodeRuntime, node: number): string {
+  return formatHang(hangItems(rt, node));
+}
+

@@ -4,8 +4,9 @@ import type { CompiledProgram } from '../program/compile.js';
 import type { TraceSink } from '../trace/sink.js';
 import { NodeRuntime, RunFault } from './node.js';
 import { WorkerPool } from './pool.js';
-import { describeCf, formatHang, where, type HangItem } from './report.js';
-import { displayKey } from '../program/compile.js';
+import { faultText, hangText } from './report.js';
+import type { Transport } from './transport/types.js';
+import { ClusterNode, type ClusterResult } from './remote.js';
 
 export interface RunOptions {
   program: CompiledProgram;
@@ -21,7 +22,7 @@ export interface RunResult {
   ok: boolean;
   /** error text (fault or hang) when !ok */
   message?: string;
-  kind?: 'fault' | 'hang';
+  kind?: 'fault' | 'hang' | 'lost';
 }
 
 export function defaultThreads(): number {
@@ -61,22 +62,34 @@ export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
   return res;
 }
 
-export function faultText(rt: NodeRuntime, f: RunFault): string {
-  const lines = [f.message];
-  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf), rt.program.codes)}${rt.size > 1 ? ` on node ${rt.self}` : ''}`);
-  return lines.join('\n');
-}
 
-export function hangItems(rt: NodeRuntime, node: number): HangItem[] {
-  return rt.waitingReport().map((w) => ({
-    node,
-    origin: w.cf.site.origin,
-    text: `${describeCf(w.cf, w.label, rt.program.codes)}${rt.size > 1 ? ` on node ${node}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
-  }));
+/** Run this node of a multi-node run over `transport` (rank 0 starts main). */
+export async function runClusterNode(opts: RunOptions & { transport: Transport }): Promise<ClusterResult> {
+  const tp = opts.transport;
+  const threads = opts.threads ?? defaultThreads();
+  const cluster = new ClusterNode(tp);
+  let rt!: NodeRuntime;
+  const pool = new WorkerPool({
+    threads, bundle: opts.bundle, imports: opts.program.imports,
+    onResult: (r) => rt.onResult(r),
+    onFatal: (w, msg) => rt.fail(new RunFault(`worker thread ${w} failed: ${msg}`)),
+  });
+  rt = new NodeRuntime(opts.program, {
+    rank: tp.rank, size: tp.size, threads, inflight: pool.inflight, trace: opts.trace, now: opts.now ?? hr,
+    sendBatch: (w, b) => pool.send(w, b), remote: cluster,
+  }, { needGid: opts.needGid });
+  cluster.attach(rt);
+  try {
+    await pool.start();
+  } catch (e) {
+    await pool.kill();
+    return { ok: false, kind: 'fault', message: `node ${tp.rank}: cannot start worker threads: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (tp.rank === 0) {
+    try { rt.start(opts.args); } catch (e) { rt.fail(e); }
+  } else rt.schedule();
+  const res = await cluster.done;
+  if (res.ok) await pool.stop(); else await pool.kill();
+  await tp.close();
+  return res;
 }
-
-export function hangText(rt: NodeRuntime, node: number): string {
-  return formatHang(hangItems(rt, node));
-}
-
-export { where, displayKey };

@@ -72,8 +72,8 @@ function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
     const outDfs: DF[] = [];
     for (let i = 0; i < params.length; i++) {
       const p = params[i];
-      if (p === 'value') call[i] = new DF(displayKey(t.keys[i]!), args[i] as DfValue, false);
-      else if (p === 'name') { const d = new DF(displayKey(t.keys[i]!), undefined, true); outDfs.push(d); call[i] = d; }
+      if (p === 'value') call[i] = new DF(t.keys[i]!, args[i] as DfValue, false, displayKey);
+      else if (p === 'name') { const d = new DF(t.keys[i]!, undefined, true, displayKey); outDfs.push(d); call[i] = d; }
       else call[i] = args[i];
     }
     try {

@@ -1,19 +1,20 @@
 // Merge of a trace directory into one time-ordered stream in bounded memory.
-// Each file is decoded lazily; a small per-file reorder window absorbs records written after
-// later ones (sysBusy is recorded when the busy span ends but stamped with its start), then a
-// k-way heap merge orders the files. Ties break by (node, thread) then file order, so the
-// output is deterministic.
+// Each file is decoded lazily. Records are in time order within a file except sysBusy, written
+// when its span ends but stamped with its start; a raw pre-pass (scanLateness) measures how far
+// back any record goes, and each file holds back only the events that a later record could
+// still precede (none for a file in order). A k-way heap merge then orders the files. Ties break
+// by (node, thread) then file order, so the output is deterministic.
 
 import { join } from 'node:path';
 import type { TraceEvent, TraceManifest } from './events.js';
 import { listTraceFiles, readManifest } from './dir.js';
-import { readThreadFile, type ReadOptions } from './reader.js';
+import { readThreadFile, scanLateness, type ReadOptions } from './reader.js';
 
 export interface ReadTraceOptions extends ReadOptions {
   /** Add manifest.clock.offsets[node] to every time (default true). */
   applyOffsets?: boolean;
-  /** Events a file may be out of time order by and still be sorted (default 8192). */
-  reorderWindow?: number;
+  /** Most events held back per file to sort late records (default 1 << 20). */
+  maxBuffered?: number;
 }
 
 export interface Trace {
@@ -46,16 +47,18 @@ export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
       throw e;
     }
     const off = opts.applyOffsets === false ? 0 : manifest.clock?.offsets?.[tf.header.node] ?? 0;
-    sources.push(new Source(tf.events, sources.length, off, opts.reorderWindow ?? 8192, f.path, warnings));
+    const late = scanLateness(tf.path, opts.chunkBytes);
+    sources.push(new Source(tf.events, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings));
   }
   return { manifest, events: { [Symbol.iterator]: () => mergeSources(sources) }, warnings };
 }
 
-/** A file's events, sorted within a bounded window. */
+/** A file's events in time order: an event is released once no later record can precede it. */
 class Source {
   private buf: TraceEvent[] = [];
   private head = 0;
   private done = false;
+  private frontier = -Infinity; // latest time read from the file so far
   private lastOut = -Infinity;
   private warnedOrder = false;
   current: TraceEvent | undefined;
@@ -64,6 +67,7 @@ class Source {
     private readonly it: Iterator<TraceEvent>,
     readonly index: number,
     private readonly offset: number,
+    private readonly late: number,
     private readonly window: number,
     private readonly name: string,
     private readonly warnings: string[],
@@ -71,7 +75,12 @@ class Source {
 
   /** Advance `current` to the next event in time order (undefined at the end). */
   advance(): void {
-    while (!this.done && this.buf.length - this.head < this.window) {
+    // Any later record has t >= frontier - late, so the head is safe once frontier >= head.t + late.
+    while (
+      !this.done &&
+      (this.head === this.buf.length || this.buf[this.head]!.t + this.late > this.frontier) &&
+      this.buf.length - this.head < this.window
+    ) {
       const r = this.it.next();
       if (r.done) {
         this.done = true;
@@ -90,7 +99,7 @@ class Source {
     }
     if (e.t < this.lastOut && !this.warnedOrder) {
       this.warnedOrder = true;
-      this.warnings.push(`${this.name}: records out of time order by more than the reorder window (${this.window} events); merged order is approximate there`);
+      this.warnings.push(`${this.name}: more than ${this.window} events within ${this.late} ns of a late record; merged order is approximate there`);
     }
     this.lastOut = e.t;
     this.current = e;
@@ -101,6 +110,8 @@ class Source {
       e.t += this.offset;
       if (e.kind === 'sysBusy') e.end += this.offset;
     }
+    const end = e.kind === 'sysBusy' ? e.end : e.t;
+    if (end > this.frontier) this.frontier = end;
     const b = this.buf;
     const n = b.length;
     if (n === this.head || b[n - 1]!.t <= e.t) {

@@ -255,3 +255,53 @@ function decodeRecord(
   }
   return undefined;
 }
+
+/**
+ * How far back in time (ns) any record of the file goes behind the latest time recorded before
+ * it: 0 for a file in time order; a sysBusy record (written when its span ends, stamped with its
+ * start) makes it up to that span's length. One cheap pass over the raw bytes, no objects; it
+ * stops quietly at damage (the decoding pass reports it). The merge uses it to hold back only
+ * the events that a later record could still precede.
+ */
+export function scanLateness(path: string, chunkBytes = 1 << 20): number {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(Math.max(chunkBytes, 4 * (FIXED_SIZE[K.cfReceive]! + 2 * MAX_STRING_BYTES)));
+    const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    let fileOff = HEADER_BYTES;
+    const hn = readSync(fd, buf, 0, HEADER_BYTES, 0);
+    if (hn === HEADER_BYTES) fileOff = Math.max(HEADER_BYTES, v.getUint32(20, true));
+    let len = 0;
+    let frontier = -Infinity;
+    let late = 0;
+    for (;;) {
+      const n = readSync(fd, buf, len, buf.length - len, fileOff + len);
+      len += n;
+      let p = 0;
+      while (p < len) {
+        const kind = buf[p]!;
+        if (kind === 0 || kind > MAX_KIND) return late;
+        const fixed = FIXED_SIZE[kind]!;
+        if (p + fixed > len) break;
+        let need = fixed;
+        if (kind === K.cfCreated || kind === K.cfReceive) need += v.getUint16(p + fixed - 4, true) + v.getUint16(p + fixed - 2, true);
+        else if (kind === K.dfName) need += v.getUint16(p + fixed - 2, true);
+        if (p + need > len) break;
+        if (kind !== K.cfInput && kind !== K.dfName) {
+          const t = v.getFloat64(p + 1, true);
+          if (!isTime(t)) return late;
+          if (frontier - t > late) late = frontier - t;
+          const end = kind === K.sysBusy ? v.getFloat64(p + 9, true) : t;
+          if (end > frontier) frontier = end;
+        }
+        p += need;
+      }
+      if (n === 0) return late;
+      buf.copy(buf, 0, p, len);
+      fileOff += p;
+      len -= p;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

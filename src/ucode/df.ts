@@ -12,11 +12,13 @@ type TypedArrayCtor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, len
 export class DF {
   /** @internal */ value: DfValue | undefined;
   /** @internal */ readonly writable: boolean;
-  /** @internal */ readonly dfName: string;
+  /** @internal */ private readonly key: string;
+  /** @internal */ private readonly nameOf: (key: string) => string;
 
-  /** @internal */
-  constructor(name: string, value: DfValue | undefined, writable: boolean) {
-    this.dfName = name;
+  /** @internal `key` is the runtime's DF key; its readable name is computed only when needed */
+  constructor(key: string, value: DfValue | undefined, writable: boolean, nameOf: (key: string) => string = (k) => k) {
+    this.key = key;
+    this.nameOf = nameOf;
     this.value = value;
     this.writable = writable;
   }
@@ -69,6 +71,7 @@ export class DF {
   toString(): string { return `DF<${this.getType()}>(${this.value ? String(this.value.v) : ''})`; }
 
   // ------------------------------------------------------------------ internals
+  /** @internal */ get dfName(): string { return this.nameOf(this.key); }
   private set(v: DfValue): void {
     if (!this.writable) throw new UcodeError(`DF ${this.dfName} is an input (value parameter): it cannot be set`);
     if (this.value !== undefined) throw new UcodeError(`DF ${this.dfName} is already set: a DF is assigned once`);

@@ -51,3 +51,38 @@ test('a larger program stays exact and the series sums to the totals', () => {
   const auto = analyzeSlow(sim.manifest, sim.events);
   assert.ok(auto.series.points.length <= 256 && auto.series.points.length >= 100, `auto windows ${auto.series.points.length}`);
 });
+
+import { Prng } from '../../src/analysis/sim/prng.js';
+import type { TraceEvent } from '../../src/trace/events.js';
+
+/** Another valid merge: events that tie in time are interleaved randomly across threads. */
+function shuffleTies(ev: TraceEvent[], seed: number): TraceEvent[] {
+  const rng = new Prng(seed), out: TraceEvent[] = [];
+  for (let i = 0; i < ev.length;) {
+    let j = i;
+    while (j < ev.length && ev[j].t === ev[i].t) j++;
+    const streams = new Map<string, TraceEvent[]>();
+    for (let k = i; k < j; k++) {
+      const s = `${ev[k].node}.${ev[k].thread}`;
+      (streams.get(s) ?? streams.set(s, []).get(s)!).push(ev[k]);
+    }
+    const qs = [...streams.values()];
+    while (qs.length > 0) {
+      const q = Math.floor(rng.next() * qs.length);
+      out.push(qs[q].shift()!);
+      if (qs[q].length === 0) qs.splice(q, 1);
+    }
+    i = j;
+  }
+  return out;
+}
+
+test('exact whatever the merge order of events that tie in time across threads', () => {
+  for (let seed = 300; seed < 340; seed++) {
+    const o: SimOptions = { seed, nodes: 3, threads: 2, cfs: 60, postDelay: [0, 1], sendDelay: [0, 1], startDelay: [0, 1], rootDelay: [0, 0], latency: [1, 3], work: [1, 4], preemptProb: 0.5 };
+    const sim = simulate(o);
+    const r = analyzeSlow(sim.manifest, shuffleTies(sim.events, seed));
+    assert.deepEqual(r.warnings, [], `seed ${seed}`);
+    for (const f of F) close(r.t[f], sim.truth[f], `seed ${seed} T_${f}`);
+  }
+});

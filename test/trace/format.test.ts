@@ -121,11 +121,7 @@ test('truncated at random offsets: the valid prefix is kept and the cut is repor
     const warnings: string[] = [];
     const got = collect(readThreadFile(cut, { warnings }).events);
     assert.deepEqual(got, events.slice(0, got.length), `prefix at cut ${n}`);
-    if (warnings.length === 0) {
-      // The cut fell on a record boundary: then nothing may be missing from the prefix.
-      assert.equal(got.length < events.length ? 'boundary' : 'end', got.length < events.length ? 'boundary' : 'end');
-      continue;
-    }
+    if (warnings.length === 0) continue; // the cut fell on a record boundary
     reported++;
     assert.equal(warnings.length, 1);
     const m = /^cut\.lt: truncated at byte offset (\d+): the last (\d+) bytes/.exec(warnings[0]!);

@@ -81,7 +81,6 @@ export function simulate(o: SimOptions): SimResult {
   const useUp = (df: number, node: number, t: number) => {
     const u = uses.get(df * N + node)!;
     u.left--; if (t > u.last) u.last = t;
-    if (u.left === 0 && process.env.DBG) console.log("del", df, node, t, u.last, dfLocal.get(df * N + node), new Error().stack?.split("\n")[2]);
     if (u.left === 0) emit({ kind: 'dfDeleted', t: u.last, node, thread: 0, df: dfLocal.get(df * N + node)! });
   };
 

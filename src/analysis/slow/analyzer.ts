@@ -31,13 +31,18 @@ export class SlowAnalyzer {
   readonly cfs = new Map<number, CfRec>();
   readonly recent = new Map<number, CfRec>();
   readonly names = new Map<string, DfRec>();
+  /** DF numbers per node, and per (node, thread) stream for writers that number per thread */
   readonly nodeDf: Map<number, DfRec>[];
+  readonly streamDf = new Map<number, Map<number, DfRec>>();
+  /** (node, local DF) → CFs whose cfInput came before the dfName */
+  readonly unnamed = new Map<number, CfRec[]>();
 
   // worker timelines: slot = node·T + thread − 1
   readonly idle: Float64Array;
   readonly running: (CfRec | null)[];
   readonly history: History | null;
   private sinceprune = 0;
+  private virtualWarned = 0;
 
   // accumulators (selected model)
   readonly tot = new Float64Array(NF);
@@ -98,22 +103,20 @@ export class SlowAnalyzer {
         if (!(this.tEnd >= t)) this.tEnd = t;
         break;
       case 'cfCreated':
-        this.cfs.set(key(e.node, e.cf), new CfRec(e.node, e.code, e.label, e.gid));
-        break;
       case 'cfReceive':
-        this.cfs.set(key(e.node, e.cf), new CfRec(e.node, e.code, e.label, e.gid));
+        this.onCreated(e.node, e.cf, e.code, e.label, e.gid);
         break;
       case 'cfMigrate':
         this.cfs.delete(key(e.node, e.cf));
         break;
-      case 'cfInput': this.onInput(e.node, e.cf, e.df); break;
+      case 'cfInput': this.onInput(e.node, e.thread, e.cf, e.df); break;
       case 'cfStart': this.onStart(e.node, e.thread, t, e.cpu, e.cf); break;
       case 'cfFinish': this.onFinish(e.node, e.thread, t, e.cpu, e.cf); break;
-      case 'dfName': this.onName(e.node, e.df, e.name); break;
-      case 'dfComputed': this.onComputed(e.node, t, e.df, e.producerCf); break;
-      case 'dfSendStart': this.onSend(e.node, t, e.df, e.toNode); break;
-      case 'dfReceive': this.onReceive(e.node, t, e.df, e.fromNode); break;
-      case 'dfDeleted': this.onDeleted(e.node, e.df); break;
+      case 'dfName': this.onName(e.node, e.thread, e.df, e.name); break;
+      case 'dfComputed': this.onComputed(e.node, e.thread, t, e.df, e.producerCf); break;
+      case 'dfSendStart': this.onSend(e.node, e.thread, t, e.df, e.toNode); break;
+      case 'dfReceive': this.onReceive(e.node, e.thread, t, e.df, e.fromNode); break;
+      case 'dfDeleted': this.onDeleted(e.node, e.thread, e.df); break;
       case 'sysBusy':
         if (e.node < this.N) this.sysBusy[e.node] += e.end - t;
         break;
@@ -121,38 +124,74 @@ export class SlowAnalyzer {
     }
   }
 
+  /** Creation may be merged after the CF's own first events when they tie in time (other thread). */
+  private onCreated(node: number, cf: number, code: number, label: string, gid: string): void {
+    const k = key(node, cf);
+    const r = this.cfs.get(k);
+    if (r && r.code < 0) { r.code = code; r.label = label; r.gid = gid; }
+    else this.cfs.set(k, new CfRec(node, code, label, gid));
+  }
+
   private cf(node: number, cf: number): CfRec {
     const k = key(node, cf);
     let r = this.cfs.get(k);
-    if (!r) { this.warn('CF without cfCreated/cfReceive'); r = new CfRec(node, -1, '?', `${node}:${cf}`); this.cfs.set(k, r); }
+    if (!r) { r = new CfRec(node, -1, '?', `${node}:${cf}`); this.cfs.set(k, r); }
     return r;
   }
 
-  private df(node: number, df: number): DfRec | undefined {
-    const r = node < this.N ? this.nodeDf[node].get(df) : undefined;
-    if (!r) this.warn('DF number without dfName');
+  private df(node: number, thread: number, df: number, quiet = false): DfRec | undefined {
+    const r = node < this.N ? this.streamDf.get(node * 4096 + thread)?.get(df) ?? this.nodeDf[node].get(df) : undefined;
+    if (!r && !quiet) this.warn('DF number without dfName');
     return r;
   }
 
-  private onName(node: number, df: number, name: string): void {
+  private onName(node: number, thread: number, df: number, name: string): void {
     if (node >= this.N) return this.warn('event from a node beyond the manifest');
-    const m = this.nodeDf[node];
-    if (m.has(df)) return;
+    const sk = node * 4096 + thread;
+    let sm = this.streamDf.get(sk);
+    if (!sm) { sm = new Map(); this.streamDf.set(sk, sm); }
+    if (sm.get(df)?.name === name) return;
     let r = this.names.get(name);
     if (!r) { r = new DfRec(name); this.names.set(name, r); }
-    r.refs++;
-    m.set(df, r);
+    sm.set(df, r);
+    this.nodeDf[node].set(df, r);
+    r.entries.push(sm, df, node, this.nodeDf[node], df, node);
+    if (!r.nodes.includes(node)) { r.nodes.push(node); r.refs++; }
+    const waiting = this.unnamed.get(key(node, df));
+    if (waiting) {
+      this.unnamed.delete(key(node, df));
+      for (const c of waiting) { c.inputs.push(r); c.unresolved--; }
+    }
   }
 
-  private onDeleted(node: number, df: number): void {
-    const r = this.df(node, df);
+  private onDeleted(node: number, thread: number, df: number): void {
+    const r = this.df(node, thread, df);
     if (!r) return;
-    this.nodeDf[node].delete(df);
-    if (--r.refs <= 0) this.names.delete(r.name);
+    const i = r.nodes.indexOf(node);
+    if (i < 0) return;
+    r.nodes.splice(i, 1);
+    this.unmap(r, node);
+    if (--r.refs <= 0) this.drop(r);
   }
 
-  private onComputed(node: number, t: number, df: number, producerCf: number): void {
-    const r = this.df(node, df);
+  /** Remove the number mappings of r on `node` (all nodes when node < 0). */
+  private unmap(r: DfRec, node: number): void {
+    const e = r.entries, keep: (Map<number, DfRec> | number)[] = [];
+    for (let k = 0; k < e.length; k += 3) {
+      const m = e[k] as Map<number, DfRec>, df = e[k + 1] as number, n = e[k + 2] as number;
+      if (node < 0 || n === node) { if (m.get(df) === r) m.delete(df); }
+      else keep.push(m, df, n);
+    }
+    r.entries = keep;
+  }
+
+  private drop(r: DfRec): void {
+    this.unmap(r, -1);
+    if (this.names.get(r.name) === r) this.names.delete(r.name);
+  }
+
+  private onComputed(node: number, thread: number, t: number, df: number, producerCf: number): void {
+    const r = this.df(node, thread, df);
     if (!r) return;
     r.home = node;
     r.computedAt = t;
@@ -164,8 +203,8 @@ export class SlowAnalyzer {
     else (p.outs ??= []).push(r);
   }
 
-  private onSend(node: number, t: number, df: number, to: number): void {
-    const r = this.df(node, df);
+  private onSend(node: number, thread: number, t: number, df: number, to: number): void {
+    const r = this.df(node, thread, df);
     if (!r || to >= this.N) return;
     // the L interval starts at the first hop of the chain that brings the value to its consumer
     const first = node === r.home ? t : (r.firstSend?.[node] ?? t);
@@ -174,8 +213,8 @@ export class SlowAnalyzer {
 
   }
 
-  private onReceive(node: number, t: number, df: number, from: number): void {
-    const r = this.df(node, df);
+  private onReceive(node: number, thread: number, t: number, df: number, from: number): void {
+    const r = this.df(node, thread, df);
     if (!r) return;
     if (!r.arrive) {
       r.arrive = new Float64Array(this.N).fill(NaN);
@@ -187,16 +226,18 @@ export class SlowAnalyzer {
     const pk = from * this.N + node;
     const s = r.sendPend?.get(pk);
     if (s === undefined) this.warn('DF received without dfSendStart');
-    else { r.sendPend!.delete(pk); r.refs--; }
+    else { r.sendPend!.delete(pk); if (--r.refs <= 0) this.drop(r); }
     r.firstSend![node] = s ?? t;
   }
 
-  private onInput(node: number, cf: number, df: number): void {
+  private onInput(node: number, thread: number, cf: number, df: number): void {
     const m = this.cf(node, cf);
-    const x = this.df(node, df);
-    if (!x) return;
-    if (m.started) this.fold(m, x);
-    else m.inputs!.push(x);
+    const x = this.df(node, thread, df, true);
+    if (x) { m.inputs.push(x); return; }
+    // its dfName ties in time on another thread and was merged later: resolved in onName
+    const k = key(node, df);
+    (this.unnamed.get(k) ?? this.unnamed.set(k, []).get(k)!).push(m);
+    m.unresolved++;
   }
 
   /** Fold input x into m's B (last producer), G/C (last arrival) and critical-path predecessor. */
@@ -219,16 +260,32 @@ export class SlowAnalyzer {
     m.started = true;
     m.startT = t;
     m.startCpu = cpu;
-    for (const x of m.inputs!) this.fold(m, x);
-    m.inputs = null;
-    if (thread < 1) return; // a CF run by the system thread: runtime work, not a worker timeline
     if (thread > this.T || node >= this.N) return this.warn('thread beyond the manifest');
-    const slot = node * this.T + thread - 1;
+    const slot = thread >= 1 ? node * this.T + thread - 1 : this.virtualSlot(node);
+    if (slot < 0) return;
     m.slot = slot;
     const a = this.idle[slot];
     m.A = a === a ? a : this.origin();
     if (this.running[slot]) this.warn('CF started on a busy thread');
     this.running[slot] = m;
+  }
+
+  /**
+   * A runtime that records worker CFs through its system thread (thread 0) does not say which
+   * worker ran them: give the CF the free worker that went idle last (a worker that just finished
+   * usually takes the next ready CF). Totals stay exact when at most T CFs overlap on a node.
+   */
+  private virtualSlot(node: number): number {
+    if (this.virtualWarned === 0) this.warn('worker CFs recorded by the system thread: worker threads reconstructed');
+    this.virtualWarned = 1;
+    let best = -1, bestA = -Infinity;
+    for (let s = node * this.T; s < (node + 1) * this.T; s++) {
+      if (this.running[s]) continue;
+      const a = this.idle[s] === this.idle[s] ? this.idle[s] : this.origin();
+      if (best < 0 || a > bestA) { best = s; bestA = a; }
+    }
+    if (best < 0) this.warn('more overlapping CFs than worker threads on a node');
+    return best;
   }
 
   origin(): number { return this.tStart === this.tStart ? this.tStart : this.firstT; }
@@ -256,6 +313,12 @@ export class SlowAnalyzer {
     const m = this.cfs.get(k);
     if (!m || !m.started) { this.warn('cfFinish without cfStart'); return; }
     this.cfs.delete(k);
+    if (m.code < 0) this.warn('CF without cfCreated/cfReceive');
+    // inputs are folded at the finish: by then every input's arrival is in, whatever the order
+    // of events that tie in time across threads
+    if (m.unresolved > 0) this.warn('input DF never named');
+    for (const x of m.inputs) this.fold(m, x);
+    m.inputs = [];
     m.finishT = t;
     const u = cpu - m.startCpu;
     m.path = new PathNode((m.cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.cpIn);
@@ -264,7 +327,8 @@ export class SlowAnalyzer {
     if (m.outs) { for (const r of m.outs) { r.finish = t; r.path = m.path; } m.outs = null; }
     this.recent.set(k, m);
     if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value!);
-    if (thread >= 1 && m.slot >= 0) this.account(m, t, u);
+    if (m.slot >= 0) this.account(m, t, u);
+    m.bRec = m.gRec = null; // DfRec.prod keeps m alive: do not let it pin the whole history
   }
 
   /** The idle interval [A, D) before m and m's own execution [D, E). */

@@ -5,8 +5,12 @@
 import type { PathNode } from './critical.js';
 
 export class DfRec {
-  /** nodes that interned the name and have not deleted it */
+  /** nodes holding the DF (named there, not deleted) + copies in flight */
   refs = 0;
+  /** nodes where it is named */
+  nodes: number[] = [];
+  /** the number maps that point at this record: [map, df, node, …] (removed on deletion) */
+  entries: (Map<number, DfRec> | number)[] = [];
   home = -1;
   computedAt = NaN;
   /** producer's finish time (NaN while unknown or still running) */
@@ -30,7 +34,9 @@ export class DfRec {
 }
 
 export class CfRec {
-  inputs: DfRec[] | null = [];
+  inputs: DfRec[] = [];
+  /** inputs named by cfInput before their dfName was seen (events tying in time across threads) */
+  unresolved = 0;
   started = false;
   slot = -1;
   startT = NaN;
@@ -47,7 +53,7 @@ export class CfRec {
   path: PathNode | null = null;
   /** outputs announced while the CF was still running */
   outs: DfRec[] | null = null;
-  constructor(readonly node: number, readonly code: number, readonly label: string, readonly gid: string) {}
+  constructor(readonly node: number, public code: number, public label: string, public gid: string) {}
 }
 
 /** Key of a node-local CF or DF number. */

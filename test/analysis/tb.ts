@@ -1,0 +1,53 @@
+// A tiny builder of hand-made traces for the analysis tests.
+
+import type { TraceEvent, TraceManifest } from '../../src/trace/events.js';
+
+export function manifest(nodes: number, threads: number, codes = ['c0', 'c1', 'c2', 'c3']): TraceManifest {
+  return {
+    format: 'luna-ts-trace', version: 1, program: 'hand', args: [], nodes, threads, codes,
+    clock: { cpuExact: true, offsets: new Array<number>(nodes).fill(0) },
+    startedAt: new Date(0).toISOString(), versions: { lunaTs: 'test', node: process.version }, files: [],
+  };
+}
+
+export class TB {
+  readonly ev: TraceEvent[] = [];
+  private readonly dfs = new Map<string, number>(); // node:name → local number
+  private nextDf = 100;
+  private cpu = new Map<string, number>();
+  constructor(readonly nodes: number, readonly t0 = 0) {
+    for (let n = 0; n < nodes; n++) this.ev.push({ kind: 'programStart', t: t0, node: n, thread: 0 });
+  }
+  /** local number of DF `name` on `node`, emitting dfName the first time */
+  df(node: number, name: string, t: number): number {
+    const k = `${node}:${name}`;
+    let l = this.dfs.get(k);
+    if (l === undefined) { l = this.nextDf++; this.dfs.set(k, l); this.ev.push({ kind: 'dfName', t, node, thread: 0, df: l, name }); }
+    return l;
+  }
+  /** a CF on node/thread, running [start, end) wall with `cpu` ns of CPU (default: all of it) */
+  cf(o: { node: number; thread: number; cf: number; code?: number; label?: string; start: number; end: number; cpu?: number; inputs?: string[] }): this {
+    const { node, thread, cf } = o;
+    this.ev.push({ kind: 'cfCreated', t: this.t0, node, thread: 0, cf, parentCf: 0, code: o.code ?? 0, gid: `g${node}_${cf}`, label: o.label ?? `cf${cf}` });
+    for (const name of o.inputs ?? []) this.ev.push({ kind: 'cfInput', t: o.start, node, thread, cf, df: this.df(node, name, o.start) });
+    const k = `${node}.${thread}`, c0 = this.cpu.get(k) ?? 0, c1 = c0 + (o.cpu ?? o.end - o.start);
+    this.cpu.set(k, c1);
+    this.ev.push({ kind: 'cfStart', t: o.start, node, thread, cpu: c0, cf });
+    this.ev.push({ kind: 'cfFinish', t: o.end, node, thread, cpu: c1, cf });
+    return this;
+  }
+  computed(node: number, name: string, producerCf: number, t: number): this {
+    this.ev.push({ kind: 'dfComputed', t, node, thread: 0, df: this.df(node, name, t), producerCf, bytes: 8 });
+    return this;
+  }
+  transfer(name: string, from: number, to: number, sendT: number, arriveT: number): this {
+    this.ev.push({ kind: 'dfSendStart', t: sendT, node: from, thread: 0, df: this.df(from, name, sendT), toNode: to, bytes: 8 });
+    this.ev.push({ kind: 'dfReceive', t: arriveT, node: to, thread: 0, df: this.df(to, name, arriveT), fromNode: from, bytes: 8 });
+    return this;
+  }
+  /** all events, time-ordered (stable), closed by programFinish at `end` */
+  done(end: number): TraceEvent[] {
+    for (let n = 0; n < this.nodes; n++) this.ev.push({ kind: 'programFinish', t: end, node: n, thread: 0 });
+    return this.ev.map((e, i) => [e, i] as const).sort((a, b) => a[0].t - b[0].t || a[1] - b[1]).map((x) => x[0]);
+  }
+}
