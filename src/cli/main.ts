@@ -1,8 +1,7 @@
 // The `luna` command line: subcommands, plus the original LuNA driver form
 // `luna [-q] [-D k=v] [--worker-threads-count=N] prog.fa [args…]`.
 import { Command, CommanderError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { version } from './version.js';
 import { runCommand, type RunCliOptions } from './run.js';
 import { checkCommand } from './check.js';
 import { exportPerfettoCommand } from './export.js';
@@ -10,10 +9,6 @@ import { analyzeSlowCommand } from './analyze.js';
 
 const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'help', 'node']);
 
-export function version(): string {
-  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 function collectDefine(v: string, acc: Record<string, string>): Record<string, string> {
   const i = v.indexOf('=');

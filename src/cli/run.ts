@@ -1,7 +1,9 @@
 // `luna run`: load, check, run on 1..N nodes (local processes, or ranks of mpirun/srun),
 // print faults and hangs; exit 0 / 1. Only rank 0 reports, so messages are not repeated.
 import { loadProgram } from '../program/load.js';
-import { runClusterNode, runSingleNode, type RunResult } from '../runtime/run.js';
+import { defaultThreads, runClusterNode, runSingleNode, type RunResult } from '../runtime/run.js';
+import { cpuClockExact, cpuClockWarningOnce, listTraceFiles, newRunOrigin, openTraceDir, writeManifest, TRACE_FORMAT_VERSION, type TraceManifest } from '../trace/index.js';
+import { version } from './version.js';
 import { detectLaunch } from '../runtime/launch/env.js';
 import { startNode, type StartedNode } from '../runtime/launch/cluster.js';
 
@@ -23,10 +25,31 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     return 1;
   }
   if (loaded.diagnostics.length > 0 && !o.quiet && launch.rank === 0) process.stderr.write(loaded.text + '\n');
-  const base = { program: loaded.program, bundle: loaded.bundle?.file, args, threads: o.threads };
+  const threads = o.threads ?? defaultThreads();
+  const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
+  let traceOrigin: string | undefined;
+  let manifest: TraceManifest | undefined;
+  if (o.trace) {
+    // One clock origin for the run: the launcher's, inherited by local nodes; under mpirun/srun
+    // every rank uses the raw host-wide monotonic clock (origin 0).
+    traceOrigin = process.env.LUNA_TRACE_ORIGIN ?? (launch.launcher === 'local' ? String(newRunOrigin()) : '0');
+    process.env.LUNA_TRACE_ORIGIN = traceOrigin;
+    if (launch.rank === 0) {
+      manifest = traceManifest(file, args, nodes, threads, loaded.program.codes);
+      try { openTraceDir(o.trace, manifest); } catch (e) {
+        process.stderr.write(`luna: error: cannot open trace directory ${o.trace}: ${(e as Error).message}\n`);
+        return 1;
+      }
+      const warn = cpuClockWarningOnce();
+      if (warn && !o.quiet) process.stderr.write(warn + '\n');
+    }
+  }
+  const base = { program: loaded.program, bundle: loaded.bundle?.file, args, threads, traceDir: o.trace, traceOrigin, needGid: o.trace !== undefined };
+  const finishTrace = () => { if (manifest && o.trace) writeManifest(o.trace, { ...manifest, files: listTraceFiles(o.trace) }); };
 
-  if (launch.launcher === 'local' && (o.nodes ?? 1) === 1) {
+  if (launch.launcher === 'local' && nodes === 1) {
     const res = await runSingleNode(base);
+    finishTrace();
     return report(res);
   }
   let started: StartedNode;
@@ -43,6 +66,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     await Promise.race([children.exited(), timeout]);
     children.killAll();
   }
+  finishTrace();
   if (transport.rank !== 0) {
     if (res.message) process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
     return res.ok ? 0 : 1;
@@ -54,4 +78,12 @@ function report(res: RunResult): number {
   if (res.ok) return 0;
   if (res.message) process.stderr.write(`luna: error: ${res.message}\n`);
   return 1;
+}
+
+function traceManifest(file: string, args: string[], nodes: number, threads: number, codes: string[]): TraceManifest {
+  return {
+    format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: file, args, nodes, threads, codes,
+    clock: { cpuExact: cpuClockExact, offsets: new Array<number>(nodes).fill(0) },
+    startedAt: new Date().toISOString(), versions: { lunaTs: version(), node: process.version }, files: [],
+  };
 }

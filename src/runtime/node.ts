@@ -89,7 +89,7 @@ export class NodeRuntime {
   private fwdBlocked = false;
   private building: { tasks: Task[]; cfs: Cf[] } | null = null;
   private readonly needGid: boolean;
-  private readonly tr: TraceSink | undefined;
+  readonly tr: TraceSink | undefined;
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -141,14 +141,7 @@ export class NodeRuntime {
     this.batches.delete(r.batch);
     try {
       const t = this.tr ? this.host.now() : 0;
-      for (let i = 0; i < r.outs.length; i++) {
-        const cf = cfs[i]!;
-        if (this.tr && r.times) {
-          this.tr.cfStart(r.times[i * 4]!, r.times[i * 4 + 2]!, cf.id);
-          this.tr.cfFinish(r.times[i * 4 + 1]!, r.times[i * 4 + 3]!, cf.id);
-        }
-        this.complete(cf, r.outs[i]!);
-      }
+      for (let i = 0; i < r.outs.length; i++) this.complete(cfs[i]!, r.outs[i]!);
       if (r.error) {
         const cf = cfs[r.error.task]!;
         throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${r.error.message}${userStack(r.error.stack)}`, cf);
@@ -158,9 +151,10 @@ export class NodeRuntime {
     this.schedule();
   }
 
-  /** A CF arrived from another node. */
-  receiveCf(cf: Cf): void {
+  /** A CF arrived from node `from`, where it was CF number `remoteId`. */
+  receiveCf(cf: Cf, from: number, remoteId: number): void {
     this.live++;
+    if (this.tr) this.tr.cfReceive(this.host.now(), cf.id, from, remoteId, cf.gid, cf.site.code, cf.site.label);
     cf.placed = true;
     this.enqueue(cf);
   }
@@ -220,7 +214,7 @@ export class NodeRuntime {
    * Give away up to `max` CFs marked `stealable` that have not started here (dynamic load
    * balancing): ready atomic CFs first, then queued ones not yet examined.
    */
-  takeStealable(max: number): Cf[] {
+  takeStealable(max: number, to: number): Cf[] {
     const out: Cf[] = [];
     if (!this.program.hasStealable || max <= 0) return out;
     // Keep enough for our own workers; give from the tail (the work we would do last).
@@ -241,7 +235,7 @@ export class NodeRuntime {
     for (const cf of out) {
       this.live--;
       cf.state = DONE;
-      if (this.tr) this.tr.cfMigrate(this.host.now(), cf.id, -1);
+      if (this.tr) this.tr.cfMigrate(this.host.now(), cf.id, to);
     }
     return out;
   }
@@ -537,7 +531,7 @@ export class NodeRuntime {
 
   private traceReady(cf: Cf, keys: string[], site: CallSite): void {
     const tr = this.tr!;
-    tr.cfReady(this.host.now(), cf.id);
+    if (!cf.chained) tr.cfReady(this.host.now(), cf.id); // a continuation is ready when its worker reaches it
     for (let i = 0; i < keys.length; i++) if (keys[i] && site.args[i]!.kind === 'in') tr.cfInput(cf.id, tr.dfName(keys[i]!));
   }
 

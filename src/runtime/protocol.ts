@@ -11,7 +11,7 @@ export interface WorkerInit {
   /** Int32Array over a SharedArrayBuffer: per-worker sleep flags */
   states: SharedArrayBuffer;
   port: MessagePort;
-  trace?: { dir: string; node: number; origin: number };
+  trace?: { dir: string; node: number; origin: string };
 }
 
 /** One atomic CF for a worker. */
@@ -33,8 +33,6 @@ export interface BatchResult {
   batch: number;
   /** per task: values of its name params in order (null = not set) */
   outs: (DfValue | null)[][];
-  /** per task: wall start, wall end, cpu start, cpu end (ns) when tracing */
-  times?: number[];
   error?: { task: number; message: string; stack?: string };
 }
 

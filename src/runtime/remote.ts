@@ -8,7 +8,7 @@
 // nothing moved in between). Live CFs left then → hang: rank 0 gathers and prints the report.
 import { Decoder, Encoder } from './transport/codec.js';
 import type { Transport } from './transport/types.js';
-import type { DfValue } from '../ucode/value.js';
+import { valueSize, type DfValue } from '../ucode/value.js';
 import type { Cf } from './cf.js';
 import type { NodeRuntime, RemoteOps, RunFault } from './node.js';
 import { decodeEnv, decodeValue, encodeEnv, encodeValue, isCounted, TAG } from './wire.js';
@@ -34,7 +34,7 @@ export class ClusterNode implements RemoteOps {
   private settle!: (r: ClusterResult) => void;
   readonly done: Promise<ClusterResult>;
 
-  constructor(private tp: Transport) {
+  constructor(private tp: Transport, private now: () => number) {
     this.done = new Promise((r) => { this.settle = r; });
     this.stealVictim = (tp.rank + 1) % tp.size;
     tp.onMessage((from, tag, body, payload) => this.onMessage(from, tag, body, payload));
@@ -74,13 +74,27 @@ export class ClusterNode implements RemoteOps {
   post(key: string, owner: number, v: DfValue, count: number): void {
     const e = this.enc.reset().string(key).svarint(count);
     const payload = encodeValue(e, v);
-    this.send(owner, TAG.POST, payload);
+    this.sendDf(key, owner, TAG.POST, v, payload);
   }
 
   respond(key: string, to: number, v: DfValue): void {
     const e = this.enc.reset().string(key);
     const payload = encodeValue(e, v);
-    this.send(to, TAG.RESPONSE, payload);
+    this.sendDf(key, to, TAG.RESPONSE, v, payload);
+  }
+
+  private sendDf(key: string, to: number, tag: number, v: DfValue, payload: Uint8Array | undefined): void {
+    const tr = this.rt.tr;
+    if (!tr) { this.send(to, tag, payload); return; }
+    const df = tr.dfName(key);
+    tr.dfSendStart(this.now(), df, to, valueSize(v));
+    this.send(to, tag, payload);
+    tr.dfSendEnd(this.now(), df, to);
+  }
+
+  private received(key: string, from: number, v: DfValue): void {
+    const tr = this.rt.tr;
+    if (tr) tr.dfReceive(this.now(), tr.dfName(key), from, valueSize(v));
   }
 
   destroy(key: string, owner: number): void {
@@ -106,7 +120,7 @@ export class ClusterNode implements RemoteOps {
         case TAG.MIGRATE: {
           const site = rt.program.sites[d.varint()]!;
           const gid = d.string();
-          d.varint(); // the CF's number on the sender (traced by the sender)
+          const remoteId = d.varint();
           const iter = d.svarint();
           const started = d.u8() === 1;
           const env = decodeEnv(d);
@@ -118,12 +132,12 @@ export class ClusterNode implements RemoteOps {
           cf.from = from;
           this.stealBackoff = 1;
           this.stealing = false;
-          rt.receiveCf(cf);
+          rt.receiveCf(cf, from, remoteId);
           break;
         }
         case TAG.REQUEST: rt.remoteRequest(d.string(), from); break;
-        case TAG.POST: { const key = d.string(); const count = d.svarint(); rt.remotePost(key, decodeValue(d, payload), count); break; }
-        case TAG.RESPONSE: { const key = d.string(); rt.response(key, decodeValue(d, payload)); break; }
+        case TAG.POST: { const key = d.string(); const count = d.svarint(); const v = decodeValue(d, payload); this.received(key, from, v); rt.remotePost(key, v, count); break; }
+        case TAG.RESPONSE: { const key = d.string(); const v = decodeValue(d, payload); this.received(key, from, v); rt.response(key, v); break; }
         case TAG.DESTROY: rt.remoteDestroy(d.string()); break;
         case TAG.PUSH: { const key = d.string(); rt.remotePush(key, decodeValue(d, payload)); break; }
         case TAG.PROBE: this.answerProbe(d.varint()); break;
@@ -252,7 +266,7 @@ export class ClusterNode implements RemoteOps {
   }
 
   private giveWork(thief: number): void {
-    const cfs = this.rt.takeStealable(Math.max(1, Math.ceil(this.rt.stealableCount() / 2)));
+    const cfs = this.rt.takeStealable(Math.max(1, Math.ceil(this.rt.stealableCount() / 2)), thief);
     if (cfs.length === 0) { this.tp.send(thief, TAG.STEAL_NONE, new Uint8Array(0)); return; }
     for (const cf of cfs) this.migrate(cf, thief);
   }

@@ -1,21 +1,24 @@
 // Run a loaded program on this process: one node of a run (N = 1 here; cluster.ts adds nodes).
 import { availableParallelism } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
-import type { TraceSink } from '../trace/sink.js';
 import { NodeRuntime, RunFault } from './node.js';
 import { WorkerPool } from './pool.js';
+import type { WorkerInit } from './protocol.js';
+import { ThreadTraceWriter, cpuClockExact, runOrigin, setRunOrigin, wallNs } from '../trace/index.js';
 import { faultText, hangText } from './report.js';
 import type { Transport } from './transport/types.js';
 import { ClusterNode, type ClusterResult } from './remote.js';
 
 export interface RunOptions {
   program: CompiledProgram;
+  /** record a trace into this directory (already opened by the launcher) */
+  traceDir?: string;
+  /** the run's clock origin (decimal ns string) shared by all nodes */
+  traceOrigin?: string;
   bundle?: string;
   args: string[];
   threads?: number;
-  trace?: TraceSink;
   needGid?: boolean;
-  now?: () => number;
 }
 
 export interface RunResult {
@@ -29,20 +32,34 @@ export function defaultThreads(): number {
   return Math.max(1, availableParallelism());
 }
 
-const hr = () => Number(process.hrtime.bigint());
+/** The system thread's trace writer for this node, when tracing. */
+function openTracing(opts: RunOptions, rank: number): { tr?: ThreadTraceWriter; worker?: WorkerInit['trace'] } {
+  if (!opts.traceDir) return {};
+  if (opts.traceOrigin) setRunOrigin(opts.traceOrigin);
+  const tr = ThreadTraceWriter.open(opts.traceDir, rank, 0, { cpuExact: cpuClockExact });
+  tr.programStart(wallNs());
+  return { tr, worker: { dir: opts.traceDir, node: rank, origin: String(runOrigin()) } };
+}
+
+function closeTracing(tr: ThreadTraceWriter | undefined): void {
+  if (!tr) return;
+  tr.programFinish(wallNs());
+  tr.close();
+}
 
 export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
   const threads = opts.threads ?? defaultThreads();
+  const tracing = openTracing(opts, 0);
   let rt!: NodeRuntime;
   let settle!: (r: RunResult) => void;
   const done = new Promise<RunResult>((r) => { settle = r; });
   const pool = new WorkerPool({
-    threads, bundle: opts.bundle, imports: opts.program.imports,
+    threads, bundle: opts.bundle, imports: opts.program.imports, trace: tracing.worker,
     onResult: (r) => rt.onResult(r),
     onFatal: (w, msg) => settle({ ok: false, kind: 'fault', message: `worker thread ${w} failed: ${msg}` }),
   });
   rt = new NodeRuntime(opts.program, {
-    rank: 0, size: 1, threads, inflight: pool.inflight, trace: opts.trace, now: opts.now ?? hr,
+    rank: 0, size: 1, threads, inflight: pool.inflight, trace: tracing.tr, now: wallNs,
     sendBatch: (w, b) => pool.send(w, b),
   }, { needGid: opts.needGid });
   rt.onFault = (f) => settle({ ok: false, kind: 'fault', message: faultText(rt, f) });
@@ -58,7 +75,8 @@ export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
   }
   try { rt.start(opts.args); } catch (e) { rt.fail(e); }
   const res = await done;
-  if (res.ok) await pool.stop(); else await pool.kill();
+  await pool.stop();
+  closeTracing(tracing.tr);
   return res;
 }
 
@@ -67,15 +85,16 @@ export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
 export async function runClusterNode(opts: RunOptions & { transport: Transport }): Promise<ClusterResult> {
   const tp = opts.transport;
   const threads = opts.threads ?? defaultThreads();
-  const cluster = new ClusterNode(tp);
+  const tracing = openTracing(opts, tp.rank);
+  const cluster = new ClusterNode(tp, wallNs);
   let rt!: NodeRuntime;
   const pool = new WorkerPool({
-    threads, bundle: opts.bundle, imports: opts.program.imports,
+    threads, bundle: opts.bundle, imports: opts.program.imports, trace: tracing.worker,
     onResult: (r) => rt.onResult(r),
     onFatal: (w, msg) => rt.fail(new RunFault(`worker thread ${w} failed: ${msg}`)),
   });
   rt = new NodeRuntime(opts.program, {
-    rank: tp.rank, size: tp.size, threads, inflight: pool.inflight, trace: opts.trace, now: opts.now ?? hr,
+    rank: tp.rank, size: tp.size, threads, inflight: pool.inflight, trace: tracing.tr, now: wallNs,
     sendBatch: (w, b) => pool.send(w, b), remote: cluster,
   }, { needGid: opts.needGid });
   cluster.attach(rt);
@@ -89,7 +108,8 @@ export async function runClusterNode(opts: RunOptions & { transport: Transport }
     try { rt.start(opts.args); } catch (e) { rt.fail(e); }
   } else rt.schedule();
   const res = await cluster.done;
-  if (res.ok) await pool.stop(); else await pool.kill();
+  await pool.stop();
+  closeTracing(tracing.tr);
   await tp.close();
   return res;
 }

@@ -9,11 +9,18 @@ import { pathToFileURL } from 'node:url';
 import { DF } from '../ucode/df.js';
 import { displayKey } from '../program/compile.js';
 import type { DfValue } from '../ucode/value.js';
+import { ThreadTraceWriter, setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../trace/index.js';
 import { AWAKE, SLEEPING, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
 
 const init = workerData as WorkerInit;
 const states = new Int32Array(init.states);
 const me = init.index;
+// Tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks.
+let tw: ThreadTraceWriter | undefined;
+if (init.trace) {
+  setRunOrigin(init.trace.origin);
+  tw = ThreadTraceWriter.open(init.trace.dir, init.trace.node, me + 1, { cpuExact: cpuClockExact });
+}
 
 // Ucode output goes straight to the file descriptors: ordered, unbuffered, never lost on abort.
 const syncStream = (fd: number) => new Writable({ write(chunk, _enc, cb) { writeSync(fd, chunk as Buffer); cb(); } });
@@ -58,7 +65,7 @@ function loop(fns: Ucode[]): void {
 }
 
 function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
-  if ('stop' in msg) { port().close(); return false; }
+  if ('stop' in msg) { tw?.close(); port().close(); return false; }
   const tasks = msg.tasks;
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   const result: BatchResult = { worker: me, batch: msg.id, outs };
@@ -76,9 +83,16 @@ function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
       else if (p === 'name') { const d = new DF(t.keys[i]!, undefined, true, displayKey); outDfs.push(d); call[i] = d; }
       else call[i] = args[i];
     }
+    if (tw) {
+      const t0 = wallNs();
+      if (t.fwd) tw.cfReady(t0, t.cf);
+      tw.cfStart(t0, threadCpuNs(), t.cf);
+    }
     try {
       fns[t.imp]!(...call);
+      if (tw) tw.cfFinish(wallNs(), threadCpuNs(), t.cf);
     } catch (e) {
+      if (tw) { tw.cfFinish(wallNs(), threadCpuNs(), t.cf); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       result.error = { task: ti, message: ex.message, stack: ex.stack };
       outs.length = ti;

@@ -86,3 +86,36 @@ test('exact whatever the merge order of events that tie in time across threads',
     for (const f of F) close(r.t[f], sim.truth[f], `seed ${seed} T_${f}`);
   }
 });
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeSimTrace } from '../../src/analysis/sim/write.js';
+import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
+
+test('through real trace files (ThreadTraceWriter → readTrace): still exact', () => {
+  const root = mkdtempSync(join(tmpdir(), 'slow-'));
+  try {
+    for (let seed = 400; seed < 410; seed++) {
+      const sim = simulate({ seed, nodes: 1 + (seed % 3), threads: 2, cfs: 150, hopProb: 0.3 });
+      const dir = join(root, `s${seed}`);
+      writeSimTrace(dir, sim.manifest, sim.events);
+      const r = analyzeSlowTrace(dir);
+      assert.deepEqual(r.warnings, [], `seed ${seed}`);
+      for (const f of F) close(r.t[f], sim.truth[f], `seed ${seed} T_${f}`);
+      r.perThread.forEach((v, s) => { for (const f of F) close(v[f], sim.truth.perThread[s][f], `seed ${seed} thread ${s} T_${f}`); });
+    }
+  } finally { rmSync(root, { recursive: true, force: true }); }
+});
+
+test('worker CFs recorded by the system thread: workers reconstructed, U and ΣT_X exact', () => {
+  for (let seed = 500; seed < 520; seed++) {
+    const sim = simulate({ seed, nodes: 2, threads: 2, cfs: 100 });
+    const ev = sim.events.map((e) => (e.kind === 'cfStart' || e.kind === 'cfFinish' || e.kind === 'cfInput' ? { ...e, thread: 0 } : e));
+    const r = analyzeSlow(sim.manifest, ev);
+    assert.equal(r.warnings.length, 1, r.warnings.join());
+    close(r.t.U, sim.truth.U, 'U');
+    close(r.sum, r.tTotal, 'Σ');
+    close(r.t.S + r.t.L + r.t.O, sim.truth.S + sim.truth.L + sim.truth.O, 'idle');
+  }
+});

@@ -125,6 +125,7 @@ test('wrong secret and garbage are refused and logged with the remote address; t
     impostors.push(
       new Promise<void>((resolve) => {
         const s = net.connect(addr.port, addr.host, () => s.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+        s.resume(); // read, or the refusal (EOF) would never be seen
         s.on('error', () => {});
         s.on('close', () => resolve());
       }),
