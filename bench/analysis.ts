@@ -27,7 +27,7 @@ export async function run(): Promise<Record<string, number>> {
   const an = new SlowAnalyzer(manifest, {});
   for (const e of syntheticEvents(o)) {
     an.push(e);
-    if ((++i & 0xfffff) === 0) {
+    if ((++i & 0x3ffff) === 0) {
       const m = process.memoryUsage();
       if (m.rss > peakRss) peakRss = m.rss;
       if (m.heapUsed > peakHeap) peakHeap = m.heapUsed;

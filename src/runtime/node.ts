@@ -64,8 +64,10 @@ export class NodeRuntime {
   private readonly strictFifo: boolean;
   private runQ: Cf[] = [];
   private qHead = 0;
+  /** ready atomic CFs (several-thread mode), consumed from readyHead */
   private readyTasks: Task[] = [];
   private readyCfs: Cf[] = [];
+  private readyHead = 0;
   readonly store = new Map<string, Entry>();
   /** local CFs waiting for a remote DF, per key, in request order */
   private remoteWait = new Map<string, Cf[]>();
@@ -205,7 +207,7 @@ export class NodeRuntime {
   /** CFs that could be given to an idle node now. */
   stealableCount(): number {
     let n = 0;
-    for (const cf of this.readyCfs) if (cf.site.stealable) n++;
+    for (let i = this.readyHead; i < this.readyCfs.length; i++) if (this.readyCfs[i]!.site.stealable) n++;
     for (let i = this.qHead; i < this.runQ.length; i++) if (this.runQ[i]!.site.stealable) n++;
     return Math.max(0, n - this.host.threads);
   }
@@ -219,7 +221,7 @@ export class NodeRuntime {
     if (!this.program.hasStealable || max <= 0) return out;
     // Keep enough for our own workers; give from the tail (the work we would do last).
     const keep = this.host.threads;
-    for (let i = this.readyCfs.length - 1; i >= keep && out.length < max; i--) {
+    for (let i = this.readyCfs.length - 1; i >= this.readyHead + keep && out.length < max; i--) {
       const cf = this.readyCfs[i]!;
       if (!cf.site.stealable) continue;
       this.readyCfs.splice(i, 1);
@@ -242,7 +244,7 @@ export class NodeRuntime {
 
   /** Nothing to do here right now (no queued CF, no batch in flight). */
   idle(): boolean {
-    return this.qHead >= this.runQ.length && this.readyTasks.length === 0 && this.batches.size === 0;
+    return this.qHead >= this.runQ.length && this.readyHead >= this.readyTasks.length && this.batches.size === 0;
   }
 
   /** Every CF that waits, with what it waits for (for the hang report). */
@@ -278,7 +280,7 @@ export class NodeRuntime {
     try {
       if (this.strictFifo) this.pumpStrict(); else this.pumpEager();
     } catch (e) { this.fail(e); return; }
-    if (this.tr) { const t1 = this.host.now(); this.tr.sysBusy(t0, t1); this.tr.readyQueue(t1, this.readyTasks.length); }
+    if (this.tr) { const t1 = this.host.now(); this.tr.sysBusy(t0, t1); this.tr.readyQueue(t1, this.readyTasks.length - this.readyHead); }
     if (this.idle()) this.onIdle();
   }
 
@@ -323,7 +325,7 @@ export class NodeRuntime {
   private dispatchReady(): void {
     const T = this.host.threads;
     const inflight = this.host.inflight;
-    let next = 0;
+    let next = this.readyHead;
     while (next < this.readyTasks.length) {
       let w = -1;
       for (let i = 0; i < T; i++) if (inflight[i]! < 2 && (w < 0 || inflight[i]! < inflight[w]!)) w = i;
@@ -337,8 +339,11 @@ export class NodeRuntime {
       this.extendChains(tasks, cfs);
       this.send(w, tasks, cfs);
     }
-    this.readyTasks = this.readyTasks.slice(next);
-    this.readyCfs = this.readyCfs.slice(next);
+    this.readyHead = next;
+    if (next === this.readyTasks.length) { this.readyTasks = []; this.readyCfs = []; this.readyHead = 0; }
+    else if (next > 4096 && next * 2 > this.readyTasks.length) {
+      this.readyTasks = this.readyTasks.slice(next); this.readyCfs = this.readyCfs.slice(next); this.readyHead = 0;
+    }
   }
 
   /**
@@ -493,6 +498,7 @@ export class NodeRuntime {
       else {
         const key = a.ref.key(f);
         keys[i] = key;
+        args[i] = null;
         outKeys.push(key);
         outOwners.push(a.ref.owner(f));
       }

@@ -4,6 +4,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import type { ImportDef } from '../program/compile.js';
 import { AWAKE, SLEEPING, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
+import { decodeResult, encodeBatch, type WireResult } from './batchcodec.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -45,11 +46,13 @@ export class WorkerPool {
       this.ports.push(ch.port1);
       ready.push(new Promise<void>((resolve, reject) => {
         const onMsg = (m: unknown) => {
-          const msg = m as { ready?: number; fatal?: string; worker?: number } & BatchResult;
+          const msg = m as { ready?: number; fatal?: string; worker?: number } & WireResult;
           if (msg.ready !== undefined) { resolve(); return; }
           if (msg.fatal !== undefined) { reject(new Error(msg.fatal)); this.opts.onFatal(i, msg.fatal); return; }
           this.inflight[msg.worker]!--;
-          this.opts.onResult(msg);
+          const r: BatchResult = { worker: msg.worker, batch: msg.batch, outs: decodeResult(msg) };
+          if (msg.error) r.error = msg.error;
+          this.opts.onResult(r);
         };
         w.on('message', onMsg);
         w.on('error', (e) => { if (!this.stopped) this.opts.onFatal(i, e.message); reject(e); });
@@ -61,7 +64,7 @@ export class WorkerPool {
 
   send(w: number, batch: Batch): void {
     this.inflight[w]!++;
-    this.ports[w]!.postMessage(batch);
+    this.ports[w]!.postMessage(encodeBatch(batch.id, batch.tasks));
     if (Atomics.load(this.states, w) === SLEEPING) {
       Atomics.store(this.states, w, AWAKE);
       Atomics.notify(this.states, w);

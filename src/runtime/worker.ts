@@ -10,7 +10,8 @@ import { DF } from '../ucode/df.js';
 import { displayKey } from '../program/compile.js';
 import type { DfValue } from '../ucode/value.js';
 import { ThreadTraceWriter, setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../trace/index.js';
-import { AWAKE, SLEEPING, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
+import { AWAKE, SLEEPING, type WorkerInit } from './protocol.js';
+import { decodeBatch, encodeResult, type WireBatch } from './batchcodec.js';
 
 const init = workerData as WorkerInit;
 const states = new Int32Array(init.states);
@@ -57,18 +58,18 @@ function loop(fns: Ucode[]): void {
       const again = receiveMessageOnPort(port); // a batch may have arrived before we slept
       if (again === undefined) { Atomics.wait(states, me, SLEEPING); continue; }
       Atomics.store(states, me, AWAKE);
-      if (!run(again.message as Batch | { stop: true }, fns)) return;
+      if (!run(again.message as WireBatch | { stop: true }, fns)) return;
       continue;
     }
-    if (!run(m.message as Batch | { stop: true }, fns)) return;
+    if (!run(m.message as WireBatch | { stop: true }, fns)) return;
   }
 }
 
-function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
+function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if ('stop' in msg) { tw?.close(); port().close(); return false; }
-  const tasks = msg.tasks;
+  const tasks = decodeBatch(msg);
   const outs: (DfValue | null)[][] = new Array(tasks.length);
-  const result: BatchResult = { worker: me, batch: msg.id, outs };
+  let error: { task: number; message: string; stack?: string } | undefined;
   for (let ti = 0; ti < tasks.length; ti++) {
     const t = tasks[ti]!;
     const imp = init.imports[t.imp]!;
@@ -94,7 +95,7 @@ function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
     } catch (e) {
       if (tw) { tw.cfFinish(wallNs(), threadCpuNs(), t.cf); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
-      result.error = { task: ti, message: ex.message, stack: ex.stack };
+      error = { task: ti, message: ex.message, stack: ex.stack };
       outs.length = ti;
       break;
     }
@@ -102,6 +103,8 @@ function run(msg: Batch | { stop: true }, fns: Ucode[]): boolean {
     for (let i = 0; i < outDfs.length; i++) o[i] = outDfs[i]!.value ?? null;
     outs[ti] = o;
   }
+  const result = encodeResult(me, msg.id, outs);
+  if (error) result.error = error;
   parentPort!.postMessage(result);
   return true;
 }

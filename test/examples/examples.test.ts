@@ -153,6 +153,28 @@ for (const threads of [1, 2]) {
   });
 }
 
+// Several node processes (issue 3): the same results with N = 2 and 3 nodes. Every case
+// runs on 2 nodes x 1 thread and 3 nodes x 2 threads; a few on the other combinations.
+const NODE_RUNS: Array<{ nodes: number; threads: number; cases: Case[] }> = [
+  { nodes: 2, threads: 1, cases: CASES },
+  { nodes: 3, threads: 2, cases: CASES },
+  { nodes: 2, threads: 2, cases: CASES.filter((c) => /hello|heat1d|seed004_cyclic|chain/.test(c.file)) },
+  { nodes: 3, threads: 1, cases: CASES.filter((c) => /hello|heat1d|seed004_cyclic|chain/.test(c.file)) },
+];
+
+for (const { nodes, threads, cases } of NODE_RUNS) {
+  describe(`examples: luna run --nodes ${nodes} --threads ${threads}`, () => {
+    for (const c of cases) {
+      const args = ['run', '--nodes', String(nodes), '--threads', String(threads), c.file, ...c.args];
+      test(`${c.file} ${c.args.join(' ')}`, () => {
+        const r = luna(args);
+        assert.equal(r.status, 0, describeRun(args, r));
+        assert.deepEqual(lines(r.stdout).sort(), [...c.out].sort(), describeRun(args, r));
+      });
+    }
+  });
+}
+
 describe('examples: failures are reported', () => {
   test('matmul with n not a multiple of nb prints FAILED and exits 1', () => {
     const args = ['run', '--threads', '1', 'examples/matmul/matmul.fa', '10', '3'];

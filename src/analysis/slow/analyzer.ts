@@ -13,7 +13,7 @@ import { CfRec, DfRec, baseName, key } from './state.js';
 import { F_L, F_O, F_S, F_U, type SlowModel, type SlowOptions } from './types.js';
 
 const NF = 5;
-const RECENT_MAX = 1 << 16;
+const RECENT_MAX = 1 << 13;
 
 export class SlowAnalyzer {
   readonly N: number;
@@ -30,6 +30,8 @@ export class SlowAnalyzer {
   // fragment state
   readonly cfs = new Map<number, CfRec>();
   readonly recent = new Map<number, CfRec>();
+  private readonly recentRing: (number | undefined)[] = new Array(RECENT_MAX);
+  private recentPos = 0;
   readonly names = new Map<string, DfRec>();
   /** DF numbers per node, and per (node, thread) stream for writers that number per thread */
   readonly nodeDf: Map<number, DfRec>[];
@@ -140,27 +142,40 @@ export class SlowAnalyzer {
   }
 
   private df(node: number, thread: number, df: number, quiet = false): DfRec | undefined {
-    const r = node < this.N ? this.streamDf.get(node * 4096 + thread)?.get(df) ?? this.nodeDf[node].get(df) : undefined;
+    let r: DfRec | undefined;
+    if (node < this.N) {
+      if (thread > 0 && this.streamDf.size > 0) r = this.streamDf.get(node * 4096 + thread)?.get(df);
+      r ??= this.nodeDf[node].get(df);
+    }
     if (!r && !quiet) this.warn('DF number without dfName');
     return r;
   }
 
+  /**
+   * dfName defines a number on its node; a writer per worker thread may number DFs on its own, so
+   * names recorded by a worker thread also get a (node, thread) map that its records look up first.
+   */
   private onName(node: number, thread: number, df: number, name: string): void {
     if (node >= this.N) return this.warn('event from a node beyond the manifest');
-    const sk = node * 4096 + thread;
-    let sm = this.streamDf.get(sk);
-    if (!sm) { sm = new Map(); this.streamDf.set(sk, sm); }
-    if (sm.get(df)?.name === name) return;
+    const nm = this.nodeDf[node];
+    let sm: Map<number, DfRec> | undefined;
+    if (thread > 0) {
+      const sk = node * 4096 + thread;
+      sm = this.streamDf.get(sk);
+      if (!sm) { sm = new Map(); this.streamDf.set(sk, sm); }
+      if (sm.get(df)?.name === name) return;
+    } else if (nm.get(df)?.name === name) return;
     let r = this.names.get(name);
     if (!r) { r = new DfRec(name); this.names.set(name, r); }
-    sm.set(df, r);
-    this.nodeDf[node].set(df, r);
-    r.entries.push(sm, df, node, this.nodeDf[node], df, node);
+    if (sm) { sm.set(df, r); (r.entries ??= []).push(sm, df, node); }
+    if (thread === 0 || !nm.has(df)) nm.set(df, r);
     if (!r.nodes.includes(node)) { r.nodes.push(node); r.refs++; }
-    const waiting = this.unnamed.get(key(node, df));
-    if (waiting) {
-      this.unnamed.delete(key(node, df));
-      for (const c of waiting) { c.inputs.push(r); c.unresolved--; }
+    if (this.unnamed.size > 0) {
+      const waiting = this.unnamed.get(key(node, df));
+      if (waiting) {
+        this.unnamed.delete(key(node, df));
+        for (const c of waiting) { c.inputs.push(r); c.unresolved--; }
+      }
     }
   }
 
@@ -170,23 +185,26 @@ export class SlowAnalyzer {
     const i = r.nodes.indexOf(node);
     if (i < 0) return;
     r.nodes.splice(i, 1);
-    this.unmap(r, node);
+    this.unmap(r, node, df);
     if (--r.refs <= 0) this.drop(r);
   }
 
   /** Remove the number mappings of r on `node` (all nodes when node < 0). */
-  private unmap(r: DfRec, node: number): void {
-    const e = r.entries, keep: (Map<number, DfRec> | number)[] = [];
+  private unmap(r: DfRec, node: number, df: number): void {
+    if (node >= 0 && this.nodeDf[node].get(df) === r) this.nodeDf[node].delete(df);
+    const e = r.entries;
+    if (!e) return;
+    const keep: (Map<number, DfRec> | number)[] = [];
     for (let k = 0; k < e.length; k += 3) {
-      const m = e[k] as Map<number, DfRec>, df = e[k + 1] as number, n = e[k + 2] as number;
-      if (node < 0 || n === node) { if (m.get(df) === r) m.delete(df); }
-      else keep.push(m, df, n);
+      const m = e[k] as Map<number, DfRec>, d = e[k + 1] as number, n = e[k + 2] as number;
+      if (node < 0 || n === node) { if (m.get(d) === r) m.delete(d); }
+      else keep.push(m, d, n);
     }
-    r.entries = keep;
+    r.entries = keep.length > 0 ? keep : null;
   }
 
   private drop(r: DfRec): void {
-    this.unmap(r, -1);
+    this.unmap(r, -1, -1);
     if (this.names.get(r.name) === r) this.names.delete(r.name);
   }
 
@@ -207,27 +225,20 @@ export class SlowAnalyzer {
     const r = this.df(node, thread, df);
     if (!r || to >= this.N) return;
     // the L interval starts at the first hop of the chain that brings the value to its consumer
-    const first = node === r.home ? t : (r.firstSend?.[node] ?? t);
-    (r.sendPend ??= new Map()).set(node * this.N + to, first);
+    const first = node === r.home ? t : (r.copyAt(node)?.firstSend ?? t);
+    r.pend = { k: node * this.N + to, first, next: r.pend };
     r.refs++; // a copy in flight keeps the record alive even if the sender deletes its own
-
   }
 
   private onReceive(node: number, thread: number, t: number, df: number, from: number): void {
     const r = this.df(node, thread, df);
     if (!r) return;
-    if (!r.arrive) {
-      r.arrive = new Float64Array(this.N).fill(NaN);
-      r.firstSend = new Float64Array(this.N).fill(NaN);
-      r.from = new Int32Array(this.N).fill(-1);
-    }
-    r.arrive[node] = t;
-    r.from![node] = from;
-    const pk = from * this.N + node;
-    const s = r.sendPend?.get(pk);
+    const s = r.takePend(from * this.N + node);
     if (s === undefined) this.warn('DF received without dfSendStart');
-    else { r.sendPend!.delete(pk); if (--r.refs <= 0) this.drop(r); }
-    r.firstSend![node] = s ?? t;
+    const c = r.copyAt(node);
+    if (c) { c.arrive = t; c.firstSend = s ?? t; c.from = from; }
+    else r.copies = { node, arrive: t, firstSend: s ?? t, from, next: r.copies };
+    if (s !== undefined && --r.refs <= 0) this.drop(r);
   }
 
   private onInput(node: number, thread: number, cf: number, df: number): void {
@@ -241,15 +252,15 @@ export class SlowAnalyzer {
   }
 
   /** Fold input x into m's B (last producer), G/C (last arrival) and critical-path predecessor. */
-  private fold(m: CfRec, x: DfRec): void {
+  foldInput(m: CfRec, x: DfRec): void {
     const b = x.readyAt();
     if (b > m.B) { m.B = b; m.bRec = x; }
     let g: number, c: number;
     if (x.home === m.node || x.home < 0) { g = x.computedAt === x.computedAt ? x.computedAt : -Infinity; c = g; }
     else {
-      g = x.arrive ? x.arrive[m.node] : NaN;
-      c = x.firstSend ? x.firstSend[m.node] : NaN;
-      if (!(g === g)) { this.warn('remote input without dfReceive'); g = c = x.computedAt; }
+      const cp = x.copyAt(m.node);
+      if (cp) { g = cp.arrive; c = cp.firstSend; }
+      else { this.warn('remote input without dfReceive'); g = c = x.computedAt; }
     }
     if (g > m.G || (g === m.G && c > m.C)) { m.G = g; m.C = c; m.gRec = x; }
     if (x.path && (!m.cpIn || x.path.len > m.cpIn.len)) m.cpIn = x.path;
@@ -299,12 +310,13 @@ export class SlowAnalyzer {
   }
 
   /** Charge ns of factor f on [x, y) to a worker slot and, when given, to a CF's code and label. */
-  add(f: number, ns: number, slot: number, x: number, y: number, m: CfRec | null): void {
+  add(f: number, ns: number, slot: number, x: number, y: number, code: Float64Array | null, label: Float64Array | null): void {
     if (ns === 0) return;
     this.tot[f] += ns;
     this.perNode[Math.floor(slot / this.T) * NF + f] += ns;
     this.perThread[slot * NF + f] += ns;
-    if (m) { this.perCode.get(m.code)[f] += ns; this.perLabel.get(m.label)[f] += ns; }
+    if (code) code[f] += ns;
+    if (label) label[f] += ns;
     this.getSeries().add(f, x, y, ns);
   }
 
@@ -317,7 +329,7 @@ export class SlowAnalyzer {
     // inputs are folded at the finish: by then every input's arrival is in, whatever the order
     // of events that tie in time across threads
     if (m.unresolved > 0) this.warn('input DF never named');
-    for (const x of m.inputs) this.fold(m, x);
+    for (const x of m.inputs) this.foldInput(m, x);
     m.inputs = [];
     m.finishT = t;
     const u = cpu - m.startCpu;
@@ -325,8 +337,13 @@ export class SlowAnalyzer {
     m.cpIn = null;
     if (!this.cpEnd || m.path.len > this.cpEnd.len) this.cpEnd = m.path;
     if (m.outs) { for (const r of m.outs) { r.finish = t; r.path = m.path; } m.outs = null; }
+    // a ring of keys, not Map-order eviction: deleting a Map's first entry over and over leaves
+    // tombstones that make keys().next() linear
+    const old = this.recentRing[this.recentPos];
+    if (old !== undefined) this.recent.delete(old);
+    this.recentRing[this.recentPos] = k;
+    this.recentPos = (this.recentPos + 1) % RECENT_MAX;
     this.recent.set(k, m);
-    if (this.recent.size > RECENT_MAX) this.recent.delete(this.recent.keys().next().value!);
     if (m.slot >= 0) this.account(m, t, u);
     m.bRec = m.gRec = null; // DfRec.prod keeps m alive: do not let it pin the whole history
   }
@@ -353,19 +370,20 @@ export class SlowAnalyzer {
       if (++this.sinceprune >= 1024) { this.sinceprune = 0; this.history.prune(this.minPendingA()); }
     }
     const sel = this.model === 'litvinov2017' ? moved : 0;
-    this.add(F_S, sp.s - sel, slot, a, sp.b, m);
-    this.add(F_O, sp.oSend + sel, slot, sp.b, sp.c, m);
-    this.add(F_L, sp.l, slot, sp.c, sp.g, m);
-    this.add(F_O, sp.oStart, slot, sp.g, d, m);
+    const cr = this.perCode.get(m.code), lr = this.perLabel.get(m.label);
+    this.add(F_S, sp.s - sel, slot, a, sp.b, cr, lr);
+    this.add(F_O, sp.oSend + sel, slot, sp.b, sp.c, cr, lr);
+    this.add(F_L, sp.l, slot, sp.c, sp.g, cr, lr);
+    this.add(F_O, sp.oStart, slot, sp.g, d, cr, lr);
     this.ovh.sendDelay += sp.oSend;
     this.ovh.startDelay += sp.oStart;
     const pre = (e - d) - u;
-    this.add(F_U, u, slot, d, e, m);
-    this.add(F_O, pre, slot, d, e, m);
+    this.add(F_U, u, slot, d, e, cr, lr);
+    this.add(F_O, pre, slot, d, e, cr, lr);
     this.kireev[F_U] += u; this.kireev[F_O] += pre;
     this.ovh.preempt += pre;
-    this.perCode.get(m.code)[NF]++;
-    this.perLabel.get(m.label)[NF]++;
+    cr[NF]++;
+    lr[NF]++;
     if (sp.s > 0 && m.bRec) this.blameS(m.bRec, sp.s);
     if (sp.l > 0 && m.gRec) this.blameL(m.gRec, m.node, sp.l);
   }
@@ -393,7 +411,7 @@ export class SlowAnalyzer {
     this.lBlamed += ns;
     addTo(this.lByDfBase, baseName(x.name), ns);
     this.lByDf.add(x.name, ns);
-    const from = x.from ? x.from[node] : -1;
+    const from = x.copyAt(node)?.from ?? -1;
     if (from >= 0) addTo(this.lByPair, from * this.N + node, ns);
     if (x.prod) addTo(this.lByProdLabel, x.prod.label, ns);
   }

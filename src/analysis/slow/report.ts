@@ -23,14 +23,16 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     if (m) {
       // a CF that never finished: split its idle interval as usual, its execution counts as U
       an.warn('CF still running at program end');
+      for (const x of m.inputs) an.foldInput(m, x);
       const sp = splitIdle(m.A, m.startT, m.B, m.C, m.G);
-      an.add(F_S, sp.s, slot, m.A, sp.b, m); an.add(F_O, sp.oSend, slot, sp.b, sp.c, m);
-      an.add(F_L, sp.l, slot, sp.c, sp.g, m); an.add(F_O, sp.oStart, slot, sp.g, m.startT, m);
-      an.add(F_U, tEnd - m.startT, slot, m.startT, tEnd, m);
+      const cr = an.perCode.get(m.code), lr = an.perLabel.get(m.label);
+      an.add(F_S, sp.s, slot, m.A, sp.b, cr, lr); an.add(F_O, sp.oSend, slot, sp.b, sp.c, cr, lr);
+      an.add(F_L, sp.l, slot, sp.c, sp.g, cr, lr); an.add(F_O, sp.oStart, slot, sp.g, m.startT, cr, lr);
+      an.add(F_U, tEnd - m.startT, slot, m.startT, tEnd, cr, lr);
       an.kireev[F_S] += sp.s; an.kireev[F_O] += sp.oSend + sp.oStart; an.kireev[F_L] += sp.l; an.kireev[F_U] += tEnd - m.startT;
       continue;
     }
-    if (tEnd > a) { an.add(F_S, tEnd - a, slot, a, tEnd, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a; }
+    if (tEnd > a) { an.add(F_S, tEnd - a, slot, a, tEnd, null, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a; }
   }
   const sysCores = Math.max(0, an.opts.systemCores ?? 0);
   const extra = tWall * sysCores * an.N;

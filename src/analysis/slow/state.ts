@@ -9,21 +9,34 @@ export class DfRec {
   refs = 0;
   /** nodes where it is named */
   nodes: number[] = [];
-  /** the number maps that point at this record: [map, df, node, …] (removed on deletion) */
-  entries: (Map<number, DfRec> | number)[] = [];
+
   home = -1;
   computedAt = NaN;
   /** producer's finish time (NaN while unknown or still running) */
   finish = NaN;
   prod: CfRec | null = null;
   path: PathNode | null = null;
-  /** per node: arrival time, first-hop send time of the copy that arrived, sender */
-  arrive: Float64Array | null = null;
-  firstSend: Float64Array | null = null;
-  from: Int32Array | null = null;
-  /** (from·N + to) → first-hop send time of a transfer in flight */
-  sendPend: Map<number, number> | null = null;
+  /** copies that arrived on other nodes (a short list: typed arrays per DF cost too much GC) */
+  copies: Copy | null = null;
+  /** transfers in flight: (from·N + to) → first-hop send time */
+  pend: Pend | null = null;
+  /** (node, thread ≥ 1) number maps that point at this record: [map, df, node, …] */
+  entries: (Map<number, DfRec> | number)[] | null = null;
   constructor(readonly name: string) {}
+
+  copyAt(node: number): Copy | null {
+    for (let c = this.copies; c; c = c.next) if (c.node === node) return c;
+    return null;
+  }
+
+  takePend(k: number): number | undefined {
+    for (let p = this.pend, prev: Pend | null = null; p; prev = p, p = p.next) {
+      if (p.k !== k) continue;
+      if (prev) prev.next = p.next; else this.pend = p.next;
+      return p.first;
+    }
+    return undefined;
+  }
 
   /** When the value came into existence: the earlier of producer finish and computed time. */
   readyAt(): number {
@@ -32,6 +45,9 @@ export class DfRec {
     return c === c ? c : -Infinity;
   }
 }
+
+export interface Copy { node: number; arrive: number; firstSend: number; from: number; next: Copy | null }
+export interface Pend { k: number; first: number; next: Pend | null }
 
 export class CfRec {
   inputs: DfRec[] = [];

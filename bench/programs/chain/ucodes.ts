@@ -1,0 +1,24 @@
+// Ucodes of bench/programs/chain/chain.fa (also called directly by the sequential-loop and
+// piscina baselines of bench/runtime.ts).
+import type { DF } from '../../../src/ucode/df.js';
+
+/** Busy-wait for us microseconds (0: return at once). */
+export function spin(us: number): void {
+  if (us <= 0) return;
+  const end = performance.now() + us / 1000;
+  while (performance.now() < end);
+}
+
+export function c_start(x: DF): void {
+  x.setInt(0);
+}
+
+export function c_step(prev: DF, us: number, next: DF): void {
+  spin(us);
+  next.setInt(prev.getInt() + 1);
+}
+
+export function c_check(n: number, last: DF): void {
+  const v = last.getInt();
+  if (v !== n) throw new Error(`bench chain: x[${n}] = ${v}, expected ${n}`);
+}
