@@ -10,7 +10,8 @@ import type { Task } from './protocol.js';
 
 const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8;
 
-export interface WireBatch { id: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[] }
+/** `keys`: every DF key of the batch joined by \u0001 (one string to clone; split lazily). */
+export interface WireBatch { id: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[]; keys: string }
 
 class NumBuf {
   a = new Float64Array(1024);
@@ -24,6 +25,9 @@ class NumBuf {
 
 export function encodeBatch(id: number, tasks: Task[]): WireBatch {
   const nums = new NumBuf(), strs: string[] = [], objs: unknown[] = [];
+  let keyText = '';
+  let nkeys = 0;
+  const addKey = (k: string): number => { keyText += nkeys === 0 ? k : '\u0001' + k; return nkeys++; };
   for (const t of tasks) {
     const args = t.args, keys = t.keys, n = args.length;
     nums.push(t.cf); nums.push(t.imp); nums.push(n);
@@ -32,7 +36,7 @@ export function encodeBatch(id: number, tasks: Task[]): WireBatch {
       const key = keys[i]!;
       let f = -1;
       if (fwd) for (let k = 0; k < fwd.length; k += 3) if (fwd[k] === i) f = k;
-      if (f >= 0) { nums.push(A_FWD); nums.push(fwd![f + 1]!); nums.push(fwd![f + 2]!); nums.push(strs.push(key) - 1); continue; }
+      if (f >= 0) { nums.push(A_FWD); nums.push(fwd![f + 1]!); nums.push(fwd![f + 2]!); nums.push(addKey(key)); continue; }
       const a = args[i];
       if (key === '') {
         if (typeof a === 'number') { nums.push(A_NUM); nums.push(a); }
@@ -47,14 +51,21 @@ export function encodeBatch(id: number, tasks: Task[]): WireBatch {
         else if (v.t === T_STRING) { nums.push(A_STR); nums.push(strs.push(v.v) - 1); }
         else { nums.push(A_OBJ + 16 * v.t); nums.push(objs.push(v.v) - 1); }
       }
-      nums.push(strs.push(key) - 1);
+      nums.push(addKey(key));
     }
   }
-  return { id, n: tasks.length, nums: nums.finish(), strs, objs };
+  return { id, n: tasks.length, nums: nums.finish(), strs, objs, keys: keyText };
 }
 
-/** Decoded task for the worker: args as values, DF keys, and forwarded inputs. */
-export interface DecodedTask { cf: number; imp: number; args: unknown[]; keys: string[]; fwd: number[] | null }
+/** Decoded task for the worker: args as values, DF key numbers (see BatchKeys), forwarded inputs. */
+export interface DecodedTask { cf: number; imp: number; args: unknown[]; keys: number[]; fwd: number[] | null }
+
+/** The batch's DF keys, split only if a ucode asks a DF for its name. */
+export class BatchKeys {
+  private split: string[] | null = null;
+  constructor(private text: string) {}
+  get(i: number): string { return (this.split ??= this.text.split('\u0001'))[i] ?? '?'; }
+}
 
 export function decodeBatch(b: WireBatch): DecodedTask[] {
   const { nums, strs, objs } = b;
@@ -62,11 +73,11 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
   let p = 0;
   for (let ti = 0; ti < b.n; ti++) {
     const cf = nums[p++]!, imp = nums[p++]!, n = nums[p++]!;
-    const args = new Array<unknown>(n), keys = new Array<string>(n);
+    const args = new Array<unknown>(n), keys = new Array<number>(n);
     let fwd: number[] | null = null;
     for (let i = 0; i < n; i++) {
       const tag = nums[p++]!;
-      keys[i] = '';
+      keys[i] = -1;
       switch (tag & 15) {
         case A_NUM: args[i] = nums[p++]; continue;
         case A_TXT: args[i] = strs[nums[p++]!]; continue;
@@ -77,7 +88,7 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
         case A_OBJ: args[i] = { t: tag >> 4, v: objs[nums[p++]!] }; break;
         case A_FWD: (fwd ??= []).push(i, nums[p++]!, nums[p++]!); args[i] = null; break;
       }
-      keys[i] = strs[nums[p++]!]!;
+      keys[i] = nums[p++]!;
     }
     out[ti] = { cf, imp, args, keys, fwd };
   }

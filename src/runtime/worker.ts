@@ -11,7 +11,7 @@ import { displayKey } from '../program/compile.js';
 import type { DfValue } from '../ucode/value.js';
 import { ThreadTraceWriter, setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../trace/index.js';
 import { AWAKE, SLEEPING, type WorkerInit } from './protocol.js';
-import { decodeBatch, encodeResult, type WireBatch } from './batchcodec.js';
+import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './batchcodec.js';
 
 const init = workerData as WorkerInit;
 const states = new Int32Array(init.states);
@@ -68,6 +68,8 @@ function loop(fns: Ucode[]): void {
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if ('stop' in msg) { tw?.close(); port().close(); return false; }
   const tasks = decodeBatch(msg);
+  const names = new BatchKeys(msg.keys);
+  const nameOf = (k: string): string => displayKey(names.get(Number(k)));
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   let error: { task: number; message: string; stack?: string } | undefined;
   for (let ti = 0; ti < tasks.length; ti++) {
@@ -80,8 +82,8 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     const outDfs: DF[] = [];
     for (let i = 0; i < params.length; i++) {
       const p = params[i];
-      if (p === 'value') call[i] = new DF(t.keys[i]!, args[i] as DfValue, false, displayKey);
-      else if (p === 'name') { const d = new DF(t.keys[i]!, undefined, true, displayKey); outDfs.push(d); call[i] = d; }
+      if (p === 'value') call[i] = new DF(String(t.keys[i]), args[i] as DfValue, false, nameOf);
+      else if (p === 'name') { const d = new DF(String(t.keys[i]), undefined, true, nameOf); outDfs.push(d); call[i] = d; }
       else call[i] = args[i];
     }
     if (tw) {

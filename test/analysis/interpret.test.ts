@@ -31,11 +31,14 @@ test('a sequential chain on 4 threads: S dominates, "too sequential", blames the
 test('transfers between nodes dominate: L recommendation names the node pair and the DF', () => {
   const tb = new TB(2);
   let t = 0;
+  // seed 003 §5.3: two chains alternating between the nodes, so every DF crosses
   for (let i = 0; i < 10; i++) {
-    const node = i % 2;
-    tb.cf({ node, thread: 1, cf: i + 1, label: 'step', start: t, end: t + 10, inputs: i > 0 ? [`B[${i - 1}]`] : [] });
-    tb.computed(node, `B[${i}]`, i + 1, t + 10);
-    tb.transfer(`B[${i}]`, node, 1 - node, t + 11, t + 1100);
+    for (const [chain, node] of [['B', i % 2], ['C', 1 - (i % 2)]] as const) {
+      const cf = 2 * i + (chain === 'B' ? 1 : 2);
+      tb.cf({ node, thread: 1, cf, label: 'step', start: t, end: t + 10, inputs: i > 0 ? [`${chain}[${i - 1}]`] : [] });
+      tb.computed(node, `${chain}[${i}]`, cf, t + 10);
+      tb.transfer(`${chain}[${i}]`, node, 1 - node, t + 11, t + 1100);
+    }
     t += 1100;
   }
   const r = analyzeSlow(manifest(2, 1), tb.done(t));
@@ -43,7 +46,7 @@ test('transfers between nodes dominate: L recommendation names the node pair and
   const text = interpretSlow(r).join('\n');
   assert.match(text, /dominant loss is latency/);
   assert.match(text, /transfers node [01] → [01]/);
-  assert.match(text, /DFs `B`/);
+  assert.match(text, /DFs `[BC]`/);
 });
 
 test('tiny CFs delayed by the runtime: O recommendation says the fragmentation is too fine', () => {

@@ -1,0 +1,151 @@
+// Shared helpers of the benchmark harness (bench/run.ts and its suites): paths, timing, medians,
+// in-process and CLI runs of LuNA programs, result/target types and table formatting.
+import { spawn } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadProgram, type Loaded } from '../src/program/load.js';
+import { runSingleNode } from '../src/runtime/run.js';
+
+/** Repository root (this file runs from dist/bench/). */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const LUNA = join(ROOT, 'bin', 'luna');
+/** A benchmark program under bench/programs/. */
+export const prog = (rel: string): string => join(ROOT, 'bench', 'programs', rel);
+
+export interface Ctx {
+  quick: boolean;
+  /** repetitions per measurement (median taken) */
+  reps: number;
+  /** results of the suites that already ran in this invocation (e.g. transport for cluster) */
+  previous: Record<string, SuiteOutput>;
+  log: (msg: string) => void;
+}
+
+export interface Target {
+  /** figure key */
+  key: string;
+  op: '<=' | '>=';
+  value: number;
+  /** what the target is (from the issue) */
+  label: string;
+}
+
+export interface SuiteOutput {
+  status: 'ok' | 'missing' | 'error';
+  figures: Record<string, number>;
+  /** unit per figure key (optional) */
+  units?: Record<string, string>;
+  targets?: Target[];
+  notes?: string[];
+  error?: string;
+  seconds?: number;
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export const nowMs = (): number => performance.now();
+
+/** Round to 3 significant digits (for JSON and tables). */
+export function sig(x: number, digits = 3): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  return Number(x.toPrecision(digits));
+}
+
+// ------------------------------------------------------------------ in-process runs
+
+const loadedCache = new Map<string, Loaded>();
+
+/** Load (bundle, check, compile) a benchmark program once. */
+export async function load(file: string): Promise<Loaded> {
+  let l = loadedCache.get(file);
+  if (!l) {
+    l = await loadProgram(file, { cacheDir: join(ROOT, '.luna-cache') });
+    if (!l.program) throw new Error(`cannot load ${file}:\n${l.text}`);
+    loadedCache.set(file, l);
+  }
+  return l;
+}
+
+export interface InProcOptions {
+  threads: number;
+  traceDir?: string;
+  traceOrigin?: string;
+  needGid?: boolean;
+}
+
+/** Run a loaded program with runSingleNode; returns wall milliseconds (load excluded). */
+export async function runInProc(l: Loaded, args: (string | number)[], o: InProcOptions): Promise<number> {
+  const t0 = nowMs();
+  const res = await runSingleNode({
+    program: l.program!, bundle: l.bundle?.file, args: args.map(String), threads: o.threads,
+    traceDir: o.traceDir, traceOrigin: o.traceOrigin, needGid: o.needGid,
+  });
+  const ms = nowMs() - t0;
+  if (!res.ok) throw new Error(`${l.file} ${args.join(' ')} (threads ${o.threads}) failed: ${res.kind}: ${res.message}`);
+  return ms;
+}
+
+// ------------------------------------------------------------------ CLI runs
+
+/** Run `bin/luna run <argv…>` as a child process; returns wall milliseconds from spawn to exit. */
+export function runCli(argv: (string | number)[], timeoutMs = 120_000): Promise<number> {
+  return new Promise((res, rej) => {
+    const t0 = nowMs();
+    const child = spawn(process.execPath, [LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (e) => { clearTimeout(timer); rej(e); });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const ms = nowMs() - t0;
+      if (code === 0) res(ms);
+      else rej(new Error(`luna run ${argv.join(' ')}: exit ${code ?? signal}${signal === 'SIGKILL' ? ` (timeout ${timeoutMs} ms)` : ''}\n${out.trim()}`));
+    });
+  });
+}
+
+/**
+ * Measure several configurations interleaved (a, b, c, a, b, c, …) `reps` times and return the
+ * median per configuration, so slow phases of a noisy machine hit every configuration alike.
+ */
+export async function interleaved<K extends string>(reps: number, runs: Record<K, () => Promise<number>>): Promise<Record<K, number>> {
+  const keys = Object.keys(runs) as K[];
+  const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as unknown as Record<K, number[]>;
+  for (let r = 0; r < reps; r++) for (const k of keys) samples[k].push(await runs[k]());
+  return Object.fromEntries(keys.map((k) => [k, median(samples[k])])) as Record<K, number>;
+}
+
+/** Check a figure against a target. */
+export function targetMet(t: Target, figures: Record<string, number>): boolean | undefined {
+  const v = figures[t.key];
+  if (v === undefined || !Number.isFinite(v)) return undefined;
+  return t.op === '<=' ? v <= t.value : v >= t.value;
+}
+
+// ------------------------------------------------------------------ formatting
+
+export function fmt(x: number | undefined): string {
+  if (x === undefined) return '—';
+  if (!Number.isFinite(x)) return String(x);
+  const a = Math.abs(x);
+  if (a >= 1e6) return x.toExponential(2);
+  if (a >= 100 || Number.isInteger(x)) return String(Math.round(x));
+  if (a >= 10) return x.toFixed(1);
+  if (a >= 1) return x.toFixed(2);
+  return x.toPrecision(2);
+}
+
+export function table(rows: string[][], header?: string[]): string {
+  const all = header ? [header, ...rows] : rows;
+  const w = all[0].map((_, c) => Math.max(...all.map((r) => (r[c] ?? '').length)));
+  const line = (r: string[]) => r.map((s, c) => (c === 0 ? s.padEnd(w[c]) : s.padStart(w[c]))).join('  ').trimEnd();
+  const out = all.map(line);
+  if (header) out.splice(1, 0, w.map((n) => '-'.repeat(n)).join('  '));
+  return out.join('\n');
+}
