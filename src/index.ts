@@ -1,0 +1,7 @@
+// luna-ts library API: load and check programs, run them, read traces, analyse them.
+export { loadProgram, type Loaded, type LoadOptions } from './program/load.js';
+export { compileFrontEnd, renderDiagnostics } from './lang/index.js';
+export type { Diagnostic } from './lang/diagnostics.js';
+export { runSingleNode, runClusterNode, type RunOptions, type RunResult } from './runtime/run.js';
+export { DF } from './ucode/df.js';
+export * as trace from './trace/index.js';
