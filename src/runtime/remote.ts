@@ -214,13 +214,12 @@ export class ClusterNode implements RemoteOps {
     this.hangReports[from] = items;
     if (this.hangReports.filter(Boolean).length < this.tp.size) return;
     const message = formatHang(this.hangReports.flat());
-    this.broadcastStop(false);
-    this.end({ ok: false, kind: 'hang', message });
+    this.broadcastStop(false, { ok: false, kind: 'hang', message });
   }
 
-  private broadcastStop(ok: boolean): void {
+  private broadcastStop(ok: boolean, result: ClusterResult = { ok }): void {
     for (let r = 1; r < this.tp.size; r++) this.tp.send(r, TAG.STOP, Uint8Array.of(ok ? 1 : 0));
-    this.end({ ok });
+    this.end(result);
   }
 
   // ------------------------------------------------------------------ faults

@@ -80,20 +80,25 @@ export class Series {
 
 /**
  * Approximate heavy hitters for unbounded key spaces (CF gids, DF names): an exact map pruned to
- * its `keep` largest entries whenever it reaches 4 × keep. Entries that were pruned lose their
- * mass, so small culprits may be under-counted; big ones survive (they are re-added quickly).
+ * its `keep` largest entries whenever it reaches 4 × keep; afterwards newcomers lighter than 1/8
+ * of the smallest kept entry are ignored. Pruned or ignored mass is lost, so small culprits may be
+ * under-counted; big ones survive.
  */
 export class TopK {
   private readonly m = new Map<string, { ns: number; code?: string; label?: string }>();
+  /** smallest weight kept by the last prune: newcomers far below it are not tracked */
+  private floor = 0;
   constructor(private readonly keep = 256) {}
   add(key: string, ns: number, code?: string, label?: string): void {
     const e = this.m.get(key);
     if (e) { e.ns += ns; return; }
+    if (ns < this.floor) return;
     this.m.set(key, { ns, code, label });
     if (this.m.size >= 4 * this.keep) this.prune();
   }
   private prune(): void {
     const kept = [...this.m.entries()].sort((a, b) => b[1].ns - a[1].ns).slice(0, this.keep);
+    this.floor = kept[kept.length - 1][1].ns / 8;
     this.m.clear();
     for (const [k, v] of kept) this.m.set(k, v);
   }
