@@ -96,7 +96,12 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
 }
 
 /** Results: per task its outputs in order, as [tag, value] with the same tags. */
-export interface WireResult { worker: number; batch: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[]; error?: { task: number; message: string; stack?: string } }
+export interface WireResult {
+  worker: number; batch: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[];
+  error?: { task: number; message: string; stack?: string };
+  /** when tracing: each task's finish time (the moment its outputs exist on the worker) */
+  fin?: Float64Array;
+}
 
 export function encodeResult(worker: number, batch: number, outs: (DfValue | null)[][]): WireResult {
   const nums = new NumBuf(), strs: string[] = [], objs: unknown[] = [];

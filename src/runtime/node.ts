@@ -89,6 +89,8 @@ export class NodeRuntime {
   /** building a batch: outputs of its members (key → task index, out ordinal) */
   private fwdOut: Map<string, number> | null = null;
   private fwdBlocked = false;
+  /** while completing a traced batch: the worker's finish time of the CF being completed */
+  private finishedAt = -1;
   private building: { tasks: Task[]; cfs: Cf[] } | null = null;
   private readonly needGid: boolean;
   readonly tr: TraceSink | undefined;
@@ -143,7 +145,11 @@ export class NodeRuntime {
     this.batches.delete(r.batch);
     try {
       const t = this.tr ? this.host.now() : 0;
-      for (let i = 0; i < r.outs.length; i++) this.complete(cfs[i]!, r.outs[i]!);
+      for (let i = 0; i < r.outs.length; i++) {
+        if (r.fin) this.finishedAt = r.fin[i]!;
+        this.complete(cfs[i]!, r.outs[i]!);
+      }
+      this.finishedAt = -1;
       if (r.error) {
         const cf = cfs[r.error.task]!;
         throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${r.error.message}${userStack(r.error.stack)}`, cf);
@@ -538,7 +544,12 @@ export class NodeRuntime {
   private traceReady(cf: Cf, keys: string[], site: CallSite): void {
     const tr = this.tr!;
     if (!cf.chained) tr.cfReady(this.host.now(), cf.id); // a continuation is ready when its worker reaches it
-    for (let i = 0; i < keys.length; i++) if (keys[i] && site.args[i]!.kind === 'in') tr.cfInput(cf.id, tr.dfName(keys[i]!));
+    for (let i = 0; i < keys.length; i++) {
+      if (!keys[i]) continue;
+      // Outputs are interned now too: their dfComputed is stamped back to the worker's finish.
+      const df = tr.dfName(keys[i]!);
+      if (site.args[i]!.kind === 'in') tr.cfInput(cf.id, df);
+    }
   }
 
   private importIndex(site: CallSite): number {
@@ -777,7 +788,9 @@ export class NodeRuntime {
   }
 
   private post(key: string, owner: number, v: DfValue, count: number, producer: Cf): void {
-    if (this.tr) this.tr.dfComputed(this.host.now(), this.tr.dfName(key), producer.id, valueSize(v));
+    // An atomic CF's outputs exist from the moment its worker finished it (a continuation may
+    // already have used them), so they are stamped with that time.
+    if (this.tr) this.tr.dfComputed(this.finishedAt >= 0 ? this.finishedAt : this.host.now(), this.tr.dfName(key), producer.id, valueSize(v));
     if (owner === this.self) {
       try { this.postLocal(key, v, count); } catch (e) {
         if (e instanceof RunFault && !e.cf) throw new RunFault(e.message, producer);

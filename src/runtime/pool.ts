@@ -52,6 +52,7 @@ export class WorkerPool {
           this.inflight[msg.worker]!--;
           const r: BatchResult = { worker: msg.worker, batch: msg.batch, outs: decodeResult(msg) };
           if (msg.error) r.error = msg.error;
+          if (msg.fin) r.fin = msg.fin;
           this.opts.onResult(r);
         };
         w.on('message', onMsg);

@@ -34,6 +34,8 @@ export interface BatchResult {
   /** per task: values of its name params in order (null = not set) */
   outs: (DfValue | null)[][];
   error?: { task: number; message: string; stack?: string };
+  /** when tracing: finish time of each task */
+  fin?: Float64Array;
 }
 
 export const SLEEPING = 1, AWAKE = 0;

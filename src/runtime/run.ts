@@ -37,14 +37,11 @@ function openTracing(opts: RunOptions, rank: number): { tr?: ThreadTraceWriter; 
   if (!opts.traceDir) return {};
   if (opts.traceOrigin) setRunOrigin(opts.traceOrigin);
   const tr = ThreadTraceWriter.open(opts.traceDir, rank, 0, { cpuExact: cpuClockExact });
-  tr.programStart(wallNs());
   return { tr, worker: { dir: opts.traceDir, node: rank, origin: String(runOrigin()) } };
 }
 
 function closeTracing(tr: ThreadTraceWriter | undefined): void {
-  if (!tr) return;
-  tr.programFinish(wallNs());
-  tr.close();
+  tr?.close();
 }
 
 export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
@@ -73,8 +70,10 @@ export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
     await pool.kill();
     return { ok: false, kind: 'fault', message: `cannot start worker threads: ${e instanceof Error ? e.message : String(e)}` };
   }
+  tracing.tr?.programStart(wallNs());
   try { rt.start(opts.args); } catch (e) { rt.fail(e); }
   const res = await done;
+  tracing.tr?.programFinish(wallNs());
   await pool.stop();
   closeTracing(tracing.tr);
   return res;
@@ -104,10 +103,12 @@ export async function runClusterNode(opts: RunOptions & { transport: Transport }
     await pool.kill();
     return { ok: false, kind: 'fault', message: `node ${tp.rank}: cannot start worker threads: ${e instanceof Error ? e.message : String(e)}` };
   }
+  tracing.tr?.programStart(wallNs());
   if (tp.rank === 0) {
     try { rt.start(opts.args); } catch (e) { rt.fail(e); }
   } else rt.schedule();
   const res = await cluster.done;
+  tracing.tr?.programFinish(wallNs());
   await pool.stop();
   closeTracing(tracing.tr);
   await tp.close();

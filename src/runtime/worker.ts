@@ -72,6 +72,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const nameOf = (k: string): string => displayKey(names.get(Number(k)));
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   let error: { task: number; message: string; stack?: string } | undefined;
+  const fin = tw ? new Float64Array(tasks.length) : undefined;
   for (let ti = 0; ti < tasks.length; ti++) {
     const t = tasks[ti]!;
     const imp = init.imports[t.imp]!;
@@ -93,7 +94,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     try {
       fns[t.imp]!(...call);
-      if (tw) tw.cfFinish(wallNs(), threadCpuNs(), t.cf);
+      if (tw) { const t1 = wallNs(); tw.cfFinish(t1, threadCpuNs(), t.cf); fin![ti] = t1; }
     } catch (e) {
       if (tw) { tw.cfFinish(wallNs(), threadCpuNs(), t.cf); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
@@ -107,6 +108,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   }
   const result = encodeResult(me, msg.id, outs);
   if (error) result.error = error;
+  if (fin) result.fin = fin;
   parentPort!.postMessage(result);
   return true;
 }

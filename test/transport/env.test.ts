@@ -4,6 +4,7 @@ import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { detectLaunch } from '../../src/runtime/launch/env.js';
+import { resolveBind } from '../../src/runtime/launch/cluster.js';
 import { fileRendezvous, jobIdFromEnv, parseHostPort } from '../../src/runtime/transport/rendezvous.js';
 
 test('detectLaunch: each launcher environment', () => {
@@ -49,4 +50,10 @@ test('file rendezvous: 0600 file, atomic publish, lookup, cleanup, timeout messa
   await rv.cleanup!();
   await assert.rejects(fileRendezvous({ dir, jobId: 'other', timeoutMs: 100, pollMs: 10 }).lookup(), /no rendezvous file .*LUNA_RENDEZVOUS_DIR/);
   assert.throws(() => fileRendezvous({ env: {} }), /needs a job id/);
+});
+
+test('--bind accepts an interface name as well as an address', () => {
+  assert.equal(resolveBind('lo'), '127.0.0.1');
+  assert.equal(resolveBind('10.1.2.3'), '10.1.2.3');
+  assert.equal(resolveBind('0.0.0.0'), '0.0.0.0');
 });

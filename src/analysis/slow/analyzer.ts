@@ -169,12 +169,12 @@ export class SlowAnalyzer {
     if (!r) { r = new DfRec(name); this.names.set(name, r); }
     if (sm) { sm.set(df, r); (r.entries ??= []).push(sm, df, node); }
     if (thread === 0 || !nm.has(df)) nm.set(df, r);
-    if (!r.nodes.includes(node)) { r.nodes.push(node); r.refs++; }
+    if (r.addNode(node)) r.refs++;
     if (this.unnamed.size > 0) {
       const waiting = this.unnamed.get(key(node, df));
       if (waiting) {
         this.unnamed.delete(key(node, df));
-        for (const c of waiting) { c.inputs.push(r); c.unresolved--; }
+        for (const c of waiting) { (c.inputs ??= []).push(r); c.unresolved--; }
       }
     }
   }
@@ -182,9 +182,7 @@ export class SlowAnalyzer {
   private onDeleted(node: number, thread: number, df: number): void {
     const r = this.df(node, thread, df);
     if (!r) return;
-    const i = r.nodes.indexOf(node);
-    if (i < 0) return;
-    r.nodes.splice(i, 1);
+    if (!r.removeNode(node)) return;
     this.unmap(r, node, df);
     if (--r.refs <= 0) this.drop(r);
   }
@@ -244,7 +242,7 @@ export class SlowAnalyzer {
   private onInput(node: number, thread: number, cf: number, df: number): void {
     const m = this.cf(node, cf);
     const x = this.df(node, thread, df, true);
-    if (x) { m.inputs.push(x); return; }
+    if (x) { (m.inputs ??= []).push(x); return; }
     // its dfName ties in time on another thread and was merged later: resolved in onName
     const k = key(node, df);
     (this.unnamed.get(k) ?? this.unnamed.set(k, []).get(k)!).push(m);
@@ -329,8 +327,7 @@ export class SlowAnalyzer {
     // inputs are folded at the finish: by then every input's arrival is in, whatever the order
     // of events that tie in time across threads
     if (m.unresolved > 0) this.warn('input DF never named');
-    for (const x of m.inputs) this.foldInput(m, x);
-    m.inputs = [];
+    if (m.inputs) { for (const x of m.inputs) this.foldInput(m, x); m.inputs = null; }
     m.finishT = t;
     const u = cpu - m.startCpu;
     m.path = new PathNode((m.cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.cpIn);

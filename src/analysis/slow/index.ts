@@ -10,6 +10,7 @@ export { splitIdle, type IdleSplit } from './split.js';
 export { SlowAnalyzer } from './analyzer.js';
 export { interpretSlow } from './interpret.js';
 export { formatSlowTable } from './format.js';
+export { parseDuration } from './fmt.js';
 export { analyzeSlowTrace } from './trace.js';
 
 /** One streaming pass over the merged, time-ordered events of a run. */

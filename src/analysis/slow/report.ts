@@ -23,7 +23,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     if (m) {
       // a CF that never finished: split its idle interval as usual, its execution counts as U
       an.warn('CF still running at program end');
-      for (const x of m.inputs) an.foldInput(m, x);
+      for (const x of m.inputs ?? []) an.foldInput(m, x);
       const sp = splitIdle(m.A, m.startT, m.B, m.C, m.G);
       const cr = an.perCode.get(m.code), lr = an.perLabel.get(m.label);
       an.add(F_S, sp.s, slot, m.A, sp.b, cr, lr); an.add(F_O, sp.oSend, slot, sp.b, sp.c, cr, lr);

@@ -7,8 +7,9 @@ import type { PathNode } from './critical.js';
 export class DfRec {
   /** nodes holding the DF (named there, not deleted) + copies in flight */
   refs = 0;
-  /** nodes where it is named */
-  nodes: number[] = [];
+  /** nodes where it is named: usually one or two, so a scalar before an array */
+  node0 = -1;
+  moreNodes: number[] | null = null;
 
   home = -1;
   computedAt = NaN;
@@ -23,6 +24,22 @@ export class DfRec {
   /** (node, thread ≥ 1) number maps that point at this record: [map, df, node, …] */
   entries: (Map<number, DfRec> | number)[] | null = null;
   constructor(readonly name: string) {}
+
+  /** record that it is named on `node`; false if it already was */
+  addNode(node: number): boolean {
+    if (this.node0 === node || this.moreNodes?.includes(node)) return false;
+    if (this.node0 < 0) this.node0 = node; else (this.moreNodes ??= []).push(node);
+    return true;
+  }
+
+  /** forget `node`; false if it was not there */
+  removeNode(node: number): boolean {
+    if (this.node0 === node) { this.node0 = this.moreNodes?.pop() ?? -1; return true; }
+    const i = this.moreNodes ? this.moreNodes.indexOf(node) : -1;
+    if (i < 0) return false;
+    this.moreNodes!.splice(i, 1);
+    return true;
+  }
 
   copyAt(node: number): Copy | null {
     for (let c = this.copies; c; c = c.next) if (c.node === node) return c;
@@ -50,7 +67,7 @@ export interface Copy { node: number; arrive: number; firstSend: number; from: n
 export interface Pend { k: number; first: number; next: Pend | null }
 
 export class CfRec {
-  inputs: DfRec[] = [];
+  inputs: DfRec[] | null = null;
   /** inputs named by cfInput before their dfName was seen (events tying in time across threads) */
   unresolved = 0;
   started = false;

@@ -1,5 +1,6 @@
 // One entry point for every way a node can be started: the user's own process (spawning local
 // nodes), a child of it, or one rank of mpirun/srun/PMI. Returns this node's connected transport.
+import * as os from 'node:os';
 import { newSecret } from '../transport/auth.js';
 import { envRendezvous, fileRendezvous, formatHostPort, launcherRendezvous } from '../transport/rendezvous.js';
 import { createTcpTransport, type TcpTransport } from '../transport/tcp.js';
@@ -13,7 +14,11 @@ export interface StartNodeOptions {
   env?: NodeJS.ProcessEnv;
   /** Child command line after `node` (default: this process's script and arguments). */
   argv?: string[];
-  /** Listen address (`--bind`; default $LUNA_BIND or 127.0.0.1). */
+  /**
+   * Listen address (`--bind`; default $LUNA_BIND or 127.0.0.1): an IP address, a host name, a
+   * wildcard (0.0.0.0), or a network interface name (eth0, ib0) — the same value then works on
+   * every host of a cluster.
+   */
   bind?: string;
   /** Directory for the file rendezvous under mpirun/srun (default $LUNA_RENDEZVOUS_DIR or ./.luna-rendezvous). */
   rendezvousDir?: string;
@@ -32,7 +37,7 @@ export interface StartedNode {
 export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> {
   const env = o.env ?? process.env;
   const detected = detectLaunch(env);
-  const bind = o.bind ?? env.LUNA_BIND ?? '127.0.0.1';
+  const bind = resolveBind(o.bind ?? env.LUNA_BIND ?? '127.0.0.1');
   const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload };
 
   if (detected.launcher === 'local') {
@@ -69,4 +74,11 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
   }
   const transport = await createTcpTransport({ ...common, rank: detected.rank, size: detected.size, rendezvous });
   return { launch: detected, transport };
+}
+
+/** An interface name stands for that interface's first IPv4 address (else IPv6). */
+export function resolveBind(bind: string): string {
+  const addrs = os.networkInterfaces()[bind];
+  if (!addrs?.length) return bind;
+  return (addrs.find((a) => a.family === 'IPv4') ?? addrs[0]!).address;
 }

@@ -1,6 +1,8 @@
 // Full-mesh TCP transport. Rank 0 is the directory: every rank connects to it first and
 // registers its own listen address; once all have, rank 0 sends everyone the address table and
 // rank i connects to ranks 1..i-1 (and accepts from i+1..size-1), so each pair has one link.
+// Each rank reports Ready to rank 0 when its links are up; rank 0 answers Go to all, so
+// createTcpTransport resolves on every rank only when the whole mesh is up.
 // See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -41,6 +43,8 @@ const enum Ctl {
   AuthOk = 3, // acceptor → connector: [mac bytes]
   Table = 4, // rank 0 → all: size × ([host string][port u32])
   Bye = 5, // graceful close: the following EOF is not a loss
+  Ready = 6, // rank i → 0: all my links are up
+  Go = 7, // rank 0 → all: every rank is fully linked; createTcpTransport resolves
 }
 
 const HANDSHAKE_MAX_FRAME = 64 * 1024;
@@ -73,6 +77,7 @@ class Mesh implements TcpTransport {
   private readonly links: (Link | undefined)[];
   private table: PeerAddress[] = [];
   private gotTable = false;
+  private ready = 0;
   private server: net.Server | undefined;
   private handler: MessageHandler | undefined;
   private lostHandler: LostHandler | undefined;
@@ -236,6 +241,17 @@ class Mesh implements TcpTransport {
     switch (ctl) {
       case Ctl.Bye:
         link.bye = true;
+        return;
+      case Ctl.Ready:
+        if (this.rank !== 0 || !link.established) return this.reject(link, 'unexpected ready');
+        if (++this.ready === this.size - 1) {
+          for (const l of this.links) if (l) this.sendCtl(l, Ctl.Go, new Uint8Array(0));
+          this.resolveFormed();
+        }
+        return;
+      case Ctl.Go:
+        if (link.rank !== 0 || !link.established) return this.reject(link, 'unexpected go');
+        this.resolveFormed();
         return;
       case Ctl.Table:
         if (!link.established || link.rank !== 0 || this.gotTable) return this.reject(link, 'unexpected address table');
@@ -469,7 +485,7 @@ class Mesh implements TcpTransport {
       const body = this.enc.finishCopy();
       for (const l of this.links) if (l) this.sendCtl(l, Ctl.Table, body);
     }
-    if (up === this.expected) this.resolveFormed();
+    if (up === this.expected && this.rank !== 0) this.sendCtl(this.links[0]!, Ctl.Ready, new Uint8Array(0));
   }
 
   private missingMessage(timeoutMs: number): string {

@@ -1,0 +1,227 @@
+// `npm run bench` — the benchmark harness of luna-ts (docs/benchmarks.md).
+//
+//   node dist/bench/run.js [suite…] [--quick] [--reps N] [--compare FILE] [--no-save]
+//
+// Suites, in this order: transport, runtime, cluster, tracing, trace-format, analysis.
+// runtime/cluster/tracing are this harness's (bench/<suite>.ts, run(ctx)); transport,
+// trace-format and analysis belong to their layers and export `run(): Promise<Record<string,
+// number>>` (reported "missing" when absent). Every suite prints a table of its figures with the
+// issue's targets (met / NOT MET); all figures go to bench/results/<ISO date>-<git sha>.json and
+// bench/results/latest.json. --compare FILE prints the deltas against an earlier JSON.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { fmt, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
+
+type OwnSuite = (ctx: Ctx) => Promise<SuiteOutput>;
+type ForeignSuite = () => Promise<Record<string, number>>;
+
+interface SuiteDef {
+  name: string;
+  /** module beside this file */
+  module: string;
+  own: boolean;
+  what: string;
+  /** targets from the issues for foreign suites, matched by figure key */
+  targets?: Target[];
+}
+
+const SUITES: SuiteDef[] = [
+  { name: 'transport', module: './transport.js', own: false, what: 'raw node:net framing vs the luna transport (issue 3)' },
+  { name: 'runtime', module: './runtime.js', own: true, what: 'CF costs on one node, baselines, matmul speedup (issue 2 item 7)' },
+  { name: 'cluster', module: './cluster.js', own: true, what: '2 node processes: throughput, seed 004 placement, efficiency, DF transfers (issue 3 item 7)' },
+  { name: 'tracing', module: './tracing.js', own: true, what: 'tracing overhead and trace size on real runs (issue 4 item 8)' },
+  {
+    name: 'trace-format', module: './trace-format.js', own: false, what: 'trace writer/reader/merger micro-benchmark (issue 4 item 8)',
+    targets: [{ key: 'bytesPerEvent', op: '<=', value: 32, label: 'bytes per event' }],
+  },
+  {
+    name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory (issue 5 item 7)',
+    targets: [{ key: 'eventsPerSecAnalysisOnly', op: '>=', value: 2e6, label: 'analysis throughput' }],
+  },
+];
+
+interface Results {
+  meta: {
+    date: string; sha: string; dirty: boolean; quick: boolean; reps: number; suites: string[];
+    node: string; cpus: number; cpuModel: string; seconds: number;
+    /** 1-minute load average at the start and at the end (a busy machine skews every figure) */
+    loadStart: number; loadEnd: number;
+  };
+  suites: Record<string, SuiteOutput>;
+}
+
+interface Args { suites: string[]; quick: boolean; reps?: number; compare?: string; save: boolean; help: boolean }
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { suites: [], quick: false, save: true, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const s = argv[i];
+    if (s === '--quick') a.quick = true;
+    else if (s === '--no-save') a.save = false;
+    else if (s === '--help' || s === '-h') a.help = true;
+    else if (s === '--reps') a.reps = Number(argv[++i]);
+    else if (s.startsWith('--reps=')) a.reps = Number(s.slice(7));
+    else if (s === '--compare') a.compare = argv[++i];
+    else if (s.startsWith('--compare=')) a.compare = s.slice(10);
+    else if (s.startsWith('-')) throw new Error(`unknown option ${s}`);
+    else if (SUITES.some((d) => d.name === s)) a.suites.push(s);
+    else throw new Error(`unknown suite ${s} (suites: ${SUITES.map((d) => d.name).join(', ')})`);
+  }
+  if (a.reps !== undefined && !(Number.isInteger(a.reps) && a.reps >= 1)) throw new Error('--reps needs a positive integer');
+  if (a.compare && !existsSync(a.compare)) throw new Error(`--compare: no such file ${a.compare}`);
+  return a;
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '';
+  }
+}
+
+async function runSuite(d: SuiteDef, ctx: Ctx): Promise<SuiteOutput> {
+  const t0 = performance.now();
+  let mod: Record<string, unknown>;
+  const url = new URL(d.module, import.meta.url);
+  if (!existsSync(url)) return { status: 'missing', figures: {}, notes: [`bench/${d.module.slice(2, -3)}.ts is not there (not built or not written yet)`] };
+  try {
+    mod = (await import(url.href)) as Record<string, unknown>;
+  } catch (e) {
+    return { status: 'error', figures: {}, error: `cannot import ${d.module}: ${errText(e)}`, seconds: (performance.now() - t0) / 1000 };
+  }
+  if (typeof mod.run !== 'function') return { status: 'missing', figures: {}, notes: [`${d.module} exports no run()`] };
+  try {
+    let out: SuiteOutput;
+    if (d.own) out = await (mod.run as OwnSuite)(ctx);
+    else {
+      const raw = await (mod.run as ForeignSuite)();
+      const figures: Record<string, number> = {};
+      for (const [k, v] of Object.entries(raw ?? {})) if (typeof v === 'number') figures[k] = v;
+      out = { status: 'ok', figures, targets: (d.targets ?? []).filter((t) => t.key in figures) };
+    }
+    out.seconds = (performance.now() - t0) / 1000;
+    return out;
+  } catch (e) {
+    return { status: 'error', figures: {}, error: errText(e), seconds: (performance.now() - t0) / 1000 };
+  }
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+}
+
+function printSuite(name: string, s: SuiteOutput, what: string): void {
+  console.log(`\n=== ${name} — ${what}${s.seconds !== undefined ? ` (${s.seconds.toFixed(1)} s)` : ''}`);
+  if (s.status === 'missing') { console.log(`  missing: ${(s.notes ?? []).join('; ')}`); return; }
+  if (s.status === 'error') { console.log(`  ERROR: ${s.error}`); return; }
+  const byKey = new Map<string, Target[]>();
+  for (const t of s.targets ?? []) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
+  const rows = Object.entries(s.figures).map(([k, v]) => {
+    const ts = byKey.get(k) ?? [];
+    const tgt = ts.map((t) => `${t.op === '<=' ? '≤' : '≥'} ${fmt(t.value)}`).join(', ');
+    const met = ts.map((t) => { const m = targetMet(t, s.figures); return m === undefined ? '?' : m ? 'met' : 'NOT MET'; }).join(', ');
+    return ['  ' + k, fmt(v), s.units?.[k] ?? '', tgt, met];
+  });
+  console.log(table(rows, ['  figure', 'value', 'unit', 'target', '']));
+  for (const n of s.notes ?? []) console.log(`  · ${n}`);
+}
+
+function printSummary(res: Results): void {
+  const rows: string[][] = [];
+  for (const [name, s] of Object.entries(res.suites)) {
+    for (const t of s.targets ?? []) {
+      const m = targetMet(t, s.figures);
+      rows.push([`  ${name}.${t.key}`, fmt(s.figures[t.key]), `${t.op === '<=' ? '≤' : '≥'} ${fmt(t.value)}`, m === undefined ? '?' : m ? 'met' : 'NOT MET', t.label]);
+    }
+    if (s.status !== 'ok') rows.push([`  ${name}`, '—', '', s.status.toUpperCase(), '']);
+  }
+  console.log('\n=== targets');
+  console.log(rows.length ? table(rows, ['  figure', 'value', 'target', '', 'what']) : '  (none)');
+}
+
+function printCompare(res: Results, file: string): void {
+  const old = JSON.parse(readFileSync(file, 'utf8')) as Results;
+  console.log(`\n=== compare with ${file} (${old.meta?.sha ?? '?'}, ${old.meta?.date ?? '?'}${old.meta?.quick ? ', quick' : ''})`);
+  if (old.meta && old.meta.quick !== res.meta.quick) console.log('  note: one run is --quick and the other is not; sizes differ');
+  const rows: string[][] = [];
+  for (const [name, s] of Object.entries(res.suites)) {
+    const o = old.suites?.[name];
+    for (const [k, v] of Object.entries(s.figures)) {
+      const ov = o?.figures?.[k];
+      if (ov === undefined) { rows.push([`  ${name}.${k}`, '—', fmt(v), 'new', '']); continue; }
+      const d = ov === 0 ? NaN : (100 * (v - ov)) / Math.abs(ov);
+      const t = (s.targets ?? []).find((x) => x.key === k);
+      const better = t ? ((t.op === '<=') === (v < ov) ? 'better' : 'worse') : '';
+      rows.push([`  ${name}.${k}`, fmt(ov), fmt(v), Number.isFinite(d) ? `${d >= 0 ? '+' : ''}${d.toFixed(1)} %` : '', Math.abs(d) >= 5 ? better : '']);
+    }
+  }
+  console.log(rows.length ? table(rows, ['  figure', 'before', 'now', 'delta', '']) : '  (nothing in common)');
+}
+
+async function main(): Promise<number> {
+  let a: Args;
+  try {
+    a = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(`bench: ${(e as Error).message}`);
+    return 2;
+  }
+  if (a.help) {
+    console.log('usage: node dist/bench/run.js [suite…] [--quick] [--reps N] [--compare FILE] [--no-save]');
+    console.log(`suites: ${SUITES.map((d) => d.name).join(', ')} (default: all)`);
+    return 0;
+  }
+  const selected = a.suites.length ? SUITES.filter((d) => a.suites.includes(d.name)) : SUITES;
+  const reps = a.reps ?? 3;
+  if (a.quick) {
+    process.env.BENCH_QUICK = '1';
+    process.env.BENCH_ANALYSIS_EVENTS ??= '1000000';
+  }
+  const started = new Date();
+  const t0 = performance.now();
+  const sha = git(['rev-parse', '--short', 'HEAD']) || 'nogit';
+  const dirty = git(['status', '--porcelain', '--untracked-files=no']) !== '';
+  console.log(`luna-ts bench: ${selected.map((d) => d.name).join(', ')}${a.quick ? ' (quick)' : ''}, median of ${reps}, ` +
+    `${sha}${dirty ? ' (uncommitted changes)' : ''}, Node ${process.version}, ${availableParallelism()} cores, load ${loadavg()[0].toFixed(1)}`);
+  const res: Results = {
+    meta: {
+      date: started.toISOString(), sha, dirty, quick: a.quick, reps, suites: selected.map((d) => d.name),
+      node: process.version, cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? '?', seconds: 0,
+      loadStart: loadavg()[0], loadEnd: 0,
+    },
+    suites: {},
+  };
+  const ctx: Ctx = {
+    quick: a.quick, reps, previous: res.suites,
+    log: (m) => process.stderr.write(`  [${((performance.now() - t0) / 1000).toFixed(0)} s] ${m}\n`),
+  };
+  for (const d of selected) {
+    ctx.log(`suite ${d.name}`);
+    const s = await runSuite(d, ctx);
+    res.suites[d.name] = s;
+    printSuite(d.name, s, d.what);
+  }
+  res.meta.seconds = Math.round((performance.now() - t0) / 100) / 10;
+  res.meta.loadEnd = loadavg()[0];
+  printSummary(res);
+  console.log(`\ntotal ${res.meta.seconds} s; load average ${res.meta.loadStart.toFixed(1)} at the start, ${res.meta.loadEnd.toFixed(1)} at the end (${res.meta.cpus} cores)`);
+  if (Math.max(res.meta.loadStart, res.meta.loadEnd) > res.meta.cpus)
+    console.log('warning: the machine was busy with other work during the run; multi-thread and multi-node figures are pessimistic');
+  if (a.save) {
+    const dir = join(ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    const stamp = started.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+    const file = join(dir, `${stamp}-${sha}${a.quick ? '-quick' : ''}.json`);
+    const text = JSON.stringify(res, null, 2) + '\n';
+    writeFileSync(file, text);
+    writeFileSync(join(dir, 'latest.json'), text);
+    console.log(`saved ${file} and bench/results/latest.json`);
+  }
+  if (a.compare) printCompare(res, a.compare);
+  return Object.values(res.suites).some((s) => s.status === 'error') ? 1 : 0;
+}
+
+process.exitCode = await main();
