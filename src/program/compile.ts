@@ -243,7 +243,10 @@ class Compiler {
     const name = id.name;
     const key = keyFn(slot, idx);
     const owner = this.ownerFn(name, idx, sc);
-    return { name, pos: id.pos, key, owner };
+    const ref: CDfRef = { name, pos: id.pos, key, owner };
+    const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
+    if (repl) ref.replicas = repl;
+    return ref;
   }
 
   /** Owner of `name[idx…]` (a DF or a CF label): the innermost visible map rule, else node 0. */
@@ -414,7 +417,8 @@ function keyFn(slot: number, idx: CExpr[]): (f: Frame) => string {
 
 /** Replicated DFs: the owner a reader asks is its nearest replica (encoded as -2 - k for post). */
 function replicaReader(k: CExpr | -1): (f: Frame) => number {
-  return (f) => {
+  const every = (f: Frame): number => (k === -1 ? 1 : Math.max(1, Math.trunc(num(k.type, k.ev(f), 0))));
+  const reader = (f: Frame): number => {
     const self = f.self;
     if (k === -1) return self;
     const kk = Math.max(1, Math.trunc(num(k.type, k.ev(f), 0)));
@@ -422,6 +426,14 @@ function replicaReader(k: CExpr | -1): (f: Frame) => number {
     if (r >= f.size) r -= kk;
     return Math.max(0, r);
   };
+  // Writers post a copy to every replica: all nodes, or 0, k, 2k, … (LANGUAGE.md §4.4).
+  return Object.assign(reader, {
+    replicas: (f: Frame): number[] => {
+      const kk = every(f), out: number[] = [];
+      for (let r = 0; r < f.size; r += kk) out.push(r);
+      return out;
+    },
+  });
 }
 
 /** Human name of a DF key: `x#12.3.4` → `x[3][4]`. */

@@ -33,7 +33,10 @@ export interface CDfRef {
   name: string;
   pos: number;
   key: (f: Frame) => string;
+  /** the node a reader asks (for replicated DFs: the nearest replica) */
   owner: (f: Frame) => number;
+  /** replicated DFs (`locator_replicating`): every node a producer posts a copy to */
+  replicas?: (f: Frame) => number[];
 }
 
 export class EvalError extends Error {

@@ -17,6 +17,8 @@ export class Cf {
   /** atomic CFs: output keys and owners, filled at dispatch */
   outKeys: string[] | null = null;
   outOwners: number[] | null = null;
+  /** replicated outputs: the nodes each gets posted to (indexed like outKeys) */
+  replicas: number[][] | null = null;
   /** per output: request count (-1 unlimited, -2 drop, -3-k afterpush rule k); null = all -1 */
   outCounts: number[] | null = null;
   /** `>>` and `-->` actions after the call: flat [op, key, owner, …] */

@@ -506,7 +506,10 @@ export class NodeRuntime {
         keys[i] = key;
         args[i] = null;
         outKeys.push(key);
-        outOwners.push(a.ref.owner(f));
+        if (a.ref.replicas) {
+          (cf.replicas ??= [])[outKeys.length - 1] = a.ref.replicas(f);
+          outOwners.push(-1);
+        } else outOwners.push(a.ref.owner(f));
       }
     }
     for (const w of site.waits) this.readPushed(cf, site, w);
@@ -702,7 +705,8 @@ export class NodeRuntime {
         this.push(`${labelKey}|${keys[j]!}`, r.owner(this.frame), v);
         continue;
       }
-      this.post(keys[j]!, owners[j]!, v, count, cf);
+      if (owners[j] === -1) for (const node of cf.replicas![j]!) this.post(keys[j]!, node, v, count, cf);
+      else this.post(keys[j]!, owners[j]!, v, count, cf);
     }
     this.runAfter(cf.after, cf);
     cf.after = null;

@@ -19,8 +19,10 @@ export interface Run {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-  /** wall time of the whole run in ms */
+  /** wall time of the whole run in ms (until its output pipes closed) */
   ms: number;
+  /** time at which the launched process itself exited (performance.now()) */
+  exitAt: number;
   timedOut: boolean;
   args: string[];
 }
@@ -86,10 +88,12 @@ export function runRaw(args: string[], o: LunaOptions = {}): Promise<Run> {
     }, timeoutMs);
     child.on('error', (e) => { clearTimeout(timer); reject(e); });
     if (child.pid !== undefined) o.onSpawn?.(child.pid);
+    let exitAt = 0;
+    child.on('exit', () => { exitAt = performance.now(); });
     child.on('close', (status, signal) => {
       clearTimeout(timer);
       resolve({
-        status, signal, timedOut, args: [...cmd.slice(1), ...args],
+        status, signal, timedOut, exitAt, args: [...cmd.slice(1), ...args],
         stdout: Buffer.concat(out).toString('utf8'),
         stderr: Buffer.concat(err).toString('utf8'),
         ms: performance.now() - t0,
