@@ -1,0 +1,105 @@
+// Invariants of real traces: every start has a finish, every receive a send, thread CPU ≤ wall
+// per CF, CF global ids identical across runs, Perfetto export valid — on 1–3 nodes, 1–2 threads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readTrace, type TraceEvent } from '../../src/trace/index.js';
+
+const ROOT = resolve('.');
+const PROG = join(ROOT, 'test/trace/programs/spread/spread.fa');
+
+function traced(nodes: number, threads: number): { dir: string; events: TraceEvent[]; warnings: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-inv-'));
+  const r = spawnSync(process.execPath, [join(ROOT, 'bin/luna'), 'run', '--nodes', String(nodes), '--threads', String(threads), '--trace', dir, PROG, '6'], { encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const t = readTrace(dir);
+  const events = [...t.events];
+  return { dir, events, warnings: t.warnings };
+}
+
+function gids(events: TraceEvent[]): string[] {
+  const out: string[] = [];
+  for (const e of events) if (e.kind === 'cfCreated' && e.gid !== '') out.push(`${e.gid} ${e.label}`);
+  return out.sort();
+}
+
+for (const [nodes, threads] of [[1, 1], [1, 2], [2, 1], [3, 2]] as const) {
+  test(`trace invariants with ${nodes} node(s) × ${threads} thread(s)`, () => {
+    const { dir, events, warnings } = traced(nodes, threads);
+    try {
+      assert.deepEqual(warnings, []);
+      const kinds = new Set(events.map((e) => e.kind));
+      for (const k of ['programStart', 'programFinish', 'cfCreated', 'cfReady', 'cfStart', 'cfFinish', 'dfComputed'] as const) assert.ok(kinds.has(k), `no ${k} event`);
+      // time order of the merged stream
+      for (let i = 1; i < events.length; i++) assert.ok(events[i]!.t >= events[i - 1]!.t, `events out of order at ${i}`);
+      // every start has exactly one finish on the same node and thread, later, with CPU ≤ wall
+      const open = new Map<string, TraceEvent & { kind: 'cfStart' }>();
+      let finished = 0;
+      for (const e of events) {
+        if (e.kind === 'cfStart') open.set(`${e.node}:${e.cf}`, e);
+        if (e.kind === 'cfFinish') {
+          const s = open.get(`${e.node}:${e.cf}`);
+          assert.ok(s, `finish without start: node ${e.node} cf ${e.cf}`);
+          assert.equal(s.thread, e.thread);
+          assert.ok(e.t >= s.t);
+          assert.ok(e.cpu - s.cpu <= e.t - s.t + 1000, `CPU ${e.cpu - s.cpu} > wall ${e.t - s.t}`);
+          open.delete(`${e.node}:${e.cf}`);
+          finished++;
+        }
+      }
+      assert.equal(open.size, 0, 'CF started but never finished');
+      assert.equal(finished, 6 + 6 + 6 + 2, 'every atomic CF ran once');
+      // every DF receive has a send of the same DF (by name) from the sending node to this one
+      const names = new Map<string, string>();
+      for (const e of events) if (e.kind === 'dfName') names.set(`${e.node}:${e.df}`, e.name);
+      const sends = new Map<string, number>();
+      for (const e of events) if (e.kind === 'dfSendStart') { const k = `${names.get(`${e.node}:${e.df}`)}:${e.node}>${e.toNode}`; sends.set(k, (sends.get(k) ?? 0) + 1); }
+      let receives = 0;
+      for (const e of events) {
+        if (e.kind !== 'dfReceive') continue;
+        receives++;
+        const k = `${names.get(`${e.node}:${e.df}`)}:${e.fromNode}>${e.node}`;
+        assert.ok((sends.get(k) ?? 0) > 0, `receive without send: ${k}`);
+        sends.set(k, sends.get(k)! - 1);
+      }
+      if (nodes > 1) assert.ok(receives > 0, 'DFs must cross nodes in this program');
+      // migrations are matched by receptions
+      const migrated = events.filter((e) => e.kind === 'cfMigrate').length;
+      const received = events.filter((e) => e.kind === 'cfReceive').length;
+      assert.equal(migrated, received);
+      if (nodes > 1) assert.ok(migrated > 0);
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+}
+
+test('CF global ids are identical across runs and unchanged by migration', () => {
+  const a = traced(1, 2), b = traced(3, 1);
+  try {
+    const ga = gids(a.events);
+    assert.ok(ga.length > 20);
+    assert.ok(ga.includes('1_3_0 _l9'), `loop ids insert the iteration index: ${ga.slice(0, 8).join(', ')}`);
+    // on 3 nodes migrated CFs are received, not created, on their target: their gids stay the same
+    const gb = [...gids(b.events), ...b.events.filter((e) => e.kind === 'cfReceive').map((e) => `${(e as { gid: string }).gid} ${(e as { label: string }).label}`)];
+    assert.deepEqual([...new Set(gb)].sort(), ga);
+  } finally {
+    rmSync(a.dir, { recursive: true, force: true });
+    rmSync(b.dir, { recursive: true, force: true });
+  }
+});
+
+test('luna export perfetto of a real 2-node trace is valid Chrome trace JSON', () => {
+  const { dir } = traced(2, 2);
+  try {
+    const out = join(dir, 'run.json');
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/luna'), 'export', 'perfetto', dir, '-o', out], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const json = JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: { ph: string; name: string; pid: number; tid: number }[] };
+    const slices = json.traceEvents.filter((e) => e.ph === 'X' && e.tid > 0);
+    assert.equal(slices.length, 20);
+    assert.ok(json.traceEvents.some((e) => e.ph === 's') && json.traceEvents.some((e) => e.ph === 'f'), 'flow arrows');
+    assert.deepEqual([...new Set(json.traceEvents.filter((e) => e.name === 'process_name').map((e) => e.pid))].sort(), [0, 1]);
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+});
