@@ -45,7 +45,10 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     }
   }
   const base = { program: loaded.program, bundle: loaded.bundle?.file, args, threads, traceDir: o.trace, traceOrigin, needGid: o.trace !== undefined };
-  const finishTrace = () => { if (manifest && o.trace) writeManifest(o.trace, { ...manifest, files: listTraceFiles(o.trace) }); };
+  const finishTrace = (offsets?: number[]) => {
+    if (!manifest || !o.trace) return;
+    writeManifest(o.trace, { ...manifest, clock: { ...manifest.clock, offsets: offsets ?? manifest.clock.offsets }, files: listTraceFiles(o.trace) });
+  };
 
   if (launch.launcher === 'local' && nodes === 1) {
     const res = await runSingleNode(base);
@@ -66,7 +69,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     await Promise.race([children.exited(), timeout]);
     children.killAll();
   }
-  finishTrace();
+  finishTrace(res.clockOffsets);
   if (transport.rank !== 0) {
     if (res.message) process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
     return res.ok ? 0 : 1;

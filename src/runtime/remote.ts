@@ -6,6 +6,7 @@
 // answers with (idle, sent, received, live). The run is over when two consecutive waves see
 // every node idle with Σsent = Σreceived and identical counters (no message was in flight and
 // nothing moved in between). Live CFs left then → hang: rank 0 gathers and prints the report.
+import { hostname } from 'node:os';
 import { Decoder, Encoder } from './transport/codec.js';
 import type { Transport } from './transport/types.js';
 import { valueSize, type DfValue } from '../ucode/value.js';
@@ -40,6 +41,27 @@ export class ClusterNode implements RemoteOps {
     tp.onMessage((from, tag, body, payload) => this.onMessage(from, tag, body, payload));
     tp.onPeerLost((rank, reason) => this.lost(rank, reason));
   }
+
+  /**
+   * Rank 0: estimate each node's clock offset (NTP-style, the sample with the smallest round
+   * trip). Nodes on rank 0's host share its monotonic clock: their offset is exactly 0.
+   */
+  async measureClocks(rounds = 8): Promise<number[]> {
+    const offsets = new Array<number>(this.tp.size).fill(0);
+    for (let r = 1; r < this.tp.size; r++) {
+      let best = Infinity;
+      for (let i = 0; i < rounds; i++) {
+        const t0 = this.now();
+        const pong = await new Promise<{ t: number; host: string }>((res) => { this.pong = res; this.tp.send(r, TAG.CLOCK_PING, new Uint8Array(0)); });
+        const t1 = this.now();
+        if (pong.host === hostname()) { offsets[r] = 0; break; }
+        if (t1 - t0 < best) { best = t1 - t0; offsets[r] = Math.round((t0 + t1) / 2 - pong.t); }
+      }
+    }
+    return offsets;
+  }
+
+  private pong: ((p: { t: number; host: string }) => void) | null = null;
 
   attach(rt: NodeRuntime): void {
     this.rt = rt;
@@ -149,6 +171,8 @@ export class ClusterNode implements RemoteOps {
         case TAG.ABORT: this.end({ ok: false, kind: 'fault' }); break;
         case TAG.STEAL_REQ: this.giveWork(from); break;
         case TAG.STEAL_NONE: this.stealRefused(); break;
+        case TAG.CLOCK_PING: this.enc.reset().f64(this.now()).string(hostname()); this.tp.send(from, TAG.CLOCK_PONG, this.enc.finishCopy()); break;
+        case TAG.CLOCK_PONG: { const p = this.pong; this.pong = null; p?.({ t: d.f64(), host: d.string() }); break; }
         default: throw new Error(`unknown message tag ${tag} from node ${from}`);
       }
     } catch (e) { rt.fail(e); }

@@ -81,7 +81,7 @@ export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
 
 
 /** Run this node of a multi-node run over `transport` (rank 0 starts main). */
-export async function runClusterNode(opts: RunOptions & { transport: Transport }): Promise<ClusterResult> {
+export async function runClusterNode(opts: RunOptions & { transport: Transport }): Promise<ClusterResult & { clockOffsets?: number[] }> {
   const tp = opts.transport;
   const threads = opts.threads ?? defaultThreads();
   const tracing = openTracing(opts, tp.rank);
@@ -103,6 +103,8 @@ export async function runClusterNode(opts: RunOptions & { transport: Transport }
     await pool.kill();
     return { ok: false, kind: 'fault', message: `node ${tp.rank}: cannot start worker threads: ${e instanceof Error ? e.message : String(e)}` };
   }
+  // Traces of nodes on other hosts are put on node 0's clock with offsets measured now.
+  const clockOffsets = tracing.tr && tp.rank === 0 ? await cluster.measureClocks() : undefined;
   tracing.tr?.programStart(wallNs());
   if (tp.rank === 0) {
     try { rt.start(opts.args); } catch (e) { rt.fail(e); }
@@ -112,5 +114,5 @@ export async function runClusterNode(opts: RunOptions & { transport: Transport }
   await pool.stop();
   closeTracing(tracing.tr);
   await tp.close();
-  return res;
+  return { ...res, clockOffsets };
 }

@@ -7,7 +7,7 @@ import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, sharedBytes, type DfValue } from 
 export const TAG = {
   MIGRATE: 1, REQUEST: 2, POST: 3, RESPONSE: 4, DESTROY: 5, PUSH: 6,
   PROBE: 10, PROBE_REPLY: 11, STOP: 12, HANG_QUERY: 13, HANG_REPORT: 14, FAULT: 15, ABORT: 16,
-  STEAL_REQ: 20, STEAL_NONE: 21,
+  STEAL_REQ: 20, STEAL_NONE: 21, CLOCK_PING: 30, CLOCK_PONG: 31,
 } as const;
 
 /** Runtime (counted) messages: everything that carries work or data. */

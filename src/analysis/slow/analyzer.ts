@@ -28,9 +28,11 @@ export class SlowAnalyzer {
   readonly warnings = new Map<string, number>();
 
   // fragment state
-  readonly cfs = new Map<number, CfRec>();
-  readonly recent = new Map<number, CfRec>();
-  private readonly recentRing: (number | undefined)[] = new Array(RECENT_MAX);
+  /** per node: local CF number → record (per-node maps keep keys small integers) */
+  readonly cfs: Map<number, CfRec>[];
+  /** per node: CFs finished lately, for outputs announced after the finish */
+  readonly recent: Map<number, CfRec>[];
+  private readonly recentRing = new Float64Array(RECENT_MAX).fill(-1);
   private recentPos = 0;
   readonly names = new Map<string, DfRec>();
   /** DF numbers per node, and per (node, thread) stream for writers that number per thread */
@@ -81,6 +83,8 @@ export class SlowAnalyzer {
     this.litvinov = this.model === 'litvinov2017' || !!opts.compare;
     const slots = this.N * this.T;
     this.nodeDf = Array.from({ length: this.N }, () => new Map());
+    this.cfs = Array.from({ length: this.N }, () => new Map());
+    this.recent = Array.from({ length: this.N }, () => new Map());
     this.idle = new Float64Array(slots).fill(NaN);
     this.running = new Array<CfRec | null>(slots).fill(null);
     this.history = this.litvinov ? new History(slots) : null;
@@ -109,7 +113,7 @@ export class SlowAnalyzer {
         this.onCreated(e.node, e.cf, e.code, e.label, e.gid);
         break;
       case 'cfMigrate':
-        this.cfs.delete(key(e.node, e.cf));
+        if (e.node < this.N) this.cfs[e.node].delete(e.cf);
         break;
       case 'cfInput': this.onInput(e.node, e.thread, e.cf, e.df); break;
       case 'cfStart': this.onStart(e.node, e.thread, t, e.cpu, e.cf); break;
@@ -128,16 +132,16 @@ export class SlowAnalyzer {
 
   /** Creation may be merged after the CF's own first events when they tie in time (other thread). */
   private onCreated(node: number, cf: number, code: number, label: string, gid: string): void {
-    const k = key(node, cf);
-    const r = this.cfs.get(k);
+    if (node >= this.N) return this.warn('event from a node beyond the manifest');
+    const r = this.cfs[node].get(cf);
     if (r && r.code < 0) { r.code = code; r.label = label; r.gid = gid; }
-    else this.cfs.set(k, new CfRec(node, code, label, gid));
+    else this.cfs[node].set(cf, new CfRec(node, code, label, gid));
   }
 
   private cf(node: number, cf: number): CfRec {
-    const k = key(node, cf);
-    let r = this.cfs.get(k);
-    if (!r) { r = new CfRec(node, -1, '?', `${node}:${cf}`); this.cfs.set(k, r); }
+    const map = this.cfs[node < this.N ? node : 0];
+    let r = map.get(cf);
+    if (!r) { r = new CfRec(node, -1, '?', `${node}:${cf}`); map.set(cf, r); }
     return r;
   }
 
@@ -211,8 +215,7 @@ export class SlowAnalyzer {
     if (!r) return;
     r.home = node;
     r.computedAt = t;
-    const k = key(node, producerCf);
-    const p = this.cfs.get(k) ?? this.recent.get(k);
+    const p = this.cfs[node].get(producerCf) ?? this.recent[node].get(producerCf);
     if (!p) { this.warn('DF computed by an unknown CF'); return; }
     r.prod = p;
     if (p.finishT === p.finishT) { r.finish = p.finishT; r.path = p.path; }
@@ -319,10 +322,10 @@ export class SlowAnalyzer {
   }
 
   private onFinish(node: number, thread: number, t: number, cpu: number, cf: number): void {
-    const k = key(node, cf);
-    const m = this.cfs.get(k);
+    const map = this.cfs[node < this.N ? node : 0];
+    const m = map.get(cf);
     if (!m || !m.started) { this.warn('cfFinish without cfStart'); return; }
-    this.cfs.delete(k);
+    map.delete(cf);
     if (m.code < 0) this.warn('CF without cfCreated/cfReceive');
     // inputs are folded at the finish: by then every input's arrival is in, whatever the order
     // of events that tie in time across threads
@@ -337,10 +340,10 @@ export class SlowAnalyzer {
     // a ring of keys, not Map-order eviction: deleting a Map's first entry over and over leaves
     // tombstones that make keys().next() linear
     const old = this.recentRing[this.recentPos];
-    if (old !== undefined) this.recent.delete(old);
-    this.recentRing[this.recentPos] = k;
+    if (old >= 0) this.recent[Math.floor(old / 4294967296)].delete(old % 4294967296);
+    this.recentRing[this.recentPos] = key(m.node, cf);
     this.recentPos = (this.recentPos + 1) % RECENT_MAX;
-    this.recent.set(k, m);
+    this.recent[m.node].set(cf, m);
     if (m.slot >= 0) this.account(m, t, u);
     m.bRec = m.gRec = null; // DfRec.prod keeps m alive: do not let it pin the whole history
   }
