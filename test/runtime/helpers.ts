@@ -29,7 +29,7 @@ export interface Run {
 
 // ------------------------------------------------------------------ concurrency limiter
 
-const LIMIT = Number(process.env.LUNA_TEST_JOBS ?? Math.max(3, availableParallelism() + 1));
+const LIMIT = Number(process.env.LUNA_TEST_JOBS ?? Math.max(4, 2 * availableParallelism()));
 let running = 0;
 const waiting: (() => void)[] = [];
 
@@ -161,6 +161,8 @@ export interface Case {
   fails?: RegExp[];
   /** failure: these lines must still be on stdout */
   stdoutHas?: string[];
+  /** false: a variant of another case, run on one node only (keeps multinode.test.ts short) */
+  matrix?: false;
 }
 
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, k) => a + k);
@@ -202,6 +204,7 @@ export const CASES: Case[] = [
     name: 'destroy (delete) with a positive request count is an error naming the CF',
     file: program('destroy_pos'),
     defines: ['USE_DELETE'],
+    matrix: false,
     stdoutHas: ['r1 5'],
     fails: [/positive requests? count/i, /CF r1 \(ucode c_show\)[^\n]* at [^\n]*destroy_pos\.fa:10:5/],
   },
@@ -220,7 +223,7 @@ export const CASES: Case[] = [
     out: ['i 1', 'i 2', 'i 3', 'i 4', 'i 5', 'N 6', 'M 7', 'v7 128'],
   },
   { name: 'if (true branch)', file: program('if'), args: ['4'], out: ['big', 'k is 8'] },
-  { name: 'if (false branch)', file: program('if'), args: ['1'], out: ['small', 'k is not 8'] },
+  { name: 'if (false branch)', file: program('if'), args: ['1'], out: ['small', 'k is not 8'], matrix: false },
   { name: 'recursion (recursive subs)', file: program('recursion'), args: ['10'], out: ['fact 3628800', 'fib 55'] },
   { name: 'name aliasing: x[6] in the sub is the caller\'s z[10][6]', file: program('alias'), out: ['inside y6 66', 'z10_6 66', 'z10_1_2 12'] },
   { name: 'let substitution', file: program('let'), args: ['4'], out: ['a 8', 'b 9', 'z12 5'] },
@@ -243,13 +246,14 @@ export const CASES: Case[] = [
     out: ['User_1', 'User_2', 'User_3', 'n=42', 'r=0.500000', 'bob!5', 'q-3', 'hi bob'],
   },
   {
-    name: 'string != ',
+    name: 'string !=',
     file: program('strings'),
     args: ['ann'],
+    matrix: false,
     out: ['User_1', 'User_2', 'User_3', 'n=42', 'r=0.500000', 'ann!5', 'q-3', 'not bob'],
   },
   { name: 'missing command-line argument (one of two)', file: program('missing_arg'), args: ['3'], fails: [/argument/i, /\bs\b/] },
-  { name: 'missing command-line arguments (none)', file: program('missing_arg'), fails: [/argument/i, /\bn\b/] },
+  { name: 'missing command-line arguments (none)', file: program('missing_arg'), fails: [/argument/i, /\bn\b/], matrix: false },
   {
     name: 'ucode exception: CF label, indices and position; earlier output kept',
     file: program('exception'),

@@ -68,152 +68,158 @@ async function sameEverywhere(c: Case, configs: [number, number][]): Promise<voi
   assert.deepEqual(bad, [], `${bad.length} of ${configs.length} configurations differ:\n${bad.join('\n')}`);
 }
 
-describe('same result on 1, 2, 3 nodes with 1 and 2 threads: semantics fixtures', { concurrency: true }, () => {
-  // nodes 1 / threads 1 is semantics.test.ts
-  for (const c of CASES) test(c.name, () => sameEverywhere(c, CONFIGS.slice(1)));
-});
-
-describe('same result on 2 and 3 nodes with 1 and 2 threads: examples', { concurrency: true }, () => {
-  // one node is test/examples
-  test('every example program is in the table', () => {
-    const have = new Set(EXAMPLES.map((c) => c.file));
-    assert.deepEqual(exampleFiles().filter((f) => !have.has(f)), []);
+// One concurrent suite: runs overlap (bounded by the limiter in helpers.ts).
+describe('multi-node runtime', { concurrency: true }, () => {
+  describe('same result on 1, 2, 3 nodes with 1 and 2 threads: semantics fixtures', { concurrency: true }, () => {
+    // nodes 1 / threads 1 is semantics.test.ts
+    for (const c of CASES) if (c.matrix !== false) test(c.name, () => sameEverywhere(c, CONFIGS.slice(1)));
   });
-  for (const c of EXAMPLES) {
-    test(`${c.file} ${(c.args ?? []).join(' ')}`, { skip: existsSync(c.file) ? false : `${c.file} not present` }, () => sameEverywhere(c, CONFIGS.filter(([n]) => n > 1)));
-  }
-});
 
-const mod = (a: number, n: number) => ((a % n) + n) % n;
-
-describe('placement', { concurrency: true }, () => {
-  // cyclic.fa, n = 5: e[i] on i, ng[i] on -i-1, m[i] on i+1 (map rule of the for block),
-  // mo[i] on -i (map rule of main's block), DF x[i] owned by node i, made on 2i, read on i+2.
-  const n = 5;
-  const want = (N: number) => [
-    ...Array.from({ length: n }, (_, i) => `expr ${i} @${mod(i, N)}`),
-    ...Array.from({ length: n }, (_, i) => `neg ${i} @${mod(-i - 1, N)}`),
-    ...Array.from({ length: n }, (_, i) => `map ${i} @${mod(i + 1, N)}`),
-    ...Array.from({ length: n }, (_, i) => `outer ${i} @${mod(-i, N)}`),
-    ...Array.from({ length: n }, (_, i) => `x ${i} = ${i * i} @${mod(i + 2, N)}`),
-  ];
-  for (const [N, T] of CONFIGS) {
-    test(`locator_cyclic (expression, negative, map forms) places CFs: --nodes ${N} --threads ${T}`, async () => {
-      const r = await luna(runArgs(N, T, { file: program('cyclic'), args: [String(n)] }));
-      assertOk(r);
-      assert.deepEqual(sorted(lines(r.stdout)), sorted(want(N)), describeRun(r));
+  describe('same result on 2 and 3 nodes with 1 and 2 threads: examples', { concurrency: true }, () => {
+    // one node is test/examples
+    test('every example program is in the table', () => {
+      const have = new Set(EXAMPLES.map((c) => c.file));
+      assert.deepEqual(exampleFiles().filter((f) => !have.has(f)), []);
     });
-  }
-  for (const [N, T] of CONFIGS) {
-    test(`locator_replicating (=> all, => 2) is readable from every node: --nodes ${N} --threads ${T}`, async () => {
-      const r = await luna(runArgs(N, T, { file: program('replicate'), args: ['6'] }), { timeoutMs: 30_000 });
-      assertOk(r);
-      const w = [
-        ...Array.from({ length: 6 }, (_, i) => `t ${i} = 42 @${mod(i, N)}`),
-        ...Array.from({ length: 6 }, (_, i) => `u ${i} = 43 @${mod(i + 1, N)}`),
-      ];
-      assert.deepEqual(sorted(lines(r.stdout)), sorted(w), describeRun(r));
-    });
-  }
-});
-
-describe('large DFs, faults, stealing', { concurrency: true }, () => {
-  for (const N of [2, 3]) {
-    test(`a 64 MiB DF crosses nodes intact (--nodes ${N})`, async () => {
-      const r = await luna(runArgs(N, 2, { file: program('bigdf'), args: ['64'] }), { timeoutMs: 90_000 });
-      assertOk(r);
-      const out = sorted(lines(r.stdout));
-      assert.equal(out.length, 2, describeRun(r));
-      assert.match(out[0]!, /^x intact 67108864 bytes checksum \d+$/, describeRun(r));
-      assert.match(out[1]!, /^y intact 67108864 bytes checksum \d+$/, describeRun(r));
-    });
-  }
-
-  for (const N of [2, 3]) {
-    test(`an exception on node 1 stops the run with exit 1 naming the node (--nodes ${N})`, async () => {
-      const r = await luna(runArgs(N, 1, { file: program('nodefail') }), { timeoutMs: 30_000 });
-      assertFails(r, [/node 1\b/, /exploded 7 on rank 1/, /CF boom \(ucode c_explode\)[^\n]* at [^\n]*nodefail\.fa:8:5/]);
-      assert.ok(r.ms < 10_000, describeRun(r));
-    });
-  }
-
-  test('a node killed with SIGKILL mid-run: exit 1 within 5 s, the message names it, no orphan processes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'luna-kill-'));
-    const pidfile = join(dir, 'node.pid');
-    try {
-      let killedAt = 0;
-      let pollErr: Error | null = null;
-      const run = luna(runArgs(3, 1, { file: program('killnode'), args: [pidfile] }), { timeoutMs: 60_000 });
-      // wait for the ucode on node 1 to write its pid, then kill that process
-      const t0 = Date.now();
-      while (!existsSync(pidfile)) {
-        if (Date.now() - t0 > 30_000) { pollErr = new Error('node 1 never wrote its pid file'); break; }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      let victim = 0;
-      if (!pollErr) {
-        const [pid, rank] = readFileSync(pidfile, 'utf8').trim().split(' ').map(Number);
-        assert.equal(rank, 1, 'the holding CF should run on node 1');
-        victim = pid!;
-        process.kill(victim, 'SIGKILL');
-        killedAt = performance.now();
-      }
-      const r = await run;
-      if (pollErr) assert.fail(`${pollErr.message}\n${describeRun(r)}`);
-      assert.equal(r.status, 1, describeRun(r));
-      const stopMs = r.exitAt - killedAt;
-      assert.ok(stopMs < 5000, `the run stopped ${Math.round(stopMs)} ms after the kill\n${describeRun(r)}`);
-      assert.match(r.stderr, /node 1\b/, describeRun(r));
-      // no process of this run survives (every node has the unique pid file path in its argv)
-      let left: string[] = [];
-      for (let k = 0; k < 20; k++) {
-        const ps = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
-        left = ps.stdout.split('\n').filter((l) => l.includes(pidfile));
-        if (left.length === 0) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
-      assert.deepEqual(left, [], `orphan node processes 1 s after the run ended\n${describeRun(r)}`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    for (const c of EXAMPLES) {
+      test(`${c.file} ${(c.args ?? []).join(' ')}`, { skip: existsSync(c.file) ? false : `${c.file} not present` }, () => sameEverywhere(c, CONFIGS.filter(([n]) => n > 1)));
     }
   });
 
-  for (const T of [1, 2]) {
-    test(`stealing: stealable CFs all placed on node 0 also run on node 1 (--nodes 2 --threads ${T})`, async () => {
-      const n = 200;
-      const r = await luna(runArgs(2, T, { file: program('steal'), args: [String(n), '5'] }), { timeoutMs: 60_000 });
-      assertOk(r);
-      const out = lines(r.stdout);
-      const ids = out.map((l) => Number(/^s (\d+) @\d+$/.exec(l)?.[1] ?? -1));
-      assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i), `every CF once\n${describeRun(r)}`);
-      const onNode1 = out.filter((l) => l.endsWith(' @1')).length;
-      assert.ok(onNode1 > 0, `no stealable CF ran on node 1 (all ${n} on node 0)\n${describeRun(r)}`);
-    });
-  }
-});
+  const mod = (a: number, n: number) => ((a % n) + n) % n;
 
-describe('launch under mpirun', { concurrency: true }, () => {
-  const mpirun = hasCommand('mpirun');
-  const skip = mpirun ? false : 'mpirun not found (Debian: apt-get install -y openmpi-bin)';
-  const cases: Case[] = [
-    { name: 'cyclic', file: program('cyclic'), args: ['5'] },
-    { name: 'hello', file: 'examples/hello/hello.fa' },
-    { name: 'seed004_cyclic', file: 'examples/seed004/seed004_cyclic.fa', args: ['8', '3', '5'] },
-  ];
-  for (const c of cases) {
-    test(`mpirun --allow-run-as-root --oversubscribe -np 2 node bin/luna run ${c.file} = --nodes 2`, { skip }, async () => {
-      const env = { ...process.env };
-      for (const k of Object.keys(env)) if (k.startsWith('LUNA_')) delete env[k];
-      const [viaMpi, local] = await Promise.all([
-        runRaw(['run', c.file, ...(c.args ?? [])], {
-          command: ['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2', process.execPath, 'bin/luna'],
-          env, timeoutMs: 60_000,
-        }),
-        luna(runArgs(2, 2, c)),
-      ]);
-      assertOk(local);
-      assert.equal(viaMpi.status, 0, describeRun(viaMpi));
-      assert.deepEqual(sorted(lines(viaMpi.stdout)), sorted(lines(local.stdout)), `${describeRun(viaMpi)}\n${describeRun(local)}`);
+  describe('placement', { concurrency: true }, () => {
+    // cyclic.fa, n = 5: e[i] on i, ng[i] on -i-1, m[i] on i+1 (map rule of the for block),
+    // mo[i] on -i (map rule of main's block), DF x[i] owned by node i, made on 2i, read on i+2;
+    // in sub inner: mo[i] on node 0 (main's rules are not visible there), nf[i] on nfparam k = 2i.
+    const n = 5;
+    const want = (N: number) => [
+      ...Array.from({ length: n }, (_, i) => `expr ${i} @${mod(i, N)}`),
+      ...Array.from({ length: n }, (_, i) => `neg ${i} @${mod(-i - 1, N)}`),
+      ...Array.from({ length: n }, (_, i) => `map ${i} @${mod(i + 1, N)}`),
+      ...Array.from({ length: n }, (_, i) => `outer ${i} @${mod(-i, N)}`),
+      ...Array.from({ length: n }, (_, i) => `x ${i} = ${i * i} @${mod(i + 2, N)}`),
+      ...Array.from({ length: n }, (_, i) => `insub ${i} @0`),
+      ...Array.from({ length: n }, (_, i) => `nfparam ${i} @${mod(2 * i, N)}`),
+    ];
+    for (const [N, T] of CONFIGS) {
+      test(`locator_cyclic (expression, negative, map forms) places CFs: --nodes ${N} --threads ${T}`, async () => {
+        const r = await luna(runArgs(N, T, { file: program('cyclic'), args: [String(n)] }));
+        assertOk(r);
+        assert.deepEqual(sorted(lines(r.stdout)), sorted(want(N)), describeRun(r));
+      });
+    }
+    for (const [N, T] of CONFIGS) {
+      test(`locator_replicating (=> all, => 2) is readable from every node: --nodes ${N} --threads ${T}`, async () => {
+        const r = await luna(runArgs(N, T, { file: program('replicate'), args: ['6'] }), { timeoutMs: 30_000 });
+        assertOk(r);
+        const w = [
+          ...Array.from({ length: 6 }, (_, i) => `t ${i} = 42 @${mod(i, N)}`),
+          ...Array.from({ length: 6 }, (_, i) => `u ${i} = 43 @${mod(i + 1, N)}`),
+        ];
+        assert.deepEqual(sorted(lines(r.stdout)), sorted(w), describeRun(r));
+      });
+    }
+  });
+
+  describe('large DFs, faults, stealing', { concurrency: true }, () => {
+    for (const N of [2, 3]) {
+      test(`a 64 MiB DF crosses nodes intact (--nodes ${N})`, async () => {
+        const r = await luna(runArgs(N, 2, { file: program('bigdf'), args: ['64'] }), { timeoutMs: 90_000 });
+        assertOk(r);
+        const out = sorted(lines(r.stdout));
+        assert.equal(out.length, 2, describeRun(r));
+        assert.match(out[0]!, /^x intact 67108864 bytes checksum \d+$/, describeRun(r));
+        assert.match(out[1]!, /^y intact 67108864 bytes checksum \d+$/, describeRun(r));
+      });
+    }
+
+    for (const N of [2, 3]) {
+      test(`an exception on node 1 stops the run with exit 1 naming the node (--nodes ${N})`, async () => {
+        const r = await luna(runArgs(N, 1, { file: program('nodefail') }), { timeoutMs: 30_000 });
+        assertFails(r, [/node 1\b/, /exploded 7 on rank 1/, /CF boom \(ucode c_explode\)[^\n]* at [^\n]*nodefail\.fa:8:5/]);
+        assert.ok(r.ms < 10_000, describeRun(r));
+      });
+    }
+
+    test('a node killed with SIGKILL mid-run: exit 1 within 5 s, the message names it, no orphan processes', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'luna-kill-'));
+      const pidfile = join(dir, 'node.pid');
+      try {
+        let killedAt = 0;
+        let pollErr: Error | null = null;
+        const run = luna(runArgs(3, 1, { file: program('killnode'), args: [pidfile] }), { timeoutMs: 60_000 });
+        // wait for the ucode on node 1 to write its pid, then kill that process
+        const t0 = Date.now();
+        while (!existsSync(pidfile)) {
+          if (Date.now() - t0 > 30_000) { pollErr = new Error('node 1 never wrote its pid file'); break; }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        let victim = 0;
+        if (!pollErr) {
+          const [pid, rank] = readFileSync(pidfile, 'utf8').trim().split(' ').map(Number);
+          assert.equal(rank, 1, 'the holding CF should run on node 1');
+          victim = pid!;
+          process.kill(victim, 'SIGKILL');
+          killedAt = performance.now();
+        }
+        const r = await run;
+        if (pollErr) assert.fail(`${pollErr.message}\n${describeRun(r)}`);
+        assert.equal(r.status, 1, describeRun(r));
+        const stopMs = r.exitAt - killedAt;
+        assert.ok(stopMs < 5000, `the run stopped ${Math.round(stopMs)} ms after the kill\n${describeRun(r)}`);
+        assert.match(r.stderr, /node 1\b/, describeRun(r));
+        // no process of this run survives (every node has the unique pid file path in its argv)
+        let left: string[] = [];
+        for (let k = 0; k < 20; k++) {
+          const ps = spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' });
+          left = ps.stdout.split('\n').filter((l) => l.includes(pidfile));
+          if (left.length === 0) break;
+          await new Promise((res) => setTimeout(res, 50));
+        }
+        assert.deepEqual(left, [], `orphan node processes 1 s after the run ended\n${describeRun(r)}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
-  }
+
+    for (const T of [1, 2]) {
+      test(`stealing: stealable CFs all placed on node 0 also run on node 1 (--nodes 2 --threads ${T})`, async () => {
+        const n = 200;
+        const r = await luna(runArgs(2, T, { file: program('steal'), args: [String(n), '5'] }), { timeoutMs: 60_000 });
+        assertOk(r);
+        const out = lines(r.stdout);
+        const ids = out.map((l) => Number(/^s (\d+) @\d+$/.exec(l)?.[1] ?? -1));
+        assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i), `every CF once\n${describeRun(r)}`);
+        const onNode1 = out.filter((l) => l.endsWith(' @1')).length;
+        assert.ok(onNode1 > 0, `no stealable CF ran on node 1 (all ${n} on node 0)\n${describeRun(r)}`);
+      });
+    }
+  });
+
+  describe('launch under mpirun', { concurrency: true }, () => {
+    const mpirun = hasCommand('mpirun');
+    const skip = mpirun ? false : 'mpirun not found (Debian: apt-get install -y openmpi-bin)';
+    const cases: Case[] = [
+      { name: 'cyclic', file: program('cyclic'), args: ['5'] },
+      { name: 'hello', file: 'examples/hello/hello.fa' },
+      { name: 'seed004_cyclic', file: 'examples/seed004/seed004_cyclic.fa', args: ['8', '3', '5'] },
+    ];
+    for (const c of cases) {
+      test(`mpirun --allow-run-as-root --oversubscribe -np 2 node bin/luna run ${c.file} = --nodes 2`, { skip }, async () => {
+        const env = { ...process.env };
+        for (const k of Object.keys(env)) if (k.startsWith('LUNA_')) delete env[k];
+        const [viaMpi, local] = await Promise.all([
+          runRaw(['run', c.file, ...(c.args ?? [])], {
+            command: ['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2', process.execPath, 'bin/luna'],
+            env, timeoutMs: 60_000,
+          }),
+          luna(runArgs(2, 2, c)),
+        ]);
+        assertOk(local);
+        assert.equal(viaMpi.status, 0, describeRun(viaMpi));
+        assert.deepEqual(sorted(lines(viaMpi.stdout)), sorted(lines(local.stdout)), `${describeRun(viaMpi)}\n${describeRun(local)}`);
+      });
+    }
+  });
 });

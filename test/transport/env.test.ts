@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { detectLaunch } from '../../src/runtime/launch/env.js';
@@ -50,6 +50,7 @@ test('file rendezvous: 0600 file, atomic publish, lookup, cleanup, timeout messa
   await rv.cleanup!();
   await assert.rejects(fileRendezvous({ dir, jobId: 'other', timeoutMs: 100, pollMs: 10 }).lookup(), /no rendezvous file .*LUNA_RENDEZVOUS_DIR/);
   assert.throws(() => fileRendezvous({ env: {} }), /needs a job id/);
+  await rm(path.dirname(dir), { recursive: true, force: true });
 });
 
 test('--bind accepts an interface name as well as an address', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomFillSync } from 'node:crypto';
 import * as net from 'node:net';
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Decoder, Encoder } from '../../src/runtime/transport/codec.js';
@@ -199,4 +199,5 @@ test('file rendezvous: two processes started as mpirun would start them form a m
   const m = /MESH-OK (.*)/.exec(zero.stdout);
   assert.ok(m, zero.stdout);
   for (const rep of JSON.parse(m[1]!) as MeshReport[]) assert.deepEqual(rep.received, [100, 100]);
+  await rm(dir, { recursive: true, force: true });
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { MeshReport } from './fixture.js';
@@ -30,4 +30,5 @@ test('mpirun -np 2 forms a mesh via the file rendezvous', { skip: mpirun ? false
     assert.deepEqual(rep.errors, []);
     assert.deepEqual(rep.received, [200, 200]);
   }
+  await rm(dir, { recursive: true, force: true });
 });

@@ -4,9 +4,11 @@ import { Encoder } from '../../src/runtime/transport/codec.js';
 import { startNode } from '../../src/runtime/launch/cluster.js';
 import { runMesh, TAG_LOST, TAG_QUIT, TAG_REPORT, type MeshReport } from './fixture.js';
 
-const [mode = 'idle', arg = '0'] = process.argv.slice(2);
+const [mode, arg = '0'] = process.argv.slice(2);
 
 async function main(): Promise<void> {
+  // `node --test dist/test/` also runs every file under test/ directly: do nothing then.
+  if (mode === undefined) return;
   if (mode === 'launch') {
     // A launcher of its own (to test that children die with it): print pids, then wait.
     const { children } = await startNode({ nodes: Number(arg), argv: [process.argv[1]!, 'idle'] });

@@ -78,7 +78,10 @@ export function spawnLocalNodes(n: number, opts: SpawnOptions): ChildSet {
       set.emit('exit', rank, code, signal);
       if (--running === 0) allExited();
     });
-    child.on('error', (e) => set.emit('error', Object.assign(e, { rank })));
+    child.on('error', (e) => {
+      if (set.listenerCount('error')) set.emit('error', Object.assign(e, { rank }));
+      else process.stderr.write(`luna: cannot start node ${rank}: ${e.message}\n`);
+    });
   }
   if (running === 0) allExited();
   Object.assign(set, {

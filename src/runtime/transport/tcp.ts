@@ -6,8 +6,8 @@
 // See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
-import { Decoder, Encoder } from './codec.js';
-import { FLAG_CONTROL, FrameParser, FrameWriter } from './frame.js';
+import { DecodeError, Decoder, Encoder } from './codec.js';
+import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import type { PeerAddress, Rendezvous, Transport } from './types.js';
 
@@ -231,8 +231,14 @@ class Mesh implements TcpTransport {
   }
 
   private onFrame(link: Link, flags: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
-    if (flags & FLAG_CONTROL) this.onControl(link, tag, body);
-    else if (link.established) this.deliver(link.rank, tag, body, payload);
+    if (flags & FLAG_CONTROL) {
+      try {
+        this.onControl(link, tag, body);
+      } catch (e) {
+        if (e instanceof DecodeError) throw new FrameError(`malformed control frame: ${e.message}`);
+        throw e;
+      }
+    } else if (link.established) this.deliver(link.rank, tag, body, payload);
     else this.reject(link, 'data before authentication');
   }
 
@@ -279,7 +285,9 @@ class Mesh implements TcpTransport {
       try {
         link.parser.push(chunk);
       } catch (e) {
-        if (e instanceof Error && (e.name === 'FrameError' || e.name === 'DecodeError')) this.reject(link, e.message);
+        // Only framing/handshake errors are the peer's fault; errors thrown by the message
+        // handler propagate to the application.
+        if (e instanceof FrameError) this.reject(link, e.message);
         else throw e;
       }
     });
