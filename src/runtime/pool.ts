@@ -28,7 +28,8 @@ export class WorkerPool {
 
   constructor(private opts: PoolOptions) {
     this.size = opts.threads;
-    const sab = new SharedArrayBuffer(4 * Math.max(1, opts.threads));
+    // one sleep flag per worker, then the abort flag (checked by workers between CFs)
+    const sab = new SharedArrayBuffer(4 * (opts.threads + 1));
     this.states = new Int32Array(sab);
     this.inflight = new Array(opts.threads).fill(0);
   }
@@ -73,6 +74,9 @@ export class WorkerPool {
   }
 
   busy(): boolean { return this.inflight.some((n) => n > 0); }
+
+  /** Tell workers to drop the rest of their batches (the run failed). */
+  abort(): void { Atomics.store(this.states, this.size, 1); }
 
   async stop(): Promise<void> {
     if (this.stopped) return;

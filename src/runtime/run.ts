@@ -59,7 +59,7 @@ export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
     rank: 0, size: 1, threads, inflight: pool.inflight, trace: tracing.tr, now: wallNs,
     sendBatch: (w, b) => pool.send(w, b),
   }, { needGid: opts.needGid });
-  rt.onFault = (f) => settle({ ok: false, kind: 'fault', message: faultText(rt, f) });
+  rt.onFault = (f) => { pool.abort(); settle({ ok: false, kind: 'fault', message: faultText(rt, f) }); };
   rt.onIdle = () => {
     if (rt.live === 0) settle({ ok: true });
     else settle({ ok: false, kind: 'hang', message: hangText(rt, 0) });
@@ -100,8 +100,12 @@ export async function runClusterNode(opts: RunOptions & { transport: Transport }
   try {
     await pool.start();
   } catch (e) {
+    // The other nodes must hear of it: fail through the normal fault path, which aborts the run.
     await pool.kill();
-    return { ok: false, kind: 'fault', message: `node ${tp.rank}: cannot start worker threads: ${e instanceof Error ? e.message : String(e)}` };
+    rt.fail(new RunFault(`node ${tp.rank}: cannot start worker threads: ${e instanceof Error ? e.message : String(e)}`));
+    const res = await cluster.done;
+    await tp.close();
+    return res;
   }
   // Traces of nodes on other hosts are put on node 0's clock with offsets measured now.
   const clockOffsets = tracing.tr && tp.rank === 0 ? await cluster.measureClocks() : undefined;
@@ -110,6 +114,7 @@ export async function runClusterNode(opts: RunOptions & { transport: Transport }
     try { rt.start(opts.args); } catch (e) { rt.fail(e); }
   } else rt.schedule();
   const res = await cluster.done;
+  if (!res.ok) pool.abort();
   tracing.tr?.programFinish(wallNs());
   await pool.stop();
   closeTracing(tracing.tr);

@@ -14,6 +14,8 @@ import { AWAKE, SLEEPING, type WorkerInit } from './protocol.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './batchcodec.js';
 
 const init = workerData as WorkerInit;
+// Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
+process.setSourceMapsEnabled(true);
 const states = new Int32Array(init.states);
 const me = init.index;
 // Tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks.
@@ -73,7 +75,9 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   let error: { task: number; message: string; stack?: string } | undefined;
   const fin = tw ? new Float64Array(tasks.length) : undefined;
+  const abortAt = states.length - 1;
   for (let ti = 0; ti < tasks.length; ti++) {
+    if (states[abortAt] !== 0) { outs.length = ti; break; } // the run failed: drop the rest
     const t = tasks[ti]!;
     const imp = init.imports[t.imp]!;
     const params = imp.params;
@@ -99,6 +103,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       if (tw) { tw.cfFinish(wallNs(), threadCpuNs(), t.cf); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       error = { task: ti, message: ex.message, stack: ex.stack };
+      Atomics.store(states, abortAt, 1); // the run fails: other workers stop after their current CF
       outs.length = ti;
       break;
     }
