@@ -32,7 +32,7 @@ export async function bundleUcodes(sources: string[], cacheDir: string): Promise
     result = await build({
       stdin: { contents: entry, resolveDir: process.cwd(), loader: 'ts', sourcefile: 'luna-ucodes-entry.ts' },
       bundle: true, format: 'esm', platform: 'node', target: 'node20', write: false,
-      metafile: true, logLevel: 'silent', sourcemap: 'inline', outfile: 'ucodes.mjs',
+      metafile: true, logLevel: 'silent', sourcemap: 'inline', outfile: join(resolve(cacheDir), 'ucodes.mjs'), // source paths relative to the cache dir
     });
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors ?? [];
