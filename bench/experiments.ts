@@ -257,7 +257,7 @@ function replaceSection(md: string, name: string, body: string): string {
 /** The same kernel as examples/slow/starvation/ucodes.ts `work`. */
 function work(iters: number, seed: number): number {
   let h = seed | 0;
-  for (let k = 0; k < iters; k++) h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + k | 0;
+  for (let k = 0; k < iters; k++) h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) ^ k;
   return h;
 }
 
@@ -295,7 +295,7 @@ interface ExperimentOut {
 
 async function starvation(o: Opts): Promise<ExperimentOut> {
   const T = o.threads, len = 100;
-  const W = 2.0 * o.scale; // seconds of total work
+  const W = 4.0 * o.scale; // seconds of total work
   const series: { name: string; fixed: boolean }[] = [{ name: 'spin', fixed: false }];
   let itersPerUs = 0;
   if (o.fixed) { itersPerUs = calibrate(); series.push({ name: 'fixed', fixed: true }); log(`  fixed work: ${itersPerUs.toFixed(1)} iterations per CPU-µs`); }
@@ -340,7 +340,7 @@ async function starvation(o: Opts): Promise<ExperimentOut> {
 }
 
 async function overhead(o: Opts): Promise<ExperimentOut> {
-  const base = 20, steps = 10, len0 = Math.max(16, Math.round(8192 * o.scale));
+  const base = 20, steps = 10, len0 = Math.max(16, Math.round(16384 * o.scale));
   const runs: RunRecord[] = [];
   for (let k = 0; k < steps; k++) {
     const us = base << k;
@@ -366,7 +366,7 @@ async function overhead(o: Opts): Promise<ExperimentOut> {
 }
 
 async function latency(o: Opts): Promise<ExperimentOut> {
-  const len = Math.max(4, Math.round(16 * o.scale)), us = 2000;
+  const len = Math.max(4, Math.round(16 * o.scale)), us = 10_000;
   const runs: RunRecord[] = [];
   for (let k = 0; k <= 8; k++) {
     const bytes = 1024 * 4 ** k;

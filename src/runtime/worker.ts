@@ -98,9 +98,10 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     try {
       fns[t.imp]!(...call);
-      if (tw) { const t1 = wallNs(); tw.cfFinish(t1, threadCpuNs(), t.cf); fin![ti] = t1; }
+      // CPU read inside the wall interval on both ends, so CPU time ≤ wall time per CF.
+      if (tw) { const c1 = threadCpuNs(); const t1 = wallNs(); tw.cfFinish(t1, c1, t.cf); fin![ti] = t1; }
     } catch (e) {
-      if (tw) { tw.cfFinish(wallNs(), threadCpuNs(), t.cf); tw.flush(); }
+      if (tw) { const c1 = threadCpuNs(); tw.cfFinish(wallNs(), c1, t.cf); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       error = { task: ti, message: ex.message, stack: ex.stack };
       Atomics.store(states, abortAt, 1); // the run fails: other workers stop after their current CF

@@ -29,7 +29,7 @@ export interface Run {
 
 // ------------------------------------------------------------------ concurrency limiter
 
-const LIMIT = Number(process.env.LUNA_TEST_JOBS ?? Math.max(4, 2 * availableParallelism()));
+const LIMIT = Number(process.env.LUNA_TEST_JOBS ?? Math.max(5, 2 * availableParallelism() + 1));
 let running = 0;
 const waiting: (() => void)[] = [];
 
@@ -257,7 +257,7 @@ export const CASES: Case[] = [
   {
     name: 'ucode exception: CF label, indices and position; earlier output kept',
     file: program('exception'),
-    args: ['3'],
+    args: ['3', '2'],
     stdoutHas: ['line 1', 'line 2', 'line 3', 'before the error', 'boom 1 runs', 'boom 2 runs'],
     fails: [/kaboom in boom 2/, /CF boom\[2\] \(ucode c_explode\)[^\n]* at [^\n]*exception\.fa:13:9/],
   },

@@ -148,11 +148,16 @@ describe('multi-node runtime', { concurrency: true }, () => {
       try {
         let killedAt = 0;
         let pollErr: Error | null = null;
-        const run = luna(runArgs(3, 1, { file: program('killnode'), args: [pidfile] }), { timeoutMs: 60_000 });
+        let spawnedAt = 0;
+        const run = luna(runArgs(3, 1, { file: program('killnode'), args: [pidfile] }), {
+          timeoutMs: 60_000, onSpawn: () => { spawnedAt = Date.now(); },
+        });
+        let ended = false;
+        run.then(() => { ended = true; }, () => { ended = true; });
         // wait for the ucode on node 1 to write its pid, then kill that process
-        const t0 = Date.now();
         while (!existsSync(pidfile)) {
-          if (Date.now() - t0 > 30_000) { pollErr = new Error('node 1 never wrote its pid file'); break; }
+          if (ended) { pollErr = new Error('the run ended before node 1 wrote its pid file'); break; }
+          if (spawnedAt !== 0 && Date.now() - spawnedAt > 30_000) { pollErr = new Error('node 1 never wrote its pid file'); break; }
           await new Promise((r) => setTimeout(r, 50));
         }
         let victim = 0;

@@ -35,7 +35,7 @@ describe('runtime semantics on one node, one thread', { concurrency: true }, () 
 
   test('ucode exception: 20000 lines printed before the error are all on stdout', async () => {
     const n = 20000;
-    const r = await luna(runArgs(1, 1, { file: program('exception'), args: [String(n)] }));
+    const r = await luna(runArgs(1, 1, { file: program('exception'), args: [String(n), '2'] }));
     assertFails(r, [/kaboom in boom 2/, /CF boom\[2\]/, /exception\.fa:13:9/]);
     const out = lines(r.stdout);
     const got = out.filter((l) => l.startsWith('line '));
@@ -44,8 +44,18 @@ describe('runtime semantics on one node, one thread', { concurrency: true }, () 
     assert.ok(out.includes('boom 2 runs'), describeRun(r));
   });
 
+  test('a successful run: 20000 lines printed by a ucode all reach a piped stdout', async () => {
+    const n = 20000;
+    const r = await luna(runArgs(1, 1, { file: program('exception'), args: [String(n), '0'] }));
+    assert.equal(r.status, 0, describeRun(r));
+    const out = lines(r.stdout);
+    const got = out.filter((l) => l.startsWith('line '));
+    assert.equal(got.length, n, `lost output: ${got.length} of ${n} lines\n${describeRun(r)}`);
+    for (const l of ['before the error', 'boom 1 runs', 'boom 2 runs', 'boom 3 runs']) assert.ok(out.includes(l), describeRun(r));
+  });
+
   test('ucode exception with 2 threads: same message, earlier output kept', async () => {
-    const r = await luna(runArgs(1, 2, { file: program('exception'), args: ['500'] }));
+    const r = await luna(runArgs(1, 2, { file: program('exception'), args: ['500', '2'] }));
     assertFails(r, [/kaboom in boom 2/, /CF boom\[2\] \(ucode c_explode\)[^\n]* at [^\n]*exception\.fa:13:9/]);
     assert.equal(lines(r.stdout).filter((l) => l.startsWith('line ')).length, 500, describeRun(r));
     assert.ok(lines(r.stdout).includes('boom 2 runs'), describeRun(r));

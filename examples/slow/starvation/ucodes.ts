@@ -15,7 +15,7 @@ export function spin(us: number): void {
  */
 export function work(iters: number, seed: number): number {
   let h = seed | 0;
-  for (let k = 0; k < iters; k++) h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + k | 0;
+  for (let k = 0; k < iters; k++) h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) ^ k;
   return h;
 }
 
