@@ -26,7 +26,18 @@ if (init.trace) {
 }
 
 // Ucode output goes straight to the file descriptors: ordered, unbuffered, never lost on abort.
-const syncStream = (fd: number) => new Writable({ write(chunk, _enc, cb) { writeSync(fd, chunk as Buffer); cb(); } });
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** Write all of `buf`; a pipe in non-blocking mode may refuse (EAGAIN) while its reader lags. */
+function writeAll(fd: number, buf: Buffer): void {
+  let off = 0;
+  while (off < buf.length) {
+    try { off += writeSync(fd, buf, off); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+const syncStream = (fd: number) => new Writable({ write(chunk, _enc, cb) { writeAll(fd, chunk as Buffer); cb(); } });
 const out = syncStream(1), err = syncStream(2);
 globalThis.console = new Console({ stdout: out, stderr: err });
 Object.defineProperty(process, 'stdout', { value: out, configurable: true });
