@@ -1,7 +1,7 @@
 // Shared helpers of the benchmark harness (bench/run.ts and its suites): paths, timing, medians,
 // in-process and CLI runs of LuNA programs, result/target types and table formatting.
 import { spawn } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
 import { runSingleNode } from '../src/runtime/run.js';
@@ -77,37 +77,89 @@ export interface InProcOptions {
   needGid?: boolean;
 }
 
-/** Run a loaded program with runSingleNode; returns wall milliseconds (load excluded). */
-export async function runInProc(l: Loaded, args: (string | number)[], o: InProcOptions): Promise<number> {
+/**
+ * Failures and hangs met during the run (each retried once): printed at the end and saved in the
+ * JSON, so a flaky runtime shows up without losing the whole benchmark.
+ */
+export const incidents: string[] = [];
+
+/** In-process runs that take longer than this are reported as hangs. */
+export const INPROC_TIMEOUT_MS = 60_000;
+
+async function once(l: Loaded, args: (string | number)[], o: InProcOptions): Promise<number> {
   const t0 = nowMs();
-  const res = await runSingleNode({
-    program: l.program!, bundle: l.bundle?.file, args: args.map(String), threads: o.threads,
-    traceDir: o.traceDir, traceOrigin: o.traceOrigin, needGid: o.needGid,
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, rej) => {
+    timer = setTimeout(() => rej(new Error(`no end after ${INPROC_TIMEOUT_MS / 1000} s (hang not detected by the runtime)`)), INPROC_TIMEOUT_MS);
   });
-  const ms = nowMs() - t0;
-  if (!res.ok) throw new Error(`${l.file} ${args.join(' ')} (threads ${o.threads}) failed: ${res.kind}: ${res.message}`);
-  return ms;
+  try {
+    const res = await Promise.race([
+      runSingleNode({
+        program: l.program!, bundle: l.bundle?.file, args: args.map(String), threads: o.threads,
+        traceDir: o.traceDir, traceOrigin: o.traceOrigin, needGid: o.needGid,
+      }),
+      timeout,
+    ]);
+    if (!res.ok) throw new Error(`${res.kind}: ${res.message}`);
+    return nowMs() - t0;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Run a loaded program with runSingleNode; returns wall milliseconds (load excluded). Retried once. */
+export async function runInProc(l: Loaded, args: (string | number)[], o: InProcOptions): Promise<number> {
+  const what = `in-process ${relative(ROOT, l.file)} ${args.join(' ')} (threads ${o.threads}${o.traceDir ? ', traced' : ''})`;
+  try {
+    return await once(l, args, o);
+  } catch (e) {
+    incidents.push(`${what}: ${(e as Error).message} — retried`);
+    try {
+      return await once(l, args, o);
+    } catch (e2) {
+      throw new Error(`${what} failed twice: ${(e2 as Error).message}`);
+    }
+  }
 }
 
 // ------------------------------------------------------------------ CLI runs
 
-/** Run `bin/luna run <argv…>` as a child process; returns wall milliseconds from spawn to exit. */
-export function runCli(argv: (string | number)[], timeoutMs = 120_000): Promise<number> {
+function cliOnce(argv: (string | number)[], timeoutMs: number): Promise<number> {
   return new Promise((res, rej) => {
     const t0 = nowMs();
-    const child = spawn(process.execPath, [LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // own process group, so a timeout kills the launcher and the node processes it started
+    const child = spawn(process.execPath, [LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     child.stdout.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+    }, timeoutMs);
     child.on('error', (e) => { clearTimeout(timer); rej(e); });
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       const ms = nowMs() - t0;
       if (code === 0) res(ms);
-      else rej(new Error(`luna run ${argv.join(' ')}: exit ${code ?? signal}${signal === 'SIGKILL' ? ` (timeout ${timeoutMs} ms)` : ''}\n${out.trim()}`));
+      else rej(new Error(`exit ${code ?? signal}${timedOut ? ` (no end after ${timeoutMs / 1000} s, killed)` : ''}: ${out.trim().split('\n').slice(0, 6).join(' | ')}`));
     });
   });
+}
+
+/** Run `bin/luna run <argv…>` as a child process; wall milliseconds from spawn to exit. Retried once. */
+export async function runCli(argv: (string | number)[], timeoutMs = 120_000): Promise<number> {
+  const what = `luna run ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
+  try {
+    return await cliOnce(argv, timeoutMs);
+  } catch (e) {
+    incidents.push(`${what}: ${(e as Error).message} — retried`);
+    try {
+      return await cliOnce(argv, timeoutMs);
+    } catch (e2) {
+      throw new Error(`${what} failed twice: ${(e2 as Error).message}`);
+    }
+  }
 }
 
 /**

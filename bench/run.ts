@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fmt, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { fmt, incidents, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 type OwnSuite = (ctx: Ctx) => Promise<SuiteOutput>;
 type ForeignSuite = () => Promise<Record<string, number>>;
@@ -48,6 +48,8 @@ interface Results {
     node: string; cpus: number; cpuModel: string; seconds: number;
     /** 1-minute load average at the start and at the end (a busy machine skews every figure) */
     loadStart: number; loadEnd: number;
+    /** failed or hung runs that were retried (see common.ts) */
+    incidents: string[];
   };
   suites: Record<string, SuiteOutput>;
 }
@@ -190,7 +192,7 @@ async function main(): Promise<number> {
     meta: {
       date: started.toISOString(), sha, dirty, quick: a.quick, reps, suites: selected.map((d) => d.name),
       node: process.version, cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? '?', seconds: 0,
-      loadStart: loadavg()[0], loadEnd: 0,
+      loadStart: loadavg()[0], loadEnd: 0, incidents,
     },
     suites: {},
   };
@@ -208,7 +210,11 @@ async function main(): Promise<number> {
   res.meta.loadEnd = loadavg()[0];
   printSummary(res);
   console.log(`\ntotal ${res.meta.seconds} s; load average ${res.meta.loadStart.toFixed(1)} at the start, ${res.meta.loadEnd.toFixed(1)} at the end (${res.meta.cpus} cores)`);
-  if (Math.max(res.meta.loadStart, res.meta.loadEnd) > res.meta.cpus)
+  if (incidents.length) {
+    console.log(`\n${incidents.length} incident(s) (failed or hung runs, retried once):`);
+    for (const i of incidents) console.log(`  ! ${i}`);
+  }
+  if (res.meta.loadStart > res.meta.cpus || res.meta.loadEnd > res.meta.cpus + 1)
     console.log('warning: the machine was busy with other work during the run; multi-thread and multi-node figures are pessimistic');
   if (a.save) {
     const dir = join(ROOT, 'bench', 'results');
@@ -224,4 +230,5 @@ async function main(): Promise<number> {
   return Object.values(res.suites).some((s) => s.status === 'error') ? 1 : 0;
 }
 
-process.exitCode = await main();
+// exit explicitly: a hung in-process run may leave worker threads behind
+process.exit(await main());

@@ -53,12 +53,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const ind = prog('independent/independent.fa');
   const mm = prog('matmul/matmul_spin.fa');
   const cases: Case[] = [
-    { name: 'chain.100us', file: chain, us: 100, args: (us) => [q ? 1000 : 3000, us] },
-    { name: 'independent.100us', file: ind, us: 100, args: (us) => [q ? 2000 : 6000, us] },
-    { name: 'matmul.100us', file: mm, us: 100, args: (us) => [q ? 8 : 12, us] },
-    { name: 'chain.1ms', file: chain, us: 1000, args: (us) => [q ? 150 : 400, us] },
-    { name: 'independent.1ms', file: ind, us: 1000, args: (us) => [q ? 300 : 800, us] },
-    { name: 'matmul.1ms', file: mm, us: 1000, args: (us) => [q ? 5 : 6, us] },
+    { name: 'chain.100us', file: chain, us: 100, args: (us) => [q ? 3000 : 8000, us] },
+    { name: 'independent.100us', file: ind, us: 100, args: (us) => [q ? 6000 : 16_000, us] },
+    { name: 'matmul.100us', file: mm, us: 100, args: (us) => [q ? 12 : 16, us] },
+    { name: 'chain.1ms', file: chain, us: 1000, args: (us) => [q ? 300 : 800, us] },
+    { name: 'independent.1ms', file: ind, us: 1000, args: (us) => [q ? 600 : 1600, us] },
+    { name: 'matmul.1ms', file: mm, us: 1000, args: (us) => [q ? 6 : 8, us] },
     { name: 'chain.empty', file: chain, us: 0, args: (us) => [q ? 20_000 : 50_000, us] },
     { name: 'independent.empty', file: ind, us: 0, args: (us) => [q ? 20_000 : 50_000, us] },
   ];

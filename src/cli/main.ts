@@ -33,6 +33,10 @@ export function normalizeArgv(argv: string[]): string[] {
 }
 
 export async function cli(argv: string[]): Promise<number> {
+  // `luna analyze slow … | head`: a closed pipe ends the output quietly, not with a stack trace.
+  for (const s of [process.stdout, process.stderr]) {
+    s.on('error', (e: NodeJS.ErrnoException) => { if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0); throw e; });
+  }
   let code = 0;
   const program = new Command('luna')
     .description('luna-ts: run, check, trace and analyse LuNA fragmented programs')

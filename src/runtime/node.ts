@@ -55,6 +55,12 @@ export interface RemoteOps {
 
 const STOP = 1, OK = 0;
 const MAX_BATCH = 512;
+/**
+ * Mean CF time above which batching stops paying: one CF per batch, no continuations. Long CFs
+ * then spread over idle workers and their outputs leave as soon as each CF ends, while the
+ * worker round trip (~40 µs) stays small against the CF.
+ */
+const LONG_CF_NS = 50_000;
 /** chained continuations per batch (bounded so results flow back regularly) */
 const MAX_CHAIN = 1024;
 
@@ -143,6 +149,7 @@ export class NodeRuntime {
     const cfs = this.batches.get(r.batch);
     if (!cfs) return;
     this.batches.delete(r.batch);
+    this.measure(r.batch, r.outs.length);
     try {
       const t = this.tr ? this.host.now() : 0;
       for (let i = 0; i < r.outs.length; i++) {
@@ -300,7 +307,8 @@ export class NodeRuntime {
     this.building = { tasks: [], cfs: [] };
     this.fwdOut = new Map();
     try {
-      while (this.qHead < this.runQ.length && this.building.tasks.length < MAX_BATCH) {
+      const max = this.longCfs() ? 1 : MAX_BATCH;
+      while (this.qHead < this.runQ.length && this.building.tasks.length < max) {
         const cf = this.runQ[this.qHead]!;
         if (this.examine(cf) === STOP) break;
         this.qHead++;
@@ -338,11 +346,12 @@ export class NodeRuntime {
       if (w < 0) break;
       // With several nodes keep batches small so that idle nodes find work to steal.
       const share = this.size > 1 && this.program.hasStealable ? 2 * T * this.size : 2 * T;
-      const n = Math.min(MAX_BATCH, Math.max(1, Math.ceil((this.readyTasks.length - next) / share)));
+      const long = this.longCfs();
+      const n = long ? 1 : Math.min(MAX_BATCH, Math.max(1, Math.ceil((this.readyTasks.length - next) / share)));
       const tasks = this.readyTasks.slice(next, next + n);
       const cfs = this.readyCfs.slice(next, next + n);
       next += n;
-      this.extendChains(tasks, cfs);
+      if (!long) this.extendChains(tasks, cfs);
       this.send(w, tasks, cfs);
     }
     this.readyHead = next;
@@ -391,12 +400,28 @@ export class NodeRuntime {
   private addOutputs(cf: Cf, taskIndex: number): void {
     const keys = cf.outKeys, owners = cf.outOwners;
     if (!keys || !owners) return;
-    for (let o = 0; o < keys.length; o++) if (owners[o] === this.self) this.fwdOut!.set(keys[o]!, taskIndex * 65536 + o);
+    // The first producer wins: a second one is a double assignment, reported at its post.
+    for (let o = 0; o < keys.length; o++) if (owners[o] === this.self && !this.fwdOut!.has(keys[o]!)) this.fwdOut!.set(keys[o]!, taskIndex * 65536 + o);
+  }
+
+  /** Mean time per CF in recent batches (ns, exponentially weighted; round trip included). */
+  private cfTime = 0;
+  private sentAt = new Map<number, number>();
+
+  private longCfs(): boolean { return this.cfTime > LONG_CF_NS; }
+
+  private measure(batch: number, n: number): void {
+    const t0 = this.sentAt.get(batch);
+    if (t0 === undefined || n === 0) return;
+    this.sentAt.delete(batch);
+    const per = (performance.now() * 1e6 - t0) / n;
+    this.cfTime = this.cfTime === 0 ? per : 0.7 * this.cfTime + 0.3 * per;
   }
 
   private send(w: number, tasks: Task[], cfs: Cf[]): void {
     const id = this.batchSeq++;
     this.batches.set(id, cfs);
+    this.sentAt.set(id, performance.now() * 1e6);
     for (const cf of cfs) cf.state = DISPATCHED;
     this.host.sendBatch(w, { id, tasks });
   }
@@ -485,6 +510,8 @@ export class NodeRuntime {
     const keys = new Array<string>(n);
     let fwd: number[] | undefined;
     const outKeys: string[] = [], outOwners: number[] = [];
+    // `wait x`: x arrives by push (afterpush), never by request — look for it first.
+    for (const w of site.waits) this.readPushed(cf, site, w);
     for (let i = 0; i < n; i++) {
       const a = site.args[i]!;
       keys[i] = '';
@@ -512,7 +539,6 @@ export class NodeRuntime {
         } else outOwners.push(a.ref.owner(f));
       }
     }
-    for (const w of site.waits) this.readPushed(cf, site, w);
     // Output rules and after-actions are evaluated now, while DFs can still be fetched.
     const counts = this.outCounts(cf, site, outKeys);
     const after = this.afterActions(site);
