@@ -95,8 +95,13 @@ function compileId(e: IdExpr, sc: ExprScope): CExpr {
     type: 'dyn',
     dfRef: ref,
     ev: (f) => {
+      // An index that is itself a missing DF must not make us request a placeholder element.
+      const was = f.missing;
+      f.missing = false;
       const key = ref.key(f);
       const owner = ref.owner(f);
+      if (f.missing) return PLACEHOLDER;
+      f.missing = was;
       const v = f.read(key, owner);
       if (v === undefined) { f.missing = true; return PLACEHOLDER; }
       return v;

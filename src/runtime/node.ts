@@ -75,6 +75,8 @@ export class NodeRuntime {
   private readyCfs: Cf[] = [];
   private readyHead = 0;
   readonly store = new Map<string, Entry>();
+  /** DFs freed because their req_count was served: a later request is "too many requests" */
+  private exhausted = new Set<string>();
   /** local CFs waiting for a remote DF, per key, in request order */
   private remoteWait = new Map<string, Cf[]>();
   /** pushed values (afterpush) by push key, and CFs waiting for them */
@@ -184,6 +186,7 @@ export class NodeRuntime {
   /** Request for `key` owned here by a remote node. */
   remoteRequest(key: string, from: number): void {
     try {
+      if (this.exhausted.has(key)) throw new RunFault(`node ${from} requested DF ${displayKey(key)} after it was freed by its req_count (Too many requests)`);
       const e = this.entry(key);
       if (e.destroyedEarly) throw new RunFault(`node ${from} requested DF ${displayKey(key)}, which was destroyed before it was computed`);
       if (e.v !== undefined) { this.consume(e, key, 1); this.host.remote!.respond(key, from, e.v); }
@@ -490,7 +493,12 @@ export class NodeRuntime {
 
   private readRef(r: CDfRef): DfValue | undefined {
     const f = this.frame;
-    return f.read(r.key(f), r.owner(f));
+    const was = f.missing;
+    f.missing = false;
+    const key = r.key(f), owner = r.owner(f);
+    if (f.missing) return undefined;
+    f.missing = was;
+    return f.read(key, owner);
   }
 
   private migrate(cf: Cf, to: number): number {
@@ -518,7 +526,11 @@ export class NodeRuntime {
       if (a.kind === 'in') {
         const ref = a.expr.dfRef;
         if (ref) {
+          const was = f.missing;
+          f.missing = false;
           const key = ref.key(f), owner = ref.owner(f);
+          if (f.missing) continue; // its index is a DF still to come
+          f.missing = was;
           keys[i] = key;
           const fw = this.fwdOut?.get(key);
           if (fw !== undefined && cf.gotValue(key) === undefined) {
@@ -748,6 +760,7 @@ export class NodeRuntime {
     if (this.fwdOut !== null && this.fwdOut.has(key)) { this.fwdBlocked = true; this.frame.missing = true; return undefined; }
     if (cf.isPending(key)) { this.frame.missing = true; return undefined; }
     if (owner === this.self) {
+      if (this.exhausted.has(key)) throw new RunFault(`too many requests for DF ${displayKey(key)}: it was freed after its req_count requests were served (Too many requests)`, cf);
       const e = this.entry(key);
       if (e.v !== undefined) {
         this.consume(e, key, 1);
@@ -811,6 +824,7 @@ export class NodeRuntime {
 
   private free(key: string, e: Entry): void {
     this.store.delete(key);
+    if (e.count === 0) this.exhausted.add(key);
     if (e.v !== undefined) {
       this.liveBytes -= valueSize(e.v);
       if (this.tr) this.tr.liveBytes(this.host.now(), this.liveBytes);
