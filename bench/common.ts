@@ -83,6 +83,22 @@ export interface InProcOptions {
  */
 export const incidents: string[] = [];
 
+const ATTEMPTS = 3;
+
+/** Up to ATTEMPTS tries, 2 s apart; every failure is an incident. */
+async function retry(what: string, fn: () => Promise<number>): Promise<number> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      const msg = (e as Error).message;
+      incidents.push(`${what}: ${msg}${i < ATTEMPTS ? ' — retried' : ' — gave up'}`);
+      if (i >= ATTEMPTS) throw new Error(`${what} failed ${ATTEMPTS} times: ${msg}`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
 /** In-process runs that take longer than this are reported as hangs. */
 export const INPROC_TIMEOUT_MS = 60_000;
 
@@ -107,19 +123,10 @@ async function once(l: Loaded, args: (string | number)[], o: InProcOptions): Pro
   }
 }
 
-/** Run a loaded program with runSingleNode; returns wall milliseconds (load excluded). Retried once. */
+/** Run a loaded program with runSingleNode; returns wall milliseconds (load excluded). Retried. */
 export async function runInProc(l: Loaded, args: (string | number)[], o: InProcOptions): Promise<number> {
   const what = `in-process ${relative(ROOT, l.file)} ${args.join(' ')} (threads ${o.threads}${o.traceDir ? ', traced' : ''})`;
-  try {
-    return await once(l, args, o);
-  } catch (e) {
-    incidents.push(`${what}: ${(e as Error).message} — retried`);
-    try {
-      return await once(l, args, o);
-    } catch (e2) {
-      throw new Error(`${what} failed twice: ${(e2 as Error).message}`);
-    }
-  }
+  return retry(what, () => once(l, args, o));
 }
 
 // ------------------------------------------------------------------ CLI runs
@@ -147,19 +154,10 @@ function cliOnce(argv: (string | number)[], timeoutMs: number): Promise<number> 
   });
 }
 
-/** Run `bin/luna run <argv…>` as a child process; wall milliseconds from spawn to exit. Retried once. */
+/** Run `bin/luna run <argv…>` as a child process; wall milliseconds from spawn to exit. Retried. */
 export async function runCli(argv: (string | number)[], timeoutMs = 120_000): Promise<number> {
   const what = `luna run ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
-  try {
-    return await cliOnce(argv, timeoutMs);
-  } catch (e) {
-    incidents.push(`${what}: ${(e as Error).message} — retried`);
-    try {
-      return await cliOnce(argv, timeoutMs);
-    } catch (e2) {
-      throw new Error(`${what} failed twice: ${(e2 as Error).message}`);
-    }
-  }
+  return retry(what, () => cliOnce(argv, timeoutMs));
 }
 
 /**
@@ -200,4 +198,21 @@ export function table(rows: string[][], header?: string[]): string {
   const out = all.map(line);
   if (header) out.splice(1, 0, w.map((n) => '-'.repeat(n)).join('  '));
   return out.join('\n');
+}
+
+/**
+ * Run one section of a suite; a failure is recorded (note + incident) instead of losing the
+ * figures of the other sections. Returns false when the section failed.
+ */
+export async function section(ctx: Ctx, notes: string[], name: string, fn: () => Promise<void>): Promise<boolean> {
+  try {
+    await fn();
+    return true;
+  } catch (e) {
+    const msg = (e as Error).message ?? String(e);
+    notes.push(`SECTION FAILED: ${name}: ${msg}`);
+    incidents.push(`section ${name} failed: ${msg.split('\n')[0]}`);
+    ctx.log(`section ${name} failed: ${msg.split('\n')[0]}`);
+    return false;
+  }
 }

@@ -48,7 +48,7 @@ interface Results {
     node: string; cpus: number; cpuModel: string; seconds: number;
     /** 1-minute load average at the start and at the end (a busy machine skews every figure) */
     loadStart: number; loadEnd: number;
-    /** failed or hung runs that were retried (see common.ts) */
+    /** failed or hung runs (retried up to 3 times, see common.ts) */
     incidents: string[];
   };
   suites: Record<string, SuiteOutput>;
@@ -211,7 +211,7 @@ async function main(): Promise<number> {
   printSummary(res);
   console.log(`\ntotal ${res.meta.seconds} s; load average ${res.meta.loadStart.toFixed(1)} at the start, ${res.meta.loadEnd.toFixed(1)} at the end (${res.meta.cpus} cores)`);
   if (incidents.length) {
-    console.log(`\n${incidents.length} incident(s) (failed or hung runs, retried once):`);
+    console.log(`\n${incidents.length} incident(s) (failed or hung runs, retried):`);
     for (const i of incidents) console.log(`  ! ${i}`);
   }
   if (res.meta.loadStart > res.meta.cpus || res.meta.loadEnd > res.meta.cpus + 1)

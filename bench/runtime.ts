@@ -10,7 +10,7 @@ import type { DF } from '../src/ucode/df.js';
 import { c_step } from './programs/chain/ucodes.js';
 import { c_work } from './programs/independent/ucodes.js';
 import type { Task } from './programs/piscina/worker.js';
-import { interleaved, load, median, nowMs, prog, runInProc, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { interleaved, load, median, nowMs, prog, runInProc, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 const THREADS = [1, 2];
 
@@ -71,8 +71,8 @@ async function piscina(threads: number, nInd: number, nChain: number, reps: numb
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const q = ctx.quick;
   const n = q ? 50_000 : 200_000;
-  const nPiscInd = q ? 20_000 : 100_000;
-  const nPiscChain = q ? 5_000 : 20_000;
+  const nPiscInd = q ? 10_000 : 100_000;
+  const nPiscChain = q ? 3_000 : 20_000;
   const [mmN, mmNb] = q ? [640, 8] : [800, 10];
   const reps = ctx.reps;
   const f: Record<string, number> = {};
@@ -85,33 +85,41 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const mm = await load(prog('matmul/matmul_bench.fa'));
 
   // (b) lower bound: a sequential loop
-  const seq = seqLoop(n, reps);
-  f['independent.seqLoop.usPerCf'] = sig(seq.independent);
-  f['chain.seqLoop.usPerCf'] = sig(seq.chain);
-  units['independent.seqLoop.usPerCf'] = units['chain.seqLoop.usPerCf'] = 'µs';
+  let seq = { independent: NaN, chain: NaN };
+  await section(ctx, notes, 'sequential loop', async () => {
+    seq = seqLoop(n, reps);
+    f['independent.seqLoop.usPerCf'] = sig(seq.independent);
+    f['chain.seqLoop.usPerCf'] = sig(seq.chain);
+    units['independent.seqLoop.usPerCf'] = units['chain.seqLoop.usPerCf'] = 'µs';
+  });
 
   for (const T of THREADS) {
     // (a) LuNA
-    ctx.log(`runtime: ${T} thread(s): independent and chain, N = ${n}`);
-    const m = await interleaved(reps, {
-      indTiny: () => runInProc(ind, [1, 0], { threads: T }),
-      indBig: () => runInProc(ind, [n, 0], { threads: T }),
-      chTiny: () => runInProc(chain, [1, 0], { threads: T }),
-      chBig: () => runInProc(chain, [n, 0], { threads: T }),
+    let usInd = NaN, usCh = NaN;
+    await section(ctx, notes, `luna ${T} thread(s)`, async () => {
+      ctx.log(`runtime: ${T} thread(s): independent and chain, N = ${n}`);
+      const m = await interleaved(reps, {
+        indTiny: () => runInProc(ind, [1, 0], { threads: T }),
+        indBig: () => runInProc(ind, [n, 0], { threads: T }),
+        chTiny: () => runInProc(chain, [1, 0], { threads: T }),
+        chBig: () => runInProc(chain, [n, 0], { threads: T }),
+      });
+      usInd = ((m.indBig - m.indTiny) * 1000) / n;
+      usCh = ((m.chBig - m.chTiny) * 1000) / n;
+      f[`independent.t${T}.startupMs`] = sig(m.indTiny);
+      f[`independent.t${T}.usPerCf`] = sig(usInd);
+      f[`chain.t${T}.startupMs`] = sig(m.chTiny);
+      f[`chain.t${T}.usPerCf`] = sig(usCh);
     });
-    const usInd = ((m.indBig - m.indTiny) * 1000) / n;
-    const usCh = ((m.chBig - m.chTiny) * 1000) / n;
-    f[`independent.t${T}.startupMs`] = sig(m.indTiny);
-    f[`independent.t${T}.usPerCf`] = sig(usInd);
-    f[`chain.t${T}.startupMs`] = sig(m.chTiny);
-    f[`chain.t${T}.usPerCf`] = sig(usCh);
     // (b) piscina with as many threads
-    ctx.log(`runtime: ${T} thread(s): piscina baseline`);
-    const p = await piscina(T, nPiscInd, nPiscChain, reps);
-    f[`independent.piscina.t${T}.usPerTask`] = sig(p.independent);
-    f[`chain.piscina.t${T}.usPerTask`] = sig(p.chain);
-    f[`independent.t${T}.xPiscinaThroughput`] = sig(p.independent / usInd);
-    f[`chain.t${T}.xPiscinaThroughput`] = sig(p.chain / usCh);
+    await section(ctx, notes, `piscina ${T} thread(s)`, async () => {
+      ctx.log(`runtime: ${T} thread(s): piscina baseline`);
+      const p = await piscina(T, nPiscInd, nPiscChain, reps);
+      f[`independent.piscina.t${T}.usPerTask`] = sig(p.independent);
+      f[`chain.piscina.t${T}.usPerTask`] = sig(p.chain);
+      f[`independent.t${T}.xPiscinaThroughput`] = sig(p.independent / usInd);
+      f[`chain.t${T}.xPiscinaThroughput`] = sig(p.chain / usCh);
+    });
     f[`independent.t${T}.xSeqLoopCost`] = sig(usInd / seq.independent);
     f[`chain.t${T}.xSeqLoopCost`] = sig(usCh / seq.chain);
     for (const k of [`independent.t${T}.usPerCf`, `chain.t${T}.usPerCf`, `independent.piscina.t${T}.usPerTask`, `chain.piscina.t${T}.usPerTask`]) units[k] = 'µs';
@@ -126,20 +134,23 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   }
 
   // (c) matmul speedup
-  ctx.log(`runtime: matmul ${mmN}/${mmNb} with 1 and 2 threads`);
-  const mmt = await interleaved(reps, {
-    t1: () => runInProc(mm, [mmN, mmNb], { threads: 1 }),
-    t2: () => runInProc(mm, [mmN, mmNb], { threads: 2 }),
+  await section(ctx, notes, 'matmul', async () => {
+    ctx.log(`runtime: matmul ${mmN}/${mmNb} with 1 and 2 threads`);
+    const mmt = await interleaved(reps, {
+      t1: () => runInProc(mm, [mmN, mmNb], { threads: 1 }),
+      t2: () => runInProc(mm, [mmN, mmNb], { threads: 2 }),
+    });
+    f['matmul.t1.ms'] = sig(mmt.t1);
+    f['matmul.t2.ms'] = sig(mmt.t2);
+    f['matmul.speedup2v1'] = sig(mmt.t1 / mmt.t2);
+    f['matmul.t1.usPerProduct'] = sig((mmt.t1 * 1000) / mmNb ** 3);
   });
-  f['matmul.t1.ms'] = sig(mmt.t1);
-  f['matmul.t2.ms'] = sig(mmt.t2);
-  f['matmul.speedup2v1'] = sig(mmt.t1 / mmt.t2);
-  f['matmul.t1.usPerProduct'] = sig((mmt.t1 * 1000) / mmNb ** 3);
   units['matmul.t1.ms'] = units['matmul.t2.ms'] = 'ms';
   units['matmul.speedup2v1'] = '×';
   units['matmul.t1.usPerProduct'] = 'µs';
   notes.push('matmul.t1.usPerProduct = whole 1-thread run / nb³ block products (an upper bound of one product CF)');
   targets.push({ key: 'matmul.speedup2v1', op: '>=', value: 1.8, label: 'matmul speedup 2 threads vs 1' });
+  for (const k of Object.keys(f)) if (!Number.isFinite(f[k])) delete f[k];
 
   return { status: 'ok', figures: f, units, targets, notes };
 }

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { version } from '../src/cli/version.js';
 import { cpuClockExact, listTraceFiles, newRunOrigin, openTraceDir, readTrace, TRACE_FORMAT_VERSION, writeManifest, type TraceManifest } from '../src/trace/index.js';
 import type { Loaded } from '../src/program/load.js';
-import { load, median, nowMs, prog, runInProc, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { load, median, nowMs, prog, runInProc, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 const THREADS = 2;
 
@@ -48,57 +48,59 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const f: Record<string, number> = {};
   const units: Record<string, string> = {};
   const targets: Target[] = [];
-  const notes: string[] = [`${THREADS} worker threads, in-process runs, median of ${reps} interleaved untraced/traced runs`];
+  const notes: string[] = [`${THREADS} worker threads, in-process runs, median of ${reps} interleaved untraced/traced runs${q ? '' : ' after a warm-up run'}`];
   const chain = prog('chain/chain.fa');
   const ind = prog('independent/independent.fa');
   const mm = prog('matmul/matmul_spin.fa');
   const cases: Case[] = [
-    { name: 'chain.100us', file: chain, us: 100, args: (us) => [q ? 3000 : 8000, us] },
-    { name: 'independent.100us', file: ind, us: 100, args: (us) => [q ? 6000 : 16_000, us] },
-    { name: 'matmul.100us', file: mm, us: 100, args: (us) => [q ? 12 : 16, us] },
-    { name: 'chain.1ms', file: chain, us: 1000, args: (us) => [q ? 300 : 800, us] },
-    { name: 'independent.1ms', file: ind, us: 1000, args: (us) => [q ? 600 : 1600, us] },
-    { name: 'matmul.1ms', file: mm, us: 1000, args: (us) => [q ? 6 : 8, us] },
-    { name: 'chain.empty', file: chain, us: 0, args: (us) => [q ? 20_000 : 50_000, us] },
-    { name: 'independent.empty', file: ind, us: 0, args: (us) => [q ? 20_000 : 50_000, us] },
+    { name: 'chain.100us', file: chain, us: 100, args: (us) => [q ? 2000 : 8000, us] },
+    { name: 'independent.100us', file: ind, us: 100, args: (us) => [q ? 4000 : 16_000, us] },
+    { name: 'matmul.100us', file: mm, us: 100, args: (us) => [q ? 10 : 16, us] },
+    { name: 'chain.1ms', file: chain, us: 1000, args: (us) => [q ? 200 : 800, us] },
+    { name: 'independent.1ms', file: ind, us: 1000, args: (us) => [q ? 400 : 1600, us] },
+    { name: 'matmul.1ms', file: mm, us: 1000, args: (us) => [q ? 5 : 8, us] },
+    { name: 'chain.empty', file: chain, us: 0, args: (us) => [q ? 10_000 : 50_000, us] },
+    { name: 'independent.empty', file: ind, us: 0, args: (us) => [q ? 10_000 : 50_000, us] },
   ];
   const root = mkdtempSync(join(tmpdir(), 'luna-bench-trace-'));
   let totalBytes = 0, totalEvents = 0, bestRead = { events: 0, ms: 0 };
   try {
     for (const c of cases) {
-      ctx.log(`tracing: ${c.name} (${c.args(c.us).join(' ')})`);
-      const l = await load(c.file);
-      const args = c.args(c.us);
-      const dir = join(root, c.name);
-      const plain: number[] = [];
-      const traced: number[] = [];
-      await runInProc(l, args, { threads: THREADS }); // warm-up
-      for (let r = 0; r < reps; r++) {
-        // alternate the order so drifts of a noisy machine do not favour one side
-        if (r % 2 === 0) {
-          plain.push(await runInProc(l, args, { threads: THREADS }));
-          traced.push(await tracedRun(l, args, dir));
-        } else {
-          traced.push(await tracedRun(l, args, dir));
-          plain.push(await runInProc(l, args, { threads: THREADS }));
-        }
-      }
-      const s = traceStats(dir);
-      if (s.warnings.length) notes.push(`${c.name}: reader warnings: ${s.warnings.slice(0, 3).join('; ')}`);
-      f[`${c.name}.untracedMs`] = sig(median(plain));
-      f[`${c.name}.tracedMs`] = sig(median(traced));
-      f[`${c.name}.ratio`] = sig(median(traced) / median(plain), 4);
-      f[`${c.name}.bytesPerEvent`] = sig(s.bytes / s.events);
-      f[`${c.name}.events`] = s.events;
-      units[`${c.name}.untracedMs`] = units[`${c.name}.tracedMs`] = 'ms';
-      units[`${c.name}.ratio`] = '×';
-      units[`${c.name}.bytesPerEvent`] = 'B';
       if (c.us === 100) targets.push({ key: `${c.name}.ratio`, op: '<=', value: 1.05, label: 'traced/untraced at 100 µs' });
       targets.push({ key: `${c.name}.bytesPerEvent`, op: '<=', value: 32, label: 'bytes per event' });
-      totalBytes += s.bytes;
-      totalEvents += s.events;
-      if (s.events > bestRead.events) bestRead = { events: s.events, ms: s.readMs };
-      rmSync(dir, { recursive: true, force: true });
+      await section(ctx, notes, `tracing ${c.name}`, async () => {
+        ctx.log(`tracing: ${c.name} (${c.args(c.us).join(' ')})`);
+        const l = await load(c.file);
+        const args = c.args(c.us);
+        const dir = join(root, c.name);
+        const plain: number[] = [];
+        const traced: number[] = [];
+        if (!q) await runInProc(l, args, { threads: THREADS }); // warm-up
+        for (let r = 0; r < reps; r++) {
+          // alternate the order so drifts of a noisy machine do not favour one side
+          if (r % 2 === 0) {
+            plain.push(await runInProc(l, args, { threads: THREADS }));
+            traced.push(await tracedRun(l, args, dir));
+          } else {
+            traced.push(await tracedRun(l, args, dir));
+            plain.push(await runInProc(l, args, { threads: THREADS }));
+          }
+        }
+        const s = traceStats(dir);
+        if (s.warnings.length) notes.push(`${c.name}: reader warnings: ${s.warnings.slice(0, 3).join('; ')}`);
+        f[`${c.name}.untracedMs`] = sig(median(plain));
+        f[`${c.name}.tracedMs`] = sig(median(traced));
+        f[`${c.name}.ratio`] = sig(median(traced) / median(plain), 4);
+        f[`${c.name}.bytesPerEvent`] = sig(s.bytes / s.events);
+        f[`${c.name}.events`] = s.events;
+        units[`${c.name}.untracedMs`] = units[`${c.name}.tracedMs`] = 'ms';
+        units[`${c.name}.ratio`] = '×';
+        units[`${c.name}.bytesPerEvent`] = 'B';
+        totalBytes += s.bytes;
+        totalEvents += s.events;
+        if (s.events > bestRead.events) bestRead = { events: s.events, ms: s.readMs };
+        rmSync(dir, { recursive: true, force: true });
+      });
     }
   } finally {
     rmSync(root, { recursive: true, force: true });

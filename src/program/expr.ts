@@ -133,6 +133,17 @@ export function num(type: StaticType, v: unknown, pos: number): number {
 
 function truncInt(x: number): number { return Math.trunc(x) | 0; }
 
+/**
+ * An operand of int arithmetic. `value ⊕ int` is typed int (LANGUAGE.md §6): the original reads
+ * the DF with the strict get_int, so a real DF there is an error, not a silent truncation.
+ */
+function intOperand(type: StaticType, v: unknown, pos: number): number {
+  if (type === 'dyn' && (v as DfValue).t === T_REAL) {
+    throw new EvalError(`a real DF (${(v as DfValue).v as number}) is used in int arithmetic; write real(...) or int(...) to say which`, pos);
+  }
+  return truncInt(num(type, v, pos));
+}
+
 /** C++ std::to_string for ints, %f for reals (what the original generator renders). */
 export function toStr(a: CExpr, f: Frame): string {
   const v = a.ev(f);
@@ -215,7 +226,7 @@ function compileBin(op: BinOp, l: CExpr, r: CExpr, pos: number): CExpr {
   const type: 'int' | 'real' = l.type === 'real' || r.type === 'real' ? 'real' : 'int';
   const lt = l.type, rt = r.type, le = l.ev, re = r.ev;
   if (type === 'int') {
-    return { type: CMP.has(op) ? 'int' : 'int', ev: (f) => intOp(op, truncInt(num(lt, le(f), pos)), truncInt(num(rt, re(f), pos)), pos) };
+    return { type: 'int', ev: (f) => intOp(op, intOperand(lt, le(f), pos), intOperand(rt, re(f), pos), pos) };
   }
   return { type: CMP.has(op) ? 'int' : 'real', ev: (f) => realOp(op, num(lt, le(f), pos), num(rt, re(f), pos)) };
 }

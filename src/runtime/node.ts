@@ -7,7 +7,8 @@
 import type { CallSite, CompiledProgram, ForSite, IfSite, Site, SubCallSite, WhileSite } from '../program/compile.js';
 import { displayKey } from '../program/compile.js';
 import { argValue, dfValueOf, EvalError, truthy, type CDfRef, type Frame } from '../program/expr.js';
-import { T_INT, valueSize, type DfValue } from '../ucode/value.js';
+import { T_INT, T_RAW, valueSize, type DfValue } from '../ucode/value.js';
+import { sharedBytesChurned } from './shm.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './cf.js';
 import type { Batch, BatchResult, Task } from './protocol.js';
 import type { TraceSink } from '../trace/sink.js';
@@ -63,6 +64,8 @@ const MAX_BATCH = 512;
 const LONG_CF_NS = 50_000;
 /** chained continuations per batch (bounded so results flow back regularly) */
 const MAX_CHAIN = 1024;
+/** target duration of a batch with continuations */
+const BATCH_NS = 2_000_000;
 
 export class NodeRuntime {
   readonly self: number;
@@ -310,7 +313,8 @@ export class NodeRuntime {
     this.building = { tasks: [], cfs: [] };
     this.fwdOut = new Map();
     try {
-      const max = this.longCfs() ? 1 : MAX_BATCH;
+      // Stealable work on several nodes: small batches, so that there is something to give.
+      const max = this.longCfs() ? 1 : this.size > 1 && this.program.hasStealable ? 2 : MAX_BATCH;
       while (this.qHead < this.runQ.length && this.building.tasks.length < max) {
         const cf = this.runQ[this.qHead]!;
         if (this.examine(cf) === STOP) break;
@@ -373,7 +377,8 @@ export class NodeRuntime {
     this.building = { tasks, cfs };
     try {
       for (let i = 0; i < cfs.length; i++) this.addOutputs(cfs[i]!, i);
-      for (let i = 0; i < cfs.length && tasks.length < MAX_CHAIN; i++) {
+      const limit = this.chainLimit();
+      for (let i = 0; i < cfs.length && tasks.length < limit; i++) {
         const succ = this.soleWaiter(cfs[i]!);
         if (succ === null || succ.site.kind !== 'call') continue;
         const before = tasks.length;
@@ -403,8 +408,17 @@ export class NodeRuntime {
   private addOutputs(cf: Cf, taskIndex: number): void {
     const keys = cf.outKeys, owners = cf.outOwners;
     if (!keys || !owners) return;
+    // `>>` flags of the batch are produced by it too, but only at its completion: a CF that
+    // reads one must wait for the batch (marked -1: not forwardable).
+    const after = cf.after;
+    if (after) for (let i = 0; i < after.length; i += 3) if (after[i] === 1 && !this.fwdOut!.has(after[i + 1] as string)) this.fwdOut!.set(after[i + 1] as string, -1);
+    const counts = cf.outCounts;
     // The first producer wins: a second one is a double assignment, reported at its post.
-    for (let o = 0; o < keys.length; o++) if (owners[o] === this.self && !this.fwdOut!.has(keys[o]!)) this.fwdOut!.set(keys[o]!, taskIndex * 65536 + o);
+    for (let o = 0; o < keys.length; o++) {
+      // dropped and pushed outputs are never published: nobody may read them from the batch
+      if (owners[o] !== this.self || this.fwdOut!.has(keys[o]!) || (counts && counts[o]! <= -2)) continue;
+      this.fwdOut!.set(keys[o]!, taskIndex * 65536 + o);
+    }
   }
 
   /** Mean time per CF in recent batches (ns, exponentially weighted; round trip included). */
@@ -412,6 +426,15 @@ export class NodeRuntime {
   private sentAt = new Map<number, number>();
 
   private longCfs(): boolean { return this.cfTime > LONG_CF_NS; }
+
+  /**
+   * Continuations per batch: about BATCH_NS of work (a batch's outputs are held until it
+   * ends, so long chains of big CFs must not pile up), 64 until CF times are known.
+   */
+  private chainLimit(): number {
+    if (this.cfTime === 0) return 64;
+    return Math.max(1, Math.min(MAX_CHAIN, Math.floor(BATCH_NS / this.cfTime)));
+  }
 
   private measure(batch: number, n: number): void {
     const t0 = this.sentAt.get(batch);
@@ -451,6 +474,9 @@ export class NodeRuntime {
   private finish(cf: Cf): void {
     cf.state = DONE;
     this.live--;
+    // Drop the inputs now: a queue may still hold this CF, and its values can be large.
+    cf.got = null;
+    cf.pend = null;
   }
 
   // =================================================================== examining a CF
@@ -533,7 +559,7 @@ export class NodeRuntime {
           f.missing = was;
           keys[i] = key;
           const fw = this.fwdOut?.get(key);
-          if (fw !== undefined && cf.gotValue(key) === undefined) {
+          if (fw !== undefined && fw >= 0 && cf.gotValue(key) === undefined) {
             if (!cf.isPending(key)) this.waitLocal(cf, key);
             (fwd ??= []).push(i, Math.floor(fw / 65536), fw % 65536);
             args[i] = null;
@@ -826,6 +852,7 @@ export class NodeRuntime {
     this.store.delete(key);
     if (e.count === 0) this.exhausted.add(key);
     if (e.v !== undefined) {
+      if (e.v.t === T_RAW) sharedBytesChurned(e.v.v.byteLength);
       this.liveBytes -= valueSize(e.v);
       if (this.tr) this.tr.liveBytes(this.host.now(), this.liveBytes);
     }

@@ -8,7 +8,8 @@ import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { DF } from '../ucode/df.js';
 import { displayKey } from '../program/compile.js';
-import type { DfValue } from '../ucode/value.js';
+import { T_RAW, type DfValue } from '../ucode/value.js';
+import { sharedBytesChurned } from './shm.js';
 import { ThreadTraceWriter, setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../trace/index.js';
 import { AWAKE, SLEEPING, type WorkerInit } from './protocol.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './batchcodec.js';
@@ -120,7 +121,11 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       break;
     }
     const o: (DfValue | null)[] = new Array(outDfs.length);
-    for (let i = 0; i < outDfs.length; i++) o[i] = outDfs[i]!.value ?? null;
+    for (let i = 0; i < outDfs.length; i++) {
+      const v = outDfs[i]!.value ?? null;
+      if (v !== null && v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
+      o[i] = v;
+    }
     outs[ti] = o;
   }
   const result = encodeResult(me, msg.id, outs);
