@@ -46,26 +46,29 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   // ---- CF throughput
   await section(ctx, notes, 'throughput', async () => {
     ctx.log(`cluster: CF throughput, N = ${n}`);
-    const tp = await interleaved(reps, {
+    const ref: Record<string, () => Promise<number>> = q ? {} : {
       tiny1: () => runCli([...N1, ind, 1, 0]),
       big1: () => runCli([...N1, ind, n, 0]),
+    };
+    const tp: Record<string, number> = await interleaved<string>(reps, {
+      ...ref,
       tiny2: () => runCli([...N2, ind, 1, 0]),
       big2: () => runCli([...N2, ind, n, 0]),
       tiny2c: () => runCli([...N2, cyc, 1, 0]),
       big2c: () => runCli([...N2, cyc, n, 0]),
     });
     const us = (big: number, tiny: number) => ((big - tiny) * 1000) / n;
-    f['throughput.1x1.usPerCf'] = sig(us(tp.big1, tp.tiny1));
+    if (!q) f['throughput.1x1.usPerCf'] = sig(us(tp.big1, tp.tiny1));
     f['throughput.2x1.node0.usPerCf'] = sig(us(tp.big2, tp.tiny2));
     f['throughput.2x1.cyclic.usPerCf'] = sig(us(tp.big2c, tp.tiny2c));
     f['throughput.2x1.cyclic.kCfPerS'] = sig(1000 / us(tp.big2c, tp.tiny2c));
-    f['startup.1x1.ms'] = sig(tp.tiny1);
+    if (!q) f['startup.1x1.ms'] = sig(tp.tiny1);
     f['startup.2x1.ms'] = sig(tp.tiny2);
   });
   for (const k of ['throughput.1x1.usPerCf', 'throughput.2x1.node0.usPerCf', 'throughput.2x1.cyclic.usPerCf']) units[k] = 'µs';
   units['throughput.2x1.cyclic.kCfPerS'] = 'k CF/s';
   units['startup.1x1.ms'] = units['startup.2x1.ms'] = 'ms';
-  notes.push(`throughput: ${n} empty CFs through the CLI; node0 = default placement (node 1 idle), cyclic = locator_cyclic: i (half the CFs migrate)`);
+  notes.push(`throughput: ${n} empty CFs through the CLI${q ? ' (1×1 reference skipped with --quick)' : ''}; node0 = default placement (node 1 idle), cyclic = locator_cyclic: i (half the CFs migrate)`);
 
   // ---- seed 004
   const [sN, sFg, sRep] = q ? [200, 4, 400] : [200, 4, 2000];

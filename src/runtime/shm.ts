@@ -5,7 +5,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-const LIMIT = 128 * 1024 * 1024;
+const LIMIT = 64 * 1024 * 1024;
 
 const collect: () => void = (() => {
   try {
