@@ -56,14 +56,7 @@ export interface RemoteOps {
 
 const STOP = 1, OK = 0;
 const MAX_BATCH = 512;
-/**
- * Mean CF time above which batching stops paying: one CF per batch, no continuations. Long CFs
- * then spread over idle workers and their outputs leave as soon as each CF ends, while the
- * worker round trip (~40 µs) stays small against the CF.
- */
-const LONG_CF_NS = 50_000;
-/** chained continuations per batch (bounded so results flow back regularly) */
-const MAX_CHAIN = 1024;
+
 /** target duration of a batch with continuations */
 const BATCH_NS = 2_000_000;
 
@@ -314,7 +307,7 @@ export class NodeRuntime {
     this.fwdOut = new Map();
     try {
       // Stealable work on several nodes: small batches, so that there is something to give.
-      const max = this.longCfs() ? 1 : this.size > 1 && this.program.hasStealable ? 2 : MAX_BATCH;
+      const max = this.size > 1 && this.program.hasStealable ? Math.min(2, this.batchLimit()) : this.batchLimit();
       while (this.qHead < this.runQ.length && this.building.tasks.length < max) {
         const cf = this.runQ[this.qHead]!;
         if (this.examine(cf) === STOP) break;
@@ -353,12 +346,11 @@ export class NodeRuntime {
       if (w < 0) break;
       // With several nodes keep batches small so that idle nodes find work to steal.
       const share = this.size > 1 && this.program.hasStealable ? 2 * T * this.size : 2 * T;
-      const long = this.longCfs();
-      const n = long ? 1 : Math.min(MAX_BATCH, Math.max(1, Math.ceil((this.readyTasks.length - next) / share)));
+      const n = Math.min(this.batchLimit(), Math.max(1, Math.ceil((this.readyTasks.length - next) / share)));
       const tasks = this.readyTasks.slice(next, next + n);
       const cfs = this.readyCfs.slice(next, next + n);
       next += n;
-      if (!long) this.extendChains(tasks, cfs);
+      this.extendChains(tasks, cfs);
       this.send(w, tasks, cfs);
     }
     this.readyHead = next;
@@ -377,7 +369,7 @@ export class NodeRuntime {
     this.building = { tasks, cfs };
     try {
       for (let i = 0; i < cfs.length; i++) this.addOutputs(cfs[i]!, i);
-      const limit = this.chainLimit();
+      const limit = this.batchLimit();
       for (let i = 0; i < cfs.length && tasks.length < limit; i++) {
         const succ = this.soleWaiter(cfs[i]!);
         if (succ === null || succ.site.kind !== 'call') continue;
@@ -425,15 +417,15 @@ export class NodeRuntime {
   private cfTime = 0;
   private sentAt = new Map<number, number>();
 
-  private longCfs(): boolean { return this.cfTime > LONG_CF_NS; }
-
   /**
-   * Continuations per batch: about BATCH_NS of work (a batch's outputs are held until it
-   * ends, so long chains of big CFs must not pile up), 64 until CF times are known.
+   * CFs per batch, continuations included: about BATCH_NS of work, 64 until CF times are known.
+   * A batch's outputs leave (and its memory is held) until it ends, so long CFs go one by one:
+   * they spread over idle workers and each result is published as soon as it exists, while the
+   * worker round trip stays small against them; tiny CFs go by hundreds.
    */
-  private chainLimit(): number {
+  private batchLimit(): number {
     if (this.cfTime === 0) return 64;
-    return Math.max(1, Math.min(MAX_CHAIN, Math.floor(BATCH_NS / this.cfTime)));
+    return Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / this.cfTime)));
   }
 
   private measure(batch: number, n: number): void {

@@ -24,7 +24,10 @@ export class DF {
   }
 
   // ------------------------------------------------------------------ setters (outputs)
-  setInt(n: number): void { this.set({ t: T_INT, v: toInt(n, this.dfName) }); }
+  setInt(n: number): void {
+    if (typeof n !== 'number' || !Number.isFinite(n)) throw new UcodeError(`setInt(${String(n)}) on DF ${this.dfName}: not a finite number`);
+    this.set({ t: T_INT, v: Math.trunc(n) | 0 });
+  }
   setReal(x: number): void {
     if (typeof x !== 'number') throw new UcodeError(`setReal(${String(x)}) on DF ${this.dfName}: not a number`);
     this.set({ t: T_REAL, v: x });
@@ -86,11 +89,6 @@ export class DF {
     if (x.t !== t) throw new UcodeError(`${op}() on DF ${this.dfName} which holds ${TYPE_NAMES[x.t]}${x.t <= T_STRING ? ` ${JSON.stringify(x.v)}` : ''}`);
     return x.v;
   }
-}
-
-function toInt(n: number, name: string): number {
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw new UcodeError(`setInt(${String(n)}) on DF ${name}: not a finite number`);
-  return Math.trunc(n) | 0;
 }
 
 function parseStrict(s: string, name: string): number {
