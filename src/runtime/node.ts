@@ -418,13 +418,13 @@ export class NodeRuntime {
   private sentAt = new Map<number, number>();
 
   /**
-   * CFs per batch, continuations included: about BATCH_NS of work, 64 until CF times are known.
+   * CFs per batch, continuations included: about BATCH_NS of work, 4 until CF times are known.
    * A batch's outputs leave (and its memory is held) until it ends, so long CFs go one by one:
    * they spread over idle workers and each result is published as soon as it exists, while the
    * worker round trip stays small against them; tiny CFs go by hundreds.
    */
   private batchLimit(): number {
-    if (this.cfTime === 0) return 64;
+    if (this.cfTime === 0) return 4;
     return Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / this.cfTime)));
   }
 
