@@ -496,9 +496,7 @@ export class NodeRuntime {
       case 'call': return this.examineCall(cf, site);
       default:
         // Structured CFs spawn children: in FIFO mode they must not overtake a pending batch.
-        if (this.building && (this.building.tasks.length > 0 || this.fwdOut!.size > 0) && this.strictFifo) {
-          if (this.building.tasks.length > 0) return STOP;
-        }
+        if (this.strictFifo && this.building && this.building.tasks.length > 0) return STOP;
         if (this.fwdBlocked) return STOP;
         switch (site.kind) {
           case 'subcall': return this.runSubCall(cf, site);

@@ -7,11 +7,10 @@ export function where(o: Origin): string {
   return o.line > 0 ? `${o.file}:${o.line}:${o.col}` : o.file;
 }
 
-export function describeCf(cf: Cf, label: string, codes: string[]): string {
+export function describeCf(cf: Cf, label: string): string {
   const s = cf.site;
   const what = s.kind === 'call' ? `ucode ${s.imp.symbol}` : s.kind === 'subcall' ? `sub ${s.target.name}` : s.kind;
   return `CF ${label} (${what}${cf.gid ? `, id ${cf.gid}` : ''}) at ${where(s.origin)}`;
-  void codes;
 }
 
 export interface HangItem { node: number; text: string; origin: Origin }
@@ -26,7 +25,7 @@ export function formatHang(items: HangItem[]): string {
 
 export function faultText(rt: NodeRuntime, f: RunFault): string {
   const lines = [f.message];
-  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf), rt.program.codes)}${rt.size > 1 ? ` on node ${rt.self}` : ''}`);
+  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf))}${rt.size > 1 ? ` on node ${rt.self}` : ''}`);
   return lines.join('\n');
 }
 
@@ -34,7 +33,7 @@ export function hangItems(rt: NodeRuntime, node: number): HangItem[] {
   return rt.waitingReport().map((w) => ({
     node,
     origin: w.cf.site.origin,
-    text: `${describeCf(w.cf, w.label, rt.program.codes)}${rt.size > 1 ? ` on node ${node}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
+    text: `${describeCf(w.cf, w.label)}${rt.size > 1 ? ` on node ${node}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
   }));
 }
 
