@@ -350,9 +350,10 @@ export class NodeRuntime {
       const tasks = this.readyTasks.slice(next, next + n);
       const cfs = this.readyCfs.slice(next, next + n);
       next += n;
-      this.extendChains(tasks, cfs);
-      this.send(w, tasks, cfs);
+      const out = this.extendChains(tasks, cfs);
+      this.send(w, tasks, cfs, out);
     }
+    this.continueChains();
     this.readyHead = next;
     if (next === this.readyTasks.length) { this.readyTasks = []; this.readyCfs = []; this.readyHead = 0; }
     else if (next > 4096 && next * 2 > this.readyTasks.length) {
@@ -364,8 +365,11 @@ export class NodeRuntime {
    * Append to the batch the CFs that wait only for outputs of its members and are their
    * producer's sole local consumer: they become continuations on the same worker.
    */
-  private extendChains(tasks: Task[], cfs: Cf[]): void {
-    this.fwdOut = new Map();
+  private extendChains(tasks: Task[], cfs: Cf[], prev?: Map<string, number>): Map<string, number> {
+    const out = new Map<string, number>();
+    // Outputs of the worker's previous batch (still running) are forwardable too: -2 - ref.
+    if (prev) for (const [k, v] of prev) if (v >= 0) out.set(k, -2 - v);
+    this.fwdOut = out;
     this.building = { tasks, cfs };
     try {
       for (let i = 0; i < cfs.length; i++) this.addOutputs(cfs[i]!, i);
@@ -378,6 +382,33 @@ export class NodeRuntime {
         if (tasks.length === before) continue; // not chainable: it stays waiting
       }
     } finally { this.fwdOut = null; this.building = null; }
+    return out;
+  }
+
+  /** per worker: the last batch sent to it and its members' outputs (key → task, output) */
+  private tails: ({ id: number; cfs: Cf[]; out: Map<string, number> } | null)[] = [];
+
+  /**
+   * A chain longer than one batch continues in a second batch to the same worker while the
+   * first still runs: its first CF takes its input from the previous batch's outputs on the
+   * worker, so the chain never waits for a round trip through the system thread.
+   */
+  private continueChains(): void {
+    const inflight = this.host.inflight;
+    for (let w = 0; w < this.host.threads; w++) {
+      const tail = this.tails[w];
+      if (!tail || inflight[w]! >= 2 || !this.batches.has(tail.id)) continue;
+      const succ = this.soleWaiter(tail.cfs[tail.cfs.length - 1]!);
+      if (succ === null || succ.site.kind !== 'call') continue;
+      const tasks: Task[] = [], cfs: Cf[] = [];
+      this.fwdOut = new Map();
+      for (const [k, v] of tail.out) if (v >= 0) this.fwdOut.set(k, -2 - v);
+      this.building = { tasks, cfs };
+      try { this.examine(succ); } finally { this.fwdOut = null; this.building = null; }
+      if (tasks.length === 0) continue;
+      const out = this.extendChains(tasks, cfs, tail.out);
+      this.send(w, tasks, cfs, out);
+    }
   }
 
   private soleWaiter(cf: Cf): Cf | null {
@@ -436,9 +467,10 @@ export class NodeRuntime {
     this.cfTime = this.cfTime === 0 ? per : 0.7 * this.cfTime + 0.3 * per;
   }
 
-  private send(w: number, tasks: Task[], cfs: Cf[]): void {
+  private send(w: number, tasks: Task[], cfs: Cf[], out?: Map<string, number>): void {
     const id = this.batchSeq++;
     this.batches.set(id, cfs);
+    this.tails[w] = out ? { id, cfs, out } : null;
     this.sentAt.set(id, performance.now() * 1e6);
     for (const cf of cfs) cf.state = DISPATCHED;
     this.host.sendBatch(w, { id, tasks });
@@ -549,9 +581,11 @@ export class NodeRuntime {
           f.missing = was;
           keys[i] = key;
           const fw = this.fwdOut?.get(key);
-          if (fw !== undefined && fw >= 0 && cf.gotValue(key) === undefined) {
+          if (fw !== undefined && fw !== -1 && cf.gotValue(key) === undefined) {
             if (!cf.isPending(key)) this.waitLocal(cf, key);
-            (fwd ??= []).push(i, Math.floor(fw / 65536), fw % 65536);
+            // task ≥ 0: this batch; task < 0: task −1−task of the worker's previous batch
+            const ref = fw >= 0 ? fw : -2 - fw, task = Math.floor(ref / 65536);
+            (fwd ??= []).push(i, fw >= 0 ? task : -1 - task, ref % 65536);
             args[i] = null;
           } else args[i] = f.read(key, owner);
         } else args[i] = dfValueOf(a.expr, f);

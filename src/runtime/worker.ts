@@ -46,6 +46,9 @@ Object.defineProperty(process, 'stderr', { value: err, configurable: true });
 
 type Ucode = (...args: unknown[]) => unknown;
 
+/** Outputs of the batch this worker ran last (a chain may continue from them). */
+let prevOuts: (DfValue | null)[][] = [];
+
 async function main(): Promise<void> {
   const fns: Ucode[] = [];
   if (init.bundle) {
@@ -94,7 +97,12 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     const imp = init.imports[t.imp]!;
     const params = imp.params;
     const args = t.args;
-    if (t.fwd) for (let k = 0; k < t.fwd.length; k += 3) args[t.fwd[k]!] = outs[t.fwd[k + 1]!]![t.fwd[k + 2]!];
+    if (t.fwd) {
+      for (let k = 0; k < t.fwd.length; k += 3) {
+        const task = t.fwd[k + 1]!;
+        args[t.fwd[k]!] = (task >= 0 ? outs[task] : prevOuts[-1 - task])![t.fwd[k + 2]!];
+      }
+    }
     const call: unknown[] = new Array(params.length);
     const outDfs: DF[] = [];
     for (let i = 0; i < params.length; i++) {
@@ -128,6 +136,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     outs[ti] = o;
   }
+  prevOuts = outs; // the next batch may continue a chain from these
   const result = encodeResult(me, msg.id, outs);
   if (error) result.error = error;
   if (fin) result.fin = fin;
