@@ -12,8 +12,10 @@ export class Cf {
   got: (string | DfValue)[] | null = null;
   /** placement decided (locator evaluated, migration done) */
   placed = false;
-  /** while: current counter; for/if: unused */
+  /** while: current counter; lazily unrolled for: next iteration */
   iter = 0;
+  /** lazily unrolled for: last iteration */
+  loopEnd = 0;
   /** atomic CFs: output keys and owners, filled at dispatch */
   outKeys: string[] | null = null;
   outOwners: number[] | null = null;

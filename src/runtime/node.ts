@@ -57,6 +57,9 @@ export interface RemoteOps {
 const STOP = 1, OK = 0;
 const MAX_BATCH = 512;
 
+/** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
+const LOOP_CHUNK = 1024;
+const LIVE_TARGET = 16384;
 /** target duration of a batch with continuations */
 const BATCH_NS = 2_000_000;
 
@@ -79,6 +82,8 @@ export class NodeRuntime {
   private pushed = new Map<string, DfValue>();
   private pushWait = new Map<string, Cf>();
   readonly waiting = new Set<Cf>();
+  /** `for` CFs still unrolling (several-thread mode) */
+  private lazyLoops: Cf[] = [];
   private batches = new Map<number, Cf[]>();
   private batchSeq = 0;
   private cfSeq = 0;
@@ -256,7 +261,7 @@ export class NodeRuntime {
 
   /** Nothing to do here right now (no queued CF, no batch in flight). */
   idle(): boolean {
-    return this.qHead >= this.runQ.length && this.readyHead >= this.readyTasks.length && this.batches.size === 0;
+    return this.qHead >= this.runQ.length && this.readyHead >= this.readyTasks.length && this.batches.size === 0 && this.lazyLoops.length === 0;
   }
 
   /** Every CF that waits, with what it waits for (for the hang report). */
@@ -324,9 +329,13 @@ export class NodeRuntime {
 
   /** Several worker threads: examine everything now, dispatch ready CFs in balanced batches. */
   private pumpEager(): void {
-    while (this.qHead < this.runQ.length) this.examine(this.runQ[this.qHead++]!);
-    this.compactQueue();
-    this.dispatchReady();
+    for (;;) {
+      while (this.qHead < this.runQ.length) this.examine(this.runQ[this.qHead++]!);
+      this.compactQueue();
+      this.dispatchReady();
+      if (!this.shouldUnroll()) break;
+      this.unroll(this.lazyLoops[0]!);
+    }
   }
 
   private compactQueue(): void {
@@ -727,13 +736,43 @@ export class NodeRuntime {
     const last = argValue(site.last, 'int', f, site.pos) as number;
     if (f.missing) return cf.state === WAITING ? OK : this.park(cf);
     this.waiting.delete(cf);
+    // With several threads a long loop unrolls lazily (order is free there): a chunk now, the
+    // rest while few CFs are alive or the node would otherwise idle — memory stays bounded.
+    if (!this.strictFifo && last - first + 1 > LOOP_CHUNK) {
+      cf.iter = first;
+      cf.loopEnd = last;
+      this.lazyLoops.push(cf);
+      this.unroll(cf);
+      return OK;
+    }
+    this.spawnIterations(cf, site, first, last);
+    this.finish(cf);
+    return OK;
+  }
+
+  private spawnIterations(cf: Cf, site: ForSite, first: number, last: number): void {
     for (let i = first; i <= last; i++) {
       const env = cf.env.slice();
       env[site.varSlot] = i;
       this.spawnBlock(cf, site.body, env, this.needGid ? (cf.gid === '' ? String(i) : `${cf.gid}_${i}`) : '', false);
     }
-    this.finish(cf);
-    return OK;
+  }
+
+  /** Spawn the next chunk of a lazily unrolled loop; finish it after its last iteration. */
+  private unroll(cf: Cf): void {
+    const end = Math.min(cf.loopEnd, cf.iter + LOOP_CHUNK - 1);
+    this.spawnIterations(cf, cf.site as ForSite, cf.iter, end);
+    cf.iter = end + 1;
+    if (cf.iter > cf.loopEnd) {
+      this.lazyLoops.splice(this.lazyLoops.indexOf(cf), 1);
+      this.finish(cf);
+    }
+  }
+
+  /** Unroll more when few CFs are alive, or when nothing else could run (never a deadlock). */
+  private shouldUnroll(): boolean {
+    if (this.lazyLoops.length === 0) return false;
+    return this.live < LIVE_TARGET || (this.batches.size === 0 && this.readyHead >= this.readyTasks.length && this.qHead >= this.runQ.length);
   }
 
   private runWhile(cf: Cf, site: WhileSite): number {
