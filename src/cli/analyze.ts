@@ -1,6 +1,6 @@
 // `luna analyze slow TRACE`: SLOW characteristics, breakdowns, blame, critical path, advice.
 import { analyzeSlowTrace, formatSlowTable, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
-import { TraceFormatError } from '../trace/format.js';
+import { traceErrorExit } from './trace-errors.js';
 
 /** "10ms", "250us", "1.5s", "2000ns" → ns */
 export function parseDuration(s: string): number | undefined {
@@ -34,10 +34,6 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
     for (const w of report.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     return 0;
   } catch (e) {
-    if (e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) {
-      process.stderr.write(`luna: error: ${(e as Error).message}\n`);
-      return 1;
-    }
-    throw e;
+    return traceErrorExit(e);
   }
 }

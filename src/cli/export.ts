@@ -1,6 +1,6 @@
 // `luna export perfetto DIR -o out.json`
 import { exportPerfetto } from '../trace/index.js';
-import { TraceFormatError } from '../trace/format.js';
+import { traceErrorExit } from './trace-errors.js';
 
 export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {
   try {
@@ -9,10 +9,6 @@ export async function exportPerfettoCommand(dir: string, out: string): Promise<n
     process.stderr.write(`luna: wrote ${r.events} trace events to ${out}\n`);
     return 0;
   } catch (e) {
-    if (e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) {
-      process.stderr.write(`luna: error: ${(e as Error).message}\n`);
-      return 1;
-    }
-    throw e;
+    return traceErrorExit(e);
   }
 }
