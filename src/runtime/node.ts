@@ -76,8 +76,9 @@ export class NodeRuntime {
   readonly store = new Map<string, Entry>();
   /** DFs freed because their req_count was served: a later request is "too many requests" */
   private exhausted = new Set<string>();
-  /** local CFs waiting for a remote DF, per key, in request order */
+  /** local CFs waiting for a remote DF, per key, in request order; and the node asked */
   private remoteWait = new Map<string, Cf[]>();
+  private remoteOwner = new Map<string, number>();
   /** pushed values (afterpush) by push key, and CFs waiting for them */
   private pushed = new Map<string, DfValue>();
   private pushWait = new Map<string, Cf>();
@@ -201,7 +202,7 @@ export class NodeRuntime {
     const list = this.remoteWait.get(key);
     if (!list || list.length === 0) return;
     const cf = list.shift()!;
-    if (list.length === 0) this.remoteWait.delete(key);
+    if (list.length === 0) { this.remoteWait.delete(key); this.remoteOwner.delete(key); }
     this.deliver(cf, key, v);
     this.schedule();
   }
@@ -267,8 +268,16 @@ export class NodeRuntime {
   /** Every CF that waits, with what it waits for (for the hang report). */
   waitingReport(): { cf: Cf; label: string; waits: string[] }[] {
     const out: { cf: Cf; label: string; waits: string[] }[] = [];
-    for (const cf of this.waiting) out.push({ cf, label: this.labelOf(cf), waits: (cf.pend ?? []).map(displayKey) });
+    for (const cf of this.waiting) out.push({ cf, label: this.labelOf(cf), waits: (cf.pend ?? []).map((k) => `${displayKey(k)}${this.expectedFrom(k)}`) });
     return out;
+  }
+
+  /** Where a missing DF was expected to come from, for the hang report. */
+  private expectedFrom(key: string): string {
+    const remote = this.remoteOwner.get(key);
+    if (remote !== undefined) return ` (requested from node ${remote})`;
+    if (this.store.has(key)) return this.size > 1 ? ` (owned by node ${this.self}, never posted)` : '';
+    return ' (by push, afterpush never came)';
   }
 
   labelOf(cf: Cf): string {
@@ -860,7 +869,7 @@ export class NodeRuntime {
     } else {
       (cf.pend ??= []).push(key);
       const list = this.remoteWait.get(key);
-      if (list) list.push(cf); else this.remoteWait.set(key, [cf]);
+      if (list) list.push(cf); else { this.remoteWait.set(key, [cf]); this.remoteOwner.set(key, owner); }
       this.host.remote!.request(key, owner);
     }
     this.frame.missing = true;
