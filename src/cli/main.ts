@@ -84,6 +84,10 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--window <duration>', 'also a time series with this window, e.g. 10ms')
     .action(async (dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }) => { code = await analyzeSlowCommand(dir, o); });
 
+  if (argv.length === 0) {
+    process.stderr.write(program.helpInformation());
+    return 2;
+  }
   try {
     await program.parseAsync(normalizeArgv(argv), { from: 'user' });
   } catch (e) {

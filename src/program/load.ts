@@ -1,5 +1,6 @@
 // Load a LuNA program for running or checking: bundle its ucodes, run the front end with the
 // ucode exports known, compile it. Diagnostics are returned, never thrown.
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
@@ -28,6 +29,10 @@ export interface Loaded {
 
 export async function loadProgram(file: string, opts: LoadOptions = {}): Promise<Loaded> {
   const abs = resolve(file);
+  if (!existsSync(abs) || !statSync(abs).isFile()) {
+    const message = `program file not found: ${file}`;
+    return { file, diagnostics: [{ severity: 'error', code: 'LUNA-P015', message }], text: `error[LUNA-P015]: ${message}` };
+  }
   const sources = opts.ucodes ?? defaultUcodeSources(abs);
   let bundle: UcodeBundle;
   try {
