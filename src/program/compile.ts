@@ -241,7 +241,7 @@ class Compiler {
     const slot = b.slot;
     const idx = id.indices.map((e) => this.expr(e, sc));
     const name = id.name;
-    const key = keyFn(slot, idx);
+    const key = keyFn(slot, idx, id.pos);
     const owner = this.ownerFn(name, idx, sc);
     const ref: CDfRef = { name, pos: id.pos, key, owner };
     const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
@@ -402,8 +402,7 @@ function zero(): number { return 0; }
 export function mod(a: number, n: number): number { const r = a % n; return r < 0 ? r + n : r; }
 
 /** Key of `x[i][j]`: the base key in the slot (a fresh `x#uid`, or an alias) + `.i.j`. */
-function keyFn(slot: number, idx: CExpr[]): (f: Frame) => string {
-  const pos = 0;
+function keyFn(slot: number, idx: CExpr[], pos: number): (f: Frame) => string {
   switch (idx.length) {
     case 0: return (f) => f.env[slot] as string;
     case 1: { const a = idx[0]!; return (f) => `${f.env[slot] as string}.${Math.trunc(num(a.type, a.ev(f), pos))}`; }

@@ -1,6 +1,6 @@
 // What the runtime tells the tracer. One TraceSink per thread (system thread and each worker),
-// so recording never crosses threads. `NO_TRACE` is used when tracing is off: every call site
-// is guarded by `if (tracing)` in the runtime so that an untraced run pays nothing.
+// so recording never crosses threads. When tracing is off the runtime holds no sink and every
+// call site is one `if (this.tr)` branch, so an untraced run pays nothing.
 //
 // Identifiers: `cf` is a node-local CF number (unique within one node's run; a CF that migrates
 // gets a new local number on the receiving node, and both are linked by cfMigrate/cfReceive);
