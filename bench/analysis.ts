@@ -3,6 +3,7 @@
 // in the same run. Run: node dist/bench/analysis.js   (or import { run }).
 
 import { SlowAnalyzer } from '../src/analysis/slow/analyzer.js';
+import { TraceModel } from '../src/trace/model/model.js';
 import { finishReport } from '../src/analysis/slow/report.js';
 import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 
@@ -28,9 +29,10 @@ export async function run(): Promise<Record<string, number>> {
   let peakRss = rss0, peakHeap = 0, i = 0;
   t = performance.now();
   c0 = process.cpuUsage();
-  const an = new SlowAnalyzer(manifest, {});
+  const model = new TraceModel(manifest);
+  const an = new SlowAnalyzer(model, {});
   for (const e of syntheticEvents(o)) {
-    an.push(e);
+    model.push(e);
     if ((++i & 0x3ffff) === 0) {
       const m = process.memoryUsage();
       if (m.rss > peakRss) peakRss = m.rss;

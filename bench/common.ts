@@ -74,7 +74,6 @@ export interface InProcOptions {
   threads: number;
   traceDir?: string;
   traceOrigin?: string;
-  needGid?: boolean;
 }
 
 /**
@@ -112,7 +111,7 @@ async function once(l: Loaded, args: (string | number)[], o: InProcOptions): Pro
     const res = await Promise.race([
       runSingleNode({
         program: l.program!, bundle: l.bundle?.file, args: args.map(String), threads: o.threads,
-        traceDir: o.traceDir, traceOrigin: o.traceOrigin, needGid: o.needGid,
+        traceDir: o.traceDir, traceOrigin: o.traceOrigin,
       }),
       timeout,
     ]);

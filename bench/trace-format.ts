@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { threadCpuNs, wallNs } from '../src/trace/clock.js';
 import { openTraceDir, writeManifest } from '../src/trace/dir.js';
-import type { TraceManifest } from '../src/trace/events.js';
-import { traceFileName } from '../src/trace/format.js';
+import type { TraceManifest } from '../src/trace/manifest.js';
+import { traceFileName, VERSION } from '../src/trace/format.js';
 import { readTrace } from '../src/trace/merge.js';
 import { readThreadFile } from '../src/trace/reader.js';
 import { ThreadTraceWriter } from '../src/trace/writer.js';
@@ -29,11 +29,11 @@ function writeCfs(w: ThreadTraceWriter, base: number): void {
   let df = 0;
   for (let i = 0; i < CFS_PER_FILE; i++) {
     t += 100;
-    w.cfCreated(t, i, i >> 1, 2, '3_1_2', 'mul');
-    if ((i & 7) === 0) df = w.dfName(`a[${i}]`);
+    w.cfCreated(t, i, i >> 1, 2, '3_1_2', null);
+    if ((i & 7) === 0) df = w.dfName(`a#0.${i}`);
     w.cfInput(i, df);
-    w.cfStart(t + 10, t * 0.9, i);
-    w.cfFinish(t + 90, t * 0.9 + 70, i);
+    w.cfStart(t + 10, t * 0.9, i, 1);
+    w.cfFinish(t + 90, t * 0.9 + 70, i, 1);
     w.dfComputed(t + 95, df, i, 8);
   }
 }
@@ -67,7 +67,7 @@ export async function run(): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'luna-trace-bench-'));
   try {
     const m: TraceManifest = {
-      format: 'luna-ts-trace', version: 1, program: 'bench', args: [], nodes: 1, threads: FILES - 1,
+      format: 'luna-ts-trace', version: VERSION, program: 'bench', args: [], nodes: 1, threads: FILES - 1,
       codes: ['main', 'init', 'mul'], clock: { cpuExact: true, offsets: [] }, startedAt: new Date().toISOString(),
       versions: { lunaTs: '0', node: process.version }, files: [],
     };

@@ -26,7 +26,7 @@ async function tracedRun(l: Loaded, args: (string | number)[], dir: string): Pro
     startedAt: new Date().toISOString(), versions: { lunaTs: version(), node: process.version }, files: [],
   };
   openTraceDir(dir, manifest);
-  const ms = await runInProc(l, args, { threads: THREADS, traceDir: dir, traceOrigin: String(newRunOrigin()), needGid: true });
+  const ms = await runInProc(l, args, { threads: THREADS, traceDir: dir, traceOrigin: String(newRunOrigin()) });
   writeManifest(dir, { ...manifest, files: listTraceFiles(dir) });
   return ms;
 }

@@ -1,14 +1,7 @@
 // `luna analyze slow TRACE`: SLOW characteristics, breakdowns, blame, critical path, advice.
 import { analyzeSlowTrace, formatSlowTable, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
 import { traceErrorExit } from './trace-errors.js';
-
-/** "10ms", "250us", "1.5s", "2000ns" → ns */
-export function parseDuration(s: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)$/.exec(s.trim());
-  if (!m) return undefined;
-  const k = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2] as 'ns'];
-  return Number(m[1]) * k;
-}
+import { DurationError, parseDuration } from '../core/duration.js';
 
 export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }): Promise<number> {
   if (o.model !== 'kireev2024' && o.model !== 'litvinov2017') {
@@ -17,9 +10,9 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
   }
   let windowNs: number | undefined;
   if (o.window !== undefined) {
-    windowNs = parseDuration(o.window);
-    if (!windowNs || windowNs <= 0) {
-      process.stderr.write(`luna: error: --window must be a duration like 10ms, 500us or 1s, got ${JSON.stringify(o.window)}\n`);
+    try { windowNs = parseDuration(o.window); } catch (e) {
+      if (!(e instanceof DurationError)) throw e;
+      process.stderr.write(`luna: error: --window: ${e.message}\n`);
       return 2;
     }
   }

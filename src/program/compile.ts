@@ -13,6 +13,8 @@ export interface ImportDef {
   symbol: string;
   params: ParamType[];
   code: number;
+  /** position in CompiledProgram.imports (the ucode table of workers) */
+  index: number;
 }
 
 export interface SubTemplate {
@@ -48,6 +50,8 @@ export interface SiteBase {
   /** target node of this CF; undefined = node 0 */
   locator?: (f: Frame) => number;
   stealable: boolean;
+  /** `priority: e;` — order among ready fragments (an extension; see docs/language.md) */
+  priority?: CExpr;
   /** user `request` items: fetched before anything else */
   requests: CDfRef[];
   /** `-->` targets and `delete` items: destroyed after the call */
@@ -93,6 +97,8 @@ export interface CompiledProgram {
   sites: Site[];
   /** some CF may be stolen by idle nodes */
   hasStealable: boolean;
+  /** some statement has a `priority` rule */
+  hasPriority: boolean;
 }
 
 export class ProgramError extends Error {
@@ -133,7 +139,7 @@ class Compiler {
       if (it.kind === 'import') this.addImport(it);
       else if (it.kind === 'foreign') {
         // An inline C++ sub is an extern whose TypeScript replacement has the sub's name.
-        this.imports.set(it.name, { alias: it.name, symbol: it.name, params: it.params.map((p) => p.type), code: this.code(it.name) });
+        this.imports.set(it.name, { alias: it.name, symbol: it.name, params: it.params.map((p) => p.type), code: this.code(it.name), index: -1 });
       } else if (it.kind === 'sub') defs.push(it);
     }
     for (const d of defs) {
@@ -149,7 +155,12 @@ class Compiler {
       kind: 'subcall', id: -1, spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [],
       stealable: false, requests: [], deletes: [], setdfs: [], code: main.code, sub: null, target: main, args: [], nf: [],
     };
-    return { codes: this.codes, imports: [...this.imports.values()], subs: this.subs, main, mainSite, sites: this.sites, hasStealable: this.sites.some((x) => x.stealable) };
+    const imports = [...this.imports.values()];
+    imports.forEach((im, i) => { im.index = i; });
+    return {
+      codes: this.codes, imports, subs: this.subs, main, mainSite, sites: this.sites,
+      hasStealable: this.sites.some((x) => x.stealable), hasPriority: this.sites.some((x) => x.priority !== undefined),
+    };
   }
 
   private code(name: string): number {
@@ -159,7 +170,7 @@ class Compiler {
   }
 
   private addImport(it: Import): void {
-    this.imports.set(it.alias, { alias: it.alias, symbol: it.code, params: it.params.map((p) => p.type), code: this.code(it.alias) });
+    this.imports.set(it.alias, { alias: it.alias, symbol: it.code, params: it.params.map((p) => p.type), code: this.code(it.alias), index: -1 });
   }
 
   private slot(): number { return this.frame++; }
@@ -288,12 +299,14 @@ class Compiler {
     const labelIdx = labelId ? labelId.indices.map((e) => this.expr(e, sc)) : [];
     let locator: ((f: Frame) => number) | undefined;
     let stealable = false;
+    let priority: CExpr | undefined;
     const requests: CDfRef[] = [], deletes: CDfRef[] = [];
     for (const r of rules) {
       if (r.kind === 'expr' && r.property === 'locator_cyclic') {
         const e = this.expr(r.expr, sc); const pos = r.pos;
         locator = (f) => mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
-      } else if (r.kind === 'flags' && r.flags.includes('stealable')) stealable = true;
+      } else if (r.kind === 'expr' && r.property === 'priority') priority = this.expr(r.expr, sc);
+      else if (r.kind === 'flags' && r.flags.includes('stealable')) stealable = true;
       else if (r.kind === 'enum' && r.property === 'request') requests.push(...this.refs(r.items, sc));
       else if (r.kind === 'enum' && r.property === 'delete') deletes.push(...this.refs(r.items, sc));
     }
@@ -301,7 +314,7 @@ class Compiler {
       const own = this.ownerFn(label, labelIdx, sc);
       if (own !== zero) locator = own;
     }
-    return { id: -1, spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, requests, deletes, setdfs: [], code, sub: this.cur };
+    return { id: -1, spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, priority, requests, deletes, setdfs: [], code, sub: this.cur };
   }
 
   private refs(items: (IdExpr | Expr)[], sc: Scope): CDfRef[] {
@@ -433,13 +446,4 @@ function replicaReader(k: CExpr | -1): (f: Frame) => number {
       return out;
     },
   });
-}
-
-/** Human name of a DF key: `x#12.3.4` → `x[3][4]`. */
-export function displayKey(key: string): string {
-  const hash = key.indexOf('#');
-  if (hash < 0) return key;
-  const name = key.slice(0, hash);
-  const parts = key.slice(hash + 1).split('.');
-  return name + parts.slice(1).map((p) => `[${p}]`).join('');
 }

@@ -1,123 +1,107 @@
-// Run a loaded program on this process: one node of a run (N = 1 here; cluster.ts adds nodes).
+// One assembly for every node of a run, one node or many: worker lanes and the inline
+// executor, the node runtime with its policy, the cluster protocol over a transport (a loopback
+// transport for a one-node run), tracing. Returns how the run ended on this node.
 import { availableParallelism } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
-import { NodeRuntime, RunFault } from './node.js';
-import { WorkerPool } from './pool.js';
-import type { WorkerInit } from './protocol.js';
-import { ThreadTraceWriter, cpuClockExact, runOrigin, setRunOrigin, wallNs } from '../trace/index.js';
-import { faultText, hangText } from './report.js';
+import { parseMainArgs } from '../program/args.js';
+import type { UcodeBundle } from '../ucode/bundle.js';
+import { ThreadTraceWriter, cpuClockExact, runOrigin, setRunOrigin, wallNs, type RunStatus } from '../trace/index.js';
+import { STATUS } from '../trace/schema.js';
+import { InlineExecutor } from './exec/inline.js';
+import { WorkerPool } from './exec/pool.js';
+import { NodeRuntime, RunFault } from './node/runtime.js';
+import type { SchedulingPolicy } from './policy/types.js';
+import { DefaultPolicy } from './policy/default.js';
+import { ClusterNode, type ClusterResult } from './cluster/node.js';
+import { LoopbackTransport } from './transport/loopback.js';
+import { Router } from './transport/router.js';
 import type { Transport } from './transport/types.js';
-import { ClusterNode, type ClusterResult } from './remote.js';
 
 export interface RunOptions {
   program: CompiledProgram;
-  /** record a trace into this directory (already opened by the launcher) */
+  /** the bundled ucode module (its file, or what loadProgram returned) */
+  bundle?: string | UcodeBundle;
+  /** main's command-line arguments */
+  args: readonly string[];
+  /** worker threads (lanes) per node (default: all cores) */
+  threads?: number;
+  /** record this node's trace files into this directory (it must exist: see runtime/tracing.ts) */
   traceDir?: string;
   /** the run's clock origin (decimal ns string) shared by all nodes */
   traceOrigin?: string;
-  bundle?: string;
-  args: string[];
-  threads?: number;
-  needGid?: boolean;
+  policy?: SchedulingPolicy;
+  /** the mesh of a multi-node run (absent: one node) */
+  transport?: Transport;
 }
 
 export interface RunResult {
   ok: boolean;
-  /** error text (fault or hang) when !ok */
+  status: RunStatus;
+  /** error text (fault, hang or lost node) when !ok */
   message?: string;
   kind?: 'fault' | 'hang' | 'lost';
+  /** rank 0 of a traced multi-node run: clock offsets of the nodes */
+  clockOffsets?: number[];
 }
 
 export function defaultThreads(): number {
   return Math.max(1, availableParallelism());
 }
 
-/** The system thread's trace writer for this node, when tracing. */
-function openTracing(opts: RunOptions, rank: number): { tr?: ThreadTraceWriter; worker?: WorkerInit['trace'] } {
-  if (!opts.traceDir) return {};
-  if (opts.traceOrigin) setRunOrigin(opts.traceOrigin);
-  const tr = ThreadTraceWriter.open(opts.traceDir, rank, 0, { cpuExact: cpuClockExact });
-  return { tr, worker: { dir: opts.traceDir, node: rank, origin: String(runOrigin()) } };
-}
+const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : r.kind === 'hang' ? 'hung' : r.kind === 'lost' ? 'lost' : 'failed');
 
-function closeTracing(tr: ThreadTraceWriter | undefined): void {
-  tr?.close();
-}
-
-export async function runSingleNode(opts: RunOptions): Promise<RunResult> {
-  const threads = opts.threads ?? defaultThreads();
-  const tracing = openTracing(opts, 0);
-  let rt!: NodeRuntime;
-  let settle!: (r: RunResult) => void;
-  const done = new Promise<RunResult>((r) => { settle = r; });
-  const pool = new WorkerPool({
-    threads, bundle: opts.bundle, imports: opts.program.imports, trace: tracing.worker,
-    onResult: (r) => rt.onResult(r),
-    onFatal: (w, msg) => settle({ ok: false, kind: 'fault', message: `worker thread ${w} failed: ${msg}` }),
-  });
-  rt = new NodeRuntime(opts.program, {
-    rank: 0, size: 1, threads, inflight: pool.inflight, trace: tracing.tr, now: wallNs,
-    sendBatch: (w, b) => pool.send(w, b),
-  }, { needGid: opts.needGid });
-  rt.onFault = (f) => { pool.abort(); settle({ ok: false, kind: 'fault', message: faultText(rt, f) }); };
-  rt.onIdle = () => {
-    if (rt.live === 0) settle({ ok: true });
-    else settle({ ok: false, kind: 'hang', message: hangText(rt, 0) });
-  };
-  try {
-    await pool.start();
-  } catch (e) {
-    await pool.kill();
-    return { ok: false, kind: 'fault', message: `cannot start worker threads: ${e instanceof Error ? e.message : String(e)}` };
+/** Run this node of a run (rank 0 starts main). */
+export async function runNode(opts: RunOptions): Promise<RunResult> {
+  const tp = opts.transport ?? new LoopbackTransport();
+  const lanes = opts.threads ?? defaultThreads();
+  const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
+  const mainArgs = parseMainArgs(opts.program.main, opts.args);
+  let tr: ThreadTraceWriter | undefined;
+  let workerTrace: { dir: string; node: number; origin: string } | undefined;
+  if (opts.traceDir) {
+    if (opts.traceOrigin) setRunOrigin(opts.traceOrigin);
+    tr = ThreadTraceWriter.open(opts.traceDir, tp.rank, 0, { cpuExact: cpuClockExact });
+    workerTrace = { dir: opts.traceDir, node: tp.rank, origin: String(runOrigin()) };
   }
-  tracing.tr?.programStart(wallNs());
-  try { rt.start(opts.args); } catch (e) { rt.fail(e); }
-  const res = await done;
-  tracing.tr?.programFinish(wallNs());
-  await pool.stop();
-  closeTracing(tracing.tr);
-  return res;
-}
-
-
-/** Run this node of a multi-node run over `transport` (rank 0 starts main). */
-export async function runClusterNode(opts: RunOptions & { transport: Transport }): Promise<ClusterResult & { clockOffsets?: number[] }> {
-  const tp = opts.transport;
-  const threads = opts.threads ?? defaultThreads();
-  const tracing = openTracing(opts, tp.rank);
-  const cluster = new ClusterNode(tp, wallNs);
   let rt!: NodeRuntime;
   const pool = new WorkerPool({
-    threads, bundle: opts.bundle, imports: opts.program.imports, trace: tracing.worker,
+    lanes, bundle, imports: opts.program.imports, trace: workerTrace,
     onResult: (r) => rt.onResult(r),
-    onFatal: (w, msg) => rt.fail(new RunFault(`worker thread ${w} failed: ${msg}`)),
+    onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
+  // the first worker boots while this thread imports the ucode module
+  if (opts.program.imports.length > 0) pool.warm(0);
+  const inline = new InlineExecutor(opts.program.imports, tr);
+  const router = new Router(tp);
+  const cluster = new ClusterNode(router, wallNs);
   rt = new NodeRuntime(opts.program, {
-    rank: tp.rank, size: tp.size, threads, inflight: pool.inflight, trace: tracing.tr, now: wallNs,
-    sendBatch: (w, b) => pool.send(w, b), remote: cluster,
-  }, { needGid: opts.needGid });
+    rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
-    await pool.start();
+    await inline.load(bundle);
   } catch (e) {
-    // The other nodes must hear of it: fail through the normal fault path, which aborts the run.
-    await pool.kill();
-    rt.fail(new RunFault(`node ${tp.rank}: cannot start worker threads: ${e instanceof Error ? e.message : String(e)}`));
-    const res = await cluster.done;
-    await tp.close();
-    return res;
+    rt.fail(new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`));
   }
-  // Traces of nodes on other hosts are put on node 0's clock with offsets measured now.
-  const clockOffsets = tracing.tr && tp.rank === 0 ? await cluster.measureClocks() : undefined;
-  tracing.tr?.programStart(wallNs());
-  if (tp.rank === 0) {
-    try { rt.start(opts.args); } catch (e) { rt.fail(e); }
-  } else rt.schedule();
+  // traces of nodes on other hosts are put on node 0's clock with offsets measured now
+  const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await cluster.measureClocks() : undefined;
+  tr?.programStart(wallNs());
+  if (!rt.failure) {
+    if (tp.rank === 0) {
+      try { rt.start(mainArgs); } catch (e) { rt.fail(e); }
+    } else rt.schedule();
+  }
   const res = await cluster.done;
   if (!res.ok) pool.abort();
-  tracing.tr?.programFinish(wallNs());
+  const status = statusOf(res);
+  tr?.programFinish(wallNs(), STATUS.indexOf(status));
   await pool.stop();
-  closeTracing(tracing.tr);
+  tr?.close();
   await tp.close();
-  return { ...res, clockOffsets };
+  return { ...res, status, clockOffsets };
+}
+
+/** A one-node run in this process (the library's entry point). */
+export function runSingleNode(opts: Omit<RunOptions, 'transport'>): Promise<RunResult> {
+  return runNode(opts);
 }

@@ -4,8 +4,8 @@
 
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TraceManifest } from './events.js';
-import { MANIFEST_NAME, TRACE_FILE_RE, TraceFormatError, VERSION } from './format.js';
+import type { TraceManifest } from './manifest.js';
+import { MANIFEST_NAME, TRACE_FILE_RE, TraceFormatError, VERSION, versionMessage } from './format.js';
 
 export { traceFileName } from './format.js';
 
@@ -64,6 +64,6 @@ export function readManifest(dir: string, warnings: string[] = []): TraceManifes
     throw new TraceFormatError(path, `invalid JSON: ${(e as Error).message}`);
   }
   if (m === null || typeof m !== 'object' || m.format !== 'luna-ts-trace') throw new TraceFormatError(path, 'not a luna-ts trace manifest');
-  if (m.version !== VERSION) throw new TraceFormatError(path, `trace format version ${m.version} is not supported (this reader reads version ${VERSION})`);
+  if (m.version !== VERSION) throw new TraceFormatError(path, versionMessage(m.version));
   return m;
 }

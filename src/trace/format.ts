@@ -1,68 +1,13 @@
-// The luna-ts binary trace format, version 1 (docs/trace-format.md is the reference).
-// One file per (node, thread): a 32-byte header, then records. Every record starts with a kind
-// byte; its size is fixed by the kind, except the string-carrying kinds whose fixed part ends
-// with u16 byte lengths followed by UTF-8 bytes. All numbers little-endian.
+// The luna-ts binary trace files (docs/trace-format.md is the reference): one file per
+// (node, thread), a 32-byte header, then records whose layout schema.ts defines.
 
 export const MAGIC = 'LUNATRC\0';
-export const VERSION = 1;
+/** Version 2: records derived from schema.ts (lanes, spawn sites, run status). */
+export const VERSION = 2;
 export const FILE_KIND_THREAD = 1;
 export const HEADER_BYTES = 32;
 /** header flags */
 export const FLAG_CPU_EXACT = 1;
-/** Longer strings are cut to this many UTF-8 bytes by the writer (keeps records bounded). */
-export const MAX_STRING_BYTES = 1024;
-
-export const K = {
-  programStart: 1,
-  programFinish: 2,
-  cfCreated: 3,
-  cfMigrate: 4,
-  cfReceive: 5,
-  cfReady: 6,
-  cfInput: 7,
-  cfStart: 8,
-  cfFinish: 9,
-  dfName: 10,
-  dfComputed: 11,
-  dfSendStart: 12,
-  dfSendEnd: 13,
-  dfReceive: 14,
-  dfDeleted: 15,
-  sysBusy: 16,
-  readyQueue: 17,
-  liveBytes: 18,
-} as const;
-export const MAX_KIND = 18;
-
-/** Fixed part of each record in bytes, including the kind byte (index = kind). */
-export const FIXED_SIZE: readonly number[] = (() => {
-  const s = new Array<number>(MAX_KIND + 1).fill(0);
-  s[K.programStart] = 1 + 8;
-  s[K.programFinish] = 1 + 8;
-  s[K.cfCreated] = 1 + 8 + 4 + 4 + 4 + 2 + 2; // t cf parentCf code gidLen labelLen
-  s[K.cfMigrate] = 1 + 8 + 4 + 4; // t cf toNode
-  s[K.cfReceive] = 1 + 8 + 4 + 4 + 4 + 4 + 2 + 2; // t cf fromNode remoteCf code gidLen labelLen
-  s[K.cfReady] = 1 + 8 + 4;
-  s[K.cfInput] = 1 + 4 + 4; // cf df (time: that of the previous record)
-  s[K.cfStart] = 1 + 8 + 8 + 4; // t cpu cf
-  s[K.cfFinish] = 1 + 8 + 8 + 4;
-  s[K.dfName] = 1 + 4 + 2; // df nameLen (time: that of the previous record)
-  s[K.dfComputed] = 1 + 8 + 4 + 4 + 8; // t df producerCf(i32) bytes(f64)
-  s[K.dfSendStart] = 1 + 8 + 4 + 4 + 8; // t df toNode bytes
-  s[K.dfSendEnd] = 1 + 8 + 4 + 4; // t df toNode
-  s[K.dfReceive] = 1 + 8 + 4 + 4 + 8; // t df fromNode bytes
-  s[K.dfDeleted] = 1 + 8 + 4;
-  s[K.sysBusy] = 1 + 8 + 8; // t0 t1
-  s[K.readyQueue] = 1 + 8 + 4; // t length(u32)
-  s[K.liveBytes] = 1 + 8 + 8; // t bytes(f64)
-  return s;
-})();
-
-export const KIND_NAME: readonly string[] = (() => {
-  const n = new Array<string>(MAX_KIND + 1).fill('?');
-  for (const [name, k] of Object.entries(K)) n[k] = name;
-  return n;
-})();
 
 /** A file that is not a luna-ts trace file of a version and kind this reader understands. */
 export class TraceFormatError extends Error {
@@ -106,9 +51,7 @@ export function decodeHeader(file: string, b: Uint8Array): ThreadFileHeader {
   }
   const v = new DataView(b.buffer, b.byteOffset, b.byteLength);
   const version = v.getUint16(8, true);
-  if (version !== VERSION) {
-    throw new TraceFormatError(file, `trace format version ${version} is not supported (this reader reads version ${VERSION})`);
-  }
+  if (version !== VERSION) throw new TraceFormatError(file, versionMessage(version));
   const kind = v.getUint16(10, true);
   if (kind !== FILE_KIND_THREAD) {
     throw new TraceFormatError(file, `file kind ${kind} is not a per-thread event file (kind ${FILE_KIND_THREAD})`);
@@ -130,3 +73,11 @@ export function traceFileName(node: number, thread: number): string {
 }
 export const TRACE_FILE_RE = /^node(\d+)\.thread(\d+)\.lt$/;
 export const MANIFEST_NAME = 'manifest.json';
+
+/** Why a trace of another format version cannot be read, and what to do. */
+export function versionMessage(version: unknown): string {
+  if (typeof version === 'number' && version < VERSION) {
+    return `trace format version ${version} was written by an older luna-ts; this one reads version ${VERSION}: record the run again with this luna-ts`;
+  }
+  return `trace format version ${String(version)} is not supported (this luna-ts reads version ${VERSION}; a newer luna-ts wrote it?)`;
+}

@@ -1,10 +1,13 @@
-// Public surface of the trace layer (issue 4): clocks, writer, reader/merger, Perfetto export.
-export type { TraceSink } from './sink.js';
-export type { TraceEvent, TraceEventKind, TraceManifest } from './events.js';
+// Public surface of the trace layer: clocks, schema, writer, reader/merger, directories, exports.
+export type { TraceSink, TraceEvent, TraceEventKind, RecordKind, RunStatus } from './schema.js';
+export { RECORDS, STATUS } from './schema.js';
+export type { TraceManifest, SiteInfo } from './manifest.js';
 export { cpuClockExact, cpuClockWarningOnce, newRunOrigin, runOrigin, setRunOrigin, threadCpuNs, wallNs } from './clock.js';
 export { TraceFormatError, traceFileName, VERSION as TRACE_FORMAT_VERSION } from './format.js';
 export { ThreadTraceWriter, type WriterOptions } from './writer.js';
 export { listTraceFiles, openTraceDir, readManifest, writeManifest } from './dir.js';
 export { readThreadFile, type ReadOptions, type ThreadFile } from './reader.js';
 export { readTrace, type ReadTraceOptions, type Trace } from './merge.js';
-export { exportPerfetto } from './perfetto.js';
+export { TraceModel, type ModelListener } from './model/model.js';
+export { Fragment, DfRec, type Transfer } from './model/records.js';
+export { exportPerfetto } from './export/perfetto.js';

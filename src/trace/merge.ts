@@ -6,7 +6,8 @@
 // by (node, thread) then file order, so the output is deterministic.
 
 import { join } from 'node:path';
-import type { TraceEvent, TraceManifest } from './events.js';
+import type { TraceEvent } from './schema.js';
+import type { TraceManifest } from './manifest.js';
 import { listTraceFiles, readManifest } from './dir.js';
 import { readThreadFile, scanLateness, type ReadOptions } from './reader.js';
 

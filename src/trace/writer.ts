@@ -1,14 +1,13 @@
-// Per-thread trace writer: fixed records into a preallocated buffer, spilled to the thread's own
-// file with fs.writeSync when full and on flush/close (seed 000 §4.1: RAM buffer, disk spill).
-// No allocation per event: numbers go through one DataView; ASCII strings are copied char by
-// char (TextEncoder only for the rare non-ASCII string). A crash loses at most the unflushed
-// buffer; what reached the file is a valid prefix.
-
+// Per-thread trace writer: records into a preallocated buffer, spilled to the thread's own file
+// with fs.writeSync when full and on flush/close (seed 000 §4.1: RAM buffer, disk spill). One
+// method per record kind, generated from schema.ts when this module loads: each is a
+// straight-line function of DataView stores, with no allocation per event. A crash loses at
+// most the unflushed buffer; what reached the file is a valid prefix.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TraceSink } from './sink.js';
 import { cpuClockExact } from './clock.js';
-import { encodeHeader, FIXED_SIZE, K, MAX_STRING_BYTES, traceFileName } from './format.js';
+import { encodeHeader, traceFileName } from './format.js';
+import { fieldBytes, MAX_INTS, MAX_RECORD_BYTES, MAX_STRING_BYTES, RECORDS, fixedSize, type RecordDef, type RecordMethods, type TraceSink } from './schema.js';
 
 export interface WriterOptions {
   /** RAM buffer size in bytes (default 1 MiB, minimum 8 KiB). */
@@ -18,16 +17,40 @@ export interface WriterOptions {
 }
 
 const encoder = new TextEncoder();
-// Largest record: the fixed part of cfReceive plus two maximal strings.
-const MAX_RECORD = FIXED_SIZE[K.cfReceive]! + 2 * MAX_STRING_BYTES;
+
+const SETTER: Record<string, string> = { time: 'setFloat64', f64: 'setFloat64', u8: 'setUint8', u16: 'setUint16', u32: 'setUint32', i32: 'setInt32' };
+
+/** Source of the writer method of one record kind. */
+function methodSource(name: string, def: RecordDef): string {
+  const fixed = fixedSize(def);
+  const params = def.fields.map(([f]) => f);
+  const variable = def.fields.some(([, t]) => t === 'str' || t === 'ints');
+  const body: string[] = [];
+  body.push(variable ? `const p = this._reserve(${def.code}, ${fixed}, true);` : `const p = this._reserve(${def.code}, ${fixed}, false);`);
+  body.push('const v = this._view;');
+  let off = 1;
+  for (const [f, t] of def.fields) {
+    if (t === 'str') body.push(`const len_${f} = this._str(${f}); v.setUint16(p + ${off}, len_${f}, true);`);
+    else if (t === 'ints') body.push(`v.setUint8(p + ${off}, this._ints(${f}));`);
+    else body.push(t === 'u8' ? `v.setUint8(p + ${off}, ${f});` : `v.${SETTER[t]}(p + ${off}, ${f}, true);`);
+    off += fieldBytes(t);
+  }
+  const stamp = def.writtenAt ?? (def.fields.some(([f]) => f === 't') ? 't' : null);
+  if (stamp) body.push(`this._lastT = ${stamp};`);
+  return `return function ${name}(${params.join(', ')}) {\n  ${body.join('\n  ')}\n};`;
+}
+
+export interface ThreadTraceWriter extends Omit<RecordMethods, 'dfName'> {}
 
 export class ThreadTraceWriter implements TraceSink {
   readonly path: string;
-  private fd: number;
-  private readonly bytes: Uint8Array;
-  private readonly view: DataView;
-  private pos = 0;
-  private lastT = 0;
+  private readonly fd: number;
+  private readonly _bytes: Uint8Array;
+  protected readonly _view: DataView;
+  /** end of the fixed part of the record being written: variable parts go here */
+  private _pos = 0;
+  private _tail = 0;
+  protected _lastT = 0;
   private nextDf = 0;
   private readonly dfIds = new Map<string, number>();
   private closed = false;
@@ -38,11 +61,11 @@ export class ThreadTraceWriter implements TraceSink {
 
   constructor(path: string, readonly node: number, readonly thread: number, opts: WriterOptions = {}) {
     this.path = path;
-    const size = Math.max(opts.bufferBytes ?? 1 << 20, 8192, MAX_RECORD);
-    this.bytes = new Uint8Array(new ArrayBuffer(size));
-    this.view = new DataView(this.bytes.buffer);
+    const size = Math.max(opts.bufferBytes ?? 1 << 20, 8192, 2 * MAX_RECORD_BYTES);
+    this._bytes = new Uint8Array(new ArrayBuffer(size));
+    this._view = new DataView(this._bytes.buffer);
     this.fd = openSync(path, 'w');
-    // Header goes out at once: even a run that dies before its first spill leaves a valid file.
+    // The header goes out at once: even a run that dies before its first spill leaves a valid file.
     const h = encodeHeader(node, thread, opts.cpuExact ?? cpuClockExact);
     writeSync(this.fd, h);
     this.written = h.length;
@@ -53,27 +76,21 @@ export class ThreadTraceWriter implements TraceSink {
     return new ThreadTraceWriter(join(dir, traceFileName(node, thread)), node, thread, opts);
   }
 
-  // Reserve `n` bytes, spilling first if they do not fit; returns the record offset.
-  private rec(kind: number, n: number): number {
-    if (this.pos + n > this.bytes.length) this.flush();
-    const p = this.pos;
-    this.bytes[p] = kind;
-    this.pos = p + n;
+  /** Room for a record (plus its largest variable part), spilling first if needed; its offset. */
+  protected _reserve(code: number, fixed: number, variable: boolean): number {
+    if (this._tail + (variable ? MAX_RECORD_BYTES : fixed) > this._bytes.length) this.flush();
+    const p = this._tail;
+    this._bytes[p] = code;
+    this._pos = p + fixed;
+    this._tail = this._pos;
     this.records++;
     return p;
   }
 
-  private timed(kind: number, t: number): number {
-    const p = this.rec(kind, FIXED_SIZE[kind]!);
-    this.view.setFloat64(p + 1, t, true);
-    this.lastT = t;
-    return p;
-  }
-
-  // Write a string at this.pos (room reserved by the caller); returns its byte length.
-  private str(s: string): number {
-    const b = this.bytes;
-    let p = this.pos;
+  /** Append a string's UTF-8 bytes (cut at MAX_STRING_BYTES); returns their length. */
+  protected _str(s: string): number {
+    const b = this._bytes;
+    let p = this._tail;
     const n = Math.min(s.length, MAX_STRING_BYTES);
     let i = 0;
     for (; i < n; i++) {
@@ -81,86 +98,18 @@ export class ThreadTraceWriter implements TraceSink {
       if (c > 127) break;
       b[p++] = c;
     }
-    if (i === s.length) {
-      this.pos = p;
-      return n;
-    }
-    if (i === n) {
-      // ASCII but too long: cut.
-      this.pos = p;
-      return n;
-    }
-    // Non-ASCII: encode the whole string, cut at a UTF-8 character boundary.
-    const r = encoder.encodeInto(s, b.subarray(this.pos, this.pos + MAX_STRING_BYTES));
-    this.pos += r.written;
-    return r.written;
+    if (i === n) { this._tail = p; return n; } // ASCII (cut when too long)
+    const r = encoder.encodeInto(s, b.subarray(this._tail, this._tail + MAX_STRING_BYTES));
+    this._tail += r.written!;
+    return r.written!;
   }
 
-  // Record with a fixed part followed by one or two strings; the fixed part ends with u16 lengths.
-  private withStrings(kind: number, a: string, b: string | undefined): number {
-    if (this.pos + FIXED_SIZE[kind]! + 2 * MAX_STRING_BYTES > this.bytes.length) this.flush();
-    const p = this.rec(kind, FIXED_SIZE[kind]!);
-    const lenAt = p + FIXED_SIZE[kind]! - (b === undefined ? 2 : 4);
-    this.view.setUint16(lenAt, this.str(a), true);
-    if (b !== undefined) this.view.setUint16(lenAt + 2, this.str(b), true);
-    return p;
-  }
-
-  programStart(t: number): void {
-    this.timed(K.programStart, t);
-  }
-  programFinish(t: number): void {
-    this.timed(K.programFinish, t);
-  }
-
-  cfCreated(t: number, cf: number, parentCf: number, code: number, gid: string, label: string): void {
-    const p = this.withStrings(K.cfCreated, gid, label);
-    const v = this.view;
-    v.setFloat64(p + 1, t, true);
-    v.setUint32(p + 9, cf, true);
-    v.setInt32(p + 13, parentCf, true);
-    v.setUint32(p + 17, code, true);
-    this.lastT = t;
-  }
-
-  cfMigrate(t: number, cf: number, toNode: number): void {
-    const p = this.timed(K.cfMigrate, t);
-    this.view.setUint32(p + 9, cf, true);
-    this.view.setUint32(p + 13, toNode, true);
-  }
-
-  cfReceive(t: number, cf: number, fromNode: number, remoteCf: number, gid: string, code: number, label: string): void {
-    const p = this.withStrings(K.cfReceive, gid, label);
-    const v = this.view;
-    v.setFloat64(p + 1, t, true);
-    v.setUint32(p + 9, cf, true);
-    v.setUint32(p + 13, fromNode, true);
-    v.setUint32(p + 17, remoteCf, true);
-    v.setUint32(p + 21, code, true);
-    this.lastT = t;
-  }
-
-  cfReady(t: number, cf: number): void {
-    const p = this.timed(K.cfReady, t);
-    this.view.setUint32(p + 9, cf, true);
-  }
-
-  cfInput(cf: number, df: number): void {
-    const p = this.rec(K.cfInput, FIXED_SIZE[K.cfInput]!);
-    this.view.setUint32(p + 1, cf, true);
-    this.view.setUint32(p + 5, df, true);
-  }
-
-  cfStart(t: number, cpu: number, cf: number): void {
-    const p = this.timed(K.cfStart, t);
-    this.view.setFloat64(p + 9, cpu, true);
-    this.view.setUint32(p + 17, cf, true);
-  }
-
-  cfFinish(t: number, cpu: number, cf: number): void {
-    const p = this.timed(K.cfFinish, t);
-    this.view.setFloat64(p + 9, cpu, true);
-    this.view.setUint32(p + 17, cf, true);
+  /** Append int32 values (at most MAX_INTS); returns their count. */
+  protected _ints(xs: readonly number[] | null): number {
+    if (!xs) return 0;
+    const n = Math.min(xs.length, MAX_INTS);
+    for (let i = 0; i < n; i++) { this._view.setInt32(this._tail, xs[i]!, true); this._tail += 4; }
+    return n;
   }
 
   dfName(name: string): number {
@@ -168,74 +117,25 @@ export class ThreadTraceWriter implements TraceSink {
     if (id !== undefined) return id;
     id = this.nextDf++;
     this.dfIds.set(name, id);
-    const p = this.withStrings(K.dfName, name, undefined);
-    this.view.setUint32(p + 1, id, true);
+    this.writeDfName(id, name);
     return id;
-  }
-
-  dfComputed(t: number, df: number, producerCf: number, bytes: number): void {
-    const p = this.timed(K.dfComputed, t);
-    this.view.setUint32(p + 9, df, true);
-    this.view.setInt32(p + 13, producerCf, true);
-    this.view.setFloat64(p + 17, bytes, true);
-  }
-
-  dfSendStart(t: number, df: number, toNode: number, bytes: number): void {
-    const p = this.timed(K.dfSendStart, t);
-    this.view.setUint32(p + 9, df, true);
-    this.view.setUint32(p + 13, toNode, true);
-    this.view.setFloat64(p + 17, bytes, true);
-  }
-
-  dfSendEnd(t: number, df: number, toNode: number): void {
-    const p = this.timed(K.dfSendEnd, t);
-    this.view.setUint32(p + 9, df, true);
-    this.view.setUint32(p + 13, toNode, true);
-  }
-
-  dfReceive(t: number, df: number, fromNode: number, bytes: number): void {
-    const p = this.timed(K.dfReceive, t);
-    this.view.setUint32(p + 9, df, true);
-    this.view.setUint32(p + 13, fromNode, true);
-    this.view.setFloat64(p + 17, bytes, true);
-  }
-
-  dfDeleted(t: number, df: number): void {
-    const p = this.timed(K.dfDeleted, t);
-    this.view.setUint32(p + 9, df, true);
-  }
-
-  sysBusy(t0: number, t1: number): void {
-    const p = this.timed(K.sysBusy, t0);
-    this.view.setFloat64(p + 9, t1, true);
-    this.lastT = t1; // recorded at t1: later untimed records follow it
-  }
-
-  readyQueue(t: number, length: number): void {
-    const p = this.timed(K.readyQueue, t);
-    this.view.setUint32(p + 9, length, true);
-  }
-
-  liveBytes(t: number, bytes: number): void {
-    const p = this.timed(K.liveBytes, t);
-    this.view.setFloat64(p + 9, bytes, true);
   }
 
   /** Time stamp that untimed records (cfInput, dfName) inherit: the last recorded time. */
   get lastTime(): number {
-    return this.lastT;
+    return this._lastT;
   }
 
   flush(): void {
     if (this.closed) {
-      this.pos = 0; // records after close() are dropped rather than thrown at the runtime
+      this._tail = 0; // records after close() are dropped rather than thrown at the runtime
       return;
     }
-    if (this.pos === 0) return;
+    if (this._tail === 0) return;
     let off = 0;
-    while (off < this.pos) off += writeSync(this.fd, this.bytes, off, this.pos - off);
-    this.written += this.pos;
-    this.pos = 0;
+    while (off < this._tail) off += writeSync(this.fd, this._bytes, off, this._tail - off);
+    this.written += this._tail;
+    this._tail = 0;
   }
 
   close(): void {
@@ -244,4 +144,15 @@ export class ThreadTraceWriter implements TraceSink {
     this.closed = true;
     closeSync(this.fd);
   }
+}
+
+export interface ThreadTraceWriter {
+  /** the raw dfName record (dfName() interns) */
+  writeDfName(df: number, name: string): void;
+}
+
+for (const [name, def] of Object.entries(RECORDS) as [string, RecordDef][]) {
+  const method = name === 'dfName' ? 'writeDfName' : name;
+  // Generated once per record kind from the schema; see methodSource.
+  (ThreadTraceWriter.prototype as unknown as Record<string, unknown>)[method] = new Function(methodSource(method, def))();
 }

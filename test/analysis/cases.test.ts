@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeSlow, splitIdle, type SlowReport } from '../../src/analysis/slow/index.js';
-import { TB, manifest } from './tb.js';
+import { TB, manifest, siteOf } from './tb.js';
 
 /** node 0, thread 1 of a report */
 const w0 = (r: SlowReport) => r.perThread[0];
@@ -104,12 +104,13 @@ test('migrated CFs, multi-hop transfers and DF deletion are followed by name', (
   tb.ev.push({ kind: 'dfDeleted', t: 13, node: 1, thread: 0, df: tb.df(1, 'v', 13) });
   tb.transfer('v', 2, 0, 25, 31);         // then to the consumer's node
   // the consumer was created on node 1 (as 7) and migrated to node 0 (as 9)
-  tb.ev.push({ kind: 'cfCreated', t: 0, node: 1, thread: 0, cf: 7, parentCf: 0, code: 1, gid: 'cons', label: 'cons' });
+  const cons = siteOf(1, 'cons');
+  tb.ev.push({ kind: 'cfCreated', t: 0, node: 1, thread: 0, cf: 7, parentCf: 0, site: cons, gid: 'cons', labelIdx: [] });
   tb.ev.push({ kind: 'cfMigrate', t: 1, node: 1, thread: 0, cf: 7, toNode: 0 });
-  tb.ev.push({ kind: 'cfReceive', t: 2, node: 0, thread: 0, cf: 9, fromNode: 1, remoteCf: 7, gid: 'cons', code: 1, label: 'cons' });
+  tb.ev.push({ kind: 'cfReceive', t: 2, node: 0, thread: 0, cf: 9, fromNode: 1, remoteCf: 7, site: cons, gid: 'cons', labelIdx: [] });
   tb.ev.push({ kind: 'cfInput', t: 35, node: 0, thread: 1, cf: 9, df: tb.df(0, 'v', 31) });
-  tb.ev.push({ kind: 'cfStart', t: 35, node: 0, thread: 1, cpu: 0, cf: 9 });
-  tb.ev.push({ kind: 'cfFinish', t: 40, node: 0, thread: 1, cpu: 5, cf: 9 });
+  tb.ev.push({ kind: 'cfStart', t: 35, node: 0, thread: 1, cpu: 0, cf: 9, lane: 1 });
+  tb.ev.push({ kind: 'cfFinish', t: 40, node: 0, thread: 1, cpu: 5, cf: 9, lane: 1 });
   const r = analyzeSlow(manifest(3, 1), tb.done(40));
   assert.deepEqual(r.warnings, []);
   // A = 0, B = 10, C = first hop 12, G = 31: S 10, O 2, L 19, O 4

@@ -60,13 +60,3 @@ test('tiny CFs delayed by the runtime: O recommendation says the fragmentation i
   assert.match(text, /too fine/);
   assert.match(text, /trace playback/);
 });
-
-import { parseDuration } from '../../src/analysis/slow/index.js';
-
-test('parseDuration for --window', () => {
-  assert.equal(parseDuration('10ms'), 10_000_000);
-  assert.equal(parseDuration('250us'), 250_000);
-  assert.equal(parseDuration('1.5s'), 1_500_000_000);
-  assert.equal(parseDuration('5000'), 5000);
-  assert.throws(() => parseDuration('ten'));
-});

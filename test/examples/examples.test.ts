@@ -186,11 +186,12 @@ describe('examples: failures are reported', () => {
     assert.match(r.stdout, /^matmul: FAILED \(n=10 must be a positive multiple of nb=3\)$/m, describeRun(args, r));
   });
 
-  test('a missing command-line argument is a run-time error', () => {
+  test('a missing command-line argument is a usage error (exit 2) naming main\'s parameters; nothing runs', () => {
     const args = ['run', '--threads', '1', 'examples/matmul/matmul.fa', '64'];
     const r = luna(args);
-    assert.equal(r.status, 1, describeRun(args, r));
-    assert.doesNotMatch(r.stdout, /OK/, describeRun(args, r));
+    assert.equal(r.status, 2, describeRun(args, r));
+    assert.match(r.stderr, /too few program arguments: main\(int n, int nb\) needs 2, 1 given/, describeRun(args, r));
+    assert.equal(r.stdout, '', describeRun(args, r));
   });
 });
 

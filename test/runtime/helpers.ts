@@ -131,10 +131,10 @@ export function assertSameLines(r: Run, want: readonly string[]): void {
   assert.deepEqual(sorted(lines(r.stdout)), sorted(want), describeRun(r));
 }
 
-/** Exit 1 (not a crash, not a timeout) and stderr matching every pattern. */
-export function assertFails(r: Run, patterns: readonly RegExp[]): void {
+/** Exit 1 (or `status`; not a crash, not a timeout) and stderr matching every pattern. */
+export function assertFails(r: Run, patterns: readonly RegExp[], status = 1): void {
   assert.equal(r.timedOut, false, describeRun(r));
-  assert.equal(r.status, 1, describeRun(r));
+  assert.equal(r.status, status, describeRun(r));
   for (const p of patterns) assert.match(r.stderr, p, `stderr should match ${p}\n${describeRun(r)}`);
   assert.doesNotMatch(r.stderr, /internal error/i, describeRun(r));
 }
@@ -162,8 +162,10 @@ export interface Case {
   defines?: string[];
   /** success: stdout lines (as a multiset) */
   out?: string[];
-  /** failure: exit 1 and stderr matching these (for any number of nodes and threads) */
+  /** failure: exit 1 (or `status`) and stderr matching these (for any number of nodes and threads) */
   fails?: RegExp[];
+  /** exit status of a failure (default 1; 2 for a bad command line) */
+  status?: number;
   /** failure: these lines must still be on stdout (printed before the error in any order) */
   stdoutHas?: string[];
   /** failure, one node and one thread (FIFO order): these lines too */
@@ -183,13 +185,13 @@ export const CASES: Case[] = [
   {
     name: 'req_count: too many requests (readers pending when the DF is posted)',
     file: program('toomany'),
-    fails: [/too many requests/i, /\bDF x\b/, /CF (p|r1|r2) \(ucode c_(set|show)\)[^\n]* at [^\n]*toomany\.fa:(8|9|10):5/],
+    fails: [/too many requests/i, /\bDF x\b/, /CF (p|r1|r2) \(ucode c_(set|show), id [\d_]+\)[^\n]* at [^\n]*toomany\.fa:(8|9|10):5/],
   },
   {
     name: 'req_count: a request after the DF was freed is "too many requests" naming the requesting CF',
     file: program('toomany_late'),
     stdoutHas: ['r1 5'],
-    fails: [/too many requests/i, /x\[0\]/, /CF r2 \(ucode c_show\)[^\n]* at [^\n]*toomany_late\.fa:12:5/],
+    fails: [/too many requests/i, /x\[0\]/, /CF r2 \(ucode c_show, id [\d_]+\)[^\n]* at [^\n]*toomany_late\.fa:12:5/],
   },
   {
     name: 'a DF index that is itself a DF requests only the DF it names',
@@ -199,13 +201,13 @@ export const CASES: Case[] = [
   {
     name: 'double assignment: "assigned twice" naming the CF and its source position',
     file: program('twice'),
-    fails: [/\bDF a\b[^\n]*assigned twice/, /CF w[12] \(ucode c_set\)[^\n]* at [^\n]*twice\.fa:(8|9):5/],
+    fails: [/\bDF a\b[^\n]*assigned twice/, /CF w[12] \(ucode c_set, id [\d_]+\)[^\n]* at [^\n]*twice\.fa:(8|9):5/],
   },
   {
     name: 'destroy (-->) with a positive request count is an error naming the CF',
     file: program('destroy_pos'),
     stdoutHas: ['r1 5'],
-    fails: [/destroy[^\n]*\bDF x\b|\bDF x\b[^\n]*destroy/i, /positive requests? count/i, /CF r1 \(ucode c_show\)[^\n]* at [^\n]*destroy_pos\.fa:12:5/],
+    fails: [/destroy[^\n]*\bDF x\b|\bDF x\b[^\n]*destroy/i, /positive requests? count/i, /CF r1 \(ucode c_show, id [\d_]+\)[^\n]* at [^\n]*destroy_pos\.fa:12:5/],
   },
   {
     name: 'destroy (delete) with a positive request count is an error naming the CF',
@@ -213,7 +215,7 @@ export const CASES: Case[] = [
     defines: ['USE_DELETE'],
     matrix: false,
     stdoutHas: ['r1 5'],
-    fails: [/positive requests? count/i, /CF r1 \(ucode c_show\)[^\n]* at [^\n]*destroy_pos\.fa:10:5/],
+    fails: [/positive requests? count/i, /CF r1 \(ucode c_show, id [\d_]+\)[^\n]* at [^\n]*destroy_pos\.fa:10:5/],
   },
   { name: '--> and delete after the last reader', file: program('delete_ok'), out: ['r1 5', 'r2 5', 'last 2 5', 'ry 6', 'rz 7'] },
   { name: '>> sets int 1 flags (after an atomic CF and after a sub call)', file: program('setdfs'), out: ['a', 'f 1 size 4', 'g2 1 size 4', 'h 1 size 4', 'sub'] },
@@ -259,20 +261,20 @@ export const CASES: Case[] = [
     matrix: false,
     out: ['User_1', 'User_2', 'User_3', 'n=42', 'r=0.500000', 'ann!5', 'q-3', 'not bob'],
   },
-  { name: 'missing command-line argument (one of two)', file: program('missing_arg'), args: ['3'], fails: [/argument/i, /\bs\b/] },
-  { name: 'missing command-line arguments (none)', file: program('missing_arg'), fails: [/argument/i, /\bn\b/], matrix: false },
+  { name: 'missing command-line argument (one of two): a usage error naming main\'s parameters', file: program('missing_arg'), args: ['3'], status: 2, fails: [/too few program arguments/i, /\bstring s\b/] },
+  { name: 'missing command-line arguments (none)', file: program('missing_arg'), status: 2, fails: [/too few program arguments/i, /\bint n\b/], matrix: false },
   {
     name: 'ucode exception: CF label, indices and position; earlier output kept',
     file: program('exception'),
     args: ['3', '2'],
     stdoutHas: ['boom 2 runs'],
     stdoutHasFifo: ['line 1', 'line 2', 'line 3', 'before the error', 'boom 1 runs'],
-    fails: [/kaboom in boom 2/, /CF boom\[2\] \(ucode c_explode\)[^\n]* at [^\n]*exception\.fa:13:9/],
+    fails: [/kaboom in boom 2/, /CF boom\[2\] \(ucode c_explode, id [\d_]+\)[^\n]* at [^\n]*exception\.fa:13:9/],
   },
   {
     name: 'wrong DF accessor (getReal on an int) names the CF',
     file: program('accessor'),
-    fails: [/getReal/, /\bint\b/, /CF bad\[[67]\] \(ucode c_wantreal\)[^\n]* at [^\n]*accessor\.fa:10:9/],
+    fails: [/getReal/, /\bint\b/, /CF bad\[[67]\] \(ucode c_wantreal, id [\d_]+\)[^\n]* at [^\n]*accessor\.fa:10:9/],
   },
   {
     name: 'hang: waiting CFs reported with label, indices, position and awaited DF',
@@ -280,9 +282,9 @@ export const CASES: Case[] = [
     stdoutHas: ['fine'],
     fails: [
       /hang/i,
-      /CF w\[2\] \(ucode c_show\)[^\n]* at [^\n]*hang\.fa:12:9[^\n]* waits for x\[2\]/,
-      /CF w\[3\] \(ucode c_show\)[^\n]* at [^\n]*hang\.fa:12:9[^\n]* waits for x\[3\]/,
-      /CF v \(ucode c_show2\)[^\n]* at [^\n]*hang\.fa:14:5[^\n]* waits for z\b/,
+      /CF w\[2\] \(ucode c_show, id [\d_]+\)[^\n]* at [^\n]*hang\.fa:12:9[^\n]* waits for x\[2\]/,
+      /CF w\[3\] \(ucode c_show, id [\d_]+\)[^\n]* at [^\n]*hang\.fa:12:9[^\n]* waits for x\[3\]/,
+      /CF v \(ucode c_show2, id [\d_]+\)[^\n]* at [^\n]*hang\.fa:14:5[^\n]* waits for z\b/,
     ],
   },
   { name: 'FIFO program (as a set)', file: program('fifo'), out: ['A', 'P sets x', 'B', 'G', 'H flag 1', 'S.1', 'S.2', 'F1', 'F2', 'W x 5', 'T.1', 'T.2'] },

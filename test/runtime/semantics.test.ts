@@ -15,7 +15,7 @@ describe('runtime semantics on one node, one thread', { concurrency: true }, () 
       const r = await luna(runArgs(1, 1, c));
       if (c.out) assertSameLines(r, c.out);
       else {
-        assertFails(r, c.fails ?? []);
+        assertFails(r, c.fails ?? [], c.status);
         for (const l of [...c.stdoutHas ?? [], ...c.stdoutHasFifo ?? []]) assert.ok(lines(r.stdout).includes(l), `stdout should contain ${JSON.stringify(l)}\n${describeRun(r)}`);
       }
     });
@@ -23,7 +23,7 @@ describe('runtime semantics on one node, one thread', { concurrency: true }, () 
 
   test('double assignment with one thread: the second writer (w2, twice.fa:9:5) is named', async () => {
     const r = await luna(runArgs(1, 1, { file: program('twice') }));
-    assertFails(r, [/\bDF a\b[^\n]*assigned twice/, /CF w2 \(ucode c_set\)[^\n]* at [^\n]*twice\.fa:9:5/]);
+    assertFails(r, [/\bDF a\b[^\n]*assigned twice/, /CF w2 \(ucode c_set, id [\d_]+\)[^\n]* at [^\n]*twice\.fa:9:5/]);
   });
 
   test('double assignment with one thread: no reader sees the rejected second value', async () => {
@@ -59,7 +59,7 @@ describe('runtime semantics on one node, one thread', { concurrency: true }, () 
     // With 2 threads the CF printing the lines may still run when boom[2] fails: whatever it
     // printed must arrive whole (no line lost in the middle).
     const r = await luna(runArgs(1, 2, { file: program('exception'), args: ['500', '2'] }));
-    assertFails(r, [/kaboom in boom 2/, /CF boom\[2\] \(ucode c_explode\)[^\n]* at [^\n]*exception\.fa:13:9/]);
+    assertFails(r, [/kaboom in boom 2/, /CF boom\[2\] \(ucode c_explode, id [\d_]+\)[^\n]* at [^\n]*exception\.fa:13:9/]);
     const got = lines(r.stdout).filter((l) => l.startsWith('line '));
     assert.deepEqual(got, got.map((_, k) => `line ${k + 1}`), describeRun(r));
     assert.ok(lines(r.stdout).includes('boom 2 runs'), describeRun(r));

@@ -3,13 +3,14 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FIXED_SIZE, HEADER_BYTES, K } from '../../src/trace/format.js';
+import { HEADER_BYTES } from '../../src/trace/format.js';
+import { RECORDS, fixedSize } from '../../src/trace/schema.js';
 import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
 import { readTrace } from '../../src/trace/merge.js';
 import { readThreadFile } from '../../src/trace/reader.js';
 import { ThreadTraceWriter } from '../../src/trace/writer.js';
 import { TraceFormatError, traceFileName } from '../../src/trace/index.js';
-import type { TraceEvent } from '../../src/trace/events.js';
+import type { TraceEvent } from '../../src/trace/schema.js';
 import { collect, everyKind, manifest, rng, tempDir } from './helpers.js';
 
 test('every event kind survives writer → reader', (t) => {
@@ -24,7 +25,7 @@ test('every event kind survives writer → reader', (t) => {
   assert.deepEqual(collect(readThreadFile(f.path, { warnings }).events), expected);
   assert.deepEqual(warnings, []);
   const kinds = new Set(expected.map((e) => e.kind));
-  assert.equal(kinds.size, Object.keys(K).length, 'the fixture covers every record kind');
+  assert.equal(kinds.size, Object.keys(RECORDS).length, 'the fixture covers every record kind');
 });
 
 test('small buffer spills many times and small read chunks reassemble records', (t) => {
@@ -44,13 +45,15 @@ test('small buffer spills many times and small read chunks reassemble records', 
 test('long strings are cut, non-ASCII survives', (t) => {
   const dir = tempDir(t);
   const w = ThreadTraceWriter.open(dir, 0, 0);
-  w.cfCreated(1, 1, 0, 0, 'g'.repeat(5000), 'λ'.repeat(3000));
+  w.cfCreated(1, 1, 0, 0, 'g'.repeat(5000), Array.from({ length: 300 }, (_, i) => i));
+  w.cfReceive(2, 1, 0, 0, 0, 'λ'.repeat(3000), null);
   w.close();
-  const [e] = collect(readThreadFile(w.path).events);
+  const [e, r] = collect(readThreadFile(w.path).events);
   assert.equal(e?.kind, 'cfCreated');
-  if (e?.kind !== 'cfCreated') return;
+  if (e?.kind !== 'cfCreated' || r?.kind !== 'cfReceive') return;
   assert.equal(e.gid, 'g'.repeat(1024));
-  assert.equal(e.label, 'λ'.repeat(512));
+  assert.deepEqual(e.labelIdx, Array.from({ length: 255 }, (_, i) => i));
+  assert.equal(r.gid, 'λ'.repeat(512));
 });
 
 test('several files merge into one time-ordered stream (stable ties, late sysBusy, offsets)', (t) => {
@@ -69,7 +72,7 @@ test('several files merge into one time-ordered stream (stable ties, late sysBus
         all.push({ kind: 'sysBusy', t: tt - 2000 + (node === 1 ? 1e6 : 0), end: tt + (node === 1 ? 1e6 : 0), node, thread });
       } else {
         w.cfReady(tt, i);
-        all.push({ kind: 'cfReady', t: tt + (node === 1 ? 1e6 : 0), cf: i, node, thread });
+        all.push({ kind: 'cfReady', t: tt + (node === 1 ? 1e6 : 0), cf: i, node, thread } as TraceEvent);
       }
     }
     w.close();
@@ -135,9 +138,9 @@ test('a corrupted kind byte stops the file at the last valid record, naming offs
   const dir = tempDir(t);
   const { path, events } = writeSample(dir);
   const bytes = Buffer.from(readFileSync(path));
-  // Records 0 and 1 of the sample are programStart and a cfCreated with 5 + 9 string bytes.
-  const off = HEADER_BYTES + FIXED_SIZE[K.programStart]! + FIXED_SIZE[K.cfCreated]! + 5 + Buffer.byteLength('mul[1, 2]');
-  assert.equal(events[1]!.kind, 'cfCreated');
+  // Records 0 and 1 of the sample are programStart and programFinish (fixed size): damage the third.
+  const off = HEADER_BYTES + fixedSize(RECORDS.programStart) + fixedSize(RECORDS.programFinish);
+  assert.deepEqual([events[0]!.kind, events[1]!.kind], ['programStart', 'programFinish']);
   bytes[off] = 0xee;
   writeFileSync(path, bytes);
   const warnings: string[] = [];
@@ -158,7 +161,7 @@ test('an impossible value (NaN time) is reported with the record kind', (t) => {
   const got = collect(readThreadFile(path, { warnings }).events);
   assert.equal(got.length, 0);
   assert.ok(events.length > 0);
-  assert.match(warnings[0]!, /corrupted record at byte offset 32 \(kind 1 = programStart\): impossible field values/);
+  assert.match(warnings[0]!, /corrupted record at byte offset 32 \(a programStart record\): impossible field values/);
 });
 
 test('wrong magic, version or file kind: a clear TraceFormatError naming the file', (t) => {
@@ -167,6 +170,7 @@ test('wrong magic, version or file kind: a clear TraceFormatError naming the fil
   const good = readFileSync(path);
   const cases: [string, (b: Buffer) => void, RegExp][] = [
     ['version', (b) => b.writeUInt16LE(9, 8), /version 9 is not supported/],
+    ['old version', (b) => b.writeUInt16LE(1, 8), /version 1 was written by an older luna-ts.*record the run again/],
     ['kind', (b) => b.writeUInt16LE(3, 10), /file kind 3 is not a per-thread event file/],
     ['magic', (b) => b.write('GARBAGE!', 0, 'latin1'), /not a luna-ts trace file/],
     ['short', () => undefined, /truncated header/],

@@ -3,8 +3,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TraceEvent, TraceManifest } from '../../src/trace/events.js';
-import type { TraceSink } from '../../src/trace/sink.js';
+import type { TraceEvent, TraceSink, RecordDef } from '../../src/trace/schema.js';
+import { RECORDS } from '../../src/trace/schema.js';
+import type { TraceManifest } from '../../src/trace/manifest.js';
+import { VERSION } from '../../src/trace/format.js';
 
 export function tempDir(t: { after(fn: () => void): void }): string {
   const d = mkdtempSync(join(tmpdir(), 'luna-trace-'));
@@ -14,41 +16,55 @@ export function tempDir(t: { after(fn: () => void): void }): string {
 
 export function manifest(nodes: number, threads: number, over: Partial<TraceManifest> = {}): TraceManifest {
   return {
-    format: 'luna-ts-trace', version: 1, program: 'test.fa', args: [], nodes, threads,
+    format: 'luna-ts-trace', version: VERSION, program: 'test.fa', args: [], nodes, threads,
     codes: ['main', 'init', 'mul', 'sum'], clock: { cpuExact: true, offsets: [] },
     startedAt: new Date(0).toISOString(), versions: { lunaTs: '0.0.0', node: process.version }, files: [],
     ...over,
   };
 }
 
-/** Drive every sink method once (times from t0 upwards); returns the expected decoded events. */
+/**
+ * Call every writer method once, in schema order, with values of every field type (non-ASCII
+ * strings, negative ints, large floats), times from t0 upwards; returns the events a reader must
+ * give back. Driven by the schema: a new record kind is covered without touching this.
+ */
 export function everyKind(s: TraceSink, node: number, thread: number, t0: number, cfBase = 0): TraceEvent[] {
-  const b = { node, thread };
   const ev: TraceEvent[] = [];
   let t = t0;
-  const cf = cfBase + 7;
-  s.programStart(t); ev.push({ ...b, kind: 'programStart', t });
-  t += 10; s.cfCreated(t, cf, -1, 2, '3_1_2', 'mul[1, 2]'); ev.push({ ...b, kind: 'cfCreated', t, cf, parentCf: -1, code: 2, gid: '3_1_2', label: 'mul[1, 2]' });
-  t += 10; s.cfCreated(t, cf + 1, cf, 3, '', 'сумма ∑'); ev.push({ ...b, kind: 'cfCreated', t, cf: cf + 1, parentCf: cf, code: 3, gid: '', label: 'сумма ∑' });
-  t += 10; s.cfMigrate(t, cf, 2); ev.push({ ...b, kind: 'cfMigrate', t, cf, toNode: 2 });
-  t += 10; s.cfReceive(t, cf + 2, 1, 99, '4_0', 1, 'init[0]'); ev.push({ ...b, kind: 'cfReceive', t, cf: cf + 2, fromNode: 1, remoteCf: 99, gid: '4_0', code: 1, label: 'init[0]' });
-  t += 10; s.cfReady(t, cf); ev.push({ ...b, kind: 'cfReady', t, cf });
-  const dfn = `a[${cfBase}][2]`;
-  const df = s.dfName(dfn);
-  ev.push({ ...b, kind: 'dfName', t, df, name: dfn });
-  if (s.dfName(dfn) !== df) throw new Error('dfName not idempotent');
-  s.cfInput(cf, df); ev.push({ ...b, kind: 'cfInput', t, cf, df });
-  t += 10; s.cfStart(t, 12345.5, cf); ev.push({ ...b, kind: 'cfStart', t, cpu: 12345.5, cf });
-  t += 1000.25; s.cfFinish(t, 13000, cf); ev.push({ ...b, kind: 'cfFinish', t, cpu: 13000, cf });
-  t += 10; s.dfComputed(t, df, cf, 8); ev.push({ ...b, kind: 'dfComputed', t, df, producerCf: cf, bytes: 8 });
-  t += 10; s.dfSendStart(t, df, 1, 5e9); ev.push({ ...b, kind: 'dfSendStart', t, df, toNode: 1, bytes: 5e9 });
-  t += 10; s.dfSendEnd(t, df, 1); ev.push({ ...b, kind: 'dfSendEnd', t, df, toNode: 1 });
-  t += 10; s.dfReceive(t, df, 1, 64); ev.push({ ...b, kind: 'dfReceive', t, df, fromNode: 1, bytes: 64 });
-  t += 10; s.dfDeleted(t, df); ev.push({ ...b, kind: 'dfDeleted', t, df });
-  t += 10; s.sysBusy(t, t + 5); ev.push({ ...b, kind: 'sysBusy', t, end: t + 5 });
-  t += 10; s.readyQueue(t, 42); ev.push({ ...b, kind: 'readyQueue', t, value: 42 });
-  t += 10; s.liveBytes(t, 2 ** 40); ev.push({ ...b, kind: 'liveBytes', t, value: 2 ** 40 });
-  t += 10; s.programFinish(t); ev.push({ ...b, kind: 'programFinish', t });
+  const name = `a#${cfBase}.1.2`;
+  let df = -1;
+  let k = 0;
+  for (const [kind, def] of Object.entries(RECORDS) as [keyof typeof RECORDS, RecordDef][]) {
+    k++;
+    if (kind === 'dfName' && df >= 0) continue; // interned already: dfName() writes nothing again
+    if (kind === 'dfName' || (df < 0 && def.fields.some(([f]) => f === 'df'))) {
+      // the first record that names a DF interns it: its dfName record comes first
+      df = s.dfName(name);
+      if (s.dfName(name) !== df) throw new Error('dfName not idempotent');
+      ev.push({ kind: 'dfName', node, thread, t, df, name } as TraceEvent);
+      if (kind === 'dfName') continue;
+    }
+    const values: unknown[] = [];
+    const e: Record<string, unknown> = { kind, node, thread, t };
+    for (const [f, type] of def.fields) {
+      let v: unknown;
+      switch (type) {
+        case 'time': t += f === 't' ? 10 : 5.25; v = t; break;
+        case 'f64': v = f === 'bytes' ? 5e9 : 12345.5 + k; break;
+        case 'u8': v = 1; break;
+        case 'u16': v = 2 + (k % 3); break;
+        case 'u32': v = f === 'df' ? df : cfBase + 7 + k; break;
+        case 'i32': v = k % 2 === 0 ? -1 : cfBase + k; break;
+        case 'str': v = k % 2 === 0 ? `${cfBase}_${k}_2` : 'сумма ∑ λ'; break;
+        case 'ints': v = [k, -2, 30000]; break;
+      }
+      values.push(v);
+      e[f] = v;
+    }
+    (s as unknown as Record<string, (...a: unknown[]) => void>)[kind]!(...values);
+    if (!def.fields.some(([f]) => f === 't')) e.t = t; // untimed records take the last time
+    ev.push(e as unknown as TraceEvent);
+  }
   return ev;
 }
 

@@ -22,7 +22,7 @@ function traced(nodes: number, threads: number): { dir: string; events: TraceEve
 
 function gids(events: TraceEvent[]): string[] {
   const out: string[] = [];
-  for (const e of events) if (e.kind === 'cfCreated' && e.gid !== '') out.push(`${e.gid} ${e.label}`);
+  for (const e of events) if (e.kind === 'cfCreated' && e.gid !== '') out.push(`${e.gid} site ${e.site}`);
   return out.sort();
 }
 
@@ -43,7 +43,9 @@ for (const [nodes, threads] of [[1, 1], [1, 2], [2, 1], [3, 2]] as const) {
         if (e.kind === 'cfFinish') {
           const s = open.get(`${e.node}:${e.cf}`);
           assert.ok(s, `finish without start: node ${e.node} cf ${e.cf}`);
-          assert.equal(s.thread, e.thread);
+          assert.equal(s.thread, e.thread, 'started and finished by the same thread');
+          assert.equal(s.lane, e.lane, 'on one lane');
+          assert.ok(e.lane >= 1 && e.lane <= threads, `lane ${e.lane} of ${threads}`);
           assert.ok(e.t >= s.t);
           assert.ok(e.cpu - s.cpu <= e.t - s.t + 1000, `CPU ${e.cpu - s.cpu} > wall ${e.t - s.t}`);
           open.delete(`${e.node}:${e.cf}`);
@@ -80,9 +82,9 @@ test('CF global ids are identical across runs and unchanged by migration', () =>
   try {
     const ga = gids(a.events);
     assert.ok(ga.length > 20);
-    assert.ok(ga.includes('1_3_0 _l9'), `loop ids insert the iteration index: ${ga.slice(0, 8).join(', ')}`);
+    assert.ok(ga.some((g) => g.startsWith('1_3_0 ')), `loop ids insert the iteration index: ${ga.slice(0, 8).join(', ')}`);
     // on 3 nodes migrated CFs are received, not created, on their target: their gids stay the same
-    const gb = [...gids(b.events), ...b.events.filter((e) => e.kind === 'cfReceive').map((e) => `${(e as { gid: string }).gid} ${(e as { label: string }).label}`)];
+    const gb = [...gids(b.events), ...b.events.flatMap((e) => (e.kind === 'cfReceive' ? [`${e.gid} site ${e.site}`] : []))];
     assert.deepEqual([...new Set(gb)].sort(), ga);
   } finally {
     rmSync(a.dir, { recursive: true, force: true });

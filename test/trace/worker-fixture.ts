@@ -14,8 +14,8 @@ if (!isMainThread && parentPort) {
     for (let i = 0; i < job.n; i++) {
       const cf = job.thread * 1_000_000 + i;
       w.cfReady(wallNs(), cf);
-      w.cfStart(wallNs(), threadCpuNs(), cf);
-      w.cfFinish(wallNs(), threadCpuNs(), cf);
+      w.cfStart(wallNs(), threadCpuNs(), cf, job.thread);
+      w.cfFinish(wallNs(), threadCpuNs(), cf, job.thread);
     }
     w.close();
     parentPort.postMessage({ records: w.records });

@@ -6,7 +6,10 @@
 // worker's idle interval is cut at the causes the simulator itself created (last producer finish,
 // the first-hop send of the last input to arrive, its arrival, the start).
 
-import type { TraceEvent, TraceManifest } from '../../trace/events.js';
+import type { TraceEvent } from '../../trace/schema.js';
+import type { SiteInfo, TraceManifest } from '../../trace/manifest.js';
+import { VERSION as TRACE_FORMAT_VERSION } from '../../trace/format.js';
+import { indexKey, familyKey } from '../../core/dfkey.js';
 import type { Slou } from '../slow/types.js';
 import { Heap } from './heap.js';
 import { Prng } from './prng.js';
@@ -51,11 +54,24 @@ export function simulate(o: SimOptions): SimResult {
     if (l === undefined) {
       l = nextDf[node]++;
       dfLocal.set(df * N + node, l);
-      emit({ kind: 'dfName', t, node, thread: 0, df: l, name: `d${prog[df].code}[${df}]` });
+      emit({ kind: 'dfName', t, node, thread: 0, df: l, name: indexKey(familyKey(`d${prog[df].code}`, 0, 0), df) });
     }
     return l;
   };
   const cfLocal = new Array<number>(prog.length).fill(-1);
+  // one spawn site per (code, label) pair of the program, as a compiler would number them
+  const sites: SiteInfo[] = [];
+  const siteIds = new Map<string, number>();
+  const siteOf = (c: SimCf): number => {
+    const k = `${c.code}:${c.label}`;
+    let id = siteIds.get(k);
+    if (id === undefined) {
+      id = sites.length;
+      siteIds.set(k, id);
+      sites.push({ label: c.label, code: c.code, kind: 'call', file: `sim-${o.seed}.fa`, line: id + 1, col: 5, spawnNo: id });
+    }
+    return id;
+  };
 
   // state
   const consumers: number[][] = prog.map(() => []);
@@ -89,12 +105,12 @@ export function simulate(o: SimOptions): SimResult {
     let home = c.node;
     if (c.migrates && c.node !== 0) home = 0;
     const l0 = nextCf[home]++;
-    emit({ kind: 'cfCreated', t: R, node: home, thread: 0, cf: l0, parentCf: 0, code: c.code, gid: `g${id}`, label: c.label });
+    emit({ kind: 'cfCreated', t: R, node: home, thread: 0, cf: l0, parentCf: 0, site: siteOf(c), gid: `g${id}`, labelIdx: [id] });
     let l = l0;
     if (home !== c.node) {
       emit({ kind: 'cfMigrate', t: R, node: home, thread: 0, cf: l0, toNode: c.node });
       l = nextCf[c.node]++;
-      emit({ kind: 'cfReceive', t: R, node: c.node, thread: 0, cf: l, fromNode: home, remoteCf: l0, gid: `g${id}`, code: c.code, label: c.label });
+      emit({ kind: 'cfReceive', t: R, node: c.node, thread: 0, cf: l, fromNode: home, remoteCf: l0, site: siteOf(c), gid: `g${id}`, labelIdx: [id] });
     }
     cfLocal[id] = l;
     emit({ kind: 'cfReady', t: R, node: c.node, thread: 0, cf: l });
@@ -108,7 +124,7 @@ export function simulate(o: SimOptions): SimResult {
     free[node][th] = 0;
     threadOf[id] = slot;
     for (const p of c.inputs) emit({ kind: 'cfInput', t: D, node, thread: th + 1, cf: cfLocal[id], df: dfLocal.get(p * N + node)! });
-    emit({ kind: 'cfStart', t: D, node, thread: th + 1, cpu: cpu[slot], cf: cfLocal[id] });
+    emit({ kind: 'cfStart', t: D, node, thread: th + 1, cpu: cpu[slot], cf: cfLocal[id], lane: th + 1 });
     // the injected causes of the idle interval [A, D)
     const A = lastFinish[slot];
     let B = -Infinity;
@@ -138,7 +154,7 @@ export function simulate(o: SimOptions): SimResult {
   const onFinish = (id: number, t: number) => {
     const c = prog[id], slot = threadOf[id], node = c.node;
     cpu[slot] += c.work;
-    emit({ kind: 'cfFinish', t, node, thread: (slot % T) + 1, cpu: cpu[slot], cf: cfLocal[id] });
+    emit({ kind: 'cfFinish', t, node, thread: (slot % T) + 1, cpu: cpu[slot], cf: cfLocal[id], lane: (slot % T) + 1 });
     finish[id] = t;
     lastFinish[slot] = t;
     free[node][slot % T] = 1;
@@ -210,15 +226,15 @@ export function simulate(o: SimOptions): SimResult {
   let tEnd = tLast;
   for (const x of out) if (x.e.t > tEnd) tEnd = x.e.t;
   tEnd += r(o.endDelay, [0, 10000]);
-  for (let n = 0; n < N; n++) emit({ kind: 'programFinish', t: tEnd, node: n, thread: 0 });
+  for (let n = 0; n < N; n++) emit({ kind: 'programFinish', t: tEnd, node: n, thread: 0, status: 1 });
   for (let s = 0; s < N * T; s++) charge(s, 'S', tEnd - lastFinish[s]);
   truth.tWall = tEnd;
   truth.tTotal = tEnd * N * T;
 
   out.sort((a, b) => a.e.t - b.e.t || a.seq - b.seq);
   const manifest: TraceManifest = {
-    format: 'luna-ts-trace', version: 1, program: `sim-${o.seed}`, args: [], nodes: N, threads: T,
-    codes: Array.from({ length: o.codes ?? 4 }, (_, i) => `code${i}`),
+    format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: `sim-${o.seed}`, args: [], nodes: N, threads: T,
+    codes: Array.from({ length: o.codes ?? 4 }, (_, i) => `code${i}`), sites, status: 'completed',
     clock: { cpuExact: true, offsets: new Array<number>(N).fill(0) },
     startedAt: new Date(0).toISOString(), versions: { lunaTs: 'sim', node: process.version }, files: [],
   };

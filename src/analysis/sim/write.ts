@@ -1,8 +1,10 @@
-// Writes a simulated run as a real trace directory through the trace layer's own writer
-// (one ThreadTraceWriter per node × thread, manifest.json), so the analyzer can be checked on
-// the exact bytes a run produces and read back by readTrace.
-
-import type { TraceEvent, TraceManifest } from '../../trace/events.js';
+// Writes simulated events as a real trace directory through the trace layer's own writer (one
+// ThreadTraceWriter per node × thread, manifest.json), so analyses are checked on the exact bytes a
+// run produces and read back by readTrace. Each event is written by the writer method of its kind
+// with its fields in schema order: a new record kind needs no change here.
+import type { TraceEvent, RecordDef } from '../../trace/schema.js';
+import { RECORDS } from '../../trace/schema.js';
+import type { TraceManifest } from '../../trace/manifest.js';
 import { openTraceDir, writeManifest } from '../../trace/dir.js';
 import { traceFileName } from '../../trace/format.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
@@ -22,33 +24,19 @@ export function writeSimTrace(dir: string, manifest: TraceManifest, events: Iter
     }
     return x;
   };
-  // the writer numbers DFs itself: translate the simulator's numbers through the names
-  const df = (e: { node: number; thread: number; df: number }) => w(e.node, e.thread).dfName(names.get(`${e.node}:${e.df}`)!);
-  // a runtime writes sysBusy when the busy span ends: replay it there so file order stays causal
+  // a runtime writes a span when it ends: replay spans there so file order stays causal
   const order = [...events].map((e, i) => [e, i] as const)
     .sort((a, b) => at(a[0]) - at(b[0]) || a[1] - b[1]).map((x) => x[0]);
   for (const e of order) {
     const s = w(e.node, e.thread);
-    switch (e.kind) {
-      case 'programStart': s.programStart(e.t); break;
-      case 'programFinish': s.programFinish(e.t); break;
-      case 'cfCreated': s.cfCreated(e.t, e.cf, e.parentCf, e.code, e.gid, e.label); break;
-      case 'cfMigrate': s.cfMigrate(e.t, e.cf, e.toNode); break;
-      case 'cfReceive': s.cfReceive(e.t, e.cf, e.fromNode, e.remoteCf, e.gid, e.code, e.label); break;
-      case 'cfReady': s.cfReady(e.t, e.cf); break;
-      case 'cfInput': s.cfInput(e.cf, df(e)); break;
-      case 'cfStart': s.cfStart(e.t, e.cpu, e.cf); break;
-      case 'cfFinish': s.cfFinish(e.t, e.cpu, e.cf); break;
-      case 'dfName': names.set(`${e.node}:${e.df}`, e.name); break;
-      case 'dfComputed': s.dfComputed(e.t, df(e), e.producerCf, e.bytes); break;
-      case 'dfSendStart': s.dfSendStart(e.t, df(e), e.toNode, e.bytes); break;
-      case 'dfSendEnd': s.dfSendEnd(e.t, df(e), e.toNode); break;
-      case 'dfReceive': s.dfReceive(e.t, df(e), e.fromNode, e.bytes); break;
-      case 'dfDeleted': s.dfDeleted(e.t, df(e)); break;
-      case 'sysBusy': s.sysBusy(e.t, e.end); break;
-      case 'readyQueue': s.readyQueue(e.t, e.value); break;
-      case 'liveBytes': s.liveBytes(e.t, e.value); break;
-    }
+    if (e.kind === 'dfName') { names.set(`${e.node}:${e.df}`, e.name); continue; }
+    const def = RECORDS[e.kind] as RecordDef;
+    const values = def.fields.map(([f]) => {
+      const v = (e as unknown as Record<string, unknown>)[f];
+      // the writer numbers DFs itself: translate the simulator's numbers through the names
+      return f === 'df' ? s.dfName(names.get(`${e.node}:${v as number}`)!) : v;
+    });
+    (s as unknown as Record<string, (...a: unknown[]) => void>)[e.kind]!(...values);
   }
   for (const x of writers.values()) x.close();
   m.files.sort((a, b) => a.node - b.node || a.thread - b.thread);

@@ -18,9 +18,3 @@ export function share(x: number): string {
 }
 
 /** "10ms", "250us", "1.5s", "5000" (ns) → ns, for options such as --window. */
-export function parseDuration(s: string): number {
-  const m = /^\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s)?\s*$/.exec(s);
-  if (!m) throw new Error(`not a duration: ${s} (e.g. 10ms, 250us, 1s)`);
-  const k = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2] ?? 'ns'] ?? 1;
-  return Math.round(Number(m[1]) * k);
-}

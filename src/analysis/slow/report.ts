@@ -3,33 +3,29 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
-import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, FACTORS, slou, type CodeRow, type LabelRow, type PathStep, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
 export function finishReport(an: SlowAnalyzer): SlowReport {
+  const m = an.m;
+  m.end();
   const topK = an.opts.topK ?? 10;
   const t0 = an.origin();
-  let tEnd = an.tEnd;
-  if (!(tEnd === tEnd)) { an.warn('no programFinish: the last event ends the run'); tEnd = an.lastT; }
+  let tEnd = m.tEnd;
+  if (!(tEnd === tEnd)) tEnd = m.lastT;
   if (!(t0 === t0)) return emptyReport(an);
   const tWall = Math.max(0, tEnd - t0);
 
   for (let slot = 0; slot < an.running.length; slot++) {
-    let a = an.idle[slot];
+    let a = an.idle[slot]!;
     if (!(a === a)) a = t0;
-    const m = an.running[slot];
-    if (m) {
+    const r = an.running[slot];
+    if (r) {
       // a CF that never finished: split its idle interval as usual, its execution counts as U
-      an.warn('CF still running at program end');
-      for (const x of m.inputs ?? []) an.foldInput(m, x);
-      const sp = splitIdle(m.A, m.startT, m.B, m.C, m.G);
-      const cr = an.perCode.get(m.code), lr = an.perLabel.get(m.label);
-      an.add(F_S, sp.s, slot, m.A, sp.b, cr, lr); an.add(F_O, sp.oSend, slot, sp.b, sp.c, cr, lr);
-      an.add(F_L, sp.l, slot, sp.c, sp.g, cr, lr); an.add(F_O, sp.oStart, slot, sp.g, m.startT, cr, lr);
-      an.add(F_U, tEnd - m.startT, slot, m.startT, tEnd, cr, lr);
-      an.kireev[F_S] += sp.s; an.kireev[F_O] += sp.oSend + sp.oStart; an.kireev[F_L] += sp.l; an.kireev[F_U] += tEnd - m.startT;
+      m.warn('CF still running at program end');
+      const f = r.f;
+      an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start);
       continue;
     }
     if (tEnd > a) { an.add(F_S, tEnd - a, slot, a, tEnd, null, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a; }
@@ -66,7 +62,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
   const tail: PathStep[] = [];
   for (let n = cp; n && tail.length < topK; n = n.prev) tail.push({ gid: n.gid, label: n.label, code: an.codeName(n.code), ns: n.ns });
 
-  const warnings = [...an.warnings.entries()].map(([w, n]) => `${w} (${n}×)`);
+  const warnings = [...m.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w));
   if (an.history?.truncated) warnings.push(`litvinov2017: producer-thread history truncated ${an.history.truncated}×`);
 
   return {
@@ -110,10 +106,10 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       byLabel: topOf(agg.byLabel, topK, cpLen, (l) => l),
       tail,
     },
-    sysBusy: { total: an.sysBusy.reduce((a, b) => a + b, 0), perNode: [...an.sysBusy] },
+    sysBusy: { total: an.busy.reduce((a, b) => a + b, 0), perNode: [...an.busy] },
     cfs: an.cfCount,
     meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
-    events: an.events,
+    events: m.events,
     warnings,
   };
 }
@@ -121,7 +117,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
 function idleOf(r: Slou): number { return r.S + r.L + r.O; }
 
 function emptyReport(an: SlowAnalyzer): SlowReport {
-  an.warn('empty trace');
-  an.tStart = 0; an.tEnd = 0; an.firstT = 0;
+  an.m.warn('empty trace');
+  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0;
   return finishReport(an);
 }

@@ -1,6 +1,7 @@
 // File-based entry point: analyze a trace directory written by a run (or by the simulator).
 
 import { readTrace, type ReadTraceOptions } from '../../trace/merge.js';
+import { TraceModel } from '../../trace/model/model.js';
 import { SlowAnalyzer } from './analyzer.js';
 import { finishReport } from './report.js';
 import type { SlowOptions, SlowReport } from './types.js';
@@ -8,8 +9,9 @@ import type { SlowOptions, SlowReport } from './types.js';
 /** Read `dir` (manifest + per-thread files, merged in time order) and analyze it in one pass. */
 export function analyzeSlowTrace(dir: string, opts: SlowOptions = {}, read: ReadTraceOptions = {}): SlowReport {
   const trace = readTrace(dir, read);
-  const an = new SlowAnalyzer(trace.manifest, opts);
-  for (const e of trace.events) an.push(e);
+  const model = new TraceModel(trace.manifest);
+  const an = new SlowAnalyzer(model, opts);
+  for (const e of trace.events) model.push(e);
   const report = finishReport(an);
   // damage found while reading (complete now that the stream is consumed) goes with the report
   for (const w of trace.warnings) report.warnings.push(`trace: ${w}`);

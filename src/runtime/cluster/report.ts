@@ -1,7 +1,8 @@
-// Human messages for run-time faults and hangs: the CF's label, indices, source position.
-import type { Origin } from '../lang/source.js';
-import type { Cf } from './cf.js';
-import type { NodeRuntime, RunFault } from './node.js';
+// Human messages for run-time faults and hangs: the CF's label with its indices, what it runs,
+// its global id and source position, and the node.
+import type { Origin } from '../../lang/source.js';
+import type { Cf } from '../node/fragment.js';
+import type { NodeRuntime, RunFault } from '../node/runtime.js';
 
 export function where(o: Origin): string {
   return o.line > 0 ? `${o.file}:${o.line}:${o.col}` : o.file;
@@ -10,7 +11,7 @@ export function where(o: Origin): string {
 export function describeCf(cf: Cf, label: string): string {
   const s = cf.site;
   const what = s.kind === 'call' ? `ucode ${s.imp.symbol}` : s.kind === 'subcall' ? `sub ${s.target.name}` : s.kind;
-  return `CF ${label} (${what}${cf.gid ? `, id ${cf.gid}` : ''}) at ${where(s.origin)}`;
+  return `CF ${label} (${what}, id ${cf.gid === '' ? 'main' : cf.gid}) at ${where(s.origin)}`;
 }
 
 export interface HangItem { node: number; text: string; origin: Origin }
@@ -23,9 +24,12 @@ export function formatHang(items: HangItem[]): string {
   return `the program hangs: nothing can run while ${items.length} CF(s) wait for data fragments that are never produced\n${lines.join('\n')}`;
 }
 
+/** The fault as the user reads it: the cause, then the fragment and (on several nodes) the node. */
 export function faultText(rt: NodeRuntime, f: RunFault): string {
   const lines = [f.message];
-  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf))}${rt.size > 1 ? ` on node ${rt.self}` : ''}`);
+  const node = f.node ?? rt.self;
+  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf))}${rt.size > 1 ? ` on node ${node}` : ''}`);
+  else if (rt.size > 1) lines.push(`  on node ${node}`);
   return lines.join('\n');
 }
 
@@ -36,8 +40,3 @@ export function hangItems(rt: NodeRuntime, node: number): HangItem[] {
     text: `${describeCf(w.cf, w.label)}${rt.size > 1 ? ` on node ${node}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
   }));
 }
-
-export function hangText(rt: NodeRuntime, node: number): string {
-  return formatHang(hangItems(rt, node));
-}
-

@@ -1,12 +1,12 @@
 // Compact encoding of worker batches and their results. Structured clone of thousands of small
-// objects costs ~2 µs each; one Float64Array plus a string list and an object list (only raw
-// buffers and JS values) clone in a fraction of that.
+// objects costs ~2 µs each; one Float64Array plus a string list and an object list (raw
+// buffers and JS values only) clone in a fraction of that.
 //
 // Task: cf, imp, nargs, then per argument a tag and its operands:
 //   OUT keyIdx | INT v keyIdx | REAL v keyIdx | STR strIdx keyIdx | OBJ(t) objIdx keyIdx |
 //   NUM v | TXT strIdx | FWD task out keyIdx
-import { T_INT, T_REAL, T_STRING, type DfValue } from '../ucode/value.js';
-import type { Task } from './protocol.js';
+import { T_INT, T_REAL, T_STRING, type DfValue } from '../../ucode/value.js';
+import type { Forward, Task, TaskError } from './protocol.js';
 
 const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8;
 
@@ -14,7 +14,7 @@ const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT =
 export interface WireBatch { id: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[]; keys: string }
 
 class NumBuf {
-  a = new Float64Array(1024);
+  a = new Float64Array(256);
   n = 0;
   push(x: number): void {
     if (this.n === this.a.length) { const b = new Float64Array(this.a.length * 2); b.set(this.a); this.a = b; }
@@ -23,7 +23,14 @@ class NumBuf {
   finish(): Float64Array { return this.a.slice(0, this.n); }
 }
 
-export function encodeBatch(id: number, tasks: Task[]): WireBatch {
+function pushValue(nums: NumBuf, strs: string[], objs: unknown[], v: DfValue): void {
+  if (v.t === T_INT) { nums.push(A_INT); nums.push(v.v); }
+  else if (v.t === T_REAL) { nums.push(A_REAL); nums.push(v.v); }
+  else if (v.t === T_STRING) { nums.push(A_STR); nums.push(strs.push(v.v) - 1); }
+  else { nums.push(A_OBJ + 16 * v.t); nums.push(objs.push(v.v) - 1); }
+}
+
+export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
   const nums = new NumBuf(), strs: string[] = [], objs: unknown[] = [];
   let keyText = '';
   let nkeys = 0;
@@ -34,23 +41,16 @@ export function encodeBatch(id: number, tasks: Task[]): WireBatch {
     const fwd = t.fwd;
     for (let i = 0; i < n; i++) {
       const key = keys[i]!;
-      let f = -1;
-      if (fwd) for (let k = 0; k < fwd.length; k += 3) if (fwd[k] === i) f = k;
-      if (f >= 0) { nums.push(A_FWD); nums.push(fwd![f + 1]!); nums.push(fwd![f + 2]!); nums.push(addKey(key)); continue; }
+      const f = fwd ? fwd.find((x) => x.arg === i) : undefined;
+      if (f) { nums.push(A_FWD); nums.push(f.task); nums.push(f.out); nums.push(addKey(key)); continue; }
       const a = args[i];
       if (key === '') {
         if (typeof a === 'number') { nums.push(A_NUM); nums.push(a); }
         else { nums.push(A_TXT); nums.push(strs.push(a as string) - 1); }
         continue;
       }
-      if (a === null) { nums.push(A_OUT); }
-      else {
-        const v = a as DfValue;
-        if (v.t === T_INT) { nums.push(A_INT); nums.push(v.v); }
-        else if (v.t === T_REAL) { nums.push(A_REAL); nums.push(v.v); }
-        else if (v.t === T_STRING) { nums.push(A_STR); nums.push(strs.push(v.v) - 1); }
-        else { nums.push(A_OBJ + 16 * v.t); nums.push(objs.push(v.v) - 1); }
-      }
+      if (a === null) nums.push(A_OUT);
+      else pushValue(nums, strs, objs, a as DfValue);
       nums.push(addKey(key));
     }
   }
@@ -58,13 +58,22 @@ export function encodeBatch(id: number, tasks: Task[]): WireBatch {
 }
 
 /** Decoded task for the worker: args as values, DF key numbers (see BatchKeys), forwarded inputs. */
-export interface DecodedTask { cf: number; imp: number; args: unknown[]; keys: number[]; fwd: number[] | null }
+export interface DecodedTask { cf: number; imp: number; args: unknown[]; keys: number[]; fwd: Forward[] | null }
 
 /** The batch's DF keys, split only if a ucode asks a DF for its name. */
 export class BatchKeys {
   private split: string[] | null = null;
-  constructor(private text: string) {}
+  constructor(private readonly text: string) {}
   get(i: number): string { return (this.split ??= this.text.split('\u0001'))[i] ?? '?'; }
+}
+
+function readValue(tag: number, x: number, strs: string[], objs: unknown[]): DfValue {
+  switch (tag & 15) {
+    case A_INT: return { t: T_INT, v: x | 0 };
+    case A_REAL: return { t: T_REAL, v: x };
+    case A_STR: return { t: T_STRING, v: strs[x]! };
+    default: return { t: tag >> 4, v: objs[x] } as DfValue;
+  }
 }
 
 export function decodeBatch(b: WireBatch): DecodedTask[] {
@@ -72,9 +81,9 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
   const out: DecodedTask[] = new Array(b.n);
   let p = 0;
   for (let ti = 0; ti < b.n; ti++) {
-    const cf = nums[p++]!, imp = nums[p++]!, n = nums[p++]!;
+    const cf = nums[p++]!, imp = nums[p++]! | 0, n = nums[p++]!;
     const args = new Array<unknown>(n), keys = new Array<number>(n);
-    let fwd: number[] | null = null;
+    let fwd: Forward[] | null = null;
     for (let i = 0; i < n; i++) {
       const tag = nums[p++]!;
       keys[i] = -1;
@@ -82,11 +91,8 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
         case A_NUM: args[i] = nums[p++]; continue;
         case A_TXT: args[i] = strs[nums[p++]!]; continue;
         case A_OUT: args[i] = null; break;
-        case A_INT: args[i] = { t: T_INT, v: nums[p++] }; break;
-        case A_REAL: args[i] = { t: T_REAL, v: nums[p++] }; break;
-        case A_STR: args[i] = { t: T_STRING, v: strs[nums[p++]!] }; break;
-        case A_OBJ: args[i] = { t: tag >> 4, v: objs[nums[p++]!] }; break;
-        case A_FWD: (fwd ??= []).push(i, nums[p++]!, nums[p++]!); args[i] = null; break;
+        case A_FWD: (fwd ??= []).push({ arg: i, task: nums[p++]!, out: nums[p++]! }); args[i] = null; break;
+        default: args[i] = readValue(tag, nums[p++]!, strs, objs);
       }
       keys[i] = nums[p++]!;
     }
@@ -97,25 +103,23 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
 
 /** Results: per task its outputs in order, as [tag, value] with the same tags. */
 export interface WireResult {
-  worker: number; batch: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[];
-  error?: { task: number; message: string; stack?: string };
-  /** when tracing: each task's finish time (the moment its outputs exist on the worker) */
-  fin?: Float64Array;
+  lane: number; batch: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[];
+  error?: TaskError;
+  /** wall ns of each task that ran (durations; on the run's clock when traced) */
+  start: Float64Array;
+  fin: Float64Array;
 }
 
-export function encodeResult(worker: number, batch: number, outs: (DfValue | null)[][]): WireResult {
+export function encodeResult(lane: number, batch: number, outs: (DfValue | null)[][], start: Float64Array, fin: Float64Array): WireResult {
   const nums = new NumBuf(), strs: string[] = [], objs: unknown[] = [];
   for (const o of outs) {
     nums.push(o.length);
     for (const v of o) {
       if (v === null) nums.push(A_OUT);
-      else if (v.t === T_INT) { nums.push(A_INT); nums.push(v.v); }
-      else if (v.t === T_REAL) { nums.push(A_REAL); nums.push(v.v); }
-      else if (v.t === T_STRING) { nums.push(A_STR); nums.push(strs.push(v.v) - 1); }
-      else { nums.push(A_OBJ + 16 * v.t); nums.push(objs.push(v.v) - 1); }
+      else pushValue(nums, strs, objs, v);
     }
   }
-  return { worker, batch, n: outs.length, nums: nums.finish(), strs, objs };
+  return { lane, batch, n: outs.length, nums: nums.finish(), strs, objs, start, fin };
 }
 
 export function decodeResult(r: WireResult): (DfValue | null)[][] {
@@ -127,13 +131,7 @@ export function decodeResult(r: WireResult): (DfValue | null)[][] {
     const o: (DfValue | null)[] = new Array(k);
     for (let j = 0; j < k; j++) {
       const tag = nums[p++]!;
-      switch (tag & 15) {
-        case A_OUT: o[j] = null; break;
-        case A_INT: o[j] = { t: T_INT, v: nums[p++]! }; break;
-        case A_REAL: o[j] = { t: T_REAL, v: nums[p++]! }; break;
-        case A_STR: o[j] = { t: T_STRING, v: strs[nums[p++]!]! }; break;
-        default: o[j] = { t: tag >> 4, v: objs[nums[p++]!] } as DfValue;
-      }
+      o[j] = (tag & 15) === A_OUT ? null : readValue(tag, nums[p++]!, strs, objs);
     }
     outs[i] = o;
   }

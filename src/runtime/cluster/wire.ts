@@ -1,17 +1,8 @@
-// Encoding of runtime messages between nodes: DF values and migrating CFs.
-// Raw DF bytes travel as the transport's payload (never copied into the body).
+// Encoding of the values and environments that cross nodes. Raw DF bytes travel as the
+// transport's payload (never copied into the body).
 import { deserialize, serialize } from 'node:v8';
-import { Decoder, Encoder } from './transport/codec.js';
-import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, sharedBytes, type DfValue } from '../ucode/value.js';
-
-export const TAG = {
-  MIGRATE: 1, REQUEST: 2, POST: 3, RESPONSE: 4, DESTROY: 5, PUSH: 6,
-  PROBE: 10, PROBE_REPLY: 11, STOP: 12, HANG_QUERY: 13, HANG_REPORT: 14, FAULT: 15, ABORT: 16,
-  STEAL_REQ: 20, STEAL_NONE: 21, CLOCK_PING: 30, CLOCK_PONG: 31,
-} as const;
-
-/** Runtime (counted) messages: everything that carries work or data. */
-export function isCounted(tag: number): boolean { return tag >= 1 && tag <= 6; }
+import { Decoder, Encoder } from '../transport/codec.js';
+import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, sharedBytes, type DfValue } from '../../ucode/value.js';
 
 /** Write a value into the body; a raw value returns its bytes to send as payload. */
 export function encodeValue(e: Encoder, v: DfValue, inline = false): Uint8Array | undefined {

@@ -1,0 +1,114 @@
+// The runtime's data channel: CF migration and the DF protocol between nodes (request, post,
+// response, destroy, push). Every message of this channel carries work or data, so all are
+// counted for termination detection.
+import { Decoder, Encoder } from '../transport/codec.js';
+import type { Channel, Router } from '../transport/router.js';
+import { valueSize, type DfValue } from '../../ucode/value.js';
+import type { DfKey } from '../../core/dfkey.js';
+import type { Cf } from '../node/fragment.js';
+import type { NodeRuntime, RemoteOps } from '../node/runtime.js';
+import { decodeEnv, decodeValue, encodeEnv, encodeValue } from './wire.js';
+
+export const DATA_CHANNEL = 1;
+const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6;
+
+export class DataChannel implements RemoteOps {
+  private readonly ch: Channel;
+  private readonly enc = new Encoder(1024);
+  private rt!: NodeRuntime;
+  /** a CF arrived (stealing uses it to know its request was answered) */
+  onCfArrived: () => void = () => {};
+
+  constructor(router: Router, private readonly now: () => number, private readonly failed: (e: unknown) => void) {
+    this.ch = router.channel(DATA_CHANNEL, 'runtime data', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
+  }
+
+  attach(rt: NodeRuntime): void {
+    this.rt = rt;
+  }
+
+  // ------------------------------------------------------------------ sending (RemoteOps)
+
+  migrate(cf: Cf, to: number): void {
+    const e = this.enc.reset();
+    e.varint(cf.site.id).string(cf.gid).varint(cf.id).svarint(cf.counter).svarint(cf.counterEnd).u8(cf.begun ? 1 : 0).f64(cf.priority);
+    encodeEnv(e, cf.env);
+    const got = cf.got ?? [];
+    e.varint(got.length / 2);
+    for (let i = 0; i < got.length; i += 2) { e.string(got[i] as string); encodeValue(e, got[i + 1] as DfValue, true); }
+    this.ch.send(to, MIGRATE, e.finish());
+  }
+
+  request(key: DfKey, owner: number): void {
+    this.ch.send(owner, REQUEST, this.enc.reset().string(key).finish());
+  }
+
+  post(key: DfKey, owner: number, v: DfValue, count: number): void {
+    const e = this.enc.reset().string(key).svarint(count);
+    this.sendValue(key, owner, POST, v, encodeValue(e, v));
+  }
+
+  respond(key: DfKey, to: number, v: DfValue): void {
+    const e = this.enc.reset().string(key);
+    this.sendValue(key, to, RESPONSE, v, encodeValue(e, v));
+  }
+
+  destroy(key: DfKey, owner: number): void {
+    this.ch.send(owner, DESTROY, this.enc.reset().string(key).finish());
+  }
+
+  push(pushKey: string, owner: number, v: DfValue): void {
+    const e = this.enc.reset().string(pushKey);
+    const payload = encodeValue(e, v);
+    this.ch.send(owner, PUSH, e.finish(), payload);
+  }
+
+  private sendValue(key: DfKey, to: number, tag: number, v: DfValue, payload: Uint8Array | undefined): void {
+    const tr = this.rt.st.tr;
+    if (!tr) { this.ch.send(to, tag, this.enc.finish(), payload); return; }
+    const df = tr.dfName(key);
+    tr.dfSendStart(this.now(), df, to, valueSize(v));
+    this.ch.send(to, tag, this.enc.finish(), payload);
+    tr.dfSendEnd(this.now(), df, to);
+  }
+
+  // ------------------------------------------------------------------ receiving
+
+  private received(key: DfKey, from: number, v: DfValue): void {
+    const tr = this.rt.st.tr;
+    if (tr) tr.dfReceive(this.now(), tr.dfName(key), from, valueSize(v));
+  }
+
+  private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    const d = new Decoder(body);
+    const rt = this.rt;
+    try {
+      switch (tag) {
+        case MIGRATE: {
+          const siteId = d.varint();
+          const site = rt.program.sites[siteId];
+          if (!site) throw new Error(`node ${from} sent a CF of unknown spawn site ${siteId} (different programs?)`);
+          const gid = d.string();
+          const remoteId = d.varint();
+          const counter = d.svarint(), counterEnd = d.svarint(), begun = d.u8() === 1, priority = d.f64();
+          const cf = rt.adoptCf(site, decodeEnv(d), gid);
+          cf.counter = counter;
+          cf.counterEnd = counterEnd;
+          cf.begun = begun;
+          cf.priority = priority;
+          const n = d.varint();
+          for (let i = 0; i < n; i++) { const k = d.string(); cf.addGot(k, decodeValue(d, undefined, true)); }
+          this.onCfArrived();
+          rt.receiveCf(cf, from, remoteId);
+          break;
+        }
+        case REQUEST: rt.remoteRequest(d.string(), from); break;
+        case POST: { const key = d.string(); const count = d.svarint(); const v = decodeValue(d, payload); this.received(key, from, v); rt.remotePost(key, v, count); break; }
+        case RESPONSE: { const key = d.string(); const v = decodeValue(d, payload); this.received(key, from, v); rt.response(key, v); break; }
+        case DESTROY: rt.remoteDestroy(d.string()); break;
+        case PUSH: { const key = d.string(); rt.remotePush(key, decodeValue(d, payload)); break; }
+        default: throw new Error(`unknown runtime data message ${tag} from node ${from}`);
+      }
+    } catch (e) { this.failed(e); }
+  }
+}

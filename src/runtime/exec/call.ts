@@ -1,0 +1,68 @@
+// The calling convention of ucodes, shared by worker threads and the system thread's inline
+// executor: DF handles for value and name parameters, plain numbers and strings for the rest,
+// the outputs collected after the call. A ucode is synchronous (docs/language.md): a returned
+// Promise is an error, so is asynchronous work it leaves behind (see the worker).
+import type { ParamType } from '../../lang/ast.js';
+import { displayDf } from '../../core/dfkey.js';
+import { DF } from '../../ucode/df.js';
+import { T_INT, T_RAW, type DfValue } from '../../ucode/value.js';
+import { sharedBytesChurned } from './shm.js';
+
+export type Ucode = (...args: unknown[]) => unknown;
+
+export interface UcodeDef {
+  symbol: string;
+  params: readonly ParamType[];
+}
+
+/** A ucode broke the contract of the runtime (not an exception it threw). */
+export class ContractError extends Error {}
+
+/** The functions of the ucode module for each import (a stand-in that throws when one is missing). */
+export function bindUcodes(mod: Record<string, unknown> | undefined, imports: readonly UcodeDef[]): Ucode[] {
+  return imports.map((imp) => {
+    const f = mod?.[imp.symbol];
+    if (typeof f === 'function') return f as Ucode;
+    return () => { throw new ContractError(`the ucode module exports no function ${imp.symbol}`); };
+  });
+}
+
+const nameOfKey = (k: string): string => displayDf(k);
+
+/**
+ * Call ucode `fn` with `args` (aligned with its params: DfValue for value, null for name,
+ * number or string otherwise; `keys` are the DF keys, or a function giving them lazily).
+ * Returns the values of the name parameters in order (null where the ucode set nothing).
+ */
+export function callUcode(fn: Ucode, def: UcodeDef, args: unknown[], key: (i: number) => string): (DfValue | null)[] {
+  const params = def.params;
+  const n = params.length;
+  const call = new Array<unknown>(n);
+  let outs: DF[] | null = null;
+  for (let i = 0; i < n; i++) {
+    const p = params[i];
+    if (p === 'value') call[i] = new DF(key(i), args[i] as DfValue, false, nameOfKey);
+    else if (p === 'name') { const d = new DF(key(i), undefined, true, nameOfKey); (outs ??= []).push(d); call[i] = d; }
+    else if (p === 'int') call[i] = (args[i] as number) | 0; // small integers keep integer code integer
+    else call[i] = args[i];
+  }
+  const r = fn(...call);
+  if (r instanceof Promise || (r !== null && typeof r === 'object' && typeof (r as { then?: unknown }).then === 'function')) {
+    // do not leave a rejected promise behind unhandled
+    Promise.resolve(r).catch(() => {});
+    throw new ContractError(`ucode ${def.symbol} returned a Promise: ucodes are synchronous (an async function cannot be a ucode)`);
+  }
+  if (outs === null) return [];
+  const o = new Array<DfValue | null>(outs.length);
+  for (let i = 0; i < outs.length; i++) {
+    const v = outs[i]!.value ?? null;
+    if (v !== null && v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
+    o[i] = v;
+  }
+  return o;
+}
+
+/** An int DF value as a small integer (values read from a Float64Array are doubles). */
+export function intValue(v: number): DfValue {
+  return { t: T_INT, v: v | 0 };
+}

@@ -1,0 +1,120 @@
+// The worker threads of one node, seen from its system thread: lane i is worker i, started on
+// its first batch (a program that never needs a worker never pays for one). Sending wakes a
+// worker only if it sleeps; results and deaths come back as callbacks. A worker that dies
+// (process.exit in a ucode, out of memory, a crash) is reported with the CF it was running.
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import type { ImportDef } from '../../program/compile.js';
+import { AWAKE, SLEEPING, abortFlag, flagsLength, runningFlag, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
+import { decodeResult, encodeBatch, type WireResult } from './codec.js';
+
+const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
+
+export interface PoolOptions {
+  lanes: number;
+  bundle?: string;
+  imports: readonly ImportDef[];
+  trace?: WorkerInit['trace'];
+  onResult: (r: BatchResult) => void;
+  /** a worker died or could not start; `cf` is the CF it was running (-1: none) */
+  onDeath: (lane: number, cf: number, cause: string) => void;
+}
+
+export class WorkerPool {
+  readonly lanes: number;
+  /** batches sent and not yet answered, per lane */
+  readonly inflight: Int32Array;
+  private readonly workers: (Worker | undefined)[];
+  private readonly ports: (MessagePort | undefined)[];
+  private readonly flags: Int32Array;
+  private stopped = false;
+
+  constructor(private readonly opts: PoolOptions) {
+    this.lanes = opts.lanes;
+    this.flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(opts.lanes)));
+    for (let i = 0; i < opts.lanes; i++) this.flags[runningFlag(opts.lanes, i)] = -1;
+    this.inflight = new Int32Array(opts.lanes);
+    this.workers = new Array(opts.lanes);
+    this.ports = new Array(opts.lanes);
+  }
+
+  /** Start lane `i`'s worker now (it boots while the system thread does other work). */
+  warm(i: number): void {
+    if (!this.workers[i] && !this.stopped) this.startWorker(i);
+  }
+
+  get started(): number {
+    return this.workers.filter(Boolean).length;
+  }
+
+  private startWorker(i: number): void {
+    const ch = new MessageChannel();
+    const init: WorkerInit = {
+      index: i, bundle: this.opts.bundle, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace,
+      imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params })),
+    };
+    const w = new Worker(WORKER_FILE, { workerData: init, transferList: [ch.port2], stdout: false, stderr: false });
+    this.workers[i] = w;
+    this.ports[i] = ch.port1;
+    let dead = false;
+    const death = (cause: string): void => {
+      if (dead || this.stopped) return;
+      dead = true;
+      this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, cause);
+    };
+    w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
+      if (m.ready !== undefined) return;
+      if (m.fatal !== undefined) { death(`cannot load the ucode module: ${m.fatal}`); return; }
+      this.inflight[m.lane]!--;
+      const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
+      if (m.error) r.error = m.error;
+      this.opts.onResult(r);
+    });
+    w.on('error', (e: Error & { code?: string }) => {
+      death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'out of memory (JavaScript heap limit reached)' : `${e.message}`);
+    });
+    w.on('exit', (code) => death(`worker thread ${i} exited with code ${code}${code !== 0 ? ' (a ucode called process.exit?)' : ''}`));
+  }
+
+  send(lane: number, batch: Batch): void {
+    if (!this.workers[lane]) this.startWorker(lane);
+    this.inflight[lane]!++;
+    this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
+    if (Atomics.load(this.flags, lane) === SLEEPING) {
+      Atomics.store(this.flags, lane, AWAKE);
+      Atomics.notify(this.flags, lane);
+    }
+  }
+
+  busy(): boolean {
+    for (let i = 0; i < this.lanes; i++) if (this.inflight[i]! > 0) return true;
+    return false;
+  }
+
+  /** Tell workers to drop the rest of their batches (the run failed). */
+  abort(): void {
+    Atomics.store(this.flags, abortFlag(this.lanes), 1);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const ws = this.workers.filter((w): w is Worker => w !== undefined);
+    const exits = ws.map((w) => new Promise<void>((r) => w.once('exit', () => r())));
+    for (let i = 0; i < this.lanes; i++) {
+      if (!this.workers[i]) continue;
+      this.ports[i]!.postMessage({ stop: true });
+      Atomics.store(this.flags, i, AWAKE);
+      Atomics.notify(this.flags, i);
+    }
+    const timeout = new Promise<void>((r) => setTimeout(r, 2000).unref());
+    await Promise.race([Promise.all(exits), timeout]);
+    for (const w of ws) void w.terminate();
+  }
+
+  /** Stop immediately (errors): do not wait for running ucodes. */
+  async kill(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.workers.filter((w): w is Worker => w !== undefined).map((w) => w.terminate()));
+  }
+}

@@ -1,0 +1,80 @@
+// What the system thread hands to executors (worker threads, or itself for inline runs) and
+// what comes back.
+import type { MessagePort } from 'node:worker_threads';
+import type { ParamType } from '../../lang/ast.js';
+import type { DfValue } from '../../ucode/value.js';
+
+/** One atomic CF, ready to run. */
+export interface Task {
+  /** node-local CF number */
+  cf: number;
+  /** index of the ucode in CompiledProgram.imports */
+  imp: number;
+  /** aligned with the ucode's params: DfValue for value, number|string for int/real/string, null for name */
+  args: unknown[];
+  /** DF keys aligned with params ('' for plain values): for getName() and messages */
+  keys: string[];
+  /** forwarded inputs (continuations), see Forward; absent when every input is in args */
+  fwd?: Forward[];
+}
+
+/**
+ * A forwarded input: argument `arg` is output number `out` of task `task` of the same batch
+ * (task ≥ 0), or of task `previousTask(task)` of the batch the same lane ran just before
+ * (task < 0: a chain continuing across batches).
+ */
+export interface Forward {
+  arg: number;
+  task: number;
+  out: number;
+}
+
+/** Encode task index `i` of the lane's previous batch as a Forward.task. */
+export const inPreviousBatch = (i: number): number => -1 - i;
+/** The index in the previous batch of a Forward.task < 0. */
+export const previousTask = (task: number): number => -1 - task;
+
+export interface Batch {
+  id: number;
+  tasks: Task[];
+}
+
+export interface TaskError {
+  task: number;
+  message: string;
+  stack?: string;
+  /** the error is the executor's, not the ucode's (e.g. a Promise returned) */
+  kind?: 'ucode' | 'async' | 'contract';
+}
+
+export interface BatchResult {
+  lane: number;
+  batch: number;
+  /** per task that ran: values of its name params in order (null = not set) */
+  outs: (DfValue | null)[][];
+  error?: TaskError;
+  /** wall ns of each task that ran (start and finish on the run's clock when traced, else durations from 0) */
+  start?: Float64Array;
+  fin?: Float64Array;
+}
+
+export interface WorkerInit {
+  index: number;
+  /** bundled ucode module (absent when the program imports nothing) */
+  bundle?: string;
+  imports: { symbol: string; alias: string; params: ParamType[] }[];
+  /** Int32Array over a SharedArrayBuffer, see LaneFlags */
+  flags: SharedArrayBuffer;
+  port: MessagePort;
+  trace?: { dir: string; node: number; origin: string };
+}
+
+/**
+ * Shared flags between the system thread and workers (Int32Array): per lane its sleep state,
+ * then the abort flag every worker checks between CFs, then per lane the CF it is running
+ * (-1 when none) so that a worker that dies can be blamed on its fragment.
+ */
+export const SLEEPING = 1, AWAKE = 0;
+export const flagsLength = (lanes: number): number => 2 * lanes + 1;
+export const abortFlag = (lanes: number): number => lanes;
+export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;

@@ -1,0 +1,154 @@
+// Worker thread: runs atomic CFs (ucodes) only. It pulls batches from its port synchronously,
+// spins briefly when its port is empty (a batch that follows within microseconds costs no
+// wake-up), then parks on an Atomics flag, so the system thread wakes only sleepers and a busy
+// worker never pays an event-loop round trip per batch. The worker never returns to its event
+// loop while the run lasts: timers and promises a ucode creates could never run, so creating
+// any is reported as a contract violation naming the CF.
+import { createHook } from 'node:async_hooks';
+import { receiveMessageOnPort, workerData, parentPort } from 'node:worker_threads';
+import { writeSync } from 'node:fs';
+import { Console } from 'node:console';
+import { EventEmitter } from 'node:events';
+import { pathToFileURL } from 'node:url';
+import type { DfValue } from '../../ucode/value.js';
+import { ThreadTraceWriter, setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../../trace/index.js';
+import { AWAKE, SLEEPING, abortFlag, runningFlag, type TaskError, type WorkerInit } from './protocol.js';
+import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
+import { bindUcodes, callUcode, ContractError, type Ucode } from './call.js';
+
+const init = workerData as WorkerInit;
+// Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
+process.setSourceMapsEnabled(true);
+const flags = new Int32Array(init.flags);
+const me = init.index;
+const lanes = (flags.length - 1) >> 1;
+const ABORT = abortFlag(lanes), RUNNING = runningFlag(lanes, me);
+const SPIN_NS = Number(process.env.LUNA_SPIN_US ?? 50) * 1000;
+
+// Tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks.
+let tw: ThreadTraceWriter | undefined;
+if (init.trace) {
+  setRunOrigin(init.trace.origin);
+  tw = ThreadTraceWriter.open(init.trace.dir, init.trace.node, me + 1, { cpuExact: cpuClockExact });
+}
+const now: () => number = tw ? wallNs : () => performance.now() * 1e6;
+
+// Ucode output goes straight to the file descriptors: ordered, unbuffered, never lost on abort.
+const pause = new Int32Array(new SharedArrayBuffer(4));
+/** Write all of `buf`; a pipe in non-blocking mode may refuse (EAGAIN) while its reader lags. */
+function writeAll(fd: number, buf: Buffer): void {
+  let off = 0;
+  while (off < buf.length) {
+    try { off += writeSync(fd, buf, off); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      Atomics.wait(pause, 0, 0, 1);
+    }
+  }
+}
+/**
+ * A synchronous stand-in for process.stdout/stderr. Not a stream.Writable: a Writable defers
+ * its callbacks with process.nextTick, which would count as asynchronous work of the ucode.
+ */
+class SyncOut extends EventEmitter {
+  readonly isTTY = false;
+  readonly writable = true;
+  constructor(readonly fd: number) { super(); }
+  write(chunk: string | Uint8Array, enc?: BufferEncoding | ((e?: Error) => void), cb?: (e?: Error) => void): boolean {
+    writeAll(this.fd, typeof chunk === 'string' ? Buffer.from(chunk, typeof enc === 'string' ? enc : 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    (typeof enc === 'function' ? enc : cb)?.();
+    return true;
+  }
+  end(): void {}
+}
+const out = new SyncOut(1), err = new SyncOut(2);
+globalThis.console = new Console({ stdout: out as unknown as NodeJS.WritableStream, stderr: err as unknown as NodeJS.WritableStream });
+Object.defineProperty(process, 'stdout', { value: out, configurable: true });
+Object.defineProperty(process, 'stderr', { value: err, configurable: true });
+
+// Asynchronous work started by a ucode: recorded while a ucode runs, reported after it returns.
+let inUcode = false;
+let asyncMade: string | null = null;
+createHook({
+  init(_id, type) { if (inUcode && asyncMade === null) asyncMade = type; },
+}).enable();
+
+/** Outputs of the batch this worker ran last (a chain may continue from them). */
+let prevOuts: (DfValue | null)[][] = [];
+
+async function main(): Promise<void> {
+  const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
+  const fns = bindUcodes(mod, init.imports);
+  parentPort!.postMessage({ ready: me });
+  loop(fns);
+}
+
+function loop(fns: Ucode[]): void {
+  const port = init.port;
+  for (;;) {
+    let m = receiveMessageOnPort(port);
+    if (m === undefined && SPIN_NS > 0) {
+      const until = performance.now() + SPIN_NS / 1e6;
+      do m = receiveMessageOnPort(port); while (m === undefined && performance.now() < until);
+    }
+    if (m === undefined) {
+      Atomics.store(flags, me, SLEEPING);
+      m = receiveMessageOnPort(port); // a batch may have arrived before we slept
+      if (m === undefined) { Atomics.wait(flags, me, SLEEPING); continue; }
+      Atomics.store(flags, me, AWAKE);
+    }
+    if (!run(m.message as WireBatch | { stop: true }, fns)) return;
+  }
+}
+
+function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
+  if ('stop' in msg) { tw?.close(); init.port.close(); return false; }
+  const tasks = decodeBatch(msg);
+  const names = new BatchKeys(msg.keys);
+  const outs: (DfValue | null)[][] = new Array(tasks.length);
+  const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
+  let error: TaskError | undefined;
+  let ran = 0;
+  for (let ti = 0; ti < tasks.length; ti++) {
+    if (flags[ABORT] !== 0) break; // the run failed: drop the rest
+    const t = tasks[ti]!;
+    const def = init.imports[t.imp]!;
+    const args = t.args;
+    if (t.fwd) for (const f of t.fwd) args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out];
+    Atomics.store(flags, RUNNING, t.cf);
+    const t0 = now();
+    if (tw) {
+      if (t.fwd) tw.cfReady(t0, t.cf);
+      tw.cfStart(t0, threadCpuNs(), t.cf, me + 1);
+    }
+    start[ti] = t0;
+    try {
+      inUcode = true;
+      outs[ti] = callUcode(fns[t.imp]!, def, args, (i) => names.get(t.keys[i]!));
+      inUcode = false;
+      if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, their timers and promises would never run`);
+    } catch (e) {
+      inUcode = false;
+      if (tw) { const c1 = threadCpuNs(); tw.cfFinish(now(), c1, t.cf, me + 1); tw.flush(); }
+      const ex = e instanceof Error ? e : new Error(String(e));
+      error = { task: ti, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
+      Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
+      break;
+    }
+    // CPU read inside the wall interval on both ends, so CPU time ≤ wall time per CF.
+    if (tw) { const c1 = threadCpuNs(); const t1 = now(); tw.cfFinish(t1, c1, t.cf, me + 1); fin[ti] = t1; }
+    else fin[ti] = now();
+    ran = ti + 1;
+  }
+  Atomics.store(flags, RUNNING, -1);
+  outs.length = ran;
+  prevOuts = outs; // the next batch may continue a chain from these
+  const result = encodeResult(me, msg.id, outs, start.subarray(0, ran), fin.subarray(0, ran));
+  if (error) result.error = error;
+  parentPort!.postMessage(result);
+  return true;
+}
+
+main().catch((e: unknown) => {
+  const ex = e instanceof Error ? e : new Error(String(e));
+  parentPort!.postMessage({ fatal: ex.message, lane: me });
+});

@@ -1,0 +1,93 @@
+// Building a batch for an executor lane. A batch is a list of ready atomic CFs; it grows with
+// continuations: a CF that waits only for outputs of earlier members (and is their sole local
+// consumer) joins it with those inputs forwarded, so a chain runs on one executor without a
+// round trip through the system thread per CF. A chain longer than one batch continues in the
+// next batch of the same lane while the previous one still runs (LaneTail).
+import type { DfKey } from '../../core/dfkey.js';
+import type { Task } from '../exec/protocol.js';
+import { inPreviousBatch } from '../exec/protocol.js';
+import { Cf, isPushRule, OUT_DROP, WAITING } from './fragment.js';
+import { TASK, type BatchOutputs, type Interpreter } from './examine.js';
+import type { NodeState } from './state.js';
+
+/** An output of a batch member: task index (negative: the lane's previous batch) and output number. */
+export interface Producer {
+  task: number;
+  out: number;
+}
+
+/** What a lane's last batch produces, for a chain that continues in the next one. */
+export interface LaneTail {
+  batch: number;
+  cfs: Cf[];
+  out: Map<DfKey, Producer | null>;
+}
+
+export class BatchBuilder implements BatchOutputs {
+  readonly tasks: Task[] = [];
+  readonly cfs: Cf[] = [];
+  /** outputs of the members; null: produced only when the batch ends (`>>` flags) */
+  readonly out = new Map<DfKey, Producer | null>();
+
+  constructor(private readonly st: NodeState, prev?: LaneTail) {
+    if (prev) for (const [k, p] of prev.out) if (p !== null && p.task >= 0) this.out.set(k, { task: inPreviousBatch(p.task), out: p.out });
+  }
+
+  get size(): number {
+    return this.tasks.length;
+  }
+
+  producer(key: DfKey): Producer | null | undefined {
+    return this.out.get(key);
+  }
+
+  add(cf: Cf): void {
+    const i = this.tasks.length;
+    this.tasks.push(cf.task!);
+    this.cfs.push(cf);
+    const keys = cf.outKeys, owners = cf.outOwners;
+    // `>>` flags of the batch are produced by it too, but only at its completion: a CF that
+    // reads one must wait for the batch.
+    if (cf.after) for (const a of cf.after) if (a.op === 'set' && !this.out.has(a.key)) this.out.set(a.key, null);
+    if (!keys || !owners) return;
+    const rules = cf.outRules;
+    // The first producer wins: a second one is a double assignment, reported at its post.
+    for (let o = 0; o < keys.length; o++) {
+      // dropped and pushed outputs are never published: nobody may read them from the batch
+      if (owners[o] !== this.st.self || this.out.has(keys[o]!) || (rules && (rules[o] === OUT_DROP || isPushRule(rules[o]!)))) continue;
+      this.out.set(keys[o]!, { task: i, out: o });
+    }
+  }
+
+  /**
+   * Append the CFs that wait only for outputs of the batch and are their producer's sole local
+   * consumer, up to `limit` tasks: they become continuations.
+   */
+  extend(interp: Interpreter, limit: number, from = 0): void {
+    for (let i = from; i < this.cfs.length && this.tasks.length < limit; i++) {
+      const succ = this.soleWaiter(this.cfs[i]!);
+      if (succ === null || succ.site.kind !== 'call') continue;
+      if (interp.examine(succ, this) === TASK) this.add(succ);
+    }
+  }
+
+  /** The one local CF waiting for the outputs of `cf`, if there is exactly one and nobody remote. */
+  soleWaiter(cf: Cf): Cf | null {
+    const keys = cf.outKeys;
+    if (!keys) return null;
+    const store = this.st.store;
+    let found: Cf | null = null;
+    for (const k of keys) {
+      const ws = store.waitersOf(k);
+      if (ws) {
+        for (const w of ws) {
+          if (w.chained || w.state !== WAITING) continue;
+          if (found && found !== w) return null;
+          found = w;
+        }
+      }
+      if (store.hasRemoteWaiters(k)) return null;
+    }
+    return found;
+  }
+}

@@ -1,0 +1,439 @@
+// The interpreter of fragments on the system thread: examining a CF decides what it can do now —
+// wait for DFs, migrate to its node, run (structured CFs spawn their children here), or become
+// a task for an executor (atomic CFs with every input present). Expressions are closures
+// compiled by src/program; they read DFs through the EvalFrame, which requests what is missing,
+// so one evaluation pass discovers everything a CF needs at this level.
+import type { CallSite, ForSite, IfSite, Site, SubCallSite, WhileSite } from '../../program/compile.js';
+import { argValue, dfValueOf, truthy, type CDfRef, type CExpr, type Frame } from '../../program/expr.js';
+import { blockPrefix } from '../../core/cfid.js';
+import { displayDf, familyKey, pushKey, type DfKey } from '../../core/dfkey.js';
+import { T_INT, type DfValue } from '../../ucode/value.js';
+import type { Forward, Task } from '../exec/protocol.js';
+import { Cf, OUT_DROP, OUT_PUSH, OUT_UNLIMITED, QUEUED, READY, WAITING, type AfterAction } from './fragment.js';
+import { RunFault } from './fault.js';
+import type { NodeState } from './state.js';
+
+/** What examining a CF led to. */
+export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;
+export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK | typeof BLOCKED;
+
+/** The outputs of the batch being built, as the interpreter sees them (see batch.ts). */
+export interface BatchOutputs {
+  /** undefined: not produced by the batch; null: produced but only when the batch ends (`>>` flags) */
+  producer(key: DfKey): { task: number; out: number } | null | undefined;
+  /** tasks already in the batch */
+  readonly size: number;
+}
+
+/** The evaluation context of the CF being examined (the Frame that compiled closures see). */
+class EvalFrame implements Frame {
+  env: unknown[] = [];
+  missing = false;
+  /** a value the batch being built will produce is needed: decide after the batch */
+  blocked = false;
+  cf!: Cf;
+  batch: BatchOutputs | null = null;
+  readonly size: number;
+  readonly self: number;
+
+  constructor(private readonly st: NodeState) {
+    this.size = st.size;
+    this.self = st.self;
+  }
+
+  read(key: string, owner: number): DfValue | undefined {
+    const cf = this.cf;
+    const got = cf.gotValue(key);
+    if (got !== undefined) return got;
+    if (this.batch !== null && this.batch.producer(key) !== undefined) { this.blocked = true; this.missing = true; return undefined; }
+    if (cf.isPending(key)) { this.missing = true; return undefined; }
+    const v = this.st.read(cf, key, this.st.policy.dfOwner ? this.st.policy.dfOwner(key, owner) : owner);
+    if (v === undefined) this.missing = true;
+    return v;
+  }
+}
+
+/** A frame that only looks at what a CF already received (labels in reports: never requests). */
+class PeekFrame implements Frame {
+  missing = false;
+  constructor(readonly env: unknown[], private readonly cf: Cf, readonly size: number, readonly self: number) {}
+  read(key: string): DfValue | undefined {
+    const v = this.cf.gotValue(key);
+    if (v === undefined) throw new Error('not received');
+    return v;
+  }
+}
+
+export class Interpreter {
+  private readonly f: EvalFrame;
+
+  constructor(private readonly st: NodeState) {
+    this.f = new EvalFrame(st);
+    st.labelIndices = (cf) => this.labelIndices(cf);
+  }
+
+  /**
+   * Examine `cf`. With `batch`, a batch is being built: CFs whose inputs it produces may join
+   * it (forwarded inputs), anything else that needs its values is BLOCKED until it ran.
+   */
+  examine(cf: Cf, batch: BatchOutputs | null = null): Outcome {
+    const f = this.f, st = this.st;
+    f.cf = cf;
+    f.env = cf.env;
+    f.missing = false;
+    f.blocked = false;
+    f.batch = batch;
+    const site = cf.site;
+    try {
+      if (!cf.placed) {
+        let target = site.locator ? site.locator(f) : 0;
+        if (f.blocked) return BLOCKED;
+        if (f.missing) return this.park(cf);
+        if (st.policy.place) target = st.policy.place(cf, target);
+        if (target !== st.self) {
+          // FIFO: a CF must not leave before the batch built ahead of it ran
+          if (st.fifo && batch !== null && batch.size > 0) return BLOCKED;
+          st.waiting.delete(cf);
+          st.migrate(cf, target);
+          return MIGRATED;
+        }
+        cf.placed = true;
+      }
+      for (const r of site.requests) this.readRef(r);
+      if (site.kind === 'call') return this.call(cf, site);
+      // Structured CFs spawn children: in FIFO order they must not overtake a pending batch.
+      if ((st.fifo && batch !== null && batch.size > 0) || f.blocked) return BLOCKED;
+      switch (site.kind) {
+        case 'subcall': return this.subCall(cf, site);
+        case 'for': return this.forLoop(cf, site);
+        case 'while': return this.whileLoop(cf, site);
+        case 'if': return this.ifStmt(cf, site);
+      }
+    } catch (e) {
+      throw RunFault.blame(e, cf);
+    } finally {
+      f.batch = null;
+    }
+  }
+
+  /** `label[i][j]` of a CF for messages (label indices evaluated without requesting anything). */
+  labelOf(cf: Cf): string {
+    const s = cf.site;
+    if (s.labelIdx.length === 0) return s.label;
+    const f = new PeekFrame(cf.env, cf, this.st.size, this.st.self);
+    try {
+      return s.label + s.labelIdx.map((e) => `[${String(argValue(e, 'int', f, s.pos))}]`).join('');
+    } catch { return s.label + '[?]'; }
+  }
+
+  /** Label indices when they are plain values (no DF involved): recorded in traces. */
+  labelIndices(cf: Cf): number[] | null {
+    const idx = cf.site.labelIdx;
+    if (idx.length === 0) return null;
+    for (const e of idx) if (e.type === 'dyn') return null;
+    const f = new PeekFrame(cf.env, cf, this.st.size, this.st.self);
+    try { return idx.map((e) => argValue(e, 'int', f, cf.site.pos) as number); } catch { return null; }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private park(cf: Cf): Outcome {
+    if (cf.state !== WAITING) this.st.park(cf);
+    return WAIT;
+  }
+
+  private owner(ref: CDfRef): number {
+    const o = ref.owner(this.f);
+    return this.st.policy.dfOwner ? this.st.policy.dfOwner(ref.key(this.f), o) : o;
+  }
+
+  private readRef(r: CDfRef): void {
+    const f = this.f;
+    const was = f.missing;
+    f.missing = false;
+    const key = r.key(f), owner = r.owner(f);
+    if (f.missing) return; // its index is a DF still to come
+    f.missing = was;
+    f.read(key, owner);
+  }
+
+  private int(e: CExpr): number {
+    return argValue(e, 'int', this.f, this.f.cf.site.pos) as number;
+  }
+
+  private labelKey(label: string, idx: CExpr[]): string {
+    let s = label;
+    for (const e of idx) s += `[${String(this.int(e))}]`;
+    return s;
+  }
+
+  // ------------------------------------------------------------------ atomic CFs
+
+  private call(cf: Cf, site: CallSite): Outcome {
+    const f = this.f, st = this.st, batch = f.batch;
+    // `wait x`: x arrives by push (afterpush), never by request — look for it first.
+    for (const w of site.waits) this.readPushed(cf, site, w);
+    const n = site.args.length;
+    const args = new Array<unknown>(n);
+    const keys = new Array<string>(n);
+    let fwd: Forward[] | undefined;
+    const outKeys: DfKey[] = [], outOwners: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const a = site.args[i]!;
+      keys[i] = '';
+      if (a.kind === 'in') {
+        const ref = a.expr.dfRef;
+        if (!ref) { args[i] = dfValueOf(a.expr, f); continue; }
+        const was = f.missing;
+        f.missing = false;
+        const key = ref.key(f), owner = ref.owner(f);
+        if (f.missing) continue; // its index is a DF still to come
+        f.missing = was;
+        keys[i] = key;
+        const p = batch !== null && cf.gotValue(key) === undefined ? batch.producer(key) : undefined;
+        if (p) {
+          // produced earlier in the batch: the executor passes it along
+          if (!cf.isPending(key)) st.store.expect(key, cf);
+          (fwd ??= []).push({ arg: i, task: p.task, out: p.out });
+          args[i] = null;
+        } else args[i] = f.read(key, owner);
+      } else if (a.kind === 'val') {
+        args[i] = argValue(a.expr, a.type, f, site.pos);
+      } else {
+        const key = a.ref.key(f);
+        keys[i] = key;
+        args[i] = null;
+        outKeys.push(key);
+        if (a.ref.replicas) {
+          (cf.replicas ??= [])[outKeys.length - 1] = a.ref.replicas(f);
+          outOwners.push(-1);
+        } else outOwners.push(this.owner(a.ref));
+      }
+    }
+    // Output rules and after-actions are evaluated now, while DFs can still be fetched.
+    const rules = this.outRules(cf, site, outKeys);
+    const after = this.afterActions(site);
+    const priority = site.priority ? this.int(site.priority) : cf.priority;
+    if (f.blocked) return BLOCKED;
+    if (f.missing) {
+      if (fwd && cf.state !== WAITING) return BLOCKED; // partly fed by the batch, partly not: later
+      return this.park(cf);
+    }
+    if (fwd && cf.pend && cf.pend.some((k) => !batch!.producer(k))) return BLOCKED;
+    if (st.waiting.delete(cf) || fwd) cf.chained = fwd !== undefined;
+    cf.outKeys = outKeys;
+    cf.outOwners = outOwners;
+    cf.outRules = rules;
+    cf.after = after;
+    cf.priority = priority;
+    if (st.policy.priority) cf.priority = st.policy.priority(cf);
+    const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };
+    if (fwd) task.fwd = fwd;
+    cf.task = task;
+    cf.state = READY;
+    if (st.tr) this.traceReady(cf, keys, site);
+    return TASK;
+  }
+
+  private traceReady(cf: Cf, keys: string[], site: CallSite): void {
+    const tr = this.st.tr!;
+    if (!cf.chained) tr.cfReady(this.st.host.now(), cf.id); // a continuation is ready when its executor reaches it
+    for (let i = 0; i < keys.length; i++) {
+      if (!keys[i]) continue;
+      // outputs are interned now too: their dfComputed is stamped back to the executor's finish
+      const df = tr.dfName(keys[i]!);
+      if (site.args[i]!.kind === 'in') tr.cfInput(cf.id, df);
+    }
+  }
+
+  /** Per output its publication rule (fragment.ts OUT_*), or null when all are published unlimited. */
+  private outRules(cf: Cf, site: CallSite, outKeys: DfKey[]): number[] | null {
+    if (site.reqCount.length === 0 && site.drop.length === 0 && site.afterpush.length === 0) return null;
+    const f = this.f;
+    const rules = outKeys.map(() => OUT_UNLIMITED);
+    const set = (ref: CDfRef, v: number) => {
+      const i = outKeys.indexOf(ref.key(f));
+      if (i >= 0) rules[i] = v;
+    };
+    for (const r of site.reqCount) {
+      const n = this.int(r.expr);
+      if (!f.missing && n < 0) throw new RunFault(`req_count of ${displayDf(r.ref.key(f))} is negative (${n})`, cf);
+      set(r.ref, n);
+    }
+    for (const r of site.drop) set(r, OUT_DROP);
+    site.afterpush.forEach((r, k) => set(r.ref, OUT_PUSH - k));
+    return rules;
+  }
+
+  /** `>>` targets (set to int 1) and `-->`/`delete` targets (destroyed), run after the call. */
+  private afterActions(site: Site): AfterAction[] | null {
+    if (site.setdfs.length === 0 && site.deletes.length === 0) return null;
+    const out: AfterAction[] = [];
+    for (const r of site.setdfs) out.push({ op: 'set', key: r.key(this.f), owner: this.owner(r) });
+    for (const r of site.deletes) out.push({ op: 'destroy', key: r.key(this.f), owner: this.owner(r) });
+    return out;
+  }
+
+  private readPushed(cf: Cf, site: CallSite, ref: CDfRef): void {
+    const f = this.f;
+    const key = ref.key(f);
+    if (cf.gotValue(key) !== undefined) return;
+    const v = this.st.store.takePushed(pushKey(this.labelKey(site.label, site.labelIdx), key), cf);
+    if (v !== undefined) { cf.addGot(key, v); return; }
+    f.missing = true;
+  }
+
+  /** The push key under which output `key` of `cf` goes to its afterpush target. */
+  pushTarget(cf: Cf, rule: number, key: DfKey): { key: string; owner: number } {
+    const site = cf.site as CallSite;
+    const r = site.afterpush[OUT_PUSH - rule]!;
+    const f = this.f;
+    f.cf = cf;
+    f.env = cf.env;
+    f.missing = false;
+    return { key: pushKey(this.labelKey(r.label, r.labelIdx), key), owner: r.owner(f) };
+  }
+
+  // ------------------------------------------------------------------ structured CFs
+
+  /** Spawn the statements of `block` as children of `parent` (fresh DFs for its `df` names). */
+  spawnBlock(parent: Cf, block: { dfs: { slot: number; name: string }[]; stmts: Site[] }, env: unknown[], iter: number, copy: boolean): void {
+    const st = this.st;
+    let e = env;
+    if (block.dfs.length > 0) {
+      if (copy) e = env.slice();
+      const uid = st.nextDfUid();
+      for (const d of block.dfs) e[d.slot] = familyKey(d.name, uid, st.self);
+    }
+    const prefix = parent.gid;
+    for (const s of block.stmts) st.enqueue(st.newCf(s, e, prefix, iter, parent));
+  }
+
+  private subCall(cf: Cf, site: SubCallSite): Outcome {
+    const f = this.f;
+    const t = site.target;
+    const env = new Array<unknown>(t.frameSize);
+    for (let i = 0; i < site.args.length; i++) {
+      const a = site.args[i]!, p = t.params[i]!;
+      env[p.slot] = a.kind === 'name' ? a.ref.key(f) : argValue(a.expr, a.type, f, site.pos);
+    }
+    for (const nf of site.nf) env[nf.slot] = this.int(nf.expr);
+    if (site.priority) cf.priority = this.int(site.priority);
+    const after = this.afterActions(site);
+    if (f.missing) return this.park(cf);
+    this.st.waiting.delete(cf);
+    this.spawnBlock(cf, t.body, env, -1, false);
+    this.runAfter(after, cf);
+    this.st.finish(cf);
+    return DONE;
+  }
+
+  private forLoop(cf: Cf, site: ForSite): Outcome {
+    const f = this.f, st = this.st;
+    if (!cf.begun) {
+      const first = this.int(site.first);
+      const last = this.int(site.last);
+      if (site.priority) cf.priority = this.int(site.priority);
+      if (f.missing) return this.park(cf);
+      st.waiting.delete(cf);
+      // the loop is unrolled a chunk at a time (see unroll): memory stays bounded
+      cf.begun = true;
+      cf.counter = first;
+      cf.counterEnd = last;
+      if (first > last) { st.finish(cf); return DONE; }
+      if (!st.fifo) {
+        // the first chunk now (as far as the policy allows), the rest when the pump asks
+        st.loops.push(cf);
+        const chunk = st.policy.unrollChunk({ remaining: last - first + 1, live: st.live, starving: false });
+        return chunk > 0 ? this.unroll(cf, chunk) : DONE;
+      }
+      // FIFO: the loop takes the place its children would take at the tail of the queue
+      st.enqueue(cf);
+      return DONE;
+    }
+    return this.unroll(cf, st.policy.unrollChunk({ remaining: cf.counterEnd - cf.counter + 1, live: st.live, starving: true }));
+  }
+
+  /**
+   * Spawn the next `chunk` iterations of a `for`. With one lane the loop is at the head of the
+   * run queue when this runs: its children go to the head, followed by the loop itself, so the
+   * order is that of spawning every iteration at once where the loop stood.
+   */
+  unroll(cf: Cf, chunk: number): Outcome {
+    const st = this.st, site = cf.site as ForSite;
+    const end = Math.min(cf.counterEnd, cf.counter + Math.max(1, chunk) - 1);
+    const prefix = cf.gid;
+    const spawned: Cf[] = [];
+    for (let i = cf.counter; i <= end; i++) {
+      const env = cf.env.slice();
+      env[site.varSlot] = i;
+      const body = site.body;
+      if (body.dfs.length > 0) {
+        const uid = st.nextDfUid();
+        for (const d of body.dfs) env[d.slot] = familyKey(d.name, uid, st.self);
+      }
+      for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf));
+    }
+    cf.counter = end + 1;
+    const more = cf.counter <= cf.counterEnd;
+    if (st.fifo) {
+      if (more) { cf.state = QUEUED; st.run.pushFront(cf); }
+      for (let k = spawned.length - 1; k >= 0; k--) { spawned[k]!.state = QUEUED; st.run.pushFront(spawned[k]!); }
+      st.onWork();
+    } else for (const c of spawned) st.enqueue(c);
+    if (!more) {
+      if (!st.fifo) st.loops.splice(st.loops.indexOf(cf), 1);
+      st.finish(cf);
+    }
+    return DONE;
+  }
+
+  private whileLoop(cf: Cf, site: WhileSite): Outcome {
+    const f = this.f, st = this.st;
+    if (!cf.begun) {
+      const start = this.int(site.start);
+      if (site.priority) cf.priority = this.int(site.priority);
+      if (f.missing) return this.park(cf);
+      cf.counter = start;
+      cf.begun = true;
+    }
+    const env = cf.env.slice();
+    env[site.varSlot] = cf.counter;
+    f.env = env;
+    const go = truthy(site.cond, f);
+    if (f.missing) return this.park(cf);
+    st.waiting.delete(cf);
+    cf.got = null; // the condition is fetched anew every round
+    if (go) {
+      this.spawnBlock(cf, site.body, env, cf.counter, false);
+      cf.counter++;
+      st.enqueue(cf);
+      return DONE;
+    }
+    f.env = cf.env;
+    this.st.post(site.out.key(f), this.owner(site.out), { t: T_INT, v: cf.counter }, -1, cf, st.host.now());
+    st.finish(cf);
+    return DONE;
+  }
+
+  private ifStmt(cf: Cf, site: IfSite): Outcome {
+    const f = this.f;
+    const go = truthy(site.cond, f);
+    if (site.priority) cf.priority = this.int(site.priority);
+    if (f.missing) return this.park(cf);
+    this.st.waiting.delete(cf);
+    if (go) this.spawnBlock(cf, site.body, cf.env, -1, true);
+    this.st.finish(cf);
+    return DONE;
+  }
+
+  /** Run a CF's `>>` and `-->` actions. */
+  runAfter(after: AfterAction[] | null, cf: Cf): void {
+    if (!after) return;
+    const st = this.st;
+    for (const a of after) {
+      if (a.op === 'set') st.post(a.key, a.owner, { t: T_INT, v: 1 }, -1, cf, st.host.now());
+      else st.destroy(a.key, a.owner, cf);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+// A computation fragment instance on one node: a spawn site applied to an environment, with
+// what it has received and, once it is an atomic CF ready to run, its outputs and rules.
+import type { Site } from '../../program/compile.js';
+import { childGid } from '../../core/cfid.js';
+import type { DfKey } from '../../core/dfkey.js';
+import type { DfValue } from '../../ucode/value.js';
+import type { Task } from '../exec/protocol.js';
+
+/** Life cycle: NEW → (WAITING ↔ QUEUED) → READY → DISPATCHED → DONE; MIGRATED leaves the node. */
+export const NEW = 0, WAITING = 1, QUEUED = 2, READY = 3, DISPATCHED = 4, DONE = 5;
+
+export class Cf {
+  state = NEW;
+  /** keys requested and not yet arrived */
+  pend: DfKey[] | null = null;
+  /** values received for this CF: flat [key, value, key, value, …] (few inputs per CF) */
+  got: (DfKey | DfValue)[] | null = null;
+  /** placement decided (locator evaluated, migration done) */
+  placed = false;
+  /** `for`/`while` evaluated its bounds or start value (it may be examined again later) */
+  begun = false;
+  /** `while`: the current counter; `for`: the next iteration to spawn */
+  counter = 0;
+  /** `for`: the last iteration */
+  counterEnd = 0;
+  /** atomic CFs, once ready: what the executor runs */
+  task: Task | null = null;
+  /** atomic CFs, filled when ready: output keys and the node each is posted to (-1: replicas) */
+  outKeys: DfKey[] | null = null;
+  outOwners: number[] | null = null;
+  /** replicated outputs: the nodes each gets posted to (indexed like outKeys) */
+  replicas: number[][] | null = null;
+  /** per output its publication rule (see OutRule); null = all published with no count */
+  outRules: number[] | null = null;
+  /** `>>` and `-->`/`delete` targets, run after the call (see AfterAction) */
+  after: AfterAction[] | null = null;
+  /** executed by a worker as the continuation of an earlier CF of its batch */
+  chained = false;
+  /** order among ready CFs: higher first (0 unless a priority policy says otherwise) */
+  priority = 0;
+  /** node this CF came from when it migrated here (-1 = spawned here) */
+  from = -1;
+  private gidOwn: string | null = null;
+
+  constructor(
+    /** node-local number */
+    readonly id: number,
+    readonly site: Site,
+    readonly env: unknown[],
+    /** global id of the parent's block (see core/cfid.ts) */
+    private readonly gidPrefix: string,
+    /** loop iteration the CF was spawned in (-1 outside loop bodies) */
+    readonly iter: number,
+  ) {}
+
+  /** Stable global id: computed on first use (structured CFs need it for their children). */
+  get gid(): string {
+    return (this.gidOwn ??= this.site.id < 0 ? this.gidPrefix : childGid(this.gidPrefix, this.iter, this.site.spawnNo));
+  }
+
+  /** A migrated CF keeps the id it had where it was spawned. */
+  setGid(gid: string): void {
+    this.gidOwn = gid;
+  }
+
+  gotValue(key: DfKey): DfValue | undefined {
+    const g = this.got;
+    if (g === null) return undefined;
+    for (let i = 0; i < g.length; i += 2) if (g[i] === key) return g[i + 1] as DfValue;
+    return undefined;
+  }
+
+  addGot(key: DfKey, v: DfValue): void {
+    (this.got ??= []).push(key, v);
+  }
+
+  isPending(key: DfKey): boolean {
+    return this.pend !== null && this.pend.includes(key);
+  }
+
+  addPending(key: DfKey): void {
+    (this.pend ??= []).push(key);
+  }
+
+  /** Remove `key` from the pending list; true when nothing is pending any more. */
+  arrived(key: DfKey): boolean {
+    const p = this.pend;
+    if (p === null) return true;
+    const i = p.indexOf(key);
+    if (i >= 0) { p[i] = p[p.length - 1]!; p.pop(); }
+    return p.length === 0;
+  }
+}
+
+/**
+ * Publication rule of an atomic CF's output (Cf.outRules): a request count ≥ 0 (`req_count`),
+ * or one of the negative codes below. Small integers keep the per-CF record compact.
+ */
+export const OUT_UNLIMITED = -1;
+export const OUT_DROP = -2;
+/** `afterpush` rule k of the site is encoded as OUT_PUSH - k */
+export const OUT_PUSH = -3;
+export const isPushRule = (r: number): boolean => r <= OUT_PUSH;
+export const pushRuleIndex = (r: number): number => OUT_PUSH - r;
+
+/** What a CF does after its call: set a `>>` flag DF to int 1, or destroy a DF (`-->`, `delete`). */
+export interface AfterAction {
+  op: 'set' | 'destroy';
+  key: DfKey;
+  owner: number;
+}

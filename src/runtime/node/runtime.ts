@@ -1,0 +1,447 @@
+// One node of a run, on its system thread: the pump that examines CFs and hands ready atomic
+// CFs to executors, the completion of finished CFs, and the entry points other nodes use.
+// The mechanism lives here and in examine.ts / batch.ts / state.ts; every open decision goes
+// to the SchedulingPolicy.
+//
+// With one lane the order is the original's FIFO (LANGUAGE.md §8.3): the head of the run queue
+// is examined only when no batch is in flight; consecutive ready CFs (and CFs fed only by them)
+// form one batch. With several lanes everything is examined at once and ready CFs are spread
+// over the lanes. Either way, CFs of codes measured to be tiny run on this thread at once.
+import type { CallSite, CompiledProgram, Site } from '../../program/compile.js';
+import { displayDf, type DfKey } from '../../core/dfkey.js';
+import { EvalError } from '../../program/expr.js';
+import type { DfValue } from '../../ucode/value.js';
+import type { InlineExecutor } from '../exec/inline.js';
+import type { Batch, BatchResult } from '../exec/protocol.js';
+import type { CodeCost, SchedulingPolicy } from '../policy/types.js';
+import { BatchBuilder, type LaneTail } from './batch.js';
+import { BLOCKED, Interpreter, TASK } from './examine.js';
+import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
+import { RunFault } from './fault.js';
+import { NodeState, type NodeHost } from './state.js';
+
+export { RunFault } from './fault.js';
+export type { NodeHost, RemoteOps } from './state.js';
+
+/** Where batches go: worker lanes, and the system thread itself for tiny CFs. */
+export interface Executors {
+  readonly lanes: number;
+  /** batches in flight per lane */
+  readonly inflight: ArrayLike<number>;
+  send(lane: number, batch: Batch): void;
+  readonly inline?: InlineExecutor;
+}
+
+/** The pump gives the event loop a turn after this long (network, worker results, signals). */
+const SLICE_MS = 4;
+
+export class NodeRuntime {
+  readonly st: NodeState;
+  readonly interp: Interpreter;
+  readonly self: number;
+  readonly size: number;
+  private readonly batches = new Map<number, Cf[]>();
+  private readonly sentAt = new Map<number, number>();
+  private readonly tails: (LaneTail | null)[];
+  private batchSeq = 0;
+  /** mean time per CF of recent worker batches, round trip included (ns, EWMA) */
+  private cfNs = 0;
+  /** per code: mean execution time (ns, EWMA) and executions measured */
+  private readonly costNs: Float64Array;
+  private readonly costN: Int32Array;
+  private scheduled = false;
+  private failed: RunFault | null = null;
+  /** trace: start of the current busy span of this thread (-1: none) */
+  private busyFrom = -1;
+
+  onIdle: () => void = () => {};
+  onFault: (f: RunFault) => void = () => {};
+
+  constructor(readonly program: CompiledProgram, readonly host: NodeHost, private readonly exec: Executors, readonly policy: SchedulingPolicy) {
+    this.st = new NodeState(program, host, policy);
+    this.interp = new Interpreter(this.st);
+    this.self = host.rank;
+    this.size = host.size;
+    this.tails = new Array(exec.lanes).fill(null);
+    this.costNs = new Float64Array(program.codes.length);
+    this.costN = new Int32Array(program.codes.length);
+    this.st.onWork = () => this.schedule();
+  }
+
+  get live(): number {
+    return this.st.live;
+  }
+
+  // =================================================================== entry points
+
+  /** Start the program on this node (node 0 creates main's CF) with main's parsed arguments. */
+  start(mainArgs: readonly (number | string)[]): void {
+    const main = this.program.main;
+    const env = new Array<unknown>(main.frameSize);
+    main.params.forEach((p, i) => { env[p.slot] = mainArgs[i]; });
+    const root = this.st.newCf(this.program.mainSite, env, '', -1, null);
+    root.placed = true;
+    // main's CF is the sub call itself: run its body now.
+    this.interp.spawnBlock(root, main.body, env, -1, false);
+    this.st.finish(root);
+    this.schedule();
+  }
+
+  /** A worker finished a batch. */
+  onResult(r: BatchResult): void {
+    const cfs = this.batches.get(r.batch);
+    if (!cfs) return;
+    this.batches.delete(r.batch);
+    const t0 = this.st.tr ? this.host.now() : 0;
+    this.measureBatch(r.batch, r.outs.length);
+    try {
+      this.completeAll(cfs, r);
+    } catch (e) { this.fail(e); return; }
+    if (this.st.tr) this.st.tr.sysBusy(t0, this.host.now());
+    this.schedule();
+  }
+
+  /** A CF arrived from node `from`, where it was CF number `remoteId`. */
+  receiveCf(cf: Cf, from: number, remoteId: number): void {
+    const tr = this.st.tr;
+    if (tr) tr.cfReceive(this.host.now(), cf.id, from, remoteId, cf.site.id, cf.gid, this.interp.labelIndices(cf));
+    cf.from = from;
+    cf.placed = true;
+    this.st.enqueue(cf);
+  }
+
+  /** A shell for a CF migrating here (cluster/ decodes the rest into it). */
+  adoptCf(site: Site, env: unknown[], gid: string): Cf {
+    return this.st.adopt(site, env, gid);
+  }
+
+  /** Request for `key`, owned here, by node `from`. */
+  remoteRequest(key: DfKey, from: number): void {
+    try {
+      const v = this.st.store.readRemote(key, from);
+      if (v !== undefined) this.st.remote!.respond(key, from, v);
+    } catch (e) { this.fail(e); }
+    this.schedule();
+  }
+
+  /** A value this node requested arrived. */
+  response(key: DfKey, v: DfValue): void {
+    const cf = this.st.store.remoteArrived(key);
+    if (cf) this.st.deliver(cf, key, v);
+    this.schedule();
+  }
+
+  remotePost(key: DfKey, v: DfValue, count: number): void {
+    try { this.st.postFromRemote(key, v, count); } catch (e) { this.fail(e); }
+    this.schedule();
+  }
+
+  remoteDestroy(key: DfKey): void {
+    try { this.st.store.destroy(key); } catch (e) { this.fail(e); }
+    this.schedule();
+  }
+
+  remotePush(pushKey: string, v: DfValue): void {
+    this.st.pushHere(pushKey, v);
+    this.schedule();
+  }
+
+  /** Stealable CFs beyond what this node's lanes need. */
+  stealableCount(): number {
+    let n = 0;
+    const st = this.st;
+    for (let i = 0; i < st.run.length; i++) if (st.run.at(i).site.stealable) n++;
+    return n + st.ready.length;
+  }
+
+  /**
+   * Give away up to `max` stealable CFs that have not started here: ready atomic CFs first (the
+   * ones this node would run last), then queued ones not yet examined.
+   */
+  takeStealable(to: number): Cf[] {
+    const st = this.st;
+    if (!this.program.hasStealable) return [];
+    const max = this.policy.giveAway(this.stealableCount(), this.exec.lanes);
+    if (max <= 0) return [];
+    const out = st.ready.takeFromTail((cf) => cf.site.stealable, max);
+    if (out.length < max) out.push(...st.run.removeWhere((cf) => cf.site.stealable && cf.state === QUEUED, max - out.length));
+    for (const cf of out) {
+      st.live--;
+      cf.state = DONE;
+      cf.task = null;
+      if (st.tr) st.tr.cfMigrate(this.host.now(), cf.id, to);
+    }
+    return out;
+  }
+
+  /** Nothing to do here right now (nothing queued, ready, unrolling or in flight). */
+  idle(): boolean {
+    const st = this.st;
+    return st.run.length === 0 && st.ready.length === 0 && this.batches.size === 0 && st.loops.length === 0;
+  }
+
+  /** Every CF that waits, with what it waits for (hang reports). */
+  waitingReport(): { cf: Cf; label: string; waits: string[] }[] {
+    const st = this.st;
+    const out: { cf: Cf; label: string; waits: string[] }[] = [];
+    for (const cf of st.waiting) {
+      out.push({ cf, label: this.interp.labelOf(cf), waits: (cf.pend ?? []).map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
+    }
+    return out;
+  }
+
+  labelOf(cf: Cf): string {
+    return this.interp.labelOf(cf);
+  }
+
+  // =================================================================== the pump
+
+  schedule(): void {
+    if (this.scheduled || this.failed) return;
+    this.scheduled = true;
+    setImmediate(() => this.pump());
+  }
+
+  private pump(): void {
+    this.scheduled = false;
+    if (this.failed) return;
+    const tr = this.st.tr;
+    if (tr) this.busyFrom = this.host.now();
+    const until = performance.now() + SLICE_MS;
+    try {
+      if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
+    } catch (e) { this.fail(e); return; }
+    if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.busyFrom = -1; }
+    if (this.idle()) this.onIdle();
+  }
+
+  /** One lane: the original's FIFO order. */
+  private pumpFifo(until: number): void {
+    const st = this.st, interp = this.interp;
+    if (this.exec.inflight[0]! > 0) return;
+    let b: BatchBuilder | null = null;
+    let limit = 0;
+    while (st.run.length > 0) {
+      const cf = st.run.shift()!;
+      const o = interp.examine(cf, b);
+      if (o === BLOCKED) { st.run.pushFront(cf); break; }
+      if (o !== TASK) continue;
+      if (b === null && this.inlineable(cf)) {
+        this.runInline([cf], 0);
+        if (performance.now() > until) { this.schedule(); return; }
+        continue;
+      }
+      if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
+      b.add(cf);
+      if (b.size >= limit) break;
+    }
+    if (b) this.send(0, b);
+  }
+
+  /** Several lanes: examine everything, spread ready CFs over the lanes. */
+  private pumpLanes(until: number): void {
+    const st = this.st, interp = this.interp;
+    for (;;) {
+      while (st.run.length > 0) {
+        const cf = st.run.shift()!;
+        if (interp.examine(cf) === TASK) st.ready.push(cf);
+      }
+      if (this.dispatch()) {
+        if (performance.now() > until) { this.schedule(); return; }
+        continue;
+      }
+      if (st.loops.length === 0) return;
+      const loop = st.loops[0]!;
+      const chunk = this.policy.unrollChunk({ remaining: loop.counterEnd - loop.counter + 1, live: st.live, starving: this.starving() });
+      if (chunk <= 0) return;
+      interp.unroll(loop, chunk);
+      if (performance.now() > until) { this.schedule(); return; }
+    }
+  }
+
+  /** Nothing could run on this node but a lazily unrolled loop. */
+  private starving(): boolean {
+    return this.batches.size === 0 && this.st.ready.length === 0 && this.st.run.length === 0;
+  }
+
+  /** Hand ready CFs to lanes; true when CFs ran inline (new work may be queued). */
+  private dispatch(): boolean {
+    const st = this.st;
+    const lanes = this.exec;
+    let ranInline = false;
+    while (st.ready.length > 0) {
+      const head = st.ready.peek()!;
+      if (this.inlineable(head)) {
+        const lane = this.idleLane();
+        if (lane >= 0) {
+          const run: Cf[] = [];
+          while (run.length < 64 && st.ready.length > 0 && this.inlineable(st.ready.peek()!)) run.push(st.ready.shift()!);
+          this.runInline(run, lane);
+          ranInline = true;
+          continue;
+        }
+      }
+      const lane = this.policy.chooseLane({ count: lanes.lanes, inflight: lanes.inflight });
+      if (lane < 0) break;
+      const n = this.batchSize();
+      const b = new BatchBuilder(st);
+      while (b.size < n && st.ready.length > 0) b.add(st.ready.shift()!);
+      b.extend(this.interp, Math.max(n, this.batchLimit()));
+      this.send(lane, b);
+    }
+    this.continueChains();
+    return ranInline;
+  }
+
+  /**
+   * A chain longer than one batch continues in a second batch to the same lane while the first
+   * still runs: its first CF takes its input from the previous batch's outputs on the worker.
+   */
+  private continueChains(): void {
+    const lanes = this.exec;
+    for (let w = 0; w < lanes.lanes; w++) {
+      const tail = this.tails[w];
+      if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch)) continue;
+      const b = new BatchBuilder(this.st, tail);
+      const succ = b.soleWaiter(tail.cfs[tail.cfs.length - 1]!);
+      if (succ === null || succ.site.kind !== 'call') continue;
+      if (this.interp.examine(succ, b) !== TASK) continue;
+      b.add(succ);
+      b.extend(this.interp, this.batchLimit());
+      this.send(w, b);
+    }
+  }
+
+  private idleLane(): number {
+    const f = this.exec.inflight;
+    for (let i = 0; i < this.exec.lanes; i++) if (f[i] === 0) return i;
+    return -1;
+  }
+
+  private cost(code: number): CodeCost {
+    return { meanNs: this.costNs[code]!, samples: this.costN[code]! };
+  }
+
+  private inlineable(cf: Cf): boolean {
+    const inl = this.exec.inline;
+    return inl !== undefined && inl.ready && cf.task!.fwd === undefined && this.policy.runInline(this.cost(cf.site.code));
+  }
+
+  private batchSize(): number {
+    return this.policy.batchSize({
+      cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size,
+      stealable: this.program.hasStealable, fifo: this.st.fifo,
+    });
+  }
+
+  /** Most CFs a batch may grow to with continuations. */
+  private batchLimit(): number {
+    return this.policy.chainLength({ cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo });
+  }
+
+  private send(lane: number, b: BatchBuilder): void {
+    const id = this.batchSeq++;
+    this.batches.set(id, b.cfs);
+    this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
+    this.sentAt.set(id, performance.now() * 1e6);
+    for (const cf of b.cfs) cf.state = DISPATCHED;
+    this.exec.send(lane, { id, tasks: b.tasks });
+  }
+
+  private runInline(cfs: Cf[], lane: number): void {
+    const tr = this.st.tr;
+    const tasks = cfs.map((cf) => { cf.state = DISPATCHED; return cf.task!; });
+    // the system thread's busy span stops while it runs ucodes (that time is the lane's)
+    if (tr && this.busyFrom >= 0) tr.sysBusy(this.busyFrom, this.host.now());
+    const r = this.exec.inline!.run(-1, lane, tasks);
+    if (tr) this.busyFrom = this.host.now();
+    this.completeAll(cfs, r);
+  }
+
+  private completeAll(cfs: Cf[], r: BatchResult): void {
+    const traced = this.st.tr !== undefined;
+    for (let i = 0; i < r.outs.length; i++) {
+      const cf = cfs[i]!;
+      const fin = r.fin ? r.fin[i]! : 0;
+      if (r.start && r.fin) this.measureCode(cf, r.lane, fin - r.start[i]!);
+      this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
+    }
+    if (r.error) {
+      const cf = cfs[r.error.task]!;
+      const what = (cf.site as CallSite).imp.symbol;
+      throw new RunFault(r.error.kind === 'ucode' ? `exception in ucode ${what}: ${r.error.message}${userStack(r.error.stack)}` : r.error.message, cf);
+    }
+  }
+
+  private measureCode(cf: Cf, lane: number, ns: number): void {
+    const c = cf.site.code;
+    const n = this.costN[c]!;
+    this.costNs[c] = n === 0 ? ns : 0.7 * this.costNs[c]! + 0.3 * ns;
+    this.costN[c] = n + 1;
+    if (this.policy.profile) this.policy.profile({ cf, lane, ns });
+  }
+
+  private measureBatch(batch: number, n: number): void {
+    const t0 = this.sentAt.get(batch);
+    if (t0 === undefined) return;
+    this.sentAt.delete(batch);
+    if (n === 0) return;
+    const per = (performance.now() * 1e6 - t0) / n;
+    this.cfNs = this.cfNs === 0 ? per : 0.7 * this.cfNs + 0.3 * per;
+  }
+
+  /** Publish a finished atomic CF's outputs and run its after-actions. */
+  private complete(cf: Cf, outs: (DfValue | null)[], at: number): void {
+    const st = this.st;
+    const site = cf.site as CallSite;
+    const keys = cf.outKeys!, owners = cf.outOwners!, rules = cf.outRules;
+    for (let j = 0; j < keys.length; j++) {
+      const rule = rules ? rules[j]! : -1;
+      if (rule === OUT_DROP) continue;
+      const v = outs[j];
+      if (v === null || v === undefined) throw new RunFault(`ucode ${site.imp.symbol} did not set its output DF ${displayDf(keys[j]!)} (Posting an unset value)`, cf);
+      if (isPushRule(rule)) {
+        const t = this.interp.pushTarget(cf, rule, keys[j]!);
+        st.push(t.key, t.owner, v);
+        continue;
+      }
+      if (owners[j] === -1) for (const node of cf.replicas![j]!) st.post(keys[j]!, node, v, rule, cf, at);
+      else st.post(keys[j]!, owners[j]!, v, rule, cf, at);
+    }
+    this.interp.runAfter(cf.after, cf);
+    cf.after = null;
+    cf.task = null;
+    st.finish(cf);
+  }
+
+  // =================================================================== failure
+
+  /** A worker thread died while running CF number `cfId` (-1: none). */
+  workerDied(lane: number, cfId: number, cause: string): void {
+    let cf: Cf | undefined;
+    for (const cfs of this.batches.values()) { cf = cfs.find((c) => c.id === cfId); if (cf) break; }
+    const what = cf ? `ucode ${(cf.site as CallSite).imp.symbol}` : 'no ucode';
+    this.fail(new RunFault(`worker thread ${lane + 1} died while running ${what}: ${cause}`, cf));
+  }
+
+  fail(e: unknown): void {
+    if (this.failed) return;
+    let f: RunFault;
+    if (e instanceof RunFault) f = e;
+    else if (e instanceof EvalError) f = new RunFault(e.message);
+    else f = new RunFault(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    this.failed = f;
+    this.onFault(f);
+  }
+
+  get failure(): RunFault | null {
+    return this.failed;
+  }
+}
+
+/** The user's part of a ucode stack (frames of the bundled ucode module only). */
+function userStack(stack: string | undefined): string {
+  if (!stack) return '';
+  const lines = stack.split('\n').filter((l) => /ucodes-[0-9a-f]+\.mjs|ucodes\.ts/.test(l)).slice(0, 5);
+  return lines.length ? '\n' + lines.join('\n') : '';
+}

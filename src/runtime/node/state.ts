@@ -1,0 +1,192 @@
+// The explicit state of one node's scheduler and the small operations every part of it shares
+// (create, queue, park and finish CFs; post, destroy and push DFs, locally or through the
+// cluster). The interpreter (examine.ts), the batch builder (batch.ts) and the pump
+// (runtime.ts) all work on one NodeState; none keeps state of its own between calls.
+import type { CompiledProgram, Site } from '../../program/compile.js';
+import type { DfKey } from '../../core/dfkey.js';
+import { T_INT, T_RAW, valueSize, type DfValue } from '../../ucode/value.js';
+import type { TraceSink } from '../../trace/schema.js';
+import type { SchedulingPolicy } from '../policy/types.js';
+import { sharedBytesChurned } from '../exec/shm.js';
+import { Cf, DONE, QUEUED, WAITING } from './fragment.js';
+import { RunFault } from './fault.js';
+import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
+import { DfStore } from './store.js';
+
+/** Cross-node operations (absent with one node). */
+export interface RemoteOps {
+  migrate(cf: Cf, to: number): void;
+  request(key: DfKey, owner: number): void;
+  post(key: DfKey, owner: number, v: DfValue, count: number): void;
+  respond(key: DfKey, to: number, v: DfValue): void;
+  destroy(key: DfKey, owner: number): void;
+  push(pushKey: string, owner: number, v: DfValue): void;
+}
+
+/** What a node needs from the world around it. */
+export interface NodeHost {
+  rank: number;
+  size: number;
+  /** executor lanes (worker threads) */
+  lanes: number;
+  remote?: RemoteOps;
+  trace?: TraceSink;
+  now(): number;
+}
+
+export class NodeState {
+  readonly self: number;
+  readonly size: number;
+  readonly lanes: number;
+  /** one lane and no priorities: the original's FIFO order (LANGUAGE.md §8.3) */
+  readonly fifo: boolean;
+  readonly tr: TraceSink | undefined;
+  readonly remote: RemoteOps | undefined;
+  readonly store: DfStore;
+  /** CFs to examine */
+  readonly run = new Deque<Cf>(1024);
+  /** atomic CFs ready to run */
+  readonly ready: ReadyQueue;
+  /** CFs parked until DFs arrive (hang reports) */
+  readonly waiting = new Set<Cf>();
+  /** `for` CFs unrolled lazily, several-lane mode */
+  readonly loops: Cf[] = [];
+  /** CFs on this node not finished */
+  live = 0;
+  private cfSeq = 0;
+  private dfSeq = 0;
+  /** something new to do: the runtime schedules its pump */
+  onWork: () => void = () => {};
+  /** label indices of a CF when they are plain values (traces; set by the interpreter) */
+  labelIndices: (cf: Cf) => number[] | null = () => null;
+
+  constructor(readonly program: CompiledProgram, readonly host: NodeHost, readonly policy: SchedulingPolicy) {
+    this.self = host.rank;
+    this.size = host.size;
+    this.lanes = host.lanes;
+    const ordered = policy.priority !== undefined || program.hasPriority;
+    this.fifo = host.lanes === 1 && !ordered;
+    this.tr = host.trace;
+    this.remote = host.remote;
+    this.ready = ordered ? new PriorityReady() : new FifoReady();
+    this.store = new DfStore((v) => {
+      if (v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
+      if (this.tr) this.tr.liveBytes(host.now(), this.store.liveBytes);
+    });
+  }
+
+  // ------------------------------------------------------------------ CFs
+
+  newCf(site: Site, env: unknown[], gidPrefix: string, iter: number, parent: Cf | null): Cf {
+    const cf = new Cf(this.cfSeq++, site, env, gidPrefix, iter);
+    if (parent) cf.priority = parent.priority;
+    this.live++;
+    if (this.tr) this.tr.cfCreated(this.host.now(), cf.id, parent ? parent.id : -1, site.id, cf.gid, this.labelIndices(cf));
+    return cf;
+  }
+
+  /** A CF that arrived from another node (see cluster/): counted and queued like a new one. */
+  adopt(site: Site, env: unknown[], gid: string): Cf {
+    const cf = new Cf(this.cfSeq++, site, env, '', -1);
+    cf.setGid(gid);
+    this.live++;
+    return cf;
+  }
+
+  /** Number for a new block execution's DFs (see core/dfkey.ts). */
+  nextDfUid(): number {
+    return this.dfSeq++;
+  }
+
+  enqueue(cf: Cf): void {
+    cf.state = QUEUED;
+    this.run.push(cf);
+    this.onWork();
+  }
+
+  park(cf: Cf): void {
+    cf.state = WAITING;
+    this.waiting.add(cf);
+  }
+
+  finish(cf: Cf): void {
+    cf.state = DONE;
+    this.live--;
+    // Drop the inputs now: a queue may still hold this CF, and its values can be large.
+    cf.got = null;
+    cf.pend = null;
+  }
+
+  migrate(cf: Cf, to: number): void {
+    if (!this.remote) throw new RunFault(`internal: CF placed on node ${to} in a one-node run`, cf);
+    cf.placed = true; // the receiving node runs it where it lands
+    this.live--;
+    if (this.tr) this.tr.cfMigrate(this.host.now(), cf.id, to);
+    this.remote.migrate(cf, to);
+    cf.state = DONE;
+  }
+
+  // ------------------------------------------------------------------ DFs
+
+  /** The value of `key` for `cf`, or undefined after requesting it (locally or from `owner`). */
+  read(cf: Cf, key: DfKey, owner: number): DfValue | undefined {
+    if (owner === this.self) {
+      let v: DfValue | undefined;
+      try { v = this.store.read(key, cf); } catch (e) { throw RunFault.blame(e, cf); }
+      if (v !== undefined) cf.addGot(key, v);
+      return v;
+    }
+    this.store.awaitRemote(key, owner, cf);
+    this.remote!.request(key, owner);
+    return undefined;
+  }
+
+  /** A value reached `cf` (it was waiting for it): queue the CF once it has everything. */
+  deliver(cf: Cf, key: DfKey, v: DfValue): void {
+    cf.addGot(key, v);
+    const done = cf.arrived(key);
+    if (cf.chained || cf.state !== WAITING) return;
+    if (done) { this.waiting.delete(cf); this.enqueue(cf); }
+  }
+
+  /** Publish `v` as `key` at its owner; `at` is when it came into existence (trace). */
+  post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number): void {
+    if (this.tr) this.tr.dfComputed(at, this.tr.dfName(key), producer.id, valueSize(v));
+    if (owner !== this.self) { this.remote!.post(key, owner, v, count); return; }
+    let d;
+    try { d = this.store.post(key, v, count); } catch (e) { throw RunFault.blame(e, producer); }
+    if (this.tr) this.tr.liveBytes(at, this.store.liveBytes);
+    this.serve(key, v, d.waiters, d.remote);
+  }
+
+  /** A post from another node for a DF owned here. */
+  postFromRemote(key: DfKey, v: DfValue, count: number): void {
+    const d = this.store.post(key, v, count);
+    if (this.tr) this.tr.liveBytes(this.host.now(), this.store.liveBytes);
+    this.serve(key, v, d.waiters, d.remote);
+  }
+
+  private serve(key: DfKey, v: DfValue, waiters: Cf[] | null, remote: number[] | null): void {
+    if (waiters) for (const w of waiters) this.deliver(w, key, v);
+    if (remote) for (const node of remote) this.remote!.respond(key, node, v);
+  }
+
+  destroy(key: DfKey, owner: number, by: Cf): void {
+    if (this.tr) this.tr.dfDeleted(this.host.now(), this.tr.dfName(key));
+    if (owner !== this.self) { this.remote!.destroy(key, owner); return; }
+    try { this.store.destroy(key); } catch (e) { throw RunFault.blame(e, by); }
+  }
+
+  push(pushKey: string, owner: number, v: DfValue): void {
+    if (owner !== this.self) { this.remote!.push(pushKey, owner, v); return; }
+    this.pushHere(pushKey, v);
+  }
+
+  pushHere(pushKey: string, v: DfValue): void {
+    const cf = this.store.push(pushKey, v);
+    if (cf) this.deliver(cf, pushKey.slice(pushKey.indexOf('|') + 1), v);
+  }
+
+  /** `>>` flags are set to int 1. */
+  static readonly FLAG: DfValue = { t: T_INT, v: 1 };
+}

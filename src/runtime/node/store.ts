@@ -1,0 +1,217 @@
+// The DF store of one node: the DFs this node owns, with the protocol of the original runtime
+// (single assignment, request counts, destroy, push). It is pure bookkeeping: operations return
+// who must receive a value; the caller delivers it (to a local CF or over the network). Errors
+// are RunFaults without a fragment; the caller names the CF that caused them.
+import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
+import { valueSize, type DfValue } from '../../ucode/value.js';
+import type { Cf } from './fragment.js';
+import { RunFault } from './fault.js';
+
+interface Entry {
+  v: DfValue | undefined;
+  /** remaining requests; -1 = unlimited */
+  count: number;
+  /** local CFs waiting for the value, in request order */
+  waiters: Cf[] | null;
+  /** remote requesters, one node per request, in request order */
+  remote: number[] | null;
+  /** a destroy arrived before the post */
+  destroyedEarly: boolean;
+}
+
+/** Who gets a value that was just posted (each one request, already counted). */
+export interface Delivery {
+  waiters: Cf[] | null;
+  remote: number[] | null;
+}
+
+const NOBODY: Delivery = { waiters: null, remote: null };
+
+export class DfStore {
+  private readonly entries = new Map<DfKey, Entry>();
+  /** DFs freed because their req_count was served: a later request is "too many requests" */
+  private readonly exhausted = new Set<DfKey>();
+  /** values pushed (afterpush) by push key, and the CF waiting for each */
+  private readonly pushed = new Map<string, DfValue>();
+  private readonly pushWait = new Map<string, Cf>();
+  /** local CFs waiting for DFs requested from other nodes, per key in request order, and the node asked */
+  private readonly remoteWait = new Map<DfKey, Cf[]>();
+  private readonly remoteOwner = new Map<DfKey, number>();
+  /** bytes of the values held */
+  liveBytes = 0;
+
+  /** `onFree(v)`: a value left the store (freed by its count or destroyed). */
+  constructor(private readonly onFree: (v: DfValue) => void = () => {}) {}
+
+  // ------------------------------------------------------------------ reading
+
+  /**
+   * A local CF reads `key`, owned here: the value (one request served) or undefined after the CF
+   * was registered as a waiter. Throws when the DF can never come.
+   */
+  read(key: DfKey, cf: Cf): DfValue | undefined {
+    if (this.exhausted.has(key)) throw new RunFault(`too many requests for DF ${displayDf(key)}: it was freed after its req_count requests were served (Too many requests)`);
+    const e = this.entry(key);
+    if (e.v !== undefined) {
+      this.consume(e, key, 1);
+      return e.v;
+    }
+    this.wait(e, key, cf);
+    return undefined;
+  }
+
+  /** Register `cf` as waiting for the local DF `key` without reading it (forwarded inputs). */
+  expect(key: DfKey, cf: Cf): void {
+    this.wait(this.entry(key), key, cf);
+  }
+
+  private wait(e: Entry, key: DfKey, cf: Cf): void {
+    if (e.destroyedEarly) throw new RunFault(`DF ${displayDf(key)} is requested after it was destroyed (before it was computed)`);
+    (e.waiters ??= []).push(cf);
+    cf.addPending(key);
+  }
+
+  /** A request from node `from`: the value to send now, or undefined (queued until the post). */
+  readRemote(key: DfKey, from: number): DfValue | undefined {
+    if (this.exhausted.has(key)) throw new RunFault(`node ${from} requested DF ${displayDf(key)} after it was freed by its req_count (Too many requests)`);
+    const e = this.entry(key);
+    if (e.destroyedEarly) throw new RunFault(`node ${from} requested DF ${displayDf(key)}, which was destroyed before it was computed`);
+    if (e.v !== undefined) {
+      this.consume(e, key, 1);
+      return e.v;
+    }
+    (e.remote ??= []).push(from);
+    return undefined;
+  }
+
+  // ------------------------------------------------------------------ writing
+
+  /** Store the value of `key` with `count` requests (-1 unlimited); returns who must get it now. */
+  post(key: DfKey, v: DfValue, count: number): Delivery {
+    const e = this.entry(key);
+    if (e.v !== undefined || this.exhausted.has(key)) throw new RunFault(`DF ${displayDf(key)} is assigned twice (Duplicate id in post)`);
+    if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
+    e.v = v;
+    e.count = count;
+    this.liveBytes += valueSize(v);
+    const waiters = e.waiters, remote = e.remote;
+    e.waiters = null;
+    e.remote = null;
+    const n = (waiters ? waiters.length : 0) + (remote ? remote.length : 0);
+    if (n === 0) {
+      if (count === 0) this.free(key, e);
+      return NOBODY;
+    }
+    this.consume(e, key, n);
+    return { waiters, remote };
+  }
+
+  /** Destroy `key` (`-->`, `delete`): freed now, or remembered when it is not posted yet. */
+  destroy(key: DfKey): void {
+    const e = this.entries.get(key);
+    if (!e) { this.entry(key).destroyedEarly = true; return; }
+    if (e.v === undefined) {
+      if ((e.waiters && e.waiters.length > 0) || (e.remote && e.remote.length > 0)) {
+        throw new RunFault(`DF ${displayDf(key)} is destroyed while CFs still wait for it (Request(s) present at destroy)`);
+      }
+      e.destroyedEarly = true;
+      return;
+    }
+    if (e.count > 0) throw new RunFault(`attempting to destroy DF ${displayDf(key)} with ${e.count} request(s) still expected (positive requests count)`);
+    this.free(key, e);
+  }
+
+  private entry(key: DfKey): Entry {
+    let e = this.entries.get(key);
+    if (!e) {
+      e = { v: undefined, count: -1, waiters: null, remote: null, destroyedEarly: false };
+      this.entries.set(key, e);
+    }
+    return e;
+  }
+
+  /** `n` requests of `key` were served: count down, free at zero. */
+  private consume(e: Entry, key: DfKey, n: number): void {
+    if (e.count < 0) return;
+    if (n > e.count) throw new RunFault(`too many requests for DF ${displayDf(key)} (req_count exhausted: Too many requests)`);
+    e.count -= n;
+    if (e.count === 0) this.free(key, e);
+  }
+
+  private free(key: DfKey, e: Entry): void {
+    this.entries.delete(key);
+    if (e.count === 0) this.exhausted.add(key);
+    if (e.v !== undefined) {
+      this.liveBytes -= valueSize(e.v);
+      this.onFree(e.v);
+    }
+  }
+
+  // ------------------------------------------------------------------ push (afterpush / wait)
+
+  /** A pushed value arrived: the CF waiting for it, or undefined after keeping the value. */
+  push(key: string, v: DfValue): Cf | undefined {
+    const cf = this.pushWait.get(key);
+    if (cf) { this.pushWait.delete(key); return cf; }
+    this.pushed.set(key, v);
+    return undefined;
+  }
+
+  /** `wait X`: the pushed value if it came, else undefined after registering `cf` for it. */
+  takePushed(key: string, cf: Cf): DfValue | undefined {
+    const v = this.pushed.get(key);
+    if (v !== undefined) { this.pushed.delete(key); return v; }
+    const df = pushedDf(key);
+    if (!cf.isPending(df)) { cf.addPending(df); this.pushWait.set(key, cf); }
+    return undefined;
+  }
+
+  // ------------------------------------------------------------------ requests to other nodes
+
+  /**
+   * `cf` waits for `key` owned by `owner`; the caller sends one request per waiting CF (every
+   * request counts against the DF's req_count, and each response serves one CF, in order).
+   */
+  awaitRemote(key: DfKey, owner: number, cf: Cf): void {
+    cf.addPending(key);
+    const list = this.remoteWait.get(key);
+    if (list) { list.push(cf); return; }
+    this.remoteWait.set(key, [cf]);
+    this.remoteOwner.set(key, owner);
+  }
+
+  /** A value requested from another node arrived: the CF it is for (requests are answered in order). */
+  remoteArrived(key: DfKey): Cf | undefined {
+    const list = this.remoteWait.get(key);
+    if (!list || list.length === 0) return undefined;
+    const cf = list.shift()!;
+    if (list.length === 0) { this.remoteWait.delete(key); this.remoteOwner.delete(key); }
+    return cf;
+  }
+
+  // ------------------------------------------------------------------ introspection
+
+  /** The local CFs waiting for `key` (for chaining consumers into a producer's batch). */
+  waitersOf(key: DfKey): readonly Cf[] | null {
+    return this.entries.get(key)?.waiters ?? null;
+  }
+
+  /** Some other node asked for `key` and waits. */
+  hasRemoteWaiters(key: DfKey): boolean {
+    const r = this.entries.get(key)?.remote;
+    return r !== undefined && r !== null && r.length > 0;
+  }
+
+  /** Where a missing DF was expected to come from (hang reports). */
+  expectedFrom(key: DfKey, self: number, nodes: number): string {
+    const remote = this.remoteOwner.get(key);
+    if (remote !== undefined) return ` (requested from node ${remote})`;
+    if (this.entries.has(key)) return nodes > 1 ? ` (owned by node ${self}, never posted)` : '';
+    return ' (by push, afterpush never came)';
+  }
+
+  /** DFs held (values posted and not freed). */
+  get size(): number {
+    return this.entries.size;
+  }
+}

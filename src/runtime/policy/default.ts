@@ -1,0 +1,74 @@
+// The default policy: locators place fragments, ready fragments run in the order they became
+// ready, batches carry about BATCH_NS of work, codes measured to be tiny run on the system
+// thread, long loops unroll a chunk at a time while few fragments are alive, idle nodes ask
+// their neighbours in turn for stealable work and victims give half.
+import type { BatchSizing, CodeCost, LanesView, LoopView, SchedulingPolicy } from './types.js';
+
+/** target duration of a batch with continuations */
+export const BATCH_NS = 2_000_000;
+export const MAX_BATCH = 512;
+/** CFs per batch until CF times are known */
+export const FIRST_BATCH = 4;
+/** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
+export const LOOP_CHUNK = 1024;
+export const LIVE_TARGET = 16384;
+/** a code whose executions take less than this on average runs on the system thread */
+export const INLINE_NS = 20_000;
+/** executions measured on workers before a code may run inline */
+export const INLINE_SAMPLES = 3;
+/** batches in flight per worker (one running, one queued behind it) */
+export const LANE_DEPTH = 2;
+
+export interface DefaultPolicyOptions {
+  /** allow the system thread to run tiny fragments itself (default true) */
+  inline?: boolean;
+}
+
+export class DefaultPolicy implements SchedulingPolicy {
+  readonly name: string = 'default';
+  private readonly inline: boolean;
+
+  constructor(o: DefaultPolicyOptions = {}) {
+    this.inline = o.inline ?? true;
+  }
+
+  chooseLane(lanes: LanesView): number {
+    let w = -1;
+    const f = lanes.inflight;
+    for (let i = 0; i < lanes.count; i++) if (f[i]! < LANE_DEPTH && (w < 0 || f[i]! < f[w]!)) w = i;
+    return w;
+  }
+
+  chainLength(s: BatchSizing): number {
+    const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / s.cfNs)));
+    return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
+  }
+
+  batchSize(s: BatchSizing): number {
+    const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / s.cfNs)));
+    // Stealable work on several nodes: small batches, so that there is something to give.
+    if (s.stealable && s.nodes > 1) return Math.min(2, limit);
+    if (s.fifo) return limit;
+    // Spread what is ready over the lanes (two batches in flight each).
+    return Math.min(limit, Math.max(1, Math.ceil(s.ready / (LANE_DEPTH * s.lanes))));
+  }
+
+  runInline(cost: CodeCost): boolean {
+    return this.inline && cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
+  }
+
+  unrollChunk(loop: LoopView): number {
+    if (loop.live < LIVE_TARGET || loop.starving) return Math.min(LOOP_CHUNK, loop.remaining);
+    return 0;
+  }
+
+  stealVictim(self: number, nodes: number, attempt: number): number {
+    const v = (self + 1 + (attempt % (nodes - 1))) % nodes;
+    return v === self ? (v + 1) % nodes : v;
+  }
+
+  giveAway(available: number, threads: number): number {
+    const spare = available - threads;
+    return spare <= 0 ? 0 : Math.max(1, Math.ceil(spare / 2));
+  }
+}

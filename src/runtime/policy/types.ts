@@ -1,0 +1,86 @@
+// The scheduling policy of a node: every decision the runtime's mechanism leaves open, as
+// small functions taking plain data and returning a decision (in the spirit of Legion's mapper
+// and piscina's balancer). The mechanism (src/runtime/node) asks; a policy never touches the
+// runtime's state. Hooks marked optional cost nothing when absent.
+import type { Site } from '../../program/compile.js';
+
+/** A fragment as a policy sees it. `gid` is computed on first use: read it only when needed. */
+export interface FragmentView {
+  readonly id: number;
+  readonly gid: string;
+  readonly site: Site;
+}
+
+/** The executors of a node: lane i is worker thread i (the system thread may borrow an idle lane). */
+export interface LanesView {
+  readonly count: number;
+  /** batches sent to lane i and not finished */
+  readonly inflight: ArrayLike<number>;
+}
+
+/** What the runtime knows of a code fragment's cost (EWMA over its finished executions). */
+export interface CodeCost {
+  /** mean wall time of one execution in ns; 0 = never measured */
+  readonly meanNs: number;
+  /** executions measured */
+  readonly samples: number;
+}
+
+export interface BatchSizing {
+  /** mean time per CF of recent batches, round trip included (ns); 0 = unknown yet */
+  readonly cfNs: number;
+  /** ready atomic CFs not yet dispatched */
+  readonly ready: number;
+  readonly lanes: number;
+  readonly nodes: number;
+  /** the program has stealable CFs (keep batches small on several nodes so others can steal) */
+  readonly stealable: boolean;
+  /** one worker thread: the original's FIFO order */
+  readonly fifo: boolean;
+}
+
+export interface LoopView {
+  /** iterations not spawned yet */
+  readonly remaining: number;
+  /** CFs alive on the node (waiting, queued, running) */
+  readonly live: number;
+  /** nothing else can run on the node right now: unrolling is the only way forward */
+  readonly starving: boolean;
+}
+
+export interface ProfileSample {
+  readonly cf: FragmentView;
+  readonly lane: number;
+  /** wall time of the execution, ns */
+  readonly ns: number;
+}
+
+export interface SchedulingPolicy {
+  readonly name: string;
+
+  /** Node a fragment runs on; `locator` is what its locator (or the default, node 0) says. */
+  place?(cf: FragmentView, locator: number): number;
+  /** Node that owns DF `key`; `owner` is what the map rules say. Must agree on every node. */
+  dfOwner?(key: string, owner: number): number;
+  /** Order of ready fragments: higher first, ties in the order they became ready (`cf.priority`: the program's rule). */
+  priority?(cf: FragmentView & { readonly priority: number }): number;
+
+  /** Lane that takes the next batch, or -1 to wait for one to free up. */
+  chooseLane(lanes: LanesView): number;
+  /** Ready CFs taken for the next batch. */
+  batchSize(s: BatchSizing): number;
+  /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
+  chainLength(s: BatchSizing): number;
+  /** Run a fragment of this cost on the system thread instead of a worker (no hand-off). */
+  runInline(cost: CodeCost): boolean;
+  /** Iterations of a long loop to spawn now (0: not now). */
+  unrollChunk(loop: LoopView): number;
+
+  /** Node an idle node asks for stealable work; `attempt` counts refusals since the last success. */
+  stealVictim(self: number, nodes: number, attempt: number): number;
+  /** How many of `available` stealable ready CFs a victim gives away. */
+  giveAway(available: number, threads: number): number;
+
+  /** Called after every finished atomic CF (profiling). */
+  profile?(sample: ProfileSample): void;
+}

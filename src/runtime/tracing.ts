@@ -1,0 +1,42 @@
+// The trace directory of a run, managed by the launching rank 0: a draft manifest before any
+// node starts (so a run that crashes still leaves a readable directory), the final manifest
+// with the files, clock offsets and how the run ended.
+import { availableParallelism } from 'node:os';
+import type { CompiledProgram } from '../program/compile.js';
+import { cpuClockExact, listTraceFiles, openTraceDir, writeManifest, TRACE_FORMAT_VERSION, type TraceManifest, type SiteInfo, type RunStatus } from '../trace/index.js';
+
+export interface RunDescription {
+  program: string;
+  args: readonly string[];
+  nodes: number;
+  threads: number;
+  policy: string;
+  version: string;
+}
+
+export function siteTable(p: CompiledProgram): SiteInfo[] {
+  return p.sites.map((s) => ({ label: s.label, code: s.code, kind: s.kind, file: s.origin.file, line: s.origin.line, col: s.origin.col, spawnNo: s.spawnNo }));
+}
+
+/** Create (or clear) the trace directory and write the draft manifest; returns it. */
+export function startRunTrace(dir: string, program: CompiledProgram, d: RunDescription): TraceManifest {
+  const manifest: TraceManifest = {
+    format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: d.program, args: [...d.args], nodes: d.nodes, threads: d.threads,
+    cores: availableParallelism(), codes: program.codes, sites: siteTable(program), policy: d.policy,
+    clock: { cpuExact: cpuClockExact, offsets: new Array<number>(d.nodes).fill(0) },
+    startedAt: new Date().toISOString(), status: 'running', versions: { lunaTs: d.version, node: process.version }, files: [],
+  };
+  openTraceDir(dir, manifest);
+  return manifest;
+}
+
+/** The final manifest: files written, clock offsets, how the run ended. */
+export function finishRunTrace(dir: string, manifest: TraceManifest, end: { status: RunStatus; message?: string; offsets?: number[] }): void {
+  writeManifest(dir, {
+    ...manifest,
+    clock: { ...manifest.clock, offsets: end.offsets ?? manifest.clock.offsets },
+    status: end.status,
+    ...(end.message ? { message: end.message } : {}),
+    files: listTraceFiles(dir),
+  });
+}

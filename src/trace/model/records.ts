@@ -1,0 +1,133 @@
+// The resolved records of the trace model: fragments (CFs with their identity, lane and times)
+// and DFs (with their producer, where copies arrived and when). Records live while the run
+// still refers to them, which keeps the model's memory bounded on any run length.
+import { displayCf } from '../../core/cfid.js';
+import { dfFamily, displayDf } from '../../core/dfkey.js';
+
+/** A CF as the trace knows it, on the node where it ran. */
+export class Fragment {
+  /** lane slot (node · threads + lane − 1) it ran on; -1 until started */
+  slot = -1;
+  lane = 0;
+  created = NaN;
+  ready = NaN;
+  start = NaN;
+  cpuStart = NaN;
+  finish = NaN;
+  /** thread CPU ns of the execution (clamped into [0, finish − start]) */
+  cpu = NaN;
+  /** inputs named by cfInput, resolved to DFs */
+  inputs: DfRec[] | null = null;
+  /** inputs named before their dfName was merged (records that tie in time across threads) */
+  unresolved = 0;
+  /** outputs announced while the CF was still running */
+  outs: DfRec[] | null = null;
+  /** one slot for an analysis reading the model (e.g. its critical-path node) */
+  aux: unknown = null;
+
+  constructor(
+    readonly node: number,
+    /** node-local CF number */
+    readonly cf: number,
+    public site: number,
+    public code: number,
+    /** base label (`link`, `_l12`) */
+    public label: string,
+    public gid: string,
+    public labelIdx: readonly number[] | null,
+  ) {}
+
+  /** `link[5]`: the CF as the program names it. */
+  get name(): string {
+    return displayCf(this.label, this.labelIdx);
+  }
+}
+
+export interface Copy { node: number; arrive: number; firstSend: number; from: number; next: Copy | null }
+export interface Pend { k: number; first: number; next: Pend | null }
+
+/** A DF, from its first naming to its deletion on every node that held it. */
+export class DfRec {
+  /** nodes holding the DF (named there, not deleted) + copies in flight */
+  refs = 0;
+  /** nodes where it is named: usually one or two, so a scalar before an array */
+  node0 = -1;
+  moreNodes: number[] | null = null;
+  home = -1;
+  computedAt = NaN;
+  /** producer's finish time (NaN while unknown or still running) */
+  finish = NaN;
+  bytes = 0;
+  producer: Fragment | null = null;
+  /** copies that arrived on other nodes */
+  copies: Copy | null = null;
+  /** transfers in flight: (from·N + to) → first-hop send time */
+  pend: Pend | null = null;
+  /** (node, thread ≥ 1) number maps that point at this record: [map, df, node, …] */
+  entries: (Map<number, DfRec> | number)[] | null = null;
+
+  constructor(readonly key: string) {}
+
+  /** `b[2]`: the DF as the program names it. */
+  get name(): string { return displayDf(this.key); }
+  /** `b`: its family (base name). */
+  get family(): string { return dfFamily(this.key); }
+
+  addNode(node: number): boolean {
+    if (this.node0 === node || this.moreNodes?.includes(node)) return false;
+    if (this.node0 < 0) this.node0 = node; else (this.moreNodes ??= []).push(node);
+    return true;
+  }
+
+  removeNode(node: number): boolean {
+    if (this.node0 === node) { this.node0 = this.moreNodes?.pop() ?? -1; return true; }
+    const i = this.moreNodes ? this.moreNodes.indexOf(node) : -1;
+    if (i < 0) return false;
+    this.moreNodes!.splice(i, 1);
+    return true;
+  }
+
+  copyAt(node: number): Copy | null {
+    for (let c = this.copies; c; c = c.next) if (c.node === node) return c;
+    return null;
+  }
+
+  takePend(k: number): number | undefined {
+    for (let p = this.pend, prev: Pend | null = null; p; prev = p, p = p.next) {
+      if (p.k !== k) continue;
+      if (prev) prev.next = p.next; else this.pend = p.next;
+      return p.first;
+    }
+    return undefined;
+  }
+
+  /** When the value came into existence: the earlier of producer finish and computed time. */
+  readyAt(): number {
+    const f = this.finish, c = this.computedAt;
+    if (f === f) return c === c && c < f ? c : f;
+    return c === c ? c : -Infinity;
+  }
+
+  /** When the value was present on `node` (local: computed), and when the copy that brought it was first sent. */
+  arrival(node: number): { at: number; sent: number; from: number } | null {
+    if (this.home === node || this.home < 0) {
+      const g = this.computedAt === this.computedAt ? this.computedAt : -Infinity;
+      return { at: g, sent: g, from: node };
+    }
+    const cp = this.copyAt(node);
+    return cp ? { at: cp.arrive, sent: cp.firstSend, from: cp.from } : null;
+  }
+}
+
+/** A DF transfer between nodes, complete when it arrived. */
+export interface Transfer {
+  df: DfRec;
+  from: number;
+  to: number;
+  bytes: number;
+  /** when this hop started to send */
+  sendStart: number;
+  /** when the first hop of the chain that brought the value here started */
+  firstSend: number;
+  arrive: number;
+}

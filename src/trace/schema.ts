@@ -1,0 +1,119 @@
+// The trace schema: the one table of record kinds. The writer's methods, the reader's decoders,
+// the TraceEvent type and the TraceSink interface are all derived from RECORDS; adding a record
+// kind is one entry here plus its consumers. docs/trace-format.md describes the encoding.
+//
+// Encoding of a record: the kind byte, then the fixed-size fields in table order (a `str` or
+// `ints` field contributes its length there: u16 bytes for str, u8 count for ints), then the
+// variable parts in table order (UTF-8 bytes; i32 values). Little-endian throughout.
+// A record without a `t` field is stamped with the time of the previous record of its file.
+
+export type FieldType =
+  | 'time' // f64 ns on the run's clock
+  | 'f64'
+  | 'u8'
+  | 'u16'
+  | 'u32'
+  | 'i32'
+  | 'str' // u16 byte length + UTF-8 (cut at MAX_STRING_BYTES)
+  | 'ints'; // u8 count + i32 values (at most MAX_INTS)
+
+export type Field = readonly [name: string, type: FieldType];
+
+export interface RecordDef {
+  readonly code: number;
+  readonly fields: readonly Field[];
+  /** field holding the time at which the record was written, when it is not `t` (spans) */
+  readonly writtenAt?: string;
+  readonly doc: string;
+}
+
+export const MAX_STRING_BYTES = 1024;
+export const MAX_INTS = 255;
+
+/** Program end status recorded by programFinish (and in the manifest). */
+export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost'] as const;
+export type RunStatus = (typeof STATUS)[number];
+
+export const RECORDS = {
+  programStart: { code: 1, fields: [['t', 'time']], doc: 'the node starts the program' },
+  programFinish: { code: 2, fields: [['t', 'time'], ['status', 'u8']], doc: 'the node ends; status indexes STATUS' },
+  cfCreated: {
+    code: 3,
+    fields: [['t', 'time'], ['cf', 'u32'], ['parentCf', 'i32'], ['site', 'i32'], ['gid', 'str'], ['labelIdx', 'ints']],
+    doc: 'CF spawned here by local CF parentCf (-1: none) at spawn site `site` (-1: main); gid = its stable global id; labelIdx = its label indices when they are plain values',
+  },
+  cfMigrate: { code: 4, fields: [['t', 'time'], ['cf', 'u32'], ['toNode', 'u16']], doc: 'the CF left for another node (migration or steal)' },
+  cfReceive: {
+    code: 5,
+    fields: [['t', 'time'], ['cf', 'u32'], ['fromNode', 'u16'], ['remoteCf', 'u32'], ['site', 'i32'], ['gid', 'str'], ['labelIdx', 'ints']],
+    doc: 'a CF arrived; it was remoteCf on fromNode and is cf here',
+  },
+  cfReady: { code: 6, fields: [['t', 'time'], ['cf', 'u32']], doc: 'every input of the CF is present on this node' },
+  cfInput: { code: 7, fields: [['cf', 'u32'], ['df', 'u32']], doc: 'the CF reads DF df (untimed, before its start)' },
+  cfStart: { code: 8, fields: [['t', 'time'], ['cpu', 'f64'], ['cf', 'u32'], ['lane', 'u16']], doc: 'lane (worker slot 1..T) starts the CF; cpu = thread CPU ns' },
+  cfFinish: { code: 9, fields: [['t', 'time'], ['cpu', 'f64'], ['cf', 'u32'], ['lane', 'u16']], doc: 'the CF finished on its lane' },
+  dfName: { code: 10, fields: [['df', 'u32'], ['name', 'str']], doc: 'DF number df of this file is the DF with key `name` (untimed)' },
+  dfComputed: { code: 11, fields: [['t', 'time'], ['df', 'u32'], ['producerCf', 'i32'], ['bytes', 'f64']], doc: 'the DF got its value here, made by local CF producerCf' },
+  dfSendStart: { code: 12, fields: [['t', 'time'], ['df', 'u32'], ['toNode', 'u16'], ['bytes', 'f64']], doc: 'the DF starts to leave for toNode' },
+  dfSendEnd: { code: 13, fields: [['t', 'time'], ['df', 'u32'], ['toNode', 'u16']], doc: 'the DF was handed to the network' },
+  dfReceive: { code: 14, fields: [['t', 'time'], ['df', 'u32'], ['fromNode', 'u16'], ['bytes', 'f64']], doc: 'the DF arrived from fromNode' },
+  dfDeleted: { code: 15, fields: [['t', 'time'], ['df', 'u32']], doc: 'the DF was freed or destroyed here' },
+  sysBusy: { code: 16, fields: [['t', 'time'], ['end', 'time']], writtenAt: 'end', doc: 'the system thread was busy on [t, end)' },
+  readyQueue: { code: 17, fields: [['t', 'time'], ['value', 'u32']], doc: 'ready CFs not yet dispatched' },
+  liveBytes: { code: 18, fields: [['t', 'time'], ['value', 'f64']], doc: 'bytes of DF values held by the node' },
+} as const satisfies Record<string, RecordDef>;
+
+export type RecordKind = keyof typeof RECORDS;
+
+type JsType<T extends FieldType> = T extends 'str' ? string : T extends 'ints' ? readonly number[] | null : number;
+type FieldsOf<K extends RecordKind> = (typeof RECORDS)[K]['fields'];
+type Params<F extends readonly Field[]> = { -readonly [I in keyof F]: F[I] extends readonly [string, infer T extends FieldType] ? JsType<T> : never };
+type Obj<F extends readonly Field[]> = { [P in F[number] as P[0]]: P[1] extends 'ints' ? number[] : JsType<P[1]> };
+
+/** A decoded record: its fields, its kind, who wrote it (thread 0 = the node's system thread), and its time. */
+export type TraceEvent = {
+  [K in RecordKind]: { kind: K; node: number; thread: number; t: number } & Obj<FieldsOf<K>>;
+}[RecordKind];
+
+export type TraceEventKind = TraceEvent['kind'];
+
+/** What the runtime tells the tracer: one method per record kind, parameters in field order. */
+export type RecordMethods = { [K in RecordKind]: (...args: Params<FieldsOf<K>>) => void };
+
+export interface TraceSink extends Omit<RecordMethods, 'dfName'> {
+  /** Intern a DF key; returns its number in this file (writes a dfName record the first time). */
+  dfName(name: string): number;
+  /** Write buffered records to disk. */
+  flush(): void;
+  close(): void;
+}
+
+export const KIND_BY_CODE: readonly (RecordKind | undefined)[] = (() => {
+  const a: (RecordKind | undefined)[] = [];
+  for (const [k, d] of Object.entries(RECORDS)) a[d.code] = k as RecordKind;
+  return a;
+})();
+
+export const MAX_CODE = KIND_BY_CODE.length - 1;
+
+const FIXED_BYTES: Record<FieldType, number> = { time: 8, f64: 8, u8: 1, u16: 2, u32: 4, i32: 4, str: 2, ints: 1 };
+
+/** Bytes of a record's fixed part, kind byte included. */
+export function fixedSize(def: RecordDef): number {
+  let n = 1;
+  for (const [, t] of def.fields) n += FIXED_BYTES[t];
+  return n;
+}
+
+export const fieldBytes = (t: FieldType): number => FIXED_BYTES[t];
+
+/** Largest possible record (writers reserve this much before a record with variable parts). */
+export const MAX_RECORD_BYTES = (() => {
+  let max = 0;
+  for (const d of Object.values(RECORDS) as RecordDef[]) {
+    let n = fixedSize(d);
+    for (const [, t] of d.fields) n += t === 'str' ? MAX_STRING_BYTES : t === 'ints' ? 4 * MAX_INTS : 0;
+    max = Math.max(max, n);
+  }
+  return max;
+})();

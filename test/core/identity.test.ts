@@ -1,0 +1,52 @@
+// The identity of DFs and CFs, and the one duration parser.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dfFamily, displayDf, familyKey, indexKey, parseDfKey, pushKey, pushedDf } from '../../src/core/dfkey.js';
+import { blockPrefix, childGid, displayCf, parseGid } from '../../src/core/cfid.js';
+import { DurationError, formatDuration, parseDuration } from '../../src/core/duration.js';
+
+test('DF keys: made, indexed, shown as the program names them, grouped by family, parsed back', () => {
+  const base = familyKey('A', 12, 0);
+  const k = indexKey(indexKey(base, 1), 3);
+  assert.equal(k, 'A#12.1.3');
+  assert.equal(displayDf(k), 'A[1][3]');
+  assert.equal(displayDf(base), 'A');
+  assert.equal(dfFamily(k), 'A');
+  assert.deepEqual(parseDfKey(k), { name: 'A', uid: 12, node: 0, indices: [1, 3] });
+  const off = indexKey(familyKey('b', 7, 2), -4);
+  assert.equal(off, 'b#7@2.-4');
+  assert.equal(displayDf(off), 'b[-4]');
+  assert.deepEqual(parseDfKey(off), { name: 'b', uid: 7, node: 2, indices: [-4] });
+  assert.equal(parseDfKey('not a key'), null);
+  // display names aggregate by family too (simulated traces, user input)
+  assert.equal(dfFamily('x[3][4]'), 'x');
+  const pk = pushKey('L[2]', k);
+  assert.equal(pushedDf(pk), k);
+});
+
+test('CF global ids: parent, loop iteration, spawn number; main is empty', () => {
+  assert.equal(childGid('', -1, 3), '3');
+  assert.equal(childGid('3', 5, 0), '3_5_0');
+  assert.equal(childGid('3_5_0', -1, 2), '3_5_0_2');
+  assert.equal(blockPrefix('3', 5), '3_5');
+  assert.equal(blockPrefix('', 7), '7');
+  assert.deepEqual(parseGid('3_5_0'), [3, 5, 0]);
+  assert.deepEqual(parseGid(''), []);
+  assert.equal(parseGid('x_1'), null);
+  assert.equal(displayCf('addOne', [2, 3]), 'addOne[2][3]');
+  assert.equal(displayCf('main', null), 'main');
+});
+
+test('durations need a unit; the message says how to write one', () => {
+  assert.equal(parseDuration('10ms'), 10_000_000);
+  assert.equal(parseDuration('250us'), 250_000);
+  assert.equal(parseDuration('250µs'), 250_000);
+  assert.equal(parseDuration('1.5s'), 1_500_000_000);
+  assert.equal(parseDuration(' 2000ns '), 2000);
+  assert.throws(() => parseDuration('5000'), (e: Error) => e instanceof DurationError && /needs a unit/.test(e.message) && /5000us/.test(e.message));
+  assert.throws(() => parseDuration('ten'), DurationError);
+  assert.throws(() => parseDuration('5 min'), /unknown unit/);
+  assert.throws(() => parseDuration('0ms'), /positive/);
+  assert.equal(formatDuration(1_234_567), '1.23 ms');
+  assert.equal(formatDuration(999), '999 ns');
+});

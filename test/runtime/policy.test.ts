@@ -1,0 +1,47 @@
+// The default scheduling policy alone: plain data in, decisions out.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH } from '../../src/runtime/policy/default.js';
+
+const p = new DefaultPolicy();
+const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
+
+test('batch size: a few CFs until their time is known, then about BATCH_NS of work, spread over the lanes', () => {
+  assert.equal(p.batchSize(sizing), FIRST_BATCH);
+  assert.equal(p.batchSize({ ...sizing, cfNs: 1000, ready: 1e6 }), MAX_BATCH, 'tiny CFs: capped');
+  assert.equal(p.batchSize({ ...sizing, cfNs: BATCH_NS * 2 }), 1, 'long CFs one by one');
+  assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 8 }), 2, '8 ready over 2 lanes × 2 in flight');
+  assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 8, fifo: true }), BATCH_NS / 10_000, 'FIFO takes what the time allows');
+  assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 1e6, nodes: 2, stealable: true }), 2, 'stealable work stays small on several nodes');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 10_000, ready: 1 }), BATCH_NS / 10_000, 'a chain grows to the time a batch should take');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 0 }), FIRST_BATCH);
+});
+
+test('lane choice: the least loaded lane with room, else wait', () => {
+  assert.equal(p.chooseLane({ count: 3, inflight: [1, 0, 1] }), 1);
+  assert.equal(p.chooseLane({ count: 2, inflight: [2, 2] }), -1);
+  assert.equal(p.chooseLane({ count: 2, inflight: [1, 1] }), 0);
+});
+
+test('inline: only codes measured enough times and tiny on average; never when disabled', () => {
+  assert.equal(p.runInline({ meanNs: 100, samples: INLINE_SAMPLES - 1 }), false);
+  assert.equal(p.runInline({ meanNs: 100, samples: INLINE_SAMPLES }), true);
+  assert.equal(p.runInline({ meanNs: INLINE_NS * 2, samples: 100 }), false);
+  assert.equal(new DefaultPolicy({ inline: false }).runInline({ meanNs: 100, samples: 100 }), false);
+});
+
+test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {
+  assert.equal(p.unrollChunk({ remaining: 10, live: 0, starving: false }), 10);
+  assert.equal(p.unrollChunk({ remaining: 1e6, live: 0, starving: false }), LOOP_CHUNK);
+  assert.equal(p.unrollChunk({ remaining: 1e6, live: LIVE_TARGET, starving: false }), 0);
+  assert.equal(p.unrollChunk({ remaining: 1e6, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
+});
+
+test('stealing: victims in turn, never oneself; half of what exceeds the lanes is given', () => {
+  const victims = [0, 1, 2, 3].map((a) => p.stealVictim(1, 4, a));
+  assert.deepEqual(victims, [2, 3, 0, 2]);
+  assert.equal(p.stealVictim(0, 2, 5), 1);
+  assert.equal(p.giveAway(2, 2), 0);
+  assert.equal(p.giveAway(10, 2), 4);
+  assert.equal(p.giveAway(3, 2), 1);
+});

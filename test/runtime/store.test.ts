@@ -1,0 +1,96 @@
+// The DF store alone: the protocol of single assignment, request counts, destroy and push.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DfStore } from '../../src/runtime/node/store.js';
+import { Cf } from '../../src/runtime/node/fragment.js';
+import { RunFault } from '../../src/runtime/node/fault.js';
+import type { Site } from '../../src/program/compile.js';
+import { T_INT, type DfValue } from '../../src/ucode/value.js';
+
+const site = { id: 0, spawnNo: 0 } as unknown as Site;
+let seq = 0;
+const cf = (): Cf => new Cf(seq++, site, [], '', -1);
+const int = (v: number): DfValue => ({ t: T_INT, v });
+
+test('a posted DF is served to its readers and freed after req_count requests; one more is "too many requests"', () => {
+  const freed: DfValue[] = [];
+  const s = new DfStore((v) => freed.push(v));
+  assert.deepEqual(s.post('x#0', int(5), 2), { waiters: null, remote: null });
+  assert.equal(s.liveBytes, 4);
+  assert.deepEqual(s.read('x#0', cf()), int(5));
+  assert.equal(freed.length, 0);
+  assert.deepEqual(s.read('x#0', cf()), int(5));
+  assert.deepEqual(freed, [int(5)], 'freed when the count reached 0');
+  assert.equal(s.liveBytes, 0);
+  assert.throws(() => s.read('x#0', cf()), (e: Error) => e instanceof RunFault && /too many requests for DF x: it was freed/.test(e.message));
+  assert.throws(() => s.readRemote('x#0', 3), /node 3 requested DF x after it was freed/);
+});
+
+test('readers that came first wait; the post delivers to them in order and counts them', () => {
+  const s = new DfStore();
+  const a = cf(), b = cf();
+  assert.equal(s.read('y#1.4', a), undefined);
+  assert.deepEqual(a.pend, ['y#1.4'], 'the reader now waits for it');
+  assert.equal(s.readRemote('y#1.4', 2), undefined);
+  assert.equal(s.read('y#1.4', b), undefined);
+  const d = s.post('y#1.4', int(7), 3);
+  assert.deepEqual(d.waiters, [a, b]);
+  assert.deepEqual(d.remote, [2]);
+  assert.equal(s.size, 0, 'three requests served: freed');
+  assert.throws(() => s.post('y#1.4', int(8), -1), /assigned twice/);
+});
+
+test('more waiting readers than the count: "too many requests" at the post', () => {
+  const s = new DfStore();
+  s.read('z#0', cf());
+  s.read('z#0', cf());
+  assert.throws(() => s.post('z#0', int(1), 1), /too many requests for DF z/);
+});
+
+test('double assignment is an error naming the DF as the program names it', () => {
+  const s = new DfStore();
+  s.post('A#3.1.2', int(1), -1);
+  assert.throws(() => s.post('A#3.1.2', int(2), -1), (e: Error) => /DF A\[1\]\[2\] is assigned twice/.test(e.message));
+});
+
+test('destroy: before the post the value is dropped; readers of it then fail; with readers or a positive count it is an error', () => {
+  const s = new DfStore();
+  s.destroy('d#0');
+  assert.deepEqual(s.post('d#0', int(1), -1), { waiters: null, remote: null });
+  assert.equal(s.size, 0, 'the value was dropped');
+  const t = new DfStore();
+  t.destroy('e#0');
+  assert.throws(() => t.read('e#0', cf()), /requested after it was destroyed/);
+  const u = new DfStore();
+  u.read('f#0', cf());
+  assert.throws(() => u.destroy('f#0'), /destroyed while CFs still wait/);
+  const v = new DfStore();
+  v.post('g#0', int(1), 2);
+  assert.throws(() => v.destroy('g#0'), /with 2 request\(s\) still expected/);
+  const w = new DfStore();
+  w.post('h#0', int(1), -1);
+  w.destroy('h#0');
+  assert.equal(w.size, 0, 'an unlimited DF is freed by destroy');
+});
+
+test('push: a value pushed before its CF waits is kept; a waiting CF is named when it comes', () => {
+  const s = new DfStore();
+  const c = cf();
+  assert.equal(s.push('L[1]|x#0', int(3)), undefined);
+  assert.deepEqual(s.takePushed('L[1]|x#0', c), int(3));
+  const d = cf();
+  assert.equal(s.takePushed('L[2]|x#0', d), undefined);
+  assert.deepEqual(d.pend, ['x#0']);
+  assert.equal(s.push('L[2]|x#0', int(4)), d);
+});
+
+test('remote requests are answered in request order, one CF per response', () => {
+  const s = new DfStore();
+  const a = cf(), b = cf();
+  s.awaitRemote('r#0', 1, a);
+  s.awaitRemote('r#0', 1, b);
+  assert.match(s.expectedFrom('r#0', 0, 2), /requested from node 1/);
+  assert.equal(s.remoteArrived('r#0'), a);
+  assert.equal(s.remoteArrived('r#0'), b);
+  assert.equal(s.remoteArrived('r#0'), undefined);
+});
