@@ -4,6 +4,7 @@ import { build, type Message } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { launchSecret } from '../runtime/launch/secret.js';
 
 export interface UcodeBundle {
   /** absolute path of the bundled ESM file (undefined when the program has no ucode module) */
@@ -27,6 +28,8 @@ export async function bundleUcodes(sources: string[], cacheDir: string): Promise
   for (const s of sources) if (!existsSync(s)) throw new UcodeBundleError(`ucode module not found: ${s}`);
   // One virtual entry re-exporting every module, so several files form one namespace.
   const entry = sources.map((s) => `export * from ${JSON.stringify(resolve(s))};`).join('\n');
+  // The esbuild service process inherits process.env: make sure the run's secret is out of it.
+  launchSecret();
   let result;
   try {
     result = await build({

@@ -6,6 +6,8 @@ import type { Transport } from '../../src/runtime/transport/types.js';
 export const TAG_MESH = 1;
 export const TAG_REPORT = 900;
 export const TAG_LOST = 901;
+/** Echo peers block their main thread for the u32 milliseconds in the body, then echo. */
+export const TAG_BUSY = 902;
 export const TAG_QUIT = 999;
 
 export interface MeshReport {
@@ -52,4 +54,22 @@ export function runMesh(t: Transport, count: number, other: (from: number, tag: 
     }
     check();
   });
+}
+
+/** Keep this thread busy (as a long computation would) for `ms` milliseconds. */
+export function busyWait(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // spin
+  }
+}
+
+/** What a spawned node's children could see of the run's secret (peer.ts `secret` mode). */
+export interface SecretProbe {
+  /** LUNA_SECRET still in process.env when the node's code starts. */
+  inProcessEnv: boolean;
+  /** Child processes running when the ucode bundle was built (the esbuild service among them). */
+  children: { comm: string; hasSecret: boolean; hasMarker: boolean }[];
+  childProcessHasSecret: boolean;
+  workerHasSecret: boolean;
 }

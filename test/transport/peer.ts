@@ -1,10 +1,50 @@
 // Test/benchmark peer: `node peer.js <mode> [arg]`, started by a luna launcher (spawnLocalNodes),
-// mpirun/srun (file rendezvous) or by hand. Modes: echo | mesh <count> | idle | launch <n>.
-import { Encoder } from '../../src/runtime/transport/codec.js';
+// mpirun/srun (file rendezvous) or by hand.
+// Modes: echo | mesh <count> | idle | launch <n> | secret <cache dir> <ucode module>.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { Decoder, Encoder } from '../../src/runtime/transport/codec.js';
 import { startNode } from '../../src/runtime/launch/cluster.js';
-import { runMesh, TAG_LOST, TAG_QUIT, TAG_REPORT, type MeshReport } from './fixture.js';
+import { bundleUcodes } from '../../src/ucode/bundle.js';
+import { busyWait, runMesh, TAG_BUSY, TAG_LOST, TAG_QUIT, TAG_REPORT, type MeshReport, type SecretProbe } from './fixture.js';
 
-const [mode, arg = '0'] = process.argv.slice(2);
+const [mode, arg = '0', arg2 = ''] = process.argv.slice(2);
+
+/** Child processes of this process and their environment, from /proc (Linux). */
+function childEnvironments(): SecretProbe['children'] {
+  const out: SecretProbe['children'] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== process.pid) continue;
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      out.push({
+        comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(),
+        hasSecret: env.some((e) => e.startsWith('LUNA_SECRET=')),
+        hasMarker: env.some((e) => e.startsWith('LUNA_PROBE_MARKER=')),
+      });
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+/** Build a ucode bundle (starting the esbuild service) and look at what children inherit. */
+async function probeSecret(cacheDir: string, ucodes: string): Promise<SecretProbe> {
+  const inProcessEnv = process.env.LUNA_SECRET !== undefined;
+  await bundleUcodes([ucodes], cacheDir);
+  const children = childEnvironments();
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.env.LUNA_SECRET !== undefined))'], { encoding: 'utf8' });
+  const workerHasSecret = await new Promise<boolean>((resolve, reject) => {
+    const w = new Worker("require('node:worker_threads').parentPort.postMessage(process.env.LUNA_SECRET !== undefined)", { eval: true });
+    w.once('message', (m: boolean) => resolve(m));
+    w.once('error', reject);
+  });
+  return { inProcessEnv, children, childProcessHasSecret: child.stdout !== 'false', workerHasSecret };
+}
 
 async function main(): Promise<void> {
   // `node --test dist/test/` also runs every file under test/ directly: do nothing then.
@@ -16,6 +56,8 @@ async function main(): Promise<void> {
     setInterval(() => {}, 1000);
     return;
   }
+  // As `luna run` does: the program (and its ucodes) is loaded before the nodes connect.
+  const probe = mode === 'secret' ? await probeSecret(arg, arg2) : undefined;
   const { transport: t } = await startNode({});
   const quit = async (code = 0) => {
     await t.close();
@@ -31,8 +73,14 @@ async function main(): Promise<void> {
   if (mode === 'echo') {
     t.onMessage((from, tag, body, payload) => {
       if (tag === TAG_QUIT) return void quit();
+      if (tag === TAG_BUSY) busyWait(new Decoder(body).u32());
       t.send(from, tag, body, payload);
     });
+  } else if (mode === 'secret') {
+    t.onMessage((_from, tag) => {
+      if (tag === TAG_QUIT) void quit();
+    });
+    t.send(0, TAG_REPORT, Buffer.from(JSON.stringify(probe)));
   } else if (mode === 'mesh') {
     const reports: MeshReport[] = [];
     const onReport = (r: MeshReport) => {

@@ -2,10 +2,12 @@
 // nodes), a child of it, or one rank of mpirun/srun/PMI. Returns this node's connected transport.
 import * as os from 'node:os';
 import { newSecret } from '../transport/auth.js';
+import { heartbeatMsFromEnv } from '../transport/heartbeat.js';
 import { envRendezvous, fileRendezvous, formatHostPort, launcherRendezvous } from '../transport/rendezvous.js';
 import { createTcpTransport, type TcpTransport } from '../transport/tcp.js';
 import type { Rendezvous } from '../transport/types.js';
 import { detectLaunch, type LaunchInfo } from './env.js';
+import { launchSecret } from './secret.js';
 import { spawnLocalNodes, watchParent, type ChildSet } from './spawn.js';
 
 export interface StartNodeOptions {
@@ -25,6 +27,11 @@ export interface StartNodeOptions {
   log?: (msg: string) => void;
   timeoutMs?: number;
   allocPayload?: (byteLength: number) => Uint8Array;
+  /**
+   * Heartbeat timeout in ms: a node from which nothing arrived for this long is reported lost
+   * (default $LUNA_HEARTBEAT_MS, else 5000; 0 = off). See docs/cluster.md, "Liveness".
+   */
+  heartbeatMs?: number;
 }
 
 export interface StartedNode {
@@ -38,7 +45,8 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
   const env = o.env ?? process.env;
   const detected = detectLaunch(env);
   const bind = resolveBind(o.bind ?? env.LUNA_BIND ?? '127.0.0.1');
-  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload };
+  const heartbeatMs = o.heartbeatMs ?? heartbeatMsFromEnv(env);
+  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload, heartbeatMs };
 
   if (detected.launcher === 'local') {
     const size = o.nodes ?? 1;
@@ -66,13 +74,17 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
     throw new Error(`--nodes ${o.nodes} disagrees with ${detected.launcher}, which started ${detected.size} process(es)`);
   }
   let rendezvous: Rendezvous;
+  let secret: string | undefined;
   if (detected.launcher === 'luna') {
     watchParent();
     rendezvous = envRendezvous(env);
+    // Read once at startup and already gone from process.env (secret.ts); passed explicitly.
+    secret = env.LUNA_SECRET || launchSecret();
+    if (!secret) throw new Error('LUNA_SECRET is not set (a node started by a luna launcher always gets one)');
   } else {
     rendezvous = fileRendezvous({ env, dir: o.rendezvousDir, timeoutMs: o.timeoutMs });
   }
-  const transport = await createTcpTransport({ ...common, rank: detected.rank, size: detected.size, rendezvous });
+  const transport = await createTcpTransport({ ...common, rank: detected.rank, size: detected.size, rendezvous, secret });
   return { launch: detected, transport };
 }
 

@@ -3,12 +3,14 @@
 // rank i connects to ranks 1..i-1 (and accepts from i+1..size-1), so each pair has one link.
 // Each rank reports Ready to rank 0 when its links are up; rank 0 answers Go to all, so
 // createTcpTransport resolves on every rank only when the whole mesh is up.
+// Once formed, a heartbeat (heartbeat.ts) watches every link for silence.
 // See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
+import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import type { PeerAddress, Rendezvous, Transport } from './types.js';
 
 export interface TcpTransportOptions {
@@ -28,6 +30,13 @@ export interface TcpTransportOptions {
   signal?: AbortSignal;
   /** Where received payloads are assembled (e.g. SharedArrayBuffer-backed); default: a fresh Buffer. */
   allocPayload?: (byteLength: number) => Uint8Array;
+  /**
+   * Heartbeat timeout in ms: a peer from which nothing at all arrived for this long is reported
+   * lost through onPeerLost (default: $LUNA_HEARTBEAT_MS, else 5000; 0 = off). Quiet links carry
+   * a small frame every eighth of the timeout, so a peer whose main thread is busy for longer than
+   * about 70 % of it is declared lost too.
+   */
+  heartbeatMs?: number;
 }
 
 export interface TcpTransport extends Transport {
@@ -45,6 +54,7 @@ const enum Ctl {
   Bye = 5, // graceful close: the following EOF is not a loss
   Ready = 6, // rank i → 0: all my links are up
   Go = 7, // rank 0 → all: every rank is fully linked; createTcpTransport resolves
+  Beat = 8, // heartbeat on a quiet link: [timeout u32] (how long the sender waits for us; 0 = never)
 }
 
 const HANDSHAKE_MAX_FRAME = 64 * 1024;
@@ -61,6 +71,7 @@ class Link {
   lost = false;
   lastError: string | undefined;
   readonly writer = new FrameWriter();
+  readonly clock = new LinkClock();
   flushQueued = false;
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
@@ -92,6 +103,7 @@ class Mesh implements TcpTransport {
   private framesSent = 0;
   private readonly log: (msg: string) => void;
   private readonly enc = new Encoder(128);
+  private readonly heartbeat: Heartbeat;
   // Mesh formation.
   private expected = 0;
   private resolveFormed!: () => void;
@@ -108,6 +120,12 @@ class Mesh implements TcpTransport {
       this.rejectFormed = rej;
     });
     this.formedPromise.catch(() => {});
+    const heartbeatMs = opts.heartbeatMs === undefined ? heartbeatMsFromEnv() ?? DEFAULT_HEARTBEAT_MS : checkHeartbeatMs(opts.heartbeatMs);
+    this.heartbeat = new Heartbeat(heartbeatMs, {
+      liveLinks: () => this.links.filter((l): l is Link => l !== undefined && l.established && !l.lost && !l.bye && !l.socket.destroyed),
+      sendBeat: (rank, timeoutMs) => this.sendCtl(this.links[rank]!, Ctl.Beat, this.enc.reset().u32(timeoutMs).finish()),
+      lost: (rank, reason) => this.drop(this.links[rank]!, reason),
+    });
   }
 
   // ---------------------------------------------------------------- Transport API
@@ -149,6 +167,7 @@ class Mesh implements TcpTransport {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    this.heartbeat.stop();
     const waits: Promise<void>[] = [];
     for (const link of this.links) {
       if (!link) continue;
@@ -179,6 +198,7 @@ class Mesh implements TcpTransport {
     if (link.writer.empty || link.socket.destroyed) return;
     this.framesSent += link.writer.frames;
     link.writer.frames = 0;
+    link.clock.tx++;
     const parts = link.writer.take();
     const s = link.socket;
     if (parts.length === 1) {
@@ -248,6 +268,10 @@ class Mesh implements TcpTransport {
       case Ctl.Bye:
         link.bye = true;
         return;
+      case Ctl.Beat:
+        if (!link.established) return this.reject(link, 'heartbeat before authentication');
+        this.heartbeat.peerTimeout(link.clock, d.u32());
+        return;
       case Ctl.Ready:
         if (this.rank !== 0 || !link.established) return this.reject(link, 'unexpected ready');
         if (++this.ready === this.size - 1) {
@@ -282,6 +306,7 @@ class Mesh implements TcpTransport {
       this.opts.allocPayload,
     );
     socket.on('data', (chunk: Buffer) => {
+      link.clock.rx++;
       try {
         link.parser.push(chunk);
       } catch (e) {
@@ -300,13 +325,23 @@ class Mesh implements TcpTransport {
 
   private onClose(link: Link): void {
     if (!link.established) return;
-    if (this.links[link.rank] === link && !this.closing && !link.bye && !link.lost) {
-      link.lost = true;
-      const reason = link.lastError ? `connection to rank ${link.rank} failed (${link.lastError})` : `rank ${link.rank} closed the connection`;
-      if (!this.formed) this.rejectFormed(new Error(reason));
-      if (this.lostHandler) this.lostHandler(link.rank, reason);
-      else this.pendingLost.push([link.rank, reason]);
-    }
+    this.lose(link, link.lastError ? `connection to rank ${link.rank} failed (${link.lastError})` : `rank ${link.rank} closed the connection`);
+  }
+
+  /** Report an established link's peer lost, once (unless it said bye or we are closing). */
+  private lose(link: Link, reason: string): void {
+    if (this.links[link.rank] !== link || this.closing || link.bye || link.lost) return;
+    link.lost = true;
+    if (!this.formed) this.rejectFormed(new Error(reason));
+    if (this.lostHandler) this.lostHandler(link.rank, reason);
+    else this.pendingLost.push([link.rank, reason]);
+  }
+
+  /** A live but silent peer: report it and cut the link, so it sees the loss too if it wakes up. */
+  private drop(link: Link, reason: string): void {
+    this.lose(link, reason);
+    link.parser.stopped = true;
+    link.socket.destroy();
   }
 
   private reject(link: Link, why: string): void {
@@ -432,9 +467,12 @@ class Mesh implements TcpTransport {
       }
       await this.formedPromise;
       this.formed = true;
+      this.heartbeat.start();
       if (this.rank === 0) await opts.rendezvous.cleanup?.().catch(() => {});
     } catch (e) {
       await this.close();
+      // Rank 0 leaves nothing behind (the file holds the secret) when the mesh does not form.
+      if (this.rank === 0) await opts.rendezvous.cleanup?.().catch(() => {});
       throw e;
     } finally {
       clearTimeout(timer);
