@@ -110,6 +110,18 @@ const CASES: Case[] = [
   { file: 'examples/independent/independent.fa', args: ['20', '100'], out: [] },
   { file: 'examples/independent/independent_checked.fa', args: ['1000', '0'], out: ['independent: OK (n=1000)'] },
   { file: 'examples/independent/independent_checked.fa', args: ['1', '0'], out: ['independent: OK (n=1)'] },
+  {
+    // pi to ten decimals is 3.1415926536; the midpoint rule's error at n = 1e6 is below 1e-12
+    file: 'examples/tutorial/pi.fa',
+    args: ['1000000', '8'],
+    out: ['pi ≈ 3.1415926536 from 1000000 points in 8 blocks', 'tutorial: OK (n=1000000, 8 blocks)'],
+  },
+  {
+    // one block: no parallelism, the same result
+    file: 'examples/tutorial/pi.fa',
+    args: ['2000000', '1'],
+    out: ['pi ≈ 3.1415926536 from 2000000 points in 1 block', 'tutorial: OK (n=2000000, 1 block)'],
+  },
 ];
 
 /** Every .fa file shipped under examples/. */
@@ -157,7 +169,7 @@ for (const threads of [1, 2]) {
 // case of every .fa file runs on 2 nodes x 1 thread and 3 nodes x 2 threads (a node
 // process costs ~0.3 s to start); a few on the other combinations.
 const FIRST_PER_FILE = CASES.filter((c, i) => CASES.findIndex((d) => d.file === c.file) === i);
-const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|seed004_cyclic|chain/.test(c.file));
+const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|seed004_cyclic|chain|tutorial/.test(c.file));
 const NODE_RUNS: Array<{ nodes: number; threads: number; cases: Case[] }> = [
   { nodes: 2, threads: 1, cases: FIRST_PER_FILE },
   { nodes: 3, threads: 2, cases: FIRST_PER_FILE },
@@ -184,6 +196,13 @@ describe('examples: failures are reported', () => {
     const r = luna(args);
     assert.equal(r.status, 1, describeRun(args, r));
     assert.match(r.stdout, /^matmul: FAILED \(n=10 must be a positive multiple of nb=3\)$/m, describeRun(args, r));
+  });
+
+  test('the tutorial with more blocks than points prints FAILED and exits 1', () => {
+    const args = ['run', '--threads', '1', 'examples/tutorial/pi.fa', '10', '20'];
+    const r = luna(args);
+    assert.equal(r.status, 1, describeRun(args, r));
+    assert.match(r.stdout, /^tutorial: FAILED \(1 <= blocks <= n is needed, got n=10, blocks=20\)$/m, describeRun(args, r));
   });
 
   test('a missing command-line argument is a usage error (exit 2) naming main\'s parameters; nothing runs', () => {
