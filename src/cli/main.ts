@@ -1,11 +1,10 @@
 // The `luna` command line: subcommands, plus the original LuNA driver form
 // `luna [-q] [-D k=v] [--worker-threads-count=N] prog.fa [args…]`.
+// A spawned node's secret leaves the environment before anything can start a child process.
+import '../runtime/launch/secret.js';
 import { Command, CommanderError, Option } from 'commander';
 import { version } from './version.js';
-import { runCommand, type RunCliOptions } from './run.js';
-import { checkCommand } from './check.js';
-import { exportPerfettoCommand } from './export.js';
-import { analyzeSlowCommand } from './analyze.js';
+import type { RunCliOptions } from './run.js';
 
 const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'help', 'node']);
 
@@ -57,7 +56,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('-q, --quiet', 'print nothing but the program output and errors')
     .addOption(new Option('--bind <host>', 'address to listen on for other nodes (default 127.0.0.1)'))
     .passThroughOptions()
-    .action(async (file: string, args: string[], o: RunCliOptions) => { code = await runCommand(file, args, o); });
+    .action(async (file: string, args: string[], o: RunCliOptions) => { code = await (await import('./run.js')).runCommand(file, args, o); });
 
   program.command('check')
     .description('check a LuNA program and print every diagnostic')
@@ -65,14 +64,14 @@ export async function cli(argv: string[]): Promise<number> {
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
     .option('--ucodes <files>', 'comma-separated ucode modules (default: ucodes.ts beside the program)')
     .option('--json', 'diagnostics as JSON')
-    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; json?: boolean }) => { code = await checkCommand(file, o); });
+    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; json?: boolean }) => { code = await (await import('./check.js')).checkCommand(file, o); });
 
   const exp = program.command('export').description('convert a trace to other formats');
   exp.command('perfetto')
     .description('Chrome trace event JSON for Perfetto / chrome://tracing')
     .argument('<trace>', 'trace directory written by luna run --trace')
     .requiredOption('-o, --output <file>', 'output .json file')
-    .action(async (dir: string, o: { output: string }) => { code = await exportPerfettoCommand(dir, o.output); });
+    .action(async (dir: string, o: { output: string }) => { code = await (await import('./export.js')).exportPerfettoCommand(dir, o.output); });
 
   const an = program.command('analyze').description('performance analyses of a trace');
   an.command('slow')
@@ -82,7 +81,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--model <model>', 'kireev2024 (default) or litvinov2017', 'kireev2024')
     .option('--compare', 'report both models side by side')
     .option('--window <duration>', 'also a time series with this window, e.g. 10ms')
-    .action(async (dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }) => { code = await analyzeSlowCommand(dir, o); });
+    .action(async (dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }) => { code = await (await import('./analyze.js')).analyzeSlowCommand(dir, o); });
 
   if (argv.length === 0) {
     process.stderr.write(program.helpInformation());

@@ -6,6 +6,7 @@ import type {
 } from '../lang/ast.js';
 import type { Origin } from '../lang/source.js';
 import { compileExpr, EvalError, num, type CDfRef, type CExpr, type ExprScope, type Frame } from './expr.js';
+import { printExpr } from '../lang/let.js';
 
 export interface ImportDef {
   alias: string;
@@ -66,7 +67,8 @@ export interface CallSite extends SiteBase {
   kind: 'call';
   imp: ImportDef;
   args: CArg[];
-  reqCount: { ref: CDfRef; expr: CExpr }[];
+  /** `req_count X = e;` rules; `out` is the output X is written as (its number among the name args) when the compiler could tell, else -1 */
+  reqCount: { ref: CDfRef; expr: CExpr; out: number }[];
   unlimited: CDfRef[];
   drop: CDfRef[];
   afterpush: { ref: CDfRef; label: string; labelIdx: CExpr[]; owner: (f: Frame) => number }[];
@@ -366,8 +368,10 @@ class Compiler {
       return { kind: 'val', type: p, expr: this.expr(a, sc) };
     });
     const site: CallSite = { ...b, kind: 'call', imp: im, args, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] };
+    // the output arguments as written, so that a rule naming one of them needs no key matching at run time
+    const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
     for (const r of s.rules) {
-      if (r.kind === 'assign' && r.property === 'req_count') site.reqCount.push({ ref: this.refs([r.id], sc)[0]!, expr: this.expr(r.value, sc) });
+      if (r.kind === 'assign' && r.property === 'req_count') site.reqCount.push({ ref: this.refs([r.id], sc)[0]!, expr: this.expr(r.value, sc), out: sameAs(r.id, outIds) });
       else if (r.kind === 'enum' && r.property === 'req_unlimited') site.unlimited.push(...this.refs(r.items, sc));
       else if (r.kind === 'enum' && r.property === 'drop') site.drop.push(...this.refs(r.items, sc));
       else if (r.kind === 'enum' && r.property === 'wait') site.waits.push(...this.refs(r.items, sc));
@@ -412,6 +416,12 @@ class Compiler {
 
 function zero(): number { return 0; }
 
+/** The output (by its number among the name args) written exactly as `id`, else -1. */
+function sameAs(id: IdExpr, outIds: string[]): number {
+  const k = printExpr(id);
+  return outIds.indexOf(k) === outIds.lastIndexOf(k) ? outIds.indexOf(k) : -1;
+}
+
 export function mod(a: number, n: number): number { const r = a % n; return r < 0 ? r + n : r; }
 
 /** Key of `x[i][j]`: the base key in the slot (a fresh `x#uid`, or an alias) + `.i.j`. */
@@ -438,7 +448,7 @@ function replicaReader(k: CExpr | -1): (f: Frame) => number {
     if (r >= f.size) r -= kk;
     return Math.max(0, r);
   };
-  // Writers post a copy to every replica: all nodes, or 0, k, 2k, … (LANGUAGE.md §4.4).
+  // Writers post a copy to every replica: all nodes, or 0, k, 2k, … (docs/language.md §4.4.4).
   return Object.assign(reader, {
     replicas: (f: Frame): number[] => {
       const kk = every(f), out: number[] = [];

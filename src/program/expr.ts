@@ -1,4 +1,4 @@
-// Compiling LuNA expressions (LANGUAGE.md §4.2, §6) into closures evaluated by the system
+// Compiling LuNA expressions (docs/language.md §4.2, §6.2) into closures evaluated by the system
 // thread. Static types follow the original generator: literals and loop variables are typed,
 // any DF reference is `dyn` (its int/real/string tag is known only at run time).
 // A DF read that is not available yet marks the frame `missing` and yields a placeholder, so one
@@ -134,7 +134,7 @@ export function num(type: StaticType, v: unknown, pos: number): number {
 function truncInt(x: number): number { return Math.trunc(x) | 0; }
 
 /**
- * An operand of int arithmetic. `value ⊕ int` is typed int (LANGUAGE.md §6): the original reads
+ * An operand of int arithmetic. `value ⊕ int` is typed int (docs/language.md §6.2): the original reads
  * the DF with the strict get_int, so a real DF there is an error, not a silent truncation.
  */
 function intOperand(type: StaticType, v: unknown, pos: number): number {

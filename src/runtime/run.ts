@@ -5,7 +5,9 @@ import { availableParallelism } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
 import { parseMainArgs } from '../program/args.js';
 import type { UcodeBundle } from '../ucode/bundle.js';
-import { ThreadTraceWriter, cpuClockExact, runOrigin, setRunOrigin, wallNs, type RunStatus } from '../trace/index.js';
+import { ThreadTraceWriter } from '../trace/writer.js';
+import { cpuClockExact, runOrigin, setRunOrigin, wallNs } from '../trace/clock.js';
+import type { RunStatus } from '../trace/schema.js';
 import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
 import { WorkerPool } from './exec/pool.js';
@@ -42,6 +44,8 @@ export interface RunResult {
   kind?: 'fault' | 'hang' | 'lost';
   /** rank 0 of a traced multi-node run: clock offsets of the nodes */
   clockOffsets?: number[];
+  /** CFs this node ran on its system thread and sent to workers (in how many batches) */
+  stats: { inline: number; sent: number; batches: number };
 }
 
 export function defaultThreads(): number {
@@ -76,7 +80,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const cluster = new ClusterNode(router, wallNs);
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
     await inline.load(bundle);
@@ -98,7 +102,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   await pool.stop();
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets };
+  return { ...res, status, clockOffsets, stats: { ...rt.stats } };
 }
 
 /** A one-node run in this process (the library's entry point). */

@@ -3,7 +3,11 @@
 // with the files, clock offsets and how the run ended.
 import { availableParallelism } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
-import { cpuClockExact, listTraceFiles, openTraceDir, writeManifest, TRACE_FORMAT_VERSION, type TraceManifest, type SiteInfo, type RunStatus } from '../trace/index.js';
+import { cpuClockExact } from '../trace/clock.js';
+import { listTraceFiles, openTraceDir, writeManifest } from '../trace/dir.js';
+import { VERSION as TRACE_FORMAT_VERSION } from '../trace/format.js';
+import type { TraceManifest, SiteInfo } from '../trace/manifest.js';
+import type { RunStatus } from '../trace/schema.js';
 
 export interface RunDescription {
   program: string;

@@ -1,10 +1,11 @@
-// Bundle the program's TypeScript ucode modules once per run with esbuild into a cache file
-// that every worker thread imports (no TypeScript loader at run time).
-import { build, type Message } from 'esbuild';
+// Bundle the program's TypeScript ucode modules with esbuild into a cache file that every
+// worker thread (and the system thread) imports: no TypeScript loader at run time. A bundle is
+// rebuilt only when one of its input files changed (their contents are hashed), so a run of an
+// unchanged program does not even load esbuild.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { launchSecret } from '../runtime/launch/secret.js';
+import type { Message } from 'esbuild';
 
 export interface UcodeBundle {
   /** absolute path of the bundled ESM file (undefined when the program has no ucode module) */
@@ -17,36 +18,75 @@ export interface UcodeBundle {
 
 export class UcodeBundleError extends Error {}
 
+/** What a cache entry remembers of the build that made it. */
+interface CacheMeta {
+  file: string;
+  exports: string[];
+  /** every input file of the bundle (imports included) with the hash of its contents */
+  inputs: { path: string; hash: string }[];
+}
+
+/** Bumped when the way bundles are built changes: old cache entries are then ignored. */
+const BUILD = 2;
+
 /** Default: `ucodes.ts` beside the program, when it exists. */
 export function defaultUcodeSources(programFile: string): string[] {
   const f = join(dirname(resolve(programFile)), 'ucodes.ts');
   return existsSync(f) ? [f] : [];
 }
 
+const sha = (b: string | Uint8Array): string => createHash('sha256').update(b).digest('hex').slice(0, 16);
+
+function fileHash(path: string): string | undefined {
+  try { return sha(readFileSync(path)); } catch { return undefined; }
+}
+
+/** A cache entry whose inputs are all unchanged, if there is one. */
+function cached(metaFile: string): CacheMeta | undefined {
+  let m: CacheMeta;
+  try { m = JSON.parse(readFileSync(metaFile, 'utf8')) as CacheMeta; } catch { return undefined; }
+  if (!m || !Array.isArray(m.inputs) || !existsSync(m.file)) return undefined;
+  for (const i of m.inputs) if (fileHash(i.path) !== i.hash) return undefined;
+  return m;
+}
+
 export async function bundleUcodes(sources: string[], cacheDir: string): Promise<UcodeBundle> {
   if (sources.length === 0) return { exports: new Set(), sources };
   for (const s of sources) if (!existsSync(s)) throw new UcodeBundleError(`ucode module not found: ${s}`);
+  const abs = sources.map((s) => resolve(s));
+  const dir = resolve(cacheDir);
+  const metaFile = join(dir, `bundle-${sha(JSON.stringify({ BUILD, abs, cwd: process.cwd() }))}.json`);
+  const hit = cached(metaFile);
+  if (hit) return { file: hit.file, exports: new Set(hit.exports), sources };
+
   // One virtual entry re-exporting every module, so several files form one namespace.
-  const entry = sources.map((s) => `export * from ${JSON.stringify(resolve(s))};`).join('\n');
-  // The esbuild service process inherits process.env: make sure the run's secret is out of it.
-  launchSecret();
+  const entry = abs.map((s) => `export * from ${JSON.stringify(s)};`).join('\n');
+  const { build } = await import('esbuild');
   let result;
   try {
     result = await build({
       stdin: { contents: entry, resolveDir: process.cwd(), loader: 'ts', sourcefile: 'luna-ucodes-entry.ts' },
       bundle: true, format: 'esm', platform: 'node', target: 'node20', write: false,
-      metafile: true, logLevel: 'silent', sourcemap: 'inline', outfile: join(resolve(cacheDir), 'ucodes.mjs'), // source paths relative to the cache dir
+      metafile: true, logLevel: 'silent', sourcemap: 'inline', outfile: join(dir, 'ucodes.mjs'), // source paths relative to the cache dir
     });
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors ?? [];
     const text = errors.map((m) => m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ${m.text}` : m.text).join('\n');
     throw new UcodeBundleError(`cannot build the ucode module:\n${text || String(e)}`);
   }
-  const out = result.outputFiles[0];
-  const meta = Object.values(result.metafile.outputs)[0];
-  const hash = createHash('sha256').update(out.contents).digest('hex').slice(0, 16);
-  mkdirSync(cacheDir, { recursive: true });
-  const file = join(cacheDir, `ucodes-${hash}.mjs`);
+  const out = result.outputFiles[0]!;
+  const outMeta = Object.values(result.metafile.outputs)[0];
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `ucodes-${sha(out.contents)}.mjs`);
   if (!existsSync(file)) writeFileSync(file, out.contents);
-  return { file, exports: new Set(meta?.exports ?? []), sources };
+  const inputs = Object.keys(result.metafile.inputs)
+    .map((p) => resolve(process.cwd(), p))
+    .filter((p) => existsSync(p))
+    .map((path) => ({ path, hash: fileHash(path)! }));
+  const meta: CacheMeta = { file, exports: outMeta?.exports ?? [], inputs };
+  // written whole then renamed: a concurrent run never reads half an entry
+  const tmp = `${metaFile}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(meta));
+  renameSync(tmp, metaFile);
+  return { file, exports: new Set(meta.exports), sources };
 }

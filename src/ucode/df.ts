@@ -1,5 +1,5 @@
 // The DF handle that atomic code fragments (ucodes) receive for `value` and `name` parameters.
-// It mirrors LuNA's C++ DF class (LANGUAGE.md §7) with JS-friendly accessors. A handle is
+// It mirrors LuNA's C++ DF class (docs/language.md §7.3) with JS-friendly accessors. A handle is
 // created per CF execution; outputs are collected by the worker after the ucode returns.
 import {
   T_INT, T_JS, T_RAW, T_REAL, T_STRING, TYPE_NAMES, sharedBytes, valueSize, type DfValue,
@@ -12,11 +12,14 @@ type TypedArrayCtor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, len
 export class DF {
   /** @internal */ value: DfValue | undefined;
   /** @internal */ readonly writable: boolean;
-  /** @internal */ private readonly key: string;
-  /** @internal */ private readonly nameOf: (key: string) => string;
+  /** @internal */ private readonly key: string | number;
+  /** @internal */ private readonly nameOf: (key: string | number) => string;
 
-  /** @internal `key` is the runtime's DF key; its readable name is computed only when needed */
-  constructor(key: string, value: DfValue | undefined, writable: boolean, nameOf: (key: string) => string = (k) => k) {
+  /**
+   * @internal `key` identifies the DF to `nameOf` (the runtime's DF key, or its number in a
+   * batch); the readable name is computed only when a message or getName() needs it.
+   */
+  constructor(key: string | number, value: DfValue | undefined, writable: boolean, nameOf: (key: string | number) => string = String) {
     this.key = key;
     this.nameOf = nameOf;
     this.value = value;

@@ -1,4 +1,4 @@
-// FIFO order with one worker thread (LANGUAGE.md §8.3): ready CFs run in the order they were
+// FIFO order with one worker thread (docs/language.md §8.3): ready CFs run in the order they were
 // queued; the children of a CF are queued in fork order after its step; a CF that had to wait
 // is queued at the back when its input arrives; a CF whose inputs exist runs in its place.
 // With more threads only the set of output lines is fixed.
@@ -16,7 +16,7 @@ const ORDERED: Ordered[] = [
     // F1 F2; w waits for x; p sets x, so w is queued behind F2; b; g sets flag; h finds it and runs
     // in place; two(T) queues T.1 T.2 behind w.
     out: ['A', 'P sets x', 'B', 'G', 'H flag 1', 'S.1', 'S.2', 'F1', 'F2', 'W x 5', 'T.1', 'T.2'],
-    why: 'LANGUAGE.md §8.3',
+    why: 'docs/language.md §8.3',
   },
   {
     name: 'setdfs.fa: readers of >> flags run in their place, the sub body after',
@@ -24,7 +24,7 @@ const ORDERED: Ordered[] = [
     // queue [a, b, c, greet, d]: a posts f, g[2]; b and c find them; greet queues inner and
     // posts h; d finds h; inner runs last.
     out: ['a', 'f 1 size 4', 'g2 1 size 4', 'h 1 size 4', 'sub'],
-    why: 'LANGUAGE.md §8.3, §4.3 (>> after a sub call is posted when the sub CF is spawned)',
+    why: 'docs/language.md §8.3, §4.3.7 (>> after a sub call is posted when the sub CF is spawned)',
   },
   {
     name: 'afterpush.fa: the push target waits, then goes to the back of the queue',
@@ -32,20 +32,20 @@ const ORDERED: Ordered[] = [
     // queue [c, p, for]: c waits for the push; p pushes x, c is queued behind for; for queues
     // q1 u1 q2 u2 q3 u3 behind c; c prints; each u[i] finds its pushed value.
     out: ['c 7', 'u1 10', 'u2 20', 'u3 30'],
-    why: 'LANGUAGE.md §8.3, §8.4 push mode',
+    why: 'docs/language.md §8.3, §4.4.10 push mode',
   },
   {
     name: 'strings.fa: for children run after the statements queued before them',
     file: program('strings'),
     args: ['bob'],
     out: ['n=42', 'r=0.500000', 'bob!5', 'q-3', 'User_1', 'User_2', 'User_3', 'hi bob'],
-    why: 'LANGUAGE.md §8.3',
+    why: 'docs/language.md §8.3',
   },
   {
     name: 'unlimited.fa: readers in loop order',
     file: program('unlimited'),
     out: [...Array.from({ length: 40 }, (_, k) => `r${k + 1} 3`), ...Array.from({ length: 5 }, (_, k) => `s${k + 1} 4`)],
-    why: 'LANGUAGE.md §8.3',
+    why: 'docs/language.md §8.3',
   },
 ];
 

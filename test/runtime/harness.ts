@@ -6,7 +6,7 @@ import { compileFrontEnd } from '../../src/lang/index.js';
 import { originOf } from '../../src/lang/origin.js';
 import { compileProgram, type CompiledProgram } from '../../src/program/compile.js';
 import { parseMainArgs } from '../../src/program/args.js';
-import { bindUcodes, callUcode, type Ucode } from '../../src/runtime/exec/call.js';
+import { bindUcodes, callUcode, nameOfKey, type Ucode } from '../../src/runtime/exec/call.js';
 import { InlineExecutor } from '../../src/runtime/exec/inline.js';
 import type { Batch, BatchResult } from '../../src/runtime/exec/protocol.js';
 import { NodeRuntime, type Executors } from '../../src/runtime/node/runtime.js';
@@ -27,6 +27,7 @@ export function compileSource(source: string, ucodes: Record<string, unknown> = 
 export class SyncLanes implements Executors {
   readonly inflight: Int32Array;
   readonly inline?: InlineExecutor;
+  readonly booted = 1;
   /** every batch sent: lane and CF numbers, in order */
   readonly sent: { lane: number; cfs: number[] }[] = [];
   private fns: Ucode[];
@@ -50,7 +51,7 @@ export class SyncLanes implements Executors {
         const t = b.tasks[i]!;
         for (const f of t.fwd ?? []) t.args[f.arg] = (f.task >= 0 ? outs[f.task] : this.prev[lane]![-1 - f.task])![f.out];
         try {
-          outs.push(callUcode(this.fns[t.imp]!, this.program.imports[t.imp]!, t.args, (k) => t.keys[k]!));
+          outs.push(callUcode(this.fns[t.imp]!, this.program.imports[t.imp]!, t.args, t.keys, nameOfKey));
         } catch (e) {
           r.error = { task: i, message: (e as Error).message, kind: 'ucode' };
           break;

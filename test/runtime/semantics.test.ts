@@ -1,4 +1,4 @@
-// Runtime semantics (LANGUAGE.md §4.3, §8.4 and the luna-ts positions): each rule and each
+// Runtime semantics (docs/language.md §4.3, §8.4 and the luna-ts positions): each rule and each
 // error case is a small fixture program run through the real CLI on one node with one worker
 // thread. The same fixtures run on 1..3 nodes with 1..2 threads in multinode.test.ts.
 import { describe, test } from 'node:test';

@@ -1,7 +1,7 @@
 // The DF store alone: the protocol of single assignment, request counts, destroy and push.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DfStore } from '../../src/runtime/node/store.js';
+import { DfStore, FreedKeys } from '../../src/runtime/node/store.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
 import { RunFault } from '../../src/runtime/node/fault.js';
 import type { Site } from '../../src/program/compile.js';
@@ -93,4 +93,24 @@ test('remote requests are answered in request order, one CF per response', () =>
   assert.equal(s.remoteArrived('r#0'), a);
   assert.equal(s.remoteArrived('r#0'), b);
   assert.equal(s.remoteArrived('r#0'), undefined);
+});
+
+test('freed keys: ranges per family, in any order, merged when they meet; other keys kept whole', () => {
+  const f = new FreedKeys();
+  const rnd = [5, 3, 4, 10, 7, 6, 0, 1, 2, 9, 8, 12];
+  for (const i of rnd) f.add(`x#0.${i}`);
+  for (let i = 0; i <= 12; i++) assert.equal(f.has(`x#0.${i}`), i !== 11, `x[${i}]`);
+  assert.equal(f.has('x#0.-1'), false);
+  assert.equal(f.has('x#1.3'), false, 'another instance of the family');
+  f.add('x#0.11');
+  for (let i = 0; i <= 12; i++) assert.ok(f.has(`x#0.${i}`));
+  f.add('A#2.1.-3');
+  assert.ok(f.has('A#2.1.-3') && !f.has('A#2.1.-2') && !f.has('A#2.2.-3'));
+  f.add('s#4');
+  assert.ok(f.has('s#4') && !f.has('s#5'));
+  // a long sweep costs one range
+  const g = new FreedKeys();
+  for (let i = 0; i < 100_000; i++) g.add(`y#0.${i}`);
+  assert.ok(g.has('y#0.99999') && !g.has('y#0.100000'));
+  assert.equal((g as unknown as { ranges: Map<string, number[]> }).ranges.get('y#0')!.length, 2);
 });

@@ -27,32 +27,36 @@ export function bindUcodes(mod: Record<string, unknown> | undefined, imports: re
   });
 }
 
-const nameOfKey = (k: string): string => displayDf(k);
+/** Display names of DFs named by their keys (the system thread's tasks carry keys). */
+export const nameOfKey = (k: string | number): string => displayDf(String(k));
+
+/** Argument arrays reused by arity: the ucode receives its arguments spread, never the array. */
+const scratch: unknown[][] = [];
 
 /**
  * Call ucode `fn` with `args` (aligned with its params: DfValue for value, null for name,
- * number or string otherwise; `keys` are the DF keys, or a function giving them lazily).
+ * number or string otherwise). `keys[i]` identifies the DF of parameter i to `nameOf`.
  * Returns the values of the name parameters in order (null where the ucode set nothing).
  */
-export function callUcode(fn: Ucode, def: UcodeDef, args: unknown[], key: (i: number) => string): (DfValue | null)[] {
+export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string): (DfValue | null)[] {
   const params = def.params;
   const n = params.length;
-  const call = new Array<unknown>(n);
+  const call = (scratch[n] ??= new Array<unknown>(n));
   let outs: DF[] | null = null;
   for (let i = 0; i < n; i++) {
     const p = params[i];
-    if (p === 'value') call[i] = new DF(key(i), args[i] as DfValue, false, nameOfKey);
-    else if (p === 'name') { const d = new DF(key(i), undefined, true, nameOfKey); (outs ??= []).push(d); call[i] = d; }
+    if (p === 'value') call[i] = new DF(keys[i]!, args[i] as DfValue, false, nameOf);
+    else if (p === 'name') { const d = new DF(keys[i]!, undefined, true, nameOf); (outs ??= []).push(d); call[i] = d; }
     else if (p === 'int') call[i] = (args[i] as number) | 0; // small integers keep integer code integer
     else call[i] = args[i];
   }
-  const r = fn(...call);
+  const r = fn.apply(undefined, call);
   if (r instanceof Promise || (r !== null && typeof r === 'object' && typeof (r as { then?: unknown }).then === 'function')) {
     // do not leave a rejected promise behind unhandled
     Promise.resolve(r).catch(() => {});
     throw new ContractError(`ucode ${def.symbol} returned a Promise: ucodes are synchronous (an async function cannot be a ucode)`);
   }
-  if (outs === null) return [];
+  if (outs === null) return NO_OUTPUTS;
   const o = new Array<DfValue | null>(outs.length);
   for (let i = 0; i < outs.length; i++) {
     const v = outs[i]!.value ?? null;
@@ -61,6 +65,8 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: unknown[], key: (i: nu
   }
   return o;
 }
+
+const NO_OUTPUTS: (DfValue | null)[] = [];
 
 /** An int DF value as a small integer (values read from a Float64Array are doubles). */
 export function intValue(v: number): DfValue {

@@ -7,8 +7,8 @@ import type { ImportDef } from '../../program/compile.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { threadCpuNs, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
-import { bindUcodes, callUcode, ContractError, type Ucode } from './call.js';
-import type { BatchResult, Task } from './protocol.js';
+import { bindUcodes, callUcode, ContractError, nameOfKey, type Ucode } from './call.js';
+import type { Task, TaskError } from './protocol.js';
 
 let inlineDepth = 0;
 let exitGuarded = false;
@@ -24,9 +24,17 @@ function guardExit(): void {
   }) as typeof process.exit;
 }
 
+/** A ucode failed on the system thread. */
+export class InlineFailure extends Error {
+  constructor(readonly error: TaskError) { super(error.message); }
+}
+
 export class InlineExecutor {
   private fns: Ucode[] | null = null;
   private readonly now: () => number;
+  /** wall times of the last run, when it was timed or traced */
+  start = 0;
+  fin = 0;
 
   constructor(private readonly imports: readonly ImportDef[], private readonly tr?: TraceSink) {
     this.now = tr ? wallNs : () => performance.now() * 1e6;
@@ -47,36 +55,31 @@ export class InlineExecutor {
     return this.fns !== null;
   }
 
-  /** Run `tasks` (no forwarded inputs) now, as lane `lane`. */
-  run(batch: number, lane: number, tasks: readonly Task[]): BatchResult {
-    const fns = this.fns!, tr = this.tr, now = this.now;
-    const outs: (DfValue | null)[][] = [];
-    const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
-    const result: BatchResult = { lane, batch, outs, start, fin };
+  /**
+   * Run task `t` (no forwarded inputs) now, as lane `lane`: its outputs, or an InlineFailure.
+   * `timed`: record start and finish (always when tracing).
+   */
+  run(t: Task, lane: number, timed: boolean): (DfValue | null)[] {
+    const tr = this.tr;
+    const clock = timed || tr !== undefined;
+    if (clock) {
+      this.start = this.now();
+      if (tr) tr.cfStart(this.start, threadCpuNs(), t.cf, lane + 1);
+    }
     inlineDepth++;
     try {
-      for (let i = 0; i < tasks.length; i++) {
-        const t = tasks[i]!;
-        const t0 = now();
-        if (tr) tr.cfStart(t0, threadCpuNs(), t.cf, lane + 1);
-        start[i] = t0;
-        let o: (DfValue | null)[];
-        try {
-          o = callUcode(fns[t.imp]!, this.imports[t.imp]!, t.args, (k) => t.keys[k]!);
-        } catch (e) {
-          if (tr) tr.cfFinish(now(), threadCpuNs(), t.cf, lane + 1);
-          const ex = e instanceof Error ? e : new Error(String(e));
-          result.error = { task: i, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
-          break;
-        }
-        if (tr) { const c1 = threadCpuNs(); const t1 = now(); tr.cfFinish(t1, c1, t.cf, lane + 1); fin[i] = t1; }
-        else fin[i] = now();
-        outs.push(o);
+      const o = callUcode(this.fns![t.imp]!, this.imports[t.imp]!, t.args, t.keys, nameOfKey);
+      if (clock) {
+        if (tr) { const c1 = threadCpuNs(); this.fin = this.now(); tr.cfFinish(this.fin, c1, t.cf, lane + 1); }
+        else this.fin = this.now();
       }
+      return o;
+    } catch (e) {
+      if (tr) tr.cfFinish(this.now(), threadCpuNs(), t.cf, lane + 1);
+      const ex = e instanceof Error ? e : new Error(String(e));
+      throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });
     } finally {
       inlineDepth--;
     }
-    if (outs.length < tasks.length) { result.start = start.subarray(0, outs.length); result.fin = fin.subarray(0, outs.length); }
-    return result;
   }
 }

@@ -28,6 +28,9 @@ export class WorkerPool {
   private readonly ports: (MessagePort | undefined)[];
   private readonly flags: Int32Array;
   private stopped = false;
+  /** workers that loaded the ucode module and wait for batches */
+  booted = 0;
+  private readonly ready: boolean[] = [];
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -63,7 +66,7 @@ export class WorkerPool {
       this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, cause);
     };
     w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
-      if (m.ready !== undefined) return;
+      if (m.ready !== undefined) { this.booted++; this.ready[i] = true; return; }
       if (m.fatal !== undefined) { death(`cannot load the ucode module: ${m.fatal}`); return; }
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
@@ -96,20 +99,27 @@ export class WorkerPool {
     Atomics.store(this.flags, abortFlag(this.lanes), 1);
   }
 
+  /**
+   * Stop the workers. Those that booted are asked to stop after their batch (a tracing worker
+   * closes its file then); those still booting had nothing to do and are terminated.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    const ws = this.workers.filter((w): w is Worker => w !== undefined);
-    const exits = ws.map((w) => new Promise<void>((r) => w.once('exit', () => r())));
+    const waits: Promise<void>[] = [];
     for (let i = 0; i < this.lanes; i++) {
-      if (!this.workers[i]) continue;
+      const w = this.workers[i];
+      if (!w) continue;
+      if (!this.ready[i]) { void w.terminate(); continue; }
+      waits.push(new Promise<void>((r) => w.once('exit', () => r())));
       this.ports[i]!.postMessage({ stop: true });
       Atomics.store(this.flags, i, AWAKE);
       Atomics.notify(this.flags, i);
     }
+    if (waits.length === 0) return;
     const timeout = new Promise<void>((r) => setTimeout(r, 2000).unref());
-    await Promise.race([Promise.all(exits), timeout]);
-    for (const w of ws) void w.terminate();
+    await Promise.race([Promise.all(waits), timeout]);
+    for (const w of this.workers) if (w) void w.terminate();
   }
 
   /** Stop immediately (errors): do not wait for running ucodes. */

@@ -11,10 +11,12 @@ import { Console } from 'node:console';
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
-import { ThreadTraceWriter, setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../../trace/index.js';
+import { ThreadTraceWriter } from '../../trace/writer.js';
+import { setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../../trace/clock.js';
 import { AWAKE, SLEEPING, abortFlag, runningFlag, type TaskError, type WorkerInit } from './protocol.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, ContractError, type Ucode } from './call.js';
+import { displayDf } from '../../core/dfkey.js';
 
 const init = workerData as WorkerInit;
 // Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
@@ -104,6 +106,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if ('stop' in msg) { tw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
+  const nameOf = (k: string | number): string => displayDf(names.get(k as number));
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
   let error: TaskError | undefined;
@@ -123,7 +126,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     start[ti] = t0;
     try {
       inUcode = true;
-      outs[ti] = callUcode(fns[t.imp]!, def, args, (i) => names.get(t.keys[i]!));
+      outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf);
       inUcode = false;
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, their timers and promises would never run`);
     } catch (e) {

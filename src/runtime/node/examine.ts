@@ -250,18 +250,16 @@ export class Interpreter {
   private outRules(cf: Cf, site: CallSite, outKeys: DfKey[]): number[] | null {
     if (site.reqCount.length === 0 && site.drop.length === 0 && site.afterpush.length === 0) return null;
     const f = this.f;
-    const rules = outKeys.map(() => OUT_UNLIMITED);
-    const set = (ref: CDfRef, v: number) => {
-      const i = outKeys.indexOf(ref.key(f));
-      if (i >= 0) rules[i] = v;
-    };
+    const rules = new Array<number>(outKeys.length).fill(OUT_UNLIMITED);
     for (const r of site.reqCount) {
       const n = this.int(r.expr);
-      if (!f.missing && n < 0) throw new RunFault(`req_count of ${displayDf(r.ref.key(f))} is negative (${n})`, cf);
-      set(r.ref, n);
+      // the compiler matched most rules to their output; the others are matched by key
+      const i = r.out >= 0 ? r.out : outKeys.indexOf(r.ref.key(f));
+      if (!f.missing && n < 0) throw new RunFault(`req_count of ${displayDf(outKeys[i] ?? r.ref.key(f))} is negative (${n})`, cf);
+      if (i >= 0) rules[i] = n;
     }
-    for (const r of site.drop) set(r, OUT_DROP);
-    site.afterpush.forEach((r, k) => set(r.ref, OUT_PUSH - k));
+    for (const r of site.drop) { const i = outKeys.indexOf(r.key(f)); if (i >= 0) rules[i] = OUT_DROP; }
+    for (let k = 0; k < site.afterpush.length; k++) { const i = outKeys.indexOf(site.afterpush[k]!.ref.key(f)); if (i >= 0) rules[i] = OUT_PUSH - k; }
     return rules;
   }
 

@@ -3,7 +3,7 @@
 // The mechanism lives here and in examine.ts / batch.ts / state.ts; every open decision goes
 // to the SchedulingPolicy.
 //
-// With one lane the order is the original's FIFO (LANGUAGE.md §8.3): the head of the run queue
+// With one lane the order is the original's FIFO (docs/language.md §8.3): the head of the run queue
 // is examined only when no batch is in flight; consecutive ready CFs (and CFs fed only by them)
 // form one batch. With several lanes everything is examined at once and ready CFs are spread
 // over the lanes. Either way, CFs of codes measured to be tiny run on this thread at once.
@@ -11,9 +11,9 @@ import type { CallSite, CompiledProgram, Site } from '../../program/compile.js';
 import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
 import type { DfValue } from '../../ucode/value.js';
-import type { InlineExecutor } from '../exec/inline.js';
-import type { Batch, BatchResult } from '../exec/protocol.js';
-import type { CodeCost, SchedulingPolicy } from '../policy/types.js';
+import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
+import type { Batch, BatchResult, TaskError } from '../exec/protocol.js';
+import type { SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
@@ -30,6 +30,8 @@ export interface Executors {
   readonly inflight: ArrayLike<number>;
   send(lane: number, batch: Batch): void;
   readonly inline?: InlineExecutor;
+  /** worker threads ready to take batches (0 while they boot) */
+  readonly booted: number;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -53,12 +55,15 @@ export class NodeRuntime {
   private failed: RunFault | null = null;
   /** trace: start of the current busy span of this thread (-1: none) */
   private busyFrom = -1;
+  /** what ran where: CFs run by this thread, CFs and batches sent to workers */
+  readonly stats = { inline: 0, sent: 0, batches: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
 
   constructor(readonly program: CompiledProgram, readonly host: NodeHost, private readonly exec: Executors, readonly policy: SchedulingPolicy) {
     this.st = new NodeState(program, host, policy);
+    this.inlineView.nodes = host.size;
     this.interp = new Interpreter(this.st);
     this.self = host.rank;
     this.size = host.size;
@@ -227,7 +232,7 @@ export class NodeRuntime {
       if (o === BLOCKED) { st.run.pushFront(cf); break; }
       if (o !== TASK) continue;
       if (b === null && this.inlineable(cf)) {
-        this.runInline([cf], 0);
+        this.runInline(cf, 0);
         if (performance.now() > until) { this.schedule(); return; }
         continue;
       }
@@ -274,9 +279,7 @@ export class NodeRuntime {
       if (this.inlineable(head)) {
         const lane = this.idleLane();
         if (lane >= 0) {
-          const run: Cf[] = [];
-          while (run.length < 64 && st.ready.length > 0 && this.inlineable(st.ready.peek()!)) run.push(st.ready.shift()!);
-          this.runInline(run, lane);
+          for (let k = 0; k < 64 && st.ready.length > 0 && this.inlineable(st.ready.peek()!); k++) this.runInline(st.ready.shift()!, lane);
           ranInline = true;
           continue;
         }
@@ -318,14 +321,20 @@ export class NodeRuntime {
     return -1;
   }
 
-  private cost(code: number): CodeCost {
-    return { meanNs: this.costNs[code]!, samples: this.costN[code]! };
-  }
-
   private inlineable(cf: Cf): boolean {
     const inl = this.exec.inline;
-    return inl !== undefined && inl.ready && cf.task!.fwd === undefined && this.policy.runInline(this.cost(cf.site.code));
+    if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined) return false;
+    // views reused for every question (plain data for the policy, no garbage per CF)
+    const code = cf.site.code, cost = this.costView, now = this.inlineView;
+    cost.meanNs = this.costNs[code]!;
+    cost.samples = this.costN[code]!;
+    now.workersReady = this.exec.booted > 0;
+    return this.policy.runInline(cost, now);
   }
+
+  private readonly costView = { meanNs: 0, samples: 0 };
+  private readonly inlineView = { workersReady: false, nodes: 1 };
+  private tick = 0;
 
   private batchSize(): number {
     return this.policy.batchSize({
@@ -345,17 +354,31 @@ export class NodeRuntime {
     this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
     this.sentAt.set(id, performance.now() * 1e6);
     for (const cf of b.cfs) cf.state = DISPATCHED;
+    this.stats.sent += b.cfs.length;
+    this.stats.batches++;
     this.exec.send(lane, { id, tasks: b.tasks });
   }
 
-  private runInline(cfs: Cf[], lane: number): void {
-    const tr = this.st.tr;
-    const tasks = cfs.map((cf) => { cf.state = DISPATCHED; return cf.task!; });
+  /** Run `cf` on this thread now, as lane `lane`, and complete it. */
+  private runInline(cf: Cf, lane: number): void {
+    const tr = this.st.tr, code = cf.site.code;
+    // a tiny code's duration is sampled (1 in 16), not read twice a run: the clock costs more than it
+    const timed = tr !== undefined || this.costN[code]! < 64 || (++this.tick & 15) === 0;
+    cf.state = DISPATCHED;
+    this.stats.inline++;
     // the system thread's busy span stops while it runs ucodes (that time is the lane's)
     if (tr && this.busyFrom >= 0) tr.sysBusy(this.busyFrom, this.host.now());
-    const r = this.exec.inline!.run(-1, lane, tasks);
+    const inl = this.exec.inline!;
+    let outs: (DfValue | null)[];
+    try {
+      outs = inl.run(cf.task!, lane, timed);
+    } catch (e) {
+      if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
+      throw e;
+    }
+    if (timed) this.measureCode(cf, lane, inl.fin - inl.start);
+    this.complete(cf, outs, tr ? inl.fin : 0);
     if (tr) this.busyFrom = this.host.now();
-    this.completeAll(cfs, r);
   }
 
   private completeAll(cfs: Cf[], r: BatchResult): void {
@@ -366,17 +389,19 @@ export class NodeRuntime {
       if (r.start && r.fin) this.measureCode(cf, r.lane, fin - r.start[i]!);
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
-    if (r.error) {
-      const cf = cfs[r.error.task]!;
-      const what = (cf.site as CallSite).imp.symbol;
-      throw new RunFault(r.error.kind === 'ucode' ? `exception in ucode ${what}: ${r.error.message}${userStack(r.error.stack)}` : r.error.message, cf);
-    }
+    if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
+  }
+
+  private taskFault(cf: Cf, e: TaskError): RunFault {
+    const what = (cf.site as CallSite).imp.symbol;
+    return new RunFault(e.kind === 'ucode' ? `exception in ucode ${what}: ${e.message}${userStack(e.stack)}` : e.message, cf);
   }
 
   private measureCode(cf: Cf, lane: number, ns: number): void {
     const c = cf.site.code;
     const n = this.costN[c]!;
-    this.costNs[c] = n === 0 ? ns : 0.7 * this.costNs[c]! + 0.3 * ns;
+    // a quick average: the first, cold calls of a function are much slower than the rest
+    this.costNs[c] = n === 0 ? ns : 0.5 * this.costNs[c]! + 0.5 * ns;
     this.costN[c] = n + 1;
     if (this.policy.profile) this.policy.profile({ cf, lane, ns });
   }

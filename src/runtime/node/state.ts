@@ -38,7 +38,7 @@ export class NodeState {
   readonly self: number;
   readonly size: number;
   readonly lanes: number;
-  /** one lane and no priorities: the original's FIFO order (LANGUAGE.md §8.3) */
+  /** one lane and no priorities: the original's FIFO order (docs/language.md §8.3) */
   readonly fifo: boolean;
   readonly tr: TraceSink | undefined;
   readonly remote: RemoteOps | undefined;

@@ -30,7 +30,7 @@ const NOBODY: Delivery = { waiters: null, remote: null };
 export class DfStore {
   private readonly entries = new Map<DfKey, Entry>();
   /** DFs freed because their req_count was served: a later request is "too many requests" */
-  private readonly exhausted = new Set<DfKey>();
+  private readonly exhausted = new FreedKeys();
   /** values pushed (afterpush) by push key, and the CF waiting for each */
   private readonly pushed = new Map<string, DfValue>();
   private readonly pushWait = new Map<string, Cf>();
@@ -50,12 +50,13 @@ export class DfStore {
    * was registered as a waiter. Throws when the DF can never come.
    */
   read(key: DfKey, cf: Cf): DfValue | undefined {
-    if (this.exhausted.has(key)) throw new RunFault(`too many requests for DF ${displayDf(key)}: it was freed after its req_count requests were served (Too many requests)`);
-    const e = this.entry(key);
-    if (e.v !== undefined) {
-      this.consume(e, key, 1);
-      return e.v;
+    const have = this.entries.get(key);
+    if (have !== undefined && have.v !== undefined) {
+      this.consume(have, key, 1);
+      return have.v;
     }
+    if (this.exhausted.has(key)) throw new RunFault(`too many requests for DF ${displayDf(key)}: it was freed after its req_count requests were served (Too many requests)`);
+    const e = have ?? this.entry(key);
     this.wait(e, key, cf);
     return undefined;
   }
@@ -73,8 +74,9 @@ export class DfStore {
 
   /** A request from node `from`: the value to send now, or undefined (queued until the post). */
   readRemote(key: DfKey, from: number): DfValue | undefined {
-    if (this.exhausted.has(key)) throw new RunFault(`node ${from} requested DF ${displayDf(key)} after it was freed by its req_count (Too many requests)`);
-    const e = this.entry(key);
+    const have = this.entries.get(key);
+    if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RunFault(`node ${from} requested DF ${displayDf(key)} after it was freed by its req_count (Too many requests)`);
+    const e = have ?? this.entry(key);
     if (e.destroyedEarly) throw new RunFault(`node ${from} requested DF ${displayDf(key)}, which was destroyed before it was computed`);
     if (e.v !== undefined) {
       this.consume(e, key, 1);
@@ -88,8 +90,9 @@ export class DfStore {
 
   /** Store the value of `key` with `count` requests (-1 unlimited); returns who must get it now. */
   post(key: DfKey, v: DfValue, count: number): Delivery {
-    const e = this.entry(key);
-    if (e.v !== undefined || this.exhausted.has(key)) throw new RunFault(`DF ${displayDf(key)} is assigned twice (Duplicate id in post)`);
+    const have = this.entries.get(key);
+    if ((have !== undefined && have.v !== undefined) || (have === undefined && this.exhausted.has(key))) throw new RunFault(`DF ${displayDf(key)} is assigned twice (Duplicate id in post)`);
+    const e = have ?? this.entry(key);
     if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
     e.v = v;
     e.count = count;
@@ -213,5 +216,50 @@ export class DfStore {
   /** DFs held (values posted and not freed). */
   get size(): number {
     return this.entries.size;
+  }
+}
+
+/**
+ * The keys of DFs freed by their request count, in little memory: per family prefix (`x#0`),
+ * the freed indices as sorted ranges. A chain or a sweep over an array frees index after index,
+ * which extends one range, so the common cases cost O(1) memory whatever the run's length.
+ * Keys without a numeric last index are kept as they are.
+ */
+export class FreedKeys {
+  private readonly ranges = new Map<string, number[]>();
+  private readonly other = new Set<string>();
+
+  add(key: DfKey): void {
+    const dot = key.lastIndexOf('.');
+    const i = dot < 0 ? NaN : Number(key.slice(dot + 1));
+    if (!Number.isSafeInteger(i)) { this.other.add(key); return; }
+    const base = key.slice(0, dot);
+    let r = this.ranges.get(base);
+    if (!r) { this.ranges.set(base, [i, i]); return; }
+    const n = r.length;
+    if (i === r[n - 1]! + 1) { r[n - 1] = i; return; } // the usual next index
+    // find the first range ending at or after i - 1
+    let lo = 0, hi = n >> 1;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i - 1) lo = m + 1; else hi = m; }
+    const k = 2 * lo;
+    if (k < n && r[k]! <= i + 1) {
+      // touches or overlaps range lo: widen it, then merge with the next one if they meet
+      if (i < r[k]!) r[k] = i;
+      if (i > r[k + 1]!) r[k + 1] = i;
+      if (k + 2 < n && r[k + 2]! <= r[k + 1]! + 1) { r[k + 1] = Math.max(r[k + 1]!, r[k + 3]!); r.splice(k + 2, 2); }
+      return;
+    }
+    r.splice(k, 0, i, i);
+  }
+
+  has(key: DfKey): boolean {
+    const dot = key.lastIndexOf('.');
+    const i = dot < 0 ? NaN : Number(key.slice(dot + 1));
+    if (!Number.isSafeInteger(i)) return this.other.has(key);
+    const r = this.ranges.get(key.slice(0, dot));
+    if (!r) return false;
+    let lo = 0, hi = r.length >> 1;
+    while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i) lo = m + 1; else hi = m; }
+    return 2 * lo < r.length && r[2 * lo]! <= i;
   }
 }

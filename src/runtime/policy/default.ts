@@ -1,8 +1,9 @@
 // The default policy: locators place fragments, ready fragments run in the order they became
-// ready, batches carry about BATCH_NS of work, codes measured to be tiny run on the system
-// thread, long loops unroll a chunk at a time while few fragments are alive, idle nodes ask
-// their neighbours in turn for stealable work and victims give half.
-import type { BatchSizing, CodeCost, LanesView, LoopView, SchedulingPolicy } from './types.js';
+// ready, batches carry about BATCH_NS of work, codes measured to be tiny (and, at start-up,
+// codes no worker could take yet) run on the system thread, long loops unroll a chunk at a time
+// while few fragments are alive, idle nodes ask their neighbours in turn for stealable work and
+// victims give half.
+import type { BatchSizing, CodeCost, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
 
 /** target duration of a batch with continuations */
 export const BATCH_NS = 2_000_000;
@@ -14,8 +15,10 @@ export const LOOP_CHUNK = 1024;
 export const LIVE_TARGET = 16384;
 /** a code whose executions take less than this on average runs on the system thread */
 export const INLINE_NS = 20_000;
-/** executions measured on workers before a code may run inline */
+/** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
+/** while no worker has booted, codes faster than this may run on the system thread (a first, cold call is slow) */
+export const BOOT_INLINE_NS = 5_000_000;
 /** batches in flight per worker (one running, one queued behind it) */
 export const LANE_DEPTH = 2;
 
@@ -53,8 +56,15 @@ export class DefaultPolicy implements SchedulingPolicy {
     return Math.min(limit, Math.max(1, Math.ceil(s.ready / (LANE_DEPTH * s.lanes))));
   }
 
-  runInline(cost: CodeCost): boolean {
-    return this.inline && cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
+  /**
+   * Codes measured to be tiny; and, while no worker has booted yet on a one-node run, any code
+   * not known to be long (a short program then never waits for a worker). Other codes run on
+   * workers, where a crash, a memory blow-up or an endless loop is contained.
+   */
+  runInline(cost: CodeCost, now: InlineContext): boolean {
+    if (!this.inline) return false;
+    if (!now.workersReady && now.nodes === 1) return cost.samples === 0 || cost.meanNs < BOOT_INLINE_NS;
+    return cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
   }
 
   unrollChunk(loop: LoopView): number {

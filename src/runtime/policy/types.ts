@@ -26,6 +26,12 @@ export interface CodeCost {
   readonly samples: number;
 }
 
+export interface InlineContext {
+  /** some worker thread is ready (at start-up they boot for tens of milliseconds) */
+  readonly workersReady: boolean;
+  readonly nodes: number;
+}
+
 export interface BatchSizing {
   /** mean time per CF of recent batches, round trip included (ns); 0 = unknown yet */
   readonly cfNs: number;
@@ -72,7 +78,7 @@ export interface SchedulingPolicy {
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
   chainLength(s: BatchSizing): number;
   /** Run a fragment of this cost on the system thread instead of a worker (no hand-off). */
-  runInline(cost: CodeCost): boolean;
+  runInline(cost: CodeCost, now: InlineContext): boolean;
   /** Iterations of a long loop to spawn now (0: not now). */
   unrollChunk(loop: LoopView): number;
 
