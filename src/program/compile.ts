@@ -375,20 +375,40 @@ class Compiler {
     return { inner, slot };
   }
 
+  // A loop's own CF only unrolls it (placed by its label's map rule, if any); the rules written
+  // after its body (`for i = … { … } @ { locator_cyclic: i; }`) belong to each iteration, so
+  // they see the loop variable: see iterationBody.
   private forStmt(s: ForStmt, spawnNo: number, sc: Scope): ForSite {
-    const b = this.base(s, spawnNo, sc, s.body.rules, 0);
+    const b = this.base(s, spawnNo, sc, [], 0);
     const first = this.expr(s.first, sc), last = this.expr(s.last, sc);
     const { inner, slot } = this.loopScope(sc, s.var);
-    return { ...b, kind: 'for', varSlot: slot, first, last, body: this.block(s.body, inner) };
+    return { ...b, kind: 'for', varSlot: slot, first, last, body: this.iterationBody(s, inner) };
   }
 
   private whileStmt(s: WhileStmt, spawnNo: number, sc: Scope): WhileSite {
-    const b = this.base(s, spawnNo, sc, s.body.rules, 1);
+    const b = this.base(s, spawnNo, sc, [], 1);
     const { inner, slot } = this.loopScope(sc, s.var);
     const cond = this.expr(s.cond, inner);
     const start = this.expr(s.start, sc);
     const out = this.refs([s.out], sc)[0]!;
-    return { ...b, kind: 'while', cond, varSlot: slot, start, out, body: this.block(s.body, inner) };
+    return { ...b, kind: 'while', cond, varSlot: slot, start, out, body: this.iterationBody(s, inner) };
+  }
+
+  /**
+   * The body of a loop. When the body has rules for a CF (a locator or priority expression,
+   * `stealable`, `request`, `delete`), each iteration is one CF that carries them — an `if 1`
+   * site evaluated with the loop variable set — and spawns the body's statements. Map rules
+   * describe the block and stay in its scope (block()).
+   */
+  private iterationBody(s: ForStmt | WhileStmt, inner: Scope): CBlock {
+    const own = s.body.rules.filter((r) => r.kind === 'expr' || (r.kind === 'flags' && r.flags.includes('stealable'))
+      || (r.kind === 'enum' && (r.property === 'request' || r.property === 'delete')));
+    if (own.length === 0) return this.block(s.body, inner);
+    const b = this.base(s, 0, inner, own, 2);
+    const iteration: IfSite = { ...b, kind: 'if', cond: { type: 'int', ev: () => 1 }, body: this.block(s.body, inner) };
+    iteration.id = this.sites.length;
+    this.sites.push(iteration);
+    return { dfs: [], stmts: [iteration] };
   }
 
   private ifStmt(s: IfStmt, spawnNo: number, sc: Scope): IfSite {

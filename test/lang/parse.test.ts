@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Block, Expr, Param, Pragma, Program, Rule, Stmt, ExternParam } from '../../src/lang/ast.js';
 import type { Diagnostic } from '../../src/lang/diagnostics.js';
-import type { Preprocessed } from '../../src/lang/source.js';
+import { rawPreprocessed, type Preprocessed } from '../../src/lang/source.js';
 import { tokenize } from '../../src/lang/lexer.js';
 import { parse, parseFile, originOf } from '../../src/lang/parser.js';
 import { preprocessText } from '../../src/lang/preprocess.js';
@@ -136,7 +136,7 @@ function expr(src: string): string {
 }
 
 const tokTypes = (src: string): string[] =>
-  tokenize({ text: src, origins: [...src].map((_, i) => ({ file: 't', line: 1, col: i + 1 })), blocks: [], files: ['t'] })
+  tokenize(rawPreprocessed('t', src))
     .tokens.map((t) => (t.type === t.text || t.type === 'EOF' ? t.type : `${t.type}:${t.text}`));
 
 // ---------------------------------------------------------------------------------- goldens
@@ -215,7 +215,7 @@ test('longest-match gotchas of §3', () => {
 });
 
 test('strings: end at the first quote, JSON escapes, may span lines', () => {
-  const r = tokenize({ text: '"a\\nb" "x\ny" "c\\"', origins: [], blocks: [], files: ['t'] });
+  const r = tokenize(rawPreprocessed('t', '"a\\nb" "x\ny" "c\\"'));
   assert.deepEqual(r.tokens.slice(0, 3).map((t) => t.value), ['a\nb', 'x\ny', 'c']);
   // `"c\"` is a complete token whose raw text ends in a lone backslash: invalid in JSON
   assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-L002']);
@@ -270,8 +270,7 @@ test('LUNA-L002 invalid escape in a string', () => {
 });
 
 test('LUNA-L003 unterminated string (lexer; the preprocessor reports it too)', () => {
-  const pre: Preprocessed = { text: 'sub main() f("abc);', origins: [], blocks: [], files: ['t'] };
-  pre.origins = [...pre.text].map((_, i) => ({ file: 't', line: 1, col: i + 1 }));
+  const pre = rawPreprocessed('t', 'sub main() f("abc);');
   const r = tokenize(pre);
   assert.deepEqual(where(r.diagnostics), ['LUNA-L003 1:14']);
   // parseFile keeps only the preprocessor's report

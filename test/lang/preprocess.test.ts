@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from '../../src/lang/diagnostics.js';
 import type { Origin, Preprocessed } from '../../src/lang/source.js';
 import { preprocess, type PreprocessOptions } from '../../src/lang/preprocess.js';
-import { originOf } from '../../src/lang/origin.js';
+import { blockOriginOf, originOf } from '../../src/lang/origin.js';
 
 const GOLDEN = fileURLToPath(new URL('../../../test/lang/golden/pp/', import.meta.url));
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -52,7 +52,6 @@ test('golden preprocessed texts (golden/pp/*.fa)', async (t) => {
     await t.test(f, () => {
       const r = preprocess(path.join(GOLDEN, f), { includePath: [GOLDEN], defines: { SIZE_X: '4' } });
       assert.deepEqual(r.diagnostics, []);
-      assert.equal(r.pre.origins.length, r.pre.text.length);
       let got = r.pre.text;
       for (const b of r.pre.blocks) got += `--- block ${b.index} @${b.origin.line}:${b.origin.col}\n${b.text}\n`;
       const exp = path.join(GOLDEN, f.replace(/\.fa$/, '.out'));
@@ -153,17 +152,20 @@ test('foreign blocks: both forms, numbered, replaced by " __block(N) "', () => {
   assert.equal(r.pre.text, 'C++ head  __block(0) \nC++ sub f()  __block(1)  $}}');
   assert.deepEqual(r.pre.blocks.map((b) => b.text), ['#include <x>\n', '{ return; }']);
   assert.deepEqual(r.pre.blocks.map((b) => `${b.origin.line}:${b.origin.col}`), ['1:17', '3:15']);
-  assert.equal(r.pre.blocks[1]!.origins!.length, r.pre.blocks[1]!.text.length);
+  // every character of a block keeps its own origin: `r` of `return` and the closing brace
+  const b1 = r.pre.blocks[1]!;
+  const o = (k: number): string => { const x = blockOriginOf(r.pre, b1, k); return `${x.line}:${x.col}`; };
+  assert.deepEqual([o(0), o(b1.text.indexOf('r')), o(b1.text.length - 1)], ['3:15', '3:17', '3:26']);
   // inserted text maps to the `$` that opened the block
   assert.equal(originAt(r.pre, '__block(1)'), 'm.fa:3:13');
   // blocks in skipped regions are not numbered
   assert.equal(text('#ifdef X\n${{ a $}}\n#endif\n${{b$}}'), '\n __block(0) ');
 });
 
-test('origins: one per output character, 1-based line/col', () => {
+test('origins: every output character, 1-based line/col', () => {
   const r = pp({ 'm.fa': 'ab\n\tcd' });
-  assert.equal(r.pre.origins.length, r.pre.text.length);
-  assert.deepEqual(r.pre.origins[4], { file: 'm.fa', line: 2, col: 2 });
+  assert.deepEqual([...r.pre.text].map((_, k) => { const o = originOf(r.pre, k); return `${o.file}:${o.line}:${o.col}`; }),
+    ['m.fa:1:1', 'm.fa:1:2', 'm.fa:1:3', 'm.fa:2:1', 'm.fa:2:2', 'm.fa:2:3']);
 });
 
 // ----------------------------------------------------------------------- one per diagnostic
