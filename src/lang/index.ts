@@ -50,9 +50,9 @@ export function compileFrontEnd(file: string, opts: FrontEndOptions = {}): Front
   // Semantic checks on a program recovered from syntax errors would mostly report noise.
   if (!hasErrors(diagnostics)) {
     const lets = substituteLet(program, at);
-    diagnostics.push(...lets.diagnostics);
+    for (const d of lets.diagnostics) diagnostics.push(d);
     program = lets.program;
-    diagnostics.push(...check(program, { originOf: at, ucodeExports: opts.ucodeExports, ucodeModuleMissing: opts.ucodeModuleMissing }));
+    for (const d of check(program, { originOf: at, ucodeExports: opts.ucodeExports, ucodeModuleMissing: opts.ucodeModuleMissing })) diagnostics.push(d);
   }
   const all = limitDiagnostics(diagnostics, pre.files);
   return { pre, program: hasErrors(all) ? null : program, diagnostics: all };

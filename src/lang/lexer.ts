@@ -51,6 +51,7 @@ const CODE = new Map(TOKEN_TYPES.map((t, i) => [t, i]));
 const code = (t: string): number => CODE.get(t)!;
 const T_EOF = 0, T_NAME = 1, T_INT = 2, T_REAL = 3, T_STRING = 4;
 
+
 /** The tokens of a text: token k is text[starts[k], ends[k]) of type TOKEN_TYPES[types[k]]. */
 export interface TokenTable {
   readonly src: string;
@@ -67,27 +68,49 @@ const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 const isAlpha = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
 const isAlnum = (c: number): boolean => isAlpha(c) || isDigit(c);
 
+/** Growable columns of a token table. */
+class TableBuilder {
+  types: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  n = 0;
+
+  constructor(cap: number) {
+    this.types = new Uint8Array(cap);
+    this.starts = new Int32Array(cap);
+    this.ends = new Int32Array(cap);
+  }
+
+  push(type: number, start: number, end: number): void {
+    if (this.n === this.types.length) this.grow();
+    const n = this.n++;
+    this.types[n] = type;
+    this.starts[n] = start;
+    this.ends[n] = end;
+  }
+
+  private grow(): void {
+    const cap = Math.ceil(this.types.length * 1.5) + 16;
+    const t = new Uint8Array(cap), s = new Int32Array(cap), e = new Int32Array(cap);
+    t.set(this.types);
+    s.set(this.starts);
+    e.set(this.ends);
+    this.types = t;
+    this.starts = s;
+    this.ends = e;
+  }
+}
+
+const C_PLUS = CODE.get('C++')!;
+/** Words that are not names: the keywords and `__block`. */
+const WORD_CODES = new Map([...KEYWORDS, '__block'].map((w) => [w, CODE.get(w)!]));
+
 /** Lex the preprocessed text into a token table (diagnostics capped per file). */
 export function lex(pre: Preprocessed): { table: TokenTable; diagnostics: Diagnostic[] } {
   const src = pre.text;
   const sink = new DiagnosticSink();
   const err = (c: string, msg: string, pos: number): void => sink.push(error(c, msg, originOf(pre, pos)));
-  let cap = Math.max(64, src.length >> 2);
-  let types = new Uint8Array(cap), starts = new Int32Array(cap), ends = new Int32Array(cap);
-  let n = 0;
-  const push = (type: number, start: number, end: number): void => {
-    if (n === cap) {
-      cap = Math.ceil(cap * 1.5) + 16;
-      const t = new Uint8Array(cap), s = new Int32Array(cap), e = new Int32Array(cap);
-      t.set(types); s.set(starts); e.set(ends);
-      types = t; starts = s; ends = e;
-    }
-    types[n] = type;
-    starts[n] = start;
-    ends[n] = end;
-    n++;
-  };
-
+  const out = new TableBuilder(Math.max(64, src.length >> 2));
   let i = 0;
   const len = src.length;
   while (i < len) {
@@ -103,23 +126,23 @@ export function lex(pre: Preprocessed): { table: TokenTable; diagnostics: Diagno
       while (i < len && isAlnum(src.charCodeAt(i))) i++;
       if (i - start === 1 && c === 67 && src.charCodeAt(i) === 43 && src.charCodeAt(i + 1) === 43) { // C++
         i += 2;
-        push(code('C++'), start, i);
+        out.push(C_PLUS, start, i);
+      } else if (i - start > 10) {
+        out.push(T_NAME, start, i); // longer than every keyword (static_for, the longest, has 10)
       } else {
-        const word = src.slice(start, i);
-        const k = KEYWORDS.has(word) || word === '__block' ? CODE.get(word)! : T_NAME;
-        push(k, start, i);
+        out.push(WORD_CODES.get(src.slice(start, i)) ?? T_NAME, start, i);
       }
     } else if (isDigit(c)) {
       while (i < len && isDigit(src.charCodeAt(i))) i++;
       if (src.charCodeAt(i) === 46 && isDigit(src.charCodeAt(i + 1))) {
         i++;
         while (i < len && isDigit(src.charCodeAt(i))) i++;
-        push(T_REAL, start, i);
+        out.push(T_REAL, start, i);
       } else {
         if (i - start >= 10 && Number(src.slice(start, i)) > 2147483647) {
           sink.push({ ...error('LUNA-L004', `integer literal out of int range: ${src.slice(start, i)}`, originOf(pre, start)), severity: 'warning' });
         }
-        push(T_INT, start, i);
+        out.push(T_INT, start, i);
       }
     } else if (c === 34) { // "
       // `"[^"]*"`: a backslash does not protect a quote (the original's rule)
@@ -129,13 +152,13 @@ export function lex(pre: Preprocessed): { table: TokenTable; diagnostics: Diagno
         i = len;
       } else i = close + 1;
       const rawEnd = close < 0 ? len : close;
-      if (src.indexOf('\\', start + 1) >= 0 && src.indexOf('\\', start + 1) < rawEnd) decode(src, start + 1, rawEnd, err);
-      push(T_STRING, start, i);
+      if (backslashIn(src, start + 1, rawEnd) >= 0) decode(src, start + 1, rawEnd, err);
+      out.push(T_STRING, start, i);
     } else {
-      const p = punct(src, i);
-      if (p) {
-        i += p.length;
-        push(code(p), start, i);
+      const p = punct(src, i, c);
+      if (p >= 0) {
+        i += TOKEN_TYPES[p]!.length;
+        out.push(p, start, i);
       } else {
         const cp = String.fromCodePoint(src.codePointAt(i)!);
         err('LUNA-L001', `invalid symbol: ${cp}`, start);
@@ -143,19 +166,24 @@ export function lex(pre: Preprocessed): { table: TokenTable; diagnostics: Diagno
       }
     }
   }
-  push(T_EOF, len, len);
-  return { table: { src, count: n, types, starts, ends }, diagnostics: sink.result() };
+  out.push(T_EOF, len, len);
+  return { table: { src, count: out.n, types: out.types, starts: out.starts, ends: out.ends }, diagnostics: sink.result() };
 }
 
-function punct(src: string, i: number): string | undefined {
-  const c = src[i]!;
-  const c2 = src.slice(i, i + 2);
-  if (c2.length === 2) {
+const PUNCT_CODES = new Map([...PUNCT3, ...PUNCT2, ...PUNCT1].map((p) => [p, CODE.get(p)!]));
+const SECOND = new Set(PUNCT2.map((p) => p[0]!).concat(PUNCT3.map((p) => p[0]!)));
+
+/** Code of the longest punctuation token at src[i] (its first code unit is c), else -1. */
+function punct(src: string, i: number, c: number): number {
+  const ch = String.fromCharCode(c);
+  if (SECOND.has(ch)) {
     const c3 = src.slice(i, i + 3);
-    if (c3.length === 3 && (c3 === PUNCT3[0] || c3 === PUNCT3[1])) return c3;
-    if (CODE.has(c2) && PUNCT2.includes(c2)) return c2;
+    const k3 = c3.length === 3 ? PUNCT_CODES.get(c3) : undefined;
+    if (k3 !== undefined) return k3;
+    const k2 = PUNCT_CODES.get(c3.slice(0, 2));
+    if (k2 !== undefined) return k2;
   }
-  return PUNCT1.includes(c) ? c : undefined;
+  return PUNCT_CODES.get(ch) ?? -1;
 }
 
 /** Token k of a table as an object (text and literal value included). */
@@ -181,10 +209,16 @@ export function tokenize(pre: Preprocessed): { tokens: Token[]; diagnostics: Dia
   return { tokens, diagnostics };
 }
 
+/** First `\\` in src[from, to), or -1 (indexOf would search to the end of the whole text). */
+function backslashIn(src: string, from: number, to: number): number {
+  for (let k = from; k < to; k++) if (src.charCodeAt(k) === 92) return k;
+  return -1;
+}
+
 /** Interpret the JSON escapes of src[from, to) (the original pastes the raw token into JSON). */
 function decode(src: string, from: number, to: number, err: (code: string, msg: string, pos: number) => void): string {
-  const first = src.indexOf('\\', from);
-  if (first < 0 || first >= to) return src.slice(from, to);
+  const first = backslashIn(src, from, to);
+  if (first < 0) return src.slice(from, to);
   let out = src.slice(from, first);
   for (let k = first; k < to; k++) {
     const c = src[k]!;

@@ -34,6 +34,14 @@ import { preprocess, type PreprocessOptions } from './preprocess.js';
 /** Deepest nesting of blocks and sub-expressions a program may have (LUNA-S007 beyond). */
 export const MAX_NESTING = 256;
 
+/**
+ * Most lists of a program are empty (indices of a name, rules of a call, dfs of a block): they
+ * all share this frozen array, which saves an allocation per node of a large program (and
+ * throws if anything tried to fill it).
+ */
+const NONE: never[] = Object.freeze([]) as unknown as never[];
+const orNone = <T>(xs: T[]): T[] => (xs.length === 0 ? NONE : xs);
+
 /** Unwinds to a recovery point; the diagnostic has already been recorded. */
 class Bail extends Error {}
 
@@ -70,6 +78,8 @@ class Parser {
   /** the Token object of index cachedK (peek() is called often at the same place) */
   private cachedK = -1;
   private cached: Token | null = null;
+  /** one string per distinct name, shared by every node that uses it */
+  private readonly names = new Map<string, string>();
 
   constructor(
     private readonly pre: Preprocessed,
@@ -90,7 +100,13 @@ class Parser {
   private peek(o = 0): Token {
     const i = this.index(o);
     if (i !== this.cachedK) {
-      this.cached = tokenAt(this.toks, i);
+      const t = tokenAt(this.toks, i);
+      if (t.type === 'NAME') {
+        const known = this.names.get(t.text);
+        if (known === undefined) this.names.set(t.text, t.text);
+        else t.text = known;
+      }
+      this.cached = t;
       this.cachedK = i;
     }
     return this.cached!;
@@ -340,7 +356,7 @@ class Parser {
     this.nest(depth);
     if (!this.at('{')) {
       const stmt = this.statement(depth);
-      return { dfs: [], stmts: [stmt], rules: [], braced: false, pos: stmt.pos };
+      return { dfs: NONE, stmts: [stmt], rules: NONE, braced: false, pos: stmt.pos };
     }
     const pos = this.next().pos;
     const diagsBefore = this.sink.total;
@@ -350,12 +366,12 @@ class Parser {
       if (this.at('EOF') || this.atTopStart()) {
         // keep what was parsed; the enclosing sub ends here
         this.report('LUNA-S001', `syntax error: expected '}', found ${describe(this.peek())}`);
-        return { dfs, stmts, rules: [], braced: true, pos };
+        return { dfs: orNone(dfs), stmts, rules: NONE, braced: true, pos };
       }
       if (this.at('df')) {
         // keep the names (fewer follow-up "undeclared" errors) but report the misplaced line
         this.report('LUNA-S004', 'syntax error: a df line must come first in its block, and only one per block');
-        dfs.push(...this.dfLine());
+        for (const d of this.dfLine()) dfs.push(d);
         continue;
       }
       const before = this.k;
@@ -372,8 +388,8 @@ class Parser {
       this.report('LUNA-S003', 'syntax error: empty block (a braced block needs at least one statement)');
     }
     this.skip(); // '}'
-    const rules = this.at('@') ? this.behaviour(depth) : [];
-    return { dfs, stmts, rules, braced: true, pos };
+    const rules = this.at('@') ? this.behaviour(depth) : NONE;
+    return { dfs: orNone(dfs), stmts, rules: orNone(rules), braced: true, pos };
   }
 
   private dfLine(): DfDecl[] {
@@ -416,11 +432,11 @@ class Parser {
     }
     const callee = this.expect('NAME', 'name of a sub or ucode');
     const args = this.argList(depth);
-    const stmt: CfStmt = { kind: 'cf', callee: callee.text, calleePos: callee.pos, args, rules: [], pos };
+    const stmt: CfStmt = { kind: 'cf', callee: callee.text, calleePos: callee.pos, args, rules: NONE, pos };
     if (label) stmt.label = label;
     if (this.accept('>>')) stmt.setdfs = this.argList(depth);
     if (this.accept('-->')) stmt.deletes = this.argList(depth);
-    if (this.at('@')) stmt.rules = this.behaviour(depth);
+    if (this.at('@')) stmt.rules = orNone(this.behaviour(depth));
     this.expect(';');
     return stmt;
   }
@@ -429,7 +445,7 @@ class Parser {
   private argList(depth: number): Expr[] {
     this.expect('(');
     const args: Expr[] = [];
-    if (this.accept(')')) return args;
+    if (this.accept(')')) return NONE;
     do args.push(this.expr(depth));
     while (this.accept(','));
     this.expect(')', `',' or ')'`);
@@ -546,7 +562,7 @@ class Parser {
       indices.push(this.expr(depth + 1));
       this.expect(']');
     }
-    return { kind: 'id', name: n.text, indices, pos: n.pos };
+    return { kind: 'id', name: n.text, indices: orNone(indices), pos: n.pos };
   }
 
   /**

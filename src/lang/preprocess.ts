@@ -95,7 +95,7 @@ interface Cond {
 
 /** Macros active at some point of the input: a persistent list, innermost first. */
 interface Active {
-  name: string;
+  macro: Macro;
   depth: number;
   next: Active | null;
 }
@@ -103,11 +103,13 @@ interface Active {
 class Frame implements MappedText {
   /** read position */
   i = 0;
+  /** the active list inside this frame's own text (made once) */
+  private own: Active | null = null;
   constructor(
     readonly text: string,
     readonly map: PosMap,
     /** the macro this frame expands; null for a file */
-    readonly macro: string | null,
+    readonly macro: Macro | null,
     /** ascending [start, end) offsets of substituted arguments: there `macro` is not active */
     readonly argRanges: readonly number[],
     /** macros active at the use that produced this frame */
@@ -119,7 +121,7 @@ class Frame implements MappedText {
   /** Macros active at offset `at` of this frame. */
   activeAt(at: number): Active | null {
     if (this.macro === null || inRanges(this.argRanges, at)) return this.outer;
-    return { name: this.macro, depth: (this.outer?.depth ?? 0) + 1, next: this.outer };
+    return (this.own ??= { macro: this.macro, depth: (this.outer?.depth ?? 0) + 1, next: this.outer });
   }
 }
 
@@ -259,6 +261,8 @@ class FileScanner {
   /** frames[frames.length - 1] */
   private top: Frame;
   private readonly conds: Cond[] = [];
+  /** inside a conditional branch that is not emitted (kept in step with conds) */
+  private skipping = false;
 
   constructor(
     private readonly pp: Preprocessor,
@@ -272,9 +276,9 @@ class FileScanner {
 
   // ------------------------------------------------------------------------------- reading
 
-  private get skipping(): boolean {
+  private updateSkipping(): void {
     const top = this.conds[this.conds.length - 1];
-    return top !== undefined && !top.active;
+    this.skipping = top !== undefined && !top.active;
   }
 
   /** The character k places ahead, looking through the frames below when the top one ends. */
@@ -455,7 +459,14 @@ class FileScanner {
   }
 
   private readName(): string {
-    let s = '';
+    const f = this.top;
+    let j = f.i;
+    while (j < f.text.length && isWord(f.text[j])) j++;
+    let s = f.text.slice(f.i, j);
+    f.i = j;
+    if (j < f.text.length) return s;
+    // the name runs on past the end of this frame
+    this.popRead();
     for (let c = this.at(); isWord(c); c = this.at()) {
       s += c;
       this.adv();
@@ -539,6 +550,7 @@ class FileScanner {
     const value = this.pp.macros.has(name) === (dir === 'ifdef');
     this.endOfDirective(dir, parentActive);
     this.conds.push({ active: parentActive && value, parentActive, value, seenElse: false, origin: this.origin(origin) });
+    this.updateSkipping();
   }
 
   private else(origin: number): void {
@@ -548,12 +560,14 @@ class FileScanner {
     else {
       top.seenElse = true;
       top.active = top.parentActive && !top.value;
+      this.updateSkipping();
     }
     this.endOfDirective('else', top?.parentActive ?? true);
   }
 
   private endif(origin: number): void {
     if (!this.conds.pop()) this.err('LUNA-P008', '#endif without #ifdef', origin);
+    this.updateSkipping();
     this.endOfDirective('endif');
   }
 
@@ -675,7 +689,7 @@ class FileScanner {
       }
     }
     for (let a = active; a; a = a.next) {
-      if (a.name === name) {
+      if (a.macro === m) {
         this.err('LUNA-P016', `recursive expansion of macro '${name}'`, use);
         return;
       }
@@ -745,6 +759,11 @@ class FileScanner {
       pp.overflow(this.outermostUseOr(use), this.file);
       return null;
     }
+    // without arguments the expansion is the body itself (or, for -D, its text at the use)
+    if (args.length === 0) {
+      const map = m.sourced ? m.body.map : PosMap.constant(use);
+      return new Frame(m.body.text, map, m, [], outer, use);
+    }
     const b = new MappedTextBuilder();
     const ranges: number[] = [];
     for (const p of m.pieces) {
@@ -757,7 +776,7 @@ class FileScanner {
       else b.appendConst(m.body.text.slice(p.from, p.to), use);
     }
     const t = b.build();
-    return new Frame(t.text, t.map, m.name, ranges, outer, use);
+    return new Frame(t.text, t.map, m, ranges, outer, use);
   }
 
   private outermostUseOr(use: number): number {

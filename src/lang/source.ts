@@ -35,15 +35,21 @@ export class PosMap {
   private cur = 0;
 
   constructor(
-    readonly starts: Int32Array,
-    readonly srcs: Float64Array,
+    /** typed arrays for the big output map, plain arrays for the many small ones */
+    readonly starts: ArrayLike<number>,
+    readonly srcs: ArrayLike<number>,
     /** number of segments in use */
     readonly count: number,
   ) {}
 
   /** Map of a text copied unchanged from global position `base`. */
   static identity(base: number): PosMap {
-    return new PosMap(Int32Array.of(0), Float64Array.of(base), 1);
+    return new PosMap([0], [base], 1);
+  }
+
+  /** Map of a text whose every character is at global position `pos`. */
+  static constant(pos: number): PosMap {
+    return new PosMap([0], [-pos - 1], 1);
   }
 
   /** Index of the segment holding `offset` (the last one for offsets past the end). */
@@ -71,28 +77,53 @@ export class PosMap {
   }
 }
 
-/** Builds a PosMap while a text is appended to; adjacent compatible runs merge. */
+/**
+ * Builds a PosMap while a text is appended to; adjacent compatible runs merge. Small maps (macro
+ * arguments and expansions, made by the thousand) stay in plain arrays; a map that grows past
+ * SMALL segments moves to typed arrays, 12 bytes a segment, grown by half.
+ */
 export class PosMapBuilder {
-  private starts: number[] = [];
-  private srcs: number[] = [];
+  private static readonly SMALL = 1024;
+  private starts: number[] | Int32Array = [];
+  private srcs: number[] | Float64Array = [];
+  private n = 0;
   /** length of the text mapped so far */
   length = 0;
 
   /** `count` characters starting at global position `pos`, advancing or all at `pos`. */
   add(pos: number, count: number, constant: boolean): void {
     if (count <= 0) return;
-    const k = this.srcs.length - 1;
+    const k = this.n - 1;
     const enc = constant ? -pos - 1 : pos;
     if (k >= 0) {
       const s = this.srcs[k]!;
-      if (constant ? s === enc : s >= 0 && s + (this.length - this.starts[k]!) === pos) {
+      const len = this.length - this.starts[k]!;
+      if (!constant && s >= 0 && s + len === pos) {
+        this.length += count;
+        return;
+      }
+      // more characters at the position of the last one (a one-character macro used again and
+      // again, inserted text): the segment is, or becomes, a constant one
+      if ((constant || count === 1) && (s < 0 ? s === -pos - 1 : len === 1 && s === pos)) {
+        this.srcs[k] = -pos - 1;
         this.length += count;
         return;
       }
     }
-    this.starts.push(this.length);
-    this.srcs.push(enc);
+    if (this.n === this.starts.length && !Array.isArray(this.starts)) this.grow(Math.ceil(this.n * 1.5));
+    else if (this.n === PosMapBuilder.SMALL) this.grow(this.n * 2);
+    this.starts[this.n] = this.length;
+    this.srcs[this.n] = enc;
+    this.n++;
     this.length += count;
+  }
+
+  private grow(cap: number): void {
+    const st = new Int32Array(cap), sr = new Float64Array(cap);
+    st.set(this.starts);
+    sr.set(this.srcs);
+    this.starts = st;
+    this.srcs = sr;
   }
 
   /** Characters [from, to) of a text mapped by `map`. */
@@ -110,7 +141,7 @@ export class PosMapBuilder {
   }
 
   build(): PosMap {
-    return new PosMap(Int32Array.from(this.starts), Float64Array.from(this.srcs), this.srcs.length);
+    return new PosMap(this.starts, this.srcs, this.n);
   }
 }
 
@@ -169,7 +200,7 @@ export class MappedTextBuilder {
 
   build(): MappedText {
     this.flush();
-    const text = this.parts.join('');
+    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
     this.parts.length = 0;
     return { text, map: this.map.build() };
   }

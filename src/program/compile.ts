@@ -294,8 +294,8 @@ class Compiler {
         const e = this.expr(r.expr, sc); const pos = r.pos;
         locator = (f) => mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
       } else if (r.kind === 'flags' && r.flags.includes('stealable')) stealable = true;
-      else if (r.kind === 'enum' && r.property === 'request') requests.push(...this.refs(r.items, sc));
-      else if (r.kind === 'enum' && r.property === 'delete') deletes.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'request') append(requests, this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'delete') append(deletes, this.refs(r.items, sc));
     }
     if (!locator) {
       const own = this.ownerFn(label, labelIdx, sc);
@@ -318,7 +318,7 @@ class Compiler {
     if (!imp && !sub) throw new ProgramError(`unknown code fragment: ${s.callee}`, this.originOf(s.calleePos));
     const b = this.base(s, spawnNo, sc, s.rules, imp ? imp.code : sub!.code);
     b.setdfs = this.refs(s.setdfs ?? [], sc);
-    b.deletes.push(...this.refs(s.deletes ?? [], sc));
+    append(b.deletes, this.refs(s.deletes ?? [], sc));
     if (sub && !imp) {
       if (s.args.length !== sub.params.length) throw new ProgramError(`${s.callee} takes ${sub.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
       const args = s.args.map((a, i): SubCallSite['args'][number] => {
@@ -355,9 +355,9 @@ class Compiler {
     const site: CallSite = { ...b, kind: 'call', imp: im, args, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] };
     for (const r of s.rules) {
       if (r.kind === 'assign' && r.property === 'req_count') site.reqCount.push({ ref: this.refs([r.id], sc)[0]!, expr: this.expr(r.value, sc) });
-      else if (r.kind === 'enum' && r.property === 'req_unlimited') site.unlimited.push(...this.refs(r.items, sc));
-      else if (r.kind === 'enum' && r.property === 'drop') site.drop.push(...this.refs(r.items, sc));
-      else if (r.kind === 'enum' && r.property === 'wait') site.waits.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'req_unlimited') append(site.unlimited, this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'drop') append(site.drop, this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'wait') append(site.waits, this.refs(r.items, sc));
       else if (r.kind === 'map' && r.property === 'afterpush') {
         const target = r.expr;
         if (target.kind !== 'id') throw new ProgramError('afterpush target must be a CF label', this.originOf(r.pos));
@@ -418,6 +418,11 @@ class Compiler {
 }
 
 function zero(): number { return 0; }
+
+/** dst.push(...xs) without spreading: a rule may list more items than a call takes arguments. */
+function append<T>(dst: T[], xs: readonly T[]): void {
+  for (const x of xs) dst.push(x);
+}
 
 export function mod(a: number, n: number): number { const r = a % n; return r < 0 ? r + n : r; }
 
