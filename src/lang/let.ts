@@ -86,6 +86,9 @@ class LetPass {
   private maxD = 0;
   private size = 0;
   private budget: number;
+  /** uses in statements and rules are charged to the budget; uses inside binding values are not
+   * (values are shared, only what reaches a statement is walked as a tree later) */
+  private charging = true;
 
   constructor(private readonly diags: PosDiagnostic[], maxNodes: number) {
     this.budget = maxNodes;
@@ -174,7 +177,9 @@ class LetPass {
       // later bindings see earlier ones
       this.maxD = 0;
       this.size = 0;
+      this.charging = false;
       const value = this.expr(b.value, env, 1);
+      this.charging = true;
       const asLoop = s.body.dfs.length > 0 && isIntExpr(value, env);
       env.names.set(b.name, asLoop ? INT_ONLY : { kind: 'let', value, binding: b, depth: this.maxD, size: this.size });
       bound.push({ binding: b, value, asLoop });
@@ -263,7 +268,7 @@ class LetPass {
       this.error('LUNA-E025', `substituting let '${e.name}' here nests the expression ${deepest} levels deep, beyond the limit of ${MAX_NESTING}`, e.pos);
       return false;
     }
-    this.budget -= bound.size;
+    if (this.charging) this.budget -= bound.size;
     if (this.budget < 0) {
       this.error('LUNA-E025', `substituting let '${e.name}' here makes the program too large (let values are copied at every use)`, e.pos);
       return false;
@@ -337,11 +342,17 @@ class LetPass {
 
 interface Bound { binding: LetBinding; value: Expr; asLoop: boolean }
 
-/** Static int-ness without scope resolution: literals, int names, arithmetic over them. */
+/**
+ * Static int-ness without scope resolution: literals, int names, arithmetic over them. A value
+ * may share sub-expressions (`let a = x + x, b = a + a`), so each node is looked at once.
+ */
 function isIntExpr(root: Expr, env: Env): boolean {
   const stack: Expr[] = [root];
+  const seen = new Set<Expr>();
   while (stack.length > 0) {
     const e = stack.pop()!;
+    if (seen.has(e)) continue;
+    seen.add(e);
     switch (e.kind) {
       case 'int': break;
       case 'real': case 'string': return false;

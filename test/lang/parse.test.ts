@@ -378,3 +378,21 @@ test('parseFile: preprocessor + lexer + parser diagnostics sorted by position', 
   );
   assert.deepEqual(r.pre.files, ['m.fa', 'i.fa']);
 });
+
+test('LUNA-S007 nesting too deep, at the token that passes the limit', () => {
+  // `f(` then 300 parentheses: the 257th is level 257
+  const r = parseSrc(`sub main() f(${'('.repeat(300)}1${')'.repeat(300)});`);
+  assert.deepEqual(where(r.diagnostics), [`LUNA-S007 1:${14 + 256}`]);
+  assert.equal(r.diagnostics[0]!.message, 'nesting too deep: more than 256 levels of blocks and sub-expressions');
+});
+
+test('long flat chains parse into left-leaning trees, without recursion per element', () => {
+  const n = 50_000;
+  assert.equal(expr('a - b - c - d'), '(((a - b) - c) - d)');
+  const r = parseSrc(`sub main() f(${Array.from({ length: n }, (_, i) => `x${i}`).join(' - ')});`);
+  assert.deepEqual(r.diagnostics, []);
+  let e = ((r.program.items[0] as { body: Block }).body.stmts[0] as { args: Expr[] }).args[0]!;
+  let depth = 0;
+  while (e.kind === 'bin') { assert.equal(e.right.kind === 'id' && e.right.name, `x${n - 1 - depth}`); e = e.left; depth++; }
+  assert.equal(depth, n - 1);
+});

@@ -269,3 +269,52 @@ test('all errors are collected, scanning continues', () => {
   assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-P001', 'LUNA-P002', 'LUNA-P008', 'LUNA-P006']);
   assert.match(r.pre.text, /ok/);
 });
+
+// ------------------------------------------------------------------ macros inside arguments
+
+test('a macro call inside a macro argument expands (the argument belongs to the use site)', () => {
+  assert.equal(text('#define F(a) [$a]\n$F($F(1))'), '\n[[1]]');
+  assert.equal(text('#define D(x) $x+$x\n$D($D(1))'), '\n1+1+1+1');
+  assert.equal(text('#define F(a) [$a]\n#define G(b) $F($b)\n$G($F(2))'), '\n\n[[2]]');
+  // positions: the inner expansion maps to the body, the innermost argument to the use
+  const r = pp({ 'm.fa': '#define F(a) <$a>\n  $F($F(xy))' });
+  assert.equal(r.pre.text, '\n  <<xy>>');
+  assert.equal(originAt(r.pre, 'xy'), 'm.fa:2:9');
+  assert.equal(originAt(r.pre, '<', 1), 'm.fa:1:14');
+});
+
+test('true recursion is still reported, also when it goes through an argument', () => {
+  diag({ 'm.fa': '#define F(x) $F(x)\n$F(1)' }, ['LUNA-P016 m.fa:1:14']);
+  diag({ 'm.fa': '#define G(x) $x\n#define H $G($H)\n$H' }, ['LUNA-P016 m.fa:2:14']);
+});
+
+test('LUNA-P018 expanded text beyond the size limit: positioned at the outermost use, then stop', () => {
+  const src = '#define A x x x x x x x x\n#define B $A$A$A$A$A$A$A$A\n#define C $B$B$B$B$B$B$B$B\nsub main() f(\n  $C $C);\nafter';
+  const r = pp({ 'm.fa': src }, { maxExpandedChars: 500 });
+  assert.deepEqual(where(r.diagnostics), ['LUNA-P018 m.fa:5:3']);
+  assert.match(r.diagnostics[0]!.message, /exceed 500 characters/);
+  assert.ok(r.pre.text.length <= 500 && !r.pre.text.includes('after'));
+});
+
+test('LUNA-P019 macro expansion nested too deep', () => {
+  let src = '';
+  for (let i = 1; i <= 300; i++) src += `#define M${i} $M${i + 1}\n`;
+  src += '#define M301 end\n$M1';
+  const r = pp({ 'm.fa': src });
+  assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-P019']);
+  assert.match(r.diagnostics[0]!.message, /more than 256 levels/);
+});
+
+test('a macro name may continue past the end of an expansion, arguments may follow it', () => {
+  assert.equal(text('#define P $F\n#define F(a) <$a>\n$P(1)'), '\n\n<1>');
+  assert.equal(text('#define S /\n$S* comment */x'), '\nx');
+});
+
+test('diagnostics are capped per file, with one line counting the rest', () => {
+  const r = pp({ 'm.fa': '$U '.repeat(250) });
+  assert.equal(r.diagnostics.length, 201);
+  assert.deepEqual(r.diagnostics[200], {
+    severity: 'error', code: 'LUNA-D001', message: '50 more diagnostic(s) not shown (at most 200 per file)',
+    origin: { file: 'm.fa', line: 0, col: 0 }, omitted: 50,
+  });
+});
