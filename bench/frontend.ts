@@ -1,10 +1,11 @@
 // Front-end size benchmark: generated realistic LuNA programs of ~1 MB and ~20 MB (many subs,
 // nested loops, macros, lets, behaviour rules, comments), each preprocessed, parsed,
 // let-substituted and checked (compileFrontEnd) in a child process of its own, so that its
-// peak RSS is its own. Figures per size: seconds per MB, peak RSS per MB of source (above the
-// child's RSS before it read the program), and against a baseline measured in the same child:
-// a regex tokenization of the same text (what any front end must at least do). Linearity is
-// the 20 MB time per MB over the 1 MB one (≈ 1 when the front end is linear).
+// peak RSS is its own. Figures per size: seconds per MB (in a child warmed up on a 1 MB
+// program, so that it measures the front end and not the JIT), peak RSS per MB of source (in a
+// cold child: its peak above its RSS before it read the program), and against a baseline
+// measured in the same child: a regex tokenization of the same text (what any front end must at
+// least do). Linearity is the 20 MB time per MB over the 1 MB one (≈ 1 when linear).
 // The compiler of src/program (compileProgram) runs after it and is timed on its own.
 //
 // Run: node dist/bench/frontend.js  (or import { run }); BENCH_QUICK=1 uses 0.25 MB and 4 MB.
@@ -68,48 +69,58 @@ export function realisticProgram(bytes: number): string {
   return parts.join('');
 }
 
-interface ChildResult {
+interface TimeResult {
   bytes: number;
   frontEndSeconds: number;
   compileSeconds: number;
   scanSeconds: number;
-  baseRssMB: number;
-  peakRssMB: number;
-  errors: number;
 }
 
-/** In the child: time the front end on `file`, then the compiler, then the baseline scan. */
-function child(file: string): ChildResult {
-  const baseRss = process.resourceUsage().maxRSS / 1024;
+interface MemoryResult {
+  baseRssMB: number;
+  peakRssMB: number;
+}
+
+/** Time child: warm up (JIT) on a 1 MB program, then time the front end, the compiler, the baseline scan. */
+function timeChild(file: string): TimeResult {
+  const warm = compileFrontEnd('warm.fa', { source: realisticProgram(MB) });
+  compileProgram(warm.program!, (p) => originOf(warm.pre, p));
   const t0 = performance.now();
   const fe = compileFrontEnd(file, {});
   const t1 = performance.now();
-  const peakRssMB = process.resourceUsage().maxRSS / 1024;
   if (!fe.program) throw new Error(`the generated program has errors:\n${fe.diagnostics.slice(0, 5).map((d) => d.message).join('\n')}`);
-  const t2 = performance.now();
   compileProgram(fe.program, (p) => originOf(fe.pre, p));
-  const t3 = performance.now();
-  // baseline: read the text and split it into word/number/symbol tokens with one regex
-  const s0 = performance.now();
+  const t2 = performance.now();
+  // baseline: read the text and split it into word/number/string/symbol tokens with one regex
   const text = readFileSync(file, 'utf8');
   let tokens = 0;
   const re = /[A-Za-z_]\w*|\d+(?:\.\d+)?|"[^"]*"|\S/g;
   while (re.exec(text)) tokens++;
-  const s1 = performance.now();
+  const t3 = performance.now();
   if (tokens === 0) throw new Error('empty program');
-  return {
-    bytes: text.length, frontEndSeconds: (t1 - t0) / 1000, compileSeconds: (t3 - t2) / 1000, scanSeconds: (s1 - s0) / 1000,
-    baseRssMB: baseRss, peakRssMB, errors: fe.diagnostics.filter((d) => d.severity === 'error').length,
-  };
+  return { bytes: text.length, frontEndSeconds: (t1 - t0) / 1000, compileSeconds: (t2 - t1) / 1000, scanSeconds: (t3 - t2) / 1000 };
 }
 
-function measure(dir: string, bytes: number): ChildResult {
+/** Memory child: the front end alone, cold; peak RSS against the RSS before it read the program. */
+function memoryChild(file: string): MemoryResult {
+  const baseRssMB = process.resourceUsage().maxRSS / 1024;
+  const fe = compileFrontEnd(file, {});
+  const peakRssMB = process.resourceUsage().maxRSS / 1024;
+  if (!fe.program) throw new Error('the generated program has errors');
+  return { baseRssMB, peakRssMB };
+}
+
+function spawnChild<T>(mode: string, file: string): T {
+  const self = fileURLToPath(import.meta.url);
+  const r = spawnSync(process.execPath, [self, mode, file], { encoding: 'utf8', timeout: 600_000, maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`front-end child ${mode} ${file} failed (status ${r.status}, signal ${r.signal}): ${r.stderr.slice(-2000)}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+function measure(dir: string, bytes: number): TimeResult & MemoryResult {
   const file = join(dir, `gen-${bytes}.fa`);
   writeFileSync(file, realisticProgram(bytes));
-  const self = fileURLToPath(import.meta.url);
-  const r = spawnSync(process.execPath, [self, '--child', file], { encoding: 'utf8', timeout: 600_000, maxBuffer: 1 << 20 });
-  if (r.status !== 0) throw new Error(`front-end child for ${bytes} bytes failed (status ${r.status}, signal ${r.signal}): ${r.stderr.slice(-2000)}`);
-  return JSON.parse(r.stdout) as ChildResult;
+  return { ...spawnChild<TimeResult>('--time', file), ...spawnChild<MemoryResult>('--memory', file) };
 }
 
 export async function run(): Promise<Record<string, number>> {
@@ -120,7 +131,7 @@ export async function run(): Promise<Record<string, number>> {
     const a = measure(dir, small);
     const b = measure(dir, large);
     const mbA = a.bytes / MB, mbB = b.bytes / MB;
-    const perMB = (r: ChildResult, mb: number) => ({
+    const perMB = (r: TimeResult & MemoryResult, mb: number) => ({
       s: r.frontEndSeconds / mb, rss: (r.peakRssMB - r.baseRssMB) / mb, scan: r.scanSeconds / mb, compile: r.compileSeconds / mb,
     });
     const x = perMB(a, mbA), y = perMB(b, mbB);
@@ -144,8 +155,10 @@ export async function run(): Promise<Record<string, number>> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (process.argv[2] === '--child') {
-    process.stdout.write(JSON.stringify(child(process.argv[3]!)));
+  if (process.argv[2] === '--time') {
+    process.stdout.write(JSON.stringify(timeChild(process.argv[3]!)));
+  } else if (process.argv[2] === '--memory') {
+    process.stdout.write(JSON.stringify(memoryChild(process.argv[3]!)));
   } else {
     const r = await run();
     const fmt = (v: number): string => (Math.abs(v) >= 1e5 ? v.toExponential(2) : v.toFixed(3));

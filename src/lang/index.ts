@@ -17,7 +17,6 @@ export * from './lexer.js';
 export * from './parser.js';
 export { substituteLet, printExpr } from './let.js';
 export { check, type CheckOptions } from './check.js';
-export { MAX_NESTING } from './parser.js';
 
 export interface FrontEndOptions {
   /** `-D key=value` macros */
