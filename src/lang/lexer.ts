@@ -48,9 +48,7 @@ export const TOKEN_TYPES: readonly string[] = [
   'EOF', 'NAME', 'INT', 'REAL', 'STRING', 'C++', '__block', ...KEYWORDS, ...PUNCT3, ...PUNCT2, ...PUNCT1,
 ];
 const CODE = new Map(TOKEN_TYPES.map((t, i) => [t, i]));
-const code = (t: string): number => CODE.get(t)!;
 const T_EOF = 0, T_NAME = 1, T_INT = 2, T_REAL = 3, T_STRING = 4;
-
 
 /** The tokens of a text: token k is text[starts[k], ends[k]) of type TOKEN_TYPES[types[k]]. */
 export interface TokenTable {

@@ -158,6 +158,7 @@ class Preprocessor {
   readonly sources = new SourceTable();
   readonly blocks: ForeignBlock[] = [];
   readonly files: string[] = [];
+  private readonly fileSet = new Set<string>();
   readonly sink = new DiagnosticSink();
   readonly macros = new Map<string, Macro>();
   private readonly includePath: string[];
@@ -195,6 +196,7 @@ class Preprocessor {
     } catch (e) {
       this.err('LUNA-P015', `cannot read source file '${file}': ${(e as Error).message}`, noOrigin(file));
       this.files.push(file);
+      this.fileSet.add(file);
       return;
     }
     this.processFile(file, text, 0);
@@ -216,7 +218,10 @@ class Preprocessor {
   }
 
   private processFile(file: string, text: string, depth: number): void {
-    if (!this.files.includes(file)) this.files.push(file);
+    if (!this.fileSet.has(file)) {
+      this.fileSet.add(file);
+      this.files.push(file);
+    }
     const unit = this.sources.add(file, text);
     this.inputChars += text.length;
     if (this.fixedLimit === undefined) this.limit = Math.max(EXPANSION_FLOOR, EXPANSION_FACTOR * this.inputChars);
