@@ -9,6 +9,7 @@
 //   LUNA-S005  `C++ NAME __block(N)` with NAME other than `head`
 //   LUNA-S006  `__block(N)` refers to a foreign block that does not exist
 //   LUNA-S007  nesting too deep (more than MAX_NESTING levels of blocks and sub-expressions)
+//   LUNA-P020  (parseFile) the preprocessed text would need more memory than the heap has left
 //
 // Recovery: an error throws `Bail` to the nearest construct that can resynchronise — a
 // behaviour rule (skip to `;`/`}`), a statement (skip to `;` or past a balanced `{…}`), a
@@ -29,6 +30,7 @@ import { DiagnosticSink, limitDiagnostics, type Diagnostic } from './diagnostics
 import type { Preprocessed } from './source.js';
 import { lex, RESERVED, tokenAt, TOKEN_TYPES, type Token, type TokenTable } from './lexer.js';
 import { error, originOf } from './origin.js';
+import { getHeapStatistics } from 'node:v8';
 import { preprocess, type PreprocessOptions } from './preprocess.js';
 
 /** Deepest nesting of blocks and sub-expressions a program may have (LUNA-S007 beyond). */
@@ -670,13 +672,32 @@ export function parseFile(
   opts: PreprocessOptions = {},
 ): { pre: Preprocessed; program: Program; diagnostics: Diagnostic[] } {
   const { pre, diagnostics: ppDiags } = preprocess(file, opts);
-  // a preprocessor that stopped at its size limit leaves a truncated text: nothing to parse
-  if (ppDiags.some((d) => d.code === 'LUNA-P018')) return { pre, program: { items: [] }, diagnostics: limitDiagnostics(ppDiags, pre.files) };
+  // a preprocessor that stopped at its size limit leaves a truncated text: nothing to parse;
+  // a text that would not fit in memory is refused rather than left to abort the process
+  const tooBig = memoryShortfall(pre);
+  if (tooBig) ppDiags.push(tooBig);
+  if (tooBig || ppDiags.some((d) => d.code === 'LUNA-P018')) return { pre, program: { items: [] }, diagnostics: limitDiagnostics(ppDiags, pre.files) };
   const { program, diagnostics } = parse(pre);
   // an unterminated string is reported by the preprocessor; the lexer would repeat it
   const p006 = new Set(ppDiags.filter((p) => p.code === 'LUNA-P006').map((p) => originKey(p)));
   const lex = diagnostics.filter((d) => !(d.code === 'LUNA-L003' && p006.has(originKey(d))));
   return { pre, program, diagnostics: limitDiagnostics([...ppDiags, ...lex], pre.files) };
+}
+
+/** Heap the parser and later stages need per character of preprocessed text (measured 27–60). */
+export const BYTES_PER_CHAR = 48;
+
+/** LUNA-P020 when the program would need more heap than is left, else null. */
+function memoryShortfall(pre: Preprocessed): Diagnostic | null {
+  const h = getHeapStatistics();
+  const need = pre.text.length * BYTES_PER_CHAR;
+  const left = h.heap_size_limit - h.used_heap_size;
+  if (need <= left) return null;
+  const mb = (x: number): number => Math.ceil(x / 2 ** 20);
+  const main = pre.files[0] ?? '<input>';
+  return error('LUNA-P020', `program too large for the memory available: ${pre.text.length} characters after preprocessing need `
+    + `about ${mb(need)} MB, the JavaScript heap has ${mb(left)} MB left (give node more with --max-old-space-size=MB)`,
+  { file: main, line: 0, col: 0 });
 }
 
 function originKey(d: Diagnostic): string {

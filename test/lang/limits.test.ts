@@ -186,6 +186,21 @@ test('macros: an expansion doubling at each level stops at the size limit (LUNA-
   assert.ok(out.grownMB < 1024, `grew by ${out.grownMB.toFixed(0)} MB`);
 });
 
+test('a program too big for the heap left is refused with LUNA-P020, not an aborted process', () => {
+  // a child with a 64 MB heap, given about 2.5 million characters of statements
+  const code = `
+    const { compileFrontEnd } = await import(${JSON.stringify(new URL('../../src/lang/index.js', import.meta.url).href)});
+    const body = '  show(k + 1);\\n'.repeat(180000);
+    const r = compileFrontEnd('big.fa', { source: ${JSON.stringify(HEADER)} + 'sub main(int k) {\\n' + body + '}\\n' });
+    console.log(JSON.stringify({ codes: r.diagnostics.map((d) => d.code), message: r.diagnostics[0]?.message, program: r.program !== null }));`;
+  const c = spawnSync(process.execPath, ['--max-old-space-size=64', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(c.status, 0, c.stderr);
+  const out = JSON.parse(c.stdout) as { codes: string[]; message: string; program: boolean };
+  assert.deepEqual(out.codes, ['LUNA-P020']);
+  assert.match(out.message, /program too large for the memory available: \d+ characters after preprocessing need about \d+ MB/);
+  assert.equal(out.program, false);
+});
+
 test('macros: an expansion that produces nothing still stops at the limit', () => {
   const r = preprocessText('d.fa', doublingChain(40, '`x'), { maxExpandedChars: 1 << 20 });
   assert.deepEqual(r.diagnostics.map(show), ['LUNA-P018@42:17']);
