@@ -2,16 +2,23 @@
 // Everything the original only reports as a Python traceback or a C++ compiler failure is a
 // diagnostic here; all of a file's problems are collected, one diagnostic per mistake.
 import type {
-  Block, CfStmt, Expr, ExternParam, IdExpr, Import, Param, ParamType, Pos, Program, Rule, Stmt, SubDef,
+  Binary, Block, CfStmt, Expr, ExternParam, ForeignSub, IdExpr, Import, Param, ParamType, Pos, Program, Rule, Stmt, SubDef,
 } from './ast.js';
-import type { Diagnostic, Severity } from './diagnostics.js';
+import { DiagnosticSink, type Diagnostic, type Severity } from './diagnostics.js';
+import { printExpr } from './let.js';
 import type { Origin } from './source.js';
 import { Scope, exprStart, isDf, sameExpr, type Sym } from './scope.js';
+import { binChain, condChain, negChain, subExprs } from './walk.js';
 
 export interface CheckOptions {
   originOf: (pos: number) => Origin;
   /** names exported by the program's TypeScript ucode module (enables E015/E016/W004) */
   ucodeExports?: ReadonlySet<string>;
+  /**
+   * The program has no ucode module; this is where it was looked for. Instead of one E015/E016
+   * per import, a single E026 says so (when anything would need it).
+   */
+  ucodeModuleMissing?: string;
 }
 
 /** Static types of §6: a DF reference is a dynamic 'value'; 'error' silences follow-up errors. */
@@ -40,7 +47,8 @@ export function check(program: Program, opts: CheckOptions): Diagnostic[] {
 }
 
 class Checker {
-  private readonly diags: { d: Diagnostic; pos?: Pos }[] = [];
+  private readonly sink = new DiagnosticSink();
+  private readonly seen = new Set<string>();
   private readonly callees = new Map<string, Callee>();
   private readonly usedCallees = new Set<string>();
   // per sub
@@ -49,23 +57,20 @@ class Checker {
 
   constructor(private readonly program: Program, private readonly opts: CheckOptions) {}
 
+  /** One diagnostic per mistake: a let value substituted N times yields N identical reports. */
   report(severity: Severity, code: string, message: string, pos?: Pos): void {
+    const key = `${code}|${pos ?? ''}|${message}`;
+    if (this.seen.has(key)) return;
+    this.seen.add(key);
     const d: Diagnostic = { severity, code, message };
     if (pos !== undefined) d.origin = this.opts.originOf(pos);
-    this.diags.push({ d, pos });
+    this.sink.push(d);
   }
 
   private err(code: string, message: string, pos?: Pos): void { this.report('error', code, message, pos); }
 
-  /** One diagnostic per mistake: a let value substituted N times yields N identical reports. */
   result(): Diagnostic[] {
-    const seen = new Set<string>();
-    const out: Diagnostic[] = [];
-    for (const { d, pos } of this.diags) {
-      const key = `${d.code}|${pos ?? ''}|${d.message}`;
-      if (!seen.has(key)) { seen.add(key); out.push(d); }
-    }
-    return out;
+    return this.sink.result();
   }
 
   private where(pos: Pos): string {
@@ -109,6 +114,7 @@ class Checker {
   }
 
   private toplevelForeign(): void {
+    if (this.opts.ucodeModuleMissing !== undefined) return this.noUcodeModule(this.opts.ucodeModuleMissing);
     const exp = this.opts.ucodeExports;
     for (const item of this.program.items) {
       if (item.kind === 'head') {
@@ -122,10 +128,26 @@ class Checker {
     }
   }
 
+  /** No ucode module at all: one error if any ucode would be called, at the first such import. */
+  private noUcodeModule(where: string): void {
+    const needed = this.program.items.filter((item): item is Import | ForeignSub =>
+      item.kind === 'foreign' || (item.kind === 'import' && this.isCalledImport(item)));
+    if (needed.length === 0) return;
+    const names = needed.map((i) => (i.kind === 'import' ? i.code : i.name));
+    const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')}, … (${names.length} in all)` : names.join(', ');
+    const first = needed[0]!;
+    this.err('LUNA-E026', `no ucode module: the program needs ${shown}, but ${where} does not exist (write it, or give the modules with --ucodes)`,
+      first.kind === 'import' ? first.codePos : first.pos);
+  }
+
+  private isCalledImport(item: Import): boolean {
+    return this.usedCallees.has(item.alias) && this.callees.get(item.alias)?.pos === item.aliasPos;
+  }
+
   /** Unused imports are harmless in LuNA (§4.3), so a missing export is only fatal when called. */
   private missingExport(item: Import): void {
     const msg = `import '${item.code}' has no implementation: export function ${item.code} from the ucode module`;
-    if (this.usedCallees.has(item.alias) && this.callees.get(item.alias)?.pos === item.aliasPos) this.err('LUNA-E015', msg, item.codePos);
+    if (this.isCalledImport(item)) this.err('LUNA-E015', msg, item.codePos);
     else this.report('warning', 'LUNA-W004', `${msg} (unused, so harmless)`, item.codePos);
   }
 
@@ -144,14 +166,20 @@ class Checker {
     this.checkLocators();
   }
 
-  private block(b: Block, outer: Scope): void {
+  /**
+   * A block. Its map rules (`locator_cyclic x[i] => …`) describe the block and see its dfs;
+   * its other rules belong to the construct that owns the block and are checked in
+   * `constructScope`: the sub's block for a sub, the loop's scope (with the loop variable) for
+   * each iteration of a for/while, the enclosing scope for an if.
+   */
+  private block(b: Block, outer: Scope, constructScope?: Scope): void {
     const scope = new Scope(outer);
     for (const d of b.dfs) {
       const prev = scope.declare(d.name, 'df', 'name', d.pos);
       if (prev) this.report('warning', 'LUNA-W002', `duplicate declaration of df '${d.name}' (previous at ${this.where(prev.pos)})`, d.pos);
     }
     for (const s of b.stmts) this.stmt(s, scope);
-    this.rules(b.rules, scope);
+    this.rules(b.rules, scope, constructScope ?? scope);
   }
 
   private stmt(s: Stmt, scope: Scope): void {
@@ -160,14 +188,14 @@ class Checker {
       case 'let': throw new Error('check() expects a let-free program: run substituteLet first');
       case 'if':
         this.expr(s.cond, scope);
-        return this.block(s.body, scope);
+        return this.block(s.body, scope, scope);
       case 'for': {
         for (const a of s.pragma?.args ?? []) this.expr(a, scope);
         this.number(s.first, scope, 'a for bound');
         this.number(s.last, scope, 'a for bound');
         const inner = new Scope(scope);
         inner.declare(s.var, 'loop', 'int', s.varPos);
-        return this.block(s.body, inner);
+        return this.block(s.body, inner, inner);
       }
       case 'while': {
         for (const a of s.pragma?.args ?? []) this.expr(a, scope);
@@ -176,7 +204,7 @@ class Checker {
         const inner = new Scope(scope);
         inner.declare(s.var, 'loop', 'int', s.varPos);
         this.expr(s.cond, inner);
-        return this.block(s.body, inner);
+        return this.block(s.body, inner, inner);
       }
     }
   }
@@ -207,11 +235,15 @@ class Checker {
     });
     for (const e of s.setdfs ?? []) { this.dfTarget(e, scope, 'LUNA-E019', "a '>>' target"); outputs.push(e); }
     for (const e of s.deletes ?? []) this.dfTarget(e, scope, 'LUNA-E019', "a '-->' target");
-    outputs.forEach((o, i) => {
-      if (outputs.slice(0, i).some((p) => sameExpr(p, o))) {
-        this.err('LUNA-E014', `the same DF is an output of this call twice`, exprStart(o));
-      }
-    });
+    // bucketed by printed form, so a call with many outputs is not quadratic
+    const byText = new Map<string, Expr[]>();
+    for (const o of outputs) {
+      const key = printExpr(o);
+      const same = byText.get(key);
+      if (same?.some((p) => sameExpr(p, o))) this.err('LUNA-E014', `the same DF is an output of this call twice`, exprStart(o));
+      if (same) same.push(o);
+      else byText.set(key, [o]);
+    }
     for (const r of s.rules) {
       if (r.kind === 'map' && r.property === 'nfparam') {
         if (callee && !callee.nfparams.has(r.id.name)) {
@@ -220,7 +252,7 @@ class Checker {
         this.expr(r.expr, scope, 'locator');
       }
     }
-    this.rules(s.rules, scope);
+    this.rules(s.rules, scope, scope);
   }
 
   private arg(a: Expr, type: ParamType, scope: Scope, callee: Callee, i: number): void {
@@ -230,7 +262,7 @@ class Checker {
       if (a.kind !== 'id' || (sym && !isDf(sym))) {
         this.err('LUNA-E006', `${which} is a 'name' parameter: it needs a DF reference, not an expression`, exprStart(a));
       } else if (sym && callee.kind === 'sub') {
-        sym.uses[sym.uses.length - 1]!.alias = true;
+        sym.aliasMin = Math.min(sym.aliasMin, a.indices.length);
       }
       return;
     }
@@ -256,20 +288,24 @@ class Checker {
 
   // ----------------------------------------------------------------------------------- rules
 
-  private rules(rules: Rule[], scope: Scope): void {
+  /** Rules: map rules in `scope` (the block's), the others in `own` (see block()). */
+  private rules(rules: Rule[], scope: Scope, own: Scope): void {
     for (const r of rules) {
       switch (r.kind) {
         case 'flags': break;
         case 'expr':
-          if (r.property === 'locator_cyclic') this.expr(r.expr, scope, 'locator');
+          if (r.property === 'locator_cyclic') this.expr(r.expr, own, 'locator');
+          else if (r.property === 'priority' && this.expr(r.expr, own) === 'string') {
+            this.err('LUNA-E011', "'priority' must be a number, not a string", exprStart(r.expr));
+          }
           break;
         case 'enum':
-          if (OUTPUT_ENUMS.has(r.property)) for (const i of r.items) this.dfTarget(i, scope, 'LUNA-E019', `an item of '${r.property}'`);
+          if (OUTPUT_ENUMS.has(r.property)) for (const i of r.items) this.dfTarget(i, own, 'LUNA-E019', `an item of '${r.property}'`);
           break;
         case 'assign':
           if (r.property === 'req_count') {
-            this.dfTarget(r.id, scope, 'LUNA-E019', "the target of 'req_count'");
-            this.expr(r.value, scope);
+            this.dfTarget(r.id, own, 'LUNA-E019', "the target of 'req_count'");
+            this.expr(r.value, own);
           }
           break;
         case 'map':
@@ -302,10 +338,10 @@ class Checker {
         else if (!counts.has(p.count)) this.mismatch(p, p.target, [...counts]);
         continue;
       }
-      const uses = p.target.uses;
+      const { counts, aliasMin } = p.target;
       // a reference with fewer indices passed to a sub as a name may get the rest inside it
-      if (uses.length > 0 && !uses.some((u) => u.count === p.count || (u.alias && u.count < p.count))) {
-        this.mismatch(p, p.target.name, uses.map((u) => u.count));
+      if (counts.size > 0 && !counts.has(p.count) && !(aliasMin < p.count)) {
+        this.mismatch(p, p.target.name, [...counts]);
       }
     }
   }
@@ -327,22 +363,21 @@ class Checker {
     if (sym.kind === 'nfparam' && mode !== 'locator') {
       this.err('LUNA-E012', `nfparam '${e.name}' can only be used in locator expressions, not as an argument or value`, e.pos);
     }
-    if (isDf(sym)) sym.uses.push({ count: e.indices.length, alias: false });
+    if (isDf(sym)) sym.counts.add(e.indices.length);
     else if (e.indices.length > 0) this.err('LUNA-E023', `'${e.name}' is not a DF and cannot be indexed`, e.pos);
     return sym;
   }
 
   private mentionsDf(e: Expr, scope: Scope): boolean {
-    switch (e.kind) {
-      case 'int': case 'real': case 'string': return false;
-      case 'id': { const s = scope.lookup(e.name); return (s !== undefined && isDf(s)) || e.indices.some((i) => this.mentionsDf(i, scope)); }
-      case 'cast': return this.mentionsDf(e.expr, scope);
-      case 'neg': return this.mentionsDf(e.operand, scope);
-      case 'bin': return this.mentionsDf(e.left, scope) || this.mentionsDf(e.right, scope);
-      case 'cond': return [e.cond, e.then, e.else].some((x) => this.mentionsDf(x, scope));
+    for (const x of subExprs(e)) {
+      if (x.kind !== 'id') continue;
+      const s = scope.lookup(x.name);
+      if (s !== undefined && isDf(s)) return true;
     }
+    return false;
   }
 
+  /** Static type of `e`; chains (`a + b + …`, `?:` conditions, minuses) are taken in a loop. */
   private expr(e: Expr, scope: Scope, mode: Mode = 'normal'): Ty {
     switch (e.kind) {
       case 'int': case 'real': case 'string': return e.kind;
@@ -363,33 +398,46 @@ class Checker {
         return e.to;
       }
       case 'neg': {
-        const t = this.expr(e.operand, scope, mode);
-        if (t === 'string') { this.err('LUNA-E005', 'invalid operation on strings: -', e.pos); return 'error'; }
+        const { operand, innermost } = negChain(e);
+        const t = this.expr(operand, scope, mode);
+        if (t === 'string') { this.err('LUNA-E005', 'invalid operation on strings: -', innermost.pos); return 'error'; }
         return t;
       }
       case 'bin': {
-        const l = this.expr(e.left, scope, mode);
-        const r = this.expr(e.right, scope, mode);
-        if (l === 'error' || r === 'error') return 'error';
-        if (l === 'string' || r === 'string') {
-          if (e.op === '==' || e.op === '!=') return 'int';
-          if (e.op !== '+') { this.err('LUNA-E005', `invalid operation on strings: ${e.op}`, e.pos); return 'error'; }
-          if (l === 'real' || r === 'real') this.err('LUNA-E010', 'a real cannot be used as a string', exprStart(l === 'real' ? e.left : e.right));
-          return 'string';
-        }
-        if (['<', '>', '<=', '>=', '==', '!=', '&&', '||'].includes(e.op)) return l === 'value' && r === 'value' ? 'value' : 'int';
-        if (l === 'value' && r === 'value') return 'value';
-        return l === 'real' || r === 'real' ? 'real' : 'int';
+        const { first, links } = binChain(e);
+        let l = this.expr(first, scope, mode);
+        for (const b of links) l = this.binType(b, l, this.expr(b.right, scope, mode));
+        return l;
       }
       case 'cond': {
-        this.expr(e.cond, scope, mode);
-        const a = this.expr(e.then, scope, mode);
-        const b = this.expr(e.else, scope, mode);
-        if (a === 'error' || b === 'error') return 'error';
-        if (a === b) return a;
-        if (a === 'string' || b === 'string') return 'string';
-        return a === 'real' || b === 'real' ? 'real' : 'int';
+        const { first, links } = condChain(e);
+        let t = this.expr(first, scope, mode);
+        for (const c of links) {
+          const a = this.expr(c.then, scope, mode);
+          const b = this.expr(c.else, scope, mode);
+          if (a === 'error' || b === 'error') t = 'error';
+          else if (a === b) t = a;
+          else if (a === 'string' || b === 'string') t = 'string';
+          else t = a === 'real' || b === 'real' ? 'real' : 'int';
+        }
+        return t;
       }
     }
   }
+
+  /** Type of `l op r` given the operand types (errors reported at the operator). */
+  private binType(e: Binary, l: Ty, r: Ty): Ty {
+    if (l === 'error' || r === 'error') return 'error';
+    if (l === 'string' || r === 'string') {
+      if (e.op === '==' || e.op === '!=') return 'int';
+      if (e.op !== '+') { this.err('LUNA-E005', `invalid operation on strings: ${e.op}`, e.pos); return 'error'; }
+      if (l === 'real' || r === 'real') this.err('LUNA-E010', 'a real cannot be used as a string', exprStart(l === 'real' ? e.left : e.right));
+      return 'string';
+    }
+    if (COMPARISONS.has(e.op)) return l === 'value' && r === 'value' ? 'value' : 'int';
+    if (l === 'value' && r === 'value') return 'value';
+    return l === 'real' || r === 'real' ? 'real' : 'int';
+  }
 }
+
+const COMPARISONS = new Set(['<', '>', '<=', '>=', '==', '!=', '&&', '||']);

@@ -2,11 +2,10 @@
 import * as fs from 'node:fs';
 import type { Program } from './ast.js';
 import { check } from './check.js';
-import { formatDiagnostic, hasErrors, type Diagnostic } from './diagnostics.js';
+import { formatDiagnostic, hasErrors, limitDiagnostics, type Diagnostic } from './diagnostics.js';
 import { substituteLet } from './let.js';
-import { originOf, sortDiagnostics } from './origin.js';
-import { parse } from './parser.js';
-import { preprocessText, preprocess } from './preprocess.js';
+import { originOf } from './origin.js';
+import { parseFile } from './parser.js';
 import type { Origin, Preprocessed } from './source.js';
 
 export * from './ast.js';
@@ -26,6 +25,8 @@ export interface FrontEndOptions {
   includePath?: string[];
   /** names exported by the ucode module; enables the missing-implementation checks */
   ucodeExports?: ReadonlySet<string>;
+  /** the program has no ucode module: where it was looked for (one diagnostic, see check.ts) */
+  ucodeModuleMissing?: string;
   /** text of `file` when it is held in memory (tests, editors) */
   source?: string;
 }
@@ -40,45 +41,39 @@ export interface FrontEndResult {
 
 export function compileFrontEnd(file: string, opts: FrontEndOptions = {}): FrontEndResult {
   const ppOpts = { defines: opts.defines, includePath: opts.includePath };
-  const pp = opts.source !== undefined ? preprocessText(file, opts.source, ppOpts) : preprocess(file, ppOpts);
-  const pre = pp.pre;
-  const parsed = parse(pre);
-  const diagnostics = [...pp.diagnostics, ...parsed.diagnostics];
+  const parsed = opts.source !== undefined ? parseFile(file, { ...ppOpts, readFile: inMemory(file, opts.source) }) : parseFile(file, ppOpts);
+  const pre = parsed.pre;
+  const diagnostics = [...parsed.diagnostics];
   const at = (pos: number): Origin => originOf(pre, pos);
-  let program: Program | null = parsed.program ?? null;
+  let program: Program | null = parsed.program;
   // Semantic checks on a program recovered from syntax errors would mostly report noise.
-  if (program && !hasErrors(diagnostics)) {
+  if (!hasErrors(diagnostics)) {
     const lets = substituteLet(program, at);
-    diagnostics.push(...lets.diagnostics);
+    for (const d of lets.diagnostics) diagnostics.push(d);
     program = lets.program;
-    diagnostics.push(...check(program, { originOf: at, ucodeExports: opts.ucodeExports }));
+    for (const d of check(program, { originOf: at, ucodeExports: opts.ucodeExports, ucodeModuleMissing: opts.ucodeModuleMissing })) diagnostics.push(d);
   }
-  return { pre, program: hasErrors(diagnostics) ? null : program, diagnostics: sortDiagnostics(diagnostics, pre.files) };
+  const all = limitDiagnostics(diagnostics, pre.files);
+  return { pre, program: hasErrors(all) ? null : program, diagnostics: all };
+}
+
+function inMemory(file: string, text: string): (p: string) => string {
+  return (p) => (p === file ? text : fs.readFileSync(p, 'utf8'));
 }
 
 /**
- * Compiler-style text of all diagnostics. Source lines come from the files; when a file cannot
- * be read (in-memory source) the line is rebuilt from the preprocessed text's origins.
+ * Compiler-style text of all diagnostics. Source lines come from the texts the preprocessor
+ * read (`pre`), else from the files.
  */
 export function renderDiagnostics(diags: readonly Diagnostic[], pre?: Preprocessed): string {
   const files = new Map<string, string[] | null>();
   const readLine = (file: string, line: number): string | null => {
+    const fromPre = pre?.sources.lineText(file, line);
+    if (fromPre !== undefined && fromPre !== null) return fromPre;
     if (!files.has(file)) {
       try { files.set(file, fs.readFileSync(file, 'utf8').split(/\r?\n/)); } catch { files.set(file, null); }
     }
-    const lines = files.get(file);
-    if (lines) return lines[line - 1] ?? null;
-    return pre ? lineFromPre(pre, file, line) : null;
+    return files.get(file)?.[line - 1] ?? null;
   };
   return diags.map((d) => formatDiagnostic(d, readLine)).join('\n');
-}
-
-/** Best effort: the characters of `file:line` that survived preprocessing, placed at their columns. */
-function lineFromPre(pre: Preprocessed, file: string, line: number): string | null {
-  const chars: string[] = [];
-  pre.origins.forEach((o, i) => {
-    if (o.file === file && o.line === line && pre.text[i] !== '\n') chars[o.col - 1] = pre.text[i]!;
-  });
-  if (chars.length === 0) return null;
-  return Array.from(chars, (c) => c ?? ' ').join('');
 }

@@ -8,21 +8,41 @@
 //   LUNA-S004  `df` line not first in its block, or a second `df` line
 //   LUNA-S005  `C++ NAME __block(N)` with NAME other than `head`
 //   LUNA-S006  `__block(N)` refers to a foreign block that does not exist
+//   LUNA-S007  nesting too deep (more than MAX_NESTING levels of blocks and sub-expressions)
+//   LUNA-P020  (parseFile) the preprocessed text would need more memory than the heap has left
 //
 // Recovery: an error throws `Bail` to the nearest construct that can resynchronise — a
 // behaviour rule (skip to `;`/`}`), a statement (skip to `;` or past a balanced `{…}`), a
 // top-level item (skip to the next `sub`/`import`/`C++`). Only one error per token offset is
 // reported, so nested constructs giving up at the same place do not repeat themselves.
+//
+// Depth: chains of one level (`a + b - c …`, `- - x`, argument and statement lists) are parsed
+// with loops, never recursion per element. Nesting (blocks, parentheses, indices, casts, `?:`
+// branches, operators waiting for their right operand) is counted, and a program nested more
+// than MAX_NESTING levels gets LUNA-S007 there: every later stage (let substitution, checks,
+// the compiler, the run-time evaluation of expressions) recurses at most that deep.
 import type {
   Block, CfStmt, DfDecl, Expr, ExternParam, ForStmt, IdExpr, IfStmt, Import, LetBinding, LetStmt,
   Param, ParamType, Pragma, Program, Rule, Stmt, SubDef, TopLevel, WhileStmt, BinOp, ForeignHead,
   ForeignSub,
 } from './ast.js';
-import type { Diagnostic } from './diagnostics.js';
+import { DiagnosticSink, limitDiagnostics, type Diagnostic } from './diagnostics.js';
 import type { Preprocessed } from './source.js';
-import { RESERVED, tokenize, type Token } from './lexer.js';
-import { error, originOf, sortDiagnostics } from './origin.js';
+import { lex, RESERVED, tokenAt, TOKEN_TYPES, type Token, type TokenTable } from './lexer.js';
+import { error, originOf } from './origin.js';
+import { getHeapStatistics } from 'node:v8';
 import { preprocess, type PreprocessOptions } from './preprocess.js';
+
+/** Deepest nesting of blocks and sub-expressions a program may have (LUNA-S007 beyond). */
+export const MAX_NESTING = 256;
+
+/**
+ * Most lists of a program are empty (indices of a name, rules of a call, dfs of a block): they
+ * all share this frozen array, which saves an allocation per node of a large program (and
+ * throws if anything tried to fill it).
+ */
+const NONE: never[] = Object.freeze([]) as unknown as never[];
+const orNone = <T>(xs: T[]): T[] => (xs.length === 0 ? NONE : xs);
 
 /** Unwinds to a recovery point; the diagnostic has already been recorded. */
 class Bail extends Error {}
@@ -31,14 +51,10 @@ const PARAM_TYPES = new Set<string>(['int', 'real', 'string', 'name', 'value']);
 const PRAGMA_KINDS = new Set(['rush', 'static', 'static_for', 'unrolling']);
 const TOP_START = new Set(['sub', 'import', 'C++']);
 
-/** Binary levels from loosest to tightest (all left-associative); `? :` sits above them. */
-const BINARY_LEVELS: readonly (readonly BinOp[])[] = [
-  ['||'],
-  ['&&'],
-  ['<', '>', '<=', '>=', '==', '!='],
-  ['+', '-'],
-  ['*', '/', '%'],
-];
+/** Binary precedence, loosest 1 to tightest 5 (all left-associative); `? :` sits above them. */
+const PRECEDENCE: Readonly<Record<string, number>> = {
+  '||': 1, '&&': 2, '<': 3, '>': 3, '<=': 3, '>=': 3, '==': 3, '!=': 3, '+': 4, '-': 4, '*': 5, '/': 5, '%': 5,
+};
 
 function describe(t: Token): string {
   switch (t.type) {
@@ -58,29 +74,59 @@ function describe(t: Token): string {
 
 class Parser {
   private k = 0;
-  readonly diagnostics: Diagnostic[] = [];
+  readonly sink = new DiagnosticSink();
   /** token offsets that already carry an error */
   private readonly reported = new Set<number>();
+  /** the Token object of index cachedK (peek() is called often at the same place) */
+  private cachedK = -1;
+  private cached: Token | null = null;
+  /** one string per distinct name, shared by every node that uses it */
+  private readonly names = new Map<string, string>();
 
   constructor(
     private readonly pre: Preprocessed,
-    private readonly toks: Token[],
+    private readonly toks: TokenTable,
   ) {}
 
   // ---------------------------------------------------------------------------- token access
 
+  private index(o = 0): number {
+    return Math.min(this.k + o, this.toks.count - 1);
+  }
+
+  /** Type of the token o places ahead. */
+  private type(o = 0): string {
+    return TOKEN_TYPES[this.toks.types[this.index(o)]!]!;
+  }
+
   private peek(o = 0): Token {
-    return this.toks[Math.min(this.k + o, this.toks.length - 1)]!;
+    const i = this.index(o);
+    if (i !== this.cachedK) {
+      const t = tokenAt(this.toks, i);
+      if (t.type === 'NAME') {
+        const known = this.names.get(t.text);
+        if (known === undefined) this.names.set(t.text, t.text);
+        else t.text = known;
+      }
+      this.cached = t;
+      this.cachedK = i;
+    }
+    return this.cached!;
   }
 
   private at(type: string): boolean {
-    return this.peek().type === type;
+    return this.type() === type;
   }
 
   private next(): Token {
     const t = this.peek();
     if (t.type !== 'EOF') this.k++;
     return t;
+  }
+
+  /** Move past the current token (its object is not needed). */
+  private skip(): void {
+    if (this.k < this.toks.count - 1) this.k++;
   }
 
   private accept(type: string): Token | null {
@@ -96,7 +142,7 @@ class Parser {
   private report(code: string, message: string, t: Token = this.peek()): void {
     if (this.reported.has(t.pos)) return;
     this.reported.add(t.pos);
-    this.diagnostics.push(error(code, message, originOf(this.pre, t.pos)));
+    this.sink.push(error(code, message, originOf(this.pre, t.pos)));
   }
 
   /** "syntax error: expected X, found Y" at the current token, then unwind. */
@@ -108,37 +154,44 @@ class Parser {
     throw new Bail();
   }
 
+  /** Entering nesting level `depth`: beyond MAX_NESTING, LUNA-S007 here and unwind. */
+  private nest(depth: number): void {
+    if (depth <= MAX_NESTING) return;
+    this.report('LUNA-S007', `nesting too deep: more than ${MAX_NESTING} levels of blocks and sub-expressions`);
+    throw new Bail();
+  }
+
   // ------------------------------------------------------------------------------- recovery
 
   private atTopStart(): boolean {
-    return TOP_START.has(this.peek().type);
+    return TOP_START.has(this.type());
   }
 
   /** After a failed statement: skip to `;` or past a balanced `{…}` (and its `@{…}`). */
   private syncStatement(): void {
     let depth = 0;
     for (;;) {
-      const t = this.peek();
-      if (t.type === 'EOF' || (depth === 0 && TOP_START.has(t.type))) return;
-      if (t.type === '{') depth++;
-      else if (t.type === '}') {
+      const t = this.type();
+      if (t === 'EOF' || (depth === 0 && TOP_START.has(t))) return;
+      if (t === '{') depth++;
+      else if (t === '}') {
         if (depth === 0) return;
         if (--depth === 0) {
-          this.next();
+          this.skip();
           if (!this.at('@')) return;
           continue;
         }
-      } else if (t.type === ';' && depth === 0) {
-        this.next();
+      } else if (t === ';' && depth === 0) {
+        this.skip();
         return;
       }
-      this.next();
+      this.skip();
     }
   }
 
   private syncTop(start: number): void {
-    if (this.k === start) this.next();
-    while (!this.at('EOF') && !this.atTopStart()) this.next();
+    if (this.k === start) this.skip();
+    while (!this.at('EOF') && !this.atTopStart()) this.skip();
   }
 
   // ------------------------------------------------------------------------------ top level
@@ -161,7 +214,7 @@ class Parser {
   }
 
   private topLevel(): TopLevel {
-    switch (this.peek().type) {
+    switch (this.type()) {
       case 'sub':
         return this.subDef();
       case 'import':
@@ -175,10 +228,10 @@ class Parser {
 
   private subDef(): SubDef {
     const pos = this.next().pos;
-    const pragma = this.at('<<') ? this.pragma() : undefined;
+    const pragma = this.at('<<') ? this.pragma(1) : undefined;
     const name = this.expect('NAME', 'sub name');
     const params = this.params();
-    const body = this.block();
+    const body = this.block(1);
     const sub: SubDef = { kind: 'sub', name: name.text, namePos: name.pos, params, body, pos };
     if (pragma) sub.pragma = pragma;
     return sub;
@@ -188,19 +241,19 @@ class Parser {
   private paramType(): { type: ParamType; ref: boolean; pos: number } {
     const t = this.peek();
     if (!PARAM_TYPES.has(t.type)) return this.fail('parameter type (int, real, string, name or value)');
-    this.next();
+    this.skip();
     const ref = t.type === 'value' && this.accept('&') !== null;
     return { type: t.type as ParamType, ref, pos: t.pos };
   }
 
   /** Parameter list; on a syntax error skip to `)` so the body still gets parsed. */
   private params(): Param[] {
-    const before = this.diagnostics.length;
+    const before = this.sink.total;
     try {
       return this.paramList();
     } catch (e) {
-      if (!(e instanceof Bail) || this.diagnostics.length === before) throw e;
-      while (!this.at('EOF') && !this.atTopStart() && !this.at(')') && !this.at('{')) this.next();
+      if (!(e instanceof Bail) || this.sink.total === before) throw e;
+      while (!this.at('EOF') && !this.atTopStart() && !this.at(')') && !this.at('{')) this.skip();
       this.accept(')');
       return [];
     }
@@ -277,20 +330,22 @@ class Parser {
     const n = this.expect('INT', 'block number');
     this.expect(')');
     const index = n.value as number;
-    if (!this.pre.blocks.some((b) => b.index === index)) this.report('LUNA-S006', `no foreign block number ${index}`, n);
+    if (!(Number.isInteger(index) && index >= 0 && index < this.pre.blocks.length && this.pre.blocks[index]!.index === index)) {
+      this.report('LUNA-S006', `no foreign block number ${index}`, n);
+    }
     return index;
   }
 
   /** `<< wtype (, expr (, expr)?)? >>` */
-  private pragma(): Pragma {
+  private pragma(depth: number): Pragma {
     const pos = this.next().pos;
     const kind = this.peek();
     if (!PRAGMA_KINDS.has(kind.type)) this.fail('rush, static, static_for or unrolling');
-    this.next();
+    this.skip();
     const args: Expr[] = [];
     if (this.accept(',')) {
-      args.push(this.expr());
-      if (this.accept(',')) args.push(this.expr());
+      args.push(this.expr(depth));
+      if (this.accept(',')) args.push(this.expr(depth));
     }
     this.expect('>>');
     return { kind: kind.text, args, pos };
@@ -298,47 +353,49 @@ class Parser {
 
   // --------------------------------------------------------------------------------- blocks
 
-  private block(): Block {
+  /** A block whose statements are at nesting level `depth`. */
+  private block(depth: number): Block {
+    this.nest(depth);
     if (!this.at('{')) {
-      const stmt = this.statement();
-      return { dfs: [], stmts: [stmt], rules: [], braced: false, pos: stmt.pos };
+      const stmt = this.statement(depth);
+      return { dfs: NONE, stmts: [stmt], rules: NONE, braced: false, pos: stmt.pos };
     }
     const pos = this.next().pos;
-    const diagsBefore = this.diagnostics.length;
+    const diagsBefore = this.sink.total;
     const dfs: DfDecl[] = this.at('df') ? this.dfLine() : [];
     const stmts: Stmt[] = [];
     while (!this.at('}')) {
       if (this.at('EOF') || this.atTopStart()) {
         // keep what was parsed; the enclosing sub ends here
         this.report('LUNA-S001', `syntax error: expected '}', found ${describe(this.peek())}`);
-        return { dfs, stmts, rules: [], braced: true, pos };
+        return { dfs: orNone(dfs), stmts, rules: NONE, braced: true, pos };
       }
       if (this.at('df')) {
         // keep the names (fewer follow-up "undeclared" errors) but report the misplaced line
         this.report('LUNA-S004', 'syntax error: a df line must come first in its block, and only one per block');
-        dfs.push(...this.dfLine());
+        for (const d of this.dfLine()) dfs.push(d);
         continue;
       }
       const before = this.k;
       try {
-        stmts.push(this.statement());
+        stmts.push(this.statement(depth));
       } catch (e) {
         if (!(e instanceof Bail)) throw e;
         this.syncStatement();
-        if (this.k === before && !this.at('}')) this.next();
+        if (this.k === before && !this.at('}')) this.skip();
       }
     }
     // an empty block is an error of its own unless errors inside it explain the emptiness
-    if (stmts.length === 0 && this.diagnostics.length === diagsBefore) {
+    if (stmts.length === 0 && this.sink.total === diagsBefore) {
       this.report('LUNA-S003', 'syntax error: empty block (a braced block needs at least one statement)');
     }
-    this.next(); // '}'
-    const rules = this.at('@') ? this.behaviour() : [];
-    return { dfs, stmts, rules, braced: true, pos };
+    this.skip(); // '}'
+    const rules = this.at('@') ? this.behaviour(depth) : NONE;
+    return { dfs: orNone(dfs), stmts, rules: orNone(rules), braced: true, pos };
   }
 
   private dfLine(): DfDecl[] {
-    this.next(); // 'df'
+    this.skip(); // 'df'
     const dfs: DfDecl[] = [];
     do {
       const n = this.expect('NAME', 'data fragment name');
@@ -350,106 +407,106 @@ class Parser {
 
   // ----------------------------------------------------------------------------- statements
 
-  private statement(): Stmt {
-    switch (this.peek().type) {
+  private statement(depth: number): Stmt {
+    switch (this.type()) {
       case 'cf':
       case 'NAME':
-        return this.cfStmt();
+        return this.cfStmt(depth);
       case 'let':
-        return this.letStmt();
+        return this.letStmt(depth);
       case 'for':
-        return this.forStmt();
+        return this.forStmt(depth);
       case 'while':
-        return this.whileStmt();
+        return this.whileStmt(depth);
       case 'if':
-        return this.ifStmt();
+        return this.ifStmt(depth);
       default:
         return this.fail('statement');
     }
   }
 
-  private cfStmt(): CfStmt {
+  private cfStmt(depth: number): CfStmt {
     const pos = this.peek().pos;
     let label: IdExpr | undefined;
     if (this.accept('cf')) {
-      label = this.id();
+      label = this.id(depth);
       this.expect(':');
     }
     const callee = this.expect('NAME', 'name of a sub or ucode');
-    const args = this.argList();
-    const stmt: CfStmt = { kind: 'cf', callee: callee.text, calleePos: callee.pos, args, rules: [], pos };
+    const args = this.argList(depth);
+    const stmt: CfStmt = { kind: 'cf', callee: callee.text, calleePos: callee.pos, args, rules: NONE, pos };
     if (label) stmt.label = label;
-    if (this.accept('>>')) stmt.setdfs = this.argList();
-    if (this.accept('-->')) stmt.deletes = this.argList();
-    if (this.at('@')) stmt.rules = this.behaviour();
+    if (this.accept('>>')) stmt.setdfs = this.argList(depth);
+    if (this.accept('-->')) stmt.deletes = this.argList(depth);
+    if (this.at('@')) stmt.rules = orNone(this.behaviour(depth));
     this.expect(';');
     return stmt;
   }
 
   /** `( exprs? )` */
-  private argList(): Expr[] {
+  private argList(depth: number): Expr[] {
     this.expect('(');
     const args: Expr[] = [];
-    if (this.accept(')')) return args;
-    do args.push(this.expr());
+    if (this.accept(')')) return NONE;
+    do args.push(this.expr(depth));
     while (this.accept(','));
     this.expect(')', `',' or ')'`);
     return args;
   }
 
-  private letStmt(): LetStmt {
+  private letStmt(depth: number): LetStmt {
     const pos = this.next().pos;
     const bindings: LetBinding[] = [];
     do {
       const n = this.expect('NAME', 'name');
       this.expect('=');
-      bindings.push({ name: n.text, value: this.expr(), pos: n.pos });
+      bindings.push({ name: n.text, value: this.expr(depth), pos: n.pos });
     } while (this.accept(','));
-    return { kind: 'let', bindings, body: this.block(), pos };
+    return { kind: 'let', bindings, body: this.block(depth + 1), pos };
   }
 
-  private forStmt(): ForStmt {
+  private forStmt(depth: number): ForStmt {
     const pos = this.next().pos;
-    const pragma = this.at('<<') ? this.pragma() : undefined;
+    const pragma = this.at('<<') ? this.pragma(depth) : undefined;
     const v = this.expect('NAME', 'loop variable');
     this.expect('=');
-    const first = this.expr();
+    const first = this.expr(depth);
     this.expect('..');
-    const last = this.expr();
-    const body = this.block();
+    const last = this.expr(depth);
+    const body = this.block(depth + 1);
     const s: ForStmt = { kind: 'for', var: v.text, varPos: v.pos, first, last, body, pos };
     if (pragma) s.pragma = pragma;
     return s;
   }
 
-  private whileStmt(): WhileStmt {
+  private whileStmt(depth: number): WhileStmt {
     const pos = this.next().pos;
-    const pragma = this.at('<<') ? this.pragma() : undefined;
-    const cond = this.expr();
+    const pragma = this.at('<<') ? this.pragma(depth) : undefined;
+    const cond = this.expr(depth);
     this.expect(',');
     const v = this.expect('NAME', 'loop variable');
     this.expect('=');
-    const start = this.expr();
+    const start = this.expr(depth);
     this.expect('..');
     this.expect('out');
-    const out = this.id();
-    const body = this.block();
+    const out = this.id(depth);
+    const body = this.block(depth + 1);
     const s: WhileStmt = { kind: 'while', cond, var: v.text, varPos: v.pos, start, out, body, pos };
     if (pragma) s.pragma = pragma;
     return s;
   }
 
-  private ifStmt(): IfStmt {
+  private ifStmt(depth: number): IfStmt {
     const pos = this.next().pos;
-    const cond = this.expr();
-    return { kind: 'if', cond, body: this.block(), pos };
+    const cond = this.expr(depth);
+    return { kind: 'if', cond, body: this.block(depth + 1), pos };
   }
 
   // ------------------------------------------------------------------------ behaviour rules
 
   /** `@ { bpragma+ }` */
-  private behaviour(): Rule[] {
-    this.next(); // '@'
+  private behaviour(depth: number): Rule[] {
+    this.skip(); // '@'
     this.expect('{');
     const rules: Rule[] = [];
     if (this.at('}')) this.report('LUNA-S001', `syntax error: expected rule, found '}'`);
@@ -457,35 +514,35 @@ class Parser {
       if (this.at('EOF') || this.atTopStart()) this.fail(`'}'`);
       const before = this.k;
       try {
-        rules.push(this.rule());
+        rules.push(this.rule(depth));
       } catch (e) {
         if (!(e instanceof Bail)) throw e;
-        while (!this.at('EOF') && !this.atTopStart() && !this.at(';') && !this.at('}')) this.next();
+        while (!this.at('EOF') && !this.atTopStart() && !this.at(';') && !this.at('}')) this.skip();
         this.accept(';');
-        if (this.k === before && !this.at('}') && !this.at('EOF')) this.next();
+        if (this.k === before && !this.at('}') && !this.at('EOF')) this.skip();
       }
     }
-    this.next(); // '}'
+    this.skip(); // '}'
     return rules;
   }
 
-  private rule(): Rule {
+  private rule(depth: number): Rule {
     const prop = this.expect('NAME', 'rule name');
     const pos = prop.pos;
     let r: Rule;
     if (this.accept(':')) {
-      r = { kind: 'expr', property: prop.text, expr: this.expr(), pos };
+      r = { kind: 'expr', property: prop.text, expr: this.expr(depth), pos };
     } else if (this.at(';') || this.at(',')) {
       const flags = [prop.text];
       while (this.accept(',')) flags.push(this.expect('NAME', 'flag name').text);
       r = { kind: 'flags', flags, pos };
     } else if (this.at('NAME')) {
-      const id = this.id();
-      if (this.accept('=')) r = { kind: 'assign', property: prop.text, id, value: this.expr(), pos };
-      else if (this.accept('=>')) r = { kind: 'map', property: prop.text, id, expr: this.expr(), pos };
+      const id = this.id(depth);
+      if (this.accept('=')) r = { kind: 'assign', property: prop.text, id, value: this.expr(depth), pos };
+      else if (this.accept('=>')) r = { kind: 'map', property: prop.text, id, expr: this.expr(depth), pos };
       else {
         const items = [id];
-        while (this.accept(',')) items.push(this.id());
+        while (this.accept(',')) items.push(this.id(depth));
         r = { kind: 'enum', property: prop.text, items, pos };
       }
     } else {
@@ -497,78 +554,101 @@ class Parser {
 
   // ---------------------------------------------------------------------------- expressions
 
-  /** `NAME ('[' expr ']')*` */
-  private id(): IdExpr {
+  /** `NAME ('[' expr ']')*`; the indices are one level deeper. */
+  private id(depth: number): IdExpr {
     const n = this.expect('NAME', 'name');
     const indices: Expr[] = [];
-    while (this.accept('[')) {
-      indices.push(this.expr());
+    while (this.at('[')) {
+      this.nest(depth + 1);
+      this.skip();
+      indices.push(this.expr(depth + 1));
       this.expect(']');
     }
-    return { kind: 'id', name: n.text, indices, pos: n.pos };
+    return { kind: 'id', name: n.text, indices: orNone(indices), pos: n.pos };
   }
 
   /**
    * Level 1, `? :`, lowest and left-associative as in the original yacc grammar:
    * `a ? b : c ? d : e` is `(a ? b : c) ? d : e`. The middle operand is a full expression,
    * the last one stops before the next `?`. pos = the first token of the whole expression.
+   * The branches are one level deeper; a chain of `?:` is a loop.
    */
-  expr(): Expr {
+  expr(depth: number): Expr {
+    this.nest(depth);
     const start = this.peek().pos;
-    let e = this.binary(0);
+    let e = this.binary(depth);
     while (this.accept('?')) {
-      const then = this.expr();
+      const then = this.expr(depth + 1);
       this.expect(':', `':'`);
-      e = { kind: 'cond', cond: e, then, else: this.binary(0), pos: start };
+      e = { kind: 'cond', cond: e, then, else: this.binary(depth + 1), pos: start };
     }
     return e;
   }
 
-  private binary(level: number): Expr {
-    if (level === BINARY_LEVELS.length) return this.unary();
-    const ops = BINARY_LEVELS[level]!;
-    let left = this.binary(level + 1);
+  /**
+   * Binary operators by precedence climbing with explicit stacks: a flat chain `a + b + …` is a
+   * loop, whatever its length. An operand waiting under k operators of rising precedence ends
+   * k levels deep in the tree (in `a + b * c`, `c` is 2 below the `+`), and is counted so.
+   */
+  private binary(depth: number): Expr {
+    this.nest(depth);
+    const operands: Expr[] = [this.unary(depth)];
+    const ops: Token[] = [];
+    const reduce = (): void => {
+      const op = ops.pop()!;
+      const right = operands.pop()!;
+      const left = operands.pop()!;
+      operands.push({ kind: 'bin', op: op.type as BinOp, left, right, pos: op.pos });
+    };
     for (;;) {
-      const t = this.peek();
-      if (!(ops as readonly string[]).includes(t.type)) return left;
-      this.next();
-      left = { kind: 'bin', op: t.type as BinOp, left, right: this.binary(level + 1), pos: t.pos };
+      const p = PRECEDENCE[this.type()];
+      if (p === undefined) break;
+      while (ops.length > 0 && PRECEDENCE[ops[ops.length - 1]!.type]! >= p) reduce();
+      ops.push(this.next());
+      operands.push(this.unary(depth + ops.length));
     }
+    while (ops.length > 0) reduce();
+    return operands[0]!;
   }
 
-  /** unary minus applies to a base expression (so `-a*b` is `(-a)*b`) */
-  private unary(): Expr {
-    const t = this.accept('-');
-    if (t) return { kind: 'neg', operand: this.unary(), pos: t.pos };
-    return this.primary();
+  /** Unary minus applies to a base expression (so `-a*b` is `(-a)*b`); a chain of them is a loop. */
+  private unary(depth: number): Expr {
+    this.nest(depth);
+    if (!this.at('-')) return this.primary(depth);
+    const minus: number[] = [];
+    while (this.at('-')) minus.push(this.next().pos);
+    this.nest(depth + 1);
+    let e = this.primary(depth + 1);
+    for (let i = minus.length - 1; i >= 0; i--) e = { kind: 'neg', operand: e, pos: minus[i]! };
+    return e;
   }
 
-  private primary(): Expr {
+  private primary(depth: number): Expr {
     const t = this.peek();
     switch (t.type) {
       case 'INT':
-        this.next();
+        this.skip();
         return { kind: 'int', value: t.value as number, pos: t.pos };
       case 'REAL':
-        this.next();
+        this.skip();
         return { kind: 'real', value: t.value as number, pos: t.pos };
       case 'STRING':
-        this.next();
+        this.skip();
         return { kind: 'string', value: t.value as string, pos: t.pos };
       case 'int':
       case 'real':
       case 'string': {
-        this.next();
+        this.skip();
         this.expect('(');
-        const expr = this.expr();
+        const expr = this.expr(depth + 1);
         this.expect(')');
         return { kind: 'cast', to: t.type as 'int' | 'real' | 'string', expr, pos: t.pos };
       }
       case 'NAME':
-        return this.id();
+        return this.id(depth);
       case '(': {
-        this.next();
-        const e = this.expr();
+        this.skip();
+        const e = this.expr(depth + 1);
         this.expect(')');
         return e;
       }
@@ -580,10 +660,10 @@ class Parser {
 
 /** Parse preprocessed text (LANGUAGE.md §4). Lexer and parser diagnostics, sorted by position. */
 export function parse(pre: Preprocessed): { program: Program; diagnostics: Diagnostic[] } {
-  const { tokens, diagnostics: lexDiags } = tokenize(pre);
-  const p = new Parser(pre, tokens);
+  const { table, diagnostics: lexDiags } = lex(pre);
+  const p = new Parser(pre, table);
   const program = p.program();
-  return { program, diagnostics: sortDiagnostics([...lexDiags, ...p.diagnostics], pre.files) };
+  return { program, diagnostics: limitDiagnostics([...lexDiags, ...p.sink.result()], pre.files) };
 }
 
 /** Preprocess and parse a file; all diagnostics sorted by source position. */
@@ -592,12 +672,36 @@ export function parseFile(
   opts: PreprocessOptions = {},
 ): { pre: Preprocessed; program: Program; diagnostics: Diagnostic[] } {
   const { pre, diagnostics: ppDiags } = preprocess(file, opts);
+  // a preprocessor that stopped at its size limit leaves a truncated text: nothing to parse;
+  // a text that would not fit in memory is refused rather than left to abort the process
+  const tooBig = memoryShortfall(pre);
+  if (tooBig) ppDiags.push(tooBig);
+  if (tooBig || ppDiags.some((d) => d.code === 'LUNA-P018')) return { pre, program: { items: [] }, diagnostics: limitDiagnostics(ppDiags, pre.files) };
   const { program, diagnostics } = parse(pre);
   // an unterminated string is reported by the preprocessor; the lexer would repeat it
-  const same = (a: Diagnostic, b: Diagnostic): boolean =>
-    a.origin?.file === b.origin?.file && a.origin?.line === b.origin?.line && a.origin?.col === b.origin?.col;
-  const lex = diagnostics.filter((d) => !(d.code === 'LUNA-L003' && ppDiags.some((p) => p.code === 'LUNA-P006' && same(p, d))));
-  return { pre, program, diagnostics: sortDiagnostics([...ppDiags, ...lex], pre.files) };
+  const p006 = new Set(ppDiags.filter((p) => p.code === 'LUNA-P006').map((p) => originKey(p)));
+  const lex = diagnostics.filter((d) => !(d.code === 'LUNA-L003' && p006.has(originKey(d))));
+  return { pre, program, diagnostics: limitDiagnostics([...ppDiags, ...lex], pre.files) };
+}
+
+/** Heap the parser and later stages need per character of preprocessed text (measured 27–60). */
+export const BYTES_PER_CHAR = 48;
+
+/** LUNA-P020 when the program would need more heap than is left, else null. */
+function memoryShortfall(pre: Preprocessed): Diagnostic | null {
+  const h = getHeapStatistics();
+  const need = pre.text.length * BYTES_PER_CHAR;
+  const left = h.heap_size_limit - h.used_heap_size;
+  if (need <= left) return null;
+  const mb = (x: number): number => Math.ceil(x / 2 ** 20);
+  const main = pre.files[0] ?? '<input>';
+  return error('LUNA-P020', `program too large for the memory available: ${pre.text.length} characters after preprocessing need `
+    + `about ${mb(need)} MB, the JavaScript heap has ${mb(left)} MB left (give node more with --max-old-space-size=MB)`,
+  { file: main, line: 0, col: 0 });
+}
+
+function originKey(d: Diagnostic): string {
+  return `${d.origin?.file}:${d.origin?.line}:${d.origin?.col}`;
 }
 
 export { originOf };

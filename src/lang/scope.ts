@@ -15,8 +15,10 @@ export interface Sym {
   /** declared type for params; 'int' for loop vars, nfparams and binders; 'name' for dfs */
   type: ParamType;
   pos: Pos;
-  /** index counts this DF is referenced with, and whether such a reference is passed on as an alias */
-  uses: { count: number; alias: boolean }[];
+  /** index counts this DF is referenced with */
+  counts: Set<number>;
+  /** fewest indices of a reference passed to a sub as a `name` (an alias); Infinity if none */
+  aliasMin: number;
 }
 
 /** A DF is a `df` or a `name`/`value` parameter: references to it are dynamic "value"s (§6). */
@@ -31,36 +33,53 @@ export class Scope {
   /** Declares a name; returns the previous symbol of this same scope, if any. */
   declare(name: string, kind: SymKind, type: ParamType, pos: Pos): Sym | undefined {
     const prev = this.syms.get(name);
-    this.syms.set(name, { name, kind, type, pos, uses: [] });
+    this.syms.set(name, { name, kind, type, pos, counts: new Set(), aliasMin: Infinity });
     return prev;
   }
 
   lookup(name: string): Sym | undefined {
-    return this.syms.get(name) ?? this.parent?.lookup(name);
+    for (let s: Scope | undefined = this; s; s = s.parent) {
+      const sym = s.syms.get(name);
+      if (sym) return sym;
+    }
+    return undefined;
   }
 }
 
 /** Position of an expression's first character (a binary node's own `pos` is its operator). */
 export function exprStart(e: Expr): Pos {
-  switch (e.kind) {
-    case 'bin': return exprStart(e.left);
-    case 'cond': return exprStart(e.cond);
-    default: return e.pos;
+  for (;;) {
+    if (e.kind === 'bin') e = e.left;
+    else if (e.kind === 'cond') e = e.cond;
+    else return e.pos;
   }
 }
 
-/** Structural equality of expressions, positions ignored (duplicate outputs of one call). */
+/**
+ * Structural equality of expressions, positions ignored (duplicate outputs of one call).
+ * Left spines and operands are followed in a loop; other children recurse (bounded by nesting).
+ */
 export function sameExpr(a: Expr, b: Expr): boolean {
-  if (a.kind !== b.kind) return false;
-  switch (a.kind) {
-    case 'int': case 'real': case 'string': return a.value === (b as typeof a).value;
-    case 'cast': { const o = b as typeof a; return a.to === o.to && sameExpr(a.expr, o.expr); }
-    case 'neg': return sameExpr(a.operand, (b as typeof a).operand);
-    case 'bin': { const o = b as typeof a; return a.op === o.op && sameExpr(a.left, o.left) && sameExpr(a.right, o.right); }
-    case 'cond': { const o = b as typeof a; return sameExpr(a.cond, o.cond) && sameExpr(a.then, o.then) && sameExpr(a.else, o.else); }
-    case 'id': {
-      const o = b as typeof a;
-      return a.name === o.name && a.indices.length === o.indices.length && a.indices.every((x, i) => sameExpr(x, o.indices[i]!));
+  for (;;) {
+    if (a.kind !== b.kind) return false;
+    switch (a.kind) {
+      case 'int': case 'real': case 'string': return a.value === (b as typeof a).value;
+      case 'cast': { const o = b as typeof a; if (a.to !== o.to) return false; a = a.expr; b = o.expr; continue; }
+      case 'neg': { const o = b as typeof a; a = a.operand; b = o.operand; continue; }
+      case 'bin': {
+        const o = b as typeof a;
+        if (a.op !== o.op || !sameExpr(a.right, o.right)) return false;
+        a = a.left; b = o.left; continue;
+      }
+      case 'cond': {
+        const o = b as typeof a;
+        if (!sameExpr(a.then, o.then) || !sameExpr(a.else, o.else)) return false;
+        a = a.cond; b = o.cond; continue;
+      }
+      case 'id': {
+        const o = b as typeof a;
+        return a.name === o.name && a.indices.length === o.indices.length && a.indices.every((x, i) => sameExpr(x, o.indices[i]!));
+      }
     }
   }
 }

@@ -309,8 +309,8 @@ class Compiler {
         locator = (f) => mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
       } else if (r.kind === 'expr' && r.property === 'priority') priority = this.expr(r.expr, sc);
       else if (r.kind === 'flags' && r.flags.includes('stealable')) stealable = true;
-      else if (r.kind === 'enum' && r.property === 'request') requests.push(...this.refs(r.items, sc));
-      else if (r.kind === 'enum' && r.property === 'delete') deletes.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'request') append(requests, this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'delete') append(deletes, this.refs(r.items, sc));
     }
     if (!locator) {
       const own = this.ownerFn(label, labelIdx, sc);
@@ -333,7 +333,7 @@ class Compiler {
     if (!imp && !sub) throw new ProgramError(`unknown code fragment: ${s.callee}`, this.originOf(s.calleePos));
     const b = this.base(s, spawnNo, sc, s.rules, imp ? imp.code : sub!.code);
     b.setdfs = this.refs(s.setdfs ?? [], sc);
-    b.deletes.push(...this.refs(s.deletes ?? [], sc));
+    append(b.deletes, this.refs(s.deletes ?? [], sc));
     if (sub && !imp) {
       if (s.args.length !== sub.params.length) throw new ProgramError(`${s.callee} takes ${sub.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
       const args = s.args.map((a, i): SubCallSite['args'][number] => {
@@ -372,9 +372,9 @@ class Compiler {
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
     for (const r of s.rules) {
       if (r.kind === 'assign' && r.property === 'req_count') site.reqCount.push({ ref: this.refs([r.id], sc)[0]!, expr: this.expr(r.value, sc), out: sameAs(r.id, outIds) });
-      else if (r.kind === 'enum' && r.property === 'req_unlimited') site.unlimited.push(...this.refs(r.items, sc));
-      else if (r.kind === 'enum' && r.property === 'drop') site.drop.push(...this.refs(r.items, sc));
-      else if (r.kind === 'enum' && r.property === 'wait') site.waits.push(...this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'req_unlimited') append(site.unlimited, this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'drop') append(site.drop, this.refs(r.items, sc));
+      else if (r.kind === 'enum' && r.property === 'wait') append(site.waits, this.refs(r.items, sc));
       else if (r.kind === 'map' && r.property === 'afterpush') {
         const target = r.expr;
         if (target.kind !== 'id') throw new ProgramError('afterpush target must be a CF label', this.originOf(r.pos));
@@ -392,20 +392,40 @@ class Compiler {
     return { inner, slot };
   }
 
+  // A loop's own CF only unrolls it (placed by its label's map rule, if any); the rules written
+  // after its body (`for i = … { … } @ { locator_cyclic: i; }`) belong to each iteration, so
+  // they see the loop variable: see iterationBody.
   private forStmt(s: ForStmt, spawnNo: number, sc: Scope): ForSite {
-    const b = this.base(s, spawnNo, sc, s.body.rules, 0);
+    const b = this.base(s, spawnNo, sc, [], 0);
     const first = this.expr(s.first, sc), last = this.expr(s.last, sc);
     const { inner, slot } = this.loopScope(sc, s.var);
-    return { ...b, kind: 'for', varSlot: slot, first, last, body: this.block(s.body, inner) };
+    return { ...b, kind: 'for', varSlot: slot, first, last, body: this.iterationBody(s, inner) };
   }
 
   private whileStmt(s: WhileStmt, spawnNo: number, sc: Scope): WhileSite {
-    const b = this.base(s, spawnNo, sc, s.body.rules, 1);
+    const b = this.base(s, spawnNo, sc, [], 1);
     const { inner, slot } = this.loopScope(sc, s.var);
     const cond = this.expr(s.cond, inner);
     const start = this.expr(s.start, sc);
     const out = this.refs([s.out], sc)[0]!;
-    return { ...b, kind: 'while', cond, varSlot: slot, start, out, body: this.block(s.body, inner) };
+    return { ...b, kind: 'while', cond, varSlot: slot, start, out, body: this.iterationBody(s, inner) };
+  }
+
+  /**
+   * The body of a loop. When the body has rules for a CF (a locator or priority expression,
+   * `stealable`, `request`, `delete`), each iteration is one CF that carries them — an `if 1`
+   * site evaluated with the loop variable set — and spawns the body's statements. Map rules
+   * describe the block and stay in its scope (block()).
+   */
+  private iterationBody(s: ForStmt | WhileStmt, inner: Scope): CBlock {
+    const own = s.body.rules.filter((r) => r.kind === 'expr' || (r.kind === 'flags' && r.flags.includes('stealable'))
+      || (r.kind === 'enum' && (r.property === 'request' || r.property === 'delete')));
+    if (own.length === 0) return this.block(s.body, inner);
+    const b = this.base(s, 0, inner, own, 2);
+    const iteration: IfSite = { ...b, kind: 'if', cond: { type: 'int', ev: () => 1 }, body: this.block(s.body, inner) };
+    iteration.id = this.sites.length;
+    this.sites.push(iteration);
+    return { dfs: [], stmts: [iteration] };
   }
 
   private ifStmt(s: IfStmt, spawnNo: number, sc: Scope): IfSite {
@@ -420,6 +440,11 @@ function zero(): number { return 0; }
 function sameAs(id: IdExpr, outIds: string[]): number {
   const k = printExpr(id);
   return outIds.indexOf(k) === outIds.lastIndexOf(k) ? outIds.indexOf(k) : -1;
+}
+
+/** dst.push(...xs) without spreading: a rule may list more items than a call takes arguments. */
+function append<T>(dst: T[], xs: readonly T[]): void {
+  for (const x of xs) dst.push(x);
 }
 
 export function mod(a: number, n: number): number { const r = a % n; return r < 0 ? r + n : r; }

@@ -4,6 +4,7 @@
 // A DF read that is not available yet marks the frame `missing` and yields a placeholder, so one
 // evaluation pass discovers every DF a CF needs at this level; the CF re-evaluates once they came.
 import type { BinOp, Expr, IdExpr } from '../lang/ast.js';
+import { binChain, condChain, negChain } from '../lang/walk.js';
 import { T_INT, T_REAL, T_STRING, type DfValue } from '../ucode/value.js';
 
 export type StaticType = 'int' | 'real' | 'string' | 'dyn';
@@ -53,6 +54,11 @@ export interface ExprScope {
   dfRef(id: IdExpr): CDfRef | undefined;
 }
 
+/**
+ * Compile an expression. A chain of one level (`a + b - c …`, `(a ? b : c) ? d : e …`,
+ * `- - x`) is compiled in a loop and evaluated in a loop, so its length costs no stack, neither
+ * here nor at run time; other children recurse, as deep as the front end's nesting limit.
+ */
 export function compileExpr(e: Expr, sc: ExprScope): CExpr {
   switch (e.kind) {
     case 'int': { const v = e.value | 0; return { type: 'int', ev: () => v }; }
@@ -60,10 +66,19 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
     case 'string': { const v = e.value; return { type: 'string', ev: () => v }; }
     case 'id': return compileId(e, sc);
     case 'neg': {
-      const a = compileExpr(e.operand, sc);
-      if (a.type === 'string') throw new EvalError('invalid operation on strings: -', e.pos);
-      if (a.type === 'dyn') return { type: 'dyn', ev: (f) => negDyn(a.ev(f) as DfValue, e.pos) };
+      const { operand, count, innermost } = negChain(e);
+      const pos = innermost.pos;
+      const a = compileExpr(operand, sc);
+      if (a.type === 'string') throw new EvalError('invalid operation on strings: -', pos);
       const ev = a.ev;
+      if (a.type === 'dyn') {
+        // an even count gives the value back, still checked to be a number like `-(-x)` is
+        return count % 2 === 1
+          ? { type: 'dyn', ev: (f) => negDyn(ev(f) as DfValue, pos) }
+          : { type: 'dyn', ev: (f) => negDyn(negDyn(ev(f) as DfValue, pos), pos) };
+      }
+      // -(-x) is x for reals and for 32-bit ints (whose negation wraps)
+      if (count % 2 === 0) return { type: a.type, ev };
       return a.type === 'int' ? { type: 'int', ev: (f) => (-(ev(f) as number)) | 0 } : { type: 'real', ev: (f) => -(ev(f) as number) };
     }
     case 'cast': {
@@ -74,13 +89,48 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
       return { type: 'real', ev: (f) => num(a.type, ev(f), e.pos) };
     }
     case 'cond': {
-      const c = compileExpr(e.cond, sc), t = compileExpr(e.then, sc), el = compileExpr(e.else, sc);
-      const type: StaticType = t.type === el.type ? t.type : (t.type === 'string' || el.type === 'string') ? 'string'
-        : (t.type === 'dyn' || el.type === 'dyn') ? 'dyn' : 'real';
-      const tv = coerce(t, type), ev2 = coerce(el, type);
-      return { type, ev: (f) => (truthy(c, f) ? tv(f) : ev2(f)) };
+      const { first, links } = condChain(e);
+      const head = compileExpr(first, sc);
+      let ctype = head.type;
+      const steps: Step[] = [];
+      for (const link of links) {
+        const t = compileExpr(link.then, sc), el = compileExpr(link.else, sc);
+        const type: StaticType = t.type === el.type ? t.type : (t.type === 'string' || el.type === 'string') ? 'string'
+          : (t.type === 'dyn' || el.type === 'dyn') ? 'dyn' : 'real';
+        const tv = coerce(t, type), ev2 = coerce(el, type), ct = ctype;
+        steps.push((cv, f) => (truthyValue(ct, cv) ? tv(f) : ev2(f)));
+        ctype = type;
+      }
+      return { type: ctype, ev: chain(head.ev, steps) };
     }
-    case 'bin': return compileBin(e.op, compileExpr(e.left, sc), compileExpr(e.right, sc), e.pos);
+    case 'bin': {
+      const { first, links } = binChain(e);
+      const head = compileExpr(first, sc);
+      let type = head.type;
+      const steps: Step[] = [];
+      for (const link of links) {
+        const s = binStep(link.op, type, compileExpr(link.right, sc), link.pos);
+        steps.push(s.step);
+        type = s.type;
+      }
+      return { type, ev: chain(head.ev, steps) };
+    }
+  }
+}
+
+/** One link of a chain: the next value from the value so far. */
+type Step = (v: unknown, f: Frame) => unknown;
+
+/** Evaluate `head`, then apply the steps in order (a loop: no stack per link). */
+function chain(head: (f: Frame) => unknown, steps: Step[]): (f: Frame) => unknown {
+  switch (steps.length) {
+    case 1: { const [a] = steps as [Step]; return (f) => a(head(f), f); }
+    case 2: { const [a, b] = steps as [Step, Step]; return (f) => b(a(head(f), f), f); }
+    default: return (f) => {
+      let v = head(f);
+      for (let i = 0; i < steps.length; i++) v = steps[i]!(v, f);
+      return v;
+    };
   }
 }
 
@@ -146,8 +196,12 @@ function intOperand(type: StaticType, v: unknown, pos: number): number {
 
 /** C++ std::to_string for ints, %f for reals (what the original generator renders). */
 export function toStr(a: CExpr, f: Frame): string {
-  const v = a.ev(f);
-  switch (a.type) {
+  return strValue(a.type, a.ev(f));
+}
+
+/** toStr of an evaluated value of static type `type`. */
+function strValue(type: StaticType, v: unknown): string {
+  switch (type) {
     case 'string': return v as string;
     case 'int': return String(v);
     case 'real': return (v as number).toFixed(6);
@@ -159,9 +213,12 @@ export function toStr(a: CExpr, f: Frame): string {
 }
 
 export function truthy(c: CExpr, f: Frame): boolean {
-  const v = c.ev(f);
-  if (c.type === 'dyn') { const d = v as DfValue; return d.t === T_STRING ? d.v !== '' : (d.v as number) !== 0; }
-  if (c.type === 'string') return v !== '';
+  return truthyValue(c.type, c.ev(f));
+}
+
+function truthyValue(type: StaticType, v: unknown): boolean {
+  if (type === 'dyn') { const d = v as DfValue; return d.t === T_STRING ? d.v !== '' : (d.v as number) !== 0; }
+  if (type === 'string') return v !== '';
   return (v as number) !== 0;
 }
 
@@ -208,27 +265,27 @@ function cmpOp(op: BinOp, a: number | string, b: number | string): number {
 
 const CMP = new Set<BinOp>(['<', '>', '<=', '>=', '==', '!=']);
 
-function compileBin(op: BinOp, l: CExpr, r: CExpr, pos: number): CExpr {
+/** `l op r` as a step from the value of `l` (static type `lt`), which is evaluated first. */
+function binStep(op: BinOp, lt: StaticType, r: CExpr, pos: number): { type: StaticType; step: Step } {
   if (op === '&&' || op === '||') {
     const isAnd = op === '&&';
-    return { type: 'int', ev: (f) => (isAnd ? (truthy(l, f) && truthy(r, f)) : (truthy(l, f) || truthy(r, f))) ? 1 : 0 };
+    return { type: 'int', step: (lv, f) => (isAnd ? (truthyValue(lt, lv) && truthy(r, f)) : (truthyValue(lt, lv) || truthy(r, f))) ? 1 : 0 };
   }
-  if (l.type === 'string' || r.type === 'string') {
+  if (lt === 'string' || r.type === 'string') {
     if (op !== '+' && op !== '==' && op !== '!=') throw new EvalError(`invalid operation on strings: ${op}`, pos);
-    if (op === '+') return { type: 'string', ev: (f) => toStr(l, f) + toStr(r, f) };
-    return { type: 'int', ev: (f) => cmpOp(op, toStr(l, f), toStr(r, f)) };
+    if (op === '+') return { type: 'string', step: (lv, f) => strValue(lt, lv) + toStr(r, f) };
+    return { type: 'int', step: (lv, f) => cmpOp(op, strValue(lt, lv), toStr(r, f)) };
   }
-  if (l.type === 'dyn' && r.type === 'dyn') {
+  const rt = r.type, re = r.ev;
+  if (lt === 'dyn' && rt === 'dyn') {
     // DF ⊕ DF: the runtime DF operators; result keeps the dynamic type.
-    return { type: 'dyn', ev: (f) => dynOp(op, l.ev(f) as DfValue, r.ev(f) as DfValue, pos) };
+    return { type: 'dyn', step: (lv, f) => dynOp(op, lv as DfValue, re(f) as DfValue, pos) };
   }
   // Static result: int unless a real is involved (value ⊕ int is int, value ⊕ real is real).
-  const type: 'int' | 'real' = l.type === 'real' || r.type === 'real' ? 'real' : 'int';
-  const lt = l.type, rt = r.type, le = l.ev, re = r.ev;
-  if (type === 'int') {
-    return { type: 'int', ev: (f) => intOp(op, intOperand(lt, le(f), pos), intOperand(rt, re(f), pos), pos) };
+  if (lt !== 'real' && rt !== 'real') {
+    return { type: 'int', step: (lv, f) => intOp(op, intOperand(lt, lv, pos), intOperand(rt, re(f), pos), pos) };
   }
-  return { type: CMP.has(op) ? 'int' : 'real', ev: (f) => realOp(op, num(lt, le(f), pos), num(rt, re(f), pos)) };
+  return { type: CMP.has(op) ? 'int' : 'real', step: (lv, f) => realOp(op, num(lt, lv, pos), num(rt, re(f), pos)) };
 }
 
 function dynOp(op: BinOp, a: DfValue, b: DfValue, pos: number): DfValue {

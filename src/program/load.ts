@@ -1,7 +1,7 @@
 // Load a LuNA program for running or checking: bundle its ucodes, run the front end with the
 // ucode exports known, compile it. Diagnostics are returned, never thrown.
 import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
 import { originOf } from '../lang/origin.js';
@@ -44,7 +44,9 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     }
     throw e;
   }
-  const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: bundle.exports });
+  // No module at all: one diagnostic for the program, not one per import.
+  const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
+  const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: bundle.exports, ucodeModuleMissing });
   const text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
   try {

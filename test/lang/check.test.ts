@@ -282,3 +282,55 @@ for (const f of fs.readdirSync(VALID).filter((x) => x.endsWith('.fa')).sort()) {
     assert.ok(r.program);
   });
 }
+
+// ------------------------------------------------------------- rules after a loop's body
+
+test('the loop variable is visible in the rules after a for or while body (they belong to each iteration)', () => {
+  const src = `${H}sub main(int n) {\n  df a, w;\n`
+    + '  for i = 0..n-1 { o(a[i]); } @ { locator_cyclic: i; priority: n - i; request a[i]; }\n'
+    + '  while j < n, j = 0..out w { v(a[j]); } @ { locator_cyclic: j + 1; locator_cyclic a[q] => j + q; }\n}\n';
+  const r = compile(src);
+  assert.deepEqual(r.diagnostics, [], renderDiagnostics(r.diagnostics, r.pre));
+});
+
+test('E002 the rules of an if belong to the if, outside its block: they do not see its dfs', () => {
+  only('LUNA-E002', `${H}sub main(int k) {\n  if k > 0 { df t; o(t); } @ { request §t; }\n}\n`);
+});
+
+test('E002 a loop variable is still not visible in the rules of the enclosing block', () => {
+  only('LUNA-E002', `${H}sub main(int n) {\n  df a;\n  for i = 0..n o(a[i]);\n} @ { locator_cyclic: §i; }\n`);
+});
+
+// ----------------------------------------------------------------------------- priority
+
+test('priority: an int expression over the statement\'s values and DFs', () => {
+  const src = `${H}sub main(int n) {\n  df a;\n  o(a) @ { priority: n * 2; };\n  v(a) @ { priority: a + 1; };\n`
+    + '  for i = 0..n { n1(i); } @ { priority: i; }\n  if n > 1 { n1(n); } @ { priority: 3; }\n}\n';
+  assert.deepEqual(compile(src).diagnostics, []);
+});
+
+test('E011 a string priority, at the expression', () => {
+  const d = only('LUNA-E011', `${H}sub main(int n) {\n  n1(n) @ { priority: §"high"; };\n}\n`);
+  assert.equal(d.message, "'priority' must be a number, not a string");
+  only('LUNA-E011', `${H}sub main(int n) {\n  for i = 0..n { n1(i); } @ { priority: §"i" + i; }\n}\n`);
+});
+
+test('E002 a priority over an undeclared name', () => {
+  only('LUNA-E002', `${H}sub main(int n) {\n  n1(n) @ { priority: §m; };\n}\n`);
+});
+
+// ------------------------------------------------------------------ no ucode module at all
+
+test('E026 no ucode module: one error for the program, at the first import it needs', () => {
+  const src = `import c_a(int) as a;\nimport c_b(int) as b;\nimport c_unused(int) as u;\nC++ sub hello(int k) \${{ $}}\nsub main() {\n  b(1);\n  a(2);\n  hello(3);\n}\n`;
+  const r = compileFrontEnd('t.fa', { source: src, ucodeExports: new Set(), ucodeModuleMissing: 'ucodes.ts' });
+  assert.deepEqual(r.diagnostics.map(show), ['LUNA-E026@1:8']);
+  assert.equal(r.diagnostics[0]!.message,
+    'no ucode module: the program needs c_a, c_b, hello, but ucodes.ts does not exist (write it, or give the modules with --ucodes)');
+  assert.equal(r.program, null);
+});
+
+test('no ucode module and no ucode called: nothing to report', () => {
+  const r = compileFrontEnd('t.fa', { source: 'import c_a(int) as a;\nsub main() f();\nsub f() main();\n', ucodeExports: new Set(), ucodeModuleMissing: 'ucodes.ts' });
+  assert.deepEqual(r.diagnostics.map(show), []);
+});

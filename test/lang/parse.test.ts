@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Block, Expr, Param, Pragma, Program, Rule, Stmt, ExternParam } from '../../src/lang/ast.js';
 import type { Diagnostic } from '../../src/lang/diagnostics.js';
-import type { Preprocessed } from '../../src/lang/source.js';
+import { rawPreprocessed, type Preprocessed } from '../../src/lang/source.js';
 import { tokenize } from '../../src/lang/lexer.js';
 import { parse, parseFile, originOf } from '../../src/lang/parser.js';
 import { preprocessText } from '../../src/lang/preprocess.js';
@@ -136,7 +136,7 @@ function expr(src: string): string {
 }
 
 const tokTypes = (src: string): string[] =>
-  tokenize({ text: src, origins: [...src].map((_, i) => ({ file: 't', line: 1, col: i + 1 })), blocks: [], files: ['t'] })
+  tokenize(rawPreprocessed('t', src))
     .tokens.map((t) => (t.type === t.text || t.type === 'EOF' ? t.type : `${t.type}:${t.text}`));
 
 // ---------------------------------------------------------------------------------- goldens
@@ -215,7 +215,7 @@ test('longest-match gotchas of §3', () => {
 });
 
 test('strings: end at the first quote, JSON escapes, may span lines', () => {
-  const r = tokenize({ text: '"a\\nb" "x\ny" "c\\"', origins: [], blocks: [], files: ['t'] });
+  const r = tokenize(rawPreprocessed('t', '"a\\nb" "x\ny" "c\\"'));
   assert.deepEqual(r.tokens.slice(0, 3).map((t) => t.value), ['a\nb', 'x\ny', 'c']);
   // `"c\"` is a complete token whose raw text ends in a lone backslash: invalid in JSON
   assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-L002']);
@@ -270,8 +270,7 @@ test('LUNA-L002 invalid escape in a string', () => {
 });
 
 test('LUNA-L003 unterminated string (lexer; the preprocessor reports it too)', () => {
-  const pre: Preprocessed = { text: 'sub main() f("abc);', origins: [], blocks: [], files: ['t'] };
-  pre.origins = [...pre.text].map((_, i) => ({ file: 't', line: 1, col: i + 1 }));
+  const pre = rawPreprocessed('t', 'sub main() f("abc);');
   const r = tokenize(pre);
   assert.deepEqual(where(r.diagnostics), ['LUNA-L003 1:14']);
   // parseFile keeps only the preprocessor's report
@@ -378,4 +377,22 @@ test('parseFile: preprocessor + lexer + parser diagnostics sorted by position', 
     ['LUNA-S001 m.fa:3:7', 'LUNA-P002 m.fa:3:10', 'LUNA-L001 m.fa:4:5', 'LUNA-P001 i.fa:2:1'],
   );
   assert.deepEqual(r.pre.files, ['m.fa', 'i.fa']);
+});
+
+test('LUNA-S007 nesting too deep, at the token that passes the limit', () => {
+  // `f(` then 300 parentheses: the 257th is level 257
+  const r = parseSrc(`sub main() f(${'('.repeat(300)}1${')'.repeat(300)});`);
+  assert.deepEqual(where(r.diagnostics), [`LUNA-S007 1:${14 + 256}`]);
+  assert.equal(r.diagnostics[0]!.message, 'nesting too deep: more than 256 levels of blocks and sub-expressions');
+});
+
+test('long flat chains parse into left-leaning trees, without recursion per element', () => {
+  const n = 50_000;
+  assert.equal(expr('a - b - c - d'), '(((a - b) - c) - d)');
+  const r = parseSrc(`sub main() f(${Array.from({ length: n }, (_, i) => `x${i}`).join(' - ')});`);
+  assert.deepEqual(r.diagnostics, []);
+  let e = ((r.program.items[0] as { body: Block }).body.stmts[0] as { args: Expr[] }).args[0]!;
+  let depth = 0;
+  while (e.kind === 'bin') { assert.equal(e.right.kind === 'id' && e.right.name, `x${n - 1 - depth}`); e = e.left; depth++; }
+  assert.equal(depth, n - 1);
 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from '../../src/lang/diagnostics.js';
 import type { Origin, Preprocessed } from '../../src/lang/source.js';
 import { preprocess, type PreprocessOptions } from '../../src/lang/preprocess.js';
-import { originOf } from '../../src/lang/origin.js';
+import { blockOriginOf, originOf } from '../../src/lang/origin.js';
 
 const GOLDEN = fileURLToPath(new URL('../../../test/lang/golden/pp/', import.meta.url));
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -52,7 +52,6 @@ test('golden preprocessed texts (golden/pp/*.fa)', async (t) => {
     await t.test(f, () => {
       const r = preprocess(path.join(GOLDEN, f), { includePath: [GOLDEN], defines: { SIZE_X: '4' } });
       assert.deepEqual(r.diagnostics, []);
-      assert.equal(r.pre.origins.length, r.pre.text.length);
       let got = r.pre.text;
       for (const b of r.pre.blocks) got += `--- block ${b.index} @${b.origin.line}:${b.origin.col}\n${b.text}\n`;
       const exp = path.join(GOLDEN, f.replace(/\.fa$/, '.out'));
@@ -153,17 +152,20 @@ test('foreign blocks: both forms, numbered, replaced by " __block(N) "', () => {
   assert.equal(r.pre.text, 'C++ head  __block(0) \nC++ sub f()  __block(1)  $}}');
   assert.deepEqual(r.pre.blocks.map((b) => b.text), ['#include <x>\n', '{ return; }']);
   assert.deepEqual(r.pre.blocks.map((b) => `${b.origin.line}:${b.origin.col}`), ['1:17', '3:15']);
-  assert.equal(r.pre.blocks[1]!.origins!.length, r.pre.blocks[1]!.text.length);
+  // every character of a block keeps its own origin: `r` of `return` and the closing brace
+  const b1 = r.pre.blocks[1]!;
+  const o = (k: number): string => { const x = blockOriginOf(r.pre, b1, k); return `${x.line}:${x.col}`; };
+  assert.deepEqual([o(0), o(b1.text.indexOf('r')), o(b1.text.length - 1)], ['3:15', '3:17', '3:26']);
   // inserted text maps to the `$` that opened the block
   assert.equal(originAt(r.pre, '__block(1)'), 'm.fa:3:13');
   // blocks in skipped regions are not numbered
   assert.equal(text('#ifdef X\n${{ a $}}\n#endif\n${{b$}}'), '\n __block(0) ');
 });
 
-test('origins: one per output character, 1-based line/col', () => {
+test('origins: every output character, 1-based line/col', () => {
   const r = pp({ 'm.fa': 'ab\n\tcd' });
-  assert.equal(r.pre.origins.length, r.pre.text.length);
-  assert.deepEqual(r.pre.origins[4], { file: 'm.fa', line: 2, col: 2 });
+  assert.deepEqual([...r.pre.text].map((_, k) => { const o = originOf(r.pre, k); return `${o.file}:${o.line}:${o.col}`; }),
+    ['m.fa:1:1', 'm.fa:1:2', 'm.fa:1:3', 'm.fa:2:1', 'm.fa:2:2', 'm.fa:2:3']);
 });
 
 // ----------------------------------------------------------------------- one per diagnostic
@@ -266,4 +268,53 @@ test('all errors are collected, scanning continues', () => {
   const r = pp({ 'm.fa': '#bad\n$U\n#endif\nok\n"open' });
   assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-P001', 'LUNA-P002', 'LUNA-P008', 'LUNA-P006']);
   assert.match(r.pre.text, /ok/);
+});
+
+// ------------------------------------------------------------------ macros inside arguments
+
+test('a macro call inside a macro argument expands (the argument belongs to the use site)', () => {
+  assert.equal(text('#define F(a) [$a]\n$F($F(1))'), '\n[[1]]');
+  assert.equal(text('#define D(x) $x+$x\n$D($D(1))'), '\n1+1+1+1');
+  assert.equal(text('#define F(a) [$a]\n#define G(b) $F($b)\n$G($F(2))'), '\n\n[[2]]');
+  // positions: the inner expansion maps to the body, the innermost argument to the use
+  const r = pp({ 'm.fa': '#define F(a) <$a>\n  $F($F(xy))' });
+  assert.equal(r.pre.text, '\n  <<xy>>');
+  assert.equal(originAt(r.pre, 'xy'), 'm.fa:2:9');
+  assert.equal(originAt(r.pre, '<', 1), 'm.fa:1:14');
+});
+
+test('true recursion is still reported, also when it goes through an argument', () => {
+  diag({ 'm.fa': '#define F(x) $F(x)\n$F(1)' }, ['LUNA-P016 m.fa:1:14']);
+  diag({ 'm.fa': '#define G(x) $x\n#define H $G($H)\n$H' }, ['LUNA-P016 m.fa:2:14']);
+});
+
+test('LUNA-P018 expanded text beyond the size limit: positioned at the outermost use, then stop', () => {
+  const src = '#define A x x x x x x x x\n#define B $A$A$A$A$A$A$A$A\n#define C $B$B$B$B$B$B$B$B\nsub main() f(\n  $C $C);\nafter';
+  const r = pp({ 'm.fa': src }, { maxExpandedChars: 500 });
+  assert.deepEqual(where(r.diagnostics), ['LUNA-P018 m.fa:5:3']);
+  assert.match(r.diagnostics[0]!.message, /exceed 500 characters/);
+  assert.ok(r.pre.text.length <= 500 && !r.pre.text.includes('after'));
+});
+
+test('LUNA-P019 macro expansion nested too deep', () => {
+  let src = '';
+  for (let i = 1; i <= 300; i++) src += `#define M${i} $M${i + 1}\n`;
+  src += '#define M301 end\n$M1';
+  const r = pp({ 'm.fa': src });
+  assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-P019']);
+  assert.match(r.diagnostics[0]!.message, /more than 256 levels/);
+});
+
+test('a macro name may continue past the end of an expansion, arguments may follow it', () => {
+  assert.equal(text('#define P $F\n#define F(a) <$a>\n$P(1)'), '\n\n<1>');
+  assert.equal(text('#define S /\n$S* comment */x'), '\nx');
+});
+
+test('diagnostics are capped per file, with one line counting the rest', () => {
+  const r = pp({ 'm.fa': '$U '.repeat(250) });
+  assert.equal(r.diagnostics.length, 201);
+  assert.deepEqual(r.diagnostics[200], {
+    severity: 'error', code: 'LUNA-D001', message: '50 more diagnostic(s) not shown (at most 200 per file)',
+    origin: { file: 'm.fa', line: 0, col: 0 }, omitted: 50,
+  });
 });
