@@ -37,7 +37,11 @@ const SUITES: SuiteDef[] = [
     targets: [{ key: 'bytesPerEvent', op: '<=', value: 32, label: 'bytes per event' }],
   },
   {
-    name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory (issue 5 item 7)',
+    name: 'frontend', module: './frontend.js', own: false, what: 'front end time and peak RSS per MB, 1 MB and 20 MB generated programs',
+    targets: [{ key: 'linearityLargeVsSmall', op: '<=', value: 1.5, label: 'front end linear in program size' }],
+  },
+  {
+    name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory',
     targets: [{ key: 'eventsPerSecAnalysisOnly', op: '>=', value: 2e6, label: 'analysis throughput' }],
   },
 ];

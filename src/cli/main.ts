@@ -55,6 +55,10 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--trace <dir>', 'record a trace of the run into DIR')
     .option('-q, --quiet', 'print nothing but the program output and errors')
     .addOption(new Option('--bind <host>', 'address to listen on for other nodes (default 127.0.0.1)'))
+    .option('--priorities-from <trace>', 'run ready fragments in critical-path order measured in an earlier run\'s trace')
+    .option('--record <dir>', 'record where and in which order every fragment ran (trace playback)')
+    .option('--replay <dir>', 'replay a schedule recorded with --record')
+    .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
     .passThroughOptions()
     .action(async (file: string, args: string[], o: RunCliOptions) => { code = await (await import('./run.js')).runCommand(file, args, o); });
 

@@ -8,6 +8,14 @@ import { finishRunTrace, startRunTrace } from '../runtime/tracing.js';
 import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import { DefaultPolicy } from '../runtime/policy/default.js';
+import { PriorityPolicy } from '../runtime/policy/priority.js';
+import { PlaybackPolicy, Recorder } from '../runtime/policy/playback.js';
+import type { SchedulingPolicy } from '../runtime/policy/types.js';
+import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
+import { prioritiesFromTrace } from '../analysis/graph/priorities.js';
+import { TraceFormatError } from '../trace/format.js';
+import { DurationError, parseDuration } from '../core/duration.js';
+import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { detectLaunch } from '../runtime/launch/env.js';
 import { startNode, type StartedNode } from '../runtime/launch/cluster.js';
@@ -20,6 +28,29 @@ export interface RunCliOptions {
   trace?: string;
   quiet?: boolean;
   bind?: string;
+  prioritiesFrom?: string;
+  record?: string;
+  replay?: string;
+  heartbeat?: string;
+}
+
+/** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
+function choosePolicy(o: RunCliOptions, program: CompiledProgram, rank: number, say: (t: string) => void): { policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy } {
+  let policy: SchedulingPolicy;
+  let replay: PlaybackPolicy | undefined;
+  if (o.replay) {
+    replay = new PlaybackPolicy(readSchedule(o.replay), rank);
+    policy = replay;
+  } else if (o.prioritiesFrom) {
+    const t = prioritiesFromTrace(o.prioritiesFrom);
+    for (const w of t.warnings) say(`luna: warning: ${o.prioritiesFrom}: ${w}`);
+    if (t.cfs === 0) say(`luna: warning: ${o.prioritiesFrom} holds no executed fragment: priorities come from the program's rules only`);
+    policy = new PriorityPolicy(t.priorities);
+  } else if (program.hasPriority) policy = new PriorityPolicy();
+  else policy = new DefaultPolicy();
+  if (!o.record) return { policy, replay };
+  const recorder = new Recorder(policy);
+  return { policy: recorder.policy(), recorder, replay };
 }
 
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
@@ -36,7 +67,21 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   }
   const threads = o.threads ?? defaultThreads();
   const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
-  const policy = new DefaultPolicy();
+  let heartbeatMs: number | undefined;
+  if (o.heartbeat !== undefined) {
+    try { heartbeatMs = o.heartbeat === 'off' ? 0 : Math.round(parseDuration(o.heartbeat) / 1e6); } catch (e) {
+      if (e instanceof DurationError) { say(`luna: error: --heartbeat: ${e.message} (or off)`); return 2; }
+      throw e;
+    }
+  }
+  let chosen: ReturnType<typeof choosePolicy>;
+  try {
+    chosen = choosePolicy(o, loaded.program, launch.rank, say);
+  } catch (e) {
+    if (e instanceof ScheduleError || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
+    throw e;
+  }
+  const policy = chosen.policy;
   let traceOrigin: string | undefined;
   let manifest: TraceManifest | undefined;
   if (o.trace) {
@@ -56,18 +101,24 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     }
   }
   const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy };
-  const finishTrace = (res: RunResult): void => {
+  const finishTrace = (res: RunResult, rank: number): void => {
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets });
+    if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
+    const rs = chosen.replay?.stats;
+    if (rs && rs.unknown > 0 && !o.quiet) {
+      const f = rs.firstUnknown!;
+      process.stderr.write(`luna: replay${nodes > 1 ? ` (node ${rank})` : ''}: ${rs.replayed} fragment(s) followed the recorded schedule; it stopped applying at CF ${f.label} (id ${f.gid}) at ${f.at}: ${rs.unknown} fragment(s) it does not know were scheduled normally\n`);
+    }
   };
 
   if (launch.launcher === 'local' && nodes === 1) {
     const res = await runNode(base);
-    finishTrace(res);
+    finishTrace(res, 0);
     return report(res);
   }
   let started: StartedNode;
   try {
-    started = await startNode({ nodes: o.nodes, bind: o.bind, allocPayload: (n) => new Uint8Array(new SharedArrayBuffer(n)) });
+    started = await startNode({ nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: (n) => new Uint8Array(new SharedArrayBuffer(n)) });
   } catch (e) {
     say(`luna: error: cannot connect the nodes: ${e instanceof Error ? e.message : String(e)}`);
     return 1;
@@ -79,7 +130,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     await Promise.race([children.exited(), timeout]);
     children.killAll();
   }
-  finishTrace(res);
+  finishTrace(res, transport.rank);
   if (transport.rank !== 0) {
     if (res.message) process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
     return res.ok ? 0 : 1;

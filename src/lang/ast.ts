@@ -1,4 +1,4 @@
-// AST of a LuNA program (LANGUAGE.md §4.1). Every node carries `pos`: a character offset into
+// AST of a LuNA program (docs/language.md §4.1). Every node carries `pos`: a character offset into
 // the preprocessed text; SourceMap (source-map.ts) turns it into file:line:col of the real source.
 
 export type Pos = number;

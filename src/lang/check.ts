@@ -1,4 +1,4 @@
-// Static checks of a let-free program (LANGUAGE.md §4, §6) with positioned, coded diagnostics.
+// Static checks of a let-free program (docs/language.md §4, §6) with positioned, coded diagnostics.
 // Everything the original only reports as a Python traceback or a C++ compiler failure is a
 // diagnostic here; all of a file's problems are collected, one diagnostic per mistake.
 import type {

@@ -1,4 +1,4 @@
-// `let` elimination (LANGUAGE.md §4.3), done before any checking, as the original's
+// `let` elimination (docs/language.md §4.3.12), done before any checking, as the original's
 // substitution_let.py does — but covering every rule (the original only touched the first one)
 // and giving the form whose body declares dfs its intended meaning (see rewriteWithDfs).
 //

@@ -1,4 +1,4 @@
-// LuNA lexer (LANGUAGE.md §3): longest match over the preprocessed text, like the original flex
+// LuNA lexer (docs/language.md §3): longest match over the preprocessed text, like the original flex
 // scanner. Token positions are offsets into `pre.text`.
 //
 // Tokens are kept in a compact table (a type code and two offsets each: 9 bytes instead of an

@@ -1,4 +1,4 @@
-// LuNA parser (LANGUAGE.md §4.1–4.2): hand-written recursive descent over the token list, with
+// LuNA parser (docs/language.md §4.1–§4.2): hand-written recursive descent over the token list, with
 // error recovery so every syntax error of a file is reported in one run.
 //
 // Diagnostic codes:
@@ -658,7 +658,7 @@ class Parser {
   }
 }
 
-/** Parse preprocessed text (LANGUAGE.md §4). Lexer and parser diagnostics, sorted by position. */
+/** Parse preprocessed text (docs/language.md §4.1). Lexer and parser diagnostics, sorted by position. */
 export function parse(pre: Preprocessed): { program: Program; diagnostics: Diagnostic[] } {
   const { table, diagnostics: lexDiags } = lex(pre);
   const p = new Parser(pre, table);

@@ -1,4 +1,4 @@
-// LuNA preprocessor (LANGUAGE.md §2): comments, macros, conditionals, includes and foreign
+// LuNA preprocessor (docs/language.md §2): comments, macros, conditionals, includes and foreign
 // blocks, producing the preprocessed text plus the origin of every output character.
 //
 // Diagnostic codes:
@@ -906,7 +906,7 @@ function trim(a: MappedText): MappedText {
   return b.build();
 }
 
-/** Preprocess `file` (LANGUAGE.md §2). Never throws: problems come back as diagnostics. */
+/** Preprocess `file` (docs/language.md §2). Never throws: problems come back as diagnostics. */
 export function preprocess(file: string, opts: PreprocessOptions = {}): { pre: Preprocessed; diagnostics: Diagnostic[] } {
   const pp = new Preprocessor(opts);
   pp.run(file);

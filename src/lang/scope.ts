@@ -1,4 +1,4 @@
-// Name resolution inside one sub (LANGUAGE.md §6): block dfs innermost outward, loop/while
+// Name resolution inside one sub (docs/language.md §6.1): block dfs innermost outward, loop/while
 // variables, the sub's parameters; subs are closed scopes, so a chain never crosses a sub.
 import type { Expr, ParamType, Pos } from './ast.js';
 

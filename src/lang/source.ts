@@ -1,5 +1,5 @@
 // Preprocessed text and the compact map from its characters back to their origins
-// (LANGUAGE.md §2 `.ti`). The original keeps a tuple per character; a program of tens of
+// (docs/language.md §2.8). The original keeps a tuple per character; a program of tens of
 // megabytes cannot afford an object per character, so positions are integers:
 //
 // * every source text read (the main file, each include) is a SourceUnit occupying the global

@@ -73,8 +73,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
-  // the first worker boots while this thread imports the ucode module
-  if (opts.program.imports.length > 0) pool.warm(0);
+  // workers boot (tens of milliseconds each) while this thread imports the ucode module and
+  // starts the program; a program without ucodes never starts one
+  if (opts.program.imports.length > 0) for (let i = 0; i < lanes; i++) pool.warm(i);
   const inline = new InlineExecutor(opts.program.imports, tr);
   const router = new Router(tp);
   const cluster = new ClusterNode(router, wallNs);

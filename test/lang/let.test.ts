@@ -1,4 +1,4 @@
-// let substitution (LANGUAGE.md §4.3): the substituted program is printed back as LuNA text.
+// let substitution (docs/language.md §4.3.12): the substituted program is printed back as LuNA text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Block, Rule, Stmt, SubDef } from '../../src/lang/ast.js';

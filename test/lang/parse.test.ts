@@ -1,5 +1,5 @@
 // Lexer and parser: golden ASTs for every grammar construct (golden/parse), the precedence and
-// lexical quirks of LANGUAGE.md §3–4.2, one test per diagnostic code, error recovery.
+// lexical quirks of docs/language.md §3–§4.2, one test per diagnostic code, error recovery.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';

@@ -1,4 +1,4 @@
-// Preprocessor (LANGUAGE.md §2): golden outputs (golden/pp), every rule on small in-memory
+// Preprocessor (docs/language.md §2): golden outputs (golden/pp), every rule on small in-memory
 // sources with origins spot-checked, one test per diagnostic code.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

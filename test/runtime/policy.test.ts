@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, BOOT_INLINE_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -23,16 +23,17 @@ test('lane choice: the least loaded lane with room, else wait', () => {
   assert.equal(p.chooseLane({ count: 2, inflight: [1, 1] }), 0);
 });
 
-test('inline: codes measured enough times and tiny on average; at start-up any code not known to be long; never when disabled', () => {
+test('inline: codes measured enough times and tiny on average; at start-up, first calls and codes once fast; never when disabled', () => {
   const up = { workersReady: true, nodes: 1 }, booting = { workersReady: false, nodes: 1 };
-  assert.equal(p.runInline({ meanNs: 100, samples: INLINE_SAMPLES - 1 }, up), false, 'measure on workers first');
-  assert.equal(p.runInline({ meanNs: 100, samples: INLINE_SAMPLES }, up), true);
-  assert.equal(p.runInline({ meanNs: INLINE_NS * 2, samples: 100 }, up), false);
-  assert.equal(p.runInline({ meanNs: 0, samples: 0 }, booting), true, 'no worker to wait for yet');
-  assert.equal(p.runInline({ meanNs: INLINE_NS * 2, samples: 1 }, booting), true, 'a cold first call is slow: not long yet');
-  assert.equal(p.runInline({ meanNs: BOOT_INLINE_NS * 2, samples: 1 }, booting), false, 'known to be long: wait for a worker');
-  assert.equal(p.runInline({ meanNs: 0, samples: 0 }, { workersReady: false, nodes: 2 }), false, 'not on several nodes: a long unknown code would silence the node');
-  assert.equal(new DefaultPolicy({ inline: false }).runInline({ meanNs: 100, samples: 100 }, up), false);
+  const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs });
+  assert.equal(p.runInline(cost(100, INLINE_SAMPLES - 1), up), false, 'measured enough first');
+  assert.equal(p.runInline(cost(100, INLINE_SAMPLES), up), true);
+  assert.equal(p.runInline(cost(INLINE_NS * 2, 100), up), false);
+  assert.equal(p.runInline(cost(0, 0), booting), true, 'no worker to wait for yet: measure it here');
+  assert.equal(p.runInline(cost(300_000, INLINE_SAMPLES, 1000), booting), true, 'a cold first call was slow, the fastest was tiny');
+  assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), booting), false, 'known to be long: wait for a worker');
+  assert.equal(p.runInline(cost(0, 0), { workersReady: false, nodes: 2 }), false, 'not on several nodes: a long unknown code would silence the node');
+  assert.equal(new DefaultPolicy({ inline: false }).runInline(cost(100, 100), up), false);
 });
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {

@@ -86,10 +86,12 @@ export class Interpreter {
     const site = cf.site;
     try {
       if (!cf.placed) {
-        let target = site.locator ? site.locator(f) : 0;
-        if (f.blocked) return BLOCKED;
-        if (f.missing) return this.park(cf);
-        if (st.policy.place) target = st.policy.place(cf, target);
+        let target = st.policy.place ? st.policy.place(cf) : undefined;
+        if (target === undefined) {
+          target = site.locator ? site.locator(f) : 0;
+          if (f.blocked) return BLOCKED;
+          if (f.missing) return this.park(cf);
+        }
         if (target !== st.self) {
           // FIFO: a CF must not leave before the batch built ahead of it ran
           if (st.fifo && batch !== null && batch.size > 0) return BLOCKED;

@@ -48,8 +48,9 @@ export class NodeRuntime {
   private batchSeq = 0;
   /** mean time per CF of recent worker batches, round trip included (ns, EWMA) */
   private cfNs = 0;
-  /** per code: mean execution time (ns, EWMA) and executions measured */
+  /** per code: mean execution time (ns, EWMA), the fastest, and executions measured */
   private readonly costNs: Float64Array;
+  private readonly costMin: Float64Array;
   private readonly costN: Int32Array;
   private scheduled = false;
   private failed: RunFault | null = null;
@@ -69,6 +70,7 @@ export class NodeRuntime {
     this.size = host.size;
     this.tails = new Array(exec.lanes).fill(null);
     this.costNs = new Float64Array(program.codes.length);
+    this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
     this.st.onWork = () => this.schedule();
   }
@@ -279,12 +281,15 @@ export class NodeRuntime {
       if (this.inlineable(head)) {
         const lane = this.idleLane();
         if (lane >= 0) {
-          for (let k = 0; k < 64 && st.ready.length > 0 && this.inlineable(st.ready.peek()!); k++) this.runInline(st.ready.shift()!, lane);
+          // a burst, bounded in time: the event loop (network, worker results) gets its turn
+          const until = performance.now() + SLICE_MS;
+          do this.runInline(st.ready.shift()!, lane);
+          while (st.ready.length > 0 && performance.now() < until && this.inlineable(st.ready.peek()!));
           ranInline = true;
           continue;
         }
       }
-      const lane = this.policy.chooseLane({ count: lanes.lanes, inflight: lanes.inflight });
+      const lane = this.policy.chooseLane({ count: lanes.lanes, inflight: lanes.inflight }, head);
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
@@ -327,12 +332,13 @@ export class NodeRuntime {
     // views reused for every question (plain data for the policy, no garbage per CF)
     const code = cf.site.code, cost = this.costView, now = this.inlineView;
     cost.meanNs = this.costNs[code]!;
+    cost.minNs = this.costMin[code]!;
     cost.samples = this.costN[code]!;
     now.workersReady = this.exec.booted > 0;
     return this.policy.runInline(cost, now);
   }
 
-  private readonly costView = { meanNs: 0, samples: 0 };
+  private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0 };
   private readonly inlineView = { workersReady: false, nodes: 1 };
   private tick = 0;
 
@@ -376,7 +382,8 @@ export class NodeRuntime {
       if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
       throw e;
     }
-    if (timed) this.measureCode(cf, lane, inl.fin - inl.start);
+    if (timed) this.measureCode(cf, inl.fin - inl.start);
+    if (this.policy.profile) this.policy.profile({ cf, lane, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
     if (tr) this.busyFrom = this.host.now();
   }
@@ -386,7 +393,8 @@ export class NodeRuntime {
     for (let i = 0; i < r.outs.length; i++) {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
-      if (r.start && r.fin) this.measureCode(cf, r.lane, fin - r.start[i]!);
+      if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
+      if (this.policy.profile) this.policy.profile({ cf, lane: r.lane, ns: r.start ? fin - r.start[i]! : NaN });
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
@@ -397,13 +405,13 @@ export class NodeRuntime {
     return new RunFault(e.kind === 'ucode' ? `exception in ucode ${what}: ${e.message}${userStack(e.stack)}` : e.message, cf);
   }
 
-  private measureCode(cf: Cf, lane: number, ns: number): void {
+  private measureCode(cf: Cf, ns: number): void {
     const c = cf.site.code;
     const n = this.costN[c]!;
     // a quick average: the first, cold calls of a function are much slower than the rest
     this.costNs[c] = n === 0 ? ns : 0.5 * this.costNs[c]! + 0.5 * ns;
+    if (ns < this.costMin[c]!) this.costMin[c] = ns;
     this.costN[c] = n + 1;
-    if (this.policy.profile) this.policy.profile({ cf, lane, ns });
   }
 
   private measureBatch(batch: number, n: number): void {

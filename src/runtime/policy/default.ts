@@ -17,8 +17,6 @@ export const LIVE_TARGET = 16384;
 export const INLINE_NS = 20_000;
 /** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
-/** while no worker has booted, codes faster than this may run on the system thread (a first, cold call is slow) */
-export const BOOT_INLINE_NS = 5_000_000;
 /** batches in flight per worker (one running, one queued behind it) */
 export const LANE_DEPTH = 2;
 
@@ -57,13 +55,15 @@ export class DefaultPolicy implements SchedulingPolicy {
   }
 
   /**
-   * Codes measured to be tiny; and, while no worker has booted yet on a one-node run, any code
-   * not known to be long (a short program then never waits for a worker). Other codes run on
-   * workers, where a crash, a memory blow-up or an endless loop is contained.
+   * Codes measured to be tiny. While no worker has booted yet on a one-node run (the first tens
+   * of milliseconds), a code's first executions run here to be measured, and codes whose
+   * fastest execution was tiny keep running here: a short or sequential program never waits
+   * for a worker. Other codes run on workers, where a crash, a memory blow-up or an endless
+   * loop is contained.
    */
   runInline(cost: CodeCost, now: InlineContext): boolean {
     if (!this.inline) return false;
-    if (!now.workersReady && now.nodes === 1) return cost.samples === 0 || cost.meanNs < BOOT_INLINE_NS;
+    if (!now.workersReady && now.nodes === 1) return cost.samples < INLINE_SAMPLES || cost.minNs < INLINE_NS;
     return cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
   }
 

@@ -20,8 +20,10 @@ export interface LanesView {
 
 /** What the runtime knows of a code fragment's cost (EWMA over its finished executions). */
 export interface CodeCost {
-  /** mean wall time of one execution in ns; 0 = never measured */
+  /** mean wall time of one execution in ns (recent ones weigh more); 0 = never measured */
   readonly meanNs: number;
+  /** the shortest execution measured, ns (first calls of a function are slow: this is not) */
+  readonly minNs: number;
   /** executions measured */
   readonly samples: number;
 }
@@ -57,22 +59,25 @@ export interface LoopView {
 export interface ProfileSample {
   readonly cf: FragmentView;
   readonly lane: number;
-  /** wall time of the execution, ns */
+  /** wall time of the execution, ns (NaN when it was not timed: tiny CFs are timed 1 in 16) */
   readonly ns: number;
 }
 
 export interface SchedulingPolicy {
   readonly name: string;
 
-  /** Node a fragment runs on; `locator` is what its locator (or the default, node 0) says. */
-  place?(cf: FragmentView, locator: number): number;
+  /**
+   * Node a fragment runs on, decided before its locator is evaluated (a distribution or a
+   * recorded schedule); undefined: what its locator (or the default, node 0) says.
+   */
+  place?(cf: FragmentView): number | undefined;
   /** Node that owns DF `key`; `owner` is what the map rules say. Must agree on every node. */
   dfOwner?(key: string, owner: number): number;
   /** Order of ready fragments: higher first, ties in the order they became ready (`cf.priority`: the program's rule). */
   priority?(cf: FragmentView & { readonly priority: number }): number;
 
-  /** Lane that takes the next batch, or -1 to wait for one to free up. */
-  chooseLane(lanes: LanesView): number;
+  /** Lane that takes the next batch (its first CF: `next`), or -1 to wait for one to free up. */
+  chooseLane(lanes: LanesView, next?: FragmentView): number;
   /** Ready CFs taken for the next batch. */
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */

@@ -1,0 +1,56 @@
+// Schedule files of trace playback (`luna run --record DIR`, `--replay DIR`): DIR/schedule.json
+// says what ran (program, arguments, nodes, lanes); DIR/node<N>.json holds node N's atomic CFs
+// in the order they ran, each with its lane. Every node writes its own file, so recording
+// needs no gathering at the end of the run.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Schedule } from './policy/playback.js';
+
+const FORMAT = 'luna-ts-schedule';
+const VERSION = 1;
+
+export class ScheduleError extends Error {}
+
+function writeJson(path: string, value: unknown): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(value));
+  renameSync(tmp, path);
+}
+
+/** Node `rank` writes its part; rank 0 also writes the index. */
+export function writeSchedule(dir: string, rank: number, meta: Omit<Schedule, 'order'>, order: [string, number][]): void {
+  mkdirSync(dir, { recursive: true });
+  writeJson(join(dir, `node${rank}.json`), { format: FORMAT, version: VERSION, node: rank, order });
+  if (rank === 0) writeJson(join(dir, 'schedule.json'), { format: FORMAT, version: VERSION, ...meta });
+}
+
+function readJson(path: string): Record<string, unknown> {
+  let v: unknown;
+  try { v = JSON.parse(readFileSync(path, 'utf8')); } catch (e) {
+    throw new ScheduleError(`${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `not valid JSON (${(e as Error).message})`}`);
+  }
+  if (!v || typeof v !== 'object' || (v as { format?: unknown }).format !== FORMAT) throw new ScheduleError(`${path}: not a luna-ts schedule`);
+  if ((v as { version?: unknown }).version !== VERSION) throw new ScheduleError(`${path}: schedule version ${String((v as { version?: unknown }).version)} is not supported (this luna-ts reads version ${VERSION})`);
+  return v as Record<string, unknown>;
+}
+
+export function readSchedule(dir: string): Schedule {
+  if (!existsSync(dir)) throw new ScheduleError(`${dir}: no such schedule directory (record one with luna run --record ${dir})`);
+  const meta = readJson(join(dir, 'schedule.json'));
+  const nodes = meta.nodes;
+  if (!Number.isInteger(nodes) || (nodes as number) < 1) throw new ScheduleError(`${join(dir, 'schedule.json')}: field "nodes" must be a positive integer`);
+  const order: [string, number][][] = [];
+  for (let n = 0; n < (nodes as number); n++) {
+    const path = join(dir, `node${n}.json`);
+    const part = readJson(path);
+    const list = part.order;
+    if (!Array.isArray(list) || !list.every((x) => Array.isArray(x) && typeof x[0] === 'string' && Number.isInteger(x[1]))) {
+      throw new ScheduleError(`${path}: field "order" must be a list of [global id, lane]`);
+    }
+    order.push(list as [string, number][]);
+  }
+  return {
+    program: String(meta.program ?? '?'), args: Array.isArray(meta.args) ? meta.args.map(String) : [],
+    nodes: nodes as number, threads: Number(meta.threads ?? 1), order,
+  };
+}
