@@ -59,6 +59,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--record <dir>', 'record where and in which order every fragment ran (trace playback)')
     .option('--replay <dir>', 'replay a schedule recorded with --record')
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
+    .option('--timing', 'print the program time (from its start, after loading, to its end) and where its fragments ran, as JSON on stderr')
     .passThroughOptions()
     .action(async (file: string, args: string[], o: RunCliOptions) => { code = await (await import('./run.js')).runCommand(file, args, o); });
 

@@ -46,6 +46,8 @@ export interface RunResult {
   clockOffsets?: number[];
   /** CFs this node ran on its system thread and sent to workers (in how many batches) */
   stats: { inline: number; sent: number; batches: number };
+  /** this node's program time: from its start (after loading) to the end of the run, ns */
+  wallNs: number;
 }
 
 export function defaultThreads(): number {
@@ -90,7 +92,8 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
   const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await cluster.measureClocks() : undefined;
-  tr?.programStart(wallNs());
+  const started = wallNs();
+  tr?.programStart(started);
   if (!rt.failure) {
     if (tp.rank === 0) {
       try { rt.start(mainArgs); } catch (e) { rt.fail(e); }
@@ -99,11 +102,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const res = await cluster.done;
   if (!res.ok) pool.abort();
   const status = statusOf(res);
-  tr?.programFinish(wallNs(), STATUS.indexOf(status));
+  const ended = wallNs();
+  tr?.programFinish(ended, STATUS.indexOf(status));
   await pool.stop();
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets, stats: { ...rt.stats } };
+  return { ...res, status, clockOffsets, stats: { ...rt.stats }, wallNs: ended - started };
 }
 
 /** A one-node run in this process (the library's entry point). */

@@ -15,6 +15,8 @@ import { DataChannel } from './data.js';
 import { faultText, formatHang, hangItems, type HangItem } from './report.js';
 
 export const CONTROL_CHANNEL = 2;
+/** how long rank 0 stays idle before it probes for termination */
+const WAVE_DELAY_MS = 1;
 const PROBE = 1, PROBE_REPLY = 2, STOP = 3, HANG_QUERY = 4, HANG_REPORT = 5, FAULT = 6, ABORT = 7;
 const STEAL_REQ = 8, STEAL_NONE = 9, CLOCK_PING = 10, CLOCK_PONG = 11;
 
@@ -60,6 +62,8 @@ export class ClusterNode {
   attach(rt: NodeRuntime): void {
     this.rt = rt;
     this.data.attach(rt);
+    // what arrived may make CFs ready: run them now rather than on the next turn of the loop
+    this.router.onArrived(() => { if (!this.finished) rt.pumpNow(); });
     rt.onIdle = () => this.idle();
     rt.onFault = (f) => this.fault(f);
   }
@@ -114,8 +118,27 @@ export class ClusterNode {
 
   private idle(): void {
     if (this.finished) return;
+    if (this.size === 1) {
+      // a node alone: idle with nothing in flight is the end (or a hang), no wave needed
+      if (this.rt.live === 0) this.end({ ok: true });
+      else this.answerHangLocally();
+      return;
+    }
     if (this.rt.program.hasStealable) this.trySteal();
-    if (this.rank === 0 && !this.probing) this.startWave();
+    // Rank 0 probes only once it stayed idle a moment: a node that waits for a message a few
+    // microseconds away (fine-grained work across nodes) must not slow it with probe traffic.
+    if (this.rank === 0 && !this.probing && !this.waveTimer) {
+      this.waveTimer = setTimeout(() => {
+        this.waveTimer = null;
+        if (!this.finished && !this.probing && this.rt.idle()) this.startWave();
+      }, WAVE_DELAY_MS);
+    }
+  }
+
+  private waveTimer: NodeJS.Timeout | null = null;
+
+  private answerHangLocally(): void {
+    this.end({ ok: false, kind: 'hang', message: formatHang(hangItems(this.rt, this.rank)) });
   }
 
   private startWave(): void {
@@ -200,6 +223,7 @@ export class ClusterNode {
   private end(r: ClusterResult): void {
     if (this.finished) return;
     this.finished = true;
+    if (this.waveTimer) { clearTimeout(this.waveTimer); this.waveTimer = null; }
     this.settle(r);
   }
 

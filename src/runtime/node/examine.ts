@@ -69,7 +69,6 @@ export class Interpreter {
 
   constructor(private readonly st: NodeState) {
     this.f = new EvalFrame(st);
-    st.labelIndices = (cf) => this.labelIndices(cf);
   }
 
   /**
@@ -379,7 +378,7 @@ export class Interpreter {
     if (st.fifo) {
       if (more) { cf.state = QUEUED; st.run.pushFront(cf); }
       for (let k = spawned.length - 1; k >= 0; k--) { spawned[k]!.state = QUEUED; st.run.pushFront(spawned[k]!); }
-      st.onWork();
+      st.owner.schedule();
     } else for (const c of spawned) st.enqueue(c);
     if (!more) {
       if (!st.fifo) st.loops.splice(st.loops.indexOf(cf), 1);

@@ -72,7 +72,7 @@ export class NodeRuntime {
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
-    this.st.onWork = () => this.schedule();
+    this.st.owner = this;
   }
 
   get live(): number {
@@ -201,12 +201,21 @@ export class NodeRuntime {
     return this.interp.labelOf(cf);
   }
 
+  labelIndices(cf: Cf): number[] | null {
+    return this.interp.labelIndices(cf);
+  }
+
   // =================================================================== the pump
 
   schedule(): void {
     if (this.scheduled || this.failed) return;
     this.scheduled = true;
     setImmediate(() => this.pump());
+  }
+
+  /** Pump now if a pump is due (after input arrived); the scheduled turn then finds nothing to do. */
+  pumpNow(): void {
+    if (this.scheduled) this.pump();
   }
 
   private pump(): void {
@@ -235,7 +244,8 @@ export class NodeRuntime {
       if (o !== TASK) continue;
       if (b === null && this.inlineable(cf)) {
         this.runInline(cf, 0);
-        if (performance.now() > until) { this.schedule(); return; }
+        // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
+        if ((++this.tick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
         continue;
       }
       if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
@@ -408,8 +418,10 @@ export class NodeRuntime {
   private measureCode(cf: Cf, ns: number): void {
     const c = cf.site.code;
     const n = this.costN[c]!;
-    // a quick average: the first, cold calls of a function are much slower than the rest
-    this.costNs[c] = n === 0 ? ns : 0.5 * this.costNs[c]! + 0.5 * ns;
+    // a quick average (the first, cold calls of a function are much slower than the rest) that a
+    // lone outlier (a GC pause, the thread descheduled) cannot move more than 4× at once
+    const mean = this.costNs[c]!;
+    this.costNs[c] = n === 0 ? ns : 0.5 * mean + 0.5 * Math.min(ns, 4 * mean);
     if (ns < this.costMin[c]!) this.costMin[c] = ns;
     this.costN[c] = n + 1;
   }

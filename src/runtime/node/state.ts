@@ -13,6 +13,18 @@ import { RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
 import { DfStore } from './store.js';
 
+/**
+ * The object that drives a NodeState (the runtime): called through methods, not per-instance
+ * closures, so the call sites in the hot path keep one target.
+ */
+export interface StateOwner {
+  schedule(): void;
+  /** label indices of a CF when they are plain values (traces) */
+  labelIndices(cf: Cf): number[] | null;
+}
+
+const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null };
+
 /** Cross-node operations (absent with one node). */
 export interface RemoteOps {
   migrate(cf: Cf, to: number): void;
@@ -55,10 +67,8 @@ export class NodeState {
   live = 0;
   private cfSeq = 0;
   private dfSeq = 0;
-  /** something new to do: the runtime schedules its pump */
-  onWork: () => void = () => {};
-  /** label indices of a CF when they are plain values (traces; set by the interpreter) */
-  labelIndices: (cf: Cf) => number[] | null = () => null;
+  /** who runs the pump (scheduled when there is something new to do) and names labels for traces */
+  owner: StateOwner = IDLE_OWNER;
 
   constructor(readonly program: CompiledProgram, readonly host: NodeHost, readonly policy: SchedulingPolicy) {
     this.self = host.rank;
@@ -81,7 +91,7 @@ export class NodeState {
     const cf = new Cf(this.cfSeq++, site, env, gidPrefix, iter);
     if (parent) cf.priority = parent.priority;
     this.live++;
-    if (this.tr) this.tr.cfCreated(this.host.now(), cf.id, parent ? parent.id : -1, site.id, cf.gid, this.labelIndices(cf));
+    if (this.tr) this.tr.cfCreated(this.host.now(), cf.id, parent ? parent.id : -1, site.id, cf.gid, this.owner.labelIndices(cf));
     return cf;
   }
 
@@ -101,7 +111,7 @@ export class NodeState {
   enqueue(cf: Cf): void {
     cf.state = QUEUED;
     this.run.push(cf);
-    this.onWork();
+    this.owner.schedule();
   }
 
   park(cf: Cf): void {

@@ -228,14 +228,16 @@ export class DfStore {
 export class FreedKeys {
   private readonly ranges = new Map<string, number[]>();
   private readonly other = new Set<string>();
+  /** the family prefix looked up last, and its ranges: consecutive keys share it */
+  private lastBase = '';
+  private lastRanges: number[] | undefined = undefined;
 
   add(key: DfKey): void {
     const dot = key.lastIndexOf('.');
-    const i = dot < 0 ? NaN : Number(key.slice(dot + 1));
-    if (!Number.isSafeInteger(i)) { this.other.add(key); return; }
-    const base = key.slice(0, dot);
-    let r = this.ranges.get(base);
-    if (!r) { this.ranges.set(base, [i, i]); return; }
+    const i = dot < 0 ? NaN : trailingInt(key, dot);
+    if (i !== i) { this.other.add(key); return; }
+    let r = this.rangesOf(key, dot);
+    if (!r) { r = [i, i]; this.ranges.set(key.slice(0, dot), r); this.lastBase = key.slice(0, dot); this.lastRanges = r; return; }
     const n = r.length;
     if (i === r[n - 1]! + 1) { r[n - 1] = i; return; } // the usual next index
     // find the first range ending at or after i - 1
@@ -254,12 +256,37 @@ export class FreedKeys {
 
   has(key: DfKey): boolean {
     const dot = key.lastIndexOf('.');
-    const i = dot < 0 ? NaN : Number(key.slice(dot + 1));
-    if (!Number.isSafeInteger(i)) return this.other.has(key);
-    const r = this.ranges.get(key.slice(0, dot));
+    const i = dot < 0 ? NaN : trailingInt(key, dot);
+    if (i !== i) return this.other.size > 0 && this.other.has(key);
+    const r = this.rangesOf(key, dot);
     if (!r) return false;
     let lo = 0, hi = r.length >> 1;
     while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i) lo = m + 1; else hi = m; }
     return 2 * lo < r.length && r[2 * lo]! <= i;
   }
+
+  /** The ranges of the family prefix key[0, dot), without building the prefix when it is the last one seen. */
+  private rangesOf(key: DfKey, dot: number): number[] | undefined {
+    const b = this.lastBase;
+    if (b.length === dot && key.startsWith(b)) return this.lastRanges;
+    const base = key.slice(0, dot);
+    const r = this.ranges.get(base);
+    if (r) { this.lastBase = base; this.lastRanges = r; }
+    return r;
+  }
+}
+
+/** The integer after position `dot` of `s` (NaN if it is not one): no substring, no parse allocation. */
+function trailingInt(s: string, dot: number): number {
+  let i = dot + 1;
+  const neg = s.charCodeAt(i) === 45;
+  if (neg) i++;
+  if (i >= s.length || s.length - i > 15) return NaN;
+  let v = 0;
+  for (; i < s.length; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return NaN;
+    v = v * 10 + c;
+  }
+  return neg ? -v : v;
 }

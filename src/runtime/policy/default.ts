@@ -55,15 +55,14 @@ export class DefaultPolicy implements SchedulingPolicy {
   }
 
   /**
-   * Codes measured to be tiny. While no worker has booted yet on a one-node run (the first tens
-   * of milliseconds), a code's first executions run here to be measured, and codes whose
-   * fastest execution was tiny keep running here: a short or sequential program never waits
-   * for a worker. Other codes run on workers, where a crash, a memory blow-up or an endless
-   * loop is contained.
+   * Codes measured to be tiny. While no worker has booted yet (the first tens of milliseconds), a
+   * code's first executions run here to be measured, and codes whose fastest execution was tiny
+   * keep running here: a short or sequential program never waits for a worker. Other codes run
+   * on workers, where a crash, a memory blow-up or an endless loop is contained.
    */
   runInline(cost: CodeCost, now: InlineContext): boolean {
     if (!this.inline) return false;
-    if (!now.workersReady && now.nodes === 1) return cost.samples < INLINE_SAMPLES || cost.minNs < INLINE_NS;
+    if (!now.workersReady) return cost.samples < INLINE_SAMPLES || cost.minNs < INLINE_NS;
     return cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
   }
 

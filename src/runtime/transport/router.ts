@@ -41,6 +41,11 @@ export class Router {
     });
   }
 
+  /** After each group of messages that arrived together (see Transport.onArrived). */
+  onArrived(handler: () => void): void {
+    this.transport.onArrived?.(handler);
+  }
+
   get rank(): number { return this.transport.rank; }
   get size(): number { return this.transport.size; }
 

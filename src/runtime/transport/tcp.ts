@@ -150,6 +150,12 @@ class Mesh implements TcpTransport {
     this.queueFlush(link);
   }
 
+  private arrivedHandler: (() => void) | undefined;
+
+  onArrived(handler: () => void): void {
+    this.arrivedHandler = handler;
+  }
+
   onMessage(handler: MessageHandler): void {
     this.handler = handler;
     if (this.inbox.length) this.queueInbox();
@@ -315,6 +321,7 @@ class Mesh implements TcpTransport {
         if (e instanceof FrameError) this.reject(link, e.message);
         else throw e;
       }
+      if (link.established && this.arrivedHandler) this.arrivedHandler();
     });
     socket.on('error', (e: NodeJS.ErrnoException) => {
       link.lastError = e.code ? `${e.code}: ${e.message}` : e.message;

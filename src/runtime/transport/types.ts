@@ -12,6 +12,11 @@ export interface Transport {
   send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void;
   /** Exactly one handler; messages from one peer arrive in send order. */
   onMessage(handler: (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void): void;
+  /**
+   * Called after the messages that arrived together (one read from the network) were all
+   * handed to onMessage: a consumer can act on them at once instead of on a later turn.
+   */
+  onArrived?(handler: () => void): void;
   /** Called once per peer whose connection is lost (closed, reset, killed) before close(). */
   onPeerLost(handler: (rank: number, reason: string) => void): void;
   /** Flush pending writes and close all connections. */
