@@ -215,3 +215,59 @@ export async function section(ctx: Ctx, notes: string[], name: string, fn: () =>
     return false;
   }
 }
+
+// ------------------------------------------------------------------ timed CLI runs
+
+export interface Timed {
+  /** whole process, spawn to exit */
+  wallMs: number;
+  /** the program itself: from its start (after loading) to its end, on node 0 (`luna run --timing`) */
+  programMs: number;
+  /** peak resident memory of node 0's process, KiB */
+  maxRssKB: number;
+  inline: number;
+  sent: number;
+}
+
+function timedOnce(argv: (string | number)[], timeoutMs: number): Promise<Timed> {
+  return new Promise((res, rej) => {
+    const t0 = nowMs();
+    const child = spawn(process.execPath, [LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let out = '';
+    const keep = (d: Buffer) => { if (out.length < 65536) out += d.toString(); };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); } }, timeoutMs);
+    child.on('error', (e) => { clearTimeout(timer); rej(e); });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const wallMs = nowMs() - t0;
+      const m = /luna: timing: (\{.*\})/.exec(out);
+      if (code !== 0 || !m) { rej(new Error(`exit ${code ?? signal}: ${out.trim().split('\n').slice(0, 6).join(' | ')}`)); return; }
+      const j = JSON.parse(m[1]!) as { programMs: number; maxRssKB: number; inline: number; sent: number };
+      res({ wallMs, programMs: j.programMs, maxRssKB: j.maxRssKB, inline: j.inline, sent: j.sent });
+    });
+  });
+}
+
+/** `luna run --timing <argv…>` in a fresh process; retried like runCli. */
+export async function runTimed(argv: (string | number)[], timeoutMs = 120_000): Promise<Timed> {
+  const what = `luna run --timing ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
+  let last: Timed | undefined;
+  await retry(what, async () => { last = await timedOnce(argv, timeoutMs); return last.programMs; });
+  return last!;
+}
+
+/**
+ * Several configurations interleaved `reps` times, each a fresh `luna run --timing`; per
+ * configuration the run with the median program time.
+ */
+export async function interleavedTimed<K extends string>(reps: number, runs: Record<K, (string | number)[]>): Promise<Record<K, Timed>> {
+  const keys = Object.keys(runs) as K[];
+  const samples = Object.fromEntries(keys.map((k) => [k, [] as Timed[]])) as unknown as Record<K, Timed[]>;
+  for (let r = 0; r < reps; r++) for (const k of keys) samples[k].push(await runTimed(runs[k]));
+  return Object.fromEntries(keys.map((k) => {
+    const s = [...samples[k]].sort((a, b) => a.programMs - b.programMs);
+    return [k, s[s.length >> 1]!];
+  })) as Record<K, Timed>;
+}

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { analyzeSlowTrace, type SlowReport } from '../src/analysis/slow/index.js';
 import { ROOT, runCli } from './common.js';
 import { COLORS, renderChart, type Series } from './experiments/svg.js';
+import { work } from '../examples/kernels.js';
 
 // ------------------------------------------------------------------ options
 
@@ -265,13 +266,6 @@ function replaceSection(md: string, name: string, body: string): string {
 }
 
 // ------------------------------------------------------------------ fixed-work calibration
-
-/** The same kernel as examples/slow/starvation/ucodes.ts `work`. */
-function work(iters: number, seed: number): number {
-  let h = seed | 0;
-  for (let k = 0; k < iters; k++) h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) ^ k;
-  return h;
-}
 
 /** Iterations of `work` per µs of CPU time of this thread (the main thread is the only busy one here). */
 function calibrate(): number {

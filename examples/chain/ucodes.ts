@@ -1,12 +1,6 @@
 // Atomic code fragments of examples/chain/chain.fa.
 import type { DF } from '../../src/ucode/df.js';
-
-/** Busy-wait for us microseconds (0: return at once). */
-export function spin(us: number): void {
-  if (us <= 0) return;
-  const end = performance.now() + us / 1000;
-  while (performance.now() < end);
-}
+import { spin } from '../kernels.js';
 
 export function c_start(x: DF): void {
   x.setInt(0);

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Message } from 'esbuild';
+import { restoreConsts, topLevelConsts } from './constants.js';
 
 export interface UcodeBundle {
   /** absolute path of the bundled ESM file (undefined when the program has no ucode module) */
@@ -27,7 +28,7 @@ interface CacheMeta {
 }
 
 /** Bumped when the way bundles are built changes: old cache entries are then ignored. */
-const BUILD = 2;
+const BUILD = 3;
 
 /** Default: `ucodes.ts` beside the program, when it exists. */
 export function defaultUcodeSources(programFile: string): string[] {
@@ -74,15 +75,13 @@ export async function bundleUcodes(sources: string[], cacheDir: string): Promise
     const text = errors.map((m) => m.location ? `${m.location.file}:${m.location.line}:${m.location.column + 1}: ${m.text}` : m.text).join('\n');
     throw new UcodeBundleError(`cannot build the ucode module:\n${text || String(e)}`);
   }
-  const out = result.outputFiles[0]!;
   const outMeta = Object.values(result.metafile.outputs)[0];
+  const inputFiles = Object.keys(result.metafile.inputs).map((p) => resolve(process.cwd(), p)).filter((p) => existsSync(p));
+  const code = await restoreConsts(result.outputFiles[0]!.text, topLevelConsts(inputFiles));
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `ucodes-${sha(out.contents)}.mjs`);
-  if (!existsSync(file)) writeFileSync(file, out.contents);
-  const inputs = Object.keys(result.metafile.inputs)
-    .map((p) => resolve(process.cwd(), p))
-    .filter((p) => existsSync(p))
-    .map((path) => ({ path, hash: fileHash(path)! }));
+  const file = join(dir, `ucodes-${sha(code)}.mjs`);
+  if (!existsSync(file)) writeFileSync(file, code);
+  const inputs = inputFiles.map((path) => ({ path, hash: fileHash(path)! }));
   const meta: CacheMeta = { file, exports: outMeta?.exports ?? [], inputs };
   // written whole then renamed: a concurrent run never reads half an entry
   const tmp = `${metaFile}.${process.pid}.tmp`;

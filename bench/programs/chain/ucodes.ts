@@ -1,13 +1,7 @@
 // Ucodes of bench/programs/chain/chain.fa (also called directly by the sequential-loop and
 // piscina baselines of bench/runtime.ts).
 import type { DF } from '../../../src/ucode/df.js';
-
-/** Busy-wait for us microseconds (0: return at once). */
-export function spin(us: number): void {
-  if (us <= 0) return;
-  const end = performance.now() + us / 1000;
-  while (performance.now() < end);
-}
+import { spin } from '../../../examples/kernels.js';
 
 export function c_start(x: DF): void {
   x.setInt(0);

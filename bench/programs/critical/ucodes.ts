@@ -1,6 +1,6 @@
 // Ucodes of bench/programs/critical/critical.fa.
 import type { DF } from '../../../src/ucode/df.js';
-import { spin } from '../kernels.js';
+import { spin } from '../../../examples/kernels.js';
 
 export function c_fill(_i: number, us: number): void {
   spin(us);

@@ -2,6 +2,7 @@
 // silent on success) and matmul_spin.fa (the same graph with busy-spin CFs).
 // Blocks are raw DFs of bs*bs doubles, row-major, viewed as Float64Array (no copies).
 import type { DF } from '../../../src/ucode/df.js';
+import { spin } from '../../../examples/kernels.js';
 
 function a(r: number, c: number): number {
   return ((r * 7 + c * 3) % 11) / 10 - 0.5;
@@ -86,12 +87,6 @@ export function c_report(n: number, nb: number, count: DF): void {
 }
 
 // ---------------------------------------------------------------- matmul_spin.fa
-
-export function spin(us: number): void {
-  if (us <= 0) return;
-  const end = performance.now() + us / 1000;
-  while (performance.now() < end);
-}
 
 export function s_leaf(us: number, x: DF): void {
   spin(us);

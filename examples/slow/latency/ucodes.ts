@@ -1,12 +1,6 @@
 // Atomic code fragments of examples/slow/latency/latency.fa.
 import type { DF } from '../../../src/ucode/df.js';
-
-/** Busy-spin `us` microseconds on the wall clock (performance.now()), never sleep. */
-export function spin(us: number): void {
-  if (us <= 0) return;
-  const end = performance.now() + us / 1000;
-  while (performance.now() < end);
-}
+import { spin } from '../../kernels.js';
 
 /** A DF of `bytes` bytes tagged with `tag` (int32 at the start, and the last byte). */
 function fill(x: DF, bytes: number, tag: number): void {

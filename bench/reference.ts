@@ -1,0 +1,40 @@
+// Figures of the original C++/MPI LuNA and of peer systems, measured on this machine model with
+// the same LuNA programs (medians of interleaved runs; see docs/benchmarks.md). The benchmarks
+// print their ratio to these.
+
+export const ORIGINAL = {
+  /** µs per fragment over the program's span, chain with req_count 1 */
+  chain20kT1: 2.60,
+  chain200kT1: 2.39,
+  chain200kT2: 4.15,
+  /** 8 independent chains, 2 threads */
+  chains8x2000T2: 3.35,
+  chains8x20000T2: 4.23,
+  /** µs per step, every step crossing 2 processes */
+  pingpongStep: 54.5,
+  /** stencil_1d width 2, empty kernel, µs per task */
+  stencil2000T1: 5.1,
+  stencil2000T2: 8.6,
+  stencil20000T1: 6.1,
+  stencil20000T2: 8.5,
+  /** Task Bench METG(50 %) of stencil_1d, width 2, 500 steps, 2 threads, own kernel's peak, µs */
+  metgStencil: 41,
+  /** peak memory of the 200 000-link chain on 1 thread, MB; of an empty program, MB */
+  chain200kMB: 150,
+  emptyMB: 14,
+  /** block matmul 1600² in 10×10 blocks of 160 with C++ ucodes, s; a sequential C++ -O3 loop, s */
+  matmul1600T1s: 1.15,
+  matmul1600T2s: 1.0,
+  matmulSequentialCppS: 0.70,
+} as const;
+
+/** Task Bench METG(50 %) of stencil_1d, width 2, measured here with the official implementations, µs. */
+export const TASKBENCH_PEERS: Record<string, number> = {
+  'MPI (shared memory)': 0.74,
+  'MPI+OpenMP': 2.5,
+  'MPI (TCP)': 10.4,
+  'OpenMP tasks (LLVM)': 12.1,
+  'OpenMP tasks (GCC)': 43,
+  StarPU: 46,
+  Dask: 1500,
+};
