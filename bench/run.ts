@@ -40,6 +40,7 @@ const SUITES: SuiteDef[] = [
     name: 'frontend', module: './frontend.js', own: false, what: 'front end time and peak RSS per MB, 1 MB and 20 MB generated programs',
     targets: [{ key: 'linearityLargeVsSmall', op: '<=', value: 1.5, label: 'front end linear in program size' }],
   },
+  { name: 'finegrain', module: './finegrain.js', own: true, what: 'the original LuNA\'s fine-grain programs: chains, pingpong, stencil, memory, ucode speed; ratios to its figures' },
   { name: 'taskbench', module: './taskbench.js', own: true, what: 'Task Bench METG(50 %) per dependence pattern, 1 node × 2 threads and 2 nodes × 1 thread' },
   {
     name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory',

@@ -1,0 +1,151 @@
+// Fine-grain suite: the programs the original C++/MPI LuNA was measured on (bench/reference.ts),
+// each a fresh `luna run --timing` process, configurations interleaved and repeated; per figure
+// the ratio to the original's. The span is the program's own (from its start after loading to
+// its end, warm-up included), as the original was measured.
+//  - chain 1 × 20 000 and 1 × 200 000 (req_count 1), 1 and 2 threads: µs per fragment; the
+//    marginal cost (200 000 − 20 000 spans over 180 000 fragments);
+//  - 8 independent chains × 2 000 and × 20 000, 2 threads;
+//  - pingpong (locator_cyclic: every step crosses the 2 processes): µs per step;
+//  - Task Bench stencil_1d, width 2, empty kernel, 2 000 and 20 000 steps, 1 and 2 threads:
+//    µs per task;
+//  - memory: peak RSS of the 200 000-link chain and of the smallest program; bytes per pending
+//    fragment (readers of a DF produced last, 1 thread: the difference of two sizes);
+//  - ucode speed: Task Bench's kernel called by the runtime (1 thread, trivial graph) against the
+//    same function called in a plain loop, the same number of times with the same argument.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { interleavedTimed, median, nowMs, prog, ROOT, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { ORIGINAL } from './reference.js';
+import { generate, ucodes } from './taskbench/generate.js';
+import { computeBound } from './taskbench/kernel.js';
+import { graph, type Pattern } from './taskbench/patterns.js';
+
+/** Write a Task Bench graph as a program (its own directory, ucodes.ts beside it). */
+function taskbenchProgram(dir: string, pattern: Pattern, width: number, steps: number): string {
+  const sub = join(dir, `${pattern}-w${width}-s${steps}`);
+  mkdirSync(sub, { recursive: true });
+  const { program, arities } = generate(graph(pattern, width, steps));
+  writeFileSync(join(sub, 'p.fa'), program);
+  writeFileSync(join(sub, 'ucodes.ts'), ucodes(arities, join(ROOT, 'bench', 'taskbench', 'kernel.ts')));
+  return join(sub, 'p.fa');
+}
+
+export async function run(ctx: Ctx): Promise<SuiteOutput> {
+  const q = ctx.quick;
+  const reps = q ? 1 : Math.max(ctx.reps, 3);
+  const f: Record<string, number> = {};
+  const units: Record<string, string> = {};
+  const targets: Target[] = [];
+  const notes: string[] = [`fresh process per run, median of ${reps} interleaved; µs per fragment = program span / fragments`];
+  const chain = prog('chain/chain.fa');
+  const chains = prog('chains/chains.fa');
+  const dir = mkdtempSync(join(tmpdir(), 'luna-finegrain-'));
+  const put = (key: string, v: number, unit: string, original?: number): void => {
+    f[key] = sig(v);
+    units[key] = unit;
+    if (original !== undefined) { f[`${key}.xOriginal`] = sig(v / original); units[`${key}.xOriginal`] = '×'; }
+  };
+  try {
+    await section(ctx, notes, 'chains', async () => {
+      ctx.log('finegrain: chain 1×20 000 / 1×200 000 on 1 and 2 threads, 8 chains on 2 threads');
+      const m = await interleavedTimed(reps, {
+        c20kT1: ['--threads', 1, chain, 20_000, 0],
+        c200kT1: ['--threads', 1, chain, 200_000, 0],
+        c20kT2: ['--threads', 2, chain, 20_000, 0],
+        c200kT2: ['--threads', 2, chain, 200_000, 0],
+        ch8x2kT2: ['--threads', 2, chains, 8, 2_000],
+        ch8x20kT2: ['--threads', 2, chains, 8, 20_000],
+      });
+      put('chain20k.t1.usPerCf', (m.c20kT1.programMs * 1000) / 20_000, 'µs', ORIGINAL.chain20kT1);
+      put('chain200k.t1.usPerCf', (m.c200kT1.programMs * 1000) / 200_000, 'µs', ORIGINAL.chain200kT1);
+      put('chain200k.t2.usPerCf', (m.c200kT2.programMs * 1000) / 200_000, 'µs', ORIGINAL.chain200kT2);
+      put('chain.t1.marginalUsPerCf', ((m.c200kT1.programMs - m.c20kT1.programMs) * 1000) / 180_000, 'µs');
+      put('chain.t2.marginalUsPerCf', ((m.c200kT2.programMs - m.c20kT2.programMs) * 1000) / 180_000, 'µs');
+      put('chains8x2k.t2.usPerCf', (m.ch8x2kT2.programMs * 1000) / 16_000, 'µs', ORIGINAL.chains8x2000T2);
+      put('chains8x20k.t2.usPerCf', (m.ch8x20kT2.programMs * 1000) / 160_000, 'µs', ORIGINAL.chains8x20000T2);
+      put('chain200k.t1.peakMB', m.c200kT1.maxRssKB / 1024, 'MB', ORIGINAL.chain200kMB);
+      targets.push(
+        { key: 'chain20k.t1.usPerCf', op: '<=', value: ORIGINAL.chain20kT1, label: 'chain 1×20 000, warm-up included, ≤ the original' },
+        { key: 'chain.t1.marginalUsPerCf', op: '<=', value: 2, label: 'marginal chain cost, 1 thread' },
+        { key: 'chain.t2.marginalUsPerCf', op: '<=', value: 3, label: 'marginal chain cost, 2 threads' },
+        { key: 'chains8x2k.t2.usPerCf', op: '<=', value: 3.3, label: '8 chains × 2 000 on 2 threads' },
+      );
+    });
+
+    await section(ctx, notes, 'pingpong', async () => {
+      ctx.log('finegrain: pingpong over 2 processes');
+      const pp = prog('pingpong/pingpong.fa');
+      const [short, long] = q ? [1_000, 5_000] : [2_000, 20_000];
+      const m = await interleavedTimed(reps, {
+        short: ['--nodes', 2, '--threads', 1, pp, short, 8],
+        long: ['--nodes', 2, '--threads', 1, pp, long, 8],
+      });
+      put('pingpong.usPerStep', (m.long.programMs * 1000) / long, 'µs', ORIGINAL.pingpongStep);
+      put('pingpong.marginalUsPerStep', ((m.long.programMs - m.short.programMs) * 1000) / (long - short), 'µs');
+      targets.push({ key: 'pingpong.usPerStep', op: '<=', value: 40, label: 'pingpong step across 2 processes' });
+    });
+
+    await section(ctx, notes, 'stencil', async () => {
+      ctx.log('finegrain: stencil_1d width 2, empty kernel');
+      const s2k = taskbenchProgram(dir, 'stencil_1d', 2, 2_000);
+      const s20k = taskbenchProgram(dir, 'stencil_1d', 2, 20_000);
+      const m = await interleavedTimed(reps, {
+        s2kT1: ['--threads', 1, s2k, 2_000, 0],
+        s2kT2: ['--threads', 2, s2k, 2_000, 0],
+        s20kT1: ['--threads', 1, s20k, 20_000, 0],
+        s20kT2: ['--threads', 2, s20k, 20_000, 0],
+      });
+      put('stencil2k.t1.usPerTask', (m.s2kT1.programMs * 1000) / 4_000, 'µs', ORIGINAL.stencil2000T1);
+      put('stencil2k.t2.usPerTask', (m.s2kT2.programMs * 1000) / 4_000, 'µs', ORIGINAL.stencil2000T2);
+      put('stencil20k.t1.usPerTask', (m.s20kT1.programMs * 1000) / 40_000, 'µs', ORIGINAL.stencil20000T1);
+      put('stencil20k.t2.usPerTask', (m.s20kT2.programMs * 1000) / 40_000, 'µs', ORIGINAL.stencil20000T2);
+      targets.push(
+        { key: 'stencil2k.t1.usPerTask', op: '<=', value: 5, label: 'stencil task, 1 thread, warm-up included' },
+        { key: 'stencil2k.t2.usPerTask', op: '<=', value: 8.5, label: 'stencil task, 2 threads, warm-up included' },
+      );
+    });
+
+    await section(ctx, notes, 'memory', async () => {
+      ctx.log('finegrain: memory of the smallest program and of pending fragments');
+      const pending = prog('pending/pending.fa');
+      const [nSmall, nBig] = q ? [20_000, 100_000] : [50_000, 250_000];
+      const m = await interleavedTimed(reps, {
+        emptyT1: ['--threads', 1, prog('empty/empty.fa')],
+        emptyT2: ['--threads', 2, prog('empty/empty.fa')],
+        small: ['--threads', 1, pending, nSmall, 1_000],
+        big: ['--threads', 1, pending, nBig, 1_000],
+      });
+      put('empty.t1.peakMB', m.emptyT1.maxRssKB / 1024, 'MB', ORIGINAL.emptyMB);
+      put('empty.t2.peakMB', m.emptyT2.maxRssKB / 1024, 'MB', ORIGINAL.emptyMB);
+      put('pending.bytesPerCf', ((m.big.maxRssKB - m.small.maxRssKB) * 1024) / (nBig - nSmall), 'B');
+      targets.push(
+        { key: 'empty.t2.peakMB', op: '<=', value: 50, label: 'the smallest program' },
+        { key: 'pending.bytesPerCf', op: '<=', value: 700, label: 'memory per pending fragment' },
+      );
+      notes.push('peak RSS of the process (node 0); a bare `node -e 0` here takes about 40 MB');
+    });
+
+    await section(ctx, notes, 'ucode speed', async () => {
+      ctx.log('finegrain: ucode speed, runtime vs a plain loop');
+      const steps = q ? 200 : 1_000, iters = 16_384, width = 2, tasks = steps * width;
+      const p = taskbenchProgram(dir, 'trivial', width, steps);
+      const loop: number[] = [];
+      const runs: number[] = [];
+      let sink = 0;
+      for (let r = 0; r < reps; r++) {
+        const t = nowMs();
+        for (let i = 0; i < tasks; i++) sink += computeBound(iters);
+        loop.push(nowMs() - t);
+        runs.push((await interleavedTimed(1, { r: ['--threads', 1, p, steps, iters] })).r.programMs);
+      }
+      if (!Number.isFinite(sink)) throw new Error('kernel result');
+      put('ucode.xPlainLoop', median(runs) / median(loop), '×');
+      targets.push({ key: 'ucode.xPlainLoop', op: '<=', value: 1.05, label: 'a ucode runs at its own speed (runtime vs plain loop)' });
+      notes.push(`ucode speed: ${tasks} calls of compute_bound(${iters}) (~${sig(median(loop) * 1000 / tasks)} µs each); the runtime's figure includes its per-fragment cost`);
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { status: 'ok', figures: f, units, targets, notes };
+}

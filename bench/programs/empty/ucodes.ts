@@ -1,0 +1,2 @@
+// Ucodes of bench/programs/empty/empty.fa.
+export function c_nothing(): void {}
