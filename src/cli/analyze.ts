@@ -1,5 +1,5 @@
 // `luna analyze slow TRACE`: SLOW characteristics, breakdowns, blame, critical path, advice.
-import { analyzeSlowTrace, formatSlowTable, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
+import { analyzeSlowTrace, formatSlowTable, interpretFindings, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
 import { traceErrorExit } from './trace-errors.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 
@@ -18,7 +18,7 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
   }
   try {
     const report = analyzeSlowTrace(dir, { model: o.model as SlowModel, windowNs, compare: o.compare });
-    if (o.json) process.stdout.write(JSON.stringify({ ...report, advice: interpretSlow(report) }, null, 2) + '\n');
+    if (o.json) process.stdout.write(JSON.stringify({ ...report, advice: interpretSlow(report), findings: interpretFindings(report) }, null, 2) + '\n');
     else {
       process.stdout.write(formatSlowTable(report) + '\n');
       const advice = interpretSlow(report);

@@ -8,6 +8,7 @@ import type { UcodeBundle } from '../ucode/bundle.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
 import { cpuClockExact, runOrigin, setRunOrigin, wallNs } from '../trace/clock.js';
 import type { RunStatus } from '../trace/schema.js';
+import type { MachineInfo } from '../trace/manifest.js';
 import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
 import { WorkerPool } from './exec/pool.js';
@@ -44,6 +45,8 @@ export interface RunResult {
   kind?: 'fault' | 'hang' | 'lost';
   /** rank 0 of a traced multi-node run: clock offsets of the nodes */
   clockOffsets?: number[];
+  /** rank 0 of a traced multi-node run: the machines the nodes ran on */
+  machines?: MachineInfo[];
   /** CFs this node ran on its system thread and sent to workers (in how many batches) */
   stats: { inline: number; sent: number; batches: number };
   /** this node's program time: from its start (after loading) to the end of the run, ns */
@@ -52,6 +55,16 @@ export interface RunResult {
 
 export function defaultThreads(): number {
   return Math.max(1, availableParallelism());
+}
+
+/** Nodes grouped by the host they ran on. */
+function machinesOf(hosts: readonly { host: string; cores: number }[]): MachineInfo[] {
+  const by = new Map<string, MachineInfo>();
+  hosts.forEach((h, node) => {
+    const m = by.get(h.host);
+    if (m) m.nodes.push(node); else by.set(h.host, { host: h.host, cores: h.cores, nodes: [node] });
+  });
+  return [...by.values()];
 }
 
 const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : r.kind === 'hang' ? 'hung' : r.kind === 'lost' ? 'lost' : 'failed');
@@ -107,7 +120,8 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   await pool.stop();
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets, stats: { ...rt.stats }, wallNs: ended - started };
+  const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started };
 }
 
 /** A one-node run in this process (the library's entry point). */

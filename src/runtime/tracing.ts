@@ -1,12 +1,12 @@
 // The trace directory of a run, managed by the launching rank 0: a draft manifest before any
 // node starts (so a run that crashes still leaves a readable directory), the final manifest
 // with the files, clock offsets and how the run ended.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
 import { cpuClockExact } from '../trace/clock.js';
 import { listTraceFiles, openTraceDir, writeManifest } from '../trace/dir.js';
 import { VERSION as TRACE_FORMAT_VERSION } from '../trace/format.js';
-import type { TraceManifest, SiteInfo } from '../trace/manifest.js';
+import type { MachineInfo, TraceManifest, SiteInfo } from '../trace/manifest.js';
 import type { RunStatus } from '../trace/schema.js';
 
 export interface RunDescription {
@@ -26,7 +26,7 @@ export function siteTable(p: CompiledProgram): SiteInfo[] {
 export function startRunTrace(dir: string, program: CompiledProgram, d: RunDescription): TraceManifest {
   const manifest: TraceManifest = {
     format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: d.program, args: [...d.args], nodes: d.nodes, threads: d.threads,
-    cores: availableParallelism(), codes: program.codes, sites: siteTable(program), policy: d.policy,
+    cores: availableParallelism(), ...(d.nodes === 1 ? { machines: [thisMachine([0])] } : {}), codes: program.codes, sites: siteTable(program), policy: d.policy,
     clock: { cpuExact: cpuClockExact, offsets: new Array<number>(d.nodes).fill(0) },
     startedAt: new Date().toISOString(), status: 'running', versions: { lunaTs: d.version, node: process.version }, files: [],
   };
@@ -34,10 +34,19 @@ export function startRunTrace(dir: string, program: CompiledProgram, d: RunDescr
   return manifest;
 }
 
-/** The final manifest: files written, clock offsets, how the run ended. */
-export function finishRunTrace(dir: string, manifest: TraceManifest, end: { status: RunStatus; message?: string; offsets?: number[] }): void {
+/** This machine, running `nodes`. */
+export function thisMachine(nodes: number[]): MachineInfo {
+  return { host: hostname(), cores: availableParallelism(), nodes };
+}
+
+/**
+ * The final manifest: files written, clock offsets, how the run ended, and the machines of a
+ * multi-node run (asked by node 0 with the clock offsets; a one-node draft already has its own).
+ */
+export function finishRunTrace(dir: string, manifest: TraceManifest, end: { status: RunStatus; message?: string; offsets?: number[]; machines?: MachineInfo[] }): void {
   writeManifest(dir, {
     ...manifest,
+    ...(end.machines ? { machines: end.machines } : {}),
     clock: { ...manifest.clock, offsets: end.offsets ?? manifest.clock.offsets },
     status: end.status,
     ...(end.message ? { message: end.message } : {}),

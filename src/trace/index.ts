@@ -1,7 +1,7 @@
 // Public surface of the trace layer: clocks, schema, writer, reader/merger, directories, exports.
 export type { TraceSink, TraceEvent, TraceEventKind, RecordKind, RunStatus } from './schema.js';
 export { RECORDS, STATUS } from './schema.js';
-export type { TraceManifest, SiteInfo } from './manifest.js';
+export type { TraceManifest, SiteInfo, MachineInfo } from './manifest.js';
 export { cpuClockExact, cpuClockWarningOnce, newRunOrigin, runOrigin, setRunOrigin, threadCpuNs, wallNs } from './clock.js';
 export { TraceFormatError, traceFileName, VERSION as TRACE_FORMAT_VERSION } from './format.js';
 export { ThreadTraceWriter, type WriterOptions } from './writer.js';

@@ -18,6 +18,15 @@ export interface SiteInfo {
   spawnNo: number;
 }
 
+/** One machine of a run. */
+export interface MachineInfo {
+  host: string;
+  /** CPUs available to the run's processes there (os.availableParallelism()) */
+  cores: number;
+  /** nodes (ranks) that ran on it */
+  nodes: number[];
+}
+
 export interface TraceManifest {
   format: 'luna-ts-trace';
   version: number;
@@ -26,8 +35,15 @@ export interface TraceManifest {
   nodes: number;
   /** worker threads (lanes) per node */
   threads: number;
-  /** physical cores of the machine(s): nodes × threads above it oversubscribe */
+  /** CPUs of the launching machine (node 0's); `machines` says where every node ran */
   cores?: number;
+  /**
+   * The machines the nodes ran on: host name, the CPUs its processes could use (hardware
+   * threads, honoring CPU affinity) and which nodes ran there. More busy threads than `cores`
+   * on one machine oversubscribe it. Absent in older traces; a node listed nowhere ran on a
+   * machine the launcher could not ask (the analysis then assumes nothing about it).
+   */
+  machines?: MachineInfo[];
   /** code-fragment index → name (imports by alias, subs by name, 'for'/'while'/'if' kinds) */
   codes: string[];
   /** spawn-site index → site (empty for traces made by the simulator) */

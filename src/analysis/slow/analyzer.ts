@@ -40,9 +40,13 @@ export class SlowAnalyzer implements ModelListener {
   readonly perCode = new KeyedRows<number>();
   readonly perLabel = new KeyedRows<string>();
   series: Series | null = null;
-  readonly ovh = { preempt: 0, sendDelay: 0, startDelay: 0, systemCores: 0 };
+  readonly ovh = { preempt: 0, sendDelay: 0, startDelay: 0, systemCores: 0, startup: 0 };
   sTail = 0;
+  /** S of lanes that ran no CF (part of sTail) */
+  sIdleLanes = 0;
   cfCount = 0;
+  /** CFs run per lane slot */
+  readonly laneCfs: Float64Array;
   /** system-thread busy time per node */
   readonly busy: Float64Array;
 
@@ -73,6 +77,7 @@ export class SlowAnalyzer implements ModelListener {
     this.perNode = new Float64Array(this.N * NF);
     this.perThread = new Float64Array(slots * NF);
     this.busy = new Float64Array(this.N);
+    this.laneCfs = new Float64Array(slots);
     m.listen(this);
   }
 
@@ -123,6 +128,7 @@ export class SlowAnalyzer implements ModelListener {
     const slot = m.slot, d = m.start, node = m.node;
     this.idle[slot] = e;
     this.cfCount++;
+    this.laneCfs[slot]++;
     // B: the latest input to exist; G/C: the latest to arrive here and when it was first sent
     let B = -Infinity, G = -Infinity, C = -Infinity;
     let bRec: DfRec | null = null, gRec: DfRec | null = null, cpIn: PathNode | null = null;
@@ -163,6 +169,8 @@ export class SlowAnalyzer implements ModelListener {
     this.add(F_O, sp.oStart, slot, sp.g, d, cr, lr);
     this.ovh.sendDelay += sp.oSend;
     this.ovh.startDelay += sp.oStart;
+    // the O before a lane's first CF is start-up (workers booting, the first CFs being made)
+    if (this.laneCfs[slot] === 1) this.ovh.startup += sp.oSend + sp.oStart;
     const pre = (e - d) - u;
     this.add(F_U, u, slot, d, e, cr, lr);
     this.add(F_O, pre, slot, d, e, cr, lr);

@@ -1,20 +1,52 @@
 // Recommendations in the seeds' terms (000 §2.3, 003 §3.2), each grounded in this run's numbers:
 // S → parallelism degree / fragmentation, distribution of CFs, critical-path priorities, balancing;
 // L → distribution of DFs relative to CFs, finer fragmentation to overlap transfers, replication;
-// O → fragmentation too fine, runtime implementation, pre-emption, trace playback.
+// O → fragmentation too fine, runtime implementation, pre-emption.
+// Facts of the run come first whatever the dominant loss: an oversubscribed machine (it distorts
+// every other figure), nodes and worker threads that ran nothing. Advice names options and rules
+// only through features.ts, so it never recommends something the tool does not offer.
 
+import { OPTION, RULE, q } from './features.js';
 import { dur, pct, share } from './fmt.js';
-import type { SlowReport } from './types.js';
+import type { MachineRow, SlowReport } from './types.js';
 
 const NOTABLE = 10; // percent of T_total worth a recommendation
 
+export type FindingKind =
+  | 'summary' | 'oversubscribed' | 'idle-nodes' | 'idle-threads'
+  | 'sequential' | 'uneven-nodes' | 'order' | 'tail'
+  | 'latency' | 'overhead' | 'fine-grained' | 'preemption'
+  | 'coverage' | 'litvinov';
+
+/** One recommendation: what it is about, its words, and the report fields that back it. */
+export interface Finding {
+  kind: FindingKind;
+  /** the SLOW factor it explains, if any */
+  factor?: 'S' | 'L' | 'O';
+  text: string;
+  /** paths of the report's fields that hold the evidence (e.g. `placement.idleNodes`) */
+  evidence: string[];
+}
+
+/** The recommendations as text, most important first. */
 export function interpretSlow(r: SlowReport): string[] {
-  const out: string[] = [];
-  if (r.tTotal <= 0) return ['The trace holds no run time: nothing to analyze.'];
+  return interpretFindings(r).map((f) => f.text);
+}
+
+export function interpretFindings(r: SlowReport): Finding[] {
+  if (r.tTotal <= 0) return [{ kind: 'summary', text: 'The trace holds no run time: nothing to analyze.', evidence: ['tWall'] }];
+  const out: Finding[] = [];
   const { p } = r;
   const factors = (['S', 'L', 'O'] as const).map((f) => [f, p[f]] as const).sort((a, b) => b[1] - a[1]);
-  out.push(`Useful work P_U = ${pct(p.U)} of T_total = ${dur(r.tTotal)} (${dur(r.tWall)} × ${r.cores} cores); ` +
-    `the dominant loss is ${name(factors[0][0])} (P_${factors[0][0]} = ${pct(factors[0][1])}).`);
+  out.push({
+    kind: 'summary',
+    text: `Useful work P_U = ${pct(p.U)} of T_total = ${dur(r.tTotal)} (${dur(r.tWall)} × ${r.cores} worker ${plural(r.cores, 'thread')}); ` +
+      `the dominant loss is ${name(factors[0][0])} (P_${factors[0][0]} = ${pct(factors[0][1])}).`,
+    evidence: ['p', 't', 'tTotal'],
+  });
+  out.push(...oversubscribed(r));
+  out.push(...idleNodes(r));
+  out.push(...idleThreads(r));
   for (const [f, v] of factors) {
     if (v < NOTABLE && f !== factors[0][0]) continue;
     if (v <= 0) continue;
@@ -22,11 +54,20 @@ export function interpretSlow(r: SlowReport): string[] {
     else if (f === 'L') out.push(...latency(r));
     else out.push(...overhead(r));
   }
-  if (r.coverage < 0.99) out.push(`Coverage is only ${pct(100 * r.coverage)}: the trace is incomplete (${r.warnings.join('; ') || 'no warnings'}); figures are lower bounds.`);
+  if (r.coverage < 0.99) {
+    out.push({ kind: 'coverage', text: `Coverage is only ${pct(100 * r.coverage)}: the trace is incomplete (${r.warnings.join('; ') || 'no warnings'}); figures are lower bounds.`, evidence: ['coverage', 'warnings'] });
+  }
   const lit = r.models.litvinov2017, kir = r.models.kireev2024;
   if (lit && kir && kir.S > 0) {
     const moved = kir.S - lit.S;
-    if (moved > 0.05 * kir.S) out.push(`Under litvinov2017, ${share(moved / kir.S)} of S (${dur(moved)}) is pre-emption that delayed the producers: reserving a core for the runtime would shorten those chains.`);
+    if (moved > 0.05 * kir.S) {
+      out.push({
+        kind: 'litvinov', factor: 'S',
+        text: `Under litvinov2017, ${share(moved / kir.S)} of S (${dur(moved)}) is pre-emption that delayed the producers: ` +
+          `fewer worker threads than CPUs (${q(OPTION.threads)}) would leave the system threads a CPU and shorten those chains.`,
+        evidence: ['models.kireev2024.S', 'models.litvinov2017.S'],
+      });
+    }
   }
   return out;
 }
@@ -35,50 +76,193 @@ function name(f: 'S' | 'L' | 'O'): string {
   return f === 'S' ? 'starvation' : f === 'L' ? 'latency' : 'runtime overhead';
 }
 
-function starvation(r: SlowReport): string[] {
-  const out: string[] = [];
+/** "1", "1 and 2", "1, 2 and 3", "1, 2, …, and 12 more" */
+function list(xs: readonly (string | number)[], max = 8): string {
+  const s = xs.slice(0, max).map(String);
+  if (xs.length > max) return `${s.join(', ')} and ${xs.length - max} more`;
+  return s.length <= 1 ? s.join('') : `${s.slice(0, -1).join(', ')} and ${s[s.length - 1]}`;
+}
+
+const plural = (n: number, one: string, many = `${one}s`): string => (n === 1 ? one : many);
+
+function oversubscribedMachines(r: SlowReport): MachineRow[] {
+  return r.machines.filter((m) => m.oversubscription > 1 && m.nodes.length > 0);
+}
+
+/** The machine's CPUs per node on it, the largest --threads that does not oversubscribe it. */
+function fittingThreads(m: MachineRow): number {
+  return Math.max(1, Math.floor(m.cores / Math.max(1, m.nodes.length)));
+}
+
+function oversubscribed(r: SlowReport): Finding[] {
+  return oversubscribedMachines(r).map((m) => {
+    const where = m.host ? `Machine ${q(m.host)}` : 'The machine';
+    const nn = m.nodes.length;
+    const o = r.overhead;
+    const fix = nn > m.cores
+      ? `Run at most ${m.cores} ${plural(m.cores, 'node')} there (${q(`${OPTION.nodes} ${m.cores}`)} with ${q(`${OPTION.threads} 1`)}), or spread the nodes over more machines`
+      : `Run with ${q(`${OPTION.threads} ${fittingThreads(m)}`)} so that ${nn} ${plural(nn, 'node')} × threads ≤ ${m.cores} CPUs, or spread the nodes over more machines`;
+    return {
+      kind: 'oversubscribed' as const, factor: 'O' as const,
+      text: `${where} ran ${nn} ${plural(nn, 'node')} × ${r.threads} worker ${plural(r.threads, 'thread')} = ${m.workers} workers ` +
+        `(and ${nn} system ${plural(nn, 'thread')}) on ${m.cores} ${plural(m.cores, 'CPU')}: oversubscribed ${m.oversubscription.toFixed(1)}×. ` +
+        `At most ${m.cores} threads run at a time, so workers lose their CPU while running CFs (pre-emption ${dur(o.preempt)}) and the runtime ` +
+        `starts ready CFs late (ready→start ${dur(o.startDelay)}): that is the machine's limit, not the program's fragmentation. ` +
+        `${fix}, then analyse again.`,
+      evidence: ['machines', 'overhead.preempt', 'overhead.startDelay'],
+    };
+  });
+}
+
+/** The label with enough CFs to spread over the nodes that does most of the useful work. */
+function heaviestLabel(r: SlowReport): { label: string; cfs: number; share: number } | null {
+  const rows = r.perLabel.filter((x) => x.label !== 'main' && x.U > 0 && x.cfs >= r.nodes).sort((a, b) => b.U - a.U);
+  const top = rows[0];
+  return top && r.t.U > 0 ? { label: top.label, cfs: top.cfs, share: top.U / r.t.U } : null;
+}
+
+function idleNodes(r: SlowReport): Finding[] {
+  const idle = r.placement.idleNodes;
+  if (idle.length === 0 || r.nodes < 2) return [];
+  const busy = r.placement.perNode.map((c, n) => [n, c] as const).filter(([, c]) => c > 0);
+  const ranOn = busy.length === 1
+    ? `all ${busy[0]![1]} CFs ran on node ${busy[0]![0]}`
+    : `the CFs ran on ${plural(busy.length, 'node')} ${list(busy.map(([n, c]) => `${n} (${c})`))}`;
+  const lost = idle.length * r.tWall * r.threads;
+  const top = heaviestLabel(r);
+  const where = top ? ` (here ${q(top.label)}: ${top.cfs} CFs, ${share(top.share)} of the useful work)` : '';
+  return [{
+    kind: 'idle-nodes', factor: 'S',
+    text: `${plural(idle.length, 'Node')} ${list(idle)} ran no fragment: ${ranOn}; ${plural(idle.length, 'its', 'their')} ` +
+      `${idle.length * r.threads} worker ${plural(idle.length * r.threads, 'thread')} starved the whole run (${dur(lost)}, ${share(r.tTotal > 0 ? lost / r.tTotal : 0)} of T_total). ` +
+      `A CF without a placement rule runs on node 0 (docs/language.md §8.5). Spread the CFs that do the work${where} over the nodes with ` +
+      `${q(`${RULE.locatorCyclic}: e;`)} on their statements (e.g. their block index), keep the DFs they produce beside them with a map rule ` +
+      `${q(`${RULE.locatorCyclic} X[i] => e;`)}, or mark independent CFs ${q(RULE.stealable)} so that idle nodes take them.`,
+    evidence: ['placement.idleNodes', 'placement.perNode', 'perNode', 'perLabel'],
+  }];
+}
+
+/** Worker threads of the nodes that ran CFs (capped by the machines' CPUs when known). */
+function usableWorkers(r: SlowReport): number {
+  const used = r.placement.perNode.map((c) => c > 0);
+  let w = used.filter(Boolean).length * r.threads;
+  const covered = new Set(r.machines.flatMap((m) => m.nodes));
+  if (r.machines.length > 0 && used.every((u, n) => !u || covered.has(n))) {
+    w = r.machines.reduce((a, m) => a + Math.min(m.cores, m.nodes.filter((n) => used[n]).length * r.threads), 0);
+  }
+  return Math.max(1, w);
+}
+
+function pathText(r: SlowReport): string {
+  return r.criticalPath.byLabel.slice(0, 2).map((c) => `${q(c.key)} ${share(c.share)}`).join(', ');
+}
+
+function idleThreads(r: SlowReport): Finding[] {
+  const idle = r.placement.idleThreads;
+  if (idle.length === 0) return [];
+  const cp = r.criticalPath;
+  const workers = usableWorkers(r);
+  const ns = idle.length * r.tWall;
+  const names = list(idle.map((x) => `${x.node}.${x.thread}`));
+  const head = `Worker ${plural(idle.length, 'thread')} ${names} ran no fragment (${dur(ns)}, ${share(r.t.S > 0 ? ns / r.t.S : 0)} of S)`;
+  const path = pathText(r);
+  // as many threads as the busiest node kept busy
+  let fewer = 1;
+  r.placement.perNode.forEach((c, n) => { if (c > 0) fewer = Math.max(fewer, r.threads - idle.filter((x) => x.node === n).length); });
+  if (cp.length > 0 && cp.parallelism < workers - idle.length + 0.5) {
+    return [{
+      kind: 'idle-threads', factor: 'S',
+      text: `${head}: the program has less parallelism than threads — its execution graph offers ${cp.parallelism.toFixed(1)}-way parallelism ` +
+        `(T_U / critical path) for ${workers} worker threads, the critical path is ${dur(cp.length)} = ${share(cp.ofWall)} of T_wall` +
+        `${path ? `, made of ${path}` : ''}. Split the work on that path into more independent fragments, or run with ` +
+        `${q(`${OPTION.threads} ${fewer}`)}.`,
+      evidence: ['placement.idleThreads', 'placement.perThread', 'criticalPath'],
+    }];
+  }
+  return [{
+    kind: 'idle-threads', factor: 'S',
+    text: `${head}, although the execution graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${workers} worker threads: ` +
+      `the runtime handed the CFs to the other workers in batches and chains. With few, short CFs that is all there is to hand out — ` +
+      `more or larger CFs spread over all workers; or run with ${q(`${OPTION.threads} ${fewer}`)}.`,
+    evidence: ['placement.idleThreads', 'placement.perThread', 'criticalPath.parallelism'],
+  }];
+}
+
+function starvation(r: SlowReport): Finding[] {
+  const out: Finding[] = [];
   const cp = r.criticalPath, S = r.t.S;
   const top = r.blame.starvation.byLabel[0];
   const who = top && r.blame.starvation.total > 0
-    ? `; ${share(top.ns / S)} of it waiting on \`${top.key}\` producers` : '';
-  const tail = S > 0 ? r.starvationTail / S : 0;
-  const path = cp.byLabel.slice(0, 2).map((c) => `\`${c.key}\` ${share(c.share)}`).join(', ');
-  if (cp.length > 0 && cp.parallelism < 0.9 * r.cores) {
-    out.push(`S = ${pct(r.p.S)}${who}. The execution graph offers only ${cp.parallelism.toFixed(1)}-way parallelism ` +
-      `(T_U / critical path) for ${r.cores} cores; the critical path is ${dur(cp.length)} = ${share(cp.ofWall)} of T_wall` +
-      `${path ? `, made of ${path}` : ''}. The algorithm is too sequential at this fragmentation: split the data on that path` +
-      `${top ? ` (what \`${top.key}\` produces)` : ''} into more fragments so more CFs are ready at once, or run on fewer cores.`);
-  } else {
+    ? `; ${share(top.ns / S)} of it waiting on ${q(top.key)} producers` : '';
+  const path = pathText(r);
+  const workers = usableWorkers(r);
+  const hasIdleNodes = r.placement.idleNodes.length > 0 && r.nodes > 1;
+  if (r.placement.idleThreads.length === 0 && cp.length > 0 && cp.parallelism < 0.9 * workers) {
+    out.push({
+      kind: 'sequential', factor: 'S',
+      text: `S = ${pct(r.p.S)}${who}. The execution graph offers only ${cp.parallelism.toFixed(1)}-way parallelism ` +
+        `(T_U / critical path) for ${workers} worker threads${hasIdleNodes ? ' on the nodes that ran CFs' : ''}; the critical path is ${dur(cp.length)} = ${share(cp.ofWall)} of T_wall` +
+        `${path ? `, made of ${path}` : ''}. The algorithm is too sequential at this fragmentation: split the data on that path` +
+        `${top ? ` (what ${q(top.key)} produces)` : ''} into more fragments so more CFs are ready at once, or run fewer worker threads (${q(OPTION.threads)}).`,
+      evidence: ['criticalPath', 'blame.starvation'],
+    });
+  } else if (!hasIdleNodes && r.placement.idleThreads.length === 0) {
     const nodeS = r.perNode.map((n) => n.S);
     const hi = nodeS.indexOf(Math.max(...nodeS)), lo = nodeS.indexOf(Math.min(...nodeS));
     const perNode = r.tWall * r.threads;
     if (r.nodes > 1 && perNode > 0 && (nodeS[hi] - nodeS[lo]) / perNode > 0.2) {
-      out.push(`S = ${pct(r.p.S)}${who}, unevenly: node ${hi} starves ${share(nodeS[hi] / perNode)} of its time, node ${lo} only ` +
-        `${share(nodeS[lo] / perNode)}. Ready CFs pile up on some nodes while others idle: change the distribution of CFs ` +
-        `(locator_cyclic / another locator) or mark them stealable for dynamic balancing.`);
-    } else {
-      out.push(`S = ${pct(r.p.S)}${who}, although the graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${r.cores} cores: ` +
-        `the CFs on the critical path (${path || 'see the path'}) are not chosen first. Give critical-path CFs priority, or balance dynamically.`);
+      out.push({
+        kind: 'uneven-nodes', factor: 'S',
+        text: `S = ${pct(r.p.S)}${who}, unevenly: node ${hi} starves ${share(nodeS[hi] / perNode)} of its time, node ${lo} only ` +
+          `${share(nodeS[lo] / perNode)}. Ready CFs pile up on some nodes while others idle: change the distribution of CFs ` +
+          `(${q(`${RULE.locatorCyclic}: e;`)} with another expression) or mark them ${q(RULE.stealable)} so that idle nodes take them.`,
+        evidence: ['perNode', 'placement.perNode'],
+      });
+    } else if (cp.length > 0) {
+      out.push({
+        kind: 'order', factor: 'S',
+        text: `S = ${pct(r.p.S)}${who}, although the graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${workers} worker threads: ` +
+          `the CFs on the critical path (${path || 'see the path'}) are not chosen first. Run them first: ${q(`luna run ${OPTION.prioritiesFrom} TRACE`)} ` +
+          `takes their order from this trace, or give them a ${q(`${RULE.priority}: e;`)} rule.`,
+        evidence: ['criticalPath', 'blame.starvation'],
+      });
     }
   }
-  if (tail > 0.5) out.push(`${share(tail)} of S is the tail after workers' last CFs: the run ends unevenly — the last phase is too coarse or badly balanced.`);
+  // the tail of workers that did run CFs; those that ran none are their own finding
+  const tail = S > 0 ? Math.max(0, r.starvationTail - r.placement.idleNs) / S : 0;
+  if (tail > 0.5) {
+    out.push({
+      kind: 'tail', factor: 'S',
+      text: `${share(tail)} of S is the tail after workers' last CFs: the run ends unevenly — the last phase is too coarse or badly balanced ` +
+        `(split its work into more, smaller CFs).`,
+      evidence: ['starvationTail', 'placement.idleNs'],
+    });
+  }
   return out;
 }
 
-function latency(r: SlowReport): string[] {
+function latency(r: SlowReport): Finding[] {
   const b = r.blame.latency, L = r.t.L;
   const pair = b.byNodePair[0], df = b.byDfBase[0];
   const parts: string[] = [];
   if (pair) parts.push(`${share(pair.ns / L)} of it on transfers node ${pair.from} → ${pair.to}`);
-  if (df) parts.push(`${share(df.ns / L)} waiting for DFs \`${df.key}\``);
-  return [`L = ${pct(r.p.L)}${parts.length ? ` (${parts.join(', ')})` : ''}: CFs waited for inputs computed on other nodes. ` +
-    `Place the producers and consumers${df ? ` of \`${df.key}\`` : ''} on the same node (locators), fragment finer so transfers ` +
-    `overlap with computation, or replicate/cache the DFs that are read remotely.`];
+  if (df) parts.push(`${share(df.ns / L)} waiting for DFs ${q(df.key)}`);
+  const x = df ? df.key : 'X';
+  return [{
+    kind: 'latency', factor: 'L',
+    text: `L = ${pct(r.p.L)}${parts.length ? ` (${parts.join(', ')})` : ''}: CFs waited for inputs computed on other nodes. ` +
+      `Place the producers and consumers${df ? ` of ${q(df.key)}` : ''} on the same node (the same ${q(`${RULE.locatorCyclic}: e;`)} on both, ` +
+      `and ${q(`${RULE.locatorCyclic} ${x}[i] => e;`)} so the DF lives there), fragment finer so transfers overlap with computation, ` +
+      `or replicate DFs read on many nodes (${q(`${RULE.locatorReplicating} ${x} => all;`)}).`,
+    evidence: ['blame.latency'],
+  }];
 }
 
-function overhead(r: SlowReport): string[] {
+function overhead(r: SlowReport): Finding[] {
   const o = r.overhead, O = r.t.O;
-  const perCf = r.cfs > 0 ? O / r.cfs : 0;
+  const startup = o.startup ?? 0;
+  // the start-up is paid once per run, not per CF: it says nothing about the fragment size
+  const perCf = r.cfs > 0 ? Math.max(0, O - startup) / r.cfs : 0;
   const parts = [
     ['pre-emption of running CFs', o.preempt],
     ['ready-to-start delay', o.startDelay],
@@ -86,14 +270,33 @@ function overhead(r: SlowReport): string[] {
     ['extra system cores', o.systemCores],
   ] as const;
   const main = [...parts].sort((a, b) => b[1] - a[1])[0];
-  const out = [`O = ${pct(r.p.O)}, ${dur(perCf)} of runtime work per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
-    `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).`];
+  const over = oversubscribedMachines(r).length > 0;
+  const out: Finding[] = [{
+    kind: 'overhead', factor: 'O',
+    text: `O = ${pct(r.p.O)}, ${dur(perCf)} of runtime work per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
+      `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).` +
+      (O > 0 && startup > 0.2 * O ? ` ${share(startup / O)} of O (${dur(startup)}) is the start-up before each worker's first CF ` +
+        `(worker threads booting, ucodes loading, the first CFs being created): paid once per run, it weighs less the more work a run does.` : '') +
+      (over ? ' Much of it comes from the oversubscription above: judge the fragment size once it is gone.' : ''),
+    evidence: ['overhead', 'cfs', 'meanCfNs'],
+  }];
+  if (over) return out;
   if (perCf > 0.25 * r.meanCfNs) {
-    out.push(`The fragmentation is too fine for this runtime: make CFs larger (fewer fragments, ~${dur(Math.max(perCf * 10, r.meanCfNs))} or more each). ` +
-      `If the execution graph is the same every run, trace playback would remove most of this overhead.`);
+    out.push({
+      kind: 'fine-grained', factor: 'O',
+      text: `The fragmentation is too fine for this runtime: make CFs larger (fewer fragments, ~${dur(Math.max(perCf * 10, r.meanCfNs))} or more each).`,
+      evidence: ['overhead', 'meanCfNs'],
+    });
   }
   if (main[0] === 'pre-emption of running CFs' && O > 0 && main[1] / O > 0.5) {
-    out.push(`Most overhead is system threads pre-empting workers: leave a core to the runtime (fewer worker threads) so CFs run undisturbed.`);
+    const m = r.machines.find((x) => x.nodes.length > 0);
+    const k = m ? Math.max(1, fittingThreads(m) - 1) : Math.max(1, r.threads - 1);
+    out.push({
+      kind: 'preemption', factor: 'O',
+      text: `Most overhead is running CFs losing their CPU (to the system threads or other processes): leave a CPU to the runtime ` +
+        `(${q(`${OPTION.threads} ${k}`)}) so CFs run undisturbed.`,
+      evidence: ['overhead.preempt', 'machines'],
+    });
   }
   return out;
 }

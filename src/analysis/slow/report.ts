@@ -3,7 +3,8 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
-import { F_L, F_O, F_S, F_U, FACTORS, slou, type CodeRow, type LabelRow, type PathStep, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import type { TraceManifest } from '../../trace/manifest.js';
+import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -28,7 +29,10 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start);
       continue;
     }
-    if (tEnd > a) { an.add(F_S, tEnd - a, slot, a, tEnd, null, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a; }
+    if (tEnd > a) {
+      an.add(F_S, tEnd - a, slot, a, tEnd, null, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a;
+      if (an.laneCfs[slot] === 0) an.sIdleLanes += tEnd - a;
+    }
   }
   const sysCores = Math.max(0, an.opts.systemCores ?? 0);
   const extra = tWall * sysCores * an.N;
@@ -67,8 +71,11 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
 
   return {
     model: an.model,
+    compare: !!an.opts.compare,
     program: an.manifest.program,
     nodes: an.N, threads: an.T, cores,
+    machines: machinesOf(an.manifest, an.N, an.T),
+    placement: placementOf(an),
     tStart: t0, tWall, tTotal,
     t,
     p: { S: pct(t.S), L: pct(t.L), O: pct(t.O), W: pct(t.W), U: pct(t.U) },
@@ -79,7 +86,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     starvationTail: an.sTail,
     perNode: Array.from({ length: an.N }, (_, i) => slou(an.perNode, i * NF)),
     perThread,
-    series: an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] },
+    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0) },
     perCode, perLabel,
     blame: {
       starvation: {
@@ -111,7 +118,35 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
     events: m.events,
     warnings,
+    units: UNITS,
   };
+}
+
+/**
+ * The machines of the run from the manifest. A trace without `machines` (older runs) but with
+ * node 0's `cores` is placed on one machine only when it had one node: where the other nodes of
+ * an older multi-node trace ran is unknown, and guessing could invent an oversubscription.
+ */
+function machinesOf(mf: TraceManifest, N: number, T: number): MachineRow[] {
+  const known = mf.machines ?? (mf.cores && N === 1 ? [{ host: '', cores: mf.cores, nodes: [0] }] : []);
+  return known.filter((x) => x.cores > 0).map((x) => {
+    const nodes = x.nodes.filter((n) => n >= 0 && n < N);
+    const workers = nodes.length * T;
+    return { host: x.host, cores: x.cores, nodes, workers, oversubscription: workers / x.cores };
+  });
+}
+
+function placementOf(an: SlowAnalyzer): Placement {
+  const perNode = new Array<number>(an.N).fill(0);
+  an.laneCfs.forEach((c, s) => { perNode[Math.floor(s / an.T)] += c; });
+  // a node that recorded nothing is missing from the trace (the model warns), not idle
+  const idleNodes = perNode.flatMap((c, n) => (c === 0 && an.m.perNode[n]! > 0 ? [n] : []));
+  const idleThreads: Placement['idleThreads'] = [];
+  an.laneCfs.forEach((c, s) => {
+    const node = Math.floor(s / an.T);
+    if (c === 0 && perNode[node] > 0) idleThreads.push({ node, thread: (s % an.T) + 1 });
+  });
+  return { perNode, perThread: [...an.laneCfs], idleNodes, idleThreads, idleNs: an.sIdleLanes };
 }
 
 function idleOf(r: Slou): number { return r.S + r.L + r.O; }

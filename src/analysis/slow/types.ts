@@ -53,13 +53,44 @@ export interface CriticalPath {
   tail: PathStep[];
 }
 
+/** A machine of the run and how many worker threads ran on it. */
+export interface MachineRow {
+  host: string;
+  /** CPUs its processes could use */
+  cores: number;
+  nodes: number[];
+  /** worker threads of those nodes (their system threads come on top) */
+  workers: number;
+  /** workers / cores: above 1 the machine is oversubscribed */
+  oversubscription: number;
+}
+
+/** Where the CFs ran, and the nodes and worker threads that ran none. */
+export interface Placement {
+  /** CFs run per node */
+  perNode: number[];
+  /** CFs run per worker thread, in the order of perThread */
+  perThread: number[];
+  /** nodes that ran no CF at all (a node that recorded nothing is missing, not listed: see warnings) */
+  idleNodes: number[];
+  /** worker threads that ran no CF, on nodes that ran some */
+  idleThreads: { node: number; thread: number }[];
+  /** ns of S on every worker thread that ran no CF (their whole T_wall; part of starvationTail) */
+  idleNs: number;
+}
+
 export interface SlowReport {
   model: SlowModel;
+  /** the other model is in `models` because it was asked for (--compare) */
+  compare: boolean;
   program: string;
   nodes: number;
   threads: number;
-  /** nodes × worker threads (+ nodes × systemCores) */
+  /** worker threads the model accounts for: nodes × threads (+ nodes × systemCores); not the machine's CPUs (see machines) */
   cores: number;
+  /** the machines the nodes ran on, as the trace recorded them (empty when it did not) */
+  machines: MachineRow[];
+  placement: Placement;
   tStart: number;
   tWall: number;
   tTotal: number;
@@ -71,13 +102,17 @@ export interface SlowReport {
   coverage: number;
   /** both models when computed; `t` equals models[model] */
   models: Partial<Record<SlowModel, Slou>>;
-  /** parts of O: CF pre-emption (wall − CPU), producer→send delay [B,C), input-present→start delay [G,D), extra system cores */
-  overhead: { preempt: number; sendDelay: number; startDelay: number; systemCores: number };
-  /** part of S that is the tail after each worker's last CF */
+  /**
+   * parts of O: CF pre-emption (wall − CPU), producer→send delay [B,C), input-present→start delay [G,D), extra system cores;
+   * `startup` is the part of sendDelay + startDelay before each worker's first CF (not a separate part: it overlaps them)
+   */
+  overhead: { preempt: number; sendDelay: number; startDelay: number; systemCores: number; startup: number };
+  /** part of S after each worker's last CF up to the end (the whole T_wall of a worker that ran none: placement.idleNs) */
   starvationTail: number;
   perNode: Slou[];
   perThread: ThreadRow[];
-  series: { windowNs: number; points: Slou[] };
+  /** SLOW per time window [tStart + i·windowNs, …); `explicit`: the width was asked for (windowNs option) */
+  series: { windowNs: number; explicit: boolean; points: Slou[] };
   perCode: CodeRow[];
   perLabel: LabelRow[];
   blame: Blame;
@@ -88,6 +123,51 @@ export interface SlowReport {
   meanCfNs: number;
   events: number;
   warnings: string[];
+  /** the unit of every kind of number in this report (see docs/slow.md) */
+  units: typeof UNITS;
+}
+
+/**
+ * The unit of every number of the report, by path (`*` any key, `[]` any array element), carried
+ * in the JSON so that a reader needs no documentation. Times are nanoseconds.
+ */
+export const UNITS = {
+  'tStart': 'ns on the run clock (node 0\'s monotonic clock minus the run origin)',
+  'tWall': 'ns', 'tTotal': 'ns', 'sum': 'ns', 't.*': 'ns', 'models.*.*': 'ns',
+  'p.*': 'percent of tTotal (0-100)',
+  'coverage': 'fraction (sum / tTotal)',
+  'overhead.*': 'ns', 'starvationTail': 'ns',
+  'perNode[].*': 'ns (a node\'s five sum to tWall × threads)',
+  'perThread[].node': 'node number', 'perThread[].thread': 'worker thread number (1-based)',
+  'perThread[].*': 'ns (a thread\'s five sum to tWall)',
+  'series.windowNs': 'ns', 'series.points[].*': 'ns (a window\'s five sum to windowNs × cores, the last window cut by the end)',
+  'perCode[].code': 'code-fragment index', 'perCode[].cfs': 'count', 'perCode[].*': 'ns',
+  'perLabel[].cfs': 'count', 'perLabel[].*': 'ns',
+  'blame.*.total': 'ns', 'blame.*.*[].ns': 'ns', 'blame.*.*[].share': 'fraction of that blame total',
+  'blame.latency.byNodePair[].from': 'node number', 'blame.latency.byNodePair[].to': 'node number',
+  'criticalPath.length': 'ns', 'criticalPath.ofWall': 'fraction of tWall', 'criticalPath.parallelism': 'ratio (T_U / length)',
+  'criticalPath.cfs': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',
+  'criticalPath.tail[].ns': 'ns (CPU time of that CF)',
+  'sysBusy.total': 'ns', 'sysBusy.perNode[]': 'ns',
+  'cfs': 'count', 'meanCfNs': 'ns', 'events': 'count',
+  'nodes': 'count', 'threads': 'count (worker threads per node)', 'cores': 'count (worker threads of the run)',
+  'machines[].cores': 'count (CPUs)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
+  'machines[].oversubscription': 'ratio (workers / cores)',
+  'placement.perNode[]': 'count (CFs)', 'placement.perThread[]': 'count (CFs)', 'placement.idleNodes[]': 'node number',
+  'placement.idleThreads[].node': 'node number', 'placement.idleThreads[].thread': 'worker thread number', 'placement.idleNs': 'ns',
+} as const;
+
+/** The unit of the number at `path` (e.g. `perNode[3].S`), or undefined when UNITS has none. */
+export function unitOf(path: string): string | undefined {
+  const norm = path.replace(/\[\d+\]/g, '[]');
+  let best: string | undefined, bestLen = -Infinity;
+  for (const [pat, unit] of Object.entries(UNITS)) {
+    const re = new RegExp(`^${pat.replace(/[.[\]]/g, (c) => `\\${c}`).replace(/\*/g, '[^.\\[]*')}$`);
+    // the most specific pattern (fewest wildcards, then longest) wins
+    const score = pat.length - 100 * (pat.split('*').length - 1);
+    if (re.test(norm) && score > bestLen) { best = unit; bestLen = score; }
+  }
+  return best;
 }
 
 export const FACTORS = ['S', 'L', 'O', 'W', 'U'] as const;
