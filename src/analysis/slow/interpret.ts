@@ -12,11 +12,13 @@ import type { MachineRow, SlowReport } from './types.js';
 
 const NOTABLE = 10; // percent of T_total worth a recommendation
 
-export type FindingKind =
-  | 'summary' | 'oversubscribed' | 'idle-nodes' | 'idle-threads'
-  | 'sequential' | 'uneven-nodes' | 'order' | 'tail'
-  | 'latency' | 'overhead' | 'fine-grained' | 'preemption'
-  | 'coverage' | 'litvinov';
+export const FINDING_KINDS = [
+  'summary', 'oversubscribed', 'idle-nodes', 'idle-threads',
+  'sequential', 'uneven-nodes', 'order', 'tail',
+  'latency', 'overhead', 'fine-grained', 'preemption',
+  'coverage', 'litvinov',
+] as const;
+export type FindingKind = typeof FINDING_KINDS[number];
 
 /** One recommendation: what it is about, its words, and the report fields that back it. */
 export interface Finding {
