@@ -1,5 +1,6 @@
-// `luna export perfetto DIR -o out.json`
+// `luna export perfetto DIR -o out.json`, `luna export tables DIR [-o OUT] [--format csv,parquet]`
 import { exportPerfetto } from '../trace/index.js';
+import { exportTables, type TableFormat } from '../trace/export/tables.js';
 import { traceErrorExit } from './trace-errors.js';
 
 export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {
@@ -7,6 +8,31 @@ export async function exportPerfettoCommand(dir: string, out: string): Promise<n
     const r = await exportPerfetto(dir, out);
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     process.stderr.write(`luna: wrote ${r.events} trace events to ${out}\n`);
+    return 0;
+  } catch (e) {
+    return traceErrorExit(e);
+  }
+}
+
+/** `--format csv`, `parquet` or `csv,parquet`; null when it names anything else. */
+export function parseTableFormats(v: string): TableFormat[] | null {
+  const fs = v.split(',').map((x) => x.trim().toLowerCase()).filter(Boolean);
+  if (fs.length === 0 || !fs.every((f): f is TableFormat => f === 'csv' || f === 'parquet')) return null;
+  return [...new Set(fs)];
+}
+
+export async function exportTablesCommand(dir: string, o: { output?: string; format: string }): Promise<number> {
+  const formats = parseTableFormats(o.format);
+  if (!formats) {
+    process.stderr.write(`luna: error: --format must be csv, parquet or csv,parquet, got ${JSON.stringify(o.format)}\n`);
+    return 2;
+  }
+  const out = o.output ?? `${dir.replace(/[\\/]+$/, '')}.tables`;
+  try {
+    const r = exportTables(dir, out, formats);
+    for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
+    const counts = Object.entries(r.rows).map(([t, n]) => `${t} ${n}`).join(', ');
+    process.stderr.write(`luna: wrote ${formats.join(' and ')} tables to ${out} (rows: ${counts})\n`);
     return 0;
   } catch (e) {
     return traceErrorExit(e);

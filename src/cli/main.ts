@@ -77,6 +77,12 @@ export async function cli(argv: string[]): Promise<number> {
     .argument('<trace>', 'trace directory written by luna run --trace')
     .requiredOption('-o, --output <file>', 'output .json file')
     .action(async (dir: string, o: { output: string }) => { code = await (await import('./export.js')).exportPerfettoCommand(dir, o.output); });
+  exp.command('tables')
+    .description('the trace as tables (fragments, transfers, dfs, system, counters, migrations, run) for pandas, polars, DuckDB')
+    .argument('<trace>', 'trace directory written by luna run --trace')
+    .option('-o, --output <dir>', 'output directory (default: TRACE.tables beside the trace)')
+    .option('--format <formats>', 'csv, parquet, or csv,parquet', 'csv')
+    .action(async (dir: string, o: { output?: string; format: string }) => { code = await (await import('./export.js')).exportTablesCommand(dir, o); });
 
   const an = program.command('analyze').description('performance analyses of a trace');
   an.command('slow')
