@@ -1,6 +1,5 @@
 // `luna export perfetto DIR -o out.json`, `luna export tables DIR [-o OUT] [--format csv,parquet]`
-import { exportPerfetto } from '../trace/index.js';
-import { exportTables, type TableFormat } from '../trace/export/tables.js';
+import { exportPerfetto, exportTables, type TableFormat } from '../trace/index.js';
 import { traceErrorExit } from './trace-errors.js';
 
 export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {

@@ -50,6 +50,7 @@ const CASES: Case[] = [
   { file: 'examples/matmul/matmul.fa', args: ['30', '1'], out: ['matmul: OK (n=30, 1x1 blocks)'] },
   { file: 'examples/matmul/matmul.fa', args: ['60', '5'], out: ['matmul: OK (n=60, 5x5 blocks)'] },
   { file: 'examples/matmul/matmul_bench.fa', args: ['64', '4'], out: ['matmul_bench: OK (n=64, 4x4 blocks)'] },
+  { file: 'examples/matmul/matmul_cyclic.fa', args: ['64', '4'], out: ['matmul: OK (n=64, 4x4 blocks)'] },
   {
     file: 'examples/recursive/recursive.fa',
     args: ['16', '500'],
@@ -169,7 +170,7 @@ for (const threads of [1, 2]) {
 // case of every .fa file runs on 2 nodes x 1 thread and 3 nodes x 2 threads (a node
 // process costs ~0.3 s to start); a few on the other combinations.
 const FIRST_PER_FILE = CASES.filter((c, i) => CASES.findIndex((d) => d.file === c.file) === i);
-const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|seed004_cyclic|chain|tutorial/.test(c.file));
+const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|seed004_cyclic|matmul_cyclic|chain|tutorial/.test(c.file));
 const NODE_RUNS: Array<{ nodes: number; threads: number; cases: Case[] }> = [
   { nodes: 2, threads: 1, cases: FIRST_PER_FILE },
   { nodes: 3, threads: 2, cases: FIRST_PER_FILE },
