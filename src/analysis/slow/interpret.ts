@@ -263,8 +263,10 @@ function latency(r: SlowReport): Finding[] {
 function overhead(r: SlowReport): Finding[] {
   const o = r.overhead, O = r.t.O;
   const startup = o.startup ?? 0;
-  // the start-up is paid once per run, not per CF: it says nothing about the fragment size
   const perCf = r.cfs > 0 ? Math.max(0, O - startup) / r.cfs : 0;
+  // what the runtime spends per CF: the delays it adds between CFs. The start-up is paid once per
+  // run, and pre-emption is CPU contention (its own finding): neither says the CFs are too small.
+  const runtimePerCf = r.cfs > 0 ? Math.max(0, o.sendDelay + o.startDelay - startup) / r.cfs : 0;
   const parts = [
     ['pre-emption of running CFs', o.preempt],
     ['ready-to-start delay', o.startDelay],
@@ -275,7 +277,7 @@ function overhead(r: SlowReport): Finding[] {
   const over = oversubscribedMachines(r).length > 0;
   const out: Finding[] = [{
     kind: 'overhead', factor: 'O',
-    text: `O = ${pct(r.p.O)}, ${dur(perCf)} of runtime work per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
+    text: `O = ${pct(r.p.O)}, ${dur(perCf)} of overhead per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
       `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).` +
       (O > 0 && startup > 0.2 * O ? ` ${share(startup / O)} of O (${dur(startup)}) is the start-up before each worker's first CF ` +
         `(worker threads booting, ucodes loading, the first CFs being created): paid once per run, it weighs less the more work a run does.` : '') +
@@ -283,20 +285,24 @@ function overhead(r: SlowReport): Finding[] {
     evidence: ['overhead', 'cfs', 'meanCfNs'],
   }];
   if (over) return out;
-  if (perCf > 0.25 * r.meanCfNs) {
+  if (runtimePerCf > 0.25 * r.meanCfNs) {
     out.push({
       kind: 'fine-grained', factor: 'O',
-      text: `The fragmentation is too fine for this runtime: make CFs larger (fewer fragments, ~${dur(Math.max(perCf * 10, r.meanCfNs))} or more each).`,
-      evidence: ['overhead', 'meanCfNs'],
+      text: `The fragmentation is too fine for this runtime: it spends ${dur(runtimePerCf)} between CFs for ${dur(r.meanCfNs)} of work in each; ` +
+        `make CFs larger (fewer fragments, ~${dur(Math.max(runtimePerCf * 10, r.meanCfNs))} or more each).`,
+      evidence: ['overhead.sendDelay', 'overhead.startDelay', 'overhead.startup', 'meanCfNs'],
     });
   }
   if (main[0] === 'pre-emption of running CFs' && O > 0 && main[1] / O > 0.5) {
     const m = r.machines.find((x) => x.nodes.length > 0);
     const k = m ? Math.max(1, fittingThreads(m) - 1) : Math.max(1, r.threads - 1);
+    const lead = `Most overhead is running CFs losing their CPU (${dur(o.preempt)} of wall time beyond their CPU time)`;
     out.push({
       kind: 'preemption', factor: 'O',
-      text: `Most overhead is running CFs losing their CPU (to the system threads or other processes): leave a CPU to the runtime ` +
-        `(${q(`${OPTION.threads} ${k}`)}) so CFs run undisturbed.`,
+      text: k < r.threads
+        ? `${lead}, to the system threads or other processes: leave a CPU to the runtime (${q(`${OPTION.threads} ${k}`)}) so CFs run undisturbed.`
+        : `${lead}, although the workers fit the machine's CPUs: other processes, or the nodes' system threads, took them. ` +
+          `Run on a quieter machine, or with fewer nodes per machine (${q(OPTION.nodes)}) so the system threads have CPUs of their own.`,
       evidence: ['overhead.preempt', 'machines'],
     });
   }
