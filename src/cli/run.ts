@@ -103,7 +103,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   }
   const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy };
   const finishTrace = (res: RunResult, rank: number): void => {
-    if (o.timing && rank === 0) process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: +(res.wallNs / 1e6).toFixed(3), nodes, threads, ...res.stats, maxRssKB: process.resourceUsage().maxRSS })}\n`);
+    if (o.timing && rank === 0) process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: +(res.wallNs / 1e6).toFixed(3), systemCpuMs: +(res.systemCpuNs / 1e6).toFixed(3), nodes, threads, ...res.stats, maxRssKB: process.resourceUsage().maxRSS })}\n`);
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets });
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;

@@ -6,7 +6,7 @@ import type { CompiledProgram } from '../program/compile.js';
 import { parseMainArgs } from '../program/args.js';
 import type { UcodeBundle } from '../ucode/bundle.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
-import { cpuClockExact, runOrigin, setRunOrigin, wallNs } from '../trace/clock.js';
+import { cpuClockExact, runOrigin, setRunOrigin, threadCpuNs, wallNs } from '../trace/clock.js';
 import type { RunStatus } from '../trace/schema.js';
 import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
@@ -48,6 +48,8 @@ export interface RunResult {
   stats: { inline: number; sent: number; batches: number };
   /** this node's program time: from its start (after loading) to the end of the run, ns */
   wallNs: number;
+  /** CPU time of this node's system thread over the same span, ns (less sensitive to a busy machine than wallNs) */
+  systemCpuNs: number;
 }
 
 export function defaultThreads(): number {
@@ -93,6 +95,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
   const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await cluster.measureClocks() : undefined;
   const started = wallNs();
+  const cpuStarted = threadCpuNs();
   tr?.programStart(started);
   if (!rt.failure) {
     if (tp.rank === 0) {
@@ -103,11 +106,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   if (!res.ok) pool.abort();
   const status = statusOf(res);
   const ended = wallNs();
+  const systemCpuNs = threadCpuNs() - cpuStarted;
   tr?.programFinish(ended, STATUS.indexOf(status));
   await pool.stop();
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets, stats: { ...rt.stats }, wallNs: ended - started };
+  return { ...res, status, clockOffsets, stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs };
 }
 
 /** A one-node run in this process (the library's entry point). */
