@@ -46,6 +46,8 @@ export class Cf {
   priority = 0;
   /** node this CF came from when it migrated here (-1 = spawned here) */
   from = -1;
+  /** the scheduling policy's own data about this CF (see FragmentView.tag) */
+  tag: unknown = undefined;
   private gidOwn: string | null = null;
 
   constructor(

@@ -3,7 +3,7 @@
 // codes no worker could take yet) run on the system thread, long loops unroll a chunk at a time
 // while few fragments are alive, idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
-import type { BatchSizing, CodeCost, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
+import type { BatchSizing, CodeCost, FragmentView, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
 
 /** target duration of a batch with continuations */
 export const BATCH_NS = 2_000_000;
@@ -62,7 +62,7 @@ export class DefaultPolicy implements SchedulingPolicy {
    * execution was short keep running here: a short or sequential program never waits for a worker. Other codes run
    * on workers, where a crash, a memory blow-up or an endless loop is contained.
    */
-  runInline(cost: CodeCost, now: InlineContext): boolean {
+  runInline(cost: CodeCost, now: InlineContext, _cf?: FragmentView): boolean {
     if (!this.inline) return false;
     // An unknown code could run for seconds: on several nodes that would silence this node's
     // heartbeats and termination replies, so there it waits for a worker.
