@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Message } from 'esbuild';
+import type { NativeUcodes } from './cpp/native.js';
 
 export interface UcodeBundle {
   /** absolute path of the bundled ESM file (undefined when the program has no ucode module) */
@@ -14,6 +15,8 @@ export interface UcodeBundle {
   exports: Set<string>;
   /** the source modules bundled */
   sources: string[];
+  /** the imports implemented by the program's compiled C++ ucodes (src/ucode/cpp) */
+  native?: NativeUcodes;
 }
 
 export class UcodeBundleError extends Error {}
