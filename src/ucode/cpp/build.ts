@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from '../../lang/diagnostics.js';
 import type { Origin } from '../../lang/source.js';
@@ -195,6 +195,12 @@ function duplicates(tsImports: readonly GlueImport[], defined: ReadonlySet<strin
   }));
 }
 
+/** A path as messages show it: relative to the working directory when inside it. */
+function shown(file: string): string {
+  const r = relative(process.cwd(), file);
+  return r && !r.startsWith('..') && !isAbsolute(r) ? r : file;
+}
+
 const MESSAGE = /^(.+?):(\d+):(?:(\d+):)? (fatal error|error|warning): (.*)$/;
 const TOOL_MESSAGE = /^([^:\s]+): (fatal error|error): (.*)$/;
 const UNDEFINED = /undefined reference to [`'‘]([^'’`]+)['’]/;
@@ -235,7 +241,7 @@ class Collector {
         else if (sev !== 'warning') this.push({ severity: 'error', code: 'LUNA-U002', message: msg });
         continue;
       }
-      const origin: Origin = { file, line: Number(ln), col: Number(col ?? 1) };
+      const origin: Origin = { file: shown(file), line: Number(ln), col: Number(col ?? 1) };
       this.push({ severity: sev === 'warning' ? 'warning' : 'error', code: 'LUNA-U002', message: msg, origin });
     }
   }
@@ -274,7 +280,7 @@ class Collector {
     this.importsReported.add(check.imp);
     const imp = this.imports[check.imp]!;
     const source = basename(this.units[this.placement[check.imp]!]!.source);
-    const wanted = `extern "C" void ${imp.symbol}(${imp.params.map(expectedCppType).join(', ')})`;
+    const wanted = `extern "C" void ${imp.symbol}(${imp.params.map((p) => expectedCppType(p)).join(', ')})`;
     let message: string;
     let code = 'LUNA-U005';
     switch (check.what) {
@@ -286,7 +292,7 @@ class Collector {
         message = `the C++ function ${imp.symbol} must take ${imp.params.length} parameter${imp.params.length === 1 ? '' : 's'}, as the import says: ${wanted}`;
         break;
       case 'param':
-        message = `parameter ${check.param + 1} of ${imp.symbol} is \`${imp.params[check.param]}\` in the import, so its C++ type must be ${expectedCppType(imp.params[check.param]!)} (expected ${wanted})`;
+        message = `parameter ${check.param + 1} of ${imp.symbol} is \`${imp.params[check.param]}\` in the import, so its C++ type must be ${expectedCppType(imp.params[check.param]!, true)}: ${wanted}`;
         break;
       default:
         message = `the C++ function ${imp.symbol} cannot be called as its import says (${wanted}): ${compilerMessage}`;

@@ -33,12 +33,15 @@ export interface GlueUnit {
 }
 
 const CPP_TYPE: Record<ParamType, string> = {
-  int: 'int', real: 'double', string: 'const char *', value: 'const InputDF & (or InputDF)', name: 'OutputDF &',
+  int: 'int', real: 'double', string: 'const char *', value: 'const InputDF &', name: 'OutputDF &',
+};
+const CPP_ALSO: Record<ParamType, string> = {
+  int: ' (or another arithmetic type)', real: ' (or another arithmetic type)', string: ' (or std::string)', value: ' (or InputDF)', name: '',
 };
 
 /** What the C++ parameter for a LuNA parameter kind may be. */
-export function expectedCppType(p: ParamType): string {
-  return CPP_TYPE[p];
+export function expectedCppType(p: ParamType, alternatives = false): string {
+  return CPP_TYPE[p] + (alternatives ? CPP_ALSO[p] : '');
 }
 
 /** A C string literal. */
@@ -69,7 +72,7 @@ export function makeGlue(sources: readonly string[], imports: readonly GlueImpor
       add(`using ${f} = decltype(&${imp.symbol});`, { what: 'declared', imp: k });
       add(`static_assert(::luna::ucenv::detail::arity<${f}>() == ${imp.params.length}, ${cString(`${imp.symbol} must take ${imp.params.length} parameters (${list}), as its import says`)});`, { what: 'arity', imp: k });
       imp.params.forEach((p, i) => {
-        add(`static_assert(::luna::ucenv::detail::param_ok<${f}, ${i}>('${kinds[i]}'), ${cString(`parameter ${i + 1} of ${imp.symbol} is ${p} in the import: its C++ type must be ${CPP_TYPE[p]}`)});`, { what: 'param', imp: k, param: i });
+        add(`static_assert(::luna::ucenv::detail::param_ok<${f}, ${i}>('${kinds[i]}'), ${cString(`parameter ${i + 1} of ${imp.symbol} is ${p} in the import: its C++ type must be ${expectedCppType(p, true)}`)});`, { what: 'param', imp: k, param: i });
       });
       const ks = Array.from(kinds, (c) => `'${c}'`).join(', ');
       add(`extern "C" int luna_call_${imp.alias}(luna_frame *f) { return ::luna::ucenv::detail::invoke<${ks}>(f, &${imp.symbol}); }`, { what: 'entry', imp: k });
