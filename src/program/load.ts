@@ -2,7 +2,7 @@
 // with the ucode exports known, compile it, build its C++ ucodes. Diagnostics are returned,
 // never thrown.
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
 import { originOf } from '../lang/origin.js';
@@ -68,6 +68,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   // No module at all: one diagnostic for the program, not one per import.
   const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
   const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing });
+  if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   const text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
   try {
@@ -110,4 +111,11 @@ function glueImports(ast: Program, at: (pos: number) => ReturnType<typeof origin
     const p = pos.get(im.alias);
     return { alias: im.alias, symbol: im.symbol, params: im.params, origin: p === undefined ? undefined : at(p) };
   };
+}
+
+/** With C++ sources, a missing implementation may be written in either language: say so. */
+function mentionCpp(d: Diagnostic, cpp: readonly string[]): Diagnostic {
+  if (d.code !== 'LUNA-E015' && d.code !== 'LUNA-W004') return d;
+  const where = cpp.map((f) => basename(f)).join(', ');
+  return { ...d, message: d.message.replace(/export function (\w+) from the ucode module/, `export function $1 from a TypeScript ucode module or define extern "C" void $1(…) in ${where}`) };
 }
