@@ -2,11 +2,11 @@
 // worker thread (and the system thread) imports: no TypeScript loader at run time. A bundle is
 // rebuilt only when one of its input files changed (their contents are hashed), so a run of an
 // unchanged program does not even load esbuild.
+import type { NativeUcodes } from './cpp/native.js';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Message } from 'esbuild';
-import type { NativeUcodes } from './cpp/native.js';
 
 export interface UcodeBundle {
   /** absolute path of the bundled ESM file (undefined when the program has no ucode module) */
