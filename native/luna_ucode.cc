@@ -369,9 +369,14 @@ napi_value BindEntry(napi_env env, napi_callback_info info) {
 // call(entry, ...objects) → undefined; throws the ucode's error
 // objects[i]: the string of a string parameter or string input, the Uint8Array of a raw input.
 napi_value Call(napi_env env, napi_callback_info info) {
-  size_t argc = kMaxParams + 1;
+  // most ucodes have few parameters: ask for 8 arguments first (N-API fills every slot asked for)
+  size_t argc = 8;
   napi_value argv[kMaxParams + 1];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc > 8) {
+    argc = kMaxParams + 1;
+    napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  }
   Env *e = envOf(env);
   int32_t index = -1;
   if (argc < 1 || napi_get_value_int32(env, argv[0], &index) != napi_ok || index < 0 || static_cast<size_t>(index) >= e->entries.size() || !e->scratch) {
