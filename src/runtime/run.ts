@@ -63,6 +63,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const tp = opts.transport ?? new LoopbackTransport();
   const lanes = opts.threads ?? defaultThreads();
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
+  const native = typeof opts.bundle === 'string' ? undefined : opts.bundle?.native;
   const mainArgs = parseMainArgs(opts.program.main, opts.args);
   let tr: ThreadTraceWriter | undefined;
   let workerTrace: { dir: string; node: number; origin: string } | undefined;
@@ -73,7 +74,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }
   let rt!: NodeRuntime;
   const pool = new WorkerPool({
-    lanes, bundle, imports: opts.program.imports, trace: workerTrace,
+    lanes, bundle, native, imports: opts.program.imports, trace: workerTrace,
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
@@ -88,7 +89,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
-    await inline.load(bundle);
+    await inline.load(bundle, native);
   } catch (e) {
     rt.fail(new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`));
   }
