@@ -25,6 +25,7 @@ export interface RunCliOptions {
   nodes?: number;
   define: Record<string, string>;
   ucodes?: string;
+  cxxflags?: string;
   trace?: string;
   quiet?: boolean;
   bind?: string;
@@ -57,7 +58,7 @@ function choosePolicy(o: RunCliOptions, program: CompiledProgram, rank: number, 
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
   const launch = detectLaunch();
   const say = (text: string): void => { if (launch.rank === 0) process.stderr.write(text.endsWith('\n') ? text : text + '\n'); };
-  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean) });
+  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);
   try {
