@@ -44,8 +44,8 @@ export interface RunResult {
   kind?: 'fault' | 'hang' | 'lost';
   /** rank 0 of a traced multi-node run: clock offsets of the nodes */
   clockOffsets?: number[];
-  /** CFs this node ran on its system thread and sent to workers (in how many batches) */
-  stats: { inline: number; sent: number; batches: number };
+  /** CFs this node ran on its system thread and sent to workers (in how many batches), and its time in ucodes */
+  stats: { inline: number; sent: number; batches: number; inlineNs: number };
   /** this node's program time: from its start (after loading) to the end of the run, ns */
   wallNs: number;
   /** CPU time of this node's system thread over the same span, ns (less sensitive to a busy machine than wallNs) */

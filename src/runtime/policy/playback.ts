@@ -29,7 +29,8 @@ export class Recorder {
     const inner = this.inner, order = this.order;
     const wrapped = Object.create(inner) as SchedulingPolicy & { profile(s: ProfileSample): void };
     wrapped.profile = (s: ProfileSample) => {
-      order.push([s.cf.gid, s.lane, s.inline ? 1 : 0]);
+      // what ran inline only because no worker was up yet is not a decision to repeat
+      order.push([s.cf.gid, s.lane, s.inline && s.workersReady ? 1 : 0]);
       inner.profile?.(s);
     };
     return wrapped;
@@ -98,10 +99,13 @@ export class PlaybackPolicy extends DefaultPolicy {
     return lanes.inflight[p.lane]! < LANE_DEPTH ? p.lane : -1;
   }
 
-  /** Where the record ran it; what the record does not know is decided as by default. */
+  /**
+   * Where the record ran it once the workers were up; while they start, and for what the record
+   * does not know, as by default.
+   */
   override runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean {
     const p = this.plan(cf);
-    if (p !== null && p.seq >= 0) return p.inline;
+    if (p !== null && p.seq >= 0 && (p.inline || now.workersReady)) return p.inline;
     return super.runInline(cost, now, cf);
   }
 

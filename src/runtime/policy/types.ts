@@ -66,6 +66,8 @@ export interface ProfileSample {
   readonly lane: number;
   /** the system thread ran it (on behalf of the idle lane `lane`) */
   readonly inline: boolean;
+  /** some worker thread was up when it was dispatched (false: the runtime was still starting) */
+  readonly workersReady: boolean;
   /** wall time of the execution, ns (NaN when it was not timed: tiny CFs are timed 1 in 16) */
   readonly ns: number;
 }
