@@ -4,6 +4,12 @@
       "target_name": "thread_clock",
       "sources": ["native/thread_clock.c"],
       "cflags": ["-O2"]
+    },
+    {
+      "target_name": "luna_ucode",
+      "sources": ["native/luna_ucode.cc"],
+      "cflags_cc": ["-O2", "-std=c++17"],
+      "libraries": ["-ldl"]
     }
   ]
 }

@@ -223,6 +223,10 @@ export interface Timed {
   wallMs: number;
   /** the program itself: from its start (after loading) to its end, on node 0 (`luna run --timing`) */
   programMs: number;
+  /** CPU time of node 0's system thread over the program */
+  systemCpuMs: number;
+  /** of which in ucodes it ran itself (wall time) */
+  inlineUcodeMs: number;
   /** peak resident memory of node 0's process, KiB */
   maxRssKB: number;
   inline: number;
@@ -244,8 +248,8 @@ function timedOnce(argv: (string | number)[], timeoutMs: number): Promise<Timed>
       const wallMs = nowMs() - t0;
       const m = /luna: timing: (\{.*\})/.exec(out);
       if (code !== 0 || !m) { rej(new Error(`exit ${code ?? signal}: ${out.trim().split('\n').slice(0, 6).join(' | ')}`)); return; }
-      const j = JSON.parse(m[1]!) as { programMs: number; maxRssKB: number; inline: number; sent: number };
-      res({ wallMs, programMs: j.programMs, maxRssKB: j.maxRssKB, inline: j.inline, sent: j.sent });
+      const j = JSON.parse(m[1]!) as Omit<Timed, 'wallMs'>;
+      res({ wallMs, programMs: j.programMs, systemCpuMs: j.systemCpuMs, inlineUcodeMs: j.inlineUcodeMs, maxRssKB: j.maxRssKB, inline: j.inline, sent: j.sent });
     });
   });
 }

@@ -40,6 +40,14 @@ const SUITES: SuiteDef[] = [
     name: 'frontend', module: './frontend.js', own: false, what: 'front end time and peak RSS per MB, 1 MB and 20 MB generated programs',
     targets: [{ key: 'linearityLargeVsSmall', op: '<=', value: 1.5, label: 'front end linear in program size' }],
   },
+  {
+    name: 'cpp', module: './cpp.js', own: false, what: 'C++ ucodes: trivial CF cost vs TypeScript, block matmul vs sequential C++ and the TS kernel',
+    targets: [
+      { key: 'chainCppVsTs', op: '<=', value: 1.0, label: 'trivial C++ CF vs TS (chain)' },
+      { key: 'independentCppVsTs', op: '<=', value: 1.0, label: 'trivial C++ CF vs TS (independent)' },
+    ],
+  },
+  { name: 'scheduling', module: './scheduling.js', own: true, what: 'policies: critical-path priorities vs FIFO and the bound; trace playback vs the default (system cost per fragment)' },
   { name: 'finegrain', module: './finegrain.js', own: true, what: 'the original LuNA\'s fine-grain programs: chains, pingpong, stencil, memory, ucode speed; ratios to its figures' },
   { name: 'taskbench', module: './taskbench.js', own: true, what: 'Task Bench METG(50 %) per dependence pattern, 1 node × 2 threads and 2 nodes × 1 thread' },
   {

@@ -1,6 +1,8 @@
-// npm `install` hook: build the thread-CPU-clock addon (native/thread_clock.c) with node-gyp.
-// It must never fail the install: without the addon the trace falls back to an approximate
-// CPU clock and says so (src/trace/clock.ts). On failure: one warning line, exit 0.
+// npm `install` hook: build the native addons with node-gyp: the thread CPU clock
+// (native/thread_clock.c) and the C++ ucode runner (native/luna_ucode.cc). It must never fail
+// the install: without the clock the trace falls back to an approximate CPU clock and says so
+// (src/trace/clock.ts); without the runner TypeScript programs work and a program with C++
+// ucodes gets one clear message (src/ucode/cpp/native.ts). On failure: a warning line, exit 0.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -34,14 +36,22 @@ function nodedirArgs() {
   return existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
 }
 
+const built = (name) => existsSync(join(root, 'build', 'Release', `${name}.node`));
+const ADDONS = [
+  ['thread_clock', 'thread CPU clock addon not built', 'traces will mark CPU times as approximate'],
+  ['luna_ucode', 'C++ ucode addon not built', 'programs with C++ ucodes cannot run (TypeScript ucodes are not affected); install g++ and run `npm rebuild luna-ts`'],
+];
+
 let lastError = 'node-gyp not found';
 for (const [cmd, pre] of candidates()) {
   const r = spawnSync(cmd, [...pre, 'rebuild', ...nodedirArgs()], quiet);
-  if (r.status === 0 && existsSync(join(root, 'build', 'Release', 'thread_clock.node'))) process.exit(0);
+  if (r.status === 0 && ADDONS.every(([name]) => built(name))) process.exit(0);
   const out = `${r.stderr ?? ''}${r.stdout ?? ''}`.trim().split('\n').filter(Boolean);
   const stack = out.map((l) => /gyp ERR! stack Error: (.*)/.exec(l)?.[1]).find(Boolean);
   const why = r.error ? r.error.message : stack ?? out.find((l) => /error/i.test(l)) ?? out.slice(-1)[0] ?? `exit ${r.status}`;
   if (!r.error || lastError === 'node-gyp not found') lastError = `${cmd === process.execPath ? pre[0] : cmd}: ${why}`;
 }
-console.warn(`luna-ts: warning: thread CPU clock addon not built (${lastError}); traces will mark CPU times as approximate`);
+for (const [name, what, consequence] of ADDONS) {
+  if (!built(name)) console.warn(`luna-ts: warning: ${what} (${lastError}); ${consequence}`);
+}
 process.exit(0);

@@ -51,7 +51,8 @@ export async function cli(argv: string[]): Promise<number> {
     .option('-t, --threads <T>', 'worker threads per node (default: all cores)', positiveInt('--threads'))
     .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', positiveInt('--nodes'))
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
-    .option('--ucodes <files>', 'comma-separated ucode modules (default: ucodes.ts beside the program)')
+    .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
+    .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O2)')
     .option('--trace <dir>', 'record a trace of the run into DIR')
     .option('-q, --quiet', 'print nothing but the program output and errors')
     .addOption(new Option('--bind <host>', 'address to listen on for other nodes (default 127.0.0.1)'))
@@ -67,9 +68,10 @@ export async function cli(argv: string[]): Promise<number> {
     .description('check a LuNA program and print every diagnostic')
     .argument('<program>', 'the .fa file')
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
-    .option('--ucodes <files>', 'comma-separated ucode modules (default: ucodes.ts beside the program)')
+    .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
+    .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O2)')
     .option('--json', 'diagnostics as JSON')
-    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; json?: boolean }) => { code = await (await import('./check.js')).checkCommand(file, o); });
+    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; cxxflags?: string; json?: boolean }) => { code = await (await import('./check.js')).checkCommand(file, o); });
 
   const exp = program.command('export').description('convert a trace to other formats');
   exp.command('perfetto')

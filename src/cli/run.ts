@@ -1,6 +1,7 @@
 // `luna run`: load, check, run on 1..N nodes (local processes, or ranks of mpirun/srun), print
 // faults and hangs; exit 0 / 1 (2 for a bad command line). Only rank 0 reports, so messages are
 // not repeated.
+import { resolve } from 'node:path';
 import { loadProgram } from '../program/load.js';
 import { ArgsError, parseMainArgs } from '../program/args.js';
 import { defaultThreads, runNode, type RunResult } from '../runtime/run.js';
@@ -25,6 +26,7 @@ export interface RunCliOptions {
   nodes?: number;
   define: Record<string, string>;
   ucodes?: string;
+  cxxflags?: string;
   trace?: string;
   quiet?: boolean;
   bind?: string;
@@ -36,11 +38,19 @@ export interface RunCliOptions {
 }
 
 /** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
-function choosePolicy(o: RunCliOptions, program: CompiledProgram, rank: number, say: (t: string) => void): { policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy } {
+function choosePolicy(o: RunCliOptions, run: { file: string; args: string[]; nodes: number; program: CompiledProgram }, rank: number, say: (t: string) => void): { policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy } {
+  const program = run.program;
   let policy: SchedulingPolicy;
   let replay: PlaybackPolicy | undefined;
   if (o.replay) {
-    replay = new PlaybackPolicy(readSchedule(o.replay), rank);
+    const s = readSchedule(o.replay);
+    const differs = [
+      resolve(s.program) !== resolve(run.file) ? `program ${s.program}` : '',
+      s.args.join(' ') !== run.args.join(' ') ? `arguments ${s.args.join(' ') || '(none)'}` : '',
+      s.nodes !== run.nodes ? `${s.nodes} node(s)` : '',
+    ].filter(Boolean);
+    if (differs.length > 0 && !o.quiet) say(`luna: replay: ${o.replay} was recorded with ${differs.join(', ')}: what it does not know is scheduled normally`);
+    replay = new PlaybackPolicy(s, rank);
     policy = replay;
   } else if (o.prioritiesFrom) {
     const t = prioritiesFromTrace(o.prioritiesFrom);
@@ -57,7 +67,7 @@ function choosePolicy(o: RunCliOptions, program: CompiledProgram, rank: number, 
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
   const launch = detectLaunch();
   const say = (text: string): void => { if (launch.rank === 0) process.stderr.write(text.endsWith('\n') ? text : text + '\n'); };
-  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean) });
+  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);
   try {
@@ -77,7 +87,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   }
   let chosen: ReturnType<typeof choosePolicy>;
   try {
-    chosen = choosePolicy(o, loaded.program, launch.rank, say);
+    chosen = choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
   } catch (e) {
     if (e instanceof ScheduleError || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
     throw e;
@@ -103,7 +113,11 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   }
   const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy };
   const finishTrace = (res: RunResult, rank: number): void => {
-    if (o.timing && rank === 0) process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: +(res.wallNs / 1e6).toFixed(3), nodes, threads, ...res.stats, maxRssKB: process.resourceUsage().maxRSS })}\n`);
+    if (o.timing && rank === 0) {
+      const { inlineNs, ...where } = res.stats;
+      const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
+      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), nodes, threads, ...where, maxRssKB: process.resourceUsage().maxRSS })}\n`);
+    }
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;

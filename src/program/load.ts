@@ -1,20 +1,27 @@
-// Load a LuNA program for running or checking: bundle its ucodes, run the front end with the
-// ucode exports known, compile it. Diagnostics are returned, never thrown.
+// Load a LuNA program for running or checking: bundle its TypeScript ucodes, run the front end
+// with the ucode exports known, compile it, build its C++ ucodes. Diagnostics are returned,
+// never thrown.
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
 import { originOf } from '../lang/origin.js';
 import type { Preprocessed } from '../lang/source.js';
-import { bundleUcodes, defaultUcodeSources, UcodeBundleError, type UcodeBundle } from '../ucode/bundle.js';
-import { compileProgram, ProgramError, type CompiledProgram } from './compile.js';
+import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundle.js';
+import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
+import { buildCppUcodes, scanSources } from '../ucode/cpp/build.js';
+import type { GlueImport } from '../ucode/cpp/glue.js';
+import type { Program } from '../lang/ast.js';
+import { compileProgram, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
 
 export interface LoadOptions {
   defines?: Record<string, string>;
   includePath?: string[];
-  /** ucode modules; default `ucodes.ts` beside the program */
+  /** ucode files: TypeScript modules and C++ sources (.cpp/.cc/.cxx); default `ucodes.ts` and `ucodes.cpp` beside the program */
   ucodes?: string[];
   cacheDir?: string;
+  /** flags of the C++ compiler (default: LUNA_CXXFLAGS, else -O2) */
+  cxxflags?: string;
 }
 
 export interface Loaded {
@@ -33,24 +40,55 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     const message = `program file not found: ${file}`;
     return { file, diagnostics: [{ severity: 'error', code: 'LUNA-P015', message }], text: `error[LUNA-P015]: ${message}` };
   }
-  const sources = opts.ucodes ?? defaultUcodeSources(abs);
+  const files = opts.ucodes ?? defaultUcodeFiles(abs);
+  const { modules, cpp } = splitUcodeFiles(files);
+  const cacheDir = opts.cacheDir ?? resolve('.luna-cache');
+  const fail = (code: string, message: string): Loaded => {
+    const d: Diagnostic = { severity: 'error', code, message };
+    return { file, diagnostics: [d], text: `error[${code}]: ${message}` };
+  };
   let bundle: UcodeBundle;
   try {
-    bundle = await bundleUcodes(sources.map((s) => resolve(s)), opts.cacheDir ?? resolve('.luna-cache'));
+    bundle = await bundleUcodes(modules, cacheDir);
   } catch (e) {
-    if (e instanceof UcodeBundleError) {
-      const d: Diagnostic = { severity: 'error', code: 'LUNA-U001', message: e.message };
-      return { file, diagnostics: [d], text: `error[LUNA-U001]: ${e.message}` };
-    }
+    if (e instanceof UcodeBundleError) return fail('LUNA-U001', e.message);
     throw e;
   }
+  const missingCpp = cpp.find((f) => !existsSync(f));
+  if (missingCpp) return fail('LUNA-U001', `ucode source not found: ${missingCpp}`);
+  // The C++ sources are compiled once the imports are known; until then the names they mention
+  // count as implemented (the compiler then checks each one).
+  const scans = scanSources(cpp);
+  let exports = bundle.exports;
+  if (cpp.length > 0) {
+    exports = new Set(exports);
+    for (const s of scans) for (const n of s) exports.add(n);
+  }
+  const sources = files;
   // No module at all: one diagnostic for the program, not one per import.
   const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
-  const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: bundle.exports, ucodeModuleMissing });
+  const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing });
+  if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   const text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
   try {
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
+    if (cpp.length > 0) {
+      const glue = glueImports(fe.program, (pos) => originOf(fe.pre, pos));
+      const implemented = (im: ImportDef): boolean => bundle.exports.has(im.symbol);
+      const built = await buildCppUcodes({
+        sources: cpp, scans, cacheDir, cxxflags: opts.cxxflags,
+        imports: program.imports.filter((im) => !implemented(im) && scans.some((s) => s.has(im.symbol))).map(glue),
+        tsImports: program.imports.filter(implemented).map(glue),
+      });
+      if (built.diagnostics.length > 0) {
+        const ds = [...fe.diagnostics, ...built.diagnostics];
+        const out = { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre) };
+        if (hasErrors(ds)) return { ...out, bundle };
+        return { ...out, program, bundle: { ...bundle, native: built.native } };
+      }
+      bundle = { ...bundle, native: built.native };
+    }
     return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, program, bundle };
   } catch (e) {
     if (e instanceof ProgramError) {
@@ -60,4 +98,24 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     }
     throw e;
   }
+}
+
+/** The compiled imports with the position of their name in the program (for C++ diagnostics). */
+function glueImports(ast: Program, at: (pos: number) => ReturnType<typeof originOf>): (im: ImportDef) => GlueImport {
+  const pos = new Map<string, number>();
+  for (const it of ast.items) {
+    if (it.kind === 'import') pos.set(it.alias, it.codePos);
+    else if (it.kind === 'foreign') pos.set(it.name, it.pos);
+  }
+  return (im) => {
+    const p = pos.get(im.alias);
+    return { alias: im.alias, symbol: im.symbol, params: im.params, origin: p === undefined ? undefined : at(p) };
+  };
+}
+
+/** With C++ sources, a missing implementation may be written in either language: say so. */
+function mentionCpp(d: Diagnostic, cpp: readonly string[]): Diagnostic {
+  if (d.code !== 'LUNA-E015' && d.code !== 'LUNA-W004') return d;
+  const where = cpp.map((f) => basename(f)).join(', ');
+  return { ...d, message: d.message.replace(/export function (\w+) from the ucode module/, `export function $1 from a TypeScript ucode module or define extern "C" void $1(…) in ${where}`) };
 }

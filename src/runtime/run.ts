@@ -6,7 +6,7 @@ import type { CompiledProgram } from '../program/compile.js';
 import { parseMainArgs } from '../program/args.js';
 import type { UcodeBundle } from '../ucode/bundle.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
-import { cpuClockExact, runOrigin, setRunOrigin, wallNs } from '../trace/clock.js';
+import { cpuClockExact, runOrigin, setRunOrigin, threadCpuNs, wallNs } from '../trace/clock.js';
 import type { RunStatus } from '../trace/schema.js';
 import type { MachineInfo } from '../trace/manifest.js';
 import { STATUS } from '../trace/schema.js';
@@ -47,10 +47,12 @@ export interface RunResult {
   clockOffsets?: number[];
   /** rank 0 of a traced multi-node run: the machines the nodes ran on */
   machines?: MachineInfo[];
-  /** CFs this node ran on its system thread and sent to workers (in how many batches) */
-  stats: { inline: number; sent: number; batches: number };
+  /** CFs this node ran on its system thread and sent to workers (in how many batches), and its time in ucodes */
+  stats: { inline: number; sent: number; batches: number; inlineNs: number };
   /** this node's program time: from its start (after loading) to the end of the run, ns */
   wallNs: number;
+  /** CPU time of this node's system thread over the same span, ns (less sensitive to a busy machine than wallNs) */
+  systemCpuNs: number;
 }
 
 export function defaultThreads(): number {
@@ -74,6 +76,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const tp = opts.transport ?? new LoopbackTransport();
   const lanes = opts.threads ?? defaultThreads();
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
+  const native = typeof opts.bundle === 'string' ? undefined : opts.bundle?.native;
   const mainArgs = parseMainArgs(opts.program.main, opts.args);
   let tr: ThreadTraceWriter | undefined;
   let workerTrace: { dir: string; node: number; origin: string } | undefined;
@@ -84,7 +87,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }
   let rt!: NodeRuntime;
   const pool = new WorkerPool({
-    lanes, bundle, imports: opts.program.imports, trace: workerTrace,
+    lanes, bundle, native, imports: opts.program.imports, trace: workerTrace,
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
@@ -99,13 +102,14 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
-    await inline.load(bundle);
+    await inline.load(bundle, native);
   } catch (e) {
     rt.fail(new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`));
   }
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
   const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await cluster.measureClocks() : undefined;
   const started = wallNs();
+  const cpuStarted = threadCpuNs();
   tr?.programStart(started);
   if (!rt.failure) {
     if (tp.rank === 0) {
@@ -116,12 +120,13 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   if (!res.ok) pool.abort();
   const status = statusOf(res);
   const ended = wallNs();
+  const systemCpuNs = threadCpuNs() - cpuStarted;
   tr?.programFinish(ended, STATUS.indexOf(status));
   await pool.stop();
   tr?.close();
   await tp.close();
   const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs };
 }
 
 /** A one-node run in this process (the library's entry point). */

@@ -1,13 +1,14 @@
 // Schedule files of trace playback (`luna run --record DIR`, `--replay DIR`): DIR/schedule.json
 // says what ran (program, arguments, nodes, lanes); DIR/node<N>.json holds node N's atomic CFs
-// in the order they ran, each with its lane. Every node writes its own file, so recording
+// in the order they ran, each with its lane and whether the system thread ran it. Every node writes its own file, so recording
 // needs no gathering at the end of the run.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Schedule } from './policy/playback.js';
+import type { Schedule, ScheduleEntry } from './policy/playback.js';
 
 const FORMAT = 'luna-ts-schedule';
-const VERSION = 1;
+/** 2: entries say whether the system thread ran the CF */
+const VERSION = 2;
 
 export class ScheduleError extends Error {}
 
@@ -18,7 +19,7 @@ function writeJson(path: string, value: unknown): void {
 }
 
 /** Node `rank` writes its part; rank 0 also writes the index. */
-export function writeSchedule(dir: string, rank: number, meta: Omit<Schedule, 'order'>, order: [string, number][]): void {
+export function writeSchedule(dir: string, rank: number, meta: Omit<Schedule, 'order'>, order: ScheduleEntry[]): void {
   mkdirSync(dir, { recursive: true });
   writeJson(join(dir, `node${rank}.json`), { format: FORMAT, version: VERSION, node: rank, order });
   if (rank === 0) writeJson(join(dir, 'schedule.json'), { format: FORMAT, version: VERSION, ...meta });
@@ -39,15 +40,15 @@ export function readSchedule(dir: string): Schedule {
   const meta = readJson(join(dir, 'schedule.json'));
   const nodes = meta.nodes;
   if (!Number.isInteger(nodes) || (nodes as number) < 1) throw new ScheduleError(`${join(dir, 'schedule.json')}: field "nodes" must be a positive integer`);
-  const order: [string, number][][] = [];
+  const order: ScheduleEntry[][] = [];
   for (let n = 0; n < (nodes as number); n++) {
     const path = join(dir, `node${n}.json`);
     const part = readJson(path);
     const list = part.order;
-    if (!Array.isArray(list) || !list.every((x) => Array.isArray(x) && typeof x[0] === 'string' && Number.isInteger(x[1]))) {
-      throw new ScheduleError(`${path}: field "order" must be a list of [global id, lane]`);
-    }
-    order.push(list as [string, number][]);
+    if (!Array.isArray(list)) throw new ScheduleError(`${path}: field "order" must be a list of [global id, lane, inline]`);
+    const bad = list.findIndex((x) => !Array.isArray(x) || typeof x[0] !== 'string' || !Number.isInteger(x[1]) || x[1] < 0 || (x[2] !== 0 && x[2] !== 1));
+    if (bad >= 0) throw new ScheduleError(`${path}: order[${bad}] is ${JSON.stringify(list[bad])}, expected [global id, lane ≥ 0, inline 0 or 1]`);
+    order.push(list as ScheduleEntry[]);
   }
   return {
     program: String(meta.program ?? '?'), args: Array.isArray(meta.args) ? meta.args.map(String) : [],

@@ -2,6 +2,7 @@
 // worker thread (and the system thread) imports: no TypeScript loader at run time. A bundle is
 // rebuilt only when one of its input files changed (their contents are hashed), so a run of an
 // unchanged program does not even load esbuild.
+import type { NativeUcodes } from './cpp/native.js';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -15,6 +16,8 @@ export interface UcodeBundle {
   exports: Set<string>;
   /** the source modules bundled */
   sources: string[];
+  /** the imports implemented by the program's compiled C++ ucodes (src/ucode/cpp) */
+  native?: NativeUcodes;
 }
 
 export class UcodeBundleError extends Error {}

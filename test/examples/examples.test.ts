@@ -51,6 +51,8 @@ const CASES: Case[] = [
   { file: 'examples/matmul/matmul.fa', args: ['60', '5'], out: ['matmul: OK (n=60, 5x5 blocks)'] },
   { file: 'examples/matmul/matmul_bench.fa', args: ['64', '4'], out: ['matmul_bench: OK (n=64, 4x4 blocks)'] },
   { file: 'examples/matmul/matmul_cyclic.fa', args: ['64', '4'], out: ['matmul: OK (n=64, 4x4 blocks)'] },
+  // C++ kernels beside TypeScript ucodes (needs the system C++ compiler, like the native addons)
+  { file: 'examples/matmul-cpp/matmul.fa', args: ['64', '4'], out: ['matmul-cpp: OK (n=64, 4x4 blocks)'] },
   {
     file: 'examples/recursive/recursive.fa',
     args: ['16', '500'],

@@ -35,6 +35,7 @@ const EXAMPLES: Case[] = [
   { name: 'chain', file: 'examples/chain/chain.fa', args: ['300', '0'], out: ['chain: OK (n=300)'] },
   { name: 'independent', file: 'examples/independent/independent.fa', args: ['300', '0'], out: [] },
   { name: 'independent_checked', file: 'examples/independent/independent_checked.fa', args: ['200', '0'], out: ['independent: OK (n=200)'] },
+  { name: 'tutorial', file: 'examples/tutorial/pi.fa', args: ['100000', '4'], out: ['pi ≈ 3.1415926536 from 100000 points in 4 blocks', 'tutorial: OK (n=100000, 4 blocks)'] },
 ];
 
 function exampleFiles(): string[] {

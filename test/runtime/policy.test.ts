@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -30,8 +30,11 @@ test('inline: codes measured enough times and tiny on average; at start-up, firs
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES), up), true);
   assert.equal(p.runInline(cost(INLINE_NS * 2, 100), up), false);
   assert.equal(p.runInline(cost(0, 0), booting), true, 'no worker to wait for yet: measure it here');
+  assert.equal(p.runInline(cost(0, 0), { workersReady: false, nodes: 2 }), false, 'an unknown code on several nodes could silence the node: wait');
   assert.equal(p.runInline(cost(300_000, INLINE_SAMPLES, 1000), booting), true, 'a cold first call was slow, the fastest was tiny');
-  assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), booting), false, 'known to be long: wait for a worker');
+  assert.equal(p.runInline(cost(500_000, 1), booting), true, 'a short first call keeps the code here while workers boot');
+  assert.equal(p.runInline(cost(BOOT_INLINE_NS * 2, 1), booting), false, 'known to be long after one call: wait for a worker');
+  assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), { workersReady: false, nodes: 2 }), false);
   assert.equal(new DefaultPolicy({ inline: false }).runInline(cost(100, 100), up), false);
 });
 

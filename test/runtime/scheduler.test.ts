@@ -6,6 +6,7 @@ import { runInProcess } from './harness.js';
 import type { DF } from '../../src/ucode/df.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { PriorityPolicy } from '../../src/runtime/policy/priority.js';
+import { PlaybackPolicy, Recorder, type Schedule } from '../../src/runtime/policy/playback.js';
 import type { LanesView, BatchSizing, SchedulingPolicy } from '../../src/runtime/policy/types.js';
 
 function logger(): { log: string[]; say: (s: string) => void; set: (tag: string, v: number, x: DF) => void; show: (tag: string, x: DF) => void } {
@@ -176,4 +177,81 @@ import c_boom(int) as boom;
 sub main() { for i = 0..3 cf b[i]: boom(i); }`, { c_boom: (i: number) => { if (i === 2) throw new Error(`boom ${i}`); } }, { lanes: 1 });
   assert.equal(fault.kind, 'fault');
   assert.match(fault.message ?? '', /exception in ucode c_boom: boom 2[\s\S]*in CF b\[2\] \(ucode c_boom, id 0_2_0\) at test\.fa:3:27/);
+});
+
+// ------------------------------------------------------------------ trace playback
+
+const PLAYBACK = `
+import c_first(name) as first;
+import c_step(value, int, name) as step;
+import c_work(int) as work;
+sub chain(int c, int k) {
+  df x;
+  cf f[c]: first(x[0]);
+  for i = 0..k-1 cf link[c][i]: step(x[i], c, x[i + 1]);
+}
+sub main(int n, int k) {
+  for i = 0..n-1 cf w[i]: work(i);
+  for c = 0..1 chain(c, k);
+}`;
+
+function playbackUcodes(log: string[]): Record<string, unknown> {
+  return {
+    c_first: (x: DF) => { log.push('first'); x.setInt(0); },
+    c_step: (a: DF, c: number, b: DF) => { log.push(`link ${c}.${a.getInt()}`); b.setInt(a.getInt() + 1); },
+    c_work: (i: number) => { log.push(`work ${i}`); },
+  };
+}
+
+test('playback: a recorded schedule replays each CF on its recorded lane, known to the last one', async () => {
+  // recorded under a policy no default would follow: everything on the last lane
+  class LastLane extends DefaultPolicy {
+    override chooseLane(l: LanesView): number { return l.inflight[2]! < 2 ? 2 : -1; }
+  }
+  const rec = new Recorder(new LastLane());
+  const log1: string[] = [];
+  const r1 = await runInProcess(PLAYBACK, playbackUcodes(log1), { lanes: 3, args: ['40', '30'], policy: rec.policy() });
+  assert.equal(r1.ok, true, r1.message);
+  assert.equal(rec.order.length, 40 + 2 * 31, 'every atomic CF recorded');
+  assert.ok(rec.order.every(([, lane]) => lane === 2));
+  const schedule: Schedule = { program: 'test.fa', args: ['40', '30'], nodes: 1, threads: 3, order: [rec.order] };
+  const replay = new PlaybackPolicy(schedule, 0);
+  const log2: string[] = [];
+  const r2 = await runInProcess(PLAYBACK, playbackUcodes(log2), { lanes: 3, args: ['40', '30'], policy: replay });
+  assert.equal(r2.ok, true, r2.message);
+  assert.deepEqual([...log2].sort(), [...log1].sort(), 'the same CFs ran');
+  assert.deepEqual(replay.stats, { replayed: rec.order.length, unknown: 0 });
+  assert.deepEqual(new Set(r2.lanes.sent.map((b) => b.lane)), new Set([2]), 'every batch went to the recorded lane');
+  // the default policy, for comparison, spreads the same program over the lanes
+  const plain = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 3, args: ['40', '30'] });
+  assert.ok(new Set(plain.lanes.sent.map((b) => b.lane)).size > 1);
+});
+
+test('playback: inline decisions come from the record, not from measuring', async () => {
+  const rec = new Recorder(new DefaultPolicy());
+  const r1 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['10', '10'], policy: rec.policy(), inline: true });
+  assert.equal(r1.ok, true, r1.message);
+  // flip every decision: the replay must follow the record, whatever the costs say
+  const flipped = rec.order.map(([gid, lane, inline]) => [gid, lane, 1 - inline] as [string, number, number]);
+  const replay = new PlaybackPolicy({ program: 'test.fa', args: [], nodes: 1, threads: 2, order: [flipped] }, 0);
+  const r2 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['10', '10'], policy: replay, inline: true });
+  assert.equal(r2.ok, true, r2.message);
+  const sentToWorkers = r2.lanes.sent.reduce((a, b) => a + b.cfs.length, 0);
+  assert.equal(sentToWorkers, flipped.filter(([, , inline]) => inline === 0).length);
+  assert.equal(r2.rt.stats.inline, flipped.filter(([, , inline]) => inline === 1).length);
+});
+
+test('playback: a graph the record does not know still completes, and says where the replay stopped applying', async () => {
+  const rec = new Recorder(new DefaultPolicy());
+  const r1 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['5', '5'], policy: rec.policy() });
+  assert.equal(r1.ok, true, r1.message);
+  const replay = new PlaybackPolicy({ program: 'test.fa', args: ['5', '5'], nodes: 1, threads: 2, order: [rec.order] }, 0);
+  const log: string[] = [];
+  const r2 = await runInProcess(PLAYBACK, playbackUcodes(log), { lanes: 2, args: ['8', '7'], policy: replay });
+  assert.equal(r2.ok, true, r2.message);
+  assert.equal(log.length, 8 + 2 * 8, 'every CF of the bigger graph ran');
+  assert.equal(replay.stats.replayed, rec.order.length);
+  assert.equal(replay.stats.unknown, 8 + 2 * 8 - rec.order.length);
+  assert.match(replay.stats.firstUnknown!.label, /^(w|link)$/);
+  assert.match(replay.stats.firstUnknown!.at, /^test\.fa:\d+:\d+$/);
 });

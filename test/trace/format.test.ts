@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { HEADER_BYTES } from '../../src/trace/format.js';
 import { RECORDS, fixedSize } from '../../src/trace/schema.js';
@@ -12,6 +13,8 @@ import { ThreadTraceWriter } from '../../src/trace/writer.js';
 import { TraceFormatError, traceFileName } from '../../src/trace/index.js';
 import type { TraceEvent } from '../../src/trace/schema.js';
 import { collect, everyKind, manifest, rng, tempDir } from './helpers.js';
+
+const ROOT_DIR = fileURLToPath(new URL('../../../', import.meta.url));
 
 test('every event kind survives writer → reader', (t) => {
   const dir = tempDir(t);
@@ -189,4 +192,17 @@ test('wrong magic, version or file kind: a clear TraceFormatError naming the fil
   // readTrace reports the same error for a bad file in a directory.
   writeManifest(dir, manifest(2, 1, { files: [{ node: 1, thread: 1, path: traceFileName(1, 1) }] }));
   assert.throws(() => readTrace(dir), TraceFormatError);
+});
+
+test('docs/trace-format.md lists every record kind exactly as the schema defines it', () => {
+  const doc = readFileSync(join(ROOT_DIR, 'docs', 'trace-format.md'), 'utf8');
+  const type = (t: string): string => (t === 'time' ? 'f64' : t);
+  for (const [kind, d] of Object.entries(RECORDS) as [string, (typeof RECORDS)[keyof typeof RECORDS]][]) {
+    const variable = d.fields.some(([, t]) => t === 'str' || t === 'ints');
+    const fields = d.fields.map(([n, t]) => `${n} ${type(t)}`).join(', ');
+    const row = `| ${d.code} | ${kind} | ${fixedSize(d)}${variable ? '+v' : ''} | ${fields} | ${d.doc} |`;
+    assert.ok(doc.includes(row), `docs/trace-format.md lacks (or has a different) row for ${kind}:\n${row}`);
+  }
+  const rows = doc.split('\n').filter((l) => /^\| \d+ \| \w+ \|/.test(l));
+  assert.equal(rows.length, Object.keys(RECORDS).length, 'the records table has rows the schema does not define');
 });

@@ -7,6 +7,7 @@ import { displayDf } from '../../core/dfkey.js';
 import { DF } from '../../ucode/df.js';
 import { T_INT, T_RAW, type DfValue } from '../../ucode/value.js';
 import { sharedBytesChurned } from './shm.js';
+import { bindNative, nativeHas, type NativeUcodes } from '../../ucode/cpp/native.js';
 
 export type Ucode = (...args: unknown[]) => unknown;
 
@@ -18,9 +19,13 @@ export interface UcodeDef {
 /** A ucode broke the contract of the runtime (not an exception it threw). */
 export class ContractError extends Error {}
 
-/** The functions of the ucode module for each import (a stand-in that throws when one is missing). */
-export function bindUcodes(mod: Record<string, unknown> | undefined, imports: readonly UcodeDef[]): Ucode[] {
+/**
+ * The functions of the ucode module for each import (a stand-in that throws when one is
+ * missing); imports implemented by the compiled C++ library (`native`) call into it.
+ */
+export function bindUcodes(mod: Record<string, unknown> | undefined, imports: readonly (UcodeDef & { alias: string })[], native?: NativeUcodes): Ucode[] {
   return imports.map((imp) => {
+    if (nativeHas(native, imp.alias)) return bindNative(native!, imp);
     const f = mod?.[imp.symbol];
     if (typeof f === 'function') return f as Ucode;
     return () => { throw new ContractError(`the ucode module exports no function ${imp.symbol}`); };

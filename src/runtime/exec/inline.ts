@@ -8,6 +8,7 @@ import type { TraceSink } from '../../trace/schema.js';
 import { threadCpuNs, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
 import { bindUcodes, callUcode, ContractError, nameOfKey, type Ucode } from './call.js';
+import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import type { Task, TaskError } from './protocol.js';
 
 let inlineDepth = 0;
@@ -40,14 +41,14 @@ export class InlineExecutor {
     this.now = tr ? wallNs : () => performance.now() * 1e6;
   }
 
-  /** Import the ucode module on this thread (before the program starts). */
-  async load(bundle: string | undefined): Promise<void> {
-    this.use(bundle ? ((await import(pathToFileURL(bundle).href)) as Record<string, unknown>) : undefined);
+  /** Import the ucode module (and the C++ library) on this thread (before the program starts). */
+  async load(bundle: string | undefined, native?: NativeUcodes): Promise<void> {
+    this.use(bundle ? ((await import(pathToFileURL(bundle).href)) as Record<string, unknown>) : undefined, native);
   }
 
   /** Use the functions of an already loaded module (in-process harnesses). */
-  use(mod: Record<string, unknown> | undefined): void {
-    this.fns = bindUcodes(mod, this.imports);
+  use(mod: Record<string, unknown> | undefined, native?: NativeUcodes): void {
+    this.fns = bindUcodes(mod, this.imports, native);
     guardExit();
   }
 

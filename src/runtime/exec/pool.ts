@@ -7,12 +7,15 @@ import { fileURLToPath } from 'node:url';
 import type { ImportDef } from '../../program/compile.js';
 import { AWAKE, SLEEPING, abortFlag, flagsLength, runningFlag, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
+import type { NativeUcodes } from '../../ucode/cpp/native.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
 export interface PoolOptions {
   lanes: number;
   bundle?: string;
+  /** the compiled C++ ucodes */
+  native?: NativeUcodes;
   imports: readonly ImportDef[];
   trace?: WorkerInit['trace'];
   onResult: (r: BatchResult) => void;
@@ -53,7 +56,7 @@ export class WorkerPool {
   private startWorker(i: number): void {
     const ch = new MessageChannel();
     const init: WorkerInit = {
-      index: i, bundle: this.opts.bundle, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace,
+      index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params })),
     };
     const w = new Worker(WORKER_FILE, { workerData: init, transferList: [ch.port2], stdout: false, stderr: false });

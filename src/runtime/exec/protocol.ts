@@ -3,6 +3,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ParamType } from '../../lang/ast.js';
 import type { DfValue } from '../../ucode/value.js';
+import type { NativeUcodes } from '../../ucode/cpp/native.js';
 
 /** One atomic CF, ready to run. */
 export interface Task {
@@ -62,6 +63,8 @@ export interface WorkerInit {
   index: number;
   /** bundled ucode module (absent when the program imports nothing) */
   bundle?: string;
+  /** the compiled C++ ucodes (absent when the program has none) */
+  native?: NativeUcodes;
   imports: { symbol: string; alias: string; params: ParamType[] }[];
   /** Int32Array over a SharedArrayBuffer, see LaneFlags */
   flags: SharedArrayBuffer;

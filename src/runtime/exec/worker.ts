@@ -79,7 +79,7 @@ let prevOuts: (DfValue | null)[][] = [];
 
 async function main(): Promise<void> {
   const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
-  const fns = bindUcodes(mod, init.imports);
+  const fns = bindUcodes(mod, init.imports, init.native);
   parentPort!.postMessage({ ready: me });
   loop(fns);
 }

@@ -29,6 +29,10 @@ export interface BatchOutputs {
 class EvalFrame implements Frame {
   env: unknown[] = [];
   missing = false;
+  /** a DF was missing where an expression needed it (an index, a rule, a scalar argument) */
+  indirect = false;
+  /** the read under way is a direct input of the call (its absence only delays the call) */
+  direct = false;
   /** a value the batch being built will produce is needed: decide after the batch */
   blocked = false;
   cf!: Cf;
@@ -46,9 +50,9 @@ class EvalFrame implements Frame {
     const got = cf.gotValue(key);
     if (got !== undefined) return got;
     if (this.batch !== null && this.batch.producer(key) !== undefined) { this.blocked = true; this.missing = true; return undefined; }
-    if (cf.isPending(key)) { this.missing = true; return undefined; }
+    if (cf.isPending(key)) { this.missing = true; if (!this.direct) this.indirect = true; return undefined; }
     const v = this.st.read(cf, key, this.st.policy.dfOwner ? this.st.policy.dfOwner(key, owner) : owner);
-    if (v === undefined) this.missing = true;
+    if (v === undefined) { this.missing = true; if (!this.direct) this.indirect = true; }
     return v;
   }
 }
@@ -77,9 +81,15 @@ export class Interpreter {
    */
   examine(cf: Cf, batch: BatchOutputs | null = null): Outcome {
     const f = this.f, st = this.st;
+    const armed = cf.armed;
+    if (armed !== null) {
+      cf.armed = null;
+      if (cf.pend === null || cf.pend.length === 0) return this.fire(cf, armed);
+    }
     f.cf = cf;
     f.env = cf.env;
     f.missing = false;
+    f.indirect = false;
     f.blocked = false;
     f.batch = batch;
     const site = cf.site;
@@ -197,7 +207,11 @@ export class Interpreter {
           if (!cf.isPending(key)) st.store.expect(key, cf);
           (fwd ??= []).push({ arg: i, task: p.task, out: p.out });
           args[i] = null;
-        } else args[i] = f.read(key, owner);
+        } else {
+          f.direct = true;
+          args[i] = f.read(key, owner);
+          f.direct = false;
+        }
       } else if (a.kind === 'val') {
         args[i] = argValue(a.expr, a.type, f, site.pos);
       } else {
@@ -218,21 +232,42 @@ export class Interpreter {
     if (f.blocked) return BLOCKED;
     if (f.missing) {
       if (fwd && cf.state !== WAITING) return BLOCKED; // partly fed by the batch, partly not: later
+      if (!f.indirect && !fwd) {
+        // only direct inputs are missing: everything else is known now
+        this.prepare(cf, outKeys, outOwners, rules, after, priority);
+        cf.armed = { cf: cf.id, imp: site.imp.index, args, keys };
+      }
       return this.park(cf);
     }
     if (fwd && cf.pend && cf.pend.some((k) => !batch!.producer(k))) return BLOCKED;
     if (st.waiting.delete(cf) || fwd) cf.chained = fwd !== undefined;
-    cf.outKeys = outKeys;
-    cf.outOwners = outOwners;
-    cf.outRules = rules;
-    cf.after = after;
-    cf.priority = priority;
-    if (st.policy.priority) cf.priority = st.policy.priority(cf);
+    this.prepare(cf, outKeys, outOwners, rules, after, priority);
     const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };
     if (fwd) task.fwd = fwd;
     cf.task = task;
     cf.state = READY;
     if (st.tr) this.traceReady(cf, keys, site);
+    return TASK;
+  }
+
+  private prepare(cf: Cf, outKeys: DfKey[], outOwners: number[], rules: number[] | null, after: AfterAction[] | null, priority: number): void {
+    cf.outKeys = outKeys;
+    cf.outOwners = outOwners;
+    cf.outRules = rules;
+    cf.after = after;
+    cf.priority = priority;
+    if (this.st.policy.priority) cf.priority = this.st.policy.priority(cf);
+  }
+
+  /** An armed CF whose inputs all arrived: its inputs filled in, it is ready. */
+  private fire(cf: Cf, task: Task): Outcome {
+    const args = task.args, keys = task.keys;
+    for (let i = 0; i < args.length; i++) if (args[i] === undefined && keys[i] !== '') args[i] = cf.gotValue(keys[i]!);
+    this.st.waiting.delete(cf);
+    cf.chained = false;
+    cf.task = task;
+    cf.state = READY;
+    if (this.st.tr) this.traceReady(cf, keys, cf.site as CallSite);
     return TASK;
   }
 
@@ -280,6 +315,7 @@ export class Interpreter {
     const v = this.st.store.takePushed(pushKey(this.labelKey(site.label, site.labelIdx), key), cf);
     if (v !== undefined) { cf.addGot(key, v); return; }
     f.missing = true;
+    f.indirect = true; // a pushed value is not a request: the CF is examined again when it comes
   }
 
   /** The push key under which output `key` of `cf` goes to its afterpush target. */

@@ -25,6 +25,12 @@ export class Cf {
   counterEnd = 0;
   /** atomic CFs, once ready: what the executor runs */
   task: Task | null = null;
+  /**
+   * An atomic CF that waits only for direct inputs: its task, prepared when it was examined,
+   * with those inputs left undefined. Once they arrived it is ready without being examined
+   * again (the inputs are filled in from `got`); anything else re-examines it in full.
+   */
+  armed: Task | null = null;
   /** atomic CFs, filled when ready: output keys and the node each is posted to (-1: replicas) */
   outKeys: DfKey[] | null = null;
   outOwners: number[] | null = null;
@@ -40,6 +46,8 @@ export class Cf {
   priority = 0;
   /** node this CF came from when it migrated here (-1 = spawned here) */
   from = -1;
+  /** the scheduling policy's own data about this CF (see FragmentView.tag) */
+  tag: unknown = undefined;
   private gidOwn: string | null = null;
 
   constructor(

@@ -56,8 +56,11 @@ export class NodeRuntime {
   private failed: RunFault | null = null;
   /** trace: start of the current busy span of this thread (-1: none) */
   private busyFrom = -1;
-  /** what ran where: CFs run by this thread, CFs and batches sent to workers */
-  readonly stats = { inline: 0, sent: 0, batches: 0 };
+  /**
+   * What ran where: CFs run by this thread, CFs and batches sent to workers, and the time this
+   * thread spent inside ucodes (ns; untimed tiny executions count their code's mean).
+   */
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -345,7 +348,7 @@ export class NodeRuntime {
     cost.minNs = this.costMin[code]!;
     cost.samples = this.costN[code]!;
     now.workersReady = this.exec.booted > 0;
-    return this.policy.runInline(cost, now);
+    return this.policy.runInline(cost, now, cf);
   }
 
   private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0 };
@@ -393,7 +396,8 @@ export class NodeRuntime {
       throw e;
     }
     if (timed) this.measureCode(cf, inl.fin - inl.start);
-    if (this.policy.profile) this.policy.profile({ cf, lane, ns: timed ? inl.fin - inl.start : NaN });
+    this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
+    if (this.policy.profile) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
     if (tr) this.busyFrom = this.host.now();
   }
@@ -404,7 +408,7 @@ export class NodeRuntime {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
-      if (this.policy.profile) this.policy.profile({ cf, lane: r.lane, ns: r.start ? fin - r.start[i]! : NaN });
+      if (this.policy.profile) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);

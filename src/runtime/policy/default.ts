@@ -3,7 +3,7 @@
 // codes no worker could take yet) run on the system thread, long loops unroll a chunk at a time
 // while few fragments are alive, idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
-import type { BatchSizing, CodeCost, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
+import type { BatchSizing, CodeCost, FragmentView, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
 
 /** target duration of a batch with continuations */
 export const BATCH_NS = 2_000_000;
@@ -15,6 +15,8 @@ export const LOOP_CHUNK = 1024;
 export const LIVE_TARGET = 16384;
 /** a code whose executions take less than this on average runs on the system thread */
 export const INLINE_NS = 20_000;
+/** while workers boot: a code whose fastest execution (cold calls included) took less runs here */
+export const BOOT_INLINE_NS = 1_000_000;
 /** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
 /** batches in flight per worker (one running, one queued behind it) */
@@ -56,13 +58,15 @@ export class DefaultPolicy implements SchedulingPolicy {
 
   /**
    * Codes measured to be tiny. While no worker has booted yet (the first tens of milliseconds), a
-   * code's first executions run here to be measured, and codes whose fastest execution was tiny
-   * keep running here: a short or sequential program never waits for a worker. Other codes run
+   * code's first execution runs here to be measured (one node only), and codes whose fastest
+   * execution was short keep running here: a short or sequential program never waits for a worker. Other codes run
    * on workers, where a crash, a memory blow-up or an endless loop is contained.
    */
-  runInline(cost: CodeCost, now: InlineContext): boolean {
+  runInline(cost: CodeCost, now: InlineContext, _cf?: FragmentView): boolean {
     if (!this.inline) return false;
-    if (!now.workersReady) return cost.samples < INLINE_SAMPLES || cost.minNs < INLINE_NS;
+    // An unknown code could run for seconds: on several nodes that would silence this node's
+    // heartbeats and termination replies, so there it waits for a worker.
+    if (!now.workersReady) return cost.samples === 0 ? now.nodes === 1 : cost.minNs < BOOT_INLINE_NS;
     return cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
   }
 

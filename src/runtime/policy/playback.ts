@@ -3,8 +3,11 @@
 // evaluating locators, each fragment to its recorded lane, ready fragments in recorded order.
 // What the record does not know (the graph changed: other arguments, another program) falls
 // back to the default policy, and the first such fragment is reported.
-import { DefaultPolicy, type DefaultPolicyOptions } from './default.js';
-import type { FragmentView, LanesView, ProfileSample, SchedulingPolicy } from './types.js';
+import { DefaultPolicy, LANE_DEPTH, type DefaultPolicyOptions } from './default.js';
+import type { CodeCost, FragmentView, InlineContext, LanesView, ProfileSample, SchedulingPolicy } from './types.js';
+
+/** One atomic CF of a recorded schedule: its global id, its lane, 1 when the system thread ran it. */
+export type ScheduleEntry = [gid: string, lane: number, inline: number];
 
 /** A recorded schedule: per node, its atomic CFs in execution order with their lanes. */
 export interface Schedule {
@@ -12,13 +15,13 @@ export interface Schedule {
   args: string[];
   nodes: number;
   threads: number;
-  /** per node: [global id, lane] in the order they ran (per lane, the order is its order) */
-  order: [string, number][][];
+  /** per node, the CFs in the order they ran (per lane, the order is its order) */
+  order: ScheduleEntry[][];
 }
 
 /** Records the schedule of this node through the profiling callback of the policy it wraps. */
 export class Recorder {
-  readonly order: [string, number][] = [];
+  readonly order: ScheduleEntry[] = [];
   constructor(readonly inner: SchedulingPolicy) {}
 
   /** The policy to run with: `inner`, whose profiling callback also records. */
@@ -26,7 +29,8 @@ export class Recorder {
     const inner = this.inner, order = this.order;
     const wrapped = Object.create(inner) as SchedulingPolicy & { profile(s: ProfileSample): void };
     wrapped.profile = (s: ProfileSample) => {
-      order.push([s.cf.gid, s.lane]);
+      // what ran inline only because no worker was up yet is not a decision to repeat
+      order.push([s.cf.gid, s.lane, s.inline && s.workersReady ? 1 : 0]);
       inner.profile?.(s);
     };
     return wrapped;
@@ -42,42 +46,72 @@ export interface ReplayStats {
   firstUnknown?: { gid: string; label: string; at: string };
 }
 
+/** What the record says of one CF: its node; for this node's CFs, its place in the order, lane and executor. */
+interface Plan {
+  node: number;
+  /** position in this node's order (-1: it ran on another node) */
+  seq: number;
+  lane: number;
+  inline: boolean;
+}
+
+/**
+ * Replays a schedule. The lighter path: each CF's plan is looked up once, by its global id, and
+ * kept on the CF (`tag`); placement comes from it without evaluating locators, the executor
+ * (system thread or the recorded lane) without measuring costs, and the order from its place in
+ * the record.
+ */
 export class PlaybackPolicy extends DefaultPolicy {
   override readonly name = 'replay';
-  private readonly node = new Map<string, number>();
-  private readonly seq = new Map<string, number>();
-  private readonly lane = new Map<string, number>();
+  private readonly plans = new Map<string, Plan>();
   readonly stats: ReplayStats = { replayed: 0, unknown: 0 };
 
   constructor(s: Schedule, self: number, o: DefaultPolicyOptions = {}) {
     super(o);
     s.order.forEach((list, n) => {
-      list.forEach(([gid, lane], i) => {
-        this.node.set(gid, n);
-        if (n === self) { this.seq.set(gid, i); this.lane.set(gid, lane); }
+      list.forEach(([gid, lane, inline], i) => {
+        this.plans.set(gid, n === self ? { node: n, seq: i, lane, inline: inline === 1 } : { node: n, seq: -1, lane: -1, inline: false });
       });
     });
   }
 
+  private plan(cf: FragmentView): Plan | null {
+    let p = cf.tag as Plan | null | undefined;
+    if (p === undefined) cf.tag = p = this.plans.get(cf.gid) ?? null;
+    return p;
+  }
+
   place(cf: FragmentView): number | undefined {
     if (cf.site.kind !== 'call') return undefined; // structured CFs are not recorded: their locators decide
-    return this.node.get(cf.gid);
+    return this.plan(cf)?.node;
   }
 
   /** Recorded order first; unknown fragments after every recorded one (by their own priority). */
   priority(cf: FragmentView & { readonly priority: number }): number {
-    const i = this.seq.get(cf.gid);
-    return i === undefined ? -1e15 + cf.priority : -i;
+    const p = this.plan(cf);
+    return p === null || p.seq < 0 ? -1e15 + cf.priority : -p.seq;
   }
 
+  /** A batch goes to the recorded lane of its first CF, waiting for it when it is full. */
   override chooseLane(lanes: LanesView, next?: FragmentView): number {
-    const want = next ? this.lane.get(next.gid) : undefined;
-    if (want !== undefined && want < lanes.count && lanes.inflight[want]! < 2) return want;
-    return super.chooseLane(lanes);
+    const p = next ? this.plan(next) : null;
+    if (p === null || p.seq < 0 || p.lane >= lanes.count) return super.chooseLane(lanes);
+    return lanes.inflight[p.lane]! < LANE_DEPTH ? p.lane : -1;
+  }
+
+  /**
+   * Where the record ran it once the workers were up; while they start, and for what the record
+   * does not know, as by default.
+   */
+  override runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean {
+    const p = this.plan(cf);
+    if (p !== null && p.seq >= 0 && (p.inline || now.workersReady)) return p.inline;
+    return super.runInline(cost, now, cf);
   }
 
   profile(s: ProfileSample): void {
-    if (this.seq.has(s.cf.gid)) { this.stats.replayed++; return; }
+    const p = this.plan(s.cf);
+    if (p !== null && p.seq >= 0) { this.stats.replayed++; return; }
     if (this.stats.unknown++ === 0) {
       const o = s.cf.site.origin;
       this.stats.firstUnknown = { gid: s.cf.gid, label: s.cf.site.label, at: `${o.file}:${o.line}:${o.col}` };

@@ -4,11 +4,16 @@
 // runtime's state. Hooks marked optional cost nothing when absent.
 import type { Site } from '../../program/compile.js';
 
-/** A fragment as a policy sees it. `gid` is computed on first use: read it only when needed. */
+/**
+ * A fragment as a policy sees it. `gid` is computed on first use: read it only when needed.
+ * `tag` belongs to the policy: what it worked out for this fragment once (a plan entry, say),
+ * so later questions about the same fragment cost nothing.
+ */
 export interface FragmentView {
   readonly id: number;
   readonly gid: string;
   readonly site: Site;
+  tag: unknown;
 }
 
 /** The executors of a node: lane i is worker thread i (the system thread may borrow an idle lane). */
@@ -59,6 +64,10 @@ export interface LoopView {
 export interface ProfileSample {
   readonly cf: FragmentView;
   readonly lane: number;
+  /** the system thread ran it (on behalf of the idle lane `lane`) */
+  readonly inline: boolean;
+  /** some worker thread was up when it was dispatched (false: the runtime was still starting) */
+  readonly workersReady: boolean;
   /** wall time of the execution, ns (NaN when it was not timed: tiny CFs are timed 1 in 16) */
   readonly ns: number;
 }
@@ -82,8 +91,8 @@ export interface SchedulingPolicy {
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
   chainLength(s: BatchSizing): number;
-  /** Run a fragment of this cost on the system thread instead of a worker (no hand-off). */
-  runInline(cost: CodeCost, now: InlineContext): boolean;
+  /** Run fragment `cf`, whose code costs this, on the system thread instead of a worker (no hand-off). */
+  runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean;
   /** Iterations of a long loop to spawn now (0: not now). */
   unrollChunk(loop: LoopView): number;
 

@@ -1,0 +1,632 @@
+// ucenv.h — the C++ ucode API of LuNA (luna::ucenv: DF, InputDF, OutputDF, ABORT) for luna-ts.
+//
+// A ucode is a function `extern "C" void c_f(int, double, const char *, const InputDF &,
+// OutputDF &)` with parameters in the order and kinds of its `import` line (docs/language.md
+// §7.9). A DF holds nothing, an int, a real, a string, raw bytes, or (luna-ts) a JavaScript
+// value made by a TypeScript ucode. Raw bytes are the very shared memory the runtime and
+// TypeScript ucodes see: getData() of an input points into it and create() of an output
+// allocates it there, so no byte is copied on the way in or out. `DF = DF` and copy() share the
+// value. Misuse (a wrong accessor, a DF with no value) throws luna::ucenv::Error, which stops
+// the run naming the fragment, like ABORT(msg) and any other C++ exception.
+//
+// Lifetime: the bytes of input DFs and of DFs created during a call belong to the runtime; a
+// DF must not be kept (e.g. in a static variable) after the ucode returns.
+#ifndef LUNA_UCENV_H
+#define LUNA_UCENV_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#if defined(__GNUC__) || defined(__clang__)
+#include <cxxabi.h>
+#endif
+#if defined(__GLIBC__) || defined(__linux__)
+#include <stdio_ext.h>
+#endif
+
+#include "luna_ucode_abi.h"
+
+namespace luna {
+namespace ucenv {
+
+enum ValueType { TYPE_UNDEFINED = 0, TYPE_INT, TYPE_REAL, TYPE_STRING, TYPE_VALUE, TYPE_NAME, TYPE_JS };
+
+/** Misuse of a DF, or any error of the API: stops the run with its message. */
+class Error : public std::exception {
+ public:
+  explicit Error(std::string message) : message_(std::move(message)) {}
+  const char *what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
+
+/** Thrown by ABORT(msg). */
+class Abort : public Error {
+ public:
+  Abort(const std::string &message, const char *file, int line) : Error(message), file_(file), line_(line) {}
+  const char *file() const noexcept { return file_; }
+  int line() const noexcept { return line_; }
+
+ private:
+  const char *file_;
+  int line_;
+};
+
+class DF;
+
+namespace detail {
+
+/** The call running on this thread (set by the glue around the user's function). */
+inline thread_local luna_frame *current = nullptr;
+
+/** Shared bytes of a string, raw or JavaScript value; reference-counted like the original's. */
+struct Buf {
+  std::atomic<long> rc{1};
+  char *data = nullptr;
+  uint64_t size = 0;   // bytes (a string's include its NUL)
+  int32_t ref = -1;    // the runtime's object holding the bytes (valid during the call)
+  bool heap = false;   // data was malloc'ed here
+  bool pinned = false; // lives in the glue's frame (inputs): never deleted
+};
+
+inline void retain(Buf *b) noexcept {
+  if (b) b->rc.fetch_add(1, std::memory_order_relaxed);
+}
+inline void release(Buf *b) noexcept {
+  if (b && b->rc.fetch_sub(1, std::memory_order_acq_rel) == 1 && !b->pinned) {
+    if (b->heap) std::free(b->data);
+    delete b;
+  }
+}
+
+/** Zero-filled bytes: shared memory of the runtime during a call, the C heap otherwise. */
+inline Buf *allocate(uint64_t bytes) {
+  Buf *b = new Buf();
+  b->size = bytes;
+  luna_frame *f = current;
+  if (f && f->host && f->host->alloc) {
+    b->data = static_cast<char *>(f->host->alloc(f->host->ctx, bytes, &b->ref));
+    if (!b->data) {
+      delete b;
+      throw Error("cannot allocate " + std::to_string(bytes) + " bytes of shared memory for a DF");
+    }
+  } else {
+    b->data = static_cast<char *>(std::calloc(bytes ? bytes : 1, 1));
+    b->heap = true;
+    if (!b->data) {
+      delete b;
+      throw Error("cannot allocate " + std::to_string(bytes) + " bytes for a DF");
+    }
+  }
+  return b;
+}
+
+inline std::string quoted(const char *s, uint64_t n) {
+  std::string out = "\"";
+  out.append(s, n > 40 ? 40 : n);
+  if (n > 40) out += "...";
+  return out + "\"";
+}
+
+inline std::string demangle(const char *name) {
+#if defined(__GNUC__) || defined(__clang__)
+  int status = 0;
+  char *d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status == 0 && d) {
+    std::string s(d);
+    std::free(d);
+    return s;
+  }
+#endif
+  return name;
+}
+
+template <class T>
+struct is_string : std::false_type {};
+template <>
+struct is_string<std::string> : std::true_type {};
+
+}  // namespace detail
+
+class DF {
+ public:
+  DF() noexcept {}
+  DF(const DF &o) noexcept : type_(o.type_), param_(o.param_), num_(o.num_), buf_(o.buf_) { detail::retain(buf_); }
+  DF(DF &&o) noexcept : type_(o.type_), param_(o.param_), num_(o.num_), buf_(o.buf_) {
+    o.buf_ = nullptr;
+    o.type_ = TYPE_UNDEFINED;
+  }
+  template <class T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  DF(T v) noexcept { set_int(static_cast<int>(v)); }
+  template <class T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0>
+  DF(T v) noexcept { set_real(static_cast<double>(v)); }
+  DF(const std::string &s) { set_string(s.data(), s.size()); }
+  DF(const char *s) { set_string(s, std::strlen(s)); }
+  /** Raw bytes, copied (tag VALUE). */
+  DF(const void *data, size_t size) { set_raw(data, size); }
+  ~DF() { detail::release(buf_); }
+
+  /** Share o's value (no copy). An output stays the output it is. */
+  DF &operator=(const DF &o) noexcept {
+    if (this != &o) {
+      detail::retain(o.buf_);
+      detail::release(buf_);
+      type_ = o.type_;
+      num_ = o.num_;
+      buf_ = o.buf_;
+    }
+    return *this;
+  }
+  template <class T, typename std::enable_if<std::is_arithmetic<T>::value, int>::type = 0>
+  DF &operator=(T v) { return *this = DF(v); }
+  DF &operator=(const std::string &s) { return *this = DF(s); }
+  DF &operator=(const char *s) { return *this = DF(s); }
+
+  /** Share o's value, like `*this = o` (the original's copy(df)). */
+  void copy(const DF &o) noexcept { *this = o; }
+
+  // --------------------------------------------------------------------------- raw data
+  /** A raw buffer of `bytes` bytes (tag VALUE), zero-filled, in the runtime's shared memory. */
+  void *create(size_t bytes) {
+    detail::Buf *b = detail::allocate(bytes);
+    reset();
+    type_ = TYPE_VALUE;
+    buf_ = b;
+    return b->data;
+  }
+  template <class T>
+  T *create(size_t n) { return static_cast<T *>(create(n * sizeof(T))); }
+  template <class T>
+  T *create(size_t n, const T &init) {
+    T *p = create<T>(n);
+    for (size_t i = 0; i < n; i++) p[i] = init;
+    return p;
+  }
+  template <class T>
+  T *getData() { return static_cast<T *>(data_of(sizeof(T), "getData")); }
+  template <class T>
+  const T *getData() const { return static_cast<const T *>(const_cast<DF *>(this)->data_of(sizeof(T), "getData")); }
+  void *get_data() { return data_of(1, "get_data"); }
+  const void *get_data() const { return const_cast<DF *>(this)->data_of(1, "get_data"); }
+  size_t get_size() const {
+    if (type_ != TYPE_VALUE) fail_type("get_size");
+    return static_cast<size_t>(buf_->size);
+  }
+
+  // --------------------------------------------------------------------------- typed values
+  template <class T>
+  void setValue(const T &v) {
+    if constexpr (std::is_same<T, int>::value) set_int(v);
+    else if constexpr (std::is_same<T, double>::value) set_real(v);
+    else if constexpr (detail::is_string<T>::value) set_string(v.data(), v.size());
+    else throw Error(std::string("setValue<") + detail::demangle(typeid(T).name()) + "> on DF " + getName() + ": only int, double and std::string values can be set");
+  }
+  template <class T>
+  T getValue() const {
+    if constexpr (std::is_same<T, int>::value) return get_int();
+    else if constexpr (std::is_same<T, double>::value) return get_real();
+    else if constexpr (detail::is_string<T>::value) return get_string();
+    else throw Error(std::string("getValue<") + detail::demangle(typeid(T).name()) + "> on DF " + getName() + ": only int, double and std::string values can be read");
+  }
+  int get_int() const {
+    if (type_ != TYPE_INT) fail_type("get_int");
+    return num_.i;
+  }
+  double get_real() const {
+    if (type_ != TYPE_REAL) fail_type("get_real");
+    return num_.d;
+  }
+  std::string get_string() const {
+    if (type_ != TYPE_STRING) fail_type("get_string");
+    return std::string(buf_->data, buf_->size - 1);
+  }
+  /** Converting reads: numbers to numbers, a string holding a whole number text, anything to a string. */
+  int cast_int() const {
+    switch (type_) {
+      case TYPE_INT: return num_.i;
+      case TYPE_REAL: return static_cast<int>(num_.d);
+      case TYPE_STRING: return static_cast<int>(parse("cast_int"));
+      default: fail_type("cast_int");
+    }
+  }
+  double cast_real() const {
+    switch (type_) {
+      case TYPE_INT: return num_.i;
+      case TYPE_REAL: return num_.d;
+      case TYPE_STRING: return parse("cast_real");
+      default: fail_type("cast_real");
+    }
+  }
+  std::string cast_string() const {
+    switch (type_) {
+      case TYPE_INT: return std::to_string(num_.i);
+      case TYPE_REAL: return std::to_string(num_.d);
+      case TYPE_STRING: return get_string();
+      default: fail_type("cast_string");
+    }
+  }
+
+  // --------------------------------------------------------------------------- inspection
+  /** Bytes: int 4, real 8, string length + 1, raw its length. */
+  size_t getSize() const {
+    switch (type_) {
+      case TYPE_INT: return 4;
+      case TYPE_REAL: return 8;
+      case TYPE_STRING:
+      case TYPE_VALUE: return static_cast<size_t>(buf_->size);
+      case TYPE_JS: return 8;
+      default: fail_type("getSize");
+    }
+  }
+  bool is_set() const noexcept { return type_ != TYPE_UNDEFINED; }
+  bool is_unset() const noexcept { return type_ == TYPE_UNDEFINED; }
+  ValueType get_type() const noexcept { return static_cast<ValueType>(type_); }
+  /** DF<int>(7), DF<real>(0.500000), DF<string>(text), DF<size=N>(hex bytes…) */
+  std::string to_string() const {
+    switch (type_) {
+      case TYPE_INT: return "DF<int>(" + std::to_string(num_.i) + ")";
+      case TYPE_REAL: return "DF<real>(" + std::to_string(num_.d) + ")";
+      case TYPE_STRING: return "DF<string>(" + get_string() + ")";
+      case TYPE_VALUE: {
+        static const char hex[] = "0123456789abcdef";
+        std::string s = "DF<size=" + std::to_string(buf_->size) + ">(";
+        uint64_t shown = buf_->size < 32 ? buf_->size : 32;
+        for (uint64_t i = 0; i < shown; i++) {
+          unsigned char c = static_cast<unsigned char>(buf_->data[i]);
+          s += hex[c >> 4];
+          s += hex[c & 15];
+        }
+        return s + (shown < buf_->size ? "...)" : ")");
+      }
+      case TYPE_JS: return "DF<js>()";
+      default: return "DF<undefined>()";
+    }
+  }
+  /** The DF's name as the program writes it (x[3]) for parameters of the running ucode; "(df)" otherwise. */
+  std::string getName() const {
+    luna_frame *f = detail::current;
+    if (param_ >= 0 && f && f->host && f->host->name && param_ < f->nargs) {
+      const char *n = f->host->name(f->host->ctx, param_);
+      if (n) return n;
+    }
+    return "(df)";
+  }
+
+  // --------------------------------------------------------------------------- arithmetic
+  explicit operator bool() const { return type_ == TYPE_REAL ? num_.d != 0 : cast_int() != 0; }
+  friend DF operator+(const DF &a, const DF &b) { return a.arith(b, '+'); }
+  friend DF operator-(const DF &a, const DF &b) { return a.arith(b, '-'); }
+  friend DF operator*(const DF &a, const DF &b) { return a.arith(b, '*'); }
+  friend DF operator/(const DF &a, const DF &b) { return a.arith(b, '/'); }
+  friend DF operator%(const DF &a, const DF &b) {
+    if (a.type_ != TYPE_INT || b.type_ != TYPE_INT) a.fail_op(b, "%");
+    if (b.num_.i == 0) throw Error("integer division by zero (DF " + a.getName() + " % DF " + b.getName() + ")");
+    return DF(a.num_.i % b.num_.i);
+  }
+  friend DF operator<(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, "<") < b.number(a, "<"))); }
+  friend DF operator<=(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, "<=") <= b.number(a, "<="))); }
+  friend DF operator>(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, ">") > b.number(a, ">"))); }
+  friend DF operator>=(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, ">=") >= b.number(a, ">="))); }
+  friend DF operator==(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, "==") == b.number(a, "=="))); }
+  friend DF operator!=(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, "!=") != b.number(a, "!="))); }
+  friend DF operator&&(const DF &a, const DF &b) { return DF(static_cast<int>(a.number(b, "&&") != 0 && b.number(a, "&&") != 0)); }
+
+  // --------------------------------------------------------------------------- glue (internal)
+  /** @internal input parameter `param` over the runtime's slot, with a Buf of the glue's frame */
+  void bind_input_(const luna_slot &s, detail::Buf &pinned, int32_t param) noexcept {
+    param_ = param;
+    switch (s.type) {
+      case LUNA_T_INT: type_ = TYPE_INT; num_.i = s.i; return;
+      case LUNA_T_REAL: type_ = TYPE_REAL; num_.d = s.d; return;
+      case LUNA_T_STRING: type_ = TYPE_STRING; pinned.size = s.n + 1; break;
+      case LUNA_T_RAW: type_ = TYPE_VALUE; pinned.size = s.n; break;
+      case LUNA_T_JS: type_ = TYPE_JS; pinned.size = 0; break;
+      default: type_ = TYPE_UNDEFINED; return;
+    }
+    pinned.data = const_cast<char *>(s.p);
+    pinned.ref = s.ref;
+    pinned.pinned = true;
+    buf_ = &pinned;
+    detail::retain(buf_);
+  }
+  /** @internal output parameter `param` */
+  void bind_output_(int32_t param) noexcept { param_ = param; }
+  /** @internal the slot of this DF's value (valid while the DF lives) */
+  luna_slot slot_() const noexcept {
+    luna_slot s{};
+    s.ref = -1;
+    switch (type_) {
+      case TYPE_INT: s.type = LUNA_T_INT; s.i = num_.i; break;
+      case TYPE_REAL: s.type = LUNA_T_REAL; s.d = num_.d; break;
+      case TYPE_STRING: s.type = LUNA_T_STRING; s.p = buf_->data; s.n = buf_->size - 1; break;
+      case TYPE_VALUE: s.type = LUNA_T_RAW; s.p = buf_->data; s.n = buf_->size; s.ref = buf_->ref; break;
+      case TYPE_JS: s.type = LUNA_T_JS; s.ref = buf_->ref; break;
+      default: s.type = LUNA_T_UNSET;
+    }
+    return s;
+  }
+
+ private:
+  int32_t type_ = TYPE_UNDEFINED;
+  int32_t param_ = -1;
+  union Num {
+    int32_t i;
+    double d;
+  } num_{0};
+  detail::Buf *buf_ = nullptr;
+
+  void reset() noexcept {
+    detail::release(buf_);
+    buf_ = nullptr;
+    type_ = TYPE_UNDEFINED;
+  }
+  void set_int(int v) noexcept {
+    reset();
+    type_ = TYPE_INT;
+    num_.i = v;
+  }
+  void set_real(double v) noexcept {
+    reset();
+    type_ = TYPE_REAL;
+    num_.d = v;
+  }
+  void set_string(const char *s, size_t n) {
+    detail::Buf *b = new detail::Buf();
+    b->data = static_cast<char *>(std::malloc(n + 1));
+    if (!b->data) {
+      delete b;
+      throw Error("cannot allocate a string of " + std::to_string(n) + " bytes");
+    }
+    std::memcpy(b->data, s, n);
+    b->data[n] = 0;
+    b->size = n + 1;
+    b->heap = true;
+    reset();
+    type_ = TYPE_STRING;
+    buf_ = b;
+  }
+  void set_raw(const void *data, size_t size) {
+    detail::Buf *b = detail::allocate(size);
+    if (size) std::memcpy(b->data, data, size);
+    reset();
+    type_ = TYPE_VALUE;
+    buf_ = b;
+  }
+  void *data_of(size_t elem, const char *op) {
+    if (type_ != TYPE_VALUE) fail_type(op);
+    if (buf_->size % elem != 0)
+      throw Error(std::string(op) + "() on DF " + getName() + ": its " + std::to_string(buf_->size) + " bytes are not a whole number of " + std::to_string(elem) + "-byte elements");
+    return buf_->data;
+  }
+  std::string held() const {
+    switch (type_) {
+      case TYPE_INT: return "int " + std::to_string(num_.i);
+      case TYPE_REAL: return "real " + std::to_string(num_.d);
+      case TYPE_STRING: return "string " + detail::quoted(buf_->data, buf_->size - 1);
+      case TYPE_VALUE: return "raw " + std::to_string(buf_->size) + " bytes";
+      case TYPE_JS: return "a JavaScript value (set by a TypeScript ucode)";
+      default: return "no value yet";
+    }
+  }
+  [[noreturn]] void fail_type(const char *op) const {
+    if (type_ == TYPE_UNDEFINED) throw Error(std::string(op) + "() on DF " + getName() + ": the DF has no value yet");
+    throw Error(std::string(op) + "() on DF " + getName() + " which holds " + held());
+  }
+  [[noreturn]] void fail_op(const DF &b, const char *op) const {
+    throw Error(std::string("operator ") + op + " on DF " + getName() + " (" + held() + ") and DF " + b.getName() + " (" + b.held() + "): only int and real DFs");
+  }
+  double number(const DF &other, const char *op) const {
+    if (type_ == TYPE_INT) return num_.i;
+    if (type_ == TYPE_REAL) return num_.d;
+    fail_op(other, op);
+  }
+  double parse(const char *op) const {
+    const char *s = buf_->data;
+    char *end = nullptr;
+    double v = std::strtod(s, &end);
+    while (end && (*end == ' ' || *end == '\t' || *end == '\n')) end++;
+    if (end == s || !end || *end != 0) throw Error(std::string(op) + "() on DF " + getName() + ": cannot convert " + held() + " to a number");
+    return v;
+  }
+  DF arith(const DF &b, char op) const {
+    const char ops[2] = {op, 0};
+    if (type_ == TYPE_INT && b.type_ == TYPE_INT) {
+      int x = num_.i, y = b.num_.i;
+      switch (op) {
+        case '+': return DF(x + y);
+        case '-': return DF(x - y);
+        case '*': return DF(x * y);
+        default:
+          if (y == 0) throw Error("integer division by zero (DF " + getName() + " / DF " + b.getName() + ")");
+          return DF(x / y);
+      }
+    }
+    double x = number(b, ops), y = b.number(*this, ops);
+    switch (op) {
+      case '+': return DF(x + y);
+      case '-': return DF(x - y);
+      case '*': return DF(x * y);
+      default: return DF(x / y);
+    }
+  }
+};
+
+typedef DF InputDF;
+typedef DF OutputDF;
+
+/** A DF sharing df's value (the original's copy(df)). */
+inline DF copy(const DF &df) { return DF(df); }
+
+/** Unused by ucodes; the original's header exposes it. */
+enum BlockRetStatus { UNDEFINED = 0, CONTINUE, MIGRATE, WAIT, EXIT, STEAL };
+
+// ------------------------------------------------------------------------------- the glue
+namespace detail {
+
+template <class F>
+struct sig {
+  static constexpr int arity = -1;
+};
+template <class R, class... A>
+struct sig<R (*)(A...)> {
+  static constexpr int arity = sizeof...(A);
+  using args = std::tuple<A...>;
+};
+template <class R, class... A>
+struct sig<R (*)(A...) noexcept> : sig<R (*)(A...)> {};
+
+/** Whether a C++ parameter of type P takes a LuNA parameter of kind k (i r s v n). */
+template <class P>
+constexpr bool accepts(char k) {
+  using B = typename std::remove_cv<typename std::remove_reference<P>::type>::type;
+  constexpr bool lref = std::is_lvalue_reference<P>::value;
+  constexpr bool constant = std::is_const<typename std::remove_reference<P>::type>::value;
+  constexpr bool byValueOrConstRef = !std::is_reference<P>::value || (lref && constant);
+  switch (k) {
+    case 'i':
+    case 'r': return std::is_arithmetic<B>::value && byValueOrConstRef;
+    case 's': return (std::is_same<B, const char *>::value || std::is_same<B, std::string>::value || std::is_same<B, std::string_view>::value) && byValueOrConstRef;
+    case 'v': return std::is_same<B, DF>::value && (!std::is_reference<P>::value || lref);
+    case 'n': return std::is_same<B, DF>::value && lref && !constant;
+    default: return false;
+  }
+}
+
+template <class F>
+constexpr int arity() { return sig<F>::arity; }
+
+template <class F, int I>
+constexpr bool param_ok(char k) {
+  if constexpr (sig<F>::arity <= I) return false;
+  else return accepts<typename std::tuple_element<I, typename sig<F>::args>::type>(k);
+}
+
+template <class F, char... K, size_t... I>
+constexpr bool all_ok(std::index_sequence<I...>) {
+  if constexpr (sig<F>::arity != static_cast<int>(sizeof...(K))) return false;
+  else return (param_ok<F, static_cast<int>(I)>(K) && ... && true);
+}
+
+template <char K, class P>
+struct conv {
+  using B = typename std::remove_cv<typename std::remove_reference<P>::type>::type;
+  static decltype(auto) get(const luna_slot &s, DF &df) {
+    if constexpr (K == 'v' || K == 'n') return static_cast<DF &>(df);
+    else if constexpr (K == 'i') return static_cast<B>(s.i);
+    else if constexpr (K == 'r') return static_cast<B>(s.d);
+    else if constexpr (std::is_same<B, const char *>::value) return s.p;
+    else return B(s.p, static_cast<size_t>(s.n));
+  }
+};
+
+template <char... K, class R, class... A, size_t... I>
+void call_user(R (*fn)(A...), luna_frame *f, DF *dfs, std::index_sequence<I...>) {
+  fn(conv<K, A>::get(f->args[I], dfs[I])...);
+}
+
+inline void fail(luna_frame *f, const std::string &message) { f->host->fail(f->host->ctx, message.c_str()); }
+
+inline const char *base_name(const char *path) {
+  const char *b = path;
+  for (const char *p = path; *p; p++)
+    if (*p == '/' || *p == '\\') b = p + 1;
+  return b;
+}
+
+/** Flush C stdio's stdout when it holds data (checking first costs no lock). */
+inline void flush_stdout() {
+#if defined(__GLIBC__) || defined(__linux__)
+  if (__fpending(stdout) == 0) return;
+#endif
+  std::fflush(stdout);
+}
+
+/** Restores the thread's current call however the user's function leaves. */
+struct CallScope {
+  luna_frame *prev;
+  explicit CallScope(luna_frame *f) noexcept : prev(current) { current = f; }
+  ~CallScope() { current = prev; }
+};
+
+/**
+ * The entry point body: DFs over the slots, the user's function, outputs committed while their
+ * DFs live, every exception turned into the call's error. Flushes C stdio so C++ output keeps
+ * its order with the runtime's direct writes.
+ */
+template <char... K, class F>
+int invoke(luna_frame *f, F fn) {
+  constexpr size_t N = sizeof...(K);
+  if constexpr (!all_ok<F, K...>(std::make_index_sequence<N>{})) {
+    fail(f, "internal: parameter kinds do not match");
+    return 1;
+  } else {
+    constexpr char kinds[N + 1] = {K..., 0};
+    Buf pinned[N ? N : 1];
+    DF dfs[N ? N : 1];
+    for (size_t i = 0; i < N; i++) {
+      if (kinds[i] == 'v') dfs[i].bind_input_(f->args[i], pinned[i], static_cast<int32_t>(i));
+      else if (kinds[i] == 'n') dfs[i].bind_output_(static_cast<int32_t>(i));
+    }
+    int rc = 0;
+    {
+      CallScope scope(f);
+      try {
+        call_user<K...>(fn, f, dfs, std::make_index_sequence<N>{});
+        for (size_t i = 0; i < N; i++) {
+          if (kinds[i] != 'n' || dfs[i].is_unset()) continue;
+          luna_slot s = dfs[i].slot_();
+          f->host->commit(f->host->ctx, static_cast<int32_t>(i), &s);
+        }
+      } catch (const Abort &e) {
+        fail(f, std::string(e.what()) + " (ABORT at " + base_name(e.file()) + ":" + std::to_string(e.line()) + ")");
+        rc = 1;
+      } catch (const Error &e) {
+        fail(f, e.what());
+        rc = 1;
+      } catch (const std::exception &e) {
+        fail(f, "C++ exception " + demangle(typeid(e).name()) + ": " + e.what());
+        rc = 1;
+      } catch (...) {
+        fail(f, "C++ exception of an unknown type");
+        rc = 1;
+      }
+    }
+    flush_stdout();
+    return rc;
+  }
+}
+
+}  // namespace detail
+}  // namespace ucenv
+}  // namespace luna
+
+// The original exposes these at global scope too.
+using luna::ucenv::DF;
+using luna::ucenv::InputDF;
+using luna::ucenv::OutputDF;
+using luna::ucenv::BlockRetStatus;
+namespace ucenv = luna::ucenv;
+
+/** Stop the run with a message: ABORT("n must be positive, got " << n) */
+#ifndef ABORT
+#define ABORT(msg)                                                                    \
+  do {                                                                                \
+    ::std::ostringstream luna_abort_text_;                                            \
+    luna_abort_text_ << msg;                                                          \
+    throw ::luna::ucenv::Abort(luna_abort_text_.str(), __FILE__, __LINE__);           \
+  } while (0)
+#endif
+
+#endif

@@ -1,0 +1,89 @@
+// The system C++ compiler: which one (CXX, default g++), with which flags (--cxxflags, else
+// LUNA_CXXFLAGS, else -O2), and an identity for the cache that needs no process to compute
+// (the resolved executable's path, size and modification time).
+import { execFile } from 'node:child_process';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
+
+export const DEFAULT_CXXFLAGS = '-O2';
+
+export interface Compiler {
+  /** the command and the arguments CXX carries (e.g. `ccache g++`) */
+  argv: string[];
+  /** resolved executable */
+  path: string;
+  /** path, size and mtime of the executable: changes when the compiler is replaced */
+  identity: string;
+}
+
+export class NoCompilerError extends Error {}
+
+/** Split a flags string the way a shell would for plain words and simple quotes. */
+export function splitFlags(s: string): string[] {
+  const out: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
+  for (let m = re.exec(s); m; m = re.exec(s)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2] ?? m[3]!);
+  return out;
+}
+
+/** The flags in force: the option, else LUNA_CXXFLAGS, else -O2. */
+export function cxxFlags(option?: string): string[] {
+  return splitFlags(option ?? process.env.LUNA_CXXFLAGS ?? DEFAULT_CXXFLAGS);
+}
+
+function executable(p: string): boolean {
+  try {
+    accessSync(p, constants.X_OK);
+    return statSync(p).isFile();
+  } catch { return false; }
+}
+
+function which(cmd: string): string | undefined {
+  if (cmd.includes('/')) {
+    const p = isAbsolute(cmd) ? cmd : resolve(cmd);
+    return executable(p) ? p : undefined;
+  }
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, cmd);
+    if (executable(p)) return p;
+  }
+  return undefined;
+}
+
+/** The compiler named by CXX (default g++), or NoCompilerError with what to do. */
+export function findCompiler(): Compiler {
+  const spec = process.env.CXX?.trim() || 'g++';
+  const argv = splitFlags(spec);
+  const found = which(argv[0]!);
+  if (!found) {
+    const named = process.env.CXX?.trim() ? `CXX=${spec}` : 'g++';
+    throw new NoCompilerError(`no C++ compiler: ${named} was not found, so the C++ ucodes cannot be built (install one, e.g. \`apt-get install g++\`, or set CXX to its path)`);
+  }
+  const real = realpathSync(found);
+  const st = statSync(real);
+  return { argv, path: real, identity: `${real}:${st.size}:${Math.round(st.mtimeMs)}` };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run a program to the end, capturing its output (never throws for a non-zero exit). */
+export function runProgram(cmd: string, args: readonly string[], cwd?: string): Promise<RunResult> {
+  return new Promise((done) => {
+    execFile(cmd, args, { cwd, maxBuffer: 64 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
+      if (e && typeof e.code === 'string') { done({ code: 127, stdout: '', stderr: `${cmd}: ${e.message}` }); return; }
+      done({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** First line of `CXX --version` (recorded in the cache entry, for people reading it). */
+export async function compilerVersion(c: Compiler): Promise<string> {
+  const r = await runProgram(c.argv[0]!, [...c.argv.slice(1), '--version']);
+  return r.stdout.split('\n')[0]?.trim() ?? '';
+}

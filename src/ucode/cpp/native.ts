@@ -1,0 +1,165 @@
+// C++ ucodes seen from JavaScript: each import implemented in the compiled C++ library becomes
+// a function with the TypeScript ucode calling convention (DF handles, numbers, strings), so
+// the runtime calls it exactly like a TypeScript ucode (same tracing, same error path).
+//
+// The marshalling is done here, in JIT-compiled code, rather than in the addon: reading
+// `handle.value.t` costs a nanosecond here and ~100 ns through N-API. Scalars go through a
+// per-thread scratch ArrayBuffer that the addon reads and writes in place; only strings and raw
+// buffers cross N-API as arguments. Raw outputs are SharedArrayBuffers allocated here when the
+// C++ code calls create(), so the runtime owns them from the start (Node 20's N-API cannot
+// create a SharedArrayBuffer itself); copy() of an input hands back the input's own value.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ParamType } from '../../lang/ast.js';
+import type { DF } from '../df.js';
+import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../value.js';
+
+/** The C++ side of a program's ucodes, as handed to every thread (structured-cloneable). */
+export interface NativeUcodes {
+  /** the compiled shared library */
+  lib: string;
+  /** aliases of the imports the library implements (entry point luna_call_<alias>) */
+  aliases: string[];
+}
+
+interface Addon {
+  init(alloc: (bytes: number) => Uint8Array, nameOf: (param: number) => string, strings: unknown[]): ArrayBuffer;
+  entry(lib: string, alias: string, kinds: string, ucode: string): number;
+  call(entry: number, ...objects: unknown[]): void;
+  maxParams: number;
+}
+
+/** The addon could not be loaded: C++ ucodes cannot run in this installation. */
+export class NativeUnavailableError extends Error {}
+
+const ADDON_REL = join('build', 'Release', 'luna_ucode.node');
+
+function findAddon(): string | undefined {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 7; i++) {
+    const p = join(dir, ADDON_REL);
+    if (existsSync(p)) return p;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return undefined;
+}
+
+let addon: Addon | undefined;
+
+export function loadAddon(): Addon {
+  if (addon) return addon;
+  const path = findAddon();
+  if (!path) {
+    throw new NativeUnavailableError('C++ ucodes need the luna_ucode addon, which was not built when luna-ts was installed (no C++ compiler then?): install g++ and run `npm rebuild luna-ts` (in a checkout: `npm run install`)');
+  }
+  try {
+    addon = createRequire(import.meta.url)(path) as Addon;
+  } catch (e) {
+    throw new NativeUnavailableError(`cannot load the luna_ucode addon ${path}: ${(e as Error).message} (rebuild it: npm rebuild luna-ts)`);
+  }
+  return addon;
+}
+
+const KIND: Record<ParamType, string> = { int: 'i', real: 'r', string: 's', value: 'v', name: 'n' };
+
+/** The parameter kinds of an import as one letter each (i r s v n), as the glue spells them. */
+export function kindsOf(params: readonly ParamType[]): string {
+  return params.map((p) => KIND[p]).join('');
+}
+
+/** Per thread: the scratch views and the call in progress (for the addon's callbacks). */
+interface ThreadState {
+  I: Int32Array;
+  D: Float64Array;
+  /** arguments of the call in progress (DF handles for value/name parameters) */
+  args: readonly unknown[];
+  /** raw buffers the C++ code created during the call in progress */
+  allocated: Uint8Array[];
+  /** string outputs by parameter */
+  strings: unknown[];
+}
+
+let thread: ThreadState | undefined;
+
+function threadState(a: Addon): ThreadState {
+  if (thread) return thread;
+  const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], allocated: [], strings: [] };
+  const alloc = (bytes: number): Uint8Array => {
+    const u = new Uint8Array(new SharedArrayBuffer(bytes));
+    st.allocated.push(u);
+    return u;
+  };
+  const nameOf = (param: number): string => (st.args[param] as DF).getName();
+  const scratch = a.init(alloc, nameOf, st.strings);
+  st.I = new Int32Array(scratch, 0, a.maxParams * 4);
+  st.D = new Float64Array(scratch, a.maxParams * 16, a.maxParams);
+  thread = st;
+  return st;
+}
+
+const V = 'v'.charCodeAt(0), N = 'n'.charCodeAt(0), I_ = 'i'.charCodeAt(0), R = 'r'.charCodeAt(0), S = 's'.charCodeAt(0);
+
+/** The function that runs import `imp` in the C++ library (throws NativeUnavailableError). */
+export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: string; params: readonly ParamType[] }): (...args: unknown[]) => void {
+  const a = loadAddon();
+  const st = threadState(a);
+  const kinds = kindsOf(imp.params);
+  const entry = a.entry(native.lib, imp.alias, kinds, imp.symbol);
+  const n = kinds.length;
+  const codes = Array.from(kinds, (c) => c.charCodeAt(0));
+  const outputs = codes.flatMap((c, i) => (c === N ? [i] : []));
+  const objects: unknown[] = new Array(n + 1).fill(undefined);
+  objects[0] = entry;
+  const call = a.call;
+  const { I, D } = st;
+  return function cppUcode(...args: unknown[]): void {
+    for (let i = 0; i < n; i++) {
+      const k = codes[i]!;
+      const x = args[i];
+      let o: unknown;
+      if (k === V) {
+        const dv = (x as DF).value;
+        const t = dv === undefined ? 0 : dv.t;
+        I[4 * i] = t;
+        if (t === T_INT) I[4 * i + 1] = dv!.v as number;
+        else if (t === T_REAL) D[i] = dv!.v as number;
+        else if (t === T_STRING || t === T_RAW) o = dv!.v;
+      } else if (k === I_) I[4 * i + 1] = x as number;
+      else if (k === R) D[i] = x as number;
+      else if (k === S) o = x;
+      objects[i + 1] = o;
+    }
+    st.args = args;
+    st.allocated.length = 0;
+    try {
+      call.apply(undefined, objects as [number, ...unknown[]]);
+    } finally {
+      for (let i = 1; i <= n; i++) objects[i] = undefined; // do not keep inputs alive
+    }
+    for (const i of outputs) {
+      const t = I[4 * i]!;
+      if (t === 0) continue;
+      let v: DfValue;
+      if (t === T_INT) v = { t: T_INT, v: I[4 * i + 1]! };
+      else if (t === T_REAL) v = { t: T_REAL, v: D[i]! };
+      else if (t === T_STRING) { v = { t: T_STRING, v: st.strings[i] as string }; st.strings[i] = undefined; }
+      else {
+        const ref = I[4 * i + 2]!;
+        if (ref < n) v = (args[ref] as DF).value!; // copy() of an input: the very same value
+        else v = { t: T_RAW, v: st.allocated[ref - n]! };
+        if (t === T_JS && v.t !== T_JS) continue;
+      }
+      (args[i] as DF).value = v;
+    }
+    st.allocated.length = 0;
+  };
+}
+
+/** Whether `alias` is implemented by the native library. */
+export function nativeHas(native: NativeUcodes | undefined, alias: string): boolean {
+  return native !== undefined && native.aliases.includes(alias);
+}

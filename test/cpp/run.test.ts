@@ -1,0 +1,158 @@
+// C++ ucodes beside TypeScript ones, compiled for real and run for real: one thread, two
+// threads, two node processes, mpirun when present; DFs crossing between C++ and TypeScript
+// (ints, reals, strings, raw shared memory, JS values), copy() sharing, the compile cache, and
+// a traced run whose analysis sees the C++ fragments.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cleanEnv, DF_MODULE, fixture, luna, noCompiler, run, show, sortedLines } from './fixtures.js';
+
+const PROGRAM = `
+import c_set(int \`n, name \`x) as set;
+import c_half(real \`k, value \`x, name \`y) as half;
+import c_vec(int \`n, name \`v) as vec;
+import c_tsvec(int \`n, name \`v) as tsvec;
+import c_dot(value \`a, value \`b, name \`s) as dot;
+import c_same(value \`x, name \`y) as same;
+import c_isshared(value \`x, value \`y) as isshared;
+import c_label(string \`tag, value \`x, name \`s) as label;
+import c_show(string \`tag, value \`x) as show;
+import c_obj(int \`k, name \`o) as obj;
+import c_pass(value \`x, name \`y) as pass;
+import c_name(value \`x) as showname;
+import c_ops(value \`a, value \`b, name \`r) as ops;
+
+sub main(int n)
+{
+    df a, h, v, w, d, v2, l, o, o2, r;
+    set(6, a);
+    half(0.5, a, h);
+    show("h", h);
+    vec(n, v);
+    tsvec(n, w);
+    cf dot1: dot(v, w, d) @ { locator_cyclic: 1; };
+    show("d", d);
+    cf same1: same(v, v2) @ { locator_cyclic: 0; };
+    cf shared1: isshared(v, v2) @ { locator_cyclic: 0; };
+    cf label1: label("a", a, l) @ { locator_cyclic: 1; };
+    show("l", l);
+    obj(5, o);
+    pass(o, o2);
+    show("o2", o2);
+    showname(v2);
+    ops(a, h, r);
+    show("r", r);
+}
+`;
+
+const CPP = `#include "ucenv.h"
+#include <cstdio>
+#include <string>
+using namespace luna::ucenv;
+extern "C" {
+void c_set(int n, OutputDF &x) { x = n; }
+void c_half(double k, const InputDF &x, OutputDF &y) { y.setValue<double>(k * x.get_int()); }
+// the original LuNA's style: raw blocks through create<double>(n) / getData<double>()
+void c_vec(int n, OutputDF &v) { double *d = v.create<double>(n); for (int i = 0; i < n; i++) d[i] = i + 0.5; }
+void c_dot(InputDF a, InputDF b, OutputDF &s) {
+  const double *x = a.getData<double>(), *y = b.getData<double>();
+  double t = 0;
+  for (size_t i = 0; i < a.getSize() / sizeof(double); i++) t += x[i] * y[i];
+  s = t;
+}
+void c_same(const InputDF &x, OutputDF &y) { y.copy(x); }
+void c_label(const char *tag, const InputDF &x, OutputDF &s) { s = std::string(tag) + "=" + x.to_string(); }
+void c_pass(const InputDF &x, OutputDF &y) { y = x; }
+void c_name(const InputDF &x) { printf("name: %s, %zu bytes\\n", x.getName().c_str(), x.getSize()); }
+void c_ops(const InputDF &a, const InputDF &b, OutputDF &r) { r = (a + b) * a - b / 2; }
+}
+`;
+
+const TS = `import type { DF } from ${JSON.stringify(DF_MODULE)};
+const shown = (v: unknown): string => (typeof v === 'object' ? JSON.stringify(v) : String(v));
+export function c_tsvec(n: number, v: DF): void { const a = v.createFloat64Array(n); for (let i = 0; i < n; i++) a[i] = 2 * i; }
+export function c_isshared(x: DF, y: DF): void { console.log(\`shared: \${x.getData().buffer === y.getData().buffer}\`); }
+export function c_show(tag: string, x: DF): void { console.log(\`\${tag} = \${shown(x.getValue())} (\${x.getType()})\`); }
+export function c_obj(k: number, o: DF): void { o.setValue({ k }); }
+`;
+
+// n = 4: v = 0.5 1.5 2.5 3.5 (C++), w = 0 2 4 6 (TypeScript), v·w = 0 + 3 + 10 + 21
+const EXPECTED = [
+  'h = 3 (real)',
+  'd = 34 (real)',
+  'shared: true',
+  'l = a=DF<int>(6) (string)',
+  'o2 = {"k":5} (js)',
+  'name: v2, 32 bytes',
+  `r = ${(6 + 3) * 6 - 3 / 2} (real)`,
+].sort();
+
+const skip = noCompiler();
+
+describe('C++ and TypeScript ucodes in one program', { skip }, () => {
+  let dir = '';
+  before(async () => {
+    dir = fixture('luna-cpp-run-', { 'prog.fa': PROGRAM, 'ucodes.cpp': CPP, 'ucodes.ts': TS });
+    // compile once: every run below reuses the library from the cache
+    const r = await luna(['check', 'prog.fa'], dir);
+    assert.equal(r.code, 0, show(r));
+  });
+  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+  for (const threads of [1, 2]) {
+    test(`${threads} thread(s): every value crosses between C++ and TypeScript`, async () => {
+      const r = await luna(['run', '--threads', String(threads), 'prog.fa', '4'], dir);
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(sortedLines(r.stdout), EXPECTED, show(r));
+      assert.equal(r.stderr, '', show(r));
+    });
+  }
+
+  // Between nodes a DF's bytes are sent, so two DFs sharing one buffer on a node may arrive as
+  // two buffers elsewhere: the sharing line is only checked on one node.
+  const acrossNodes = (lines: string[]): string[] => lines.filter((l) => !l.startsWith('shared:'));
+
+  test('2 node processes: C++-made raw DFs travel to the other node', async () => {
+    const r = await luna(['run', '--nodes', '2', '--threads', '1', 'prog.fa', '4'], dir);
+    assert.equal(r.code, 0, show(r));
+    assert.deepEqual(acrossNodes(sortedLines(r.stdout)), acrossNodes(EXPECTED), show(r));
+  });
+
+  const mpirun = (() => { try { return execFileSync('sh', ['-c', 'command -v mpirun'], { encoding: 'utf8' }).trim() || undefined; } catch { return undefined; } })();
+  test('mpirun -np 2', { skip: mpirun ? false : 'mpirun not found (apt-get install openmpi-bin)' }, async () => {
+    const r = await run(mpirun!, ['--allow-run-as-root', '--oversubscribe', '-np', '2', process.execPath, join(process.cwd(), 'bin/luna'), 'run', '--threads', '1', 'prog.fa', '4'], dir, cleanEnv(), 90_000);
+    assert.equal(r.code, 0, show(r));
+    assert.deepEqual(acrossNodes(sortedLines(r.stdout)), acrossNodes(EXPECTED), show(r));
+  });
+
+  test('a traced run: the analysis sees the C++ fragments like TypeScript ones', async () => {
+    const trace = join(dir, 'run.trace');
+    const r = await luna(['run', '--threads', '1', '--trace', trace, 'prog.fa', '4'], dir);
+    assert.equal(r.code, 0, show(r));
+    const a = await luna(['analyze', 'slow', '--json', trace], dir);
+    assert.equal(a.code, 0, show(a));
+    const text = a.stdout;
+    for (const code of ['set', 'half', 'vec', 'dot', 'ops', 'show', 'tsvec']) assert.match(text, new RegExp(`"${code}"`), `code ${code} missing from the analysis`);
+  });
+
+  test('the library is rebuilt when an included header changes, reused otherwise', async () => {
+    const cache = join(dir, '.luna-cache');
+    const stamps = (): string[] => readdirSync(cache).filter((f) => f.startsWith('cpp-') && f.endsWith('.json')).map((f) => `${f}@${statSync(join(cache, f)).mtimeMs}`).sort();
+    const before = stamps();
+    const r1 = await luna(['run', '--threads', '1', 'prog.fa', '4'], dir);
+    assert.equal(r1.code, 0, show(r1));
+    assert.deepEqual(stamps(), before, 'an unchanged program must not be recompiled');
+    const scaled = (k: number): void => writeFileSync(join(dir, 'extra.h'), `#define EXTRA_SCALE ${k}\n`);
+    scaled(1);
+    writeFileSync(join(dir, 'ucodes.cpp'), `#include "extra.h"\n${CPP.replace('k * x.get_int()', 'k * x.get_int() * EXTRA_SCALE')}`);
+    const r2 = await luna(['run', '--threads', '1', 'prog.fa', '4'], dir);
+    assert.equal(r2.code, 0, show(r2));
+    assert.deepEqual(sortedLines(r2.stdout), EXPECTED);
+    scaled(2); // only the header changes: h = 0.5 * 6 * 2
+    const r3 = await luna(['run', '--threads', '1', 'prog.fa', '4'], dir);
+    assert.equal(r3.code, 0, show(r3));
+    assert.ok(r3.stdout.includes('h = 6 (real)'), show(r3));
+  });
+});
