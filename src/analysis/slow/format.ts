@@ -61,7 +61,7 @@ export function formatSlowTable(r: SlowReport): string {
 
 const BARS = ' ▁▂▃▄▅▆▇█';
 const SPARK_MAX = 64;
-const FACTORS = ['S', 'L', 'O', 'U'] as const;
+const DYN_FACTORS = ['S', 'L', 'O', 'U'] as const;
 
 /**
  * SLOW over time: a sparkline per factor (each column the factor's share of the workers' time
@@ -79,7 +79,7 @@ export function formatDynamics(r: SlowReport): string[] {
   const cols = Math.ceil(pts.length / group);
   const L: string[] = [];
   L.push(`dynamics: ${pts.length} windows of ${dur(w)}${group > 1 ? `, ${group} per column` : ''} (share of the workers' time, ▁ low … █ all):`);
-  for (const f of FACTORS) {
+  for (const f of DYN_FACTORS) {
     let line = '';
     for (let c = 0; c < cols; c++) {
       let v = 0;
@@ -91,10 +91,10 @@ export function formatDynamics(r: SlowReport): string[] {
     L.push(`  ${f} |${line}|`);
   }
   if (r.series.explicit) {
-    L.push(`${'  window from'.padEnd(16)}${FACTORS.map((f) => `P_${f}`.padStart(8)).join('')}`);
+    L.push(`${'  window from'.padEnd(16)}${DYN_FACTORS.map((f) => `P_${f}`.padStart(8)).join('')}`);
     pts.forEach((v, i) => {
       const t = cap(i, i + 1);
-      L.push(`${`  ${dur(i * w)}`.padEnd(16)}${FACTORS.map((f) => pct(t > 0 ? (100 * v[f]) / t : 0).padStart(8)).join('')}`);
+      L.push(`${`  ${dur(i * w)}`.padEnd(16)}${DYN_FACTORS.map((f) => pct(t > 0 ? (100 * v[f]) / t : 0).padStart(8)).join('')}`);
     });
   }
   L.push('');
