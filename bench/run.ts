@@ -54,6 +54,7 @@ const SUITES: SuiteDef[] = [
     name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory',
     targets: [{ key: 'eventsPerSecAnalysisOnly', op: '>=', value: 2e6, label: 'analysis throughput' }],
   },
+  { name: 'exports', module: './exports.js', own: false, what: 'Perfetto JSON and CSV/Parquet tables against the analysis of the same trace' },
 ];
 
 interface Results {

@@ -1,0 +1,61 @@
+// Exports of a trace against the analysis of the same trace, measured in the same run on a
+// generated trace directory of BENCH_EXPORT_EVENTS events (default 10^6; real trace files written
+// by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
+// tables as CSV and as Parquet. Ratios are export time / analysis time; sizes in bytes per CF.
+// Run: node dist/bench/exports.js  (or import { run }).
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
+import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
+import { writeSimTrace } from '../src/analysis/sim/write.js';
+import { exportPerfetto } from '../src/trace/export/perfetto.js';
+import { exportTables } from '../src/trace/export/tables.js';
+
+function size(path: string): number {
+  const s = statSync(path);
+  return s.isDirectory() ? readdirSync(path).reduce((a, f) => a + size(join(path, f)), 0) : s.size;
+}
+
+/** Wall ms of f. */
+function measure<T>(f: () => T): { ms: number; value: T } {
+  const t0 = performance.now();
+  const value = f();
+  return { ms: performance.now() - t0, value };
+}
+
+export async function run(): Promise<Record<string, number>> {
+  const o: SyntheticOptions = { events: Number(process.env.BENCH_EXPORT_EVENTS ?? 1e6), nodes: 2, threads: 2, seed: 11 };
+  const dir = mkdtempSync(join(tmpdir(), 'luna-bench-exports-'));
+  try {
+    const trace = join(dir, 'trace');
+    writeSimTrace(trace, syntheticManifest(o), syntheticEvents(o));
+    const an = measure(() => analyzeSlowTrace(trace));
+    const cfs = an.value.cfs;
+    const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
+    const csv = measure(() => exportTables(trace, join(dir, 'csv'), ['csv']));
+    const pq = measure(() => exportTables(trace, join(dir, 'parquet'), ['parquet']));
+    return {
+      events: an.value.events,
+      cfs,
+      analyzeMs: Math.round(an.ms),
+      perfettoMs: Math.round(pf.ms),
+      tablesCsvMs: Math.round(csv.ms),
+      tablesParquetMs: Math.round(pq.ms),
+      perfettoVsAnalyze: +(pf.ms / an.ms).toFixed(2),
+      tablesCsvVsAnalyze: +(csv.ms / an.ms).toFixed(2),
+      tablesParquetVsAnalyze: +(pq.ms / an.ms).toFixed(2),
+      perfettoBytesPerCf: Math.round(size(join(dir, 'run.json')) / cfs),
+      tablesCsvBytesPerCf: Math.round(size(join(dir, 'csv')) / cfs),
+      tablesParquetBytesPerCf: Math.round(size(join(dir, 'parquet')) / cfs),
+      peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const [k, v] of Object.entries(await run())) console.log(`${k.padEnd(24)} ${v}`);
+}
