@@ -111,6 +111,7 @@ class ParquetSink {
       const data = this.cols[i]!;
       return { name, data: t === 'i64' ? data.map((v) => (v === null ? null : BigInt(Math.round(v as number)))) : data };
     });
+    // fileWriter writes synchronously, so write() and finish() return nothing to wait for
     void this.w.write({ columnData, rowGroupSize: ROW_GROUP });
     this.cols = this.columns.map(() => []);
   }
