@@ -48,7 +48,7 @@ export async function cli(argv: string[]): Promise<number> {
     .description('run a LuNA program (also: luna [options] prog.fa [args…])')
     .argument('<program>', 'the .fa file')
     .argument('[args...]', "main's int/real/string arguments")
-    .option('-t, --threads <T>', 'worker threads per node (default: all cores)', positiveInt('--threads'))
+    .option('-t, --threads <T>', 'worker threads per node (default: the machine\'s cores shared by its nodes)', positiveInt('--threads'))
     .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', positiveInt('--nodes'))
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
     .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')

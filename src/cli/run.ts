@@ -18,7 +18,7 @@ import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
-import { detectLaunch } from '../runtime/launch/env.js';
+import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
 import { startNode, type StartedNode } from '../runtime/launch/cluster.js';
 
 export interface RunCliOptions {
@@ -76,8 +76,9 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     if (e instanceof ArgsError) { say(`luna: error: ${e.message}`); return 2; }
     throw e;
   }
-  const threads = o.threads ?? defaultThreads();
   const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
+  // nodes on one host share its cores: `--nodes 2` on 8 cores runs 4 worker threads per node
+  const threads = o.threads ?? defaultThreads(ranksOnThisHost(launch, nodes));
   let heartbeatMs: number | undefined;
   if (o.heartbeat !== undefined) {
     try { heartbeatMs = o.heartbeat === 'off' ? 0 : Math.round(parseDuration(o.heartbeat) / 1e6); } catch (e) {

@@ -55,8 +55,9 @@ export interface RunResult {
   systemCpuNs: number;
 }
 
-export function defaultThreads(): number {
-  return Math.max(1, availableParallelism());
+/** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
+export function defaultThreads(ranksHere = 1): number {
+  return Math.max(1, Math.floor(availableParallelism() / Math.max(1, ranksHere)));
 }
 
 /** Nodes grouped by the host they ran on. */

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { detectLaunch } from '../../src/runtime/launch/env.js';
+import { detectLaunch, ranksOnThisHost } from '../../src/runtime/launch/env.js';
+import { defaultThreads } from '../../src/runtime/run.js';
+import { availableParallelism } from 'node:os';
 import { resolveBind } from '../../src/runtime/launch/cluster.js';
 import { fileRendezvous, jobIdFromEnv, parseHostPort } from '../../src/runtime/transport/rendezvous.js';
 
@@ -20,6 +22,18 @@ test('detectLaunch: each launcher environment', () => {
     detectLaunch({ SLURM_PROCID: '0', SLURM_NTASKS: '8', OMPI_COMM_WORLD_RANK: '3', OMPI_COMM_WORLD_SIZE: '4' }),
     { rank: 3, size: 4, launcher: 'mpirun' },
   );
+});
+
+test('nodes on one host share its cores by default', () => {
+  assert.equal(ranksOnThisHost(detectLaunch({}), 3), 3, 'local: the nodes luna-ts starts');
+  assert.equal(ranksOnThisHost(detectLaunch({ LUNA_RANK: '1', LUNA_SIZE: '4' }), 1), 4);
+  const mpi = { OMPI_COMM_WORLD_RANK: '0', OMPI_COMM_WORLD_SIZE: '8' };
+  assert.equal(ranksOnThisHost(detectLaunch({ ...mpi, OMPI_COMM_WORLD_LOCAL_SIZE: '2' }), 1, { ...mpi, OMPI_COMM_WORLD_LOCAL_SIZE: '2' }), 2);
+  assert.equal(ranksOnThisHost(detectLaunch(mpi), 1, mpi), 1, 'unknown: one per host');
+  const cores = availableParallelism();
+  assert.equal(defaultThreads(1), cores);
+  assert.equal(defaultThreads(cores * 4), 1, 'never below one thread');
+  assert.equal(defaultThreads(2), Math.max(1, Math.floor(cores / 2)));
 });
 
 test('detectLaunch: clear errors for inconsistent environments', () => {

@@ -41,3 +41,21 @@ export function detectLaunch(env: NodeJS.ProcessEnv = process.env): LaunchInfo {
   if (env.PMI_RANK !== undefined) return pair('pmi', 'PMI_RANK', int(env, 'PMI_RANK'), 'PMI_SIZE', int(env, 'PMI_SIZE'));
   return { rank: 0, size: 1, launcher: 'local' };
 }
+
+/**
+ * How many ranks of this run share this host (default worker threads per node split the cores
+ * among them): every rank when luna-ts started them, else what the launcher says, else 1.
+ */
+export function ranksOnThisHost(info: LaunchInfo, localNodes: number, env: NodeJS.ProcessEnv = process.env): number {
+  const pick = (name: string): number | undefined => {
+    const v = Number(env[name]);
+    return Number.isInteger(v) && v >= 1 ? v : undefined;
+  };
+  switch (info.launcher) {
+    case 'local': return localNodes;
+    case 'luna': return info.size;
+    case 'mpirun': return pick('OMPI_COMM_WORLD_LOCAL_SIZE') ?? 1;
+    case 'srun': return pick('SLURM_NTASKS_PER_NODE') ?? 1;
+    case 'pmi': return pick('MPI_LOCALNRANKS') ?? pick('OMPI_COMM_WORLD_LOCAL_SIZE') ?? 1;
+  }
+}
