@@ -67,6 +67,8 @@ export interface CallSite extends SiteBase {
   kind: 'call';
   imp: ImportDef;
   args: CArg[];
+  /** how many of args are outputs (`name` arguments) */
+  outCount: number;
   /** `req_count X = e;` rules; `out` is the output X is written as (its number among the name args) when the compiler could tell, else -1 */
   reqCount: { ref: CDfRef; expr: CExpr; out: number }[];
   unlimited: CDfRef[];
@@ -367,7 +369,7 @@ class Compiler {
       if (p === 'value') return { kind: 'in', expr: this.expr(a, sc) };
       return { kind: 'val', type: p, expr: this.expr(a, sc) };
     });
-    const site: CallSite = { ...b, kind: 'call', imp: im, args, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] };
+    const site: CallSite = { ...b, kind: 'call', imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] };
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
     for (const r of s.rules) {

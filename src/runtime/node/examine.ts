@@ -13,6 +13,10 @@ import { Cf, OUT_DROP, OUT_PUSH, OUT_UNLIMITED, QUEUED, READY, WAITING, type Aft
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
 
+/** The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more). */
+const NO_KEYS: DfKey[] = [];
+const NO_OWNERS: number[] = [];
+
 /** What examining a CF led to. */
 export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;
 export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK | typeof BLOCKED;
@@ -188,7 +192,10 @@ export class Interpreter {
     const args = new Array<unknown>(n);
     const keys = new Array<string>(n);
     let fwd: Forward[] | undefined;
-    const outKeys: DfKey[] = [], outOwners: number[] = [];
+    // sized at once: a pushed-to empty array reserves 16 slots
+    const outKeys = site.outCount === 0 ? NO_KEYS : new Array<DfKey>(site.outCount);
+    const outOwners = site.outCount === 0 ? NO_OWNERS : new Array<number>(site.outCount);
+    let o = 0;
     for (let i = 0; i < n; i++) {
       const a = site.args[i]!;
       keys[i] = '';
@@ -218,11 +225,12 @@ export class Interpreter {
         const key = a.ref.key(f);
         keys[i] = key;
         args[i] = null;
-        outKeys.push(key);
+        outKeys[o] = key;
         if (a.ref.replicas) {
-          (cf.replicas ??= [])[outKeys.length - 1] = a.ref.replicas(f);
-          outOwners.push(-1);
-        } else outOwners.push(this.owner(a.ref));
+          (cf.replicas ??= [])[o] = a.ref.replicas(f);
+          outOwners[o] = -1;
+        } else outOwners[o] = this.owner(a.ref);
+        o++;
       }
     }
     // Output rules and after-actions are evaluated now, while DFs can still be fetched.

@@ -79,7 +79,8 @@ export class Cf {
   }
 
   addGot(key: DfKey, v: DfValue): void {
-    (this.got ??= []).push(key, v);
+    // literals hold what they get; a pushed-to empty array would reserve 16 slots
+    if (this.got === null) this.got = [key, v]; else this.got.push(key, v);
   }
 
   isPending(key: DfKey): boolean {
@@ -87,7 +88,7 @@ export class Cf {
   }
 
   addPending(key: DfKey): void {
-    (this.pend ??= []).push(key);
+    if (this.pend === null) this.pend = [key]; else this.pend.push(key);
   }
 
   /** Remove `key` from the pending list; true when nothing is pending any more. */

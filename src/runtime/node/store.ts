@@ -68,7 +68,7 @@ export class DfStore {
 
   private wait(e: Entry, key: DfKey, cf: Cf): void {
     if (e.destroyedEarly) throw new RunFault(`DF ${displayDf(key)} is requested after it was destroyed (before it was computed)`);
-    (e.waiters ??= []).push(cf);
+    if (e.waiters === null) e.waiters = [cf]; else e.waiters.push(cf);
     cf.addPending(key);
   }
 
