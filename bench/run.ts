@@ -2,11 +2,10 @@
 //
 //   node dist/bench/run.js [suite…] [--quick] [--reps N] [--compare FILE] [--no-save]
 //
-// Suites, in this order: transport, runtime, cluster, tracing, trace-format, analysis.
-// runtime/cluster/tracing are this harness's (bench/<suite>.ts, run(ctx)); transport,
-// trace-format and analysis belong to their layers and export `run(): Promise<Record<string,
-// number>>` (reported "missing" when absent). Every suite prints a table of its figures with the
-// issue's targets (met / NOT MET); all figures go to bench/results/<ISO date>-<git sha>.json and
+// Suites run in the order of SUITES below. Own suites (bench/<suite>.ts, run(ctx)) take the
+// harness's context; foreign ones belong to their layers and export `run(): Promise<Record<string,
+// number>>` (reported "missing" when absent). Every suite prints a table of its figures with their
+// targets (met / NOT MET); all figures go to bench/results/<ISO date>-<git sha>.json and
 // bench/results/latest.json. --compare FILE prints the deltas against an earlier JSON.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,12 +27,12 @@ interface SuiteDef {
 }
 
 const SUITES: SuiteDef[] = [
-  { name: 'transport', module: './transport.js', own: false, what: 'raw node:net framing vs the luna transport (issue 3)' },
-  { name: 'runtime', module: './runtime.js', own: true, what: 'CF costs on one node, baselines, matmul speedup (issue 2 item 7)' },
-  { name: 'cluster', module: './cluster.js', own: true, what: '2 node processes: throughput, seed 004 placement, efficiency, DF transfers (issue 3 item 7)' },
-  { name: 'tracing', module: './tracing.js', own: true, what: 'tracing overhead and trace size on real runs (issue 4 item 8)' },
+  { name: 'transport', module: './transport.js', own: false, what: 'raw node:net framing vs the luna transport' },
+  { name: 'runtime', module: './runtime.js', own: true, what: 'CF costs on one node, baselines, matmul speedup' },
+  { name: 'cluster', module: './cluster.js', own: true, what: '2 node processes: throughput, seed 004 placement, efficiency, DF transfers' },
+  { name: 'tracing', module: './tracing.js', own: true, what: 'tracing overhead and trace size on real runs' },
   {
-    name: 'trace-format', module: './trace-format.js', own: false, what: 'trace writer/reader/merger micro-benchmark (issue 4 item 8)',
+    name: 'trace-format', module: './trace-format.js', own: false, what: 'trace writer/reader/merger micro-benchmark',
     targets: [{ key: 'bytesPerEvent', op: '<=', value: 32, label: 'bytes per event' }],
   },
   {

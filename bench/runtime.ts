@@ -1,4 +1,4 @@
-// Runtime suite (issue 2, item 7), in-process with runSingleNode (programs loaded once):
+// Runtime suite, in-process with runSingleNode (programs loaded once):
 //  (a) µs per CF for N independent empty CFs and a chain of N CFs, 1 and 2 worker threads:
 //      (median run time at N − median run time at n = 1, the fixed startup) / N;
 //  (b) baselines in the same run: a plain sequential JS loop calling the same ucode functions

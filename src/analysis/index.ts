@@ -1,4 +1,4 @@
-// Analyses of luna-ts traces: SLOW (issue 5) and the simulator that gives them ground truth.
+// Analyses of luna-ts traces: SLOW and the simulator that gives them ground truth.
 export * from './slow/index.js';
 export { simulate, type SimOptions, type SimResult, type SimTruth } from './sim/simulate.js';
 export { writeSimTrace } from './sim/write.js';

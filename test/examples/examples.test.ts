@@ -168,7 +168,7 @@ for (const threads of [1, 2]) {
   });
 }
 
-// Several node processes (issue 3): the same results with N = 2 and 3 nodes. The first
+// Several node processes: the same results with N = 2 and 3 nodes. The first
 // case of every .fa file runs on 2 nodes x 1 thread and 3 nodes x 2 threads (a node
 // process costs ~0.3 s to start); a few on the other combinations.
 const FIRST_PER_FILE = CASES.filter((c, i) => CASES.findIndex((d) => d.file === c.file) === i);

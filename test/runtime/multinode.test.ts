@@ -1,4 +1,4 @@
-// Multi-node runtime (issue 3, item 6), with real node processes and real sockets:
+// Multi-node runtime, with real node processes and real sockets:
 // every semantics fixture and every shipped example gives the same result on 1, 2, 3 nodes
 // with 1 and 2 threads; locator_cyclic really places CFs (ucodes print their node);
 // locator_replicating is readable everywhere; a 64 MiB DF crosses nodes intact; an exception
