@@ -1,7 +1,7 @@
 // The `luna` command line: subcommands, plus the original LuNA driver form
 // `luna [-q] [-D k=v] [--worker-threads-count=N] prog.fa [args…]`.
 // A spawned node's secret leaves the environment before anything can start a child process.
-import '../runtime/launch/secret.js';
+import '../runtime/transport/secret.js';
 import { Command, CommanderError, Option } from 'commander';
 import { version } from './version.js';
 import type { RunCliOptions } from './run.js';

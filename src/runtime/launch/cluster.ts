@@ -7,7 +7,7 @@ import { envRendezvous, fileRendezvous, formatHostPort, launcherRendezvous } fro
 import { createTcpTransport, type TcpTransport } from '../transport/tcp.js';
 import type { Rendezvous } from '../transport/types.js';
 import { detectLaunch, type LaunchInfo } from './env.js';
-import { launchSecret } from './secret.js';
+import { launchSecret } from '../transport/secret.js';
 import { spawnLocalNodes, watchParent, type ChildSet } from './spawn.js';
 
 export interface StartNodeOptions {

@@ -11,7 +11,7 @@ export interface SpawnOptions {
   execArgv?: string[];
   /** Base environment for the children (default: process.env). */
   env?: NodeJS.ProcessEnv;
-  /** The run's secret, passed in LUNA_SECRET; the child removes it from its environment (secret.ts). */
+  /** The run's secret, passed in LUNA_SECRET; the child removes it from its environment (transport/secret.ts). */
   secret: string;
   /** rank 0's listen address, host:port. */
   rendezvousAddr: string;

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { chmod, mkdir, open, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
-import { launchSecret } from '../launch/secret.js';
+import { launchSecret } from './secret.js';
 import type { PeerAddress, Rendezvous } from './types.js';
 
 /** "host:port" or "[v6]:port" → address. */
@@ -31,7 +31,7 @@ export function envRendezvous(env: NodeJS.ProcessEnv = process.env): Rendezvous 
     async lookup() {
       const addr = env.LUNA_RENDEZVOUS;
       if (!addr) throw new Error('LUNA_RENDEZVOUS is not set (this process was not started by a luna launcher)');
-      // process.env no longer holds the secret once read (launch/secret.ts).
+      // process.env no longer holds the secret once read (secret.ts).
       const secret = env.LUNA_SECRET || (env === process.env ? launchSecret() : undefined);
       return { ...parseHostPort(addr), secret };
     },
