@@ -2,7 +2,9 @@
 export { loadProgram, type Loaded, type LoadOptions } from './program/load.js';
 export { compileFrontEnd, renderDiagnostics } from './lang/index.js';
 export type { Diagnostic } from './lang/diagnostics.js';
-export { runSingleNode, runNode, type RunOptions, type RunResult } from './runtime/run.js';
+export { runSingleNode, runNode, RunOptionsError, type RunOptions, type SingleNodeOptions, type RunResult } from './runtime/run.js';
+export { ArgsError } from './program/args.js';
+export { MAX_THREADS } from './runtime/limits.js';
 export { DF } from './ucode/df.js';
 export * as trace from './trace/index.js';
 export { analyzeSlow, analyzeSlowTrace, interpretSlow, formatSlowTable, type SlowReport, type SlowOptions } from './analysis/slow/index.js';

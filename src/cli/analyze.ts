@@ -1,6 +1,6 @@
 // `luna analyze slow TRACE`: SLOW characteristics, breakdowns, blame, critical path, advice.
 import { analyzeSlowTrace, formatSlowTable, interpretFindings, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
-import { traceErrorExit } from './trace-errors.js';
+import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 
 export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }): Promise<number> {
@@ -16,6 +16,8 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
       return 2;
     }
   }
+  const bad = notATraceDir(dir);
+  if (bad !== undefined) return bad;
   try {
     const report = analyzeSlowTrace(dir, { model: o.model as SlowModel, windowNs, compare: o.compare });
     if (o.json) process.stdout.write(JSON.stringify({ ...report, advice: interpretSlow(report), findings: interpretFindings(report) }, null, 2) + '\n');

@@ -1,9 +1,10 @@
-// `luna check`: every diagnostic of the program (and of its ucode bundle); exit 1 on errors.
+// `luna check`: every diagnostic of the program and of its ucodes (built, and type-checked
+// against the imports); exit 1 on errors.
 import { hasErrors } from '../lang/diagnostics.js';
 import { loadProgram } from '../program/load.js';
 
 export async function checkCommand(file: string, o: { define: Record<string, string>; ucodes?: string; cxxflags?: string; json?: boolean }): Promise<number> {
-  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
+  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags, typecheck: true });
   const failed = hasErrors(loaded.diagnostics) || !loaded.program;
   if (o.json) process.stdout.write(JSON.stringify({ file, ok: !failed, diagnostics: loaded.diagnostics }, null, 2) + '\n');
   else if (loaded.diagnostics.length > 0) process.stderr.write(loaded.text + '\n');

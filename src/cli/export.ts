@@ -1,12 +1,15 @@
-// `luna export perfetto DIR -o out.json`, `luna export tables DIR [-o OUT] [--format csv,parquet]`
+// `luna export perfetto DIR -o out.json` (`-o -`: standard output), `luna export tables DIR [-o OUT] [--format csv,parquet]`
 import { exportPerfetto, exportTables, type TableFormat } from '../trace/index.js';
-import { traceErrorExit } from './trace-errors.js';
+import { notATraceDir, traceErrorExit } from './trace-errors.js';
+import { outputTarget } from './argv.js';
 
 export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {
+  const bad = notATraceDir(dir);
+  if (bad !== undefined) return bad;
   try {
-    const r = await exportPerfetto(dir, out);
+    const r = await exportPerfetto(dir, outputTarget(out));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
-    process.stderr.write(`luna: wrote ${r.events} trace events to ${out}\n`);
+    process.stderr.write(`luna: wrote ${r.events} trace events to ${out === '-' ? 'standard output' : out}\n`);
     return 0;
   } catch (e) {
     return traceErrorExit(e);
@@ -26,6 +29,12 @@ export async function exportTablesCommand(dir: string, o: { output?: string; for
     process.stderr.write(`luna: error: --format must be csv, parquet or csv,parquet, got ${JSON.stringify(o.format)}\n`);
     return 2;
   }
+  if (o.output === '-') {
+    process.stderr.write('luna: error: luna export tables writes one file per table: -o takes a directory, not - (standard output)\n');
+    return 2;
+  }
+  const bad = notATraceDir(dir);
+  if (bad !== undefined) return bad;
   const out = o.output ?? `${dir.replace(/[\\/]+$/, '')}.tables`;
   try {
     const r = exportTables(dir, out, formats);

@@ -5,6 +5,8 @@ import '../runtime/transport/secret.js';
 import { Command, CommanderError, Option } from 'commander';
 import { version } from './version.js';
 import type { RunCliOptions } from './run.js';
+import { boundedInt, misspeltCommand, normalizeArgv as normalizeArgs } from './argv.js';
+import { MAX_LOCAL_NODES, MAX_THREADS, NODES_WHY, THREADS_WHY } from '../runtime/limits.js';
 
 const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'help', 'node']);
 
@@ -15,20 +17,9 @@ function collectDefine(v: string, acc: Record<string, string>): Record<string, s
   return acc;
 }
 
-function positiveInt(name: string) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new CommanderError(2, 'luna.badArg', `${name} must be a positive integer, got ${JSON.stringify(v)}`);
-    return n;
-  };
-}
-
 /** Original driver form → `run` with our option names. */
 export function normalizeArgv(argv: string[]): string[] {
-  const first = argv.find((a) => !a.startsWith('-'));
-  const isDriver = argv.length > 0 && !SUBCOMMANDS.has(argv[0]!) && argv[0] !== '--help' && argv[0] !== '-h' && argv[0] !== '--version' && argv[0] !== '-V' && first !== undefined && !SUBCOMMANDS.has(first);
-  const out = argv.map((a) => a.startsWith('--worker-threads-count=') ? `--threads=${a.slice('--worker-threads-count='.length)}` : a);
-  return isDriver ? ['run', ...out] : out;
+  return normalizeArgs(argv, SUBCOMMANDS);
 }
 
 export async function cli(argv: string[]): Promise<number> {
@@ -48,8 +39,8 @@ export async function cli(argv: string[]): Promise<number> {
     .description('run a LuNA program (also: luna [options] prog.fa [args…])')
     .argument('<program>', 'the .fa file')
     .argument('[args...]', "main's int/real/string arguments")
-    .option('-t, --threads <T>', 'worker threads per node (default: the machine\'s cores shared by its nodes)', positiveInt('--threads'))
-    .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', positiveInt('--nodes'))
+    .option('-t, --threads <T>', 'worker threads per node (default: the machine\'s cores shared by its nodes)', boundedInt('--threads', MAX_THREADS, THREADS_WHY))
+    .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', boundedInt('--nodes', MAX_LOCAL_NODES, NODES_WHY))
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
     .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
     .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O2)')
@@ -62,7 +53,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
     .option('--timing', 'print the program time (from its start, after loading, to its end) and where its fragments ran, as JSON on stderr')
     .passThroughOptions()
-    .action(async (file: string, args: string[], o: RunCliOptions) => { code = await (await import('./run.js')).runCommand(file, args, o); });
+    .action(async (file: string, args: string[], o: RunCliOptions) => { code = misspeltCommand(file, program.commands.map((c) => c.name())) ?? await (await import('./run.js')).runCommand(file, args, o); });
 
   program.command('check')
     .description('check a LuNA program and print every diagnostic')
@@ -104,7 +95,9 @@ export async function cli(argv: string[]): Promise<number> {
     await program.parseAsync(normalizeArgv(argv), { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
+      // `luna help`: exit 0; `luna export` without its subcommand: the help on stderr, exit 2
+      if (e.code === 'commander.help') return e.exitCode === 0 ? 0 : 2;
       if (e.code === 'luna.badArg') process.stderr.write(`luna: ${e.message}\n`);
       return e.exitCode === 0 ? 0 : 2;
     }

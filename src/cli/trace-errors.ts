@@ -1,4 +1,5 @@
 // Commands that read traces: a bad or missing trace is a message and exit 1, never a stack.
+import { statSync } from 'node:fs';
 import { TraceFormatError } from '../trace/format.js';
 
 export function traceErrorExit(e: unknown): number {
@@ -7,4 +8,21 @@ export function traceErrorExit(e: unknown): number {
     return 1;
   }
   throw e;
+}
+
+/**
+ * A TRACE argument that is not a directory: the message (and exit 1) before any reader opens
+ * files inside it, so the user reads what is wrong rather than an ENOTDIR.
+ */
+export function notATraceDir(dir: string): number | undefined {
+  let problem: string | undefined;
+  try {
+    if (!statSync(dir).isDirectory()) problem = `${dir} is a file; a trace is a directory (written by luna run --trace DIR)`;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    problem = code === 'ENOENT' || code === 'ENOTDIR' ? `no trace directory ${dir} (luna run --trace DIR writes one)` : `cannot read the trace directory ${dir}: ${(e as Error).message}`;
+  }
+  if (problem === undefined) return undefined;
+  process.stderr.write(`luna: error: ${problem}\n`);
+  return 1;
 }

@@ -22,6 +22,11 @@ export interface LoadOptions {
   cacheDir?: string;
   /** flags of the C++ compiler (default: LUNA_CXXFLAGS, else -O2) */
   cxxflags?: string;
+  /**
+   * also type-check the TypeScript ucode modules, and each ucode against its import (`luna
+   * check`; loads the TypeScript compiler, which takes a second or two)
+   */
+  typecheck?: boolean;
 }
 
 export interface Loaded {
@@ -37,12 +42,12 @@ export interface Loaded {
 export async function loadProgram(file: string, opts: LoadOptions = {}): Promise<Loaded> {
   const abs = resolve(file);
   if (!existsSync(abs) || !statSync(abs).isFile()) {
-    const message = `program file not found: ${file}`;
+    const message = existsSync(abs) && statSync(abs).isDirectory() ? `${file} is a directory, not a program file` : `program file not found: ${file}`;
     return { file, diagnostics: [{ severity: 'error', code: 'LUNA-P015', message }], text: `error[LUNA-P015]: ${message}` };
   }
   const files = opts.ucodes ?? defaultUcodeFiles(abs);
   const { modules, cpp } = splitUcodeFiles(files);
-  const cacheDir = opts.cacheDir ?? resolve('.luna-cache');
+  const cacheDir = opts.cacheDir ?? resolve(process.env.LUNA_CACHE_DIR || '.luna-cache');
   const fail = (code: string, message: string): Loaded => {
     const d: Diagnostic = { severity: 'error', code, message };
     return { file, diagnostics: [d], text: `error[${code}]: ${message}` };
@@ -69,10 +74,18 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
   const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing });
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
-  const text = renderDiagnostics(fe.diagnostics, fe.pre);
+  let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
   try {
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
+    if (opts.typecheck && modules.length > 0) {
+      const typeDs = await typecheckModules(modules, program, fe.program, (pos) => originOf(fe.pre, pos), bundle.exports);
+      if (typeDs.length > 0) {
+        fe.diagnostics = [...fe.diagnostics, ...typeDs];
+        text = renderDiagnostics(fe.diagnostics, fe.pre);
+        if (hasErrors(typeDs)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
+      }
+    }
     if (cpp.length > 0) {
       const glue = glueImports(fe.program, (pos) => originOf(fe.pre, pos));
       const implemented = (im: ImportDef): boolean => bundle.exports.has(im.symbol);
@@ -98,6 +111,18 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     }
     throw e;
   }
+}
+
+/** The TypeScript ucode modules type-checked against the imports they implement. */
+async function typecheckModules(modules: string[], program: CompiledProgram, ast: Program, at: (pos: number) => ReturnType<typeof originOf>, exported: ReadonlySet<string>): Promise<Diagnostic[]> {
+  const glue = glueImports(ast, at);
+  const { typecheckUcodes } = await import('../ucode/typecheck.js');
+  return typecheckUcodes(modules, program.imports.filter((im) => exported.has(im.symbol)).map((im) => {
+    const g = glue(im);
+    const isImport = ast.items.some((it) => it.kind === 'import' && it.alias === im.alias);
+    const declared = isImport ? `import ${im.symbol}(${im.params.join(', ')}) as ${im.alias}` : `C++ sub ${im.symbol}(${im.params.join(', ')})`;
+    return { symbol: im.symbol, params: im.params, origin: g.origin, declared };
+  }));
 }
 
 /** The compiled imports with the position of their name in the program (for C++ diagnostics). */

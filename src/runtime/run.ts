@@ -19,6 +19,10 @@ import { ClusterNode, type ClusterResult } from './cluster/node.js';
 import { LoopbackTransport } from './transport/loopback.js';
 import { Router } from './transport/router.js';
 import type { Transport } from './transport/types.js';
+import { MAX_THREADS } from './limits.js';
+import { finishRunTrace, startRunTrace } from './tracing.js';
+import { newRunOrigin } from '../trace/clock.js';
+import { version } from '../core/version.js';
 
 export interface RunOptions {
   program: CompiledProgram;
@@ -28,7 +32,10 @@ export interface RunOptions {
   args: readonly string[];
   /** worker threads (lanes) per node (default: all cores) */
   threads?: number;
-  /** record this node's trace files into this directory (it must exist: see runtime/tracing.ts) */
+  /**
+   * record this node's trace files into this directory (runNode: it must exist, see
+   * runtime/tracing.ts; runSingleNode creates it and writes the manifest)
+   */
   traceDir?: string;
   /** the run's clock origin (decimal ns string) shared by all nodes */
   traceOrigin?: string;
@@ -72,8 +79,13 @@ function machinesOf(hosts: readonly { host: string; cores: number }[]): MachineI
 
 const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : r.kind === 'hang' ? 'hung' : r.kind === 'lost' ? 'lost' : 'failed');
 
+/** Options a run cannot start with (threads out of range, an unusable trace directory). */
+export class RunOptionsError extends Error {}
+
 /** Run this node of a run (rank 0 starts main). */
 export async function runNode(opts: RunOptions): Promise<RunResult> {
+  const t = opts.threads;
+  if (t !== undefined && !(Number.isInteger(t) && t >= 1 && t <= MAX_THREADS)) throw new RunOptionsError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${t}`);
   const tp = opts.transport ?? new LoopbackTransport();
   const lanes = opts.threads ?? defaultThreads();
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
@@ -130,7 +142,30 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs };
 }
 
-/** A one-node run in this process (the library's entry point). */
-export function runSingleNode(opts: Omit<RunOptions, 'transport'>): Promise<RunResult> {
-  return runNode(opts);
+export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {
+  /** the program's file as the trace manifest records it (default: the file of its `sub main`) */
+  programFile?: string;
+}
+
+/**
+ * A one-node run in this process (the library's entry point). With `traceDir` it does what
+ * `luna run --trace` does: creates the directory, writes the draft manifest before the run and
+ * the final one (files, how the run ended) after it, so the trace reads like the CLI's.
+ */
+export async function runSingleNode(opts: SingleNodeOptions): Promise<RunResult> {
+  const { programFile, ...run } = opts;
+  if (!run.traceDir) return runNode(run);
+  const threads = run.threads ?? defaultThreads();
+  const policy = run.policy ?? new DefaultPolicy();
+  let manifest;
+  try {
+    manifest = startRunTrace(run.traceDir, run.program, {
+      program: programFile ?? run.program.mainSite.origin.file, args: run.args, nodes: 1, threads, policy: policy.name, version: version(),
+    });
+  } catch (e) {
+    throw new RunOptionsError(`cannot open trace directory ${run.traceDir}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const res = await runNode({ ...run, threads, policy, traceOrigin: run.traceOrigin ?? String(newRunOrigin()) });
+  finishRunTrace(run.traceDir, manifest, { status: res.status, message: res.message, machines: res.machines });
+  return res;
 }

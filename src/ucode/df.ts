@@ -106,3 +106,18 @@ function view<A>(bytes: Uint8Array, Ctor: TypedArrayCtor<A>): A {
   }
   return new Ctor(bytes.buffer, bytes.byteOffset, bytes.byteLength / Ctor.BYTES_PER_ELEMENT);
 }
+
+/**
+ * A `value` parameter as a ucode may use it: an input, to read. (`luna check` checks each ucode
+ * against its import with these types; the runtime passes a DF.)
+ */
+export type DfReader = Pick<DF,
+  'getInt' | 'getReal' | 'getString' | 'getValue' | 'getData' | 'getFloat64Array' | 'getInt32Array' | 'getSize'
+  | 'castInt' | 'castReal' | 'castString' | 'isSet' | 'getType' | 'getName' | 'toString'>;
+
+/** A `name` parameter: an output to set once, and to read once set. */
+export type DfWriter = DfReader & Pick<DF,
+  'setInt' | 'setReal' | 'setString' | 'setValue' | 'create' | 'createFloat64Array' | 'createInt32Array' | 'setData'> & {
+  /** share the value of an input (no copy) */
+  copy(input: DfReader): void;
+};

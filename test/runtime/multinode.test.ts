@@ -20,6 +20,8 @@ const CONFIGS: [nodes: number, threads: number][] = [[1, 1], [1, 2], [2, 1], [2,
 const EXAMPLES: Case[] = [
   { name: 'hello', file: 'examples/hello/hello.fa', out: ['Hello from LuNA-ts!', 'Hello, world!', '2 + 40 = 42', 'squares: 1 4 9', 'hello: OK'] },
   { name: 'matmul', file: 'examples/matmul/matmul.fa', args: ['48', '3'], out: ['matmul: OK (n=48, 3x3 blocks)'] },
+  { name: 'matmul_cyclic', file: 'examples/matmul/matmul_cyclic.fa', args: ['48', '3'], out: ['matmul: OK (n=48, 3x3 blocks)'] },
+  { name: 'matmul-cpp', file: 'examples/matmul-cpp/matmul.fa', args: ['48', '3'], out: ['matmul-cpp: OK (n=48, 3x3 blocks)'] },
   { name: 'matmul_bench', file: 'examples/matmul/matmul_bench.fa', args: ['48', '3'], out: ['matmul_bench: OK (n=48, 3x3 blocks)'] },
   {
     name: 'recursive', file: 'examples/recursive/recursive.fa', args: ['12', '100'],

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DfStore, FreedKeys } from '../../src/runtime/node/store.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
-import { RunFault } from '../../src/runtime/node/fault.js';
+import { RequestRefused, RunFault } from '../../src/runtime/node/fault.js';
 import type { Site } from '../../src/program/compile.js';
 import { T_INT, type DfValue } from '../../src/ucode/value.js';
 
@@ -23,7 +23,8 @@ test('a posted DF is served to its readers and freed after req_count requests; o
   assert.deepEqual(freed, [int(5)], 'freed when the count reached 0');
   assert.equal(s.liveBytes, 0);
   assert.throws(() => s.read('x#0', cf()), (e: Error) => e instanceof RunFault && /too many requests for DF x: it was freed/.test(e.message));
-  assert.throws(() => s.readRemote('x#0', 3), /node 3 requested DF x after it was freed/);
+  // a node asking now is refused: that node names its own CF
+  assert.throws(() => s.readRemote('x#0', 3), (e: Error) => e instanceof RequestRefused && e.node === 3 && /too many requests for DF x: it was freed/.test(e.message));
 });
 
 test('readers that came first wait; the post delivers to them in order and counts them', () => {
@@ -40,11 +41,56 @@ test('readers that came first wait; the post delivers to them in order and count
   assert.throws(() => s.post('y#1.4', int(8), -1), /assigned twice/);
 });
 
-test('more waiting readers than the count: "too many requests" at the post', () => {
+test('more waiting readers than the count: the first ones in request order are served, the next one is named', () => {
   const s = new DfStore();
-  s.read('z#0', cf());
-  s.read('z#0', cf());
-  assert.throws(() => s.post('z#0', int(1), 1), /too many requests for DF z/);
+  const a = cf(), b = cf();
+  s.read('z#0', a);
+  s.read('z#0', b);
+  const d = s.post('z#0', int(1), 1);
+  assert.deepEqual(d.waiters, [a]);
+  assert.equal(d.remote, null);
+  assert.equal(d.excess?.cf, b);
+  assert.match(d.excess!.message, /too many requests for DF z: its req_count 1 was served/);
+  assert.equal(s.size, 0, 'freed: its count was used up');
+});
+
+test('the request too many is found across local readers and other nodes, in the order they asked', () => {
+  const s = new DfStore(undefined, 0);
+  const a = cf(), b = cf();
+  s.read('m#0', a);
+  s.readRemote('m#0', 2);
+  s.read('m#0', b);
+  const d = s.post('m#0', int(1), 2);
+  assert.deepEqual(d.waiters, [a]);
+  assert.deepEqual(d.remote, [2]);
+  assert.equal(d.excess?.cf, b);
+  assert.match(d.excess!.message, /DF m \(held by node 0\)/);
+
+  const t = new DfStore(undefined, 0);
+  const c = cf();
+  t.readRemote('n#0', 3);
+  t.read('n#0', c);
+  t.readRemote('n#0', 1);
+  const e = t.post('n#0', int(1), 1);
+  assert.deepEqual(e.remote, [3]);
+  assert.equal(e.waiters, null);
+  assert.equal(e.excess?.cf, c, 'the local reader asked second');
+
+  const u = new DfStore(undefined, 0);
+  u.read('o#0', cf());
+  u.readRemote('o#0', 4);
+  const f = u.post('o#0', int(1), 1);
+  assert.equal(f.excess?.node, 4, 'the remote request came second');
+  assert.equal(f.excess?.cf, undefined);
+});
+
+test('a DF assigned twice names its first writer', () => {
+  const s = new DfStore(undefined, 1, (site, node) => `CF of site ${site} on node ${node}`);
+  s.post('q#0', int(1), -1, 7, 3);
+  assert.throws(() => s.post('q#0', int(2), -1, 8, 1), (e: Error) => e.message === 'DF q (held by node 1) is assigned twice (Duplicate id in post): it already holds the value of CF of site 7 on node 3');
+  s.post('r#0', int(1), 1);
+  s.read('r#0', cf());
+  assert.throws(() => s.post('r#0', int(2), -1), /DF r \(held by node 1\) is assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
 });
 
 test('double assignment is an error naming the DF as the program names it', () => {

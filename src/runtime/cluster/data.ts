@@ -10,7 +10,7 @@ import type { NodeRuntime, RemoteOps } from '../node/runtime.js';
 import { decodeEnv, decodeValue, encodeEnv, encodeValue } from './wire.js';
 
 export const DATA_CHANNEL = 1;
-const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6;
+const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7;
 
 export class DataChannel implements RemoteOps {
   private readonly ch: Channel;
@@ -43,14 +43,19 @@ export class DataChannel implements RemoteOps {
     this.ch.send(owner, REQUEST, this.enc.reset().string(key).finish());
   }
 
-  post(key: DfKey, owner: number, v: DfValue, count: number): void {
-    const e = this.enc.reset().string(key).svarint(count);
+  post(key: DfKey, owner: number, v: DfValue, count: number, by: Cf): void {
+    // the writer travels along: the owner names it if it finds the DF assigned already
+    const e = this.enc.reset().string(key).svarint(count).svarint(by.site.id).string(by.gid);
     this.sendValue(key, owner, POST, v, encodeValue(e, v));
   }
 
   respond(key: DfKey, to: number, v: DfValue): void {
     const e = this.enc.reset().string(key);
     this.sendValue(key, to, RESPONSE, v, encodeValue(e, v));
+  }
+
+  refuse(key: DfKey, to: number, message: string): void {
+    this.ch.send(to, REFUSE, this.enc.reset().string(key).string(message).finish());
   }
 
   destroy(key: DfKey, owner: number): void {
@@ -103,10 +108,17 @@ export class DataChannel implements RemoteOps {
           break;
         }
         case REQUEST: rt.remoteRequest(d.string(), from); break;
-        case POST: { const key = d.string(); const count = d.svarint(); const v = decodeValue(d, payload); this.received(key, from, v); rt.remotePost(key, v, count); break; }
+        case POST: {
+          const key = d.string(), count = d.svarint(), site = d.svarint(), gid = d.string();
+          const v = decodeValue(d, payload);
+          this.received(key, from, v);
+          rt.remotePost(key, v, count, site, gid, from);
+          break;
+        }
         case RESPONSE: { const key = d.string(); const v = decodeValue(d, payload); this.received(key, from, v); rt.response(key, v); break; }
         case DESTROY: rt.remoteDestroy(d.string()); break;
         case PUSH: { const key = d.string(); rt.remotePush(key, decodeValue(d, payload)); break; }
+        case REFUSE: { const key = d.string(); rt.refused(key, d.string()); break; }
         default: throw new Error(`unknown runtime data message ${tag} from node ${from}`);
       }
     } catch (e) { this.failed(e); }

@@ -1,17 +1,14 @@
 // Human messages for run-time faults and hangs: the CF's label with its indices, what it runs,
 // its global id and source position, and the node.
 import type { Origin } from '../../lang/source.js';
+import { describeSite } from '../node/fault.js';
 import type { Cf } from '../node/fragment.js';
 import type { NodeRuntime, RunFault } from '../node/runtime.js';
 
-export function where(o: Origin): string {
-  return o.line > 0 ? `${o.file}:${o.line}:${o.col}` : o.file;
-}
+export { where } from '../node/fault.js';
 
 export function describeCf(cf: Cf, label: string): string {
-  const s = cf.site;
-  const what = s.kind === 'call' ? `ucode ${s.imp.symbol}` : s.kind === 'subcall' ? `sub ${s.target.name}` : s.kind;
-  return `CF ${label} (${what}, id ${cf.gid === '' ? 'main' : cf.gid}) at ${where(s.origin)}`;
+  return describeSite(cf.site, label, cf.gid);
 }
 
 export interface HangItem { node: number; text: string; origin: Origin }
@@ -29,6 +26,7 @@ export function faultText(rt: NodeRuntime, f: RunFault): string {
   const lines = [f.message];
   const node = f.node ?? rt.self;
   if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf))}${rt.size > 1 ? ` on node ${node}` : ''}`);
+  else if (f.at) lines.push(`  in ${describeSite(f.at.site, f.at.site.label, f.at.gid)}${rt.size > 1 ? ` on node ${node}` : ''}`);
   else if (rt.size > 1) lines.push(`  on node ${node}`);
   return lines.join('\n');
 }

@@ -59,7 +59,11 @@ export class WorkerPool {
       index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params })),
     };
-    const w = new Worker(WORKER_FILE, { workerData: init, transferList: [ch.port2], stdout: false, stderr: false });
+    // Workers write ucode output straight to the file descriptors (worker.ts replaces their
+    // process.stdout/stderr). Their stdio streams are therefore not piped here: a piped stream
+    // asks the worker's original stream for more data, and with many workers booting that
+    // request can arrive after the replacement and kill the worker.
+    const w = new Worker(WORKER_FILE, { workerData: init, transferList: [ch.port2], stdout: true, stderr: true });
     this.workers[i] = w;
     this.ports[i] = ch.port1;
     let dead = false;

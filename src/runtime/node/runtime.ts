@@ -17,7 +17,7 @@ import type { SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
-import { RunFault } from './fault.js';
+import { RequestRefused, RunFault } from './fault.js';
 import { NodeState, type NodeHost } from './state.js';
 
 export { RunFault } from './fault.js';
@@ -130,8 +130,19 @@ export class NodeRuntime {
     try {
       const v = this.st.store.readRemote(key, from);
       if (v !== undefined) this.st.remote!.respond(key, from, v);
-    } catch (e) { this.fail(e); }
+    } catch (e) {
+      if (e instanceof RequestRefused) this.st.remote!.refuse(key, from, e.message); else this.fail(e);
+    }
     this.schedule();
+  }
+
+  /**
+   * The owner of `key` refused a request of this node: the CF it was for (requests are answered
+   * in order) is the one that asked too late or too often.
+   */
+  refused(key: DfKey, message: string): void {
+    const cf = this.st.store.remoteArrived(key);
+    this.fail(new RunFault(message, cf));
   }
 
   /** A value this node requested arrived. */
@@ -141,8 +152,8 @@ export class NodeRuntime {
     this.schedule();
   }
 
-  remotePost(key: DfKey, v: DfValue, count: number): void {
-    try { this.st.postFromRemote(key, v, count); } catch (e) { this.fail(e); }
+  remotePost(key: DfKey, v: DfValue, count: number, site: number, gid: string, from: number): void {
+    try { this.st.postFromRemote(key, v, count, site, gid, from); } catch (e) { this.fail(e); }
     this.schedule();
   }
 

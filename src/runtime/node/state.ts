@@ -9,7 +9,7 @@ import type { TraceSink } from '../../trace/schema.js';
 import type { SchedulingPolicy } from '../policy/types.js';
 import { sharedBytesChurned } from '../exec/shm.js';
 import { Cf, DONE, QUEUED, WAITING } from './fragment.js';
-import { RunFault } from './fault.js';
+import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
 import { DfStore } from './store.js';
 
@@ -29,8 +29,11 @@ const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null };
 export interface RemoteOps {
   migrate(cf: Cf, to: number): void;
   request(key: DfKey, owner: number): void;
-  post(key: DfKey, owner: number, v: DfValue, count: number): void;
+  /** `by`: the CF that wrote the value (named if the owner finds the DF assigned already) */
+  post(key: DfKey, owner: number, v: DfValue, count: number, by: Cf): void;
   respond(key: DfKey, to: number, v: DfValue): void;
+  /** the request of node `to` for `key` cannot be served: that node reports `message` */
+  refuse(key: DfKey, to: number, message: string): void;
   destroy(key: DfKey, owner: number): void;
   push(pushKey: string, owner: number, v: DfValue): void;
 }
@@ -82,6 +85,9 @@ export class NodeState {
     this.store = new DfStore((v) => {
       if (v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
       if (this.tr) this.tr.liveBytes(host.now(), this.store.liveBytes);
+    }, host.size > 1 ? host.rank : undefined, (site, node) => {
+      const s = program.sites[site];
+      return s === undefined ? `a CF on node ${node}` : `${describeSite(s, s.label)}${host.size > 1 ? ` on node ${node}` : ''}`;
     });
   }
 
@@ -162,18 +168,30 @@ export class NodeState {
   /** Publish `v` as `key` at its owner; `at` is when it came into existence (trace). */
   post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number): void {
     if (this.tr) this.tr.dfComputed(at, this.tr.dfName(key), producer.id, valueSize(v));
-    if (owner !== this.self) { this.remote!.post(key, owner, v, count); return; }
+    if (owner !== this.self) { this.remote!.post(key, owner, v, count, producer); return; }
     let d;
-    try { d = this.store.post(key, v, count); } catch (e) { throw RunFault.blame(e, producer); }
+    try { d = this.store.post(key, v, count, producer.site.id, this.self); } catch (e) { throw RunFault.blame(e, producer); }
     if (this.tr) this.tr.liveBytes(at, this.store.liveBytes);
     this.serve(key, v, d.waiters, d.remote);
+    if (d.excess) this.excess(key, d.excess);
   }
 
-  /** A post from another node for a DF owned here. */
-  postFromRemote(key: DfKey, v: DfValue, count: number): void {
-    const d = this.store.post(key, v, count);
+  /** A post from node `from` for a DF owned here, written there by CF `gid` of spawn site `site`. */
+  postFromRemote(key: DfKey, v: DfValue, count: number, site: number, gid: string, from: number): void {
+    let d;
+    try { d = this.store.post(key, v, count, site, from); } catch (e) {
+      const s = this.program.sites[site];
+      throw e instanceof RunFault && s !== undefined ? new RunFault(e.message, undefined, from, { site: s, gid }) : e;
+    }
     if (this.tr) this.tr.liveBytes(this.host.now(), this.store.liveBytes);
     this.serve(key, v, d.waiters, d.remote);
+    if (d.excess) this.excess(key, d.excess);
+  }
+
+  /** The first request too many at a post: a local reader fails here, a remote one is refused. */
+  private excess(key: DfKey, x: { cf?: Cf; node?: number; message: string }): void {
+    if (x.cf) throw new RunFault(x.message, x.cf);
+    this.remote!.refuse(key, x.node!, x.message);
   }
 
   private serve(key: DfKey, v: DfValue, waiters: Cf[] | null, remote: number[] | null): void {

@@ -1,11 +1,14 @@
 // The DF store of one node: the DFs this node owns, with the protocol of the original runtime
 // (single assignment, request counts, destroy, push). It is pure bookkeeping: operations return
 // who must receive a value; the caller delivers it (to a local CF or over the network). Errors
-// are RunFaults without a fragment; the caller names the CF that caused them.
+// are RunFaults without a fragment; the caller names the CF that caused them. Two mistakes are
+// traced to their author here: the first writer of a DF assigned twice is remembered (its spawn
+// site and node, two small numbers per DF), and a post that finds more readers waiting than its
+// req_count allows serves the first ones in request order and names the first reader too many.
 import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
-import { RunFault } from './fault.js';
+import { RequestRefused, RunFault } from './fault.js';
 
 interface Entry {
   v: DfValue | undefined;
@@ -15,15 +18,28 @@ interface Entry {
   waiters: Cf[] | null;
   /** remote requesters, one node per request, in request order */
   remote: number[] | null;
+  /** per remote request, how many local waiters came before it (the order across both lists) */
+  remoteAfter: number[] | null;
   /** a destroy arrived before the post */
   destroyedEarly: boolean;
+  /** who posted the value: spawn site id and node (-1: unknown) */
+  bySite: number;
+  byNode: number;
 }
 
 /** Who gets a value that was just posted (each one request, already counted). */
 export interface Delivery {
   waiters: Cf[] | null;
   remote: number[] | null;
+  /**
+   * More requests were waiting than the req_count allows: the first one too many (a local CF, or
+   * the node that asked), with the message. The requests before it are served.
+   */
+  excess?: { cf?: Cf; node?: number; message: string };
 }
+
+/** A spawn site and node as a message names them (the first writer of a DF assigned twice). */
+export type DescribeWriter = (site: number, node: number) => string;
 
 const NOBODY: Delivery = { waiters: null, remote: null };
 
@@ -40,8 +56,20 @@ export class DfStore {
   /** bytes of the values held */
   liveBytes = 0;
 
-  /** `onFree(v)`: a value left the store (freed by its count or destroyed). */
-  constructor(private readonly onFree: (v: DfValue) => void = () => {}) {}
+  /**
+   * `onFree(v)`: a value left the store (freed by its count or destroyed). `node`: this node's
+   * number, named in messages when the run has several nodes. `describeWriter`: names a writer.
+   */
+  constructor(
+    private readonly onFree: (v: DfValue) => void = () => {},
+    private readonly node?: number,
+    private readonly describeWriter: DescribeWriter = (site, node) => `the CF of spawn site ${site} on node ${node}`,
+  ) {}
+
+  /** `DF x`, and on several nodes `DF x (held by node 2)`. */
+  private df(key: DfKey): string {
+    return this.node === undefined ? `DF ${displayDf(key)}` : `DF ${displayDf(key)} (held by node ${this.node})`;
+  }
 
   // ------------------------------------------------------------------ reading
 
@@ -55,7 +83,7 @@ export class DfStore {
       this.consume(have, key, 1);
       return have.v;
     }
-    if (this.exhausted.has(key)) throw new RunFault(`too many requests for DF ${displayDf(key)}: it was freed after its req_count requests were served (Too many requests)`);
+    if (this.exhausted.has(key)) throw new RunFault(this.freedMessage(key));
     const e = have ?? this.entry(key);
     this.wait(e, key, cf);
     return undefined;
@@ -66,36 +94,50 @@ export class DfStore {
     this.wait(this.entry(key), key, cf);
   }
 
+  private freedMessage(key: DfKey): string {
+    return `too many requests for ${this.df(key)}: it was freed after its req_count requests were served (Too many requests)`;
+  }
+
   private wait(e: Entry, key: DfKey, cf: Cf): void {
-    if (e.destroyedEarly) throw new RunFault(`DF ${displayDf(key)} is requested after it was destroyed (before it was computed)`);
+    if (e.destroyedEarly) throw new RunFault(`${this.df(key)} is requested after it was destroyed (before it was computed)`);
     if (e.waiters === null) e.waiters = [cf]; else e.waiters.push(cf);
     cf.addPending(key);
   }
 
-  /** A request from node `from`: the value to send now, or undefined (queued until the post). */
+  /**
+   * A request from node `from`: the value to send now, or undefined (queued until the post).
+   * Throws RequestRefused when the DF can never be served to it: that node reports the fault.
+   */
   readRemote(key: DfKey, from: number): DfValue | undefined {
     const have = this.entries.get(key);
-    if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RunFault(`node ${from} requested DF ${displayDf(key)} after it was freed by its req_count (Too many requests)`);
+    if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RequestRefused(this.freedMessage(key), undefined, from);
     const e = have ?? this.entry(key);
-    if (e.destroyedEarly) throw new RunFault(`node ${from} requested DF ${displayDf(key)}, which was destroyed before it was computed`);
+    if (e.destroyedEarly) throw new RequestRefused(`${this.df(key)} is requested after it was destroyed (before it was computed)`, undefined, from);
     if (e.v !== undefined) {
       this.consume(e, key, 1);
       return e.v;
     }
     (e.remote ??= []).push(from);
+    (e.remoteAfter ??= []).push(e.waiters === null ? 0 : e.waiters.length);
     return undefined;
   }
 
   // ------------------------------------------------------------------ writing
 
-  /** Store the value of `key` with `count` requests (-1 unlimited); returns who must get it now. */
-  post(key: DfKey, v: DfValue, count: number): Delivery {
+  /**
+   * Store the value of `key` with `count` requests (-1 unlimited), written by the CF of spawn
+   * site `bySite` on node `byNode`; returns who must get it now.
+   */
+  post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1): Delivery {
     const have = this.entries.get(key);
-    if ((have !== undefined && have.v !== undefined) || (have === undefined && this.exhausted.has(key))) throw new RunFault(`DF ${displayDf(key)} is assigned twice (Duplicate id in post)`);
+    if (have !== undefined && have.v !== undefined) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`);
+    if (have === undefined && this.exhausted.has(key)) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`);
     const e = have ?? this.entry(key);
     if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
     e.v = v;
     e.count = count;
+    e.bySite = bySite;
+    e.byNode = byNode;
     this.liveBytes += valueSize(v);
     const waiters = e.waiters, remote = e.remote;
     e.waiters = null;
@@ -105,8 +147,34 @@ export class DfStore {
       if (count === 0) this.free(key, e);
       return NOBODY;
     }
+    if (count >= 0 && n > count) return this.overRequested(key, e, waiters, remote);
+    e.remoteAfter = null;
     this.consume(e, key, n);
     return { waiters, remote };
+  }
+
+  /**
+   * More requests waited for `key` than its count allows: serve the first `count` in the order
+   * they came and name the next one.
+   */
+  private overRequested(key: DfKey, e: Entry, waiters: Cf[] | null, remote: number[] | null): Delivery {
+    const after = e.remoteAfter;
+    e.remoteAfter = null;
+    const served: Delivery = { waiters: null, remote: null };
+    let li = 0, ri = 0;
+    const nl = waiters ? waiters.length : 0, nr = remote ? remote.length : 0;
+    const message = `too many requests for ${this.df(key)}: its req_count ${e.count} was served to the requests that came first (Too many requests)`;
+    for (let k = 0; ; k++) {
+      // the next request in arrival order: a remote one that came before the next local waiter, or that waiter
+      const remoteNext = ri < nr && (li >= nl || after![ri]! <= li);
+      if (k === e.count) {
+        const excess = remoteNext ? { node: remote![ri]!, message } : { cf: waiters![li]!, message };
+        this.consume(e, key, e.count);
+        return { ...served, excess };
+      }
+      if (remoteNext) (served.remote ??= []).push(remote![ri++]!);
+      else (served.waiters ??= []).push(waiters![li++]!);
+    }
   }
 
   /** Destroy `key` (`-->`, `delete`): freed now, or remembered when it is not posted yet. */
@@ -115,19 +183,19 @@ export class DfStore {
     if (!e) { this.entry(key).destroyedEarly = true; return; }
     if (e.v === undefined) {
       if ((e.waiters && e.waiters.length > 0) || (e.remote && e.remote.length > 0)) {
-        throw new RunFault(`DF ${displayDf(key)} is destroyed while CFs still wait for it (Request(s) present at destroy)`);
+        throw new RunFault(`${this.df(key)} is destroyed while CFs still wait for it (Request(s) present at destroy)`);
       }
       e.destroyedEarly = true;
       return;
     }
-    if (e.count > 0) throw new RunFault(`attempting to destroy DF ${displayDf(key)} with ${e.count} request(s) still expected (positive requests count)`);
+    if (e.count > 0) throw new RunFault(`attempting to destroy ${this.df(key)} with ${e.count} request(s) still expected (positive requests count)`);
     this.free(key, e);
   }
 
   private entry(key: DfKey): Entry {
     let e = this.entries.get(key);
     if (!e) {
-      e = { v: undefined, count: -1, waiters: null, remote: null, destroyedEarly: false };
+      e = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1 };
       this.entries.set(key, e);
     }
     return e;
@@ -136,7 +204,7 @@ export class DfStore {
   /** `n` requests of `key` were served: count down, free at zero. */
   private consume(e: Entry, key: DfKey, n: number): void {
     if (e.count < 0) return;
-    if (n > e.count) throw new RunFault(`too many requests for DF ${displayDf(key)} (req_count exhausted: Too many requests)`);
+    if (n > e.count) throw new RunFault(`too many requests for ${this.df(key)} (req_count exhausted: Too many requests)`);
     e.count -= n;
     if (e.count === 0) this.free(key, e);
   }

@@ -1,0 +1,74 @@
+// Faults of the DF protocol name their authors, on one node and on two (real node processes):
+// a DF assigned twice names both writers, their positions and nodes, and the node holding the
+// DF; a DF read more often than its req_count allows blames the reader that asked once too
+// often, not the producer.
+import { before, after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { explain, luna, type Run } from './helpers.js';
+
+const UCODES = `
+export function c_set(v: number, x: { setInt(v: number): void }): void { x.setInt(v); }
+export function c_show(tag: string, x: { getInt(): number }): void { console.log(\`\${tag} \${x.getInt()}\`); }
+`;
+const HEAD = 'import c_set(int `v, name `x) as set;\nimport c_show(string `tag, value `x) as show;\n';
+
+const PROGRAMS: Record<string, string> = {
+  // lines 5, 6: the two writers
+  'twice.fa': `${HEAD}sub main() {\n    df a;\n    cf w1: set(1, a) @ { locator_cyclic: 0; };\n    cf w2: set(2, a) @ { locator_cyclic: 1; };\n    cf rd: show("a", a);\n}\n`,
+  // lines 5, 6: two readers of x, which may be read once
+  'toomany.fa': `${HEAD}sub main() {\n    df x;\n    cf r1: show("r1", x) @ { locator_cyclic: 0; };\n    cf r2: show("r2", x) @ { locator_cyclic: 1; };\n    cf p: set(5, x) @ { req_count x = 1; };\n}\n`,
+};
+
+let dir = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'luna-df-faults-'));
+  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+  for (const [f, text] of Object.entries(PROGRAMS)) writeFileSync(join(dir, f), text);
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+const run = (nodes: number, file: string): Promise<Run> => luna(['run', '--nodes', String(nodes), '--threads', '1', file], dir);
+
+function assertFault(r: Run): void {
+  assert.equal(r.status, 1, explain(r));
+  assert.doesNotMatch(r.stderr, /internal error|\n\s+at /, explain(r));
+}
+
+const W1 = /CF w1 \(ucode c_set(, id \d+)?\) at twice\.fa:5:5/.source;
+const W2 = /CF w2 \(ucode c_set(, id \d+)?\) at twice\.fa:6:5/.source;
+
+test('double assignment on one node: both writers with their positions', async () => {
+  const r = await run(1, 'twice.fa');
+  assertFault(r);
+  // one node runs in spawn order: w1 writes first, w2 is the second writer
+  assert.match(r.stderr, new RegExp(`^luna: error: DF a is assigned twice \\(Duplicate id in post\\): it already holds the value of ${W1}\\n  in ${W2.replace('(, id \\d+)?', ', id \\d+')}$`, 'm'), explain(r));
+  assert.doesNotMatch(r.stderr, /node/, explain(r));
+});
+
+test('double assignment on two nodes: both writers, their nodes, and the node holding the DF', async () => {
+  const r = await run(2, 'twice.fa');
+  assertFault(r);
+  // the writers race to node 0, which holds a: whichever came second is the one blamed
+  const first = `(${W1} on node 0|${W2} on node 1)`;
+  const second = `(CF w1 \\(ucode c_set, id \\d+\\) at twice\\.fa:5:5 on node 0|CF w2 \\(ucode c_set, id \\d+\\) at twice\\.fa:6:5 on node 1)`;
+  const m = new RegExp(`^luna: error: DF a \\(held by node 0\\) is assigned twice \\(Duplicate id in post\\): it already holds the value of ${first}\\n  in ${second}$`, 'm').exec(r.stderr);
+  assert.ok(m, explain(r));
+  assert.notEqual(m[1]!.slice(0, 6), m[m.length - 1]!.slice(0, 6), `two different writers\n${explain(r)}`);
+});
+
+test('too many requests on one node: the reader that asked once too often is blamed, not the producer', async () => {
+  const r = await run(1, 'toomany.fa');
+  assertFault(r);
+  assert.match(r.stderr, /^luna: error: too many requests for DF x\b[^\n]*\(Too many requests\)\n {2}in CF r2 \(ucode c_show, id \d+\) at toomany\.fa:6:5$/m, explain(r));
+  assert.doesNotMatch(r.stderr, /CF p\b/, explain(r));
+});
+
+test('too many requests on two nodes: the remote reader is blamed on its node; the DF names its holder', async () => {
+  const r = await run(2, 'toomany.fa');
+  assertFault(r);
+  assert.match(r.stderr, /^luna: error: too many requests for DF x \(held by node 0\)[^\n]*\(Too many requests\)\n {2}in CF r2 \(ucode c_show, id \d+\) at toomany\.fa:6:5 on node 1$/m, explain(r));
+  assert.doesNotMatch(r.stderr, /CF p\b/, explain(r));
+});
