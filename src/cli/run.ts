@@ -18,6 +18,7 @@ import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
+import { peakRssKB } from '../core/peak-rss.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
 import { startNode, type StartedNode } from '../runtime/launch/cluster.js';
 
@@ -35,6 +36,7 @@ export interface RunCliOptions {
   replay?: string;
   heartbeat?: string;
   timing?: boolean;
+  warmStart?: boolean;
 }
 
 /** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
@@ -112,12 +114,12 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (warn && !o.quiet) say(warn);
     }
   }
-  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy };
+  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy, warmStart: o.warmStart };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
-      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), nodes, threads, ...where, maxRssKB: process.resourceUsage().maxRSS })}\n`);
+      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, maxRssKB: peakRssKB() })}\n`);
     }
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);

@@ -67,6 +67,22 @@ describe('options with a value: --opt v and --opt=v', () => {
     });
   });
 
+  test('run: --warm-start waits for the workers before the program starts, on one node and two', async () => {
+    const runs = await all([
+      ['run', '-t', '2', '--warm-start', '--timing', '-D', 'WHO="w"', 'prog.fa', '3'],
+      ['run', '-n', '2', '-t', '1', '--warm-start', '--timing', '-D', 'WHO="w"', 'prog.fa', '3'],
+      ['run', '-t', '2', '--timing', '-D', 'WHO="w"', 'prog.fa', '3'],
+    ]);
+    runs.forEach((r, i) => {
+      assert.equal(r.status, 0, explain(r));
+      assert.equal(r.stdout, 'w 3\n', explain(r));
+      const t = timing(r) as { bootWaitMs?: number };
+      // a worker thread takes milliseconds to boot: the wait is real, and only asked for with the option
+      if (i < 2) assert.ok((t.bootWaitMs ?? 0) > 0, `bootWaitMs > 0\n${explain(r)}`);
+      else assert.equal(t.bootWaitMs, undefined, explain(r));
+    });
+  });
+
   test('run: nodes (-n, --nodes) and --bind', async () => {
     const runs = await all([
       ['run', '-n', '2', '--bind', '127.0.0.1', '-t', '1', '--timing', '-D', 'WHO="n"', 'prog.fa', '1'],

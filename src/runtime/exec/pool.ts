@@ -34,6 +34,7 @@ export class WorkerPool {
   /** workers that loaded the ucode module and wait for batches */
   booted = 0;
   private readonly ready: boolean[] = [];
+  private bootWaiters: (() => void)[] = [];
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -47,6 +48,16 @@ export class WorkerPool {
   /** Start lane `i`'s worker now (it boots while the system thread does other work). */
   warm(i: number): void {
     if (!this.workers[i] && !this.stopped) this.startWorker(i);
+  }
+
+  /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
+  allBooted(): Promise<void> {
+    for (let i = 0; i < this.lanes; i++) this.warm(i);
+    return this.booted >= this.lanes ? Promise.resolve() : new Promise((res) => this.bootWaiters.push(res));
+  }
+
+  private bootSettled(): void {
+    for (const f of this.bootWaiters.splice(0)) f();
   }
 
   get started(): number {
@@ -70,10 +81,16 @@ export class WorkerPool {
     const death = (cause: string): void => {
       if (dead || this.stopped) return;
       dead = true;
+      this.bootSettled();
       this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, cause);
     };
     w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
-      if (m.ready !== undefined) { this.booted++; this.ready[i] = true; return; }
+      if (m.ready !== undefined) {
+        this.booted++;
+        this.ready[i] = true;
+        if (this.booted >= this.lanes) this.bootSettled();
+        return;
+      }
       if (m.fatal !== undefined) { death(`cannot load the ucode module: ${m.fatal}`); return; }
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
