@@ -101,7 +101,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const usPerIter = iterationUs();
   const maxK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIter)));
   notes.push(`width = cores × nodes = 2, ${STEPS} steps, compute_bound (${FLOP_PER_ITERATION} FLOP per iteration, ${sig(usPerIter * 1000)} ns here), ` +
-    `iterations 2^${maxK} (peak) then 2^${maxK - 2} downwards until efficiency < ${LEVEL * 100} %; median of ${reps}`);
+    `iterations 2^${maxK} (peak) then 2^${maxK - 1} downwards until efficiency < ${LEVEL * 100} %; median of ${reps}`);
   const dir = mkdtempSync(join(tmpdir(), 'luna-taskbench-'));
   const rows: string[][] = [];
   try {
@@ -124,7 +124,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         await section(ctx, notes, `${p} ${c.name}`, async () => {
           const prog = progs.get(p)!;
           const points: Point[] = [];
-          for (let k = maxK - 2; k >= 0; k--) {
+          for (let k = maxK - 1; k >= 0; k--) {
             const iters = 2 ** k;
             const t = await runAt(c, prog, iters, reps);
             const efficiency = (prog.tasks * iters * FLOP_PER_ITERATION) / (t.programMs / 1000) / peak;
@@ -137,6 +137,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           f[key] = sig(m.us);
           units[key] = 'µs';
           if (m.bound) notes.push(`${key}: efficiency stayed ≥ ${LEVEL * 100} % down to 1 iteration; the METG is at most this`);
+          if (Number.isNaN(m.us) && points[0]) notes.push(`${key}: efficiency < ${LEVEL * 100} % already at ${fmt(points[0].granularityUs)} µs (2^${maxK - 1} iterations): the METG is above it`);
           rows.push([`  ${c.name} ${p}`, `${m.bound ? '≤ ' : ''}${fmt(m.us)}`, points.map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ')]);
         });
       }
