@@ -214,13 +214,15 @@ export const timeline: Section = {
       window.addEventListener('mouseup', () => { drag = null; cv.style.cursor = 'grab'; });
       cv.addEventListener('dblclick', () => setView(0, r.span));
       cv.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+      // dragging goes on outside the canvas until the button is released
+      window.addEventListener('mousemove', (ev) => {
+        if (!drag) return;
+        const dt = (drag.x - ev.clientX) / (cv.clientWidth - LABEL_W) * (drag.b - drag.a);
+        setView(drag.a + dt, drag.b + dt);
+      });
       cv.addEventListener('mousemove', (ev) => {
         const rect = cv.getBoundingClientRect(), mx = ev.clientX - rect.left, my = ev.clientY - rect.top;
-        if (drag) {
-          const dt = (drag.x - ev.clientX) / (cv.clientWidth - LABEL_W) * (drag.b - drag.a);
-          setView(drag.a + dt, drag.b + dt);
-          return;
-        }
+        if (drag) { tip.style.display = 'none'; return; }
         const row = rows.find((x) => my >= x.y && my < x.y + x.hg);
         if (!row || mx < LABEL_W) { tip.style.display = 'none'; return; }
         const t = tAt(mx), slack = 3 * (v1 - v0) / (cv.clientWidth - LABEL_W);
