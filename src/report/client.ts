@@ -4,7 +4,7 @@ import type { Helpers, Render } from './section.js';
 
 declare const echarts: { init(el: HTMLElement, theme?: unknown, o?: object): { setOption(o: object): void; resize(): void } };
 
-export function clientMain(renderers: Record<string, Render>): void {
+export async function clientMain(renderers: Record<string, Render>): Promise<void> {
   const dataEl = document.getElementById('luna-data');
   const data = JSON.parse(dataEl ? dataEl.textContent || '{}' : '{}');
   const charts: { resize(): void }[] = [];
@@ -61,6 +61,23 @@ export function clientMain(renderers: Record<string, Render>): void {
     slowNames: SLOW_NAMES,
     labels: data.labels || [],
   };
+  // packed columns ({ z, t }: deflated base64) become typed arrays before anything renders
+  const unpack = async (v: unknown): Promise<unknown> => {
+    if (Array.isArray(v)) { for (let i = 0; i < v.length; i++) v[i] = await unpack(v[i]); return v; }
+    if (!v || typeof v !== 'object') return v;
+    const o = v as Record<string, unknown>;
+    if (typeof o.z === 'string' && typeof o.t === 'string' && Object.keys(o).length === 2) {
+      const bin = atob(o.z);
+      const u8 = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) u8[i] = bin.charCodeAt(i);
+      const b = await new Response(new Blob([u8]).stream().pipeThrough(new DecompressionStream('deflate-raw'))).arrayBuffer();
+      const t = o.t;
+      return t === 'f32' ? new Float32Array(b) : t === 'f64' ? new Float64Array(b) : t === 'u32' ? new Uint32Array(b) : t === 'i32' ? new Int32Array(b) : new Uint16Array(b);
+    }
+    for (const k in o) o[k] = await unpack(o[k]);
+    return o;
+  };
+  await unpack(data.sections);
   for (const id in renderers) {
     const sec = document.getElementById(id);
     const body = sec && sec.querySelector('.client');

@@ -60,7 +60,7 @@ ${built.map(({ s, b }) => `<section id="${s.id}"><h2>${esc(s.title)}</h2>${b.htm
 </main>
 <script type="application/json" id="luna-data">${scriptJson(data)}</script>
 <script>${scriptText(echartsSource())}</script>
-<script>${scriptText(`(${clientMain.toString()})({\n${renderers}\n});`)}</script>
+<script>${scriptText(`(${clientMain.toString()})({\n${renderers}\n}).catch((e) => console.error(String(e && e.stack || e)));`)}</script>
 </body></html>
 `;
 }

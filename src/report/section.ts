@@ -3,6 +3,7 @@
 // timeline). The renderer is a self-contained function — page.ts embeds its source text
 // (Function.prototype.toString), so it may use only its arguments and browser globals, never
 // imports or closures of this process.
+import { deflateRawSync } from 'node:zlib';
 import type { RunData } from './collect.js';
 
 export interface ReportCtx {
@@ -41,6 +42,17 @@ export interface Section {
   title: string;
   build(ctx: ReportCtx): BuiltSection;
   render?: Render;
+}
+
+/**
+ * A typed array packed for the page: its bytes deflated and in base64. The client core inflates
+ * every `{ z, t }` of the data (DecompressionStream, no network) into the typed array `t` before
+ * the renderers run. Integer columns of small values (deltas, ticks) shrink several times.
+ */
+export interface Packed { z: string; t: 'u32' | 'i32' | 'u16' | 'f32' | 'f64' }
+export function pack(a: Uint32Array | Int32Array | Uint16Array | Float32Array | Float64Array): Packed {
+  const t = a instanceof Uint32Array ? 'u32' : a instanceof Int32Array ? 'i32' : a instanceof Uint16Array ? 'u16' : a instanceof Float32Array ? 'f32' : 'f64';
+  return { z: deflateRawSync(Buffer.from(a.buffer, a.byteOffset, a.byteLength), { level: 6 }).toString('base64'), t };
 }
 
 /** A typed array as base64 of its bytes (little-endian, as every browser reads it). */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
 import { analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
 
 let dir = '', traceA = '', traceB = '', an: Analysis;
@@ -50,16 +51,27 @@ test('the report embeds the same SLOW analysis and findings as luna analyze slow
 
 test('the timeline data holds every fragment of the run on its lane, and the critical path marks', () => {
   const html = luna(['report', traceA, '-o', '-']).stdout;
-  const tl = (pageData(html).sections.timeline as { N: number; T: number; f: { off: number[]; s: string; d: string }; crit: string; net: { off: number[] } }[])[0]!;
+  type P = { z: string; t: string };
+  const unpack = (p: P): Buffer => inflateRawSync(Buffer.from(p.z, 'base64'));
+  const tl = (pageData(html).sections.timeline as { N: number; T: number; span: number; tick: number; f: { off: number[]; s: P; d: P; dtick: number }; crit: P; net: { off: number[] } }[])[0]!;
   assert.equal(tl.N, an.nodes);
   assert.equal(tl.T, an.threads);
   assert.equal(tl.f.off.length, an.nodes * an.threads + 1);
   assert.equal(tl.f.off.at(-1), an.cfs);
   // fragments per lane = the analysis' placement
   assert.deepEqual(tl.f.off.slice(1).map((v, i) => v - tl.f.off[i]!), an.placement.perThread);
-  assert.equal(Buffer.from(tl.f.s, 'base64').length, 4 * an.cfs);
-  assert.equal(Buffer.from(tl.f.d, 'base64').length, 4 * an.cfs);
-  const crit = new Int32Array(new Uint8Array(Buffer.from(tl.crit, 'base64')).buffer);
+  const s = new Uint32Array(new Uint8Array(unpack(tl.f.s)).buffer), d = new Uint32Array(new Uint8Array(unpack(tl.f.d)).buffer);
+  assert.equal(s.length, an.cfs);
+  assert.equal(d.length, an.cfs);
+  // start deltas add up within each lane to times inside the run; the lanes' busy time is U + pre-emption
+  let busy = 0;
+  for (let lane = 0; lane + 1 < tl.f.off.length; lane++) {
+    let at = 0;
+    for (let k = tl.f.off[lane]!; k < tl.f.off[lane + 1]!; k++) { at += s[k]!; busy += d[k]! * tl.f.dtick; assert.ok(at * tl.tick <= tl.span + tl.tick); }
+  }
+  const expected = an.t.U + an.overhead.preempt;
+  assert.ok(Math.abs(busy - expected) <= an.cfs + 1e-6 * expected, `fragments' wall time ${busy} vs U + pre-emption ${expected}`);
+  const crit = new Int32Array(new Uint8Array(unpack(tl.crit)).buffer);
   assert.ok(crit.length > 0 && crit.length <= an.criticalPath.cfs);
   for (const i of crit) assert.ok(i >= 0 && i < an.cfs);
   assert.ok(tl.net.off.at(-1)! > 0, 'DFs crossed between the two nodes');

@@ -4,10 +4,9 @@
 // <canvas>: chart libraries do not draw Gantt rows of 10^6 slices fluidly. Slices narrower than a
 // pixel are aggregated into per-pixel buckets (busy fraction → opacity, the longest slice's
 // code → colour), so a redraw touches each visible slice once. Wheel zooms, drag pans,
-// double-click resets. Data: columns per kind sorted by (row, start), start as u32 ticks from
-// the run's start, duration as f32 ns, code as u16 — 10 bytes per fragment before base64.
+// double-click resets. Data: columns per kind sorted by (row, start), deflated (see encode).
 import type { RunData, Spans } from '../collect.js';
-import { b64, type Section } from '../section.js';
+import { pack, type Packed, type Section } from '../section.js';
 
 /** Permutation sorting items by (row, start) and the row offsets (counting sort: O(n) when rows are already time-ordered). */
 export function byRow(row: Int32Array, start: Float64Array, rows: number): { perm: Int32Array; off: Int32Array } {
@@ -24,24 +23,37 @@ export function byRow(row: Int32Array, start: Float64Array, rows: number): { per
   return { perm, off };
 }
 
-interface Enc { s: string; d: string; c: string; off: number[]; maxd: number[] }
+interface Enc { s: Packed; d: Packed; c: Packed; off: number[]; maxd: number[]; dtick: number }
+/** The same columns in the page, inflated by the client core. */
+interface Cols { s: Uint32Array; d: Uint32Array; c: Uint16Array; off: number[]; maxd: number[]; dtick: number }
 
+/**
+ * Spans of one kind sorted by (row, start): start as u32 ticks since the run's start, stored as
+ * the delta to the row's previous start; duration as u32 of `dtick` ns (1 ns unless a span is
+ * longer than 4 s). Small integers: deflate packs them to a few bytes per span.
+ */
 function encode(start: Float64Array, end: Float64Array, colour: ArrayLike<number>, row: Int32Array, rows: number, t0: number, tick: number): Enc & { perm: Int32Array } {
   const { perm, off } = byRow(row, start, rows);
   const n = perm.length;
-  const s = new Uint32Array(n), d = new Float32Array(n), c = new Uint16Array(n);
+  let longest = 0;
+  for (let i = 0; i < n; i++) longest = Math.max(longest, end[i]! - start[i]!);
+  const dtick = Math.max(1, Math.ceil(longest / 4e9));
+  const s = new Uint32Array(n), d = new Uint32Array(n), c = new Uint16Array(n);
   const maxd = new Array<number>(rows).fill(0);
   for (let r = 0; r < rows; r++) {
+    let prev = 0;
     for (let k = off[r]!; k < off[r + 1]!; k++) {
       const i = perm[k]!;
-      s[k] = Math.min(4294967295, Math.max(0, Math.round((start[i]! - t0) / tick)));
+      const at = Math.min(4294967295, Math.max(prev, Math.round((start[i]! - t0) / tick)));
+      s[k] = at - prev;
+      prev = at;
       const du = Math.max(0, end[i]! - start[i]!);
-      d[k] = du;
+      d[k] = Math.round(du / dtick);
       c[k] = Math.max(0, Math.min(65535, colour[i]!));
       if (du > maxd[r]!) maxd[r] = du;
     }
   }
-  return { s: b64(s), d: b64(d), c: b64(c), off: [...off], maxd, perm };
+  return { s: pack(s), d: pack(d), c: pack(c), off: [...off], maxd, dtick, perm };
 }
 
 function rowOfSpans(x: Spans): Int32Array { return x.node; }
@@ -61,7 +73,7 @@ export function timelineData(r: RunData): unknown {
   const net = encode(r.transfers.start, r.transfers.end, r.transfers.from, rowOfSpans(r.transfers), N, t0, tick);
   const sys = encode(r.sys.start, r.sys.end, new Int32Array(r.sys.node.length), rowOfSpans(r.sys), N, t0, tick);
   const strip = ({ perm: _p, ...e }: Enc & { perm: Int32Array }): Enc => e;
-  return { N, T, span, tick, codes: r.manifest.codes, f: strip(f), net: strip(net), sys: strip(sys), crit: b64(crit) };
+  return { N, T, span, tick, codes: r.manifest.codes, f: strip(f), net: strip(net), sys: strip(sys), crit: pack(crit) };
 }
 
 export const timeline: Section = {
@@ -73,16 +85,22 @@ export const timeline: Section = {
       data: ctx.runs.map(timelineData),
     };
   },
-  render: function (el, runs: { N: number; T: number; span: number; tick: number; codes: string[]; f: Enc; net: Enc; sys: Enc; crit: string }[], h) {
+  render: function (el, runs: { N: number; T: number; span: number; tick: number; codes: string[]; f: Cols; net: Cols; sys: Cols; crit: Int32Array }[], h) {
     const LABEL_W = 74, AXIS_H = 22;
     const w = window as unknown as { LUNA_FOCUS?: ((t0: number, t1: number) => void)[] };
     w.LUNA_FOCUS = [];
     runs.forEach((r, ri) => {
       if (runs.length > 1) el.append(h.el('h3', {}, h.labels[ri] || ''));
       const tick = r.tick;
-      const dec = (e: Enc) => ({ s: h.decode(e.s, 'u32') as Uint32Array, d: h.decode(e.d, 'f32') as Float32Array, c: h.decode(e.c, 'u16') as Uint16Array, off: e.off, maxd: e.maxd });
+      // starts: deltas within a row → ticks since the start; durations: dtick units → ns
+      const dec = (e: Cols) => {
+        const d = new Float64Array(e.d.length);
+        for (let i = 0; i < d.length; i++) d[i] = e.d[i]! * e.dtick;
+        for (let row = 0; row + 1 < e.off.length; row++) for (let k = e.off[row]! + 1; k < e.off[row + 1]!; k++) e.s[k] += e.s[k - 1]!;
+        return { s: e.s, d, c: e.c, off: e.off, maxd: e.maxd };
+      };
       const F = dec(r.f), NET = dec(r.net), SYS = dec(r.sys);
-      const crit = h.decode(r.crit, 'i32') as Int32Array;
+      const crit = r.crit;
       const colours: string[] = [];
       const colour = (c: number): string => colours[c] || (colours[c] = h.codeColor(c === 65535 ? -1 : c));
       interface Row { label: string; kind: string; node: number; thread: number; e: ReturnType<typeof dec>; r: number; y: number; hg: number }
