@@ -87,6 +87,8 @@ export async function clientMain(renderers: Record<string, Render>): Promise<voi
       body.append(el('p', { class: 'err' }, 'This section could not be drawn: ' + String(e)));
     }
   }
+  // charts were sized when their containers were created; the layout has settled since
+  for (const c of charts) c.resize();
   window.addEventListener('resize', () => { for (const c of charts) c.resize(); });
   document.body.setAttribute('data-ready', '1');
 }

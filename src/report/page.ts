@@ -29,7 +29,7 @@ main{padding:8px 20px 60px;max-width:1600px}section{margin:26px 0}h2{font-size:1
 h3{font-size:14px;margin:10px 0 6px}table{border-collapse:collapse;margin:6px 0 12px}th,td{padding:3px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{font-weight:600;color:var(--mut)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .cmp{display:flex;gap:24px;flex-wrap:wrap}.cmp>.col{flex:1 1 420px;min-width:0}
-.chart{width:100%;min-width:300px}.mut{color:var(--mut)}.err{color:#b00}
+.chart{width:100%;min-width:300px}.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(400px,1fr));gap:18px}.mut{color:var(--mut)}.err{color:#b00}
 .sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}
 .advice li{margin:6px 0}.advice .f{font-weight:600;margin-right:6px}
 .tl{position:relative;border:1px solid var(--line);margin:6px 0 14px}.tl canvas{display:block;width:100%;cursor:grab}

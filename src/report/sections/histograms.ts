@@ -18,24 +18,26 @@ export const histograms: Section = {
         for (let i = 0; i < f.code.length; i++) if (f.code[i] === code) { const d = Math.max(1, f.finish[i]! - f.start[i]!); if (d < lo) lo = d; if (d > hi) hi = d; }
       }
       if (!(hi >= lo)) { lo = 1; hi = 1; }
-      const l0 = Math.log10(lo), l1 = Math.max(Math.log10(hi), l0 + 1e-9) + 1e-9;
-      const width = (l1 - l0) / BINS;
+      // one bin when every duration is (nearly) the same
+      const bins = hi / lo < 1.05 ? 1 : BINS;
+      const l0 = Math.log10(lo) - 1e-9, l1 = Math.log10(hi) + 1e-9;
+      const width = (l1 - l0) / bins;
       const counts = ctx.runs.map((r) => {
-        const f = r.frags, c = new Array<number>(BINS).fill(0);
+        const f = r.frags, c = new Array<number>(bins).fill(0);
         for (let i = 0; i < f.code.length; i++) {
           if (f.code[i] !== code) continue;
           const b = Math.floor((Math.log10(Math.max(1, f.finish[i]! - f.start[i]!)) - l0) / width);
-          c[Math.max(0, Math.min(BINS - 1, b))]++;
+          c[Math.max(0, Math.min(bins - 1, b))]++;
         }
         return c;
       });
       const name = code < 0 ? '?' : ctx.runs[0]!.manifest.codes[code] ?? `code#${code}`;
-      return { name, edges: Array.from({ length: BINS + 1 }, (_, k) => Math.pow(10, l0 + k * width)), counts };
+      return { name, edges: Array.from({ length: bins + 1 }, (_, k) => Math.pow(10, l0 + k * width)), counts };
     });
     return { html: data.length ? '' : '<p class="mut">No fragment ran.</p>', data };
   },
   render: function (el, codes: { name: string; edges: number[]; counts: number[][] }[], h) {
-    const grid = h.el('div', { class: 'cmp' });
+    const grid = h.el('div', { class: 'grid' });
     el.append(grid);
     for (const c of codes) {
       const col = h.el('div', { class: 'col' }, h.el('h3', {}, c.name + ' (' + c.counts.reduce((a, x) => a + x.reduce((p, q) => p + q, 0), 0).toLocaleString('en') + ' fragments)'));

@@ -189,7 +189,7 @@ export const timeline: Section = {
         for (let t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
           const x = LABEL_W + (t - v0) * k;
           g.beginPath(); g.moveTo(x, AXIS_H - 4); g.lineTo(x, H); g.stroke();
-          g.fillText(h.dur(t), x + 2, 9);
+          g.fillText(h.dur(t).replace(/(\.\d*?)0+ /, '$1 ').replace('. ', ' '), x + 2, 9);
         }
         for (const row of rows) {
           g.fillStyle = '#5c6773';
