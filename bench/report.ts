@@ -1,6 +1,6 @@
 // `luna report` against the analysis of the same trace, on generated trace directories of about
 // 10^5 and 10^6 fragments (BENCH_REPORT_CFS, comma-separated, overrides): the SLOW analysis (one
-// model pass: the baseline, measured in the same run), the whole report (read, analyse, collect
+// model pass: the baseline, measured in the same run, the faster of a run before and after the report), the whole report (read, analyse, collect
 // the timeline, build and write the page), the page's size and bytes per fragment.
 // Target: the report of 10^6 fragments ≤ 30 MB.
 // Run: node dist/bench/report.js  (or import { run }).
@@ -38,9 +38,12 @@ export async function run(): Promise<Record<string, number>> {
       const trace = join(dir, `trace-${tag}`);
       const o: SyntheticOptions = { events: Math.round(want * perCf), nodes: 2, threads: 2, seed: 11 };
       writeSimTrace(trace, syntheticManifest(o), syntheticEvents(o));
-      const an = measure(() => analyzeSlowTrace(trace));
+      const an0 = measure(() => analyzeSlowTrace(trace));
       const page = join(dir, `report-${tag}.html`);
       const rep = measure(() => writeFileSync(page, reportHtml([trace]).html));
+      // the baseline warm as well as cold: the faster of an analysis before and after the report
+      const an1 = measure(() => analyzeSlowTrace(trace));
+      const an = an1.ms < an0.ms ? an1 : an0;
       const bytes = statSync(page).size, cfs = an.value.cfs;
       out[`cfs${tag}`] = cfs;
       out[`analyzeMs${tag}`] = Math.round(an.ms);
