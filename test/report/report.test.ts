@@ -3,7 +3,7 @@
 // needs no network, and bad inputs are clear messages with a non-zero exit.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
@@ -106,6 +106,19 @@ test('without -o the report is report.html in the working directory', () => {
   const r = luna(['report', traceA], cwd);
   assert.equal(r.status, 0, r.stderr);
   assert.ok(existsSync(join(cwd, 'report.html')));
+});
+
+test('a run that failed: the report says so, with the error the trace recorded', () => {
+  const src = join(dir, 'fail');
+  mkdirSync(src);
+  writeFileSync(join(src, 'fail.fa'), 'import c_init(int `v, name `x) as init;\nimport c_boom(value `a) as boom;\nsub main()\n{\n    df a;\n    init(1, a);\n    boom(a);\n}\n');
+  writeFileSync(join(src, 'ucodes.ts'), "export function c_init(v: number, x: { setInt(v: number): void }): void { x.setInt(v); }\nexport function c_boom(): void { throw new Error('boom on purpose'); }\n");
+  const trace = join(dir, 'fail.trace');
+  const r = luna(['run', '--trace', trace, join(src, 'fail.fa')], src);
+  assert.equal(r.status, 1, r.stderr);
+  const html = luna(['report', trace, '-o', '-']).stdout;
+  assert.match(html, /data-status="failed">failed<\/span> — [^<]*boom on purpose/);
+  assert.doesNotMatch(html, /data-status="completed"/);
 });
 
 test('bad inputs: a clear message, a non-zero exit, no stack trace', () => {
