@@ -2,6 +2,7 @@
 // client code inlined, so the file opens offline and makes no network request.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename } from 'node:path';
 import type { RunData } from './collect.js';
 import { clientMain } from './client.js';
 import { esc, type ReportCtx, type Section } from './section.js';
@@ -49,7 +50,8 @@ export function buildPage(runs: RunData[], labels: string[], o: PageOptions = {}
     runs: runs.map((r, i) => ({ label: labels[i], dir: r.dir, slow: r.slow, findings: r.findings })),
     sections: Object.fromEntries(built.filter((x) => x.b.data !== undefined).map((x) => [x.s.id, x.b.data])),
   };
-  const title = o.title ?? `LuNA run report: ${runs.map((r) => r.manifest.program).join(' vs ')}`;
+  const progs = [...new Set(runs.map((r) => basename(r.manifest.program)))];
+  const title = o.title ?? `LuNA run report: ${progs.join(' vs ')}${runs.length > 1 && progs.length === 1 ? ', A vs B' : ''}`;
   const renderers = built.filter((x) => x.s.render).map((x) => `${JSON.stringify(x.s.id)}: (${x.s.render!.toString()})`).join(',\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

@@ -98,6 +98,11 @@ test('two traces: compared side by side, A before and B after', () => {
   assert.deepEqual([d.runs[1]!.slow.nodes, d.runs[1]!.slow.threads], [1, 2]);
   assert.deepEqual(d.runs[1]!.slow.t, analysis(traceB).t);
   assert.equal((d.sections.timeline as unknown[]).length, 2);
+  // the before/after table: B's wall time against A's
+  const html = readFileSync(out, 'utf8');
+  const m = /data-speedup="([^"]+)"/.exec(html);
+  assert.ok(m, 'a before/after table');
+  assert.ok(Math.abs(Number(m[1]) - d.runs[0]!.slow.tWall / d.runs[1]!.slow.tWall) < 1e-9);
 });
 
 test('without -o the report is report.html in the working directory', () => {

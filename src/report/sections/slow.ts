@@ -1,10 +1,22 @@
 // SLOW: the five characteristics for the whole run (table: the analysis' own numbers), bars per
 // node and worker thread, and their dynamics over time windows (the analysis' series).
 import { dur, pct } from '../../analysis/slow/fmt.js';
-import { FACTORS } from '../../analysis/slow/types.js';
+import { FACTORS, type SlowReport } from '../../analysis/slow/types.js';
 import { sideBySide, type Section } from '../section.js';
 
 const NAMES: Record<string, string> = { S: 'Starvation', L: 'Latency', O: 'Overhead', W: 'Waiting', U: 'Useful work' };
+
+/** Before/after: wall time and every characteristic of A and B, with the change. */
+function compareTable(a: SlowReport, b: SlowReport): string {
+  const speed = b.tWall > 0 ? a.tWall / b.tWall : 0;
+  const rows = FACTORS.map((f) => {
+    const d = b.t[f] - a.t[f];
+    return `<tr><td>${f} — ${NAMES[f]}</td><td class="n">${dur(a.t[f])} (${pct(a.p[f])})</td><td class="n">${dur(b.t[f])} (${pct(b.p[f])})</td><td class="n">${d >= 0 ? '+' : '−'}${dur(Math.abs(d))}</td><td class="n">${(b.p[f] - a.p[f] >= 0 ? '+' : '−') + Math.abs(b.p[f] - a.p[f]).toFixed(1)} pts</td></tr>`;
+  }).join('');
+  return `<h3>A → B</h3><table class="slow-compare"><thead><tr><th></th><th class="n">A (before)</th><th class="n">B (after)</th><th class="n">change</th><th class="n">share change</th></tr></thead><tbody>
+<tr><td>Wall time</td><td class="n">${dur(a.tWall)}</td><td class="n">${dur(b.tWall)}</td><td class="n" data-speedup="${speed}">${speed >= 1 ? `${speed.toFixed(2)}× faster` : speed > 0 ? `${(1 / speed).toFixed(2)}× slower` : '—'}</td><td></td></tr>
+<tr><td>Worker threads</td><td class="n">${a.cores}</td><td class="n">${b.cores}</td><td></td><td></td></tr>${rows}</tbody></table>`;
+}
 
 export const slow: Section = {
   id: 'slow',
@@ -17,11 +29,12 @@ export const slow: Section = {
       return `<table class="slow-totals"><thead><tr><th>T_total = ${dur(s.tWall)} × ${s.cores} worker threads</th><th class="n">time</th><th class="n">of T_total</th></tr></thead><tbody>${rows}</tbody></table>
 <p class="mut">Overhead parts: pre-emption ${dur(o.preempt)}, send delay ${dur(o.sendDelay)}, start delay ${dur(o.startDelay)} (start-up ${dur(o.startup)})${o.systemCores ? `, system cores ${dur(o.systemCores)}` : ''}; starvation after the last fragment ${dur(s.starvationTail)}; coverage ${pct(100 * s.coverage)}. Model ${s.model}.</p>`;
     }).replace(/var\(--([SLOWU])\)/g, (_, f: string) => ({ S: '#d9534f', L: '#f0ad4e', O: '#8e6bbf', W: '#9aa5b1', U: '#3c9d5d' })[f]!);
+    const html2 = ctx.runs.length === 2 ? compareTable(ctx.runs[0]!.slow, ctx.runs[1]!.slow) + html : html;
     const data = ctx.runs.map((r) => ({
       perNode: r.slow.perNode, perThread: r.slow.perThread, t: r.slow.t,
       series: r.slow.series,
     }));
-    return { html, data };
+    return { html: html2, data };
   },
   render: function (el, runs: { perNode: Record<string, number>[]; perThread: ({ node: number; thread: number } & Record<string, number>)[]; t: Record<string, number>; series: { windowNs: number; points: Record<string, number>[] } }[], h) {
     const F = ['S', 'L', 'O', 'W', 'U'];
