@@ -19,7 +19,7 @@ export const summary: Section = {
           ['Nodes × worker threads', `${s.nodes} × ${s.threads} = ${s.nodes * s.threads}`],
           ['Physical cores', machines],
           ['Wall time', `<span data-ns="${s.tWall}" id="${'wall'}">${dur(s.tWall)}</span>`],
-          ['Exit status', `<span class="status-${esc(r.status)}" data-status="${esc(r.status)}">${esc(r.status)}</span>${m.message ? ` — ${esc(m.message)}` : ''}`],
+          ['Exit status', `<span class="status-${esc(r.status)}" data-status="${esc(r.status)}">${esc(r.status)}</span>${m.message ? ` — ${esc(m.message)}` : ''}${r.status === 'running' || r.status === 'unknown' ? ' <span class="mut">(the run never recorded its end: killed, or still running when the trace was read)</span>' : ''}`],
           ['Fragments run', `${s.cfs.toLocaleString('en')} (mean ${dur(s.meanCfNs)} of CPU)`],
           ['DF transfers', `${r.transfers.start.length.toLocaleString('en')}`],
           ['Trace', `<code>${esc(r.dir)}</code>, ${s.events.toLocaleString('en')} events, ${(r.traceBytes / 1048576).toFixed(1)} MiB`],
