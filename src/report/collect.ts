@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
-import type { PathNode } from '../analysis/slow/critical.js';
+import { PathNode } from '../analysis/slow/critical.js';
 import { readTrace } from '../trace/merge.js';
 import { TraceModel, type ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
@@ -52,8 +52,6 @@ class Collector implements ModelListener {
   readonly fs = { start: f64(), finish: f64(), cpu: f64(), slot: i32(), code: i32() };
   readonly tr = { start: f64(), end: f64(), node: i32(), from: i32(), bytes: f64() };
   readonly sy = { start: f64(), end: f64(), node: i32() };
-  /** critical-path node → fragment index (weak: the analyzer drops old path nodes) */
-  readonly pathIdx = new WeakMap<object, number>();
 
   // registered after the analyzer: f.aux already holds the fragment's critical-path node
   finish(f: Fragment, _inputs: readonly DfRec[]): void {
@@ -61,7 +59,7 @@ class Collector implements ModelListener {
     const i = this.fs.start.n;
     this.fs.start.push(f.start); this.fs.finish.push(f.finish); this.fs.cpu.push(f.cpu);
     this.fs.slot.push(f.slot); this.fs.code.push(f.code);
-    if (f.aux && typeof f.aux === 'object') this.pathIdx.set(f.aux, i);
+    if (f.aux instanceof PathNode) f.aux.ref = i;
   }
   transfer(t: Transfer): void {
     this.tr.start.push(t.firstSend); this.tr.end.push(t.arrive); this.tr.node.push(t.to); this.tr.from.push(t.from); this.tr.bytes.push(t.bytes);
@@ -97,8 +95,7 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
   progress?.(k, k);
   const critical: number[] = [];
   for (let p: PathNode | null = an.cpEnd; p; p = p.prev) {
-    const i = col.pathIdx.get(p);
-    if (i !== undefined) critical.push(i);
+    if (p.ref >= 0) critical.push(p.ref);
   }
   critical.reverse();
   const status: RunStatus | 'unknown' = trace.manifest.status && trace.manifest.status !== 'running' ? trace.manifest.status : model.status ?? trace.manifest.status ?? 'unknown';
