@@ -8,7 +8,7 @@ import type { RunCliOptions } from './run.js';
 import { boundedInt, misspeltCommand, normalizeArgv as normalizeArgs } from './argv.js';
 import { MAX_LOCAL_NODES, MAX_THREADS, NODES_WHY, THREADS_WHY } from '../runtime/limits.js';
 
-const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'help', 'node']);
+const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'report', 'help', 'node']);
 
 
 function collectDefine(v: string, acc: Record<string, string>): Record<string, string> {
@@ -87,6 +87,12 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--compare', 'report both models side by side')
     .option('--window <duration>', 'also a time series with this window, e.g. 10ms')
     .action(async (dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }) => { code = await (await import('./analyze.js')).analyzeSlowCommand(dir, o); });
+
+  program.command('report')
+    .description('one self-contained HTML page of a traced run (SLOW, timeline, critical path, blame, advice); two traces: compared side by side')
+    .argument('<trace...>', 'trace directory (two: A before, B after)')
+    .option('-o, --output <file>', 'output .html file (- : standard output)', 'report.html')
+    .action(async (dirs: string[], o: { output?: string }) => { code = await (await import('./report.js')).reportCommand(dirs, o); });
 
   if (argv.length === 0) {
     process.stderr.write(program.helpInformation());

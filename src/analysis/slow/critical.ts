@@ -14,6 +14,8 @@ export class PathNode {
   readonly depth: number;
   /** totals of this node and everything before it; set only on checkpoints */
   agg: Agg | null = null;
+  /** the index a listener of the same model gave this fragment (the report's timeline: -1 none) */
+  ref = -1;
   constructor(readonly len: number, readonly ns: number, readonly code: number, readonly label: string,
     readonly gid: string, prev: PathNode | null) {
     this.depth = prev ? prev.depth + 1 : 1;

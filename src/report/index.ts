@@ -1,0 +1,27 @@
+// `luna report`: one self-contained HTML page of a traced run, or of two runs side by side.
+import { basename } from 'node:path';
+import { collectRun, type CollectProgress, type RunData } from './collect.js';
+import { buildPage } from './page.js';
+
+export { collectRun, type RunData } from './collect.js';
+export { buildPage, echartsSource } from './page.js';
+export { SECTIONS } from './sections/index.js';
+export type { Section, ReportCtx, BuiltSection, Helpers } from './section.js';
+
+export interface ReportProgress {
+  /** a phase starts: reading and analysing trace i of n, or writing */
+  phase(name: string): void;
+  events: CollectProgress;
+}
+
+/** The page of one trace directory, or of two compared (A before, B after). */
+export function reportHtml(dirs: string[], progress?: ReportProgress): { html: string; runs: RunData[] } {
+  const runs: RunData[] = [];
+  dirs.forEach((d, i) => {
+    progress?.phase(dirs.length > 1 ? `reading ${i === 0 ? 'A' : 'B'}` : 'reading');
+    runs.push(collectRun(d, {}, progress?.events));
+  });
+  const labels = dirs.length === 1 ? [dirs[0]!] : dirs.map((d, i) => `${i === 0 ? 'A (before)' : 'B (after)'}: ${basename(d.replace(/[\\/]+$/, '')) || d}`);
+  progress?.phase('building');
+  return { html: buildPage(runs, labels), runs };
+}

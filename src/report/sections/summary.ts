@@ -1,0 +1,35 @@
+// What ran and how it ended: program, arguments, nodes × threads, the machines' cores, wall time,
+// the exit status recorded in the trace manifest, and what the trace reader warned about.
+import { dur } from '../../analysis/slow/fmt.js';
+import { esc, sideBySide, type Section } from '../section.js';
+
+export const summary: Section = {
+  id: 'summary',
+  title: 'Run',
+  build(ctx) {
+    return {
+      html: sideBySide(ctx, (r) => {
+        const m = r.manifest, s = r.slow;
+        const machines = s.machines.length
+          ? s.machines.map((x) => `${esc(x.host || 'this machine')}: ${x.cores} CPUs, nodes ${x.nodes.join(', ')}${x.oversubscription > 1 ? ` <span class="err">(oversubscribed ×${x.oversubscription.toFixed(2)})</span>` : ''}`).join('<br>')
+          : m.cores ? `${m.cores} CPUs (node 0's machine)` : '<span class="mut">not recorded</span>';
+        const rows: [string, string][] = [
+          ['Program', `<code>${esc(m.program)}</code>`],
+          ['Arguments', m.args.length ? `<code>${esc(m.args.join(' '))}</code>` : '<span class="mut">none</span>'],
+          ['Nodes × worker threads', `${s.nodes} × ${s.threads} = ${s.nodes * s.threads}`],
+          ['Physical cores', machines],
+          ['Wall time', `<span data-ns="${s.tWall}" id="${'wall'}">${dur(s.tWall)}</span>`],
+          ['Exit status', `<span class="status-${esc(r.status)}" data-status="${esc(r.status)}">${esc(r.status)}</span>${m.message ? ` — ${esc(m.message)}` : ''}${r.status === 'running' || r.status === 'unknown' ? ' <span class="mut">(the run never recorded its end: killed, or still running when the trace was read)</span>' : ''}`],
+          ['Fragments run', `${s.cfs.toLocaleString('en')} (mean ${dur(s.meanCfNs)} of CPU)`],
+          ['DF transfers', `${r.transfers.start.length.toLocaleString('en')}`],
+          ['Trace', `<code>${esc(r.dir)}</code>, ${s.events.toLocaleString('en')} events, ${(r.traceBytes / 1048576).toFixed(1)} MiB`],
+          ['Started', esc(m.startedAt)],
+          ...(m.policy ? [['Scheduling policy', esc(m.policy)] as [string, string]] : []),
+          ['luna-ts / Node', `${esc(m.versions.lunaTs)} / ${esc(m.versions.node)}`],
+        ];
+        const warn = s.warnings.length ? `<h3>Warnings</h3><ul>${s.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : '';
+        return `<table>${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>${warn}`;
+      }),
+    };
+  },
+};

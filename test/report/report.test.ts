@@ -1,0 +1,147 @@
+// `luna report` on real traced runs: the page embeds exactly the analysis `luna analyze slow
+// --json` prints, the timeline holds every fragment, two runs compare side by side, the page
+// needs no network, and bad inputs are clear messages with a non-zero exit.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inflateRawSync } from 'node:zlib';
+import { analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
+
+let dir = '', traceA = '', traceB = '', an: Analysis;
+
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'luna-report-'));
+  traceA = join(dir, 'a.trace');
+  traceB = join(dir, 'b.trace');
+  tracedRun(traceA);
+  tracedRun(traceB, ['--nodes', '1', '--threads', '2']);
+  an = analysis(traceA);
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+const noStack = (s: string): void => assert.doesNotMatch(s, /\n\s+at .+:\d+:\d+/, `no stack trace: ${s}`);
+
+test('the report embeds the same SLOW analysis and findings as luna analyze slow --json', () => {
+  const out = join(dir, 'one.html');
+  const r = luna(['report', traceA, '-o', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /wrote .*one\.html/);
+  const html = readFileSync(out, 'utf8');
+  const d = pageData(html);
+  assert.equal(d.runs.length, 1);
+  const { advice: _a, findings, ...slow } = an;
+  assert.deepEqual(d.runs[0]!.slow, slow);
+  assert.deepEqual(d.runs[0]!.findings, findings);
+  // the totals table shows the analysis' numbers
+  for (const f of ['S', 'L', 'O', 'W', 'U'] as const) {
+    const m = new RegExp(`data-slow-total="${f}" data-run="0" data-ns="([^"]+)" data-pct="([^"]+)"`).exec(html);
+    assert.ok(m, `a total row for ${f}`);
+    assert.equal(Number(m[1]), an.t[f]);
+    assert.equal(Number(m[2]), an.p[f]);
+  }
+  assert.match(html, /data-status="completed"/);
+  assert.ok(html.includes('matmul_cyclic.fa'));
+  // every recommendation is there, linked to a section of the page
+  const links = [...html.matchAll(/<li data-kind="([^"]+)">[\s\S]*?<\/li>/g)];
+  assert.deepEqual(links.map((l) => l[1]), findings.map((f) => f.kind));
+  for (const l of links) for (const [, id] of l[0].matchAll(/href="#([\w-]+)"/g)) assert.ok(html.includes(`<section id="${id}">`), `anchor #${id} exists`);
+});
+
+test('the timeline data holds every fragment of the run on its lane, and the critical path marks', () => {
+  const html = luna(['report', traceA, '-o', '-']).stdout;
+  type P = { z: string; t: string };
+  const unpack = (p: P): Buffer => inflateRawSync(Buffer.from(p.z, 'base64'));
+  const tl = (pageData(html).sections.timeline as { N: number; T: number; span: number; tick: number; f: { off: number[]; s: P; d: P; dtick: number }; crit: P; net: { off: number[] } }[])[0]!;
+  assert.equal(tl.N, an.nodes);
+  assert.equal(tl.T, an.threads);
+  assert.equal(tl.f.off.length, an.nodes * an.threads + 1);
+  assert.equal(tl.f.off.at(-1), an.cfs);
+  // fragments per lane = the analysis' placement
+  assert.deepEqual(tl.f.off.slice(1).map((v, i) => v - tl.f.off[i]!), an.placement.perThread);
+  const s = new Uint32Array(new Uint8Array(unpack(tl.f.s)).buffer), d = new Uint32Array(new Uint8Array(unpack(tl.f.d)).buffer);
+  assert.equal(s.length, an.cfs);
+  assert.equal(d.length, an.cfs);
+  // start deltas add up within each lane to times inside the run; the lanes' busy time is U + pre-emption
+  let busy = 0;
+  for (let lane = 0; lane + 1 < tl.f.off.length; lane++) {
+    let at = 0;
+    for (let k = tl.f.off[lane]!; k < tl.f.off[lane + 1]!; k++) { at += s[k]!; busy += d[k]! * tl.f.dtick; assert.ok(at * tl.tick <= tl.span + tl.tick); }
+  }
+  const expected = an.t.U + an.overhead.preempt;
+  assert.ok(Math.abs(busy - expected) <= an.cfs + 1e-6 * expected, `fragments' wall time ${busy} vs U + pre-emption ${expected}`);
+  const crit = new Int32Array(new Uint8Array(unpack(tl.crit)).buffer);
+  assert.ok(crit.length > 0 && crit.length <= an.criticalPath.cfs);
+  for (const i of crit) assert.ok(i >= 0 && i < an.cfs);
+  assert.ok(tl.net.off.at(-1)! > 0, 'DFs crossed between the two nodes');
+});
+
+test('the page is self-contained: no external script, style, image or link', () => {
+  const html = luna(['report', traceA, '-o', '-']).stdout;
+  assert.match(html, /^<!doctype html>/);
+  assert.doesNotMatch(html, /<script[^>]+src=/i);
+  assert.doesNotMatch(html, /<link[^>]+href=/i);
+  assert.doesNotMatch(html, /<img[^>]+src="?https?:/i);
+  assert.ok(html.length > 500_000, 'ECharts is inlined');
+});
+
+test('two traces: compared side by side, A before and B after', () => {
+  const out = join(dir, 'cmp.html');
+  const r = luna(['report', traceA, traceB, '-o', out]);
+  assert.equal(r.status, 0, r.stderr);
+  const d = pageData(readFileSync(out, 'utf8'));
+  assert.equal(d.runs.length, 2);
+  assert.match(d.labels[0]!, /^A \(before\)/);
+  assert.match(d.labels[1]!, /^B \(after\)/);
+  assert.deepEqual([d.runs[0]!.slow.nodes, d.runs[0]!.slow.threads], [2, 1]);
+  assert.deepEqual([d.runs[1]!.slow.nodes, d.runs[1]!.slow.threads], [1, 2]);
+  assert.deepEqual(d.runs[1]!.slow.t, analysis(traceB).t);
+  assert.equal((d.sections.timeline as unknown[]).length, 2);
+  // the before/after table: B's wall time against A's
+  const html = readFileSync(out, 'utf8');
+  const m = /data-speedup="([^"]+)"/.exec(html);
+  assert.ok(m, 'a before/after table');
+  assert.ok(Math.abs(Number(m[1]) - d.runs[0]!.slow.tWall / d.runs[1]!.slow.tWall) < 1e-9);
+});
+
+test('without -o the report is report.html in the working directory', () => {
+  const cwd = join(dir, 'cwd');
+  mkdirSync(cwd);
+  const r = luna(['report', traceA], cwd);
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(existsSync(join(cwd, 'report.html')));
+});
+
+test('a run that failed: the report says so, with the error the trace recorded', () => {
+  const src = join(dir, 'fail');
+  mkdirSync(src);
+  writeFileSync(join(src, 'fail.fa'), 'import c_init(int `v, name `x) as init;\nimport c_boom(value `a) as boom;\nsub main()\n{\n    df a;\n    init(1, a);\n    boom(a);\n}\n');
+  writeFileSync(join(src, 'ucodes.ts'), "export function c_init(v: number, x: { setInt(v: number): void }): void { x.setInt(v); }\nexport function c_boom(): void { throw new Error('boom on purpose'); }\n");
+  const trace = join(dir, 'fail.trace');
+  const r = luna(['run', '--trace', trace, join(src, 'fail.fa')], src);
+  assert.equal(r.status, 1, r.stderr);
+  const html = luna(['report', trace, '-o', '-']).stdout;
+  assert.match(html, /data-status="failed">failed<\/span> — [^<]*boom on purpose/);
+  assert.doesNotMatch(html, /data-status="completed"/);
+});
+
+test('bad inputs: a clear message, a non-zero exit, no stack trace', () => {
+  const cases: { args: string[]; re: RegExp }[] = [
+    { args: ['report', join(dir, 'missing')], re: /no trace directory/ },
+    { args: ['report', join(dir, 'a.trace', 'manifest.json')], re: /is a file; a trace is a directory/ },
+    { args: ['report', traceA, '-o', join(dir, 'no', 'such', 'dir', 'r.html')], re: /no directory .*create it first/ },
+    { args: ['report', traceA, '-o', dir], re: /is a directory; give a file name/ },
+    { args: ['report', traceA, traceB, traceA], re: /one trace directory, or two/ },
+  ];
+  const empty = join(dir, 'empty');
+  mkdirSync(empty);
+  cases.push({ args: ['report', empty, '-o', join(dir, 'x.html')], re: /not a trace directory/ });
+  for (const c of cases) {
+    const r = luna(c.args);
+    assert.notEqual(r.status, 0, `${c.args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, c.re);
+    noStack(r.stderr);
+  }
+  assert.ok(!existsSync(join(dir, 'x.html')), 'nothing written for a bad trace');
+});
