@@ -129,7 +129,11 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
       try { rt.start(mainArgs); } catch (e) { rt.fail(e); }
     } else rt.schedule();
   }
-  const res = await cluster.done;
+  // the backstop for errors no ucode call could catch; removed with the run
+  const onException = (e: unknown): void => rt.uncaught(e, 'exception');
+  const onRejection = (e: unknown): void => rt.uncaught(e, 'rejection');
+  process.on('uncaughtException', onException).on('unhandledRejection', onRejection);
+  const res = await cluster.done.finally(() => { process.off('uncaughtException', onException).off('unhandledRejection', onRejection); });
   if (!res.ok) pool.abort();
   const status = statusOf(res);
   const ended = wallNs();

@@ -62,7 +62,7 @@ test('double assignment on two nodes: both writers, their nodes, and the node ho
 test('too many requests on one node: the reader that asked once too often is blamed, not the producer', async () => {
   const r = await run(1, 'toomany.fa');
   assertFault(r);
-  assert.match(r.stderr, /^luna: error: too many requests for DF x\b[^\n]*\(Too many requests\)\n {2}in CF r2 \(ucode c_show, id \d+\) at toomany\.fa:6:5$/m, explain(r));
+  assert.match(r.stderr, /^luna: error: too many requests for DF x\b[^\n]*\(Too many requests\)\n {2}in CF r2 \(ucode c_show, id \d+\) at toomany\.fa:6:5 on node 0$/m, explain(r));
   assert.doesNotMatch(r.stderr, /CF p\b/, explain(r));
 });
 

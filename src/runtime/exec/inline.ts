@@ -2,6 +2,7 @@
 // became ready, with no hand-off to a worker and back (two thread wake-ups that cost far more
 // than the fragment). It runs on behalf of an idle lane, so at most `lanes` ucodes ever run at
 // once. The ucode module is imported here too.
+import { createHook } from 'node:async_hooks';
 import { pathToFileURL } from 'node:url';
 import type { ImportDef } from '../../program/compile.js';
 import type { TraceSink } from '../../trace/schema.js';
@@ -13,11 +14,20 @@ import type { Task, TaskError } from './protocol.js';
 
 let inlineDepth = 0;
 let exitGuarded = false;
+/** the first asynchronous resource a ucode running here created (as on a worker: a contract error) */
+let asyncMade: string | null = null;
 
-/** A ucode running on the system thread must not end the process: process.exit becomes an error. */
+/**
+ * A ucode running on the system thread must not end the process (process.exit becomes an
+ * error) nor leave asynchronous work behind (its timer or promise would run, and could throw,
+ * long after it returned): it breaks the same contract as on a worker. The hook sees only
+ * resources created while a ucode runs here; it costs nothing per fragment.
+ */
 function guardExit(): void {
   if (exitGuarded) return;
   exitGuarded = true;
+  process.setSourceMapsEnabled(true); // ucode stack traces point into ucodes.ts
+  createHook({ init(_id, type) { if (inlineDepth > 0 && asyncMade === null) asyncMade = type; } }).enable();
   const realExit = process.exit.bind(process);
   process.exit = ((code?: number | string | null) => {
     if (inlineDepth > 0) throw new ContractError(`a ucode called process.exit(${code ?? ''})`);
@@ -70,12 +80,18 @@ export class InlineExecutor {
     inlineDepth++;
     try {
       const o = callUcode(this.fns![t.imp]!, this.imports[t.imp]!, t.args, t.keys, nameOfKey);
+      if (asyncMade !== null) {
+        const type = asyncMade;
+        asyncMade = null;
+        throw new ContractError(`ucode ${this.imports[t.imp]!.symbol} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
+      }
       if (clock) {
         if (tr) { const c1 = threadCpuNs(); this.fin = this.now(); tr.cfFinish(this.fin, c1, t.cf, lane + 1); }
         else this.fin = this.now();
       }
       return o;
     } catch (e) {
+      asyncMade = null;
       if (tr) tr.cfFinish(this.now(), threadCpuNs(), t.cf, lane + 1);
       const ex = e instanceof Error ? e : new Error(String(e));
       throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });
