@@ -51,6 +51,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--record <dir>', 'record where and in which order every fragment ran (trace playback)')
     .option('--replay <dir>', 'replay a schedule recorded with --record')
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
+    .option('--cf-timeout <duration>', 'fail the run when a fragment runs longer than this (e.g. 30s); fragments then run on worker threads only')
     .option('--timing', 'print the program time (from its start, after loading, to its end) and where its fragments ran, as JSON on stderr')
     .passThroughOptions()
     .action(async (file: string, args: string[], o: RunCliOptions) => { code = misspeltCommand(file, program.commands.map((c) => c.name())) ?? await (await import('./run.js')).runCommand(file, args, o); });

@@ -35,6 +35,7 @@ export interface RunCliOptions {
   replay?: string;
   heartbeat?: string;
   timing?: boolean;
+  cfTimeout?: string;
 }
 
 /** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
@@ -86,6 +87,13 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       throw e;
     }
   }
+  let cfTimeoutNs: number | undefined;
+  if (o.cfTimeout !== undefined) {
+    try { cfTimeoutNs = parseDuration(o.cfTimeout); } catch (e) {
+      if (e instanceof DurationError) { say(`luna: error: --cf-timeout: ${e.message}`); return 2; }
+      throw e;
+    }
+  }
   let chosen: ReturnType<typeof choosePolicy>;
   try {
     chosen = choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
@@ -112,7 +120,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (warn && !o.quiet) say(warn);
     }
   }
-  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy };
+  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
