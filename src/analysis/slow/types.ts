@@ -1,4 +1,5 @@
 // Public shapes of the SLOW analysis (SPEC §5, seed 003 §4). All times are nanoseconds.
+import type { DamageReport } from '../../trace/damage.js';
 
 export type SlowModel = 'kireev2024' | 'litvinov2017';
 
@@ -123,6 +124,10 @@ export interface SlowReport {
   meanCfNs: number;
   events: number;
   warnings: string[];
+  /** nodes of the manifest that recorded nothing: left out of cores, T_total and every share */
+  missingNodes: number[];
+  /** records the reader and the model dropped or corrected (docs/reliability.md, Traces) */
+  damage: DamageReport;
   /** the unit of every kind of number in this report (see docs/slow.md) */
   units: typeof UNITS;
 }
