@@ -52,7 +52,8 @@ export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
         continue;
       }
       // one unreadable file (a header cut or overwritten) costs its records, not the analysis
-      if (e instanceof TraceFormatError) {
+      // (a file of another format version is not damage: the whole trace must be recorded again)
+      if (e instanceof TraceFormatError && !/\bversion \d+\b/.test(e.message)) {
         const detail = e.message.slice(e.message.indexOf(': ') + 2);
         warnings.push(`${f.path}: ${detail}; its records are left out`);
         damage.add('corrupted', `${detail}; its records are left out`, f.path, 0);

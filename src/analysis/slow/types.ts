@@ -159,6 +159,8 @@ export const UNITS = {
   'machines[].cores': 'count (CPUs)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
   'machines[].oversubscription': 'ratio (workers / cores)',
   'placement.perNode[]': 'count (CFs)', 'placement.perThread[]': 'count (CFs)', 'placement.idleNodes[]': 'node number',
+  'missingNodes[]': 'node number',
+  'damage.total': 'count', 'damage.counts.*': 'count', 'damage.examples[].offset': 'byte offset in that file',
   'placement.idleThreads[].node': 'node number', 'placement.idleThreads[].thread': 'worker thread number', 'placement.idleNs': 'ns',
 } as const;
 

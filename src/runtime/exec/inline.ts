@@ -16,6 +16,11 @@ let inlineDepth = 0;
 let exitGuarded = false;
 /** the first asynchronous resource a ucode running here created (as on a worker: a contract error) */
 let asyncMade: string | null = null;
+/**
+ * What writing to process.stdout/stderr creates on this thread (console.log in a ucode): the
+ * stream's own callbacks, not work of the ucode. (Workers write synchronously and see none.)
+ */
+const STREAM_WORK = new Set(['TickObject', 'WRITEWRAP', 'SHUTDOWNWRAP']);
 
 /**
  * A ucode running on the system thread must not end the process (process.exit becomes an
@@ -27,7 +32,7 @@ function guardExit(): void {
   if (exitGuarded) return;
   exitGuarded = true;
   process.setSourceMapsEnabled(true); // ucode stack traces point into ucodes.ts
-  createHook({ init(_id, type) { if (inlineDepth > 0 && asyncMade === null) asyncMade = type; } }).enable();
+  createHook({ init(_id, type) { if (inlineDepth > 0 && asyncMade === null && !STREAM_WORK.has(type)) asyncMade = type; } }).enable();
   const realExit = process.exit.bind(process);
   process.exit = ((code?: number | string | null) => {
     if (inlineDepth > 0) throw new ContractError(`a ucode called process.exit(${code ?? ''})`);
