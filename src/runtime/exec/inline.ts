@@ -31,7 +31,6 @@ const STREAM_WORK = new Set(['TickObject', 'WRITEWRAP', 'SHUTDOWNWRAP']);
 function guardExit(): void {
   if (exitGuarded) return;
   exitGuarded = true;
-  process.setSourceMapsEnabled(true); // ucode stack traces point into ucodes.ts
   createHook({ init(_id, type) { if (inlineDepth > 0 && asyncMade === null && !STREAM_WORK.has(type)) asyncMade = type; } }).enable();
   const realExit = process.exit.bind(process);
   process.exit = ((code?: number | string | null) => {
@@ -58,6 +57,8 @@ export class InlineExecutor {
 
   /** Import the ucode module (and the C++ library) on this thread (before the program starts). */
   async load(bundle: string | undefined, native?: NativeUcodes): Promise<void> {
+    // before the import: ucode stack traces point into ucodes.ts (the bundle's inline source map)
+    process.setSourceMapsEnabled(true);
     this.use(bundle ? ((await import(pathToFileURL(bundle).href)) as Record<string, unknown>) : undefined, native);
   }
 
