@@ -13,8 +13,10 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
   m.end();
   const topK = an.opts.topK ?? 10;
   const t0 = an.origin();
+  // the end: the last programFinish, or a later record (a worker finishing its CF after its
+  // node ended a failed run; far later records were dropped as damage)
   let tEnd = m.tEnd;
-  if (!(tEnd === tEnd)) tEnd = m.lastT;
+  if (!(tEnd >= m.lastT)) tEnd = m.lastT;
   if (!(t0 === t0)) return emptyReport(an);
   const tWall = Math.max(0, tEnd - t0);
   // a node that recorded nothing (killed before its first record) is missing, not idle: its

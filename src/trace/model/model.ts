@@ -100,7 +100,6 @@ export class TraceModel {
   push(e: TraceEvent): void {
     this.events++;
     const t = e.t;
-    if (t === t) { if (!(this.firstT === this.firstT)) this.firstT = t; if (!(this.lastT >= t)) this.lastT = t; }
     const node = e.node;
     if (node >= this.N) {
       this.warn(`records of node ${node}, beyond the ${this.N} nodes of the manifest, dropped`);
@@ -114,6 +113,7 @@ export class TraceModel {
       this.damage.add('outside-run', `a ${e.kind} record at ${fmtT(t - this.tStart)} after the start, past the end of the run (${fmtT(this.tEnd - this.tStart)})`, fileOf(node, e.thread));
       return;
     }
+    if (t === t) { if (!(this.firstT === this.firstT)) this.firstT = t; if (!(this.lastT >= t)) this.lastT = t; }
     this.perNode[node]++;
     switch (e.kind) {
       case 'programStart':
@@ -212,7 +212,14 @@ export class TraceModel {
     const slot = node * this.T + lane - 1;
     m.slot = slot;
     m.lane = lane;
-    if (this.running[slot]) this.warn('CF started on a busy lane');
+    const busy = this.running[slot];
+    if (busy) {
+      // one of the two records is wrong (a damaged time or CF number): the CF that never
+      // finished before the next one started is left out, rather than counted twice
+      this.warn('CF started on a busy lane (the earlier CF left out)');
+      this.damage.add('time-order', `CF ${m.label} (${m.gid}) starts on lane ${lane} while CF ${busy.label} (${busy.gid}) still runs there; the latter is left out`, fileOf(node, lane));
+      busy.slot = -1;
+    }
     this.running[slot] = m;
     for (const l of this.listeners) l.start?.(m);
   }
@@ -226,7 +233,7 @@ export class TraceModel {
       return;
     }
     map.delete(cf);
-    if (m.code < 0) this.warn('CF without cfCreated/cfReceive');
+    if (m.code < 0) { this.warn('CF without cfCreated/cfReceive'); this.damage.add('unknown-id', `CF ${cf} ran but was never created (no cfCreated or cfReceive record)`, m.lane > 0 ? fileOf(node, m.lane) : `node${node}`); }
     if (m.unresolved > 0) this.warn('input DF never named');
     m.finish = t;
     const wall = t - m.start;
