@@ -16,6 +16,7 @@ import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.
 import { prioritiesFromTrace } from '../analysis/graph/priorities.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
+import { workerHeapMb } from '../runtime/exec/pool.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
@@ -86,6 +87,11 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (e instanceof DurationError) { say(`luna: error: --heartbeat: ${e.message} (or off)`); return 2; }
       throw e;
     }
+  }
+  const heap = process.env.LUNA_WORKER_HEAP_MB;
+  if (heap !== undefined && heap !== '' && workerHeapMb() === undefined) {
+    say(`luna: error: LUNA_WORKER_HEAP_MB must be a whole number of MB, at least 8, got ${JSON.stringify(heap)}`);
+    return 2;
   }
   let cfTimeoutNs: number | undefined;
   if (o.cfTimeout !== undefined) {

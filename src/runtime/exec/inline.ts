@@ -20,7 +20,7 @@ let asyncMade: string | null = null;
  * What writing to process.stdout/stderr creates on this thread (console.log in a ucode): the
  * stream's own callbacks, not work of the ucode. (Workers write synchronously and see none.)
  */
-const STREAM_WORK = new Set(['TickObject', 'WRITEWRAP', 'SHUTDOWNWRAP']);
+const STREAM_WORK = new Set(['TickObject', 'WRITEWRAP', 'SHUTDOWNWRAP', 'PIPEWRAP', 'TTYWRAP', 'SIGNALWRAP']);
 
 /**
  * A ucode running on the system thread must not end the process (process.exit becomes an
@@ -31,6 +31,8 @@ const STREAM_WORK = new Set(['TickObject', 'WRITEWRAP', 'SHUTDOWNWRAP']);
 function guardExit(): void {
   if (exitGuarded) return;
   exitGuarded = true;
+  // the standard streams are created on first use: create them now, outside any ucode
+  void process.stdout.writable; void process.stderr.writable;
   createHook({ init(_id, type) { if (inlineDepth > 0 && asyncMade === null && !STREAM_WORK.has(type)) asyncMade = type; } }).enable();
   const realExit = process.exit.bind(process);
   process.exit = ((code?: number | string | null) => {
