@@ -46,11 +46,15 @@ sub main(string kind)
 }
 `;
 
+// the same, every fragment placed on node 1
+const ON_NODE1 = PROGRAM.replace(/(init\(i, a\[i\]\)|work\(kind, a\[i\], b\[i\]\));/g, '$1 @ { locator_cyclic: 1; };');
+
 let dir = '';
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'luna-faults-'));
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
   writeFileSync(join(dir, 'prog.fa'), PROGRAM);
+  writeFileSync(join(dir, 'node1.fa'), ON_NODE1);
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
@@ -92,6 +96,15 @@ for (const nodes of [1, 2]) {
     });
   }
 }
+
+test('faults on node 1 are reported by node 0, naming node 1', async () => {
+  for (const [kind, cause, opts] of [['exit-worker', /worker thread 1 of node 1 exited with code 3/, []], ['hang', /worker thread 1 of node 1 was stopped after 300\.0 ms \(--cf-timeout\)/, ['--cf-timeout', '300ms']]] as const) {
+    const r = await luna(['run', '--nodes', '2', '--threads', '1', ...opts, 'node1.fa', kind], dir);
+    assert.equal(r.status, 1, explain(r));
+    assert.match(r.stderr, cause, explain(r));
+    assert.match(r.stderr, /\n {2}in CF w\[[12]\] \(ucode c_work, id [\d_]+\) at node1\.fa:8:18 on node 1\n/, explain(r));
+  }
+});
 
 test('--cf-timeout: a run whose fragments are all shorter completes; a bad duration is exit 2', async () => {
   const ok = await luna(['run', '--threads', '2', '--cf-timeout', '20s', 'prog.fa', 'fine'], dir);
