@@ -16,6 +16,7 @@ import { NodeRuntime, RunFault } from './node/runtime.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { ClusterNode, type ClusterResult } from './cluster/node.js';
+import { faultText } from './cluster/report.js';
 import { LoopbackTransport } from './transport/loopback.js';
 import { Router } from './transport/router.js';
 import type { Transport } from './transport/types.js';
@@ -140,9 +141,13 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const onRejection = (e: unknown): void => rt.uncaught(e, 'rejection');
   process.on('uncaughtException', onException).on('unhandledRejection', onRejection);
   const watchdog = opts.cfTimeoutNs ? watchLanes(pool, opts.cfTimeoutNs) : undefined;
-  const res = await cluster.done.finally(() => {
-    if (watchdog) clearInterval(watchdog); process.off('uncaughtException', onException).off('unhandledRejection', onRejection);
-  });
+  let res = await cluster.done;
+  if (watchdog) clearInterval(watchdog);
+  // a rejection left by the last fragments is reported after the microtasks of this turn
+  await new Promise<void>((r) => setImmediate(r));
+  process.off('uncaughtException', onException).off('unhandledRejection', onRejection);
+  const late = rt.failure;
+  if (res.ok && late) res = { ok: false, kind: 'fault', message: faultText(rt, late) };
   if (!res.ok) pool.abort();
   const status = statusOf(res);
   const ended = wallNs();

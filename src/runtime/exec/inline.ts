@@ -2,7 +2,6 @@
 // became ready, with no hand-off to a worker and back (two thread wake-ups that cost far more
 // than the fragment). It runs on behalf of an idle lane, so at most `lanes` ucodes ever run at
 // once. The ucode module is imported here too.
-import { createHook } from 'node:async_hooks';
 import { pathToFileURL } from 'node:url';
 import type { ImportDef } from '../../program/compile.js';
 import type { TraceSink } from '../../trace/schema.js';
@@ -14,26 +13,41 @@ import type { Task, TaskError } from './protocol.js';
 
 let inlineDepth = 0;
 let exitGuarded = false;
-/** the first asynchronous resource a ucode running here created (as on a worker: a contract error) */
+/** the first asynchronous work a ucode running here started (as on a worker: a contract error) */
 let asyncMade: string | null = null;
+
 /**
- * What writing to process.stdout/stderr creates on this thread (console.log in a ucode): the
- * stream's own callbacks, not work of the ucode. (Workers write synchronously and see none.)
+ * Wrap `obj[name]` (a scheduler: setTimeout, process.nextTick, …) so that a call from a ucode
+ * running here is recorded as `what`. Node's own modules schedule through internal bindings,
+ * so the runtime pays nothing; util.promisify's custom form is kept.
  */
-const STREAM_WORK = new Set(['TickObject', 'WRITEWRAP', 'SHUTDOWNWRAP', 'PIPEWRAP', 'TTYWRAP', 'SIGNALWRAP']);
+function watch(obj: object, name: string, what: string): void {
+  const o = obj as Record<string, unknown>;
+  const real = o[name] as (...a: unknown[]) => unknown;
+  const wrapped = function (this: unknown, ...a: unknown[]): unknown {
+    if (inlineDepth > 0 && asyncMade === null) asyncMade = what;
+    return real.apply(this, a);
+  };
+  for (const k of Reflect.ownKeys(real)) if (k !== 'length' && k !== 'name' && k !== 'prototype') Object.defineProperty(wrapped, k, Object.getOwnPropertyDescriptor(real, k)!);
+  o[name] = wrapped;
+}
 
 /**
  * A ucode running on the system thread must not end the process (process.exit becomes an
- * error) nor leave asynchronous work behind (its timer or promise would run, and could throw,
- * long after it returned): it breaks the same contract as on a worker. The hook sees only
- * resources created while a ucode runs here; it costs nothing per fragment.
+ * error) nor leave asynchronous work behind (its timer would run, and could throw, long after
+ * it returned): it breaks the same contract as on a worker. Timers, immediates and microtasks
+ * are caught at the call, naming the fragment. Promises and process.nextTick are not (an
+ * async_hooks hook would slow every promise of this thread by a few percent, and Node's own
+ * streams use process.nextTick — console.log in a ucode): a returned promise is refused
+ * (call.ts), and an error they throw later ends the run (NodeRuntime.uncaught).
  */
 function guardExit(): void {
   if (exitGuarded) return;
   exitGuarded = true;
-  // the standard streams are created on first use: create them now, outside any ucode
-  void process.stdout.writable; void process.stderr.writable;
-  createHook({ init(_id, type) { if (inlineDepth > 0 && asyncMade === null && !STREAM_WORK.has(type)) asyncMade = type; } }).enable();
+  watch(globalThis, 'setTimeout', 'Timeout');
+  watch(globalThis, 'setInterval', 'Timeout');
+  watch(globalThis, 'setImmediate', 'Immediate');
+  watch(globalThis, 'queueMicrotask', 'Microtask');
   const realExit = process.exit.bind(process);
   process.exit = ((code?: number | string | null) => {
     if (inlineDepth > 0) throw new ContractError(`a ucode called process.exit(${code ?? ''})`);
