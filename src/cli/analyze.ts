@@ -2,6 +2,7 @@
 import { analyzeSlowTrace, formatSlowTable, interpretFindings, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { DurationError, parseDuration } from '../core/duration.js';
+import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
 
 export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }): Promise<number> {
   if (o.model !== 'kireev2024' && o.model !== 'litvinov2017') {
@@ -20,6 +21,8 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
   if (bad !== undefined) return bad;
   try {
     const report = analyzeSlowTrace(dir, { model: o.model as SlowModel, windowNs, compare: o.compare });
+    // what was dropped comes first, so nobody reads the numbers without knowing
+    process.stderr.write(formatDamage(report.damage, dir));
     if (o.json) process.stdout.write(JSON.stringify({ ...report, advice: interpretSlow(report), findings: interpretFindings(report) }, null, 2) + '\n');
     else {
       process.stdout.write(formatSlowTable(report) + '\n');
@@ -27,7 +30,7 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
       if (advice.length) process.stdout.write('\nWhat it means and what to change:\n' + advice.map((a) => `  - ${a}`).join('\n') + '\n');
     }
     for (const w of report.warnings) process.stderr.write(`luna: warning: ${w}\n`);
-    return 0;
+    return report.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
     return traceErrorExit(e);
   }

@@ -2,15 +2,17 @@
 import { exportPerfetto, exportTables, type TableFormat } from '../trace/index.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { outputTarget } from './argv.js';
+import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
 
 export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {
   const bad = notATraceDir(dir);
   if (bad !== undefined) return bad;
   try {
     const r = await exportPerfetto(dir, outputTarget(out));
+    process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     process.stderr.write(`luna: wrote ${r.events} trace events to ${out === '-' ? 'standard output' : out}\n`);
-    return 0;
+    return r.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
     return traceErrorExit(e);
   }
@@ -38,10 +40,11 @@ export async function exportTablesCommand(dir: string, o: { output?: string; for
   const out = o.output ?? `${dir.replace(/[\\/]+$/, '')}.tables`;
   try {
     const r = exportTables(dir, out, formats);
+    process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     const counts = Object.entries(r.rows).map(([t, n]) => `${t} ${n}`).join(', ');
     process.stderr.write(`luna: wrote ${formats.join(' and ')} tables to ${out} (rows: ${counts})\n`);
-    return 0;
+    return r.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
     return traceErrorExit(e);
   }

@@ -16,6 +16,7 @@ import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.
 import { prioritiesFromTrace } from '../analysis/graph/priorities.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
+import { workerHeapMb } from '../runtime/exec/pool.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
@@ -37,6 +38,7 @@ export interface RunCliOptions {
   heartbeat?: string;
   timing?: boolean;
   warmStart?: boolean;
+  cfTimeout?: string;
 }
 
 /** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
@@ -88,6 +90,18 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       throw e;
     }
   }
+  const heap = process.env.LUNA_WORKER_HEAP_MB;
+  if (heap !== undefined && heap !== '' && workerHeapMb() === undefined) {
+    say(`luna: error: LUNA_WORKER_HEAP_MB must be a whole number of MB, at least 8, got ${JSON.stringify(heap)}`);
+    return 2;
+  }
+  let cfTimeoutNs: number | undefined;
+  if (o.cfTimeout !== undefined) {
+    try { cfTimeoutNs = parseDuration(o.cfTimeout); } catch (e) {
+      if (e instanceof DurationError) { say(`luna: error: --cf-timeout: ${e.message}`); return 2; }
+      throw e;
+    }
+  }
   let chosen: ReturnType<typeof choosePolicy>;
   try {
     chosen = choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
@@ -114,7 +128,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (warn && !o.quiet) say(warn);
     }
   }
-  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy, warmStart: o.warmStart };
+  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;

@@ -1,8 +1,14 @@
-// Commands that read traces: a bad or missing trace is a message and exit 1, never a stack.
+// Commands that read traces: a bad or missing trace is a message and exit 1 (a damaged
+// manifest: exit 2), never a stack.
 import { statSync } from 'node:fs';
 import { TraceFormatError } from '../trace/format.js';
+import { ManifestError } from '../trace/dir.js';
 
 export function traceErrorExit(e: unknown): number {
+  if (e instanceof ManifestError) {
+    process.stderr.write(`luna: error: ${e.message}\n`);
+    return 2;
+  }
   if (e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) {
     process.stderr.write(`luna: error: ${(e as Error).message}\n`);
     return 1;

@@ -16,12 +16,14 @@ import { NodeRuntime, RunFault } from './node/runtime.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { ClusterNode, type ClusterResult } from './cluster/node.js';
+import { faultText } from './cluster/report.js';
 import { LoopbackTransport } from './transport/loopback.js';
 import { Router } from './transport/router.js';
 import type { Transport } from './transport/types.js';
 import { MAX_THREADS } from './limits.js';
 import { finishRunTrace, startRunTrace } from './tracing.js';
 import { newRunOrigin } from '../trace/clock.js';
+import { formatDuration } from '../core/duration.js';
 import { version } from '../core/version.js';
 
 export interface RunOptions {
@@ -48,6 +50,11 @@ export interface RunOptions {
   warmStart?: boolean;
   /** the mesh of a multi-node run (absent: one node) */
   transport?: Transport;
+  /**
+   * a fragment running longer than this (ns) fails the run; fragments then run on worker
+   * threads only (the system thread could not be stopped in the middle of a ucode)
+   */
+  cfTimeoutNs?: number;
 }
 
 export interface RunResult {
@@ -120,7 +127,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const cluster = new ClusterNode(router, wallNs);
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
     await inline.load(bundle, native);
@@ -140,7 +147,18 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
       try { rt.start(mainArgs); } catch (e) { rt.fail(e); }
     } else rt.schedule();
   }
-  const res = await cluster.done;
+  // the backstop for errors no ucode call could catch; removed with the run
+  const onException = (e: unknown): void => rt.uncaught(e, 'exception');
+  const onRejection = (e: unknown): void => rt.uncaught(e, 'rejection');
+  process.on('uncaughtException', onException).on('unhandledRejection', onRejection);
+  const watchdog = opts.cfTimeoutNs ? watchLanes(pool, opts.cfTimeoutNs) : undefined;
+  let res = await cluster.done;
+  if (watchdog) clearInterval(watchdog);
+  // a rejection left by the last fragments is reported after the microtasks of this turn
+  await new Promise<void>((r) => setImmediate(r));
+  process.off('uncaughtException', onException).off('unhandledRejection', onRejection);
+  const late = rt.failure;
+  if (res.ok && late) res = { ok: false, kind: 'fault', message: faultText(rt, late) };
   if (!res.ok) pool.abort();
   const status = statusOf(res);
   const ended = wallNs();
@@ -179,4 +197,28 @@ export async function runSingleNode(opts: SingleNodeOptions): Promise<RunResult>
   const res = await runNode({ ...run, threads, policy, traceOrigin: run.traceOrigin ?? String(newRunOrigin()) });
   finishRunTrace(run.traceDir, manifest, { status: res.status, message: res.message, machines: res.machines });
   return res;
+}
+
+/**
+ * `--cf-timeout`: every lane's running fragment is sampled a few times per timeout; a worker
+ * seen running the same fragment for longer is terminated, and its death fails the run naming
+ * that fragment. A fragment is caught between `timeoutNs` and 1.25 × `timeoutNs` (+ 10 ms).
+ */
+function watchLanes(pool: WorkerPool, timeoutNs: number): NodeJS.Timeout {
+  const seen = new Int32Array(pool.lanes).fill(-1);
+  const since = new Float64Array(pool.lanes);
+  const period = Math.max(10, Math.min(1000, timeoutNs / 4e6));
+  const t = setInterval(() => {
+    const now = performance.now();
+    for (let i = 0; i < pool.lanes; i++) {
+      const cf = pool.running(i);
+      if (cf !== seen[i]) { seen[i] = cf; since[i] = now; continue; }
+      if (cf >= 0 && (now - since[i]!) * 1e6 >= timeoutNs) {
+        pool.terminate(i, `was stopped after ${formatDuration(timeoutNs)} (--cf-timeout)`);
+        seen[i] = -1;
+      }
+    }
+  }, period);
+  t.unref();
+  return t;
 }

@@ -6,6 +6,10 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { TraceManifest } from './manifest.js';
 import { MANIFEST_NAME, TRACE_FILE_RE, TraceFormatError, VERSION, versionMessage } from './format.js';
+import { manifestProblem } from './manifest-schema.js';
+
+/** A manifest that parses but does not describe a trace (a field missing, of the wrong type, or contradicting the files). */
+export class ManifestError extends TraceFormatError {}
 
 export { traceFileName } from './format.js';
 
@@ -65,5 +69,9 @@ export function readManifest(dir: string, warnings: string[] = []): TraceManifes
   }
   if (m === null || typeof m !== 'object' || m.format !== 'luna-ts-trace') throw new TraceFormatError(path, 'not a luna-ts trace manifest');
   if (m.version !== VERSION) throw new TraceFormatError(path, versionMessage(m.version));
+  const problem = manifestProblem(m);
+  if (problem) throw new ManifestError(path, problem);
+  const beyond = listTraceFiles(dir).find((f) => f.node >= m.nodes);
+  if (beyond) throw new ManifestError(path, `field "nodes": ${m.nodes}, but the directory holds ${beyond.path}, a file of node ${beyond.node}`);
   return m;
 }

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { TraceEvent } from './schema.js';
 import type { TraceManifest } from './manifest.js';
 import { listTraceFiles, readManifest } from './dir.js';
+import { TraceDamage } from './damage.js';
+import { TraceFormatError } from './format.js';
 import { readThreadFile, scanLateness, type ReadOptions } from './reader.js';
 
 export interface ReadTraceOptions extends ReadOptions {
@@ -24,11 +26,14 @@ export interface Trace {
   events: Iterable<TraceEvent>;
   /** Damage reports; complete once `events` has been iterated to the end. */
   warnings: string[];
+  /** The same, counted by kind (shared with the model reading the events). */
+  damage: TraceDamage;
 }
 
 /** Open every file of a trace directory (headers are checked now) and merge them lazily. */
 export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
   const warnings = opts.warnings ?? [];
+  const damage = opts.damage ?? new TraceDamage();
   const manifest = readManifest(dir, warnings);
   let files = manifest.files;
   if (files.length === 0) {
@@ -39,10 +44,19 @@ export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
   for (const f of files) {
     let tf;
     try {
-      tf = readThreadFile(join(dir, f.path), { warnings, chunkBytes: opts.chunkBytes });
+      tf = readThreadFile(join(dir, f.path), { warnings, chunkBytes: opts.chunkBytes, damage });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).message?.includes('ENOENT')) {
         warnings.push(`${f.path}: listed in the manifest but missing`);
+        damage.add('missing-file', 'listed in the manifest but not in the directory', f.path);
+        continue;
+      }
+      // one unreadable file (a header cut or overwritten) costs its records, not the analysis
+      // (a file of another format version is not damage: the whole trace must be recorded again)
+      if (e instanceof TraceFormatError && !/\bversion \d+\b/.test(e.message)) {
+        const detail = e.message.slice(e.message.indexOf(': ') + 2);
+        warnings.push(`${f.path}: ${detail}; its records are left out`);
+        damage.add('corrupted', `${detail}; its records are left out`, f.path, 0);
         continue;
       }
       throw e;
@@ -51,7 +65,7 @@ export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
     const late = scanLateness(tf.path, opts.chunkBytes);
     sources.push(new Source(tf.events, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings));
   }
-  return { manifest, events: { [Symbol.iterator]: () => mergeSources(sources) }, warnings };
+  return { manifest, events: { [Symbol.iterator]: () => mergeSources(sources) }, warnings, damage };
 }
 
 /** A file's events in time order: an event is released once no later record can precede it. */

@@ -6,6 +6,7 @@
 // was dropped. A wrong magic, version or file kind throws TraceFormatError at open time.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
+import type { TraceDamage } from './damage.js';
 import { decodeHeader, HEADER_BYTES, TraceFormatError, type ThreadFileHeader } from './format.js';
 import { fieldBytes, fixedSize, KIND_BY_CODE, MAX_CODE, MAX_INTS, MAX_RECORD_BYTES, MAX_STRING_BYTES, RECORDS, type RecordDef, type TraceEvent } from './schema.js';
 
@@ -14,6 +15,8 @@ export interface ReadOptions {
   warnings?: string[];
   /** Read chunk size in bytes (default 1 MiB). */
   chunkBytes?: number;
+  /** What was dropped, by kind and offset (besides the warning text). */
+  damage?: TraceDamage;
 }
 
 const LIMIT = 2 ** 53;
@@ -124,10 +127,10 @@ export function readThreadFile(path: string, opts: ReadOptions = {}): ThreadFile
     throw e;
   }
   const chunk = Math.max(opts.chunkBytes ?? 1 << 20, 4 * MAX_RECORD_BYTES);
-  return { path, header, size, events: decode(fd, path, header, size, chunk, opts.warnings) };
+  return { path, header, size, events: decode(fd, path, header, size, chunk, opts.warnings, opts.damage) };
 }
 
-function* decode(fd: number, path: string, h: ThreadFileHeader, size: number, chunkBytes: number, warnings: string[] | undefined): Generator<TraceEvent, void, undefined> {
+function* decode(fd: number, path: string, h: ThreadFileHeader, size: number, chunkBytes: number, warnings: string[] | undefined, damage: TraceDamage | undefined): Generator<TraceEvent, void, undefined> {
   const name = basename(path);
   const warn = (msg: string): void => { warnings?.push(`${name}: ${msg}`); };
   const buf = Buffer.allocUnsafe(chunkBytes);
@@ -151,6 +154,7 @@ function* decode(fd: number, path: string, h: ThreadFileHeader, size: number, ch
         const dec = code <= MAX_CODE ? DECODE[code] : undefined;
         if (dec === undefined) {
           warn(`corrupted record at byte offset ${at}: unknown kind byte ${code}; ${size - at} bytes from there on ignored`);
+          damage?.add('corrupted', `unknown kind byte ${code}; the ${size - at} bytes from there on are ignored`, name, at);
           return;
         }
         const fixed = FIXED[code]!;
@@ -158,6 +162,7 @@ function* decode(fd: number, path: string, h: ThreadFileHeader, size: number, ch
         if (p + need > len) {
           if (eof) {
             warn(`truncated at byte offset ${at}: the last ${len - p} bytes (an incomplete ${KIND_BY_CODE[code]} record) were cut`);
+            damage?.add('truncated', `the last ${len - p} bytes are an incomplete ${KIND_BY_CODE[code]} record`, name, at);
             return;
           }
           break; // the record continues in the next chunk
@@ -165,6 +170,7 @@ function* decode(fd: number, path: string, h: ThreadFileHeader, size: number, ch
         const e = dec(buf, v, p, node, thread, lastT);
         if (e === undefined) {
           warn(`corrupted record at byte offset ${at} (a ${KIND_BY_CODE[code]} record): impossible field values; ${size - at} bytes from there on ignored`);
+          damage?.add('corrupted', `a ${KIND_BY_CODE[code]} record with impossible field values; the ${size - at} bytes from there on are ignored`, name, at);
           return;
         }
         const w = WRITTEN_AT[code]!;

@@ -189,9 +189,17 @@ test('wrong magic, version or file kind: a clear TraceFormatError naming the fil
       return true;
     });
   }
-  // readTrace reports the same error for a bad file in a directory.
+  // In a directory, a file whose header is cut is damage: its records are left out, counted
+  // with the file; a file of another format version stops the reader.
   writeManifest(dir, manifest(2, 1, { files: [{ node: 1, thread: 1, path: traceFileName(1, 1) }] }));
-  assert.throws(() => readTrace(dir), TraceFormatError);
+  const tr = readTrace(dir);
+  assert.deepEqual(tr.damage.counts, { corrupted: 1 });
+  assert.equal(tr.damage.examples[0]!.file, traceFileName(1, 1));
+  assert.match(tr.damage.examples[0]!.detail, /truncated header/);
+  const b = Buffer.from(good);
+  b.writeUInt16LE(9, 8);
+  writeFileSync(path, b);
+  assert.throws(() => readTrace(dir), /version 9 is not supported/);
 });
 
 test('docs/trace-format.md lists every record kind exactly as the schema defines it', () => {

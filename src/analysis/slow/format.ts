@@ -19,15 +19,16 @@ function machinesLine(r: SlowReport): string {
 
 export function formatSlowTable(r: SlowReport): string {
   const L: string[] = [];
-  L.push(`SLOW analysis (${r.model}) of ${r.program || 'run'}: ${r.nodes} node(s) × ${r.threads} worker thread(s) = ${r.cores} workers${machinesLine(r)}`);
+  L.push(`SLOW analysis (${r.model}) of ${r.program || 'run'}: ${r.nodes} node(s) × ${r.threads} worker thread(s) = ${r.cores} workers${r.missingNodes?.length ? ` (node(s) ${r.missingNodes.join(', ')} missing)` : ''}${machinesLine(r)}`);
   L.push(`T_wall ${dur(r.tWall)}   T_total ${dur(r.tTotal)}   Σ ${dur(r.sum)}   coverage ${pct(100 * r.coverage, 2)}   CFs ${r.cfs} (mean ${dur(r.meanCfNs)})`);
   L.push('');
   L.push(`${''.padEnd(22)}${['S', 'L', 'O', 'W', 'U'].map((f) => `T_${f}`.padStart(11) + 'P_'.padStart(5) + f).join('')}`);
   // the other model is shown only when it was asked for
   if (r.compare) { for (const [m, v] of Object.entries(r.models)) if (v) L.push(row(m, v, r.tTotal)); }
   else L.push(row(r.model, r.t, r.tTotal));
-  if (r.nodes > 1) r.perNode.forEach((v, i) => L.push(row(`node ${i}`, v, r.tWall * r.threads)));
-  if (r.perThread.length <= 16) for (const t of r.perThread) L.push(row(`  ${t.node}.${t.thread}`, t, r.tWall));
+  const missing = new Set(r.missingNodes ?? []);
+  if (r.nodes > 1) r.perNode.forEach((v, i) => L.push(missing.has(i) ? `${`node ${i}`.padEnd(22)}missing (recorded nothing; left out of the totals)` : row(`node ${i}`, v, r.tWall * r.threads)));
+  if (r.perThread.length <= 16) for (const t of r.perThread) if (!missing.has(t.node)) L.push(row(`  ${t.node}.${t.thread}`, t, r.tWall));
   const pl = r.placement;
   if (r.nodes > 1) L.push(`CFs per node: ${pl.perNode.map((c, n) => `${n}: ${c}`).join(', ')}${pl.idleNodes.length ? `  (no fragment on node(s) ${pl.idleNodes.join(', ')})` : ''}`);
   if (pl.idleThreads.length) L.push(`worker threads that ran no fragment: ${pl.idleThreads.map((x) => `${x.node}.${x.thread}`).join(', ')}`);

@@ -13,12 +13,20 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
   m.end();
   const topK = an.opts.topK ?? 10;
   const t0 = an.origin();
+  // the end: the last programFinish, or a later record (a worker finishing its CF after its
+  // node ended a failed run; far later records were dropped as damage)
   let tEnd = m.tEnd;
-  if (!(tEnd === tEnd)) tEnd = m.lastT;
+  if (!(tEnd >= m.lastT)) tEnd = m.lastT;
   if (!(t0 === t0)) return emptyReport(an);
   const tWall = Math.max(0, tEnd - t0);
+  // a node that recorded nothing (killed before its first record) is missing, not idle: its
+  // workers are left out of T_total rather than counted as starved for the whole run
+  const missing: number[] = [];
+  for (let n = 0; n < an.N; n++) if (m.perNode[n] === 0) missing.push(n);
+  const present = an.N - missing.length;
 
   for (let slot = 0; slot < an.running.length; slot++) {
+    if (m.perNode[Math.floor(slot / an.T)] === 0) continue;
     let a = an.idle[slot]!;
     if (!(a === a)) a = t0;
     const r = an.running[slot];
@@ -35,10 +43,10 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     }
   }
   const sysCores = Math.max(0, an.opts.systemCores ?? 0);
-  const extra = tWall * sysCores * an.N;
+  const extra = tWall * sysCores * present;
   an.tot[F_O] += extra; an.kireev[F_O] += extra; an.ovh.systemCores = extra;
 
-  const cores = an.N * an.T + an.N * sysCores;
+  const cores = present * an.T + present * sysCores;
   const tTotal = tWall * cores;
   const t = slou(an.tot);
   const sum = t.S + t.L + t.O + t.W + t.U;
@@ -118,6 +126,8 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
     events: m.events,
     warnings,
+    missingNodes: missing,
+    damage: m.damage.report(),
     units: UNITS,
   };
 }

@@ -10,6 +10,7 @@ import type { SlowOptions, SlowReport } from './types.js';
 export function analyzeSlowTrace(dir: string, opts: SlowOptions = {}, read: ReadTraceOptions = {}): SlowReport {
   const trace = readTrace(dir, read);
   const model = new TraceModel(trace.manifest);
+  model.damage = trace.damage; // one account of what the reader and the model dropped
   const an = new SlowAnalyzer(model, opts);
   for (const e of trace.events) model.push(e);
   const report = finishReport(an);

@@ -1,4 +1,5 @@
 // Public shapes of the SLOW analysis (SPEC §5, seed 003 §4). All times are nanoseconds.
+import type { DamageReport } from '../../trace/damage.js';
 
 export type SlowModel = 'kireev2024' | 'litvinov2017';
 
@@ -123,6 +124,10 @@ export interface SlowReport {
   meanCfNs: number;
   events: number;
   warnings: string[];
+  /** nodes of the manifest that recorded nothing: left out of cores, T_total and every share */
+  missingNodes: number[];
+  /** records the reader and the model dropped or corrected (docs/reliability.md, Traces) */
+  damage: DamageReport;
   /** the unit of every kind of number in this report (see docs/slow.md) */
   units: typeof UNITS;
 }
@@ -154,6 +159,8 @@ export const UNITS = {
   'machines[].cores': 'count (CPUs)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
   'machines[].oversubscription': 'ratio (workers / cores)',
   'placement.perNode[]': 'count (CFs)', 'placement.perThread[]': 'count (CFs)', 'placement.idleNodes[]': 'node number',
+  'missingNodes[]': 'node number',
+  'damage.total': 'count', 'damage.counts.*': 'count', 'damage.examples[].offset': 'byte offset in that file',
   'placement.idleThreads[].node': 'node number', 'placement.idleThreads[].thread': 'worker thread number', 'placement.idleNs': 'ns',
 } as const;
 

@@ -21,13 +21,13 @@ export function formatHang(items: HangItem[]): string {
   return `the program hangs: nothing can run while ${items.length} CF(s) wait for data fragments that are never produced\n${lines.join('\n')}`;
 }
 
-/** The fault as the user reads it: the cause, then the fragment and (on several nodes) the node. */
+/** The fault as the user reads it: the cause, then the fragment and the node (node 0 when alone). */
 export function faultText(rt: NodeRuntime, f: RunFault): string {
   const lines = [f.message];
   const node = f.node ?? rt.self;
-  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf))}${rt.size > 1 ? ` on node ${node}` : ''}`);
-  else if (f.at) lines.push(`  in ${describeSite(f.at.site, f.at.site.label, f.at.gid)}${rt.size > 1 ? ` on node ${node}` : ''}`);
-  else if (rt.size > 1) lines.push(`  on node ${node}`);
+  if (f.cf) lines.push(`  in ${describeCf(f.cf, rt.labelOf(f.cf))} on node ${node}`);
+  else if (f.at) lines.push(`  in ${describeSite(f.at.site, f.at.site.label, f.at.gid)} on node ${node}`);
+  else if (!f.message.includes(`node ${node}`)) lines.push(`  on node ${node}`);
   return lines.join('\n');
 }
 

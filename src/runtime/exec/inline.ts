@@ -13,11 +13,41 @@ import type { Task, TaskError } from './protocol.js';
 
 let inlineDepth = 0;
 let exitGuarded = false;
+/** the first asynchronous work a ucode running here started (as on a worker: a contract error) */
+let asyncMade: string | null = null;
 
-/** A ucode running on the system thread must not end the process: process.exit becomes an error. */
+/**
+ * Wrap `obj[name]` (a scheduler: setTimeout, process.nextTick, …) so that a call from a ucode
+ * running here is recorded as `what`. Node's own modules schedule through internal bindings,
+ * so the runtime pays nothing; util.promisify's custom form is kept.
+ */
+function watch(obj: object, name: string, what: string): void {
+  const o = obj as Record<string, unknown>;
+  const real = o[name] as (...a: unknown[]) => unknown;
+  const wrapped = function (this: unknown, ...a: unknown[]): unknown {
+    if (inlineDepth > 0 && asyncMade === null) asyncMade = what;
+    return real.apply(this, a);
+  };
+  for (const k of Reflect.ownKeys(real)) if (k !== 'length' && k !== 'name' && k !== 'prototype') Object.defineProperty(wrapped, k, Object.getOwnPropertyDescriptor(real, k)!);
+  o[name] = wrapped;
+}
+
+/**
+ * A ucode running on the system thread must not end the process (process.exit becomes an
+ * error) nor leave asynchronous work behind (its timer would run, and could throw, long after
+ * it returned): it breaks the same contract as on a worker. Timers, immediates and microtasks
+ * are caught at the call, naming the fragment. Promises and process.nextTick are not (an
+ * async_hooks hook would slow every promise of this thread by a few percent, and Node's own
+ * streams use process.nextTick — console.log in a ucode): a returned promise is refused
+ * (call.ts), and an error they throw later ends the run (NodeRuntime.uncaught).
+ */
 function guardExit(): void {
   if (exitGuarded) return;
   exitGuarded = true;
+  watch(globalThis, 'setTimeout', 'Timeout');
+  watch(globalThis, 'setInterval', 'Timeout');
+  watch(globalThis, 'setImmediate', 'Immediate');
+  watch(globalThis, 'queueMicrotask', 'Microtask');
   const realExit = process.exit.bind(process);
   process.exit = ((code?: number | string | null) => {
     if (inlineDepth > 0) throw new ContractError(`a ucode called process.exit(${code ?? ''})`);
@@ -43,6 +73,8 @@ export class InlineExecutor {
 
   /** Import the ucode module (and the C++ library) on this thread (before the program starts). */
   async load(bundle: string | undefined, native?: NativeUcodes): Promise<void> {
+    // before the import: ucode stack traces point into ucodes.ts (the bundle's inline source map)
+    process.setSourceMapsEnabled(true);
     this.use(bundle ? ((await import(pathToFileURL(bundle).href)) as Record<string, unknown>) : undefined, native);
   }
 
@@ -70,12 +102,18 @@ export class InlineExecutor {
     inlineDepth++;
     try {
       const o = callUcode(this.fns![t.imp]!, this.imports[t.imp]!, t.args, t.keys, nameOfKey);
+      if (asyncMade !== null) {
+        const type = asyncMade;
+        asyncMade = null;
+        throw new ContractError(`ucode ${this.imports[t.imp]!.symbol} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
+      }
       if (clock) {
         if (tr) { const c1 = threadCpuNs(); this.fin = this.now(); tr.cfFinish(this.fin, c1, t.cf, lane + 1); }
         else this.fin = this.now();
       }
       return o;
     } catch (e) {
+      asyncMade = null;
       if (tr) tr.cfFinish(this.now(), threadCpuNs(), t.cf, lane + 1);
       const ex = e instanceof Error ? e : new Error(String(e));
       throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });

@@ -4,12 +4,25 @@
 // (process.exit in a ucode, out of memory, a crash) is reported with the CF it was running.
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import type { ImportDef } from '../../program/compile.js';
 import { AWAKE, SLEEPING, abortFlag, flagsLength, runningFlag, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
+
+/**
+ * The heap limit of a worker thread in MB, from `LUNA_WORKER_HEAP_MB` (undefined: V8's default,
+ * the process's). A worker that reaches it stops with ERR_WORKER_OUT_OF_MEMORY and is reported;
+ * the rest of the process is unharmed.
+ */
+export function workerHeapMb(): number | undefined {
+  const v = process.env.LUNA_WORKER_HEAP_MB;
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 8 ? n : undefined;
+}
 
 export interface PoolOptions {
   lanes: number;
@@ -19,7 +32,10 @@ export interface PoolOptions {
   imports: readonly ImportDef[];
   trace?: WorkerInit['trace'];
   onResult: (r: BatchResult) => void;
-  /** a worker died or could not start; `cf` is the CF it was running (-1: none) */
+  /**
+   * a worker died or could not start; `cf` is the CF it was running (-1: none); `cause` reads
+   * after "worker thread N" (e.g. "exited with code 3")
+   */
   onDeath: (lane: number, cf: number, cause: string) => void;
 }
 
@@ -35,6 +51,11 @@ export class WorkerPool {
   booted = 0;
   private readonly ready: boolean[] = [];
   private bootWaiters: (() => void)[] = [];
+  /** workers that exited (a stop must not wait for them) */
+  private readonly exited: boolean[] = [];
+  private readonly heapMb = workerHeapMb();
+  /** why a worker was terminated on purpose (reported instead of its exit code) */
+  private readonly causes: (string | undefined)[] = [];
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -74,7 +95,10 @@ export class WorkerPool {
     // process.stdout/stderr). Their stdio streams are therefore not piped here: a piped stream
     // asks the worker's original stream for more data, and with many workers booting that
     // request can arrive after the replacement and kill the worker.
-    const w = new Worker(WORKER_FILE, { workerData: init, transferList: [ch.port2], stdout: true, stderr: true });
+    const w = new Worker(WORKER_FILE, {
+      workerData: init, transferList: [ch.port2], stdout: true, stderr: true,
+      ...(this.heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: this.heapMb } } : {}),
+    });
     this.workers[i] = w;
     this.ports[i] = ch.port1;
     let dead = false;
@@ -82,7 +106,7 @@ export class WorkerPool {
       if (dead || this.stopped) return;
       dead = true;
       this.bootSettled();
-      this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, cause);
+      this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, this.causes[i] ?? cause);
     };
     w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
@@ -91,16 +115,20 @@ export class WorkerPool {
         if (this.booted >= this.lanes) this.bootSettled();
         return;
       }
-      if (m.fatal !== undefined) { death(`cannot load the ucode module: ${m.fatal}`); return; }
+      if (m.fatal !== undefined) { death(`could not load the ucode module: ${m.fatal}`); return; }
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
       this.opts.onResult(r);
     });
     w.on('error', (e: Error & { code?: string }) => {
-      death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'out of memory (JavaScript heap limit reached)' : `${e.message}`);
+      death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (heap limit ${this.heapMb ?? defaultHeapMb()} MB${this.heapMb !== undefined ? ', LUNA_WORKER_HEAP_MB' : ''})` : `failed: ${e.message}`);
     });
-    w.on('exit', (code) => death(`worker thread ${i} exited with code ${code}${code !== 0 ? ' (a ucode called process.exit?)' : ''}`));
+    w.on('exit', (code) => {
+      this.exited[i] = true;
+      this.inflight[i] = 0;
+      death(`exited with code ${code}`);
+    });
   }
 
   send(lane: number, batch: Batch): void {
@@ -133,7 +161,7 @@ export class WorkerPool {
     const waits: Promise<void>[] = [];
     for (let i = 0; i < this.lanes; i++) {
       const w = this.workers[i];
-      if (!w) continue;
+      if (!w || this.exited[i]) continue;
       if (!this.ready[i]) { void w.terminate(); continue; }
       waits.push(new Promise<void>((r) => w.once('exit', () => r())));
       this.ports[i]!.postMessage({ stop: true });
@@ -146,9 +174,27 @@ export class WorkerPool {
     for (const w of this.workers) if (w) void w.terminate();
   }
 
+  /** Stop lane `i`'s worker now (a ucode ran too long): its death is reported with `cause`. */
+  terminate(i: number, cause: string): void {
+    const w = this.workers[i];
+    if (!w || this.exited[i]) return;
+    this.causes[i] = cause;
+    void w.terminate();
+  }
+
+  /** The CF lane `i` is running (-1: none). */
+  running(i: number): number {
+    return this.flags[runningFlag(this.lanes, i)]!;
+  }
+
   /** Stop immediately (errors): do not wait for running ucodes. */
   async kill(): Promise<void> {
     this.stopped = true;
     await Promise.all(this.workers.filter((w): w is Worker => w !== undefined).map((w) => w.terminate()));
   }
+}
+
+/** V8's heap limit of this process in MB (a worker without resourceLimits gets the same). */
+function defaultHeapMb(): number {
+  return Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
 }

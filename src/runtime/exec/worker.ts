@@ -128,7 +128,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       inUcode = true;
       outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf);
       inUcode = false;
-      if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, their timers and promises would never run`);
+      if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
     } catch (e) {
       inUcode = false;
       if (tw) { const c1 = threadCpuNs(); tw.cfFinish(now(), c1, t.cf, me + 1); tw.flush(); }

@@ -480,8 +480,20 @@ export class NodeRuntime {
   workerDied(lane: number, cfId: number, cause: string): void {
     let cf: Cf | undefined;
     for (const cfs of this.batches.values()) { cf = cfs.find((c) => c.id === cfId); if (cf) break; }
-    const what = cf ? `ucode ${(cf.site as CallSite).imp.symbol}` : 'no ucode';
-    this.fail(new RunFault(`worker thread ${lane + 1} died while running ${what}: ${cause}`, cf));
+    const what = cf ? ` while running ucode ${(cf.site as CallSite).imp.symbol}` : '';
+    const hint = /^exited with code [1-9]/.test(cause) && cf ? ' (did the ucode call process.exit?)' : '';
+    this.fail(new RunFault(`worker thread ${lane + 1} of node ${this.self} ${cause}${what}${hint}`, cf));
+  }
+
+  /**
+   * An error nothing caught reached this thread's event loop (a ucode's timer or promise that
+   * slipped past the checks, or a bug of the runtime): the run fails, naming the node.
+   */
+  uncaught(e: unknown, how: 'exception' | 'rejection'): void {
+    const ex = e instanceof Error ? e : new Error(String(e));
+    const user = userStack(ex.stack);
+    if (user) this.fail(new RunFault(`an error escaped a ucode asynchronously on the system thread of node ${this.self} (uncaught ${how}): ${ex.message}${user}`));
+    else this.fail(e instanceof Error ? e : new RunFault(`uncaught ${how} on the system thread of node ${this.self}: ${ex.message}`));
   }
 
   fail(e: unknown): void {
@@ -500,7 +512,7 @@ export class NodeRuntime {
 }
 
 /** The user's part of a ucode stack (frames of the bundled ucode module only). */
-function userStack(stack: string | undefined): string {
+export function userStack(stack: string | undefined): string {
   if (!stack) return '';
   const lines = stack.split('\n').filter((l) => /ucodes-[0-9a-f]+\.mjs|ucodes\.ts/.test(l)).slice(0, 5);
   return lines.length ? '\n' + lines.join('\n') : '';

@@ -9,6 +9,7 @@
 // emitted when the consumer finishes (its producers have finished by then). Transfers are
 // async slices (send start → send end) with instants at arrival; counters ("C") carry the
 // ready-queue length and live DF bytes per node.
+import type { DamageReport } from '../damage.js';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { readTrace } from '../merge.js';
 import { TraceModel } from '../model/model.js';
@@ -47,12 +48,13 @@ class JsonOut {
 }
 
 /** Write the trace in `dir` as Chrome trace event JSON to `outFile` (a path, or a file descriptor). */
-export function exportPerfetto(dir: string, outFile: string | number): { events: number; warnings: string[] } {
+export function exportPerfetto(dir: string, outFile: string | number): { events: number; warnings: string[]; damage: DamageReport } {
   const trace = readTrace(dir);
   const m = trace.manifest;
   const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
   const out = new JsonOut(fd);
   const model = new TraceModel(m);
+  model.damage = trace.damage;
   let nextId = 1;
   const sends = new Map<string, number[]>(); // open transfers → async ids
   try {
@@ -129,7 +131,7 @@ export function exportPerfetto(dir: string, outFile: string | number): { events:
     model.end();
     const warnings = [...trace.warnings, ...[...model.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w))];
     out.end({ program: m.program, args: m.args, nodes: m.nodes, threads: m.threads, status: m.status ?? 'running', cpuClockExact: m.clock?.cpuExact ?? false, warnings });
-    return { events: out.count, warnings };
+    return { events: out.count, warnings, damage: model.damage.report() };
   } finally {
     if (typeof outFile !== 'number') closeSync(fd);
   }

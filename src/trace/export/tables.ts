@@ -17,6 +17,7 @@
 // alternatives bring a 15 MB WebAssembly build plus Apache Arrow (parquet-wasm) or ~30
 // packages and 40 MB (@dsnp/parquetjs). CSV is written here: quoting one field is a few lines
 // (RFC 4180), and the hot loop stays free of a library's per-row objects.
+import type { DamageReport } from '../damage.js';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParquetWriter, fileWriter, type SchemaElement } from 'hyparquet-writer';
@@ -141,6 +142,7 @@ export interface TablesResult {
   rows: Record<TableName, number>;
   files: string[];
   warnings: string[];
+  damage: DamageReport;
 }
 
 const num = (x: number): number | null => (x === x ? x : null);
@@ -153,6 +155,7 @@ export function exportTables(traceDir: string, outDir: string, formats: readonly
   const meta = { 'luna-ts.program': m.program, 'luna-ts.args': JSON.stringify(m.args), 'luna-ts.time-unit': 'ns' };
   const tables = Object.fromEntries(Object.entries(TABLES).map(([name, columns]) => [name, new Table({ name, columns }, outDir, formats, meta)])) as Record<TableName, Table>;
   const model = new TraceModel(m);
+  model.damage = trace.damage;
   const siteOf = (f: Fragment): string | null => {
     const s = model.sites[f.site];
     return s ? `${s.file}:${s.line}:${s.col}` : null;
@@ -190,5 +193,6 @@ export function exportTables(traceDir: string, outDir: string, formats: readonly
     rows: Object.fromEntries(Object.entries(tables).map(([k, t]) => [k, t.rows])) as Record<TableName, number>,
     files: Object.values(tables).flatMap((t) => t.files),
     warnings,
+    damage: model.damage.report(),
   };
 }

@@ -7,6 +7,7 @@
 import { STATUS, type RunStatus, type TraceEvent } from '../schema.js';
 import type { SiteInfo, TraceManifest } from '../manifest.js';
 import { DfRec, Fragment, type Transfer } from './records.js';
+import { fileOf, TraceDamage } from '../damage.js';
 
 export interface ModelListener {
   programStart?(node: number, t: number): void;
@@ -61,6 +62,11 @@ export class TraceModel {
   private readonly unnamed = new Map<number, Fragment[]>();
   /** per lane slot: the CF running there */
   readonly running: (Fragment | null)[];
+  /** records dropped or corrected (the reader's damage too, when it shares this) */
+  damage = new TraceDamage();
+  /** nodes that wrote programFinish, and the slack beyond the end that records may still have */
+  private finished = 0;
+  private ended = false;
 
   constructor(readonly manifest: TraceManifest, listeners: ModelListener[] = []) {
     this.N = Math.max(1, manifest.nodes);
@@ -94,9 +100,20 @@ export class TraceModel {
   push(e: TraceEvent): void {
     this.events++;
     const t = e.t;
-    if (t === t) { if (!(this.firstT === this.firstT)) this.firstT = t; if (!(this.lastT >= t)) this.lastT = t; }
     const node = e.node;
-    if (node >= this.N) { this.warn(`records of node ${node}, beyond the ${this.N} nodes of the manifest, dropped`); return; }
+    if (node >= this.N) {
+      this.warn(`records of node ${node}, beyond the ${this.N} nodes of the manifest, dropped`);
+      this.damage.add('unknown-id', `a ${e.kind} record of node ${node}, beyond the ${this.N} nodes of the manifest`, fileOf(node, e.thread));
+      return;
+    }
+    // Every node ended: a record far past the end (a damaged time field) is dropped before it
+    // stretches the run. Slack: a worker may still close its CF just after its node's end.
+    if (this.finished >= this.N && t > this.tEnd + Math.max(1e9, this.tEnd - this.tStart)) {
+      this.warn('records far after the end of the run dropped');
+      this.damage.add('outside-run', `a ${e.kind} record at ${fmtT(t - this.tStart)} after the start, past the end of the run (${fmtT(this.tEnd - this.tStart)})`, fileOf(node, e.thread));
+      return;
+    }
+    if (t === t) { if (!(this.firstT === this.firstT)) this.firstT = t; if (!(this.lastT >= t)) this.lastT = t; }
     this.perNode[node]++;
     switch (e.kind) {
       case 'programStart':
@@ -105,6 +122,7 @@ export class TraceModel {
         break;
       case 'programFinish': {
         if (!(this.tEnd >= t)) this.tEnd = t;
+        this.finished++;
         const status = STATUS[e.status] ?? 'running';
         if (status !== 'running' && (this.status === undefined || this.status === 'completed')) this.status = status;
         for (const l of this.listeners) l.programFinish?.(node, t, status);
@@ -136,7 +154,13 @@ export class TraceModel {
 
   /** The end of the stream: say what is missing. */
   end(): void {
-    for (let n = 0; n < this.N; n++) if (this.perNode[n] === 0) this.warn(`node ${n} recorded nothing (its trace files are empty or missing): it is left out, not counted as idle`);
+    if (this.ended) return;
+    this.ended = true;
+    for (let n = 0; n < this.N; n++) {
+      if (this.perNode[n] !== 0) continue;
+      this.warn(`node ${n} recorded nothing (its trace files are empty or missing): it is left out, not counted as idle`);
+      this.damage.add('missing-node', `node ${n} recorded nothing (its trace files hold no record): left out of the totals, not counted as idle`);
+    }
     if (!(this.tEnd === this.tEnd)) this.warn('no programFinish record: the run did not end normally; the last event ends it');
   }
 
@@ -180,11 +204,22 @@ export class TraceModel {
     const m = this.cf(node, cf);
     m.start = t;
     m.cpuStart = cpu;
-    if (lane < 1 || lane > this.T) { this.warn(`CF started on lane ${lane}, beyond the ${this.T} lanes of the manifest: not placed on a timeline`); return; }
+    if (lane < 1 || lane > this.T) {
+      this.warn(`CF started on lane ${lane}, beyond the ${this.T} lanes of the manifest: not placed on a timeline`);
+      this.damage.add('unknown-id', `cfStart of CF ${cf} on lane ${lane}, beyond the ${this.T} lanes of the manifest`, fileOf(node, lane));
+      return;
+    }
     const slot = node * this.T + lane - 1;
     m.slot = slot;
     m.lane = lane;
-    if (this.running[slot]) this.warn('CF started on a busy lane');
+    const busy = this.running[slot];
+    if (busy) {
+      // one of the two records is wrong (a damaged time or CF number): the CF that never
+      // finished before the next one started is left out, rather than counted twice
+      this.warn('CF started on a busy lane (the earlier CF left out)');
+      this.damage.add('time-order', `CF ${m.label} (${m.gid}) starts on lane ${lane} while CF ${busy.label} (${busy.gid}) still runs there; the latter is left out`, fileOf(node, lane));
+      busy.slot = -1;
+    }
     this.running[slot] = m;
     for (const l of this.listeners) l.start?.(m);
   }
@@ -192,16 +227,25 @@ export class TraceModel {
   private finish(node: number, t: number, cpu: number, cf: number): void {
     const map = this.cfs[node]!;
     const m = map.get(cf);
-    if (!m || !(m.start === m.start)) { this.warn('cfFinish without cfStart (dropped)'); return; }
+    if (!m || !(m.start === m.start)) {
+      this.warn('cfFinish without cfStart (dropped)');
+      this.damage.add('unknown-id', `cfFinish of CF ${cf}, which never started`, `node${node}`);
+      return;
+    }
     map.delete(cf);
-    if (m.code < 0) this.warn('CF without cfCreated/cfReceive');
+    if (m.code < 0) { this.warn('CF without cfCreated/cfReceive'); this.damage.add('unknown-id', `CF ${cf} ran but was never created (no cfCreated or cfReceive record)`, m.lane > 0 ? fileOf(node, m.lane) : `node${node}`); }
     if (m.unresolved > 0) this.warn('input DF never named');
     m.finish = t;
     const wall = t - m.start;
     let used = cpu - m.cpuStart;
-    if (!(wall >= 0)) { this.warn('CF finishing before it started (times kept, duration 0)'); m.finish = m.start; used = 0; }
-    else if (!(used >= 0)) { this.warn('negative CPU time of a CF (taken as 0)'); used = 0; }
-    else if (used > wall * 1.0001 + 1000) { this.warn('CPU time longer than wall time (taken as the wall time)'); used = wall; }
+    const where = m.lane > 0 ? fileOf(node, m.lane) : `node${node}`;
+    if (!(wall >= 0)) { this.warn('CF finishing before it started (times kept, duration 0)'); this.damage.add('time-order', `CF ${m.label} (${m.gid}) finishes ${fmtT(-wall)} before it starts`, where); m.finish = m.start; used = 0; }
+    else if (this.tStart === this.tStart && m.start < this.tStart - Math.max(1e9, wall)) {
+      this.warn('CF starting long before the run (duration taken as 0)');
+      this.damage.add('time-order', `CF ${m.label} (${m.gid}) starts ${fmtT(this.tStart - m.start)} before the run`, where);
+      m.start = t; used = 0;
+    } else if (!(used >= 0)) { this.warn('negative CPU time of a CF (taken as 0)'); this.damage.add('cpu-time', `CF ${m.label} (${m.gid}): CPU time ${fmtT(used)} is negative (taken as 0)`, where); used = 0; }
+    else if (used > wall * 1.0001 + 1000) { this.warn('CPU time longer than wall time (taken as the wall time)'); this.damage.add('cpu-time', `CF ${m.label} (${m.gid}): CPU time ${fmtT(used)} exceeds its wall time ${fmtT(wall)} (taken as the wall time)`, where); used = wall; }
     m.cpu = Math.min(used, Math.max(0, m.finish - m.start));
     if (m.slot >= 0 && this.running[m.slot] === m) this.running[m.slot] = null;
     if (m.outs) { for (const r of m.outs) r.finish = t; m.outs = null; }
@@ -331,4 +375,10 @@ export class TraceModel {
     for (const l of this.listeners) l.transfer?.({ df: r, from, to: node, bytes, sendStart: s ?? t, firstSend: s ?? t, arrive: t });
     if (s !== undefined && --r.refs <= 0) this.drop(r);
   }
+}
+
+/** ns for damage reports (no dependency on the analyses' formatting). */
+function fmtT(ns: number): string {
+  const a = Math.abs(ns);
+  return a >= 1e9 ? `${(ns / 1e9).toPrecision(4)} s` : a >= 1e6 ? `${(ns / 1e6).toPrecision(4)} ms` : a >= 1e3 ? `${(ns / 1e3).toPrecision(4)} µs` : `${Math.round(ns)} ns`;
 }
