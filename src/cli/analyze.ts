@@ -1,6 +1,7 @@
 // `luna analyze slow TRACE`: SLOW characteristics, breakdowns, blame, critical path, advice.
 import { analyzeSlowTrace, formatSlowTable, interpretFindings, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
+import { progressBar } from './progress.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
 
@@ -20,7 +21,12 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
   const bad = notATraceDir(dir);
   if (bad !== undefined) return bad;
   try {
-    const report = analyzeSlowTrace(dir, { model: o.model as SlowModel, windowNs, compare: o.compare });
+    const bar = progressBar();
+    bar.phase('analysing', 1);
+    let report;
+    try {
+      report = analyzeSlowTrace(dir, { model: o.model as SlowModel, windowNs, compare: o.compare }, {}, (done, est) => bar.update(done, est));
+    } finally { bar.stop(); }
     // what was dropped comes first, so nobody reads the numbers without knowing
     process.stderr.write(formatDamage(report.damage, dir));
     if (o.json) process.stdout.write(JSON.stringify({ ...report, advice: interpretSlow(report), findings: interpretFindings(report) }, null, 2) + '\n');

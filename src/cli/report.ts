@@ -3,6 +3,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { progressBar } from './progress.js';
+import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
 
 /** Why `out` cannot be written, checked before minutes of analysis. */
 function badOutput(out: string): string | undefined {
@@ -41,9 +42,10 @@ export async function reportCommand(traces: string[], o: { output?: string }): P
     bar.phase('writing', 1);
     if (out === '-') process.stdout.write(html); else writeFileSync(out, html);
     bar.stop();
+    for (const [i, r] of runs.entries()) process.stderr.write(formatDamage(r.slow.damage, traces[i]!));
     for (const [i, r] of runs.entries()) for (const w of r.slow.warnings) process.stderr.write(`luna: warning: ${runs.length > 1 ? `${traces[i]}: ` : ''}${w}\n`);
     if (out !== '-') process.stderr.write(`luna: wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MiB; open it in a browser, it works offline)\n`);
-    return 0;
+    return runs.some((r) => r.slow.damage.total > 0) ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
     bar.stop();
     return traceErrorExit(e);

@@ -2,12 +2,11 @@
 // computed by src/analysis/slow, never re-derived here) plus a listener of the same trace model
 // that keeps what the timeline draws — every fragment's lane, code and times, every DF transfer,
 // every system-thread span — in growable typed columns (32 bytes per fragment, no objects).
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
 import { PathNode } from '../analysis/slow/critical.js';
 import { readTrace } from '../trace/merge.js';
+import { estimateEvents, traceFilesBytes } from '../trace/dir.js';
 import { TraceModel, type ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
 import type { TraceManifest } from '../trace/manifest.js';
@@ -69,22 +68,17 @@ class Collector implements ModelListener {
   }
 }
 
-function traceBytes(dir: string, m: TraceManifest): number {
-  let b = 0;
-  for (const f of m.files) { try { b += statSync(join(dir, f.path)).size; } catch { /* reported by the reader */ } }
-  return b;
-}
 
 /** Read and analyze `dir` once; throws TraceFormatError / fs errors like analyzeSlowTrace. */
 export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress): RunData {
   const trace = readTrace(dir);
   const model = new TraceModel(trace.manifest);
+  model.damage = trace.damage; // the page shows what was dropped, as `luna analyze slow` does
   const an = new SlowAnalyzer(model, opts);
   const col = new Collector();
   model.listen(col);
-  const bytes = traceBytes(dir, trace.manifest);
-  // about 20 bytes per record in the binary format: only for the progress bar
-  const estimate = Math.max(1, Math.round(bytes / 20));
+  const bytes = traceFilesBytes(dir, trace.manifest);
+  const estimate = estimateEvents(bytes);
   let k = 0;
   for (const e of trace.events) {
     model.push(e);

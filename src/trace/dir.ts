@@ -2,7 +2,7 @@
 // process, before it starts the other nodes) calls openTraceDir with a draft manifest, so that a
 // run that crashes still leaves a readable directory; writeManifest replaces it at the end.
 
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TraceManifest } from './manifest.js';
 import { MANIFEST_NAME, TRACE_FILE_RE, TraceFormatError, VERSION, versionMessage } from './format.js';
@@ -75,3 +75,13 @@ export function readManifest(dir: string, warnings: string[] = []): TraceManifes
   if (beyond) throw new ManifestError(path, `field "nodes": ${m.nodes}, but the directory holds ${beyond.path}, a file of node ${beyond.node}`);
   return m;
 }
+
+/** Bytes of a trace's files; at about 20 bytes a record, an estimate of its events for progress bars. */
+export function traceFilesBytes(dir: string, m: TraceManifest): number {
+  let b = 0;
+  for (const f of m.files) { try { b += statSync(join(dir, f.path)).size; } catch { /* reported by the reader */ } }
+  return b;
+}
+
+/** Events of a trace, estimated from its size (progress only). */
+export const estimateEvents = (bytes: number): number => Math.max(1, Math.round(bytes / 20));

@@ -3,7 +3,7 @@
 // needs no network, and bad inputs are clear messages with a non-zero exit.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
@@ -144,4 +144,26 @@ test('bad inputs: a clear message, a non-zero exit, no stack trace', () => {
     noStack(r.stderr);
   }
   assert.ok(!existsSync(join(dir, 'x.html')), 'nothing written for a bad trace');
+});
+
+test('a damaged trace is flagged at the top of the page and in the exit status, as analyze slow does', () => {
+  const bad = join(dir, 'damaged.trace');
+  cpSync(traceA, bad, { recursive: true });
+  // cut the last records of a worker's file in the middle of a record
+  const f = readdirSync(bad).filter((n) => n.endsWith('.lt')).map((n) => join(bad, n)).sort((x, y) => statSync(y).size - statSync(x).size)[0]!;
+  truncateSync(f, statSync(f).size - 7);
+  const a = luna(['analyze', 'slow', '--json', bad]);
+  assert.equal(a.status, 3, a.stderr);
+  const damage = (JSON.parse(a.stdout) as Analysis).damage;
+  assert.ok(damage.total > 0);
+  const out = join(dir, 'damaged.html');
+  const r = luna(['report', bad, '-o', out]);
+  assert.equal(r.status, 3, r.stderr);
+  assert.match(r.stderr, /trace damage in .*damaged\.trace/);
+  noStack(r.stderr);
+  const html = readFileSync(out, 'utf8');
+  assert.deepEqual(pageData(html).runs[0]!.slow.damage, damage);
+  const at = html.indexOf(`data-damage="${damage.total}"`);
+  assert.ok(at > 0, 'the damage banner is on the page');
+  assert.ok(at < html.indexOf('<section id="slow">'), 'before the numbers');
 });

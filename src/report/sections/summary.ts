@@ -27,8 +27,13 @@ export const summary: Section = {
           ...(m.policy ? [['Scheduling policy', esc(m.policy)] as [string, string]] : []),
           ['luna-ts / Node', `${esc(m.versions.lunaTs)} / ${esc(m.versions.node)}`],
         ];
+        const d = s.damage;
+        const damage = d.total > 0
+          ? `<div class="err damage" data-damage="${d.total}"><b>Damaged trace:</b> ${d.total} item(s) dropped or corrected (${esc(Object.entries(d.counts).map(([k, n]) => `${k} ${n}`).join(', '))}); every figure below leaves them out.<ul>${d.examples.map((e) => `<li>${esc(e.kind)}: ${esc(e.file ?? '')}${e.offset !== undefined ? ` at byte ${e.offset}` : ''} ${esc(e.detail)}</li>`).join('')}</ul></div>`
+          : '';
+        const missing = s.missingNodes.length ? `<div class="err" data-missing-nodes="${s.missingNodes.join(',')}"><b>Missing nodes:</b> ${s.missingNodes.join(', ')} left no records (killed?); they are left out of T_total and every share.</div>` : '';
         const warn = s.warnings.length ? `<h3>Warnings</h3><ul>${s.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>` : '';
-        return `<table>${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>${warn}`;
+        return `${damage}${missing}<table>${rows.map(([k, v]) => `<tr><th>${k}</th><td>${v}</td></tr>`).join('')}</table>${warn}`;
       }),
     };
   },

@@ -51,10 +51,13 @@ export class BatchBuilder implements BatchOutputs {
     if (cf.after) for (const a of cf.after) if (a.op === 'set' && !this.out.has(a.key)) this.out.set(a.key, null);
     if (!keys || !owners) return;
     const rules = cf.outRules;
-    // The first producer wins: a second one is a double assignment, reported at its post.
+    // The first producer wins: a second one is a double assignment, reported at its post, and
+    // no reader may see its value — neither in the batch nor after a value already posted.
+    const store = this.st.store;
     for (let o = 0; o < keys.length; o++) {
       // dropped and pushed outputs are never published: nobody may read them from the batch
       if (owners[o] !== this.st.self || this.out.has(keys[o]!) || (rules && (rules[o] === OUT_DROP || isPushRule(rules[o]!)))) continue;
+      if (store.posted(keys[o]!)) continue;
       this.out.set(keys[o]!, { task: i, out: o });
     }
   }

@@ -262,6 +262,12 @@ export class DfStore {
 
   // ------------------------------------------------------------------ introspection
 
+  /** `key` has been posted here (held, or freed after its requests): another post is a double assignment. */
+  posted(key: DfKey): boolean {
+    const e = this.entries.get(key);
+    return e !== undefined ? e.v !== undefined : this.exhausted.has(key);
+  }
+
   /** The local CFs waiting for `key` (for chaining consumers into a producer's batch). */
   waitersOf(key: DfKey): readonly Cf[] | null {
     return this.entries.get(key)?.waiters ?? null;
