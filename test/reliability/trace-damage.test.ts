@@ -15,6 +15,7 @@ import { explain, luna, ROOT } from '../cli/helpers.js';
 import { analyzeSlowTrace, type SlowReport } from '../../src/analysis/slow/index.js';
 import { TraceFormatError, HEADER_BYTES } from '../../src/trace/format.js';
 import { ManifestError } from '../../src/trace/dir.js';
+import { rng } from '../lang/generators.js'; // seeded, so a failing corruption can be replayed
 
 let work = '';
 let base = '';
@@ -27,17 +28,6 @@ before(async () => {
 });
 after(() => { if (work) rmSync(work, { recursive: true, force: true }); });
 
-/** mulberry32: a small seeded generator, so that a failing corruption can be replayed */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Corruption = (dir: string, r: () => number) => string;
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
