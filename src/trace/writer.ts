@@ -14,6 +14,8 @@ export interface WriterOptions {
   bufferBytes?: number;
   /** Recorded in the header; default: whether this thread has the exact CPU clock. */
   cpuExact?: boolean;
+  /** The file was created with its header by `prepare` (by another thread): append to it. */
+  prepared?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -64,11 +66,25 @@ export class ThreadTraceWriter implements TraceSink {
     const size = Math.max(opts.bufferBytes ?? 1 << 20, 8192, 2 * MAX_RECORD_BYTES);
     this._bytes = new Uint8Array(new ArrayBuffer(size));
     this._view = new DataView(this._bytes.buffer);
-    this.fd = openSync(path, 'w');
-    // The header goes out at once: even a run that dies before its first spill leaves a valid file.
     const h = encodeHeader(node, thread, opts.cpuExact ?? cpuClockExact);
-    writeSync(this.fd, h);
+    if (opts.prepared) {
+      this.fd = openSync(path, 'a');
+    } else {
+      // The header goes out at once: even a run that dies before its first spill leaves a valid file.
+      this.fd = openSync(path, 'w');
+      writeSync(this.fd, h);
+    }
     this.written = h.length;
+  }
+
+  /**
+   * Create `<dir>/node<N>.thread<T>.lt` holding only its header, for a writer that opens it later
+   * with `prepared`. A worker thread stopped while it boots (the run ended before it was needed)
+   * then still leaves a valid, empty file rather than a truncated one.
+   */
+  static prepare(dir: string, node: number, thread: number, cpuExact = cpuClockExact): void {
+    const fd = openSync(join(dir, traceFileName(node, thread)), 'w');
+    try { writeSync(fd, encodeHeader(node, thread, cpuExact)); } finally { closeSync(fd); }
   }
 
   /** Open `<dir>/node<N>.thread<T>.lt`. */

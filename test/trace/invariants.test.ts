@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readTrace, type TraceEvent } from '../../src/trace/index.js';
@@ -76,6 +76,22 @@ for (const [nodes, threads] of [[1, 1], [1, 2], [2, 1], [3, 2]] as const) {
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 }
+
+test('workers a short run stops while they boot still leave valid trace files', () => {
+  // hello ends within a few ms: the second worker is often stopped before it has run anything
+  for (let i = 0; i < 6; i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'luna-inv-'));
+    try {
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/luna'), 'run', '--threads', '2', '--trace', dir, join(ROOT, 'examples/hello/hello.fa')], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(r.status, 0, r.stderr);
+      const t = readTrace(dir);
+      assert.deepEqual(t.warnings, [], `run ${i}`);
+      for (const f of ['node0.thread1.lt', 'node0.thread2.lt']) assert.ok(statSync(join(dir, f)).size >= 32, `run ${i}: ${f} holds its header`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
 
 test('CF global ids are identical across runs and unchanged by migration', () => {
   const a = traced(1, 2), b = traced(3, 1);

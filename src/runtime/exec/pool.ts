@@ -9,6 +9,7 @@ import type { ImportDef } from '../../program/compile.js';
 import { AWAKE, SLEEPING, abortFlag, flagsLength, runningFlag, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
+import { ThreadTraceWriter } from '../../trace/writer.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -86,6 +87,8 @@ export class WorkerPool {
   }
 
   private startWorker(i: number): void {
+    const trace = this.opts.trace;
+    if (trace) ThreadTraceWriter.prepare(trace.dir, trace.node, i + 1);
     const ch = new MessageChannel();
     const init: WorkerInit = {
       index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace,

@@ -31,7 +31,7 @@ const SPIN_NS = Number(process.env.LUNA_SPIN_US ?? 50) * 1000;
 let tw: ThreadTraceWriter | undefined;
 if (init.trace) {
   setRunOrigin(init.trace.origin);
-  tw = ThreadTraceWriter.open(init.trace.dir, init.trace.node, me + 1, { cpuExact: cpuClockExact });
+  tw = ThreadTraceWriter.open(init.trace.dir, init.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true });
 }
 const now: () => number = tw ? wallNs : () => performance.now() * 1e6;
 
