@@ -31,7 +31,7 @@ test('readers that came first wait; the post delivers to them in order and count
   const s = new DfStore();
   const a = cf(), b = cf();
   assert.equal(s.read('y#1.4', a), undefined);
-  assert.deepEqual(a.pend, ['y#1.4'], 'the reader now waits for it');
+  assert.deepEqual(a.pendingKeys(), ['y#1.4'], 'the reader now waits for it');
   assert.equal(s.readRemote('y#1.4', 2), undefined);
   assert.equal(s.read('y#1.4', b), undefined);
   const d = s.post('y#1.4', int(7), 3);
@@ -126,7 +126,7 @@ test('push: a value pushed before its CF waits is kept; a waiting CF is named wh
   assert.deepEqual(s.takePushed('L[1]|x#0', c), int(3));
   const d = cf();
   assert.equal(s.takePushed('L[2]|x#0', d), undefined);
-  assert.deepEqual(d.pend, ['x#0']);
+  assert.deepEqual(d.pendingKeys(), ['x#0']);
   assert.equal(s.push('L[2]|x#0', int(4)), d);
 });
 

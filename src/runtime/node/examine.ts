@@ -88,7 +88,7 @@ export class Interpreter {
     const armed = cf.armed;
     if (armed !== null) {
       cf.armed = null;
-      if (cf.pend === null || cf.pend.length === 0) return this.fire(cf, armed);
+      if (cf.pendingCount === 0) return this.fire(cf, armed);
     }
     f.cf = cf;
     f.env = cf.env;
@@ -247,7 +247,7 @@ export class Interpreter {
       }
       return this.park(cf);
     }
-    if (fwd && cf.pend && cf.pend.some((k) => !batch!.producer(k))) return BLOCKED;
+    if (fwd && cf.pendingKeys().some((k) => !batch!.producer(k))) return BLOCKED;
     if (st.waiting.delete(cf) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
     const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };

@@ -9,16 +9,19 @@ import type { Task } from '../exec/protocol.js';
 /** Life cycle: NEW → (WAITING ↔ QUEUED) → READY → DISPATCHED → DONE; MIGRATED leaves the node. */
 export const NEW = 0, WAITING = 1, QUEUED = 2, READY = 3, DISPATCHED = 4, DONE = 5;
 
+const PLACED = 1, BEGUN = 2, CHAINED = 4;
+
 export class Cf {
   state = NEW;
-  /** keys requested and not yet arrived */
-  pend: DfKey[] | null = null;
+  /**
+   * keys requested and not yet arrived: one key alone (the common case: a pending fragment is
+   * the bulk of a run's memory, and an array costs ~56 bytes more), or an array of them
+   */
+  private pend: DfKey | DfKey[] | null = null;
   /** values received for this CF: flat [key, value, key, value, …] (few inputs per CF) */
   got: (DfKey | DfValue)[] | null = null;
-  /** placement decided (locator evaluated, migration done) */
-  placed = false;
-  /** `for`/`while` evaluated its bounds or start value (it may be examined again later) */
-  begun = false;
+  /** the flags below in one small integer (a boolean field costs a pointer each) */
+  private bits = 0;
   /** `while`: the current counter; `for`: the next iteration to spawn */
   counter = 0;
   /** `for`: the last iteration */
@@ -40,8 +43,6 @@ export class Cf {
   outRules: number[] | null = null;
   /** `>>` and `-->`/`delete` targets, run after the call (see AfterAction) */
   after: AfterAction[] | null = null;
-  /** executed by a worker as the continuation of an earlier CF of its batch */
-  chained = false;
   /** order among ready CFs: higher first (0 unless a priority policy says otherwise) */
   priority = 0;
   /** node this CF came from when it migrated here (-1 = spawned here) */
@@ -60,6 +61,16 @@ export class Cf {
     /** loop iteration the CF was spawned in (-1 outside loop bodies) */
     readonly iter: number,
   ) {}
+
+  /** placement decided (locator evaluated, migration done) */
+  get placed(): boolean { return (this.bits & PLACED) !== 0; }
+  set placed(v: boolean) { this.bits = v ? this.bits | PLACED : this.bits & ~PLACED; }
+  /** `for`/`while` evaluated its bounds or start value (it may be examined again later) */
+  get begun(): boolean { return (this.bits & BEGUN) !== 0; }
+  set begun(v: boolean) { this.bits = v ? this.bits | BEGUN : this.bits & ~BEGUN; }
+  /** executed by a worker as the continuation of an earlier CF of its batch */
+  get chained(): boolean { return (this.bits & CHAINED) !== 0; }
+  set chained(v: boolean) { this.bits = v ? this.bits | CHAINED : this.bits & ~CHAINED; }
 
   /** Stable global id: computed on first use (structured CFs need it for their children). */
   get gid(): string {
@@ -84,20 +95,45 @@ export class Cf {
   }
 
   isPending(key: DfKey): boolean {
-    return this.pend !== null && this.pend.includes(key);
+    const p = this.pend;
+    return p === key || (p !== null && typeof p !== 'string' && p.includes(key));
   }
 
   addPending(key: DfKey): void {
-    if (this.pend === null) this.pend = [key]; else this.pend.push(key);
+    const p = this.pend;
+    if (p === null) this.pend = key;
+    else if (typeof p === 'string') this.pend = [p, key];
+    else p.push(key);
   }
 
-  /** Remove `key` from the pending list; true when nothing is pending any more. */
+  /** Remove `key` from the pending keys; true when nothing is pending any more. */
   arrived(key: DfKey): boolean {
     const p = this.pend;
     if (p === null) return true;
+    if (typeof p === 'string') {
+      if (p === key) this.pend = null;
+      return this.pend === null;
+    }
     const i = p.indexOf(key);
     if (i >= 0) { p[i] = p[p.length - 1]!; p.pop(); }
     return p.length === 0;
+  }
+
+  /** Number of keys requested and not yet arrived. */
+  get pendingCount(): number {
+    const p = this.pend;
+    return p === null ? 0 : typeof p === 'string' ? 1 : p.length;
+  }
+
+  /** The keys requested and not yet arrived (a fresh array). */
+  pendingKeys(): DfKey[] {
+    const p = this.pend;
+    return p === null ? [] : typeof p === 'string' ? [p] : p.slice();
+  }
+
+  /** Forget what is pending (the CF finished or left the node). */
+  clearPending(): void {
+    this.pend = null;
   }
 }
 

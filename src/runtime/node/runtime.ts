@@ -206,7 +206,7 @@ export class NodeRuntime {
     const st = this.st;
     const out: { cf: Cf; label: string; waits: string[] }[] = [];
     for (const cf of st.waiting) {
-      out.push({ cf, label: this.interp.labelOf(cf), waits: (cf.pend ?? []).map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
+      out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
     }
     return out;
   }

@@ -130,7 +130,7 @@ export class NodeState {
     this.live--;
     // Drop the inputs now: a queue may still hold this CF, and its values can be large.
     cf.got = null;
-    cf.pend = null;
+    cf.clearPending();
   }
 
   migrate(cf: Cf, to: number): void {
