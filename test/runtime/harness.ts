@@ -30,6 +30,8 @@ export class SyncLanes implements Executors {
   readonly booted = 1;
   /** every batch sent: lane and CF numbers, in order */
   readonly sent: { lane: number; cfs: number[] }[] = [];
+  /** most batches a lane ever had in flight */
+  maxInflight = 0;
   private fns: Ucode[];
   private prev: (DfValue | null)[][][];
   onResult: (r: BatchResult) => void = () => {};
@@ -43,6 +45,7 @@ export class SyncLanes implements Executors {
 
   send(lane: number, b: Batch): void {
     this.inflight[lane]!++;
+    this.maxInflight = Math.max(this.maxInflight, this.inflight[lane]!);
     this.sent.push({ lane, cfs: b.tasks.map((t) => t.cf) });
     setImmediate(() => {
       const outs: (DfValue | null)[][] = [];

@@ -64,6 +64,32 @@ sub main(int n) {
   for j = 0..2 cf t[j]: tick(j);
 }`;
 
+test('one lane keeps a second batch queued behind the running one; the FIFO order is that of one at a time', async () => {
+  class OneAtATime extends DefaultPolicy { override readonly fifoDepth = 1; }
+  const run = async (policy: SchedulingPolicy, inline: boolean) => {
+    const u = logger();
+    const r = await runInProcess(FIFO, { c_say: u.say, c_set: u.set, c_show: u.show }, { lanes: 1, policy, inline });
+    assert.equal(r.ok, true, r.message);
+    return { log: u.log, depth: r.lanes.maxInflight };
+  };
+  for (const inline of [false, true]) {
+    const one = await run(new OneAtATime(), inline), two = await run(new DefaultPolicy(), inline);
+    assert.equal(one.depth, 1);
+    assert.deepEqual(two.log, one.log, `inline ${inline}`);
+    assert.deepEqual(two.log, ['A', 'P sets x', 'B', 'G', 'H flag 1', 'S.1', 'S.2', 'F1', 'F2', 'W x 5', 'T.1', 'T.2']);
+  }
+  // a chain and independent CFs: the second batch is built while the first runs, fed from it
+  const order: string[] = [];
+  const ucodes = {
+    c_first: (x: DF) => x.setInt(0), c_step: (a: DF, b: DF) => b.setInt(a.getInt() + 1),
+    c_last: (n: number, x: DF) => { order.push(`last ${x.getInt()} of ${n}`); }, c_tick: (j: number) => { order.push(`tick ${j}`); },
+  };
+  const r = await runInProcess(LOOP, ucodes, { lanes: 1, args: ['3000'] });
+  assert.equal(r.ok, true, r.message);
+  assert.equal(r.lanes.maxInflight, 2);
+  assert.deepEqual(order, ['tick 0', 'tick 1', 'tick 2', 'last 3000 of 3000']);
+});
+
 test('a long loop with one lane unrolls a chunk at a time in FIFO order: bounded live CFs, same order', async () => {
   let maxLive = 0;
   let live = (): number => 0;

@@ -1,8 +1,9 @@
 // Building a batch for an executor lane. A batch is a list of ready atomic CFs; it grows with
 // continuations: a CF that waits only for outputs of earlier members (and is their sole local
 // consumer) joins it with those inputs forwarded, so a chain runs on one executor without a
-// round trip through the system thread per CF. A chain longer than one batch continues in the
-// next batch of the same lane while the previous one still runs (LaneTail).
+// round trip through the system thread per CF. The next batch of a lane can be built while the
+// previous one still runs (LaneTail): a chain longer than one batch continues in it, and with
+// one thread the FIFO queue keeps the worker fed while the system thread does its bookkeeping.
 import type { DfKey } from '../../core/dfkey.js';
 import type { Task } from '../exec/protocol.js';
 import { inPreviousBatch } from '../exec/protocol.js';
@@ -29,8 +30,17 @@ export class BatchBuilder implements BatchOutputs {
   /** outputs of the members; null: produced only when the batch ends (`>>` flags) */
   readonly out = new Map<DfKey, Producer | null>();
 
+  /** built while the lane's previous batch still runs (its outputs are forwarded from it) */
+  readonly ahead: boolean;
+
   constructor(private readonly st: NodeState, prev?: LaneTail) {
-    if (prev) for (const [k, p] of prev.out) if (p !== null && p.task >= 0) this.out.set(k, { task: inPreviousBatch(p.task), out: p.out });
+    this.ahead = prev !== undefined;
+    if (!prev) return;
+    for (const [k, p] of prev.out) {
+      // a `>>` flag of the previous batch exists only once it ended: its readers wait for that
+      if (p === null) this.out.set(k, null);
+      else if (p.task >= 0) this.out.set(k, { task: inPreviousBatch(p.task), out: p.out });
+    }
   }
 
   get size(): number {

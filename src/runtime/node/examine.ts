@@ -27,6 +27,8 @@ export interface BatchOutputs {
   producer(key: DfKey): { task: number; out: number } | null | undefined;
   /** tasks already in the batch */
   readonly size: number;
+  /** built while an earlier batch of the lane still runs */
+  readonly ahead: boolean;
 }
 
 /** The evaluation context of the CF being examined (the Frame that compiled closures see). */
@@ -106,8 +108,8 @@ export class Interpreter {
           if (f.missing) return this.park(cf);
         }
         if (target !== st.self) {
-          // FIFO: a CF must not leave before the batch built ahead of it ran
-          if (st.fifo && batch !== null && batch.size > 0) return BLOCKED;
+          // FIFO: a CF must not leave before the batches queued ahead of it ran
+          if (st.fifo && batch !== null && (batch.size > 0 || batch.ahead)) return BLOCKED;
           st.waiting.delete(cf);
           st.migrate(cf, target);
           return MIGRATED;
@@ -117,7 +119,7 @@ export class Interpreter {
       for (const r of site.requests) this.readRef(r);
       if (site.kind === 'call') return this.call(cf, site);
       // Structured CFs spawn children: in FIFO order they must not overtake a pending batch.
-      if ((st.fifo && batch !== null && batch.size > 0) || f.blocked) return BLOCKED;
+      if ((st.fifo && batch !== null && (batch.size > 0 || batch.ahead)) || f.blocked) return BLOCKED;
       switch (site.kind) {
         case 'subcall': return this.subCall(cf, site);
         case 'for': return this.forLoop(cf, site);

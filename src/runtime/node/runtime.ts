@@ -245,28 +245,40 @@ export class NodeRuntime {
     if (this.idle()) this.onIdle();
   }
 
-  /** One lane: the original's FIFO order. */
+  /**
+   * One lane: the original's FIFO order. While a batch runs, the next one is built from the head
+   * of the queue, fed from the running batch's outputs on the worker, so that the worker finds
+   * it when it finishes and bookkeeping overlaps the ucodes. Whatever would see the difference
+   * waits for the running batch (BLOCKED): a structured CF, a migration, a `>>` flag it sets;
+   * and nothing runs inline meanwhile, so output keeps the FIFO order.
+   */
   private pumpFifo(until: number): void {
-    const st = this.st, interp = this.interp;
-    if (this.exec.inflight[0]! > 0) return;
-    let b: BatchBuilder | null = null;
-    let limit = 0;
-    while (st.run.length > 0) {
-      const cf = st.run.shift()!;
-      const o = interp.examine(cf, b);
-      if (o === BLOCKED) { st.run.pushFront(cf); break; }
-      if (o !== TASK) continue;
-      if (b === null && this.inlineable(cf)) {
-        this.runInline(cf, 0);
-        // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
-        if ((++this.tick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
-        continue;
+    const st = this.st, interp = this.interp, inflight = this.exec.inflight;
+    while (inflight[0]! < this.policy.fifoDepth) {
+      const tail = inflight[0]! > 0 ? this.tails[0] : null;
+      let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
+      let limit = b ? this.batchLimit() : 0;
+      let blocked = false;
+      while (st.run.length > 0) {
+        const cf = st.run.shift()!;
+        const o = interp.examine(cf, b);
+        if (o === BLOCKED) { st.run.pushFront(cf); blocked = true; break; }
+        if (o !== TASK) continue;
+        if (b === null && this.inlineable(cf)) {
+          this.runInline(cf, 0);
+          // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
+          if ((++this.tick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
+          continue;
+        }
+        if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
+        b.add(cf);
+        if (b.size >= limit) break;
       }
-      if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
-      b.add(cf);
-      if (b.size >= limit) break;
+      if (b === null || b.size === 0) return;
+      this.send(0, b);
+      if (blocked || st.run.length === 0) return;
+      if (performance.now() > until) { this.schedule(); return; }
     }
-    if (b) this.send(0, b);
   }
 
   /** Several lanes: examine everything, spread ready CFs over the lanes. */
@@ -433,10 +445,12 @@ export class NodeRuntime {
   private measureCode(cf: Cf, ns: number): void {
     const c = cf.site.code;
     const n = this.costN[c]!;
-    // a quick average (the first, cold calls of a function are much slower than the rest) that a
-    // lone outlier (a GC pause, the thread descheduled) cannot move more than 4× at once
+    // A quick average over the first calls (the first, cold calls of a function are much slower
+    // than the rest), then a slow one: a lone outlier (a GC pause, the thread descheduled) moves
+    // it by an eighth at most, so a code near the inline threshold does not flip between the
+    // system thread and the workers.
     const mean = this.costNs[c]!;
-    this.costNs[c] = n === 0 ? ns : 0.5 * mean + 0.5 * Math.min(ns, 4 * mean);
+    this.costNs[c] = n === 0 ? ns : n < 8 ? 0.5 * mean + 0.5 * Math.min(ns, 4 * mean) : 0.875 * mean + 0.125 * Math.min(ns, 2 * mean);
     if (ns < this.costMin[c]!) this.costMin[c] = ns;
     this.costN[c] = n + 1;
   }

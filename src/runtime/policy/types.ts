@@ -91,6 +91,11 @@ export interface SchedulingPolicy {
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
   chainLength(s: BatchSizing): number;
+  /**
+   * Batches the one lane of FIFO order keeps in flight: 1 builds the next batch only after the
+   * last came back; 2 builds it while the last runs (the order is the same).
+   */
+  readonly fifoDepth: number;
   /** Run fragment `cf`, whose code costs this, on the system thread instead of a worker (no hand-off). */
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean;
   /** Iterations of a long loop to spawn now (0: not now). */
