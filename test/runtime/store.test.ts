@@ -159,4 +159,10 @@ test('freed keys: ranges per family, in any order, merged when they meet; other 
   for (let i = 0; i < 100_000; i++) g.add(`y#0.${i}`);
   assert.ok(g.has('y#0.99999') && !g.has('y#0.100000'));
   assert.equal((g as unknown as { ranges: Map<string, number[]> }).ranges.get('y#0')!.length, 2);
+  // many families in turn (a stencil frees row t - 1 while it posts row t): each keeps its own
+  const h = new FreedKeys();
+  for (let t = 0; t < 40; t++) for (const x of [1, 0, 2]) { h.add(`v#0.${t}.${x}`); assert.equal(h.has(`v#0.${t + 1}.${x}`), false); }
+  for (let t = 0; t < 40; t++) for (let x = 0; x < 4; x++) assert.equal(h.has(`v#0.${t}.${x}`), x < 3, `v[${t}][${x}]`);
+  assert.equal(h.has('v#0.40.0'), false);
+  assert.equal(h.has('v#0.4'), false, 'a prefix of a family is not the family');
 });

@@ -302,16 +302,20 @@ export class DfStore {
 export class FreedKeys {
   private readonly ranges = new Map<string, number[]>();
   private readonly other = new Set<string>();
-  /** the family prefix looked up last, and its ranges: consecutive keys share it */
-  private lastBase = '';
-  private lastRanges: number[] | undefined = undefined;
+  /**
+   * The family prefixes looked up last, and their ranges: consecutive keys share one, and a
+   * sweep that posts row t while freeing row t - 1 (a stencil) alternates between two.
+   */
+  private readonly recentBase: string[] = ['', '', '', ''];
+  private readonly recentRanges: (number[] | undefined)[] = [undefined, undefined, undefined, undefined];
+  private recentNext = 0;
 
   add(key: DfKey): void {
     const dot = key.lastIndexOf('.');
     const i = dot < 0 ? NaN : trailingInt(key, dot);
     if (i !== i) { this.other.add(key); return; }
     let r = this.rangesOf(key, dot);
-    if (!r) { r = [i, i]; this.ranges.set(key.slice(0, dot), r); this.lastBase = key.slice(0, dot); this.lastRanges = r; return; }
+    if (!r) { r = [i, i]; const base = key.slice(0, dot); this.ranges.set(base, r); this.remember(base, r); return; }
     const n = r.length;
     if (i === r[n - 1]! + 1) { r[n - 1] = i; return; } // the usual next index
     // find the first range ending at or after i - 1
@@ -339,14 +343,24 @@ export class FreedKeys {
     return 2 * lo < r.length && r[2 * lo]! <= i;
   }
 
-  /** The ranges of the family prefix key[0, dot), without building the prefix when it is the last one seen. */
+  /** The ranges of the family prefix key[0, dot), without building the prefix when it was seen lately. */
   private rangesOf(key: DfKey, dot: number): number[] | undefined {
-    const b = this.lastBase;
-    if (b.length === dot && key.startsWith(b)) return this.lastRanges;
+    const bs = this.recentBase;
+    for (let j = 0; j < 4; j++) {
+      const b = bs[j]!;
+      if (b.length === dot && key.startsWith(b)) return this.recentRanges[j];
+    }
     const base = key.slice(0, dot);
     const r = this.ranges.get(base);
-    if (r) { this.lastBase = base; this.lastRanges = r; }
+    if (r) this.remember(base, r);
     return r;
+  }
+
+  private remember(base: string, r: number[]): void {
+    const j = this.recentNext;
+    this.recentBase[j] = base;
+    this.recentRanges[j] = r;
+    this.recentNext = (j + 1) & 3;
   }
 }
 
