@@ -352,15 +352,15 @@ export class FreedKeys {
     }
     const base = key.slice(0, dot);
     const r = this.ranges.get(base);
-    if (r) this.remember(base, r);
+    this.remember(base, r); // a family with nothing freed yet too: its posts ask again
     return r;
   }
 
-  private remember(base: string, r: number[]): void {
-    const j = this.recentNext;
-    this.recentBase[j] = base;
+  private remember(base: string, r: number[] | undefined): void {
+    const bs = this.recentBase;
+    let j = bs.indexOf(base);
+    if (j < 0) { j = this.recentNext; this.recentNext = (j + 1) & 3; bs[j] = base; }
     this.recentRanges[j] = r;
-    this.recentNext = (j + 1) & 3;
   }
 }
 
