@@ -82,7 +82,8 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   }
   const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
   // nodes on one host share its cores: `--nodes 2` on 8 cores runs 4 worker threads per node
-  const threads = o.threads ?? defaultThreads(ranksOnThisHost(launch, nodes));
+  const cores = defaultThreads(ranksOnThisHost(launch, nodes));
+  const threads = o.threads ?? cores;
   let heartbeatMs: number | undefined;
   if (o.heartbeat !== undefined) {
     try { heartbeatMs = o.heartbeat === 'off' ? 0 : Math.round(parseDuration(o.heartbeat) / 1e6); } catch (e) {
@@ -128,7 +129,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (warn && !o.quiet) say(warn);
     }
   }
-  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart };
+  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;

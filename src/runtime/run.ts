@@ -35,6 +35,11 @@ export interface RunOptions {
   /** worker threads (lanes) per node (default: all cores) */
   threads?: number;
   /**
+   * CPUs this node may count on (default: the machine's; nodes on one host share it): workers
+   * boot up to one fewer at a time, so that the system thread keeps a core meanwhile
+   */
+  cores?: number;
+  /**
    * record this node's trace files into this directory (runNode: it must exist, see
    * runtime/tracing.ts; runSingleNode creates it and writes the manifest)
    */
@@ -120,8 +125,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
   // workers boot (tens of milliseconds each) while this thread imports the ucode module and
-  // starts the program; a program without ucodes never starts one
-  if (opts.program.imports.length > 0) for (let i = 0; i < lanes; i++) pool.warm(i);
+  // starts the program, as many at once as leave this thread a core; a program without ucodes
+  // never starts one
+  if (opts.program.imports.length > 0) pool.warmUp(Math.max(1, (opts.cores ?? availableParallelism()) - 1));
   const inline = new InlineExecutor(opts.program.imports, tr);
   const router = new Router(tp);
   const cluster = new ClusterNode(router, wallNs);

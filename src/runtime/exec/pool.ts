@@ -57,6 +57,9 @@ export class WorkerPool {
   private readonly heapMb = workerHeapMb();
   /** why a worker was terminated on purpose (reported instead of its exit code) */
   private readonly causes: (string | undefined)[] = [];
+  /** warmUp: workers start ahead of their first batch, the next at lane nextWarm */
+  private bootAhead = false;
+  private nextWarm = 0;
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -70,6 +73,26 @@ export class WorkerPool {
   /** Start lane `i`'s worker now (it boots while the system thread does other work). */
   warm(i: number): void {
     if (!this.workers[i] && !this.stopped) this.startWorker(i);
+  }
+
+  /**
+   * Start the workers ahead of their first batch, `parallel` at a time: each further one when
+   * one of them booted. A booting worker keeps a core busy for tens of milliseconds (over 100 on
+   * a slow machine); booting more at once than the spare cores would take the system thread's
+   * core while it runs the program's first fragments itself.
+   */
+  warmUp(parallel: number): void {
+    this.bootAhead = true;
+    for (let started = 0; started < parallel && this.nextWarm < this.lanes; this.nextWarm++) {
+      if (!this.workers[this.nextWarm]) { this.warm(this.nextWarm); started++; }
+    }
+  }
+
+  /** A worker booted: the next one of warmUp may start. */
+  private warmNext(): void {
+    if (!this.bootAhead) return;
+    while (this.nextWarm < this.lanes && this.workers[this.nextWarm]) this.nextWarm++;
+    if (this.nextWarm < this.lanes) this.warm(this.nextWarm++);
   }
 
   /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
@@ -116,6 +139,7 @@ export class WorkerPool {
         this.booted++;
         this.ready[i] = true;
         if (this.booted >= this.lanes) this.bootSettled();
+        this.warmNext();
         return;
       }
       if (m.fatal !== undefined) { death(`could not load the ucode module: ${m.fatal}`); return; }
