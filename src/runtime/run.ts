@@ -121,6 +121,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   let rt!: NodeRuntime;
   const pool = new WorkerPool({
     lanes, bundle, native, imports: opts.program.imports, trace: workerTrace,
+    // A worker spinning for the next batch takes a core: only where one is spare (on 2 cores
+    // with 2 workers the spin delayed the system thread that was to send it the batch).
+    spinUs: lanes + 1 > (opts.cores ?? availableParallelism()) ? 0 : 50,
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });

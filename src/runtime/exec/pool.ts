@@ -32,6 +32,8 @@ export interface PoolOptions {
   native?: NativeUcodes;
   imports: readonly ImportDef[];
   trace?: WorkerInit['trace'];
+  /** µs a worker spins on its empty port before it parks (default 50) */
+  spinUs?: number;
   onResult: (r: BatchResult) => void;
   /**
    * a worker died or could not start; `cf` is the CF it was running (-1: none); `cause` reads
@@ -114,7 +116,7 @@ export class WorkerPool {
     if (trace) ThreadTraceWriter.prepare(trace.dir, trace.node, i + 1);
     const ch = new MessageChannel();
     const init: WorkerInit = {
-      index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace,
+      index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace, spinUs: this.opts.spinUs ?? 50,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params })),
     };
     // Workers write ucode output straight to the file descriptors (worker.ts replaces their

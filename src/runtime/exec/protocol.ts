@@ -70,6 +70,8 @@ export interface WorkerInit {
   flags: SharedArrayBuffer;
   port: MessagePort;
   trace?: { dir: string; node: number; origin: string };
+  /** µs a worker spins on its empty port before it parks (`LUNA_SPIN_US` overrides) */
+  spinUs: number;
 }
 
 /**

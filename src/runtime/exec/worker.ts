@@ -25,7 +25,7 @@ const flags = new Int32Array(init.flags);
 const me = init.index;
 const lanes = (flags.length - 1) >> 1;
 const ABORT = abortFlag(lanes), RUNNING = runningFlag(lanes, me);
-const SPIN_NS = Number(process.env.LUNA_SPIN_US ?? 50) * 1000;
+const SPIN_NS = Number(process.env.LUNA_SPIN_US ?? init.spinUs) * 1000;
 
 // Tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks.
 let tw: ThreadTraceWriter | undefined;
