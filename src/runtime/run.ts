@@ -108,6 +108,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   if (t !== undefined && !(Number.isInteger(t) && t >= 1 && t <= MAX_THREADS)) throw new RunOptionsError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${t}`);
   const tp = opts.transport ?? new LoopbackTransport();
   const lanes = opts.threads ?? defaultThreads();
+  const cores = opts.cores ?? availableParallelism();
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
   const native = typeof opts.bundle === 'string' ? undefined : opts.bundle?.native;
   const mainArgs = parseMainArgs(opts.program.main, opts.args);
@@ -123,14 +124,14 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     lanes, bundle, native, imports: opts.program.imports, trace: workerTrace,
     // A worker spinning for the next batch takes a core: only where one is spare (on 2 cores
     // with 2 workers the spin delayed the system thread that was to send it the batch).
-    spinUs: lanes + 1 > (opts.cores ?? availableParallelism()) ? 0 : 50,
+    spinUs: lanes + 1 > cores ? 0 : 50,
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
   // workers boot (tens of milliseconds each) while this thread imports the ucode module and
   // starts the program, as many at once as leave this thread a core; a program without ucodes
   // never starts one
-  if (opts.program.imports.length > 0) pool.warmUp(Math.max(1, (opts.cores ?? availableParallelism()) - 1));
+  if (opts.program.imports.length > 0) pool.warmUp(Math.max(1, cores - 1));
   const inline = new InlineExecutor(opts.program.imports, tr);
   const router = new Router(tp);
   const cluster = new ClusterNode(router, wallNs);

@@ -249,7 +249,7 @@ export class Interpreter {
       }
       return this.park(cf);
     }
-    if (fwd && cf.pendingKeys().some((k) => !batch!.producer(k))) return BLOCKED;
+    if (fwd && !cf.everyPending((k) => !!batch!.producer(k))) return BLOCKED;
     if (st.waiting.delete(cf) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
     const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };

@@ -125,6 +125,12 @@ export class Cf {
     return p === null ? 0 : typeof p === 'string' ? 1 : p.length;
   }
 
+  /** Whether every key requested and not yet arrived passes `test` (no array built). */
+  everyPending(test: (key: DfKey) => boolean): boolean {
+    const p = this.pend;
+    return p === null || (typeof p === 'string' ? test(p) : p.every(test));
+  }
+
   /** The keys requested and not yet arrived (a fresh array). */
   pendingKeys(): DfKey[] {
     const p = this.pend;
