@@ -10,10 +10,8 @@ import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import { DefaultPolicy } from '../runtime/policy/default.js';
 import { PriorityPolicy } from '../runtime/policy/priority.js';
-import { PlaybackPolicy, Recorder } from '../runtime/policy/playback.js';
+import type { PlaybackPolicy, Recorder } from '../runtime/policy/playback.js';
 import type { SchedulingPolicy } from '../runtime/policy/types.js';
-import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
-import { prioritiesFromTrace } from '../analysis/graph/priorities.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { workerHeapMb } from '../runtime/exec/pool.js';
@@ -21,7 +19,7 @@ import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
-import { startNode, type StartedNode } from '../runtime/launch/cluster.js';
+import type { StartedNode } from '../runtime/launch/cluster.js';
 
 export interface RunCliOptions {
   threads?: number;
@@ -41,30 +39,35 @@ export interface RunCliOptions {
   cfTimeout?: string;
 }
 
+// What only some runs use (a replayed or recorded schedule, priorities from a trace, several
+// nodes) is imported when asked for: a plain run does not load the trace reader, the schema
+// validator or the network (they cost start-up time and a few MB of memory).
+
 /** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
-function choosePolicy(o: RunCliOptions, run: { file: string; args: string[]; nodes: number; program: CompiledProgram }, rank: number, say: (t: string) => void): { policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy } {
+async function choosePolicy(o: RunCliOptions, run: { file: string; args: string[]; nodes: number; program: CompiledProgram }, rank: number, say: (t: string) => void): Promise<{ policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy }> {
   const program = run.program;
   let policy: SchedulingPolicy;
   let replay: PlaybackPolicy | undefined;
+  const { PlaybackPolicy, Recorder } = o.replay || o.record ? await import('../runtime/policy/playback.js') : {};
   if (o.replay) {
-    const s = readSchedule(o.replay);
+    const s = (await import('../runtime/schedule.js')).readSchedule(o.replay);
     const differs = [
       resolve(s.program) !== resolve(run.file) ? `program ${s.program}` : '',
       s.args.join(' ') !== run.args.join(' ') ? `arguments ${s.args.join(' ') || '(none)'}` : '',
       s.nodes !== run.nodes ? `${s.nodes} node(s)` : '',
     ].filter(Boolean);
     if (differs.length > 0 && !o.quiet) say(`luna: replay: ${o.replay} was recorded with ${differs.join(', ')}: what it does not know is scheduled normally`);
-    replay = new PlaybackPolicy(s, rank);
+    replay = new PlaybackPolicy!(s, rank);
     policy = replay;
   } else if (o.prioritiesFrom) {
-    const t = prioritiesFromTrace(o.prioritiesFrom);
+    const t = (await import('../analysis/graph/priorities.js')).prioritiesFromTrace(o.prioritiesFrom);
     for (const w of t.warnings) say(`luna: warning: ${o.prioritiesFrom}: ${w}`);
     if (t.cfs === 0) say(`luna: warning: ${o.prioritiesFrom} holds no executed fragment: priorities come from the program's rules only`);
     policy = new PriorityPolicy(t.priorities);
   } else if (program.hasPriority) policy = new PriorityPolicy();
   else policy = new DefaultPolicy();
   if (!o.record) return { policy, replay };
-  const recorder = new Recorder(policy);
+  const recorder = new Recorder!(policy);
   return { policy: recorder.policy(), recorder, replay };
 }
 
@@ -103,11 +106,11 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       throw e;
     }
   }
-  let chosen: ReturnType<typeof choosePolicy>;
+  let chosen: Awaited<ReturnType<typeof choosePolicy>>;
   try {
-    chosen = choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
+    chosen = await choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
   } catch (e) {
-    if (e instanceof ScheduleError || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
+    if ((e as Error).name === 'ScheduleError' || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
     throw e;
   }
   const policy = chosen.policy;
@@ -129,6 +132,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (warn && !o.quiet) say(warn);
     }
   }
+  const writeSchedule = o.record ? (await import('../runtime/schedule.js')).writeSchedule : undefined;
   const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
@@ -137,7 +141,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, maxRssKB: peakRssKB() })}\n`);
     }
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
-    if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
+    if (chosen.recorder && o.record && res.ok) writeSchedule!(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;
     if (rs && rs.unknown > 0 && !o.quiet) {
       const f = rs.firstUnknown!;
@@ -152,6 +156,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   }
   let started: StartedNode;
   try {
+    const { startNode } = await import('../runtime/launch/cluster.js');
     started = await startNode({ nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: (n) => new Uint8Array(new SharedArrayBuffer(n)) });
   } catch (e) {
     say(`luna: error: cannot connect the nodes: ${e instanceof Error ? e.message : String(e)}`);

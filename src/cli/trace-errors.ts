@@ -2,7 +2,7 @@
 // manifest: exit 2), never a stack.
 import { statSync } from 'node:fs';
 import { TraceFormatError } from '../trace/format.js';
-import { ManifestError } from '../trace/dir.js';
+import { ManifestError } from '../trace/manifest-reader.js';
 
 export function traceErrorExit(e: unknown): number {
   if (e instanceof ManifestError) {

@@ -9,7 +9,6 @@ import { originOf } from '../lang/origin.js';
 import type { Preprocessed } from '../lang/source.js';
 import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundle.js';
 import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
-import { buildCppUcodes, scanSources } from '../ucode/cpp/build.js';
 import type { GlueImport } from '../ucode/cpp/glue.js';
 import type { Program } from '../lang/ast.js';
 import { compileProgram, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
@@ -63,7 +62,9 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   if (missingCpp) return fail('LUNA-U001', `ucode source not found: ${missingCpp}`);
   // The C++ sources are compiled once the imports are known; until then the names they mention
   // count as implemented (the compiler then checks each one).
-  const scans = scanSources(cpp);
+  // (the C++ tool chain's modules load only for a program that has C++ sources)
+  const cppBuild = cpp.length > 0 ? await import('../ucode/cpp/build.js') : undefined;
+  const scans = cppBuild ? cppBuild.scanSources(cpp) : [];
   let exports = bundle.exports;
   if (cpp.length > 0) {
     exports = new Set(exports);
@@ -89,7 +90,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     if (cpp.length > 0) {
       const glue = glueImports(fe.program, (pos) => originOf(fe.pre, pos));
       const implemented = (im: ImportDef): boolean => bundle.exports.has(im.symbol);
-      const built = await buildCppUcodes({
+      const built = await cppBuild!.buildCppUcodes({
         sources: cpp, scans, cacheDir, cxxflags: opts.cxxflags,
         imports: program.imports.filter((im) => !implemented(im) && scans.some((s) => s.has(im.symbol))).map(glue),
         tsImports: program.imports.filter(implemented).map(glue),

@@ -6,7 +6,7 @@ import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type S
 import { finishReport } from '../analysis/slow/report.js';
 import { PathNode } from '../analysis/slow/critical.js';
 import { readTrace } from '../trace/merge.js';
-import { estimateEvents, traceFilesBytes } from '../trace/dir.js';
+import { estimateEvents, traceFilesBytes } from '../trace/manifest-reader.js';
 import { TraceModel, type ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
 import type { TraceManifest } from '../trace/manifest.js';

@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import type { TraceEvent } from './schema.js';
 import type { TraceManifest } from './manifest.js';
-import { listTraceFiles, readManifest } from './dir.js';
+import { listTraceFiles } from './dir.js';
+import { readManifest } from './manifest-reader.js';
 import { TraceDamage } from './damage.js';
 import { TraceFormatError } from './format.js';
 import { readThreadFile, scanLateness, type ReadOptions } from './reader.js';

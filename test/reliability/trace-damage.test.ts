@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { explain, luna, ROOT } from '../cli/helpers.js';
 import { analyzeSlowTrace, type SlowReport } from '../../src/analysis/slow/index.js';
 import { TraceFormatError, HEADER_BYTES } from '../../src/trace/format.js';
-import { ManifestError } from '../../src/trace/dir.js';
+import { ManifestError } from '../../src/trace/manifest-reader.js';
 import { rng } from '../lang/generators.js'; // seeded, so a failing corruption can be replayed
 
 let work = '';

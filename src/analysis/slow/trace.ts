@@ -1,7 +1,7 @@
 // File-based entry point: analyze a trace directory written by a run (or by the simulator).
 
 import { readTrace, type ReadTraceOptions } from '../../trace/merge.js';
-import { estimateEvents, traceFilesBytes } from '../../trace/dir.js';
+import { estimateEvents, traceFilesBytes } from '../../trace/manifest-reader.js';
 import { TraceModel } from '../../trace/model/model.js';
 import { SlowAnalyzer } from './analyzer.js';
 import { finishReport } from './report.js';
