@@ -224,16 +224,24 @@ export class NodeRuntime {
   schedule(): void {
     if (this.scheduled || this.failed) return;
     this.scheduled = true;
-    setImmediate(() => this.pump());
+    this.turn = setImmediate(this.pumpTurn);
   }
 
-  /** Pump now if a pump is due (after input arrived); the scheduled turn then finds nothing to do. */
+  /**
+   * Pump now if a pump is due (after input arrived). The scheduled turn is withdrawn: a pending
+   * immediate makes the event loop poll once more without waiting, one more system call per
+   * message on a fine-grained exchange between nodes.
+   */
   pumpNow(): void {
     if (this.scheduled) this.pump();
   }
 
+  private turn: NodeJS.Immediate | null = null;
+  private readonly pumpTurn = (): void => { this.turn = null; this.pump(); };
+
   private pump(): void {
     this.scheduled = false;
+    if (this.turn !== null) { clearImmediate(this.turn); this.turn = null; }
     if (this.failed) return;
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
