@@ -135,13 +135,19 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   });
   await section(ctx, notes, 'DF bandwidth', async () => {
     ctx.log('cluster: DF ping-pong between 2 nodes, 1 MiB and 64 MiB');
+    // libc: the same 1 MiB chain with the C library's own allocation policy (LUNA_KEEP_FREED_MB=0)
+    const libc = { LUNA_KEEP_FREED_MB: '0' };
     const bw = await interleaved(reps, {
       m1: () => runCli([...N2, pp, k1m, MiB]),
       m2: () => runCli([...N2, pp, k2m, MiB]),
+      c1: () => runCli([...N2, pp, k1m, MiB], undefined, libc),
+      c2: () => runCli([...N2, pp, k2m, MiB], undefined, libc),
       g1: () => runCli([...N2, pp, k1g, 64 * MiB]),
       g2: () => runCli([...N2, pp, k2g, 64 * MiB]),
     });
     const hop1m = ((bw.m2 - bw.m1) * 1000) / (k2m - k1m);
+    f['df.1MiB.libcPolicyXKept'] = sig(((bw.c2 - bw.c1) * 1000) / (k2m - k1m) / hop1m);
+    units['df.1MiB.libcPolicyXKept'] = '×';
     const hop64m = ((bw.g2 - bw.g1) * 1000) / (k2g - k1g);
     mibps1 = 1e6 / hop1m;
     mibps64 = (64 * 1e6) / hop64m;
@@ -153,7 +159,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   for (const k of ['df.latency.8B.usPerHop', 'df.local.8B.usPerHop', 'df.latency.8B.crossingUs', 'df.1MiB.usPerHop']) units[k] = 'µs';
   units['df.64MiB.msPerHop'] = 'ms';
   units['df.1MiB.MiBps'] = units['df.64MiB.MiBps'] = 'MiB/s';
-  notes.push(`DF transfer: a hop = one CF on the other node forwarding the DF (DF.copy) = one DF crossing + one CF; latency from ${hops} hops of 8 B; local = the same chain on 1 node (no crossing); crossingUs = 2-node hop − local hop; bandwidth from ${k1m}→${k2m} hops of 1 MiB and ${k1g}→${k2g} hops of 64 MiB (size / hop time, CF and latency included)`);
+  notes.push(`DF transfer: a hop = one CF on the other node forwarding the DF (DF.copy) = one DF crossing + one CF; latency from ${hops} hops of 8 B; libcPolicyXKept = 1 MiB hop time with the C library's allocation policy (LUNA_KEEP_FREED_MB=0) ÷ with freed memory kept; local = the same chain on 1 node (no crossing); crossingUs = 2-node hop − local hop; bandwidth from ${k1m}→${k2m} hops of 1 MiB and ${k1g}→${k2g} hops of 64 MiB (size / hop time, CF and latency included)`);
 
   // ---- against the transport suite's raw node:net figures
   const tr = ctx.previous['transport'];

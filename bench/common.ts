@@ -130,11 +130,11 @@ export async function runInProc(l: Loaded, args: (string | number)[], o: InProcO
 
 // ------------------------------------------------------------------ CLI runs
 
-function cliOnce(argv: (string | number)[], timeoutMs: number): Promise<number> {
+function cliOnce(argv: (string | number)[], timeoutMs: number, env?: Record<string, string>): Promise<number> {
   return new Promise((res, rej) => {
     const t0 = nowMs();
     // own process group, so a timeout kills the launcher and the node processes it started
-    const child = spawn(process.execPath, [LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: env ? { ...process.env, ...env } : process.env });
     let out = '';
     child.stdout.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
@@ -153,10 +153,10 @@ function cliOnce(argv: (string | number)[], timeoutMs: number): Promise<number> 
   });
 }
 
-/** Run `bin/luna run <argv…>` as a child process; wall milliseconds from spawn to exit. Retried. */
-export async function runCli(argv: (string | number)[], timeoutMs = 120_000): Promise<number> {
-  const what = `luna run ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
-  return retry(what, () => cliOnce(argv, timeoutMs));
+/** Run `bin/luna run <argv…>` as a child process (`env` added to this one's); wall milliseconds from spawn to exit. Retried. */
+export async function runCli(argv: (string | number)[], timeoutMs = 120_000, env?: Record<string, string>): Promise<number> {
+  const what = `${env ? Object.entries(env).map(([k, v]) => `${k}=${v} `).join('') : ''}luna run ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
+  return retry(what, () => cliOnce(argv, timeoutMs, env));
 }
 
 /**
@@ -266,10 +266,14 @@ export async function runTimed(argv: (string | number)[], timeoutMs = 120_000): 
  * Several configurations interleaved `reps` times, each a fresh `luna run --timing`; per
  * configuration the run with the median program time.
  */
-export async function interleavedTimed<K extends string>(reps: number, runs: Record<K, (string | number)[]>): Promise<Record<K, Timed>> {
+export async function interleavedTimed<K extends string>(reps: number, runs: Record<K, (string | number)[]>, baseline?: () => void | Promise<void>): Promise<Record<K, Timed>> {
   const keys = Object.keys(runs) as K[];
   const samples = Object.fromEntries(keys.map((k) => [k, [] as Timed[]])) as unknown as Record<K, Timed[]>;
-  for (let r = 0; r < reps; r++) for (const k of keys) samples[k].push(await runTimed(runs[k]));
+  for (let r = 0; r < reps; r++) {
+    // a baseline measured by the caller takes its turn in every round
+    if (baseline) await baseline();
+    for (const k of keys) samples[k].push(await runTimed(runs[k]));
+  }
   return Object.fromEntries(keys.map((k) => {
     const s = [...samples[k]].sort((a, b) => a.programMs - b.programMs);
     return [k, s[s.length >> 1]!];

@@ -42,6 +42,14 @@ new Worker(${JSON.stringify(loop)}, { eval: true });`;
   return Number(r.stdout.trim());
 }
 
+/** µs per crossing of a small message between two bare Node processes (a fresh pair). */
+function rawPingpongUs(crossings: number, bytes: number): number {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-pingpong.js'), String(crossings), String(bytes)], { encoding: 'utf8', timeout: 120_000 });
+  const us = Number(r.stdout.trim());
+  if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`raw pingpong: ${r.stderr || r.error?.message || 'no figure'}`);
+  return us;
+}
+
 /** Start→finish durations (µs) of the fragments of a trace. */
 function fragmentDurationsUs(dir: string): number[] {
   const start = new Map<string, number>();
@@ -112,12 +120,18 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       ctx.log('finegrain: pingpong over 2 processes');
       const pp = prog('pingpong/pingpong.fa');
       const [short, long] = q ? [1_000, 5_000] : [2_000, 20_000];
+      // the floor on this machine, interleaved with the runs: the same crossings between two
+      // bare Node processes (bench/raw-pingpong.ts)
+      const raw: number[] = [];
       const m = await interleavedTimed(reps, {
         short: ['--nodes', 2, '--threads', 1, pp, short, 8],
         long: ['--nodes', 2, '--threads', 1, pp, long, 8],
-      });
-      put('pingpong.usPerStep', (m.long.programMs * 1000) / long, 'µs', ORIGINAL.pingpongStep);
+      }, () => { raw.push(rawPingpongUs(long, 8)); });
+      const step = (m.long.programMs * 1000) / long;
+      put('pingpong.usPerStep', step, 'µs', ORIGINAL.pingpongStep);
       put('pingpong.marginalUsPerStep', ((m.long.programMs - m.short.programMs) * 1000) / (long - short), 'µs');
+      put('pingpong.rawUsPerStep', median(raw), 'µs');
+      put('pingpong.xRaw', step / median(raw), '×');
       targets.push({ key: 'pingpong.usPerStep', op: '<=', value: 40, label: 'pingpong step across 2 processes' });
     });
 

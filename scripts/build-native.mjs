@@ -1,8 +1,10 @@
 // npm `install` hook: build the native addons with node-gyp: the thread CPU clock
-// (native/thread_clock.c) and the C++ ucode runner (native/luna_ucode.cc). It must never fail
-// the install: without the clock the trace falls back to an approximate CPU clock and says so
-// (src/trace/clock.ts); without the runner TypeScript programs work and a program with C++
-// ucodes gets one clear message (src/ucode/cpp/native.ts). On failure: a warning line, exit 0.
+// (native/thread_clock.c), the memory policy for large buffers (native/memory.c) and the C++
+// ucode runner (native/luna_ucode.cc). It must never fail the install: without the clock the
+// trace falls back to an approximate CPU clock and says so (src/trace/clock.ts); without the
+// memory policy large buffers are allocated as glibc does by default (src/runtime/exec/shm.ts);
+// without the runner TypeScript programs work and a program with C++ ucodes gets one clear
+// message (src/ucode/cpp/native.ts). On failure: a warning line, exit 0.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -39,6 +41,7 @@ function nodedirArgs() {
 const built = (name) => existsSync(join(root, 'build', 'Release', `${name}.node`));
 const ADDONS = [
   ['thread_clock', 'thread CPU clock addon not built', 'traces will mark CPU times as approximate'],
+  ['luna_memory', 'memory policy addon not built', 'large DFs received from other nodes are allocated fresh every time (slower on machines with costly page faults)'],
   ['luna_ucode', 'C++ ucode addon not built', 'programs with C++ ucodes cannot run (TypeScript ucodes are not affected); install g++ and run `npm rebuild luna-ts`'],
 ];
 

@@ -15,6 +15,7 @@ import type { SchedulingPolicy } from '../runtime/policy/types.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { workerHeapMb } from '../runtime/exec/pool.js';
+import { keepFreedMb } from '../runtime/exec/shm.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
@@ -97,6 +98,10 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   const heap = process.env.LUNA_WORKER_HEAP_MB;
   if (heap !== undefined && heap !== '' && workerHeapMb() === undefined) {
     say(`luna: error: LUNA_WORKER_HEAP_MB must be a whole number of MB, at least 8, got ${JSON.stringify(heap)}`);
+    return 2;
+  }
+  if (Number.isNaN(keepFreedMb())) {
+    say(`luna: error: LUNA_KEEP_FREED_MB must be a whole number of MB (0: the C library's own policy), got ${JSON.stringify(process.env.LUNA_KEEP_FREED_MB)}`);
     return 2;
   }
   let cfTimeoutNs: number | undefined;

@@ -12,6 +12,7 @@ import type { MachineInfo } from '../trace/manifest.js';
 import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
 import { WorkerPool } from './exec/pool.js';
+import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
@@ -107,6 +108,8 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const t = opts.threads;
   if (t !== undefined && !(Number.isInteger(t) && t >= 1 && t <= MAX_THREADS)) throw new RunOptionsError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${t}`);
   const tp = opts.transport ?? new LoopbackTransport();
+  // large DFs reuse freed memory rather than fresh pages (LUNA_KEEP_FREED_MB)
+  keepFreedMemory();
   const lanes = opts.threads ?? defaultThreads();
   const cores = opts.cores ?? availableParallelism();
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;

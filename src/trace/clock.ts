@@ -10,32 +10,15 @@
 // wall time is an upper bound of its CPU time, so per-CF cpu ≤ wall still holds, but the value
 // is approximate and the trace says so (`cpuClockExact === false`, manifest clock.cpuExact).
 
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { addonPath } from '../core/addon.js';
 
 interface ClockAddon { threadCpuNs(): number; monoNs(): number }
-
-const ADDON_REL = join('build', 'Release', 'thread_clock.node');
-
-/** Package root: the nearest ancestor of this module holding build/Release (src/ or dist/src/). */
-function findAddon(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const p = join(dir, ADDON_REL);
-    if (existsSync(p)) return p;
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  return undefined;
-}
 
 let addon: ClockAddon | undefined;
 let loadError = 'addon not built (build/Release/thread_clock.node missing; run `npm run install`)';
 if (process.env.LUNA_TRACE_NO_ADDON !== '1') {
-  const path = findAddon();
+  const path = addonPath('thread_clock');
   if (path) {
     try {
       addon = createRequire(import.meta.url)(path) as ClockAddon;

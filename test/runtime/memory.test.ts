@@ -2,9 +2,15 @@
 // DF read once (req_count 1). The last CF prints the peak resident set of its process
 // (VmHWM, every page of every link is written). Without freeing, 2000 links would need 2 GiB;
 // the same chain without req_count (-D KEEP, shorter) shows the difference is real.
+//
+// Large buffers reuse freed memory (LUNA_KEEP_FREED_MB, native/memory.c): rounds of 32 shared
+// buffers, each round's a little larger than the last (DFs of varying size), are touched, freed
+// and collected; the page faults of the later rounds show whether fresh pages were mapped.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { assertOk, describeRun, lines, luna, program, runArgs } from './helpers.js';
+import { addonPath } from '../../src/core/addon.js';
 
 const CHAIN = program('chain_mem');
 
@@ -34,5 +40,45 @@ describe('memory on a long chain freed by req_count', { concurrency: true }, () 
     const pf = peak(freed.stdout), pk = peak(kept.stdout);
     assert.ok(pk >= 400, `the variant without req_count should hold all 400 MiB (peak ${pk} MiB)\n${describeRun(kept)}`);
     assert.ok(pk - pf >= 250, `with req_count ${pf} MiB, without ${pk} MiB: freeing makes no real difference\n${describeRun(freed)}\n${describeRun(kept)}`);
+  });
+});
+
+/** Page faults of each round in a fresh process (first round: the heap grows; later: reuse). */
+function roundFaults(keepMb: string): { on: boolean; per: number[] } {
+  const shm = new URL('../../src/runtime/exec/shm.js', import.meta.url).href;
+  const script = `const { keepFreedMemory } = await import(${JSON.stringify(shm)});
+const on = keepFreedMemory();
+const faults = () => process.resourceUsage().minorPageFault;
+const per = [];
+for (let round = 0; round < 6; round++) {
+  const size = (1 << 20) + round * 65536, f0 = faults();
+  let live = [];
+  for (let i = 0; i < 32; i++) { const b = new Uint8Array(new SharedArrayBuffer(size)); for (let o = 0; o < size; o += 4096) b[o] = 1; live.push(b); }
+  per.push(faults() - f0);
+  live = null;
+  gc();
+  await new Promise((r) => setTimeout(r, 20));
+}
+console.log(JSON.stringify({ on, per }));`;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, LUNA_KEEP_FREED_MB: keepMb }, timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as { on: boolean; per: number[] };
+}
+
+describe('freed memory is reused for the next large buffers', () => {
+  test('with the policy later rounds fault in under a quarter of the pages they would without it', (t) => {
+    const on = roundFaults('1024'), off = roundFaults('0');
+    assert.equal(off.on, false, 'LUNA_KEEP_FREED_MB=0 leaves the C library\'s policy');
+    if (addonPath('luna_memory') === undefined || process.platform !== 'linux') {
+      // not built (no compiler at install) or not glibc: the policy is off, and says so
+      assert.equal(on.on, false);
+      t.diagnostic('luna_memory addon not built here: only the fallback was checked');
+      return;
+    }
+    assert.equal(on.on, true, 'the policy is in force where the addon is built (glibc)');
+    const later = (x: { per: number[] }): number => x.per.slice(1).reduce((a, b) => a + b, 0);
+    const pages = 5 * 32 * 256; // what the later rounds touch, at least
+    assert.ok(later(off) >= pages * 0.8, `without the policy the later rounds should map fresh pages: ${JSON.stringify(off.per)}`);
+    assert.ok(later(on) < later(off) / 4, `with the policy ${JSON.stringify(on.per)}, without ${JSON.stringify(off.per)}: freed memory was not reused`);
   });
 });

@@ -1,9 +1,12 @@
-// V8 does not count SharedArrayBuffer memory as GC pressure: a long run that makes and frees
-// large raw DFs would grow without bound (2000 × 1 MiB chain → 2 GiB). Each thread counts the
-// shared bytes it dropped (system thread) or created (worker) and forces a collection after
-// every LIMIT bytes, so the freed buffers' memory is returned.
+// Memory of raw DFs (shared buffers). V8 does not count SharedArrayBuffer memory as GC pressure:
+// a long run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain →
+// 2 GiB). Each thread counts the shared bytes it dropped (system thread) or created (worker) and
+// forces a collection after every LIMIT bytes, so the freed buffers' memory is returned, and
+// keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
+import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { addonPath } from '../../core/addon.js';
 
 const LIMIT = 64 * 1024 * 1024;
 
@@ -21,4 +24,39 @@ let pending = 0;
 export function sharedBytesChurned(bytes: number): void {
   pending += bytes;
   if (pending >= LIMIT) { pending = 0; collect(); }
+}
+
+// ------------------------------------------------------------------ reuse of freed buffers
+
+const KEEP_FREED_DEFAULT_MB = 1024;
+
+/**
+ * `LUNA_KEEP_FREED_MB`: how much freed memory a node process keeps for its next large buffers
+ * (default 1024; 0 leaves the C library's own policy). NaN when the variable is malformed.
+ */
+export function keepFreedMb(): number {
+  const v = process.env.LUNA_KEEP_FREED_MB;
+  if (v === undefined || v === '') return KEEP_FREED_DEFAULT_MB;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 0 ? n : NaN;
+}
+
+let kept: boolean | undefined;
+
+/**
+ * Serve large blocks (received DFs, raw outputs) from memory freed earlier instead of fresh
+ * pages (native/memory.c says why). Once per process, from the node's system thread; true when
+ * the policy is in force (glibc, the addon built, LUNA_KEEP_FREED_MB not 0).
+ */
+export function keepFreedMemory(): boolean {
+  if (kept !== undefined) return kept;
+  kept = false;
+  const mb = keepFreedMb();
+  const path = addonPath('luna_memory');
+  if (!(mb > 0) || path === undefined) return kept;
+  try {
+    const addon = createRequire(import.meta.url)(path) as { keepFreedMemory(trimBytes: number): boolean };
+    kept = addon.keepFreedMemory(mb * 1024 * 1024);
+  } catch { /* without the addon the C library's default stays: slower, not wrong */ }
+  return kept;
 }

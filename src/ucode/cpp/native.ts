@@ -8,10 +8,8 @@
 // buffers cross N-API as arguments. Raw outputs are SharedArrayBuffers allocated here when the
 // C++ code calls create(), so the runtime owns them from the start (Node 20's N-API cannot
 // create a SharedArrayBuffer itself); copy() of an input hands back the input's own value.
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { addonPath } from '../../core/addon.js';
 import type { ParamType } from '../../lang/ast.js';
 import type { DF } from '../df.js';
 import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../value.js';
@@ -34,25 +32,11 @@ interface Addon {
 /** The addon could not be loaded: C++ ucodes cannot run in this installation. */
 export class NativeUnavailableError extends Error {}
 
-const ADDON_REL = join('build', 'Release', 'luna_ucode.node');
-
-function findAddon(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 7; i++) {
-    const p = join(dir, ADDON_REL);
-    if (existsSync(p)) return p;
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  return undefined;
-}
-
 let addon: Addon | undefined;
 
 export function loadAddon(): Addon {
   if (addon) return addon;
-  const path = findAddon();
+  const path = addonPath('luna_ucode');
   if (!path) {
     throw new NativeUnavailableError('C++ ucodes need the luna_ucode addon, which was not built when luna-ts was installed (no C++ compiler then?): install g++ and run `npm rebuild luna-ts` (in a checkout: `npm run install`)');
   }
