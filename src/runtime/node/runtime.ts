@@ -103,7 +103,7 @@ export class NodeRuntime {
     if (!cfs) return;
     this.batches.delete(r.batch);
     const t0 = this.st.tr ? this.host.now() : 0;
-    this.measureBatch(r.batch, r.outs.length);
+    this.measureBatch(r.batch, r.outs.length, r.outs.length === 1 && r.start && r.fin ? r.fin[0]! - r.start[0]! : -1);
     try {
       this.completeAll(cfs, r);
     } catch (e) { this.fail(e); return; }
@@ -272,7 +272,7 @@ export class NodeRuntime {
         const o = interp.examine(cf, b);
         if (o === BLOCKED) { st.run.pushFront(cf); blocked = true; break; }
         if (o !== TASK) continue;
-        if (b === null && this.inlineable(cf)) {
+        if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
           if ((++this.tick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
@@ -322,13 +322,13 @@ export class NodeRuntime {
     let ranInline = false;
     while (st.ready.length > 0) {
       const head = st.ready.peek()!;
-      if (this.inlineable(head)) {
+      if (this.inlineable(head, st.ready.length === 1 && this.batches.size === 0 && st.run.length === 0 && st.loops.length === 0)) {
         const lane = this.idleLane();
         if (lane >= 0) {
           // a burst, bounded in time: the event loop (network, worker results) gets its turn
           const until = performance.now() + SLICE_MS;
           do this.runInline(st.ready.shift()!, lane);
-          while (st.ready.length > 0 && performance.now() < until && this.inlineable(st.ready.peek()!));
+          while (st.ready.length > 0 && performance.now() < until && this.inlineable(st.ready.peek()!, false));
           ranInline = true;
           continue;
         }
@@ -370,7 +370,7 @@ export class NodeRuntime {
     return -1;
   }
 
-  private inlineable(cf: Cf): boolean {
+  private inlineable(cf: Cf, alone: boolean): boolean {
     const inl = this.exec.inline;
     if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined) return false;
     // views reused for every question (plain data for the policy, no garbage per CF)
@@ -379,11 +379,15 @@ export class NodeRuntime {
     cost.minNs = this.costMin[code]!;
     cost.samples = this.costN[code]!;
     now.workersReady = this.exec.booted > 0;
+    now.alone = alone;
+    now.handoffNs = this.handoffNs;
     return this.policy.runInline(cost, now, cf);
   }
 
   private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0 };
-  private readonly inlineView = { workersReady: false, nodes: 1 };
+  private readonly inlineView = { workersReady: false, nodes: 1, alone: false, handoffNs: 0 };
+  /** what a worker adds to a one-CF batch: round trip − the ucode's own time (EWMA, ns) */
+  private handoffNs = 0;
   private tick = 0;
 
   private batchSize(): number {
@@ -463,13 +467,17 @@ export class NodeRuntime {
     this.costN[c] = n + 1;
   }
 
-  private measureBatch(batch: number, n: number): void {
+  private measureBatch(batch: number, n: number, soleNs: number): void {
     const t0 = this.sentAt.get(batch);
     if (t0 === undefined) return;
     this.sentAt.delete(batch);
     if (n === 0) return;
-    const per = (performance.now() * 1e6 - t0) / n;
+    const rt = performance.now() * 1e6 - t0, per = rt / n;
     this.cfNs = this.cfNs === 0 ? per : 0.7 * this.cfNs + 0.3 * per;
+    if (soleNs >= 0) {
+      const h = Math.max(0, rt - soleNs);
+      this.handoffNs = this.handoffNs === 0 ? h : 0.8 * this.handoffNs + 0.2 * h;
+    }
   }
 
   /** Publish a finished atomic CF's outputs and run its after-actions. */

@@ -19,6 +19,8 @@ export const INLINE_NS = 20_000;
 export const BOOT_INLINE_NS = 1_000_000;
 /** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
+/** Longest code a lone CF may run inline for (the system thread also serves the network). */
+export const ALONE_INLINE_NS = 1_000_000;
 /** batches in flight per worker (one running, one queued behind it) */
 export const LANE_DEPTH = 2;
 
@@ -60,8 +62,11 @@ export class DefaultPolicy implements SchedulingPolicy {
   /**
    * Codes measured to be tiny. While no worker has booted yet (the first tens of milliseconds), a
    * code's first two executions run here to be measured (one node only), and codes whose fastest
-   * execution was short keep running here: a short or sequential program never waits for a worker. Other codes run
-   * on workers, where a crash, a memory blow-up or an endless loop is contained.
+   * execution was short keep running here: a short or sequential program never waits for a worker.
+   * A lone CF (nothing else ready, no batch in flight) of a code shorter than the measured
+   * hand-off to a worker and back runs here too, up to ALONE_INLINE_NS: a worker could only make
+   * it later. Other codes run on workers, where a crash, a memory blow-up or an endless loop is
+   * contained.
    */
   runInline(cost: CodeCost, now: InlineContext, _cf?: FragmentView): boolean {
     if (!this.inline) return false;
@@ -73,7 +78,8 @@ export class DefaultPolicy implements SchedulingPolicy {
       if (now.nodes === 1 && cost.samples < 2) return true;
       return cost.samples > 0 && cost.minNs < BOOT_INLINE_NS;
     }
-    return cost.samples >= INLINE_SAMPLES && cost.meanNs < INLINE_NS;
+    if (cost.samples < INLINE_SAMPLES) return false;
+    return cost.meanNs < INLINE_NS || (now.alone && cost.meanNs < Math.min(now.handoffNs, ALONE_INLINE_NS));
   }
 
   unrollChunk(loop: LoopView): number {

@@ -37,6 +37,10 @@ export interface InlineContext {
   /** some worker thread is ready (at start-up they boot for tens of milliseconds) */
   readonly workersReady: boolean;
   readonly nodes: number;
+  /** the CF is the only one ready and no batch is in flight: running it here delays nothing else */
+  readonly alone: boolean;
+  /** measured delay a worker adds to a lone CF (hand-off there and back), ns; 0 = unknown yet */
+  readonly handoffNs: number;
 }
 
 export interface BatchSizing {
