@@ -1,5 +1,6 @@
 // Task Bench suite (Slaughter et al., SC'20): METG(50 %) per dependence pattern, on 1 node × 2
-// threads and 2 nodes × 1 thread, with the compute_bound kernel in TypeScript.
+// threads and 2 nodes × 1 thread, with the compute_bound kernel in TypeScript and in C++ (C++
+// ucodes through the original's ucenv.h API; figures `cpp.…`).
 //
 // Method, as Task Bench does it: a graph of width = cores × nodes and STEPS steps is generated as
 // a LuNA program (taskbench/generate.ts); the kernel runs `iters` iterations of 128 FLOP per task,
@@ -12,12 +13,13 @@
 // once the worker threads have booted and loaded the kernel; the median of the repetitions.
 //
 //   npm run bench -- taskbench [--quick]        BENCH_TASKBENCH_PATTERNS=stencil_1d,fft to choose
+//   BENCH_TASKBENCH_CPP_PATTERNS (default stencil_1d,trivial; empty: no C++ kernels)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
 import { ORIGINAL, TASKBENCH_PEERS } from './reference.js';
-import { generate, ucodes } from './taskbench/generate.js';
+import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 
@@ -65,33 +67,40 @@ function iterationUs(): number {
   return best;
 }
 
-interface Program { file: string; tasks: number }
+/** A generated program; `args`: options of its runs (the C++ kernel's compiler flags). */
+interface Program { file: string; tasks: number; args: string[] }
 
-function writeProgram(dir: string, p: Pattern, width: number): Program {
+/** The C++ kernel is built as Task Bench's own kernels are: optimised for this machine. */
+const CPP_FLAGS = '-O3 -march=native';
+
+type Kernel = 'ts' | 'cpp';
+
+function writeProgram(dir: string, p: Pattern, width: number, kernel: Kernel): Program {
   const g = graph(p, width, STEPS);
   const { program, arities } = generate(g);
-  const sub = join(dir, `${p}-w${width}`);
+  const sub = join(dir, `${p}-w${width}-${kernel}`);
   const file = join(sub, 'taskbench.fa');
-  const kernel = join(ROOT, 'bench', 'taskbench', 'kernel.ts');
-  // one directory per program: `ucodes.ts` beside it is its ucode module
+  // one directory per program: `ucodes.ts` (or `ucodes.cpp`) beside it is its ucode module
   mkdirSync(sub, { recursive: true });
   writeFileSync(file, program);
-  writeFileSync(join(sub, 'ucodes.ts'), ucodes(arities, kernel));
+  if (kernel === 'ts') writeFileSync(join(sub, 'ucodes.ts'), ucodes(arities, join(ROOT, 'bench', 'taskbench', 'kernel.ts')));
+  else writeFileSync(join(sub, 'ucodes.cpp'), ucodesCpp(arities));
   let tasks = 0;
   for (let t = 0; t < STEPS; t++) tasks += widthAt(g, t);
-  return { file, tasks };
+  return { file, tasks, args: kernel === 'cpp' ? [`--cxxflags=${CPP_FLAGS}`] : [] };
 }
 
 async function runAt(c: Config, prog: Program, iters: number, reps: number): Promise<Timed> {
   const samples: Timed[] = [];
-  for (let r = 0; r < reps; r++) samples.push(await runTimed(['--nodes', c.nodes, '--threads', c.threads, '--warm-start', prog.file, STEPS, iters], 300_000));
+  for (let r = 0; r < reps; r++) samples.push(await runTimed(['--nodes', c.nodes, '--threads', c.threads, '--warm-start', ...prog.args, prog.file, STEPS, iters], 300_000));
   samples.sort((a, b) => a.programMs - b.programMs);
   return samples[samples.length >> 1]!;
 }
 
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const only = process.env.BENCH_TASKBENCH_PATTERNS?.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const p of only ?? []) if (!PATTERNS.includes(p as Pattern)) throw new Error(`BENCH_TASKBENCH_PATTERNS: no pattern ${p} (patterns: ${PATTERNS.join(', ')})`);
+  const cppOnly = (process.env.BENCH_TASKBENCH_CPP_PATTERNS ?? 'stencil_1d,trivial').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const p of [...(only ?? []), ...cppOnly]) if (!PATTERNS.includes(p as Pattern)) throw new Error(`BENCH_TASKBENCH_PATTERNS: no pattern ${p} (patterns: ${PATTERNS.join(', ')})`);
   const patterns: Pattern[] = only ? (only as Pattern[]) : ctx.quick ? ['stencil_1d', 'no_comm'] : [...PATTERNS];
   const reps = ctx.quick ? 1 : Math.max(1, Math.min(ctx.reps, 3));
   const f: Record<string, number> = {};
@@ -104,43 +113,60 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     `iterations 2^${maxK} (peak) then 2^${maxK - 1} downwards until efficiency < ${LEVEL * 100} %; median of ${reps}`);
   const dir = mkdtempSync(join(tmpdir(), 'luna-taskbench-'));
   const rows: string[][] = [];
-  try {
+  const sweep = async (kernel: Kernel, pats: Pattern[], peakK: number): Promise<void> => {
+    const pre = kernel === 'ts' ? '' : `${kernel}.`;
     for (const c of CONFIGS) {
       const cores = c.nodes * c.threads;
       const progs = new Map<Pattern, Program>();
-      for (const p of patterns) progs.set(p, writeProgram(dir, p, cores));
+      for (const p of pats) progs.set(p, writeProgram(dir, p, cores, kernel));
       // peak FLOP/s of the kernel at the largest task size, on the no-dependence graph
       let peak = NaN;
-      await section(ctx, notes, `peak ${c.name}`, async () => {
-        const prog = progs.get('trivial') ?? writeProgram(dir, 'trivial', cores);
-        ctx.log(`taskbench ${c.name}: peak at 2^${maxK} iterations`);
-        const t = await runAt(c, prog, 2 ** maxK, reps);
-        peak = (prog.tasks * 2 ** maxK * FLOP_PER_ITERATION) / (t.programMs / 1000);
-        f[`${c.name}.peakGflops`] = sig(peak / 1e9);
-        units[`${c.name}.peakGflops`] = 'GFLOP/s';
+      await section(ctx, notes, `peak ${pre}${c.name}`, async () => {
+        const prog = progs.get('trivial') ?? writeProgram(dir, 'trivial', cores, kernel);
+        ctx.log(`taskbench ${pre}${c.name}: peak at 2^${peakK} iterations`);
+        const t = await runAt(c, prog, 2 ** peakK, reps);
+        peak = (prog.tasks * 2 ** peakK * FLOP_PER_ITERATION) / (t.programMs / 1000);
+        f[`${pre}${c.name}.peakGflops`] = sig(peak / 1e9);
+        units[`${pre}${c.name}.peakGflops`] = 'GFLOP/s';
       });
       if (!Number.isFinite(peak)) continue;
-      for (const p of patterns) {
-        await section(ctx, notes, `${p} ${c.name}`, async () => {
+      for (const p of pats) {
+        await section(ctx, notes, `${p} ${pre}${c.name}`, async () => {
           const prog = progs.get(p)!;
           const points: Point[] = [];
-          for (let k = maxK - 1; k >= 0; k--) {
+          for (let k = peakK - 1; k >= 0; k--) {
             const iters = 2 ** k;
             const t = await runAt(c, prog, iters, reps);
             const efficiency = (prog.tasks * iters * FLOP_PER_ITERATION) / (t.programMs / 1000) / peak;
             points.push({ iters, granularityUs: (t.programMs * 1000 * cores) / prog.tasks, efficiency, spanMs: t.programMs });
-            ctx.log(`taskbench ${c.name} ${p}: 2^${k} iterations: ${fmt(points.at(-1)!.granularityUs)} µs per task×core, efficiency ${(efficiency * 100).toFixed(0)} %`);
+            ctx.log(`taskbench ${pre}${c.name} ${p}: 2^${k} iterations: ${fmt(points.at(-1)!.granularityUs)} µs per task×core, efficiency ${(efficiency * 100).toFixed(0)} %`);
             if (efficiency < LEVEL * 0.6) break; // well below: the METG is bracketed
           }
           const m = metg(points);
-          const key = `${c.name}.${p}.metgUs`;
+          const key = `${pre}${c.name}.${p}.metgUs`;
           f[key] = sig(m.us);
           units[key] = 'µs';
           if (m.bound) notes.push(`${key}: efficiency stayed ≥ ${LEVEL * 100} % down to 1 iteration; the METG is at most this`);
-          if (Number.isNaN(m.us) && points[0]) notes.push(`${key}: efficiency < ${LEVEL * 100} % already at ${fmt(points[0].granularityUs)} µs (2^${maxK - 1} iterations): the METG is above it`);
-          rows.push([`  ${c.name} ${p}`, `${m.bound ? '≤ ' : ''}${fmt(m.us)}`, points.map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ')]);
+          if (Number.isNaN(m.us) && points[0]) notes.push(`${key}: efficiency < ${LEVEL * 100} % already at ${fmt(points[0].granularityUs)} µs (2^${peakK - 1} iterations): the METG is above it`);
+          rows.push([`  ${pre}${c.name} ${p}`, `${m.bound ? '≤ ' : ''}${fmt(m.us)}`, points.map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ')]);
         });
       }
+    }
+  };
+  try {
+    await sweep('ts', patterns, maxK);
+    if (cppOnly.length > 0 && !ctx.quick) {
+      // The C++ kernel is several times faster: its largest task is found from one timed run
+      // (trivial, 1×2, at the TypeScript peak's iterations; compiling happens before the span).
+      let cppK = NaN;
+      await section(ctx, notes, 'C++ kernel speed', async () => {
+        const prog = writeProgram(dir, 'trivial', 2, 'cpp');
+        const t = await runAt(CONFIGS[0]!, prog, 2 ** maxK, 1);
+        const usPerIterCpp = (t.programMs * 1000 * 2) / (prog.tasks * 2 ** maxK);
+        cppK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIterCpp)));
+        notes.push(`C++ kernel (g++ ${CPP_FLAGS}): ${sig(usPerIterCpp * 1000)} ns per iteration in the runtime (1×2, trivial) against ${sig(usPerIter * 1000)} ns for TypeScript here; C++ sweep from 2^${cppK} iterations`);
+      });
+      if (Number.isFinite(cppK)) await sweep('cpp', cppOnly as Pattern[], cppK);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
