@@ -111,6 +111,10 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       throw e;
     }
   }
+  if (o.prioritiesFrom !== undefined) {
+    const bad = (await import('./trace-errors.js')).notATraceDir(o.prioritiesFrom, say);
+    if (bad !== undefined) return bad;
+  }
   let chosen: Awaited<ReturnType<typeof choosePolicy>>;
   try {
     chosen = await choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);

@@ -20,7 +20,7 @@ export function traceErrorExit(e: unknown): number {
  * A TRACE argument that is not a directory: the message (and exit 1) before any reader opens
  * files inside it, so the user reads what is wrong rather than an ENOTDIR.
  */
-export function notATraceDir(dir: string): number | undefined {
+export function notATraceDir(dir: string, say: (line: string) => void = (l) => { process.stderr.write(l); }): number | undefined {
   let problem: string | undefined;
   try {
     if (!statSync(dir).isDirectory()) problem = `${dir} is a file; a trace is a directory (written by luna run --trace DIR)`;
@@ -29,6 +29,6 @@ export function notATraceDir(dir: string): number | undefined {
     problem = code === 'ENOENT' || code === 'ENOTDIR' ? `no trace directory ${dir} (luna run --trace DIR writes one)` : `cannot read the trace directory ${dir}: ${(e as Error).message}`;
   }
   if (problem === undefined) return undefined;
-  process.stderr.write(`luna: error: ${problem}\n`);
+  say(`luna: error: ${problem}\n`);
   return 1;
 }

@@ -125,7 +125,7 @@ describe('options with a value: --opt v and --opt=v', () => {
     ]);
     for (const [i, r] of missing.entries()) {
       assert.equal(r.status, 1, explain(r));
-      assert.match(r.stderr, i < 2 ? /no-such-schedule/ : /no-such\.trace/, explain(r));
+      assert.match(r.stderr, i < 2 ? /no-such-schedule/ : /no trace directory \S*no-such\.trace/, explain(r));
       assert.equal(r.stdout, '', explain(r));
     }
   });
