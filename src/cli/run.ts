@@ -10,8 +10,9 @@ import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import { DefaultPolicy } from '../runtime/policy/default.js';
 import { PriorityPolicy } from '../runtime/policy/priority.js';
-import type { PlaybackPolicy, Recorder } from '../runtime/policy/playback.js';
+import { PlaybackPolicy, Recorder } from '../runtime/policy/playback.js';
 import type { SchedulingPolicy } from '../runtime/policy/types.js';
+import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { workerHeapMb } from '../runtime/exec/pool.js';
@@ -40,25 +41,24 @@ export interface RunCliOptions {
   cfTimeout?: string;
 }
 
-// What only some runs use (a replayed or recorded schedule, priorities from a trace, several
-// nodes) is imported when asked for: a plain run does not load the trace reader, the schema
-// validator or the network (they cost start-up time and a few MB of memory).
+// What only some runs use (priorities from a trace, several nodes) is imported when asked for:
+// a plain run does not load the trace reader, its schema validator or the network (they cost
+// start-up time and memory).
 
 /** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
 async function choosePolicy(o: RunCliOptions, run: { file: string; args: string[]; nodes: number; program: CompiledProgram }, rank: number, say: (t: string) => void): Promise<{ policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy }> {
   const program = run.program;
   let policy: SchedulingPolicy;
   let replay: PlaybackPolicy | undefined;
-  const { PlaybackPolicy, Recorder } = o.replay || o.record ? await import('../runtime/policy/playback.js') : {};
   if (o.replay) {
-    const s = (await import('../runtime/schedule.js')).readSchedule(o.replay);
+    const s = readSchedule(o.replay);
     const differs = [
       resolve(s.program) !== resolve(run.file) ? `program ${s.program}` : '',
       s.args.join(' ') !== run.args.join(' ') ? `arguments ${s.args.join(' ') || '(none)'}` : '',
       s.nodes !== run.nodes ? `${s.nodes} node(s)` : '',
     ].filter(Boolean);
     if (differs.length > 0 && !o.quiet) say(`luna: replay: ${o.replay} was recorded with ${differs.join(', ')}: what it does not know is scheduled normally`);
-    replay = new PlaybackPolicy!(s, rank);
+    replay = new PlaybackPolicy(s, rank);
     policy = replay;
   } else if (o.prioritiesFrom) {
     const t = (await import('../analysis/graph/priorities.js')).prioritiesFromTrace(o.prioritiesFrom);
@@ -68,7 +68,7 @@ async function choosePolicy(o: RunCliOptions, run: { file: string; args: string[
   } else if (program.hasPriority) policy = new PriorityPolicy();
   else policy = new DefaultPolicy();
   if (!o.record) return { policy, replay };
-  const recorder = new Recorder!(policy);
+  const recorder = new Recorder(policy);
   return { policy: recorder.policy(), recorder, replay };
 }
 
@@ -119,7 +119,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   try {
     chosen = await choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
   } catch (e) {
-    if ((e as Error).name === 'ScheduleError' || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
+    if (e instanceof ScheduleError || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
     throw e;
   }
   const policy = chosen.policy;
@@ -141,7 +141,6 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (warn && !o.quiet) say(warn);
     }
   }
-  const writeSchedule = o.record ? (await import('../runtime/schedule.js')).writeSchedule : undefined;
   const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
@@ -150,7 +149,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, maxRssKB: peakRssKB() })}\n`);
     }
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
-    if (chosen.recorder && o.record && res.ok) writeSchedule!(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
+    if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;
     if (rs && rs.unknown > 0 && !o.quiet) {
       const f = rs.firstUnknown!;

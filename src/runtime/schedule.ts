@@ -10,9 +10,7 @@ const FORMAT = 'luna-ts-schedule';
 /** 2: entries say whether the system thread ran the CF */
 const VERSION = 2;
 
-export class ScheduleError extends Error {
-  override name = 'ScheduleError';
-}
+export class ScheduleError extends Error {}
 
 function writeJson(path: string, value: unknown): void {
   const tmp = `${path}.${process.pid}.tmp`;
