@@ -49,10 +49,27 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
 });
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {
-  assert.equal(p.unrollChunk({ remaining: 10, live: 0, starving: false }), 10);
-  assert.equal(p.unrollChunk({ remaining: 1e6, live: 0, starving: false }), LOOP_CHUNK);
-  assert.equal(p.unrollChunk({ remaining: 1e6, live: LIVE_TARGET, starving: false }), 0);
-  assert.equal(p.unrollChunk({ remaining: 1e6, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
+  // workers busy (batches in flight): full chunks, as far as the live target allows
+  const busy = { remaining: 1e6, live: 0, starving: false, nodes: 1, ordered: false, inflight: 1, lastChunk: 0, wokenSince: 0 };
+  assert.equal(p.unrollChunk({ ...busy, remaining: 10 }), 10);
+  assert.equal(p.unrollChunk(busy), LOOP_CHUNK);
+  assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET }), 0);
+  assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
+  // several nodes: CFs spawned early request their remote inputs early, so full chunks
+  assert.equal(p.unrollChunk({ ...busy, inflight: 0, nodes: 2, lastChunk: 1, wokenSince: 5 }), LOOP_CHUNK);
+  // priorities order what is spawned: full chunks give the order its candidates
+  assert.equal(p.unrollChunk({ ...busy, inflight: 0, ordered: true, lastChunk: 1, wokenSince: 5 }), LOOP_CHUNK);
+});
+
+test('unrolling while the node runs everything itself: no further ahead than the CFs are ready', () => {
+  const here = { remaining: 1e6, live: 10, starving: true, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
+  assert.equal(p.unrollChunk(here), 1, 'the first chunk is one iteration');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 8 }), 16, 'every spawned CF was ready: double');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 8, wokenSince: 3 }), 4, 'some were spawned before their inputs: halve');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 1, wokenSince: 3 }), 1, 'never below one iteration');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: LOOP_CHUNK }), LOOP_CHUNK, 'never above a full chunk');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 64, remaining: 5 }), 5, 'never beyond the loop');
+  assert.equal(p.unrollChunk({ ...here, live: LIVE_TARGET, starving: false, lastChunk: 8 }), 0, 'the live target still bounds it');
 });
 
 test('stealing: victims in turn, never oneself; half of what exceeds the lanes is given', () => {

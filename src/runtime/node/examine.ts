@@ -389,14 +389,14 @@ export class Interpreter {
       if (!st.fifo) {
         // the first chunk now (as far as the policy allows), the rest when the pump asks
         st.loops.push(cf);
-        const chunk = st.policy.unrollChunk({ remaining: last - first + 1, live: st.live, starving: false });
+        const chunk = st.unrollChunk(last - first + 1, false);
         return chunk > 0 ? this.unroll(cf, chunk) : DONE;
       }
       // FIFO: the loop takes the place its children would take at the tail of the queue
       st.enqueue(cf);
       return DONE;
     }
-    return this.unroll(cf, st.policy.unrollChunk({ remaining: cf.counterEnd - cf.counter + 1, live: st.live, starving: true }));
+    return this.unroll(cf, st.unrollChunk(cf.counterEnd - cf.counter + 1, true));
   }
 
   /**

@@ -82,6 +82,11 @@ export class NodeRuntime {
     return this.st.live;
   }
 
+  /** batches in flight on this node's worker threads */
+  get inflight(): number {
+    return this.batches.size;
+  }
+
   // =================================================================== entry points
 
   /** Start the program on this node (node 0 creates main's CF) with main's parsed arguments. */
@@ -302,7 +307,7 @@ export class NodeRuntime {
       }
       if (st.loops.length === 0) return;
       const loop = st.loops[0]!;
-      const chunk = this.policy.unrollChunk({ remaining: loop.counterEnd - loop.counter + 1, live: st.live, starving: this.starving() });
+      const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving());
       if (chunk <= 0) return;
       interp.unroll(loop, chunk);
       if (performance.now() > until) { this.schedule(); return; }

@@ -21,9 +21,11 @@ export interface StateOwner {
   schedule(): void;
   /** label indices of a CF when they are plain values (traces) */
   labelIndices(cf: Cf): number[] | null;
+  /** batches in flight on the node's worker threads */
+  readonly inflight: number;
 }
 
-const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null };
+const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null, inflight: 0 };
 
 /** Cross-node operations (absent with one node). */
 export interface RemoteOps {
@@ -68,6 +70,10 @@ export class NodeState {
   readonly loops: Cf[] = [];
   /** CFs on this node not finished */
   live = 0;
+  /** CFs woken from waiting so far, and at the previous unroll, with the iterations it spawned */
+  private wakes = 0;
+  private wakesAtUnroll = 0;
+  private lastChunk = 0;
   private cfSeq = 0;
   private dfSeq = 0;
   /** who runs the pump (scheduled when there is something new to do) and names labels for traces */
@@ -82,6 +88,8 @@ export class NodeState {
     this.tr = host.trace;
     this.remote = host.remote;
     this.ready = ordered ? new PriorityReady() : new FifoReady();
+    this.loopView.nodes = host.size;
+    this.loopView.ordered = ordered;
     this.store = new DfStore((v) => {
       if (v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
       if (this.tr) this.tr.liveBytes(host.now(), this.store.liveBytes);
@@ -125,6 +133,23 @@ export class NodeState {
     this.waiting.add(cf);
   }
 
+  /** Iterations of a loop to spawn now (the policy decides from what the node is doing). */
+  unrollChunk(remaining: number, starving: boolean): number {
+    const v = this.loopView;
+    v.remaining = remaining;
+    v.live = this.live;
+    v.starving = starving;
+    v.inflight = this.owner.inflight;
+    v.lastChunk = this.lastChunk;
+    v.wokenSince = this.wakes - this.wakesAtUnroll;
+    const chunk = this.policy.unrollChunk(v);
+    if (chunk > 0) { this.lastChunk = Math.min(chunk, remaining); this.wakesAtUnroll = this.wakes; }
+    return chunk;
+  }
+
+  /** reused for every question (plain data for the policy, no garbage per unroll) */
+  private readonly loopView = { remaining: 0, live: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
+
   finish(cf: Cf): void {
     cf.state = DONE;
     this.live--;
@@ -162,7 +187,7 @@ export class NodeState {
     cf.addGot(key, v);
     const done = cf.arrived(key);
     if (cf.chained || cf.state !== WAITING) return;
-    if (done) { this.waiting.delete(cf); this.enqueue(cf); }
+    if (done) { this.waiting.delete(cf); this.wakes++; this.enqueue(cf); }
   }
 
   /** Publish `v` as `key` at its owner; `at` is when it came into existence (trace). */

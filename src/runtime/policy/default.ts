@@ -1,7 +1,8 @@
 // The default policy: locators place fragments, ready fragments run in the order they became
 // ready, batches carry about BATCH_NS of work, codes measured to be tiny (and, at start-up,
 // codes no worker could take yet) run on the system thread, long loops unroll a chunk at a time
-// while few fragments are alive, idle nodes ask their neighbours in turn for stealable work and
+// while few fragments are alive (a step at a time while their fragments wait for each other and
+// run on this thread), idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
 import type { BatchSizing, CodeCost, FragmentView, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
 
@@ -82,9 +83,23 @@ export class DefaultPolicy implements SchedulingPolicy {
     return cost.meanNs < INLINE_NS || (now.alone && cost.meanNs < Math.min(now.handoffNs, ALONE_INLINE_NS));
   }
 
+  /**
+   * While worker threads run batches, a loop spawns LOOP_CHUNK iterations at a time (up to
+   * LIVE_TARGET live CFs): CFs waiting ahead feed batches and chain continuations. While this
+   * node runs everything itself, spawning a CF before its inputs exist only parks it, to be
+   * examined twice and kept alive meanwhile: the chunk halves when CFs were woken since the
+   * previous unroll (they were spawned too early) and doubles otherwise, so a loop of dependent
+   * steps spawns about a step at a time, while a loop of independent CFs, or of CFs that wait
+   * for something far off anyway, still reaches full chunks. On several nodes CFs spawned early request their
+   * remote inputs early, and with priorities they are candidates of the order: there the chunk
+   * stays full.
+   */
   unrollChunk(loop: LoopView): number {
-    if (loop.live < LIVE_TARGET || loop.starving) return Math.min(LOOP_CHUNK, loop.remaining);
-    return 0;
+    if (loop.live >= LIVE_TARGET && !loop.starving) return 0;
+    const full = Math.min(LOOP_CHUNK, loop.remaining);
+    if (loop.inflight > 0 || loop.nodes > 1 || loop.ordered) return full;
+    const next = loop.wokenSince > 0 ? loop.lastChunk >> 1 : loop.lastChunk * 2;
+    return Math.max(1, Math.min(full, next));
   }
 
   stealVictim(self: number, nodes: number, attempt: number): number {

@@ -63,6 +63,19 @@ export interface LoopView {
   readonly live: number;
   /** nothing else can run on the node right now: unrolling is the only way forward */
   readonly starving: boolean;
+  /** nodes of the run (on several, CFs spawned early request their remote inputs early) */
+  readonly nodes: number;
+  /** ready CFs run in priority order (CFs spawned ahead are candidates of that order) */
+  readonly ordered: boolean;
+  /** batches in flight on this node's worker threads */
+  readonly inflight: number;
+  /** iterations the node's previous unroll spawned (0: none yet) */
+  readonly lastChunk: number;
+  /**
+   * CFs woken since the previous unroll: they had waited for inputs that then came, so they were
+   * spawned before they could run (CFs still waiting for later inputs do not count)
+   */
+  readonly wokenSince: number;
 }
 
 export interface ProfileSample {
