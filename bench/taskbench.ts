@@ -100,7 +100,9 @@ async function runAt(c: Config, prog: Program, iters: number, reps: number): Pro
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const only = process.env.BENCH_TASKBENCH_PATTERNS?.split(',').map((s) => s.trim()).filter(Boolean);
   const cppOnly = (process.env.BENCH_TASKBENCH_CPP_PATTERNS ?? 'stencil_1d,trivial').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const p of [...(only ?? []), ...cppOnly]) if (!PATTERNS.includes(p as Pattern)) throw new Error(`BENCH_TASKBENCH_PATTERNS: no pattern ${p} (patterns: ${PATTERNS.join(', ')})`);
+  for (const [name, list] of [['BENCH_TASKBENCH_PATTERNS', only ?? []], ['BENCH_TASKBENCH_CPP_PATTERNS', cppOnly]] as const) {
+    for (const p of list) if (!PATTERNS.includes(p as Pattern)) throw new Error(`${name}: no pattern ${p} (patterns: ${PATTERNS.join(', ')})`);
+  }
   const patterns: Pattern[] = only ? (only as Pattern[]) : ctx.quick ? ['stencil_1d', 'no_comm'] : [...PATTERNS];
   const reps = ctx.quick ? 1 : Math.max(1, Math.min(ctx.reps, 3));
   const f: Record<string, number> = {};

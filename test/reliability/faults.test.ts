@@ -31,18 +31,18 @@ export function c_work(kind: string, a: { getInt(): number }, x: { setInt(v: num
   x.setInt(v + 1);
   return undefined;
 }
-export function c_print(x: { getInt(): number }): void { console.log('result ' + x.getInt()); }
+export function c_print(i: number, x: { getInt(): number }): void { console.log('result ' + i + ': ' + x.getInt()); }
 `;
 
 const PROGRAM = `import c_init(int \`v, name \`x) as init;
 import c_work(string \`kind, value \`a, name \`x) as work;
-import c_print(value \`x) as print;
+import c_print(int \`i, value \`x) as print;
 sub main(string kind)
 {
     df a, b;
     for i = 1..4 init(i, a[i]);
     for i = 1..4 cf w[i]: work(kind, a[i], b[i]);
-    for i = 1..4 print(b[i]);
+    for i = 1..4 print(i, b[i]);
 }
 `;
 
@@ -78,7 +78,7 @@ const CASES: Case[] = [
   { kind: 'hang', cause: /worker thread \d+ of node \d+ was stopped after 300\.0 ms \(--cf-timeout\) while running ucode c_work/, opts: ['--cf-timeout', '300ms'] },
 ];
 
-const FRAGMENT = /\n {2}in CF w\[[1-4]\] \(ucode c_work, id [\d_]+\) at prog\.fa:8:18 on node [01]\n/;
+const FRAGMENT = /\n {2}in CF w\[([1-4])\] \(ucode c_work, id [\d_]+\) at prog\.fa:8:18 on node [01]\n/;
 
 function assertFault(r: Run, c: Case): void {
   assert.notEqual(r.status, 0, explain(r));
@@ -90,7 +90,11 @@ function assertFault(r: Run, c: Case): void {
   if (c.escaped && c.escaped.test(r.stderr)) return;
   assert.match(r.stderr, c.cause, explain(r));
   assert.match(r.stderr, FRAGMENT, explain(r));
-  assert.doesNotMatch(r.stdout, /result/, explain(r));
+  // the run stops at the fault: the faulted fragment's output is never printed, nor are all four
+  // (fragments that completed before it may have printed theirs: nothing computed is lost)
+  const k = FRAGMENT.exec(r.stderr)![1]!;
+  assert.doesNotMatch(r.stdout, new RegExp(`^result ${k}:`, 'm'), explain(r));
+  assert.ok((r.stdout.match(/^result/gm) ?? []).length < 4, explain(r));
 }
 
 for (const nodes of [1, 2]) {
@@ -116,7 +120,7 @@ test('faults on node 1 are reported by node 0, naming node 1', async () => {
 test('--cf-timeout: a run whose fragments are all shorter completes; a bad duration is exit 2', async () => {
   const ok = await luna(['run', '--threads', '2', '--cf-timeout', '20s', 'prog.fa', 'fine'], dir);
   assert.equal(ok.status, 0, explain(ok));
-  assert.deepEqual(ok.stdout.trim().split('\n').sort(), ['result 2', 'result 3', 'result 4', 'result 5']);
+  assert.deepEqual(ok.stdout.trim().split('\n').sort(), ['result 1: 2', 'result 2: 3', 'result 3: 4', 'result 4: 5']);
   const bad = await luna(['run', '--cf-timeout', '5', 'prog.fa', 'fine'], dir);
   assert.equal(bad.status, 2, explain(bad));
   assert.match(bad.stderr, /^luna: error: --cf-timeout: "5" needs a unit/m, explain(bad));
