@@ -1,6 +1,7 @@
 // Shared helpers of the benchmark harness (bench/run.ts and its suites): paths, timing, medians,
 // in-process and CLI runs of LuNA programs, result/target types and table formatting.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
@@ -9,6 +10,11 @@ import { runSingleNode } from '../src/runtime/run.js';
 /** Repository root (this file runs from dist/bench/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LUNA = join(ROOT, 'bin', 'luna');
+/**
+ * The Node flags of `bin/luna`'s first line: runs start `node <flags> bin/luna …`, so that they
+ * measure what a user's `bin/luna …` runs.
+ */
+export const LUNA_NODE_FLAGS: string[] = (readFileSync(LUNA, 'utf8').split('\n', 1)[0]!.match(/\snode\s+(.*)$/)?.[1] ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
 /** A benchmark program under bench/programs/. */
 export const prog = (rel: string): string => join(ROOT, 'bench', 'programs', rel);
 
@@ -134,7 +140,7 @@ function cliOnce(argv: (string | number)[], timeoutMs: number, env?: Record<stri
   return new Promise((res, rej) => {
     const t0 = nowMs();
     // own process group, so a timeout kills the launcher and the node processes it started
-    const child = spawn(process.execPath, [LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: env ? { ...process.env, ...env } : process.env });
+    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: env ? { ...process.env, ...env } : process.env });
     let out = '';
     child.stdout.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
@@ -236,7 +242,7 @@ export interface Timed {
 function timedOnce(argv: (string | number)[], timeoutMs: number): Promise<Timed> {
   return new Promise((res, rej) => {
     const t0 = nowMs();
-    const child = spawn(process.execPath, [LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let out = '';
     const keep = (d: Buffer) => { if (out.length < 65536) out += d.toString(); };
     child.stdout.on('data', keep);

@@ -6,9 +6,15 @@
 // Large buffers reuse freed memory (LUNA_KEEP_FREED_MB, native/memory.c): rounds of 32 shared
 // buffers, each round's a little larger than the last (DFs of varying size), are touched, freed
 // and collected; the page faults of the later rounds show whether fresh pages were mapped.
+//
+// Worker threads keep V8's default young generation under bin/luna's small one for the system
+// thread: a ucode that keeps many objects alive a while reports how far its new space grew.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { assertOk, describeRun, lines, luna, program, runArgs } from './helpers.js';
 import { addonPath } from '../../src/core/addon.js';
 
@@ -80,5 +86,34 @@ describe('freed memory is reused for the next large buffers', () => {
     const pages = 5 * 32 * 256; // what the later rounds touch, at least
     assert.ok(later(off) >= pages * 0.8, `without the policy the later rounds should map fresh pages: ${JSON.stringify(off.per)}`);
     assert.ok(later(on) < later(off) / 4, `with the policy ${JSON.stringify(on.per)}, without ${JSON.stringify(off.per)}: freed memory was not reused`);
+  });
+});
+
+describe('young generations', () => {
+  test('under the system thread\'s 2 MB semi-spaces a worker\'s new space still grows past them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'luna-young-'));
+    try {
+      writeFileSync(join(dir, 'ucodes.ts'), `import { getHeapSpaceStatistics } from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
+export function c_churn(n: number): void {
+  let keep: { i: number; s: string }[] = [];
+  for (let i = 0; i < n; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200_000) keep = []; }
+  const ns = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!;
+  console.log((isMainThread ? 'main ' : 'worker ') + ns.space_size);
+}
+`);
+      writeFileSync(join(dir, 'p.fa'), 'import c_churn(int `n) as churn;\nsub main(int n) { churn(n); }\n');
+      // --cf-timeout: nothing runs on the system thread, the CF goes to a worker
+      const r = await luna(['run', '--threads', '1', '--cf-timeout', '60s', join(dir, 'p.fa'), '3000000'], {
+        command: [process.execPath, '--max-semi-space-size=2', join('bin', 'luna')], timeoutMs: 60_000,
+      });
+      assertOk(r);
+      const m = /^worker (\d+)$/m.exec(r.stdout);
+      assert.ok(m, `no report from a worker\n${describeRun(r)}`);
+      // 2 MB semi-spaces would hold the new space at 4 MB
+      assert.ok(Number(m[1]) > 8 * 2 ** 20, `the worker's new space stayed at ${m[1]} bytes: it got the system thread's semi-spaces\n${describeRun(r)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -4,7 +4,7 @@
 // (process.exit in a ucode, out of memory, a crash) is reported with the CF it was running.
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../program/compile.js';
 import { AWAKE, SLEEPING, abortFlag, flagsLength, runningFlag, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
@@ -23,6 +23,23 @@ export function workerHeapMb(): number | undefined {
   if (v === undefined || v === '') return undefined;
   const n = Number(v);
   return Number.isInteger(n) && n >= 8 ? n : undefined;
+}
+
+/**
+ * Semi-space size of worker threads, MB: V8's default on 64-bit machines. `bin/luna` starts Node
+ * with small semi-spaces (`--max-semi-space-size=2`) for the system thread, whose many
+ * short-lived bookkeeping objects then reuse a few warm pages instead of growing into fresh
+ * ones; ucodes allocate like ordinary programs (matrices, arrays), so their threads keep the
+ * default. V8 reads the flag when an isolate is created: set now, it applies to the workers
+ * started from here on and not to the running system thread. (`resourceLimits.
+ * maxYoungGenerationSizeMb` would not do: the command-line flag overrides it.)
+ */
+const WORKER_SEMI_SPACE_MB = 16;
+let workerHeapFlags = false;
+function setWorkerHeapFlags(): void {
+  if (workerHeapFlags) return;
+  workerHeapFlags = true;
+  setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
 }
 
 export interface PoolOptions {
@@ -123,6 +140,7 @@ export class WorkerPool {
     // process.stdout/stderr). Their stdio streams are therefore not piped here: a piped stream
     // asks the worker's original stream for more data, and with many workers booting that
     // request can arrive after the replacement and kill the worker.
+    setWorkerHeapFlags();
     const w = new Worker(WORKER_FILE, {
       workerData: init, transferList: [ch.port2], stdout: true, stderr: true,
       ...(this.heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: this.heapMb } } : {}),
