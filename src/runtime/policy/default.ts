@@ -90,9 +90,9 @@ export class DefaultPolicy implements SchedulingPolicy {
    * examined twice and kept alive meanwhile: the chunk halves when CFs were woken since the
    * previous unroll (they were spawned too early) and doubles otherwise, so a loop of dependent
    * steps spawns about a step at a time, while a loop of independent CFs, or of CFs that wait
-   * for something far off anyway, still reaches full chunks. On several nodes CFs spawned early request their
-   * remote inputs early, and with priorities they are candidates of the order: there the chunk
-   * stays full.
+   * for something far off anyway, still reaches full chunks. On several nodes CFs spawned early
+   * request their remote inputs early, and with priorities they are candidates of the order:
+   * there the chunk stays full.
    */
   unrollChunk(loop: LoopView): number {
     if (loop.live >= LIVE_TARGET && !loop.starving) return 0;
