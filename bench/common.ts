@@ -239,10 +239,10 @@ export interface Timed {
   sent: number;
 }
 
-function timedOnce(argv: (string | number)[], timeoutMs: number): Promise<Timed> {
+function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<string, string>): Promise<Timed> {
   return new Promise((res, rej) => {
     const t0 = nowMs();
-    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: env ? { ...process.env, ...env } : process.env });
     let out = '';
     const keep = (d: Buffer) => { if (out.length < 65536) out += d.toString(); };
     child.stdout.on('data', keep);
@@ -260,11 +260,11 @@ function timedOnce(argv: (string | number)[], timeoutMs: number): Promise<Timed>
   });
 }
 
-/** `luna run --timing <argv…>` in a fresh process; retried like runCli. */
-export async function runTimed(argv: (string | number)[], timeoutMs = 120_000): Promise<Timed> {
-  const what = `luna run --timing ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
+/** `luna run --timing <argv…>` in a fresh process (with `env` added to ours); retried like runCli. */
+export async function runTimed(argv: (string | number)[], timeoutMs = 120_000, env?: Record<string, string>): Promise<Timed> {
+  const what = `${env ? Object.entries(env).map(([k, v]) => `${k}=${v} `).join('') : ''}luna run --timing ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
   let last: Timed | undefined;
-  await retry(what, async () => { last = await timedOnce(argv, timeoutMs); return last.programMs; });
+  await retry(what, async () => { last = await timedOnce(argv, timeoutMs, env); return last.programMs; });
   return last!;
 }
 

@@ -12,12 +12,15 @@
 // --warm-start`: as Task Bench times a graph after the runtime's initialisation, the span starts
 // once the worker threads have booted and loaded the kernel; the median of the repetitions.
 //
+// Also: stencil_1d on 1×2 with the workers feeding each other the values of dependent steps and
+// without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`).
+//
 //   npm run bench -- taskbench [--quick]        BENCH_TASKBENCH_PATTERNS=stencil_1d,fft to choose
 //   BENCH_TASKBENCH_CPP_PATTERNS (default stencil_1d,trivial; empty: no C++ kernels)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
+import { median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
 import { ORIGINAL, TASKBENCH_PEERS } from './reference.js';
 import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
@@ -26,6 +29,8 @@ import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js'
 const STEPS = 1000;
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
 const PEAK_TASK_US = 2000;
+/** Task size of the feeding comparison (µs). */
+const FEED_TASK_US = 80;
 /** Efficiency of the METG. */
 const LEVEL = 0.5;
 
@@ -155,6 +160,27 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       }
     }
   };
+  // Feeding across lanes against its absence (LUNA_FEED=0), interleaved: stencil_1d on 1×2 at
+  // tasks of ~FEED_TASK_US, where the hand-offs between steps weigh.
+  if (patterns.includes('stencil_1d')) {
+    await section(ctx, notes, 'feeding', async () => {
+      const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
+      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts');
+      const argv = ['--threads', 2, '--warm-start', prog.file, STEPS, 2 ** k];
+      const on: number[] = [], off: number[] = [];
+      ctx.log(`taskbench: stencil_1d 1x2 at 2^${k} iterations, feeding on and off`);
+      for (let r = 0; r < Math.max(3, ctx.quick ? 3 : ctx.reps); r++) {
+        off.push((await runTimed(argv, 300_000, { LUNA_FEED: '0' })).programMs);
+        on.push((await runTimed(argv, 300_000)).programMs);
+      }
+      f['1x2.stencil_1d.fedMs'] = sig(median(on));
+      f['1x2.stencil_1d.unfedMs'] = sig(median(off));
+      f['1x2.stencil_1d.unfedXfed'] = sig(median(off) / median(on));
+      units['1x2.stencil_1d.fedMs'] = units['1x2.stencil_1d.unfedMs'] = 'ms';
+      units['1x2.stencil_1d.unfedXfed'] = '×';
+      notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster`);
+    });
+  }
   try {
     await sweep('ts', patterns, maxK);
     if (cppOnly.length > 0 && !ctx.quick) {

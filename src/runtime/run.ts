@@ -128,6 +128,8 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     // A worker spinning for the next batch takes a core: only where one is spare (on 2 cores
     // with 2 workers the spin delayed the system thread that was to send it the batch).
     spinUs: lanes + 1 > cores ? 0 : 50,
+    // workers feed each other the values of dependent steps (LUNA_FEED=0: through this thread only)
+    feed: process.env.LUNA_FEED !== '0',
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
@@ -140,7 +142,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const cluster = new ClusterNode(router, wallNs);
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
     await inline.load(bundle, native);

@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH, FEED_DEPTH } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -21,6 +21,20 @@ test('lane choice: the least loaded lane with room, else wait', () => {
   assert.equal(p.chooseLane({ count: 3, inflight: [1, 0, 1] }), 1);
   assert.equal(p.chooseLane({ count: 2, inflight: [2, 2] }), -1);
   assert.equal(p.chooseLane({ count: 2, inflight: [1, 1] }), 0);
+});
+
+test('fed lanes: the least loaded lane with room, ties taken in turn so the CFs of a step spread, else wait', () => {
+  const p = new DefaultPolicy();
+  assert.equal(p.chooseFedLane({ count: 3, inflight: [1, 0, 1] }, [0, 2]), 1);
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, FEED_DEPTH] }, [0, 1]), -1);
+  // equal loads: lanes in turn (two CFs of one step must not queue on one worker)
+  const q = new DefaultPolicy();
+  const picks = [0, 1, 2, 3].map(() => q.chooseFedLane({ count: 2, inflight: [0, 0] }, [0, 1]));
+  assert.deepEqual(picks, [0, 1, 0, 1]);
+  assert.equal(q.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 0] }, [0, 1]), 1);
+  // fed from one lane (a chain): that lane, or wait for it
+  assert.equal(q.chooseFedLane({ count: 2, inflight: [1, 0] }, [0]), 0);
+  assert.equal(q.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 0] }, [0]), -1);
 });
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast; never when disabled', () => {

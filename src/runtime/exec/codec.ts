@@ -4,11 +4,11 @@
 //
 // Task: cf, imp, nargs, then per argument a tag and its operands:
 //   OUT keyIdx | INT v keyIdx | REAL v keyIdx | STR strIdx keyIdx | OBJ(t) objIdx keyIdx |
-//   NUM v | TXT strIdx | FWD task out keyIdx
+//   NUM v | TXT strIdx | FWD task out keyIdx | XFWD lane batch task out keyIdx
 import { T_INT, T_REAL, T_STRING, type DfValue } from '../../ucode/value.js';
 import type { Forward, Task, TaskError } from './protocol.js';
 
-const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8;
+const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8, A_XFWD = 9;
 
 /** `keys`: every DF key of the batch joined by \u0001 (one string to clone; split lazily). */
 export interface WireBatch { id: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[]; keys: string }
@@ -42,7 +42,11 @@ export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
     for (let i = 0; i < n; i++) {
       const key = keys[i]!;
       const f = fwd ? fwd.find((x) => x.arg === i) : undefined;
-      if (f) { nums.push(A_FWD); nums.push(f.task); nums.push(f.out); nums.push(addKey(key)); continue; }
+      if (f) {
+        if (f.lane !== undefined) { nums.push(A_XFWD); nums.push(f.lane); nums.push(f.batch!); } else nums.push(A_FWD);
+        nums.push(f.task); nums.push(f.out); nums.push(addKey(key));
+        continue;
+      }
       const a = args[i];
       if (key === '') {
         if (typeof a === 'number') { nums.push(A_NUM); nums.push(a); }
@@ -92,6 +96,7 @@ export function decodeBatch(b: WireBatch): DecodedTask[] {
         case A_TXT: args[i] = strs[nums[p++]!]; continue;
         case A_OUT: args[i] = null; break;
         case A_FWD: (fwd ??= []).push({ arg: i, task: nums[p++]!, out: nums[p++]! }); args[i] = null; break;
+        case A_XFWD: (fwd ??= []).push({ arg: i, lane: nums[p++]!, batch: nums[p++]!, task: nums[p++]!, out: nums[p++]! }); args[i] = null; break;
         default: args[i] = readValue(tag, nums[p++]!, strs, objs);
       }
       keys[i] = nums[p++]!;

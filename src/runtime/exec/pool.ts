@@ -6,7 +6,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../program/compile.js';
-import { AWAKE, SLEEPING, abortFlag, flagsLength, runningFlag, type Batch, type BatchResult, type WorkerInit } from './protocol.js';
+import { AWAKE, abortFlag, feedsFlag, flagsLength, processedFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
@@ -51,6 +51,8 @@ export interface PoolOptions {
   trace?: WorkerInit['trace'];
   /** µs a worker spins on its empty port before it parks (default 50) */
   spinUs?: number;
+  /** workers feed values to each other (see exchange.ts); off above MAX_FEED_LANES lanes */
+  feed?: boolean;
   onResult: (r: BatchResult) => void;
   /**
    * a worker died or could not start; `cf` is the CF it was running (-1: none); `cause` reads
@@ -58,6 +60,9 @@ export interface PoolOptions {
    */
   onDeath: (lane: number, cf: number, cause: string) => void;
 }
+
+/** Feeding across lanes takes a port per pair of workers: not beyond this many. */
+export const MAX_FEED_LANES = 16;
 
 export class WorkerPool {
   readonly lanes: number;
@@ -79,6 +84,10 @@ export class WorkerPool {
   /** warmUp: workers start ahead of their first batch, the next at lane nextWarm */
   private bootAhead = false;
   private nextWarm = 0;
+  /** workers feed each other: feed-request ports (system thread's ends) and the pairs' ports */
+  readonly feeds: boolean;
+  private readonly ctl: (MessagePort | undefined)[];
+  private readonly peers: (MessagePort | null)[][];
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -87,6 +96,22 @@ export class WorkerPool {
     this.inflight = new Int32Array(opts.lanes);
     this.workers = new Array(opts.lanes);
     this.ports = new Array(opts.lanes);
+    this.feeds = opts.feed === true && opts.lanes >= 2 && opts.lanes <= MAX_FEED_LANES;
+    this.ctl = new Array(opts.lanes);
+    this.peers = [];
+    if (this.feeds) {
+      for (let i = 0; i < opts.lanes; i++) {
+        this.flags[processedFlag(opts.lanes, i)] = -1;
+        this.peers.push(new Array<MessagePort | null>(opts.lanes).fill(null));
+      }
+      for (let i = 0; i < opts.lanes; i++) {
+        for (let j = i + 1; j < opts.lanes; j++) {
+          const ch = new MessageChannel();
+          this.peers[i]![j] = ch.port1;
+          this.peers[j]![i] = ch.port2;
+        }
+      }
+    }
   }
 
   /** Start lane `i`'s worker now (it boots while the system thread does other work). */
@@ -136,13 +161,21 @@ export class WorkerPool {
       index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace, spinUs: this.opts.spinUs ?? 50,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params })),
     };
+    const transfer: MessagePort[] = [ch.port2];
+    if (this.feeds) {
+      const ctl = new MessageChannel();
+      this.ctl[i] = ctl.port1;
+      init.ctl = ctl.port2;
+      init.peers = this.peers[i]!;
+      transfer.push(ctl.port2, ...this.peers[i]!.filter((p): p is MessagePort => p !== null));
+    }
     // Workers write ucode output straight to the file descriptors (worker.ts replaces their
     // process.stdout/stderr). Their stdio streams are therefore not piped here: a piped stream
     // asks the worker's original stream for more data, and with many workers booting that
     // request can arrive after the replacement and kill the worker.
     setWorkerHeapFlags();
     const w = new Worker(WORKER_FILE, {
-      workerData: init, transferList: [ch.port2], stdout: true, stderr: true,
+      workerData: init, transferList: transfer, stdout: true, stderr: true,
       ...(this.heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: this.heapMb } } : {}),
     });
     this.workers[i] = w;
@@ -154,6 +187,14 @@ export class WorkerPool {
       this.bootSettled();
       this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, this.causes[i] ?? cause);
     };
+    const result = (m: WireResult): void => {
+      this.inflight[m.lane]!--;
+      const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
+      if (m.error) r.error = m.error;
+      this.opts.onResult(r);
+      // the system thread will not name this batch in a feed request any more
+      if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);
+    };
     w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
         this.booted++;
@@ -163,10 +204,7 @@ export class WorkerPool {
         return;
       }
       if (m.fatal !== undefined) { death(`could not load the ucode module: ${m.fatal}`); return; }
-      this.inflight[m.lane]!--;
-      const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
-      if (m.error) r.error = m.error;
-      this.opts.onResult(r);
+      result(m);
     });
     w.on('error', (e: Error & { code?: string }) => {
       death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (heap limit ${this.heapMb ?? defaultHeapMb()} MB${this.heapMb !== undefined ? ', LUNA_WORKER_HEAP_MB' : ''})` : `failed: ${e.message}`);
@@ -182,10 +220,18 @@ export class WorkerPool {
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
-    if (Atomics.load(this.flags, lane) === SLEEPING) {
-      Atomics.store(this.flags, lane, AWAKE);
-      Atomics.notify(this.flags, lane);
-    }
+    wakeLane(this.flags, lane);
+  }
+
+  /**
+   * Ask lane `from` to send outputs of its batches to other lanes (Feed quadruples), before the
+   * batch that reads them is sent.
+   */
+  feed(from: number, requests: Feed): void {
+    if (!this.workers[from]) this.startWorker(from);
+    this.ctl[from]!.postMessage(requests);
+    Atomics.add(this.flags, feedsFlag(this.lanes, from), 1);
+    wakeLane(this.flags, from);
   }
 
   busy(): boolean {
@@ -196,6 +242,8 @@ export class WorkerPool {
   /** Tell workers to drop the rest of their batches (the run failed). */
   abort(): void {
     Atomics.store(this.flags, abortFlag(this.lanes), 1);
+    // a worker waiting for a fed value must see it
+    for (let i = 0; i < this.lanes; i++) { Atomics.store(this.flags, i, AWAKE); Atomics.notify(this.flags, i); }
   }
 
   /**

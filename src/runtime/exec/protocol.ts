@@ -22,13 +22,25 @@ export interface Task {
 /**
  * A forwarded input: argument `arg` is output number `out` of task `task` of the same batch
  * (task ≥ 0), or of task `previousTask(task)` of the batch the same lane ran just before
- * (task < 0: a chain continuing across batches).
+ * (task < 0: a chain continuing across batches). With `lane`, it is fed across lanes: output
+ * `out` of task `task` of batch `batch`, which lane `lane` runs (or ran); that lane's worker
+ * sends it when asked by a feed request (see Feed).
  */
 export interface Forward {
   arg: number;
   task: number;
   out: number;
+  lane?: number;
+  batch?: number;
 }
+
+/**
+ * Feed requests to a producing lane, four numbers each: batch, task, output, consumer lane.
+ * The system thread sends them before the consumer's batch; the producer answers when the task
+ * has run (at once if it already ran) and keeps a batch's outputs until the system thread has
+ * processed its result (after that no request can name it).
+ */
+export type Feed = number[];
 
 /** Encode task index `i` of the lane's previous batch as a Forward.task. */
 export const inPreviousBatch = (i: number): number => -1 - i;
@@ -70,6 +82,10 @@ export interface WorkerInit {
   flags: SharedArrayBuffer;
   port: MessagePort;
   trace?: { dir: string; node: number; origin: string };
+  /** feed requests from the system thread (absent: this pool does not feed across lanes) */
+  ctl?: MessagePort;
+  /** per lane j, the port this worker shares with lane j's worker (values fed across lanes) */
+  peers?: (MessagePort | null)[];
   /** µs a worker spins on its empty port before it parks (`LUNA_SPIN_US` overrides) */
   spinUs: number;
 }
@@ -77,9 +93,23 @@ export interface WorkerInit {
 /**
  * Shared flags between the system thread and workers (Int32Array): per lane its sleep state,
  * then the abort flag every worker checks between CFs, then per lane the CF it is running
- * (-1 when none) so that a worker that dies can be blamed on its fragment.
+ * (-1 when none) so that a worker that dies can be blamed on its fragment; then per lane the
+ * count of feed requests sent to it, of values fed to it (a worker reads its ports only when
+ * these moved), and the last batch of it whose result the system thread processed.
  */
 export const SLEEPING = 1, AWAKE = 0;
-export const flagsLength = (lanes: number): number => 2 * lanes + 1;
+export const flagsLength = (lanes: number): number => 5 * lanes + 1;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 1) / 5;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
+export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
+export const inboxFlag = (lanes: number, lane: number): number => 3 * lanes + 1 + lane;
+export const processedFlag = (lanes: number, lane: number): number => 4 * lanes + 1 + lane;
+
+/** Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). */
+export function wakeLane(flags: Int32Array, lane: number): void {
+  if (Atomics.load(flags, lane) === SLEEPING) {
+    Atomics.store(flags, lane, AWAKE);
+    Atomics.notify(flags, lane);
+  }
+}

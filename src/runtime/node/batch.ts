@@ -11,10 +11,15 @@ import { Cf, isPushRule, OUT_DROP, WAITING } from './fragment.js';
 import { TASK, type BatchOutputs, type Interpreter } from './examine.js';
 import type { NodeState } from './state.js';
 
-/** An output of a batch member: task index (negative: the lane's previous batch) and output number. */
+/**
+ * An output of a batch member: task index (negative: the lane's previous batch) and output
+ * number; with `lane`, of task `task` of batch `batch` running on that lane (fed across lanes).
+ */
 export interface Producer {
   task: number;
   out: number;
+  lane?: number;
+  batch?: number;
 }
 
 /** What a lane's last batch produces, for a chain that continues in the next one. */
@@ -33,7 +38,11 @@ export class BatchBuilder implements BatchOutputs {
   /** built while the lane's previous batch still runs (its outputs are forwarded from it) */
   readonly ahead: boolean;
 
-  constructor(private readonly st: NodeState, prev?: LaneTail) {
+  /**
+   * `prev`: the lane's last batch, still running (a chain continues from it); `fed`: outputs of
+   * the batches running on any lane, which workers can feed to this one.
+   */
+  constructor(private readonly st: NodeState, prev?: LaneTail, private readonly fed?: ReadonlyMap<DfKey, Producer>) {
     this.ahead = prev !== undefined;
     if (!prev) return;
     for (const [k, p] of prev.out) {
@@ -48,7 +57,8 @@ export class BatchBuilder implements BatchOutputs {
   }
 
   producer(key: DfKey): Producer | null | undefined {
-    return this.out.get(key);
+    const p = this.out.get(key);
+    return p !== undefined || this.fed === undefined ? p : this.fed.get(key);
   }
 
   add(cf: Cf): void {

@@ -24,7 +24,7 @@ export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK 
 /** The outputs of the batch being built, as the interpreter sees them (see batch.ts). */
 export interface BatchOutputs {
   /** undefined: not produced by the batch; null: produced but only when the batch ends (`>>` flags) */
-  producer(key: DfKey): { task: number; out: number } | null | undefined;
+  producer(key: DfKey): { task: number; out: number; lane?: number; batch?: number } | null | undefined;
   /** tasks already in the batch */
   readonly size: number;
   /** built while an earlier batch of the lane still runs */
@@ -214,7 +214,7 @@ export class Interpreter {
         if (p) {
           // produced earlier in the batch: the executor passes it along
           if (!cf.isPending(key)) st.store.expect(key, cf);
-          (fwd ??= []).push({ arg: i, task: p.task, out: p.out });
+          (fwd ??= []).push(p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
           args[i] = null;
         } else {
           f.direct = true;

@@ -12,10 +12,11 @@ import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
 import type { DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
-import type { Batch, BatchResult, TaskError } from '../exec/protocol.js';
+import type { Batch, BatchResult, Feed, TaskError } from '../exec/protocol.js';
 import type { SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
+import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
 import { NodeState, type NodeHost } from './state.js';
@@ -32,6 +33,8 @@ export interface Executors {
   readonly inline?: InlineExecutor;
   /** worker threads ready to take batches (0 while they boot) */
   readonly booted: number;
+  /** ask lane `from` to feed outputs of its batches to other lanes (absent: workers cannot) */
+  feed?(from: number, requests: Feed): void;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -46,6 +49,9 @@ export class NodeRuntime {
   private readonly sentAt = new Map<number, number>();
   private readonly tails: (LaneTail | null)[];
   private batchSeq = 0;
+  /** CFs fed across lanes by the batches in flight (null: the executors or the policy do not) */
+  private readonly feeds: FeedBook | null;
+  private readonly lanesView: { count: number; inflight: ArrayLike<number> };
   /** mean time per CF of recent worker batches, round trip included (ns, EWMA) */
   private cfNs = 0;
   /** per code: mean execution time (ns, EWMA), the fastest, and executions measured */
@@ -60,7 +66,7 @@ export class NodeRuntime {
    * What ran where: CFs run by this thread, CFs and batches sent to workers, and the time this
    * thread spent inside ucodes (ns; untimed tiny executions count their code's mean).
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -72,6 +78,13 @@ export class NodeRuntime {
     this.self = host.rank;
     this.size = host.size;
     this.tails = new Array(exec.lanes).fill(null);
+    // with an order of priorities every CF goes through the ready queue, to be ordered there
+    this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
+    this.lanesView = { count: exec.lanes, inflight: exec.inflight };
+    if (this.feeds) {
+      this.openFed = new Array(exec.lanes).fill(null);
+      this.fedLoad = new Int32Array(exec.lanes);
+    }
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
@@ -107,6 +120,7 @@ export class NodeRuntime {
     const cfs = this.batches.get(r.batch);
     if (!cfs) return;
     this.batches.delete(r.batch);
+    this.feeds?.returned(r.batch, cfs);
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r.batch, r.outs.length, r.outs.length === 1 && r.start && r.fin ? r.fin[0]! - r.start[0]! : -1);
     try {
@@ -337,7 +351,7 @@ export class NodeRuntime {
           continue;
         }
       }
-      const lane = this.policy.chooseLane({ count: lanes.lanes, inflight: lanes.inflight }, head);
+      const lane = this.policy.chooseLane(this.lanesView, head);
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
@@ -346,8 +360,45 @@ export class NodeRuntime {
       this.send(lane, b);
     }
     this.continueChains();
+    if (this.feeds) this.feedAcross(this.feeds);
     return ranInline;
   }
+
+  /**
+   * CFs waiting only for outputs of batches in flight go to a lane now, their inputs fed by the
+   * producers' workers (feed.ts); the policy picks the lane, or none (the CF waits as before).
+   * A lane's fed CFs of one pass share a batch up to the batch limit (each batch costs this
+   * thread a message, a result and maybe a wake-up); what such a batch will produce can feed the
+   * next CFs of the same pass. Every batch is sent by the end of the pass.
+   */
+  private feedAcross(book: FeedBook): void {
+    const lanes = this.exec.lanes, open = this.openFed, load = this.fedLoad, inflight = this.exec.inflight;
+    const view = { count: lanes, inflight: load };
+    book.candidates(this.st.store, (cf, from) => {
+      // an open batch with room adds no load yet; a full one is about to be sent
+      for (let i = 0; i < lanes; i++) load[i] = inflight[i]!;
+      const lane = this.policy.chooseFedLane!(view, from);
+      if (lane < 0) return -1;
+      let b = open[lane];
+      if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised) };
+      if (this.interp.examine(cf, b.b) !== TASK) return lane;
+      b.b.add(cf);
+      book.added(lane, b.id, b.b, cf);
+      // sized by the CFs' own cost: a fed batch's round trip includes its waits for values
+      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false });
+      if (b.b.size >= limit) { open[lane] = null; this.send(lane, b.b, b.id); } // the load counts it now
+      return lane;
+    });
+    for (let i = 0; i < lanes; i++) {
+      const b = open[i];
+      open[i] = null;
+      if (b && b.b.size > 0) this.send(i, b.b, b.id); // (a CF that turned out not ready opened none)
+    }
+  }
+
+  /** per lane, the batch of fed CFs being built in this pass, and lane loads for the policy */
+  private readonly openFed: ({ id: number; b: BatchBuilder } | null)[] = [];
+  private readonly fedLoad: Int32Array = new Int32Array(0);
 
   /**
    * A chain longer than one batch continues in a second batch to the same lane while the first
@@ -406,15 +457,23 @@ export class NodeRuntime {
     return this.policy.chainLength({ cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo });
   }
 
-  private send(lane: number, b: BatchBuilder): void {
-    const id = this.batchSeq++;
+  /** Send batch `b` to lane `lane`; `id`: the number a fed batch got when it was opened. */
+  private send(lane: number, b: BatchBuilder, fedId?: number): void {
+    const id = fedId ?? this.batchSeq++;
     this.batches.set(id, b.cfs);
     this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
-    this.sentAt.set(id, performance.now() * 1e6);
+    // a fed batch's round trip includes its waits for values: it measures no CF's cost
+    if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
     for (const cf of b.cfs) cf.state = DISPATCHED;
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
+    if (this.feeds) {
+      // the producers learn where to send before the consumer's batch can ask
+      const req = FeedBook.requests(b.tasks, lane);
+      if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
+    }
     this.exec.send(lane, { id, tasks: b.tasks });
+    if (this.feeds && fedId === undefined) this.feeds.sent(lane, id, b.out);
   }
 
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */

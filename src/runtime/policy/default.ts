@@ -24,6 +24,8 @@ export const INLINE_SAMPLES = 3;
 export const ALONE_INLINE_NS = 1_000_000;
 /** batches in flight per worker (one running, one queued behind it) */
 export const LANE_DEPTH = 2;
+/** batches in flight per worker, counting those fed by other lanes' batches */
+export const FEED_DEPTH = 2;
 
 export interface DefaultPolicyOptions {
   /** allow the system thread to run tiny fragments itself (default true) */
@@ -45,6 +47,25 @@ export class DefaultPolicy implements SchedulingPolicy {
     for (let i = 0; i < lanes.count; i++) if (f[i]! < LANE_DEPTH && (w < 0 || f[i]! < f[w]!)) w = i;
     return w;
   }
+
+  /**
+   * A CF fed by running batches from one lane stays on that lane (a chain: another lane could
+   * only wait for the same values, after a message), or waits while it is full. Fed from
+   * several lanes, it goes to the least loaded lane with room, ties taken in turn: the CFs of
+   * one step of a stencil then spread over the workers instead of queueing on one.
+   */
+  chooseFedLane(lanes: LanesView, from: readonly number[]): number {
+    const f = lanes.inflight, n = lanes.count;
+    if (from.length === 1) return f[from[0]!]! < FEED_DEPTH ? from[0]! : -1;
+    let w = -1;
+    for (let k = 1; k <= n; k++) {
+      const i = (this.lastFed + k) % n;
+      if (f[i]! < FEED_DEPTH && (w < 0 || f[i]! < f[w]!)) w = i;
+    }
+    if (w >= 0) this.lastFed = w;
+    return w;
+  }
+  private lastFed = -1;
 
   chainLength(s: BatchSizing): number {
     const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / s.cfNs)));

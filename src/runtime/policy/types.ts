@@ -104,6 +104,12 @@ export interface SchedulingPolicy {
 
   /** Lane that takes the next batch (its first CF: `next`), or -1 to wait for one to free up. */
   chooseLane(lanes: LanesView, next?: FragmentView): number;
+  /**
+   * Lane for a CF whose inputs are all made by batches in flight (on lanes `from`): it is sent
+   * now and the producers' workers feed it; -1: it waits for those results as usual. Absent:
+   * never (a recorded schedule, an order of priorities).
+   */
+  chooseFedLane?(lanes: LanesView, from: readonly number[]): number;
   /** Ready CFs taken for the next batch. */
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */

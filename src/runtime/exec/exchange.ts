@@ -1,0 +1,133 @@
+// A worker's side of feeding values across lanes: a CF whose inputs are made by CFs that other
+// workers run (or will run) is sent before those exist, and the producers' workers send the
+// values straight to its worker, so a step of dependent tasks on several workers does not wait
+// for the system thread to wake, complete and examine in between.
+//
+// Deadlock-free: a fed input always comes from a batch with a lower id, every lane runs its
+// batches in id order, and a worker waiting for a value keeps answering feed requests — so the
+// unfinished task of lowest (batch, task) can always run.
+import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import type { DfValue } from '../../ucode/value.js';
+import { feedsFlag, inboxFlag, processedFlag, wakeLane } from './protocol.js';
+
+/** A fed value as it travels between workers. */
+interface FedValue { b: number; t: number; o: number; from: number; v: DfValue | null }
+
+export class Exchange {
+  /** outputs of this worker's batches (the running one filling up), until the system thread processed them */
+  private readonly kept = new Map<number, (DfValue | null)[][]>();
+  /** requests for tasks that have not run yet: `batch:task` → [out, lane, …] */
+  private readonly wanted = new Map<string, number[]>();
+  /** values fed here and not yet used, with how many uses are still due */
+  private readonly got = new Map<string, { v: DfValue | null; n: number }>();
+  private feedsSeen = 0;
+  private inboxSeen = 0;
+  private readonly FEEDS: number;
+  private readonly INBOX: number;
+  private readonly PROCESSED: number;
+
+  constructor(
+    private readonly flags: Int32Array,
+    private readonly me: number,
+    private readonly lanes: number,
+    private readonly ctl: MessagePort,
+    private readonly peers: (MessagePort | null)[],
+  ) {
+    this.FEEDS = feedsFlag(lanes, me);
+    this.INBOX = inboxFlag(lanes, me);
+    this.PROCESSED = processedFlag(lanes, me);
+  }
+
+  /** Batch `id` starts; `outs` fills as its tasks run. */
+  begin(id: number, outs: (DfValue | null)[][]): void {
+    this.release();
+    this.kept.set(id, outs);
+  }
+
+  /** Task `task` of batch `id` ran: answer the requests that waited for it. */
+  ran(id: number, task: number): void {
+    this.serve();
+    if (this.wanted.size === 0) return;
+    const k = `${id}:${task}`;
+    const w = this.wanted.get(k);
+    if (w === undefined) return;
+    this.wanted.delete(k);
+    const outs = this.kept.get(id)![task]!;
+    for (let i = 0; i < w.length; i += 2) this.send(w[i + 1]!, id, task, w[i]!, outs[w[i]!] ?? null);
+  }
+
+  /** Something arrived that this worker has not looked at (for the check before it sleeps). */
+  pending(): boolean {
+    return Atomics.load(this.flags, this.FEEDS) !== this.feedsSeen || Atomics.load(this.flags, this.INBOX) !== this.inboxSeen;
+  }
+
+  /** Answer the feed requests that arrived. */
+  serve(): void {
+    const n = Atomics.load(this.flags, this.FEEDS);
+    if (n === this.feedsSeen) return;
+    this.feedsSeen = n;
+    for (let m = receiveMessageOnPort(this.ctl); m !== undefined; m = receiveMessageOnPort(this.ctl)) {
+      const q = m.message as number[];
+      for (let i = 0; i < q.length; i += 4) {
+        const id = q[i]!, task = q[i + 1]!, out = q[i + 2]!, to = q[i + 3]!;
+        const outs = this.kept.get(id);
+        const o = outs?.[task];
+        if (o !== undefined) { this.send(to, id, task, out, o[out] ?? null); continue; }
+        const k = `${id}:${task}`;
+        const w = this.wanted.get(k);
+        if (w) w.push(out, to); else this.wanted.set(k, [out, to]);
+      }
+    }
+  }
+
+  /** The value fed for output `out` of task `task` of batch `batch` on lane `lane`, if it came. */
+  take(lane: number, batch: number, task: number, out: number): DfValue | null | undefined {
+    this.receive();
+    const k = `${lane}:${batch}:${task}:${out}`;
+    const g = this.got.get(k);
+    if (g === undefined) return undefined;
+    if (--g.n === 0) this.got.delete(k);
+    return g.v;
+  }
+
+  private receive(): void {
+    const n = Atomics.load(this.flags, this.INBOX);
+    if (n === this.inboxSeen) return;
+    this.inboxSeen = n;
+    for (const p of this.peers) {
+      if (p === null) continue;
+      for (let m = receiveMessageOnPort(p); m !== undefined; m = receiveMessageOnPort(p)) {
+        const f = m.message as FedValue;
+        this.keep(f.from, f.b, f.t, f.o, f.v);
+      }
+    }
+  }
+
+  private keep(lane: number, batch: number, task: number, out: number, v: DfValue | null): void {
+    const k = `${lane}:${batch}:${task}:${out}`;
+    const g = this.got.get(k);
+    if (g) g.n++; else this.got.set(k, { v, n: 1 });
+  }
+
+  private send(to: number, batch: number, task: number, out: number, v: DfValue | null): void {
+    if (to === this.me) { this.keep(to, batch, task, out, v); return; }
+    const msg: FedValue = { b: batch, t: task, o: out, from: this.me, v };
+    this.peers[to]!.postMessage(msg);
+    Atomics.add(this.flags, inboxFlag(this.lanes, to), 1);
+    wakeLane(this.flags, to);
+  }
+
+  /**
+   * Forget the outputs of batches whose results the system thread processed: it names no
+   * processed batch in a request it sends later, and those it sent before are answered first.
+   */
+  private release(): void {
+    if (this.kept.size === 0) return;
+    const done = Atomics.load(this.flags, this.PROCESSED);
+    this.serve();
+    for (const id of this.kept.keys()) {
+      if (id > done) break;
+      this.kept.delete(id);
+    }
+  }
+}

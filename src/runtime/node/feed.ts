@@ -1,0 +1,106 @@
+// Feeding across lanes, the system thread's side: what the batches in flight will produce, and
+// the CFs waiting for it. Such a CF need not wait for its producers' results to come back
+// through this thread: it is sent now to a lane the policy picks, and the producers' workers
+// send it the values (exec/exchange.ts). A step of a stencil on two workers then costs a
+// hand-off between the workers instead of two wake-ups of this thread.
+import type { DfKey } from '../../core/dfkey.js';
+import type { Feed } from '../exec/protocol.js';
+import type { Cf } from './fragment.js';
+import { WAITING } from './fragment.js';
+import type { Producer } from './batch.js';
+import type { DfStore } from './store.js';
+
+export class FeedBook {
+  /** outputs of the batches in flight, with the lane and batch that make them */
+  readonly promised = new Map<DfKey, Producer>();
+  /** outputs of batches sent since the last look: their waiters are candidates */
+  private fresh: DfKey[] = [];
+  /** outputs whose waiters found no lane free: looked at again when a batch comes back */
+  private deferred: DfKey[] = [];
+  private readonly from: number[] = [];
+
+  /** Batch `id` went to lane `lane`; `out`: its members' outputs. */
+  sent(lane: number, id: number, out: ReadonlyMap<DfKey, Producer | null>): void {
+    for (const [k, p] of out) {
+      if (p === null || p.task < 0 || p.lane !== undefined) continue;
+      this.promised.set(k, { task: p.task, out: p.out, lane, batch: id });
+      this.fresh.push(k);
+    }
+  }
+
+  /** `cf` joined batch `id` of lane `lane`, still being built: its outputs can feed others now. */
+  added(lane: number, id: number, b: { readonly size: number; producer(k: DfKey): Producer | null | undefined }, cf: Cf): void {
+    const keys = cf.outKeys;
+    if (!keys) return;
+    const task = b.size - 1;
+    for (const k of keys) {
+      const p = b.producer(k);
+      if (!p || p.task !== task || p.lane !== undefined) continue;
+      this.promised.set(k, { task, out: p.out, lane, batch: id });
+      this.fresh.push(k);
+    }
+  }
+
+  /** Batch `id` came back with these CFs: its outputs are in the store from now on. */
+  returned(id: number, cfs: readonly Cf[]): void {
+    for (const cf of cfs) {
+      const keys = cf.outKeys;
+      if (keys) for (const k of keys) if (this.promised.get(k)?.batch === id) this.promised.delete(k);
+    }
+    if (this.deferred.length > 0) {
+      for (const k of this.deferred) this.fresh.push(k);
+      this.deferred = [];
+    }
+  }
+
+  /**
+   * Each waiting CF fed entirely by batches in flight (or by the store), with the lanes of its
+   * producers, until `take` declines (-1: no lane free; the CF is tried again later).
+   */
+  candidates(store: DfStore, take: (cf: Cf, from: readonly number[]) => number): void {
+    while (this.fresh.length > 0) {
+      const keys = this.fresh;
+      this.fresh = [];
+      for (const k of keys) {
+        if (!this.promised.has(k)) continue;
+        const ws = store.waitersOf(k);
+        if (ws === null || ws.length === 0) continue;
+        for (const w of ws.slice()) {
+          if (w.state !== WAITING || w.chained || w.site.kind !== 'call' || !w.placed) continue;
+          if (!this.producers(w)) continue;
+          if (take(w, this.from) < 0) { this.deferred.push(k); break; }
+        }
+      }
+    }
+  }
+
+  /** The lanes of `cf`'s missing inputs into `from`; false when some has no producer in flight. */
+  private producers(cf: Cf): boolean {
+    const from = this.from;
+    from.length = 0;
+    let ok = true;
+    cf.everyPending((k) => {
+      const p = this.promised.get(k);
+      if (p === undefined) return (ok = false);
+      if (!from.includes(p.lane!)) from.push(p.lane!);
+      return true;
+    });
+    return ok && from.length > 0;
+  }
+
+  /** Feed requests for a batch's tasks, per producing lane (lane → quadruples). */
+  static requests(tasks: readonly { fwd?: readonly { lane?: number; batch?: number; task: number; out: number }[] }[], to: number): Map<number, Feed> | null {
+    let m: Map<number, Feed> | null = null;
+    for (const t of tasks) {
+      if (!t.fwd) continue;
+      for (const f of t.fwd) {
+        if (f.lane === undefined) continue;
+        m ??= new Map();
+        let q = m.get(f.lane);
+        if (!q) m.set(f.lane, (q = []));
+        q.push(f.batch!, f.task, f.out, to);
+      }
+    }
+    return m;
+  }
+}

@@ -1,0 +1,103 @@
+// Feeding across lanes: a CF whose inputs are made by batches running on other workers is sent
+// before they exist and the producers' workers send it the values. A two-wide stencil on real
+// worker threads must compute what the program says with feeding and without, actually feed,
+// and fail cleanly — naming the fragment — when a producer throws or its worker dies while
+// another worker waits for its value.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertFails, assertOk, describeRun, luna, type Run } from './helpers.js';
+
+// ~150 µs of work per step keeps the CFs on the workers (tiny codes run on the system thread).
+const UCODES = `
+import { isMainThread } from 'node:worker_threads';
+type In = { getInt(): number };
+type Out = { setInt(v: number): void };
+export function c_init(x: number, v: Out): void { v.setInt(x + 1); }
+export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out): void {
+  const until = performance.now() + 0.15;
+  while (performance.now() < until) { /* work */ }
+  if (!isMainThread && t === 30 && x === 1) {
+    if (kind === 'throw') throw new Error('boom at step ' + t);
+    if (kind === 'exit') process.exit(3);
+  }
+  v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
+}
+export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
+`;
+
+const PROGRAM = `import c_init(int \`x, name \`v) as init;
+import c_step(string \`kind, int \`t, int \`x, value \`a, value \`b, name \`v) as step;
+import c_print(int \`x, value \`v) as print;
+sub main(int steps, string kind)
+{
+    df v;
+    for x = 0..1 init(x, v[0][x]);
+    for t = 1..steps {
+        cf a[t]: step(kind, t, 0, v[t-1][0], v[t-1][1], v[t][0]);
+        cf b[t]: step(kind, t, 1, v[t-1][0], v[t-1][1], v[t][1]);
+    }
+    for x = 0..1 print(x, v[steps][x]);
+}
+`;
+
+/** What the program prints, computed here. */
+function expected(steps: number): string[] {
+  let v = [1, 2];
+  for (let t = 1; t <= steps; t++) v = [0, 1].map((x) => (3 * v[0]! + 5 * v[1]! + t + x) % 1000003);
+  return v.map((y, x) => `v[${x}] = ${y}`);
+}
+
+/** Batches sent ahead of their inputs, from --timing. */
+function fed(r: Run): number {
+  const m = /timing: (\{.*\})/.exec(r.stderr);
+  assert.ok(m, describeRun(r));
+  return (JSON.parse(m[1]!) as { fed: number }).fed;
+}
+
+let dir = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'luna-feed-'));
+  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+  writeFileSync(join(dir, 'feed.fa'), PROGRAM);
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+/** `luna run` of the stencil: `opts` before the program, `steps` and `kind` after it. */
+const run = (opts: string[], steps: number, kind: string, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
+  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'feed.fa'), String(steps), kind], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+
+test('a stencil on 2 and 3 threads computes the same with and without feeding, and feeds', async () => {
+  const steps = 200, want = expected(steps);
+  const [f2, f3, off] = await Promise.all([
+    run(['--threads', '2'], steps, 'ok'),
+    run(['--threads', '3'], steps, 'ok'),
+    run(['--threads', '2'], steps, 'ok', { LUNA_FEED: '0' }),
+  ]);
+  for (const r of [f2, f3, off]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
+  }
+  assert.ok(fed(f2) > 0, `2 threads fed no batch\n${describeRun(f2)}`);
+  assert.ok(fed(f3) > 0, `3 threads fed no batch\n${describeRun(f3)}`);
+  assert.equal(fed(off), 0, describeRun(off));
+});
+
+test('the same on 2 nodes × 2 threads', async () => {
+  const r = await run(['--nodes', '2', '--threads', '2'], 80, 'ok');
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(80), describeRun(r));
+});
+
+test('a producer that throws while another worker waits for its value fails the run, naming it', async () => {
+  const r = await run(['--threads', '2'], 200, 'throw');
+  assertFails(r, [/exception in ucode c_step: boom at step 30/, /in CF b\[30\] \(ucode c_step/]);
+  assert.doesNotMatch(r.stdout, /v\[/);
+});
+
+test('a producer whose worker dies while another waits for its value fails the run, naming it', async () => {
+  const r = await run(['--threads', '2'], 200, 'exit');
+  assertFails(r, [/worker thread \d of node 0 exited with code 3 while running ucode c_step/, /in CF b\[30\]/]);
+});
