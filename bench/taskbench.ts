@@ -169,7 +169,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const argv = ['--threads', 2, '--warm-start', prog.file, STEPS, 2 ** k];
       const on: number[] = [], off: number[] = [];
       ctx.log(`taskbench: stencil_1d 1x2 at 2^${k} iterations, feeding on and off`);
-      for (let r = 0; r < Math.max(3, ctx.quick ? 3 : ctx.reps); r++) {
+      for (let r = 0; r < (ctx.quick ? 3 : Math.max(5, ctx.reps)); r++) {
         off.push((await runTimed(argv, 300_000, { LUNA_FEED: '0' })).programMs);
         on.push((await runTimed(argv, 300_000)).programMs);
       }
