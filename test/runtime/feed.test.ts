@@ -22,6 +22,7 @@ export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out)
   if (!isMainThread && t === 30 && x === 1) {
     if (kind === 'throw') throw new Error('boom at step ' + t);
     if (kind === 'exit') process.exit(3);
+    if (kind === 'slow') { const t1 = performance.now() + 4000; while (performance.now() < t1) { /* too long */ } }
   }
   v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
 }
@@ -95,6 +96,12 @@ test('a producer that throws while another worker waits for its value fails the 
   const r = await run(['--threads', '2'], 200, 'throw');
   assertFails(r, [/exception in ucode c_step: boom at step 30/, /in CF b\[30\] \(ucode c_step/]);
   assert.doesNotMatch(r.stdout, /v\[/);
+});
+
+test('--cf-timeout blames the slow producer, not the worker waiting for its value', async () => {
+  const r = await run(['--threads', '2', '--cf-timeout', '1s'], 200, 'slow');
+  assertFails(r, [/was stopped after 1(\.00)? s \(--cf-timeout\) while running ucode c_step/, /in CF b\[30\]/]);
+  assert.doesNotMatch(r.stderr, /in CF a\[/, describeRun(r));
 });
 
 test('a producer whose worker dies while another waits for its value fails the run, naming it', async () => {

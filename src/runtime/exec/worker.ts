@@ -119,6 +119,10 @@ const FEED_SPIN_MS = 0.02;
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
+  const first = ex.take(f.lane!, f.batch!, f.task, f.out);
+  if (first !== undefined) return first;
+  // waiting runs no CF: a watchdog must not blame the one that ran last
+  Atomics.store(flags, RUNNING, -1);
   const until = performance.now() + FEED_SPIN_MS;
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
