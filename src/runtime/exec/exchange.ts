@@ -3,9 +3,9 @@
 // values straight to its worker, so a step of dependent tasks on several workers does not wait
 // for the system thread to wake, complete and examine in between.
 //
-// Deadlock-free: a fed input always comes from a batch with a lower id, every lane runs its
-// batches in id order, and a worker waiting for a value keeps answering feed requests — so the
-// unfinished task of lowest (batch, task) can always run.
+// Deadlock-free: a fed input always comes from a CF the system thread decided earlier, every
+// lane runs its CFs in the order they were decided, and a worker waiting for a value keeps
+// answering feed requests — so the earliest-decided unfinished CF can always run.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { DfValue } from '../../ucode/value.js';
 import { feedsFlag, inboxFlag, processedFlag, wakeLane } from './protocol.js';

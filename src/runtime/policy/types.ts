@@ -107,7 +107,8 @@ export interface SchedulingPolicy {
   /**
    * Lane for a CF whose inputs are all made by batches in flight (on lanes `from`): it is sent
    * now and the producers' workers feed it; -1: it waits for those results as usual. Absent:
-   * never (a recorded schedule, an order of priorities).
+   * never. Not asked when the policy orders ready CFs (`priority`: priorities, a recorded
+   * schedule): every CF then goes through the ordered ready queue.
    */
   chooseFedLane?(lanes: LanesView, from: readonly number[]): number;
   /** Ready CFs taken for the next batch. */
