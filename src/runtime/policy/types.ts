@@ -44,7 +44,7 @@ export interface InlineContext {
 }
 
 export interface BatchSizing {
-  /** mean time per CF of recent batches, round trip included (ns); 0 = unknown yet */
+  /** mean execution time per CF of recent worker batches (ns, as the workers measured it); 0 = unknown yet */
   readonly cfNs: number;
   /** ready atomic CFs not yet dispatched */
   readonly ready: number;
