@@ -81,10 +81,7 @@ export class NodeRuntime {
     // with an order of priorities every CF goes through the ready queue, to be ordered there
     this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
-    if (this.feeds) {
-      this.openFed = new Array(exec.lanes).fill(null);
-      this.fedLoad = new Int32Array(exec.lanes);
-    }
+    if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
@@ -372,12 +369,11 @@ export class NodeRuntime {
    * next CFs of the same pass. Every batch is sent by the end of the pass.
    */
   private feedAcross(book: FeedBook): void {
-    const lanes = this.exec.lanes, open = this.openFed, load = this.fedLoad, inflight = this.exec.inflight;
-    const view = { count: lanes, inflight: load };
+    const lanes = this.exec.lanes, open = this.openFed;
     book.candidates(this.st.store, (cf, from) => {
-      // an open batch with room adds no load yet; a full one is about to be sent
-      for (let i = 0; i < lanes; i++) load[i] = inflight[i]!;
-      const lane = this.policy.chooseFedLane!(view, from);
+      // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
+      // is sent at once
+      const lane = this.policy.chooseFedLane!(this.lanesView, from);
       if (lane < 0) return -1;
       let b = open[lane];
       if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised) };
@@ -386,7 +382,7 @@ export class NodeRuntime {
       book.added(lane, b.id, b.b, cf);
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values
       const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false });
-      if (b.b.size >= limit) { open[lane] = null; this.send(lane, b.b, b.id); } // the load counts it now
+      if (b.b.size >= limit) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
     for (let i = 0; i < lanes; i++) {
@@ -396,9 +392,8 @@ export class NodeRuntime {
     }
   }
 
-  /** per lane, the batch of fed CFs being built in this pass, and lane loads for the policy */
+  /** per lane, the batch of fed CFs being built in this pass */
   private readonly openFed: ({ id: number; b: BatchBuilder } | null)[] = [];
-  private readonly fedLoad: Int32Array = new Int32Array(0);
 
   /**
    * A chain longer than one batch continues in a second batch to the same lane while the first
@@ -467,8 +462,9 @@ export class NodeRuntime {
     for (const cf of b.cfs) cf.state = DISPATCHED;
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
-    if (this.feeds) {
-      // the producers learn where to send before the consumer's batch can ask
+    if (fedId !== undefined) {
+      // the producers learn where to send before the consumer's batch can ask (only fed
+      // batches read values across lanes: the others are built without the book)
       const req = FeedBook.requests(b.tasks, lane);
       if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
     }
