@@ -8,6 +8,8 @@ export const TAG_REPORT = 900;
 export const TAG_LOST = 901;
 /** Echo peers block their main thread for the u32 milliseconds in the body, then echo. */
 export const TAG_BUSY = 902;
+/** Echo peers answer with the time (Date.now(), f64) at which the message reached them. */
+export const TAG_STAMP = 903;
 export const TAG_QUIT = 999;
 
 export interface MeshReport {

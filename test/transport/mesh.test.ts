@@ -13,7 +13,7 @@ import { spawnLocalNodes } from '../../src/runtime/launch/spawn.js';
 import { createTcpTransport } from '../../src/runtime/transport/tcp.js';
 import { envRendezvous, formatHostPort, launcherRendezvous } from '../../src/runtime/transport/rendezvous.js';
 import { newSecret } from '../../src/runtime/transport/auth.js';
-import { runMesh, TAG_LOST, TAG_QUIT, TAG_REPORT, type MeshReport } from './fixture.js';
+import { runMesh, TAG_LOST, TAG_QUIT, TAG_REPORT, TAG_STAMP, type MeshReport } from './fixture.js';
 import { alive, cleanEnv, PEER, run, sleep } from './helpers.js';
 
 const quitAll = (t: { size: number; send: (to: number, tag: number, b: Uint8Array) => void }) => {
@@ -105,6 +105,29 @@ test('self-send is asynchronous and ordered', async () => {
   inSend = false;
   await done;
   assert.deepEqual(got, [...Array(100).keys()]);
+  await t.close();
+});
+
+test('flush writes what is queued at once; otherwise it leaves at the end of the tick', async () => {
+  const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
+  let stamped: (at: number) => void = () => {};
+  t.onMessage((_from, tag, body) => { if (tag === TAG_STAMP) stamped(new Decoder(body).f64()); });
+  /** When the peer got a message sent before this thread blocked for 400 ms (flushed or not). */
+  const arrival = async (flush: boolean): Promise<{ at: number; blockedFrom: number; blockedTo: number }> => {
+    const got = new Promise<number>((resolve) => { stamped = resolve; });
+    t.send(1, TAG_STAMP, new Uint8Array(0));
+    if (flush) t.flush();
+    const blockedFrom = Date.now();
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400); // a long computation here
+    const blockedTo = Date.now();
+    return { at: await got, blockedFrom, blockedTo };
+  };
+  const flushed = await arrival(true);
+  assert.ok(flushed.at < flushed.blockedTo, `flushed: the peer got it at ${flushed.at}, this thread was blocked ${flushed.blockedFrom}..${flushed.blockedTo}`);
+  const queued = await arrival(false);
+  assert.ok(queued.at >= queued.blockedTo, `queued: the peer got it at ${queued.at}, before this thread was free at ${queued.blockedTo}`);
+  quitAll(t);
+  await children!.exited();
   await t.close();
 });
 

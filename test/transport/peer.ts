@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { Decoder, Encoder } from '../../src/runtime/transport/codec.js';
 import { startNode } from '../../src/runtime/launch/cluster.js';
 import { bundleUcodes } from '../../src/ucode/bundle.js';
-import { busyWait, runMesh, TAG_BUSY, TAG_LOST, TAG_QUIT, TAG_REPORT, type MeshReport, type SecretProbe } from './fixture.js';
+import { busyWait, runMesh, TAG_BUSY, TAG_STAMP, TAG_LOST, TAG_QUIT, TAG_REPORT, type MeshReport, type SecretProbe } from './fixture.js';
 
 const [mode, arg = '0', arg2 = ''] = process.argv.slice(2);
 
@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     t.onMessage((from, tag, body, payload) => {
       if (tag === TAG_QUIT) return void quit();
       if (tag === TAG_BUSY) busyWait(new Decoder(body).u32());
+      if (tag === TAG_STAMP) return t.send(from, tag, new Encoder().f64(Date.now()).finish());
       t.send(from, tag, body, payload);
     });
   } else if (mode === 'secret') {

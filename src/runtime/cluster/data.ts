@@ -19,7 +19,7 @@ export class DataChannel implements RemoteOps {
   /** a CF arrived (stealing uses it to know its request was answered) */
   onCfArrived: () => void = () => {};
 
-  constructor(router: Router, private readonly now: () => number, private readonly failed: (e: unknown) => void) {
+  constructor(private readonly router: Router, private readonly now: () => number, private readonly failed: (e: unknown) => void) {
     this.ch = router.channel(DATA_CHANNEL, 'runtime data', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
   }
 
@@ -66,6 +66,10 @@ export class DataChannel implements RemoteOps {
     const e = this.enc.reset().string(pushKey);
     const payload = encodeValue(e, v);
     this.ch.send(owner, PUSH, e.finish(), payload);
+  }
+
+  flush(): void {
+    this.router.flush();
   }
 
   private sendValue(key: DfKey, to: number, tag: number, v: DfValue, payload: Uint8Array | undefined): void {

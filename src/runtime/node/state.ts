@@ -38,6 +38,8 @@ export interface RemoteOps {
   refuse(key: DfKey, to: number, message: string): void;
   destroy(key: DfKey, owner: number): void;
   push(pushKey: string, owner: number, v: DfValue): void;
+  /** send what is queued now: this thread is about to run a long ucode */
+  flush(): void;
 }
 
 /** What a node needs from the world around it. */

@@ -46,6 +46,11 @@ export class Router {
     this.transport.onArrived?.(handler);
   }
 
+  /** Write what every channel queued now (see Transport.flush). */
+  flush(): void {
+    this.transport.flush?.();
+  }
+
   get rank(): number { return this.transport.rank; }
   get size(): number { return this.transport.size; }
 

@@ -44,6 +44,7 @@ export interface TcpTransport extends Transport {
   readonly address: PeerAddress | undefined;
   /** Counters for tests and benchmarks. */
   stats(): { framesSent: number; socketWrites: number };
+  flush(): void;
 }
 
 const enum Ctl {
@@ -72,7 +73,8 @@ class Link {
   lastError: string | undefined;
   readonly writer = new FrameWriter();
   readonly clock = new LinkClock();
-  flushQueued = false;
+  /** frames wait in the writer for this tick's flush */
+  dirty = false;
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
   get remote(): string {
@@ -97,6 +99,9 @@ class Mesh implements TcpTransport {
   private inboxQueued = false;
   private selfQueue: [number, Uint8Array, Uint8Array | undefined][] = [];
   private selfQueued = false;
+  /** links with frames waiting for this tick's flush */
+  private dirty: Link[] = [];
+  private flushQueued = false;
   private closing = false;
   private formed = false;
   private socketWrites = 0;
@@ -179,7 +184,7 @@ class Mesh implements TcpTransport {
       if (!link) continue;
       if (!link.socket.destroyed) {
         if (link.established && !link.lost) link.writer.append(FLAG_CONTROL, Ctl.Bye, new Uint8Array(0), undefined);
-        this.flush(link);
+        this.flush1(link);
         waits.push(closeSocket(link.socket));
       }
     }
@@ -189,18 +194,25 @@ class Mesh implements TcpTransport {
 
   // ---------------------------------------------------------------- sending
 
+  /** Write every link's queued frames now (see Transport.flush). */
+  flush = (): void => {
+    this.flushQueued = false;
+    const links = this.dirty;
+    if (links.length === 0) return;
+    this.dirty = [];
+    for (const l of links) { l.dirty = false; this.flush1(l); }
+  };
+
   private queueFlush(link: Link): void {
-    if (link.flushQueued) return;
-    link.flushQueued = true;
+    if (!link.dirty) { link.dirty = true; this.dirty.push(link); }
+    if (this.flushQueued) return;
+    this.flushQueued = true;
     // A microtask runs after the current handler/loop body, so everything sent in this tick
-    // (e.g. all replies to one batch of incoming frames) leaves in one write.
-    queueMicrotask(() => {
-      link.flushQueued = false;
-      this.flush(link);
-    });
+    // (e.g. all replies to one batch of incoming frames) leaves in one write per peer.
+    queueMicrotask(this.flush);
   }
 
-  private flush(link: Link): void {
+  private flush1(link: Link): void {
     if (link.writer.empty || link.socket.destroyed) return;
     this.framesSent += link.writer.frames;
     link.writer.frames = 0;
@@ -219,7 +231,7 @@ class Mesh implements TcpTransport {
 
   private sendCtl(link: Link, ctl: Ctl, body: Uint8Array): void {
     link.writer.append(FLAG_CONTROL, ctl, body, undefined);
-    this.flush(link);
+    this.flush1(link);
   }
 
   // ---------------------------------------------------------------- receiving

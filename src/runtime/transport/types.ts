@@ -17,6 +17,11 @@ export interface Transport {
    * handed to onMessage: a consumer can act on them at once instead of on a later turn.
    */
   onArrived?(handler: () => void): void;
+  /**
+   * Write what is queued now rather than at the end of the tick: the caller is about to keep
+   * this thread busy (a long computation), and a peer may be waiting for those messages.
+   */
+  flush?(): void;
   /** Called once per peer whose connection is lost (closed, reset, killed) before close(). */
   onPeerLost(handler: (rank: number, reason: string) => void): void;
   /** Flush pending writes and close all connections. */
