@@ -3,6 +3,9 @@
 // is queued at the back when its input arrives; a CF whose inputs exist runs in its place.
 // With more threads only the set of output lines is fixed.
 import { describe, test } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { assertOk, describeRun, lines, luna, program, runArgs, sorted } from './helpers.js';
 
@@ -71,4 +74,14 @@ describe('the same output as a set with --threads 2', { concurrency: true }, () 
       assert.deepEqual(sorted(lines(r.stdout)), sorted(c.out), describeRun(r));
     });
   }
+});
+
+test('2 nodes × 1 thread: a CF placed on another node leaves at once, not after the CFs queued ahead of it', async () => {
+  // a (node 0) waits for a file that b (node 1), queued behind a, creates
+  const dir = mkdtempSync(join(tmpdir(), 'luna-leave-'));
+  try {
+    const r = await luna(runArgs(2, 1, { file: program('leave'), args: [dir] }));
+    assertOk(r);
+    assert.deepEqual(lines(r.stdout), ['b ran first'], describeRun(r));
+  } finally { rmSync(dir, { recursive: true, force: true }); }
 });
