@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH, FEED_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -35,6 +35,20 @@ test('fed lanes: the least loaded lane with room, ties taken in turn so the CFs 
   // fed from one lane (a chain): that lane, or wait for it
   assert.equal(q.chooseFedLane({ count: 2, inflight: [1, 0] }, [0]), 0);
   assert.equal(q.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 0] }, [0]), -1);
+});
+
+test('fed lanes: a long CF fed from a lane that already feeds another in the pass is parallel work and goes elsewhere; a chain stays', () => {
+  const p = new DefaultPolicy();
+  const view = (costNs: number, fedFrom: number[], given: number[]) => ({ costNs, fedFrom, given });
+  // the second CF of a stencil step, both fed from lane 0 alone
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(FEED_SPREAD_NS, [1, 0], [1, 0])), 1);
+  // short: a hand-off between workers would cost more than queueing behind the first
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(FEED_SPREAD_NS - 1, [1, 0], [1, 0])), 0);
+  // the first CF fed from lane 0 in this pass continues its chain there, however long
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(10 * FEED_SPREAD_NS, [0, 0], [0, 0])), 0);
+  // fed from several lanes: CFs given earlier in the pass count as load
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [0, 0] }, [0, 1], view(0, [1, 1], [1, 0])), 1);
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [0, 1] }, [0, 1], view(0, [1, 1], [2, 0])), 1);
 });
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast; never when disabled', () => {

@@ -84,6 +84,7 @@ export class NodeRuntime {
     this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
+    this.fedView = { costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes) };
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
@@ -371,12 +372,17 @@ export class NodeRuntime {
    * next CFs of the same pass. Every batch is sent by the end of the pass.
    */
   private feedAcross(book: FeedBook): void {
-    const lanes = this.exec.lanes, open = this.openFed;
+    const lanes = this.exec.lanes, open = this.openFed, view = this.fedView;
+    view.fedFrom.fill(0);
+    view.given.fill(0);
     book.candidates(this.st.store, (cf, from) => {
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
       // is sent at once
-      const lane = this.policy.chooseFedLane!(this.lanesView, from);
+      view.costNs = this.costNs[cf.site.code]!;
+      const lane = this.policy.chooseFedLane!(this.lanesView, from, view);
       if (lane < 0) return -1;
+      for (const l of from) view.fedFrom[l]!++;
+      view.given[lane]!++;
       let b = open[lane];
       if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised) };
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
@@ -393,6 +399,9 @@ export class NodeRuntime {
       if (b && b.b.size > 0) this.send(i, b.b, b.id); // (a CF that turned out not ready opened none)
     }
   }
+
+  /** what the policy is told of each fed CF (one object, reused) */
+  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array };
 
   /** per lane, the batch of fed CFs being built in this pass */
   private readonly openFed: ({ id: number; b: BatchBuilder } | null)[] = [];

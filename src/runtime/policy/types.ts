@@ -23,6 +23,16 @@ export interface LanesView {
   readonly inflight: ArrayLike<number>;
 }
 
+/** What the runtime knows of a CF it feeds across lanes, and of the pass that feeds it. */
+export interface FedView {
+  /** mean cost of its code (ns; 0 = never measured) */
+  readonly costNs: number;
+  /** CFs fed from each lane earlier in this pass: a second one is parallel work, not a chain */
+  readonly fedFrom: ArrayLike<number>;
+  /** CFs given to each lane earlier in this pass (not in `inflight` yet: sent at its end) */
+  readonly given: ArrayLike<number>;
+}
+
 /** What the runtime knows of a code fragment's cost (EWMA over its finished executions). */
 export interface CodeCost {
   /** mean wall time of one execution in ns (recent ones weigh more); 0 = never measured */
@@ -110,7 +120,7 @@ export interface SchedulingPolicy {
    * never. Not asked when the policy orders ready CFs (`priority`: priorities, a recorded
    * schedule): every CF then goes through the ordered ready queue.
    */
-  chooseFedLane?(lanes: LanesView, from: readonly number[]): number;
+  chooseFedLane?(lanes: LanesView, from: readonly number[], cf?: FedView): number;
   /** Ready CFs taken for the next batch. */
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
