@@ -13,10 +13,12 @@
 // once the worker threads have booted and loaded the kernel; the median of the repetitions.
 //
 // Also: stencil_1d on 1×2 with the workers feeding each other the values of dependent steps and
-// without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`).
+// without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`); stencil_1d on 2×1 against two
+// bare processes doing the same exchange (`2x1.stencil_1d.xRaw`).
 //
 //   npm run bench -- taskbench [--quick]        BENCH_TASKBENCH_PATTERNS=stencil_1d,fft to choose
 //   BENCH_TASKBENCH_CPP_PATTERNS (default stencil_1d,trivial; empty: no C++ kernels)
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +29,14 @@ import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 
 const STEPS = 1000;
+
+/** µs per step of bench/raw-exchange.ts with `workUs` of work per step. */
+function rawExchangeUs(workUs: number, steps: number): number {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-exchange.js'), String(workUs), String(steps)], { encoding: 'utf8', timeout: 120_000 });
+  const us = Number.parseFloat(r.stdout);
+  if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`raw-exchange failed: ${r.stderr || r.stdout}`);
+  return us;
+}
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
 const PEAK_TASK_US = 2000;
 /** Task size of the feeding comparison (µs). */
@@ -179,6 +189,28 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       units['1x2.stencil_1d.fedMs'] = units['1x2.stencil_1d.unfedMs'] = 'ms';
       units['1x2.stencil_1d.unfedXfed'] = '×';
       notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster`);
+    });
+  }
+  // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing
+  // the same exchange with a spin as long as the kernel (bench/raw-exchange.ts), interleaved.
+  if (patterns.includes('stencil_1d')) {
+    await section(ctx, notes, 'cross-node step', async () => {
+      const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
+      const workUs = Math.round(usPerIter * 2 ** k);
+      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts');
+      const argv = ['--nodes', 2, '--threads', 1, '--warm-start', prog.file, STEPS, 2 ** k];
+      const luna: number[] = [], raw: number[] = [];
+      ctx.log(`taskbench: stencil_1d 2x1 at 2^${k} iterations against two bare processes exchanging after ${workUs} µs of work`);
+      for (let r = 0; r < (ctx.quick ? 3 : Math.max(5, ctx.reps)); r++) {
+        raw.push(rawExchangeUs(workUs, STEPS * 3));
+        luna.push(((await runTimed(argv, 300_000)).programMs * 1000) / STEPS);
+      }
+      f['2x1.stencil_1d.stepUs'] = sig(median(luna));
+      f['2x1.stencil_1d.rawStepUs'] = sig(median(raw));
+      f['2x1.stencil_1d.xRaw'] = sig(median(luna) / median(raw));
+      units['2x1.stencil_1d.stepUs'] = units['2x1.stencil_1d.rawStepUs'] = 'µs';
+      units['2x1.stencil_1d.xRaw'] = '×';
+      notes.push(`cross-node step: stencil_1d 2×1, ${STEPS} steps at 2^${k} iterations (~${workUs} µs tasks), span ÷ steps (stepUs) against two bare Node processes that spin ${workUs} µs, send 8 bytes over loopback TCP and wait for the other's (rawStepUs, bench/raw-exchange.ts), interleaved, medians of ${luna.length}`);
     });
   }
   try {
