@@ -184,7 +184,7 @@ class Mesh implements TcpTransport {
       if (!link) continue;
       if (!link.socket.destroyed) {
         if (link.established && !link.lost) link.writer.append(FLAG_CONTROL, Ctl.Bye, new Uint8Array(0), undefined);
-        this.flush1(link);
+        this.writeLink(link);
         waits.push(closeSocket(link.socket));
       }
     }
@@ -200,7 +200,7 @@ class Mesh implements TcpTransport {
     const links = this.dirty;
     if (links.length === 0) return;
     this.dirty = [];
-    for (const l of links) { l.dirty = false; this.flush1(l); }
+    for (const l of links) { l.dirty = false; this.writeLink(l); }
   };
 
   private queueFlush(link: Link): void {
@@ -212,7 +212,7 @@ class Mesh implements TcpTransport {
     queueMicrotask(this.flush);
   }
 
-  private flush1(link: Link): void {
+  private writeLink(link: Link): void {
     if (link.writer.empty || link.socket.destroyed) return;
     this.framesSent += link.writer.frames;
     link.writer.frames = 0;
@@ -231,7 +231,7 @@ class Mesh implements TcpTransport {
 
   private sendCtl(link: Link, ctl: Ctl, body: Uint8Array): void {
     link.writer.append(FLAG_CONTROL, ctl, body, undefined);
-    this.flush1(link);
+    this.writeLink(link);
   }
 
   // ---------------------------------------------------------------- receiving
