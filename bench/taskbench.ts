@@ -90,10 +90,10 @@ const CPP_FLAGS = '-O3 -march=native';
 
 type Kernel = 'ts' | 'cpp';
 
-function writeProgram(dir: string, p: Pattern, width: number, kernel: Kernel): Program {
+function writeProgram(dir: string, p: Pattern, width: number, kernel: Kernel, nodes: number): Program {
   const g = graph(p, width, STEPS);
-  const { program, arities } = generate(g);
-  const sub = join(dir, `${p}-w${width}-${kernel}`);
+  const { program, arities } = generate(g, { nodes });
+  const sub = join(dir, `${p}-w${width}-n${nodes}-${kernel}`);
   const file = join(sub, 'taskbench.fa');
   // one directory per program: `ucodes.ts` (or `ucodes.cpp`) beside it is its ucode module
   mkdirSync(sub, { recursive: true });
@@ -135,11 +135,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     for (const c of CONFIGS) {
       const cores = c.nodes * c.threads;
       const progs = new Map<Pattern, Program>();
-      for (const p of pats) progs.set(p, writeProgram(dir, p, cores, kernel));
+      for (const p of pats) progs.set(p, writeProgram(dir, p, cores, kernel, c.nodes));
       // peak FLOP/s of the kernel at the largest task size, on the no-dependence graph
       let peak = NaN;
       await section(ctx, notes, `peak ${pre}${c.name}`, async () => {
-        const prog = progs.get('trivial') ?? writeProgram(dir, 'trivial', cores, kernel);
+        const prog = progs.get('trivial') ?? writeProgram(dir, 'trivial', cores, kernel, c.nodes);
         ctx.log(`taskbench ${pre}${c.name}: peak at 2^${peakK} iterations`);
         const t = await runAt(c, prog, 2 ** peakK, reps);
         peak = (prog.tasks * 2 ** peakK * FLOP_PER_ITERATION) / (t.programMs / 1000);
@@ -175,7 +175,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   if (patterns.includes('stencil_1d')) {
     await section(ctx, notes, 'feeding', async () => {
       const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
-      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts');
+      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const argv = ['--threads', 2, '--warm-start', prog.file, STEPS, 2 ** k];
       const on: number[] = [], off: number[] = [];
       ctx.log(`taskbench: stencil_1d 1x2 at 2^${k} iterations, feeding on and off`);
@@ -197,7 +197,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     await section(ctx, notes, 'cross-node step', async () => {
       const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
       const workUs = Math.round(usPerIter * 2 ** k);
-      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts');
+      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 2);
       const argv = ['--nodes', 2, '--threads', 1, '--warm-start', prog.file, STEPS, 2 ** k];
       const luna: number[] = [], raw: number[] = [];
       ctx.log(`taskbench: stencil_1d 2x1 at 2^${k} iterations against two bare processes exchanging after ${workUs} µs of work`);
@@ -220,7 +220,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       // (trivial, 1×2, at the TypeScript peak's iterations; compiling happens before the span).
       let cppK = NaN;
       await section(ctx, notes, 'C++ kernel speed', async () => {
-        const prog = writeProgram(dir, 'trivial', 2, 'cpp');
+        const prog = writeProgram(dir, 'trivial', 2, 'cpp', 1);
         const t = await runAt(CONFIGS[0]!, prog, 2 ** maxK, 1);
         const usPerIterCpp = (t.programMs * 1000 * 2) / (prog.tasks * 2 ** maxK);
         cppK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIterCpp)));

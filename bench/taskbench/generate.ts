@@ -2,12 +2,13 @@
 // iterations and reads the outputs of its dependencies at step t - 1 (patterns.ts). Statements
 // are unrolled over the points (the width is small: cores × nodes); uniform patterns loop over
 // t, the others are written out step by step. Each output's req_count is its number of readers,
-// so memory stays flat; point x runs on node x mod N (locator_cyclic) and its outputs live there
-// too (the map rule `v[t][x] => x`): without it every DF is owned by node 0, and a value node 1
-// makes for itself crosses to node 0 and back. One ucode per arity.
+// so memory stays flat; point x runs on node x mod N (locator_cyclic). For several nodes its
+// outputs live there too (the map rule `v[t][x] => x`): without it every DF is owned by node 0,
+// and a value node 1 makes for itself crosses to node 0 and back; on one node the rule would
+// only cost its evaluation (~7 µs a task with the empty kernel). One ucode per arity.
 import { deps, offset, uniformSteps, widthAt, type Graph } from './patterns.js';
 
-export function generate(g: Graph): { program: string; arities: number[] } {
+export function generate(g: Graph, o: { nodes?: number } = {}): { program: string; arities: number[] } {
   const arities = new Set<number>([0]);
   const readers = (t: number, x: number): number => {
     if (t + 1 >= g.steps) return 1; // read by the final check
@@ -51,8 +52,7 @@ export function generate(g: Graph): { program: string; arities: number[] } {
     '{',
     '    df v;',
     ...body,
-    '} @ {',
-    '    locator_cyclic v[t][x] => x;',
+    ...((o.nodes ?? 1) > 1 ? ['} @ {', '    locator_cyclic v[t][x] => x;'] : []),
     '}',
     '',
   ].join('\n');
