@@ -29,17 +29,9 @@ import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 
 const STEPS = 1000;
-
-/** µs per step of bench/raw-exchange.ts with `workUs` of work per step. */
-function rawExchangeUs(workUs: number, steps: number): number {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-exchange.js'), String(workUs), String(steps)], { encoding: 'utf8', timeout: 120_000 });
-  const us = Number.parseFloat(r.stdout);
-  if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`raw-exchange failed: ${r.stderr || r.stdout}`);
-  return us;
-}
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
 const PEAK_TASK_US = 2000;
-/** Task size of the feeding comparison (µs). */
+/** Task size of the feeding and cross-node comparisons (µs). */
 const FEED_TASK_US = 80;
 /** Efficiency of the METG. */
 const LEVEL = 0.5;
@@ -87,6 +79,14 @@ interface Program { file: string; tasks: number; args: string[] }
 
 /** The C++ kernel is built as Task Bench's own kernels are: optimised for this machine. */
 const CPP_FLAGS = '-O3 -march=native';
+
+/** µs per step of bench/raw-exchange.ts with `workUs` of work per step. */
+function rawExchangeUs(workUs: number, steps: number): number {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-exchange.js'), String(workUs), String(steps)], { encoding: 'utf8', timeout: 120_000 });
+  const us = Number.parseFloat(r.stdout);
+  if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`raw-exchange failed: ${r.stderr || r.stdout}`);
+  return us;
+}
 
 type Kernel = 'ts' | 'cpp';
 
