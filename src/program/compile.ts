@@ -264,24 +264,48 @@ class Compiler {
     return ref;
   }
 
+  /**
+   * A `locator_cyclic` map rule compiled once per sub: its index variables get frame slots and
+   * its expression is compiled against them. Once per reference instead, every reference added
+   * slots to the frame of every CF of the sub (a Task Bench stencil's CFs carried dozens).
+   */
+  private mapRule(r: MapRule, s: Scope): { binds: number[]; e: CExpr } {
+    const known = this.mapRules.get(r);
+    if (known && known.sub === this.cur) return known;
+    const inner = new Scope(s);
+    const binds = r.id.indices.map((ie) => {
+      const slot = this.slot();
+      if (ie.kind === 'id' && ie.indices.length === 0) inner.names.set(ie.name, { kind: 'val', slot, type: 'int' });
+      return slot;
+    });
+    const e = this.expr(r.expr, inner);
+    this.cur!.frameSize = Math.max(this.cur!.frameSize, this.frame);
+    const c = { sub: this.cur, binds, e };
+    this.mapRules.set(r, c);
+    return c;
+  }
+
+  private readonly mapRules = new Map<MapRule, { sub: SubTemplate | null; binds: number[]; e: CExpr }>();
+
   /** Owner of `name[idx…]` (a DF or a CF label): the innermost visible map rule, else node 0. */
   private ownerFn(name: string, idx: CExpr[], sc: Scope): (f: Frame) => number {
     for (let s: Scope | null = sc; s; s = s.parent) {
       for (const r of s.maps) {
         if (r.id.name !== name || r.id.indices.length !== idx.length) continue;
         if (r.property === 'locator_cyclic') {
-          const inner = new Scope(s);
-          const binds = r.id.indices.map((ie) => {
-            const slot = this.slot();
-            if (ie.kind === 'id' && ie.indices.length === 0) inner.names.set(ie.name, { kind: 'val', slot, type: 'int' });
-            return slot;
-          });
-          const e = this.expr(r.expr, inner);
-          const pos = r.pos;
-          this.cur!.frameSize = Math.max(this.cur!.frameSize, this.frame);
+          const { binds, e } = this.mapRule(r, s);
+          const pos = r.pos, n = binds.length;
+          // the indices are evaluated before any is bound and the bindings are restored after:
+          // the rule's slots are shared by all its references, and its expression may read a DF
+          // that it places itself
+          const vals = new Array<number>(n), old = new Array<unknown>(n);
           return (f) => {
-            for (let i = 0; i < binds.length; i++) f.env[binds[i]!] = num(idx[i]!.type, idx[i]!.ev(f), pos);
-            return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
+            const env = f.env;
+            for (let i = 0; i < n; i++) vals[i] = num(idx[i]!.type, idx[i]!.ev(f), pos);
+            for (let i = 0; i < n; i++) { old[i] = env[binds[i]!]; env[binds[i]!] = vals[i]; }
+            const owner = mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
+            for (let i = 0; i < n; i++) env[binds[i]!] = old[i];
+            return owner;
           };
         }
         if (r.property === 'locator_replicating') {
