@@ -4,8 +4,8 @@
 // t, the others are written out step by step. Each output's req_count is its number of readers,
 // so memory stays flat; point x runs on node x mod N (locator_cyclic). For several nodes its
 // outputs live there too (the map rule `v[t][x] => x`): without it every DF is owned by node 0,
-// and a value node 1 makes for itself crosses to node 0 and back; on one node the rule would
-// only cost its evaluation (~7 µs a task with the empty kernel). One ucode per arity.
+// and a value node 1 makes for itself crosses to node 0 and back (on one node the rule has
+// nothing to place). One ucode per arity.
 import { deps, offset, uniformSteps, widthAt, type Graph } from './patterns.js';
 
 export function generate(g: Graph, o: { nodes?: number } = {}): { program: string; arities: number[] } {
