@@ -295,17 +295,13 @@ class Compiler {
         if (r.property === 'locator_cyclic') {
           const { binds, e } = this.mapRule(r, s);
           const pos = r.pos, n = binds.length;
-          // the indices are evaluated before any is bound and the bindings are restored after:
-          // the rule's slots are shared by all its references, and its expression may read a DF
-          // that it places itself
-          const vals = new Array<number>(n), old = new Array<unknown>(n);
+          // all indices are evaluated before any is bound: the rule's references share its slots,
+          // and an index may read a DF the same rule places (x[x[i]])
+          const vals = new Array<number>(n);
           return (f) => {
-            const env = f.env;
             for (let i = 0; i < n; i++) vals[i] = num(idx[i]!.type, idx[i]!.ev(f), pos);
-            for (let i = 0; i < n; i++) { old[i] = env[binds[i]!]; env[binds[i]!] = vals[i]; }
-            const owner = mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
-            for (let i = 0; i < n; i++) env[binds[i]!] = old[i];
-            return owner;
+            for (let i = 0; i < n; i++) f.env[binds[i]!] = vals[i];
+            return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
           };
         }
         if (r.property === 'locator_replicating') {
