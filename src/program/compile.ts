@@ -272,6 +272,9 @@ class Compiler {
   private mapRule(r: MapRule, s: Scope): { binds: number[]; e: CExpr } {
     const known = this.mapRules.get(r);
     if (known && known.sub === this.cur) return known;
+    // its expression reading the DFs it places would need their owners to find their owners
+    if (this.compilingRules.has(r)) throw new ProgramError(`the locator_cyclic rule for ${r.id.name} needs the owner of ${r.id.name} itself (its expression reads ${r.id.name}, directly or through another rule)`, this.originOf(r.pos));
+    this.compilingRules.add(r);
     const inner = new Scope(s);
     const binds = r.id.indices.map((ie) => {
       const slot = this.slot();
@@ -279,6 +282,7 @@ class Compiler {
       return slot;
     });
     const e = this.expr(r.expr, inner);
+    this.compilingRules.delete(r);
     this.cur!.frameSize = Math.max(this.cur!.frameSize, this.frame);
     const c = { sub: this.cur, binds, e };
     this.mapRules.set(r, c);
@@ -286,6 +290,7 @@ class Compiler {
   }
 
   private readonly mapRules = new Map<MapRule, { sub: SubTemplate | null; binds: number[]; e: CExpr }>();
+  private readonly compilingRules = new Set<MapRule>();
 
   /** Owner of `name[idx…]` (a DF or a CF label): the innermost visible map rule, else node 0. */
   private ownerFn(name: string, idx: CExpr[], sc: Scope): (f: Frame) => number {

@@ -118,3 +118,24 @@ sub main() {
     'prog.fa:1:8: error[LUNA-E026]: no ucode module: the program needs c_show, c_set, c_show_df, but ucodes.ts does not exist (write it, or give the modules with --ucodes)',
   ], explain(r));
 });
+
+test('a map rule that needs the owner of its own DFs is a diagnostic at the rule, not a stack overflow', () => {
+  const direct = `import c_set(int, name) as set;
+sub main() {
+  df x;
+  for i = 0..3 set(i, x[i]);
+} @ {
+  locator_cyclic x[i] => x[i];
+}
+`;
+  const r = luna(['check', 'PROG'], direct);
+  assert.equal(r.status, 1, explain(r));
+  assert.match(r.stderr, /^prog\.fa:6:3: error\[LUNA-C001\]: the locator_cyclic rule for x needs the owner of x itself/m, explain(r));
+  assert.doesNotMatch(r.stderr, /RangeError|at .*\.js:\d+/, explain(r));
+  // through another rule
+  const cycle = direct.replace('locator_cyclic x[i] => x[i];', 'locator_cyclic x[i] => y[i];\n  locator_cyclic y[i] => x[i];').replace('df x;', 'df x, y;');
+  const c = luna(['check', 'PROG'], cycle);
+  assert.equal(c.status, 1, explain(c));
+  assert.match(c.stderr, /error\[LUNA-C001\]: the locator_cyclic rule for [xy] needs the owner of [xy] itself/, explain(c));
+  assert.doesNotMatch(c.stderr, /RangeError|at .*\.js:\d+/, explain(c));
+});
