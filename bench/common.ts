@@ -1,6 +1,6 @@
 // Shared helpers of the benchmark harness (bench/run.ts and its suites): paths, timing, medians,
 // in-process and CLI runs of LuNA programs, result/target types and table formatting.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -261,6 +261,17 @@ function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<st
 }
 
 /** `luna run --timing <argv…>` in a fresh process (with `env` added to ours); retried like runCli. */
+/**
+ * The figure a floor tool prints first (bench/raw-pingpong.ts, bench/raw-exchange.ts: two bare
+ * Node processes doing what a runtime step does), run in a fresh process.
+ */
+export function floorFigure(script: string, args: (string | number)[]): number {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', `${script}.js`), ...args.map(String)], { encoding: 'utf8', timeout: 120_000 });
+  const x = Number.parseFloat(r.stdout);
+  if (r.status !== 0 || !Number.isFinite(x)) throw new Error(`${script}: ${r.stderr || r.error?.message || 'no figure'}`);
+  return x;
+}
+
 export async function runTimed(argv: (string | number)[], timeoutMs = 120_000, env?: Record<string, string>): Promise<Timed> {
   const what = `${env ? Object.entries(env).map(([k, v]) => `${k}=${v} `).join('') : ''}luna run --timing ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
   let last: Timed | undefined;

@@ -17,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { interleavedTimed, median, prog, ROOT, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { floorFigure, interleavedTimed, median, prog, ROOT, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { ORIGINAL } from './reference.js';
 import { generate, ucodes } from './taskbench/generate.js';
 import { graph, type Pattern } from './taskbench/patterns.js';
@@ -44,10 +44,7 @@ new Worker(${JSON.stringify(loop)}, { eval: true });`;
 
 /** µs per crossing of a small message between two bare Node processes (a fresh pair). */
 function rawPingpongUs(crossings: number, bytes: number): number {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-pingpong.js'), String(crossings), String(bytes)], { encoding: 'utf8', timeout: 120_000 });
-  const us = Number(r.stdout.trim());
-  if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`raw pingpong: ${r.stderr || r.error?.message || 'no figure'}`);
-  return us;
+  return floorFigure('raw-pingpong', [crossings, bytes]);
 }
 
 /** Start→finish durations (µs) of the fragments of a trace. */

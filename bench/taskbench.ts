@@ -18,11 +18,10 @@
 //
 //   npm run bench -- taskbench [--quick]        BENCH_TASKBENCH_PATTERNS=stencil_1d,fft to choose
 //   BENCH_TASKBENCH_CPP_PATTERNS (default stencil_1d,trivial; empty: no C++ kernels)
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
+import { floorFigure, median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
 import { ORIGINAL, TASKBENCH_PEERS } from './reference.js';
 import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
@@ -79,14 +78,6 @@ interface Program { file: string; tasks: number; args: string[] }
 
 /** The C++ kernel is built as Task Bench's own kernels are: optimised for this machine. */
 const CPP_FLAGS = '-O3 -march=native';
-
-/** µs per step of bench/raw-exchange.ts with `workUs` of work per step. */
-function rawExchangeUs(workUs: number, steps: number): number {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-exchange.js'), String(workUs), String(steps)], { encoding: 'utf8', timeout: 120_000 });
-  const us = Number.parseFloat(r.stdout);
-  if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`raw-exchange failed: ${r.stderr || r.stdout}`);
-  return us;
-}
 
 type Kernel = 'ts' | 'cpp';
 
@@ -170,11 +161,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       }
     }
   };
+  /** iterations of the ~FEED_TASK_US tasks of the two comparisons below */
+  const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
   // Feeding across lanes against its absence (LUNA_FEED=0), interleaved: stencil_1d on 1×2 at
   // tasks of ~FEED_TASK_US, where the hand-offs between steps weigh.
   if (patterns.includes('stencil_1d')) {
     await section(ctx, notes, 'feeding', async () => {
-      const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const argv = ['--threads', 2, '--warm-start', prog.file, STEPS, 2 ** k];
       const on: number[] = [], off: number[] = [];
@@ -195,14 +187,13 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   // the same exchange with a spin as long as the kernel (bench/raw-exchange.ts), interleaved.
   if (patterns.includes('stencil_1d')) {
     await section(ctx, notes, 'cross-node step', async () => {
-      const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
       const workUs = Math.round(usPerIter * 2 ** k);
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 2);
       const argv = ['--nodes', 2, '--threads', 1, '--warm-start', prog.file, STEPS, 2 ** k];
       const luna: number[] = [], raw: number[] = [];
       ctx.log(`taskbench: stencil_1d 2x1 at 2^${k} iterations against two bare processes exchanging after ${workUs} µs of work`);
       for (let r = 0; r < (ctx.quick ? 3 : Math.max(5, ctx.reps)); r++) {
-        raw.push(rawExchangeUs(workUs, STEPS * 3));
+        raw.push(floorFigure('raw-exchange', [workUs, STEPS * 3]));
         luna.push(((await runTimed(argv, 300_000)).programMs * 1000) / STEPS);
       }
       f['2x1.stencil_1d.stepUs'] = sig(median(luna));
