@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, ALONE_CHUNK, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -95,7 +95,8 @@ test('unrolling while the node runs everything itself: no further ahead than the
   assert.equal(p.unrollChunk({ ...here, lastChunk: 8 }), 16, 'every spawned CF was ready: double');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 8, wokenSince: 3 }), 4, 'some were spawned before their inputs: halve');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 1, wokenSince: 3 }), 1, 'never below one iteration');
-  assert.equal(p.unrollChunk({ ...here, lastChunk: LOOP_CHUNK }), LOOP_CHUNK, 'never above a full chunk');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: ALONE_CHUNK }), ALONE_CHUNK, 'never above a chunk for this thread alone');
+  assert.ok(ALONE_CHUNK < LOOP_CHUNK);
   assert.equal(p.unrollChunk({ ...here, lastChunk: 64, remaining: 5 }), 5, 'never beyond the loop');
   assert.equal(p.unrollChunk({ ...here, live: LIVE_TARGET, starving: false, lastChunk: 8 }), 0, 'the live target still bounds it');
 });

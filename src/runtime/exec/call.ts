@@ -47,11 +47,15 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
   const params = def.params;
   const n = params.length;
   const call = (scratch[n] ??= new Array<unknown>(n));
-  let outs: DF[] | null = null;
+  let nOut = 0;
+  for (let i = 0; i < n; i++) if (params[i] === 'name') nOut++;
+  // sized at once: a pushed-to empty array reserves 16 slots, per call
+  const outs: DF[] | null = nOut === 0 ? null : new Array<DF>(nOut);
+  let o = 0;
   for (let i = 0; i < n; i++) {
     const p = params[i];
     if (p === 'value') call[i] = new DF(keys[i]!, args[i] as DfValue, false, nameOf);
-    else if (p === 'name') { const d = new DF(keys[i]!, undefined, true, nameOf); (outs ??= []).push(d); call[i] = d; }
+    else if (p === 'name') { const d = new DF(keys[i]!, undefined, true, nameOf); outs![o++] = d; call[i] = d; }
     else if (p === 'int') call[i] = (args[i] as number) | 0; // small integers keep integer code integer
     else call[i] = args[i];
   }
@@ -62,13 +66,13 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
     throw new ContractError(`ucode ${def.symbol} returned a Promise: ucodes are synchronous (an async function cannot be a ucode)`);
   }
   if (outs === null) return NO_OUTPUTS;
-  const o = new Array<DfValue | null>(outs.length);
-  for (let i = 0; i < outs.length; i++) {
+  const vals = new Array<DfValue | null>(nOut);
+  for (let i = 0; i < nOut; i++) {
     const v = outs[i]!.value ?? null;
     if (v !== null && v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
-    o[i] = v;
+    vals[i] = v;
   }
-  return o;
+  return vals;
 }
 
 const NO_OUTPUTS: (DfValue | null)[] = [];

@@ -90,8 +90,11 @@ export class Cf {
   }
 
   addGot(key: DfKey, v: DfValue): void {
-    // literals hold what they get; a pushed-to empty array would reserve 16 slots
-    if (this.got === null) this.got = [key, v]; else this.got.push(key, v);
+    // literals hold what they get; pushing to a full array reserves 16 more slots
+    const g = this.got;
+    if (g === null) this.got = [key, v];
+    else if (g.length === 2) this.got = [g[0]!, g[1]!, key, v];
+    else g.push(key, v);
   }
 
   isPending(key: DfKey): boolean {
