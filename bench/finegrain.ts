@@ -176,21 +176,28 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       ctx.log('finegrain: ucode speed, runtime vs a plain loop');
       const steps = q ? 200 : 1_000, iters = 16_384, width = 2, tasks = steps * width;
       const p = taskbenchProgram(dir, 'trivial', width, steps);
-      // Each side in a fresh process, alternated: this machine's speed changes from one process
-      // to the next by up to 2× (shared host), which a loop inside the benchmark process misses.
+      // Each side in a fresh process, in pairs: this machine's speed changes from one process to
+      // the next by up to 2× (shared host), which a loop inside the benchmark process misses. A
+      // ratio of medians mixed fast and slow hosts (0.5–1.7 in three runs of one build); the
+      // median of the pairs' ratios, each pair run back to back in alternating order, does not.
+      const pairs = q ? 1 : Math.max(reps, 7);
       const loop: number[] = [], inRuntime: number[] = [], program: number[] = [];
-      for (let r = 0; r < reps; r++) {
-        loop.push(await plainLoopUs(iters, tasks));
-        const trace = join(dir, `ucode-trace-${r}`);
-        const t = await runTimed(['--threads', 1, '--trace', trace, p, steps, iters]);
-        inRuntime.push(median(fragmentDurationsUs(trace)));
-        program.push((t.programMs * 1000) / tasks);
-        rmSync(trace, { recursive: true, force: true });
+      for (let r = 0; r < pairs; r++) {
+        const runtimeSide = async (): Promise<void> => {
+          const trace = join(dir, `ucode-trace-${r}`);
+          const t = await runTimed(['--threads', 1, '--trace', trace, p, steps, iters]);
+          inRuntime.push(median(fragmentDurationsUs(trace)));
+          program.push((t.programMs * 1000) / tasks);
+          rmSync(trace, { recursive: true, force: true });
+        };
+        if (r % 2 === 0) { loop.push(await plainLoopUs(iters, tasks)); await runtimeSide(); }
+        else { await runtimeSide(); loop.push(await plainLoopUs(iters, tasks)); }
       }
-      put('ucode.xPlainLoop', median(inRuntime) / median(loop), '×');
-      put('ucode.programXPlainLoop', median(program) / median(loop), '×');
+      const ratios = (xs: number[]): number[] => xs.map((x, i) => x / loop[i]!);
+      put('ucode.xPlainLoop', median(ratios(inRuntime)), '×');
+      put('ucode.programXPlainLoop', median(ratios(program)), '×');
       targets.push({ key: 'ucode.xPlainLoop', op: '<=', value: 1.05, label: 'a ucode runs at its own speed (runtime vs plain loop)' });
-      notes.push(`ucode speed: compute_bound(${iters}) ${sig(median(loop))} µs per call in a plain loop, ${sig(median(inRuntime))} µs per fragment (median start→finish in a trace of ${tasks} fragments), ${sig(median(program))} µs per fragment of program span (boot and per-fragment cost included: programXPlainLoop)`);
+      notes.push(`ucode speed: compute_bound(${iters}) ${sig(median(loop))} µs per call in a plain loop, ${sig(median(inRuntime))} µs per fragment (median start→finish in a trace of ${tasks} fragments), ${sig(median(program))} µs per fragment of program span (boot and per-fragment cost included: programXPlainLoop); medians of ${pairs} pairs' ratios, which ranged ${ratios(inRuntime).map((x) => sig(x)).sort((a, b) => a - b).join(' ')}`);
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
