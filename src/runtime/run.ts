@@ -133,16 +133,15 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
-  // workers boot (tens of milliseconds each) while this thread imports the ucode module and
-  // starts the program, as many at once as leave this thread a core; a program without ucodes
-  // never starts one
-  if (opts.program.imports.length > 0) pool.warmUp(Math.max(1, cores - 1));
+  // workers boot (tens of milliseconds each) when the policy first wants them, as many at once
+  // as leave this thread a core; a program without ucodes never starts one
+  const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(Math.max(1, cores - 1)) : undefined;
   const inline = new InlineExecutor(opts.program.imports, tr);
   const router = new Router(tp);
   const cluster = new ClusterNode(router, wallNs);
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   cluster.attach(rt);
   try {
     await inline.load(bundle, native);

@@ -109,3 +109,14 @@ test('stealing: victims in turn, never oneself; half of what exceeds the lanes i
   assert.equal(p.giveAway(10, 2), 4);
   assert.equal(p.giveAway(3, 2), 1);
 });
+
+test('workers boot once a code is seen not to be tiny, at once on several nodes', () => {
+  const cost = (minNs: number, samples: number) => ({ meanNs: minNs, samples, minNs });
+  assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1), false, 'one node: not before a CF ran');
+  assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 2), true, 'several nodes: a code\'s first CF goes to a worker');
+  assert.equal(p.bootWorkers(cost(500, 1), 500, 1), false, 'tiny');
+  assert.equal(p.bootWorkers(cost(INLINE_NS, 1), INLINE_NS, 1), false, 'one call may be a cold one');
+  assert.equal(p.bootWorkers(cost(INLINE_NS, 2), INLINE_NS, 1), true, 'twice not tiny: it will go to workers');
+  assert.equal(p.bootWorkers(cost(INLINE_NS - 1, 5), INLINE_NS * 10, 1), false, 'a slow call of a code that once ran tiny');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), true, 'one call long enough');
+});

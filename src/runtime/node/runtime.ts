@@ -35,6 +35,8 @@ export interface Executors {
   readonly booted: number;
   /** ask lane `from` to feed outputs of its batches to other lanes (absent: workers cannot) */
   feed?(from: number, requests: Feed): void;
+  /** start the workers ahead of their first batch (absent: each starts with its first batch) */
+  warm?(): void;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -89,6 +91,8 @@ export class NodeRuntime {
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
     this.st.owner = this;
+    // before the ucode module loads, if the policy wants workers from the start (several nodes)
+    if (policy.bootWorkers(this.costView, 0, host.size)) this.warmWorkers();
   }
 
   get live(): number {
@@ -464,7 +468,17 @@ export class NodeRuntime {
   }
 
   /** Send batch `b` to lane `lane`; `id`: the number a fed batch got when it was opened. */
+  /** Workers are wanted (the policy said so, or a batch leaves): they start booting now. */
+  private warmWorkers(): void {
+    if (this.warmed) return;
+    this.warmed = true;
+    this.exec.warm?.();
+  }
+
+  private warmed = false;
+
   private send(lane: number, b: BatchBuilder, fedId?: number): void {
+    this.warmWorkers();
     const id = fedId ?? this.batchSeq++;
     this.batches.set(id, b.cfs);
     this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
@@ -538,6 +552,13 @@ export class NodeRuntime {
     this.costNs[c] = n === 0 ? ns : n < 8 ? 0.5 * mean + 0.5 * Math.min(ns, 4 * mean) : 0.875 * mean + 0.125 * Math.min(ns, 2 * mean);
     if (ns < this.costMin[c]!) this.costMin[c] = ns;
     this.costN[c] = n + 1;
+    if (!this.warmed) {
+      const cost = this.costView;
+      cost.meanNs = this.costNs[c]!;
+      cost.minNs = this.costMin[c]!;
+      cost.samples = n + 1;
+      if (this.policy.bootWorkers(cost, ns, this.size)) this.warmWorkers();
+    }
   }
 
   private measureBatch(r: BatchResult): void {

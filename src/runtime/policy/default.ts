@@ -126,6 +126,18 @@ export class DefaultPolicy implements SchedulingPolicy {
   }
 
   /**
+   * On one node workers boot once a code is seen not to be tiny: a CF that took BOOT_INLINE_NS
+   * (even a first, cold call), or a code whose fastest of two or more runs took INLINE_NS (it
+   * will go to workers). A program of tiny CFs never boots one: they all run on the system
+   * thread, and a worker booting beside it took its core on two (chain 20 000 on 1 thread 147 →
+   * 117 ms, stencil_1d 2 000 steps 95 → 69 ms without the boot). On several nodes a code's first
+   * CF goes to a worker (see runInline): there they boot before the program starts.
+   */
+  bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean {
+    return nodes > 1 || ns >= BOOT_INLINE_NS || (cost.samples >= 2 && cost.minNs >= INLINE_NS);
+  }
+
+  /**
    * While worker threads run batches, a loop spawns LOOP_CHUNK iterations at a time (up to
    * LIVE_TARGET live CFs): CFs waiting ahead feed batches and chain continuations. While this
    * node runs everything itself, spawning a CF before its inputs exist only parks it, to be

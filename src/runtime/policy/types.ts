@@ -130,6 +130,13 @@ export interface SchedulingPolicy {
    * last came back; 2 builds it while the last runs (the order is the same).
    */
   readonly fifoDepth: number;
+  /**
+   * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`,
+   * on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
+   * boot anyway with the first batch. While every fragment is tiny, all run on the system
+   * thread, and a booting worker only takes a core from it.
+   */
+  bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean;
   /** Run fragment `cf`, whose code costs this, on the system thread instead of a worker (no hand-off). */
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean;
   /** Iterations of a long loop to spawn now (0: not now). */
