@@ -178,8 +178,9 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const p = taskbenchProgram(dir, 'trivial', width, steps);
       // Each side in a fresh process, in pairs: this machine's speed changes from one process to
       // the next by up to 2× (shared host), which a loop inside the benchmark process misses. A
-      // ratio of medians mixed fast and slow hosts (0.5–1.7 in three runs of one build); the
-      // median of the pairs' ratios, each pair run back to back in alternating order, does not.
+      // ratio of medians mixed fast and slow hosts (0.5 and 1.68 in two runs an hour apart, the
+      // code it measures unchanged); the median of the pairs' ratios, each pair run back to back
+      // in alternating order, does not.
       const pairs = q ? 1 : Math.max(reps, 7);
       const loop: number[] = [], inRuntime: number[] = [], program: number[] = [];
       for (let r = 0; r < pairs; r++) {

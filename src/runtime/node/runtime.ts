@@ -467,7 +467,6 @@ export class NodeRuntime {
     return this.policy.chainLength({ cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo });
   }
 
-  /** Send batch `b` to lane `lane`; `id`: the number a fed batch got when it was opened. */
   /** Workers are wanted (the policy said so, or a batch leaves): they start booting now. */
   private warmWorkers(): void {
     if (this.warmed) return;
@@ -477,6 +476,7 @@ export class NodeRuntime {
 
   private warmed = false;
 
+  /** Send batch `b` to lane `lane`; `id`: the number a fed batch got when it was opened. */
   private send(lane: number, b: BatchBuilder, fedId?: number): void {
     this.warmWorkers();
     const id = fedId ?? this.batchSeq++;
