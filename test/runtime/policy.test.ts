@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, ALONE_CHUNK, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -119,4 +119,9 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(INLINE_NS, 2), INLINE_NS, 1), true, 'twice not tiny: it will go to workers');
   assert.equal(p.bootWorkers(cost(INLINE_NS - 1, 5), INLINE_NS * 10, 1), false, 'a slow call of a code that once ran tiny');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), true, 'one call long enough');
+});
+
+test('queued messages leave before a long inline ucode, not before a short one', () => {
+  assert.equal(p.flushBefore(FLUSH_BEFORE_NS), true);
+  assert.equal(p.flushBefore(FLUSH_BEFORE_NS - 1), false);
 });

@@ -41,8 +41,6 @@ export interface Executors {
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
 const SLICE_MS = 4;
-/** an inline ucode at least this long (mean) first sends what is queued: a socket write costs ~20–30 µs here */
-const FLUSH_BEFORE_NS = 50_000;
 
 export class NodeRuntime {
   readonly st: NodeState;
@@ -509,7 +507,7 @@ export class NodeRuntime {
     const inl = this.exec.inline!;
     // Messages queued so far would leave at the end of this pump's slice, behind this ucode and
     // the next: a node that another is waiting on (a stencil's neighbour) sends them first.
-    if (this.st.remote && this.costNs[code]! >= FLUSH_BEFORE_NS) this.st.remote.flush();
+    if (this.st.remote && this.policy.flushBefore(this.costNs[code]!)) this.st.remote.flush();
     let outs: (DfValue | null)[];
     try {
       outs = inl.run(cf.task!, lane, timed);

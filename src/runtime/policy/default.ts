@@ -33,6 +33,8 @@ export const ALONE_INLINE_NS = 1_000_000;
 export const LANE_DEPTH = 2;
 /** batches in flight per worker, counting those fed by other lanes' batches */
 export const FEED_DEPTH = 2;
+/** an inline ucode at least this long (mean) first sends what is queued: a socket write costs ~20–30 µs here */
+export const FLUSH_BEFORE_NS = 50_000;
 /** a CF this long fed from a lane that already feeds another this pass may go to another lane (a hand-off between workers costs ~100 µs here) */
 export const FEED_SPREAD_NS = 100_000;
 
@@ -123,6 +125,11 @@ export class DefaultPolicy implements SchedulingPolicy {
     }
     if (cost.samples < INLINE_SAMPLES) return false;
     return cost.meanNs < INLINE_NS || (now.alone && cost.meanNs < Math.min(now.handoffNs, ALONE_INLINE_NS));
+  }
+
+  /** Queued messages leave before an inline ucode of FLUSH_BEFORE_NS or more. */
+  flushBefore(meanNs: number): boolean {
+    return meanNs >= FLUSH_BEFORE_NS;
   }
 
   /**

@@ -137,6 +137,11 @@ export interface SchedulingPolicy {
    * thread, and a booting worker only takes a core from it.
    */
   bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean;
+  /**
+   * Before a ucode of mean cost `meanNs` runs on the system thread of a node of several, write
+   * the messages queued so far (they would leave only after it): a peer may wait for them.
+   */
+  flushBefore(meanNs: number): boolean;
   /** Run fragment `cf`, whose code costs this, on the system thread instead of a worker (no hand-off). */
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean;
   /** Iterations of a long loop to spawn now (0: not now). */
