@@ -36,8 +36,10 @@ function analyze(trace: string, ...opts: string[]): Json {
 const manifestOf = (trace: string): TraceManifest => JSON.parse(readFileSync(join(trace, 'manifest.json'), 'utf8')) as TraceManifest;
 
 test('matmul on 2 nodes without locators: node 1 got no work, and the advice is to place fragments', (t) => {
-  // blocks of 32: a block product is 32× the work of a block sum, whatever the timing noise
-  const trace = traced(t, ['--nodes', '2', '--threads', '1', 'examples/matmul/matmul.fa', '128', '4']);
+  // 2 × 2 blocks of 128: a block product (128³ multiply-adds) outweighs a gather (a 512 KiB
+  // copy) ~5× here; with blocks of 32 the 16 gathers of the whole 128 KiB matrix came within
+  // timing noise of the 64 products and a slow machine named `collect`
+  const trace = traced(t, ['--nodes', '2', '--threads', '1', 'examples/matmul/matmul.fa', '256', '2']);
   const r = analyze(trace);
   assert.deepEqual(r.placement.idleNodes, [1]);
   assert.equal(r.placement.perNode[0], r.cfs);
