@@ -14,7 +14,18 @@ export const LUNA = join(ROOT, 'bin', 'luna');
  * The Node flags of `bin/luna`'s first line: runs start `node <flags> bin/luna …`, so that they
  * measure what a user's `bin/luna …` runs.
  */
-export const LUNA_NODE_FLAGS: string[] = (readFileSync(LUNA, 'utf8').split('\n', 1)[0]!.match(/\snode\s+(.*)$/)?.[1] ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
+const LUNA_FIRST_LINE = readFileSync(LUNA, 'utf8').split('\n', 1)[0]!;
+export const LUNA_NODE_FLAGS: string[] = (LUNA_FIRST_LINE.match(/\snode\s+(.*)$/)?.[1] ?? '').split(/\s+/).filter((a) => a.startsWith('--'));
+/**
+ * The environment `bin/luna`'s first line sets (`env -S NAME=value… node`), `${NAME}` expanded
+ * from this process's environment as env(1) does: runs are spawned with it.
+ */
+export const LUNA_NODE_ENV: Record<string, string> = Object.fromEntries(
+  (LUNA_FIRST_LINE.match(/-S\s+(.*?)\s*\bnode\s/)?.[1] ?? '').split(/\s+/).filter((a) => /^\w+=/.test(a)).map((a) => {
+    const eq = a.indexOf('=');
+    return [a.slice(0, eq), a.slice(eq + 1).replace(/\$\{(\w+)\}/g, (_, v: string) => process.env[v] ?? '')];
+  }),
+);
 /** A benchmark program under bench/programs/. */
 export const prog = (rel: string): string => join(ROOT, 'bench', 'programs', rel);
 
@@ -140,7 +151,7 @@ function cliOnce(argv: (string | number)[], timeoutMs: number, env?: Record<stri
   return new Promise((res, rej) => {
     const t0 = nowMs();
     // own process group, so a timeout kills the launcher and the node processes it started
-    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: env ? { ...process.env, ...env } : process.env });
+    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...LUNA_NODE_ENV, ...env } });
     let out = '';
     child.stdout.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
@@ -242,7 +253,7 @@ export interface Timed {
 function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<string, string>): Promise<Timed> {
   return new Promise((res, rej) => {
     const t0 = nowMs();
-    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: env ? { ...process.env, ...env } : process.env });
+    const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...LUNA_NODE_ENV, ...env } });
     let out = '';
     const keep = (d: Buffer) => { if (out.length < 65536) out += d.toString(); };
     child.stdout.on('data', keep);

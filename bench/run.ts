@@ -7,11 +7,11 @@
 // number>>` (reported "missing" when absent). Every suite prints a table of its figures with their
 // targets (met / NOT MET); all figures go to bench/results/<ISO date>-<git sha>.json and
 // bench/results/latest.json. --compare FILE prints the deltas against an earlier JSON.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fmt, incidents, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { fmt, incidents, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 type OwnSuite = (ctx: Ctx) => Promise<SuiteOutput>;
 type ForeignSuite = () => Promise<Record<string, number>>;
@@ -248,5 +248,17 @@ async function main(): Promise<number> {
   return Object.values(res.suites).some((s) => s.status === 'error') ? 1 : 0;
 }
 
+/**
+ * The harness runs as `bin/luna` does, under its first line's environment and Node flags, so
+ * that suites run in this process, and the raw baselines they compare with, see the process
+ * policy a user's run sees (huge pages for the C heap, young generation, inlining budget).
+ */
+function asLuna(): number | undefined {
+  if (process.env.LUNA_BENCH_AS_LUNA === '1') return undefined;
+  const argv = [...LUNA_NODE_FLAGS, ...process.execArgv, ...process.argv.slice(1)];
+  const r = spawnSync(process.execPath, argv, { stdio: 'inherit', env: { ...process.env, ...LUNA_NODE_ENV, LUNA_BENCH_AS_LUNA: '1' } });
+  return r.status ?? 1;
+}
+
 // exit explicitly: a hung in-process run may leave worker threads behind
-process.exit(await main());
+process.exit(asLuna() ?? (await main()));
