@@ -118,8 +118,11 @@ export class Interpreter {
       }
       for (const r of site.requests) this.readRef(r);
       if (site.kind === 'call') return this.call(cf, site);
-      // Structured CFs spawn children: in FIFO order they must not overtake a pending batch.
-      if ((st.fifo && batch !== null && (batch.size > 0 || batch.ahead)) || f.blocked) return BLOCKED;
+      // Structured CFs spawn children: in FIFO order they must not overtake a pending batch. A
+      // loop already unrolling only spawns its next iterations behind the batch (its bounds are
+      // known): holding it back would drain the worker every chunk.
+      const continuing = site.kind === 'for' && cf.begun;
+      if ((st.fifo && !continuing && batch !== null && (batch.size > 0 || batch.ahead)) || f.blocked) return BLOCKED;
       switch (site.kind) {
         case 'subcall': return this.subCall(cf, site);
         case 'for': return this.forLoop(cf, site);
