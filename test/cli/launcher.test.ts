@@ -1,5 +1,5 @@
-// `bin/luna` run as a file (its first line, as a user or mpirun starts it): the memory policy it
-// sets for the C heap reaches every node process, and a user's own glibc tunables are kept.
+// `bin/luna` run as a file (its first line, as a user or mpirun starts it): the glibc tunable it
+// sets for huge pages on the C heap reaches every node process, and a user's own are kept.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,7 +19,7 @@ const UCODES = `export function c_env(node: number): void {
 }
 `;
 
-test('bin/luna started as a file gives every node huge pages for its C heap and keeps the user\'s glibc tunables', async () => {
+test('bin/luna started as a file asks glibc for huge pages on every node and keeps the user\'s glibc tunables', async () => {
   await inTempDir('luna-launcher-', async (dir) => {
     writeFileSync(join(dir, 'env.fa'), PROGRAM);
     writeFileSync(join(dir, 'ucodes.ts'), UCODES);
