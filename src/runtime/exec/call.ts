@@ -37,6 +37,8 @@ export const nameOfKey = (k: string | number): string => displayDf(String(k));
 
 /** Argument arrays reused by arity: the ucode receives its arguments spread, never the array. */
 const scratch: unknown[][] = [];
+/** The output handles of the call in progress (emptied once it returns: they may hold large buffers). */
+const outScratch: (DF | undefined)[] = [];
 
 /**
  * Call ucode `fn` with `args` (aligned with its params: DfValue for value, null for name,
@@ -47,15 +49,12 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
   const params = def.params;
   const n = params.length;
   const call = (scratch[n] ??= new Array<unknown>(n));
+  const outs = outScratch;
   let nOut = 0;
-  for (let i = 0; i < n; i++) if (params[i] === 'name') nOut++;
-  // sized at once: a pushed-to empty array reserves 16 slots, per call
-  const outs: DF[] | null = nOut === 0 ? null : new Array<DF>(nOut);
-  let o = 0;
   for (let i = 0; i < n; i++) {
     const p = params[i];
     if (p === 'value') call[i] = new DF(keys[i]!, args[i] as DfValue, false, nameOf);
-    else if (p === 'name') { const d = new DF(keys[i]!, undefined, true, nameOf); outs![o++] = d; call[i] = d; }
+    else if (p === 'name') { const d = new DF(keys[i]!, undefined, true, nameOf); outs[nOut++] = d; call[i] = d; }
     else if (p === 'int') call[i] = (args[i] as number) | 0; // small integers keep integer code integer
     else call[i] = args[i];
   }
@@ -65,10 +64,12 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
     Promise.resolve(r).catch(() => {});
     throw new ContractError(`ucode ${def.symbol} returned a Promise: ucodes are synchronous (an async function cannot be a ucode)`);
   }
-  if (outs === null) return NO_OUTPUTS;
+  if (nOut === 0) return NO_OUTPUTS;
+  // sized at once: a pushed-to empty array reserves 16 slots, per call
   const vals = new Array<DfValue | null>(nOut);
   for (let i = 0; i < nOut; i++) {
     const v = outs[i]!.value ?? null;
+    outs[i] = undefined;
     if (v !== null && v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
     vals[i] = v;
   }
