@@ -271,7 +271,6 @@ function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<st
   });
 }
 
-/** `luna run --timing <argv…>` in a fresh process (with `env` added to ours); retried like runCli. */
 /**
  * The figure a floor tool prints first (bench/raw-pingpong.ts, bench/raw-exchange.ts: two bare
  * Node processes doing what a runtime step does), run in a fresh process.
@@ -283,6 +282,7 @@ export function floorFigure(script: string, args: (string | number)[]): number {
   return x;
 }
 
+/** `luna run --timing <argv…>` in a fresh process (with `env` added to ours); retried like runCli. */
 export async function runTimed(argv: (string | number)[], timeoutMs = 120_000, env?: Record<string, string>): Promise<Timed> {
   const what = `${env ? Object.entries(env).map(([k, v]) => `${k}=${v} `).join('') : ''}luna run --timing ${argv.map((a) => (typeof a === 'string' && a.startsWith(ROOT) ? relative(ROOT, a) : a)).join(' ')}`;
   let last: Timed | undefined;
