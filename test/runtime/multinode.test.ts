@@ -2,8 +2,9 @@
 // every semantics fixture and every shipped example gives the same result on 1, 2, 3 nodes
 // with 1 and 2 threads; locator_cyclic really places CFs (ucodes print their node);
 // locator_replicating is readable everywhere; a 64 MiB DF crosses nodes intact; an exception
-// on node 1 and a node killed with SIGKILL stop the run cleanly; stealable CFs move to idle
-// nodes; a launch under mpirun gives the same output as --nodes 2.
+// on node 1 and a node killed with SIGKILL stop the run cleanly; a node unrolling a long loop
+// of waiting CFs still answers its peers; stealable CFs move to idle nodes;
+// a launch under mpirun gives the same output as --nodes 2.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -143,6 +144,14 @@ describe('multi-node runtime', { concurrency: true }, () => {
         assertFails(r, [/node 1\b/, /exploded 7 on rank 1/, /CF boom \(ucode c_explode, id [\d_]+\)[^\n]* at [^\n]*nodefail\.fa:8:5/]);
       });
     }
+
+    test('a loop spawning 150 000 CFs that wait for a DF of another node lets its heartbeat through (1 thread, 300 ms timeout)', async () => {
+      // before, the FIFO pump unrolled such a loop in one turn of the event loop (~1 s here):
+      // the peers heard nothing and declared the node lost
+      const r = await luna(runArgs(2, 1, { file: program('farwait'), args: ['150000'] }), { timeoutMs: 60_000, env: { ...process.env, LUNA_HEARTBEAT_MS: '300' } });
+      assertOk(r);
+      assert.doesNotMatch(r.stderr, /lost/, describeRun(r));
+    });
 
     test('a node killed with SIGKILL mid-run: exit 1, the message names it, no orphan processes', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'luna-kill-'));

@@ -286,12 +286,17 @@ export class NodeRuntime {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
-      let blocked = false;
+      let blocked = false, late = false;
       while (st.run.length > 0) {
         const cf = st.run.shift()!;
         const o = interp.examine(cf, b);
         if (o === BLOCKED) { st.run.pushFront(cf); blocked = true; break; }
-        if (o !== TASK) continue;
+        if (o !== TASK) {
+          // spawning, parking and migrating take turns with the event loop too: a loop migrating
+          // thousands of CFs would otherwise hold every message back until it is all unrolled
+          if ((++this.tick & 15) === 0 && performance.now() > until) { late = true; break; }
+          continue;
+        }
         if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
@@ -302,8 +307,9 @@ export class NodeRuntime {
         b.add(cf);
         if (b.size >= limit) break;
       }
-      if (b === null || b.size === 0) return;
-      this.send(0, b);
+      if (b !== null && b.size > 0) this.send(0, b);
+      else if (!late) return;
+      if (late) { this.schedule(); return; }
       if (blocked || st.run.length === 0) return;
       if (performance.now() > until) { this.schedule(); return; }
     }
