@@ -5,7 +5,8 @@
 //  - chain 1 × 20 000 and 1 × 200 000 (req_count 1), 1 and 2 threads: µs per fragment; the
 //    marginal cost (200 000 − 20 000 spans over 180 000 fragments);
 //  - 8 independent chains × 2 000 and × 20 000, 2 threads;
-//  - pingpong (locator_cyclic: every step crosses the 2 processes): µs per step;
+//  - pingpong (locator_cyclic: every step crosses the 2 processes): µs per step, whole run and
+//    from step 20 000 to 40 000 (steady state);
 //  - Task Bench stencil_1d, width 2, empty kernel, 2 000 and 20 000 steps, 1 and 2 threads:
 //    µs per task;
 //  - memory: peak RSS of the 200 000-link chain and of the smallest program; bytes per pending
@@ -116,17 +117,21 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     await section(ctx, notes, 'pingpong', async () => {
       ctx.log('finegrain: pingpong over 2 processes');
       const pp = prog('pingpong/pingpong.fa');
-      const [short, long] = q ? [1_000, 5_000] : [2_000, 20_000];
+      const [short, long, longer] = q ? [1_000, 5_000, 10_000] : [2_000, 20_000, 40_000];
       // the floor on this machine, interleaved with the runs: the same crossings between two
       // bare Node processes (bench/raw-pingpong.ts)
       const raw: number[] = [];
       const m = await interleavedTimed(reps, {
         short: ['--nodes', 2, '--threads', 1, pp, short, 8],
         long: ['--nodes', 2, '--threads', 1, pp, long, 8],
+        longer: ['--nodes', 2, '--threads', 1, pp, longer, 8],
       }, () => { raw.push(rawPingpongUs(long, 8)); });
       const step = (m.long.programMs * 1000) / long;
       put('pingpong.usPerStep', step, 'µs', ORIGINAL.pingpongStep);
       put('pingpong.marginalUsPerStep', ((m.long.programMs - m.short.programMs) * 1000) / (long - short), 'µs');
+      // the steps past the first 20 000: start-up (unrolling and migrating the loop's CFs, a
+      // worker booting for the first CF) and the JIT warm-up of both processes are behind
+      put('pingpong.steadyUsPerStep', ((m.longer.programMs - m.long.programMs) * 1000) / (longer - long), 'µs');
       put('pingpong.rawUsPerStep', median(raw), 'µs');
       put('pingpong.xRaw', step / median(raw), '×');
       targets.push({ key: 'pingpong.usPerStep', op: '<=', value: 40, label: 'pingpong step across 2 processes' });
