@@ -145,10 +145,10 @@ describe('multi-node runtime', { concurrency: true }, () => {
       });
     }
 
-    test('a loop spawning 150 000 CFs that wait for a DF of another node lets its heartbeat through (1 thread, 300 ms timeout)', async () => {
-      // before, the FIFO pump unrolled such a loop in one turn of the event loop (~1 s here):
+    test('a loop spawning 300 000 CFs that wait for a DF of another node lets its heartbeat through (1 thread, 500 ms timeout)', async () => {
+      // before, the FIFO pump unrolled such a loop in one turn of the event loop (~1.5 s here):
       // the peers heard nothing and declared the node lost
-      const r = await luna(runArgs(2, 1, { file: program('farwait'), args: ['150000'] }), { timeoutMs: 60_000, env: { ...process.env, LUNA_HEARTBEAT_MS: '300' } });
+      const r = await luna(runArgs(2, 1, { file: program('farwait'), args: ['300000'] }), { timeoutMs: 60_000, env: { ...process.env, LUNA_HEARTBEAT_MS: '500' } });
       assertOk(r);
       assert.doesNotMatch(r.stderr, /lost/, describeRun(r));
     });
