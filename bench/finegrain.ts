@@ -129,7 +129,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const step = (m.long.programMs * 1000) / long;
       put('pingpong.usPerStep', step, 'µs', ORIGINAL.pingpongStep);
       put('pingpong.marginalUsPerStep', ((m.long.programMs - m.short.programMs) * 1000) / (long - short), 'µs');
-      // the steps past the first 20 000: start-up (unrolling and migrating the loop's CFs, a
+      // the steps past the long run's: start-up (unrolling and migrating the loop's CFs, a
       // worker booting for the first CF) and the JIT warm-up of both processes are behind
       put('pingpong.steadyUsPerStep', ((m.longer.programMs - m.long.programMs) * 1000) / (longer - long), 'µs');
       put('pingpong.rawUsPerStep', median(raw), 'µs');

@@ -307,10 +307,10 @@ export class NodeRuntime {
         b.add(cf);
         if (b.size >= limit) break;
       }
-      if (b !== null && b.size > 0) this.send(0, b);
-      else if (!late) return;
+      const sent = b !== null && b.size > 0;
+      if (sent) this.send(0, b!);
       if (late) { this.schedule(); return; }
-      if (blocked || st.run.length === 0) return;
+      if (!sent || blocked || st.run.length === 0) return;
       if (performance.now() > until) { this.schedule(); return; }
     }
   }
