@@ -15,7 +15,7 @@ import type { SchedulingPolicy } from '../runtime/policy/types.js';
 import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
-import { workerHeapMb } from '../runtime/exec/pool.js';
+import { bootEarly, workerHeapMb } from '../runtime/exec/pool.js';
 import { keepFreedMb } from '../runtime/exec/shm.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
@@ -162,6 +162,8 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     finishTrace(res, 0);
     return report(res);
   }
+  // workers boot while the nodes connect (see bootEarly), as many as warmUp starts at once
+  if (loaded.program.imports.length > 0) bootEarly(Math.min(threads, Math.max(1, cores - 1)));
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');

@@ -42,6 +42,40 @@ function setWorkerHeapFlags(): void {
   setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
 }
 
+/** A worker booted before its pool existed; whether it already failed. */
+interface EarlyWorker { w: Worker; failed?: string }
+const early: EarlyWorker[] = [];
+
+function newWorker(workerData: unknown, transferList: MessagePort[] = []): Worker {
+  setWorkerHeapFlags();
+  const heapMb = workerHeapMb();
+  // Workers write ucode output straight to the file descriptors (worker.ts replaces their
+  // process.stdout/stderr). Their stdio streams are therefore not piped here: a piped stream
+  // asks the worker's original stream for more data, and with many workers booting that
+  // request can arrive after the replacement and kill the worker.
+  return new Worker(WORKER_FILE, {
+    workerData, transferList, stdout: true, stderr: true,
+    ...(heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: heapMb } } : {}),
+  });
+}
+
+/**
+ * Boot `n` workers now, before the program's pool exists: on several nodes a worker runs even
+ * the first CF of a code (the system thread must keep answering its peers), and the nodes take
+ * a few hundred milliseconds to connect, long enough for a worker to boot (~110 ms here) instead
+ * of the first CF waiting for it. The next pool adopts them (they learn their lane then); those
+ * it does not need end with the process.
+ */
+export function bootEarly(n: number): void {
+  for (let k = 0; k < n; k++) {
+    const e: EarlyWorker = { w: newWorker({ early: true }) };
+    e.w.unref();
+    e.w.once('error', (err) => { e.failed ??= `failed: ${err.message}`; });
+    e.w.once('exit', (code) => { e.failed ??= `exited with code ${code}`; });
+    early.push(e);
+  }
+}
+
 export interface PoolOptions {
   lanes: number;
   bundle?: string;
@@ -169,15 +203,13 @@ export class WorkerPool {
       init.peers = this.peers[i]!;
       transfer.push(ctl.port2, ...this.peers[i]!.filter((p): p is MessagePort => p !== null));
     }
-    // Workers write ucode output straight to the file descriptors (worker.ts replaces their
-    // process.stdout/stderr). Their stdio streams are therefore not piped here: a piped stream
-    // asks the worker's original stream for more data, and with many workers booting that
-    // request can arrive after the replacement and kill the worker.
-    setWorkerHeapFlags();
-    const w = new Worker(WORKER_FILE, {
-      workerData: init, transferList: transfer, stdout: true, stderr: true,
-      ...(this.heapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: this.heapMb } } : {}),
-    });
+    const e = early.shift();
+    let w: Worker;
+    if (e) {
+      w = e.w;
+      w.ref();
+      w.postMessage({ init }, transfer);
+    } else w = newWorker(init, transfer);
     this.workers[i] = w;
     this.ports[i] = ch.port1;
     let dead = false;
@@ -214,6 +246,7 @@ export class WorkerPool {
       this.inflight[i] = 0;
       death(`exited with code ${code}`);
     });
+    if (e?.failed !== undefined) { this.exited[i] = true; death(e.failed); }
   }
 
   send(lane: number, batch: Batch): void {

@@ -19,22 +19,36 @@ import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js
 import { bindUcodes, callUcode, ContractError, type Ucode } from './call.js';
 import { displayDf } from '../../core/dfkey.js';
 
-const init = workerData as WorkerInit;
 // Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
 process.setSourceMapsEnabled(true);
-const flags = new Int32Array(init.flags);
-const me = init.index;
-const lanes = lanesOf(flags);
-const ABORT = abortFlag(lanes), RUNNING = runningFlag(lanes, me);
-const SPIN_NS = Number(process.env.LUNA_SPIN_US ?? init.spinUs) * 1000;
 
-// Tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks.
+// What the pool tells this worker: in its workerData, or, for a worker booted early (before the
+// program was loaded, see pool.ts bootEarly), in its first message.
+let init!: WorkerInit;
+let flags!: Int32Array;
+let me = 0;
+let ABORT = 0, RUNNING = 0, SPIN_NS = 0;
+/** tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks */
 let tw: ThreadTraceWriter | undefined;
-if (init.trace) {
-  setRunOrigin(init.trace.origin);
-  tw = ThreadTraceWriter.open(init.trace.dir, init.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true });
+let now: () => number = () => performance.now() * 1e6;
+/** values fed across lanes (absent when the pool does not feed) */
+let exchange: Exchange | undefined;
+
+function setUp(i: WorkerInit): void {
+  init = i;
+  flags = new Int32Array(i.flags);
+  me = i.index;
+  const lanes = lanesOf(flags);
+  ABORT = abortFlag(lanes);
+  RUNNING = runningFlag(lanes, me);
+  SPIN_NS = Number(process.env.LUNA_SPIN_US ?? i.spinUs) * 1000;
+  if (i.trace) {
+    setRunOrigin(i.trace.origin);
+    tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true });
+    now = wallNs;
+  }
+  if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!);
 }
-const now: () => number = tw ? wallNs : () => performance.now() * 1e6;
 
 // Ucode output goes straight to the file descriptors: ordered, unbuffered, never lost on abort.
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -77,10 +91,10 @@ createHook({
 
 /** Outputs of the batch this worker ran last (a chain may continue from them). */
 let prevOuts: (DfValue | null)[][] = [];
-/** values fed across lanes (absent when the pool does not feed) */
-const exchange = init.ctl ? new Exchange(flags, me, lanes, init.ctl, init.peers!) : undefined;
 
 async function main(): Promise<void> {
+  const data = workerData as WorkerInit | { early: true };
+  setUp('early' in data ? await new Promise<WorkerInit>((res) => parentPort!.once('message', (m: { init: WorkerInit }) => res(m.init))) : data);
   const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
   const fns = bindUcodes(mod, init.imports, init.native);
   parentPort!.postMessage({ ready: me });
