@@ -24,6 +24,22 @@ test('codec round-trips every field type', () => {
   assert.throws(() => d.u8(), /truncated/);
 });
 
+test('codec: short strings (copied byte by byte when ASCII) and numbers read from any offset', () => {
+  const strs = ['a', 'x#12.7.3', 'é', 'ab\u007f', 'abc\u0080', '1_2_3_4_5_6_7_8_9_10_11_12_13_14', '1_2_3_4_5_6_7_8_9_10_11_12_13_14_', 'ключ.5', '\u0000'];
+  const enc = new Encoder(4);
+  enc.u8(9); // the message starts one byte into its buffer below
+  for (const s of strs) enc.string(s).i32(-(2 ** 31)).u32(2 ** 32 - 1).f64(-1.5e300);
+  const all = enc.finishCopy();
+  const d = new Decoder(all.subarray(1));
+  for (const s of strs) {
+    assert.equal(d.string(), s);
+    assert.equal(d.i32(), -(2 ** 31));
+    assert.equal(d.u32(), 2 ** 32 - 1);
+    assert.equal(d.f64(), -1.5e300);
+  }
+  assert.equal(d.remaining, 0);
+});
+
 test('codec: reset reuses the buffer; varint rejects negatives', () => {
   const enc = new Encoder();
   enc.string('abc');

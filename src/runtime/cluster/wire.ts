@@ -28,12 +28,17 @@ export function decodeValue(d: Decoder, payload: Uint8Array | undefined, inline 
   }
 }
 
-/** Environment slots: undefined, number or string (DF keys are strings). */
+/**
+ * Environment slots: undefined, number or string (DF keys are strings). Integers (loop
+ * variables, sizes) travel as 32-bit integers: half the bytes, and read back as small integers
+ * rather than doubles.
+ */
 export function encodeEnv(e: Encoder, env: unknown[]): void {
   e.varint(env.length);
   for (const x of env) {
-    if (typeof x === 'number') { e.u8(1); e.f64(x); }
-    else if (typeof x === 'string') { e.u8(2); e.string(x); }
+    if (typeof x === 'number') {
+      if ((x | 0) === x && !Object.is(x, -0)) { e.u8(3); e.i32(x); } else { e.u8(1); e.f64(x); }
+    } else if (typeof x === 'string') { e.u8(2); e.string(x); }
     else e.u8(0);
   }
 }
@@ -43,7 +48,7 @@ export function decodeEnv(d: Decoder): unknown[] {
   const env = new Array<unknown>(n);
   for (let i = 0; i < n; i++) {
     const k = d.u8();
-    env[i] = k === 1 ? d.f64() : k === 2 ? d.string() : undefined;
+    env[i] = k === 3 ? d.i32() : k === 1 ? d.f64() : k === 2 ? d.string() : undefined;
   }
   return env;
 }

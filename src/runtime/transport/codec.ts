@@ -5,6 +5,17 @@
 const utf8Enc = new TextEncoder();
 const utf8Dec = new TextDecoder('utf-8', { fatal: true });
 
+// Most strings on the wire are short ASCII (DF keys, CF ids, labels): they are copied byte by
+// byte in JavaScript, with neither a view of the buffer nor a call into the UTF-8 codec, which
+// cost more than the copy (a migrated CF carries several).
+const SHORT = 32;
+/** argument arrays of String.fromCharCode for each short length */
+const CODES: number[][] = Array.from({ length: SHORT + 1 }, (_, n) => new Array<number>(n).fill(0));
+// Numbers are read without a DataView per message: the bytes go through this scratch value.
+const F64 = new Float64Array(1);
+const F64_BYTES = new Uint8Array(F64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 export class Encoder {
   private buf: Uint8Array;
   private view: DataView;
@@ -103,6 +114,21 @@ export class Encoder {
     // Worst case 3 bytes per UTF-16 unit; encode in place to avoid an intermediate array.
     const max = s.length * 3;
     this.ensure(max + 5);
+    const n = s.length;
+    if (n <= SHORT) {
+      const buf = this.buf, start = this.pos + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[start + i] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos = start + n;
+        return this;
+      }
+    }
     if (s.length < 64) {
       // Short strings (names, labels): one length byte suffices when the encoding fits.
       const start = this.pos + 1;
@@ -131,12 +157,9 @@ export class DecodeError extends Error {
 }
 
 export class Decoder {
-  private view: DataView;
   pos = 0;
 
-  constructor(private readonly buf: Uint8Array) {
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
+  constructor(private readonly buf: Uint8Array) {}
 
   /** Bytes not yet read. */
   get remaining(): number {
@@ -159,24 +182,23 @@ export class Decoder {
   }
 
   u32(): number {
-    this.need(4);
-    const v = this.view.getUint32(this.pos, true);
-    this.pos += 4;
-    return v;
+    return this.i32() >>> 0;
   }
 
   i32(): number {
     this.need(4);
-    const v = this.view.getInt32(this.pos, true);
-    this.pos += 4;
-    return v;
+    const b = this.buf, p = this.pos;
+    this.pos = p + 4;
+    return b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24);
   }
 
   f64(): number {
     this.need(8);
-    const v = this.view.getFloat64(this.pos, true);
-    this.pos += 8;
-    return v;
+    const b = this.buf, p = this.pos;
+    if (LITTLE_ENDIAN) for (let i = 0; i < 8; i++) F64_BYTES[i] = b[p + i]!;
+    else for (let i = 0; i < 8; i++) F64_BYTES[7 - i] = b[p + i]!;
+    this.pos = p + 8;
+    return F64[0]!;
   }
 
   varint(): number {
@@ -199,6 +221,19 @@ export class Decoder {
   string(): string {
     const n = this.varint();
     this.need(n);
+    if (n <= SHORT) {
+      const b = this.buf, p = this.pos, codes = CODES[n]!;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = b[p + i]!;
+        if (c >= 0x80) break;
+        codes[i] = c;
+      }
+      if (i === n) {
+        this.pos = p + n;
+        return String.fromCharCode.apply(null, codes);
+      }
+    }
     const s = utf8Dec.decode(this.buf.subarray(this.pos, this.pos + n));
     this.pos += n;
     return s;
