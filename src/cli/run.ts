@@ -162,8 +162,8 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     finishTrace(res, 0);
     return report(res);
   }
-  // workers boot while the nodes connect (see bootEarly), as many as warmUp starts at once
-  if (loaded.program.imports.length > 0) bootEarly(Math.min(threads, Math.max(1, cores - 1)));
+  // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
+  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0 }, 0, nodes)) bootEarly(threads, cores);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');

@@ -11,7 +11,7 @@ import type { RunStatus } from '../trace/schema.js';
 import type { MachineInfo } from '../trace/manifest.js';
 import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
-import { WorkerPool } from './exec/pool.js';
+import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import type { SchedulingPolicy } from './policy/types.js';
@@ -135,7 +135,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   });
   // workers boot (tens of milliseconds each) when the policy first wants them, as many at once
   // as leave this thread a core; a program without ucodes never starts one
-  const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(Math.max(1, cores - 1)) : undefined;
+  const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(bootingAtOnce(cores)) : undefined;
   const inline = new InlineExecutor(opts.program.imports, tr);
   const router = new Router(tp);
   const cluster = new ClusterNode(router, wallNs);

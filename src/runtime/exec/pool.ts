@@ -60,14 +60,23 @@ function newWorker(workerData: unknown, transferList: MessagePort[] = []): Worke
 }
 
 /**
- * Boot `n` workers now, before the program's pool exists: on several nodes a worker runs even
- * the first CF of a code (the system thread must keep answering its peers), and the nodes take
- * a few hundred milliseconds to connect, long enough for a worker to boot (~110 ms here) instead
- * of the first CF waiting for it. The next pool adopts them (they learn their lane then); those
- * it does not need end with the process.
+ * Workers that boot at once on a node of `cores` cores: one fewer than its cores, at least one
+ * (a booting worker keeps a core busy; see WorkerPool.warmUp).
  */
-export function bootEarly(n: number): void {
-  for (let k = 0; k < n; k++) {
+export function bootingAtOnce(cores: number): number {
+  return Math.max(1, cores - 1);
+}
+
+/**
+ * Boot now, before the program's pool exists, the workers that would boot at once for `lanes`
+ * lanes on `cores` cores. On several nodes a worker runs even the first CF of a code (the system
+ * thread must keep answering its peers), and the nodes take a few hundred milliseconds to
+ * connect, long enough for a worker to boot (~110 ms here) instead of the first CF waiting for
+ * it. The next pool adopts them (they learn their lane then); those it does not need end with
+ * the process.
+ */
+export function bootEarly(lanes: number, cores: number): void {
+  for (let k = Math.min(lanes, bootingAtOnce(cores)); k > 0; k--) {
     const e: EarlyWorker = { w: newWorker({ early: true }) };
     e.w.unref();
     e.w.once('error', (err) => { e.failed ??= `failed: ${err.message}`; });
