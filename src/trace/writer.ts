@@ -20,6 +20,9 @@ export interface WriterOptions {
 
 const encoder = new TextEncoder();
 
+/** DF names a writer keeps numbered per generation (see dfName) */
+export const DF_IDS_KEPT = 4096;
+
 const SETTER: Record<string, string> = { time: 'setFloat64', f64: 'setFloat64', u8: 'setUint8', u16: 'setUint16', u32: 'setUint32', i32: 'setInt32' };
 
 /** Source of the writer method of one record kind. */
@@ -54,7 +57,9 @@ export class ThreadTraceWriter implements TraceSink {
   private _tail = 0;
   protected _lastT = 0;
   private nextDf = 0;
-  private readonly dfIds = new Map<string, number>();
+  /** DF numbers of the names used lately, in two generations (see dfName) */
+  private dfIds = new Map<string, number>();
+  private oldDfIds = new Map<string, number>();
   private closed = false;
   /** Bytes handed to the file so far (header included). */
   written = 0;
@@ -128,14 +133,25 @@ export class ThreadTraceWriter implements TraceSink {
     return n;
   }
 
+  /**
+   * The DF's number in this file, naming it first if needed. Only recently used names are kept
+   * (two generations of DF_IDS_KEPT): a run of millions of DFs would otherwise hold every name it
+   * ever traced (a 200 000-link chain traced 1.7 → 1.5 s). A name evicted from both is named
+   * again under a new number; readers resolve numbers to names, so both mean the same DF.
+   */
   dfName(name: string): number {
     let id = this.dfIds.get(name);
     if (id !== undefined) return id;
-    id = this.nextDf++;
+    id = this.oldDfIds.get(name);
+    if (id === undefined) {
+      id = this.nextDf++;
+      this.writeDfName(id, name);
+    }
+    if (this.dfIds.size >= DF_IDS_KEPT) { this.oldDfIds = this.dfIds; this.dfIds = new Map(); }
     this.dfIds.set(name, id);
-    this.writeDfName(id, name);
     return id;
   }
+
 
   /** Time stamp that untimed records (cfInput, dfName) inherit: the last recorded time. */
   get lastTime(): number {

@@ -9,7 +9,9 @@ import { RECORDS, fixedSize } from '../../src/trace/schema.js';
 import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
 import { readTrace } from '../../src/trace/merge.js';
 import { readThreadFile } from '../../src/trace/reader.js';
-import { ThreadTraceWriter } from '../../src/trace/writer.js';
+import { DF_IDS_KEPT, ThreadTraceWriter } from '../../src/trace/writer.js';
+import { TraceModel } from '../../src/trace/model/model.js';
+import type { DfRec } from '../../src/trace/model/records.js';
 import { TraceFormatError, traceFileName } from '../../src/trace/index.js';
 import type { TraceEvent } from '../../src/trace/schema.js';
 import { collect, everyKind, manifest, rng, tempDir } from './helpers.js';
@@ -93,6 +95,44 @@ test('several files merge into one time-ordered stream (stable ties, late sysBus
   // Same multiset of events, and per-file relative order of equal times preserved.
   const key = (e: TraceEvent): string => JSON.stringify(Object.entries(e).sort());
   assert.deepEqual(got.map(key).sort(), all.map(key).sort());
+});
+
+test('a DF the writer stopped numbering is named again, and both numbers mean the same DF', (t) => {
+  const dir = tempDir(t);
+  const sites = [{ label: 'use', code: 1, kind: 'call' as const, file: 'test.fa', line: 1, col: 1, spawnNo: 0 }];
+  openTraceDir(dir, manifest(1, 1, { sites }));
+  const w = ThreadTraceWriter.open(dir, 0, 0);
+  let tt = 1;
+  w.programStart(tt++);
+  const reads = (cf: number, df: string): void => {
+    w.cfCreated(tt++, cf, -1, 0, `g${cf}`, null);
+    w.cfInput(cf, w.dfName(df));
+    w.cfReady(tt++, cf);
+    w.cfStart(tt++, 0, cf, 1);
+    w.cfFinish(tt++, 1, cf, 1);
+  };
+  reads(0, 'a');
+  reads(1, 'a'); // still numbered: no second dfName
+  for (let i = 0; i < 2 * DF_IDS_KEPT; i++) w.dfComputed(tt++, w.dfName(`b${i}`), -1, 8);
+  reads(2, 'a'); // evicted by 2 × DF_IDS_KEPT newer names
+  w.programFinish(tt++, 0);
+  w.close();
+  writeManifest(dir, manifest(1, 1, { sites, files: [{ node: 0, thread: 0, path: traceFileName(0, 0) }] }));
+  const trace = readTrace(dir);
+  const inputs = new Map<number, readonly DfRec[]>();
+  const model = new TraceModel(trace.manifest, [{ finish: (f, ins) => { inputs.set(f.cf, ins); } }]);
+  let namesOfA = 0;
+  for (const e of trace.events) {
+    if (e.kind === 'dfName' && e.name === 'a') namesOfA++;
+    model.push(e);
+  }
+  model.end();
+  assert.equal(namesOfA, 2, 'named once per generation it was missing from');
+  assert.deepEqual([...inputs.keys()], [0, 1, 2]);
+  for (const ins of inputs.values()) assert.equal(ins.length, 1);
+  assert.equal(inputs.get(0)![0]!.key, 'a');
+  assert.equal(inputs.get(2)![0], inputs.get(0)![0], 'both numbers resolve to one DF');
+  assert.deepEqual([...model.warnings.keys()], []);
 });
 
 test('a missing manifest file list falls back to the files found, with a warning', (t) => {
