@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readTrace, type TraceEvent } from '../../src/trace/index.js';
+import { cpuClockExact, CPU_CLOCK_LEARN_CALLS } from '../../src/trace/clock.js';
 
 const ROOT = resolve('.');
 const PROG = join(ROOT, 'test/trace/programs/spread/spread.fa');
@@ -76,6 +77,41 @@ for (const [nodes, threads] of [[1, 1], [1, 2], [2, 1], [3, 2]] as const) {
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 }
+
+/** Starts of CFs of code `code` in a traced chain run: how many read the CPU clock, how many the wall clock. */
+function cpuReads(threads: number, links: number, us: number, code: string): { exact: number; wall: number; threads: Set<number> } {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-cpu-'));
+  try {
+    const prog = join(ROOT, 'bench/programs/chain/chain.fa');
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/luna'), 'run', '--threads', String(threads), '--trace', dir, prog, String(links), String(us)], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const t = readTrace(dir);
+    const sites = t.manifest.sites!, codes = t.manifest.codes;
+    const of = new Map<number, string>();
+    const out = { exact: 0, wall: 0, threads: new Set<number>() };
+    for (const e of t.events) {
+      if (e.kind === 'cfCreated' && e.site >= 0) of.set(e.cf, codes[sites[e.site]!.code]!);
+      if (e.kind === 'cfStart' && of.get(e.cf) === code) {
+        if (e.cpu === e.t) out.wall++; else out.exact++;
+        out.threads.add(e.thread);
+      }
+    }
+    assert.deepEqual(t.warnings, []);
+    return out;
+  } finally { rmSync(dir, { recursive: true, force: true }); }
+}
+
+test('tiny CFs take their wall time as CPU time once measured; long ones read the thread CPU clock', { skip: !cpuClockExact && 'exact CPU clock unavailable' }, () => {
+  // 1 thread: the chain runs on the worker; 2 threads: on the system thread (tiny CFs run inline)
+  for (const threads of [1, 2]) {
+    const tiny = cpuReads(threads, 400, 0, 'step');
+    assert.equal(tiny.exact + tiny.wall, 400);
+    assert.ok(tiny.exact >= CPU_CLOCK_LEARN_CALLS, `the first calls are read exactly (${tiny.exact})`);
+    assert.ok(tiny.wall >= 200, `most tiny CFs skip the CPU clock (${tiny.wall} of 400, threads ${[...tiny.threads]})`);
+  }
+  const long = cpuReads(1, 20, 300, 'step');
+  assert.deepEqual(long, { exact: 20, wall: 0, threads: long.threads });
+});
 
 test('workers a short run stops while they boot still leave valid trace files', () => {
   // hello ends within a few ms: the second worker is often stopped before it has run anything

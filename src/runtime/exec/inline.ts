@@ -5,7 +5,7 @@
 import { pathToFileURL } from 'node:url';
 import type { ImportDef } from '../../program/compile.js';
 import type { TraceSink } from '../../trace/schema.js';
-import { threadCpuNs, wallNs } from '../../trace/clock.js';
+import { CpuClockGate, threadCpuNs, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
 import { bindUcodes, callUcode, ContractError, nameOfKey, type Ucode } from './call.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
@@ -67,8 +67,12 @@ export class InlineExecutor {
   start = 0;
   fin = 0;
 
+  /** traced: which codes' CFs read the CPU clock */
+  private readonly gate: CpuClockGate | undefined;
+
   constructor(private readonly imports: readonly ImportDef[], private readonly tr?: TraceSink) {
     this.now = tr ? wallNs : () => performance.now() * 1e6;
+    this.gate = tr ? new CpuClockGate(imports.length) : undefined;
   }
 
   /** Import the ucode module (and the C++ library) on this thread (before the program starts). */
@@ -95,9 +99,10 @@ export class InlineExecutor {
   run(t: Task, lane: number, timed: boolean): (DfValue | null)[] {
     const tr = this.tr;
     const clock = timed || tr !== undefined;
+    const cpu = tr !== undefined && this.gate!.exact(t.imp);
     if (clock) {
       this.start = this.now();
-      if (tr) tr.cfStart(this.start, threadCpuNs(), t.cf, lane + 1);
+      if (tr) tr.cfStart(this.start, cpu ? threadCpuNs() : this.start, t.cf, lane + 1);
     }
     inlineDepth++;
     try {
@@ -108,17 +113,26 @@ export class InlineExecutor {
         throw new ContractError(`ucode ${this.imports[t.imp]!.symbol} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
       }
       if (clock) {
-        if (tr) { const c1 = threadCpuNs(); this.fin = this.now(); tr.cfFinish(this.fin, c1, t.cf, lane + 1); }
+        if (tr) this.traceFinish(t, lane, cpu);
         else this.fin = this.now();
       }
       return o;
     } catch (e) {
       asyncMade = null;
-      if (tr) tr.cfFinish(this.now(), threadCpuNs(), t.cf, lane + 1);
+      if (tr) this.traceFinish(t, lane, cpu);
       const ex = e instanceof Error ? e : new Error(String(e));
       throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });
     } finally {
       inlineDepth--;
     }
   }
+
+  /** The CF's finish record; its CPU is read inside the wall interval, so CPU ≤ wall. */
+  private traceFinish(t: Task, lane: number, cpu: boolean): void {
+    const c1 = cpu ? threadCpuNs() : 0;
+    this.fin = this.now();
+    this.tr!.cfFinish(this.fin, cpu ? c1 : this.fin, t.cf, lane + 1);
+    this.gate!.observe(t.imp, this.fin - this.start);
+  }
+
 }

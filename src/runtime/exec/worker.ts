@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
-import { setRunOrigin, wallNs, threadCpuNs, cpuClockExact } from '../../trace/clock.js';
+import { setRunOrigin, wallNs, threadCpuNs, cpuClockExact, CpuClockGate } from '../../trace/clock.js';
 import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -30,6 +30,8 @@ let me = 0;
 let ABORT = 0, RUNNING = 0, SPIN_NS = 0;
 /** tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks */
 let tw: ThreadTraceWriter | undefined;
+/** tracing: which codes' CFs read the CPU clock */
+let gate: CpuClockGate | undefined;
 let now: () => number = () => performance.now() * 1e6;
 /** values fed across lanes (absent when the pool does not feed) */
 let exchange: Exchange | undefined;
@@ -45,6 +47,7 @@ function setUp(i: WorkerInit): void {
   if (i.trace) {
     setRunOrigin(i.trace.origin);
     tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true });
+    gate = new CpuClockGate(i.imports.length);
     now = wallNs;
   }
   if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!);
@@ -150,6 +153,15 @@ function fed(f: Forward): DfValue | null | undefined {
   }
 }
 
+/** A traced CF's finish record (CPU read inside the wall interval, so CPU ≤ wall); its time. */
+function traceFinish(t0: number, imp: number, cf: number, cpu: boolean): number {
+  const c1 = cpu ? threadCpuNs() : 0;
+  const t1 = now();
+  tw!.cfFinish(t1, cpu ? c1 : t1, cf, me + 1);
+  gate!.observe(imp, t1 - t0);
+  return t1;
+}
+
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if ('stop' in msg) { tw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
@@ -177,9 +189,10 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
+    const cpu = tw !== undefined && gate!.exact(t.imp);
     if (tw) {
       if (t.fwd) tw.cfReady(t0, t.cf);
-      tw.cfStart(t0, threadCpuNs(), t.cf, me + 1);
+      tw.cfStart(t0, cpu ? threadCpuNs() : t0, t.cf, me + 1);
     }
     start[ti] = t0;
     try {
@@ -189,15 +202,13 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
     } catch (e) {
       inUcode = false;
-      if (tw) { const c1 = threadCpuNs(); tw.cfFinish(now(), c1, t.cf, me + 1); tw.flush(); }
+      if (tw) { traceFinish(t0, t.imp, t.cf, cpu); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       error = { task: ti, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
       break;
     }
-    // CPU read inside the wall interval on both ends, so CPU time ≤ wall time per CF.
-    if (tw) { const c1 = threadCpuNs(); const t1 = now(); tw.cfFinish(t1, c1, t.cf, me + 1); fin[ti] = t1; }
-    else fin[ti] = now();
+    fin[ti] = tw ? traceFinish(t0, t.imp, t.cf, cpu) : now();
     ran = ti + 1;
     exchange?.ran(msg.id, ti);
   }
