@@ -177,7 +177,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const status = statusOf(res);
   const ended = wallNs();
   const systemCpuNs = threadCpuNs() - cpuStarted;
-  tr?.programFinish(ended, STATUS.indexOf(status));
+  if (tr) { rt.traceCounters(ended); tr.programFinish(ended, STATUS.indexOf(status)); }
   await pool.stop();
   tr?.close();
   await tp.close();

@@ -74,12 +74,22 @@ for (const [nodes, threads] of [[1, 1], [1, 2], [2, 1], [3, 2]] as const) {
       const received = events.filter((e) => e.kind === 'cfReceive').length;
       assert.equal(migrated, received);
       if (nodes > 1) assert.ok(migrated > 0);
+      // live DF bytes: recorded once per turn of a node's pump (readyQueue), with the turn's peak
+      // when they fell from it: the 8 MB DF b shows although it lives for less than a turn
+      const perNode = (kind: string, node: number): TraceEvent[] => events.filter((e) => e.kind === kind && e.node === node);
+      for (let n = 0; n < nodes; n++) assert.ok(perNode('liveBytes', n).length <= 2 * perNode('readyQueue', n).length + 2, `node ${n}: liveBytes at most twice a turn`);
+      const bNode = nodes > 1 ? 1 : 0;
+      const peak = Math.max(...perNode('liveBytes', bNode).map((e) => (e as TraceEvent & { kind: 'liveBytes' }).value));
+      assert.ok(peak >= 8_000_000, `peak live bytes on node ${bNode}: ${peak}`);
     } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 }
 
-/** Starts of CFs of code `code` in a traced chain run: how many read the CPU clock, how many the wall clock. */
-function cpuReads(threads: number, links: number, us: number, code: string): { exact: number; wall: number; threads: Set<number> } {
+/**
+ * A traced chain run: of the starts of CFs of code `code`, how many read the CPU clock and how
+ * many the wall clock; and its liveBytes and readyQueue records.
+ */
+function chainTrace(threads: number, links: number, us: number, code: string): { exact: number; wall: number; threads: Set<number>; live: number; turns: number } {
   const dir = mkdtempSync(join(tmpdir(), 'luna-cpu-'));
   try {
     const prog = join(ROOT, 'bench/programs/chain/chain.fa');
@@ -88,8 +98,10 @@ function cpuReads(threads: number, links: number, us: number, code: string): { e
     const t = readTrace(dir);
     const sites = t.manifest.sites!, codes = t.manifest.codes;
     const of = new Map<number, string>();
-    const out = { exact: 0, wall: 0, threads: new Set<number>() };
+    const out = { exact: 0, wall: 0, threads: new Set<number>(), live: 0, turns: 0 };
     for (const e of t.events) {
+      if (e.kind === 'liveBytes') out.live++;
+      if (e.kind === 'readyQueue') out.turns++;
       if (e.kind === 'cfCreated' && e.site >= 0) of.set(e.cf, codes[sites[e.site]!.code]!);
       if (e.kind === 'cfStart' && of.get(e.cf) === code) {
         if (e.cpu === e.t) out.wall++; else out.exact++;
@@ -101,16 +113,19 @@ function cpuReads(threads: number, links: number, us: number, code: string): { e
   } finally { rmSync(dir, { recursive: true, force: true }); }
 }
 
-test('tiny CFs take their wall time as CPU time once measured; long ones read the thread CPU clock', { skip: !cpuClockExact && 'exact CPU clock unavailable' }, () => {
+test('tiny CFs take their wall time as CPU time once measured, long ones read the thread CPU clock; live bytes are recorded per turn', { skip: !cpuClockExact && 'exact CPU clock unavailable' }, () => {
   // 1 thread: the chain runs on the worker; 2 threads: on the system thread (tiny CFs run inline)
   for (const threads of [1, 2]) {
-    const tiny = cpuReads(threads, 400, 0, 'step');
+    const tiny = chainTrace(threads, 400, 0, 'step');
     assert.equal(tiny.exact + tiny.wall, 400);
+    // 400 posts and frees of DFs, their live bytes recorded at most twice per pump turn
+    assert.ok(tiny.live <= 2 * tiny.turns + 2, `${tiny.live} liveBytes records in ${tiny.turns} turns`);
     assert.ok(tiny.exact >= CPU_CLOCK_LEARN_CALLS, `the first calls are read exactly (${tiny.exact})`);
     assert.ok(tiny.wall >= 200, `most tiny CFs skip the CPU clock (${tiny.wall} of 400, threads ${[...tiny.threads]})`);
   }
-  const long = cpuReads(1, 20, 300, 'step');
-  assert.deepEqual(long, { exact: 20, wall: 0, threads: long.threads });
+  const long = chainTrace(1, 20, 300, 'step');
+  assert.equal(long.exact, 20);
+  assert.equal(long.wall, 0);
 });
 
 test('workers a short run stops while they boot still leave valid trace files', () => {

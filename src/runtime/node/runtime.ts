@@ -97,6 +97,11 @@ export class NodeRuntime {
     return this.st.live;
   }
 
+  /** Record the counters still unrecorded (tracing; at the end of the run). */
+  traceCounters(at: number): void {
+    this.st.traceLive(at);
+  }
+
   /** batches in flight on this node's worker threads */
   get inflight(): number {
     return this.batches.size;
@@ -269,7 +274,7 @@ export class NodeRuntime {
     try {
       if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
     } catch (e) { this.fail(e); return; }
-    if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.busyFrom = -1; }
+    if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
     if (this.idle()) this.onIdle();
   }
 

@@ -94,7 +94,7 @@ export class NodeState {
     this.loopView.ordered = ordered;
     this.store = new DfStore((v) => {
       if (v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
-      if (this.tr) this.tr.liveBytes(host.now(), this.store.liveBytes);
+      if (this.tr) this.liveChanged();
     }, host.size > 1 ? host.rank : undefined, (site, node) => {
       const s = program.sites[site];
       return s === undefined ? `a CF on node ${node}` : `${describeSite(s, s.label)}${host.size > 1 ? ` on node ${node}` : ''}`;
@@ -192,13 +192,36 @@ export class NodeState {
     if (done) { this.waiting.delete(cf); this.wakes++; this.enqueue(cf); }
   }
 
+  /** tracing: the live bytes changed since the last liveBytes record; the most they reached */
+  private liveDirty = false;
+  private livePeak = 0;
+
+  private liveChanged(): void {
+    const b = this.store.liveBytes;
+    if (!this.liveDirty || b > this.livePeak) this.livePeak = b;
+    this.liveDirty = true;
+  }
+
+  /**
+   * Record the bytes of DF values held here, once per turn of the pump rather than at every post
+   * and free (two of a fine-grained CF's ten records): the most they reached in the turn when
+   * they fell from it, then their value now.
+   */
+  traceLive(at: number): void {
+    if (!this.liveDirty || !this.tr) return;
+    const b = this.store.liveBytes;
+    if (this.livePeak > b) this.tr.liveBytes(at, this.livePeak);
+    this.tr.liveBytes(at, b);
+    this.liveDirty = false;
+  }
+
   /** Publish `v` as `key` at its owner; `at` is when it came into existence (trace). */
   post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number): void {
     if (this.tr) this.tr.dfComputed(at, this.tr.dfName(key), producer.id, valueSize(v));
     if (owner !== this.self) { this.remote!.post(key, owner, v, count, producer); return; }
     let d;
     try { d = this.store.post(key, v, count, producer.site.id, this.self); } catch (e) { throw RunFault.blame(e, producer); }
-    if (this.tr) this.tr.liveBytes(at, this.store.liveBytes);
+    if (this.tr) this.liveChanged();
     this.serve(key, v, d.waiters, d.remote);
     if (d.excess) this.excess(key, d.excess);
   }
@@ -210,7 +233,7 @@ export class NodeState {
       const s = this.program.sites[site];
       throw e instanceof RunFault && s !== undefined ? new RunFault(e.message, undefined, from, { site: s, gid }) : e;
     }
-    if (this.tr) this.tr.liveBytes(this.host.now(), this.store.liveBytes);
+    if (this.tr) this.liveChanged();
     this.serve(key, v, d.waiters, d.remote);
     if (d.excess) this.excess(key, d.excess);
   }
