@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { readTrace, type TraceEvent } from '../../src/trace/index.js';
 import { cpuClockExact, CPU_CLOCK_LEARN_CALLS } from '../../src/trace/clock.js';
+import { TraceModel } from '../../src/trace/model/model.js';
 
 const ROOT = resolve('.');
 const PROG = join(ROOT, 'test/trace/programs/spread/spread.fa');
@@ -126,6 +127,37 @@ test('tiny CFs take their wall time as CPU time once measured, long ones read th
   const long = chainTrace(1, 20, 300, 'step');
   assert.equal(long.exact, 20);
   assert.equal(long.wall, 0);
+});
+
+test('the busy spans of a system thread that runs the CFs itself leave those CFs out', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-busy-'));
+  try {
+    // 2 threads: the tiny CFs of a chain run on the system thread, inside its pump's turns
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/luna'), 'run', '--threads', '2', '--trace', dir, join(ROOT, 'bench/programs/chain/chain.fa'), '2000', '0'], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const t = readTrace(dir);
+    const spans: [number, number][] = [];
+    const model = new TraceModel(t.manifest, [{ sysBusy: (_n, t0, t1) => { spans.push([t0, t1]); } }]);
+    const inline: [number, number][] = [];
+    const started = new Map<number, number>();
+    let raw = 0;
+    for (const e of t.events) {
+      model.push(e);
+      if (e.kind === 'sysBusy') raw++;
+      if (e.thread !== 0) continue;
+      if (e.kind === 'cfStart') started.set(e.cf, e.t);
+      if (e.kind === 'cfFinish') inline.push([started.get(e.cf)!, e.t]);
+    }
+    model.end();
+    assert.deepEqual(t.warnings, []);
+    assert.ok(inline.length >= 1000, `${inline.length} CFs ran on the system thread`);
+    assert.ok(raw < inline.length / 4, `${raw} sysBusy records for ${inline.length} CFs: one per turn, not per CF`);
+    assert.ok(spans.length > 0);
+    for (const [a, b] of spans) {
+      assert.ok(b >= a);
+      for (const [s, f] of inline) assert.ok(b <= s || a >= f, `busy [${a}, ${b}] overlaps the CF run on [${s}, ${f}]`);
+    }
+  } finally { rmSync(dir, { recursive: true, force: true }); }
 });
 
 test('workers a short run stops while they boot still leave valid trace files', () => {

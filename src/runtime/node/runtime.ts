@@ -513,8 +513,6 @@ export class NodeRuntime {
     const timed = tr !== undefined || this.costN[code]! < 64 || (++this.tick & 15) === 0;
     cf.state = DISPATCHED;
     this.stats.inline++;
-    // the system thread's busy span stops while it runs ucodes (that time is the lane's)
-    if (tr && this.busyFrom >= 0) tr.sysBusy(this.busyFrom, this.host.now());
     const inl = this.exec.inline!;
     // Messages queued so far would leave at the end of this pump's slice, behind this ucode and
     // the next: a node that another is waiting on (a stencil's neighbour) sends them first.
@@ -530,7 +528,6 @@ export class NodeRuntime {
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.policy.profile) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
-    if (tr) this.busyFrom = this.host.now();
   }
 
   private completeAll(cfs: Cf[], r: BatchResult): void {

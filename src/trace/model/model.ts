@@ -62,6 +62,10 @@ export class TraceModel {
   private readonly unnamed = new Map<number, Fragment[]>();
   /** per lane slot: the CF running there */
   readonly running: (Fragment | null)[];
+  /** per node: start and finish of the CFs its system thread ran itself since its last sysBusy */
+  private readonly ranInline: number[][];
+  /** per node: its latest sysBusy span, held until the CFs run inside it are known (NaN: none) */
+  private readonly heldBusy: Float64Array;
   /** records dropped or corrected (the reader's damage too, when it shares this) */
   damage = new TraceDamage();
   /** nodes that wrote programFinish, and the slack beyond the end that records may still have */
@@ -77,6 +81,8 @@ export class TraceModel {
     this.recent = Array.from({ length: this.N }, () => new Map());
     this.nodeDf = Array.from({ length: this.N }, () => new Map());
     this.running = new Array<Fragment | null>(this.N * this.T).fill(null);
+    this.ranInline = Array.from({ length: this.N }, () => []);
+    this.heldBusy = new Float64Array(2 * this.N).fill(NaN);
     this.perNode = new Float64Array(this.N);
   }
 
@@ -139,13 +145,13 @@ export class TraceModel {
       case 'cfReady': { const f = this.cfs[node]!.get(e.cf); if (f) f.ready = t; break; }
       case 'cfInput': this.input(node, e.thread, e.cf, e.df); break;
       case 'cfStart': this.start(node, e.lane, t, e.cpu, e.cf); break;
-      case 'cfFinish': this.finish(node, t, e.cpu, e.cf); break;
+      case 'cfFinish': this.finish(node, e.thread, t, e.cpu, e.cf); break;
       case 'dfName': this.named(node, e.thread, e.df, e.name); break;
       case 'dfComputed': this.computed(node, e.thread, t, e.df, e.producerCf, e.bytes); break;
       case 'dfSendStart': this.send(node, e.thread, t, e.df, e.toNode); break;
       case 'dfReceive': this.receive(node, e.thread, t, e.df, e.fromNode, e.bytes); break;
       case 'dfDeleted': this.deleted(node, e.thread, e.df); break;
-      case 'sysBusy': for (const l of this.listeners) l.sysBusy?.(node, t, e.end); break;
+      case 'sysBusy': this.busy(node, t, e.end); break;
       case 'readyQueue': case 'liveBytes': for (const l of this.listeners) l.counter?.(node, e.kind, t, e.value); break;
       case 'dfSendEnd': break;
     }
@@ -156,6 +162,7 @@ export class TraceModel {
   end(): void {
     if (this.ended) return;
     this.ended = true;
+    for (let n = 0; n < this.N; n++) this.releaseBusy(n);
     for (let n = 0; n < this.N; n++) {
       if (this.perNode[n] !== 0) continue;
       this.warn(`node ${n} recorded nothing (its trace files are empty or missing): it is left out, not counted as idle`);
@@ -224,7 +231,38 @@ export class TraceModel {
     for (const l of this.listeners) l.start?.(m);
   }
 
-  private finish(node: number, t: number, cpu: number, cf: number): void {
+  /**
+   * A busy span of a node's system thread. Passed on without the CFs the thread ran itself
+   * meanwhile (their time is their lane's): the runtime records one span per turn of its pump and
+   * leaves that to the reader (a record less per CF the system thread runs; older traces split
+   * the spans themselves). The stream is ordered by start times, so the span is held until the
+   * node's next one (or the end), when every CF inside it has finished.
+   */
+  private busy(node: number, t0: number, t1: number): void {
+    this.releaseBusy(node);
+    this.heldBusy[2 * node] = t0;
+    this.heldBusy[2 * node + 1] = t1;
+  }
+
+  private releaseBusy(node: number): void {
+    const t0 = this.heldBusy[2 * node]!, t1 = this.heldBusy[2 * node + 1]!;
+    if (!(t0 === t0)) return;
+    this.heldBusy[2 * node] = NaN;
+    const runs = this.ranInline[node]!;
+    let from = t0, i = 0;
+    // the CFs finished before the span was written (it is merged by its end): in time order
+    for (; i < runs.length; i += 2) {
+      const start = runs[i]!, fin = runs[i + 1]!;
+      if (fin > t1) break;
+      if (fin <= from) continue;
+      if (start > from) for (const l of this.listeners) l.sysBusy?.(node, from, start);
+      from = fin;
+    }
+    if (t1 > from) for (const l of this.listeners) l.sysBusy?.(node, from, t1);
+    runs.splice(0, i);
+  }
+
+  private finish(node: number, thread: number, t: number, cpu: number, cf: number): void {
     const map = this.cfs[node]!;
     const m = map.get(cf);
     if (!m || !(m.start === m.start)) {
@@ -258,6 +296,12 @@ export class TraceModel {
     this.recent[node]!.set(cf, m);
     const inputs = m.inputs ?? [];
     m.inputs = null;
+    if (thread === 0) {
+      const runs = this.ranInline[node]!;
+      // (bounded: a trace without sysBusy records keeps only the latest)
+      if (runs.length >= 2 * RECENT_MAX) runs.splice(0, RECENT_MAX);
+      runs.push(m.start, m.finish);
+    }
     for (const l of this.listeners) l.finish?.(m, inputs);
   }
 
