@@ -69,7 +69,8 @@ export const CPU_CLOCK_MIN_NS = 50_000;
 /**
  * Which CFs a tracing thread reads its CPU clock for. The read is a system call (~1 µs here, more
  * under load), as long as a tiny CF: reading it at both ends would more than double the cost the
- * trace sets out to measure (50 000 empty CFs traced on one thread: 589 → 437 ms without it).
+ * trace sets out to measure (50 000 empty CFs of a chain, traced, run by the system thread:
+ * 589 → 327 ms without it).
  * A code's first CPU_CLOCK_LEARN_CALLS executions on the thread are read exactly; after them only
  * codes whose mean wall time stays at CPU_CLOCK_MIN_NS or more are, and the others record their
  * wall readings in the CPU fields, so their CPU time is their wall time (no waiting inside them is
