@@ -250,7 +250,7 @@ export class TraceModel {
     this.heldBusy[2 * node] = NaN;
     const runs = this.ranInline[node]!;
     let from = t0, i = 0;
-    // the CFs finished before the span was written (it is merged by its end): in time order
+    // every CF run inside the span finished before the node's next span began: all known here
     for (; i < runs.length; i += 2) {
       const start = runs[i]!, fin = runs[i + 1]!;
       if (fin > t1) break;
