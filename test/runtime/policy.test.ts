@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -78,9 +78,14 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {
   // workers busy (batches in flight): full chunks, as far as the live target allows
-  const busy = { remaining: 1e6, live: 0, starving: false, nodes: 1, ordered: false, inflight: 1, lastChunk: 0, wokenSince: 0 };
+  const busy = { remaining: 1e6, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 1, lastChunk: 0, wokenSince: 0 };
   assert.equal(p.unrollChunk({ ...busy, remaining: 10 }), 10);
-  assert.equal(p.unrollChunk(busy), LOOP_CHUNK);
+  assert.equal(p.unrollChunk(busy), WAIT_AHEAD, 'nothing ready or running: no more at once than may wait');
+  // CFs that only wait (a chain) are spawned ahead up to WAIT_AHEAD, plus 4 per CF ready or running
+  assert.equal(p.unrollChunk({ ...busy, live: 130, waiting: 128 }), 8);
+  assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140 }), 0);
+  assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140, starving: true }), LOOP_CHUNK);
+  assert.equal(p.unrollChunk({ ...busy, live: 700, waiting: 300 }), LOOP_CHUNK, 'much work ready or running: full chunks');
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
   // several nodes: CFs spawned early request their remote inputs early, so full chunks
@@ -90,7 +95,7 @@ test('unrolling: a chunk while few CFs live, none beyond the target unless the n
 });
 
 test('unrolling while the node runs everything itself: no further ahead than the CFs are ready', () => {
-  const here = { remaining: 1e6, live: 10, starving: true, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
+  const here = { remaining: 1e6, live: 10, waiting: 0, starving: true, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
   assert.equal(p.unrollChunk(here), 1, 'the first chunk is one iteration');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 8 }), 16, 'every spawned CF was ready: double');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 8, wokenSince: 3 }), 4, 'some were spawned before their inputs: halve');

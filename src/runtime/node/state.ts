@@ -140,6 +140,7 @@ export class NodeState {
     const v = this.loopView;
     v.remaining = remaining;
     v.live = this.live;
+    v.waiting = this.waiting.size;
     v.starving = starving;
     v.inflight = this.owner.inflight;
     v.lastChunk = this.lastChunk;
@@ -150,7 +151,7 @@ export class NodeState {
   }
 
   /** reused for every question (plain data for the policy, no garbage per unroll) */
-  private readonly loopView = { remaining: 0, live: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
+  private readonly loopView = { remaining: 0, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
 
   finish(cf: Cf): void {
     cf.state = DONE;

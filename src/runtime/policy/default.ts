@@ -15,6 +15,15 @@ export const FIRST_BATCH = 4;
 export const LOOP_CHUNK = 1024;
 export const LIVE_TARGET = 16384;
 /**
+ * While workers run batches on one node, a loop spawns CFs that wait for inputs no further ahead
+ * than WAIT_AHEAD plus 4 per CF ready or running: enough for the batches fed from those in
+ * flight and for work about to become ready (the block matmul's products waiting for A and B).
+ * Without the bound a chain of 100 µs CFs on 2 threads unrolled its 8 000 links in chunks of
+ * 1 024 as soon as its first batch left: turns of the system thread of 20–50 ms of cold code,
+ * the chain stopped behind them (gaps between its CFs 408–420 → 209–247 ms in traces).
+ */
+export const WAIT_AHEAD = 128;
+/**
  * iterations a loop spawns at a time at most while the node runs everything itself: each spawned
  * CF lives until it runs, and a thousand iterations ahead outlive the system thread's young
  * generation, so their objects are copied into the old one (stencil_1d, 20 000 steps, 1 thread:
@@ -146,7 +155,8 @@ export class DefaultPolicy implements SchedulingPolicy {
 
   /**
    * While worker threads run batches, a loop spawns LOOP_CHUNK iterations at a time (up to
-   * LIVE_TARGET live CFs): CFs waiting ahead feed batches and chain continuations. While this
+   * LIVE_TARGET live CFs, and on one node as many CFs waiting ahead as WAIT_AHEAD allows): CFs
+   * waiting ahead feed batches and chain continuations. While this
    * node runs everything itself, spawning a CF before its inputs exist only parks it, to be
    * examined twice and kept alive meanwhile: the chunk halves when CFs were woken since the
    * previous unroll (they were spawned too early) and doubles otherwise, so a loop of dependent
@@ -158,7 +168,12 @@ export class DefaultPolicy implements SchedulingPolicy {
   unrollChunk(loop: LoopView): number {
     if (loop.live >= LIVE_TARGET && !loop.starving) return 0;
     const full = Math.min(LOOP_CHUNK, loop.remaining);
-    if (loop.inflight > 0 || loop.nodes > 1 || loop.ordered) return full;
+    if (loop.nodes > 1 || loop.ordered) return full;
+    if (loop.inflight > 0) {
+      if (loop.starving) return full;
+      const ahead = WAIT_AHEAD + 4 * (loop.live - loop.waiting) - loop.waiting;
+      return Math.max(0, Math.min(full, ahead));
+    }
     const next = loop.wokenSince > 0 ? loop.lastChunk >> 1 : loop.lastChunk * 2;
     return Math.max(1, Math.min(full, ALONE_CHUNK, next));
   }

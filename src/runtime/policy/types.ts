@@ -71,6 +71,8 @@ export interface LoopView {
   readonly remaining: number;
   /** CFs alive on the node (waiting, queued, running) */
   readonly live: number;
+  /** of them, CFs waiting for inputs */
+  readonly waiting: number;
   /** nothing else can run on the node right now: unrolling is the only way forward */
   readonly starving: boolean;
   /** nodes of the run (on several, CFs spawned early request their remote inputs early) */
