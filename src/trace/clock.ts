@@ -12,6 +12,7 @@
 
 import { createRequire } from 'node:module';
 import { addonPath } from '../core/addon.js';
+import type { TraceSink } from './schema.js';
 
 interface ClockAddon { threadCpuNs(): number; monoNs(): number }
 
@@ -67,7 +68,8 @@ export const CPU_CLOCK_LEARN_CALLS = 8;
 export const CPU_CLOCK_MIN_NS = 50_000;
 
 /**
- * Which CFs a tracing thread reads its CPU clock for. The read is a system call (~1 µs here, more
+ * How a tracing thread records its CFs' start and finish, and which it reads its CPU clock for
+ * (both executors, worker and system thread, use it). The read is a system call (~1 µs here, more
  * under load), as long as a tiny CF: reading it at both ends would more than double the cost the
  * trace sets out to measure (50 000 empty CFs of a chain, traced, run by the system thread:
  * 589 → 327 ms without it).
@@ -87,6 +89,25 @@ export class CpuClockGate {
 
   exact(code: number): boolean {
     return this.calls[code]! < CPU_CLOCK_LEARN_CALLS || this.meanNs[code]! >= CPU_CLOCK_MIN_NS;
+  }
+
+  /** Record CF `cf` of code `code` starting at `t0` on `lane`; whether its CPU clock is read. */
+  start(tr: TraceSink, t0: number, code: number, cf: number, lane: number): boolean {
+    const exact = this.exact(code);
+    tr.cfStart(t0, exact ? threadCpuNs() : t0, cf, lane);
+    return exact;
+  }
+
+  /**
+   * Record its finish (the CPU clock, when read, inside the wall interval, so CPU ≤ wall) and
+   * learn its duration; returns the finish time read from `now`.
+   */
+  finish(tr: TraceSink, t0: number, code: number, cf: number, lane: number, exact: boolean, now: () => number): number {
+    const c1 = exact ? threadCpuNs() : 0;
+    const t1 = now();
+    tr.cfFinish(t1, exact ? c1 : t1, cf, lane);
+    this.observe(code, t1 - t0);
+    return t1;
   }
 
   /** Code `code` ran for `wallNs` on this thread. */

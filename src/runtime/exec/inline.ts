@@ -5,7 +5,7 @@
 import { pathToFileURL } from 'node:url';
 import type { ImportDef } from '../../program/compile.js';
 import type { TraceSink } from '../../trace/schema.js';
-import { CpuClockGate, threadCpuNs, wallNs } from '../../trace/clock.js';
+import { CpuClockGate, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
 import { bindUcodes, callUcode, ContractError, nameOfKey, type Ucode } from './call.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
@@ -99,10 +99,10 @@ export class InlineExecutor {
   run(t: Task, lane: number, timed: boolean): (DfValue | null)[] {
     const tr = this.tr;
     const clock = timed || tr !== undefined;
-    const cpu = tr !== undefined && this.gate!.exact(t.imp);
+    let cpu = false;
     if (clock) {
       this.start = this.now();
-      if (tr) tr.cfStart(this.start, cpu ? threadCpuNs() : this.start, t.cf, lane + 1);
+      if (tr) cpu = this.gate!.start(tr, this.start, t.imp, t.cf, lane + 1);
     }
     inlineDepth++;
     try {
@@ -127,12 +127,8 @@ export class InlineExecutor {
     }
   }
 
-  /** The CF's finish record; its CPU is read inside the wall interval, so CPU ≤ wall. */
   private traceFinish(t: Task, lane: number, cpu: boolean): void {
-    const c1 = cpu ? threadCpuNs() : 0;
-    this.fin = this.now();
-    this.tr!.cfFinish(this.fin, cpu ? c1 : this.fin, t.cf, lane + 1);
-    this.gate!.observe(t.imp, this.fin - this.start);
+    this.fin = this.gate!.finish(this.tr!, this.start, t.imp, t.cf, lane + 1, cpu, this.now);
   }
 
 }

@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
-import { setRunOrigin, wallNs, threadCpuNs, cpuClockExact, CpuClockGate } from '../../trace/clock.js';
+import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate } from '../../trace/clock.js';
 import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -153,15 +153,6 @@ function fed(f: Forward): DfValue | null | undefined {
   }
 }
 
-/** A traced CF's finish record (CPU read inside the wall interval, so CPU ≤ wall); its time. */
-function traceFinish(t0: number, imp: number, cf: number, cpu: boolean): number {
-  const c1 = cpu ? threadCpuNs() : 0;
-  const t1 = now();
-  tw!.cfFinish(t1, cpu ? c1 : t1, cf, me + 1);
-  gate!.observe(imp, t1 - t0);
-  return t1;
-}
-
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if ('stop' in msg) { tw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
@@ -189,10 +180,10 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
-    const cpu = tw !== undefined && gate!.exact(t.imp);
+    let cpu = false;
     if (tw) {
       if (t.fwd) tw.cfReady(t0, t.cf);
-      tw.cfStart(t0, cpu ? threadCpuNs() : t0, t.cf, me + 1);
+      cpu = gate!.start(tw, t0, t.imp, t.cf, me + 1);
     }
     start[ti] = t0;
     try {
@@ -202,13 +193,13 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
     } catch (e) {
       inUcode = false;
-      if (tw) { traceFinish(t0, t.imp, t.cf, cpu); tw.flush(); }
+      if (tw) { gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       error = { task: ti, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
       break;
     }
-    fin[ti] = tw ? traceFinish(t0, t.imp, t.cf, cpu) : now();
+    fin[ti] = tw ? gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now) : now();
     ran = ti + 1;
     exchange?.ran(msg.id, ti);
   }
