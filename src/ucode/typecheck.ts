@@ -38,8 +38,13 @@ const MAX_PER_FILE = 50;
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The package root (this file is src/ucode/ or dist/src/ucode/ under it). */
 const ROOT = [resolve(HERE, '..', '..'), resolve(HERE, '..', '..', '..')].find((d) => existsSync(join(d, 'package.json'))) ?? resolve(HERE, '..', '..');
-/** DfReader/DfWriter: df.js beside this module (its .d.ts, or df.ts when run from the sources). */
-const DF_MODULE = join(HERE, 'df.js');
+/**
+ * This module's own directory of the package: beside it when run from the sources or the
+ * compiled modules, dist/src/ucode/ when it was bundled (dist/bundle/, see scripts/bundle.mjs).
+ */
+const OWN = existsSync(join(HERE, 'df.ts')) || existsSync(join(HERE, 'df.js')) ? HERE : join(ROOT, 'dist', 'src', 'ucode');
+/** DfReader/DfWriter: df.js of OWN (its .d.ts, or df.ts when run from the sources). */
+const DF_MODULE = join(OWN, 'df.js');
 
 const TS_TYPE: Record<ParamType, string> = { int: 'number', real: 'number', string: 'string', value: '__LunaValue', name: '__LunaName' };
 
@@ -173,8 +178,10 @@ function compilerOptions(ts: typeof TS.default, base: string): TS.CompilerOption
     typeRoots,
     types: hasNodeTypes ? ['node'] : [],
     paths: {
-      'luna-ts/ucode': [DF_MODULE],
-      'luna-ts': [join(HERE, '..', 'index.js')],
+      // without an extension: df.ts or df.d.ts, whose type aliases (DfReader, DfWriter) the
+      // compiled df.js does not declare
+      'luna-ts/ucode': [join(OWN, 'df')],
+      'luna-ts': [join(OWN, '..', 'index')],
     },
   };
 }

@@ -24,12 +24,14 @@ const errors = (r: Run): string[] => r.stderr.split('\n').filter((l) => /error\[
 // the DF type of this checkout's sources: another declaration than the one luna check uses
 const SRC_DF = JSON.stringify(join(ROOT, 'src', 'ucode', 'df.js'));
 
-test('correct ucodes pass: the DF of luna-ts/ucode, of another copy of the sources, and structural types', async () => {
+test('correct ucodes pass: the DF of luna-ts/ucode, its DfReader and DfWriter, the DF of another copy of the sources, and structural types', async () => {
   // three modules, one per way of typing DFs; each implements the same three ucodes under its own prefix
   const variants: Record<string, string> = {
     a: `import type { DF } from 'luna-ts/ucode';\ntype In = DF; type Out = DF;`,
     b: `import type { DF } from ${SRC_DF};\ntype In = DF; type Out = DF;`,
     c: `type In = { getInt(): number }; type Out = { setInt(n: number): void; getInt(): number };`,
+    // type aliases only (the compiled df.js has none: the checker must read its declarations)
+    d: `import type { DfReader, DfWriter } from 'luna-ts/ucode';\ntype In = DfReader; type Out = DfWriter;`,
   };
   const files: Record<string, string> = {};
   let fa = '';
@@ -43,8 +45,8 @@ export function ${v}_show(v: In): void { console.log(v.getInt()); }
     fa += `import ${v}_init(int, real, string, name) as ${v}_init;\nimport ${v}_use(value, name) as ${v}_use;\nimport ${v}_show(value) as ${v}_show;\n`;
     body += `  ${v}_init(3, 0.5, "s", ${v}1);\n  ${v}_use(${v}1, ${v}2);\n  ${v}_show(${v}2);\n`;
   }
-  files['prog.fa'] = `${fa}sub main() {\n  df a1, a2, b1, b2, c1, c2;\n${body}}\n`;
-  const r = await lunaWith(files, ['check', '--ucodes', 'a.ts,b.ts,c.ts', 'prog.fa']);
+  files['prog.fa'] = `${fa}sub main() {\n  df a1, a2, b1, b2, c1, c2, d1, d2;\n${body}}\n`;
+  const r = await lunaWith(files, ['check', '--ucodes', 'a.ts,b.ts,c.ts,d.ts', 'prog.fa']);
   assert.equal(r.status, 0, explain(r));
   assert.equal(r.stderr, '', explain(r));
 });
