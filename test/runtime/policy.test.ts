@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -52,19 +52,19 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
 });
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast; never when disabled', () => {
-  const up = { workersReady: true, nodes: 1, alone: false, handoffNs: 0 }, booting = { workersReady: false, nodes: 1, alone: false, handoffNs: 0 };
+  const up = { workersReady: true, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }, booting = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
   const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs });
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES - 1), up), false, 'measured enough first');
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES), up), true);
   assert.equal(p.runInline(cost(INLINE_NS * 2, 100), up), false);
   assert.equal(p.runInline(cost(0, 0), booting), true, 'no worker to wait for yet: measure it here');
-  assert.equal(p.runInline(cost(0, 0), { workersReady: false, nodes: 2, alone: false, handoffNs: 0 }), false, 'an unknown code on several nodes could silence the node: wait');
+  assert.equal(p.runInline(cost(0, 0), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false, 'an unknown code on several nodes could silence the node: wait');
   assert.equal(p.runInline(cost(300_000, INLINE_SAMPLES, 1000), booting), true, 'a cold first call was slow, the fastest was tiny');
   assert.equal(p.runInline(cost(500_000, 1), booting), true, 'a short first call keeps the code here while workers boot');
   assert.equal(p.runInline(cost(BOOT_INLINE_NS * 20, 1), booting), true, 'one slow call may be the cold one (compilation): a second call decides');
   assert.equal(p.runInline(cost(BOOT_INLINE_NS * 2, 2), booting), false, 'known to be long after two calls: wait for a worker');
-  assert.equal(p.runInline(cost(BOOT_INLINE_NS * 20, 1), { workersReady: false, nodes: 2, alone: false, handoffNs: 0 }), false, 'on several nodes one long call is enough');
-  assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), { workersReady: false, nodes: 2, alone: false, handoffNs: 0 }), false);
+  assert.equal(p.runInline(cost(BOOT_INLINE_NS * 20, 1), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false, 'on several nodes one long call is enough');
+  assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false);
   assert.equal(new DefaultPolicy({ inline: false }).runInline(cost(100, 100), up), false);
   // a lone CF: a worker would add its hand-off to it and there is nothing else to do meanwhile
   const alone = (handoffNs: number) => ({ ...up, nodes: 2, alone: true, handoffNs });
@@ -74,6 +74,10 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), alone(0)), false, 'hand-off not measured yet');
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES - 1), alone(300_000)), false, 'measured enough first');
   assert.equal(p.runInline(cost(ALONE_INLINE_NS * 1.5, INLINE_SAMPLES), alone(ALONE_INLINE_NS * 4)), false, 'never longer than the bound, however slow the hand-off');
+  // the hand-off is measured only on workers: after HANDOFF_PROBE lone CFs here, one goes there
+  assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE - 1 }), true, 'not yet');
+  assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), false, 'to a worker, to measure the hand-off again');
+  assert.equal(p.runInline(cost(INLINE_NS / 2, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), true, 'a tiny code stays here anyway');
 });
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {

@@ -455,13 +455,18 @@ export class NodeRuntime {
     now.workersReady = this.exec.booted > 0;
     now.alone = alone;
     now.handoffNs = this.handoffNs;
-    return this.policy.runInline(cost, now, cf);
+    now.aloneSinceHandoff = this.aloneSinceHandoff;
+    const here = this.policy.runInline(cost, now, cf);
+    if (here && alone) this.aloneSinceHandoff++;
+    return here;
   }
 
   private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0 };
-  private readonly inlineView = { workersReady: false, nodes: 1, alone: false, handoffNs: 0 };
+  private readonly inlineView = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
   /** what a worker adds to a one-CF batch: round trip − the ucode's own time (EWMA, ns) */
   private handoffNs = 0;
+  /** lone CFs the policy kept on this thread since handoffNs was last measured */
+  private aloneSinceHandoff = 0;
   private tick = 0;
 
   private batchSize(): number {
@@ -587,6 +592,7 @@ export class NodeRuntime {
     if (n === 1 && r.start && r.fin) {
       const h = Math.max(0, rt - (r.fin[0]! - r.start[0]!));
       this.handoffNs = this.handoffNs === 0 ? h : 0.8 * this.handoffNs + 0.2 * h;
+      this.aloneSinceHandoff = 0;
     }
   }
 

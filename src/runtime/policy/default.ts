@@ -38,6 +38,13 @@ export const BOOT_INLINE_NS = 1_000_000;
 export const INLINE_SAMPLES = 3;
 /** Longest code a lone CF may run inline for (the system thread also serves the network). */
 export const ALONE_INLINE_NS = 1_000_000;
+/**
+ * After this many lone CFs run inline, the next one that is not tiny goes to a worker, which
+ * measures the hand-off again: otherwise the first measurement, taken while everything is cold,
+ * decides for the rest of the run (a chain of 100 µs CFs on 2 threads ended in one of two steady
+ * states between identical runs, ~7 950 CFs inline or ~6 870 on a worker).
+ */
+export const HANDOFF_PROBE = 256;
 /** batches in flight per worker (one running, one queued behind it) */
 export const LANE_DEPTH = 2;
 /** batches in flight per worker, counting those fed by other lanes' batches */
@@ -119,7 +126,7 @@ export class DefaultPolicy implements SchedulingPolicy {
    * execution was short keep running here: a short or sequential program never waits for a worker.
    * A lone CF (nothing else ready, no batch in flight) of a code shorter than the measured
    * hand-off to a worker and back runs here too, up to ALONE_INLINE_NS: a worker could only make
-   * it later. Other codes run on workers, where a crash, a memory blow-up or an endless loop is
+   * it later; every HANDOFF_PROBE-th of them goes to a worker all the same, to measure that again. Other codes run on workers, where a crash, a memory blow-up or an endless loop is
    * contained.
    */
   runInline(cost: CodeCost, now: InlineContext, _cf?: FragmentView): boolean {
@@ -133,7 +140,8 @@ export class DefaultPolicy implements SchedulingPolicy {
       return cost.samples > 0 && cost.minNs < BOOT_INLINE_NS;
     }
     if (cost.samples < INLINE_SAMPLES) return false;
-    return cost.meanNs < INLINE_NS || (now.alone && cost.meanNs < Math.min(now.handoffNs, ALONE_INLINE_NS));
+    if (cost.meanNs < INLINE_NS) return true;
+    return now.alone && now.aloneSinceHandoff < HANDOFF_PROBE && cost.meanNs < Math.min(now.handoffNs, ALONE_INLINE_NS);
   }
 
   /** Queued messages leave before an inline ucode of FLUSH_BEFORE_NS or more. */

@@ -51,6 +51,8 @@ export interface InlineContext {
   readonly alone: boolean;
   /** measured delay a worker adds to a lone CF (hand-off there and back), ns; 0 = unknown yet */
   readonly handoffNs: number;
+  /** lone CFs run on this thread since handoffNs was last measured (it is measured only on workers) */
+  readonly aloneSinceHandoff: number;
 }
 
 export interface BatchSizing {
