@@ -39,7 +39,7 @@ test('fed lanes: the least loaded lane with room, ties taken in turn so the CFs 
 
 test('fed lanes: a long CF fed from a lane that already feeds another in the pass is parallel work and goes elsewhere; a chain stays', () => {
   const p = new DefaultPolicy();
-  const view = (costNs: number, fedFrom: number[], given: number[]) => ({ costNs, fedFrom, given });
+  const view = (costNs: number, fedFrom: number[], given: number[], follows = [0, 0]) => ({ costNs, fedFrom, given, follows });
   // the second CF of a stencil step, both fed from lane 0 alone
   assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(FEED_SPREAD_NS, [1, 0], [1, 0])), 1);
   // short: a hand-off between workers would cost more than queueing behind the first
@@ -49,6 +49,12 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
   // fed from several lanes: CFs given earlier in the pass count as load
   assert.equal(p.chooseFedLane({ count: 2, inflight: [0, 0] }, [0, 1], view(0, [1, 1], [1, 0])), 1);
   assert.equal(p.chooseFedLane({ count: 2, inflight: [0, 1] }, [0, 1], view(0, [1, 1], [2, 0])), 1);
+  // a long CF does not queue behind a CF of this pass it does not follow (the other CF of its
+  // stencil step, given to the only lane with room): it waits for room elsewhere
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 1] }, [0, 1], view(FEED_SPREAD_NS, [1, 1], [0, 1])), -1);
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 1] }, [0, 1], view(FEED_SPREAD_NS, [1, 1], [0, 1], [0, 1])), 1, 'it follows that CF: a chain');
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 1] }, [0, 1], view(FEED_SPREAD_NS - 1, [1, 1], [0, 1])), 1, 'short: it queues');
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 1] }, [0, 1], view(FEED_SPREAD_NS, [2, 2], [1, 1])), 0, 'every lane got parallel work already: more of it queues');
 });
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast; never when disabled', () => {

@@ -84,7 +84,8 @@ export class NodeRuntime {
     this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
-    this.fedView = { costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes) };
+    this.fedView = { costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes), follows: new Uint8Array(exec.lanes) };
+    this.lastGiven = new Array<Cf | null>(exec.lanes).fill(null);
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costN = new Int32Array(program.codes.length);
@@ -388,14 +389,21 @@ export class NodeRuntime {
     const lanes = this.exec.lanes, open = this.openFed, view = this.fedView;
     view.fedFrom.fill(0);
     view.given.fill(0);
+    const last = this.lastGiven;
+    last.fill(null);
     book.candidates(this.st.store, (cf, from) => {
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
       // is sent at once
       view.costNs = this.costNs[cf.site.code]!;
+      for (let i = 0; i < lanes; i++) {
+        const p = last[i], keys = p?.outKeys;
+        view.follows[i] = keys && !cf.everyPending((k) => !keys.includes(k)) ? 1 : 0;
+      }
       const lane = this.policy.chooseFedLane!(this.lanesView, from, view);
       if (lane < 0) return -1;
       for (const l of from) view.fedFrom[l]!++;
       view.given[lane]!++;
+      last[lane] = cf;
       let b = open[lane];
       if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised) };
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
@@ -414,7 +422,9 @@ export class NodeRuntime {
   }
 
   /** what the policy is told of each fed CF (one object, reused) */
-  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array };
+  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows: Uint8Array };
+  /** per lane, the CF given to it last in this pass of feedAcross */
+  private readonly lastGiven: (Cf | null)[];
 
   /** per lane, the batch of fed CFs being built in this pass */
   private readonly openFed: ({ id: number; b: BatchBuilder } | null)[] = [];
