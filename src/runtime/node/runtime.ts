@@ -41,6 +41,11 @@ export interface Executors {
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
 const SLICE_MS = 4;
+/**
+ * Most iterations a loop spawns before its CFs are examined and dispatched, with several lanes:
+ * 1 024 iterations of cold code took 10–12 ms in one go while the workers waited.
+ */
+const UNROLL_SLICE = 64;
 
 export class NodeRuntime {
   readonly st: NodeState;
@@ -321,15 +326,28 @@ export class NodeRuntime {
     }
   }
 
-  /** Several lanes: examine everything, spread ready CFs over the lanes. */
+  /**
+   * Several lanes: examine the run queue, spread ready CFs over the lanes. Every few CFs an idle
+   * lane gets what is ready so far (unless priorities order them), and the turn ends when its
+   * time is up: a loop of 2 000
+   * independent CFs, unrolled at once, took 37 ms of cold code to examine in one turn while both
+   * workers waited.
+   */
   private pumpLanes(until: number): void {
     const st = this.st, interp = this.interp;
     for (;;) {
+      let n = 0, late = false;
       while (st.run.length > 0) {
         const cf = st.run.shift()!;
         if (interp.examine(cf) === TASK) st.ready.push(cf);
+        if ((++n & 15) !== 0) continue;
+        if (performance.now() > until) { late = true; break; }
+        // (ordered by priorities, every CF waiting here must be a candidate)
+        if (!st.ordered && st.ready.length > 0 && this.idleLane() >= 0) break;
       }
-      if (this.dispatch()) {
+      const inlined = this.dispatch();
+      if (late) { this.schedule(); return; }
+      if (inlined || st.run.length > 0) {
         if (performance.now() > until) { this.schedule(); return; }
         continue;
       }
@@ -337,7 +355,9 @@ export class NodeRuntime {
       const loop = st.loops[0]!;
       const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving());
       if (chunk <= 0) return;
-      interp.unroll(loop, chunk);
+      // a slice at a time, examined and dispatched before the next (the policy is asked again);
+      // ordered by priorities, the whole chunk competes
+      interp.unroll(loop, st.ordered ? chunk : Math.min(chunk, UNROLL_SLICE));
       if (performance.now() > until) { this.schedule(); return; }
     }
   }

@@ -59,6 +59,8 @@ export class NodeState {
   readonly lanes: number;
   /** one lane and no priorities: the original's FIFO order (docs/language.md §8.3) */
   readonly fifo: boolean;
+  /** ready CFs are ordered by priorities (the policy's or the program's), not by arrival */
+  readonly ordered: boolean;
   readonly tr: TraceSink | undefined;
   readonly remote: RemoteOps | undefined;
   readonly store: DfStore;
@@ -85,7 +87,7 @@ export class NodeState {
     this.self = host.rank;
     this.size = host.size;
     this.lanes = host.lanes;
-    const ordered = policy.priority !== undefined || program.hasPriority;
+    const ordered = (this.ordered = policy.priority !== undefined || program.hasPriority);
     this.fifo = host.lanes === 1 && !ordered;
     this.tr = host.trace;
     this.remote = host.remote;
