@@ -1,6 +1,6 @@
 // Bundles the compiled CLI (dist/src/cli/main.js) and the worker thread's entry into
 // dist/bundle/: `bin/luna` loads these few files instead of ~75 modules, which takes a run's
-// start-up from ~0.33 to ~0.25 s and its memory down by ~7 MB (module records, source text
+// start-up from ~0.35 to ~0.25 s and its peak memory down by ~8 MB (module records, source text
 // and compiled code of separate files; docs/runtime.md, "Start-up and memory").
 // Commands other than `run` stay in chunks loaded on demand (splitting); packages are loaded
 // from node_modules as before, except the argument parser, which every command needs.

@@ -329,9 +329,8 @@ export class NodeRuntime {
   /**
    * Several lanes: examine the run queue, spread ready CFs over the lanes. Every few CFs an idle
    * lane gets what is ready so far (unless priorities order them), and the turn ends when its
-   * time is up: a loop of 2 000
-   * independent CFs, unrolled at once, took 37 ms of cold code to examine in one turn while both
-   * workers waited.
+   * time is up: a loop of 2 000 independent CFs, unrolled at once, took 37 ms of cold code to
+   * examine in one turn while both workers waited.
    */
   private pumpLanes(until: number): void {
     const st = this.st, interp = this.interp;

@@ -140,7 +140,8 @@ export class DefaultPolicy implements SchedulingPolicy {
    * execution was short keep running here: a short or sequential program never waits for a worker.
    * A lone CF (nothing else ready, no batch in flight) of a code shorter than the measured
    * hand-off to a worker and back runs here too, up to ALONE_INLINE_NS: a worker could only make
-   * it later; every HANDOFF_PROBE-th of them goes to a worker all the same, to measure that again. Other codes run on workers, where a crash, a memory blow-up or an endless loop is
+   * it later; after HANDOFF_PROBE of them one goes to a worker all the same, to measure that
+   * again. Other codes run on workers, where a crash, a memory blow-up or an endless loop is
    * contained.
    */
   runInline(cost: CodeCost, now: InlineContext, _cf?: FragmentView): boolean {
