@@ -39,7 +39,7 @@ test('fed lanes: the least loaded lane with room, ties taken in turn so the CFs 
 
 test('fed lanes: a long CF fed from a lane that already feeds another in the pass is parallel work and goes elsewhere; a chain stays', () => {
   const p = new DefaultPolicy();
-  const view = (costNs: number, fedFrom: number[], given: number[], follows = [0, 0]) => ({ costNs, fedFrom, given, follows });
+  const view = (costNs: number, fedFrom: number[], given: number[], follows = [0, 0]) => ({ costNs, fedFrom, given, follows: (lane: number) => follows[lane] === 1 });
   // the second CF of a stencil step, both fed from lane 0 alone
   assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(FEED_SPREAD_NS, [1, 0], [1, 0])), 1);
   // short: a hand-off between workers would cost more than queueing behind the first

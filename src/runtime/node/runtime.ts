@@ -89,7 +89,14 @@ export class NodeRuntime {
     this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
-    this.fedView = { costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes), follows: new Uint8Array(exec.lanes) };
+    this.fedView = {
+      costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes),
+      // asked only of long CFs: whether the fed CF reads an output of the CF given last to `lane`
+      follows: (lane) => {
+        const keys = this.lastGiven[lane]?.outKeys;
+        return keys !== null && keys !== undefined && !this.fedCf!.everyPending((k) => !keys.includes(k));
+      },
+    };
     this.lastGiven = new Array<Cf | null>(exec.lanes).fill(null);
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
@@ -414,10 +421,7 @@ export class NodeRuntime {
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
       // is sent at once
       view.costNs = this.costNs[cf.site.code]!;
-      for (let i = 0; i < lanes; i++) {
-        const p = last[i], keys = p?.outKeys;
-        view.follows[i] = keys && !cf.everyPending((k) => !keys.includes(k)) ? 1 : 0;
-      }
+      this.fedCf = cf;
       const lane = this.policy.chooseFedLane!(this.lanesView, from, view);
       if (lane < 0) return -1;
       for (const l of from) view.fedFrom[l]!++;
@@ -441,7 +445,9 @@ export class NodeRuntime {
   }
 
   /** what the policy is told of each fed CF (one object, reused) */
-  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows: Uint8Array };
+  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean };
+  /** the CF feedAcross is placing (what fedView.follows is asked about) */
+  private fedCf: Cf | null = null;
   /** per lane, the CF given to it last in this pass of feedAcross */
   private readonly lastGiven: (Cf | null)[];
 

@@ -31,8 +31,8 @@ export interface FedView {
   readonly fedFrom: ArrayLike<number>;
   /** CFs given to each lane earlier in this pass (not in `inflight` yet: sent at its end) */
   readonly given: ArrayLike<number>;
-  /** per lane, 1 when this CF reads an output of the CF given last to that lane in this pass */
-  readonly follows: ArrayLike<number>;
+  /** whether this CF reads an output of the CF given last to `lane` in this pass (computed on demand) */
+  follows(lane: number): boolean;
 }
 
 /** What the runtime knows of a code fragment's cost (EWMA over its finished executions). */
