@@ -53,6 +53,11 @@ export class FeedBook {
     }
   }
 
+  /** Outputs were promised since the last look (nothing else can make a CF a candidate). */
+  get hasCandidates(): boolean {
+    return this.fresh.length > 0;
+  }
+
   /**
    * Each waiting CF fed entirely by batches in flight (or by the store), with the lanes of its
    * producers, until `take` declines (-1: no lane free; the CF is tried again later).

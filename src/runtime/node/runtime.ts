@@ -312,13 +312,13 @@ export class NodeRuntime {
         if (o !== TASK) {
           // spawning, parking and migrating take turns with the event loop too: a loop migrating
           // thousands of CFs would otherwise hold every message back until it is all unrolled
-          if ((++this.tick & 15) === 0 && performance.now() > until) { late = true; break; }
+          if ((++this.clockTick & 15) === 0 && performance.now() > until) { late = true; break; }
           continue;
         }
         if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
-          if ((++this.tick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
+          if ((++this.clockTick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
           continue;
         }
         if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
@@ -351,10 +351,11 @@ export class NodeRuntime {
         // (ordered by priorities, every CF waiting here must be a candidate)
         if (!st.ordered && st.ready.length > 0 && this.idleLane() >= 0) break;
       }
-      const inlined = this.dispatch();
+      const inlined = this.dispatch(until);
       if (late) { this.schedule(); return; }
       if (inlined || st.run.length > 0) {
-        if (performance.now() > until) { this.schedule(); return; }
+        // a chain of tiny CFs passes here once a CF: the clock is read every few passes
+        if ((++this.clockTick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
         continue;
       }
       if (st.loops.length === 0) return;
@@ -373,8 +374,8 @@ export class NodeRuntime {
     return this.batches.size === 0 && this.st.ready.length === 0 && this.st.run.length === 0;
   }
 
-  /** Hand ready CFs to lanes; true when CFs ran inline (new work may be queued). */
-  private dispatch(): boolean {
+  /** Hand ready CFs to lanes until `until` (performance.now()); true when CFs ran inline (new work may be queued). */
+  private dispatch(until: number): boolean {
     const st = this.st;
     const lanes = this.exec;
     let ranInline = false;
@@ -383,10 +384,10 @@ export class NodeRuntime {
       if (this.inlineable(head, st.ready.length === 1 && this.batches.size === 0 && st.run.length === 0 && st.loops.length === 0)) {
         const lane = this.idleLane();
         if (lane >= 0) {
-          // a burst, bounded in time: the event loop (network, worker results) gets its turn
-          const until = performance.now() + SLICE_MS;
+          // a burst, bounded by the turn's time: the event loop (network, worker results) gets
+          // its turn (the clock is read every few CFs: it costs more than a tiny CF's bookkeeping)
           do this.runInline(st.ready.shift()!, lane);
-          while (st.ready.length > 0 && performance.now() < until && this.inlineable(st.ready.peek()!, false));
+          while (st.ready.length > 0 && ((++this.clockTick & 15) !== 0 || performance.now() < until) && this.inlineable(st.ready.peek()!, false));
           ranInline = true;
           continue;
         }
@@ -412,6 +413,7 @@ export class NodeRuntime {
    * next CFs of the same pass. Every batch is sent by the end of the pass.
    */
   private feedAcross(book: FeedBook): void {
+    if (!book.hasCandidates) return;
     const lanes = this.exec.lanes, open = this.openFed, view = this.fedView;
     view.fedFrom.fill(0);
     view.given.fill(0);
@@ -502,7 +504,10 @@ export class NodeRuntime {
   private handoffNs = 0;
   /** lone CFs the policy kept on this thread since handoffNs was last measured */
   private aloneSinceHandoff = 0;
+  /** counts inline CFs: a tiny code's duration is sampled 1 in 16 */
   private tick = 0;
+  /** counts steps of the pump: the clock is read 1 in 16 */
+  private clockTick = 0;
 
   private batchSize(): number {
     return this.policy.batchSize({
