@@ -14,7 +14,9 @@
 //
 // Also: stencil_1d on 1×2 with the workers feeding each other the values of dependent steps and
 // without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`); stencil_1d on 2×1 against two
-// bare processes doing the same exchange (`2x1.stencil_1d.xRaw`).
+// bare processes doing the same exchange (`2x1.stencil_1d.xRaw`); and the stencil_1d sweep on 1×2
+// without a runtime, two bare worker threads in lockstep (`1x2.stencil_1d.floorMetgUs`, `xFloor`);
+// and what warm bookkeeping costs right after a wait on this machine (`machine.bookkeepingAfterWaitX`).
 //
 //   npm run bench -- taskbench [--quick]        BENCH_TASKBENCH_PATTERNS=stencil_1d,fft to choose
 //   BENCH_TASKBENCH_CPP_PATTERNS (default stencil_1d,trivial; empty: no C++ kernels)
@@ -204,8 +206,39 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       notes.push(`cross-node step: stencil_1d 2×1, ${STEPS} steps at 2^${k} iterations (~${workUs} µs tasks), span ÷ steps (stepUs) against two bare Node processes that spin ${workUs} µs, send 8 bytes over loopback TCP and wait for the other's (rawStepUs, bench/raw-exchange.ts), interleaved, medians of ${luna.length}`);
     });
   }
+  // The same sweep without a runtime: two bare worker threads in lockstep running the kernel
+  // (bench/raw-lockstep.ts), each point's efficiency against their own free-running peak — what
+  // this machine allows a TypeScript kernel at all (`1x2.stencil_1d.floorMetgUs`).
+  const floorSweep = async (peakK: number): Promise<void> => {
+    await section(ctx, notes, 'bare floor 1x2', async () => {
+      ctx.log(`taskbench: stencil_1d 1x2 floor (two bare worker threads in lockstep)`);
+      const at = (iters: number, mode: string[] = []): number => median(Array.from({ length: reps }, () => floorFigure('raw-lockstep', [iters, STEPS, ...mode])));
+      const peakRate = 2 ** peakK / at(2 ** peakK, ['free']);
+      const points: Point[] = [];
+      for (let k = peakK - 1; k >= 0; k--) {
+        const stepUs = at(2 ** k);
+        // two tasks a step on two cores: granularity = span × cores ÷ tasks = µs per step
+        points.push({ iters: 2 ** k, granularityUs: stepUs, efficiency: 2 ** k / stepUs / peakRate, spanMs: (stepUs * STEPS) / 1000 });
+        if (points.at(-1)!.efficiency < LEVEL * 0.6) break;
+      }
+      const m = metg(points);
+      f['1x2.stencil_1d.floorMetgUs'] = sig(m.us);
+      units['1x2.stencil_1d.floorMetgUs'] = 'µs';
+      rows.push(['  1x2 stencil_1d floor', `${m.bound ? '≤ ' : ''}${fmt(m.us)}`, points.map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ')]);
+      notes.push(`floor: stencil_1d 1×2 without a runtime — two bare worker threads run the kernel and wait for each other's step (spin 20 µs, then Atomics.wait; bench/raw-lockstep.ts), ${STEPS} steps, efficiency against the same two threads running free at 2^${peakK} iterations; xFloor = luna-ts's METG ÷ this one`);
+    });
+  };
+  // Why a step costs the runtime more than its instructions here: the system thread books a
+  // fragment after waiting for a worker's result, and warm code after a 1 ms wait runs ~2.5×
+  // slower than back to back on this machine (bench/raw-cold.ts).
+  await section(ctx, notes, 'cold bookkeeping', async () => {
+    f['machine.bookkeepingAfterWaitX'] = sig(floorFigure('raw-cold', []));
+    units['machine.bookkeepingAfterWaitX'] = '×';
+    notes.push('machine: a warm bookkeeping function (string keys, a Map of ~4 000 entries) timed after a 1 ms Atomics.wait ÷ back to back, medians of 600 (bench/raw-cold.ts)');
+  });
   try {
     await sweep('ts', patterns, maxK);
+    if (patterns.includes('stencil_1d')) await floorSweep(maxK);
     if (cppOnly.length > 0 && !ctx.quick) {
       // The C++ kernel is several times faster: its largest task is found from one timed run
       // (trivial, 1×2, at the TypeScript peak's iterations; compiling happens before the span).
@@ -230,6 +263,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       { key: '1x2.stencil_1d.metgUs', op: '<=', value: ORIGINAL.metgStencil, label: 'stencil_1d METG ≤ the original LuNA (first milestone)' },
       { key: '1x2.stencil_1d.metgUs', op: '<=', value: 10, label: 'stencil_1d METG ≤ 10 µs (goal)' },
     );
+    const floor = f['1x2.stencil_1d.floorMetgUs'];
+    if (floor !== undefined && Number.isFinite(floor)) {
+      f['1x2.stencil_1d.xFloor'] = sig(st / floor);
+      units['1x2.stencil_1d.xFloor'] = '×';
+    }
     const peers = Object.entries(TASKBENCH_PEERS).map(([name, us]) => `${name} ${us} µs (${fmt(st / us)}×)`);
     notes.push(`stencil_1d METG on 1×2 against the official implementations measured here: ${peers.join(', ')}; the original LuNA ${ORIGINAL.metgStencil} µs`);
   }
