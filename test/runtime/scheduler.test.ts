@@ -281,3 +281,32 @@ test('playback: a graph the record does not know still completes, and says where
   assert.match(replay.stats.firstUnknown!.label, /^(w|link)$/);
   assert.match(replay.stats.firstUnknown!.at, /^test\.fa:\d+:\d+$/);
 });
+
+test('the pump yields every few milliseconds while long CFs run inline (its clock is read by their cost, not only every 16 CFs)', async () => {
+  class InlineAll extends DefaultPolicy {
+    override runInline(): boolean { return true; }
+  }
+  const src = `
+import c_first(name) as first;
+import c_step(value, name) as step;
+sub main(int n) {
+  df x;
+  cf f: first(x[0]);
+  for i = 0..n-1 cf s[i]: step(x[i], x[i + 1]);
+}`;
+  const spin = (ms: number): void => { const end = performance.now() + ms; while (performance.now() < end) { /* a 2 ms CF */ } };
+  const ucodes = { c_first: (x: DF) => x.setInt(0), c_step: (a: DF, b: DF) => { spin(2); b.setInt(a.getInt() + 1); } };
+  for (const lanes of [1, 2]) {
+    // the event loop's turns during the run: the longest gap between two of them
+    let last = performance.now(), longest = 0, running = true;
+    const tick = (): void => { const t = performance.now(); longest = Math.max(longest, t - last); last = t; if (running) setImmediate(tick); };
+    setImmediate(tick);
+    const r = await runInProcess(src, ucodes, { lanes, args: ['40'], policy: new InlineAll(), inline: true });
+    running = false;
+    assert.equal(r.ok, true, r.message);
+    assert.equal(r.lanes.sent.length, 0, 'every CF ran inline');
+    // a turn lasts its 4 ms slice plus at most the CF under way; reading the clock only every
+    // 16 CFs made turns of 16 × 2 ms
+    assert.ok(longest < 20, `${lanes} lane(s): the event loop waited ${longest.toFixed(1)} ms for a turn`);
+  }
+});

@@ -46,6 +46,12 @@ const SLICE_MS = 4;
  * 1 024 iterations of cold code took 10–12 ms in one go while the workers waited.
  */
 const UNROLL_SLICE = 64;
+/**
+ * The pump reads the clock every 16 steps (a read costs more than a tiny CF's bookkeeping), and
+ * sooner once the CFs run inline since the last read are estimated to take this long (lone CFs
+ * of up to a millisecond also run inline).
+ */
+const CLOCK_AFTER_NS = 200_000;
 
 export class NodeRuntime {
   readonly st: NodeState;
@@ -312,13 +318,13 @@ export class NodeRuntime {
         if (o !== TASK) {
           // spawning, parking and migrating take turns with the event loop too: a loop migrating
           // thousands of CFs would otherwise hold every message back until it is all unrolled
-          if ((++this.clockTick & 15) === 0 && performance.now() > until) { late = true; break; }
+          if (this.timeUp(until)) { late = true; break; }
           continue;
         }
         if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
-          if ((++this.clockTick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
+          if (this.timeUp(until)) { this.schedule(); return; }
           continue;
         }
         if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
@@ -355,7 +361,7 @@ export class NodeRuntime {
       if (late) { this.schedule(); return; }
       if (inlined || st.run.length > 0) {
         // a chain of tiny CFs passes here once a CF: the clock is read every few passes
-        if ((++this.clockTick & 15) === 0 && performance.now() > until) { this.schedule(); return; }
+        if (this.timeUp(until)) { this.schedule(); return; }
         continue;
       }
       if (st.loops.length === 0) return;
@@ -387,7 +393,7 @@ export class NodeRuntime {
           // a burst, bounded by the turn's time: the event loop (network, worker results) gets
           // its turn (the clock is read every few CFs: it costs more than a tiny CF's bookkeeping)
           do this.runInline(st.ready.shift()!, lane);
-          while (st.ready.length > 0 && ((++this.clockTick & 15) !== 0 || performance.now() < until) && this.inlineable(st.ready.peek()!, false));
+          while (st.ready.length > 0 && !this.timeUp(until) && this.inlineable(st.ready.peek()!, false));
           ranInline = true;
           continue;
         }
@@ -506,8 +512,17 @@ export class NodeRuntime {
   private aloneSinceHandoff = 0;
   /** counts inline CFs: a tiny code's duration is sampled 1 in 16 */
   private tick = 0;
-  /** counts steps of the pump: the clock is read 1 in 16 */
+  /** counts steps of the pump: the clock is read 1 in 16, or after CLOCK_AFTER_NS of inline ucodes */
   private clockTick = 0;
+  /** estimated time of the ucodes run inline since the clock was last read (their codes' means) */
+  private inlineNsSinceClock = 0;
+
+  /** Whether the turn that ends at `until` (performance.now()) is over; the clock is read only when due. */
+  private timeUp(until: number): boolean {
+    if ((++this.clockTick & 15) !== 0 && this.inlineNsSinceClock < CLOCK_AFTER_NS) return false;
+    this.inlineNsSinceClock = 0;
+    return performance.now() > until;
+  }
 
   private batchSize(): number {
     return this.policy.batchSize({
@@ -570,6 +585,7 @@ export class NodeRuntime {
       throw e;
     }
     if (timed) this.measureCode(cf, inl.fin - inl.start);
+    this.inlineNsSinceClock += this.costNs[code]!;
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.policy.profile) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
