@@ -514,13 +514,14 @@ export class NodeRuntime {
   private tick = 0;
   /** counts steps of the pump: the clock is read 1 in 16, or after CLOCK_AFTER_NS of inline ucodes */
   private clockTick = 0;
-  /** estimated time of the ucodes run inline since the clock was last read (their codes' means) */
-  private inlineNsSinceClock = 0;
+  /** `stats.inlineNs` (the time of the ucodes run inline, measured or their codes' means) at the last clock read */
+  private inlineNsAtClock = 0;
 
   /** Whether the turn that ends at `until` (performance.now()) is over; the clock is read only when due. */
   private timeUp(until: number): boolean {
-    if ((++this.clockTick & 15) !== 0 && this.inlineNsSinceClock < CLOCK_AFTER_NS) return false;
-    this.inlineNsSinceClock = 0;
+    const inl = this.stats.inlineNs;
+    if ((++this.clockTick & 15) !== 0 && inl - this.inlineNsAtClock < CLOCK_AFTER_NS) return false;
+    this.inlineNsAtClock = inl;
     return performance.now() > until;
   }
 
@@ -585,7 +586,6 @@ export class NodeRuntime {
       throw e;
     }
     if (timed) this.measureCode(cf, inl.fin - inl.start);
-    this.inlineNsSinceClock += this.costNs[code]!;
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.policy.profile) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
