@@ -4,6 +4,7 @@
 // or spun 1 ms (no sleep), in alternating blocks. Prints the ratio after-a-sleep ÷ back-to-back first.
 //   node dist/bench/raw-cold.js [samples]
 import { fileURLToPath } from 'node:url';
+import { spin } from '../examples/kernels.js';
 
 const store = new Map<string, { v: number; waiters: number[] | null }>();
 let next = 0;
@@ -23,7 +24,7 @@ const flag = new Int32Array(new SharedArrayBuffer(4));
 const gaps: Record<string, () => void> = {
   'back to back': () => {},
   'after a 1 ms sleep': () => { Atomics.wait(flag, 0, 0, 1); },
-  'after a 1 ms spin': () => { const end = performance.now() + 1; while (performance.now() < end) { /* busy */ } },
+  'after a 1 ms spin': () => spin(1000),
 };
 
 function main(): void {

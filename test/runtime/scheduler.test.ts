@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runInProcess } from './harness.js';
+import { spin } from '../../examples/kernels.js';
 import type { DF } from '../../src/ucode/df.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { PriorityPolicy } from '../../src/runtime/policy/priority.js';
@@ -294,8 +295,7 @@ sub main(int n) {
   cf f: first(x[0]);
   for i = 0..n-1 cf s[i]: step(x[i], x[i + 1]);
 }`;
-  const spin = (ms: number): void => { const end = performance.now() + ms; while (performance.now() < end) { /* a 2 ms CF */ } };
-  const ucodes = { c_first: (x: DF) => x.setInt(0), c_step: (a: DF, b: DF) => { spin(2); b.setInt(a.getInt() + 1); } };
+  const ucodes = { c_first: (x: DF) => x.setInt(0), c_step: (a: DF, b: DF) => { spin(2000); b.setInt(a.getInt() + 1); } };
   for (const lanes of [1, 2]) {
     // the event loop's turns while the program runs: 60 CFs of 2 ms in turns of a 4 ms slice
     // (plus the CF under way) make ~20; reading the clock only every 16 CFs made 4 turns
