@@ -65,6 +65,12 @@ describe('runtime semantics on one node, one thread', { concurrency: true }, () 
     assert.ok(lines(r.stdout).includes('boom 2 runs'), describeRun(r));
   });
 
+  test('a write callback in a worker ucode gets null, as from a Node Writable, and runs before the ucode returns', async () => {
+    // --cf-timeout runs every fragment on a worker thread, where ucode output is written synchronously
+    const r = await luna(['run', '--threads', '1', '--cf-timeout', '60s', program('writecb')]);
+    assertSameLines(r, ['write 1', 'callback null', 'write 2', 'callback null', 'write 3', 'callback null']);
+  });
+
   test('driver form: luna -q -D USE_DELETE --worker-threads-count=1 prog.fa', async () => {
     const r = await luna(['-q', '-D', 'USE_DELETE', '--worker-threads-count=1', program('destroy_pos')]);
     assertFails(r, [/positive requests? count/i, /CF r1 [^\n]*destroy_pos\.fa:10:5/]);

@@ -73,9 +73,12 @@ class SyncOut extends EventEmitter {
   readonly isTTY = false;
   readonly writable = true;
   constructor(readonly fd: number) { super(); }
-  write(chunk: string | Uint8Array, enc?: BufferEncoding | ((e?: Error) => void), cb?: (e?: Error) => void): boolean {
+  write(chunk: string | Uint8Array, enc?: BufferEncoding | ((e?: Error | null) => void), cb?: (e?: Error | null) => void): boolean {
     writeAll(this.fd, typeof chunk === 'string' ? Buffer.from(chunk, typeof enc === 'string' ? enc : 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-    (typeof enc === 'function' ? enc : cb)?.();
+    // null, not undefined: Console's write-error handler reads `_writableState` unless the error
+    // is exactly null, so undefined made every console.log throw and swallow a TypeError (the
+    // first one costs ~15 ms: Node probes the stack depth to tell it from a stack overflow)
+    (typeof enc === 'function' ? enc : cb)?.(null);
     return true;
   }
   end(): void {}
