@@ -177,13 +177,25 @@ export async function runCli(argv: (string | number)[], timeoutMs = 120_000, env
 }
 
 /**
- * Measure several configurations interleaved (a, b, c, a, b, c, …) `reps` times and return the
- * median per configuration, so slow phases of a noisy machine hit every configuration alike.
+ * The order of round `r` of interleaved measurements: `items` rotated by r (a b c, b c a, c a b,
+ * …), so each configuration takes every place in the round equally often. A fixed order lets one
+ * configuration always pay what the previous one left behind (a trace's writeback, a warm or
+ * a cold cache, a collection due).
+ */
+export function roundOrder<T>(items: readonly T[], r: number): T[] {
+  const k = items.length === 0 ? 0 : r % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+/**
+ * Measure several configurations interleaved (a, b, c, b, c, a, …; see roundOrder) `reps` times
+ * and return the median per configuration, so slow phases of a noisy machine hit every
+ * configuration alike.
  */
 export async function interleaved<K extends string>(reps: number, runs: Record<K, () => Promise<number>>): Promise<Record<K, number>> {
   const keys = Object.keys(runs) as K[];
   const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as unknown as Record<K, number[]>;
-  for (let r = 0; r < reps; r++) for (const k of keys) samples[k].push(await runs[k]());
+  for (let r = 0; r < reps; r++) for (const k of roundOrder(keys, r)) samples[k].push(await runs[k]());
   return Object.fromEntries(keys.map((k) => [k, median(samples[k])])) as Record<K, number>;
 }
 
@@ -297,10 +309,13 @@ export async function runTimed(argv: (string | number)[], timeoutMs = 120_000, e
 export async function interleavedTimed<K extends string>(reps: number, runs: Record<K, (string | number)[]>, baseline?: () => void | Promise<void>): Promise<Record<K, Timed>> {
   const keys = Object.keys(runs) as K[];
   const samples = Object.fromEntries(keys.map((k) => [k, [] as Timed[]])) as unknown as Record<K, Timed[]>;
+  // a baseline measured by the caller takes its turn in every round, at a place that rotates too
+  const turns: (K | null)[] = baseline ? [null, ...keys] : keys;
   for (let r = 0; r < reps; r++) {
-    // a baseline measured by the caller takes its turn in every round
-    if (baseline) await baseline();
-    for (const k of keys) samples[k].push(await runTimed(runs[k]));
+    for (const k of roundOrder(turns, r)) {
+      if (k === null) await baseline!();
+      else samples[k].push(await runTimed(runs[k]));
+    }
   }
   return Object.fromEntries(keys.map((k) => {
     const s = [...samples[k]].sort((a, b) => a.programMs - b.programMs);
