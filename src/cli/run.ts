@@ -146,7 +146,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
-      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, maxRssKB: peakRssKB() })}\n`);
+      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB() })}\n`);
     }
     if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);

@@ -81,6 +81,8 @@ export interface RunResult {
   systemCpuNs: number;
   /** time spent before the program's start waiting for the workers to boot (warmStart), ns */
   bootWaitNs: number;
+  /** worker threads this node started (a program of tiny CFs on one node starts none) */
+  workersStarted: number;
 }
 
 /** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
@@ -177,12 +179,13 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const status = statusOf(res);
   const ended = wallNs();
   const systemCpuNs = threadCpuNs() - cpuStarted;
+  const workersStarted = pool.started;
   if (tr) { rt.traceCounters(ended); tr.programFinish(ended, STATUS.indexOf(status)); }
   await pool.stop();
   tr?.close();
   await tp.close();
   const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

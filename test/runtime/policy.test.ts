@@ -126,13 +126,19 @@ test('stealing: victims in turn, never oneself; half of what exceeds the lanes i
 });
 
 test('workers boot once a code is seen not to be tiny, at once on several nodes', () => {
-  const cost = (minNs: number, samples: number) => ({ meanNs: minNs, samples, minNs });
+  const cost = (minNs: number, samples: number, meanNs = minNs) => ({ meanNs, samples, minNs });
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1), false, 'one node: not before a CF ran');
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 2), true, 'several nodes: a code\'s first CF goes to a worker');
   assert.equal(p.bootWorkers(cost(500, 1), 500, 1), false, 'tiny');
   assert.equal(p.bootWorkers(cost(INLINE_NS, 1), INLINE_NS, 1), false, 'one call may be a cold one');
-  assert.equal(p.bootWorkers(cost(INLINE_NS, 2), INLINE_NS, 1), true, 'twice not tiny: it will go to workers');
+  assert.equal(p.bootWorkers(cost(INLINE_NS, 2), INLINE_NS, 1), false, 'the first calls of a code run cold');
+  const calls = Math.ceil(BOOT_INLINE_NS / INLINE_NS);
+  assert.equal(p.bootWorkers(cost(INLINE_NS, calls - 1), INLINE_NS, 1), false, 'not tiny, but not yet a millisecond of it');
+  assert.equal(p.bootWorkers(cost(INLINE_NS, calls), INLINE_NS, 1), true, 'not tiny at its fastest for a millisecond: it will go to workers');
+  assert.equal(p.bootWorkers(cost(5 * INLINE_NS, Math.ceil(calls / 5)), 5 * INLINE_NS, 1), true, 'a longer code boots them sooner');
   assert.equal(p.bootWorkers(cost(INLINE_NS - 1, 5), INLINE_NS * 10, 1), false, 'a slow call of a code that once ran tiny');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS / 8), 2 * BOOT_INLINE_NS, 1), false, 'a lone call of 2 ms of a tiny code (a collection, a preemption)');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS), BOOT_INLINE_NS, 1), true, 'a code whose calls became long');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), true, 'one call long enough');
 });
 

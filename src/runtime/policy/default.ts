@@ -165,15 +165,21 @@ export class DefaultPolicy implements SchedulingPolicy {
   }
 
   /**
-   * On one node workers boot once a code is seen not to be tiny: a CF that took BOOT_INLINE_NS
-   * (even a first, cold call), or a code whose fastest of two or more runs took INLINE_NS (it
-   * will go to workers). A program of tiny CFs never boots one: they all run on the system
-   * thread, and a worker booting beside it took its core on two (chain 20 000 on 1 thread 147 →
-   * 117 ms, stencil_1d 2 000 steps 95 → 69 ms without the boot). On several nodes a code's first
-   * CF goes to a worker (see runInline): there they boot before the program starts.
+   * On one node workers boot once a code is seen not to be tiny: its fastest call took INLINE_NS
+   * or more and, at that pace, its calls so far add up to BOOT_INLINE_NS (a first call of 1 ms
+   * at once, a code of 50 µs after 20 calls); or its calls became long (a call of BOOT_INLINE_NS
+   * while its damped mean reached INLINE_NS). The first dozens of calls of a function run cold —
+   * 15–25 µs each here for an empty ucode, 80–400 µs the first — and a tiny code has a lone slow
+   * call now and then (a collection, the thread descheduled): neither is a reason to boot. A
+   * program of tiny CFs never boots a worker: they all run on the system thread, and a worker
+   * booting beside it takes its core on two (chain 20 000 on 1 thread 147 → 117 ms, stencil_1d
+   * 2 000 steps 95 → 69 ms without the boot). On several nodes a code's first CF goes to a
+   * worker (see runInline): there they boot before the program starts.
    */
   bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean {
-    return nodes > 1 || ns >= BOOT_INLINE_NS || (cost.samples >= 2 && cost.minNs >= INLINE_NS);
+    if (nodes > 1) return true;
+    if (cost.minNs >= INLINE_NS && cost.samples * cost.minNs >= BOOT_INLINE_NS) return true;
+    return ns >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
   }
 
   /**
