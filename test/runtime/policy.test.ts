@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -57,7 +57,7 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
   assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 1] }, [0, 1], view(FEED_SPREAD_NS, [2, 2], [1, 1])), 0, 'every lane got parallel work already: more of it queues');
 });
 
-test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast; never when disabled', () => {
+test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast (on one node up to 10 ms); never when disabled', () => {
   const up = { workersReady: true, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }, booting = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
   const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs });
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES - 1), up), false, 'measured enough first');
@@ -68,7 +68,9 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
   assert.equal(p.runInline(cost(300_000, INLINE_SAMPLES, 1000), booting), true, 'a cold first call was slow, the fastest was tiny');
   assert.equal(p.runInline(cost(500_000, 1), booting), true, 'a short first call keeps the code here while workers boot');
   assert.equal(p.runInline(cost(BOOT_INLINE_NS * 20, 1), booting), true, 'one slow call may be the cold one (compilation): a second call decides');
-  assert.equal(p.runInline(cost(BOOT_INLINE_NS * 2, 2), booting), false, 'known to be long after two calls: wait for a worker');
+  assert.equal(p.runInline(cost(BOOT_INLINE_NS * 2, 2), booting), true, 'one node: a CF of 2 ms runs here rather than wait tens of ms for a worker');
+  assert.equal(p.runInline(cost(BOOT_INLINE_NS * 2, 2), { ...booting, nodes: 2 }), false, 'several nodes: known to be long after two calls, wait for a worker');
+  assert.equal(p.runInline(cost(BOOT_INLINE_ONE_NODE_NS, 2), booting), false, 'one node: a code as long as a worker\'s boot waits for it');
   assert.equal(p.runInline(cost(BOOT_INLINE_NS * 20, 1), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false, 'on several nodes one long call is enough');
   assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false);
   assert.equal(new DefaultPolicy({ inline: false }).runInline(cost(100, 100), up), false);

@@ -34,6 +34,11 @@ export const ALONE_CHUNK = 64;
 export const INLINE_NS = 20_000;
 /** while workers boot: a code whose fastest execution (cold calls included) took less runs here */
 export const BOOT_INLINE_NS = 1_000_000;
+/**
+ * the same on one node, where the system thread serves no network: a worker boots in 50–190 ms
+ * here, and a CF run meanwhile delays the first batch by at most its own length
+ */
+export const BOOT_INLINE_ONE_NODE_NS = 10_000_000;
 /** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
 /** Longest code a lone CF may run inline for (the system thread also serves the network). */
@@ -151,7 +156,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // A code's first call includes compiling it (13 ms for a 10 µs kernel here): on one node a
     // second call decides, or every later CF would wait for a worker to boot.
     if (!now.workersReady) {
-      if (now.nodes === 1 && cost.samples < 2) return true;
+      if (now.nodes === 1) return cost.samples < 2 || cost.minNs < BOOT_INLINE_ONE_NODE_NS;
       return cost.samples > 0 && cost.minNs < BOOT_INLINE_NS;
     }
     if (cost.samples < INLINE_SAMPLES) return false;
