@@ -11,15 +11,16 @@ import { join } from 'node:path';
 import { explain, luna, type Run } from '../cli/helpers.js';
 
 // `kind` picks the fault; a `-worker` kind faults only on worker threads (the system thread runs
-// the first, unmeasured call of a code itself on one node: there it just works for 3 ms, which
-// keeps the code off the system thread afterwards).
+// the first, unmeasured call of a code itself on one node: there it just works for 12 ms, longer
+// than a code may take on the system thread while workers boot, which keeps the code off it
+// afterwards).
 const UCODES = `
 import { isMainThread } from 'node:worker_threads';
 export function c_init(v: number, x: { setInt(v: number): void }): void { x.setInt(v); }
 export function c_work(kind: string, a: { getInt(): number }, x: { setInt(v: number): void }): unknown {
   const v = a.getInt();
   const k = kind.replace(/-worker$/, '');
-  if (k !== kind && isMainThread) { const t = Date.now(); while (Date.now() - t < 3) { /* work */ } x.setInt(v); return; }
+  if (k !== kind && isMainThread) { const t = Date.now(); while (Date.now() - t < 12) { /* work */ } x.setInt(v); return; }
   if (k === 'throw') throw new Error('boom ' + v);
   if (k === 'exit') process.exit(3);
   if (k === 'oom') { const keep: number[][] = []; for (;;) keep.push(new Array(1 << 20).fill(v + 0.5)); }
