@@ -11,9 +11,9 @@ test('batch size: a few CFs until their time is known, then about BATCH_NS of wo
   assert.equal(p.batchSize({ ...sizing, cfNs: 1000, ready: 1e6 }), MAX_BATCH, 'tiny CFs: capped');
   assert.equal(p.batchSize({ ...sizing, cfNs: BATCH_NS * 2 }), 1, 'long CFs one by one');
   assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 8 }), 2, '8 ready over 2 lanes × 2 in flight');
-  assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 8, fifo: true }), BATCH_NS / 10_000, 'FIFO takes what the time allows');
+  assert.equal(p.batchSize({ ...sizing, cfNs: 100_000, ready: 8, fifo: true }), BATCH_NS / 100_000, 'FIFO takes what the time allows');
   assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 1e6, nodes: 2, stealable: true }), 2, 'stealable work stays small on several nodes');
-  assert.equal(p.chainLength({ ...sizing, cfNs: 10_000, ready: 1 }), BATCH_NS / 10_000, 'a chain grows to the time a batch should take');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 100_000, ready: 1 }), BATCH_NS / 100_000, 'a chain grows to the time a batch should take');
   assert.equal(p.chainLength({ ...sizing, cfNs: 0 }), FIRST_BATCH);
 });
 
