@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { floorFigure, interleavedTimed, median, prog, ROOT, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { ORIGINAL } from './reference.js';
+import { rawSocketKind } from './raw-socket.js';
 import { generate, ucodes } from './taskbench/generate.js';
 import { graph, type Pattern } from './taskbench/patterns.js';
 import { readTrace } from '../src/trace/index.js';
@@ -134,6 +135,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       put('pingpong.steadyUsPerStep', ((m.longer.programMs - m.long.programMs) * 1000) / (longer - long), 'µs');
       put('pingpong.rawUsPerStep', median(raw), 'µs');
       put('pingpong.xRaw', step / median(raw), '×');
+      notes.push(`pingpong: the nodes link over ${rawSocketKind()} (LUNA_LOCAL_SOCKETS), and so does the raw floor (bench/raw-pingpong.ts)`);
       targets.push({ key: 'pingpong.usPerStep', op: '<=', value: 40, label: 'pingpong step across 2 processes' });
     });
 

@@ -1,11 +1,13 @@
 // The floor of a stencil step across two nodes on this machine: two fresh Node processes each
-// compute for `work` µs (a spin), send the other 8 bytes over node:net loopback TCP, and wait for
+// compute for `work` µs (a spin), send the other 8 bytes over node:net (a Unix socket, as luna's
+// links within a machine: raw-socket.ts), and wait for
 // the other's 8 bytes before the next step — Task Bench stencil_1d on 2 nodes × 1 thread without
 // a runtime. Prints µs per step and the overhead on top of the work.
 //   node dist/bench/raw-exchange.js [work µs] [steps]
 import { fork } from 'node:child_process';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { rawConnect, rawListen, type RawAddress } from './raw-socket.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const WARM = 200;
@@ -40,14 +42,13 @@ async function main(): Promise<void> {
       exchange(s, work, steps, () => {});
       s.on('close', () => process.exit(0));
     });
-    server.listen(0, '127.0.0.1', () => process.send!((server.address() as net.AddressInfo).port));
+    void rawListen(server).then((addr) => process.send!(addr));
     return;
   }
   const child = fork(SELF, [String(work), String(steps), '--peer'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    const port = await new Promise<number>((res, rej) => { child.once('message', (p) => res(p as number)); child.once('exit', () => rej(new Error('peer exited'))); });
-    const s = net.connect(port, '127.0.0.1');
-    s.setNoDelay(true);
+    const addr = await new Promise<RawAddress>((res, rej) => { child.once('message', (p) => res(p as RawAddress)); child.once('exit', () => rej(new Error('peer exited'))); });
+    const s = rawConnect(addr);
     await new Promise<void>((res, rej) => { s.once('connect', res); s.once('error', rej); });
     const us = await new Promise<number>((res) => exchange(s, work, steps, res));
     s.destroy();

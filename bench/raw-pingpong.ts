@@ -1,5 +1,6 @@
 // The floor of a pingpong step on this machine: two fresh Node processes pass one small message
-// back and forth over node:net loopback TCP, each replying as soon as it arrives ([u32 length]
+// back and forth over node:net — a Unix socket, as luna's links within a machine (raw-socket.ts) —
+// each replying as soon as it arrives ([u32 length]
 // framing, no runtime). One crossing = one step of bench/programs/pingpong. The figure is the
 // median over blocks of crossings, not the best round trip: on a virtual machine a crossing that
 // wakes a sleeping process costs several times the best case, and a runtime's step always does.
@@ -7,6 +8,7 @@
 import { fork } from 'node:child_process';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { rawConnect, rawListen, type RawAddress } from './raw-socket.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -17,16 +19,15 @@ function serve(): void {
     s.on('data', (c: Buffer) => s.write(c));
     s.on('close', () => process.exit(0));
   });
-  server.listen(0, '127.0.0.1', () => process.send!((server.address() as net.AddressInfo).port));
+  void rawListen(server).then((addr) => process.send!(addr));
 }
 
 /** µs per crossing over `crossings` crossings of a `bytes`-byte message (median of 10 blocks). */
 async function measure(crossings: number, bytes: number): Promise<number> {
   const child = fork(SELF, ['--peer'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    const port = await new Promise<number>((res, rej) => { child.once('message', (p) => res(p as number)); child.once('exit', () => rej(new Error('peer exited'))); });
-    const s = net.connect(port, '127.0.0.1');
-    s.setNoDelay(true);
+    const addr = await new Promise<RawAddress>((res, rej) => { child.once('message', (p) => res(p as RawAddress)); child.once('exit', () => rej(new Error('peer exited'))); });
+    const s = rawConnect(addr);
     await new Promise<void>((res, rej) => { s.once('connect', res); s.once('error', rej); });
     const msg = Buffer.alloc(4 + bytes, 7);
     msg.writeUInt32LE(bytes, 0);

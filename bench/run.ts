@@ -27,7 +27,7 @@ interface SuiteDef {
 }
 
 const SUITES: SuiteDef[] = [
-  { name: 'transport', module: './transport.js', own: false, what: 'raw node:net framing vs the luna transport' },
+  { name: 'transport', module: './transport.js', own: false, what: 'raw node:net framing vs the luna transport, over the same kind of socket (a Unix socket between processes of one machine; TCP loopback with LUNA_LOCAL_SOCKETS=0)' },
   { name: 'runtime', module: './runtime.js', own: true, what: 'CF costs on one node, baselines, matmul speedup' },
   { name: 'cluster', module: './cluster.js', own: true, what: '2 node processes: throughput, seed 004 placement, efficiency, DF transfers' },
   { name: 'tracing', module: './tracing.js', own: true, what: 'tracing overhead and trace size on real runs' },

@@ -28,6 +28,7 @@ import { ORIGINAL, TASKBENCH_PEERS } from './reference.js';
 import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
+import { rawSocketKind } from './raw-socket.js';
 
 const STEPS = 1000;
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
@@ -203,7 +204,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f['2x1.stencil_1d.xRaw'] = sig(median(luna) / median(raw));
       units['2x1.stencil_1d.stepUs'] = units['2x1.stencil_1d.rawStepUs'] = 'µs';
       units['2x1.stencil_1d.xRaw'] = '×';
-      notes.push(`cross-node step: stencil_1d 2×1, ${STEPS} steps at 2^${k} iterations (~${workUs} µs tasks), span ÷ steps (stepUs) against two bare Node processes that spin ${workUs} µs, send 8 bytes over loopback TCP and wait for the other's (rawStepUs, bench/raw-exchange.ts), interleaved, medians of ${luna.length}`);
+      notes.push(`cross-node step: stencil_1d 2×1, ${STEPS} steps at 2^${k} iterations (~${workUs} µs tasks), span ÷ steps (stepUs) against two bare Node processes that spin ${workUs} µs, send 8 bytes over ${rawSocketKind()} (as the nodes' link) and wait for the other's (rawStepUs, bench/raw-exchange.ts), interleaved, medians of ${luna.length}`);
     });
   }
   // The same sweep without a runtime: two bare worker threads in lockstep running the kernel

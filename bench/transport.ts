@@ -6,12 +6,13 @@ import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { startNode } from '../src/runtime/launch/cluster.js';
 import type { Transport } from '../src/runtime/transport/types.js';
+import { rawConnect, rawListen, rawSocketKind, type RawAddress } from './raw-socket.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const TAG_PING = 1;
 const TAG_BULK = 2;
 const TAG_ACK = 3;
-const TAG_RAW_PORT = 4;
+const TAG_RAW_ADDRESS = 4;
 const TAG_QUIT = 5;
 const MiB = 1024 * 1024;
 
@@ -74,8 +75,7 @@ async function peer(): Promise<void> {
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
+  const addr = await rawListen(server);
   t.onMessage((from, tag, body, payload) => {
     if (tag === TAG_PING) t.send(from, TAG_PING, body);
     else if (tag === TAG_BULK && body[0] === 1) t.send(from, TAG_ACK, new Uint8Array([payload ? 1 : 0]));
@@ -84,9 +84,7 @@ async function peer(): Promise<void> {
       void t.close().then(() => process.exit(0));
     }
   });
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(port);
-  t.send(0, TAG_RAW_PORT, b);
+  t.send(0, TAG_RAW_ADDRESS, Buffer.from(JSON.stringify(addr)));
 }
 
 // ------------------------------------------------------------------ measurements (rank 0)
@@ -171,14 +169,13 @@ async function bandwidth(raw: Link, tr: Link, size: number, count: number, reps:
 export async function run(): Promise<Record<string, number>> {
   const { transport: t, children } = await startNode({ nodes: 2, argv: [SELF, '--peer'] });
   const next: { fn: ((tag: number) => void) | undefined } = { fn: undefined };
-  const rawPort = await new Promise<number>((res) =>
+  const rawAddr = await new Promise<RawAddress>((res) =>
     t.onMessage((_from, tag, body) => {
-      if (tag === TAG_RAW_PORT) res(Buffer.from(body).readUInt32LE(0));
+      if (tag === TAG_RAW_ADDRESS) res(JSON.parse(Buffer.from(body).toString()) as RawAddress);
       else next.fn?.(tag);
     }),
   );
-  const sock = net.connect(rawPort, '127.0.0.1');
-  sock.setNoDelay(true);
+  const sock = rawConnect(rawAddr);
   await new Promise((r) => sock.once('connect', r));
   const tl = transportLink(t, next);
   const rl = rawLink(sock);

@@ -16,6 +16,8 @@ export interface MeshReport {
   rank: number;
   received: number[]; // per sender
   errors: string[];
+  /** this rank's links over a Unix socket (a TCP transport's stats) */
+  localLinks?: number;
 }
 
 function payloadFor(from: number, seq: number): Uint8Array | undefined {
@@ -33,7 +35,7 @@ export function runMesh(t: Transport, count: number, other: (from: number, tag: 
   const errors: string[] = [];
   return new Promise((resolve) => {
     const check = () => {
-      if (received.every((n) => n === count)) resolve({ rank: t.rank, received, errors });
+      if (received.every((n) => n === count)) resolve({ rank: t.rank, received, errors, localLinks: (t as { stats?: () => { localLinks: number } }).stats?.().localLinks });
     };
     t.onMessage((from, tag, body, payload) => {
       if (tag !== TAG_MESH) return other(from, tag, body);

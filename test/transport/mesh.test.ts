@@ -39,6 +39,8 @@ test('3 processes form a mesh and exchange messages all-to-all in order; clean c
   for (const r of reports) {
     assert.deepEqual(r.errors, [], `rank ${r.rank}`);
     assert.deepEqual(r.received, [500, 500, 500], `rank ${r.rank}`);
+    // one machine: every link is a Unix socket
+    assert.equal(r.localLinks, 2, `rank ${r.rank}`);
   }
   const exits: [number, number | null][] = [];
   children!.on('exit', (rank: number, code: number | null) => exits.push([rank, code]));
@@ -49,6 +51,34 @@ test('3 processes form a mesh and exchange messages all-to-all in order; clean c
   assert.deepEqual(lost, [], 'peers that said goodbye are not reported lost');
   await t.close();
   assert.deepEqual(logs, []);
+});
+
+test('ranks link over TCP with LUNA_LOCAL_SOCKETS=0, and when the local socket cannot be reached', async () => {
+  // the peers told not to use local sockets connect to this rank over TCP
+  const off = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv({ LUNA_LOCAL_SOCKETS: '0' }) });
+  const echoedOff = new Promise<number>((resolve) => off.transport.onMessage((_f, _t, body) => resolve(body[0]!)));
+  off.transport.send(1, 5, new Uint8Array([7]));
+  assert.equal(await echoedOff, 7);
+  assert.equal(off.transport.stats().localLinks, 0);
+  quitAll(off.transport);
+  await off.children!.exited();
+  await off.transport.close();
+  // a socket path on this machine that does not exist: the peer falls back to TCP
+  const secret = newSecret();
+  let children: ReturnType<typeof spawnLocalNodes> | undefined;
+  const rendezvous = launcherRendezvous((addr) => {
+    assert.ok(addr.local, 'rank 0 listens on a local socket');
+    const bogus = JSON.stringify({ machine: addr.local.machine, path: path.join(tmpdir(), `luna-missing-${process.pid}.sock`) });
+    children = spawnLocalNodes(2, { argv: [PEER, 'echo'], env: cleanEnv(), secret, rendezvousAddr: formatHostPort(addr), rendezvousLocal: bogus });
+  });
+  const t = await createTcpTransport({ rank: 0, size: 2, secret, rendezvous });
+  const echoed = new Promise<number>((resolve) => t.onMessage((_f, _t, body) => resolve(body[0]!)));
+  t.send(1, 5, new Uint8Array([42]));
+  assert.equal(await echoed, 42);
+  assert.equal(t.stats().localLinks, 0);
+  quitAll(t);
+  await children!.exited();
+  await t.close();
 });
 
 test('a 64 MiB payload crosses intact, and coalescing keeps many small sends in order', async () => {

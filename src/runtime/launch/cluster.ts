@@ -55,7 +55,7 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
     const abort = new AbortController();
     const secret = newSecret();
     const rendezvous = launcherRendezvous((addr) => {
-      children = spawnLocalNodes(size, { argv: o.argv, env, secret, rendezvousAddr: formatHostPort(addr) });
+      children = spawnLocalNodes(size, { argv: o.argv, env, secret, rendezvousAddr: formatHostPort(addr), rendezvousLocal: addr.local ? JSON.stringify(addr.local) : undefined });
       // A node that dies before the mesh is up would otherwise cost the whole timeout.
       children.on('exit', (rank: number, code: number | null, signal: string | null) =>
         abort.abort(new Error(`node ${rank} exited (${signal ?? `code ${code}`}) before the nodes connected`)),

@@ -15,6 +15,8 @@ export interface SpawnOptions {
   secret: string;
   /** rank 0's listen address, host:port. */
   rendezvousAddr: string;
+  /** rank 0's Unix socket for ranks on this machine, JSON {machine, path} (LUNA_RENDEZVOUS_LOCAL) */
+  rendezvousLocal?: string;
 }
 
 export interface ChildSet extends EventEmitter {
@@ -65,6 +67,7 @@ export function spawnLocalNodes(n: number, opts: SpawnOptions): ChildSet {
       LUNA_RANK: String(rank),
       LUNA_SIZE: String(n),
       LUNA_RENDEZVOUS: opts.rendezvousAddr,
+      LUNA_RENDEZVOUS_LOCAL: opts.rendezvousLocal ?? '',
       LUNA_SECRET: opts.secret,
       LUNA_PARENT_IPC: '1',
     };

@@ -21,7 +21,8 @@ export function formatHostPort(a: PeerAddress): string {
 
 /**
  * For nodes spawned by a luna launcher (spawn.ts): rank 0's address and the secret come in the
- * environment as LUNA_RENDEZVOUS=host:port and LUNA_SECRET.
+ * environment as LUNA_RENDEZVOUS=host:port and LUNA_SECRET, its Unix socket (transport/local.ts)
+ * as LUNA_RENDEZVOUS_LOCAL (JSON {machine, path}) when it has one.
  */
 export function envRendezvous(env: NodeJS.ProcessEnv = process.env): Rendezvous {
   return {
@@ -33,9 +34,20 @@ export function envRendezvous(env: NodeJS.ProcessEnv = process.env): Rendezvous 
       if (!addr) throw new Error('LUNA_RENDEZVOUS is not set (this process was not started by a luna launcher)');
       // process.env no longer holds the secret once read (secret.ts).
       const secret = env.LUNA_SECRET || (env === process.env ? launchSecret() : undefined);
-      return { ...parseHostPort(addr), secret };
+      const local = parseLocal(env.LUNA_RENDEZVOUS_LOCAL);
+      return { ...parseHostPort(addr), ...(local ? { local } : {}), secret };
     },
   };
+}
+
+/** A published Unix socket ({machine, path}), or undefined when absent or malformed (TCP then). */
+export function parseLocal(v: unknown): PeerAddress['local'] {
+  let o: unknown = v;
+  if (typeof v === 'string') {
+    try { o = JSON.parse(v); } catch { return undefined; }
+  }
+  const l = o as { machine?: unknown; path?: unknown } | null | undefined;
+  return l && typeof l.machine === 'string' && typeof l.path === 'string' && l.machine && l.path ? { machine: l.machine, path: l.path } : undefined;
 }
 
 /** For the launching rank 0: once it listens, `onListening` starts the other ranks (spawnLocalNodes). */
@@ -74,6 +86,8 @@ export interface FileRendezvousOptions {
 interface RendezvousFile {
   host: string;
   port: number;
+  /** rank 0's Unix socket, for ranks on its machine */
+  local?: { machine: string; path: string };
   secret: string;
   pid: number;
   created: number;
@@ -150,7 +164,7 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
   return {
     file,
     async publish(addr, secret) {
-      const content: RendezvousFile = { host: addr.host, port: addr.port, secret, pid: process.pid, created: Date.now() };
+      const content: RendezvousFile = { host: addr.host, port: addr.port, ...(addr.local ? { local: addr.local } : {}), secret, pid: process.pid, created: Date.now() };
       for (let attempt = 1; ; attempt++) {
         await prepareDir();
         try {
@@ -245,7 +259,8 @@ async function readRendezvousFile(file: string): Promise<(PeerAddress & { secret
       return 'the file is not valid JSON';
     }
     if (typeof f?.host === 'string' && typeof f.port === 'number' && typeof f.secret === 'string') {
-      return { host: f.host, port: f.port, secret: f.secret };
+      const local = parseLocal(f.local);
+      return { host: f.host, port: f.port, ...(local ? { local } : {}), secret: f.secret };
     }
     return 'the file lacks host, port or secret';
   } finally {

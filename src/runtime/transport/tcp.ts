@@ -3,14 +3,17 @@
 // rank i connects to ranks 1..i-1 (and accepts from i+1..size-1), so each pair has one link.
 // Each rank reports Ready to rank 0 when its links are up; rank 0 answers Go to all, so
 // createTcpTransport resolves on every rank only when the whole mesh is up.
-// Once formed, a heartbeat (heartbeat.ts) watches every link for silence.
-// See docs/cluster.md for the protocol and multi-host use.
+// Once formed, a heartbeat (heartbeat.ts) watches every link for silence. Ranks on one machine
+// link over Unix sockets instead (local.ts): every listening rank also listens on one and
+// advertises it with its machine's identity; a connector on the same machine uses it, and TCP if
+// it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
+import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
 import type { PeerAddress, Rendezvous, Transport } from './types.js';
 
 export interface TcpTransportOptions {
@@ -42,20 +45,29 @@ export interface TcpTransportOptions {
 export interface TcpTransport extends Transport {
   /** This rank's listen address (undefined for size 1). */
   readonly address: PeerAddress | undefined;
-  /** Counters for tests and benchmarks. */
-  stats(): { framesSent: number; socketWrites: number };
+  /** Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine). */
+  stats(): { framesSent: number; socketWrites: number; localLinks: number };
   flush(): void;
 }
 
 const enum Ctl {
   Hello = 1, // acceptor → connector: [nonce 16][rank u32][size u32]
-  Auth = 2, // connector → acceptor: [rank u32][size u32][nonce 16][mac bytes][host string][port u32]
+  Auth = 2, // connector → acceptor: [rank u32][size u32][nonce 16][mac bytes][address]
   AuthOk = 3, // acceptor → connector: [mac bytes]
-  Table = 4, // rank 0 → all: size × ([host string][port u32])
+  Table = 4, // rank 0 → all: size × [address]
   Bye = 5, // graceful close: the following EOF is not a loss
   Ready = 6, // rank i → 0: all my links are up
   Go = 7, // rank 0 → all: every rank is fully linked; createTcpTransport resolves
   Beat = 8, // heartbeat on a quiet link: [timeout u32] (how long the sender waits for us; 0 = never)
+}
+
+/** An address on the wire: [host string][port u32][machine string][socket path string] ('' = none). */
+function writeAddress(e: Encoder, a: PeerAddress): Encoder {
+  return e.string(a.host).u32(a.port).string(a.local?.machine ?? '').string(a.local?.path ?? '');
+}
+function readAddress(d: Decoder): PeerAddress {
+  const host = d.string(), port = d.u32(), machine = d.string(), path = d.string();
+  return machine && path ? { host, port, local: { machine, path } } : { host, port };
 }
 
 const HANDSHAKE_MAX_FRAME = 64 * 1024;
@@ -68,6 +80,8 @@ type LostHandler = (rank: number, reason: string) => void;
 class Link {
   rank = -1;
   established = false;
+  /** over a Unix socket (a peer on this machine) */
+  local = false;
   bye = false;
   lost = false;
   lastError: string | undefined;
@@ -78,7 +92,7 @@ class Link {
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
   get remote(): string {
-    return `${this.socket.remoteAddress ?? '?'}:${this.socket.remotePort ?? '?'}`;
+    return this.local ? 'a local socket' : `${this.socket.remoteAddress ?? '?'}:${this.socket.remotePort ?? '?'}`;
   }
 }
 
@@ -92,6 +106,8 @@ class Mesh implements TcpTransport {
   private gotTable = false;
   private ready = 0;
   private server: net.Server | undefined;
+  /** the Unix socket ranks on this machine connect to */
+  private localServer: net.Server | undefined;
   private handler: MessageHandler | undefined;
   private lostHandler: LostHandler | undefined;
   private pendingLost: [number, string][] = [];
@@ -172,7 +188,9 @@ class Mesh implements TcpTransport {
   }
 
   stats() {
-    return { framesSent: this.framesSent, socketWrites: this.socketWrites };
+    let localLinks = 0;
+    for (const l of this.links) if (l?.established && l.local) localLinks++;
+    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks };
   }
 
   async close(): Promise<void> {
@@ -189,6 +207,7 @@ class Mesh implements TcpTransport {
       }
     }
     if (this.server) waits.push(new Promise((res) => this.server!.close(() => res())));
+    if (this.localServer) waits.push(new Promise((res) => this.localServer!.close(() => res())));
     await Promise.all(waits);
   }
 
@@ -304,7 +323,7 @@ class Mesh implements TcpTransport {
       case Ctl.Table:
         if (!link.established || link.rank !== 0 || this.gotTable) return this.reject(link, 'unexpected address table');
         this.gotTable = true;
-        for (let r = 0; r < this.size; r++) this.table.push({ host: d.string(), port: d.u32() });
+        for (let r = 0; r < this.size; r++) this.table.push(readAddress(d));
         this.connectLowerRanks();
         return;
       default:
@@ -374,9 +393,10 @@ class Mesh implements TcpTransport {
   }
 
   /** Server side: challenge the connector, check its proof, prove ourselves back. */
-  private accept(socket: net.Socket): void {
+  private accept(socket: net.Socket, local = false): void {
     if (this.closing) return void socket.destroy();
     const link = this.attach(socket) as LinkWithHandshake;
+    link.local = local;
     const nonce = newNonce();
     const timer = setTimeout(() => this.reject(link, 'no authentication within 10 s'), HANDSHAKE_TIMEOUT_MS);
     socket.once('close', () => clearTimeout(timer));
@@ -386,7 +406,7 @@ class Mesh implements TcpTransport {
       const size = d.u32();
       const theirNonce = d.bytes();
       const mac = d.bytes();
-      const addr = { host: d.string(), port: d.u32() };
+      const addr = readAddress(d);
       if (!proofMatches(proof(this.secret, 'connect', nonce, rank, size), mac)) {
         return this.reject(link, 'wrong or missing secret');
       }
@@ -405,40 +425,59 @@ class Mesh implements TcpTransport {
     this.sendCtl(link, Ctl.Hello, this.enc.reset().bytes(nonce).u32(this.rank).u32(this.size).finish());
   }
 
-  /** Client side: answer the challenge, then check the acceptor's proof. */
-  private connect(rank: number, addr: PeerAddress): Promise<void> {
+  /**
+   * Client side: answer the challenge, then check the acceptor's proof. A rank on this machine is
+   * reached over its Unix socket when that connects, else over TCP.
+   */
+  private async connect(rank: number, addr: PeerAddress): Promise<void> {
+    if (addr.local && localSocketsEnabled() && addr.local.machine === machineId()) {
+      try {
+        return await this.connectVia(rank, addr, true);
+      } catch (e) {
+        if (!(e as { unreachable?: boolean }).unreachable) throw e;
+      }
+    }
+    return this.connectVia(rank, addr, false);
+  }
+
+  private connectVia(rank: number, addr: PeerAddress, local: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: addr.host, port: addr.port });
+      const where = local ? addr.local!.path : `${addr.host}:${addr.port}`;
+      const socket = local ? net.connect({ path: addr.local!.path }) : net.connect({ host: addr.host, port: addr.port });
       const link = this.attach(socket) as LinkWithHandshake;
+      link.local = local;
       const myNonce = newNonce();
       let sentAuth = false;
+      let heard = false;
       const fail = (msg: string, retriable: boolean) => {
         socket.destroy();
-        reject(Object.assign(new Error(msg), { retriable }));
+        // nothing came back over a local socket: the caller tries TCP
+        reject(Object.assign(new Error(msg), { retriable, unreachable: local && !heard }));
       };
-      const timer = setTimeout(() => fail(`rank ${rank} at ${addr.host}:${addr.port} did not answer the handshake`, true), HANDSHAKE_TIMEOUT_MS);
+      const timer = setTimeout(() => fail(`rank ${rank} at ${where} did not answer the handshake`, true), HANDSHAKE_TIMEOUT_MS);
       socket.once('close', () => {
         clearTimeout(timer);
         if (link.established) return;
-        if (sentAuth) fail(`rank ${rank} at ${addr.host}:${addr.port} refused our authentication (wrong secret or size?)`, false);
-        else fail(`cannot connect to rank ${rank} at ${addr.host}:${addr.port}${link.lastError ? ` (${link.lastError})` : ''}`, true);
+        if (sentAuth) fail(`rank ${rank} at ${where} refused our authentication (wrong secret or size?)`, false);
+        else fail(`cannot connect to rank ${rank} at ${where}${link.lastError ? ` (${link.lastError})` : ''}`, true);
       });
       link.onHandshake = (ctl, d) => {
+        heard = true;
         if (ctl === Ctl.Hello && !sentAuth) {
           const nonce = d.bytes();
           const theirRank = d.u32();
           const theirSize = d.u32();
           if (theirRank !== rank || theirSize !== this.size) {
-            return fail(`${addr.host}:${addr.port} is rank ${theirRank} of ${theirSize}, expected rank ${rank} of ${this.size}`, true);
+            return fail(`${where} is rank ${theirRank} of ${theirSize}, expected rank ${rank} of ${this.size}`, true);
           }
           sentAuth = true;
           const me = this.myAddress();
           this.enc.reset().u32(this.rank).u32(this.size).bytes(myNonce);
-          this.enc.bytes(proof(this.secret, 'connect', nonce, this.rank, this.size)).string(me.host).u32(me.port);
+          writeAddress(this.enc.bytes(proof(this.secret, 'connect', nonce, this.rank, this.size)), me);
           this.sendCtl(link, Ctl.Auth, this.enc.finish());
         } else if (ctl === Ctl.AuthOk && sentAuth && !link.established) {
           if (!proofMatches(proof(this.secret, 'accept', myNonce, rank, this.size), d.bytes())) {
-            return fail(`rank ${rank} at ${addr.host}:${addr.port} does not know the run's secret`, false);
+            return fail(`rank ${rank} at ${where} does not know the run's secret`, false);
           }
           clearTimeout(timer);
           link.rank = rank;
@@ -448,7 +487,7 @@ class Mesh implements TcpTransport {
           resolve();
           this.linkUp();
         } else {
-          fail(`unexpected handshake message ${ctl} from ${addr.host}:${addr.port}`, false);
+          fail(`unexpected handshake message ${ctl} from ${where}`, false);
         }
       };
     });
@@ -513,6 +552,20 @@ class Mesh implements TcpTransport {
     server.on('error', (e) => this.log(`listen socket error: ${e.message}`));
     const port = (server.address() as net.AddressInfo).port;
     this.address = { host: this.opts.advertiseHost ?? advertiseFor(host), port };
+    if (localSocketsEnabled()) {
+      const path = localSocketPath();
+      const local = net.createServer((s) => this.accept(s, true));
+      // without it (a temporary directory it may not write) every link stays on TCP
+      const up = await new Promise<boolean>((res) => {
+        local.once('error', () => res(false));
+        local.listen({ path }, () => res(true));
+      });
+      if (up) {
+        this.localServer = local;
+        local.on('error', (e) => this.log(`local listen socket error: ${e.message}`));
+        this.address.local = { machine: machineId(), path };
+      }
+    }
   }
 
   /** Find rank 0 through the rendezvous and register; retried while rank 0 is not up yet. */
@@ -546,7 +599,7 @@ class Mesh implements TcpTransport {
     if (this.rank === 0 && up === this.expected) {
       // Everyone registered: hand out the directory.
       this.enc.reset();
-      for (const a of this.table) this.enc.string(a!.host).u32(a!.port);
+      for (const a of this.table) writeAddress(this.enc, a!);
       const body = this.enc.finishCopy();
       for (const l of this.links) if (l) this.sendCtl(l, Ctl.Table, body);
     }

@@ -34,6 +34,8 @@ export interface Transport {
 export interface PeerAddress {
   host: string;
   port: number;
+  /** its Unix socket, for ranks on the same machine (transport/local.ts) */
+  local?: { machine: string; path: string };
 }
 
 /**
