@@ -357,6 +357,9 @@ export class NodeRuntime {
         // (ordered by priorities, every CF waiting here must be a candidate)
         if (!st.ordered && st.ready.length > 0 && this.idleLane() >= 0) break;
       }
+      // Ordered by priorities, a CF still to examine may come first: what is ready waits for the
+      // next turn, which examines the rest (under load 20 CFs of one loop ran as 14, 13, 19, …).
+      if (late && st.ordered) { this.schedule(); return; }
       const inlined = this.dispatch(until);
       if (late) { this.schedule(); return; }
       if (inlined || st.run.length > 0) {
