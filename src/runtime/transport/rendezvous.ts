@@ -5,6 +5,7 @@ import { constants, type Stats } from 'node:fs';
 import { chmod, mkdir, open, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { launchSecret } from './secret.js';
+import type { LocalAddress } from './local.js';
 import type { PeerAddress, Rendezvous } from './types.js';
 
 /** "host:port" or "[v6]:port" → address. */
@@ -41,7 +42,7 @@ export function envRendezvous(env: NodeJS.ProcessEnv = process.env): Rendezvous 
 }
 
 /** A published Unix socket ({machine, path}), or undefined when absent or malformed (TCP then). */
-export function parseLocal(v: unknown): PeerAddress['local'] {
+function parseLocal(v: unknown): LocalAddress | undefined {
   let o: unknown = v;
   if (typeof v === 'string') {
     try { o = JSON.parse(v); } catch { return undefined; }
@@ -87,7 +88,7 @@ interface RendezvousFile {
   host: string;
   port: number;
   /** rank 0's Unix socket, for ranks on its machine */
-  local?: { machine: string; path: string };
+  local?: LocalAddress;
   secret: string;
   pid: number;
   created: number;

@@ -2,6 +2,8 @@
 // A message is a small binary `body` (encoded with codec.ts) plus an optional raw `payload`
 // (typed-array DF bytes) that is sent as-is, never JSON-encoded or structured-cloned.
 
+import type { LocalAddress } from './local.js';
+
 export interface Transport {
   readonly rank: number;
   readonly size: number;
@@ -34,8 +36,8 @@ export interface Transport {
 export interface PeerAddress {
   host: string;
   port: number;
-  /** its Unix socket, for ranks on the same machine (transport/local.ts) */
-  local?: { machine: string; path: string };
+  /** its Unix socket, for ranks on the same machine */
+  local?: LocalAddress;
 }
 
 /**
