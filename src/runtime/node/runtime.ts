@@ -359,8 +359,7 @@ export class NodeRuntime {
       }
       // Ordered by priorities, a CF still to examine may come first: what is ready waits for the
       // next turn, which examines the rest (under load 20 CFs of one loop ran as 14, 13, 19, …).
-      if (late && st.ordered) { this.schedule(); return; }
-      const inlined = this.dispatch(until);
+      const inlined = late && st.ordered ? false : this.dispatch(until);
       if (late) { this.schedule(); return; }
       if (inlined || st.run.length > 0) {
         // a chain of tiny CFs passes here once a CF: the clock is read every few passes
