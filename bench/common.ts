@@ -6,6 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
 import { runSingleNode } from '../src/runtime/run.js';
+import { median } from './median.js';
 
 /** Repository root (this file runs from dist/bench/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -58,11 +59,7 @@ export interface SuiteOutput {
   seconds?: number;
 }
 
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
+export { median };
 
 export const nowMs = (): number => performance.now();
 

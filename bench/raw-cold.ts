@@ -5,6 +5,7 @@
 //   node dist/bench/raw-cold.js [samples]
 import { fileURLToPath } from 'node:url';
 import { spin } from '../examples/kernels.js';
+import { median } from './median.js';
 
 const store = new Map<string, { v: number; waiters: number[] | null }>();
 let next = 0;
@@ -44,10 +45,9 @@ function main(): void {
     }
   }
   if (!Number.isFinite(sink)) throw new Error('sink');
-  const med = (a: number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1]!;
-  const warm = med(us['back to back']!);
-  console.log(`${(med(us['after a 1 ms sleep']!) / warm).toFixed(2)} × slower after a 1 ms sleep; medians: ` +
-    Object.entries(us).map(([k, a]) => `${k} ${med(a).toFixed(1)} µs`).join(', '));
+  const warm = median(us['back to back']!);
+  console.log(`${(median(us['after a 1 ms sleep']!) / warm).toFixed(2)} × slower after a 1 ms sleep; medians: ` +
+    Object.entries(us).map(([k, a]) => `${k} ${median(a).toFixed(1)} µs`).join(', '));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) main();

@@ -8,6 +8,7 @@
 import { fork } from 'node:child_process';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { median } from './median.js';
 import { rawConnect, rawListen, type RawAddress } from './raw-socket.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -53,8 +54,7 @@ async function measure(crossings: number, bytes: number): Promise<number> {
       us.push(Number(process.hrtime.bigint() - t0) / 1e3 / (2 * per));
     }
     s.end();
-    us.sort((a, b) => a - b);
-    return (us[(blocks - 1) >> 1]! + us[blocks >> 1]!) / 2;
+    return median(us);
   } finally {
     child.kill();
   }
