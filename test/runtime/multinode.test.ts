@@ -125,6 +125,50 @@ describe('multi-node runtime', { concurrency: true }, () => {
         assert.deepEqual(sorted(lines(r.stdout)), sorted(w), describeRun(r));
       });
     }
+    // spread.fa, n = 40 (long enough to spread on 2 and 3 nodes): each node spawns its own CFs
+    // of a loop; what a locator cannot place without a DF is spawned where the loop began.
+    const spreadN = 40;
+    const spreadWant = (N: number) => [
+      ...Array.from({ length: spreadN }, (_, i) => `block ${i} = ${3 * i} @${mod(i + 1, N)}`),
+      ...Array.from({ length: spreadN }, (_, i) => `dfloc ${i} @${mod(1 + i, N)}`),
+      ...Array.from({ length: spreadN }, (_, i) => `iter ${i} @0`),
+      ...Array.from({ length: spreadN }, (_, i) => `plain ${i} @0`),
+    ];
+    /** Output of spread.fa and the labels of the CFs that migrated (from the trace's tables). */
+    async function spreadRun(N: number, spread: boolean): Promise<{ out: string[]; migrated: Map<string, number> }> {
+      const dir = mkdtempSync(join(tmpdir(), 'luna-spread-'));
+      try {
+        const env = { ...process.env, LUNA_SPREAD_LOOPS: spread ? '1' : '0' };
+        const r = await luna(['run', '--trace', join(dir, 't'), ...runArgs(N, 1, { file: program('spread'), args: [String(spreadN)] }).slice(1)], { env, timeoutMs: 60_000 });
+        assertOk(r);
+        const x = await luna(['export', 'tables', join(dir, 't'), '-o', join(dir, 'tables')]);
+        assertOk(x);
+        const migrated = new Map<string, number>();
+        for (const row of readFileSync(join(dir, 'tables', 'migrations.csv'), 'utf8').trim().split('\n').slice(1)) {
+          const label = row.split(',').at(-1)!.replace(/\[.*$/, '');
+          migrated.set(label, (migrated.get(label) ?? 0) + 1);
+        }
+        return { out: lines(r.stdout), migrated };
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    for (const N of [2, 3]) {
+      test(`a long loop is spread: each node spawns its CFs, none migrates but what needs a DF to be placed (--nodes ${N})`, async () => {
+        const [on, off] = await Promise.all([spreadRun(N, true), spreadRun(N, false)]);
+        assert.deepEqual(sorted(on.out), sorted(spreadWant(N)));
+        assert.deepEqual(sorted(off.out), sorted(spreadWant(N)));
+        const other = (i: (k: number) => number) => Array.from({ length: spreadN }, (_, k) => k).filter((k) => mod(i(k), N) !== 0).length;
+        // spread: the block DF's writer and reader, the iteration CFs and plain CFs are spawned
+        // where they run; d[i] (its locator reads k) and the children of iterations on other
+        // nodes (no locator: node 0) migrate
+        const want = new Map([['a', other((k) => 2 * k)], ['d', other((k) => 1 + k)]].filter(([, c]) => c !== 0) as [string, number][]);
+        assert.deepEqual(new Map([...on.migrated].sort()), want);
+        // unspread, node 0 spawns every CF and migrates those placed elsewhere
+        assert.equal(off.migrated.get('w'), other((k) => k));
+        assert.equal(off.migrated.get('r'), other((k) => k + 1));
+      });
+    }
   });
 
   describe('large DFs, faults, stealing', { concurrency: true }, () => {

@@ -1,7 +1,8 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS } from '../../src/runtime/policy/default.js';
+import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -86,6 +87,17 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE - 1 }), true, 'not yet');
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), false, 'to a worker, to measure the hand-off again');
   assert.equal(p.runInline(cost(INLINE_NS / 2, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), true, 'a tiny code stays here anyway');
+});
+
+test('spreading loops: long loops on several nodes, unless turned off or a record places the CFs', () => {
+  assert.equal(p.spreadLoop(1_000_000, 1), false, 'one node: nowhere to spread');
+  assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS, 2), true);
+  assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS - 1, 2), false, 'a short loop migrates its few CFs');
+  assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS * 2, 4), false, 'a copy per node must pay for itself');
+  assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS * 3, 4), true);
+  assert.equal(new DefaultPolicy({ spreadLoops: false }).spreadLoop(1_000_000, 2), false);
+  const replay = new PlaybackPolicy({ program: 'p.fa', args: [], nodes: 2, threads: 1, order: [[], []] }, 0);
+  assert.equal(replay.spreadLoop(1_000_000, 2), false, 'a replay places each CF by its global id');
 });
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {

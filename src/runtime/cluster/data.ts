@@ -6,11 +6,11 @@ import type { Channel, Router } from '../transport/router.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { DfKey } from '../../core/dfkey.js';
 import type { Cf } from '../node/fragment.js';
-import type { NodeRuntime, RemoteOps } from '../node/runtime.js';
+import type { NodeRuntime, RemoteOps, Spread } from '../node/runtime.js';
 import { decodeEnv, decodeValue, encodeEnv, encodeValue } from './wire.js';
 
 export const DATA_CHANNEL = 1;
-const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7;
+const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7, SPREAD = 8;
 
 export class DataChannel implements RemoteOps {
   private readonly ch: Channel;
@@ -37,6 +37,14 @@ export class DataChannel implements RemoteOps {
     e.varint(got.length / 2);
     for (let i = 0; i < got.length; i += 2) { e.string(got[i] as string); encodeValue(e, got[i + 1] as DfValue, true); }
     this.ch.send(to, MIGRATE, e.finish());
+  }
+
+  spread(cf: Cf, to: number, s: Spread): void {
+    const e = this.enc.reset();
+    e.varint(cf.site.id).string(cf.gid).varint(cf.id).svarint(cf.counter).svarint(cf.counterEnd).f64(cf.priority);
+    e.varint(s.origin).varint(s.dfBase).svarint(s.first);
+    encodeEnv(e, cf.env);
+    this.ch.send(to, SPREAD, e.finish());
   }
 
   request(key: DfKey, owner: number): void {
@@ -109,6 +117,21 @@ export class DataChannel implements RemoteOps {
           for (let i = 0; i < n; i++) { const k = d.string(); cf.addGot(k, decodeValue(d, undefined, true)); }
           this.onCfArrived();
           rt.receiveCf(cf, from, remoteId);
+          break;
+        }
+        case SPREAD: {
+          const siteId = d.varint();
+          const site = rt.program.sites[siteId];
+          if (!site || site.kind !== 'for') throw new Error(`node ${from} sent a loop of spawn site ${siteId}, which is not a loop here (different programs?)`);
+          const gid = d.string();
+          const remoteId = d.varint();
+          const counter = d.svarint(), counterEnd = d.svarint(), priority = d.f64();
+          const spread: Spread = { origin: d.varint(), dfBase: d.varint(), first: d.svarint() };
+          const cf = rt.adoptCf(site, decodeEnv(d), gid);
+          cf.counter = counter;
+          cf.counterEnd = counterEnd;
+          cf.priority = priority;
+          rt.receiveSpread(cf, from, remoteId, spread);
           break;
         }
         case REQUEST: rt.remoteRequest(d.string(), from); break;

@@ -11,7 +11,7 @@ import { T_INT, type DfValue } from '../../ucode/value.js';
 import type { Forward, Task } from '../exec/protocol.js';
 import { Cf, OUT_DROP, OUT_PUSH, OUT_UNLIMITED, QUEUED, READY, WAITING, type AfterAction } from './fragment.js';
 import { RunFault } from './fault.js';
-import type { NodeState } from './state.js';
+import type { NodeState, Spread } from './state.js';
 
 /** The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more). */
 const NO_KEYS: DfKey[] = [];
@@ -63,6 +63,17 @@ class EvalFrame implements Frame {
   }
 }
 
+/** A frame that evaluates a locator from the environment alone: any DF read makes it `missing`. */
+class ProbeFrame implements Frame {
+  env: unknown[] = [];
+  missing = false;
+  constructor(readonly size: number, readonly self: number) {}
+  read(): undefined {
+    this.missing = true;
+    return undefined;
+  }
+}
+
 /** A frame that only looks at what a CF already received (labels in reports: never requests). */
 class PeekFrame implements Frame {
   missing = false;
@@ -76,9 +87,11 @@ class PeekFrame implements Frame {
 
 export class Interpreter {
   private readonly f: EvalFrame;
+  private readonly probe: ProbeFrame;
 
   constructor(private readonly st: NodeState) {
     this.f = new EvalFrame(st);
+    this.probe = new ProbeFrame(st.size, st.self);
   }
 
   /**
@@ -389,6 +402,7 @@ export class Interpreter {
       cf.counter = first;
       cf.counterEnd = last;
       if (first > last) { st.finish(cf); return DONE; }
+      if (st.remote && !st.policy.place && st.policy.spreadLoop(last - first + 1, st.size)) this.spread(cf, site, first, last);
       if (!st.fifo) {
         // the first chunk now (as far as the policy allows), the rest when the pump asks
         st.loops.push(cf);
@@ -402,6 +416,29 @@ export class Interpreter {
     return this.unroll(cf, st.unrollChunk(cf.counterEnd - cf.counter + 1, true));
   }
 
+  /** Send every other node a copy of loop `cf` to unroll there (see Spread). */
+  private spread(cf: Cf, site: ForSite, first: number, last: number): void {
+    const st = this.st;
+    const dfBase = site.body.dfs.length > 0 ? st.reserveDfUids(last - first + 1) : 0;
+    const s: Spread = { origin: st.self, dfBase, first };
+    st.spreads.set(cf, s);
+    for (let n = 0; n < st.size; n++) if (n !== st.self) st.remote!.spread(cf, n, s);
+  }
+
+  /**
+   * The node CF site `s` runs on in `env` when its locator needs no DF; -1 when it does (or
+   * fails: the CF is then spawned where the loop began, and examining it there says why).
+   */
+  private placeAhead(s: Site, env: unknown[]): number {
+    if (!s.locator) return 0;
+    const p = this.probe;
+    p.env = env;
+    p.missing = false;
+    let at: number;
+    try { at = s.locator(p); } catch { return -1; }
+    return p.missing ? -1 : at;
+  }
+
   /**
    * Spawn the next `chunk` iterations of a `for`. With one lane the loop is at the head of the
    * run queue when this runs: its children go to the head, followed by the loop itself, so the
@@ -412,15 +449,25 @@ export class Interpreter {
     const end = Math.min(cf.counterEnd, cf.counter + Math.max(1, chunk) - 1);
     const prefix = cf.gid;
     const spawned: Cf[] = [];
+    const sp = st.spreads.size > 0 ? st.spreads.get(cf) : undefined;
+    const body = site.body;
     for (let i = cf.counter; i <= end; i++) {
       const env = cf.env.slice();
       env[site.varSlot] = i;
-      const body = site.body;
       if (body.dfs.length > 0) {
-        const uid = st.nextDfUid();
-        for (const d of body.dfs) env[d.slot] = familyKey(d.name, uid, st.self);
+        const uid = sp ? sp.dfBase + (i - sp.first) : st.nextDfUid();
+        const node = sp ? sp.origin : st.self;
+        for (const d of body.dfs) env[d.slot] = familyKey(d.name, uid, node);
       }
-      for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf));
+      if (sp === undefined) { for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf)); continue; }
+      for (const s of body.stmts) {
+        // spread: only what runs here, and what nobody can place yet where the loop began
+        const at = this.placeAhead(s, env);
+        if (at < 0 ? sp.origin !== st.self : at !== st.self) continue;
+        const c = st.newCf(s, env, prefix, i, cf);
+        if (at >= 0) c.placed = true;
+        spawned.push(c);
+      }
     }
     cf.counter = end + 1;
     const more = cf.counter <= cf.counterEnd;
@@ -431,6 +478,7 @@ export class Interpreter {
     } else for (const c of spawned) st.enqueue(c);
     if (!more) {
       if (!st.fifo) st.loops.splice(st.loops.indexOf(cf), 1);
+      if (sp) st.spreads.delete(cf);
       st.finish(cf);
     }
     return DONE;

@@ -19,10 +19,10 @@ import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { NodeState, type NodeHost } from './state.js';
+import { NodeState, type NodeHost, type Spread } from './state.js';
 
 export { RunFault } from './fault.js';
-export type { NodeHost, RemoteOps } from './state.js';
+export type { NodeHost, RemoteOps, Spread } from './state.js';
 
 /** Where batches go: worker lanes, and the system thread itself for tiny CFs. */
 export interface Executors {
@@ -163,6 +163,19 @@ export class NodeRuntime {
     cf.from = from;
     cf.placed = true;
     this.st.enqueue(cf);
+  }
+
+  /** A copy of a loop spread from node `from`: unrolled here too, spawning the CFs placed here. */
+  receiveSpread(cf: Cf, from: number, remoteId: number, s: Spread): void {
+    const st = this.st, tr = st.tr;
+    if (tr) tr.cfReceive(this.host.now(), cf.id, from, remoteId, cf.site.id, cf.gid, this.interp.labelIndices(cf));
+    cf.from = from;
+    cf.placed = true;
+    cf.begun = true;
+    st.spreads.set(cf, s);
+    // as where it began: FIFO, in the run queue's order; several lanes, among the lazy loops
+    if (st.fifo) st.enqueue(cf);
+    else { st.loops.push(cf); this.schedule(); }
   }
 
   /** A shell for a CF migrating here (cluster/ decodes the rest into it). */

@@ -30,6 +30,8 @@ const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null, inflig
 /** Cross-node operations (absent with one node). */
 export interface RemoteOps {
   migrate(cf: Cf, to: number): void;
+  /** send node `to` a copy of loop `cf`, to unroll there as part of `spread` */
+  spread(cf: Cf, to: number, spread: Spread): void;
   request(key: DfKey, owner: number): void;
   /** `by`: the CF that wrote the value (named if the owner finds the DF assigned already) */
   post(key: DfKey, owner: number, v: DfValue, count: number, by: Cf): void;
@@ -40,6 +42,20 @@ export interface RemoteOps {
   push(pushKey: string, owner: number, v: DfValue): void;
   /** send what is queued now: this thread is about to run a long ucode */
   flush(): void;
+}
+
+/**
+ * A `for` loop every node unrolls, each spawning only the CFs its locators place there (see
+ * SchedulingPolicy.spreadLoop): one node spawning and migrating them all would be a serial
+ * start-up growing with the run. A CF whose placement needs a DF is spawned where the loop began
+ * and placed as usual.
+ */
+export interface Spread {
+  /** the node where the loop began */
+  readonly origin: number;
+  /** block DFs of iteration i are numbered dfBase + (i − first) on the origin: one name everywhere */
+  readonly dfBase: number;
+  readonly first: number;
 }
 
 /** What a node needs from the world around it. */
@@ -72,6 +88,8 @@ export class NodeState {
   readonly waiting = new Set<Cf>();
   /** `for` CFs unrolled lazily, several-lane mode */
   readonly loops: Cf[] = [];
+  /** loops this node unrolls as one of several (their CFs placed elsewhere are not spawned here) */
+  readonly spreads = new Map<Cf, Spread>();
   /** CFs on this node not finished */
   live = 0;
   /** CFs woken from waiting so far, and at the previous unroll, with the iterations it spawned */
@@ -124,6 +142,13 @@ export class NodeState {
   /** Number for a new block execution's DFs (see core/dfkey.ts). */
   nextDfUid(): number {
     return this.dfSeq++;
+  }
+
+  /** `n` consecutive numbers for block DFs (a spread loop's iterations); the first of them. */
+  reserveDfUids(n: number): number {
+    const base = this.dfSeq;
+    this.dfSeq += n;
+    return base;
   }
 
   enqueue(cf: Cf): void {

@@ -35,6 +35,11 @@ export const WAIT_AHEAD = 128;
  * scavenges 117 → 70 ms)
  */
 export const ALONE_CHUNK = 64;
+/**
+ * a loop spreads over the nodes (see spreadLoop) from this many iterations per node it sends a
+ * copy to: a copy costs a message and, on its node, evaluating every iteration's locators
+ */
+export const SPREAD_MIN_ITERATIONS = 16;
 /** a code whose executions take less than this on average runs on the system thread */
 export const INLINE_NS = 20_000;
 /** while workers boot: a code whose fastest execution (cold calls included) took less runs here */
@@ -72,15 +77,19 @@ function someZero(a: ArrayLike<number>, n: number): boolean {
 export interface DefaultPolicyOptions {
   /** allow the system thread to run tiny fragments itself (default true) */
   inline?: boolean;
+  /** spread long loops over the nodes (default true; `LUNA_SPREAD_LOOPS=0` turns it off) */
+  spreadLoops?: boolean;
 }
 
 export class DefaultPolicy implements SchedulingPolicy {
   readonly name: string = 'default';
   readonly fifoDepth: number = LANE_DEPTH;
   private readonly inline: boolean;
+  private readonly spread: boolean;
 
   constructor(o: DefaultPolicyOptions = {}) {
     this.inline = o.inline ?? true;
+    this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
   }
 
   chooseLane(lanes: LanesView): number {
@@ -215,6 +224,15 @@ export class DefaultPolicy implements SchedulingPolicy {
     }
     const next = loop.wokenSince > 0 ? loop.lastChunk >> 1 : loop.lastChunk * 2;
     return Math.max(1, Math.min(full, ALONE_CHUNK, next));
+  }
+
+  /**
+   * Long loops spread: one node spawning and migrating every CF of a loop placed over the nodes
+   * is a serial start-up that grows with the run (pingpong, 20 000 hops on 2 nodes: ~10 µs a CF
+   * to spawn and send on node 0, ~24 µs to receive on node 1, before the first step could run).
+   */
+  spreadLoop(iterations: number, nodes: number): boolean {
+    return this.spread && nodes > 1 && iterations >= SPREAD_MIN_ITERATIONS * (nodes - 1);
   }
 
   stealVictim(self: number, nodes: number, attempt: number): number {

@@ -86,6 +86,11 @@ export class PlaybackPolicy extends DefaultPolicy {
     return this.plan(cf)?.node;
   }
 
+  /** The record places each CF by its global id: loops are unrolled where they begin. */
+  override spreadLoop(_iterations: number, _nodes: number): boolean {
+    return false;
+  }
+
   /** Recorded order first; unknown fragments after every recorded one (by their own priority). */
   priority(cf: FragmentView & { readonly priority: number }): number {
     const p = this.plan(cf);

@@ -152,6 +152,13 @@ export interface SchedulingPolicy {
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean;
   /** Iterations of a long loop to spawn now (0: not now). */
   unrollChunk(loop: LoopView): number;
+  /**
+   * Spread a `for` loop of `iterations` that begins on a node of a run of `nodes`: every node
+   * unrolls it and spawns only the CFs placed on it, instead of this node spawning them all and
+   * migrating the others'. Asked once, where the loop begins; every node must be able to tell
+   * where a CF runs from its locator (a policy that places CFs itself answers false).
+   */
+  spreadLoop(iterations: number, nodes: number): boolean;
 
   /** Node an idle node asks for stealable work; `attempt` counts refusals since the last success. */
   stealVictim(self: number, nodes: number, attempt: number): number;
