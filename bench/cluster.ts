@@ -2,7 +2,8 @@
 // timed from spawn to exit; the fixed cost (process start, connection, load) is the median run
 // time at a tiny size in the same run and is subtracted where a per-CF or per-hop figure is given.
 //  - CF throughput, 2 nodes × 1 thread: N empty independent CFs, default placement (all on node 0)
-//    and `locator_cyclic: i` (every other CF migrates to node 1); 1 node × 1 thread as reference;
+//    and `locator_cyclic: i` (each node spawns its own CFs of the spread loop; against
+//    LUNA_SPREAD_LOOPS=0, where every other CF migrates to node 1); 1 node × 1 thread as reference;
 //  - seed 004 (matrix +1 by blocks, examples/seed004) on 2 nodes: all CFs on node 0 vs
 //    `locator_cyclic` vs `stealable` add_one CFs — net wall times and ratios;
 //  - efficiency of 2 nodes × 1 thread vs 1 × 1 on ~1 ms CFs (independent_cyclic.fa, us = 1000);
@@ -56,19 +57,24 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       big2: () => runCli([...N2, ind, n, 0]),
       tiny2c: () => runCli([...N2, cyc, 1, 0]),
       big2c: () => runCli([...N2, cyc, n, 0]),
+      // the baseline of spread loops: node 0 spawns every CF and migrates node 1's half
+      big2cu: () => runCli([...N2, cyc, n, 0], undefined, { LUNA_SPREAD_LOOPS: '0' }),
     });
     const us = (big: number, tiny: number) => ((big - tiny) * 1000) / n;
     if (!q) f['throughput.1x1.usPerCf'] = sig(us(tp.big1, tp.tiny1));
     f['throughput.2x1.node0.usPerCf'] = sig(us(tp.big2, tp.tiny2));
     f['throughput.2x1.cyclic.usPerCf'] = sig(us(tp.big2c, tp.tiny2c));
     f['throughput.2x1.cyclic.kCfPerS'] = sig(1000 / us(tp.big2c, tp.tiny2c));
+    f['throughput.2x1.cyclic.unspread.usPerCf'] = sig(us(tp.big2cu, tp.tiny2c));
+    f['throughput.2x1.cyclic.xUnspread'] = sig(us(tp.big2cu, tp.tiny2c) / us(tp.big2c, tp.tiny2c));
     if (!q) f['startup.1x1.ms'] = sig(tp.tiny1);
     f['startup.2x1.ms'] = sig(tp.tiny2);
   });
-  for (const k of ['throughput.1x1.usPerCf', 'throughput.2x1.node0.usPerCf', 'throughput.2x1.cyclic.usPerCf']) units[k] = 'µs';
+  for (const k of ['throughput.1x1.usPerCf', 'throughput.2x1.node0.usPerCf', 'throughput.2x1.cyclic.usPerCf', 'throughput.2x1.cyclic.unspread.usPerCf']) units[k] = 'µs';
+  units['throughput.2x1.cyclic.xUnspread'] = '×';
   units['throughput.2x1.cyclic.kCfPerS'] = 'k CF/s';
   units['startup.1x1.ms'] = units['startup.2x1.ms'] = 'ms';
-  notes.push(`throughput: ${n} empty CFs through the CLI${q ? ' (1×1 reference skipped with --quick)' : ''}; node0 = default placement (node 1 idle), cyclic = locator_cyclic: i (half the CFs migrate)`);
+  notes.push(`throughput: ${n} empty CFs through the CLI${q ? ' (1×1 reference skipped with --quick)' : ''}; node0 = default placement (node 1 idle), cyclic = locator_cyclic: i (each node spawns its half of the loop; unspread = LUNA_SPREAD_LOOPS=0: node 0 spawns all and half migrate)`);
 
   // ---- seed 004
   const [sN, sFg, sRep] = q ? [200, 4, 400] : [200, 4, 2000];
