@@ -135,11 +135,11 @@ describe('multi-node runtime', { concurrency: true }, () => {
       ...Array.from({ length: spreadN }, (_, i) => `plain ${i} @0`),
     ];
     /** Output of spread.fa and the labels of the CFs that migrated (from the trace's tables). */
-    async function spreadRun(N: number, spread: boolean): Promise<{ out: string[]; migrated: Map<string, number> }> {
+    async function spreadRun(N: number, T: number, spread: boolean): Promise<{ out: string[]; migrated: Map<string, number> }> {
       const dir = mkdtempSync(join(tmpdir(), 'luna-spread-'));
       try {
         const env = { ...process.env, LUNA_SPREAD_LOOPS: spread ? '1' : '0' };
-        const r = await luna(['run', '--trace', join(dir, 't'), ...runArgs(N, 1, { file: program('spread'), args: [String(spreadN)] }).slice(1)], { env, timeoutMs: 60_000 });
+        const r = await luna(['run', '--trace', join(dir, 't'), ...runArgs(N, T, { file: program('spread'), args: [String(spreadN)] }).slice(1)], { env, timeoutMs: 60_000 });
         assertOk(r);
         const x = await luna(['export', 'tables', join(dir, 't'), '-o', join(dir, 'tables')]);
         assertOk(x);
@@ -153,9 +153,9 @@ describe('multi-node runtime', { concurrency: true }, () => {
         rmSync(dir, { recursive: true, force: true });
       }
     }
-    for (const N of [2, 3]) {
-      test(`a long loop is spread: each node spawns its CFs, none migrates but what needs a DF to be placed (--nodes ${N})`, async () => {
-        const [on, off] = await Promise.all([spreadRun(N, true), spreadRun(N, false)]);
+    for (const [N, T] of [[2, 1], [3, 1], [2, 2]] as const) {
+      test(`a long loop is spread: each node spawns its CFs, none migrates but what needs a DF to be placed (--nodes ${N} --threads ${T})`, async () => {
+        const [on, off] = await Promise.all([spreadRun(N, T, true), spreadRun(N, T, false)]);
         assert.deepEqual(sorted(on.out), sorted(spreadWant(N)));
         assert.deepEqual(sorted(off.out), sorted(spreadWant(N)));
         const other = (i: (k: number) => number) => Array.from({ length: spreadN }, (_, k) => k).filter((k) => mod(i(k), N) !== 0).length;
