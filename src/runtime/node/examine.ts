@@ -451,22 +451,32 @@ export class Interpreter {
     const spawned: Cf[] = [];
     const sp = st.spreads.size > 0 ? st.spreads.get(cf) : undefined;
     const body = site.body;
-    for (let i = cf.counter; i <= end; i++) {
-      const env = cf.env.slice();
-      env[site.varSlot] = i;
-      if (body.dfs.length > 0) {
-        const uid = sp ? sp.dfBase + (i - sp.first) : st.nextDfUid();
-        const node = sp ? sp.origin : st.self;
-        for (const d of body.dfs) env[d.slot] = familyKey(d.name, uid, node);
+    if (sp === undefined) {
+      for (let i = cf.counter; i <= end; i++) {
+        const env = cf.env.slice();
+        env[site.varSlot] = i;
+        if (body.dfs.length > 0) {
+          const uid = st.nextDfUid();
+          for (const d of body.dfs) env[d.slot] = familyKey(d.name, uid, st.self);
+        }
+        for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf));
       }
-      if (sp === undefined) { for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf)); continue; }
-      for (const s of body.stmts) {
-        // spread: only what runs here, and what nobody can place yet where the loop began
-        const at = this.placeAhead(s, env);
-        if (at < 0 ? sp.origin !== st.self : at !== st.self) continue;
-        const c = st.newCf(s, env, prefix, i, cf);
-        if (at >= 0) c.placed = true;
-        spawned.push(c);
+    } else {
+      // spread: only what runs here, and what nobody can place yet where the loop began; the
+      // iterations are placed in one scratch environment, copied only for those that spawn here
+      // (with N nodes most of them spawn elsewhere)
+      const scratch = cf.env.slice();
+      for (let i = cf.counter; i <= end; i++) {
+        scratch[site.varSlot] = i;
+        for (const d of body.dfs) scratch[d.slot] = familyKey(d.name, sp.dfBase + (i - sp.first), sp.origin);
+        let env: unknown[] | null = null;
+        for (const s of body.stmts) {
+          const at = this.placeAhead(s, scratch);
+          if (at < 0 ? sp.origin !== st.self : at !== st.self) continue;
+          const c = st.newCf(s, env ??= scratch.slice(), prefix, i, cf);
+          if (at >= 0) c.placed = true;
+          spawned.push(c);
+        }
       }
     }
     cf.counter = end + 1;
