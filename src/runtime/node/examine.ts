@@ -11,7 +11,8 @@ import { T_INT, type DfValue } from '../../ucode/value.js';
 import type { Forward, Task } from '../exec/protocol.js';
 import { Cf, OUT_DROP, OUT_PUSH, OUT_UNLIMITED, QUEUED, READY, WAITING, type AfterAction } from './fragment.js';
 import { RunFault } from './fault.js';
-import type { NodeState, Spread } from './state.js';
+import type { NodeState } from './state.js';
+import { Placer, type Spread } from './spread.js';
 
 /** The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more). */
 const NO_KEYS: DfKey[] = [];
@@ -63,17 +64,6 @@ class EvalFrame implements Frame {
   }
 }
 
-/** A frame that evaluates a locator from the environment alone: any DF read makes it `missing`. */
-class ProbeFrame implements Frame {
-  env: unknown[] = [];
-  missing = false;
-  constructor(readonly size: number, readonly self: number) {}
-  read(): undefined {
-    this.missing = true;
-    return undefined;
-  }
-}
-
 /** A frame that only looks at what a CF already received (labels in reports: never requests). */
 class PeekFrame implements Frame {
   missing = false;
@@ -87,11 +77,11 @@ class PeekFrame implements Frame {
 
 export class Interpreter {
   private readonly f: EvalFrame;
-  private readonly probe: ProbeFrame;
+  private readonly placer: Placer;
 
   constructor(private readonly st: NodeState) {
     this.f = new EvalFrame(st);
-    this.probe = new ProbeFrame(st.size, st.self);
+    this.placer = new Placer(st.size, st.self);
   }
 
   /**
@@ -426,20 +416,6 @@ export class Interpreter {
   }
 
   /**
-   * The node CF site `s` runs on in `env` when its locator needs no DF; -1 when it does (or
-   * fails: the CF is then spawned where the loop began, and examining it there says why).
-   */
-  private placeAhead(s: Site, env: unknown[]): number {
-    if (!s.locator) return 0;
-    const p = this.probe;
-    p.env = env;
-    p.missing = false;
-    let at: number;
-    try { at = s.locator(p); } catch { return -1; }
-    return p.missing ? -1 : at;
-  }
-
-  /**
    * Spawn the next `chunk` iterations of a `for`. With one lane the loop is at the head of the
    * run queue when this runs: its children go to the head, followed by the loop itself, so the
    * order is that of spawning every iteration at once where the loop stood.
@@ -471,7 +447,7 @@ export class Interpreter {
         for (const d of body.dfs) scratch[d.slot] = familyKey(d.name, sp.dfBase + (i - sp.first), sp.origin);
         let env: unknown[] | null = null;
         for (const s of body.stmts) {
-          const at = this.placeAhead(s, scratch);
+          const at = this.placer.place(s, scratch);
           if (at < 0 ? sp.origin !== st.self : at !== st.self) continue;
           const c = st.newCf(s, env ??= scratch.slice(), prefix, i, cf);
           if (at >= 0) c.placed = true;

@@ -19,10 +19,12 @@ import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { NodeState, type NodeHost, type Spread } from './state.js';
+import { NodeState, type NodeHost } from './state.js';
+import type { Spread } from './spread.js';
 
 export { RunFault } from './fault.js';
-export type { NodeHost, RemoteOps, Spread } from './state.js';
+export type { NodeHost, RemoteOps } from './state.js';
+export type { Spread } from './spread.js';
 
 /** Where batches go: worker lanes, and the system thread itself for tiny CFs. */
 export interface Executors {

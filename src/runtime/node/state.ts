@@ -12,6 +12,7 @@ import { Cf, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
 import { DfStore } from './store.js';
+import type { Spread } from './spread.js';
 
 /**
  * The object that drives a NodeState (the runtime): called through methods, not per-instance
@@ -42,20 +43,6 @@ export interface RemoteOps {
   push(pushKey: string, owner: number, v: DfValue): void;
   /** send what is queued now: this thread is about to run a long ucode */
   flush(): void;
-}
-
-/**
- * A `for` loop every node unrolls, each spawning only the CFs its locators place there (see
- * SchedulingPolicy.spreadLoop): one node spawning and migrating them all would be a serial
- * start-up growing with the run. A CF whose placement needs a DF is spawned where the loop began
- * and placed as usual.
- */
-export interface Spread {
-  /** the node where the loop began */
-  readonly origin: number;
-  /** block DFs of iteration i are numbered dfBase + (i − first) on the origin: one name everywhere */
-  readonly dfBase: number;
-  readonly first: number;
 }
 
 /** What a node needs from the world around it. */
