@@ -34,6 +34,15 @@ export const MAX_INTS = 255;
 export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost'] as const;
 export type RunStatus = (typeof STATUS)[number];
 
+/**
+ * What a `wait` record waited for (its `kind` indexes this table; append, never reorder):
+ * a reply of the node's system thread to a ucode's request, a dynamic array's descriptor
+ * held by another fragment or by a rearrangement, a lock, a barrier, a collective operation,
+ * a collective allocation, and a resource of the tests.
+ */
+export const WAIT_KINDS = ['request', 'descriptor', 'lock', 'barrier', 'collective', 'alloc', 'test'] as const;
+export type WaitKind = (typeof WAIT_KINDS)[number];
+
 export const RECORDS = {
   programStart: { code: 1, fields: [['t', 'time']], doc: 'the node starts the program' },
   programFinish: { code: 2, fields: [['t', 'time'], ['status', 'u8']], doc: 'the node ends; status indexes STATUS' },
@@ -61,6 +70,12 @@ export const RECORDS = {
   sysBusy: { code: 16, fields: [['t', 'time'], ['end', 'time']], writtenAt: 'end', doc: 'the system thread was busy on [t, end)' },
   readyQueue: { code: 17, fields: [['t', 'time'], ['value', 'u32']], doc: 'ready CFs not yet dispatched' },
   liveBytes: { code: 18, fields: [['t', 'time'], ['value', 'f64']], doc: 'bytes of DF values held by the node' },
+  wait: {
+    code: 19,
+    fields: [['t', 'time'], ['end', 'time'], ['cf', 'i32'], ['rank', 'i32'], ['kind', 'u8'], ['resource', 'str']],
+    writtenAt: 'end',
+    doc: 'the writing thread waited on [t, end) for `resource` (kind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none)',
+  },
 } as const satisfies Record<string, RecordDef>;
 
 export type RecordKind = keyof typeof RECORDS;
