@@ -9,6 +9,8 @@
 // it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
+import { rmSync } from 'node:fs';
+import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
@@ -525,6 +527,9 @@ class Mesh implements TcpTransport {
       }
       await this.formedPromise;
       this.formed = true;
+      // every link is up: nobody connects any more, and a socket file must not outlive the run
+      this.localServer?.close();
+      this.localServer = undefined;
       this.heartbeat.start();
       if (this.rank === 0) await opts.rendezvous.cleanup?.().catch(() => {});
     } catch (e) {
@@ -562,6 +567,10 @@ class Mesh implements TcpTransport {
       });
       if (up) {
         this.localServer = local;
+        if (!path.startsWith('\0')) {
+          const forget = atExit(() => rmSync(path, { force: true }));
+          local.once('close', forget);
+        }
         local.on('error', (e) => this.log(`local listen socket error: ${e.message}`));
         this.address.local = { machine: machineId(), path };
       }
