@@ -23,6 +23,7 @@ import { peakRssKB } from '../core/peak-rss.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
+import { exitHard } from '../core/exit.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
 
@@ -133,11 +134,16 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   const policy = chosen.policy;
   // from here on a signal ends the run in order (trace flushed, manifest `interrupted`)
   const stop = catchInterrupts();
+  const p: Prepared = { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, stop, stuck: false };
+  let code = 1;
   try {
-    return await runCaught(file, args, o, { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, stop });
+    code = await runCaught(file, args, o, p);
   } finally {
     stop.finish();
   }
+  // a worker stuck in a C++ ucode would keep process.exit waiting for it for ever
+  if (p.stuck) exitHard(code);
+  return code;
 }
 
 interface Prepared {
@@ -152,6 +158,8 @@ interface Prepared {
   program: CompiledProgram;
   bundle: Awaited<ReturnType<typeof loadProgram>>['bundle'];
   stop: Interrupts;
+  /** set when the run left a worker thread stuck in native code */
+  stuck: boolean;
 }
 
 /** The run itself, once its options are checked; `p.stop` says when it is to stop. */
@@ -195,6 +203,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
 
   if (launch.launcher === 'local' && nodes === 1) {
     const res = await runNode(base);
+    p.stuck = res.stuckThreads > 0;
     finishTrace(res, 0);
     return report(res, o.trace);
   }
@@ -215,6 +224,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
   }
   const { transport, children } = started;
   const res = await runNode({ ...base, transport });
+  p.stuck = res.stuckThreads > 0;
   if (children) {
     // failed or interrupted nodes flush their traces before they exit (a worker stuck in a
     // ucode costs them INTERRUPT_GRACE_MS, a worker that does not stop 2 s)

@@ -22,3 +22,20 @@ export function runExitHooks(): void {
     try { fn(); } catch { /* best effort on the way out */ }
   }
 }
+
+let hardExit: ((code: number) => never) | undefined;
+
+/** How to end the process when process.exit cannot (a thread stuck in native code). */
+export function setHardExit(fn: (code: number) => never): void {
+  hardExit = fn;
+}
+
+/**
+ * End the process now with `code`, after the exit hooks, even when a worker thread is stuck in
+ * native code (process.exit would wait for it for ever). Write nothing asynchronous before it.
+ */
+export function exitHard(code: number): never {
+  runExitHooks();
+  if (hardExit) hardExit(code);
+  process.exit(code);
+}

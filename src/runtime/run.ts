@@ -88,6 +88,11 @@ export interface RunResult {
   bootWaitNs: number;
   /** worker threads this node started (a program of tiny CFs on one node starts none) */
   workersStarted: number;
+  /**
+   * worker threads that did not end when told to (stuck in a C++ ucode): the process must end
+   * without waiting for them (core/exit.ts exitHard)
+   */
+  stuckThreads: number;
 }
 
 /** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
@@ -208,8 +213,10 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   await pool.stop(res.kind === 'interrupted' ? INTERRUPT_GRACE_MS : undefined);
   tr?.close();
   await tp.close();
+  // terminated workers end within milliseconds unless they are in native code
+  if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

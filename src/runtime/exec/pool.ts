@@ -121,8 +121,10 @@ export class WorkerPool {
   booted = 0;
   private readonly ready: boolean[] = [];
   private bootWaiters: (() => void)[] = [];
-  /** workers that exited (a stop must not wait for them) */
+  /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
+  /** workers whose thread really ended */
+  private readonly gone: boolean[] = [];
   private readonly heapMb = workerHeapMb();
   /** why a worker was terminated on purpose (reported instead of its exit code) */
   private readonly causes: (string | undefined)[] = [];
@@ -263,6 +265,7 @@ export class WorkerPool {
       death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (heap limit ${this.heapMb ?? defaultHeapMb()} MB${this.heapMb !== undefined ? ', LUNA_WORKER_HEAP_MB' : ''})` : `failed: ${e.message}`);
     });
     w.on('exit', (code) => {
+      this.gone[i] = true;
       this.exited[i] = true;
       this.inflight[i] = 0;
       death(`exited with code ${code}`);
@@ -351,6 +354,16 @@ export class WorkerPool {
       const t = this.traces[i];
       if (t) spillSharedTrace(t.buffer, t.path, final);
     }
+  }
+
+  /**
+   * Worker threads that were told to end and have not: stuck in native code, which
+   * Worker.terminate() cannot interrupt. The process must then end without waiting for them.
+   */
+  get stuck(): number {
+    let n = 0;
+    for (let i = 0; i < this.lanes; i++) if (this.workers[i] && !this.gone[i] && (this.stopped || this.causes[i] !== undefined)) n++;
+    return n;
   }
 
   /** The CF lane `i` is running (-1: none). */

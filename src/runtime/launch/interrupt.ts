@@ -5,7 +5,7 @@
 // signal, so that a shell or a batch system sees what happened. A deadline bounds that: the
 // process exits anyway once it passed (a thread stuck in a ucode cannot delay it for ever).
 import { constants } from 'node:os';
-import { runExitHooks } from '../../core/exit.js';
+import { exitHard, runExitHooks } from '../../core/exit.js';
 
 export const INTERRUPT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export type InterruptSignal = (typeof INTERRUPT_SIGNALS)[number];
@@ -89,7 +89,7 @@ function exitNow(sig: InterruptSignal | undefined): never {
     for (const s of INTERRUPT_SIGNALS) process.removeAllListeners(s);
     process.kill(process.pid, sig);
   }
-  // the signal is delivered asynchronously; its default action ends the process before this
-  // exit would, and without a signal (launcher gone) the exit stands
-  process.exit(sig ? 128 + constants.signals[sig] : 1);
+  // the default action of the signal ends the process (all its threads) before this exit
+  // would; without a signal (launcher gone) the exit stands
+  exitHard(sig ? 128 + constants.signals[sig] : 1);
 }
