@@ -16,7 +16,7 @@ import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { bootEarly, workerHeapMb } from '../runtime/exec/pool.js';
-import { keepFreedMb } from '../runtime/exec/shm.js';
+import { keepFreedMb, sharedBytes } from '../runtime/exec/shm.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
@@ -213,7 +213,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');
     started = await startNode({
-      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: (n) => new Uint8Array(new SharedArrayBuffer(n)),
+      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: sharedBytes,
       signal: stop.signal, onLauncherGone: (what) => stop.launcherGone(what),
     });
   } catch (e) {

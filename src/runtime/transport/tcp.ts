@@ -148,6 +148,8 @@ class Mesh implements TcpTransport {
       liveLinks: () => this.links.filter((l): l is Link => l !== undefined && l.established && !l.lost && !l.bye && !l.socket.destroyed),
       sendBeat: (rank, timeoutMs) => this.sendCtl(this.links[rank]!, Ctl.Beat, this.enc.reset().u32(timeoutMs).finish()),
       lost: (rank, reason) => this.drop(this.links[rank]!, reason),
+      // libuv's count of bytes still queued on the socket, kept current as writes progress
+      queued: (rank) => (this.links[rank]?.socket as unknown as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0,
     });
   }
 
