@@ -40,13 +40,16 @@ export class NativeFault extends Error {}
 /** The addon marks the errors of NativeFault with this prefix. */
 const FAULT_PREFIX = 'luna-fault:';
 
+/** `LUNA_CPP_GUARDS=0` turns the guards off (to measure what they cost). */
+const GUARDS = process.env.LUNA_CPP_GUARDS !== '0';
+
 /**
  * Bytes of guard after a raw buffer created by C++ code: an overrun into them is found when
  * the ucode returns (native/luna_ucode.cc). 64 bytes after small buffers; 4 KiB after those of
  * 64 KiB or more, whose overruns run longer (a loop past the end of a row or a block).
  */
 export function guardBytes(n: number): number {
-  return n < 65536 ? 64 : 4096;
+  return !GUARDS ? 0 : n < 65536 ? 64 : 4096;
 }
 
 /** The guard after a raw DF's bytes when they were created with one (0: none). */
