@@ -4,13 +4,12 @@
 // shell expects), leave a trace that analyses with the fragments run so far, a manifest that
 // says `interrupted` and why (only a one-node run killed outright cannot: nothing survives to
 // write it), no process running and no socket file in its temporary directory.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { luna } from '../cli/helpers.js';
-import { cleanEnv, groupGone, socketFiles, startLuna, type Started } from './procs.js';
+import { cleanEnv, fixtureDir, groupGone, socketFiles, startLuna, type Started } from './procs.js';
 
 // n CFs of `ms` milliseconds each, spread over the nodes; the first one says the run is going.
 const PROGRAM = `import c_init(int \`v, name \`x) as init;
@@ -39,13 +38,7 @@ export function c_sum(s: { getInt(): number }, x: { getInt(): number }, t: { set
 export function c_print(x: { getInt(): number }): void { console.log('sum ' + x.getInt()); }
 `;
 
-let dir = '';
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'luna-interrupt-'));
-  writeFileSync(join(dir, 'prog.fa'), PROGRAM);
-  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-});
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+const fixture = fixtureDir('luna-interrupt-', { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
 
 interface Manifest { status: string; message?: string; signal?: string; files: unknown[] }
 
@@ -54,11 +47,11 @@ type How = 'SIGINT' | 'SIGTERM' | 'SIGHUP' | 'launcher SIGKILL';
 /** Start a long traced run, interrupt it once it computes, and return what it left. */
 async function interrupted(how: How, nodes: number): Promise<{ run: Started; ended: { code: number | null; signal: NodeJS.Signals | null }; trace: string; tmp: string; gone: boolean }> {
   const cell = `${how.replace(' ', '-')}-${nodes}`;
-  const trace = join(dir, `T-${cell}`);
-  const tmp = join(dir, `tmp-${cell}`);
+  const trace = join(fixture(), `T-${cell}`);
+  const tmp = join(fixture(), `tmp-${cell}`);
   mkdirSync(tmp);
   // 2 000 CFs of 20 ms: far longer than the test waits
-  const run = startLuna(['run', '--nodes', String(nodes), '--threads', '1', '--trace', trace, 'prog.fa', '2000', '20'], dir, cleanEnv({ TMPDIR: tmp }));
+  const run = startLuna(['run', '--nodes', String(nodes), '--threads', '1', '--trace', trace, 'prog.fa', '2000', '20'], fixture(), cleanEnv({ TMPDIR: tmp }));
   await run.waitFor(/^running$/m);
   // let fragments complete on every node (a spill period too)
   await new Promise((r) => setTimeout(r, 1500));
@@ -75,7 +68,7 @@ function manifestOf(trace: string): Manifest {
 
 /** `luna analyze slow --json` of the trace: it must analyse (complete or with damage named), with fragments. */
 async function assertAnalyses(trace: string, ctx: string): Promise<void> {
-  const r = await luna(['analyze', 'slow', '--json', trace], dir);
+  const r = await luna(['analyze', 'slow', '--json', trace], fixture());
   assert.ok(r.status === 0 || r.status === 3, `analyze slow ${trace} -> ${r.status}\n${r.stderr}\n${ctx}`);
   assert.doesNotMatch(r.stderr, /internal error|^\s+at /m, r.stderr);
   const report = JSON.parse(r.stdout) as { cfs: number };

@@ -3,13 +3,12 @@
 // blamed by mpirun); a SIGKILLed mpirun does not leave the ranks running (they see their parent
 // go, flush their traces and finish the manifest); an interrupt while the nodes connect removes
 // rank 0's rendezvous file, which holds the run's secret.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LUNA } from '../cli/helpers.js';
-import { cleanEnv, groupGone, mpirunPath, pidWithEnv, processesWith, start, startLuna } from './procs.js';
+import { cleanEnv, fixtureDir, groupGone, mpirunPath, pidWithEnv, processesWith, start, startLuna } from './procs.js';
 
 const PROGRAM = `import c_work(int \`i, int \`ms, name \`x) as work;
 sub main(int n, int ms, string tag)
@@ -29,22 +28,16 @@ export function c_work(i: number, ms: number, x: { setInt(v: number): void }): v
 
 const mpirun = mpirunPath();
 const skip = mpirun ? false : 'mpirun not found (apt-get install openmpi-bin)';
-let dir = '';
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'luna-mpirun-rel-'));
-  writeFileSync(join(dir, 'prog.fa'), PROGRAM);
-  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-});
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+const fixture = fixtureDir('luna-mpirun-rel-', { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
 
 /** mpirun -np 3 of a never-ending traced run, marked by `tag`, once it computes. */
 async function mpirunRanks(tag: string, env: NodeJS.ProcessEnv = {}) {
-  const rv = join(dir, `rv-${tag}`);
+  const rv = join(fixture(), `rv-${tag}`);
   mkdirSync(rv);
-  const trace = join(dir, `T-${tag}`);
+  const trace = join(fixture(), `T-${tag}`);
   const args = ['--allow-run-as-root', '--oversubscribe', '-np', '3', '-x', 'LUNA_RENDEZVOUS_DIR', ...Object.keys(env).flatMap((k) => ['-x', k]),
     process.execPath, LUNA, 'run', '--threads', '1', '--trace', trace, 'prog.fa', '100000', '20', tag];
-  const p = start(mpirun!, args, dir, cleanEnv({ LUNA_RENDEZVOUS_DIR: rv, ...env }));
+  const p = start(mpirun!, args, fixture(), cleanEnv({ LUNA_RENDEZVOUS_DIR: rv, ...env }));
   await p.waitFor(/^running$/m);
   return { p, rv, trace };
 }
@@ -87,11 +80,11 @@ test('a SIGKILLed mpirun leaves no rank running; they flush and mark the trace i
 });
 
 test('rank 0 interrupted while the nodes connect removes its rendezvous file and dies of the signal', async () => {
-  const rv = join(dir, 'rv-forming');
-  const trace = join(dir, 'T-forming');
+  const rv = join(fixture(), 'rv-forming');
+  const trace = join(fixture(), 'T-forming');
   // rank 0 of 2 as mpirun would start it; rank 1 never comes
   const env = cleanEnv({ OMPI_COMM_WORLD_RANK: '0', OMPI_COMM_WORLD_SIZE: '2', LUNA_JOB_ID: `forming-${process.pid}`, LUNA_RENDEZVOUS_DIR: rv });
-  const p = startLuna(['run', '--trace', trace, 'prog.fa', '10', '1', 'forming'], dir, env);
+  const p = startLuna(['run', '--trace', trace, 'prog.fa', '10', '1', 'forming'], fixture(), env);
   const until = Date.now() + 30_000;
   while (!(existsSync(rv) && readdirSync(rv).some((f) => f.endsWith('.json'))) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   assert.ok(existsSync(rv) && readdirSync(rv).length > 0, `rank 0 published its address\n${p.err()}`);

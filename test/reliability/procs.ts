@@ -3,8 +3,25 @@
 // nothing it started is left running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { LUNA } from '../cli/helpers.js';
+
+/**
+ * A temporary directory holding `files` (name → text) for the test file's runs, made before its
+ * tests and removed after them; the returned function gives its path.
+ */
+export function fixtureDir(prefix: string, files: Record<string, string>): () => string {
+  let dir = '';
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  });
+  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  return () => dir;
+}
 
 export interface Started {
   child: ChildProcess;

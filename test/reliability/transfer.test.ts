@@ -5,13 +5,10 @@
 // 512 MiB on a busy machine, which made it a lost node). The 2 GiB case at the default heartbeat takes about 15 s and 5 GB of memory:
 //
 //   LUNA_BIG_TRANSFER=1 node --import ./dist/test/setup.js --test dist/test/reliability/transfer.test.js
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { LUNA } from '../cli/helpers.js';
-import { cleanEnv, start } from './procs.js';
+import { cleanEnv, fixtureDir, start } from './procs.js';
 
 const PROGRAM = `import c_make(int \`mb, name \`x) as make;
 import c_use(value \`x) as use;
@@ -36,13 +33,7 @@ export function c_use(x: { getData(): Uint8Array }): void {
 }
 `;
 
-let dir = '';
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'luna-transfer-'));
-  writeFileSync(join(dir, 'big.fa'), PROGRAM);
-  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-});
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+const fixture = fixtureDir('luna-transfer-', { 'big.fa': PROGRAM, 'ucodes.ts': UCODES });
 
 /** The sum c_use prints for `mb` MiB. */
 function expectedSum(mb: number): number {
@@ -53,7 +44,7 @@ function expectedSum(mb: number): number {
 
 async function transfer(mb: number, heartbeat?: string) {
   const env = cleanEnv(heartbeat ? { LUNA_HEARTBEAT_MS: heartbeat } : {});
-  const p = start(process.execPath, [LUNA, 'run', '--nodes', '2', '--threads', '1', 'big.fa', String(mb)], dir, env);
+  const p = start(process.execPath, [LUNA, 'run', '--nodes', '2', '--threads', '1', 'big.fa', String(mb)], fixture(), env);
   const r = await p.exited;
   const ctx = `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${p.out()}--- stderr\n${p.err()}`;
   assert.equal(r.code, 0, ctx);
