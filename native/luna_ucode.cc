@@ -109,14 +109,16 @@ void writeAll(const char *s, size_t n) {
   }
 }
 
-/** The process's memory may be corrupted by `ucode` (the text of `what` it did): say so on any later crash. */
-void taint(const char *what, const char *ucode) {
+/**
+ * The process's memory may be corrupted by `ucode`: a later crash prints the signal, then
+ * `before` ucode `after` (what it did, in static storage), and stops the process.
+ */
+void taint(const char *before, const char *ucode, const char *after) {
   char text[sizeof g_taintText];
   size_t n = 0;
-  append(text, sizeof text, &n, " after C++ ucode ");
+  append(text, sizeof text, &n, before);
   append(text, sizeof text, &n, ucode);
-  append(text, sizeof text, &n, " ");
-  append(text, sizeof text, &n, what);
+  append(text, sizeof text, &n, after);
   append(text, sizeof text, &n, " (memory it corrupted?): the process stops\n");
   if (!g_tainted) {
     memcpy(g_taintText, text, n + 1);
@@ -134,7 +136,7 @@ void onFatalSignal(int sig, siginfo_t *info, void *uctx) {
   if (g_jump != nullptr && !g_tainted) {
     // in a host callback of a ucode (V8 code: no jump out of it), most likely because the
     // ucode corrupted memory
-    taint("was running (the crash came in a call it made to the runtime)", g_ucode ? g_ucode : "(unknown)");
+    taint(" in a call C++ ucode ", g_ucode ? g_ucode : "(unknown)", " made to the runtime");
   }
   if (g_tainted) {
     // Only async-signal-safe calls: write(2) of preformatted text, then _exit.
@@ -497,7 +499,7 @@ napi_value crashed(napi_env env, Env *e, const Entry &en) {
     return nullptr;
   }
   std::string what = signalText(sig);
-  taint(("crashed: " + what).c_str(), en.ucode);
+  taint(" after C++ ucode ", en.ucode, (" crashed with " + what).c_str());
   throwError(env, std::string("luna-fault:") + what + " in C++ ucode " + en.ucode + " (the run stops; the process's memory may be corrupted)");
   return nullptr;
 }
@@ -508,7 +510,7 @@ std::string checkGuards(napi_env env, Env *e, const Entry &en) {
     int64_t at = damagedGuard(g.p + g.n, g.guard);
     if (at < 0) continue;
     // first: what follows may touch the corrupted heap and crash
-    taint("wrote past the end of a DF buffer", en.ucode);
+    taint(" after C++ ucode ", en.ucode, " wrote past the end of a DF buffer");
     int param = g.param;
     if (param < 0) {
       // the output parameter this buffer became, if any

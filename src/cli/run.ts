@@ -235,11 +235,13 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
   finishTrace(res, transport.rank);
   if (transport.rank !== 0) {
     // the launching process is gone: no one else will finish the trace or say why it stopped
-    const orphan = launch.launcher === 'luna' && !res.ok && (stop.why ?? await stop.stopped(PARENT_GONE_WAIT_MS)) !== undefined && stop.why!.signal === undefined;
+    // (its links may close before its IPC channel does: a lost node 0 may be that)
+    const why = stop.why ?? (res.kind === 'lost' ? await stop.stopped(PARENT_GONE_WAIT_MS) : undefined);
+    const orphan = launch.launcher === 'luna' && why !== undefined && why.signal === undefined;
     if (orphan) {
-      const why = `node ${transport.rank}: ${stop.why!.message}`;
-      if (o.trace) finishOrphanTrace(o.trace, why);
-      process.stderr.write(`luna: ${why}${o.trace ? ` (its trace in ${o.trace} holds the run up to then)` : ''}\n`);
+      const text = `node ${transport.rank}: ${why.message}`;
+      if (o.trace) finishOrphanTrace(o.trace, text);
+      process.stderr.write(`luna: ${text}${o.trace ? ` (its trace in ${o.trace} holds the run up to then)` : ''}\n`);
     } else if (res.message && res.kind !== 'interrupted') process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
     return res.ok ? 0 : 1;
   }
