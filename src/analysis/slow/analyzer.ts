@@ -17,6 +17,8 @@ import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 
 const NF = 5;
+/** carveIdle's answer for a lane that did not wait (never written) */
+const NO_WAITS = new Float64Array(5);
 
 /**
  * A CF running on a lane: when that lane went idle before it, and what it waited inside (wall
@@ -248,9 +250,9 @@ export class SlowAnalyzer implements ModelListener {
    * part, and their sum last. Waits ending after d stay for the lane's next interval.
    */
   carveIdle(slot: number, a: number, d: number, b: number, c: number, g: number, code: Float64Array | null, label: Float64Array | null): Float64Array {
-    const out = this.carved.fill(0);
     const ws = this.outside[slot];
-    if (!ws) return out;
+    if (!ws) return NO_WAITS;
+    const out = this.carved.fill(0);
     const cuts = [a, b, c, g, d];
     let keep = 0;
     for (let i = 0; i < ws.length; i += 2) {

@@ -52,11 +52,13 @@ export interface Resolver {
  */
 export class Slot<T> {
   constructor(private readonly i: number, readonly name: string) {}
+  // the first slot lives in a field: one analysis (SLOW's critical path) costs no array per CF
   get(f: Fragment): T | undefined {
-    return f.slots?.[this.i] as T | undefined;
+    return (this.i === 0 ? f.slot0 : f.slots?.[this.i - 1]) as T | undefined;
   }
   set(f: Fragment, v: T): void {
-    (f.slots ??= [])[this.i] = v;
+    if (this.i === 0) f.slot0 = v;
+    else (f.slots ??= [])[this.i - 1] = v;
   }
 }
 

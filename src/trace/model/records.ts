@@ -25,7 +25,8 @@ export class Fragment {
   outs: DfRec[] | null = null;
   /** its number in the order fragments finished (-1: not finished) */
   seq = -1;
-  /** values of the listeners' slots (TraceModel.slot), by slot number */
+  /** values of the listeners' slots (TraceModel.slot): the first one, then the others by number */
+  slot0: unknown = undefined;
   slots: unknown[] | null = null;
 
   constructor(
