@@ -58,9 +58,13 @@ describe('participants', () => {
   for (const nodes of SIZES) {
     test(`a participant busy without fragments or messages keeps the run alive until it finishes (${nodes} node(s))`, async () => {
       const said: string[] = [];
-      // busy on the last node for a while after the fragments have all run, sending nothing
-      const t = layers((l, n) => { if (n.rank === nodes - 1) setTimeout(() => l.finish(), 30); else l.busy = false; });
-      const r = await runInProcess(SAY, { c_say: (s: string) => { said.push(s); } }, { nodes, join: t.join });
+      // busy on the last node until a while after the last CF ran, sending nothing
+      const t = layers((l, n) => { if (n.rank < nodes - 1) l.busy = false; });
+      const say = (s: string): void => {
+        said.push(s);
+        if (said.length === 4) setTimeout(() => t.all[nodes - 1]!.finish(), 20);
+      };
+      const r = await runInProcess(SAY, { c_say: say }, { nodes, join: t.join });
       assert.equal(r.ok, true, r.message);
       assert.deepEqual(said.sort(), ['s0', 's1', 's2', 's3']);
       assert.deepEqual(t.all.map((l) => l.endedBusy), t.all.map(() => false), 'the run ended while a participant had work');
