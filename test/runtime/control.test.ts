@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
+import { CHANNEL } from '../../src/runtime/cluster/channels.js';
 import type { Control } from '../../src/runtime/cluster/control.js';
 import type { Participant, Wait } from '../../src/runtime/cluster/layer.js';
 import type { Channel } from '../../src/runtime/transport/router.js';
@@ -21,6 +22,8 @@ class TestLayer implements Participant {
   parked: Wait | null = null;
   /** whether the run ended on this node while this layer still had work */
   endedBusy = false;
+  /** (tests that send once) */
+  sent = false;
 
   constructor(private readonly control: Control) {
     void control.done.then(() => { this.endedBusy = this.busy; });
@@ -115,6 +118,27 @@ sub main() { df x; cf w: show(x); }`, { c_show: () => {} }, { nodes, join: t.joi
       assert.equal(got, nodes);
     });
 
+    test(`a counted message held in flight across waves is not an end: the run waits for it (${nodes} node(s))`, async () => {
+      // The last node sends itself a counted message once its fragments are done, over a link
+      // held for a while: every node idle, nothing live, the waves' counters unchanged, but
+      // Σsent ≠ Σreceived (the probes and replies flow on the other links).
+      const last = nodes - 1;
+      let receivedBeforeEnd = false;
+      let release = (): void => {};
+      const t = layers((l, n) => {
+        l.busy = false;
+        const ch = n.router.channel(100, 'test', () => { receivedBeforeEnd = !n.control.finished; }, { counted: () => true });
+        if (n.rank !== last) return;
+        n.rt.onIdle = () => {
+          if (n.rt.live === 0 && !l.sent) { l.sent = true; ch.send(last, 1, new Uint8Array(0)); setTimeout(release, 20); }
+          n.control.wake();
+        };
+      });
+      const r = await runInProcess(SAY, { c_say: () => {} }, { nodes, join: t.join, mesh: (m) => { m.hold(last, last); release = () => m.release(last, last); } });
+      assert.equal(r.ok, true, r.message);
+      assert.equal(receivedBeforeEnd, true, 'the run ended with a counted message in flight');
+    });
+
     test(`a fault raised by a participant on the last node stops every node with its message (${nodes} node(s))`, async () => {
       const t = layers((l, n) => { if (n.rank === nodes - 1) setTimeout(() => n.control.fault(`test layer broke on node ${n.rank}`), 5); });
       const r = await runInProcess(SAY, { c_say: () => {} }, { nodes, join: t.join });
@@ -143,6 +167,18 @@ describe('lost nodes and clocks', () => {
     // node 1 lost node 0: it says so itself
     assert.equal(r.nodes[1]!.result?.message, 'node 0 was lost (killed by the test); stopping the run');
     assert.equal(r.nodes[2]!.result?.message, undefined);
+  });
+
+  test('a malformed control message is a fault naming the node that received it', async () => {
+    let send = (): void => {};
+    const t = layers((_l, n) => { if (n.rank === 1) setTimeout(() => send(), 5); });
+    const r = await runInProcess(SAY, { c_say: () => {} }, {
+      nodes: 2, join: t.join,
+      // tag 99 on the control channel, from node 1 to node 0, straight through the mesh
+      mesh: (m) => { send = () => m.endpoints[1]!.send(0, ((CHANNEL.control << 16) | 99) >>> 0, new Uint8Array(0)); },
+    });
+    assert.equal(r.kind, 'fault');
+    assert.match(r.message ?? '', /^internal error: Error: unknown control message 99 from node 1\n[\s\S]*\n {2}on node 0$/);
   });
 
   test('clock offsets: nodes on rank 0\'s host share its clock (offset 0), and every node says where it runs', async () => {

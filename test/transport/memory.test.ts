@@ -74,3 +74,20 @@ test('a rank outside the mesh is refused, naming it', () => {
   assert.throws(() => mesh.lose(5), /lose: no rank 5 \(size 2\)/);
   assert.throws(() => new MemoryMesh(0), /bad mesh size 0/);
 });
+
+test('a held link: what one node sends another stays in flight until released, then arrives in order; other links flow', async () => {
+  const mesh = new MemoryMesh(3);
+  const got: string[] = [];
+  mesh.endpoints[1]!.onMessage((from, tag) => got.push(`${from}:${tag}`));
+  mesh.endpoints[0]!.send(1, 1, new Uint8Array(0));
+  mesh.hold(0, 1); // a message already queued is held too
+  mesh.endpoints[0]!.send(1, 2, new Uint8Array(0));
+  mesh.endpoints[2]!.send(1, 7, new Uint8Array(0));
+  await turn();
+  await turn();
+  assert.deepEqual(got, ['2:7']);
+  mesh.release(0, 1);
+  mesh.endpoints[0]!.send(1, 3, new Uint8Array(0));
+  await turn();
+  assert.deepEqual(got, ['2:7', '0:1', '0:2', '0:3']);
+});

@@ -3,7 +3,8 @@
 // tests (test/runtime/harness.ts), where the cluster protocols then run in milliseconds.
 // A message is delivered on a later turn of the event loop, never inside send(), in send order
 // per sender; bodies and payloads are copied as a socket would (encoders reuse their buffers).
-// lose() simulates a node lost to the others (killed, a dropped link).
+// lose() simulates a node lost to the others (killed, a dropped link); hold() a slow link, whose
+// messages stay in flight (sent, not received) until release().
 import type { Transport } from './types.js';
 
 type Handler = (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void;
@@ -21,13 +22,28 @@ export class MemoryMesh {
    * a socket's error arrives), and it reports every other; messages to or from it are dropped.
    */
   lose(rank: number, reason = 'connection reset'): void {
-    const gone = this.endpoints[rank];
-    if (!gone) throw new RangeError(`lose: no rank ${rank} (size ${this.size})`);
+    const gone = this.endpoint(rank, 'lose');
     for (const e of this.endpoints) {
       if (e === gone) continue;
       e.peerLost(rank, reason);
       gone.peerLost(e.rank, reason);
     }
+  }
+
+  /** Messages from node `from` to node `to` stay in flight until release(from, to); other links flow. */
+  hold(from: number, to: number): void {
+    this.endpoint(from, 'hold');
+    this.endpoint(to, 'hold').hold(from);
+  }
+
+  release(from: number, to: number): void {
+    this.endpoint(to, 'release').release(from);
+  }
+
+  private endpoint(rank: number, op: string): MemoryTransport {
+    const e = this.endpoints[rank];
+    if (!e) throw new RangeError(`${op}: no rank ${rank} (size ${this.size})`);
+    return e;
   }
 }
 
@@ -39,6 +55,8 @@ export class MemoryTransport implements Transport {
   private inbox: [from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined][] = [];
   private queued = false;
   private closed = false;
+  /** senders whose messages wait in the inbox (MemoryMesh.hold) */
+  private readonly held = new Set<number>();
   /** peers this endpoint lost (it neither sends to nor hears from them) */
   private readonly cut = new Set<number>();
 
@@ -56,16 +74,35 @@ export class MemoryTransport implements Transport {
 
   private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     this.inbox.push([from, tag, body, payload]);
-    if (!this.queued) {
-      this.queued = true;
-      setImmediate(this.drain);
-    }
+    this.deliverLater();
+  }
+
+  private deliverLater(): void {
+    if (this.queued) return;
+    this.queued = true;
+    setImmediate(this.drain);
+  }
+
+  /** (MemoryMesh.hold, release) */
+  hold(from: number): void {
+    this.held.add(from);
+  }
+
+  release(from: number): void {
+    this.held.delete(from);
+    if (this.inbox.length > 0) this.deliverLater();
   }
 
   private readonly drain = (): void => {
     this.queued = false;
-    const batch = this.inbox;
+    let batch = this.inbox;
     this.inbox = [];
+    if (this.held.size > 0) {
+      // a held link's messages stay, in their order
+      this.inbox = batch.filter((m) => this.held.has(m[0]));
+      batch = batch.filter((m) => !this.held.has(m[0]));
+    }
+    if (batch.length === 0) return;
     for (const [from, tag, body, payload] of batch) if (!this.closed && !this.cut.has(from)) this.handler?.(from, tag, body, payload);
     if (!this.closed) this.arrived?.();
   };
