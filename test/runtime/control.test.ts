@@ -8,7 +8,6 @@ import { hostname } from 'node:os';
 import { CHANNEL } from '../../src/runtime/cluster/channels.js';
 import type { Control } from '../../src/runtime/cluster/control.js';
 import type { Participant, Wait } from '../../src/runtime/cluster/layer.js';
-import type { Channel } from '../../src/runtime/transport/router.js';
 import { runInProcess, type HarnessNode } from './harness.js';
 
 const SAY = `
@@ -102,14 +101,12 @@ sub main() { df x; cf w: show(x); }`, { c_show: () => {} }, { nodes, join: t.joi
     test(`a counted message in flight is not an end: the receiver's work counts once it arrives (${nodes} node(s))`, async () => {
       // Each node's layer sends node 0 a counted message as soon as the fragments are done and
       // is idle with its unit live meanwhile: were the message not counted, that would be a hang.
-      const channels: Channel[] = [];
-      const sent: boolean[] = [];
       let got = 0;
       const t = layers((l, n) => {
-        channels[n.rank] = n.router.channel(100, 'test', () => { got++; if (got === nodes) for (const x of t.all) x.finish(); }, { counted: () => true });
+        const ch = n.router.channel(100, 'test', () => { got++; if (got === nodes) for (const x of t.all) x.finish(); }, { counted: () => true });
         l.parked = { text: 'waiting for the message' };
         n.rt.onIdle = () => {
-          if (n.rt.live === 0 && !sent[n.rank]) { sent[n.rank] = true; channels[n.rank]!.send(0, 1, new Uint8Array(0)); }
+          if (n.rt.live === 0 && !l.sent) { l.sent = true; ch.send(0, 1, new Uint8Array(0)); }
           n.control.wake();
         };
       });
