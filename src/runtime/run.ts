@@ -1,6 +1,7 @@
 // One assembly for every node of a run, one node or many: worker lanes and the inline
-// executor, the node runtime with its policy, the cluster protocol over a transport (a loopback
-// transport for a one-node run), tracing. Returns how the run ended on this node.
+// executor, the node runtime with its policy, the control protocol and the fragment layer's
+// channels over a transport (a mesh of one for a one-node run), tracing. Returns how the run
+// ended on this node.
 import { availableParallelism } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
 import { parseMainArgs } from '../program/args.js';
@@ -16,9 +17,10 @@ import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
-import { ClusterNode, type ClusterResult } from './cluster/node.js';
+import { Control, type ClusterResult } from './cluster/control.js';
+import { FragmentLayer } from './cluster/fragments.js';
 import { faultText } from './cluster/report.js';
-import { LoopbackTransport } from './transport/loopback.js';
+import { MemoryMesh } from './transport/memory.js';
 import { Router } from './transport/router.js';
 import type { Transport } from './transport/types.js';
 import { MAX_THREADS } from './limits.js';
@@ -131,7 +133,7 @@ export class RunOptionsError extends Error {}
 export async function runNode(opts: RunOptions): Promise<RunResult> {
   const t = opts.threads;
   if (t !== undefined && !(Number.isInteger(t) && t >= 1 && t <= MAX_THREADS)) throw new RunOptionsError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${t}`);
-  const tp = opts.transport ?? new LoopbackTransport();
+  const tp = opts.transport ?? new MemoryMesh(1).endpoints[0]!;
   // large DFs reuse freed memory rather than fresh pages (LUNA_KEEP_FREED_MB)
   keepFreedMemory();
   const lanes = opts.threads ?? defaultThreads();
@@ -162,18 +164,19 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(bootingAtOnce(cores)) : undefined;
   const inline = new InlineExecutor(opts.program.imports, tr);
   const router = new Router(tp);
-  const cluster = new ClusterNode(router, wallNs);
+  const control = new Control(router, wallNs);
+  const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
-    rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
+    rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
   }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
-  cluster.attach(rt);
+  fragments.attach(rt);
   try {
     await inline.load(bundle, native);
   } catch (e) {
     rt.fail(new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`));
   }
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
-  const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await cluster.measureClocks() : undefined;
+  const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await control.measureClocks() : undefined;
   const bootWait = wallNs();
   if (opts.warmStart && opts.program.imports.length > 0 && !rt.failure) await pool.allBooted();
   const bootWaitNs = wallNs() - bootWait;
@@ -181,7 +184,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
   const interrupt = opts.interrupt;
-  const onInterrupt = (): void => cluster.interrupt(reasonText(interrupt!.reason));
+  const onInterrupt = (): void => control.interrupt(reasonText(interrupt!.reason));
   if (interrupt?.aborted) onInterrupt(); else interrupt?.addEventListener('abort', onInterrupt, { once: true });
   if (!rt.failure && !interrupt?.aborted) {
     if (tp.rank === 0) {
@@ -195,7 +198,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const watchdog = opts.cfTimeoutNs ? watchLanes(pool, opts.cfTimeoutNs) : undefined;
   // a run killed outright (SIGKILL, a crash) keeps what was recorded up to the last spill
   const spill = tr ? setInterval(() => { tr!.flush(); pool.spillTraces(); }, SPILL_MS).unref() : undefined;
-  let res = await cluster.done;
+  let res = await control.done;
   interrupt?.removeEventListener('abort', onInterrupt);
   if (watchdog) clearInterval(watchdog);
   if (spill) clearInterval(spill);
@@ -215,7 +218,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   await tp.close();
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
-  const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
+  const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
   return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 

@@ -1,40 +1,40 @@
-// The node's side of a run's coordination, on a control channel: distributed termination
-// detection, one merged hang report, fault propagation, work stealing and clock offsets. The
-// same protocol runs with one node (over a loopback transport) and many.
+// The control protocol of a run, on its own channel: distributed termination detection over
+// the participants of every node, one merged hang report, fault propagation and abort, lost
+// nodes, clock offsets. It knows nothing of fragments: it asks the participants registered with
+// it (layer.ts). The same protocol runs with one node (over a mesh of one) and many.
 //
 // Termination (rank 0 coordinates): when rank 0 is idle it sends a PROBE wave; every node
-// answers with (idle, counted messages sent and received over all channels, live CFs). The run
-// is over when two consecutive waves see every node idle with Σsent = Σreceived and identical
-// counters (no message was in flight and nothing moved in between). Live CFs left then → hang:
-// rank 0 gathers every node's waiting CFs and prints one report.
+// answers (idle: every participant idle, counted messages sent and received over all channels,
+// live work of all participants). The run is over when two consecutive waves see every node idle
+// with Σsent = Σreceived and identical counters (no message was in flight and nothing moved in
+// between). Live work left then → hang: rank 0 gathers every participant's waits from every
+// node and prints one report.
 import { availableParallelism, hostname } from 'node:os';
 import { Decoder, Encoder } from '../transport/codec.js';
 import type { Channel, Router } from '../transport/router.js';
-import type { NodeRuntime, RunFault } from '../node/runtime.js';
-import { DataChannel } from './data.js';
-import { faultText, formatHang, hangItems, type HangItem } from './report.js';
+import { CHANNEL } from './channels.js';
+import type { Participant } from './layer.js';
+import { formatHang, type HangGroup } from './report.js';
 
-export const CONTROL_CHANNEL = 2;
 /** how long rank 0 stays idle before it probes for termination */
 const WAVE_DELAY_MS = 1;
 const PROBE = 1, PROBE_REPLY = 2, STOP = 3, HANG_QUERY = 4, HANG_REPORT = 5, FAULT = 6, ABORT = 7;
-const STEAL_REQ = 8, STEAL_NONE = 9, CLOCK_PING = 10, CLOCK_PONG = 11, INTERRUPT = 12;
+const CLOCK_PING = 10, CLOCK_PONG = 11, INTERRUPT = 12;
 /**
  * A node that sees another (not rank 0) lost waits this long for rank 0 to stop the run naming
  * it: ending at once would let a launcher such as mpirun kill the job before rank 0 says why.
  */
 const LOST_VERDICT_MS = 5000;
 
-export type EndKind = 'completed' | 'failed' | 'hung' | 'lost' | 'interrupted';
 export interface ClusterResult { ok: boolean; message?: string; kind?: 'fault' | 'hang' | 'lost' | 'interrupted' }
 
 interface Reply { idle: boolean; sent: number; recv: number; live: number }
 
-export class ClusterNode {
-  readonly data: DataChannel;
+export class Control {
   private readonly ctl: Channel;
   private readonly enc = new Encoder(256);
-  private rt!: NodeRuntime;
+  private readonly participants: Participant[] = [];
+  private readonly idleListeners: (() => void)[] = [];
   private readonly rank: number;
   private readonly size: number;
   // termination
@@ -43,16 +43,13 @@ export class ClusterNode {
   private lastWave: string | null = null;
   private probing = false;
   private probeDelay = 1;
-  private hangReports: (HangItem[] | undefined)[] = [];
-  // stealing
-  private stealing = false;
-  private stealAttempt = 0;
-  private stealBackoff = 1;
+  private waveTimer: NodeJS.Timeout | null = null;
+  private hangReports: (HangGroup[] | undefined)[] = [];
   // clock
   private pong: ((p: { t: number; host: string; cores: number }) => void) | null = null;
   /** rank 0 after measureClocks: each node's host and CPUs */
   readonly hosts: { host: string; cores: number }[] = [];
-  private finished = false;
+  private ended = false;
   private settle!: (r: ClusterResult) => void;
   readonly done: Promise<ClusterResult>;
 
@@ -60,19 +57,72 @@ export class ClusterNode {
     this.rank = router.rank;
     this.size = router.size;
     this.done = new Promise((r) => { this.settle = r; });
-    this.data = new DataChannel(router, now, (e) => this.rt.fail(e));
-    this.data.onCfArrived = () => { this.stealBackoff = 1; this.stealing = false; this.stealAttempt = 0; };
-    this.ctl = router.channel(CONTROL_CHANNEL, 'runtime control', (from, tag, body) => this.receive(from, tag, body));
+    this.ctl = router.channel(CHANNEL.control, 'runtime control', (from, tag, body) => this.receive(from, tag, body));
     router.transport.onPeerLost((rank, reason) => this.lost(rank, reason));
   }
 
-  attach(rt: NodeRuntime): void {
-    this.rt = rt;
-    this.data.attach(rt);
-    // what arrived may make CFs ready: run them now rather than on the next turn of the loop
-    this.router.onArrived(() => { if (!this.finished) rt.pumpNow(); });
-    rt.onIdle = () => this.idle();
-    rt.onFault = (f) => this.fault(f);
+  /** The run ended on this node (done has settled or is about to). */
+  get finished(): boolean {
+    return this.ended;
+  }
+
+  register(p: Participant): void {
+    if (this.participants.some((q) => q.name === p.name)) throw new Error(`a participant named ${p.name} is registered already`);
+    this.participants.push(p);
+  }
+
+  /** Called each time the node is idle (several nodes): work stealing asks for work then. */
+  onIdle(listener: () => void): void {
+    this.idleListeners.push(listener);
+  }
+
+  /** Every participant idle on this node. */
+  nodeIdle(): boolean {
+    for (const p of this.participants) if (!p.idle()) return false;
+    return true;
+  }
+
+  private live(): number {
+    let n = 0;
+    for (const p of this.participants) n += p.live();
+    return n;
+  }
+
+  /**
+   * A participant may have become idle: if the whole node is, a node alone ends (or hangs), and
+   * with several nodes rank 0 soon probes whether the run is over.
+   */
+  wake(): void {
+    if (this.ended || !this.nodeIdle()) return;
+    if (this.size === 1) {
+      // a node alone: idle with nothing in flight is the end (or a hang), no wave needed; a
+      // message a layer sent itself arrives on the next turn
+      if (this.router.sent !== this.router.received) { setImmediate(() => this.wake()); return; }
+      if (this.live() === 0) this.end({ ok: true });
+      else this.end({ ok: false, kind: 'hang', message: formatHang(this.localWaits(), this.summaries()) });
+      return;
+    }
+    for (const l of this.idleListeners) l();
+    // Rank 0 probes only once it stayed idle a moment: a node that waits for a message a few
+    // microseconds away (fine-grained work across nodes) must not slow it with probe traffic.
+    if (this.rank === 0 && !this.probing && !this.waveTimer) {
+      this.waveTimer = setTimeout(() => {
+        this.waveTimer = null;
+        if (!this.ended && !this.probing && this.nodeIdle()) this.startWave();
+      }, WAVE_DELAY_MS);
+    }
+  }
+
+  /** A fault, as the user reads it: rank 0 stops every node with it. */
+  fault(message: string): void {
+    if (this.rank === 0) this.abortAll(message, 'fault');
+    // rank 0 answers with ABORT; if it is gone the lost-peer path ends us
+    else this.send(0, FAULT, this.enc.reset().string(message).finishCopy());
+  }
+
+  /** An error of the protocol itself (a malformed message): a fault naming this node. */
+  fail(e: unknown): void {
+    this.fault(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n  on node ${this.rank}`);
   }
 
   private send(to: number, tag: number, body: Uint8Array = new Uint8Array(0)): void {
@@ -80,7 +130,7 @@ export class ClusterNode {
   }
 
   private receive(from: number, tag: number, body: Uint8Array): void {
-    if (this.finished) return;
+    if (this.ended) return;
     const d = new Decoder(body);
     try {
       switch (tag) {
@@ -92,13 +142,11 @@ export class ClusterNode {
         case FAULT: this.abortAll(d.string(), 'fault'); break;
         case ABORT: this.end({ ok: false, kind: 'fault' }); break;
         case INTERRUPT: this.interrupted(from, d.string()); break;
-        case STEAL_REQ: this.giveWork(from); break;
-        case STEAL_NONE: this.stealRefused(); break;
         case CLOCK_PING: this.send(from, CLOCK_PONG, this.enc.reset().f64(this.now()).string(hostname()).varint(availableParallelism()).finishCopy()); break;
         case CLOCK_PONG: { const p = this.pong; this.pong = null; p?.({ t: d.f64(), host: d.string(), cores: d.varint() }); break; }
         default: throw new Error(`unknown control message ${tag} from node ${from}`);
       }
-    } catch (e) { this.rt.fail(e); }
+    } catch (e) { this.fail(e); }
   }
 
   // ------------------------------------------------------------------ clocks
@@ -127,31 +175,6 @@ export class ClusterNode {
 
   // ------------------------------------------------------------------ termination
 
-  private idle(): void {
-    if (this.finished) return;
-    if (this.size === 1) {
-      // a node alone: idle with nothing in flight is the end (or a hang), no wave needed
-      if (this.rt.live === 0) this.end({ ok: true });
-      else this.answerHangLocally();
-      return;
-    }
-    if (this.rt.program.hasStealable) this.trySteal();
-    // Rank 0 probes only once it stayed idle a moment: a node that waits for a message a few
-    // microseconds away (fine-grained work across nodes) must not slow it with probe traffic.
-    if (this.rank === 0 && !this.probing && !this.waveTimer) {
-      this.waveTimer = setTimeout(() => {
-        this.waveTimer = null;
-        if (!this.finished && !this.probing && this.rt.idle()) this.startWave();
-      }, WAVE_DELAY_MS);
-    }
-  }
-
-  private waveTimer: NodeJS.Timeout | null = null;
-
-  private answerHangLocally(): void {
-    this.end({ ok: false, kind: 'hang', message: formatHang(hangItems(this.rt, this.rank)) });
-  }
-
   private startWave(): void {
     this.probing = true;
     this.wave++;
@@ -161,8 +184,7 @@ export class ClusterNode {
   }
 
   private answerProbe(wave: number): void {
-    const rt = this.rt;
-    this.send(0, PROBE_REPLY, this.enc.reset().varint(wave).u8(rt.idle() ? 1 : 0).varint(this.router.sent).varint(this.router.received).varint(rt.live).finishCopy());
+    this.send(0, PROBE_REPLY, this.enc.reset().varint(wave).u8(this.nodeIdle() ? 1 : 0).varint(this.router.sent).varint(this.router.received).varint(this.live()).finishCopy());
   }
 
   private probeReply(from: number, d: Decoder): void {
@@ -184,24 +206,44 @@ export class ClusterNode {
     // Busy or changing: probe again soon (at once when the counters just settled).
     const delay = this.lastWave ? 0 : this.probeDelay;
     this.probeDelay = Math.min(20, this.probeDelay * 2);
-    const again = (): void => { this.probing = false; if (this.rt.idle()) this.startWave(); };
+    const again = (): void => { this.probing = false; if (this.nodeIdle()) this.startWave(); };
     if (delay === 0) setImmediate(again); else setTimeout(again, delay);
   }
 
+  /** This node's waits, one group per participant that has any. */
+  private localWaits(): HangGroup[] {
+    return this.participants.map((p) => ({ participant: p.name, node: this.rank, waits: p.waits() })).filter((g) => g.waits.length > 0);
+  }
+
   private answerHang(): void {
-    const items = hangItems(this.rt, this.rank);
-    const e = this.enc.reset().varint(items.length);
-    for (const it of items) e.string(it.text).string(it.origin.file).varint(it.origin.line).varint(it.origin.col);
+    const groups = this.localWaits();
+    const e = this.enc.reset().varint(groups.length);
+    for (const g of groups) {
+      e.string(g.participant).varint(g.waits.length);
+      for (const w of g.waits) e.string(w.text).string(w.origin?.file ?? '').varint(w.origin?.line ?? 0).varint(w.origin?.col ?? 0);
+    }
     this.send(0, HANG_REPORT, e.finishCopy());
   }
 
   private hangReport(from: number, d: Decoder): void {
-    const n = d.varint();
-    const items: HangItem[] = [];
-    for (let i = 0; i < n; i++) items.push({ node: from, text: d.string(), origin: { file: d.string(), line: d.varint(), col: d.varint() } });
-    this.hangReports[from] = items;
+    const groups: HangGroup[] = [];
+    for (let g = d.varint(); g > 0; g--) {
+      const participant = d.string();
+      const waits = [];
+      for (let n = d.varint(); n > 0; n--) {
+        const text = d.string(), file = d.string(), line = d.varint(), col = d.varint();
+        waits.push(file === '' ? { text } : { text, origin: { file, line, col } });
+      }
+      groups.push({ participant, node: from, waits });
+    }
+    this.hangReports[from] = groups;
     for (let r = 0; r < this.size; r++) if (!this.hangReports[r]) return;
-    this.broadcastStop(false, { ok: false, kind: 'hang', message: formatHang(this.hangReports.flatMap((x) => x ?? [])) });
+    this.broadcastStop(false, { ok: false, kind: 'hang', message: formatHang(this.hangReports.flatMap((x) => x ?? []), this.summaries()) });
+  }
+
+  /** How each layer of this node sums up n of its waits (every node runs the same layers). */
+  private summaries(): (participant: string, n: number) => string {
+    return (name, n) => this.participants.find((p) => p.name === name)?.hangSummary(n) ?? `${n} wait(s) of ${name} never end`;
   }
 
   private broadcastStop(ok: boolean, result: ClusterResult = { ok }): void {
@@ -211,21 +253,14 @@ export class ClusterNode {
 
   // ------------------------------------------------------------------ faults
 
-  private fault(f: RunFault): void {
-    const text = faultText(this.rt, f);
-    if (this.rank === 0) this.abortAll(text, 'fault');
-    // rank 0 answers with ABORT; if it is gone the lost-peer path ends us
-    else this.send(0, FAULT, this.enc.reset().string(text).finishCopy());
-  }
-
   private abortAll(message: string, kind: 'fault' | 'lost'): void {
-    if (this.finished) return;
+    if (this.ended) return;
     for (let r = 0; r < this.size; r++) if (r !== this.rank) this.send(r, ABORT);
     this.end({ ok: false, kind, message });
   }
 
   private lost(rank: number, reason: string): void {
-    if (this.finished) return;
+    if (this.ended) return;
     const message = `node ${rank} was lost (${reason}); stopping the run`;
     if (this.rank === 0) this.abortAll(message, 'lost');
     else if (rank === 0) this.end({ ok: false, kind: 'lost', message });
@@ -253,33 +288,9 @@ export class ClusterNode {
   }
 
   private end(r: ClusterResult): void {
-    if (this.finished) return;
-    this.finished = true;
+    if (this.ended) return;
+    this.ended = true;
     if (this.waveTimer) { clearTimeout(this.waveTimer); this.waveTimer = null; }
     this.settle(r);
   }
-
-  // ------------------------------------------------------------------ stealing
-
-  private trySteal(): void {
-    if (this.stealing || this.size < 2) return;
-    this.stealing = true;
-    const victim = this.rt.policy.stealVictim(this.rank, this.size, this.stealAttempt++);
-    this.send(victim, STEAL_REQ);
-  }
-
-  private giveWork(thief: number): void {
-    const cfs = this.rt.takeStealable(thief);
-    if (cfs.length === 0) { this.send(thief, STEAL_NONE); return; }
-    for (const cf of cfs) this.data.migrate(cf, thief);
-  }
-
-  private stealRefused(): void {
-    this.stealing = false;
-    // Back off so that idle nodes do not flood busy ones; the next idle() retries.
-    const wait = this.stealBackoff;
-    this.stealBackoff = Math.min(50, this.stealBackoff * 2);
-    setTimeout(() => { if (!this.finished && this.rt.idle()) this.idle(); }, wait);
-  }
 }
-
