@@ -67,7 +67,7 @@ export function formatSlowTable(r: SlowReport): string {
 
 const BARS = ' ▁▂▃▄▅▆▇█';
 const SPARK_MAX = 64;
-const DYN_FACTORS = ['S', 'L', 'O', 'U'] as const;
+const DYN_FACTORS = ['S', 'L', 'O', 'W', 'U'] as const;
 
 /**
  * SLOW over time: a sparkline per factor (each column the factor's share of the workers' time

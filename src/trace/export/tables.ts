@@ -22,7 +22,7 @@ import type { DamageReport } from '../damage.js';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParquetWriter, fileWriter, type SchemaElement } from 'hyparquet-writer';
-import { readModel } from '../read.js';
+import { readModel, type ReadProgress } from '../read.js';
 import type { TraceModel } from '../model/model.js';
 import type { Fragment } from '../model/records.js';
 
@@ -158,7 +158,7 @@ function fragmentRow(model: TraceModel, f: Fragment, inputs: number): Cell[] {
 }
 
 /** Write the tables of the trace in `traceDir` into `outDir` (created if missing). */
-export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv']): TablesResult {
+export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv'], progress?: ReadProgress): TablesResult {
   let tables: Record<TableName, Table> | undefined;
   let read;
   try {
@@ -183,7 +183,7 @@ export function exportTables(traceDir: string, outDir: string, formats: readonly
           if (r) t.dfs.push([r.name, r.family, e.node, e.bytes, e.t, r.producer?.gid ?? null, r.producer?.name ?? null]);
         },
       });
-    });
+    }, progress);
     const model = read.model, m = read.manifest, t = tables!;
     // CFs still running when the trace ended: they ran, without a finish
     for (const f of model.stillRunning()) t.fragments.push(fragmentRow(model, f, f.inputs?.length ?? 0));
