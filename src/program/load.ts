@@ -11,7 +11,9 @@ import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundl
 import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
 import type { GlueImport } from '../ucode/cpp/glue.js';
 import type { Program } from '../lang/ast.js';
-import { compileProgram, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
+import { fits, HeapExhausted, heapLeft, megabytes } from '../lang/heap.js';
+import { tooLarge } from '../lang/parser.js';
+import { BYTES_PER_SITE, compileProgram, countStatements, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
 
 export interface LoadOptions {
   defines?: Record<string, string>;
@@ -77,6 +79,15 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
+  const refuse = (d: Diagnostic): Loaded => {
+    const ds = [...fe.diagnostics, d];
+    return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };
+  };
+  // the compiler's sites take more heap than the tree they come from: refused before, not by V8
+  const statements = countStatements(fe.program);
+  const room = fits(statements * BYTES_PER_SITE);
+  const main = fe.pre.files[0] ?? file;
+  if (!room.ok) return refuse(tooLarge(main, `compiling its ${statements} statements needs about ${megabytes(statements * BYTES_PER_SITE)} MB`, room.left));
   try {
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
     if (opts.typecheck && modules.length > 0) {
@@ -105,11 +116,8 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     }
     return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, program, bundle };
   } catch (e) {
-    if (e instanceof ProgramError) {
-      const d: Diagnostic = { severity: 'error', code: 'LUNA-C001', message: e.message, origin: e.origin };
-      const ds = [...fe.diagnostics, d];
-      return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };
-    }
+    if (e instanceof HeapExhausted) return refuse(tooLarge(main, `its ${statements} statements filled the heap while ${e.stage}`, heapLeft()));
+    if (e instanceof ProgramError) return refuse({ severity: 'error', code: 'LUNA-C001', message: e.message, origin: e.origin });
     throw e;
   }
 }
