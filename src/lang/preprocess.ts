@@ -52,6 +52,7 @@ import {
   MappedTextBuilder, PosMap, SourceTable, type ForeignBlock, type MappedText, type Origin, type Preprocessed,
 } from './source.js';
 import { error, noOrigin } from './origin.js';
+import { FileError, readRegular, reason } from '../core/files.js';
 
 export interface PreprocessOptions {
   /** `-D key=value` macros (parameterless) */
@@ -176,7 +177,7 @@ class Preprocessor {
 
   constructor(opts: PreprocessOptions) {
     this.includePath = opts.includePath ?? ['.'];
-    this.readFile = opts.readFile ?? ((p) => fs.readFileSync(p, 'utf8'));
+    this.readFile = opts.readFile ?? ((p) => readRegular(p, 'source file'));
     this.fixedLimit = opts.maxExpandedChars;
     if (this.fixedLimit !== undefined) this.limit = this.fixedLimit;
     for (const [name, value] of Object.entries(opts.defines ?? {})) {
@@ -194,7 +195,7 @@ class Preprocessor {
     try {
       text = this.readFile(file);
     } catch (e) {
-      this.err('LUNA-P015', `cannot read source file '${file}': ${(e as Error).message}`, noOrigin(file));
+      this.err('LUNA-P015', `cannot read source file '${file}': ${e instanceof FileError ? e.problem : reason(e)}`, noOrigin(file));
       this.files.push(file);
       this.fileSet.add(file);
       return;
@@ -203,14 +204,16 @@ class Preprocessor {
   }
 
   /** Try the include path, then the including file's directory. */
-  private resolveInclude(name: string, from: string): { file: string; text: string } | null {
+  private resolveInclude(name: string, from: string): { file: string; text: string } | { file: string; refused: string } | null {
     const candidates = path.isAbsolute(name)
       ? [name]
       : [...this.includePath.map((d) => path.join(d, name)), path.join(path.dirname(from), name)];
     for (const c of candidates) {
       try {
         return { file: c, text: this.readFile(c) };
-      } catch {
+      } catch (e) {
+        // a FIFO or a device is refused, named, not read (it could block forever)
+        if (e instanceof FileError) return { file: c, refused: e.problem! };
         /* try the next directory */
       }
     }
@@ -234,6 +237,10 @@ class Preprocessor {
     const found = this.resolveInclude(name, from);
     if (!found) {
       this.err('LUNA-P010', `include file not found: "${name}"`, origin);
+      return;
+    }
+    if ('refused' in found) {
+      this.err('LUNA-P010', `include file "${name}": ${found.file} ${found.refused}`, origin);
       return;
     }
     const key = path.resolve(found.file);
@@ -921,6 +928,6 @@ export function preprocessText(
   text: string,
   opts: PreprocessOptions = {},
 ): { pre: Preprocessed; diagnostics: Diagnostic[] } {
-  const read = opts.readFile ?? ((p: string) => fs.readFileSync(p, 'utf8'));
+  const read = opts.readFile ?? ((p: string) => readRegular(p, 'source file'));
   return preprocess(file, { ...opts, readFile: (p) => (p === file ? text : read(p)) });
 }

@@ -10,7 +10,8 @@
 // async slices (send start → send end) with instants at arrival; counters ("C") carry the
 // ready-queue length and live DF bytes per node.
 import type { DamageReport } from '../damage.js';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { createRegular } from '../../core/files.js';
 import { readTrace } from '../merge.js';
 import { TraceModel } from '../model/model.js';
 import type { DfRec, Fragment } from '../model/records.js';
@@ -51,7 +52,7 @@ class JsonOut {
 export function exportPerfetto(dir: string, outFile: string | number): { events: number; warnings: string[]; damage: DamageReport } {
   const trace = readTrace(dir);
   const m = trace.manifest;
-  const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
+  const fd = typeof outFile === 'number' ? outFile : createRegular(outFile, 'Perfetto trace');
   const out = new JsonOut(fd);
   const model = new TraceModel(m);
   model.damage = trace.damage;
