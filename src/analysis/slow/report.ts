@@ -94,7 +94,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     starvationTail: an.sTail,
     perNode: Array.from({ length: an.N }, (_, i) => slou(an.perNode, i * NF)),
     perThread,
-    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0) },
+    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0), ...(an.series && an.series.width !== an.series.requested ? { requestedNs: an.series.requested } : {}) },
     perCode, perLabel,
     blame: {
       starvation: {
