@@ -117,6 +117,12 @@ class Frame implements MappedText {
     readonly outer: Active | null,
     /** position of the `$` of that use */
     readonly use: number,
+    /**
+     * expansions this text is nested in: the frame's of the text its use was read from, plus one.
+     * A call in an argument counts too, also when the frame around it has already ended (an
+     * argument at the end of a body, `#define I(x) $x`, is read after its frame is popped).
+     */
+    readonly level = 0,
   ) {}
 
   /** Macros active at offset `at` of this frame. */
@@ -682,6 +688,7 @@ class FileScanner {
   private macroUse(): void {
     const use = this.here();
     const active = this.top.activeAt(this.top.i);
+    const level = this.top.level + 1;
     this.adv();
     const name = this.readName();
     const m = this.pp.macros.get(name);
@@ -706,11 +713,11 @@ class FileScanner {
         return;
       }
     }
-    if ((active?.depth ?? 0) + 1 > MAX_MACRO_NESTING || this.frames.length > MAX_MACRO_NESTING) {
+    if (level > MAX_MACRO_NESTING || (active?.depth ?? 0) + 1 > MAX_MACRO_NESTING || this.frames.length > MAX_MACRO_NESTING) {
       this.err('LUNA-P019', `macro expansion nested too deep (more than ${MAX_MACRO_NESTING} levels): '${name}'`, use);
       return;
     }
-    const frame = this.expand(m, args, use, active);
+    const frame = this.expand(m, args, use, active, level);
     if (!frame) return;
     this.frames.push(frame);
     this.top = frame;
@@ -762,7 +769,7 @@ class FileScanner {
   }
 
   /** The expansion of `m` as a frame to rescan; null when it would pass the size limit. */
-  private expand(m: Macro, args: MappedText[], use: number, outer: Active | null): Frame | null {
+  private expand(m: Macro, args: MappedText[], use: number, outer: Active | null, level: number): Frame | null {
     let size = 0;
     for (const p of m.pieces) size += typeof p === 'number' ? args[p]!.text.length : p.to - p.from;
     const pp = this.pp;
@@ -774,7 +781,7 @@ class FileScanner {
     // without arguments the expansion is the body itself (or, for -D, its text at the use)
     if (args.length === 0) {
       const map = m.sourced ? m.body.map : PosMap.constant(use);
-      return new Frame(m.body.text, map, m, [], outer, use);
+      return new Frame(m.body.text, map, m, [], outer, use, level);
     }
     const b = new MappedTextBuilder();
     const ranges: number[] = [];
@@ -788,7 +795,7 @@ class FileScanner {
       else b.appendConst(m.body.text.slice(p.from, p.to), use);
     }
     const t = b.build();
-    return new Frame(t.text, t.map, m, ranges, outer, use);
+    return new Frame(t.text, t.map, m, ranges, outer, use, level);
   }
 
   private outermostUseOr(use: number): number {

@@ -4,7 +4,7 @@
 // the run: bounded windows, and the output says the width used.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readThreadFile } from '../../src/trace/reader.js';
 import { TraceDamage } from '../../src/trace/damage.js';
@@ -70,4 +70,46 @@ test('analyze slow --window far too small for the run: at most the bound of wind
   const f = (JSON.parse(fits.stdout) as { series: { windowNs: number; requestedNs?: number } }).series;
   assert.equal(f.windowNs, 1e9);
   assert.equal(f.requestedNs, undefined);
+}));
+
+test('an empty trace (every file its header) prints no NaN: text, JSON and report', () => inTempDir('luna-cut-', async (dir) => {
+  const t = join(dir, 'T');
+  const made = await luna(['run', '--threads', '2', '--trace', t, SPREAD, '6'], dir);
+  assert.equal(made.status, 0, explain(made));
+  for (const f of readdirSync(t).filter((x) => x.endsWith('.lt'))) truncateSync(join(t, f), 32);
+  const text = await luna(['analyze', 'slow', t], dir);
+  assert.ok(text.status === 0 || text.status === 3, explain(text));
+  assert.doesNotMatch(text.stdout + text.stderr, /NaN|Infinity/, explain(text));
+  const json = await luna(['analyze', 'slow', '--json', t], dir);
+  const r = JSON.parse(json.stdout) as { tWall: unknown; tTotal: unknown };
+  assert.equal(r.tWall, 0);
+  assert.equal(r.tTotal, 0);
+  const out = join(dir, 'r.html');
+  const report = await luna(['report', t, '-o', out], dir);
+  assert.ok(report.status === 0 || report.status === 3, explain(report));
+  // the page's own text, without the chart library's code
+  const page = readFileSync(out, 'utf8').replace(/<script[\s\S]*?<\/script>/g, '');
+  assert.doesNotMatch(page, /NaN|Infinity/);
+}));
+
+test('the manifest\'s machines and cores are validated (exit 2, the field named)', () => inTempDir('luna-cut-', async (dir) => {
+  const t = join(dir, 'T');
+  const made = await luna(['run', '--threads', '1', '--trace', t, SPREAD, '6'], dir);
+  assert.equal(made.status, 0, explain(made));
+  const manifest = JSON.parse(readFileSync(join(t, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ['cores0', { cores: 0 }, /field "cores": expected at least 1, got 0/],
+    ['machineCores', { machines: [{ host: 'h', cores: -3, nodes: [0] }] }, /field "machines\[0\]\.cores": expected at least 1, got -3/],
+    ['beyond', { machines: [{ host: 'h', cores: 2, nodes: [0, 5] }] }, /field "machines\[0\]\.nodes": node 5, but field "nodes" says 1 node\(s\)/],
+    ['twice', { machines: [{ host: 'a', cores: 2, nodes: [0] }, { host: 'b', cores: 2, nodes: [0] }] }, /field "machines\[1\]\.nodes": node 0 is also on machines\[0\]/],
+    ['type', { machines: 'h' }, /field "machines": expected array/],
+  ];
+  for (const [name, change, message] of cases) {
+    const d = join(dir, name);
+    cpSync(t, d, { recursive: true });
+    writeFileSync(join(d, 'manifest.json'), JSON.stringify({ ...manifest, ...change }));
+    const r = await luna(['analyze', 'slow', d], dir);
+    assert.equal(r.status, 2, explain(r));
+    assert.match(r.stderr, message, explain(r));
+  }
 }));

@@ -163,6 +163,6 @@ function idleOf(r: Slou): number { return r.S + r.L + r.O; }
 
 function emptyReport(an: SlowAnalyzer): SlowReport {
   an.m.warn('empty trace');
-  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0;
+  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0; an.m.lastT = 0;
   return finishReport(an);
 }
