@@ -73,12 +73,22 @@ export function fits(bytes: number): { ok: boolean; left: number } {
 export class HeapGuard {
   private n = 0;
   private readonly reserve = Math.max(16 * MB, oldGenerationLimit() / 16);
+  /** after the last collection: the heap used, and what was left */
+  private usedAfterGc = 0;
+  private leftAfterGc = -1;
   constructor(private readonly every = 2048) {}
 
   exhausted(): boolean {
     if (++this.n < this.every) return false;
     this.n = 0;
-    return heapLeft() < this.reserve && heapLeftAfterGc() < this.reserve;
+    const used = getHeapStatistics().used_heap_size;
+    if (oldGenerationLimit() - used >= this.reserve) return false;
+    // what is live grew at most by what was allocated since the last collection: no new one
+    // (a full collection of a big heap takes a second) while that still leaves the reserve
+    if (this.leftAfterGc - (used - this.usedAfterGc) >= this.reserve) return false;
+    this.leftAfterGc = heapLeftAfterGc();
+    this.usedAfterGc = getHeapStatistics().used_heap_size;
+    return this.leftAfterGc < this.reserve;
   }
 }
 
