@@ -5,11 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeSlow } from '../../src/analysis/slow/index.js';
 import { simulate, type SimOptions } from '../../src/analysis/sim/simulate.js';
-import { writeSimTrace } from '../../src/analysis/sim/write.js';
-import { analyzeSlowTrace } from '../../src/analysis/slow/trace.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
 const F = ['S', 'L', 'O', 'W', 'U'] as const;
 
