@@ -59,7 +59,7 @@ test('analyze slow --window far too small for the run: at most the bound of wind
   assert.equal(made.status, 0, explain(made));
   const text = await luna(['analyze', 'slow', '--window', '1ns', t], dir);
   assert.equal(text.status, 0, explain(text));
-  assert.match(text.stdout, new RegExp(`--window 1 ns would make more than ${MAX_WINDOWS} windows: using \\d`));
+  assert.match(text.stdout, new RegExp(`windows of 1 ns would be more than ${MAX_WINDOWS}: using \\d`));
   const json = await luna(['analyze', 'slow', '--window', '1ns', '--json', t], dir);
   assert.equal(json.status, 0, explain(json));
   const s = (JSON.parse(json.stdout) as { series: { windowNs: number; requestedNs?: number; explicit: boolean; points: unknown[] } }).series;

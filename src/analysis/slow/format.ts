@@ -85,7 +85,7 @@ export function formatDynamics(r: SlowReport): string[] {
   const group = Math.ceil(pts.length / SPARK_MAX);
   const cols = Math.ceil(pts.length / group);
   const L: string[] = [];
-  if (r.series.explicit && r.series.requestedNs !== undefined) L.push(`--window ${dur(r.series.requestedNs)} would make more than ${MAX_WINDOWS} windows: using ${dur(w)}`);
+  if (r.series.explicit && r.series.requestedNs !== undefined) L.push(`windows of ${dur(r.series.requestedNs)} would be more than ${MAX_WINDOWS}: using ${dur(w)}`);
   L.push(`dynamics: ${pts.length} windows of ${dur(w)}${group > 1 ? `, ${group} per column` : ''} (share of the workers' time, ▁ low … █ all):`);
   for (const f of DYN_FACTORS) {
     let line = '';
