@@ -61,6 +61,11 @@ export interface RunOptions {
    * threads only (the system thread could not be stopped in the middle of a ucode)
    */
   cfTimeoutNs?: number;
+  /**
+   * Stops the run when aborted (a signal, the launcher gone): every node ends as `interrupted`
+   * with its trace flushed; the abort reason's `message` (or the reason itself) says why.
+   */
+  interrupt?: AbortSignal;
 }
 
 export interface RunResult {
@@ -68,7 +73,7 @@ export interface RunResult {
   status: RunStatus;
   /** error text (fault, hang or lost node) when !ok */
   message?: string;
-  kind?: 'fault' | 'hang' | 'lost';
+  kind?: 'fault' | 'hang' | 'lost' | 'interrupted';
   /** rank 0 of a traced multi-node run: clock offsets of the nodes */
   clockOffsets?: number[];
   /** rank 0 of a traced multi-node run: the machines the nodes ran on */
@@ -83,6 +88,11 @@ export interface RunResult {
   bootWaitNs: number;
   /** worker threads this node started (a program of tiny CFs on one node starts none) */
   workersStarted: number;
+  /**
+   * worker threads that did not end when told to (stuck in a C++ ucode): the process must end
+   * without waiting for them (core/exit.ts exitHard)
+   */
+  stuckThreads: number;
 }
 
 /** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
@@ -100,7 +110,19 @@ function machinesOf(hosts: readonly { host: string; cores: number }[]): MachineI
   return [...by.values()];
 }
 
-const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : r.kind === 'hang' ? 'hung' : r.kind === 'lost' ? 'lost' : 'failed');
+const STATUS_OF: Record<NonNullable<ClusterResult['kind']>, RunStatus> = { fault: 'failed', hang: 'hung', lost: 'lost', interrupted: 'interrupted' };
+const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : STATUS_OF[r.kind ?? 'fault']);
+
+/** Time between spills of the trace buffers during a run: what a SIGKILL can cost. */
+const SPILL_MS = 1000;
+/** How long an interrupted node waits for a worker to finish its ucode before it salvages that worker's trace. */
+const INTERRUPT_GRACE_MS = 500;
+
+/** The text of an AbortSignal's reason. */
+function reasonText(reason: unknown): string {
+  if (reason && typeof reason === 'object' && typeof (reason as { message?: unknown }).message === 'string') return (reason as { message: string }).message;
+  return reason === undefined ? 'interrupted' : String(reason);
+}
 
 /** Options a run cannot start with (threads out of range, an unusable trace directory). */
 export class RunOptionsError extends Error {}
@@ -158,7 +180,10 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const started = wallNs();
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
-  if (!rt.failure) {
+  const interrupt = opts.interrupt;
+  const onInterrupt = (): void => cluster.interrupt(reasonText(interrupt!.reason));
+  if (interrupt?.aborted) onInterrupt(); else interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  if (!rt.failure && !interrupt?.aborted) {
     if (tp.rank === 0) {
       try { rt.start(mainArgs); } catch (e) { rt.fail(e); }
     } else rt.schedule();
@@ -168,8 +193,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const onRejection = (e: unknown): void => rt.uncaught(e, 'rejection');
   process.on('uncaughtException', onException).on('unhandledRejection', onRejection);
   const watchdog = opts.cfTimeoutNs ? watchLanes(pool, opts.cfTimeoutNs) : undefined;
+  // a run killed outright (SIGKILL, a crash) keeps what was recorded up to the last spill
+  const spill = tr ? setInterval(() => { tr!.flush(); pool.spillTraces(); }, SPILL_MS).unref() : undefined;
   let res = await cluster.done;
+  interrupt?.removeEventListener('abort', onInterrupt);
   if (watchdog) clearInterval(watchdog);
+  if (spill) clearInterval(spill);
   // a rejection left by the last fragments is reported after the microtasks of this turn
   await new Promise<void>((r) => setImmediate(r));
   process.off('uncaughtException', onException).off('unhandledRejection', onRejection);
@@ -181,11 +210,13 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const systemCpuNs = threadCpuNs() - cpuStarted;
   const workersStarted = pool.started;
   if (tr) { rt.traceCounters(ended); tr.programFinish(ended, STATUS.indexOf(status)); }
-  await pool.stop();
+  await pool.stop(res.kind === 'interrupted' ? INTERRUPT_GRACE_MS : undefined);
   tr?.close();
   await tp.close();
+  // terminated workers end within milliseconds unless they are in native code
+  if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

@@ -30,8 +30,12 @@ export interface RecordDef {
 export const MAX_STRING_BYTES = 1024;
 export const MAX_INTS = 255;
 
-/** Program end status recorded by programFinish (and in the manifest). */
-export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost'] as const;
+/**
+ * Program end status recorded by programFinish (and in the manifest); programFinish stores the
+ * index, so append, never reorder. `interrupted`: stopped by a signal (SIGINT, SIGTERM, SIGHUP)
+ * or because its launcher vanished, the trace flushed up to that moment.
+ */
+export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost', 'interrupted'] as const;
 export type RunStatus = (typeof STATUS)[number];
 
 /**

@@ -18,10 +18,15 @@ export const CONTROL_CHANNEL = 2;
 /** how long rank 0 stays idle before it probes for termination */
 const WAVE_DELAY_MS = 1;
 const PROBE = 1, PROBE_REPLY = 2, STOP = 3, HANG_QUERY = 4, HANG_REPORT = 5, FAULT = 6, ABORT = 7;
-const STEAL_REQ = 8, STEAL_NONE = 9, CLOCK_PING = 10, CLOCK_PONG = 11;
+const STEAL_REQ = 8, STEAL_NONE = 9, CLOCK_PING = 10, CLOCK_PONG = 11, INTERRUPT = 12;
+/**
+ * A node that sees another (not rank 0) lost waits this long for rank 0 to stop the run naming
+ * it: ending at once would let a launcher such as mpirun kill the job before rank 0 says why.
+ */
+const LOST_VERDICT_MS = 5000;
 
-export type EndKind = 'completed' | 'failed' | 'hung' | 'lost';
-export interface ClusterResult { ok: boolean; message?: string; kind?: 'fault' | 'hang' | 'lost' }
+export type EndKind = 'completed' | 'failed' | 'hung' | 'lost' | 'interrupted';
+export interface ClusterResult { ok: boolean; message?: string; kind?: 'fault' | 'hang' | 'lost' | 'interrupted' }
 
 interface Reply { idle: boolean; sent: number; recv: number; live: number }
 
@@ -86,6 +91,7 @@ export class ClusterNode {
         case STOP: this.end({ ok: d.u8() === 1 }); break;
         case FAULT: this.abortAll(d.string(), 'fault'); break;
         case ABORT: this.end({ ok: false, kind: 'fault' }); break;
+        case INTERRUPT: this.interrupted(from, d.string()); break;
         case STEAL_REQ: this.giveWork(from); break;
         case STEAL_NONE: this.stealRefused(); break;
         case CLOCK_PING: this.send(from, CLOCK_PONG, this.enc.reset().f64(this.now()).string(hostname()).varint(availableParallelism()).finishCopy()); break;
@@ -222,7 +228,28 @@ export class ClusterNode {
     if (this.finished) return;
     const message = `node ${rank} was lost (${reason}); stopping the run`;
     if (this.rank === 0) this.abortAll(message, 'lost');
-    else this.end({ ok: false, kind: 'lost', message: rank === 0 ? message : undefined });
+    else if (rank === 0) this.end({ ok: false, kind: 'lost', message });
+    else setTimeout(() => this.end({ ok: false, kind: 'lost', message }), LOST_VERDICT_MS).unref();
+  }
+
+  /**
+   * This node is to stop (a signal, its launcher gone): every node ends its run as interrupted,
+   * through rank 0, which names the node that was interrupted.
+   */
+  interrupt(message: string): void {
+    if (this.finished) return;
+    const text = this.rank === 0 ? message : `node ${this.rank}: ${message}`;
+    if (this.rank !== 0) this.send(0, INTERRUPT, this.enc.reset().string(text).finishCopy());
+    this.interrupted(this.rank, text);
+  }
+
+  private interrupted(from: number, text: string): void {
+    if (this.finished) return;
+    if (this.rank === 0) {
+      const body = this.enc.reset().string(text).finishCopy();
+      for (let r = 1; r < this.size; r++) if (r !== from) this.send(r, INTERRUPT, body);
+    }
+    this.end({ ok: false, kind: 'interrupted', message: text });
   }
 
   private end(r: ClusterResult): void {

@@ -19,7 +19,7 @@ import { kindsOf, type NativeUcodes } from './native.js';
 import { namesCalledOrDeclared } from './scan.js';
 
 /** Bumped when the way libraries are built changes: old cache entries are then ignored. */
-const BUILD = 1;
+const BUILD = 2;
 /** Compiler messages kept (the first ones say what matters). */
 const MAX_COMPILER_DIAGNOSTICS = 30;
 
@@ -149,7 +149,8 @@ async function build(o: CppBuildOptions, compiler: Compiler, flags: string[], in
   }
   const tmpLib = join(work, 'ucodes.so');
   const linkArgs = [...pre, '-shared', '-o', tmpLib, ...files.map((f) => f.obj), ...flags];
-  if (process.platform === 'linux') linkArgs.push('-Wl,-z,defs');
+  // exit() and its kin in a ucode go to ucenv.h's wrappers, which report them as the call's error
+  if (process.platform === 'linux') linkArgs.push('-Wl,-z,defs', '-Wl,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit');
   const link = await runProgram(cxx, linkArgs, work);
   if (link.code !== 0) {
     diags.linkerOutput(link.stderr);
