@@ -1,6 +1,7 @@
 // `luna run`: load, check, run on 1..N nodes (local processes, or ranks of mpirun/srun), print
 // faults and hangs; exit 0 / 1 (2 for a bad command line). Only rank 0 reports, so messages are
 // not repeated.
+import { FileError, reason } from '../core/files.js';
 import { resolve } from 'node:path';
 import { loadProgram } from '../program/load.js';
 import { ArgsError, parseMainArgs } from '../program/args.js';
@@ -178,7 +179,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
       try {
         manifest = startRunTrace(o.trace, loaded.program, { program: file, args, nodes, threads, policy: policy.name, version: version() });
       } catch (e) {
-        say(`luna: error: cannot open trace directory ${o.trace}: ${(e as Error).message}`);
+        say(`luna: error: ${e instanceof FileError ? e.message : `cannot open trace directory ${o.trace}: ${reason(e)}`}`);
         return 1;
       }
       const warn = cpuClockWarningOnce();

@@ -97,6 +97,7 @@ export class TraceModel {
   private slots = 0;
   /** nodes that wrote programFinish */
   private finished = 0;
+  private readonly finishedNode: Uint8Array;
   private ended = false;
 
   constructor(readonly manifest: TraceManifest, listeners: ModelListener[] = []) {
@@ -105,6 +106,7 @@ export class TraceModel {
     this.sites = manifest.sites ?? [];
     this.listeners = listeners;
     this.perNode = new Float64Array(this.N);
+    this.finishedNode = new Uint8Array(this.N);
     this.dfs = this.use(DfResolver);
     this.fragments = this.use(FragmentResolver);
     this.use(WaitResolver);
@@ -189,6 +191,7 @@ export class TraceModel {
     } else if (e.kind === 'programFinish') {
       if (!(this.tEnd >= t)) this.tEnd = t;
       this.finished++;
+      this.finishedNode[node] = 1;
       const status = STATUS[e.status] ?? 'running';
       if (status !== 'running' && (this.status === undefined || this.status === 'completed')) this.status = status;
       for (const l of this.listeners) l.programFinish?.(node, t, status);
@@ -205,6 +208,12 @@ export class TraceModel {
       if (this.perNode[n] !== 0) continue;
       this.warn(`node ${n} recorded nothing (its trace files are empty or missing): it is left out, not counted as idle`);
       this.damage.add('missing-node', `node ${n} recorded nothing (its trace files hold no record): left out of the totals, not counted as idle`);
+    }
+    // a completed run's nodes all wrote their end: a node without it lost the end of its file
+    // (cut on a record boundary, which the reader cannot see)
+    for (let n = 0; n < this.N; n++) {
+      if (this.manifest.status !== 'completed' || this.perNode[n] === 0 || this.finishedNode[n]) continue;
+      this.damage.add('truncated', `node ${n} has no programFinish record though the manifest says the run completed: the end of its file is missing`, fileOf(n, 0));
     }
     if (!(this.tEnd === this.tEnd)) this.warn('no programFinish record: the run did not end normally; the last event ends it');
   }
