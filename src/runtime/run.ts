@@ -97,6 +97,14 @@ export interface RunResult {
   stuckThreads: number;
 }
 
+/**
+ * CPUs this node may use: what its waiting threads count free cores against and its workers
+ * boot beside. The machine's parallelism until the node's CPU affinity is known here.
+ */
+export function nodeCpus(): number {
+  return availableParallelism();
+}
+
 /** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
 export function defaultThreads(ranksHere = 1): number {
   return Math.max(1, Math.floor(availableParallelism() / Math.max(1, ranksHere)));
@@ -137,7 +145,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // large DFs reuse freed memory rather than fresh pages (LUNA_KEEP_FREED_MB)
   keepFreedMemory();
   const lanes = opts.threads ?? defaultThreads();
-  const cores = opts.cores ?? availableParallelism();
+  const cores = opts.cores ?? nodeCpus();
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
   const native = typeof opts.bundle === 'string' ? undefined : opts.bundle?.native;
   const mainArgs = parseMainArgs(opts.program.main, opts.args);
@@ -149,11 +157,11 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     workerTrace = { dir: opts.traceDir, node: tp.rank, origin: String(runOrigin()) };
   }
   let rt!: NodeRuntime;
+  const policy = opts.policy ?? new DefaultPolicy();
   const pool = new WorkerPool({
     lanes, bundle, native, imports: opts.program.imports, trace: workerTrace,
-    // A worker spinning for the next batch takes a core: only where one is spare (on 2 cores
-    // with 2 workers the spin delayed the system thread that was to send it the batch).
-    spinUs: lanes + 1 > cores ? 0 : 50,
+    // waiting threads spin while a core is free for them (the policy says how long)
+    waiting: policy.waiting?.({ cpus: cores, lanes, nodes: tp.size }),
     // workers feed each other the values of dependent steps (LUNA_FEED=0: through this thread only)
     feed: process.env.LUNA_FEED !== '0',
     onResult: (r) => rt.onResult(r),
@@ -168,7 +176,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, policy);
   fragments.attach(rt);
   try {
     await inline.load(bundle, native);

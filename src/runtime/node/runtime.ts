@@ -39,6 +39,8 @@ export interface Executors {
   feed?(from: number, requests: Feed): void;
   /** start the workers ahead of their first batch (absent: each starts with its first batch) */
   warm?(): void;
+  /** the system thread has nothing to do until its next event (the pump ended with no turn due) */
+  rest?(): void;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -310,6 +312,7 @@ export class NodeRuntime {
     } catch (e) { this.fail(e); return; }
     if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
     if (this.idle()) this.onIdle();
+    else if (!this.scheduled) this.exec.rest?.();
   }
 
   /**

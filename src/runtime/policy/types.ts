@@ -3,6 +3,7 @@
 // and piscina's balancer). The mechanism (src/runtime/node) asks; a policy never touches the
 // runtime's state. Hooks marked optional cost nothing when absent.
 import type { Site } from '../../program/compile.js';
+import type { WaitPlan } from '../exec/protocol.js';
 
 /**
  * A fragment as a policy sees it. `gid` is computed on first use: read it only when needed.
@@ -105,6 +106,13 @@ export interface ProfileSample {
   readonly ns: number;
 }
 
+/** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */
+export interface ThreadsView {
+  readonly cpus: number;
+  readonly lanes: number;
+  readonly nodes: number;
+}
+
 export interface SchedulingPolicy {
   readonly name: string;
 
@@ -164,6 +172,13 @@ export interface SchedulingPolicy {
   stealVictim(self: number, nodes: number, attempt: number): number;
   /** How many of `available` stealable ready CFs a victim gives away. */
   giveAway(available: number, threads: number): number;
+
+  /**
+   * How the node's threads wait when they have nothing to do: how long each kind of wait spins
+   * (while the node's threads on a CPU leave a core free) before it sleeps. Absent: every wait
+   * sleeps at once.
+   */
+  waiting?(t: ThreadsView): WaitPlan;
 
   /** Called after every finished atomic CF (profiling). */
   profile?(sample: ProfileSample): void;
