@@ -6,7 +6,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../program/compile.js';
-import { SLEEPING, abortFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, abortFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
@@ -323,7 +323,9 @@ export class WorkerPool {
    * The system thread has nothing to do until its next event. With batches in flight it first
    * spins for a result, up to the plan's `resultSpinNs` while a core is free for it: a result
    * posted meanwhile is then taken by the event loop at once, without waking this thread from
-   * its poll. Then it rests: waiting workers may spin on its core.
+   * its poll. Then it rests: waiting workers may spin on its core, and one parked for a fed value
+   * (it slept within its spin because this thread had the core) is woken to spin again, before
+   * its value arrives: the wake-up is then off the path from the producer to the consumer.
    */
   rest(): void {
     const ns = this.waiting.resultSpinNs;
@@ -336,7 +338,14 @@ export class WorkerPool {
     }
     if (!this.working) return;
     this.working = false;
-    Atomics.sub(this.flags, onCpuFlag(this.lanes), 1);
+    const onCpu = onCpuFlag(this.lanes);
+    Atomics.sub(this.flags, onCpu, 1);
+    // the core this thread leaves goes to a worker parked for a fed value, if any
+    for (let i = 0; i < this.lanes; i++) {
+      if (Atomics.load(this.flags, i) !== PARKED) continue;
+      if (Atomics.load(this.flags, onCpu) < this.waiting.cpus) wakeLane(this.flags, i);
+      break;
+    }
   }
 
   busy(): boolean {
@@ -418,9 +427,9 @@ export class WorkerPool {
     return Atomics.load(this.flags, onCpuFlag(this.lanes));
   }
 
-  /** Whether lane `i`'s worker sleeps on its flag. */
+  /** Whether lane `i`'s worker sleeps on its flag (parked or not). */
   asleep(i: number): boolean {
-    return Atomics.load(this.flags, i) === SLEEPING;
+    return Atomics.load(this.flags, i) !== AWAKE;
   }
 
   /** The CF lane `i` is running (-1: none). */

@@ -100,6 +100,11 @@ export interface WorkerInit {
  * thread spins only while that leaves it a core, see `coreFree`) and the results workers posted.
  */
 export const SLEEPING = 1, AWAKE = 0;
+/**
+ * Asleep while a fed value is due within its spin: the system thread, when it rests and a core
+ * frees, wakes one such worker, which spins again (see WorkerPool.rest).
+ */
+export const PARKED = 2;
 export const flagsLength = (lanes: number): number => 5 * lanes + 3;
 export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 5;
 export const abortFlag = (lanes: number): number => lanes;
@@ -139,7 +144,8 @@ export interface WaitPlan {
  * spinner must not take its core meanwhile.
  */
 export function wakeLane(flags: Int32Array, lane: number): void {
-  if (Atomics.compareExchange(flags, lane, SLEEPING, AWAKE) === SLEEPING) {
+  const v = Atomics.load(flags, lane);
+  if (v !== AWAKE && Atomics.compareExchange(flags, lane, v, AWAKE) === v) {
     Atomics.add(flags, onCpuFlag(lanesOf(flags)), 1);
     Atomics.notify(flags, lane);
   }

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate } from '../../trace/clock.js';
-import { AWAKE, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type Forward, type TaskError, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type Forward, type TaskError, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, ContractError, type Ucode } from './call.js';
@@ -117,15 +117,15 @@ async function main(): Promise<void> {
  * The node's count of threads on a CPU leaves with this one; a waker counts it back when it
  * wakes it (protocol.ts wakeLane), else this thread does.
  */
-function sleep(work: () => boolean): void {
-  Atomics.store(flags, me, SLEEPING);
+function sleep(work: () => boolean, state = SLEEPING): void {
+  Atomics.store(flags, me, state);
   Atomics.sub(flags, ONCPU, 1);
   if (!work()) {
     tw?.lend(); // the system thread may spill what this worker recorded while it sleeps
-    Atomics.wait(flags, me, SLEEPING);
+    Atomics.wait(flags, me, state);
     tw?.reclaim();
   }
-  if (Atomics.compareExchange(flags, me, SLEEPING, AWAKE) === SLEEPING) Atomics.add(flags, ONCPU, 1);
+  if (Atomics.compareExchange(flags, me, state, AWAKE) === state) Atomics.add(flags, ONCPU, 1);
 }
 
 /** Spin until `until` (ms, performance.now) while the node's threads leave a core free. */
@@ -168,7 +168,9 @@ function fed(f: Forward): DfValue | null | undefined {
     ex.serve(); // the producer of what we wait for may wait for us
     if (flags[ABORT] !== 0) return undefined;
     if (spinning(until)) continue;
-    sleep(() => ex.pending() || flags[ABORT] !== 0);
+    // within the spin but no core free (often: this worker's own result has just woken the
+    // system thread), parked: the system thread wakes it when it rests and a core frees
+    sleep(() => ex.pending() || flags[ABORT] !== 0, performance.now() < until ? PARKED : SLEEPING);
   }
 }
 
