@@ -132,14 +132,14 @@ async function runSuite(d: SuiteDef, ctx: Ctx): Promise<SuiteOutput> {
   }
 }
 
-/** The wake-up probe in a fresh process (undefined when it fails: a machine fact, not a suite). */
+/** The wake-up probe in a fresh process (a failure is said, not fatal: a machine fact, not a suite). */
 function wakeupProbe(): WakeupProbe | undefined {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-wakeup.js')], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-wakeup.js')], { encoding: 'utf8', timeout: 120_000 });
   try {
-    return r.status === 0 ? (JSON.parse(r.stdout) as WakeupProbe) : undefined;
-  } catch {
-    return undefined;
-  }
+    if (r.status === 0) return JSON.parse(r.stdout) as WakeupProbe;
+  } catch { /* said below */ }
+  console.log(`machine: the wake-up probe failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''}`);
+  return undefined;
 }
 
 function errText(e: unknown): string {
