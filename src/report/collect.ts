@@ -92,7 +92,7 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
     if (p.ref >= 0) critical.push(p.ref);
   }
   critical.reverse();
-  const status: RunStatus | 'unknown' = trace.manifest.status && trace.manifest.status !== 'running' ? trace.manifest.status : model.status ?? trace.manifest.status ?? 'unknown';
+  const status = slow.run.status;
   return {
     dir, manifest: trace.manifest, slow, findings: interpretFindings(slow), status,
     frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view() },

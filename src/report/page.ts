@@ -35,6 +35,7 @@ th{font-weight:600;color:var(--mut)}td.n,th.n{text-align:right;font-variant-nume
 .advice li{margin:6px 0}.advice .f{font-weight:600;margin-right:6px}
 .tl{position:relative;border:1px solid var(--line);margin:6px 0 14px}.tl canvas{display:block;width:100%;cursor:grab}
 .tip{position:absolute;pointer-events:none;background:#1d2430;color:#fff;padding:4px 7px;border-radius:4px;font-size:12px;white-space:pre;display:none;z-index:3}
+.msg{white-space:pre-wrap;font:12px/1.4 ui-monospace,monospace;margin:4px 0}.run-ended{border:1px solid #e3b3b3;background:#fdf3f3;padding:8px 12px;border-radius:4px;margin:6px 0 10px}
 .status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost{color:#b00;font-weight:600}
 `;
 

@@ -156,7 +156,9 @@ function reports(): SlowReport[] {
     latency(), unevenNodes(), badOrder(), litvinov(), ...simulated(),
   ];
   // a report of a damaged trace (coverage below 1) goes through the same interpretation
-  return [...base, { ...base[0]!, coverage: 0.8, warnings: ['trace: node0.thread1.lt: truncated'] }];
+  return [...base, { ...base[0]!, coverage: 0.8, warnings: ['trace: node0.thread1.lt: truncated'] },
+    // runs that did not complete go through it too, their end said first
+    ...(['hung', 'failed', 'lost', 'running'] as const).map((status) => ({ ...base[2]!, run: { status, message: 'the program hangs: nothing can run\n  CF w[2] waits for x[2]', complete: false } }))];
 }
 
 // ------------------------------------------------------------------ the checks

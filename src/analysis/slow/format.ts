@@ -1,6 +1,7 @@
 // Human-readable table of a SlowReport.
 
 import { dur, pct, share } from './fmt.js';
+import { runEndLine } from './interpret.js';
 import type { Slou, SlowReport } from './types.js';
 
 function row(name: string, v: Slou, total: number): string {
@@ -19,6 +20,13 @@ function machinesLine(r: SlowReport): string {
 
 export function formatSlowTable(r: SlowReport): string {
   const L: string[] = [];
+  // how an unfinished run ended comes first: every figure below covers only its part before that
+  const ended = runEndLine(r);
+  if (ended) {
+    L.push(ended);
+    for (const line of (r.run.message ?? '').split('\n').filter((x) => x.trim())) L.push(`  | ${line}`);
+    L.push('');
+  }
   L.push(`SLOW analysis (${r.model}) of ${r.program || 'run'}: ${r.nodes} node(s) × ${r.threads} worker thread(s) = ${r.cores} workers${r.missingNodes?.length ? ` (node(s) ${r.missingNodes.join(', ')} missing)` : ''}${machinesLine(r)}`);
   L.push(`T_wall ${dur(r.tWall)}   T_total ${dur(r.tTotal)}   Σ ${dur(r.sum)}   coverage ${pct(100 * r.coverage, 2)}   CFs ${r.cfs} (mean ${dur(r.meanCfNs)})`);
   L.push('');

@@ -13,7 +13,7 @@ import type { MachineRow, SlowReport } from './types.js';
 const NOTABLE = 10; // percent of T_total worth a recommendation
 
 export const FINDING_KINDS = [
-  'summary', 'oversubscribed', 'idle-nodes', 'idle-threads',
+  'run-ended', 'summary', 'oversubscribed', 'idle-nodes', 'idle-threads',
   'sequential', 'uneven-nodes', 'order', 'tail',
   'latency', 'overhead', 'fine-grained', 'preemption',
   'coverage', 'litvinov',
@@ -36,8 +36,9 @@ export function interpretSlow(r: SlowReport): string[] {
 }
 
 export function interpretFindings(r: SlowReport): Finding[] {
-  if (r.tTotal <= 0) return [{ kind: 'summary', text: 'The trace holds no run time: nothing to analyze.', evidence: ['tWall'] }];
-  const out: Finding[] = [];
+  const ended = runEnded(r);
+  if (r.tTotal <= 0) return [...ended, { kind: 'summary', text: 'The trace holds no run time: nothing to analyze.', evidence: ['tWall'] }];
+  const out: Finding[] = [...ended];
   const { p } = r;
   const factors = (['S', 'L', 'O'] as const).map((f) => [f, p[f]] as const).sort((a, b) => b[1] - a[1]);
   out.push({
@@ -72,6 +73,29 @@ export function interpretFindings(r: SlowReport): Finding[] {
     }
   }
   return out;
+}
+
+const ENDED: Record<string, string> = {
+  failed: 'failed', hung: 'hung', lost: 'lost a node', interrupted: 'was interrupted',
+};
+
+/** How a run that did not complete ended, in one line (the first line of the analysis). */
+export function runEndLine(r: SlowReport): string | undefined {
+  const { status, message } = r.run;
+  if (r.run.complete) return undefined;
+  const first = message?.split('\n')[0]?.trim();
+  const how = ENDED[status]
+    ? `The run ${ENDED[status]} after ${dur(r.tWall)}${first ? ` (${first})` : ''}`
+    : `The trace has no end: the run was killed, or was still running, ${dur(r.tWall)} after its start`;
+  return `${how}: every figure covers only the part of the run before it; fragments that never ran are not in them.`;
+}
+
+function runEnded(r: SlowReport): Finding[] {
+  const line = runEndLine(r);
+  if (!line) return [];
+  const fix = r.run.status === 'hung' ? ' Make it complete first (the hang report names what waited for what); judge its performance then.'
+    : r.run.status === 'failed' ? ' Make it complete first; judge its performance then.' : '';
+  return [{ kind: 'run-ended', text: line + fix, evidence: ['run'] }];
 }
 
 function name(f: 'S' | 'L' | 'O'): string {

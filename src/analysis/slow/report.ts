@@ -4,7 +4,8 @@ import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
 import type { TraceManifest } from '../../trace/manifest.js';
-import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import type { RunStatus } from '../../trace/schema.js';
+import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -78,6 +79,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
   if (an.history?.truncated) warnings.push(`litvinov2017: producer-thread history truncated ${an.history.truncated}×`);
 
   return {
+    run: runEndOf(an.manifest, m.status),
     model: an.model,
     compare: !!an.opts.compare,
     program: an.manifest.program,
@@ -130,6 +132,15 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     damage: m.damage.report(),
     units: UNITS,
   };
+}
+
+/**
+ * How the run ended: the launcher's final word in the manifest, else what the nodes' programFinish
+ * records said (a manifest left at `running` by a killed launcher), else `running` / `unknown`.
+ */
+export function runEndOf(mf: TraceManifest, recorded: RunStatus | undefined): RunEnd {
+  const status = mf.status && mf.status !== 'running' ? mf.status : recorded ?? mf.status ?? 'unknown';
+  return { status, ...(mf.message ? { message: mf.message } : {}), complete: status === 'completed' };
 }
 
 /**

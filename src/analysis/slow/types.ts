@@ -1,5 +1,6 @@
 // Public shapes of the SLOW analysis (SPEC §5, seed 003 §4). All times are nanoseconds.
 import type { DamageReport } from '../../trace/damage.js';
+import type { RunStatus } from '../../trace/schema.js';
 
 export type SlowModel = 'kireev2024' | 'litvinov2017';
 
@@ -80,7 +81,21 @@ export interface Placement {
   idleNs: number;
 }
 
+/**
+ * How the run ended: the manifest's status, or (when the launcher never wrote its end) the
+ * nodes' programFinish records; `running`/`unknown`: the run never recorded its end (killed, or
+ * still running). Unless `complete`, every figure covers only the part of the run before it ended.
+ */
+export interface RunEnd {
+  status: RunStatus | 'unknown';
+  /** the error of a failed, hung or lost run, as the runtime printed it (several lines for a hang) */
+  message?: string;
+  complete: boolean;
+}
+
 export interface SlowReport {
+  /** how the run ended; the figures cover only the part before it unless `run.complete` */
+  run: RunEnd;
   model: SlowModel;
   /** the other model is in `models` because it was asked for (--compare) */
   compare: boolean;
