@@ -57,6 +57,11 @@ export async function clientMain(renderers: Record<string, Render>): Promise<voi
       // golden-angle hues: neighbouring code numbers get distant colours
       return code < 0 ? '#777' : 'hsl(' + ((code * 137.508 + 200) % 360).toFixed(0) + ',62%,52%)';
     },
+    name(t, i) {
+      let s = t.bases[t.base[i]!] || '?';
+      for (let k = t.off[i]!; k < t.off[i + 1]!; k++) s += '[' + t.idx[k] + ']';
+      return s;
+    },
     slowColors: SLOW_COLORS,
     slowNames: SLOW_NAMES,
     labels: data.labels || [],

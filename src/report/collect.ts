@@ -4,7 +4,8 @@
 // every system-thread span — in growable typed columns (32 bytes per fragment, no objects).
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
-import { PathNode } from '../analysis/slow/critical.js';
+import { PathNode, pathSteps } from '../analysis/slow/critical.js';
+import { NameTable } from './names.js';
 import { readTrace } from '../trace/merge.js';
 import { estimateEvents, traceFilesBytes } from '../trace/manifest-reader.js';
 import { TraceModel, type ModelListener } from '../trace/model/model.js';
@@ -39,8 +40,10 @@ export interface RunData {
   frags: Frags;
   transfers: Spans;
   sys: Spans;
-  /** indices into frags of the critical path's recorded steps, earliest first */
+  /** indices into frags of the critical path's steps, earliest first (the whole path unless longer than the analysis keeps) */
   critical: Int32Array;
+  /** the names of those steps (`sw[57][0]`) */
+  criticalNames: NameTable;
   /** bytes of the trace files (progress and sizes) */
   traceBytes: number;
 }
@@ -88,17 +91,19 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
   for (const w of trace.warnings) slow.warnings.push(`trace: ${w}`);
   progress?.(k, k);
   const critical: number[] = [];
-  for (let p: PathNode | null = an.cpEnd; p; p = p.prev) {
-    if (p.ref >= 0) critical.push(p.ref);
+  const criticalNames = new NameTable();
+  for (const p of pathSteps(an.cpEnd)) {
+    if (p.ref < 0) continue;
+    critical.push(p.ref);
+    criticalNames.add(p.label, p.labelIdx);
   }
-  critical.reverse();
   const status = slow.run.status;
   return {
     dir, manifest: trace.manifest, slow, findings: interpretFindings(slow), status,
     frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view() },
     transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view() },
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
-    critical: Int32Array.from(critical),
+    critical: Int32Array.from(critical), criticalNames,
     traceBytes: bytes,
   };
 }

@@ -77,6 +77,32 @@ test('the timeline data holds every fragment of the run on its lane, and the cri
   assert.ok(tl.net.off.at(-1)! > 0, 'DFs crossed between the two nodes');
 });
 
+test('a critical path of 12 002 steps is shown whole: every step in the table data and on the timeline', () => {
+  const trace = join(dir, 'chain.trace');
+  const run = luna(['run', '--threads', '1', '--trace', trace, join(ROOT, 'examples/chain/chain.fa'), '12000', '0']);
+  assert.equal(run.status, 0, run.stderr);
+  const a = analysis(trace);
+  assert.equal(a.criticalPath.cfs, 12_002, 'start, 12 000 links and the check');
+  assert.equal(a.criticalPath.steps, a.criticalPath.cfs);
+  const html = luna(['report', trace, '-o', '-']).stdout;
+  assert.match(html, /data-path-steps="12002" data-path-cfs="12002">All 12,002 steps are listed below and outlined on the timeline/);
+  type P = { z: string; t: string };
+  const unpack = (p: P): Buffer => inflateRawSync(Buffer.from(p.z, 'base64'));
+  const d = pageData(html);
+  const steps = (d.sections.critical as { start: P; names: { bases: string[]; base: P; off: P; idx: P } }[])[0]!;
+  const start = new Float64Array(new Uint8Array(unpack(steps.start)).buffer);
+  assert.equal(start.length, 12_002);
+  for (let k = 1; k < start.length; k++) assert.ok(start[k]! >= start[k - 1]!, 'earliest first');
+  // names as the program gives them: first, link[0] … link[11999], then the check
+  const base = new Int32Array(new Uint8Array(unpack(steps.names.base)).buffer), off = new Int32Array(new Uint8Array(unpack(steps.names.off)).buffer), idx = new Int32Array(new Uint8Array(unpack(steps.names.idx)).buffer);
+  const name = (k: number): string => steps.names.bases[base[k]!] + Array.from(idx.subarray(off[k]!, off[k + 1]!), (i) => `[${i}]`).join('');
+  assert.equal(name(0), 'first');
+  assert.equal(name(1), 'link[0]');
+  assert.equal(name(12_000), 'link[11999]');
+  const crit = (d.sections.timeline as { crit: P }[])[0]!.crit;
+  assert.equal(new Int32Array(new Uint8Array(unpack(crit)).buffer).length, 12_002, 'every step outlined on the timeline');
+});
+
 test('the page is self-contained: no external script, style, image or link', () => {
   const html = luna(['report', traceA, '-o', '-']).stdout;
   assert.match(html, /^<!doctype html>/);

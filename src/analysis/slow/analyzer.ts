@@ -142,7 +142,7 @@ export class SlowAnalyzer implements ModelListener {
       const p = x.producer?.aux as PathNode | null | undefined;
       if (p && (!cpIn || p.len > cpIn.len)) cpIn = p;
     }
-    const path = new PathNode((cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, cpIn);
+    const path = new PathNode((cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.labelIdx, cpIn, this.opts.wholePathSteps);
     m.aux = path;
     if (!this.cpEnd || path.len > this.cpEnd.len) this.cpEnd = path;
 

@@ -3,6 +3,7 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
+import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { RunStatus } from '../../trace/schema.js';
 import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
@@ -73,7 +74,8 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
   const agg = cp ? collect(cp) : { cfs: 0, byCode: new Map<number, number>(), byLabel: new Map<string, number>() };
   const cpLen = cp?.len ?? 0;
   const tail: PathStep[] = [];
-  for (let n = cp; n && tail.length < topK; n = n.prev) tail.push({ gid: n.gid, label: n.label, code: an.codeName(n.code), ns: n.ns });
+  let steps = 0;
+  for (let n = cp; n; n = n.prev, steps++) if (tail.length < topK) tail.push({ gid: n.gid, label: n.label, name: displayCf(n.label, n.labelIdx), code: an.codeName(n.code), ns: n.ns });
 
   const warnings = [...m.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w));
   if (an.history?.truncated) warnings.push(`litvinov2017: producer-thread history truncated ${an.history.truncated}×`);
@@ -119,6 +121,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       ofWall: tWall > 0 ? cpLen / tWall : 0,
       parallelism: cpLen > 0 ? t.U / cpLen : 0,
       cfs: agg.cfs,
+      steps,
       byCode: topOf(agg.byCode, topK, cpLen, (c) => an.codeName(c)),
       byLabel: topOf(agg.byLabel, topK, cpLen, (l) => l),
       tail,

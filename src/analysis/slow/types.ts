@@ -23,6 +23,8 @@ export interface SlowOptions {
   systemCores?: number;
   /** Length of the top-culprit lists (default 10). */
   topK?: number;
+  /** Steps of the critical path kept whole, step by step (default 2^20; the earlier ones only in its totals). */
+  wholePathSteps?: number;
 }
 
 export interface Row extends Slou { cfs: number }
@@ -40,7 +42,8 @@ export interface Blame {
   latency: { total: number; byDfBase: Culprit[]; byDf: Culprit[]; byNodePair: PairCulprit[]; byProducerLabel: Culprit[] };
 }
 
-export interface PathStep { gid: string; label: string; code: string; ns: number }
+/** A step of the critical path: its global id, label, the name the program gives it (`sw[57][0]`), code and CPU time. */
+export interface PathStep { gid: string; label: string; name: string; code: string; ns: number }
 export interface CriticalPath {
   /** Σ CF CPU time along the longest DF-dependency chain (the span). */
   length: number;
@@ -49,6 +52,8 @@ export interface CriticalPath {
   /** T_U / length: average parallelism available in the execution graph. */
   parallelism: number;
   cfs: number;
+  /** steps kept one by one (the report lists and draws them all): `cfs` unless the path was longer than that limit */
+  steps: number;
   byCode: Culprit[];
   byLabel: Culprit[];
   /** the last fragments of the path, latest first */
@@ -166,7 +171,7 @@ export const UNITS = {
   'blame.*.total': 'ns', 'blame.*.*[].ns': 'ns', 'blame.*.*[].share': 'fraction of that blame total',
   'blame.latency.byNodePair[].from': 'node number', 'blame.latency.byNodePair[].to': 'node number',
   'criticalPath.length': 'ns', 'criticalPath.ofWall': 'fraction of tWall', 'criticalPath.parallelism': 'ratio (T_U / length)',
-  'criticalPath.cfs': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',
+  'criticalPath.cfs': 'count', 'criticalPath.steps': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',
   'criticalPath.tail[].ns': 'ns (CPU time of that CF)',
   'sysBusy.total': 'ns', 'sysBusy.perNode[]': 'ns',
   'cfs': 'count', 'meanCfNs': 'ns', 'events': 'count',

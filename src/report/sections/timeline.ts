@@ -173,6 +173,7 @@ export const timeline: Section = {
         return undefined;
       };
       const critRows = Array.from(crit, (i) => rowOfFrag(i));
+      const critStart = Float64Array.from(crit, (i) => F.s[i]! * tick), critEnd = Float64Array.from(crit, (i) => F.s[i]! * tick + F.d[i]!);
       const draw = (): void => {
         pending = false;
         const dpr = window.devicePixelRatio || 1;
@@ -196,19 +197,26 @@ export const timeline: Section = {
           g.fillText(row.label, 4, row.y + row.hg / 2);
           drawRow(row, pw, k);
         }
-        // critical path: outline each recorded step, joined in order
+        // critical path: outline each step, joined in order. Steps are in time order: start at
+        // the first that ends in view, stop after the view, one outline per pixel and row (a long
+        // path seen whole is a band, not 10^5 rectangles)
         g.strokeStyle = '#e00'; g.lineWidth = 1.5;
-        let px = NaN, py = NaN;
-        crit.forEach((i, j) => {
+        let px = NaN, py = NaN, lastX = -Infinity, lastRow: Row | undefined;
+        let lo = 0, hi = crit.length;
+        while (lo < hi) { const m = (lo + hi) >> 1; if (critEnd[m]! < v0) lo = m + 1; else hi = m; }
+        for (let j = Math.max(0, lo - 1); j < crit.length; j++) {
           const row = critRows[j];
-          if (!row) return;
-          const st = F.s[i]! * tick, en = st + F.d[i]!;
+          if (!row) continue;
+          const st = critStart[j]!, en = critEnd[j]!;
           const x0 = LABEL_W + (st - v0) * k, x1 = LABEL_W + (en - v0) * k;
+          const last = st > v1;
+          if (!last && row === lastRow && x1 < lastX + 1) continue;
           const cx = (x0 + x1) / 2, cy = row.y + row.hg / 2;
           if (x1 >= LABEL_W && x0 <= W) g.strokeRect(Math.max(LABEL_W, x0), row.y, Math.max(3, Math.min(W, x1) - Math.max(LABEL_W, x0)), row.hg);
-          if (px === px && (Math.max(px, cx) >= LABEL_W)) { g.beginPath(); g.moveTo(Math.max(LABEL_W, px), py); g.lineTo(Math.max(LABEL_W, cx), cy); g.stroke(); }
-          px = cx; py = cy;
-        });
+          if (px === px && (Math.max(px, cx) >= LABEL_W)) { g.beginPath(); g.moveTo(Math.max(LABEL_W, px), py); g.lineTo(Math.max(LABEL_W, Math.min(W, cx)), cy); g.stroke(); }
+          px = cx; py = cy; lastX = x1; lastRow = row;
+          if (last) break;
+        }
         g.lineWidth = 1;
         cv.setAttribute('data-view', v0.toFixed(0) + ',' + v1.toFixed(0));
       };
