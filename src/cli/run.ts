@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { loadProgram } from '../program/load.js';
 import { ArgsError, parseMainArgs } from '../program/args.js';
-import { defaultThreads, runNode, type RunResult } from '../runtime/run.js';
+import { runNode, type RunResult } from '../runtime/run.js';
 import { finishRunTrace, startRunTrace } from '../runtime/tracing.js';
 import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
@@ -21,6 +21,8 @@ import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
+import { bindingNote, nodeCpus } from '../runtime/launch/binding.js';
+import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 
 export interface RunCliOptions {
@@ -85,9 +87,13 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     throw e;
   }
   const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
-  // nodes on one host share its cores: `--nodes 2` on 8 cores runs 4 worker threads per node
-  const cores = defaultThreads(ranksOnThisHost(launch, nodes));
+  // nodes on one host share its cores (`--nodes 2` on 8 cores runs 4 worker threads per node),
+  // unless a launcher bound each rank to CPUs of its own
+  const cpus = cpuSet();
+  const cores = nodeCpus(launch, ranksOnThisHost(launch, nodes), cpus);
   const threads = o.threads ?? cores;
+  const note = bindingNote(launch, cpus, threads);
+  if (note && !o.quiet) say(note);
   let heartbeatMs: number | undefined;
   if (o.heartbeat !== undefined) {
     try { heartbeatMs = o.heartbeat === 'off' ? 0 : Math.round(parseDuration(o.heartbeat) / 1e6); } catch (e) {
@@ -132,7 +138,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     process.env.LUNA_TRACE_ORIGIN = traceOrigin;
     if (launch.rank === 0) {
       try {
-        manifest = startRunTrace(o.trace, loaded.program, { program: file, args, nodes, threads, policy: policy.name, version: version() });
+        manifest = startRunTrace(o.trace, loaded.program, { program: file, args, nodes, threads, policy: policy.name, version: version(), launcher: launch.launcher === 'luna' ? 'local' : launch.launcher });
       } catch (e) {
         say(`luna: error: cannot open trace directory ${o.trace}: ${(e as Error).message}`);
         return 1;

@@ -13,7 +13,9 @@ function machinesLine(r: SlowReport): string {
   if (r.machines.length === 0) return '';
   const m = r.machines.map((x) => {
     const over = x.oversubscription > 1 ? `, oversubscribed ${x.oversubscription.toFixed(1)}×` : '';
-    return `${x.host || 'this machine'}: ${x.cores} CPU(s) for ${x.workers} worker(s)${over}`;
+    const narrow = x.nodeCpus.map((c, i) => [x.nodes[i]!, c] as const).filter(([, c]) => c < x.cpus);
+    const bound = narrow.length ? `, node(s) ${narrow.map(([n]) => n).join(', ')} bound to ${[...new Set(narrow.map(([, c]) => c))].join('/')} CPU(s) each` : '';
+    return `${x.host || 'this machine'}: ${x.cores} CPU(s) for ${x.workers} worker(s)${x.cpus > x.cores ? ` (of ${x.cpus})` : ''}${over}${bound}`;
   });
   return `; ${m.join('; ')}`;
 }

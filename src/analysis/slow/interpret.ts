@@ -7,13 +7,14 @@
 // only through features.ts, so it never recommends something the tool does not offer.
 
 import { OPTION, RULE, q } from './features.js';
+import { fewerRanks, isClusterLauncher, widenBinding } from '../../core/launchers.js';
 import { dur, pct, share } from './fmt.js';
 import type { MachineRow, SlowReport } from './types.js';
 
 const NOTABLE = 10; // percent of T_total worth a recommendation
 
 export const FINDING_KINDS = [
-  'run-ended', 'summary', 'oversubscribed', 'idle-nodes', 'idle-threads',
+  'run-ended', 'summary', 'oversubscribed', 'bound', 'idle-nodes', 'idle-threads',
   'sequential', 'uneven-nodes', 'order', 'tail',
   'latency', 'overhead', 'fine-grained', 'preemption',
   'coverage', 'litvinov',
@@ -48,6 +49,7 @@ export function interpretFindings(r: SlowReport): Finding[] {
     evidence: ['p', 't', 'tTotal'],
   });
   out.push(...oversubscribed(r));
+  out.push(...bound(r));
   out.push(...idleNodes(r));
   out.push(...idleThreads(r));
   for (const [f, v] of factors) {
@@ -125,8 +127,11 @@ function oversubscribed(r: SlowReport): Finding[] {
     const where = m.host ? `Machine ${q(m.host)}` : 'The machine';
     const nn = m.nodes.length;
     const o = r.overhead;
+    // under a cluster launcher the ranks per machine are its to choose, not --nodes'
+    const cluster = isClusterLauncher(r.launcher);
+    const fewer = cluster ? fewerRanks(r.launcher, m.cores) ?? 'the launcher\'s option for ranks per machine' : q(`${OPTION.nodes} ${m.cores}`);
     const fix = nn > m.cores
-      ? `Run at most ${m.cores} ${plural(m.cores, 'node')} there (${q(`${OPTION.nodes} ${m.cores}`)} with ${q(`${OPTION.threads} 1`)}), or spread the nodes over more machines`
+      ? `Run at most ${m.cores} ${plural(m.cores, 'node')} there (${fewer} with ${q(`${OPTION.threads} 1`)}), or spread the nodes over more machines`
       : `Run with ${q(`${OPTION.threads} ${fittingThreads(m)}`)} so that ${nn} ${plural(nn, 'node')} × threads ≤ ${m.cores} CPUs, or spread the nodes over more machines`;
     return {
       kind: 'oversubscribed' as const, factor: 'O' as const,
@@ -138,6 +143,43 @@ function oversubscribed(r: SlowReport): Finding[] {
       evidence: ['machines', 'overhead.preempt', 'overhead.startDelay'],
     };
   });
+}
+
+/**
+ * Nodes a launcher (or taskset, a cgroup) bound to fewer CPUs than their machine has, where the
+ * node's worker threads and its system thread cannot all run: one CPU (they take turns at every
+ * hand-off), or more workers than CPUs. The runtime says the same at start-up (launch/binding.ts).
+ */
+function boundNodes(r: SlowReport): { m: MachineRow; node: number; cpus: number }[] {
+  const out: { m: MachineRow; node: number; cpus: number }[] = [];
+  for (const m of r.machines) {
+    m.nodes.forEach((node, i) => {
+      const cpus = m.nodeCpus[i] ?? m.cores;
+      if (cpus < m.cpus && (cpus === 1 || r.threads > cpus)) out.push({ m, node, cpus });
+    });
+  }
+  return out;
+}
+
+function bound(r: SlowReport): Finding[] {
+  const b = boundNodes(r);
+  if (b.length === 0) return [];
+  const cpus = Math.min(...b.map((x) => x.cpus));
+  const host = b[0]!.m.host, all = b.every((x) => x.m === b[0]!.m);
+  const who = r.launcher === 'mpirun' ? 'by mpirun' : r.launcher === 'srun' ? 'by srun' : r.launcher === 'local' ? '(taskset or a cgroup)' : 'by the launcher';
+  const nodes = b.map((x) => x.node);
+  const o = r.overhead;
+  const want = r.threads + 1;
+  const fix = widenBinding(r.launcher, want)
+    ?? (isClusterLauncher(r.launcher) || r.launcher === 'unknown' ? 'give each rank more CPUs through its launcher' : `run on more CPUs, or with ${q(`${OPTION.threads} 1`)}`);
+  return [{
+    kind: 'bound', factor: 'O',
+    text: `${plural(nodes.length, 'Node')} ${list(nodes)} ${nodes.length > 1 ? 'were each' : 'was'} bound ${who} to ${cpus === 1 ? 'one CPU' : `${cpus} CPUs`}` +
+      `${all && host ? ` of machine ${q(host)}'s ${b[0]!.m.cpus}` : ''}: ${nodes.length > 1 ? 'each' : 'it'} ran ${r.threads} worker ${plural(r.threads, 'thread')} and its system thread there, ` +
+      `taking turns at every hand-off between them (pre-emption ${dur(o.preempt)}, ready→start ${dur(o.startDelay)}): that binding, not the program, sets the pace. ` +
+      `To give each node ${want} CPUs, ${fix}; then analyse again.`,
+    evidence: ['machines', 'launcher', 'overhead.preempt', 'overhead.startDelay'],
+  }];
 }
 
 /** The label with enough CFs to spread over the nodes that does most of the useful work. */
@@ -174,7 +216,8 @@ function usableWorkers(r: SlowReport): number {
   let w = used.filter(Boolean).length * r.threads;
   const covered = new Set(r.machines.flatMap((m) => m.nodes));
   if (r.machines.length > 0 && used.every((u, n) => !u || covered.has(n))) {
-    w = r.machines.reduce((a, m) => a + Math.min(m.cores, m.nodes.filter((n) => used[n]).length * r.threads), 0);
+    // a node bound to fewer CPUs than threads runs at most that many at once
+    w = r.machines.reduce((a, m) => a + Math.min(m.cores, m.nodes.reduce((b, n, i) => b + (used[n] ? Math.min(r.threads, m.nodeCpus[i] ?? r.threads) : 0), 0)), 0);
   }
   return Math.max(1, w);
 }
@@ -298,14 +341,15 @@ function overhead(r: SlowReport): Finding[] {
     ['extra system cores', o.systemCores],
   ] as const;
   const main = [...parts].sort((a, b) => b[1] - a[1])[0];
-  const over = oversubscribedMachines(r).length > 0;
+  // an oversubscribed machine or a binding too narrow: CPU contention, not the fragment size
+  const over = oversubscribedMachines(r).length > 0 || boundNodes(r).length > 0;
   const out: Finding[] = [{
     kind: 'overhead', factor: 'O',
     text: `O = ${pct(r.p.O)}, ${dur(perCf)} of overhead per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
       `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).` +
       (O > 0 && startup > 0.2 * O ? ` ${share(startup / O)} of O (${dur(startup)}) is the start-up before each worker's first CF ` +
         `(worker threads booting, ucodes loading, the first CFs being created): paid once per run, it weighs less the more work a run does.` : '') +
-      (over ? ' Much of it comes from the oversubscription above: judge the fragment size once it is gone.' : ''),
+      (over ? ` Much of it comes from the ${oversubscribedMachines(r).length > 0 ? 'oversubscription' : 'binding'} above: judge the fragment size once it is gone.` : ''),
     evidence: ['overhead', 'cfs', 'meanCfNs'],
   }];
   if (over) return out;

@@ -87,6 +87,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     program: an.manifest.program,
     nodes: an.N, threads: an.T, cores,
     machines: machinesOf(an.manifest, an.N, an.T),
+    launcher: an.manifest.launcher ?? 'unknown',
     placement: placementOf(an),
     tStart: t0, tWall, tTotal,
     t,
@@ -154,9 +155,11 @@ export function runEndOf(mf: TraceManifest, recorded: RunStatus | undefined): Ru
 function machinesOf(mf: TraceManifest, N: number, T: number): MachineRow[] {
   const known = mf.machines ?? (mf.cores && N === 1 ? [{ host: '', cores: mf.cores, nodes: [0] }] : []);
   return known.filter((x) => x.cores > 0).map((x) => {
-    const nodes = x.nodes.filter((n) => n >= 0 && n < N);
+    const keep = x.nodes.map((n) => n >= 0 && n < N);
+    const nodes = x.nodes.filter((_, i) => keep[i]);
+    const nodeCpus = x.nodeCpus && x.nodeCpus.length === x.nodes.length ? x.nodeCpus.filter((_, i) => keep[i]) : nodes.map(() => x.cores);
     const workers = nodes.length * T;
-    return { host: x.host, cores: x.cores, nodes, workers, oversubscription: workers / x.cores };
+    return { host: x.host, cores: x.cores, cpus: Math.max(x.cores, x.cpus ?? 0), nodes, nodeCpus, workers, oversubscription: workers / x.cores };
   });
 }
 

@@ -63,9 +63,13 @@ export interface CriticalPath {
 /** A machine of the run and how many worker threads ran on it. */
 export interface MachineRow {
   host: string;
-  /** CPUs its processes could use */
+  /** CPUs its processes could use (the union of its nodes' CPU sets) */
   cores: number;
+  /** CPUs the machine has online (= cores when the trace does not say) */
+  cpus: number;
   nodes: number[];
+  /** per node of `nodes`: the CPUs it could use (= cores when the trace does not say); fewer than `cpus` when a launcher bound it */
+  nodeCpus: number[];
   /** worker threads of those nodes (their system threads come on top) */
   workers: number;
   /** workers / cores: above 1 the machine is oversubscribed */
@@ -111,6 +115,8 @@ export interface SlowReport {
   cores: number;
   /** the machines the nodes ran on, as the trace recorded them (empty when it did not) */
   machines: MachineRow[];
+  /** what started the nodes: `local` (luna run), `mpirun`, `srun`, `pmi`; `unknown` in older traces */
+  launcher: string;
   placement: Placement;
   tStart: number;
   tWall: number;
@@ -176,7 +182,7 @@ export const UNITS = {
   'sysBusy.total': 'ns', 'sysBusy.perNode[]': 'ns',
   'cfs': 'count', 'meanCfNs': 'ns', 'events': 'count',
   'nodes': 'count', 'threads': 'count (worker threads per node)', 'cores': 'count (worker threads of the run)',
-  'machines[].cores': 'count (CPUs)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
+  'machines[].cores': 'count (CPUs)', 'machines[].cpus': 'count (CPUs)', 'machines[].nodeCpus[]': 'count (CPUs of that node)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
   'machines[].oversubscription': 'ratio (workers / cores)',
   'placement.perNode[]': 'count (CFs)', 'placement.perThread[]': 'count (CFs)', 'placement.idleNodes[]': 'node number',
   'missingNodes[]': 'node number',

@@ -13,7 +13,11 @@ export const summary: Section = {
       html: sideBySide(ctx, (r) => {
         const m = r.manifest, s = r.slow;
         const machines = s.machines.length
-          ? s.machines.map((x) => `${esc(x.host || 'this machine')}: ${x.cores} CPUs, nodes ${x.nodes.join(', ')}${x.oversubscription > 1 ? ` <span class="err">(oversubscribed ×${x.oversubscription.toFixed(2)})</span>` : ''}`).join('<br>')
+          ? s.machines.map((x) => {
+            const narrow = x.nodes.filter((_, i) => x.nodeCpus[i]! < x.cpus);
+            const bound = narrow.length ? ` <span class="err">(node${narrow.length > 1 ? 's' : ''} ${narrow.join(', ')} bound${s.launcher !== 'unknown' && s.launcher !== 'local' ? ` by ${esc(s.launcher)}` : ''} to ${[...new Set(x.nodes.flatMap((n, i) => (x.nodeCpus[i]! < x.cpus ? [x.nodeCpus[i]] : [])))].join('/')} CPU(s) each)</span>` : '';
+            return `${esc(x.host || 'this machine')}: ${x.cores} CPUs${x.cpus > x.cores ? ` of ${x.cpus}` : ''}, nodes ${x.nodes.join(', ')}${x.oversubscription > 1 ? ` <span class="err">(oversubscribed ×${x.oversubscription.toFixed(2)})</span>` : ''}${bound}`;
+          }).join('<br>')
           : m.cores ? `${m.cores} CPUs (node 0's machine)` : '<span class="mut">not recorded</span>';
         const rows: [string, string][] = [
           ['Program', `<code>${esc(m.program)}</code>`],
