@@ -20,6 +20,8 @@ export class PathNode {
   agg: Agg | null = null;
   /** the index a listener of the same model gave this fragment (the report's timeline: -1 none) */
   ref = -1;
+  /** its number in the run's graph (sim/replay.ts: -1 none) */
+  idx = -1;
   constructor(readonly len: number, readonly ns: number, readonly code: number, readonly label: string,
     readonly gid: string, readonly labelIdx: readonly number[] | null, prev: PathNode | null, whole = WHOLE_STEPS) {
     this.depth = prev ? prev.depth + 1 : 1;

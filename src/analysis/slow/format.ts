@@ -59,6 +59,7 @@ export function formatSlowTable(r: SlowReport): string {
     L.push(`starvation ${dur(bs.total)} blamed on producers: ` + bs.byLabel.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
     L.push('  top CFs: ' + bs.byCf.slice(0, 5).map((c) => `${c.label}#${c.key} ${dur(c.ns)}`).join(', '));
   }
+  if (bs.other.length) L.push(`starvation no producer ended: ${bs.other.map((c) => `${c.key} ${dur(c.ns)} (${share(c.share)} of S)`).join(', ')}`);
   if (bl.total > 0) {
     L.push(`latency ${dur(bl.total)} blamed on transfers: ` + bl.byDfBase.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
     L.push('  node pairs: ' + bl.byNodePair.slice(0, 5).map((c) => `${c.from}→${c.to} ${share(c.share)}`).join(', '));

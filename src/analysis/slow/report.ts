@@ -3,10 +3,11 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
+import { replay } from '../sim/replay.js';
 import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { RunStatus } from '../../trace/schema.js';
-import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type Culprit, type PathStep, type Placement, type Predictions, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -107,6 +108,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
         byCode: topOf(an.sByCode, topK, an.sBlamed, (c) => an.codeName(c)),
         byLabel: topOf(an.sByLabel, topK, an.sBlamed, (l) => l),
         byCf: an.sByCf.top(topK, an.sBlamed),
+        other: unblamedStarvation(an, t.S),
       },
       latency: {
         total: an.lBlamed,
@@ -127,6 +129,9 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       byLabel: topOf(agg.byLabel, topK, cpLen, (l) => l),
       tail,
     },
+    families: [...an.families.entries()].map(([family, x]) => ({ family, ...x })),
+    produces: [...an.produces.entries()].map(([label, family]) => ({ label, family })),
+    ...predict(an, t, tTotal, cpLen),
     sysBusy: { total: an.busy.reduce((a, b) => a + b, 0), perNode: [...an.busy] },
     cfs: an.cfCount,
     meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
@@ -173,7 +178,44 @@ function placementOf(an: SlowAnalyzer): Placement {
     const node = Math.floor(s / an.T);
     if (c === 0 && perNode[node] > 0) idleThreads.push({ node, thread: (s % an.T) + 1 });
   });
-  return { perNode, perThread: [...an.laneCfs], idleNodes, idleThreads, idleNs: an.sIdleLanes };
+  let startup = 0;
+  an.firstStart.forEach((f) => { if (f === f && f - an.origin() > startup) startup = f - an.origin(); });
+  return { perNode, perThread: [...an.laneCfs], idleNodes, idleThreads, idleNs: an.sIdleLanes, startupNs: startup };
+}
+
+/** The S no producer's finish ended: idle workers, tails after the last CFs, inputs without a producer. */
+function unblamedStarvation(an: SlowAnalyzer, S: number): Culprit[] {
+  const idle = an.sIdleLanes, tail = Math.max(0, an.sTail - an.sIdleLanes);
+  const rest = Math.max(0, S - an.sBlamed - an.sTail);
+  return ([['worker threads that ran no fragment', idle], ['after the workers\' last fragments', tail], ['inputs without a recorded producer', rest]] as const)
+    .filter(([, ns]) => ns > 0).map(([key, ns]) => ({ key, ns, share: S > 0 ? ns / S : 0 }));
+}
+
+/** Starvation share from which the run's graph is replayed (the advice on order and threads applies from there). */
+const PREDICT_FROM = 0.1;
+
+/**
+ * Replays of the run's graph (sim/replay.ts) for the options advice may offer: critical-path
+ * order, fewer worker threads. Only when starvation or idle workers make them worth offering.
+ */
+function predict(an: SlowAnalyzer, t: Slou, tTotal: number, cpLen: number): { predictions: Predictions | null; predictionsSkipped: string } {
+  const g = an.graph;
+  const idleLanes = an.laneCfs.some((c) => c === 0);
+  if (!g) return { predictions: null, predictionsSkipped: 'not asked' };
+  if (!(tTotal > 0 && (t.S >= PREDICT_FROM * tTotal || idleLanes))) return { predictions: null, predictionsSkipped: 'little starvation: nothing to predict' };
+  if (!g.whole) return { predictions: null, predictionsSkipped: `the run has more than ${g.limit} fragments` };
+  const baselineNs = replay(g, 'run');
+  const criticalOrderNs = replay(g, 'critical');
+  // fewer threads: as many as the graph's parallelism keeps busy, and one fewer than the run had
+  const ks = new Set<number>();
+  if (cpLen > 0) ks.add(Math.max(1, Math.ceil(t.U / cpLen)));
+  ks.add(an.T - 1);
+  // the busiest node's lanes that ran anything (the idle-threads advice)
+  const used = new Array<number>(an.N).fill(0);
+  an.laneCfs.forEach((c, slot) => { if (c > 0) used[Math.floor(slot / an.T)]++; });
+  ks.add(Math.max(...used));
+  const threads = [...ks].filter((k) => k >= 1 && k < an.T).sort((a, b) => a - b).map((k) => ({ threads: k, ns: replay(g, 'run', k) }));
+  return { predictions: { baselineNs, criticalOrderNs, threads }, predictionsSkipped: '' };
 }
 
 function idleOf(r: Slou): number { return r.S + r.L + r.O; }

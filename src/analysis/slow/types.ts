@@ -25,6 +25,8 @@ export interface SlowOptions {
   topK?: number;
   /** Steps of the critical path kept whole, step by step (default 2^20; the earlier ones only in its totals). */
   wholePathSteps?: number;
+  /** Keep the run's graph to predict what advice would gain (default true; ~40 bytes a CF, up to 2^21 CFs). */
+  predict?: boolean;
 }
 
 export interface Row extends Slou { cfs: number }
@@ -36,8 +38,12 @@ export interface Culprit { key: string; ns: number; share: number; code?: string
 export interface PairCulprit { from: number; to: number; ns: number; share: number }
 
 export interface Blame {
-  /** ns of S charged to producers, and the parts of it by producer code / label / individual CF (gid). */
-  starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[] };
+  /**
+   * ns of S charged to producers, and the parts of it by producer code / label / individual CF
+   * (gid); `other`: the S no producer ended — worker threads that ran no fragment, the workers'
+   * tails after their last fragment, inputs without a recorded producer (shares of S).
+   */
+  starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[]; other: Culprit[] };
   /** ns of L charged to transfers, by DF base name (indices stripped), DF, node pair and producer. */
   latency: { total: number; byDfBase: Culprit[]; byDf: Culprit[]; byNodePair: PairCulprit[]; byProducerLabel: Culprit[] };
 }
@@ -88,6 +94,19 @@ export interface Placement {
   idleThreads: { node: number; thread: number }[];
   /** ns of S on every worker thread that ran no CF (their whole T_wall; part of starvationTail) */
   idleNs: number;
+  /** ns from the run's start to the latest first CF of the worker threads that ran any: how long the workers took to get going */
+  startupNs: number;
+}
+
+/**
+ * What the run's graph, replayed on its nodes' workers (sim/replay.ts), predicts: the makespan in
+ * the run's own order (the baseline the others are compared with), in critical-path order (what
+ * `--priorities-from` does), and with fewer worker threads per node.
+ */
+export interface Predictions {
+  baselineNs: number;
+  criticalOrderNs: number;
+  threads: { threads: number; ns: number }[];
 }
 
 /**
@@ -144,6 +163,17 @@ export interface SlowReport {
   perLabel: LabelRow[];
   blame: Blame;
   criticalPath: CriticalPath;
+  /**
+   * DF families advice may name (those the starved CFs waited for, those the labels produce): how
+   * many indices each has — a map rule for a family must have as many — and a label producing it
+   */
+  families: { family: string; indices: number; producer: string }[];
+  /** per label, a family of DFs its CFs produce */
+  produces: { label: string; family: string }[];
+  /** what replays of the run's graph predict for the options advice may offer; null when not computed (the graph was too large, not kept, or S and idle threads give nothing to predict) */
+  predictions: Predictions | null;
+  /** why `predictions` is null (empty when computed) */
+  predictionsSkipped: string;
   /** system-thread busy time (sysBusy), informational unless systemCores > 0 */
   sysBusy: { total: number; perNode: number[] };
   cfs: number;
@@ -188,6 +218,10 @@ export const UNITS = {
   'missingNodes[]': 'node number',
   'damage.total': 'count', 'damage.counts.*': 'count', 'damage.examples[].offset': 'byte offset in that file',
   'placement.idleThreads[].node': 'node number', 'placement.idleThreads[].thread': 'worker thread number', 'placement.idleNs': 'ns',
+  'placement.startupNs': 'ns from tStart', 'families[].indices': 'count (indices of the family\'s DFs)',
+  'blame.starvation.other[].share': 'fraction of t.S',
+  'predictions.baselineNs': 'ns (makespan of the replayed graph)', 'predictions.criticalOrderNs': 'ns (makespan of the replayed graph)',
+  'predictions.threads[].threads': 'count (worker threads per node)', 'predictions.threads[].ns': 'ns (makespan of the replayed graph)',
 } as const;
 
 /** The unit of the number at `path` (e.g. `perNode[3].S`), or undefined when UNITS has none. */
