@@ -38,6 +38,32 @@ export class NameTable {
     return this.base.n - 1;
   }
 
+  /** Adds a DF by its key (`x#3.5.2` → `x[5][2]`), without the string work of displayDf. */
+  addKey(key: string): number {
+    const hash = key.indexOf('#');
+    if (hash < 0) return this.add(key, null);
+    const dot = key.indexOf('.', hash);
+    if (dot < 0) return this.add(key.slice(0, hash), null);
+    const idx: number[] = [];
+    for (let i = dot; i >= 0;) { const next = key.indexOf('.', i + 1); idx.push(Number(key.slice(i + 1, next < 0 ? undefined : next))); i = next; }
+    return this.add(key.slice(0, hash), idx);
+  }
+
+  /**
+   * Groups of names (group g: names off[g] .. off[g + 1]) in the order `perm` gives the groups:
+   * the names and the new group offsets, packed.
+   */
+  packedGroups(perm: ArrayLike<number>, off: Int32Array): { names: PackedNames; off: Packed } {
+    const order: number[] = [];
+    const newOff = new Int32Array(perm.length + 1);
+    for (let k = 0; k < perm.length; k++) {
+      const g = perm[k]!;
+      for (let i = off[g]!; i < off[g + 1]!; i++) order.push(i);
+      newOff[k + 1] = order.length;
+    }
+    return { names: this.packed(order), off: pack(newOff) };
+  }
+
   /** The name of number i (as the page rebuilds it). */
   name(i: number): string {
     let s = this.bases[this.base.a[i]!]!;

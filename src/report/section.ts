@@ -29,6 +29,8 @@ export interface Helpers {
   chart(parent: HTMLElement, option: object, height?: number): unknown;
   decode(b64: string, kind: 'f32' | 'f64' | 'u32' | 'i32' | 'u16'): Float32Array | Float64Array | Uint32Array | Int32Array | Uint16Array;
   codeColor(code: number): string;
+  /** a time axis label: `t` ns with as many decimals as ticks `step` ns apart need */
+  tickLabel(t: number, step: number): string;
   /** name i of a name table (NameTable, inflated): `sw[57][0]` */
   name(t: NameCols, i: number): string;
   slowColors: Record<string, string>;
