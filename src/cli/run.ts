@@ -154,7 +154,10 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
       process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB() })}\n`);
     }
-    if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
+    if (manifest && o.trace) {
+      finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
+      if (!o.quiet) process.stderr.write(`luna: trace written to ${o.trace} (luna analyze slow ${o.trace}; luna report ${o.trace})\n`);
+    }
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;
     if (rs && rs.unknown > 0 && !o.quiet) {

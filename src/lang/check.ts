@@ -9,6 +9,10 @@ import { printExpr } from './let.js';
 import type { Origin } from './source.js';
 import { Scope, exprStart, isDf, sameExpr, type Sym } from './scope.js';
 import { binChain, condChain, negChain, subExprs } from './walk.js';
+import { closest } from '../core/spelling.js';
+
+/** The behaviour rules the language defines (docs/language.md §4.4, §9.1). */
+const KNOWN_RULES = new Set(['locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority']);
 
 export interface CheckOptions {
   originOf: (pos: number) => Origin;
@@ -291,6 +295,9 @@ class Checker {
   /** Rules: map rules in `scope` (the block's), the others in `own` (see block()). */
   private rules(rules: Rule[], scope: Scope, own: Scope): void {
     for (const r of rules) {
+      // unknown rules are ignored, as in the original; a near-miss of a known one is a typo
+      const near = r.kind === 'flags' ? undefined : KNOWN_RULES.has(r.property) ? undefined : closest(r.property, KNOWN_RULES);
+      if (near) this.report('warning', 'LUNA-W005', `unknown rule '${(r as { property: string }).property}' is ignored: did you mean '${near}'?`, r.pos);
       switch (r.kind) {
         case 'flags': break;
         case 'expr':
