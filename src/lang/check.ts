@@ -120,28 +120,20 @@ class Checker {
   private toplevelForeign(): void {
     if (this.opts.ucodeModuleMissing !== undefined) return this.noUcodeModule(this.opts.ucodeModuleMissing);
     const exp = this.opts.ucodeExports;
+    // inline C++ subs are implemented by their own bodies (compiled with the C++ heads by the
+    // loader, src/ucode/cpp/inline.ts), or by a TypeScript export of the same name
     for (const item of this.program.items) {
-      if (item.kind === 'head') {
-        // other names than `head` are rejected by the parser (LUNA-S005)
-        this.report('warning', 'LUNA-W001', 'C++ head block ignored: inline C++ cannot run in luna-ts', item.pos);
-      } else if (item.kind === 'foreign' && exp && !exp.has(item.name)) {
-        this.err('LUNA-E016', `inline C++ sub ${item.name} needs a TypeScript implementation: export function ${item.name} from the ucode module`, item.pos);
-      } else if (item.kind === 'import' && exp && !exp.has(item.code)) {
-        this.missingExport(item);
-      }
+      if (item.kind === 'import' && exp && !exp.has(item.code)) this.missingExport(item);
     }
   }
 
   /** No ucode module at all: one error if any ucode would be called, at the first such import. */
   private noUcodeModule(where: string): void {
-    const needed = this.program.items.filter((item): item is Import | ForeignSub =>
-      item.kind === 'foreign' || (item.kind === 'import' && this.isCalledImport(item)));
+    const needed = this.program.items.filter((item): item is Import => item.kind === 'import' && this.isCalledImport(item));
     if (needed.length === 0) return;
-    const names = needed.map((i) => (i.kind === 'import' ? i.code : i.name));
+    const names = needed.map((i) => i.code);
     const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')}, … (${names.length} in all)` : names.join(', ');
-    const first = needed[0]!;
-    this.err('LUNA-E026', `no ucode module: the program needs ${shown}, but ${where} does not exist (write it, or give the modules with --ucodes)`,
-      first.kind === 'import' ? first.codePos : first.pos);
+    this.err('LUNA-E026', `no ucode module: the program needs ${shown}, but ${where} does not exist (write it, or give the modules with --ucodes)`, needed[0]!.codePos);
   }
 
   private isCalledImport(item: Import): boolean {

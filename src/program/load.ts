@@ -1,7 +1,8 @@
 // Load a LuNA program for running or checking: bundle its TypeScript ucodes, run the front end
 // with the ucode exports known, compile it, build its C++ ucodes. Diagnostics are returned,
 // never thrown.
-import { existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
@@ -10,6 +11,7 @@ import type { Preprocessed } from '../lang/source.js';
 import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundle.js';
 import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
 import type { GlueImport } from '../ucode/cpp/glue.js';
+import { inlineCppSource } from '../ucode/cpp/inline.js';
 import type { Program } from '../lang/ast.js';
 import { compileProgram, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
 
@@ -63,7 +65,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   // The C++ sources are compiled once the imports are known; until then the names they mention
   // count as implemented (the compiler then checks each one).
   // (the C++ tool chain's modules load only for a program that has C++ sources)
-  const cppBuild = cpp.length > 0 ? await import('../ucode/cpp/build.js') : undefined;
+  let cppBuild = cpp.length > 0 ? await import('../ucode/cpp/build.js') : undefined;
   const scans = cppBuild ? cppBuild.scanSources(cpp) : [];
   let exports = bundle.exports;
   if (cpp.length > 0) {
@@ -77,6 +79,16 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
+  // inline `C++ sub`s without a TypeScript twin are compiled from their own bodies
+  const inlineNames = new Set(fe.program.items.flatMap((it) => (it.kind === 'foreign' && !bundle.exports.has(it.name) ? [it.name] : [])));
+  const inline = inlineCppSource(fe.program, fe.pre, inlineNames);
+  if (inline !== undefined) {
+    const src = join(cacheDir, 'inline', `${createHash('sha256').update(abs).update(inline).digest('hex').slice(0, 16)}.cpp`);
+    if (!existsSync(src)) { mkdirSync(dirname(src), { recursive: true }); writeFileSync(src, inline); }
+    cppBuild ??= await import('../ucode/cpp/build.js');
+    cpp.push(src);
+    scans.push(...cppBuild.scanSources([src]));
+  }
   try {
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
     if (opts.typecheck && modules.length > 0) {
@@ -90,6 +102,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     if (cpp.length > 0) {
       const glue = glueImports(fe.program, (pos) => originOf(fe.pre, pos));
       const implemented = (im: ImportDef): boolean => bundle.exports.has(im.symbol);
+      // (cpp holds the inline subs' generated source too)
       const built = await cppBuild!.buildCppUcodes({
         sources: cpp, scans, cacheDir, cxxflags: opts.cxxflags,
         imports: program.imports.filter((im) => !implemented(im) && scans.some((s) => s.has(im.symbol))).map(glue),

@@ -214,17 +214,16 @@ test('W004 an unused import without an export is only a warning', () => {
   only('LUNA-W004', `import §c_f(int) as f;\nimport c_g(int) as g;\nsub main() g(1);\n`, new Set(['c_g']));
 });
 
-test('E016 an inline C++ sub without a TypeScript twin', () => {
-  const d = only('LUNA-E016', `§${FOREIGN}sub main() hello(1);\n`, new Set());
-  assert.equal(d.message, 'inline C++ sub hello needs a TypeScript implementation: export function hello from the ucode module');
+test('an inline C++ sub needs no TypeScript twin: its body is its implementation (compiled by the loader)', () => {
+  assert.deepEqual(compile(`${FOREIGN}sub main() hello(1);\n`, new Set()).diagnostics, []);
 });
 
 test('an inline C++ sub with a TypeScript twin is fine', () => {
   assert.deepEqual(compile(`${FOREIGN}sub main() hello(1);\n`, new Set(['hello'])).diagnostics, []);
 });
 
-test('W001 C++ head is ignored', () => {
-  only('LUNA-W001', `§C++ head \${{ #include <cstdio> $}}\n${H}sub main() n1(1);\n`);
+test('a C++ head block is kept for the inline subs, without a diagnostic', () => {
+  assert.deepEqual(compile(`C++ head \${{ #include <cstdio> $}}\n${H}sub main() n1(1);\n`).diagnostics, []);
 });
 
 // ------------------------------------------------------------------------- duplicates
@@ -326,7 +325,7 @@ test('E026 no ucode module: one error for the program, at the first import it ne
   const r = compileFrontEnd('t.fa', { source: src, ucodeExports: new Set(), ucodeModuleMissing: 'ucodes.ts' });
   assert.deepEqual(r.diagnostics.map(show), ['LUNA-E026@1:8']);
   assert.equal(r.diagnostics[0]!.message,
-    'no ucode module: the program needs c_a, c_b, hello, but ucodes.ts does not exist (write it, or give the modules with --ucodes)');
+    'no ucode module: the program needs c_a, c_b, but ucodes.ts does not exist (write it, or give the modules with --ucodes)');
   assert.equal(r.program, null);
 });
 
