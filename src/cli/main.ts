@@ -75,10 +75,11 @@ export async function cli(argv: string[]): Promise<number> {
 
   const exp = program.command('export').description('convert a trace to other formats');
   exp.command('perfetto')
-    .description('Chrome trace event JSON for Perfetto / chrome://tracing')
+    .description('Perfetto protobuf (TrackEvent; default) or Chrome trace event JSON, for ui.perfetto.dev and trace_processor')
     .argument('<trace>', 'trace directory written by luna run --trace')
-    .requiredOption('-o, --output <file>', 'output .json file')
-    .action(async (dir: string, o: { output: string }) => { code = await (await import('./export.js')).exportPerfettoCommand(dir, o.output); });
+    .requiredOption('-o, --output <file>', 'output file (.pftrace; .json picks JSON; - : standard output)')
+    .option('--format <format>', 'proto (default) or json')
+    .action(async (dir: string, o: { output: string; format?: string }) => { code = await (await import('./export.js')).exportPerfettoCommand(dir, o.output, o.format); });
   exp.command('tables')
     .description('the trace as tables (fragments, transfers, dfs, system, counters, migrations, run) for pandas, polars, DuckDB')
     .argument('<trace>', 'trace directory written by luna run --trace')

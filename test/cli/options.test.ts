@@ -162,7 +162,7 @@ describe('options with a value: --opt v and --opt=v', () => {
       ['export', 'perfetto', TRACE, '-o', 'p1.json'],
       ['export', 'perfetto', TRACE, '--output', 'p2.json'],
       ['export', 'perfetto', TRACE, '--output=p3.json'],
-      ['export', 'perfetto', TRACE, '-o', '-'],
+      ['export', 'perfetto', TRACE, '--format', 'json', '-o', '-'],
       ['export', 'tables', TRACE, '-o', '-'],
     ]);
     const files = ['p1.json', 'p2.json', 'p3.json'].map((f) => readFileSync(join(dir, f), 'utf8'));

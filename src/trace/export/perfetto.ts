@@ -12,6 +12,7 @@
 import type { DamageReport } from '../damage.js';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { readTrace } from '../merge.js';
+import { estimateEvents, traceFilesBytes } from '../manifest-reader.js';
 import { TraceModel } from '../model/model.js';
 import type { DfRec, Fragment } from '../model/records.js';
 import type { TraceEvent } from '../schema.js';
@@ -48,7 +49,7 @@ class JsonOut {
 }
 
 /** Write the trace in `dir` as Chrome trace event JSON to `outFile` (a path, or a file descriptor). */
-export function exportPerfetto(dir: string, outFile: string | number): { events: number; warnings: string[]; damage: DamageReport } {
+export function exportPerfetto(dir: string, outFile: string | number, progress?: (done: number, estimated: number) => void): { events: number; warnings: string[]; damage: DamageReport } {
   const trace = readTrace(dir);
   const m = trace.manifest;
   const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
@@ -127,7 +128,13 @@ export function exportPerfetto(dir: string, outFile: string | number): { events:
         }
       },
     });
-    for (const e of trace.events) model.push(e);
+    const estimate = progress ? estimateEvents(traceFilesBytes(dir, m)) : 0;
+    let k = 0;
+    for (const e of trace.events) {
+      model.push(e);
+      if (progress && (++k & 0xffff) === 0) progress(k, estimate);
+    }
+    progress?.(k, k);
     model.end();
     const warnings = [...trace.warnings, ...[...model.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w))];
     out.end({ program: m.program, args: m.args, nodes: m.nodes, threads: m.threads, status: m.status ?? 'running', cpuClockExact: m.clock?.cpuExact ?? false, warnings });

@@ -22,6 +22,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ParquetWriter, fileWriter, type SchemaElement } from 'hyparquet-writer';
 import { readTrace } from '../merge.js';
+import { estimateEvents, traceFilesBytes } from '../manifest-reader.js';
 import { TraceModel } from '../model/model.js';
 import type { Fragment } from '../model/records.js';
 
@@ -34,14 +35,14 @@ interface TableDef { name: string; columns: readonly (readonly [string, ColType]
 /** The tables and their columns (the documentation lists them with their meaning). */
 export const TABLES = {
   fragments: [['gid', 'str'], ['name', 'str'], ['label', 'str'], ['indices', 'str'], ['code', 'str'], ['node', 'i32'], ['lane', 'i32'],
-    ['site', 'str'], ['created', 'f64'], ['ready', 'f64'], ['start', 'f64'], ['finish', 'f64'], ['wall_ns', 'f64'], ['cpu_ns', 'f64'], ['inputs', 'i32']],
-  transfers: [['df', 'str'], ['family', 'str'], ['bytes', 'i64'], ['from_node', 'i32'], ['to_node', 'i32'], ['send_start', 'f64'], ['first_send', 'f64'],
-    ['arrive', 'f64'], ['latency_ns', 'f64'], ['producer_gid', 'str']],
-  dfs: [['df', 'str'], ['family', 'str'], ['node', 'i32'], ['bytes', 'i64'], ['computed', 'f64'], ['producer_gid', 'str'], ['producer', 'str']],
-  system: [['node', 'i32'], ['start', 'f64'], ['end', 'f64'], ['dur_ns', 'f64']],
-  counters: [['node', 'i32'], ['counter', 'str'], ['t', 'f64'], ['value', 'f64']],
-  migrations: [['node', 'i32'], ['to_node', 'i32'], ['t', 'f64'], ['gid', 'str'], ['name', 'str']],
-  run: [['program', 'str'], ['args', 'str'], ['nodes', 'i32'], ['threads', 'i32'], ['status', 'str'], ['t_start', 'f64'], ['t_end', 'f64'], ['policy', 'str']],
+    ['site', 'str'], ['created', 'i64'], ['ready', 'i64'], ['start', 'i64'], ['finish', 'i64'], ['wall_ns', 'i64'], ['cpu_ns', 'i64'], ['inputs', 'i32']],
+  transfers: [['df', 'str'], ['family', 'str'], ['bytes', 'i64'], ['from_node', 'i32'], ['to_node', 'i32'], ['send_start', 'i64'], ['first_send', 'i64'],
+    ['arrive', 'i64'], ['latency_ns', 'i64'], ['producer_gid', 'str']],
+  dfs: [['df', 'str'], ['family', 'str'], ['node', 'i32'], ['bytes', 'i64'], ['computed', 'i64'], ['producer_gid', 'str'], ['producer', 'str']],
+  system: [['node', 'i32'], ['start', 'i64'], ['end', 'i64'], ['dur_ns', 'i64']],
+  counters: [['node', 'i32'], ['counter', 'str'], ['t', 'i64'], ['value', 'f64']],
+  migrations: [['node', 'i32'], ['to_node', 'i32'], ['t', 'i64'], ['gid', 'str'], ['name', 'str']],
+  run: [['program', 'str'], ['args', 'str'], ['nodes', 'i32'], ['threads', 'i32'], ['status', 'str'], ['t_start', 'i64'], ['t_end', 'i64'], ['policy', 'str']],
 } as const satisfies Record<string, readonly (readonly [string, ColType])[]>;
 
 export type TableName = keyof typeof TABLES;
@@ -148,7 +149,7 @@ export interface TablesResult {
 const num = (x: number): number | null => (x === x ? x : null);
 
 /** Write the tables of the trace in `traceDir` into `outDir` (created if missing). */
-export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv']): TablesResult {
+export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv'], progress?: (done: number, estimated: number) => void): TablesResult {
   const trace = readTrace(traceDir);
   const m = trace.manifest;
   mkdirSync(outDir, { recursive: true });
@@ -180,7 +181,13 @@ export function exportTables(traceDir: string, outDir: string, formats: readonly
         if (r) tables.dfs.push([r.name, r.family, e.node, e.bytes, e.t, r.producer?.gid ?? null, r.producer?.name ?? null]);
       },
     });
-    for (const e of trace.events) model.push(e);
+    const estimate = progress ? estimateEvents(traceFilesBytes(traceDir, m)) : 0;
+    let k = 0;
+    for (const e of trace.events) {
+      model.push(e);
+      if (progress && (++k & 0xffff) === 0) progress(k, estimate);
+    }
+    progress?.(k, k);
     model.end();
     // CFs still running when the trace ended: they ran, without a finish
     for (const f of model.stillRunning()) fragment(f, f.inputs?.length ?? 0);
