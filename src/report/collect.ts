@@ -4,11 +4,10 @@
 // every system-thread span — in growable typed columns (32 bytes per fragment, no objects).
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
-import { PathNode, pathSteps } from '../analysis/slow/critical.js';
+import { pathSteps, type PathNode } from '../analysis/slow/critical.js';
 import { NameTable } from './names.js';
-import { readTrace } from '../trace/merge.js';
-import { estimateEvents, traceFilesBytes } from '../trace/manifest-reader.js';
-import { TraceModel, type ModelListener } from '../trace/model/model.js';
+import { readModel } from '../trace/read.js';
+import type { ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import type { RunStatus } from '../trace/schema.js';
@@ -71,18 +70,19 @@ class Collector implements ModelListener {
   readonly trNames = new NameTable();
   constructor() { this.fs.inOff.push(0); }
   readonly sy = { start: f64(), end: f64(), node: i32() };
+  /** by a fragment's finish number (Fragment.seq): its row in fs (-1: not drawn) */
+  readonly rowOfSeq = i32();
 
-  // registered after the analyzer: f.aux already holds the fragment's critical-path node
   finish(f: Fragment, inputs: readonly DfRec[]): void {
-    if (f.slot < 0) return;
-    const i = this.fs.start.n;
+    while (this.rowOfSeq.n < f.seq) this.rowOfSeq.push(-1);
+    if (f.slot < 0) { this.rowOfSeq.push(-1); return; }
+    this.rowOfSeq.push(this.fs.start.n);
     this.fs.start.push(f.start); this.fs.finish.push(f.finish); this.fs.cpu.push(f.cpu);
     this.fs.slot.push(f.slot); this.fs.code.push(f.code);
     this.names.add(f.label, f.labelIdx);
     this.fs.inCount.push(inputs.length);
     for (let k = 0; k < inputs.length && k < TIP_INPUTS; k++) this.inNames.addKey(inputs[k]!.key);
     this.fs.inOff.push(this.inNames.size);
-    if (f.aux instanceof PathNode) f.aux.ref = i;
   }
   transfer(t: Transfer): void {
     this.tr.start.push(t.firstSend); this.tr.end.push(t.arrive); this.tr.node.push(t.to); this.tr.from.push(t.from); this.tr.bytes.push(t.bytes);
@@ -91,41 +91,34 @@ class Collector implements ModelListener {
   sysBusy(node: number, t0: number, t1: number): void {
     this.sy.start.push(t0); this.sy.end.push(t1); this.sy.node.push(node);
   }
+  /** The row of the fragment a critical-path node stands for (-1: none). */
+  rowOf(p: PathNode): number {
+    return p.seq >= 0 && p.seq < this.rowOfSeq.n ? this.rowOfSeq.a[p.seq]! : -1;
+  }
 }
-
 
 /** Read and analyze `dir` once; throws TraceFormatError / fs errors like analyzeSlowTrace. */
 export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress): RunData {
-  const trace = readTrace(dir);
-  const model = new TraceModel(trace.manifest);
-  model.damage = trace.damage; // the page shows what was dropped, as `luna analyze slow` does
-  const an = new SlowAnalyzer(model, opts);
+  let an!: SlowAnalyzer;
   const col = new Collector();
-  model.listen(col);
-  const bytes = traceFilesBytes(dir, trace.manifest);
-  const estimate = estimateEvents(bytes);
-  let k = 0;
-  for (const e of trace.events) {
-    model.push(e);
-    if (progress && (++k & 0xffff) === 0) progress(k, estimate);
-  }
+  const read = readModel(dir, (model) => { an = new SlowAnalyzer(model, opts); model.listen(col); }, progress);
   const slow = finishReport(an);
-  for (const w of trace.warnings) slow.warnings.push(`trace: ${w}`);
-  progress?.(k, k);
+  for (const w of read.readerWarnings) slow.warnings.push(`trace: ${w}`);
   const critical: number[] = [];
   const criticalNames = new NameTable();
   for (const p of pathSteps(an.cpEnd)) {
-    if (p.ref < 0) continue;
-    critical.push(p.ref);
+    const row = col.rowOf(p);
+    if (row < 0) continue;
+    critical.push(row);
     criticalNames.add(p.label, p.labelIdx);
   }
   const status = slow.run.status;
   return {
-    dir, manifest: trace.manifest, slow, findings: interpretFindings(slow), status,
+    dir, manifest: read.manifest, slow, findings: interpretFindings(slow), status,
     frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view(), names: col.names, inCount: col.fs.inCount.view(), inOff: col.fs.inOff.view(), inNames: col.inNames },
     transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view(), names: col.trNames },
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
     critical: Int32Array.from(critical), criticalNames,
-    traceBytes: bytes,
+    traceBytes: read.bytes,
   };
 }

@@ -72,9 +72,9 @@ export const RECORDS = {
   liveBytes: { code: 18, fields: [['t', 'time'], ['value', 'f64']], doc: 'bytes of DF values held by the node' },
   wait: {
     code: 19,
-    fields: [['t', 'time'], ['end', 'time'], ['cf', 'i32'], ['rank', 'i32'], ['kind', 'u8'], ['resource', 'str']],
+    fields: [['t', 'time'], ['end', 'time'], ['cpu', 'f64'], ['cf', 'i32'], ['rank', 'i32'], ['waitKind', 'u8'], ['resource', 'str']],
     writtenAt: 'end',
-    doc: 'the writing thread waited on [t, end) for `resource` (kind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none)',
+    doc: 'the writing thread waited on [t, end) for `resource` (waitKind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none); cpu = thread CPU ns it spent meanwhile (spinning; NaN: not measured)',
   },
 } as const satisfies Record<string, RecordDef>;
 
@@ -110,6 +110,16 @@ export const KIND_BY_CODE: readonly (RecordKind | undefined)[] = (() => {
 })();
 
 export const MAX_CODE = KIND_BY_CODE.length - 1;
+
+/** Per kind, its fields of type `time` (shifted together when a node's clock is put on node 0's). */
+export const TIME_FIELDS = Object.fromEntries(
+  Object.entries(RECORDS).map(([k, d]) => [k, (d.fields as readonly Field[]).filter(([, t]) => t === 'time').map(([n]) => n)]),
+) as unknown as Record<RecordKind, readonly string[]>;
+
+/** Per kind, the field holding the time at which a writer wrote the record (`t` unless the record is a span written when it ends). */
+export const WRITTEN_AT = Object.fromEntries(
+  Object.entries(RECORDS).map(([k, d]) => [k, (d as RecordDef).writtenAt ?? 't']),
+) as unknown as Record<RecordKind, string>;
 
 const FIXED_BYTES: Record<FieldType, number> = { time: 8, f64: 8, u8: 1, u16: 2, u32: 4, i32: 4, str: 2, ints: 1 };
 

@@ -5,7 +5,7 @@
 // step. Every CHECKPOINT-th node also holds the totals of everything up to it, so totals by code
 // and label cost a walk of < CHECKPOINT steps whatever the length. Memory is what the live paths
 // hold (~100 bytes a step); past `whole` steps the earliest ones are folded into those totals
-// (their back link dropped), which bounds a path at `whole` + WHOLE_SLACK nodes.
+// (their back link dropped), which bounds a path at 1.5 × `whole` nodes.
 
 const CHECKPOINT = 256;
 /** steps of a path kept whole by default: longer paths keep their last 2^20..2^20 + 2^19 steps */
@@ -18,12 +18,13 @@ export class PathNode {
   readonly depth: number;
   /** totals of this node and everything before it; set only on checkpoints */
   agg: Agg | null = null;
-  /** the index a listener of the same model gave this fragment (the report's timeline: -1 none) */
-  ref = -1;
   /** its number in the run's graph (sim/replay.ts: -1 none) */
   idx = -1;
   constructor(readonly len: number, readonly ns: number, readonly code: number, readonly label: string,
-    readonly gid: string, readonly labelIdx: readonly number[] | null, prev: PathNode | null, whole = WHOLE_STEPS) {
+    readonly gid: string,
+    /** the fragment's finish number in the model (Fragment.seq): other listeners' key to it */
+    readonly seq: number,
+    readonly labelIdx: readonly number[] | null, prev: PathNode | null, whole = WHOLE_STEPS) {
     this.depth = prev ? prev.depth + 1 : 1;
     this.prev = prev;
     if (this.depth % CHECKPOINT === 0) this.agg = collect(this);

@@ -64,6 +64,11 @@ export function formatSlowTable(r: SlowReport): string {
     L.push(`latency ${dur(bl.total)} blamed on transfers: ` + bl.byDfBase.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
     L.push('  node pairs: ' + bl.byNodePair.slice(0, 5).map((c) => `${c.from}→${c.to} ${share(c.share)}`).join(', '));
   }
+  const bw = r.blame.waiting;
+  if (bw.total > 0) {
+    L.push(`waiting ${dur(bw.total)} in ${bw.waits} wait(s) for resources: ` + bw.byResource.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
+    L.push('  who waited: ' + bw.byWaiter.slice(0, 5).map((c) => `${c.label ? `${c.label}#` : ''}${c.key} ${dur(c.ns)}`).join(', '));
+  }
   const cp = r.criticalPath;
   L.push(`critical path ${dur(cp.length)} (${share(cp.ofWall)} of T_wall, ${cp.cfs} CFs, parallelism ${cp.parallelism.toFixed(2)}): ` +
     cp.byLabel.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));

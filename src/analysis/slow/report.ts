@@ -7,7 +7,7 @@ import { replay } from '../sim/replay.js';
 import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { RunStatus } from '../../trace/schema.js';
-import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type Culprit, type PathStep, type Placement, type Predictions, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import { F_L, F_O, F_S, F_U, F_W, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type Culprit, type PathStep, type Placement, type Predictions, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -37,12 +37,15 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       // a CF that never finished: split its idle interval as usual, its execution counts as U
       m.warn('CF still running at program end');
       const f = r.f;
-      an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start);
+      an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start, r);
       continue;
     }
     if (tEnd > a) {
-      an.add(F_S, tEnd - a, slot, a, tEnd, null, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a;
-      if (an.laneCfs[slot] === 0) an.sIdleLanes += tEnd - a;
+      // the tail is S but for the waits outside any CF in it (an SPMD rank at its last barrier)
+      const w = an.carveIdle(slot, a, tEnd, tEnd, tEnd, tEnd, null, null)[4]!;
+      const s = tEnd - a - w;
+      an.add(F_S, s, slot, a, tEnd, null, null); an.kireev[F_S] += s; an.kireev[F_W] += w; an.sTail += s;
+      if (an.laneCfs[slot] === 0) an.sIdleLanes += s;
     }
   }
   const sysCores = Math.max(0, an.opts.systemCores ?? 0);
@@ -117,6 +120,13 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
         byNodePair: [...an.lByPair.entries()].sort((a, b) => b[1] - a[1]).slice(0, topK)
           .map(([k, ns]) => ({ from: Math.floor(k / an.N), to: k % an.N, ns, share: an.lBlamed > 0 ? ns / an.lBlamed : 0 })),
         byProducerLabel: topOf(an.lByProdLabel, topK, an.lBlamed, (l) => l),
+      },
+      waiting: {
+        total: an.wBlamed,
+        waits: an.waitCount,
+        byResource: an.wByResource.top(topK, an.wBlamed),
+        byKind: topOf(an.wByKind, topK, an.wBlamed, (k) => k),
+        byWaiter: an.wByWaiter.top(topK, an.wBlamed),
       },
     },
     criticalPath: {

@@ -46,6 +46,12 @@ export interface Blame {
   starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[]; other: Culprit[] };
   /** ns of L charged to transfers, by DF base name (indices stripped), DF, node pair and producer. */
   latency: { total: number; byDfBase: Culprit[]; byDf: Culprit[]; byNodePair: PairCulprit[]; byProducerLabel: Culprit[] };
+  /**
+   * ns threads spent waiting for resources (wait records: all of them, W and beyond), how many
+   * waits, and the parts of it by resource (`kind resource`), by kind, and by who waited (a CF's
+   * gid, `rank r`, or a thread).
+   */
+  waiting: { total: number; waits: number; byResource: Culprit[]; byKind: Culprit[]; byWaiter: Culprit[] };
 }
 
 /** A step of the critical path: its global id, label, the name the program gives it (`sw[57][0]`), code and CPU time. */
@@ -205,6 +211,7 @@ export const UNITS = {
   'perCode[].code': 'code-fragment index', 'perCode[].cfs': 'count', 'perCode[].*': 'ns',
   'perLabel[].cfs': 'count', 'perLabel[].*': 'ns',
   'blame.*.total': 'ns', 'blame.*.*[].ns': 'ns', 'blame.*.*[].share': 'fraction of that blame total',
+  'blame.waiting.waits': 'count',
   'blame.latency.byNodePair[].from': 'node number', 'blame.latency.byNodePair[].to': 'node number',
   'criticalPath.length': 'ns', 'criticalPath.ofWall': 'fraction of tWall', 'criticalPath.parallelism': 'ratio (T_U / length)',
   'criticalPath.cfs': 'count', 'criticalPath.steps': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',

@@ -12,9 +12,8 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import protobuf from 'protobufjs';
 import type { DamageReport } from '../damage.js';
-import { TraceModel, type ModelListener } from '../model/model.js';
-import { readTrace } from '../merge.js';
-import { estimateEvents, traceFilesBytes } from '../manifest-reader.js';
+import type { ModelListener, TraceModel } from '../model/model.js';
+import { readModel } from '../read.js';
 import type { DfRec, Fragment, Transfer } from '../model/records.js';
 
 const SCHEMA = {
@@ -186,24 +185,12 @@ const counterUuid = (n: number, k: number): number => 1_000_000 + n * 2048 + 120
  * `progress(done, estimated)` in events.
  */
 export function exportPerfettoProto(dir: string, outFile: string | number, progress?: (done: number, estimated: number) => void): ProtoResult {
-  const trace = readTrace(dir);
-  const model = new TraceModel(trace.manifest);
-  model.damage = trace.damage;
-  const estimate = progress ? estimateEvents(traceFilesBytes(dir, trace.manifest)) : 0;
   const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
   try {
-    const w = new PerfettoProtoWriter(fd, model);
-    model.listen(w);
-    let k = 0;
-    for (const e of trace.events) {
-      model.push(e);
-      if (progress && (++k & 0xffff) === 0) progress(k, estimate);
-    }
-    model.end();
+    let w!: PerfettoProtoWriter;
+    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); }, progress);
     w.flush();
-    progress?.(k, k);
-    const warnings = [...trace.warnings, ...[...model.warnings.entries()].map(([x, n]) => (n > 1 ? `${x} (${n}×)` : x))];
-    return { packets: w.packets, slices: w.slices, warnings, damage: model.damage.report() };
+    return { packets: w.packets, slices: w.slices, warnings: read.warnings(), damage: read.damage() };
   } finally {
     if (typeof outFile !== 'number') closeSync(fd);
   }
