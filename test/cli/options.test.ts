@@ -286,7 +286,7 @@ describe('what the command line says', () => {
     const bin = join(process.cwd(), 'bin', 'luna');
     for (const cmd of [`export perfetto ${TRACE} -o -`, `report ${TRACE} -o -`, `analyze slow --json ${TRACE}`]) {
       const sh = spawnSync('bash', ['-c', `"${process.execPath}" "${bin}" ${cmd} | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`], { cwd: dir, encoding: 'utf8' });
-      assert.equal(sh.stderr, '', `${cmd}: nothing on stderr`);
+      assert.doesNotMatch(sh.stderr, /error|EPIPE|\n\s+at /, `${cmd}: no error on stderr`);
       assert.equal(sh.stdout.trim(), '0', `${cmd}: exit 0`);
     }
   });
