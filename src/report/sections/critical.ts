@@ -19,7 +19,7 @@ export const critical: Section = {
     const html = sideBySide(ctx, (r) => {
       const c = r.slow.criticalPath;
       const shown = c.steps >= c.cfs
-        ? `All ${c.cfs.toLocaleString('en')} steps are listed below and outlined on the timeline.`
+        ? (c.cfs === 1 ? 'Its one step is listed below and outlined on the timeline.' : `All ${c.cfs.toLocaleString('en')} steps are listed below and outlined on the timeline.`)
         : `The path has ${c.cfs.toLocaleString('en')} steps: the last ${c.steps.toLocaleString('en')} are listed below and outlined on the timeline; the ${(c.cfs - c.steps).toLocaleString('en')} before them are counted in the totals and tables only.`;
       return `<p>Length <b data-ns="${c.length}">${dur(c.length)}</b> of CPU time over ${c.cfs.toLocaleString('en')} fragments = ${pct(100 * c.ofWall)} of the wall time; average parallelism T_U / length = ${c.parallelism.toFixed(2)} (worker threads: ${r.slow.cores}). <span data-path-steps="${c.steps}" data-path-cfs="${c.cfs}">${shown}</span></p>
 <div class="cmp"><div class="col"><h3>By code fragment</h3>${culpritTable('code', c.byCode, 'of path')}</div><div class="col"><h3>By label</h3>${culpritTable('label', c.byLabel, 'of path')}</div></div>
@@ -42,7 +42,7 @@ export const critical: Section = {
     const PAGE = 50;
     runs.forEach((r, ri) => {
       const n = r.start.length;
-      const det = h.el('details', { class: 'steps' }, h.el('summary', {}, 'All ' + n.toLocaleString('en') + ' steps, earliest first' + (runs.length > 1 ? ' (' + (h.labels[ri] || '') + ')' : '')));
+      const det = h.el('details', { class: 'steps' }, h.el('summary', {}, (n === 1 ? 'The step' : 'All ' + n.toLocaleString('en') + ' steps, earliest first') + (runs.length > 1 ? ' (' + (h.labels[ri] || '') + ')' : '')));
       const nav = h.el('div', { class: 'pager' });
       const body = h.el('div');
       det.append(nav, body);
