@@ -392,6 +392,6 @@ export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress)
     return { anchor, locations: Object.keys(events).length, events, cfs: c.cfs, messages: c.messages, warnings, damage: read.damage() };
   } finally {
     for (const fd of fds) closeSync(fd);
-    if (!process.env.LUNA_OTF2_KEEP) { rmSync(evPath, { force: true }); rmSync(defPath, { force: true }); }
+    rmSync(evPath, { force: true }); rmSync(defPath, { force: true });
   }
 }
