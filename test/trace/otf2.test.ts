@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace } from '../../src/trace/merge.js';
 import { builtFile } from '../../src/core/addon.js';
+import { exportOtf2 } from '../../src/trace/export/otf2.js';
 import { ThreadTraceWriter } from '../../src/trace/writer.js';
 import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
 import { traceFileName } from '../../src/trace/format.js';
@@ -203,6 +204,16 @@ test('OTF2: a wait inside a CF nests in it, one that outlasts its CF is cut at i
   assert.equal(lane.unordered, 0);
   assert.equal(lane.unnested, 0);
   assert.deepEqual(py.instances.sort(), ['f', 'f[2]']);
+
+  // the library call: progress through both phases to the end, the same counts
+  const calls: [number, number, string][] = [];
+  const res = exportOtf2(dir, join(dir, 'otf2-lib'), (d, e, p) => calls.push([d, e, p]));
+  assert.deepEqual([...new Set(calls.map((c) => c[2]))], ['reading', 'writing']);
+  const last = calls.at(-1)!;
+  assert.equal(last[0], last[1], 'progress ends at its total');
+  assert.equal(res.cfs, 2);
+  assert.deepEqual(res.events, { 'node 0 / lane 1': 8, 'node 0 / system': 0 });
+  assert.equal(pyRead(res.anchor).locations['node 0 / lane 1']!.events, 8);
 });
 
 test('luna export otf2: a bad trace, a file as output and - are clear errors, never a stack', (t) => {
