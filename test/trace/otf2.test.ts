@@ -153,6 +153,9 @@ test('luna export otf2: a real 2-node run read back by otf2-print and the Python
   for (let n = 0; n < 2; n++) {
     assert.equal(py.locations[`node ${n} / system`]!.recv, want.arrivals[n], `node ${n}: an MpiRecv per DF arrival`);
     assert.ok(py.locations[`node ${n} / system`]!.metric > 0, 'counters as metrics');
+    const sys = py.locations[`node ${n} / system`]!;
+    assert.equal(sys.enter['DF send'] ?? 0, sys.send, 'each MpiSend inside a DF send region');
+    assert.equal(sys.enter['DF receive'] ?? 0, sys.recv, 'each MpiRecv inside a DF receive region');
   }
   assert.equal(py.locations['node 0 / system']!.send, want.arrivals[1], 'what node 1 received, node 0 sent');
   // the CF identity on every Enter: node-local number, global id and instance name

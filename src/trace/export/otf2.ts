@@ -16,7 +16,8 @@
 // (`link[5]`) as attributes on Enter and its CPU time on Leave; waits and system busy spans are
 // Enter/Leave too. DF transfers are MPI-style point-to-point events (MpiSend on the sender's
 // system thread when the hop starts, MpiRecv on the receiver's when it arrives, in a
-// communicator whose rank r is node r): Vampir draws them as message lines between nodes and
+// communicator whose rank r is node r, each inside a zero-length `DF send` / `DF receive`
+// region as MPI calls enclose them in Score-P's traces): Vampir draws them as message lines between nodes and
 // Scalasca matches them, which a byte-count metric would not give. The ready-queue length and
 // live DF bytes are asynchronous metrics on each node's system thread. Time: 1 tick = 1 ns, the
 // trace's merged clock (every node on node 0's clock).
@@ -34,8 +35,8 @@ const HELPER = 'luna-otf2';
 const STREAM_VERSION = 1;
 
 // OTF2 enum values (OTF2_Definitions.h, OTF2_GeneralDefinitions.h)
-const ROLE_FUNCTION = 1, ROLE_ARTIFICIAL = 31, ROLE_TASK_WAIT = 22;
-const PARADIGM_USER = 1, PARADIGM_MEASUREMENT_SYSTEM = 6;
+const ROLE_FUNCTION = 1, ROLE_ARTIFICIAL = 31, ROLE_TASK_WAIT = 22, ROLE_POINT2POINT = 28;
+const PARADIGM_USER = 1, PARADIGM_MPI = 4, PARADIGM_MEASUREMENT_SYSTEM = 6;
 const TYPE_UINT64 = 4, TYPE_STRING = 11;
 const UNDEFINED_U32 = 0xffffffff;
 
@@ -157,6 +158,9 @@ export class Otf2Collector implements ModelListener {
   private readonly regions = new Map<string, { id: number; role: number; paradigm: number; doc: string }>();
   private readonly codeRegion: number[] = [];
   private readonly tags = new Map<number, number>();
+  /** the regions that enclose each message event, as in traces of MPI programs */
+  private sendRegion = -1;
+  private recvRegion = -1;
   private minT = Infinity;
   private maxT = -Infinity;
   cfs = 0;
@@ -234,6 +238,10 @@ export class Otf2Collector implements ModelListener {
     const tag = this.tags.get(pair) ?? 0;
     this.tags.set(pair, tag + 1);
     const df = this.str(t.df.name);
+    if (this.sendRegion < 0) {
+      this.sendRegion = this.region('DF send', ROLE_POINT2POINT, PARADIGM_MPI, 'a DF transfer hop leaves this node');
+      this.recvRegion = this.region('DF receive', ROLE_POINT2POINT, PARADIGM_MPI, 'a DF transfer hop arrives on this node');
+    }
     const [a, b] = this.span(t.sendStart, t.arrive);
     this.at(t.from, 0).add(K_SEND, a, a, t.to, tag, t.bytes, df, UNDEFINED_U32, NaN);
     this.at(t.to, 0).add(K_RECV, b, b, t.from, tag, t.bytes, df, UNDEFINED_U32, NaN);
@@ -293,8 +301,13 @@ export class Otf2Collector implements ModelListener {
           else ev.u8(0);
           stack.push(i);
         } else if (k === K_SEND || k === K_RECV) {
+          // Enter, the message event, Leave, all at the tick the hop left or arrived
+          const region = k === K_SEND ? this.sendRegion : this.recvRegion;
+          ev.u8(0x45 /* E */).u64(T(t)).u32(region).u8(0);
           ev.u8(k === K_SEND ? 0x50 /* P */ : 0x51 /* Q */).u64(T(t)).u32(it.ref[i]).u32(it.tag[i]).u64(it.num[i]);
           ev.u8(1).u32(ATTR.df).u8(TYPE_STRING).u64(it.s1[i]);
+          ev.u8(0x58 /* X */).u64(T(t)).u32(region).u8(0);
+          events += 2;
         } else {
           ev.u8(0x56 /* V */).u64(T(t)).u32(it.ref[i]).u64(it.num[i]);
         }
