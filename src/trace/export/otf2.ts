@@ -141,6 +141,10 @@ class RecordFile {
     this.len += 8;
     return this;
   }
+  /** a signed integer of magnitude below 2^53, two's complement */
+  i64(v: number): this {
+    return v >= 0 ? this.u64(v) : this.u32((v % 0x100000000 + 0x100000000) % 0x100000000).u32((Math.floor(v / 0x100000000) + 0x100000000) % 0x100000000);
+  }
   /** OTF2's undefined 64-bit value */
   u64max(): this { return this.u32(UNDEFINED_U32).u32(UNDEFINED_U32); }
   bytes(b: Buffer): this { this.room(b.length); b.copy(this.buf, this.len); this.len += b.length; return this; }
@@ -165,13 +169,15 @@ export class Otf2Collector implements ModelListener {
   private maxT = -Infinity;
   cfs = 0;
   messages = 0;
+  /** intervals cut at the end of the interval they started in */
+  clipped = 0;
+
   /** intervals and instants collected */
   get items(): number {
     let n = 0;
     for (const it of this.locs.values()) n += it.n;
     return n;
   }
-  clipped = 0;
 
   /** `defs` receives the string definitions as they are made (unbounded in number: a gid per CF). */
   constructor(private readonly model: TraceModel, private readonly defs: RecordFile) {
@@ -249,6 +255,7 @@ export class Otf2Collector implements ModelListener {
   }
 
   counter(node: number, name: 'readyQueue' | 'liveBytes', t: number, value: number): void {
+    if (!Number.isFinite(value)) return;
     const [a] = this.span(t, t);
     this.at(node, 0).add(K_METRIC, a, a, name === 'readyQueue' ? 0 : 1, 0, Math.round(value), UNDEFINED_U32, UNDEFINED_U32, NaN);
   }
@@ -309,7 +316,7 @@ export class Otf2Collector implements ModelListener {
           ev.u8(0x58 /* X */).u64(T(t)).u32(region).u8(0);
           events += 2;
         } else {
-          ev.u8(0x56 /* V */).u64(T(t)).u32(it.ref[i]).u64(it.num[i]);
+          ev.u8(0x56 /* V */).u64(T(t)).u32(it.ref[i]).i64(it.num[i]);
         }
         events++;
         if ((++done & 0xffff) === 0) progress?.(done);
