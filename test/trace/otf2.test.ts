@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace } from '../../src/trace/merge.js';
@@ -245,4 +245,11 @@ test('luna export otf2: a bad trace, a file as output and - are clear errors, ne
   const f = luna(['export', 'otf2', good, '-o', join(dir, 'file')]);
   assert.equal(f.status, 1);
   assert.match(f.stderr, /^luna: error: .*file is a file; luna export otf2 writes an archive directory there/);
+  // a truncated thread file: the damage said, exit 3, the archive of what was read still written
+  const file = join(good, traceFileName(0, 0));
+  truncateSync(file, statSync(file).size - 3);
+  const d = luna(['export', 'otf2', good, '-o', join(dir, 'damaged')]);
+  assert.equal(d.status, 3, d.stderr);
+  assert.match(d.stderr, /trace damage in .*truncated/s);
+  assert.equal(Object.keys(pyRead(join(dir, 'damaged', 'traces.otf2')).locations).length, 1);
 });
