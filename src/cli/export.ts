@@ -22,8 +22,8 @@ export async function exportPerfettoCommand(dir: string, out: string, format?: s
   try {
     bar.phase('exporting', 1);
     const update = (done: number, est: number): void => bar.update(done, est);
-    const r = fmt === 'json' ? exportPerfetto(dir, outputTarget(out), update) : exportPerfettoProto(dir, outputTarget(out), update);
-    bar.stop();
+    let r;
+    try { r = fmt === 'json' ? exportPerfetto(dir, outputTarget(out), update) : exportPerfettoProto(dir, outputTarget(out), update); } finally { bar.stop(); }
     process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     const what = 'events' in r ? `${r.events} trace events (Chrome JSON)` : `${r.packets} Perfetto packets (protobuf, ${r.slices} slices)`;
@@ -58,8 +58,8 @@ export async function exportTablesCommand(dir: string, o: { output?: string; for
   const bar = progressBar();
   try {
     bar.phase('exporting', 1);
-    const r = exportTables(dir, out, formats, (done, est) => bar.update(done, est));
-    bar.stop();
+    let r;
+    try { r = exportTables(dir, out, formats, (done, est) => bar.update(done, est)); } finally { bar.stop(); }
     process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     const counts = Object.entries(r.rows).map(([t, n]) => `${t} ${n}`).join(', ');

@@ -44,7 +44,7 @@ th{font-weight:600;color:var(--mut)}td.n,th.n{text-align:right;font-variant-nume
 .tlbar{margin:6px 0}.tlstats{margin:4px 0 14px}
 .tip{position:absolute;pointer-events:none;background:#1d2430;color:#fff;padding:4px 7px;border-radius:4px;font-size:12px;white-space:pre;display:none;z-index:3}
 .msg{white-space:pre-wrap;font:12px/1.4 ui-monospace,monospace;margin:4px 0}.run-ended{border:1px solid #e3b3b3;background:#fdf3f3;padding:8px 12px;border-radius:4px;margin:6px 0 10px}
-.status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost{color:#b00;font-weight:600}
+.status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost,.status-interrupted{color:#b00;font-weight:600}
 `;
 
 export interface PageOptions { title?: string; sections?: readonly Section[] }
