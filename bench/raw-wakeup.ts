@@ -12,9 +12,9 @@
 // (src/runtime/policy/waiting.ts).
 //   node dist/bench/raw-wakeup.js [roundTrips]      prints one JSON object (µs)
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { median } from './median.js';
+import { cpuSet } from '../src/core/cpus.js';
 
 const SELF = fileURLToPath(import.meta.url);
 /** how long the `spin` waiter spins before it sleeps (the issue's "~20 µs") */
@@ -108,7 +108,7 @@ async function measure(roundTrips: number, spinNs: number, busy: number): Promis
 
 /** The three ways of waiting, measured one after the other in this process. */
 export async function probeWakeup(roundTrips = 2000): Promise<WakeupProbe> {
-  const cores = availableParallelism();
+  const cores = cpuSet().count; // the CPUs this process may use, as a luna node counts them
   const wait = await measure(roundTrips, 0, 0);
   const spin = await measure(roundTrips, SPIN_US * 1000, 0);
   const busy = await measure(roundTrips, 0, cores);
