@@ -41,6 +41,8 @@ export interface Executors {
   warm?(): void;
   /** the system thread has nothing to do until its next event (the pump ended with no turn due) */
   rest?(): void;
+  /** the system thread works again (a pump starts: after a result, network input, a timer) */
+  work?(): void;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -304,6 +306,7 @@ export class NodeRuntime {
     this.scheduled = false;
     if (this.turn !== null) { clearImmediate(this.turn); this.turn = null; }
     if (this.failed) return;
+    this.exec.work?.();
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
     const until = performance.now() + SLICE_MS;
