@@ -5,6 +5,7 @@ export type { Diagnostic } from './lang/diagnostics.js';
 export { runSingleNode, runNode, RunOptionsError, type RunOptions, type SingleNodeOptions, type RunResult } from './runtime/run.js';
 export { ArgsError } from './program/args.js';
 export { MAX_THREADS } from './runtime/limits.js';
+export * as policy from './runtime/policy/index.js';
 export { DF } from './ucode/df.js';
 export * as trace from './trace/index.js';
 export { analyzeSlow, analyzeSlowTrace, interpretSlow, formatSlowTable, type SlowReport, type SlowOptions } from './analysis/slow/index.js';

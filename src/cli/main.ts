@@ -50,6 +50,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--priorities-from <trace>', 'run ready fragments in critical-path order measured in an earlier run\'s trace')
     .option('--record <dir>', 'record where and in which order every fragment ran (trace playback)')
     .option('--replay <dir>', 'replay a schedule recorded with --record')
+    .option('--distribution <file>', 'place the fragments a distribution file names (written by luna balance) where it says')
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
     .option('--warm-start', 'start the program once the worker threads have booted and loaded the ucodes (its span then measures the program alone)')
     .option('--cf-timeout <duration>', 'fail the run when a fragment runs longer than this (e.g. 30s); fragments then run on worker threads only')
