@@ -25,8 +25,8 @@ export class Col<A extends Float64Array | Int32Array> {
 const f64 = (): Col<Float64Array> => new Col(new Float64Array(1024), (n) => new Float64Array(n));
 const i32 = (): Col<Int32Array> => new Col(new Int32Array(1024), (n) => new Int32Array(n));
 
-/** Fragments as columns: index i is the i-th CF to finish. */
-export interface Frags { start: Float64Array; finish: Float64Array; cpu: Float64Array; slot: Int32Array; code: Int32Array }
+/** Fragments as columns: index i is the i-th CF to finish (`gid`: kept when asked, see CollectOptions). */
+export interface Frags { start: Float64Array; finish: Float64Array; cpu: Float64Array; slot: Int32Array; code: Int32Array; gid?: string[] }
 export interface Spans { start: Float64Array; end: Float64Array; /** node it happened on (transfers: receiver) */ node: Int32Array; /** transfers: sender */ from: Int32Array; bytes: Float64Array }
 
 export interface RunData {
@@ -49,6 +49,7 @@ export interface CollectProgress { (eventsDone: number, eventsEstimated: number)
 
 class Collector implements ModelListener {
   readonly fs = { start: f64(), finish: f64(), cpu: f64(), slot: i32(), code: i32() };
+  constructor(readonly gids: string[] | undefined) {}
   readonly tr = { start: f64(), end: f64(), node: i32(), from: i32(), bytes: f64() };
   readonly sy = { start: f64(), end: f64(), node: i32() };
 
@@ -58,6 +59,7 @@ class Collector implements ModelListener {
     const i = this.fs.start.n;
     this.fs.start.push(f.start); this.fs.finish.push(f.finish); this.fs.cpu.push(f.cpu);
     this.fs.slot.push(f.slot); this.fs.code.push(f.code);
+    this.gids?.push(f.gid);
     if (f.aux instanceof PathNode) f.aux.ref = i;
   }
   transfer(t: Transfer): void {
@@ -69,13 +71,18 @@ class Collector implements ModelListener {
 }
 
 
+export interface CollectOptions {
+  /** keep every fragment's global id (a distribution is shown applied to the run) */
+  gids?: boolean;
+}
+
 /** Read and analyze `dir` once; throws TraceFormatError / fs errors like analyzeSlowTrace. */
-export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress): RunData {
+export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress, co: CollectOptions = {}): RunData {
   const trace = readTrace(dir);
   const model = new TraceModel(trace.manifest);
   model.damage = trace.damage; // the page shows what was dropped, as `luna analyze slow` does
   const an = new SlowAnalyzer(model, opts);
-  const col = new Collector();
+  const col = new Collector(co.gids ? [] : undefined);
   model.listen(col);
   const bytes = traceFilesBytes(dir, trace.manifest);
   const estimate = estimateEvents(bytes);
@@ -95,7 +102,7 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
   const status: RunStatus | 'unknown' = trace.manifest.status && trace.manifest.status !== 'running' ? trace.manifest.status : model.status ?? trace.manifest.status ?? 'unknown';
   return {
     dir, manifest: trace.manifest, slow, findings: interpretFindings(slow), status,
-    frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view() },
+    frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view(), ...(col.gids ? { gid: col.gids } : {}) },
     transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view() },
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
     critical: Int32Array.from(critical),

@@ -296,6 +296,10 @@ export class Interpreter {
       const df = tr.dfName(keys[i]!);
       if (site.args[i]!.kind === 'in') tr.cfInput(cf.id, df);
     }
+    // DFs read through expressions (an int argument, an index, a rule) are inputs too: the CF
+    // waited for them, and a balancer replaying the graph must know it
+    const got = cf.got;
+    if (got !== null) for (let k = 0; k < got.length; k += 2) if (!keys.includes(got[k] as string)) tr.cfInput(cf.id, tr.dfName(got[k] as string));
   }
 
   /** Per output its publication rule (fragment.ts OUT_*), or null when all are published unlimited. */
