@@ -63,6 +63,10 @@ const CASES: Case[] = [
     args: ['0', '1'],
     out: ['fib(0) = 0', 'sum_sq(1..1) = 1', 'recursive: OK (fib(0)=0, sum_sq(1..1)=1)'],
   },
+  // seed 004's test_3: the conveyor sweep, checked against the sequential solver (verify = 1)
+  { file: 'examples/heat3d/heat3d.fa', args: ['12', '3', '3', '3', '2', '0.001', '2', '1'], out: ['heat3d: OK (12^3 points, 3x3x3 blocks, 2 steps)'] },
+  { file: 'examples/heat3d/heat3d.fa', args: ['10', '2', '3', '1', '1', '0.01', '1', '1'], out: ['heat3d: OK (10^3 points, 2x3x1 blocks, 1 steps)'] },
+  { file: 'examples/heat3d-cpp/heat3d.fa', args: ['12', '3', '3', '3', '2', '0.001', '2', '1'], out: ['heat3d-cpp: OK (12^3 points, 3x3x3 blocks, 2 steps)'] },
   {
     file: 'examples/heat1d/heat1d.fa',
     args: ['32', '4', '0.0001', '10000'],
@@ -172,7 +176,7 @@ for (const threads of [1, 2]) {
 // case of every .fa file runs on 2 nodes x 1 thread and 3 nodes x 2 threads (a node
 // process costs ~0.3 s to start); a few on the other combinations.
 const FIRST_PER_FILE = CASES.filter((c, i) => CASES.findIndex((d) => d.file === c.file) === i);
-const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|seed004_cyclic|matmul_cyclic|chain|tutorial/.test(c.file));
+const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|heat3d\/|seed004_cyclic|matmul_cyclic|chain|tutorial/.test(c.file));
 const NODE_RUNS: Array<{ nodes: number; threads: number; cases: Case[] }> = [
   { nodes: 2, threads: 1, cases: FIRST_PER_FILE },
   { nodes: 3, threads: 2, cases: FIRST_PER_FILE },
