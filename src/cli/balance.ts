@@ -20,6 +20,7 @@ export interface BalanceCliOptions {
   comm: boolean;
   guard: boolean;
   dfs: string;
+  weights?: string;
   tolerance?: string;
   plot?: string;
   json?: boolean;
@@ -38,6 +39,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
     }
   }
   if (o.dfs !== 'follow' && o.dfs !== 'keep') { say(`error: --dfs must be follow or keep, got ${JSON.stringify(o.dfs)}`); return 2; }
+  if (o.weights !== undefined && o.weights !== 'wall' && o.weights !== 'cpu') { say(`error: --weights must be wall or cpu, got ${JSON.stringify(o.weights)}`); return 2; }
   const tolerance = o.tolerance === undefined ? undefined : Number(o.tolerance);
   if (tolerance !== undefined && !(tolerance >= 1)) { say(`error: --tolerance must be a number ≥ 1, got ${JSON.stringify(o.tolerance)}`); return 2; }
   // the files to merge are checked before the trace is read
@@ -63,7 +65,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, dfs: o.dfs, tolerance });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {
@@ -88,7 +90,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   if (o.json) {
     const pr = r.predicted;
     const json = {
-      trace, strategy: r.strategy, quantumNs: r.quantumNs, sweep: r.sweep, nodes: r.nodes, lanes: r.lanes,
+      trace, strategy: r.strategy, weights: r.weights, quantumNs: r.quantumNs, sweep: r.sweep, nodes: r.nodes, lanes: r.lanes,
       fragments: profile.n, moved: r.moved, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
       decision: r.decision, reason: r.reason, before: r.before, after: r.after,
       predicted: { currentNs: pr.current.makespan, nextNs: pr.next.makespan, currentPerNodeNs: Array.from(pr.current.busy), nextPerNodeNs: Array.from(pr.next.busy) },

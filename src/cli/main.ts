@@ -110,6 +110,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--no-guard', 'apply the strategy\'s placement even when the simulator predicts no gain')
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')
     .option('--tolerance <x>', 'GreedyRefine\'s tolerance (≥ 1)')
+    .option('--weights <wall|cpu>', 'a fragment\'s weight: its wall time (the seed\'s) or its thread CPU time (default when the trace\'s CPU clock is exact)')
     .option('--plot <dir>', 'write the quantized load plots (before.svg, after.svg) into DIR')
     .option('--json', 'machine-readable summary')
     .action(async (trace: string, o: import('./balance.js').BalanceCliOptions) => { code = await (await import('./balance.js')).balanceCommand(trace, o); });

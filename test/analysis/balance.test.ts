@@ -132,7 +132,7 @@ function profile(cfs: [number, number, number][], deps: [number, number, number]
   return {
     program: 'p.fa', args: [], nodes, threads: 1, policy: 'default', n,
     gid: cfs.map((_, i) => `1_${i}_0`), node: Int32Array.from(cfs, (c) => c[0]), start: Float64Array.from(cfs, (c) => c[1]), finish: Float64Array.from(cfs, (c) => c[2]),
-    created: new Float64Array(n), code: new Int32Array(n),
+    created: new Float64Array(n), cpu: Float64Array.from(cfs, (c) => c[2] - c[1]), cpuExact: true, code: new Int32Array(n),
     depStart, depFrom: Int32Array.from(sorted, (d) => d[1]), depDf: Int32Array.from(sorted, (d) => d[2]),
     dfs: dfs.length, dfKey: dfs.map((_, i) => `x#1_${i}`), dfWriter: Int32Array.from(dfs, (d) => d[0]), dfBytes: Float64Array.from(dfs, (d) => d[1]), dfOwner: Int32Array.from(dfs, (d) => d[2]),
     xferBytes: new Float64Array(), xferNs: new Float64Array(), tEnd: Math.max(...cfs.map((c) => c[2])), warnings: [],

@@ -17,6 +17,7 @@ import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
+import { searchPlacement } from './search.js';
 
 export const STRATEGIES = ['seed', 'refine', 'greedy'] as const;
 export type Strategy = typeof STRATEGIES[number];
@@ -28,6 +29,8 @@ export type Strategy = typeof STRATEGIES[number];
 export const GUARD_MARGIN = 0.02;
 /** Quanta of the automatic sweep: q = t_last / 2^k, k = 0 … AUTO_STEPS − 1. */
 export const AUTO_STEPS = 11;
+/** Local search after the strategy: its budget, and the largest graph it is tried on (a replay of 10^5 CFs takes ~0.1 s). */
+export const SEARCH_BUDGET_MS = 2000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
 
 export interface BalanceOptions {
   strategy?: Strategy;
@@ -41,10 +44,18 @@ export interface BalanceOptions {
   comm?: boolean;
   /** never worse by prediction (default true) */
   guard?: boolean;
+  /** local search on the predicted makespan after the strategy (default true up to SEARCH_MAX_CFS CFs) */
+  search?: boolean;
   /** DFs follow their writers (default) or stay where the traced run kept them */
   dfs?: 'follow' | 'keep';
   /** GreedyRefine's tolerance (default 1.0) */
   tolerance?: number;
+  /**
+   * A CF's weight: its wall time on the lane (the seed's) or its thread CPU time (default when the
+   * trace's CPU clock is exact): on a shared machine a CF's wall time is mostly the time other
+   * processes held its core (a test_1 trace under load: 182 ms of wall time, 25 ms of CPU).
+   */
+  weights?: 'wall' | 'cpu';
   margin?: number;
 }
 
@@ -55,6 +66,7 @@ export interface Prediction { makespan: number; busy: Float64Array; start: Float
 
 export interface BalanceResult {
   strategy: Strategy;
+  weights: 'wall' | 'cpu';
   nodes: number;
   lanes: number;
   /** the quantum used (seed), ns; the sweep's predicted makespans when automatic */
@@ -67,6 +79,8 @@ export interface BalanceResult {
   dfNext: Int32Array;
   /** CFs placed elsewhere than they ran; DFs given an owner */
   moved: number;
+  /** moves the local search added */
+  searched: number;
   dfsPlaced: number;
   decision: 'apply' | 'keep';
   reason?: string;
@@ -77,8 +91,8 @@ export interface BalanceResult {
   predicted: { current: Prediction; next: Prediction };
   bound: { bound: number; work: number; chain: number };
   transfer: TransferModel;
-  /** the strategy's own time (one run of it), the quantum sweep, the predictions: ms */
-  timeMs: { strategy: number; sweep: number; predict: number };
+  /** the strategy's own time (one run of it), the quantum sweep, the local search, the predictions: ms */
+  timeMs: { strategy: number; sweep: number; search: number; predict: number };
   warnings: string[];
 }
 
@@ -93,12 +107,16 @@ function statsOf(perNode: number[]): LoadStats {
   return { perNode, min, mean, max, maxOverAvg: mean > 0 ? max / mean : 1 };
 }
 
-/** The replay graph of a profile: traced durations, creation as the release of CFs fed by none. */
-export function replayGraphOf(p: Profile): ReplayGraph {
+/**
+ * The replay graph of a profile: its durations; with wall-time weights, CFs fed by no other CF
+ * are released when they were created. (With CPU-time weights the traced clock is not the
+ * replay's: on a busy machine creation times stretch with everything else.)
+ */
+export function replayGraphOf(p: Profile, releaseAtCreation: boolean): ReplayGraph {
   const duration = new Float64Array(p.n), release = new Float64Array(p.n);
   for (let c = 0; c < p.n; c++) {
     duration[c] = Math.max(0, p.finish[c]! - p.start[c]!);
-    release[c] = p.depStart[c + 1] === p.depStart[c] ? p.created[c]! : 0;
+    release[c] = releaseAtCreation && p.depStart[c + 1] === p.depStart[c] ? p.created[c]! : 0;
   }
   return { n: p.n, duration, release, depStart: p.depStart, depFrom: p.depFrom, depDf: p.depDf, dfBytes: p.dfBytes };
 }
@@ -106,8 +124,8 @@ export function replayGraphOf(p: Profile): ReplayGraph {
 /** A predictor of placements for one profile (the graph and transfer model built once). */
 export class Predictor {
   private readonly g: ReplayGraph;
-  constructor(private readonly p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number) {
-    this.g = replayGraphOf(p);
+  constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean) {
+    this.g = replayGraphOf(p, releaseAtCreation);
   }
 
   /** `dfOwner`: per DF its owner (-1: its writer's node). */
@@ -118,24 +136,32 @@ export class Predictor {
   }
 }
 
-export function balance(p: Profile, o: BalanceOptions = {}): BalanceResult {
+/** The profile with each CF's execution interval cut to its CPU time ([t_b, t_b + cpu]). */
+export function cpuWeighted(p: Profile): Profile {
+  return { ...p, finish: Float64Array.from(p.start, (s, c) => s + Math.max(0, Math.min(p.cpu[c]!, p.finish[c]! - s))) };
+}
+
+export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult {
   const strategy = o.strategy ?? 'seed';
+  const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall');
+  const p = weights === 'cpu' ? cpuWeighted(traced) : traced;
   const nodes = o.nodes ?? p.nodes, lanes = o.lanes ?? p.threads;
   if (!(Number.isInteger(nodes) && nodes >= 1)) throw new RangeError(`nodes must be a positive integer, got ${nodes}`);
   const guard = o.guard ?? true, comm = o.comm ?? true, dfMode = o.dfs ?? 'follow', margin = o.margin ?? GUARD_MARGIN;
   const warnings: string[] = [];
+  if (weights === 'cpu' && !traced.cpuExact) warnings.push('the trace\'s CPU clock was not exact: CPU-time weights are estimates');
   const current = Int32Array.from(p.node, (m) => m % nodes);
   if (p.nodes > nodes) warnings.push(`the trace ran on ${p.nodes} nodes, balanced for ${nodes}: fragments of node k count as node k mod ${nodes}`);
   const transfer = fitTransfers(p);
   const edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
   const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
-  const weights = { n: p.n, weight: Float64Array.from({ length: p.n }, (_, c) => p.finish[c]! - p.start[c]!) };
-  const time = { strategy: 0, sweep: 0, predict: 0 };
+  const weighted = { n: p.n, weight: Float64Array.from({ length: p.n }, (_, c) => p.finish[c]! - p.start[c]!) };
+  const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
   const predict = (node: ArrayLike<number>, owners: ArrayLike<number>): Prediction => {
     const t0 = performance.now();
-    predictor ??= new Predictor(p, transfer, nodes, lanes);
+    predictor ??= new Predictor(p, transfer, nodes, lanes, weights === 'wall');
     const r = predictor.predict(node, owners);
     time.predict += performance.now() - t0;
     return r;
@@ -148,8 +174,8 @@ export function balance(p: Profile, o: BalanceOptions = {}): BalanceResult {
   const run = (q: number): Int32Array => {
     const node = current.slice();
     if (strategy === 'seed') seedBalance(p, quantize(p, q), node, nodes, { extra });
-    else if (strategy === 'refine') node.set(greedyRefine(weights, current, nodes, o.tolerance ?? 1.0));
-    else node.set(greedyLpt(weights, nodes).node);
+    else if (strategy === 'refine') node.set(greedyRefine(weighted, current, nodes, o.tolerance ?? 1.0));
+    else node.set(greedyLpt(weighted, nodes).node);
     if (pin && strategy !== 'seed') for (let c = 0; c < p.n; c++) if (pin[c]) node[c] = current[c]!;
     return node;
   };
@@ -186,6 +212,13 @@ export function balance(p: Profile, o: BalanceOptions = {}): BalanceResult {
     time.strategy = performance.now() - t1;
   }
 
+  let searched = 0;
+  if ((o.search ?? p.n <= SEARCH_MAX_CFS) && nodes > 1) {
+    const t1 = performance.now();
+    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_BUDGET_MS, tries: SEARCH_TRIES }).moves;
+    time.search = performance.now() - t1;
+  }
+
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];
   if (guard) {
@@ -216,10 +249,10 @@ export function balance(p: Profile, o: BalanceOptions = {}): BalanceResult {
     }
   }
   return {
-    strategy, nodes, lanes, quantumNs, sweep, current, next, dfNext,
-    moved: countMoved(next, current), dfsPlaced, decision, reason,
+    strategy, weights, nodes, lanes, quantumNs, sweep, current, next, dfNext,
+    moved: countMoved(next, current), searched, dfsPlaced, decision, reason,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
-    predicted, bound: lowerBound(weights, nodes * lanes, p.depStart, p.depFrom), transfer, timeMs: time, warnings,
+    predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, timeMs: time, warnings,
   };
 }
 

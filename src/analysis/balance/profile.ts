@@ -28,6 +28,10 @@ export interface Profile {
   finish: Float64Array;
   /** creation, ns from the start of the run (CFs fed by no other CF cannot start before it) */
   created: Float64Array;
+  /** thread CPU time of each execution, ns (its work, without the time the thread was descheduled) */
+  cpu: Float64Array;
+  /** the CPU clock was exact on every node (else cpu is an estimate) */
+  cpuExact: boolean;
   code: Int32Array;
   /** dependences, by consumer (CSR): producers of CF i's inputs are depFrom[depStart[i] .. depStart[i+1]) */
   depStart: Int32Array;
@@ -73,7 +77,7 @@ export function readProfile(dir: string): Profile {
 export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>): Profile {
   const model = new TraceModel(manifest);
   const gid: string[] = [];
-  const node = i32(), code = i32(), start = f64(), finish = f64(), created = f64();
+  const node = i32(), code = i32(), start = f64(), finish = f64(), created = f64(), cpu = f64();
   const depStart = i32(), depFrom = i32(), depDf = i32();
   const dfKey: string[] = [];
   const dfWriter = i32(), dfBytes = f64(), dfOwner = i32();
@@ -95,6 +99,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       gid.push(f.gid);
       node.push(f.node); code.push(f.code);
       start.push(f.start); finish.push(f.finish); created.push(f.created === f.created ? f.created : f.start);
+      cpu.push(f.cpu === f.cpu ? f.cpu : f.finish - f.start);
       for (const x of inputs) {
         const d = dfIndex.get(x.key);
         const w = x.producer?.aux;
@@ -138,7 +143,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   const tEnd = (model.tEnd === model.tEnd ? model.tEnd : model.lastT) - t0;
   return {
     program: manifest.program, args: manifest.args, nodes: model.N, threads: model.T, policy: manifest.policy ?? '',
-    n: gid.length, gid, node: node.done(), start: st, finish: fi, created: cr, code: code.done(),
+    n: gid.length, gid, node: node.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
     depStart: depStart.done(), depFrom: depFrom.done(), depDf: depDf.done(),
     dfs: dfKey.length, dfKey, dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
     xferBytes: xferBytes.done(), xferNs: xferNs.done(),
