@@ -44,7 +44,7 @@ const APPS: App[] = [
 ];
 const NODES = 2, SIM_NODES = [4, 16, 64];
 /** the seed's algorithm exactly: wall-time weights, its quantum, its move rule, no guard */
-const SEED_EXACT: BalanceOptions = { strategy: 'seed', quantum: 0.1e9, comm: false, guard: false, weights: 'wall' };
+const SEED_EXACT: BalanceOptions = { strategy: 'seed', quantum: 0.1e9, comm: false, guard: false, search: false, weights: 'wall' };
 /** the seed's quanta (Table 4), seconds */
 const SEED_QUANTA = [0.01, 0.1, 1, 10];
 const RUN = ['--nodes', String(NODES), '--threads', '1'];
@@ -130,13 +130,13 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     // every strategy on the same profile, 2 nodes (the real ones) and simulated 4, 16, 64
     const strat: Record<string, unknown> = {};
     for (const N of [NODES, ...SIM_NODES]) {
-      const cur = balance(p0, { nodes: N, lanes: 1, strategy: 'greedy', guard: false });
+      const cur = balance(p0, { nodes: N, lanes: 1, strategy: 'greedy', guard: false, search: false });
       const base = cur.predicted.current.makespan;
       const variants: [string, BalanceOptions][] = [
         ['seed, q 0.1 s (exact)', SEED_EXACT],
         ['seed (auto q, comm, guard)', { strategy: 'seed' }],
-        ['refine (GreedyRefine)', { strategy: 'refine', guard: false }],
-        ['greedy (LPT)', { strategy: 'greedy', guard: false }],
+        ['refine (GreedyRefine)', { strategy: 'refine', guard: false, search: false }],
+        ['greedy (LPT)', { strategy: 'greedy', guard: false, search: false }],
       ];
       const row = [app.title, String(N), ms(base)];
       for (const [name, opt] of variants) {

@@ -108,6 +108,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--lanes <T>', 'worker threads per node the predictions assume (default: the traced run\'s)', boundedInt('--lanes', MAX_THREADS, THREADS_WHY))
     .option('--no-comm', 'ignore the transfers a move adds (the seed\'s rule)')
     .option('--no-guard', 'apply the strategy\'s placement even when the simulator predicts no gain')
+    .option('--no-search', 'no local search on the predicted makespan after the strategy')
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')
     .option('--tolerance <x>', 'GreedyRefine\'s tolerance (≥ 1)')
     .option('--weights <wall|cpu>', 'a fragment\'s weight: its wall time (the seed\'s) or its thread CPU time (default when the trace\'s CPU clock is exact)')

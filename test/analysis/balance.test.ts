@@ -144,7 +144,7 @@ test('a step: everything on node 0 spreads to the idle node; its DFs follow; the
   const cfs = Array.from({ length: 8 }, (_, i) => [0, i * 10e6, (i + 1) * 10e6] as [number, number, number]);
   const p = profile(cfs, [], cfs.map((_, i) => [i, 1000, 0] as [number, number, number]));
   // (no CF reads these DFs: without the seed's rule alone their writers would be pinned)
-  const r = balance(p, { strategy: 'seed', quantum: 80e6, comm: false });
+  const r = balance(p, { strategy: 'seed', quantum: 80e6, comm: false, search: false });
   assert.equal(r.decision, 'apply');
   // one quantum: 80 | 0 → 70 | 10 → 60 | 20 → 50 | 30, where 50 − 10 > 30 + 10 fails
   assert.equal(r.moved, 3);
@@ -158,6 +158,10 @@ test('a step: everything on node 0 spreads to the idle node; its DFs follow; the
   assert.ok(Object.values(d.cfs).every((n) => n === 1));
   assert.deepEqual(Object.keys(d.dfs).sort(), moved.map((c) => p.dfKey[c]).sort(), 'each moved writer\'s DF, by key');
   assert.deepEqual(d.predicted?.next.perNodeNs, [50e6, 30e6]);
+  // the local search on the prediction finishes what formula 6 leaves: one more CF, 40 | 40
+  const s2 = balance(p, { strategy: 'seed', quantum: 80e6, comm: false });
+  assert.equal(s2.searched, 1);
+  assert.equal(s2.predicted.next.makespan, 40e6);
 });
 
 test('a step never worse by prediction: an even placement is kept, and says why', () => {
@@ -176,9 +180,10 @@ test('communication-aware: a move must pay for the transfers it adds; writers of
   // node 0: a (12 ms) writes a DF of 64 MB that b (8 ms, node 0) reads; node 1 idle. Moving b would balance
   // the loads (formula 6 holds) but costs a ~100 ms transfer.
   const p = profile([[0, 0, 12e6], [0, 12e6, 20e6]], [[1, 0, 0]], [[0, 64e6, 0]]);
-  const seedOnly = balance(p, { strategy: 'seed', quantum: 20e6, comm: false, guard: false });
+  const seedOnly = balance(p, { strategy: 'seed', quantum: 20e6, comm: false, guard: false, search: false });
   assert.equal(seedOnly.moved, 1, 'the seed\'s rule moves one of them');
-  assert.equal(balance(p, { strategy: 'seed', quantum: 20e6, comm: true, guard: false }).moved, 0, 'the transfer outweighs the gain');
+  assert.equal(balance(p, { strategy: 'seed', quantum: 20e6, comm: true, guard: false, search: false }).moved, 0, 'the transfer outweighs the gain');
+  assert.equal(balance(p, { strategy: 'seed', quantum: 20e6, comm: false, guard: false }).moved, 0, 'the local search sees the transfer in the replay and moves it back');
   const lone = profile([[0, 0, 10e6], [0, 0, 8e6]], [], [[0, 8, 0]]);
   assert.deepEqual(Array.from(pinned(lone)), [1, 0], 'CF 0 writes a DF no CF reads (a loop bound, say)');
   assert.deepEqual(Array.from(balance(lone, { strategy: 'seed', quantum: 10e6, guard: false }).next), [0, 1]);

@@ -86,9 +86,10 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   const dfIndex = new Map<string, number>();
   // DFs whose writer had not finished when they were computed (the records tie in time)
   const unresolved = new Map<Fragment, number[]>();
-  // per DF: a node it was sent to that read none of it (then that node kept it: its owner)
-  const readOn = new Map<number, number[]>();
-  const sentTo = new Map<number, number[]>();
+  // per DF, as bit sets of nodes (the first 31): where it was read, where it was sent — a node it
+  // was sent to that read none of it kept it (its owner)
+  const readOn = i32(), sentTo = i32();
+  const bit = (n: number): number => (n < 31 ? 1 << n : 0);
   depStart.push(0);
   model.listen({
     finish(f, inputs) {
@@ -105,14 +106,14 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
         const w = x.producer?.aux;
         if (d === undefined || typeof w !== 'number' || w === i) continue;
         depFrom.push(w); depDf.push(d);
-        add(readOn, d, f.node);
+        readOn.a[d] |= bit(f.node);
       }
       depStart.push(depFrom.n);
     },
     transfer(t) {
       xferBytes.push(t.bytes); xferNs.push(Math.max(0, t.arrive - t.sendStart));
       const d = dfIndex.get(t.df.key);
-      if (d !== undefined) add(sentTo, d, t.to);
+      if (d !== undefined) sentTo.a[d] |= bit(t.to);
     },
     event(e) {
       // a DF written by an atomic CF (the model linked its writer when it handled the record)
@@ -122,9 +123,9 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       if (!r || !w || dfIndex.has(r.key)) return;
       const d = dfKey.length;
       dfIndex.set(r.key, d);
-      dfKey.push(r.key); dfBytes.push(e.bytes); dfOwner.push(e.node);
+      dfKey.push(r.key); dfBytes.push(e.bytes); dfOwner.push(e.node); readOn.push(0); sentTo.push(0);
       if (typeof w.aux === 'number') dfWriter.push(w.aux);
-      else { dfWriter.push(-1); add(unresolved, w, d); }
+      else { dfWriter.push(-1); const u = unresolved.get(w); if (u) u.push(d); else unresolved.set(w, [d]); }
     },
   });
   for (const e of events) model.push(e);
@@ -135,10 +136,9 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   const owner = dfOwner.done(), writer = dfWriter.done();
   // the traced owner: a node a DF travelled to without being read there kept it (a post to its
   // owner); otherwise where it was written
-  for (const [d, to] of sentTo) {
-    const reads = readOn.get(d) ?? [];
-    const kept = to.find((n) => !reads.includes(n));
-    if (kept !== undefined) owner[d] = kept;
+  for (let d = 0; d < owner.length; d++) {
+    const kept = sentTo.a[d]! & ~readOn.a[d]!;
+    if (kept !== 0) owner[d] = 31 - Math.clz32(kept & -kept);
   }
   const tEnd = (model.tEnd === model.tEnd ? model.tEnd : model.lastT) - t0;
   return {
@@ -150,9 +150,4 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
     tEnd: tEnd === tEnd ? tEnd : 0,
     warnings: [...model.warnings.entries()].map(([w, k]) => (k > 1 ? `${w} (${k}×)` : w)),
   };
-}
-
-function add<K>(m: Map<K, number[]>, k: K, v: number): void {
-  const a = m.get(k);
-  if (a === undefined) m.set(k, [v]); else if (!a.includes(v)) a.push(v);
 }

@@ -34,7 +34,7 @@ export function seedBalance(iv: Intervals, qt: Quanta, node: Int32Array, nodes: 
 
   // per quantum, per node: its CFs in decreasing weight (scratch reused from quantum to quantum)
   let byNode = new Int32Array(0), wOf = new Float64Array(0);
-  const first = new Int32Array(N + 1), cursor = new Int32Array(N);
+  const first = new Int32Array(N + 1), cursor = new Int32Array(N), sorted = new Uint8Array(N);
   const arrived: number[][] = Array.from({ length: N }, () => []);
   let moves = 0;
   for (const i of order) {
@@ -47,7 +47,8 @@ export function seedBalance(iv: Intervals, qt: Quanta, node: Int32Array, nodes: 
     for (let n = 0; n < N; n++) first[n + 1] += first[n]!;
     cursor.set(first.subarray(0, N));
     for (let x = a; x < b; x++) { const c = qt.cf[x]!, p = cursor[node[c]!]!++; byNode[p] = c; wOf[p] = qt.w[x]!; }
-    for (let n = 0; n < N; n++) sortByWeight(byNode, wOf, first[n]!, first[n + 1]!);
+    // a node's CFs are sorted the first time it is the most loaded (most never are)
+    sorted.fill(0);
     cursor.set(first.subarray(0, N));
     for (const l of arrived) l.length = 0;
     const Wi = i * N;
@@ -65,6 +66,7 @@ export function seedBalance(iv: Intervals, qt: Quanta, node: Int32Array, nodes: 
       // gap only shrinks within a quantum (a move puts both nodes strictly between the old
       // extremes), so a CF too heavy now stays too heavy: the cursor passes it for good
       const end = first[max + 1]!;
+      if (!sorted[max]) { sortByWeight(byNode, wOf, first[max]!, end); sorted[max] = 1; }
       let p = cursor[max]!;
       while (p < end && (node[byNode[p]!] !== max || !(2 * wOf[p]! < gap))) p++;
       cursor[max] = p;
@@ -101,11 +103,31 @@ function weightIn(iv: Intervals, qt: Quanta, c: number, i: number): number {
   return weight(iv.start[c]!, iv.finish[c]!, qt.q, i);
 }
 
-/** Sort ids[a..b) (with their weights) by decreasing weight, ties by id: deterministic. */
+/** Sorting keys: weight (whole ns, below 2^33 ≈ 8.6 s) and position (below 2^20) in one exact double. */
+const POS = 2 ** 20, MAX_W = 2 ** 33;
+let keys = new Float64Array(0), tmpId = new Int32Array(0), tmpW = new Float64Array(0);
+
+/**
+ * Sort ids[a..b) (with their weights) by decreasing weight, ties by position (the bucket is filled
+ * in id order): deterministic. Weight and position are packed into one double and sorted as
+ * numbers (no comparator: three times faster on a million CFs); weights equal to the nanosecond
+ * count as equal. Beyond the packing's range, a stable sort with a comparator. Scratch reused.
+ */
 function sortByWeight(ids: Int32Array, w: Float64Array, a: number, b: number): void {
-  if (b - a < 2) return;
-  const idx = Array.from({ length: b - a }, (_, k) => a + k);
-  idx.sort((x, y) => w[y]! - w[x]! || ids[x]! - ids[y]!);
-  const ci = idx.map((k) => ids[k]!), cw = idx.map((k) => w[k]!);
-  for (let k = 0; k < ci.length; k++) { ids[a + k] = ci[k]!; w[a + k] = cw[k]!; }
+  const k = b - a;
+  if (k < 2) return;
+  if (keys.length < k) { keys = new Float64Array(k); tmpId = new Int32Array(k); tmpW = new Float64Array(k); }
+  const key = keys.subarray(0, k);
+  let packed = k < POS;
+  for (let x = 0; x < k && packed; x++) if (!(w[a + x]! < MAX_W)) packed = false;
+  if (packed) {
+    for (let x = 0; x < k; x++) key[x] = (MAX_W - Math.round(w[a + x]!)) * POS + x;
+    key.sort();
+    for (let x = 0; x < k; x++) { const from = a + (key[x]! % POS); tmpId[x] = ids[from]!; tmpW[x] = w[from]!; }
+  } else {
+    const order = Array.from({ length: k }, (_, x) => a + x).sort((x, y) => w[y]! - w[x]!);
+    for (let x = 0; x < k; x++) { tmpId[x] = ids[order[x]!]!; tmpW[x] = w[order[x]!]!; }
+  }
+  ids.set(tmpId.subarray(0, k), a);
+  w.set(tmpW.subarray(0, k), a);
 }
