@@ -163,7 +163,7 @@ test('luna balance: bad options and files are refused (exit 2); a directory that
     assert.match(notTrace.stderr, /no trace directory nowhere/);
     const ok = await luna(['balance', 't', '--strategy', 'refine', '--nodes', '3'], dir);
     assert.equal(ok.status, 0, explain(ok));
-    assert.match(ok.stdout, /strategy refine, 3 node\(s\)/);
+    assert.match(ok.stdout, /strategy refine \(CPU-time weights\), 3 node\(s\)/);
     assert.match(ok.stdout, /load\/node +min +mean +max +max\/avg/);
     assert.match(ok.stdout, /time {7}strategy [\d.]+ ms/);
     const d = JSON.parse(readFileSync(join(dir, 'distribution.json'), 'utf8')) as Distribution;

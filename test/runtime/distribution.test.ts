@@ -43,18 +43,18 @@ test('bad files: missing, not JSON, a directory', () => {
 });
 
 test('bad files: not a distribution, another version', () => {
-  refuses([1, 2], /not a luna-ts distribution \(expected a JSON object, got an array\)/);
+  refuses([1, 2], /not a luna-ts distribution \(expected a JSON object, got array\)/);
   refuses({ ...dist(), format: 'luna-ts-schedule' }, /field "format" is "luna-ts-schedule", expected "luna-ts-distribution"/);
   refuses({ ...dist(), version: 7 }, /distribution version 7 is not supported \(this luna-ts reads version 1\)/);
 });
 
 test('bad files: a header field missing or of the wrong kind is named', () => {
   const { nodes: _n, ...noNodes } = dist();
-  refuses(noNodes, /field "nodes": required, got nothing \(the field is missing\)/);
+  refuses(noNodes, /field "nodes": expected number, got nothing \(the field is missing\)/);
   refuses({ ...dist(), nodes: 0 }, /field "nodes": .*got 0/);
   refuses({ ...dist(), nodes: 1.5 }, /field "nodes": .*got 1\.5/);
   refuses({ ...dist(), decision: 'maybe' }, /field "decision": .*got "maybe"/);
-  refuses({ ...dist(), cfs: [] }, /field "cfs": .*got an array/);
+  refuses({ ...dist(), cfs: [] }, /field "cfs": expected object, got array/);
   refuses({ ...dist(), args: 'x' }, /field "args": .*got "x"/);
 });
 
@@ -63,7 +63,7 @@ test('bad files: an entry with a key that is not an identity, or a node out of r
   refuses({ ...dist(), cfs: { '3_1_0': 2 } }, /entry cfs\["3_1_0"\]: the node must be a whole number from 0 to 1 \(field "nodes" is 2\), got 2/);
   refuses({ ...dist(), cfs: { '3_1_0': -1 } }, /entry cfs\["3_1_0"\]: .*got -1/);
   refuses({ ...dist(), cfs: { '3_1_0': '1' } }, /entry cfs\["3_1_0"\]: .*got "1"/);
-  refuses({ ...dist(), cfs: { '3_1_0': 0.5 } }, /entry cfs\["3_1_0"\]: .*got 0\.5/);
+  refuses({ ...dist(), cfs: { '3_1_0': 0.5 } }, /entry cfs\["3_1_0"\]: .*got the number 0\.5/);
   refuses({ ...dist(), dfs: { 'x[1]': 0 } }, /entry dfs\["x\[1\]"\]: the key is not a DF key such as A#3_5\.1\.2/);
   refuses({ ...dist(), dfs: { 'x#1': null } }, /entry dfs\["x#1"\]: .*got null/);
 });

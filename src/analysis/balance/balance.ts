@@ -2,8 +2,10 @@
 //
 // The strategy proposes (the seed's algorithm on quantized loads, or a reference strategy);
 // beyond the seed, by option:
+//   weights — CPU time instead of wall time (a busy machine's wall time is other processes' time);
 //   comm  — a move must also pay for the transfers it adds (comm.ts), in formula 6;
 //   auto  — the quantum is chosen by predicted makespan over a sweep (the seed's open question);
+//   search — a local search on the predicted makespan after the strategy (search.ts);
 //   guard — never worse by prediction: the simulator replays the traced durations and transfer
 //           costs under the current placement and under each candidate; a candidate is adopted
 //           only if its predicted end is earlier by at least `margin`, otherwise the current
@@ -62,7 +64,8 @@ export interface BalanceOptions {
 /** Per-node totals of a placement. */
 export interface LoadStats { perNode: number[]; min: number; mean: number; max: number; maxOverAvg: number }
 
-export interface Prediction { makespan: number; busy: Float64Array; start: Float64Array; finish: Float64Array; bytesMoved: number }
+/** What the simulator's replay predicts for a placement. */
+export type Prediction = ReplayResult;
 
 export interface BalanceResult {
   strategy: Strategy;
@@ -131,8 +134,7 @@ export class Predictor {
   /** `dfOwner`: per DF its owner (-1: its writer's node). */
   predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
     const t = this.transfer;
-    const r: ReplayResult = replayGraph(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
-    return r;
+    return replayGraph(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
   }
 }
 

@@ -15,7 +15,7 @@ export function formatBalance(r: BalanceResult, n: number, dfs: number): string 
     `  load/node        min       mean        max  max/avg`,
     loadRow('before', r.before),
     loadRow('after', r.after),
-    `  moved      ${r.moved.toLocaleString('en')} of ${n.toLocaleString('en')} fragments (${((100 * r.moved) / Math.max(1, n)).toFixed(1)} %${r.searched ? `, ${r.searched} by the local search` : ''}); ${r.dfsPlaced.toLocaleString('en')} of ${dfs.toLocaleString('en')} DFs placed with their writers`,
+    `  moved      ${r.moved.toLocaleString('en')} of ${n.toLocaleString('en')} fragments (${((100 * r.moved) / Math.max(1, n)).toFixed(1)} %${r.searched && r.decision === 'apply' ? `, ${r.searched} by the local search` : ''}); ${r.dfsPlaced.toLocaleString('en')} of ${dfs.toLocaleString('en')} DFs placed with their writers`,
     `  predicted  ${d(pr.current.makespan)} → ${d(pr.next.makespan)} (${gain.toFixed(2)}×); lower bound ${d(r.bound.bound)} (work / lanes ${d(r.bound.work / (r.nodes * r.lanes))}, longest chain ${d(r.bound.chain)})`,
     `  transfers  ${r.transfer.samples > 0 ? `fitted to ${r.transfer.samples} measured: ` : 'none measured, defaults: '}${d(r.transfer.latencyNs)} + ${(r.transfer.bytesPerNs * 1e3).toFixed(0)} MB/s`,
     `  time       strategy ${r.timeMs.strategy.toFixed(1)} ms, quantum sweep ${r.timeMs.sweep.toFixed(1)} ms, local search ${r.timeMs.search.toFixed(1)} ms, predictions ${r.timeMs.predict.toFixed(1)} ms`,

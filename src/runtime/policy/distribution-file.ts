@@ -10,6 +10,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseGid } from '../../core/cfid.js';
 import { isDfKey } from '../../core/dfkey.js';
+import { describeValue, fieldProblem } from '../../core/field-problem.js';
 
 export const DISTRIBUTION_FORMAT = 'luna-ts-distribution';
 export const DISTRIBUTION_VERSION = 1;
@@ -74,15 +75,13 @@ export function readDistribution(path: string): Distribution {
 
 /** `v` as a distribution, or the first problem found (named by file, entry and field). */
 export function checkDistribution(v: unknown, path: string): Distribution {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new DistributionError(`${path}: not a luna-ts distribution (expected a JSON object, got ${kindOf(v)})`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new DistributionError(`${path}: not a luna-ts distribution (expected a JSON object, got ${describeValue(v)})`);
   const o = v as Record<string, unknown>;
-  if (o.format !== DISTRIBUTION_FORMAT) throw new DistributionError(`${path}: not a luna-ts distribution (field "format" is ${kindOf(o.format)}, expected "${DISTRIBUTION_FORMAT}")`);
-  if (o.version !== DISTRIBUTION_VERSION) throw new DistributionError(`${path}: distribution version ${kindOf(o.version)} is not supported (this luna-ts reads version ${DISTRIBUTION_VERSION})`);
+  if (o.format !== DISTRIBUTION_FORMAT) throw new DistributionError(`${path}: not a luna-ts distribution (field "format" is ${describeValue(o.format)}, expected "${DISTRIBUTION_FORMAT}")`);
+  if (o.version !== DISTRIBUTION_VERSION) throw new DistributionError(`${path}: distribution version ${describeValue(o.version)} is not supported (this luna-ts reads version ${DISTRIBUTION_VERSION})`);
   const r = header.safeParse(v);
   if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
-    throw new DistributionError(`${path}: field "${field}": ${issue.message.toLowerCase()}, got ${kindOf(valueAt(v, issue.path))}`);
+    throw new DistributionError(`${path}: ${fieldProblem(r.error, v)}`);
   }
   const d = r.data as unknown as Distribution;
   checkEntries(path, 'cfs', d.cfs, d.nodes, (k) => parseGid(k) !== null && k !== '', 'a CF global id such as 3_5_0');
@@ -95,7 +94,7 @@ function checkEntries(path: string, field: 'cfs' | 'dfs', entries: Record<string
     const n = entries[k];
     if (!keyOk(k)) throw new DistributionError(`${path}: entry ${field}[${JSON.stringify(k)}]: the key is not ${what}`);
     if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= nodes) {
-      throw new DistributionError(`${path}: entry ${field}[${JSON.stringify(k)}]: the node must be a whole number from 0 to ${nodes - 1} (field "nodes" is ${nodes}), got ${kindOf(n)}`);
+      throw new DistributionError(`${path}: entry ${field}[${JSON.stringify(k)}]: the node must be a whole number from 0 to ${nodes - 1} (field "nodes" is ${nodes}), got ${describeValue(n)}`);
     }
   }
 }
@@ -131,19 +130,4 @@ export function writeDistribution(path: string, d: Distribution): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(d, null, 1) + '\n');
   renameSync(tmp, path);
-}
-
-function valueAt(v: unknown, path: readonly (string | number)[]): unknown {
-  let x = v;
-  for (const p of path) x = x !== null && typeof x === 'object' ? (x as Record<string | number, unknown>)[p] : undefined;
-  return x;
-}
-
-function kindOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (v === undefined) return 'nothing (the field is missing)';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return `an ${typeof v}`;
 }
