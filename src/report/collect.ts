@@ -4,10 +4,9 @@
 // every system-thread span — in growable typed columns (32 bytes per fragment, no objects).
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
-import { PathNode } from '../analysis/slow/critical.js';
-import { readTrace } from '../trace/merge.js';
-import { estimateEvents, traceFilesBytes } from '../trace/manifest-reader.js';
-import { TraceModel, type ModelListener } from '../trace/model/model.js';
+import type { PathNode } from '../analysis/slow/critical.js';
+import { readModel } from '../trace/read.js';
+import type { ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import type { RunStatus } from '../trace/schema.js';
@@ -52,15 +51,16 @@ class Collector implements ModelListener {
   constructor(readonly gids: string[] | undefined) {}
   readonly tr = { start: f64(), end: f64(), node: i32(), from: i32(), bytes: f64() };
   readonly sy = { start: f64(), end: f64(), node: i32() };
+  /** by a fragment's finish number (Fragment.seq): its row in fs (-1: not drawn) */
+  readonly rowOfSeq = i32();
 
-  // registered after the analyzer: f.aux already holds the fragment's critical-path node
   finish(f: Fragment, _inputs: readonly DfRec[]): void {
-    if (f.slot < 0) return;
-    const i = this.fs.start.n;
+    while (this.rowOfSeq.n < f.seq) this.rowOfSeq.push(-1);
+    if (f.slot < 0) { this.rowOfSeq.push(-1); return; }
+    this.rowOfSeq.push(this.fs.start.n);
     this.fs.start.push(f.start); this.fs.finish.push(f.finish); this.fs.cpu.push(f.cpu);
     this.fs.slot.push(f.slot); this.fs.code.push(f.code);
     this.gids?.push(f.gid);
-    if (f.aux instanceof PathNode) f.aux.ref = i;
   }
   transfer(t: Transfer): void {
     this.tr.start.push(t.firstSend); this.tr.end.push(t.arrive); this.tr.node.push(t.to); this.tr.from.push(t.from); this.tr.bytes.push(t.bytes);
@@ -68,8 +68,11 @@ class Collector implements ModelListener {
   sysBusy(node: number, t0: number, t1: number): void {
     this.sy.start.push(t0); this.sy.end.push(t1); this.sy.node.push(node);
   }
+  /** The row of the fragment a critical-path node stands for (-1: none). */
+  rowOf(p: PathNode): number {
+    return p.seq >= 0 && p.seq < this.rowOfSeq.n ? this.rowOfSeq.a[p.seq]! : -1;
+  }
 }
-
 
 export interface CollectOptions {
   /** keep every fragment's global id (a distribution is shown applied to the run) */
@@ -78,34 +81,25 @@ export interface CollectOptions {
 
 /** Read and analyze `dir` once; throws TraceFormatError / fs errors like analyzeSlowTrace. */
 export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress, co: CollectOptions = {}): RunData {
-  const trace = readTrace(dir);
-  const model = new TraceModel(trace.manifest);
-  model.damage = trace.damage; // the page shows what was dropped, as `luna analyze slow` does
-  const an = new SlowAnalyzer(model, opts);
+  let an!: SlowAnalyzer;
   const col = new Collector(co.gids ? [] : undefined);
-  model.listen(col);
-  const bytes = traceFilesBytes(dir, trace.manifest);
-  const estimate = estimateEvents(bytes);
-  let k = 0;
-  for (const e of trace.events) {
-    model.push(e);
-    if (progress && (++k & 0xffff) === 0) progress(k, estimate);
-  }
+  const read = readModel(dir, (model) => { an = new SlowAnalyzer(model, opts); model.listen(col); }, progress);
   const slow = finishReport(an);
-  for (const w of trace.warnings) slow.warnings.push(`trace: ${w}`);
-  progress?.(k, k);
+  for (const w of read.readerWarnings) slow.warnings.push(`trace: ${w}`);
   const critical: number[] = [];
   for (let p: PathNode | null = an.cpEnd; p; p = p.prev) {
-    if (p.ref >= 0) critical.push(p.ref);
+    const row = col.rowOf(p);
+    if (row >= 0) critical.push(row);
   }
   critical.reverse();
-  const status: RunStatus | 'unknown' = trace.manifest.status && trace.manifest.status !== 'running' ? trace.manifest.status : model.status ?? trace.manifest.status ?? 'unknown';
+  const mf = read.manifest;
+  const status: RunStatus | 'unknown' = mf.status && mf.status !== 'running' ? mf.status : read.model.status ?? mf.status ?? 'unknown';
   return {
-    dir, manifest: trace.manifest, slow, findings: interpretFindings(slow), status,
+    dir, manifest: mf, slow, findings: interpretFindings(slow), status,
     frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view(), ...(col.gids ? { gid: col.gids } : {}) },
     transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view() },
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
     critical: Int32Array.from(critical),
-    traceBytes: bytes,
+    traceBytes: read.bytes,
   };
 }

@@ -1,12 +1,12 @@
 // Merge of a trace directory into one time-ordered stream in bounded memory.
-// Each file is decoded lazily. Records are in time order within a file except sysBusy, written
-// when its span ends but stamped with its start; a raw pre-pass (scanLateness) measures how far
+// Each file is decoded lazily. Records are in time order within a file except spans (sysBusy,
+// wait), written when they end but stamped with their start; a raw pre-pass (scanLateness) measures how far
 // back any record goes, and each file holds back only the events that a later record could
 // still precede (none for a file in order). A k-way heap merge then orders the files. Ties break
 // by (node, thread) then file order, so the output is deterministic.
 
 import { join } from 'node:path';
-import type { TraceEvent } from './schema.js';
+import { TIME_FIELDS, WRITTEN_AT, type TraceEvent } from './schema.js';
 import type { TraceManifest } from './manifest.js';
 import { listTraceFiles } from './dir.js';
 import { readManifest } from './manifest-reader.js';
@@ -122,11 +122,10 @@ class Source {
   }
 
   private insert(e: TraceEvent): void {
-    if (this.offset !== 0) {
-      e.t += this.offset;
-      if (e.kind === 'sysBusy') e.end += this.offset;
-    }
-    const end = e.kind === 'sysBusy' ? e.end : e.t;
+    const r = e as unknown as Record<string, number>;
+    if (this.offset !== 0) for (const f of TIME_FIELDS[e.kind]) r[f]! += this.offset;
+    // the file's order is the order of writing: a span is written when it ends
+    const end = r[WRITTEN_AT[e.kind]]!;
     if (end > this.frontier) this.frontier = end;
     const b = this.buf;
     const n = b.length;

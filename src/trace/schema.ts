@@ -30,8 +30,12 @@ export interface RecordDef {
 export const MAX_STRING_BYTES = 1024;
 export const MAX_INTS = 255;
 
-/** Program end status recorded by programFinish (and in the manifest). */
-export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost'] as const;
+/**
+ * Program end status recorded by programFinish (and in the manifest); programFinish stores the
+ * index, so append, never reorder. `interrupted`: stopped by a signal (SIGINT, SIGTERM, SIGHUP)
+ * or because its launcher vanished, the trace flushed up to that moment.
+ */
+export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost', 'interrupted'] as const;
 export type RunStatus = (typeof STATUS)[number];
 
 /**
@@ -72,9 +76,9 @@ export const RECORDS = {
   liveBytes: { code: 18, fields: [['t', 'time'], ['value', 'f64']], doc: 'bytes of DF values held by the node' },
   wait: {
     code: 19,
-    fields: [['t', 'time'], ['end', 'time'], ['cf', 'i32'], ['rank', 'i32'], ['kind', 'u8'], ['resource', 'str']],
+    fields: [['t', 'time'], ['end', 'time'], ['cpu', 'f64'], ['cf', 'i32'], ['rank', 'i32'], ['waitKind', 'u8'], ['resource', 'str']],
     writtenAt: 'end',
-    doc: 'the writing thread waited on [t, end) for `resource` (kind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none)',
+    doc: 'the writing thread waited on [t, end) for `resource` (waitKind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none); cpu = thread CPU ns it spent meanwhile (spinning; NaN: not measured)',
   },
 } as const satisfies Record<string, RecordDef>;
 
@@ -110,6 +114,20 @@ export const KIND_BY_CODE: readonly (RecordKind | undefined)[] = (() => {
 })();
 
 export const MAX_CODE = KIND_BY_CODE.length - 1;
+
+/**
+ * Per kind, the times of a decoded record on its writer's clock (shifted together when a node's
+ * clock is put on node 0's): `t` — its own field, or for an untimed record the time the reader
+ * stamps it with — and its other fields of type `time`.
+ */
+export const TIME_FIELDS = Object.fromEntries(
+  Object.entries(RECORDS).map(([k, d]) => [k, ['t', ...(d.fields as readonly Field[]).filter(([n, t]) => t === 'time' && n !== 't').map(([n]) => n)]]),
+) as unknown as Record<RecordKind, readonly string[]>;
+
+/** Per kind, the field holding the time at which a writer wrote the record (`t` unless the record is a span written when it ends). */
+export const WRITTEN_AT = Object.fromEntries(
+  Object.entries(RECORDS).map(([k, d]) => [k, (d as RecordDef).writtenAt ?? 't']),
+) as unknown as Record<RecordKind, string>;
 
 const FIXED_BYTES: Record<FieldType, number> = { time: 8, f64: 8, u8: 1, u16: 2, u32: 4, i32: 4, str: 2, ints: 1 };
 

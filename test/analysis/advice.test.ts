@@ -95,6 +95,15 @@ function preempted(): SlowReport {
   return analyzeSlow({ ...manifest(1, 1), machines: [{ host: 'box', cores: 2, nodes: [0] }] }, tb.done(1000));
 }
 
+function waiting(): SlowReport {
+  const tb = new TB(1);
+  for (let i = 0; i < 10; i++) {
+    tb.cf({ node: 0, thread: 1, cf: i + 1, label: 'push', start: i * 100, end: i * 100 + 100, cpu: 20 })
+      .wait({ node: 0, thread: 1, cf: i + 1, kind: 1, resource: 'particles[0]', start: i * 100 + 10, end: i * 100 + 90, cpu: 0 });
+  }
+  return analyzeSlow(manifest(1, 1), tb.done(1000));
+}
+
 function latency(): SlowReport {
   const tb = new TB(2);
   let t = 0;
@@ -152,7 +161,7 @@ function simulated(): SlowReport[] {
 
 function reports(): SlowReport[] {
   const base = [
-    chainOnOneLane(2), chainRoundRobin(), allOnNode0(), oversubscribed(2), oversubscribed(1), oversubscribed(8), preempted(),
+    chainOnOneLane(2), chainRoundRobin(), allOnNode0(), oversubscribed(2), oversubscribed(1), oversubscribed(8), preempted(), waiting(),
     latency(), unevenNodes(), badOrder(), litvinov(), ...simulated(),
   ];
   // a report of a damaged trace (coverage below 1) goes through the same interpretation

@@ -117,3 +117,26 @@ test('CFs the system thread runs on a lane (recorded in its own file, lane kept)
     for (const f of F) close(r.t[f], sim.truth[f], `seed ${seed} T_${f}`);
   }
 });
+
+test('waits inside CFs (partly spun) and outside any CF are W, exactly, and the rest unchanged', () => {
+  let waited = 0;
+  for (let seed = 300; seed < 360; seed++) {
+    const nodes = 1 + (seed % 3), threads = 1 + ((seed >> 1) % 3);
+    const o: SimOptions = { seed, nodes, threads, cfs: 60, waitProb: 0.4, outsideWaitProb: 0.3, spin: (seed % 4) / 4, hopProb: 0.3, migrateProb: 0.3 };
+    check(o);
+    waited += simulate(o).truth.W;
+  }
+  assert.ok(waited > 0, 'the programs waited');
+});
+
+test('waits are W through the trace files too (writer, merge, model)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-simwait-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const sim = simulate({ seed: 77, nodes: 2, threads: 2, cfs: 200, waitProb: 0.5, outsideWaitProb: 0.3, spin: 0.5 });
+  writeSimTrace(dir, sim.manifest, sim.events);
+  const r = analyzeSlowTrace(dir);
+  assert.ok(sim.truth.W > 0);
+  for (const f of F) close(r.t[f], sim.truth[f], `T_${f}`);
+  assert.ok(r.blame.waiting.waits > 0 && Math.abs(r.blame.waiting.total - sim.truth.W) <= 1, 'every wait is blamed');
+  assert.ok(r.blame.waiting.byKind.some((k) => k.key === 'barrier') && r.blame.waiting.byKind.some((k) => k.key === 'test'));
+});

@@ -73,6 +73,11 @@ export class TB {
     this.ev.push({ kind: 'dfReceive', t: arriveT, node: to, thread: 0, df: this.df(to, name, arriveT), fromNode: from, bytes: 8 });
     return this;
   }
+  /** lane `thread` of `node` waited on [start, end) for `resource` (inside local CF `cf`, -1: outside any) */
+  wait(o: { node: number; thread: number; cf?: number; rank?: number; kind?: number; resource?: string; start: number; end: number; cpu?: number }): this {
+    this.ev.push({ kind: 'wait', t: o.start, end: o.end, node: o.node, thread: o.thread, cpu: o.cpu ?? NaN, cf: o.cf ?? -1, rank: o.rank ?? -1, waitKind: o.kind ?? 6, resource: o.resource ?? 'res' });
+    return this;
+  }
   /** all events, time-ordered (stable), closed by programFinish at `end` */
   done(end: number): TraceEvent[] {
     for (let n = 0; n < this.nodes; n++) this.ev.push({ kind: 'programFinish', t: end, node: n, thread: 0, status: 1 });

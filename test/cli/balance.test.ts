@@ -1,6 +1,6 @@
 // Profile-based distribution end to end, with real node processes: trace → luna balance →
-// luna run --distribution, on 2 nodes and under mpirun; placement through the policy in spread
-// loops, placed stealable CFs kept, DF keys the same from run to run; bad files and options.
+// luna run --distribution, on 2 nodes and under mpirun; DF keys the same from run to run; bad
+// files and options. Placement in spread loops and stealing: test/runtime/distribution.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -8,7 +8,6 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 import { readProfile } from '../../src/analysis/balance/profile.js';
-import { readTrace } from '../../src/trace/merge.js';
 import type { Distribution } from '../../src/runtime/policy/distribution-file.js';
 
 const SEED004 = join(ROOT, 'examples/seed004/seed004.fa');
@@ -48,41 +47,6 @@ function where(stdout: string, tag: string): Map<number, number> {
   for (const l of stdout.split('\n')) { const x = new RegExp(`^${tag} (\\d+)(?: = -?\\d+)? @(\\d)$`).exec(l); if (x) m.set(Number(x[1]), Number(x[2])); }
   return m;
 }
-
-/** gid of every CF that ran, by the node-local records of a trace: (node, cf) → gid; and the CFs that migrated. */
-function migrations(trace: string): string[] {
-  const gid = new Map<string, string>();
-  const moved: string[] = [];
-  for (const e of readTrace(trace).events) {
-    if (e.kind === 'cfCreated') gid.set(`${e.node}:${e.cf}`, e.gid);
-    else if (e.kind === 'cfMigrate') moved.push(gid.get(`${e.node}:${e.cf}`) ?? '?');
-  }
-  return moved;
-}
-
-test('a distribution places CFs through the placement policy: spread loops spawn them where it says (no migration), values cross correctly, placed stealable CFs stay', async () => {
-  await inTempDir('luna-dist-places-', async (dir) => {
-    writeFileSync(join(dir, 'places.fa'), PLACES);
-    writeFileSync(join(dir, 'ucodes.ts'), PLACES_UCODES);
-    const n = 32;
-    // the statements of main are 0 (the w/r loop) and 1 (the s loop): w[i] is 0_i_0, s[i] is 1_i_0
-    const cfs: Record<string, number> = {}, dfs: Record<string, number> = {};
-    for (let i = 0; i < n; i++) { cfs[`0_${i}_0`] = (i + 1) % 2; dfs[`t#0_${i}`] = (i + 1) % 2; }
-    for (let i = 0; i < n / 2; i++) cfs[`1_${i}_0`] = 0;
-    writeFileSync(join(dir, 'd.json'), JSON.stringify(distribution(cfs, dfs)));
-    const r = await luna(['run', '--nodes', '2', '--threads', '1', '--trace', 't', '--distribution', 'd.json', 'places.fa', String(n), '4'], dir, 90_000);
-    assert.equal(r.status, 0, explain(r));
-    const w = where(r.stdout, 'w'), rd = where(r.stdout, 'r'), s = where(r.stdout, 's');
-    assert.equal(w.size, n, explain(r));
-    for (let i = 0; i < n; i++) assert.equal(w.get(i), (i + 1) % 2, `w[${i}] runs where the file says, not where its locator does`);
-    for (let i = 0; i < n; i++) assert.match(r.stdout, new RegExp(`^r ${i} = ${10 * i} @${(i + 1) % 2}$`, 'm'), 'each value read where the locator says');
-    assert.equal(rd.size, n);
-    for (let i = 0; i < n / 2; i++) assert.equal(s.get(i), 0, `s[${i}] is placed by the file: never stolen`);
-    const moved = migrations(join(dir, 't'));
-    assert.deepEqual(moved.filter((g) => /^0_\d+_0$/.test(g)), [], 'the spread loop spawned every w[i] on its node');
-    assert.match(r.stderr, /placed by d\.json/);
-  });
-});
 
 test('the whole loop on a real 2-node program: trace → luna balance → luna run --distribution; a second step merges the first', async () => {
   await inTempDir('luna-dist-loop-', async (dir) => {

@@ -52,7 +52,7 @@ test('bad files: a header field missing or of the wrong kind is named', () => {
   const { nodes: _n, ...noNodes } = dist();
   refuses(noNodes, /field "nodes": expected number, got nothing \(the field is missing\)/);
   refuses({ ...dist(), nodes: 0 }, /field "nodes": .*got 0/);
-  refuses({ ...dist(), nodes: 1.5 }, /field "nodes": .*got 1\.5/);
+  refuses({ ...dist(), nodes: 1.5 }, /field "nodes": .*got the number 1\.5/);
   refuses({ ...dist(), decision: 'maybe' }, /field "decision": .*got "maybe"/);
   refuses({ ...dist(), cfs: [] }, /field "cfs": expected object, got array/);
   refuses({ ...dist(), args: 'x' }, /field "args": .*got "x"/);
@@ -144,4 +144,61 @@ test('a declared capability is asked, an undeclared one is not (a forwarding pol
   const r = await runInProcess(src, { c_w: () => {} }, { policy: new Declares(new DefaultPolicy()) });
   assert.equal(r.ok, true, r.message);
   assert.equal(asked, 10);
+});
+
+// w[i] would run on i (its locator), the file puts it on i + 1; its DF t goes with it; r[i]
+// reads t where its own locator says; half of the stealable s[i] are placed on node 0.
+const PLACES = `import c_put(int \`i, name \`t) as put;
+import c_show(int \`i, value \`t) as show;
+import c_busy(int \`i, int \`ms) as busy;
+
+sub main(int n, int ms)
+{
+    for i = 0..n-1 {
+        df t;
+        cf w[i]: put(i, t) @ { locator_cyclic: i; };
+        cf r[i]: show(i, t) @ { locator_cyclic: i + 1; };
+    }
+    for i = 0..n-1
+        cf s[i]: busy(i, ms) @ { stealable; };
+}
+`;
+
+test('a distribution places CFs through the placement policy on 2 in-process nodes: spread loops spawn them where it says (no migration), values cross correctly, placed stealable CFs stay', async () => {
+  const n = 32;
+  // the statements of main are 0 (the w/r loop) and 1 (the s loop): w[i] is 0_i_0, s[i] is 1_i_0
+  const cfs: Record<string, number> = {}, dfs: Record<string, number> = {};
+  for (let i = 0; i < n; i++) { cfs[`0_${i}_0`] = (i + 1) % 2; dfs[`t#0_${i}`] = (i + 1) % 2; }
+  for (let i = 0; i < n / 2; i++) cfs[`1_${i}_0`] = 0;
+  const d = dist({ program: 'test.fa', cfs, dfs });
+  const out: string[] = [];
+  const moved: string[] = [];
+  const ucodes = (node: number) => ({
+    c_put: (i: number, t: { setInt(v: number): void }) => { t.setInt(10 * i); out.push(`w ${i} @${node}`); },
+    c_show: (i: number, t: { getInt(): number }) => { out.push(`r ${i} = ${t.getInt()} @${node}`); },
+    c_busy: (i: number, ms: number) => { const end = performance.now() + ms; while (performance.now() < end) { /* busy */ } out.push(`s ${i} @${node}`); },
+  });
+  const r = await runInProcess(PLACES, ucodes, {
+    nodes: 2, args: [String(n), '1'],
+    policy: () => new DistributionPolicy(d, new DefaultPolicy()),
+    observe: (rt) => {
+      const receive = rt.receiveCf.bind(rt);
+      rt.receiveCf = (cf, from, id) => { moved.push(cf.gid); receive(cf, from, id); };
+    },
+  });
+  assert.equal(r.ok, true, r.message);
+  const at = (tag: string) => new Map(out.map((l) => new RegExp(`^${tag} (\\d+)(?: = -?\\d+)? @(\\d)$`).exec(l)).filter((x) => x !== null).map((x) => [Number(x![1]), Number(x![2])]));
+  const w = at('w'), s = at('s');
+  assert.equal(w.size, n, out.join('\n'));
+  for (let i = 0; i < n; i++) assert.equal(w.get(i), (i + 1) % 2, `w[${i}] runs where the file says, not where its locator does`);
+  for (let i = 0; i < n; i++) assert.ok(out.includes(`r ${i} = ${10 * i} @${(i + 1) % 2}`), `r[${i}] reads its value where its locator says\n${out.join('\n')}`);
+  assert.equal(s.size, n);
+  for (let i = 0; i < n / 2; i++) assert.equal(s.get(i), 0, `s[${i}] is placed by the file: never stolen`);
+  assert.deepEqual(moved.filter((g) => /^0_\d+_0$/.test(g)), [], 'the spread loop spawned every w[i] on its node');
+  // without the file the same program runs w[i] where its locator says
+  out.length = 0;
+  const plain = await runInProcess(PLACES, ucodes, { nodes: 2, args: [String(n), '1'] });
+  assert.equal(plain.ok, true, plain.message);
+  const w0 = at('w');
+  for (let i = 0; i < n; i++) assert.equal(w0.get(i), i % 2, `w[${i}] without a file: its locator`);
 });

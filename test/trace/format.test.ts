@@ -61,7 +61,7 @@ test('long strings are cut, non-ASCII survives', (t) => {
   assert.equal(r.gid, 'λ'.repeat(512));
 });
 
-test('several files merge into one time-ordered stream (stable ties, late sysBusy, offsets)', (t) => {
+test('several files merge into one time-ordered stream (stable ties, late spans, every time offset: fields and untimed records)', (t) => {
   const dir = tempDir(t);
   openTraceDir(dir, manifest(2, 2));
   const files = [];
@@ -71,13 +71,22 @@ test('several files merge into one time-ordered stream (stable ties, late sysBus
     const w = ThreadTraceWriter.open(dir, node, thread, { bufferBytes: 8192 });
     let tt = 0;
     for (let i = 0; i < 3000; i++) {
+      const prev = tt; // when the previous record was written
       tt += Math.floor(r() * 50); // many equal times across files
-      if (thread === 0 && i % 100 === 99) {
+      const off = node === 1 ? 1e6 : 0;
+      if (thread === 1 && i % 120 === 119) {
+        w.cfInput(i, 7); // untimed: stamped with the previous record's time, on this node's clock too
+        all.push({ kind: 'cfInput', t: prev + off, cf: i, df: 7, node, thread });
+        tt = prev;
+      } else if (thread === 0 && i % 100 === 99) {
         w.sysBusy(tt - 2000, tt); // recorded at the end of the span, stamped with its start
-        all.push({ kind: 'sysBusy', t: tt - 2000 + (node === 1 ? 1e6 : 0), end: tt + (node === 1 ? 1e6 : 0), node, thread });
+        all.push({ kind: 'sysBusy', t: tt - 2000 + off, end: tt + off, node, thread });
+      } else if (thread === 1 && i % 150 === 149) {
+        w.wait(tt - 1500, tt, 3.5, i, -1, 6, 'r'); // a span too: both its times move with the offset
+        all.push({ kind: 'wait', t: tt - 1500 + off, end: tt + off, cpu: 3.5, cf: i, rank: -1, waitKind: 6, resource: 'r', node, thread });
       } else {
         w.cfReady(tt, i);
-        all.push({ kind: 'cfReady', t: tt + (node === 1 ? 1e6 : 0), cf: i, node, thread } as TraceEvent);
+        all.push({ kind: 'cfReady', t: tt + off, cf: i, node, thread } as TraceEvent);
       }
     }
     w.close();
@@ -253,4 +262,10 @@ test('docs/trace-format.md lists every record kind exactly as the schema defines
   }
   const rows = doc.split('\n').filter((l) => /^\| \d+ \| \w+ \|/.test(l));
   assert.equal(rows.length, Object.keys(RECORDS).length, 'the records table has rows the schema does not define');
+});
+
+test('no record has a field named like the envelope of a decoded event (kind, node, thread)', () => {
+  for (const [kind, d] of Object.entries(RECORDS)) {
+    for (const [f] of d.fields) assert.ok(!['kind', 'node', 'thread'].includes(f), `${kind}.${f} would be overwritten by the event's own ${f}`);
+  }
 });

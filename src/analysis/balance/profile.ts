@@ -76,6 +76,8 @@ export function readProfile(dir: string): Profile {
 /** The profile of a run from its manifest and its time-ordered events. */
 export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>): Profile {
   const model = new TraceModel(manifest);
+  // each fragment's row in the profile's columns
+  const row = model.slot<number>('balance profile row');
   const gid: string[] = [];
   const node = i32(), code = i32(), start = f64(), finish = f64(), created = f64(), cpu = f64();
   const depStart = i32(), depFrom = i32(), depDf = i32();
@@ -94,7 +96,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   model.listen({
     finish(f, inputs) {
       const i = gid.length;
-      f.aux = i;
+      row.set(f, i);
       const mine = unresolved.get(f);
       if (mine) { unresolved.delete(f); for (const d of mine) dfWriter.a[d] = i; }
       gid.push(f.gid);
@@ -103,7 +105,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       cpu.push(f.cpu === f.cpu ? f.cpu : f.finish - f.start);
       for (const x of inputs) {
         const d = dfIndex.get(x.key);
-        const w = x.producer?.aux;
+        const w = x.producer ? row.get(x.producer) : undefined;
         if (d === undefined || typeof w !== 'number' || w === i) continue;
         depFrom.push(w); depDf.push(d);
         readOn.a[d] |= bit(f.node);
@@ -124,7 +126,8 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       const d = dfKey.length;
       dfIndex.set(r.key, d);
       dfKey.push(r.key); dfBytes.push(e.bytes); dfOwner.push(e.node); readOn.push(0); sentTo.push(0);
-      if (typeof w.aux === 'number') dfWriter.push(w.aux);
+      const wr = row.get(w);
+      if (wr !== undefined) dfWriter.push(wr);
       else { dfWriter.push(-1); const u = unresolved.get(w); if (u) u.push(d); else unresolved.set(w, [d]); }
     },
   });

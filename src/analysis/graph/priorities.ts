@@ -4,8 +4,7 @@
 // critical path first (HEFT's upward rank, with execution times measured instead of estimated).
 // CFs are keyed by their stable global id, so the table applies to the next run of the same
 // program whatever its placement.
-import { readTrace } from '../../trace/merge.js';
-import { TraceModel } from '../../trace/model/model.js';
+import { readModel } from '../../trace/read.js';
 
 export interface PriorityTable {
   /** bottom level in ns of CPU time, by CF global id */
@@ -17,14 +16,12 @@ export interface PriorityTable {
 }
 
 export function prioritiesFromTrace(dir: string): PriorityTable {
-  const trace = readTrace(dir);
-  const model = new TraceModel(trace.manifest);
   // every executed CF in finish order: consumers finish after their producers
   const gids: string[] = [];
   const cpu: number[] = [];
   const index = new Map<string, number>();
   const consumers: number[][] = [];
-  model.listen({
+  const read = readModel(dir, (model) => model.listen({
     finish(f, inputs) {
       const i = gids.length;
       gids.push(f.gid);
@@ -36,9 +33,7 @@ export function prioritiesFromTrace(dir: string): PriorityTable {
         if (p !== undefined && p !== i) consumers[p]!.push(i);
       }
     },
-  });
-  for (const e of trace.events) model.push(e);
-  model.end();
+  }));
   const bl = new Float64Array(gids.length);
   let critical = 0;
   for (let i = gids.length - 1; i >= 0; i--) {
@@ -49,6 +44,5 @@ export function prioritiesFromTrace(dir: string): PriorityTable {
   }
   const priorities = new Map<string, number>();
   for (let i = 0; i < gids.length; i++) priorities.set(gids[i]!, bl[i]!);
-  const warnings = [...trace.warnings, ...[...model.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w))];
-  return { priorities, criticalPath: critical, cfs: gids.length, warnings };
+  return { priorities, criticalPath: critical, cfs: gids.length, warnings: read.warnings() };
 }

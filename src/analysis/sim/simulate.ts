@@ -4,7 +4,9 @@
 // intermediate node), and pre-emption of running CFs by system threads. It emits the TraceEvents
 // a real run would record and, independently of the analyzer, the S/L/O/W/U it injected: each
 // worker's idle interval is cut at the causes the simulator itself created (last producer finish,
-// the first-hop send of the last input to arrive, its arrival, the start).
+// the first-hop send of the last input to arrive, its arrival, the start). Threads may also wait
+// for resources (wait records): inside a CF (part of it spun, on the CPU clock) and outside any
+// CF, as an SPMD rank at a barrier would; all of such a wait is W.
 
 import type { TraceEvent } from '../../trace/schema.js';
 import type { SiteInfo, TraceManifest } from '../../trace/manifest.js';
@@ -26,15 +28,29 @@ export interface SimOptions extends ProgramOptions {
   endDelay?: [number, number];
   /** probability that a transfer goes through an intermediate node (needs ≥ 3 nodes) */
   hopProb?: number;
+  /** probability that a CF waits for a resource inside its execution, and how long (ns) */
+  waitProb?: number;
+  wait?: [number, number];
+  /** fraction of an inside wait spent spinning (on the thread's CPU clock, recorded in the wait) */
+  spin?: number;
+  /** probability that a thread, freed by a CF, waits outside any CF before it takes the next */
+  outsideWaitProb?: number;
 }
 
 export interface SimTruth extends Slou { tWall: number; tTotal: number; perNode: Slou[]; perThread: Slou[] }
 export interface SimResult { manifest: TraceManifest; events: TraceEvent[]; truth: SimTruth; program: SimCf[] }
 
-type Ev = { t: number; seq: number; kind: 'eligible' | 'finish'; cf: number };
+type Ev = { t: number; seq: number; kind: 'eligible' | 'finish' | 'free'; cf: number };
 type Avail = { g: number; c: number };
 
 const zero = (): Slou => ({ S: 0, L: 0, O: 0, W: 0, U: 0 });
+
+/** The part of [x, y) inside the waits [a, b) of `ws` (pairs). */
+function overlap(ws: readonly number[], x: number, y: number): number {
+  let n = 0;
+  for (let i = 0; i < ws.length; i += 2) n += Math.max(0, Math.min(y, ws[i + 1]!) - Math.max(x, ws[i]!));
+  return n;
+}
 
 export function simulate(o: SimOptions): SimResult {
   const N = o.nodes ?? 2, T = o.threads ?? 2;
@@ -86,6 +102,10 @@ export function simulate(o: SimOptions): SimResult {
   const lastFinish = new Float64Array(N * T);
   const cpu = new Float64Array(N * T);
   const ready: { e: number; id: number }[][] = Array.from({ length: N }, () => []);
+  /** per lane slot: its waits outside any CF, [start, end) pairs */
+  const outside: number[][] = Array.from({ length: N * T }, () => []);
+  /** per CF: the time it waits inside, and the part of it spun */
+  const waitIn = new Float64Array(prog.length), spinIn = new Float64Array(prog.length);
   const q = new Heap<Ev>();
   let qseq = 0;
 
@@ -130,10 +150,21 @@ export function simulate(o: SimOptions): SimResult {
     let B = -Infinity;
     for (const p of c.inputs) if (finish[p] > B) B = finish[p];
     const b = Math.max(A, B), cc = Math.max(b, best[id].c), g = Math.max(b, best[id].g);
-    charge(slot, 'S', b - A); charge(slot, 'O', cc - b); charge(slot, 'L', g - cc); charge(slot, 'O', D - g);
+    // the thread's waits outside any CF in [A, D) are W, taken from the part they fall in
+    const ws = outside[slot];
+    const wS = overlap(ws, A, b), wO1 = overlap(ws, b, cc), wL = overlap(ws, cc, g), wO2 = overlap(ws, g, D);
+    charge(slot, 'S', b - A - wS); charge(slot, 'O', cc - b - wO1); charge(slot, 'L', g - cc - wL); charge(slot, 'O', D - g - wO2);
+    charge(slot, 'W', wS + wO1 + wL + wO2);
     charge(slot, 'U', c.work); charge(slot, 'O', c.preempt);
     if (c.preempt > 0) emit({ kind: 'sysBusy', t: D, node, thread: 0, end: D + c.preempt });
-    q.push({ t: D + c.work + c.preempt, seq: qseq++, kind: 'finish', cf: id });
+    if (o.waitProb && rng.chance(o.waitProb)) {
+      const w = r(o.wait, [1000, 30000]), at = D + rng.int(0, c.work);
+      waitIn[id] = w;
+      spinIn[id] = Math.round(w * (o.spin ?? 0));
+      charge(slot, 'W', w);
+      emit({ kind: 'wait', t: at, node, thread: th + 1, end: at + w, cpu: spinIn[id], cf: cfLocal[id], rank: -1, waitKind: 6, resource: `r${id % 3}` });
+    }
+    q.push({ t: D + c.work + c.preempt + waitIn[id], seq: qseq++, kind: 'finish', cf: id });
   };
 
   const dispatch = (node: number, now: number) => {
@@ -153,11 +184,17 @@ export function simulate(o: SimOptions): SimResult {
 
   const onFinish = (id: number, t: number) => {
     const c = prog[id], slot = threadOf[id], node = c.node;
-    cpu[slot] += c.work;
+    cpu[slot] += c.work + spinIn[id];
     emit({ kind: 'cfFinish', t, node, thread: (slot % T) + 1, cpu: cpu[slot], cf: cfLocal[id], lane: (slot % T) + 1 });
     finish[id] = t;
     lastFinish[slot] = t;
-    free[node][slot % T] = 1;
+    if (o.outsideWaitProb && rng.chance(o.outsideWaitProb)) {
+      // the thread waits (as a rank at a barrier) before it takes another CF
+      const x = t + rng.int(0, 2000), y = x + r(o.wait, [1000, 30000]);
+      outside[slot].push(x, y);
+      emit({ kind: 'wait', t: x, node, thread: (slot % T) + 1, end: y, cpu: 0, cf: -1, rank: slot, waitKind: 3, resource: `b${slot % 2}` });
+      q.push({ t: y, seq: qseq++, kind: 'free', cf: slot });
+    } else free[node][slot % T] = 1;
     // the output DF: computed, then shipped to every other node that consumes it
     const tc = t + r(o.postDelay, [0, 2000]);
     if (tc > t) emit({ kind: 'sysBusy', t, node, thread: 0, end: tc });
@@ -214,6 +251,12 @@ export function simulate(o: SimOptions): SimResult {
   let tLast = 0;
   for (let ev = q.pop(); ev; ev = q.pop()) {
     tLast = Math.max(tLast, ev.t);
+    if (ev.kind === 'free') {
+      const node = Math.floor(ev.cf / T);
+      free[node][ev.cf % T] = 1;
+      dispatch(node, ev.t);
+      continue;
+    }
     const node = prog[ev.cf].node;
     if (ev.kind === 'eligible') {
       ready[node].push({ e: ev.t, id: ev.cf });
@@ -227,7 +270,11 @@ export function simulate(o: SimOptions): SimResult {
   for (const x of out) if (x.e.t > tEnd) tEnd = x.e.t;
   tEnd += r(o.endDelay, [0, 10000]);
   for (let n = 0; n < N; n++) emit({ kind: 'programFinish', t: tEnd, node: n, thread: 0, status: 1 });
-  for (let s = 0; s < N * T; s++) charge(s, 'S', tEnd - lastFinish[s]);
+  for (let s = 0; s < N * T; s++) {
+    const w = overlap(outside[s], lastFinish[s], tEnd);
+    charge(s, 'S', tEnd - lastFinish[s] - w);
+    charge(s, 'W', w);
+  }
   truth.tWall = tEnd;
   truth.tTotal = tEnd * N * T;
 

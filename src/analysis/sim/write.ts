@@ -3,7 +3,7 @@
 // run produces and read back by readTrace. Each event is written by the writer method of its kind
 // with its fields in schema order: a new record kind needs no change here.
 import type { TraceEvent, RecordDef } from '../../trace/schema.js';
-import { RECORDS } from '../../trace/schema.js';
+import { RECORDS, WRITTEN_AT } from '../../trace/schema.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import { openTraceDir, writeManifest } from '../../trace/dir.js';
 import { traceFileName } from '../../trace/format.js';
@@ -44,4 +44,4 @@ export function writeSimTrace(dir: string, manifest: TraceManifest, events: Iter
   return m;
 }
 
-function at(e: TraceEvent): number { return e.kind === 'sysBusy' ? e.end : e.t; }
+function at(e: TraceEvent): number { return (e as unknown as Record<string, number>)[WRITTEN_AT[e.kind]]!; }

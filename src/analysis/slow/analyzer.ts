@@ -1,22 +1,30 @@
 // The streaming SLOW analyzer, a listener of the trace model (src/trace/model): the model
 // resolves identities and arrivals, the analyzer does the accounting. Each lane's timeline
-// [T_start, T_end) is partitioned exactly into CF executions (CPU time → U, wall − CPU → O) and
-// idle intervals, each split by splitIdle (seed 003 §4.2) when the CF that ended it finishes
-// (its inputs are all known by then), plus the tail after its last CF (→ S). Hence
-// ΣT_X = T_total by construction whenever the trace is complete.
+// [T_start, T_end) is partitioned exactly into CF executions and idle intervals. An execution of
+// wall time d that waited w for resources (wait records inside it) is W = w, U = its CPU time
+// less the CPU it spent waiting (at most d − w), O = the rest (pre-emption). An idle interval is
+// split by splitIdle (seed 003 §4.2) when the CF that ended it finishes (its inputs are all known
+// by then), plus the tail after its last CF (→ S); the parts of it a thread spent waiting outside
+// any CF (an SPMD rank at a barrier) are W instead. Hence ΣT_X = T_total by construction whenever
+// the trace is complete.
 import type { TraceManifest } from '../../trace/manifest.js';
-import type { ModelListener, TraceModel } from '../../trace/model/model.js';
-import type { DfRec, Fragment } from '../../trace/model/records.js';
+import type { ModelListener, Slot, TraceModel } from '../../trace/model/model.js';
+import type { DfRec, Fragment, Wait } from '../../trace/model/records.js';
 import { KeyedRows, Series, TopK, addTo } from './accum.js';
 import { PathNode } from './critical.js';
 import { History } from './litvinov.js';
 import { splitIdle } from './split.js';
-import { F_L, F_O, F_S, F_U, type SlowModel, type SlowOptions } from './types.js';
+import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 
 const NF = 5;
+/** carveIdle's answer for a lane that did not wait (never written) */
+const NO_WAITS = new Float64Array(5);
 
-/** A CF running on a lane: when that lane went idle before it. */
-interface Running { f: Fragment; a: number }
+/**
+ * A CF running on a lane: when that lane went idle before it, and what it waited inside (wall
+ * intervals [x, y) in `waits`, the CPU spent waiting; NaN when a wait did not measure it).
+ */
+interface Running { f: Fragment; a: number; waits: number[] | null; waitCpu: number }
 
 export class SlowAnalyzer implements ModelListener {
   readonly N: number;
@@ -61,8 +69,21 @@ export class SlowAnalyzer implements ModelListener {
   readonly lByPair = new Map<number, number>();
   readonly lByProdLabel = new Map<string, number>();
 
+  // waiting
+  wBlamed = 0;
+  readonly wByResource = new TopK();
+  readonly wByKind = new Map<string, number>();
+  readonly wByWaiter = new TopK();
+  waitCount = 0;
+  /** per lane slot: waits outside any CF not yet charged, as [x, y) pairs (carved from idle time) */
+  private readonly outside: (number[] | null)[];
+  /** per lane slot: the latest end of its waits so far (waits overlapping it count once) */
+  private readonly waitedTo: Float64Array;
+
   // critical path
   cpEnd: PathNode | null = null;
+  /** each fragment's critical-path node (this listener's slot on the model's fragments) */
+  readonly pathOf: Slot<PathNode>;
 
   constructor(readonly m: TraceModel, readonly opts: SlowOptions = {}) {
     this.manifest = m.manifest;
@@ -78,6 +99,9 @@ export class SlowAnalyzer implements ModelListener {
     this.perThread = new Float64Array(slots * NF);
     this.busy = new Float64Array(this.N);
     this.laneCfs = new Float64Array(slots);
+    this.outside = new Array<number[] | null>(slots).fill(null);
+    this.waitedTo = new Float64Array(slots).fill(-Infinity);
+    this.pathOf = m.slot<PathNode>('slow: critical path');
     m.listen(this);
   }
 
@@ -93,7 +117,35 @@ export class SlowAnalyzer implements ModelListener {
   start(f: Fragment): void {
     const slot = f.slot;
     const a = this.idle[slot]!;
-    this.running[slot] = { f, a: a === a ? a : this.origin() };
+    this.running[slot] = { f, a: a === a ? a : this.origin(), waits: null, waitCpu: 0 };
+  }
+
+  /**
+   * A wait of a worker lane: inside the CF running there (whichever CF it names: one thread runs
+   * one CF at a time), or outside any CF, to be carved from the lane's idle time.
+   */
+  wait(w: Wait): void {
+    const slot = w.slot;
+    if (slot < 0 || !(w.end > w.start)) return;
+    const ns = w.end - w.start;
+    this.waitCount++;
+    this.wBlamed += ns;
+    this.wByResource.add(`${w.kind} ${w.resource}`, ns);
+    addTo(this.wByKind, w.kind, ns);
+    const f = w.fragment;
+    this.wByWaiter.add(f ? f.gid : w.rank >= 0 ? `rank ${w.rank}` : `node ${w.node} thread ${w.thread}`, ns, f ? this.codeName(f.code) : undefined, f ? f.name : undefined);
+    // A thread waits for one thing at a time, but layers may nest their waits (a barrier waiting
+    // on a request): W is the union. Waits come in the order of their starts, so cutting each at
+    // the furthest end so far is enough; its CPU is cut in proportion.
+    const to = this.waitedTo[slot]!;
+    const x = w.start > to ? w.start : to;
+    if (!(w.end > x)) return;
+    this.waitedTo[slot] = w.end;
+    const r = this.running[slot];
+    if (r && r.f.start <= w.start) {
+      (r.waits ??= []).push(x, w.end);
+      r.waitCpu += x === w.start ? w.cpu : (w.cpu * (w.end - x)) / ns;
+    } else (this.outside[slot] ??= []).push(x, w.end);
   }
 
   finish(f: Fragment, inputs: readonly DfRec[]): void {
@@ -101,7 +153,7 @@ export class SlowAnalyzer implements ModelListener {
     const r = this.running[f.slot];
     this.running[f.slot] = null;
     const a = r && r.f === f ? r.a : (this.idle[f.slot] === this.idle[f.slot] ? this.idle[f.slot]! : this.origin());
-    this.account(f, inputs, a, f.finish, f.cpu);
+    this.account(f, inputs, a, f.finish, f.cpu, r && r.f === f ? r : null);
   }
 
   private getSeries(): Series {
@@ -123,8 +175,11 @@ export class SlowAnalyzer implements ModelListener {
     this.getSeries().add(f, x, y, ns);
   }
 
-  /** The idle interval [a, D) before m and m's own execution [D, e). */
-  account(m: Fragment, inputs: readonly DfRec[], a: number, e: number, u: number): void {
+  /**
+   * The idle interval [a, D) before m and m's own execution [D, e) of CPU time u; `r`: what m
+   * waited for inside (absent: nothing).
+   */
+  account(m: Fragment, inputs: readonly DfRec[], a: number, e: number, u: number, r: Running | null = null): void {
     const slot = m.slot, d = m.start, node = m.node;
     this.idle[slot] = e;
     this.cfCount++;
@@ -139,48 +194,92 @@ export class SlowAnalyzer implements ModelListener {
       let g: number, c: number;
       if (arr) { g = arr.at; c = arr.sent; } else { this.m.warn('remote input without dfReceive'); g = c = x.computedAt; }
       if (g > G || (g === G && c > C)) { G = g; C = c; gRec = x; }
-      const p = x.producer?.aux as PathNode | null | undefined;
+      const p = x.producer ? this.pathOf.get(x.producer) : undefined;
       if (p && (!cpIn || p.len > cpIn.len)) cpIn = p;
     }
-    const path = new PathNode((cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, cpIn);
-    m.aux = path;
+    const path = new PathNode((cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.seq, cpIn);
+    this.pathOf.set(m, path);
     if (!this.cpEnd || path.len > this.cpEnd.len) this.cpEnd = path;
 
     const sp = splitIdle(a, d, B, C, G);
-    this.kireev[F_S] += sp.s; this.kireev[F_O] += sp.oSend + sp.oStart; this.kireev[F_L] += sp.l;
+    const cr = this.perCode.get(m.code), lr = this.perLabel.get(m.label);
+    // waits outside any CF inside the idle interval are W, taken from the part they overlap
+    const w = this.carveIdle(slot, a, d, sp.b, sp.c, sp.g, cr, lr);
+    this.kireev[F_S] += sp.s - w[0]!; this.kireev[F_O] += sp.oSend - w[1]! + sp.oStart - w[3]!; this.kireev[F_L] += sp.l - w[2]!;
     let moved = 0;
+    // the execution: W = its waits, U = its CPU less the CPU spent waiting, O = the rest
+    const dur = e - d;
+    let wIn = 0, wCpu = 0;
+    if (r?.waits) {
+      const ws = r.waits;
+      for (let i = 0; i < ws.length; i += 2) {
+        const x = Math.max(ws[i]!, d), y = Math.min(ws[i + 1]!, e);
+        if (y > x) { wIn += y - x; this.add(F_W, y - x, slot, x, y, cr, lr); }
+      }
+      wCpu = r.waitCpu;
+    }
+    const busy = dur - wIn;
+    const useful = Math.max(0, Math.min(wCpu === wCpu ? u - wCpu : u, busy));
+    const pre = busy - useful;
     if (this.history) {
       const prodSlot = bRec?.producer?.slot ?? -1;
-      const r = this.history.refine(prodSlot, a, sp.b);
-      moved = r.moved;
+      const h = this.history.refine(prodSlot, a, sp.b);
+      moved = Math.min(h.moved, sp.s - w[0]!);
       this.litMoved += moved;
       const ovh: number[] = [];
       if (sp.c > sp.b) ovh.push(sp.b, sp.c);
       if (d > sp.g) ovh.push(sp.g, d);
-      for (const v of r.isect) ovh.push(v);
-      this.history.push(slot, { start: d, end: e, preempt: (e - d) - u, s1a: a, s1b: sp.b, oUniStarv: r.oUniStarv, ovh });
+      for (const v of h.isect) ovh.push(v);
+      this.history.push(slot, { start: d, end: e, preempt: pre, s1a: a, s1b: sp.b, oUniStarv: h.oUniStarv, ovh });
       if (++this.sinceprune >= 1024) { this.sinceprune = 0; this.history.prune(this.minPendingA()); }
     }
     const sel = this.model === 'litvinov2017' ? moved : 0;
-    const cr = this.perCode.get(m.code), lr = this.perLabel.get(m.label);
-    this.add(F_S, sp.s - sel, slot, a, sp.b, cr, lr);
-    this.add(F_O, sp.oSend + sel, slot, sp.b, sp.c, cr, lr);
-    this.add(F_L, sp.l, slot, sp.c, sp.g, cr, lr);
-    this.add(F_O, sp.oStart, slot, sp.g, d, cr, lr);
-    this.ovh.sendDelay += sp.oSend;
-    this.ovh.startDelay += sp.oStart;
+    this.add(F_S, sp.s - w[0]! - sel, slot, a, sp.b, cr, lr);
+    this.add(F_O, sp.oSend - w[1]! + sel, slot, sp.b, sp.c, cr, lr);
+    this.add(F_L, sp.l - w[2]!, slot, sp.c, sp.g, cr, lr);
+    this.add(F_O, sp.oStart - w[3]!, slot, sp.g, d, cr, lr);
+    this.ovh.sendDelay += sp.oSend - w[1]!;
+    this.ovh.startDelay += sp.oStart - w[3]!;
     // the O before a lane's first CF is start-up (workers booting, the first CFs being made)
-    if (this.laneCfs[slot] === 1) this.ovh.startup += sp.oSend + sp.oStart;
-    const pre = (e - d) - u;
-    this.add(F_U, u, slot, d, e, cr, lr);
+    if (this.laneCfs[slot] === 1) this.ovh.startup += sp.oSend - w[1]! + sp.oStart - w[3]!;
+    this.add(F_U, useful, slot, d, e, cr, lr);
     this.add(F_O, pre, slot, d, e, cr, lr);
-    this.kireev[F_U] += u; this.kireev[F_O] += pre;
+    this.kireev[F_U] += useful; this.kireev[F_O] += pre; this.kireev[F_W] += wIn + w[4]!;
     this.ovh.preempt += pre;
     cr[NF]++;
     lr[NF]++;
-    if (sp.s > 0 && bRec) this.blameS(bRec, sp.s);
-    if (sp.l > 0 && gRec) this.blameL(gRec, node, sp.l);
+    const sLeft = sp.s - w[0]!, lLeft = sp.l - w[2]!;
+    if (sLeft > 0 && bRec) this.blameS(bRec, sLeft);
+    if (lLeft > 0 && gRec) this.blameL(gRec, node, lLeft);
   }
+
+  /**
+   * The waits outside any CF of lane `slot` within the idle interval [a, d), whose parts are
+   * [a, b) S, [b, c) O, [c, g) L, [g, d) O: each wait's overlap with a part is charged as W (to
+   * `code`/`label` when given, the CF that ended the interval). Returns the W taken from each
+   * part, and their sum last. Waits ending after d stay for the lane's next interval.
+   */
+  carveIdle(slot: number, a: number, d: number, b: number, c: number, g: number, code: Float64Array | null, label: Float64Array | null): Float64Array {
+    const ws = this.outside[slot];
+    if (!ws) return NO_WAITS;
+    const out = this.carved.fill(0);
+    const cuts = [a, b, c, g, d];
+    let keep = 0;
+    for (let i = 0; i < ws.length; i += 2) {
+      const x0 = ws[i]!, y0 = ws[i + 1]!;
+      for (let k = 0; k < 4; k++) {
+        const x = Math.max(x0, cuts[k]!), y = Math.min(y0, cuts[k + 1]!);
+        if (y > x) { out[k] += y - x; out[4] += y - x; this.add(F_W, y - x, slot, x, y, code, label); }
+      }
+      if (y0 > d) { ws[keep++] = Math.max(x0, d); ws[keep++] = y0; }
+    }
+    ws.length = keep;
+    if (keep === 0) this.outside[slot] = null;
+    return out;
+  }
+
+  /** W taken from each part of an idle interval (carveIdle's result, reused) */
+  private readonly carved = new Float64Array(5);
 
   private minPendingA(): number {
     let min = Infinity;

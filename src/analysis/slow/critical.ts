@@ -14,10 +14,11 @@ export class PathNode {
   readonly depth: number;
   /** totals of this node and everything before it; set only on checkpoints */
   agg: Agg | null = null;
-  /** the index a listener of the same model gave this fragment (the report's timeline: -1 none) */
-  ref = -1;
   constructor(readonly len: number, readonly ns: number, readonly code: number, readonly label: string,
-    readonly gid: string, prev: PathNode | null) {
+    readonly gid: string,
+    /** the fragment's finish number in the model (Fragment.seq): other listeners' key to it */
+    readonly seq: number,
+    prev: PathNode | null) {
     this.depth = prev ? prev.depth + 1 : 1;
     this.prev = prev;
     if (this.depth % CHECKPOINT === 0) { this.agg = collect(this); this.prev = null; }

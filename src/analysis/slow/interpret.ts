@@ -1,7 +1,9 @@
 // Recommendations in the seeds' terms (000 §2.3, 003 §3.2), each grounded in this run's numbers:
 // S → parallelism degree / fragmentation, distribution of CFs, critical-path priorities, balancing;
 // L → distribution of DFs relative to CFs, finer fragmentation to overlap transfers, replication;
-// O → fragmentation too fine, runtime implementation, pre-emption.
+// O → fragmentation too fine, runtime implementation, pre-emption;
+// W → the shared resources fragments or ranks waited for (dynamic-array descriptors, locks,
+//     barriers, collectives): which, and who waited.
 // Facts of the run come first whatever the dominant loss: an oversubscribed machine (it distorts
 // every other figure), nodes and worker threads that ran nothing. Advice names options and rules
 // only through features.ts, so it never recommends something the tool does not offer.
@@ -16,7 +18,7 @@ export const FINDING_KINDS = [
   'summary', 'oversubscribed', 'idle-nodes', 'idle-threads',
   'sequential', 'uneven-nodes', 'order', 'tail',
   'latency', 'overhead', 'fine-grained', 'preemption',
-  'coverage', 'litvinov',
+  'coverage', 'litvinov', 'waiting',
 ] as const;
 export type FindingKind = typeof FINDING_KINDS[number];
 
@@ -24,7 +26,7 @@ export type FindingKind = typeof FINDING_KINDS[number];
 export interface Finding {
   kind: FindingKind;
   /** the SLOW factor it explains, if any */
-  factor?: 'S' | 'L' | 'O';
+  factor?: 'S' | 'L' | 'O' | 'W';
   text: string;
   /** paths of the report's fields that hold the evidence (e.g. `placement.idleNodes`) */
   evidence: string[];
@@ -39,7 +41,7 @@ export function interpretFindings(r: SlowReport): Finding[] {
   if (r.tTotal <= 0) return [{ kind: 'summary', text: 'The trace holds no run time: nothing to analyze.', evidence: ['tWall'] }];
   const out: Finding[] = [];
   const { p } = r;
-  const factors = (['S', 'L', 'O'] as const).map((f) => [f, p[f]] as const).sort((a, b) => b[1] - a[1]);
+  const factors = (['S', 'L', 'O', 'W'] as const).map((f) => [f, p[f]] as const).sort((a, b) => b[1] - a[1]);
   out.push({
     kind: 'summary',
     text: `Useful work P_U = ${pct(p.U)} of T_total = ${dur(r.tTotal)} (${dur(r.tWall)} × ${r.cores} worker ${plural(r.cores, 'thread')}); ` +
@@ -54,6 +56,7 @@ export function interpretFindings(r: SlowReport): Finding[] {
     if (v <= 0) continue;
     if (f === 'S') out.push(...starvation(r));
     else if (f === 'L') out.push(...latency(r));
+    else if (f === 'W') out.push(...waiting(r));
     else out.push(...overhead(r));
   }
   if (r.coverage < 0.99) {
@@ -74,8 +77,22 @@ export function interpretFindings(r: SlowReport): Finding[] {
   return out;
 }
 
-function name(f: 'S' | 'L' | 'O'): string {
-  return f === 'S' ? 'starvation' : f === 'L' ? 'latency' : 'runtime overhead';
+function name(f: 'S' | 'L' | 'O' | 'W'): string {
+  return f === 'S' ? 'starvation' : f === 'L' ? 'latency' : f === 'W' ? 'waiting for shared resources' : 'runtime overhead';
+}
+
+/** W: which resources were waited for, and by whom. */
+function waiting(r: SlowReport): Finding[] {
+  const b = r.blame.waiting;
+  if (b.total <= 0) return [];
+  const top = b.byResource.slice(0, 3).map((c) => `${c.key} (${share(c.share)})`).join(', ');
+  const who = b.byWaiter.slice(0, 3).map((c) => `${c.label ?? c.key} ${dur(c.ns)}`).join(', ');
+  return [{
+    kind: 'waiting', factor: 'W',
+    text: `Waiting for shared resources costs P_W = ${pct(r.p.W)}: ${b.waits} ${plural(b.waits, 'wait')} for ${top}; the longest waiters: ${who}. ` +
+      'A resource held long by one fragment or rank makes the others wait: hold it for less time, split it, or give the waiters other work meanwhile.',
+    evidence: ['p.W', 'blame.waiting.byResource', 'blame.waiting.byWaiter'],
+  }];
 }
 
 /** "1", "1 and 2", "1, 2 and 3", "1, 2, …, and 12 more" */

@@ -4,7 +4,7 @@ import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
 import type { TraceManifest } from '../../trace/manifest.js';
-import { F_L, F_O, F_S, F_U, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import { F_L, F_O, F_S, F_U, F_W, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -34,12 +34,15 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       // a CF that never finished: split its idle interval as usual, its execution counts as U
       m.warn('CF still running at program end');
       const f = r.f;
-      an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start);
+      an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start, r);
       continue;
     }
     if (tEnd > a) {
-      an.add(F_S, tEnd - a, slot, a, tEnd, null, null); an.kireev[F_S] += tEnd - a; an.sTail += tEnd - a;
-      if (an.laneCfs[slot] === 0) an.sIdleLanes += tEnd - a;
+      // the tail is S but for the waits outside any CF in it (an SPMD rank at its last barrier)
+      const w = an.carveIdle(slot, a, tEnd, tEnd, tEnd, tEnd, null, null)[4]!;
+      const s = tEnd - a - w;
+      an.add(F_S, s, slot, a, tEnd, null, null); an.kireev[F_S] += s; an.kireev[F_W] += w; an.sTail += s;
+      if (an.laneCfs[slot] === 0) an.sIdleLanes += s;
     }
   }
   const sysCores = Math.max(0, an.opts.systemCores ?? 0);
@@ -94,7 +97,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     starvationTail: an.sTail,
     perNode: Array.from({ length: an.N }, (_, i) => slou(an.perNode, i * NF)),
     perThread,
-    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0) },
+    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0), ...(an.series && an.series.width !== an.series.requested ? { requestedNs: an.series.requested } : {}) },
     perCode, perLabel,
     blame: {
       starvation: {
@@ -110,6 +113,13 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
         byNodePair: [...an.lByPair.entries()].sort((a, b) => b[1] - a[1]).slice(0, topK)
           .map(([k, ns]) => ({ from: Math.floor(k / an.N), to: k % an.N, ns, share: an.lBlamed > 0 ? ns / an.lBlamed : 0 })),
         byProducerLabel: topOf(an.lByProdLabel, topK, an.lBlamed, (l) => l),
+      },
+      waiting: {
+        total: an.wBlamed,
+        waits: an.waitCount,
+        byResource: an.wByResource.top(topK, an.wBlamed),
+        byKind: topOf(an.wByKind, topK, an.wBlamed, (k) => k),
+        byWaiter: an.wByWaiter.top(topK, an.wBlamed),
       },
     },
     criticalPath: {
@@ -163,6 +173,6 @@ function idleOf(r: Slou): number { return r.S + r.L + r.O; }
 
 function emptyReport(an: SlowAnalyzer): SlowReport {
   an.m.warn('empty trace');
-  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0;
+  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0; an.m.lastT = 0;
   return finishReport(an);
 }

@@ -37,6 +37,12 @@ export interface Blame {
   starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[] };
   /** ns of L charged to transfers, by DF base name (indices stripped), DF, node pair and producer. */
   latency: { total: number; byDfBase: Culprit[]; byDf: Culprit[]; byNodePair: PairCulprit[]; byProducerLabel: Culprit[] };
+  /**
+   * ns threads spent waiting for resources (wait records: all of them, W and beyond), how many
+   * waits, and the parts of it by resource (`kind resource`), by kind, and by who waited (a CF's
+   * gid, `rank r`, or a thread).
+   */
+  waiting: { total: number; waits: number; byResource: Culprit[]; byKind: Culprit[]; byWaiter: Culprit[] };
 }
 
 export interface PathStep { gid: string; label: string; code: string; ns: number }
@@ -113,7 +119,7 @@ export interface SlowReport {
   perNode: Slou[];
   perThread: ThreadRow[];
   /** SLOW per time window [tStart + i·windowNs, …); `explicit`: the width was asked for (windowNs option) */
-  series: { windowNs: number; explicit: boolean; points: Slou[] };
+  series: { windowNs: number; explicit: boolean; points: Slou[]; requestedNs?: number };
   perCode: CodeRow[];
   perLabel: LabelRow[];
   blame: Blame;
@@ -145,10 +151,11 @@ export const UNITS = {
   'perNode[].*': 'ns (a node\'s five sum to tWall × threads)',
   'perThread[].node': 'node number', 'perThread[].thread': 'worker thread number (1-based)',
   'perThread[].*': 'ns (a thread\'s five sum to tWall)',
-  'series.windowNs': 'ns', 'series.points[].*': 'ns (a window\'s five sum to windowNs × cores, the last window cut by the end)',
+  'series.windowNs': 'ns', 'series.requestedNs': 'ns (the --window asked for, when the run would need more than 10 000 windows of it; windowNs is the width used)', 'series.points[].*': 'ns (a window\'s five sum to windowNs × cores, the last window cut by the end)',
   'perCode[].code': 'code-fragment index', 'perCode[].cfs': 'count', 'perCode[].*': 'ns',
   'perLabel[].cfs': 'count', 'perLabel[].*': 'ns',
   'blame.*.total': 'ns', 'blame.*.*[].ns': 'ns', 'blame.*.*[].share': 'fraction of that blame total',
+  'blame.waiting.waits': 'count',
   'blame.latency.byNodePair[].from': 'node number', 'blame.latency.byNodePair[].to': 'node number',
   'criticalPath.length': 'ns', 'criticalPath.ofWall': 'fraction of tWall', 'criticalPath.parallelism': 'ratio (T_U / length)',
   'criticalPath.cfs': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',

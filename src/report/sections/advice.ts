@@ -6,6 +6,7 @@ import { esc, sideBySide, type Section } from '../section.js';
 export function sectionOf(path: string): string {
   if (/^(blame\.starvation)/.test(path)) return 'blame';
   if (/^(blame\.latency)/.test(path)) return 'blame';
+  if (/^(blame\.waiting)/.test(path)) return 'blame';
   if (/^criticalPath/.test(path)) return 'critical';
   if (/^series/.test(path)) return 'slow';
   if (/^perCode|^perLabel/.test(path)) return 'histograms';

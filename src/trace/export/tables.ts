@@ -10,6 +10,7 @@
 //   system      system-thread busy spans
 //   counters    ready-queue length and live DF bytes samples
 //   migrations  CFs moved to another node
+//   waits       one row per wait of a thread for a resource (inside a CF or as an SPMD rank)
 //   run         one row: program, arguments, nodes, threads, status, start and end
 //
 // Parquet goes through hyparquet-writer: pure JavaScript, one small dependency (its reader,
@@ -18,11 +19,12 @@
 // packages and 40 MB (@dsnp/parquetjs). CSV is written here: quoting one field is a few lines
 // (RFC 4180), and the hot loop stays free of a library's per-row objects.
 import type { DamageReport } from '../damage.js';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { createRegular, makeDirectory } from '../../core/files.js';
 import { join } from 'node:path';
 import { ParquetWriter, fileWriter, type SchemaElement } from 'hyparquet-writer';
-import { readTrace } from '../merge.js';
-import { TraceModel } from '../model/model.js';
+import { readModel, type ReadProgress } from '../read.js';
+import type { TraceModel } from '../model/model.js';
 import type { Fragment } from '../model/records.js';
 
 export type TableFormat = 'csv' | 'parquet';
@@ -41,6 +43,8 @@ export const TABLES = {
   system: [['node', 'i32'], ['start', 'f64'], ['end', 'f64'], ['dur_ns', 'f64']],
   counters: [['node', 'i32'], ['counter', 'str'], ['t', 'f64'], ['value', 'f64']],
   migrations: [['node', 'i32'], ['to_node', 'i32'], ['t', 'f64'], ['gid', 'str'], ['name', 'str']],
+  waits: [['node', 'i32'], ['thread', 'i32'], ['gid', 'str'], ['cf', 'str'], ['rank', 'i32'], ['kind', 'str'], ['resource', 'str'], ['start', 'f64'], ['end', 'f64'],
+    ['wait_ns', 'f64'], ['cpu_ns', 'f64']],
   run: [['program', 'str'], ['args', 'str'], ['nodes', 'i32'], ['threads', 'i32'], ['status', 'str'], ['t_start', 'f64'], ['t_end', 'f64'], ['policy', 'str']],
 } as const satisfies Record<string, readonly (readonly [string, ColType])[]>;
 
@@ -61,7 +65,7 @@ class CsvSink {
   private size = 0;
   private readonly fd: number;
   constructor(path: string, columns: readonly (readonly [string, ColType])[]) {
-    this.fd = openSync(path, 'w');
+    this.fd = createRegular(path, 'table');
     this.push(columns.map(([c]) => c));
   }
   push(row: readonly Cell[]): void {
@@ -147,52 +151,53 @@ export interface TablesResult {
 
 const num = (x: number): number | null => (x === x ? x : null);
 
+/** A row of the fragments table. */
+function fragmentRow(model: TraceModel, f: Fragment, inputs: number): Cell[] {
+  const s = model.sites[f.site];
+  return [f.gid, f.name, f.label, f.labelIdx ? JSON.stringify(f.labelIdx) : null, model.codeName(f.code), f.node, f.lane || null,
+    s ? `${s.file}:${s.line}:${s.col}` : null, num(f.created), num(f.ready), num(f.start), num(f.finish), num(f.finish - f.start), num(f.cpu), inputs];
+}
+
 /** Write the tables of the trace in `traceDir` into `outDir` (created if missing). */
-export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv']): TablesResult {
-  const trace = readTrace(traceDir);
-  const m = trace.manifest;
-  mkdirSync(outDir, { recursive: true });
-  const meta = { 'luna-ts.program': m.program, 'luna-ts.args': JSON.stringify(m.args), 'luna-ts.time-unit': 'ns' };
-  const tables = Object.fromEntries(Object.entries(TABLES).map(([name, columns]) => [name, new Table({ name, columns }, outDir, formats, meta)])) as Record<TableName, Table>;
-  const model = new TraceModel(m);
-  model.damage = trace.damage;
-  const siteOf = (f: Fragment): string | null => {
-    const s = model.sites[f.site];
-    return s ? `${s.file}:${s.line}:${s.col}` : null;
-  };
-  const fragment = (f: Fragment, inputs: number): void => {
-    tables.fragments.push([f.gid, f.name, f.label, f.labelIdx ? JSON.stringify(f.labelIdx) : null, model.codeName(f.code), f.node, f.lane || null,
-      siteOf(f), num(f.created), num(f.ready), num(f.start), num(f.finish), num(f.finish - f.start), num(f.cpu), inputs]);
-  };
+export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv'], progress?: ReadProgress): TablesResult {
+  let tables: Record<TableName, Table> | undefined;
+  let read;
   try {
-    model.listen({
-      finish(f, inputs) { fragment(f, inputs.length); },
-      transfer(t) {
-        tables.transfers.push([t.df.name, t.df.family, t.bytes, t.from, t.to, t.sendStart, t.firstSend, t.arrive, t.arrive - t.sendStart, t.df.producer?.gid ?? null]);
-      },
-      sysBusy(node, t0, t1) { tables.system.push([node, t0, t1, t1 - t0]); },
-      counter(node, name, t, value) { tables.counters.push([node, name, t, value]); },
-      migrate(node, f, cf, toNode, t) { tables.migrations.push([node, toNode, t, f?.gid ?? null, f?.name ?? `CF ${cf}`]); },
-      event(e) {
-        // the model links a DF to its producer while handling dfComputed: read the record after it
-        if (e.kind !== 'dfComputed') return;
-        const r = model.dfOf(e.node, e.thread, e.df);
-        if (r) tables.dfs.push([r.name, r.family, e.node, e.bytes, e.t, r.producer?.gid ?? null, r.producer?.name ?? null]);
-      },
-    });
-    for (const e of trace.events) model.push(e);
-    model.end();
+    read = readModel(traceDir, (model) => {
+      const m = model.manifest;
+      makeDirectory(outDir, 'tables directory');
+      const meta = { 'luna-ts.program': m.program, 'luna-ts.args': JSON.stringify(m.args), 'luna-ts.time-unit': 'ns' };
+      const t = tables = Object.fromEntries(Object.entries(TABLES).map(([name, columns]) => [name, new Table({ name, columns }, outDir, formats, meta)])) as Record<TableName, Table>;
+      model.listen({
+        finish(f, inputs) { t.fragments.push(fragmentRow(model, f, inputs.length)); },
+        transfer(x) {
+          t.transfers.push([x.df.name, x.df.family, x.bytes, x.from, x.to, x.sendStart, x.firstSend, x.arrive, x.arrive - x.sendStart, x.df.producer?.gid ?? null]);
+        },
+        sysBusy(node, t0, t1) { t.system.push([node, t0, t1, t1 - t0]); },
+        counter(node, name, at, value) { t.counters.push([node, name, at, value]); },
+        migrate(node, f, cf, toNode, at) { t.migrations.push([node, toNode, at, f?.gid ?? null, f?.name ?? `CF ${cf}`]); },
+        wait(w) { t.waits.push([w.node, w.thread, w.fragment?.gid ?? null, w.fragment?.name ?? null, w.rank >= 0 ? w.rank : null, w.kind, w.resource, w.start, w.end, w.end - w.start, num(w.cpu)]); },
+        event(e) {
+          // the model links a DF to its producer while handling dfComputed: read the record after it
+          if (e.kind !== 'dfComputed') return;
+          const r = model.dfOf(e.node, e.thread, e.df);
+          if (r) t.dfs.push([r.name, r.family, e.node, e.bytes, e.t, r.producer?.gid ?? null, r.producer?.name ?? null]);
+        },
+      });
+    }, progress);
+    const model = read.model, m = read.manifest, t = tables!;
     // CFs still running when the trace ended: they ran, without a finish
-    for (const f of model.stillRunning()) fragment(f, f.inputs?.length ?? 0);
-    tables.run.push([m.program, JSON.stringify(m.args), m.nodes, m.threads, m.status ?? 'running', num(model.tStart), num(model.tEnd), m.policy ?? null]);
+    for (const f of model.stillRunning()) t.fragments.push(fragmentRow(model, f, f.inputs?.length ?? 0));
+    t.run.push([m.program, JSON.stringify(m.args), m.nodes, m.threads, m.status ?? 'running', num(model.tStart), num(model.tEnd), m.policy ?? null]);
   } finally {
-    for (const t of Object.values(tables)) t.close();
+    if (tables) for (const t of Object.values(tables)) t.close();
   }
-  const warnings = [...trace.warnings, ...[...model.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w))];
+  const all = tables!;
+  const warnings = read.warnings();
   return {
-    rows: Object.fromEntries(Object.entries(tables).map(([k, t]) => [k, t.rows])) as Record<TableName, number>,
-    files: Object.values(tables).flatMap((t) => t.files),
+    rows: Object.fromEntries(Object.entries(all).map(([k, t]) => [k, t.rows])) as Record<TableName, number>,
+    files: Object.values(all).flatMap((t) => t.files),
     warnings,
-    damage: model.damage.report(),
+    damage: read.damage(),
   };
 }

@@ -3,6 +3,7 @@
 // still refers to them, which keeps the model's memory bounded on any run length.
 import { displayCf } from '../../core/cfid.js';
 import { dfFamily, displayDf } from '../../core/dfkey.js';
+import type { WaitKind } from '../schema.js';
 
 /** A CF as the trace knows it, on the node where it ran. */
 export class Fragment {
@@ -22,8 +23,11 @@ export class Fragment {
   unresolved = 0;
   /** outputs announced while the CF was still running */
   outs: DfRec[] | null = null;
-  /** one slot for an analysis reading the model (e.g. its critical-path node) */
-  aux: unknown = null;
+  /** its number in the order fragments finished (-1: not finished) */
+  seq = -1;
+  /** values of the listeners' slots (TraceModel.slot): the first one, then the others by number */
+  slot0: unknown = undefined;
+  slots: unknown[] | null = null;
 
   constructor(
     readonly node: number,
@@ -130,4 +134,23 @@ export interface Transfer {
   /** when the first hop of the chain that brought the value here started */
   firstSend: number;
   arrive: number;
+}
+
+/** A thread that waited for a resource (a wait record, resolved). */
+export interface Wait {
+  node: number;
+  /** the thread that wrote the record (0: the system thread) */
+  thread: number;
+  /** lane slot (node · T + lane − 1) of the thread that waited; -1: not a worker lane */
+  slot: number;
+  /** the CF it waited in (null: outside any CF, e.g. an SPMD rank, or a CF the trace lost) */
+  fragment: Fragment | null;
+  /** the SPMD rank that waited (-1: none) */
+  rank: number;
+  kind: WaitKind | `kind#${number}`;
+  resource: string;
+  start: number;
+  end: number;
+  /** thread CPU ns spent while waiting (spinning); NaN: not measured */
+  cpu: number;
 }

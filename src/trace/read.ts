@@ -1,0 +1,51 @@
+// The one read loop of every command that reads a trace: the merged events of a trace directory
+// pushed through a trace model whose listeners the caller registers, with progress, and one
+// account of what the reader and the model dropped.
+import { readTrace, type ReadTraceOptions } from './merge.js';
+import { estimateEvents, traceFilesBytes } from './manifest-reader.js';
+import { TraceModel } from './model/model.js';
+import type { TraceManifest } from './manifest.js';
+import type { DamageReport } from './damage.js';
+
+/** Events read so far, and the estimate of all (from the files' sizes). */
+export type ReadProgress = (eventsDone: number, eventsEstimated: number) => void;
+
+export interface ModelRead {
+  model: TraceModel;
+  manifest: TraceManifest;
+  /** what the reader found damaged (complete: the stream was read to its end) */
+  readerWarnings: string[];
+  /** bytes of the trace files */
+  bytes: number;
+  /** the reader's warnings, then the model's with how often each occurred */
+  warnings(): string[];
+  damage(): DamageReport;
+}
+
+/**
+ * Read the trace in `dir` once: `listen` registers the listeners on the model (analyses that
+ * build on the model take it in their constructors), then every event goes through the model,
+ * which is ended. `progress` is told every 65 536 events and once at the end.
+ */
+export function readModel(dir: string, listen: (model: TraceModel) => void, progress?: ReadProgress, read: ReadTraceOptions = {}): ModelRead {
+  const trace = readTrace(dir, read);
+  const model = new TraceModel(trace.manifest);
+  model.damage = trace.damage; // one account of what the reader and the model dropped
+  listen(model);
+  const bytes = traceFilesBytes(dir, trace.manifest);
+  if (progress) {
+    const estimate = estimateEvents(bytes);
+    let k = 0;
+    for (const e of trace.events) {
+      model.push(e);
+      if ((++k & 0xffff) === 0) progress(k, estimate);
+    }
+    progress(k, k);
+  } else for (const e of trace.events) model.push(e);
+  model.end();
+  return {
+    model, manifest: trace.manifest, readerWarnings: trace.warnings, bytes,
+    warnings: () => [...trace.warnings, ...[...model.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w))],
+    damage: () => model.damage.report(),
+  };
+}
