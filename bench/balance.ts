@@ -9,6 +9,10 @@
 //   defaultStepMs   what `luna balance` does by default (automatic quantum over 11 predictions of
 //                   the whole graph, the guard; no local search above 10^5 fragments)
 //   xBaseline       seedStepMs ÷ one pass over the profile's columns (per-node sums), the floor
+//   test1.*         the seed's test_1 (examples/seed004: every CF on node 0) traced on 2 nodes,
+//                   balanced by default for 2 and 4 nodes: the speedup the simulator predicts,
+//                   and its ratio to the seed's measured 1.76× (2 nodes) and 2.83× (4 nodes) —
+//                   a prediction, not a run (real runs: npm run experiments -- --only d)
 // The three processes (load, seed, default) are alternated and repeated; medians.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -16,10 +20,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serialize } from 'node:v8';
 import { readProfile } from '../src/analysis/balance/profile.js';
-import { loadStats } from '../src/analysis/balance/balance.js';
+import { balance, loadStats } from '../src/analysis/balance/balance.js';
 import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 import { writeSimTrace } from '../src/analysis/sim/write.js';
-import { median, roundOrder, sig, type Ctx, type SuiteOutput } from './common.js';
+import { median, ROOT, roundOrder, runCli, sig, type Ctx, type SuiteOutput } from './common.js';
+
+/** The seed's test_1 after one application, quantum 0.1 (docs/benchmarks.md): 72.08 → 41.058 s on 2 nodes, 73.401 → 25.941 s on 4. */
+const SEED_TEST1 = { 2: 72.08 / 41.058, 4: 73.401 / 25.941 } as const;
+
+/** test_1 traced on 2 nodes, balanced for 2 and 4: the predicted speedups and max/avg. */
+async function test1(dir: string, quick: boolean): Promise<Record<string, number>> {
+  const trace = join(dir, 'test1');
+  await runCli(['--nodes', '2', '--threads', '1', '--trace', trace, join(ROOT, 'examples/seed004/seed004.fa'), ...(quick ? ['48', '16', '300'] : ['48', '24', '1000'])], 600_000);
+  const p = readProfile(trace);
+  const f: Record<string, number> = { 'test1.fragments': p.n };
+  for (const nodes of [2, 4] as const) {
+    const r = balance(p, { nodes, lanes: 1 });
+    const x = r.predicted.current.makespan / r.predicted.next.makespan;
+    f[`test1.predicted${nodes}x`] = sig(x);
+    f[`test1.maxOverAvg${nodes}`] = sig(r.after.maxOverAvg);
+    f[`test1.xSeed${nodes}`] = sig(x / SEED_TEST1[nodes]);
+  }
+  return f;
+}
 
 interface Step { ms: number; cpuMs: number; peakRssMiB: number; moved: number }
 
@@ -55,17 +78,22 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const med = (k: string, f: (s: Step) => number) => median(samples[k]!.map(f));
     const seedMs = med('seed', (s) => s.ms), defMs = med('default', (s) => s.ms), seedCpuMs = med('seed', (s) => s.cpuMs);
     const seedMiB = Math.max(0, med('seed', (s) => s.peakRssMiB) - med('load', (s) => s.peakRssMiB));
+    ctx.log('balance: the seed\'s test_1 traced on 2 nodes, balanced for 2 and 4');
+    const seedApp = await test1(dir, ctx.quick);
     const f: Record<string, number> = {
+      ...seedApp,
       fragments: p.n, decodeMs: sig(decodeMs), seedStepMs: sig(seedMs), seedStepCpuMs: sig(seedCpuMs), seedStepMiB: sig(seedMiB), seedMoved: samples.seed![0]!.moved,
       defaultStepMs: sig(defMs), decodePlusSeedMs: sig(decodeMs + seedMs), baselineMs: sig(median(base)), xBaseline: sig(seedMs / Math.max(1e-3, median(base))),
     };
-    const units: Record<string, string> = { decodeMs: 'ms', seedStepMs: 'ms', seedStepCpuMs: 'ms', seedStepMiB: 'MiB', defaultStepMs: 'ms', decodePlusSeedMs: 'ms', baselineMs: 'ms', xBaseline: '×' };
+    const units: Record<string, string> = { 'test1.predicted2x': '×', 'test1.predicted4x': '×', 'test1.xSeed2': '×', 'test1.xSeed4': '×', decodeMs: 'ms', seedStepMs: 'ms', seedStepCpuMs: 'ms', seedStepMiB: 'MiB', defaultStepMs: 'ms', decodePlusSeedMs: 'ms', baselineMs: 'ms', xBaseline: '×' };
     return {
       status: 'ok', figures: f, units,
       targets: [
         { key: 'seedStepMs', op: '<=', value: 2000, label: 'balancing step, 10^6 fragments' },
         { key: 'seedStepMiB', op: '<=', value: 256, label: 'balancing step memory' },
         { key: 'decodePlusSeedMs', op: '<=', value: 10_000, label: 'with the trace decoding' },
+        { key: 'test1.predicted4x', op: '>=', value: 3.6, label: 'test_1, 4 nodes, predicted (seed: 2.83× measured)' },
+        { key: 'test1.maxOverAvg4', op: '<=', value: 1.05, label: 'test_1, 4 nodes, predicted max/avg' },
       ],
       notes: [`${p.n} fragments on ${p.nodes} nodes × ${p.threads} lanes, 60 % put on node 0; fresh process per step, ${reps} alternated repetition(s), medians; decoding measured once in the suite's process`],
     };
