@@ -9,24 +9,10 @@ import { join } from 'node:path';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 import { readProfile } from '../../src/analysis/balance/profile.js';
 import type { Distribution } from '../../src/runtime/policy/distribution-file.js';
+import { PLACES } from '../runtime/places.js';
 
 const SEED004 = join(ROOT, 'examples/seed004/seed004.fa');
 
-const PLACES = `import c_put(int \`i, name \`t) as put;
-import c_show(int \`i, value \`t) as show;
-import c_busy(int \`i, int \`ms) as busy;
-
-sub main(int n, int ms)
-{
-    for i = 0..n-1 {
-        df t;
-        cf w[i]: put(i, t) @ { locator_cyclic: i; };
-        cf r[i]: show(i, t) @ { locator_cyclic: i + 1; };
-    }
-    for i = 0..n-1
-        cf s[i]: busy(i, ms) @ { stealable; };
-}
-`;
 const PLACES_UCODES = `import type { DF } from 'luna-ts/ucode';
 const RANK = process.env.LUNA_RANK ?? process.env.OMPI_COMM_WORLD_RANK ?? '0';
 export function c_put(i: number, t: DF): void { t.setInt(10 * i); console.log(\`w \${i} @\${RANK}\`); }

@@ -13,6 +13,7 @@ import { ForwardingPolicy } from '../../src/runtime/policy/forward.js';
 import { choosePolicy } from '../../src/runtime/policy/select.js';
 import { FragmentSlot, type FragmentView } from '../../src/runtime/policy/types.js';
 import { compileSource, runInProcess } from './harness.js';
+import { PLACES } from './places.js';
 
 function dist(o: Partial<Distribution> = {}): Distribution {
   return {
@@ -145,24 +146,6 @@ test('a declared capability is asked, an undeclared one is not (a forwarding pol
   assert.equal(r.ok, true, r.message);
   assert.equal(asked, 10);
 });
-
-// w[i] would run on i (its locator), the file puts it on i + 1; its DF t goes with it; r[i]
-// reads t where its own locator says; half of the stealable s[i] are placed on node 0.
-const PLACES = `import c_put(int \`i, name \`t) as put;
-import c_show(int \`i, value \`t) as show;
-import c_busy(int \`i, int \`ms) as busy;
-
-sub main(int n, int ms)
-{
-    for i = 0..n-1 {
-        df t;
-        cf w[i]: put(i, t) @ { locator_cyclic: i; };
-        cf r[i]: show(i, t) @ { locator_cyclic: i + 1; };
-    }
-    for i = 0..n-1
-        cf s[i]: busy(i, ms) @ { stealable; };
-}
-`;
 
 test('a distribution places CFs through the placement policy on 2 in-process nodes: spread loops spawn them where it says (no migration), values cross correctly, placed stealable CFs stay', async () => {
   const n = 32;
