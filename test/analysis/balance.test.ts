@@ -11,7 +11,7 @@ import { balance, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
-import { replayGraph } from '../../src/analysis/sim/replay.js';
+import { replayGraph } from '../../src/analysis/sim/placement.js';
 import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
 
 const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });

@@ -13,7 +13,7 @@
 //           that applied the first therefore never undoes its gain by prediction.
 // DFs written by atomic CFs follow their writers (dfs: 'follow'), so a moved CF's outputs are
 // not posted back to where they lived (node 0 for DFs without a map rule).
-import { replayGraph, type ReplayGraph, type ReplayResult } from '../sim/replay.js';
+import { replayGraph, type ReplayGraph, type ReplayResult } from '../sim/placement.js';
 import { edgesOf, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
 import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
