@@ -39,8 +39,8 @@ export interface BalanceExpOptions {
 interface App { key: string; title: string; file: string; args: Record<'full' | 'small', string[]> }
 
 const APPS: App[] = [
-  { key: 'test1', title: 'test_1 (all on node 0)', file: 'examples/seed004/seed004.fa', args: { full: ['48', '24', '2500'], small: ['24', '8', '300'] } },
-  { key: 'test2', title: 'test_2 (locator_cyclic)', file: 'examples/seed004/seed004_cyclic.fa', args: { full: ['48', '24', '2500'], small: ['24', '8', '300'] } },
+  { key: 'test1', title: 'test_1 (all on node 0)', file: 'examples/seed004/seed004.fa', args: { full: ['48', '24', '2500'], small: ['48', '16', '1000'] } },
+  { key: 'test2', title: 'test_2 (locator_cyclic)', file: 'examples/seed004/seed004_cyclic.fa', args: { full: ['48', '24', '2500'], small: ['48', '16', '1000'] } },
   { key: 'test3', title: 'test_3 (heat3d, x-slabs)', file: 'examples/heat3d/heat3d.fa', args: { full: ['150', '3', '3', '3', '4', '0.001', '2', '0'], small: ['48', '3', '3', '3', '2', '0.001', '2', '0'] } },
 ];
 const NODES = 2, SIM_NODES = [4, 16, 64];
