@@ -198,3 +198,9 @@ export function scatter(r: Pushed, outs: readonly Float64Array[]): void {
     fill[d]!++;
   }
 }
+
+/** The bundles' particles one after another into `out`. */
+export function gather(bundles: readonly Float64Array[], out: Float64Array): void {
+  let o = 0;
+  for (const b of bundles) { out.set(b, o); o += b.length; }
+}

@@ -46,7 +46,9 @@ export function badParams(p: Params): string | null {
 
 /** Mass units: particle p weighs (1 + p % 4) · 2^-e, e chosen so that the total is about 1. */
 export function massExponent(NP: number): number {
-  return Math.ceil(Math.log2(2.5 * NP));
+  let e = 0; // ceil(log2(2.5 NP)), counted so that C++ (kernel.h) finds the same
+  while (2 ** e < 2.5 * NP) e++;
+  return e;
 }
 export function particleMass(p: number, NP: number): number {
   return (1 + (p % 4)) * 2 ** -massExponent(NP);

@@ -1,7 +1,7 @@
 // The kernels of pic3d (kernels.ts) on the same F³ subdomains, run one after another in a plain
 // loop without the runtime: the baseline the fragmented program's speed is measured against
 // (bench/pic.ts). It computes exactly what pic3d.fa computes.
-import { deposit, density, field, jacobi, push, scatter } from './kernels.js';
+import { deposit, density, field, gather, jacobi, push, scatter } from './kernels.js';
 import { cellOf, REC, STAY, type Params } from './model.js';
 
 /** NT steps of the method from `parts`; returns the particles (in subdomain and bundle order). */
@@ -40,7 +40,14 @@ export function runSequential(p: Params, parts: Float64Array): Float64Array {
   const incoming = (a: number, b: number, c: number): Float64Array[] =>
     Array.from({ length: 27 }, (_, d) => bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
   for (let t = 0; t < NT; t++) {
-    each((a, b, c, s) => { blocks[s]!.fill(0); deposit(N, F, a, b, c, incoming(a, b, c), blocks[s]!); });
+    const parts: Float64Array[] = [];
+    each((a, b, c, s) => {
+      const inc = incoming(a, b, c);
+      blocks[s]!.fill(0);
+      deposit(N, F, a, b, c, inc, blocks[s]!);
+      parts[s] = new Float64Array(inc.reduce((n, x) => n + x.length, 0));
+      gather(inc, parts[s]!);
+    });
     each((a, b, c, s) => density(N, F, corners(a, b, c, -1).map((q) => blocks[q]!), rho[s]!));
     for (let k = 0; k < K; k++) {
       each((a, b, c, s) => jacobi(N, F, NP, rho[s]!, faces(a, b, c).map((q) => phi[q]!), next[s]!, pad));
@@ -49,7 +56,7 @@ export function runSequential(p: Params, parts: Float64Array): Float64Array {
     each((a, b, c, s) => field(N, F, faces(a, b, c).map((q) => phi[q]!), g[s]!, pad));
     const out: Float64Array[][] = Array.from({ length: S }, () => []);
     each((a, b, c, s) => {
-      const r = push(N, F, a, b, c, corners(a, b, c, 1).map((q) => g[q]!), incoming(a, b, c));
+      const r = push(N, F, a, b, c, corners(a, b, c, 1).map((q) => g[q]!), [parts[s]!]);
       out[s] = Array.from({ length: 27 }, (_, d) => new Float64Array(r.count[d]! * REC));
       scatter(r, out[s]!);
     });
