@@ -124,6 +124,5 @@ export function c_report(N: number, F: number, NP: number, NT: number, K: number
       if (!(Math.abs(s[P + k]! - s[PREF + k]!) <= TOL_P)) fail(`momentum ${'xyz'[k]} is ${s[P + k]}, the reference ${s[PREF + k]}`);
     what = 'momentum and positions match the reference';
   }
-  if (process.env.PIC3D_DEBUG) console.log(`max dx ${s[DX]} dv ${s[DV]} P ${s[P]} ${s[P+1]} ${s[P+2]} Pref ${s[PREF]} ${s[PREF+1]} ${s[PREF+2]}`);
   console.log(`pic3d: OK (N=${N}, ${F}x${F}x${F} subdomains, ${NP} particles, ${NT} steps, ${K} sweeps; mass exact, ${what})`);
 }
