@@ -45,12 +45,24 @@ export function c_init_all(N: number, F: number, NP: number, NT: number, K: numb
   }
 }
 
-/** The particles of subdomain (a, b, c) as its 27 incoming bundles of step 0 (all staying). */
-export function c_pick(N: number, F: number, a: number, b: number, c: number, all: DF, ...outs: DF[]): void {
-  const S = F * F * F;
-  const s = (a * F + b) * F + c;
+/**
+ * The x-slab a of the sorted cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) …
+ * (a, F−1, F−1). Cut on the cloud's node, the slab travels once to the node of its subdomains.
+ */
+export function c_cut(F: number, a: number, all: DF, slab: DF): void {
+  const S = F * F * F, F2 = F * F;
   const src = all.getFloat64Array();
-  const lo = S + 1 + src[s]! * REC, hi = S + 1 + src[s + 1]! * REC;
+  const first = src[a * F2]!, last = src[(a + 1) * F2]!;
+  const out = slab.createFloat64Array(F2 + 1 + (last - first) * REC);
+  for (let k = 0; k <= F2; k++) out[k] = src[a * F2 + k]! - first;
+  out.set(src.subarray(S + 1 + first * REC, S + 1 + last * REC), F2 + 1);
+}
+
+/** The particles of subdomain (a, b, c) as its 27 incoming bundles of step 0 (all staying). */
+export function c_pick(F: number, b: number, c: number, slab: DF, ...outs: DF[]): void {
+  const F2 = F * F, s = b * F + c;
+  const src = slab.getFloat64Array();
+  const lo = F2 + 1 + src[s]! * REC, hi = F2 + 1 + src[s + 1]! * REC;
   for (let d = 0; d < 27; d++) {
     if (d === STAY) outs[d]!.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
     else outs[d]!.createFloat64Array(0);
