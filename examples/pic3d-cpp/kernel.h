@@ -223,6 +223,34 @@ inline void scatter(const Pushed &r, double *const *outs) {
   }
 }
 
+const int STAY = 13;
+/** header of a leaving array: 28 offsets in particles (kernels.ts) */
+const int HEADER = 28;
+
+/** Part d of a leaving array of `len` doubles. */
+inline Bundle partOf(const double *leaving, long len, int d) {
+  if (len == 0) return Bundle{nullptr, 0};
+  return Bundle{leaving + HEADER + (long)leaving[d] * REC, ((long)leaving[d + 1] - (long)leaving[d]) * REC};
+}
+
+inline long leavingSize(const long *count) {
+  long n = 0;
+  for (int d = 0; d < 27; d++) if (d != STAY) n += count[d];
+  return HEADER + n * REC;
+}
+
+/** The 27 outgoing bundles: STAY into `stay`, the others into `leaving`, whose header this writes. */
+inline void outgoing(const long *count, double *stay, double *leaving, double **outs) {
+  long off = 0;
+  for (int d = 0; d < 27; d++) {
+    leaving[d] = (double)off;
+    if (d == STAY) { outs[d] = stay; continue; }
+    outs[d] = leaving + HEADER + off * REC;
+    off += count[d];
+  }
+  leaving[27] = (double)off;
+}
+
 }  // namespace pic3d
 
 #endif

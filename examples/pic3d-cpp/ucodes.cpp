@@ -12,9 +12,12 @@ namespace {
 
 const double *data(const InputDF &df) { return df.getSize() == 0 ? nullptr : df.getData<double>(); }
 
-/** The particle bundles of 27 DFs. */
+/** The 27 arriving bundles: the staying particles (position STAY), the neighbours' leaving arrays (the others). */
 void bundles(const InputDF *const *dfs, Bundle *out) {
-    for (int d = 0; d < 27; d++) out[d] = Bundle{data(*dfs[d]), (long)(dfs[d]->getSize() / sizeof(double))};
+    for (int d = 0; d < 27; d++) {
+        const long len = (long)(dfs[d]->getSize() / sizeof(double));
+        out[d] = d == pic3d::STAY ? Bundle{data(*dfs[d]), len} : pic3d::partOf(data(*dfs[d]), len, d);
+    }
 }
 
 std::vector<double> &scratch(long size) {
@@ -29,7 +32,7 @@ std::vector<double> &scratch(long size) {
 
 extern "C" {
 
-/** deposit(27 incoming bundles) -> the (n+1)³ deposit block, the subdomain's particles */
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the subdomain's particles */
 void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &P)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
@@ -69,17 +72,17 @@ void c_field(int N, int F, const InputDF &f0, const InputDF &f1, const InputDF &
     pic3d::field(N, F, phis, G.create<double>(3 * n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
 }
 
-/** push(G of own and 7 upper neighbours, the subdomain's particles) -> 27 outgoing bundles */
-void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3, const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P,
-    OutputDF &o0, OutputDF &o1, OutputDF &o2, OutputDF &o3, OutputDF &o4, OutputDF &o5, OutputDF &o6, OutputDF &o7, OutputDF &o8, OutputDF &o9, OutputDF &o10, OutputDF &o11, OutputDF &o12, OutputDF &o13, OutputDF &o14, OutputDF &o15, OutputDF &o16, OutputDF &o17, OutputDF &o18, OutputDF &o19, OutputDF &o20, OutputDF &o21, OutputDF &o22, OutputDF &o23, OutputDF &o24, OutputDF &o25, OutputDF &o26)
+/** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
+void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
+    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P, OutputDF &stay, OutputDF &leaving)
 {
-    const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(), g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    OutputDF *out[27] = {&o0, &o1, &o2, &o3, &o4, &o5, &o6, &o7, &o8, &o9, &o10, &o11, &o12, &o13, &o14, &o15, &o16, &o17, &o18, &o19, &o20, &o21, &o22, &o23, &o24, &o25, &o26};
+    const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
+        g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
     Bundle bs[1] = {Bundle{data(P), (long)(P.getSize() / sizeof(double))}};
     pic3d::Pushed r;
     GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
     double *to[27];
-    for (int d = 0; d < 27; d++) to[d] = out[d]->create<double>(r.count[d] * pic3d::REC);
+    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
     pic3d::scatter(r, to);
 }
 

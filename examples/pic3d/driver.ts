@@ -3,7 +3,8 @@
 import type { DF } from '../../src/ucode/df.js';
 import { badParams, cellOf, initialCloud, REC, totalMass, type Params } from './model.js';
 import { simulate } from './reference.js';
-import { STAY } from './model.js';
+import { arriving } from './kernels.js';
+import { records } from './records.js';
 
 function fail(msg: string): never {
   console.log(`pic3d: FAILED (${msg})`);
@@ -58,15 +59,13 @@ export function c_cut(F: number, a: number, all: DF, slab: DF): void {
   out.set(src.subarray(S + 1 + first * REC, S + 1 + last * REC), F2 + 1);
 }
 
-/** The particles of subdomain (a, b, c) as its 27 incoming bundles of step 0 (all staying). */
-export function c_pick(F: number, b: number, c: number, slab: DF, ...outs: DF[]): void {
+/** The particles of subdomain (a, b, c) at step 0: all staying, none leaving. */
+export function c_pick(F: number, b: number, c: number, slab: DF, stay: DF, leaving: DF): void {
   const F2 = F * F, s = b * F + c;
   const src = slab.getFloat64Array();
   const lo = F2 + 1 + src[s]! * REC, hi = F2 + 1 + src[s + 1]! * REC;
-  for (let d = 0; d < 27; d++) {
-    if (d === STAY) outs[d]!.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
-    else outs[d]!.createFloat64Array(0);
-  }
+  stay.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
+  leaving.createFloat64Array(0);
 }
 
 /** The sequential reference's final particles in id order (check = 1), or an empty DF. */
@@ -84,9 +83,7 @@ export function c_final(N: number, F: number, NP: number, a: number, b: number, 
   const r = ref.getSize() === 0 ? null : ref.getFloat64Array();
   const s = dfs[27]!.createFloat64Array(SUMMARY);
   const own = (a * F + b) * F + c;
-  for (let d = 0; d < 27; d++) {
-    if (dfs[d]!.getSize() === 0) continue;
-    const p = dfs[d]!.getFloat64Array();
+  for (const p of arriving(dfs.slice(0, 27).map(records))) {
     for (let o = 0; o < p.length; o += REC) {
       const id = p[o]!;
       if (subdomainOf(p, o, N, F) !== own) fail(`particle ${id} ended in subdomain (${a}, ${b}, ${c}), not its own`);

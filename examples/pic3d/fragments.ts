@@ -1,13 +1,10 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { deposit, density, field, gather, jacobi, KernelError, push, scatter } from './kernels.js';
-import { REC } from './model.js';
+import { arriving, deposit, density, field, gather, jacobi, KernelError, leavingSize, outgoing, push, scatter } from './kernels.js';
+import { REC, STAY } from './model.js';
+import { records } from './records.js';
 
-/** Particle records of a bundle DF (an empty DF is an empty bundle). */
-function records(b: DF): Float64Array {
-  return b.getSize() === 0 ? new Float64Array(0) : b.getFloat64Array();
-}
 
 function guard(f: () => void): void {
   try {
@@ -19,10 +16,13 @@ function guard(f: () => void): void {
   }
 }
 
-/** deposit(27 incoming bundles) -> the (n+1)³ deposit block, the subdomain's particles */
+/**
+ * deposit(the staying particles at position STAY, the 26 neighbours' leaving arrays at the
+ * others) -> the (n+1)³ deposit block, the subdomain's particles
+ */
 export function c_deposit(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   const n1 = N / F + 1;
-  const bundles = dfs.slice(0, 27).map(records);
+  const bundles = arriving(dfs.slice(0, 27).map(records));
   const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
   guard(() => deposit(N, F, a, b, c, bundles, out));
   gather(bundles, dfs[28]!.createFloat64Array(bundles.reduce((s, x) => s + x.length, 0)));
@@ -59,10 +59,11 @@ export function c_field(N: number, F: number, ...dfs: DF[]): void {
   field(N, F, dfs.slice(0, 7).map((d) => d.getFloat64Array()), dfs[7]!.createFloat64Array(3 * n * n * n), pad(n));
 }
 
-/** push(G of own and 7 upper neighbours, the subdomain's particles) -> 27 outgoing bundles */
+/** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   guard(() => {
     const r = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), [records(dfs[8]!)]);
-    scatter(r, dfs.slice(9, 36).map((d, i) => d.createFloat64Array(r.count[i]! * REC)));
+    const stay = dfs[9]!.createFloat64Array(r.count[STAY]! * REC);
+    scatter(r, outgoing(r.count, stay, dfs[10]!.createFloat64Array(leavingSize(r.count))));
   });
 }

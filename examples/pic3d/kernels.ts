@@ -5,9 +5,11 @@
 //   deposit block  (n+1)³  the subdomain's own deposit, with the upper ghost layer
 //   D, φ           n³      density and potential at the owned nodes
 //   G              3·n³    g = −∇φ at the owned nodes, (gx, gy, gz) per node
-//   bundle         REC·m   particle records travelling to one neighbour (27 directions,
+//   bundle         REC·m   particle records going one way (27 directions,
 //                          d = ((dx+1)·3 + dy+1)·3 + dz+1; STAY = 13)
-import { cellOf, DT, FOUR_PI_G, REC, totalMass, wrap } from './model.js';
+//   leaving        28 + REC·m  the bundles of the 26 directions d ≠ STAY in one array: 28
+//                          offsets (in particles, part d is [off[d], off[d+1])), then the records
+import { cellOf, DT, FOUR_PI_G, REC, STAY, totalMass, wrap } from './model.js';
 
 export class KernelError extends Error {}
 
@@ -203,4 +205,45 @@ export function scatter(r: Pushed, outs: readonly Float64Array[]): void {
 export function gather(bundles: readonly Float64Array[], out: Float64Array): void {
   let o = 0;
   for (const b of bundles) { out.set(b, o); o += b.length; }
+}
+
+/** Header length of a leaving array: 28 offsets. */
+export const HEADER = 28;
+
+/** Part d of a leaving array (empty for an empty array). */
+export function partOf(leaving: Float64Array, d: number): Float64Array {
+  if (leaving.length === 0) return leaving;
+  return leaving.subarray(HEADER + leaving[d]! * REC, HEADER + leaving[d + 1]! * REC);
+}
+
+/**
+ * The 27 bundles arriving at a subdomain from its staying particles (`parts[STAY]`, records) and
+ * the leaving arrays of its neighbours (`parts[d]`, the one of the neighbour it comes from).
+ */
+export function arriving(parts: readonly Float64Array[]): Float64Array[] {
+  return parts.map((p, d) => (d === STAY ? p : partOf(p, d)));
+}
+
+/** The size of the leaving array for `count` particles per direction. */
+export function leavingSize(count: Int32Array): number {
+  let n = 0;
+  for (let d = 0; d < 27; d++) if (d !== STAY) n += count[d]!;
+  return HEADER + n * REC;
+}
+
+/**
+ * Views of the 27 outgoing bundles: STAY in `stay`, the others in `leaving` (whose header this
+ * writes), ready for `scatter`.
+ */
+export function outgoing(count: Int32Array, stay: Float64Array, leaving: Float64Array): Float64Array[] {
+  let off = 0;
+  const outs: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) {
+    leaving[d] = off;
+    if (d === STAY) { outs.push(stay); continue; }
+    outs.push(leaving.subarray(HEADER + off * REC, HEADER + (off + count[d]!) * REC));
+    off += count[d]!;
+  }
+  leaving[27] = off;
+  return outs;
 }
