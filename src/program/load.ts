@@ -11,7 +11,8 @@ import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundl
 import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
 import type { GlueImport } from '../ucode/cpp/glue.js';
 import type { Program } from '../lang/ast.js';
-import { compileProgram, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
+import { compileProgram, ProgramError, type CompiledProgram } from './compile.js';
+import type { ImportDef } from '../core/imports.js';
 
 export interface LoadOptions {
   defines?: Record<string, string>;

@@ -18,7 +18,8 @@ import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
-import { RequestRefused, RunFault } from './fault.js';
+import { describeSite, RequestRefused, RunFault } from './fault.js';
+import type { DeskHost } from '../exec/desk.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Spread } from './spread.js';
 
@@ -506,7 +507,8 @@ export class NodeRuntime {
 
   private inlineable(cf: Cf, alone: boolean): boolean {
     const inl = this.exec.inline;
-    if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined) return false;
+    // an import that may wait for its node never runs on the thread that would answer it
+    if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined || (cf.site as CallSite).imp.waits) return false;
     // views reused for every question (plain data for the policy, no garbage per CF)
     const code = cf.site.code, cost = this.costView, now = this.inlineView;
     cost.meanNs = this.costNs[code]!;
@@ -697,11 +699,33 @@ export class NodeRuntime {
 
   /** A worker thread died while running CF number `cfId` (-1: none). */
   workerDied(lane: number, cfId: number, cause: string): void {
-    let cf: Cf | undefined;
-    for (const cfs of this.batches.values()) { cf = cfs.find((c) => c.id === cfId); if (cf) break; }
+    const cf = this.running(cfId);
     const what = cf ? ` while running ucode ${(cf.site as CallSite).imp.symbol}` : '';
     const hint = /^exited with code [1-9]/.test(cause) && cf ? ' (did the ucode call process.exit?)' : '';
     this.fail(new RunFault(`worker thread ${lane + 1} of node ${this.self} ${cause}${what}${hint}`, cf));
+  }
+
+  /** CF number `cfId` of a batch in flight (a worker runs it, or will). */
+  private running(cfId: number): Cf | undefined {
+    for (const cfs of this.batches.values()) {
+      const cf = cfs.find((c) => c.id === cfId);
+      if (cf) return cf;
+    }
+    return undefined;
+  }
+
+  /** What the node's request desk needs: who a running CF is, and how to fail the run blaming it. */
+  deskHost(): DeskHost {
+    return {
+      node: this.self,
+      identify: (cfId) => {
+        const cf = this.running(cfId);
+        if (cf === undefined) return { label: '?', gid: '?', text: `CF number ${cfId} on node ${this.self}` };
+        const label = this.labelOf(cf);
+        return { label, gid: cf.gid, text: `${describeSite(cf.site, label, cf.gid)}${this.size > 1 ? ` on node ${this.self}` : ''}` };
+      },
+      fault: (cfId, message) => this.fail(new RunFault(message, this.running(cfId))),
+    };
   }
 
   /**

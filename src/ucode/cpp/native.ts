@@ -10,7 +10,7 @@
 // create a SharedArrayBuffer itself); copy() of an input hands back the input's own value.
 import { createRequire } from 'node:module';
 import { addonPath } from '../../core/addon.js';
-import type { ParamType } from '../../lang/ast.js';
+import type { ParamType } from '../../core/imports.js';
 import type { DF } from '../df.js';
 import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../value.js';
 
@@ -48,9 +48,9 @@ export function loadAddon(): Addon {
   return addon;
 }
 
-const KIND: Record<ParamType, string> = { int: 'i', real: 'r', string: 's', value: 'v', name: 'n' };
+const KIND: Record<ParamType, string> = { int: 'i', real: 'r', string: 's', value: 'v', name: 'n', block: 'b' };
 
-/** The parameter kinds of an import as one letter each (i r s v n), as the glue spells them. */
+/** The parameter kinds of an import as one letter each (i r s v n b), as the glue spells them. */
 export function kindsOf(params: readonly ParamType[]): string {
   return params.map((p) => KIND[p]).join('');
 }
