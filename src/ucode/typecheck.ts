@@ -181,7 +181,7 @@ function compilerOptions(ts: typeof TS.default, base: string): TS.CompilerOption
     paths: {
       // without an extension: df.ts or df.d.ts, whose type aliases (DfReader, DfWriter) the
       // compiled df.js does not declare
-      'luna-ts/ucode': [join(OWN, 'df')],
+      'luna-ts/ucode': [join(OWN, 'api')],
       'luna-ts': [join(OWN, '..', 'index')],
     },
   };

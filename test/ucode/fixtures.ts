@@ -1,0 +1,66 @@
+// Runs of real programs with the test resource: worker threads, real request ports, one or two
+// nodes in this process (two over a real TCP mesh), traced into a temporary directory.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadProgram } from '../../src/program/load.js';
+import { runNode, type RunResult } from '../../src/runtime/run.js';
+import { createTcpTransport } from '../../src/runtime/transport/tcp.js';
+import type { PeerAddress } from '../../src/runtime/transport/types.js';
+import { finishRunTrace, startRunTrace } from '../../src/runtime/tracing.js';
+import { newRunOrigin } from '../../src/trace/clock.js';
+import { testResource, type ResourceLog } from './resource.js';
+
+/** The ucode API as a fixture's ucode module imports it (bundled from the sources). */
+export const UCODE_API = resolve('src/ucode/api.js');
+
+/** A fresh directory holding `files`, removed after the test. */
+export function fixture(t: { after(fn: () => void): void }, files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-ucode-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+export interface Ran {
+  results: RunResult[];
+  logs: ResourceLog[];
+  trace?: string;
+}
+
+/**
+ * Load `dir/prog.fa` with its ucodes and run it on `nodes` nodes of `threads` worker threads
+ * with the test resource, traced into dir/trace when `traced`.
+ */
+export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean } = {}): Promise<Ran> {
+  const file = join(dir, 'prog.fa');
+  const loaded = await loadProgram(file, { cacheDir: join(dir, '.cache') });
+  if (!loaded.program) throw new Error(loaded.text);
+  const program = loaded.program;
+  const nodes = o.nodes ?? 1, threads = o.threads ?? 2, args = o.args ?? [];
+  const layer = testResource();
+  const trace = o.traced ? join(dir, 'trace') : undefined;
+  const manifest = trace ? startRunTrace(trace, program, { program: file, args, nodes, threads, policy: 'default', version: 'test' }) : undefined;
+  const traceOrigin = String(newRunOrigin());
+  const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer] };
+  let results: RunResult[];
+  if (nodes === 1) results = [await runNode(base)];
+  else {
+    const transports = await mesh(nodes);
+    results = await Promise.all(transports.map((transport) => runNode({ ...base, transport })));
+  }
+  if (trace && manifest) finishRunTrace(trace, manifest, { status: results[0]!.status, message: results[0]!.message, offsets: results[0]!.clockOffsets });
+  // the handlers registered node by node, in rank order
+  return { results, logs: layer.logs, trace };
+}
+
+/** `n` ranks of a real TCP mesh in this process. */
+async function mesh(n: number): Promise<Awaited<ReturnType<typeof createTcpTransport>>[]> {
+  let publish!: (a: PeerAddress & { secret: string }) => void;
+  const published = new Promise<PeerAddress & { secret: string }>((r) => (publish = r));
+  const rendezvous = { publish: async (addr: PeerAddress, secret: string) => publish({ ...addr, secret }), lookup: () => published };
+  return Promise.all(Array.from({ length: n }, (_, rank) => createTcpTransport({ rank, size: n, rendezvous })));
+}
