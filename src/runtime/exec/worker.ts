@@ -11,7 +11,7 @@ import { Console } from 'node:console';
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
-import { ThreadTraceWriter } from '../../trace/writer.js';
+import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
@@ -52,18 +52,20 @@ function setUp(i: WorkerInit): void {
   SPIN_NS = Number(process.env.LUNA_SPIN_US ?? i.spinUs) * 1000;
   if (i.trace) {
     setRunOrigin(i.trace.origin);
-    tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true });
+    tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
     gate = new CpuClockGate(i.imports.length);
     now = wallNs;
   }
   if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!);
   const ex = exchange;
+  // a ucode (and its request port) records while this worker's buffer is lent (see runTask)
+  const sink = tw && reclaimingSink(tw);
   const port = new RequestPort({
-    flags, lane: me, lanes, trace: tw, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
+    flags, lane: me, lanes, trace: sink, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
     channel: { post: (m) => i.requests.postMessage(m), receive: () => receiveMessageOnPort(i.requests)?.message as WireAnswer | undefined },
     serve: ex ? () => ex.serve() : undefined, pending: ex ? () => ex.pending() : undefined,
   });
-  ctx = new ThreadContext(i.node, me + 1, tw, port, now);
+  ctx = new ThreadContext(i.node, me + 1, sink, port, now);
   installContext(ctx);
 }
 
@@ -136,7 +138,11 @@ function loop(fns: Ucode[]): void {
       exchange?.serve();
       Atomics.store(flags, me, SLEEPING);
       m = receiveMessageOnPort(port); // a batch may have arrived before we slept
-      if (m === undefined && !exchange?.pending()) Atomics.wait(flags, me, SLEEPING);
+      if (m === undefined && !exchange?.pending()) {
+        tw?.lend(); // the system thread may spill what this worker recorded while it sleeps
+        Atomics.wait(flags, me, SLEEPING);
+        tw?.reclaim();
+      }
       Atomics.store(flags, me, AWAKE);
       if (m === undefined) m = receiveMessageOnPort(port);
     }
@@ -167,7 +173,7 @@ function fed(f: Forward): DfValue | null | undefined {
     if (flags[ABORT] !== 0) return undefined;
     if (performance.now() < until) continue;
     Atomics.store(flags, me, SLEEPING);
-    if (!ex.pending() && flags[ABORT] === 0) Atomics.wait(flags, me, SLEEPING);
+    if (!ex.pending() && flags[ABORT] === 0) { tw?.lend(); Atomics.wait(flags, me, SLEEPING); tw?.reclaim(); }
     Atomics.store(flags, me, AWAKE);
   }
 }
@@ -207,12 +213,14 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     start[ti] = t0;
     try {
       inUcode = true;
+      tw?.lend(); // a ucode that never returns must not take this worker's trace with it
       outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf);
       inUcode = false;
+      tw?.reclaim();
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
     } catch (e) {
       inUcode = false;
-      if (tw) { gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now); tw.flush(); }
+      if (tw) { tw.reclaim(); gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       error = { task: ti, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
