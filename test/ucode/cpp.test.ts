@@ -4,7 +4,7 @@
 // ABI version 1 (a frozen copy of that boundary, written here in C) still loads and runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { readTrace } from '../../src/trace/merge.js';
 import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
@@ -88,6 +88,11 @@ for (const nodes of [1, 2]) {
     assert.ok(W > 0.99 * booked && W <= booked + 1, `SLOW books the waits as W: ${W} of ${booked} ns`);
     // naps of one thread may overlap nothing else there: W is at least the naps' time per thread
     assert.ok(W >= naps.reduce((s, w) => s + (w.end - w.t), 0) * 0.99);
+    // and the command says the same
+    const cli = spawnSync(process.execPath, ['bin/luna', 'analyze', 'slow', '--json', ran.trace!], { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+    assert.equal(cli.status, 0, cli.stderr);
+    const json = JSON.parse(cli.stdout) as { perThread: { W: number }[] };
+    assert.equal(json.perThread.reduce((s, x) => s + x.W, 0), W, 'luna analyze slow books the same W');
   });
 }
 
