@@ -12,4 +12,5 @@ export { readTrace, type ReadTraceOptions, type Trace } from './merge.js';
 export { TraceModel, type ModelListener } from './model/model.js';
 export { Fragment, DfRec, type Transfer } from './model/records.js';
 export { exportPerfetto } from './export/perfetto.js';
+export { exportPerfettoProto, PerfettoProtoWriter } from './export/perfetto-proto.js';
 export { exportTables, TABLES, type TableFormat, type TableName, type TablesResult } from './export/tables.js';
