@@ -11,6 +11,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { wakeupLine, type WakeupProbe } from './raw-wakeup.js';
 import { fmt, incidents, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 type OwnSuite = (ctx: Ctx) => Promise<SuiteOutput>;
@@ -70,6 +71,8 @@ interface Results {
     loadStart: number; loadEnd: number;
     /** failed or hung runs (retried up to 3 times, see common.ts) */
     incidents: string[];
+    /** the wake-up probe (bench/raw-wakeup.ts), measured at the start: what a waiting thread costs here */
+    wakeup?: WakeupProbe;
   };
   suites: Record<string, SuiteOutput>;
 }
@@ -129,6 +132,16 @@ async function runSuite(d: SuiteDef, ctx: Ctx): Promise<SuiteOutput> {
   } catch (e) {
     return { status: 'error', figures: {}, error: errText(e), seconds: (performance.now() - t0) / 1000 };
   }
+}
+
+/** The wake-up probe in a fresh process (a failure is said, not fatal: a machine fact, not a suite). */
+function wakeupProbe(): WakeupProbe | undefined {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-wakeup.js')], { encoding: 'utf8', timeout: 120_000 });
+  try {
+    if (r.status === 0) return JSON.parse(r.stdout) as WakeupProbe;
+  } catch { /* said below */ }
+  console.log(`machine: the wake-up probe failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''}`);
+  return undefined;
 }
 
 function errText(e: unknown): string {
@@ -216,6 +229,8 @@ async function main(): Promise<number> {
     },
     suites: {},
   };
+  res.meta.wakeup = wakeupProbe();
+  if (res.meta.wakeup) console.log(`machine: ${wakeupLine(res.meta.wakeup)}`);
   const ctx: Ctx = {
     quick: a.quick, reps, previous: res.suites,
     log: (m) => process.stderr.write(`  [${((performance.now() - t0) / 1000).toFixed(0)} s] ${m}\n`),

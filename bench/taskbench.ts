@@ -29,12 +29,15 @@ import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 import { rawSocketKind } from './raw-socket.js';
+import { measureHandoffs } from './taskbench/handoff.js';
 
 const STEPS = 1000;
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
 const PEAK_TASK_US = 2000;
 /** Task size of the feeding and cross-node comparisons (µs). */
 const FEED_TASK_US = 80;
+/** Task size of the traced hand-off measurement (µs): the issue's 2.5 ms tasks. */
+const HANDOFF_TASK_US = 2500;
 /** Efficiency of the METG. */
 const LEVEL = 0.5;
 
@@ -184,6 +187,34 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       units['1x2.stencil_1d.fedMs'] = units['1x2.stencil_1d.unfedMs'] = 'ms';
       units['1x2.stencil_1d.unfedXfed'] = '×';
       notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster`);
+    });
+  }
+  // What a dependent step pays between the two workers, from traces: last input → start and the
+  // lanes' busy share at ~HANDOFF_TASK_US tasks, with the policy's waiting and with every wait
+  // sleeping at once (the spins set to 0), alternated.
+  if (patterns.includes('stencil_1d')) {
+    await section(ctx, notes, 'hand-offs', async () => {
+      const kh = Math.max(4, Math.round(Math.log2(HANDOFF_TASK_US / usPerIter)));
+      const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
+      const g = graph('stencil_1d', 2, STEPS);
+      const sleeping = { LUNA_SPIN_US: '0', LUNA_FED_SPIN_US: '0', LUNA_RESULT_SPIN_US: '0' };
+      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [];
+      ctx.log(`taskbench: stencil_1d 1x2 at 2^${kh} iterations traced, the policy's waiting and sleeping at once`);
+      for (let r = 0; r < (ctx.quick ? 1 : Math.min(3, ctx.reps)); r++) {
+        sleep.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], sleeping));
+        spin.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh]));
+      }
+      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct'): number => sig(median(a.map((h) => h[k])));
+      f['1x2.stencil_1d.lastInputToStartUs'] = med(spin, 'medianUs');
+      f['1x2.stencil_1d.lastInputToStartP90Us'] = med(spin, 'p90Us');
+      f['1x2.stencil_1d.laneBusyPct'] = med(spin, 'laneBusyPct');
+      f['1x2.stencil_1d.sleeping.lastInputToStartUs'] = med(sleep, 'medianUs');
+      f['1x2.stencil_1d.sleeping.laneBusyPct'] = med(sleep, 'laneBusyPct');
+      for (const k of ['lastInputToStartUs', 'lastInputToStartP90Us', 'sleeping.lastInputToStartUs']) units[`1x2.stencil_1d.${k}`] = 'µs';
+      units['1x2.stencil_1d.laneBusyPct'] = units['1x2.stencil_1d.sleeping.laneBusyPct'] = '%';
+      targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
+      targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0), alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing

@@ -163,6 +163,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     workerTrace = { dir: opts.traceDir, node: tp.rank, origin: String(runOrigin()) };
   }
   let rt!: NodeRuntime;
+  const policy = opts.policy ?? new DefaultPolicy();
   const layers = opts.layers ?? [];
   const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
   for (const l of layers) l.register?.(desk);
@@ -170,9 +171,8 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     lanes, node: tp.rank, bundle, native, imports: opts.program.imports, trace: workerTrace,
     modules: layers.flatMap((l) => l.workerModules ?? []),
     onRequest: (lane, m) => desk.receive(lane, m),
-    // A worker spinning for the next batch takes a core: only where one is spare (on 2 cores
-    // with 2 workers the spin delayed the system thread that was to send it the batch).
-    spinUs: lanes + 1 > cores ? 0 : 50,
+    // waiting threads spin while a core is free for them (the policy says how long)
+    waiting: policy.waiting({ cpus: cores, lanes, nodes: tp.size }),
     // workers feed each other the values of dependent steps (LUNA_FEED=0: through this thread only)
     feed: process.env.LUNA_FEED !== '0',
     onResult: (r) => rt.onResult(r),
@@ -187,7 +187,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; } }, policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));

@@ -6,7 +6,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
-import { AWAKE, abortFlag, answersFlag, feedsFlag, flagsLength, processedFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
@@ -96,8 +96,8 @@ export interface PoolOptions {
   native?: NativeUcodes;
   imports: readonly ImportDef[];
   trace?: WorkerInit['trace'];
-  /** µs a worker spins on its empty port before it parks (default 50) */
-  spinUs?: number;
+  /** how the threads wait when they have nothing to do (default: never spin) */
+  waiting?: WaitPlan;
   /** workers feed values to each other (see exchange.ts); off above MAX_FEED_LANES lanes */
   feed?: boolean;
   onResult: (r: BatchResult) => void;
@@ -115,8 +115,26 @@ export interface PoolOptions {
 /** Feeding across lanes takes a port per pair of workers: not beyond this many. */
 export const MAX_FEED_LANES = 16;
 
+/** No spinning: every wait sleeps at once. */
+export const SLEEP_AT_ONCE: WaitPlan = { cpus: 1, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
+
+/** µs from the environment (a comparison's override of the policy), else `ns`. */
+function envSpin(name: string, ns: number): number {
+  const v = process.env[name];
+  const us = v === undefined || v === '' ? NaN : Number(v);
+  return Number.isFinite(us) && us >= 0 ? us * 1000 : ns;
+}
+
+/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_RESULT_SPIN_US`). */
+export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
+  return { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
+}
+
 export class WorkerPool {
   readonly lanes: number;
+  readonly waiting: WaitPlan;
+  /** the system thread counts itself among the node's threads on a CPU (false: it rests in its event loop) */
+  private working = true;
   /** batches sent and not yet answered, per lane */
   readonly inflight: Int32Array;
   private readonly workers: (Worker | undefined)[];
@@ -151,6 +169,8 @@ export class WorkerPool {
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
     this.flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(opts.lanes)));
+    this.waiting = waitPlan(opts.waiting);
+    this.flags[onCpuFlag(opts.lanes)] = 1; // the system thread
     for (let i = 0; i < opts.lanes; i++) this.flags[runningFlag(opts.lanes, i)] = -1;
     this.inflight = new Int32Array(opts.lanes);
     this.workers = new Array(opts.lanes);
@@ -224,7 +244,7 @@ export class WorkerPool {
     const ch = new MessageChannel();
     const req = new MessageChannel();
     const init: WorkerInit = {
-      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: trace && { ...trace, buffer }, spinUs: this.opts.spinUs ?? 50,
+      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: trace && { ...trace, buffer }, waiting: this.waiting,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params, waits: m.waits })),
       requests: req.port2,
     };
@@ -262,6 +282,7 @@ export class WorkerPool {
     };
     this.deaths[i] = death;
     const result = (m: WireResult): void => {
+      this.work();
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
@@ -319,6 +340,42 @@ export class WorkerPool {
     wakeLane(this.flags, lane);
   }
 
+  /** The system thread works (a result arrived): it counts among the node's threads on a CPU. */
+  work(): void {
+    if (this.working) return;
+    this.working = true;
+    Atomics.add(this.flags, onCpuFlag(this.lanes), 1);
+  }
+
+  /**
+   * The system thread has nothing to do until its next event. With batches in flight it first
+   * spins for a result, up to the plan's `resultSpinNs` while a core is free for it: a result
+   * posted meanwhile is then taken by the event loop at once, without waking this thread from
+   * its poll. Then it rests: waiting workers may spin on its core, and one parked for a fed value
+   * (it slept within its spin because this thread had the core) is woken to spin again, before
+   * its value arrives: the wake-up is then off the path from the producer to the consumer.
+   */
+  rest(): void {
+    const ns = this.waiting.resultSpinNs;
+    if (ns > 0 && this.busy() && this.booted > 0) {
+      const results = resultsFlag(this.lanes), onCpu = onCpuFlag(this.lanes), cpus = this.waiting.cpus;
+      const seen = Atomics.load(this.flags, results);
+      const until = performance.now() + ns / 1e6;
+      while (Atomics.load(this.flags, results) === seen && performance.now() < until && coreFree(this.flags, onCpu, cpus));
+      if (Atomics.load(this.flags, results) !== seen) return; // its message is being delivered: keep working
+    }
+    if (!this.working) return;
+    this.working = false;
+    const onCpu = onCpuFlag(this.lanes);
+    Atomics.sub(this.flags, onCpu, 1);
+    // the core this thread leaves goes to a worker parked for a fed value, if any
+    for (let i = 0; i < this.lanes; i++) {
+      if (Atomics.load(this.flags, i) !== PARKED) continue;
+      if (Atomics.load(this.flags, onCpu) < this.waiting.cpus) wakeLane(this.flags, i);
+      break;
+    }
+  }
+
   busy(): boolean {
     for (let i = 0; i < this.lanes; i++) if (this.inflight[i]! > 0) return true;
     return false;
@@ -328,7 +385,7 @@ export class WorkerPool {
   abort(): void {
     Atomics.store(this.flags, abortFlag(this.lanes), 1);
     // a worker waiting for a fed value must see it
-    for (let i = 0; i < this.lanes; i++) { Atomics.store(this.flags, i, AWAKE); Atomics.notify(this.flags, i); }
+    for (let i = 0; i < this.lanes; i++) wakeLane(this.flags, i);
   }
 
   /**
@@ -345,8 +402,7 @@ export class WorkerPool {
       if (!this.ready[i]) { void w.terminate(); continue; }
       waits.push(new Promise<void>((r) => w.once('exit', () => r())));
       this.ports[i]!.postMessage({ stop: true });
-      Atomics.store(this.flags, i, AWAKE);
-      Atomics.notify(this.flags, i);
+      wakeLane(this.flags, i);
     }
     if (waits.length === 0) return;
     const timeout = new Promise<void>((r) => setTimeout(r, graceMs).unref());
@@ -392,6 +448,16 @@ export class WorkerPool {
     let n = 0;
     for (let i = 0; i < this.lanes; i++) if (this.workers[i] && !this.gone[i] && (this.stopped || this.causes[i] !== undefined)) n++;
     return n;
+  }
+
+  /** The node's threads counted on a CPU now (workers not asleep, the system thread unless it rests). */
+  get onCpu(): number {
+    return Atomics.load(this.flags, onCpuFlag(this.lanes));
+  }
+
+  /** Whether lane `i`'s worker sleeps on its flag (parked or not). */
+  asleep(i: number): boolean {
+    return Atomics.load(this.flags, i) !== AWAKE;
   }
 
   /** The CF lane `i` is running (-1: none). */

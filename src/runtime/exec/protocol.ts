@@ -110,8 +110,8 @@ export interface WorkerInit {
   ctl?: MessagePort;
   /** per lane j, the port this worker shares with lane j's worker (values fed across lanes) */
   peers?: (MessagePort | null)[];
-  /** µs a worker spins on its empty port before it parks (`LUNA_SPIN_US` overrides) */
-  spinUs: number;
+  /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
+  waiting: WaitPlan;
 }
 
 /**
@@ -120,22 +120,59 @@ export interface WorkerInit {
  * (-1 when none) so that a worker that dies can be blamed on its fragment; then per lane the
  * count of feed requests sent to it, of values fed to it (a worker reads its ports only when
  * these moved), the last batch of it whose result the system thread processed, and the count
- * of answers to its requests.
+ * of answers to its requests; then the node's threads on a CPU (workers not asleep, and the
+ * system thread while it works: a waiting thread spins only while that leaves it a core, see
+ * `coreFree`) and the results workers posted.
  */
 export const SLEEPING = 1, AWAKE = 0;
-export const flagsLength = (lanes: number): number => 6 * lanes + 1;
-export const lanesOf = (flags: Int32Array): number => (flags.length - 1) / 6;
+/**
+ * Asleep while a fed value is due within its spin: the system thread, when it rests and a core
+ * frees, wakes one such worker, which spins again (see WorkerPool.rest).
+ */
+export const PARKED = 2;
+export const flagsLength = (lanes: number): number => 6 * lanes + 3;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 6;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
 export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
 export const inboxFlag = (lanes: number, lane: number): number => 3 * lanes + 1 + lane;
 export const processedFlag = (lanes: number, lane: number): number => 4 * lanes + 1 + lane;
 export const answersFlag = (lanes: number, lane: number): number => 5 * lanes + 1 + lane;
+export const onCpuFlag = (lanes: number): number => 6 * lanes + 1;
+export const resultsFlag = (lanes: number): number => 6 * lanes + 2;
 
-/** Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). */
+/**
+ * Whether a thread that has nothing to do may spin rather than sleep: the node's threads on a
+ * CPU, the spinner included, do not outnumber the CPUs it may use. A spinner that would take
+ * the core a sibling needs (the system thread woken by a result, a worker woken by a batch)
+ * sleeps instead: on 2 cores with 2 workers a worker spinning for its next batch delayed the
+ * system thread that was to send it.
+ */
+export function coreFree(flags: Int32Array, onCpu: number, cpus: number): boolean {
+  return Atomics.load(flags, onCpu) <= cpus;
+}
+
+/** How the threads of a node wait when they have nothing to do (the policy's `waiting`). */
+export interface WaitPlan {
+  /** CPUs the node may use: a waiting thread spins only while its threads on a CPU fit in them */
+  cpus: number;
+  /** ns a worker spins on its empty port before it sleeps (while a core is free) */
+  idleSpinNs: number;
+  /** ns a worker waiting for a value fed by another worker spins before it sleeps (same gate) */
+  fedSpinNs: number;
+  /** ns the system thread, its pump done, spins for a worker's result before it returns to the event loop (same gate) */
+  resultSpinNs: number;
+}
+
+/**
+ * Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). The
+ * waker counts it on a CPU at once: the woken thread takes tens of microseconds to run, and a
+ * spinner must not take its core meanwhile.
+ */
 export function wakeLane(flags: Int32Array, lane: number): void {
-  if (Atomics.load(flags, lane) === SLEEPING) {
-    Atomics.store(flags, lane, AWAKE);
+  const v = Atomics.load(flags, lane);
+  if (v !== AWAKE && Atomics.compareExchange(flags, lane, v, AWAKE) === v) {
+    Atomics.add(flags, onCpuFlag(lanesOf(flags)), 1);
     Atomics.notify(flags, lane);
   }
 }

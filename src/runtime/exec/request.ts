@@ -30,6 +30,11 @@ export interface RequestPortOptions {
   cpuNs?: () => number;
   /** how long to spin before sleeping, ms (default REQUEST_SPIN_MS) */
   spinMs?: number;
+  /**
+   * sleep on the lane's flag unless `work()` finds something to do; whether it slept (the
+   * worker's own, which keeps the node's count of threads on a CPU; absent: a plain wait)
+   */
+  sleep?: (work: () => boolean) => boolean;
 }
 
 /**
@@ -83,6 +88,10 @@ export class RequestPort implements Route {
       this.o.serve?.(); // a producer of what the answer depends on may wait for us
       if (flags[this.ABORT] !== 0) return null;
       if (performance.now() < until) continue;
+      if (this.o.sleep) {
+        if (this.o.sleep(() => Atomics.load(flags, this.ANSWERS) !== this.answersSeen || this.o.pending?.() === true || flags[this.ABORT] !== 0)) last.sleeps++;
+        continue;
+      }
       Atomics.store(flags, lane, SLEEPING);
       if (Atomics.load(flags, this.ANSWERS) === this.answersSeen && !this.o.pending?.() && flags[this.ABORT] === 0) {
         Atomics.wait(flags, lane, SLEEPING);

@@ -1,6 +1,6 @@
 // Worker thread: runs atomic CFs (ucodes) only. It pulls batches from its port synchronously,
-// spins briefly when its port is empty (a batch that follows within microseconds costs no
-// wake-up), then parks on an Atomics flag, so the system thread wakes only sleepers and a busy
+// spins briefly when its port is empty and a core is free for it (a batch that follows within
+// microseconds costs no wake-up), then parks on an Atomics flag, so the system thread wakes only sleepers and a busy
 // worker never pays an event-loop round trip per batch. The worker never returns to its event
 // loop while the run lasts: timers and promises a ucode creates could never run, so creating
 // any is reported as a contract violation naming the CF.
@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, type Ucode } from './call.js';
@@ -31,7 +31,7 @@ process.setSourceMapsEnabled(true);
 let init!: WorkerInit;
 let flags!: Int32Array;
 let me = 0;
-let ABORT = 0, RUNNING = 0, SPIN_NS = 0;
+let ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0;
 /** tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks */
 let tw: ThreadTraceWriter | undefined;
 /** tracing: which codes' CFs read the CPU clock */
@@ -49,7 +49,12 @@ function setUp(i: WorkerInit): void {
   const lanes = lanesOf(flags);
   ABORT = abortFlag(lanes);
   RUNNING = runningFlag(lanes, me);
-  SPIN_NS = Number(process.env.LUNA_SPIN_US ?? i.spinUs) * 1000;
+  ONCPU = onCpuFlag(lanes);
+  RESULTS = resultsFlag(lanes);
+  CPUS = i.waiting.cpus;
+  SPIN_NS = i.waiting.idleSpinNs;
+  FED_SPIN_NS = i.waiting.fedSpinNs;
+  Atomics.add(flags, ONCPU, 1); // this thread runs
   if (i.trace) {
     setRunOrigin(i.trace.origin);
     tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
@@ -64,6 +69,7 @@ function setUp(i: WorkerInit): void {
     flags, lane: me, lanes, trace: sink, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
     channel: { post: (m) => i.requests.postMessage(m), receive: () => receiveMessageOnPort(i.requests)?.message as WireAnswer | undefined },
     serve: ex ? () => ex.serve() : undefined, pending: ex ? () => ex.pending() : undefined,
+    sleep: (work) => sleep(work, SLEEPING, false),
   });
   ctx = new ThreadContext(i.node, me + 1, sink, port, now);
   installContext(ctx);
@@ -125,38 +131,50 @@ async function main(): Promise<void> {
   loop(fns);
 }
 
+/**
+ * Sleep on this lane's flag unless `work()`, asked once the flag says so, finds something to do.
+ * The node's count of threads on a CPU leaves with this one; a waker counts it back when it
+ * wakes it (protocol.ts wakeLane), else this thread does.
+ */
+function sleep(work: () => boolean, state = SLEEPING, lend = true): boolean {
+  Atomics.store(flags, me, state);
+  Atomics.sub(flags, ONCPU, 1);
+  const slept = !work();
+  if (slept) {
+    // the system thread may spill what this worker recorded while it sleeps (inside a ucode,
+    // waiting for a request's answer, the trace is lent already)
+    if (lend) tw?.lend();
+    Atomics.wait(flags, me, state);
+    if (lend) tw?.reclaim();
+  }
+  if (Atomics.compareExchange(flags, me, state, AWAKE) === state) Atomics.add(flags, ONCPU, 1);
+  return slept;
+}
+
+/** Spin until `until` (ms, performance.now) while the node's threads leave a core free. */
+const spinning = (until: number): boolean => performance.now() < until && coreFree(flags, ONCPU, CPUS);
+
 function loop(fns: Ucode[]): void {
   const port = init.port;
+  type Msg = ReturnType<typeof receiveMessageOnPort>;
+  let m: Msg;
+  // a batch may have arrived before we slept; feed requests for batches this worker ran are
+  // still answered while it has nothing to do
+  const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.pending() === true;
   for (;;) {
-    let m = receiveMessageOnPort(port);
+    m = receiveMessageOnPort(port);
     if (m === undefined && SPIN_NS > 0) {
       const until = performance.now() + SPIN_NS / 1e6;
-      do { exchange?.serve(); m = receiveMessageOnPort(port); } while (m === undefined && performance.now() < until);
+      do { exchange?.serve(); m = receiveMessageOnPort(port); } while (m === undefined && spinning(until));
     }
     while (m === undefined) {
-      // idle: feed requests for batches this worker ran are still answered
       exchange?.serve();
-      Atomics.store(flags, me, SLEEPING);
-      m = receiveMessageOnPort(port); // a batch may have arrived before we slept
-      if (m === undefined && !exchange?.pending()) {
-        tw?.lend(); // the system thread may spill what this worker recorded while it sleeps
-        Atomics.wait(flags, me, SLEEPING);
-        tw?.reclaim();
-      }
-      Atomics.store(flags, me, AWAKE);
+      sleep(work);
       if (m === undefined) m = receiveMessageOnPort(port);
     }
     if (!run(m.message as WireBatch | { stop: true }, fns)) return;
   }
 }
-
-/**
- * How long a worker waiting for a fed value spins before it sleeps. Measured on Task Bench
- * stencil_1d (1×2, 2^12 iterations, medians of 5): 0 µs 350 ms, 5 µs 338, 20 µs 328–338, 50 µs
- * 352, 100 µs 358, 400 µs 367, 2 ms 363 — a longer spin takes the core the system thread or the
- * producer needs on 2 cores.
- */
-const FEED_SPIN_MS = 0.02;
 
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
@@ -165,21 +183,22 @@ function fed(f: Forward): DfValue | null | undefined {
   if (first !== undefined) return first;
   // waiting runs no CF: a watchdog must not blame the one that ran last
   Atomics.store(flags, RUNNING, -1);
-  const until = performance.now() + FEED_SPIN_MS;
+  // the policy's fed spin (policy/default.ts FED_SPIN_NS), while a core is free for it
+  const until = performance.now() + FED_SPIN_NS / 1e6;
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
     if (v !== undefined) return v;
     ex.serve(); // the producer of what we wait for may wait for us
     if (flags[ABORT] !== 0) return undefined;
-    if (performance.now() < until) continue;
-    Atomics.store(flags, me, SLEEPING);
-    if (!ex.pending() && flags[ABORT] === 0) { tw?.lend(); Atomics.wait(flags, me, SLEEPING); tw?.reclaim(); }
-    Atomics.store(flags, me, AWAKE);
+    if (spinning(until)) continue;
+    // within the spin but no core free (often: this worker's own result has just woken the
+    // system thread), parked: the system thread wakes it when it rests and a core frees
+    sleep(() => ex.pending() || flags[ABORT] !== 0, performance.now() < until ? PARKED : SLEEPING);
   }
 }
 
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
-  if ('stop' in msg) { tw?.close(); init.port.close(); return false; }
+  if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
   const nameOf = (k: string | number): string => displayDf(names.get(k as number));
@@ -236,6 +255,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const result = encodeResult(me, msg.id, outs, start.subarray(0, ran), fin.subarray(0, ran));
   if (error) result.error = error;
   parentPort!.postMessage(result);
+  Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   return true;
 }
 

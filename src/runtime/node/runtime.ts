@@ -40,6 +40,10 @@ export interface Executors {
   feed?(from: number, requests: Feed): void;
   /** start the workers ahead of their first batch (absent: each starts with its first batch) */
   warm?(): void;
+  /** the system thread has nothing to do until its next event (the pump ended with no turn due) */
+  rest?(): void;
+  /** the system thread works again (a pump starts: after a result, network input, a timer) */
+  work?(): void;
   /** whether the ucode running on lane `lane` waits for an answer of the node's request desk (absent: none can) */
   blocked?(lane: number): boolean;
 }
@@ -317,6 +321,7 @@ export class NodeRuntime {
     this.scheduled = false;
     if (this.turn !== null) { clearImmediate(this.turn); this.turn = null; }
     if (this.failed) return;
+    this.exec.work?.();
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
     const until = performance.now() + SLICE_MS;
@@ -325,6 +330,7 @@ export class NodeRuntime {
     } catch (e) { this.fail(e); return; }
     if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
     if (this.idle()) this.onIdle();
+    else if (!this.scheduled) this.exec.rest?.();
   }
 
   /**

@@ -4,7 +4,8 @@
 // while few fragments are alive (a step at a time while their fragments wait for each other and
 // run on this thread), idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
-import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy } from './types.js';
+import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
+import type { WaitPlan } from '../exec/protocol.js';
 
 /**
  * target duration of a batch with continuations: the system thread books each batch on a wake-up
@@ -68,6 +69,40 @@ export const FEED_DEPTH = 2;
 export const FLUSH_BEFORE_NS = 50_000;
 /** a CF this long fed from a lane that already feeds another this pass may go to another lane (a hand-off between workers costs ~100 µs here) */
 export const FEED_SPREAD_NS = 100_000;
+
+/*
+ * How waiting threads wait. The wake-up probe (bench/raw-wakeup.ts) on this 2-vCPU machine,
+ * quiet: a round trip between two threads costs 92–95 µs when each waits at once (an idle vCPU is
+ * woken each time), 2.2–2.5 µs when the waiter spins ~20 µs first, 12.7 µs with every core busy;
+ * Atomics.notify of a sleeper costs its caller 13–14 µs. A sleep then costs about one wake-up
+ * (~46 µs) plus the waker's notify. Spinning is free only while a core is free: every spin below
+ * stops as soon as the node's threads on a CPU (workers not asleep, the system thread while it
+ * works) outnumber the CPUs (exec/protocol.ts coreFree). Ungated, spins longer than 20 µs had
+ * made Task Bench stencil_1d slower (1×2, 2^12 iterations, medians of 5: a fed value's spin of
+ * 20 µs 328–338 ms, 100 µs 358, 2 ms 363; a worker's spin on its port of 50 µs with 2 workers
+ * on 2 cores delayed the system thread that was to send the batch), because the spinner took the
+ * core the system thread or the producer needed; the gate is what removes that.
+ */
+/**
+ * a worker spins this long on its empty port: a batch that follows within it costs no wake-up
+ * (it was 50 µs wherever a core was spare beside the workers and the system thread, none
+ * elsewhere; now the gate decides, at every moment)
+ */
+export const IDLE_SPIN_NS = 50_000;
+/**
+ * a worker waiting for a value fed by another spins this long: the producer is running the CF
+ * that makes it, and a stencil step's two tasks end within a few hundred µs of each other at
+ * millisecond tasks (the vCPUs run the kernel at different speeds); past it, sleeping costs
+ * less than the core (to be confirmed on a quiet machine: LUNA_FED_SPIN_US)
+ */
+export const FED_SPIN_NS = 200_000;
+/**
+ * the system thread, its pump done with batches in flight, spins this long for a result before
+ * it returns to its event loop: about one wake-up, so waiting in the poll costs at most twice
+ * what the spin would have (LUNA_RESULT_SPIN_US); on several nodes never (network input would
+ * wait behind it)
+ */
+export const RESULT_SPIN_NS = 50_000;
 
 function someZero(a: ArrayLike<number>, n: number): boolean {
   for (let i = 0; i < n; i++) if (a[i] === 0) return true;
@@ -164,6 +199,12 @@ export class DefaultPolicy implements SchedulingPolicy {
     return w;
   }
   private lastFed = -1;
+
+  /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
+  waiting(t: ThreadsView): WaitPlan {
+    if (t.cpus < 2) return { cpus: t.cpus, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
+    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
+  }
 
   chainLength(s: BatchSizing): number {
     const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / s.cfNs)));

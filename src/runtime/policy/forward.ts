@@ -2,7 +2,8 @@
 // a policy that changes a few decisions extends this and overrides only those, so policies
 // combine by delegation — a distribution over priorities over the default, a recorder around
 // any of them — and each keeps its own state (FragmentSlot) and declares what it adds (caps).
-import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy } from './types.js';
+import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
+import type { WaitPlan } from '../exec/protocol.js';
 
 export class ForwardingPolicy implements SchedulingPolicy {
   readonly name: string;
@@ -31,5 +32,6 @@ export class ForwardingPolicy implements SchedulingPolicy {
   stealVictim(self: number, nodes: number, attempt: number): number { return this.inner.stealVictim(self, nodes, attempt); }
   giveAway(available: number, threads: number): number { return this.inner.giveAway(available, threads); }
   permitSteal(cf: FragmentView): boolean { return this.inner.permitSteal(cf); }
+  waiting(t: ThreadsView): WaitPlan { return this.inner.waiting(t); }
   profile(s: ProfileSample): void { this.inner.profile(s); }
 }

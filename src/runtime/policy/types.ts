@@ -5,6 +5,7 @@
 // it wants asked: the others cost nothing (a forwarding policy has every method, so presence
 // cannot tell).
 import type { Site } from '../../program/compile.js';
+import type { WaitPlan } from '../exec/protocol.js';
 
 /**
  * A policy's own storage on fragments (see FragmentView.memo): each policy that keeps something
@@ -137,6 +138,13 @@ export interface ProfileSample {
   readonly ns: number;
 }
 
+/** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */
+export interface ThreadsView {
+  readonly cpus: number;
+  readonly lanes: number;
+  readonly nodes: number;
+}
+
 export interface SchedulingPolicy {
   readonly name: string;
   readonly caps: PolicyCapabilities;
@@ -201,6 +209,12 @@ export interface SchedulingPolicy {
   giveAway(available: number, threads: number): number;
   /** Whether stealable `cf` may be given to another node (a placed fragment stays). Asked when `caps.guardsSteals`. */
   permitSteal(cf: FragmentView): boolean;
+
+  /**
+   * How the node's threads wait when they have nothing to do: how long each kind of wait spins
+   * (while the node's threads on a CPU leave a core free) before it sleeps.
+   */
+  waiting(t: ThreadsView): WaitPlan;
 
   /** Called after every finished atomic CF (profiling), when `caps.profiles`. */
   profile(sample: ProfileSample): void;
