@@ -110,8 +110,22 @@ export class PatternAnalysis {
       }
       return e;
     };
+    // call-site ids per file (node · 4096 + thread) and the file's site number: one string lookup per call site
+    const ids = new Map<number, Int32Array>();
+    const siteId = (node: number, thread: number, n: number, name: string): number => {
+      const k = node * 4096 + thread;
+      let a = ids.get(k);
+      if (!a || n >= a.length) {
+        const b = new Int32Array(Math.max(64, 2 * (n + 1))).fill(-1);
+        if (a) b.set(a);
+        ids.set(k, (a = b));
+      }
+      let id = a[n]!;
+      if (id < 0) a[n] = id = results.site(name);
+      return id;
+    };
     spmd.listen({
-      enter: (e, site) => ensure(e.rank).enter(e.rank, e.t, e.op, results.site(site)),
+      enter: (e, site) => ensure(e.rank).enter(e.rank, e.t, e.op, siteId(e.node, e.thread, e.callSite, site)),
       exit: (e) => ensure(e.rank).exit(e.rank, e.t, e.op),
       cexit: (e) => ensure(e.rank).cexit(e.rank, e.t, e.op, e.seq, e.root, e.sync),
       lock: (e) => (e.kind === 'spmdAlock' ? ensure(e.rank).alock(e.rank, e.t, e.lock) : ensure(e.rank).rlock(e.rank, e.t, e.lock)),

@@ -319,7 +319,14 @@ export class PatternEngine {
     const idx = this.order;
     idx.length = 0;
     for (let r = 0; r < this.ranks; r++) if (r !== root && c.exit[r]! > a && c.enter[r]! < b) idx.push(r);
-    idx.sort((x, y) => c.enter[x]! - c.enter[y]!);
+    // insertion sort by enter time: a few ranks, and no closure per collective
+    const en = c.enter;
+    for (let i = 1; i < idx.length; i++) {
+      const v = idx[i]!, tv = en[v]!;
+      let j = i - 1;
+      while (j >= 0 && en[idx[j]!]! > tv) { idx[j + 1] = idx[j]!; j--; }
+      idx[j + 1] = v;
+    }
     let covered = 0, x = a;
     for (const r of idx) {
       const s = Math.max(c.enter[r]!, x), e = Math.min(c.exit[r]!, b);

@@ -25,7 +25,8 @@ export interface SpmdSimOptions {
   ranks: number;
   /** nodes the ranks are spread over (block placement; default 1) */
   nodes?: number;
-  phases: Phase[];
+  /** the program: every rank runs these phases in turn (any iterable: a generator for long runs) */
+  phases: Iterable<Phase>;
   /** cost of one operation once it may proceed (ns; default 2 000) */
   opCost?: number;
   /** deterministic jitter added to every computation, up to this many ns (default 0) */
@@ -33,18 +34,37 @@ export interface SpmdSimOptions {
   seed?: number;
 }
 
-interface Rec { t: number; k: 'E' | 'X' | 'C' | 'A' | 'R'; op?: number; site?: string; seq?: number; root?: number; sync?: number; sent?: number; recv?: number; lock?: number }
-
 const MODE = { nosync: 0, mysync: 1, allsync: 2 } as const;
 const at = (v: RankNs | undefined, r: number): number => (v === undefined ? 0 : typeof v === 'number' ? v : v(r));
 
-/** Simulate and write the trace into `dir`; returns its manifest and the run's end. */
-export function simulateSpmd(dir: string, o: SpmdSimOptions): { manifest: TraceManifest; end: number } {
+/**
+ * Simulate and write the trace into `dir` as it goes (each rank's records in its own thread file,
+ * in its time order; memory does not grow with the program); returns the manifest and the
+ * records written.
+ */
+export function simulateSpmd(dir: string, o: SpmdSimOptions): { manifest: TraceManifest; end: number; records: number } {
   const R = o.ranks, N = Math.max(1, o.nodes ?? 1), per = Math.ceil(R / N), c = o.opCost ?? 2000;
   let x = (o.seed ?? 1) >>> 0 || 1;
   const rnd = (): number => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x / 2 ** 32; };
+  const manifest: TraceManifest = {
+    format: 'luna-ts-trace', version: VERSION, program: 'spmd-sim.ts', args: [], nodes: N, threads: per, ranks: R,
+    codes: [], clock: { cpuExact: true, offsets: [] }, startedAt: new Date(0).toISOString(), versions: { lunaTs: 'sim', node: process.version }, files: [],
+  };
+  openTraceDir(dir, manifest);
+  const sys: ThreadTraceWriter[] = [], w: ThreadTraceWriter[] = [];
+  for (let n = 0; n < N; n++) {
+    sys.push(ThreadTraceWriter.open(dir, n, 0));
+    sys[n]!.programStart(0);
+    manifest.files.push({ node: n, thread: 0, path: traceFileName(n, 0) });
+    for (let r = n * per; r < Math.min(R, (n + 1) * per); r++) {
+      const th = r - n * per + 1;
+      w.push(ThreadTraceWriter.open(dir, n, th));
+      manifest.files.push({ node: n, thread: th, path: traceFileName(n, th) });
+    }
+  }
+  const OPS = Object.fromEntries(SPMD_OPS.map((name, i) => [name, i])) as Record<SpmdOp, number>;
   const now = new Float64Array(R).fill(1000);
-  const recs: Rec[][] = Array.from({ length: R }, () => []);
+  const enter = new Float64Array(R), exit = new Float64Array(R);
   let seq = 0, lastNotify = -Infinity;
   for (const ph of o.phases) {
     if ('compute' in ph) {
@@ -56,21 +76,21 @@ export function simulateSpmd(dir: string, o: SpmdSimOptions): { manifest: TraceM
       const order = [...who].sort((a, b) => now[a]! - now[b]! || a - b);
       let free = -Infinity;
       for (const r of order) {
-        const e = now[r]!;
+        const e = now[r]!, wr = w[r]!;
         // the next holder gets the lock a handoff after the release (never at the same instant)
         const got = Math.max(e + c, free + c);
-        recs[r]!.push({ t: e, k: 'E', op: SPMD_OPS.indexOf('lock'), site: ph.site }, { t: got, k: 'A', lock: ph.lock }, { t: got, k: 'X', op: SPMD_OPS.indexOf('lock') });
+        wr.spmdEnter(e, r, OPS.lock, wr.siteName(ph.site)); wr.spmdAlock(got, r, ph.lock); wr.spmdExit(got, r, OPS.lock);
         const rel = got + at(ph.hold, r);
-        recs[r]!.push({ t: rel, k: 'E', op: SPMD_OPS.indexOf('unlock'), site: `${ph.site} (unlock)` }, { t: rel, k: 'R', lock: ph.lock }, { t: rel + c, k: 'X', op: SPMD_OPS.indexOf('unlock') });
+        wr.spmdEnter(rel, r, OPS.unlock, wr.siteName(`${ph.site} (unlock)`)); wr.spmdRlock(rel, r, ph.lock); wr.spmdExit(rel + c, r, OPS.unlock);
         free = rel;
         now[r] = rel + c;
       }
       continue;
     }
     const op = ph.op, sIn = MODE[ph.sync?.in ?? 'nosync'], sOut = MODE[ph.sync?.out ?? 'nosync'], root = ph.root ?? (op === 'all_alloc' ? 0 : -1);
-    const enter = Float64Array.from(now);
-    const maxEnter = Math.max(...enter);
-    const exit = new Float64Array(R);
+    let maxEnter = -Infinity;
+    for (let r = 0; r < R; r++) { enter[r] = now[r]!; if (enter[r]! > maxEnter) maxEnter = enter[r]!; }
+    let low = -Infinity;
     for (let r = 0; r < R; r++) {
       let go = enter[r]!;
       if (op === 'barrier' || sIn === MODE.allsync) go = maxEnter;
@@ -80,51 +100,29 @@ export function simulateSpmd(dir: string, o: SpmdSimOptions): { manifest: TraceM
       else if (sIn === MODE.mysync) {
         if ((op === 'broadcast' || op === 'scatter') && root >= 0) go = Math.max(enter[r]!, enter[root]!);
         else if ((op === 'gather' || op === 'reduce') && root >= 0) go = r === root ? maxEnter : enter[r]!;
-        else if (op === 'prefix_reduce') { for (let q = 0; q <= r; q++) go = Math.max(go, enter[q]!); }
+        else if (op === 'prefix_reduce') { low = Math.max(low, enter[r]!); go = low; }
         else go = maxEnter;
       }
       exit[r] = go + c;
     }
     if (sOut === MODE.allsync || (sOut === MODE.mysync && (op === 'gather_all' || op === 'exchange'))) exit.fill(Math.max(...exit));
-    for (let r = 0; r < R; r++) exit[r] += at(ph.exitDelay, r);
-    const bytes = ph.bytes ?? 0;
+    const bytes = ph.bytes ?? 0, code = OPS[op];
     for (let r = 0; r < R; r++) {
-      recs[r]!.push({ t: enter[r]!, k: 'E', op: SPMD_OPS.indexOf(op), site: ph.site });
-      recs[r]!.push({ t: exit[r]!, k: 'C', op: SPMD_OPS.indexOf(op), seq, root, sync: sIn + 4 * sOut, sent: r === root ? bytes * (R - 1) : 0, recv: r === root ? 0 : bytes });
+      exit[r] += at(ph.exitDelay, r);
+      const wr = w[r]!;
+      wr.spmdEnter(enter[r]!, r, code, wr.siteName(ph.site));
+      wr.spmdCExit(exit[r]!, r, code, seq, root, sIn + 4 * sOut, r === root ? bytes * (R - 1) : 0, r === root ? 0 : bytes);
       now[r] = exit[r]!;
     }
     if (op === 'wait') lastNotify = -Infinity;
     seq++;
   }
-  const end = Math.max(...now) + c;
-  const manifest: TraceManifest = {
-    format: 'luna-ts-trace', version: VERSION, program: 'spmd-sim.ts', args: [], nodes: N, threads: per, ranks: R,
-    codes: [], clock: { cpuExact: true, offsets: [] }, startedAt: new Date(0).toISOString(), versions: { lunaTs: 'sim', node: process.version }, files: [],
-  };
-  openTraceDir(dir, manifest);
-  for (let n = 0; n < N; n++) {
-    const sys = ThreadTraceWriter.open(dir, n, 0);
-    sys.programStart(0);
-    manifest.files.push({ node: n, thread: 0, path: traceFileName(n, 0) });
-    for (let r = n * per; r < Math.min(R, (n + 1) * per); r++) {
-      const th = r - n * per + 1;
-      const w = ThreadTraceWriter.open(dir, n, th);
-      manifest.files.push({ node: n, thread: th, path: traceFileName(n, th) });
-      for (const e of recs[r]!) {
-        switch (e.k) {
-          case 'E': w.spmdEnter(e.t, r, e.op!, w.siteName(e.site!)); break;
-          case 'X': w.spmdExit(e.t, r, e.op!); break;
-          case 'C': w.spmdCExit(e.t, r, e.op!, e.seq!, e.root!, e.sync!, e.sent!, e.recv!); break;
-          case 'A': w.spmdAlock(e.t, r, e.lock!); break;
-          case 'R': w.spmdRlock(e.t, r, e.lock!); break;
-        }
-      }
-      w.close();
-    }
-    sys.programFinish(end, 1);
-    sys.close();
-  }
+  let end = -Infinity;
+  for (let r = 0; r < R; r++) end = Math.max(end, now[r]! + c);
+  let records = 0;
+  for (const x of w) { records += x.records; x.close(); }
+  for (const s of sys) { s.programFinish(end, 1); records += s.records; s.close(); }
   manifest.status = 'completed';
   writeManifest(dir, manifest);
-  return { manifest, end };
+  return { manifest, end, records };
 }
