@@ -8,7 +8,7 @@ import { SpmdResolver } from '../../trace/model/spmd.js';
 import { readModel, type ReadProgress } from '../../trace/read.js';
 import { SlowAnalyzer } from '../slow/analyzer.js';
 import { finishReport } from '../slow/report.js';
-import type { SlowReport } from '../slow/types.js';
+import type { RunEnd, SlowReport } from '../slow/types.js';
 import { P, PATTERNS } from './catalog.js';
 import { PatternEngine, type CollectiveView } from './engine.js';
 import { FragmentedPatterns } from './fragmented.js';
@@ -32,7 +32,8 @@ export interface Comparison {
 
 export interface PatternReport {
   program: string;
-  status: string;
+  /** how the run ended (SLOW's account of it): unless `complete`, the patterns cover its part before that */
+  run: RunEnd;
   nodes: number;
   threads: number;
   /** SPMD ranks (0: not an SPMD run) */
@@ -157,7 +158,7 @@ export class PatternAnalysis {
     const available = (kind: 'spmd' | 'fragmented'): number => (kind === 'spmd' ? ranks * tWall : sr.cores * tWall);
     const k = sr.models.kireev2024 ?? sr.t;
     return {
-      program: m.manifest.program, status: m.status ?? m.manifest.status ?? 'running',
+      program: m.manifest.program, run: sr.run,
       nodes: m.N, threads: T, ranks, tStart: sr.tStart, tWall,
       spmd: { events: eng?.events ?? 0, collectives: eng?.collectives ?? 0 },
       cfs: sr.cfs,
