@@ -46,8 +46,10 @@ const SUITES: SuiteDef[] = [
       { key: 'independentCppVsTs', op: '<=', value: 1.0, label: 'trivial C++ CF vs TS (independent)' },
     ],
   },
+  { name: 'balance', module: './balance.js', own: true, what: 'luna balance: the balancing step on 10^6 fragments (the seed\'s algorithm; the default step), trace decoding apart' },
   { name: 'scheduling', module: './scheduling.js', own: true, what: 'policies: critical-path priorities vs FIFO and the bound; trace playback vs the default (system cost per fragment)' },
   { name: 'finegrain', module: './finegrain.js', own: true, what: 'the original LuNA\'s fine-grain programs: chains, pingpong, stencil, memory, ucode speed; ratios to its figures' },
+  { name: 'pic', module: './pic.js', own: true, what: 'particle-in-cell (examples/pic3d): particle-steps/s and SLOU on 1×1, 1×2, 2×1, TypeScript and C++ kernels, vs the sequential kernels' },
   { name: 'taskbench', module: './taskbench.js', own: true, what: 'Task Bench METG(50 %) per dependence pattern, 1 node × 2 threads and 2 nodes × 1 thread' },
   {
     name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory',

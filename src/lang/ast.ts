@@ -1,9 +1,11 @@
 // AST of a LuNA program (docs/language.md §4.1). Every node carries `pos`: a character offset into
 // the preprocessed text; SourceMap (source-map.ts) turns it into file:line:col of the real source.
 
-export type Pos = number;
+import type { ParamType } from '../core/imports.js';
 
-export type ParamType = 'int' | 'real' | 'string' | 'name' | 'value';
+export type { ParamType } from '../core/imports.js';
+
+export type Pos = number;
 
 export interface Param {
   type: ParamType;
@@ -149,7 +151,7 @@ export interface ForeignSub {
 /** `C++ head __block(N)` */
 export interface ForeignHead { kind: 'head'; name: string; block: number; pos: Pos }
 
-/** `import code(params) as alias : CUDA, NOCPU;` */
+/** `import code(params) as alias : CUDA, NOCPU, WAITS;` */
 export interface Import {
   kind: 'import';
   code: string;
@@ -159,6 +161,8 @@ export interface Import {
   params: ExternParam[];
   cuda: boolean;
   nocpu: boolean;
+  /** `: WAITS`: the ucode may wait for its node (luna-ts addition) */
+  waits: boolean;
   pos: Pos;
 }
 

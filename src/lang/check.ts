@@ -42,6 +42,14 @@ interface Callee {
 
 const OUTPUT_ENUMS = new Set(['request', 'req_unlimited', 'drop', 'delete', 'wait']);
 
+/**
+ * What an argument of each parameter kind must be (§6.5): a DF reference (`name`, and `block`:
+ * the DF holding the block), an input (a DF or an expression over DFs), a number, a string.
+ */
+const ARG_RULE: Record<ParamType, 'ref' | 'input' | 'number' | 'string'> = {
+  int: 'number', real: 'number', string: 'string', value: 'input', name: 'ref', block: 'ref',
+};
+
 interface PendingLocator { target: Sym | string; count: number; pos: Pos }
 
 export function check(program: Program, opts: CheckOptions): Diagnostic[] {
@@ -223,11 +231,17 @@ class Checker {
       }
     }
     const outputs: Expr[] = [];
+    const blocks: Expr[] = [];
     s.args.forEach((a, i) => {
       const p = callee?.params[i];
       if (!p) { this.expr(a, scope); return; }
       this.arg(a, p.type, scope, callee!, i);
-      if (p.type === 'name' && callee!.kind !== 'sub') outputs.push(a);
+      if (callee!.kind === 'sub') return;
+      if (p.type === 'name') outputs.push(a);
+      else if (p.type === 'block') {
+        if (blocks.some((b) => sameExpr(b, a))) this.err('LUNA-E027', `the same block is passed to '${s.callee}' twice: the CF would wait for itself to release it`, exprStart(a));
+        blocks.push(a);
+      }
     });
     for (const e of s.setdfs ?? []) { this.dfTarget(e, scope, 'LUNA-E019', "a '>>' target"); outputs.push(e); }
     for (const e of s.deletes ?? []) this.dfTarget(e, scope, 'LUNA-E019', "a '-->' target");
@@ -253,21 +267,23 @@ class Checker {
 
   private arg(a: Expr, type: ParamType, scope: Scope, callee: Callee, i: number): void {
     const which = `argument ${i + 1} of '${callee.name}'`;
-    if (type === 'name') {
+    const rule = ARG_RULE[type];
+    if (rule === 'ref') {
       const sym = a.kind === 'id' ? this.ref(a, scope, 'normal') : (this.expr(a, scope), undefined);
       if (a.kind !== 'id' || (sym && !isDf(sym))) {
-        this.err('LUNA-E006', `${which} is a 'name' parameter: it needs a DF reference, not an expression`, exprStart(a));
+        const what = type === 'block' ? 'the DF that holds the block' : 'a DF reference';
+        this.err('LUNA-E006', `${which} is a '${type}' parameter: it needs ${what}, not an expression`, exprStart(a));
       } else if (sym && callee.kind === 'sub') {
         sym.aliasMin = Math.min(sym.aliasMin, a.indices.length);
       }
       return;
     }
     const t = this.expr(a, scope);
-    if (type === 'value' && t === 'int' && !this.mentionsDf(a, scope)) {
+    if (rule === 'input' && t === 'int' && !this.mentionsDf(a, scope)) {
       this.err('LUNA-E007', `${which} is a 'value' parameter: it needs a DF or an expression over DFs, not a plain int`, exprStart(a));
-    } else if ((type === 'int' || type === 'real') && t === 'string') {
+    } else if (rule === 'number' && t === 'string') {
       this.err('LUNA-E011', `${which} is '${type}' but a string is given`, exprStart(a));
-    } else if (type === 'string' && t === 'real') {
+    } else if (rule === 'string' && t === 'real') {
       this.err('LUNA-E010', `a real cannot be used as a string (${which})`, exprStart(a));
     }
   }

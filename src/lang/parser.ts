@@ -47,7 +47,8 @@ const orNone = <T>(xs: T[]): T[] => (xs.length === 0 ? NONE : xs);
 /** Unwinds to a recovery point; the diagnostic has already been recorded. */
 class Bail extends Error {}
 
-const PARAM_TYPES = new Set<string>(['int', 'real', 'string', 'name', 'value']);
+/** Parameter kinds that are keywords (`block` is a word only in parameter lists, see paramType). */
+const PARAM_KEYWORDS = new Set<string>(['int', 'real', 'string', 'name', 'value']);
 const PRAGMA_KINDS = new Set(['rush', 'static', 'static_for', 'unrolling']);
 const TOP_START = new Set(['sub', 'import', 'C++']);
 
@@ -255,13 +256,29 @@ class Parser {
     return sub;
   }
 
-  /** `type` of a parameter: int | real | string | name | value | value& */
+  /**
+   * `type` of a parameter: int | real | string | name | value | value& | block. `block` is a
+   * word only here (no parameter list starts with a name), so programs keep it as a name.
+   */
   private paramType(): { type: ParamType; ref: boolean; pos: number } {
     const t = this.peek();
-    if (!PARAM_TYPES.has(t.type)) return this.fail('parameter type (int, real, string, name or value)');
+    const type = PARAM_KEYWORDS.has(t.type) ? t.type : t.type === 'NAME' && t.text === 'block' ? 'block' : undefined;
+    if (type === undefined) return this.fail('parameter type (int, real, string, name, value or block)');
     this.skip();
-    const ref = t.type === 'value' && this.accept('&') !== null;
-    return { type: t.type as ParamType, ref, pos: t.pos };
+    const ref = type === 'value' && this.accept('&') !== null;
+    return { type: type as ParamType, ref, pos: t.pos };
+  }
+
+  /** The contextual word `w` (lexed as a name), if it comes next. */
+  private acceptWord(w: string): Token | null {
+    const t = this.peek();
+    if (t.type !== 'NAME' || t.text !== w) return null;
+    this.skip();
+    return t;
+  }
+
+  private expectWord(w: string): Token {
+    return this.acceptWord(w) ?? this.fail(`'${w}'`);
   }
 
   /** Parameter list; on a syntax error skip to `)` so the body still gets parsed. */
@@ -313,17 +330,25 @@ class Parser {
     this.expect(')', `',' or ')'`);
     let alias = code;
     if (this.accept('as')) alias = this.expect('NAME', 'alias name');
-    let cuda = false, nocpu = false;
+    // `: CUDA`, `: CUDA, NOCPU` (the original's, ignored), then or alone `WAITS` (luna-ts)
+    let cuda = false, nocpu = false, waits = false;
     if (this.accept(':')) {
-      this.expect('CUDA');
-      cuda = true;
-      if (this.accept(',')) {
-        this.expect('NOCPU');
-        nocpu = true;
+      waits = this.acceptWord('WAITS') !== null;
+      if (!waits) {
+        this.expect('CUDA', "'CUDA' or 'WAITS'");
+        cuda = true;
+        if (this.accept(',')) {
+          waits = this.acceptWord('WAITS') !== null;
+          if (!waits) {
+            this.expect('NOCPU', "'NOCPU' or 'WAITS'");
+            nocpu = true;
+            if (this.accept(',')) { this.expectWord('WAITS'); waits = true; }
+          }
+        }
       }
     }
     this.expect(';');
-    return { kind: 'import', code: code.text, codePos: code.pos, alias: alias.text, aliasPos: alias.pos, params, cuda, nocpu, pos };
+    return { kind: 'import', code: code.text, codePos: code.pos, alias: alias.text, aliasPos: alias.pos, params, cuda, nocpu, waits, pos };
   }
 
   /** `C++ sub NAME(params) __block(N)` or `C++ head __block(N)` */

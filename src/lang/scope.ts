@@ -1,6 +1,7 @@
 // Name resolution inside one sub (docs/language.md §6.1): block dfs innermost outward, loop/while
 // variables, the sub's parameters; subs are closed scopes, so a chain never crosses a sub.
 import type { Expr, ParamType, Pos } from './ast.js';
+import { isPlain } from '../core/imports.js';
 
 /**
  * - df: declared by `df` in a block; param: a sub parameter (its type says what it is);
@@ -21,9 +22,9 @@ export interface Sym {
   aliasMin: number;
 }
 
-/** A DF is a `df` or a `name`/`value` parameter: references to it are dynamic "value"s (§6). */
+/** A DF is a `df` or a `name`/`value`/`block` parameter: references to it are dynamic "value"s (§6). */
 export function isDf(s: Sym): boolean {
-  return s.kind === 'df' || (s.kind === 'param' && (s.type === 'name' || s.type === 'value'));
+  return s.kind === 'df' || (s.kind === 'param' && !isPlain(s.type));
 }
 
 export class Scope {

@@ -2,22 +2,14 @@
 // frame layout (every name of a sub resolves to a slot at compile time), and spawn sites
 // (one per statement, numbered in their block: the basis of stable CF global ids).
 import type {
-  Block, CfStmt, Expr, ForStmt, IdExpr, IfStmt, Import, MapRule, ParamType, Program, Rule, Stmt, SubDef, WhileStmt,
+  Block, CfStmt, Expr, ForStmt, IdExpr, IfStmt, Import, MapRule, Program, Rule, Stmt, SubDef, WhileStmt,
 } from '../lang/ast.js';
 import type { Origin } from '../lang/source.js';
 import { compileExpr, EvalError, num, type CDfRef, type CExpr, type ExprScope, type Frame } from './expr.js';
 import { printExpr } from '../lang/let.js';
+import { isPlain, mayWait, type ImportDef, type ParamType } from '../core/imports.js';
 import { HeapExhausted, HeapGuard } from '../lang/heap.js';
 
-export interface ImportDef {
-  alias: string;
-  /** exported symbol of the ucode module */
-  symbol: string;
-  params: ParamType[];
-  code: number;
-  /** position in CompiledProgram.imports (the ucode table of workers) */
-  index: number;
-}
 
 export interface SubTemplate {
   name: string;
@@ -167,7 +159,8 @@ class Compiler {
       if (it.kind === 'import') this.addImport(it);
       else if (it.kind === 'foreign') {
         // An inline C++ sub is an extern whose TypeScript replacement has the sub's name.
-        this.imports.set(it.name, { alias: it.name, symbol: it.name, params: it.params.map((p) => p.type), code: this.code(it.name), index: -1 });
+        const params = it.params.map((p) => p.type);
+        this.imports.set(it.name, { alias: it.name, symbol: it.name, params, code: this.code(it.name), index: -1, waits: mayWait(params, false) });
       } else if (it.kind === 'sub') defs.push(it);
     }
     for (const d of defs) {
@@ -198,7 +191,8 @@ class Compiler {
   }
 
   private addImport(it: Import): void {
-    this.imports.set(it.alias, { alias: it.alias, symbol: it.code, params: it.params.map((p) => p.type), code: this.code(it.alias), index: -1 });
+    const params = it.params.map((p) => p.type);
+    this.imports.set(it.alias, { alias: it.alias, symbol: it.code, params, code: this.code(it.alias), index: -1, waits: mayWait(params, it.waits) });
   }
 
   private slot(): number { return this.frame++; }
@@ -210,7 +204,7 @@ class Compiler {
     for (const p of d.params) {
       const slot = this.slot();
       t.params.push({ name: p.name, type: p.type, slot });
-      sc.names.set(p.name, p.type === 'name' || p.type === 'value' ? { kind: 'df', slot } : { kind: 'val', slot, type: p.type });
+      sc.names.set(p.name, isPlain(p.type) ? { kind: 'val', slot, type: p.type } : { kind: 'df', slot });
     }
     // nfparams are declared in the sub's behaviour block: hidden int params for locators.
     for (const r of d.body.rules) {
@@ -373,6 +367,23 @@ class Compiler {
     return { id: -1, spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, priority, requests, deletes, setdfs: [], code, sub: this.cur };
   }
 
+  /**
+   * A `block` argument: read like a value, for the DF holds the block's handle (the executor
+   * holds the block itself while the CF runs); it must be a DF reference.
+   */
+  private blockArg(a: Expr, sc: Scope, which: string): CExpr {
+    const e = this.expr(a, sc);
+    if (!e.dfRef) throw new ProgramError(`${which} is a block: it must be the data fragment that holds the block`, this.originOf(a.pos));
+    return e;
+  }
+
+  /** An argument that must be a DF reference, else `message` at its position. */
+  private dfArg(a: Expr, sc: Scope, message: string): CDfRef {
+    const r = a.kind === 'id' ? this.dfRef(a, sc) : undefined;
+    if (!r) throw new ProgramError(message, this.originOf(a.pos));
+    return r;
+  }
+
   private refs(items: (IdExpr | Expr)[], sc: Scope): CDfRef[] {
     return items.map((it) => {
       const r = it.kind === 'id' ? this.dfRef(it, sc) : undefined;
@@ -392,12 +403,8 @@ class Compiler {
       if (s.args.length !== sub.params.length) throw new ProgramError(`${s.callee} takes ${sub.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
       const args = s.args.map((a, i): SubCallSite['args'][number] => {
         const p = sub.params[i]!;
-        if (p.type === 'name' || p.type === 'value') {
-          const r = a.kind === 'id' ? this.dfRef(a, sc) : undefined;
-          if (!r) throw new ProgramError(`argument ${i + 1} of ${s.callee} must be a data fragment`, this.originOf(a.pos));
-          return { kind: 'name', ref: r };
-        }
-        return { kind: 'val', type: p.type, expr: this.expr(a, sc) };
+        if (isPlain(p.type)) return { kind: 'val', type: p.type, expr: this.expr(a, sc) };
+        return { kind: 'name', ref: this.dfArg(a, sc, `argument ${i + 1} of ${s.callee} must be a data fragment`) };
       });
       const nf: SubCallSite['nf'] = [];
       for (const r of s.rules) {
@@ -413,13 +420,12 @@ class Compiler {
     if (s.args.length !== im.params.length) throw new ProgramError(`${s.callee} takes ${im.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
     const args = s.args.map((a, i): CArg => {
       const p = im.params[i]!;
-      if (p === 'name') {
-        const r = a.kind === 'id' ? this.dfRef(a, sc) : undefined;
-        if (!r) throw new ProgramError(`output argument ${i + 1} of ${s.callee} must be a data fragment`, this.originOf(a.pos));
-        return { kind: 'out', ref: r };
+      switch (p) {
+        case 'name': return { kind: 'out', ref: this.dfArg(a, sc, `output argument ${i + 1} of ${s.callee} must be a data fragment`) };
+        case 'value': return { kind: 'in', expr: this.expr(a, sc) };
+        case 'block': return { kind: 'in', expr: this.blockArg(a, sc, `argument ${i + 1} of ${s.callee}`) };
+        case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc) };
       }
-      if (p === 'value') return { kind: 'in', expr: this.expr(a, sc) };
-      return { kind: 'val', type: p, expr: this.expr(a, sc) };
     });
     const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] });
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time

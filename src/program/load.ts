@@ -17,7 +17,8 @@ import { inlineCppSource } from '../ucode/cpp/inline.js';
 import type { Program } from '../lang/ast.js';
 import { fits, HeapExhausted, heapLeft, megabytes } from '../lang/heap.js';
 import { tooLarge } from '../lang/parser.js';
-import { BYTES_PER_SITE, compileProgram, countStatements, ProgramError, type CompiledProgram, type ImportDef } from './compile.js';
+import { BYTES_PER_SITE, compileProgram, countStatements, ProgramError, type CompiledProgram } from './compile.js';
+import type { ImportDef } from '../core/imports.js';
 
 export interface LoadOptions {
   defines?: Record<string, string>;

@@ -12,6 +12,7 @@ import type { RunStatus } from '../trace/schema.js';
 import type { MachineInfo } from '../trace/manifest.js';
 import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
+import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
@@ -19,6 +20,7 @@ import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
 import { FragmentLayer } from './cluster/fragments.js';
+import { RequestParticipant } from './cluster/requests.js';
 import { faultText } from './cluster/report.js';
 import { MemoryMesh } from './transport/memory.js';
 import { Router } from './transport/router.js';
@@ -63,6 +65,8 @@ export interface RunOptions {
    * threads only (the system thread could not be stopped in the middle of a ucode)
    */
   cfTimeoutNs?: number;
+  /** layers whose ucodes ask the node through the request port (their handlers, their worker modules) */
+  layers?: readonly UcodeLayer[];
   /**
    * Stops the run when aborted (a signal, the launcher gone): every node ends as `interrupted`
    * with its trace flushed; the abort reason's `message` (or the reason itself) says why.
@@ -159,8 +163,13 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     workerTrace = { dir: opts.traceDir, node: tp.rank, origin: String(runOrigin()) };
   }
   let rt!: NodeRuntime;
+  const layers = opts.layers ?? [];
+  const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
+  for (const l of layers) l.register?.(desk);
   const pool = new WorkerPool({
-    lanes, bundle, native, imports: opts.program.imports, trace: workerTrace,
+    lanes, node: tp.rank, bundle, native, imports: opts.program.imports, trace: workerTrace,
+    modules: layers.flatMap((l) => l.workerModules ?? []),
+    onRequest: (lane, m) => desk.receive(lane, m),
     // A worker spinning for the next batch takes a core: only where one is spare (on 2 cores
     // with 2 workers the spin delayed the system thread that was to send it the batch).
     spinUs: lanes + 1 > cores ? 0 : 50,
@@ -172,14 +181,17 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // workers boot (tens of milliseconds each) when the policy first wants them, as many at once
   // as leave this thread a core; a program without ucodes never starts one
   const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(bootingAtOnce(cores)) : undefined;
-  const inline = new InlineExecutor(opts.program.imports, tr);
+  const inline = new InlineExecutor(opts.program.imports, tr, desk, tp.rank);
   const router = new Router(tp);
   const control = new Control(router, wallNs);
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   fragments.attach(rt);
+  desk.host = rt.deskHost();
+  control.register(new RequestParticipant(desk));
+  desk.onWait = () => control.wake();
   try {
     await inline.load(bundle, native);
   } catch (e) {

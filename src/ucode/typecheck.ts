@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as TS from 'typescript';
-import type { ParamType } from '../lang/ast.js';
+import type { ParamType } from '../core/imports.js';
 import type { Diagnostic } from '../lang/diagnostics.js';
 import type { Origin } from '../lang/source.js';
 
@@ -46,7 +46,8 @@ const OWN = existsSync(join(HERE, 'df.ts')) || existsSync(join(HERE, 'df.js')) ?
 /** DfReader/DfWriter: df.js of OWN (its .d.ts, or df.ts when run from the sources). */
 const DF_MODULE = join(OWN, 'df.js');
 
-const TS_TYPE: Record<ParamType, string> = { int: 'number', real: 'number', string: 'string', value: '__LunaValue', name: '__LunaName' };
+// a block's view is the layer's own object: any object type fits, a number or string does not
+const TS_TYPE: Record<ParamType, string> = { int: 'number', real: 'number', string: 'string', value: '__LunaValue', name: '__LunaName', block: 'object' };
 
 /** Type-check `modules` (absolute paths of the TypeScript/JavaScript ucode modules) and `signatures`. */
 export async function typecheckUcodes(modules: readonly string[], signatures: readonly UcodeSignature[]): Promise<Diagnostic[]> {
@@ -182,7 +183,7 @@ function compilerOptions(ts: typeof TS.default, base: string): TS.CompilerOption
     paths: {
       // without an extension: df.ts or df.d.ts, whose type aliases (DfReader, DfWriter) the
       // compiled df.js does not declare
-      'luna-ts/ucode': [join(OWN, 'df')],
+      'luna-ts/ucode': [join(OWN, 'api')],
       'luna-ts': [join(OWN, '..', 'index')],
     },
   };

@@ -33,6 +33,10 @@ export const CASES: Case[] = [
     args: ['0', '1'],
     out: ['fib(0) = 0', 'sum_sq(1..1) = 1', 'recursive: OK (fib(0)=0, sum_sq(1..1)=1)'],
   },
+  // seed 004's test_3: the conveyor sweep, checked against the sequential solver (verify = 1)
+  { file: 'examples/heat3d/heat3d.fa', args: ['12', '3', '3', '3', '2', '0.001', '2', '1'], out: ['heat3d: OK (12^3 points, 3x3x3 blocks, 2 steps)'] },
+  { file: 'examples/heat3d/heat3d.fa', args: ['10', '2', '3', '1', '1', '0.01', '1', '1'], out: ['heat3d: OK (10^3 points, 2x3x1 blocks, 1 steps)'] },
+  { file: 'examples/heat3d-cpp/heat3d.fa', args: ['12', '3', '3', '3', '2', '0.001', '2', '1'], out: ['heat3d-cpp: OK (12^3 points, 3x3x3 blocks, 2 steps)'] },
   {
     file: 'examples/heat1d/heat1d.fa',
     args: ['32', '4', '0.0001', '10000'],
@@ -76,6 +80,18 @@ export const CASES: Case[] = [
     args: ['8', '3', '5'],
     out: ['seed004_stealable: OK (3x3 fragments of 8x8, repeat 5)'],
   },
+  {
+    // 2x2x2 subdomains over x-slabs on 2 nodes; checked against the sequential reference
+    file: 'examples/pic3d/pic3d.fa',
+    args: ['8', '2', '600', '3', '2', '1', '2'],
+    out: ['pic3d: OK (N=8, 2x2x2 subdomains, 600 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+  },
+  {
+    // the same with the C++ kernels
+    file: 'examples/pic3d-cpp/pic3d.fa',
+    args: ['8', '2', '600', '3', '2', '1', '2'],
+    out: ['pic3d: OK (N=8, 2x2x2 subdomains, 600 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+  },
   { file: 'examples/chain/chain.fa', args: ['2000', '0'], out: ['chain: OK (n=2000)'] },
   { file: 'examples/chain/chain.fa', args: ['20', '100'], out: ['chain: OK (n=20)'] },
   { file: 'examples/chain/chain.fa', args: ['0', '0'], out: ['chain: OK (n=0)'] },
@@ -112,6 +128,12 @@ export const SMALL: Case[] = [
   },
   { file: 'examples/seed004/seed004.fa', args: ['8', '3', '5'], out: ['seed004: OK (3x3 fragments of 8x8, repeat 5)'] },
   { file: 'examples/seed004/seed004_cyclic.fa', args: ['8', '3', '5'], out: ['seed004_cyclic: OK (3x3 fragments of 8x8, repeat 5)'] },
+  {
+    // 3x3x3: every neighbour distinct, x-slabs on 3 nodes
+    file: 'examples/pic3d/pic3d.fa',
+    args: ['9', '3', '800', '2', '2', '1', '3'],
+    out: ['pic3d: OK (N=9, 3x3x3 subdomains, 800 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+  },
   { file: 'examples/chain/chain.fa', args: ['300', '0'], out: ['chain: OK (n=300)'] },
   { file: 'examples/independent/independent.fa', args: ['300', '0'], out: [] },
   { file: 'examples/independent/independent_checked.fa', args: ['200', '0'], out: ['independent: OK (n=200)'] },

@@ -109,6 +109,32 @@ test('E006 a name parameter needs a DF, not a loop variable', () => {
   only('LUNA-E006', `${H}sub f(name r) o(r);\nsub main() {\n  for i = 0..2 f(§i);\n}\n`);
 });
 
+test('E006 a block parameter needs the DF that holds the block, not an expression', () => {
+  const d = only('LUNA-E006', `${H}import c_b(block) as b;\nsub main() {\n  df a;\n  b(§a + 1);\n}\n`);
+  assert.match(d.message, /argument 1 of 'b' is a 'block' parameter: it needs the DF that holds the block/);
+});
+
+test('E006 a block parameter needs a DF, not a plain parameter, for imports and subs alike', () => {
+  only('LUNA-E006', `${H}import c_b(block) as b;\nsub main(int k) {\n  b(§k);\n}\n`);
+  only('LUNA-E006', `${H}import c_b(block) as b;\nsub f(block r) b(r);\nsub main() {\n  for i = 0..2 f(§i);\n}\n`);
+});
+
+test('a block parameter of a sub is a DF inside it: indexed, passed on as value or block', () => {
+  const r = compile(`${H}import c_b(block, value) as b;\nsub f(block r) { b(r[1], r[2]); v(r); }\nsub main() {\n  df a;\n  f(a);\n}\n`);
+  assert.deepEqual(r.diagnostics.map(show), []);
+});
+
+test('E027 the same block twice in one call', () => {
+  const d = only('LUNA-E027', `${H}import c_bb(block, block) as bb;\nsub main() {\n  df a;\n  bb(a[1], §a[1]);\n}\n`);
+  assert.match(d.message, /the same block is passed to 'bb' twice/);
+  // two blocks of one family are two blocks
+  assert.deepEqual(compile(`${H}import c_bb(block, block) as bb;\nsub main() {\n  df a;\n  bb(a[1], a[2]);\n}\n`).diagnostics.map(show), []);
+});
+
+test('E017 main takes no block', () => {
+  only('LUNA-E017', `${H}sub main(§block b) v(b);\n`);
+});
+
 test('E007 a value parameter given an int literal', () => {
   only('LUNA-E007', `${H}sub main() {\n  v(§5);\n}\n`);
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Block, Expr, Param, Pragma, Program, Rule, Stmt, ExternParam } from '../../src/lang/ast.js';
+import type { Block, Expr, Import, Param, Pragma, Program, Rule, Stmt, SubDef, ExternParam } from '../../src/lang/ast.js';
 import type { Diagnostic } from '../../src/lang/diagnostics.js';
 import { rawPreprocessed, type Preprocessed } from '../../src/lang/source.js';
 import { tokenize } from '../../src/lang/lexer.js';
@@ -241,6 +241,10 @@ test('block structure rules', () => {
   ok('sub f(value& v, value w) g(v);');
   ok('import f() as g; import h(int, name `x, value&);');
   ok('import f(int) : CUDA; import g(int) : CUDA, NOCPU;');
+  ok('import f(int) : WAITS; import g(int) : CUDA, WAITS; import h(int) : CUDA, NOCPU, WAITS;');
+  ok('import f(block `b, int) as g; import h(block); sub s(block b) g(b, 1);');
+  // `block` stays a name everywhere but in a parameter list
+  ok('sub f() { df block; g(block, block[1]); } @ { locator_cyclic block[i] => i; }');
   // there are no expression statements, assignments or calls inside expressions
   const bad = (src: string, d: string): void => assert.deepEqual(where(parseSrc(src).diagnostics), [d], src);
   bad('sub f() { x = 1; }', 'LUNA-S001 1:13');
@@ -253,6 +257,10 @@ test('block structure rules', () => {
   bad('sub f() { g() @ { stealable; } }', 'LUNA-S001 1:32');
   bad('sub f() { df a; df b; g(); }', 'LUNA-S004 1:17');
   bad('import f(int) : NOCPU;', 'LUNA-S001 1:17');
+  bad('import f(int) : WAIT;', 'LUNA-S001 1:17');
+  bad('import f(int) : CUDA, NOCPU, CUDA;', 'LUNA-S001 1:30');
+  bad('sub f(block) g();', 'LUNA-S001 1:12');
+  bad('import f(blocks b);', 'LUNA-S001 1:10');
   bad('sub <<fast>> f() g();', 'LUNA-S001 1:7');
   bad('sub f() <<rush>> g();', 'LUNA-S001 1:9');
 });
@@ -397,4 +405,13 @@ test('long flat chains parse into left-leaning trees, without recursion per elem
   let depth = 0;
   while (e.kind === 'bin') { assert.equal(e.right.kind === 'id' && e.right.name, `x${n - 1 - depth}`); e = e.left; depth++; }
   assert.equal(depth, n - 1);
+});
+
+test('import attributes and the block kind reach the AST', () => {
+  const r = parseSrc('import f(block `b, int) as g : CUDA, WAITS;\nimport h(value) : CUDA, NOCPU;\nsub s(block b) g(b, 1);');
+  assert.deepEqual(r.diagnostics, []);
+  const [f, h, s] = r.program!.items as [Import, Import, SubDef];
+  assert.deepEqual([f.params.map((p) => p.type), f.cuda, f.nocpu, f.waits], [['block', 'int'], true, false, true]);
+  assert.deepEqual([h.cuda, h.nocpu, h.waits], [true, true, false]);
+  assert.deepEqual(s.params.map((p) => p.type), ['block']);
 });

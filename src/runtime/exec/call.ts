@@ -1,23 +1,27 @@
 // The calling convention of ucodes, shared by worker threads and the system thread's inline
-// executor: DF handles for value and name parameters, plain numbers and strings for the rest,
-// the outputs collected after the call. A ucode is synchronous (docs/language.md): a returned
+// executor: DF handles for value and name parameters, the layer's view of each block held,
+// plain numbers and strings for the rest, the outputs collected after the call; the thread's
+// ucode context marks the CF that runs. A ucode is synchronous (docs/language.md): a returned
 // Promise is an error, so is asynchronous work it leaves behind (see the worker).
-import type { ParamType } from '../../lang/ast.js';
+import type { ParamType } from '../../core/imports.js';
 import { displayDf } from '../../core/dfkey.js';
 import { DF } from '../../ucode/df.js';
 import { T_INT, T_RAW, type DfValue } from '../../ucode/value.js';
 import { sharedBytesChurned } from './shm.js';
 import { bindNative, nativeHas, NativeFault, type NativeUcodes } from '../../ucode/cpp/native.js';
+import { ContractError } from './contract.js';
+import { detachedContext, type ThreadContext } from './context.js';
+import { holdBlock } from './blocks.js';
 
 export type Ucode = (...args: unknown[]) => unknown;
 
 export interface UcodeDef {
   symbol: string;
   params: readonly ParamType[];
+  /** the import may wait for its node (see core/imports.ts) */
+  waits: boolean;
 }
 
-/** A ucode broke the contract of the runtime (not an exception it threw). */
-export class ContractError extends Error {}
 
 /**
  * The functions of the ucode module for each import (a stand-in that throws when one is
@@ -45,26 +49,41 @@ export const nameOfKey = (k: string | number): string => displayDf(String(k));
 const scratch: unknown[][] = [];
 /** The output handles of the call in progress (emptied once it returns: they may hold large buffers). */
 const outScratch: (DF | undefined)[] = [];
+/** The context of callers that give none (executors with no node behind them). */
+let detached: ThreadContext | undefined;
 
 /**
- * Call ucode `fn` with `args` (aligned with its params: DfValue for value, null for name,
- * number or string otherwise). `keys[i]` identifies the DF of parameter i to `nameOf`.
- * Returns the values of the name parameters in order (null where the ucode set nothing).
+ * Call ucode `fn` with `args` (aligned with its params: DfValue for value and block, null for
+ * name, number or string otherwise) as CF `cf` on the thread of context `ctx`. `keys[i]`
+ * identifies the DF of parameter i to `nameOf`. Returns the values of the name parameters in
+ * order (null where the ucode set nothing).
  */
-export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string): (DfValue | null)[] {
+export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext = (detached ??= detachedContext()), cf = -1): (DfValue | null)[] {
   const params = def.params;
   const n = params.length;
   const call = (scratch[n] ??= new Array<unknown>(n));
   const outs = outScratch;
   let nOut = 0;
-  for (let i = 0; i < n; i++) {
-    const p = params[i];
-    if (p === 'value') call[i] = new DF(keys[i]!, args[i] as DfValue, false, nameOf);
-    else if (p === 'name') { const d = new DF(keys[i]!, undefined, true, nameOf); outs[nOut++] = d; call[i] = d; }
-    else if (p === 'int') call[i] = (args[i] as number) | 0; // small integers keep integer code integer
-    else call[i] = args[i];
+  ctx.enter(cf, def);
+  let r: unknown;
+  try {
+    for (let i = 0; i < n; i++) {
+      const p = params[i]!;
+      switch (p) {
+        case 'value': call[i] = new DF(keys[i]!, args[i] as DfValue, false, nameOf); break;
+        case 'name': { const d = new DF(keys[i]!, undefined, true, nameOf); outs[nOut++] = d; call[i] = d; break; }
+        case 'block': { const k = keys[i]!; call[i] = holdBlock(args[i] as DfValue, () => nameOf(k), ctx, ctx.held); break; }
+        case 'int': call[i] = (args[i] as number) | 0; break; // small integers keep integer code integer
+        case 'real': case 'string': call[i] = args[i]; break;
+      }
+    }
+    r = fn.apply(undefined, call);
+  } catch (e) {
+    try { ctx.leave(); } catch { /* the ucode's own error is the one to report */ }
+    outs.fill(undefined, 0, nOut);
+    throw e;
   }
-  const r = fn.apply(undefined, call);
+  try { ctx.leave(); } catch (e) { outs.fill(undefined, 0, nOut); throw e; }
   if (r instanceof Promise || (r !== null && typeof r === 'object' && typeof (r as { then?: unknown }).then === 'function')) {
     // do not leave a rejected promise behind unhandled
     Promise.resolve(r).catch(() => {});

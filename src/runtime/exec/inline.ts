@@ -1,15 +1,20 @@
 // The system thread as an executor: fragments of codes measured to be tiny run right where they
 // became ready, with no hand-off to a worker and back (two thread wake-ups that cost far more
 // than the fragment). It runs on behalf of an idle lane, so at most `lanes` ucodes ever run at
-// once. The ucode module is imported here too.
+// once. The ucode module is imported here too. Imports that may wait for their node never run
+// here: this thread is the one that would answer them.
 import { pathToFileURL } from 'node:url';
-import type { ImportDef } from '../../program/compile.js';
+import type { ImportDef } from '../../core/imports.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { CpuClockGate, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
-import { bindUcodes, callUcode, ContractError, nameOfKey, type Ucode } from './call.js';
+import { bindUcodes, callUcode, nameOfKey, type Ucode } from './call.js';
+import { ContractError } from './contract.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
-import type { Task, TaskError } from './protocol.js';
+import type { Task, TaskError, WireRequest } from './protocol.js';
+import { IDENTITY, ThreadContext, type Route } from './context.js';
+import { installContext } from '../../ucode/context.js';
+import type { RequestDesk } from './desk.js';
 
 let inlineDepth = 0;
 let exitGuarded = false;
@@ -60,6 +65,36 @@ export class InlineFailure extends Error {
   constructor(readonly error: TaskError) { super(error.message); }
 }
 
+/**
+ * The system thread's route to its own desk: the CF's identity is answered at once, posts are
+ * delivered once the ucode has returned (a handler never runs inside a ucode), and nothing can
+ * wait (imports that may are never run here).
+ */
+class InlineRoute implements Route {
+  readonly posted: WireRequest[] = [];
+  lane = 0;
+  constructor(private readonly desk: RequestDesk | undefined) {}
+
+  call(kind: string, _payload: unknown, cf: number): never | ReturnType<Route['call']> {
+    const host = this.desk?.host;
+    if (kind === IDENTITY && host) {
+      const { label, gid } = host.identify(cf);
+      return { id: 0, ok: true, value: { label, gid }, wait: 0, resource: 'the identity of its CF' };
+    }
+    throw new ContractError(`a ucode on the system thread asked its node for '${kind}': it cannot wait for the thread it runs on`);
+  }
+
+  post(kind: string, payload: unknown, cf: number): void {
+    if (!this.desk) throw new ContractError('this node takes no requests');
+    this.posted.push({ id: 0, kind, payload, cf, post: true });
+  }
+
+  /** Hand the posts of the ucode that returned to their handlers. */
+  deliver(): void {
+    for (const m of this.posted.splice(0)) this.desk!.receive(this.lane, m);
+  }
+}
+
 export class InlineExecutor {
   private fns: Ucode[] | null = null;
   private readonly now: () => number;
@@ -69,10 +104,15 @@ export class InlineExecutor {
 
   /** traced: which codes' CFs read the CPU clock */
   private readonly gate: CpuClockGate | undefined;
+  private readonly route: InlineRoute;
+  private readonly ctx: ThreadContext;
 
-  constructor(private readonly imports: readonly ImportDef[], private readonly tr?: TraceSink) {
+  /** `desk`: the node's request desk (its handlers get the posts of ucodes run here) */
+  constructor(private readonly imports: readonly ImportDef[], private readonly tr?: TraceSink, desk?: RequestDesk, node = 0) {
     this.now = tr ? wallNs : () => performance.now() * 1e6;
     this.gate = tr ? new CpuClockGate(imports.length) : undefined;
+    this.route = new InlineRoute(desk);
+    this.ctx = new ThreadContext(node, 1, tr, this.route, tr ? wallNs : this.now);
   }
 
   /** Import the ucode module (and the C++ library) on this thread (before the program starts). */
@@ -86,6 +126,7 @@ export class InlineExecutor {
   use(mod: Record<string, unknown> | undefined, native?: NativeUcodes): void {
     this.fns = bindUcodes(mod, this.imports, native);
     guardExit();
+    installContext(this.ctx);
   }
 
   get ready(): boolean {
@@ -97,6 +138,8 @@ export class InlineExecutor {
    * `timed`: record start and finish (always when tracing).
    */
   run(t: Task, lane: number, timed: boolean): (DfValue | null)[] {
+    const def = this.imports[t.imp]!;
+    if (def.waits) throw new Error(`internal: ucode ${def.symbol} may wait for its node and was run on its system thread`);
     const tr = this.tr;
     const clock = timed || tr !== undefined;
     let cpu = false;
@@ -105,8 +148,10 @@ export class InlineExecutor {
       if (tr) cpu = this.gate!.start(tr, this.start, t.imp, t.cf, lane + 1);
     }
     inlineDepth++;
+    this.ctx.lane = this.route.lane = lane + 1;
+    let o: (DfValue | null)[];
     try {
-      const o = callUcode(this.fns![t.imp]!, this.imports[t.imp]!, t.args, t.keys, nameOfKey);
+      o = callUcode(this.fns![t.imp]!, def, t.args, t.keys, nameOfKey, this.ctx, t.cf);
       if (asyncMade !== null) {
         const type = asyncMade;
         asyncMade = null;
@@ -116,15 +161,18 @@ export class InlineExecutor {
         if (tr) this.traceFinish(t, lane, cpu);
         else this.fin = this.now();
       }
-      return o;
     } catch (e) {
       asyncMade = null;
+      this.route.posted.length = 0;
       if (tr) this.traceFinish(t, lane, cpu);
       const ex = e instanceof Error ? e : new Error(String(e));
       throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });
     } finally {
       inlineDepth--;
     }
+    // outside the ucode: what a handler schedules is the layer's, not the ucode's
+    if (this.route.posted.length > 0) this.route.deliver();
+    return o;
   }
 
   private traceFinish(t: Task, lane: number, cpu: boolean): void {

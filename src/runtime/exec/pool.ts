@@ -5,8 +5,8 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import type { ImportDef } from '../../program/compile.js';
-import { AWAKE, abortFlag, feedsFlag, flagsLength, processedFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WorkerInit } from './protocol.js';
+import type { ImportDef } from '../../core/imports.js';
+import { AWAKE, abortFlag, answersFlag, feedsFlag, flagsLength, processedFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
@@ -89,6 +89,8 @@ export function bootEarly(lanes: number, cores: number): void {
 
 export interface PoolOptions {
   lanes: number;
+  /** this node's rank (ucodes' context says it; default 0) */
+  node?: number;
   bundle?: string;
   /** the compiled C++ ucodes */
   native?: NativeUcodes;
@@ -99,6 +101,10 @@ export interface PoolOptions {
   /** workers feed values to each other (see exchange.ts); off above MAX_FEED_LANES lanes */
   feed?: boolean;
   onResult: (r: BatchResult) => void;
+  /** a ucode on lane `lane` asks the system thread (answered with answer()) */
+  onRequest?: (lane: number, r: WireRequest) => void;
+  /** layers' modules every worker imports before its first batch (they register block kinds) */
+  modules?: readonly string[];
   /**
    * a worker died or could not start; `cf` is the CF it was running (-1: none); `cause` reads
    * after "worker thread N" (e.g. "exited with code 3")
@@ -135,6 +141,8 @@ export class WorkerPool {
   readonly feeds: boolean;
   private readonly ctl: (MessagePort | undefined)[];
   private readonly peers: (MessagePort | null)[][];
+  /** the system thread's ends of the workers' request ports */
+  private readonly requests: (MessagePort | undefined)[];
   /** tracing: each worker's shared trace buffer and file, which this thread can spill */
   private readonly traces: ({ buffer: SharedArrayBuffer; path: string } | undefined)[] = [];
   /** per lane: report the worker dead (once) */
@@ -149,6 +157,7 @@ export class WorkerPool {
     this.ports = new Array(opts.lanes);
     this.feeds = opts.feed === true && opts.lanes >= 2 && opts.lanes <= MAX_FEED_LANES;
     this.ctl = new Array(opts.lanes);
+    this.requests = new Array(opts.lanes);
     this.peers = [];
     if (this.feeds) {
       for (let i = 0; i < opts.lanes; i++) {
@@ -213,11 +222,21 @@ export class WorkerPool {
       this.traces[i] = { buffer, path: join(trace.dir, traceFileName(trace.node, i + 1)) };
     }
     const ch = new MessageChannel();
+    const req = new MessageChannel();
     const init: WorkerInit = {
-      index: i, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: trace && { ...trace, buffer }, spinUs: this.opts.spinUs ?? 50,
-      imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params })),
+      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: trace && { ...trace, buffer }, spinUs: this.opts.spinUs ?? 50,
+      imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params, waits: m.waits })),
+      requests: req.port2,
     };
-    const transfer: MessagePort[] = [ch.port2];
+    if (this.opts.modules?.length) init.modules = [...this.opts.modules];
+    this.requests[i] = req.port1;
+    const onRequest = this.opts.onRequest;
+    req.port1.on('message', (m: WireRequest) => {
+      if (onRequest) onRequest(i, m);
+      else if (!m.post) this.answer(i, { id: m.id, ok: false, error: 'this node takes no requests', wait: 0, resource: m.kind });
+    });
+    req.port1.unref(); // the worker keeps the run alive, not its port
+    const transfer: MessagePort[] = [ch.port2, req.port2];
     if (this.feeds) {
       const ctl = new MessageChannel();
       this.ctl[i] = ctl.port1;
@@ -289,6 +308,15 @@ export class WorkerPool {
     this.ctl[from]!.postMessage(requests);
     Atomics.add(this.flags, feedsFlag(this.lanes, from), 1);
     wakeLane(this.flags, from);
+  }
+
+  /** Answer a request of lane `lane`'s worker (it waits for it). */
+  answer(lane: number, a: WireAnswer): void {
+    const port = this.requests[lane];
+    if (port === undefined || this.exited[lane]) return;
+    port.postMessage(a);
+    Atomics.add(this.flags, answersFlag(this.lanes, lane), 1);
+    wakeLane(this.flags, lane);
   }
 
   busy(): boolean {

@@ -1,7 +1,7 @@
 // What the system thread hands to executors (worker threads, or itself for inline runs) and
 // what comes back.
 import type { MessagePort } from 'node:worker_threads';
-import type { ParamType } from '../../lang/ast.js';
+import type { ParamType } from '../../core/imports.js';
 import type { DfValue } from '../../ucode/value.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 
@@ -71,13 +71,37 @@ export interface BatchResult {
   fin?: Float64Array;
 }
 
+/**
+ * A ucode's request to its node's system thread, on the worker's request port (`post`: no
+ * answer wanted). One is outstanding per worker at a time: the worker waits for its answer.
+ */
+export interface WireRequest { id: number; kind: string; payload: unknown; cf: number; post?: true }
+
+/** The answer to request `id`: its value or the handler's refusal, and how the wait is booked. */
+export interface WireAnswer {
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: string;
+  /** index in WAIT_KINDS: what the wait was for, as the handler declared */
+  wait: number;
+  /** the resource, as the trace names it */
+  resource: string;
+}
+
 export interface WorkerInit {
   index: number;
+  /** this node's rank (the ucode context says it) */
+  node: number;
   /** bundled ucode module (absent when the program imports nothing) */
   bundle?: string;
   /** the compiled C++ ucodes (absent when the program has none) */
   native?: NativeUcodes;
-  imports: { symbol: string; alias: string; params: ParamType[] }[];
+  imports: { symbol: string; alias: string; params: ParamType[]; waits: boolean }[];
+  /** modules of layers imported before the first batch (they register block kinds, see blocks.ts) */
+  modules?: string[];
+  /** this worker's end of its request port to the system thread */
+  requests: MessagePort;
   /** Int32Array over a SharedArrayBuffer, see LaneFlags */
   flags: SharedArrayBuffer;
   port: MessagePort;
@@ -95,16 +119,18 @@ export interface WorkerInit {
  * then the abort flag every worker checks between CFs, then per lane the CF it is running
  * (-1 when none) so that a worker that dies can be blamed on its fragment; then per lane the
  * count of feed requests sent to it, of values fed to it (a worker reads its ports only when
- * these moved), and the last batch of it whose result the system thread processed.
+ * these moved), the last batch of it whose result the system thread processed, and the count
+ * of answers to its requests.
  */
 export const SLEEPING = 1, AWAKE = 0;
-export const flagsLength = (lanes: number): number => 5 * lanes + 1;
-export const lanesOf = (flags: Int32Array): number => (flags.length - 1) / 5;
+export const flagsLength = (lanes: number): number => 6 * lanes + 1;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 1) / 6;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
 export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
 export const inboxFlag = (lanes: number, lane: number): number => 3 * lanes + 1 + lane;
 export const processedFlag = (lanes: number, lane: number): number => 4 * lanes + 1 + lane;
+export const answersFlag = (lanes: number, lane: number): number => 5 * lanes + 1 + lane;
 
 /** Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). */
 export function wakeLane(flags: Int32Array, lane: number): void {

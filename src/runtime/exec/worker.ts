@@ -11,13 +11,17 @@ import { Console } from 'node:console';
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
-import { ThreadTraceWriter } from '../../trace/writer.js';
-import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate } from '../../trace/clock.js';
-import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WorkerInit } from './protocol.js';
+import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
+import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
+import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
-import { bindUcodes, callUcode, ContractError, type Ucode } from './call.js';
+import { bindUcodes, callUcode, type Ucode } from './call.js';
+import { ContractError } from './contract.js';
 import { displayDf } from '../../core/dfkey.js';
+import { installContext } from '../../ucode/context.js';
+import { ThreadContext } from './context.js';
+import { RequestPort } from './request.js';
 
 // Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
 process.setSourceMapsEnabled(true);
@@ -35,6 +39,8 @@ let gate: CpuClockGate | undefined;
 let now: () => number = () => performance.now() * 1e6;
 /** values fed across lanes (absent when the pool does not feed) */
 let exchange: Exchange | undefined;
+/** the ucode context of this thread, with its request port to the system thread */
+let ctx!: ThreadContext;
 
 function setUp(i: WorkerInit): void {
   init = i;
@@ -51,6 +57,16 @@ function setUp(i: WorkerInit): void {
     now = wallNs;
   }
   if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!);
+  const ex = exchange;
+  // a ucode (and its request port) records while this worker's buffer is lent (see runTask)
+  const sink = tw && reclaimingSink(tw);
+  const port = new RequestPort({
+    flags, lane: me, lanes, trace: sink, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
+    channel: { post: (m) => i.requests.postMessage(m), receive: () => receiveMessageOnPort(i.requests)?.message as WireAnswer | undefined },
+    serve: ex ? () => ex.serve() : undefined, pending: ex ? () => ex.pending() : undefined,
+  });
+  ctx = new ThreadContext(i.node, me + 1, sink, port, now);
+  installContext(ctx);
 }
 
 // Ucode output goes straight to the file descriptors: ordered, unbuffered, never lost on abort.
@@ -101,6 +117,8 @@ let prevOuts: (DfValue | null)[][] = [];
 async function main(): Promise<void> {
   const data = workerData as WorkerInit | { early: true };
   setUp('early' in data ? await new Promise<WorkerInit>((res) => parentPort!.once('message', (m: { init: WorkerInit }) => res(m.init))) : data);
+  // layers first: they register the kinds of blocks the ucodes hold
+  for (const m of init.modules ?? []) await import(pathToFileURL(m).href);
   const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
   const fns = bindUcodes(mod, init.imports, init.native);
   parentPort!.postMessage({ ready: me });
@@ -196,7 +214,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     try {
       inUcode = true;
       tw?.lend(); // a ucode that never returns must not take this worker's trace with it
-      outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf);
+      outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf);
       inUcode = false;
       tw?.reclaim();
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);

@@ -18,7 +18,8 @@ import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
-import { RequestRefused, RunFault } from './fault.js';
+import { describeSite, RequestRefused, RunFault } from './fault.js';
+import type { DeskHost } from '../exec/desk.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Spread } from './spread.js';
 
@@ -39,6 +40,8 @@ export interface Executors {
   feed?(from: number, requests: Feed): void;
   /** start the workers ahead of their first batch (absent: each starts with its first batch) */
   warm?(): void;
+  /** whether the ucode running on lane `lane` waits for an answer of the node's request desk (absent: none can) */
+  blocked?(lane: number): boolean;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -94,7 +97,7 @@ export class NodeRuntime {
     this.size = host.size;
     this.tails = new Array(exec.lanes).fill(null);
     // with an order of priorities every CF goes through the ready queue, to be ordered there
-    this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
+    this.feeds = exec.feed && policy.caps.feeds && !policy.caps.orders && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
@@ -231,9 +234,12 @@ export class NodeRuntime {
   stealableCount(): number {
     let n = 0;
     const st = this.st;
-    for (let i = 0; i < st.run.length; i++) if (st.run.at(i).site.stealable) n++;
+    for (let i = 0; i < st.run.length; i++) if (this.mayGo(st.run.at(i))) n++;
     return n + st.ready.length;
   }
+
+  /** A CF another node may steal: stealable, and the policy lets it go (a placed CF stays). */
+  private readonly mayGo = (cf: Cf): boolean => cf.site.stealable && (!this.policy.caps.guardsSteals || this.policy.permitSteal(cf));
 
   /**
    * Give away up to `max` stealable CFs that have not started here: ready atomic CFs first (the
@@ -244,8 +250,8 @@ export class NodeRuntime {
     if (!this.program.hasStealable) return [];
     const max = this.policy.giveAway(this.stealableCount(), this.exec.lanes);
     if (max <= 0) return [];
-    const out = st.ready.takeFromTail((cf) => cf.site.stealable, max);
-    if (out.length < max) out.push(...st.run.removeWhere((cf) => cf.site.stealable && cf.state === QUEUED, max - out.length));
+    const out = st.ready.takeFromTail(this.mayGo, max);
+    if (out.length < max) out.push(...st.run.removeWhere((cf) => cf.state === QUEUED && this.mayGo(cf), max - out.length));
     for (const cf of out) {
       st.live--;
       cf.state = DONE;
@@ -255,10 +261,19 @@ export class NodeRuntime {
     return out;
   }
 
-  /** Nothing to do here right now (nothing queued, ready, unrolling or in flight). */
+  /**
+   * Nothing to do here right now: nothing queued, ready or unrolling, and no batch in flight but
+   * on lanes whose ucode waits for an answer of the node's request desk (whether the desk is busy
+   * is its own participant's say: cluster/requests.ts).
+   */
   idle(): boolean {
     const st = this.st;
-    return st.run.length === 0 && st.ready.length === 0 && this.batches.size === 0 && st.loops.length === 0;
+    if (st.run.length !== 0 || st.ready.length !== 0 || st.loops.length !== 0) return false;
+    if (this.batches.size === 0) return true;
+    const exec = this.exec;
+    if (exec.blocked === undefined) return false;
+    for (let l = 0; l < exec.lanes; l++) if (exec.inflight[l]! > 0 && !exec.blocked(l)) return false;
+    return true;
   }
 
   /** Every CF that waits, with what it waits for (hang reports). */
@@ -323,6 +338,8 @@ export class NodeRuntime {
     const st = this.st, interp = this.interp, inflight = this.exec.inflight;
     while (inflight[0]! < this.policy.fifoDepth) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
+      // nothing waits behind a ucode that may wait for what it would hold back
+      if (tail && waitsLast(tail.cfs)) return;
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
       let blocked = false, late = false;
@@ -344,7 +361,7 @@ export class NodeRuntime {
         }
         if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
         b.add(cf);
-        if (b.size >= limit) break;
+        if (b.size >= limit || b.closed) break;
       }
       const sent = b !== null && b.size > 0;
       if (sent) this.send(0, b!);
@@ -419,7 +436,7 @@ export class NodeRuntime {
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
-      while (b.size < n && st.ready.length > 0) b.add(st.ready.shift()!);
+      while (b.size < n && st.ready.length > 0 && !b.closed) b.add(st.ready.shift()!);
       b.extend(this.interp, Math.max(n, this.batchLimit()));
       this.send(lane, b);
     }
@@ -447,7 +464,7 @@ export class NodeRuntime {
       // is sent at once
       view.costNs = this.costNs[cf.site.code]!;
       this.fedCf = cf;
-      const lane = this.policy.chooseFedLane!(this.lanesView, from, view);
+      const lane = this.policy.chooseFedLane(this.lanesView, from, view);
       if (lane < 0) return -1;
       for (const l of from) view.fedFrom[l]!++;
       view.given[lane]!++;
@@ -459,7 +476,7 @@ export class NodeRuntime {
       book.added(lane, b.id, b.b, cf);
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values
       const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false });
-      if (b.b.size >= limit) { open[lane] = null; this.send(lane, b.b, b.id); }
+      if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
     for (let i = 0; i < lanes; i++) {
@@ -487,7 +504,7 @@ export class NodeRuntime {
     const lanes = this.exec;
     for (let w = 0; w < lanes.lanes; w++) {
       const tail = this.tails[w];
-      if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch)) continue;
+      if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
       const b = new BatchBuilder(this.st, tail);
       const succ = b.soleWaiter(tail.cfs[tail.cfs.length - 1]!);
       if (succ === null || succ.site.kind !== 'call') continue;
@@ -506,7 +523,8 @@ export class NodeRuntime {
 
   private inlineable(cf: Cf, alone: boolean): boolean {
     const inl = this.exec.inline;
-    if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined) return false;
+    // an import that may wait for its node never runs on the thread that would answer it
+    if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined || (cf.site as CallSite).imp.waits) return false;
     // views reused for every question (plain data for the policy, no garbage per CF)
     const code = cf.site.code, cost = this.costView, now = this.inlineView;
     cost.meanNs = this.costNs[code]!;
@@ -604,7 +622,7 @@ export class NodeRuntime {
     }
     if (timed) this.measureCode(cf, inl.fin - inl.start);
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
-    if (this.policy.profile) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
+    if (this.policy.caps.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
   }
 
@@ -614,7 +632,7 @@ export class NodeRuntime {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
-      if (this.policy.profile) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
+      if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
@@ -697,11 +715,33 @@ export class NodeRuntime {
 
   /** A worker thread died while running CF number `cfId` (-1: none). */
   workerDied(lane: number, cfId: number, cause: string): void {
-    let cf: Cf | undefined;
-    for (const cfs of this.batches.values()) { cf = cfs.find((c) => c.id === cfId); if (cf) break; }
+    const cf = this.running(cfId);
     const what = cf ? ` while running ucode ${(cf.site as CallSite).imp.symbol}` : '';
     const hint = /^exited with code [1-9]/.test(cause) && cf ? ' (did the ucode call process.exit?)' : '';
     this.fail(new RunFault(`worker thread ${lane + 1} of node ${this.self} ${cause}${what}${hint}`, cf));
+  }
+
+  /** CF number `cfId` of a batch in flight (a worker runs it, or will). */
+  private running(cfId: number): Cf | undefined {
+    for (const cfs of this.batches.values()) {
+      const cf = cfs.find((c) => c.id === cfId);
+      if (cf) return cf;
+    }
+    return undefined;
+  }
+
+  /** What the node's request desk needs: who a running CF is, and how to fail the run blaming it. */
+  deskHost(): DeskHost {
+    return {
+      node: this.self,
+      identify: (cfId) => {
+        const cf = this.running(cfId);
+        if (cf === undefined) return { label: '?', gid: '?', text: `CF number ${cfId} on node ${this.self}` };
+        const label = this.labelOf(cf);
+        return { label, gid: cf.gid, text: `${describeSite(cf.site, label, cf.gid)}${this.size > 1 ? ` on node ${this.self}` : ''}`, origin: cf.site.origin };
+      },
+      fault: (cfId, message) => this.fail(new RunFault(message, this.running(cfId))),
+    };
   }
 
   /**
@@ -735,4 +775,10 @@ export function userStack(stack: string | undefined): string {
   if (!stack) return '';
   const lines = stack.split('\n').filter((l) => /ucodes-[0-9a-f]+\.mjs|ucodes\.ts/.test(l)).slice(0, 5);
   return lines.length ? '\n' + lines.join('\n') : '';
+}
+
+/** Whether the last CF of a batch may wait for its node (nothing is queued behind it on its lane). */
+function waitsLast(cfs: readonly Cf[]): boolean {
+  const last = cfs[cfs.length - 1];
+  return last !== undefined && last.site.kind === 'call' && (last.site as CallSite).imp.waits;
 }

@@ -5,7 +5,7 @@
 // and `InputDF` by value or `const InputDF &` both work). Compile-time checks, one per line,
 // say what is wrong when the function is missing or its parameters do not fit the `import`;
 // `lines` maps those lines back to the import.
-import type { ParamType } from '../../lang/ast.js';
+import type { ParamType } from '../../core/imports.js';
 import type { Origin } from '../../lang/source.js';
 import { kindsOf } from './native.js';
 
@@ -33,10 +33,10 @@ export interface GlueUnit {
 }
 
 const CPP_TYPE: Record<ParamType, string> = {
-  int: 'int', real: 'double', string: 'const char *', value: 'const InputDF &', name: 'OutputDF &',
+  int: 'int', real: 'double', string: 'const char *', value: 'const InputDF &', name: 'OutputDF &', block: 'Block &',
 };
 const CPP_ALSO: Record<ParamType, string> = {
-  int: ' (or another arithmetic type)', real: ' (or another arithmetic type)', string: ' (or std::string)', value: ' (or InputDF)', name: '',
+  int: ' (or another arithmetic type)', real: ' (or another arithmetic type)', string: ' (or std::string)', value: ' (or InputDF)', name: '', block: '',
 };
 
 /** What the C++ parameter for a LuNA parameter kind may be. */

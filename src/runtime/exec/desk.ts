@@ -1,0 +1,150 @@
+// The request desk of a node, on its system thread: the other end of every worker's request
+// port. A layer registers a handler per request kind (the dynamic array, the SPMD layer, a
+// test's resource); the desk hands it each request with a reply it answers, at once or later,
+// exactly once. A refusal (reply.fail) reaches the ucode as an exception it may catch; a handler
+// that throws is a fault of the run naming the CF and the request.
+import { WAIT_KINDS, type WaitKind } from '../../trace/schema.js';
+import { IDENTITY } from './context.js';
+import type { WireAnswer, WireRequest } from './protocol.js';
+
+/** A request as its handler sees it. */
+export interface Request {
+  readonly kind: string;
+  readonly payload: unknown;
+  /** this node's rank, the lane (0-based) of the worker that asks, the CF it runs (node-local number) */
+  readonly node: number;
+  readonly lane: number;
+  readonly cf: number;
+  /** the asking CF in words: `CF x[3] (ucode c_f, id 3_1) at prog.fa:9:5` */
+  who(): string;
+}
+
+export interface Reply {
+  answer(value?: unknown): void;
+  /** refuse: the ucode gets a RequestFailed with `message` */
+  fail(message: string): void;
+}
+
+export interface RequestHandler {
+  /** what a wait for these requests is (WAIT_KINDS), as the trace and SLOW book it */
+  readonly wait: WaitKind;
+  /** the resource a request is for, as the trace and hang reports name it (default: the kind) */
+  resource?(payload: unknown): string;
+  /** answer now or later, exactly once (a post's reply goes nowhere) */
+  handle(r: Request, reply: Reply): void;
+  /**
+   * Whether the handler is working on an answer it owes by itself (a timer, a file, a thread):
+   * the node is then busy. A handler that waits for something else of the run — a message on a
+   * channel (counted by the control protocol), another CF's release — is not busy. Absent:
+   * never busy. A handler that stops being busy without answering calls desk.wake().
+   */
+  busy?(): boolean;
+}
+
+/** What the desk needs of its node. */
+export interface DeskHost {
+  readonly node: number;
+  /** the label and global id of running CF `cf`, and the CF in words */
+  identify(cf: number): { label: string; gid: string; text: string; origin?: { file: string; line: number; col: number } };
+  /** fail the run, blaming running CF `cf` */
+  fault(cf: number, message: string): void;
+}
+
+/**
+ * What a layer gives a node's executors: its request handlers, registered on the node's desk,
+ * and the modules every worker thread imports before its first CF (they register the kinds of
+ * blocks the layer provides, see blocks.ts).
+ */
+export interface UcodeLayer {
+  register?(desk: RequestDesk): void;
+  workerModules?: readonly string[];
+}
+
+/** A request being handled, for hang reports: `busy` whether its handler works on it by itself. */
+export interface Outstanding { lane: number; cf: number; kind: string; resource: string; since: number; busy: boolean }
+
+export class RequestDesk {
+  private readonly handlers = new Map<string, RequestHandler>();
+  private readonly open = new Map<number, { lane: number; cf: number; kind: string; resource: string; since: number; h: RequestHandler }>();
+  private nextOpen = 0;
+  host: DeskHost | undefined;
+  /** called when a ucode starts waiting for an answer, or a handler stops being busy (the node may be idle now) */
+  onWait: () => void = () => {};
+
+  /** `send(lane, answer)`: how answers reach the workers (the pool's request ports). */
+  constructor(private readonly send: (lane: number, a: WireAnswer) => void) {}
+
+  register(kind: string, h: RequestHandler): void {
+    if (kind === IDENTITY) throw new Error(`request kind '${kind}' is the runtime's own`);
+    if (this.handlers.has(kind)) throw new Error(`two handlers for request kind '${kind}'`);
+    if (!WAIT_KINDS.includes(h.wait)) throw new Error(`request kind '${kind}': unknown wait kind '${String(h.wait)}'`);
+    this.handlers.set(kind, h);
+  }
+
+  /** Requests handed to handlers and not answered yet (what waits for what, for hang reports). */
+  outstanding(): Outstanding[] {
+    return [...this.open.values()].map(({ h, ...o }) => ({ ...o, busy: h.busy?.() ?? false }));
+  }
+
+  /** Requests waiting for an answer. */
+  get waiting(): number {
+    return this.open.size;
+  }
+
+  /** Whether the ucode of lane `lane` waits for an answer (its worker does nothing else meanwhile). */
+  blocked(lane: number): boolean {
+    for (const o of this.open.values()) if (o.lane === lane) return true;
+    return false;
+  }
+
+  /** Whether a handler works on an answer it owes by itself. */
+  busy(): boolean {
+    for (const o of this.open.values()) if (o.h.busy?.()) return true;
+    return false;
+  }
+
+  /** A handler stopped being busy without answering: the node may have nothing left to do. */
+  wake(): void {
+    this.onWait();
+  }
+
+  /** A request from the worker of lane `lane`. */
+  receive(lane: number, m: WireRequest): void {
+    const host = this.host;
+    if (host === undefined) throw new Error('request desk used before its node was attached');
+    if (m.kind === IDENTITY) {
+      const { label, gid } = host.identify(m.cf);
+      this.send(lane, { id: m.id, ok: true, value: { label, gid }, wait: 0, resource: 'the identity of its CF' });
+      return;
+    }
+    const h = this.handlers.get(m.kind);
+    const resource = h?.resource?.(m.payload) ?? m.kind;
+    const wait = h === undefined ? 0 : WAIT_KINDS.indexOf(h.wait);
+    if (h === undefined) {
+      if (!m.post) this.send(lane, { id: m.id, ok: false, error: `no layer handles requests of kind '${m.kind}' on node ${host.node}`, wait, resource });
+      else host.fault(m.cf, `a ucode posted '${m.kind}', which no layer handles on node ${host.node}`);
+      return;
+    }
+    const key = this.nextOpen++;
+    if (!m.post) this.open.set(key, { lane, cf: m.cf, kind: m.kind, resource, since: performance.now(), h });
+    let done = false;
+    const finish = (a: Omit<WireAnswer, 'id' | 'wait' | 'resource'>): void => {
+      if (done) throw new Error(`the handler of '${m.kind}' answered twice`);
+      done = true;
+      if (m.post) return;
+      this.open.delete(key);
+      this.send(lane, { id: m.id, wait, resource, ...a });
+    };
+    const req: Request = { kind: m.kind, payload: m.payload, node: host.node, lane, cf: m.cf, who: () => host.identify(m.cf).text };
+    try {
+      h.handle(req, { answer: (value) => finish({ ok: true, value }), fail: (error) => finish({ ok: false, error }) });
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      host.fault(m.cf, `the handler of request '${m.kind}' for ${resource} failed: ${why}`);
+      // the run fails: the worker stops waiting (its CF is dropped with the run)
+      if (!done) finish({ ok: false, error: why });
+    }
+    // not answered at once: the asking worker waits, and the node may have nothing else to do
+    if (!done && !m.post) this.onWait();
+  }
+}

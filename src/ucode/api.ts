@@ -1,0 +1,3 @@
+// The ucode API, as `luna-ts/ucode`: the DF handle, and the context of the running ucode.
+export { DF, UcodeError, type DfReader, type DfWriter } from './df.js';
+export { context, RequestFailed, type UcodeContext } from './context.js';
