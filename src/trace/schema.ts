@@ -86,7 +86,7 @@ export const RECORDS = {
     doc: 'a CF arrived; it was remoteCf on fromNode and is cf here',
   },
   cfReady: { code: 6, fields: [['t', 'time'], ['cf', 'u32']], doc: 'every input of the CF is present on this node' },
-  cfInput: { code: 7, fields: [['cf', 'u32'], ['df', 'u32']], doc: 'the CF reads DF df (untimed, before its start)' },
+  cfInput: { code: 7, fields: [['cf', 'u32'], ['df', 'u32']], doc: 'the CF reads DF df — an argument, or a DF read through an expression (an `int` argument, an index, a rule) (untimed, before its start)' },
   cfStart: { code: 8, fields: [['t', 'time'], ['cpu', 'f64'], ['cf', 'u32'], ['lane', 'u16']], doc: 'lane (worker slot 1..T) starts the CF; cpu = thread CPU ns' },
   cfFinish: { code: 9, fields: [['t', 'time'], ['cpu', 'f64'], ['cf', 'u32'], ['lane', 'u16']], doc: 'the CF finished on its lane' },
   dfName: { code: 10, fields: [['df', 'u32'], ['name', 'str']], names: 'df', doc: 'DF number df of this file is the DF with key `name` (untimed)' },
