@@ -14,5 +14,6 @@ export * as policy from './runtime/policy/index.js';
 export { DF } from './ucode/df.js';
 export * as trace from './trace/index.js';
 export { analyzeSlow, analyzeSlowTrace, interpretSlow, formatSlowTable, type SlowReport, type SlowOptions } from './analysis/slow/index.js';
+export { analyzePatternsTrace, formatPatterns, PATTERNS, type PatternReport, type PatternOptions } from './analysis/patterns/index.js';
 export * as balance from './analysis/balance/index.js';
 export { reportHtml, SECTIONS, type Section, type RunData } from './report/index.js';

@@ -8,6 +8,7 @@ import { timeline } from './timeline.js';
 import { critical } from './critical.js';
 import { blame } from './blame.js';
 import { histograms } from './histograms.js';
+import { patterns } from './patterns.js';
 import { balance } from './balance.js';
 
-export const SECTIONS: readonly Section[] = [summary, advice, slow, timeline, critical, blame, histograms, balance];
+export const SECTIONS: readonly Section[] = [summary, advice, slow, timeline, critical, blame, patterns, histograms, balance];
