@@ -1,9 +1,11 @@
 // `luna analyze slow TRACE`: SLOW characteristics, breakdowns, blame, critical path, advice.
+// `luna analyze patterns TRACE`: the pattern engine's tree (pattern → call site → rank).
 import { analyzeSlowTrace, formatSlowTable, interpretFindings, interpretSlow, type SlowModel } from '../analysis/slow/index.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { progressBar } from './progress.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
+import { analyzePatternsTrace, formatPatterns } from '../analysis/patterns/index.js';
 
 export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }): Promise<number> {
   if (o.model !== 'kireev2024' && o.model !== 'litvinov2017') {
@@ -35,6 +37,34 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
       const advice = interpretSlow(report);
       if (advice.length) process.stdout.write('\nWhat it means and what to change:\n' + advice.map((a) => `  - ${a}`).join('\n') + '\n');
     }
+    for (const w of report.warnings) process.stderr.write(`luna: warning: ${w}\n`);
+    return report.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
+  } catch (e) {
+    return traceErrorExit(e);
+  }
+}
+
+export async function analyzePatternsCommand(dir: string, o: { json?: boolean; compare?: boolean; quantum?: string }): Promise<number> {
+  let quantumNs: number | undefined;
+  if (o.quantum !== undefined) {
+    try { quantumNs = parseDuration(o.quantum); } catch (e) {
+      if (!(e instanceof DurationError)) throw e;
+      process.stderr.write(`luna: error: --quantum: ${e.message}\n`);
+      return 2;
+    }
+  }
+  const bad = notATraceDir(dir);
+  if (bad !== undefined) return bad;
+  try {
+    const bar = progressBar();
+    bar.phase('analysing', 1);
+    let report;
+    try {
+      report = analyzePatternsTrace(dir, { compare: o.compare, quantumNs }, (done, est) => bar.update(done, est));
+    } finally { bar.stop(); }
+    process.stderr.write(formatDamage(report.damage, dir));
+    if (o.json) process.stdout.write(JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2) + '\n');
+    else process.stdout.write(formatPatterns(report) + '\n');
     for (const w of report.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     return report.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {

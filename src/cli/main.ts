@@ -101,6 +101,14 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--window <duration>', 'also a time series with this window, e.g. 10ms')
     .action(async (dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }) => { code = await (await import('./analyze.js')).analyzeSlowCommand(dir, o); });
 
+  an.command('patterns')
+    .description('patterns of inefficient behaviour (seed 001): waits at barriers, collectives and locks of SPMD ranks, late producers, slow transfers and imbalance of fragmented programs; per pattern, call site and rank, worst first')
+    .argument('<trace>', 'trace directory')
+    .option('--json', 'machine-readable report')
+    .option('--compare', 'also Scalasca\'s formulas for the patterns it shares, on the same collectives')
+    .option('--quantum <duration>', 'time quantum of the imbalance pattern, e.g. 10ms (default: the run in 32 quanta)')
+    .action(async (dir: string, o: { json?: boolean; compare?: boolean; quantum?: string }) => { code = await (await import('./analyze.js')).analyzePatternsCommand(dir, o); });
+
   program.command('report')
     .description('one self-contained HTML page of a traced run (SLOW, timeline, critical path, blame, advice); two traces: compared side by side')
     .argument('<trace...>', 'trace directory (two: A before, B after)')

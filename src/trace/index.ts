@@ -1,6 +1,6 @@
 // Public surface of the trace layer: clocks, schema, writer, reader/merger, directories, exports.
 export type { TraceSink, TraceEvent, TraceEventKind, RecordKind, RunStatus } from './schema.js';
-export { RECORDS, STATUS } from './schema.js';
+export { RECORDS, STATUS, SPMD_OPS, SYNC_MODES, type SpmdOp, type SyncMode } from './schema.js';
 export type { TraceManifest, SiteInfo, MachineInfo } from './manifest.js';
 export { cpuClockExact, cpuClockWarningOnce, newRunOrigin, runOrigin, setRunOrigin, threadCpuNs, wallNs } from './clock.js';
 export { TraceFormatError, traceFileName, VERSION as TRACE_FORMAT_VERSION } from './format.js';
@@ -11,5 +11,6 @@ export { readThreadFile, type ReadOptions, type ThreadFile } from './reader.js';
 export { readTrace, type ReadTraceOptions, type Trace } from './merge.js';
 export { TraceModel, type ModelListener } from './model/model.js';
 export { Fragment, DfRec, type Transfer } from './model/records.js';
+export { SpmdResolver, spmdOpName, syncIn, syncOut, type SpmdListener } from './model/spmd.js';
 export { exportPerfetto } from './export/perfetto.js';
 export { exportTables, TABLES, type TableFormat, type TableName, type TablesResult } from './export/tables.js';

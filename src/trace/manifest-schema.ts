@@ -33,6 +33,7 @@ export const manifestSchema = z.object({
   codes: z.array(z.string()),
   sites: z.array(site).optional(),
   policy: z.string().optional(),
+  ranks: count.optional(),
   clock: z.object({ cpuExact: z.boolean(), offsets: z.array(z.number().finite()) }).passthrough(),
   startedAt: z.string(),
   status: z.enum(STATUS).optional(),

@@ -50,6 +50,8 @@ export interface TraceManifest {
   sites?: SiteInfo[];
   /** scheduling policy of the run, e.g. "default", "priority", "replay" */
   policy?: string;
+  /** SPMD ranks (THREADS) of an SPMD run: every collective record counts on all of them; absent otherwise */
+  ranks?: number;
   clock: {
     /** true when CF CPU times come from an exact per-thread clock */
     cpuExact: boolean;

@@ -24,6 +24,12 @@ export interface RecordDef {
   readonly fields: readonly Field[];
   /** field holding the time at which the record was written, when it is not `t` (spans) */
   readonly writtenAt?: string;
+  /**
+   * A naming record: it gives the string `name` to the number in this field, which other records
+   * of its file use instead of the string (dfName: DF keys; siteName: SPMD call sites). The
+   * sink's method of the kind interns a string and returns its number; `write<Kind>` is the raw record.
+   */
+  readonly names?: string;
   readonly doc: string;
 }
 
@@ -47,6 +53,24 @@ export type RunStatus = (typeof STATUS)[number];
 export const WAIT_KINDS = ['request', 'descriptor', 'lock', 'barrier', 'collective', 'alloc', 'test'] as const;
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
+/**
+ * SPMD operations (the `op` of spmdEnter, spmdExit and spmdCExit indexes this; append, never
+ * reorder). `region` is a code block the program names itself; the collectives, `barrier`,
+ * `notify`, `wait` and `all_alloc` end with spmdCExit, every other operation with spmdExit.
+ */
+export const SPMD_OPS = [
+  'region', 'barrier', 'notify', 'wait', 'broadcast', 'scatter', 'gather', 'gather_all', 'exchange', 'permute',
+  'reduce', 'prefix_reduce', 'all_alloc', 'lock', 'unlock', 'lock_attempt', 'put', 'get', 'memput', 'memget', 'memcpy', 'fence',
+] as const;
+export type SpmdOp = (typeof SPMD_OPS)[number];
+
+/**
+ * Synchronisation modes of a collective (seed 001 §4, UPC's upc_flag_t): the `sync` field of
+ * spmdCExit is IN + 4 · OUT, each indexing this table (IN_NOSYNC = 0, IN_MYSYNC = 1, IN_ALLSYNC = 2).
+ */
+export const SYNC_MODES = ['nosync', 'mysync', 'allsync'] as const;
+export type SyncMode = (typeof SYNC_MODES)[number];
+
 export const RECORDS = {
   programStart: { code: 1, fields: [['t', 'time']], doc: 'the node starts the program' },
   programFinish: { code: 2, fields: [['t', 'time'], ['status', 'u8']], doc: 'the node ends; status indexes STATUS' },
@@ -65,7 +89,7 @@ export const RECORDS = {
   cfInput: { code: 7, fields: [['cf', 'u32'], ['df', 'u32']], doc: 'the CF reads DF df (untimed, before its start)' },
   cfStart: { code: 8, fields: [['t', 'time'], ['cpu', 'f64'], ['cf', 'u32'], ['lane', 'u16']], doc: 'lane (worker slot 1..T) starts the CF; cpu = thread CPU ns' },
   cfFinish: { code: 9, fields: [['t', 'time'], ['cpu', 'f64'], ['cf', 'u32'], ['lane', 'u16']], doc: 'the CF finished on its lane' },
-  dfName: { code: 10, fields: [['df', 'u32'], ['name', 'str']], doc: 'DF number df of this file is the DF with key `name` (untimed)' },
+  dfName: { code: 10, fields: [['df', 'u32'], ['name', 'str']], names: 'df', doc: 'DF number df of this file is the DF with key `name` (untimed)' },
   dfComputed: { code: 11, fields: [['t', 'time'], ['df', 'u32'], ['producerCf', 'i32'], ['bytes', 'f64']], doc: 'the DF got its value here, made by local CF producerCf' },
   dfSendStart: { code: 12, fields: [['t', 'time'], ['df', 'u32'], ['toNode', 'u16'], ['bytes', 'f64']], doc: 'the DF starts to leave for toNode' },
   dfSendEnd: { code: 13, fields: [['t', 'time'], ['df', 'u32'], ['toNode', 'u16']], doc: 'the DF was handed to the network' },
@@ -80,9 +104,29 @@ export const RECORDS = {
     writtenAt: 'end',
     doc: 'the writing thread waited on [t, end) for `resource` (waitKind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none); cpu = thread CPU ns it spent meanwhile (spinning; NaN: not measured)',
   },
+  siteName: { code: 20, fields: [['callSite', 'u32'], ['name', 'str']], names: 'callSite', doc: 'SPMD call site number callSite of this file is `name` (`is.ts:120:5`; untimed)' },
+  spmdEnter: {
+    code: 21,
+    fields: [['t', 'time'], ['rank', 'u32'], ['op', 'u8'], ['callSite', 'u32']],
+    doc: 'SPMD rank `rank` enters operation op (indexes SPMD_OPS) called at callSite (siteName)',
+  },
+  spmdExit: { code: 22, fields: [['t', 'time'], ['rank', 'u32'], ['op', 'u8']], doc: 'the rank leaves the innermost operation it entered, op' },
+  spmdCExit: {
+    code: 23,
+    fields: [['t', 'time'], ['rank', 'u32'], ['op', 'u8'], ['seq', 'u32'], ['root', 'i32'], ['sync', 'u8'], ['sent', 'f64'], ['recv', 'f64']],
+    doc: 'the rank leaves collective op number seq (the k-th collective of every rank has seq k), rooted at rank root (-1: none), with synchronisation sync (IN + 4 · OUT, SYNC_MODES), having sent and received those bytes',
+  },
+  spmdAlock: { code: 24, fields: [['t', 'time'], ['rank', 'u32'], ['lock', 'u32']], doc: 'the rank acquired lock `lock` (inside its lock or lock_attempt operation)' },
+  spmdRlock: { code: 25, fields: [['t', 'time'], ['rank', 'u32'], ['lock', 'u32']], doc: 'the rank released lock `lock` (inside its unlock operation)' },
 } as const satisfies Record<string, RecordDef>;
 
 export type RecordKind = keyof typeof RECORDS;
+
+/** Kinds that name numbers of their file (RecordDef.names): their sink methods intern strings. */
+export type NamingKind = { [K in RecordKind]: (typeof RECORDS)[K] extends { names: string } ? K : never }[RecordKind];
+export const NAMING_KINDS = (Object.keys(RECORDS) as RecordKind[]).filter((k) => (RECORDS[k] as RecordDef).names !== undefined) as NamingKind[];
+/** `dfName` → `writeDfName`: the writer's raw method of a naming kind. */
+export const rawMethod = (k: NamingKind): string => `write${k[0]!.toUpperCase()}${k.slice(1)}`;
 
 type JsType<T extends FieldType> = T extends 'str' ? string : T extends 'ints' ? readonly number[] | null : number;
 type FieldsOf<K extends RecordKind> = (typeof RECORDS)[K]['fields'];
@@ -99,9 +143,11 @@ export type TraceEventKind = TraceEvent['kind'];
 /** What the runtime tells the tracer: one method per record kind, parameters in field order. */
 export type RecordMethods = { [K in RecordKind]: (...args: Params<FieldsOf<K>>) => void };
 
-export interface TraceSink extends Omit<RecordMethods, 'dfName'> {
+export interface TraceSink extends Omit<RecordMethods, NamingKind> {
   /** Intern a DF key; returns its number in this file (writes a dfName record the first time). */
   dfName(name: string): number;
+  /** Intern an SPMD call site; returns its number in this file (writes a siteName record the first time). */
+  siteName(name: string): number;
   /** Write buffered records to disk. */
   flush(): void;
   close(): void;

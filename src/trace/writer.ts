@@ -13,7 +13,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuClockExact } from './clock.js';
 import { encodeHeader, traceFileName } from './format.js';
-import { fieldBytes, MAX_INTS, MAX_RECORD_BYTES, MAX_STRING_BYTES, RECORDS, fixedSize, type RecordDef, type RecordMethods, type TraceSink } from './schema.js';
+import { fieldBytes, MAX_INTS, MAX_RECORD_BYTES, MAX_STRING_BYTES, NAMING_KINDS, RECORDS, fixedSize, rawMethod, type NamingKind, type RecordDef, type RecordMethods, type TraceSink } from './schema.js';
 
 export interface WriterOptions {
   /** RAM buffer size in bytes (default 1 MiB, minimum 8 KiB). */
@@ -70,8 +70,33 @@ export function spillSharedTrace(buf: SharedArrayBuffer, path: string, final = f
 
 const encoder = new TextEncoder();
 
-/** DF names a writer keeps numbered per generation (see dfName) */
+/** DF names (and call sites) a writer keeps numbered per generation (see Names) */
 export const DF_IDS_KEPT = 4096;
+
+/**
+ * The numbers a file gives the strings of one naming kind (DF keys, call sites). Only recently
+ * used names are kept (two generations of DF_IDS_KEPT): a run of millions of DFs would otherwise
+ * hold every name it ever traced (a 200 000-link chain traced 1.7 → 1.5 s). A name evicted from
+ * both is named again under a new number; readers resolve numbers to names, so both mean the same.
+ */
+class Names {
+  private next = 0;
+  private ids = new Map<string, number>();
+  private old = new Map<string, number>();
+  constructor(private readonly write: (id: number, name: string) => void) {}
+  id(name: string): number {
+    let id = this.ids.get(name);
+    if (id !== undefined) return id;
+    id = this.old.get(name);
+    if (id === undefined) {
+      id = this.next++;
+      this.write(id, name);
+    }
+    if (this.ids.size >= DF_IDS_KEPT) { this.old = this.ids; this.ids = new Map(); }
+    this.ids.set(name, id);
+    return id;
+  }
+}
 
 const SETTER: Record<string, string> = { time: 'setFloat64', f64: 'setFloat64', u8: 'setUint8', u16: 'setUint16', u32: 'setUint32', i32: 'setInt32' };
 
@@ -95,7 +120,7 @@ function methodSource(name: string, def: RecordDef): string {
   return `return function ${name}(${params.join(', ')}) {\n  ${body.join('\n  ')}\n};`;
 }
 
-export interface ThreadTraceWriter extends Omit<RecordMethods, 'dfName'> {}
+export interface ThreadTraceWriter extends Omit<RecordMethods, NamingKind> {}
 
 export class ThreadTraceWriter implements TraceSink {
   readonly path: string;
@@ -106,10 +131,8 @@ export class ThreadTraceWriter implements TraceSink {
   private _pos = 0;
   private _tail = 0;
   protected _lastT = 0;
-  private nextDf = 0;
-  /** DF numbers of the names used lately, in two generations (see dfName) */
-  private dfIds = new Map<string, number>();
-  private oldDfIds = new Map<string, number>();
+  /** numbers of the strings of each naming kind (DF keys, call sites) */
+  private readonly names: Record<NamingKind, Names>;
   private closed = false;
   /** the state and tail words of a shared buffer */
   private readonly shared: Int32Array | undefined;
@@ -137,6 +160,11 @@ export class ThreadTraceWriter implements TraceSink {
       writeSync(this.fd, h);
     }
     this.written = h.length;
+    const raw = this as unknown as Record<string, (id: number, name: string) => void>;
+    this.names = Object.fromEntries(NAMING_KINDS.map((k) => {
+      const write = raw[rawMethod(k)]!.bind(this);
+      return [k, new Names(write)];
+    })) as Record<NamingKind, Names>;
   }
 
   /**
@@ -190,23 +218,14 @@ export class ThreadTraceWriter implements TraceSink {
     return n;
   }
 
-  /**
-   * The DF's number in this file, naming it first if needed. Only recently used names are kept
-   * (two generations of DF_IDS_KEPT): a run of millions of DFs would otherwise hold every name it
-   * ever traced (a 200 000-link chain traced 1.7 → 1.5 s). A name evicted from both is named
-   * again under a new number; readers resolve numbers to names, so both mean the same DF.
-   */
+  /** The DF's number in this file, naming it first if needed (see Names). */
   dfName(name: string): number {
-    let id = this.dfIds.get(name);
-    if (id !== undefined) return id;
-    id = this.oldDfIds.get(name);
-    if (id === undefined) {
-      id = this.nextDf++;
-      this.writeDfName(id, name);
-    }
-    if (this.dfIds.size >= DF_IDS_KEPT) { this.oldDfIds = this.dfIds; this.dfIds = new Map(); }
-    this.dfIds.set(name, id);
-    return id;
+    return this.names.dfName.id(name);
+  }
+
+  /** The SPMD call site's number in this file, naming it first if needed. */
+  siteName(name: string): number {
+    return this.names.siteName.id(name);
   }
 
 
@@ -267,10 +286,12 @@ export class ThreadTraceWriter implements TraceSink {
 export interface ThreadTraceWriter {
   /** the raw dfName record (dfName() interns) */
   writeDfName(df: number, name: string): void;
+  /** the raw siteName record (siteName() interns) */
+  writeSiteName(callSite: number, name: string): void;
 }
 
 for (const [name, def] of Object.entries(RECORDS) as [string, RecordDef][]) {
-  const method = name === 'dfName' ? 'writeDfName' : name;
+  const method = def.names !== undefined ? rawMethod(name as NamingKind) : name;
   // Generated once per record kind from the schema; see methodSource.
   (ThreadTraceWriter.prototype as unknown as Record<string, unknown>)[method] = new Function(methodSource(method, def))();
 }

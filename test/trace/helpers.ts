@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TraceEvent, TraceSink, RecordDef } from '../../src/trace/schema.js';
-import { RECORDS } from '../../src/trace/schema.js';
+import { NAMING_KINDS, RECORDS, type NamingKind } from '../../src/trace/schema.js';
 import type { TraceManifest } from '../../src/trace/manifest.js';
 import { VERSION } from '../../src/trace/format.js';
 
@@ -34,16 +34,24 @@ export function everyKind(s: TraceSink, node: number, thread: number, t0: number
   const name = `a#${cfBase}.1.2`;
   let df = -1;
   let k = 0;
+  // the numbers naming records give (DF keys, call sites), by the field that holds them
+  const named = new Map<string, number>();
+  const namer = new Map<string, NamingKind>(NAMING_KINDS.map((nk) => [(RECORDS[nk] as RecordDef).names!, nk]));
   for (const [kind, def] of Object.entries(RECORDS) as [keyof typeof RECORDS, RecordDef][]) {
     k++;
-    if (kind === 'dfName' && df >= 0) continue; // interned already: dfName() writes nothing again
-    if (kind === 'dfName' || (df < 0 && def.fields.some(([f]) => f === 'df'))) {
-      // the first record that names a DF interns it: its dfName record comes first
-      df = s.dfName(name);
-      if (s.dfName(name) !== df) throw new Error('dfName not idempotent');
-      ev.push({ kind: 'dfName', node, thread, t, df, name } as TraceEvent);
-      if (kind === 'dfName') continue;
+    const fields = def.names !== undefined ? [def.names] : def.fields.map(([f]) => f).filter((f) => namer.has(f));
+    for (const f of fields) {
+      if (named.has(f)) continue; // interned already: the sink writes nothing again
+      // the first record that uses a name interns it: its naming record comes first
+      const nk = namer.get(f)!;
+      const str = nk === 'dfName' ? name : `prog.ts:${cfBase + 3}:7`;
+      const id = (s[nk] as (n: string) => number)(str);
+      if ((s[nk] as (n: string) => number)(str) !== id) throw new Error(`${nk} not idempotent`);
+      named.set(f, id);
+      if (f === 'df') df = id;
+      ev.push({ kind: nk, node, thread, t, [f]: id, name: str } as unknown as TraceEvent);
     }
+    if (def.names !== undefined) continue;
     const values: unknown[] = [];
     const e: Record<string, unknown> = { kind, node, thread, t };
     for (const [f, type] of def.fields) {
@@ -53,7 +61,7 @@ export function everyKind(s: TraceSink, node: number, thread: number, t0: number
         case 'f64': v = f === 'bytes' ? 5e9 : 12345.5 + k; break;
         case 'u8': v = 1; break;
         case 'u16': v = 2 + (k % 3); break;
-        case 'u32': v = f === 'df' ? df : cfBase + 7 + k; break;
+        case 'u32': v = named.has(f) ? named.get(f) : cfBase + 7 + k; break;
         case 'i32': v = k % 2 === 0 ? -1 : cfBase + k; break;
         case 'str': v = k % 2 === 0 ? `${cfBase}_${k}_2` : 'сумма ∑ λ'; break;
         case 'ints': v = [k, -2, 30000]; break;

@@ -3,7 +3,7 @@
 // run produces and read back by readTrace. Each event is written by the writer method of its kind
 // with its fields in schema order: a new record kind needs no change here.
 import type { TraceEvent, RecordDef } from '../../trace/schema.js';
-import { RECORDS, WRITTEN_AT } from '../../trace/schema.js';
+import { NAMING_KINDS, RECORDS, WRITTEN_AT, type NamingKind } from '../../trace/schema.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import { openTraceDir, writeManifest } from '../../trace/dir.js';
 import { traceFileName } from '../../trace/format.js';
@@ -13,7 +13,9 @@ export function writeSimTrace(dir: string, manifest: TraceManifest, events: Iter
   const m: TraceManifest = { ...manifest, files: [] };
   openTraceDir(dir, m);
   const writers = new Map<number, ThreadTraceWriter>();
-  const names = new Map<string, string>(); // "node:df" (simulator numbering) → DF name
+  // the simulator's numbers of each naming kind's field ("field:node:number") → the name
+  const names = new Map<string, string>();
+  const namer = new Map<string, NamingKind>(NAMING_KINDS.map((k) => [(RECORDS[k] as RecordDef).names!, k]));
   const w = (node: number, thread: number): ThreadTraceWriter => {
     const k = node * 4096 + thread;
     let x = writers.get(k);
@@ -29,12 +31,14 @@ export function writeSimTrace(dir: string, manifest: TraceManifest, events: Iter
     .sort((a, b) => at(a[0]) - at(b[0]) || a[1] - b[1]).map((x) => x[0]);
   for (const e of order) {
     const s = w(e.node, e.thread);
-    if (e.kind === 'dfName') { names.set(`${e.node}:${e.df}`, e.name); continue; }
     const def = RECORDS[e.kind] as RecordDef;
+    const r = e as unknown as Record<string, unknown>;
+    if (def.names !== undefined) { names.set(`${def.names}:${e.node}:${r[def.names] as number}`, r.name as string); continue; }
     const values = def.fields.map(([f]) => {
-      const v = (e as unknown as Record<string, unknown>)[f];
-      // the writer numbers DFs itself: translate the simulator's numbers through the names
-      return f === 'df' ? s.dfName(names.get(`${e.node}:${v as number}`)!) : v;
+      const v = r[f];
+      // the writer numbers names itself: translate the simulator's numbers through the names
+      const nk = namer.get(f);
+      return nk ? (s[nk] as (n: string) => number)(names.get(`${f}:${e.node}:${v as number}`)!) : v;
     });
     (s as unknown as Record<string, (...a: unknown[]) => void>)[e.kind]!(...values);
   }

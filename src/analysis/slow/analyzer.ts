@@ -249,6 +249,11 @@ export class SlowAnalyzer implements ModelListener {
     cr[NF]++;
     lr[NF]++;
     const sLeft = sp.s - w[0]!, lLeft = sp.l - w[2]!;
+    const obs = this.opts.observe;
+    if (obs) {
+      obs.idle?.(m, sLeft, bRec?.producer ?? null, sp.oSend - w[1]!, lLeft, gRec, sp.oStart - w[3]!);
+      obs.preempt?.(m, pre);
+    }
     if (sLeft > 0 && bRec) this.blameS(bRec, sLeft);
     if (lLeft > 0 && gRec) this.blameL(gRec, node, lLeft);
   }

@@ -1,5 +1,6 @@
 // Public shapes of the SLOW analysis (SPEC §5, seed 003 §4). All times are nanoseconds.
 import type { DamageReport } from '../../trace/damage.js';
+import type { DfRec, Fragment } from '../../trace/model/records.js';
 
 export type SlowModel = 'kireev2024' | 'litvinov2017';
 
@@ -22,6 +23,20 @@ export interface SlowOptions {
   systemCores?: number;
   /** Length of the top-culprit lists (default 10). */
   topK?: number;
+  /** Told each idle interval's split and each execution's pre-emption as they are charged (the pattern engine's fragmented-program patterns). */
+  observe?: SlowObserver;
+}
+
+/**
+ * A listener of SLOW's accounting: the parts of each idle interval before a CF m (seed 003 §4.2,
+ * kireev2024, after the waits in it were taken out as W) and the pre-emption of each execution,
+ * in ns, so that what it derives sums to SLOW's own figures.
+ */
+export interface SlowObserver {
+  /** S (the last producer, when known), O before the last input was sent, L (that input), O before m started. */
+  idle?(m: Fragment, s: number, producer: Fragment | null, oSend: number, l: number, lastInput: DfRec | null, oStart: number): void;
+  /** m's wall time less its CPU time and its waits (O). */
+  preempt?(m: Fragment, ns: number): void;
 }
 
 export interface Row extends Slou { cfs: number }

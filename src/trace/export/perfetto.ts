@@ -8,7 +8,9 @@
 // Flow arrows go from each input's producer slice to the consumer slice (across nodes too),
 // emitted when the consumer finishes (its producers have finished by then). Transfers are
 // async slices (send start → send end) with instants at arrival; counters ("C") carry the
-// ready-queue length and live DF bytes per node.
+// ready-queue length and live DF bytes per node. SPMD operations are slices (B at enter, E at
+// exit) on the track of the thread that ran the rank, named `op @ call site`; a collective's
+// exit carries its bytes, root and synchronisation; lock acquisitions and releases are instants.
 import type { DamageReport } from '../damage.js';
 import { closeSync, writeSync } from 'node:fs';
 import { createRegular } from '../../core/files.js';
@@ -16,6 +18,7 @@ import { readModel, type ReadProgress } from '../read.js';
 import type { TraceModel } from '../model/model.js';
 import type { DfRec, Fragment } from '../model/records.js';
 import type { TraceEvent } from '../schema.js';
+import { SpmdResolver, spmdOpName, syncIn, syncOut } from '../model/spmd.js';
 
 // Chrome wants µs; rounding to whole ns first keeps ts and ts+dur of a slice consistent.
 const us = (ns: number): number => Math.round(ns) / 1000;
@@ -82,6 +85,22 @@ function listen(model: TraceModel, out: JsonOut, newId: () => number, sends: Map
     out.ev({ ph: 's', cat: 'df', name: df.name, id, pid: from.node, tid: from.lane, ts: us(Math.max(from.start, from.finish - Math.min(EPS, (from.finish - from.start) / 2))) });
     out.ev({ ph: 'f', bp: 'e', cat: 'df', name: df.name, id, pid: to.node, tid: to.lane, ts: us(to.start + Math.min(EPS, (to.finish - to.start) / 2)) });
   };
+  model.use(SpmdResolver).listen({
+    enter(e, site) {
+      out.ev({ ph: 'B', cat: 'spmd', name: `${spmdOpName(e.op)} @ ${site}`, pid: e.node, tid: e.thread, ts: us(e.t), args: { rank: e.rank, at: site } });
+    },
+    exit(e) {
+      out.ev({ ph: 'E', cat: 'spmd', pid: e.node, tid: e.thread, ts: us(e.t) });
+    },
+    cexit(e) {
+      const args: Record<string, unknown> = { seq: e.seq, sent: e.sent, received: e.recv, sync: `IN_${syncIn(e.sync).toUpperCase()} | OUT_${syncOut(e.sync).toUpperCase()}` };
+      if (e.root >= 0) args.root = e.root;
+      out.ev({ ph: 'E', cat: 'spmd', pid: e.node, tid: e.thread, ts: us(e.t), args });
+    },
+    lock(e) {
+      out.ev({ ph: 'i', s: 't', cat: 'spmd', name: `${e.kind === 'spmdAlock' ? 'acquire' : 'release'} lock ${e.lock}`, pid: e.node, tid: e.thread, ts: us(e.t), args: { rank: e.rank } });
+    },
+  });
   model.listen({
     finish(f, inputs) {
       const args: Record<string, unknown> = { code: model.codeName(f.code), gid: f.gid, cpu_us: +(f.cpu / 1000).toFixed(3) };

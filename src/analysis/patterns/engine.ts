@@ -1,0 +1,331 @@
+// The compound-event engine of seed 001 §3: it takes an SPMD trace's events in time order and
+// keeps the seed's three states —
+//   the region stack of each rank (R^l: the Enter events of its active operations),
+//   the collective queue (C: the CExit events of the collectives not yet complete),
+//   the lock ownership (O^k: the last Sync event of each lock) —
+// from which the pointer attributes follow: e.enterptr is the top of e's rank's stack before e,
+// a Sync event's lockptr the lock's previous Sync event. A collective is analysed when the CExit
+// of its last rank arrives (coll(last) ≠ ∅); a lock acquisition when it arrives. The patterns'
+// formulas (catalog.ts) charge the results tree (results.ts).
+//
+// The queue is keyed by the collectives' sequence numbers, which the trace records: the seed's
+// per-thread FIFO (Inst = the least recent CExit of every thread) is the same when every rank
+// calls the collectives in the same order, and a rank that does not is named (a mismatch)
+// instead of silently pairing unrelated operations.
+//
+// Events are passed as numbers (no object per event): the engine runs at tens of millions of
+// events per second, so a trace's analysis costs its decoding.
+import { SPMD_OPS } from '../../trace/schema.js';
+import { P } from './catalog.js';
+import type { PatternResults } from './results.js';
+
+const OP = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<(typeof SPMD_OPS)[number], number>;
+const NOSYNC = 0, MYSYNC = 1, ALLSYNC = 2;
+
+/** The Enter events of one rank's active operations (R^l), as columns. */
+class RegionStack {
+  t = new Float64Array(16);
+  op = new Uint8Array(16);
+  site = new Int32Array(16);
+  n = 0;
+  push(t: number, op: number, site: number): void {
+    if (this.n === this.t.length) {
+      const grow = <A extends Float64Array | Uint8Array | Int32Array>(a: A): A => { const b = new (a.constructor as new (n: number) => A)(a.length * 2); b.set(a); return b; };
+      this.t = grow(this.t); this.op = grow(this.op); this.site = grow(this.site);
+    }
+    this.t[this.n] = t; this.op[this.n] = op; this.site[this.n] = site; this.n++;
+  }
+}
+
+/** One collective operation while its CExit events gather (an entry of C). */
+class Instance {
+  seq = 0;
+  op = 0;
+  root = -1;
+  sync = 0;
+  arrived = 0;
+  mismatch = -1;
+  enter: Float64Array;
+  exit: Float64Array;
+  site: Int32Array;
+  has: Uint8Array;
+  constructor(n: number) {
+    this.enter = new Float64Array(n);
+    this.exit = new Float64Array(n);
+    this.site = new Int32Array(n);
+    this.has = new Uint8Array(n);
+  }
+  grow(n: number): void {
+    const e = new Float64Array(n), x = new Float64Array(n), s = new Int32Array(n), h = new Uint8Array(n);
+    e.set(this.enter); x.set(this.exit); s.set(this.site); h.set(this.has);
+    this.enter = e; this.exit = x; this.site = s; this.has = h;
+  }
+}
+
+/** A completed collective as the engine saw it (for comparisons with other formulas). */
+export interface CollectiveView {
+  readonly seq: number;
+  readonly op: number;
+  readonly root: number;
+  readonly enter: Float64Array;
+  readonly exit: Float64Array;
+}
+
+/** Told, for each collective a pattern shared with Scalasca was computed on, the seed's wasted time. */
+export type PeerHook = (p: number, c: CollectiveView, seedWasted: number) => void;
+
+/** What the engine found wrong in the events (the caller words them as warnings). */
+export interface EngineProblems {
+  /** exits with no operation entered on the rank, or leaving another operation than the innermost */
+  unmatchedExits: number;
+  /** collectives whose ranks disagree on the operation (first: seq, rank, op, expected op) */
+  mismatched: number;
+  firstMismatch: { seq: number; rank: number; op: string; expected: string } | null;
+  /** collectives some rank never left (incomplete at the end) */
+  incomplete: number;
+  /** acquisitions of a lock still held (lockptr an Alock) */
+  doubleAcquire: number;
+}
+
+export class PatternEngine {
+  private readonly stacks: RegionStack[];
+  /** the collective queue: seq → instance */
+  private readonly queue = new Map<number, Instance>();
+  private readonly pool: Instance[] = [];
+  /** lock ownership: per lock, the last Sync event (kind 1 = Alock, 2 = Rlock; time; rank) */
+  private readonly lockKind = new Map<number, number>();
+  private readonly lockT = new Map<number, number>();
+  /** the notify of a split-phase barrier: latest enter among the ranks, per rank's next wait */
+  private lastNotify = NaN;
+  events = 0;
+  collectives = 0;
+  readonly problems: EngineProblems = { unmatchedExits: 0, mismatched: 0, firstMismatch: null, incomplete: 0, doubleAcquire: 0 };
+
+  /** optional: the comparison with Scalasca's formulas */
+  peer: PeerHook | null = null;
+
+  constructor(public ranks: number, private readonly out: PatternResults) {
+    this.stacks = Array.from({ length: ranks }, () => new RegionStack());
+  }
+
+  /**
+   * More ranks than the engine was made for (a trace whose manifest does not say THREADS): a
+   * collective that completed before the last rank appeared was judged on fewer ranks.
+   */
+  grow(ranks: number): void {
+    if (ranks <= this.ranks) return;
+    while (this.stacks.length < ranks) this.stacks.push(new RegionStack());
+    for (const c of this.queue.values()) c.grow(ranks);
+    this.pool.length = 0;
+    this.ranks = ranks;
+  }
+
+  enter(rank: number, t: number, op: number, site: number): void {
+    this.events++;
+    this.stacks[rank]!.push(t, op, site);
+  }
+
+  exit(rank: number, _t: number, op: number): void {
+    this.events++;
+    const s = this.stacks[rank]!;
+    if (s.n === 0 || s.op[s.n - 1] !== op) {
+      this.problems.unmatchedExits++;
+      if (s.n === 0 || !this.unwind(s, op)) return;
+    }
+    s.n--;
+  }
+
+  /** A CExit: pops the rank's stack (its enterptr) and joins the collective's instance. */
+  cexit(rank: number, t: number, op: number, seq: number, root: number, sync: number): void {
+    this.events++;
+    const s = this.stacks[rank]!;
+    if (s.n === 0 || s.op[s.n - 1] !== op) {
+      this.problems.unmatchedExits++;
+      if (s.n === 0 || !this.unwind(s, op)) return;
+    }
+    s.n--;
+    const enterT = s.t[s.n]!, site = s.site[s.n]!;
+    let c = this.queue.get(seq);
+    if (!c) {
+      c = this.pool.pop() ?? new Instance(this.ranks);
+      c.seq = seq; c.op = op; c.root = root; c.sync = sync; c.arrived = 0; c.mismatch = -1;
+      c.has.fill(0);
+      this.queue.set(seq, c);
+    } else if (c.op !== op && c.mismatch < 0) {
+      c.mismatch = rank;
+      this.problems.mismatched++;
+      this.problems.firstMismatch ??= { seq, rank, op: SPMD_OPS[op] ?? `op#${op}`, expected: SPMD_OPS[c.op] ?? `op#${c.op}` };
+    }
+    if (c.has[rank]) return; // a second exit of the same collective by one rank: damage, ignored
+    c.has[rank] = 1;
+    c.enter[rank] = enterT;
+    c.exit[rank] = t;
+    c.site[rank] = site;
+    if (++c.arrived === this.ranks) {
+      this.queue.delete(seq);
+      if (c.mismatch < 0) this.analyse(c);
+      this.pool.push(c);
+    }
+  }
+
+  /** Alock: lock contention (Fig. 2) against the lock's previous release. */
+  alock(rank: number, t: number, lock: number): void {
+    this.events++;
+    const kind = this.lockKind.get(lock);
+    if (kind === 2) {
+      const rt = this.lockT.get(lock)!;
+      const s = this.stacks[rank]!;
+      // e = a.enterptr: the rank's innermost operation (its lock call)
+      if (s.n > 0) {
+        const et = s.t[s.n - 1]!;
+        if (et < rt) { this.out.add(P.lock_contention, s.site[s.n - 1]!, rank, rt - et); this.out.occurred(P.lock_contention); }
+      }
+    } else if (kind === 1) this.problems.doubleAcquire++;
+    this.lockKind.set(lock, 1);
+    this.lockT.set(lock, t);
+  }
+
+  rlock(_rank: number, t: number, lock: number): void {
+    this.events++;
+    this.lockKind.set(lock, 2);
+    this.lockT.set(lock, t);
+  }
+
+  /** The end of the events: collectives still gathering never completed. */
+  end(): void {
+    this.problems.incomplete += this.queue.size;
+    this.queue.clear();
+  }
+
+  /** An exit of `op` below the top of the stack: drop the operations left open above it. */
+  private unwind(s: RegionStack, op: number): boolean {
+    for (let i = s.n - 1; i >= 0; i--) if (s.op[i] === op) { s.n = i + 1; return true; }
+    return false;
+  }
+
+  // ------------------------------------------------------------------ the patterns of a collective
+
+  private analyse(c: Instance): void {
+    this.collectives++;
+    const op = c.op, sIn = c.sync & 3, sOut = (c.sync >> 2) & 3;
+    switch (op) {
+      case OP.barrier:
+        this.shared(P.wait_at_barrier, c, this.toLatest(P.wait_at_barrier, c, c.enter));
+        this.shared(P.barrier_completion, c, this.toLatest(P.barrier_completion, c, c.exit));
+        return;
+      case OP.notify: {
+        let m = -Infinity;
+        for (let r = 0; r < this.ranks; r++) if (c.enter[r]! > m) m = c.enter[r]!;
+        this.lastNotify = m;
+        return;
+      }
+      case OP.wait:
+        this.splitWait(c);
+        this.toLatest(P.barrier_completion, c, c.exit);
+        return;
+      case OP.all_alloc:
+        this.beforeRoot(P.wait_in_all_alloc, c, c.root >= 0 ? c.root : 0);
+        return;
+      default: break;
+    }
+    const oneToMany = op === OP.broadcast || op === OP.scatter;
+    const manyToOne = op === OP.gather || op === OP.reduce;
+    const nxn = op === OP.gather_all || op === OP.exchange;
+    if (sIn === ALLSYNC) this.shared(P.entry_sync, c, this.toLatest(P.entry_sync, c, c.enter));
+    else if (sIn === MYSYNC) {
+      if (oneToMany && c.root >= 0) { this.shared(P.late_broadcast, c, this.beforeRoot(P.late_broadcast, c, c.root)); this.alone(c, c.root); }
+      else if (manyToOne && c.root >= 0) { this.shared(P.early_gather, c, this.rootBefore(P.early_gather, c, c.root)); this.alone(c, c.root); }
+      else if (nxn) this.shared(P.nxn_entry_sync, c, this.toLatest(P.nxn_entry_sync, c, c.enter));
+      else if (op === OP.prefix_reduce) this.lowerRanks(c);
+    }
+    if (sOut === ALLSYNC) this.toLatest(P.exit_sync, c, c.exit);
+    else if (sOut === MYSYNC && nxn) this.toLatest(P.nxn_exit_sync, c, c.exit);
+    void NOSYNC;
+  }
+
+  private shared(p: number, c: Instance, wasted: number): void {
+    this.peer?.(p, c, wasted);
+  }
+
+  /** Σ_e max(times) − e.time, each rank charged its own term at its call site; returns the sum. */
+  private toLatest(p: number, c: Instance, times: Float64Array): number {
+    let m = -Infinity;
+    for (let r = 0; r < this.ranks; r++) if (times[r]! > m) m = times[r]!;
+    let sum = 0;
+    for (let r = 0; r < this.ranks; r++) {
+      const w = m - times[r]!;
+      if (w > 0) { this.out.add(p, c.site[r]!, r, w); sum += w; }
+    }
+    if (sum > 0) this.out.occurred(p);
+    return sum;
+  }
+
+  /** Σ_{e.time < r.time} r.time − e.time, r the root's enter (late broadcast, collective allocation). */
+  private beforeRoot(p: number, c: Instance, root: number): number {
+    const rt = c.enter[root]!;
+    let sum = 0;
+    for (let r = 0; r < this.ranks; r++) {
+      const w = rt - c.enter[r]!;
+      if (w > 0) { this.out.add(p, c.site[r]!, r, w); sum += w; }
+    }
+    if (sum > 0) this.out.occurred(p);
+    return sum;
+  }
+
+  /** max(0, max(others' enters) − root enter), charged to the root (early gather). */
+  private rootBefore(p: number, c: Instance, root: number): number {
+    let m = -Infinity;
+    for (let r = 0; r < this.ranks; r++) if (r !== root && c.enter[r]! > m) m = c.enter[r]!;
+    const w = m - c.enter[root]!;
+    if (!(w > 0)) return 0;
+    this.out.add(p, c.site[root]!, root, w);
+    this.out.occurred(p);
+    return w;
+  }
+
+  /** Early prefix reduction: each rank waits for the latest enter among the lower ranks. */
+  private lowerRanks(c: Instance): void {
+    let m = -Infinity, any = false;
+    for (let r = 0; r < this.ranks; r++) {
+      const w = m - c.enter[r]!;
+      if (w > 0) { this.out.add(P.early_prefix_reduction, c.site[r]!, r, w); any = true; }
+      if (c.enter[r]! > m) m = c.enter[r]!;
+    }
+    if (any) this.out.occurred(P.early_prefix_reduction);
+  }
+
+  /** The wait of a split-phase barrier: until the last notify, at most until it left. */
+  private splitWait(c: Instance): void {
+    const last = this.lastNotify;
+    if (!(last === last)) return;
+    let any = false;
+    for (let r = 0; r < this.ranks; r++) {
+      const w = Math.min(last, c.exit[r]!) - c.enter[r]!;
+      if (w > 0) { this.out.add(P.wait_at_barrier, c.site[r]!, r, w); any = true; }
+    }
+    if (any) this.out.occurred(P.wait_at_barrier);
+  }
+
+  /** sorted [enter, exit] of the other ranks (scratch, reused) */
+  private order: number[] = [];
+
+  /**
+   * Wait inside a collective (Fig. 5b): the root's [enter, exit] less the union of the other
+   * ranks' intervals that overlap it — the time the root is alone in the operation.
+   */
+  private alone(c: Instance, root: number): void {
+    const a = c.enter[root]!, b = c.exit[root]!;
+    if (!(b > a)) return;
+    const idx = this.order;
+    idx.length = 0;
+    for (let r = 0; r < this.ranks; r++) if (r !== root && c.exit[r]! > a && c.enter[r]! < b) idx.push(r);
+    idx.sort((x, y) => c.enter[x]! - c.enter[y]!);
+    let covered = 0, x = a;
+    for (const r of idx) {
+      const s = Math.max(c.enter[r]!, x), e = Math.min(c.exit[r]!, b);
+      if (e > s) { covered += e - s; x = e; }
+    }
+    const w = b - a - covered;
+    if (w > 0) { this.out.add(P.wait_inside_collective, c.site[root]!, root, w); this.out.occurred(P.wait_inside_collective); }
+  }
+}
