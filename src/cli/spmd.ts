@@ -43,7 +43,7 @@ export async function spmdCommand(file: string, args: string[], o: SpmdCliOption
     process.env.LUNA_TRACE_ORIGIN = origin;
     if (launch.rank === 0) {
       manifest = {
-        format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: file, args: [...args], nodes, threads: threads / nodes,
+        format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: file, args: [...args], nodes, threads: threads / nodes, ranks: threads,
         cores: availableParallelism(), ...(nodes === 1 ? { machines: [thisMachine([0])] } : {}), codes: [], policy: 'spmd',
         clock: { cpuExact: cpuClockExact, offsets: new Array<number>(nodes).fill(0) },
         startedAt: new Date().toISOString(), status: 'running', versions: { lunaTs: version(), node: process.version }, files: [],

@@ -84,8 +84,11 @@ export class SharedArray<A extends ElemArray = ElemArray> {
 
   /** read element i (put and get as UPC's assignments through a shared pointer) */
   get(i: number): number {
-    const r = this.r;
-    r.op = 'get';
+    this.r.op = 'get';
+    return this.r.trace ? this.r.traced('get', () => this.getAt(i)) : this.getAt(i);
+  }
+
+  private getAt(i: number): number {
     this.check(i);
     const p = this.at(this.layout.owner(i), this.layout.localIndex(i));
     if (p >= 0) return this.view[p]!;
@@ -96,8 +99,11 @@ export class SharedArray<A extends ElemArray = ElemArray> {
 
   /** write element i */
   put(i: number, v: number): void {
-    const r = this.r;
-    r.op = 'put';
+    this.r.op = 'put';
+    if (this.r.trace) this.r.traced('put', () => this.putAt(i, v)); else this.putAt(i, v);
+  }
+
+  private putAt(i: number, v: number): void {
     this.check(i);
     const p = this.at(this.layout.owner(i), this.layout.localIndex(i));
     if (p >= 0) { this.view[p] = v; return; }
@@ -110,28 +116,32 @@ export class SharedArray<A extends ElemArray = ElemArray> {
   memget(dst: ElemArray, i: number): void {
     this.r.op = 'memget';
     this.check(i, dst.length);
+    if (this.r.trace) this.r.enter('memget');
     this.layout.runs(i, dst.length, (t, j, at, n) => this.readPart(t, j, dst.subarray(at, at + n)));
+    if (this.r.trace) this.r.exit('memget');
   }
 
   /** copy src into elements [i, i + src.length) */
   memput(i: number, src: ElemArray): void {
     this.r.op = 'memput';
     this.check(i, src.length);
+    if (this.r.trace) this.r.enter('memput');
     this.layout.runs(i, src.length, (t, j, at, n) => this.writePart(t, j, src.subarray(at, at + n)));
+    if (this.r.trace) this.r.exit('memput');
   }
 
   /** rank t's own elements [j, j + dst.length) into dst (OpenSHMEM's get from a PE) */
   getFrom(dst: ElemArray, t: number, j = 0): void {
     this.r.op = 'getFrom';
     this.checkPart(t, j, dst.length);
-    this.readPart(t, j, dst);
+    if (this.r.trace) this.r.traced('memget', () => this.readPart(t, j, dst)); else this.readPart(t, j, dst);
   }
 
   /** src into rank t's own elements from j (OpenSHMEM's put to a PE) */
   putTo(t: number, j: number, src: ElemArray): void {
     this.r.op = 'putTo';
     this.checkPart(t, j, src.length);
-    this.writePart(t, j, src);
+    if (this.r.trace) this.r.traced('memput', () => this.writePart(t, j, src)); else this.writePart(t, j, src);
   }
 
   private checkPart(t: number, j: number, n: number): void {
@@ -176,11 +186,14 @@ export function memget(dst: ElemArray, a: SharedArray, i: number): void { a.memg
 export function memput(a: SharedArray, i: number, src: ElemArray): void { a.memput(i, src); }
 /** copy n elements of src from si to dst from di (shared to shared) */
 export function memcpy(dst: SharedArray, di: number, src: SharedArray, si: number, n: number): void {
+  const r = runtime();
+  if (r.trace) r.enter('memcpy');
   const tmp = new (ELEM_TYPES[src.type])(n);
   src.memget(tmp, si);
   const conv = dst.type === src.type ? tmp : ELEM_TYPES[dst.type].from(tmp as unknown as ArrayLike<number>);
   dst.memput(di, conv);
-  runtime().op = 'memcpy';
+  r.op = 'memcpy';
+  if (r.trace) r.exit('memcpy');
 }
 
 // ------------------------------------------------------------------ barriers
@@ -194,7 +207,9 @@ export function notify(): void {
   r.op = 'notify';
   if (notified) throw r.fail('notify twice without a wait between');
   notified = true;
+  if (r.trace) r.enter('notify');
   r.setWords(ARRIVE, ++phase);
+  if (r.trace) r.cexit('notify', -1, BARRIER_SYNC, 0, 0);
 }
 
 /** Split-phase barrier, second half: wait until every rank has notified this phase. */
@@ -203,7 +218,9 @@ export function wait(): void {
   r.op = 'wait';
   if (!notified) throw r.fail('wait without a notify before it');
   notified = false;
+  if (r.trace) r.enter('wait');
   waitArrived(r, phase);
+  if (r.trace) r.cexit('wait', -1, BARRIER_SYNC, 0, 0);
 }
 
 /** Wait until every rank has arrived. */
@@ -211,9 +228,14 @@ export function barrier(): void {
   const r = runtime();
   r.op = 'barrier';
   if (notified) throw r.fail('barrier between a notify and its wait');
+  if (r.trace) r.enter('barrier');
   r.setWords(ARRIVE, ++phase);
   waitArrived(r, phase);
+  if (r.trace) r.cexit('barrier', -1, BARRIER_SYNC, 0, 0);
 }
+
+/** a barrier's synchronisation in the trace: IN_ALLSYNC + 4 · OUT_ALLSYNC (SYNC_MODES) */
+export const BARRIER_SYNC = 2 + 4 * 2;
 
 function waitArrived(r: Rank, p: number): void {
   const T = r.threads;
@@ -264,6 +286,7 @@ export function lock(l: Lock): void {
   r.op = 'lock';
   const w = lockOf(r, l);
   if (held.has(l.id)) throw r.fail(`lock ${l.id} is held by this rank already`);
+  if (r.trace) r.enter('lock');
   if (r.nodeOf(l.home) === r.node) {
     const b = r.board, me = r.rank + 1;
     r.until(() => Atomics.compareExchange(b, w, 0, me) === 0, 'lock', () => `waits for lock ${l.id} held by rank ${(Atomics.load(b, w) & ~WAITERS) - 1}`);
@@ -271,6 +294,7 @@ export function lock(l: Lock): void {
     r.call({ k: 'lock', id: 0, lock: l.id, attempt: false }, 'lock', `waits for lock ${l.id} (home rank ${l.home} on node ${r.nodeOf(l.home)})`);
   }
   held.add(l.id);
+  if (r.trace) { r.trace.spmdAlock(r.now(), r.rank, l.id); r.exit('lock'); }
 }
 
 /** Acquire the lock if it is free; whether it was. */
@@ -280,9 +304,11 @@ export function attempt(l: Lock): boolean {
   const w = lockOf(r, l);
   if (held.has(l.id)) throw r.fail(`lock ${l.id} is held by this rank already`);
   let ok: boolean;
+  if (r.trace) r.enter('lock_attempt');
   if (r.nodeOf(l.home) === r.node) ok = Atomics.compareExchange(r.board, w, 0, r.rank + 1) === 0;
   else ok = r.call({ k: 'lock', id: 0, lock: l.id, attempt: true }, 'lock', `attempts lock ${l.id}`) as boolean;
   if (ok) held.add(l.id);
+  if (r.trace) { if (ok) r.trace.spmdAlock(r.now(), r.rank, l.id); r.exit('lock_attempt'); }
   return ok;
 }
 
@@ -296,12 +322,14 @@ export function unlock(l: Lock): void {
     throw r.fail(`lock ${l.id} is not held by this rank${h >= 0 ? ` (rank ${h} holds it)` : ''}`);
   }
   held.delete(l.id);
+  if (r.trace) { r.enter('unlock'); r.trace.spmdRlock(r.now(), r.rank, l.id); }
   if (r.nodeOf(l.home) === r.node) {
     if (Atomics.compareExchange(r.board, w, r.rank + 1, 0) !== r.rank + 1) r.post({ k: 'unlock', id: 0, lock: l.id }); // other nodes queue: the node hands it over
     else bump(r.board);
   } else {
     r.post({ k: 'unlock', id: 0, lock: l.id });
   }
+  if (r.trace) r.exit('unlock');
 }
 
 // ------------------------------------------------------------------ collective allocation

@@ -8,6 +8,7 @@ import { CDATA, CEXIT } from './board.js';
 import { awaitEntry, awaitExit, enterCollective, exitCollective, missing, nextArray, runtime, SharedArray, type AllocOptions } from './api.js';
 import { ELEM_TYPES, SCRATCH_ARRAY, SCRATCH_SLOTS, SLOT_VALUES, type ElemArray, type ElemType } from './protocol.js';
 import type { Rank } from './rank.js';
+import type { SpmdOp } from '../trace/schema.js';
 
 export const IN_NOSYNC = 1, IN_MYSYNC = 2, IN_ALLSYNC = 4, OUT_NOSYNC = 8, OUT_MYSYNC = 16, OUT_ALLSYNC = 32;
 /** the default: all ranks synchronise on entry and on exit */
@@ -33,16 +34,18 @@ function syncOf(r: Rank, flags: number): Sync {
 }
 
 const all = (r: Rank): number[] => Array.from({ length: r.threads }, (_, t) => t);
+const nbOf = (a: SharedArray, n: number): number => n * ELEM_TYPES[a.type].BYTES_PER_ELEMENT;
 
 /**
  * The skeleton every collective shares: enter, wait on entry as the mode says (`touches`: ranks
  * whose data this rank reads or writes), move, leave, wait on exit (`touchedBy`: ranks that read
  * or write this rank's data).
  */
-function collective(name: CollectiveName, flags: number, touches: number[], touchedBy: number[], move: (k: number, s: Sync) => void): void {
+function collective(name: CollectiveName, flags: number, touches: number[], touchedBy: number[], move: (k: number, s: Sync) => void, bytes?: Bytes): void {
   const r = runtime();
   r.op = name;
   const s = syncOf(r, flags);
+  if (r.trace) r.enter(TRACE_OP[name]);
   const kind = COLLECTIVES.indexOf(name);
   const k = enterCollective(r, kind);
   if (s.inAll) for (let t = 0; t < r.threads; t++) awaitEntry(r, t, k, kind, kindName);
@@ -52,6 +55,21 @@ function collective(name: CollectiveName, flags: number, touches: number[], touc
   exitCollective(r, k);
   if (s.outAll) for (let t = 0; t < r.threads; t++) awaitExit(r, t, k);
   else if (s.outMy) for (const t of touchedBy) if (t !== r.rank) awaitExit(r, t, k);
+  if (r.trace) r.cexit(TRACE_OP[name], bytes?.root ?? -1, traceSync(s), bytes?.sent ?? 0, bytes?.recv ?? 0);
+}
+
+/** What a rank sent and received in a collective (bytes), and its root, for the trace. */
+interface Bytes { root: number; sent: number; recv: number }
+
+const TRACE_OP: Record<CollectiveName, SpmdOp> = {
+  broadcast: 'broadcast', scatter: 'scatter', gather: 'gather', gatherAll: 'gather_all', exchange: 'exchange',
+  permute: 'permute', reduce: 'reduce', prefixReduce: 'prefix_reduce', allAlloc: 'all_alloc',
+};
+
+/** IN + 4 · OUT over the trace's SYNC_MODES (nosync 0, mysync 1, allsync 2). */
+function traceSync(s: Sync): number {
+  const mode = (all: boolean, my: boolean): number => (all ? 2 : my ? 1 : 0);
+  return mode(s.inAll, s.inMy) + 4 * mode(s.outAll, s.outMy);
 }
 
 function checkPart(r: Rank, a: SharedArray, t: number, from: number, n: number, what: string): void {
@@ -73,9 +91,10 @@ export function broadcast(dst: SharedArray, src: SharedArray, n: number, srcInde
   const { root, j } = rootOf(r, src, srcIndex, 'source');
   checkPart(r, src, root, j, n, 'source');
   for (let t = 0; t < r.threads; t++) checkPart(r, dst, t, 0, n, 'destination');
-  collective('broadcast', flags, [root], r.rank === root ? all(r) : [], () => {
+  const nb = n * ELEM_TYPES[src.type].BYTES_PER_ELEMENT, me = r.rank;
+  collective('broadcast', flags, [root], me === root ? all(r) : [], () => {
     src.readPart(root, j, dst.local.subarray(0, n));
-  });
+  }, { root, sent: me === root ? nb * (r.threads - 1) : 0, recv: me === root ? 0 : nb });
 }
 
 /** Rank t's first n local elements of dst ← the root's elements [srcIndex + t·n, …+n) of its part. */
@@ -85,9 +104,10 @@ export function scatter(dst: SharedArray, src: SharedArray, n: number, srcIndex 
   const { root, j } = rootOf(r, src, srcIndex, 'source');
   checkPart(r, src, root, j, n * r.threads, 'source');
   for (let t = 0; t < r.threads; t++) checkPart(r, dst, t, 0, n, 'destination');
-  collective('scatter', flags, [root], r.rank === root ? all(r) : [], () => {
+  const nb = n * ELEM_TYPES[src.type].BYTES_PER_ELEMENT, me = r.rank;
+  collective('scatter', flags, [root], me === root ? all(r) : [], () => {
     src.readPart(root, j + r.rank * n, dst.local.subarray(0, n));
-  });
+  }, { root, sent: me === root ? nb * (r.threads - 1) : 0, recv: me === root ? 0 : nb });
 }
 
 /** The root's part of dst from dstIndex, [t·n, …+n) ← rank t's first n local elements of src. */
@@ -107,7 +127,7 @@ export function gather(dst: SharedArray, src: SharedArray, n: number, dstIndex =
       if (s.inMy) awaitEntry(r, t, k, COLLECTIVES.indexOf('gather'), kindName);
       src.readPart(t, 0, into.subarray(j + t * n, j + t * n + n));
     }
-  });
+  }, { root, sent: me === root ? 0 : nbOf(src, n), recv: me === root ? nbOf(src, n) * (r.threads - 1) : 0 });
 }
 
 /** Every rank's dst part [t·n, …+n) ← rank t's first n local elements of src. */
@@ -137,7 +157,7 @@ function manyToMany(name: 'gatherAll' | 'exchange', dst: SharedArray, src: Share
       if (s.inMy) awaitEntry(r, t, k, kind, kindName);
       src.readPart(t, at(), into.subarray(t * n, t * n + n));
     }
-  });
+  }, { root: -1, sent: nbOf(src, n) * (r.threads - 1), recv: nbOf(src, n) * (r.threads - 1) });
 }
 
 /** Rank t's first n local elements of src → the first n local elements of rank perm[t]'s dst (perm: one integer per rank). */
@@ -159,7 +179,7 @@ export function permute(dst: SharedArray, src: SharedArray, perm: SharedArray, n
     const to = p[r.rank]!;
     if (s.inMy) awaitEntry(r, to, k, COLLECTIVES.indexOf('permute'), kindName);
     dst.writePart(to, 0, src.local.subarray(0, n));
-  });
+  }, { root: -1, sent: nbOf(src, n), recv: nbOf(src, n) });
   // OUT_MYSYNC: the rank that wrote into this one has left (its write is complete)
   if ((flags & OUT_MYSYNC) !== 0) { const from = p.indexOf(r.rank); if (from !== r.rank) awaitExit(r, from, lastCollective(r)); }
 }
@@ -218,7 +238,7 @@ export function reduce(dst: SharedArray, dstIndex: number, src: SharedArray, src
     }
     r.op = 'reduce';
     dst.put(dstIndex, total);
-  });
+  }, { root, sent: me === root ? 0 : 16, recv: me === root ? 16 * (r.threads - 1) : 0 });
 }
 
 /** dst[i] ← op over src[0 … i] for i < n (dst laid out as src). */
@@ -267,7 +287,7 @@ export function prefixReduce(dst: SharedArray, src: SharedArray, n: number, op: 
       let acc = carry, h = have;
       for (let x = lo; x < hi; x++) { acc = h ? f(acc, loc[x]!) : loc[x]!; h = true; out[x] = acc; }
     }
-  });
+  }, { root: -1, sent: 8 * mine.length, recv: 8 * Math.max(0, last - mine.length) });
 }
 
 /**
@@ -285,6 +305,7 @@ export function allAlloc(length: number, o: AllocOptions = {}): SharedArray {
   let a: SharedArray | undefined;
   const kind = COLLECTIVES.indexOf('allAlloc');
   r.op = 'allAlloc';
+  if (r.trace) r.enter('all_alloc');
   const k = enterCollective(r, kind);
   awaitEntry(r, 0, k, kind, kindName);
   const id = nextArray();
@@ -293,6 +314,8 @@ export function allAlloc(length: number, o: AllocOptions = {}): SharedArray {
   a = new SharedArray(id, length, block, type, buf, r);
   exitCollective(r, k);
   for (let t = 0; t < r.threads; t++) awaitExit(r, t, k);
+  // rank 0 allocates and every rank waits for it (late broadcast); an implied barrier at exit
+  if (r.trace) r.cexit('all_alloc', 0, 1 + 4 * 2, 0, 0);
   return a;
 }
 

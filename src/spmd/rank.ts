@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
 import { ABORT, bump, EPOCH, PARKED, PARKS, POSTED, rankBase, REPLIES, RUNNING, SLEEPERS, SLEEPON, STATE } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
-import { WAIT_KINDS, type TraceSink, type WaitKind } from '../trace/schema.js';
+import { threadCpuNs } from '../trace/clock.js';
+import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
 
 /** A misuse of the layer: the message names the rank, the call site and the operation. */
 export class SpmdError extends Error {
@@ -20,6 +21,7 @@ export class RunStopped extends Error {
 }
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
+const OP_INDEX = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<SpmdOp, number>;
 
 export class Rank {
   readonly rank: number;
@@ -90,6 +92,34 @@ export class Rank {
     if (!Number.isInteger(r) || r < 0 || r >= this.threads) throw this.fail(`${what} ${String(r)} out of range (THREADS = ${this.threads})`);
   }
 
+  // ------------------------------------------------------------------ tracing
+
+  /** collective exits so far (barrier, notify, wait, collectives, allocation): the trace's sequence */
+  private cseq = 0;
+
+  /** The rank enters operation op at the caller's site (a spmdEnter record). */
+  enter(op: SpmdOp): void {
+    const tr = this.trace!;
+    tr.spmdEnter(this.now(), this.rank, OP_INDEX[op], tr.siteName(this.site()));
+  }
+
+  exit(op: SpmdOp): void {
+    this.trace!.spmdExit(this.now(), this.rank, OP_INDEX[op]);
+  }
+
+  /** The rank leaves collective op (root -1: none; sync = IN + 4·OUT over SYNC_MODES). */
+  cexit(op: SpmdOp, root: number, sync: number, sent: number, recv: number): void {
+    this.trace!.spmdCExit(this.now(), this.rank, OP_INDEX[op], ++this.cseq, root, sync, sent, recv);
+  }
+
+  /** f() as operation op: spmdEnter and spmdExit around it (only when tracing). */
+  traced<R>(op: SpmdOp, f: () => R): R {
+    this.enter(op);
+    const v = f();
+    this.exit(op);
+    return v;
+  }
+
   // ------------------------------------------------------------------ waiting
 
   /**
@@ -101,6 +131,7 @@ export class Rank {
     if (cond()) return;
     const b = this.board;
     const t0 = this.trace ? this.now() : 0;
+    const c0 = this.trace ? threadCpuNs() : 0;
     const spinUntil = performance.now() + this.init.spinMs;
     let parked = '';
     for (;;) {
@@ -124,7 +155,7 @@ export class Rank {
       Atomics.sub(b, SLEEPERS, 1);
       if (cond()) break;
     }
-    if (this.trace) this.trace.wait(t0, this.now(), NaN, -1, this.rank, WAIT_KINDS.indexOf(kind), `${this.op} at ${this.site()}`);
+    if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), `${this.op} at ${this.site()}`);
   }
 
   // ------------------------------------------------------------------ the node's system thread
