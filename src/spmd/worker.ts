@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { DONE, rankBase, STATE, bump } from './board.js';
 import { install } from './api.js';
 import { Rank, RunStopped } from './rank.js';
-import type { RankInit } from './protocol.js';
+import type { RankInit, RankRequest } from './protocol.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
 import { setRunOrigin, wallNs } from '../trace/clock.js';
 
@@ -16,9 +16,14 @@ const trace = init.trace ? ThreadTraceWriter.open(init.trace.dir, init.node, ini
 const rank = new Rank(init, port, trace, wallNs);
 install(rank);
 
-function finish(): void {
+/**
+ * How the rank ended, told to the node before the rank shows DONE on the board: the node never
+ * sees every rank done or parked while this message is still on its way (it would call a hang).
+ */
+function finish(m: RankRequest): void {
   trace?.flush();
   trace?.close();
+  rank.post(m);
   Atomics.store(rank.board, rankBase(rank.rank) + STATE, DONE);
   bump(rank.board);
 }
@@ -26,15 +31,13 @@ function finish(): void {
 try {
   const mod = (await import(pathToFileURL(init.program).href)) as { default?: unknown };
   if (typeof mod.default === 'function') await (mod.default as (args: string[]) => unknown)(init.args);
-  finish();
-  rank.post({ k: 'done', id: 0, rank: rank.rank });
+  finish({ k: 'done', id: 0, rank: rank.rank });
 } catch (e) {
-  finish();
   if (!(e instanceof RunStopped)) {
     const message = e instanceof Error ? (e.name === 'SpmdError' ? e.message : `rank ${rank.rank}: ${e.stack ?? e.message}`) : `rank ${rank.rank}: ${String(e)}`;
-    rank.post({ k: 'fault', id: 0, rank: rank.rank, message });
+    finish({ k: 'fault', id: 0, rank: rank.rank, message });
   } else {
-    rank.post({ k: 'done', id: 0, rank: rank.rank });
+    finish({ k: 'done', id: 0, rank: rank.rank });
   }
 }
 parentPort?.close();
