@@ -86,27 +86,25 @@ function rootOf(r: Rank, a: SharedArray, i: number, what: string): { root: numbe
 
 /** Root's n elements from src[srcIndex] (in the root's part) into the first n local elements of every rank's dst. */
 export function broadcast(dst: SharedArray, src: SharedArray, n: number, srcIndex = 0, flags = ALLSYNC): void {
-  const r = runtime();
-  r.op = 'broadcast';
-  const { root, j } = rootOf(r, src, srcIndex, 'source');
-  checkPart(r, src, root, j, n, 'source');
-  for (let t = 0; t < r.threads; t++) checkPart(r, dst, t, 0, n, 'destination');
-  const nb = n * ELEM_TYPES[src.type].BYTES_PER_ELEMENT, me = r.rank;
-  collective('broadcast', flags, [root], me === root ? all(r) : [], () => {
-    src.readPart(root, j, dst.local.subarray(0, n));
-  }, { root, sent: me === root ? nb * (r.threads - 1) : 0, recv: me === root ? 0 : nb });
+  fromRoot('broadcast', dst, src, n, srcIndex, flags);
 }
 
 /** Rank t's first n local elements of dst ← the root's elements [srcIndex + t·n, …+n) of its part. */
 export function scatter(dst: SharedArray, src: SharedArray, n: number, srcIndex = 0, flags = ALLSYNC): void {
+  fromRoot('scatter', dst, src, n, srcIndex, flags);
+}
+
+/** One to many: every rank pulls n elements of the root's part (the same for broadcast, its own slot for scatter). */
+function fromRoot(name: 'broadcast' | 'scatter', dst: SharedArray, src: SharedArray, n: number, srcIndex: number, flags: number): void {
   const r = runtime();
-  r.op = 'scatter';
+  r.op = name;
   const { root, j } = rootOf(r, src, srcIndex, 'source');
-  checkPart(r, src, root, j, n * r.threads, 'source');
+  const slot = name === 'scatter' ? n : 0;
+  checkPart(r, src, root, j, slot * (r.threads - 1) + n, 'source');
   for (let t = 0; t < r.threads; t++) checkPart(r, dst, t, 0, n, 'destination');
-  const nb = n * ELEM_TYPES[src.type].BYTES_PER_ELEMENT, me = r.rank;
-  collective('scatter', flags, [root], me === root ? all(r) : [], () => {
-    src.readPart(root, j + r.rank * n, dst.local.subarray(0, n));
+  const nb = nbOf(src, n), me = r.rank;
+  collective(name, flags, [root], me === root ? all(r) : [], () => {
+    src.readPart(root, j + me * slot, dst.local.subarray(0, n));
   }, { root, sent: me === root ? nb * (r.threads - 1) : 0, recv: me === root ? 0 : nb });
 }
 
