@@ -196,6 +196,30 @@ export function memcpy(dst: SharedArray, di: number, src: SharedArray, si: numbe
   if (r.trace) r.exit('memcpy');
 }
 
+/**
+ * Complete this rank's puts before what follows. Puts and memputs here return once their data are
+ * in place (remote ones acknowledged), so there is nothing left to wait for; the call marks the
+ * point in the trace as UPC's upc_fence does.
+ */
+export function fence(): void {
+  const r = runtime();
+  r.op = 'fence';
+  if (r.trace) { r.enter('fence'); r.exit('fence'); }
+}
+
+/**
+ * Run f as a code block of the program's own (a phase, a kernel): traced as a `region` entered at
+ * the call site, so the pattern engine's call paths and the timeline show it. Returns f's result.
+ */
+export function region<R>(f: () => R): R {
+  const r = runtime();
+  if (!r.trace) return f();
+  r.enter('region');
+  const v = f();
+  r.exit('region');
+  return v;
+}
+
 // ------------------------------------------------------------------ barriers
 
 let phase = 0;

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { spawn, spawnSync } from 'node:child_process';
 import { explain, inTempDir, luna, LUNA, type Run } from '../cli/helpers.js';
+import { readTrace } from '../../src/trace/index.js';
+import { SPMD_OPS } from '../../src/trace/schema.js';
 
 const PROGRAMS = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../../test/spmd/programs');
 const prog = (name: string): string => join(PROGRAMS, `${name}.ts`);
@@ -56,6 +58,18 @@ test('a traced run: the pattern engine charges the wait for the late rank at the
     const m = JSON.parse(readFileSync(join(dir, 'tr', 'manifest.json'), 'utf8')) as { ranks: number; status: string };
     assert.equal(m.ranks, 3);
     assert.equal(m.status, 'completed');
+    // every rank's records: the operations it entered (named by SPMD_OPS), lock acquire and release
+    const entered = new Map<string, number>();
+    const kinds = new Map<string, number>();
+    for (const e of readTrace(join(dir, 'tr')).events) {
+      kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+      if (e.kind === 'spmdEnter') entered.set(SPMD_OPS[e.op]!, (entered.get(SPMD_OPS[e.op]!) ?? 0) + 1);
+    }
+    for (const op of ['all_alloc', 'barrier', 'region', 'lock', 'put', 'fence', 'unlock']) assert.equal(entered.get(op), op === 'barrier' ? 6 : 3, `${op}: ${JSON.stringify([...entered])}`);
+    assert.equal(kinds.get('spmdCExit'), 9);
+    assert.equal(kinds.get('spmdAlock'), 3);
+    assert.equal(kinds.get('spmdRlock'), 3);
+    assert.equal(kinds.get('spmdExit'), 5 * 3);
     const a = await luna(['analyze', 'patterns', '--json', 'tr'], dir);
     assert.equal(a.status, 0, explain(a));
     const out = JSON.parse(a.stdout) as { spmd: { collectives: number }; patterns: { id: string; sites: { site: string; locations: { loc: number; wasted: number }[] }[] }[] };

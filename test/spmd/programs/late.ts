@@ -1,5 +1,5 @@
 // Rank 1 reaches the barrier 100 ms after the others; then every rank takes a lock in turn.
-import { MYTHREAD, allAlloc, allLockAlloc, barrier, lock, unlock } from 'luna-ts/spmd';
+import { MYTHREAD, allAlloc, allLockAlloc, barrier, fence, lock, region, unlock } from 'luna-ts/spmd';
 
 function busy(ms: number): void {
   const t = performance.now();
@@ -11,8 +11,11 @@ export default function main(): void {
   if (MYTHREAD === 1) busy(100);
   barrier();
   const l = allLockAlloc();
-  lock(l);
-  a.put(MYTHREAD, 1);
-  unlock(l);
+  region(() => {
+    lock(l);
+    a.put(MYTHREAD, 1);
+    fence();
+    unlock(l);
+  });
   barrier();
 }
