@@ -1,23 +1,35 @@
 // `luna export perfetto DIR -o out.json` (`-o -`: standard output), `luna export tables DIR [-o OUT] [--format csv,parquet]`
-import { exportPerfetto, exportTables, type TableFormat } from '../trace/index.js';
+import { exportPerfetto, exportPerfettoProto, exportTables, type TableFormat } from '../trace/index.js';
+import { progressBar } from './progress.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { outputTarget } from './argv.js';
 import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
-import { progressBar } from './progress.js';
 
-export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {
+/**
+ * `--format proto` (default: Perfetto's protobuf, TrackEvent) or `json` (Chrome trace events);
+ * a `.json` output name picks JSON when no format is given.
+ */
+export async function exportPerfettoCommand(dir: string, out: string, format?: string): Promise<number> {
+  const fmt = format ?? (/\.json$/i.test(out) ? 'json' : 'proto');
+  if (fmt !== 'proto' && fmt !== 'json') {
+    process.stderr.write(`luna: error: --format must be proto or json, got ${JSON.stringify(format)}\n`);
+    return 2;
+  }
   const bad = notATraceDir(dir);
   if (bad !== undefined) return bad;
   const bar = progressBar();
   try {
     bar.phase('exporting', 1);
+    const update = (done: number, est: number): void => bar.update(done, est);
     let r;
-    try { r = exportPerfetto(dir, outputTarget(out), (done, est) => bar.update(done, est)); } finally { bar.stop(); }
+    try { r = fmt === 'json' ? exportPerfetto(dir, outputTarget(out), update) : exportPerfettoProto(dir, outputTarget(out), update); } finally { bar.stop(); }
     process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
-    process.stderr.write(`luna: wrote ${r.events} trace events to ${out === '-' ? 'standard output' : out}\n`);
+    const what = 'events' in r ? `${r.events} trace events (Chrome JSON)` : `${r.packets} Perfetto packets (protobuf, ${r.slices} slices)`;
+    process.stderr.write(`luna: wrote ${what} to ${out === '-' ? 'standard output' : out}\n`);
     return r.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
+    bar.stop();
     return traceErrorExit(e);
   }
 }

@@ -13,4 +13,5 @@ export { TraceModel, type ModelListener } from './model/model.js';
 export { Fragment, DfRec, type Transfer } from './model/records.js';
 export { SpmdResolver, spmdOpName, syncIn, syncOut, type SpmdListener } from './model/spmd.js';
 export { exportPerfetto } from './export/perfetto.js';
+export { exportPerfettoProto, PerfettoProtoWriter } from './export/perfetto-proto.js';
 export { exportTables, TABLES, type TableFormat, type TableName, type TablesResult } from './export/tables.js';
