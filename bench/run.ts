@@ -54,7 +54,7 @@ const SUITES: SuiteDef[] = [
     name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory',
     targets: [{ key: 'eventsPerSecAnalysisOnly', op: '>=', value: 2e6, label: 'analysis throughput' }],
   },
-  { name: 'exports', module: './exports.js', own: false, what: 'Perfetto JSON and CSV/Parquet tables against the analysis of the same trace' },
+  { name: 'exports', module: './exports.js', own: false, what: 'Perfetto JSON and protobuf, OTF2 and CSV/Parquet tables against the analysis of the same trace' },
   {
     name: 'report', module: './report.js', own: false, what: 'luna report of 10^5 and 10^6 generated fragments against the analysis of the same trace: time, size, bytes per fragment',
     targets: [{ key: 'sizeMB1M', op: '<=', value: 30, label: 'report of 10^6 fragments (MB)' }],

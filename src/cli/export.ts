@@ -1,5 +1,6 @@
-// `luna export perfetto DIR -o out.json` (`-o -`: standard output), `luna export tables DIR [-o OUT] [--format csv,parquet]`
-import { exportPerfetto, exportPerfettoProto, exportTables, type TableFormat } from '../trace/index.js';
+// `luna export perfetto DIR -o out.json` (`-o -`: standard output), `luna export tables DIR [-o OUT] [--format csv,parquet]`,
+// `luna export otf2 DIR [-o OUT]`
+import { exportOtf2, exportPerfetto, exportPerfettoProto, exportTables, Otf2UnavailableError, type TableFormat } from '../trace/index.js';
 import { progressBar } from './progress.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { outputTarget } from './argv.js';
@@ -65,6 +66,37 @@ export async function exportTablesCommand(dir: string, o: { output?: string; for
     process.stderr.write(`luna: wrote ${formats.join(' and ')} tables to ${out} (rows: ${counts})\n`);
     return r.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
+    return traceErrorExit(e);
+  }
+}
+
+export async function exportOtf2Command(dir: string, o: { output?: string }): Promise<number> {
+  if (o.output === '-') {
+    process.stderr.write('luna: error: an OTF2 archive is a directory of files: -o takes a directory, not - (standard output)\n');
+    return 2;
+  }
+  const bad = notATraceDir(dir);
+  if (bad !== undefined) return bad;
+  const out = o.output ?? `${dir.replace(/[\\/]+$/, '')}.otf2`;
+  const bar = progressBar();
+  let phase = '';
+  try {
+    const r = exportOtf2(dir, out, (done, est, p) => {
+      if (p !== phase) { phase = p; bar.phase(p === 'reading' ? 'reading the trace' : 'writing OTF2', 1); }
+      bar.update(done, est);
+    });
+    bar.stop();
+    process.stderr.write(formatDamage(r.damage, dir));
+    for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
+    const events = Object.values(r.events).reduce((a, b) => a + b, 0);
+    process.stderr.write(`luna: wrote OTF2 archive ${r.anchor} (${r.locations} locations, ${events} events: ${r.cfs} CF executions, ${r.messages} DF messages)\n`);
+    return r.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
+  } catch (e) {
+    bar.stop();
+    if (e instanceof Otf2UnavailableError) {
+      process.stderr.write(`luna: error: ${e.message}\n`);
+      return 1;
+    }
     return traceErrorExit(e);
   }
 }

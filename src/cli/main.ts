@@ -99,6 +99,12 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--format <formats>', 'csv, parquet, or csv,parquet', 'csv')
     .action(async (dir: string, o: { output?: string; format: string }) => { code = await (await import('./export.js')).exportTablesCommand(dir, o); });
 
+  exp.command('otf2')
+    .description('an OTF2 archive (traces.otf2, traces.def, traces/) for Vampir, Scalasca, Cube and otf2-print')
+    .argument('<trace>', 'trace directory written by luna run --trace')
+    .option('-o, --output <dir>', 'output directory (default: TRACE.otf2 beside the trace)')
+    .action(async (dir: string, o: { output?: string }) => { code = await (await import('./export.js')).exportOtf2Command(dir, o); });
+
   const an = program.command('analyze').description('performance analyses of a trace');
   an.command('slow')
     .description('SLOW: where the time went (Starvation, Latency, Overhead, Waiting, Useful work)')
