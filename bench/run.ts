@@ -54,6 +54,7 @@ const SUITES: SuiteDef[] = [
     name: 'analysis', module: './analysis.js', own: false, what: 'SLOW analysis throughput and memory',
     targets: [{ key: 'eventsPerSecAnalysisOnly', op: '>=', value: 2e6, label: 'analysis throughput' }],
   },
+  { name: 'patterns', module: './patterns.js', own: true, what: 'pattern engine throughput on a generated SPMD trace (10^7 events; 10^6 with --quick or --reps 1): end to end and the analysis pass alone' },
   { name: 'exports', module: './exports.js', own: false, what: 'Perfetto JSON and protobuf, OTF2 and CSV/Parquet tables against the analysis of the same trace' },
   {
     name: 'report', module: './report.js', own: false, what: 'luna report of 10^5 and 10^6 generated fragments against the analysis of the same trace: time, size, bytes per fragment',

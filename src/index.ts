@@ -13,4 +13,5 @@ export { MAX_THREADS } from './runtime/limits.js';
 export { DF } from './ucode/df.js';
 export * as trace from './trace/index.js';
 export { analyzeSlow, analyzeSlowTrace, interpretSlow, formatSlowTable, type SlowReport, type SlowOptions } from './analysis/slow/index.js';
+export { analyzePatternsTrace, formatPatterns, PATTERNS, type PatternReport, type PatternOptions } from './analysis/patterns/index.js';
 export { reportHtml, SECTIONS, type Section, type RunData } from './report/index.js';

@@ -1,9 +1,10 @@
 // One streaming pass over a trace for the report: the SLOW analysis (its report and findings,
-// computed by src/analysis/slow, never re-derived here) plus a listener of the same trace model
+// computed by src/analysis/slow, never re-derived here), the pattern engine (src/analysis/patterns) plus a listener of the same trace model
 // that keeps what the timeline draws — every fragment's lane, code and times, every DF transfer,
 // every system-thread span — in growable typed columns (32 bytes per fragment, no objects).
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
+import { PatternAnalysis, type PatternReport } from '../analysis/patterns/analyze.js';
 import { pathSteps, type PathNode } from '../analysis/slow/critical.js';
 import { NameTable } from './names.js';
 import { readModel } from '../trace/read.js';
@@ -58,6 +59,8 @@ export interface RunData {
   criticalNames: NameTable;
   /** bytes of the trace files (progress and sizes) */
   traceBytes: number;
+  /** the pattern engine's results (SPMD patterns, fragmented-program patterns) */
+  patterns: PatternReport;
 }
 
 export interface CollectProgress { (eventsDone: number, eventsEstimated: number): void }
@@ -99,10 +102,15 @@ class Collector implements ModelListener {
 
 /** Read and analyze `dir` once; throws TraceFormatError / fs errors like analyzeSlowTrace. */
 export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress): RunData {
-  let an!: SlowAnalyzer;
+  let an!: SlowAnalyzer, pa!: PatternAnalysis;
   const col = new Collector();
-  const read = readModel(dir, (model) => { an = new SlowAnalyzer(model, opts); model.listen(col); }, progress);
+  const read = readModel(dir, (model) => {
+    pa = new PatternAnalysis(model);
+    an = new SlowAnalyzer(model, { ...opts, observe: pa.observer });
+    model.listen(col);
+  }, progress);
   const slow = finishReport(an);
+  const patterns = pa.finish(slow, read.readerWarnings, read.damage());
   for (const w of read.readerWarnings) slow.warnings.push(`trace: ${w}`);
   const critical: number[] = [];
   const criticalNames = new NameTable();
@@ -120,5 +128,6 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
     critical: Int32Array.from(critical), criticalNames,
     traceBytes: read.bytes,
+    patterns,
   };
 }

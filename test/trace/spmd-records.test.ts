@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
 import { traceFileName } from '../../src/trace/format.js';
-import { exportPerfetto } from '../../src/trace/index.js';
+import { exportPerfetto, exportPerfettoProto } from '../../src/trace/index.js';
 import { readModel } from '../../src/trace/read.js';
 import { SpmdResolver, spmdOpName, syncIn, syncOut } from '../../src/trace/model/spmd.js';
 import { SPMD_OPS } from '../../src/trace/schema.js';
@@ -87,4 +87,35 @@ test('Perfetto JSON shows SPMD operations as slices on the rank\'s thread and lo
   assert.equal(ends.length, 4, 'every slice ends');
   assert.deepEqual(ends.find((e) => e.pid === 1)!.args, { seq: 0, sent: 0, received: 800, sync: 'IN_MYSYNC | OUT_ALLSYNC', root: 0 });
   assert.deepEqual(evs.filter((e) => e.ph === 'i').map((e) => e.name), ['acquire lock 7', 'release lock 7']);
+});
+
+test('Perfetto protobuf shows SPMD operations as slices that open and close on the rank\'s thread, lock changes as instants', async (t) => {
+  const dir = tempDir(t);
+  build(dir);
+  const out = join(dir, 'run.pftrace');
+  exportPerfettoProto(dir, out);
+  const { TracePacket } = await import('../../src/trace/export/perfetto-proto.js');
+  const protobuf = (await import('protobufjs')).default;
+  const rd = protobuf.Reader.create(readFileSync(out));
+  const names = new Map<number, string>();
+  const begun: string[] = [], instants: string[] = [];
+  const open = new Map<number, number>();
+  let endsWithSeq = 0;
+  while (rd.pos < rd.len) {
+    assert.equal(rd.uint32(), 0x0a);
+    const p = TracePacket.decode(rd.bytes()) as unknown as { internedData?: { eventNames?: { iid: number; name: string }[] }; trackEvent?: { type: number; trackUuid: number; nameIid?: number; debugAnnotations?: { name?: string }[] } };
+    for (const n of p.internedData?.eventNames ?? []) names.set(Number(n.iid), n.name);
+    const e = p.trackEvent;
+    if (!e) continue;
+    const track = Number(e.trackUuid);
+    if (e.type === 1) { begun.push(names.get(Number(e.nameIid))!); open.set(track, (open.get(track) ?? 0) + 1); }
+    else if (e.type === 2) {
+      open.set(track, open.get(track)! - 1);
+      if (e.debugAnnotations?.some((a) => a.name === 'seq')) endsWithSeq++;
+    } else if (e.type === 3) instants.push(names.get(Number(e.nameIid))!);
+  }
+  assert.deepEqual(begun.filter((n) => n.includes('@')).sort(), ['broadcast @ is.ts:10:3', 'broadcast @ is.ts:10:3', 'lock @ is.ts:20:5', 'unlock @ is.ts:22:5']);
+  assert.equal(endsWithSeq, 2, 'both collective exits carry their sequence number');
+  assert.deepEqual(instants.filter((n) => n.includes('lock')), ['acquire lock 7', 'release lock 7']);
+  for (const [track, n] of open) assert.equal(n, 0, `track ${track}: every slice closed`);
 });

@@ -8,6 +8,7 @@ import { SpmdResolver } from '../../trace/model/spmd.js';
 import { readModel, type ReadProgress } from '../../trace/read.js';
 import { SlowAnalyzer } from '../slow/analyzer.js';
 import { finishReport } from '../slow/report.js';
+import type { RunEnd, SlowReport } from '../slow/types.js';
 import { P, PATTERNS } from './catalog.js';
 import { PatternEngine, type CollectiveView } from './engine.js';
 import { FragmentedPatterns } from './fragmented.js';
@@ -31,7 +32,8 @@ export interface Comparison {
 
 export interface PatternReport {
   program: string;
-  status: string;
+  /** how the run ended (SLOW's account of it): unless `complete`, the patterns cover its part before that */
+  run: RunEnd;
   nodes: number;
   threads: number;
   /** SPMD ranks (0: not an SPMD run) */
@@ -80,71 +82,104 @@ class Comparator {
   };
 }
 
-/** Read `dir` once and search it for every pattern. */
-export function analyzePatternsTrace(dir: string, opts: PatternOptions = {}, progress?: ReadProgress, read: ReadTraceOptions = {}): PatternReport {
-  let model!: TraceModel, spmd!: SpmdResolver, slow!: SlowAnalyzer, frag!: FragmentedPatterns;
-  let results!: PatternResults;
-  let engine: PatternEngine | null = null;
-  let comparator: Comparator | null = null;
-  const r = readModel(dir, (m) => {
-    model = m;
-    spmd = m.use(SpmdResolver);
+/**
+ * The pattern analysis of one trace model: made before the events flow (it listens to the SPMD
+ * resolver and observes the SLOW analyzer the caller makes with `observer`), finished after.
+ * `luna analyze patterns` and the report's collection share it, so the report reads a trace once.
+ */
+export class PatternAnalysis {
+  readonly observer: FragmentedPatterns;
+  private readonly spmd: SpmdResolver;
+  private readonly results: PatternResults;
+  private engine: PatternEngine | null = null;
+  private comparator: Comparator | null = null;
+
+  constructor(private readonly m: TraceModel, opts: PatternOptions = {}) {
+    const spmd = (this.spmd = m.use(SpmdResolver));
     const slots = m.N * m.T;
-    results = new PatternResults((p) => (PATTERNS[p]!.model === 'spmd' ? Math.max(1, spmd.ranks) : p === P.imbalance_in_quantum ? m.N : slots));
-    frag = new FragmentedPatterns(m, results, opts.quantumNs);
-    slow = new SlowAnalyzer(m, { observe: frag });
+    const results = (this.results = new PatternResults((p) => (PATTERNS[p]!.model === 'spmd' ? Math.max(1, this.engine?.ranks ?? spmd.ranks) : p === P.imbalance_in_quantum ? m.N : slots)));
+    this.observer = new FragmentedPatterns(m, results, opts.quantumNs);
     const ensure = (rank: number): PatternEngine => {
-      if (!engine) {
-        engine = new PatternEngine(Math.max(spmd.ranks, rank + 1), results);
-        if (opts.compare) { comparator = new Comparator(); engine.peer = comparator.hook; }
-      } else if (rank >= engine.ranks) {
+      let e = this.engine;
+      if (!e) {
+        e = this.engine = new PatternEngine(Math.max(spmd.ranks, rank + 1), results);
+        if (opts.compare) { this.comparator = new Comparator(); e.peer = this.comparator.hook; }
+      } else if (rank >= e.ranks) {
         // the manifest did not say THREADS (the resolver grows them as ranks appear)
         m.warn('the manifest does not give the SPMD ranks: a collective completed before the last rank appeared was judged on fewer ranks');
-        engine.grow(rank + 1);
+        e.grow(rank + 1);
       }
-      return engine;
+      return e;
+    };
+    // call-site ids per file (node · 4096 + thread) and the file's site number: one string lookup per call site
+    const ids = new Map<number, Int32Array>();
+    const siteId = (node: number, thread: number, n: number, name: string): number => {
+      const k = node * 4096 + thread;
+      let a = ids.get(k);
+      if (!a || n >= a.length) {
+        const b = new Int32Array(Math.max(64, 2 * (n + 1))).fill(-1);
+        if (a) b.set(a);
+        ids.set(k, (a = b));
+      }
+      let id = a[n]!;
+      if (id < 0) a[n] = id = results.site(name);
+      return id;
     };
     spmd.listen({
-      enter: (e, site) => ensure(e.rank).enter(e.rank, e.t, e.op, results.site(site)),
+      enter: (e, site) => ensure(e.rank).enter(e.rank, e.t, e.op, siteId(e.node, e.thread, e.callSite, site)),
       exit: (e) => ensure(e.rank).exit(e.rank, e.t, e.op),
       cexit: (e) => ensure(e.rank).cexit(e.rank, e.t, e.op, e.seq, e.root, e.sync),
       lock: (e) => (e.kind === 'spmdAlock' ? ensure(e.rank).alock(e.rank, e.t, e.lock) : ensure(e.rank).rlock(e.rank, e.t, e.lock)),
     });
+  }
+
+  /** The report, once the events were read and SLOW finished (`sr`). */
+  finish(sr: SlowReport, readerWarnings: readonly string[], damage: DamageReport): PatternReport {
+    const m = this.m;
+    this.observer.end();
+    const eng = this.engine;
+    eng?.end();
+    const warnings = readerWarnings.map((w) => `trace: ${w}`);
+    if (eng) {
+      const pb = eng.problems;
+      if (pb.unmatchedExits) warnings.push(`${pb.unmatchedExits} SPMD exit(s) without the matching enter on their rank (left out)`);
+      if (pb.firstMismatch) {
+        const f = pb.firstMismatch;
+        warnings.push(`${pb.mismatched} mismatched collective(s): collective #${f.seq} is ${f.expected} on one rank but ${f.op} on rank ${f.rank} (not analysed)`);
+      }
+      if (pb.incomplete) warnings.push(`${pb.incomplete} collective(s) some rank never left (the run ended inside them; not analysed)`);
+      if (pb.doubleAcquire) warnings.push(`${pb.doubleAcquire} lock acquisition(s) of a lock the trace shows held (a release is missing)`);
+    }
+    for (const [w, n] of m.warnings) warnings.push(n > 1 ? `${w} (${n}×)` : w);
+    const ranks = eng ? eng.ranks : this.spmd.ranks;
+    const tWall = sr.tWall, T = m.T;
+    const label = (p: number, loc: number): string =>
+      PATTERNS[p]!.model === 'spmd' ? `rank ${loc}` : p === P.imbalance_in_quantum ? `node ${loc}` : `node ${Math.floor(loc / T)} lane ${(loc % T) + 1}`;
+    const available = (kind: 'spmd' | 'fragmented'): number => (kind === 'spmd' ? ranks * tWall : sr.cores * tWall);
+    const k = sr.models.kireev2024 ?? sr.t;
+    return {
+      program: m.manifest.program, run: sr.run,
+      nodes: m.N, threads: T, ranks, tStart: sr.tStart, tWall,
+      spmd: { events: eng?.events ?? 0, collectives: eng?.collectives ?? 0 },
+      cfs: sr.cfs,
+      patterns: this.results.tree(label, available),
+      noise: { perInstanceNs: NOISE_PER_INSTANCE_NS, share: NOISE_SHARE },
+      quantumNs: this.observer.quantumNs,
+      slow: { S: k.S, starvationTail: sr.starvationTail, L: k.L, sendDelay: sr.overhead.sendDelay, startDelay: sr.overhead.startDelay, preempt: sr.overhead.preempt },
+      ...(this.comparator ? { comparison: [...this.comparator.rows.values()] } : {}),
+      warnings,
+      damage,
+    };
+  }
+}
+
+/** Read `dir` once and search it for every pattern. */
+export function analyzePatternsTrace(dir: string, opts: PatternOptions = {}, progress?: ReadProgress, read: ReadTraceOptions = {}): PatternReport {
+  let pa!: PatternAnalysis, slow!: SlowAnalyzer;
+  const r = readModel(dir, (m) => {
+    pa = new PatternAnalysis(m, opts);
+    slow = new SlowAnalyzer(m, { observe: pa.observer });
   }, progress, read);
   const sr = finishReport(slow);
-  frag.end();
-  const eng = engine as PatternEngine | null;
-  eng?.end();
-  const warnings = [...r.readerWarnings.map((w) => `trace: ${w}`)];
-  if (eng) {
-    const pb = eng.problems;
-    if (pb.unmatchedExits) warnings.push(`${pb.unmatchedExits} SPMD exit(s) without the matching enter on their rank (left out)`);
-    if (pb.firstMismatch) {
-      const f = pb.firstMismatch;
-      warnings.push(`${pb.mismatched} mismatched collective(s): collective #${f.seq} is ${f.expected} on one rank but ${f.op} on rank ${f.rank} (not analysed)`);
-    }
-    if (pb.incomplete) warnings.push(`${pb.incomplete} collective(s) some rank never left (the run ended inside them; not analysed)`);
-    if (pb.doubleAcquire) warnings.push(`${pb.doubleAcquire} lock acquisition(s) of a lock the trace shows held (a release is missing)`);
-  }
-  for (const [w, n] of model.warnings) warnings.push(n > 1 ? `${w} (${n}×)` : w);
-  const ranks = eng ? eng.ranks : spmd.ranks;
-  const tWall = sr.tWall;
-  const T = model.T;
-  const label = (p: number, loc: number): string =>
-    PATTERNS[p]!.model === 'spmd' ? `rank ${loc}` : p === P.imbalance_in_quantum ? `node ${loc}` : `node ${Math.floor(loc / T)} lane ${(loc % T) + 1}`;
-  const available = (kind: 'spmd' | 'fragmented'): number => (kind === 'spmd' ? ranks * tWall : sr.cores * tWall);
-  const cmp = comparator as Comparator | null;
-  return {
-    program: model.manifest.program, status: model.status ?? model.manifest.status ?? 'running',
-    nodes: model.N, threads: model.T, ranks, tStart: sr.tStart, tWall,
-    spmd: { events: eng?.events ?? 0, collectives: eng?.collectives ?? 0 },
-    cfs: sr.cfs,
-    patterns: results.tree(label, available),
-    noise: { perInstanceNs: NOISE_PER_INSTANCE_NS, share: NOISE_SHARE },
-    quantumNs: frag.quantumNs,
-    slow: { S: sr.models.kireev2024?.S ?? sr.t.S, starvationTail: sr.starvationTail, L: sr.models.kireev2024?.L ?? sr.t.L, sendDelay: sr.overhead.sendDelay, startDelay: sr.overhead.startDelay, preempt: sr.overhead.preempt },
-    ...(cmp ? { comparison: [...cmp.rows.values()] } : {}),
-    warnings,
-    damage: r.damage(),
-  };
+  return pa.finish(sr, r.readerWarnings, r.damage());
 }

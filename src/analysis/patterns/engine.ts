@@ -127,23 +127,14 @@ export class PatternEngine {
 
   exit(rank: number, _t: number, op: number): void {
     this.events++;
-    const s = this.stacks[rank]!;
-    if (s.n === 0 || s.op[s.n - 1] !== op) {
-      this.problems.unmatchedExits++;
-      if (s.n === 0 || !this.unwind(s, op)) return;
-    }
-    s.n--;
+    this.pop(this.stacks[rank]!, op);
   }
 
   /** A CExit: pops the rank's stack (its enterptr) and joins the collective's instance. */
   cexit(rank: number, t: number, op: number, seq: number, root: number, sync: number): void {
     this.events++;
     const s = this.stacks[rank]!;
-    if (s.n === 0 || s.op[s.n - 1] !== op) {
-      this.problems.unmatchedExits++;
-      if (s.n === 0 || !this.unwind(s, op)) return;
-    }
-    s.n--;
+    if (!this.pop(s, op)) return;
     const enterT = s.t[s.n]!, site = s.site[s.n]!;
     let c = this.queue.get(seq);
     if (!c) {
@@ -195,6 +186,19 @@ export class PatternEngine {
   end(): void {
     this.problems.incomplete += this.queue.size;
     this.queue.clear();
+  }
+
+  /**
+   * r_Exit: pop the Enter of `op` (it stays readable just above the top: the exit's enterptr).
+   * An exit of an operation below the top drops those left open above it; of none, is counted.
+   */
+  private pop(s: RegionStack, op: number): boolean {
+    if (s.n === 0 || s.op[s.n - 1] !== op) {
+      this.problems.unmatchedExits++;
+      if (s.n === 0 || !this.unwind(s, op)) return false;
+    }
+    s.n--;
+    return true;
   }
 
   /** An exit of `op` below the top of the stack: drop the operations left open above it. */
@@ -319,7 +323,14 @@ export class PatternEngine {
     const idx = this.order;
     idx.length = 0;
     for (let r = 0; r < this.ranks; r++) if (r !== root && c.exit[r]! > a && c.enter[r]! < b) idx.push(r);
-    idx.sort((x, y) => c.enter[x]! - c.enter[y]!);
+    // insertion sort by enter time: a few ranks, and no closure per collective
+    const en = c.enter;
+    for (let i = 1; i < idx.length; i++) {
+      const v = idx[i]!, tv = en[v]!;
+      let j = i - 1;
+      while (j >= 0 && en[idx[j]!]! > tv) { idx[j + 1] = idx[j]!; j--; }
+      idx[j + 1] = v;
+    }
     let covered = 0, x = a;
     for (const r of idx) {
       const s = Math.max(c.enter[r]!, x), e = Math.min(c.exit[r]!, b);

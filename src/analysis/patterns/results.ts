@@ -40,6 +40,10 @@ export class PatternResults {
   /** occurrences per pattern (instances with wasted time) */
   readonly counts = new Float64Array(PATTERNS.length);
 
+  /** the last row charged (charges come in runs: one collective charges one row per rank) */
+  private lastKey = -1;
+  private lastRow: Float64Array | null = null;
+
   constructor(private readonly locs: (p: number) => number) {}
 
   site(name: string): number {
@@ -56,12 +60,25 @@ export class PatternResults {
   add(p: number, site: number, loc: number, ns: number): void {
     if (!(ns > 0)) return;
     const k = p * SITE_BITS + site;
-    let row = this.rows.get(k);
-    const n = this.locs(p);
-    if (!row) this.rows.set(k, (row = new Float64Array(2 * n)));
-    if (loc >= n) return; // a location beyond the run's (damage the resolver already named)
+    let row = k === this.lastKey ? this.lastRow : this.rows.get(k);
+    if (!row) this.rows.set(k, (row = new Float64Array(2 * this.locs(p))));
+    this.lastKey = k;
+    this.lastRow = row;
+    const n = row.length >> 1;
+    if (loc >= n) return this.grow(k, row, loc, ns);
     row[loc] += ns;
     row[n + loc]++;
+  }
+
+  /** A row made before the run's ranks were all known: widened (its counts move up). */
+  private grow(k: number, row: Float64Array, loc: number, ns: number): void {
+    const n = row.length >> 1, m = Math.max(loc + 1, n * 2);
+    const w = new Float64Array(2 * m);
+    w.set(row.subarray(0, n));
+    w.set(row.subarray(n), m);
+    this.rows.set(k, w);
+    this.lastKey = -1;
+    this.add(Math.floor(k / SITE_BITS), k % SITE_BITS, loc, ns);
   }
 
   /** One more occurrence of pattern p (called once per instance that wasted time). */
@@ -74,7 +91,7 @@ export class PatternResults {
     let s = 0;
     for (const [k, row] of this.rows) {
       if (Math.floor(k / SITE_BITS) !== p) continue;
-      for (let i = 0; i < row.length / 2; i++) s += row[i]!;
+      for (let i = 0; i < row.length >> 1; i++) s += row[i]!;
     }
     return s;
   }
@@ -84,7 +101,7 @@ export class PatternResults {
     const out = new Float64Array(this.locs(p));
     for (const [k, row] of this.rows) {
       if (Math.floor(k / SITE_BITS) !== p) continue;
-      for (let i = 0; i < out.length; i++) out[i] += row[i]!;
+      for (let i = 0; i < Math.min(out.length, row.length >> 1); i++) out[i] += row[i]!;
     }
     return out;
   }
@@ -93,7 +110,7 @@ export class PatternResults {
   tree(label: (p: number, loc: number) => string, available: (model: PatternDef['model']) => number): PatternNode[] {
     const byP = new Map<number, SiteNode[]>();
     for (const [k, row] of this.rows) {
-      const p = Math.floor(k / SITE_BITS), n = row.length / 2;
+      const p = Math.floor(k / SITE_BITS), n = row.length >> 1;
       const locations: LocationNode[] = [];
       let wasted = 0, count = 0;
       for (let i = 0; i < n; i++) {

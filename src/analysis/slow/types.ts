@@ -24,12 +24,12 @@ export interface SlowOptions {
   systemCores?: number;
   /** Length of the top-culprit lists (default 10). */
   topK?: number;
-  /** Told each idle interval's split and each execution's pre-emption as they are charged (the pattern engine's fragmented-program patterns). */
-  observe?: SlowObserver;
   /** Steps of the critical path kept whole, step by step (default 2^20; the earlier ones only in its totals). */
   wholePathSteps?: number;
   /** Keep the run's graph to predict what advice would gain (default true; ~40 bytes a CF, up to 2^21 CFs). */
   predict?: boolean;
+  /** Told each idle interval's split and each execution's pre-emption as they are charged (the pattern engine's fragmented-program patterns). */
+  observe?: SlowObserver;
 }
 
 /**

@@ -8,5 +8,6 @@ import { timeline } from './timeline.js';
 import { critical } from './critical.js';
 import { blame } from './blame.js';
 import { histograms } from './histograms.js';
+import { patterns } from './patterns.js';
 
-export const SECTIONS: readonly Section[] = [summary, advice, slow, timeline, critical, blame, histograms];
+export const SECTIONS: readonly Section[] = [summary, advice, slow, timeline, critical, blame, patterns, histograms];

@@ -9,11 +9,14 @@
 // ready queue and the live DF bytes. A fragment is a slice (BEGIN at its start, END at its
 // finish) named as the program names it (`link[5]`) with its code, global id, CPU time and
 // inputs as debug annotations; names and annotation keys are interned (one string per sequence).
+// SPMD operations are slices on the track of the thread that ran the rank (`op @ call site`), a
+// collective's end carrying its bytes, root and sequence number; lock changes are instants.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import protobuf from 'protobufjs';
 import type { DamageReport } from '../damage.js';
 import type { ModelListener, TraceModel } from '../model/model.js';
 import { readModel } from '../read.js';
+import { SpmdResolver, spmdOpName, type SpmdCExitEvent, type SpmdEnterEvent, type SpmdExitEvent, type SpmdListener, type SpmdLockEvent } from '../model/spmd.js';
 import type { DfRec, Fragment, Transfer } from '../model/records.js';
 
 const SCHEMA = {
@@ -84,7 +87,7 @@ const BATCH = 1 << 20;
 export interface ProtoResult { packets: number; slices: number; warnings: string[]; damage: DamageReport }
 
 /** Writes Perfetto protobuf packets to a file descriptor as the model resolves the trace. */
-export class PerfettoProtoWriter implements ModelListener {
+export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   packets = 0;
   slices = 0;
   private buf = Buffer.allocUnsafe(BATCH + 65536);
@@ -140,6 +143,13 @@ export class PerfettoProtoWriter implements ModelListener {
 
   /** A slice (or instant, end undefined) on a track, with annotations. */
   private slice(track: number, name: string, t0: number, t1: number | undefined, args: [string, string | number][]): void {
+    this.begin(track, name, t0, args, t1 === undefined ? INSTANT : SLICE_BEGIN);
+    if (t1 !== undefined) this.end(track, t1, []);
+    this.slices++;
+  }
+
+  /** The start of a slice (or an instant) on a track. */
+  private begin(track: number, name: string, t0: number, args: [string, string | number][], type = SLICE_BEGIN): void {
     const [nameIid, newName] = this.intern(this.names, name);
     const ann: Record<string, unknown>[] = [];
     const newKeys: { iid: number; name: string }[] = [];
@@ -149,9 +159,30 @@ export class PerfettoProtoWriter implements ModelListener {
       ann.push(typeof v === 'string' ? { nameIid: kIid, stringValue: v } : Number.isInteger(v) ? { nameIid: kIid, intValue: v } : { nameIid: kIid, doubleValue: v });
     }
     const interned = newName || newKeys.length ? { internedData: { ...(newName ? { eventNames: [newName] } : {}), ...(newKeys.length ? { debugAnnotationNames: newKeys } : {}) } } : {};
-    this.packet({ timestamp: ts(t0), ...interned, trackEvent: { type: t1 === undefined ? INSTANT : SLICE_BEGIN, trackUuid: track, nameIid, debugAnnotations: ann } });
-    if (t1 !== undefined) this.packet({ timestamp: ts(t1), trackEvent: { type: SLICE_END, trackUuid: track } });
+    this.packet({ timestamp: ts(t0), ...interned, trackEvent: { type, trackUuid: track, nameIid, debugAnnotations: ann } });
+  }
+
+  /** The end of the innermost open slice of a track (annotations by name: ends are rare). */
+  private end(track: number, t1: number, args: [string, string | number][]): void {
+    const debugAnnotations = args.map(([name, v]) => (typeof v === 'string' ? { name, stringValue: v } : Number.isInteger(v) ? { name, intValue: v } : { name, doubleValue: v }));
+    this.packet({ timestamp: ts(t1), trackEvent: { type: SLICE_END, trackUuid: track, ...(args.length ? { debugAnnotations } : {}) } });
+  }
+
+  enter(e: SpmdEnterEvent, site: string): void {
+    this.begin(laneUuid(e.node, e.thread), `${spmdOpName(e.op)} @ ${site}`, e.t, [['rank', e.rank]]);
     this.slices++;
+  }
+
+  exit(e: SpmdExitEvent): void {
+    this.end(laneUuid(e.node, e.thread), e.t, []);
+  }
+
+  cexit(e: SpmdCExitEvent): void {
+    this.end(laneUuid(e.node, e.thread), e.t, [['seq', e.seq], ['sent', e.sent], ['received', e.recv], ['root', e.root]]);
+  }
+
+  lock(e: SpmdLockEvent): void {
+    this.slice(laneUuid(e.node, e.thread), `${e.kind === 'spmdAlock' ? 'acquire' : 'release'} lock ${e.lock}`, e.t, undefined, [['rank', e.rank]]);
   }
 
   finish(f: Fragment, inputs: readonly DfRec[]): void {
@@ -188,7 +219,7 @@ export function exportPerfettoProto(dir: string, outFile: string | number, progr
   const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
   try {
     let w!: PerfettoProtoWriter;
-    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); }, progress);
+    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); model.use(SpmdResolver).listen(w); }, progress);
     w.flush();
     return { packets: w.packets, slices: w.slices, warnings: read.warnings(), damage: read.damage() };
   } finally {
