@@ -76,6 +76,18 @@ export const CASES: Case[] = [
     args: ['8', '3', '5'],
     out: ['seed004_stealable: OK (3x3 fragments of 8x8, repeat 5)'],
   },
+  {
+    // 2x2x2 subdomains over x-slabs on 2 nodes; checked against the sequential reference
+    file: 'examples/pic3d/pic3d.fa',
+    args: ['8', '2', '600', '3', '2', '1', '2'],
+    out: ['pic3d: OK (N=8, 2x2x2 subdomains, 600 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+  },
+  {
+    // the same with the C++ kernels
+    file: 'examples/pic3d-cpp/pic3d.fa',
+    args: ['8', '2', '600', '3', '2', '1', '2'],
+    out: ['pic3d: OK (N=8, 2x2x2 subdomains, 600 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+  },
   { file: 'examples/chain/chain.fa', args: ['2000', '0'], out: ['chain: OK (n=2000)'] },
   { file: 'examples/chain/chain.fa', args: ['20', '100'], out: ['chain: OK (n=20)'] },
   { file: 'examples/chain/chain.fa', args: ['0', '0'], out: ['chain: OK (n=0)'] },
@@ -112,6 +124,12 @@ export const SMALL: Case[] = [
   },
   { file: 'examples/seed004/seed004.fa', args: ['8', '3', '5'], out: ['seed004: OK (3x3 fragments of 8x8, repeat 5)'] },
   { file: 'examples/seed004/seed004_cyclic.fa', args: ['8', '3', '5'], out: ['seed004_cyclic: OK (3x3 fragments of 8x8, repeat 5)'] },
+  {
+    // 3x3x3: every neighbour distinct, x-slabs on 3 nodes
+    file: 'examples/pic3d/pic3d.fa',
+    args: ['9', '3', '800', '2', '2', '1', '3'],
+    out: ['pic3d: OK (N=9, 3x3x3 subdomains, 800 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+  },
   { file: 'examples/chain/chain.fa', args: ['300', '0'], out: ['chain: OK (n=300)'] },
   { file: 'examples/independent/independent.fa', args: ['300', '0'], out: [] },
   { file: 'examples/independent/independent_checked.fa', args: ['200', '0'], out: ['independent: OK (n=200)'] },

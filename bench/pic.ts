@@ -1,0 +1,128 @@
+// The particle-in-cell benchmark: examples/pic3d (the self-gravitating dust cloud of seeds 000 and
+// 003) at a small size and, without --quick, at the seed's parameters (100³ grid, 10⁶ particles,
+// 10 steps, 4×4×4 subdomains), with TypeScript kernels and with C++ kernels (examples/pic3d-cpp):
+//   - particle-steps per second of the program (luna run --timing: loading excluded) on 1 node ×
+//     1 thread, 1 node × 2 threads and 2 nodes × 1 thread (x-slabs split between the nodes);
+//   - the sequential baseline with the same kernels in the same run, interleaved with them: the
+//     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in this
+//     process; bench/programs/pic3d_seq.cpp compiled with the same flags);
+//   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
+//     seed 003's Table 1 (docs/pic.md).
+// The seed's figures (the original LuNA, 1 node × 16 threads): 10⁷ particle-steps in 9.99 s, P_U
+// 8.2 %, P_O 69.2 %; on 4 nodes 16× slower.
+//   npm run bench -- pic [--quick]     LUNA_CXXFLAGS (default -O3) for both C++ sides
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
+import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
+import { initialCloud, REC, type Params } from '../examples/pic3d/model.js';
+import { runSequential } from '../examples/pic3d/sequential.js';
+import { interleavedTimed, ROOT, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+
+const FLAGS = process.env.LUNA_CXXFLAGS ?? '-O3';
+const SMALL: Params = { N: 40, F: 4, NP: 100_000, NT: 10, K: 10 };
+const SEED: Params = { N: 100, F: 4, NP: 1_000_000, NT: 10, K: 10 };
+/** The original's figures (seed 003, Table 1: 1 node × 16 threads). */
+const ORIGINAL = { mps: 1e7 / 9.99 / 1e6, pU: 8.2, pO: 69.21 };
+
+const CONFIGS = { '1x1': [1, 1], '1x2': [1, 2], '2x1': [2, 1] } as const;
+type Config = keyof typeof CONFIGS;
+
+const argv = (lang: 'ts' | 'cpp', p: Params, c: Config, extra: string[] = []): string[] => {
+  const [nodes, threads] = CONFIGS[c];
+  const file = join(ROOT, 'examples', lang === 'ts' ? 'pic3d' : 'pic3d-cpp', 'pic3d.fa');
+  return [...(nodes > 1 ? ['--nodes', String(nodes)] : []), '--threads', String(threads), '--cxxflags', FLAGS, ...extra,
+    file, ...[p.N, p.F, p.NP, p.NT, p.K, 0, nodes].map(String)];
+};
+
+/** Σx over the sequential baseline's final particles: the TypeScript and C++ baselines must agree. */
+function sumX(parts: Float64Array): number {
+  let s = 0;
+  for (let o = 0; o < parts.length; o += REC) s += parts[o + 2]!;
+  return s;
+}
+
+export async function run(ctx: Ctx): Promise<SuiteOutput> {
+  const reps = ctx.quick ? 1 : ctx.reps;
+  const f: Record<string, number> = {};
+  const units: Record<string, string> = {};
+  const targets: Target[] = [];
+  const notes: string[] = [`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`];
+  const dir = mkdtempSync(join(tmpdir(), 'luna-bench-pic-'));
+  try {
+    // the sequential C++ baseline
+    const c = findCompiler();
+    const exe = join(dir, 'pic3d_seq');
+    const cc = await runProgram(c.argv[0]!, [...c.argv.slice(1), ...cxxFlags(FLAGS), '-I', join(ROOT, 'examples', 'pic3d-cpp'), join(ROOT, 'bench', 'programs', 'pic3d_seq.cpp'), '-o', exe]);
+    if (cc.code !== 0) throw new Error(`cannot compile the sequential C++ baseline:\n${cc.stderr}`);
+
+    const sizes: [string, Params][] = ctx.quick ? [['small', SMALL]] : [['small', SMALL], ['seed', SEED]];
+    for (const [name, p] of sizes) {
+      await section(ctx, notes, name, async () => {
+        const steps = p.NP * p.NT;
+        const seq = { ts: [] as number[], cpp: [] as number[] };
+        let sums: [number, number] = [NaN, NaN];
+        const baseline = async (): Promise<void> => {
+          const t0 = performance.now();
+          const parts = runSequential(p, initialCloud(p.NP));
+          seq.ts.push((performance.now() - t0) / 1000);
+          const out = await runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+          if (out.code !== 0) throw new Error(`pic3d_seq: ${out.stderr}`);
+          const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
+          seq.cpp.push(secs);
+          sums = [sumX(parts), sx];
+        };
+        ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
+        const runs: Record<string, string[]> = {};
+        for (const lang of ['ts', 'cpp'] as const) for (const cfg of Object.keys(CONFIGS) as Config[]) runs[`${lang}.${cfg}`] = argv(lang, p, cfg);
+        const r = await interleavedTimed(reps, runs, baseline);
+        if (sums[0] !== sums[1]) throw new Error(`the sequential baselines disagree: Σx ${sums[0]} (TypeScript) vs ${sums[1]} (C++)`);
+        const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+        for (const lang of ['ts', 'cpp'] as const) {
+          const s = med(seq[lang]);
+          f[`${name}.${lang}.seqMps`] = sig(steps / s / 1e6);
+          units[`${name}.${lang}.seqMps`] = 'M/s';
+          for (const cfg of Object.keys(CONFIGS) as Config[]) {
+            const secs = r[`${lang}.${cfg}`]!.programMs / 1000;
+            f[`${name}.${lang}.${cfg}.Mps`] = sig(steps / secs / 1e6);
+            units[`${name}.${lang}.${cfg}.Mps`] = 'M/s';
+            f[`${name}.${lang}.${cfg}.xSeq`] = sig(s / secs);
+            units[`${name}.${lang}.${cfg}.xSeq`] = '×';
+          }
+          f[`${name}.${lang}.2x1vs1x1`] = sig(r[`${lang}.2x1`]!.programMs / r[`${lang}.1x1`]!.programMs);
+          units[`${name}.${lang}.2x1vs1x1`] = '×';
+        }
+        if (name === 'seed') {
+          f['seed.cpp.1x2.xOriginal'] = sig(f['seed.cpp.1x2.Mps']! / ORIGINAL.mps);
+          units['seed.cpp.1x2.xOriginal'] = '×';
+          targets.push(
+            { key: 'seed.cpp.1x2.Mps', op: '>=', value: 3, label: 'PIC, seed size, C++ kernels, 1×2 (original: 1.0 M/s on 16 threads)' },
+            { key: 'seed.ts.1x2.Mps', op: '>=', value: 1, label: 'PIC, seed size, TypeScript kernels, 1×2' },
+            { key: 'seed.cpp.1x2.xSeq', op: '>=', value: 1.7, label: 'PIC 1×2 vs the sequential C++ kernels' },
+            { key: 'seed.ts.1x2.xSeq', op: '>=', value: 1.7, label: 'PIC 1×2 vs the sequential TypeScript kernels' },
+          );
+        }
+        // SLOU of one traced run per configuration (seed 003, Table 1)
+        for (const lang of ['ts', 'cpp'] as const) {
+          for (const cfg of Object.keys(CONFIGS) as Config[]) {
+            const trace = join(dir, `${name}-${lang}-${cfg}`);
+            await runTimed(argv(lang, p, cfg, ['--trace', trace]), 600_000);
+            const rep = analyzeSlowTrace(trace);
+            const k = `${name}.${lang}.${cfg}.slou`;
+            f[`${k}.wallS`] = sig(rep.tWall / 1e9);
+            for (const x of ['S', 'L', 'O', 'W', 'U'] as const) { f[`${k}.P${x}`] = sig(rep.p[x]); units[`${k}.P${x}`] = '%'; }
+            units[`${k}.wallS`] = 's';
+            notes.push(`${k}: T_wall ${(rep.tWall / 1e9).toFixed(3)} s, T_SLOU ${(rep.sum / 1e9).toFixed(2)} s (${(100 * rep.coverage).toFixed(2)} %), ` +
+              (['S', 'L', 'O', 'W', 'U'] as const).map((x) => `T_${x} ${(rep.t[x] / 1e9).toFixed(2)} s (${rep.p[x].toFixed(2)} %)`).join(', '));
+          }
+        }
+        if (name === 'seed') targets.push({ key: 'seed.cpp.1x2.slou.PU', op: '>=', value: 70, label: `P_U on 1×2 (original: ${ORIGINAL.pU} %, overhead ${ORIGINAL.pO} %)` });
+      });
+    }
+    if (ctx.quick) notes.push(`the seed's parameters (not run with --quick): npm run bench -- pic`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { status: 'ok', figures: f, units, targets, notes };
+}

@@ -1,0 +1,256 @@
+// The compute kernels of pic3d in C++: the arithmetic of examples/pic3d/kernels.ts and model.ts,
+// operation for operation, so both give the same bits (no contraction into fused multiply-adds).
+// Layouts and the meaning of every argument: kernels.ts.
+#ifndef PIC3D_KERNEL_H
+#define PIC3D_KERNEL_H
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#pragma GCC optimize("fp-contract=off")
+
+namespace pic3d {
+
+const int REC = 8;
+const double FOUR_PI_G = 4 * M_PI;
+const double DT = 0.01;
+
+struct KernelError : std::runtime_error {
+  explicit KernelError(const std::string &m) : std::runtime_error(m) {}
+};
+
+inline int cellOf(double x, int N) {
+  int c = (int)std::floor(x * N);
+  return c >= N ? N - 1 : c;
+}
+
+inline double wrap(double x) {
+  if (x < 0) x += 1;
+  else if (x >= 1) x -= 1;
+  return x >= 1 ? x - 1 : x;
+}
+
+inline double totalMass(long NP) {
+  int e = 0;
+  while (std::ldexp(1.0, e) < 2.5 * NP) e++;
+  long q = NP / 4, r = NP % 4;
+  return (double)(q * 10 + (r * (r + 1)) / 2) * std::ldexp(1.0, -e);
+}
+
+/** A particle bundle: records and their number of doubles. */
+struct Bundle {
+  const double *p;
+  long len;
+};
+
+inline void deposit(int N, int F, int a, int b, int c, const Bundle *bundles, int nb, double *out) {
+  const int n = N / F, n1 = n + 1;
+  const double inv = (double)N * N * N;
+  const int loi = a * n, loj = b * n, lok = c * n;
+  for (int q = 0; q < nb; q++) {
+    const double *p = bundles[q].p;
+    for (long o = 0; o < bundles[q].len; o += REC) {
+      const double x = p[o + 2], y = p[o + 3], z = p[o + 4];
+      const double mw = p[o + 1] * inv;
+      const int ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      const double fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+      const int li = ci - loi, lj = cj - loj, lk = ck - lok;
+      if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n) {
+        std::ostringstream m;
+        m << "particle " << p[o] << " arrived in subdomain (" << a << ", " << b << ", " << c << "), not its own";
+        throw KernelError(m.str());
+      }
+      for (int dx = 0; dx < 2; dx++) {
+        const double wx = dx ? fx : 1 - fx;
+        for (int dy = 0; dy < 2; dy++) {
+          const double wxy = wx * (dy ? fy : 1 - fy);
+          const long row = ((long)(li + dx) * n1 + lj + dy) * n1 + lk;
+          out[row] += mw * (wxy * (1 - fz));
+          out[row + 1] += mw * (wxy * fz);
+        }
+      }
+    }
+  }
+}
+
+inline void density(int N, int F, const double *const *blocks, double *out) {
+  const int n = N / F, n1 = n + 1;
+  const double *own = blocks[0];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      for (int k = 0; k < n; k++) out[((long)i * n + j) * n + k] = own[((long)i * n1 + j) * n1 + k];
+  for (int o = 1; o < 8; o++) {
+    const double *src = blocks[o];
+    const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+    const int ni = ox ? 1 : n, nj = oy ? 1 : n, nk = oz ? 1 : n;
+    for (int i = 0; i < ni; i++)
+      for (int j = 0; j < nj; j++)
+        for (int k = 0; k < nk; k++)
+          out[((long)i * n + j) * n + k] += src[((long)(ox ? n : i) * n1 + (oy ? n : j)) * n1 + (oz ? n : k)];
+  }
+}
+
+/** phis: own, x−, x+, y−, y+, z−, z+; p: (n+2)³ */
+inline void padded(int n, const double *const *phis, double *p) {
+  const long m = n + 2;
+  const double *own = phis[0], *xm = phis[1], *xp = phis[2], *ym = phis[3], *yp = phis[4], *zm = phis[5], *zp = phis[6];
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      const long s = (i * n + j) * n, d = ((i + 1) * m + j + 1) * m + 1;
+      for (long k = 0; k < n; k++) p[d + k] = own[s + k];
+      p[d - 1] = zm[s + n - 1];
+      p[d + n] = zp[s];
+    }
+  for (long i = 0; i < n; i++)
+    for (long k = 0; k < n; k++) {
+      p[((i + 1) * m) * m + k + 1] = ym[(i * n + n - 1) * n + k];
+      p[((i + 1) * m + n + 1) * m + k + 1] = yp[(i * n) * n + k];
+    }
+  for (long j = 0; j < n; j++)
+    for (long k = 0; k < n; k++) {
+      p[(j + 1) * m + k + 1] = xm[((long)(n - 1) * n + j) * n + k];
+      p[((n + 1) * m + j + 1) * m + k + 1] = xp[j * n + k];
+    }
+}
+
+inline void jacobi(int N, int F, long NP, const double *rho, const double *const *phis, double *out, double *pad) {
+  const long n = N / F, m = n + 2, mm = m * m;
+  padded((int)n, phis, pad);
+  const double h2c = FOUR_PI_G / (N * N);
+  const double rhobar = totalMass(NP);
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      long q = ((i + 1) * m + j + 1) * m + 1, c = (i * n + j) * n;
+      for (long k = 0; k < n; k++, q++, c++)
+        out[c] = (pad[q - mm] + pad[q + mm] + pad[q - m] + pad[q + m] + pad[q - 1] + pad[q + 1] - h2c * (rho[c] - rhobar)) / 6;
+    }
+}
+
+inline void field(int N, int F, const double *const *phis, double *out, double *pad) {
+  const long n = N / F, m = n + 2, mm = m * m;
+  padded((int)n, phis, pad);
+  const double half = 0.5 * N;
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      long q = ((i + 1) * m + j + 1) * m + 1, c = 3 * (i * n + j) * n;
+      for (long k = 0; k < n; k++, q++, c += 3) {
+        out[c] = (pad[q - mm] - pad[q + mm]) * half;
+        out[c + 1] = (pad[q - m] - pad[q + m]) * half;
+        out[c + 2] = (pad[q - 1] - pad[q + 1]) * half;
+      }
+    }
+}
+
+inline int direction(int own, int dest, int F, double id) {
+  const int d = (dest - own + F) % F;
+  if (d == 0) return 0;
+  if (d == 1) return 1;
+  if (d == F - 1) return -1;
+  std::ostringstream m;
+  m << "particle " << id << " moved more than one subdomain in a step (from " << own << " to " << dest << " of " << F << "); lower DT or F";
+  throw KernelError(m.str());
+}
+
+struct Pushed {
+  std::vector<double> moved;
+  std::vector<uint8_t> dir;
+  long count[27] = {0};
+};
+
+inline void push(int N, int F, int a, int b, int c, const double *const *gs, const Bundle *bundles, int nb, Pushed &r) {
+  const long n = N / F, n1 = n + 1;
+  std::vector<double> g(3 * n1 * n1 * n1);
+  for (int o = 0; o < 8; o++) {
+    const double *src = gs[o];
+    const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+    const long i0 = ox ? n : 0, j0 = oy ? n : 0, k0 = oz ? n : 0;
+    for (long i = i0; i < (ox ? n1 : n); i++)
+      for (long j = j0; j < (oy ? n1 : n); j++) {
+        const long s = 3 * (((i - i0) * n + j - j0) * n), t = 3 * ((i * n1 + j) * n1 + k0);
+        for (long k = 0; k < 3 * (oz ? 1 : n); k++) g[t + k] = src[s + k];
+      }
+  }
+  long total = 0;
+  for (int q = 0; q < nb; q++) total += bundles[q].len;
+  r.moved.resize(total);
+  r.dir.resize(total / REC);
+  const int loi = a * n, loj = b * n, lok = c * n;
+  long w = 0;
+  for (int q = 0; q < nb; q++) {
+    const double *p = bundles[q].p;
+    for (long o = 0; o < bundles[q].len; o += REC, w += REC) {
+      const double x = p[o + 2], y = p[o + 3], z = p[o + 4];
+      const int ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      const double fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+      const long li = ci - loi, lj = cj - loj, lk = ck - lok;
+      double ax = 0, ay = 0, az = 0;
+      for (int dx = 0; dx < 2; dx++) {
+        const double wx = dx ? fx : 1 - fx;
+        for (int dy = 0; dy < 2; dy++) {
+          const double wxy = wx * (dy ? fy : 1 - fy);
+          const long h = 3 * (((li + dx) * n1 + lj + dy) * n1 + lk);
+          const double w0 = wxy * (1 - fz), w1 = wxy * fz;
+          ax += w0 * g[h]; ay += w0 * g[h + 1]; az += w0 * g[h + 2];
+          ax += w1 * g[h + 3]; ay += w1 * g[h + 4]; az += w1 * g[h + 5];
+        }
+      }
+      const double vx = p[o + 5] + ax * DT, vy = p[o + 6] + ay * DT, vz = p[o + 7] + az * DT;
+      const double nx = wrap(x + vx * DT), ny = wrap(y + vy * DT), nz = wrap(z + vz * DT);
+      double *m = &r.moved[w];
+      m[0] = p[o]; m[1] = p[o + 1]; m[2] = nx; m[3] = ny; m[4] = nz; m[5] = vx; m[6] = vy; m[7] = vz;
+      const int sx = direction(a, cellOf(nx, N) / n, F, p[o]);
+      const int sy = direction(b, cellOf(ny, N) / n, F, p[o]);
+      const int sz = direction(c, cellOf(nz, N) / n, F, p[o]);
+      const int d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
+      r.dir[w / REC] = (uint8_t)d;
+      r.count[d]++;
+    }
+  }
+}
+
+inline void scatter(const Pushed &r, double *const *outs) {
+  long fill[27] = {0};
+  for (size_t q = 0; q < r.dir.size(); q++) {
+    const int d = r.dir[q];
+    const double *from = &r.moved[q * REC];
+    double *to = outs[d] + fill[d] * REC;
+    for (int k = 0; k < REC; k++) to[k] = from[k];
+    fill[d]++;
+  }
+}
+
+const int STAY = 13;
+/** header of a leaving array: 28 offsets in particles (kernels.ts) */
+const int HEADER = 28;
+
+/** Part d of a leaving array of `len` doubles. */
+inline Bundle partOf(const double *leaving, long len, int d) {
+  if (len == 0) return Bundle{nullptr, 0};
+  return Bundle{leaving + HEADER + (long)leaving[d] * REC, ((long)leaving[d + 1] - (long)leaving[d]) * REC};
+}
+
+inline long leavingSize(const long *count) {
+  long n = 0;
+  for (int d = 0; d < 27; d++) if (d != STAY) n += count[d];
+  return HEADER + n * REC;
+}
+
+/** The 27 outgoing bundles: STAY into `stay`, the others into `leaving`, whose header this writes. */
+inline void outgoing(const long *count, double *stay, double *leaving, double **outs) {
+  long off = 0;
+  for (int d = 0; d < 27; d++) {
+    leaving[d] = (double)off;
+    if (d == STAY) { outs[d] = stay; continue; }
+    outs[d] = leaving + HEADER + off * REC;
+    off += count[d];
+  }
+  leaving[27] = (double)off;
+}
+
+}  // namespace pic3d
+
+#endif

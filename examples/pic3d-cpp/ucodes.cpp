@@ -1,0 +1,96 @@
+// The compute ucodes of pic3d in C++ (the kernels are kernel.h), written against the original
+// LuNA ucode API: extern "C" functions taking const InputDF& / OutputDF&, raw blocks through
+// getData<double>() and create<double>(n). The driver ucodes (the initial cloud, the summaries,
+// the check against the reference) are TypeScript: ucodes.ts.
+#include "ucenv.h"
+#include "kernel.h"
+
+using namespace luna::ucenv;
+using pic3d::Bundle;
+
+namespace {
+
+const double *data(const InputDF &df) { return df.getSize() == 0 ? nullptr : df.getData<double>(); }
+
+/** The 27 arriving bundles: the staying particles (position STAY), the neighbours' leaving arrays (the others). */
+void bundles(const InputDF *const *dfs, Bundle *out) {
+    for (int d = 0; d < 27; d++) {
+        const long len = (long)(dfs[d]->getSize() / sizeof(double));
+        out[d] = d == pic3d::STAY ? Bundle{data(*dfs[d]), len} : pic3d::partOf(data(*dfs[d]), len, d);
+    }
+}
+
+std::vector<double> &scratch(long size) {
+    static thread_local std::vector<double> pad;
+    if ((long)pad.size() != size) pad.assign(size, 0.0);
+    return pad;
+}
+
+}  // namespace
+
+#define GUARD(body) try { body; } catch (const pic3d::KernelError &e) { ABORT("pic3d: " << e.what()); }
+
+extern "C" {
+
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the subdomain's particles */
+void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &P)
+{
+    const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
+    Bundle bs[27];
+    bundles(in, bs);
+    const long n1 = N / F + 1;
+    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+    long total = 0;
+    for (int d = 0; d < 27; d++) total += bs[d].len;
+    double *parts = P.create<double>(total);
+    for (int d = 0; d < 27; d++)
+        for (long k = 0; k < bs[d].len; k++) *parts++ = bs[d].p[k];
+}
+
+/** density(own and 7 lower deposit blocks) -> D */
+void c_density(int N, int F, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, OutputDF &D)
+{
+    const double *blocks[8] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>()};
+    const long n = N / F;
+    pic3d::density(N, F, blocks, D.create<double>(n * n * n));
+}
+
+/** jacobi(D, φ and its 6 face neighbours) -> the next φ */
+void c_jacobi(int N, int F, int NP, const InputDF &rho, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, OutputDF &phi)
+{
+    const double *phis[7] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>()};
+    const long n = N / F;
+    pic3d::jacobi(N, F, NP, rho.getData<double>(), phis, phi.create<double>(n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
+}
+
+/** field(φ and its 6 face neighbours) -> G */
+void c_field(int N, int F, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, OutputDF &G)
+{
+    const double *phis[7] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>()};
+    const long n = N / F;
+    pic3d::field(N, F, phis, G.create<double>(3 * n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
+}
+
+/** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
+void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
+    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P, OutputDF &stay, OutputDF &leaving)
+{
+    const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
+        g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
+    Bundle bs[1] = {Bundle{data(P), (long)(P.getSize() / sizeof(double))}};
+    pic3d::Pushed r;
+    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
+    double *to[27];
+    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
+    pic3d::scatter(r, to);
+}
+
+/** φ = 0 at the owned nodes (the first warm start). */
+void c_zero(int N, int F, OutputDF &phi)
+{
+    const long n = N / F;
+    phi.create<double>(n * n * n, 0.0);
+}
+
+}

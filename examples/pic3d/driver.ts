@@ -1,0 +1,137 @@
+// The TypeScript ucodes of pic3d around the kernels: the initial cloud cut into subdomains, the
+// sequential reference run beside the program, the per-subdomain summaries and the final check.
+import type { DF } from '../../src/ucode/df.js';
+import { badParams, cellOf, initialCloud, REC, totalMass, type Params } from './model.js';
+import { simulate } from './reference.js';
+import { arriving } from './kernels.js';
+import { records } from './records.js';
+
+function fail(msg: string): never {
+  console.log(`pic3d: FAILED (${msg})`);
+  throw new Error(`pic3d: ${msg}`);
+}
+
+function params(N: number, F: number, NP: number, NT: number, K: number): Params {
+  const p = { N, F, NP, NT, K };
+  const why = badParams(p);
+  if (why) fail(why);
+  return p;
+}
+
+/** Subdomain number of a particle record at offset o (x-major). */
+function subdomainOf(parts: Float64Array, o: number, N: number, F: number): number {
+  const n = N / F;
+  const sx = Math.floor(cellOf(parts[o + 2]!, N) / n), sy = Math.floor(cellOf(parts[o + 3]!, N) / n), sz = Math.floor(cellOf(parts[o + 4]!, N) / n);
+  return (sx * F + sy) * F + sz;
+}
+
+/**
+ * The initial cloud sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the
+ * records.
+ */
+export function c_init_all(N: number, F: number, NP: number, NT: number, K: number, all: DF): void {
+  params(N, F, NP, NT, K);
+  const parts = initialCloud(NP);
+  const S = F * F * F;
+  const start = new Float64Array(S + 1);
+  for (let o = 0; o < parts.length; o += REC) start[subdomainOf(parts, o, N, F) + 1]++;
+  for (let s = 0; s < S; s++) start[s + 1] += start[s]!;
+  const out = all.createFloat64Array(S + 1 + parts.length);
+  out.set(start);
+  const fill = start.slice(0, S);
+  for (let o = 0; o < parts.length; o += REC) {
+    const s = subdomainOf(parts, o, N, F);
+    out.set(parts.subarray(o, o + REC), S + 1 + fill[s]! * REC);
+    fill[s]!++;
+  }
+}
+
+/**
+ * The x-slab a of the sorted cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) …
+ * (a, F−1, F−1). Cut on the cloud's node, the slab travels once to the node of its subdomains.
+ */
+export function c_cut(F: number, a: number, all: DF, slab: DF): void {
+  const S = F * F * F, F2 = F * F;
+  const src = all.getFloat64Array();
+  const first = src[a * F2]!, last = src[(a + 1) * F2]!;
+  const out = slab.createFloat64Array(F2 + 1 + (last - first) * REC);
+  for (let k = 0; k <= F2; k++) out[k] = src[a * F2 + k]! - first;
+  out.set(src.subarray(S + 1 + first * REC, S + 1 + last * REC), F2 + 1);
+}
+
+/** The particles of subdomain (a, b, c) at step 0: all staying, none leaving. */
+export function c_pick(F: number, b: number, c: number, slab: DF, stay: DF, leaving: DF): void {
+  const F2 = F * F, s = b * F + c;
+  const src = slab.getFloat64Array();
+  const lo = F2 + 1 + src[s]! * REC, hi = F2 + 1 + src[s + 1]! * REC;
+  stay.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
+  leaving.createFloat64Array(0);
+}
+
+/** The sequential reference's final particles in id order (check = 1), or an empty DF. */
+export function c_reference(N: number, F: number, NP: number, NT: number, K: number, check: number, ref: DF): void {
+  if (!check) { ref.createFloat64Array(0); return; }
+  const { parts } = simulate(params(N, F, NP, NT, K), initialCloud(NP));
+  ref.createFloat64Array(parts.length).set(parts);
+}
+
+/** Summary fields: sums over particles (exact where the inputs allow), then maxima. */
+const COUNT = 0, MASS = 1, IDS = 2, P = 3, PREF = 6, DX = 9, DV = 10, SUMMARY = 11;
+
+/** The summary of subdomain (a, b, c) after the last step, checked against the reference when given. */
+export function c_final(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, ...dfs: DF[]): void {
+  const r = ref.getSize() === 0 ? null : ref.getFloat64Array();
+  const s = dfs[27]!.createFloat64Array(SUMMARY);
+  const own = (a * F + b) * F + c;
+  for (const p of arriving(dfs.slice(0, 27).map(records))) {
+    for (let o = 0; o < p.length; o += REC) {
+      const id = p[o]!;
+      if (subdomainOf(p, o, N, F) !== own) fail(`particle ${id} ended in subdomain (${a}, ${b}, ${c}), not its own`);
+      s[COUNT]++; s[MASS] += p[o + 1]!; s[IDS] += id;
+      for (let k = 0; k < 3; k++) s[P + k] += p[o + 1]! * p[o + 5 + k]!;
+      if (!r) continue;
+      if (!(Number.isInteger(id) && id >= 0 && id < NP)) fail(`particle id ${id} out of range`);
+      const q = id * REC;
+      if (r[q + 1] !== p[o + 1]) fail(`particle ${id} has mass ${p[o + 1]}, the reference ${r[q + 1]}`);
+      for (let k = 0; k < 3; k++) {
+        s[PREF + k] += r[q + 1]! * r[q + 5 + k]!;
+        let dx = Math.abs(p[o + 2 + k]! - r[q + 2 + k]!);
+        if (dx > 0.5) dx = 1 - dx; // across the periodic boundary
+        s[DX] = Math.max(s[DX]!, dx);
+        s[DV] = Math.max(s[DV]!, Math.abs(p[o + 5 + k]! - r[q + 5 + k]!));
+      }
+    }
+  }
+}
+
+/** An empty summary, the start of the chain. */
+export function c_summary0(out: DF): void {
+  out.createFloat64Array(SUMMARY);
+}
+
+/** acc + s: sums added, maxima kept. */
+export function c_combine(acc: DF, s: DF, out: DF): void {
+  const x = acc.getFloat64Array(), y = s.getFloat64Array();
+  const z = out.createFloat64Array(SUMMARY);
+  for (let k = 0; k < DX; k++) z[k] = x[k]! + y[k]!;
+  for (let k = DX; k < SUMMARY; k++) z[k] = Math.max(x[k]!, y[k]!);
+}
+
+/** Tolerances of the comparison with the reference: the deposit sums in another order. */
+const TOL_X = 1e-9, TOL_V = 1e-9, TOL_P = 1e-9;
+
+export function c_report(N: number, F: number, NP: number, NT: number, K: number, check: number, sum: DF): void {
+  const s = sum.getFloat64Array();
+  if (s[COUNT] !== NP) fail(`${s[COUNT]} particles at the end, ${NP} at the start`);
+  if (s[IDS] !== (NP * (NP - 1)) / 2) fail(`particle ids sum to ${s[IDS]}, expected ${(NP * (NP - 1)) / 2}: a particle was lost or duplicated`);
+  if (s[MASS] !== totalMass(NP)) fail(`total mass ${s[MASS]}, expected exactly ${totalMass(NP)}`);
+  let what = 'no particle lost';
+  if (check) {
+    if (!(s[DX]! <= TOL_X)) fail(`a position differs from the reference by ${s[DX]} (tolerance ${TOL_X})`);
+    if (!(s[DV]! <= TOL_V)) fail(`a velocity differs from the reference by ${s[DV]} (tolerance ${TOL_V})`);
+    for (let k = 0; k < 3; k++)
+      if (!(Math.abs(s[P + k]! - s[PREF + k]!) <= TOL_P)) fail(`momentum ${'xyz'[k]} is ${s[P + k]}, the reference ${s[PREF + k]}`);
+    what = 'momentum and positions match the reference';
+  }
+  console.log(`pic3d: OK (N=${N}, ${F}x${F}x${F} subdomains, ${NP} particles, ${NT} steps, ${K} sweeps; mass exact, ${what})`);
+}

@@ -1,0 +1,249 @@
+// The compute kernels of pic3d on plain arrays (fragments.ts wraps them as ucodes; kernel.h in
+// examples/pic3d-cpp is the same arithmetic in C++). One subdomain (a, b, c) of F³ owns the grid
+// nodes [a·n, (a+1)·n) × … (n = N/F) and the particles whose cell (cellOf) lies there.
+// Layouts, all row-major:
+//   deposit block  (n+1)³  the subdomain's own deposit, with the upper ghost layer
+//   D, φ           n³      density and potential at the owned nodes
+//   G              3·n³    g = −∇φ at the owned nodes, (gx, gy, gz) per node
+//   bundle         REC·m   particle records going one way (27 directions,
+//                          d = ((dx+1)·3 + dy+1)·3 + dz+1; STAY = 13)
+//   leaving        28 + REC·m  the bundles of the 26 directions d ≠ STAY in one array: 28
+//                          offsets (in particles, part d is [off[d], off[d+1])), then the records
+import { cellOf, DT, FOUR_PI_G, REC, STAY, totalMass, wrap } from './model.js';
+
+export class KernelError extends Error {}
+
+/** Cloud-in-cell deposit of the particles of `bundles` into `out`, (n+1)³ zeros on entry. */
+export function deposit(N: number, F: number, a: number, b: number, c: number, bundles: readonly Float64Array[], out: Float64Array): void {
+  const n = N / F, n1 = n + 1;
+  const inv = N * N * N;
+  const loi = a * n, loj = b * n, lok = c * n;
+  for (const p of bundles) {
+    for (let o = 0; o < p.length; o += REC) {
+      const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
+      const mw = p[o + 1]! * inv;
+      const ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+      const li = ci - loi, lj = cj - loj, lk = ck - lok;
+      if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
+        throw new KernelError(`particle ${p[o]} at (${x}, ${y}, ${z}) arrived in subdomain (${a}, ${b}, ${c}), not its own`);
+      for (let dx = 0; dx < 2; dx++) {
+        const wx = dx ? fx : 1 - fx;
+        for (let dy = 0; dy < 2; dy++) {
+          const wxy = wx * (dy ? fy : 1 - fy);
+          const row = ((li + dx) * n1 + lj + dy) * n1 + lk;
+          out[row] += mw * (wxy * (1 - fz));
+          out[row + 1] += mw * (wxy * fz);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Density at the owned nodes into `out` (n³): the own deposit block `blocks[0]` plus the upper
+ * ghost layers of the 7 lower neighbours `blocks[o]` (offset o: bit 4 = x, 2 = y, 1 = z).
+ */
+export function density(N: number, F: number, blocks: readonly Float64Array[], out: Float64Array): void {
+  const n = N / F, n1 = n + 1;
+  const own = blocks[0]!;
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) out.set(own.subarray((i * n1 + j) * n1, (i * n1 + j) * n1 + n), (i * n + j) * n);
+  for (let o = 1; o < 8; o++) {
+    const src = blocks[o]!;
+    const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+    // our node 0 along a shifted dimension is the neighbour's ghost node n
+    const ni = ox ? 1 : n, nj = oy ? 1 : n, nk = oz ? 1 : n;
+    for (let i = 0; i < ni; i++)
+      for (let j = 0; j < nj; j++)
+        for (let k = 0; k < nk; k++)
+          out[(i * n + j) * n + k] += src[((ox ? n : i) * n1 + (oy ? n : j)) * n1 + (oz ? n : k)]!;
+  }
+}
+
+/** φ of the subdomain with a one-node halo from its 6 face neighbours (own, x−, x+, y−, y+, z−, z+): (n+2)³. */
+export function padded(n: number, phis: readonly Float64Array[], p: Float64Array): void {
+  const m = n + 2;
+  const [own, xm, xp, ym, yp, zm, zp] = phis as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) {
+      const s = (i * n + j) * n, d = ((i + 1) * m + j + 1) * m + 1;
+      p.set(own.subarray(s, s + n), d);
+      p[d - 1] = zm[s + n - 1]!;
+      p[d + n] = zp[s]!;
+    }
+  for (let i = 0; i < n; i++)
+    for (let k = 0; k < n; k++) {
+      p[((i + 1) * m) * m + k + 1] = ym[(i * n + n - 1) * n + k]!;
+      p[((i + 1) * m + n + 1) * m + k + 1] = yp[(i * n) * n + k]!;
+    }
+  for (let j = 0; j < n; j++)
+    for (let k = 0; k < n; k++) {
+      p[(j + 1) * m + k + 1] = xm[((n - 1) * n + j) * n + k]!;
+      p[((n + 1) * m + j + 1) * m + k + 1] = xp[j * n + k]!;
+    }
+}
+
+/** One Jacobi sweep of ∇²φ = 4πG(ρ − ρ̄) into `out` (n³); `pad` is scratch of (n+2)³. */
+export function jacobi(N: number, F: number, NP: number, rho: Float64Array, phis: readonly Float64Array[], out: Float64Array, pad: Float64Array): void {
+  const n = N / F, m = n + 2, mm = m * m;
+  padded(n, phis, pad);
+  const h2c = FOUR_PI_G / (N * N);
+  const rhobar = totalMass(NP);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) {
+      let q = ((i + 1) * m + j + 1) * m + 1, c = (i * n + j) * n;
+      for (let k = 0; k < n; k++, q++, c++)
+        out[c] = (pad[q - mm]! + pad[q + mm]! + pad[q - m]! + pad[q + m]! + pad[q - 1]! + pad[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
+    }
+}
+
+/** g = −∇φ at the owned nodes into `out` (3·n³); `pad` is scratch of (n+2)³. */
+export function field(N: number, F: number, phis: readonly Float64Array[], out: Float64Array, pad: Float64Array): void {
+  const n = N / F, m = n + 2, mm = m * m;
+  padded(n, phis, pad);
+  const half = 0.5 * N;
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) {
+      let q = ((i + 1) * m + j + 1) * m + 1, c = 3 * (i * n + j) * n;
+      for (let k = 0; k < n; k++, q++, c += 3) {
+        out[c] = (pad[q - mm]! - pad[q + mm]!) * half;
+        out[c + 1] = (pad[q - m]! - pad[q + m]!) * half;
+        out[c + 2] = (pad[q - 1]! - pad[q + 1]!) * half;
+      }
+    }
+}
+
+/** Direction (−1, 0, 1) from subdomain `own` to `dest` of F along one dimension. */
+function direction(own: number, dest: number, F: number, id: number): number {
+  const d = (dest - own + F) % F;
+  if (d === 0) return 0;
+  if (d === 1) return 1;
+  if (d === F - 1) return -1;
+  throw new KernelError(`particle ${id} moved more than one subdomain in a step (from ${own} to ${dest} of ${F}); lower DT or F`);
+}
+
+/** The particles pushed by one step, with the bundle each goes to. */
+export interface Pushed {
+  moved: Float64Array;
+  dir: Uint8Array;
+  count: Int32Array;
+}
+
+/**
+ * Leapfrog push of the particles of subdomain (a, b, c) in `bundles`, g interpolated by
+ * cloud-in-cell from `gs`: G of the subdomain and its 7 upper neighbours (offset o as in
+ * density). The particles are sorted into bundles by `scatter`.
+ */
+export function push(N: number, F: number, a: number, b: number, c: number, gs: readonly Float64Array[], bundles: readonly Float64Array[]): Pushed {
+  const n = N / F, n1 = n + 1;
+  // g at the (n+1)³ nodes the subdomain's cells touch
+  const g = new Float64Array(3 * n1 * n1 * n1);
+  for (let o = 0; o < 8; o++) {
+    const src = gs[o]!;
+    const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+    const i0 = ox ? n : 0, j0 = oy ? n : 0, k0 = oz ? n : 0;
+    for (let i = i0; i < (ox ? n1 : n); i++)
+      for (let j = j0; j < (oy ? n1 : n); j++) {
+        const s = 3 * (((i - i0) * n + j - j0) * n), t = 3 * ((i * n1 + j) * n1 + k0);
+        g.set(src.subarray(s, s + 3 * (oz ? 1 : n)), t);
+      }
+  }
+  let total = 0;
+  for (const p of bundles) total += p.length;
+  const moved = new Float64Array(total);
+  const dir = new Uint8Array(total / REC);
+  const count = new Int32Array(27);
+  const loi = a * n, loj = b * n, lok = c * n;
+  let w = 0;
+  for (const p of bundles) {
+    for (let o = 0; o < p.length; o += REC, w += REC) {
+      const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
+      const ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+      const li = ci - loi, lj = cj - loj, lk = ck - lok;
+      let ax = 0, ay = 0, az = 0;
+      for (let dx = 0; dx < 2; dx++) {
+        const wx = dx ? fx : 1 - fx;
+        for (let dy = 0; dy < 2; dy++) {
+          const wxy = wx * (dy ? fy : 1 - fy);
+          const q = 3 * (((li + dx) * n1 + lj + dy) * n1 + lk);
+          const w0 = wxy * (1 - fz), w1 = wxy * fz;
+          ax += w0 * g[q]!; ay += w0 * g[q + 1]!; az += w0 * g[q + 2]!;
+          ax += w1 * g[q + 3]!; ay += w1 * g[q + 4]!; az += w1 * g[q + 5]!;
+        }
+      }
+      const vx = p[o + 5]! + ax * DT, vy = p[o + 6]! + ay * DT, vz = p[o + 7]! + az * DT;
+      const nx = wrap(x + vx * DT), ny = wrap(y + vy * DT), nz = wrap(z + vz * DT);
+      moved[w] = p[o]!; moved[w + 1] = p[o + 1]!;
+      moved[w + 2] = nx; moved[w + 3] = ny; moved[w + 4] = nz;
+      moved[w + 5] = vx; moved[w + 6] = vy; moved[w + 7] = vz;
+      const sx = direction(a, Math.floor(cellOf(nx, N) / n), F, p[o]!);
+      const sy = direction(b, Math.floor(cellOf(ny, N) / n), F, p[o]!);
+      const sz = direction(c, Math.floor(cellOf(nz, N) / n), F, p[o]!);
+      const d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
+      dir[w >> 3] = d; // w / REC, REC = 8
+      count[d]!++;
+    }
+  }
+  return { moved, dir, count };
+}
+
+/** The pushed particles copied into their 27 bundles (sized by `count`). */
+export function scatter(r: Pushed, outs: readonly Float64Array[]): void {
+  const fill = new Int32Array(27);
+  const { moved, dir } = r;
+  for (let q = 0; q < dir.length; q++) {
+    const d = dir[q]!;
+    const out = outs[d]!;
+    for (let k = 0, from = q * REC, to = fill[d]! * REC; k < REC; k++) out[to + k] = moved[from + k]!;
+    fill[d]!++;
+  }
+}
+
+/** The bundles' particles one after another into `out`. */
+export function gather(bundles: readonly Float64Array[], out: Float64Array): void {
+  let o = 0;
+  for (const b of bundles) { out.set(b, o); o += b.length; }
+}
+
+/** Header length of a leaving array: 28 offsets. */
+export const HEADER = 28;
+
+/** Part d of a leaving array (empty for an empty array). */
+export function partOf(leaving: Float64Array, d: number): Float64Array {
+  if (leaving.length === 0) return leaving;
+  return leaving.subarray(HEADER + leaving[d]! * REC, HEADER + leaving[d + 1]! * REC);
+}
+
+/**
+ * The 27 bundles arriving at a subdomain from its staying particles (`parts[STAY]`, records) and
+ * the leaving arrays of its neighbours (`parts[d]`, the one of the neighbour it comes from).
+ */
+export function arriving(parts: readonly Float64Array[]): Float64Array[] {
+  return parts.map((p, d) => (d === STAY ? p : partOf(p, d)));
+}
+
+/** The size of the leaving array for `count` particles per direction. */
+export function leavingSize(count: Int32Array): number {
+  let n = 0;
+  for (let d = 0; d < 27; d++) if (d !== STAY) n += count[d]!;
+  return HEADER + n * REC;
+}
+
+/**
+ * Views of the 27 outgoing bundles: STAY in `stay`, the others in `leaving` (whose header this
+ * writes), ready for `scatter`.
+ */
+export function outgoing(count: Int32Array, stay: Float64Array, leaving: Float64Array): Float64Array[] {
+  let off = 0;
+  const outs: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) {
+    leaving[d] = off;
+    if (d === STAY) { outs.push(stay); continue; }
+    outs.push(leaving.subarray(HEADER + off * REC, HEADER + (off + count[d]!) * REC));
+    off += count[d]!;
+  }
+  leaving[27] = off;
+  return outs;
+}

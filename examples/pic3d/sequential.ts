@@ -1,0 +1,69 @@
+// The kernels of pic3d (kernels.ts) on the same F³ subdomains, run one after another in a plain
+// loop without the runtime: the baseline the fragmented program's speed is measured against
+// (bench/pic.ts). It computes exactly what pic3d.fa computes.
+import { deposit, density, field, gather, jacobi, push, scatter } from './kernels.js';
+import { cellOf, REC, STAY, type Params } from './model.js';
+
+/** NT steps of the method from `parts`; returns the particles (in subdomain and bundle order). */
+export function runSequential(p: Params, parts: Float64Array): Float64Array {
+  const { N, F, NP, NT, K } = p;
+  const n = N / F, S = F * F * F, n3 = n * n * n, n1 = n + 1;
+  const id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
+  const empty = new Float64Array(0);
+  // the initial particles, as the STAY bundle of their subdomain
+  const counts = new Int32Array(S);
+  const where = (o: number): number =>
+    id(Math.floor(cellOf(parts[o + 2]!, N) / n), Math.floor(cellOf(parts[o + 3]!, N) / n), Math.floor(cellOf(parts[o + 4]!, N) / n));
+  for (let o = 0; o < parts.length; o += REC) counts[where(o)]!++;
+  let bundles: Float64Array[][] = Array.from({ length: S }, (_, s) =>
+    Array.from({ length: 27 }, (_, d) => (d === STAY ? new Float64Array(counts[s]! * REC) : empty)));
+  const fill = new Int32Array(S);
+  for (let o = 0; o < parts.length; o += REC) {
+    const s = where(o);
+    bundles[s]![STAY]!.set(parts.subarray(o, o + REC), fill[s]! * REC);
+    fill[s]!++;
+  }
+  let phi = Array.from({ length: S }, () => new Float64Array(n3));
+  let next = Array.from({ length: S }, () => new Float64Array(n3));
+  const blocks = Array.from({ length: S }, () => new Float64Array(n1 * n1 * n1));
+  const rho = Array.from({ length: S }, () => new Float64Array(n3));
+  const g = Array.from({ length: S }, () => new Float64Array(3 * n3));
+  const pad = new Float64Array((n + 2) ** 3);
+  const each = (f: (a: number, b: number, c: number, s: number) => void): void => {
+    for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) f(a, b, c, id(a, b, c));
+  };
+  const corners = (a: number, b: number, c: number, sign: number): number[] =>
+    [0, 1, 2, 3, 4, 5, 6, 7].map((o) => id(a + sign * ((o >> 2) & 1), b + sign * ((o >> 1) & 1), c + sign * (o & 1)));
+  const faces = (a: number, b: number, c: number): number[] =>
+    [id(a, b, c), id(a - 1, b, c), id(a + 1, b, c), id(a, b - 1, c), id(a, b + 1, c), id(a, b, c - 1), id(a, b, c + 1)];
+  // incoming bundle d of subdomain (a, b, c): bundle d of the neighbour it comes from
+  const incoming = (a: number, b: number, c: number): Float64Array[] =>
+    Array.from({ length: 27 }, (_, d) => bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+  for (let t = 0; t < NT; t++) {
+    const parts: Float64Array[] = [];
+    each((a, b, c, s) => {
+      const inc = incoming(a, b, c);
+      blocks[s]!.fill(0);
+      deposit(N, F, a, b, c, inc, blocks[s]!);
+      parts[s] = new Float64Array(inc.reduce((n, x) => n + x.length, 0));
+      gather(inc, parts[s]!);
+    });
+    each((a, b, c, s) => density(N, F, corners(a, b, c, -1).map((q) => blocks[q]!), rho[s]!));
+    for (let k = 0; k < K; k++) {
+      each((a, b, c, s) => jacobi(N, F, NP, rho[s]!, faces(a, b, c).map((q) => phi[q]!), next[s]!, pad));
+      [phi, next] = [next, phi];
+    }
+    each((a, b, c, s) => field(N, F, faces(a, b, c).map((q) => phi[q]!), g[s]!, pad));
+    const out: Float64Array[][] = Array.from({ length: S }, () => []);
+    each((a, b, c, s) => {
+      const r = push(N, F, a, b, c, corners(a, b, c, 1).map((q) => g[q]!), [parts[s]!]);
+      out[s] = Array.from({ length: 27 }, (_, d) => new Float64Array(r.count[d]! * REC));
+      scatter(r, out[s]!);
+    });
+    bundles = out;
+  }
+  const all = new Float64Array(NP * REC);
+  let o = 0;
+  for (const bs of bundles) for (const b of bs) { all.set(b, o); o += b.length; }
+  return all;
+}

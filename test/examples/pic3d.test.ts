@@ -1,0 +1,114 @@
+// examples/pic3d: the model's exact quantities, the kernels against the sequential reference on
+// several decompositions (pure computation, milliseconds), their faults, and the program on
+// in-process nodes with its bad arguments. The program's normal runs are cases.ts's.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cellOf, initialCloud, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
+import { simulate } from '../../examples/pic3d/reference.js';
+import { runSequential } from '../../examples/pic3d/sequential.js';
+import { KernelError, push } from '../../examples/pic3d/kernels.js';
+import { runFile } from '../runtime/files.js';
+
+/** Particle records by id. */
+function byId(parts: Float64Array): Map<number, Float64Array> {
+  const m = new Map<number, Float64Array>();
+  for (let o = 0; o < parts.length; o += REC) m.set(parts[o]!, parts.subarray(o, o + REC));
+  return m;
+}
+
+describe('pic3d model', () => {
+  test('the total mass is exact in any summation order', () => {
+    for (const NP of [1, 2, 3, 4, 5, 999, 1000, 12345]) {
+      let up = 0, down = 0;
+      for (let p = 0; p < NP; p++) up += particleMass(p, NP);
+      for (let p = NP - 1; p >= 0; p--) down += particleMass(p, NP);
+      assert.equal(up, totalMass(NP), `NP=${NP}`);
+      assert.equal(down, totalMass(NP), `NP=${NP}`);
+      assert.ok(totalMass(NP) > (NP < 4 ? 0.2 : 0.4) && totalMass(NP) <= 1, `NP=${NP}: total ${totalMass(NP)}`);
+    }
+  });
+
+  test('the initial cloud: ids in order, inside the ball, the same every time', () => {
+    const a = initialCloud(500), b = initialCloud(500);
+    assert.deepEqual(a, b);
+    for (let o = 0, p = 0; o < a.length; o += REC, p++) {
+      assert.equal(a[o], p);
+      const r = Math.hypot(a[o + 2]! - 0.5, a[o + 3]! - 0.5, a[o + 4]! - 0.5);
+      assert.ok(r <= R0 + 1e-15, `particle ${p} at radius ${r}`);
+    }
+  });
+
+  test('wrap and cellOf at the edges of the periodic cube', () => {
+    assert.equal(wrap(-1e-18), 0); // -1e-18 + 1 rounds to 1, which is 0 again
+    assert.equal(wrap(1), 0);
+    assert.equal(wrap(-0.25), 0.75);
+    assert.equal(wrap(1.25), 0.25);
+    assert.equal(cellOf(1 - 2 ** -53, 100), 99);
+    assert.equal(cellOf(0, 100), 0);
+    assert.equal(cellOf(0.5, 8), 4);
+  });
+});
+
+describe('pic3d kernels against the sequential reference', () => {
+  for (const [N, F] of [[6, 1], [8, 2], [9, 3], [8, 4]] as const) {
+    test(`N=${N}, ${F}x${F}x${F} subdomains`, () => {
+      const p: Params = { N, F, NP: 700, NT: 4, K: 3 };
+      const ref = byId(simulate(p, initialCloud(p.NP)).parts);
+      const got = runSequential(p, initialCloud(p.NP));
+      assert.equal(got.length, p.NP * REC);
+      const ids = new Set<number>();
+      let mass = 0, moved = 0;
+      for (let o = 0; o < got.length; o += REC) {
+        const id = got[o]!;
+        assert.ok(!ids.has(id), `particle ${id} twice`);
+        ids.add(id);
+        mass += got[o + 1]!;
+        const r = ref.get(id)!;
+        assert.ok(r, `particle ${id} unknown to the reference`);
+        for (let k = 2; k < REC; k++) {
+          let d = Math.abs(got[o + k]! - r[k]!);
+          if (k < 5 && d > 0.5) d = 1 - d;
+          assert.ok(d <= 1e-12, `particle ${id} field ${k}: ${got[o + k]} vs the reference's ${r[k]}`);
+        }
+        const start = initialCloud(p.NP).subarray(id * REC, id * REC + REC);
+        if (Math.abs(start[2]! - got[o + 2]!) > 1e-6) moved++;
+      }
+      assert.equal(mass, totalMass(p.NP));
+      assert.ok(moved > p.NP / 2, `only ${moved} particles moved`);
+    });
+  }
+});
+
+describe('pic3d kernel faults', () => {
+  test('a particle jumping over a subdomain is refused, named', () => {
+    const N = 8, F = 4, n = 2;
+    const g = Array.from({ length: 8 }, () => new Float64Array(3 * n * n * n));
+    // particle 7 in subdomain (1, 1, 1) = [0.25, 0.5)³ flying +x by 0.5 in a step, into subdomain 3
+    const part = new Float64Array([7, 1, 0.3, 0.3, 0.3, 50, 0, 0]);
+    assert.throws(() => push(N, F, 1, 1, 1, g, [part]), (e: unknown) =>
+      e instanceof KernelError && /particle 7 moved more than one subdomain in a step \(from 1 to 3 of 4\)/.test(e.message));
+    // by 0.25 it reaches the neighbour: accepted, in the +x bundle
+    const ok = push(N, F, 1, 1, 1, g, [new Float64Array([7, 1, 0.3, 0.3, 0.3, 25, 0, 0])]);
+    assert.equal(ok.count[(2 * 3 + 1) * 3 + 1], 1);
+  });
+});
+
+describe('pic3d program', () => {
+  test('on 2 in-process nodes, x-slabs split between them, the reference matched', async () => {
+    const r = await runFile('examples/pic3d/pic3d.fa', { nodes: 2, lanes: 1, args: ['8', '4', '300', '2', '2', '1', '2'] });
+    assert.equal(r.ok, true, r.message);
+    assert.deepEqual(r.stdout, ['pic3d: OK (N=8, 4x4x4 subdomains, 300 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)']);
+  });
+
+  test('no steps: the initial cloud comes back whole', async () => {
+    const r = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '2', '50', '0', '1', '1', '1'] });
+    assert.equal(r.ok, true, r.message);
+    assert.deepEqual(r.stdout, ['pic3d: OK (N=4, 2x2x2 subdomains, 50 particles, 0 steps, 1 sweeps; mass exact, momentum and positions match the reference)']);
+  });
+
+  test('bad parameters stop the run with their reason', async () => {
+    const r = await runFile('examples/pic3d/pic3d.fa', { args: ['10', '3', '50', '1', '1', '0', '1'] });
+    assert.equal(r.ok, false);
+    assert.ok(r.stdout.includes('pic3d: FAILED (N=10 must be a multiple of F=3 >= 1)'), r.stdout.join('\n'));
+  });
+});
