@@ -5,6 +5,10 @@
 //                   node with T worker threads (wall-clock spin; plus a fixed-work variant for T_U)
 //   (b) overhead    one chain on one thread, total work constant, CF size doubling, length halving
 //   (c) latency     two chains alternating between two nodes (every DF crosses), DF 1 KiB..64 MiB
+//   (d) balance     profile-based distribution (seed 004 §4): test_1, test_2, test_3 before / first /
+//                   second application on 2 real nodes, the simulator on 4, 16, 64, Table 4, the
+//                   reference strategies — docs/balance.md and docs/balance/ (bench/experiments/balance.ts;
+//                   --size small|full, LUNA_EXP_SIZE, default full)
 //
 // Each writes docs/experiments/<name>.json (every run, all figures) and docs/experiments/<name>.svg,
 // prints a markdown table, and replaces the table between the markers of docs/experiments.md.
@@ -32,7 +36,7 @@ import { work } from '../examples/kernels.js';
 
 interface Opts {
   threads: number; maxN: number; scale: number; reps: number; only: Set<string>;
-  fixed: boolean; traces: string; docs: boolean;
+  fixed: boolean; traces: string; docs: boolean; size: 'small' | 'full';
   /** total seconds the harness may spend waiting for other processes to quiet down */
   quietWaitS: number;
 }
@@ -60,7 +64,8 @@ function parseOpts(argv: string[]): Opts {
     maxN: Math.round(num(get('--max-n', 'LUNA_EXP_MAX_N'), 2 * threads, '--max-n')),
     scale: num(get('--scale', 'LUNA_EXP_SCALE'), 1, '--scale'),
     reps: Math.round(num(get('--reps', 'LUNA_EXP_REPS'), 1, '--reps')),
-    only: new Set((get('--only', 'LUNA_EXP_ONLY') ?? 'a,b,c').split(',').map((s) => s.trim().toLowerCase()[0])),
+    only: new Set((get('--only', 'LUNA_EXP_ONLY') ?? 'a,b,c,d').split(',').map((s) => s.trim().toLowerCase()[0])),
+    size: get('--size', 'LUNA_EXP_SIZE') === 'small' ? 'small' : 'full',
     fixed: !argv.includes('--no-fixed') && env.LUNA_EXP_FIXED !== '0',
     traces: get('--traces', 'LUNA_EXP_TRACES') ?? join(tmpdir(), 'luna-experiments'),
     docs: !argv.includes('--no-docs'),
@@ -425,8 +430,9 @@ async function main(): Promise<void> {
       }, null, 2) + '\n');
     }
   }
+  if (o.only.has('d')) await (await import('./experiments/balance.js')).run({ reps: o.reps, docs: o.docs, traces: o.traces, size: o.size, log });
   const seconds = (performance.now() - t0) / 1e3;
-  if (o.docs) {
+  if (o.docs && outs.length > 0) {
     const mdFile = join(ROOT, 'docs/experiments.md');
     if (existsSync(mdFile)) {
       let md = readFileSync(mdFile, 'utf8');

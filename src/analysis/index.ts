@@ -4,3 +4,5 @@ export { simulate, type SimOptions, type SimResult, type SimTruth } from './sim/
 export { writeSimTrace } from './sim/write.js';
 export * from './patterns/index.js';
 export { simulateSpmd, type Phase as SpmdPhase, type SpmdSimOptions } from './sim/spmd.js';
+export * as balance from './balance/index.js';
+export { replayGraph, type ReplayGraph, type ReplayOptions, type ReplayResult } from './sim/placement.js';

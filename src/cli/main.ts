@@ -8,7 +8,7 @@ import type { RunCliOptions } from './run.js';
 import { boundedInt, misspeltCommand, normalizeArgv as normalizeArgs } from './argv.js';
 import { MAX_LOCAL_NODES, MAX_THREADS, NODES_WHY, THREADS_WHY } from '../runtime/limits.js';
 
-const SUBCOMMANDS = new Set(['run', 'spmd', 'check', 'export', 'analyze', 'report', 'help', 'node']);
+const SUBCOMMANDS = new Set(['run', 'spmd', 'check', 'export', 'analyze', 'report', 'balance', 'help', 'node']);
 
 
 function collectDefine(v: string, acc: Record<string, string>): Record<string, string> {
@@ -52,6 +52,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--priorities-from <trace>', 'run ready fragments in critical-path order measured in an earlier run\'s trace')
     .option('--record <dir>', 'record where and in which order every fragment ran (trace playback)')
     .option('--replay <dir>', 'replay a schedule recorded with --record')
+    .option('--distribution <file>', 'place the fragments a distribution file names (written by luna balance) where it says')
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
     .option('--warm-start', 'start the program once the worker threads have booted and loaded the ucodes (its span then measures the program alone)')
     .option('--cf-timeout <duration>', 'fail the run when a fragment runs longer than this (e.g. 30s); fragments then run on worker threads only')
@@ -127,7 +128,27 @@ export async function cli(argv: string[]): Promise<number> {
     .description('one self-contained HTML page of a traced run (SLOW, timeline, critical path, blame, advice); two traces: compared side by side')
     .argument('<trace...>', 'trace directory (two: A before, B after)')
     .option('-o, --output <file>', 'output .html file (- : standard output)', 'report.html')
-    .action(async (dirs: string[], o: { output?: string }) => { code = await (await import('./report.js')).reportCommand(dirs, o); });
+    .option('--distribution <file>', 'also show the load per node with the fragments placed as this distribution file says')
+    .action(async (dirs: string[], o: { output?: string; distribution?: string }) => { code = await (await import('./report.js')).reportCommand(dirs, o); });
+
+  program.command('balance')
+    .description('profile-based distribution (seed 004): from a traced run, where each fragment should run next time (a file for luna run --distribution)')
+    .argument('<trace>', 'trace directory of the run to balance')
+    .option('--quantum <duration|auto>', 'time quantum of the load analysis, e.g. 100ms; auto: the best predicted of a sweep', 'auto')
+    .option('-s, --strategy <name>', 'seed (the seed\'s algorithm, formula 6), refine (GreedyRefine), greedy (LPT)', 'seed')
+    .option('-o, --output <file>', 'distribution file to write', 'distribution.json')
+    .option('--merge <file>', 'an earlier step\'s distribution file, whose placements the new file keeps (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('-n, --nodes <N>', 'nodes to balance over (default: the traced run\'s)', boundedInt('--nodes', 1 << 20, 'the distribution file\'s limit'))
+    .option('--lanes <T>', 'worker threads per node the predictions assume (default: the traced run\'s)', boundedInt('--lanes', MAX_THREADS, THREADS_WHY))
+    .option('--no-comm', 'ignore the transfers a move adds (the seed\'s rule)')
+    .option('--no-guard', 'apply the strategy\'s placement even when the simulator predicts no gain')
+    .option('--no-search', 'no local search on the predicted makespan after the strategy')
+    .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')
+    .option('--tolerance <x>', 'GreedyRefine\'s tolerance (≥ 1)')
+    .option('--weights <wall|cpu>', 'a fragment\'s weight: its wall time (the seed\'s) or its thread CPU time (default when the trace\'s CPU clock is exact)')
+    .option('--plot <dir>', 'write the quantized load plots (before.svg, after.svg) into DIR')
+    .option('--json', 'machine-readable summary')
+    .action(async (trace: string, o: import('./balance.js').BalanceCliOptions) => { code = await (await import('./balance.js')).balanceCommand(trace, o); });
 
   if (argv.length === 0) {
     process.stderr.write(program.helpInformation());

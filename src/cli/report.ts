@@ -20,7 +20,7 @@ function badOutput(out: string): string | undefined {
   return undefined;
 }
 
-export async function reportCommand(traces: string[], o: { output?: string }): Promise<number> {
+export async function reportCommand(traces: string[], o: { output?: string; distribution?: string }): Promise<number> {
   if (traces.length === 0 || traces.length > 2) {
     process.stderr.write(`luna: error: luna report takes one trace directory, or two to compare (A before, B after); got ${traces.length}\n`);
     return 2;
@@ -32,13 +32,24 @@ export async function reportCommand(traces: string[], o: { output?: string }): P
     const bad = notATraceDir(t);
     if (bad !== undefined) return bad;
   }
+  let distribution: { path: string; nodes: number; cfs: Record<string, number> } | undefined;
+  if (o.distribution !== undefined) {
+    const { readDistribution, DistributionError } = await import('../runtime/policy/distribution-file.js');
+    try {
+      const d = readDistribution(o.distribution);
+      distribution = { path: o.distribution, nodes: d.nodes, cfs: d.cfs };
+    } catch (e) {
+      if (e instanceof DistributionError) { process.stderr.write(`luna: error: ${e.message}\n`); return 2; }
+      throw e;
+    }
+  }
   const bar = progressBar();
   try {
     const { reportHtml } = await import('../report/index.js');
     const { html, runs } = reportHtml(traces, {
       phase: (name) => bar.phase(name, 1),
       events: (done, total) => bar.update(done, total),
-    });
+    }, { distribution });
     bar.phase('writing', 1);
     if (out === '-') process.stdout.write(html); else writeFileSync(out, html);
     bar.stop();

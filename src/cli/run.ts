@@ -9,10 +9,9 @@ import { defaultThreads, runNode, type RunResult } from '../runtime/run.js';
 import { finishOrphanTrace, finishRunTrace, startRunTrace } from '../runtime/tracing.js';
 import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
-import { DefaultPolicy } from '../runtime/policy/default.js';
-import { PriorityPolicy } from '../runtime/policy/priority.js';
-import { PlaybackPolicy, Recorder } from '../runtime/policy/playback.js';
-import type { SchedulingPolicy } from '../runtime/policy/types.js';
+import { choosePolicy, type ChosenPolicy } from '../runtime/policy/select.js';
+import { DistributionError, readDistribution, unfitFor, type Distribution } from '../runtime/policy/distribution-file.js';
+import type { Schedule } from '../runtime/policy/playback.js';
 import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
@@ -42,6 +41,7 @@ export interface RunCliOptions {
   prioritiesFrom?: string;
   record?: string;
   replay?: string;
+  distribution?: string;
   heartbeat?: string;
   timing?: boolean;
   warmStart?: boolean;
@@ -52,31 +52,40 @@ export interface RunCliOptions {
 // a plain run does not load the trace reader, its schema validator or the network (they cost
 // start-up time and memory).
 
-/** The scheduling policy of this node: default, priorities, or a replayed schedule (and a recorder around it). */
-async function choosePolicy(o: RunCliOptions, run: { file: string; args: string[]; nodes: number; program: CompiledProgram }, rank: number, say: (t: string) => void): Promise<{ policy: SchedulingPolicy; recorder?: Recorder; replay?: PlaybackPolicy }> {
-  const program = run.program;
-  let policy: SchedulingPolicy;
-  let replay: PlaybackPolicy | undefined;
+/** How a schedule or a distribution differs from this run (it applies what matches). */
+function differences(made: { program: string; args: string[]; nodes: number }, run: { file: string; args: string[]; nodes: number }): string[] {
+  return [
+    resolve(made.program) !== resolve(run.file) ? `program ${made.program}` : '',
+    made.args.join(' ') !== run.args.join(' ') ? `arguments ${made.args.join(' ') || '(none)'}` : '',
+    made.nodes !== run.nodes ? `${made.nodes} node(s)` : '',
+  ].filter(Boolean);
+}
+
+/**
+ * The scheduling policy of this node from the files the run was given (a schedule to replay,
+ * priorities from a trace, a distribution), composed by runtime/policy/select.ts.
+ */
+async function policyOf(o: RunCliOptions, run: { file: string; args: string[]; nodes: number; program: CompiledProgram }, rank: number, say: (t: string) => void): Promise<ChosenPolicy> {
+  let schedule: Schedule | undefined, priorities: ReadonlyMap<string, number> | undefined, distribution: Distribution | undefined;
   if (o.replay) {
-    const s = readSchedule(o.replay);
-    const differs = [
-      resolve(s.program) !== resolve(run.file) ? `program ${s.program}` : '',
-      s.args.join(' ') !== run.args.join(' ') ? `arguments ${s.args.join(' ') || '(none)'}` : '',
-      s.nodes !== run.nodes ? `${s.nodes} node(s)` : '',
-    ].filter(Boolean);
+    schedule = readSchedule(o.replay);
+    const differs = differences(schedule, run);
     if (differs.length > 0 && !o.quiet) say(`luna: replay: ${o.replay} was recorded with ${differs.join(', ')}: what it does not know is scheduled normally`);
-    replay = new PlaybackPolicy(s, rank);
-    policy = replay;
   } else if (o.prioritiesFrom) {
     const t = (await import('../analysis/graph/priorities.js')).prioritiesFromTrace(o.prioritiesFrom);
     for (const w of t.warnings) say(`luna: warning: ${o.prioritiesFrom}: ${w}`);
     if (t.cfs === 0) say(`luna: warning: ${o.prioritiesFrom} holds no executed fragment: priorities come from the program's rules only`);
-    policy = new PriorityPolicy(t.priorities);
-  } else if (program.hasPriority) policy = new PriorityPolicy();
-  else policy = new DefaultPolicy();
-  if (!o.record) return { policy, replay };
-  const recorder = new Recorder(policy);
-  return { policy: recorder.policy(), recorder, replay };
+    priorities = t.priorities;
+  }
+  if (o.distribution) {
+    distribution = readDistribution(o.distribution);
+    const unfit = unfitFor(distribution, run.nodes, o.distribution);
+    if (unfit) throw new DistributionError(unfit);
+    const differs = differences(distribution, run);
+    if (differs.length > 0 && !o.quiet) say(`luna: distribution: ${o.distribution} was made for ${differs.join(', ')}: what matches this run applies, the rest is placed normally`);
+    if (distribution.decision === 'keep' && !o.quiet) say(`luna: distribution: ${o.distribution} keeps the current placement${distribution.reason ? ` (${distribution.reason})` : ''}`);
+  }
+  return choosePolicy({ program: run.program, rank, priorities, schedule, distribution, record: !!o.record });
 }
 
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
@@ -131,10 +140,12 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     const bad = (await import('./trace-errors.js')).notATraceDir(o.prioritiesFrom, say);
     if (bad !== undefined) return bad;
   }
-  let chosen: Awaited<ReturnType<typeof choosePolicy>>;
+  let chosen: ChosenPolicy;
   try {
-    chosen = await choosePolicy(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
+    chosen = await policyOf(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
   } catch (e) {
+    // a file that cannot be applied is a bad command line: nothing ran
+    if (e instanceof DistributionError) { say(`luna: error: ${e.message}`); return 2; }
     if (e instanceof ScheduleError || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
     throw e;
   }
@@ -204,6 +215,11 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
       if (!o.quiet) process.stderr.write(`luna: trace written to ${o.trace} (luna analyze slow ${o.trace}; luna report ${o.trace})\n`);
     }
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
+    const ds = chosen.distribution;
+    if (ds && !o.quiet) {
+      const { cfs } = ds.size;
+      process.stderr.write(`luna: distribution${nodes > 1 ? ` (node ${rank})` : ''}: ${ds.stats.placed} of the ${ds.stats.ran} fragment(s) run here were placed by ${o.distribution}${nodes === 1 && cfs > ds.stats.placed ? `; ${cfs - ds.stats.placed} of its ${cfs} entries named no fragment of this run` : ` (it names ${cfs})`}\n`);
+    }
     const rs = chosen.replay?.stats;
     if (rs && rs.unknown > 0 && !o.quiet) {
       const f = rs.firstUnknown!;

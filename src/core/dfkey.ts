@@ -1,18 +1,21 @@
 // DF identity: the one place that makes, indexes, displays, groups and parses DF keys.
 //
 // A key is the DF's fully evaluated name as the runtime, the wire and the trace carry it:
-//   <name>#<uid>[@<node>](.<index>)*
-// `name` is the declared base name, `uid` numbers the block execution that declared it on the
-// node that executed the block (`@node` only off node 0, so keys made on different nodes never
-// collide), and each index appends `.i`. A `name` parameter passes a key prefix, so aliasing
-// (`x[6]` inside a sub = caller's `z[10][6]`) is string extension.
+//   <name>#<block>(.<index>)*
+// `name` is the declared base name, `block` the global id of the block execution that declared
+// it (core/cfid.ts blockPrefix: the spawning CF's id, with the iteration for a loop body; empty
+// for main's block), and each index appends `.i`. A key is therefore the same in every run, on
+// every node and whatever the node count, so a distribution file can name DFs as it names CFs,
+// and every node of a spread loop names an iteration's DFs alike without agreeing on anything.
+// A `name` parameter passes a key prefix, so aliasing (`x[6]` inside a sub = caller's
+// `z[10][6]`) is string extension.
 // Users see keys as the program names the DF: `z[10][6]`; the family is the base name `z`.
 
 export type DfKey = string;
 
-/** The key of a DF family declared by block execution `uid` on `node`. */
-export function familyKey(name: string, uid: number, node: number): DfKey {
-  return node === 0 ? `${name}#${uid}` : `${name}#${uid}@${node}`;
+/** The key of DF family `name` declared by the block execution with global id `block`. */
+export function familyKey(name: string, block: string): DfKey {
+  return `${name}#${block}`;
 }
 
 /** The key of element `i` of `base` (`x[i]`). */
@@ -47,24 +50,23 @@ export function dfFamily(key: DfKey): string {
 
 export interface ParsedDfKey {
   name: string;
-  uid: number;
-  /** node that executed the declaring block */
-  node: number;
+  /** global id of the declaring block execution ('' for main's block) */
+  block: string;
   indices: number[];
 }
 
-const KEY_RE = /^([A-Za-z_][A-Za-z0-9_]*)#(\d+)(?:@(\d+))?((?:\.-?\d+)*)$/;
+const KEY_RE = /^([A-Za-z_][A-Za-z0-9_]*)#((?:-?\d+(?:_-?\d+)*)?)((?:\.-?\d+)*)$/;
 
 /** The parts of a key; null when `s` is not a DF key. */
 export function parseDfKey(s: string): ParsedDfKey | null {
   const m = KEY_RE.exec(s);
   if (!m) return null;
-  return {
-    name: m[1]!,
-    uid: Number(m[2]),
-    node: m[3] === undefined ? 0 : Number(m[3]),
-    indices: m[4] ? m[4].slice(1).split('.').map(Number) : [],
-  };
+  return { name: m[1]!, block: m[2]!, indices: m[3] ? m[3].slice(1).split('.').map(Number) : [] };
+}
+
+/** Whether `s` is a DF key. */
+export function isDfKey(s: string): boolean {
+  return KEY_RE.test(s);
 }
 
 /**

@@ -33,6 +33,8 @@ export interface Frags {
   names: NameTable;
   /** how many inputs each read, and the names of its first TIP_INPUTS (fragment i: inNames inOff[i] .. inOff[i + 1]) */
   inCount: Int32Array; inOff: Int32Array; inNames: NameTable;
+  /** the global id of each: kept when asked (CollectOptions) */
+  gid?: string[];
 }
 export interface Spans {
   start: Float64Array; end: Float64Array; /** node it happened on (transfers: receiver) */ node: Int32Array; /** transfers: sender */ from: Int32Array; bytes: Float64Array;
@@ -71,7 +73,7 @@ class Collector implements ModelListener {
   readonly inNames = new NameTable();
   readonly tr = { start: f64(), end: f64(), node: i32(), from: i32(), bytes: f64() };
   readonly trNames = new NameTable();
-  constructor() { this.fs.inOff.push(0); }
+  constructor(readonly gids: string[] | undefined) { this.fs.inOff.push(0); }
   readonly sy = { start: f64(), end: f64(), node: i32() };
   /** by a fragment's finish number (Fragment.seq): its row in fs (-1: not drawn) */
   readonly rowOfSeq = i32();
@@ -82,6 +84,7 @@ class Collector implements ModelListener {
     this.rowOfSeq.push(this.fs.start.n);
     this.fs.start.push(f.start); this.fs.finish.push(f.finish); this.fs.cpu.push(f.cpu);
     this.fs.slot.push(f.slot); this.fs.code.push(f.code);
+    this.gids?.push(f.gid);
     this.names.add(f.label, f.labelIdx);
     this.fs.inCount.push(inputs.length);
     for (let k = 0; k < inputs.length && k < TIP_INPUTS; k++) this.inNames.addKey(inputs[k]!.key);
@@ -100,10 +103,15 @@ class Collector implements ModelListener {
   }
 }
 
+export interface CollectOptions {
+  /** keep every fragment's global id (a distribution is shown applied to the run) */
+  gids?: boolean;
+}
+
 /** Read and analyze `dir` once; throws TraceFormatError / fs errors like analyzeSlowTrace. */
-export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress): RunData {
+export function collectRun(dir: string, opts: SlowOptions = {}, progress?: CollectProgress, co: CollectOptions = {}): RunData {
   let an!: SlowAnalyzer, pa!: PatternAnalysis;
-  const col = new Collector();
+  const col = new Collector(co.gids ? [] : undefined);
   const read = readModel(dir, (model) => {
     pa = new PatternAnalysis(model);
     an = new SlowAnalyzer(model, { ...opts, observe: pa.observer });
@@ -123,7 +131,7 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
   const status = slow.run.status;
   return {
     dir, manifest: read.manifest, slow, findings: interpretFindings(slow), status,
-    frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view(), names: col.names, inCount: col.fs.inCount.view(), inOff: col.fs.inOff.view(), inNames: col.inNames },
+    frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view(), names: col.names, inCount: col.fs.inCount.view(), inOff: col.fs.inOff.view(), inNames: col.inNames, ...(col.gids ? { gid: col.gids } : {}) },
     transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view(), names: col.trNames },
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
     critical: Int32Array.from(critical), criticalNames,

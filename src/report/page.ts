@@ -47,11 +47,11 @@ th{font-weight:600;color:var(--mut)}td.n,th.n{text-align:right;font-variant-nume
 .status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost,.status-interrupted{color:#b00;font-weight:600}
 `;
 
-export interface PageOptions { title?: string; sections?: readonly Section[] }
+export interface PageOptions { title?: string; sections?: readonly Section[]; distribution?: ReportCtx['distribution'] }
 
 /** Page text of one run (or two, compared) and the size of its parts. */
 export function buildPage(runs: RunData[], labels: string[], o: PageOptions = {}): string {
-  const ctx: ReportCtx = { runs, labels };
+  const ctx: ReportCtx = { runs, labels, ...(o.distribution ? { distribution: o.distribution } : {}) };
   const sections = o.sections ?? SECTIONS;
   const built = sections.map((s) => ({ s, b: s.build(ctx) }));
   const data = {

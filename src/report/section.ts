@@ -10,6 +10,8 @@ export interface ReportCtx {
   runs: RunData[];
   /** what each run is called on the page ("A: before", …; the trace directory for one run) */
   labels: string[];
+  /** a distribution to show applied to the runs (its CF entries: global id → node) */
+  distribution?: { path: string; nodes: number; cfs: Record<string, number> };
 }
 
 export interface BuiltSection {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { STATUS } from './schema.js';
 import type { TraceManifest } from './manifest.js';
+import { fieldProblem } from '../core/field-problem.js';
 
 const int = z.number().int();
 const count = int.min(1).max(1 << 20);
@@ -62,34 +63,5 @@ export function manifestProblem(m: unknown): string | undefined {
     if (code >= 0) return `field "sites[${code}].code": ${mf.sites![code]!.code} names no entry of "codes" (${mf.codes.length} entries)`;
     return undefined;
   }
-  const issue = r.error.issues[0]!;
-  const field = issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('') || '(top level)';
-  return `field "${field}": ${describeIssue(issue, valueAt(m, issue.path))}`;
-}
-
-function valueAt(m: unknown, path: readonly (string | number)[]): unknown {
-  let v = m;
-  for (const p of path) v = v !== null && typeof v === 'object' ? (v as Record<string | number, unknown>)[p] : undefined;
-  return v;
-}
-
-function kindOf(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (v === undefined) return 'nothing (the field is missing)';
-  if (typeof v === 'number') return Number.isInteger(v) ? `${v}` : `the number ${v}`;
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v);
-  return typeof v;
-}
-
-function describeIssue(issue: z.ZodIssue, value: unknown): string {
-  switch (issue.code) {
-    case 'invalid_type': return `expected ${issue.expected}, got ${kindOf(value)}`;
-    case 'invalid_literal': return `expected ${JSON.stringify(issue.expected)}, got ${kindOf(value)}`;
-    case 'invalid_enum_value': return `expected one of ${issue.options.map((o) => JSON.stringify(o)).join(', ')}, got ${kindOf(value)}`;
-    case 'too_small': return `expected ${issue.type === 'array' ? `at least ${issue.minimum} element(s)` : `at least ${issue.minimum}`}, got ${kindOf(value)}`;
-    case 'too_big': return `expected at most ${issue.maximum}, got ${kindOf(value)}`;
-    case 'invalid_string': return `expected ${issue.message}, got ${kindOf(value)}`;
-    default: return `${issue.message}, got ${kindOf(value)}`;
-  }
+  return fieldProblem(r.error, m);
 }

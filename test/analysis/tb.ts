@@ -33,7 +33,7 @@ export function manifest(nodes: number, threads: number, codes = ['c0', 'c1', 'c
 export function keyOf(name: string): string {
   const m = /^([A-Za-z_][A-Za-z0-9_]*)((?:\[-?\d+\])*)$/.exec(name);
   if (!m) return name;
-  let k = familyKey(m[1]!, 0, 0);
+  let k = familyKey(m[1]!, '0');
   for (const i of m[2]!.match(/-?\d+/g) ?? []) k = indexKey(k, Number(i));
   return k;
 }

@@ -1,23 +1,26 @@
 // The identity of DFs and CFs, and the one duration parser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dfFamily, displayDf, familyKey, indexKey, parseDfKey, pushKey, pushedDf } from '../../src/core/dfkey.js';
+import { dfFamily, displayDf, familyKey, indexKey, isDfKey, parseDfKey, pushKey, pushedDf } from '../../src/core/dfkey.js';
 import { blockPrefix, childGid, displayCf, parseGid } from '../../src/core/cfid.js';
 import { DurationError, formatDuration, parseDuration } from '../../src/core/duration.js';
 
-test('DF keys: made, indexed, shown as the program names them, grouped by family, parsed back', () => {
-  const base = familyKey('A', 12, 0);
+test('DF keys: made of the declaring block\'s global id, indexed, shown as the program names them, grouped by family, parsed back', () => {
+  const base = familyKey('A', blockPrefix('3', 12));
   const k = indexKey(indexKey(base, 1), 3);
-  assert.equal(k, 'A#12.1.3');
+  assert.equal(k, 'A#3_12.1.3');
   assert.equal(displayDf(k), 'A[1][3]');
   assert.equal(displayDf(base), 'A');
   assert.equal(dfFamily(k), 'A');
-  assert.deepEqual(parseDfKey(k), { name: 'A', uid: 12, node: 0, indices: [1, 3] });
-  const off = indexKey(familyKey('b', 7, 2), -4);
-  assert.equal(off, 'b#7@2.-4');
-  assert.equal(displayDf(off), 'b[-4]');
-  assert.deepEqual(parseDfKey(off), { name: 'b', uid: 7, node: 2, indices: [-4] });
+  assert.deepEqual(parseDfKey(k), { name: 'A', block: '3_12', indices: [1, 3] });
+  const main = indexKey(familyKey('b', ''), -4);
+  assert.equal(main, 'b#.-4', "main's block has the empty id");
+  assert.equal(displayDf(main), 'b[-4]');
+  assert.deepEqual(parseDfKey(main), { name: 'b', block: '', indices: [-4] });
   assert.equal(parseDfKey('not a key'), null);
+  assert.equal(isDfKey('A#3_12.1.3'), true);
+  assert.equal(isDfKey('A#3__1'), false);
+  assert.equal(isDfKey('A[1]'), false);
   // display names aggregate by family too (simulated traces, user input)
   assert.equal(dfFamily('x[3][4]'), 'x');
   const pk = pushKey('L[2]', k);

@@ -33,6 +33,10 @@ export const CASES: Case[] = [
     args: ['0', '1'],
     out: ['fib(0) = 0', 'sum_sq(1..1) = 1', 'recursive: OK (fib(0)=0, sum_sq(1..1)=1)'],
   },
+  // seed 004's test_3: the conveyor sweep, checked against the sequential solver (verify = 1)
+  { file: 'examples/heat3d/heat3d.fa', args: ['12', '3', '3', '3', '2', '0.001', '2', '1'], out: ['heat3d: OK (12^3 points, 3x3x3 blocks, 2 steps)'] },
+  { file: 'examples/heat3d/heat3d.fa', args: ['10', '2', '3', '1', '1', '0.01', '1', '1'], out: ['heat3d: OK (10^3 points, 2x3x1 blocks, 1 steps)'] },
+  { file: 'examples/heat3d-cpp/heat3d.fa', args: ['12', '3', '3', '3', '2', '0.001', '2', '1'], out: ['heat3d-cpp: OK (12^3 points, 3x3x3 blocks, 2 steps)'] },
   {
     file: 'examples/heat1d/heat1d.fa',
     args: ['32', '4', '0.0001', '10000'],

@@ -89,15 +89,15 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
   assert.equal(p.runInline(cost(INLINE_NS / 2, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), true, 'a tiny code stays here anyway');
 });
 
-test('spreading loops: long loops on several nodes, unless turned off or a record places the CFs', () => {
+test('spreading loops: long loops on several nodes, unless turned off', () => {
   assert.equal(p.spreadLoop(1_000_000, 1), false, 'one node: nowhere to spread');
   assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS, 2), true);
   assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS - 1, 2), false, 'a short loop migrates its few CFs');
   assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS * 2, 4), false, 'a copy per node must pay for itself');
   assert.equal(p.spreadLoop(SPREAD_MIN_ITERATIONS * 3, 4), true);
   assert.equal(new DefaultPolicy({ spreadLoops: false }).spreadLoop(1_000_000, 2), false);
-  const replay = new PlaybackPolicy({ program: 'p.fa', args: [], nodes: 2, threads: 1, order: [[], []] }, 0);
-  assert.equal(replay.spreadLoop(1_000_000, 2), false, 'a replay places each CF by its global id');
+  const replay = new PlaybackPolicy({ program: 'p.fa', args: [], nodes: 2, threads: 1, order: [[], []] }, 0, new DefaultPolicy());
+  assert.equal(replay.spreadLoop(1_000_000, 2), true, 'a replay places by global id, asked where a spread loop decides what to spawn');
 });
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {

@@ -7,7 +7,9 @@ import { spin } from '../../examples/kernels.js';
 import type { DF } from '../../src/ucode/df.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { PriorityPolicy } from '../../src/runtime/policy/priority.js';
-import { PlaybackPolicy, Recorder, type Schedule } from '../../src/runtime/policy/playback.js';
+import { PlaybackPolicy, type Schedule } from '../../src/runtime/policy/playback.js';
+import { RecordingPolicy } from '../../src/runtime/policy/record.js';
+import { ForwardingPolicy } from '../../src/runtime/policy/forward.js';
 import type { LanesView, BatchSizing, SchedulingPolicy } from '../../src/runtime/policy/types.js';
 
 function logger(): { log: string[]; say: (s: string) => void; set: (tag: string, v: number, x: DF) => void; show: (tag: string, x: DF) => void } {
@@ -170,7 +172,7 @@ sub main(int n) {
     assert.equal(plain.ok, true, plain.message);
     const without = fillersBeforeChainEnd();
     order.length = 0;
-    const prio = await runInProcess(src, ucodes, { lanes, args: ['50'], policy: new PriorityPolicy() });
+    const prio = await runInProcess(src, ucodes, { lanes, args: ['50'], policy: new PriorityPolicy(new DefaultPolicy()) });
     assert.equal(prio.ok, true, prio.message);
     const withp = fillersBeforeChainEnd();
     assert.ok(without >= 45, `${lanes} lane(s), FIFO: the chain ends after the fillers (${without} before its end)`);
@@ -184,11 +186,13 @@ test('a policy priority hook orders ready CFs too', async () => {
 import c_work(int) as work;
 sub main() { for i = 0..19 cf w[i]: work(i); }`;
   const order: number[] = [];
-  class Reverse extends DefaultPolicy {
-    priority(cf: { gid: string }): number { return Number(cf.gid.split('_')[1]); } // the iteration
+  // declared, not detected: a forwarding policy has every hook
+  class Reverse extends ForwardingPolicy {
+    constructor() { super(new DefaultPolicy(), { orders: true }); }
+    override priority(cf: { gid: string }): number { return Number(cf.gid.split('_')[1]); } // the iteration
     override batchSize(): number { return 1; }
   }
-  const r = await runInProcess(src, { c_work: (i: number) => { order.push(i); } }, { lanes: 1, policy: new Reverse() as SchedulingPolicy });
+  const r = await runInProcess(src, { c_work: (i: number) => { order.push(i); } }, { lanes: 1, policy: new Reverse() });
   assert.equal(r.ok, true, r.message);
   assert.deepEqual(order, Array.from({ length: 20 }, (_, i) => 19 - i));
 });
@@ -235,14 +239,14 @@ test('playback: a recorded schedule replays each CF on its recorded lane, known 
   class LastLane extends DefaultPolicy {
     override chooseLane(l: LanesView): number { return l.inflight[2]! < 2 ? 2 : -1; }
   }
-  const rec = new Recorder(new LastLane());
+  const rec = new RecordingPolicy(new LastLane());
   const log1: string[] = [];
-  const r1 = await runInProcess(PLAYBACK, playbackUcodes(log1), { lanes: 3, args: ['40', '30'], policy: rec.policy() });
+  const r1 = await runInProcess(PLAYBACK, playbackUcodes(log1), { lanes: 3, args: ['40', '30'], policy: rec });
   assert.equal(r1.ok, true, r1.message);
   assert.equal(rec.order.length, 40 + 2 * 31, 'every atomic CF recorded');
   assert.ok(rec.order.every(([, lane]) => lane === 2));
   const schedule: Schedule = { program: 'test.fa', args: ['40', '30'], nodes: 1, threads: 3, order: [rec.order] };
-  const replay = new PlaybackPolicy(schedule, 0);
+  const replay = new PlaybackPolicy(schedule, 0, new DefaultPolicy());
   const log2: string[] = [];
   const r2 = await runInProcess(PLAYBACK, playbackUcodes(log2), { lanes: 3, args: ['40', '30'], policy: replay });
   assert.equal(r2.ok, true, r2.message);
@@ -255,12 +259,12 @@ test('playback: a recorded schedule replays each CF on its recorded lane, known 
 });
 
 test('playback: inline decisions come from the record, not from measuring', async () => {
-  const rec = new Recorder(new DefaultPolicy());
-  const r1 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['10', '10'], policy: rec.policy(), inline: true });
+  const rec = new RecordingPolicy(new DefaultPolicy());
+  const r1 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['10', '10'], policy: rec, inline: true });
   assert.equal(r1.ok, true, r1.message);
   // flip every decision: the replay must follow the record, whatever the costs say
   const flipped = rec.order.map(([gid, lane, inline]) => [gid, lane, 1 - inline] as [string, number, number]);
-  const replay = new PlaybackPolicy({ program: 'test.fa', args: [], nodes: 1, threads: 2, order: [flipped] }, 0);
+  const replay = new PlaybackPolicy({ program: 'test.fa', args: [], nodes: 1, threads: 2, order: [flipped] }, 0, new DefaultPolicy());
   const r2 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['10', '10'], policy: replay, inline: true });
   assert.equal(r2.ok, true, r2.message);
   const sentToWorkers = r2.lanes.sent.reduce((a, b) => a + b.cfs.length, 0);
@@ -269,10 +273,10 @@ test('playback: inline decisions come from the record, not from measuring', asyn
 });
 
 test('playback: a graph the record does not know still completes, and says where the replay stopped applying', async () => {
-  const rec = new Recorder(new DefaultPolicy());
-  const r1 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['5', '5'], policy: rec.policy() });
+  const rec = new RecordingPolicy(new DefaultPolicy());
+  const r1 = await runInProcess(PLAYBACK, playbackUcodes([]), { lanes: 2, args: ['5', '5'], policy: rec });
   assert.equal(r1.ok, true, r1.message);
-  const replay = new PlaybackPolicy({ program: 'test.fa', args: ['5', '5'], nodes: 1, threads: 2, order: [rec.order] }, 0);
+  const replay = new PlaybackPolicy({ program: 'test.fa', args: ['5', '5'], nodes: 1, threads: 2, order: [rec.order] }, 0, new DefaultPolicy());
   const log: string[] = [];
   const r2 = await runInProcess(PLAYBACK, playbackUcodes(log), { lanes: 2, args: ['8', '7'], policy: replay });
   assert.equal(r2.ok, true, r2.message);

@@ -70,7 +70,7 @@ export function simulate(o: SimOptions): SimResult {
     if (l === undefined) {
       l = nextDf[node]++;
       dfLocal.set(df * N + node, l);
-      emit({ kind: 'dfName', t, node, thread: 0, df: l, name: indexKey(familyKey(`d${prog[df].code}`, 0, 0), df) });
+      emit({ kind: 'dfName', t, node, thread: 0, df: l, name: indexKey(familyKey(`d${prog[df].code}`, ''), df) });
     }
     return l;
   };

@@ -9,5 +9,6 @@ import { critical } from './critical.js';
 import { blame } from './blame.js';
 import { histograms } from './histograms.js';
 import { patterns } from './patterns.js';
+import { balance } from './balance.js';
 
-export const SECTIONS: readonly Section[] = [summary, advice, slow, timeline, critical, blame, patterns, histograms];
+export const SECTIONS: readonly Section[] = [summary, advice, slow, timeline, critical, blame, patterns, histograms, balance];

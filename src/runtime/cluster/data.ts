@@ -44,7 +44,7 @@ export class DataChannel implements RemoteOps {
   spread(cf: Cf, to: number, s: Spread): void {
     const e = this.enc.reset();
     e.varint(cf.site.id).string(cf.gid).varint(cf.id).svarint(cf.counter).svarint(cf.counterEnd).f64(cf.priority);
-    e.varint(s.origin).varint(s.dfBase).svarint(s.first);
+    e.varint(s.origin);
     encodeEnv(e, cf.env);
     this.ch.send(to, SPREAD, e.finish());
   }
@@ -128,7 +128,7 @@ export class DataChannel implements RemoteOps {
           const gid = d.string();
           const remoteId = d.varint();
           const counter = d.svarint(), counterEnd = d.svarint(), priority = d.f64();
-          const spread: Spread = { origin: d.varint(), dfBase: d.varint(), first: d.svarint() };
+          const spread: Spread = { origin: d.varint() };
           const cf = rt.adoptCf(site, decodeEnv(d), gid);
           cf.counter = counter;
           cf.counterEnd = counterEnd;

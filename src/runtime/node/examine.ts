@@ -13,6 +13,7 @@ import { Cf, OUT_DROP, OUT_PUSH, OUT_UNLIMITED, QUEUED, READY, WAITING, type Aft
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
 import { Placer, type Spread } from './spread.js';
+import { placeOf } from './place.js';
 
 /** The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more). */
 const NO_KEYS: DfKey[] = [];
@@ -58,7 +59,8 @@ class EvalFrame implements Frame {
     if (got !== undefined) return got;
     if (this.batch !== null && this.batch.producer(key) !== undefined) { this.blocked = true; this.missing = true; return undefined; }
     if (cf.isPending(key)) { this.missing = true; if (!this.direct) this.indirect = true; return undefined; }
-    const v = this.st.read(cf, key, this.st.policy.dfOwner ? this.st.policy.dfOwner(key, owner) : owner);
+    const policy = this.st.policy;
+    const v = this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
     if (v === undefined) { this.missing = true; if (!this.direct) this.indirect = true; }
     return v;
   }
@@ -81,7 +83,7 @@ export class Interpreter {
 
   constructor(private readonly st: NodeState) {
     this.f = new EvalFrame(st);
-    this.placer = new Placer(st.size, st.self);
+    this.placer = new Placer(st.size, st.self, st.policy);
   }
 
   /**
@@ -104,12 +106,9 @@ export class Interpreter {
     const site = cf.site;
     try {
       if (!cf.placed) {
-        let target = st.policy.place ? st.policy.place(cf) : undefined;
-        if (target === undefined) {
-          target = site.locator ? site.locator(f) : 0;
-          if (f.blocked) return BLOCKED;
-          if (f.missing) return this.park(cf);
-        }
+        const target = placeOf(st.policy, cf, f);
+        if (f.blocked) return BLOCKED;
+        if (f.missing) return this.park(cf);
         if (target !== st.self) {
           // it leaves at once, also past batches queued ahead of it in FIFO order: the order
           // across nodes is free, and the CFs behind it keep this node's worker busy
@@ -166,8 +165,8 @@ export class Interpreter {
   }
 
   private owner(ref: CDfRef): number {
-    const o = ref.owner(this.f);
-    return this.st.policy.dfOwner ? this.st.policy.dfOwner(ref.key(this.f), o) : o;
+    const o = ref.owner(this.f), policy = this.st.policy;
+    return policy.caps.ownsDfs ? policy.dfOwner(ref.key(this.f), o) : o;
   }
 
   private readRef(r: CDfRef): void {
@@ -272,7 +271,8 @@ export class Interpreter {
     cf.outRules = rules;
     cf.after = after;
     cf.priority = priority;
-    if (this.st.policy.priority) cf.priority = this.st.policy.priority(cf);
+    const policy = this.st.policy;
+    if (policy.caps.orders) cf.priority = policy.priority(cf);
   }
 
   /** An armed CF whose inputs all arrived: its inputs filled in, it is ready. */
@@ -296,6 +296,10 @@ export class Interpreter {
       const df = tr.dfName(keys[i]!);
       if (site.args[i]!.kind === 'in') tr.cfInput(cf.id, df);
     }
+    // DFs read through expressions (an int argument, an index, a rule) are inputs too: the CF
+    // waited for them, and a balancer replaying the graph must know it
+    const got = cf.got;
+    if (got !== null) for (let k = 0; k < got.length; k += 2) if (!keys.includes(got[k] as string)) tr.cfInput(cf.id, tr.dfName(got[k] as string));
   }
 
   /** Per output its publication rule (fragment.ts OUT_*), or null when all are published unlimited. */
@@ -351,12 +355,12 @@ export class Interpreter {
   spawnBlock(parent: Cf, block: { dfs: { slot: number; name: string }[]; stmts: Site[] }, env: unknown[], iter: number, copy: boolean): void {
     const st = this.st;
     let e = env;
+    const prefix = parent.gid;
     if (block.dfs.length > 0) {
       if (copy) e = env.slice();
-      const uid = st.nextDfUid();
-      for (const d of block.dfs) e[d.slot] = familyKey(d.name, uid, st.self);
+      const id = blockPrefix(prefix, iter);
+      for (const d of block.dfs) e[d.slot] = familyKey(d.name, id);
     }
-    const prefix = parent.gid;
     for (const s of block.stmts) st.enqueue(st.newCf(s, e, prefix, iter, parent));
   }
 
@@ -392,7 +396,7 @@ export class Interpreter {
       cf.counter = first;
       cf.counterEnd = last;
       if (first > last) { st.finish(cf); return DONE; }
-      if (st.remote && !st.policy.place && st.policy.spreadLoop(last - first + 1, st.size)) this.spread(cf, site, first, last);
+      if (st.remote && st.policy.spreadLoop(last - first + 1, st.size)) this.spread(cf);
       if (!st.fifo) {
         // the first chunk now (as far as the policy allows), the rest when the pump asks
         st.loops.push(cf);
@@ -407,10 +411,9 @@ export class Interpreter {
   }
 
   /** Send every other node a copy of loop `cf` to unroll there (see Spread). */
-  private spread(cf: Cf, site: ForSite, first: number, last: number): void {
+  private spread(cf: Cf): void {
     const st = this.st;
-    const dfBase = site.body.dfs.length > 0 ? st.reserveDfUids(last - first + 1) : 0;
-    const s: Spread = { origin: st.self, dfBase, first };
+    const s: Spread = { origin: st.self };
     st.spreads.set(cf, s);
     for (let n = 0; n < st.size; n++) if (n !== st.self) st.remote!.spread(cf, n, s);
   }
@@ -432,8 +435,8 @@ export class Interpreter {
         const env = cf.env.slice();
         env[site.varSlot] = i;
         if (body.dfs.length > 0) {
-          const uid = st.nextDfUid();
-          for (const d of body.dfs) env[d.slot] = familyKey(d.name, uid, st.self);
+          const id = blockPrefix(prefix, i);
+          for (const d of body.dfs) env[d.slot] = familyKey(d.name, id);
         }
         for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf));
       }
@@ -444,10 +447,13 @@ export class Interpreter {
       const scratch = cf.env.slice();
       for (let i = cf.counter; i <= end; i++) {
         scratch[site.varSlot] = i;
-        for (const d of body.dfs) scratch[d.slot] = familyKey(d.name, sp.dfBase + (i - sp.first), sp.origin);
+        if (body.dfs.length > 0) {
+          const id = blockPrefix(prefix, i);
+          for (const d of body.dfs) scratch[d.slot] = familyKey(d.name, id);
+        }
         let env: unknown[] | null = null;
         for (const s of body.stmts) {
-          const at = this.placer.place(s, scratch);
+          const at = this.placer.place(s, scratch, prefix, i);
           if (at < 0 ? sp.origin !== st.self : at !== st.self) continue;
           const c = st.newCf(s, env ??= scratch.slice(), prefix, i, cf);
           if (at >= 0) c.placed = true;

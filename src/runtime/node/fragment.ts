@@ -5,6 +5,7 @@ import { childGid } from '../../core/cfid.js';
 import type { DfKey } from '../../core/dfkey.js';
 import type { DfValue } from '../../ucode/value.js';
 import type { Task } from '../exec/protocol.js';
+import type { FragmentSlot } from '../policy/types.js';
 
 /** Life cycle: NEW → (WAITING ↔ QUEUED) → READY → DISPATCHED → DONE; MIGRATED leaves the node. */
 export const NEW = 0, WAITING = 1, QUEUED = 2, READY = 3, DISPATCHED = 4, DONE = 5;
@@ -47,8 +48,8 @@ export class Cf {
   priority = 0;
   /** node this CF came from when it migrated here (-1 = spawned here) */
   from = -1;
-  /** the scheduling policy's own data about this CF (see FragmentView.tag) */
-  tag: unknown = undefined;
+  /** what policies worked out for this CF: flat [slot, value, …] (see FragmentView.memo; one or two policies keep any) */
+  private memos: unknown[] | null = null;
   private gidOwn: string | null = null;
 
   constructor(
@@ -75,6 +76,15 @@ export class Cf {
   /** Stable global id: computed on first use (structured CFs need it for their children). */
   get gid(): string {
     return (this.gidOwn ??= this.site.id < 0 ? this.gidPrefix : childGid(this.gidPrefix, this.iter, this.site.spawnNo));
+  }
+
+  /** A policy's value for this CF in `slot`, made on first use (see FragmentView.memo). */
+  memo<T>(slot: FragmentSlot<T>, make: (cf: Cf) => T): T {
+    const m = this.memos;
+    if (m !== null) for (let i = 0; i < m.length; i += 2) if (m[i] === slot) return m[i + 1] as T;
+    const v = make(this);
+    if (m === null) this.memos = [slot, v]; else m.push(slot, v);
+    return v;
   }
 
   /** A migrated CF keeps the id it had where it was spawned. */

@@ -97,7 +97,7 @@ export class NodeRuntime {
     this.size = host.size;
     this.tails = new Array(exec.lanes).fill(null);
     // with an order of priorities every CF goes through the ready queue, to be ordered there
-    this.feeds = exec.feed && policy.chooseFedLane && !policy.priority && exec.lanes > 1 ? new FeedBook() : null;
+    this.feeds = exec.feed && policy.caps.feeds && !policy.caps.orders && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
@@ -234,9 +234,12 @@ export class NodeRuntime {
   stealableCount(): number {
     let n = 0;
     const st = this.st;
-    for (let i = 0; i < st.run.length; i++) if (st.run.at(i).site.stealable) n++;
+    for (let i = 0; i < st.run.length; i++) if (this.mayGo(st.run.at(i))) n++;
     return n + st.ready.length;
   }
+
+  /** A CF another node may steal: stealable, and the policy lets it go (a placed CF stays). */
+  private readonly mayGo = (cf: Cf): boolean => cf.site.stealable && (!this.policy.caps.guardsSteals || this.policy.permitSteal(cf));
 
   /**
    * Give away up to `max` stealable CFs that have not started here: ready atomic CFs first (the
@@ -247,8 +250,8 @@ export class NodeRuntime {
     if (!this.program.hasStealable) return [];
     const max = this.policy.giveAway(this.stealableCount(), this.exec.lanes);
     if (max <= 0) return [];
-    const out = st.ready.takeFromTail((cf) => cf.site.stealable, max);
-    if (out.length < max) out.push(...st.run.removeWhere((cf) => cf.site.stealable && cf.state === QUEUED, max - out.length));
+    const out = st.ready.takeFromTail(this.mayGo, max);
+    if (out.length < max) out.push(...st.run.removeWhere((cf) => cf.state === QUEUED && this.mayGo(cf), max - out.length));
     for (const cf of out) {
       st.live--;
       cf.state = DONE;
@@ -461,7 +464,7 @@ export class NodeRuntime {
       // is sent at once
       view.costNs = this.costNs[cf.site.code]!;
       this.fedCf = cf;
-      const lane = this.policy.chooseFedLane!(this.lanesView, from, view);
+      const lane = this.policy.chooseFedLane(this.lanesView, from, view);
       if (lane < 0) return -1;
       for (const l of from) view.fedFrom[l]!++;
       view.given[lane]!++;
@@ -619,7 +622,7 @@ export class NodeRuntime {
     }
     if (timed) this.measureCode(cf, inl.fin - inl.start);
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
-    if (this.policy.profile) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
+    if (this.policy.caps.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     this.complete(cf, outs, tr ? inl.fin : 0);
   }
 
@@ -629,7 +632,7 @@ export class NodeRuntime {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
-      if (this.policy.profile) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
+      if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);

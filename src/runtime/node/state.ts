@@ -84,7 +84,6 @@ export class NodeState {
   private wakesAtUnroll = 0;
   private lastChunk = 0;
   private cfSeq = 0;
-  private dfSeq = 0;
   /** who runs the pump (scheduled when there is something new to do) and names labels for traces */
   owner: StateOwner = IDLE_OWNER;
 
@@ -92,7 +91,7 @@ export class NodeState {
     this.self = host.rank;
     this.size = host.size;
     this.lanes = host.lanes;
-    const ordered = (this.ordered = policy.priority !== undefined || program.hasPriority);
+    const ordered = (this.ordered = policy.caps.orders || program.hasPriority);
     this.fifo = host.lanes === 1 && !ordered;
     this.tr = host.trace;
     this.remote = host.remote;
@@ -124,18 +123,6 @@ export class NodeState {
     cf.setGid(gid);
     this.live++;
     return cf;
-  }
-
-  /** Number for a new block execution's DFs (see core/dfkey.ts). */
-  nextDfUid(): number {
-    return this.dfSeq++;
-  }
-
-  /** `n` consecutive numbers for block DFs (a spread loop's iterations); the first of them. */
-  reserveDfUids(n: number): number {
-    const base = this.dfSeq;
-    this.dfSeq += n;
-    return base;
   }
 
   enqueue(cf: Cf): void {

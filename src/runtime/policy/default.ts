@@ -4,7 +4,7 @@
 // while few fragments are alive (a step at a time while their fragments wait for each other and
 // run on this thread), idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
-import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, SchedulingPolicy } from './types.js';
+import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy } from './types.js';
 
 /**
  * target duration of a batch with continuations: the system thread books each batch on a wake-up
@@ -81,8 +81,12 @@ export interface DefaultPolicyOptions {
   spreadLoops?: boolean;
 }
 
+/** What the default policy answers: only the lanes of fed CFs beyond the common questions. */
+export const DEFAULT_CAPS: PolicyCapabilities = { places: false, ownsDfs: false, orders: false, feeds: true, profiles: false, guardsSteals: false };
+
 export class DefaultPolicy implements SchedulingPolicy {
   readonly name: string = 'default';
+  readonly caps: PolicyCapabilities = DEFAULT_CAPS;
   readonly fifoDepth: number = LANE_DEPTH;
   private readonly inline: boolean;
   private readonly spread: boolean;
@@ -92,7 +96,29 @@ export class DefaultPolicy implements SchedulingPolicy {
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
   }
 
-  chooseLane(lanes: LanesView): number {
+  /** Locators place fragments. */
+  place(_cf: FragmentView): number | undefined {
+    return undefined;
+  }
+
+  /** The map rules place DFs. */
+  dfOwner(_key: string, owner: number): number {
+    return owner;
+  }
+
+  /** The program's `priority:` rules (ready CFs otherwise run in the order they became ready). */
+  priority(cf: FragmentView & { readonly priority: number }): number {
+    return cf.priority;
+  }
+
+  /** Any stealable fragment may go. */
+  permitSteal(_cf: FragmentView): boolean {
+    return true;
+  }
+
+  profile(_s: ProfileSample): void {}
+
+  chooseLane(lanes: LanesView, _next?: FragmentView): number {
     let w = -1;
     const f = lanes.inflight;
     for (let i = 0; i < lanes.count; i++) if (f[i]! < LANE_DEPTH && (w < 0 || f[i]! < f[w]!)) w = i;

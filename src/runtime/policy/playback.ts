@@ -2,9 +2,10 @@
 // order on its lane; a later run of the same program replays that schedule — placement without
 // evaluating locators, each fragment to its recorded lane, ready fragments in recorded order.
 // What the record does not know (the graph changed: other arguments, another program) falls
-// back to the default policy, and the first such fragment is reported.
-import { DefaultPolicy, LANE_DEPTH, type DefaultPolicyOptions } from './default.js';
-import type { CodeCost, FragmentView, InlineContext, LanesView, ProfileSample, SchedulingPolicy } from './types.js';
+// back to the policy it wraps, and the first such fragment is reported.
+import { LANE_DEPTH } from './default.js';
+import { ForwardingPolicy } from './forward.js';
+import { FragmentSlot, type CodeCost, type FragmentView, type InlineContext, type LanesView, type ProfileSample, type SchedulingPolicy } from './types.js';
 
 /** One atomic CF of a recorded schedule: its global id, its lane, 1 when the system thread ran it. */
 export type ScheduleEntry = [gid: string, lane: number, inline: number];
@@ -17,24 +18,6 @@ export interface Schedule {
   threads: number;
   /** per node, the CFs in the order they ran (per lane, the order is its order) */
   order: ScheduleEntry[][];
-}
-
-/** Records the schedule of this node through the profiling callback of the policy it wraps. */
-export class Recorder {
-  readonly order: ScheduleEntry[] = [];
-  constructor(readonly inner: SchedulingPolicy) {}
-
-  /** The policy to run with: `inner`, whose profiling callback also records. */
-  policy(): SchedulingPolicy {
-    const inner = this.inner, order = this.order;
-    const wrapped = Object.create(inner) as SchedulingPolicy & { profile(s: ProfileSample): void };
-    wrapped.profile = (s: ProfileSample) => {
-      // what ran inline only because no worker was up yet is not a decision to repeat
-      order.push([s.cf.gid, s.lane, s.inline && s.workersReady ? 1 : 0]);
-      inner.profile?.(s);
-    };
-    return wrapped;
-  }
 }
 
 export interface ReplayStats {
@@ -57,17 +40,19 @@ interface Plan {
 
 /**
  * Replays a schedule. The lighter path: each CF's plan is looked up once, by its global id, and
- * kept on the CF (`tag`); placement comes from it without evaluating locators, the executor
- * (system thread or the recorded lane) without measuring costs, and the order from its place in
- * the record.
+ * kept on the CF (its own FragmentSlot); placement comes from it without evaluating locators
+ * (also where a spread loop decides what to spawn), the executor (system thread or the recorded
+ * lane) without measuring costs, and the order from its place in the record.
  */
-export class PlaybackPolicy extends DefaultPolicy {
+export class PlaybackPolicy extends ForwardingPolicy {
   override readonly name = 'replay';
   private readonly plans = new Map<string, Plan>();
+  private readonly slot = new FragmentSlot<Plan | null>('replay plan');
+  private readonly lookup = (cf: FragmentView): Plan | null => this.plans.get(cf.gid) ?? null;
   readonly stats: ReplayStats = { replayed: 0, unknown: 0 };
 
-  constructor(s: Schedule, self: number, o: DefaultPolicyOptions = {}) {
-    super(o);
+  constructor(s: Schedule, self: number, inner: SchedulingPolicy) {
+    super(inner, { places: true, orders: true, profiles: true });
     s.order.forEach((list, n) => {
       list.forEach(([gid, lane, inline], i) => {
         this.plans.set(gid, n === self ? { node: n, seq: i, lane, inline: inline === 1 } : { node: n, seq: -1, lane: -1, inline: false });
@@ -76,31 +61,25 @@ export class PlaybackPolicy extends DefaultPolicy {
   }
 
   private plan(cf: FragmentView): Plan | null {
-    let p = cf.tag as Plan | null | undefined;
-    if (p === undefined) cf.tag = p = this.plans.get(cf.gid) ?? null;
-    return p;
+    return cf.memo(this.slot, this.lookup);
   }
 
-  place(cf: FragmentView): number | undefined {
-    if (cf.site.kind !== 'call') return undefined; // structured CFs are not recorded: their locators decide
-    return this.plan(cf)?.node;
-  }
-
-  /** The record places each CF by its global id: loops are unrolled where they begin. */
-  override spreadLoop(_iterations: number, _nodes: number): boolean {
-    return false;
+  override place(cf: FragmentView): number | undefined {
+    // structured CFs are not recorded: their locators decide
+    if (cf.site.kind !== 'call') return this.inner.place(cf);
+    return this.plan(cf)?.node ?? this.inner.place(cf);
   }
 
   /** Recorded order first; unknown fragments after every recorded one (by their own priority). */
-  priority(cf: FragmentView & { readonly priority: number }): number {
+  override priority(cf: FragmentView & { readonly priority: number }): number {
     const p = this.plan(cf);
-    return p === null || p.seq < 0 ? -1e15 + cf.priority : -p.seq;
+    return p === null || p.seq < 0 ? -1e15 + this.inner.priority(cf) : -p.seq;
   }
 
   /** A batch goes to the recorded lane of its first CF, waiting for it when it is full. */
   override chooseLane(lanes: LanesView, next?: FragmentView): number {
     const p = next ? this.plan(next) : null;
-    if (p === null || p.seq < 0 || p.lane >= lanes.count) return super.chooseLane(lanes);
+    if (p === null || p.seq < 0 || p.lane >= lanes.count) return this.inner.chooseLane(lanes, next);
     return lanes.inflight[p.lane]! < LANE_DEPTH ? p.lane : -1;
   }
 
@@ -111,10 +90,15 @@ export class PlaybackPolicy extends DefaultPolicy {
   override runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean {
     const p = this.plan(cf);
     if (p !== null && p.seq >= 0 && (p.inline || now.workersReady)) return p.inline;
-    return super.runInline(cost, now, cf);
+    return this.inner.runInline(cost, now, cf);
   }
 
-  profile(s: ProfileSample): void {
+  override profile(s: ProfileSample): void {
+    this.count(s);
+    this.inner.profile(s);
+  }
+
+  private count(s: ProfileSample): void {
     const p = this.plan(s.cf);
     if (p !== null && p.seq >= 0) { this.stats.replayed++; return; }
     if (this.stats.unknown++ === 0) {

@@ -2,22 +2,22 @@
 // `priority: e;` rule (inherited by what a structured statement spawns), or — with a table
 // derived from a previous run's trace (`luna run --priorities-from`) — the fragment's bottom
 // level there: the longest chain of CPU time from it to the end of the run, so the critical
-// path goes first. The rest is the default policy, with at most one batch per lane in flight
-// and one ready CF per batch (plus its chain): work queued on a lane ahead of time could not be
-// overtaken by a fragment that becomes ready later with a higher priority.
-import { DefaultPolicy, type DefaultPolicyOptions } from './default.js';
-import type { BatchSizing, FragmentView, LanesView } from './types.js';
+// path goes first. With at most one batch per lane in flight and one ready CF per batch (plus
+// its chain): work queued on a lane ahead of time could not be overtaken by a fragment that
+// becomes ready later with a higher priority. Everything else is the wrapped policy's.
+import { ForwardingPolicy } from './forward.js';
+import type { BatchSizing, FragmentView, LanesView, SchedulingPolicy } from './types.js';
 
-export class PriorityPolicy extends DefaultPolicy {
+export class PriorityPolicy extends ForwardingPolicy {
   override readonly name: string;
 
   /** `table`: priority by CF global id (from a trace); fragments it lacks keep their rule's priority */
-  constructor(private readonly table?: ReadonlyMap<string, number>, o: DefaultPolicyOptions = {}) {
-    super(o);
+  constructor(inner: SchedulingPolicy, private readonly table?: ReadonlyMap<string, number>) {
+    super(inner, { orders: true });
     this.name = table ? 'priority (critical path from a trace)' : 'priority';
   }
 
-  priority(cf: FragmentView & { priority: number }): number {
+  override priority(cf: FragmentView & { priority: number }): number {
     if (this.table) {
       const p = this.table.get(cf.gid);
       if (p !== undefined) return p;

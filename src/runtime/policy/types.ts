@@ -1,19 +1,51 @@
 // The scheduling policy of a node: every decision the runtime's mechanism leaves open, as
 // small functions taking plain data and returning a decision (in the spirit of Legion's mapper
 // and piscina's balancer). The mechanism (src/runtime/node) asks; a policy never touches the
-// runtime's state. Hooks marked optional cost nothing when absent.
+// runtime's state. A policy declares in `caps` which of the questions only some policies answer
+// it wants asked: the others cost nothing (a forwarding policy has every method, so presence
+// cannot tell).
 import type { Site } from '../../program/compile.js';
 
 /**
+ * A policy's own storage on fragments (see FragmentView.memo): each policy that keeps something
+ * per fragment makes its own slot, so policies combined by delegation never share one.
+ */
+export class FragmentSlot<T> {
+  /** (the type parameter only) */
+  declare private readonly value: T;
+  constructor(readonly name: string) {}
+}
+
+/**
  * A fragment as a policy sees it. `gid` is computed on first use: read it only when needed.
- * `tag` belongs to the policy: what it worked out for this fragment once (a plan entry, say),
- * so later questions about the same fragment cost nothing.
+ * A placement question may come before the fragment exists (a spread loop deciding which
+ * iterations to spawn): then `id` is -1 and nothing is kept by `memo`.
  */
 export interface FragmentView {
   readonly id: number;
   readonly gid: string;
   readonly site: Site;
-  tag: unknown;
+  /**
+   * What the policy owning `slot` worked out for this fragment (a plan entry, say): `make` runs
+   * on the first question, later ones read the kept value and cost nothing.
+   */
+  memo<T>(slot: FragmentSlot<T>, make: (cf: FragmentView) => T): T;
+}
+
+/** The questions only some policies answer: the runtime asks them only when declared. */
+export interface PolicyCapabilities {
+  /** `place`: the policy puts some fragments on nodes (before their locators, also in spread loops) */
+  readonly places: boolean;
+  /** `dfOwner`: some DFs live elsewhere than their map rules say */
+  readonly ownsDfs: boolean;
+  /** `priority`: ready fragments in the policy's order (every CF goes through the ordered ready queue) */
+  readonly orders: boolean;
+  /** `chooseFedLane`: CFs fed across lanes by the batches in flight */
+  readonly feeds: boolean;
+  /** `profile`: the policy observes every finished atomic CF */
+  readonly profiles: boolean;
+  /** `permitSteal`: some stealable fragments must stay where they are */
+  readonly guardsSteals: boolean;
 }
 
 /** The executors of a node: lane i is worker thread i (the system thread may borrow an idle lane). */
@@ -107,26 +139,29 @@ export interface ProfileSample {
 
 export interface SchedulingPolicy {
   readonly name: string;
+  readonly caps: PolicyCapabilities;
 
   /**
    * Node a fragment runs on, decided before its locator is evaluated (a distribution or a
-   * recorded schedule); undefined: what its locator (or the default, node 0) says.
+   * recorded schedule); undefined: what its locator (or the default, node 0) says. Asked where
+   * the fragment is spawned and, for a spread loop, on every node before it exists: the answer
+   * must depend on the fragment alone and agree on every node. Asked when `caps.places`.
    */
-  place?(cf: FragmentView): number | undefined;
-  /** Node that owns DF `key`; `owner` is what the map rules say. Must agree on every node. */
-  dfOwner?(key: string, owner: number): number;
-  /** Order of ready fragments: higher first, ties in the order they became ready (`cf.priority`: the program's rule). */
-  priority?(cf: FragmentView & { readonly priority: number }): number;
+  place(cf: FragmentView): number | undefined;
+  /** Node that owns DF `key`; `owner` is what the map rules say. Must agree on every node. Asked when `caps.ownsDfs`. */
+  dfOwner(key: string, owner: number): number;
+  /** Order of ready fragments: higher first, ties in the order they became ready (`cf.priority`: the program's rule). Asked when `caps.orders`. */
+  priority(cf: FragmentView & { readonly priority: number }): number;
 
   /** Lane that takes the next batch (its first CF: `next`), or -1 to wait for one to free up. */
   chooseLane(lanes: LanesView, next?: FragmentView): number;
   /**
    * Lane for a CF whose inputs are all made by batches in flight (on lanes `from`): it is sent
-   * now and the producers' workers feed it; -1: it waits for those results as usual. Absent:
-   * never. Not asked when the policy orders ready CFs (`priority`: priorities, a recorded
-   * schedule): every CF then goes through the ordered ready queue.
+   * now and the producers' workers feed it; -1: it waits for those results as usual. Asked when
+   * `caps.feeds`, and not when the policy orders ready CFs (`caps.orders`: priorities, a
+   * recorded schedule): every CF then goes through the ordered ready queue.
    */
-  chooseFedLane?(lanes: LanesView, from: readonly number[], cf?: FedView): number;
+  chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number;
   /** Ready CFs taken for the next batch. */
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
@@ -155,8 +190,8 @@ export interface SchedulingPolicy {
   /**
    * Spread a `for` loop of `iterations` that begins on a node of a run of `nodes`: every node
    * unrolls it and spawns only the CFs placed on it, instead of this node spawning them all and
-   * migrating the others'. Asked once, where the loop begins; every node must be able to tell
-   * where a CF runs from its locator (a policy that places CFs itself answers false).
+   * migrating the others'. Asked once, where the loop begins; every node tells where a CF runs
+   * by the same question as anywhere (`place`, else its locator) before the CF exists.
    */
   spreadLoop(iterations: number, nodes: number): boolean;
 
@@ -164,7 +199,9 @@ export interface SchedulingPolicy {
   stealVictim(self: number, nodes: number, attempt: number): number;
   /** How many of `available` stealable ready CFs a victim gives away. */
   giveAway(available: number, threads: number): number;
+  /** Whether stealable `cf` may be given to another node (a placed fragment stays). Asked when `caps.guardsSteals`. */
+  permitSteal(cf: FragmentView): boolean;
 
-  /** Called after every finished atomic CF (profiling). */
-  profile?(sample: ProfileSample): void;
+  /** Called after every finished atomic CF (profiling), when `caps.profiles`. */
+  profile(sample: ProfileSample): void;
 }

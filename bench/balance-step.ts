@@ -1,0 +1,28 @@
+// One measurement of the balancing step in a fresh process (bench/balance.ts runs it): load a
+// profile saved with v8.serialize, then `load` (nothing more: the baseline of memory), `seed` (the
+// seed's algorithm at a fixed quantum — weights, quanta, formula 6, the entries of the file: the
+// step the target is about) or `default` (all `luna balance` does by default: the automatic
+// quantum over replays of the whole graph, the guard). Prints {ms, cpuMs, peakRssMiB, moved}.
+import { readFileSync } from 'node:fs';
+import { deserialize } from 'node:v8';
+import { balance, cpuWeighted } from '../src/analysis/balance/balance.js';
+import { lastEvent, quantize } from '../src/analysis/balance/quantize.js';
+import { seedBalance } from '../src/analysis/balance/seed.js';
+import type { Profile } from '../src/analysis/balance/profile.js';
+
+const [file, mode] = process.argv.slice(2);
+const p = deserialize(readFileSync(file!)) as Profile;
+let ms = 0, cpuMs = 0, moved = 0;
+if (mode !== 'load') {
+  const t0 = performance.now(), c0 = process.cpuUsage();
+  if (mode === 'seed') {
+    const w = cpuWeighted(p), node = p.node.slice();
+    seedBalance(w, quantize(w, lastEvent(w) / 100), node, p.nodes);
+    const cfs: Record<string, number> = {};
+    for (let c = 0; c < p.n; c++) if (node[c] !== p.node[c]) { cfs[p.gid[c]!] = node[c]!; moved++; }
+  } else moved = balance(p, {}).moved;
+  ms = performance.now() - t0;
+  const cu = process.cpuUsage(c0);
+  cpuMs = (cu.user + cu.system) / 1000;
+}
+console.log(JSON.stringify({ ms, cpuMs, peakRssMiB: process.resourceUsage().maxRSS / 1024, moved }));

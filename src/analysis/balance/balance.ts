@@ -1,0 +1,283 @@
+// One balancing step: from a profile to the placement of the next run.
+//
+// The strategy proposes (the seed's algorithm on quantized loads, or a reference strategy);
+// beyond the seed, by option:
+//   weights — CPU time instead of wall time (a busy machine's wall time is other processes' time);
+//   comm  — a move must also pay for the transfers it adds (comm.ts), in formula 6;
+//   auto  — the quantum is chosen by predicted makespan over a sweep (the seed's open question);
+//   search — a local search on the predicted makespan after the strategy (search.ts);
+//   guard — never worse by prediction: the simulator replays the traced durations and transfer
+//           costs under the current placement and under each candidate; a candidate is adopted
+//           only if its predicted end is earlier by at least `margin`, otherwise the current
+//           placement is kept (and the result says why). A second step on the trace of a run
+//           that applied the first therefore never undoes its gain by prediction.
+// DFs written by atomic CFs follow their writers (dfs: 'follow'), so a moved CF's outputs are
+// not posted back to where they lived (node 0 for DFs without a map rule).
+import { replayGraph, type ReplayGraph, type ReplayResult } from '../sim/placement.js';
+import { edgesOf, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
+import type { Profile } from './profile.js';
+import { lastEvent, quantize } from './quantize.js';
+import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
+import { seedBalance } from './seed.js';
+import { searchPlacement } from './search.js';
+
+export const STRATEGIES = ['seed', 'refine', 'greedy'] as const;
+export type Strategy = typeof STRATEGIES[number];
+
+/**
+ * Predicted gain a candidate must show to replace the current placement: the run-to-run noise
+ * of the real runs here (the targets allow 2 %), so a placement is not changed for less.
+ */
+export const GUARD_MARGIN = 0.02;
+/** Quanta of the automatic sweep: q = t_last / 2^k, k = 0 … AUTO_STEPS − 1. */
+export const AUTO_STEPS = 11;
+/** Local search after the strategy: its budget, and the largest graph it is tried on (a replay of 10^5 CFs takes ~0.1 s). */
+export const SEARCH_BUDGET_MS = 2000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
+
+export interface BalanceOptions {
+  strategy?: Strategy;
+  /** quantum, ns, or 'auto' (default) */
+  quantum?: number | 'auto';
+  /** nodes to balance over (default: the traced run's) */
+  nodes?: number;
+  /** worker lanes per node the predictions assume (default: the traced run's) */
+  lanes?: number;
+  /** communication-aware moves (default true) */
+  comm?: boolean;
+  /** never worse by prediction (default true) */
+  guard?: boolean;
+  /** local search on the predicted makespan after the strategy (default true up to SEARCH_MAX_CFS CFs) */
+  search?: boolean;
+  /** DFs follow their writers (default) or stay where the traced run kept them */
+  dfs?: 'follow' | 'keep';
+  /** GreedyRefine's tolerance (default 1.0) */
+  tolerance?: number;
+  /**
+   * A CF's weight: its wall time on the lane (the seed's) or its thread CPU time (default when the
+   * trace's CPU clock is exact): on a shared machine a CF's wall time is mostly the time other
+   * processes held its core (a test_1 trace under load: 182 ms of wall time, 25 ms of CPU).
+   */
+  weights?: 'wall' | 'cpu';
+  margin?: number;
+}
+
+/** Per-node totals of a placement. */
+export interface LoadStats { perNode: number[]; min: number; mean: number; max: number; maxOverAvg: number }
+
+/** What the simulator's replay predicts for a placement. */
+export type Prediction = ReplayResult;
+
+export interface BalanceResult {
+  strategy: Strategy;
+  weights: 'wall' | 'cpu';
+  nodes: number;
+  lanes: number;
+  /** the quantum used (seed), ns; the sweep's predicted makespans when automatic */
+  quantumNs?: number;
+  sweep?: { quantumNs: number; makespan: number; moved: number }[];
+  /** traced placement (folded onto `nodes`), and the next run's */
+  current: Int32Array;
+  next: Int32Array;
+  /** owner of each DF next run (-1: no entry: where the map rules say) */
+  dfNext: Int32Array;
+  /** CFs placed elsewhere than they ran; DFs given an owner */
+  moved: number;
+  /** moves the local search added */
+  searched: number;
+  dfsPlaced: number;
+  decision: 'apply' | 'keep';
+  reason?: string;
+  /** per-node busy time: traced, and next run's */
+  before: LoadStats;
+  after: LoadStats;
+  /** the simulator's replay of the current placement and of the next one */
+  predicted: { current: Prediction; next: Prediction };
+  bound: { bound: number; work: number; chain: number };
+  transfer: TransferModel;
+  /** the strategy's own time (one run of it), the quantum sweep, the local search, the predictions: ms */
+  timeMs: { strategy: number; sweep: number; search: number; predict: number };
+  warnings: string[];
+}
+
+export function loadStats(p: Pick<Profile, 'n' | 'start' | 'finish'>, node: ArrayLike<number>, nodes: number): LoadStats {
+  const perNode = new Array<number>(nodes).fill(0);
+  for (let c = 0; c < p.n; c++) perNode[node[c]!] += p.finish[c]! - p.start[c]!;
+  return statsOf(perNode);
+}
+
+function statsOf(perNode: number[]): LoadStats {
+  const min = Math.min(...perNode), max = Math.max(...perNode), mean = perNode.reduce((a, b) => a + b, 0) / perNode.length;
+  return { perNode, min, mean, max, maxOverAvg: mean > 0 ? max / mean : 1 };
+}
+
+/**
+ * The replay graph of a profile: its durations; with wall-time weights, CFs fed by no other CF
+ * are released when they were created. (With CPU-time weights the traced clock is not the
+ * replay's: on a busy machine creation times stretch with everything else.)
+ */
+export function replayGraphOf(p: Profile, releaseAtCreation: boolean): ReplayGraph {
+  const duration = new Float64Array(p.n), release = new Float64Array(p.n);
+  for (let c = 0; c < p.n; c++) {
+    duration[c] = Math.max(0, p.finish[c]! - p.start[c]!);
+    release[c] = releaseAtCreation && p.depStart[c + 1] === p.depStart[c] ? p.created[c]! : 0;
+  }
+  return { n: p.n, duration, release, depStart: p.depStart, depFrom: p.depFrom, depDf: p.depDf, dfBytes: p.dfBytes };
+}
+
+/** A predictor of placements for one profile (the graph and transfer model built once). */
+export class Predictor {
+  private readonly g: ReplayGraph;
+  constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean) {
+    this.g = replayGraphOf(p, releaseAtCreation);
+  }
+
+  /** `dfOwner`: per DF its owner (-1: its writer's node). */
+  predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
+    const t = this.transfer;
+    return replayGraph(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
+  }
+}
+
+/** The profile with each CF's execution interval cut to its CPU time ([t_b, t_b + cpu]). */
+export function cpuWeighted(p: Profile): Profile {
+  return { ...p, finish: Float64Array.from(p.start, (s, c) => s + Math.max(0, Math.min(p.cpu[c]!, p.finish[c]! - s))) };
+}
+
+export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult {
+  const strategy = o.strategy ?? 'seed';
+  const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall');
+  const p = weights === 'cpu' ? cpuWeighted(traced) : traced;
+  const nodes = o.nodes ?? p.nodes, lanes = o.lanes ?? p.threads;
+  if (!(Number.isInteger(nodes) && nodes >= 1)) throw new RangeError(`nodes must be a positive integer, got ${nodes}`);
+  const guard = o.guard ?? true, comm = o.comm ?? true, dfMode = o.dfs ?? 'follow', margin = o.margin ?? GUARD_MARGIN;
+  const warnings: string[] = [];
+  if (weights === 'cpu' && !traced.cpuExact) warnings.push('the trace\'s CPU clock was not exact: CPU-time weights are estimates');
+  const current = Int32Array.from(p.node, (m) => m % nodes);
+  if (p.nodes > nodes) warnings.push(`the trace ran on ${p.nodes} nodes, balanced for ${nodes}: fragments of node k count as node k mod ${nodes}`);
+  const transfer = fitTransfers(p);
+  const edges = comm ? edgesOf(p) : undefined;
+  const pin = comm ? pinned(p) : undefined;
+  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
+  const weighted = { n: p.n, weight: Float64Array.from({ length: p.n }, (_, c) => p.finish[c]! - p.start[c]!) };
+  const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
+  let predictor: Predictor | undefined;
+  const predict = (node: ArrayLike<number>, owners: ArrayLike<number>): Prediction => {
+    const t0 = performance.now();
+    predictor ??= new Predictor(p, transfer, nodes, lanes, weights === 'wall');
+    const r = predictor.predict(node, owners);
+    time.predict += performance.now() - t0;
+    return r;
+  };
+  const followOwners = new Int32Array(p.dfs).fill(-1);
+  const tracedOwners = Int32Array.from(p.dfOwner, (m) => m % nodes);
+  const nextOwners = dfMode === 'follow' ? followOwners : tracedOwners;
+
+  // the strategy (and the quantum sweep for the seed's)
+  const run = (q: number): Int32Array => {
+    const node = current.slice();
+    if (strategy === 'seed') seedBalance(p, quantize(p, q), node, nodes, { extra });
+    else if (strategy === 'refine') node.set(greedyRefine(weighted, current, nodes, o.tolerance ?? 1.0));
+    else node.set(greedyLpt(weighted, nodes).node);
+    if (pin && strategy !== 'seed') for (let c = 0; c < p.n; c++) if (pin[c]) node[c] = current[c]!;
+    return node;
+  };
+  let quantumNs: number | undefined, sweep: BalanceResult['sweep'];
+  let candidate: Int32Array;
+  if (strategy === 'seed') {
+    const tLast = lastEvent(p);
+    if (o.quantum === undefined || o.quantum === 'auto') {
+      const t0 = performance.now();
+      sweep = [];
+      let best: { q: number; node: Int32Array; makespan: number } | undefined;
+      for (let k = 0; k < AUTO_STEPS; k++) {
+        const q = Math.max(1, tLast / 2 ** k);
+        const node = run(q);
+        const m = predict(node, nextOwners).makespan;
+        sweep.push({ quantumNs: q, makespan: m, moved: countMoved(node, current) });
+        // ties: the larger quantum (fewer quanta, fewer moves)
+        if (!best || m < best.makespan) best = { q, node, makespan: m };
+      }
+      time.sweep = performance.now() - t0;
+      quantumNs = best!.q;
+      const t1 = performance.now();
+      candidate = run(quantumNs);
+      time.strategy = performance.now() - t1;
+    } else {
+      quantumNs = o.quantum;
+      const t1 = performance.now();
+      candidate = run(quantumNs);
+      time.strategy = performance.now() - t1;
+    }
+  } else {
+    const t1 = performance.now();
+    candidate = run(0);
+    time.strategy = performance.now() - t1;
+  }
+
+  let searched = 0;
+  if ((o.search ?? p.n <= SEARCH_MAX_CFS) && nodes > 1) {
+    const t1 = performance.now();
+    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_BUDGET_MS, tries: SEARCH_TRIES }).moves;
+    time.search = performance.now() - t1;
+  }
+
+  let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
+  let predicted: BalanceResult['predicted'];
+  if (guard) {
+    const now = predict(current, tracedOwners);
+    // candidates: the strategy's placement; and, when DFs follow writers, the current CFs' with
+    // their DFs moved only (a placement already balanced may still be posting DFs back and forth)
+    const options: { node: Int32Array; owners: Int32Array; pred: Prediction }[] = [{ node: candidate, owners: nextOwners, pred: predict(candidate, nextOwners) }];
+    if (dfMode === 'follow') options.push({ node: current, owners: followOwners, pred: predict(current, followOwners) });
+    const best = options.reduce((a, b) => (b.pred.makespan < a.pred.makespan ? b : a));
+    if (best.pred.makespan < now.makespan * (1 - margin)) {
+      next = best.node; owners = best.owners;
+      predicted = { current: now, next: best.pred };
+    } else {
+      next = current; owners = tracedOwners; decision = 'keep';
+      reason = `no placement tried is predicted to end the run ${(margin * 100).toFixed(0)} % sooner (current ${ms(now.makespan)}, best ${ms(best.pred.makespan)})`;
+      predicted = { current: now, next: now };
+    }
+  }
+  // the prediction of what was chosen (without the guard too: the file and the plots show it)
+  predicted ??= { current: predict(current, tracedOwners), next: predict(next, owners) };
+  const dfNext = new Int32Array(p.dfs).fill(-1);
+  let dfsPlaced = 0;
+  if (decision === 'apply') {
+    for (let d = 0; d < p.dfs; d++) {
+      const w = p.dfWriter[d]!;
+      const o2 = owners[d]! < 0 ? (w >= 0 ? next[w]! : -1) : owners[d]!;
+      if (o2 >= 0 && o2 !== tracedOwners[d]) { dfNext[d] = o2; dfsPlaced++; }
+    }
+  }
+  return {
+    strategy, weights, nodes, lanes, quantumNs, sweep, current, next, dfNext,
+    moved: countMoved(next, current), searched, dfsPlaced, decision, reason,
+    before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
+    predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, timeMs: time, warnings,
+  };
+}
+
+/**
+ * CFs that stay where they ran when moves count communication: the writers of DFs no atomic CF
+ * reads. Such a DF steers structured CFs (a loop's bounds, a condition, a locator), whose reads
+ * the profile does not hold, so moving its writer could only delay what they spawn (a loop's
+ * bound computed on another node held test_1's whole loop back until that node's worker was up).
+ */
+export function pinned(p: Profile): Uint8Array {
+  const read = new Uint8Array(p.dfs);
+  for (let k = 0; k < p.depDf.length; k++) read[p.depDf[k]!] = 1;
+  const pin = new Uint8Array(p.n);
+  for (let d = 0; d < p.dfs; d++) if (!read[d] && p.dfWriter[d]! >= 0) pin[p.dfWriter[d]!] = 1;
+  return pin;
+}
+
+function countMoved(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let k = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) k++;
+  return k;
+}
+
+function ms(ns: number): string {
+  return `${(ns / 1e6).toFixed(1)} ms`;
+}

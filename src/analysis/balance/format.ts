@@ -1,0 +1,25 @@
+// A balancing step for people: what a Charm++ user reads with +LBDebug — per-node load min /
+// mean / max and max/avg before and as predicted after, the fragments moved, the predicted end
+// of the run against the lower bound, the strategy's own time.
+import { formatDuration as d } from '../../core/duration.js';
+import type { BalanceResult, LoadStats } from './balance.js';
+
+function loadRow(name: string, s: LoadStats): string {
+  return `  ${name.padEnd(10)} ${d(s.min).padStart(10)} ${d(s.mean).padStart(10)} ${d(s.max).padStart(10)} ${s.maxOverAvg.toFixed(3).padStart(8)}`;
+}
+
+export function formatBalance(r: BalanceResult, n: number, dfs: number): string {
+  const pr = r.predicted, gain = pr.current.makespan / pr.next.makespan;
+  const lines = [
+    `strategy ${r.strategy} (${r.weights === 'cpu' ? 'CPU-time' : 'wall-time'} weights)${r.quantumNs !== undefined ? `, quantum ${d(r.quantumNs)}${r.sweep ? ` (automatic: the best predicted of ${r.sweep.length})` : ''}` : ''}, ${r.nodes} node(s) × ${r.lanes} lane(s)`,
+    `  load/node        min       mean        max  max/avg`,
+    loadRow('before', r.before),
+    loadRow('after', r.after),
+    `  moved      ${r.moved.toLocaleString('en')} of ${n.toLocaleString('en')} fragments (${((100 * r.moved) / Math.max(1, n)).toFixed(1)} %${r.searched && r.decision === 'apply' ? `, ${r.searched} by the local search` : ''}); ${r.dfsPlaced.toLocaleString('en')} of ${dfs.toLocaleString('en')} DFs placed with their writers`,
+    `  predicted  ${d(pr.current.makespan)} → ${d(pr.next.makespan)} (${gain.toFixed(2)}×); lower bound ${d(r.bound.bound)} (work / lanes ${d(r.bound.work / (r.nodes * r.lanes))}, longest chain ${d(r.bound.chain)})`,
+    `  transfers  ${r.transfer.samples > 0 ? `fitted to ${r.transfer.samples} measured: ` : 'none measured, defaults: '}${d(r.transfer.latencyNs)} + ${(r.transfer.bytesPerNs * 1e3).toFixed(0)} MB/s`,
+    `  time       strategy ${r.timeMs.strategy.toFixed(1)} ms, quantum sweep ${r.timeMs.sweep.toFixed(1)} ms, local search ${r.timeMs.search.toFixed(1)} ms, predictions ${r.timeMs.predict.toFixed(1)} ms`,
+    r.decision === 'apply' ? '  decision   apply' : `  decision   keep the current placement: ${r.reason}`,
+  ];
+  return lines.join('\n') + '\n';
+}

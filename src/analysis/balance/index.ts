@@ -1,0 +1,11 @@
+// Profile-based distribution (seed 004): a traced run's profile, the seed's balancing algorithm
+// and the reference strategies, the predictions that guard them, the distribution file of a step.
+export { readProfile, profileOf, type Profile } from './profile.js';
+export { quantize, loads, meanLoads, lastEvent, weight, span, type Quanta, type Intervals } from './quantize.js';
+export { seedBalance, type SeedOptions } from './seed.js';
+export { greedyLpt, greedyRefine, lowerBound } from './reference.js';
+export { fitTransfers, transferNs, edgesOf, moveCost, type TransferModel } from './comm.js';
+export { balance, loadStats, pinned, Predictor, replayGraphOf, STRATEGIES, GUARD_MARGIN, AUTO_STEPS, type Strategy, type BalanceOptions, type BalanceResult, type LoadStats, type Prediction } from './balance.js';
+export { distributionOf } from './file.js';
+export { stepPlots, type QuantizedLoads } from './plots.js';
+export { formatBalance } from './format.js';

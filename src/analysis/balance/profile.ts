@@ -1,0 +1,156 @@
+// The profile a balancer reads (seed 004 §2.2.1): every executed atomic CF with its stable
+// global id, the node it ran on and its execution interval [t_b, t_e] (seed §3.4: measured on
+// its lane, so no logging delay enters), plus what the communication-aware options and the
+// prediction need — the CF that wrote each DF, the DF's size and the node it was kept on, the
+// dependences between CFs, and the measured transfer times. One streaming pass over the trace
+// model; everything lands in flat columns (no object per fragment).
+import { readTrace } from '../../trace/merge.js';
+import { TraceModel } from '../../trace/model/model.js';
+import type { TraceManifest } from '../../trace/manifest.js';
+import type { TraceEvent } from '../../trace/schema.js';
+import type { Fragment } from '../../trace/model/records.js';
+
+export interface Profile {
+  program: string;
+  args: string[];
+  /** nodes and worker threads per node of the traced run */
+  nodes: number;
+  threads: number;
+  /** the traced run's policy (a distribution applied shows here) */
+  policy: string;
+  /** atomic CFs, in the order they finished */
+  n: number;
+  gid: string[];
+  /** node each ran on */
+  node: Int32Array;
+  /** execution interval, ns from the start of the run */
+  start: Float64Array;
+  finish: Float64Array;
+  /** creation, ns from the start of the run (CFs fed by no other CF cannot start before it) */
+  created: Float64Array;
+  /** thread CPU time of each execution, ns (its work, without the time the thread was descheduled) */
+  cpu: Float64Array;
+  /** the CPU clock was exact on every node (else cpu is an estimate) */
+  cpuExact: boolean;
+  code: Int32Array;
+  /** dependences, by consumer (CSR): producers of CF i's inputs are depFrom[depStart[i] .. depStart[i+1]) */
+  depStart: Int32Array;
+  depFrom: Int32Array;
+  /** the DF each dependence reads (index into the DF columns) */
+  depDf: Int32Array;
+  /** DFs written by atomic CFs: key, writer, bytes, the node that kept it in the traced run */
+  dfs: number;
+  dfKey: string[];
+  dfWriter: Int32Array;
+  dfBytes: Float64Array;
+  dfOwner: Int32Array;
+  /** DF transfers between nodes (one per hop): bytes and time from send to arrival */
+  xferBytes: Float64Array;
+  xferNs: Float64Array;
+  /** end of the run, ns from its start */
+  tEnd: number;
+  warnings: string[];
+}
+
+/** Columns that grow by doubling. */
+class Grow<A extends Float64Array | Int32Array> {
+  n = 0;
+  constructor(public a: A) {}
+  push(v: number): void {
+    if (this.n === this.a.length) { const b = new (this.a.constructor as new (n: number) => A)(this.a.length * 2); b.set(this.a); this.a = b; }
+    this.a[this.n++] = v;
+  }
+  done(): A { return this.a.slice(0, this.n) as A; }
+}
+const f64 = () => new Grow(new Float64Array(1024));
+const i32 = () => new Grow(new Int32Array(1024));
+
+/** Read the profile of the trace in `dir`. */
+export function readProfile(dir: string): Profile {
+  const trace = readTrace(dir);
+  const p = profileOf(trace.manifest, trace.events);
+  p.warnings.unshift(...trace.warnings);
+  return p;
+}
+
+/** The profile of a run from its manifest and its time-ordered events. */
+export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>): Profile {
+  const model = new TraceModel(manifest);
+  // each fragment's row in the profile's columns
+  const row = model.slot<number>('balance profile row');
+  const gid: string[] = [];
+  const node = i32(), code = i32(), start = f64(), finish = f64(), created = f64(), cpu = f64();
+  const depStart = i32(), depFrom = i32(), depDf = i32();
+  const dfKey: string[] = [];
+  const dfWriter = i32(), dfBytes = f64(), dfOwner = i32();
+  const xferBytes = f64(), xferNs = f64();
+  // DF key → index (keys name one DF each in a run)
+  const dfIndex = new Map<string, number>();
+  // DFs whose writer had not finished when they were computed (the records tie in time)
+  const unresolved = new Map<Fragment, number[]>();
+  // per DF, as bit sets of nodes (the first 31): where it was read, where it was sent — a node it
+  // was sent to that read none of it kept it (its owner)
+  const readOn = i32(), sentTo = i32();
+  const bit = (n: number): number => (n < 31 ? 1 << n : 0);
+  depStart.push(0);
+  model.listen({
+    finish(f, inputs) {
+      const i = gid.length;
+      row.set(f, i);
+      const mine = unresolved.get(f);
+      if (mine) { unresolved.delete(f); for (const d of mine) dfWriter.a[d] = i; }
+      gid.push(f.gid);
+      node.push(f.node); code.push(f.code);
+      start.push(f.start); finish.push(f.finish); created.push(f.created === f.created ? f.created : f.start);
+      cpu.push(f.cpu === f.cpu ? f.cpu : f.finish - f.start);
+      for (const x of inputs) {
+        const d = dfIndex.get(x.key);
+        const w = x.producer ? row.get(x.producer) : undefined;
+        if (d === undefined || typeof w !== 'number' || w === i) continue;
+        depFrom.push(w); depDf.push(d);
+        readOn.a[d] |= bit(f.node);
+      }
+      depStart.push(depFrom.n);
+    },
+    transfer(t) {
+      xferBytes.push(t.bytes); xferNs.push(Math.max(0, t.arrive - t.sendStart));
+      const d = dfIndex.get(t.df.key);
+      if (d !== undefined) sentTo.a[d] |= bit(t.to);
+    },
+    event(e) {
+      // a DF written by an atomic CF (the model linked its writer when it handled the record)
+      if (e.kind !== 'dfComputed' || e.producerCf < 0) return;
+      const r = model.dfOf(e.node, e.thread, e.df);
+      const w = r?.producer;
+      if (!r || !w || dfIndex.has(r.key)) return;
+      const d = dfKey.length;
+      dfIndex.set(r.key, d);
+      dfKey.push(r.key); dfBytes.push(e.bytes); dfOwner.push(e.node); readOn.push(0); sentTo.push(0);
+      const wr = row.get(w);
+      if (wr !== undefined) dfWriter.push(wr);
+      else { dfWriter.push(-1); const u = unresolved.get(w); if (u) u.push(d); else unresolved.set(w, [d]); }
+    },
+  });
+  for (const e of events) model.push(e);
+  model.end();
+  const t0 = model.origin();
+  const st = start.done(), fi = finish.done(), cr = created.done();
+  for (let i = 0; i < st.length; i++) { st[i] -= t0; fi[i] -= t0; cr[i] = Math.max(0, cr[i]! - t0); }
+  const owner = dfOwner.done(), writer = dfWriter.done();
+  // the traced owner: a node a DF travelled to without being read there kept it (a post to its
+  // owner); otherwise where it was written
+  for (let d = 0; d < owner.length; d++) {
+    const kept = sentTo.a[d]! & ~readOn.a[d]!;
+    if (kept !== 0) owner[d] = 31 - Math.clz32(kept & -kept);
+  }
+  const tEnd = (model.tEnd === model.tEnd ? model.tEnd : model.lastT) - t0;
+  return {
+    program: manifest.program, args: manifest.args, nodes: model.N, threads: model.T, policy: manifest.policy ?? '',
+    n: gid.length, gid, node: node.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
+    depStart: depStart.done(), depFrom: depFrom.done(), depDf: depDf.done(),
+    dfs: dfKey.length, dfKey, dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
+    xferBytes: xferBytes.done(), xferNs: xferNs.done(),
+    tEnd: tEnd === tEnd ? tEnd : 0,
+    warnings: [...model.warnings.entries()].map(([w, k]) => (k > 1 ? `${w} (${k}×)` : w)),
+  };
+}

@@ -1,0 +1,190 @@
+// The balancing step on hand-built profiles with known answers: the seed's quantization
+// (formulas 1–5) and its moves (formula 6), GreedyRefine and LPT, the lower bound, the
+// simulator's replay of a placement, and the step as a whole (guard, DFs following writers,
+// the distribution file).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lastEvent, loads, meanLoads, quantize, span, weight } from '../../src/analysis/balance/quantize.js';
+import { seedBalance } from '../../src/analysis/balance/seed.js';
+import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
+import { balance, pinned } from '../../src/analysis/balance/balance.js';
+import { distributionOf } from '../../src/analysis/balance/file.js';
+import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
+import type { Profile } from '../../src/analysis/balance/profile.js';
+import { replayGraph } from '../../src/analysis/sim/placement.js';
+import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
+
+const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });
+const close = (a: ArrayLike<number>, b: number[], msg?: string) => assert.deepEqual(Array.from(a, (x) => +x.toFixed(9)), b, msg);
+
+test('quantization (formulas 1–3): N_q = ceil(t_last / q), w = |x_i ∩ [t_b, t_e]| — the seed\'s Fig. 2 with q = 0.5', () => {
+  const cfs = iv([[0.2, 1.3], [1.0, 1.5], [0, 0.5]]);
+  assert.equal(lastEvent(cfs), 1.5);
+  const qt = quantize(cfs, 0.5);
+  assert.equal(qt.count, 3, 'ceil(1.5 / 0.5)');
+  // cf 0 covers 0.3 of x_0, all of x_1, 0.3 of x_2; an interval ending on a boundary has nothing in the next quantum
+  const byQuantum = [0, 1, 2].map((i) => Array.from({ length: qt.at[i + 1]! - qt.at[i]! }, (_, k) => [qt.cf[qt.at[i]! + k], +qt.w[qt.at[i]! + k]!.toFixed(9)]));
+  assert.deepEqual(byQuantum, [[[0, 0.3], [2, 0.5]], [[0, 0.5]], [[0, 0.3], [1, 0.5]]]);
+  assert.deepEqual(span(1.0, 1.5, 0.5, 3), [2, 2]);
+  assert.deepEqual(span(1, 1, 0.5, 3)[1] < span(1, 1, 0.5, 3)[0], true, 'an empty interval covers no quantum');
+  assert.equal(weight(0.2, 1.3, 0.5, 1), 0.5);
+});
+
+test('quantized loads (4) and their mean (5)', () => {
+  const cfs = iv([[0, 1], [0, 0.5], [0.5, 1]]);
+  const qt = quantize(cfs, 0.5);
+  const W = loads(qt, [0, 1, 1], 2);
+  close(W, [0.5, 0.5, 0.5, 0.5]);
+  close(meanLoads(loads(qt, [0, 0, 0], 2), 2), [0.5, 0.5]);
+});
+
+test('formula 6: the heaviest CF of the most loaded node moves while W_max − w > W_min + w', () => {
+  // one quantum, everything on node 0: weights 5, 3, 2 (W = 10 | 0)
+  const cfs = iv([[0, 5], [0, 3], [0, 2]]);
+  const node = new Int32Array([0, 0, 0]);
+  const moves = seedBalance(cfs, quantize(cfs, 10), node, 2);
+  // 5: 10 − 5 > 0 + 5 fails; 3 moves (7 | 3); then 5 and 2 both fail (7 − 2 > 3 + 2 is false)
+  assert.deepEqual(Array.from(node), [0, 1, 0]);
+  assert.equal(moves, 1);
+  // strict: with W = 4 | 0 a CF of 2 would leave 2 | 2 (4 − 2 > 0 + 2 is false): both stay
+  const two = iv([[0, 2], [0, 2]]);
+  const n2 = new Int32Array([0, 0]);
+  assert.equal(seedBalance(two, quantize(two, 10), n2, 2), 0);
+  assert.deepEqual(Array.from(n2), [0, 0]);
+  const three = iv([[0, 2], [0, 2], [0, 2]]);
+  const n3 = new Int32Array([0, 0, 0]);
+  assert.equal(seedBalance(three, quantize(three, 10), n3, 2), 1, '6 | 0: one moves (4 > 2), then 4 | 2: 2 > 4 fails');
+});
+
+test('formula 6 on three nodes: max and min are found again after every move', () => {
+  // node 0: 6, 4, 2; node 1: 3; node 2: nothing. W = 12 | 3 | 0
+  const cfs = iv([[0, 6], [0, 4], [0, 2], [0, 3]]);
+  const node = new Int32Array([0, 0, 0, 1]);
+  seedBalance(cfs, quantize(cfs, 10), node, 3);
+  // 6 fails (12 − 6 > 0 + 6), 4 moves to node 2 (8 | 3 | 4); max 0, min 1: 6 fails, 2 moves (8 − 2 > 3 + 2):
+  // 6 | 5 | 4; max 0, min 2: 6 fails; done
+  assert.deepEqual(Array.from(node), [0, 2, 1, 1]);
+  const W = loads(quantize(cfs, 10), node, 3);
+  close(W, [6, 5, 4]);
+});
+
+test('formula 6 across quanta: heaviest quantum first; a move recomputes every quantum the CF covers', () => {
+  // q = 1. Quantum 1 (total 3) is heavier than quantum 0 (total 2). CF 0 spans both quanta.
+  const cfs = iv([[0.5, 2], [0, 0.5], [1, 2], [1, 1.5]]);
+  const node = new Int32Array([0, 0, 0, 0]);
+  const qt = quantize(cfs, 1);
+  seedBalance(cfs, qt, node, 2);
+  // quantum 1: node 0 has CF 0 (w 1), CF 2 (w 1), CF 3 (w 0.5): W 2.5 | 0. CF 0: 2.5 − 1 > 1 moves (1.5 | 1); then
+  // CF 2 (1): 0.5 > 2 fails, CF 3 (0.5): 1 > 1.5 fails. Quantum 0 afterwards: CF 0 took its 0.5 to node 1
+  // already (0.5 | 0.5): nothing to move.
+  assert.deepEqual(Array.from(node), [1, 0, 0, 0]);
+  close(loads(qt, node, 2), [0.5, 0.5, 1.5, 1]);
+});
+
+test('GreedyRefine: a CF stays while its node stays under tolerance × the greedy max load, else goes to the least loaded', () => {
+  const w = { n: 6, weight: [6, 5, 4, 3, 2, 2] };
+  const lpt = greedyLpt(w, 2);
+  assert.equal(lpt.maxLoad, 11, 'LPT: 6→0, 5→1, 4→1, 3→0, 2→0, 2→1');
+  assert.deepEqual(Array.from(lpt.node), [0, 1, 1, 0, 0, 1]);
+  const all0 = [0, 0, 0, 0, 0, 0];
+  assert.deepEqual(Array.from(greedyRefine(w, all0, 2)), [0, 0, 1, 1, 1, 1], 'tolerance 1: 6 and 5 stay (11 ≤ 11), the rest leave');
+  assert.deepEqual(Array.from(greedyRefine(w, all0, 2, 1.2)), [0, 0, 1, 1, 0, 1], 'tolerance 1.2 (13.2): a 2 stays too');
+  assert.deepEqual(Array.from(greedyRefine(w, [0, 1, 1, 0, 0, 1], 2)), [0, 1, 1, 0, 0, 1], 'already within the greedy max: nothing moves');
+});
+
+test('the lower bound: max(total work / lanes, the longest dependent chain)', () => {
+  // 0 → 1 → 2 a chain of 3 + 2 + 1; 3 alone: 10
+  const w = { n: 4, weight: [3, 2, 1, 10] };
+  const b = lowerBound(w, 2, [0, 0, 1, 2, 2], [0, 1]);
+  assert.deepEqual(b, { bound: 10, work: 16, chain: 10 });
+  assert.equal(lowerBound(w, 1, [0, 0, 1, 2, 2], [0, 1]).bound, 16);
+});
+
+test('the simulator replays a placement: lanes, dependences, transfers across nodes, DF owners', () => {
+  // 0 (2) → 1 (3); 2 (4) independent
+  const g = { n: 3, duration: [2, 3, 4], release: [0, 0, 0], depStart: [0, 0, 1, 1], depFrom: [0], depDf: [0], dfBytes: [100] };
+  const one = replayGraph(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
+  assert.equal(one.makespan, 9, 'one lane: 2 + 4 + 3 (ready order: 0 and 2, then 1)');
+  const two = replayGraph(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], transferNs: () => 10 });
+  assert.equal(two.makespan, 15, '1 waits for the transfer: 2 + 10 + 3');
+  assert.deepEqual(Array.from(two.busy), [6, 3]);
+  assert.equal(two.bytesMoved, 100);
+  const viaOwner = replayGraph(g, { nodes: 3, lanes: 1, node: [0, 1, 0], dfOwner: [2], transferNs: () => 10 });
+  assert.equal(viaOwner.makespan, 25, 'posted to its owner, node 2, then fetched: two hops');
+  const lanes = replayGraph(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
+  assert.equal(lanes.makespan, 5, 'two lanes: 0 then 1 beside 2');
+});
+
+test('transfer costs: robust to hops that waited behind other work', () => {
+  const bytes = [8, 8, 8, 8, 8, 1 << 20, 1 << 20, 1 << 20], ns = [100e3, 110e3, 120e3, 50e6, 40e6, 1.6e6, 1.7e6, 60e6];
+  const m = fitTransfers({ xferBytes: Float64Array.from(bytes), xferNs: Float64Array.from(ns) });
+  assert.equal(m.latencyNs, 110e3, 'the lower quartile of the small messages');
+  assert.ok(m.bytesPerNs > 0.5 && m.bytesPerNs < 1, `bandwidth ${m.bytesPerNs} B/ns`);
+  assert.deepEqual(fitTransfers({ xferBytes: new Float64Array(), xferNs: new Float64Array() }), { latencyNs: DEFAULT_LATENCY_NS, bytesPerNs: DEFAULT_BYTES_PER_NS, samples: 0 });
+});
+
+/** A profile by hand: CFs (node, start, finish), dependences [consumer, producer, df], DFs (writer, bytes, owner). */
+function profile(cfs: [number, number, number][], deps: [number, number, number][] = [], dfs: [number, number, number][] = [], nodes = 2): Profile {
+  const n = cfs.length, depStart = new Int32Array(n + 1);
+  const sorted = deps.slice().sort((a, b) => a[0] - b[0]);
+  for (const [c] of sorted) depStart[c + 1]++;
+  for (let i = 0; i < n; i++) depStart[i + 1] += depStart[i]!;
+  return {
+    program: 'p.fa', args: [], nodes, threads: 1, policy: 'default', n,
+    gid: cfs.map((_, i) => `1_${i}_0`), node: Int32Array.from(cfs, (c) => c[0]), start: Float64Array.from(cfs, (c) => c[1]), finish: Float64Array.from(cfs, (c) => c[2]),
+    created: new Float64Array(n), cpu: Float64Array.from(cfs, (c) => c[2] - c[1]), cpuExact: true, code: new Int32Array(n),
+    depStart, depFrom: Int32Array.from(sorted, (d) => d[1]), depDf: Int32Array.from(sorted, (d) => d[2]),
+    dfs: dfs.length, dfKey: dfs.map((_, i) => `x#1_${i}`), dfWriter: Int32Array.from(dfs, (d) => d[0]), dfBytes: Float64Array.from(dfs, (d) => d[1]), dfOwner: Int32Array.from(dfs, (d) => d[2]),
+    xferBytes: new Float64Array(), xferNs: new Float64Array(), tEnd: Math.max(...cfs.map((c) => c[2])), warnings: [],
+  };
+}
+
+test('a step: everything on node 0 spreads to the idle node; its DFs follow; the file names both by stable identity', () => {
+  // 8 independent CFs of 10 ms, one after another on node 0; each writes a DF
+  const cfs = Array.from({ length: 8 }, (_, i) => [0, i * 10e6, (i + 1) * 10e6] as [number, number, number]);
+  const p = profile(cfs, [], cfs.map((_, i) => [i, 1000, 0] as [number, number, number]));
+  // (no CF reads these DFs: without the seed's rule alone their writers would be pinned)
+  const r = balance(p, { strategy: 'seed', quantum: 80e6, comm: false, search: false });
+  assert.equal(r.decision, 'apply');
+  // one quantum: 80 | 0 → 70 | 10 → 60 | 20 → 50 | 30, where 50 − 10 > 30 + 10 fails
+  assert.equal(r.moved, 3);
+  assert.deepEqual(r.after.perNode, [50e6, 30e6]);
+  assert.equal(r.predicted.next.makespan, 50e6);
+  assert.equal(r.predicted.current.makespan, 80e6);
+  assert.equal(r.dfsPlaced, 3, 'the moved writers\' DFs go with them');
+  const d = checkDistribution(distributionOf(p, r, ['t']), 'made.json');
+  const moved = Object.keys(d.cfs).map((g) => p.gid.indexOf(g));
+  assert.equal(moved.length, 3);
+  assert.ok(Object.values(d.cfs).every((n) => n === 1));
+  assert.deepEqual(Object.keys(d.dfs).sort(), moved.map((c) => p.dfKey[c]).sort(), 'each moved writer\'s DF, by key');
+  assert.deepEqual(d.predicted?.next.perNodeNs, [50e6, 30e6]);
+  // the local search on the prediction finishes what formula 6 leaves: one more CF, 40 | 40
+  const s2 = balance(p, { strategy: 'seed', quantum: 80e6, comm: false });
+  assert.equal(s2.searched, 1);
+  assert.equal(s2.predicted.next.makespan, 40e6);
+});
+
+test('a step never worse by prediction: an even placement is kept, and says why', () => {
+  const cfs = Array.from({ length: 8 }, (_, i) => [i % 2, Math.floor(i / 2) * 10e6, (Math.floor(i / 2) + 1) * 10e6] as [number, number, number]);
+  const p = profile(cfs);
+  const r = balance(p, { strategy: 'greedy' });
+  assert.equal(r.decision, 'keep');
+  assert.match(r.reason!, /predicted/);
+  assert.equal(r.moved, 0);
+  assert.equal(Object.keys(distributionOf(p, r, ['t']).cfs).length, 0);
+  // without the guard the strategy's map applies, whatever it costs
+  assert.equal(balance(p, { strategy: 'greedy', guard: false }).decision, 'apply');
+});
+
+test('communication-aware: a move must pay for the transfers it adds; writers of DFs no CF reads stay', () => {
+  // node 0: a (12 ms) writes a DF of 64 MB that b (8 ms, node 0) reads; node 1 idle. Moving b would balance
+  // the loads (formula 6 holds) but costs a ~100 ms transfer.
+  const p = profile([[0, 0, 12e6], [0, 12e6, 20e6]], [[1, 0, 0]], [[0, 64e6, 0]]);
+  const seedOnly = balance(p, { strategy: 'seed', quantum: 20e6, comm: false, guard: false, search: false });
+  assert.equal(seedOnly.moved, 1, 'the seed\'s rule moves one of them');
+  assert.equal(balance(p, { strategy: 'seed', quantum: 20e6, comm: true, guard: false, search: false }).moved, 0, 'the transfer outweighs the gain');
+  assert.equal(balance(p, { strategy: 'seed', quantum: 20e6, comm: false, guard: false }).moved, 0, 'the local search sees the transfer in the replay and moves it back');
+  const lone = profile([[0, 0, 10e6], [0, 0, 8e6]], [], [[0, 8, 0]]);
+  assert.deepEqual(Array.from(pinned(lone)), [1, 0], 'CF 0 writes a DF no CF reads (a loop bound, say)');
+  assert.deepEqual(Array.from(balance(lone, { strategy: 'seed', quantum: 10e6, guard: false }).next), [0, 1]);
+});
