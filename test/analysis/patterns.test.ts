@@ -186,6 +186,16 @@ test('the collective queue pairs by sequence, whatever the order the exits arriv
   assert.equal(eng.collectives, 2);
 });
 
+test('the queue holds any number of collectives in flight (a rank 100 NOSYNC collectives behind the other)', () => {
+  const evs: Ev[] = [];
+  for (let k = 0; k < 100; k++) evs.push(...coll('broadcast', k, [k, 1000 + k], [k + 0.5, 1000 + k + 0.5], { root: 0, sync: sync(NO, NO) }));
+  evs.push(...coll('barrier', 100, [100, 1200], [1200, 1200]));
+  const { per, eng } = run(2, evs);
+  assert.equal(eng.collectives, 101);
+  assert.equal(eng.problems.incomplete, 0);
+  assert.deepEqual(per('wait_at_barrier'), [1100, 0]);
+});
+
 test('misuse in the events: mismatched collectives, exits without enters, collectives never left are counted, not analysed', () => {
   const evs: Ev[] = [
     ...coll('barrier', 0, [0, 5], [5, 5]).filter((e) => e.r === 0),

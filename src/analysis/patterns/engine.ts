@@ -21,6 +21,8 @@ import type { PatternResults } from './results.js';
 
 const OP = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<(typeof SPMD_OPS)[number], number>;
 const NOSYNC = 0, MYSYNC = 1, ALLSYNC = 2;
+/** slots of the collective queue's ring (a power of two) */
+const RING = 64;
 
 /** The Enter events of one rank's active operations (R^l), as columns. */
 class RegionStack {
@@ -89,8 +91,13 @@ export interface EngineProblems {
 
 export class PatternEngine {
   private readonly stacks: RegionStack[];
-  /** the collective queue: seq → instance */
+  /**
+   * The collective queue, seq → instance: a ring indexed by seq (the collectives in flight are a
+   * few consecutive ones), and a map for those the ring cannot hold (ranks far apart).
+   */
+  private readonly ring: (Instance | null)[] = new Array<Instance | null>(RING).fill(null);
   private readonly queue = new Map<number, Instance>();
+  private inRing = 0;
   private readonly pool: Instance[] = [];
   /** lock ownership: per lock, the last Sync event (kind 1 = Alock, 2 = Rlock; time; rank) */
   private readonly lockKind = new Map<number, number>();
@@ -116,6 +123,7 @@ export class PatternEngine {
     if (ranks <= this.ranks) return;
     while (this.stacks.length < ranks) this.stacks.push(new RegionStack());
     for (const c of this.queue.values()) c.grow(ranks);
+    for (const c of this.ring) c?.grow(ranks);
     this.pool.length = 0;
     this.ranks = ranks;
   }
@@ -136,12 +144,14 @@ export class PatternEngine {
     const s = this.stacks[rank]!;
     if (!this.pop(s, op)) return;
     const enterT = s.t[s.n]!, site = s.site[s.n]!;
-    let c = this.queue.get(seq);
+    const slot = seq & (RING - 1);
+    let c = this.ring[slot];
+    if (c === null || c.seq !== seq) c = this.queue.size > 0 ? this.queue.get(seq) ?? null : null;
     if (!c) {
       c = this.pool.pop() ?? new Instance(this.ranks);
       c.seq = seq; c.op = op; c.root = root; c.sync = sync; c.arrived = 0; c.mismatch = -1;
       c.has.fill(0);
-      this.queue.set(seq, c);
+      if (this.ring[slot] === null) { this.ring[slot] = c; this.inRing++; } else this.queue.set(seq, c);
     } else if (c.op !== op && c.mismatch < 0) {
       c.mismatch = rank;
       this.problems.mismatched++;
@@ -153,7 +163,7 @@ export class PatternEngine {
     c.exit[rank] = t;
     c.site[rank] = site;
     if (++c.arrived === this.ranks) {
-      this.queue.delete(seq);
+      if (this.ring[slot] === c) { this.ring[slot] = null; this.inRing--; } else this.queue.delete(seq);
       if (c.mismatch < 0) this.analyse(c);
       this.pool.push(c);
     }
@@ -184,8 +194,10 @@ export class PatternEngine {
 
   /** The end of the events: collectives still gathering never completed. */
   end(): void {
-    this.problems.incomplete += this.queue.size;
+    this.problems.incomplete += this.queue.size + this.inRing;
     this.queue.clear();
+    this.ring.fill(null);
+    this.inRing = 0;
   }
 
   /**
