@@ -8,7 +8,7 @@ import type { RunCliOptions } from './run.js';
 import { boundedInt, misspeltCommand, normalizeArgv as normalizeArgs } from './argv.js';
 import { MAX_LOCAL_NODES, MAX_THREADS, NODES_WHY, THREADS_WHY } from '../runtime/limits.js';
 
-const SUBCOMMANDS = new Set(['run', 'check', 'export', 'analyze', 'report', 'balance', 'help', 'node']);
+const SUBCOMMANDS = new Set(['run', 'spmd', 'check', 'export', 'analyze', 'report', 'balance', 'help', 'node']);
 
 
 function collectDefine(v: string, acc: Record<string, string>): Record<string, string> {
@@ -64,6 +64,18 @@ export async function cli(argv: string[]): Promise<number> {
       const { workerThreadsCount, ...opts } = o;
       code = misspeltCommand(file, program.commands.map((c) => c.name())) ?? await (await import('./run.js')).runCommand(file, mainArgs, { ...opts, threads: opts.threads ?? workerThreadsCount });
     });
+
+  program.command('spmd')
+    .description('run an SPMD/PGAS program (TypeScript): THREADS ranks over worker threads and node processes')
+    .argument('<program>', 'the .ts or .js file (its default export, if a function, runs on every rank)')
+    .argument('[args...]', 'arguments handed to the program')
+    .option('-t, --threads <T>', 'ranks in the whole run, dealt to the nodes in equal blocks (default: the machine\'s cores)', boundedInt('--threads', MAX_THREADS, THREADS_WHY))
+    .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', boundedInt('--nodes', MAX_LOCAL_NODES, NODES_WHY))
+    .option('--trace <dir>', 'record a trace of the run into DIR')
+    .addOption(new Option('--bind <host>', 'address to listen on for other nodes (default 127.0.0.1)'))
+    .option('-q, --quiet', 'print nothing but the program output and errors')
+    .passThroughOptions()
+    .action(async (file: string, args: string[], o: import('./spmd.js').SpmdCliOptions) => { code = await (await import('./spmd.js')).spmdCommand(file, args, o); });
 
   program.command('check')
     .description('check a LuNA program and print every diagnostic')

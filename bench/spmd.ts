@@ -1,0 +1,84 @@
+// SPMD layer suite: barrier latency, 8-byte get/put latency and 1 MiB memget/memput bandwidth of
+// `luna spmd` programs, on one node (2 ranks as worker threads) against raw shared memory (the
+// same buffers with an Atomics barrier, plain reads and copies) measured in the same program,
+// and across 2 node processes (1 rank each) against the raw transport's round trip and 1 MiB
+// bandwidth (the transport suite of this invocation, run here if it did not run).
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, median, prog, ROOT, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+
+const TARGETS: Target[] = [
+  { key: 'barrierUs1node', op: '<=', value: 10, label: 'barrier among the ranks of one process (µs)' },
+  { key: 'barrierUs2procs', op: '<=', value: 50, label: 'barrier across 2 processes (µs)' },
+  { key: 'getUs1node', op: '<=', value: 1, label: '8-byte get within a process (µs)' },
+  { key: 'putUs1node', op: '<=', value: 1, label: '8-byte put within a process (µs)' },
+  { key: 'memgetGBps1node', op: '>=', value: 5, label: '1 MiB memget within a process (GB/s)' },
+  { key: 'getVsRawRtt2procs', op: '<=', value: 2, label: '8-byte get across processes vs the raw transport round trip' },
+  { key: 'memgetVsRaw2procs', op: '<=', value: 2, label: '1 MiB memget across processes: raw transport bandwidth / the layer\'s' },
+];
+
+/** Open MPI's OpenSHMEM barrier on one node of this machine (the issue's figure), µs. */
+const SHMEM_BARRIER_US = 0.48;
+
+type Figures = Record<string, number>;
+
+async function measure(dir: string, nodes: number, iters: number, reps: number): Promise<Figures[]> {
+  const runs: Figures[] = [];
+  for (let i = 0; i < reps; i++) {
+    const out = join(dir, `r${nodes}-${i}.json`);
+    const argv = ['spmd', '--threads', '2', ...(nodes > 1 ? ['--nodes', String(nodes)] : []), prog('spmd/latency.ts'), out, String(iters), nodes > 1 ? 'remote' : 'local'];
+    const r = spawnSync(process.execPath, [...LUNA_NODE_FLAGS, LUNA, ...argv], { cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...LUNA_NODE_ENV } });
+    if (r.status !== 0) throw new Error(`luna ${argv.join(' ')}: exit ${r.status ?? r.signal}: ${(r.stderr ?? '').trim().split('\n').slice(0, 6).join(' | ')}`);
+    runs.push(JSON.parse(readFileSync(out, 'utf8')) as Figures);
+  }
+  return runs;
+}
+
+const med = (runs: Figures[], k: string): number => median(runs.map((r) => r[k]!).filter((x) => x !== undefined));
+
+export async function run(ctx: Ctx): Promise<SuiteOutput> {
+  const q = ctx.quick;
+  const reps = Math.max(1, q ? 1 : ctx.reps);
+  const f: Figures = {};
+  const units: Record<string, string> = {};
+  const notes: string[] = [`median of ${reps} run(s) per configuration; 2 ranks; figures are rank 0's own timings inside the program`];
+  const dir = mkdtempSync(join(tmpdir(), 'luna-bench-spmd-'));
+  try {
+    await section(ctx, notes, 'one node', async () => {
+      const one = await measure(dir, 1, q ? 500 : 5000, reps);
+      f.barrierUs1node = sig(med(one, 'barrierUs'));
+      f.rawBarrierUs1node = sig(med(one, 'rawBarrierUs'));
+      f.barrierVsRaw1node = sig(f.barrierUs1node / f.rawBarrierUs1node);
+      f.barrierVsShmem1node = sig(f.barrierUs1node / SHMEM_BARRIER_US);
+      f.getUs1node = sig(med(one, 'getUs'));
+      f.putUs1node = sig(med(one, 'putUs'));
+      f.rawGetUs1node = sig(med(one, 'rawGetUs'));
+      f.memgetGBps1node = sig(med(one, 'memgetGBps'));
+      f.memputGBps1node = sig(med(one, 'memputGBps'));
+      f.rawCopyGBps1node = sig(med(one, 'rawCopyGBps'));
+      f.memgetVsRawCopy1node = sig(f.memgetGBps1node / f.rawCopyGBps1node);
+      Object.assign(units, { barrierUs1node: 'µs', rawBarrierUs1node: 'µs', getUs1node: 'µs', putUs1node: 'µs', rawGetUs1node: 'µs', memgetGBps1node: 'GB/s', memputGBps1node: 'GB/s', rawCopyGBps1node: 'GB/s' });
+    });
+    await section(ctx, notes, 'two processes', async () => {
+      const two = await measure(dir, 2, q ? 200 : 1000, reps);
+      f.barrierUs2procs = sig(med(two, 'barrierUs'));
+      f.getUs2procs = sig(med(two, 'getUs'));
+      f.putUs2procs = sig(med(two, 'putUs'));
+      f.memgetGBps2procs = sig(med(two, 'memgetGBps'));
+      f.memputGBps2procs = sig(med(two, 'memputGBps'));
+      Object.assign(units, { barrierUs2procs: 'µs', getUs2procs: 'µs', putUs2procs: 'µs', memgetGBps2procs: 'GB/s', memputGBps2procs: 'GB/s' });
+      // the raw transport between two processes of this machine, from this invocation
+      let tr = ctx.previous.transport?.figures;
+      if (!tr?.transport_rtt_us) tr = await (await import('./transport.js')).run();
+      if (tr.raw_rtt_us) f.getVsRawRtt2procs = sig(f.getUs2procs / tr.raw_rtt_us);
+      if (tr.raw_1mib_mibps) f.memgetVsRaw2procs = sig((tr.raw_1mib_mibps * 1.048576e-3) / f.memgetGBps2procs);
+      notes.push(`raw transport: round trip ${tr.raw_rtt_us} µs, 1 MiB ${tr.raw_1mib_mibps} MiB/s`);
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  notes.push(`barrier vs Open MPI OpenSHMEM on one node of this machine (${SHMEM_BARRIER_US} µs, the issue's upper figure): barrierVsShmem1node`);
+  return { status: 'ok', figures: f, units, targets: TARGETS, notes };
+}

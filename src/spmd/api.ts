@@ -1,0 +1,395 @@
+// The SPMD/PGAS layer as a program sees it (`import … from 'luna-ts/spmd'`): THREADS ranks run
+// the same program, each with its MYTHREAD; shared arrays are spread over the ranks block-
+// cyclically; ranks read and write any element (put/get, memput/memget/memcpy), synchronise with
+// barriers (also split into notify/wait), locks and collective operations. Calls are synchronous:
+// a rank is a worker thread, and a kernel's loop reads like its UPC or OpenSHMEM original.
+// docs/spmd.md is the reference.
+import { Layout } from './layout.js';
+import { ARRIVE, CENTRY, CEXIT, CKIND, DONE, KIND_RING, lockWord, MAX_LOCKS, rankBase, STATE, WAITERS, bump } from './board.js';
+import { ELEM_TYPES, type ElemArray, type ElemType } from './protocol.js';
+import { Rank, RunStopped, SpmdError } from './rank.js';
+
+export { SpmdError, RunStopped };
+export type { ElemType };
+
+/** number of ranks of the run */
+export let THREADS = 0;
+/** this rank, 0 … THREADS-1 */
+export let MYTHREAD = -1;
+
+let rt: Rank | undefined;
+
+/** @internal the rank's worker installs its runtime before the program is imported */
+export function install(r: Rank): void {
+  rt = r;
+  THREADS = r.threads;
+  MYTHREAD = r.rank;
+}
+
+/** @internal */
+export function runtime(): Rank {
+  if (!rt) throw new SpmdError('the SPMD layer is used outside a rank: run the program with `luna spmd prog.ts`');
+  return rt;
+}
+
+// ------------------------------------------------------------------ shared arrays
+
+export interface AllocOptions {
+  /** elements per block of the block-cyclic layout (default 1: element i on rank i % THREADS, as UPC) */
+  block?: number;
+  /** element type (default 'f64') */
+  type?: ElemType;
+}
+
+/**
+ * An array spread over all ranks: block b of `block` elements has affinity to rank b % THREADS.
+ * `local` is this rank's part (its elements in order, no copy: the fast path of kernels).
+ */
+export class SharedArray<A extends ElemArray = ElemArray> {
+  readonly layout: Layout;
+  /** the parts of every rank of this node, side by side (perRank elements each) */
+  readonly view: A;
+  /** this rank's own elements */
+  readonly local: A;
+  private readonly first: number;
+  private readonly perRank: number;
+
+  /** @internal */
+  constructor(readonly id: number, readonly length: number, readonly block: number, readonly type: ElemType, buffer: SharedArrayBuffer, private readonly r: Rank) {
+    this.layout = new Layout(length, block, r.threads);
+    const C = ELEM_TYPES[type];
+    this.view = new C(buffer as unknown as ArrayBuffer) as A;
+    this.first = r.firstLocal;
+    this.perRank = this.layout.perRank;
+    const off = (r.rank - this.first) * this.perRank;
+    this.local = this.view.subarray(off, off + this.layout.localLength(r.rank)) as A;
+  }
+
+  /** the rank element i has affinity to */
+  owner(i: number): number {
+    return this.layout.owner(i);
+  }
+
+  private check(i: number, n = 1): void {
+    if (!(Number.isInteger(i) && i >= 0 && Number.isInteger(n) && n >= 0 && i + n <= this.length)) {
+      throw this.r.fail(n === 1 ? `index ${String(i)} outside shared array #${this.id} of ${this.length} elements` : `range [${i}, ${i + n}) outside shared array #${this.id} of ${this.length} elements`);
+    }
+  }
+
+  /** Where rank t's local element j lies in this node's view, or -1 when t is on another node. */
+  private at(t: number, j: number): number {
+    const k = t - this.first;
+    return k >= 0 && k < this.r.perNode ? k * this.perRank + j : -1;
+  }
+
+  /** read element i (put and get as UPC's assignments through a shared pointer) */
+  get(i: number): number {
+    this.r.op = 'get';
+    return this.r.trace ? this.r.traced('get', () => this.getAt(i)) : this.getAt(i);
+  }
+
+  private getAt(i: number): number {
+    this.check(i);
+    const p = this.at(this.layout.owner(i), this.layout.localIndex(i));
+    if (p >= 0) return this.view[p]!;
+    const out = new (ELEM_TYPES[this.type])(1);
+    this.remoteGet(this.layout.owner(i), this.layout.localIndex(i), out);
+    return out[0]!;
+  }
+
+  /** write element i */
+  put(i: number, v: number): void {
+    this.r.op = 'put';
+    if (this.r.trace) this.r.traced('put', () => this.putAt(i, v)); else this.putAt(i, v);
+  }
+
+  private putAt(i: number, v: number): void {
+    this.check(i);
+    const p = this.at(this.layout.owner(i), this.layout.localIndex(i));
+    if (p >= 0) { this.view[p] = v; return; }
+    const one = new (ELEM_TYPES[this.type])(1);
+    one[0] = v;
+    this.remotePut(this.layout.owner(i), this.layout.localIndex(i), one);
+  }
+
+  /** copy elements [i, i + dst.length) into dst */
+  memget(dst: ElemArray, i: number): void {
+    this.r.op = 'memget';
+    this.check(i, dst.length);
+    if (this.r.trace) this.r.enter('memget');
+    this.layout.runs(i, dst.length, (t, j, at, n) => this.readPart(t, j, dst.subarray(at, at + n)));
+    if (this.r.trace) this.r.exit('memget');
+  }
+
+  /** copy src into elements [i, i + src.length) */
+  memput(i: number, src: ElemArray): void {
+    this.r.op = 'memput';
+    this.check(i, src.length);
+    if (this.r.trace) this.r.enter('memput');
+    this.layout.runs(i, src.length, (t, j, at, n) => this.writePart(t, j, src.subarray(at, at + n)));
+    if (this.r.trace) this.r.exit('memput');
+  }
+
+  /** rank t's own elements [j, j + dst.length) into dst (OpenSHMEM's get from a PE) */
+  getFrom(dst: ElemArray, t: number, j = 0): void {
+    this.r.op = 'getFrom';
+    this.checkPart(t, j, dst.length);
+    if (this.r.trace) this.r.traced('memget', () => this.readPart(t, j, dst)); else this.readPart(t, j, dst);
+  }
+
+  /** src into rank t's own elements from j (OpenSHMEM's put to a PE) */
+  putTo(t: number, j: number, src: ElemArray): void {
+    this.r.op = 'putTo';
+    this.checkPart(t, j, src.length);
+    if (this.r.trace) this.r.traced('memput', () => this.writePart(t, j, src)); else this.writePart(t, j, src);
+  }
+
+  private checkPart(t: number, j: number, n: number): void {
+    this.r.checkRank(t);
+    const have = this.layout.localLength(t);
+    if (!(Number.isInteger(j) && j >= 0 && j + n <= have)) throw this.r.fail(`elements [${String(j)}, ${j + n}) outside rank ${t}'s ${have} element(s) of shared array #${this.id}`);
+  }
+
+  /** @internal rank t's local elements [j, j + into.length) into `into` */
+  readPart(t: number, j: number, into: ElemArray): void {
+    const p = this.at(t, j);
+    if (p >= 0) into.set(this.view.subarray(p, p + into.length));
+    else this.remoteGet(t, j, into);
+  }
+
+  /** @internal `from` into rank t's local elements from j */
+  writePart(t: number, j: number, from: ElemArray): void {
+    const p = this.at(t, j);
+    if (p >= 0) this.view.set(from, p);
+    else this.remotePut(t, j, from);
+  }
+
+  private remoteGet(t: number, j: number, into: ElemArray): void {
+    const bytes = this.r.call({ k: 'get', id: 0, arr: this.id, owner: t, local: j, count: into.length }, 'request', `${this.r.op} from rank ${t}`) as Uint8Array;
+    new Uint8Array(into.buffer, into.byteOffset, into.byteLength).set(bytes);
+  }
+
+  private remotePut(t: number, j: number, from: ElemArray): void {
+    const bytes = new Uint8Array(from.byteLength);
+    bytes.set(new Uint8Array(from.buffer, from.byteOffset, from.byteLength));
+    this.r.call({ k: 'put', id: 0, arr: this.id, owner: t, local: j, bytes }, 'request', `${this.r.op} to rank ${t}`);
+  }
+}
+
+/** element i of a shared array */
+export function get(a: SharedArray, i: number): number { return a.get(i); }
+/** write element i of a shared array */
+export function put(a: SharedArray, i: number, v: number): void { a.put(i, v); }
+/** copy a's elements [i, i + dst.length) into the private array dst */
+export function memget(dst: ElemArray, a: SharedArray, i: number): void { a.memget(dst, i); }
+/** copy the private array src into a's elements [i, i + src.length) */
+export function memput(a: SharedArray, i: number, src: ElemArray): void { a.memput(i, src); }
+/** copy n elements of src from si to dst from di (shared to shared) */
+export function memcpy(dst: SharedArray, di: number, src: SharedArray, si: number, n: number): void {
+  const r = runtime();
+  if (r.trace) r.enter('memcpy');
+  const tmp = new (ELEM_TYPES[src.type])(n);
+  src.memget(tmp, si);
+  const conv = dst.type === src.type ? tmp : ELEM_TYPES[dst.type].from(tmp as unknown as ArrayLike<number>);
+  dst.memput(di, conv);
+  r.op = 'memcpy';
+  if (r.trace) r.exit('memcpy');
+}
+
+/**
+ * Complete this rank's puts before what follows. Puts and memputs here return once their data are
+ * in place (remote ones acknowledged), so there is nothing left to wait for; the call marks the
+ * point in the trace as UPC's upc_fence does.
+ */
+export function fence(): void {
+  const r = runtime();
+  r.op = 'fence';
+  if (r.trace) { r.enter('fence'); r.exit('fence'); }
+}
+
+/**
+ * Run f as a code block of the program's own (a phase, a kernel): traced as a `region` entered at
+ * the call site, so the pattern engine's call paths and the timeline show it. Returns f's result.
+ */
+export function region<R>(f: () => R): R {
+  const r = runtime();
+  if (!r.trace) return f();
+  r.enter('region');
+  const v = f();
+  r.exit('region');
+  return v;
+}
+
+// ------------------------------------------------------------------ barriers
+
+let phase = 0;
+let notified = false;
+
+/** Split-phase barrier, first half: this rank has arrived (it may go on with local work). */
+export function notify(): void {
+  const r = runtime();
+  r.op = 'notify';
+  if (notified) throw r.fail('notify twice without a wait between');
+  notified = true;
+  if (r.trace) r.enter('notify');
+  r.setWords(ARRIVE, ++phase);
+  if (r.trace) r.cexit('notify', -1, BARRIER_SYNC, 0, 0);
+}
+
+/** Split-phase barrier, second half: wait until every rank has notified this phase. */
+export function wait(): void {
+  const r = runtime();
+  r.op = 'wait';
+  if (!notified) throw r.fail('wait without a notify before it');
+  notified = false;
+  if (r.trace) r.enter('wait');
+  waitArrived(r, phase);
+  if (r.trace) r.cexit('wait', -1, BARRIER_SYNC, 0, 0);
+}
+
+/** Wait until every rank has arrived. */
+export function barrier(): void {
+  const r = runtime();
+  r.op = 'barrier';
+  if (notified) throw r.fail('barrier between a notify and its wait');
+  if (r.trace) r.enter('barrier');
+  r.setWords(ARRIVE, ++phase);
+  waitArrived(r, phase);
+  if (r.trace) r.cexit('barrier', -1, BARRIER_SYNC, 0, 0);
+}
+
+/** a barrier's synchronisation in the trace: IN_ALLSYNC + 4 · OUT_ALLSYNC (SYNC_MODES) */
+export const BARRIER_SYNC = 2 + 4 * 2;
+
+function waitArrived(r: Rank, p: number): void {
+  const T = r.threads;
+  let next = 0; // ranks below `next` have arrived
+  r.until(() => {
+    while (next < T && r.word(next, ARRIVE) >= p) next++;
+    return next === T;
+  }, 'barrier', () => `waits at ${r.op} (phase ${p}) for ${missing(r, (t) => r.word(t, ARRIVE) >= p)}`);
+}
+
+/** "rank 3", "ranks 1, 2 (of which 2 has returned)" … */
+export function missing(r: Rank, arrived: (t: number) => boolean): string {
+  const late: number[] = [];
+  for (let t = 0; t < r.threads; t++) if (!arrived(t)) late.push(t);
+  const gone = late.filter((t) => r.nodeOf(t) === r.node && r.word(t, STATE) === DONE);
+  const list = late.length === 1 ? `rank ${late[0]}` : `ranks ${late.slice(0, 16).join(', ')}${late.length > 16 ? ', …' : ''}`;
+  return `${list}${gone.length ? ` (${gone.length === 1 ? `rank ${gone[0]} has` : `ranks ${gone.join(', ')} have`} returned from the program)` : ''}`;
+}
+
+// ------------------------------------------------------------------ locks
+
+/** A lock whose home is rank id % THREADS. */
+export class Lock {
+  /** @internal */
+  constructor(readonly id: number) {}
+  get home(): number { return this.id % THREADS; }
+}
+
+let locks = 0;
+const held = new Set<number>();
+
+/** Every rank gets the same new lock (collective: call it on all ranks in the same order). */
+export function allLockAlloc(): Lock {
+  const r = runtime();
+  r.op = 'allLockAlloc';
+  if (locks >= MAX_LOCKS) throw r.fail(`more than ${MAX_LOCKS} locks`);
+  return new Lock(locks++);
+}
+
+function lockOf(r: Rank, l: Lock): number {
+  if (!(l instanceof Lock) || !(l.id >= 0 && l.id < locks)) throw r.fail('not a lock of allLockAlloc');
+  return lockWord(r.threads, l.id);
+}
+
+/** Acquire the lock, waiting while another rank holds it. */
+export function lock(l: Lock): void {
+  const r = runtime();
+  r.op = 'lock';
+  const w = lockOf(r, l);
+  if (held.has(l.id)) throw r.fail(`lock ${l.id} is held by this rank already`);
+  if (r.trace) r.enter('lock');
+  if (r.nodeOf(l.home) === r.node) {
+    const b = r.board, me = r.rank + 1;
+    r.until(() => Atomics.compareExchange(b, w, 0, me) === 0, 'lock', () => `waits for lock ${l.id} held by rank ${(Atomics.load(b, w) & ~WAITERS) - 1}`);
+  } else {
+    r.call({ k: 'lock', id: 0, lock: l.id, attempt: false }, 'lock', `waits for lock ${l.id} (home rank ${l.home} on node ${r.nodeOf(l.home)})`);
+  }
+  held.add(l.id);
+  if (r.trace) { r.trace.spmdAlock(r.now(), r.rank, l.id); r.exit('lock'); }
+}
+
+/** Acquire the lock if it is free; whether it was. */
+export function attempt(l: Lock): boolean {
+  const r = runtime();
+  r.op = 'attempt';
+  const w = lockOf(r, l);
+  if (held.has(l.id)) throw r.fail(`lock ${l.id} is held by this rank already`);
+  let ok: boolean;
+  if (r.trace) r.enter('lock_attempt');
+  if (r.nodeOf(l.home) === r.node) ok = Atomics.compareExchange(r.board, w, 0, r.rank + 1) === 0;
+  else ok = r.call({ k: 'lock', id: 0, lock: l.id, attempt: true }, 'lock', `attempts lock ${l.id}`) as boolean;
+  if (ok) held.add(l.id);
+  if (r.trace) { if (ok) r.trace.spmdAlock(r.now(), r.rank, l.id); r.exit('lock_attempt'); }
+  return ok;
+}
+
+/** Release a lock this rank holds. */
+export function unlock(l: Lock): void {
+  const r = runtime();
+  r.op = 'unlock';
+  const w = lockOf(r, l);
+  if (!held.has(l.id)) {
+    const h = r.nodeOf(l.home) === r.node ? (Atomics.load(r.board, w) & ~WAITERS) - 1 : -1;
+    throw r.fail(`lock ${l.id} is not held by this rank${h >= 0 ? ` (rank ${h} holds it)` : ''}`);
+  }
+  held.delete(l.id);
+  if (r.trace) { r.enter('unlock'); r.trace.spmdRlock(r.now(), r.rank, l.id); }
+  if (r.nodeOf(l.home) === r.node) {
+    if (Atomics.compareExchange(r.board, w, r.rank + 1, 0) !== r.rank + 1) r.post({ k: 'unlock', id: 0, lock: l.id }); // other nodes queue: the node hands it over
+    else bump(r.board);
+  } else {
+    r.post({ k: 'unlock', id: 0, lock: l.id });
+  }
+  if (r.trace) r.exit('unlock');
+}
+
+// ------------------------------------------------------------------ collective allocation
+
+let arrays = 0;
+let collectives = 0;
+
+/** @internal the next collective operation's number on this rank; its kind is recorded for the mismatch check */
+export function enterCollective(r: Rank, kind: number): number {
+  const k = ++collectives;
+  r.setWords(CKIND + (k % KIND_RING), kind, CENTRY, k);
+  return k;
+}
+
+/** @internal wait until rank t entered collective k, and check it entered the same kind */
+export function awaitEntry(r: Rank, t: number, k: number, kind: number, kindName: (n: number) => string): void {
+  r.until(() => r.word(t, CENTRY) >= k, 'collective', () => `waits in ${r.op} (collective #${k}) for rank ${t} to enter it`);
+  const theirs = r.word(t, CKIND + (k % KIND_RING));
+  if (theirs !== kind && r.word(t, CENTRY) - k < KIND_RING) {
+    throw r.fail(`mismatched collective #${k}: this rank called ${kindName(kind)}, rank ${t} called ${kindName(theirs)}`);
+  }
+}
+
+/** @internal */
+export function awaitExit(r: Rank, t: number, k: number): void {
+  r.until(() => r.word(t, CEXIT) >= k, 'collective', () => `waits in ${r.op} (collective #${k}) for rank ${t} to finish it`);
+}
+
+/** @internal */
+export function exitCollective(r: Rank, k: number): void {
+  r.setWords(CEXIT, k);
+}
+
+/** @internal the allocation sequence */
+export function nextArray(): number {
+  return ++arrays;
+}
+
+export { rankBase };

@@ -1,0 +1,60 @@
+// The node's board: one SharedArrayBuffer of Int32 words that the ranks of a node and its system
+// thread share. Every rank's synchronisation counters are on every node's board (a node mirrors
+// the counters of other nodes' ranks as their updates arrive), so a rank waits for any other by
+// reading memory; each change bumps EPOCH, the one word sleepers wait on.
+
+/** set once the run stops: every wait ends with RunAborted */
+export const ABORT = 0;
+/** bumped on each change a waiter may be waiting for (Atomics.wait on it) */
+export const EPOCH = 1;
+/** ranks asleep on EPOCH now: a change notifies only when there are some (a notify costs 13 µs) */
+export const SLEEPERS = 2;
+/** messages the node's ranks posted to the system thread, all ranks together */
+export const POSTED = 3;
+const HEADER = 8;
+
+// per rank
+/** what the rank does: RUNNING, PARKED (asleep in a wait) or DONE (returned) */
+export const STATE = 0;
+/** bumped each time the rank parks */
+export const PARKS = 1;
+/** answers the system thread gave this rank */
+export const REPLIES = 2;
+/** the EPOCH value the rank sleeps on while PARKED: asleep for good unless EPOCH moves */
+export const SLEEPON = 3;
+/** the barrier phases this rank notified */
+export const ARRIVE = 4;
+/** the collective operations this rank entered, moved its data for (its contribution is ready) and left */
+export const CENTRY = 5;
+export const CDATA = 6;
+export const CEXIT = 7;
+/** the kind of the rank's collective k at CKIND + k % KIND_RING (mismatches are found there) */
+export const CKIND = 8;
+export const KIND_RING = 16;
+export const RANK_WORDS = CKIND + KIND_RING;
+/** the words of a rank's record its node sends to the others when they change */
+export const MIRRORED = [ARRIVE, CENTRY, CDATA, CEXIT] as const;
+
+export const RUNNING = 0, PARKED = 1, DONE = 2;
+
+/** locks whose home is a rank of this node: 0 free, else holder + 1, with WAITERS when other nodes queue */
+export const MAX_LOCKS = 4096;
+export const WAITERS = 1 << 30;
+
+export function boardWords(threads: number): number {
+  return HEADER + threads * RANK_WORDS + MAX_LOCKS;
+}
+
+export function rankBase(rank: number): number {
+  return HEADER + rank * RANK_WORDS;
+}
+
+export function lockWord(threads: number, lock: number): number {
+  return HEADER + threads * RANK_WORDS + lock;
+}
+
+/** Tell sleepers something changed. */
+export function bump(board: Int32Array): void {
+  Atomics.add(board, EPOCH, 1);
+  if (Atomics.load(board, SLEEPERS) > 0) Atomics.notify(board, EPOCH);
+}

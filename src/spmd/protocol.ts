@@ -1,0 +1,53 @@
+// What a rank's worker and its node's system thread tell each other (structured-cloned over the
+// rank's MessagePort), and what a rank's worker starts with.
+
+export interface RankInit {
+  rank: number;
+  threads: number;
+  node: number;
+  nodes: number;
+  /** the node's board (board.ts) and its internal scratch array (collectives' partial results) */
+  board: SharedArrayBuffer;
+  scratch: SharedArrayBuffer;
+  /** the bundled program (an ESM file) */
+  program: string;
+  /** argv of the program after its file */
+  args: string[];
+  /** trace: the directory and this rank's thread number on its node */
+  trace?: { dir: string; thread: number };
+  /** the run's clock origin (trace/clock.ts), decimal */
+  origin: string;
+  /** ms to spin before sleeping in a wait */
+  spinMs: number;
+}
+
+/** Requests a rank sends its node; those with an id get an Answer. */
+export type RankRequest =
+  | { k: 'alloc'; id: number; arr: number; length: number; block: number; type: ElemType; site: string }
+  | { k: 'get'; id: number; arr: number; owner: number; local: number; count: number }
+  | { k: 'put'; id: number; arr: number; owner: number; local: number; bytes: Uint8Array }
+  | { k: 'lock'; id: number; lock: number; attempt: boolean }
+  | { k: 'unlock'; id: 0; lock: number }
+  | { k: 'flags'; id: 0; rank: number; words: number[] }
+  | { k: 'park'; id: 0; rank: number; text: string; site: string }
+  | { k: 'done'; id: 0; rank: number }
+  | { k: 'fault'; id: 0; rank: number; message: string };
+
+export interface Answer {
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: string;
+}
+
+export const ELEM_TYPES = {
+  f64: Float64Array, f32: Float32Array, i32: Int32Array, u32: Uint32Array,
+  i16: Int16Array, u16: Uint16Array, i8: Int8Array, u8: Uint8Array,
+} as const;
+export type ElemType = keyof typeof ELEM_TYPES;
+export type ElemArray = InstanceType<(typeof ELEM_TYPES)[ElemType]>;
+
+/** the internal scratch array: per rank SCRATCH_SLOTS slots of SLOT_VALUES f64 */
+export const SCRATCH_SLOTS = 8;
+export const SLOT_VALUES = 512;
+export const SCRATCH_ARRAY = 0;

@@ -1,0 +1,212 @@
+// One rank's side of the SPMD layer, in its worker thread: waiting on the node's board (spin,
+// then sleep on EPOCH), asking the node's system thread what only it can do (allocate, reach
+// another node), and the errors that name the rank, the call site and the operation.
+import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { findSourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { relative } from 'node:path';
+import { ABORT, bump, EPOCH, PARKED, PARKS, POSTED, rankBase, REPLIES, RUNNING, SLEEPERS, SLEEPON, STATE } from './board.js';
+import type { Answer, RankInit, RankRequest } from './protocol.js';
+import { threadCpuNs } from '../trace/clock.js';
+import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
+
+/** A misuse of the layer: the message names the rank, the call site and the operation. */
+export class SpmdError extends Error {
+  override name = 'SpmdError';
+}
+
+/** The run stopped (another rank failed, a hang was reported): the rank's program unwinds. */
+export class RunStopped extends Error {
+  override name = 'RunStopped';
+}
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const OP_INDEX = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<SpmdOp, number>;
+
+export class Rank {
+  readonly rank: number;
+  readonly threads: number;
+  readonly node: number;
+  readonly nodes: number;
+  /** ranks per node (ranks are dealt to nodes in blocks) */
+  readonly perNode: number;
+  readonly board: Int32Array;
+  private readonly base: number;
+  private seq = 0;
+  private repliesSeen = 0;
+  /** source positions of raw stack positions already mapped */
+  private readonly sites = new Map<string, string>();
+  /** the operation in progress (its name, for errors) */
+  op = '';
+
+  constructor(readonly init: RankInit, private readonly port: MessagePort, readonly trace: TraceSink | undefined, readonly now: () => number) {
+    this.rank = init.rank;
+    this.threads = init.threads;
+    this.node = init.node;
+    this.nodes = init.nodes;
+    this.perNode = init.threads / init.nodes;
+    this.board = new Int32Array(init.board);
+    this.base = rankBase(init.rank);
+  }
+
+  nodeOf(rank: number): number {
+    return Math.floor(rank / this.perNode);
+  }
+
+  /** first rank of this node */
+  get firstLocal(): number {
+    return this.node * this.perNode;
+  }
+
+  // ------------------------------------------------------------------ errors and call sites
+
+  /** The program's source position that called into the layer ("prog.ts:12:5"). */
+  site(): string {
+    const prep = Error.prepareStackTrace;
+    let frames: NodeJS.CallSite[] = [];
+    Error.prepareStackTrace = (_e, cs) => cs;
+    const holder: { stack?: unknown } = {};
+    Error.captureStackTrace(holder);
+    frames = holder.stack as NodeJS.CallSite[];
+    Error.prepareStackTrace = prep;
+    for (const f of frames) {
+      let file = f.getFileName() ?? '';
+      if (file === '' || file.startsWith('node:')) continue;
+      if (file.startsWith('file://')) file = fileURLToPath(file);
+      if (file.startsWith(HERE)) continue;
+      const line = f.getLineNumber() ?? 0, col = f.getColumnNumber() ?? 0;
+      const key = `${file}:${line}:${col}`;
+      let s = this.sites.get(key);
+      if (s === undefined) { s = mapSite(file, line, col); this.sites.set(key, s); }
+      return s;
+    }
+    return 'unknown site';
+  }
+
+  /** An error of operation `op` at the caller's site. */
+  fail(message: string, op = this.op): SpmdError {
+    return new SpmdError(`rank ${this.rank}: ${op} at ${this.site()}: ${message}`);
+  }
+
+  checkRank(r: number, what = 'rank'): void {
+    if (!Number.isInteger(r) || r < 0 || r >= this.threads) throw this.fail(`${what} ${String(r)} out of range (THREADS = ${this.threads})`);
+  }
+
+  // ------------------------------------------------------------------ tracing
+
+  /** collective exits so far (barrier, notify, wait, collectives, allocation): the trace's sequence */
+  private cseq = 0;
+
+  /** The rank enters operation op at the caller's site (a spmdEnter record). */
+  enter(op: SpmdOp): void {
+    const tr = this.trace!;
+    tr.spmdEnter(this.now(), this.rank, OP_INDEX[op], tr.siteName(this.site()));
+  }
+
+  exit(op: SpmdOp): void {
+    this.trace!.spmdExit(this.now(), this.rank, OP_INDEX[op]);
+  }
+
+  /** The rank leaves collective op (root -1: none; sync = IN + 4·OUT over SYNC_MODES). */
+  cexit(op: SpmdOp, root: number, sync: number, sent: number, recv: number): void {
+    this.trace!.spmdCExit(this.now(), this.rank, OP_INDEX[op], ++this.cseq, root, sync, sent, recv);
+  }
+
+  /** f() as operation op: spmdEnter and spmdExit around it (only when tracing). */
+  traced<R>(op: SpmdOp, f: () => R): R {
+    this.enter(op);
+    const v = f();
+    this.exit(op);
+    return v;
+  }
+
+  // ------------------------------------------------------------------ waiting
+
+  /**
+   * Wait until cond() holds: spin a little (a partner on another core answers within µs), then
+   * sleep on the board's EPOCH. A wait that slept or spun is traced as a `wait` record of `kind`.
+   * `what` describes the wait for the hang report (called only before sleeping).
+   */
+  until(cond: () => boolean, kind: WaitKind, what: () => string): void {
+    if (cond()) return;
+    const b = this.board;
+    const t0 = this.trace ? this.now() : 0;
+    const c0 = this.trace ? threadCpuNs() : 0;
+    const spinUntil = performance.now() + this.init.spinMs;
+    let parked = '';
+    for (;;) {
+      if (b[ABORT] !== 0) throw new RunStopped();
+      if (performance.now() < spinUntil) { if (cond()) break; continue; }
+      const e = Atomics.load(b, EPOCH);
+      Atomics.add(b, SLEEPERS, 1);
+      if (cond()) { Atomics.sub(b, SLEEPERS, 1); break; }
+      // the node learns what this rank waits for (as of now) before it can conclude the run hangs
+      const text = what();
+      if (text !== parked) {
+        parked = text;
+        this.post({ k: 'park', id: 0, rank: this.rank, text, site: this.site() });
+      }
+      // asleep on EPOCH = e: nothing changed since cond() failed, unless EPOCH moved (the node checks)
+      Atomics.store(b, this.base + SLEEPON, e);
+      Atomics.store(b, this.base + STATE, PARKED);
+      Atomics.add(b, this.base + PARKS, 1);
+      if (b[ABORT] === 0) Atomics.wait(b, EPOCH, e);
+      Atomics.store(b, this.base + STATE, RUNNING);
+      Atomics.sub(b, SLEEPERS, 1);
+      if (cond()) break;
+    }
+    if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), `${this.op} at ${this.site()}`);
+  }
+
+  // ------------------------------------------------------------------ the node's system thread
+
+  post(m: RankRequest): void {
+    Atomics.add(this.board, POSTED, 1);
+    this.port.postMessage(m);
+  }
+
+  /** Ask the node and wait for its answer; a refusal is this operation's error. */
+  call(m: RankRequest, kind: WaitKind, what: string): unknown {
+    const id = ++this.seq;
+    (m as { id: number }).id = id;
+    this.post(m);
+    const b = this.board, w = this.base + REPLIES;
+    let answer: Answer | undefined;
+    this.until(() => {
+      if (Atomics.load(b, w) === this.repliesSeen) return false;
+      for (let r = receiveMessageOnPort(this.port); r !== undefined; r = receiveMessageOnPort(this.port)) {
+        this.repliesSeen++;
+        const a = r.message as Answer;
+        if (a.id === id) answer = a;
+      }
+      return answer !== undefined;
+    }, kind, () => what);
+    if (!answer!.ok) throw this.fail(answer!.error ?? 'refused');
+    return answer!.value;
+  }
+
+  /** Set this rank's counter words (pairs: word, value, in that order) and tell the other nodes. */
+  setWords(...words: number[]): void {
+    for (let i = 0; i < words.length; i += 2) Atomics.store(this.board, this.base + words[i]!, words[i + 1]!);
+    bump(this.board);
+    if (this.nodes > 1) this.post({ k: 'flags', id: 0, rank: this.rank, words });
+  }
+
+  word(rank: number, word: number): number {
+    return Atomics.load(this.board, rankBase(rank) + word);
+  }
+}
+
+/** The original source position of a position in the bundled program, through its source map. */
+function mapSite(file: string, line: number, col: number): string {
+  try {
+    const m = findSourceMap(file);
+    const e = m?.findEntry(line - 1, col - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
+    if (e?.originalSource) {
+      let src = e.originalSource;
+      if (src.startsWith('file://')) src = fileURLToPath(src);
+      return `${relative(process.cwd(), src) || src}:${e.originalLine! + 1}:${e.originalColumn! + 1}`;
+    }
+  } catch { /* no map: the bundle's own position */ }
+  return `${relative(process.cwd(), file) || file}:${line}:${col}`;
+}

@@ -1,0 +1,64 @@
+// One node of an SPMD run, one node or many: the control protocol and the SPMD layer's channel
+// over a transport (a mesh of one for a one-node run), the node's ranks, its trace. Returns how
+// the run ended on this node.
+import { Control, type ClusterResult } from '../runtime/cluster/control.js';
+import { MemoryMesh } from '../runtime/transport/memory.js';
+import { Router } from '../runtime/transport/router.js';
+import type { Transport } from '../runtime/transport/types.js';
+import { setRunOrigin, wallNs, runOrigin } from '../trace/clock.js';
+import { STATUS, type RunStatus } from '../trace/schema.js';
+import { ThreadTraceWriter } from '../trace/writer.js';
+import { SpmdNode } from './host.js';
+
+export interface SpmdRunOptions {
+  /** the bundled program (bundle.ts) */
+  program: string;
+  args?: string[];
+  /** ranks in the whole run */
+  threads: number;
+  /** the mesh of a multi-node run (absent: one node) */
+  transport?: Transport;
+  /** record this node's trace files into this existing directory */
+  traceDir?: string;
+  /** the run's clock origin shared by all nodes (decimal ns) */
+  traceOrigin?: string;
+  spinMs?: number;
+  interrupt?: AbortSignal;
+}
+
+export interface SpmdRunResult extends ClusterResult {
+  status: RunStatus;
+  clockOffsets?: number[];
+  wallNs: number;
+}
+
+export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
+  const tp = o.transport ?? new MemoryMesh(1).endpoints[0]!;
+  if (o.traceOrigin) setRunOrigin(o.traceOrigin);
+  const tr = o.traceDir ? ThreadTraceWriter.open(o.traceDir, tp.rank, 0) : undefined;
+  const router = new Router(tp);
+  const control = new Control(router, wallNs);
+  let node: SpmdNode;
+  try {
+    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs });
+  } catch (e) {
+    tr?.close();
+    await tp.close();
+    return { ok: false, kind: 'fault', message: e instanceof Error ? e.message : String(e), status: 'failed', wallNs: 0 };
+  }
+  const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await control.measureClocks() : undefined;
+  const started = wallNs();
+  tr?.programStart(started);
+  const onInterrupt = (): void => control.interrupt(String((o.interrupt!.reason as { message?: string })?.message ?? o.interrupt!.reason));
+  if (o.interrupt?.aborted) onInterrupt(); else o.interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  node.start();
+  const res = await control.done;
+  o.interrupt?.removeEventListener('abort', onInterrupt);
+  await node.stop();
+  const ended = wallNs();
+  const status: RunStatus = res.ok ? 'completed' : res.kind === 'hang' ? 'hung' : res.kind === 'lost' ? 'lost' : 'failed';
+  tr?.programFinish(ended, STATUS.indexOf(status));
+  tr?.close();
+  await tp.close();
+  return { ...res, status, clockOffsets, wallNs: ended - started };
+}

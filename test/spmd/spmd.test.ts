@@ -1,0 +1,93 @@
+// The SPMD/PGAS layer with real worker threads as ranks, on one node and on several nodes of an
+// in-memory mesh in this process: results every rank checks itself, misuse errors naming the
+// rank, call site and operation, and a hang report for a barrier some rank never reaches.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleSpmdProgram } from '../../src/spmd/bundle.js';
+import { runSpmdNode, type SpmdRunResult } from '../../src/spmd/run.js';
+import { MemoryMesh } from '../../src/runtime/transport/memory.js';
+import { Layout } from '../../src/spmd/layout.js';
+
+const PROGRAMS = fileURLToPath(new URL('../../../test/spmd/programs/', import.meta.url));
+const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-test-'));
+
+/** Run a program of programs/ on `threads` ranks over `nodes` in-process nodes; node 0's result. */
+async function run(name: string, threads: number, nodes = 1, args: string[] = []): Promise<SpmdRunResult> {
+  const program = await bundleSpmdProgram(join(PROGRAMS, `${name}.ts`), cache);
+  if (nodes === 1) return runSpmdNode({ program, threads, args });
+  const mesh = new MemoryMesh(nodes);
+  const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp })));
+  return all[0]!;
+}
+
+test('block-cyclic layout: owner, local index and back, local lengths add up', () => {
+  for (const [n, b, t] of [[10, 1, 3], [23, 3, 4], [7, 10, 2], [64, 4, 4], [5, 2, 8]] as const) {
+    const l = new Layout(n, b, t);
+    const counts = new Array<number>(t).fill(0);
+    for (let i = 0; i < n; i++) {
+      const o = l.owner(i), j = l.localIndex(i);
+      assert.equal(o, Math.floor(i / b) % t);
+      assert.equal(l.globalIndex(o, j), i);
+      assert.ok(j < l.perRank);
+      assert.equal(j, counts[o]);
+      counts[o]!++;
+    }
+    for (let r = 0; r < t; r++) assert.equal(l.localLength(r), counts[r], `n=${n} b=${b} t=${t} rank ${r}`);
+    const pieces: number[][] = [];
+    l.runs(1, n - 1, (o, j, at, c) => pieces.push([o, j, at, c]));
+    assert.equal(pieces.reduce((s, p) => s + p[3]!, 0), n - 1);
+    for (const [o, j, at] of pieces) assert.equal(l.globalIndex(o!, j!), 1 + at!);
+  }
+});
+
+test('one node, 4 ranks: shared arrays, put/get, memput/memget/memcpy, barriers, split phase, locks', async () => {
+  const r = await run('basics', 4);
+  assert.equal(r.message, undefined);
+  assert.equal(r.ok, true);
+});
+
+test('one node, 3 ranks: every collective in every synchronisation mode', async () => {
+  const r = await run('collectives', 3);
+  assert.equal(r.message, undefined);
+  assert.equal(r.ok, true);
+});
+
+test('two in-process nodes, 2 ranks each: the same programs across nodes', async () => {
+  const b = await run('basics', 4, 2);
+  assert.equal(b.message, undefined);
+  assert.equal(b.ok, true);
+  const c = await run('collectives', 4, 2);
+  assert.equal(c.message, undefined);
+  assert.equal(c.ok, true);
+});
+
+test('a barrier some rank never reaches is a hang report naming who waits where for whom', async () => {
+  for (const nodes of [1, 2]) {
+    const r = await run('hang', 4, nodes);
+    assert.equal(r.ok, false);
+    assert.equal(r.kind, 'hang');
+    assert.match(r.message!, /rank 0 .*waits at barrier \(phase 1\) for rank 1/);
+    assert.match(r.message!, /hang\.ts:6:3/);
+    if (nodes === 1) assert.match(r.message!, /rank 1 has returned from the program/);
+  }
+});
+
+const misuse: [string, RegExp][] = [
+  ['index', /rank 1: get at .*misuse\.ts:8:\d+: index \d+ outside shared array #1 of 8 elements/],
+  ['rank', /rank 1: getFrom at .*misuse\.ts:9:\d+: rank 2 out of range \(THREADS = 2\)/],
+  ['unlock', /rank 1: unlock at .*misuse\.ts:10:\d+: lock 0 is not held by this rank/],
+  ['collective', /rank \d: (gather|broadcast) at .*misuse\.ts:1[23]:\d+: mismatched collective #2: this rank called (gather|broadcast), rank \d called (broadcast|gather)/],
+  ['alloc', /mismatched allAlloc of shared array #2: this rank asked for (8|16) f64 element\(s\) in blocks of 1, rank \d for (16|8)/],
+];
+for (const [what, re] of misuse) {
+  test(`misuse (${what}) fails the run with the rank, call site and operation`, async () => {
+    const r = await run('misuse', 2, 1, [what]);
+    assert.equal(r.ok, false);
+    assert.equal(r.kind, 'fault');
+    assert.match(r.message!, re);
+  });
+}
