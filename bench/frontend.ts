@@ -9,10 +9,11 @@
 // The compiler of src/program (compileProgram) runs after it and is timed on its own.
 //
 // Run: node dist/bench/frontend.js  (or import { run }); BENCH_QUICK=1 uses 0.25 MB and 4 MB.
+// The big programs (1 M subs, 50 MB): node dist/bench/frontend.js --big [HEAP_MB].
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compileFrontEnd } from '../src/lang/index.js';
 import { originOf } from '../src/lang/origin.js';
@@ -67,6 +68,61 @@ export function realisticProgram(bytes: number): string {
   }
   parts.push(`sub main(int n) {\n  df u, r;\n  for i = 0..n-1 for j = 0..n set(i + j, u[i][j]);\n${calls.join('\n')}\n}\n`);
   return parts.join('');
+}
+
+/** `n` subs of one call each; main calls the first (every sub is compiled all the same). */
+export function manySubsProgram(n: number): string {
+  const parts = [`${IMPORTS}\n`];
+  for (let k = 0; k < n; k++) parts.push(`sub s${k}(name x) { init(${k}, x); }\n`);
+  parts.push('sub main() {\n  df x;\n  s0(x);\n}\n');
+  return parts.join('');
+}
+
+/** About `bytes` characters of call statements in one sub (a chain of adds: 36 bytes each). */
+export function denseProgram(bytes: number): string {
+  const parts = [`${IMPORTS}\nsub main() {\n  df a;\n  init(1, a[0]);\n`];
+  let size = parts[0]!.length;
+  for (let k = 1; size < bytes; k++) {
+    const s = `  add(a[${k - 1}], a[${k - 1}], a[${k}]);\n`;
+    parts.push(s);
+    size += s.length;
+  }
+  parts.push('}\n');
+  return parts.join('');
+}
+
+/** What `luna check` does without the type check: the load of src/program/load.ts, timed. */
+async function loadChild(file: string): Promise<Record<string, unknown>> {
+  const { loadProgram } = await import('../src/program/load.js');
+  const dir = dirname(file), ucodes = join(dir, 'ucodes.ts');
+  writeFileSync(ucodes, ['init', 'add', 'inc', 'show', 'set'].map((n) => `export function c_${n}(..._: unknown[]): void {}\n`).join(''));
+  const t0 = performance.now(), c0 = process.cpuUsage();
+  const r = await loadProgram(file, { ucodes: [ucodes], cacheDir: join(dir, 'cache') });
+  const cpu = process.cpuUsage(c0);
+  return {
+    // CPU time too: on a shared machine the wall time also counts other work's turns
+    seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, peakRssMB: process.resourceUsage().maxRSS / 1024,
+    statements: r.program?.sites.length ?? null, codes: [...new Set(r.diagnostics.map((d) => d.code))], first: r.diagnostics.find((d) => d.severity === 'error')?.message,
+  };
+}
+
+/**
+ * The big programs of docs/reliability.md, each loaded in a child of its own with the heap
+ * given (MB; default Node's): 1 M subs, and a 50 MB program of 1.34 M call statements.
+ */
+function big(heapMb: number | undefined): void {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-frontend-big-'));
+  try {
+    for (const [name, text] of [['1M subs', manySubsProgram(1_000_000)], ['50 MB', denseProgram(50 * MB)]] as const) {
+      const file = join(dir, 'big.fa');
+      writeFileSync(file, text);
+      const flags = heapMb ? [`--max-old-space-size=${heapMb}`] : [];
+      const r = spawnSync(process.execPath, [...flags, fileURLToPath(import.meta.url), '--load', file], { encoding: 'utf8', timeout: 1_800_000 });
+      console.log(`${name} (${(text.length / MB).toFixed(1)} MB, heap ${heapMb ?? 'default'}): ${r.status === 0 ? r.stdout.trim() : `status ${r.status} signal ${r.signal} ${r.stderr.slice(-500)}`}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 interface TimeResult {
@@ -171,6 +227,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.stdout.write(JSON.stringify(timeChild(process.argv[3]!)));
   } else if (process.argv[2] === '--memory') {
     process.stdout.write(JSON.stringify(memoryChild(process.argv[3]!)));
+  } else if (process.argv[2] === '--load') {
+    process.stdout.write(JSON.stringify(await loadChild(process.argv[3]!)));
+  } else if (process.argv[2] === '--big') {
+    big(process.argv[3] ? Number(process.argv[3]) : undefined);
   } else {
     const r = await run();
     const fmt = (v: number): string => (Math.abs(v) >= 1e5 ? v.toExponential(2) : v.toFixed(3));

@@ -9,12 +9,23 @@
 // or raw argument. Raw outputs are SharedArrayBuffers allocated by calling back into
 // JavaScript (Node 20's N-API cannot create one), so the runtime owns them from the start.
 //
-// A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) while a C++ ucode runs on a thread ends the
-// process with a message naming the ucode, written by a signal handler on an alternate stack;
-// at any other time the signal goes to the handler that was there before (V8 uses SIGSEGV for
-// WebAssembly bounds checks).
+// Faults of C++ code become errors of the call that ran it, so the runtime names the fragment,
+// ends the run in order (traces flushed) and never reports a corrupted run as a success:
+// - A crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) while a C++ ucode runs: a signal handler
+//   on an alternate stack jumps back to the call (siglongjmp), which throws. The ucode's frames
+//   are abandoned as exit() would abandon them; the process is then marked corrupted, and a
+//   later fatal signal anywhere ends it at once with a message naming that ucode, formatted
+//   beforehand in static storage (the heap may be what was overwritten). At any other time the
+//   signal goes to the handler that was there before (V8 uses SIGSEGV for WebAssembly bounds
+//   checks).
+// - exit() and its kin called by a ucode (the library is linked with --wrap, see ucenv.h):
+//   reported through fail(), then the same jump.
+// - An out-of-bounds write into a DF buffer: every buffer the C++ code creates has a guard
+//   after its end (guardBytes), as has every raw input created so; the guards are checked
+//   when the ucode returns.
 #include <dlfcn.h>
 #include <node_api.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,13 +43,48 @@ namespace {
 
 constexpr int kMaxParams = 64;
 // Scratch layout (shared with src/ucode/cpp/native.ts): per parameter 4 int32 (type, int, ref,
-// spare) from byte 0, then per parameter one float64 (real).
+// guard bytes after a raw input) from byte 0, then per parameter one float64 (real).
 constexpr size_t kIntsBytes = kMaxParams * 4 * sizeof(int32_t);
 constexpr size_t kScratchBytes = kIntsBytes + kMaxParams * sizeof(double);
 
 // ------------------------------------------------------------------------------ crash guard
 thread_local volatile sig_atomic_t g_inUcode = 0;
-thread_local const std::string *g_crashText = nullptr;
+/** where a fatal signal in the running ucode jumps to (Call's frame), and which signal it was */
+thread_local sigjmp_buf *g_jump = nullptr;
+thread_local volatile sig_atomic_t g_caught = 0;
+/** the ucode running on this thread, a name in static storage (see internName) */
+thread_local const char *g_ucode = nullptr;
+
+/**
+ * Set once a C++ ucode crashed or overran a buffer: the process's memory may be corrupted, and a
+ * fatal signal after that (in free(), in a later ucode, anywhere) prints g_taintText and exits.
+ */
+volatile sig_atomic_t g_tainted = 0;
+char g_taintText[512];
+
+// Ucode names in static storage, so a crash handler never reads the heap. Interned once per
+// name; past the arena a generic name stands in.
+char g_names[16384];
+size_t g_namesUsed = 0;
+std::mutex g_namesLock;
+
+const char *internName(const std::string &name) {
+  std::lock_guard<std::mutex> lock(g_namesLock);
+  for (size_t at = 0; at < g_namesUsed; at += strlen(g_names + at) + 1)
+    if (name == g_names + at) return g_names + at;
+  if (g_namesUsed + name.size() + 1 > sizeof g_names) return "(a C++ ucode)";
+  char *p = g_names + g_namesUsed;
+  memcpy(p, name.c_str(), name.size() + 1);
+  g_namesUsed += name.size() + 1;
+  return p;
+}
+
+/** Append s to the static buffer `out` of `cap` bytes at `*len` (cut when full). */
+void append(char *out, size_t cap, size_t *len, const char *s) {
+  while (*s && *len + 1 < cap) out[(*len)++] = *s++;
+  out[*len] = 0;
+}
+
 struct sigaction g_previous[NSIG];
 std::once_flag g_handlersOnce;
 const int kGuarded[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -63,14 +109,42 @@ void writeAll(const char *s, size_t n) {
   }
 }
 
+/**
+ * The process's memory may be corrupted by `ucode`: a later crash prints the signal, then
+ * `before` ucode `after` (what it did, in static storage), and stops the process.
+ */
+void taint(const char *before, const char *ucode, const char *after) {
+  char text[sizeof g_taintText];
+  size_t n = 0;
+  append(text, sizeof text, &n, before);
+  append(text, sizeof text, &n, ucode);
+  append(text, sizeof text, &n, after);
+  append(text, sizeof text, &n, " (memory it corrupted?): the process stops\n");
+  if (!g_tainted) {
+    memcpy(g_taintText, text, n + 1);
+    g_tainted = 1;
+  }
+}
+
 void onFatalSignal(int sig, siginfo_t *info, void *uctx) {
-  if (g_inUcode && g_crashText != nullptr) {
+  if (g_inUcode && g_jump != nullptr) {
+    // Back to the call, which throws (Call). Only the signal number crosses.
+    g_inUcode = 0;
+    g_caught = sig;
+    siglongjmp(*g_jump, 1);
+  }
+  if (g_jump != nullptr && !g_tainted) {
+    // in a host callback of a ucode (V8 code: no jump out of it), most likely because the
+    // ucode corrupted memory
+    taint(" in a call C++ ucode ", g_ucode ? g_ucode : "(unknown)", " made to the runtime");
+  }
+  if (g_tainted) {
     // Only async-signal-safe calls: write(2) of preformatted text, then _exit.
     static const char head[] = "luna: error: ";
     writeAll(head, sizeof head - 1);
     const char *what = signalText(sig);
     writeAll(what, strlen(what));
-    writeAll(g_crashText->data(), g_crashText->size());
+    writeAll(g_taintText, strlen(g_taintText));
     _exit(1);
   }
   const struct sigaction &prev = g_previous[sig];
@@ -88,8 +162,19 @@ void onFatalSignal(int sig, siginfo_t *info, void *uctx) {
   prev.sa_handler(sig);
 }
 
+/** exit() from a ucode that --wrap did not reach (another library called it): at least say so. */
+void onExit() {
+  if (!g_inUcode || g_ucode == nullptr) return;
+  static const char head[] = "luna: error: C++ ucode ";
+  static const char tail[] = " called exit(): a ucode must not end the process; it stops\n";
+  writeAll(head, sizeof head - 1);
+  writeAll(g_ucode, strlen(g_ucode));
+  writeAll(tail, sizeof tail - 1);
+}
+
 void installHandlers() {
   std::call_once(g_handlersOnce, [] {
+    atexit(onExit);
     for (int sig : kGuarded) {
       struct sigaction sa;
       memset(&sa, 0, sizeof sa);
@@ -150,7 +235,17 @@ struct Entry {
   luna_entry fn;
   int nargs;
   std::string kinds;
-  std::string crashText;
+  /** the ucode's name, in static storage */
+  const char *ucode;
+};
+
+/** A guarded buffer of the call in progress: `n` bytes at `p`, then `guard` bytes of kGuard. */
+struct Guarded {
+  char *p;
+  uint64_t n;
+  uint64_t guard;
+  int32_t ref;  // the host table index of the buffer (-1: an input, see param)
+  int32_t param;
 };
 
 struct Env {
@@ -168,7 +263,23 @@ struct Env {
   bool failed = false;
   std::string name;
   std::vector<std::string> strIn;
+  std::vector<Guarded> guarded;
 };
+
+// ------------------------------------------------------------------------------ buffer guards
+// A tiled pattern rather than one byte: writing a constant past the end (zeros, 0xff) is caught.
+const unsigned char kGuard[16] = {0xa5, 0x5a, 0xc3, 0x3c, 0x96, 0x69, 0x0f, 0xf0, 0x5a, 0xa5, 0x3c, 0xc3, 0x69, 0x96, 0xf0, 0x0f};
+
+void fillGuard(char *p, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) p[i] = static_cast<char>(kGuard[i & 15]);
+}
+
+/** Offset of the first damaged guard byte, or -1. */
+int64_t damagedGuard(const char *p, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++)
+    if (static_cast<unsigned char>(p[i]) != kGuard[i & 15]) return static_cast<int64_t>(i);
+  return -1;
+}
 
 void throwError(napi_env env, const std::string &msg) { napi_throw_error(env, nullptr, msg.c_str()); }
 
@@ -225,8 +336,13 @@ void *hostAlloc(void *ctx, uint64_t bytes, int32_t *ref) {
   void *data = nullptr;
   size_t length = 0;
   napi_typedarray_type type;
-  if (napi_get_typedarray_info(env, result, &type, &length, &data, nullptr, nullptr) != napi_ok) return nullptr;
+  if (napi_get_typedarray_info(env, result, &type, &length, &data, nullptr, nullptr) != napi_ok || length < bytes) return nullptr;
   *ref = e->nargs + e->allocs++;
+  if (length > bytes) {
+    // the allocator put a guard after the buffer (native.ts guardBytes): checked on return
+    fillGuard(static_cast<char *>(data) + bytes, length - bytes);
+    e->guarded.push_back(Guarded{static_cast<char *>(data), bytes, length - bytes, *ref, -1});
+  }
   // a zero-length buffer may have no backing store: any non-null pointer will do
   return data != nullptr ? data : reinterpret_cast<void *>(e->scratch);
 }
@@ -359,11 +475,58 @@ napi_value BindEntry(napi_env env, napi_callback_info info) {
   }
   installHandlers();
   Env *e = envOf(env);
-  e->entries.push_back(Entry{fn, static_cast<int>(kinds.size()), kinds,
-                             " in C++ ucode " + ucode + ": the process stops (output the ucode had not flushed and this node's trace are lost)\n"});
+  e->entries.push_back(Entry{fn, static_cast<int>(kinds.size()), kinds, internName(ucode)});
   napi_value out;
   napi_create_int32(env, static_cast<int32_t>(e->entries.size() - 1), &out);
   return out;
+}
+
+/**
+ * A fatal signal in the ucode jumped back here: unblock it (the handler did not return), mark
+ * the process corrupted, throw. An error the ucode reported first (exit() through fail) wins.
+ * Errors of runtime faults start with "luna-fault:" (native.ts reports them as they are).
+ */
+napi_value crashed(napi_env env, Env *e, const Entry &en) {
+  int sig = g_caught;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  e->guarded.clear();
+  if (e->failed && e->error.rfind("luna-fault:", 0) == 0) {
+    // exit() and its kin (ucenv.h): the ucode said what it did before the jump
+    throwError(env, std::string("luna-fault:C++ ucode ") + en.ucode + " " + e->error.substr(11));
+    return nullptr;
+  }
+  std::string what = signalText(sig);
+  taint(" after C++ ucode ", en.ucode, (" crashed with " + what).c_str());
+  throwError(env, std::string("luna-fault:") + what + " in C++ ucode " + en.ucode + " (the run stops; the process's memory may be corrupted)");
+  return nullptr;
+}
+
+/** The first damaged guard of the call, as a message naming the ucode and the DF; "" if none. */
+std::string checkGuards(napi_env env, Env *e, const Entry &en) {
+  for (const Guarded &g : e->guarded) {
+    int64_t at = damagedGuard(g.p + g.n, g.guard);
+    if (at < 0) continue;
+    // first: what follows may touch the corrupted heap and crash
+    taint(" after C++ ucode ", en.ucode, " wrote past the end of a DF buffer");
+    int param = g.param;
+    if (param < 0) {
+      // the output parameter this buffer became, if any
+      int32_t *I = ints(e);
+      for (int i = 0; i < e->nargs; i++)
+        if (en.kinds[static_cast<size_t>(i)] == 'n' && I[4 * i] == LUNA_T_RAW && I[4 * i + 2] == g.ref) param = i;
+    }
+    std::string df = "a " + std::to_string(g.n) + "-byte buffer it created";
+    if (param >= 0) {
+      const char *name = hostName(e, param);
+      df = std::string(g.param >= 0 ? "input" : "output") + " DF " + (name ? name : "?") + " (" + std::to_string(g.n) + " bytes)";
+    }
+    return std::string("C++ ucode ") + en.ucode + " wrote past the end of " + df + ": byte " + std::to_string(g.n + static_cast<uint64_t>(at)) +
+           " was overwritten (the run stops; memory after the buffer may be corrupted)";
+  }
+  return std::string();
 }
 
 // call(entry, ...objects) → undefined; throws the ucode's error
@@ -378,6 +541,7 @@ napi_value Call(napi_env env, napi_callback_info info) {
     napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   }
   Env *e = envOf(env);
+  e->guarded.clear();
   int32_t index = -1;
   if (argc < 1 || napi_get_value_int32(env, argv[0], &index) != napi_ok || index < 0 || static_cast<size_t>(index) >= e->entries.size() || !e->scratch) {
     throwError(env, "call: bad entry");
@@ -422,6 +586,8 @@ napi_value Call(napi_env env, napi_callback_info info) {
       s.p = data != nullptr ? static_cast<const char *>(data) : "";
       s.n = length;
       s.ref = i;
+      // a buffer created by C++ code keeps its guard: an input may be overrun too
+      if (I[4 * i + 3] > 0 && data != nullptr) e->guarded.push_back(Guarded{static_cast<char *>(data), length, static_cast<uint64_t>(I[4 * i + 3]), -1, i});
     } else if (k == 'v' && s.type == LUNA_T_JS) {
       s.ref = i;
     }
@@ -437,15 +603,43 @@ napi_value Call(napi_env env, napi_callback_info info) {
   e->nargs = n;
   e->allocs = 0;
   e->failed = false;
-  g_crashText = &en.crashText;
-  g_inUcode = 1;
-  int rc = en.fn(&frame);
-  g_inUcode = 0;
+  int rc = 0;
+  sigjmp_buf jump;
+  g_ucode = en.ucode;
+  g_jump = &jump;
+  if (sigsetjmp(jump, 0) == 0) {
+    g_inUcode = 1;
+    rc = en.fn(&frame);
+    g_inUcode = 0;
+  } else {
+    g_jump = nullptr;
+    return crashed(env, e, en);
+  }
+  g_jump = nullptr;
+  if (!e->guarded.empty()) {
+    std::string overrun = checkGuards(env, e, en);
+    e->guarded.clear();
+    if (!overrun.empty()) {
+      throwError(env, "luna-fault:" + overrun);
+      return nullptr;
+    }
+  }
   if (rc != 0 || e->failed) {
     throwError(env, e->error.empty() ? "the C++ ucode failed" : e->error);
     return nullptr;
   }
   return nullptr;
+}
+
+// exitNow(code): end the process at once (a worker thread stuck in C++ code would keep
+// process.exit waiting for it for ever); the caller has flushed what it writes.
+napi_value ExitNow(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t code = 1;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc >= 1) napi_get_value_int32(env, argv[0], &code);
+  _exit(code);
 }
 
 }  // namespace
@@ -458,6 +652,7 @@ NAPI_MODULE_INIT() {
       {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entry", nullptr, BindEntry, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"call", nullptr, Call, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"exitNow", nullptr, ExitNow, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   napi_value max;

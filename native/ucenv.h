@@ -619,6 +619,40 @@ using luna::ucenv::OutputDF;
 using luna::ucenv::BlockRetStatus;
 namespace ucenv = luna::ucenv;
 
+// exit() and its kin called by a ucode would end the whole node without a word. The library is
+// linked with --wrap for them (src/ucode/cpp/build.ts): during a call they report what the
+// ucode did and raise SIGABRT, which the runtime's handler turns into the call's error (naming
+// the fragment); outside a call they do what they would have done. Weak: every glue unit
+// includes this header.
+#include <csignal>
+extern "C" {
+[[noreturn]] void __real_exit(int) __attribute__((weak));
+[[noreturn]] void __real__exit(int) __attribute__((weak));
+[[noreturn]] void __real__Exit(int) __attribute__((weak));
+[[noreturn]] void __real_quick_exit(int) __attribute__((weak));
+}
+namespace luna {
+namespace ucenv {
+namespace detail {
+[[noreturn]] inline void exit_called(const char *what, int code, void (*real)(int)) {
+  if (luna_frame *f = current) {
+    std::fflush(stdout);
+    f->host->fail(f->host->ctx, ("luna-fault:called " + std::string(what) + "(" + std::to_string(code) + "): a ucode must not end the process").c_str());
+    std::raise(SIGABRT);
+  }
+  if (real) real(code);
+  std::_Exit(code);
+}
+}  // namespace detail
+}  // namespace ucenv
+}  // namespace luna
+extern "C" {
+__attribute__((weak, noreturn)) void __wrap_exit(int code) { luna::ucenv::detail::exit_called("exit", code, __real_exit); }
+__attribute__((weak, noreturn)) void __wrap__exit(int code) { luna::ucenv::detail::exit_called("_exit", code, __real__exit); }
+__attribute__((weak, noreturn)) void __wrap__Exit(int code) { luna::ucenv::detail::exit_called("_Exit", code, __real__Exit); }
+__attribute__((weak, noreturn)) void __wrap_quick_exit(int code) { luna::ucenv::detail::exit_called("quick_exit", code, __real_quick_exit); }
+}
+
 /** Stop the run with a message: ABORT("n must be positive, got " << n) */
 #ifndef ABORT
 #define ABORT(msg)                                                                    \

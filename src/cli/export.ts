@@ -3,12 +3,16 @@ import { exportPerfetto, exportTables, type TableFormat } from '../trace/index.j
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { outputTarget } from './argv.js';
 import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
+import { progressBar } from './progress.js';
 
 export async function exportPerfettoCommand(dir: string, out: string): Promise<number> {
   const bad = notATraceDir(dir);
   if (bad !== undefined) return bad;
+  const bar = progressBar();
   try {
-    const r = await exportPerfetto(dir, outputTarget(out));
+    bar.phase('exporting', 1);
+    let r;
+    try { r = exportPerfetto(dir, outputTarget(out), (done, est) => bar.update(done, est)); } finally { bar.stop(); }
     process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     process.stderr.write(`luna: wrote ${r.events} trace events to ${out === '-' ? 'standard output' : out}\n`);
@@ -38,8 +42,11 @@ export async function exportTablesCommand(dir: string, o: { output?: string; for
   const bad = notATraceDir(dir);
   if (bad !== undefined) return bad;
   const out = o.output ?? `${dir.replace(/[\\/]+$/, '')}.tables`;
+  const bar = progressBar();
   try {
-    const r = exportTables(dir, out, formats);
+    bar.phase('exporting', 1);
+    let r;
+    try { r = exportTables(dir, out, formats, (done, est) => bar.update(done, est)); } finally { bar.stop(); }
     process.stderr.write(formatDamage(r.damage, dir));
     for (const w of r.warnings) process.stderr.write(`luna: warning: ${w}\n`);
     const counts = Object.entries(r.rows).map(([t, n]) => `${t} ${n}`).join(', ');

@@ -1,11 +1,12 @@
 // `luna run`: load, check, run on 1..N nodes (local processes, or ranks of mpirun/srun), print
 // faults and hangs; exit 0 / 1 (2 for a bad command line). Only rank 0 reports, so messages are
 // not repeated.
+import { FileError, reason } from '../core/files.js';
 import { resolve } from 'node:path';
 import { loadProgram } from '../program/load.js';
 import { ArgsError, parseMainArgs } from '../program/args.js';
 import { defaultThreads, runNode, type RunResult } from '../runtime/run.js';
-import { finishRunTrace, startRunTrace } from '../runtime/tracing.js';
+import { finishOrphanTrace, finishRunTrace, startRunTrace } from '../runtime/tracing.js';
 import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import { DefaultPolicy } from '../runtime/policy/default.js';
@@ -16,12 +17,16 @@ import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { bootEarly, workerHeapMb } from '../runtime/exec/pool.js';
-import { keepFreedMb } from '../runtime/exec/shm.js';
+import { keepFreedMb, sharedBytes } from '../runtime/exec/shm.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
+import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
+import { exitHard } from '../core/exit.js';
+import type { LaunchInfo } from '../runtime/launch/env.js';
+import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
 
 export interface RunCliOptions {
   threads?: number;
@@ -94,7 +99,12 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       if (e instanceof DurationError) { say(`luna: error: --heartbeat: ${e.message} (or off)`); return 2; }
       throw e;
     }
+    if (o.heartbeat !== 'off' && !(heartbeatMs >= MIN_HEARTBEAT_MS)) {
+      say(`luna: error: --heartbeat: ${o.heartbeat} is shorter than ${MIN_HEARTBEAT_MS}ms, the shortest timeout a node can keep (or off)`);
+      return 2;
+    }
   }
+  try { heartbeatMsFromEnv(); } catch (e) { say(`luna: error: ${(e as Error).message}`); return 2; }
   const heap = process.env.LUNA_WORKER_HEAP_MB;
   if (heap !== undefined && heap !== '' && workerHeapMb() === undefined) {
     say(`luna: error: LUNA_WORKER_HEAP_MB must be a whole number of MB, at least 8, got ${JSON.stringify(heap)}`);
@@ -123,6 +133,41 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     throw e;
   }
   const policy = chosen.policy;
+  // from here on a signal ends the run in order (trace flushed, manifest `interrupted`)
+  const stop = catchInterrupts();
+  const p: Prepared = { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, stop, stuck: false };
+  let code = 1;
+  try {
+    code = await runCaught(file, args, o, p);
+  } finally {
+    stop.finish();
+  }
+  // a worker stuck in a C++ ucode would keep process.exit waiting for it for ever
+  if (p.stuck) exitHard(code);
+  return code;
+}
+
+interface Prepared {
+  launch: LaunchInfo;
+  say: (t: string) => void;
+  nodes: number;
+  threads: number;
+  cores: number;
+  heartbeatMs: number | undefined;
+  cfTimeoutNs: number | undefined;
+  chosen: Awaited<ReturnType<typeof choosePolicy>>;
+  program: CompiledProgram;
+  bundle: Awaited<ReturnType<typeof loadProgram>>['bundle'];
+  stop: Interrupts;
+  /** set when the run left a worker thread stuck in native code */
+  stuck: boolean;
+}
+
+/** The run itself, once its options are checked; `p.stop` says when it is to stop. */
+async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prepared): Promise<number> {
+  const { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, stop } = p;
+  const policy = chosen.policy;
+  const loaded = { program: p.program, bundle: p.bundle };
   let traceOrigin: string | undefined;
   let manifest: TraceManifest | undefined;
   if (o.trace) {
@@ -134,21 +179,21 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
       try {
         manifest = startRunTrace(o.trace, loaded.program, { program: file, args, nodes, threads, policy: policy.name, version: version() });
       } catch (e) {
-        say(`luna: error: cannot open trace directory ${o.trace}: ${(e as Error).message}`);
+        say(`luna: error: ${e instanceof FileError ? e.message : `cannot open trace directory ${o.trace}: ${reason(e)}`}`);
         return 1;
       }
       const warn = cpuClockWarningOnce();
       if (warn && !o.quiet) say(warn);
     }
   }
-  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart };
+  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart, interrupt: stop.signal };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
       process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB() })}\n`);
     }
-    if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines });
+    if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines, signal: stop.why?.signal });
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;
     if (rs && rs.unknown > 0 && !o.quiet) {
@@ -159,36 +204,57 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
 
   if (launch.launcher === 'local' && nodes === 1) {
     const res = await runNode(base);
+    p.stuck = res.stuckThreads > 0;
     finishTrace(res, 0);
-    return report(res);
+    return report(res, o.trace);
   }
   // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
   if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0 }, 0, nodes)) bootEarly(threads, cores);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');
-    started = await startNode({ nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: (n) => new Uint8Array(new SharedArrayBuffer(n)) });
+    started = await startNode({
+      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: sharedBytes,
+      signal: stop.signal, onLauncherGone: (what) => stop.launcherGone(what),
+    });
   } catch (e) {
-    say(`luna: error: cannot connect the nodes: ${e instanceof Error ? e.message : String(e)}`);
+    if (stop.why) say(`luna: ${stop.why.message} while the nodes were connecting`);
+    else say(`luna: error: cannot connect the nodes: ${e instanceof Error ? e.message : String(e)}`);
+    if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: stop.why ? 'interrupted' : 'failed', message: stop.why?.message, signal: stop.why?.signal });
     return 1;
   }
   const { transport, children } = started;
   const res = await runNode({ ...base, transport });
+  p.stuck = res.stuckThreads > 0;
   if (children) {
-    const timeout = new Promise<void>((r) => setTimeout(r, res.ok ? 5000 : 1000).unref());
+    // failed or interrupted nodes flush their traces before they exit (a worker stuck in a
+    // ucode costs them INTERRUPT_GRACE_MS, a worker that does not stop 2 s)
+    const timeout = new Promise<void>((r) => setTimeout(r, res.ok ? 5000 : 4000).unref());
     await Promise.race([children.exited(), timeout]);
     children.killAll();
   }
   finishTrace(res, transport.rank);
   if (transport.rank !== 0) {
-    if (res.message) process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
+    // the launching process is gone: no one else will finish the trace or say why it stopped
+    // (its links may close before its IPC channel does: a lost node 0 may be that)
+    const why = stop.why ?? (res.kind === 'lost' ? await stop.stopped(PARENT_GONE_WAIT_MS) : undefined);
+    const orphan = launch.launcher === 'luna' && why !== undefined && why.signal === undefined;
+    if (orphan) {
+      const text = `node ${transport.rank}: ${why.message}`;
+      if (o.trace) finishOrphanTrace(o.trace, text);
+      process.stderr.write(`luna: ${text}${o.trace ? ` (its trace in ${o.trace} holds the run up to then)` : ''}\n`);
+    } else if (res.message && res.kind !== 'interrupted') process.stderr.write(`luna: error: node ${transport.rank}: ${res.message}\n`);
     return res.ok ? 0 : 1;
   }
-  return report(res);
+  return report(res, o.trace);
 }
 
-function report(res: RunResult): number {
+/** How long a spawned node that lost node 0 waits to learn that its launcher is gone. */
+const PARENT_GONE_WAIT_MS = 1000;
+
+function report(res: RunResult, trace: string | undefined): number {
   if (res.ok) return 0;
-  if (res.message) process.stderr.write(`luna: error: ${res.message}\n`);
+  if (res.kind === 'interrupted') process.stderr.write(`luna: ${res.message ?? 'interrupted'}${trace ? ` (the trace in ${trace} holds the run up to then)` : ''}\n`);
+  else if (res.message) process.stderr.write(`luna: error: ${res.message}\n`);
   return 1;
 }

@@ -117,19 +117,32 @@ export function limitDiagnostics(ds: readonly Diagnostic[], files: readonly stri
  * an excerpt of MAX_EXCERPT characters around the column.
  */
 export function formatDiagnostic(d: Diagnostic, readLine: (file: string, line: number) => string | null): string {
-  const head = `${d.severity}[${d.code}]: ${d.message}`;
+  const head = `${d.severity}[${d.code}]: ${visible(d.message)}`;
   if (!d.origin) return head;
-  const { file, line, col } = d.origin;
+  const { line, col } = d.origin;
+  const file = visible(d.origin.file);
   if (line <= 0) return `${file}: ${head}`;
-  const full = readLine(file, line);
+  const full = readLine(d.origin.file, line);
   let out = `${file}:${line}:${col}: ${head}`;
   if (full !== null) {
     const { text, caret } = excerpt(full, col - 1);
     const gutter = String(line).length;
-    const lead = text.slice(0, caret).replace(/[^\t]/g, ' ');
-    out += `\n ${' '.repeat(gutter)} |\n ${line} | ${text}\n ${' '.repeat(gutter)} | ${lead}^`;
+    const lead = visible(text.slice(0, caret)).replace(/[^\t]/g, ' ');
+    out += `\n ${' '.repeat(gutter)} |\n ${line} | ${visible(text)}\n ${' '.repeat(gutter)} | ${lead}^`;
   }
   return out;
+}
+
+/**
+ * Text for a terminal: control characters (C0 but tab and newline, DEL, C1) and the bidirectional
+ * overrides, which a source may hold and which would move the cursor, recolour the terminal or
+ * reorder what the reader sees, are shown escaped (`\x1b`, `\u202e`).
+ */
+export function visible(s: string): string {
+  return s.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const n = c.charCodeAt(0);
+    return n <= 0xff ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16)}`;
+  });
 }
 
 /** At most MAX_EXCERPT characters of `line` around index `at`, marked with `...` where cut. */

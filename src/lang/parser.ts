@@ -30,7 +30,7 @@ import { DiagnosticSink, limitDiagnostics, type Diagnostic } from './diagnostics
 import type { Preprocessed } from './source.js';
 import { lex, RESERVED, tokenAt, TOKEN_TYPES, type Token, type TokenTable } from './lexer.js';
 import { error, originOf } from './origin.js';
-import { getHeapStatistics } from 'node:v8';
+import { fits, HeapExhausted, heapLeft, HeapGuard, megabytes } from './heap.js';
 import { preprocess, type PreprocessOptions } from './preprocess.js';
 
 /** Deepest nesting of blocks and sub-expressions a program may have (LUNA-S007 beyond). */
@@ -83,6 +83,8 @@ class Parser {
   private cached: Token | null = null;
   /** one string per distinct name, shared by every node that uses it */
   private readonly names = new Map<string, string>();
+  /** stops a program whose tree outgrows the heap that memoryShortfall estimated it needs */
+  private readonly heap = new HeapGuard();
 
   constructor(
     private readonly pre: Preprocessed,
@@ -433,6 +435,7 @@ class Parser {
   // ----------------------------------------------------------------------------- statements
 
   private statement(depth: number): Stmt {
+    if (this.heap.exhausted()) throw new HeapExhausted('parsing');
     switch (this.type()) {
       case 'cf':
       case 'NAME':
@@ -701,28 +704,48 @@ export function parseFile(
   // a text that would not fit in memory is refused rather than left to abort the process
   const tooBig = memoryShortfall(pre);
   if (tooBig) ppDiags.push(tooBig);
-  if (tooBig || ppDiags.some((d) => d.code === 'LUNA-P018')) return { pre, program: { items: [] }, diagnostics: limitDiagnostics(ppDiags, pre.files) };
-  const { program, diagnostics } = parse(pre);
+  const none = (): { pre: Preprocessed; program: Program; diagnostics: Diagnostic[] } => ({ pre, program: { items: [] }, diagnostics: limitDiagnostics(ppDiags, pre.files) });
+  if (tooBig || ppDiags.some((d) => d.code === 'LUNA-P018')) return none();
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(pre);
+  } catch (e) {
+    if (!(e instanceof HeapExhausted)) throw e;
+    ppDiags.push(heapExhausted(pre, e));
+    return none();
+  }
+  const { program, diagnostics } = parsed;
   // an unterminated string is reported by the preprocessor; the lexer would repeat it
   const p006 = new Set(ppDiags.filter((p) => p.code === 'LUNA-P006').map((p) => originKey(p)));
   const lex = diagnostics.filter((d) => !(d.code === 'LUNA-L003' && p006.has(originKey(d))));
   return { pre, program, diagnostics: limitDiagnostics([...ppDiags, ...lex], pre.files) };
 }
 
-/** Heap the parser and later stages need per character of preprocessed text (measured 27–60). */
+/**
+ * Heap the parser and later stages need per character of preprocessed text: the least old space
+ * that let the front end finish was 29–35 bytes per character on Node 20 and 24 (dense calls,
+ * many small subs, the benchmark's realistic program); the rest is margin for other shapes,
+ * and the parser's HeapGuard stops what still outgrows it.
+ */
 export const BYTES_PER_CHAR = 48;
 
 /** LUNA-P020 when the program would need more heap than is left, else null. */
 function memoryShortfall(pre: Preprocessed): Diagnostic | null {
-  const h = getHeapStatistics();
   const need = pre.text.length * BYTES_PER_CHAR;
-  const left = h.heap_size_limit - h.used_heap_size;
-  if (need <= left) return null;
-  const mb = (x: number): number => Math.ceil(x / 2 ** 20);
-  const main = pre.files[0] ?? '<input>';
-  return error('LUNA-P020', `program too large for the memory available: ${pre.text.length} characters after preprocessing need `
-    + `about ${mb(need)} MB, the JavaScript heap has ${mb(left)} MB left (give node more with --max-old-space-size=MB)`,
-  { file: main, line: 0, col: 0 });
+  const { ok, left } = fits(need);
+  if (ok) return null;
+  return tooLarge(pre.files[0] ?? '<input>', `${pre.text.length} characters after preprocessing need about ${megabytes(need)} MB`, left);
+}
+
+/** LUNA-P020 of a stage its HeapGuard stopped. */
+export function heapExhausted(pre: Preprocessed, e: HeapExhausted): Diagnostic {
+  return tooLarge(pre.files[0] ?? '<input>', `${pre.text.length} characters after preprocessing filled the heap while ${e.stage}`, heapLeft());
+}
+
+/** LUNA-P020 for the main file: what the program needs (`what`) against the heap left. */
+export function tooLarge(file: string, what: string, left: number): Diagnostic {
+  return error('LUNA-P020', `program too large for the memory available: ${what}, the JavaScript heap has ${megabytes(Math.max(0, left))} MB `
+    + 'left (give node more: NODE_OPTIONS=--max-old-space-size=MB)', { file, line: 0, col: 0 });
 }
 
 function originKey(d: Diagnostic): string {

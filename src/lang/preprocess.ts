@@ -52,6 +52,7 @@ import {
   MappedTextBuilder, PosMap, SourceTable, type ForeignBlock, type MappedText, type Origin, type Preprocessed,
 } from './source.js';
 import { error, noOrigin } from './origin.js';
+import { FileError, readRegular, reason } from '../core/files.js';
 
 export interface PreprocessOptions {
   /** `-D key=value` macros (parameterless) */
@@ -116,6 +117,12 @@ class Frame implements MappedText {
     readonly outer: Active | null,
     /** position of the `$` of that use */
     readonly use: number,
+    /**
+     * expansions this text is nested in: the frame's of the text its use was read from, plus one.
+     * A call in an argument counts too, also when the frame around it has already ended (an
+     * argument at the end of a body, `#define I(x) $x`, is read after its frame is popped).
+     */
+    readonly level = 0,
   ) {}
 
   /** Macros active at offset `at` of this frame. */
@@ -176,7 +183,7 @@ class Preprocessor {
 
   constructor(opts: PreprocessOptions) {
     this.includePath = opts.includePath ?? ['.'];
-    this.readFile = opts.readFile ?? ((p) => fs.readFileSync(p, 'utf8'));
+    this.readFile = opts.readFile ?? ((p) => readRegular(p, 'source file'));
     this.fixedLimit = opts.maxExpandedChars;
     if (this.fixedLimit !== undefined) this.limit = this.fixedLimit;
     for (const [name, value] of Object.entries(opts.defines ?? {})) {
@@ -194,7 +201,7 @@ class Preprocessor {
     try {
       text = this.readFile(file);
     } catch (e) {
-      this.err('LUNA-P015', `cannot read source file '${file}': ${(e as Error).message}`, noOrigin(file));
+      this.err('LUNA-P015', `cannot read source file '${file}': ${e instanceof FileError ? e.problem : reason(e)}`, noOrigin(file));
       this.files.push(file);
       this.fileSet.add(file);
       return;
@@ -203,14 +210,16 @@ class Preprocessor {
   }
 
   /** Try the include path, then the including file's directory. */
-  private resolveInclude(name: string, from: string): { file: string; text: string } | null {
+  private resolveInclude(name: string, from: string): { file: string; text: string } | { file: string; refused: string } | null {
     const candidates = path.isAbsolute(name)
       ? [name]
       : [...this.includePath.map((d) => path.join(d, name)), path.join(path.dirname(from), name)];
     for (const c of candidates) {
       try {
         return { file: c, text: this.readFile(c) };
-      } catch {
+      } catch (e) {
+        // a FIFO or a device is refused, named, not read (it could block forever)
+        if (e instanceof FileError) return { file: c, refused: e.problem! };
         /* try the next directory */
       }
     }
@@ -234,6 +243,10 @@ class Preprocessor {
     const found = this.resolveInclude(name, from);
     if (!found) {
       this.err('LUNA-P010', `include file not found: "${name}"`, origin);
+      return;
+    }
+    if ('refused' in found) {
+      this.err('LUNA-P010', `include file "${name}": ${found.file} ${found.refused}`, origin);
       return;
     }
     const key = path.resolve(found.file);
@@ -675,6 +688,7 @@ class FileScanner {
   private macroUse(): void {
     const use = this.here();
     const active = this.top.activeAt(this.top.i);
+    const level = this.top.level + 1;
     this.adv();
     const name = this.readName();
     const m = this.pp.macros.get(name);
@@ -699,11 +713,11 @@ class FileScanner {
         return;
       }
     }
-    if ((active?.depth ?? 0) + 1 > MAX_MACRO_NESTING || this.frames.length > MAX_MACRO_NESTING) {
+    if (level > MAX_MACRO_NESTING || (active?.depth ?? 0) + 1 > MAX_MACRO_NESTING || this.frames.length > MAX_MACRO_NESTING) {
       this.err('LUNA-P019', `macro expansion nested too deep (more than ${MAX_MACRO_NESTING} levels): '${name}'`, use);
       return;
     }
-    const frame = this.expand(m, args, use, active);
+    const frame = this.expand(m, args, use, active, level);
     if (!frame) return;
     this.frames.push(frame);
     this.top = frame;
@@ -755,7 +769,7 @@ class FileScanner {
   }
 
   /** The expansion of `m` as a frame to rescan; null when it would pass the size limit. */
-  private expand(m: Macro, args: MappedText[], use: number, outer: Active | null): Frame | null {
+  private expand(m: Macro, args: MappedText[], use: number, outer: Active | null, level: number): Frame | null {
     let size = 0;
     for (const p of m.pieces) size += typeof p === 'number' ? args[p]!.text.length : p.to - p.from;
     const pp = this.pp;
@@ -767,7 +781,7 @@ class FileScanner {
     // without arguments the expansion is the body itself (or, for -D, its text at the use)
     if (args.length === 0) {
       const map = m.sourced ? m.body.map : PosMap.constant(use);
-      return new Frame(m.body.text, map, m, [], outer, use);
+      return new Frame(m.body.text, map, m, [], outer, use, level);
     }
     const b = new MappedTextBuilder();
     const ranges: number[] = [];
@@ -781,7 +795,7 @@ class FileScanner {
       else b.appendConst(m.body.text.slice(p.from, p.to), use);
     }
     const t = b.build();
-    return new Frame(t.text, t.map, m, ranges, outer, use);
+    return new Frame(t.text, t.map, m, ranges, outer, use, level);
   }
 
   private outermostUseOr(use: number): number {
@@ -921,6 +935,6 @@ export function preprocessText(
   text: string,
   opts: PreprocessOptions = {},
 ): { pre: Preprocessed; diagnostics: Diagnostic[] } {
-  const read = opts.readFile ?? ((p: string) => fs.readFileSync(p, 'utf8'));
+  const read = opts.readFile ?? ((p: string) => readRegular(p, 'source file'));
   return preprocess(file, { ...opts, readFile: (p) => (p === file ? text : read(p)) });
 }

@@ -1,7 +1,9 @@
 // Load a LuNA program for running or checking: bundle its TypeScript ucodes, run the front end
 // with the ucode exports known, compile it, build its C++ ucodes. Diagnostics are returned,
 // never thrown.
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { FileError, makeDirectory, notRegular, reason } from '../core/files.js';
 import { basename, dirname, join, resolve } from 'node:path';
 import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
@@ -11,7 +13,9 @@ import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundl
 import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
 import type { GlueImport } from '../ucode/cpp/glue.js';
 import type { Program } from '../lang/ast.js';
-import { compileProgram, ProgramError, type CompiledProgram } from './compile.js';
+import { fits, HeapExhausted, heapLeft, megabytes } from '../lang/heap.js';
+import { tooLarge } from '../lang/parser.js';
+import { BYTES_PER_SITE, compileProgram, countStatements, ProgramError, type CompiledProgram } from './compile.js';
 import type { ImportDef } from '../core/imports.js';
 
 export interface LoadOptions {
@@ -41,26 +45,33 @@ export interface Loaded {
 
 export async function loadProgram(file: string, opts: LoadOptions = {}): Promise<Loaded> {
   const abs = resolve(file);
+  const fail = (code: string, message: string, before: Diagnostic[] = []): Loaded => {
+    const ds: Diagnostic[] = [...before, { severity: 'error', code, message }];
+    return { file, diagnostics: ds, text: renderDiagnostics(ds) };
+  };
   if (!existsSync(abs) || !statSync(abs).isFile()) {
-    const message = existsSync(abs) && statSync(abs).isDirectory() ? `${file} is a directory, not a program file` : `program file not found: ${file}`;
-    return { file, diagnostics: [{ severity: 'error', code: 'LUNA-P015', message }], text: `error[LUNA-P015]: ${message}` };
+    const special = existsSync(abs) && !statSync(abs).isDirectory() ? notRegular(abs) : undefined;
+    return fail('LUNA-P015', special ? `${file}${special.slice(abs.length)}: a program is a regular file`
+      : existsSync(abs) ? `${file} is a directory, not a program file` : `program file not found: ${file}`);
   }
   const files = opts.ucodes ?? defaultUcodeFiles(abs);
+  // a FIFO or a device would block the build or never end (--ucodes /dev/zero)
+  const special = files.map((f) => notRegular(f)).find((x) => x !== undefined);
+  if (special) return fail('LUNA-U001', `ucode file ${special}`);
   const { modules, cpp } = splitUcodeFiles(files);
-  const cacheDir = opts.cacheDir ?? resolve(process.env.LUNA_CACHE_DIR || '.luna-cache');
-  const fail = (code: string, message: string): Loaded => {
-    const d: Diagnostic = { severity: 'error', code, message };
-    return { file, diagnostics: [d], text: `error[${code}]: ${message}` };
-  };
+  const cache = cacheDirectory(opts.cacheDir ?? resolve(process.env.LUNA_CACHE_DIR || '.luna-cache'));
+  if (cache.error) return fail('LUNA-U010', cache.error);
+  const cacheDir = cache.dir;
+  const cacheNote: Diagnostic[] = cache.warning ? [{ severity: 'warning', code: 'LUNA-U010', message: cache.warning }] : [];
   let bundle: UcodeBundle;
   try {
     bundle = await bundleUcodes(modules, cacheDir);
   } catch (e) {
-    if (e instanceof UcodeBundleError) return fail('LUNA-U001', e.message);
+    if (e instanceof UcodeBundleError) return fail('LUNA-U001', e.message, cacheNote);
     throw e;
   }
   const missingCpp = cpp.find((f) => !existsSync(f));
-  if (missingCpp) return fail('LUNA-U001', `ucode source not found: ${missingCpp}`);
+  if (missingCpp) return fail('LUNA-U001', `ucode source not found: ${missingCpp}`, cacheNote);
   // The C++ sources are compiled once the imports are known; until then the names they mention
   // count as implemented (the compiler then checks each one).
   // (the C++ tool chain's modules load only for a program that has C++ sources)
@@ -75,9 +86,19 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   // No module at all: one diagnostic for the program, not one per import.
   const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
   const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing });
+  if (cacheNote.length > 0) fe.diagnostics = [...cacheNote, ...fe.diagnostics];
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
+  const refuse = (d: Diagnostic): Loaded => {
+    const ds = [...fe.diagnostics, d];
+    return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };
+  };
+  // the compiler's sites take more heap than the tree they come from: refused before, not by V8
+  const statements = countStatements(fe.program);
+  const room = fits(statements * BYTES_PER_SITE);
+  const main = fe.pre.files[0] ?? file;
+  if (!room.ok) return refuse(tooLarge(main, `compiling its ${statements} statements needs about ${megabytes(statements * BYTES_PER_SITE)} MB`, room.left));
   try {
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
     if (opts.typecheck && modules.length > 0) {
@@ -106,11 +127,8 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     }
     return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, program, bundle };
   } catch (e) {
-    if (e instanceof ProgramError) {
-      const d: Diagnostic = { severity: 'error', code: 'LUNA-C001', message: e.message, origin: e.origin };
-      const ds = [...fe.diagnostics, d];
-      return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };
-    }
+    if (e instanceof HeapExhausted) return refuse(tooLarge(main, `its ${statements} statements filled the heap while ${e.stage}`, heapLeft()));
+    if (e instanceof ProgramError) return refuse({ severity: 'error', code: 'LUNA-C001', message: e.message, origin: e.origin });
     throw e;
   }
 }
@@ -145,4 +163,38 @@ function mentionCpp(d: Diagnostic, cpp: readonly string[]): Diagnostic {
   if (d.code !== 'LUNA-E015' && d.code !== 'LUNA-W004') return d;
   const where = cpp.map((f) => basename(f)).join(', ');
   return { ...d, message: d.message.replace(/export function (\w+) from the ucode module/, `export function $1 from a TypeScript ucode module or define extern "C" void $1(…) in ${where}`) };
+}
+
+/**
+ * The ucode cache directory, created when missing. When it cannot be used (a read-only working
+ * directory, a `.luna-cache` that is a file) the program still builds, in a directory of this
+ * user's under the temporary directory, with a warning (LUNA-U010) saying why.
+ */
+function cacheDirectory(requested: string): { dir: string; warning?: string; error?: string } {
+  const problem = unusableDirectory(requested);
+  if (problem === undefined) return { dir: requested };
+  const uid = process.getuid?.() ?? 0;
+  const fallback = join(tmpdir(), `luna-cache-${uid}`);
+  const again = unusableDirectory(fallback, uid);
+  const how = 'set LUNA_CACHE_DIR to a writable directory';
+  if (again !== undefined) return { dir: requested, error: `cannot use the ucode cache: ${problem}; nor ${fallback}: ${again} (${how})` };
+  return { dir: fallback, warning: `cannot use the ucode cache: ${problem}; building in ${fallback} instead (${how} to choose)` };
+}
+
+/**
+ * Why `dir` cannot hold cache entries, else undefined. A shared fallback must be this user's
+ * own and writable by no one else: the cache holds code that runs (bundles, C++ libraries).
+ */
+function unusableDirectory(dir: string, owner?: number): string | undefined {
+  try {
+    makeDirectory(dir, 'ucode cache', owner === undefined ? 0o777 : 0o700);
+    if (owner !== undefined) {
+      const st = statSync(dir);
+      if (st.uid !== owner || (st.mode & 0o022) !== 0) return `${dir} belongs to another user or others may write to it`;
+    }
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (e) {
+    return e instanceof FileError ? e.problem : `${dir}: ${reason(e)}`;
+  }
 }

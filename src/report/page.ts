@@ -35,7 +35,7 @@ th{font-weight:600;color:var(--mut)}td.n,th.n{text-align:right;font-variant-nume
 .advice li{margin:6px 0}.advice .f{font-weight:600;margin-right:6px}
 .tl{position:relative;border:1px solid var(--line);margin:6px 0 14px}.tl canvas{display:block;width:100%;cursor:grab}
 .tip{position:absolute;pointer-events:none;background:#1d2430;color:#fff;padding:4px 7px;border-radius:4px;font-size:12px;white-space:pre;display:none;z-index:3}
-.status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost{color:#b00;font-weight:600}
+.status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost,.status-interrupted{color:#b00;font-weight:600}
 `;
 
 export interface PageOptions { title?: string; sections?: readonly Section[] }

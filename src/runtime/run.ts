@@ -1,6 +1,7 @@
 // One assembly for every node of a run, one node or many: worker lanes and the inline
-// executor, the node runtime with its policy, the cluster protocol over a transport (a loopback
-// transport for a one-node run), tracing. Returns how the run ended on this node.
+// executor, the node runtime with its policy, the control protocol and the fragment layer's
+// channels over a transport (a mesh of one for a one-node run), tracing. Returns how the run
+// ended on this node.
 import { availableParallelism } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
 import { parseMainArgs } from '../program/args.js';
@@ -17,9 +18,10 @@ import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
-import { ClusterNode, type ClusterResult } from './cluster/node.js';
+import { Control, type ClusterResult } from './cluster/control.js';
+import { FragmentLayer } from './cluster/fragments.js';
 import { faultText } from './cluster/report.js';
-import { LoopbackTransport } from './transport/loopback.js';
+import { MemoryMesh } from './transport/memory.js';
 import { Router } from './transport/router.js';
 import type { Transport } from './transport/types.js';
 import { MAX_THREADS } from './limits.js';
@@ -64,6 +66,11 @@ export interface RunOptions {
   cfTimeoutNs?: number;
   /** layers whose ucodes ask the node through the request port (their handlers, their worker modules) */
   layers?: readonly UcodeLayer[];
+  /**
+   * Stops the run when aborted (a signal, the launcher gone): every node ends as `interrupted`
+   * with its trace flushed; the abort reason's `message` (or the reason itself) says why.
+   */
+  interrupt?: AbortSignal;
 }
 
 export interface RunResult {
@@ -71,7 +78,7 @@ export interface RunResult {
   status: RunStatus;
   /** error text (fault, hang or lost node) when !ok */
   message?: string;
-  kind?: 'fault' | 'hang' | 'lost';
+  kind?: 'fault' | 'hang' | 'lost' | 'interrupted';
   /** rank 0 of a traced multi-node run: clock offsets of the nodes */
   clockOffsets?: number[];
   /** rank 0 of a traced multi-node run: the machines the nodes ran on */
@@ -86,6 +93,11 @@ export interface RunResult {
   bootWaitNs: number;
   /** worker threads this node started (a program of tiny CFs on one node starts none) */
   workersStarted: number;
+  /**
+   * worker threads that did not end when told to (stuck in a C++ ucode): the process must end
+   * without waiting for them (core/exit.ts exitHard)
+   */
+  stuckThreads: number;
 }
 
 /** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
@@ -103,7 +115,19 @@ function machinesOf(hosts: readonly { host: string; cores: number }[]): MachineI
   return [...by.values()];
 }
 
-const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : r.kind === 'hang' ? 'hung' : r.kind === 'lost' ? 'lost' : 'failed');
+const STATUS_OF: Record<NonNullable<ClusterResult['kind']>, RunStatus> = { fault: 'failed', hang: 'hung', lost: 'lost', interrupted: 'interrupted' };
+const statusOf = (r: ClusterResult): RunStatus => (r.ok ? 'completed' : STATUS_OF[r.kind ?? 'fault']);
+
+/** Time between spills of the trace buffers during a run: what a SIGKILL can cost. */
+const SPILL_MS = 1000;
+/** How long an interrupted node waits for a worker to finish its ucode before it salvages that worker's trace. */
+const INTERRUPT_GRACE_MS = 500;
+
+/** The text of an AbortSignal's reason. */
+function reasonText(reason: unknown): string {
+  if (reason && typeof reason === 'object' && typeof (reason as { message?: unknown }).message === 'string') return (reason as { message: string }).message;
+  return reason === undefined ? 'interrupted' : String(reason);
+}
 
 /** Options a run cannot start with (threads out of range, an unusable trace directory). */
 export class RunOptionsError extends Error {}
@@ -112,7 +136,7 @@ export class RunOptionsError extends Error {}
 export async function runNode(opts: RunOptions): Promise<RunResult> {
   const t = opts.threads;
   if (t !== undefined && !(Number.isInteger(t) && t >= 1 && t <= MAX_THREADS)) throw new RunOptionsError(`threads must be an integer from 1 to ${MAX_THREADS}, got ${t}`);
-  const tp = opts.transport ?? new LoopbackTransport();
+  const tp = opts.transport ?? new MemoryMesh(1).endpoints[0]!;
   // large DFs reuse freed memory rather than fresh pages (LUNA_KEEP_FREED_MB)
   keepFreedMemory();
   const lanes = opts.threads ?? defaultThreads();
@@ -148,11 +172,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(bootingAtOnce(cores)) : undefined;
   const inline = new InlineExecutor(opts.program.imports, tr, desk, tp.rank);
   const router = new Router(tp);
-  const cluster = new ClusterNode(router, wallNs);
+  const control = new Control(router, wallNs);
+  const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
-    rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: tp.size > 1 ? cluster.data : undefined,
+    rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
   }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
-  cluster.attach(rt);
+  fragments.attach(rt);
   desk.host = rt.deskHost();
   try {
     await inline.load(bundle, native);
@@ -160,14 +185,17 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     rt.fail(new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`));
   }
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
-  const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await cluster.measureClocks() : undefined;
+  const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await control.measureClocks() : undefined;
   const bootWait = wallNs();
   if (opts.warmStart && opts.program.imports.length > 0 && !rt.failure) await pool.allBooted();
   const bootWaitNs = wallNs() - bootWait;
   const started = wallNs();
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
-  if (!rt.failure) {
+  const interrupt = opts.interrupt;
+  const onInterrupt = (): void => control.interrupt(reasonText(interrupt!.reason));
+  if (interrupt?.aborted) onInterrupt(); else interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  if (!rt.failure && !interrupt?.aborted) {
     if (tp.rank === 0) {
       try { rt.start(mainArgs); } catch (e) { rt.fail(e); }
     } else rt.schedule();
@@ -177,8 +205,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const onRejection = (e: unknown): void => rt.uncaught(e, 'rejection');
   process.on('uncaughtException', onException).on('unhandledRejection', onRejection);
   const watchdog = opts.cfTimeoutNs ? watchLanes(pool, opts.cfTimeoutNs) : undefined;
-  let res = await cluster.done;
+  // a run killed outright (SIGKILL, a crash) keeps what was recorded up to the last spill
+  const spill = tr ? setInterval(() => { tr!.flush(); pool.spillTraces(); }, SPILL_MS).unref() : undefined;
+  let res = await control.done;
+  interrupt?.removeEventListener('abort', onInterrupt);
   if (watchdog) clearInterval(watchdog);
+  if (spill) clearInterval(spill);
   // a rejection left by the last fragments is reported after the microtasks of this turn
   await new Promise<void>((r) => setImmediate(r));
   process.off('uncaughtException', onException).off('unhandledRejection', onRejection);
@@ -190,11 +222,13 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const systemCpuNs = threadCpuNs() - cpuStarted;
   const workersStarted = pool.started;
   if (tr) { rt.traceCounters(ended); tr.programFinish(ended, STATUS.indexOf(status)); }
-  await pool.stop();
+  await pool.stop(res.kind === 'interrupted' ? INTERRUPT_GRACE_MS : undefined);
   tr?.close();
   await tp.close();
-  const machines = clockOffsets ? machinesOf(cluster.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted };
+  // terminated workers end within milliseconds unless they are in native code
+  if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
+  const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

@@ -2,7 +2,8 @@
 // says what ran (program, arguments, nodes, lanes); DIR/node<N>.json holds node N's atomic CFs
 // in the order they ran, each with its lane and whether the system thread ran it. Every node writes its own file, so recording
 // needs no gathering at the end of the run.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { FileError, makeDirectory, readRegular, reason } from '../core/files.js';
 import { join } from 'node:path';
 import type { Schedule, ScheduleEntry } from './policy/playback.js';
 
@@ -20,15 +21,16 @@ function writeJson(path: string, value: unknown): void {
 
 /** Node `rank` writes its part; rank 0 also writes the index. */
 export function writeSchedule(dir: string, rank: number, meta: Omit<Schedule, 'order'>, order: ScheduleEntry[]): void {
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir, 'schedule directory');
   writeJson(join(dir, `node${rank}.json`), { format: FORMAT, version: VERSION, node: rank, order });
   if (rank === 0) writeJson(join(dir, 'schedule.json'), { format: FORMAT, version: VERSION, ...meta });
 }
 
 function readJson(path: string): Record<string, unknown> {
   let v: unknown;
-  try { v = JSON.parse(readFileSync(path, 'utf8')); } catch (e) {
-    throw new ScheduleError(`${path}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : `not valid JSON (${(e as Error).message})`}`);
+  try { v = JSON.parse(readRegular(path, 'schedule file')); } catch (e) {
+    const why = e instanceof FileError ? e.problem : (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : (e as NodeJS.ErrnoException).code !== undefined ? reason(e) : `not valid JSON (${(e as Error).message})`;
+    throw new ScheduleError(`${path}: ${why}`);
   }
   if (!v || typeof v !== 'object' || (v as { format?: unknown }).format !== FORMAT) throw new ScheduleError(`${path}: not a luna-ts schedule`);
   if ((v as { version?: unknown }).version !== VERSION) throw new ScheduleError(`${path}: schedule version ${String((v as { version?: unknown }).version)} is not supported (this luna-ts reads version ${VERSION})`);

@@ -5,7 +5,9 @@ import { availableParallelism, hostname } from 'node:os';
 import type { CompiledProgram } from '../program/compile.js';
 import { cpuClockExact } from '../trace/clock.js';
 import { listTraceFiles, openTraceDir, writeManifest } from '../trace/dir.js';
-import { VERSION as TRACE_FORMAT_VERSION } from '../trace/format.js';
+import { MANIFEST_NAME, VERSION as TRACE_FORMAT_VERSION } from '../trace/format.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { MachineInfo, TraceManifest, SiteInfo } from '../trace/manifest.js';
 import type { RunStatus } from '../trace/schema.js';
 
@@ -43,13 +45,29 @@ export function thisMachine(nodes: number[]): MachineInfo {
  * The final manifest: files written, clock offsets, how the run ended, and the machines of a
  * multi-node run (asked by node 0 with the clock offsets; a one-node draft already has its own).
  */
-export function finishRunTrace(dir: string, manifest: TraceManifest, end: { status: RunStatus; message?: string; offsets?: number[]; machines?: MachineInfo[] }): void {
+export function finishRunTrace(dir: string, manifest: TraceManifest, end: { status: RunStatus; message?: string; offsets?: number[]; machines?: MachineInfo[]; signal?: string }): void {
   writeManifest(dir, {
     ...manifest,
     ...(end.machines ? { machines: end.machines } : {}),
     clock: { ...manifest.clock, offsets: end.offsets ?? manifest.clock.offsets },
     status: end.status,
     ...(end.message ? { message: end.message } : {}),
+    ...(end.signal ? { signal: end.signal } : {}),
     files: listTraceFiles(dir),
   });
+}
+
+/**
+ * A node whose launcher (node 0, which keeps the manifest) died: finish the draft manifest
+ * that node 0 wrote at the start as `interrupted`, with the files the nodes flushed. Every
+ * surviving node may do it (the write is atomic and they write the same); a manifest that
+ * already says how the run ended, or that cannot be read, is left alone.
+ */
+export function finishOrphanTrace(dir: string, message: string): void {
+  let draft: TraceManifest;
+  try {
+    draft = JSON.parse(readFileSync(join(dir, MANIFEST_NAME), 'utf8')) as TraceManifest;
+  } catch { return; }
+  if (draft?.format !== 'luna-ts-trace' || draft.status !== 'running') return;
+  finishRunTrace(dir, draft, { status: 'interrupted', message });
 }

@@ -3,7 +3,8 @@
 // run that crashes still leaves a readable directory; writeManifest replaces it at the end.
 // Reading a directory back (and validating its manifest) is manifest-reader.ts: a run never loads it.
 
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { makeDirectory } from '../core/files.js';
 import { join } from 'node:path';
 import type { TraceManifest } from './manifest.js';
 import { MANIFEST_NAME, TRACE_FILE_RE } from './format.js';
@@ -12,7 +13,7 @@ export { traceFileName } from './format.js';
 
 /** Create `dir` (or clear the trace files of an earlier run in it) and write the draft manifest. */
 export function openTraceDir(dir: string, manifestDraft: TraceManifest): void {
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir, 'trace directory');
   for (const f of readdirSync(dir)) {
     if (TRACE_FILE_RE.test(f) || f === MANIFEST_NAME) rmSync(join(dir, f), { force: true });
   }

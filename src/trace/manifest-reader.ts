@@ -1,7 +1,8 @@
 // Reading a trace directory's manifest back, validated against its schema (zod). Kept apart
 // from dir.ts, which a traced run uses to write, so a run does not load the validator.
 
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { FileError, readRegular, reason } from '../core/files.js';
 import { join } from 'node:path';
 import type { TraceManifest } from './manifest.js';
 import { MANIFEST_NAME, TraceFormatError, VERSION, versionMessage } from './format.js';
@@ -19,9 +20,10 @@ export function readManifest(dir: string, warnings: string[] = []): TraceManifes
   const path = join(dir, MANIFEST_NAME);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegular(path, 'manifest');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new TraceFormatError(path, (e as Error).message);
+    if (e instanceof FileError) throw new TraceFormatError(path, e.problem!);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new TraceFormatError(path, reason(e));
     const files = listTraceFiles(dir);
     if (files.length === 0) throw new TraceFormatError(dir, 'not a trace directory (no manifest.json and no node<N>.thread<T>.lt files)');
     warnings.push(`${MANIFEST_NAME}: missing; using the ${files.length} trace files found`);

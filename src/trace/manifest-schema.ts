@@ -28,8 +28,8 @@ export const manifestSchema = z.object({
   args: z.array(z.string()),
   nodes: count,
   threads: count,
-  cores: int.min(0).optional(),
-  machines: z.array(z.object({ host: z.string(), cores: int.min(0), nodes: z.array(int.min(0)) }).passthrough()).optional(),
+  cores: count.optional(),
+  machines: z.array(z.object({ host: z.string(), cores: count, nodes: z.array(int.min(0)) }).passthrough()).optional(),
   codes: z.array(z.string()),
   sites: z.array(site).optional(),
   policy: z.string().optional(),
@@ -48,6 +48,14 @@ export function manifestProblem(m: unknown): string | undefined {
     const mf = r.data as unknown as TraceManifest;
     const bad = mf.files.find((f) => f.node >= mf.nodes);
     if (bad) return `field "files": ${bad.path} is a file of node ${bad.node}, but field "nodes" says ${mf.nodes} node(s)`;
+    const where = new Map<number, number>();
+    for (const [i, mc] of (mf.machines ?? []).entries()) {
+      for (const n of mc.nodes) {
+        if (n >= mf.nodes) return `field "machines[${i}].nodes": node ${n}, but field "nodes" says ${mf.nodes} node(s)`;
+        if (where.has(n)) return `field "machines[${i}].nodes": node ${n} is also on machines[${where.get(n)}]`;
+        where.set(n, i);
+      }
+    }
     const code = mf.sites?.findIndex((s) => s.code >= mf.codes.length) ?? -1;
     if (code >= 0) return `field "sites[${code}].code": ${mf.sites![code]!.code} names no entry of "codes" (${mf.codes.length} entries)`;
     return undefined;

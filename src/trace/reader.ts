@@ -4,7 +4,8 @@
 // crashed run) or a record that cannot be valid (unknown kind byte, non-finite or impossible
 // numbers) ends that file's stream with a warning that names the file, the byte offset and what
 // was dropped. A wrong magic, version or file kind throws TraceFormatError at open time.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import { FileError, openRegular, reason } from '../core/files.js';
 import { basename } from 'node:path';
 import type { TraceDamage } from './damage.js';
 import { decodeHeader, HEADER_BYTES, TraceFormatError, type ThreadFileHeader } from './format.js';
@@ -111,9 +112,9 @@ export interface ThreadFile {
 export function readThreadFile(path: string, opts: ReadOptions = {}): ThreadFile {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openRegular(path, 'trace file');
   } catch (e) {
-    throw new TraceFormatError(path, `cannot open: ${(e as Error).message}`);
+    throw new TraceFormatError(path, e instanceof FileError ? e.problem! : `cannot open: ${reason(e)}`);
   }
   let header: ThreadFileHeader;
   let size: number;
@@ -196,7 +197,7 @@ function* decode(fd: number, path: string, h: ThreadFileHeader, size: number, ch
  * events that a later record could still precede.
  */
 export function scanLateness(path: string, chunkBytes = 1 << 20): number {
-  const fd = openSync(path, 'r');
+  const fd = openRegular(path, 'trace file');
   try {
     const buf = Buffer.allocUnsafe(Math.max(chunkBytes, 4 * MAX_RECORD_BYTES));
     const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);

@@ -30,8 +30,12 @@ export interface RecordDef {
 export const MAX_STRING_BYTES = 1024;
 export const MAX_INTS = 255;
 
-/** Program end status recorded by programFinish (and in the manifest). */
-export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost'] as const;
+/**
+ * Program end status recorded by programFinish (and in the manifest); programFinish stores the
+ * index, so append, never reorder. `interrupted`: stopped by a signal (SIGINT, SIGTERM, SIGHUP)
+ * or because its launcher vanished, the trace flushed up to that moment.
+ */
+export const STATUS = ['running', 'completed', 'failed', 'hung', 'lost', 'interrupted'] as const;
 export type RunStatus = (typeof STATUS)[number];
 
 /**
@@ -111,9 +115,13 @@ export const KIND_BY_CODE: readonly (RecordKind | undefined)[] = (() => {
 
 export const MAX_CODE = KIND_BY_CODE.length - 1;
 
-/** Per kind, its fields of type `time` (shifted together when a node's clock is put on node 0's). */
+/**
+ * Per kind, the times of a decoded record on its writer's clock (shifted together when a node's
+ * clock is put on node 0's): `t` — its own field, or for an untimed record the time the reader
+ * stamps it with — and its other fields of type `time`.
+ */
 export const TIME_FIELDS = Object.fromEntries(
-  Object.entries(RECORDS).map(([k, d]) => [k, (d.fields as readonly Field[]).filter(([, t]) => t === 'time').map(([n]) => n)]),
+  Object.entries(RECORDS).map(([k, d]) => [k, ['t', ...(d.fields as readonly Field[]).filter(([n, t]) => t === 'time' && n !== 't').map(([n]) => n)]]),
 ) as unknown as Record<RecordKind, readonly string[]>;
 
 /** Per kind, the field holding the time at which a writer wrote the record (`t` unless the record is a span written when it ends). */

@@ -3,6 +3,12 @@
 // method per record kind, generated from schema.ts when this module loads: each is a
 // straight-line function of DataView stores, with no allocation per event. A crash loses at
 // most the unflushed buffer; what reached the file is a valid prefix.
+//
+// A worker thread's writer records into shared memory (sharedTraceBuffer) that it lends to the
+// system thread while it runs a ucode or sleeps: the system thread then spills it periodically
+// (a run killed with SIGKILL loses about a second) and, when the run ends or is interrupted,
+// salvages what a worker stuck in a ucode (a C++ loop that Worker.terminate cannot stop)
+// recorded before it.
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuClockExact } from './clock.js';
@@ -16,6 +22,50 @@ export interface WriterOptions {
   cpuExact?: boolean;
   /** The file was created with its header by `prepare` (by another thread): append to it. */
   prepared?: boolean;
+  /** record into this buffer of sharedTraceBuffer(), which the system thread may spill (see lend) */
+  shared?: SharedArrayBuffer;
+}
+
+// The header of a shared trace buffer: a state word and the length of the records not spilled.
+const STATE = 0, TAIL = 1, SHARED_HEADER = 16;
+/** the writer's thread records into the buffer */
+const OWNED = 0;
+/** lent: the system thread may spill it */
+const LENT = 1;
+/** the system thread is spilling it */
+const SPILLING = 2;
+/** closed by its writer, or salvaged for good: nobody records into it any more */
+const DONE = 3;
+
+/** A shared buffer for a writer on another thread (WriterOptions.shared), of `bytes` record bytes. */
+export function sharedTraceBuffer(bytes = 1 << 20): SharedArrayBuffer {
+  return new SharedArrayBuffer(SHARED_HEADER + Math.max(bytes, 8192, 2 * MAX_RECORD_BYTES));
+}
+
+/**
+ * The system thread's side of a shared buffer: append what its writer lent to the file at
+ * `path` (the writer's own file: both append). `final`: the writer will never record again (its
+ * thread is being stopped in the middle of a ucode). Returns the bytes written; 0 when the
+ * writer holds the buffer (it is recording, or it has closed it).
+ */
+export function spillSharedTrace(buf: SharedArrayBuffer, path: string, final = false): number {
+  const h = new Int32Array(buf, 0, 2);
+  if (Atomics.compareExchange(h, STATE, LENT, SPILLING) !== LENT) return 0;
+  const n = h[TAIL]!;
+  try {
+    if (n > 0) {
+      const fd = openSync(path, 'a');
+      try {
+        const bytes = new Uint8Array(buf, SHARED_HEADER, n);
+        for (let off = 0; off < n;) off += writeSync(fd, bytes, off, n - off);
+      } finally { closeSync(fd); }
+    }
+    h[TAIL] = 0;
+  } finally {
+    Atomics.store(h, STATE, final ? DONE : LENT);
+    Atomics.notify(h, STATE);
+  }
+  return n;
 }
 
 const encoder = new TextEncoder();
@@ -61,16 +111,23 @@ export class ThreadTraceWriter implements TraceSink {
   private dfIds = new Map<string, number>();
   private oldDfIds = new Map<string, number>();
   private closed = false;
-  /** Bytes handed to the file so far (header included). */
+  /** the state and tail words of a shared buffer */
+  private readonly shared: Int32Array | undefined;
+  /** Bytes handed to the file so far by this writer (header included; not what the system thread spilled). */
   written = 0;
   /** Records written so far. */
   records = 0;
 
   constructor(path: string, readonly node: number, readonly thread: number, opts: WriterOptions = {}) {
     this.path = path;
-    const size = Math.max(opts.bufferBytes ?? 1 << 20, 8192, 2 * MAX_RECORD_BYTES);
-    this._bytes = new Uint8Array(new ArrayBuffer(size));
-    this._view = new DataView(this._bytes.buffer);
+    if (opts.shared) {
+      this.shared = new Int32Array(opts.shared, 0, 2);
+      this._bytes = new Uint8Array(opts.shared, SHARED_HEADER);
+    } else {
+      const size = Math.max(opts.bufferBytes ?? 1 << 20, 8192, 2 * MAX_RECORD_BYTES);
+      this._bytes = new Uint8Array(new ArrayBuffer(size));
+    }
+    this._view = new DataView(this._bytes.buffer, this._bytes.byteOffset, this._bytes.byteLength);
     const h = encodeHeader(node, thread, opts.cpuExact ?? cpuClockExact);
     if (opts.prepared) {
       this.fd = openSync(path, 'a');
@@ -172,9 +229,38 @@ export class ThreadTraceWriter implements TraceSink {
 
   close(): void {
     if (this.closed) return;
+    if (this.shared && !this.reclaim()) { this.closed = true; closeSync(this.fd); return; }
     this.flush();
     this.closed = true;
+    if (this.shared) Atomics.store(this.shared, STATE, DONE);
     closeSync(this.fd);
+  }
+
+  /**
+   * Shared buffer: let the system thread spill what is recorded (before a ucode runs, before
+   * sleeping). Nothing may be recorded until reclaim().
+   */
+  lend(): void {
+    const h = this.shared;
+    if (!h || this.closed) return;
+    h[TAIL] = this._tail;
+    Atomics.store(h, STATE, LENT);
+  }
+
+  /**
+   * Record again after lend(), waiting while the system thread spills. False when it salvaged
+   * the buffer for good (the run ended while this thread was in a ucode): records are dropped.
+   */
+  reclaim(): boolean {
+    const h = this.shared;
+    if (!h || this.closed) return !this.closed;
+    for (;;) {
+      const s = Atomics.compareExchange(h, STATE, LENT, OWNED);
+      if (s === OWNED) return true;
+      if (s === LENT) { this._tail = h[TAIL]!; return true; }
+      if (s === DONE) { this.closed = true; this._tail = 0; return false; }
+      Atomics.wait(h, STATE, SPILLING, 100);
+    }
   }
 }
 

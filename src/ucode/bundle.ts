@@ -45,11 +45,27 @@ function fileHash(path: string): string | undefined {
   try { return sha(readFileSync(path)); } catch { return undefined; }
 }
 
+/**
+ * Whether a cached output named by the hash of its contents (`ucodes-<hash>.mjs`, `.so`) still
+ * holds them: a damaged entry is rebuilt, not loaded.
+ */
+export function intact(file: string): boolean {
+  const m = /-([0-9a-f]{16})\.[a-z]+$/.exec(file);
+  return m !== null && fileHash(file) === m[1];
+}
+
+/** Write a cache output whole (temp file + rename): a concurrent run never reads half of it. */
+export function writeWhole(file: string, data: string | Uint8Array): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, file);
+}
+
 /** A cache entry whose inputs are all unchanged, if there is one. */
 function cached(metaFile: string): CacheMeta | undefined {
   let m: CacheMeta;
   try { m = JSON.parse(readFileSync(metaFile, 'utf8')) as CacheMeta; } catch { return undefined; }
-  if (!m || !Array.isArray(m.inputs) || !existsSync(m.file)) return undefined;
+  if (!m || !Array.isArray(m.inputs) || typeof m.file !== 'string' || !intact(m.file)) return undefined;
   for (const i of m.inputs) if (fileHash(i.path) !== i.hash) return undefined;
   return m;
 }
@@ -83,12 +99,9 @@ export async function bundleUcodes(sources: string[], cacheDir: string): Promise
   const code = await restoreConsts(result.outputFiles[0]!.text, topLevelConsts(inputFiles));
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `ucodes-${sha(code)}.mjs`);
-  if (!existsSync(file)) writeFileSync(file, code);
+  if (!intact(file)) writeWhole(file, code);
   const inputs = inputFiles.map((path) => ({ path, hash: fileHash(path)! }));
   const meta: CacheMeta = { file, exports: outMeta?.exports ?? [], inputs };
-  // written whole then renamed: a concurrent run never reads half an entry
-  const tmp = `${metaFile}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(meta));
-  renameSync(tmp, metaFile);
+  writeWhole(metaFile, JSON.stringify(meta));
   return { file, exports: new Set(meta.exports), sources };
 }

@@ -5,6 +5,12 @@ import {
   T_INT, T_JS, T_RAW, T_REAL, T_STRING, TYPE_NAMES, sharedBytes, valueSize, type DfValue,
 } from './value.js';
 
+/**
+ * The largest raw DF: a frame between nodes carries at most 4 GiB (a u32 length) including its
+ * header and body, and Node 20's typed arrays hold at most 4 GiB.
+ */
+export const MAX_RAW_BYTES = 2 ** 32 - 65536;
+
 export class UcodeError extends Error {}
 
 type TypedArrayCtor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): A; BYTES_PER_ELEMENT: number };
@@ -44,8 +50,11 @@ export class DF {
     if (v instanceof Uint8Array && v.buffer instanceof SharedArrayBuffer) this.set({ t: T_RAW, v });
     else this.set({ t: T_JS, v });
   }
-  /** A writable raw buffer of `byteLength` bytes in shared memory (zero-filled). */
+  /** A writable raw buffer of `byteLength` bytes in shared memory (zero-filled), at most MAX_RAW_BYTES. */
   create(byteLength: number): Uint8Array {
+    if (!(Number.isInteger(byteLength) && byteLength >= 0 && byteLength <= MAX_RAW_BYTES)) {
+      throw new RangeError(`create(${byteLength}) on DF ${this.getName()}: a raw DF holds a whole number of bytes from 0 to ${MAX_RAW_BYTES} (4 GiB less 64 KiB, the most one message between nodes carries)`);
+    }
     const bytes = new Uint8Array(new SharedArrayBuffer(byteLength));
     this.set({ t: T_RAW, v: bytes });
     return bytes;

@@ -165,9 +165,9 @@ test('--window: the text shows the dynamics, one row per window when the width w
     const text = formatSlowTable(r);
     const table = text.split('\n').filter((l) => /^ {2}\d+(\.\d+)? (ns|µs)\s/.test(l));
     assert.equal(table.length, rows, text);
-    // first window: lane 1 busy (U 50 %), lane 2 starving (S 50 %); last window: both busy
-    assert.match(table[0]!, /^ {2}0 ns\s+50\.0%\s+0\.0%\s+0\.0%\s+50\.0%$/);
-    assert.match(table[rows - 1]!, /0\.0%\s+0\.0%\s+0\.0%\s+100\.0%$/);
+    // columns S L O W U. First window: lane 1 busy (U 50 %), lane 2 starving (S 50 %); last window: both busy
+    assert.match(table[0]!, /^ {2}0 ns\s+50\.0%\s+0\.0%\s+0\.0%\s+0\.0%\s+50\.0%$/);
+    assert.match(table[rows - 1]!, /0\.0%\s+0\.0%\s+0\.0%\s+0\.0%\s+100\.0%$/);
   }
   // the sparklines follow the figures: S high in the first half, zero in the second
   const sLine = formatSlowTable(analyzeSlow(manifest(1, 2), ev, { windowNs: 500 })).split('\n').find((l) => l.startsWith('  S |'))!;

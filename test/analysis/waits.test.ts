@@ -4,8 +4,13 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { analyzeSlow, interpretFindings, type SlowReport } from '../../src/analysis/slow/index.js';
+import { analyzeSlowTrace } from '../../src/analysis/slow/trace.js';
 import { TB, manifest } from './tb.js';
+import { WRITTEN, writeWaitingTrace } from './written.js';
 
 const w0 = (r: SlowReport) => r.perThread[0];
 const sums = (r: SlowReport): void => {
@@ -39,6 +44,24 @@ test('several waits in one CF add up; a wait is clamped to its CF; the CF a lane
     .wait({ node: 0, thread: 1, cf: 1, start: 90, end: 130, cpu: 0 }); // runs past the CF's finish
   const r = analyzeSlow(manifest(1, 1), tb.done(130));
   assert.deepEqual(w0(r), { node: 0, thread: 1, S: 30, L: 0, O: 20, W: 10 + 20 + 10, U: 40 });
+  sums(r);
+});
+
+test('waits that overlap (a layer nesting its waits) count once in W, inside and outside CFs; each is blamed in full', () => {
+  // CF [0, 100), CPU 50: a barrier [10, 40) holding a request [20, 30), then a lock [35, 45) → W = |[10, 45)| = 35
+  // tail [100, 200): two ranks' barriers on one thread [120, 160) and [150, 170) → W 50, S 50
+  const tb = new TB(1)
+    .cf({ node: 0, thread: 1, cf: 1, start: 0, end: 100, cpu: 50 })
+    .wait({ node: 0, thread: 1, cf: 1, kind: 3, resource: 'b', start: 10, end: 40, cpu: 0 })
+    .wait({ node: 0, thread: 1, cf: 1, kind: 0, resource: 'q', start: 20, end: 30, cpu: 0 })
+    .wait({ node: 0, thread: 1, cf: 1, kind: 2, resource: 'l', start: 35, end: 45, cpu: 4 })
+    .wait({ node: 0, thread: 1, rank: 0, kind: 3, resource: 'end', start: 120, end: 160 })
+    .wait({ node: 0, thread: 1, rank: 0, kind: 3, resource: 'end', start: 150, end: 170 });
+  const r = analyzeSlow(manifest(1, 1), tb.done(200));
+  // the lock's CPU counts for the part of it not already waited (5 of 10 ns → 2 ns): U = 50 − 2
+  assert.deepEqual(w0(r), { node: 0, thread: 1, S: 50, L: 0, O: 100 - 35 - 48, W: 35 + 50, U: 48 });
+  assert.equal(r.blame.waiting.total, 30 + 10 + 10 + 40 + 20, 'the blame keeps every wait whole');
+  assert.equal(r.blame.waiting.waits, 5);
   sums(r);
 });
 
@@ -92,4 +115,18 @@ test('a wait ending before it begins is damage, not time', () => {
   const r = analyzeSlow(manifest(1, 1), tb.done(50));
   assert.equal(r.t.W, 0);
   assert.equal(r.damage.counts['time-order'], 1);
+});
+
+test('a trace written by the writer, two nodes on different clocks: waits inside and outside CFs split as the rules say', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-waits-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeWaitingTrace(dir);
+  const r = analyzeSlowTrace(dir);
+  assert.deepEqual(r.warnings, []);
+  assert.equal(r.tWall, WRITTEN.tWall, 'node 1\'s records (and both ends of its wait) moved onto node 0\'s clock');
+  assert.deepEqual(r.perThread.map(({ node: _n, thread: _t, ...f }) => f), WRITTEN.perThread);
+  assert.equal(r.t.W, WRITTEN.W);
+  assert.deepEqual(r.blame.waiting.byKind.map((k) => [k.key, k.ns]), [['barrier', 60], ['request', 30]]);
+  assert.deepEqual(r.blame.waiting.byWaiter.map((k) => k.key), ['rank 1', 'g1']);
+  sums(r);
 });

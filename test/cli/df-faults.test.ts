@@ -11,6 +11,7 @@ import { explain, luna, type Run } from './helpers.js';
 
 const UCODES = `
 export function c_set(v: number, x: { setInt(v: number): void }): void { x.setInt(v); }
+export function c_huge(gib: number, x: { create(n: number): Uint8Array }): void { x.create(gib * 2 ** 30); }
 export function c_show(tag: string, x: { getInt(): number }): void { console.log(\`\${tag} \${x.getInt()}\`); }
 `;
 const HEAD = 'import c_set(int `v, name `x) as set;\nimport c_show(string `tag, value `x) as show;\n';
@@ -19,6 +20,8 @@ const PROGRAMS: Record<string, string> = {
   // lines 5, 6: the two writers
   'twice.fa': `${HEAD}sub main() {\n    df a;\n    cf w1: set(1, a) @ { locator_cyclic: 0; };\n    cf w2: set(2, a) @ { locator_cyclic: 1; };\n    cf rd: show("a", a);\n}\n`,
   // lines 5, 6: two readers of x, which may be read once
+  // a raw DF larger than one message between nodes can carry
+  'huge.fa': 'import c_huge(int \`gib, name \`x) as huge;\nsub main() {\n    df x;\n    cf h: huge(5, x);\n}\n',
   'toomany.fa': `${HEAD}sub main() {\n    df x;\n    cf r1: show("r1", x) @ { locator_cyclic: 0; };\n    cf r2: show("r2", x) @ { locator_cyclic: 1; };\n    cf p: set(5, x) @ { req_count x = 1; };\n}\n`,
 };
 
@@ -70,4 +73,13 @@ test('too many requests on two nodes: the remote reader is blamed on its node; t
   assertFault(r);
   assert.match(r.stderr, /^luna: error: too many requests for DF x \(held by node 0\)[^\n]*\(Too many requests\)\n {2}in CF r2 \(ucode c_show, id \d+\) at toomany\.fa:6:5 on node 1$/m, explain(r));
   assert.doesNotMatch(r.stderr, /CF p\b/, explain(r));
+});
+
+test('create() above the largest raw DF is refused with the limit, naming the DF and the CF', async () => {
+  const r = await run(1, 'huge.fa');
+  assert.equal(r.status, 1, explain(r));
+  // the ucode's own frame (ucodes.ts) follows its exception; a runtime frame never
+  assert.doesNotMatch(r.stderr, /internal error|^\s+at (?!.*ucodes\.ts:)/m, explain(r));
+  assert.match(r.stderr, /^luna: error: exception in ucode c_huge: create\(5368709120\) on DF x: a raw DF holds a whole number of bytes from 0 to 4294901760 \(4 GiB less 64 KiB, the most one message between nodes carries\)$/m, explain(r));
+  assert.match(r.stderr, /in CF h \(ucode c_huge, id \d+\) at huge\.fa:4:5 on node 0/, explain(r));
 });

@@ -12,15 +12,15 @@ export const LUNA = join(ROOT, 'bin', 'luna');
 
 export interface Run { status: number | null; stdout: string; stderr: string; args: string[] }
 
-/** `node bin/luna …args` in `cwd`; killed (with its process group) after `timeoutMs`. */
-export function luna(args: string[], cwd: string, timeoutMs = 60_000): Promise<Run> {
-  return runNode([LUNA, ...args], cwd, timeoutMs);
+/** `node bin/luna …args` in `cwd` (with `env`, default this process's); killed (with its process group) after `timeoutMs`. */
+export function luna(args: string[], cwd: string, timeoutMs = 60_000, env?: NodeJS.ProcessEnv): Promise<Run> {
+  return runNode([LUNA, ...args], cwd, timeoutMs, env);
 }
 
 /** `node …argv` in `cwd`, in its own process group so that a timeout kills everything it started. */
-export function runNode(argv: string[], cwd: string, timeoutMs = 60_000): Promise<Run> {
+export function runNode(argv: string[], cwd: string, timeoutMs = 60_000, env?: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [], err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));

@@ -130,18 +130,25 @@ describe('options with a value: --opt v and --opt=v', () => {
     }
   });
 
-  test('run: --heartbeat (a malformed value is a usage error naming the option)', async () => {
+  test('run: --heartbeat (a malformed or too short value is a usage error naming the option, before anything starts, on one node too)', async () => {
     const runs = await all([
       ['run', '--heartbeat', 'soon', '-D', 'WHO="h"', 'prog.fa', '1'],
       ['run', '--heartbeat=soon', '-D', 'WHO="h"', 'prog.fa', '1'],
+      ['run', '--heartbeat', '1ms', '-D', 'WHO="h"', 'prog.fa', '1'],
+      ['run', '--nodes', '2', '--heartbeat', '99ms', '-D', 'WHO="h"', 'prog.fa', '1'],
       ['run', '-t', '1', '--heartbeat', '30s', '-D', 'WHO="h"', 'prog.fa', '1'],
       ['run', '-t', '1', '--heartbeat=off', '-D', 'WHO="h"', 'prog.fa', '1'],
     ]);
-    for (const r of runs.slice(0, 2)) {
+    for (const r of runs.slice(0, 4)) {
       assert.equal(r.status, 2, explain(r));
       assert.match(r.stderr, /^luna: error: --heartbeat: /m, explain(r));
+      assert.equal(r.stdout, '', 'nothing ran');
     }
-    for (const r of runs.slice(2)) {
+    assert.match(runs[2]!.stderr, /--heartbeat: 1ms is shorter than 100ms, the shortest timeout a node can keep \(or off\)/);
+    const env = await luna(['run', '-D', 'WHO="h"', 'prog.fa', '1'], dir, undefined, { ...process.env, LUNA_HEARTBEAT_MS: '5' });
+    assert.equal(env.status, 2, explain(env));
+    assert.match(env.stderr, /^luna: error: LUNA_HEARTBEAT_MS=5: expected a timeout in milliseconds of at least 100/m, explain(env));
+    for (const r of runs.slice(4)) {
       assert.equal(r.status, 0, explain(r));
       assert.equal(r.stdout, 'h 1\n', explain(r));
     }

@@ -75,18 +75,20 @@ describe('run-time errors in C++ ucodes', { skip }, () => {
     });
   }
 
-  test('a segmentation fault stops the process naming the ucode; output flushed before it is kept', async () => {
+  test('a segmentation fault stops the run naming the ucode and the CF; output flushed before it is kept', async () => {
     const r = await luna(['run', '--threads', '2', 'prog.fa', '4'], dir, undefined, 30_000);
     assert.equal(r.signal, null, show(r));
     assert.equal(r.code, 1, show(r));
     assert.match(r.stderr, /luna: error: segmentation fault \(SIGSEGV\) in C\+\+ ucode c_crash/, show(r));
+    assert.match(r.stderr, /in CF c \(ucode c_crash.*\) at prog\.fa:16:.* on node 0/, show(r));
     assert.equal(r.stdout, 'before the crash\n', show(r));
   });
 
-  test('an integer division by zero (SIGFPE) stops the process naming the ucode', async () => {
+  test('an integer division by zero (SIGFPE) stops the run naming the ucode and the CF', async () => {
     const r = await luna(['run', '--threads', '1', 'prog.fa', '5'], dir, undefined, 30_000);
     assert.equal(r.code, 1, show(r));
     assert.match(r.stderr, /arithmetic exception \(SIGFPE.*\) in C\+\+ ucode c_divide/, show(r));
+    assert.match(r.stderr, /in CF d \(ucode c_divide.*\) at prog\.fa:17:/, show(r));
   });
 
   test('a crash on one of two nodes ends the whole run, never a hang', async () => {

@@ -1,11 +1,16 @@
 // Runs every shipped example (examples/*/*.fa) through the CLI, with 1 and 2 worker
-// threads, and checks its exit code and output; every example must also pass `luna check`.
+// threads, and checks its exit code and output; every example must also pass `luna check` (in
+// this process, as the command loads it: the TypeScript checker loads once; the command itself
+// once). Several nodes: nodes.test.ts in process, two runs over node processes here.
 // Compiled to dist/test/examples/; run from the repository root (npm test).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { hasErrors } from '../../src/lang/diagnostics.js';
+import { loadProgram } from '../../src/program/load.js';
+import { CASES, exampleFiles } from './cases.js';
 
 const LUNA = 'bin/luna';
 const TIMEOUT_MS = 120_000;
@@ -33,109 +38,6 @@ function describeRun(args: string[], r: Run): string {
   return `luna ${args.join(' ')} -> status ${r.status}${r.signal ? ` (signal ${r.signal})` : ''}\n--- stdout\n${r.stdout}--- stderr\n${r.stderr}`;
 }
 
-interface Case {
-  file: string;
-  args: string[];
-  /** stdout, line by line: exact with 1 thread, as a multiset with 2. */
-  out: string[];
-}
-
-const CASES: Case[] = [
-  {
-    file: 'examples/hello/hello.fa',
-    args: [],
-    out: ['Hello from LuNA-ts!', 'Hello, world!', '2 + 40 = 42', 'squares: 1 4 9', 'hello: OK'],
-  },
-  { file: 'examples/matmul/matmul.fa', args: ['64', '4'], out: ['matmul: OK (n=64, 4x4 blocks)'] },
-  { file: 'examples/matmul/matmul.fa', args: ['30', '1'], out: ['matmul: OK (n=30, 1x1 blocks)'] },
-  { file: 'examples/matmul/matmul.fa', args: ['60', '5'], out: ['matmul: OK (n=60, 5x5 blocks)'] },
-  { file: 'examples/matmul/matmul_bench.fa', args: ['64', '4'], out: ['matmul_bench: OK (n=64, 4x4 blocks)'] },
-  { file: 'examples/matmul/matmul_cyclic.fa', args: ['64', '4'], out: ['matmul: OK (n=64, 4x4 blocks)'] },
-  // C++ kernels beside TypeScript ucodes (needs the system C++ compiler, like the native addons)
-  { file: 'examples/matmul-cpp/matmul.fa', args: ['64', '4'], out: ['matmul-cpp: OK (n=64, 4x4 blocks)'] },
-  {
-    file: 'examples/recursive/recursive.fa',
-    args: ['16', '500'],
-    out: ['fib(16) = 987', 'sum_sq(1..500) = 41791750', 'recursive: OK (fib(16)=987, sum_sq(1..500)=41791750)'],
-  },
-  {
-    file: 'examples/recursive/recursive.fa',
-    args: ['0', '1'],
-    out: ['fib(0) = 0', 'sum_sq(1..1) = 1', 'recursive: OK (fib(0)=0, sum_sq(1..1)=1)'],
-  },
-  {
-    file: 'examples/heat1d/heat1d.fa',
-    args: ['32', '4', '0.0001', '10000'],
-    out: ['heat1d: OK (n=32, 4 blocks, 371 iterations, delta=9.973e-5 < eps=0.0001)'],
-  },
-  {
-    // stopped by the iteration limit
-    file: 'examples/heat1d/heat1d.fa',
-    args: ['16', '3', '0.0001', '50'],
-    out: ['heat1d: OK (n=16, 3 blocks, 50 iterations, delta=1.969e-3 >= eps=0.0001)'],
-  },
-  {
-    file: 'examples/heat1d/heat1d.fa',
-    args: ['10', '1', '0.001', '1000'],
-    out: ['heat1d: OK (n=10, 1 block, 42 iterations, delta=9.877e-4 < eps=0.001)'],
-  },
-  {
-    // one point per block: every value crosses a block boundary
-    file: 'examples/heat1d/heat1d.fa',
-    args: ['20', '20', '0.001', '1000'],
-    out: ['heat1d: OK (n=20, 20 blocks, 90 iterations, delta=9.838e-4 < eps=0.001)'],
-  },
-  {
-    // the while loop body never runs
-    file: 'examples/heat1d/heat1d.fa',
-    args: ['32', '4', '2', '10'],
-    out: ['heat1d: OK (n=32, 4 blocks, 0 iterations, delta=1.000e+0 < eps=2)'],
-  },
-  {
-    file: 'examples/seed004/seed004.fa',
-    args: ['16', '4', '10'],
-    out: ['seed004: OK (4x4 fragments of 16x16, repeat 10)'],
-  },
-  {
-    file: 'examples/seed004/seed004_cyclic.fa',
-    args: ['16', '4', '10'],
-    out: ['seed004_cyclic: OK (4x4 fragments of 16x16, repeat 10)'],
-  },
-  {
-    file: 'examples/seed004/seed004_stealable.fa',
-    args: ['8', '3', '5'],
-    out: ['seed004_stealable: OK (3x3 fragments of 8x8, repeat 5)'],
-  },
-  { file: 'examples/chain/chain.fa', args: ['2000', '0'], out: ['chain: OK (n=2000)'] },
-  { file: 'examples/chain/chain.fa', args: ['20', '100'], out: ['chain: OK (n=20)'] },
-  { file: 'examples/chain/chain.fa', args: ['0', '0'], out: ['chain: OK (n=0)'] },
-  { file: 'examples/independent/independent.fa', args: ['2000', '0'], out: [] },
-  { file: 'examples/independent/independent.fa', args: ['20', '100'], out: [] },
-  { file: 'examples/independent/independent_checked.fa', args: ['1000', '0'], out: ['independent: OK (n=1000)'] },
-  { file: 'examples/independent/independent_checked.fa', args: ['1', '0'], out: ['independent: OK (n=1)'] },
-  {
-    // pi to ten decimals is 3.1415926536; the midpoint rule's error at n = 1e6 is below 1e-12
-    file: 'examples/tutorial/pi.fa',
-    args: ['1000000', '8'],
-    out: ['pi ≈ 3.1415926536 from 1000000 points in 8 blocks', 'tutorial: OK (n=1000000, 8 blocks)'],
-  },
-  {
-    // one block: no parallelism, the same result
-    file: 'examples/tutorial/pi.fa',
-    args: ['2000000', '1'],
-    out: ['pi ≈ 3.1415926536 from 2000000 points in 1 block', 'tutorial: OK (n=2000000, 1 block)'],
-  },
-];
-
-/** Every .fa file shipped under examples/. */
-function exampleFiles(): string[] {
-  const files: string[] = [];
-  for (const dir of readdirSync('examples', { withFileTypes: true })) {
-    if (!dir.isDirectory()) continue;
-    for (const f of readdirSync(join('examples', dir.name))) if (f.endsWith('.fa')) files.push(join('examples', dir.name, f));
-  }
-  return files.sort();
-}
 
 describe('examples: every .fa is run by a test case', () => {
   test('coverage', () => {
@@ -146,12 +48,19 @@ describe('examples: every .fa is run by a test case', () => {
 
 describe('examples: luna check', () => {
   for (const file of exampleFiles()) {
-    test(`luna check ${file}`, () => {
-      const r = luna(['check', file]);
-      assert.equal(r.status, 0, describeRun(['check', file], r));
-      assert.doesNotMatch(r.stdout + r.stderr, /\berror\b/i, describeRun(['check', file], r));
+    test(`check ${file} (loaded, built and type-checked as luna check does)`, async () => {
+      const l = await loadProgram(file, { typecheck: true });
+      assert.ok(l.program && !hasErrors(l.diagnostics), l.text);
+      assert.doesNotMatch(l.text, /\berror\b/i, l.text);
     });
   }
+
+  test('luna check examples/matmul-cpp/matmul.fa (the command: TypeScript and C++ ucodes)', () => {
+    const args = ['check', 'examples/matmul-cpp/matmul.fa'];
+    const r = luna(args);
+    assert.equal(r.status, 0, describeRun(args, r));
+    assert.doesNotMatch(r.stdout + r.stderr, /\berror\b/i, describeRun(args, r));
+  });
 });
 
 for (const threads of [1, 2]) {
@@ -168,30 +77,17 @@ for (const threads of [1, 2]) {
   });
 }
 
-// Several node processes: the same results with N = 2 and 3 nodes. The first
-// case of every .fa file runs on 2 nodes x 1 thread and 3 nodes x 2 threads (a node
-// process costs ~0.3 s to start); a few on the other combinations.
-const FIRST_PER_FILE = CASES.filter((c, i) => CASES.findIndex((d) => d.file === c.file) === i);
-const SOME = FIRST_PER_FILE.filter((c) => /hello|heat1d|seed004_cyclic|matmul_cyclic|chain|tutorial/.test(c.file));
-const NODE_RUNS: Array<{ nodes: number; threads: number; cases: Case[] }> = [
-  { nodes: 2, threads: 1, cases: FIRST_PER_FILE },
-  { nodes: 3, threads: 2, cases: FIRST_PER_FILE },
-  { nodes: 2, threads: 2, cases: SOME },
-  { nodes: 3, threads: 1, cases: SOME },
-];
-
-for (const { nodes, threads, cases } of NODE_RUNS) {
-  describe(`examples: luna run --nodes ${nodes} --threads ${threads}`, () => {
-    for (const c of cases) {
-      const args = ['run', '--nodes', String(nodes), '--threads', String(threads), c.file, ...c.args];
-      test(`${c.file} ${c.args.join(' ')}`, () => {
-        const r = luna(args);
-        assert.equal(r.status, 0, describeRun(args, r));
-        assert.deepEqual(lines(r.stdout).sort(), [...c.out].sort(), describeRun(args, r));
-      });
-    }
-  });
-}
+// Several node processes over sockets, end to end (every example on several nodes: nodes.test.ts).
+describe('examples: luna run --nodes', () => {
+  for (const [nodes, threads, c] of [[3, 2, CASES[0]!], [2, 1, CASES.find((x) => x.file.includes('matmul-cpp'))!]] as const) {
+    const args = ['run', '--nodes', String(nodes), '--threads', String(threads), c.file, ...c.args];
+    test(args.slice(1).join(' '), () => {
+      const r = luna(args);
+      assert.equal(r.status, 0, describeRun(args, r));
+      assert.deepEqual(lines(r.stdout).sort(), [...c.out].sort(), describeRun(args, r));
+    });
+  }
+});
 
 describe('examples: failures are reported', () => {
   test('matmul with n not a multiple of nb prints FAILED and exits 1', () => {

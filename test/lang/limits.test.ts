@@ -153,6 +153,18 @@ test('macros: calls nested in arguments work up to the nesting limit, then LUNA-
   assert.ok(Math.abs(count(src.slice(0, at), '$F(') - MAX_MACRO_NESTING) <= 2);
 });
 
+test('macros: 10 000 nested calls of an identity macro (the argument last in its body) stop with LUNA-P019, not a false P018', () => {
+  // each call's argument is read after its frame ended: the nesting is counted all the same
+  const n = 10_000;
+  const src = `${HEADER}#define I(x) $x\nsub main(int k) show(${'$I('.repeat(n)}1${')'.repeat(n)});\n`;
+  const r = frontEnd(src);
+  assert.deepEqual(r.diagnostics.map((d) => d.code), ['LUNA-P019'], r.diagnostics.map(show).join(' '));
+  const at = offsetOf(src, r.diagnostics[0]!);
+  assert.equal(count(src.slice(0, at), '$I('), MAX_MACRO_NESTING);
+  // under the limit the same shape expands to its innermost text
+  assert.equal(shown(compiled(`${HEADER}#define I(x) $x\nsub main(int k) show(${'$I('.repeat(200)}k + 1${')'.repeat(200)});\n`)), 2);
+});
+
 test('macros: a chain of definitions deeper than the limit is LUNA-P019 at the use', () => {
   const n = MAX_MACRO_NESTING + 10;
   let src = '#define M0 k\n';
@@ -235,3 +247,19 @@ test('diagnostics: rendering for an in-memory source shows the real line, commen
   assert.match(text, /\n 5 \| {3}show\(k \+ x0\); \/\/ line 0\n/);
   assert.match(text, /\n 204 \| {3}show\(k \+ x199\); \/\/ line 199\n/);
 });
+
+test('diagnostics: control characters and bidirectional overrides of a source are shown escaped, the caret still under its column', () => {
+  const src = `${HEADER}sub main(int k) {\n  show(k) \x1b[31mRED\u202e;\n}\n`;
+  const r = frontEnd(src);
+  const text = renderDiagnostics(r.diagnostics, r.pre);
+  assert.ok(r.diagnostics.length > 0);
+  // nothing a terminal would act on, but the newlines between lines
+  assert.doesNotMatch(text, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+  assert.match(text, /invalid symbol: \\x1b/);
+  const lines = text.split('\n');
+  const shown = lines.findIndex((l) => l.includes('| ') && l.includes('\\x1b[31mRED\\u202e;'));
+  assert.ok(shown >= 0, text);
+  // the caret of the first diagnostic is under the escaped character
+  assert.equal(lines[shown + 1]!.indexOf('^'), lines[shown]!.indexOf('\\x1b'));
+});
+

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
 import { analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
+import { WRITTEN, writeWaitingTrace } from '../analysis/written.js';
 
 let dir = '', traceA = '', traceB = '', an: Analysis;
 
@@ -47,6 +48,28 @@ test('the report embeds the same SLOW analysis and findings as luna analyze slow
   const links = [...html.matchAll(/<li data-kind="([^"]+)">[\s\S]*?<\/li>/g)];
   assert.deepEqual(links.map((l) => l[1]), findings.map((f) => f.kind));
   for (const l of links) for (const [, id] of l[0].matchAll(/href="#([\w-]+)"/g)) assert.ok(html.includes(`<section id="${id}">`), `anchor #${id} exists`);
+});
+
+test('waits: W in luna analyze slow (JSON, text) and on the page (totals, the waiting blame, the finding)', () => {
+  const trace = join(dir, 'waits.trace');
+  writeWaitingTrace(trace);
+  const a = analysis(trace);
+  assert.equal(a.t.W, WRITTEN.W);
+  assert.equal(a.sum, a.tTotal);
+  assert.ok(a.findings.some((f) => f.kind === 'waiting' && f.factor === 'W'), a.findings.map((f) => f.kind).join());
+  const text = luna(['analyze', 'slow', '--window', '50ns', trace]).stdout;
+  assert.match(text, /T_W\s+P_W/);
+  assert.match(text, /^waiting 90 ns in 2 wait\(s\) for resources: barrier w\.fa:9 67%, request alloc x 33%$/m);
+  assert.match(text, /^ {2}W \|[ ▁▂▃▄▅▆▇█]+\|$/m, 'W has its line in the dynamics');
+  assert.match(text, /window from\s+P_S\s+P_L\s+P_O\s+P_W\s+P_U/);
+  // windows of 50 ns × 2 workers: the request [20, 50), the barrier [50, 110), then nothing
+  const pW = text.split('\n').filter((l) => /^ {2}\d+ ns\s+\d/.test(l)).map((l) => l.trim().split(/\s+/)[5]);
+  assert.deepEqual(pW, ['30.0%', '50.0%', '10.0%', '0.0%', '0.0%']);
+  const r = luna(['report', trace, '-o', '-']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`data-slow-total="W" data-run="0" data-ns="${WRITTEN.W}"`));
+  assert.match(r.stdout, /<h3 id="blame-waiting">Waiting \(90 ns in 2 waits for shared resources\)/);
+  assert.match(r.stdout, /<li data-kind="waiting">/);
 });
 
 test('the timeline data holds every fragment of the run on its lane, and the critical path marks', () => {

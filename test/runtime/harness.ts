@@ -1,7 +1,8 @@
-// An in-process node runtime for unit tests: a program compiled from source text, ucodes given
-// as plain functions, executor lanes that run batches synchronously in this thread (real DF
-// handles, real forwarding), and the real cluster protocol over a loopback transport — so
-// scheduling mechanism and policies are tested in milliseconds, without workers or processes.
+// Node runtimes in this process for unit tests: a program compiled from source text, ucodes
+// given as plain functions, executor lanes that run batches synchronously in this thread (real DF
+// handles, real forwarding), and the real control protocol and fragment layer over an in-memory
+// mesh of N nodes — so scheduling, termination, migration and stealing are tested in
+// milliseconds, without workers or processes.
 import { compileFrontEnd } from '../../src/lang/index.js';
 import { originOf } from '../../src/lang/origin.js';
 import { compileProgram, type CompiledProgram } from '../../src/program/compile.js';
@@ -10,15 +11,20 @@ import { bindUcodes, callUcode, nameOfKey, type Ucode } from '../../src/runtime/
 import { InlineExecutor } from '../../src/runtime/exec/inline.js';
 import type { Batch, BatchResult } from '../../src/runtime/exec/protocol.js';
 import { NodeRuntime, type Executors } from '../../src/runtime/node/runtime.js';
-import { ClusterNode } from '../../src/runtime/cluster/node.js';
-import { LoopbackTransport } from '../../src/runtime/transport/loopback.js';
+import { Control, type ClusterResult } from '../../src/runtime/cluster/control.js';
+import { FragmentLayer } from '../../src/runtime/cluster/fragments.js';
+import { faultText } from '../../src/runtime/cluster/report.js';
+import { MemoryMesh } from '../../src/runtime/transport/memory.js';
 import { Router } from '../../src/runtime/transport/router.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import type { SchedulingPolicy } from '../../src/runtime/policy/types.js';
 import type { DfValue } from '../../src/ucode/value.js';
+import type { NativeUcodes } from '../../src/ucode/cpp/native.js';
 
-export function compileSource(source: string, ucodes: Record<string, unknown> = {}): CompiledProgram {
-  const fe = compileFrontEnd('test.fa', { source, ucodeExports: new Set(Object.keys(ucodes)) });
+export type Ucodes = Record<string, unknown>;
+
+export function compileSource(source: string, ucodes: Ucodes = {}, file = 'test.fa', defines?: Record<string, string>): CompiledProgram {
+  const fe = compileFrontEnd(file, { source, defines, ucodeExports: new Set(Object.keys(ucodes)) });
   if (!fe.program) throw new Error(fe.diagnostics.map((d) => `${d.origin?.line}:${d.origin?.col} ${d.message}`).join('\n'));
   return compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
 }
@@ -36,11 +42,11 @@ export class SyncLanes implements Executors {
   private prev: (DfValue | null)[][][];
   onResult: (r: BatchResult) => void = () => {};
 
-  constructor(readonly lanes: number, private readonly program: CompiledProgram, ucodes: Record<string, unknown>, inline: boolean) {
+  constructor(readonly lanes: number, private readonly program: CompiledProgram, ucodes: Ucodes, inline: boolean, native?: NativeUcodes) {
     this.inflight = new Int32Array(lanes);
-    this.fns = bindUcodes(ucodes, program.imports);
+    this.fns = bindUcodes(ucodes, program.imports, native);
     this.prev = Array.from({ length: lanes }, () => []);
-    if (inline) { this.inline = new InlineExecutor(program.imports); this.inline.use(ucodes); }
+    if (inline) { this.inline = new InlineExecutor(program.imports); this.inline.use(ucodes, native); }
   }
 
   send(lane: number, b: Batch): void {
@@ -67,25 +73,81 @@ export class SyncLanes implements Executors {
   }
 }
 
-export interface HarnessRun {
-  ok: boolean;
-  message?: string;
-  kind?: string;
+/** One node of an in-process run. */
+export interface HarnessNode {
+  rank: number;
+  router: Router;
+  control: Control;
   rt: NodeRuntime;
   lanes: SyncLanes;
+  /** how the run ended on this node */
+  result?: ClusterResult;
 }
 
-/** Run `source` with `ucodes` on one in-process node with `lanes` synchronous lanes. */
-export async function runInProcess(source: string, ucodes: Record<string, unknown>, o: { lanes?: number; args?: string[]; policy?: SchedulingPolicy; inline?: boolean; observe?: (rt: NodeRuntime) => void } = {}): Promise<HarnessRun> {
-  const program = compileSource(source, ucodes);
-  const lanes = new SyncLanes(o.lanes ?? 1, program, ucodes, o.inline ?? false);
-  const tp = new LoopbackTransport();
-  const cluster = new ClusterNode(new Router(tp), () => performance.now() * 1e6);
-  const rt = new NodeRuntime(program, { rank: 0, size: 1, lanes: lanes.lanes, now: () => performance.now() * 1e6 }, lanes, o.policy ?? new DefaultPolicy());
-  lanes.onResult = (r) => rt.onResult(r);
-  cluster.attach(rt);
-  o.observe?.(rt);
-  rt.start(parseMainArgs(program.main, o.args ?? []));
-  const res = await cluster.done;
-  return { ...res, rt, lanes };
+export interface HarnessOptions {
+  /** node runtimes in this process, linked by one in-memory mesh (default 1) */
+  nodes?: number;
+  /** synchronous lanes per node (default 1) */
+  lanes?: number;
+  args?: string[];
+  /** one policy for a node alone, or one per node */
+  policy?: SchedulingPolicy | ((node: number) => SchedulingPolicy);
+  /** run tiny CFs on the system thread too, as the real runtime does */
+  inline?: boolean;
+  /** the program's compiled C++ ucodes */
+  native?: NativeUcodes;
+  /** called with each node's runtime before the program starts */
+  observe?: (rt: NodeRuntime, node: number) => void;
+  /** called for each node before the program starts: register participants, channels */
+  join?: (n: HarnessNode) => void;
+  /** the mesh, once built (a test can lose a node with it) */
+  mesh?: (m: MemoryMesh) => void;
+}
+
+export interface HarnessRun extends ClusterResult {
+  /** node 0's runtime and lanes */
+  rt: NodeRuntime;
+  lanes: SyncLanes;
+  nodes: HarnessNode[];
+}
+
+const now = (): number => performance.now() * 1e6;
+
+/**
+ * Run `program` (source text or compiled) with `ucodes` (or each node's own) on `nodes`
+ * in-process nodes; the result is node 0's, as the CLI reports it, once every node has ended.
+ */
+export async function runInProcess(program: string | CompiledProgram, ucodes: Ucodes | ((node: number) => Ucodes), o: HarnessOptions = {}): Promise<HarnessRun> {
+  const ucodesOf = typeof ucodes === 'function' ? ucodes : () => ucodes;
+  const compiled = typeof program === 'string' ? compileSource(program, ucodesOf(0)) : program;
+  const mainArgs = parseMainArgs(compiled.main, o.args ?? []);
+  const mesh = new MemoryMesh(o.nodes ?? 1);
+  o.mesh?.(mesh);
+  const nodes = mesh.endpoints.map((tp): HarnessNode => {
+    const lanes = new SyncLanes(o.lanes ?? 1, compiled, ucodesOf(tp.rank), o.inline ?? false, o.native);
+    const router = new Router(tp);
+    const control = new Control(router, now);
+    const fragments = new FragmentLayer(router, control, { now });
+    const policy = typeof o.policy === 'function' ? o.policy(tp.rank) : o.policy ?? new DefaultPolicy();
+    const rt = new NodeRuntime(compiled, { rank: tp.rank, size: tp.size, lanes: lanes.lanes, now, remote: fragments.remote }, lanes, policy);
+    lanes.onResult = (r) => rt.onResult(r);
+    fragments.attach(rt);
+    return { rank: tp.rank, router, control, rt, lanes };
+  });
+  for (const n of nodes) {
+    o.join?.(n);
+    o.observe?.(n.rt, n.rank);
+  }
+  for (const n of nodes) {
+    if (n.rank > 0) { n.rt.schedule(); continue; }
+    try { n.rt.start(mainArgs); } catch (e) { n.rt.fail(e); }
+  }
+  await Promise.all(nodes.map(async (n) => {
+    n.result = await n.control.done;
+    // a fault raised as the run ended still fails it (as runNode reports it)
+    const late = n.rt.failure;
+    if (n.result.ok && late) n.result = { ok: false, kind: 'fault', message: faultText(n.rt, late) };
+  }));
+  for (const tp of mesh.endpoints) await tp.close();
+  return { ...nodes[0]!.result!, rt: nodes[0]!.rt, lanes: nodes[0]!.lanes, nodes };
 }

@@ -170,15 +170,14 @@ export interface Case {
   stdoutHas?: string[];
   /** failure, one node and one thread (FIFO order): these lines too */
   stdoutHasFifo?: string[];
-  /** false: a variant of another case, run on one node only (keeps multinode.test.ts short) */
-  matrix?: false;
 }
 
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, k) => a + k);
 
 /**
  * The semantics fixtures. Every case must give this result on 1, 2 or 3 nodes with 1 or 2
- * threads (multinode.test.ts); semantics.test.ts runs each on one node with one thread.
+ * threads (multinode.test.ts, in process); semantics.test.ts runs each through the CLI on one
+ * node with one thread.
  */
 export const CASES: Case[] = [
   { name: 'req_count: exactly the announced number of readers', file: program('reqcount'), out: ['r1 5', 'r2 5', 's1 7', 's2 7', 's3 7'] },
@@ -213,7 +212,6 @@ export const CASES: Case[] = [
     name: 'destroy (delete) with a positive request count is an error naming the CF',
     file: program('destroy_pos'),
     defines: ['USE_DELETE'],
-    matrix: false,
     stdoutHas: ['r1 5'],
     fails: [/positive requests? count/i, /CF r1 \(ucode c_show, id [\d_]+\)[^\n]* at [^\n]*destroy_pos\.fa:10:5/],
   },
@@ -232,7 +230,7 @@ export const CASES: Case[] = [
     out: ['i 1', 'i 2', 'i 3', 'i 4', 'i 5', 'N 6', 'M 7', 'v7 128'],
   },
   { name: 'if (true branch)', file: program('if'), args: ['4'], out: ['big', 'k is 8'] },
-  { name: 'if (false branch)', file: program('if'), args: ['1'], out: ['small', 'k is not 8'], matrix: false },
+  { name: 'if (false branch)', file: program('if'), args: ['1'], out: ['small', 'k is not 8'] },
   { name: 'recursion (recursive subs)', file: program('recursion'), args: ['10'], out: ['fact 3628800', 'fib 55'] },
   { name: 'name aliasing: x[6] in the sub is the caller\'s z[10][6]', file: program('alias'), out: ['inside y6 66', 'z10_6 66', 'z10_1_2 12'] },
   { name: 'let substitution', file: program('let'), args: ['4'], out: ['a 8', 'b 9', 'z12 5'] },
@@ -258,11 +256,10 @@ export const CASES: Case[] = [
     name: 'string !=',
     file: program('strings'),
     args: ['ann'],
-    matrix: false,
     out: ['User_1', 'User_2', 'User_3', 'n=42', 'r=0.500000', 'ann!5', 'q-3', 'not bob'],
   },
   { name: 'missing command-line argument (one of two): a usage error naming main\'s parameters', file: program('missing_arg'), args: ['3'], status: 2, fails: [/too few program arguments/i, /\bstring s\b/] },
-  { name: 'missing command-line arguments (none)', file: program('missing_arg'), status: 2, fails: [/too few program arguments/i, /\bint n\b/], matrix: false },
+  { name: 'missing command-line arguments (none)', file: program('missing_arg'), status: 2, fails: [/too few program arguments/i, /\bint n\b/] },
   {
     name: 'ucode exception: CF label, indices and position; earlier output kept',
     file: program('exception'),

@@ -61,7 +61,7 @@ test('long strings are cut, non-ASCII survives', (t) => {
   assert.equal(r.gid, 'λ'.repeat(512));
 });
 
-test('several files merge into one time-ordered stream (stable ties, late spans, every time field offset)', (t) => {
+test('several files merge into one time-ordered stream (stable ties, late spans, every time offset: fields and untimed records)', (t) => {
   const dir = tempDir(t);
   openTraceDir(dir, manifest(2, 2));
   const files = [];
@@ -71,9 +71,14 @@ test('several files merge into one time-ordered stream (stable ties, late spans,
     const w = ThreadTraceWriter.open(dir, node, thread, { bufferBytes: 8192 });
     let tt = 0;
     for (let i = 0; i < 3000; i++) {
+      const prev = tt; // when the previous record was written
       tt += Math.floor(r() * 50); // many equal times across files
       const off = node === 1 ? 1e6 : 0;
-      if (thread === 0 && i % 100 === 99) {
+      if (thread === 1 && i % 120 === 119) {
+        w.cfInput(i, 7); // untimed: stamped with the previous record's time, on this node's clock too
+        all.push({ kind: 'cfInput', t: prev + off, cf: i, df: 7, node, thread });
+        tt = prev;
+      } else if (thread === 0 && i % 100 === 99) {
         w.sysBusy(tt - 2000, tt); // recorded at the end of the span, stamped with its start
         all.push({ kind: 'sysBusy', t: tt - 2000 + off, end: tt + off, node, thread });
       } else if (thread === 1 && i % 150 === 149) {

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { ThreadTraceWriter } from '../../src/trace/writer.js';
 import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
 import { traceFileName } from '../../src/trace/format.js';
-import { TraceModel, type ModelListener } from '../../src/trace/model/model.js';
+import { TraceModel, type ModelListener, type Resolver } from '../../src/trace/model/model.js';
 import type { Fragment, Wait } from '../../src/trace/model/records.js';
 import { readModel } from '../../src/trace/read.js';
-import type { TraceEvent } from '../../src/trace/schema.js';
+import type { RecordKind, TraceEvent } from '../../src/trace/schema.js';
 import { manifest, tempDir } from './helpers.js';
 
 const run = (): TraceEvent[] => [
@@ -35,23 +35,45 @@ test('waits are resolved to the fragment that waited (or the rank) and its lane'
   assert.ok(Number.isNaN(got[1]!.cpu));
 });
 
-test('a layer registers a resolver for its record kind; a kind has one resolver', () => {
-  const m = new TraceModel(manifest(1, 1));
-  const seen: string[] = [];
+test('a layer plugs in a resolver for its record kind: analyses that use it share one, it tells its own listeners', () => {
+  // a layer's record kind the schema does not declare yet (an SPMD region's entry, say)
+  const ENTER = 'regionEnter' as RecordKind;
+  interface Region { rank: number; fragment: Fragment | undefined; t: number }
+  class RegionResolver implements Resolver {
+    static instances = 0;
+    readonly kinds = [ENTER];
+    ended = 0;
+    private readonly ls: ((r: Region) => void)[] = [];
+    constructor(private readonly m: TraceModel) { RegionResolver.instances++; }
+    listen(l: (r: Region) => void): void { this.ls.push(l); }
+    push(e: TraceEvent): void {
+      const x = e as unknown as { node: number; t: number; cf: number; rank: number };
+      const r = { rank: x.rank, fragment: this.m.fragmentOf(x.node, x.cf), t: x.t };
+      for (const l of this.ls) l(r);
+    }
+    end(): void { this.ended++; }
+  }
+  const m = new TraceModel(manifest(1, 2));
+  const a: Region[] = [], b: Region[] = [], raw: string[] = [];
+  m.use(RegionResolver).listen((r) => a.push(r)); // one analysis
+  m.use(RegionResolver).listen((r) => b.push(r)); // another: the same resolver
+  m.listen({ event: (e) => raw.push(e.kind) });
+  const events = run();
+  events.splice(3, 0, { kind: ENTER, t: 3, node: 0, thread: 1, cf: 5, rank: 2 } as unknown as TraceEvent);
+  for (const e of events) m.push(e);
+  m.end();
+  m.end();
+  assert.equal(RegionResolver.instances, 1);
+  assert.equal(a.length, 1);
+  assert.deepEqual(b, a);
+  assert.equal(a[0]!.rank, 2);
+  assert.equal(a[0]!.fragment?.gid, 'g5', 'resolved against the model\'s fragments');
+  assert.equal(m.use(RegionResolver).ended, 1, 'ended once, with the model');
+  assert.deepEqual(raw, events.map((e) => e.kind), 'every event reaches event() after its resolver');
+  // a kind has one resolver; the run's envelope is the model's own
   assert.throws(() => m.register({ kinds: ['wait'], push: () => {} }), /wait already has a resolver/);
-  // a fresh model whose waits a layer resolves its own way (e.g. into regions)
-  const m2 = new TraceModel(manifest(1, 1));
-  assert.throws(() => m2.register({ kinds: ['cfStart'], push: () => {} }), /cfStart already has a resolver/);
-  let ended = 0;
-  // every built-in kind is taken: a layer's own kind would be new; here, a resolver of no kind still ends with the model
-  m2.register({ kinds: [], push: () => {}, end: () => { ended++; } });
-  const l: ModelListener = { event: (e) => seen.push(e.kind) };
-  m2.listen(l);
-  for (const e of run()) m2.push(e);
-  m2.end();
-  m2.end();
-  assert.equal(ended, 1, 'end once');
-  assert.deepEqual(seen, run().map((e) => e.kind), 'every event reaches event() after its resolver');
+  assert.throws(() => m.register({ kinds: [ENTER], push: () => {} }), /regionEnter already has a resolver/);
+  assert.throws(() => m.register({ kinds: ['programFinish'], push: () => {} }), /programFinish is the model's own/);
 });
 
 test('per-listener slots: two listeners keep their own value on a fragment, whatever their order', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { openTraceDir, writeManifest } from '../../src/trace/dir.js';
 import { traceFileName } from '../../src/trace/format.js';
-import { exportPerfetto } from '../../src/trace/index.js';
+import { exportPerfetto, exportTables } from '../../src/trace/index.js';
 import { ThreadTraceWriter } from '../../src/trace/writer.js';
 import type { SiteInfo } from '../../src/trace/manifest.js';
 import { manifest, tempDir } from './helpers.js';
@@ -65,8 +65,14 @@ test('Perfetto export: valid JSON, lane tracks, CFs and DFs named as the program
   const dir = tempDir(t);
   buildTrace(dir);
   const out = join(dir, 'run.json');
-  const r = exportPerfetto(dir, out);
+  const progress: [number, number][] = [];
+  const r = exportPerfetto(dir, out, (done, estimate) => progress.push([done, estimate]));
   assert.deepEqual(r.warnings, []);
+  // both exports read through readModel and tell its progress, to the end
+  const tablesProgress: [number, number][] = [];
+  exportTables(dir, join(dir, 'tables'), ['csv'], (done, estimate) => tablesProgress.push([done, estimate]));
+  assert.ok(progress.at(-1)![0] > 0 && progress.at(-1)![0] === progress.at(-1)![1], JSON.stringify(progress));
+  assert.deepEqual(tablesProgress.at(-1), progress.at(-1));
   const doc = JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: Ev[]; displayTimeUnit: string; metadata: Record<string, unknown> };
   const ev = doc.traceEvents;
   assert.equal(ev.length, r.events);

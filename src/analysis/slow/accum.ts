@@ -15,15 +15,22 @@ export class KeyedRows<K> {
   }
 }
 
+/** Windows of a width asked for (--window): a run that would need more doubles the width. */
+export const MAX_WINDOWS = 10_000;
+
 /**
- * SLOW over time windows [origin + i·w, origin + (i+1)·w). With `fixed` false the width starts at
- * 1 µs and doubles (merging neighbours) whenever more than `max` windows would be needed, so the
- * series stays between max/2 and max windows whatever the run's length.
+ * SLOW over time windows [origin + i·w, origin + (i+1)·w). The width starts at 1 µs (`fixed`:
+ * at the width asked for) and doubles (merging neighbours) whenever more than `max` windows
+ * would be needed, so the series stays within max windows whatever the run's length: bounded
+ * memory and output also for `--window 1ns` on a long run.
  */
 export class Series {
   private v: Float64Array;
   private n = 0;
-  constructor(public origin: number, public width: number, private readonly fixed: boolean, private readonly max = 256) {
+  /** the width first given (what was asked for, when fixed) */
+  readonly requested: number;
+  constructor(public origin: number, public width: number, fixed: boolean, private readonly max = fixed ? MAX_WINDOWS : 256) {
+    this.requested = width;
     this.v = new Float64Array(NF * (fixed ? 64 : max));
   }
   /** Spread `amount` of factor f uniformly over [x, y) (y ≤ x: a point mass at x). */
@@ -41,7 +48,7 @@ export class Series {
   private index(t: number): number {
     let i = Math.floor((t - this.origin) / this.width);
     if (i < 0) i = 0;
-    if (!this.fixed) while (i >= this.max) { this.coarsen(); i = Math.floor((t - this.origin) / this.width); }
+    while (i >= this.max) { this.coarsen(); i = Math.floor((t - this.origin) / this.width); }
     return i;
   }
   /** window holding the last instant before y */
@@ -50,6 +57,7 @@ export class Series {
     return i > 0 && this.origin + i * this.width >= y ? i - 1 : i;
   }
   private coarsen(): void {
+    if (this.v.length < this.max * NF) this.bump(this.max - 1, 0, 0);
     const v = this.v, half = this.max >> 1;
     for (let i = 0; i < half; i++) for (let f = 0; f < NF; f++) v[i * NF + f] = v[2 * i * NF + f] + v[(2 * i + 1) * NF + f];
     v.fill(0, half * NF);

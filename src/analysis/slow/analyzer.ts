@@ -77,6 +77,8 @@ export class SlowAnalyzer implements ModelListener {
   waitCount = 0;
   /** per lane slot: waits outside any CF not yet charged, as [x, y) pairs (carved from idle time) */
   private readonly outside: (number[] | null)[];
+  /** per lane slot: the latest end of its waits so far (waits overlapping it count once) */
+  private readonly waitedTo: Float64Array;
 
   // critical path
   cpEnd: PathNode | null = null;
@@ -98,6 +100,7 @@ export class SlowAnalyzer implements ModelListener {
     this.busy = new Float64Array(this.N);
     this.laneCfs = new Float64Array(slots);
     this.outside = new Array<number[] | null>(slots).fill(null);
+    this.waitedTo = new Float64Array(slots).fill(-Infinity);
     this.pathOf = m.slot<PathNode>('slow: critical path');
     m.listen(this);
   }
@@ -131,11 +134,18 @@ export class SlowAnalyzer implements ModelListener {
     addTo(this.wByKind, w.kind, ns);
     const f = w.fragment;
     this.wByWaiter.add(f ? f.gid : w.rank >= 0 ? `rank ${w.rank}` : `node ${w.node} thread ${w.thread}`, ns, f ? this.codeName(f.code) : undefined, f ? f.name : undefined);
+    // A thread waits for one thing at a time, but layers may nest their waits (a barrier waiting
+    // on a request): W is the union. Waits come in the order of their starts, so cutting each at
+    // the furthest end so far is enough; its CPU is cut in proportion.
+    const to = this.waitedTo[slot]!;
+    const x = w.start > to ? w.start : to;
+    if (!(w.end > x)) return;
+    this.waitedTo[slot] = w.end;
     const r = this.running[slot];
     if (r && r.f.start <= w.start) {
-      (r.waits ??= []).push(w.start, w.end);
-      r.waitCpu += w.cpu;
-    } else (this.outside[slot] ??= []).push(w.start, w.end);
+      (r.waits ??= []).push(x, w.end);
+      r.waitCpu += x === w.start ? w.cpu : (w.cpu * (w.end - x)) / ns;
+    } else (this.outside[slot] ??= []).push(x, w.end);
   }
 
   finish(f: Fragment, inputs: readonly DfRec[]): void {

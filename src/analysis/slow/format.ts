@@ -2,6 +2,7 @@
 
 import { dur, pct, share } from './fmt.js';
 import type { Slou, SlowReport } from './types.js';
+import { MAX_WINDOWS } from './accum.js';
 
 function row(name: string, v: Slou, total: number): string {
   const c = (x: number) => `${dur(x).padStart(11)} ${pct(total > 0 ? (100 * x) / total : 0).padStart(6)}`;
@@ -67,7 +68,7 @@ export function formatSlowTable(r: SlowReport): string {
 
 const BARS = ' ▁▂▃▄▅▆▇█';
 const SPARK_MAX = 64;
-const DYN_FACTORS = ['S', 'L', 'O', 'U'] as const;
+const DYN_FACTORS = ['S', 'L', 'O', 'W', 'U'] as const;
 
 /**
  * SLOW over time: a sparkline per factor (each column the factor's share of the workers' time
@@ -84,6 +85,7 @@ export function formatDynamics(r: SlowReport): string[] {
   const group = Math.ceil(pts.length / SPARK_MAX);
   const cols = Math.ceil(pts.length / group);
   const L: string[] = [];
+  if (r.series.explicit && r.series.requestedNs !== undefined) L.push(`windows of ${dur(r.series.requestedNs)} would be more than ${MAX_WINDOWS}: using ${dur(w)}`);
   L.push(`dynamics: ${pts.length} windows of ${dur(w)}${group > 1 ? `, ${group} per column` : ''} (share of the workers' time, ▁ low … █ all):`);
   for (const f of DYN_FACTORS) {
     let line = '';

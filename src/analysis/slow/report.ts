@@ -97,7 +97,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     starvationTail: an.sTail,
     perNode: Array.from({ length: an.N }, (_, i) => slou(an.perNode, i * NF)),
     perThread,
-    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0) },
+    series: { ...(an.series ? { windowNs: an.series.width, points: an.series.points(tEnd) } : { windowNs: 0, points: [] }), explicit: !!(an.opts.windowNs && an.opts.windowNs > 0), ...(an.series && an.series.width !== an.series.requested ? { requestedNs: an.series.requested } : {}) },
     perCode, perLabel,
     blame: {
       starvation: {
@@ -173,6 +173,6 @@ function idleOf(r: Slou): number { return r.S + r.L + r.O; }
 
 function emptyReport(an: SlowAnalyzer): SlowReport {
   an.m.warn('empty trace');
-  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0;
+  an.m.tStart = 0; an.m.tEnd = 0; an.m.firstT = 0; an.m.lastT = 0;
   return finishReport(an);
 }

@@ -119,7 +119,7 @@ export interface SlowReport {
   perNode: Slou[];
   perThread: ThreadRow[];
   /** SLOW per time window [tStart + i·windowNs, …); `explicit`: the width was asked for (windowNs option) */
-  series: { windowNs: number; explicit: boolean; points: Slou[] };
+  series: { windowNs: number; explicit: boolean; points: Slou[]; requestedNs?: number };
   perCode: CodeRow[];
   perLabel: LabelRow[];
   blame: Blame;
@@ -151,7 +151,7 @@ export const UNITS = {
   'perNode[].*': 'ns (a node\'s five sum to tWall × threads)',
   'perThread[].node': 'node number', 'perThread[].thread': 'worker thread number (1-based)',
   'perThread[].*': 'ns (a thread\'s five sum to tWall)',
-  'series.windowNs': 'ns', 'series.points[].*': 'ns (a window\'s five sum to windowNs × cores, the last window cut by the end)',
+  'series.windowNs': 'ns', 'series.requestedNs': 'ns (the --window asked for, when the run would need more than 10 000 windows of it; windowNs is the width used)', 'series.points[].*': 'ns (a window\'s five sum to windowNs × cores, the last window cut by the end)',
   'perCode[].code': 'code-fragment index', 'perCode[].cfs': 'count', 'perCode[].*': 'ns',
   'perLabel[].cfs': 'count', 'perLabel[].*': 'ns',
   'blame.*.total': 'ns', 'blame.*.*[].ns': 'ns', 'blame.*.*[].share': 'fraction of that blame total',

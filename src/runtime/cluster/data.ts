@@ -1,15 +1,16 @@
 // The runtime's data channel: CF migration and the DF protocol between nodes (request, post,
 // response, destroy, push). Every message of this channel carries work or data, so all are
-// counted for termination detection.
+// counted for termination detection. Its clock and trace sink come from its host.
 import { Decoder, Encoder } from '../transport/codec.js';
 import type { Channel, Router } from '../transport/router.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { DfKey } from '../../core/dfkey.js';
 import type { Cf } from '../node/fragment.js';
 import type { NodeRuntime, RemoteOps, Spread } from '../node/runtime.js';
+import { CHANNEL } from './channels.js';
+import type { ChannelHost } from './layer.js';
 import { decodeEnv, decodeValue, encodeEnv, encodeValue } from './wire.js';
 
-export const DATA_CHANNEL = 1;
 const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7, SPREAD = 8;
 
 export class DataChannel implements RemoteOps {
@@ -19,10 +20,11 @@ export class DataChannel implements RemoteOps {
   /** a CF arrived (stealing uses it to know its request was answered) */
   onCfArrived: () => void = () => {};
 
-  constructor(private readonly router: Router, private readonly now: () => number, private readonly failed: (e: unknown) => void) {
-    this.ch = router.channel(DATA_CHANNEL, 'runtime data', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
+  constructor(private readonly router: Router, private readonly host: ChannelHost) {
+    this.ch = router.channel(CHANNEL.data, 'runtime data', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
   }
 
+  /** The runtime whose messages this channel carries (built after it: the runtime sends through it). */
   attach(rt: NodeRuntime): void {
     this.rt = rt;
   }
@@ -81,19 +83,19 @@ export class DataChannel implements RemoteOps {
   }
 
   private sendValue(key: DfKey, to: number, tag: number, v: DfValue, payload: Uint8Array | undefined): void {
-    const tr = this.rt.st.tr;
+    const tr = this.host.trace;
     if (!tr) { this.ch.send(to, tag, this.enc.finish(), payload); return; }
     const df = tr.dfName(key);
-    tr.dfSendStart(this.now(), df, to, valueSize(v));
+    tr.dfSendStart(this.host.now(), df, to, valueSize(v));
     this.ch.send(to, tag, this.enc.finish(), payload);
-    tr.dfSendEnd(this.now(), df, to);
+    tr.dfSendEnd(this.host.now(), df, to);
   }
 
   // ------------------------------------------------------------------ receiving
 
   private received(key: DfKey, from: number, v: DfValue): void {
-    const tr = this.rt.st.tr;
-    if (tr) tr.dfReceive(this.now(), tr.dfName(key), from, valueSize(v));
+    const tr = this.host.trace;
+    if (tr) tr.dfReceive(this.host.now(), tr.dfName(key), from, valueSize(v));
   }
 
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
@@ -148,6 +150,6 @@ export class DataChannel implements RemoteOps {
         case REFUSE: { const key = d.string(); rt.refused(key, d.string()); break; }
         default: throw new Error(`unknown runtime data message ${tag} from node ${from}`);
       }
-    } catch (e) { this.failed(e); }
+    } catch (e) { rt.fail(e); }
   }
 }

@@ -1,9 +1,10 @@
-// Human messages for run-time faults and hangs: the CF's label with its indices, what it runs,
-// its global id and source position, and the node.
-import type { Origin } from '../../lang/source.js';
+// Human messages for run-time faults and hangs. A hang report is one list, merged from every
+// participant of every node, ordered by source position; a fault names the CF (label, indices,
+// what it runs, global id, source position) and the node.
 import { describeSite } from '../node/fault.js';
 import type { Cf } from '../node/fragment.js';
 import type { NodeRuntime, RunFault } from '../node/runtime.js';
+import type { Wait } from './layer.js';
 
 export { where } from '../node/fault.js';
 
@@ -11,14 +12,32 @@ export function describeCf(cf: Cf, label: string): string {
   return describeSite(cf.site, label, cf.gid);
 }
 
-export interface HangItem { node: number; text: string; origin: Origin }
+/** The waits of one participant of one node. */
+export interface HangGroup { participant: string; node: number; waits: Wait[] }
 
-export function formatHang(items: HangItem[]): string {
-  items.sort((a, b) => a.origin.file.localeCompare(b.origin.file) || a.origin.line - b.origin.line || a.origin.col - b.origin.col || a.node - b.node);
-  const max = 50;
-  const lines = items.slice(0, max).map((i) => `  ${i.text}`);
-  if (items.length > max) lines.push(`  … and ${items.length - max} more`);
-  return `the program hangs: nothing can run while ${items.length} CF(s) wait for data fragments that are never produced\n${lines.join('\n')}`;
+/** Most waits a report lists (the rest are counted). */
+const MAX_LISTED = 50;
+
+/**
+ * The report of a hang: what waits, summed up by layer (`summary`), then each wait ordered by
+ * source position (those without one last) and node.
+ */
+export function formatHang(groups: readonly HangGroup[], summary: (participant: string, n: number) => string): string {
+  const counts = new Map<string, number>();
+  const items: (Wait & { node: number })[] = [];
+  for (const g of groups) {
+    counts.set(g.participant, (counts.get(g.participant) ?? 0) + g.waits.length);
+    for (const w of g.waits) items.push({ ...w, node: g.node });
+  }
+  items.sort((a, b) => {
+    const o = a.origin, p = b.origin;
+    if (!o || !p) return (o ? 0 : 1) - (p ? 0 : 1) || a.node - b.node;
+    return o.file.localeCompare(p.file) || o.line - p.line || o.col - p.col || a.node - b.node;
+  });
+  const lines = items.slice(0, MAX_LISTED).map((i) => `  ${i.text}`);
+  if (items.length > MAX_LISTED) lines.push(`  … and ${items.length - MAX_LISTED} more`);
+  const what = [...counts].map(([p, n]) => summary(p, n)).join(' and ');
+  return `the program hangs: nothing can run while ${what || 'work is left that names nothing it waits for'}\n${lines.join('\n')}`;
 }
 
 /** The fault as the user reads it: the cause, then the fragment and the node (node 0 when alone). */
@@ -31,10 +50,10 @@ export function faultText(rt: NodeRuntime, f: RunFault): string {
   return lines.join('\n');
 }
 
-export function hangItems(rt: NodeRuntime, node: number): HangItem[] {
+/** Every CF of this node that waits, and for which DFs. */
+export function cfWaits(rt: NodeRuntime): Wait[] {
   return rt.waitingReport().map((w) => ({
-    node,
     origin: w.cf.site.origin,
-    text: `${describeCf(w.cf, w.label)}${rt.size > 1 ? ` on node ${node}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
+    text: `${describeCf(w.cf, w.label)}${rt.size > 1 ? ` on node ${rt.self}` : ''} waits for ${w.waits.length ? w.waits.join(', ') : '(nothing it can name)'}`,
   }));
 }

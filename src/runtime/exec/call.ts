@@ -8,7 +8,7 @@ import { displayDf } from '../../core/dfkey.js';
 import { DF } from '../../ucode/df.js';
 import { T_INT, T_RAW, type DfValue } from '../../ucode/value.js';
 import { sharedBytesChurned } from './shm.js';
-import { bindNative, nativeHas, type NativeUcodes } from '../../ucode/cpp/native.js';
+import { bindNative, nativeHas, NativeFault, type NativeUcodes } from '../../ucode/cpp/native.js';
 import { ContractError } from './contract.js';
 import { detachedContext, type ThreadContext } from './context.js';
 import { holdBlock } from './blocks.js';
@@ -29,7 +29,13 @@ export interface UcodeDef {
  */
 export function bindUcodes(mod: Record<string, unknown> | undefined, imports: readonly (UcodeDef & { alias: string })[], native?: NativeUcodes): Ucode[] {
   return imports.map((imp) => {
-    if (nativeHas(native, imp.alias)) return bindNative(native!, imp);
+    if (nativeHas(native, imp.alias)) {
+      const f = bindNative(native!, imp);
+      // a crash, an overrun or exit() in C++ code is reported as the addon words it
+      return function cpp(...args: unknown[]): unknown {
+        try { return f(...args); } catch (e) { throw e instanceof NativeFault ? new ContractError(e.message) : e; }
+      };
+    }
     const f = mod?.[imp.symbol];
     if (typeof f === 'function') return f as Ucode;
     return () => { throw new ContractError(`the ucode module exports no function ${imp.symbol}`); };

@@ -9,7 +9,9 @@ import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, abortFlag, answersFlag, feedsFlag, flagsLength, processedFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
-import { ThreadTraceWriter } from '../../trace/writer.js';
+import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
+import { traceFileName } from '../../trace/format.js';
+import { join } from 'node:path';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -125,8 +127,10 @@ export class WorkerPool {
   booted = 0;
   private readonly ready: boolean[] = [];
   private bootWaiters: (() => void)[] = [];
-  /** workers that exited (a stop must not wait for them) */
+  /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
+  /** workers whose thread really ended */
+  private readonly gone: boolean[] = [];
   private readonly heapMb = workerHeapMb();
   /** why a worker was terminated on purpose (reported instead of its exit code) */
   private readonly causes: (string | undefined)[] = [];
@@ -139,6 +143,10 @@ export class WorkerPool {
   private readonly peers: (MessagePort | null)[][];
   /** the system thread's ends of the workers' request ports */
   private readonly requests: (MessagePort | undefined)[];
+  /** tracing: each worker's shared trace buffer and file, which this thread can spill */
+  private readonly traces: ({ buffer: SharedArrayBuffer; path: string } | undefined)[] = [];
+  /** per lane: report the worker dead (once) */
+  private readonly deaths: (((cause: string) => void) | undefined)[] = [];
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -207,11 +215,16 @@ export class WorkerPool {
 
   private startWorker(i: number): void {
     const trace = this.opts.trace;
-    if (trace) ThreadTraceWriter.prepare(trace.dir, trace.node, i + 1);
+    let buffer: SharedArrayBuffer | undefined;
+    if (trace) {
+      ThreadTraceWriter.prepare(trace.dir, trace.node, i + 1);
+      buffer = sharedTraceBuffer();
+      this.traces[i] = { buffer, path: join(trace.dir, traceFileName(trace.node, i + 1)) };
+    }
     const ch = new MessageChannel();
     const req = new MessageChannel();
     const init: WorkerInit = {
-      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: this.opts.trace, spinUs: this.opts.spinUs ?? 50,
+      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: trace && { ...trace, buffer }, spinUs: this.opts.spinUs ?? 50,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params, waits: m.waits })),
       requests: req.port2,
     };
@@ -247,6 +260,7 @@ export class WorkerPool {
       this.bootSettled();
       this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, this.causes[i] ?? cause);
     };
+    this.deaths[i] = death;
     const result = (m: WireResult): void => {
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
@@ -270,6 +284,7 @@ export class WorkerPool {
       death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (heap limit ${this.heapMb ?? defaultHeapMb()} MB${this.heapMb !== undefined ? ', LUNA_WORKER_HEAP_MB' : ''})` : `failed: ${e.message}`);
     });
     w.on('exit', (code) => {
+      this.gone[i] = true;
       this.exited[i] = true;
       this.inflight[i] = 0;
       death(`exited with code ${code}`);
@@ -320,7 +335,7 @@ export class WorkerPool {
    * Stop the workers. Those that booted are asked to stop after their batch (a tracing worker
    * closes its file then); those still booting had nothing to do and are terminated.
    */
-  async stop(): Promise<void> {
+  async stop(graceMs = 2000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     const waits: Promise<void>[] = [];
@@ -334,17 +349,49 @@ export class WorkerPool {
       Atomics.notify(this.flags, i);
     }
     if (waits.length === 0) return;
-    const timeout = new Promise<void>((r) => setTimeout(r, 2000).unref());
+    const timeout = new Promise<void>((r) => setTimeout(r, graceMs).unref());
     await Promise.race([Promise.all(waits), timeout]);
+    // workers still in a ucode: keep what they recorded before it
+    this.spillTraces(true);
     for (const w of this.workers) if (w) void w.terminate();
   }
 
-  /** Stop lane `i`'s worker now (a ucode ran too long): its death is reported with `cause`. */
+  /**
+   * Stop lane `i`'s worker now (a ucode ran too long): its death is reported with `cause` at
+   * once. Worker.terminate() stops JavaScript, not native code: a C++ ucode that never returns
+   * keeps its thread (the process ends with the failed run), so nothing waits for its exit.
+   */
   terminate(i: number, cause: string): void {
     const w = this.workers[i];
-    if (!w || this.exited[i]) return;
+    if (!w || this.exited[i] || this.causes[i] !== undefined) return;
     this.causes[i] = cause;
+    const t = this.traces[i];
+    if (t) spillSharedTrace(t.buffer, t.path, true);
     void w.terminate();
+    this.exited[i] = true;
+    this.inflight[i] = 0;
+    this.deaths[i]?.(cause);
+  }
+
+  /**
+   * Write out what the workers recorded and lent (they lend their trace while in a ucode or
+   * asleep); `final`: they are being stopped, nothing more will come from them.
+   */
+  spillTraces(final = false): void {
+    for (let i = 0; i < this.lanes; i++) {
+      const t = this.traces[i];
+      if (t) spillSharedTrace(t.buffer, t.path, final);
+    }
+  }
+
+  /**
+   * Worker threads that were told to end and have not: stuck in native code, which
+   * Worker.terminate() cannot interrupt. The process must then end without waiting for them.
+   */
+  get stuck(): number {
+    let n = 0;
+    for (let i = 0; i < this.lanes; i++) if (this.workers[i] && !this.gone[i] && (this.stopped || this.causes[i] !== undefined)) n++;
+    return n;
   }
 
   /** The CF lane `i` is running (-1: none). */

@@ -105,7 +105,7 @@ export interface WorkerInit {
   /** Int32Array over a SharedArrayBuffer, see LaneFlags */
   flags: SharedArrayBuffer;
   port: MessagePort;
-  trace?: { dir: string; node: number; origin: string };
+  trace?: { dir: string; node: number; origin: string; buffer?: SharedArrayBuffer };
   /** feed requests from the system thread (absent: this pool does not feed across lanes) */
   ctl?: MessagePort;
   /** per lane j, the port this worker shares with lane j's worker (values fed across lanes) */

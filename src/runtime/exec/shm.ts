@@ -42,6 +42,22 @@ export function keepFreedMb(): number {
 }
 
 let kept: boolean | undefined;
+let fresh: ((on: boolean) => void) | undefined;
+
+/**
+ * Blocks from this size up are fresh mappings even under keepFreedMemory: clearing one taken
+ * from the kept heap blocks the allocating thread for seconds (memory.c, freshMappings), while a
+ * mapping's pages are supplied as the transfer writes them. Their page faults cost little next
+ * to moving that many bytes.
+ */
+const FRESH_BYTES = 64 * 1024 * 1024;
+
+/** A zero-filled shared buffer of `n` bytes (e.g. a DF received from another node). */
+export function sharedBytes(n: number): Uint8Array {
+  if (n < FRESH_BYTES || !fresh) return new Uint8Array(new SharedArrayBuffer(n));
+  fresh(true);
+  try { return new Uint8Array(new SharedArrayBuffer(n)); } finally { fresh(false); }
+}
 
 /**
  * Serve large blocks (received DFs, raw outputs) from memory freed earlier instead of fresh
@@ -55,8 +71,9 @@ export function keepFreedMemory(): boolean {
   const path = addonPath('luna_memory');
   if (!(mb > 0) || path === undefined) return kept;
   try {
-    const addon = createRequire(import.meta.url)(path) as { keepFreedMemory(trimBytes: number): boolean };
+    const addon = createRequire(import.meta.url)(path) as { keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void };
     kept = addon.keepFreedMemory(mb * 1024 * 1024);
+    if (kept && addon.freshMappings) fresh = addon.freshMappings;
   } catch { /* without the addon the C library's default stays: slower, not wrong */ }
   return kept;
 }

@@ -52,7 +52,7 @@ function setUp(i: WorkerInit): void {
   SPIN_NS = Number(process.env.LUNA_SPIN_US ?? i.spinUs) * 1000;
   if (i.trace) {
     setRunOrigin(i.trace.origin);
-    tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true });
+    tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
     gate = new CpuClockGate(i.imports.length);
     now = wallNs;
   }
@@ -136,7 +136,11 @@ function loop(fns: Ucode[]): void {
       exchange?.serve();
       Atomics.store(flags, me, SLEEPING);
       m = receiveMessageOnPort(port); // a batch may have arrived before we slept
-      if (m === undefined && !exchange?.pending()) Atomics.wait(flags, me, SLEEPING);
+      if (m === undefined && !exchange?.pending()) {
+        tw?.lend(); // the system thread may spill what this worker recorded while it sleeps
+        Atomics.wait(flags, me, SLEEPING);
+        tw?.reclaim();
+      }
       Atomics.store(flags, me, AWAKE);
       if (m === undefined) m = receiveMessageOnPort(port);
     }
@@ -167,7 +171,7 @@ function fed(f: Forward): DfValue | null | undefined {
     if (flags[ABORT] !== 0) return undefined;
     if (performance.now() < until) continue;
     Atomics.store(flags, me, SLEEPING);
-    if (!ex.pending() && flags[ABORT] === 0) Atomics.wait(flags, me, SLEEPING);
+    if (!ex.pending() && flags[ABORT] === 0) { tw?.lend(); Atomics.wait(flags, me, SLEEPING); tw?.reclaim(); }
     Atomics.store(flags, me, AWAKE);
   }
 }
@@ -207,12 +211,14 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     start[ti] = t0;
     try {
       inUcode = true;
+      tw?.lend(); // a ucode that never returns must not take this worker's trace with it
       outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf);
       inUcode = false;
+      tw?.reclaim();
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
     } catch (e) {
       inUcode = false;
-      if (tw) { gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now); tw.flush(); }
+      if (tw) { tw.reclaim(); gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
       error = { task: ti, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF

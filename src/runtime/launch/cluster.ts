@@ -32,6 +32,10 @@ export interface StartNodeOptions {
    * (default $LUNA_HEARTBEAT_MS, else 5000; 0 = off). See docs/cluster.md, "Liveness".
    */
   heartbeatMs?: number;
+  /** Aborts mesh formation (the run was interrupted): rank 0 removes its rendezvous file, spawned nodes are killed. */
+  signal?: AbortSignal;
+  /** Called when this node's launcher is gone (default: exit); `what` names it. */
+  onLauncherGone?: (what: string) => void;
 }
 
 export interface StartedNode {
@@ -53,6 +57,8 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
     const launch: LaunchInfo = { rank: 0, size, launcher: 'local' };
     let children: ChildSet | undefined;
     const abort = new AbortController();
+    const stop = (): void => abort.abort(o.signal!.reason instanceof Error ? o.signal!.reason : new Error(String((o.signal!.reason as { message?: string })?.message ?? o.signal!.reason)));
+    if (o.signal?.aborted) stop(); else o.signal?.addEventListener('abort', stop, { once: true });
     const secret = newSecret();
     const rendezvous = launcherRendezvous((addr) => {
       children = spawnLocalNodes(size, { argv: o.argv, env, secret, rendezvousAddr: formatHostPort(addr), rendezvousLocal: addr.local ? JSON.stringify(addr.local) : undefined });
@@ -67,6 +73,8 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
     } catch (e) {
       children?.killAll();
       throw e;
+    } finally {
+      o.signal?.removeEventListener('abort', stop);
     }
   }
 
@@ -75,8 +83,8 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
   }
   let rendezvous: Rendezvous;
   let secret: string | undefined;
+  watchParent(o.onLauncherGone, detected.launcher);
   if (detected.launcher === 'luna') {
-    watchParent();
     rendezvous = envRendezvous(env);
     // Read once at startup and already gone from process.env (secret.ts); passed explicitly.
     secret = env.LUNA_SECRET || launchSecret();
@@ -84,7 +92,7 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
   } else {
     rendezvous = fileRendezvous({ env, dir: o.rendezvousDir, timeoutMs: o.timeoutMs });
   }
-  const transport = await createTcpTransport({ ...common, rank: detected.rank, size: detected.size, rendezvous, secret });
+  const transport = await createTcpTransport({ ...common, rank: detected.rank, size: detected.size, rendezvous, secret, signal: o.signal });
   return { launch: detected, transport };
 }
 

@@ -3,6 +3,7 @@
 // channel closes when the parent dies, even by SIGKILL, and the child watches it (watchParent).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import type { Launcher } from './env.js';
 
 export interface SpawnOptions {
   /** Script and arguments after `node` (default: this process's script and arguments). */
@@ -33,7 +34,11 @@ export interface ChildSet extends EventEmitter {
 const live = new Set<ChildProcess>();
 let hooksInstalled = false;
 
-/** Kill children on our exit or on SIGINT/SIGTERM (then die of that signal as we would have). */
+/**
+ * Kill children on our exit, and on SIGINT/SIGTERM/SIGHUP when nothing else handles the signal
+ * (then die of it as we would have). A run that catches it (launch/interrupt.ts) stops every
+ * node in order and waits for the children itself: they flush their traces first.
+ */
 function installHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
@@ -42,11 +47,10 @@ function installHooks(): void {
   });
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSig = () => {
+      if (process.listenerCount(sig) > 1) return;
       for (const c of live) c.kill('SIGKILL');
-      if (process.listenerCount(sig) === 1) {
-        process.off(sig, onSig);
-        process.kill(process.pid, sig);
-      }
+      process.off(sig, onSig);
+      process.kill(process.pid, sig);
     };
     process.on(sig, onSig);
   }
@@ -98,12 +102,30 @@ export function spawnLocalNodes(n: number, opts: SpawnOptions): ChildSet {
   return set;
 }
 
+/** How often a rank of mpirun/srun checks that its launcher is still there. */
+const PARENT_POLL_MS = 500;
+
 /**
- * In a spawned child: exit as soon as the parent is gone. Without this, a SIGKILLed launcher
- * would leave its nodes waiting forever.
+ * Call `onGone` (default: exit) as soon as this node's launcher is gone. Without this, a
+ * SIGKILLed launcher would leave its nodes running for ever. A node spawned by luna watches its
+ * IPC channel, which closes when the parent dies, even by SIGKILL; a rank of mpirun/srun
+ * watches its parent process id (the launcher or its daemon), which changes when the parent
+ * dies and the rank is adopted.
  */
-export function watchParent(onGone: () => void = () => process.exit(1)): void {
-  if (process.env.LUNA_PARENT_IPC !== '1' || !process.channel) return;
-  process.once('disconnect', onGone);
-  process.channel.unref();
+export function watchParent(onGone: (what: string) => void = () => process.exit(1), launcher: Launcher = 'luna'): void {
+  if (launcher === 'luna') {
+    if (process.env.LUNA_PARENT_IPC !== '1' || !process.channel) return;
+    const parent = process.ppid;
+    process.once('disconnect', () => onGone(`the launching process (node 0, pid ${parent}) is gone`));
+    process.channel.unref();
+    return;
+  }
+  if (launcher === 'local') return;
+  const parent = process.ppid;
+  const t = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(t);
+    onGone(`its launcher (${launcher}, pid ${parent}) is gone`);
+  }, PARENT_POLL_MS);
+  t.unref();
 }

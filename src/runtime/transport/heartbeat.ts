@@ -2,7 +2,9 @@
 // one that is frozen (SIGSTOP, swapped out, a hung host) or cut off without a reset: its
 // connections stay open and silent. So each rank sends a small control frame on every link that
 // has been quiet for an eighth of the timeout, and a peer from which nothing at all (data or
-// heartbeat) arrived for the timeout is declared lost. See docs/cluster.md, "Liveness".
+// heartbeat) arrived for the timeout is declared lost. A peer that keeps taking the bytes we
+// send it (a large payload draining) is alive too, even when its heartbeats wait behind that
+// payload or its main thread is too busy receiving to beat. See docs/cluster.md, "Liveness".
 
 export const DEFAULT_HEARTBEAT_MS = 5000;
 export const MIN_HEARTBEAT_MS = 100;
@@ -43,6 +45,8 @@ export class LinkClock {
   peerTimeoutMs = 0;
   rxSeen = 0;
   txSeen = 0;
+  /** bytes waiting to be written to the peer at the last tick */
+  queuedSeen = 0;
   lastRx = 0;
   lastTx = 0;
 }
@@ -54,6 +58,8 @@ export interface HeartbeatHost {
   sendBeat(rank: number, timeoutMs: number): void;
   /** Report `rank` lost (once) and drop its link. */
   lost(rank: number, reason: string): void;
+  /** Bytes written to `rank`'s link and not yet taken by the kernel (they leave as the peer reads). */
+  queued(rank: number): number;
 }
 
 export class Heartbeat {
@@ -126,10 +132,8 @@ export class Heartbeat {
         c.txSeen = c.tx;
         c.lastTx = now;
       }
-      if (c.rx !== c.rxSeen) {
-        c.rxSeen = c.rx;
-        c.lastRx = now;
-      } else if (this.timeoutMs > 0 && now - c.lastRx > this.timeoutMs) suspect = true;
+      if (this.heard(rank, c)) c.lastRx = now;
+      else if (this.timeoutMs > 0 && now - c.lastRx > this.timeoutMs) suspect = true;
     }
     if (suspect && !this.verdictQueued) {
       // Timers run before the event loop reads the sockets: after this thread was busy for a
@@ -139,13 +143,22 @@ export class Heartbeat {
     }
   };
 
+  /** Whether the peer showed life since the last look: it sent something, or took some of what we send it. */
+  private heard(rank: number, c: LinkClock): boolean {
+    const q = this.host.queued(rank);
+    const drained = q < c.queuedSeen;
+    c.queuedSeen = q;
+    if (c.rx === c.rxSeen && !drained) return false;
+    c.rxSeen = c.rx;
+    return true;
+  }
+
   private readonly verdict = (): void => {
     this.verdictQueued = false;
     if (this.stopped) return;
     const now = performance.now();
     for (const { rank, clock: c } of this.host.liveLinks()) {
-      if (c.rx !== c.rxSeen) {
-        c.rxSeen = c.rx;
+      if (this.heard(rank, c)) {
         c.lastRx = now;
         continue;
       }

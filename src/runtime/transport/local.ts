@@ -32,7 +32,12 @@ export function localSocketsEnabled(env: NodeJS.ProcessEnv = process.env): boole
   return process.platform !== 'win32' && env.LUNA_LOCAL_SOCKETS !== '0';
 }
 
-/** A fresh socket path in the temporary directory (removed when the listening server closes). */
+/**
+ * A fresh socket name. On Linux an abstract one (a leading NUL byte): no file is created, so
+ * nothing is left behind whatever kills the process. Elsewhere a path in the temporary
+ * directory, removed when the listening server closes — once the mesh is formed, or at exit.
+ */
 export function localSocketPath(): string {
-  return join(os.tmpdir(), `luna-${process.pid}-${randomBytes(6).toString('hex')}.sock`);
+  const name = `luna-${process.pid}-${randomBytes(6).toString('hex')}`;
+  return process.platform === 'linux' ? `\0${name}` : join(os.tmpdir(), `${name}.sock`);
 }

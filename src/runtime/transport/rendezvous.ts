@@ -1,10 +1,11 @@
 // Ways for ranks > 0 to find rank 0. Rank 0 then acts as the directory for everyone else's
 // address (tcp.ts), so a rendezvous only ever carries one address (and maybe the secret).
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { constants, rmSync, type Stats } from 'node:fs';
 import { chmod, mkdir, open, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { launchSecret } from './secret.js';
+import { atExit } from '../../core/exit.js';
 import type { LocalAddress } from './local.js';
 import type { PeerAddress, Rendezvous } from './types.js';
 
@@ -122,6 +123,8 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
   /** Directories publish() created, deepest first: the only ones cleanup() may remove. */
   let created: string[] = [];
   let published = false;
+  /** the file holds the secret: it goes with the process, however that ends (short of SIGKILL) */
+  let forget = (): void => {};
 
   async function prepareDir(): Promise<void> {
     let first: string | undefined;
@@ -171,6 +174,7 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
         try {
           await writeFileExclusively(JSON.stringify(content));
           published = true;
+          forget = atExit(() => rmSync(file, { force: true }));
           return;
         } catch (e) {
           // Another job that had created the default directory may have removed it meanwhile.
@@ -195,7 +199,7 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
       }
     },
     async cleanup() {
-      if (published) await rm(file, { force: true });
+      if (published) { await rm(file, { force: true }); forget(); }
       for (const d of created) await rmdir(d).catch(() => {}); // only if empty: other jobs may use it
       created = [];
     },

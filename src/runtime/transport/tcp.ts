@@ -9,6 +9,8 @@
 // it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
+import { rmSync } from 'node:fs';
+import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
@@ -146,6 +148,8 @@ class Mesh implements TcpTransport {
       liveLinks: () => this.links.filter((l): l is Link => l !== undefined && l.established && !l.lost && !l.bye && !l.socket.destroyed),
       sendBeat: (rank, timeoutMs) => this.sendCtl(this.links[rank]!, Ctl.Beat, this.enc.reset().u32(timeoutMs).finish()),
       lost: (rank, reason) => this.drop(this.links[rank]!, reason),
+      // libuv's count of bytes still queued on the socket, kept current as writes progress
+      queued: (rank) => (this.links[rank]?.socket as unknown as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0,
     });
   }
 
@@ -525,6 +529,9 @@ class Mesh implements TcpTransport {
       }
       await this.formedPromise;
       this.formed = true;
+      // every link is up: nobody connects any more, and a socket file must not outlive the run
+      this.localServer?.close();
+      this.localServer = undefined;
       this.heartbeat.start();
       if (this.rank === 0) await opts.rendezvous.cleanup?.().catch(() => {});
     } catch (e) {
@@ -562,6 +569,10 @@ class Mesh implements TcpTransport {
       });
       if (up) {
         this.localServer = local;
+        if (!path.startsWith('\0')) {
+          const forget = atExit(() => rmSync(path, { force: true }));
+          local.once('close', forget);
+        }
         local.on('error', (e) => this.log(`local listen socket error: ${e.message}`));
         this.address.local = { machine: machineId(), path };
       }

@@ -10,8 +10,9 @@
 // async slices (send start → send end) with instants at arrival; counters ("C") carry the
 // ready-queue length and live DF bytes per node.
 import type { DamageReport } from '../damage.js';
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { readModel } from '../read.js';
+import { closeSync, writeSync } from 'node:fs';
+import { createRegular } from '../../core/files.js';
+import { readModel, type ReadProgress } from '../read.js';
 import type { TraceModel } from '../model/model.js';
 import type { DfRec, Fragment } from '../model/records.js';
 import type { TraceEvent } from '../schema.js';
@@ -48,13 +49,13 @@ class JsonOut {
 }
 
 /** Write the trace in `dir` as Chrome trace event JSON to `outFile` (a path, or a file descriptor). */
-export function exportPerfetto(dir: string, outFile: string | number): { events: number; warnings: string[]; damage: DamageReport } {
-  const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
+export function exportPerfetto(dir: string, outFile: string | number, progress?: ReadProgress): { events: number; warnings: string[]; damage: DamageReport } {
+  const fd = typeof outFile === 'number' ? outFile : createRegular(outFile, 'Perfetto trace');
   const out = new JsonOut(fd);
   let nextId = 1;
   const sends = new Map<string, number[]>(); // open transfers → async ids
   try {
-    const read = readModel(dir, (model) => listen(model, out, () => nextId++, sends));
+    const read = readModel(dir, (model) => listen(model, out, () => nextId++, sends), progress);
     const m = read.manifest;
     const warnings = read.warnings();
     out.end({ program: m.program, args: m.args, nodes: m.nodes, threads: m.threads, status: m.status ?? 'running', cpuClockExact: m.clock?.cpuExact ?? false, warnings });

@@ -19,10 +19,11 @@
 // packages and 40 MB (@dsnp/parquetjs). CSV is written here: quoting one field is a few lines
 // (RFC 4180), and the hot loop stays free of a library's per-row objects.
 import type { DamageReport } from '../damage.js';
-import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { createRegular, makeDirectory } from '../../core/files.js';
 import { join } from 'node:path';
 import { ParquetWriter, fileWriter, type SchemaElement } from 'hyparquet-writer';
-import { readModel } from '../read.js';
+import { readModel, type ReadProgress } from '../read.js';
 import type { TraceModel } from '../model/model.js';
 import type { Fragment } from '../model/records.js';
 
@@ -64,7 +65,7 @@ class CsvSink {
   private size = 0;
   private readonly fd: number;
   constructor(path: string, columns: readonly (readonly [string, ColType])[]) {
-    this.fd = openSync(path, 'w');
+    this.fd = createRegular(path, 'table');
     this.push(columns.map(([c]) => c));
   }
   push(row: readonly Cell[]): void {
@@ -158,13 +159,13 @@ function fragmentRow(model: TraceModel, f: Fragment, inputs: number): Cell[] {
 }
 
 /** Write the tables of the trace in `traceDir` into `outDir` (created if missing). */
-export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv']): TablesResult {
+export function exportTables(traceDir: string, outDir: string, formats: readonly TableFormat[] = ['csv'], progress?: ReadProgress): TablesResult {
   let tables: Record<TableName, Table> | undefined;
   let read;
   try {
     read = readModel(traceDir, (model) => {
       const m = model.manifest;
-      mkdirSync(outDir, { recursive: true });
+      makeDirectory(outDir, 'tables directory');
       const meta = { 'luna-ts.program': m.program, 'luna-ts.args': JSON.stringify(m.args), 'luna-ts.time-unit': 'ns' };
       const t = tables = Object.fromEntries(Object.entries(TABLES).map(([name, columns]) => [name, new Table({ name, columns }, outDir, formats, meta)])) as Record<TableName, Table>;
       model.listen({
@@ -183,7 +184,7 @@ export function exportTables(traceDir: string, outDir: string, formats: readonly
           if (r) t.dfs.push([r.name, r.family, e.node, e.bytes, e.t, r.producer?.gid ?? null, r.producer?.name ?? null]);
         },
       });
-    });
+    }, progress);
     const model = read.model, m = read.manifest, t = tables!;
     // CFs still running when the trace ended: they ran, without a finish
     for (const f of model.stillRunning()) t.fragments.push(fragmentRow(model, f, f.inputs?.length ?? 0));

@@ -3,7 +3,9 @@
 // inputs to their producers, waits to the fragments that waited — and hands resolved records to
 // the analyses and exports that listen (SLOW, Perfetto, tables, the report). Each record kind
 // belongs to one registered resolver (fragments.ts, dfs.ts, waits.ts, and a layer's own for its
-// records), so a new kind plugs in without touching this core. Memory stays bounded: a fragment
+// records), so a new kind plugs in without touching this core: a layer's resolver (say, SPMD
+// regions) is a class the analyses that need it `use`, sharing one instance per model, and it
+// tells its own listeners; ModelListener lists what the built-in ones tell. Memory stays bounded: a fragment
 // record lives until its CF finishes (plus a short "recently finished" ring), a DF record until
 // every node that held it deleted it. The model also checks what it reads and says what it dropped.
 import { STATUS, type RecordKind, type RunStatus, type TraceEvent } from '../schema.js';
@@ -46,6 +48,12 @@ export interface Resolver {
   end?(): void;
 }
 
+/** A resolver made for a model (TraceModel.use makes one per model). */
+export type ResolverClass<R extends Resolver> = new (m: TraceModel) => R;
+
+/** Kinds the model handles itself: the run's envelope, which every resolver relies on. */
+const OWN_KINDS: readonly RecordKind[] = ['programStart', 'programFinish'];
+
 /**
  * A per-listener value on each fragment (an analysis's own record of it, e.g. SLOW's
  * critical-path node), keyed by the slot object so that listeners never share one field.
@@ -85,9 +93,11 @@ export class TraceModel {
   private readonly listeners: ModelListener[];
   private readonly resolvers: Partial<Record<RecordKind, Resolver>> = {};
   private readonly all: Resolver[] = [];
+  private readonly made = new Map<ResolverClass<Resolver>, Resolver>();
   private slots = 0;
   /** nodes that wrote programFinish */
   private finished = 0;
+  private readonly finishedNode: Uint8Array;
   private ended = false;
 
   constructor(readonly manifest: TraceManifest, listeners: ModelListener[] = []) {
@@ -96,11 +106,10 @@ export class TraceModel {
     this.sites = manifest.sites ?? [];
     this.listeners = listeners;
     this.perNode = new Float64Array(this.N);
-    this.dfs = new DfResolver(this);
-    this.fragments = new FragmentResolver(this);
-    this.register(this.fragments);
-    this.register(this.dfs);
-    this.register(new WaitResolver(this));
+    this.finishedNode = new Uint8Array(this.N);
+    this.dfs = this.use(DfResolver);
+    this.fragments = this.use(FragmentResolver);
+    this.use(WaitResolver);
     this.register({
       kinds: ['readyQueue', 'liveBytes'],
       push: (e) => { if (e.kind === 'readyQueue' || e.kind === 'liveBytes') for (const l of this.listeners) l.counter?.(e.node, e.kind, e.t, e.value); },
@@ -109,9 +118,26 @@ export class TraceModel {
 
   /** Give the records of `r.kinds` to `r` (a kind has one resolver). */
   register(r: Resolver): void {
-    for (const k of r.kinds) if (this.resolvers[k]) throw new Error(`trace model: record kind ${k} already has a resolver`);
+    for (const k of r.kinds) {
+      if (OWN_KINDS.includes(k)) throw new Error(`trace model: record kind ${k} is the model's own`);
+      if (this.resolvers[k]) throw new Error(`trace model: record kind ${k} already has a resolver`);
+    }
     for (const k of r.kinds) this.resolvers[k] = r;
     this.all.push(r);
+  }
+
+  /**
+   * The model's resolver of class `C`, made and registered at the first call: every analysis that
+   * needs a layer's records asks for it, and they share the one instance (and its listeners).
+   */
+  use<R extends Resolver>(C: ResolverClass<R>): R {
+    let r = this.made.get(C) as R | undefined;
+    if (!r) {
+      r = new C(this);
+      this.register(r);
+      this.made.set(C, r);
+    }
+    return r;
   }
 
   listen(l: ModelListener): void {
@@ -165,6 +191,7 @@ export class TraceModel {
     } else if (e.kind === 'programFinish') {
       if (!(this.tEnd >= t)) this.tEnd = t;
       this.finished++;
+      this.finishedNode[node] = 1;
       const status = STATUS[e.status] ?? 'running';
       if (status !== 'running' && (this.status === undefined || this.status === 'completed')) this.status = status;
       for (const l of this.listeners) l.programFinish?.(node, t, status);
@@ -181,6 +208,12 @@ export class TraceModel {
       if (this.perNode[n] !== 0) continue;
       this.warn(`node ${n} recorded nothing (its trace files are empty or missing): it is left out, not counted as idle`);
       this.damage.add('missing-node', `node ${n} recorded nothing (its trace files hold no record): left out of the totals, not counted as idle`);
+    }
+    // a completed run's nodes all wrote their end: a node without it lost the end of its file
+    // (cut on a record boundary, which the reader cannot see)
+    for (let n = 0; n < this.N; n++) {
+      if (this.manifest.status !== 'completed' || this.perNode[n] === 0 || this.finishedNode[n]) continue;
+      this.damage.add('truncated', `node ${n} has no programFinish record though the manifest says the run completed: the end of its file is missing`, fileOf(n, 0));
     }
     if (!(this.tEnd === this.tEnd)) this.warn('no programFinish record: the run did not end normally; the last event ends it');
   }

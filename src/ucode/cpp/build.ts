@@ -5,6 +5,7 @@
 // ucenv.h included), the imports' kinds, the flags and the compiler. Compiler messages become
 // diagnostics: at their own file:line in the user's code, or at the `import` line when the
 // glue shows that a function is missing or takes other parameters than the import says.
+import { intact } from '../bundle.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -18,7 +19,7 @@ import { kindsOf, type NativeUcodes } from './native.js';
 import { namesCalledOrDeclared } from './scan.js';
 
 /** Bumped when the way libraries are built changes: old cache entries are then ignored. */
-const BUILD = 1;
+const BUILD = 2;
 /** Compiler messages kept (the first ones say what matters). */
 const MAX_COMPILER_DIAGNOSTICS = 30;
 
@@ -76,7 +77,7 @@ export function scanSources(sources: readonly string[]): Set<string>[] {
 function cached(metaFile: string): CacheMeta | undefined {
   let m: CacheMeta;
   try { m = JSON.parse(readFileSync(metaFile, 'utf8')) as CacheMeta; } catch { return undefined; }
-  if (!m || !Array.isArray(m.inputs) || !existsSync(m.lib)) return undefined;
+  if (!m || !Array.isArray(m.inputs) || typeof m.lib !== 'string' || !intact(m.lib)) return undefined;
   for (const i of m.inputs) if (fileHash(i.path) !== i.hash) return undefined;
   return m;
 }
@@ -148,7 +149,8 @@ async function build(o: CppBuildOptions, compiler: Compiler, flags: string[], in
   }
   const tmpLib = join(work, 'ucodes.so');
   const linkArgs = [...pre, '-shared', '-o', tmpLib, ...files.map((f) => f.obj), ...flags];
-  if (process.platform === 'linux') linkArgs.push('-Wl,-z,defs');
+  // exit() and its kin in a ucode go to ucenv.h's wrappers, which report them as the call's error
+  if (process.platform === 'linux') linkArgs.push('-Wl,-z,defs', '-Wl,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit');
   const link = await runProgram(cxx, linkArgs, work);
   if (link.code !== 0) {
     diags.linkerOutput(link.stderr);
@@ -159,7 +161,7 @@ async function build(o: CppBuildOptions, compiler: Compiler, flags: string[], in
   const dup = duplicates(o.tsImports, defined);
   const bytes = readFileSync(tmpLib);
   const lib = join(dir, `ucodes-${sha(bytes)}.so`);
-  if (!existsSync(lib)) renameSync(tmpLib, lib);
+  if (!intact(lib)) renameSync(tmpLib, lib);
   const deps = new Set<string>(o.sources);
   for (const f of files) {
     try { for (const p of parseDepFile(readFileSync(f.dep, 'utf8'))) deps.add(resolve(work, p)); } catch { /* no dependency file: sources only */ }

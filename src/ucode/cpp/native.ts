@@ -13,6 +13,7 @@ import { addonPath } from '../../core/addon.js';
 import type { ParamType } from '../../core/imports.js';
 import type { DF } from '../df.js';
 import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../value.js';
+import { setHardExit } from '../../core/exit.js';
 
 /** The C++ side of a program's ucodes, as handed to every thread (structured-cloneable). */
 export interface NativeUcodes {
@@ -26,7 +27,35 @@ interface Addon {
   init(alloc: (bytes: number) => Uint8Array, nameOf: (param: number) => string, strings: unknown[]): ArrayBuffer;
   entry(lib: string, alias: string, kinds: string, ucode: string): number;
   call(entry: number, ...objects: unknown[]): void;
+  exitNow(code: number): never;
   maxParams: number;
+}
+
+/**
+ * What C++ code did to the runtime rather than an error it reported: a crash, an out-of-bounds
+ * write, exit(). The message names the ucode and what happened; it is reported as it is.
+ */
+export class NativeFault extends Error {}
+
+/** The addon marks the errors of NativeFault with this prefix. */
+const FAULT_PREFIX = 'luna-fault:';
+
+/** `LUNA_CPP_GUARDS=0` turns the guards off (to measure what they cost). */
+const GUARDS = process.env.LUNA_CPP_GUARDS !== '0';
+
+/**
+ * Bytes of guard after a raw buffer created by C++ code: an overrun into them is found when
+ * the ucode returns (native/luna_ucode.cc). 64 bytes after small buffers; 4 KiB after those of
+ * 64 KiB or more, whose overruns run longer (a loop past the end of a row or a block).
+ */
+export function guardBytes(n: number): number {
+  return !GUARDS ? 0 : n < 65536 ? 64 : 4096;
+}
+
+/** The guard after a raw DF's bytes when they were created with one (0: none). */
+function guardOf(u: Uint8Array): number {
+  const g = guardBytes(u.byteLength);
+  return u.byteOffset === 0 && u.buffer.byteLength === u.byteLength + g ? g : 0;
 }
 
 /** The addon could not be loaded: C++ ucodes cannot run in this installation. */
@@ -45,6 +74,9 @@ export function loadAddon(): Addon {
   } catch (e) {
     throw new NativeUnavailableError(`cannot load the luna_ucode addon ${path}: ${(e as Error).message} (rebuild it: npm rebuild luna-ts)`);
   }
+  // a worker thread stuck in C++ code would keep process.exit waiting for it
+  const a = addon;
+  setHardExit((code) => a.exitNow(code));
   return addon;
 }
 
@@ -72,10 +104,11 @@ let thread: ThreadState | undefined;
 function threadState(a: Addon): ThreadState {
   if (thread) return thread;
   const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], allocated: [], strings: [] };
+  // the addon gets the buffer with its guard, the DF the buffer alone
   const alloc = (bytes: number): Uint8Array => {
-    const u = new Uint8Array(new SharedArrayBuffer(bytes));
-    st.allocated.push(u);
-    return u;
+    const whole = new Uint8Array(new SharedArrayBuffer(bytes + guardBytes(bytes)));
+    st.allocated.push(whole.subarray(0, bytes));
+    return whole;
   };
   const nameOf = (param: number): string => (st.args[param] as DF).getName();
   const scratch = a.init(alloc, nameOf, st.strings);
@@ -111,7 +144,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
         I[4 * i] = t;
         if (t === T_INT) I[4 * i + 1] = dv!.v as number;
         else if (t === T_REAL) D[i] = dv!.v as number;
-        else if (t === T_STRING || t === T_RAW) o = dv!.v;
+        else if (t === T_STRING) o = dv!.v;
+        else if (t === T_RAW) { o = dv!.v; I[4 * i + 3] = guardOf(o as Uint8Array); }
       } else if (k === I_) I[4 * i + 1] = x as number;
       else if (k === R) D[i] = x as number;
       else if (k === S) o = x;
@@ -121,6 +155,10 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
     st.allocated.length = 0;
     try {
       call.apply(undefined, objects as [number, ...unknown[]]);
+    } catch (e) {
+      const m = (e as Error).message;
+      if (typeof m === 'string' && m.startsWith(FAULT_PREFIX)) throw new NativeFault(m.slice(FAULT_PREFIX.length));
+      throw e;
     } finally {
       for (let i = 1; i <= n; i++) objects[i] = undefined; // do not keep inputs alive
     }

@@ -1,0 +1,41 @@
+// Work that must happen however the process exits short of SIGKILL — normally, through
+// process.exit, after an interrupt: removing a file that holds the run's secret, killing child
+// processes. Each hook runs once, synchronously, in the order of registration.
+
+const hooks = new Set<() => void>();
+let hooked = false;
+
+/** Run `fn` (synchronous) when the process exits. Returns its removal. */
+export function atExit(fn: () => void): () => void {
+  if (!hooked) {
+    hooked = true;
+    process.on('exit', runExitHooks);
+  }
+  hooks.add(fn);
+  return () => { hooks.delete(fn); };
+}
+
+/** Run the hooks now (before the process dies of a signal, which runs no 'exit' listener). */
+export function runExitHooks(): void {
+  for (const fn of [...hooks]) {
+    hooks.delete(fn);
+    try { fn(); } catch { /* best effort on the way out */ }
+  }
+}
+
+let hardExit: ((code: number) => never) | undefined;
+
+/** How to end the process when process.exit cannot (a thread stuck in native code). */
+export function setHardExit(fn: (code: number) => never): void {
+  hardExit = fn;
+}
+
+/**
+ * End the process now with `code`, after the exit hooks, even when a worker thread is stuck in
+ * native code (process.exit would wait for it for ever). Write nothing asynchronous before it.
+ */
+export function exitHard(code: number): never {
+  runExitHooks();
+  if (hardExit) hardExit(code);
+  process.exit(code);
+}

@@ -1,0 +1,13 @@
+// Every channel a run's nodes talk on, in one list: a layer that talks across nodes adds its
+// line here, so two layers can never pick the same id (the Router also refuses a second
+// registration of an id, but only once both run).
+export const CHANNEL = {
+  /** CF migration and the DF protocol (data.ts); every message counted */
+  data: 1,
+  /** termination waves, faults, hang gathering, clock offsets (control.ts); none counted */
+  control: 2,
+  /** work stealing between idle and busy nodes (stealing.ts); none counted */
+  steal: 3,
+} as const;
+
+export type ChannelName = keyof typeof CHANNEL;

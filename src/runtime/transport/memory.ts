@@ -1,0 +1,133 @@
+// N endpoints of one mesh in one process, behind the Transport interface of the TCP mesh: the
+// transport of a one-node run (a mesh of one), and of many node runtimes in one process for
+// tests (test/runtime/harness.ts), where the cluster protocols then run in milliseconds.
+// A message is delivered on a later turn of the event loop, never inside send(), in send order
+// per sender; bodies and payloads are copied as a socket would (encoders reuse their buffers).
+// lose() simulates a node lost to the others (killed, a dropped link); hold() a slow link, whose
+// messages stay in flight (sent, not received) until release().
+import type { Transport } from './types.js';
+
+type Handler = (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void;
+
+export class MemoryMesh {
+  readonly endpoints: MemoryTransport[];
+
+  constructor(readonly size: number) {
+    if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`bad mesh size ${size}`);
+    this.endpoints = Array.from({ length: size }, (_, r) => new MemoryTransport(this, r));
+  }
+
+  /**
+   * Node `rank` is lost: every other endpoint reports it through onPeerLost (on a later turn, as
+   * a socket's error arrives), and it reports every other; messages to or from it are dropped.
+   */
+  lose(rank: number, reason = 'connection reset'): void {
+    const gone = this.endpoint(rank, 'lose');
+    for (const e of this.endpoints) {
+      if (e === gone) continue;
+      e.peerLost(rank, reason);
+      gone.peerLost(e.rank, reason);
+    }
+  }
+
+  /** Messages from node `from` to node `to` stay in flight until release(from, to); other links flow. */
+  hold(from: number, to: number): void {
+    this.endpoint(from, 'hold');
+    this.endpoint(to, 'hold').hold(from);
+  }
+
+  release(from: number, to: number): void {
+    this.endpoint(to, 'release').release(from);
+  }
+
+  private endpoint(rank: number, op: string): MemoryTransport {
+    const e = this.endpoints[rank];
+    if (!e) throw new RangeError(`${op}: no rank ${rank} (size ${this.size})`);
+    return e;
+  }
+}
+
+export class MemoryTransport implements Transport {
+  readonly size: number;
+  private handler: Handler | undefined;
+  private arrived: (() => void) | undefined;
+  private lostHandler: ((rank: number, reason: string) => void) | undefined;
+  private inbox: [from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined][] = [];
+  private queued = false;
+  private closed = false;
+  /** senders whose messages wait in the inbox (MemoryMesh.hold) */
+  private readonly held = new Set<number>();
+  /** peers this endpoint lost (it neither sends to nor hears from them) */
+  private readonly cut = new Set<number>();
+
+  constructor(private readonly mesh: MemoryMesh, readonly rank: number) {
+    this.size = mesh.size;
+  }
+
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+    const dest = this.mesh.endpoints[to];
+    if (!dest) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
+    if (this.closed || this.cut.has(to) || dest.closed) return;
+    // a message to oneself keeps its payload, as over TCP; another node gets its own bytes
+    dest.deliver(this.rank, tag, body.slice(), to === this.rank ? payload : payload?.slice());
+  }
+
+  private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    this.inbox.push([from, tag, body, payload]);
+    this.deliverLater();
+  }
+
+  private deliverLater(): void {
+    if (this.queued) return;
+    this.queued = true;
+    setImmediate(this.drain);
+  }
+
+  /** (MemoryMesh.hold, release) */
+  hold(from: number): void {
+    this.held.add(from);
+  }
+
+  release(from: number): void {
+    this.held.delete(from);
+    if (this.inbox.length > 0) this.deliverLater();
+  }
+
+  private readonly drain = (): void => {
+    this.queued = false;
+    let batch = this.inbox;
+    this.inbox = [];
+    if (this.held.size > 0) {
+      // a held link's messages stay, in their order
+      this.inbox = batch.filter((m) => this.held.has(m[0]));
+      batch = batch.filter((m) => !this.held.has(m[0]));
+    }
+    if (batch.length === 0) return;
+    for (const [from, tag, body, payload] of batch) if (!this.closed && !this.cut.has(from)) this.handler?.(from, tag, body, payload);
+    if (!this.closed) this.arrived?.();
+  };
+
+  /** (MemoryMesh.lose) */
+  peerLost(rank: number, reason: string): void {
+    if (this.closed || this.cut.has(rank)) return;
+    this.cut.add(rank);
+    setImmediate(() => { if (!this.closed) this.lostHandler?.(rank, reason); });
+  }
+
+  onMessage(handler: Handler): void {
+    this.handler = handler;
+  }
+
+  onArrived(handler: () => void): void {
+    this.arrived = handler;
+  }
+
+  onPeerLost(handler: (rank: number, reason: string) => void): void {
+    this.lostHandler = handler;
+  }
+
+  /** A graceful close (as TCP's Bye): peers do not count it as a loss; what is sent to it is dropped. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}

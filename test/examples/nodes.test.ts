@@ -1,0 +1,22 @@
+// Every shipped example on 2 and 3 in-process nodes with 1 and 2 lanes (test/runtime/files.ts:
+// the real runtime and cluster protocols over an in-memory mesh, C++ ucodes included): the
+// same output as on one node. End to end over node processes: examples.test.ts.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { runFile } from '../runtime/files.js';
+import { CASES, SMALL } from './cases.js';
+
+const CONFIGS = [[2, 1], [2, 2], [3, 1], [3, 2]] as const;
+
+describe('examples on several in-process nodes', () => {
+  for (const c of [...CASES, ...SMALL]) {
+    test(`${c.file} ${c.args.join(' ')}`, async () => {
+      for (const [nodes, lanes] of CONFIGS) {
+        const r = await runFile(c.file, { nodes, lanes, args: c.args });
+        const why = `[nodes ${nodes}, lanes ${lanes}] ok ${r.ok} ${r.message ?? ''}\n${r.stdout.join('\n')}`;
+        assert.equal(r.ok, true, why);
+        assert.deepEqual([...r.stdout].sort(), [...c.out].sort(), why);
+      }
+    });
+  }
+});
