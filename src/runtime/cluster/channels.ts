@@ -8,6 +8,8 @@ export const CHANNEL = {
   control: 2,
   /** work stealing between idle and busy nodes (stealing.ts); none counted */
   steal: 3,
+  /** the dynamic arrays' descriptors and migrated elements (dda/layer.ts); every message counted */
+  dda: 4,
 } as const;
 
 export type ChannelName = keyof typeof CHANNEL;

@@ -6,16 +6,18 @@
 // 2. Surplus of current nodes (all of a node that is not a future one) and deficits of future
 //    nodes, both sorted by decreasing amount.
 // 3. Each surplus, in order, fills the first deficit not yet full, as much as it can.
-// Beyond the seed: `ring` prefers moves between nodes close on a ring of `ring` nodes
-// (seed 002 Fig. 1.1 b): all pairs at distance 1 first, then 2, … — same shares, shorter moves.
+// Beyond the seed: `neighbours` moves elements only between adjacent nodes in rank order (seed
+// 002 Fig. 1.1 b on a line): across each edge (i, i+1) flows what the nodes up to i hold above
+// their shares. Same shares, more transactions, each to a neighbour; a node may forward what it
+// receives (the layer sends after its parts arrived when it holds too few).
 
 export interface Move { from: number; to: number; n: number }
 
 export interface PlanOptions {
   /** relative speeds of the future nodes (same order), for shares in proportion */
   weights?: readonly number[];
-  /** nodes are on a ring of this many: prefer moves between near neighbours */
-  ring?: number;
+  /** move only between adjacent nodes (rank order) */
+  neighbours?: boolean;
 }
 
 /** Each future node's share of `total` elements. */
@@ -62,12 +64,16 @@ export function plan(current: ReadonlyMap<number, number>, future: readonly numb
     d.n -= n;
     moves.push({ from: s.node, to: d.node, n });
   };
-  if (o.ring !== undefined && o.ring > 1) {
-    const R = o.ring;
-    const dist = (a: number, b: number): number => { const x = Math.abs(a - b) % R; return Math.min(x, R - x); };
-    for (let d = 1; d <= Math.floor(R / 2); d++) {
-      for (const s of surplus) for (const t of deficit) if (dist(s.node, t.node) === d) take(s, t);
+  if (o.neighbours) {
+    const nodes = [...new Set([...current.keys(), ...future])].sort((x, y) => x - y);
+    let flow = 0;
+    for (let i = 0; i + 1 < nodes.length; i++) {
+      const a = nodes[i]!, b = nodes[i + 1]!;
+      flow += (current.get(a) ?? 0) - (target.get(a) ?? 0);
+      if (flow > 0) moves.push({ from: a, to: b, n: flow });
+      else if (flow < 0) moves.push({ from: b, to: a, n: -flow });
     }
+    return moves;
   }
   let j = 0;
   for (const s of surplus) {
