@@ -285,6 +285,7 @@ export class DdaNode implements Participant {
     l.expect = expect;
     l.sends = sends;
     this.sendParts(name, l);
+    this.readyIfDone(name, l);
   }
 
   /** Send the parts of this epoch once the block holds them (a forwarder waits for its parts). */
@@ -301,7 +302,6 @@ export class DdaNode implements Participant {
     // an emptied block gives its memory back (the seed frees it)
     if (l.block.getNumel() === 0 && sends.length > 0) l.block.resize(0);
     l.sendsDone = true;
-    this.readyIfDone(name, l);
   }
 
   private part(name: string, bytes: Uint8Array): void {
