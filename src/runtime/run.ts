@@ -20,6 +20,7 @@ import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
 import { FragmentLayer } from './cluster/fragments.js';
+import type { ClusterLayer } from './cluster/layer.js';
 import { faultText } from './cluster/report.js';
 import { MemoryMesh } from './transport/memory.js';
 import { Router } from './transport/router.js';
@@ -65,7 +66,7 @@ export interface RunOptions {
    */
   cfTimeoutNs?: number;
   /** layers whose ucodes ask the node through the request port (their handlers, their worker modules) */
-  layers?: readonly UcodeLayer[];
+  layers?: readonly (UcodeLayer & Partial<ClusterLayer>)[];
   /**
    * Stops the run when aborted (a signal, the launcher gone): every node ends as `interrupted`
    * with its trace flushed; the abort reason's `message` (or the reason itself) says why.
@@ -179,6 +180,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   fragments.attach(rt);
   desk.host = rt.deskHost();
+  for (const l of layers) l.join?.({ router, control, host: { now: wallNs, trace: tr }, desk });
   try {
     await inline.load(bundle, native);
   } catch (e) {

@@ -12,6 +12,7 @@
 // The memory is a SharedArrayBuffer: the worker that holds the block and the node's system
 // thread see the same bytes, so holding a block copies nothing.
 import { UcodeError } from './df.js';
+import { context } from './context.js';
 
 export type DefragOrder = 'ordered' | 'unordered';
 export const DEFRAG_ORDERS: readonly DefragOrder[] = ['ordered', 'unordered'];
@@ -104,7 +105,7 @@ export class DdaBlock {
   // ------------------------------------------------------------------ views, no copies
 
   /** The live elements' bytes. */
-  bytes(): Uint8Array { return this.u8.subarray(0, this.n * this.elsize); }
+  data(): Uint8Array { return this.u8.subarray(0, this.n * this.elsize); }
 
   /** Element `idx`'s bytes. */
   element(idx: number): Uint8Array {
@@ -198,4 +199,62 @@ export class DdaBlock {
     this.n = numel;
     this.marked = [];
   }
+}
+
+// ------------------------------------------------------------------ the array, as ucodes name it
+
+/** What an array is, as its handle carries it (every node learns it from the first handle it sees). */
+export interface DdaSpec {
+  /** bytes per element */
+  elsize: number;
+  /** elements the home node's first block has room for (default 0: grow by resize) */
+  capacity?: number;
+  /** defragmentation at release (default 'unordered') */
+  order?: DefragOrder;
+  /** the node holding the global descriptor at first (default 0) */
+  home?: number;
+}
+
+/** The value of a DF that names a dynamic array: passed to a `block` parameter, the CF gets its node's block. */
+export interface DdaHandle { block: 'dda'; id: string; spec: Required<DdaSpec> }
+
+/** The handle of array `name` (a ucode sets it as a DF's value: `P.setValue(dynamicArray('P', { elsize: 16 }))`). */
+export function dynamicArray(name: string, spec: DdaSpec): DdaHandle {
+  if (typeof name !== 'string' || name === '') throw new UcodeError('dynamicArray: the array needs a name');
+  if (!Number.isInteger(spec?.elsize) || spec.elsize <= 0) throw new UcodeError(`dynamicArray(${name}): elsize ${String(spec?.elsize)} is not a positive integer number of bytes`);
+  const order = spec.order ?? 'unordered';
+  if (!DEFRAG_ORDERS.includes(order)) throw new UcodeError(`dynamicArray(${name}): order '${String(order)}' is none of ${DEFRAG_ORDERS.join(', ')}`);
+  const capacity = spec.capacity ?? 0, home = spec.home ?? 0;
+  if (!Number.isInteger(capacity) || capacity < 0) throw new UcodeError(`dynamicArray(${name}): capacity ${capacity} is not a non-negative integer`);
+  if (!Number.isInteger(home) || home < 0) throw new UcodeError(`dynamicArray(${name}): home ${home} is not a node number`);
+  return { block: 'dda', id: name, spec: { elsize: spec.elsize, capacity, order, home } };
+}
+
+/** The request payload naming the array of `h` (its spec too: the node may not know it yet). */
+export function arrayRequest(h: DdaHandle | { getValue(): unknown }): { array: string; spec: Required<DdaSpec> } {
+  const v = (typeof (h as { getValue?: unknown }).getValue === 'function' ? (h as { getValue(): unknown }).getValue() : h) as Partial<DdaHandle>;
+  if (v?.block !== 'dda' || typeof v.id !== 'string' || typeof v.spec !== 'object') throw new UcodeError('not a dynamic array: pass the DF (or its value) that dynamicArray() made');
+  return { array: v.id, spec: v.spec };
+}
+
+/** Options of a rearrangement beyond the seed (docs/dda.md). */
+export interface RearrangeOptions {
+  /** relative speeds of the new nodes, same order: shares in proportion */
+  weights?: number[];
+  /** move elements only between adjacent nodes */
+  neighbours?: boolean;
+}
+
+/**
+ * Rearrange the array onto `nodes` (seed 002 §2.3: equal shares, the remainder on the last
+ * node) and wait for the end; the array's element count. The ucode's import must say `: WAITS`,
+ * and the CF must not hold a block of the array (it would wait for itself).
+ */
+export function rearrange(array: DdaHandle | { getValue(): unknown }, nodes: readonly number[], o: RearrangeOptions = {}): number {
+  return context().request('dda.rearrange', { ...arrayRequest(array), nodes: [...nodes], weights: o.weights, neighbours: o.neighbours }) as number;
+}
+
+/** The array's element count over all nodes (once every block is free; `: WAITS`). */
+export function globalCount(array: DdaHandle | { getValue(): unknown }): number {
+  return context().request('dda.count', arrayRequest(array)) as number;
 }

@@ -30,7 +30,7 @@ test('addElement(n) gives a writable view over the new elements, null when full;
   assert.deepEqual([...at], [...el]);
   assert.deepEqual([...b.element(3)], [...el]);
   assert.equal(b.addElement(el), null);
-  assert.deepEqual([...b.bytes().subarray(0, 36)], new Array(36).fill(1));
+  assert.deepEqual([...b.data().subarray(0, 36)], new Array(36).fill(1));
   assert.throws(() => b.addElement(new Uint8Array(5)), /the element has 5 bytes, the array's elements 12/);
   assert.throws(() => b.addElement(-1), /non-negative integer/);
   assert.throws(() => b.f64(), /12 bytes \(not a multiple of 8\)/);
