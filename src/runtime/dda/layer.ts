@@ -236,7 +236,9 @@ export class DdaNode implements Participant {
     g.counts.clear();
     g.moves = [];
     g.t0 = this.host.now();
-    const body = this.enc.reset().string(name).varint(g.epoch).finishCopy();
+    // the spec travels with the lock: a node may not have heard of the array yet
+    const sp = this.specs.get(name)!;
+    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).finishCopy();
     for (let r = 0; r < this.size; r++) this.ch.send(r, LOCK, body);
   }
 
@@ -373,7 +375,12 @@ export class DdaNode implements Participant {
       const name = d.string();
       switch (tag) {
         case OP: this.gdOp(name, this.decodeOp(d)); break;
-        case LOCK: this.lock(from, name, d.varint()); break;
+        case LOCK: {
+          const epoch = d.varint();
+          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
+          this.lock(from, name, epoch);
+          break;
+        }
         case REPORT: { const epoch = d.varint(); this.gotReport(from, name, epoch, d.varint()); break; }
         case MOVE: {
           d.varint();
