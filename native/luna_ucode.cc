@@ -256,12 +256,14 @@ struct Env {
   napi_ref alloc = nullptr;    // (bytes) => Uint8Array over a new SharedArrayBuffer
   napi_ref nameOf = nullptr;   // (param) => display name of the DF
   napi_ref strings = nullptr;  // array: string outputs by parameter
+  napi_ref ask = nullptr;      // (op, kind, payload) => the context or a request's answer (ABI 2)
   // the call in progress
   int nargs = 0;
   int allocs = 0;
   std::string error;
   bool failed = false;
   std::string name;
+  std::string answer, label, gid;  // what the last context/request host call returned
   std::vector<std::string> strIn;
   std::vector<Guarded> guarded;
 };
@@ -309,6 +311,7 @@ void finalizeEnv(napi_env env, void *data, void *) {
   if (e->alloc) napi_delete_reference(env, e->alloc);
   if (e->nameOf) napi_delete_reference(env, e->nameOf);
   if (e->strings) napi_delete_reference(env, e->strings);
+  if (e->ask) napi_delete_reference(env, e->ask);
   delete e;
 }
 
@@ -398,14 +401,65 @@ void hostFail(void *ctx, const char *message) {
   e->error = message ? message : "error";
 }
 
-const luna_host kHostTemplate = {nullptr, hostAlloc, hostName, hostCommit, hostFail};
+// Version 2: the ucode's context and requests, through the JS function init() was given (the
+// thread's ucode context answers; a request waits on the worker's request port).
+bool callAsk(Env *e, const char *op, const char *kind, const char *payload, uint64_t n, napi_value *result) {
+  napi_env env = e->env;
+  napi_value fn, global, argv[3];
+  if (!e->ask || napi_get_reference_value(env, e->ask, &fn) != napi_ok || napi_get_global(env, &global) != napi_ok) {
+    e->answer = "this runtime gives C++ ucodes no context";
+    return false;
+  }
+  napi_create_string_utf8(env, op, NAPI_AUTO_LENGTH, &argv[0]);
+  napi_create_string_utf8(env, kind ? kind : "", NAPI_AUTO_LENGTH, &argv[1]);
+  napi_create_string_utf8(env, payload ? payload : "", payload ? static_cast<size_t>(n) : 0, &argv[2]);
+  if (napi_call_function(env, global, fn, 3, argv, result) != napi_ok) {
+    e->answer = takeException(env);
+    return false;
+  }
+  return true;
+}
+
+int32_t hostContext(void *ctx, luna_context *out) {
+  OutsideUcode outside;
+  Env *e = static_cast<Env *>(ctx);
+  napi_value r;
+  if (!callAsk(e, "context", nullptr, nullptr, 0, &r)) return 1;
+  napi_env env = e->env;
+  napi_value v;
+  int32_t *ints[4] = {&out->cf, &out->node, &out->lane, &out->waits};
+  for (uint32_t i = 0; i < 4; i++) {
+    napi_get_element(env, r, i, &v);
+    napi_get_value_int32(env, v, ints[i]);
+  }
+  napi_get_element(env, r, 4, &v);
+  e->label = stringArg(env, v);
+  napi_get_element(env, r, 5, &v);
+  e->gid = stringArg(env, v);
+  out->label = e->label.c_str();
+  out->gid = e->gid.c_str();
+  return 0;
+}
+
+int32_t hostRequest(void *ctx, const char *kind, const char *payload, uint64_t n, const char **answer, uint64_t *answerN) {
+  OutsideUcode outside;
+  Env *e = static_cast<Env *>(ctx);
+  napi_value r;
+  int32_t rc = callAsk(e, "request", kind, payload, n, &r) ? 0 : 1;
+  if (rc == 0) e->answer = stringArg(e->env, r);
+  *answer = e->answer.c_str();
+  *answerN = e->answer.size();
+  return rc;
+}
+
+const luna_host kHostTemplate = {nullptr, hostAlloc, hostName, hostCommit, hostFail, LUNA_UCODE_ABI_VERSION, 0, hostContext, hostRequest};
 
 // ------------------------------------------------------------------------------ JS functions
 
-// init(alloc, nameOf, strings) → scratch ArrayBuffer
+// init(alloc, nameOf, strings[, ask]) → scratch ArrayBuffer
 napi_value Init(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+  size_t argc = 4;
+  napi_value argv[4];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   if (argc < 3) {
     throwError(env, "init(alloc, nameOf, strings) expects 3 arguments");
@@ -418,6 +472,9 @@ napi_value Init(napi_env env, napi_callback_info info) {
   napi_create_reference(env, argv[0], 1, &e->alloc);
   napi_create_reference(env, argv[1], 1, &e->nameOf);
   napi_create_reference(env, argv[2], 1, &e->strings);
+  if (e->ask) napi_delete_reference(env, e->ask);
+  e->ask = nullptr;
+  if (argc >= 4) napi_create_reference(env, argv[3], 1, &e->ask);
   napi_value buf;
   if (e->scratchRef) {
     napi_get_reference_value(env, e->scratchRef, &buf);
@@ -458,7 +515,8 @@ napi_value BindEntry(napi_env env, napi_callback_info info) {
         return nullptr;
       }
       const int32_t *abi = static_cast<const int32_t *>(dlsym(lib, "luna_ucode_abi"));
-      if (!abi || *abi != LUNA_UCODE_ABI_VERSION) {
+      // a version-1 library reads only the host fields it knows: it runs unchanged
+      if (!abi || *abi < 1 || *abi > LUNA_UCODE_ABI_VERSION) {
         dlclose(lib);
         throwError(env, "the C++ ucode library " + path + " was built for another version of luna-ts: delete .luna-cache and run again");
         return nullptr;

@@ -8,13 +8,17 @@
  * `int luna_call_<alias>(luna_frame *)`; the glue builds DFs over the slots, calls the user's
  * function, hands every output back through host->commit while its DFs are still alive, and
  * returns 0 (or reports the error through host->fail and returns non-zero).
+ *
+ * Version 2 appends host calls to luna_host (a ucode's context and requests to its node): a
+ * version-1 library reads only the fields before them, so it loads and runs unchanged; a
+ * version-2 library checks host->version before using them.
  */
 #ifndef LUNA_UCODE_ABI_H
 #define LUNA_UCODE_ABI_H
 
 #include <stdint.h>
 
-#define LUNA_UCODE_ABI_VERSION 1
+#define LUNA_UCODE_ABI_VERSION 2
 
 /* Value tags, the same numbers as src/ucode/value.ts (T_INT … T_JS). */
 enum {
@@ -36,6 +40,16 @@ typedef struct luna_slot {
   int32_t pad;
 } luna_slot;
 
+/* The running CF as its ucode sees it (version 2): strings valid until the next host call. */
+typedef struct luna_context {
+  int32_t cf;         /* its number on this node, as the trace records it (cfStart.cf) */
+  int32_t node;       /* this node's rank */
+  int32_t lane;       /* the thread's lane, as the trace records it (1..T; 0 the system thread) */
+  int32_t waits;      /* 1: the import says it may wait for its node (`: WAITS`, a block) */
+  const char *label;  /* the CF's label with its indices, `x[3]` */
+  const char *gid;    /* its global id, `3_5_0` */
+} luna_context;
+
 typedef struct luna_host {
   void *ctx;
   /* Zero-filled shared memory the runtime owns (a SharedArrayBuffer); NULL when it cannot. */
@@ -46,6 +60,18 @@ typedef struct luna_host {
   void (*commit)(void *ctx, int32_t param, const luna_slot *value);
   /* Report the error that ends the call (the entry point then returns non-zero). */
   void (*fail)(void *ctx, const char *message);
+  /* ---- version 2 (absent from a version-1 host: check `version` first) */
+  int32_t version;
+  int32_t reserved;
+  /* Fill `out` with the running CF's context; non-zero when it cannot (message by `error`). */
+  int32_t (*context)(void *ctx, luna_context *out);
+  /*
+   * Ask this node's system thread (a handler a layer registered for `kind`) and wait for the
+   * answer; the wait is traced as the handler's kind and booked as W. The payload and the answer
+   * are JSON texts (payload NULL or empty: none). Returns 0 with the answer in *answer (valid
+   * until the next host call), or non-zero with the refusal or the reason in *answer.
+   */
+  int32_t (*request)(void *ctx, const char *kind, const char *payload, uint64_t payload_n, const char **answer, uint64_t *answer_n);
 } luna_host;
 
 typedef struct luna_frame {

@@ -609,6 +609,59 @@ int invoke(luna_frame *f, F fn) {
 }
 
 }  // namespace detail
+
+// ------------------------------------------------------------------------ the ucode context
+// What a running ucode may know of its fragment and ask of its node (luna-ts, ABI version 2;
+// the TypeScript ucodes' context() in docs/language.md). Only during a call.
+
+/** The running CF. */
+struct Context {
+  int cf;             // its number on this node, as the trace records it
+  int node;           // this node's rank
+  int lane;           // the thread's lane in the trace (1..T; 0: the system thread)
+  bool waits;         // its import may wait for the node (`: WAITS`, a block parameter)
+  std::string label;  // `x[3]`
+  std::string gid;    // its global id
+};
+
+/** A request the node refused (or could not make): the ucode may catch it. */
+class RequestFailed : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+inline const luna_host *host_v2(const char *what) {
+  luna_frame *f = current;
+  if (!f || !f->host) throw Error(std::string("ucenv::") + what + "() is available only while a ucode runs");
+  if (f->host->version < 2) throw Error(std::string("ucenv::") + what + "() needs a newer luna-ts runtime (ABI version 2)");
+  return f->host;
+}
+}  // namespace detail
+
+/** The running CF's context. */
+inline Context context() {
+  const luna_host *h = detail::host_v2("context");
+  luna_context c{};
+  if (h->context(h->ctx, &c) != 0) throw Error("ucenv::context(): the runtime gave no context");
+  return Context{c.cf, c.node, c.lane, c.waits != 0, c.label ? c.label : "", c.gid ? c.gid : ""};
+}
+
+/**
+ * Ask this node (the handler a layer registered for `kind`) and wait for the answer, booked as
+ * a wait of the handler's kind (W in SLOW). `payload` and the answer are JSON texts. Only for
+ * imports that may wait (`: WAITS`). Throws RequestFailed with the refusal.
+ */
+inline std::string request(const std::string &kind, const std::string &payload = std::string()) {
+  const luna_host *h = detail::host_v2("request");
+  const char *answer = nullptr;
+  uint64_t n = 0;
+  int32_t rc = h->request(h->ctx, kind.c_str(), payload.data(), payload.size(), &answer, &n);
+  std::string text(answer ? answer : "", answer ? static_cast<size_t>(n) : 0);
+  if (rc != 0) throw RequestFailed(text);
+  return text;
+}
+
 }  // namespace ucenv
 }  // namespace luna
 

@@ -21,6 +21,7 @@ import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
 import { FragmentLayer } from './cluster/fragments.js';
 import type { ClusterLayer } from './cluster/layer.js';
+import { RequestParticipant } from './cluster/requests.js';
 import { faultText } from './cluster/report.js';
 import { MemoryMesh } from './transport/memory.js';
 import { Router } from './transport/router.js';
@@ -177,9 +178,11 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; } }, opts.policy ?? new DefaultPolicy());
   fragments.attach(rt);
   desk.host = rt.deskHost();
+  control.register(new RequestParticipant(desk));
+  desk.onWait = () => control.wake();
   for (const l of layers) l.join?.({ router, control, host: { now: wallNs, trace: tr }, desk });
   try {
     await inline.load(bundle, native);

@@ -274,3 +274,21 @@ for (const [name, def] of Object.entries(RECORDS) as [string, RecordDef][]) {
   // Generated once per record kind from the schema; see methodSource.
   (ThreadTraceWriter.prototype as unknown as Record<string, unknown>)[method] = new Function(methodSource(method, def))();
 }
+
+/**
+ * The sink of a thread whose writer is lent while its ucode runs (worker threads): each record
+ * takes the buffer back and lends it again, so the system thread may still spill or salvage it
+ * between records. For the records a ucode or its request port writes, not for the hot path.
+ */
+export function reclaimingSink(w: ThreadTraceWriter): TraceSink {
+  return new Proxy(w, {
+    get(target, prop, receiver): unknown {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function' || prop === 'lend' || prop === 'reclaim') return v;
+      return (...args: unknown[]): unknown => {
+        if (!target.reclaim()) return undefined; // salvaged for good: the run ended
+        try { return (v as (...a: unknown[]) => unknown).apply(target, args); } finally { target.lend(); }
+      };
+    },
+  }) as unknown as TraceSink;
+}

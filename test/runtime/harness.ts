@@ -9,7 +9,9 @@ import { compileProgram, type CompiledProgram } from '../../src/program/compile.
 import { parseMainArgs } from '../../src/program/args.js';
 import { bindUcodes, callUcode, nameOfKey, type Ucode } from '../../src/runtime/exec/call.js';
 import { InlineExecutor } from '../../src/runtime/exec/inline.js';
-import type { Batch, BatchResult } from '../../src/runtime/exec/protocol.js';
+import type { Batch, BatchResult, WireAnswer } from '../../src/runtime/exec/protocol.js';
+import { RequestDesk, type UcodeLayer } from '../../src/runtime/exec/desk.js';
+import { RequestParticipant } from '../../src/runtime/cluster/requests.js';
 import { NodeRuntime, type Executors } from '../../src/runtime/node/runtime.js';
 import { Control, type ClusterResult } from '../../src/runtime/cluster/control.js';
 import { FragmentLayer } from '../../src/runtime/cluster/fragments.js';
@@ -53,11 +55,22 @@ export class SyncLanes implements Executors {
     this.inflight[lane]!++;
     this.maxInflight = Math.max(this.maxInflight, this.inflight[lane]!);
     this.sent.push({ lane, cfs: b.tasks.map((t) => t.cf) });
-    setImmediate(() => {
-      const outs: (DfValue | null)[][] = [];
-      const r: BatchResult = { lane, batch: b.id, outs, start: new Float64Array(b.tasks.length), fin: new Float64Array(b.tasks.length) };
-      for (let i = 0; i < b.tasks.length; i++) {
+    const outs: (DfValue | null)[][] = [];
+    const r: BatchResult = { lane, batch: b.id, outs, start: new Float64Array(b.tasks.length), fin: new Float64Array(b.tasks.length) };
+    // task i of the batch, then the next; a request suspends the batch until its answer
+    const run = (i: number): void => {
+      for (; i < b.tasks.length; i++) {
         const t = b.tasks[i]!;
+        const ask = this.requests && this.asks?.(this.program.imports[t.imp]!.symbol, t.args);
+        if (ask && this.answered.get(lane) === undefined) {
+          const id = ++this.requestSeq;
+          this.waiting.set(lane, { id, resume: (a) => { this.answered.set(lane, a); run(i); } });
+          this.requests!.receive(lane, { id, kind: ask.kind, payload: ask.payload, cf: t.cf });
+          return;
+        }
+        const a = this.answered.get(lane);
+        this.answered.delete(lane);
+        if (a && !a.ok) { r.error = { task: i, message: `request refused: ${a.error}`, kind: 'ucode' }; break; }
         for (const f of t.fwd ?? []) t.args[f.arg] = (f.task >= 0 ? outs[f.task] : this.prev[lane]![-1 - f.task])![f.out];
         try {
           outs.push(callUcode(this.fns[t.imp]!, this.program.imports[t.imp]!, t.args, t.keys, nameOfKey));
@@ -69,7 +82,36 @@ export class SyncLanes implements Executors {
       this.prev[lane] = outs;
       this.inflight[lane]!--;
       this.onResult(r);
-    });
+    };
+    setImmediate(() => run(0));
+  }
+
+  // ------------------------------------------------------------ requests (a worker's request port, simulated)
+
+  /** the node's request desk, and which calls ask it before they run (`asks` gives the request) */
+  private requests?: RequestDesk;
+  private asks?: HarnessOptions['asks'];
+  private requestSeq = 0;
+  private readonly waiting = new Map<number, { id: number; resume: (a: WireAnswer) => void }>();
+  private readonly answered = new Map<number, WireAnswer>();
+
+  /** Calls for which `asks` gives a request wait for the desk's answer before they run. */
+  useDesk(desk: RequestDesk, asks: HarnessOptions['asks']): void {
+    this.requests = desk;
+    this.asks = asks;
+  }
+
+  /** The desk's answer for lane `lane` (the pool's request port does this for workers). */
+  answer(lane: number, a: WireAnswer): void {
+    const w = this.waiting.get(lane);
+    if (!w || w.id !== a.id) return;
+    this.waiting.delete(lane);
+    // the worker wakes and goes on with its batch
+    setImmediate(() => w.resume(a));
+  }
+
+  blocked(lane: number): boolean {
+    return this.requests?.blocked(lane) ?? false;
   }
 }
 
@@ -82,6 +124,8 @@ export interface HarnessNode {
   lanes: SyncLanes;
   /** how the run ended on this node */
   result?: ClusterResult;
+  /** the node's request desk, when the run has layers */
+  desk?: RequestDesk;
 }
 
 export interface HarnessOptions {
@@ -102,6 +146,10 @@ export interface HarnessOptions {
   join?: (n: HarnessNode) => void;
   /** the mesh, once built (a test can lose a node with it) */
   mesh?: (m: MemoryMesh) => void;
+  /** layers registering request handlers on each node's desk (exec/desk.ts) */
+  layers?: readonly UcodeLayer[];
+  /** a call of ucode `symbol` asks its node this (and waits for the answer) before it runs */
+  asks?: (symbol: string, args: unknown[]) => { kind: string; payload?: unknown } | undefined;
 }
 
 export interface HarnessRun extends ClusterResult {
@@ -132,7 +180,16 @@ export async function runInProcess(program: string | CompiledProgram, ucodes: Uc
     const rt = new NodeRuntime(compiled, { rank: tp.rank, size: tp.size, lanes: lanes.lanes, now, remote: fragments.remote }, lanes, policy);
     lanes.onResult = (r) => rt.onResult(r);
     fragments.attach(rt);
-    return { rank: tp.rank, router, control, rt, lanes };
+    let desk: RequestDesk | undefined;
+    if (o.layers) {
+      desk = new RequestDesk((lane, a) => lanes.answer(lane, a));
+      for (const l of o.layers) l.register?.(desk);
+      desk.host = rt.deskHost();
+      desk.onWait = () => control.wake();
+      control.register(new RequestParticipant(desk));
+      lanes.useDesk(desk, o.asks);
+    }
+    return { rank: tp.rank, router, control, rt, lanes, ...(desk ? { desk } : {}) };
   });
   for (const n of nodes) {
     o.join?.(n);

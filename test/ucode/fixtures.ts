@@ -45,7 +45,8 @@ export async function runWithResource(dir: string, o: { nodes?: number; threads?
   const trace = o.traced ? join(dir, 'trace') : undefined;
   const manifest = trace ? startRunTrace(trace, program, { program: file, args, nodes, threads, policy: 'default', version: 'test' }) : undefined;
   const traceOrigin = String(newRunOrigin());
-  const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer, ...(o.layers ?? [])] };
+  // every worker booted before main starts: the threads contend for the resource from the first CF
+  const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer, ...(o.layers ?? [])], warmStart: true };
   let results: RunResult[];
   if (nodes === 1) results = [await runNode(base)];
   else {

@@ -104,3 +104,43 @@ for (const nodes of [1, 2]) {
     assert.ok(W > 0.99 * booked && W <= booked + 1, `SLOW books the waits as W: ${W} of ${booked} ns`);
   });
 }
+
+const HANG = `
+import c_take(string \`id, int \`k, name \`got) as take : WAITS;
+import c_show(value \`got) as show;
+
+sub main(int n)
+{
+    df got;
+    for i = 0..n-1 {
+        cf t[i]: take("z", i, got[i]) @ { locator_cyclic: 1; };
+        show(got[i]) @ { locator_cyclic: 1; };
+    }
+}
+`;
+
+const HANG_UCODES = `
+import { context, type DF } from ${JSON.stringify(UCODE_API)};
+
+/** Takes the test lock z and never gives it back: the second taker waits for good. */
+export function c_take(id: string, k: number, got: DF): void {
+  context().request('test.acquire', { id });
+  got.setInt(k);
+}
+
+export function c_show(got: DF): void {}
+`;
+
+for (const nodes of [1, 2]) {
+  test(`a request no handler works on is a hang report naming the waiting CF, not a silent hang, ${nodes} node(s) × 2 threads`, async (t) => {
+    const dir = fixture(t, { 'prog.fa': HANG, 'ucodes.ts': HANG_UCODES });
+    const ran = await runWithResource(dir, { nodes, threads: 2, args: ['2'] });
+    const r = ran.results[0]!;
+    assert.equal(r.ok, false);
+    assert.equal(r.kind, 'hang', r.message);
+    const on = nodes > 1 ? ' on node 1' : '';
+    // (the show of the missing value waits for it, in the node's queue or fed behind the taker)
+    assert.match(r.message!, /^the program hangs: nothing can run while .*1 CF\(s\) wait for answers to their requests that never come$/m);
+    assert.match(r.message!, new RegExp(`^  CF t\\[\\d\\] \\(ucode c_take, id [^)]+\\) at .*prog\\.fa:9:\\d+${on} waits on worker thread [12] for the answer to its request 'test\\.acquire' \\(test resource z\\), which no handler is working on$`, 'm'));
+  });
+}

@@ -26,6 +26,10 @@ export function testResource(logs: ResourceLog[] = []): UcodeLayer & { logs: Res
       const log: ResourceLog = { count: new Map(), grants: new Map() };
       logs.push(log);
       const locks = new Map<string, Lock>();
+      // answers owed on a timer: the node is busy meanwhile (RequestHandler.busy)
+      let timers = 0;
+      const later = (ms: number, f: () => void): void => { timers++; setTimeout(() => { timers--; f(); }, ms); };
+      const busy = (): boolean => timers > 0;
       const seen = (r: Request): void => { log.count.set(r.kind, (log.count.get(r.kind) ?? 0) + 1); };
       const lockOf = (id: string): Lock => {
         let l = locks.get(id);
@@ -40,7 +44,8 @@ export function testResource(logs: ResourceLog[] = []): UcodeLayer & { logs: Res
       // answered `ms` later
       desk.register('test.sleep', {
         wait: 'test', resource: (p) => `sleep ${(p as { ms: number }).ms} ms`,
-        handle(r, reply) { seen(r); setTimeout(() => reply.answer((r.payload as { ms: number }).ms), (r.payload as { ms: number }).ms); },
+        handle(r, reply) { seen(r); later((r.payload as { ms: number }).ms, () => reply.answer((r.payload as { ms: number }).ms)); },
+        busy,
       });
       // answered at once, on the system thread's next turn
       desk.register('test.echo', { wait: 'test', handle(r, reply) { seen(r); reply.answer(r.payload); } });
@@ -50,14 +55,14 @@ export function testResource(logs: ResourceLog[] = []): UcodeLayer & { logs: Res
       desk.register('test.throw', { wait: 'test', handle(r) { seen(r); throw new Error('the test handler is broken'); } });
       // a lock on resource `id`: granted when free (after `ms` when given), else when released
       desk.register('test.acquire', {
-        wait: 'test', resource: (p) => `test resource ${(p as { id: string }).id}`,
+        wait: 'test', busy, resource: (p) => `test resource ${(p as { id: string }).id}`,
         handle(r, reply) {
           seen(r);
           const { id, ms } = r.payload as { id: string; ms?: number };
           const l = lockOf(id);
           if (l.holder !== -1 || l.queue.length > 0) { l.queue.push({ cf: r.cf, reply }); return; }
           l.holder = -2; // promised
-          if (ms) setTimeout(() => grant(id, l, r.cf, reply), ms);
+          if (ms) later(ms, () => grant(id, l, r.cf, reply));
           else grant(id, l, r.cf, reply);
         },
       });

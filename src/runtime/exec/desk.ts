@@ -32,13 +32,20 @@ export interface RequestHandler {
   resource?(payload: unknown): string;
   /** answer now or later, exactly once (a post's reply goes nowhere) */
   handle(r: Request, reply: Reply): void;
+  /**
+   * Whether the handler is working on an answer it owes by itself (a timer, a file, a thread):
+   * the node is then busy. A handler that waits for something else of the run — a message on a
+   * channel (counted by the control protocol), another CF's release — is not busy. Absent:
+   * never busy. A handler that stops being busy without answering calls desk.wake().
+   */
+  busy?(): boolean;
 }
 
 /** What the desk needs of its node. */
 export interface DeskHost {
   readonly node: number;
   /** the label and global id of running CF `cf`, and the CF in words */
-  identify(cf: number): { label: string; gid: string; text: string };
+  identify(cf: number): { label: string; gid: string; text: string; origin?: { file: string; line: number; col: number } };
   /** fail the run, blaming running CF `cf` */
   fault(cf: number, message: string): void;
 }
@@ -53,14 +60,16 @@ export interface UcodeLayer {
   workerModules?: readonly string[];
 }
 
-/** A request being handled, for hang reports. */
-export interface Outstanding { lane: number; cf: number; kind: string; resource: string; since: number }
+/** A request being handled, for hang reports: `busy` whether its handler works on it by itself. */
+export interface Outstanding { lane: number; cf: number; kind: string; resource: string; since: number; busy: boolean }
 
 export class RequestDesk {
   private readonly handlers = new Map<string, RequestHandler>();
-  private readonly open = new Map<number, Outstanding>();
+  private readonly open = new Map<number, { lane: number; cf: number; kind: string; resource: string; since: number; h: RequestHandler }>();
   private nextOpen = 0;
   host: DeskHost | undefined;
+  /** called when a ucode starts waiting for an answer, or a handler stops being busy (the node may be idle now) */
+  onWait: () => void = () => {};
 
   /** `send(lane, answer)`: how answers reach the workers (the pool's request ports). */
   constructor(private readonly send: (lane: number, a: WireAnswer) => void) {}
@@ -74,7 +83,29 @@ export class RequestDesk {
 
   /** Requests handed to handlers and not answered yet (what waits for what, for hang reports). */
   outstanding(): Outstanding[] {
-    return [...this.open.values()];
+    return [...this.open.values()].map(({ h, ...o }) => ({ ...o, busy: h.busy?.() ?? false }));
+  }
+
+  /** Requests waiting for an answer. */
+  get waiting(): number {
+    return this.open.size;
+  }
+
+  /** Whether the ucode of lane `lane` waits for an answer (its worker does nothing else meanwhile). */
+  blocked(lane: number): boolean {
+    for (const o of this.open.values()) if (o.lane === lane) return true;
+    return false;
+  }
+
+  /** Whether a handler works on an answer it owes by itself. */
+  busy(): boolean {
+    for (const o of this.open.values()) if (o.h.busy?.()) return true;
+    return false;
+  }
+
+  /** A handler stopped being busy without answering: the node may have nothing left to do. */
+  wake(): void {
+    this.onWait();
   }
 
   /** A request from the worker of lane `lane`. */
@@ -95,7 +126,7 @@ export class RequestDesk {
       return;
     }
     const key = this.nextOpen++;
-    if (!m.post) this.open.set(key, { lane, cf: m.cf, kind: m.kind, resource, since: performance.now() });
+    if (!m.post) this.open.set(key, { lane, cf: m.cf, kind: m.kind, resource, since: performance.now(), h });
     let done = false;
     const finish = (a: Omit<WireAnswer, 'id' | 'wait' | 'resource'>): void => {
       if (done) throw new Error(`the handler of '${m.kind}' answered twice`);
@@ -113,5 +144,7 @@ export class RequestDesk {
       // the run fails: the worker stops waiting (its CF is dropped with the run)
       if (!done) finish({ ok: false, error: why });
     }
+    // not answered at once: the asking worker waits, and the node may have nothing else to do
+    if (!done && !m.post) this.onWait();
   }
 }

@@ -11,7 +11,7 @@ import { Console } from 'node:console';
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
-import { ThreadTraceWriter } from '../../trace/writer.js';
+import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { AWAKE, SLEEPING, abortFlag, lanesOf, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
@@ -58,12 +58,14 @@ function setUp(i: WorkerInit): void {
   }
   if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!);
   const ex = exchange;
+  // a ucode (and its request port) records while this worker's buffer is lent (see runTask)
+  const sink = tw && reclaimingSink(tw);
   const port = new RequestPort({
-    flags, lane: me, lanes, trace: tw, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
+    flags, lane: me, lanes, trace: sink, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
     channel: { post: (m) => i.requests.postMessage(m), receive: () => receiveMessageOnPort(i.requests)?.message as WireAnswer | undefined },
     serve: ex ? () => ex.serve() : undefined, pending: ex ? () => ex.pending() : undefined,
   });
-  ctx = new ThreadContext(i.node, me + 1, tw, port, now);
+  ctx = new ThreadContext(i.node, me + 1, sink, port, now);
   installContext(ctx);
 }
 

@@ -10,6 +10,7 @@ import { inPreviousBatch } from '../exec/protocol.js';
 import { Cf, isPushRule, OUT_DROP, WAITING } from './fragment.js';
 import { TASK, type BatchOutputs, type Interpreter } from './examine.js';
 import type { NodeState } from './state.js';
+import type { CallSite } from '../../program/compile.js';
 
 /**
  * An output of a batch member: task index (negative: the lane's previous batch) and output
@@ -39,6 +40,12 @@ export class BatchBuilder implements BatchOutputs {
   readonly ahead: boolean;
 
   /**
+   * The last member may wait for its node (its import says `: WAITS`): nothing is queued behind
+   * it, since what it waits for may be a CF that would otherwise wait behind it on its worker.
+   */
+  closed = false;
+
+  /**
    * `prev`: the lane's last batch, still running (a chain continues from it); `fed`: outputs of
    * the batches running on any lane, which workers can feed to this one.
    */
@@ -62,6 +69,7 @@ export class BatchBuilder implements BatchOutputs {
   }
 
   add(cf: Cf): void {
+    if (cf.site.kind === 'call' && (cf.site as CallSite).imp.waits) this.closed = true;
     const i = this.tasks.length;
     this.tasks.push(cf.task!);
     this.cfs.push(cf);
@@ -87,7 +95,7 @@ export class BatchBuilder implements BatchOutputs {
    * consumer, up to `limit` tasks: they become continuations.
    */
   extend(interp: Interpreter, limit: number, from = 0): void {
-    for (let i = from; i < this.cfs.length && this.tasks.length < limit; i++) {
+    for (let i = from; i < this.cfs.length && this.tasks.length < limit && !this.closed; i++) {
       const succ = this.soleWaiter(this.cfs[i]!);
       if (succ === null || succ.site.kind !== 'call') continue;
       if (interp.examine(succ, this) === TASK) this.add(succ);

@@ -40,6 +40,8 @@ export interface Executors {
   feed?(from: number, requests: Feed): void;
   /** start the workers ahead of their first batch (absent: each starts with its first batch) */
   warm?(): void;
+  /** whether the ucode running on lane `lane` waits for an answer of the node's request desk (absent: none can) */
+  blocked?(lane: number): boolean;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -256,10 +258,19 @@ export class NodeRuntime {
     return out;
   }
 
-  /** Nothing to do here right now (nothing queued, ready, unrolling or in flight). */
+  /**
+   * Nothing to do here right now: nothing queued, ready or unrolling, and no batch in flight but
+   * on lanes whose ucode waits for an answer of the node's request desk (whether the desk is busy
+   * is its own participant's say: cluster/requests.ts).
+   */
   idle(): boolean {
     const st = this.st;
-    return st.run.length === 0 && st.ready.length === 0 && this.batches.size === 0 && st.loops.length === 0;
+    if (st.run.length !== 0 || st.ready.length !== 0 || st.loops.length !== 0) return false;
+    if (this.batches.size === 0) return true;
+    const exec = this.exec;
+    if (exec.blocked === undefined) return false;
+    for (let l = 0; l < exec.lanes; l++) if (exec.inflight[l]! > 0 && !exec.blocked(l)) return false;
+    return true;
   }
 
   /** Every CF that waits, with what it waits for (hang reports). */
@@ -324,6 +335,8 @@ export class NodeRuntime {
     const st = this.st, interp = this.interp, inflight = this.exec.inflight;
     while (inflight[0]! < this.policy.fifoDepth) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
+      // nothing waits behind a ucode that may wait for what it would hold back
+      if (tail && waitsLast(tail.cfs)) return;
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
       let blocked = false, late = false;
@@ -345,7 +358,7 @@ export class NodeRuntime {
         }
         if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
         b.add(cf);
-        if (b.size >= limit) break;
+        if (b.size >= limit || b.closed) break;
       }
       const sent = b !== null && b.size > 0;
       if (sent) this.send(0, b!);
@@ -420,7 +433,7 @@ export class NodeRuntime {
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
-      while (b.size < n && st.ready.length > 0) b.add(st.ready.shift()!);
+      while (b.size < n && st.ready.length > 0 && !b.closed) b.add(st.ready.shift()!);
       b.extend(this.interp, Math.max(n, this.batchLimit()));
       this.send(lane, b);
     }
@@ -460,7 +473,7 @@ export class NodeRuntime {
       book.added(lane, b.id, b.b, cf);
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values
       const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false });
-      if (b.b.size >= limit) { open[lane] = null; this.send(lane, b.b, b.id); }
+      if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
     for (let i = 0; i < lanes; i++) {
@@ -488,7 +501,7 @@ export class NodeRuntime {
     const lanes = this.exec;
     for (let w = 0; w < lanes.lanes; w++) {
       const tail = this.tails[w];
-      if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch)) continue;
+      if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
       const b = new BatchBuilder(this.st, tail);
       const succ = b.soleWaiter(tail.cfs[tail.cfs.length - 1]!);
       if (succ === null || succ.site.kind !== 'call') continue;
@@ -722,7 +735,7 @@ export class NodeRuntime {
         const cf = this.running(cfId);
         if (cf === undefined) return { label: '?', gid: '?', text: `CF number ${cfId} on node ${this.self}` };
         const label = this.labelOf(cf);
-        return { label, gid: cf.gid, text: `${describeSite(cf.site, label, cf.gid)}${this.size > 1 ? ` on node ${this.self}` : ''}` };
+        return { label, gid: cf.gid, text: `${describeSite(cf.site, label, cf.gid)}${this.size > 1 ? ` on node ${this.self}` : ''}`, origin: cf.site.origin };
       },
       fault: (cfId, message) => this.fail(new RunFault(message, this.running(cfId))),
     };
@@ -759,4 +772,10 @@ export function userStack(stack: string | undefined): string {
   if (!stack) return '';
   const lines = stack.split('\n').filter((l) => /ucodes-[0-9a-f]+\.mjs|ucodes\.ts/.test(l)).slice(0, 5);
   return lines.length ? '\n' + lines.join('\n') : '';
+}
+
+/** Whether the last CF of a batch may wait for its node (nothing is queued behind it on its lane). */
+function waitsLast(cfs: readonly Cf[]): boolean {
+  const last = cfs[cfs.length - 1];
+  return last !== undefined && last.site.kind === 'call' && (last.site as CallSite).imp.waits;
 }

@@ -14,6 +14,23 @@ import type { ParamType } from '../../core/imports.js';
 import type { DF } from '../df.js';
 import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../value.js';
 import { setHardExit } from '../../core/exit.js';
+import { context } from '../context.js';
+
+/**
+ * The host calls of ABI version 2 (native/luna_ucode_abi.h): the running CF's context as
+ * [cf, node, lane, waits, label, gid], or a request to the node with a JSON payload, answered
+ * as JSON. Errors (a refusal, an import that may not wait, the run aborted) reach the C++ side
+ * as the call's failure with their message.
+ */
+function askContext(op: string, kind: string, payload: string): unknown {
+  const c = context();
+  if (op === 'context') return [c.cf, c.node, c.lane, c.waits ? 1 : 0, c.label, c.gid];
+  let body: unknown;
+  if (payload !== '') {
+    try { body = JSON.parse(payload); } catch { throw new Error(`request '${kind}': the payload is not JSON: ${payload.slice(0, 80)}`); }
+  }
+  return JSON.stringify(c.request(kind, body) ?? null);
+}
 
 /** The C++ side of a program's ucodes, as handed to every thread (structured-cloneable). */
 export interface NativeUcodes {
@@ -24,7 +41,7 @@ export interface NativeUcodes {
 }
 
 interface Addon {
-  init(alloc: (bytes: number) => Uint8Array, nameOf: (param: number) => string, strings: unknown[]): ArrayBuffer;
+  init(alloc: (bytes: number) => Uint8Array, nameOf: (param: number) => string, strings: unknown[], ask: (op: string, kind: string, payload: string) => unknown): ArrayBuffer;
   entry(lib: string, alias: string, kinds: string, ucode: string): number;
   call(entry: number, ...objects: unknown[]): void;
   exitNow(code: number): never;
@@ -111,7 +128,7 @@ function threadState(a: Addon): ThreadState {
     return whole;
   };
   const nameOf = (param: number): string => (st.args[param] as DF).getName();
-  const scratch = a.init(alloc, nameOf, st.strings);
+  const scratch = a.init(alloc, nameOf, st.strings, askContext);
   st.I = new Int32Array(scratch, 0, a.maxParams * 4);
   st.D = new Float64Array(scratch, a.maxParams * 16, a.maxParams);
   thread = st;
