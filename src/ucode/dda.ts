@@ -10,7 +10,10 @@
 // shifts the live runs down, keeping the order.
 //
 // The memory is a SharedArrayBuffer: the worker that holds the block and the node's system
-// thread see the same bytes, so holding a block copies nothing.
+// thread see the same bytes, so holding a block copies nothing. It is growable: resize within
+// its reserve grows it in place (no copy; a block filled by migration grew by a copy of the
+// whole block each time, 10 ms for 16 MB); beyond, or to shrink, the elements are copied to a
+// new one. The block's size (getMaxSize) is its own count, never more than the memory's.
 import { UcodeError } from './df.js';
 import { context } from './context.js';
 
@@ -24,6 +27,8 @@ export class DdaBlock {
   private buf: SharedArrayBuffer;
   private u8: Uint8Array;
   private n: number;
+  /** the block's size in bytes (≤ the memory's) */
+  private size: number;
   /** indices marked for removal since the last defragmentation (unsorted, may repeat) */
   private marked: number[] = [];
   /** resize() replaced the memory since this object was made */
@@ -34,17 +39,19 @@ export class DdaBlock {
    * `numel` live, defragmented by `order` at release. `name` names it in messages ("array P,
    * block of node 2").
    */
-  constructor(readonly elsize: number, buffer: SharedArrayBuffer, numel: number, readonly order: DefragOrder = 'unordered', readonly name = 'the block') {
+  constructor(readonly elsize: number, buffer: SharedArrayBuffer, numel: number, readonly order: DefragOrder = 'unordered', readonly name = 'the block', size = buffer.byteLength) {
     if (!Number.isInteger(elsize) || elsize <= 0) throw new RangeError(`${name}: element size ${elsize} is not a positive integer`);
-    if (!Number.isInteger(numel) || numel < 0 || numel * elsize > buffer.byteLength) throw new RangeError(`${name}: ${numel} elements of ${elsize} bytes do not fit its ${buffer.byteLength} bytes`);
+    if (!(size <= buffer.byteLength)) throw new RangeError(`${name}: a block of ${size} bytes in ${buffer.byteLength} bytes of memory`);
+    if (!Number.isInteger(numel) || numel < 0 || numel * elsize > size) throw new RangeError(`${name}: ${numel} elements of ${elsize} bytes do not fit its ${size} bytes`);
     this.buf = buffer;
     this.u8 = new Uint8Array(buffer);
     this.n = numel;
+    this.size = size;
   }
 
   /** An empty block with room for `capacity` elements. */
   static create(elsize: number, capacity: number, order: DefragOrder = 'unordered', name?: string): DdaBlock {
-    return new DdaBlock(elsize, new SharedArrayBuffer(Math.max(0, capacity) * elsize), 0, order, name);
+    return new DdaBlock(elsize, memory(Math.max(0, capacity) * elsize), 0, order, name);
   }
 
   /** The memory (replaced by resize). */
@@ -60,7 +67,7 @@ export class DdaBlock {
   addElement(x: number | ArrayBufferView): Uint8Array | null {
     if (typeof x === 'number') {
       if (!Number.isInteger(x) || x < 0) throw new UcodeError(`addElement(${x}) on ${this.name}: the count must be a non-negative integer`);
-      if ((this.n + x) * this.elsize > this.buf.byteLength) return null;
+      if ((this.n + x) * this.elsize > this.size) return null;
       const at = this.n * this.elsize;
       this.n += x;
       return this.u8.subarray(at, at + x * this.elsize);
@@ -85,19 +92,22 @@ export class DdaBlock {
   resize(bytes: number): SharedArrayBuffer | null {
     if (!Number.isInteger(bytes) || bytes < 0) throw new UcodeError(`resize(${bytes}) on ${this.name}: the size must be a non-negative integer of bytes`);
     if (bytes < this.n * this.elsize) return null;
-    if (bytes === this.buf.byteLength) return this.buf;
-    const next = new SharedArrayBuffer(bytes);
+    const b = this.buf as Growable;
+    if (bytes <= b.byteLength && (bytes > 0 || b.byteLength === 0)) { this.size = bytes; return b; }
+    if (b.growable && bytes > b.byteLength && bytes <= b.maxByteLength) { b.grow(bytes); this.size = bytes; return b; }
+    const next = memory(bytes);
     const u8 = new Uint8Array(next);
     u8.set(this.u8.subarray(0, this.n * this.elsize));
     this.buf = next;
     this.u8 = u8;
+    this.size = bytes;
     this.resized = true;
     return next;
   }
 
-  getMaxNumel(): number { return Math.floor(this.buf.byteLength / this.elsize); }
+  getMaxNumel(): number { return Math.floor(this.size / this.elsize); }
   getNumel(): number { return this.n; }
-  getMaxSize(): number { return this.buf.byteLength; }
+  getMaxSize(): number { return this.size; }
   getElsize(): number { return this.elsize; }
   /** How many distinct elements are marked for removal. */
   getMarked(): number { return new Set(this.marked).size; }
@@ -187,19 +197,32 @@ export class DdaBlock {
   append(bytes: Uint8Array): void {
     if (bytes.byteLength % this.elsize !== 0) throw new RangeError(`${this.name}: ${bytes.byteLength} bytes are not whole elements of ${this.elsize}`);
     const k = bytes.byteLength / this.elsize;
-    if ((this.n + k) * this.elsize > this.buf.byteLength) this.resize(Math.max((this.n + k) * this.elsize, 2 * this.buf.byteLength));
+    if ((this.n + k) * this.elsize > this.size) this.resize(Math.max((this.n + k) * this.elsize, 2 * this.size));
     this.u8.set(bytes, this.n * this.elsize);
     this.n += k;
   }
 
-  /** Adopt what a CF left: its memory (when it resized) and count. */
-  adopt(buffer: SharedArrayBuffer, numel: number): void {
-    if (numel * this.elsize > buffer.byteLength) throw new RangeError(`${this.name}: ${numel} elements do not fit ${buffer.byteLength} bytes`);
+  /** Adopt what a CF left: its memory (when it replaced it), size and count. */
+  adopt(buffer: SharedArrayBuffer, numel: number, size: number): void {
+    if (!(size <= buffer.byteLength) || numel * this.elsize > size) throw new RangeError(`${this.name}: ${numel} elements in a block of ${size} bytes of ${buffer.byteLength}`);
     if (buffer !== this.buf) { this.buf = buffer; this.u8 = new Uint8Array(buffer); }
     this.n = numel;
+    this.size = size;
     this.marked = [];
   }
 }
+
+/**
+ * Memory for a block of `bytes`: growable in place up to a reserve of 4× (at least 64 MiB of
+ * address space, which costs nothing until used).
+ */
+function memory(bytes: number): SharedArrayBuffer {
+  return new GrowableSab(bytes, { maxByteLength: Math.max(bytes * 4, 64 << 20) });
+}
+
+/** Growable SharedArrayBuffers (ES2024; Node 20's V8 has them, the ES2022 typings do not). */
+type Growable = SharedArrayBuffer & { readonly growable: boolean; readonly maxByteLength: number; grow(bytes: number): void };
+const GrowableSab = SharedArrayBuffer as unknown as new (bytes: number, o: { maxByteLength: number }) => Growable;
 
 // ------------------------------------------------------------------ the array, as ucodes name it
 

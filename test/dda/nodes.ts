@@ -11,7 +11,7 @@ import { DdaBlock } from '../../src/ucode/dda.js';
 const now = (): number => performance.now() * 1e6;
 
 /** What a granted block looks like to its holder. */
-export interface Granted { buffer: SharedArrayBuffer; numel: number; elsize: number; order: 'ordered' | 'unordered'; name: string }
+export interface Granted { buffer: SharedArrayBuffer; numel: number; size: number; elsize: number; order: 'ordered' | 'unordered'; name: string }
 
 export class Nodes {
   readonly mesh: MemoryMesh;
@@ -48,14 +48,14 @@ export class Nodes {
   acquire(node: number, name: string, cf = this.cf()): Promise<{ cf: number; block: DdaBlock }> {
     return new Promise((res, rej) => this.dda[node]!.acquire(name, cf, `CF ${cf}`, reply((v) => {
       const g = v as Granted;
-      res({ cf, block: new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name) });
+      res({ cf, block: new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name, g.size) });
     }, rej)));
   }
 
   /** Release as the worker does: defragment, then hand back count and memory. */
   release(node: number, name: string, h: { cf: number; block: DdaBlock }): void {
     h.block.defragment();
-    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel());
+    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel(), h.block.getMaxSize());
   }
 
   rearrange(node: number, name: string, nodes: number[], o: { weights?: number[]; neighbours?: boolean; cf?: number } = {}): Promise<number> {

@@ -159,14 +159,14 @@ export class DdaNode implements Participant {
     l.holder = cf;
     l.holderText = who;
     const b = l.block;
-    reply.answer({ buffer: b.buffer, numel: b.getNumel(), elsize: b.elsize, order: b.order, name: b.name });
+    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name });
   }
 
-  /** The holder gives the block back: its count, and its memory when it resized it. */
-  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number): void {
+  /** The holder gives the block back: its count and size, and its memory when it replaced it. */
+  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength): void {
     const l = this.local(name);
     if (l.holder !== cf) throw new Error(`array ${name}: the block of node ${this.rank} released by CF ${cf}, but ${l.holder === -1 ? 'nobody' : l.holderText} holds it`);
-    l.block.adopt(buffer ?? l.block.buffer, numel);
+    l.block.adopt(buffer ?? l.block.buffer, numel, size);
     l.holder = -1;
     l.holderText = '';
     if (l.gdLock !== 0 && !l.reported) this.report(name, l);
@@ -270,7 +270,8 @@ export class DdaNode implements Participant {
     for (let r = 0; r < this.size; r++) {
       const sends = g.moves.filter((m) => m.from === r);
       const expect = g.moves.reduce((k, m) => k + (m.to === r ? 1 : 0), 0);
-      const e = this.enc.reset().string(name).varint(epoch).varint(expect).varint(sends.length);
+      const incoming = g.moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
+      const e = this.enc.reset().string(name).varint(epoch).varint(expect).varint(incoming).varint(sends.length);
       for (const m of sends) e.varint(m.to).varint(m.n);
       this.ch.send(r, MOVE, e.finishCopy());
     }
@@ -282,8 +283,11 @@ export class DdaNode implements Participant {
     return g;
   }
 
-  private move(name: string, expect: number, sends: { to: number; n: number }[]): void {
+  private move(name: string, expect: number, incoming: number, sends: { to: number; n: number }[]): void {
     const l = this.local(name);
+    // room for every element coming, made once (the seed sizes the new block for all its parts)
+    const b = l.block, need = (b.getNumel() + incoming) * b.elsize;
+    if (incoming > 0 && need > b.getMaxSize()) b.resize(need);
     l.expect = expect;
     l.sends = sends;
     this.sendParts(name, l);
@@ -384,9 +388,9 @@ export class DdaNode implements Participant {
         case REPORT: { const epoch = d.varint(); this.gotReport(from, name, epoch, d.varint()); break; }
         case MOVE: {
           d.varint();
-          const expect = d.varint();
+          const expect = d.varint(), incoming = d.varint();
           const sends = Array.from({ length: d.varint() }, () => ({ to: d.varint(), n: d.varint() }));
-          this.move(name, expect, sends);
+          this.move(name, expect, incoming, sends);
           break;
         }
         case PART: d.varint(); d.varint(); this.part(name, payload ?? new Uint8Array(0)); break;
@@ -450,7 +454,7 @@ export class DdaNode implements Participant {
     });
     desk.register('dda.release', {
       wait: 'descriptor', resource,
-      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number }; this.release(p.array, r.cf, p.buffer, p.numel); },
+      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number }; this.release(p.array, r.cf, p.buffer, p.numel, p.size); },
     });
     desk.register('dda.count', {
       wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,

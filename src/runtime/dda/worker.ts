@@ -9,13 +9,13 @@ import { DdaBlock, arrayRequest, type DdaHandle, type DefragOrder } from '../../
 registerBlockKind('dda', {
   hold(h, ctx) {
     const req = arrayRequest(h as unknown as DdaHandle);
-    const g = ctx.request('dda.acquire', req) as { buffer: SharedArrayBuffer; numel: number; elsize: number; order: DefragOrder; name: string };
-    const view = new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name);
+    const g = ctx.request('dda.acquire', req) as { buffer: SharedArrayBuffer; numel: number; size: number; elsize: number; order: DefragOrder; name: string };
+    const view = new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name, g.size);
     return {
       view,
       release: () => {
         view.defragment();
-        ctx.post('dda.release', { array: req.array, numel: view.getNumel(), buffer: view.resized ? view.buffer : undefined });
+        ctx.post('dda.release', { array: req.array, numel: view.getNumel(), size: view.getMaxSize(), buffer: view.resized ? view.buffer : undefined });
       },
     };
   },
