@@ -440,7 +440,7 @@ export class DdaNode implements Participant {
 
   // ------------------------------------------------------------------ requests of ucodes
 
-  /** The request kinds ucodes use (worker.ts holds blocks with them; ucode/dda.ts asks the rest). */
+  /** The request kinds ucodes use (dda-worker.ts holds blocks with them; ucode/dda.ts asks the rest). */
   register(desk: RequestDesk): void {
     const resource = (p: unknown): string => `dynamic array ${(p as { array: string }).array}, block of node ${this.rank}`;
     const declared = (r: Request): ArrayRequest => {
