@@ -1,7 +1,8 @@
 // Exports of a trace against the analysis of the same trace, measured in the same run on a
 // generated trace directory of BENCH_EXPORT_EVENTS events (default 10^6; real trace files written
 // by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
-// tables as CSV and as Parquet. Ratios are export time / analysis time; sizes in bytes per CF.
+// Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=5e6 gives ~10^6 fragments,
+// the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,10 @@ import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 import { writeSimTrace } from '../src/analysis/sim/write.js';
 import { exportPerfetto } from '../src/trace/export/perfetto.js';
+import { exportPerfettoProto } from '../src/trace/export/perfetto-proto.js';
 import { exportTables } from '../src/trace/export/tables.js';
+import { exportOtf2 } from '../src/trace/export/otf2.js';
+import { builtFile } from '../src/core/addon.js';
 
 function size(path: string): number {
   const s = statSync(path);
@@ -34,6 +38,9 @@ export async function run(): Promise<Record<string, number>> {
     const an = measure(() => analyzeSlowTrace(trace));
     const cfs = an.value.cfs;
     const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
+    const pb = measure(() => exportPerfettoProto(trace, join(dir, 'run.pftrace')));
+    // OTF2 needs its helper (the OTF2 library at install time); without it the figures are absent
+    const otf2 = builtFile('luna-otf2') ? measure(() => exportOtf2(trace, join(dir, 'otf2'))) : null;
     const csv = measure(() => exportTables(trace, join(dir, 'csv'), ['csv']));
     const pq = measure(() => exportTables(trace, join(dir, 'parquet'), ['parquet']));
     return {
@@ -41,12 +48,26 @@ export async function run(): Promise<Record<string, number>> {
       cfs,
       analyzeMs: Math.round(an.ms),
       perfettoMs: Math.round(pf.ms),
+      perfettoProtoMs: Math.round(pb.ms),
+      traceBytes: size(trace),
+      perfettoProtoBytes: size(join(dir, 'run.pftrace')),
+      perfettoProtoVsTrace: +(size(join(dir, 'run.pftrace')) / size(trace)).toFixed(2),
+      ...(otf2 ? {
+        otf2Ms: Math.round(otf2.ms),
+        otf2Bytes: size(join(dir, 'otf2')),
+        otf2VsTrace: +(size(join(dir, 'otf2')) / size(trace)).toFixed(2),
+        otf2VsAnalyze: +(otf2.ms / an.ms).toFixed(2),
+        otf2VsPerfettoProto: +(otf2.ms / pb.ms).toFixed(2),
+        otf2BytesPerCf: Math.round(size(join(dir, 'otf2')) / cfs),
+      } : {}),
       tablesCsvMs: Math.round(csv.ms),
       tablesParquetMs: Math.round(pq.ms),
       perfettoVsAnalyze: +(pf.ms / an.ms).toFixed(2),
+      perfettoProtoVsAnalyze: +(pb.ms / an.ms).toFixed(2),
       tablesCsvVsAnalyze: +(csv.ms / an.ms).toFixed(2),
       tablesParquetVsAnalyze: +(pq.ms / an.ms).toFixed(2),
       perfettoBytesPerCf: Math.round(size(join(dir, 'run.json')) / cfs),
+      perfettoProtoBytesPerCf: Math.round(size(join(dir, 'run.pftrace')) / cfs),
       tablesCsvBytesPerCf: Math.round(size(join(dir, 'csv')) / cfs),
       tablesParquetBytesPerCf: Math.round(size(join(dir, 'parquet')) / cfs),
       peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),

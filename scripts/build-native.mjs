@@ -5,8 +5,11 @@
 // memory policy large buffers are allocated as glibc does by default (src/runtime/exec/shm.ts);
 // without the runner TypeScript programs work and a program with C++ ucodes gets one clear
 // message (src/ucode/cpp/native.ts). On failure: a warning line, exit 0.
+// Then the OTF2 writer helper (native/otf2_writer.c → build/Release/luna-otf2), a plain program
+// linked statically against the OTF2 library where that is installed (Debian: libotf2-trace-dev);
+// without it `luna export otf2` says what to install and every other command is unaffected.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,10 +48,32 @@ const ADDONS = [
   ['luna_ucode', 'C++ ucode addon not built', 'programs with C++ ucodes cannot run (TypeScript ucodes are not affected); install g++ and run `npm rebuild luna-ts`'],
 ];
 
+// The OTF2 helper: cc with the flags otf2-config gives (or the Debian defaults), static library
+// first so the program runs where the library's shared object is absent.
+function buildOtf2() {
+  const out = join(root, 'build', 'Release', 'luna-otf2');
+  const cfg = (flag) => {
+    const r = spawnSync('otf2-config', [flag], quiet);
+    return r.status === 0 ? r.stdout.trim().split(/\s+/).filter(Boolean) : null;
+  };
+  const cflags = cfg('--cflags') ?? [];
+  const ldflags = cfg('--ldflags') ?? [];
+  mkdirSync(dirname(out), { recursive: true });
+  let why = 'no C compiler';
+  for (const libs of [['-Wl,-Bstatic', '-lotf2', '-Wl,-Bdynamic'], ['-lotf2']]) {
+    for (const cc of new Set([process.env.CC ?? 'cc', 'gcc'])) {
+      const r = spawnSync(cc, ['-O2', '-o', out, ...cflags, join(root, 'native', 'otf2_writer.c'), ...ldflags, ...libs], quiet);
+      if (r.status === 0) return;
+      if (!r.error) why = `${r.stderr ?? ''}`.split('\n').find((l) => /error/i.test(l)) ?? `exit ${r.status}`;
+    }
+  }
+  console.warn(`luna-ts: warning: OTF2 export helper not built (${why.trim()}); luna export otf2 needs the OTF2 library (Debian: apt-get install libotf2-trace-dev, then npm rebuild luna-ts)`);
+}
+
 let lastError = 'node-gyp not found';
 for (const [cmd, pre] of candidates()) {
   const r = spawnSync(cmd, [...pre, 'rebuild', ...nodedirArgs()], quiet);
-  if (r.status === 0 && ADDONS.every(([name]) => built(name))) process.exit(0);
+  if (r.status === 0 && ADDONS.every(([name]) => built(name))) { buildOtf2(); process.exit(0); }
   const out = `${r.stderr ?? ''}${r.stdout ?? ''}`.trim().split('\n').filter(Boolean);
   const stack = out.map((l) => /gyp ERR! stack Error: (.*)/.exec(l)?.[1]).find(Boolean);
   const why = r.error ? r.error.message : stack ?? out.find((l) => /error/i.test(l)) ?? out.slice(-1)[0] ?? `exit ${r.status}`;
@@ -57,4 +82,5 @@ for (const [cmd, pre] of candidates()) {
 for (const [name, what, consequence] of ADDONS) {
   if (!built(name)) console.warn(`luna-ts: warning: ${what} (${lastError}); ${consequence}`);
 }
+buildOtf2();
 process.exit(0);

@@ -2,7 +2,12 @@
 export { loadProgram, type Loaded, type LoadOptions } from './program/load.js';
 export { compileFrontEnd, renderDiagnostics } from './lang/index.js';
 export type { Diagnostic } from './lang/diagnostics.js';
-export { runSingleNode, runNode, RunOptionsError, type RunOptions, type SingleNodeOptions, type RunResult } from './runtime/run.js';
+// runNode (one node of a multi-node run, over a transport) stays internal: `luna run` is its user
+export { runSingleNode, RunOptionsError, type RunOptions, type SingleNodeOptions, type RunResult } from './runtime/run.js';
+export { DefaultPolicy } from './runtime/policy/default.js';
+export { PriorityPolicy } from './runtime/policy/priority.js';
+export { PlaybackPolicy } from './runtime/policy/playback.js';
+export type { SchedulingPolicy } from './runtime/policy/types.js';
 export { ArgsError } from './program/args.js';
 export { MAX_THREADS } from './runtime/limits.js';
 export { DF } from './ucode/df.js';

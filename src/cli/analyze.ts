@@ -5,6 +5,13 @@ import { progressBar } from './progress.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { EXIT_TRACE_DAMAGED, formatDamage } from '../trace/damage.js';
 
+/**
+ * Exit code of an analysis of a run that did not complete (failed, hung, lost, interrupted, or
+ * its end never recorded): the result is printed in full, but it covers only part of the run.
+ * It wins over EXIT_TRACE_DAMAGED (a killed run's trace is often cut as well).
+ */
+export const EXIT_RUN_INCOMPLETE = 4;
+
 export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model: string; window?: string; compare?: boolean }): Promise<number> {
   if (o.model !== 'kireev2024' && o.model !== 'litvinov2017') {
     process.stderr.write(`luna: error: --model must be kireev2024 or litvinov2017, got ${JSON.stringify(o.model)}\n`);
@@ -36,6 +43,10 @@ export async function analyzeSlowCommand(dir: string, o: { json?: boolean; model
       if (advice.length) process.stdout.write('\nWhat it means and what to change:\n' + advice.map((a) => `  - ${a}`).join('\n') + '\n');
     }
     for (const w of report.warnings) process.stderr.write(`luna: warning: ${w}\n`);
+    if (!report.run.complete) {
+      process.stderr.write(`luna: the run did not complete (${report.run.status}): the analysis covers only its part before that (exit ${EXIT_RUN_INCOMPLETE})\n`);
+      return EXIT_RUN_INCOMPLETE;
+    }
     return report.damage.total > 0 ? EXIT_TRACE_DAMAGED : 0;
   } catch (e) {
     return traceErrorExit(e);

@@ -40,6 +40,8 @@ export async function cli(argv: string[]): Promise<number> {
     .argument('<program>', 'the .fa file')
     .argument('[args...]', "main's int/real/string arguments")
     .option('-t, --threads <T>', 'worker threads per node (default: the machine\'s cores shared by its nodes)', boundedInt('--threads', MAX_THREADS, THREADS_WHY))
+    // the original driver's spelling of --threads, parsed under its own name so its errors name it
+    .addOption(new Option('--worker-threads-count <T>').hideHelp().argParser(boundedInt('--worker-threads-count', MAX_THREADS, THREADS_WHY)))
     .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', boundedInt('--nodes', MAX_LOCAL_NODES, NODES_WHY))
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
     .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
@@ -55,7 +57,12 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--cf-timeout <duration>', 'fail the run when a fragment runs longer than this (e.g. 30s); fragments then run on worker threads only')
     .option('--timing', 'print the program time (from its start, after loading, to its end) and where its fragments ran, as JSON on stderr')
     .passThroughOptions()
-    .action(async (file: string, args: string[], o: RunCliOptions) => { code = misspeltCommand(file, program.commands.map((c) => c.name())) ?? await (await import('./run.js')).runCommand(file, args, o); });
+    .action(async (file: string, args: string[], o: RunCliOptions & { workerThreadsCount?: number }) => {
+      // `luna run prog.fa -- 5`: the separator ends the options, it is not an argument of main
+      const mainArgs = args[0] === '--' ? args.slice(1) : args;
+      const { workerThreadsCount, ...opts } = o;
+      code = misspeltCommand(file, program.commands.map((c) => c.name())) ?? await (await import('./run.js')).runCommand(file, mainArgs, { ...opts, threads: opts.threads ?? workerThreadsCount });
+    });
 
   program.command('check')
     .description('check a LuNA program and print every diagnostic')
@@ -68,16 +75,23 @@ export async function cli(argv: string[]): Promise<number> {
 
   const exp = program.command('export').description('convert a trace to other formats');
   exp.command('perfetto')
-    .description('Chrome trace event JSON for Perfetto / chrome://tracing')
+    .description('Perfetto protobuf (TrackEvent; default) or Chrome trace event JSON, for ui.perfetto.dev and trace_processor')
     .argument('<trace>', 'trace directory written by luna run --trace')
-    .requiredOption('-o, --output <file>', 'output .json file')
-    .action(async (dir: string, o: { output: string }) => { code = await (await import('./export.js')).exportPerfettoCommand(dir, o.output); });
+    .requiredOption('-o, --output <file>', 'output file (.pftrace; .json picks JSON; - : standard output)')
+    .option('--format <format>', 'proto (default) or json')
+    .action(async (dir: string, o: { output: string; format?: string }) => { code = await (await import('./export.js')).exportPerfettoCommand(dir, o.output, o.format); });
   exp.command('tables')
     .description('the trace as tables (fragments, transfers, dfs, system, counters, migrations, run) for pandas, polars, DuckDB')
     .argument('<trace>', 'trace directory written by luna run --trace')
     .option('-o, --output <dir>', 'output directory (default: TRACE.tables beside the trace)')
     .option('--format <formats>', 'csv, parquet, or csv,parquet', 'csv')
     .action(async (dir: string, o: { output?: string; format: string }) => { code = await (await import('./export.js')).exportTablesCommand(dir, o); });
+
+  exp.command('otf2')
+    .description('an OTF2 archive (traces.otf2, traces.def, traces/) for Vampir, Scalasca, Cube and otf2-print')
+    .argument('<trace>', 'trace directory written by luna run --trace')
+    .option('-o, --output <dir>', 'output directory (default: TRACE.otf2 beside the trace)')
+    .action(async (dir: string, o: { output?: string }) => { code = await (await import('./export.js')).exportOtf2Command(dir, o); });
 
   const an = program.command('analyze').description('performance analyses of a trace');
   an.command('slow')

@@ -22,6 +22,8 @@ import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
 import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
+import { bindingNote, nodeCpus } from '../runtime/launch/binding.js';
+import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
 import { exitHard } from '../core/exit.js';
@@ -91,9 +93,13 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     throw e;
   }
   const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
-  // nodes on one host share its cores: `--nodes 2` on 8 cores runs 4 worker threads per node
-  const cores = defaultThreads(ranksOnThisHost(launch, nodes));
+  // nodes on one host share its cores (`--nodes 2` on 8 cores runs 4 worker threads per node),
+  // unless a launcher bound each rank to CPUs of its own
+  const cpus = cpuSet();
+  const cores = nodeCpus(launch, ranksOnThisHost(launch, nodes), cpus);
   const threads = o.threads ?? cores;
+  const note = bindingNote(launch, cpus, threads);
+  if (note && !o.quiet) say(note);
   let heartbeatMs: number | undefined;
   if (o.heartbeat !== undefined) {
     try { heartbeatMs = o.heartbeat === 'off' ? 0 : Math.round(parseDuration(o.heartbeat) / 1e6); } catch (e) {
@@ -178,7 +184,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     process.env.LUNA_TRACE_ORIGIN = traceOrigin;
     if (launch.rank === 0) {
       try {
-        manifest = startRunTrace(o.trace, loaded.program, { program: file, args, nodes, threads, policy: policy.name, version: version() });
+        manifest = startRunTrace(o.trace, loaded.program, { program: file, args, nodes, threads, policy: policy.name, version: version(), launcher: launch.launcher === 'luna' ? 'local' : launch.launcher });
       } catch (e) {
         say(`luna: error: ${e instanceof FileError ? e.message : `cannot open trace directory ${o.trace}: ${reason(e)}`}`);
         return 1;
@@ -196,7 +202,10 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
       process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB() })}\n`);
     }
-    if (manifest && o.trace) finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines, signal: stop.why?.signal });
+    if (manifest && o.trace) {
+      finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines, signal: stop.why?.signal });
+      if (!o.quiet) process.stderr.write(`luna: trace written to ${o.trace} (luna analyze slow ${o.trace}; luna report ${o.trace})\n`);
+    }
     if (chosen.recorder && o.record && res.ok) writeSchedule(o.record, rank, { program: file, args, nodes, threads }, chosen.recorder.order);
     const rs = chosen.replay?.stats;
     if (rs && rs.unknown > 0 && !o.quiet) {

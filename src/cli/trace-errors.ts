@@ -5,6 +5,8 @@ import { TraceFormatError } from '../trace/format.js';
 import { ManifestError } from '../trace/manifest-reader.js';
 
 export function traceErrorExit(e: unknown): number {
+  // `… -o - | head`: the reader has what it wanted; stop quietly
+  if ((e as NodeJS.ErrnoException).code === 'EPIPE') return 0;
   if (e instanceof ManifestError) {
     process.stderr.write(`luna: error: ${e.message}\n`);
     return 2;

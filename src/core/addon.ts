@@ -1,4 +1,4 @@
-// Where the native addons built at install time are: build/Release/<name>.node under the package
+// Where the native addons and helpers built at install time are: build/Release/<file> under the package
 // root, the nearest ancestor of this module that has one (src/core/ in a checkout run by tsx,
 // dist/src/core/ once compiled).
 import { existsSync } from 'node:fs';
@@ -6,7 +6,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export function addonPath(name: string): string | undefined {
-  const rel = join('build', 'Release', `${name}.node`);
+  return builtFile(`${name}.node`);
+}
+
+/** A file built at install time into build/Release (an addon, a native helper program). */
+export function builtFile(file: string): string | undefined {
+  const rel = join('build', 'Release', file);
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 7; i++) {
     const p = join(dir, rel);

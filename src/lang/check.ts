@@ -9,6 +9,10 @@ import { printExpr } from './let.js';
 import type { Origin } from './source.js';
 import { Scope, exprStart, isDf, sameExpr, type Sym } from './scope.js';
 import { binChain, condChain, negChain, subExprs } from './walk.js';
+import { closest } from '../core/spelling.js';
+
+/** The behaviour rules the language defines (docs/language.md §4.4, §9.1). */
+const KNOWN_RULES = new Set(['locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority']);
 
 export interface CheckOptions {
   originOf: (pos: number) => Origin;
@@ -124,28 +128,20 @@ class Checker {
   private toplevelForeign(): void {
     if (this.opts.ucodeModuleMissing !== undefined) return this.noUcodeModule(this.opts.ucodeModuleMissing);
     const exp = this.opts.ucodeExports;
+    // inline C++ subs are implemented by their own bodies (compiled with the C++ heads by the
+    // loader, src/ucode/cpp/inline.ts), or by a TypeScript export of the same name
     for (const item of this.program.items) {
-      if (item.kind === 'head') {
-        // other names than `head` are rejected by the parser (LUNA-S005)
-        this.report('warning', 'LUNA-W001', 'C++ head block ignored: inline C++ cannot run in luna-ts', item.pos);
-      } else if (item.kind === 'foreign' && exp && !exp.has(item.name)) {
-        this.err('LUNA-E016', `inline C++ sub ${item.name} needs a TypeScript implementation: export function ${item.name} from the ucode module`, item.pos);
-      } else if (item.kind === 'import' && exp && !exp.has(item.code)) {
-        this.missingExport(item);
-      }
+      if (item.kind === 'import' && exp && !exp.has(item.code)) this.missingExport(item);
     }
   }
 
   /** No ucode module at all: one error if any ucode would be called, at the first such import. */
   private noUcodeModule(where: string): void {
-    const needed = this.program.items.filter((item): item is Import | ForeignSub =>
-      item.kind === 'foreign' || (item.kind === 'import' && this.isCalledImport(item)));
+    const needed = this.program.items.filter((item): item is Import => item.kind === 'import' && this.isCalledImport(item));
     if (needed.length === 0) return;
-    const names = needed.map((i) => (i.kind === 'import' ? i.code : i.name));
+    const names = needed.map((i) => i.code);
     const shown = names.length > 5 ? `${names.slice(0, 5).join(', ')}, … (${names.length} in all)` : names.join(', ');
-    const first = needed[0]!;
-    this.err('LUNA-E026', `no ucode module: the program needs ${shown}, but ${where} does not exist (write it, or give the modules with --ucodes)`,
-      first.kind === 'import' ? first.codePos : first.pos);
+    this.err('LUNA-E026', `no ucode module: the program needs ${shown}, but ${where} does not exist (write it, or give the modules with --ucodes)`, needed[0]!.codePos);
   }
 
   private isCalledImport(item: Import): boolean {
@@ -307,6 +303,9 @@ class Checker {
   /** Rules: map rules in `scope` (the block's), the others in `own` (see block()). */
   private rules(rules: Rule[], scope: Scope, own: Scope): void {
     for (const r of rules) {
+      // unknown rules are ignored, as in the original; a near-miss of a known one is a typo
+      const near = r.kind === 'flags' ? undefined : KNOWN_RULES.has(r.property) ? undefined : closest(r.property, KNOWN_RULES);
+      if (near) this.report('warning', 'LUNA-W005', `unknown rule '${(r as { property: string }).property}' is ignored: did you mean '${near}'?`, r.pos);
       switch (r.kind) {
         case 'flags': break;
         case 'expr':

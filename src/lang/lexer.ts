@@ -10,6 +10,7 @@
 //   LUNA-L002  invalid escape sequence in a string (strings use JSON escapes)
 //   LUNA-L003  unterminated string literal
 //   LUNA-L004  warning: integer literal beyond 2147483647 (the original's C++ `int` overflows)
+//   LUNA-L005  a number with an exponent (`1.0e9`): LuNA's reals have none
 import { DiagnosticSink, type Diagnostic } from './diagnostics.js';
 import type { Preprocessed } from './source.js';
 import { error, originOf } from './origin.js';
@@ -132,9 +133,21 @@ export function lex(pre: Preprocessed): { table: TokenTable; diagnostics: Diagno
       }
     } else if (isDigit(c)) {
       while (i < len && isDigit(src.charCodeAt(i))) i++;
+      let real = false;
       if (src.charCodeAt(i) === 46 && isDigit(src.charCodeAt(i + 1))) {
         i++;
         while (i < len && isDigit(src.charCodeAt(i))) i++;
+        real = true;
+      }
+      // `1.0e9`: LuNA's reals have no exponent; say so once, at the number, and take it whole
+      const e = src.charCodeAt(i), sign = src.charCodeAt(i + 1);
+      if ((e === 101 || e === 69) && (isDigit(sign) || ((sign === 43 || sign === 45) && isDigit(src.charCodeAt(i + 2))))) {
+        i += isDigit(sign) ? 1 : 2;
+        while (i < len && isDigit(src.charCodeAt(i))) i++;
+        const value = Number(src.slice(start, i));
+        err('LUNA-L005', `a number with an exponent (${src.slice(start, i)}): LuNA's reals have none; write ${Number.isFinite(value) && Math.abs(value) < 1e21 ? (Number.isInteger(value) ? value.toFixed(1) : String(value)) : 'it out in full'}`, start);
+        out.push(T_REAL, start, i);
+      } else if (real) {
         out.push(T_REAL, start, i);
       } else {
         if (i - start >= 10 && Number(src.slice(start, i)) > 2147483647) {

@@ -28,7 +28,7 @@ import type {
 } from './ast.js';
 import { DiagnosticSink, limitDiagnostics, type Diagnostic } from './diagnostics.js';
 import type { Preprocessed } from './source.js';
-import { lex, RESERVED, tokenAt, TOKEN_TYPES, type Token, type TokenTable } from './lexer.js';
+import { KEYWORDS, lex, RESERVED, tokenAt, TOKEN_TYPES, type Token, type TokenTable } from './lexer.js';
 import { error, originOf } from './origin.js';
 import { fits, HeapExhausted, heapLeft, HeapGuard, megabytes } from './heap.js';
 import { preprocess, type PreprocessOptions } from './preprocess.js';
@@ -138,8 +138,24 @@ class Parser {
 
   private expect(type: string, what = `'${type}'`): Token {
     if (this.at(type)) return this.next();
+    if (type === 'NAME') {
+      // a keyword where a name goes (`int out`): said once, then taken as that name so its uses
+      // do not cascade into more errors
+      const t = this.peek();
+      if (KEYWORDS.has(t.type) && !RESERVED.has(t.type)) {
+        if (!this.keywordNames.has(t.type)) {
+          this.keywordNames.add(t.type);
+          this.report('LUNA-S001', `syntax error: expected ${what}, found the keyword '${t.type}', which cannot be a name: rename it (e.g. '${t.type}_')`, t);
+        }
+        this.skip();
+        return { ...t, type: 'NAME', text: t.type };
+      }
+    }
     return this.fail(what);
   }
+
+  /** keywords already reported where a name goes (later uses are taken as that name) */
+  private readonly keywordNames = new Set<string>();
 
   /** Record an error at token `t` (once per offset). */
   private report(code: string, message: string, t: Token = this.peek()): void {
@@ -681,6 +697,7 @@ class Parser {
         return e;
       }
       default:
+        if (this.keywordNames.has(t.type)) return this.id(depth);
         return this.fail('expression');
     }
   }

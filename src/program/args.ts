@@ -8,7 +8,7 @@ export class ArgsError extends Error {}
 const INT_MIN = -2147483648, INT_MAX = 2147483647;
 
 function signature(main: SubTemplate): string {
-  return main.params.length === 0 ? 'main takes no arguments' : `main(${main.params.map((p) => `${p.type} ${p.name}`).join(', ')})`;
+  return main.params.length === 0 ? 'main()' : `main(${main.params.map((p) => `${p.type} ${p.name}`).join(', ')})`;
 }
 
 /** The values of main's parameters, by parameter order; throws ArgsError naming the culprit. */

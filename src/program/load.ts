@@ -1,7 +1,8 @@
 // Load a LuNA program for running or checking: bundle its TypeScript ucodes, run the front end
 // with the ucode exports known, compile it, build its C++ ucodes. Diagnostics are returned,
 // never thrown.
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { FileError, makeDirectory, notRegular, reason } from '../core/files.js';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -12,6 +13,7 @@ import type { Preprocessed } from '../lang/source.js';
 import { bundleUcodes, UcodeBundleError, type UcodeBundle } from '../ucode/bundle.js';
 import { defaultUcodeFiles, splitUcodeFiles } from '../ucode/sources.js';
 import type { GlueImport } from '../ucode/cpp/glue.js';
+import { inlineCppSource } from '../ucode/cpp/inline.js';
 import type { Program } from '../lang/ast.js';
 import { fits, HeapExhausted, heapLeft, megabytes } from '../lang/heap.js';
 import { tooLarge } from '../lang/parser.js';
@@ -75,7 +77,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   // The C++ sources are compiled once the imports are known; until then the names they mention
   // count as implemented (the compiler then checks each one).
   // (the C++ tool chain's modules load only for a program that has C++ sources)
-  const cppBuild = cpp.length > 0 ? await import('../ucode/cpp/build.js') : undefined;
+  let cppBuild = cpp.length > 0 ? await import('../ucode/cpp/build.js') : undefined;
   const scans = cppBuild ? cppBuild.scanSources(cpp) : [];
   let exports = bundle.exports;
   if (cpp.length > 0) {
@@ -99,6 +101,16 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   const room = fits(statements * BYTES_PER_SITE);
   const main = fe.pre.files[0] ?? file;
   if (!room.ok) return refuse(tooLarge(main, `compiling its ${statements} statements needs about ${megabytes(statements * BYTES_PER_SITE)} MB`, room.left));
+  // inline `C++ sub`s without a TypeScript twin are compiled from their own bodies
+  const inlineNames = new Set(fe.program.items.flatMap((it) => (it.kind === 'foreign' && !bundle.exports.has(it.name) ? [it.name] : [])));
+  const inline = inlineCppSource(fe.program, fe.pre, inlineNames);
+  if (inline !== undefined) {
+    const src = join(cacheDir, 'inline', `${createHash('sha256').update(abs).update(inline).digest('hex').slice(0, 16)}.cpp`);
+    if (!existsSync(src)) { makeDirectory(dirname(src), 'ucode cache directory'); writeFileSync(src, inline); }
+    cppBuild ??= await import('../ucode/cpp/build.js');
+    cpp.push(src);
+    scans.push(...cppBuild.scanSources([src]));
+  }
   try {
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
     if (opts.typecheck && modules.length > 0) {
@@ -112,6 +124,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     if (cpp.length > 0) {
       const glue = glueImports(fe.program, (pos) => originOf(fe.pre, pos));
       const implemented = (im: ImportDef): boolean => bundle.exports.has(im.symbol);
+      // (cpp holds the inline subs' generated source too)
       const built = await cppBuild!.buildCppUcodes({
         sources: cpp, scans, cacheDir, cxxflags: opts.cxxflags,
         imports: program.imports.filter((im) => !implemented(im) && scans.some((s) => s.has(im.symbol))).map(glue),

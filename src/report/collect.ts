@@ -4,7 +4,8 @@
 // every system-thread span — in growable typed columns (32 bytes per fragment, no objects).
 import { SlowAnalyzer, interpretFindings, type Finding, type SlowOptions, type SlowReport } from '../analysis/slow/index.js';
 import { finishReport } from '../analysis/slow/report.js';
-import type { PathNode } from '../analysis/slow/critical.js';
+import { pathSteps, type PathNode } from '../analysis/slow/critical.js';
+import { NameTable } from './names.js';
 import { readModel } from '../trace/read.js';
 import type { ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
@@ -25,8 +26,21 @@ const f64 = (): Col<Float64Array> => new Col(new Float64Array(1024), (n) => new 
 const i32 = (): Col<Int32Array> => new Col(new Int32Array(1024), (n) => new Int32Array(n));
 
 /** Fragments as columns: index i is the i-th CF to finish. */
-export interface Frags { start: Float64Array; finish: Float64Array; cpu: Float64Array; slot: Int32Array; code: Int32Array }
-export interface Spans { start: Float64Array; end: Float64Array; /** node it happened on (transfers: receiver) */ node: Int32Array; /** transfers: sender */ from: Int32Array; bytes: Float64Array }
+export interface Frags {
+  start: Float64Array; finish: Float64Array; cpu: Float64Array; slot: Int32Array; code: Int32Array;
+  /** the name of each (`sw[57][0]`) */
+  names: NameTable;
+  /** how many inputs each read, and the names of its first TIP_INPUTS (fragment i: inNames inOff[i] .. inOff[i + 1]) */
+  inCount: Int32Array; inOff: Int32Array; inNames: NameTable;
+}
+export interface Spans {
+  start: Float64Array; end: Float64Array; /** node it happened on (transfers: receiver) */ node: Int32Array; /** transfers: sender */ from: Int32Array; bytes: Float64Array;
+  /** transfers: the DF of each */
+  names?: NameTable;
+}
+
+/** Inputs named per fragment in the timeline's tooltips (the count is always there). */
+const TIP_INPUTS = 3;
 
 export interface RunData {
   dir: string;
@@ -38,8 +52,10 @@ export interface RunData {
   frags: Frags;
   transfers: Spans;
   sys: Spans;
-  /** indices into frags of the critical path's recorded steps, earliest first */
+  /** indices into frags of the critical path's steps, earliest first (the whole path unless longer than the analysis keeps) */
   critical: Int32Array;
+  /** the names of those steps (`sw[57][0]`) */
+  criticalNames: NameTable;
   /** bytes of the trace files (progress and sizes) */
   traceBytes: number;
 }
@@ -47,21 +63,30 @@ export interface RunData {
 export interface CollectProgress { (eventsDone: number, eventsEstimated: number): void }
 
 class Collector implements ModelListener {
-  readonly fs = { start: f64(), finish: f64(), cpu: f64(), slot: i32(), code: i32() };
+  readonly fs = { start: f64(), finish: f64(), cpu: f64(), slot: i32(), code: i32(), inCount: i32(), inOff: i32() };
+  readonly names = new NameTable();
+  readonly inNames = new NameTable();
   readonly tr = { start: f64(), end: f64(), node: i32(), from: i32(), bytes: f64() };
+  readonly trNames = new NameTable();
+  constructor() { this.fs.inOff.push(0); }
   readonly sy = { start: f64(), end: f64(), node: i32() };
   /** by a fragment's finish number (Fragment.seq): its row in fs (-1: not drawn) */
   readonly rowOfSeq = i32();
 
-  finish(f: Fragment, _inputs: readonly DfRec[]): void {
+  finish(f: Fragment, inputs: readonly DfRec[]): void {
     while (this.rowOfSeq.n < f.seq) this.rowOfSeq.push(-1);
     if (f.slot < 0) { this.rowOfSeq.push(-1); return; }
     this.rowOfSeq.push(this.fs.start.n);
     this.fs.start.push(f.start); this.fs.finish.push(f.finish); this.fs.cpu.push(f.cpu);
     this.fs.slot.push(f.slot); this.fs.code.push(f.code);
+    this.names.add(f.label, f.labelIdx);
+    this.fs.inCount.push(inputs.length);
+    for (let k = 0; k < inputs.length && k < TIP_INPUTS; k++) this.inNames.addKey(inputs[k]!.key);
+    this.fs.inOff.push(this.inNames.size);
   }
   transfer(t: Transfer): void {
     this.tr.start.push(t.firstSend); this.tr.end.push(t.arrive); this.tr.node.push(t.to); this.tr.from.push(t.from); this.tr.bytes.push(t.bytes);
+    this.trNames.addKey(t.df.key);
   }
   sysBusy(node: number, t0: number, t1: number): void {
     this.sy.start.push(t0); this.sy.end.push(t1); this.sy.node.push(node);
@@ -80,19 +105,20 @@ export function collectRun(dir: string, opts: SlowOptions = {}, progress?: Colle
   const slow = finishReport(an);
   for (const w of read.readerWarnings) slow.warnings.push(`trace: ${w}`);
   const critical: number[] = [];
-  for (let p: PathNode | null = an.cpEnd; p; p = p.prev) {
+  const criticalNames = new NameTable();
+  for (const p of pathSteps(an.cpEnd)) {
     const row = col.rowOf(p);
-    if (row >= 0) critical.push(row);
+    if (row < 0) continue;
+    critical.push(row);
+    criticalNames.add(p.label, p.labelIdx);
   }
-  critical.reverse();
-  const mf = read.manifest;
-  const status: RunStatus | 'unknown' = mf.status && mf.status !== 'running' ? mf.status : read.model.status ?? mf.status ?? 'unknown';
+  const status = slow.run.status;
   return {
-    dir, manifest: mf, slow, findings: interpretFindings(slow), status,
-    frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view() },
-    transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view() },
+    dir, manifest: read.manifest, slow, findings: interpretFindings(slow), status,
+    frags: { start: col.fs.start.view(), finish: col.fs.finish.view(), cpu: col.fs.cpu.view(), slot: col.fs.slot.view(), code: col.fs.code.view(), names: col.names, inCount: col.fs.inCount.view(), inOff: col.fs.inOff.view(), inNames: col.inNames },
+    transfers: { start: col.tr.start.view(), end: col.tr.end.view(), node: col.tr.node.view(), from: col.tr.from.view(), bytes: col.tr.bytes.view(), names: col.trNames },
     sys: { start: col.sy.start.view(), end: col.sy.end.view(), node: col.sy.node.view(), from: new Int32Array(col.sy.node.n).fill(-1), bytes: new Float64Array(col.sy.node.n) },
-    critical: Int32Array.from(critical),
+    critical: Int32Array.from(critical), criticalNames,
     traceBytes: read.bytes,
   };
 }

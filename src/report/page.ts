@@ -2,9 +2,9 @@
 // client code inlined, so the file opens offline and makes no network request.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { basename } from 'node:path';
+import { basename, join, sep } from 'node:path';
 import type { RunData } from './collect.js';
-import { clientMain } from './client.js';
+import { clientMain, codeColor, tickLabel } from './client.js';
 import { esc, type ReportCtx, type Section } from './section.js';
 import { SECTIONS } from './sections/index.js';
 
@@ -12,6 +12,13 @@ import { SECTIONS } from './sections/index.js';
 export function echartsSource(): string {
   const path = createRequire(import.meta.url).resolve('echarts/dist/echarts.min.js');
   return readFileSync(path, 'utf8');
+}
+
+/** fflate's browser build (the global `fflate`): the page inflates its columns with it, synchronously. */
+function fflateSource(): string {
+  // the package exports no subpath for it: found beside its resolved entry
+  const main = createRequire(import.meta.url).resolve('fflate');
+  return readFileSync(join(main.slice(0, main.lastIndexOf(`${sep}fflate${sep}`) + 8), 'umd', 'index.js'), 'utf8');
 }
 
 /** JSON that is safe inside a <script> element. */
@@ -34,7 +41,9 @@ th{font-weight:600;color:var(--mut)}td.n,th.n{text-align:right;font-variant-nume
 .sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}
 .advice li{margin:6px 0}.advice .f{font-weight:600;margin-right:6px}
 .tl{position:relative;border:1px solid var(--line);margin:6px 0 14px}.tl canvas{display:block;width:100%;cursor:grab}
+.tlbar{margin:6px 0}.tlstats{margin:4px 0 14px}
 .tip{position:absolute;pointer-events:none;background:#1d2430;color:#fff;padding:4px 7px;border-radius:4px;font-size:12px;white-space:pre;display:none;z-index:3}
+.msg{white-space:pre-wrap;font:12px/1.4 ui-monospace,monospace;margin:4px 0}.run-ended{border:1px solid #e3b3b3;background:#fdf3f3;padding:8px 12px;border-radius:4px;margin:6px 0 10px}
 .status-completed{color:#3c9d5d;font-weight:600}.status-failed,.status-hung,.status-lost,.status-interrupted{color:#b00;font-weight:600}
 `;
 
@@ -62,7 +71,8 @@ ${built.map(({ s, b }) => `<section id="${s.id}"><h2>${esc(s.title)}</h2>${b.htm
 </main>
 <script type="application/json" id="luna-data">${scriptJson(data)}</script>
 <script>${scriptText(echartsSource())}</script>
-<script>${scriptText(`(${clientMain.toString()})({\n${renderers}\n}).catch((e) => console.error(String(e && e.stack || e)));`)}</script>
+<script>${scriptText(fflateSource())}</script>
+<script>${scriptText(`(${clientMain.toString()})({\n${renderers}\n}, { codeColor: (${codeColor.toString()}), tickLabel: (${tickLabel.toString()}) }).catch((e) => console.error(String(e && e.stack || e)));`)}</script>
 </body></html>
 `;
 }

@@ -29,10 +29,17 @@ export interface Helpers {
   chart(parent: HTMLElement, option: object, height?: number): unknown;
   decode(b64: string, kind: 'f32' | 'f64' | 'u32' | 'i32' | 'u16'): Float32Array | Float64Array | Uint32Array | Int32Array | Uint16Array;
   codeColor(code: number): string;
+  /** a time axis label: `t` ns with as many decimals as ticks `step` ns apart need */
+  tickLabel(t: number, step: number): string;
+  /** name i of a name table (NameTable, inflated): `sw[57][0]` */
+  name(t: NameCols, i: number): string;
   slowColors: Record<string, string>;
   slowNames: Record<string, string>;
   labels: string[];
 }
+
+/** A NameTable (names.ts) as the page holds it once inflated. */
+export interface NameCols { bases: string[]; base: Int32Array; off: Int32Array; idx: Int32Array }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Render = (el: HTMLElement, data: any, h: Helpers) => void;

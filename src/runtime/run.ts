@@ -2,7 +2,7 @@
 // executor, the node runtime with its policy, the control protocol and the fragment layer's
 // channels over a transport (a mesh of one for a one-node run), tracing. Returns how the run
 // ended on this node.
-import { availableParallelism } from 'node:os';
+import { cpuSet, parseCpuList, type HostCpus } from '../core/cpus.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { parseMainArgs } from '../program/args.js';
 import type { UcodeBundle } from '../ucode/bundle.js';
@@ -102,19 +102,29 @@ export interface RunResult {
   stuckThreads: number;
 }
 
-/** Worker threads per node by default: the host's cores shared by the `ranksHere` nodes on it. */
+/** Worker threads per node by default: this process's CPUs shared by the `ranksHere` nodes on it. */
 export function defaultThreads(ranksHere = 1): number {
-  return Math.max(1, Math.floor(availableParallelism() / Math.max(1, ranksHere)));
+  return Math.max(1, Math.floor(cpuSet().count / Math.max(1, ranksHere)));
 }
 
-/** Nodes grouped by the host they ran on. */
-function machinesOf(hosts: readonly { host: string; cores: number }[]): MachineInfo[] {
-  const by = new Map<string, MachineInfo>();
+/**
+ * Nodes grouped by the host they ran on. A machine's CPUs are the union of its nodes' CPU sets:
+ * ranks a launcher bound to one core each still ran on as many cores as there are ranks.
+ */
+export function machinesOf(hosts: readonly HostCpus[]): MachineInfo[] {
+  const by = new Map<string, { m: MachineInfo; ids: Set<number> | null }>();
   hosts.forEach((h, node) => {
-    const m = by.get(h.host);
-    if (m) m.nodes.push(node); else by.set(h.host, { host: h.host, cores: h.cores, nodes: [node] });
+    const ids = h.list ? parseCpuList(h.list) : null;
+    let e = by.get(h.host);
+    if (!e) { e = { m: { host: h.host, cores: 0, nodes: [], cpus: h.machine, nodeCpus: [] }, ids: new Set() }; by.set(h.host, e); }
+    e.m.nodes.push(node);
+    e.m.nodeCpus!.push(h.count);
+    e.m.cpus = Math.max(e.m.cpus!, h.machine);
+    if (e.ids && ids) for (const i of ids) e.ids.add(i); else e.ids = null;
+    // without lists, the widest node's count is all that is known
+    e.m.cores = e.ids ? e.ids.size : Math.max(e.m.cores, h.count);
   });
-  return [...by.values()];
+  return [...by.values()].map((e) => e.m);
 }
 
 const STATUS_OF: Record<NonNullable<ClusterResult['kind']>, RunStatus> = { fault: 'failed', hang: 'hung', lost: 'lost', interrupted: 'interrupted' };
@@ -142,7 +152,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // large DFs reuse freed memory rather than fresh pages (LUNA_KEEP_FREED_MB)
   keepFreedMemory();
   const lanes = opts.threads ?? defaultThreads();
-  const cores = opts.cores ?? availableParallelism();
+  const cores = opts.cores ?? cpuSet().count;
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;
   const native = typeof opts.bundle === 'string' ? undefined : opts.bundle?.native;
   const mainArgs = parseMainArgs(opts.program.main, opts.args);

@@ -1,7 +1,8 @@
 // The trace directory of a run, managed by the launching rank 0: a draft manifest before any
 // node starts (so a run that crashes still leaves a readable directory), the final manifest
 // with the files, clock offsets and how the run ended.
-import { availableParallelism, hostname } from 'node:os';
+import { hostname } from 'node:os';
+import { cpuSet } from '../core/cpus.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { cpuClockExact } from '../trace/clock.js';
 import { listTraceFiles, openTraceDir, writeManifest } from '../trace/dir.js';
@@ -18,6 +19,8 @@ export interface RunDescription {
   threads: number;
   policy: string;
   version: string;
+  /** what started the nodes (launch/env.ts); default `local` */
+  launcher?: string;
 }
 
 export function siteTable(p: CompiledProgram): SiteInfo[] {
@@ -28,7 +31,7 @@ export function siteTable(p: CompiledProgram): SiteInfo[] {
 export function startRunTrace(dir: string, program: CompiledProgram, d: RunDescription): TraceManifest {
   const manifest: TraceManifest = {
     format: 'luna-ts-trace', version: TRACE_FORMAT_VERSION, program: d.program, args: [...d.args], nodes: d.nodes, threads: d.threads,
-    cores: availableParallelism(), ...(d.nodes === 1 ? { machines: [thisMachine([0])] } : {}), codes: program.codes, sites: siteTable(program), policy: d.policy,
+    cores: cpuSet().count, launcher: d.launcher ?? 'local', ...(d.nodes === 1 ? { machines: [thisMachine([0])] } : {}), codes: program.codes, sites: siteTable(program), policy: d.policy,
     clock: { cpuExact: cpuClockExact, offsets: new Array<number>(d.nodes).fill(0) },
     startedAt: new Date().toISOString(), status: 'running', versions: { lunaTs: d.version, node: process.version }, files: [],
   };
@@ -36,9 +39,10 @@ export function startRunTrace(dir: string, program: CompiledProgram, d: RunDescr
   return manifest;
 }
 
-/** This machine, running `nodes`. */
+/** This machine, running `nodes` (one node: this process and its CPU set). */
 export function thisMachine(nodes: number[]): MachineInfo {
-  return { host: hostname(), cores: availableParallelism(), nodes };
+  const set = cpuSet();
+  return { host: hostname(), cores: set.count, nodes, cpus: set.machine, nodeCpus: nodes.map(() => set.count) };
 }
 
 /**

@@ -12,4 +12,6 @@ export { readTrace, type ReadTraceOptions, type Trace } from './merge.js';
 export { TraceModel, type ModelListener } from './model/model.js';
 export { Fragment, DfRec, type Transfer } from './model/records.js';
 export { exportPerfetto } from './export/perfetto.js';
+export { exportPerfettoProto, PerfettoProtoWriter } from './export/perfetto-proto.js';
+export { exportOtf2, Otf2UnavailableError, OTF2_ARCHIVE_NAME, OTF2_ATTRIBUTES, type Otf2Result } from './export/otf2.js';
 export { exportTables, TABLES, type TableFormat, type TableName, type TablesResult } from './export/tables.js';

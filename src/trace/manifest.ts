@@ -21,10 +21,14 @@ export interface SiteInfo {
 /** One machine of a run. */
 export interface MachineInfo {
   host: string;
-  /** CPUs available to the run's processes there (os.availableParallelism()) */
+  /** CPUs the run's processes there could use: the union of its nodes' CPU sets (hardware threads, honouring CPU affinity) */
   cores: number;
   /** nodes (ranks) that ran on it */
   nodes: number[];
+  /** CPUs the machine has online (absent in older traces) */
+  cpus?: number;
+  /** per node of `nodes`: the CPUs that node's process could use — fewer than `cpus` when a launcher bound it (absent in older traces) */
+  nodeCpus?: number[];
 }
 
 export interface TraceManifest {
@@ -37,6 +41,8 @@ export interface TraceManifest {
   threads: number;
   /** CPUs of the launching machine (node 0's); `machines` says where every node ran */
   cores?: number;
+  /** what started the nodes: `local` (luna run), `mpirun`, `srun`, `pmi` (absent in older traces) */
+  launcher?: string;
   /**
    * The machines the nodes ran on: host name, the CPUs its processes could use (hardware
    * threads, honoring CPU affinity) and which nodes ran there. More busy threads than `cores`

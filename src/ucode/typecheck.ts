@@ -113,7 +113,9 @@ export async function typecheckUcodes(modules: readonly string[], signatures: re
     const chain = ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n').map((l) => l.trim().replace(/\.$/, ''));
     if (!s) return { severity: 'error', code: MISMATCH, message: chain.join(': ') };
     // the first line restates both function types; the rest says which parameter does not fit and why
-    let why = (chain.length > 1 ? chain.slice(1) : chain).join(': ');
+    // the generated parameter names (`int_1`) mean nothing to the user: say which parameter of the import
+    let why = (chain.length > 1 ? chain.slice(1) : chain).join(': ')
+      .replace(/'(int|real|string|value|name)_(\d+)'/g, (_, type: string, n: string) => `parameter ${n} (${type}) of the import`);
     if (/\bDfReader\b/.test(why)) why += ' (a value parameter is an input: it can be read, not set)';
     const decl = declarationOf(sf, line + head.length);
     const message = `ucode ${s.symbol}${decl ?? ''} does not fit \`${s.declared}\`: ${why}`;

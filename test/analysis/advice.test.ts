@@ -23,6 +23,19 @@ function cliOptions(): Set<string> {
   return new Set(text.match(/--[a-z][a-z-]*/g));
 }
 
+/**
+ * Options of the cluster launchers advice may name: mpirun's from its own help (when Open MPI is
+ * installed), srun's from the Slurm options docs/cluster.md documents (no Slurm here to ask).
+ */
+function launcherOptions(): Map<string, Set<string> | null> {
+  const mpi = spawnSync('mpirun', ['--allow-run-as-root', '--help', 'binding'], { encoding: 'utf8' });
+  const map = spawnSync('mpirun', ['--allow-run-as-root', '--help', 'mapping'], { encoding: 'utf8' });
+  const mpirun = mpi.status === 0 ? new Set(`${mpi.stdout}${map.stdout}`.match(/--[a-z][a-z-]*/g)) : null;
+  const cluster = readFileSync('docs/cluster.md', 'utf8');
+  const srun = new Set([...cluster.matchAll(/`srun [^`]*`/g)].flatMap((m) => m[0].match(/--[a-z][a-z-]*/g) ?? []));
+  return new Map([['mpirun', mpirun], ['srun', srun]]);
+}
+
 /** Subcommands of `luna`, from its help. */
 function cliCommands(): Set<string> {
   const text = help();
@@ -159,13 +172,24 @@ function simulated(): SlowReport[] {
   return out;
 }
 
+/** Two ranks a launcher bound to one CPU each, one oversubscribed machine: under mpirun and srun. */
+function launched(launcher: string): SlowReport[] {
+  const bound = oversubscribed(2);
+  return [
+    { ...bound, launcher, threads: 1, machines: [{ ...bound.machines[0]!, nodeCpus: [1, 1], cpus: 2, workers: 2, oversubscription: 1 }] },
+    { ...oversubscribed(1), launcher },
+  ];
+}
+
 function reports(): SlowReport[] {
   const base = [
     chainOnOneLane(2), chainRoundRobin(), allOnNode0(), oversubscribed(2), oversubscribed(1), oversubscribed(8), preempted(), waiting(),
-    latency(), unevenNodes(), badOrder(), litvinov(), ...simulated(),
+    latency(), unevenNodes(), badOrder(), litvinov(), ...simulated(), ...launched('mpirun'), ...launched('srun'), ...launched('local'),
   ];
   // a report of a damaged trace (coverage below 1) goes through the same interpretation
-  return [...base, { ...base[0]!, coverage: 0.8, warnings: ['trace: node0.thread1.lt: truncated'] }];
+  return [...base, { ...base[0]!, coverage: 0.8, warnings: ['trace: node0.thread1.lt: truncated'] },
+    // runs that did not complete go through it too, their end said first
+    ...(['hung', 'failed', 'lost', 'running'] as const).map((status) => ({ ...base[2]!, run: { status, message: 'the program hangs: nothing can run\n  CF w[2] waits for x[2]', complete: false } }))];
 }
 
 // ------------------------------------------------------------------ the checks
@@ -178,7 +202,7 @@ test('the feature tables name only options of the real CLI and rules of the lang
 });
 
 test('every advice text names only existing options, commands and rules', () => {
-  const options = cliOptions(), rules = languageRules(), commands = cliCommands();
+  const options = cliOptions(), rules = languageRules(), commands = cliCommands(), launchers = launcherOptions();
   const seen = new Set<string>();
   let texts = 0;
   for (const r of reports()) {
@@ -186,11 +210,18 @@ test('every advice text names only existing options, commands and rules', () => 
     for (const f of interpretFindings(r)) {
       seen.add(f.kind);
       texts++;
-      for (const o of f.text.match(/--[a-z][a-z-]*/g) ?? []) assert.ok(options.has(o), `${f.kind}: names ${o}, not an option of luna: ${f.text}`);
+      // a launcher's options appear only in a quoted command of that launcher, checked against it
+      const ofLaunchers = [...f.text.matchAll(/`(mpirun|srun) ([^`]+)`/g)];
+      for (const [, launcher, rest] of ofLaunchers) {
+        const known = launchers.get(launcher!);
+        for (const o of rest!.match(/--[a-z][a-z-]*/g) ?? []) if (known) assert.ok(known.has(o), `${f.kind}: names ${launcher} ${o}, which ${launcher === 'mpirun' ? 'mpirun --help' : 'docs/cluster.md'} does not list: ${f.text}`);
+      }
+      for (const o of f.text.replace(/`(mpirun|srun) [^`]+`/g, '').match(/--[a-z][a-z-]*/g) ?? []) assert.ok(options.has(o), `${f.kind}: names ${o}, not an option of luna: ${f.text}`);
       for (const m of f.text.matchAll(/`([^`]+)`/g)) {
         const quoted = m[1]!;
         if (own.has(quoted)) continue; // the program's own names
         const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(quoted)?.[0] ?? '';
+        if (word === 'mpirun' || word === 'srun') continue; // checked above
         if (word === 'luna') {
           const cmd = quoted.split(/\s+/)[1] ?? '';
           assert.ok(commands.has(cmd), `${f.kind}: names the command luna ${cmd}: ${f.text}`);

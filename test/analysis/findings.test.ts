@@ -87,21 +87,21 @@ test('idle worker but a wide graph: the finding says the CFs were handed to the 
 });
 
 /** 2 nodes × 2 lanes, each CF pre-empted for half its wall time, started late by the runtime. */
-function busyRun(machines: MachineInfo[] | undefined, cores?: number): SlowReport {
+function busyRun(machines: MachineInfo[] | undefined, cores?: number, launcher?: string, threads = 2): SlowReport {
   const tb = new TB(2);
   let cf = 1;
   for (let node = 0; node < 2; node++) {
-    for (let lane = 1; lane <= 2; lane++) {
+    for (let lane = 1; lane <= threads; lane++) {
       for (let i = 0; i < 10; i++) tb.cf({ node, thread: lane, cf: cf++, label: 'work', start: i * 100 + 40, end: i * 100 + 100, cpu: 30 });
     }
   }
-  const m = manifest(2, 2);
-  return analyzeSlow({ ...m, ...(machines ? { machines } : {}), ...(cores ? { cores } : {}) }, tb.done(1000));
+  const m = manifest(2, threads);
+  return analyzeSlow({ ...m, ...(machines ? { machines } : {}), ...(cores ? { cores } : {}), ...(launcher ? { launcher } : {}) }, tb.done(1000));
 }
 
 test('an oversubscribed machine is its own finding and the overhead is not blamed on the fragment size', () => {
   const over = busyRun([{ host: 'box', cores: 2, nodes: [0, 1] }]);
-  assert.deepEqual(over.machines, [{ host: 'box', cores: 2, nodes: [0, 1], workers: 4, oversubscription: 2 }]);
+  assert.deepEqual(over.machines, [{ host: 'box', cores: 2, cpus: 2, nodes: [0, 1], nodeCpus: [2, 2], workers: 4, oversubscription: 2 }]);
   const k = kinds(over);
   assert.ok(k.includes('oversubscribed'), k.join());
   assert.ok(!k.includes('fine-grained') && !k.includes('preemption'), k.join());
@@ -122,6 +122,35 @@ test('an oversubscribed machine is its own finding and the overhead is not blame
 test('more nodes than CPUs on a machine: the advice is fewer nodes', () => {
   const r = busyRun([{ host: 'tiny', cores: 1, nodes: [0, 1] }]);
   assert.match(textOf(r, 'oversubscribed'), /Run at most 1 node there \(`--nodes 1` with `--threads 1`\)/);
+});
+
+test('under mpirun or srun, fewer ranks per machine are the launcher\'s to choose, not --nodes', () => {
+  const mpi = busyRun([{ host: 'tiny', cores: 1, nodes: [0, 1] }], undefined, 'mpirun');
+  assert.match(textOf(mpi, 'oversubscribed'), /Run at most 1 node there \(`mpirun --map-by ppr:1:node` with `--threads 1`\)/);
+  const slurm = busyRun([{ host: 'tiny', cores: 1, nodes: [0, 1] }], undefined, 'srun');
+  assert.match(textOf(slurm, 'oversubscribed'), /`srun --ntasks-per-node=1`/);
+  for (const r of [mpi, slurm]) for (const f of interpretFindings(r)) assert.doesNotMatch(f.text, /--nodes/, f.text);
+});
+
+test('nodes a launcher bound to one CPU each: counted from all ranks, their own finding with the launcher\'s options', () => {
+  // mpirun -np 2 on 2 CPUs binds each rank to a core: the machine has 2 CPUs for 2 workers, each node 1
+  const one: MachineInfo[] = [{ host: 'vm', cores: 2, cpus: 2, nodes: [0, 1], nodeCpus: [1, 1] }];
+  const r = busyRun(one, undefined, 'mpirun', 1);
+  assert.equal(r.machines[0]!.oversubscription, 1);
+  const k = kinds(r);
+  assert.ok(k.includes('bound') && !k.includes('oversubscribed'), k.join());
+  assert.ok(!k.includes('fine-grained') && !k.includes('preemption'), 'the binding, not the fragment size');
+  const t = textOf(r, 'bound');
+  assert.match(t, /^Nodes 0 and 1 were each bound by mpirun to one CPU of machine `vm`'s 2: each ran 1 worker thread and its system thread there/);
+  assert.match(t, /pass `mpirun --bind-to none` \(or `mpirun --map-by slot:PE=2` to give each rank 2 CPUs\)/);
+  assert.match(formatSlowTable(r), /vm: 2 CPU\(s\) for 2 worker\(s\), node\(s\) 0, 1 bound to 1 CPU\(s\) each/);
+  // srun: --cpus-per-task; a node bound to 4 of 8 CPUs with 2 workers fits and is not named
+  assert.match(textOf(busyRun(one, undefined, 'srun', 1), 'bound'), /pass `srun --cpus-per-task=2`/);
+  const wide = busyRun([{ host: 'big', cores: 8, cpus: 16, nodes: [0, 1], nodeCpus: [4, 4] }], undefined, 'mpirun');
+  assert.ok(!kinds(wide).includes('bound'), kinds(wide).join());
+  // more workers than the CPUs a node was bound to: named too
+  const narrow = busyRun([{ host: 'big', cores: 4, cpus: 16, nodes: [0, 1], nodeCpus: [2, 2] }], undefined, 'mpirun', 3);
+  assert.match(textOf(narrow, 'bound'), /bound by mpirun to 2 CPUs .* each ran 3 worker threads/);
 });
 
 test('an older multi-node trace with only node 0\'s cores: where the nodes ran is unknown, no oversubscription is invented', () => {

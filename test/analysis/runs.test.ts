@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, hostname, tmpdir } from 'node:os';
+import { cpuSet } from '../../src/core/cpus.js';
 import { join } from 'node:path';
 import type { Finding, SlowReport } from '../../src/analysis/slow/index.js';
 import type { TraceManifest } from '../../src/trace/manifest.js';
@@ -71,10 +72,11 @@ test('the manifest records the machine and its CPUs; more workers than CPUs is r
   const cpus = availableParallelism();
   const trace = traced(t, ['--nodes', '2', '--threads', String(cpus), 'examples/seed004/seed004_cyclic.fa', '8', '4', '3']);
   const m = manifestOf(trace);
-  assert.deepEqual(m.machines, [{ host: hostname(), cores: cpus, nodes: [0, 1] }]);
+  const machine = cpuSet().machine;
+  assert.deepEqual(m.machines, [{ host: hostname(), cores: cpus, nodes: [0, 1], cpus: machine, nodeCpus: [cpus, cpus] }]);
   assert.equal(m.cores, cpus);
   const r = analyze(trace);
-  assert.deepEqual(r.machines, [{ host: hostname(), cores: cpus, nodes: [0, 1], workers: 2 * cpus, oversubscription: 2 }]);
+  assert.deepEqual(r.machines, [{ host: hostname(), cores: cpus, cpus: machine, nodes: [0, 1], nodeCpus: [cpus, cpus], workers: 2 * cpus, oversubscription: 2 }]);
   assert.equal(r.cores, 2 * cpus, '`cores` stays the worker threads the model accounts for');
   const over = r.findings.find((f) => f.kind === 'oversubscribed');
   assert.ok(over, r.findings.map((f) => f.kind).join());
@@ -85,7 +87,7 @@ test('the manifest records the machine and its CPUs; more workers than CPUs is r
 test('a single chain on 2 threads: the idle worker is a parallelism finding, not a tail; --window and --model in the text', (t) => {
   const trace = traced(t, ['--threads', '2', 'examples/chain/chain.fa', '200', '100']);
   // a one-node run records its machine from the start
-  assert.deepEqual(manifestOf(trace).machines, [{ host: hostname(), cores: availableParallelism(), nodes: [0] }]);
+  assert.deepEqual(manifestOf(trace).machines, [{ host: hostname(), cores: availableParallelism(), nodes: [0], cpus: cpuSet().machine, nodeCpus: [availableParallelism()] }]);
   const r = analyze(trace);
   assert.equal(r.placement.idleThreads.length, 1, JSON.stringify(r.placement));
   const idle = r.placement.idleThreads[0]!;

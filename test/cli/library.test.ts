@@ -3,18 +3,18 @@
 // and `luna analyze slow` reads it. Bad options are errors with a message, before anything runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { explain, inTempDir, luna, ROOT, runNode } from './helpers.js';
 import { loadProgram, MAX_THREADS, runSingleNode, RunOptionsError } from '../../src/index.js';
 
-/** The first ```ts block after the README's "## Library API" heading. */
+/** The first ```js block after the README's "## Library API" heading. */
 function readmeSnippet(): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Library API'));
-  const m = /```ts\n([\s\S]*?)```/.exec(section);
-  assert.ok(m, 'README.md has a ```ts block in its Library API section');
+  const m = /```js\n([\s\S]*?)```/.exec(section);
+  assert.ok(m, 'README.md has a ```js block in its Library API section');
+  assert.match(section, /npm install luna-ts/, 'and says how to install the package');
   return m[1]!;
 }
 
@@ -24,8 +24,10 @@ test('the README Library API snippet runs as written and its trace is analysed l
   await inTempDir('luna-lib-readme-', async (dir) => {
     // the snippet's paths are relative to a project holding the example
     cpSync(join(ROOT, 'examples', 'hello'), join(dir, 'examples', 'hello'), { recursive: true });
-    const pkg = pathToFileURL(join(ROOT, 'dist', 'src', 'index.js')).href;
-    writeFileSync(join(dir, 'snippet.mjs'), snippet.replace(/from 'luna-ts'/g, `from ${JSON.stringify(pkg)}`));
+    // `npm install /path/to/luna-ts` links the package into node_modules: the snippet runs verbatim
+    mkdirSync(join(dir, 'node_modules'));
+    symlinkSync(ROOT, join(dir, 'node_modules', 'luna-ts'), 'dir');
+    writeFileSync(join(dir, 'snippet.mjs'), snippet);
     const traceDir = /traceDir: '([^']+)'/.exec(snippet)?.[1];
     assert.ok(traceDir, 'the snippet records a trace');
     assert.equal(existsSync(join(dir, traceDir)), false);
@@ -78,4 +80,18 @@ test('threads outside 1..MAX_THREADS are a RunOptionsError before any worker sta
       );
     }
   });
+});
+
+test('the package ships the command, the built library, the native sources and the docs, not tests, benchmarks or run outputs', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20 });
+  assert.equal(r.status, 0, r.stderr);
+  const files = (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
+  for (const must of ['bin/luna', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/bundle/main.js', 'binding.gyp', 'scripts/build-native.mjs', 'README.md', 'docs/language.md']) {
+    assert.ok(files.includes(must), `the package holds ${must}`);
+  }
+  for (const f of files) assert.doesNotMatch(f, /^(test|bench|src|dist\/test|dist\/bench)\/|\.trace\/|^report\.html$|^T\//, `the package leaves out ${f}`);
+  // what the quick start writes into a checkout is ignored by git
+  const ignored = spawnSync('git', ['check-ignore', 'T/manifest.json', 'report.html', 'run.trace/manifest.json', 'run.trace.tables/fragments.csv'], { cwd: ROOT, encoding: 'utf8' });
+  if (ignored.status !== 128) assert.equal(ignored.stdout.trim().split('\n').length, 4, ignored.stdout + ignored.stderr);
 });

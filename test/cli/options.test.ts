@@ -169,7 +169,7 @@ describe('options with a value: --opt v and --opt=v', () => {
       ['export', 'perfetto', TRACE, '-o', 'p1.json'],
       ['export', 'perfetto', TRACE, '--output', 'p2.json'],
       ['export', 'perfetto', TRACE, '--output=p3.json'],
-      ['export', 'perfetto', TRACE, '-o', '-'],
+      ['export', 'perfetto', TRACE, '--format', 'json', '-o', '-'],
       ['export', 'tables', TRACE, '-o', '-'],
     ]);
     const files = ['p1.json', 'p2.json', 'p3.json'].map((f) => readFileSync(join(dir, f), 'utf8'));
@@ -257,13 +257,45 @@ describe('usage errors exit 2', () => {
     ]);
     for (const r of runs.slice(0, 2)) {
       assert.equal(r.status, 2, explain(r));
-      assert.match(r.stderr, /^luna: error: --threads (300|257): at most 256 \(/m, explain(r));
+      assert.match(r.stderr, /^luna: error: --(threads 300|worker-threads-count 257): at most 256 \(/m, explain(r));
     }
     for (const r of runs.slice(2)) {
       assert.equal(r.status, 2, explain(r));
       assert.match(r.stderr, /^luna: error: --nodes (65|1000): at most 64 \(/m, explain(r));
     }
     for (const r of runs) assert.equal(r.stdout, '', explain(r));
+  });
+});
+
+describe('what the command line says', () => {
+  test('-- after the program ends the options and is not an argument of main', async () => {
+    const r = await luna(['run', '-q', '-D', 'WHO="sep"', 'prog.fa', '--', '7'], dir);
+    assert.equal(r.status, 0, explain(r));
+    assert.match(r.stdout, /^sep 7$/m);
+  });
+  test('--trace says where the trace went; -q does not', async () => {
+    const r = await luna(['run', '--trace', 'said.trace', '-D', 'WHO="t"', 'prog.fa', '1'], dir);
+    assert.equal(r.status, 0, explain(r));
+    assert.match(r.stderr, /^luna: trace written to said\.trace \(luna analyze slow said\.trace; luna report said\.trace\)$/m);
+    const q = await luna(['run', '-q', '--trace', 'quiet.trace', '-D', 'WHO="t"', 'prog.fa', '1'], dir);
+    assert.doesNotMatch(q.stderr, /trace written/);
+  });
+  test('the driver\'s --worker-threads-count is named as given in its errors', async () => {
+    for (const form of [['--worker-threads-count=0'], ['--worker-threads-count', 'x']]) {
+      const r = await luna([...form, 'prog.fa', '1'], dir);
+      assert.equal(r.status, 2, explain(r));
+      assert.match(r.stderr, /^luna: error: --worker-threads-count must be a positive integer/m);
+      assert.doesNotMatch(r.stderr, /--threads/);
+    }
+  });
+  test('a closed pipe (-o - | head) ends the output quietly', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const bin = join(process.cwd(), 'bin', 'luna');
+    for (const cmd of [`export perfetto ${TRACE} -o -`, `report ${TRACE} -o -`, `analyze slow --json ${TRACE}`]) {
+      const sh = spawnSync('bash', ['-c', `"${process.execPath}" "${bin}" ${cmd} | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`], { cwd: dir, encoding: 'utf8' });
+      assert.doesNotMatch(sh.stderr, /error|EPIPE|\n\s+at /, `${cmd}: no error on stderr`);
+      assert.equal(sh.stdout.trim(), '0', `${cmd}: exit 0`);
+    }
   });
 });
 

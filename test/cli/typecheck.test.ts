@@ -77,7 +77,7 @@ export function c_three(a: number, b: number, c: number): void { console.log(a +
   }, ['check', 'prog.fa']);
   assert.equal(r.status, 1, explain(r));
   assert.equal(errors(r).length, 4, explain(r));
-  assert.match(r.stderr, /^prog\.fa:1:8: error\[LUNA-U008\]: ucode c_twice at ucodes\.ts:3:17, \(v: DF\) => void, does not fit `import c_twice\(int\) as twice`: Types of parameters 'v' and 'int_1' are incompatible: Type 'number' is not assignable to type 'DF'$/m, explain(r));
+  assert.match(r.stderr, /^prog\.fa:1:8: error\[LUNA-U008\]: ucode c_twice at ucodes\.ts:3:17, \(v: DF\) => void, does not fit `import c_twice\(int\) as twice`: Types of parameters 'v' and parameter 1 \(int\) of the import are incompatible: Type 'number' is not assignable to type 'DF'$/m, explain(r));
   assert.match(r.stderr, /^ 1 \| import c_twice\(int\) as twice;$/m, 'the import line is shown');
   assert.match(r.stderr, /^prog\.fa:2:8: error\[LUNA-U008\]: ucode c_set_in .*'setInt' is missing in type 'DfReader'.*\(a value parameter is an input: it can be read, not set\)$/m, explain(r));
   assert.match(r.stderr, /^prog\.fa:3:8: error\[LUNA-U008\]: ucode c_num .*Type 'string' is not assignable to type 'number'$/m, explain(r));

@@ -156,3 +156,67 @@ describe('C++ and TypeScript ucodes in one program', { skip }, () => {
     assert.ok(r3.stdout.includes('h = 6 (real)'), show(r3));
   });
 });
+
+describe('inline C++ subs compile as they are', { skip: noCompiler() }, () => {
+  const FOREIGN = `C++ head \${<END}
+#include <cstdio>
+static int twice(int x) { return 2 * x; }
+END
+
+C++ sub hello(int n) \${{
+    printf("hello %d\\n", twice(n));
+    fflush(stdout);
+$}}
+
+C++ sub put(real v, name x) \${{
+    x.setValue(v);
+$}}
+
+C++ sub show(string tag, value x) \${{
+    printf("%s = %.1f\\n", tag, x.get_real());
+    fflush(stdout);
+$}}
+
+sub main()
+{
+    df y;
+    hello(3);
+    put(41.5, y);
+    show("y", y);
+}
+`;
+  test('a program of the original LuNA with its ucodes inline runs with no ucode module, on one and two nodes', async () => {
+    const dir = fixture('luna-inline-', { 'foreign.fa': FOREIGN });
+    try {
+      for (const opts of [['--threads', '1'], ['--nodes', '2', '--threads', '1']]) {
+        const r = await luna(['run', ...opts, 'foreign.fa'], dir, cleanEnv());
+        assert.equal(r.code, 0, show(r));
+        assert.deepEqual(sortedLines(r.stdout), ['hello 6', 'y = 41.5'], show(r));
+      }
+      const c = await luna(['check', 'foreign.fa'], dir, cleanEnv());
+      assert.equal(c.code, 0, show(c));
+      assert.equal(c.stderr, '', 'no warning about the head block, no missing implementation');
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+
+  test('an error in an inline body points at its line in the program', async () => {
+    const dir = fixture('luna-inline-err-', { 'foreign.fa': FOREIGN.replace('x.get_real()', 'x.no_such()') });
+    try {
+      const r = await luna(['check', 'foreign.fa'], dir, cleanEnv());
+      assert.equal(r.code, 1, show(r));
+      assert.match(r.stderr, /^foreign\.fa:16:\d+: error\[LUNA-U002\]: .*no_such/m, show(r));
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+
+  test('a TypeScript export of the same name still wins over the inline body', async () => {
+    const dir = fixture('luna-inline-ts-', {
+      'foreign.fa': FOREIGN,
+      'ucodes.ts': 'export function hello(n: number): void { console.log(`ts hello ${n}`); }\n',
+    });
+    try {
+      const r = await luna(['run', '--threads', '1', 'foreign.fa'], dir, cleanEnv());
+      assert.equal(r.code, 0, show(r));
+      assert.deepEqual(sortedLines(r.stdout), ['ts hello 3', 'y = 41.5'], show(r));
+    } finally { rmSync(dir, { recursive: true, force: true }); }
+  });
+});

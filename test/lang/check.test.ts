@@ -240,17 +240,16 @@ test('W004 an unused import without an export is only a warning', () => {
   only('LUNA-W004', `import §c_f(int) as f;\nimport c_g(int) as g;\nsub main() g(1);\n`, new Set(['c_g']));
 });
 
-test('E016 an inline C++ sub without a TypeScript twin', () => {
-  const d = only('LUNA-E016', `§${FOREIGN}sub main() hello(1);\n`, new Set());
-  assert.equal(d.message, 'inline C++ sub hello needs a TypeScript implementation: export function hello from the ucode module');
+test('an inline C++ sub needs no TypeScript twin: its body is its implementation (compiled by the loader)', () => {
+  assert.deepEqual(compile(`${FOREIGN}sub main() hello(1);\n`, new Set()).diagnostics, []);
 });
 
 test('an inline C++ sub with a TypeScript twin is fine', () => {
   assert.deepEqual(compile(`${FOREIGN}sub main() hello(1);\n`, new Set(['hello'])).diagnostics, []);
 });
 
-test('W001 C++ head is ignored', () => {
-  only('LUNA-W001', `§C++ head \${{ #include <cstdio> $}}\n${H}sub main() n1(1);\n`);
+test('a C++ head block is kept for the inline subs, without a diagnostic', () => {
+  assert.deepEqual(compile(`C++ head \${{ #include <cstdio> $}}\n${H}sub main() n1(1);\n`).diagnostics, []);
 });
 
 // ------------------------------------------------------------------------- duplicates
@@ -352,11 +351,40 @@ test('E026 no ucode module: one error for the program, at the first import it ne
   const r = compileFrontEnd('t.fa', { source: src, ucodeExports: new Set(), ucodeModuleMissing: 'ucodes.ts' });
   assert.deepEqual(r.diagnostics.map(show), ['LUNA-E026@1:8']);
   assert.equal(r.diagnostics[0]!.message,
-    'no ucode module: the program needs c_a, c_b, hello, but ucodes.ts does not exist (write it, or give the modules with --ucodes)');
+    'no ucode module: the program needs c_a, c_b, but ucodes.ts does not exist (write it, or give the modules with --ucodes)');
   assert.equal(r.program, null);
 });
 
 test('no ucode module and no ucode called: nothing to report', () => {
   const r = compileFrontEnd('t.fa', { source: 'import c_a(int) as a;\nsub main() f();\nsub f() main();\n', ucodeExports: new Set(), ucodeModuleMissing: 'ucodes.ts' });
   assert.deepEqual(r.diagnostics.map(show), []);
+});
+
+// ------------------------------------------------------------------------- messages that say what is wrong
+
+test('a keyword where a name goes: said once, as a keyword, without a cascade at its uses', () => {
+  const r = compile(H + 'sub f(int §out) { n1(out); n1(out + 1); }\nsub main() { f(1); }\n'.replace('§', ''));
+  assert.deepEqual(r.diagnostics.map(show), ['LUNA-S001@7:11'], renderDiagnostics(r.diagnostics, r.pre));
+  assert.match(r.diagnostics[0]!.message, /^syntax error: expected parameter name, found the keyword 'out', which cannot be a name: rename it \(e\.g\. 'out_'\)$/);
+});
+
+test('L005 a number with an exponent: reals have none, and the number is written out', () => {
+  const one = (src: string): Diagnostic => {
+    const r = compile(H + src);
+    assert.deepEqual(r.diagnostics.map(show), ['LUNA-L005@7:23'], renderDiagnostics(r.diagnostics, r.pre));
+    assert.equal(r.program, null);
+    return r.diagnostics[0]!;
+  };
+  assert.equal(one('sub main() { df x; vo(1.0e9, x); }\n').message, "a number with an exponent (1.0e9): LuNA's reals have none; write 1000000000.0");
+  assert.match(one('sub main() { df x; vo(25e-1, x); }\n').message, /\(25e-1\).* write 2\.5$/);
+  // a name after a number is still a name: `2e` and `1ex` are not exponents
+  assert.deepEqual(compile(H + 'sub main() { n1(2); }\n').diagnostics, []);
+});
+
+test('W005 a near-miss of a known rule name: did you mean, and the rule is still ignored; a far unknown rule stays silent', () => {
+  const d = only('LUNA-W005', H + 'sub main() { df x; cf a: o(x) @ { §locator_cylic: 1; }; }\n');
+  assert.equal(d.severity, 'warning');
+  assert.equal(d.message, "unknown rule 'locator_cylic' is ignored: did you mean 'locator_cyclic'?");
+  only('LUNA-W005', H + 'sub main() { df x; o(x); } @ { §req_cont x = 1; }\n');
+  assert.deepEqual(compile(H + 'sub main() { df x; cf a: o(x) @ { unroll_at_once; my_hint: 3; }; }\n').diagnostics, [], 'unknown rules are accepted as the original does');
 });

@@ -4,7 +4,7 @@
 // with a documented outcome (a report, a TraceFormatError: exit 1, a ManifestError: exit 2),
 // every damage it detects counted, and an undamaged-looking report must be sane: every SLOW
 // share in [0, 1] and the five summing to 1. A few of them also go through the real CLI (exit
-// code in {0, 1, 2, 3}, no stack trace, the damage summary before the analysis, `damage` in the
+// code in {0, 1, 2, 3, 4}, no stack trace, the damage summary before the analysis, `damage` in the
 // JSON). Seed: LUNA_FUZZ_SEED (default 1); a failure names the seed and the corruption.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -171,7 +171,7 @@ test(`${INPUTS} seeded corruptions (seed ${SEED}): documented outcomes only; rep
   assert.ok((tally.damaged ?? 0) > 0 && (tally.manifest ?? 0) > 0, JSON.stringify(tally));
 });
 
-test('through the CLI: exit code 0, 1, 2 or 3, no stack trace, damage summary first and in --json', async () => {
+test('through the CLI: exit code 0, 1, 2, 3 or 4, no stack trace, damage summary first and in --json', async () => {
   const dirs = [0, 1, 2, 3, 4].map((k) => join(work, `c${k}`)).filter((d) => existsSync(d));
   // a node killed at once (header-only files) and a damaged manifest, whatever the seed made
   const killed = join(work, 'killed');
@@ -183,14 +183,17 @@ test('through the CLI: exit code 0, 1, 2 or 3, no stack trace, damage summary fi
   for (const d of [...dirs, killed, codes]) {
     for (const args of [['analyze', 'slow', d], ['analyze', 'slow', '--json', d]]) {
       const r = await luna(args, work);
-      assert.ok([0, 1, 2, 3].includes(r.status ?? -1), explain(r));
+      assert.ok([0, 1, 2, 3, 4].includes(r.status ?? -1), explain(r));
       assert.doesNotMatch(r.stderr, /internal error|^\s+at /m, explain(r));
       if (r.status === 0 || r.status === 3) {
         if (args.includes('--json')) {
           const j = JSON.parse(r.stdout) as SlowReport;
           assert.equal(j.damage.total > 0, r.status === 3, explain(r));
+          assert.equal(j.run.complete, true, explain(r));
         } else assert.match(r.stdout, /^SLOW analysis/, explain(r));
       }
+      // a manifest without its status and a cut programFinish: the run's end is unknown
+      if (r.status === 4) assert.match(r.stderr, /the run did not complete \(/, explain(r));
       if (r.status === 3) assert.match(r.stderr, /^luna: trace damage in .*: \d+ item\(s\) dropped or corrected \(/, explain(r));
     }
   }

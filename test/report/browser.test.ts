@@ -37,7 +37,10 @@ async function open(file: string, fn: (p: import('playwright-core').Page, proble
     p.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
     p.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     p.on('request', (r) => { if (r.url() !== url) problems.push(`request: ${r.url()}`); });
-    await p.goto(url);
+    await p.goto(url, { waitUntil: 'load' });
+    // everything draws before the load event (the columns inflate synchronously): a screenshot
+    // taken at load, as `chromium --screenshot` does, sees the drawn page
+    assert.equal(await p.evaluate(() => document.body.getAttribute('data-ready')), '1', 'drawn by the load event');
     await p.waitForSelector('body[data-ready]', { timeout: 60_000 });
     await fn(p, problems);
     assert.deepEqual(problems, [], 'no console errors, no request but the file itself');
@@ -97,5 +100,75 @@ test('the comparison page in Chromium: two timelines, no errors', { timeout: 180
   await open(cmpPage, async (p) => {
     assert.equal(await p.locator('canvas[data-run]').count(), 2);
     assert.equal(await p.locator('tr[data-slow-total]').count(), 10);
+  });
+});
+
+test('the timeline: instance names, CPU and inputs in tooltips, DFs of transfers, distinct colours, precise ticks, search, a range with statistics', { timeout: 180_000 }, async (t) => {
+  if (!haveChromium) { t.skip('no chromium: install Debian package chromium or set LUNA_CHROMIUM'); return; }
+  await open(page, async (p) => {
+    const cv = p.locator('canvas[data-run="0"]');
+    await cv.scrollIntoViewIfNeeded();
+    const box = (await cv.boundingBox())!;
+    // code colours: distinct from each other and from the transfers' orange and the path's red
+    const colours = await p.$$eval('[data-code-colour]', (xs) => xs.map((x) => x.getAttribute('data-code-colour')!));
+    assert.ok(colours.length >= 4);
+    assert.equal(new Set(colours).size, colours.length, colours.join());
+    for (const c of colours) assert.ok(!['#e08a2c', '#e00', '#8795a1'].includes(c), c);
+    // hovering a fragment on a worker row names the instance, its CPU time and inputs
+    const rowY = async (label: string): Promise<number> => box.y + (await p.evaluate((l) => {
+      // rows: axis 22 px, then per node sys (9), net (9), one 18 px row per thread, 4 px gap
+      const m = /^n(\d+) t(\d+)$/.exec(l)!; return 22 + Number(m[1]) * (18 + 18 + 4) + 18 + (Number(m[2]) - 1) * 18 + 8;
+    }, label));
+    let tipText = '';
+    for (let x = box.x + 80; x < box.x + box.width && !/inputs: (?!none)/.test(tipText); x += 4) {
+      await p.mouse.move(x, await rowY('n1 t1'));
+      tipText = (await p.locator('.tip').first().textContent()) ?? '';
+    }
+    assert.match(tipText, /^[A-Za-z_]\w*(\[\d+\])+  \(\w+\)\nn1 t1\nstart .*, wall .*, CPU .*\ninputs: [A-Za-z_]\w*(\[\d+\])*/, tipText);
+    // a transfer names its DF
+    let netText = '';
+    const netY = box.y + 22 + 9 + 3;
+    for (let x = box.x + 80; x < box.x + box.width && !netText.startsWith('DF '); x += 3) {
+      await p.mouse.move(x, netY);
+      netText = (await p.locator('.tip').first().textContent()) ?? '';
+    }
+    assert.match(netText, /^DF [A-Za-z_]\w*(\[\d+\])* from node 1 to node 0\n/, netText);
+    // zoomed far in (below a millisecond), tick labels stay distinct
+    await p.mouse.move(box.x + box.width * 0.7, box.y + box.height / 2);
+    for (let i = 0; i < 12; i++) await p.mouse.wheel(0, -900);
+    await p.waitForFunction(() => { const v = document.querySelector('canvas[data-run="0"]')!.getAttribute('data-view')!.split(',').map(Number); return v[1]! - v[0]! < 1e6; });
+    const ticks = (await cv.getAttribute('data-ticks'))!.split('|');
+    assert.ok(ticks.length >= 3, ticks.join());
+    assert.equal(new Set(ticks).size, ticks.length, `distinct: ${ticks.join(' ')}`);
+    await cv.dblclick({ position: { x: box.width / 2, y: 10 } });
+    // search by label: outlines the matches and counts them
+    await p.fill('input[data-search]', 'mul');
+    await p.press('input[data-search]', 'Enter');
+    const n = Number(await p.getAttribute('[data-found]', 'data-found'));
+    assert.ok(n > 0, 'matches of `mul`');
+    // shift-drag selects a range: statistics of what ran in it
+    await p.keyboard.down('Shift');
+    await p.mouse.move(box.x + 100, box.y + 60);
+    await p.mouse.down();
+    await p.mouse.move(box.x + box.width - 20, box.y + 60, { steps: 5 });
+    await p.mouse.up();
+    await p.keyboard.up('Shift');
+    const stat = p.locator('.tlstats[data-run="0"] p[data-selection]');
+    await stat.waitFor();
+    assert.ok(Number(await stat.getAttribute('data-fragments')) > 0);
+    assert.match((await stat.textContent())!, /fragments in it; worker threads busy [0-9.]+% of the range .* DF transfers arrived/);
+  });
+});
+
+test('the comparison page: the two timelines share their time axis', { timeout: 180_000 }, async (t) => {
+  if (!haveChromium) { t.skip('no chromium: install Debian package chromium or set LUNA_CHROMIUM'); return; }
+  await open(cmpPage, async (p) => {
+    const a = p.locator('canvas[data-run="0"]'), b = p.locator('canvas[data-run="1"]');
+    assert.equal(await a.getAttribute('data-view'), await b.getAttribute('data-view'));
+    await a.scrollIntoViewIfNeeded();
+    const box = (await a.boundingBox())!;
+    await p.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+    await p.mouse.wheel(0, -600);
+    await p.waitForFunction(() => document.querySelector('canvas[data-run="1"]')!.getAttribute('data-view') === document.querySelector('canvas[data-run="0"]')!.getAttribute('data-view') && !document.querySelector('canvas[data-run="1"]')!.getAttribute('data-view')!.startsWith('0,'));
   });
 });

@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
-import { analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
+import { ROOT, analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
 import { WRITTEN, writeWaitingTrace } from '../analysis/written.js';
 
 let dir = '', traceA = '', traceB = '', an: Analysis;
@@ -100,6 +100,32 @@ test('the timeline data holds every fragment of the run on its lane, and the cri
   assert.ok(tl.net.off.at(-1)! > 0, 'DFs crossed between the two nodes');
 });
 
+test('a critical path of 12 002 steps is shown whole: every step in the table data and on the timeline', () => {
+  const trace = join(dir, 'chain.trace');
+  const run = luna(['run', '--threads', '1', '--trace', trace, join(ROOT, 'examples/chain/chain.fa'), '12000', '0']);
+  assert.equal(run.status, 0, run.stderr);
+  const a = analysis(trace);
+  assert.equal(a.criticalPath.cfs, 12_002, 'start, 12 000 links and the check');
+  assert.equal(a.criticalPath.steps, a.criticalPath.cfs);
+  const html = luna(['report', trace, '-o', '-']).stdout;
+  assert.match(html, /data-path-steps="12002" data-path-cfs="12002">All 12,002 steps are listed below and outlined on the timeline/);
+  type P = { z: string; t: string };
+  const unpack = (p: P): Buffer => inflateRawSync(Buffer.from(p.z, 'base64'));
+  const d = pageData(html);
+  const steps = (d.sections.critical as { start: P; names: { bases: string[]; base: P; off: P; idx: P } }[])[0]!;
+  const start = new Float64Array(new Uint8Array(unpack(steps.start)).buffer);
+  assert.equal(start.length, 12_002);
+  for (let k = 1; k < start.length; k++) assert.ok(start[k]! >= start[k - 1]!, 'earliest first');
+  // names as the program gives them: first, link[0] … link[11999], then the check
+  const base = new Int32Array(new Uint8Array(unpack(steps.names.base)).buffer), off = new Int32Array(new Uint8Array(unpack(steps.names.off)).buffer), idx = new Int32Array(new Uint8Array(unpack(steps.names.idx)).buffer);
+  const name = (k: number): string => steps.names.bases[base[k]!] + Array.from(idx.subarray(off[k]!, off[k + 1]!), (i) => `[${i}]`).join('');
+  assert.equal(name(0), 'first');
+  assert.equal(name(1), 'link[0]');
+  assert.equal(name(12_000), 'link[11999]');
+  const crit = (d.sections.timeline as { crit: P }[])[0]!.crit;
+  assert.equal(new Int32Array(new Uint8Array(unpack(crit)).buffer).length, 12_002, 'every step outlined on the timeline');
+});
+
 test('the page is self-contained: no external script, style, image or link', () => {
   const html = luna(['report', traceA, '-o', '-']).stdout;
   assert.match(html, /^<!doctype html>/);
@@ -136,7 +162,42 @@ test('without -o the report is report.html in the working directory', () => {
   assert.ok(existsSync(join(cwd, 'report.html')));
 });
 
-test('a run that failed: the report says so, with the error the trace recorded', () => {
+/** `luna analyze slow` of a run that did not complete: how it ended first, exit 4, the status in --json. */
+function incompleteAnalysis(trace: string, status: string, message: RegExp): void {
+  const text = luna(['analyze', 'slow', trace]);
+  assert.equal(text.status, 4, text.stderr);
+  const lines = text.stdout.split('\n');
+  assert.match(lines[0]!, new RegExp(`^The run ${status === 'failed' ? 'failed' : 'hung'} after [0-9.]+ m?s \\(`), 'the first line says how the run ended');
+  assert.match(lines[0]!, /every figure covers only the part of the run before it/);
+  assert.match(text.stdout, message);
+  assert.match(text.stderr, new RegExp(`the run did not complete \\(${status}\\)`));
+  const json = luna(['analyze', 'slow', '--json', trace]);
+  assert.equal(json.status, 4);
+  const a = JSON.parse(json.stdout) as Analysis;
+  assert.equal(a.run.status, status);
+  assert.equal(a.run.complete, false);
+  assert.match(a.run.message ?? '', message);
+  assert.equal(a.findings[0]!.kind, 'run-ended', 'the first finding says how the run ended');
+  assert.equal(a.advice[0], a.findings[0]!.text);
+}
+
+/** The report of such a run: its first section opens with how the run ended, the message's lines kept. */
+function incompletePage(trace: string, status: string): string {
+  const html = luna(['report', trace, '-o', '-']).stdout;
+  const first = html.indexOf('<section id="');
+  assert.equal(html.slice(first, first + 22), '<section id="summary">', 'the run section comes first');
+  const banner = /<div class="err run-ended" data-run-ended="([a-z]+)"><b>([^<]*)<\/b><pre class="msg">([^<]*)<\/pre>/.exec(html);
+  assert.ok(banner, 'a banner saying how the run ended');
+  assert.ok(banner.index < html.indexOf('<table>', first), 'before the run table');
+  assert.equal(banner[1], status);
+  assert.match(banner[2]!, /every figure covers only the part of the run before it/);
+  assert.match(html, new RegExp(`data-status="${status}">${status}</span><pre class="msg">`));
+  assert.doesNotMatch(html, /data-status="completed"/);
+  assert.match(html, /<li data-kind="run-ended">/);
+  return banner[3]!;
+}
+
+test('a run that failed: the analysis and the report say so first, with the error the trace recorded', () => {
   const src = join(dir, 'fail');
   mkdirSync(src);
   writeFileSync(join(src, 'fail.fa'), 'import c_init(int `v, name `x) as init;\nimport c_boom(value `a) as boom;\nsub main()\n{\n    df a;\n    init(1, a);\n    boom(a);\n}\n');
@@ -144,9 +205,22 @@ test('a run that failed: the report says so, with the error the trace recorded',
   const trace = join(dir, 'fail.trace');
   const r = luna(['run', '--trace', trace, join(src, 'fail.fa')], src);
   assert.equal(r.status, 1, r.stderr);
-  const html = luna(['report', trace, '-o', '-']).stdout;
-  assert.match(html, /data-status="failed">failed<\/span> — [^<]*boom on purpose/);
-  assert.doesNotMatch(html, /data-status="completed"/);
+  incompleteAnalysis(trace, 'failed', /boom on purpose/);
+  assert.match(incompletePage(trace, 'failed'), /boom on purpose/);
+});
+
+test('a run that hung: the analysis and the report say so first, the hang report line by line', () => {
+  const trace = join(dir, 'hang.trace');
+  const r = luna(['run', '--threads', '2', '--trace', trace, join(ROOT, 'test/runtime/programs/hang/hang.fa')]);
+  assert.equal(r.status, 1, r.stderr);
+  incompleteAnalysis(trace, 'hung', /the program hangs/);
+  const text = luna(['analyze', 'slow', trace]).stdout.split('\n');
+  // the hang report's lines stay lines: one per waiting CF
+  assert.ok(text.some((l) => /^ +\| +CF w\[2\] .* waits for x\[2\]$/.test(l)), text.slice(0, 8).join('\n'));
+  assert.ok(text.some((l) => /^ +\| +CF v .* waits for z$/.test(l)));
+  const msg = incompletePage(trace, 'hung').split('\n');
+  assert.match(msg[0]!, /^the program hangs/);
+  assert.ok(msg.some((l) => /CF w\[3\] .* waits for x\[3\]$/.test(l)), msg.join('\n'));
 });
 
 test('bad inputs: a clear message, a non-zero exit, no stack trace', () => {

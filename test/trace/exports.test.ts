@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -154,4 +154,47 @@ test('Perfetto: CF slices of a real run are named label[indices], with indices a
     assert.equal(s.name, `${s.name.split('[')[0]}${idx.map((i) => `[${i}]`).join('')}`);
     assert.equal(typeof s.args?.gid, 'string');
   }
+});
+
+test('Perfetto protobuf (the default): TrackEvent packets that decode, a slice per fragment named as the program names it, smaller than the trace', async () => {
+  const { dir, trace, report } = run();
+  const out = join(dir, 'run.pftrace');
+  const r = luna(['export', 'perfetto', trace, '-o', out]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /Perfetto packets \(protobuf/);
+  // decoded as a `Trace` (repeated TracePacket packet = 1) with protobufjs' reader
+  const { TracePacket } = await import('../../src/trace/export/perfetto-proto.js');
+  const protobuf = (await import('protobufjs')).default;
+  const buf = readFileSync(out);
+  const rd = protobuf.Reader.create(buf);
+  const names = new Map<number, string>();
+  const open = new Map<number, number>();
+  let begins = 0, ends = 0, tracks = 0, cfSlices = 0;
+  const seen = new Set<string>();
+  while (rd.pos < rd.len) {
+    const tag = rd.uint32();
+    assert.equal(tag, 0x0a, 'field 1, length-delimited');
+    const p = TracePacket.decode(rd.bytes()) as unknown as { trackDescriptor?: unknown; internedData?: { eventNames?: { iid: number; name: string }[] }; trackEvent?: { type: number; trackUuid: number; nameIid?: number } };
+    for (const n of p.internedData?.eventNames ?? []) names.set(Number(n.iid), n.name);
+    if (p.trackDescriptor) tracks++;
+    const e = p.trackEvent;
+    if (e?.type === 1) {
+      begins++;
+      open.set(Number(e.trackUuid), (open.get(Number(e.trackUuid)) ?? 0) + 1);
+      const name = names.get(Number(e.nameIid));
+      assert.ok(name, 'every slice has an interned name');
+      if (name !== 'system busy') { cfSlices++; seen.add(name); }
+    } else if (e?.type === 2) {
+      ends++;
+      open.set(Number(e.trackUuid), open.get(Number(e.trackUuid))! - 1);
+    }
+  }
+  assert.equal(begins, ends);
+  for (const v of open.values()) assert.equal(v, 0, 'every slice ends on its track');
+  assert.ok(tracks >= report.nodes * (report.threads + 1));
+  assert.equal(cfSlices, report.cfs, 'a slice per fragment');
+  assert.ok(seen.has('prod[1][2][3]'), [...seen].slice(0, 5).join());
+  let traceBytes = 0;
+  for (const f of readdirSync(trace)) if (f.endsWith('.lt')) traceBytes += statSync(join(trace, f)).size;
+  assert.ok(buf.length <= 1.5 * traceBytes, `${buf.length} bytes of protobuf for ${traceBytes} of trace`);
 });

@@ -4,7 +4,9 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { detectLaunch, ranksOnThisHost } from '../../src/runtime/launch/env.js';
-import { defaultThreads } from '../../src/runtime/run.js';
+import { defaultThreads, machinesOf } from '../../src/runtime/run.js';
+import { cpuSet, formatCpuList, hostCpus, parseCpuList } from '../../src/core/cpus.js';
+import { bindingNote, nodeCpus } from '../../src/runtime/launch/binding.js';
 import { availableParallelism } from 'node:os';
 import { resolveBind } from '../../src/runtime/launch/cluster.js';
 import { fileRendezvous, jobIdFromEnv, parseHostPort } from '../../src/runtime/transport/rendezvous.js';
@@ -71,4 +73,48 @@ test('--bind accepts an interface name as well as an address', () => {
   assert.equal(resolveBind('lo'), '127.0.0.1');
   assert.equal(resolveBind('10.1.2.3'), '10.1.2.3');
   assert.equal(resolveBind('0.0.0.0'), '0.0.0.0');
+});
+
+test('the CPUs a process may use: the kernel\'s list, and whether a launcher narrowed it', () => {
+  assert.deepEqual(parseCpuList('0-3,8,10-11'), [0, 1, 2, 3, 8, 10, 11]);
+  assert.deepEqual(parseCpuList('5'), [5]);
+  assert.equal(parseCpuList('0-x'), null);
+  assert.equal(formatCpuList([0, 1, 2, 3, 8, 10, 11]), '0-3,8,10-11');
+  const status = (list: string): string => `Name:\tnode\nCpus_allowed:\tff\nCpus_allowed_list:\t${list}\nMems_allowed:\t1\n`;
+  assert.deepEqual(cpuSet(status('1'), 2), { ids: [1], count: 1, machine: 2, bound: true });
+  assert.deepEqual(cpuSet(status('0-7'), 8), { ids: [0, 1, 2, 3, 4, 5, 6, 7], count: 8, machine: 8, bound: false });
+  // this process: a list on Linux, never more CPUs than the machine
+  const here = cpuSet();
+  assert.ok(here.count >= 1 && here.count <= here.machine);
+  assert.equal(defaultThreads(1), here.count);
+});
+
+test('a rank bound by its launcher runs on its own CPUs, and is told at start-up what to pass when they are too few', () => {
+  const mpi = detectLaunch({ OMPI_COMM_WORLD_RANK: '0', OMPI_COMM_WORLD_SIZE: '2' });
+  const bound1 = { ids: [0], count: 1, machine: 2, bound: true };
+  const bound4 = { ids: [0, 1, 2, 3], count: 4, machine: 16, bound: true };
+  const free = { ids: [0, 1, 2, 3], count: 4, machine: 4, bound: false };
+  assert.equal(nodeCpus(mpi, 2, bound4), 4, 'bound: its own CPUs, not shared with the other rank');
+  assert.equal(nodeCpus(mpi, 2, free), 2, 'unbound: the host\'s CPUs shared by its ranks');
+  assert.equal(nodeCpus(detectLaunch({}), 2, bound4), 2, 'luna run --nodes 2 under taskset: shared');
+  assert.equal(bindingNote(mpi, bound1, 1), "luna: warning: mpirun bound this rank to CPU 0 of the machine's 2: its 1 worker thread and its system thread take turns on one CPU, which makes a run several times slower; pass `mpirun --bind-to none` (or `mpirun --map-by slot:PE=2` to give each rank 2 CPUs).");
+  assert.equal(bindingNote(mpi, bound4, 4), undefined, 'workers fit, the system thread shares as on any machine');
+  assert.match(bindingNote(mpi, bound4, 6)!, /its 6 worker threads and its system thread take turns on 4 CPUs.*`mpirun --map-by slot:PE=7`/);
+  assert.equal(bindingNote(mpi, free, 4), undefined, 'not bound: nothing to say');
+  const slurm = detectLaunch({ SLURM_PROCID: '0', SLURM_NTASKS: '2' });
+  assert.match(bindingNote(slurm, bound1, 1)!, /^luna: warning: srun bound this task to CPU 0 .*pass `srun --cpus-per-task=2`/);
+  assert.match(bindingNote(detectLaunch({}), bound1, 1)!, /this process may run only on CPU 0 .*taskset/);
+});
+
+test('the machines of a run: nodes grouped by host, CPUs counted from the union of their sets', () => {
+  const h = (host: string, list: string, machine: number) => ({ host, list, count: parseCpuList(list)!.length, machine });
+  assert.deepEqual(machinesOf([h('a', '0', 2), h('a', '1', 2), h('b', '0-3', 4)]), [
+    { host: 'a', cores: 2, nodes: [0, 1], cpus: 2, nodeCpus: [1, 1] },
+    { host: 'b', cores: 4, nodes: [2], cpus: 4, nodeCpus: [4] },
+  ]);
+  // two ranks sharing one CPU: one CPU for both
+  assert.equal(machinesOf([h('a', '0', 2), h('a', '0', 2)])[0]!.cores, 1);
+  // a node that could not list its CPUs: its count is all that is known
+  assert.equal(machinesOf([{ host: 'a', list: '', count: 3, machine: 4 }, h('a', '0', 4)])[0]!.cores, 3);
+  assert.equal(hostCpus('x').count, cpuSet().count);
 });

@@ -5,6 +5,8 @@ export interface Timed { t: number; seq: number }
 export class Heap<T extends Timed> {
   private readonly a: T[] = [];
   get size(): number { return this.a.length; }
+  /** the time of the next element, undefined when empty */
+  peekTime(): number | undefined { return this.a.length > 0 ? this.a[0]!.t : undefined; }
   push(x: T): void {
     const a = this.a;
     a.push(x);

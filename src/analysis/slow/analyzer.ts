@@ -13,6 +13,7 @@ import type { DfRec, Fragment, Wait } from '../../trace/model/records.js';
 import { KeyedRows, Series, TopK, addTo } from './accum.js';
 import { PathNode } from './critical.js';
 import { History } from './litvinov.js';
+import { RunGraph } from '../sim/replay.js';
 import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 
@@ -82,6 +83,16 @@ export class SlowAnalyzer implements ModelListener {
 
   // critical path
   cpEnd: PathNode | null = null;
+  /** the run's graph, replayed under other options to predict what advice would gain (null: not asked) */
+  readonly graph: RunGraph | null;
+  /** per lane slot: when its first CF started (NaN: none yet) */
+  readonly firstStart: Float64Array;
+  /** DF families the advice may name (read by CFs, or waited for): how many indices, and a label that produces them */
+  readonly families = new Map<string, { indices: number; producer: string }>();
+  /** label → a family of DFs its CFs produce (the first seen) */
+  readonly produces = new Map<string, string>();
+  private readonly ins: number[] = [];
+  private readonly lats: number[] = [];
   /** each fragment's critical-path node (this listener's slot on the model's fragments) */
   readonly pathOf: Slot<PathNode>;
 
@@ -99,6 +110,8 @@ export class SlowAnalyzer implements ModelListener {
     this.perThread = new Float64Array(slots * NF);
     this.busy = new Float64Array(this.N);
     this.laneCfs = new Float64Array(slots);
+    this.firstStart = new Float64Array(slots).fill(NaN);
+    this.graph = opts.predict === false ? null : new RunGraph(this.N, this.T);
     this.outside = new Array<number[] | null>(slots).fill(null);
     this.waitedTo = new Float64Array(slots).fill(-Infinity);
     this.pathOf = m.slot<PathNode>('slow: critical path');
@@ -187,6 +200,8 @@ export class SlowAnalyzer implements ModelListener {
     // B: the latest input to exist; G/C: the latest to arrive here and when it was first sent
     let B = -Infinity, G = -Infinity, C = -Infinity;
     let bRec: DfRec | null = null, gRec: DfRec | null = null, cpIn: PathNode | null = null;
+    const ins = this.ins, lats = this.lats;
+    ins.length = 0; lats.length = 0;
     for (const x of inputs) {
       const b = x.readyAt();
       if (b > B) { B = b; bRec = x; }
@@ -196,9 +211,14 @@ export class SlowAnalyzer implements ModelListener {
       if (g > G || (g === G && c > C)) { G = g; C = c; gRec = x; }
       const p = x.producer ? this.pathOf.get(x.producer) : undefined;
       if (p && (!cpIn || p.len > cpIn.len)) cpIn = p;
+      if (x.producer && !this.produces.has(x.producer.label)) this.produces.set(x.producer.label, this.family(x));
+      // the graph's edge: from the producer, after the transfer's latency when it came from elsewhere
+      if (p && p.idx >= 0) { ins.push(p.idx); lats.push(x.home !== node && g > b ? g - b : 0); }
     }
-    const path = new PathNode((cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.seq, cpIn);
+    const path = new PathNode((cpIn?.len ?? 0) + u, u, m.code, m.label, m.gid, m.seq, m.labelIdx, cpIn, this.opts.wholePathSteps);
     this.pathOf.set(m, path);
+    if (this.graph) path.idx = this.graph.add(node, e - d, u, m.created === m.created ? m.created : d, ins, lats);
+    if (this.laneCfs[slot] === 1) this.firstStart[slot] = d;
     if (!this.cpEnd || path.len > this.cpEnd.len) this.cpEnd = path;
 
     const sp = splitIdle(a, d, B, C, G);
@@ -300,8 +320,21 @@ export class SlowAnalyzer implements ModelListener {
     this.sByCf.add(p.gid, ns, this.codeName(p.code), p.name);
   }
 
+  /** x's family, noted with its number of indices (a rule for it must have as many) */
+  private family(x: DfRec): string {
+    const f = x.family;
+    if (!this.families.has(f) && this.families.size < 4096) {
+      const k = x.key, hash = k.indexOf('#');
+      let n = 0;
+      for (let i = k.indexOf('.', hash); i >= 0; i = k.indexOf('.', i + 1)) n++;
+      this.families.set(f, { indices: hash < 0 ? 0 : n, producer: x.producer?.label ?? '' });
+    }
+    return f;
+  }
+
   private blameL(x: DfRec, node: number, ns: number): void {
     this.lBlamed += ns;
+    this.family(x);
     addTo(this.lByDfBase, x.family, ns);
     this.lByDf.add(x.name, ns);
     const from = x.copyAt(node)?.from ?? -1;

@@ -1,11 +1,15 @@
 // The critical path of the execution graph: CFs weighted by their CPU time, edges = DF
 // dependencies (producer → consumer). Computed in the same streaming pass: a CF's path ends at
 // (longest path among its inputs' producers) + its own CPU time. Paths are persistent linked lists
-// shared by all consumers; to keep memory bounded, every CHECKPOINT-th node folds everything
-// before it into per-code/per-label totals and drops its back link, so a live path costs at most
-// CHECKPOINT nodes plus one small aggregate (the tail listing therefore shows ≤ CHECKPOINT steps).
+// shared by all consumers, so the whole chain of the longest path is there at the end, step by
+// step. Every CHECKPOINT-th node also holds the totals of everything up to it, so totals by code
+// and label cost a walk of < CHECKPOINT steps whatever the length. Memory is what the live paths
+// hold (~100 bytes a step); past `whole` steps the earliest ones are folded into those totals
+// (their back link dropped), which bounds a path at 1.5 × `whole` nodes.
 
 const CHECKPOINT = 256;
+/** steps of a path kept whole by default: longer paths keep their last 2^20..2^20 + 2^19 steps */
+export const WHOLE_STEPS = 1 << 20;
 
 export interface Agg { cfs: number; byCode: Map<number, number>; byLabel: Map<string, number> }
 
@@ -14,15 +18,29 @@ export class PathNode {
   readonly depth: number;
   /** totals of this node and everything before it; set only on checkpoints */
   agg: Agg | null = null;
+  /** its number in the run's graph (sim/replay.ts: -1 none) */
+  idx = -1;
   constructor(readonly len: number, readonly ns: number, readonly code: number, readonly label: string,
     readonly gid: string,
     /** the fragment's finish number in the model (Fragment.seq): other listeners' key to it */
     readonly seq: number,
-    prev: PathNode | null) {
+    readonly labelIdx: readonly number[] | null, prev: PathNode | null, whole = WHOLE_STEPS) {
     this.depth = prev ? prev.depth + 1 : 1;
     this.prev = prev;
-    if (this.depth % CHECKPOINT === 0) { this.agg = collect(this); this.prev = null; }
+    if (this.depth % CHECKPOINT === 0) this.agg = collect(this);
+    // past `whole` steps, every half of it: fold the steps before the last `whole` into totals
+    const half = Math.max(CHECKPOINT, whole >> 1);
+    if (this.depth > whole && (this.depth - whole) % half === 0) fold(this, whole);
   }
+}
+
+/** Drop the back link `whole` steps before `end` (at a checkpoint, whose totals cover the rest). */
+function fold(end: PathNode, whole: number): void {
+  let n: PathNode | null = end;
+  for (let k = 0; n && k < whole; k++) n = n.prev;
+  // back to a checkpoint: its totals include everything before it
+  while (n && !n.agg) n = n.prev;
+  if (n) n.prev = null;
 }
 
 /** Aggregate of a whole path ending at `end` (walks back to the nearest checkpoint). */
@@ -41,4 +59,11 @@ export function collect(end: PathNode): Agg {
     out.byLabel.set(n.label, (out.byLabel.get(n.label) ?? 0) + n.ns);
   }
   return out;
+}
+
+/** The steps of the path ending at `end` that are still linked, earliest first. */
+export function pathSteps(end: PathNode | null): PathNode[] {
+  const out: PathNode[] = [];
+  for (let n = end; n; n = n.prev) out.push(n);
+  return out.reverse();
 }

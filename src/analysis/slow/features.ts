@@ -10,6 +10,7 @@ export const OPTION = {
   prioritiesFrom: '--priorities-from',
   record: '--record',
   replay: '--replay',
+  warmStart: '--warm-start',
 } as const;
 
 /** behaviour rules of the language (docs/language.md §4.4) */

@@ -1,6 +1,7 @@
 // Human-readable table of a SlowReport.
 
 import { dur, pct, share } from './fmt.js';
+import { runEndLine } from './interpret.js';
 import type { Slou, SlowReport } from './types.js';
 import { MAX_WINDOWS } from './accum.js';
 
@@ -13,13 +14,22 @@ function machinesLine(r: SlowReport): string {
   if (r.machines.length === 0) return '';
   const m = r.machines.map((x) => {
     const over = x.oversubscription > 1 ? `, oversubscribed ${x.oversubscription.toFixed(1)}×` : '';
-    return `${x.host || 'this machine'}: ${x.cores} CPU(s) for ${x.workers} worker(s)${over}`;
+    const narrow = x.nodeCpus.map((c, i) => [x.nodes[i]!, c] as const).filter(([, c]) => c < x.cpus);
+    const bound = narrow.length ? `, node(s) ${narrow.map(([n]) => n).join(', ')} bound to ${[...new Set(narrow.map(([, c]) => c))].join('/')} CPU(s) each` : '';
+    return `${x.host || 'this machine'}: ${x.cores} CPU(s) for ${x.workers} worker(s)${x.cpus > x.cores ? ` (of ${x.cpus})` : ''}${over}${bound}`;
   });
   return `; ${m.join('; ')}`;
 }
 
 export function formatSlowTable(r: SlowReport): string {
   const L: string[] = [];
+  // how an unfinished run ended comes first: every figure below covers only its part before that
+  const ended = runEndLine(r);
+  if (ended) {
+    L.push(ended);
+    for (const line of (r.run.message ?? '').split('\n').filter((x) => x.trim())) L.push(`  | ${line}`);
+    L.push('');
+  }
   L.push(`SLOW analysis (${r.model}) of ${r.program || 'run'}: ${r.nodes} node(s) × ${r.threads} worker thread(s) = ${r.cores} workers${r.missingNodes?.length ? ` (node(s) ${r.missingNodes.join(', ')} missing)` : ''}${machinesLine(r)}`);
   L.push(`T_wall ${dur(r.tWall)}   T_total ${dur(r.tTotal)}   Σ ${dur(r.sum)}   coverage ${pct(100 * r.coverage, 2)}   CFs ${r.cfs} (mean ${dur(r.meanCfNs)})`);
   L.push('');
@@ -50,6 +60,7 @@ export function formatSlowTable(r: SlowReport): string {
     L.push(`starvation ${dur(bs.total)} blamed on producers: ` + bs.byLabel.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
     L.push('  top CFs: ' + bs.byCf.slice(0, 5).map((c) => `${c.label}#${c.key} ${dur(c.ns)}`).join(', '));
   }
+  if (bs.other.length) L.push(`starvation no producer ended: ${bs.other.map((c) => `${c.key} ${dur(c.ns)} (${share(c.share)} of S)`).join(', ')}`);
   if (bl.total > 0) {
     L.push(`latency ${dur(bl.total)} blamed on transfers: ` + bl.byDfBase.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
     L.push('  node pairs: ' + bl.byNodePair.slice(0, 5).map((c) => `${c.from}→${c.to} ${share(c.share)}`).join(', '));

@@ -9,13 +9,14 @@
 // only through features.ts, so it never recommends something the tool does not offer.
 
 import { OPTION, RULE, q } from './features.js';
+import { fewerRanks, isClusterLauncher, widenBinding } from '../../core/launchers.js';
 import { dur, pct, share } from './fmt.js';
 import type { MachineRow, SlowReport } from './types.js';
 
 const NOTABLE = 10; // percent of T_total worth a recommendation
 
 export const FINDING_KINDS = [
-  'summary', 'oversubscribed', 'idle-nodes', 'idle-threads',
+  'run-ended', 'summary', 'oversubscribed', 'bound', 'idle-nodes', 'idle-threads',
   'sequential', 'uneven-nodes', 'order', 'tail',
   'latency', 'overhead', 'fine-grained', 'preemption',
   'coverage', 'litvinov', 'waiting',
@@ -38,8 +39,9 @@ export function interpretSlow(r: SlowReport): string[] {
 }
 
 export function interpretFindings(r: SlowReport): Finding[] {
-  if (r.tTotal <= 0) return [{ kind: 'summary', text: 'The trace holds no run time: nothing to analyze.', evidence: ['tWall'] }];
-  const out: Finding[] = [];
+  const ended = runEnded(r);
+  if (r.tTotal <= 0) return [...ended, { kind: 'summary', text: 'The trace holds no run time: nothing to analyze.', evidence: ['tWall'] }];
+  const out: Finding[] = [...ended];
   const { p } = r;
   const factors = (['S', 'L', 'O', 'W'] as const).map((f) => [f, p[f]] as const).sort((a, b) => b[1] - a[1]);
   out.push({
@@ -48,16 +50,18 @@ export function interpretFindings(r: SlowReport): Finding[] {
       `the dominant loss is ${name(factors[0][0])} (P_${factors[0][0]} = ${pct(factors[0][1])}).`,
     evidence: ['p', 't', 'tTotal'],
   });
+  const g = grain(r, factors[0][0]);
   out.push(...oversubscribed(r));
+  out.push(...bound(r));
   out.push(...idleNodes(r));
-  out.push(...idleThreads(r));
+  out.push(...idleThreads(r, g));
   for (const [f, v] of factors) {
     if (v < NOTABLE && f !== factors[0][0]) continue;
     if (v <= 0) continue;
-    if (f === 'S') out.push(...starvation(r));
-    else if (f === 'L') out.push(...latency(r));
+    if (f === 'S') out.push(...starvation(r, g));
+    else if (f === 'L') out.push(...latency(r, g));
     else if (f === 'W') out.push(...waiting(r));
-    else out.push(...overhead(r));
+    else out.push(...overhead(r, g));
   }
   if (r.coverage < 0.99) {
     out.push({ kind: 'coverage', text: `Coverage is only ${pct(100 * r.coverage)}: the trace is incomplete (${r.warnings.join('; ') || 'no warnings'}); figures are lower bounds.`, evidence: ['coverage', 'warnings'] });
@@ -76,6 +80,65 @@ export function interpretFindings(r: SlowReport): Finding[] {
   }
   return out;
 }
+
+const ENDED: Record<string, string> = {
+  failed: 'failed', hung: 'hung', lost: 'lost a node', interrupted: 'was interrupted',
+};
+
+/** How a run that did not complete ended, in one line (the first line of the analysis). */
+export function runEndLine(r: SlowReport): string | undefined {
+  const { status, message } = r.run;
+  if (r.run.complete) return undefined;
+  const first = message?.split('\n')[0]?.trim();
+  const how = ENDED[status]
+    ? `The run ${ENDED[status]} after ${dur(r.tWall)}${first ? ` (${first})` : ''}`
+    : `The trace has no end: the run was killed, or was still running, ${dur(r.tWall)} after its start`;
+  return `${how}: every figure covers only the part of the run before it; fragments that never ran are not in them.`;
+}
+
+function runEnded(r: SlowReport): Finding[] {
+  const line = runEndLine(r);
+  if (!line) return [];
+  const fix = r.run.status === 'hung' ? ' Make it complete first (the hang report names what waited for what); judge its performance then.'
+    : r.run.status === 'failed' ? ' Make it complete first; judge its performance then.' : '';
+  return [{ kind: 'run-ended', text: line + fix, evidence: ['run'] }];
+}
+
+/**
+ * Which way the fragment size may be advised in this run. Starvation and latency want finer
+ * fragments (more CFs ready at once, transfers overlapping computation), overhead per CF wants
+ * larger ones; when both apply, the factor that loses more decides and the other findings keep
+ * quiet about the size — one list never says both.
+ */
+interface Grain { finer: boolean; coarser: boolean; why: string }
+
+function notable(r: SlowReport, f: 'S' | 'L' | 'O', dominant: string): boolean {
+  return r.p[f] > 0 && (r.p[f] >= NOTABLE || f === dominant);
+}
+
+function grain(r: SlowReport, dominant: string): Grain {
+  const coarse = notable(r, 'O', dominant) && !cpuContention(r) && fineGrained(r) !== null;
+  const fineFactor = (['S', 'L'] as const).filter((f) => notable(r, f, dominant)).sort((a, b) => r.p[b] - r.p[a])[0];
+  if (!coarse || !fineFactor) return { finer: true, coarser: coarse, why: '' };
+  return r.p.O >= r.p[fineFactor]
+    ? { finer: false, coarser: true, why: `overhead per CF dominates (P_O = ${pct(r.p.O)} against P_${fineFactor} = ${pct(r.p[fineFactor])})` }
+    : { finer: true, coarser: false, why: `${name(fineFactor)} dominates (P_${fineFactor} = ${pct(r.p[fineFactor])} against P_O = ${pct(r.p.O)})` };
+}
+
+/** `--threads k`, with what a replay of the run's graph predicts of it; empty when it predicts a loss. */
+function fewerThreads(r: SlowReport, k: number): string {
+  const opt = q(`${OPTION.threads} ${k}`);
+  const pr = r.predictions;
+  if (!pr) return `${opt} (not predicted: ${r.predictionsSkipped})`;
+  const x = pr.threads.find((t) => t.threads === k);
+  if (!x || !(pr.baselineNs > 0)) return '';
+  // fewer workers are worth suggesting when the replay loses (almost) nothing by them
+  if (x.ns > 1.02 * pr.baselineNs) return '';
+  return `${opt} (simulating this run's graph predicts ${dur(x.ns)} with ${k} against ${dur(pr.baselineNs)} with ${r.threads}: as fast, with CPUs to spare)`;
+}
+
+/** The run's graph replayed in critical-path order gains at least this share of its makespan. */
+const ORDER_GAIN = 0.05;
 
 function name(f: 'S' | 'L' | 'O' | 'W'): string {
   return f === 'S' ? 'starvation' : f === 'L' ? 'latency' : f === 'W' ? 'waiting for shared resources' : 'runtime overhead';
@@ -118,8 +181,11 @@ function oversubscribed(r: SlowReport): Finding[] {
     const where = m.host ? `Machine ${q(m.host)}` : 'The machine';
     const nn = m.nodes.length;
     const o = r.overhead;
+    // under a cluster launcher the ranks per machine are its to choose, not --nodes'
+    const cluster = isClusterLauncher(r.launcher);
+    const fewer = cluster ? fewerRanks(r.launcher, m.cores) ?? 'the launcher\'s option for ranks per machine' : q(`${OPTION.nodes} ${m.cores}`);
     const fix = nn > m.cores
-      ? `Run at most ${m.cores} ${plural(m.cores, 'node')} there (${q(`${OPTION.nodes} ${m.cores}`)} with ${q(`${OPTION.threads} 1`)}), or spread the nodes over more machines`
+      ? `Run at most ${m.cores} ${plural(m.cores, 'node')} there (${fewer} with ${q(`${OPTION.threads} 1`)}), or spread the nodes over more machines`
       : `Run with ${q(`${OPTION.threads} ${fittingThreads(m)}`)} so that ${nn} ${plural(nn, 'node')} × threads ≤ ${m.cores} CPUs, or spread the nodes over more machines`;
     return {
       kind: 'oversubscribed' as const, factor: 'O' as const,
@@ -131,6 +197,43 @@ function oversubscribed(r: SlowReport): Finding[] {
       evidence: ['machines', 'overhead.preempt', 'overhead.startDelay'],
     };
   });
+}
+
+/**
+ * Nodes a launcher (or taskset, a cgroup) bound to fewer CPUs than their machine has, where the
+ * node's worker threads and its system thread cannot all run: one CPU (they take turns at every
+ * hand-off), or more workers than CPUs. The runtime says the same at start-up (launch/binding.ts).
+ */
+function boundNodes(r: SlowReport): { m: MachineRow; node: number; cpus: number }[] {
+  const out: { m: MachineRow; node: number; cpus: number }[] = [];
+  for (const m of r.machines) {
+    m.nodes.forEach((node, i) => {
+      const cpus = m.nodeCpus[i] ?? m.cores;
+      if (cpus < m.cpus && (cpus === 1 || r.threads > cpus)) out.push({ m, node, cpus });
+    });
+  }
+  return out;
+}
+
+function bound(r: SlowReport): Finding[] {
+  const b = boundNodes(r);
+  if (b.length === 0) return [];
+  const cpus = Math.min(...b.map((x) => x.cpus));
+  const host = b[0]!.m.host, all = b.every((x) => x.m === b[0]!.m);
+  const who = r.launcher === 'mpirun' ? 'by mpirun' : r.launcher === 'srun' ? 'by srun' : r.launcher === 'local' ? '(taskset or a cgroup)' : 'by the launcher';
+  const nodes = b.map((x) => x.node);
+  const o = r.overhead;
+  const want = r.threads + 1;
+  const fix = widenBinding(r.launcher, want)
+    ?? (isClusterLauncher(r.launcher) || r.launcher === 'unknown' ? 'give each rank more CPUs through its launcher' : `run on more CPUs, or with ${q(`${OPTION.threads} 1`)}`);
+  return [{
+    kind: 'bound', factor: 'O',
+    text: `${plural(nodes.length, 'Node')} ${list(nodes)} ${nodes.length > 1 ? 'were each' : 'was'} bound ${who} to ${cpus === 1 ? 'one CPU' : `${cpus} CPUs`}` +
+      `${all && host ? ` of machine ${q(host)}'s ${b[0]!.m.cpus}` : ''}: ${nodes.length > 1 ? 'each' : 'it'} ran ${r.threads} worker ${plural(r.threads, 'thread')} and its system thread there, ` +
+      `taking turns at every hand-off between them (pre-emption ${dur(o.preempt)}, ready→start ${dur(o.startDelay)}): that binding, not the program, sets the pace. ` +
+      `To give each node ${want} CPUs, ${fix}; then analyse again.`,
+    evidence: ['machines', 'launcher', 'overhead.preempt', 'overhead.startDelay'],
+  }];
 }
 
 /** The label with enough CFs to spread over the nodes that does most of the useful work. */
@@ -150,14 +253,17 @@ function idleNodes(r: SlowReport): Finding[] {
   const lost = idle.length * r.tWall * r.threads;
   const top = heaviestLabel(r);
   const where = top ? ` (here ${q(top.label)}: ${top.cfs} CFs, ${share(top.share)} of the useful work)` : '';
+  // a map rule for the family that label produces, with one binder per index of that family
+  const fam = top ? r.produces.find((x) => x.label === top.label)?.family : undefined;
+  const rule = fam ? `${q(mapRule(RULE.locatorCyclic, fam, r))} (an expression of its indices)` : `${q(`${RULE.locatorCyclic} X[i] => i;`)} (one binder per index of X)`;
   return [{
     kind: 'idle-nodes', factor: 'S',
     text: `${plural(idle.length, 'Node')} ${list(idle)} ran no fragment: ${ranOn}; ${plural(idle.length, 'its', 'their')} ` +
       `${idle.length * r.threads} worker ${plural(idle.length * r.threads, 'thread')} starved the whole run (${dur(lost)}, ${share(r.tTotal > 0 ? lost / r.tTotal : 0)} of T_total). ` +
       `A CF without a placement rule runs on node 0 (docs/language.md §8.5). Spread the CFs that do the work${where} over the nodes with ` +
       `${q(`${RULE.locatorCyclic}: e;`)} on their statements (e.g. their block index), keep the DFs they produce beside them with a map rule ` +
-      `${q(`${RULE.locatorCyclic} X[i] => e;`)}, or mark independent CFs ${q(RULE.stealable)} so that idle nodes take them.`,
-    evidence: ['placement.idleNodes', 'placement.perNode', 'perNode', 'perLabel'],
+      `${rule}, or mark independent CFs ${q(RULE.stealable)} so that idle nodes take them.`,
+    evidence: ['placement.idleNodes', 'placement.perNode', 'perNode', 'perLabel', 'produces', 'families'],
   }];
 }
 
@@ -167,7 +273,8 @@ function usableWorkers(r: SlowReport): number {
   let w = used.filter(Boolean).length * r.threads;
   const covered = new Set(r.machines.flatMap((m) => m.nodes));
   if (r.machines.length > 0 && used.every((u, n) => !u || covered.has(n))) {
-    w = r.machines.reduce((a, m) => a + Math.min(m.cores, m.nodes.filter((n) => used[n]).length * r.threads), 0);
+    // a node bound to fewer CPUs than threads runs at most that many at once
+    w = r.machines.reduce((a, m) => a + Math.min(m.cores, m.nodes.reduce((b, n, i) => b + (used[n] ? Math.min(r.threads, m.nodeCpus[i] ?? r.threads) : 0), 0)), 0);
   }
   return Math.max(1, w);
 }
@@ -176,7 +283,7 @@ function pathText(r: SlowReport): string {
   return r.criticalPath.byLabel.slice(0, 2).map((c) => `${q(c.key)} ${share(c.share)}`).join(', ');
 }
 
-function idleThreads(r: SlowReport): Finding[] {
+function idleThreads(r: SlowReport, g: Grain): Finding[] {
   const idle = r.placement.idleThreads;
   if (idle.length === 0) return [];
   const cp = r.criticalPath;
@@ -188,26 +295,38 @@ function idleThreads(r: SlowReport): Finding[] {
   // as many threads as the busiest node kept busy
   let fewer = 1;
   r.placement.perNode.forEach((c, n) => { if (c > 0) fewer = Math.max(fewer, r.threads - idle.filter((x) => x.node === n).length); });
+  const alt = fewer < r.threads ? fewerThreads(r, fewer) : '';
+  // a short run whose working lanes got their first CF late: the idle ones were still booting
+  const startup = r.placement.startupNs;
+  if (startup > 0.3 * r.tWall) {
+    return [{
+      kind: 'idle-threads', factor: 'S',
+      text: `${head}: the run lasted ${dur(r.tWall)} and the workers that did run started their first fragment only up to ${dur(startup)} after its start ` +
+        `(worker threads booting, ucodes loading): the idle ones were most likely still starting when the work ran out — start-up, not the program or its batching. ` +
+        `${q(OPTION.warmStart)} starts the program once every worker thread has booted (for measurements), and a run with more work spreads it over all of them.`,
+      evidence: ['placement.idleThreads', 'placement.startupNs', 'overhead.startup'],
+    }];
+  }
   if (cp.length > 0 && cp.parallelism < workers - idle.length + 0.5) {
+    const split = g.finer ? 'Split the work on that path into more independent fragments' : `The fragments should not be split up: ${g.why}`;
     return [{
       kind: 'idle-threads', factor: 'S',
       text: `${head}: the program has less parallelism than threads — its execution graph offers ${cp.parallelism.toFixed(1)}-way parallelism ` +
         `(T_U / critical path) for ${workers} worker threads, the critical path is ${dur(cp.length)} = ${share(cp.ofWall)} of T_wall` +
-        `${path ? `, made of ${path}` : ''}. Split the work on that path into more independent fragments, or run with ` +
-        `${q(`${OPTION.threads} ${fewer}`)}.`,
-      evidence: ['placement.idleThreads', 'placement.perThread', 'criticalPath'],
+        `${path ? `, made of ${path}` : ''}. ${split}${alt ? `, or run with ${alt}` : ''}.`,
+      evidence: ['placement.idleThreads', 'placement.perThread', 'criticalPath', ...(alt ? ['predictions'] : [])],
     }];
   }
   return [{
     kind: 'idle-threads', factor: 'S',
-    text: `${head}, although the execution graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${workers} worker threads: ` +
-      `the runtime handed the CFs to the other workers in batches and chains. With few, short CFs that is all there is to hand out — ` +
-      `more or larger CFs spread over all workers; or run with ${q(`${OPTION.threads} ${fewer}`)}.`,
-    evidence: ['placement.idleThreads', 'placement.perThread', 'criticalPath.parallelism'],
+    text: `${head}, although the execution graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${workers} worker threads and the workers were up ` +
+      `(the last started its first fragment ${dur(startup)} into the run): the runtime handed the CFs to the other workers in batches and chains. ` +
+      `With few, short CFs that is all there is to hand out${g.finer ? ' — more CFs spread over all workers' : ''}${alt ? `; or run with ${alt}` : ''}.`,
+    evidence: ['placement.idleThreads', 'placement.perThread', 'placement.startupNs', 'criticalPath.parallelism', ...(alt ? ['predictions'] : [])],
   }];
 }
 
-function starvation(r: SlowReport): Finding[] {
+function starvation(r: SlowReport, g: Grain): Finding[] {
   const out: Finding[] = [];
   const cp = r.criticalPath, S = r.t.S;
   const top = r.blame.starvation.byLabel[0];
@@ -217,13 +336,17 @@ function starvation(r: SlowReport): Finding[] {
   const workers = usableWorkers(r);
   const hasIdleNodes = r.placement.idleNodes.length > 0 && r.nodes > 1;
   if (r.placement.idleThreads.length === 0 && cp.length > 0 && cp.parallelism < 0.9 * workers) {
+    const k = Math.max(1, Math.ceil(cp.parallelism));
+    const alt = k < r.threads ? fewerThreads(r, k) : '';
+    const split = g.finer
+      ? `split the data on that path${top ? ` (what ${q(top.key)} produces)` : ''} into more fragments so more CFs are ready at once`
+      : `not by smaller fragments, though: ${g.why}`;
     out.push({
       kind: 'sequential', factor: 'S',
       text: `S = ${pct(r.p.S)}${who}. The execution graph offers only ${cp.parallelism.toFixed(1)}-way parallelism ` +
         `(T_U / critical path) for ${workers} worker threads${hasIdleNodes ? ' on the nodes that ran CFs' : ''}; the critical path is ${dur(cp.length)} = ${share(cp.ofWall)} of T_wall` +
-        `${path ? `, made of ${path}` : ''}. The algorithm is too sequential at this fragmentation: split the data on that path` +
-        `${top ? ` (what ${q(top.key)} produces)` : ''} into more fragments so more CFs are ready at once, or run fewer worker threads (${q(OPTION.threads)}).`,
-      evidence: ['criticalPath', 'blame.starvation'],
+        `${path ? `, made of ${path}` : ''}. The algorithm is too sequential at this fragmentation: ${split}${alt ? `; or run fewer worker threads, ${alt}` : ''}.`,
+      evidence: ['criticalPath', 'blame.starvation', ...(alt ? ['predictions'] : [])],
     });
   } else if (!hasIdleNodes && r.placement.idleThreads.length === 0) {
     const nodeS = r.perNode.map((n) => n.S);
@@ -237,53 +360,87 @@ function starvation(r: SlowReport): Finding[] {
           `(${q(`${RULE.locatorCyclic}: e;`)} with another expression) or mark them ${q(RULE.stealable)} so that idle nodes take them.`,
         evidence: ['perNode', 'placement.perNode'],
       });
-    } else if (cp.length > 0) {
-      out.push({
-        kind: 'order', factor: 'S',
-        text: `S = ${pct(r.p.S)}${who}, although the graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${workers} worker threads: ` +
-          `the CFs on the critical path (${path || 'see the path'}) are not chosen first. Run them first: ${q(`luna run ${OPTION.prioritiesFrom} TRACE`)} ` +
-          `takes their order from this trace, or give them a ${q(`${RULE.priority}: e;`)} rule.`,
-        evidence: ['criticalPath', 'blame.starvation'],
-      });
+    } else if (cp.length > 0 && !r.predictions) {
+      out.push(order(r, who, path, workers));
     }
+  }
+  // critical-path order, wherever simulating the run's graph in that order is predicted to gain
+  const pr = r.predictions;
+  if (pr && pr.baselineNs > 0 && 1 - pr.criticalOrderNs / pr.baselineNs >= ORDER_GAIN && !hasIdleNodes && !out.some((f) => f.kind === 'uneven-nodes')) {
+    out.push(order(r, who, path, workers));
   }
   // the tail of workers that did run CFs; those that ran none are their own finding
   const tail = S > 0 ? Math.max(0, r.starvationTail - r.placement.idleNs) / S : 0;
   if (tail > 0.5) {
     out.push({
       kind: 'tail', factor: 'S',
-      text: `${share(tail)} of S is the tail after workers' last CFs: the run ends unevenly — the last phase is too coarse or badly balanced ` +
-        `(split its work into more, smaller CFs).`,
+      text: `${share(tail)} of S is the tail after workers' last CFs: the run ends unevenly — the last phase is too coarse or badly balanced` +
+        `${g.finer ? ' (split its work into more, smaller CFs).' : ` (balance it without smaller CFs: ${g.why}).`}`,
       evidence: ['starvationTail', 'placement.idleNs'],
     });
   }
   return out;
 }
 
-function latency(r: SlowReport): Finding[] {
+/** Critical-path order: `--priorities-from`, with what simulating the run's graph in that order predicts. */
+function order(r: SlowReport, who: string, path: string, workers: number): Finding {
+  const cp = r.criticalPath, pr = r.predictions;
+  const why = pr
+    ? `simulating this run's graph in that order predicts ${dur(pr.criticalOrderNs)} against ${dur(pr.baselineNs)} in the run's order (${share(1 - pr.criticalOrderNs / pr.baselineNs)} shorter)`
+    : `not predicted: ${r.predictionsSkipped}`;
+  return {
+    kind: 'order', factor: 'S',
+    text: `S = ${pct(r.p.S)}${who}; the graph offers ${cp.parallelism.toFixed(1)}-way parallelism for ${workers} worker threads, ` +
+      `but the CFs on the critical path (${path || 'see the path'}) were not chosen first. Run them first: ${q(`luna run ${OPTION.prioritiesFrom} TRACE`)} ` +
+      `takes their order from this trace (${why}), or give them a ${q(`${RULE.priority}: e;`)} rule.`,
+    evidence: ['criticalPath', 'blame.starvation', 'predictions'],
+  };
+}
+
+/** `locator_cyclic X[i][j] => i;`: a map rule with as many binders as the family has indices (LUNA-E018 otherwise). */
+function mapRule(rule: string, family: string, r: SlowReport, rhs?: string): string {
+  const n = r.families.find((f) => f.family === family)?.indices ?? 1;
+  const binders = ['i', 'j', 'k', 'l', 'm', 'p', 'q'].slice(0, n);
+  const pattern = `${family}${binders.map((b) => `[${b}]`).join('')}`;
+  return `${rule} ${pattern} => ${rhs ?? (binders[0] ?? '1')};`;
+}
+
+function latency(r: SlowReport, g: Grain): Finding[] {
   const b = r.blame.latency, L = r.t.L;
   const pair = b.byNodePair[0], df = b.byDfBase[0];
   const parts: string[] = [];
   if (pair) parts.push(`${share(pair.ns / L)} of it on transfers node ${pair.from} → ${pair.to}`);
   if (df) parts.push(`${share(df.ns / L)} waiting for DFs ${q(df.key)}`);
-  const x = df ? df.key : 'X';
+  const place = df ? `and ${q(mapRule(RULE.locatorCyclic, df.key, r))} (an expression of its indices) so the DF lives there` : 'and a map rule for the DF so it lives there';
+  const replicate = df ? q(mapRule(RULE.locatorReplicating, df.key, r, 'all')) : q(RULE.locatorReplicating);
   return [{
     kind: 'latency', factor: 'L',
     text: `L = ${pct(r.p.L)}${parts.length ? ` (${parts.join(', ')})` : ''}: CFs waited for inputs computed on other nodes. ` +
       `Place the producers and consumers${df ? ` of ${q(df.key)}` : ''} on the same node (the same ${q(`${RULE.locatorCyclic}: e;`)} on both, ` +
-      `and ${q(`${RULE.locatorCyclic} ${x}[i] => e;`)} so the DF lives there), fragment finer so transfers overlap with computation, ` +
-      `or replicate DFs read on many nodes (${q(`${RULE.locatorReplicating} ${x} => all;`)}).`,
-    evidence: ['blame.latency'],
+      `${place})${g.finer ? ', fragment finer so transfers overlap with computation' : ''}, ` +
+      `or replicate DFs read on many nodes (${replicate}).${g.finer ? '' : ` Not finer fragments: ${g.why}.`}`,
+    evidence: ['blame.latency', 'families'],
   }];
 }
 
-function overhead(r: SlowReport): Finding[] {
+/** Runtime time between CFs per CF (start-up and pre-emption left out), when it is large against their work; null otherwise. */
+function fineGrained(r: SlowReport): number | null {
+  const o = r.overhead;
+  // the start-up is paid once per run, and pre-emption is CPU contention (its own finding):
+  // neither says the CFs are too small
+  const runtimePerCf = r.cfs > 0 ? Math.max(0, o.sendDelay + o.startDelay - (o.startup ?? 0)) / r.cfs : 0;
+  return runtimePerCf > 0.25 * r.meanCfNs ? runtimePerCf : null;
+}
+
+/** An oversubscribed machine or a binding too narrow: CPU contention, not the fragment size. */
+function cpuContention(r: SlowReport): boolean {
+  return oversubscribedMachines(r).length > 0 || boundNodes(r).length > 0;
+}
+
+function overhead(r: SlowReport, g: Grain): Finding[] {
   const o = r.overhead, O = r.t.O;
   const startup = o.startup ?? 0;
   const perCf = r.cfs > 0 ? Math.max(0, O - startup) / r.cfs : 0;
-  // what the runtime spends per CF: the delays it adds between CFs. The start-up is paid once per
-  // run, and pre-emption is CPU contention (its own finding): neither says the CFs are too small.
-  const runtimePerCf = r.cfs > 0 ? Math.max(0, o.sendDelay + o.startDelay - startup) / r.cfs : 0;
   const parts = [
     ['pre-emption of running CFs', o.preempt],
     ['ready-to-start delay', o.startDelay],
@@ -291,22 +448,24 @@ function overhead(r: SlowReport): Finding[] {
     ['extra system cores', o.systemCores],
   ] as const;
   const main = [...parts].sort((a, b) => b[1] - a[1])[0];
-  const over = oversubscribedMachines(r).length > 0;
+  const over = cpuContention(r);
+  const fine = fineGrained(r);
   const out: Finding[] = [{
     kind: 'overhead', factor: 'O',
     text: `O = ${pct(r.p.O)}, ${dur(perCf)} of overhead per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
       `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).` +
       (O > 0 && startup > 0.2 * O ? ` ${share(startup / O)} of O (${dur(startup)}) is the start-up before each worker's first CF ` +
         `(worker threads booting, ucodes loading, the first CFs being created): paid once per run, it weighs less the more work a run does.` : '') +
-      (over ? ' Much of it comes from the oversubscription above: judge the fragment size once it is gone.' : ''),
+      (over ? ` Much of it comes from the ${oversubscribedMachines(r).length > 0 ? 'oversubscription' : 'binding'} above: judge the fragment size once it is gone.` : '') +
+      (!over && fine !== null && !g.coarser ? ` The runtime spends ${dur(fine)} between CFs for ${dur(r.meanCfNs)} of work in each, but the CFs should not be made larger: ${g.why}.` : ''),
     evidence: ['overhead', 'cfs', 'meanCfNs'],
   }];
   if (over) return out;
-  if (runtimePerCf > 0.25 * r.meanCfNs) {
+  if (fine !== null && g.coarser) {
     out.push({
       kind: 'fine-grained', factor: 'O',
-      text: `The fragmentation is too fine for this runtime: it spends ${dur(runtimePerCf)} between CFs for ${dur(r.meanCfNs)} of work in each; ` +
-        `make CFs larger (fewer fragments, ~${dur(Math.max(runtimePerCf * 10, r.meanCfNs))} or more each).`,
+      text: `The fragmentation is too fine for this runtime: it spends ${dur(fine)} between CFs for ${dur(r.meanCfNs)} of work in each; ` +
+        `make CFs larger (fewer fragments, ~${dur(Math.max(fine * 10, r.meanCfNs))} or more each)${g.why ? ` — ${g.why}` : ''}.`,
       evidence: ['overhead.sendDelay', 'overhead.startDelay', 'overhead.startup', 'meanCfNs'],
     });
   }
@@ -319,7 +478,7 @@ function overhead(r: SlowReport): Finding[] {
       text: k < r.threads
         ? `${lead}, to the system threads or other processes: leave a CPU to the runtime (${q(`${OPTION.threads} ${k}`)}) so CFs run undisturbed.`
         : `${lead}, although the workers fit the machine's CPUs: other processes, or the nodes' system threads, took them. ` +
-          `Run on a quieter machine, or with fewer nodes per machine (${q(OPTION.nodes)}) so the system threads have CPUs of their own.`,
+          `Run on a quieter machine, or with fewer nodes per machine (${isClusterLauncher(r.launcher) ? (fewerRanks(r.launcher, Math.max(1, r.nodes - 1)) ?? 'the launcher\'s option for ranks per machine') : q(OPTION.nodes)}) so the system threads have CPUs of their own.`,
       evidence: ['overhead.preempt', 'machines'],
     });
   }

@@ -3,8 +3,11 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
+import { replay } from '../sim/replay.js';
+import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
-import { F_L, F_O, F_S, F_U, F_W, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type PathStep, type Placement, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import type { RunStatus } from '../../trace/schema.js';
+import { F_L, F_O, F_S, F_U, F_W, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type Culprit, type PathStep, type Placement, type Predictions, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -75,17 +78,20 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
   const agg = cp ? collect(cp) : { cfs: 0, byCode: new Map<number, number>(), byLabel: new Map<string, number>() };
   const cpLen = cp?.len ?? 0;
   const tail: PathStep[] = [];
-  for (let n = cp; n && tail.length < topK; n = n.prev) tail.push({ gid: n.gid, label: n.label, code: an.codeName(n.code), ns: n.ns });
+  let steps = 0;
+  for (let n = cp; n; n = n.prev, steps++) if (tail.length < topK) tail.push({ gid: n.gid, label: n.label, name: displayCf(n.label, n.labelIdx), code: an.codeName(n.code), ns: n.ns });
 
   const warnings = [...m.warnings.entries()].map(([w, n]) => (n > 1 ? `${w} (${n}×)` : w));
   if (an.history?.truncated) warnings.push(`litvinov2017: producer-thread history truncated ${an.history.truncated}×`);
 
   return {
+    run: runEndOf(an.manifest, m.status),
     model: an.model,
     compare: !!an.opts.compare,
     program: an.manifest.program,
     nodes: an.N, threads: an.T, cores,
     machines: machinesOf(an.manifest, an.N, an.T),
+    launcher: an.manifest.launcher ?? 'unknown',
     placement: placementOf(an),
     tStart: t0, tWall, tTotal,
     t,
@@ -105,6 +111,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
         byCode: topOf(an.sByCode, topK, an.sBlamed, (c) => an.codeName(c)),
         byLabel: topOf(an.sByLabel, topK, an.sBlamed, (l) => l),
         byCf: an.sByCf.top(topK, an.sBlamed),
+        other: unblamedStarvation(an, t.S),
       },
       latency: {
         total: an.lBlamed,
@@ -127,10 +134,14 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       ofWall: tWall > 0 ? cpLen / tWall : 0,
       parallelism: cpLen > 0 ? t.U / cpLen : 0,
       cfs: agg.cfs,
+      steps,
       byCode: topOf(agg.byCode, topK, cpLen, (c) => an.codeName(c)),
       byLabel: topOf(agg.byLabel, topK, cpLen, (l) => l),
       tail,
     },
+    families: [...an.families.entries()].map(([family, x]) => ({ family, ...x })),
+    produces: [...an.produces.entries()].map(([label, family]) => ({ label, family })),
+    ...predict(an, t, tTotal, cpLen),
     sysBusy: { total: an.busy.reduce((a, b) => a + b, 0), perNode: [...an.busy] },
     cfs: an.cfCount,
     meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
@@ -143,6 +154,15 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
 }
 
 /**
+ * How the run ended: the launcher's final word in the manifest, else what the nodes' programFinish
+ * records said (a manifest left at `running` by a killed launcher), else `running` / `unknown`.
+ */
+export function runEndOf(mf: TraceManifest, recorded: RunStatus | undefined): RunEnd {
+  const status = mf.status && mf.status !== 'running' ? mf.status : recorded ?? mf.status ?? 'unknown';
+  return { status, ...(mf.message ? { message: mf.message } : {}), complete: status === 'completed' };
+}
+
+/**
  * The machines of the run from the manifest. A trace without `machines` (older runs) but with
  * node 0's `cores` is placed on one machine only when it had one node: where the other nodes of
  * an older multi-node trace ran is unknown, and guessing could invent an oversubscription.
@@ -150,9 +170,11 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
 function machinesOf(mf: TraceManifest, N: number, T: number): MachineRow[] {
   const known = mf.machines ?? (mf.cores && N === 1 ? [{ host: '', cores: mf.cores, nodes: [0] }] : []);
   return known.filter((x) => x.cores > 0).map((x) => {
-    const nodes = x.nodes.filter((n) => n >= 0 && n < N);
+    const keep = x.nodes.map((n) => n >= 0 && n < N);
+    const nodes = x.nodes.filter((_, i) => keep[i]);
+    const nodeCpus = x.nodeCpus && x.nodeCpus.length === x.nodes.length ? x.nodeCpus.filter((_, i) => keep[i]) : nodes.map(() => x.cores);
     const workers = nodes.length * T;
-    return { host: x.host, cores: x.cores, nodes, workers, oversubscription: workers / x.cores };
+    return { host: x.host, cores: x.cores, cpus: Math.max(x.cores, x.cpus ?? 0), nodes, nodeCpus, workers, oversubscription: workers / x.cores };
   });
 }
 
@@ -166,7 +188,44 @@ function placementOf(an: SlowAnalyzer): Placement {
     const node = Math.floor(s / an.T);
     if (c === 0 && perNode[node] > 0) idleThreads.push({ node, thread: (s % an.T) + 1 });
   });
-  return { perNode, perThread: [...an.laneCfs], idleNodes, idleThreads, idleNs: an.sIdleLanes };
+  let startup = 0;
+  an.firstStart.forEach((f) => { if (f === f && f - an.origin() > startup) startup = f - an.origin(); });
+  return { perNode, perThread: [...an.laneCfs], idleNodes, idleThreads, idleNs: an.sIdleLanes, startupNs: startup };
+}
+
+/** The S no producer's finish ended: idle workers, tails after the last CFs, inputs without a producer. */
+function unblamedStarvation(an: SlowAnalyzer, S: number): Culprit[] {
+  const idle = an.sIdleLanes, tail = Math.max(0, an.sTail - an.sIdleLanes);
+  const rest = Math.max(0, S - an.sBlamed - an.sTail);
+  return ([['worker threads that ran no fragment', idle], ['after the workers\' last fragments', tail], ['inputs without a recorded producer', rest]] as const)
+    .filter(([, ns]) => ns > 0).map(([key, ns]) => ({ key, ns, share: S > 0 ? ns / S : 0 }));
+}
+
+/** Starvation share from which the run's graph is replayed (the advice on order and threads applies from there). */
+const PREDICT_FROM = 0.1;
+
+/**
+ * Replays of the run's graph (sim/replay.ts) for the options advice may offer: critical-path
+ * order, fewer worker threads. Only when starvation or idle workers make them worth offering.
+ */
+function predict(an: SlowAnalyzer, t: Slou, tTotal: number, cpLen: number): { predictions: Predictions | null; predictionsSkipped: string } {
+  const g = an.graph;
+  const idleLanes = an.laneCfs.some((c) => c === 0);
+  if (!g) return { predictions: null, predictionsSkipped: 'not asked' };
+  if (!(tTotal > 0 && (t.S >= PREDICT_FROM * tTotal || idleLanes))) return { predictions: null, predictionsSkipped: 'little starvation: nothing to predict' };
+  if (!g.whole) return { predictions: null, predictionsSkipped: `the run has more than ${g.limit} fragments` };
+  const baselineNs = replay(g, 'run');
+  const criticalOrderNs = replay(g, 'critical');
+  // fewer threads: as many as the graph's parallelism keeps busy, and one fewer than the run had
+  const ks = new Set<number>();
+  if (cpLen > 0) ks.add(Math.max(1, Math.ceil(t.U / cpLen)));
+  ks.add(an.T - 1);
+  // the busiest node's lanes that ran anything (the idle-threads advice)
+  const used = new Array<number>(an.N).fill(0);
+  an.laneCfs.forEach((c, slot) => { if (c > 0) used[Math.floor(slot / an.T)]++; });
+  ks.add(Math.max(...used));
+  const threads = [...ks].filter((k) => k >= 1 && k < an.T).sort((a, b) => a - b).map((k) => ({ threads: k, ns: replay(g, 'run', k) }));
+  return { predictions: { baselineNs, criticalOrderNs, threads }, predictionsSkipped: '' };
 }
 
 function idleOf(r: Slou): number { return r.S + r.L + r.O; }

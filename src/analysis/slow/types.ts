@@ -1,5 +1,6 @@
 // Public shapes of the SLOW analysis (SPEC §5, seed 003 §4). All times are nanoseconds.
 import type { DamageReport } from '../../trace/damage.js';
+import type { RunStatus } from '../../trace/schema.js';
 
 export type SlowModel = 'kireev2024' | 'litvinov2017';
 
@@ -22,6 +23,10 @@ export interface SlowOptions {
   systemCores?: number;
   /** Length of the top-culprit lists (default 10). */
   topK?: number;
+  /** Steps of the critical path kept whole, step by step (default 2^20; the earlier ones only in its totals). */
+  wholePathSteps?: number;
+  /** Keep the run's graph to predict what advice would gain (default true; ~40 bytes a CF, up to 2^21 CFs). */
+  predict?: boolean;
 }
 
 export interface Row extends Slou { cfs: number }
@@ -33,8 +38,12 @@ export interface Culprit { key: string; ns: number; share: number; code?: string
 export interface PairCulprit { from: number; to: number; ns: number; share: number }
 
 export interface Blame {
-  /** ns of S charged to producers, and the parts of it by producer code / label / individual CF (gid). */
-  starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[] };
+  /**
+   * ns of S charged to producers, and the parts of it by producer code / label / individual CF
+   * (gid); `other`: the S no producer ended — worker threads that ran no fragment, the workers'
+   * tails after their last fragment, inputs without a recorded producer (shares of S).
+   */
+  starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[]; other: Culprit[] };
   /** ns of L charged to transfers, by DF base name (indices stripped), DF, node pair and producer. */
   latency: { total: number; byDfBase: Culprit[]; byDf: Culprit[]; byNodePair: PairCulprit[]; byProducerLabel: Culprit[] };
   /**
@@ -45,7 +54,8 @@ export interface Blame {
   waiting: { total: number; waits: number; byResource: Culprit[]; byKind: Culprit[]; byWaiter: Culprit[] };
 }
 
-export interface PathStep { gid: string; label: string; code: string; ns: number }
+/** A step of the critical path: its global id, label, the name the program gives it (`sw[57][0]`), code and CPU time. */
+export interface PathStep { gid: string; label: string; name: string; code: string; ns: number }
 export interface CriticalPath {
   /** Σ CF CPU time along the longest DF-dependency chain (the span). */
   length: number;
@@ -54,6 +64,8 @@ export interface CriticalPath {
   /** T_U / length: average parallelism available in the execution graph. */
   parallelism: number;
   cfs: number;
+  /** steps kept one by one (the report lists and draws them all): `cfs` unless the path was longer than that limit */
+  steps: number;
   byCode: Culprit[];
   byLabel: Culprit[];
   /** the last fragments of the path, latest first */
@@ -63,9 +75,13 @@ export interface CriticalPath {
 /** A machine of the run and how many worker threads ran on it. */
 export interface MachineRow {
   host: string;
-  /** CPUs its processes could use */
+  /** CPUs its processes could use (the union of its nodes' CPU sets) */
   cores: number;
+  /** CPUs the machine has online (= cores when the trace does not say) */
+  cpus: number;
   nodes: number[];
+  /** per node of `nodes`: the CPUs it could use (= cores when the trace does not say); fewer than `cpus` when a launcher bound it */
+  nodeCpus: number[];
   /** worker threads of those nodes (their system threads come on top) */
   workers: number;
   /** workers / cores: above 1 the machine is oversubscribed */
@@ -84,9 +100,36 @@ export interface Placement {
   idleThreads: { node: number; thread: number }[];
   /** ns of S on every worker thread that ran no CF (their whole T_wall; part of starvationTail) */
   idleNs: number;
+  /** ns from the run's start to the latest first CF of the worker threads that ran any: how long the workers took to get going */
+  startupNs: number;
+}
+
+/**
+ * What the run's graph, replayed on its nodes' workers (sim/replay.ts), predicts: the makespan in
+ * the run's own order (the baseline the others are compared with), in critical-path order (what
+ * `--priorities-from` does), and with fewer worker threads per node.
+ */
+export interface Predictions {
+  baselineNs: number;
+  criticalOrderNs: number;
+  threads: { threads: number; ns: number }[];
+}
+
+/**
+ * How the run ended: the manifest's status, or (when the launcher never wrote its end) the
+ * nodes' programFinish records; `running`/`unknown`: the run never recorded its end (killed, or
+ * still running). Unless `complete`, every figure covers only the part of the run before it ended.
+ */
+export interface RunEnd {
+  status: RunStatus | 'unknown';
+  /** the error of a failed, hung or lost run, as the runtime printed it (several lines for a hang) */
+  message?: string;
+  complete: boolean;
 }
 
 export interface SlowReport {
+  /** how the run ended; the figures cover only the part before it unless `run.complete` */
+  run: RunEnd;
   model: SlowModel;
   /** the other model is in `models` because it was asked for (--compare) */
   compare: boolean;
@@ -97,6 +140,8 @@ export interface SlowReport {
   cores: number;
   /** the machines the nodes ran on, as the trace recorded them (empty when it did not) */
   machines: MachineRow[];
+  /** what started the nodes: `local` (luna run), `mpirun`, `srun`, `pmi`; `unknown` in older traces */
+  launcher: string;
   placement: Placement;
   tStart: number;
   tWall: number;
@@ -124,6 +169,17 @@ export interface SlowReport {
   perLabel: LabelRow[];
   blame: Blame;
   criticalPath: CriticalPath;
+  /**
+   * DF families advice may name (those the starved CFs waited for, those the labels produce): how
+   * many indices each has — a map rule for a family must have as many — and a label producing it
+   */
+  families: { family: string; indices: number; producer: string }[];
+  /** per label, a family of DFs its CFs produce */
+  produces: { label: string; family: string }[];
+  /** what replays of the run's graph predict for the options advice may offer; null when not computed (the graph was too large, not kept, or S and idle threads give nothing to predict) */
+  predictions: Predictions | null;
+  /** why `predictions` is null (empty when computed) */
+  predictionsSkipped: string;
   /** system-thread busy time (sysBusy), informational unless systemCores > 0 */
   sysBusy: { total: number; perNode: number[] };
   cfs: number;
@@ -158,17 +214,21 @@ export const UNITS = {
   'blame.waiting.waits': 'count',
   'blame.latency.byNodePair[].from': 'node number', 'blame.latency.byNodePair[].to': 'node number',
   'criticalPath.length': 'ns', 'criticalPath.ofWall': 'fraction of tWall', 'criticalPath.parallelism': 'ratio (T_U / length)',
-  'criticalPath.cfs': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',
+  'criticalPath.cfs': 'count', 'criticalPath.steps': 'count', 'criticalPath.by*[].ns': 'ns', 'criticalPath.by*[].share': 'fraction of length',
   'criticalPath.tail[].ns': 'ns (CPU time of that CF)',
   'sysBusy.total': 'ns', 'sysBusy.perNode[]': 'ns',
   'cfs': 'count', 'meanCfNs': 'ns', 'events': 'count',
   'nodes': 'count', 'threads': 'count (worker threads per node)', 'cores': 'count (worker threads of the run)',
-  'machines[].cores': 'count (CPUs)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
+  'machines[].cores': 'count (CPUs)', 'machines[].cpus': 'count (CPUs)', 'machines[].nodeCpus[]': 'count (CPUs of that node)', 'machines[].nodes[]': 'node number', 'machines[].workers': 'count',
   'machines[].oversubscription': 'ratio (workers / cores)',
   'placement.perNode[]': 'count (CFs)', 'placement.perThread[]': 'count (CFs)', 'placement.idleNodes[]': 'node number',
   'missingNodes[]': 'node number',
   'damage.total': 'count', 'damage.counts.*': 'count', 'damage.examples[].offset': 'byte offset in that file',
   'placement.idleThreads[].node': 'node number', 'placement.idleThreads[].thread': 'worker thread number', 'placement.idleNs': 'ns',
+  'placement.startupNs': 'ns from tStart', 'families[].indices': 'count (indices of the family\'s DFs)',
+  'blame.starvation.other[].share': 'fraction of t.S',
+  'predictions.baselineNs': 'ns (makespan of the replayed graph)', 'predictions.criticalOrderNs': 'ns (makespan of the replayed graph)',
+  'predictions.threads[].threads': 'count (worker threads per node)', 'predictions.threads[].ns': 'ns (makespan of the replayed graph)',
 } as const;
 
 /** The unit of the number at `path` (e.g. `perNode[3].S`), or undefined when UNITS has none. */

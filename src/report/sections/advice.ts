@@ -10,7 +10,7 @@ export function sectionOf(path: string): string {
   if (/^criticalPath/.test(path)) return 'critical';
   if (/^series/.test(path)) return 'slow';
   if (/^perCode|^perLabel/.test(path)) return 'histograms';
-  if (/^(placement|machines|warnings|coverage|tWall)/.test(path)) return 'summary';
+  if (/^(run|launcher|placement|machines|warnings|coverage|tWall)\b/.test(path)) return 'summary';
   return 'slow';
 }
 

@@ -14,8 +14,11 @@ export const blame: Section = {
         const b = r.slow.blame;
         const pairs = b.latency.byNodePair.length === 0 ? '<p class="mut">none</p>'
           : `<table><thead><tr><th>from → to</th><th class="n">time</th><th class="n">of L</th></tr></thead><tbody>${b.latency.byNodePair.map((p) => `<tr><td>node ${p.from} → node ${p.to}</td><td class="n">${dur(p.ns)}</td><td class="n">${share(p.share)}</td></tr>`).join('')}</tbody></table>`;
-        return `<h3 id="blame-starvation">Starvation (${dur(b.starvation.total)} charged to producers)</h3>
-<div class="cmp"><div class="col">${culpritTable('producer fragment', b.starvation.byCf, 'of S')}</div><div class="col">${culpritTable('producer code', b.starvation.byCode, 'of S')}${culpritTable('producer label', b.starvation.byLabel, 'of S')}</div></div>
+        const other = b.starvation.other ?? [];
+        // the S no producer ended (idle workers, tails): shown so an idle worker never leaves the table empty
+        const unblamed = other.length ? `<h3>Starvation no producer ended</h3>${culpritTable('where', other, 'of S')}` : '';
+        return `<h3 id="blame-starvation">Starvation (${dur(b.starvation.total)} charged to producers${other.length ? `, ${dur(other.reduce((a, x) => a + x.ns, 0))} to no producer` : ''})</h3>
+<div class="cmp"><div class="col">${culpritTable('producer fragment', b.starvation.byCf, 'of S')}</div><div class="col">${culpritTable('producer code', b.starvation.byCode, 'of S')}${culpritTable('producer label', b.starvation.byLabel, 'of S')}</div></div>${unblamed}
 <h3 id="blame-latency">Latency (${dur(b.latency.total)} charged to DF transfers)</h3>
 <div class="cmp"><div class="col">${culpritTable('DF', b.latency.byDf, 'of L')}${culpritTable('DF family', b.latency.byDfBase, 'of L')}</div><div class="col">${pairs}${culpritTable('producer label', b.latency.byProducerLabel, 'of L')}</div></div>
 ${b.waiting.total > 0 ? `<h3 id="blame-waiting">Waiting (${dur(b.waiting.total)} in ${b.waiting.waits} waits for shared resources)</h3>

@@ -40,14 +40,16 @@ export const histograms: Section = {
     const grid = h.el('div', { class: 'grid' });
     el.append(grid);
     for (const c of codes) {
-      const col = h.el('div', { class: 'col' }, h.el('h3', {}, c.name + ' (' + c.counts.reduce((a, x) => a + x.reduce((p, q) => p + q, 0), 0).toLocaleString('en') + ' fragments)'));
+      const n = c.counts.reduce((a, x) => a + x.reduce((p, q) => p + q, 0), 0);
+      const col = h.el('div', { class: 'col' }, h.el('h3', {}, c.name + ' (' + n.toLocaleString('en') + (n === 1 ? ' fragment)' : ' fragments)')));
       grid.append(col);
       h.chart(col, {
         tooltip: { trigger: 'axis' },
         legend: c.counts.length > 1 ? { top: 0 } : undefined,
         grid: { left: 50, right: 10, top: c.counts.length > 1 ? 28 : 10, bottom: 40 },
         xAxis: { type: 'category', name: 'wall time', nameLocation: 'middle', nameGap: 26, data: c.edges.slice(0, -1).map((e, k) => h.dur(Math.sqrt(e * c.edges[k + 1]!))) },
-        yAxis: { type: 'value', name: 'fragments' },
+        // counts are whole: no 0.5 ticks
+        yAxis: { type: 'value', name: 'fragments', minInterval: 1 },
         series: c.counts.map((n, i) => ({ name: h.labels[i] || 'run', type: 'bar', barGap: '0%', data: n })),
       }, 220);
     }

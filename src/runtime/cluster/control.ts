@@ -9,7 +9,8 @@
 // with Σsent = Σreceived and identical counters (no message was in flight and nothing moved in
 // between). Live work left then → hang: rank 0 gathers every participant's waits from every
 // node and prints one report.
-import { availableParallelism, hostname } from 'node:os';
+import { hostname } from 'node:os';
+import { hostCpus, type HostCpus } from '../../core/cpus.js';
 import { Decoder, Encoder } from '../transport/codec.js';
 import type { Channel, Router } from '../transport/router.js';
 import { CHANNEL } from './channels.js';
@@ -46,9 +47,9 @@ export class Control {
   private waveTimer: NodeJS.Timeout | null = null;
   private hangReports: (HangGroup[] | undefined)[] = [];
   // clock
-  private pong: ((p: { t: number; host: string; cores: number }) => void) | null = null;
+  private pong: ((p: { t: number } & HostCpus) => void) | null = null;
   /** rank 0 after measureClocks: each node's host and CPUs */
-  readonly hosts: { host: string; cores: number }[] = [];
+  readonly hosts: HostCpus[] = [];
   private ended = false;
   private settle!: (r: ClusterResult) => void;
   readonly done: Promise<ClusterResult>;
@@ -142,8 +143,8 @@ export class Control {
         case FAULT: this.abortAll(d.string(), 'fault'); break;
         case ABORT: this.end({ ok: false, kind: 'fault' }); break;
         case INTERRUPT: this.interrupted(from, d.string()); break;
-        case CLOCK_PING: this.send(from, CLOCK_PONG, this.enc.reset().f64(this.now()).string(hostname()).varint(availableParallelism()).finishCopy()); break;
-        case CLOCK_PONG: { const p = this.pong; this.pong = null; p?.({ t: d.f64(), host: d.string(), cores: d.varint() }); break; }
+        case CLOCK_PING: { const h = hostCpus(hostname()); this.send(from, CLOCK_PONG, this.enc.reset().f64(this.now()).string(h.host).string(h.list).varint(h.count).varint(h.machine).finishCopy()); break; }
+        case CLOCK_PONG: { const p = this.pong; this.pong = null; p?.({ t: d.f64(), host: d.string(), list: d.string(), count: d.varint(), machine: d.varint() }); break; }
         default: throw new Error(`unknown control message ${tag} from node ${from}`);
       }
     } catch (e) { this.fail(e); }
@@ -154,18 +155,19 @@ export class Control {
   /**
    * Rank 0: estimate each node's clock offset (NTP-style, the sample with the smallest round
    * trip). Nodes on rank 0's host share its monotonic clock: their offset is exactly 0. The
-   * answers also say on which host each node runs and how many CPUs it has (`hosts`).
+   * answers also say on which host each node runs and which CPUs it may use (`hosts`).
    */
   async measureClocks(rounds = 8): Promise<number[]> {
     const offsets = new Array<number>(this.size).fill(0);
-    this.hosts[0] = { host: hostname(), cores: availableParallelism() };
+    this.hosts[0] = hostCpus(hostname());
     for (let r = 1; r < this.size; r++) {
       let best = Infinity;
       for (let i = 0; i < rounds; i++) {
         const t0 = this.now();
-        const pong = await new Promise<{ t: number; host: string; cores: number }>((res) => { this.pong = res; this.send(r, CLOCK_PING); });
+        const pong = await new Promise<{ t: number } & HostCpus>((res) => { this.pong = res; this.send(r, CLOCK_PING); });
         const t1 = this.now();
-        this.hosts[r] = { host: pong.host, cores: pong.cores };
+        const { t: _t, ...host } = pong;
+        this.hosts[r] = host;
         if (pong.host === hostname()) { offsets[r] = 0; break; }
         if (t1 - t0 < best) { best = t1 - t0; offsets[r] = Math.round((t0 + t1) / 2 - pong.t); }
       }

@@ -36,16 +36,16 @@ interface TableDef { name: string; columns: readonly (readonly [string, ColType]
 /** The tables and their columns (the documentation lists them with their meaning). */
 export const TABLES = {
   fragments: [['gid', 'str'], ['name', 'str'], ['label', 'str'], ['indices', 'str'], ['code', 'str'], ['node', 'i32'], ['lane', 'i32'],
-    ['site', 'str'], ['created', 'f64'], ['ready', 'f64'], ['start', 'f64'], ['finish', 'f64'], ['wall_ns', 'f64'], ['cpu_ns', 'f64'], ['inputs', 'i32']],
-  transfers: [['df', 'str'], ['family', 'str'], ['bytes', 'i64'], ['from_node', 'i32'], ['to_node', 'i32'], ['send_start', 'f64'], ['first_send', 'f64'],
-    ['arrive', 'f64'], ['latency_ns', 'f64'], ['producer_gid', 'str']],
-  dfs: [['df', 'str'], ['family', 'str'], ['node', 'i32'], ['bytes', 'i64'], ['computed', 'f64'], ['producer_gid', 'str'], ['producer', 'str']],
-  system: [['node', 'i32'], ['start', 'f64'], ['end', 'f64'], ['dur_ns', 'f64']],
-  counters: [['node', 'i32'], ['counter', 'str'], ['t', 'f64'], ['value', 'f64']],
-  migrations: [['node', 'i32'], ['to_node', 'i32'], ['t', 'f64'], ['gid', 'str'], ['name', 'str']],
-  waits: [['node', 'i32'], ['thread', 'i32'], ['gid', 'str'], ['cf', 'str'], ['rank', 'i32'], ['kind', 'str'], ['resource', 'str'], ['start', 'f64'], ['end', 'f64'],
-    ['wait_ns', 'f64'], ['cpu_ns', 'f64']],
-  run: [['program', 'str'], ['args', 'str'], ['nodes', 'i32'], ['threads', 'i32'], ['status', 'str'], ['t_start', 'f64'], ['t_end', 'f64'], ['policy', 'str']],
+    ['site', 'str'], ['created', 'i64'], ['ready', 'i64'], ['start', 'i64'], ['finish', 'i64'], ['wall_ns', 'i64'], ['cpu_ns', 'i64'], ['inputs', 'i32']],
+  transfers: [['df', 'str'], ['family', 'str'], ['bytes', 'i64'], ['from_node', 'i32'], ['to_node', 'i32'], ['send_start', 'i64'], ['first_send', 'i64'],
+    ['arrive', 'i64'], ['latency_ns', 'i64'], ['producer_gid', 'str']],
+  dfs: [['df', 'str'], ['family', 'str'], ['node', 'i32'], ['bytes', 'i64'], ['computed', 'i64'], ['producer_gid', 'str'], ['producer', 'str']],
+  system: [['node', 'i32'], ['start', 'i64'], ['end', 'i64'], ['dur_ns', 'i64']],
+  counters: [['node', 'i32'], ['counter', 'str'], ['t', 'i64'], ['value', 'f64']],
+  migrations: [['node', 'i32'], ['to_node', 'i32'], ['t', 'i64'], ['gid', 'str'], ['name', 'str']],
+  waits: [['node', 'i32'], ['thread', 'i32'], ['gid', 'str'], ['cf', 'str'], ['rank', 'i32'], ['kind', 'str'], ['resource', 'str'], ['start', 'i64'], ['end', 'i64'],
+    ['wait_ns', 'i64'], ['cpu_ns', 'i64']],
+  run: [['program', 'str'], ['args', 'str'], ['nodes', 'i32'], ['threads', 'i32'], ['status', 'str'], ['t_start', 'i64'], ['t_end', 'i64'], ['policy', 'str']],
 } as const satisfies Record<string, readonly (readonly [string, ColType])[]>;
 
 export type TableName = keyof typeof TABLES;
