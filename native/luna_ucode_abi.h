@@ -44,7 +44,7 @@ typedef struct luna_slot {
 typedef struct luna_context {
   int32_t cf;         /* its number on this node, as the trace records it (cfStart.cf) */
   int32_t node;       /* this node's rank */
-  int32_t lane;       /* the thread's lane, as the trace records it (1..T; 0 the system thread) */
+  int32_t lane;       /* the lane the call runs on, as the trace records it (1..T) */
   int32_t waits;      /* 1: the import says it may wait for its node (`: WAITS`, a block) */
   const char *label;  /* the CF's label with its indices, `x[3]` */
   const char *gid;    /* its global id, `3_5_0` */

@@ -618,7 +618,7 @@ int invoke(luna_frame *f, F fn) {
 struct Context {
   int cf;             // its number on this node, as the trace records it
   int node;           // this node's rank
-  int lane;           // the thread's lane in the trace (1..T; 0: the system thread)
+  int lane;           // the lane the call runs on, as the trace records it (1..T)
   bool waits;         // its import may wait for the node (`: WAITS`, a block parameter)
   std::string label;  // `x[3]`
   std::string gid;    // its global id

@@ -4,13 +4,12 @@
 // ABI version 1 (a frozen copy of that boundary, written here in C) still loads and runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { readTrace } from '../../src/trace/merge.js';
 import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
-import { WAIT_KINDS, type TraceEvent } from '../../src/trace/schema.js';
+import { WAIT_KINDS } from '../../src/trace/schema.js';
 import { findCompiler } from '../../src/ucode/cpp/compiler.js';
-import { fixture, runWithResource } from './fixtures.js';
+import { fixture, runWithResource, tracedWaits } from './fixtures.js';
 import { runInProcess } from '../runtime/harness.js';
 import { noCompiler } from '../cpp/fixtures.js';
 
@@ -49,8 +48,6 @@ void c_check(const InputDF &w, int k) {
 }
 `;
 
-type Wait = Extract<TraceEvent, { kind: 'wait' }>;
-
 for (const nodes of [1, 2]) {
   test(`a C++ ucode waits on the test resource through the request port, ${nodes} node(s) × 2 threads: its context, wait records inside its CF, W in SLOW`, { skip }, async (t) => {
     const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.cpp': UCODES });
@@ -59,21 +56,7 @@ for (const nodes of [1, 2]) {
     for (const r of ran.results) assert.equal(r.ok, true, r.message);
     assert.deepEqual(ran.logs.map((l) => l.count.get('test.sleep') ?? 0), Array.from({ length: nodes }, (_, k) => Math.ceil((n - k) / nodes)));
 
-    const events = [...readTrace(ran.trace!).events];
-    const ws = events.filter((e): e is Wait => e.kind === 'wait');
-    const starts = new Map<string, Extract<TraceEvent, { kind: 'cfStart' }>>();
-    const fins = new Map<string, Extract<TraceEvent, { kind: 'cfFinish' }>>();
-    for (const e of events) {
-      if (e.kind === 'cfStart') starts.set(`${e.node}:${e.cf}`, e);
-      if (e.kind === 'cfFinish') fins.set(`${e.node}:${e.cf}`, e);
-    }
-    for (const w of ws) {
-      const s = starts.get(`${w.node}:${w.cf}`), f = fins.get(`${w.node}:${w.cf}`);
-      assert.ok(s && f, `the wait for ${w.resource} names a CF that ran`);
-      assert.equal(w.thread, s.lane, 'written by the worker that waited');
-      assert.ok(w.thread >= 1, 'never on the system thread');
-      assert.ok(s.t <= w.t && w.t <= w.end && w.end <= f.t, `wait [${w.t}, ${w.end}] inside its CF [${s.t}, ${f.t}]`);
-    }
+    const ws = tracedWaits(ran.trace!);
     const naps = ws.filter((w) => w.resource === 'sleep 20 ms');
     assert.equal(naps.length, n, 'one wait per nap');
     assert.ok(naps.every((w) => WAIT_KINDS[w.waitKind] === 'test' && w.end - w.t >= 19e6), naps.map((w) => (w.end - w.t) / 1e6).join(', '));
@@ -88,6 +71,11 @@ for (const nodes of [1, 2]) {
     assert.ok(W > 0.99 * booked && W <= booked + 1, `SLOW books the waits as W: ${W} of ${booked} ns`);
     // naps of one thread may overlap nothing else there: W is at least the naps' time per thread
     assert.ok(W >= naps.reduce((s, w) => s + (w.end - w.t), 0) * 0.99);
+    // and the command says the same
+    const cli = spawnSync(process.execPath, ['bin/luna', 'analyze', 'slow', '--json', ran.trace!], { encoding: 'utf8', timeout: 120_000, maxBuffer: 64 << 20 });
+    assert.equal(cli.status, 0, cli.stderr);
+    const json = JSON.parse(cli.stdout) as { perThread: { W: number }[] };
+    assert.equal(json.perThread.reduce((s, x) => s + x.W, 0), W, 'luna analyze slow books the same W');
   });
 }
 

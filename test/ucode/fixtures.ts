@@ -10,6 +10,31 @@ import type { PeerAddress } from '../../src/runtime/transport/types.js';
 import { finishRunTrace, startRunTrace } from '../../src/runtime/tracing.js';
 import { newRunOrigin } from '../../src/trace/clock.js';
 import { testResource, type ResourceLog } from './resource.js';
+import assert from 'node:assert/strict';
+import { readTrace } from '../../src/trace/merge.js';
+import type { TraceEvent } from '../../src/trace/schema.js';
+
+export type WaitRecord = Extract<TraceEvent, { kind: 'wait' }>;
+
+/** The wait records of a trace, each checked to lie inside the CF it names, on the worker that ran it. */
+export function tracedWaits(trace: string): WaitRecord[] {
+  const events = [...readTrace(trace).events];
+  const ws = events.filter((e): e is WaitRecord => e.kind === 'wait');
+  const starts = new Map<string, Extract<TraceEvent, { kind: 'cfStart' }>>();
+  const fins = new Map<string, Extract<TraceEvent, { kind: 'cfFinish' }>>();
+  for (const e of events) {
+    if (e.kind === 'cfStart') starts.set(`${e.node}:${e.cf}`, e);
+    if (e.kind === 'cfFinish') fins.set(`${e.node}:${e.cf}`, e);
+  }
+  for (const w of ws) {
+    const s = starts.get(`${w.node}:${w.cf}`), f = fins.get(`${w.node}:${w.cf}`);
+    assert.ok(s && f, `the wait for ${w.resource} names a CF that ran`);
+    assert.equal(w.thread, s.lane, 'written by the worker that waited');
+    assert.ok(w.thread >= 1, 'never on the system thread');
+    assert.ok(s.t <= w.t && w.t <= w.end && w.end <= f.t, `wait [${w.t}, ${w.end}] inside its CF [${s.t}, ${f.t}]`);
+  }
+  return ws;
+}
 
 /** The ucode API as a fixture's ucode module imports it (bundled from the sources). */
 export const UCODE_API = resolve('src/ucode/api.js');

@@ -3,10 +3,9 @@
 // trace as `wait` records of the handler's kind, and booked as W by SLOW.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readTrace } from '../../src/trace/merge.js';
 import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
-import { WAIT_KINDS, type TraceEvent } from '../../src/trace/schema.js';
-import { fixture, runWithResource, UCODE_API } from './fixtures.js';
+import { WAIT_KINDS } from '../../src/trace/schema.js';
+import { fixture, runWithResource, tracedWaits, UCODE_API } from './fixtures.js';
 
 const PROGRAM = `
 import c_make(string \`id, name \`r) as make;
@@ -56,8 +55,6 @@ export function c_check(w: DF, k: number): void {
 }
 `;
 
-const waits = (events: Iterable<TraceEvent>): Extract<TraceEvent, { kind: 'wait' }>[] => [...events].filter((e): e is Extract<TraceEvent, { kind: 'wait' }> => e.kind === 'wait');
-
 for (const nodes of [1, 2]) {
   test(`TypeScript ucodes wait on the test resource through the request port, ${nodes} node(s) × 2 threads: wait records, W in SLOW`, async (t) => {
     const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
@@ -71,22 +68,7 @@ for (const nodes of [1, 2]) {
     assert.deepEqual(ran.logs.map((l) => l.grants.get('a')?.length ?? 0), perNode);
     assert.equal(ran.logs[0]!.count.get('test.sleep'), 1);
 
-    const events = [...readTrace(ran.trace!).events];
-    const ws = waits(events);
-    const starts = new Map<string, Extract<TraceEvent, { kind: 'cfStart' }>>();
-    const fins = new Map<string, Extract<TraceEvent, { kind: 'cfFinish' }>>();
-    for (const e of events) {
-      if (e.kind === 'cfStart') starts.set(`${e.node}:${e.cf}`, e);
-      if (e.kind === 'cfFinish') fins.set(`${e.node}:${e.cf}`, e);
-    }
-    // each wait lies inside the CF it names, on the thread that ran it, with the handler's kind
-    for (const w of ws) {
-      const s = starts.get(`${w.node}:${w.cf}`), f = fins.get(`${w.node}:${w.cf}`);
-      assert.ok(s && f, `the wait for ${w.resource} names a CF that ran`);
-      assert.equal(w.thread, s.lane, 'written by the worker that waited');
-      assert.ok(w.thread >= 1, 'never on the system thread');
-      assert.ok(s.t <= w.t && w.t <= w.end && w.end <= f.t, `wait [${w.t}, ${w.end}] inside its CF [${s.t}, ${f.t}]`);
-    }
+    const ws = tracedWaits(ran.trace!);
     const nap = ws.filter((w) => w.resource === 'sleep 30 ms');
     assert.equal(nap.length, 1);
     assert.equal(WAIT_KINDS[nap[0]!.waitKind], 'test');

@@ -2,11 +2,9 @@
 // original LuNA carries its ucodes — as one C++ source: the heads in program order, then each sub
 // as `extern "C" void name(<its parameters in C++>) { body }`. `#line` directives put every line
 // back at its place in the .fa file, so a compiler message about the body points into the program.
-import type { ParamType, Program } from '../../lang/ast.js';
+import type { Program } from '../../lang/ast.js';
 import type { Preprocessed } from '../../lang/source.js';
-
-/** C++ types of LuNA parameters in an inline sub (the original's, so its bodies compile as they are). */
-const CPP_PARAM: Record<ParamType, string> = { int: 'int', real: 'double', string: 'const char *', value: 'const InputDF &', name: 'OutputDF &' };
+import { expectedCppType } from './glue.js';
 
 /** The C++ source of the inline subs `names` (and every `C++ head` block); undefined when there are none. */
 export function inlineCppSource(program: Program, pre: Preprocessed, names: ReadonlySet<string>): string | undefined {
@@ -20,7 +18,8 @@ export function inlineCppSource(program: Program, pre: Preprocessed, names: Read
   for (const it of program.items) if (it.kind === 'head') out.push(at(it.block) + (pre.blocks[it.block]?.text ?? ''));
   for (const it of subs) {
     if (it.kind !== 'foreign') continue;
-    const params = it.params.map((p) => `${CPP_PARAM[p.type]} ${p.name}`).join(', ');
+    // the C++ types of the glue, the original's for its kinds, so its bodies compile as they are
+    const params = it.params.map((p) => `${expectedCppType(p.type)} ${p.name}`).join(', ');
     out.push(`extern "C" void ${it.name}(${params})\n${at(it.block)}${pre.blocks[it.block]?.text ?? '{}'}`);
   }
   return out.join('\n') + '\n';
