@@ -6,21 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Nodes } from './nodes.js';
+import { rng } from '../lang/generators.js';
 
 const SEQUENCES = Number(process.env.DDA_SEQUENCES ?? 150);
 const OPS = 12;
 
-/** A small deterministic generator (mulberry32), so a failing seed can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const check = (id: number): number => (id * 2654435761) % 4294967291;
 
 export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) => void): Promise<void> {
