@@ -26,6 +26,7 @@ import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
 import { exitHard } from '../core/exit.js';
+import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
 
@@ -203,7 +204,9 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
       if (warn && !o.quiet) say(warn);
     }
   }
-  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart, interrupt: stop.signal };
+  // the dynamic arrays' layer, for programs whose ucodes hold blocks or may wait (docs/dda.md)
+  const layers = loaded.program.imports.some((m) => m.waits) ? [dynamicArrays()] : [];
+  const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart, interrupt: stop.signal, layers };
   const finishTrace = (res: RunResult, rank: number): void => {
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;

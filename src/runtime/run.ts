@@ -20,6 +20,7 @@ import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
 import { FragmentLayer } from './cluster/fragments.js';
+import type { ClusterLayer } from './cluster/layer.js';
 import { RequestParticipant } from './cluster/requests.js';
 import { faultText } from './cluster/report.js';
 import { MemoryMesh } from './transport/memory.js';
@@ -66,7 +67,7 @@ export interface RunOptions {
    */
   cfTimeoutNs?: number;
   /** layers whose ucodes ask the node through the request port (their handlers, their worker modules) */
-  layers?: readonly UcodeLayer[];
+  layers?: readonly (UcodeLayer & Partial<ClusterLayer>)[];
   /**
    * Stops the run when aborted (a signal, the launcher gone): every node ends as `interrupted`
    * with its trace flushed; the abort reason's `message` (or the reason itself) says why.
@@ -192,6 +193,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));
   desk.onWait = () => control.wake();
+  for (const l of layers) l.join?.({ router, control, host: { now: wallNs, trace: tr }, desk });
   try {
     await inline.load(bundle, native);
   } catch (e) {

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadProgram } from '../../src/program/load.js';
-import { runNode, type RunResult } from '../../src/runtime/run.js';
+import { runNode, type RunOptions, type RunResult } from '../../src/runtime/run.js';
 import { createTcpTransport } from '../../src/runtime/transport/tcp.js';
 import type { PeerAddress } from '../../src/runtime/transport/types.js';
 import { finishRunTrace, startRunTrace } from '../../src/runtime/tracing.js';
@@ -58,9 +58,9 @@ export interface Ran {
 
 /**
  * Load `dir/prog.fa` with its ucodes and run it on `nodes` nodes of `threads` worker threads
- * with the test resource, traced into dir/trace when `traced`.
+ * with the test resource (and `layers`), traced into dir/trace when `traced`.
  */
-export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean } = {}): Promise<Ran> {
+export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean; layers?: RunOptions['layers'] } = {}): Promise<Ran> {
   const file = join(dir, 'prog.fa');
   const loaded = await loadProgram(file, { cacheDir: join(dir, '.cache') });
   if (!loaded.program) throw new Error(loaded.text);
@@ -71,7 +71,7 @@ export async function runWithResource(dir: string, o: { nodes?: number; threads?
   const manifest = trace ? startRunTrace(trace, program, { program: file, args, nodes, threads, policy: 'default', version: 'test' }) : undefined;
   const traceOrigin = String(newRunOrigin());
   // every worker booted before main starts: the threads contend for the resource from the first CF
-  const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer], warmStart: true };
+  const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer, ...(o.layers ?? [])], warmStart: true };
   let results: RunResult[];
   if (nodes === 1) results = [await runNode(base)];
   else {

@@ -8,6 +8,8 @@ export const CHANNEL = {
   control: 2,
   /** work stealing between idle and busy nodes (stealing.ts); none counted */
   steal: 3,
+  /** the dynamic arrays' descriptors and migrated elements (dda/layer.ts); every message counted */
+  dda: 4,
   /** the SPMD layer's rank counters, remote put/get and locks (spmd/host.ts); every message counted */
   spmd: 5,
 } as const;

@@ -4,6 +4,9 @@
 // dynamic array and the SPMD layer are others. See docs/runtime.md, "Participants and channels".
 import type { Origin } from '../../lang/source.js';
 import type { TraceSink } from '../../trace/schema.js';
+import type { Router } from '../transport/router.js';
+import type { RequestDesk } from '../exec/desk.js';
+import type { Control } from './control.js';
 
 /** One thing that waits, as the hang report names it. */
 export interface Wait {
@@ -40,3 +43,13 @@ export interface ChannelHost {
   /** this thread's trace sink (absent: not tracing) */
   trace?: TraceSink;
 }
+
+/** What a node offers a layer that joins it: channels, the control protocol, the request desk. */
+export interface LayerNode { router: Router; control: Control; host: ChannelHost; desk: RequestDesk }
+
+/**
+ * A layer with a side across nodes (the dynamic array): the run calls join once per node, after
+ * the fragment layer, before the program starts. A layer object may serve several nodes of one
+ * process (tests): it keeps what it makes per node.
+ */
+export interface ClusterLayer { join(n: LayerNode): void }

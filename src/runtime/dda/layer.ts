@@ -1,0 +1,474 @@
+// The distributed dynamic array as a layer of a node (docs/dda.md): the local descriptors (LD)
+// of the arrays' blocks on this node, the global descriptors (GD) this node holds, the array's
+// channel, its place among the control protocol's participants, and the request handlers its
+// ucodes call through the request port.
+//
+// The centralized protocol of seed 002 §2.3/§3.2, one operation at a time per array:
+//   GD → every node   LOCK     each LD is locked for the GD (CFs that want the block wait)
+//   LD → GD           REPORT   its element count, as soon as no CF holds the block
+//   GD → every node   MOVE     the migration tasks (plan.ts) and how many parts to expect
+//   LD → LD           PART     elements, taken from the tail, appended at the receiver
+//   LD → GD           READY    its sends done and every part it expected received
+//   GD → every node   UNLOCK   the GD's node from now on; CFs waiting for the block get it
+// A global count is LOCK/REPORT/UNLOCK. The GD moves to the first new node when its node is not
+// among the new ones (its state travels in UNLOCK). Every node of the run has an LD of every
+// array it has heard of (an empty one until elements come), so the GD asks every node.
+import { Decoder, Encoder } from '../transport/codec.js';
+import type { Channel, Router } from '../transport/router.js';
+import { CHANNEL } from '../cluster/channels.js';
+import type { Control } from '../cluster/control.js';
+import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
+import type { Reply, Request, RequestDesk } from '../exec/desk.js';
+import { DdaBlock, DEFRAG_ORDERS, type DefragOrder } from '../../ucode/dda.js';
+import { plan, type Move } from './plan.js';
+
+const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9;
+
+/** What an array is: fixed when it is first named, the same on every node. */
+export interface ArraySpec {
+  name: string;
+  /** bytes per element */
+  elsize: number;
+  /** elements a new block has room for */
+  capacity: number;
+  order: DefragOrder;
+  /** where its global descriptor starts (default node 0) */
+  home: number;
+}
+
+/** A global operation, as the GD queues it. */
+export interface GlobalOp {
+  kind: 'count' | 'rearrange';
+  /** rearrange: the new node set, in order (the remainder goes to the last) */
+  nodes?: number[];
+  /** rearrange: relative speeds of the new nodes */
+  weights?: number[];
+  /** rearrange: move only between adjacent nodes (plan.ts) */
+  neighbours?: boolean;
+  /** who asked: node and its token there */
+  from: number;
+  token: number;
+}
+
+/** What the layer tells about itself (tests, benchmarks, the trace). */
+export interface RearrangeDone { array: string; kind: GlobalOp['kind']; total: number; moves: Move[]; t0: number; t1: number; bytesMoved: number }
+
+interface Waiter { cf: number; who: string; reply: Reply; since: number }
+
+/** The local descriptor of one array's block on this node. */
+class Local {
+  readonly block: DdaBlock;
+  /** the CF holding the block (node-local number; -1: none) and its name */
+  holder = -1;
+  holderText = '';
+  /** CFs waiting for the block, in order */
+  readonly queue: Waiter[] = [];
+  /** locked by the GD for operation `epoch` (0: not locked) */
+  gdLock = 0;
+  gdNode: number;
+  reported = false;
+  /** parts expected in the current epoch (-1: the MOVE has not come), parts received */
+  expect = -1;
+  got = 0;
+  sendsDone = false;
+  /** this epoch's sends, until made */
+  sends: { to: number; n: number }[] | null = null;
+
+  constructor(readonly spec: ArraySpec, rank: number) {
+    this.block = DdaBlock.create(spec.elsize, rank === spec.home ? spec.capacity : 0, spec.order, `array ${spec.name}, block of node ${rank}`);
+    this.gdNode = spec.home;
+  }
+}
+
+/** The global descriptor of one array, on the node that holds it. */
+class Global {
+  counts = new Map<number, number>();
+  op: GlobalOp | null = null;
+  readonly queue: GlobalOp[] = [];
+  epoch = 0;
+  pending = 0;
+  moves: Move[] = [];
+  t0 = 0;
+}
+
+export class DdaNode implements Participant {
+  readonly name = 'dynamic arrays';
+  private readonly ch: Channel;
+  private readonly enc = new Encoder(256);
+  private readonly locals = new Map<string, Local>();
+  private readonly globals = new Map<string, Global>();
+  private readonly specs = new Map<string, ArraySpec>();
+  /** operations that reached this node before the GD they are for */
+  private readonly early = new Map<string, GlobalOp[]>();
+  /** requests of this node's CFs for a global operation, by token */
+  private readonly asked = new Map<number, { reply: Reply; array: string; kind: string; who: string }>();
+  private nextToken = 1;
+  private readonly rank: number;
+  private readonly size: number;
+  /** every finished global operation of a GD here (tests, benchmarks) */
+  onDone: (d: RearrangeDone) => void = () => {};
+
+  constructor(router: Router, private readonly control: Control, private readonly host: ChannelHost) {
+    this.rank = router.rank;
+    this.size = router.size;
+    this.ch = router.channel(CHANNEL.dda, 'dynamic arrays', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
+    control.register(this);
+  }
+
+  // ------------------------------------------------------------------ arrays
+
+  /** Make array `s` known here (again: it must be the same). */
+  declare(s: ArraySpec): void {
+    const had = this.specs.get(s.name);
+    if (had !== undefined) {
+      if (had.elsize !== s.elsize || had.order !== s.order) throw new Error(`array ${s.name} is named with ${s.elsize}-byte ${s.order} elements, but it has ${had.elsize}-byte ${had.order} ones`);
+      return;
+    }
+    if (!Number.isInteger(s.elsize) || s.elsize <= 0) throw new Error(`array ${s.name}: element size ${s.elsize} is not a positive integer`);
+    if (!Number.isInteger(s.capacity) || s.capacity < 0) throw new Error(`array ${s.name}: capacity ${s.capacity} is not a non-negative integer`);
+    if (!DEFRAG_ORDERS.includes(s.order)) throw new Error(`array ${s.name}: order '${String(s.order)}' is none of ${DEFRAG_ORDERS.join(', ')}`);
+    if (!Number.isInteger(s.home) || s.home < 0 || s.home >= this.size) throw new Error(`array ${s.name}: home node ${s.home} is not a node of this run (0..${this.size - 1})`);
+    this.specs.set(s.name, s);
+    this.locals.set(s.name, new Local(s, this.rank));
+    if (s.home === this.rank) this.globals.set(s.name, new Global());
+  }
+
+  private local(name: string): Local {
+    const l = this.locals.get(name);
+    if (l === undefined) throw new Error(`no dynamic array named ${name} on node ${this.rank}`);
+    return l;
+  }
+
+  /** This node's block of `name` (tests; the system thread's view). */
+  block(name: string): DdaBlock { return this.local(name).block; }
+
+  // ------------------------------------------------------------------ holding the block
+
+  /**
+   * CF `cf` (named by `who`) wants this node's block of `name`: granted now when free and not
+   * locked by a global operation, else when it is (the reply carries the block).
+   */
+  acquire(name: string, cf: number, who: string, reply: Reply): void {
+    const l = this.local(name);
+    if (l.holder === cf) { reply.fail(`${who} already holds the block of array ${name} on node ${this.rank}: it would wait for itself`); return; }
+    if (l.holder === -1 && l.gdLock === 0 && l.queue.length === 0) { this.grant(l, cf, who, reply); return; }
+    l.queue.push({ cf, who, reply, since: this.host.now() });
+  }
+
+  private grant(l: Local, cf: number, who: string, reply: Reply): void {
+    l.holder = cf;
+    l.holderText = who;
+    const b = l.block;
+    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name });
+  }
+
+  /** The holder gives the block back: its count and size, and its memory when it replaced it. */
+  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength): void {
+    const l = this.local(name);
+    if (l.holder !== cf) throw new Error(`array ${name}: the block of node ${this.rank} released by CF ${cf}, but ${l.holder === -1 ? 'nobody' : l.holderText} holds it`);
+    l.block.adopt(buffer ?? l.block.buffer, numel, size);
+    l.holder = -1;
+    l.holderText = '';
+    if (l.gdLock !== 0 && !l.reported) this.report(name, l);
+    else this.grantNext(l);
+  }
+
+  private grantNext(l: Local): void {
+    if (l.holder !== -1 || l.gdLock !== 0) return;
+    const w = l.queue.shift();
+    if (w) this.grant(l, w.cf, w.who, w.reply);
+    else this.control.wake();
+  }
+
+  // ------------------------------------------------------------------ global operations
+
+  /** A CF asks for a global operation on `name`; the reply comes when it is over. */
+  global(name: string, op: Omit<GlobalOp, 'from' | 'token'>, cf: number, who: string, reply: Reply): void {
+    const l = this.local(name);
+    if (l.holder === cf) { reply.fail(`${who} holds the block of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
+    if (op.nodes !== undefined) {
+      if (op.nodes.length === 0) { reply.fail(`rearrange of array ${name} onto no node`); return; }
+      for (const n of op.nodes) if (!Number.isInteger(n) || n < 0 || n >= this.size) { reply.fail(`rearrange of array ${name} onto node ${n}, which is not a node of this run (0..${this.size - 1})`); return; }
+      if (new Set(op.nodes).size !== op.nodes.length) { reply.fail(`rearrange of array ${name}: a node is named twice (${op.nodes.join(', ')})`); return; }
+      if (op.weights !== undefined && (op.weights.length !== op.nodes.length || op.weights.some((w) => !(w > 0) || !Number.isFinite(w)))) { reply.fail(`rearrange of array ${name}: ${op.nodes.length} positive weights wanted, got ${op.weights.join(', ')}`); return; }
+    }
+    const token = this.nextToken++;
+    this.asked.set(token, { reply, array: name, kind: op.kind, who });
+    this.sendOp(l.gdNode, name, { ...op, from: this.rank, token });
+  }
+
+  private sendOp(to: number, name: string, op: GlobalOp): void {
+    const e = this.enc.reset().string(name).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
+    if (op.nodes) { e.varint(op.nodes.length); for (const n of op.nodes) e.varint(n); }
+    if (op.weights) { e.varint(op.weights.length); for (const w of op.weights) e.f64(w); }
+    this.ch.send(to, OP, e.finishCopy());
+  }
+
+  private decodeOp(d: Decoder): GlobalOp {
+    const kind = d.u8() === 0 ? 'count' : 'rearrange';
+    const from = d.varint(), token = d.varint(), flags = d.u8();
+    const op: GlobalOp = { kind, from, token, neighbours: (flags & 1) !== 0 };
+    if (flags & 2) op.nodes = Array.from({ length: d.varint() }, () => d.varint());
+    if (flags & 4) op.weights = Array.from({ length: d.varint() }, () => d.f64());
+    return op;
+  }
+
+  /** The GD of `name` here takes operation `op`: now if free, else after the ones before it. */
+  private gdOp(name: string, op: GlobalOp): void {
+    const g = this.globals.get(name);
+    if (g === undefined) {
+      const at = this.local(name).gdNode;
+      // it is on its way here (the UNLOCK came before the GD); else it moved on: forward
+      if (at === this.rank) { const q = this.early.get(name) ?? []; q.push(op); this.early.set(name, q); }
+      else this.sendOp(at, name, op);
+      return;
+    }
+    g.queue.push(op);
+    if (g.op === null) this.startOp(name, g);
+  }
+
+  private startOp(name: string, g: Global): void {
+    const op = g.queue.shift();
+    if (op === undefined) return;
+    g.op = op;
+    g.epoch++;
+    g.pending = this.size;
+    g.counts.clear();
+    g.moves = [];
+    g.t0 = this.host.now();
+    // the spec travels with the lock: a node may not have heard of the array yet
+    const sp = this.specs.get(name)!;
+    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).finishCopy();
+    for (let r = 0; r < this.size; r++) this.ch.send(r, LOCK, body);
+  }
+
+  private lock(from: number, name: string, epoch: number): void {
+    const l = this.local(name);
+    l.gdLock = epoch;
+    l.gdNode = from;
+    l.reported = false;
+    l.expect = -1;
+    l.got = 0;
+    l.sendsDone = false;
+    l.sends = null;
+    if (l.holder === -1) this.report(name, l);
+  }
+
+  private report(name: string, l: Local): void {
+    l.reported = true;
+    this.ch.send(l.gdNode, REPORT, this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).finishCopy());
+  }
+
+  private gotReport(from: number, name: string, epoch: number, count: number): void {
+    const g = this.gd(name, epoch);
+    g.counts.set(from, count);
+    if (--g.pending > 0) return;
+    const op = g.op!;
+    if (op.kind === 'count') { this.unlock(name, g, this.rank); return; }
+    g.moves = plan(g.counts, op.nodes!, { weights: op.weights, neighbours: op.neighbours });
+    g.pending = this.size;
+    for (let r = 0; r < this.size; r++) {
+      const sends = g.moves.filter((m) => m.from === r);
+      const expect = g.moves.reduce((k, m) => k + (m.to === r ? 1 : 0), 0);
+      const incoming = g.moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
+      const e = this.enc.reset().string(name).varint(epoch).varint(expect).varint(incoming).varint(sends.length);
+      for (const m of sends) e.varint(m.to).varint(m.n);
+      this.ch.send(r, MOVE, e.finishCopy());
+    }
+  }
+
+  private gd(name: string, epoch: number): Global {
+    const g = this.globals.get(name);
+    if (g === undefined || g.op === null || g.epoch !== epoch) throw new Error(`array ${name}: a message of operation ${epoch} reached node ${this.rank}, which runs no such operation`);
+    return g;
+  }
+
+  private move(name: string, expect: number, incoming: number, sends: { to: number; n: number }[]): void {
+    const l = this.local(name);
+    // room for every element coming, made once (the seed sizes the new block for all its parts)
+    const b = l.block, need = (b.getNumel() + incoming) * b.elsize;
+    if (incoming > 0 && need > b.getMaxSize()) b.resize(need);
+    l.expect = expect;
+    l.sends = sends;
+    this.sendParts(name, l);
+    this.readyIfDone(name, l);
+  }
+
+  /** Send the parts of this epoch once the block holds them (a forwarder waits for its parts). */
+  private sendParts(name: string, l: Local): void {
+    const sends = l.sends;
+    if (sends === null) return;
+    const need = sends.reduce((k, s) => k + s.n, 0);
+    if (need > l.block.getNumel() && l.got < l.expect) return;
+    l.sends = null;
+    for (const s of sends) {
+      const bytes = l.block.takeTail(s.n);
+      this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
+    }
+    // an emptied block gives its memory back (the seed frees it)
+    if (l.block.getNumel() === 0 && sends.length > 0) l.block.resize(0);
+    l.sendsDone = true;
+  }
+
+  private part(name: string, bytes: Uint8Array): void {
+    const l = this.local(name);
+    l.block.append(bytes);
+    l.got++;
+    this.sendParts(name, l);
+    this.readyIfDone(name, l);
+  }
+
+  private readyIfDone(name: string, l: Local): void {
+    if (!l.sendsDone || l.got !== l.expect) return;
+    this.ch.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
+  }
+
+  private gotReady(name: string, epoch: number): void {
+    const g = this.gd(name, epoch);
+    if (--g.pending > 0) return;
+    const nodes = g.op!.nodes!;
+    this.unlock(name, g, nodes.includes(this.rank) ? this.rank : nodes[0]!);
+  }
+
+  /** The operation is over: every LD unlocks, learning where the GD is (and its queue moves there). */
+  private unlock(name: string, g: Global, gdNode: number): void {
+    const op = g.op!;
+    let total = 0;
+    for (const n of g.counts.values()) total += n;
+    const moved = g.moves.reduce((s, m) => s + m.n, 0);
+    const t1 = this.host.now();
+    this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * this.specs.get(name)!.elsize });
+    const body = this.enc.reset().string(name).varint(g.epoch).varint(gdNode).finishCopy();
+    for (let r = 0; r < this.size; r++) this.ch.send(r, UNLOCK, body);
+    this.ch.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
+    g.op = null;
+    if (gdNode !== this.rank) {
+      // the GD moves: its epoch (the new GD's LOCKs must not repeat a number), then its queue
+      this.globals.delete(name);
+      this.ch.send(gdNode, GD_MOVE, this.enc.reset().string(name).varint(g.epoch).finishCopy());
+      for (const q of g.queue) this.sendOp(gdNode, name, q);
+    } else this.startOp(name, g);
+  }
+
+  /** UNLOCK of operation `epoch` (a LOCK of the next GD may have come first: then it is stale). */
+  private unlocked(name: string, epoch: number, gdNode: number): void {
+    const l = this.local(name);
+    if (l.gdLock !== epoch) return;
+    l.gdLock = 0;
+    l.gdNode = gdNode;
+    this.grantNext(l);
+  }
+
+  /** The GD of `name` arrives here. */
+  private gdArrives(name: string, epoch: number): void {
+    const g = new Global();
+    g.epoch = epoch;
+    this.globals.set(name, g);
+    const early = this.early.get(name) ?? [];
+    this.early.delete(name);
+    for (const op of early) g.queue.push(op);
+    this.startOp(name, g);
+  }
+
+  // ------------------------------------------------------------------ the channel
+
+  private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    if (this.control.finished) return;
+    const d = new Decoder(body);
+    try {
+      const name = d.string();
+      switch (tag) {
+        case OP: this.gdOp(name, this.decodeOp(d)); break;
+        case LOCK: {
+          const epoch = d.varint();
+          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
+          this.lock(from, name, epoch);
+          break;
+        }
+        case REPORT: { const epoch = d.varint(); this.gotReport(from, name, epoch, d.varint()); break; }
+        case MOVE: {
+          d.varint();
+          const expect = d.varint(), incoming = d.varint();
+          const sends = Array.from({ length: d.varint() }, () => ({ to: d.varint(), n: d.varint() }));
+          this.move(name, expect, incoming, sends);
+          break;
+        }
+        case PART: d.varint(); d.varint(); this.part(name, payload ?? new Uint8Array(0)); break;
+        case READY: this.gotReady(name, d.varint()); break;
+        case UNLOCK: { const epoch = d.varint(); this.unlocked(name, epoch, d.varint()); break; }
+        case GD_MOVE: this.gdArrives(name, d.varint()); break;
+        case DONE: { const token = d.varint(); this.done(token, d.varint()); break; }
+        default: throw new Error(`unknown dynamic array message ${tag} from node ${from}`);
+      }
+    } catch (e) {
+      this.control.fault(`dynamic array layer on node ${this.rank}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+
+  private done(token: number, total: number): void {
+    const a = this.asked.get(token);
+    if (a === undefined) throw new Error(`a dynamic array operation ended that no CF of node ${this.rank} asked for`);
+    this.asked.delete(token);
+    a.reply.answer(total);
+  }
+
+  // ------------------------------------------------------------------ participant
+
+  idle(): boolean { return true; }
+
+  live(): number {
+    let n = this.asked.size;
+    for (const g of this.globals.values()) n += (g.op ? 1 : 0) + g.queue.length;
+    return n;
+  }
+
+  waits(): Wait[] {
+    const out: Wait[] = [];
+    const on = this.size > 1 ? ` on node ${this.rank}` : '';
+    for (const [name, l] of this.locals) {
+      for (const w of l.queue) {
+        const by = l.holder !== -1 ? `held by ${l.holderText}` : l.gdLock !== 0 ? `locked by a global operation of the array (its descriptor on node ${l.gdNode})` : 'free';
+        out.push({ text: `${w.who} waits for the block of dynamic array ${name}${on}, ${by}` });
+      }
+      if (l.gdLock !== 0 && !l.reported && l.holder !== -1) out.push({ text: `a global operation of dynamic array ${name} waits for its block${on}, held by ${l.holderText}` });
+    }
+    for (const a of this.asked.values()) out.push({ text: `${a.who} waits for the global ${a.kind} of dynamic array ${a.array}` });
+    return out;
+  }
+
+  hangSummary(n: number): string { return `${n} wait(s) for dynamic arrays never end`; }
+
+  // ------------------------------------------------------------------ requests of ucodes
+
+  /** The request kinds ucodes use (dda-worker.ts holds blocks with them; ucode/dda.ts asks the rest). */
+  register(desk: RequestDesk): void {
+    const resource = (p: unknown): string => `dynamic array ${(p as { array: string }).array}, block of node ${this.rank}`;
+    const declared = (r: Request): ArrayRequest => {
+      const p = r.payload as ArrayRequest;
+      if (p.spec) this.declare({ ...p.spec, name: p.array });
+      return p;
+    };
+    desk.register('dda.acquire', {
+      wait: 'descriptor', resource,
+      handle: (r, reply) => { const p = declared(r); this.acquire(p.array, r.cf, r.who(), reply); },
+    });
+    desk.register('dda.release', {
+      wait: 'descriptor', resource,
+      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number }; this.release(p.array, r.cf, p.buffer, p.numel, p.size); },
+    });
+    desk.register('dda.count', {
+      wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,
+      handle: (r, reply) => { const p = declared(r); this.global(p.array, { kind: 'count' }, r.cf, r.who(), reply); },
+    });
+    desk.register('dda.rearrange', {
+      wait: 'descriptor', resource: (p) => `a rearrangement of dynamic array ${(p as ArrayRequest).array}`,
+      handle: (r, reply) => {
+        const p = declared(r) as ArrayRequest & { nodes: number[]; weights?: number[]; neighbours?: boolean };
+        this.global(p.array, { kind: 'rearrange', nodes: p.nodes, weights: p.weights, neighbours: p.neighbours }, r.cf, r.who(), reply);
+      },
+    });
+  }
+}
+
+/** What a ucode's request about an array carries: its name, and its spec the first time. */
+export interface ArrayRequest { array: string; spec?: Omit<ArraySpec, 'name'> }

@@ -1,0 +1,87 @@
+// The new distribution of a dynamic array (seed 002 §2.3): from the element counts of the
+// current nodes and the list of future nodes, the migration tasks. Pure.
+//
+// 1. Each future node's share: the total divided equally, the remainder on the last future
+//    node (the seed's rule); with weights (measured node speeds), shares in proportion.
+// 2. Surplus of current nodes (all of a node that is not a future one) and deficits of future
+//    nodes, both sorted by decreasing amount.
+// 3. Each surplus, in order, fills the first deficit not yet full, as much as it can.
+// Beyond the seed: `neighbours` moves elements only between adjacent nodes in rank order (seed
+// 002 Fig. 1.1 b on a line): across each edge (i, i+1) flows what the nodes up to i hold above
+// their shares. Same shares, more transactions, each to a neighbour; a node may forward what it
+// receives (the layer sends after its parts arrived when it holds too few).
+
+export interface Move { from: number; to: number; n: number }
+
+export interface PlanOptions {
+  /** relative speeds of the future nodes (same order), for shares in proportion */
+  weights?: readonly number[];
+  /** move only between adjacent nodes (rank order) */
+  neighbours?: boolean;
+}
+
+/** Each future node's share of `total` elements. */
+export function shares(total: number, future: readonly number[], weights?: readonly number[]): number[] {
+  const k = future.length;
+  if (k === 0) throw new RangeError('no nodes to distribute the array onto');
+  if (weights === undefined) {
+    const each = Math.floor(total / k);
+    return future.map((_, i) => (i === k - 1 ? total - each * (k - 1) : each));
+  }
+  if (weights.length !== k || weights.some((w) => !(w > 0) || !Number.isFinite(w))) throw new RangeError(`weights must be ${k} positive numbers`);
+  const W = weights.reduce((a, b) => a + b, 0);
+  const out = weights.map((w) => Math.floor((total * w) / W));
+  out[k - 1]! += total - out.reduce((a, b) => a + b, 0);
+  return out;
+}
+
+/** The migration tasks that take `current` (node → count) to the shares of `future`. */
+export function plan(current: ReadonlyMap<number, number>, future: readonly number[], o: PlanOptions = {}): Move[] {
+  if (new Set(future).size !== future.length) throw new RangeError(`a node is named twice in the new node set (${future.join(', ')})`);
+  let total = 0;
+  for (const n of current.values()) total += n;
+  const target = new Map<number, number>();
+  shares(total, future, o.weights).forEach((s, i) => target.set(future[i]!, s));
+  const surplus: { node: number; n: number }[] = [];
+  const deficit: { node: number; n: number }[] = [];
+  for (const [node, n] of current) {
+    const d = n - (target.get(node) ?? 0);
+    if (d > 0) surplus.push({ node, n: d });
+  }
+  for (const [node, t] of target) {
+    const d = t - (current.get(node) ?? 0);
+    if (d > 0) deficit.push({ node, n: d });
+  }
+  // decreasing amounts; ties by node number, so every node computes the same plan
+  const order = (a: { node: number; n: number }, b: { node: number; n: number }): number => b.n - a.n || a.node - b.node;
+  surplus.sort(order);
+  deficit.sort(order);
+  const moves: Move[] = [];
+  const take = (s: { node: number; n: number }, d: { node: number; n: number }): void => {
+    const n = Math.min(s.n, d.n);
+    if (n === 0) return;
+    s.n -= n;
+    d.n -= n;
+    moves.push({ from: s.node, to: d.node, n });
+  };
+  if (o.neighbours) {
+    const nodes = [...new Set([...current.keys(), ...future])].sort((x, y) => x - y);
+    let flow = 0;
+    for (let i = 0; i + 1 < nodes.length; i++) {
+      const a = nodes[i]!, b = nodes[i + 1]!;
+      flow += (current.get(a) ?? 0) - (target.get(a) ?? 0);
+      if (flow > 0) moves.push({ from: a, to: b, n: flow });
+      else if (flow < 0) moves.push({ from: b, to: a, n: -flow });
+    }
+    return moves;
+  }
+  let j = 0;
+  for (const s of surplus) {
+    while (s.n > 0) {
+      while (j < deficit.length && deficit[j]!.n === 0) j++;
+      if (j === deficit.length) throw new Error('internal: surplus left with every deficit filled');
+      take(s, deficit[j]!);
+    }
+  }
+  return moves;
+}

@@ -1,0 +1,283 @@
+// The local block of a distributed dynamic array (docs/dda.md): the elements one node holds,
+// as a CF that holds the block sees them. Pure bookkeeping over one memory block — the same
+// class runs in the worker (the ucode's view) and on the system thread (migration) — with the
+// operations of seed 002 §3.3 under their names: addElement, remElement, resize, getMaxNumel,
+// getNumel, getMaxSize, getElsize, and typed views over the live elements without copies.
+//
+// Removal only marks (the element stays readable and counted until the block is released);
+// defragment() at release removes the marked elements by one of the two algorithms of the
+// seed: 'unordered' fills each hole with the last live element (Cabana's remove), 'ordered'
+// shifts the live runs down, keeping the order.
+//
+// The memory is a SharedArrayBuffer: the worker that holds the block and the node's system
+// thread see the same bytes, so holding a block copies nothing. It is growable: resize within
+// its reserve grows it in place (no copy; a block filled by migration grew by a copy of the
+// whole block each time, 10 ms for 16 MB); beyond, or to shrink, the elements are copied to a
+// new one. The block's size (getMaxSize) is its own count, never more than the memory's.
+import { UcodeError } from './df.js';
+import { context } from './context.js';
+
+export type DefragOrder = 'ordered' | 'unordered';
+export const DEFRAG_ORDERS: readonly DefragOrder[] = ['ordered', 'unordered'];
+
+/** A typed-array constructor a view can be made of. */
+export type ViewCtor<T> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): T; readonly BYTES_PER_ELEMENT: number };
+
+export class DdaBlock {
+  private buf: SharedArrayBuffer;
+  private u8: Uint8Array;
+  private n: number;
+  /** the block's size in bytes (≤ the memory's) */
+  private size: number;
+  /** indices marked for removal since the last defragmentation (unsorted, may repeat) */
+  private marked: number[] = [];
+  /** resize() replaced the memory since this object was made */
+  resized = false;
+
+  /**
+   * A block of elements of `elsize` bytes in `buffer` (its length is the capacity), the first
+   * `numel` live, defragmented by `order` at release. `name` names it in messages ("array P,
+   * block of node 2").
+   */
+  constructor(readonly elsize: number, buffer: SharedArrayBuffer, numel: number, readonly order: DefragOrder = 'unordered', readonly name = 'the block', size = buffer.byteLength) {
+    if (!Number.isInteger(elsize) || elsize <= 0) throw new RangeError(`${name}: element size ${elsize} is not a positive integer`);
+    if (!(size <= buffer.byteLength)) throw new RangeError(`${name}: a block of ${size} bytes in ${buffer.byteLength} bytes of memory`);
+    if (!Number.isInteger(numel) || numel < 0 || numel * elsize > size) throw new RangeError(`${name}: ${numel} elements of ${elsize} bytes do not fit its ${size} bytes`);
+    this.buf = buffer;
+    this.u8 = new Uint8Array(buffer);
+    this.n = numel;
+    this.size = size;
+  }
+
+  /** An empty block with room for `capacity` elements. */
+  static create(elsize: number, capacity: number, order: DefragOrder = 'unordered', name?: string): DdaBlock {
+    return new DdaBlock(elsize, memory(Math.max(0, capacity) * elsize), 0, order, name);
+  }
+
+  /** The memory (replaced by resize). */
+  get buffer(): SharedArrayBuffer { return this.buf; }
+
+  // ------------------------------------------------------------------ the seed's operations
+
+  /**
+   * `addElement(n)`: n more elements at the end; a writable byte view over them (zeroed only if
+   * the memory was), or null when the block has no room (resize first).
+   * `addElement(el)`: one element copied from `el` (elsize bytes); its view in the block, or null.
+   */
+  addElement(x: number | ArrayBufferView): Uint8Array | null {
+    if (typeof x === 'number') {
+      if (!Number.isInteger(x) || x < 0) throw new UcodeError(`addElement(${x}) on ${this.name}: the count must be a non-negative integer`);
+      if ((this.n + x) * this.elsize > this.size) return null;
+      const at = this.n * this.elsize;
+      this.n += x;
+      return this.u8.subarray(at, at + x * this.elsize);
+    }
+    if (!ArrayBuffer.isView(x)) throw new UcodeError(`addElement on ${this.name} takes a count or an element (a typed array or DataView of ${this.elsize} bytes)`);
+    if (x.byteLength !== this.elsize) throw new UcodeError(`addElement on ${this.name}: the element has ${x.byteLength} bytes, the array's elements ${this.elsize}`);
+    const view = this.addElement(1);
+    view?.set(new Uint8Array(x.buffer, x.byteOffset, x.byteLength));
+    return view;
+  }
+
+  /** Mark element `idx` for removal at release; it stays in place (and counted) until then. */
+  remElement(idx: number): void {
+    if (!Number.isInteger(idx) || idx < 0 || idx >= this.n) throw new UcodeError(`remElement(${idx}) on ${this.name}: no such element (it holds ${this.n})`);
+    this.marked.push(idx);
+  }
+
+  /**
+   * Make the memory `bytes` long: a new block with the live elements copied; every view taken
+   * before is stale. Null when the live elements would not fit (remove them first).
+   */
+  resize(bytes: number): SharedArrayBuffer | null {
+    if (!Number.isInteger(bytes) || bytes < 0) throw new UcodeError(`resize(${bytes}) on ${this.name}: the size must be a non-negative integer of bytes`);
+    if (bytes < this.n * this.elsize) return null;
+    const b = this.buf as Growable;
+    if (bytes <= b.byteLength && (bytes > 0 || b.byteLength === 0)) { this.size = bytes; return b; }
+    if (b.growable && bytes > b.byteLength && bytes <= b.maxByteLength) { b.grow(bytes); this.size = bytes; return b; }
+    const next = memory(bytes);
+    const u8 = new Uint8Array(next);
+    u8.set(this.u8.subarray(0, this.n * this.elsize));
+    this.buf = next;
+    this.u8 = u8;
+    this.size = bytes;
+    this.resized = true;
+    return next;
+  }
+
+  getMaxNumel(): number { return Math.floor(this.size / this.elsize); }
+  getNumel(): number { return this.n; }
+  getMaxSize(): number { return this.size; }
+  getElsize(): number { return this.elsize; }
+  /** How many distinct elements are marked for removal. */
+  getMarked(): number { return new Set(this.marked).size; }
+
+  // ------------------------------------------------------------------ views, no copies
+
+  /** The live elements' bytes. */
+  data(): Uint8Array { return this.u8.subarray(0, this.n * this.elsize); }
+
+  /** Element `idx`'s bytes. */
+  element(idx: number): Uint8Array {
+    if (!Number.isInteger(idx) || idx < 0 || idx >= this.n) throw new UcodeError(`element(${idx}) of ${this.name}: no such element (it holds ${this.n})`);
+    return this.u8.subarray(idx * this.elsize, (idx + 1) * this.elsize);
+  }
+
+  /** The live elements as a typed array (the element size must be a multiple of its item). */
+  view<T>(ctor: ViewCtor<T>): T {
+    const k = ctor.BYTES_PER_ELEMENT;
+    if (this.elsize % k !== 0) throw new UcodeError(`a view of ${k}-byte items over ${this.name}, whose elements have ${this.elsize} bytes (not a multiple of ${k})`);
+    return new ctor(this.buf, 0, (this.n * this.elsize) / k);
+  }
+
+  f64(): Float64Array { return this.view(Float64Array); }
+  f32(): Float32Array { return this.view(Float32Array); }
+  i32(): Int32Array { return this.view(Int32Array); }
+
+  // ------------------------------------------------------------------ release
+
+  /** Remove the marked elements by the block's algorithm; how many went. */
+  defragment(): number {
+    if (this.marked.length === 0) return 0;
+    const ids = [...new Set(this.marked)].sort((a, b) => a - b);
+    this.marked = [];
+    const before = this.n;
+    if (this.order === 'unordered') this.fillFromTail(ids);
+    else this.shiftRuns(ids);
+    return before - this.n;
+  }
+
+  /**
+   * Seed 002 §3.3, without order: for each marked index, ascending, the last element moves into
+   * the hole. Marked elements at the tail are dropped first, so no marked element is ever moved
+   * into a hole.
+   */
+  private fillFromTail(ids: number[]): void {
+    const es = this.elsize, u8 = this.u8;
+    let n = this.n, j = ids.length - 1;
+    for (let i = 0; i <= j; i++) {
+      const hole = ids[i]!;
+      while (j > i && ids[j] === n - 1) { n--; j--; }
+      n--; // the last element: either the hole itself or the one that fills it
+      if (hole < n) u8.copyWithin(hole * es, n * es, (n + 1) * es);
+    }
+    this.n = n;
+  }
+
+  /**
+   * Seed 002 §3.3, keeping order: the runs of live elements between marked ones shift down. The
+   * seed moves the trailing run at each removed run, from the end (each element may move once
+   * per run after it); walking forward moves each live run once, to the same final layout.
+   */
+  private shiftRuns(ids: number[]): void {
+    const es = this.elsize, u8 = this.u8, n = this.n;
+    let to = ids[0]!;
+    for (let i = 0; i < ids.length; i++) {
+      const from = ids[i]! + 1;
+      const end = i + 1 < ids.length ? ids[i + 1]! : n;
+      if (end > from) {
+        u8.copyWithin(to * es, from * es, end * es);
+        to += end - from;
+      }
+    }
+    this.n = to;
+  }
+
+  // ------------------------------------------------------------------ the system thread's side
+
+  /** Take the last `k` elements out (migration): a copy of their bytes. */
+  takeTail(k: number): Uint8Array {
+    if (!Number.isInteger(k) || k < 0 || k > this.n) throw new RangeError(`${this.name}: cannot take ${k} of its ${this.n} elements`);
+    const out = this.u8.slice((this.n - k) * this.elsize, this.n * this.elsize);
+    this.n -= k;
+    return out;
+  }
+
+  /** Append elements' bytes (migration), growing the memory when they do not fit. */
+  append(bytes: Uint8Array): void {
+    if (bytes.byteLength % this.elsize !== 0) throw new RangeError(`${this.name}: ${bytes.byteLength} bytes are not whole elements of ${this.elsize}`);
+    const k = bytes.byteLength / this.elsize;
+    if ((this.n + k) * this.elsize > this.size) this.resize(Math.max((this.n + k) * this.elsize, 2 * this.size));
+    this.u8.set(bytes, this.n * this.elsize);
+    this.n += k;
+  }
+
+  /** Adopt what a CF left: its memory (when it replaced it), size and count. */
+  adopt(buffer: SharedArrayBuffer, numel: number, size: number): void {
+    if (!(size <= buffer.byteLength) || numel * this.elsize > size) throw new RangeError(`${this.name}: ${numel} elements in a block of ${size} bytes of ${buffer.byteLength}`);
+    if (buffer !== this.buf) { this.buf = buffer; this.u8 = new Uint8Array(buffer); }
+    this.n = numel;
+    this.size = size;
+    this.marked = [];
+  }
+}
+
+/**
+ * Memory for a block of `bytes`: growable in place up to a reserve of 4× (at least 64 MiB of
+ * address space, which costs nothing until used).
+ */
+function memory(bytes: number): SharedArrayBuffer {
+  return new GrowableSab(bytes, { maxByteLength: Math.max(bytes * 4, 64 << 20) });
+}
+
+/** Growable SharedArrayBuffers (ES2024; Node 20's V8 has them, the ES2022 typings do not). */
+type Growable = SharedArrayBuffer & { readonly growable: boolean; readonly maxByteLength: number; grow(bytes: number): void };
+const GrowableSab = SharedArrayBuffer as unknown as new (bytes: number, o: { maxByteLength: number }) => Growable;
+
+// ------------------------------------------------------------------ the array, as ucodes name it
+
+/** What an array is, as its handle carries it (every node learns it from the first handle it sees). */
+export interface DdaSpec {
+  /** bytes per element */
+  elsize: number;
+  /** elements the home node's first block has room for (default 0: grow by resize) */
+  capacity?: number;
+  /** defragmentation at release (default 'unordered') */
+  order?: DefragOrder;
+  /** the node holding the global descriptor at first (default 0) */
+  home?: number;
+}
+
+/** The value of a DF that names a dynamic array: passed to a `block` parameter, the CF gets its node's block. */
+export interface DdaHandle { block: 'dda'; id: string; spec: Required<DdaSpec> }
+
+/** The handle of array `name` (a ucode sets it as a DF's value: `P.setValue(dynamicArray('P', { elsize: 16 }))`). */
+export function dynamicArray(name: string, spec: DdaSpec): DdaHandle {
+  if (typeof name !== 'string' || name === '') throw new UcodeError('dynamicArray: the array needs a name');
+  if (!Number.isInteger(spec?.elsize) || spec.elsize <= 0) throw new UcodeError(`dynamicArray(${name}): elsize ${String(spec?.elsize)} is not a positive integer number of bytes`);
+  const order = spec.order ?? 'unordered';
+  if (!DEFRAG_ORDERS.includes(order)) throw new UcodeError(`dynamicArray(${name}): order '${String(order)}' is none of ${DEFRAG_ORDERS.join(', ')}`);
+  const capacity = spec.capacity ?? 0, home = spec.home ?? 0;
+  if (!Number.isInteger(capacity) || capacity < 0) throw new UcodeError(`dynamicArray(${name}): capacity ${capacity} is not a non-negative integer`);
+  if (!Number.isInteger(home) || home < 0) throw new UcodeError(`dynamicArray(${name}): home ${home} is not a node number`);
+  return { block: 'dda', id: name, spec: { elsize: spec.elsize, capacity, order, home } };
+}
+
+/** The request payload naming the array of `h` (its spec too: the node may not know it yet). */
+export function arrayRequest(h: DdaHandle | { getValue(): unknown }): { array: string; spec: Required<DdaSpec> } {
+  const v = (typeof (h as { getValue?: unknown }).getValue === 'function' ? (h as { getValue(): unknown }).getValue() : h) as Partial<DdaHandle>;
+  if (v?.block !== 'dda' || typeof v.id !== 'string' || typeof v.spec !== 'object') throw new UcodeError('not a dynamic array: pass the DF (or its value) that dynamicArray() made');
+  return { array: v.id, spec: v.spec };
+}
+
+/** Options of a rearrangement beyond the seed (docs/dda.md). */
+export interface RearrangeOptions {
+  /** relative speeds of the new nodes, same order: shares in proportion */
+  weights?: number[];
+  /** move elements only between adjacent nodes */
+  neighbours?: boolean;
+}
+
+/**
+ * Rearrange the array onto `nodes` (seed 002 §2.3: equal shares, the remainder on the last
+ * node) and wait for the end; the array's element count. The ucode's import must say `: WAITS`,
+ * and the CF must not hold a block of the array (it would wait for itself).
+ */
+export function rearrange(array: DdaHandle | { getValue(): unknown }, nodes: readonly number[], o: RearrangeOptions = {}): number {
+  return context().request('dda.rearrange', { ...arrayRequest(array), nodes: [...nodes], weights: o.weights, neighbours: o.neighbours }) as number;
+}
+
+/** The array's element count over all nodes (once every block is free; `: WAITS`). */
+export function globalCount(array: DdaHandle | { getValue(): unknown }): number {
+  return context().request('dda.count', arrayRequest(array)) as number;
+}

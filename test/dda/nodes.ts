@@ -1,0 +1,82 @@
+// Dynamic array layers of N nodes in this process over the in-memory mesh, driven directly
+// (the calls the request desk makes for ucodes), with the real router and control protocol.
+import { MemoryMesh } from '../../src/runtime/transport/memory.js';
+import { Router } from '../../src/runtime/transport/router.js';
+import { Control } from '../../src/runtime/cluster/control.js';
+import type { Participant } from '../../src/runtime/cluster/layer.js';
+import type { Reply } from '../../src/runtime/exec/desk.js';
+import { DdaNode, type ArraySpec, type RearrangeDone } from '../../src/runtime/dda/layer.js';
+import { DdaBlock } from '../../src/ucode/dda.js';
+
+const now = (): number => performance.now() * 1e6;
+
+/** What a granted block looks like to its holder. */
+export interface Granted { buffer: SharedArrayBuffer; numel: number; size: number; elsize: number; order: 'ordered' | 'unordered'; name: string }
+
+export class Nodes {
+  readonly mesh: MemoryMesh;
+  readonly dda: DdaNode[];
+  readonly controls: Control[];
+  readonly done: RearrangeDone[] = [];
+  private busy = true;
+  private cfSeq = 1;
+
+  constructor(readonly size: number) {
+    this.mesh = new MemoryMesh(size);
+    this.controls = [];
+    this.dda = this.mesh.endpoints.map((tp) => {
+      const router = new Router(tp);
+      const control = new Control(router, now);
+      this.controls.push(control);
+      // the test itself is a participant: the run lasts as long as it drives it
+      const driver: Participant = { name: 'test', idle: () => !this.busy, live: () => (this.busy ? 1 : 0), waits: () => [], hangSummary: (n) => `${n} test waits` };
+      control.register(driver);
+      const d = new DdaNode(router, control, { now });
+      d.onDone = (x) => this.done.push(x);
+      return d;
+    });
+  }
+
+  declare(s: Partial<ArraySpec> & { name: string }): void {
+    for (const d of this.dda) d.declare({ elsize: 16, capacity: 0, order: 'unordered', home: 0, ...s });
+  }
+
+  /** A fresh CF number (node-local numbers never meet across nodes here). */
+  cf(): number { return this.cfSeq++; }
+
+  /** Hold node `node`'s block of `name` as CF `cf`: the block the ucode would see. */
+  acquire(node: number, name: string, cf = this.cf()): Promise<{ cf: number; block: DdaBlock }> {
+    return new Promise((res, rej) => this.dda[node]!.acquire(name, cf, `CF ${cf}`, reply((v) => {
+      const g = v as Granted;
+      res({ cf, block: new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name, g.size) });
+    }, rej)));
+  }
+
+  /** Release as the worker does: defragment, then hand back count and memory. */
+  release(node: number, name: string, h: { cf: number; block: DdaBlock }): void {
+    h.block.defragment();
+    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel(), h.block.getMaxSize());
+  }
+
+  rearrange(node: number, name: string, nodes: number[], o: { weights?: number[]; neighbours?: boolean; cf?: number } = {}): Promise<number> {
+    return new Promise((res, rej) => this.dda[node]!.global(name, { kind: 'rearrange', nodes, weights: o.weights, neighbours: o.neighbours }, o.cf ?? this.cf(), `CF on node ${node}`, reply((v) => res(v as number), rej)));
+  }
+
+  count(node: number, name: string, cf = this.cf()): Promise<number> {
+    return new Promise((res, rej) => this.dda[node]!.global(name, { kind: 'count' }, cf, `CF on node ${node}`, reply((v) => res(v as number), rej)));
+  }
+
+  /** Each node's element count as its block holds it now. */
+  counts(name: string): number[] { return this.dda.map((d) => d.block(name).getNumel()); }
+
+  async close(): Promise<void> {
+    this.busy = false;
+    for (const c of this.controls) c.wake();
+    await Promise.all(this.controls.map((c) => c.done));
+    for (const tp of this.mesh.endpoints) await tp.close();
+  }
+}
+
+function reply(ok: (v: unknown) => void, fail: (e: Error) => void): Reply {
+  return { answer: (v) => ok(v), fail: (m) => fail(new Error(m)) };
+}
