@@ -76,8 +76,11 @@ for (const nodes of [1, 2]) {
     const holds = ws.filter((w) => w.resource === 'test resource a');
     assert.equal(holds.length, n, 'one wait per hold of the block');
     assert.ok(holds.every((w) => WAIT_KINDS[w.waitKind] === 'test'));
-    // two threads on a node contend for its block: some hold waited for another's 8 ms
-    assert.ok(holds.some((w) => w.end - w.t >= 5e6), `a hold waited for the block: ${holds.map((w) => ((w.end - w.t) / 1e6).toFixed(2)).join(', ')} ms`);
+    // an acquire the resource queued behind another's 8 ms hold waited for the rest of it
+    // (whether two threads overlap at all is the scheduler's choice: the resource says which did)
+    const queued = ran.logs.reduce((s, l) => s + l.queued, 0);
+    const long = holds.filter((w) => w.end - w.t >= 0.5e6).length;
+    assert.ok(long >= Math.min(1, queued), `${queued} acquire(s) queued; holds waited ${holds.map((w) => ((w.end - w.t) / 1e6).toFixed(2)).join(', ')} ms`);
     assert.ok(ws.some((w) => w.resource === 'the identity of its CF' && WAIT_KINDS[w.waitKind] === 'request'));
 
     const slow = analyzeSlowTrace(ran.trace!);

@@ -13,6 +13,8 @@ export interface ResourceLog {
   count: Map<string, number>;
   /** CFs (node-local numbers) granted each resource, in order */
   grants: Map<string, number[]>;
+  /** acquires that found the resource held and waited in its queue */
+  queued: number;
 }
 
 interface Lock { holder: number; queue: { cf: number; reply: Reply }[]; bytes: Uint8Array }
@@ -23,7 +25,7 @@ export function testResource(logs: ResourceLog[] = []): UcodeLayer & { logs: Res
     logs,
     workerModules: [RESOURCE_WORKER],
     register(desk: RequestDesk): void {
-      const log: ResourceLog = { count: new Map(), grants: new Map() };
+      const log: ResourceLog = { count: new Map(), grants: new Map(), queued: 0 };
       logs.push(log);
       const locks = new Map<string, Lock>();
       // answers owed on a timer: the node is busy meanwhile (RequestHandler.busy)
@@ -60,7 +62,7 @@ export function testResource(logs: ResourceLog[] = []): UcodeLayer & { logs: Res
           seen(r);
           const { id, ms } = r.payload as { id: string; ms?: number };
           const l = lockOf(id);
-          if (l.holder !== -1 || l.queue.length > 0) { l.queue.push({ cf: r.cf, reply }); return; }
+          if (l.holder !== -1 || l.queue.length > 0) { log.queued++; l.queue.push({ cf: r.cf, reply }); return; }
           l.holder = -2; // promised
           if (ms) later(ms, () => grant(id, l, r.cf, reply));
           else grant(id, l, r.cf, reply);

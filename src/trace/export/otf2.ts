@@ -21,7 +21,8 @@
 // Scalasca matches them, which a byte-count metric would not give. The ready-queue length and
 // live DF bytes are asynchronous metrics on each node's system thread. Time: 1 tick = 1 ns, the
 // trace's merged clock (every node on node 0's clock).
-import { closeSync, existsSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { makeDirectory } from '../../core/files.js';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { builtFile } from '../../core/addon.js';
@@ -307,7 +308,7 @@ export function otf2Helper(): string {
 export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress): Otf2Result {
   const helper = otf2Helper();
   if (existsSync(outDir) && !statSync(outDir).isDirectory()) throw Object.assign(new Error(`${outDir} is a file; luna export otf2 writes an archive directory there`), { code: 'ENOTDIR' });
-  mkdirSync(outDir, { recursive: true });
+  makeDirectory(outDir, 'OTF2 archive directory');
   const anchor = join(outDir, `${OTF2_ARCHIVE_NAME}.otf2`);
   // the archive's own files only: the library will not write over an archive
   for (const f of [anchor, join(outDir, `${OTF2_ARCHIVE_NAME}.def`), join(outDir, OTF2_ARCHIVE_NAME)]) rmSync(f, { recursive: true, force: true });

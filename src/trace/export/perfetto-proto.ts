@@ -11,7 +11,8 @@
 // inputs as debug annotations; names and annotation keys are interned (one string per sequence).
 // SPMD operations are slices on the track of the thread that ran the rank (`op @ call site`), a
 // collective's end carrying its bytes, root and sequence number; lock changes are instants.
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { createRegular } from '../../core/files.js';
 import protobuf from 'protobufjs';
 import type { DamageReport } from '../damage.js';
 import type { ModelListener, TraceModel } from '../model/model.js';
@@ -216,7 +217,7 @@ const counterUuid = (n: number, k: number): number => 1_000_000 + n * 2048 + 120
  * `progress(done, estimated)` in events.
  */
 export function exportPerfettoProto(dir: string, outFile: string | number, progress?: (done: number, estimated: number) => void): ProtoResult {
-  const fd = typeof outFile === 'number' ? outFile : openSync(outFile, 'w');
+  const fd = typeof outFile === 'number' ? outFile : createRegular(outFile, 'Perfetto trace');
   try {
     let w!: PerfettoProtoWriter;
     const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); model.use(SpmdResolver).listen(w); }, progress);
