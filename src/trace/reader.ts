@@ -52,7 +52,7 @@ function decoderSource(kind: string, def: RecordDef): string {
     else {
       out.push(`const ${f} = v.${GETTER[t]}(p + ${off}${t === 'u8' ? '' : ', true'});`);
       if (t === 'time') out.push(`if (!(${f} > -${LIMIT} && ${f} < ${LIMIT})) return undefined;`);
-      else if (t === 'f64') out.push(`if (!(${f} >= 0 && ${f} < ${LIMIT})) return undefined;`);
+      else if (t === 'f64') out.push(`if (!(${f} >= 0 && ${f} < ${LIMIT})${def.unmeasured?.includes(f) ? ` && ${f} === ${f}` : ''}) return undefined;`);
       else if (t === 'i32') out.push(`if (${f} < -1) return undefined;`);
     }
     props.push(f);

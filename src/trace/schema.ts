@@ -30,6 +30,8 @@ export interface RecordDef {
    * sink's method of the kind interns a string and returns its number; `write<Kind>` is the raw record.
    */
   readonly names?: string;
+  /** f64 fields that may hold NaN: a quantity the writer could not measure (the reader accepts it) */
+  readonly unmeasured?: readonly string[];
   readonly doc: string;
 }
 
@@ -102,6 +104,7 @@ export const RECORDS = {
     code: 19,
     fields: [['t', 'time'], ['end', 'time'], ['cpu', 'f64'], ['cf', 'i32'], ['rank', 'i32'], ['waitKind', 'u8'], ['resource', 'str']],
     writtenAt: 'end',
+    unmeasured: ['cpu'],
     doc: 'the writing thread waited on [t, end) for `resource` (waitKind indexes WAIT_KINDS), inside local CF cf (-1: none) or as SPMD rank `rank` (-1: none); cpu = thread CPU ns it spent meanwhile (spinning; NaN: not measured)',
   },
   siteName: { code: 20, fields: [['callSite', 'u32'], ['name', 'str']], names: 'callSite', doc: 'SPMD call site number callSite of this file is `name` (`is.ts:120:5`; untimed)' },

@@ -33,6 +33,23 @@ test('every event kind survives writer → reader', (t) => {
   assert.equal(kinds.size, Object.keys(RECORDS).length, 'the fixture covers every record kind');
 });
 
+test('a wait whose CPU time was not measured (NaN) reads back as such; NaN elsewhere is a corrupted record', (t) => {
+  const dir = tempDir(t);
+  const w = ThreadTraceWriter.open(dir, 0, 1);
+  w.wait(1000, 5000, NaN, 3, -1, 0, 'resource r');
+  w.cfStart(6000, NaN, 3, 1);
+  w.close();
+  const warnings: string[] = [];
+  const events = collect(readThreadFile(w.path, { warnings }).events);
+  assert.equal(events.length, 1, JSON.stringify(events));
+  const e = events[0] as TraceEvent & { cpu: number; end: number };
+  assert.equal(e.kind, 'wait');
+  assert.ok(Number.isNaN(e.cpu));
+  assert.equal(e.end, 5000);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /cfStart record\): impossible field values/);
+});
+
 test('small buffer spills many times and small read chunks reassemble records', (t) => {
   const dir = tempDir(t);
   const w = ThreadTraceWriter.open(dir, 0, 1, { bufferBytes: 8192 });
