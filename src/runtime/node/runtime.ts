@@ -481,7 +481,7 @@ export class NodeRuntime {
       b.b.add(cf);
       book.added(lane, b.id, b.b, cf);
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values
-      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false });
+      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false, fed: true });
       if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
