@@ -21,10 +21,12 @@ export const BATCH_NS = 8_000_000;
  * gate counts it on a CPU), a sleep and a wake-up per step. Sized by BATCH_NS, a Task Bench
  * stencil_1d 1×2 at 2.5 ms tasks went out as 1 278 batches for 1 000 steps, the system thread
  * woken more than once a step; at 32 ms as 311, its CPU 590 → 255 ms (both under a load of 18
- * on 2 cores, where tasks measured longer: a quiet machine makes fewer, longer batches). The price: an output a CF outside the fed batches
- * reads (none in a stencil) reaches it when the whole batch returns, up to this much later.
- * `LUNA_FED_RUN_MS` overrides it for comparisons (the quiet-machine figures are still due:
- * `node dist/bench/run.js taskbench --quick --reps 1 --no-save` with 8 and 32).
+ * on 2 cores, where tasks measured longer: a quiet machine makes fewer, longer batches). The
+ * price: an output a CF outside the fed batches reads (none in a stencil) reaches it when the
+ * whole batch returns, up to this much later; so a batch with an output another node reads is
+ * sized by BATCH_NS (the runtime does not ask with `fed`). `LUNA_FED_RUN_MS` overrides it for
+ * comparisons; the quiet-machine figures are still due (the taskbench's `messagesXslots` and
+ * `messages.*` compare with 8 ms and messages instead of the feed slots).
  */
 export const FED_RUN_NS = 32_000_000;
 export const MAX_BATCH = 512;

@@ -102,9 +102,9 @@ export interface BatchSizing {
   /** one worker thread: the original's FIFO order */
   readonly fifo: boolean;
   /**
-   * a batch of CFs fed across lanes: their inputs come from other workers' batches in flight, and
-   * the workers hand the values to each other; the system thread learns of its CFs only when the
-   * whole batch returns
+   * a batch of CFs fed across lanes whose outputs no other node reads: their inputs come from
+   * other workers' batches in flight, and the workers hand the values to each other; the system
+   * thread learns of its CFs only when the whole batch returns
    */
   readonly fed?: boolean;
 }
