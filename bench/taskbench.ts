@@ -213,7 +213,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         msg.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], BY_MESSAGES));
         spin.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh]));
       }
-      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct'): number => sig(median(a.map((h) => h[k])));
+      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs'): number => sig(median(a.map((h) => h[k])));
       f['1x2.stencil_1d.lastInputToStartUs'] = med(spin, 'medianUs');
       f['1x2.stencil_1d.lastInputToStartP90Us'] = med(spin, 'p90Us');
       f['1x2.stencil_1d.laneBusyPct'] = med(spin, 'laneBusyPct');
@@ -221,11 +221,18 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f['1x2.stencil_1d.sleeping.laneBusyPct'] = med(sleep, 'laneBusyPct');
       f['1x2.stencil_1d.messages.lastInputToStartUs'] = med(msg, 'medianUs');
       f['1x2.stencil_1d.messages.laneBusyPct'] = med(msg, 'laneBusyPct');
+      // what the system thread did meanwhile: batches it sent and its CPU per step (the shape of
+      // the hand-off, readable even on a busy machine)
+      for (const [pre, a] of [['', spin], ['messages.', msg]] as const) {
+        f[`1x2.stencil_1d.${pre}batchesPerStep`] = sig(med(a, 'batches') / STEPS);
+        f[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = sig((med(a, 'systemCpuMs') * 1000) / STEPS);
+        units[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = 'µs';
+      }
       for (const k of ['lastInputToStartUs', 'lastInputToStartP90Us', 'sleeping.lastInputToStartUs', 'messages.lastInputToStartUs']) units[`1x2.stencil_1d.${k}`] = 'µs';
       units['1x2.stencil_1d.laneBusyPct'] = units['1x2.stencil_1d.sleeping.laneBusyPct'] = units['1x2.stencil_1d.messages.laneBusyPct'] = '%';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); batchesPerStep, systemCpuUsPerStep: what the system thread sent and spent per step (--timing); alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing
