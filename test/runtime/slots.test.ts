@@ -119,6 +119,24 @@ sub main(int steps, string kind, int fail, int late)
 }
 `;
 
+// the same steps on node 0's two workers, and node 1 reading column 0 at every step
+const REMOTE = `import c_init(string \`kind, int \`x, name \`v) as init;
+import c_step(string \`kind, int \`fail, int \`t, int \`x, value \`a, value \`b, name \`v) as step;
+import c_print(string \`kind, int \`x, value \`v) as print;
+sub main(int steps, string kind)
+{
+    df v;
+    for x = 0..1 {
+        cf i[x]: init(kind, x, v[0][x]) @ { locator_cyclic: 0; };
+    }
+    for t = 1..steps {
+        cf a[t]: step(kind, 0, t, 0, v[t-1][0], v[t-1][1], v[t][0]) @ { locator_cyclic: 0; };
+        cf b[t]: step(kind, 0, t, 1, v[t-1][0], v[t-1][1], v[t][1]) @ { locator_cyclic: 0; };
+        cf p[t]: print(kind, t, v[t][0]) @ { locator_cyclic: 1; };
+    }
+}
+`;
+
 function expected(steps: number): string[] {
   let v = [1, 2];
   for (let t = 1; t <= steps; t++) v = [0, 1].map((x) => (3 * v[0]! + 5 * v[1]! + t + x) % 1000003);
@@ -136,6 +154,7 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), 'luna-slots-'));
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
   writeFileSync(join(dir, 'slots.fa'), PROGRAM);
+  writeFileSync(join(dir, 'remote.fa'), REMOTE);
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
@@ -176,4 +195,19 @@ test('fragments waiting for a step never made are named in the hang report after
   assertFails(r, [/hangs/, /CF show\[0\] \(ucode c_print[^\n]* waits for v\[61\]\[0\]/, /CF show\[1\] \(ucode c_print[^\n]* waits for v\[61\]\[1\]/]);
   assert.ok(timing(r).fed > 0, describeRun(r));
   assert.doesNotMatch(r.stderr, /CF [ab]\[/, 'every step ran');
+});
+
+test('fed batches whose outputs another node reads stay short, and that node reads every step', async () => {
+  const steps = 100;
+  const r = await luna(['run', '--nodes', '2', '--threads', '2', '--warm-start', '--timing', join(dir, 'remote.fa'), String(steps), 'real'],
+    { env: { ...process.env, LUNA_FED_RUN_MS: '1000' }, timeoutMs: 120_000 });
+  assertOk(r);
+  let v = [1, 2];
+  const want: string[] = [];
+  for (let t = 1; t <= steps; t++) { v = [0, 1].map((x) => (3 * v[0]! + 5 * v[1]! + t + x) % 1000003); want.push(`v[${t}] = ${v[0]}`); }
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), want.sort(), describeRun(r));
+  const t = timing(r);
+  assert.ok(t.fed > 0, describeRun(r));
+  // 1 000 ms of fed work a batch would hold every step; node 1 would then see v[t][0] a batch late
+  assert.ok(t.batches * 10 > t.sent, `${t.batches} batches for ${t.sent} CFs\n${describeRun(r)}`);
 });
