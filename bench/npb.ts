@@ -1,7 +1,7 @@
 // NPB IS suite: the integer sort of examples/npb-is on the SPMD layer, classes W and A (W alone
-// with --quick), on 1, 2 and 4 ranks (worker threads of one process), the UPC structure
-// ("original") against the fixed variant (allocation hoisted out of the loop, barriers removed),
-// alternated. The time is the benchmark's own: its timed iterations, the slowest rank's.
+// with --quick), on 1, 2 and 4 ranks (worker threads of one process) and on 2 node processes of
+// one rank each; the UPC structure ("original") against the fixed variant (allocation hoisted out
+// of the loop, barriers removed), alternated. The time is the benchmark's own: its timed iterations, the slowest rank's.
 //
 // The reference is NPB 3.4's C IS built outside the repository: NPB_IS_REFERENCE names a directory
 // holding the serial is.W.x / is.A.x (NPB3.4-OMP built without OpenMP), NPB_IS_REFERENCE_MPI one
@@ -45,8 +45,8 @@ function runOnce(cmd: string, args: string[], keys: number, env?: NodeJS.Process
   return npbSeconds(r.stdout, keys, what);
 }
 
-const luna = (cls: string, ranks: number, variant: string, keys: number): number =>
-  runOnce(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'spmd', '--threads', String(ranks), IS, cls, variant], keys, { ...process.env, ...LUNA_NODE_ENV });
+const luna = (cls: string, ranks: number, variant: string, keys: number, nodes = 1): number =>
+  runOnce(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'spmd', '--threads', String(ranks), '--nodes', String(nodes), IS, cls, variant], keys, { ...process.env, ...LUNA_NODE_ENV });
 
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const reps = Math.max(1, ctx.quick ? 1 : ctx.reps);
@@ -60,12 +60,14 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     await section(ctx, notes, `class ${cls}`, async () => {
       const runs: Record<string, () => Promise<number>> = {};
       for (const t of RANKS) for (const v of VARIANTS) runs[`is${cls}${t}${v}`] = async () => luna(cls, t, v, keys);
+      // 2 node processes of one rank each: the keys travel over the transport
+      for (const v of VARIANTS) runs[`is${cls}2nodes${v}`] = async () => luna(cls, 2, v, keys, 2);
       const serial = serialDir && join(serialDir, `is.${cls}.x`), mpi = mpiDir && join(mpiDir, `is.${cls}.x`);
       if (serial && existsSync(serial)) runs[`c${cls}serial`] = async () => runOnce(serial, [], keys);
       if (mpi && existsSync(mpi)) runs[`c${cls}mpi2`] = async () => runOnce('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', '2', mpi], keys);
       const m = await interleaved(reps, runs);
       for (const [k, s] of Object.entries(m)) { f[k] = sig(s); units[k] = 's'; }
-      for (const t of RANKS) f[`is${cls}${t}gainPct`] = sig((100 * (m[`is${cls}${t}original`]! - m[`is${cls}${t}fixed`]!)) / m[`is${cls}${t}original`]!);
+      for (const t of [...RANKS, '2nodes']) f[`is${cls}${t}gainPct`] = sig((100 * (m[`is${cls}${t}original`]! - m[`is${cls}${t}fixed`]!)) / m[`is${cls}${t}original`]!);
       const cSerial = m[`c${cls}serial`] ?? ISSUE_FIGURES[cls]!.serial, cMpi = m[`c${cls}mpi2`] ?? ISSUE_FIGURES[cls]!.mpi2;
       // ours at its best (the fixed variant) against the C code
       f[`is${cls}1vsC`] = sig(m[`is${cls}1fixed`]! / cSerial);
