@@ -49,7 +49,7 @@ const luna = (cls: string, ranks: number, variant: string, keys: number, nodes =
   runOnce(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'spmd', '--threads', String(ranks), '--nodes', String(nodes), IS, cls, variant], keys, { ...process.env, ...LUNA_NODE_ENV });
 
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
-  const reps = Math.max(1, ctx.quick ? 1 : ctx.reps);
+  const reps = Math.max(1, ctx.reps);
   const classes = ctx.quick ? ['W'] : ['W', 'A'];
   const serialDir = process.env.NPB_IS_REFERENCE, mpiDir = process.env.NPB_IS_REFERENCE_MPI;
   const f: Record<string, number> = {};
