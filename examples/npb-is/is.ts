@@ -12,11 +12,16 @@
 // and barriers fence the key exchange. The `fixed` variant applies what the pattern analysis
 // suggests: the shared arrays are allocated once, outside the iteration loop, and the barriers
 // go — the synchronising collectives already order the phases, and the key buffer alternates
-// between two shared arrays, so no rank overwrites keys another rank is still reading.
+// between two shared arrays, so no rank overwrites keys another rank is still reading. The
+// `nosync` variant goes one step further, as the analysis of the fixed one suggests: the bucket
+// counts alternate between two arrays too, and the collectives leave without waiting for the
+// others (OUT_NOSYNC) — a rank that writes an array again has entered the next gatherAll, which
+// no rank enters before it has finished reading that array.
 //
 //   luna spmd --threads 4 examples/npb-is/is.ts W            # the original structure
 //   luna spmd --threads 4 examples/npb-is/is.ts W fixed      # allocation hoisted, barriers removed
-import { MYTHREAD, THREADS, allAlloc, barrier, exchange, gatherAll, reduce, type SharedArray } from 'luna-ts/spmd';
+//   luna spmd --threads 4 examples/npb-is/is.ts W nosync     # and no synchronisation at the collectives' exit
+import { ALLSYNC, IN_ALLSYNC, MYTHREAD, OUT_NOSYNC, THREADS, allAlloc, barrier, exchange, gatherAll, reduce, type SharedArray } from 'luna-ts/spmd';
 
 /** The official problem classes: log2 of the key count, of the key range and of the bucket count,
  * the indices of the five partial-verification keys and their ranks, and how the expected rank
@@ -92,8 +97,9 @@ export default function main(args: string[]): void {
   const variant = args[1] ?? 'original';
   const c = CLASSES[className];
   if (!c) throw new Error(`npb-is: unknown class '${args[0]}' (one of ${Object.keys(CLASSES).join(', ')})`);
-  if (variant !== 'original' && variant !== 'fixed') throw new Error(`npb-is: unknown variant '${variant}' (original or fixed)`);
-  const fixed = variant === 'fixed';
+  if (variant !== 'original' && variant !== 'fixed' && variant !== 'nosync') throw new Error(`npb-is: unknown variant '${variant}' (original, fixed or nosync)`);
+  const fixed = variant !== 'original', nosync = variant === 'nosync';
+  const sync = nosync ? IN_ALLSYNC | OUT_NOSYNC : ALLSYNC;
   const TOTAL_KEYS = 2 ** c.totalKeysLog2, MAX_KEY = 2 ** c.maxKeyLog2, NB = 2 ** c.bucketsLog2;
   if ((THREADS & (THREADS - 1)) !== 0 || THREADS > NB) throw new Error(`npb-is: ${THREADS} ranks: IS runs on a power of two ranks, at most ${NB}`);
   const shift = c.maxKeyLog2 - c.bucketsLog2;
@@ -108,7 +114,8 @@ export default function main(args: string[]): void {
   // counts and sums carry the bucket counts; info the (count, displacement) of the keys per rank
   const keyBufs: SharedArray[] = [allAlloc(THREADS * numKeys, { block: numKeys, type: 'i32' })];
   if (fixed) keyBufs.push(allAlloc(THREADS * numKeys, { block: numKeys, type: 'i32' }));
-  const countsOnce = fixed ? allAlloc(THREADS * NBT, { block: NBT, type: 'i32' }) : undefined;
+  const countsOnce = fixed ? [allAlloc(THREADS * NBT, { block: NBT, type: 'i32' })] : undefined;
+  if (nosync) countsOnce!.push(allAlloc(THREADS * NBT, { block: NBT, type: 'i32' }));
   const sumsOnce = fixed ? allAlloc(THREADS * THREADS * NBT, { block: THREADS * NBT, type: 'i32' }) : undefined;
   const sendInfo = allAlloc(THREADS * 2 * THREADS, { block: 2 * THREADS, type: 'i32' });
   const recvInfo = allAlloc(THREADS * 2 * THREADS, { block: 2 * THREADS, type: 'i32' });
@@ -121,13 +128,18 @@ export default function main(args: string[]): void {
   let passed = 0;
   let localKeys = 0, minKey = 0;
 
+  // buffers alternate by call, not by iteration: the untimed first call and the first timed one
+  // both have iteration 1
+  let calls = 0;
+
   function rank(iteration: number): void {
+    const step = calls++;
     if (me === 0) {
       keyArray[iteration] = iteration;
       keyArray[iteration + MAX_ITERATIONS] = MAX_KEY - iteration;
     }
     // the original allocates the reduction's shared scratch at every call, as upc_all_alloc in the UPC code
-    const counts = countsOnce ?? allAlloc(THREADS * NBT, { block: NBT, type: 'i32' });
+    const counts = countsOnce?.[step % countsOnce.length] ?? allAlloc(THREADS * NBT, { block: NBT, type: 'i32' });
     const size = counts.local as Int32Array;
     size.fill(0);
     for (let i = 0; i < TEST_ARRAY_SIZE; i++) {
@@ -136,7 +148,7 @@ export default function main(args: string[]): void {
     for (let i = 0; i < numKeys; i++) size[keyArray[i]! >> shift]!++;
     bucketPtrs[0] = 0;
     for (let i = 1; i < NB; i++) bucketPtrs[i] = bucketPtrs[i - 1]! + size[i - 1]!;
-    const keys = keyBufs[fixed ? iteration & 1 : 0]!;
+    const keys = keyBufs[step % keyBufs.length]!;
     const bucketed = keys.local as Int32Array;
     for (let i = 0; i < numKeys; i++) {
       const key = keyArray[i]!;
@@ -146,7 +158,7 @@ export default function main(args: string[]): void {
     // the bucket counts of the whole problem: every rank gathers every rank's counts and adds them
     const sums = sumsOnce ?? allAlloc(THREADS * THREADS * NBT, { block: THREADS * NBT, type: 'i32' });
     if (!fixed) barrier();
-    gatherAll(sums, counts, NBT);
+    gatherAll(sums, counts, NBT, sync);
     const all = sums.local as Int32Array;
     totals.set(all.subarray(0, NBT));
     for (let t = 1; t < THREADS; t++) for (let i = 0, o = t * NBT; i < NBT; i++) totals[i]! += all[o + i]!;
@@ -173,7 +185,7 @@ export default function main(args: string[]): void {
 
     // every rank learns how many keys each rank holds for it and where, then pulls them
     if (!fixed) barrier();
-    exchange(recvInfo, sendInfo, 2);
+    exchange(recvInfo, sendInfo, 2, sync);
     let lesser = 0, total = 0;
     for (let t = 0; t < me; t++) for (let i = first[t]!; i <= last[t]!; i++) lesser += totals[i]!;
     for (let i = first[me]!; i <= last[me]!; i++) total += totals[i]!;

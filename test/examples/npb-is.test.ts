@@ -1,8 +1,9 @@
 // NPB IS on the SPMD layer (examples/npb-is): class S passes the benchmark's own partial and full
-// verification on 1, 2 and 4 ranks (worker threads) and on 2 in-process nodes, in both variants;
+// verification on 1, 2 and 4 ranks (worker threads) and on 2 in-process nodes, in every variant;
 // through `luna spmd` it prints the benchmark's lines; a traced run of the original structure
 // shows the seed's finding — waits in collective allocation and at barriers at the allAlloc and
-// barrier calls of the iteration — and the fixed variant has neither call in its iteration.
+// barrier calls of the iteration — the fixed variants have neither call in their iteration, and
+// the nosync one no synchronisation at its collectives' exit.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,9 +34,9 @@ function linesOf(text: string): number[] {
   return readFileSync(IS, 'utf8').split('\n').flatMap((l, i) => (l.includes(text) ? [i + 1] : []));
 }
 
-test('class S verifies on 1, 2 and 4 ranks, original and fixed', async () => {
-  for (const variant of ['original', 'fixed']) {
-    for (const threads of [1, 2, 4]) {
+test('class S verifies on 1, 2 and 4 ranks, in every variant', async () => {
+  for (const variant of ['original', 'fixed', 'nosync']) {
+    for (const threads of variant === 'nosync' ? [4] : [1, 2, 4]) {
       const r = await run(threads, 1, ['S', variant]);
       assert.equal(r.message, undefined, `${variant}, ${threads} ranks`);
       assert.equal(r.ok, true, `${variant}, ${threads} ranks`);
@@ -44,7 +45,7 @@ test('class S verifies on 1, 2 and 4 ranks, original and fixed', async () => {
 });
 
 test('class S verifies on 2 in-process nodes (2 and 4 ranks): keys pulled across nodes', async () => {
-  for (const [threads, variant] of [[2, 'original'], [4, 'fixed']] as const) {
+  for (const [threads, variant] of [[2, 'original'], [4, 'fixed'], [4, 'nosync']] as const) {
     const r = await run(threads, 2, ['S', variant]);
     assert.equal(r.message, undefined, `${variant}, ${threads} ranks`);
     assert.equal(r.ok, true, `${variant}, ${threads} ranks`);
@@ -81,9 +82,9 @@ async function patterns(dir: string, variant: string): Promise<Report> {
 
 const atLine = (site: string, lines: number[]): boolean => lines.some((l) => new RegExp(`is\\.ts:${l}:\\d+$`).test(site));
 
-test('traced, 4 ranks: the engine finds waits in the per-iteration allocation and at the barriers; the fixed variant has neither in its loop', async () => {
+test('traced, 4 ranks: the engine finds waits in the per-iteration allocation and at the barriers; the fixed variants have neither in their loop', async () => {
   await inTempDir('luna-npb-is-trace-', async (dir) => {
-    const loopAllocs = linesOf('Once ?? allAlloc(');
+    const loopAllocs = linesOf('?? allAlloc(');
     const loopBarriers = linesOf('if (!fixed) barrier();');
     assert.equal(loopAllocs.length, 2);
     assert.equal(loopBarriers.length, 3);
@@ -98,6 +99,16 @@ test('traced, 4 ranks: the engine finds waits in the per-iteration allocation an
     const fixed = await patterns(dir, 'fixed');
     for (const p of fixed.patterns) {
       for (const s of p.sites) assert.ok(!atLine(s.site, [...loopAllocs, ...loopBarriers]), `${p.id} at ${s.site} in the fixed variant`);
+    }
+    // what remains is at the collectives; the nosync variant leaves them without waiting at exit
+    const collectives = [...linesOf('gatherAll(sums, counts'), ...linesOf('exchange(recvInfo, sendInfo')];
+    assert.equal(collectives.length, 2);
+    const nosync = await patterns(dir, 'nosync');
+    for (const p of nosync.patterns) {
+      for (const s of p.sites) {
+        assert.ok(!atLine(s.site, [...loopAllocs, ...loopBarriers]), `${p.id} at ${s.site} in the nosync variant`);
+        if (p.id === 'exit_sync' || p.id === 'nxn_exit_sync') assert.ok(!atLine(s.site, collectives), `${p.id} at ${s.site} in the nosync variant`);
+      }
     }
   });
 });
