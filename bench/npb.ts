@@ -1,7 +1,8 @@
 // NPB IS suite: the integer sort of examples/npb-is on the SPMD layer, classes W and A (W alone
 // with --quick), on 1, 2 and 4 ranks (worker threads of one process) and on 2 node processes of
 // one rank each; the UPC structure ("original") against the fixed variant (allocation hoisted out
-// of the loop, barriers removed), alternated. The time is the benchmark's own: its timed iterations, the slowest rank's.
+// of the loop, barriers removed) and the nosync one (no synchronisation at the collectives' exit
+// either), alternated. The time is the benchmark's own: its timed iterations, the slowest rank's.
 //
 // The reference is NPB 3.4's C IS built outside the repository: NPB_IS_REFERENCE names a directory
 // holding the serial is.W.x / is.A.x (NPB3.4-OMP built without OpenMP), NPB_IS_REFERENCE_MPI one
@@ -14,7 +15,7 @@ import { interleaved, LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, section, sig, 
 
 const IS = join(ROOT, 'examples', 'npb-is', 'is.ts');
 const RANKS = [1, 2, 4] as const;
-const VARIANTS = ['original', 'fixed'] as const;
+const VARIANTS = ['original', 'fixed', 'nosync'] as const;
 
 /** The C reference on this machine (the issue's figures, midpoints of its ranges), seconds. */
 const ISSUE_FIGURES: Record<string, { serial: number; mpi2: number }> = {
@@ -67,14 +68,19 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       if (mpi && existsSync(mpi)) runs[`c${cls}mpi2`] = async () => runOnce('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', '2', mpi], keys);
       const m = await interleaved(reps, runs);
       for (const [k, s] of Object.entries(m)) { f[k] = sig(s); units[k] = 's'; }
-      for (const t of [...RANKS, '2nodes']) f[`is${cls}${t}gainPct`] = sig((100 * (m[`is${cls}${t}original`]! - m[`is${cls}${t}fixed`]!)) / m[`is${cls}${t}original`]!);
+      for (const t of [...RANKS, '2nodes']) {
+        const before = m[`is${cls}${t}original`]!;
+        f[`is${cls}${t}gainPct`] = sig((100 * (before - m[`is${cls}${t}fixed`]!)) / before);
+        f[`is${cls}${t}nosyncGainPct`] = sig((100 * (before - m[`is${cls}${t}nosync`]!)) / before);
+      }
       const cSerial = m[`c${cls}serial`] ?? ISSUE_FIGURES[cls]!.serial, cMpi = m[`c${cls}mpi2`] ?? ISSUE_FIGURES[cls]!.mpi2;
-      // ours at its best (the fixed variant) against the C code
-      f[`is${cls}1vsC`] = sig(m[`is${cls}1fixed`]! / cSerial);
-      f[`is${cls}2vsMpi`] = sig(m[`is${cls}2fixed`]! / cMpi);
+      // ours at its best (the faster of the two fixed variants) against the C code
+      const best = (t: number): number => Math.min(m[`is${cls}${t}fixed`]!, m[`is${cls}${t}nosync`]!);
+      f[`is${cls}1vsC`] = sig(best(1) / cSerial);
+      f[`is${cls}2vsMpi`] = sig(best(2) / cMpi);
       notes.push(`class ${cls}: C reference ${m[`c${cls}serial`] !== undefined ? `measured here (${serial})` : `the issue's figure (${cSerial} s serial; set NPB_IS_REFERENCE)`}, ${m[`c${cls}mpi2`] !== undefined ? `MPI measured here (${mpi})` : `the issue's figure for 2 MPI ranks (${cMpi} s; set NPB_IS_REFERENCE_MPI)`}`);
     });
   }
-  notes.push('isC{T}gainPct: (original − fixed) / original, the seed\'s Δ column (its IS: +1.2 % on 1 thread, +2.6 % on 2, +9.3 % on 4)');
+  notes.push('isC{T}gainPct: (original − fixed) / original, the seed\'s Δ column (its IS: +1.2 % on 1 thread, +2.6 % on 2, +9.3 % on 4); nosyncGainPct: the same for the nosync variant');
   return { status: 'ok', figures: f, units, targets: TARGETS, notes };
 }
