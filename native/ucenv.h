@@ -473,17 +473,18 @@ inline DF copy(const DF &df) { return DF(df); }
 
 /**
  * The block of a distributed dynamic array that the CF holds (luna-ts, docs/dda.md), as a `block`
- * parameter gives it: `extern "C" void c_push(Block &P, …)`. The operations of seed 002 under
- * the TypeScript block's names. The elements are the runtime's shared memory (no copy in or
+ * parameter gives it: `extern "C" void c_push(DdaBlock &P, …)` — named as the TypeScript block
+ * is, and not `Block`, which programs use for their own types beside `using namespace
+ * luna::ucenv`. The operations of seed 002 under the TypeScript block's names. The elements are the runtime's shared memory (no copy in or
  * out). remElement only marks: the marked elements stay readable and counted until the call
  * ends, when they are removed by the array's defragmentation. A pointer into the block is valid
  * until resize() or the end of the call.
  */
-class Block {
+class DdaBlock {
  public:
-  Block() noexcept {}
-  Block(const Block &) = delete;
-  Block &operator=(const Block &) = delete;
+  DdaBlock() noexcept {}
+  DdaBlock(const DdaBlock &) = delete;
+  DdaBlock &operator=(const DdaBlock &) = delete;
 
   /** n more elements at the end: their address (the memory is not cleared), or nullptr when the block has no room (resize first). */
   void *addElement(size_t n) {
@@ -567,7 +568,7 @@ class Block {
     s.ref = grown_ ? grown_->ref : -1;
     return s;
   }
-  ~Block() { if (grown_) release(grown_); }
+  ~DdaBlock() { if (grown_) release(grown_); }
 
  private:
   using Buf = detail::Buf;
@@ -647,7 +648,7 @@ constexpr bool accepts(char k) {
     case 's': return (std::is_same<B, const char *>::value || std::is_same<B, std::string>::value || std::is_same<B, std::string_view>::value) && byValueOrConstRef;
     case 'v': return std::is_same<B, DF>::value && (!std::is_reference<P>::value || lref);
     case 'n': return std::is_same<B, DF>::value && lref && !constant;
-    case 'b': return std::is_same<B, Block>::value && lref && !constant;
+    case 'b': return std::is_same<B, DdaBlock>::value && lref && !constant;
     default: return false;
   }
 }
@@ -670,8 +671,8 @@ constexpr bool all_ok(std::index_sequence<I...>) {
 template <char K, class P>
 struct conv {
   using B = typename std::remove_cv<typename std::remove_reference<P>::type>::type;
-  static decltype(auto) get(const luna_slot &s, DF &df, Block &block) {
-    if constexpr (K == 'b') return static_cast<Block &>(block);
+  static decltype(auto) get(const luna_slot &s, DF &df, DdaBlock &block) {
+    if constexpr (K == 'b') return static_cast<DdaBlock &>(block);
     else if constexpr (K == 'v' || K == 'n') return static_cast<DF &>(df);
     else if constexpr (K == 'i') return static_cast<B>(s.i);
     else if constexpr (K == 'r') return static_cast<B>(s.d);
@@ -681,7 +682,7 @@ struct conv {
 };
 
 template <char... K, class R, class... A, size_t... I>
-void call_user(R (*fn)(A...), luna_frame *f, DF *dfs, Block *blocks, std::index_sequence<I...>) {
+void call_user(R (*fn)(A...), luna_frame *f, DF *dfs, DdaBlock *blocks, std::index_sequence<I...>) {
   fn(conv<K, A>::get(f->args[I], dfs[I], blocks[I])...);
 }
 
@@ -724,7 +725,7 @@ int invoke(luna_frame *f, F fn) {
     constexpr char kinds[N + 1] = {K..., 0};
     Buf pinned[N ? N : 1];
     DF dfs[N ? N : 1];
-    Block blocks[N ? N : 1];
+    DdaBlock blocks[N ? N : 1];
     for (size_t i = 0; i < N; i++) {
       if (kinds[i] == 'v') dfs[i].bind_input_(f->args[i], pinned[i], static_cast<int32_t>(i));
       else if (kinds[i] == 'n') dfs[i].bind_output_(static_cast<int32_t>(i));
@@ -824,7 +825,7 @@ inline std::string request(const std::string &kind, const std::string &payload =
 using luna::ucenv::DF;
 using luna::ucenv::InputDF;
 using luna::ucenv::OutputDF;
-using luna::ucenv::Block;
+using luna::ucenv::DdaBlock;
 using luna::ucenv::BlockRetStatus;
 namespace ucenv = luna::ucenv;
 

@@ -1,4 +1,4 @@
-// The block of a dynamic array in C++ ucodes (ucenv.h `Block &`, docs/dda.md): the seed's
+// The block of a dynamic array in C++ ucodes (ucenv.h `DdaBlock &`, docs/dda.md): the seed's
 // operations on the runtime's shared memory, growth past the block's memory, both
 // defragmentations at the end of the call (byte for byte what the TypeScript block does), a
 // rearrangement of what C++ filled, and misuse stopping the run naming the fragment.
@@ -17,7 +17,7 @@ using namespace luna::ucenv;
 struct El { double id, sum; };
 extern "C" {
 // n elements by addElement(n), then one by one (growing when full); ids divisible by 3 marked
-void c_push(Block &P, int n, OutputDF &done) {
+void c_push(DdaBlock &P, int n, OutputDF &done) {
   if (P.addElement(static_cast<size_t>(1)) != nullptr) ABORT("an empty block took an element");
   if (!P.resize(static_cast<size_t>(n / 2) * P.getElsize())) ABORT("resize refused");
   El *e = P.addElements<El>(static_cast<size_t>(n / 2));
@@ -32,14 +32,14 @@ void c_push(Block &P, int n, OutputDF &done) {
          std::to_string(P.getElsize()) + " " + std::to_string(P.getMarked());
 }
 // what this node's block holds: count and id sum, checking every checksum
-void c_scan(Block &P, const InputDF &after, OutputDF &s) {
+void c_scan(DdaBlock &P, const InputDF &after, OutputDF &s) {
   const El *e = P.data<El>();
   double sum = 0;
   for (size_t i = 0; i < P.getNumel(); i++) { if (e[i].sum != 3 * e[i].id + 1) ABORT("element " << e[i].id << " corrupted"); sum += e[i].id; }
   s = std::to_string(P.getNumel()) + " " + std::to_string(static_cast<long>(sum));
 }
-void c_bad(Block &P, const InputDF &after) { P.remElement(P.getNumel()); }
-void c_wide(Block &P, const InputDF &after) { double x[3] = {1, 2, 3}; P.addElement(x); }
+void c_bad(DdaBlock &P, const InputDF &after) { P.remElement(P.getNumel()); }
+void c_wide(DdaBlock &P, const InputDF &after) { double x[3] = {1, 2, 3}; P.addElement(x); }
 }
 `;
 
