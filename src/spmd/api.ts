@@ -244,6 +244,7 @@ export function wait(): void {
   notified = false;
   if (r.trace) r.enter('wait');
   waitArrived(r, phase);
+  leaving();
   if (r.trace) r.cexit('wait', -1, BARRIER_SYNC, 0, 0);
 }
 
@@ -255,7 +256,45 @@ export function barrier(): void {
   if (r.trace) r.enter('barrier');
   r.setWords(ARRIVE, ++phase);
   waitArrived(r, phase);
+  leaving();
   if (r.trace) r.cexit('barrier', -1, BARRIER_SYNC, 0, 0);
+}
+
+/**
+ * @internal Every rank's program starts together (an untraced barrier between importing the
+ * program and calling its default export, as shmem_init synchronises): a rank's trace starts at
+ * the program, not at however late its worker thread was started and its module imported.
+ */
+export function startTogether(): void {
+  const r = runtime();
+  r.op = 'start';
+  r.setWords(ARRIVE, ++phase);
+  startPhases++;
+  waitArrived(r, phase);
+}
+
+/** the start's barrier phases (startTogether): hang reports count the program's phases */
+let startPhases = 0;
+
+let hold = 0;
+/**
+ * Hold this rank in its next synchronising operation (barrier, wait, a collective, allAlloc) for
+ * `ms` milliseconds once the operation completed, before it leaves — as a rank descheduled at that
+ * moment is held. A validation aid: the pattern engine's exit patterns (a late exit from a
+ * barrier or collective) are checked with it on real runs (examples/patterns).
+ */
+export function holdNextExit(ms: number): void {
+  const r = runtime();
+  if (!(Number.isFinite(ms) && ms >= 0)) throw r.fail(`bad hold ${String(ms)}: milliseconds ≥ 0`, 'holdNextExit');
+  hold = ms;
+}
+
+/** @internal the operation completed: serve a hold the program asked for, then leave */
+export function leaving(): void {
+  if (hold <= 0) return;
+  const ms = hold;
+  hold = 0;
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** a barrier's synchronisation in the trace: IN_ALLSYNC + 4 · OUT_ALLSYNC (SYNC_MODES) */
@@ -267,7 +306,7 @@ function waitArrived(r: Rank, p: number): void {
   r.until(() => {
     while (next < T && r.word(next, ARRIVE) >= p) next++;
     return next === T;
-  }, 'barrier', () => `waits at ${r.op} (phase ${p}) for ${missing(r, (t) => r.word(t, ARRIVE) >= p)}`);
+  }, 'barrier', () => `waits at ${r.op} (phase ${p - startPhases}) for ${missing(r, (t) => r.word(t, ARRIVE) >= p)}`);
 }
 
 /** "rank 3", "ranks 1, 2 (of which 2 has returned)" … */
