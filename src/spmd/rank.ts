@@ -155,7 +155,7 @@ export class Rank {
       Atomics.sub(b, SLEEPERS, 1);
       if (cond()) break;
     }
-    if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), `${this.op} at ${this.site()}`);
+    if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), this.op === 'start' ? 'the start of the program' : `${this.op} at ${this.site()}`);
   }
 
   // ------------------------------------------------------------------ the node's system thread
