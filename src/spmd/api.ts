@@ -172,7 +172,7 @@ export class SharedArray<A extends ElemArray = ElemArray> {
   private remotePut(t: number, j: number, from: ElemArray): void {
     const bytes = new Uint8Array(from.byteLength);
     bytes.set(new Uint8Array(from.buffer, from.byteOffset, from.byteLength));
-    this.r.call({ k: 'put', id: 0, arr: this.id, owner: t, local: j, bytes }, 'request', `${this.r.op} to rank ${t}`);
+    this.r.putAsync({ k: 'put', id: 0, arr: this.id, owner: t, local: j, bytes });
   }
 }
 
@@ -197,14 +197,16 @@ export function memcpy(dst: SharedArray, di: number, src: SharedArray, si: numbe
 }
 
 /**
- * Complete this rank's puts before what follows. Puts and memputs here return once their data are
- * in place (remote ones acknowledged), so there is nothing left to wait for; the call marks the
- * point in the trace as UPC's upc_fence does.
+ * Complete this rank's puts before what follows (UPC's upc_fence): a put to another node returns
+ * once sent, and here the rank waits for every acknowledgement. Barriers, notify, unlock and the
+ * collectives complete them too.
  */
 export function fence(): void {
   const r = runtime();
   r.op = 'fence';
-  if (r.trace) { r.enter('fence'); r.exit('fence'); }
+  if (r.trace) r.enter('fence');
+  r.completePuts();
+  if (r.trace) r.exit('fence');
 }
 
 /**
@@ -232,6 +234,7 @@ export function notify(): void {
   if (notified) throw r.fail('notify twice without a wait between');
   notified = true;
   if (r.trace) r.enter('notify');
+  r.completePuts();
   r.setWords(ARRIVE, ++phase);
   if (r.trace) r.cexit('notify', -1, BARRIER_SYNC, 0, 0);
 }
@@ -254,6 +257,7 @@ export function barrier(): void {
   r.op = 'barrier';
   if (notified) throw r.fail('barrier between a notify and its wait');
   if (r.trace) r.enter('barrier');
+  r.completePuts();
   r.setWords(ARRIVE, ++phase);
   waitArrived(r, phase);
   leaving();
@@ -384,8 +388,11 @@ export function unlock(l: Lock): void {
     const h = r.nodeOf(l.home) === r.node ? (Atomics.load(r.board, w) & ~WAITERS) - 1 : -1;
     throw r.fail(`lock ${l.id} is not held by this rank${h >= 0 ? ` (rank ${h} holds it)` : ''}`);
   }
+  if (r.trace) r.enter('unlock');
+  // what this rank wrote under the lock is in place before the next holder can read it
+  r.completePuts();
   held.delete(l.id);
-  if (r.trace) { r.enter('unlock'); r.trace.spmdRlock(r.now(), r.rank, l.id); }
+  if (r.trace) r.trace.spmdRlock(r.now(), r.rank, l.id);
   if (r.nodeOf(l.home) === r.node) {
     if (Atomics.compareExchange(r.board, w, r.rank + 1, 0) !== r.rank + 1) r.post({ k: 'unlock', id: 0, lock: l.id }); // other nodes queue: the node hands it over
     else bump(r.board);
@@ -402,6 +409,7 @@ let collectives = 0;
 
 /** @internal the next collective operation's number on this rank; its kind is recorded for the mismatch check */
 export function enterCollective(r: Rank, kind: number): number {
+  r.completePuts();
   const k = ++collectives;
   r.setWords(CKIND + (k % KIND_RING), kind, CENTRY, k);
   return k;
@@ -423,6 +431,7 @@ export function awaitExit(r: Rank, t: number, k: number): void {
 
 /** @internal */
 export function exitCollective(r: Rank, k: number): void {
+  r.completePuts();
   r.setWords(CEXIT, k);
 }
 
