@@ -1,4 +1,4 @@
-// Wait at barrier: rank 3 computes `delay` ms longer than the others before a barrier.
+// Wait at barrier: rank 3 reaches a barrier `delay` ms after the others (busy elsewhere meanwhile).
 import { MYTHREAD, barrier } from 'luna-ts/spmd';
 import { idleUntil, injection, startLine } from './inject.js';
 
