@@ -46,7 +46,7 @@ export const CASES: Case[] = [
   { id: 'matmul.t1', program: 'matmul', args: [1600, 10], at: { ranks: 1, threads: 1 }, figures: [{ key: 'matmul.t1.s', metric: 'spanMs', scale: 1 / 1000, unit: 's', label: 'matmul 1600 in 10×10 blocks, 1 thread' }] },
   { id: 'matmul.t2', program: 'matmul', args: [1600, 10], at: { ranks: 1, threads: 2 }, figures: [{ key: 'matmul.t2.s', metric: 'spanMs', scale: 1 / 1000, unit: 's', label: 'matmul 1600 in 10×10 blocks, 2 threads' }] },
   { id: 'stencil2k.t1', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 1 }, figures: [us('stencil2k.t1', 'usPerTask', 4000, 'stencil_1d width 2, 2 000 steps, empty kernel, 1 thread, µs per task')] },
-  { id: 'stencil2k.t2', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 2 }, figures: [us('stencil2k.t2', 'usPerTask', 4000, 'the same, 2 threads')] },
+  { id: 'stencil2k.t2', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 2 }, figures: [us('stencil2k.t2', 'usPerTask', 4000, 'stencil_1d width 2, 2 000 steps, empty kernel, 2 threads, µs per task')] },
   { id: 'pingpong', program: 'pingpong', args: [20_000, 8], at: { ranks: 2, threads: 1 }, figures: [us('pingpong', 'usPerStep', 20_000, 'pingpong across 2 processes, µs per step')] },
 ];
 
@@ -68,7 +68,7 @@ type SystemName = 'original' | 'lunaTs';
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const home = originalHome();
   if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for wall time and peak memory: apt-get install time`);
-  const reps = ctx.quick ? 1 : Math.max(ctx.reps, 3);
+  const reps = ctx.quick ? 1 : ctx.reps;
   const chosen = process.env.BENCH_ORIGINAL_ROWS?.split(',').map((x) => x.trim()).filter(Boolean);
   const ids = [...CASES.map((c) => c.id), ...METG_PLACEMENTS.map(metgId)];
   for (const x of chosen ?? []) if (!ids.includes(x)) throw new Error(`BENCH_ORIGINAL_ROWS: no row ${x} (rows: ${ids.join(', ')})`);

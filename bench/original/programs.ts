@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prog, ROOT } from '../common.js';
 import { generate, ucodesCpp } from '../taskbench/generate.js';
-import { graph, type Pattern } from '../taskbench/patterns.js';
+import { deps, graph, type Graph, type Pattern } from '../taskbench/patterns.js';
 import { SPAN_CPP } from './spans.js';
 
 export type ProgramName = 'empty' | 'chain' | 'chains' | 'pingpong' | 'matmul' | 'stencil';
@@ -82,6 +82,11 @@ void c_report(int n, int nb, const InputDF &count) { luna_span_end(); if (count.
 }
 `;
 
+/** Whether a step's tasks wait for the previous step's (otherwise a check may run before other tasks end). */
+function hasDependences(g: Graph): boolean {
+  return g.steps > 1 && Array.from({ length: g.width }, (_, x) => deps(g, 1, x).length).some((n) => n > 0);
+}
+
 /**
  * A Task Bench graph of `width` points and `steps` steps with its C++ kernels (the METG
  * harness's, bench/taskbench/generate.ts), marked for the span; `nodes` > 1 places column x on
@@ -93,7 +98,7 @@ export function writeTaskBench(dir: string, pattern: Pattern, width: number, ste
   const g = graph(pattern, width, steps);
   const { program, arities } = generate(g, { nodes });
   writeFileSync(join(sub, 'p.fa'), program);
-  writeFileSync(join(sub, 'ucodes.cpp'), ucodesCpp(arities, { span: SPAN_CPP }));
+  writeFileSync(join(sub, 'ucodes.cpp'), ucodesCpp(arities, { span: SPAN_CPP, endInTasks: !hasDependences(g) }));
   return { fa: join(sub, 'p.fa'), tasks: width * steps };
 }
 
