@@ -168,7 +168,8 @@ async function metgRows(ctx: Ctx, placements: Placement[], e: MetgEnv): Promise<
         lunaTs: async (iters: number) => (await runLunaTs(fa, at, [METG_STEPS, iters], { warmStart: true, timeoutMs: 120_000 })).spanMs,
       });
       // the kernel's speed (the same g++ -O3 code on both): one luna-ts run of the trivial graph
-      const probeK = 10;
+      // at tasks long enough (~0.5 ms) for the runtime's cost per task not to count
+      const probeK = 14;
       const probe = (await systems(trivial.fa).lunaTs!(2 ** probeK));
       const usPerIter = (probe * 1000 * cores) / (trivial.tasks * 2 ** probeK);
       const peakK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIter)));
