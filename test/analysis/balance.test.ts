@@ -11,7 +11,7 @@ import { balance, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
-import { replayGraph } from '../../src/analysis/sim/placement.js';
+import { replayPlacement } from '../../src/analysis/sim/placement.js';
 import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
 
 const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });
@@ -103,15 +103,15 @@ test('the lower bound: max(total work / lanes, the longest dependent chain)', ()
 test('the simulator replays a placement: lanes, dependences, transfers across nodes, DF owners', () => {
   // 0 (2) → 1 (3); 2 (4) independent
   const g = { n: 3, duration: [2, 3, 4], release: [0, 0, 0], depStart: [0, 0, 1, 1], depFrom: [0], depDf: [0], dfBytes: [100] };
-  const one = replayGraph(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
+  const one = replayPlacement(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
   assert.equal(one.makespan, 9, 'one lane: 2 + 4 + 3 (ready order: 0 and 2, then 1)');
-  const two = replayGraph(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], transferNs: () => 10 });
+  const two = replayPlacement(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], transferNs: () => 10 });
   assert.equal(two.makespan, 15, '1 waits for the transfer: 2 + 10 + 3');
   assert.deepEqual(Array.from(two.busy), [6, 3]);
   assert.equal(two.bytesMoved, 100);
-  const viaOwner = replayGraph(g, { nodes: 3, lanes: 1, node: [0, 1, 0], dfOwner: [2], transferNs: () => 10 });
+  const viaOwner = replayPlacement(g, { nodes: 3, lanes: 1, node: [0, 1, 0], dfOwner: [2], transferNs: () => 10 });
   assert.equal(viaOwner.makespan, 25, 'posted to its owner, node 2, then fetched: two hops');
-  const lanes = replayGraph(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
+  const lanes = replayPlacement(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
   assert.equal(lanes.makespan, 5, 'two lanes: 0 then 1 beside 2');
 });
 

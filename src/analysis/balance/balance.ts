@@ -13,7 +13,7 @@
 //           that applied the first therefore never undoes its gain by prediction.
 // DFs written by atomic CFs follow their writers (dfs: 'follow'), so a moved CF's outputs are
 // not posted back to where they lived (node 0 for DFs without a map rule).
-import { replayGraph, type ReplayGraph, type ReplayResult } from '../sim/placement.js';
+import { replayPlacement, type PlacementGraph, type PlacementResult } from '../sim/placement.js';
 import { edgesOf, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
 import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
@@ -65,7 +65,7 @@ export interface BalanceOptions {
 export interface LoadStats { perNode: number[]; min: number; mean: number; max: number; maxOverAvg: number }
 
 /** What the simulator's replay predicts for a placement. */
-export type Prediction = ReplayResult;
+export type Prediction = PlacementResult;
 
 export interface BalanceResult {
   strategy: Strategy;
@@ -115,7 +115,7 @@ function statsOf(perNode: number[]): LoadStats {
  * are released when they were created. (With CPU-time weights the traced clock is not the
  * replay's: on a busy machine creation times stretch with everything else.)
  */
-export function replayGraphOf(p: Profile, releaseAtCreation: boolean): ReplayGraph {
+export function replayGraphOf(p: Profile, releaseAtCreation: boolean): PlacementGraph {
   const duration = new Float64Array(p.n), release = new Float64Array(p.n);
   for (let c = 0; c < p.n; c++) {
     duration[c] = Math.max(0, p.finish[c]! - p.start[c]!);
@@ -126,7 +126,7 @@ export function replayGraphOf(p: Profile, releaseAtCreation: boolean): ReplayGra
 
 /** A predictor of placements for one profile (the graph and transfer model built once). */
 export class Predictor {
-  private readonly g: ReplayGraph;
+  private readonly g: PlacementGraph;
   constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean) {
     this.g = replayGraphOf(p, releaseAtCreation);
   }
@@ -134,7 +134,7 @@ export class Predictor {
   /** `dfOwner`: per DF its owner (-1: its writer's node). */
   predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
     const t = this.transfer;
-    return replayGraph(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
+    return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
   }
 }
 

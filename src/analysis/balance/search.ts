@@ -4,7 +4,7 @@
 // each quantum's load, but a pipelined program (test_3's conveyor) is held back by the order its
 // CFs can run in, which only a replay of the graph sees. Bounded by a time budget: each try is a
 // replay of the whole graph.
-import type { ReplayResult as Prediction } from '../sim/placement.js';
+import type { PlacementResult as Prediction } from '../sim/placement.js';
 
 export interface SearchOptions {
   /** time to spend, ms */
