@@ -9,6 +9,7 @@ import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
 import { balance, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
+import { checkLoads, placementOf, weightOf } from '../../src/analysis/balance/validate.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
 import { replayPlacement } from '../../src/analysis/sim/placement.js';
@@ -187,4 +188,30 @@ test('communication-aware: a move must pay for the transfers it adds; writers of
   const lone = profile([[0, 0, 10e6], [0, 0, 8e6]], [], [[0, 8, 0]]);
   assert.deepEqual(Array.from(pinned(lone)), [1, 0], 'CF 0 writes a DF no CF reads (a loop bound, say)');
   assert.deepEqual(Array.from(balance(lone, { strategy: 'seed', quantum: 10e6, guard: false }).next), [0, 1]);
+});
+
+test('predicted against measured load: the error split into placement (exact) and the drift of the same CFs\' durations', () => {
+  // traced: 4 CFs of 10 ms on node 0; placed: 1_2_0 and 1_3_0 on node 1
+  const before = profile([[0, 0, 10e6], [0, 10e6, 20e6], [0, 20e6, 30e6], [0, 30e6, 40e6]]);
+  const next = Int32Array.from([0, 0, 1, 1]);
+  assert.deepEqual(Array.from(placementOf(before, { '1_2_0': 1, '1_3_0': 1 }, 2)), [0, 0, 1, 1], 'the file\'s entries, the rest where they ran');
+  // the next run: as placed, node 0's CFs took 12 ms each (drift 1.2), node 1's 10 ms
+  const exact = checkLoads(before, next, profile([[0, 0, 12e6], [0, 12e6, 24e6], [1, 0, 10e6], [1, 10e6, 20e6]]), 2, 'cpu');
+  assert.deepEqual([exact.predictedCfs, exact.measuredCfs, exact.misplaced, exact.unmatched, exact.missing], [[2, 2], [2, 2], 0, 0, 0]);
+  assert.deepEqual(exact.placedNs, exact.predictedNs, 'every CF where it was placed: the traced load per node is the prediction');
+  assert.deepEqual(exact.placementError, [0, 0]);
+  close(exact.drift, [1.2, 1]);
+  close(exact.error, [+(4 / 24).toFixed(9), 0]);
+  // one CF ran on node 0 against the file, and the run had a CF the profile did not hold
+  const off = profile([[0, 0, 10e6], [0, 10e6, 20e6], [0, 20e6, 30e6], [1, 0, 10e6], [1, 10e6, 15e6]]);
+  off.gid[4] = '9_0_0';
+  const c = checkLoads(before, next, off, 2, 'cpu');
+  assert.deepEqual([c.predictedCfs, c.measuredCfs, c.misplaced, c.unmatched, c.missing], [[2, 2], [3, 2], 1, 1, 0]);
+  assert.deepEqual(c.placedNs, [30e6, 10e6]);
+  close(c.placementError, [0.5, 1]);
+  // CPU-time weights: a CF's CPU time, at most its wall time (as the step weighs it)
+  const slow = profile([[0, 0, 20e6]]);
+  slow.cpu[0] = 5e6;
+  assert.equal(weightOf(slow, 0, 'cpu'), 5e6);
+  assert.equal(weightOf(slow, 0, 'wall'), 20e6);
 });
