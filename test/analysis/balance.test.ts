@@ -208,7 +208,7 @@ test('predicted against measured load: the error split into placement (exact) an
   const c = checkLoads(before, next, off, 2, 'cpu');
   assert.deepEqual([c.predictedCfs, c.measuredCfs, c.misplaced, c.unmatched, c.missing], [[2, 2], [3, 2], 1, 1, 0]);
   assert.deepEqual(c.placedNs, [30e6, 10e6]);
-  close(c.placementError, [0.5, 1]);
+  close(c.placementError, [+(1 / 3).toFixed(9), 1], 'predicted 20 | 20 against 30 | 10 ms of traced load');
   // CPU-time weights: a CF's CPU time, at most its wall time (as the step weighs it)
   const slow = profile([[0, 0, 20e6]]);
   slow.cpu[0] = 5e6;
