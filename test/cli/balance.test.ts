@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 import { readProfile } from '../../src/analysis/balance/profile.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
+import { weightsOf } from '../../src/analysis/balance/weights.js';
 import type { Distribution } from '../../src/runtime/policy/distribution-file.js';
 import { PLACES } from '../runtime/places.js';
 
@@ -60,14 +61,14 @@ test('the whole loop on a real 2-node program: trace → luna balance → luna r
     // +LBSim's check: every CF ran where the step placed it, so the traced load of what each node
     // ran is the predicted load exactly; what the next run measured differs only by the drift of
     // the same CFs' CPU times (the machine's: printed, not asserted)
-    const chk = checkLoads(p1, placementOf(p1, d1.cfs, 2), p2, 2, summary.weights);
+    const chk = checkLoads(p1, weightsOf(p1, summary.weights, true), placementOf(p1, d1.cfs, 2), p2, 2, summary.weights);
     assert.deepEqual([chk.misplaced, chk.unmatched, chk.missing], [0, 0, 0], JSON.stringify(chk));
     assert.deepEqual(chk.measuredCfs, chk.predictedCfs, 'fragments per node as predicted');
     for (let m = 0; m < 2; m++) {
       assert.ok(Math.abs(chk.placedNs[m]! - chk.predictedNs[m]!) <= 1e-9 * chk.predictedNs[m]!, `node ${m}: ${chk.placedNs[m]} against ${chk.predictedNs[m]}`);
       assert.ok(Math.abs(chk.predictedNs[m]! - summary.after.perNode[m]!) <= 1e-6 * summary.after.perNode[m]!, `node ${m}: the step's predicted load ${summary.after.perNode[m]} is the traced load of what it placed there ${chk.predictedNs[m]}`);
     }
-    t.diagnostic(`predicted ${chk.predictedNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, measured ${chk.measuredNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, drift ${chk.drift.map((x) => x.toFixed(2)).join(' / ')}`);
+    t.diagnostic(`predicted ${chk.predictedNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, measured ${chk.measuredNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, drift ${chk.drift.map((x) => x.toFixed(2)).join(' / ')}, share error ${chk.shareError.map((x) => `${(100 * x).toFixed(1)} %`).join(' / ')}`);
     const busy1 = p2.gid.reduce((a, _, i) => a + (p2.node[i] === 1 ? p2.finish[i]! - p2.start[i]! : 0), 0);
     assert.ok(busy1 > 0, 'node 1 worked this time');
     // the next step on the applied run: it keeps the first file's placements

@@ -20,6 +20,7 @@ import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
 import { searchPlacement } from './search.js';
+import { weightsOf, withDurations } from './weights.js';
 
 export const STRATEGIES = ['seed', 'refine', 'greedy'] as const;
 export type Strategy = typeof STRATEGIES[number];
@@ -58,6 +59,8 @@ export interface BalanceOptions {
    * processes held its core (a test_1 trace under load: 182 ms of wall time, 25 ms of CPU).
    */
   weights?: 'wall' | 'cpu';
+  /** a CF weighs the median of its class (same code, same bytes read and written), not its own measurement (default true; weights.ts) */
+  typical?: boolean;
   margin?: number;
 }
 
@@ -70,6 +73,9 @@ export type Prediction = PlacementResult;
 export interface BalanceResult {
   strategy: Strategy;
   weights: 'wall' | 'cpu';
+  typical: boolean;
+  /** each CF's weight (its duration in the predictions), ns */
+  weight: Float64Array;
   nodes: number;
   lanes: number;
   /** the quantum used (seed), ns; the sweep's predicted makespans when automatic */
@@ -138,15 +144,11 @@ export class Predictor {
   }
 }
 
-/** The profile with each CF's execution interval cut to its CPU time ([t_b, t_b + cpu]). */
-export function cpuWeighted(p: Profile): Profile {
-  return { ...p, finish: Float64Array.from(p.start, (s, c) => s + Math.max(0, Math.min(p.cpu[c]!, p.finish[c]! - s))) };
-}
-
 export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult {
   const strategy = o.strategy ?? 'seed';
-  const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall');
-  const p = weights === 'cpu' ? cpuWeighted(traced) : traced;
+  const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall'), typical = o.typical ?? true;
+  const weight = weightsOf(traced, weights, typical);
+  const p = withDurations(traced, weight);
   const nodes = o.nodes ?? p.nodes, lanes = o.lanes ?? p.threads;
   if (!(Number.isInteger(nodes) && nodes >= 1)) throw new RangeError(`nodes must be a positive integer, got ${nodes}`);
   const guard = o.guard ?? true, comm = o.comm ?? true, dfMode = o.dfs ?? 'follow', margin = o.margin ?? GUARD_MARGIN;
@@ -158,7 +160,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
   const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
-  const weighted = { n: p.n, weight: Float64Array.from({ length: p.n }, (_, c) => p.finish[c]! - p.start[c]!) };
+  const weighted = { n: p.n, weight };
   const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
   const predict = (node: ArrayLike<number>, owners: ArrayLike<number>): Prediction => {
@@ -251,7 +253,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     }
   }
   return {
-    strategy, weights, nodes, lanes, quantumNs, sweep, current, next, dfNext,
+    strategy, weights, typical, weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
     moved: countMoved(next, current), searched, dfsPlaced, decision, reason,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, timeMs: time, warnings,

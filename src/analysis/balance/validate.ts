@@ -5,10 +5,10 @@
 //     (another program or size) and CFs the next run did not run. Exact: the traced weight of
 //     the CFs each node ran must equal the prediction to the last nanosecond when every CF ran
 //     where it was placed;
-//   - duration drift: the same CFs took another time in the next run (a shared machine's CPU
-//     time stretches with what else runs: a fixed loop here measured 35–54 ms of thread CPU time
-//     from one repetition to the next under load).
+//   - duration drift: the same CFs took another time in the next run than the step weighed them
+//     (a shared machine's CPU time stretches with what else runs; weights.ts).
 import type { Profile } from './profile.js';
+import { weightOf } from './weights.js';
 
 export interface LoadCheck {
   nodes: number;
@@ -32,23 +32,20 @@ export interface LoadCheck {
   error: number[];
   placementError: number[];
   driftError: number[];
-}
-
-/** A CF's weight as the step weighs it: its CPU time (at most its wall time), or its wall time. */
-export function weightOf(p: Profile, c: number, weights: 'wall' | 'cpu'): number {
-  const wall = Math.max(0, p.finish[c]! - p.start[c]!);
-  return weights === 'cpu' ? Math.min(p.cpu[c]!, wall) : wall;
+  /** per node: the error of its share of the total load (what a uniform drift — the whole machine slower — leaves) */
+  shareError: number[];
 }
 
 /**
- * Compare the placement `next` of the CFs of `before` (node per CF) with the run `after` that
- * applied it, node by node (nodes beyond `nodes` fold onto k mod nodes, as the step does).
+ * Compare the placement `next` of the CFs of `before` (node per CF), each weighing `weight` (the
+ * step's: BalanceResult.weight), with the run `after` that applied it, whose CFs weigh their own
+ * measurement, node by node (nodes beyond `nodes` fold onto k mod nodes, as the step does).
  */
-export function checkLoads(before: Profile, next: ArrayLike<number>, after: Profile, nodes: number, weights: 'wall' | 'cpu'): LoadCheck {
+export function checkLoads(before: Profile, weight: ArrayLike<number>, next: ArrayLike<number>, after: Profile, nodes: number, weights: 'wall' | 'cpu'): LoadCheck {
   const zero = (): number[] => new Array<number>(nodes).fill(0);
   const predictedCfs = zero(), measuredCfs = zero(), predictedNs = zero(), placedNs = zero(), measuredNs = zero();
   const traced = zero(), same = zero();
-  for (let c = 0; c < before.n; c++) { predictedCfs[next[c]!]++; predictedNs[next[c]!] += weightOf(before, c, weights); }
+  for (let c = 0; c < before.n; c++) { predictedCfs[next[c]!]++; predictedNs[next[c]!] += weight[c]!; }
   const row = new Map<string, number>();
   for (let c = 0; c < before.n; c++) row.set(before.gid[c]!, c);
   const ran = new Uint8Array(before.n);
@@ -60,7 +57,7 @@ export function checkLoads(before: Profile, next: ArrayLike<number>, after: Prof
     if (c === undefined || ran[c]) { unmatched++; continue; }
     ran[c] = 1;
     if (next[c] !== m) misplaced++;
-    const t = weightOf(before, c, weights);
+    const t = weight[c]!;
     placedNs[m] += t; traced[m] += t; same[m] += w;
   }
   let missing = 0;
@@ -72,7 +69,12 @@ export function checkLoads(before: Profile, next: ArrayLike<number>, after: Prof
     error: predictedNs.map((x, m) => rel(x, measuredNs[m]!)),
     placementError: predictedNs.map((x, m) => rel(x, placedNs[m]!)),
     driftError: placedNs.map((x, m) => rel(x, measuredNs[m]!)),
+    shareError: predictedNs.map((x, m) => rel(x / sum(predictedNs), measuredNs[m]! / sum(measuredNs))),
   };
+}
+
+function sum(xs: number[]): number {
+  return xs.reduce((a, b) => a + b, 0) || 1;
 }
 
 /** The placement a distribution file gives the CFs of a profile: the file's entries, the rest where they ran. */
