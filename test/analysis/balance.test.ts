@@ -14,6 +14,7 @@ import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
 import { replayPlacement } from '../../src/analysis/sim/placement.js';
+import { heaviestChains, searchPlacement } from '../../src/analysis/balance/search.js';
 import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
 
 const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });
@@ -239,4 +240,23 @@ test('typical weights: a CF weighs the median of its class (same code, same byte
   assert.equal(typical.typical, true);
   assert.deepEqual(typical.after.perNode, [12e6, 11e6]);
   assert.deepEqual(Array.from(typical.next), [1, 1, 1, 1, 1, 1, 0]);
+});
+
+test('the local search moves segments of a chain where every single move loses', () => {
+  // two chains of 4 CFs of 10 ms on node 0 (0→1→2→3, 4→5→6→7), each link a DF whose transfer takes 100 ms
+  const deps: [number, number][] = [[1, 0], [2, 1], [3, 2], [5, 4], [6, 5], [7, 6]];
+  const depStart = [0, 0, 1, 2, 3, 3, 4, 5, 6];
+  const g = { n: 8, duration: new Array<number>(8).fill(10), release: new Array<number>(8).fill(0), depStart, depFrom: deps.map((d) => d[1]), depDf: deps.map((_, i) => i), dfBytes: new Array<number>(6).fill(1000) };
+  const predict = (node: Int32Array) => replayPlacement(g, { nodes: 2, lanes: 1, node, dfOwner: new Array<number>(6).fill(-1), transferNs: () => 100 });
+  assert.deepEqual(Array.from(heaviestChains(g)), [1, 2, 3, -1, 5, 6, 7, -1]);
+  const single = new Int32Array(8);
+  const s = searchPlacement(single, g.duration, undefined, 2, predict, { budgetMs: 5000, tries: 8 });
+  assert.equal(s.moves, 0, 'one CF away from its chain adds two 100 ms transfers');
+  assert.equal(s.pred.makespan, 80);
+  const node = new Int32Array(8);
+  const r = searchPlacement(node, g.duration, undefined, 2, predict, { budgetMs: 5000, tries: 8, chain: heaviestChains(g) });
+  assert.equal(r.pred.makespan, 40, 'a whole chain moves: 40 | 40');
+  assert.equal(r.moves, 4);
+  assert.equal(new Set(Array.from(node.slice(0, 4))).size, 1, 'chain 0→3 stays together');
+  assert.equal(new Set(Array.from(node.slice(4))).size, 1, 'chain 4→7 stays together');
 });

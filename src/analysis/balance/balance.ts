@@ -19,7 +19,7 @@ import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
-import { searchPlacement } from './search.js';
+import { heaviestChains, searchPlacement } from './search.js';
 import { weightsOf, withDurations } from './weights.js';
 
 export const STRATEGIES = ['seed', 'refine', 'greedy'] as const;
@@ -219,7 +219,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   let searched = 0;
   if ((o.search ?? p.n <= SEARCH_MAX_CFS) && nodes > 1) {
     const t1 = performance.now();
-    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_BUDGET_MS, tries: SEARCH_TRIES }).moves;
+    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_BUDGET_MS, tries: SEARCH_TRIES, chain: heaviestChains(p) }).moves;
     time.search = performance.now() - t1;
   }
 
