@@ -27,23 +27,33 @@ export function weightsOf(p: Profile, weights: 'wall' | 'cpu', typical: boolean)
 export function typicalWeights(p: Profile, own: ArrayLike<number>): Float64Array {
   const written = new Float64Array(p.n);
   for (let d = 0; d < p.dfs; d++) if (p.dfWriter[d]! >= 0) written[p.dfWriter[d]!] += p.dfBytes[d]!;
-  const classes = new Map<string, number[]>();
-  const key: string[] = new Array<string>(p.n);
+  // class of each CF by nested maps (no key string per CF: 10^6 CFs)
+  const byCode = new Map<number, Map<number, Map<number, number>>>();
+  const cls = new Int32Array(p.n);
+  let classes = 0;
   for (let c = 0; c < p.n; c++) {
     let read = 0;
     for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) read += p.dfBytes[p.depDf[k]!]!;
-    const kk = `${p.code[c]}:${read}:${written[c]}`;
-    key[c] = kk;
-    const members = classes.get(kk);
-    if (members) members.push(own[c]!); else classes.set(kk, [own[c]!]);
+    let byRead = byCode.get(p.code[c]!);
+    if (!byRead) byCode.set(p.code[c]!, byRead = new Map());
+    let byWritten = byRead.get(read);
+    if (!byWritten) byRead.set(read, byWritten = new Map());
+    let k = byWritten.get(written[c]!);
+    if (k === undefined) byWritten.set(written[c]!, k = classes++);
+    cls[c] = k;
   }
-  const median = new Map<string, number>();
-  for (const [kk, xs] of classes) {
-    xs.sort((a, b) => a - b);
-    const h = xs.length >> 1;
-    median.set(kk, xs.length % 2 ? xs[h]! : (xs[h - 1]! + xs[h]!) / 2);
+  // members of each class in CSR order, sorted by weight: the median
+  const at = new Int32Array(classes + 1);
+  for (let c = 0; c < p.n; c++) at[cls[c]! + 1]++;
+  for (let k = 0; k < classes; k++) at[k + 1] += at[k]!;
+  const fill = at.slice(0, classes), w = new Float64Array(p.n);
+  for (let c = 0; c < p.n; c++) w[fill[cls[c]!]!++] = own[c]!;
+  const median = new Float64Array(classes);
+  for (let k = 0; k < classes; k++) {
+    const xs = w.subarray(at[k]!, at[k + 1]!).sort(), h = xs.length >> 1;
+    median[k] = xs.length % 2 ? xs[h]! : (xs[h - 1]! + xs[h]!) / 2;
   }
-  return Float64Array.from(key, (kk) => median.get(kk)!);
+  return Float64Array.from(cls, (k) => median[k]!);
 }
 
 /** The profile with each CF's execution interval cut or stretched to its weight ([t_b, t_b + w]). */
