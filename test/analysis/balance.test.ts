@@ -250,11 +250,11 @@ test('the local search moves segments of a chain where every single move loses',
   const predict = (node: Int32Array) => replayPlacement(g, { nodes: 2, lanes: 1, node, dfOwner: new Array<number>(6).fill(-1), transferNs: () => 100 });
   assert.deepEqual(Array.from(heaviestChains(g)), [1, 2, 3, -1, 5, 6, 7, -1]);
   const single = new Int32Array(8);
-  const s = searchPlacement(single, g.duration, undefined, 2, predict, { budgetMs: 5000, tries: 8 });
+  const s = searchPlacement(single, g.duration, undefined, 2, predict, { replays: 1000, budgetMs: 60_000, tries: 8 });
   assert.equal(s.moves, 0, 'one CF away from its chain adds two 100 ms transfers');
   assert.equal(s.pred.makespan, 80);
   const node = new Int32Array(8);
-  const r = searchPlacement(node, g.duration, undefined, 2, predict, { budgetMs: 5000, tries: 8, chain: heaviestChains(g) });
+  const r = searchPlacement(node, g.duration, undefined, 2, predict, { replays: 1000, budgetMs: 60_000, tries: 8, chain: heaviestChains(g) });
   assert.equal(r.pred.makespan, 40, 'a whole chain moves: 40 | 40');
   assert.equal(r.moves, 4);
   assert.equal(new Set(Array.from(node.slice(0, 4))).size, 1, 'chain 0→3 stays together');

@@ -32,8 +32,13 @@ export type Strategy = typeof STRATEGIES[number];
 export const GUARD_MARGIN = 0.02;
 /** Quanta of the automatic sweep: q = t_last / 2^k, k = 0 … AUTO_STEPS − 1. */
 export const AUTO_STEPS = 11;
-/** Local search after the strategy: its budget, and the largest graph it is tried on (a replay of 10^5 CFs takes ~0.1 s). */
-export const SEARCH_BUDGET_MS = 2000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
+/**
+ * Local search after the strategy: its budget in work — replays × (CFs + dependences), so that
+ * the same trace gives the same file on a busy machine and a quiet one (a replay here takes
+ * ~0.4 µs per CF or dependence: 5·10^6 is ~2 s quiet) — a time limit only against a machine
+ * far slower than that, and the largest graph it is tried on.
+ */
+export const SEARCH_WORK = 5_000_000, SEARCH_LIMIT_MS = 20_000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
 
 export interface BalanceOptions {
   strategy?: Strategy;
@@ -219,7 +224,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   let searched = 0;
   if ((o.search ?? p.n <= SEARCH_MAX_CFS) && nodes > 1) {
     const t1 = performance.now();
-    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_BUDGET_MS, tries: SEARCH_TRIES, chain: heaviestChains(p) }).moves;
+    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_LIMIT_MS, replays: Math.max(1, Math.floor(SEARCH_WORK / (p.n + p.depFrom.length))), tries: SEARCH_TRIES, chain: heaviestChains(p) }).moves;
     time.search = performance.now() - t1;
   }
 

@@ -2,8 +2,8 @@
 // the run going longest; its CFs are tried on the least busy nodes, heaviest first, and a move
 // stays only if the predicted end of the run comes sooner. Formula 6 balances each quantum's
 // load, but a pipelined program (test_3's conveyor) is held back by the order its CFs can run in,
-// which only a replay of the graph sees. Bounded by a time budget: each try is a replay of the
-// whole graph.
+// which only a replay of the graph sees. Bounded by a number of replays (each try replays the
+// whole graph).
 //
 // A move takes a CF alone or with its successors along its heaviest output (a segment of the
 // chain its bulk data flows along: a block of test_3 through its sweeps): moving one CF of such
@@ -12,7 +12,9 @@
 import type { PlacementResult as Prediction } from '../sim/placement.js';
 
 export interface SearchOptions {
-  /** time to spend, ms */
+  /** replays to spend (the budget: the same on any machine) */
+  replays: number;
+  /** time limit, ms (against a machine far slower than the budget assumes) */
   budgetMs: number;
   /** starting CFs tried per segment length and source node before giving up on it */
   tries: number;
@@ -26,7 +28,8 @@ export const SEGMENT_MAX = 32;
 /** Improve `node` in place; returns the moves kept and the last prediction. */
 export function searchPlacement(node: Int32Array, weight: ArrayLike<number>, pinned: Uint8Array | undefined, nodes: number, predict: (node: Int32Array) => Prediction, o: SearchOptions): { moves: number; pred: Prediction } {
   const t0 = performance.now();
-  let best = predict(node), moves = 0;
+  let best = predict(node), moves = 0, replays = 1;
+  const spent = (): boolean => replays >= o.replays || performance.now() - t0 > o.budgetMs;
   const order = Int32Array.from({ length: node.length }, (_, c) => c).sort((a, b) => weight[b]! - weight[a]! || a - b);
   const lengths: number[] = [1];
   if (o.chain) for (let L = 2; L <= SEGMENT_MAX; L *= 2) lengths.push(L);
@@ -38,7 +41,7 @@ export function searchPlacement(node: Int32Array, weight: ArrayLike<number>, pin
     return seg.length;
   };
   for (;;) {
-    if (performance.now() - t0 > o.budgetMs) break;
+    if (spent()) break;
     // the node whose last CF ends last, and the nodes by how little they work
     const end = new Float64Array(nodes);
     for (let c = 0; c < node.length; c++) if (best.finish[c]! > end[node[c]!]!) end[node[c]!] = best.finish[c]!;
@@ -57,12 +60,13 @@ export function searchPlacement(node: Int32Array, weight: ArrayLike<number>, pin
         for (const dst of dsts) {
           for (const x of seg) node[x] = dst;
           const r = predict(node);
+          replays++;
           if (r.makespan < best.makespan * (1 - 1e-4)) { best = r; moves += seg.length; found = true; break; }
           for (const x of seg) node[x] = src;
         }
-        if (performance.now() - t0 > o.budgetMs) break;
+        if (spent()) break;
       }
-      if (found) break;
+      if (found || spent()) break;
     }
     if (!found) break;
   }
