@@ -126,7 +126,10 @@ test('luna balance: bad options and files are refused (exit 2); a directory that
     assert.match(notTrace.stderr, /no trace directory nowhere/);
     const ok = await luna(['balance', 't', '--strategy', 'refine', '--nodes', '3'], dir);
     assert.equal(ok.status, 0, explain(ok));
-    assert.match(ok.stdout, /strategy refine \(CPU-time weights\), 3 node\(s\)/);
+    assert.match(ok.stdout, /strategy refine \(CPU-time weights, the median of each class\), 3 node\(s\)/);
+    const own = await luna(['balance', 't', '--strategy', 'refine', '--no-typical', '-o', 'own.json'], dir);
+    assert.equal(own.status, 0, explain(own));
+    assert.match(own.stdout, /strategy refine \(CPU-time weights\), 1 node\(s\)/, '--no-typical: each fragment its own measurement');
     assert.match(ok.stdout, /load\/node +min +mean +max +max\/avg/);
     assert.match(ok.stdout, /time {7}strategy [\d.]+ ms/);
     const d = JSON.parse(readFileSync(join(dir, 'distribution.json'), 'utf8')) as Distribution;
