@@ -40,6 +40,17 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start, r);
       continue;
     }
+    const first = an.rankFirst ? an.rankFirst[slot]! : NaN, last = an.rankLast ? an.rankLast[slot]! : NaN;
+    if (first >= a && last <= tEnd) {
+      // an SPMD rank: its program from its first to its last operation is U, less the waits in
+      // it (W); before and after, S (the program not started, or returned), less waits there
+      const c = an.carveIdle(slot, a, tEnd, first, last, last, null, null);
+      const u = last - first - c[1]!, w = c[4]!, s0 = first - a - c[0]!, s1 = tEnd - last - c[3]!;
+      an.add(F_U, u, slot, first, last, null, null); an.kireev[F_U] += u;
+      an.add(F_S, s0, slot, a, first, null, null); an.add(F_S, s1, slot, last, tEnd, null, null);
+      an.kireev[F_S] += s0 + s1; an.kireev[F_W] += w; an.sTail += s0 + s1;
+      continue;
+    }
     if (tEnd > a) {
       // the tail is S but for the waits outside any CF in it (an SPMD rank at its last barrier)
       const w = an.carveIdle(slot, a, tEnd, tEnd, tEnd, tEnd, null, null)[4]!;
