@@ -15,7 +15,7 @@ import type { DfRec, Fragment, Wait } from '../../trace/model/records.js';
 import { KeyedRows, Series, TopK, addTo } from './accum.js';
 import { PathNode } from './critical.js';
 import { History } from './litvinov.js';
-import { RunGraph } from '../sim/replay.js';
+import { RunGraph } from '../sim/run-graph.js';
 import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 

@@ -3,7 +3,7 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
-import { replay } from '../sim/replay.js';
+import { replay } from '../sim/run-graph.js';
 import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { RunStatus } from '../../trace/schema.js';
@@ -216,7 +216,7 @@ function unblamedStarvation(an: SlowAnalyzer, S: number): Culprit[] {
 const PREDICT_FROM = 0.1;
 
 /**
- * Replays of the run's graph (sim/replay.ts) for the options advice may offer: critical-path
+ * Replays of the run's graph (sim/run-graph.ts) for the options advice may offer: critical-path
  * order, fewer worker threads. Only when starvation or idle workers make them worth offering.
  */
 function predict(an: SlowAnalyzer, t: Slou, tTotal: number, cpLen: number): { predictions: Predictions | null; predictionsSkipped: string } {
