@@ -31,6 +31,7 @@ import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 import { rawSocketKind } from './raw-socket.js';
 import { measureHandoffs } from './taskbench/handoff.js';
+import { LEVEL, metg, sweepPoints, type Point } from './taskbench/sweep.js';
 
 const STEPS = 1000;
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
@@ -44,8 +45,6 @@ const HANDOFF_TASK_US = 2500;
  * workers, in batches of 8 ms of work (the comparison's override of the policy).
  */
 const BY_MESSAGES = { LUNA_FEED_SLOTS: '0', LUNA_FED_RUN_MS: '8' };
-/** Efficiency of the METG. */
-const LEVEL = 0.5;
 
 interface Config { name: string; nodes: number; threads: number }
 const CONFIGS: Config[] = [
@@ -53,25 +52,7 @@ const CONFIGS: Config[] = [
   { name: '2x1', nodes: 2, threads: 1 },
 ];
 
-export interface Point { iters: number; granularityUs: number; efficiency: number; spanMs: number }
-
-/**
- * METG from points sorted by falling granularity: the interpolated granularity at LEVEL between the
- * last point at or above it and the next one below; `bound` when even the smallest point is above
- * (the METG is at most that), NaN when even the largest is below.
- */
-export function metg(points: Point[], level = LEVEL): { us: number; bound: boolean } {
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i]!;
-    if (p.efficiency >= level) continue;
-    if (i === 0) return { us: NaN, bound: false };
-    const q = points[i - 1]!;
-    const us = p.granularityUs + ((level - p.efficiency) * (q.granularityUs - p.granularityUs)) / (q.efficiency - p.efficiency);
-    return { us, bound: false };
-  }
-  const last = points[points.length - 1];
-  return last ? { us: last.granularityUs, bound: true } : { us: NaN, bound: false };
-}
+export { metg, type Point } from './taskbench/sweep.js';
 
 /** µs per kernel iteration on this thread (best of several, warm). */
 function iterationUs(): number {
@@ -153,15 +134,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       for (const p of pats) {
         await section(ctx, notes, `${p} ${pre}${c.name}`, async () => {
           const prog = progs.get(p)!;
-          const points: Point[] = [];
-          for (let k = peakK - 1; k >= 0; k--) {
-            const iters = 2 ** k;
-            const t = await runAt(c, prog, iters, reps);
-            const efficiency = (prog.tasks * iters * FLOP_PER_ITERATION) / (t.programMs / 1000) / peak;
-            points.push({ iters, granularityUs: (t.programMs * 1000 * cores) / prog.tasks, efficiency, spanMs: t.programMs });
-            ctx.log(`taskbench ${pre}${c.name} ${p}: 2^${k} iterations: ${fmt(points.at(-1)!.granularityUs)} µs per task×core, efficiency ${(efficiency * 100).toFixed(0)} %`);
-            if (efficiency < LEVEL * 0.6) break; // well below: the METG is bracketed
-          }
+          const points = (await sweepPoints({ luna: async (iters: number) => (await runAt(c, prog, iters, reps)).programMs }, {
+            tasks: prog.tasks, cores, fromK: peakK - 1, reps: 1, peak: { luna: peak },
+            onPoint: (_, q) => ctx.log(`taskbench ${pre}${c.name} ${p}: ${q.iters} iterations: ${fmt(q.granularityUs)} µs per task×core, efficiency ${(q.efficiency * 100).toFixed(0)} %`),
+          })).luna;
           const m = metg(points);
           const key = `${pre}${c.name}.${p}.metgUs`;
           f[key] = sig(m.us);
