@@ -5,20 +5,10 @@
 // ones in place and drops the rest, which travel in the leaving array as before.
 import type { DF } from '../../src/ucode/df.js';
 import type { DdaBlock } from '../../src/ucode/dda.js';
-import { arriving, deposit, gather, KernelError, leavingSize, outgoing, push, scatter } from './kernels.js';
+import { guard, arriving, deposit, gather, leavingSize, outgoing, push, scatter } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 import { summarize } from './driver.js';
-
-function guard(f: () => void): void {
-  try {
-    f();
-  } catch (e) {
-    if (!(e instanceof KernelError)) throw e;
-    console.log(`pic3d: FAILED (${e.message})`);
-    throw new Error(`pic3d: ${e.message}`);
-  }
-}
 
 /** The block's particles, copied (the block is rewritten from them). */
 const held = (P: DdaBlock): Float64Array => P.f64().slice();
