@@ -648,6 +648,20 @@ napi_value Call(napi_env env, napi_callback_info info) {
       if (I[4 * i + 3] > 0 && data != nullptr) e->guarded.push_back(Guarded{static_cast<char *>(data), length, static_cast<uint64_t>(I[4 * i + 3]), -1, i});
     } else if (k == 'v' && s.type == LUNA_T_JS) {
       s.ref = i;
+    } else if (k == 'b') {
+      // a dynamic array's block: its memory, with its state in the scratch (native.ts)
+      void *data = nullptr;
+      size_t length = 0;
+      napi_typedarray_type type;
+      if (obj == nullptr || napi_get_typedarray_info(env, obj, &type, &length, &data, nullptr, nullptr) != napi_ok) {
+        throwError(env, "call: parameter " + std::to_string(i + 1) + " is not a block's memory");
+        return nullptr;
+      }
+      s.type = I[4 * i];
+      s.pad = I[4 * i + 2];
+      s.p = data != nullptr ? static_cast<const char *>(data) : reinterpret_cast<const char *>(e->scratch);
+      s.n = length;
+      s.ref = i;
     }
     if (k == 'n') I[4 * i] = LUNA_T_UNSET;
   }

@@ -27,8 +27,19 @@ enum {
   LUNA_T_REAL = 2,
   LUNA_T_STRING = 3,
   LUNA_T_RAW = 4,
-  LUNA_T_JS = 5
+  LUNA_T_JS = 5,
+  /* not a value: a block parameter's state, committed back at the end of the call */
+  LUNA_T_BLOCK = 6
 };
+
+/*
+ * A `block` parameter (a dynamic array's block held by the CF) in its slot: `p` the block's
+ * memory, `n` the memory's length, `d` the block's size in bytes (<= n), `i` its element count,
+ * `pad` the element size, `type` its defragmentation (LUNA_BLOCK_UNORDERED or _ORDERED). The
+ * glue commits the state the ucode left (type LUNA_T_BLOCK; `i` the count, `d` the size, `ref`
+ * the memory host->alloc gave when the block outgrew its own, else -1).
+ */
+enum { LUNA_BLOCK_UNORDERED = 1, LUNA_BLOCK_ORDERED = 2 };
 
 typedef struct luna_slot {
   int32_t type;   /* LUNA_T_* (value and name parameters); unused for int/real/string ones */

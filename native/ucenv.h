@@ -15,6 +15,7 @@
 #define LUNA_UCENV_H
 
 #include <atomic>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +29,7 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <vector>
 #if defined(__GNUC__) || defined(__clang__)
 #include <cxxabi.h>
 #endif
@@ -469,6 +471,152 @@ typedef DF OutputDF;
 /** A DF sharing df's value (the original's copy(df)). */
 inline DF copy(const DF &df) { return DF(df); }
 
+/**
+ * The block of a distributed dynamic array that the CF holds (luna-ts, docs/dda.md), as a `block`
+ * parameter gives it: `extern "C" void c_push(DdaBlock &P, …)` — named as the TypeScript block
+ * is, and not `Block`, which programs use for their own types beside `using namespace
+ * luna::ucenv`. The operations of seed 002 under the TypeScript block's names. The elements are the runtime's shared memory (no copy in or
+ * out). remElement only marks: the marked elements stay readable and counted until the call
+ * ends, when they are removed by the array's defragmentation. A pointer into the block is valid
+ * until resize() or the end of the call.
+ */
+class DdaBlock {
+ public:
+  DdaBlock() noexcept {}
+  DdaBlock(const DdaBlock &) = delete;
+  DdaBlock &operator=(const DdaBlock &) = delete;
+
+  /** n more elements at the end: their address (the memory is not cleared), or nullptr when the block has no room (resize first). */
+  void *addElement(size_t n) {
+    if ((n_ + n) * elsize_ > size_) return nullptr;
+    char *at = p_ + n_ * elsize_;
+    n_ += n;
+    return at;
+  }
+  template <class T>
+  T *addElements(size_t n) { check_item(sizeof(T), "addElements"); return static_cast<T *>(addElement(n)); }
+  /** One element copied from `el` (getElsize() bytes): its address in the block, or nullptr. */
+  void *addElement(const void *el) {
+    void *at = addElement(static_cast<size_t>(1));
+    if (at) std::memcpy(at, el, elsize_);
+    return at;
+  }
+  /** One element copied from a value whose type has exactly the element's size. */
+  template <class T, typename std::enable_if<!std::is_pointer<T>::value && !std::is_integral<T>::value, int>::type = 0>
+  T *addElement(const T &el) {
+    if (sizeof(T) != elsize_) throw Error("addElement of a " + std::to_string(sizeof(T)) + "-byte value on a block of " + std::to_string(elsize_) + "-byte elements");
+    return static_cast<T *>(addElement(static_cast<const void *>(&el)));
+  }
+  /** Marks element idx for removal at the end of the call. */
+  void remElement(size_t idx) {
+    if (idx >= n_) throw Error("remElement(" + std::to_string(idx) + ") of a block of " + std::to_string(n_) + " elements");
+    marked_.push_back(static_cast<uint64_t>(idx));
+  }
+  /**
+   * The block's size in bytes; false (nothing changed) when the live elements would not fit.
+   * Beyond its memory the elements move to new shared memory: pointers taken before are stale.
+   */
+  bool resize(size_t bytes) {
+    if (bytes < n_ * elsize_) return false;
+    if (bytes > mem_) {
+      Buf *b = allocate(bytes);
+      std::memcpy(b->data, p_, n_ * elsize_);
+      if (grown_) release(grown_);
+      grown_ = b;
+      p_ = b->data;
+      mem_ = bytes;
+    }
+    size_ = bytes;
+    return true;
+  }
+  size_t getMaxNumel() const noexcept { return static_cast<size_t>(size_ / elsize_); }
+  size_t getNumel() const noexcept { return static_cast<size_t>(n_); }
+  size_t getMaxSize() const noexcept { return static_cast<size_t>(size_); }
+  size_t getElsize() const noexcept { return elsize_; }
+  /** How many distinct elements are marked for removal. */
+  size_t getMarked() const {
+    std::vector<uint64_t> m(marked_);
+    std::sort(m.begin(), m.end());
+    return static_cast<size_t>(std::unique(m.begin(), m.end()) - m.begin());
+  }
+  /** The live elements (marked ones included until the call ends). */
+  void *data() noexcept { return p_; }
+  const void *data() const noexcept { return p_; }
+  template <class T>
+  T *data() { check_item(sizeof(T), "data"); return reinterpret_cast<T *>(p_); }
+  /** Element idx's address. */
+  void *element(size_t idx) {
+    if (idx >= n_) throw Error("element(" + std::to_string(idx) + ") of a block of " + std::to_string(n_) + " elements");
+    return p_ + idx * elsize_;
+  }
+
+  /** @internal the glue binds the block of a slot, and commits what the ucode left */
+  void bind_(const luna_slot &s) noexcept {
+    p_ = const_cast<char *>(s.p);
+    mem_ = s.n;
+    size_ = static_cast<uint64_t>(s.d);
+    n_ = static_cast<uint64_t>(s.i);
+    elsize_ = static_cast<uint32_t>(s.pad);
+    ordered_ = s.type == LUNA_BLOCK_ORDERED;
+  }
+  luna_slot commit_() {
+    defragment();
+    luna_slot s{};
+    s.type = LUNA_T_BLOCK;
+    s.i = static_cast<int32_t>(n_);
+    s.d = static_cast<double>(size_);
+    s.ref = grown_ ? grown_->ref : -1;
+    return s;
+  }
+  ~DdaBlock() { if (grown_) release(grown_); }
+
+ private:
+  using Buf = detail::Buf;
+  static Buf *allocate(uint64_t bytes) { return detail::allocate(bytes); }
+  static void release(Buf *b) noexcept { detail::release(b); }
+
+  void check_item(size_t item, const char *what) const {
+    if (elsize_ % item != 0) throw Error(std::string(what) + " of " + std::to_string(item) + "-byte items over a block of " + std::to_string(elsize_) + "-byte elements (not a multiple)");
+  }
+
+  /** The two algorithms of seed 002 §3.3, as the TypeScript block runs them (src/ucode/dda.ts). */
+  void defragment() {
+    if (marked_.empty()) return;
+    std::sort(marked_.begin(), marked_.end());
+    marked_.erase(std::unique(marked_.begin(), marked_.end()), marked_.end());
+    const uint64_t es = elsize_;
+    if (!ordered_) {
+      // each hole, ascending, takes the last live element; marked ones at the tail are dropped first
+      uint64_t n = n_;
+      size_t j = marked_.size() - 1;
+      for (size_t i = 0; i <= j && i < marked_.size(); i++) {
+        const uint64_t hole = marked_[i];
+        while (j > i && marked_[j] == n - 1) { n--; j--; }
+        n--;
+        if (hole < n) std::memmove(p_ + hole * es, p_ + n * es, es);
+      }
+      n_ = n;
+    } else {
+      // the runs of live elements between marked ones shift down, each once
+      uint64_t to = marked_[0];
+      for (size_t i = 0; i < marked_.size(); i++) {
+        const uint64_t from = marked_[i] + 1;
+        const uint64_t end = i + 1 < marked_.size() ? marked_[i + 1] : n_;
+        if (end > from) { std::memmove(p_ + to * es, p_ + from * es, (end - from) * es); to += end - from; }
+      }
+      n_ = to;
+    }
+    marked_.clear();
+  }
+
+  char *p_ = nullptr;
+  uint64_t mem_ = 0, size_ = 0, n_ = 0;
+  uint32_t elsize_ = 1;
+  bool ordered_ = false;
+  Buf *grown_ = nullptr;
+  std::vector<uint64_t> marked_;
+};
+
 /** Unused by ucodes; the original's header exposes it. */
 enum BlockRetStatus { UNDEFINED = 0, CONTINUE, MIGRATE, WAIT, EXIT, STEAL };
 
@@ -500,6 +648,7 @@ constexpr bool accepts(char k) {
     case 's': return (std::is_same<B, const char *>::value || std::is_same<B, std::string>::value || std::is_same<B, std::string_view>::value) && byValueOrConstRef;
     case 'v': return std::is_same<B, DF>::value && (!std::is_reference<P>::value || lref);
     case 'n': return std::is_same<B, DF>::value && lref && !constant;
+    case 'b': return std::is_same<B, DdaBlock>::value && lref && !constant;
     default: return false;
   }
 }
@@ -522,8 +671,9 @@ constexpr bool all_ok(std::index_sequence<I...>) {
 template <char K, class P>
 struct conv {
   using B = typename std::remove_cv<typename std::remove_reference<P>::type>::type;
-  static decltype(auto) get(const luna_slot &s, DF &df) {
-    if constexpr (K == 'v' || K == 'n') return static_cast<DF &>(df);
+  static decltype(auto) get(const luna_slot &s, DF &df, DdaBlock &block) {
+    if constexpr (K == 'b') return static_cast<DdaBlock &>(block);
+    else if constexpr (K == 'v' || K == 'n') return static_cast<DF &>(df);
     else if constexpr (K == 'i') return static_cast<B>(s.i);
     else if constexpr (K == 'r') return static_cast<B>(s.d);
     else if constexpr (std::is_same<B, const char *>::value) return s.p;
@@ -532,8 +682,8 @@ struct conv {
 };
 
 template <char... K, class R, class... A, size_t... I>
-void call_user(R (*fn)(A...), luna_frame *f, DF *dfs, std::index_sequence<I...>) {
-  fn(conv<K, A>::get(f->args[I], dfs[I])...);
+void call_user(R (*fn)(A...), luna_frame *f, DF *dfs, DdaBlock *blocks, std::index_sequence<I...>) {
+  fn(conv<K, A>::get(f->args[I], dfs[I], blocks[I])...);
 }
 
 inline void fail(luna_frame *f, const std::string &message) { f->host->fail(f->host->ctx, message.c_str()); }
@@ -575,16 +725,22 @@ int invoke(luna_frame *f, F fn) {
     constexpr char kinds[N + 1] = {K..., 0};
     Buf pinned[N ? N : 1];
     DF dfs[N ? N : 1];
+    DdaBlock blocks[N ? N : 1];
     for (size_t i = 0; i < N; i++) {
       if (kinds[i] == 'v') dfs[i].bind_input_(f->args[i], pinned[i], static_cast<int32_t>(i));
       else if (kinds[i] == 'n') dfs[i].bind_output_(static_cast<int32_t>(i));
+      else if (kinds[i] == 'b') blocks[i].bind_(f->args[i]);
     }
     int rc = 0;
     {
       CallScope scope(f);
       try {
-        call_user<K...>(fn, f, dfs, std::make_index_sequence<N>{});
+        call_user<K...>(fn, f, dfs, blocks, std::make_index_sequence<N>{});
         for (size_t i = 0; i < N; i++) {
+          if (kinds[i] == 'b') {
+            luna_slot s = blocks[i].commit_();
+            f->host->commit(f->host->ctx, static_cast<int32_t>(i), &s);
+          }
           if (kinds[i] != 'n' || dfs[i].is_unset()) continue;
           luna_slot s = dfs[i].slot_();
           f->host->commit(f->host->ctx, static_cast<int32_t>(i), &s);
@@ -669,6 +825,7 @@ inline std::string request(const std::string &kind, const std::string &payload =
 using luna::ucenv::DF;
 using luna::ucenv::InputDF;
 using luna::ucenv::OutputDF;
+using luna::ucenv::DdaBlock;
 using luna::ucenv::BlockRetStatus;
 namespace ucenv = luna::ucenv;
 

@@ -80,10 +80,15 @@ const COUNT = 0, MASS = 1, IDS = 2, P = 3, PREF = 6, DX = 9, DV = 10, SUMMARY = 
 
 /** The summary of subdomain (a, b, c) after the last step, checked against the reference when given. */
 export function c_final(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, ...dfs: DF[]): void {
+  summarize(N, F, NP, a, b, c, ref, dfs.slice(0, 27).map(records), dfs[27]!);
+}
+
+/** The summary of subdomain (a, b, c) from its 27 parts (the staying particles at STAY, the neighbours' leaving arrays). */
+export function summarize(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, parts: Float64Array[], out: DF): void {
   const r = ref.getSize() === 0 ? null : ref.getFloat64Array();
-  const s = dfs[27]!.createFloat64Array(SUMMARY);
+  const s = out.createFloat64Array(SUMMARY);
   const own = (a * F + b) * F + c;
-  for (const p of arriving(dfs.slice(0, 27).map(records))) {
+  for (const p of arriving(parts)) {
     for (let o = 0; o < p.length; o += REC) {
       const id = p[o]!;
       if (subdomainOf(p, o, N, F) !== own) fail(`particle ${id} ended in subdomain (${a}, ${b}, ${c}), not its own`);

@@ -1,20 +1,10 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { arriving, deposit, density, field, gather, jacobi, KernelError, leavingSize, outgoing, push, scatter } from './kernels.js';
+import { guard, arriving, deposit, density, field, gather, jacobi, leavingSize, outgoing, push, scatter } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 
-
-function guard(f: () => void): void {
-  try {
-    f();
-  } catch (e) {
-    if (!(e instanceof KernelError)) throw e;
-    console.log(`pic3d: FAILED (${e.message})`);
-    throw new Error(`pic3d: ${e.message}`);
-  }
-}
 
 /**
  * deposit(the staying particles at position STAY, the 26 neighbours' leaving arrays at the

@@ -13,6 +13,17 @@ import { cellOf, DT, FOUR_PI_G, REC, STAY, totalMass, wrap } from './model.js';
 
 export class KernelError extends Error {}
 
+/** Run `f`; a kernel's error prints the example's FAILED line and stops the run. */
+export function guard(f: () => void): void {
+  try {
+    f();
+  } catch (e) {
+    if (!(e instanceof KernelError)) throw e;
+    console.log(`pic3d: FAILED (${e.message})`);
+    throw new Error(`pic3d: ${e.message}`);
+  }
+}
+
 /** Cloud-in-cell deposit of the particles of `bundles` into `out`, (n+1)³ zeros on entry. */
 export function deposit(N: number, F: number, a: number, b: number, c: number, bundles: readonly Float64Array[], out: Float64Array): void {
   const n = N / F, n1 = n + 1;

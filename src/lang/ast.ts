@@ -68,7 +68,24 @@ export type Rule = AssignRule | MapRule | EnumRule | ExprRule | FlagsRule;
 
 // -------------------------------------------------------------------------------- statements
 
-export interface DfDecl { name: string; pos: Pos }
+/**
+ * `dynamic P(elsize) @ { ordered; capacity: e; home: e; };` (luna-ts, docs/language.md §9.11):
+ * the DF P names a distributed dynamic array of elements of `elsize` bytes.
+ */
+export interface DynamicDecl {
+  elsize: Expr;
+  /** recommendations: `ordered`/`unordered` flags, `capacity: e;`, `home: e;` */
+  rules: Rule[];
+  /** the word `dynamic` */
+  pos: Pos;
+}
+
+export interface DfDecl {
+  name: string;
+  pos: Pos;
+  /** declared by `dynamic`, not by the df line */
+  dynamic?: DynamicDecl;
+}
 
 /** `{ df a, b; stmts } @ { rules }` or a single unbraced statement (braced = false). */
 export interface Block {

@@ -10,6 +10,8 @@ import type { Origin } from './source.js';
 import { Scope, exprStart, isDf, sameExpr, type Sym } from './scope.js';
 import { binChain, condChain, negChain, subExprs } from './walk.js';
 import { closest } from '../core/spelling.js';
+import { DYNAMIC_OPERATIONS } from '../core/builtins.js';
+import { checkDynamicDecl } from './dynamic.js';
 
 /** The behaviour rules the language defines (docs/language.md §4.4, §9.1). */
 const KNOWN_RULES = new Set(['locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority']);
@@ -38,6 +40,8 @@ interface Callee {
   /** hidden int params declared by `nfparam n;` in a sub's behaviour */
   nfparams: Set<string>;
   pos: Pos;
+  /** a global operation of dynamic arrays the runtime provides (its first argument is the array) */
+  builtin?: boolean;
 }
 
 const OUTPUT_ENUMS = new Set(['request', 'req_unlimited', 'drop', 'delete', 'wait']);
@@ -123,6 +127,10 @@ class Checker {
       }
       this.callees.set(callee.name, callee);
     }
+    // the dynamic arrays' operations, unless the program defines the name itself
+    for (const [name, op] of DYNAMIC_OPERATIONS) {
+      if (!this.callees.has(name)) this.callees.set(name, { kind: 'import', name, params: op.written.map((type) => ({ type, pos: -1 })), nfparams: new Set(), pos: -1, builtin: true });
+    }
   }
 
   private toplevelForeign(): void {
@@ -180,8 +188,12 @@ class Checker {
     const scope = new Scope(outer);
     for (const d of b.dfs) {
       const prev = scope.declare(d.name, 'df', 'name', d.pos);
-      if (prev) this.report('warning', 'LUNA-W002', `duplicate declaration of df '${d.name}' (previous at ${this.where(prev.pos)})`, d.pos);
+      if (prev && (d.dynamic || prev.dynamic)) this.err('LUNA-E028', `'${d.name}' is declared twice in this block (previous at ${this.where(prev.pos)}); a dynamic array needs a name of its own`, d.pos);
+      else if (prev) this.report('warning', 'LUNA-W002', `duplicate declaration of df '${d.name}' (previous at ${this.where(prev.pos)})`, d.pos);
+      if (d.dynamic) scope.lookup(d.name)!.dynamic = true;
     }
+    // a declaration's element size and recommendations see the block's names
+    for (const d of b.dfs) if (d.dynamic) checkDynamicDecl(d, d.dynamic, { err: (code, m, pos) => this.err(code, m, pos), type: (e) => this.expr(e, scope) });
     for (const s of b.stmts) this.stmt(s, scope);
     this.rules(b.rules, scope, constructScope ?? scope);
   }
@@ -204,7 +216,7 @@ class Checker {
       case 'while': {
         for (const a of s.pragma?.args ?? []) this.expr(a, scope);
         this.number(s.start, scope, 'a while start');
-        this.dfTarget(s.out, scope, 'LUNA-E020', "the 'out' target of while");
+        this.dfTarget(s.out, scope, 'LUNA-E020', "the 'out' target of while", false);
         const inner = new Scope(scope);
         inner.declare(s.var, 'loop', 'int', s.varPos);
         this.expr(s.cond, inner);
@@ -235,6 +247,7 @@ class Checker {
     s.args.forEach((a, i) => {
       const p = callee?.params[i];
       if (!p) { this.expr(a, scope); return; }
+      if (i === 0 && callee!.builtin) return this.arrayArg(a, scope, callee!.name);
       this.arg(a, p.type, scope, callee!, i);
       if (callee!.kind === 'sub') return;
       if (p.type === 'name') outputs.push(a);
@@ -243,8 +256,8 @@ class Checker {
         blocks.push(a);
       }
     });
-    for (const e of s.setdfs ?? []) { this.dfTarget(e, scope, 'LUNA-E019', "a '>>' target"); outputs.push(e); }
-    for (const e of s.deletes ?? []) this.dfTarget(e, scope, 'LUNA-E019', "a '-->' target");
+    for (const e of s.setdfs ?? []) { this.dfTarget(e, scope, 'LUNA-E019', "a '>>' target", false); outputs.push(e); }
+    for (const e of s.deletes ?? []) this.dfTarget(e, scope, 'LUNA-E019', "a '-->' target", false);
     // bucketed by printed form, so a call with many outputs is not quadratic
     const byText = new Map<string, Expr[]>();
     for (const o of outputs) {
@@ -265,6 +278,15 @@ class Checker {
     this.rules(s.rules, scope, scope);
   }
 
+  /** The array a global operation of dynamic arrays acts on: a `dynamic` name, or a DF parameter that may hold one. */
+  private arrayArg(a: Expr, scope: Scope, op: string): void {
+    const sym = a.kind === 'id' ? this.ref(a, scope, 'normal') : (this.expr(a, scope), undefined);
+    if (a.kind === 'id' && sym === undefined) return; // E002 already
+    if (sym?.dynamic || (sym?.kind === 'param' && isDf(sym) && a.kind === 'id' && a.indices.length === 0)) return;
+    const what = a.kind !== 'id' ? 'an expression' : sym!.kind === 'df' ? `'${a.name}', a df of a df line` : isDf(sym!) ? `an element of '${a.name}'` : `'${a.name}', a plain ${sym!.type}`;
+    this.err('LUNA-E029', `'${op}' acts on a dynamic array: its first argument must be a name declared by 'dynamic' (or a DF parameter holding one), not ${what}`, exprStart(a));
+  }
+
   private arg(a: Expr, type: ParamType, scope: Scope, callee: Callee, i: number): void {
     const which = `argument ${i + 1} of '${callee.name}'`;
     const rule = ARG_RULE[type];
@@ -275,9 +297,13 @@ class Checker {
         this.err('LUNA-E006', `${which} is a '${type}' parameter: it needs ${what}, not an expression`, exprStart(a));
       } else if (sym && callee.kind === 'sub') {
         sym.aliasMin = Math.min(sym.aliasMin, a.indices.length);
+      } else if (sym?.dynamic && type === 'name') {
+        this.err('LUNA-E031', `'${a.name}' is a dynamic array, set by its declaration: it cannot be an output of '${callee.name}' (pass it as a block or value parameter)`, a.pos);
       }
       return;
     }
+    // a dynamic array passed whole to a value parameter: the ucode gets its handle (rearrange, count)
+    if (rule === 'input' && a.kind === 'id' && scope.lookup(a.name)?.dynamic) { this.ref(a, scope, 'normal'); return; }
     const t = this.expr(a, scope);
     if (rule === 'input' && t === 'int' && !this.mentionsDf(a, scope)) {
       this.err('LUNA-E007', `${which} is a 'value' parameter: it needs a DF or an expression over DFs, not a plain int`, exprStart(a));
@@ -288,10 +314,14 @@ class Checker {
     }
   }
 
-  /** An expression that must be a DF reference (`>>`, `-->`, rule items, while out). */
-  private dfTarget(e: Expr, scope: Scope, code: string, what: string): void {
+  /**
+   * An expression that must be a DF reference (`>>`, `-->`, rule items, while out); a dynamic
+   * array only where `dynamicOk` (it is set by its declaration and lives as long as the run).
+   */
+  private dfTarget(e: Expr, scope: Scope, code: string, what: string, dynamicOk: boolean): void {
     const sym = e.kind === 'id' ? this.ref(e, scope, 'normal') : (this.expr(e, scope), undefined);
     if (e.kind !== 'id' || (sym && !isDf(sym))) this.err(code, `${what} must be a DF`, exprStart(e));
+    else if (sym?.dynamic && !dynamicOk) this.err('LUNA-E031', `'${e.name}' is a dynamic array, set by its declaration: it cannot be ${what} (it is neither set again nor destroyed)`, e.pos);
   }
 
   private number(e: Expr, scope: Scope, what: string): void {
@@ -315,17 +345,17 @@ class Checker {
           }
           break;
         case 'enum':
-          if (OUTPUT_ENUMS.has(r.property)) for (const i of r.items) this.dfTarget(i, own, 'LUNA-E019', `an item of '${r.property}'`);
+          if (OUTPUT_ENUMS.has(r.property)) for (const i of r.items) this.dfTarget(i, own, 'LUNA-E019', `an item of '${r.property}'`, r.property === 'request');
           break;
         case 'assign':
           if (r.property === 'req_count') {
-            this.dfTarget(r.id, own, 'LUNA-E019', "the target of 'req_count'");
+            this.dfTarget(r.id, own, 'LUNA-E019', "the target of 'req_count'", false);
             this.expr(r.value, own);
           }
           break;
         case 'map':
           if (r.property === 'locator_cyclic' || r.property === 'locator_replicating') this.locatorMap(r.id, r.expr, r.property, scope);
-          else if (r.property === 'afterpush') this.dfTarget(r.id, scope, 'LUNA-E019', "the source of 'afterpush'");
+          else if (r.property === 'afterpush') this.dfTarget(r.id, scope, 'LUNA-E019', "the source of 'afterpush'", false);
           break;
       }
     }
@@ -378,6 +408,7 @@ class Checker {
     if (sym.kind === 'nfparam' && mode !== 'locator') {
       this.err('LUNA-E012', `nfparam '${e.name}' can only be used in locator expressions, not as an argument or value`, e.pos);
     }
+    if (sym.dynamic && e.indices.length > 0) this.err('LUNA-E030', `'${e.name}' is a dynamic array, one array over the nodes, not a family of DFs: it takes no index`, e.pos);
     if (isDf(sym)) sym.counts.add(e.indices.length);
     else if (e.indices.length > 0) this.err('LUNA-E023', `'${e.name}' is not a DF and cannot be indexed`, e.pos);
     return sym;
@@ -399,6 +430,10 @@ class Checker {
       case 'id': {
         const sym = this.ref(e, scope, mode);
         if (!sym) return 'error';
+        if (sym.dynamic) {
+          this.err('LUNA-E031', `'${e.name}' is a dynamic array: it has no value to compute with (pass it whole to a block or value parameter, or ask global_count)`, e.pos);
+          return 'error';
+        }
         if (isDf(sym)) return 'value';
         if (e.indices.length > 0) return 'error'; // E023 already reported
         return sym.type === 'real' || sym.type === 'string' ? sym.type : 'int';

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import type { Program } from './ast.js';
 import { check } from './check.js';
+import { lowerDynamic } from './dynamic.js';
 import { formatDiagnostic, hasErrors, limitDiagnostics, type Diagnostic } from './diagnostics.js';
 import { substituteLet } from './let.js';
 import { originOf } from './origin.js';
@@ -52,6 +53,7 @@ export function compileFrontEnd(file: string, opts: FrontEndOptions = {}): Front
     for (const d of lets.diagnostics) diagnostics.push(d);
     program = lets.program;
     for (const d of check(program, { originOf: at, ucodeExports: opts.ucodeExports, ucodeModuleMissing: opts.ucodeModuleMissing })) diagnostics.push(d);
+    if (!hasErrors(diagnostics)) program = lowerDynamic(program);
   }
   const all = limitDiagnostics(diagnostics, pre.files);
   return { pre, program: hasErrors(all) ? null : program, diagnostics: all };

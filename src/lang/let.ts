@@ -111,7 +111,14 @@ class LetPass {
     const saved = this.bd;
     this.bd = depth;
     const env = this.shadow(outer, b.dfs.map((d) => d.name), false);
-    let changed = false;
+    // a dynamic array's element size and recommendations may use let names
+    const dfs = this.list(b.dfs, (d) => {
+      if (!d.dynamic) return d;
+      const elsize = this.root(d.dynamic.elsize, env);
+      const rules = this.list(d.dynamic.rules, (r) => this.rule(r, env));
+      return elsize === d.dynamic.elsize && rules === d.dynamic.rules ? d : { ...d, dynamic: { ...d.dynamic, elsize, rules } };
+    });
+    let changed = dfs !== b.dfs;
     const stmts: Stmt[] = [];
     for (const s of b.stmts) {
       const out = this.stmt(s, env);
@@ -120,7 +127,7 @@ class LetPass {
     }
     const rules = this.list(b.rules, (r) => this.rule(r, env));
     this.bd = saved;
-    return changed || rules !== b.rules ? { ...b, stmts, rules } : b;
+    return changed || rules !== b.rules ? { ...b, dfs, stmts, rules } : b;
   }
 
   /** Map a list, returning the same array when no element changed. */

@@ -413,6 +413,15 @@ class Parser {
         this.report('LUNA-S001', `syntax error: expected '}', found ${describe(this.peek())}`);
         return { dfs: orNone(dfs), stmts, rules: NONE, braced: true, pos };
       }
+      if (this.atDynamic()) {
+        try {
+          dfs.push(this.dynamicDecl(depth));
+        } catch (e) {
+          if (!(e instanceof Bail)) throw e;
+          this.syncStatement();
+        }
+        continue;
+      }
       if (this.at('df')) {
         // keep the names (fewer follow-up "undeclared" errors) but report the misplaced line
         this.report('LUNA-S004', 'syntax error: a df line must come first in its block, and only one per block');
@@ -446,6 +455,27 @@ class Parser {
     } while (this.accept(','));
     this.expect(';', `',' or ';'`);
     return dfs;
+  }
+
+  /**
+   * `dynamic NAME (` starts a dynamic array's declaration (docs/language.md §9.11). `dynamic` is a
+   * word only there: a call `dynamic(x);` or a DF named `dynamic` keep their meaning.
+   */
+  private atDynamic(): boolean {
+    const t = this.peek();
+    return t.type === 'NAME' && t.text === 'dynamic' && this.type(1) === 'NAME' && this.type(2) === '(';
+  }
+
+  /** `dynamic NAME ( expr ) behaviour? ;` */
+  private dynamicDecl(depth: number): DfDecl {
+    const pos = this.next().pos;
+    const n = this.expect('NAME', 'dynamic array name');
+    this.expect('(');
+    const elsize = this.expr(depth);
+    this.expect(')', `')' (a dynamic array takes its element size in bytes; the rest are recommendations: @ { ordered; capacity: n; home: k; })`);
+    const rules = this.at('@') ? this.behaviour(depth) : NONE;
+    this.expect(';');
+    return { name: n.text, pos: n.pos, dynamic: { elsize, rules: orNone(rules), pos } };
   }
 
   // ----------------------------------------------------------------------------- statements

@@ -19,7 +19,8 @@ export interface Sym {
   /** index counts this DF is referenced with */
   counts: Set<number>;
   /** fewest indices of a reference passed to a sub as a `name` (an alias); Infinity if none */
-  aliasMin: number;
+  aliasMin: number;  /** a df declared by `dynamic` (a distributed dynamic array, docs/language.md §9.11) */
+  dynamic?: boolean;
 }
 
 /** A DF is a `df` or a `name`/`value`/`block` parameter: references to it are dynamic "value"s (§6). */

@@ -117,6 +117,13 @@ export const CASES: Case[] = [
  * More arguments, smaller ones, for runs on several nodes (test/examples/nodes.test.ts), beside
  * CASES there.
  */
+/**
+ * Examples whose programs need the dynamic arrays' layer (the CLI gives it; the in-process
+ * runner of nodes.test.ts does not): run through the CLI on 1 and 2 nodes by
+ * test/dda/lang.test.ts and test/dda/pic3d.test.ts.
+ */
+export const LAYERED: readonly string[] = ['examples/particles/particles.fa', 'examples/pic3d/pic3d_dda.fa'];
+
 export const SMALL: Case[] = [
   { file: 'examples/matmul/matmul.fa', args: ['48', '3'], out: ['matmul: OK (n=48, 3x3 blocks)'] },
   { file: 'examples/matmul/matmul_cyclic.fa', args: ['48', '3'], out: ['matmul: OK (n=48, 3x3 blocks)'] },

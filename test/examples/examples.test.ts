@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { hasErrors } from '../../src/lang/diagnostics.js';
 import { loadProgram } from '../../src/program/load.js';
-import { CASES, exampleFiles } from './cases.js';
+import { CASES, exampleFiles, LAYERED } from './cases.js';
 
 const LUNA = 'bin/luna';
 const TIMEOUT_MS = 120_000;
@@ -41,7 +41,7 @@ function describeRun(args: string[], r: Run): string {
 
 describe('examples: every .fa is run by a test case', () => {
   test('coverage', () => {
-    const run = new Set(CASES.map((c) => c.file));
+    const run = new Set([...CASES.map((c) => c.file), ...LAYERED]);
     assert.deepEqual(exampleFiles().filter((f) => !run.has(f)), []);
   });
 });

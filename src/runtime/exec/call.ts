@@ -12,6 +12,7 @@ import { bindNative, nativeHas, NativeFault, type NativeUcodes } from '../../uco
 import { ContractError } from './contract.js';
 import { detachedContext, type ThreadContext } from './context.js';
 import { holdBlock } from './blocks.js';
+import { BUILTIN_UCODES } from '../../ucode/builtins.js';
 
 export type Ucode = (...args: unknown[]) => unknown;
 
@@ -36,7 +37,7 @@ export function bindUcodes(mod: Record<string, unknown> | undefined, imports: re
         try { return f(...args); } catch (e) { throw e instanceof NativeFault ? new ContractError(e.message) : e; }
       };
     }
-    const f = mod?.[imp.symbol];
+    const f = BUILTIN_UCODES.get(imp.symbol) ?? mod?.[imp.symbol];
     if (typeof f === 'function') return f as Ucode;
     return () => { throw new ContractError(`the ucode module exports no function ${imp.symbol}`); };
   });

@@ -33,7 +33,7 @@ export interface GlueUnit {
 }
 
 const CPP_TYPE: Record<ParamType, string> = {
-  int: 'int', real: 'double', string: 'const char *', value: 'const InputDF &', name: 'OutputDF &', block: 'Block &',
+  int: 'int', real: 'double', string: 'const char *', value: 'const InputDF &', name: 'OutputDF &', block: 'DdaBlock &',
 };
 const CPP_ALSO: Record<ParamType, string> = {
   int: ' (or another arithmetic type)', real: ' (or another arithmetic type)', string: ' (or std::string)', value: ' (or InputDF)', name: '', block: '',

@@ -135,7 +135,21 @@ function threadState(a: Addon): ThreadState {
   return st;
 }
 
-const V = 'v'.charCodeAt(0), N = 'n'.charCodeAt(0), I_ = 'i'.charCodeAt(0), R = 'r'.charCodeAt(0), S = 's'.charCodeAt(0);
+const V = 'v'.charCodeAt(0), N = 'n'.charCodeAt(0), I_ = 'i'.charCodeAt(0), R = 'r'.charCodeAt(0), S = 's'.charCodeAt(0), B = 'b'.charCodeAt(0);
+
+/** The block a `block` parameter holds, as C++ ucodes take it (a dynamic array's, src/ucode/dda.ts). */
+interface NativeBlock {
+  readonly buffer: SharedArrayBuffer;
+  readonly order: string;
+  resized: boolean;
+  getNumel(): number;
+  getElsize(): number;
+  getMaxSize(): number;
+  adopt(buffer: SharedArrayBuffer, numel: number, size: number): void;
+}
+const isNativeBlock = (x: unknown): x is NativeBlock => typeof (x as NativeBlock | undefined)?.adopt === 'function' && typeof (x as NativeBlock).getElsize === 'function';
+/** luna_ucode_abi.h: a block slot's order, and the tag of a block's committed state */
+const BLOCK_UNORDERED = 1, BLOCK_ORDERED = 2, T_BLOCK = 6;
 
 /** The function that runs import `imp` in the C++ library (throws NativeUnavailableError). */
 export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: string; params: readonly ParamType[] }): (...args: unknown[]) => void {
@@ -146,6 +160,7 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
   const n = kinds.length;
   const codes = Array.from(kinds, (c) => c.charCodeAt(0));
   const outputs = codes.flatMap((c, i) => (c === N ? [i] : []));
+  const blocks = codes.flatMap((c, i) => (c === B ? [i] : []));
   const objects: unknown[] = new Array(n + 1).fill(undefined);
   objects[0] = entry;
   const call = a.call;
@@ -163,6 +178,13 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
         else if (t === T_REAL) D[i] = dv!.v as number;
         else if (t === T_STRING) o = dv!.v;
         else if (t === T_RAW) { o = dv!.v; I[4 * i + 3] = guardOf(o as Uint8Array); }
+      } else if (k === B) {
+        if (!isNativeBlock(x)) throw new NativeFault(`parameter ${i + 1} of C++ ucode ${imp.symbol} holds a block C++ ucodes cannot take (only a dynamic array's)`);
+        I[4 * i] = x.order === 'ordered' ? BLOCK_ORDERED : BLOCK_UNORDERED;
+        I[4 * i + 1] = x.getNumel();
+        I[4 * i + 2] = x.getElsize();
+        D[i] = x.getMaxSize();
+        o = new Uint8Array(x.buffer);
       } else if (k === I_) I[4 * i + 1] = x as number;
       else if (k === R) D[i] = x as number;
       else if (k === S) o = x;
@@ -178,6 +200,15 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       throw e;
     } finally {
       for (let i = 1; i <= n; i++) objects[i] = undefined; // do not keep inputs alive
+    }
+    // the blocks as the ucode left them (defragmented by the glue); new memory if it outgrew its own
+    for (const i of blocks) {
+      if (I[4 * i] !== T_BLOCK) continue;
+      const b = args[i] as NativeBlock;
+      const ref = I[4 * i + 2]!;
+      const grown = ref >= n ? st.allocated[ref - n]! : undefined;
+      if (grown) b.resized = true;
+      b.adopt(grown ? (grown.buffer as SharedArrayBuffer) : b.buffer, I[4 * i + 1]!, D[i]!);
     }
     for (const i of outputs) {
       const t = I[4 * i]!;

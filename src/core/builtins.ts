@@ -1,0 +1,28 @@
+// The code fragments the runtime itself provides to LuNA programs: a dynamic array's
+// declaration and its global operations (docs/language.md §9.11). The front end makes imports of
+// them; executors call them by symbol (src/ucode/builtins.ts). Their symbols contain a ':', which
+// no export of a ucode module written as a function declaration can have, so they never meet a
+// user's ucode.
+import type { ParamType } from './imports.js';
+
+export interface BuiltinCode {
+  /** the name a program calls it by (the import's alias; what traces and reports show) */
+  alias: string;
+  symbol: string;
+  params: readonly ParamType[];
+}
+
+/** `dynamic P(elsize) @ { … };` runs as this: P, elsize, capacity, home node, ordered (0/1). */
+export const DYNAMIC_DECLARATION: BuiltinCode = { alias: 'dynamic array', symbol: 'luna:dynamic', params: ['name', 'int', 'int', 'int', 'int'] };
+
+/** `rearrange(P, first, last, total)`: P onto nodes first..last; total := its element count. The compiler adds the `neighbours` flag (0/1). */
+export const REARRANGE: BuiltinCode = { alias: 'rearrange', symbol: 'luna:rearrange', params: ['value', 'int', 'int', 'name', 'int'] };
+
+/** `global_count(P, n)`: n := the element count of P over all nodes. */
+export const GLOBAL_COUNT: BuiltinCode = { alias: 'global_count', symbol: 'luna:global_count', params: ['value', 'name'] };
+
+/** The global operations a program calls by name, with the parameters it writes. */
+export const DYNAMIC_OPERATIONS: ReadonlyMap<string, { code: BuiltinCode; written: readonly ParamType[] }> = new Map([
+  [REARRANGE.alias, { code: REARRANGE, written: REARRANGE.params.slice(0, 4) }],
+  [GLOBAL_COUNT.alias, { code: GLOBAL_COUNT, written: GLOBAL_COUNT.params }],
+]);

@@ -1,0 +1,40 @@
+// The code fragments the runtime provides to LuNA programs (core/builtins.ts names them): a
+// dynamic array's declaration and its global operations, as ucodes running on the node like
+// any other (docs/language.md §9.11).
+import { DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE } from '../core/builtins.js';
+import { context } from './context.js';
+import { dynamicArray, globalCount, rearrange } from './dda.js';
+import { UcodeError, type DF } from './df.js';
+
+/**
+ * The array's name: its DF's name, and the block execution that declared it when that is not
+ * main's (`P` in main, `P#3_1` in the sub spawned as main's statement 3), as the DF's key says.
+ * The declaration's CF is a statement of that block, so its global id is the block's and its
+ * own spawn number.
+ */
+function arrayName(df: DF): string {
+  const gid = context().gid;
+  const cut = gid.lastIndexOf('_');
+  return cut < 0 ? df.getName() : `${df.getName()}#${gid.slice(0, cut)}`;
+}
+
+function declare(P: DF, elsize: number, capacity: number, home: number, ordered: number): void {
+  P.setValue(dynamicArray(arrayName(P), { elsize, capacity, home, order: ordered ? 'ordered' : 'unordered' }));
+}
+
+function onto(P: DF, first: number, last: number, total: DF, neighbours: number): void {
+  if (last < first) throw new UcodeError(`rearrange(${P.getName()}, ${first}, ${last}): no node from ${first} to ${last} (the first node comes first)`);
+  if (last - first >= 1 << 16) throw new UcodeError(`rearrange(${P.getName()}, ${first}, ${last}): ${last - first + 1} nodes; a run has at most ${1 << 16}`);
+  const nodes = Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  total.setInt(rearrange(P, nodes, { neighbours: neighbours !== 0 }));
+}
+
+function count(P: DF, n: DF): void {
+  n.setInt(globalCount(P));
+}
+
+export const BUILTIN_UCODES: ReadonlyMap<string, (...args: never[]) => unknown> = new Map<string, (...args: never[]) => unknown>([
+  [DYNAMIC_DECLARATION.symbol, declare],
+  [REARRANGE.symbol, onto],
+  [GLOBAL_COUNT.symbol, count],
+]);

@@ -1,0 +1,149 @@
+// The block of a dynamic array in C++ ucodes (ucenv.h `DdaBlock &`, docs/dda.md): the seed's
+// operations on the runtime's shared memory, growth past the block's memory, both
+// defragmentations at the end of the call (byte for byte what the TypeScript block does), a
+// rearrangement of what C++ filled, and misuse stopping the run naming the fragment.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dynamicArrays } from '../../src/runtime/dda/index.js';
+import { DdaBlock, type DefragOrder } from '../../src/ucode/dda.js';
+import { fixture, runWithResource } from '../ucode/fixtures.js';
+import { noCompiler } from '../cpp/fixtures.js';
+
+const skip = noCompiler();
+
+const CPP = `#include "ucenv.h"
+#include <string>
+using namespace luna::ucenv;
+struct El { double id, sum; };
+extern "C" {
+// n elements by addElement(n), then one by one (growing when full); ids divisible by 3 marked
+void c_push(DdaBlock &P, int n, OutputDF &done) {
+  if (P.addElement(static_cast<size_t>(1)) != nullptr) ABORT("an empty block took an element");
+  if (!P.resize(static_cast<size_t>(n / 2) * P.getElsize())) ABORT("resize refused");
+  El *e = P.addElements<El>(static_cast<size_t>(n / 2));
+  for (int i = 0; i < n / 2; i++) e[i] = El{double(i), 3.0 * i + 1};
+  for (int i = n / 2; i < n; i++) {
+    El el{double(i), 3.0 * i + 1};
+    if (P.addElement(el) == nullptr) { P.resize(2 * P.getMaxSize()); P.addElement(el); }
+  }
+  El *all = P.data<El>();
+  for (size_t i = 0; i < P.getNumel(); i++) if (static_cast<long>(all[i].id) % 3 == 0) { P.remElement(i); P.remElement(i); }
+  done = std::to_string(P.getNumel()) + " " + std::to_string(P.getMaxNumel()) + " " + std::to_string(P.getMaxSize()) + " " +
+         std::to_string(P.getElsize()) + " " + std::to_string(P.getMarked());
+}
+// what this node's block holds: count and id sum, checking every checksum
+void c_scan(DdaBlock &P, const InputDF &after, OutputDF &s) {
+  const El *e = P.data<El>();
+  double sum = 0;
+  for (size_t i = 0; i < P.getNumel(); i++) { if (e[i].sum != 3 * e[i].id + 1) ABORT("element " << e[i].id << " corrupted"); sum += e[i].id; }
+  s = std::to_string(P.getNumel()) + " " + std::to_string(static_cast<long>(sum));
+}
+void c_bad(DdaBlock &P, const InputDF &after) { P.remElement(P.getNumel()); }
+void c_wide(DdaBlock &P, const InputDF &after) { double x[3] = {1, 2, 3}; P.addElement(x); }
+}
+`;
+
+/** The same operations on the TypeScript block: the layout the C++ block must leave. */
+function reference(n: number, order: DefragOrder): Uint8Array {
+  const b = DdaBlock.create(16, 0, order);
+  b.resize(Math.floor(n / 2) * 16);
+  for (let i = 0; i < n; i++) {
+    const el = new Float64Array([i, 3 * i + 1]);
+    if (b.addElement(el) === null) { b.resize(2 * b.getMaxSize()); b.addElement(el); }
+  }
+  const f = b.f64();
+  for (let i = 0; i < b.getNumel(); i++) if (f[2 * i]! % 3 === 0) b.remElement(i);
+  b.defragment();
+  return b.data().slice();
+}
+
+test('a C++ ucode adds, grows, marks and reads a block; the glue defragments it as the TypeScript block does, in both orders', { skip }, async (t) => {
+  const dir = fixture(t, {
+    'prog.fa': `
+import c_push(block \`P, int \`n, name \`done) as push;
+import c_scan(block \`P, value \`after, name \`s) as scan;
+import c_show(string \`tag, value \`x) as show;
+sub main(int n)
+{
+    df da, du, sa, su;
+    dynamic A(16) @ { ordered; };
+    dynamic U(16);
+    push(A, n, da);
+    push(U, n, du);
+    scan(A, da, sa);
+    scan(U, du, su);
+    show("23 44 704 16 8", da);
+    show("15 169", sa);
+    show("15 169", su);
+}
+`,
+    'ucodes.cpp': CPP,
+    'ucodes.ts': `export function c_show(want, x) { if (x.getValue() !== want) throw new Error('got ' + x.getValue() + ', wanted ' + want); }\n`,
+  });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 1, threads: 2, args: ['23'], layers: [layer] });
+  // push: 23 elements, grown from 11 to 22 to 44 elements' room; 8 ids divisible by 3 marked (each
+  // twice); scan: 15 left, their id sum 0+…+22 less 3+6+…+21 (c_show checks both)
+  assert.equal(ran.results[0]!.ok, true, ran.results[0]!.message);
+  for (const [name, order] of [['A', 'ordered'], ['U', 'unordered']] as const) {
+    const b = layer.nodes[0]!.block(name);
+    assert.equal(b.getNumel(), 15);
+    assert.equal(b.getMaxSize(), 704);
+    assert.deepEqual(b.data(), reference(23, order), `${name}: the layout of the ${order} defragmentation`);
+  }
+});
+
+test('elements a C++ ucode added are rearranged over two nodes and read there by C++', { skip }, async (t) => {
+  const dir = fixture(t, {
+    'prog.fa': `
+import c_push(block \`P, int \`n, name \`done) as push;
+import c_scan(block \`P, value \`after, name \`s) as scan;
+import c_show(string \`tag, value \`x) as show;
+sub main(int n)
+{
+    df d, t, s, c;
+    dynamic P(16);
+    cf p: push(P, n, d) @ { locator_cyclic: 0; };
+    rearrange(P, 0, 1, t) @ { request d; };
+    for k = 0..1
+        cf sc[k]: scan(P, t, s[k]) @ { locator_cyclic: k; };
+    global_count(P, c) @ { request s[0], s[1]; };
+    show("count", c);
+}
+`,
+    'ucodes.cpp': CPP,
+    'ucodes.ts': `export function c_show(tag, x) { if (x.getInt() !== 66) throw new Error(tag + ' ' + x.getInt()); }\n`,
+  });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 2, threads: 1, args: ['100'], layers: [layer] });
+  for (const r of ran.results) assert.equal(r.ok, true, r.message);
+  // 100 less the 34 multiples of 3 below 100, in equal shares
+  assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [33, 33]);
+});
+
+for (const [what, call, message] of [
+  ['removing an element it does not have', 'bad(P, d)', /remElement\(15\) of a block of 15 elements/],
+  ['adding an element of the wrong size', 'wide(P, d)', /addElement of a 24-byte value on a block of 16-byte elements/],
+] as const) {
+  test(`a C++ ucode ${what} stops the run naming the fragment`, { skip }, async (t) => {
+    const dir = fixture(t, {
+      'prog.fa': `
+import c_push(block \`P, int \`n, name \`done) as push;
+import c_bad(block \`P, value \`after) as bad;
+import c_wide(block \`P, value \`after) as wide;
+sub main()
+{
+    df d;
+    dynamic P(16);
+    push(P, 23, d);
+    cf oops: ${call};
+}
+`,
+      'ucodes.cpp': CPP,
+    });
+    const ran = await runWithResource(dir, { nodes: 1, threads: 1, layers: [dynamicArrays()] });
+    assert.equal(ran.results[0]!.ok, false);
+    assert.match(ran.results[0]!.message ?? '', message);
+    assert.match(ran.results[0]!.message ?? '', /CF oops/);
+  });
+}
