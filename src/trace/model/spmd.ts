@@ -4,7 +4,8 @@
 // what it can check on one record (a known operation, a named call site, a rank below the run's
 // THREADS) and tells its own listeners; the analyses that need the records (the pattern engine,
 // the exports) `model.use(SpmdResolver)` and listen to it.
-import { SPMD_OPS, SYNC_MODES, type RecordKind, type SpmdOp, type SyncMode, type TraceEvent } from '../schema.js';
+import { KIND_BY_CODE, SPMD_OPS, SYNC_MODES, type RecordKind, type SpmdOp, type SyncMode, type TraceEvent } from '../schema.js';
+import { CODE, COL, type RecordBatch } from '../columns.js';
 import { fileOf } from '../damage.js';
 import type { Resolver, TraceModel } from './model.js';
 
@@ -24,6 +25,18 @@ export interface SpmdListener {
   lock?(e: SpmdLockEvent): void;
 }
 
+/**
+ * The same as numbers, with no object per record (the pattern engine): `site` resolved as for
+ * SpmdListener.enter, and `callSite` the file's number of it (one file: node · 4096 + thread).
+ */
+export interface SpmdRowListener {
+  enter(rank: number, t: number, op: number, site: string, node: number, thread: number, callSite: number): void;
+  exit(rank: number, t: number, op: number): void;
+  cexit(rank: number, t: number, op: number, seq: number, root: number, sync: number, sent: number, recv: number): void;
+  alock(rank: number, t: number, lock: number): void;
+  rlock(rank: number, t: number, lock: number): void;
+}
+
 export const spmdOpName = (op: number): SpmdOp | `op#${number}` => SPMD_OPS[op] ?? `op#${op}`;
 /** The IN and OUT modes of a collective's `sync` field. */
 export const syncIn = (sync: number): SyncMode => SYNC_MODES[sync & 3] ?? 'nosync';
@@ -36,6 +49,7 @@ export class SpmdResolver implements Resolver {
   /** records of the layer seen */
   events = 0;
   private readonly listeners: SpmdListener[] = [];
+  private readonly rowListeners: SpmdRowListener[] = [];
   /** call-site names per file (node · 4096 + thread) */
   private readonly sites = new Map<number, string[]>();
   private readonly declared: boolean;
@@ -49,41 +63,81 @@ export class SpmdResolver implements Resolver {
     this.listeners.push(l);
   }
 
+  listenRows(l: SpmdRowListener): void {
+    this.rowListeners.push(l);
+  }
+
   /** The call site number `id` of the file of (node, thread) names. */
   site(node: number, thread: number, id: number): string {
     return this.sites.get(node * 4096 + thread)?.[id] ?? `site#${id}`;
   }
 
   push(e: TraceEvent): void {
-    if (e.kind === 'siteName') {
-      const k = e.node * 4096 + e.thread;
-      let a = this.sites.get(k);
-      if (!a) this.sites.set(k, (a = []));
-      a[e.callSite] = e.name;
-      return;
-    }
+    if (e.kind === 'siteName') { this.named(e.node, e.thread, e.callSite, e.name); return; }
     if (e.kind !== 'spmdEnter' && e.kind !== 'spmdExit' && e.kind !== 'spmdCExit' && e.kind !== 'spmdAlock' && e.kind !== 'spmdRlock') return;
-    const m = this.m;
-    if (e.rank >= this.ranks) {
-      if (this.declared) {
-        m.warn(`SPMD records of ranks beyond the run's ${this.ranks} ranks dropped`);
-        m.damage.add('unknown-id', `a ${e.kind} record of rank ${e.rank}, beyond the ${this.ranks} ranks of the manifest`, fileOf(e.node, e.thread));
-        return;
-      }
-      this.ranks = e.rank + 1;
-    }
-    if ((e.kind === 'spmdEnter' || e.kind === 'spmdExit' || e.kind === 'spmdCExit') && e.op >= SPMD_OPS.length) m.warn('SPMD operations of unknown kinds (a newer writer?) kept by number');
-    this.events++;
-    const ls = this.listeners;
+    if (!this.admit(e.kind, e.node, e.thread, e.rank, e.kind === 'spmdAlock' || e.kind === 'spmdRlock' ? 0 : e.op)) return;
+    const ls = this.listeners, rs = this.rowListeners;
     switch (e.kind) {
       case 'spmdEnter': {
         const site = this.site(e.node, e.thread, e.callSite);
         for (const l of ls) l.enter?.(e, site);
+        for (const l of rs) l.enter(e.rank, e.t, e.op, site, e.node, e.thread, e.callSite);
         break;
       }
-      case 'spmdExit': for (const l of ls) l.exit?.(e); break;
-      case 'spmdCExit': for (const l of ls) l.cexit?.(e); break;
-      default: for (const l of ls) l.lock?.(e); break;
+      case 'spmdExit': for (const l of ls) l.exit?.(e); for (const l of rs) l.exit(e.rank, e.t, e.op); break;
+      case 'spmdCExit': for (const l of ls) l.cexit?.(e); for (const l of rs) l.cexit(e.rank, e.t, e.op, e.seq, e.root, e.sync, e.sent, e.recv); break;
+      case 'spmdAlock': for (const l of ls) l.lock?.(e); for (const l of rs) l.alock(e.rank, e.t, e.lock); break;
+      default: for (const l of ls) l.lock?.(e); for (const l of rs) l.rlock(e.rank, e.t, e.lock); break;
     }
+  }
+
+  /** A row of columns: objects only for the listeners that take them. */
+  row(b: RecordBatch, i: number): void {
+    const code = b.code[i]!;
+    if (this.listeners.length > 0 || code === CODE.siteName) { this.push(b.event(i)); return; }
+    const node = b.node[i]!, thread = b.thread[i]!, t = b.t[i]!, f = b.f;
+    const rank = f[0]![i]!; // every SPMD record but siteName has `rank` first
+    const op = code === CODE.spmdAlock || code === CODE.spmdRlock ? 0 : f[1]![i]!;
+    if (!this.admit(KIND_BY_CODE[code]!, node, thread, rank, op)) return;
+    const rs = this.rowListeners;
+    switch (code) {
+      case CODE.spmdEnter: {
+        const cs = f[COL.spmdEnter.callSite]![i]!;
+        const site = this.site(node, thread, cs);
+        for (const l of rs) l.enter(rank, t, op, site, node, thread, cs);
+        break;
+      }
+      case CODE.spmdExit: for (const l of rs) l.exit(rank, t, op); break;
+      case CODE.spmdCExit: {
+        const C = COL.spmdCExit;
+        for (const l of rs) l.cexit(rank, t, op, f[C.seq]![i]!, f[C.root]![i]!, f[C.sync]![i]!, f[C.sent]![i]!, f[C.recv]![i]!);
+        break;
+      }
+      case CODE.spmdAlock: for (const l of rs) l.alock(rank, t, f[COL.spmdAlock.lock]![i]!); break;
+      default: for (const l of rs) l.rlock(rank, t, f[COL.spmdRlock.lock]![i]!); break;
+    }
+  }
+
+  private named(node: number, thread: number, callSite: number, name: string): void {
+    const k = node * 4096 + thread;
+    let a = this.sites.get(k);
+    if (!a) this.sites.set(k, (a = []));
+    a[callSite] = name;
+  }
+
+  /** Checks a record of rank `rank` (op: its operation, 0 for a lock record); false: dropped. */
+  private admit(kind: RecordKind, node: number, thread: number, rank: number, op: number): boolean {
+    const m = this.m;
+    if (rank >= this.ranks) {
+      if (this.declared) {
+        m.warn(`SPMD records of ranks beyond the run's ${this.ranks} ranks dropped`);
+        m.damage.add('unknown-id', `a ${kind} record of rank ${rank}, beyond the ${this.ranks} ranks of the manifest`, fileOf(node, thread));
+        return false;
+      }
+      this.ranks = rank + 1;
+    }
+    if (op >= SPMD_OPS.length) m.warn('SPMD operations of unknown kinds (a newer writer?) kept by number');
+    this.events++;
+    return true;
   }
 }
