@@ -120,7 +120,7 @@ class Source {
   ready(): boolean {
     // Any later record has t >= frontier - late, so the head is safe once frontier >= head.t + late.
     const r = this.rows;
-    while (!this.done && (this.head === r.n || r.t[this.head]! + this.late > this.frontier) && r.n - this.head < this.window) this.decode();
+    while (!this.done && (this.head === r.n || r.t[this.head]! + this.late > this.frontier) && r.n - this.head < this.window) this.decode(Math.min(DECODE_STEP, this.window - (r.n - this.head)));
     return this.head < r.n;
   }
 
@@ -136,12 +136,13 @@ class Source {
     out.copyRow(r, i);
   }
 
-  private decode(): void {
+  /** Decode up to `max` more records into the rows, each moved into time order. */
+  private decode(max: number): void {
     const r = this.rows;
-    if (this.head > 0 && (this.head === r.n || r.n + DECODE_STEP > r.capacity)) { r.shift(this.head); this.head = 0; }
-    if (r.n + DECODE_STEP > r.capacity) r.grow(2 * r.capacity);
+    if (this.head > 0 && (this.head === r.n || r.n + max > r.capacity)) { r.shift(this.head); this.head = 0; }
+    if (r.n + max > r.capacity) r.grow(Math.max(2 * r.capacity, r.n + max));
     const from = r.n;
-    if (this.file.read(r, DECODE_STEP) === 0) { this.done = true; return; }
+    if (this.file.read(r, max) === 0) { this.done = true; return; }
     const t = r.t, off = this.offset;
     for (let i = from; i < r.n; i++) {
       if (off !== 0) r.shiftTime(i, off);

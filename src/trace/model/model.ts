@@ -182,7 +182,7 @@ export class TraceModel {
     if (e.kind === 'programStart') this.programStart(e.node, e.t);
     else if (e.kind === 'programFinish') this.programFinish(e.node, e.t, e.status);
     else this.resolvers[e.kind]?.push(e);
-    for (const l of this.listeners) l.event?.(e);
+    for (const l of this.byCode().events[RECORDS[e.kind].code]!) l.event!(e);
   }
 
   /**
