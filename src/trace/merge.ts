@@ -33,10 +33,15 @@ export interface Trace {
   damage: TraceDamage;
 }
 
+/** Rows [from, to) of `rows`, in time order after every run given before; valid only during the call. */
+export type RunSink = (rows: RecordBatch, from: number, to: number) => void;
+
 /** The same merged records as columns: each batch is reused for the next, so read a batch before taking another. */
 export interface TraceColumns {
   manifest: TraceManifest;
   batches: Iterable<RecordBatch>;
+  /** The merge without copying: every record once, as runs of a file's rows (one-shot, like `batches`). */
+  runs(sink: RunSink): void;
   warnings: string[];
   damage: TraceDamage;
 }
@@ -86,7 +91,7 @@ export function readTraceColumns(dir: string, opts: ReadTraceOptions = {}): Trac
     const late = scanLateness(rf.path, opts.chunkBytes);
     sources.push(new Source(rf, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings));
   }
-  return { manifest, batches: { [Symbol.iterator]: () => mergeSources(sources) }, warnings, damage };
+  return { manifest, batches: { [Symbol.iterator]: () => batches(sources) }, runs: (sink) => { const m = new Merger(sources); while (m.step(sink, Infinity)); }, warnings, damage };
 }
 
 /** Records decoded per refill of a source. */
@@ -124,16 +129,24 @@ class Source {
     return this.head < r.n;
   }
 
-  /** Append row `head` to `out` and move past it. */
-  release(out: RecordBatch): void {
-    const r = this.rows, i = this.head++;
-    const t = r.t[i]!;
-    if (t < this.lastOut && !this.warnedOrder) {
+  /**
+   * The end of the run that starts at the head (ready() said it can go): the rows after it that are
+   * safe to release and precede (t2, i2), the head of the next source in merge order (up to row max).
+   */
+  runEnd(t2: number, i2: number, max: number): number {
+    const r = this.rows, t = r.t, n = r.n, late = this.late, frontier = this.frontier, done = this.done, index = this.index;
+    const first = t[this.head]!;
+    if (first < this.lastOut && !this.warnedOrder) {
       this.warnedOrder = true;
       this.warnings.push(`${this.name}: more than ${this.window} events within ${this.late} ns of a late record; merged order is approximate there`);
     }
-    this.lastOut = t;
-    out.copyRow(r, i);
+    let j = this.head + 1;
+    for (const end = Math.min(n, max); j < end; j++) {
+      const x = t[j]!;
+      if ((!done && x + late > frontier) || !(x < t2 || (x === t2 && index < i2))) break;
+    }
+    this.lastOut = t[j - 1]!;
+    return j;
   }
 
   /** Decode up to `max` more records into the rows, each moved into time order. */
@@ -165,38 +178,60 @@ class Source {
 
 /**
  * k-way merge of the sources by (t, source index). A binary heap orders the sources; the source
- * on top then gives every record that precedes the runner-up's head in one run, so interleaved
- * files cost a heap step per run, not per record.
+ * on top then gives every record that precedes the runner-up's head in one run, handed on as a
+ * range of its rows: interleaved files cost a heap step per run, and no record is copied.
  */
-function* mergeSources(sources: Source[]): Generator<RecordBatch, void, undefined> {
-  const out = new RecordBatch(BATCH);
-  const heap: Source[] = sources.filter((s) => s.ready());
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(heap, i);
-  while (heap.length > 0) {
-    const s = heap[0]!;
-    // the runner-up: the smaller of the top's children
-    let t2 = Infinity, i2 = -1;
-    if (heap.length > 1) {
-      const c = heap.length > 2 && before(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
-      t2 = c.rows.t[c.head]!; i2 = c.index;
-    }
-    let more: boolean;
-    do {
-      s.release(out);
-      if (out.n === out.capacity) { yield out; out.n = 0; }
-      more = s.ready();
-      if (!more) break;
-      const t = s.rows.t[s.head]!;
-      if (!(t < t2 || (t === t2 && s.index < i2))) break;
-    } while (true); // eslint-disable-line no-constant-condition
-    if (!more) {
-      const last = heap.pop()!;
-      if (heap.length === 0) break;
-      heap[0] = last;
-    }
-    down(heap, 0);
+class Merger {
+  private readonly heap: Source[];
+
+  constructor(sources: Source[]) {
+    const heap = (this.heap = sources.filter((s) => s.ready()));
+    for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(heap, i);
   }
-  if (out.n > 0) yield out;
+
+  /** Hand on the next `budget` records (fewer at the end); false once every record went. */
+  step(sink: RunSink, budget: number): boolean {
+    const heap = this.heap;
+    let left = budget;
+    while (heap.length > 0 && left > 0) {
+      const s = heap[0]!;
+      // the runner-up: the smaller of the top's children
+      let t2 = Infinity, i2 = -1;
+      if (heap.length > 1) {
+        const c = heap.length > 2 && before(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
+        t2 = c.rows.t[c.head]!; i2 = c.index;
+      }
+      for (;;) {
+        const from = s.head, to = s.runEnd(t2, i2, from + left);
+        sink(s.rows, from, to);
+        left -= to - from;
+        s.head = to;
+        if (!s.ready() || left === 0) break;
+        const t = s.rows.t[s.head]!;
+        if (!(t < t2 || (t === t2 && s.index < i2))) break;
+      }
+      if (s.head === s.rows.n) { // ready() said no: the file is done
+        const last = heap.pop()!;
+        if (heap.length === 0) break;
+        heap[0] = last;
+      }
+      down(heap, 0);
+    }
+    return heap.length > 0;
+  }
+}
+
+/** The merged records copied into batches of BATCH rows (one batch object, refilled). */
+function* batches(sources: Source[]): Generator<RecordBatch, void, undefined> {
+  const m = new Merger(sources);
+  const out = new RecordBatch(BATCH);
+  const copy: RunSink = (rows, from, to) => { for (let i = from; i < to; i++) out.copyRow(rows, i); };
+  for (;;) {
+    out.n = 0;
+    const more = m.step(copy, BATCH);
+    if (out.n > 0) yield out;
+    if (!more) return;
+  }
 }
 
 const before = (a: Source, b: Source): boolean => {

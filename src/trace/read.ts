@@ -36,11 +36,11 @@ export function readModel(dir: string, listen: (model: TraceModel) => void, prog
   const estimate = progress ? estimateEvents(bytes) : 0;
   let k = 0, told = 0;
   // the records flow as batches of columns: no object per record unless a listener asks for one
-  for (const b of trace.batches) {
-    model.pushRows(b);
-    k += b.n;
+  trace.runs((rows, from, to) => {
+    model.pushRows(rows, from, to);
+    k += to - from;
     if (progress && k - told >= 0x10000) { told = k - (k & 0xffff); progress(told, estimate); }
-  }
+  });
   if (progress) progress(k, k);
   model.end();
   return {

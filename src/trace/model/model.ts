@@ -182,17 +182,17 @@ export class TraceModel {
     if (e.kind === 'programStart') this.programStart(e.node, e.t);
     else if (e.kind === 'programFinish') this.programFinish(e.node, e.t, e.status);
     else this.resolvers[e.kind]?.push(e);
-    for (const l of this.byCode().events[RECORDS[e.kind].code]!) l.event!(e);
+    for (const l of this.listeners) if (l.event && (!l.eventKinds || l.eventKinds.includes(e.kind))) l.event(e);
   }
 
   /**
-   * The records of a batch of columns, in order: the same as push() of each row's object, with
+   * The records of a batch of columns (rows [from, to)), in order: the same as push() of each row's object, with
    * objects made only for resolvers without a `row` method and for listeners of `event`.
    */
-  pushRows(b: RecordBatch): void {
+  pushRows(b: RecordBatch, from = 0, to = b.n): void {
     const byCode = this.byCode();
     const code = b.code, node = b.node, thread = b.thread, t = b.t;
-    for (let i = 0; i < b.n; i++) {
+    for (let i = from; i < to; i++) {
       const c = code[i]!;
       const kind = KIND_BY_CODE[c]!;
       if (!this.admit(kind, node[i]!, thread[i]!, t[i]!)) continue;
