@@ -113,13 +113,16 @@ export class PatternAnalysis {
     };
     // call-site ids per file (node · 4096 + thread) and the file's site number: one string lookup per call site
     const ids = new Map<number, Int32Array>();
+    let lastK = -1, lastA: Int32Array | undefined;
     const siteId = (node: number, thread: number, n: number, name: string): number => {
       const k = node * 4096 + thread;
-      let a = ids.get(k);
+      let a = k === lastK ? lastA : ids.get(k);
+      lastK = k; lastA = a;
       if (!a || n >= a.length) {
         const b = new Int32Array(Math.max(64, 2 * (n + 1))).fill(-1);
         if (a) b.set(a);
         ids.set(k, (a = b));
+        lastA = a;
       }
       let id = a[n]!;
       if (id < 0) a[n] = id = results.site(name);

@@ -69,13 +69,20 @@ export class SpmdResolver implements Resolver {
 
   /** The call site number `id` of the file of (node, thread) names. */
   site(node: number, thread: number, id: number): string {
-    return this.sites.get(node * 4096 + thread)?.[id] ?? `site#${id}`;
+    const k = node * 4096 + thread;
+    // the records of one file come in runs: its names stay at hand
+    const a = k === this.lastFile ? this.lastSites : this.sites.get(k);
+    this.lastFile = k; this.lastSites = a;
+    return a?.[id] ?? `site#${id}`;
   }
+  private lastFile = -1;
+  private lastSites: string[] | undefined;
 
   push(e: TraceEvent): void {
     if (e.kind === 'siteName') { this.named(e.node, e.thread, e.callSite, e.name); return; }
     if (e.kind !== 'spmdEnter' && e.kind !== 'spmdExit' && e.kind !== 'spmdCExit' && e.kind !== 'spmdAlock' && e.kind !== 'spmdRlock') return;
     if (!this.admit(e.kind, e.node, e.thread, e.rank, e.kind === 'spmdAlock' || e.kind === 'spmdRlock' ? 0 : e.op)) return;
+    this.events++;
     const ls = this.listeners, rs = this.rowListeners;
     switch (e.kind) {
       case 'spmdEnter': {
@@ -98,7 +105,8 @@ export class SpmdResolver implements Resolver {
     const node = b.node[i]!, thread = b.thread[i]!, t = b.t[i]!, f = b.f;
     const rank = f[0]![i]!; // every SPMD record but siteName has `rank` first
     const op = code === CODE.spmdAlock || code === CODE.spmdRlock ? 0 : f[1]![i]!;
-    if (!this.admit(KIND_BY_CODE[code]!, node, thread, rank, op)) return;
+    if ((rank >= this.ranks || op >= SPMD_OPS.length) && !this.admit(KIND_BY_CODE[code]!, node, thread, rank, op)) return;
+    this.events++;
     const rs = this.rowListeners;
     switch (code) {
       case CODE.spmdEnter: {
@@ -121,11 +129,11 @@ export class SpmdResolver implements Resolver {
   private named(node: number, thread: number, callSite: number, name: string): void {
     const k = node * 4096 + thread;
     let a = this.sites.get(k);
-    if (!a) this.sites.set(k, (a = []));
+    if (!a) { this.sites.set(k, (a = [])); this.lastFile = -1; }
     a[callSite] = name;
   }
 
-  /** Checks a record of rank `rank` (op: its operation, 0 for a lock record); false: dropped. */
+  /** Checks a record of rank `rank` (op: its operation, 0 for a lock record); false: dropped. Nothing to say for a known rank and operation. */
   private admit(kind: RecordKind, node: number, thread: number, rank: number, op: number): boolean {
     const m = this.m;
     if (rank >= this.ranks) {
@@ -137,7 +145,6 @@ export class SpmdResolver implements Resolver {
       this.ranks = rank + 1;
     }
     if (op >= SPMD_OPS.length) m.warn('SPMD operations of unknown kinds (a newer writer?) kept by number');
-    this.events++;
     return true;
   }
 }
