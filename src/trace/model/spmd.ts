@@ -37,6 +37,13 @@ export interface SpmdRowListener {
   rlock(rank: number, t: number, lock: number): void;
 }
 
+const SITE = CODE.siteName, ENTER = CODE.spmdEnter, EXIT = CODE.spmdExit, CEXIT = CODE.spmdCExit, ALOCK = CODE.spmdAlock, RLOCK = CODE.spmdRlock;
+// rank and op come first in every SPMD operation record, and a lock record's lock after its rank
+const RANK = COL.spmdEnter.rank, OP = COL.spmdEnter.op, CALL_SITE = COL.spmdEnter.callSite, LOCK = COL.spmdAlock.lock, CX = { ...COL.spmdCExit };
+if (COL.spmdExit.rank !== RANK || COL.spmdCExit.rank !== RANK || COL.spmdExit.op !== OP || COL.spmdCExit.op !== OP || COL.spmdRlock.rank !== RANK || COL.spmdAlock.rank !== RANK || COL.spmdRlock.lock !== LOCK) {
+  throw new Error('SPMD records: rank, op and lock must share their columns');
+}
+
 export const spmdOpName = (op: number): SpmdOp | `op#${number}` => SPMD_OPS[op] ?? `op#${op}`;
 /** The IN and OUT modes of a collective's `sync` field. */
 export const syncIn = (sync: number): SyncMode => SYNC_MODES[sync & 3] ?? 'nosync';
@@ -101,28 +108,28 @@ export class SpmdResolver implements Resolver {
   /** A row of columns: objects only for the listeners that take them. */
   row(b: RecordBatch, i: number): void {
     const code = b.code[i]!;
-    if (this.listeners.length > 0 || code === CODE.siteName) { this.push(b.event(i)); return; }
+    if (this.listeners.length > 0 || code === SITE) { this.push(b.event(i)); return; }
     const node = b.node[i]!, thread = b.thread[i]!, t = b.t[i]!, f = b.f;
-    const rank = f[0]![i]!; // every SPMD record but siteName has `rank` first
-    const op = code === CODE.spmdAlock || code === CODE.spmdRlock ? 0 : f[1]![i]!;
+    const rank = f[RANK]![i]!;
+    const op = code === ALOCK || code === RLOCK ? 0 : f[OP]![i]!;
     if ((rank >= this.ranks || op >= SPMD_OPS.length) && !this.admit(KIND_BY_CODE[code]!, node, thread, rank, op)) return;
     this.events++;
     const rs = this.rowListeners;
     switch (code) {
-      case CODE.spmdEnter: {
-        const cs = f[COL.spmdEnter.callSite]![i]!;
+      case ENTER: {
+        const cs = f[CALL_SITE]![i]!;
         const site = this.site(node, thread, cs);
         for (const l of rs) l.enter(rank, t, op, site, node, thread, cs);
         break;
       }
-      case CODE.spmdExit: for (const l of rs) l.exit(rank, t, op); break;
-      case CODE.spmdCExit: {
-        const C = COL.spmdCExit;
+      case EXIT: for (const l of rs) l.exit(rank, t, op); break;
+      case CEXIT: {
+        const C = CX;
         for (const l of rs) l.cexit(rank, t, op, f[C.seq]![i]!, f[C.root]![i]!, f[C.sync]![i]!, f[C.sent]![i]!, f[C.recv]![i]!);
         break;
       }
-      case CODE.spmdAlock: for (const l of rs) l.alock(rank, t, f[COL.spmdAlock.lock]![i]!); break;
-      default: for (const l of rs) l.rlock(rank, t, f[COL.spmdRlock.lock]![i]!); break;
+      case ALOCK: for (const l of rs) l.alock(rank, t, f[LOCK]![i]!); break;
+      default: for (const l of rs) l.rlock(rank, t, f[LOCK]![i]!); break;
     }
   }
 
