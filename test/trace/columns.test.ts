@@ -104,7 +104,7 @@ function sameLog(got: string[], want: string[], what: string): void {
 }
 
 /** Columns and objects agree, and the merge is the reference order. */
-function check(dir: string, what: string): void {
+function check(dir: string, what: string): number {
   const ref = reference(dir);
   const tr = readTrace(dir, { chunkBytes: 4096 });
   const merged = [...tr.events];
@@ -123,6 +123,7 @@ function check(dir: string, what: string): void {
   assert.deepEqual(b.warnings, a.warnings, `${what}: model warnings`);
   assert.deepEqual(b.damage, a.damage, `${what}: damage`);
   assert.deepEqual([...b.readerWarnings].sort(), [...a.readerWarnings].sort(), `${what}: reader warnings`);
+  return (b.damage as { total: number }).total;
 }
 
 /** Damage the tail of some files of a copy of `dir`: cut at a random offset, or a byte overwritten. */
@@ -147,20 +148,23 @@ function damaged(src: string, dst: string, r: () => number): string {
 test('generated fragmented-program traces, intact and damaged: columns and objects give the same model, SLOW and patterns', (t) => {
   const root = tempDir(t);
   const r = rng(7);
-  for (let k = 0; k < 6; k++) {
-    const o = { events: 2000 + Math.floor(r() * 6000), nodes: 1 + Math.floor(r() * 3), threads: 1 + Math.floor(r() * 3), seed: 1 + k };
+  let hurt = 0;
+  for (let k = 0; k < 4; k++) {
+    const o = { events: 2000 + Math.floor(r() * 4000), nodes: 1 + Math.floor(r() * 3), threads: 1 + Math.floor(r() * 3), seed: 1 + k };
     const dir = join(root, `g${k}`);
     const m = writeSimTrace(dir, syntheticManifest(o), syntheticEvents(o));
     // clocks put on node 0's: every time field shifted, ties between nodes reordered
     if (k % 2 === 1) writeManifest(dir, { ...m, clock: { ...m.clock!, offsets: Array.from({ length: o.nodes }, (_, n) => (n === 0 ? 0 : Math.round((r() - 0.5) * 2e5))) } });
     check(dir, `trace ${k} ${JSON.stringify(o)}`);
-    for (let d = 0; d < 3; d++) check(damaged(dir, join(root, `g${k}d${d}`), r), `trace ${k} damaged ${d}`);
+    for (let d = 0; d < 2; d++) hurt += check(damaged(dir, join(root, `g${k}d${d}`), r), `trace ${k} damaged ${d}`);
   }
+  assert.ok(hurt > 0, 'the damaged copies were read as damaged');
 });
 
 test('generated SPMD traces, intact and damaged: the pattern engine gets the same records from columns as from objects', (t) => {
   const root = tempDir(t);
   const r = rng(11);
+  let hurt = 0;
   for (let k = 0; k < 4; k++) {
     const ranks = 2 + Math.floor(r() * 5);
     const phases: Phase[] = [];
@@ -178,8 +182,9 @@ test('generated SPMD traces, intact and damaged: the pattern engine gets the sam
     const dir = join(root, `s${k}`);
     simulateSpmd(dir, { ranks, nodes: 1 + (k % 2), phases, seed: k + 1, jitter: 300 });
     check(dir, `SPMD trace ${k}`);
-    for (let d = 0; d < 3; d++) check(damaged(dir, join(root, `s${k}d${d}`), r), `SPMD trace ${k} damaged ${d}`);
+    for (let d = 0; d < 2; d++) hurt += check(damaged(dir, join(root, `s${k}d${d}`), r), `SPMD trace ${k} damaged ${d}`);
   }
+  assert.ok(hurt > 0, 'the damaged copies were read as damaged');
 });
 
 test('a real run\'s trace (2 nodes × 2 threads), intact and damaged: columns and objects agree', (t) => {
@@ -190,7 +195,9 @@ test('a real run\'s trace (2 nodes × 2 threads), intact and damaged: columns an
   assert.ok(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).files.length >= 4);
   check(dir, 'real trace');
   const r = rng(3);
-  for (let d = 0; d < 4; d++) check(damaged(dir, join(root, `real${d}`), r), `real trace damaged ${d}`);
+  let hurt = 0;
+  for (let d = 0; d < 3; d++) hurt += check(damaged(dir, join(root, `real${d}`), r), `real trace damaged ${d}`);
+  assert.ok(hurt > 0, 'the damaged copies were read as damaged');
 });
 
 test('a merge window smaller than the lateness: order approximate, said once per file; without the limit, exact', (t) => {
