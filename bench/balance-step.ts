@@ -5,7 +5,8 @@
 // quantum over replays of the whole graph, the guard). Prints {ms, cpuMs, peakRssMiB, moved}.
 import { readFileSync } from 'node:fs';
 import { deserialize } from 'node:v8';
-import { balance, cpuWeighted } from '../src/analysis/balance/balance.js';
+import { balance } from '../src/analysis/balance/balance.js';
+import { weightsOf, withDurations } from '../src/analysis/balance/weights.js';
 import { lastEvent, quantize } from '../src/analysis/balance/quantize.js';
 import { seedBalance } from '../src/analysis/balance/seed.js';
 import type { Profile } from '../src/analysis/balance/profile.js';
@@ -16,7 +17,7 @@ let ms = 0, cpuMs = 0, moved = 0;
 if (mode !== 'load') {
   const t0 = performance.now(), c0 = process.cpuUsage();
   if (mode === 'seed') {
-    const w = cpuWeighted(p), node = p.node.slice();
+    const w = withDurations(p, weightsOf(p, 'cpu', false)), node = p.node.slice();
     seedBalance(w, quantize(w, lastEvent(w) / 100), node, p.nodes);
     const cfs: Record<string, number> = {};
     for (let c = 0; c < p.n; c++) if (node[c] !== p.node[c]) { cfs[p.gid[c]!] = node[c]!; moved++; }

@@ -56,8 +56,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const reps = ctx.quick ? 1 : Math.max(3, ctx.reps);
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-balance-'));
   try {
-    // about 9 records per fragment in the generated trace
-    const o: SyntheticOptions = { events: Math.round(want * 9.2), nodes: 4, threads: 4, seed: 5 };
+    // about 12 records per fragment in the generated trace (9.2·10^6 records gave 766 672 fragments)
+    const o: SyntheticOptions = { events: Math.round(want * 12), nodes: 4, threads: 4, seed: 5 };
     ctx.log(`balance: generating a trace of ~${want.toExponential(0)} fragments`);
     writeSimTrace(join(dir, 'trace'), syntheticManifest(o), syntheticEvents(o));
     const t0 = performance.now();

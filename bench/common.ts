@@ -99,7 +99,7 @@ export const incidents: string[] = [];
 const ATTEMPTS = 3;
 
 /** Up to ATTEMPTS tries, 2 s apart; every failure is an incident. */
-async function retry(what: string, fn: () => Promise<number>): Promise<number> {
+export async function retry(what: string, fn: () => Promise<number>): Promise<number> {
   for (let i = 1; ; i++) {
     try {
       return await fn();

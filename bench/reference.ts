@@ -38,3 +38,30 @@ export const TASKBENCH_PEERS: Record<string, number> = {
   StarPU: 46,
   Dask: 1500,
 };
+
+/**
+ * The original LuNA's column of the side-by-side pass kept in docs/benchmarks.md ("The original
+ * LuNA and its peers": rebuilt from its public snapshot here, C++ ucodes at -O3 on both systems,
+ * in-program spans, alternated, the quietest pass), keyed by bench/original.ts's figures. That
+ * suite divides by these when LUNA_ORIGINAL does not name a build to run beside luna-ts.
+ */
+export const ORIGINAL_SIDE_BY_SIDE: Record<string, number> = {
+  'startup.wallS': 0.379,
+  'empty.peakMB': 14.5,
+  'chain200k.t1.usPerCf': 3.33,
+  'chain200k.t2.usPerCf': 5.95,
+  'chain200k.t1.peakMB': 150,
+  'chain200k.t2.peakMB': 225,
+  'chain20k.t1.usPerCf': 3.89,
+  'chains8x20k.t2.usPerCf': 6.72,
+  'chains8x2k.t2.usPerCf': 5.42,
+  'matmul.t1.s': 2.25,
+  'matmul.t2.s': 2.85,
+  'stencil2k.t1.usPerTask': 12.1,
+  'stencil2k.t2.usPerTask': 17.1,
+  /** on a quiet machine */
+  'pingpong.usPerStep': 84.5,
+  'metg.1x2.stencil_1d.us': 49.8,
+  /** the middle of the 992–1 138 µs measured */
+  'metg.2x1.stencil_1d.us': 1065,
+};

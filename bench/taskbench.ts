@@ -13,7 +13,8 @@
 // once the worker threads have booted and loaded the kernel; the median of the repetitions.
 //
 // Also: stencil_1d on 1×2 with the workers feeding each other the values of dependent steps and
-// without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`); stencil_1d on 2×1 against two
+// without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`), and against the values fed as
+// messages in short batches (`messagesXslots`, the hand-offs' `messages.*`); stencil_1d on 2×1 against two
 // bare processes doing the same exchange (`2x1.stencil_1d.xRaw`); and the stencil_1d sweep on 1×2
 // without a runtime, two bare worker threads in lockstep (`1x2.stencil_1d.floorMetgUs`, `xFloor`);
 // and what warm bookkeeping costs right after a wait on this machine (`machine.bookkeepingAfterWaitX`).
@@ -30,6 +31,7 @@ import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 import { rawSocketKind } from './raw-socket.js';
 import { measureHandoffs } from './taskbench/handoff.js';
+import { LEVEL, metg, sweepPoints, type Point } from './taskbench/sweep.js';
 
 const STEPS = 1000;
 /** Largest task: about this long, the peak of the kernel (the runtime's cost is negligible there). */
@@ -38,8 +40,11 @@ const PEAK_TASK_US = 2000;
 const FEED_TASK_US = 80;
 /** Task size of the traced hand-off measurement (µs): the issue's 2.5 ms tasks. */
 const HANDOFF_TASK_US = 2500;
-/** Efficiency of the METG. */
-const LEVEL = 0.5;
+/**
+ * How values were fed before the feed slots and long fed batches: as messages between the
+ * workers, in batches of 8 ms of work (the comparison's override of the policy).
+ */
+const BY_MESSAGES = { LUNA_FEED_SLOTS: '0', LUNA_FED_RUN_MS: '8' };
 
 interface Config { name: string; nodes: number; threads: number }
 const CONFIGS: Config[] = [
@@ -47,25 +52,7 @@ const CONFIGS: Config[] = [
   { name: '2x1', nodes: 2, threads: 1 },
 ];
 
-export interface Point { iters: number; granularityUs: number; efficiency: number; spanMs: number }
-
-/**
- * METG from points sorted by falling granularity: the interpolated granularity at LEVEL between the
- * last point at or above it and the next one below; `bound` when even the smallest point is above
- * (the METG is at most that), NaN when even the largest is below.
- */
-export function metg(points: Point[], level = LEVEL): { us: number; bound: boolean } {
-  for (let i = 0; i < points.length; i++) {
-    const p = points[i]!;
-    if (p.efficiency >= level) continue;
-    if (i === 0) return { us: NaN, bound: false };
-    const q = points[i - 1]!;
-    const us = p.granularityUs + ((level - p.efficiency) * (q.granularityUs - p.granularityUs)) / (q.efficiency - p.efficiency);
-    return { us, bound: false };
-  }
-  const last = points[points.length - 1];
-  return last ? { us: last.granularityUs, bound: true } : { us: NaN, bound: false };
-}
+export { metg, type Point } from './taskbench/sweep.js';
 
 /** µs per kernel iteration on this thread (best of several, warm). */
 function iterationUs(): number {
@@ -147,15 +134,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       for (const p of pats) {
         await section(ctx, notes, `${p} ${pre}${c.name}`, async () => {
           const prog = progs.get(p)!;
-          const points: Point[] = [];
-          for (let k = peakK - 1; k >= 0; k--) {
-            const iters = 2 ** k;
-            const t = await runAt(c, prog, iters, reps);
-            const efficiency = (prog.tasks * iters * FLOP_PER_ITERATION) / (t.programMs / 1000) / peak;
-            points.push({ iters, granularityUs: (t.programMs * 1000 * cores) / prog.tasks, efficiency, spanMs: t.programMs });
-            ctx.log(`taskbench ${pre}${c.name} ${p}: 2^${k} iterations: ${fmt(points.at(-1)!.granularityUs)} µs per task×core, efficiency ${(efficiency * 100).toFixed(0)} %`);
-            if (efficiency < LEVEL * 0.6) break; // well below: the METG is bracketed
-          }
+          const points = (await sweepPoints({ luna: async (iters: number) => (await runAt(c, prog, iters, reps)).programMs }, {
+            tasks: prog.tasks, cores, fromK: peakK - 1, reps: 1, peak: { luna: peak },
+            onPoint: (_, q) => ctx.log(`taskbench ${pre}${c.name} ${p}: ${q.iters} iterations: ${fmt(q.granularityUs)} µs per task×core, efficiency ${(q.efficiency * 100).toFixed(0)} %`),
+          })).luna;
           const m = metg(points);
           const key = `${pre}${c.name}.${p}.metgUs`;
           f[key] = sig(m.us);
@@ -175,18 +157,20 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     await section(ctx, notes, 'feeding', async () => {
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const argv = ['--threads', 2, '--warm-start', prog.file, STEPS, 2 ** k];
-      const on: number[] = [], off: number[] = [];
-      ctx.log(`taskbench: stencil_1d 1x2 at 2^${k} iterations, feeding on and off`);
+      const on: number[] = [], off: number[] = [], msg: number[] = [];
+      ctx.log(`taskbench: stencil_1d 1x2 at 2^${k} iterations, feeding on and off, and by messages in short batches`);
       for (let r = 0; r < (ctx.quick ? 3 : Math.max(5, ctx.reps)); r++) {
         off.push((await runTimed(argv, 300_000, { LUNA_FEED: '0' })).programMs);
+        msg.push((await runTimed(argv, 300_000, BY_MESSAGES)).programMs);
         on.push((await runTimed(argv, 300_000)).programMs);
       }
       f['1x2.stencil_1d.fedMs'] = sig(median(on));
       f['1x2.stencil_1d.unfedMs'] = sig(median(off));
       f['1x2.stencil_1d.unfedXfed'] = sig(median(off) / median(on));
+      f['1x2.stencil_1d.messagesXslots'] = sig(median(msg) / median(on));
       units['1x2.stencil_1d.fedMs'] = units['1x2.stencil_1d.unfedMs'] = 'ms';
-      units['1x2.stencil_1d.unfedXfed'] = '×';
-      notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster`);
+      units['1x2.stencil_1d.unfedXfed'] = units['1x2.stencil_1d.messagesXslots'] = '×';
+      notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster; messagesXslots: the values fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}) ÷ the default (feed slots, batches of FED_RUN_NS)`);
     });
   }
   // What a dependent step pays between the two workers, from traces: last input → start and the
@@ -198,23 +182,33 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const g = graph('stencil_1d', 2, STEPS);
       const sleeping = { LUNA_SPIN_US: '0', LUNA_FED_SPIN_US: '0', LUNA_RESULT_SPIN_US: '0' };
-      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [];
-      ctx.log(`taskbench: stencil_1d 1x2 at 2^${kh} iterations traced, the policy's waiting and sleeping at once`);
+      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [], msg: typeof spin = [];
+      ctx.log(`taskbench: stencil_1d 1x2 at 2^${kh} iterations traced, the policy's waiting, sleeping at once, and fed by messages in short batches`);
       for (let r = 0; r < (ctx.quick ? 1 : Math.min(3, ctx.reps)); r++) {
         sleep.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], sleeping));
+        msg.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], BY_MESSAGES));
         spin.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh]));
       }
-      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct'): number => sig(median(a.map((h) => h[k])));
+      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs'): number => sig(median(a.map((h) => h[k])));
       f['1x2.stencil_1d.lastInputToStartUs'] = med(spin, 'medianUs');
       f['1x2.stencil_1d.lastInputToStartP90Us'] = med(spin, 'p90Us');
       f['1x2.stencil_1d.laneBusyPct'] = med(spin, 'laneBusyPct');
       f['1x2.stencil_1d.sleeping.lastInputToStartUs'] = med(sleep, 'medianUs');
       f['1x2.stencil_1d.sleeping.laneBusyPct'] = med(sleep, 'laneBusyPct');
-      for (const k of ['lastInputToStartUs', 'lastInputToStartP90Us', 'sleeping.lastInputToStartUs']) units[`1x2.stencil_1d.${k}`] = 'µs';
-      units['1x2.stencil_1d.laneBusyPct'] = units['1x2.stencil_1d.sleeping.laneBusyPct'] = '%';
+      f['1x2.stencil_1d.messages.lastInputToStartUs'] = med(msg, 'medianUs');
+      f['1x2.stencil_1d.messages.laneBusyPct'] = med(msg, 'laneBusyPct');
+      // what the system thread did meanwhile: batches it sent and its CPU per step (the shape of
+      // the hand-off, readable even on a busy machine)
+      for (const [pre, a] of [['', spin], ['messages.', msg]] as const) {
+        f[`1x2.stencil_1d.${pre}batchesPerStep`] = sig(med(a, 'batches') / STEPS);
+        f[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = sig((med(a, 'systemCpuMs') * 1000) / STEPS);
+        units[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = 'µs';
+      }
+      for (const k of ['lastInputToStartUs', 'lastInputToStartP90Us', 'sleeping.lastInputToStartUs', 'messages.lastInputToStartUs']) units[`1x2.stencil_1d.${k}`] = 'µs';
+      units['1x2.stencil_1d.laneBusyPct'] = units['1x2.stencil_1d.sleeping.laneBusyPct'] = units['1x2.stencil_1d.messages.laneBusyPct'] = '%';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0), alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); batchesPerStep, systemCpuUsPerStep: what the system thread sent and spent per step (--timing); alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing

@@ -18,9 +18,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import { balance, cpuWeighted, Predictor, type BalanceOptions, type BalanceResult } from '../../src/analysis/balance/balance.js';
+import { balance, Predictor, type BalanceOptions, type BalanceResult } from '../../src/analysis/balance/balance.js';
+import { weightsOf, withDurations } from '../../src/analysis/balance/weights.js';
 import { fitTransfers } from '../../src/analysis/balance/comm.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
+import { checkLoads } from '../../src/analysis/balance/validate.js';
 import { readProfile, type Profile } from '../../src/analysis/balance/profile.js';
 import { loads, quantize } from '../../src/analysis/balance/quantize.js';
 import { mergeDistributions, writeDistribution, type Distribution } from '../../src/runtime/policy/distribution-file.js';
@@ -45,7 +47,7 @@ const APPS: App[] = [
 ];
 const NODES = 2, SIM_NODES = [4, 16, 64];
 /** the seed's algorithm exactly: wall-time weights, its quantum, its move rule, no guard */
-const SEED_EXACT: BalanceOptions = { strategy: 'seed', quantum: 0.1e9, comm: false, guard: false, search: false, weights: 'wall' };
+const SEED_EXACT: BalanceOptions = { strategy: 'seed', quantum: 0.1e9, comm: false, guard: false, search: false, weights: 'wall', typical: false };
 /** the seed's quanta (Table 4), seconds */
 const SEED_QUANTA = [0.01, 0.1, 1, 10];
 const RUN = ['--nodes', String(NODES), '--threads', '1'];
@@ -72,13 +74,6 @@ async function traced(dir: string, app: App, size: 'full' | 'small', extra: stri
   return readProfile(dir);
 }
 
-/** Busy time per node as the step weighs it (CPU time of its CFs, or their wall time). */
-function perNodeBusy(p: Profile, nodes: number, weights: 'wall' | 'cpu'): number[] {
-  const b = new Array<number>(nodes).fill(0);
-  for (let c = 0; c < p.n; c++) b[p.node[c]! % nodes] += weights === 'cpu' ? p.cpu[c]! : p.finish[c]! - p.start[c]!;
-  return b;
-}
-
 /**
  * The predicted end of `r`'s placement replayed with one set of durations for every strategy
  * (CPU time when the trace's clock was exact, as the default step weighs): a strategy run with
@@ -86,7 +81,7 @@ function perNodeBusy(p: Profile, nodes: number, weights: 'wall' | 'cpu'): number
  * a comparison must not mix with the others'.
  */
 function commonMakespan(p: Profile, r: BalanceResult, nodes: number, lanes: number): number {
-  const q = p.cpuExact ? cpuWeighted(p) : p;
+  const q = withDurations(p, weightsOf(p, p.cpuExact ? 'cpu' : 'wall', true));
   const owners = Int32Array.from(r.dfNext, (o, d) => (o >= 0 ? o : p.dfOwner[d]! % nodes));
   return new Predictor(q, fitTransfers(q), nodes, lanes, !p.cpuExact).predict(r.next, owners).makespan;
 }
@@ -137,9 +132,12 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     o.log(`  program ms: ${Object.keys(runs).map((k) => `${k} ${t(k).toFixed(0)}`).join(', ')}`);
     realRows.push([app.title, t('before').toFixed(0), `${t('first').toFixed(0)} (${x2(t('before') / t('first'))}×)`, `${t('second').toFixed(0)} (${x2(t('before') / t('second'))}×)`, `${t('seed').toFixed(0)} (${x2(t('before') / t('seed'))}×)`, `${b1.decision}${b1.quantumNs ? `, q ${ms(b1.quantumNs)} ms` : ''}`, `${b1.moved} / ${p0.n}`]);
     // +LBSim's check: predicted per-node load of the first application against its real run
-    const measured = perNodeBusy(p1, NODES, b1.weights), predicted = Array.from(b1.predicted.next.busy);
-    const err = predicted.map((x, n) => (measured[n]! > 0 ? Math.abs(x - measured[n]!) / measured[n]! : x > 0 ? 1 : 0));
-    validRows.push([app.title, predicted.map(ms).join(' / '), measured.map(ms).join(' / '), err.map((e) => `${(100 * e).toFixed(1)} %`).join(' / '), `${ms(b1.predicted.next.makespan)} / ${ms(p1.tEnd)}`]);
+    // (the error split into placement — exact — and the drift of the same CFs' durations)
+    const chk = checkLoads(p0, b1.weight, b1.next, p1, NODES, b1.weights);
+    const predicted = Array.from(b1.predicted.next.busy), measured = chk.measuredNs, err = chk.error;
+    const pct = (xs: number[]) => xs.map((e) => `${(100 * e).toFixed(1)} %`).join(' / ');
+    validRows.push([app.title, predicted.map(ms).join(' / '), measured.map(ms).join(' / '), pct(err),
+      `${chk.predictedCfs.join(' / ')} → ${chk.measuredCfs.join(' / ')} (${chk.misplaced} misplaced, ${chk.unmatched} unmatched)`, pct(chk.placementError), chk.drift.map(x2).join(' / '), pct(chk.shareError), `${ms(b1.predicted.next.makespan)} / ${ms(p1.tEnd)}`]);
     // every strategy on the same profile, 2 nodes (the real ones) and simulated 4, 16, 64
     const strat: Record<string, unknown> = {};
     for (const N of [NODES, ...SIM_NODES]) {
@@ -174,7 +172,7 @@ export async function run(o: BalanceExpOptions): Promise<void> {
       args: app.args[o.size], programMs: Object.fromEntries(Object.keys(runs).map((k) => [k, t(k)])),
       first: { decision: b1.decision, reason: b1.reason, quantumNs: b1.quantumNs, moved: b1.moved, dfsPlaced: b1.dfsPlaced, predicted: { currentNs: b1.predicted.current.makespan, nextNs: b1.predicted.next.makespan }, strategyMs: b1.timeMs.strategy },
       second: { decision: b2.decision, reason: b2.reason, moved: b2.moved },
-      validity: { predictedNs: predicted, measuredNs: measured, error: err },
+      validity: { predictedNs: predicted, measuredNs: measured, error: err, check: chk },
       strategies: strat,
     };
   }
@@ -207,8 +205,8 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     '### Real runs on 2 nodes (program time, ms; speedup against before)',
     mdTable(['program', 'before', 'first application', 'second application', 'seed\'s exact algorithm (q 0.1 s)', 'first step', 'moved'], realRows),
     '### Predicted against measured load (the validity check of Charm++\'s +LBSim)',
-    'Per-node busy time (CPU time of its fragments) the first step predicted for the next run, and what that run measured (node 0 / node 1, ms); the predicted and the real end of the run.',
-    mdTable(['program', 'predicted', 'measured', 'error', 'predicted / real end, ms'], validRows),
+    'Per-node busy time (CPU time of its fragments) the first step predicted for the next run, and what that run measured (node 0 / node 1, ms), the error split in two: placement (fragments per node predicted → run, and the traced load of the fragments each node ran against the prediction: exact when every fragment ran where it was placed) and drift (the next run\'s CPU time of the same fragments over the weight the step gave them, per node); the error of each node\'s share of the load (what is left when the whole machine ran slower or faster); the predicted and the real end of the run.',
+    mdTable(['program', 'predicted', 'measured', 'error', 'fragments per node', 'placement error', 'drift', 'share error', 'predicted / real end, ms'], validRows),
     '### Strategies on the same profile (simulator: traced durations and transfer costs)',
     'Predicted speedup against the traced placement on N nodes × 1 lane (max/avg of the per-node load in brackets), every placement replayed with the same durations (CPU time; the seed\'s exact algorithm decides on wall time but is replayed like the others); the lower bound is max(work / lanes, longest chain).',
     mdTable(['program', 'nodes', 'current, ms', 'seed, q 0.1 s (exact)', 'seed (auto q, comm, guard)', 'refine (GreedyRefine)', 'greedy (LPT)', 'lower bound, ms'], stratRows),

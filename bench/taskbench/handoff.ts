@@ -18,6 +18,9 @@ export interface Handoffs {
   /** the least busy worker lane, % of the span of the graph's tasks */
   laneBusyPct: number;
   tasks: number;
+  /** batches the system thread sent and its CPU time (ms), from `--timing` */
+  batches: number;
+  systemCpuMs: number;
 }
 
 /** Split one CSV line (quoted fields may hold commas). */
@@ -43,8 +46,11 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
   const dir = mkdtempSync(join(tmpdir(), 'luna-handoff-'));
   try {
     const trace = join(dir, 'trace'), tables = join(dir, 'tables');
-    const run = spawnSync(LUNA, ['run', '--threads', String(threads), '--warm-start', '--trace', trace, file, ...args.map(String)], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 600_000 });
+    const run = spawnSync(LUNA, ['run', '--threads', String(threads), '--warm-start', '--timing', '--trace', trace, file, ...args.map(String)], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 600_000 });
     if (run.status !== 0) throw new Error(`traced run: ${run.stderr || run.error?.message}`);
+    const timing = /timing: (\{.*\})/.exec(run.stderr);
+    if (!timing) throw new Error(`traced run: no --timing line in ${run.stderr}`);
+    const { batches, systemCpuMs } = JSON.parse(timing[1]!) as { batches: number; systemCpuMs: number };
     const ex = spawnSync(LUNA, ['export', 'tables', trace, '-o', tables], { encoding: 'utf8', timeout: 600_000 });
     if (ex.status !== 0) throw new Error(`luna export tables: ${ex.stderr || ex.error?.message}`);
     const lines = readFileSync(join(tables, 'fragments.csv'), 'utf8').split('\n').filter(Boolean);
@@ -76,7 +82,7 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const span = last - first;
     return {
       medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!,
-      laneBusyPct: (100 * Math.min(...busy.values())) / span, tasks: at.size,
+      laneBusyPct: (100 * Math.min(...busy.values())) / span, tasks: at.size, batches, systemCpuMs,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -5,4 +5,5 @@ export { writeSimTrace } from './sim/write.js';
 export * from './patterns/index.js';
 export { simulateSpmd, type Phase as SpmdPhase, type SpmdSimOptions } from './sim/spmd.js';
 export * as balance from './balance/index.js';
-export { replayGraph, type ReplayGraph, type ReplayOptions, type ReplayResult } from './sim/placement.js';
+export { replayGraph, type ReplayGraph, type ReplayPolicy, type ReplayResult } from './sim/replay.js';
+export { replayPlacement, type PlacementGraph, type PlacementOptions, type PlacementResult } from './sim/placement.js';

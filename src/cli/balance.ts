@@ -22,6 +22,7 @@ export interface BalanceCliOptions {
   search: boolean;
   dfs: string;
   weights?: string;
+  typical: boolean;
   tolerance?: string;
   plot?: string;
   json?: boolean;
@@ -66,7 +67,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {
@@ -91,7 +92,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   if (o.json) {
     const pr = r.predicted;
     const json = {
-      trace, strategy: r.strategy, weights: r.weights, quantumNs: r.quantumNs, sweep: r.sweep, nodes: r.nodes, lanes: r.lanes,
+      trace, strategy: r.strategy, weights: r.weights, typical: r.typical, quantumNs: r.quantumNs, sweep: r.sweep, nodes: r.nodes, lanes: r.lanes,
       fragments: profile.n, moved: r.moved, searched: r.searched, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
       decision: r.decision, reason: r.reason, before: r.before, after: r.after,
       predicted: { currentNs: pr.current.makespan, nextNs: pr.next.makespan, currentPerNodeNs: Array.from(pr.current.busy), nextPerNodeNs: Array.from(pr.next.busy) },

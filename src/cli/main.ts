@@ -146,6 +146,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')
     .option('--tolerance <x>', 'GreedyRefine\'s tolerance (≥ 1)')
     .option('--weights <wall|cpu>', 'a fragment\'s weight: its wall time (the seed\'s) or its thread CPU time (default when the trace\'s CPU clock is exact)')
+    .option('--no-typical', 'a fragment weighs its own measurement (the seed\'s), not the median of its class (same code, same bytes read and written)')
     .option('--plot <dir>', 'write the quantized load plots (before.svg, after.svg) into DIR')
     .option('--json', 'machine-readable summary')
     .action(async (trace: string, o: import('./balance.js').BalanceCliOptions) => { code = await (await import('./balance.js')).balanceCommand(trace, o); });

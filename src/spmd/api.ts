@@ -172,7 +172,7 @@ export class SharedArray<A extends ElemArray = ElemArray> {
   private remotePut(t: number, j: number, from: ElemArray): void {
     const bytes = new Uint8Array(from.byteLength);
     bytes.set(new Uint8Array(from.buffer, from.byteOffset, from.byteLength));
-    this.r.call({ k: 'put', id: 0, arr: this.id, owner: t, local: j, bytes }, 'request', `${this.r.op} to rank ${t}`);
+    this.r.putAsync({ k: 'put', id: 0, arr: this.id, owner: t, local: j, bytes });
   }
 }
 
@@ -197,14 +197,16 @@ export function memcpy(dst: SharedArray, di: number, src: SharedArray, si: numbe
 }
 
 /**
- * Complete this rank's puts before what follows. Puts and memputs here return once their data are
- * in place (remote ones acknowledged), so there is nothing left to wait for; the call marks the
- * point in the trace as UPC's upc_fence does.
+ * Complete this rank's puts before what follows (UPC's upc_fence): a put to another node returns
+ * once sent, and here the rank waits for every acknowledgement. Barriers, notify, unlock and the
+ * collectives complete them too.
  */
 export function fence(): void {
   const r = runtime();
   r.op = 'fence';
-  if (r.trace) { r.enter('fence'); r.exit('fence'); }
+  if (r.trace) r.enter('fence');
+  r.completePuts();
+  if (r.trace) r.exit('fence');
 }
 
 /**
@@ -232,6 +234,7 @@ export function notify(): void {
   if (notified) throw r.fail('notify twice without a wait between');
   notified = true;
   if (r.trace) r.enter('notify');
+  r.completePuts();
   r.setWords(ARRIVE, ++phase);
   if (r.trace) r.cexit('notify', -1, BARRIER_SYNC, 0, 0);
 }
@@ -244,6 +247,7 @@ export function wait(): void {
   notified = false;
   if (r.trace) r.enter('wait');
   waitArrived(r, phase);
+  leaving();
   if (r.trace) r.cexit('wait', -1, BARRIER_SYNC, 0, 0);
 }
 
@@ -253,9 +257,48 @@ export function barrier(): void {
   r.op = 'barrier';
   if (notified) throw r.fail('barrier between a notify and its wait');
   if (r.trace) r.enter('barrier');
+  r.completePuts();
   r.setWords(ARRIVE, ++phase);
   waitArrived(r, phase);
+  leaving();
   if (r.trace) r.cexit('barrier', -1, BARRIER_SYNC, 0, 0);
+}
+
+/**
+ * @internal Every rank's program starts together (an untraced barrier between importing the
+ * program and calling its default export, as shmem_init synchronises): a rank's trace starts at
+ * the program, not at however late its worker thread was started and its module imported.
+ */
+export function startTogether(): void {
+  const r = runtime();
+  r.op = 'start';
+  r.setWords(ARRIVE, ++phase);
+  startPhases++;
+  waitArrived(r, phase);
+}
+
+/** the start's barrier phases (startTogether): hang reports count the program's phases */
+let startPhases = 0;
+
+let hold = 0;
+/**
+ * Hold this rank in its next synchronising operation (barrier, wait, a collective, allAlloc) for
+ * `ms` milliseconds once the operation completed, before it leaves — as a rank descheduled at that
+ * moment is held. A validation aid: the pattern engine's exit patterns (a late exit from a
+ * barrier or collective) are checked with it on real runs (examples/patterns).
+ */
+export function holdNextExit(ms: number): void {
+  const r = runtime();
+  if (!(Number.isFinite(ms) && ms >= 0)) throw r.fail(`bad hold ${String(ms)}: milliseconds ≥ 0`, 'holdNextExit');
+  hold = ms;
+}
+
+/** @internal the operation completed: serve a hold the program asked for, then leave */
+export function leaving(): void {
+  if (hold <= 0) return;
+  const ms = hold;
+  hold = 0;
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** a barrier's synchronisation in the trace: IN_ALLSYNC + 4 · OUT_ALLSYNC (SYNC_MODES) */
@@ -267,7 +310,7 @@ function waitArrived(r: Rank, p: number): void {
   r.until(() => {
     while (next < T && r.word(next, ARRIVE) >= p) next++;
     return next === T;
-  }, 'barrier', () => `waits at ${r.op} (phase ${p}) for ${missing(r, (t) => r.word(t, ARRIVE) >= p)}`);
+  }, 'barrier', () => `waits at ${r.op} (phase ${p - startPhases}) for ${missing(r, (t) => r.word(t, ARRIVE) >= p)}`);
 }
 
 /** "rank 3", "ranks 1, 2 (of which 2 has returned)" … */
@@ -345,8 +388,11 @@ export function unlock(l: Lock): void {
     const h = r.nodeOf(l.home) === r.node ? (Atomics.load(r.board, w) & ~WAITERS) - 1 : -1;
     throw r.fail(`lock ${l.id} is not held by this rank${h >= 0 ? ` (rank ${h} holds it)` : ''}`);
   }
+  if (r.trace) r.enter('unlock');
+  // what this rank wrote under the lock is in place before the next holder can read it
+  r.completePuts();
   held.delete(l.id);
-  if (r.trace) { r.enter('unlock'); r.trace.spmdRlock(r.now(), r.rank, l.id); }
+  if (r.trace) r.trace.spmdRlock(r.now(), r.rank, l.id);
   if (r.nodeOf(l.home) === r.node) {
     if (Atomics.compareExchange(r.board, w, r.rank + 1, 0) !== r.rank + 1) r.post({ k: 'unlock', id: 0, lock: l.id }); // other nodes queue: the node hands it over
     else bump(r.board);
@@ -363,6 +409,7 @@ let collectives = 0;
 
 /** @internal the next collective operation's number on this rank; its kind is recorded for the mismatch check */
 export function enterCollective(r: Rank, kind: number): number {
+  r.completePuts();
   const k = ++collectives;
   r.setWords(CKIND + (k % KIND_RING), kind, CENTRY, k);
   return k;
@@ -384,6 +431,7 @@ export function awaitExit(r: Rank, t: number, k: number): void {
 
 /** @internal */
 export function exitCollective(r: Rank, k: number): void {
+  r.completePuts();
   r.setWords(CEXIT, k);
 }
 

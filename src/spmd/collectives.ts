@@ -5,7 +5,7 @@
 // Data moves by pulling (each rank reads what it receives) except permute, which pushes. Each
 // rank's entry, data and exit counters are on the board (board.ts), so every wait is a read.
 import { CDATA, CEXIT } from './board.js';
-import { awaitEntry, awaitExit, enterCollective, exitCollective, missing, nextArray, runtime, SharedArray, type AllocOptions } from './api.js';
+import { awaitEntry, awaitExit, enterCollective, exitCollective, leaving, missing, nextArray, runtime, SharedArray, type AllocOptions } from './api.js';
 import { ELEM_TYPES, SCRATCH_ARRAY, SCRATCH_SLOTS, SLOT_VALUES, type ElemArray, type ElemType } from './protocol.js';
 import type { Rank } from './rank.js';
 import type { SpmdOp } from '../trace/schema.js';
@@ -55,6 +55,7 @@ function collective(name: CollectiveName, flags: number, touches: number[], touc
   exitCollective(r, k);
   if (s.outAll) for (let t = 0; t < r.threads; t++) awaitExit(r, t, k);
   else if (s.outMy) for (const t of touchedBy) if (t !== r.rank) awaitExit(r, t, k);
+  leaving();
   if (r.trace) r.cexit(TRACE_OP[name], bytes?.root ?? -1, traceSync(s), bytes?.sent ?? 0, bytes?.recv ?? 0);
 }
 
@@ -312,6 +313,7 @@ export function allAlloc(length: number, o: AllocOptions = {}): SharedArray {
   a = new SharedArray(id, length, block, type, buf, r);
   exitCollective(r, k);
   for (let t = 0; t < r.threads; t++) awaitExit(r, t, k);
+  leaving();
   // rank 0 allocates and every rank waits for it (late broadcast); an implied barrier at exit
   if (r.trace) r.cexit('all_alloc', 0, 1 + 4 * 2, 0, 0);
   return a;

@@ -155,7 +155,7 @@ export class Rank {
       Atomics.sub(b, SLEEPERS, 1);
       if (cond()) break;
     }
-    if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), `${this.op} at ${this.site()}`);
+    if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), this.op === 'start' ? 'the start of the program' : `${this.op} at ${this.site()}`);
   }
 
   // ------------------------------------------------------------------ the node's system thread
@@ -170,19 +170,48 @@ export class Rank {
     const id = ++this.seq;
     (m as { id: number }).id = id;
     this.post(m);
-    const b = this.board, w = this.base + REPLIES;
     let answer: Answer | undefined;
     this.until(() => {
-      if (Atomics.load(b, w) === this.repliesSeen) return false;
-      for (let r = receiveMessageOnPort(this.port); r !== undefined; r = receiveMessageOnPort(this.port)) {
-        this.repliesSeen++;
-        const a = r.message as Answer;
-        if (a.id === id) answer = a;
-      }
+      this.drain((a) => { if (a.id === id) answer = a; });
       return answer !== undefined;
     }, kind, () => what);
     if (!answer!.ok) throw this.fail(answer!.error ?? 'refused');
     return answer!.value;
+  }
+
+  /** remote puts sent and not yet acknowledged (their request ids), and the first refused */
+  private readonly puts = new Map<number, string>();
+  private putError: { message: string; op: string } | undefined;
+
+  /**
+   * Send a remote put without waiting for its acknowledgement: a rank streams its puts, and the
+   * next fence, barrier, notify, unlock or collective completes them all at once (completePuts).
+   */
+  putAsync(m: RankRequest): void {
+    const id = ++this.seq;
+    (m as { id: number }).id = id;
+    this.puts.set(id, this.op);
+    this.post(m);
+  }
+
+  /** Wait until every put of this rank is in place; a refused one is the error of the operation that sent it. */
+  completePuts(): void {
+    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`);
+    const e = this.putError;
+    if (e) { this.putError = undefined; throw this.fail(`${e.message} (a ${e.op} to another node, found refused here)`); }
+  }
+
+  /** Take the node's answers that arrived: put acknowledgements are counted here, others handed to `other`. */
+  private drain(other?: (a: Answer) => void): void {
+    if (Atomics.load(this.board, this.base + REPLIES) === this.repliesSeen) return;
+    for (let r = receiveMessageOnPort(this.port); r !== undefined; r = receiveMessageOnPort(this.port)) {
+      this.repliesSeen++;
+      const a = r.message as Answer;
+      const op = this.puts.get(a.id);
+      if (op === undefined) { other?.(a); continue; }
+      this.puts.delete(a.id);
+      if (!a.ok && !this.putError) this.putError = { message: a.error ?? 'refused', op };
+    }
   }
 
   /** Set this rank's counter words (pairs: word, value, in that order) and tell the other nodes. */

@@ -3,7 +3,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { DONE, rankBase, STATE, bump } from './board.js';
-import { install } from './api.js';
+import { install, startTogether } from './api.js';
 import { Rank, RunStopped } from './rank.js';
 import type { RankInit, RankRequest } from './protocol.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
@@ -30,7 +30,12 @@ function finish(m: RankRequest): void {
 
 try {
   const mod = (await import(pathToFileURL(init.program).href)) as { default?: unknown };
-  if (typeof mod.default === 'function') await (mod.default as (args: string[]) => unknown)(init.args);
+  if (typeof mod.default === 'function') {
+    startTogether();
+    await (mod.default as (args: string[]) => unknown)(init.args);
+  }
+  // the program's last puts are in place before the rank says it is done
+  rank.completePuts();
   finish({ k: 'done', id: 0, rank: rank.rank });
 } catch (e) {
   if (!(e instanceof RunStopped)) {

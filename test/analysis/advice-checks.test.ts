@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeSlow, formatSlowTable, interpretFindings, RULE, type SlowReport } from '../../src/analysis/slow/index.js';
-import { RunGraph, replay } from '../../src/analysis/sim/replay.js';
+import { RunGraph, replay } from '../../src/analysis/sim/run-graph.js';
 import { compileFrontEnd } from '../../src/lang/index.js';
 import { simulate } from '../../src/analysis/sim/simulate.js';
 import { TB, manifest } from './tb.js';

@@ -9,9 +9,12 @@ import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
 import { balance, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
+import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
+import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/weights.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
-import { replayGraph } from '../../src/analysis/sim/placement.js';
+import { replayPlacement } from '../../src/analysis/sim/placement.js';
+import { heaviestChains, searchPlacement } from '../../src/analysis/balance/search.js';
 import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
 
 const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });
@@ -103,15 +106,15 @@ test('the lower bound: max(total work / lanes, the longest dependent chain)', ()
 test('the simulator replays a placement: lanes, dependences, transfers across nodes, DF owners', () => {
   // 0 (2) → 1 (3); 2 (4) independent
   const g = { n: 3, duration: [2, 3, 4], release: [0, 0, 0], depStart: [0, 0, 1, 1], depFrom: [0], depDf: [0], dfBytes: [100] };
-  const one = replayGraph(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
+  const one = replayPlacement(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
   assert.equal(one.makespan, 9, 'one lane: 2 + 4 + 3 (ready order: 0 and 2, then 1)');
-  const two = replayGraph(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], transferNs: () => 10 });
+  const two = replayPlacement(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], transferNs: () => 10 });
   assert.equal(two.makespan, 15, '1 waits for the transfer: 2 + 10 + 3');
   assert.deepEqual(Array.from(two.busy), [6, 3]);
   assert.equal(two.bytesMoved, 100);
-  const viaOwner = replayGraph(g, { nodes: 3, lanes: 1, node: [0, 1, 0], dfOwner: [2], transferNs: () => 10 });
+  const viaOwner = replayPlacement(g, { nodes: 3, lanes: 1, node: [0, 1, 0], dfOwner: [2], transferNs: () => 10 });
   assert.equal(viaOwner.makespan, 25, 'posted to its owner, node 2, then fetched: two hops');
-  const lanes = replayGraph(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
+  const lanes = replayPlacement(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], transferNs: () => 10 });
   assert.equal(lanes.makespan, 5, 'two lanes: 0 then 1 beside 2');
 });
 
@@ -123,7 +126,7 @@ test('transfer costs: robust to hops that waited behind other work', () => {
   assert.deepEqual(fitTransfers({ xferBytes: new Float64Array(), xferNs: new Float64Array() }), { latencyNs: DEFAULT_LATENCY_NS, bytesPerNs: DEFAULT_BYTES_PER_NS, samples: 0 });
 });
 
-/** A profile by hand: CFs (node, start, finish), dependences [consumer, producer, df], DFs (writer, bytes, owner). */
+/** A profile by hand: CFs (node, start, finish), dependences [consumer, producer, df], DFs (writer, bytes, owner); each CF its own code. */
 function profile(cfs: [number, number, number][], deps: [number, number, number][] = [], dfs: [number, number, number][] = [], nodes = 2): Profile {
   const n = cfs.length, depStart = new Int32Array(n + 1);
   const sorted = deps.slice().sort((a, b) => a[0] - b[0]);
@@ -132,7 +135,7 @@ function profile(cfs: [number, number, number][], deps: [number, number, number]
   return {
     program: 'p.fa', args: [], nodes, threads: 1, policy: 'default', n,
     gid: cfs.map((_, i) => `1_${i}_0`), node: Int32Array.from(cfs, (c) => c[0]), start: Float64Array.from(cfs, (c) => c[1]), finish: Float64Array.from(cfs, (c) => c[2]),
-    created: new Float64Array(n), cpu: Float64Array.from(cfs, (c) => c[2] - c[1]), cpuExact: true, code: new Int32Array(n),
+    created: new Float64Array(n), cpu: Float64Array.from(cfs, (c) => c[2] - c[1]), cpuExact: true, code: Int32Array.from(cfs, (_, i) => i),
     depStart, depFrom: Int32Array.from(sorted, (d) => d[1]), depDf: Int32Array.from(sorted, (d) => d[2]),
     dfs: dfs.length, dfKey: dfs.map((_, i) => `x#1_${i}`), dfWriter: Int32Array.from(dfs, (d) => d[0]), dfBytes: Float64Array.from(dfs, (d) => d[1]), dfOwner: Int32Array.from(dfs, (d) => d[2]),
     xferBytes: new Float64Array(), xferNs: new Float64Array(), tEnd: Math.max(...cfs.map((c) => c[2])), warnings: [],
@@ -187,4 +190,73 @@ test('communication-aware: a move must pay for the transfers it adds; writers of
   const lone = profile([[0, 0, 10e6], [0, 0, 8e6]], [], [[0, 8, 0]]);
   assert.deepEqual(Array.from(pinned(lone)), [1, 0], 'CF 0 writes a DF no CF reads (a loop bound, say)');
   assert.deepEqual(Array.from(balance(lone, { strategy: 'seed', quantum: 10e6, guard: false }).next), [0, 1]);
+});
+
+test('predicted against measured load: the error split into placement (exact) and the drift of the same CFs\' durations', () => {
+  // traced: 4 CFs of 10 ms on node 0; placed: 1_2_0 and 1_3_0 on node 1
+  const before = profile([[0, 0, 10e6], [0, 10e6, 20e6], [0, 20e6, 30e6], [0, 30e6, 40e6]]);
+  const next = Int32Array.from([0, 0, 1, 1]);
+  assert.deepEqual(Array.from(placementOf(before, { '1_2_0': 1, '1_3_0': 1 }, 2)), [0, 0, 1, 1], 'the file\'s entries, the rest where they ran');
+  // the next run: as placed, node 0's CFs took 12 ms each (drift 1.2), node 1's 10 ms
+  const exact = checkLoads(before, weightsOf(before, 'cpu', false), next, profile([[0, 0, 12e6], [0, 12e6, 24e6], [1, 0, 10e6], [1, 10e6, 20e6]]), 2, 'cpu');
+  assert.deepEqual([exact.predictedCfs, exact.measuredCfs, exact.misplaced, exact.unmatched, exact.missing], [[2, 2], [2, 2], 0, 0, 0]);
+  assert.deepEqual(exact.placedNs, exact.predictedNs, 'every CF where it was placed: the traced load per node is the prediction');
+  assert.deepEqual(exact.placementError, [0, 0]);
+  close(exact.drift, [1.2, 1]);
+  close(exact.error, [+(4 / 24).toFixed(9), 0]);
+  close(exact.shareError, [+((24 / 44 - 0.5) / (24 / 44)).toFixed(9), +((0.5 - 20 / 44) / (20 / 44)).toFixed(9)], 'shares 1/2 | 1/2 against 24/44 | 20/44');
+  // one CF ran on node 0 against the file, and the run had a CF the profile did not hold
+  const off = profile([[0, 0, 10e6], [0, 10e6, 20e6], [0, 20e6, 30e6], [1, 0, 10e6], [1, 10e6, 15e6]]);
+  off.gid[4] = '9_0_0';
+  const c = checkLoads(before, weightsOf(before, 'cpu', false), next, off, 2, 'cpu');
+  assert.deepEqual([c.predictedCfs, c.measuredCfs, c.misplaced, c.unmatched, c.missing], [[2, 2], [3, 2], 1, 1, 0]);
+  assert.deepEqual(c.placedNs, [30e6, 10e6]);
+  close(c.placementError, [+(1 / 3).toFixed(9), 1], 'predicted 20 | 20 against 30 | 10 ms of traced load');
+  // CPU-time weights: a CF's CPU time, at most its wall time (as the step weighs it)
+  const slow = profile([[0, 0, 20e6]]);
+  slow.cpu[0] = 5e6;
+  assert.equal(weightOf(slow, 0, 'cpu'), 5e6);
+  assert.equal(weightOf(slow, 0, 'wall'), 20e6);
+});
+
+test('typical weights: a CF weighs the median of its class (same code, same bytes read and written), so a moment of contention does not make it heavy', () => {
+  // five CFs of one code reading a 100-byte DF, one of them stretched by contention (9 ms); one of another code
+  const p = profile([[0, 0, 1e6], [0, 1e6, 3e6], [0, 3e6, 5e6], [0, 5e6, 7e6], [0, 7e6, 16e6], [0, 16e6, 18e6], [0, 18e6, 30e6]],
+    [[1, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 0], [5, 0, 0]], [[0, 100, 0]]);
+  p.code.set([0, 1, 1, 1, 1, 1, 2]);
+  close(weightsOf(p, 'cpu', false), [1e6, 2e6, 2e6, 2e6, 9e6, 2e6, 12e6]);
+  close(weightsOf(p, 'cpu', true), [1e6, 2e6, 2e6, 2e6, 2e6, 2e6, 12e6]);
+  // the same code on data of another size is another class
+  const q = profile([[0, 0, 1e6], [0, 1e6, 3e6], [0, 3e6, 9e6]], [[1, 0, 0], [2, 0, 1]], [[0, 100, 0], [0, 800, 0]]);
+  q.code.set([0, 1, 1]);
+  close(typicalWeights(q, [1e6, 2e6, 6e6]), [1e6, 2e6, 6e6]);
+  // formula 6 on one quantum: on own weights it moves the 12 ms CF and one 2 ms CF (16 | 14 ms), but CF 4
+  // takes 2 ms next run, so node 0 gets 9 ms against 14; on typical weights every CF but the 12 ms one (12 | 11)
+  const opts = { strategy: 'seed', quantum: 30e6, comm: false, guard: false, search: false } as const;
+  const own = balance(p, { ...opts, typical: false });
+  assert.deepEqual(own.after.perNode, [16e6, 14e6]);
+  assert.equal(own.weight[4], 9e6, '--no-typical: the seed\'s own measurement');
+  const typical = balance(p, opts);
+  assert.equal(typical.typical, true);
+  assert.deepEqual(typical.after.perNode, [12e6, 11e6]);
+  assert.deepEqual(Array.from(typical.next), [1, 1, 1, 1, 1, 1, 0]);
+});
+
+test('the local search moves segments of a chain where every single move loses', () => {
+  // two chains of 4 CFs of 10 ms on node 0 (0→1→2→3, 4→5→6→7), each link a DF whose transfer takes 100 ms
+  const deps: [number, number][] = [[1, 0], [2, 1], [3, 2], [5, 4], [6, 5], [7, 6]];
+  const depStart = [0, 0, 1, 2, 3, 3, 4, 5, 6];
+  const g = { n: 8, duration: new Array<number>(8).fill(10), release: new Array<number>(8).fill(0), depStart, depFrom: deps.map((d) => d[1]), depDf: deps.map((_, i) => i), dfBytes: new Array<number>(6).fill(1000) };
+  const predict = (node: Int32Array) => replayPlacement(g, { nodes: 2, lanes: 1, node, dfOwner: new Array<number>(6).fill(-1), transferNs: () => 100 });
+  assert.deepEqual(Array.from(heaviestChains(g)), [1, 2, 3, -1, 5, 6, 7, -1]);
+  const single = new Int32Array(8);
+  const s = searchPlacement(single, g.duration, undefined, 2, predict, { replays: 1000, budgetMs: 60_000, tries: 8 });
+  assert.equal(s.moves, 0, 'one CF away from its chain adds two 100 ms transfers');
+  assert.equal(s.pred.makespan, 80);
+  const node = new Int32Array(8);
+  const r = searchPlacement(node, g.duration, undefined, 2, predict, { replays: 1000, budgetMs: 60_000, tries: 8, chain: heaviestChains(g) });
+  assert.equal(r.pred.makespan, 40, 'a whole chain moves: 40 | 40');
+  assert.equal(r.moves, 4);
+  assert.equal(new Set(Array.from(node.slice(0, 4))).size, 1, 'chain 0→3 stays together');
+  assert.equal(new Set(Array.from(node.slice(4))).size, 1, 'chain 4→7 stays together');
 });

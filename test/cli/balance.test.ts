@@ -8,6 +8,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 import { readProfile } from '../../src/analysis/balance/profile.js';
+import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
+import { weightsOf } from '../../src/analysis/balance/weights.js';
 import type { Distribution } from '../../src/runtime/policy/distribution-file.js';
 import { PLACES } from '../runtime/places.js';
 
@@ -34,14 +36,14 @@ function where(stdout: string, tag: string): Map<number, number> {
   return m;
 }
 
-test('the whole loop on a real 2-node program: trace → luna balance → luna run --distribution; a second step merges the first', async () => {
+test('the whole loop on a real 2-node program: trace → luna balance → luna run --distribution (each fragment where predicted); a second step merges the first', async (t) => {
   await inTempDir('luna-dist-loop-', async (dir) => {
     const args = ['24', '6', '200'];
     const t1 = await luna(['run', '--nodes', '2', '--threads', '1', '--trace', 't1', SEED004, ...args], dir, 90_000);
     assert.equal(t1.status, 0, explain(t1));
     const b = await luna(['balance', 't1', '-o', 'd1.json', '--plot', 'plots', '--json'], dir, 90_000);
     assert.equal(b.status, 0, explain(b));
-    const summary = JSON.parse(b.stdout) as { decision: string; moved: number; fragments: number; before: { perNode: number[] }; after: { perNode: number[]; maxOverAvg: number }; predicted: { currentNs: number; nextNs: number } };
+    const summary = JSON.parse(b.stdout) as { decision: string; weights: 'wall' | 'cpu'; moved: number; fragments: number; before: { perNode: number[] }; after: { perNode: number[]; maxOverAvg: number }; predicted: { currentNs: number; nextNs: number } };
     assert.equal(summary.decision, 'apply', b.stdout);
     assert.equal(summary.before.perNode[1], 0, 'test_1: everything ran on node 0');
     assert.ok(summary.after.perNode[1]! > 0 && summary.after.maxOverAvg < 1.5, b.stdout);
@@ -56,6 +58,17 @@ test('the whole loop on a real 2-node program: trace → luna balance → luna r
     const ran = new Map(p2.gid.map((g, i) => [g, p2.node[i]!]));
     for (const [g, n] of Object.entries(d1.cfs)) assert.equal(ran.get(g), n, `CF ${g} ran where the file placed it`);
     assert.deepEqual(new Set(p2.dfKey), new Set(p1.dfKey), 'DF keys are the same from run to run, whatever the placement');
+    // +LBSim's check: every CF ran where the step placed it, so the traced load of what each node
+    // ran is the predicted load exactly; what the next run measured differs only by the drift of
+    // the same CFs' CPU times (the machine's: printed, not asserted)
+    const chk = checkLoads(p1, weightsOf(p1, summary.weights, true), placementOf(p1, d1.cfs, 2), p2, 2, summary.weights);
+    assert.deepEqual([chk.misplaced, chk.unmatched, chk.missing], [0, 0, 0], JSON.stringify(chk));
+    assert.deepEqual(chk.measuredCfs, chk.predictedCfs, 'fragments per node as predicted');
+    for (let m = 0; m < 2; m++) {
+      assert.ok(Math.abs(chk.placedNs[m]! - chk.predictedNs[m]!) <= 1e-9 * chk.predictedNs[m]!, `node ${m}: ${chk.placedNs[m]} against ${chk.predictedNs[m]}`);
+      assert.ok(Math.abs(chk.predictedNs[m]! - summary.after.perNode[m]!) <= 1e-6 * summary.after.perNode[m]!, `node ${m}: the step's predicted load ${summary.after.perNode[m]} is the traced load of what it placed there ${chk.predictedNs[m]}`);
+    }
+    t.diagnostic(`predicted ${chk.predictedNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, measured ${chk.measuredNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, drift ${chk.drift.map((x) => x.toFixed(2)).join(' / ')}, share error ${chk.shareError.map((x) => `${(100 * x).toFixed(1)} %`).join(' / ')}`);
     const busy1 = p2.gid.reduce((a, _, i) => a + (p2.node[i] === 1 ? p2.finish[i]! - p2.start[i]! : 0), 0);
     assert.ok(busy1 > 0, 'node 1 worked this time');
     // the next step on the applied run: it keeps the first file's placements
@@ -113,7 +126,10 @@ test('luna balance: bad options and files are refused (exit 2); a directory that
     assert.match(notTrace.stderr, /no trace directory nowhere/);
     const ok = await luna(['balance', 't', '--strategy', 'refine', '--nodes', '3'], dir);
     assert.equal(ok.status, 0, explain(ok));
-    assert.match(ok.stdout, /strategy refine \(CPU-time weights\), 3 node\(s\)/);
+    assert.match(ok.stdout, /strategy refine \(CPU-time weights, the median of each class\), 3 node\(s\)/);
+    const own = await luna(['balance', 't', '--strategy', 'refine', '--no-typical', '-o', 'own.json'], dir);
+    assert.equal(own.status, 0, explain(own));
+    assert.match(own.stdout, /strategy refine \(CPU-time weights\), 1 node\(s\)/, '--no-typical: each fragment its own measurement');
     assert.match(ok.stdout, /load\/node +min +mean +max +max\/avg/);
     assert.match(ok.stdout, /time {7}strategy [\d.]+ ms/);
     const d = JSON.parse(readFileSync(join(dir, 'distribution.json'), 'utf8')) as Distribution;

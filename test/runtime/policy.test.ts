@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, RESULT_SPIN_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, RESULT_SPIN_NS, FED_RUN_NS } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -16,6 +16,26 @@ test('batch size: a few CFs until their time is known, then about BATCH_NS of wo
   assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 1e6, nodes: 2, stealable: true }), 2, 'stealable work stays small on several nodes');
   assert.equal(p.chainLength({ ...sizing, cfNs: 100_000, ready: 1 }), BATCH_NS / 100_000, 'a chain grows to the time a batch should take');
   assert.equal(p.chainLength({ ...sizing, cfNs: 0 }), FIRST_BATCH);
+});
+
+test('a fed batch runs longer: about FED_RUN_NS of work, unless set otherwise or stealable on several nodes', () => {
+  const cfNs = 2_500_000;
+  const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS });
+  assert.equal(p.chainLength({ ...sizing, cfNs, fed: true }), Math.floor(FED_RUN_NS / cfNs));
+  assert.ok(p.chainLength({ ...sizing, cfNs, fed: true }) > p.chainLength({ ...sizing, cfNs }), 'longer than a batch of ready CFs');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 0, fed: true }), FIRST_BATCH, 'a few until the cost is known');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 10, fed: true }), MAX_BATCH);
+  assert.equal(p.chainLength({ ...sizing, cfNs, fed: true, nodes: 2, stealable: true }), 2);
+  assert.equal(new DefaultPolicy({ fedRunNs: 5_000_000 }).chainLength({ ...sizing, cfNs, fed: true }), 2);
+  const saved = process.env.LUNA_FED_RUN_MS;
+  try {
+    process.env.LUNA_FED_RUN_MS = '10';
+    assert.equal(new DefaultPolicy().chainLength({ ...sizing, cfNs, fed: true }), 4, 'LUNA_FED_RUN_MS overrides it');
+    process.env.LUNA_FED_RUN_MS = 'x';
+    assert.equal(new DefaultPolicy().chainLength({ ...sizing, cfNs, fed: true }), Math.floor(FED_RUN_NS / cfNs), 'a malformed value is ignored');
+  } finally {
+    if (saved === undefined) delete process.env.LUNA_FED_RUN_MS; else process.env.LUNA_FED_RUN_MS = saved;
+  }
 });
 
 test('lane choice: the least loaded lane with room, else wait', () => {

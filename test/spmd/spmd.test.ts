@@ -1,9 +1,9 @@
 // The SPMD/PGAS layer with real worker threads as ranks, on one node and on several nodes of an
 // in-memory mesh in this process: results every rank checks itself, misuse errors naming the
 // rank, call site and operation, and a hang report for a barrier some rank never reaches.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import { Layout } from '../../src/spmd/layout.js';
 
 const PROGRAMS = fileURLToPath(new URL('../../../test/spmd/programs/', import.meta.url));
 const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-test-'));
+after(() => rmSync(cache, { recursive: true, force: true }));
 
 /** Run a program of programs/ on `threads` ranks over `nodes` in-process nodes; node 0's result. */
 async function run(name: string, threads: number, nodes = 1, args: string[] = []): Promise<SpmdRunResult> {

@@ -13,13 +13,14 @@
 //           that applied the first therefore never undoes its gain by prediction.
 // DFs written by atomic CFs follow their writers (dfs: 'follow'), so a moved CF's outputs are
 // not posted back to where they lived (node 0 for DFs without a map rule).
-import { replayGraph, type ReplayGraph, type ReplayResult } from '../sim/placement.js';
+import { replayPlacement, type PlacementGraph, type PlacementResult } from '../sim/placement.js';
 import { edgesOf, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
 import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
-import { searchPlacement } from './search.js';
+import { heaviestChains, searchPlacement } from './search.js';
+import { weightsOf, withDurations } from './weights.js';
 
 export const STRATEGIES = ['seed', 'refine', 'greedy'] as const;
 export type Strategy = typeof STRATEGIES[number];
@@ -31,8 +32,13 @@ export type Strategy = typeof STRATEGIES[number];
 export const GUARD_MARGIN = 0.02;
 /** Quanta of the automatic sweep: q = t_last / 2^k, k = 0 … AUTO_STEPS − 1. */
 export const AUTO_STEPS = 11;
-/** Local search after the strategy: its budget, and the largest graph it is tried on (a replay of 10^5 CFs takes ~0.1 s). */
-export const SEARCH_BUDGET_MS = 2000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
+/**
+ * Local search after the strategy: its budget in work — replays × (CFs + dependences), so that
+ * the same trace gives the same file on a busy machine and a quiet one (a replay here takes
+ * ~0.4 µs per CF or dependence: 5·10^6 is ~2 s quiet) — a time limit only against a machine
+ * far slower than that, and the largest graph it is tried on.
+ */
+export const SEARCH_WORK = 5_000_000, SEARCH_LIMIT_MS = 20_000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
 
 export interface BalanceOptions {
   strategy?: Strategy;
@@ -58,6 +64,8 @@ export interface BalanceOptions {
    * processes held its core (a test_1 trace under load: 182 ms of wall time, 25 ms of CPU).
    */
   weights?: 'wall' | 'cpu';
+  /** a CF weighs the median of its class (same code, same bytes read and written), not its own measurement (default true; weights.ts) */
+  typical?: boolean;
   margin?: number;
 }
 
@@ -65,11 +73,14 @@ export interface BalanceOptions {
 export interface LoadStats { perNode: number[]; min: number; mean: number; max: number; maxOverAvg: number }
 
 /** What the simulator's replay predicts for a placement. */
-export type Prediction = ReplayResult;
+export type Prediction = PlacementResult;
 
 export interface BalanceResult {
   strategy: Strategy;
   weights: 'wall' | 'cpu';
+  typical: boolean;
+  /** each CF's weight (its duration in the predictions), ns */
+  weight: Float64Array;
   nodes: number;
   lanes: number;
   /** the quantum used (seed), ns; the sweep's predicted makespans when automatic */
@@ -115,7 +126,7 @@ function statsOf(perNode: number[]): LoadStats {
  * are released when they were created. (With CPU-time weights the traced clock is not the
  * replay's: on a busy machine creation times stretch with everything else.)
  */
-export function replayGraphOf(p: Profile, releaseAtCreation: boolean): ReplayGraph {
+export function replayGraphOf(p: Profile, releaseAtCreation: boolean): PlacementGraph {
   const duration = new Float64Array(p.n), release = new Float64Array(p.n);
   for (let c = 0; c < p.n; c++) {
     duration[c] = Math.max(0, p.finish[c]! - p.start[c]!);
@@ -126,7 +137,7 @@ export function replayGraphOf(p: Profile, releaseAtCreation: boolean): ReplayGra
 
 /** A predictor of placements for one profile (the graph and transfer model built once). */
 export class Predictor {
-  private readonly g: ReplayGraph;
+  private readonly g: PlacementGraph;
   constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean) {
     this.g = replayGraphOf(p, releaseAtCreation);
   }
@@ -134,19 +145,15 @@ export class Predictor {
   /** `dfOwner`: per DF its owner (-1: its writer's node). */
   predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
     const t = this.transfer;
-    return replayGraph(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
+    return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
   }
-}
-
-/** The profile with each CF's execution interval cut to its CPU time ([t_b, t_b + cpu]). */
-export function cpuWeighted(p: Profile): Profile {
-  return { ...p, finish: Float64Array.from(p.start, (s, c) => s + Math.max(0, Math.min(p.cpu[c]!, p.finish[c]! - s))) };
 }
 
 export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult {
   const strategy = o.strategy ?? 'seed';
-  const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall');
-  const p = weights === 'cpu' ? cpuWeighted(traced) : traced;
+  const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall'), typical = o.typical ?? true;
+  const weight = weightsOf(traced, weights, typical);
+  const p = withDurations(traced, weight);
   const nodes = o.nodes ?? p.nodes, lanes = o.lanes ?? p.threads;
   if (!(Number.isInteger(nodes) && nodes >= 1)) throw new RangeError(`nodes must be a positive integer, got ${nodes}`);
   const guard = o.guard ?? true, comm = o.comm ?? true, dfMode = o.dfs ?? 'follow', margin = o.margin ?? GUARD_MARGIN;
@@ -158,7 +165,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
   const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
-  const weighted = { n: p.n, weight: Float64Array.from({ length: p.n }, (_, c) => p.finish[c]! - p.start[c]!) };
+  const weighted = { n: p.n, weight };
   const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
   const predict = (node: ArrayLike<number>, owners: ArrayLike<number>): Prediction => {
@@ -217,7 +224,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   let searched = 0;
   if ((o.search ?? p.n <= SEARCH_MAX_CFS) && nodes > 1) {
     const t1 = performance.now();
-    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_BUDGET_MS, tries: SEARCH_TRIES }).moves;
+    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_LIMIT_MS, replays: Math.max(1, Math.floor(SEARCH_WORK / (p.n + p.depFrom.length))), tries: SEARCH_TRIES, chain: heaviestChains(p) }).moves;
     time.search = performance.now() - t1;
   }
 
@@ -251,7 +258,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     }
   }
   return {
-    strategy, weights, nodes, lanes, quantumNs, sweep, current, next, dfNext,
+    strategy, weights, typical, weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
     moved: countMoved(next, current), searched, dfsPlaced, decision, reason,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, timeMs: time, warnings,

@@ -11,7 +11,7 @@ function loadRow(name: string, s: LoadStats): string {
 export function formatBalance(r: BalanceResult, n: number, dfs: number): string {
   const pr = r.predicted, gain = pr.current.makespan / pr.next.makespan;
   const lines = [
-    `strategy ${r.strategy} (${r.weights === 'cpu' ? 'CPU-time' : 'wall-time'} weights)${r.quantumNs !== undefined ? `, quantum ${d(r.quantumNs)}${r.sweep ? ` (automatic: the best predicted of ${r.sweep.length})` : ''}` : ''}, ${r.nodes} node(s) × ${r.lanes} lane(s)`,
+    `strategy ${r.strategy} (${r.weights === 'cpu' ? 'CPU-time' : 'wall-time'} weights${r.typical ? ', the median of each class' : ''})${r.quantumNs !== undefined ? `, quantum ${d(r.quantumNs)}${r.sweep ? ` (automatic: the best predicted of ${r.sweep.length})` : ''}` : ''}, ${r.nodes} node(s) × ${r.lanes} lane(s)`,
     `  load/node        min       mean        max  max/avg`,
     loadRow('before', r.before),
     loadRow('after', r.after),

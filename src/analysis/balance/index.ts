@@ -7,5 +7,7 @@ export { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 export { fitTransfers, transferNs, edgesOf, moveCost, type TransferModel } from './comm.js';
 export { balance, loadStats, pinned, Predictor, replayGraphOf, STRATEGIES, GUARD_MARGIN, AUTO_STEPS, type Strategy, type BalanceOptions, type BalanceResult, type LoadStats, type Prediction } from './balance.js';
 export { distributionOf } from './file.js';
+export { checkLoads, placementOf, type LoadCheck } from './validate.js';
+export { weightOf, weightsOf, typicalWeights, withDurations } from './weights.js';
 export { stepPlots, type QuantizedLoads } from './plots.js';
 export { formatBalance } from './format.js';

@@ -1,123 +1,162 @@
-// Replays a run's execution graph on its nodes' worker threads under another scheduling order or
-// another number of threads, to predict what an option would change before advice offers it:
-// `--priorities-from` (ready CFs in critical-path order) against the run's own order (ready
-// first, first run), `--threads k` against the threads it had. List scheduling with the run's
-// measured times: each CF keeps its node, its wall time and its creation time; a remote input
-// arrives after the latency its transfer had. Both sides of a comparison go through the same
-// model, so its simplifications (no runtime delays, no contention) cancel out in the ratio.
-import { Heap } from './heap.js';
+// The replay of a traced fragment graph: list scheduling on N nodes × T worker lanes with the
+// measured costs (a CF becomes ready when its inputs are on its node; ready CFs wait for a free
+// lane of their node). One mechanism, and the questions that differ between its users are hooks
+// of a policy: which node runs a CF, how long an input takes from its writer's node to its
+// reader's, and in which order a node takes its ready CFs.
+//   - the advice of `luna analyze slow` (run-graph.ts) keeps every CF on its node and asks what
+//     another order (critical path first) or another thread count would change;
+//   - the balancer (placement.ts) asks what another placement of CFs and DFs would change, as
+//     Charm++'s +LBSim does for a balancing step.
+// Both sides of a comparison go through the same model, so its simplifications (no runtime
+// delays, no contention) cancel out in the ratio.
 
-/** Growable columns of a run's graph, in the order CFs finished (producers before consumers). */
-export class RunGraph {
-  n = 0;
-  node = new Int32Array(1024);
-  /** wall time on its lane, ns */
-  dur = new Float64Array(1024);
-  /** CPU time, ns (bottom levels, as --priorities-from computes them) */
-  cpu = new Float64Array(1024);
-  /** creation time: a CF cannot run before the program made it */
-  release = new Float64Array(1024);
-  /** inputs of CF i: inSrc/inLat[inOff[i] .. inOff[i + 1]) */
-  inOff = new Int32Array(1025);
-  inSrc = new Int32Array(1024);
-  inLat = new Float32Array(1024);
-  edges = 0;
-  /** false once `limit` CFs were recorded: the graph is incomplete, nothing is predicted */
-  whole = true;
-
-  constructor(readonly nodes: number, readonly threads: number, readonly limit = 1 << 21) {}
-
-  /** Adds a CF; returns its number (for its consumers' `inputs`), -1 past the limit. */
-  add(node: number, dur: number, cpu: number, release: number, inputs: readonly number[], lats: readonly number[]): number {
-    if (this.n >= this.limit) { this.whole = false; return -1; }
-    if (this.n + 1 >= this.node.length) this.grow();
-    const i = this.n++;
-    this.node[i] = node; this.dur[i] = dur; this.cpu[i] = cpu; this.release[i] = release;
-    for (let k = 0; k < inputs.length; k++) {
-      if (inputs[k]! < 0) continue;
-      if (this.edges >= this.inSrc.length) { this.inSrc = grown(this.inSrc); this.inLat = grown(this.inLat); }
-      this.inSrc[this.edges] = inputs[k]!; this.inLat[this.edges] = lats[k]!; this.edges++;
-    }
-    this.inOff[i + 1] = this.edges;
-    return i;
-  }
-
-  private grow(): void {
-    this.node = grown(this.node); this.dur = grown(this.dur); this.cpu = grown(this.cpu); this.release = grown(this.release);
-    const off = new Int32Array(this.node.length + 1); off.set(this.inOff); this.inOff = off;
-  }
+/** A fragment graph with measured costs (columns; CF i's inputs in CSR form). */
+export interface ReplayGraph {
+  n: number;
+  /** execution time of each CF, ns */
+  duration: ArrayLike<number>;
+  /** earliest start of each CF (its creation), ns */
+  release: ArrayLike<number>;
+  /** CF i reads inputs k in [depStart[i], depStart[i+1]), written by CF depFrom[k] */
+  depStart: ArrayLike<number>;
+  depFrom: ArrayLike<number>;
 }
 
-function grown<A extends Int32Array | Float64Array | Float32Array>(a: A): A {
-  const b = new (a.constructor as new (n: number) => A)(a.length * 2);
-  b.set(a);
-  return b;
+/** What a replay's user decides; everything else is the mechanism's. */
+export interface ReplayPolicy {
+  nodes: number;
+  /** worker lanes per node */
+  lanes: number;
+  /** node of each CF */
+  node: ArrayLike<number>;
+  /** ns from the writer's finish until input k is on its reader's node (writer on `from`, reader on `to`) */
+  arrival(k: number, from: number, to: number): number;
+  /** the order a node takes its ready CFs in: the smallest key first, ties by CF number (default: the time it became ready) */
+  priority?(cf: number, readyAt: number): number;
 }
 
-/** Bottom level of every CF: its CPU time plus the longest chain of CPU time among its consumers. */
-export function bottomLevels(g: RunGraph): Float64Array {
-  const bl = new Float64Array(g.n);
-  for (let i = g.n - 1; i >= 0; i--) {
-    bl[i] = bl[i]! + g.cpu[i]!;
-    for (let e = g.inOff[i]!; e < g.inOff[i + 1]!; e++) { const p = g.inSrc[e]!; if (bl[i]! > bl[p]!) bl[p] = bl[i]!; }
-  }
-  return bl;
+export interface ReplayResult {
+  /** end of the last CF, ns (on the graph's clock: releases count from its origin) */
+  makespan: number;
+  /** earliest release, ns (makespan − first: the replayed run's length) */
+  first: number;
+  /** busy time of each node's lanes, ns */
+  busy: Float64Array;
+  /** predicted execution interval of each CF */
+  start: Float64Array;
+  finish: Float64Array;
 }
-
-export type ReplayOrder = 'run' | 'critical';
-
-interface Ev { t: number; seq: number; cf: number; kind: 0 | 1 } // 0: inputs present, 1: finished
-interface Ready { t: number; seq: number; cf: number }
 
 /**
- * The makespan (ns from the first release) of the graph on `threads` worker threads per node,
- * running ready CFs in the run's order (the earliest ready first) or in critical-path order.
+ * Replay `g` under policy `o`, event by event. Everything that happens at one instant (CFs
+ * finishing, inputs arriving, CFs becoming ready) is in before a node chooses among its ready
+ * CFs, so the order the events were popped in does not choose for it.
  */
-export function replay(g: RunGraph, order: ReplayOrder, threads = g.threads): number {
-  const n = g.n;
-  if (n === 0) return 0;
-  const prio = order === 'critical' ? bottomLevels(g) : null;
-  const consumers = new Int32Array(g.edges), cOff = new Int32Array(n + 1);
-  for (let e = 0; e < g.edges; e++) cOff[g.inSrc[e]! + 1]++;
-  for (let i = 0; i < n; i++) cOff[i + 1] += cOff[i]!;
-  const cPos = cOff.slice(0, n), cLat = new Float32Array(g.edges);
-  for (let i = 0; i < n; i++) for (let e = g.inOff[i]!; e < g.inOff[i + 1]!; e++) { const p = g.inSrc[e]!; consumers[cPos[p]!] = i; cLat[cPos[p]!++] = g.inLat[e]!; }
-  const pending = new Int32Array(n), at = new Float64Array(n);
-  let t0 = Infinity;
-  for (let i = 0; i < n; i++) { pending[i] = g.inOff[i + 1]! - g.inOff[i]!; at[i] = g.release[i]!; if (g.release[i]! < t0) t0 = g.release[i]!; }
-  const events = new Heap<Ev>();
-  let seq = 0;
-  for (let i = 0; i < n; i++) if (pending[i] === 0) events.push({ t: at[i]!, seq: seq++, cf: i, kind: 0 });
-  // per node: ready CFs (critical: highest bottom level first, as a min-heap on its negation) and free lanes
-  const ready = Array.from({ length: g.nodes }, () => new Heap<Ready>());
-  const free = new Int32Array(g.nodes).fill(threads);
-  let end = t0;
-  const touched: number[] = [];
-  const dispatch = (node: number, now: number): void => {
-    const q = ready[node]!;
-    while (free[node]! > 0 && q.size > 0) {
-      const r = q.pop()!;
-      free[node]--;
-      const fin = now + g.dur[r.cf]!;
-      if (fin > end) end = fin;
-      events.push({ t: fin, seq: seq++, cf: r.cf, kind: 1 });
-    }
-  };
-  for (let ev = events.pop(); ev; ev = events.pop()) {
-    const node = g.node[ev.cf]!;
-    if (touched.indexOf(node) < 0) touched.push(node);
-    if (ev.kind === 0) {
-      ready[node]!.push({ t: prio ? -prio[ev.cf]! : ev.t, seq: seq++, cf: ev.cf });
-    } else {
-      free[node]++;
-      for (let k = cOff[ev.cf]!; k < cOff[ev.cf + 1]!; k++) {
-        const c = consumers[k]!, arrive = ev.t + cLat[k]!;
-        if (arrive > at[c]!) at[c] = arrive;
-        if (--pending[c] === 0) events.push({ t: at[c]!, seq: seq++, cf: c, kind: 0 });
+export function replayGraph(g: ReplayGraph, o: ReplayPolicy): ReplayResult {
+  const n = g.n, N = o.nodes, node = o.node, prio = o.priority;
+  const edges = n > 0 ? g.depStart[n]! : 0;
+  // consumers of each CF (the reverse of the CSR), to wake them when it finishes
+  const outStart = new Int32Array(n + 1);
+  for (let k = 0; k < edges; k++) outStart[g.depFrom[k]! + 1]++;
+  for (let i = 0; i < n; i++) outStart[i + 1] += outStart[i]!;
+  const outDep = new Int32Array(edges), consumerOf = new Int32Array(edges);
+  const fill = outStart.slice(0, n);
+  for (let c = 0; c < n; c++) {
+    for (let k = g.depStart[c]!; k < g.depStart[c + 1]!; k++) { outDep[fill[g.depFrom[k]!]!++] = k; consumerOf[k] = c; }
+  }
+
+  const pending = new Int32Array(n), readyAt = new Float64Array(n);
+  const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N);
+  const free = new Int32Array(N).fill(o.lanes);
+  const queues = Array.from({ length: N }, () => new TimeHeap());
+  const events = new TimeHeap(); // ready events (id ≥ 0) and finishes (id < 0: −1 − cf)
+  let first = n > 0 ? Infinity : 0;
+  for (let c = 0; c < n; c++) {
+    pending[c] = g.depStart[c + 1]! - g.depStart[c]!;
+    readyAt[c] = g.release[c]!;
+    if (readyAt[c]! < first) first = readyAt[c]!;
+    if (pending[c] === 0) events.push(readyAt[c]!, c);
+  }
+  let makespan = first;
+  const touched = new Uint8Array(N), touchedList: number[] = [];
+  const touch = (m: number): void => { if (!touched[m]) { touched[m] = 1; touchedList.push(m); } };
+  while (events.size > 0) {
+    const now = events.topTime();
+    while (events.size > 0 && events.topTime() === now) {
+      const id = events.pop();
+      if (id >= 0) { const m = node[id]!; queues[m]!.push(prio ? prio(id, now) : now, id); touch(m); continue; }
+      const p = -1 - id, m = node[p]!;
+      if (finish[p]! > makespan) makespan = finish[p]!;
+      free[m]++;
+      touch(m);
+      for (let x = outStart[p]!; x < outStart[p + 1]!; x++) {
+        const k = outDep[x]!, c = consumerOf[k]!;
+        const t = finish[p]! + o.arrival(k, m, node[c]!);
+        if (t > readyAt[c]!) readyAt[c] = t;
+        if (--pending[c] === 0) events.push(readyAt[c]!, c);
       }
     }
-    // everything that happens at this instant is in before CFs are chosen
-    if (events.peekTime() !== ev.t) { for (const nd of touched) dispatch(nd, ev.t); touched.length = 0; }
+    for (const m of touchedList) {
+      touched[m] = 0;
+      const q = queues[m]!;
+      while (free[m]! > 0 && q.size > 0) {
+        const c = q.pop();
+        free[m]--;
+        start[c] = now;
+        finish[c] = now + g.duration[c]!;
+        busy[m] += g.duration[c]!;
+        events.push(finish[c]!, -1 - c);
+      }
+    }
+    touchedList.length = 0;
   }
-  return end - t0;
+  return { makespan, first, busy, start, finish };
+}
+
+/** A binary min-heap of ids by key, ties by id (the traced order): typed arrays, no object per entry. */
+class TimeHeap {
+  private t = new Float64Array(64);
+  private id = new Int32Array(64);
+  size = 0;
+
+  push(time: number, id: number): void {
+    if (this.size === this.t.length) {
+      const t = new Float64Array(this.size * 2), d = new Int32Array(this.size * 2);
+      t.set(this.t); d.set(this.id);
+      this.t = t; this.id = d;
+    }
+    const T = this.t, D = this.id;
+    let i = this.size++;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!less(time, id, T[p]!, D[p]!)) break;
+      T[i] = T[p]!; D[i] = D[p]!;
+      i = p;
+    }
+    T[i] = time; D[i] = id;
+  }
+
+  topTime(): number { return this.t[0]!; }
+
+  pop(): number {
+    const T = this.t, D = this.id;
+    const top = D[0]!;
+    const last = --this.size;
+    const time = T[last]!, id = D[last]!;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= last) break;
+      const m = l + 1 < last && less(T[l + 1]!, D[l + 1]!, T[l]!, D[l]!) ? l + 1 : l;
+      if (!less(T[m]!, D[m]!, time, id)) break;
+      T[i] = T[m]!; D[i] = D[m]!;
+      i = m;
+    }
+    T[i] = time; D[i] = id;
+    return top;
+  }
+}
+
+function less(t1: number, i1: number, t2: number, i2: number): boolean {
+  return t1 < t2 || (t1 === t2 && i1 < i2);
 }

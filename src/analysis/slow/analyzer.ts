@@ -6,14 +6,16 @@
 // split by splitIdle (seed 003 §4.2) when the CF that ended it finishes (its inputs are all known
 // by then), plus the tail after its last CF (→ S); the parts of it a thread spent waiting outside
 // any CF (an SPMD rank at a barrier) are W instead. Hence ΣT_X = T_total by construction whenever
-// the trace is complete.
+// the trace is complete. An SPMD rank runs no CFs: its program between its first and last
+// operation is its work (U), less the waits in it (W).
+import type { TraceEvent } from '../../trace/schema.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { ModelListener, Slot, TraceModel } from '../../trace/model/model.js';
 import type { DfRec, Fragment, Wait } from '../../trace/model/records.js';
 import { KeyedRows, Series, TopK, addTo } from './accum.js';
 import { PathNode } from './critical.js';
 import { History } from './litvinov.js';
-import { RunGraph } from '../sim/replay.js';
+import { RunGraph } from '../sim/run-graph.js';
 import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 
@@ -56,6 +58,9 @@ export class SlowAnalyzer implements ModelListener {
   cfCount = 0;
   /** CFs run per lane slot */
   readonly laneCfs: Float64Array;
+  /** an SPMD run's lanes (its ranks): the first and last instant of each rank's operations (NaN: none) */
+  readonly rankFirst: Float64Array | null;
+  readonly rankLast: Float64Array | null;
   /** system-thread busy time per node */
   readonly busy: Float64Array;
 
@@ -115,7 +120,23 @@ export class SlowAnalyzer implements ModelListener {
     this.outside = new Array<number[] | null>(slots).fill(null);
     this.waitedTo = new Float64Array(slots).fill(-Infinity);
     this.pathOf = m.slot<PathNode>('slow: critical path');
+    const spmd = this.manifest.ranks !== undefined;
+    this.rankFirst = spmd ? new Float64Array(slots).fill(NaN) : null;
+    this.rankLast = spmd ? new Float64Array(slots).fill(NaN) : null;
+    // only an SPMD run's analyzer looks at every record
+    if (spmd) this.event = (e) => this.rankOp(e);
     m.listen(this);
+  }
+
+  event?: (e: TraceEvent) => void;
+
+  /** An SPMD operation's record: the rank's lane has been running its program until then. */
+  private rankOp(e: TraceEvent): void {
+    if (e.kind !== 'spmdEnter' && e.kind !== 'spmdExit' && e.kind !== 'spmdCExit' && e.kind !== 'spmdAlock' && e.kind !== 'spmdRlock') return;
+    if (!(e.thread >= 1 && e.thread <= this.T) || !(e.t === e.t)) return;
+    const slot = e.node * this.T + e.thread - 1;
+    if (!(this.rankFirst![slot]! <= e.t)) this.rankFirst![slot] = e.t;
+    if (!(this.rankLast![slot]! >= e.t)) this.rankLast![slot] = e.t;
   }
 
   codeName(code: number): string { return this.m.codeName(code); }

@@ -18,7 +18,7 @@ export class PathNode {
   readonly depth: number;
   /** totals of this node and everything before it; set only on checkpoints */
   agg: Agg | null = null;
-  /** its number in the run's graph (sim/replay.ts: -1 none) */
+  /** its number in the run's graph (sim/run-graph.ts: -1 none) */
   idx = -1;
   constructor(readonly len: number, readonly ns: number, readonly code: number, readonly label: string,
     readonly gid: string,

@@ -3,7 +3,7 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
-import { replay } from '../sim/replay.js';
+import { replay } from '../sim/run-graph.js';
 import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { RunStatus } from '../../trace/schema.js';
@@ -38,6 +38,17 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
       m.warn('CF still running at program end');
       const f = r.f;
       an.account(f, f.inputs ?? [], r.a, tEnd, tEnd - f.start, r);
+      continue;
+    }
+    const first = an.rankFirst ? an.rankFirst[slot]! : NaN, last = an.rankLast ? an.rankLast[slot]! : NaN;
+    if (first >= a && last <= tEnd) {
+      // an SPMD rank: its program from its first to its last operation is U, less the waits in
+      // it (W); before and after, S (the program not started, or returned), less waits there
+      const c = an.carveIdle(slot, a, tEnd, first, last, last, null, null);
+      const u = last - first - c[1]!, w = c[4]!, s0 = first - a - c[0]!, s1 = tEnd - last - c[3]!;
+      an.add(F_U, u, slot, first, last, null, null); an.kireev[F_U] += u;
+      an.add(F_S, s0, slot, a, first, null, null); an.add(F_S, s1, slot, last, tEnd, null, null);
+      an.kireev[F_S] += s0 + s1; an.kireev[F_W] += w; an.sTail += s0 + s1;
       continue;
     }
     if (tEnd > a) {
@@ -205,7 +216,7 @@ function unblamedStarvation(an: SlowAnalyzer, S: number): Culprit[] {
 const PREDICT_FROM = 0.1;
 
 /**
- * Replays of the run's graph (sim/replay.ts) for the options advice may offer: critical-path
+ * Replays of the run's graph (sim/run-graph.ts) for the options advice may offer: critical-path
  * order, fewer worker threads. Only when starvation or idle workers make them worth offering.
  */
 function predict(an: SlowAnalyzer, t: Slou, tTotal: number, cpLen: number): { predictions: Predictions | null; predictionsSkipped: string } {

@@ -120,7 +120,7 @@ export interface Placement {
 }
 
 /**
- * What the run's graph, replayed on its nodes' workers (sim/replay.ts), predicts: the makespan in
+ * What the run's graph, replayed on its nodes' workers (sim/run-graph.ts), predicts: the makespan in
  * the run's own order (the baseline the others are compared with), in critical-path order (what
  * `--priorities-from` does), and with fewer worker threads per node.
  */

@@ -3,12 +3,16 @@
 // values straight to its worker, so a step of dependent tasks on several workers does not wait
 // for the system thread to wake, complete and examine in between.
 //
+// Ints and reals go through shared feed slots (slots.ts), other values as messages on the
+// pair's port; either way the consumer's inbox count moves and a sleeping consumer is woken.
+//
 // Deadlock-free: a fed input always comes from a CF the system thread decided earlier, every
 // lane runs its CFs in the order they were decided, and a worker waiting for a value keeps
 // answering feed requests — so the earliest-decided unfinished CF can always run.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { DfValue } from '../../ucode/value.js';
 import { feedsFlag, inboxFlag, processedFlag, wakeLane } from './protocol.js';
+import { FeedSlots } from './slots.js';
 
 /** A fed value as it travels between workers. */
 interface FedValue { b: number; t: number; o: number; from: number; v: DfValue | null }
@@ -32,6 +36,7 @@ export class Exchange {
     private readonly lanes: number,
     private readonly ctl: MessagePort,
     private readonly peers: (MessagePort | null)[],
+    private readonly slots?: FeedSlots,
   ) {
     this.FEEDS = feedsFlag(lanes, me);
     this.INBOX = inboxFlag(lanes, me);
@@ -94,8 +99,11 @@ export class Exchange {
     const n = Atomics.load(this.flags, this.INBOX);
     if (n === this.inboxSeen) return;
     this.inboxSeen = n;
-    for (const p of this.peers) {
-      if (p === null) continue;
+    const slots = this.slots;
+    for (let from = 0; from < this.peers.length; from++) {
+      const p = this.peers[from];
+      if (p === null || p === undefined) continue;
+      if (slots) slots.drain(from, (b, t, o, v) => this.keep(from, b, t, o, v));
       for (let m = receiveMessageOnPort(p); m !== undefined; m = receiveMessageOnPort(p)) {
         const f = m.message as FedValue;
         this.keep(f.from, f.b, f.t, f.o, f.v);
@@ -111,8 +119,10 @@ export class Exchange {
 
   private send(to: number, batch: number, task: number, out: number, v: DfValue | null): void {
     if (to === this.me) { this.keep(to, batch, task, out, v); return; }
-    const msg: FedValue = { b: batch, t: task, o: out, from: this.me, v };
-    this.peers[to]!.postMessage(msg);
+    if (this.slots === undefined || !FeedSlots.fits(v) || !this.slots.put(to, batch, task, out, v)) {
+      const msg: FedValue = { b: batch, t: task, o: out, from: this.me, v };
+      this.peers[to]!.postMessage(msg);
+    }
     Atomics.add(this.flags, inboxFlag(this.lanes, to), 1);
     wakeLane(this.flags, to);
   }

@@ -8,6 +8,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
+import { feedSlotsBuffer } from './slots.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
@@ -159,6 +160,8 @@ export class WorkerPool {
   readonly feeds: boolean;
   private readonly ctl: (MessagePort | undefined)[];
   private readonly peers: (MessagePort | null)[][];
+  /** the feed slots every worker shares (ints and reals fed without a message); absent without feeding */
+  private readonly slots: SharedArrayBuffer | undefined;
   /** the system thread's ends of the workers' request ports */
   private readonly requests: (MessagePort | undefined)[];
   /** tracing: each worker's shared trace buffer and file, which this thread can spill */
@@ -179,6 +182,7 @@ export class WorkerPool {
     this.ctl = new Array(opts.lanes);
     this.requests = new Array(opts.lanes);
     this.peers = [];
+    this.slots = this.feeds && process.env.LUNA_FEED_SLOTS !== '0' ? feedSlotsBuffer(opts.lanes) : undefined;
     if (this.feeds) {
       for (let i = 0; i < opts.lanes; i++) {
         this.flags[processedFlag(opts.lanes, i)] = -1;
@@ -262,6 +266,7 @@ export class WorkerPool {
       this.ctl[i] = ctl.port1;
       init.ctl = ctl.port2;
       init.peers = this.peers[i]!;
+      if (this.slots) init.slots = this.slots;
       transfer.push(ctl.port2, ...this.peers[i]!.filter((p): p is MessagePort => p !== null));
     }
     const e = early.shift();

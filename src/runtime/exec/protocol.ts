@@ -110,6 +110,8 @@ export interface WorkerInit {
   ctl?: MessagePort;
   /** per lane j, the port this worker shares with lane j's worker (values fed across lanes) */
   peers?: (MessagePort | null)[];
+  /** the node's feed slots (slots.ts): ints and reals fed across lanes without a message */
+  slots?: SharedArrayBuffer;
   /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
   waiting: WaitPlan;
 }

@@ -15,6 +15,7 @@ import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
+import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, type Ucode } from './call.js';
 import { ContractError } from './contract.js';
@@ -61,7 +62,7 @@ function setUp(i: WorkerInit): void {
     gate = new CpuClockGate(i.imports.length);
     now = wallNs;
   }
-  if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!);
+  if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!, i.slots && new FeedSlots(i.slots, lanes, me));
   const ex = exchange;
   // a ucode (and its request port) records while this worker's buffer is lent (see runTask)
   const sink = tw && reclaimingSink(tw);

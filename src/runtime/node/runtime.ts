@@ -480,8 +480,10 @@ export class NodeRuntime {
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
       b.b.add(cf);
       book.added(lane, b.id, b.b, cf);
-      // sized by the CFs' own cost: a fed batch's round trip includes its waits for values
-      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false });
+      // sized by the CFs' own cost: a fed batch's round trip includes its waits for values; an
+      // output another node reads leaves only when the batch returns: then it is kept short
+      const fed = this.size === 1 || !this.readElsewhere(cf);
+      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false, fed });
       if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
@@ -490,6 +492,14 @@ export class NodeRuntime {
       open[i] = null;
       if (b && b.b.size > 0) this.send(i, b.b, b.id); // (a CF that turned out not ready opened none)
     }
+  }
+
+  /** Whether an output of `cf` goes to another node (owned there, replicated, or requested from there). */
+  private readElsewhere(cf: Cf): boolean {
+    const keys = cf.outKeys, owners = cf.outOwners;
+    if (!keys || !owners) return false;
+    for (let o = 0; o < keys.length; o++) if (owners[o] !== this.self || this.st.store.hasRemoteWaiters(keys[o]!)) return true;
+    return false;
   }
 
   /** what the policy is told of each fed CF (one object, reused) */

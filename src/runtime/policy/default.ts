@@ -14,6 +14,21 @@ import type { WaitPlan } from '../exec/protocol.js';
  * 218 batches, the system thread 295 → 160 ms, the run 1 145 → 1 057 ms)
  */
 export const BATCH_NS = 8_000_000;
+/**
+ * target duration of a batch of CFs fed across lanes: its workers hand each other the values
+ * between its CFs, so its length costs no wait, and each batch less is a wake-up less of the
+ * system thread — whose waking made a worker waiting for a fed value sleep instead of spin (the
+ * gate counts it on a CPU), a sleep and a wake-up per step. Sized by BATCH_NS, a Task Bench
+ * stencil_1d 1×2 at 2.5 ms tasks went out as 1 278 batches for 1 000 steps, the system thread
+ * woken more than once a step; at 32 ms as 311, its CPU 590 → 255 ms (both under a load of 18
+ * on 2 cores, where tasks measured longer: a quiet machine makes fewer, longer batches). The
+ * price: an output a CF outside the fed batches reads (none in a stencil) reaches it when the
+ * whole batch returns, up to this much later; so a batch with an output another node reads is
+ * sized by BATCH_NS (the runtime does not ask with `fed`). `LUNA_FED_RUN_MS` overrides it for
+ * comparisons; the quiet-machine figures are still due (the taskbench's `messagesXslots` and
+ * `messages.*` compare with 8 ms and messages instead of the feed slots).
+ */
+export const FED_RUN_NS = 32_000_000;
 export const MAX_BATCH = 512;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
@@ -114,6 +129,15 @@ export interface DefaultPolicyOptions {
   inline?: boolean;
   /** spread long loops over the nodes (default true; `LUNA_SPREAD_LOOPS=0` turns it off) */
   spreadLoops?: boolean;
+  /** target duration of a fed batch, ns (default FED_RUN_NS; `LUNA_FED_RUN_MS` overrides it) */
+  fedRunNs?: number;
+}
+
+/** `LUNA_FED_RUN_MS` in ns, else `ns`. */
+function envFedRun(ns: number): number {
+  const v = process.env.LUNA_FED_RUN_MS;
+  const ms = v === undefined || v === '' ? NaN : Number(v);
+  return Number.isFinite(ms) && ms > 0 ? ms * 1e6 : ns;
 }
 
 /** What the default policy answers: only the lanes of fed CFs beyond the common questions. */
@@ -125,10 +149,12 @@ export class DefaultPolicy implements SchedulingPolicy {
   readonly fifoDepth: number = LANE_DEPTH;
   private readonly inline: boolean;
   private readonly spread: boolean;
+  private readonly fedRunNs: number;
 
   constructor(o: DefaultPolicyOptions = {}) {
     this.inline = o.inline ?? true;
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
+    this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
   }
 
   /** Locators place fragments. */
@@ -206,8 +232,9 @@ export class DefaultPolicy implements SchedulingPolicy {
     return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
   }
 
+  /** A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with stealable work). */
   chainLength(s: BatchSizing): number {
-    const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_NS / s.cfNs)));
+    const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / s.cfNs)));
     return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
   }
 

@@ -101,6 +101,12 @@ export interface BatchSizing {
   readonly stealable: boolean;
   /** one worker thread: the original's FIFO order */
   readonly fifo: boolean;
+  /**
+   * a batch of CFs fed across lanes whose outputs no other node reads: their inputs come from
+   * other workers' batches in flight, and the workers hand the values to each other; the system
+   * thread learns of its CFs only when the whole batch returns
+   */
+  readonly fed?: boolean;
 }
 
 export interface LoopView {

@@ -27,6 +27,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { builtFile } from '../../core/addon.js';
 import type { DamageReport } from '../damage.js';
+import { SpmdResolver, spmdOpName } from '../model/spmd.js';
+import type { SpmdOp } from '../schema.js';
 import type { ModelListener, TraceModel } from '../model/model.js';
 import type { Fragment, Transfer, Wait } from '../model/records.js';
 import { readModel } from '../read.js';
@@ -38,7 +40,19 @@ const STREAM_VERSION = 1;
 
 // OTF2 enum values (OTF2_Definitions.h, OTF2_GeneralDefinitions.h)
 const ROLE_FUNCTION = 1, ROLE_ARTIFICIAL = 31, ROLE_TASK_WAIT = 22, ROLE_POINT2POINT = 28;
-const PARADIGM_USER = 1, PARADIGM_MPI = 4, PARADIGM_MEASUREMENT_SYSTEM = 6;
+const ROLE_CODE = 4, ROLE_CRITICAL = 12, ROLE_BARRIER = 15, ROLE_COLL_ONE2ALL = 23, ROLE_COLL_ALL2ONE = 24, ROLE_COLL_ALL2ALL = 25;
+const ROLE_RMA = 29, ROLE_ALLOCATE = 35;
+const PARADIGM_USER = 1, PARADIGM_MPI = 4, PARADIGM_MEASUREMENT_SYSTEM = 6, PARADIGM_UPC = 12;
+/** The region role of each SPMD operation (OTF2_RegionRole; the paradigm is UPC's) */
+const SPMD_ROLE: Record<SpmdOp, number> = {
+  region: ROLE_CODE, barrier: ROLE_BARRIER, notify: ROLE_BARRIER, wait: ROLE_BARRIER,
+  broadcast: ROLE_COLL_ONE2ALL, scatter: ROLE_COLL_ONE2ALL, gather: ROLE_COLL_ALL2ONE, reduce: ROLE_COLL_ALL2ONE,
+  gather_all: ROLE_COLL_ALL2ALL, exchange: ROLE_COLL_ALL2ALL, permute: ROLE_COLL_ALL2ALL, prefix_reduce: ROLE_COLL_ALL2ALL,
+  all_alloc: ROLE_ALLOCATE, lock: ROLE_CRITICAL, unlock: ROLE_CRITICAL, lock_attempt: ROLE_CRITICAL,
+  put: ROLE_RMA, get: ROLE_RMA, memput: ROLE_RMA, memget: ROLE_RMA, memcpy: ROLE_RMA, fence: ROLE_RMA,
+};
+/** an interval's tag: an SPMD operation (its site in s1, bytes sent in num and received in s2) */
+const TAG_SPMD = 1;
 const TYPE_UINT64 = 4, TYPE_STRING = 11;
 
 /** The attributes of the archive, in id order. */
@@ -49,8 +63,11 @@ export const OTF2_ATTRIBUTES = [
   { name: 'cpu_ns', type: TYPE_UINT64, doc: 'thread CPU time of the CF execution, ns' },
   { name: 'df', type: TYPE_STRING, doc: 'the DF a transfer carries' },
   { name: 'resource', type: TYPE_STRING, doc: 'what a wait waited for' },
+  { name: 'site', type: TYPE_STRING, doc: 'the program\'s call site of an SPMD operation (file:line:col)' },
+  { name: 'bytes_sent', type: TYPE_UINT64, doc: 'bytes an SPMD rank sent in a collective' },
+  { name: 'bytes_received', type: TYPE_UINT64, doc: 'bytes an SPMD rank received in a collective' },
 ] as const;
-const ATTR = { cf: 0, gid: 1, instance: 2, cpu: 3, df: 4, resource: 5 };
+const ATTR = { cf: 0, gid: 1, instance: 2, cpu: 3, df: 4, resource: 5, site: 6, sent: 7, recv: 8 };
 const METRICS = [
   { name: 'ready queue', unit: 'CFs', doc: 'CFs ready to run on the node' },
   { name: 'live DF bytes', unit: 'bytes', doc: 'bytes of DFs alive on the node' },
@@ -102,6 +119,35 @@ export class Otf2Collector implements ModelListener {
   /** `defs` receives the string definitions as they are made (unbounded in number: a gid per CF). */
   constructor(private readonly model: TraceModel, private readonly defs: RecordFile) {
     this.str('');
+    this.spmdOps(model.use(SpmdResolver));
+  }
+
+  /**
+   * An SPMD rank's operations as regions on its lane (UPC's paradigm, a role per kind: barrier,
+   * one-to-all, all-to-one, all-to-all, allocation, critical for locks, RMA for remote access),
+   * each with its call site, and a collective's bytes sent and received.
+   */
+  private spmdOps(r: SpmdResolver): void {
+    const open = new Map<number, { t: number; op: number; site: number }[]>();
+    const leave = (node: number, thread: number, t: number, sent: number, recv: number): void => {
+      const st = open.get(node * 65536 + thread);
+      const e = st?.pop();
+      if (!e || !(t >= e.t)) return;
+      const name = spmdOpName(e.op);
+      const role = SPMD_ROLE[name as SpmdOp] ?? ROLE_FUNCTION;
+      const [a, b] = this.span(e.t, t);
+      this.at(node, thread).add(K_INTERVAL, a, b, this.region(`spmd ${name}`, role, PARADIGM_UPC, `the SPMD layer's ${name}`), TAG_SPMD, sent, e.site, recv, NaN);
+    };
+    r.listen({
+      enter: (e, site) => {
+        const k = e.node * 65536 + e.thread;
+        let st = open.get(k);
+        if (!st) open.set(k, (st = []));
+        st.push({ t: e.t, op: e.op, site: this.str(site) });
+      },
+      exit: (e) => leave(e.node, e.thread, e.t, NaN, 0),
+      cexit: (e) => leave(e.node, e.thread, e.t, e.sent, e.recv),
+    });
   }
 
   /** A string definition's id; `unique` strings (one per CF) are not remembered. */
@@ -220,7 +266,10 @@ export class Otf2Collector implements ModelListener {
           const top = stack.length ? stack[stack.length - 1]! : -1;
           if (top >= 0 && it.t1[i]! > it.t1[top]!) { it.t1[i] = it.t1[top]!; this.clipped++; }
           ev.u8(0x45 /* E */).u64(T(t)).u32(it.ref[i]);
-          if (it.num[i] === it.num[i]) {
+          if (it.tag[i] === TAG_SPMD) {
+            if (it.num[i] === it.num[i]) ev.u8(3).u32(ATTR.sent).u8(TYPE_UINT64).u64(it.num[i]).u32(ATTR.recv).u8(TYPE_UINT64).u64(it.s2[i]).u32(ATTR.site).u8(TYPE_STRING).u64(it.s1[i]);
+            else ev.u8(1).u32(ATTR.site).u8(TYPE_STRING).u64(it.s1[i]);
+          } else if (it.num[i] === it.num[i]) {
             ev.u8(3).u32(ATTR.cf).u8(TYPE_UINT64).u64(it.num[i]);
             ev.u32(ATTR.gid).u8(TYPE_STRING).u64(it.s1[i]);
             ev.u32(ATTR.instance).u8(TYPE_STRING).u64(it.s2[i]);

@@ -1,0 +1,192 @@
+// The original C++/MPI LuNA beside luna-ts, in one run: the programs of the fine-grain and Task
+// Bench comparisons, each with the same .fa and the same ucodes.cpp on both systems (C++ at -O3
+// on both), alternated A B A B, medians, and the ratios luna-ts / original.
+//
+//   LUNA_ORIGINAL=/path/to/original-build npm run bench -- original
+//   BENCH_ORIGINAL_ROWS=chain20k.t1,pingpong,metg.1x2 to choose rows (case ids, metg.1x2, metg.2x1)
+//
+// LUNA_ORIGINAL names the original's build (docs/benchmarks.md says how to make it, outside the
+// repository). Each program is compiled once with its `bin/luna --compile-only` and its runtime
+// run directly (`rts`; 2 ranks under mpirun over TCP), so its compilation is not timed; luna-ts
+// runs `bin/luna run` once before the measured runs, so its C++ compile cache is warm. Timed:
+// the in-program span, from the first ucode's CLOCK_MONOTONIC timestamp to the last one's, on
+// both systems (the original pays 0.3–0.4 s of MPI start-up and shutdown outside it); the whole
+// process's wall time and peak memory (GNU time) for the start-up and memory rows.
+//
+// Without LUNA_ORIGINAL the luna-ts side runs alone and the ratios are to the original's figures
+// kept in bench/reference.ts (ORIGINAL_SIDE_BY_SIDE, from docs/benchmarks.md).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fmt, section, sig, table, type Ctx, type SuiteOutput } from './common.js';
+import { writeProgram, writeTaskBench, type ProgramName } from './original/programs.js';
+import { compileOriginal, GNU_TIME, originalHome, runLunaTs, runOriginal, type OriginalBuild, type Placement } from './original/runner.js';
+import { compare, ratio, type FigureDef, type Sample } from './original/spans.js';
+import { ORIGINAL_SIDE_BY_SIDE } from './reference.js';
+import { alternatedSpans, flops, metg, sweepPoints, type Point, type SpanRun } from './taskbench/sweep.js';
+
+/** One measured configuration: a program, its arguments and placement, the figures taken from its runs. */
+export interface Case { id: string; program: ProgramName; args: number[]; at: Placement; figures: FigureDef[] }
+
+const us = (id: string, what: string, per: number, label: string): FigureDef => ({ key: `${id}.${what}`, metric: 'spanMs', scale: 1000 / per, unit: 'µs', label });
+const mb = (id: string, label: string): FigureDef => ({ key: `${id}.peakMB`, metric: 'maxRssKB', scale: 1 / 1024, unit: 'MB', label });
+
+/** The rows of the side-by-side table (docs/benchmarks.md), in the order they run. */
+export const CASES: Case[] = [
+  { id: 'startup', program: 'empty', args: [], at: { ranks: 1, threads: 1 }, figures: [
+    { key: 'startup.wallS', metric: 'wallMs', scale: 1 / 1000, unit: 's', label: 'start-up, one-fragment program (whole process)' },
+    { key: 'empty.peakMB', metric: 'maxRssKB', scale: 1 / 1024, unit: 'MB', label: "empty program's memory" },
+  ] },
+  { id: 'chain200k.t1', program: 'chain', args: [200_000, 0], at: { ranks: 1, threads: 1 }, figures: [us('chain200k.t1', 'usPerCf', 200_000, 'chain 1×200 000, 1 thread, µs per fragment'), mb('chain200k.t1', 'peak memory, chain 1×200 000, 1 thread')] },
+  { id: 'chain200k.t2', program: 'chain', args: [200_000, 0], at: { ranks: 1, threads: 2 }, figures: [us('chain200k.t2', 'usPerCf', 200_000, 'chain 1×200 000, 2 threads'), mb('chain200k.t2', 'peak memory, chain 1×200 000, 2 threads')] },
+  { id: 'chain20k.t1', program: 'chain', args: [20_000, 0], at: { ranks: 1, threads: 1 }, figures: [us('chain20k.t1', 'usPerCf', 20_000, 'chain 1×20 000, 1 thread')] },
+  { id: 'chain20k.t2', program: 'chain', args: [20_000, 0], at: { ranks: 1, threads: 2 }, figures: [us('chain20k.t2', 'usPerCf', 20_000, 'chain 1×20 000, 2 threads')] },
+  { id: 'chains8x20k.t2', program: 'chains', args: [8, 20_000], at: { ranks: 1, threads: 2 }, figures: [us('chains8x20k.t2', 'usPerCf', 160_000, '8 chains × 20 000, 2 threads')] },
+  { id: 'chains8x2k.t2', program: 'chains', args: [8, 2_000], at: { ranks: 1, threads: 2 }, figures: [us('chains8x2k.t2', 'usPerCf', 16_000, '8 chains × 2 000, 2 threads')] },
+  { id: 'matmul.t1', program: 'matmul', args: [1600, 10], at: { ranks: 1, threads: 1 }, figures: [{ key: 'matmul.t1.s', metric: 'spanMs', scale: 1 / 1000, unit: 's', label: 'matmul 1600 in 10×10 blocks, 1 thread' }] },
+  { id: 'matmul.t2', program: 'matmul', args: [1600, 10], at: { ranks: 1, threads: 2 }, figures: [{ key: 'matmul.t2.s', metric: 'spanMs', scale: 1 / 1000, unit: 's', label: 'matmul 1600 in 10×10 blocks, 2 threads' }] },
+  { id: 'stencil2k.t1', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 1 }, figures: [us('stencil2k.t1', 'usPerTask', 4000, 'stencil_1d width 2, 2 000 steps, empty kernel, 1 thread, µs per task')] },
+  { id: 'stencil2k.t2', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 2 }, figures: [us('stencil2k.t2', 'usPerTask', 4000, 'stencil_1d width 2, 2 000 steps, empty kernel, 2 threads, µs per task')] },
+  { id: 'pingpong', program: 'pingpong', args: [20_000, 8], at: { ranks: 2, threads: 1 }, figures: [us('pingpong', 'usPerStep', 20_000, 'pingpong across 2 processes, µs per step')] },
+];
+
+/** A cheap run of each program, to warm luna-ts's C++ compile cache before the measured runs. */
+const WARM_ARGS: Record<ProgramName, number[]> = { empty: [], chain: [10, 0], chains: [2, 10], pingpong: [10, 8], matmul: [200, 2], stencil: [2000, 0] };
+
+/** Task Bench graphs of the METG rows: width 2 (1 node × 2 threads, 2 nodes × 1 thread), as bench/taskbench.ts. */
+const METG_STEPS = 1000;
+/** The METG sweep starts where a task takes about this long (the kernel's peak). */
+const PEAK_TASK_US = 2000;
+
+/** The placements of the METG rows: 1 node × 2 threads, 2 nodes × 1 thread (column i on node i). */
+const METG_PLACEMENTS: Placement[] = [{ ranks: 1, threads: 2 }, { ranks: 2, threads: 1 }];
+const metgId = (at: Placement): string => `metg.${at.ranks}x${at.threads}`;
+
+/** The systems of one row: the original (when built) and luna-ts. */
+type SystemName = 'original' | 'lunaTs';
+
+export async function run(ctx: Ctx): Promise<SuiteOutput> {
+  const home = originalHome();
+  if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for wall time and peak memory: apt-get install time`);
+  const reps = ctx.quick ? 1 : ctx.reps;
+  const chosen = process.env.BENCH_ORIGINAL_ROWS?.split(',').map((x) => x.trim()).filter(Boolean);
+  const ids = [...CASES.map((c) => c.id), ...METG_PLACEMENTS.map(metgId)];
+  for (const x of chosen ?? []) if (!ids.includes(x)) throw new Error(`BENCH_ORIGINAL_ROWS: no row ${x} (rows: ${ids.join(', ')})`);
+  const wanted = (id: string): boolean => !chosen || chosen.includes(id);
+  const f: Record<string, number> = {};
+  const units: Record<string, string> = {};
+  const notes: string[] = [];
+  const rows: string[][] = [];
+  /** the original's compiled programs, by .fa */
+  const builds = new Map<string, OriginalBuild>();
+  const load0 = loadavg()[0];
+  const dir = mkdtempSync(join(tmpdir(), 'luna-original-'));
+  const put = (key: string, unit: string, label: string, original: number, lunaTs: number): void => {
+    f[`${key}.original`] = sig(original);
+    f[`${key}.lunaTs`] = sig(lunaTs);
+    f[`${key}.ratio`] = sig(ratio(lunaTs, original));
+    units[`${key}.original`] = units[`${key}.lunaTs`] = unit;
+    units[`${key}.ratio`] = '×';
+    rows.push([`  ${label}`, fmt(original), fmt(lunaTs), fmt(ratio(lunaTs, original)), unit]);
+  };
+  const kept = (key: string): number => ORIGINAL_SIDE_BY_SIDE[key] ?? NaN;
+  notes.push(home
+    ? `the original LuNA at ${home} (LUNA_ORIGINAL) beside luna-ts, alternated, medians of ${reps}; in-program spans from the ucodes' CLOCK_MONOTONIC timestamps; C++ ucodes at -O3 on both`
+    : `LUNA_ORIGINAL is not set: luna-ts alone (medians of ${reps}), ratios to the original's figures kept in docs/benchmarks.md (bench/reference.ts ORIGINAL_SIDE_BY_SIDE)`);
+  try {
+    // programs: written, compiled by the original once, run once by luna-ts (its compile cache)
+    const fas = new Map<ProgramName, string>();
+    const prepare = async (fa: string, warm: number[], at: Placement): Promise<void> => {
+      if (home && !builds.has(fa)) builds.set(fa, await compileOriginal(home, fa, join(dir, 'build', String(builds.size))));
+      await runLunaTs(fa, at, warm);
+    };
+    const programFa = async (name: ProgramName): Promise<string> => {
+      let fa = fas.get(name);
+      if (!fa) {
+        ctx.log(`original: preparing ${name}`);
+        fa = writeProgram(dir, name);
+        await prepare(fa, WARM_ARGS[name], { ranks: 1, threads: 1 });
+        fas.set(name, fa);
+      }
+      return fa;
+    };
+    for (const c of CASES.filter((x) => wanted(x.id))) {
+      await section(ctx, notes, c.id, async () => {
+        const fa = await programFa(c.program);
+        const runs: Record<SystemName, () => Promise<Sample>> = {
+          original: () => runOriginal(builds.get(fa)!, c.at, c.args),
+          lunaTs: () => runLunaTs(fa, c.at, c.args),
+        };
+        const order: SystemName[] = home ? ['original', 'lunaTs'] : ['lunaTs'];
+        const samples: Record<SystemName, Sample[]> = { original: [], lunaTs: [] };
+        ctx.log(`original: ${c.id} (${c.program} ${c.args.join(' ')}, ${c.at.ranks}×${c.at.threads})`);
+        for (let r = 0; r < reps; r++) for (const s of r % 2 ? [...order].reverse() : order) samples[s].push(await runs[s]());
+        for (const d of c.figures) {
+          const v = compare(d, samples.original, samples.lunaTs);
+          put(d.key, d.unit, d.label, home ? v.original : kept(d.key), v.lunaTs);
+        }
+      });
+    }
+    const metgAt = METG_PLACEMENTS.filter((at) => wanted(metgId(at)) && (chosen || !ctx.quick || home));
+    await metgRows(ctx, metgAt, { home, dir, reps, notes, put, kept, prepare, builds });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  notes.push(`load average ${load0.toFixed(1)} at the start of the suite, ${loadavg()[0].toFixed(1)} at its end (2 cores: above 2, the multi-thread and multi-process figures are pessimistic for both)`);
+  notes.push('side by side (luna-ts / original):\n' + table(rows, ['  figure', home ? 'original' : 'original (kept)', 'luna-ts', 'ratio', 'unit']));
+  return { status: 'ok', figures: f, units, notes };
+}
+
+interface MetgEnv {
+  home: string | undefined;
+  dir: string;
+  reps: number;
+  notes: string[];
+  put: (key: string, unit: string, label: string, original: number, lunaTs: number) => void;
+  kept: (key: string) => number;
+  prepare: (fa: string, warm: number[], at: Placement) => Promise<void>;
+  builds: Map<string, OriginalBuild>;
+}
+
+/**
+ * Task Bench METG(50 %) of stencil_1d with the C++ kernel on 1 node × 2 threads and on 2 nodes ×
+ * 1 thread (column i on node i): each system against its own kernel's peak (trivial graph at the
+ * largest task), the sweeps alternated point by point. luna-ts starts its span once its workers
+ * have booted (--warm-start), as the METG harness does; the original's threads are up before its
+ * first ucode.
+ */
+async function metgRows(ctx: Ctx, placements: Placement[], e: MetgEnv): Promise<void> {
+  for (const at of placements) {
+    const name = `${at.ranks}x${at.threads}`;
+    await section(ctx, e.notes, metgId(at), async () => {
+      const cores = at.ranks * at.threads;
+      const trivial = writeTaskBench(join(e.dir, 'metg'), 'trivial', 2, METG_STEPS, at.ranks);
+      const stencil = writeTaskBench(join(e.dir, 'metg'), 'stencil_1d', 2, METG_STEPS, at.ranks);
+      for (const p of [trivial, stencil]) await e.prepare(p.fa, [METG_STEPS, 1], at);
+      const systems = (fa: string): Partial<Record<SystemName, SpanRun>> => ({
+        ...(e.home ? { original: async (iters: number) => (await runOriginal(e.builds.get(fa)!, at, [METG_STEPS, iters], 120_000)).spanMs } : {}),
+        lunaTs: async (iters: number) => (await runLunaTs(fa, at, [METG_STEPS, iters], { warmStart: true, timeoutMs: 120_000 })).spanMs,
+      });
+      // the kernel's speed (the same g++ -O3 code on both): one luna-ts run of the trivial graph
+      // at tasks long enough (~0.5 ms) for the runtime's cost per task not to count
+      const probeK = 14;
+      const probe = (await systems(trivial.fa).lunaTs!(2 ** probeK));
+      const usPerIter = (probe * 1000 * cores) / (trivial.tasks * 2 ** probeK);
+      const peakK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIter)));
+      ctx.log(`original: METG ${name}: peak at 2^${peakK} iterations`);
+      const peakSpans = await alternatedSpans(systems(trivial.fa) as Record<SystemName, SpanRun>, 2 ** peakK, e.reps);
+      const peak = Object.fromEntries(Object.entries(peakSpans).map(([s, ms]) => [s, flops(trivial.tasks, 2 ** peakK, ms as number)])) as Record<SystemName, number>;
+      const points = await sweepPoints(systems(stencil.fa) as Record<SystemName, SpanRun>, {
+        tasks: stencil.tasks, cores, fromK: peakK - 1, reps: e.reps, peak,
+        onPoint: (s, q) => ctx.log(`original: METG ${name} ${s}: ${q.iters} iterations, ${fmt(q.granularityUs)} µs, efficiency ${(q.efficiency * 100).toFixed(0)} %`),
+      });
+      const m = Object.fromEntries(Object.entries<Point[]>(points).map(([s, ps]) => [s, metg(ps)])) as Partial<Record<SystemName, ReturnType<typeof metg>>>;
+      const key = `metg.${name}.stencil_1d.us`;
+      e.put(key, 'µs', `Task Bench METG(50 %) stencil_1d, ${at.ranks} node${at.ranks > 1 ? 's' : ''} × ${at.threads} thread${at.threads > 1 ? 's' : ''}, C++ kernels`, e.home ? (m.original?.us ?? NaN) : e.kept(key), m.lunaTs?.us ?? NaN);
+      const sweep = (s: SystemName): string => ((points as Partial<Record<SystemName, Point[]>>)[s] ?? []).map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ');
+      e.notes.push(`METG ${name}: ${width2(at)}, ${METG_STEPS} steps, compute_bound ${sig(usPerIter * 1000)} ns per iteration, sweep from 2^${peakK - 1}; peak ${Object.entries(peak).map(([s, x]) => `${s} ${sig((x as number) / 1e9)} GFLOP/s`).join(', ')}; points (µs : efficiency) ${Object.keys(points).map((s) => `${s} ${sweep(s as SystemName)}${m[s as SystemName]?.bound ? ' (bound)' : ''}`).join('; ')}`);
+    });
+  }
+}
+
+const width2 = (at: Placement): string => (at.ranks > 1 ? 'column i on node i' : 'one node');

@@ -1,0 +1,93 @@
+// Running one program on either system, the same way: the original LuNA's runtime directly
+// (compiled once with `bin/luna --compile-only`, so compilation is not timed; 2 ranks under
+// mpirun over TCP, as docs/ORIGINAL.md says) and luna-ts's `bin/luna run` with the same .fa and
+// ucodes.cpp compiled with the original's -O3. Both under GNU time (wall, peak memory), both
+// timed in-program by their ucodes' timestamps (spans.ts).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, retry, ROOT } from '../common.js';
+import { parseRun, TIME_FORMAT, type Sample } from './spans.js';
+
+export const GNU_TIME = '/usr/bin/time';
+/** The original compiles ucodes with -O3; luna-ts gets the same (its default is -O2). */
+export const CXXFLAGS = '-O3';
+
+/** Where a placement runs: processes (ranks, nodes) × worker threads each. */
+export interface Placement { ranks: 1 | 2; threads: number }
+
+/** The original's build named by LUNA_ORIGINAL, checked; undefined when the variable is unset. */
+export function originalHome(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env.LUNA_ORIGINAL;
+  if (!v) return undefined;
+  const home = resolve(v);
+  for (const f of ['bin/luna', 'bin/rts', 'lib/librts.so'])
+    if (!existsSync(join(home, f))) throw new Error(`LUNA_ORIGINAL=${v}: no ${f} there (build the original LuNA as docs/benchmarks.md says)`);
+  return home;
+}
+
+interface Out { code: number | null; signal: NodeJS.Signals | null; output: string; timedOut: boolean }
+
+/** A command in its own process group (a timeout kills it and what it started); stdout and stderr together. */
+function exec(cmd: string, args: string[], o: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Out> {
+  return new Promise((res, rej) => {
+    const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    const keep = (d: Buffer): void => { if (output.length < 1 << 20) output += d.toString(); };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
+    }, o.timeoutMs);
+    child.on('error', (e) => { clearTimeout(timer); rej(e); });
+    child.on('close', (code, signal) => { clearTimeout(timer); res({ code, signal, output, timedOut }); });
+  });
+}
+
+function failure(what: string, r: Out, timeoutMs: number): Error {
+  const lines = r.output.trim().split('\n');
+  // a compiler's first error says more than the make lines after it
+  const first = lines.findIndex((l) => /\berror\b/i.test(l));
+  const head = (first >= 0 ? lines.slice(first, first + 3) : lines.slice(-6)).map((l) => l.trim()).join(' | ');
+  return new Error(`${what}: exit ${r.code ?? r.signal}${r.timedOut ? ` (no end after ${timeoutMs / 1000} s, killed)` : ''}: ${head}`);
+}
+
+async function timed(what: string, cmd: string[], o: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Sample> {
+  let sample: Sample | undefined;
+  await retry(what, async () => {
+    const r = await exec(GNU_TIME, ['-f', TIME_FORMAT, ...cmd], o);
+    if (r.code !== 0) throw failure(what, r, o.timeoutMs);
+    sample = parseRun(r.output);
+    return sample.spanMs;
+  });
+  return sample!;
+}
+
+/** The original, compiled once for one program. */
+export interface OriginalBuild { home: string; buildDir: string; fa: string }
+
+/** `bin/luna --compile-only --build-dir=B prog.fa` in the program's directory (its ucodes.cpp beside it). */
+export async function compileOriginal(home: string, fa: string, buildDir: string): Promise<OriginalBuild> {
+  const env = { ...process.env, LUNA_HOME: home, PATH: `${join(home, 'bin')}:${process.env.PATH ?? ''}` };
+  const r = await exec(join(home, 'bin', 'luna'), ['-q', '--compile-only', `--build-dir=${buildDir}`, basename(fa)], { cwd: dirname(fa), env, timeoutMs: 600_000 });
+  if (r.code !== 0 || !existsSync(join(buildDir, 'libucodes.so'))) throw failure(`the original's bin/luna --compile-only ${fa}`, r, 600_000);
+  return { home, buildDir, fa };
+}
+
+/** The original's runtime on a compiled program: `rts` directly, or 2 ranks under mpirun over TCP. */
+export function runOriginal(b: OriginalBuild, p: Placement, args: (string | number)[], timeoutMs = 300_000): Promise<Sample> {
+  const rts = [join(b.home, 'bin', 'rts'), `--worker-threads-count=${p.threads}`, join(b.buildDir, 'libucodes.so'), ...args.map(String)];
+  const cmd = p.ranks === 1 ? rts : ['mpirun', '--allow-run-as-root', '-np', String(p.ranks), '--mca', 'btl', 'tcp,self', ...rts];
+  const env = { ...process.env, LD_LIBRARY_PATH: `${join(b.home, 'lib')}${process.env.LD_LIBRARY_PATH ? `:${process.env.LD_LIBRARY_PATH}` : ''}` };
+  return timed(`original ${basename(dirname(b.fa))} ${p.ranks}×${p.threads} ${args.join(' ')}`, cmd, { env, timeoutMs });
+}
+
+/** luna-ts on the same .fa and ucodes.cpp (nodes = ranks), optionally starting once its workers have booted. */
+export function runLunaTs(fa: string, p: Placement, args: (string | number)[], o: { warmStart?: boolean; timeoutMs?: number } = {}): Promise<Sample> {
+  const cmd = [process.execPath, ...LUNA_NODE_FLAGS, LUNA, 'run', '--quiet', ...(p.ranks > 1 ? ['--nodes', String(p.ranks)] : []), '--threads', String(p.threads),
+    ...(o.warmStart ? ['--warm-start'] : []), '--ucodes', join(dirname(fa), 'ucodes.cpp'), fa, ...args.map(String)];
+  const env = { ...process.env, ...LUNA_NODE_ENV, LUNA_CXXFLAGS: CXXFLAGS };
+  return timed(`luna-ts ${basename(dirname(fa))} ${p.ranks}×${p.threads} ${args.join(' ')}`, cmd, { cwd: ROOT, env, timeoutMs: o.timeoutMs ?? 300_000 });
+}

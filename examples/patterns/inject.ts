@@ -1,0 +1,45 @@
+// What the validation programs share: the delay to inject (the program's arguments: the delay in
+// ms, and `balanced` for the clean variant, where every rank takes it), a start line common to every rank, and a rank that
+// is busy elsewhere until an instant (asleep: a sleeping thread takes no core from the others and
+// is woken on time even when the machine is loaded, where a spinning one is pre-empted for ms).
+import { MYTHREAD, allAlloc, barrier } from 'luna-ts/spmd';
+
+export interface Injection {
+  /** the delay, ms */
+  ms: number;
+  /** every rank takes the delay (the same program, balanced: nothing to find) */
+  balanced: boolean;
+  /** the delay of a rank, injected there or not */
+  on(injected: boolean): number;
+}
+
+/** `prog.ts [delay-ms] [balanced]`: the delay injected into one rank (default 100 ms), or into every rank */
+export function injection(args: string[]): Injection {
+  const ms = Number(args[0] ?? 100);
+  if (!(Number.isFinite(ms) && ms >= 0)) throw new Error(`bad delay '${args[0]}': milliseconds ≥ 0`);
+  if (args[1] !== undefined && args[1] !== 'balanced') throw new Error(`bad mode '${args[1]}': 'balanced' or nothing`);
+  const balanced = args[1] === 'balanced';
+  return { ms, balanced, on: (injected) => (injected || balanced ? ms : 0) };
+}
+
+/** the machine's wall clock in ms (the same in every thread and process of the machine) */
+const wall = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * An instant `leadMs` ahead, the same on every rank: rank 0 picks it and a barrier publishes it.
+ * Ranks leave a barrier as each is woken (ms apart on a loaded machine); computing up to a common
+ * instant instead of for a common time (and sleeping until it) makes the injected delay the only difference.
+ */
+export function startLine(leadMs = 50): number {
+  const at = allAlloc(1);
+  if (MYTHREAD === 0) at.local[0] = wall() + leadMs;
+  barrier();
+  return at.get(0);
+}
+
+const nap = new Int32Array(new SharedArrayBuffer(4));
+
+/** be busy elsewhere until the wall clock reaches `t` (ms, as startLine's) */
+export function idleUntil(t: number): void {
+  for (let left = t - wall(); left > 0; left = t - wall()) Atomics.wait(nap, 0, 0, left);
+}

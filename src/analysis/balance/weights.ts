@@ -1,0 +1,62 @@
+// What a fragment weighs in a step: the time the next run will take to execute it.
+//
+// A CF's own measurement is the seed's weight. On a shared machine it also carries the moment it
+// ran in: contention only ever stretches a CF (a fixed loop here measured 35–54 ms of thread CPU
+// time from one repetition to the next under load), and the stretched ones are exactly the ones a
+// heaviest-first balancer moves. In a test_1 trace the add-one CFs took 2.8–3.0 ms of CPU time
+// mostly and ~4.9 ms in the tenth that ran under contention; the step moved those 4.9 ms CFs, and
+// in the next run every add-one took the same time on both nodes: node 1 was predicted twice its
+// real load (drift 0.46) and node 0 too little (1.40). The typical weight is the median of the
+// CF's class — the same code on inputs and outputs of the same sizes does the same work — so a
+// moment of contention does not make a CF heavy.
+import type { Profile } from './profile.js';
+
+/** A CF's own weight: its CPU time (at most its wall time), or its wall time (the seed's). */
+export function weightOf(p: Profile, c: number, weights: 'wall' | 'cpu'): number {
+  const wall = Math.max(0, p.finish[c]! - p.start[c]!);
+  return weights === 'cpu' ? Math.min(Math.max(0, p.cpu[c]!), wall) : wall;
+}
+
+/** Every CF's weight: its own, or (typical) the median of its class's own weights. */
+export function weightsOf(p: Profile, weights: 'wall' | 'cpu', typical: boolean): Float64Array {
+  const own = Float64Array.from({ length: p.n }, (_, c) => weightOf(p, c, weights));
+  return typical ? typicalWeights(p, own) : own;
+}
+
+/** The median of each class (code, bytes read, bytes written) of `own`. */
+export function typicalWeights(p: Profile, own: ArrayLike<number>): Float64Array {
+  const written = new Float64Array(p.n);
+  for (let d = 0; d < p.dfs; d++) if (p.dfWriter[d]! >= 0) written[p.dfWriter[d]!] += p.dfBytes[d]!;
+  // class of each CF by nested maps (no key string per CF: 10^6 CFs)
+  const byCode = new Map<number, Map<number, Map<number, number>>>();
+  const cls = new Int32Array(p.n);
+  let classes = 0;
+  for (let c = 0; c < p.n; c++) {
+    let read = 0;
+    for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) read += p.dfBytes[p.depDf[k]!]!;
+    let byRead = byCode.get(p.code[c]!);
+    if (!byRead) byCode.set(p.code[c]!, byRead = new Map());
+    let byWritten = byRead.get(read);
+    if (!byWritten) byRead.set(read, byWritten = new Map());
+    let k = byWritten.get(written[c]!);
+    if (k === undefined) byWritten.set(written[c]!, k = classes++);
+    cls[c] = k;
+  }
+  // members of each class in CSR order, sorted by weight: the median
+  const at = new Int32Array(classes + 1);
+  for (let c = 0; c < p.n; c++) at[cls[c]! + 1]++;
+  for (let k = 0; k < classes; k++) at[k + 1] += at[k]!;
+  const fill = at.slice(0, classes), w = new Float64Array(p.n);
+  for (let c = 0; c < p.n; c++) w[fill[cls[c]!]!++] = own[c]!;
+  const median = new Float64Array(classes);
+  for (let k = 0; k < classes; k++) {
+    const xs = w.subarray(at[k]!, at[k + 1]!).sort(), h = xs.length >> 1;
+    median[k] = xs.length % 2 ? xs[h]! : (xs[h - 1]! + xs[h]!) / 2;
+  }
+  return Float64Array.from(cls, (k) => median[k]!);
+}
+
+/** The profile with each CF's execution interval cut or stretched to its weight ([t_b, t_b + w]). */
+export function withDurations(p: Profile, w: ArrayLike<number>): Profile {
+  return { ...p, finish: Float64Array.from(p.start, (s, c) => s + w[c]!) };
+}

@@ -1,0 +1,109 @@
+// The side-by-side with the original LuNA (bench/original.ts), without the original: reading a
+// run's output (the ucodes' timestamps, GNU time's line), medians and ratios, the alternated METG
+// sweep, and the C++ that prints the timestamps, compiled and run for real.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compare, parseRun, parseSpanMs, parseTime, ratio, SPAN_CPP, type FigureDef, type Sample } from '../../bench/original/spans.js';
+import { CASES } from '../../bench/original.js';
+import { ORIGINAL_SIDE_BY_SIDE } from '../../bench/reference.js';
+import { metg, sweepPoints } from '../../bench/taskbench/sweep.js';
+import { FLOP_PER_ITERATION } from '../../bench/taskbench/kernel.js';
+import { ucodesCpp } from '../../bench/taskbench/generate.js';
+
+test('the span runs from the earliest begin to the latest end, whatever else the processes print', () => {
+  const out = [
+    'rank 1 says hello',
+    'luna-span begin 5000000',
+    'luna-span begin 4000000', // the other rank began first
+    'luna-span end 9000000',
+    'luna-span end 10500000',
+    'luna-time 0.91 14800',
+  ].join('\n');
+  assert.equal(parseSpanMs(out), 6.5);
+  assert.throws(() => parseSpanMs('luna-span end 3\n'), /no 'luna-span begin'/);
+  assert.throws(() => parseSpanMs('luna-span begin 3\n'), /no 'luna-span end'/);
+  assert.throws(() => parseSpanMs('luna-span begin 9\nluna-span end 3\n'), /before/);
+  // a timestamp inside another line is not one
+  assert.throws(() => parseSpanMs('x luna-span begin 1\nluna-span end 3\n'), /no 'luna-span begin'/);
+});
+
+test("GNU time's line gives wall ms and peak KiB; the last one counts", () => {
+  assert.deepEqual(parseTime('luna-time 9.99 1\nprogram output\nluna-time 1.25 20480\n'), { wallMs: 1250, maxRssKB: 20480 });
+  assert.throws(() => parseTime('Command exited with non-zero status 1\n'), /no 'luna-time' line/);
+  assert.deepEqual(parseRun('luna-span begin 1000000\nluna-span end 3000000\nluna-time 0.5 100\n'), { spanMs: 2, wallMs: 500, maxRssKB: 100 });
+});
+
+test('a figure is the median of each side, scaled, and the ratio is luna-ts / original', () => {
+  const perCf: FigureDef = { key: 'chain.usPerCf', metric: 'spanMs', scale: 1000 / 20_000, unit: 'µs', label: '' };
+  const s = (spanMs: number, maxRssKB = 0): Sample => ({ spanMs, wallMs: 0, maxRssKB });
+  const v = compare(perCf, [s(80), s(60), s(70)], [s(200), s(40), s(50)]);
+  assert.deepEqual(v, { original: 3.5, lunaTs: 2.5, ratio: 2.5 / 3.5 });
+  const mem: FigureDef = { key: 'x.peakMB', metric: 'maxRssKB', scale: 1 / 1024, unit: 'MB', label: '' };
+  assert.equal(compare(mem, [s(0, 2048)], [s(0, 1024)]).ratio, 0.5);
+  // one side not measured: no ratio
+  assert.ok(Number.isNaN(compare(perCf, [], [s(1)]).ratio));
+  assert.ok(Number.isNaN(ratio(1, 0)));
+  assert.ok(Number.isNaN(ratio(NaN, 2)));
+});
+
+test('every kept figure of the original is one the side-by-side produces, and the rows are distinct', () => {
+  const keys = new Set([...CASES.flatMap((c) => c.figures.map((f) => f.key)), 'metg.1x2.stencil_1d.us', 'metg.2x1.stencil_1d.us']);
+  for (const k of Object.keys(ORIGINAL_SIDE_BY_SIDE)) assert.ok(keys.has(k), `kept figure ${k} is produced by no row`);
+  assert.equal(new Set(CASES.map((c) => c.id)).size, CASES.length);
+});
+
+test('the METG sweep alternates the systems point by point, each against its own peak, and stops each once bracketed', async () => {
+  const tasks = 2000, cores = 2;
+  const calls: string[] = [];
+  // each system's span: the work at its own speed plus a fixed cost per task (µs)
+  const system = (name: string, usPerIter: number, overheadUs: number) => async (iters: number): Promise<number> => {
+    calls.push(`${name}${iters}`);
+    return (tasks * (iters * usPerIter + overheadUs)) / cores / 1000;
+  };
+  const peakSpan = { fast: (tasks * 1024 * 0.1) / cores / 1000, slow: (tasks * 1024 * 0.2) / cores / 1000 };
+  const peak = { fast: (tasks * 1024 * FLOP_PER_ITERATION) / (peakSpan.fast / 1000), slow: (tasks * 1024 * FLOP_PER_ITERATION) / (peakSpan.slow / 1000) };
+  const pts = await sweepPoints({ fast: system('fast', 0.1, 5), slow: system('slow', 0.2, 100) }, { tasks, cores, fromK: 9, reps: 2, peak });
+  // alternated: fast slow, slow fast at each point while both run
+  assert.deepEqual(calls.slice(0, 4), ['fast512', 'slow512', 'slow512', 'fast512']);
+  // the slower-per-task system drops out earlier, below 30 % efficiency
+  assert.ok(pts.slow.length < pts.fast.length);
+  assert.ok(pts.slow.at(-1)!.efficiency < 0.3 && pts.fast.at(-1)!.efficiency < 0.3);
+  // METG at 50 %: the task where the fixed cost equals the work (granularity = 2 × overhead)
+  assert.ok(Math.abs(metg(pts.fast).us - 10) < 2, `fast METG ${metg(pts.fast).us}`);
+  assert.ok(Math.abs(metg(pts.slow).us - 200) < 40, `slow METG ${metg(pts.slow).us}`);
+});
+
+test('the Task Bench C++ kernels print the span only when asked: begin in the first tasks, end in the checks', () => {
+  const marked = ucodesCpp([0, 2], { span: SPAN_CPP });
+  assert.match(marked, /void c_task0\([^)]*\) \{ luna_span_begin\(\);/);
+  assert.doesNotMatch(marked, /void c_task2\([^)]*\) \{ luna_span_begin/);
+  assert.match(marked, /void c_done\([^)]*\) \{ luna_span_end\(\);/);
+  assert.doesNotMatch(marked, /luna_span_end\(\); \}\n/);
+  assert.doesNotMatch(ucodesCpp([0, 2]), /luna_span/);
+  // trivial: the checks may run before the last tasks, so every task marks an end
+  assert.match(ucodesCpp([0], { span: SPAN_CPP, endInTasks: true }), /void c_task0\([^)]*\) \{ luna_span_begin\(\); .* luna_span_end\(\); \}/);
+});
+
+test('the timestamp C++ compiles and prints what the parser reads: one begin per process, every end', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-span-cpp-'));
+  try {
+    writeFileSync(join(dir, 'm.cpp'), `${SPAN_CPP}
+#include <unistd.h>
+int main() { luna_span_begin(); luna_span_begin(); usleep(20000); luna_span_end(); luna_span_end(); return 0; }
+`);
+    const cc = spawnSync('g++', ['-O2', '-o', join(dir, 'm'), join(dir, 'm.cpp')], { encoding: 'utf8' });
+    assert.equal(cc.status, 0, cc.stderr);
+    const r = spawnSync(join(dir, 'm'), { encoding: 'utf8' });
+    assert.equal(r.status, 0);
+    assert.equal(r.stderr.match(/^luna-span begin \d+$/gm)?.length, 1);
+    assert.equal(r.stderr.match(/^luna-span end \d+$/gm)?.length, 2);
+    const ms = parseSpanMs(r.stderr);
+    assert.ok(ms >= 19 && ms < 5000, `span ${ms} ms around a 20 ms sleep`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
