@@ -4,7 +4,8 @@
 // SPMD simulator through the real trace writer. Two figures, each against a baseline measured in
 // the same run, alternated and repeated (median):
 //   end to end — `luna analyze patterns` (decode, merge, trace model, SLOW, engine) against
-//                merely decoding and merging the same files (readTrace);
+//                merely decoding and merging the same files into columns (readTraceColumns);
+//                decoding them into one object per record (readTrace) is shown beside it;
 //   analysis pass — the engine alone over the events decoded once into columns, against a loop
 //                that touches the same columns.
 // Targets (docs/benchmarks.md): ≥ 2 M events/s end to end, ≥ 20 M events/s for the analysis pass.
@@ -17,7 +18,8 @@ import { simulateSpmd, type Phase } from '../src/analysis/sim/spmd.js';
 import { analyzePatternsTrace } from '../src/analysis/patterns/analyze.js';
 import { PatternEngine } from '../src/analysis/patterns/engine.js';
 import { PatternResults } from '../src/analysis/patterns/results.js';
-import { readTrace } from '../src/trace/merge.js';
+import { readTrace, readTraceColumns } from '../src/trace/merge.js';
+import { CODE, COL } from '../src/trace/columns.js';
 import { median, type Ctx, type SuiteOutput } from './common.js';
 
 const RANKS = 8;
@@ -56,20 +58,23 @@ const K_ENTER = 1, K_EXIT = 2, K_CEXIT = 3, K_ALOCK = 4, K_RLOCK = 5;
 function decode(dir: string, cap: number, res: PatternResults): Columns {
   const c: Columns = { n: 0, kind: new Uint8Array(cap), rank: new Uint16Array(cap), t: new Float64Array(cap), a: new Int32Array(cap), b: new Int32Array(cap), root: new Int32Array(cap), sync: new Uint8Array(cap) };
   const names = new Map<number, string[]>();
-  for (const e of readTrace(dir).events) {
-    const i = c.n;
-    switch (e.kind) {
-      case 'siteName': { const k = e.node * 4096 + e.thread; let a = names.get(k); if (!a) names.set(k, (a = [])); a[e.callSite] = e.name; continue; }
-      case 'spmdEnter': c.kind[i] = K_ENTER; c.a[i] = e.op; c.b[i] = res.site(names.get(e.node * 4096 + e.thread)![e.callSite]!); break;
-      case 'spmdExit': c.kind[i] = K_EXIT; c.a[i] = e.op; break;
-      case 'spmdCExit': c.kind[i] = K_CEXIT; c.a[i] = e.op; c.b[i] = e.seq; c.root[i] = e.root; c.sync[i] = e.sync; break;
-      case 'spmdAlock': c.kind[i] = K_ALOCK; c.a[i] = e.lock; break;
-      case 'spmdRlock': c.kind[i] = K_RLOCK; c.a[i] = e.lock; break;
-      default: continue;
+  for (const r of readTraceColumns(dir).batches) {
+    const f = r.f;
+    for (let j = 0; j < r.n; j++) {
+      const i = c.n;
+      switch (r.code[j]) {
+        case CODE.siteName: { const k = r.node[j]! * 4096 + r.thread[j]!; let a = names.get(k); if (!a) names.set(k, (a = [])); a[f[COL.siteName.callSite]![j]!] = r.s[j]!; continue; }
+        case CODE.spmdEnter: c.kind[i] = K_ENTER; c.a[i] = f[COL.spmdEnter.op]![j]!; c.b[i] = res.site(names.get(r.node[j]! * 4096 + r.thread[j]!)![f[COL.spmdEnter.callSite]![j]!]!); break;
+        case CODE.spmdExit: c.kind[i] = K_EXIT; c.a[i] = f[COL.spmdExit.op]![j]!; break;
+        case CODE.spmdCExit: { const C = COL.spmdCExit; c.kind[i] = K_CEXIT; c.a[i] = f[C.op]![j]!; c.b[i] = f[C.seq]![j]!; c.root[i] = f[C.root]![j]!; c.sync[i] = f[C.sync]![j]!; break; }
+        case CODE.spmdAlock: c.kind[i] = K_ALOCK; c.a[i] = f[COL.spmdAlock.lock]![j]!; break;
+        case CODE.spmdRlock: c.kind[i] = K_RLOCK; c.a[i] = f[COL.spmdRlock.lock]![j]!; break;
+        default: continue;
+      }
+      c.rank[i] = f[COL.spmdEnter.rank]![j]!; // rank is the first column of every SPMD record
+      c.t[i] = r.t[j]!;
+      c.n++;
     }
-    c.rank[i] = e.rank;
-    c.t[i] = e.t;
-    c.n++;
   }
   return c;
 }
@@ -109,7 +114,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const gen = simulateSpmd(dir, { ranks: RANKS, nodes: 2, phases: program(want), seed: 3 });
     const genMs = performance.now() - t0;
     const events = gen.records;
-    const e2e: number[] = [], iter: number[] = [], pass: number[] = [], base: number[] = [], e2eCpu: number[] = [], passCpu: number[] = [];
+    const e2e: number[] = [], iter: number[] = [], iterObj: number[] = [], pass: number[] = [], base: number[] = [], e2eCpu: number[] = [], passCpu: number[] = [];
     // CPU time (user + system) of this process: steadier than wall time on a shared machine
     const cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
     let found = 0;
@@ -120,8 +125,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       ctx.log(`patterns: rep ${rep + 1}/${ctx.reps}`);
       let t = performance.now();
       let k = 0;
-      for (const e of readTrace(dir).events) k += e.t > 0 ? 1 : 0;
+      for (const b of readTraceColumns(dir).batches) k += b.n;
       iter.push(performance.now() - t);
+      t = performance.now();
+      for (const e of readTrace(dir).events) k += e.t > 0 ? 1 : 0;
+      iterObj.push(performance.now() - t);
       t = performance.now();
       let c0 = cpu();
       const r = analyzePatternsTrace(dir);
@@ -145,6 +153,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       spmdEvents: cols.n,
       generateMs: Math.round(genMs),
       decodeMergeMs: Math.round(mIter),
+      decodeMergeObjectsMs: Math.round(median(iterObj)),
       endToEndMs: Math.round(mE2e),
       eventsPerSecEndToEnd: Math.round(events / (mE2e / 1000)),
       ratioEndToEndToDecode: +(mE2e / mIter).toFixed(2),
@@ -161,7 +170,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         { key: 'eventsPerSecEndToEnd', op: '>=', value: 2e6, label: 'pattern engine end to end, decoding included' },
         { key: 'eventsPerSecAnalysisPass', op: '>=', value: 20e6, label: 'pattern engine analysis pass' },
       ],
-      notes: [`${RANKS} ranks on 2 nodes; median of ${ctx.reps}; baselines: decode+merge alone, and a loop over the decoded columns`],
+      notes: [`${RANKS} ranks on 2 nodes; median of ${ctx.reps}; baselines: decode+merge into columns alone, and a loop over the decoded columns`],
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

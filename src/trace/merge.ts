@@ -2,17 +2,19 @@
 // Each file is decoded lazily. Records are in time order within a file except spans (sysBusy,
 // wait), written when they end but stamped with their start; a raw pre-pass (scanLateness) measures how far
 // back any record goes, and each file holds back only the events that a later record could
-// still precede (none for a file in order). A k-way heap merge then orders the files. Ties break
-// by (node, thread) then file order, so the output is deterministic.
+// still precede (none for a file in order). A k-way merge then orders the files. Ties break
+// by (node, thread) then file order, so the output is deterministic. Records stay in columns
+// (columns.ts) all the way: readTraceColumns hands on batches, readTrace objects made from them.
 
 import { join } from 'node:path';
-import { TIME_FIELDS, WRITTEN_AT, type TraceEvent } from './schema.js';
+import type { TraceEvent } from './schema.js';
+import { RecordBatch } from './columns.js';
 import type { TraceManifest } from './manifest.js';
 import { listTraceFiles } from './dir.js';
 import { readManifest } from './manifest-reader.js';
 import { TraceDamage } from './damage.js';
 import { TraceFormatError } from './format.js';
-import { readThreadFile, scanLateness, type ReadOptions } from './reader.js';
+import { openRecordFile, scanLateness, type ReadOptions, type RecordFile } from './reader.js';
 
 export interface ReadTraceOptions extends ReadOptions {
   /** Add manifest.clock.offsets[node] to every time (default true). */
@@ -31,8 +33,31 @@ export interface Trace {
   damage: TraceDamage;
 }
 
+/** Rows [from, to) of `rows`, in time order after every run given before; valid only during the call. */
+export type RunSink = (rows: RecordBatch, from: number, to: number) => void;
+
+/** The same merged records as columns: each batch is reused for the next, so read a batch before taking another. */
+export interface TraceColumns {
+  manifest: TraceManifest;
+  batches: Iterable<RecordBatch>;
+  /** The merge without copying: every record once, as runs of a file's rows (one-shot, like `batches`). */
+  runs(sink: RunSink): void;
+  warnings: string[];
+  damage: TraceDamage;
+}
+
 /** Open every file of a trace directory (headers are checked now) and merge them lazily. */
 export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
+  const c = readTraceColumns(dir, opts);
+  return { manifest: c.manifest, events: { [Symbol.iterator]: () => objects(c.batches) }, warnings: c.warnings, damage: c.damage };
+}
+
+function* objects(batches: Iterable<RecordBatch>): Generator<TraceEvent, void, undefined> {
+  for (const b of batches) for (let i = 0; i < b.n; i++) yield b.event(i);
+}
+
+/** readTrace's records as batches of columns (no object per record). */
+export function readTraceColumns(dir: string, opts: ReadTraceOptions = {}): TraceColumns {
   const warnings = opts.warnings ?? [];
   const damage = opts.damage ?? new TraceDamage();
   const manifest = readManifest(dir, warnings);
@@ -43,9 +68,9 @@ export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
   }
   const sources: Source[] = [];
   for (const f of files) {
-    let tf;
+    let rf;
     try {
-      tf = readThreadFile(join(dir, f.path), { warnings, chunkBytes: opts.chunkBytes, damage });
+      rf = openRecordFile(join(dir, f.path), { warnings, chunkBytes: opts.chunkBytes, damage });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).message?.includes('ENOENT')) {
         warnings.push(`${f.path}: listed in the manifest but missing`);
@@ -62,25 +87,32 @@ export function readTrace(dir: string, opts: ReadTraceOptions = {}): Trace {
       }
       throw e;
     }
-    const off = opts.applyOffsets === false ? 0 : manifest.clock?.offsets?.[tf.header.node] ?? 0;
-    const late = scanLateness(tf.path, opts.chunkBytes);
-    sources.push(new Source(tf.events, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings));
+    const off = opts.applyOffsets === false ? 0 : manifest.clock?.offsets?.[rf.header.node] ?? 0;
+    const late = scanLateness(rf.path, opts.chunkBytes);
+    sources.push(new Source(rf, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings));
   }
-  return { manifest, events: { [Symbol.iterator]: () => mergeSources(sources) }, warnings, damage };
+  return { manifest, batches: { [Symbol.iterator]: () => batches(sources) }, runs: (sink) => { const m = new Merger(sources); while (m.step(sink, Infinity)); }, warnings, damage };
 }
 
-/** A file's events in time order: an event is released once no later record can precede it. */
+/** Records decoded per refill of a source. */
+const DECODE_STEP = 4096;
+/** Records per merged batch. */
+const BATCH = 8192;
+
+/**
+ * A file's records in time order, in columns: rows [head, n) of `rows` are decoded and sorted
+ * by t (a late record moved back, stably); the head is released once no later record can precede it.
+ */
 class Source {
-  private buf: TraceEvent[] = [];
-  private head = 0;
+  readonly rows = new RecordBatch(2 * DECODE_STEP);
+  head = 0;
   private done = false;
   private frontier = -Infinity; // latest time read from the file so far
   private lastOut = -Infinity;
   private warnedOrder = false;
-  current: TraceEvent | undefined;
 
   constructor(
-    private readonly it: Iterator<TraceEvent>,
+    private readonly file: RecordFile,
     readonly index: number,
     private readonly offset: number,
     private readonly late: number,
@@ -89,88 +121,124 @@ class Source {
     private readonly warnings: string[],
   ) {}
 
-  /** Advance `current` to the next event in time order (undefined at the end). */
-  advance(): void {
+  /** Whether a record can be released (decoding more as needed); false at the end. */
+  ready(): boolean {
     // Any later record has t >= frontier - late, so the head is safe once frontier >= head.t + late.
-    while (
-      !this.done &&
-      (this.head === this.buf.length || this.buf[this.head]!.t + this.late > this.frontier) &&
-      this.buf.length - this.head < this.window
-    ) {
-      const r = this.it.next();
-      if (r.done) {
-        this.done = true;
-        break;
-      }
-      this.insert(r.value);
-    }
-    if (this.head === this.buf.length) {
-      this.current = undefined;
-      return;
-    }
-    const e = this.buf[this.head++]!;
-    if (this.head > 4096 && this.head * 2 > this.buf.length) {
-      this.buf = this.buf.slice(this.head);
-      this.head = 0;
-    }
-    if (e.t < this.lastOut && !this.warnedOrder) {
+    const r = this.rows;
+    while (!this.done && (this.head === r.n || r.t[this.head]! + this.late > this.frontier) && r.n - this.head < this.window) this.decode(Math.min(DECODE_STEP, this.window - (r.n - this.head)));
+    return this.head < r.n;
+  }
+
+  /**
+   * The end of the run that starts at the head (ready() said it can go): the rows after it that are
+   * safe to release and precede (t2, i2), the head of the next source in merge order (up to row max).
+   */
+  runEnd(t2: number, i2: number, max: number): number {
+    const r = this.rows, t = r.t, n = r.n, late = this.late, frontier = this.frontier, done = this.done, index = this.index;
+    const first = t[this.head]!;
+    if (first < this.lastOut && !this.warnedOrder) {
       this.warnedOrder = true;
       this.warnings.push(`${this.name}: more than ${this.window} events within ${this.late} ns of a late record; merged order is approximate there`);
     }
-    this.lastOut = e.t;
-    this.current = e;
+    let j = this.head + 1;
+    for (const end = Math.min(n, max); j < end; j++) {
+      const x = t[j]!;
+      if ((!done && x + late > frontier) || !(x < t2 || (x === t2 && index < i2))) break;
+    }
+    this.lastOut = t[j - 1]!;
+    return j;
   }
 
-  private insert(e: TraceEvent): void {
-    const r = e as unknown as Record<string, number>;
-    if (this.offset !== 0) for (const f of TIME_FIELDS[e.kind]) r[f]! += this.offset;
-    // the file's order is the order of writing: a span is written when it ends
-    const end = r[WRITTEN_AT[e.kind]]!;
-    if (end > this.frontier) this.frontier = end;
-    const b = this.buf;
-    const n = b.length;
-    if (n === this.head || b[n - 1]!.t <= e.t) {
-      b.push(e);
-      return;
+  /** Decode up to `max` more records into the rows, each moved into time order. */
+  private decode(max: number): void {
+    const r = this.rows;
+    if (this.head > 0 && (this.head === r.n || r.n + max > r.capacity)) { r.shift(this.head); this.head = 0; }
+    if (r.n + max > r.capacity) r.grow(Math.max(2 * r.capacity, r.n + max));
+    const from = r.n;
+    if (this.file.read(r, max) === 0) { this.done = true; return; }
+    const t = r.t, off = this.offset;
+    for (let i = from; i < r.n; i++) {
+      if (off !== 0) r.shiftTime(i, off);
+      // the file's order is the order of writing: a span is written when it ends
+      const end = r.writtenAt(i);
+      if (end > this.frontier) this.frontier = end;
+      const ti = t[i]!;
+      if (i === this.head || t[i - 1]! <= ti) continue;
+      // Out of order: binary search for the first row with a larger t (stable).
+      let lo = this.head, hi = i;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (t[mid]! <= ti) lo = mid + 1;
+        else hi = mid;
+      }
+      r.moveBack(i, lo);
     }
-    // Out of order: binary search for the first element with a larger t (stable).
-    let lo = this.head;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (b[mid]!.t <= e.t) lo = mid + 1;
-      else hi = mid;
+  }
+}
+
+/**
+ * k-way merge of the sources by (t, source index). A binary heap orders the sources; the source
+ * on top then gives every record that precedes the runner-up's head in one run, handed on as a
+ * range of its rows: interleaved files cost a heap step per run, and no record is copied.
+ */
+class Merger {
+  private readonly heap: Source[];
+
+  constructor(sources: Source[]) {
+    const heap = (this.heap = sources.filter((s) => s.ready()));
+    for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(heap, i);
+  }
+
+  /** Hand on the next `budget` records (fewer at the end); false once every record went. */
+  step(sink: RunSink, budget: number): boolean {
+    const heap = this.heap;
+    let left = budget;
+    while (heap.length > 0 && left > 0) {
+      const s = heap[0]!;
+      // the runner-up: the smaller of the top's children
+      let t2 = Infinity, i2 = -1;
+      if (heap.length > 1) {
+        const c = heap.length > 2 && before(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
+        t2 = c.rows.t[c.head]!; i2 = c.index;
+      }
+      for (;;) {
+        const from = s.head, to = s.runEnd(t2, i2, from + left);
+        sink(s.rows, from, to);
+        left -= to - from;
+        s.head = to;
+        if (!s.ready() || left === 0) break;
+        const t = s.rows.t[s.head]!;
+        if (!(t < t2 || (t === t2 && s.index < i2))) break;
+      }
+      if (s.head === s.rows.n) { // ready() said no: the file is done
+        const last = heap.pop()!;
+        if (heap.length === 0) break;
+        heap[0] = last;
+      }
+      down(heap, 0);
     }
-    b.splice(lo, 0, e);
+    return heap.length > 0;
+  }
+}
+
+/** The merged records copied into batches of BATCH rows (one batch object, refilled). */
+function* batches(sources: Source[]): Generator<RecordBatch, void, undefined> {
+  const m = new Merger(sources);
+  const out = new RecordBatch(BATCH);
+  const copy: RunSink = (rows, from, to) => { for (let i = from; i < to; i++) out.copyRow(rows, i); };
+  for (;;) {
+    out.n = 0;
+    const more = m.step(copy, BATCH);
+    if (out.n > 0) yield out;
+    if (!more) return;
   }
 }
 
 const before = (a: Source, b: Source): boolean => {
-  const ta = a.current!.t;
-  const tb = b.current!.t;
+  const ta = a.rows.t[a.head]!;
+  const tb = b.rows.t[b.head]!;
   return ta < tb || (ta === tb && a.index < b.index);
 };
-
-function* mergeSources(sources: Source[]): Generator<TraceEvent, void, undefined> {
-  // Binary min-heap of sources keyed by their current event.
-  const heap: Source[] = [];
-  for (const s of sources) {
-    s.advance();
-    if (s.current) heap.push(s);
-  }
-  for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(heap, i);
-  while (heap.length > 0) {
-    const s = heap[0]!;
-    yield s.current!;
-    s.advance();
-    if (!s.current) {
-      const last = heap.pop()!;
-      if (heap.length === 0) break;
-      heap[0] = last;
-    }
-    down(heap, 0);
-  }
-}
 
 function down(h: Source[], i: number): void {
   const n = h.length;

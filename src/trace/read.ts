@@ -1,7 +1,7 @@
 // The one read loop of every command that reads a trace: the merged events of a trace directory
 // pushed through a trace model whose listeners the caller registers, with progress, and one
 // account of what the reader and the model dropped.
-import { readTrace, type ReadTraceOptions } from './merge.js';
+import { readTraceColumns, type ReadTraceOptions } from './merge.js';
 import { estimateEvents, traceFilesBytes } from './manifest-reader.js';
 import { TraceModel } from './model/model.js';
 import type { TraceManifest } from './manifest.js';
@@ -25,23 +25,23 @@ export interface ModelRead {
 /**
  * Read the trace in `dir` once: `listen` registers the listeners on the model (analyses that
  * build on the model take it in their constructors), then every event goes through the model,
- * which is ended. `progress` is told every 65 536 events and once at the end.
+ * which is ended. `progress` is told about every 65 536 events and once at the end.
  */
 export function readModel(dir: string, listen: (model: TraceModel) => void, progress?: ReadProgress, read: ReadTraceOptions = {}): ModelRead {
-  const trace = readTrace(dir, read);
+  const trace = readTraceColumns(dir, read);
   const model = new TraceModel(trace.manifest);
   model.damage = trace.damage; // one account of what the reader and the model dropped
   listen(model);
   const bytes = traceFilesBytes(dir, trace.manifest);
-  if (progress) {
-    const estimate = estimateEvents(bytes);
-    let k = 0;
-    for (const e of trace.events) {
-      model.push(e);
-      if ((++k & 0xffff) === 0) progress(k, estimate);
-    }
-    progress(k, k);
-  } else for (const e of trace.events) model.push(e);
+  const estimate = progress ? estimateEvents(bytes) : 0;
+  let k = 0, told = 0;
+  // the records flow as batches of columns: no object per record unless a listener asks for one
+  trace.runs((rows, from, to) => {
+    model.pushRows(rows, from, to);
+    k += to - from;
+    if (progress && k - told >= 0x10000) { told = k - (k & 0xffff); progress(told, estimate); }
+  });
+  if (progress) progress(k, k);
   model.end();
   return {
     model, manifest: trace.manifest, readerWarnings: trace.warnings, bytes,

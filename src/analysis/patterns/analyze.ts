@@ -113,23 +113,28 @@ export class PatternAnalysis {
     };
     // call-site ids per file (node · 4096 + thread) and the file's site number: one string lookup per call site
     const ids = new Map<number, Int32Array>();
+    let lastK = -1, lastA: Int32Array | undefined;
     const siteId = (node: number, thread: number, n: number, name: string): number => {
       const k = node * 4096 + thread;
-      let a = ids.get(k);
+      let a = k === lastK ? lastA : ids.get(k);
+      lastK = k; lastA = a;
       if (!a || n >= a.length) {
         const b = new Int32Array(Math.max(64, 2 * (n + 1))).fill(-1);
         if (a) b.set(a);
         ids.set(k, (a = b));
+        lastA = a;
       }
       let id = a[n]!;
       if (id < 0) a[n] = id = results.site(name);
       return id;
     };
-    spmd.listen({
-      enter: (e, site) => ensure(e.rank).enter(e.rank, e.t, e.op, siteId(e.node, e.thread, e.callSite, site)),
-      exit: (e) => ensure(e.rank).exit(e.rank, e.t, e.op),
-      cexit: (e) => ensure(e.rank).cexit(e.rank, e.t, e.op, e.seq, e.root, e.sync),
-      lock: (e) => (e.kind === 'spmdAlock' ? ensure(e.rank).alock(e.rank, e.t, e.lock) : ensure(e.rank).rlock(e.rank, e.t, e.lock)),
+    // the records as numbers: no object per record on the way from the columns to the engine
+    spmd.listenRows({
+      enter: (rank, t, op, site, node, thread, callSite) => ensure(rank).enter(rank, t, op, siteId(node, thread, callSite, site)),
+      exit: (rank, t, op) => ensure(rank).exit(rank, t, op),
+      cexit: (rank, t, op, seq, root, sync) => ensure(rank).cexit(rank, t, op, seq, root, sync),
+      alock: (rank, t, lock) => ensure(rank).alock(rank, t, lock),
+      rlock: (rank, t, lock) => ensure(rank).rlock(rank, t, lock),
     });
   }
 

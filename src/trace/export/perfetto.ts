@@ -128,6 +128,7 @@ function listen(model: TraceModel, out: JsonOut, newId: () => number, sends: Map
     migrate(node, f, cf, toNode, t) {
       out.ev({ ph: 'i', s: 't', name: `migrate ${f ? f.name : `CF ${cf}`} to node ${toNode}`, pid: node, tid: 0, ts: us(t), args: f ? { gid: f.gid } : {} });
     },
+    eventKinds: ['cfReceive', 'dfSendStart', 'dfSendEnd', 'dfReceive', 'programStart', 'programFinish'],
     event(e: TraceEvent) {
       switch (e.kind) {
         case 'cfReceive': {

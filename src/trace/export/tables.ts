@@ -177,6 +177,7 @@ export function exportTables(traceDir: string, outDir: string, formats: readonly
         counter(node, name, at, value) { t.counters.push([node, name, at, value]); },
         migrate(node, f, cf, toNode, at) { t.migrations.push([node, toNode, at, f?.gid ?? null, f?.name ?? `CF ${cf}`]); },
         wait(w) { t.waits.push([w.node, w.thread, w.fragment?.gid ?? null, w.fragment?.name ?? null, w.rank >= 0 ? w.rank : null, w.kind, w.resource, w.start, w.end, w.end - w.start, num(w.cpu)]); },
+        eventKinds: ['dfComputed'],
         event(e) {
           // the model links a DF to its producer while handling dfComputed: read the record after it
           if (e.kind !== 'dfComputed') return;

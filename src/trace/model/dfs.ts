@@ -3,6 +3,7 @@
 // that brought it).
 import type { RecordKind, TraceEvent } from '../schema.js';
 import { DfRec, type Fragment } from './records.js';
+import { CODE, COL, type RecordBatch } from '../columns.js';
 import type { Resolver, TraceModel } from './model.js';
 
 const key = (node: number, local: number): number => node * 4294967296 + local;
@@ -31,6 +32,18 @@ export class DfResolver implements Resolver {
       case 'dfReceive': this.receive(node, thread, e.t, e.df, e.fromNode, e.bytes); break;
       case 'dfDeleted': this.deleted(node, thread, e.df); break;
       default: break; // dfSendEnd: the send's start is what the analyses use
+    }
+  }
+
+  row(b: RecordBatch, i: number): void {
+    const node = b.node[i]!, thread = b.thread[i]!, f = b.f, t = b.t[i]!;
+    switch (b.code[i]) {
+      case CODE.dfName: this.named(node, thread, f[COL.dfName.df]![i]!, b.s[i]!); break;
+      case CODE.dfComputed: this.computed(node, thread, t, f[COL.dfComputed.df]![i]!, f[COL.dfComputed.producerCf]![i]!, f[COL.dfComputed.bytes]![i]!); break;
+      case CODE.dfSendStart: this.send(node, thread, t, f[COL.dfSendStart.df]![i]!, f[COL.dfSendStart.toNode]![i]!); break;
+      case CODE.dfReceive: this.receive(node, thread, t, f[COL.dfReceive.df]![i]!, f[COL.dfReceive.fromNode]![i]!, f[COL.dfReceive.bytes]![i]!); break;
+      case CODE.dfDeleted: this.deleted(node, thread, f[COL.dfDeleted.df]![i]!); break;
+      default: break;
     }
   }
 

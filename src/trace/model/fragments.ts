@@ -4,11 +4,13 @@
 import type { SiteInfo } from '../manifest.js';
 import type { RecordKind, TraceEvent } from '../schema.js';
 import { fileOf } from '../damage.js';
+import { CODE, COL, type RecordBatch } from '../columns.js';
 import { Fragment } from './records.js';
 import type { Resolver, TraceModel } from './model.js';
 import { fmtT } from './time.js';
 
 const RECENT_MAX = 1 << 13;
+const EMPTY: readonly number[] = [];
 
 const key = (node: number, local: number): number => node * 4294967296 + local;
 
@@ -45,12 +47,7 @@ export class FragmentResolver implements Resolver {
     const node = e.node;
     switch (e.kind) {
       case 'cfCreated': case 'cfReceive': this.created(node, e.cf, e.site, e.gid, e.labelIdx, e.t); break;
-      case 'cfMigrate': {
-        const f = this.cfs[node]!.get(e.cf);
-        this.cfs[node]!.delete(e.cf);
-        for (const l of this.m.audience) l.migrate?.(node, f, e.cf, e.toNode, e.t);
-        break;
-      }
+      case 'cfMigrate': this.migrate(node, e.cf, e.toNode, e.t); break;
       case 'cfReady': { const f = this.cfs[node]!.get(e.cf); if (f) f.ready = e.t; break; }
       case 'cfInput': this.input(node, e.thread, e.cf, e.df); break;
       case 'cfStart': this.start(node, e.lane, e.t, e.cpu, e.cf); break;
@@ -60,8 +57,29 @@ export class FragmentResolver implements Resolver {
     }
   }
 
+  row(b: RecordBatch, i: number): void {
+    const node = b.node[i]!, f = b.f, t = b.t[i]!;
+    switch (b.code[i]) {
+      case CODE.cfCreated: this.created(node, f[COL.cfCreated.cf]![i]!, f[COL.cfCreated.site]![i]!, b.s[i]!, b.x[i] ?? EMPTY, t); break;
+      case CODE.cfReceive: this.created(node, f[COL.cfReceive.cf]![i]!, f[COL.cfReceive.site]![i]!, b.s[i]!, b.x[i] ?? EMPTY, t); break;
+      case CODE.cfMigrate: this.migrate(node, f[COL.cfMigrate.cf]![i]!, f[COL.cfMigrate.toNode]![i]!, t); break;
+      case CODE.cfReady: { const r = this.cfs[node]!.get(f[COL.cfReady.cf]![i]!); if (r) r.ready = t; break; }
+      case CODE.cfInput: this.input(node, b.thread[i]!, f[COL.cfInput.cf]![i]!, f[COL.cfInput.df]![i]!); break;
+      case CODE.cfStart: this.start(node, f[COL.cfStart.lane]![i]!, t, f[COL.cfStart.cpu]![i]!, f[COL.cfStart.cf]![i]!); break;
+      case CODE.cfFinish: this.finish(node, b.thread[i]!, t, f[COL.cfFinish.cpu]![i]!, f[COL.cfFinish.cf]![i]!); break;
+      case CODE.sysBusy: this.busy(node, t, f[COL.sysBusy.end]![i]!); break;
+      default: break;
+    }
+  }
+
   end(): void {
     for (let n = 0; n < this.N; n++) this.releaseBusy(n);
+  }
+
+  private migrate(node: number, cf: number, toNode: number, t: number): void {
+    const f = this.cfs[node]!.get(cf);
+    this.cfs[node]!.delete(cf);
+    for (const l of this.m.audience) l.migrate?.(node, f, cf, toNode, t);
   }
 
   /** The fragment local CF `cf` of `node` is, while it lives or finished lately. */
@@ -74,7 +92,7 @@ export class FragmentResolver implements Resolver {
   }
 
   /** Creation may be merged after the CF's own first events when they tie in time (other thread). */
-  private created(node: number, cf: number, site: number, gid: string, labelIdx: number[], t: number): void {
+  private created(node: number, cf: number, site: number, gid: string, labelIdx: readonly number[], t: number): void {
     const s = this.site(site);
     // structured CFs (sub calls, loops, if) never run on a lane: nothing to keep
     if (s && s.kind !== 'call') return;

@@ -8,7 +8,8 @@
 // tells its own listeners; ModelListener lists what the built-in ones tell. Memory stays bounded: a fragment
 // record lives until its CF finishes (plus a short "recently finished" ring), a DF record until
 // every node that held it deleted it. The model also checks what it reads and says what it dropped.
-import { STATUS, type RecordKind, type RunStatus, type TraceEvent } from '../schema.js';
+import { KIND_BY_CODE, RECORDS, STATUS, type RecordKind, type RunStatus, type TraceEvent } from '../schema.js';
+import { COL, type RecordBatch } from '../columns.js';
 import type { SiteInfo, TraceManifest } from '../manifest.js';
 import type { DfRec, Fragment, Transfer, Wait } from './records.js';
 import { fileOf, TraceDamage } from '../damage.js';
@@ -38,12 +39,16 @@ export interface ModelListener {
   wait?(w: Wait): void;
   /** Every event, after the model handled it (exports that show raw instants). */
   event?(e: TraceEvent): void;
+  /** The kinds `event` wants (default: all): records of other kinds are not made into objects for it. */
+  readonly eventKinds?: readonly RecordKind[];
 }
 
 /** Takes the records of some kinds, resolves them against the model and tells the listeners. */
 export interface Resolver {
   readonly kinds: readonly RecordKind[];
   push(e: TraceEvent): void;
+  /** The same record as row i of a batch of columns (no object made); without it, push gets the row's object. */
+  row?(b: RecordBatch, i: number): void;
   /** the end of the stream: pass on what was held back */
   end?(): void;
 }
@@ -53,6 +58,7 @@ export type ResolverClass<R extends Resolver> = new (m: TraceModel) => R;
 
 /** Kinds the model handles itself: the run's envelope, which every resolver relies on. */
 const OWN_KINDS: readonly RecordKind[] = ['programStart', 'programFinish'];
+const START = RECORDS.programStart.code, FINISH = RECORDS.programFinish.code;
 
 /**
  * A per-listener value on each fragment (an analysis's own record of it, e.g. SLOW's
@@ -113,6 +119,10 @@ export class TraceModel {
     this.register({
       kinds: ['readyQueue', 'liveBytes'],
       push: (e) => { if (e.kind === 'readyQueue' || e.kind === 'liveBytes') for (const l of this.listeners) l.counter?.(e.node, e.kind, e.t, e.value); },
+      row: (b, i) => {
+        const kind = b.code[i] === RECORDS.readyQueue.code ? 'readyQueue' : 'liveBytes';
+        for (const l of this.listeners) l.counter?.(b.node[i]!, kind, b.t[i]!, b.f[COL[kind].value]![i]!);
+      },
     });
   }
 
@@ -168,35 +178,83 @@ export class TraceModel {
   }
 
   push(e: TraceEvent): void {
+    if (!this.admit(e.kind, e.node, e.thread, e.t)) return;
+    if (e.kind === 'programStart') this.programStart(e.node, e.t);
+    else if (e.kind === 'programFinish') this.programFinish(e.node, e.t, e.status);
+    else this.resolvers[e.kind]?.push(e);
+    for (const l of this.listeners) if (l.event && (!l.eventKinds || l.eventKinds.includes(e.kind))) l.event(e);
+  }
+
+  /**
+   * The records of a batch of columns (rows [from, to)), in order: the same as push() of each row's object, with
+   * objects made only for resolvers without a `row` method and for listeners of `event`.
+   */
+  pushRows(b: RecordBatch, from = 0, to = b.n): void {
+    const byCode = this.byCode();
+    const code = b.code, node = b.node, thread = b.thread, t = b.t;
+    for (let i = from; i < to; i++) {
+      const c = code[i]!;
+      const kind = KIND_BY_CODE[c]!;
+      if (!this.admit(kind, node[i]!, thread[i]!, t[i]!)) continue;
+      let e: TraceEvent | undefined;
+      if (c === START) this.programStart(node[i]!, t[i]!);
+      else if (c === FINISH) this.programFinish(node[i]!, t[i]!, b.f[COL.programFinish.status]![i]!);
+      else {
+        const r = byCode.resolver[c];
+        if (r?.row) r.row(b, i);
+        else if (r) r.push((e = b.event(i)));
+      }
+      const ls = byCode.events[c]!;
+      if (ls.length > 0) { e ??= b.event(i); for (const l of ls) l.event!(e); }
+    }
+  }
+
+  /** Per kind code: its resolver and the listeners of its events (made when the records start to flow). */
+  private codes: { resolver: (Resolver | undefined)[]; events: ModelListener[][] } | null = null;
+  private codesFor = -1;
+  private byCode(): { resolver: (Resolver | undefined)[]; events: ModelListener[][] } {
+    if (this.codes && this.codesFor === this.listeners.length + this.all.length) return this.codes;
+    const resolver: (Resolver | undefined)[] = [], events: ModelListener[][] = [];
+    for (const [k, d] of Object.entries(RECORDS)) {
+      resolver[d.code] = this.resolvers[k as RecordKind];
+      events[d.code] = this.listeners.filter((l) => l.event && (!l.eventKinds || l.eventKinds.includes(k as RecordKind)));
+    }
+    this.codesFor = this.listeners.length + this.all.length;
+    return (this.codes = { resolver, events });
+  }
+
+  /** Counts a record and checks its node and time; false: dropped (with the damage said). */
+  private admit(kind: RecordKind, node: number, thread: number, t: number): boolean {
     this.events++;
-    const t = e.t;
-    const node = e.node;
     if (node >= this.N) {
       this.warn(`records of node ${node}, beyond the ${this.N} nodes of the manifest, dropped`);
-      this.damage.add('unknown-id', `a ${e.kind} record of node ${node}, beyond the ${this.N} nodes of the manifest`, fileOf(node, e.thread));
-      return;
+      this.damage.add('unknown-id', `a ${kind} record of node ${node}, beyond the ${this.N} nodes of the manifest`, fileOf(node, thread));
+      return false;
     }
     // Every node ended: a record far past the end (a damaged time field) is dropped before it
     // stretches the run. Slack: a worker may still close its CF just after its node's end.
     if (this.finished >= this.N && t > this.tEnd + Math.max(1e9, this.tEnd - this.tStart)) {
       this.warn('records far after the end of the run dropped');
-      this.damage.add('outside-run', `a ${e.kind} record at ${fmtT(t - this.tStart)} after the start, past the end of the run (${fmtT(this.tEnd - this.tStart)})`, fileOf(node, e.thread));
-      return;
+      this.damage.add('outside-run', `a ${kind} record at ${fmtT(t - this.tStart)} after the start, past the end of the run (${fmtT(this.tEnd - this.tStart)})`, fileOf(node, thread));
+      return false;
     }
     if (t === t) { if (!(this.firstT === this.firstT)) this.firstT = t; if (!(this.lastT >= t)) this.lastT = t; }
     this.perNode[node]++;
-    if (e.kind === 'programStart') {
-      if (!(this.tStart <= t)) this.tStart = t;
-      for (const l of this.listeners) l.programStart?.(node, t);
-    } else if (e.kind === 'programFinish') {
-      if (!(this.tEnd >= t)) this.tEnd = t;
-      this.finished++;
-      this.finishedNode[node] = 1;
-      const status = STATUS[e.status] ?? 'running';
-      if (status !== 'running' && (this.status === undefined || this.status === 'completed')) this.status = status;
-      for (const l of this.listeners) l.programFinish?.(node, t, status);
-    } else this.resolvers[e.kind]?.push(e);
-    for (const l of this.listeners) l.event?.(e);
+    return true;
+  }
+
+  private programStart(node: number, t: number): void {
+    if (!(this.tStart <= t)) this.tStart = t;
+    for (const l of this.listeners) l.programStart?.(node, t);
+  }
+
+  private programFinish(node: number, t: number, statusIdx: number): void {
+    if (!(this.tEnd >= t)) this.tEnd = t;
+    this.finished++;
+    this.finishedNode[node] = 1;
+    const status = STATUS[statusIdx] ?? 'running';
+    if (status !== 'running' && (this.status === undefined || this.status === 'completed')) this.status = status;
+    for (const l of this.listeners) l.programFinish?.(node, t, status);
   }
 
   /** The end of the stream: say what is missing. */
