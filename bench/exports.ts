@@ -1,7 +1,7 @@
 // Exports of a trace against the analysis of the same trace, measured in the same run on a
 // generated trace directory of BENCH_EXPORT_EVENTS events (default 10^6; real trace files written
 // by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
-// Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=5e6 gives ~10^6 fragments,
+// Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=1.2e7 gives ~10^6 fragments: 12 events each,
 // the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
