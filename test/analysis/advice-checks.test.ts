@@ -9,7 +9,7 @@ import { analyzeSlow, formatSlowTable, interpretFindings, RULE, type SlowReport 
 import { RunGraph, replay } from '../../src/analysis/sim/run-graph.js';
 import { compileFrontEnd } from '../../src/lang/index.js';
 import { simulate } from '../../src/analysis/sim/simulate.js';
-import { TB, manifest } from './tb.js';
+import { TB, chainAroundThreads, manifest, sideThenChain } from './tb.js';
 
 const kinds = (r: SlowReport): string[] => interpretFindings(r).map((f) => f.kind);
 const textOf = (r: SlowReport, kind: string): string => interpretFindings(r).filter((f) => f.kind === kind).map((f) => f.text).join('\n');
@@ -94,13 +94,7 @@ test('a suggested rule compiles for the family it names: one binder per index, c
 /** Side CFs ran first on both lanes while a chain that could have started at once waited: order matters. */
 function sideFirst(): SlowReport {
   const tb = new TB(1);
-  for (let i = 0; i < 8; i++) tb.cf({ node: 0, thread: 1 + (i % 2), cf: i + 1, label: 'side', start: Math.floor(i / 2) * 100, end: Math.floor(i / 2) * 100 + 100 });
-  let t = 400;
-  for (let i = 0; i < 4; i++) {
-    tb.cf({ node: 0, thread: 1, cf: 20 + i, label: 'path', start: t, end: t + 300, inputs: i > 0 ? [`p[${i}]`] : [] });
-    tb.computed(0, `p[${i + 1}]`, 20 + i, t + 300);
-    t += 300;
-  }
+  const t = sideThenChain(tb);
   return analyzeSlow(manifest(1, 2), tb.done(t));
 }
 
@@ -162,12 +156,7 @@ test('the replay: list scheduling on the nodes\' lanes, in the run\'s order or c
 
 test('fewer threads are suggested only when the replay loses nothing by them', () => {
   const tb = new TB(1);
-  let t = 0;
-  for (let i = 0; i < 20; i++) {
-    tb.cf({ node: 0, thread: 1 + (i % 4), cf: i + 1, label: 'solve', start: t + 10, end: t + 1010, inputs: i > 0 ? [`A[${i - 1}]`] : [] });
-    tb.computed(0, `A[${i}]`, i + 1, t + 1010);
-    t += 1010;
-  }
+  const t = chainAroundThreads(tb);
   const chain = analyzeSlow(manifest(1, 4), tb.done(t));
   const seq = textOf(chain, 'sequential');
   assert.match(seq, /`--threads 1` \(simulating this run's graph predicts [0-9.]+ µs with 1 against [0-9.]+ µs with 4: as fast, with CPUs to spare\)/);

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { analyzeSlow, FINDING_KINDS, interpretFindings, OPTION, RULE, type SlowReport } from '../../src/analysis/slow/index.js';
 import { simulate } from '../../src/analysis/sim/simulate.js';
-import { TB, manifest } from './tb.js';
+import { TB, manifest, sideThenChain } from './tb.js';
 
 function help(...args: string[]): string {
   const r = spawnSync(process.execPath, ['bin/luna', ...args, '--help'], { encoding: 'utf8', timeout: 30_000 });
@@ -144,14 +144,7 @@ function unevenNodes(): SlowReport {
 /** Wide graph, all lanes used, but the critical path ran last: the order finding. */
 function badOrder(): SlowReport {
   const tb = new TB(1);
-  // 4 independent short CFs first on both lanes, then a chain of 4 that could have run earlier
-  for (let i = 0; i < 8; i++) tb.cf({ node: 0, thread: 1 + (i % 2), cf: i + 1, label: 'side', start: Math.floor(i / 2) * 100, end: Math.floor(i / 2) * 100 + 100 });
-  let t = 400;
-  for (let i = 0; i < 4; i++) {
-    tb.cf({ node: 0, thread: 1, cf: 20 + i, label: 'path', start: t, end: t + 300, inputs: i > 0 ? [`p[${i}]`] : [] });
-    tb.computed(0, `p[${i + 1}]`, 20 + i, t + 300);
-    t += 300;
-  }
+  const t = sideThenChain(tb);
   tb.cf({ node: 0, thread: 2, cf: 40, label: 'side', start: 400, end: 1500 });
   return analyzeSlow(manifest(1, 2), tb.done(t));
 }

@@ -3,16 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { analyzeSlow, formatSlowTable, interpretSlow } from '../../src/analysis/slow/index.js';
-import { TB, manifest } from './tb.js';
+import { TB, chainAroundThreads, manifest } from './tb.js';
 
 test('a sequential chain handed round the 4 threads: S dominates, "too sequential", blames the chain', () => {
   const tb = new TB(1);
-  let t = 0;
-  for (let i = 0; i < 20; i++) {
-    tb.cf({ node: 0, thread: 1 + (i % 4), cf: i + 1, label: 'solve', start: t + 10, end: t + 1010, inputs: i > 0 ? [`A[${i - 1}]`] : [] });
-    tb.computed(0, `A[${i}]`, i + 1, t + 1010);
-    t += 1010;
-  }
+  const t = chainAroundThreads(tb);
   const r = analyzeSlow(manifest(1, 4), tb.done(t));
   assert.ok(r.p.S > 70, `S = ${r.p.S}`);
   assert.ok(Math.abs(r.criticalPath.parallelism - 1) < 1e-9);

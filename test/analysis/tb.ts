@@ -84,3 +84,29 @@ export class TB {
     return this.ev.map((e, i) => [e, i] as const).sort((a, b) => a[0].t - b[0].t || a[1] - b[1]).map((x) => x[0]);
   }
 }
+
+/**
+ * Eight independent 'side' CFs first on lanes 1 and 2 (0–400), then a chain of four 'path' CFs
+ * on lane 1 that could have started at once; the end of the chain.
+ */
+export function sideThenChain(tb: TB): number {
+  for (let i = 0; i < 8; i++) tb.cf({ node: 0, thread: 1 + (i % 2), cf: i + 1, label: 'side', start: Math.floor(i / 2) * 100, end: Math.floor(i / 2) * 100 + 100 });
+  let t = 400;
+  for (let i = 0; i < 4; i++) {
+    tb.cf({ node: 0, thread: 1, cf: 20 + i, label: 'path', start: t, end: t + 300, inputs: i > 0 ? [`p[${i}]`] : [] });
+    tb.computed(0, `p[${i + 1}]`, 20 + i, t + 300);
+    t += 300;
+  }
+  return t;
+}
+
+/** A sequential chain of 20 'solve' CFs of 1 000 handed round threads 1–4 in turn; its end. */
+export function chainAroundThreads(tb: TB): number {
+  let t = 0;
+  for (let i = 0; i < 20; i++) {
+    tb.cf({ node: 0, thread: 1 + (i % 4), cf: i + 1, label: 'solve', start: t + 10, end: t + 1010, inputs: i > 0 ? [`A[${i - 1}]`] : [] });
+    tb.computed(0, `A[${i}]`, i + 1, t + 1010);
+    t += 1010;
+  }
+  return t;
+}
