@@ -174,15 +174,17 @@ test('Perfetto protobuf (the default): TrackEvent packets that decode, a slice p
   while (rd.pos < rd.len) {
     const tag = rd.uint32();
     assert.equal(tag, 0x0a, 'field 1, length-delimited');
-    const p = TracePacket.decode(rd.bytes()) as unknown as { trackDescriptor?: unknown; internedData?: { eventNames?: { iid: number; name: string }[] }; trackEvent?: { type: number; trackUuid: number; nameIid?: number } };
+    const p = TracePacket.decode(rd.bytes()) as unknown as { trackDescriptor?: unknown; internedData?: { eventNames?: { iid: number; name: string }[] }; trackEvent?: { type: number; trackUuid: number; nameIid?: number; name?: string } };
     for (const n of p.internedData?.eventNames ?? []) names.set(Number(n.iid), n.name);
     if (p.trackDescriptor) tracks++;
     const e = p.trackEvent;
     if (e?.type === 1) {
       begins++;
       open.set(Number(e.trackUuid), (open.get(Number(e.trackUuid)) ?? 0) + 1);
-      const name = names.get(Number(e.nameIid));
-      assert.ok(name, 'every slice has an interned name');
+      // a name that repeats is interned, an instance's name (prod[1][2][3]) is inline
+      const name = e.name || names.get(Number(e.nameIid));
+      assert.ok(name, 'every slice has a name');
+      if (e.name) assert.ok(/\[-?\d+\]/.test(e.name), `only instance names are inline: ${e.name}`);
       if (name !== 'system busy') { cfSlices++; seen.add(name); }
     } else if (e?.type === 2) {
       ends++;

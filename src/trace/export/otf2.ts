@@ -158,8 +158,7 @@ export class Otf2Collector implements ModelListener {
     }
     const id = this.nextString++;
     if (!unique) this.strings.set(s, id);
-    const b = Buffer.from(s, 'utf8');
-    this.defs.u8(0x53 /* S */).u32(id).u32(b.length).bytes(b);
+    this.defs.u8(0x53 /* S */).u32(id).utf8(s);
     return id;
   }
 

@@ -1,14 +1,17 @@
 // Export of a trace as Perfetto's native protobuf (a `Trace` of `TracePacket`s carrying
 // TrackEvents): the format ui.perfetto.dev and trace_processor read fastest, several times
-// smaller than the Chrome JSON. Encoded with protobufjs (a maintained protobuf library) from the
-// subset of Perfetto's schema below — field numbers as in perfetto/protos/perfetto/trace — and
-// streamed: the listener writes each fragment as it finishes, in 1 MiB batches.
+// smaller than the Chrome JSON. The subset of Perfetto's schema below (field numbers as in
+// perfetto/protos/perfetto/trace) is protobufjs' (a maintained protobuf library), which encodes
+// the few track descriptors and decodes the file in the tests; the packets written once per event
+// go through the hand encoder in proto-encode.ts. Streamed: the listener writes each fragment as
+// it finishes, in 1 MiB batches.
 //
 // Tracks: a process per node (pid = node + 1), a thread per lane (tid = node · 1024 + lane + 1;
 // lane 0 is the system thread), a "DF arrivals" thread per node, and counter tracks for the
 // ready queue and the live DF bytes. A fragment is a slice (BEGIN at its start, END at its
 // finish) named as the program names it (`link[5]`) with its code, global id, CPU time and
-// inputs as debug annotations; names and annotation keys are interned (one string per sequence).
+// inputs as debug annotations. Names that repeat and annotation keys are interned (one string per
+// sequence); an instance's name is written inline.
 // SPMD operations are slices on the track of the thread that ran the rank (`op @ call site`), a
 // collective's end carrying its bytes, root and sequence number; lock changes are instants.
 import { closeSync, writeSync } from 'node:fs';
@@ -19,6 +22,7 @@ import type { ModelListener, TraceModel } from '../model/model.js';
 import { readModel } from '../read.js';
 import { SpmdResolver, spmdOpName, type SpmdCExitEvent, type SpmdEnterEvent, type SpmdExitEvent, type SpmdListener, type SpmdLockEvent } from '../model/spmd.js';
 import type { DfRec, Fragment, Transfer } from '../model/records.js';
+import { ProtoBuf } from './proto-encode.js';
 
 const SCHEMA = {
   nested: {
@@ -91,11 +95,12 @@ export interface ProtoResult { packets: number; slices: number; warnings: string
 export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   packets = 0;
   slices = 0;
-  private buf = Buffer.allocUnsafe(BATCH + 65536);
-  private len = 0;
+  private out = new ProtoBuf(BATCH + 65536);
   private readonly names = new Map<string, number>();
   private readonly keys = new Map<string, number>();
   private first = true;
+  /** the InternedData of the packet being built (written after its TrackEvent) */
+  private readonly interned = new ProtoBuf();
 
   constructor(private readonly fd: number, private readonly model: TraceModel) {
     const N = model.N, T = model.T;
@@ -110,100 +115,164 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     }
   }
 
-  /** An interned string: its iid, and the InternedData entry to send with the packet when new. */
-  private intern(map: Map<string, number>, s: string): [number, { iid: number; name: string } | null] {
-    let iid = map.get(s);
-    if (iid !== undefined) return [iid, null];
-    iid = map.size + 1;
-    map.set(s, iid);
-    return [iid, { iid, name: s }];
+  /** A packet built by protobufjs from an object (the few track descriptors). */
+  private packet(p: Record<string, unknown>): void {
+    const msg: Record<string, unknown> = { trustedPacketSequenceId: SEQ, ...p };
+    if (this.first) { msg.sequenceFlags = SEQ_CLEARED; this.first = false; }
+    const bytes = TracePacket.encode(msg).finish();
+    this.writePacket(bytes as Buffer, bytes.length);
   }
 
-  private packet(p: Record<string, unknown>): void {
-    const msg = { trustedPacketSequenceId: SEQ, ...p };
-    if (this.first) { (msg as Record<string, unknown>).sequenceFlags = SEQ_CLEARED; this.first = false; }
-    else if (p.trackEvent) (msg as Record<string, unknown>).sequenceFlags = SEQ_NEEDS;
-    const bytes = TracePacket.encode(msg).finish();
-    // Trace { repeated TracePacket packet = 1; }: tag 0x0a, the length, the packet
-    if (this.len + bytes.length + 10 > this.buf.length) this.flush();
-    if (bytes.length + 10 > this.buf.length) this.buf = Buffer.allocUnsafe(bytes.length + 10);
-    this.buf[this.len++] = 0x0a;
-    let n = bytes.length;
-    while (n >= 0x80) { this.buf[this.len++] = (n & 0x7f) | 0x80; n >>>= 7; }
-    this.buf[this.len++] = n;
-    this.buf.set(bytes, this.len);
-    this.len += bytes.length;
+  /** Trace { repeated TracePacket packet = 1; }: tag 0x0a, the length, the packet. */
+  private writePacket(bytes: Uint8Array, n: number): void {
+    const o = this.out;
+    o.room(n + 10);
+    o.buf[o.len++] = 0x0a;
+    o.varint(n);
+    o.bytes(bytes, n);
     this.packets++;
-    if (this.len >= BATCH) this.flush();
+    if (o.len >= BATCH) this.flush();
   }
 
   flush(): void {
-    if (this.len > 0) writeSync(this.fd, this.buf, 0, this.len);
-    this.len = 0;
+    if (this.out.len > 0) writeSync(this.fd, this.out.buf, 0, this.out.len);
+    this.out.len = 0;
   }
 
-  /** A slice (or instant, end undefined) on a track, with annotations. */
-  private slice(track: number, name: string, t0: number, t1: number | undefined, args: [string, string | number][]): void {
-    this.begin(track, name, t0, args, t1 === undefined ? INSTANT : SLICE_BEGIN);
-    if (t1 !== undefined) this.end(track, t1, []);
-    this.slices++;
+  /** The iid of an interned string, adding its InternedData entry to the packet when new. */
+  private intern(map: Map<string, number>, field: number, s: string): number {
+    let iid = map.get(s);
+    if (iid !== undefined) return iid;
+    iid = map.size + 1;
+    map.set(s, iid);
+    const e = this.interned, at = e.open(field);
+    e.uint(1, iid);
+    e.string(2, s);
+    e.close(at);
+    return iid;
   }
 
-  /** The start of a slice (or an instant) on a track. */
-  private begin(track: number, name: string, t0: number, args: [string, string | number][], type = SLICE_BEGIN): void {
-    const [nameIid, newName] = this.intern(this.names, name);
-    const ann: Record<string, unknown>[] = [];
-    const newKeys: { iid: number; name: string }[] = [];
-    for (const [k, v] of args) {
-      const [kIid, newKey] = this.intern(this.keys, k);
-      if (newKey) newKeys.push(newKey);
-      ann.push(typeof v === 'string' ? { nameIid: kIid, stringValue: v } : Number.isInteger(v) ? { nameIid: kIid, intValue: v } : { nameIid: kIid, doubleValue: v });
-    }
-    const interned = newName || newKeys.length ? { internedData: { ...(newName ? { eventNames: [newName] } : {}), ...(newKeys.length ? { debugAnnotationNames: newKeys } : {}) } } : {};
-    this.packet({ timestamp: ts(t0), ...interned, trackEvent: { type, trackUuid: track, nameIid, debugAnnotations: ann } });
+  /** position of the open packet's and TrackEvent's length slots in `out` */
+  private packetAt = 0;
+  private eventAt = 0;
+
+  /**
+   * Start a packet with a TrackEvent of `type` on a track, written straight into the output;
+   * annotations follow, then `commit`. A name that repeats (a code, `system busy`, an operation
+   * at a site) is interned; one that names an instance (`link[5]`, a DF transfer) is written
+   * inline: interning 10^6 names used once would only grow the table and the file.
+   */
+  private open(type: number, track: number, name: string | null, instance = false, t = 0): void {
+    const o = this.out;
+    this.interned.reset();
+    this.packetAt = o.open(1);
+    o.uint(8, ts(t));
+    o.uint(10, SEQ);
+    o.uint(13, SEQ_NEEDS);
+    this.eventAt = o.open(11);
+    o.uint(9, type);
+    o.uint(11, track);
+    if (name === null) return;
+    if (instance) o.string(23, name);
+    else o.uint(10, this.intern(this.names, 2, name));
   }
 
-  /** The end of the innermost open slice of a track (annotations by name: ends are rare). */
-  private end(track: number, t1: number, args: [string, string | number][]): void {
-    const debugAnnotations = args.map(([name, v]) => (typeof v === 'string' ? { name, stringValue: v } : Number.isInteger(v) ? { name, intValue: v } : { name, doubleValue: v }));
-    this.packet({ timestamp: ts(t1), trackEvent: { type: SLICE_END, trackUuid: track, ...(args.length ? { debugAnnotations } : {}) } });
+  /** A debug annotation under an interned key (`byName`: the key written as a string). */
+  private ann(key: string, v: string | number, byName = false): void {
+    const o = this.out, at = o.open(4);
+    if (byName) o.string(10, key);
+    else o.uint(1, this.intern(this.keys, 3, key));
+    if (typeof v === 'string') o.string(6, v);
+    else if (Number.isInteger(v)) o.int(4, v);
+    else o.double(5, v);
+    o.close(at);
+  }
+
+  private commit(): void {
+    const o = this.out;
+    o.close(this.eventAt);
+    if (this.interned.len > 0) o.message(12, this.interned);
+    o.close(this.packetAt);
+    this.packets++;
+    if (o.len >= BATCH) this.flush();
+  }
+
+  /** The end of the innermost open slice of a track. */
+  private end(track: number, t1: number): void {
+    this.open(SLICE_END, track, null, false, t1);
+    this.commit();
   }
 
   enter(e: SpmdEnterEvent, site: string): void {
-    this.begin(laneUuid(e.node, e.thread), `${spmdOpName(e.op)} @ ${site}`, e.t, [['rank', e.rank]]);
+    this.open(SLICE_BEGIN, laneUuid(e.node, e.thread), `${spmdOpName(e.op)} @ ${site}`, false, e.t);
+    this.ann('rank', e.rank);
+    this.commit();
     this.slices++;
   }
 
   exit(e: SpmdExitEvent): void {
-    this.end(laneUuid(e.node, e.thread), e.t, []);
+    this.end(laneUuid(e.node, e.thread), e.t);
   }
 
   cexit(e: SpmdCExitEvent): void {
-    this.end(laneUuid(e.node, e.thread), e.t, [['seq', e.seq], ['sent', e.sent], ['received', e.recv], ['root', e.root]]);
+    // annotations of an end by name: ends with them are rare
+    this.open(SLICE_END, laneUuid(e.node, e.thread), null, false, e.t);
+    this.ann('seq', e.seq, true);
+    this.ann('sent', e.sent, true);
+    this.ann('received', e.recv, true);
+    this.ann('root', e.root, true);
+    this.commit();
   }
 
   lock(e: SpmdLockEvent): void {
-    this.slice(laneUuid(e.node, e.thread), `${e.kind === 'spmdAlock' ? 'acquire' : 'release'} lock ${e.lock}`, e.t, undefined, [['rank', e.rank]]);
+    this.open(INSTANT, laneUuid(e.node, e.thread), `${e.kind === 'spmdAlock' ? 'acquire' : 'release'} lock ${e.lock}`, false, e.t);
+    this.ann('rank', e.rank);
+    this.commit();
+    this.slices++;
   }
 
   finish(f: Fragment, inputs: readonly DfRec[]): void {
     if (f.slot < 0 || !(f.finish >= f.start)) return;
-    const args: [string, string | number][] = [['code', this.model.codeName(f.code)], ['gid', f.gid], ['cpu_us', +(f.cpu / 1000).toFixed(3)]];
-    if (inputs.length) args.push(['inputs', inputs.slice(0, 8).map((x) => x.name).join(', ') + (inputs.length > 8 ? `, … (${inputs.length})` : '')]);
-    this.slice(laneUuid(f.node, f.lane), f.name, f.start, f.finish, args);
+    const track = laneUuid(f.node, f.lane);
+    this.open(SLICE_BEGIN, track, f.name, f.labelIdx !== null, f.start);
+    this.ann('code', this.model.codeName(f.code));
+    this.ann('gid', f.gid);
+    this.ann('cpu_us', Math.round(f.cpu) / 1000);
+    if (inputs.length) this.ann('inputs', inputList(inputs));
+    this.commit();
+    this.end(track, f.finish);
+    this.slices++;
   }
 
   sysBusy(node: number, t0: number, t1: number): void {
-    this.slice(laneUuid(node, 0), 'system busy', t0, t1, []);
+    const track = laneUuid(node, 0);
+    this.open(SLICE_BEGIN, track, 'system busy', false, t0);
+    this.commit();
+    this.end(track, t1);
+    this.slices++;
   }
 
   transfer(t: Transfer): void {
-    this.slice(netUuid(t.to), `DF ${t.df.name} from node ${t.from}`, t.arrive, undefined, [['bytes', t.bytes], ['latency_us', +((t.arrive - t.sendStart) / 1000).toFixed(3)]]);
+    this.open(INSTANT, netUuid(t.to), `DF ${t.df.name} from node ${t.from}`, true, t.arrive);
+    this.ann('bytes', t.bytes);
+    this.ann('latency_us', Math.round(t.arrive - t.sendStart) / 1000);
+    this.commit();
+    this.slices++;
   }
 
   counter(node: number, name: 'readyQueue' | 'liveBytes', t: number, value: number): void {
-    this.packet({ timestamp: ts(t), trackEvent: { type: COUNTER, trackUuid: counterUuid(node, name === 'readyQueue' ? 0 : 1), counterValue: Math.round(value) } });
+    this.open(COUNTER, counterUuid(node, name === 'readyQueue' ? 0 : 1), null, false, t);
+    this.out.int(30, Math.round(value));
+    this.commit();
   }
+}
+
+/** A fragment's inputs as its tooltip lists them: the first 8 names, then the count. */
+function inputList(inputs: readonly DfRec[]): string {
+  let s = inputs[0]!.name;
+  const n = Math.min(inputs.length, 8);
+  for (let i = 1; i < n; i++) s += ', ' + inputs[i]!.name;
+  return inputs.length > 8 ? `${s}, … (${inputs.length})` : s;
 }
 
 const ts = (t: number): number => Math.max(0, Math.round(t));

@@ -1,0 +1,80 @@
+// The hand protobuf encoder under the Perfetto export, read back by protobufjs' decoder: varints
+// at their byte boundaries, negative int64, doubles, ASCII and non-ASCII strings, and embedded
+// messages written in place whose length outgrows the one-byte slot.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import protobuf from 'protobufjs';
+import { ProtoBuf } from '../../src/trace/export/proto-encode.js';
+
+const root = protobuf.Root.fromJSON({
+  nested: {
+    Inner: { fields: { n: { type: 'uint64', id: 1 }, s: { type: 'string', id: 2 } } },
+    Outer: {
+      fields: {
+        u: { type: 'uint64', id: 1 },
+        i: { type: 'int64', id: 2 },
+        d: { type: 'double', id: 3 },
+        s: { type: 'string', id: 4 },
+        inner: { rule: 'repeated', type: 'Inner', id: 5 },
+        big: { type: 'uint64', id: 300 },
+      },
+    },
+  },
+});
+const Outer = root.lookupType('Outer');
+
+function decode(b: ProtoBuf): Record<string, unknown> {
+  return Outer.toObject(Outer.decode(b.buf.subarray(0, b.len)), { longs: String }) as Record<string, unknown>;
+}
+
+test('varints round-trip at every byte boundary up to 2^53', () => {
+  for (const v of [0, 1, 127, 128, 16383, 16384, 2 ** 21 - 1, 2 ** 21, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 35 + 7, 2 ** 53 - 1]) {
+    const b = new ProtoBuf(4);
+    b.uint(1, v);
+    b.uint(300, v);
+    const o = decode(b);
+    assert.equal(o.u, String(v));
+    assert.equal(o.big, String(v), 'a two-byte tag');
+  }
+});
+
+test('negative int64 as 64-bit two\'s complement, doubles exact', () => {
+  for (const v of [-1, -2, -128, -(2 ** 31), -(2 ** 40) - 3]) {
+    const b = new ProtoBuf();
+    b.int(2, v);
+    b.double(3, v / 3);
+    const o = decode(b);
+    assert.equal(o.i, String(v));
+    assert.equal(o.d, v / 3);
+  }
+});
+
+test('strings: short ASCII, non-ASCII, long', () => {
+  for (const s of ['', 'link[5]', 'naïve ✓ 数据', 'x'.repeat(127), 'y'.repeat(128), 'é'.repeat(100), 'z'.repeat(70000)]) {
+    const b = new ProtoBuf(8);
+    b.string(4, s);
+    assert.equal(decode(b).s, s);
+  }
+});
+
+test('embedded messages written in place, short and long (the body moved to fit a longer length)', () => {
+  const b = new ProtoBuf(16);
+  b.uint(1, 9);
+  const lens = [0, 5, 126, 127, 128, 300, 20000];
+  for (const n of lens) {
+    const at = b.open(5);
+    b.uint(1, n);
+    b.string(2, 'q'.repeat(n));
+    b.close(at);
+  }
+  b.int(2, -5);
+  const o = decode(b) as { u: string; i: string; inner: { n: string; s?: string }[] };
+  assert.equal(o.u, '9');
+  assert.equal(o.i, '-5');
+  assert.deepEqual(o.inner.map((x) => [Number(x.n), (x.s ?? '').length]), lens.map((n) => [n, n]));
+  const m = new ProtoBuf();
+  m.uint(1, 3);
+  const c = new ProtoBuf(1);
+  c.message(5, m);
+  assert.deepEqual((decode(c) as { inner: { n: string }[] }).inner.map((x) => x.n), ['3']);
+});
