@@ -235,7 +235,7 @@ export function notify(): void {
   notified = true;
   if (r.trace) r.enter('notify');
   r.completePuts();
-  r.setWords(ARRIVE, ++phase);
+  r.arrive(++phase);
   if (r.trace) r.cexit('notify', -1, BARRIER_SYNC, 0, 0);
 }
 
@@ -258,7 +258,7 @@ export function barrier(): void {
   if (notified) throw r.fail('barrier between a notify and its wait');
   if (r.trace) r.enter('barrier');
   r.completePuts();
-  r.setWords(ARRIVE, ++phase);
+  r.arrive(++phase);
   waitArrived(r, phase);
   leaving();
   if (r.trace) r.cexit('barrier', -1, BARRIER_SYNC, 0, 0);
@@ -272,7 +272,7 @@ export function barrier(): void {
 export function startTogether(): void {
   const r = runtime();
   r.op = 'start';
-  r.setWords(ARRIVE, ++phase);
+  r.arrive(++phase);
   startPhases++;
   waitArrived(r, phase);
 }
