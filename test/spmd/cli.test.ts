@@ -43,6 +43,14 @@ test('luna spmd --nodes 2: a barrier a rank never reaches is node 0\'s hang repo
   });
 });
 
+test('luna spmd --nodes 2: a mismatched allAlloc across processes is an error naming both ranks and call sites, exit 1', async () => {
+  await inTempDir('luna-spmd-cli-', async (dir) => {
+    const r = await luna(['spmd', '--nodes', '2', '--threads', '2', prog('misuse'), 'alloc'], dir);
+    assert.equal(r.status, 1, explain(r));
+    assert.match(r.stderr, /mismatched allAlloc of shared array #2: this rank asked for (8|16) f64 .*rank [01] on node [01] for (16|8) .*misuse\.ts:15:\d+/, explain(r));
+  });
+});
+
 test('under mpirun: the ranks of two MPI processes run the collectives', { skip: hasMpirun ? false : 'mpirun not found (Debian: apt-get install -y openmpi-bin)' }, async () => {
   await inTempDir('luna-spmd-mpi-', async (dir) => {
     const env = { ...process.env };

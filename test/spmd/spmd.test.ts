@@ -120,3 +120,11 @@ for (const [what, re] of misuse) {
     assert.match(r.message!, re);
   });
 }
+
+test('a mismatched allAlloc across nodes fails the run naming both ranks, their nodes and call sites', async () => {
+  // one rank per node: the mismatch is seen only by comparing the nodes' allocations
+  const r = await run('misuse', 2, 2, ['alloc']);
+  assert.equal(r.ok, false);
+  assert.equal(r.kind, 'fault');
+  assert.match(r.message!, /rank [01]: allAlloc at .*misuse\.ts:15:\d+: mismatched allAlloc of shared array #2: this rank asked for (8|16) f64 element\(s\) in blocks of 1, rank [01] on node [01] for (16|8) .*\(at .*misuse\.ts:15:\d+\)/);
+});
