@@ -25,7 +25,7 @@ import { bindingNote, nodeCpus } from '../runtime/launch/binding.js';
 import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
-import { exitHard } from '../core/exit.js';
+import { exitHard, stdioWritten } from '../core/exit.js';
 import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
@@ -160,8 +160,9 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   } finally {
     stop.finish();
   }
-  // a worker stuck in a C++ ucode would keep process.exit waiting for it for ever
-  if (p.stuck) exitHard(code);
+  // a worker stuck in a C++ ucode (or still booting when the run failed) would keep process.exit
+  // waiting for it for ever; what the ucodes printed leaves first
+  if (p.stuck) { await stdioWritten(); exitHard(code); }
   return code;
 }
 
