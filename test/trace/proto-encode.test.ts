@@ -1,5 +1,5 @@
 // The hand protobuf encoder under the Perfetto export, read back by protobufjs' decoder: varints
-// at their byte boundaries, negative int64, doubles, ASCII and non-ASCII strings, and embedded
+// at their byte boundaries, negative int64, doubles, ASCII and non-ASCII strings (whole and written in pieces), and embedded
 // messages written in place whose length outgrows the one-byte slot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
