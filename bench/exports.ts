@@ -3,6 +3,8 @@
 // by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
 // Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=1.2e7 gives ~10^6 fragments: 12 events each,
 // the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
+// Two floors every export stands on are measured apart: decodeMs (reading and merging the records
+// as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener).
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,8 @@ import { exportPerfettoProto } from '../src/trace/export/perfetto-proto.js';
 import { exportTables } from '../src/trace/export/tables.js';
 import { exportOtf2 } from '../src/trace/export/otf2.js';
 import { builtFile } from '../src/core/addon.js';
+import { readTraceColumns } from '../src/trace/merge.js';
+import { readModel } from '../src/trace/read.js';
 
 function size(path: string): number {
   const s = statSync(path);
@@ -35,6 +39,8 @@ export async function run(): Promise<Record<string, number>> {
   try {
     const trace = join(dir, 'trace');
     writeSimTrace(trace, syntheticManifest(o), syntheticEvents(o));
+    const decode = measure(() => readTraceColumns(trace).runs(() => {}));
+    const model = measure(() => readModel(trace, () => {}));
     const an = measure(() => analyzeSlowTrace(trace));
     const cfs = an.value.cfs;
     const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
@@ -46,6 +52,8 @@ export async function run(): Promise<Record<string, number>> {
     return {
       events: an.value.events,
       cfs,
+      decodeMs: Math.round(decode.ms),
+      modelMs: Math.round(model.ms),
       analyzeMs: Math.round(an.ms),
       perfettoMs: Math.round(pf.ms),
       perfettoProtoMs: Math.round(pb.ms),
