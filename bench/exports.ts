@@ -7,12 +7,12 @@
 // as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener).
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
-import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
-import { writeSimTrace } from '../src/analysis/sim/write.js';
+import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 import { exportPerfetto } from '../src/trace/export/perfetto.js';
 import { exportPerfettoProto } from '../src/trace/export/perfetto-proto.js';
 import { exportTables } from '../src/trace/export/tables.js';
@@ -38,7 +38,11 @@ export async function run(): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-exports-'));
   try {
     const trace = join(dir, 'trace');
-    writeSimTrace(trace, syntheticManifest(o), syntheticEvents(o));
+    // written by a child process: at 10^6 fragments the generator's 1.2·10^7 event objects leave
+    // this process's heap at ~3 GiB, which made every pass measured after them 2–3× slower
+    const lib = (m: string): string => JSON.stringify(new URL(`../src/analysis/sim/${m}.js`, import.meta.url).href);
+    execFileSync(process.execPath, ['--input-type=module', '-e', `import { syntheticEvents, syntheticManifest } from ${lib('synthetic')}; import { writeSimTrace } from ${lib('write')};
+      const o = ${JSON.stringify(o)}; writeSimTrace(${JSON.stringify(trace)}, syntheticManifest(o), syntheticEvents(o));`], { stdio: 'inherit' });
     const decode = measure(() => readTraceColumns(trace).runs(() => {}));
     const model = measure(() => readModel(trace, () => {}));
     const an = measure(() => analyzeSlowTrace(trace));
