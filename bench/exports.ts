@@ -3,19 +3,23 @@
 // by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
 // Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=1.2e7 gives ~10^6 fragments: 12 events each,
 // the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
+// Two floors every export stands on are measured apart: decodeMs (reading and merging the records
+// as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener).
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
-import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
-import { writeSimTrace } from '../src/analysis/sim/write.js';
+import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 import { exportPerfetto } from '../src/trace/export/perfetto.js';
 import { exportPerfettoProto } from '../src/trace/export/perfetto-proto.js';
 import { exportTables } from '../src/trace/export/tables.js';
 import { exportOtf2 } from '../src/trace/export/otf2.js';
 import { builtFile } from '../src/core/addon.js';
+import { readTraceColumns } from '../src/trace/merge.js';
+import { readModel } from '../src/trace/read.js';
 
 function size(path: string): number {
   const s = statSync(path);
@@ -34,7 +38,13 @@ export async function run(): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-exports-'));
   try {
     const trace = join(dir, 'trace');
-    writeSimTrace(trace, syntheticManifest(o), syntheticEvents(o));
+    // written by a child process: at 10^6 fragments the generator's 1.2·10^7 event objects leave
+    // this process's heap at ~3 GiB, which made every pass measured after them 2–3× slower
+    const lib = (m: string): string => JSON.stringify(new URL(`../src/analysis/sim/${m}.js`, import.meta.url).href);
+    execFileSync(process.execPath, ['--input-type=module', '-e', `import { syntheticEvents, syntheticManifest } from ${lib('synthetic')}; import { writeSimTrace } from ${lib('write')};
+      const o = ${JSON.stringify(o)}; writeSimTrace(${JSON.stringify(trace)}, syntheticManifest(o), syntheticEvents(o));`], { stdio: 'inherit' });
+    const decode = measure(() => readTraceColumns(trace).runs(() => {}));
+    const model = measure(() => readModel(trace, () => {}));
     const an = measure(() => analyzeSlowTrace(trace));
     const cfs = an.value.cfs;
     const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
@@ -46,6 +56,8 @@ export async function run(): Promise<Record<string, number>> {
     return {
       events: an.value.events,
       cfs,
+      decodeMs: Math.round(decode.ms),
+      modelMs: Math.round(model.ms),
       analyzeMs: Math.round(an.ms),
       perfettoMs: Math.round(pf.ms),
       perfettoProtoMs: Math.round(pb.ms),

@@ -150,8 +150,8 @@ interface MetgEnv {
 
 /**
  * Task Bench METG(50 %) of stencil_1d with the C++ kernel on 1 node × 2 threads and on 2 nodes ×
- * 1 thread (column i on node i): each system against its own kernel's peak (trivial graph at the
- * largest task), the sweeps alternated point by point. luna-ts starts its span once its workers
+ * 1 thread (column i on node i): both systems against one peak, the higher of their trivial graphs at the
+ * largest task, the sweeps alternated point by point. luna-ts starts its span once its workers
  * have booted (--warm-start), as the METG harness does; the original's threads are up before its
  * first ucode.
  */
@@ -175,7 +175,12 @@ async function metgRows(ctx: Ctx, placements: Placement[], e: MetgEnv): Promise<
       const peakK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIter)));
       ctx.log(`original: METG ${name}: peak at 2^${peakK} iterations`);
       const peakSpans = await alternatedSpans(systems(trivial.fa) as Record<SystemName, SpanRun>, 2 ** peakK, e.reps);
-      const peak = Object.fromEntries(Object.entries(peakSpans).map(([s, ms]) => [s, flops(trivial.tasks, 2 ** peakK, ms as number)])) as Record<SystemName, number>;
+      const own = Object.fromEntries(Object.entries(peakSpans).map(([s, ms]) => [s, flops(trivial.tasks, 2 ** peakK, ms as number)])) as Record<SystemName, number>;
+      // one peak for both: the same kernel cannot run faster on one system than on the other, and
+      // against its own the original's efficiencies came out above 100 % (its trivial-graph peak
+      // was half of luna-ts's); the higher of the two stands in for the kernel run bare
+      const shared = Math.max(...Object.values(own).filter((x) => Number.isFinite(x)));
+      const peak = Object.fromEntries(Object.keys(own).map((s) => [s, shared])) as Record<SystemName, number>;
       const points = await sweepPoints(systems(stencil.fa) as Record<SystemName, SpanRun>, {
         tasks: stencil.tasks, cores, fromK: peakK - 1, reps: e.reps, peak,
         onPoint: (s, q) => ctx.log(`original: METG ${name} ${s}: ${q.iters} iterations, ${fmt(q.granularityUs)} µs, efficiency ${(q.efficiency * 100).toFixed(0)} %`),
@@ -184,7 +189,7 @@ async function metgRows(ctx: Ctx, placements: Placement[], e: MetgEnv): Promise<
       const key = `metg.${name}.stencil_1d.us`;
       e.put(key, 'µs', `Task Bench METG(50 %) stencil_1d, ${at.ranks} node${at.ranks > 1 ? 's' : ''} × ${at.threads} thread${at.threads > 1 ? 's' : ''}, C++ kernels`, e.home ? (m.original?.us ?? NaN) : e.kept(key), m.lunaTs?.us ?? NaN);
       const sweep = (s: SystemName): string => ((points as Partial<Record<SystemName, Point[]>>)[s] ?? []).map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ');
-      e.notes.push(`METG ${name}: ${width2(at)}, ${METG_STEPS} steps, compute_bound ${sig(usPerIter * 1000)} ns per iteration, sweep from 2^${peakK - 1}; peak ${Object.entries(peak).map(([s, x]) => `${s} ${sig((x as number) / 1e9)} GFLOP/s`).join(', ')}; points (µs : efficiency) ${Object.keys(points).map((s) => `${s} ${sweep(s as SystemName)}${m[s as SystemName]?.bound ? ' (bound)' : ''}`).join('; ')}`);
+      e.notes.push(`METG ${name}: ${width2(at)}, ${METG_STEPS} steps, compute_bound ${sig(usPerIter * 1000)} ns per iteration, sweep from 2^${peakK - 1}; shared peak ${sig(shared / 1e9)} GFLOP/s (each system's own trivial-graph peak: ${Object.entries(own).map(([s, x]) => `${s} ${sig((x as number) / 1e9)}`).join(', ')} GFLOP/s); points (µs : efficiency) ${Object.keys(points).map((s) => `${s} ${sweep(s as SystemName)}${m[s as SystemName]?.bound ? ' (bound)' : ''}`).join('; ')}`);
     });
   }
 }

@@ -23,6 +23,8 @@ import { CODE, COL } from '../src/trace/columns.js';
 import { median, type Ctx, type SuiteOutput } from './common.js';
 
 const RANKS = 8;
+/** one function for every results tree (a new closure per pass would deoptimise the engine's calls of it) */
+const ranksOf = (): number => RANKS;
 
 /** One cycle of the generated program (≈ 150 records over 8 ranks); `i` varies who is late. */
 function cycle(i: number): Phase[] {
@@ -118,9 +120,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     // CPU time (user + system) of this process: steadier than wall time on a shared machine
     const cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
     let found = 0;
-    const sites = new PatternResults(() => RANKS);
+    const sites = new PatternResults(ranksOf);
     ctx.log('patterns: decoding the columns');
     const cols = decode(dir, events, sites);
+    // one untimed pass first: the analysis pass is a throughput, and with --reps 1 the only timed
+    // pass would otherwise include compiling the engine (the end-to-end figure keeps its warm-up)
+    engine(cols, new PatternResults(ranksOf));
     for (let rep = 0; rep < ctx.reps; rep++) {
       ctx.log(`patterns: rep ${rep + 1}/${ctx.reps}`);
       let t = performance.now();
@@ -142,7 +147,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       base.push(performance.now() - t);
       t = performance.now();
       c0 = cpu();
-      const n = engine(cols, new PatternResults(() => RANKS));
+      const n = engine(cols, new PatternResults(ranksOf));
       pass.push(performance.now() - t);
       passCpu.push(cpu() - c0);
       if (s === -1 || n < 0) console.log(s, n);
@@ -170,7 +175,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         { key: 'eventsPerSecEndToEnd', op: '>=', value: 2e6, label: 'pattern engine end to end, decoding included' },
         { key: 'eventsPerSecAnalysisPass', op: '>=', value: 20e6, label: 'pattern engine analysis pass' },
       ],
-      notes: [`${RANKS} ranks on 2 nodes; median of ${ctx.reps}; baselines: decode+merge into columns alone, and a loop over the decoded columns`],
+      notes: [`${RANKS} ranks on 2 nodes; median of ${ctx.reps}; baselines: decode+merge into columns alone, and a loop over the decoded columns; the analysis pass after one untimed pass`],
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

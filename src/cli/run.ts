@@ -10,7 +10,7 @@ import { finishOrphanTrace, finishRunTrace, startRunTrace } from '../runtime/tra
 import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import { choosePolicy, type ChosenPolicy } from '../runtime/policy/select.js';
-import { DistributionError, readDistribution, unfitFor, type Distribution } from '../runtime/policy/distribution-file.js';
+import type { Distribution } from '../runtime/policy/distribution-file.js';
 import type { Schedule } from '../runtime/policy/playback.js';
 import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
 import { TraceFormatError } from '../trace/format.js';
@@ -25,7 +25,7 @@ import { bindingNote, nodeCpus } from '../runtime/launch/binding.js';
 import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
-import { exitHard } from '../core/exit.js';
+import { exitHard, stdioWritten } from '../core/exit.js';
 import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
@@ -49,9 +49,9 @@ export interface RunCliOptions {
   cfTimeout?: string;
 }
 
-// What only some runs use (priorities from a trace, several nodes) is imported when asked for:
-// a plain run does not load the trace reader, its schema validator or the network (they cost
-// start-up time and memory).
+// What only some runs use (priorities from a trace, a distribution file, several nodes) is
+// imported when asked for: a plain run does not load the trace reader, the schema validator
+// (zod, ten modules), or the network (they cost start-up time and memory).
 
 /** How a schedule or a distribution differs from this run (it applies what matches). */
 function differences(made: { program: string; args: string[]; nodes: number }, run: { file: string; args: string[]; nodes: number }): string[] {
@@ -79,6 +79,7 @@ async function policyOf(o: RunCliOptions, run: { file: string; args: string[]; n
     priorities = t.priorities;
   }
   if (o.distribution) {
+    const { DistributionError, readDistribution, unfitFor } = await import('../runtime/policy/distribution-file.js');
     distribution = readDistribution(o.distribution);
     const unfit = unfitFor(distribution, run.nodes, o.distribution);
     if (unfit) throw new DistributionError(unfit);
@@ -146,7 +147,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     chosen = await policyOf(o, { file, args, nodes, program: loaded.program }, launch.rank, say);
   } catch (e) {
     // a file that cannot be applied is a bad command line: nothing ran
-    if (e instanceof DistributionError) { say(`luna: error: ${e.message}`); return 2; }
+    if (o.distribution !== undefined && e instanceof (await import('../runtime/policy/distribution-file.js')).DistributionError) { say(`luna: error: ${e.message}`); return 2; }
     if (e instanceof ScheduleError || e instanceof TraceFormatError || (e as NodeJS.ErrnoException).code !== undefined) { say(`luna: error: ${(e as Error).message}`); return 1; }
     throw e;
   }
@@ -160,8 +161,9 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   } finally {
     stop.finish();
   }
-  // a worker stuck in a C++ ucode would keep process.exit waiting for it for ever
-  if (p.stuck) exitHard(code);
+  // a worker stuck in a C++ ucode (or still booting when the run failed) would keep process.exit
+  // waiting for it for ever; what the ucodes printed leaves first
+  if (p.stuck) { await stdioWritten(); exitHard(code); }
   return code;
 }
 

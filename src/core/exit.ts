@@ -39,3 +39,16 @@ export function exitHard(code: number): never {
   if (hardExit) hardExit(code);
   process.exit(code);
 }
+
+/**
+ * Resolves once everything written so far to stdout and stderr has left the process (a write's
+ * callback runs after the writes before it): a pipe read slowly holds it in the stream's queue,
+ * which exitHard would drop.
+ */
+export function stdioWritten(): Promise<void> {
+  const done = (s: NodeJS.WriteStream): Promise<void> => new Promise((r) => {
+    if (s.writableLength === 0 || s.destroyed) { r(); return; }
+    s.write('', () => r());
+  });
+  return Promise.all([done(process.stdout), done(process.stderr)]).then(() => {});
+}

@@ -235,7 +235,7 @@ export function notify(): void {
   notified = true;
   if (r.trace) r.enter('notify');
   r.completePuts();
-  r.setWords(ARRIVE, ++phase);
+  r.arrive(++phase);
   if (r.trace) r.cexit('notify', -1, BARRIER_SYNC, 0, 0);
 }
 
@@ -258,7 +258,7 @@ export function barrier(): void {
   if (notified) throw r.fail('barrier between a notify and its wait');
   if (r.trace) r.enter('barrier');
   r.completePuts();
-  r.setWords(ARRIVE, ++phase);
+  r.arrive(++phase);
   waitArrived(r, phase);
   leaving();
   if (r.trace) r.cexit('barrier', -1, BARRIER_SYNC, 0, 0);
@@ -272,7 +272,7 @@ export function barrier(): void {
 export function startTogether(): void {
   const r = runtime();
   r.op = 'start';
-  r.setWords(ARRIVE, ++phase);
+  r.arrive(++phase);
   startPhases++;
   waitArrived(r, phase);
 }
@@ -310,7 +310,23 @@ function waitArrived(r: Rank, p: number): void {
   r.until(() => {
     while (next < T && r.word(next, ARRIVE) >= p) next++;
     return next === T;
-  }, 'barrier', () => `waits at ${r.op} (phase ${p - startPhases}) for ${missing(r, (t) => r.word(t, ARRIVE) >= p)}`);
+  }, 'barrier', () => `waits at ${r.op} (phase ${p - startPhases}) for ${barrierMissing(r, p)}`);
+}
+
+/**
+ * Who a barrier of phase p waits for: this node's late ranks by name; another node's ranks are
+ * known only together (its node tells once all of them arrived), so such a node is named instead.
+ */
+function barrierMissing(r: Rank, p: number): string {
+  const parts: string[] = [];
+  const first = r.firstLocal;
+  let localLate = false;
+  for (let t = first; t < first + r.perNode; t++) if (r.word(t, ARRIVE) < p) localLate = true;
+  if (localLate) parts.push(missing(r, (t) => r.nodeOf(t) !== r.node || r.word(t, ARRIVE) >= p));
+  const nodes: number[] = [];
+  for (let n = 0; n < r.nodes; n++) if (n !== r.node && r.word(n * r.perNode, ARRIVE) < p) nodes.push(n);
+  if (nodes.length > 0) parts.push(`${nodes.length === 1 ? 'a rank' : 'ranks'} of node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')} (its hang lines name them)`);
+  return parts.join(' and ');
 }
 
 /** "rank 3", "ranks 1, 2 (of which 2 has returned)" … */

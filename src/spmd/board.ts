@@ -11,6 +11,8 @@ export const EPOCH = 1;
 export const SLEEPERS = 2;
 /** messages the node's ranks posted to the system thread, all ranks together */
 export const POSTED = 3;
+/** the last barrier phase every rank of this node arrived at (one message tells the other nodes) */
+export const NODE_ARRIVE = 4;
 const HEADER = 8;
 
 // per rank

@@ -10,7 +10,7 @@ import type { Channel, Router } from '../runtime/transport/router.js';
 import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
-import { ABORT, boardWords, bump, DONE, EPOCH, lockWord, PARKED, POSTED, rankBase, RANK_WORDS, REPLIES, SLEEPON, STATE, WAITERS } from './board.js';
+import { ABORT, ARRIVE, boardWords, bump, DONE, EPOCH, lockWord, PARKED, POSTED, rankBase, RANK_WORDS, REPLIES, SLEEPON, STATE, WAITERS } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
@@ -23,7 +23,9 @@ export const SPIN_MS = 0.02;
 /** How often the node looks whether its ranks are all parked for good (besides when one says it parks). */
 const IDLE_POLL_MS = 20;
 
-const FLAGS = 1, GET = 2, GOT = 3, PUT = 4, PUT_ACK = 5, LOCK = 6, GRANT = 7, UNLOCK = 8;
+const FLAGS = 1, GET = 2, GOT = 3, PUT = 4, PUT_ACK = 5, LOCK = 6, GRANT = 7, UNLOCK = 8, ARRIVED = 9, ALLOCATED = 10;
+/** the layer's message tags on its channel (tests count the messages an operation costs) */
+export const SPMD_TAGS = { FLAGS, GET, GOT, PUT, PUT_ACK, LOCK, GRANT, UNLOCK, ARRIVED, ALLOCATED } as const;
 
 export interface SpmdNodeOptions {
   /** the bundled program (ESM file) and its arguments */
@@ -49,6 +51,8 @@ export class SpmdNode implements Participant {
   private readonly workers: Worker[] = [];
   private readonly ports: MessagePort[] = [];
   private readonly arrays = new Map<number, ArrayRec>();
+  /** what other nodes allocated (arrays this node has not yet allocated): checked when it does */
+  private readonly remoteAllocs = new Map<number, { desc: string; rank: number; site: string }>();
   private handled = 0;
   private done = 0;
   private readonly parks: ({ text: string; site: string } | undefined)[] = [];
@@ -197,6 +201,12 @@ export class SpmdNode implements Participant {
           for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, FLAGS, b);
           break;
         }
+        case 'arrive': {
+          // every rank of this node arrived at a barrier phase: one message per other node
+          const b = this.enc.reset().varint(this.router.rank).varint(m.phase).finishCopy();
+          for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, ARRIVED, b);
+          break;
+        }
         case 'park': this.parks[i] = { text: m.text, site: m.site }; setImmediate(() => this.look()); break;
         case 'done': this.done++; this.control.wake(); break;
         case 'fault': this.done++; this.rankFault(m.message); break;
@@ -222,7 +232,20 @@ export class SpmdNode implements Participant {
     const bytes = ELEM_TYPES[m.type as ElemType].BYTES_PER_ELEMENT;
     const rec: ArrayRec = { buffer: new SharedArrayBuffer(this.perNode * l.perRank * bytes), bytes, perRank: l.perRank, desc, rank, site: m.site };
     this.arrays.set(m.arr, rec);
+    if (this.router.size > 1) {
+      // every node checks its allocation against the others' (a mismatch across nodes fails the run)
+      const b = this.enc.reset().varint(m.arr).string(desc).varint(rank).string(m.site).finishCopy();
+      for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, ALLOCATED, b);
+      const other = this.remoteAllocs.get(m.arr);
+      this.remoteAllocs.delete(m.arr);
+      if (other) this.checkAlloc(m.arr, rec, other);
+    }
     return { id: m.id, ok: true, value: rec.buffer };
+  }
+
+  private checkAlloc(arr: number, mine: { desc: string; rank: number; site: string }, other: { desc: string; rank: number; site: string }): void {
+    if (mine.desc === other.desc) return;
+    this.rankFault(`rank ${mine.rank}: allAlloc at ${mine.site}: mismatched allAlloc of shared array #${arr}: this rank asked for ${mine.desc}, rank ${other.rank} on node ${this.nodeOf(other.rank)} for ${other.desc} (at ${other.site})`);
   }
 
   // ------------------------------------------------------------------ other nodes
@@ -250,6 +273,22 @@ export class SpmdNode implements Participant {
           const base = rankBase(d.varint()), n = d.varint();
           for (let i = 0; i < n; i += 2) { const w = d.svarint(), v = d.svarint(); if (w < RANK_WORDS) Atomics.store(this.board, base + w, v); }
           bump(this.board);
+          break;
+        }
+        case ARRIVED: {
+          const node = d.varint(), phase = d.varint();
+          for (let t = node * this.perNode; t < (node + 1) * this.perNode; t++) {
+            const w = rankBase(t) + ARRIVE;
+            if (Atomics.load(this.board, w) < phase) Atomics.store(this.board, w, phase);
+          }
+          bump(this.board);
+          break;
+        }
+        case ALLOCATED: {
+          const arr = d.varint(), other = { desc: d.string(), rank: d.varint(), site: d.string() };
+          const mine = this.arrays.get(arr);
+          if (mine) this.checkAlloc(arr, mine, other);
+          else if (!this.remoteAllocs.has(arr)) this.remoteAllocs.set(arr, other);
           break;
         }
         case GET: {

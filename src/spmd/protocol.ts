@@ -29,6 +29,7 @@ export type RankRequest =
   | { k: 'lock'; id: number; lock: number; attempt: boolean }
   | { k: 'unlock'; id: 0; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
+  | { k: 'arrive'; id: 0; phase: number }
   | { k: 'park'; id: 0; rank: number; text: string; site: string }
   | { k: 'done'; id: 0; rank: number }
   | { k: 'fault'; id: 0; rank: number; message: string };

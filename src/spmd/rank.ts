@@ -5,7 +5,7 @@ import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, bump, EPOCH, PARKED, PARKS, POSTED, rankBase, REPLIES, RUNNING, SLEEPERS, SLEEPON, STATE } from './board.js';
+import { ABORT, ARRIVE, bump, EPOCH, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, REPLIES, RUNNING, SLEEPERS, SLEEPON, STATE } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
@@ -219,6 +219,22 @@ export class Rank {
     for (let i = 0; i < words.length; i += 2) Atomics.store(this.board, this.base + words[i]!, words[i + 1]!);
     bump(this.board);
     if (this.nodes > 1) this.post({ k: 'flags', id: 0, rank: this.rank, words });
+  }
+
+  /**
+   * This rank arrived at barrier phase p. The ranks of a node combine in shared memory: the one
+   * whose arrival completes the node's phase (the compare-exchange picks one when several see it)
+   * has the system thread tell the other nodes once, so a barrier costs one message per node pair
+   * whatever the ranks per node. Local ranks' phases differ by at most one (none passes phase p
+   * before all arrived at it), so "all local ranks at ≥ p" is the node's arrival at p.
+   */
+  arrive(p: number): void {
+    Atomics.store(this.board, this.base + ARRIVE, p);
+    bump(this.board);
+    if (this.nodes === 1) return;
+    const first = this.firstLocal;
+    for (let t = first; t < first + this.perNode; t++) if (this.word(t, ARRIVE) < p) return;
+    if (Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.post({ k: 'arrive', id: 0, phase: p });
   }
 
   word(rank: number, word: number): number {

@@ -106,6 +106,8 @@ const BATCH = 8192;
 class Source {
   readonly rows = new RecordBatch(2 * DECODE_STEP);
   head = 0;
+  /** the head row's time (Infinity past the end), kept by ready(): the merge heap compares it */
+  headT = Infinity;
   private done = false;
   private frontier = -Infinity; // latest time read from the file so far
   private lastOut = -Infinity;
@@ -126,7 +128,9 @@ class Source {
     // Any later record has t >= frontier - late, so the head is safe once frontier >= head.t + late.
     const r = this.rows;
     while (!this.done && (this.head === r.n || r.t[this.head]! + this.late > this.frontier) && r.n - this.head < this.window) this.decode(Math.min(DECODE_STEP, this.window - (r.n - this.head)));
-    return this.head < r.n;
+    const more = this.head < r.n;
+    this.headT = more ? r.t[this.head]! : Infinity;
+    return more;
   }
 
   /**
@@ -199,7 +203,7 @@ class Merger {
       let t2 = Infinity, i2 = -1;
       if (heap.length > 1) {
         const c = heap.length > 2 && before(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
-        t2 = c.rows.t[c.head]!; i2 = c.index;
+        t2 = c.headT; i2 = c.index;
       }
       for (;;) {
         const from = s.head, to = s.runEnd(t2, i2, from + left);
@@ -207,7 +211,7 @@ class Merger {
         left -= to - from;
         s.head = to;
         if (!s.ready() || left === 0) break;
-        const t = s.rows.t[s.head]!;
+        const t = s.headT;
         if (!(t < t2 || (t === t2 && s.index < i2))) break;
       }
       if (s.head === s.rows.n) { // ready() said no: the file is done
@@ -235,8 +239,7 @@ function* batches(sources: Source[]): Generator<RecordBatch, void, undefined> {
 }
 
 const before = (a: Source, b: Source): boolean => {
-  const ta = a.rows.t[a.head]!;
-  const tb = b.rows.t[b.head]!;
+  const ta = a.headT, tb = b.headT;
   return ta < tb || (ta === tb && a.index < b.index);
 };
 

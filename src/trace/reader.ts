@@ -39,11 +39,14 @@ function sizerSource(def: RecordDef): string {
 
 const SIZE: (Sizer | undefined)[] = [];
 const FIXED: number[] = [];
+/** whether a kind has a variable part (a str or ints field): only those need their sizer called */
+const VARIABLE: boolean[] = [];
 /** offset of the field that says when the record was written (t, or a span's end); -1: untimed */
 const WRITTEN_AT: number[] = [];
 for (const def of Object.values(RECORDS) as RecordDef[]) {
   SIZE[def.code] = new Function(sizerSource(def))() as Sizer;
   FIXED[def.code] = fixedSize(def);
+  VARIABLE[def.code] = def.fields.some(([, t]) => t === 'str' || t === 'ints');
   let off = 1, at = -1;
   const stamp = def.writtenAt ?? 't';
   for (const [f, t] of def.fields) { if (f === stamp) at = off; off += fieldBytes(t); }
@@ -166,7 +169,7 @@ export class RecordFile {
             return this.end(into, i, first);
           }
           const fixed = FIXED[code]!;
-          const need = p + fixed <= len ? SIZE[code]!(v, p) : fixed;
+          const need = VARIABLE[code] && p + fixed <= len ? SIZE[code]!(v, p) : fixed;
           if (p + need > len) {
             if (this.eof) {
               this.warn(`truncated at byte offset ${at}: the last ${len - p} bytes (an incomplete ${KIND_BY_CODE[code]} record) were cut`);
@@ -241,8 +244,9 @@ export function scanLateness(path: string, chunkBytes = 1 << 20): number {
       while (p < len) {
         const code = buf[p]!;
         if (code > MAX_CODE || DECODE_ROW[code] === undefined) return late;
-        if (p + FIXED[code]! > len) break;
-        const need = SIZE[code]!(v, p);
+        const fixed = FIXED[code]!;
+        if (p + fixed > len) break;
+        const need = VARIABLE[code] ? SIZE[code]!(v, p) : fixed;
         if (p + need > len) break;
         const w = WRITTEN_AT[code]!;
         if (w >= 0) {

@@ -175,6 +175,36 @@ test('states: enterptr is the innermost operation (nested regions); a CExit leav
   assert.equal(eng.problems.unmatchedExits, 0);
 });
 
+test('states: regions nested deeper than the stacks were made for, and ranks added while operations are open, keep every enterptr', () => {
+  // 40 nested regions on each of 2 ranks, then a barrier inside them: its enters are the innermost
+  const evs: Ev[] = [];
+  for (let d = 0; d < 40; d++) for (let r = 0; r < 2; r++) evs.push({ k: 'E', t: d, r, op: op('region'), site: `depth${d}` });
+  evs.push(...coll('barrier', 0, [100, 130], [130, 130], { site: 'deep' }));
+  for (let d = 39; d >= 0; d--) for (let r = 0; r < 2; r++) evs.push({ k: 'X', t: 200 + 39 - d, r, op: op('region') });
+  const { tree, eng } = run(2, evs);
+  assert.deepEqual(tree.find((n) => n.id === 'wait_at_barrier')!.sites.map((s) => [s.site, s.wasted]), [['deep', 30]]);
+  assert.equal(eng.problems.unmatchedExits, 0);
+
+  // an engine made for 1 rank grows to 3 while rank 0 is inside a region: the region and the lock call stay its enterptrs
+  const res = new PatternResults(() => 3);
+  const g = new PatternEngine(1, res);
+  g.enter(0, 0, op('region'), res.site('outer'));
+  g.enter(0, 1, op('lock'), res.site('lock-call'));
+  g.alock(0, 2, 7);
+  g.exit(0, 2, op('lock'));
+  g.grow(3);
+  g.enter(2, 3, op('lock'), res.site('lock-call-2'));
+  g.enter(0, 4, op('unlock'), res.site('unlock'));
+  g.rlock(0, 9, 7);
+  g.exit(0, 9, op('unlock'));
+  g.alock(2, 9, 7);
+  g.exit(2, 9, op('lock'));
+  g.exit(0, 10, op('region'));
+  g.end();
+  assert.deepEqual([...res.perLocation(P.lock_contention)], [0, 0, 6], 'rank 2 waited from its lock call at 3 to the release at 9');
+  assert.equal(g.problems.unmatchedExits, 0, 'rank 0\'s region survived the growth');
+});
+
 test('the collective queue pairs by sequence, whatever the order the exits arrive in', () => {
   // rank 1 leaves the NOSYNC broadcast #0 late, after rank 0 already left barrier #1
   const evs = [

@@ -52,7 +52,10 @@ test('fed lanes: the least loaded lane with room, ties taken in turn so the CFs 
   const q = new DefaultPolicy();
   const picks = [0, 1, 2, 3].map(() => q.chooseFedLane({ count: 2, inflight: [0, 0] }, [0, 1]));
   assert.deepEqual(picks, [0, 1, 0, 1]);
-  assert.equal(q.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 0] }, [0, 1]), 1);
+  // a producer's lane full: it waits for that lane's batch (the lanes run in step, and feeding the
+  // one with room at once locked a stencil into one short batch per lane per return)
+  assert.equal(q.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 0] }, [0, 1]), -1);
+  assert.equal(new DefaultPolicy().chooseFedLane({ count: 3, inflight: [FEED_DEPTH, 0, 0] }, [1, 2]), 1, 'a full lane it is not fed from does not hold it');
   // fed from one lane (a chain): that lane, or wait for it
   assert.equal(q.chooseFedLane({ count: 2, inflight: [1, 0] }, [0]), 0);
   assert.equal(q.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 0] }, [0]), -1);
@@ -72,10 +75,11 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
   assert.equal(p.chooseFedLane({ count: 2, inflight: [0, 1] }, [0, 1], view(0, [1, 1], [2, 0])), 1);
   // a long CF does not queue behind a CF of this pass it does not follow (the other CF of its
   // stencil step, given to the only lane with room): it waits for room elsewhere
-  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 1] }, [0, 1], view(FEED_SPREAD_NS, [1, 1], [0, 1])), -1);
-  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 1] }, [0, 1], view(FEED_SPREAD_NS, [1, 1], [0, 1], [0, 1])), 1, 'it follows that CF: a chain');
-  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH, 1] }, [0, 1], view(FEED_SPREAD_NS - 1, [1, 1], [0, 1])), 1, 'short: it queues');
-  assert.equal(p.chooseFedLane({ count: 2, inflight: [1, 1] }, [0, 1], view(FEED_SPREAD_NS, [2, 2], [1, 1])), 0, 'every lane got parallel work already: more of it queues');
+  assert.equal(p.chooseFedLane({ count: 3, inflight: [FEED_DEPTH, 1, 1] }, [1, 2], view(FEED_SPREAD_NS, [1, 1, 1], [0, 1, 0])), 2, 'the lane that got none');
+  assert.equal(p.chooseFedLane({ count: 3, inflight: [FEED_DEPTH, 1, FEED_DEPTH] }, [1, 2], view(FEED_SPREAD_NS, [1, 1, 1], [0, 1, 0])), -1);
+  assert.equal(p.chooseFedLane({ count: 3, inflight: [1, 1, FEED_DEPTH] }, [0, 1], view(FEED_SPREAD_NS, [1, 1, 0], [1, 1, 0], [0, 1, 0])), 1, 'it follows that CF: a chain');
+  assert.ok([0, 1].includes(p.chooseFedLane({ count: 3, inflight: [1, 1, FEED_DEPTH] }, [0, 1], view(FEED_SPREAD_NS - 1, [1, 1, 0], [1, 1, 0]))), 'short: it queues');
+  assert.equal(new DefaultPolicy().chooseFedLane({ count: 2, inflight: [1, 1] }, [0, 1], view(FEED_SPREAD_NS, [2, 2], [1, 1])), 0, 'every lane got parallel work already: more of it queues');
 });
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast (on one node up to 10 ms); never when disabled', () => {

@@ -11,6 +11,8 @@ import { bundleSpmdProgram } from '../../src/spmd/bundle.js';
 import { runSpmdNode, type SpmdRunResult } from '../../src/spmd/run.js';
 import { MemoryMesh } from '../../src/runtime/transport/memory.js';
 import { Layout } from '../../src/spmd/layout.js';
+import { SPMD_TAGS } from '../../src/spmd/host.js';
+import { CHANNEL } from '../../src/runtime/cluster/channels.js';
 
 const PROGRAMS = fileURLToPath(new URL('../../../test/spmd/programs/', import.meta.url));
 const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-test-'));
@@ -66,6 +68,32 @@ test('two in-process nodes, 2 ranks each: the same programs across nodes', async
   assert.equal(c.ok, true);
 });
 
+test('barriers combine per node: one message per barrier phase from each node to each other, whatever the ranks per node', async () => {
+  const program = await bundleSpmdProgram(join(PROGRAMS, 'barriers.ts'), cache);
+  const n = 25;
+  for (const [threads, nodes] of [[4, 2], [6, 3], [2, 2]] as const) {
+    const mesh = new MemoryMesh(nodes);
+    // count the layer's messages each node sends, by tag
+    const sent = mesh.endpoints.map((tp) => {
+      const counts = new Map<number, number>();
+      const send = tp.send.bind(tp);
+      tp.send = (to, wire, body, payload) => {
+        if (wire >>> 16 === CHANNEL.spmd) counts.set(wire & 0xffff, (counts.get(wire & 0xffff) ?? 0) + 1);
+        send(to, wire, body, payload);
+      };
+      return counts;
+    });
+    const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args: [String(n)], transport: tp })));
+    for (const r of all) assert.equal(r.message, undefined);
+    // the start barrier, n barriers and n notify/wait phases
+    const phases = 1 + 2 * n;
+    for (const counts of sent) {
+      assert.equal(counts.get(SPMD_TAGS.ARRIVED), phases * (nodes - 1), `${threads} ranks on ${nodes} nodes`);
+      assert.equal(counts.get(SPMD_TAGS.FLAGS) ?? 0, 0);
+    }
+  }
+});
+
 test('a barrier some rank never reaches is a hang report naming who waits where for whom', async () => {
   for (const nodes of [1, 2]) {
     const r = await run('hang', 4, nodes);
@@ -92,3 +120,11 @@ for (const [what, re] of misuse) {
     assert.match(r.message!, re);
   });
 }
+
+test('a mismatched allAlloc across nodes fails the run naming both ranks, their nodes and call sites', async () => {
+  // one rank per node: the mismatch is seen only by comparing the nodes' allocations
+  const r = await run('misuse', 2, 2, ['alloc']);
+  assert.equal(r.ok, false);
+  assert.equal(r.kind, 'fault');
+  assert.match(r.message!, /rank [01]: allAlloc at .*misuse\.ts:15:\d+: mismatched allAlloc of shared array #2: this rank asked for (8|16) f64 element\(s\) in blocks of 1, rank [01] on node [01] for (16|8) .*\(at .*misuse\.ts:15:\d+\)/);
+});

@@ -1,5 +1,5 @@
 // The hand protobuf encoder under the Perfetto export, read back by protobufjs' decoder: varints
-// at their byte boundaries, negative int64, doubles, ASCII and non-ASCII strings, and embedded
+// at their byte boundaries, negative int64, doubles, ASCII and non-ASCII strings (whole and written in pieces), and embedded
 // messages written in place whose length outgrows the one-byte slot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -77,4 +77,17 @@ test('embedded messages written in place, short and long (the body moved to fit 
   const c = new ProtoBuf(1);
   c.message(5, m);
   assert.deepEqual((decode(c) as { inner: { n: string }[] }).inner.map((x) => x.n), ['3']);
+});
+
+test('a string field written in pieces equals the joined string, byte for byte (ASCII, non-ASCII, past the one-byte length)', () => {
+  for (const parts of [['DF ', 'x[3]', ' from node ', '1'], ['a', 'naïve', ', ', '数据 ✓'], ['é'.repeat(60), ', ', 'b'.repeat(100)], ['']]) {
+    const joined = new ProtoBuf(4);
+    joined.string(4, parts.join(''));
+    const pieces = new ProtoBuf(4);
+    const at = pieces.open(4);
+    for (const p of parts) pieces.text(p);
+    pieces.close(at);
+    assert.deepEqual(pieces.buf.subarray(0, pieces.len), joined.buf.subarray(0, joined.len));
+    assert.equal(decode(pieces).s, parts.join(''));
+  }
 });

@@ -24,18 +24,33 @@ const NOSYNC = 0, MYSYNC = 1, ALLSYNC = 2;
 /** slots of the collective queue's ring (a power of two) */
 const RING = 64;
 
-/** The Enter events of one rank's active operations (R^l), as columns. */
-class RegionStack {
-  t = new Float64Array(16);
-  op = new Uint8Array(16);
-  site = new Int32Array(16);
-  n = 0;
-  push(t: number, op: number, site: number): void {
-    if (this.n === this.t.length) {
-      const grow = <A extends Float64Array | Uint8Array | Int32Array>(a: A): A => { const b = new (a.constructor as new (n: number) => A)(a.length * 2); b.set(a); return b; };
-      this.t = grow(this.t); this.op = grow(this.op); this.site = grow(this.site);
+/**
+ * The region stacks of all ranks (R^l: the Enter events of each rank's active operations), as
+ * flat columns: rank r's entries are rows [r·depth, r·depth + n[r]). One set of typed arrays for
+ * every rank keeps a push or a pop to a few array accesses with no object in between.
+ */
+class RegionStacks {
+  depth = 16;
+  n: Int32Array;
+  t: Float64Array;
+  op: Uint8Array;
+  site: Int32Array;
+  constructor(public ranks: number) {
+    this.n = new Int32Array(ranks);
+    this.t = new Float64Array(ranks * this.depth);
+    this.op = new Uint8Array(ranks * this.depth);
+    this.site = new Int32Array(ranks * this.depth);
+  }
+  /** Room for `ranks` ranks of `depth` entries each (the rows move to their new places). */
+  resize(ranks: number, depth: number): void {
+    const t = new Float64Array(ranks * depth), op = new Uint8Array(ranks * depth), site = new Int32Array(ranks * depth), n = new Int32Array(ranks);
+    for (let r = 0; r < this.ranks; r++) {
+      const a = r * this.depth, k = this.n[r]!;
+      t.set(this.t.subarray(a, a + k), r * depth); op.set(this.op.subarray(a, a + k), r * depth); site.set(this.site.subarray(a, a + k), r * depth);
+      n[r] = k;
     }
-    this.t[this.n] = t; this.op[this.n] = op; this.site[this.n] = site; this.n++;
+    this.t = t; this.op = op; this.site = site; this.n = n;
+    this.ranks = ranks; this.depth = depth;
   }
 }
 
@@ -90,7 +105,7 @@ export interface EngineProblems {
 }
 
 export class PatternEngine {
-  private readonly stacks: RegionStack[];
+  private readonly stacks: RegionStacks;
   /**
    * The collective queue, seq → instance: a ring indexed by seq (the collectives in flight are a
    * few consecutive ones), and a map for those the ring cannot hold (ranks far apart).
@@ -112,7 +127,7 @@ export class PatternEngine {
   peer: PeerHook | null = null;
 
   constructor(public ranks: number, private readonly out: PatternResults) {
-    this.stacks = Array.from({ length: ranks }, () => new RegionStack());
+    this.stacks = new RegionStacks(ranks);
   }
 
   /**
@@ -121,7 +136,7 @@ export class PatternEngine {
    */
   grow(ranks: number): void {
     if (ranks <= this.ranks) return;
-    while (this.stacks.length < ranks) this.stacks.push(new RegionStack());
+    this.stacks.resize(ranks, this.stacks.depth);
     for (const c of this.queue.values()) c.grow(ranks);
     for (const c of this.ring) c?.grow(ranks);
     this.pool.length = 0;
@@ -130,20 +145,25 @@ export class PatternEngine {
 
   enter(rank: number, t: number, op: number, site: number): void {
     this.events++;
-    this.stacks[rank]!.push(t, op, site);
+    const s = this.stacks;
+    let k = s.n[rank]!;
+    if (k === s.depth) s.resize(s.ranks, 2 * s.depth);
+    k += rank * s.depth;
+    s.t[k] = t; s.op[k] = op; s.site[k] = site;
+    s.n[rank]++;
   }
 
   exit(rank: number, _t: number, op: number): void {
     this.events++;
-    this.pop(this.stacks[rank]!, op);
+    this.pop(rank, op);
   }
 
   /** A CExit: pops the rank's stack (its enterptr) and joins the collective's instance. */
   cexit(rank: number, t: number, op: number, seq: number, root: number, sync: number): void {
     this.events++;
-    const s = this.stacks[rank]!;
-    if (!this.pop(s, op)) return;
-    const enterT = s.t[s.n]!, site = s.site[s.n]!;
+    if (!this.pop(rank, op)) return;
+    const s = this.stacks, k = rank * s.depth + s.n[rank]!;
+    const enterT = s.t[k]!, site = s.site[k]!;
     const slot = seq & (RING - 1);
     let c = this.ring[slot];
     if (c === null || c.seq !== seq) c = this.queue.size > 0 ? this.queue.get(seq) ?? null : null;
@@ -175,11 +195,11 @@ export class PatternEngine {
     const kind = this.lockKind.get(lock);
     if (kind === 2) {
       const rt = this.lockT.get(lock)!;
-      const s = this.stacks[rank]!;
+      const s = this.stacks, n = s.n[rank]!;
       // e = a.enterptr: the rank's innermost operation (its lock call)
-      if (s.n > 0) {
-        const et = s.t[s.n - 1]!;
-        if (et < rt) { this.out.add(P.lock_contention, s.site[s.n - 1]!, rank, rt - et); this.out.occurred(P.lock_contention); }
+      if (n > 0) {
+        const k = rank * s.depth + n - 1, et = s.t[k]!;
+        if (et < rt) { this.out.add(P.lock_contention, s.site[k]!, rank, rt - et); this.out.occurred(P.lock_contention); }
       }
     } else if (kind === 1) this.problems.doubleAcquire++;
     this.lockKind.set(lock, 1);
@@ -204,18 +224,20 @@ export class PatternEngine {
    * r_Exit: pop the Enter of `op` (it stays readable just above the top: the exit's enterptr).
    * An exit of an operation below the top drops those left open above it; of none, is counted.
    */
-  private pop(s: RegionStack, op: number): boolean {
-    if (s.n === 0 || s.op[s.n - 1] !== op) {
+  private pop(rank: number, op: number): boolean {
+    const s = this.stacks, n = s.n[rank]!;
+    if (n === 0 || s.op[rank * s.depth + n - 1] !== op) {
       this.problems.unmatchedExits++;
-      if (s.n === 0 || !this.unwind(s, op)) return false;
+      if (n === 0 || !this.unwind(rank, op)) return false;
     }
-    s.n--;
+    s.n[rank]--;
     return true;
   }
 
-  /** An exit of `op` below the top of the stack: drop the operations left open above it. */
-  private unwind(s: RegionStack, op: number): boolean {
-    for (let i = s.n - 1; i >= 0; i--) if (s.op[i] === op) { s.n = i + 1; return true; }
+  /** An exit of `op` below the top of rank's stack: drop the operations left open above it. */
+  private unwind(rank: number, op: number): boolean {
+    const s = this.stacks, base = rank * s.depth;
+    for (let i = s.n[rank]! - 1; i >= 0; i--) if (s.op[base + i] === op) { s.n[rank] = i + 1; return true; }
     return false;
   }
 

@@ -8,7 +8,7 @@
 // any CF (an SPMD rank at a barrier) are W instead. Hence ΣT_X = T_total by construction whenever
 // the trace is complete. An SPMD rank runs no CFs: its program between its first and last
 // operation is its work (U), less the waits in it (W).
-import type { TraceEvent } from '../../trace/schema.js';
+import { SpmdResolver } from '../../trace/model/spmd.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { ModelListener, Slot, TraceModel } from '../../trace/model/model.js';
 import type { DfRec, Fragment, Wait } from '../../trace/model/records.js';
@@ -123,20 +123,27 @@ export class SlowAnalyzer implements ModelListener {
     const spmd = this.manifest.ranks !== undefined;
     this.rankFirst = spmd ? new Float64Array(slots).fill(NaN) : null;
     this.rankLast = spmd ? new Float64Array(slots).fill(NaN) : null;
-    // only an SPMD run's analyzer looks at every record
-    if (spmd) this.event = (e) => this.rankOp(e);
+    // an SPMD run's operations as numbers from the layer's resolver (no object per record): a
+    // rank's lane is the one its operations are entered on
+    if (spmd) {
+      const lane: number[] = [];
+      const at = (rank: number, t: number): void => this.rankOp(lane[rank], t);
+      m.use(SpmdResolver).listenRows({
+        enter: (rank, t, _op, _site, node, thread) => {
+          if (thread >= 1 && thread <= this.T && node < this.N) lane[rank] = node * this.T + thread - 1;
+          at(rank, t);
+        },
+        exit: at, cexit: at, alock: at, rlock: at,
+      });
+    }
     m.listen(this);
   }
 
-  event?: (e: TraceEvent) => void;
-
-  /** An SPMD operation's record: the rank's lane has been running its program until then. */
-  private rankOp(e: TraceEvent): void {
-    if (e.kind !== 'spmdEnter' && e.kind !== 'spmdExit' && e.kind !== 'spmdCExit' && e.kind !== 'spmdAlock' && e.kind !== 'spmdRlock') return;
-    if (!(e.thread >= 1 && e.thread <= this.T) || !(e.t === e.t)) return;
-    const slot = e.node * this.T + e.thread - 1;
-    if (!(this.rankFirst![slot]! <= e.t)) this.rankFirst![slot] = e.t;
-    if (!(this.rankLast![slot]! >= e.t)) this.rankLast![slot] = e.t;
+  /** An SPMD operation of the rank on lane `slot` at t: the lane has been running its program until then. */
+  private rankOp(slot: number | undefined, t: number): void {
+    if (slot === undefined || !(t === t)) return;
+    if (!(this.rankFirst![slot]! <= t)) this.rankFirst![slot] = t;
+    if (!(this.rankLast![slot]! >= t)) this.rankLast![slot] = t;
   }
 
   codeName(code: number): string { return this.m.codeName(code); }

@@ -491,7 +491,7 @@ export class Interpreter {
     const go = truthy(site.cond, f);
     if (f.missing) return this.park(cf);
     st.waiting.delete(cf);
-    cf.got = null; // the condition is fetched anew every round
+    cf.clearGot(); // the condition is fetched anew every round
     if (go) {
       this.spawnBlock(cf, site.body, env, cf.counter, false);
       cf.counter++;

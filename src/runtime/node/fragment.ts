@@ -12,15 +12,25 @@ export const NEW = 0, WAITING = 1, QUEUED = 2, READY = 3, DISPATCHED = 4, DONE =
 
 const PLACED = 1, BEGUN = 2, CHAINED = 4;
 
+/**
+ * From this many inputs on, a CF finds its received values and pending keys by hash, not by
+ * scanning: below it a scan of a few short keys is cheaper than hashing a fresh key string.
+ */
+export const MANY = 8;
+
 export class Cf {
   state = NEW;
   /**
    * keys requested and not yet arrived: one key alone (the common case: a pending fragment is
-   * the bulk of a run's memory, and an array costs ~56 bytes more), or an array of them
+   * the bulk of a run's memory, and an array costs ~56 bytes more), an array of a few, or a set
+   * of many (a scan of an array compares fresh key strings char by char: with 27 inputs, as a
+   * particle-in-cell cell has, the scans cost more than the rest of examining it)
    */
-  private pend: DfKey | DfKey[] | null = null;
+  private pend: DfKey | DfKey[] | Set<DfKey> | null = null;
   /** values received for this CF: flat [key, value, key, value, …] (few inputs per CF) */
-  got: (DfKey | DfValue)[] | null = null;
+  private gotList: (DfKey | DfValue)[] | null = null;
+  /** with many inputs, where each key's value is in gotList (built once it is long) */
+  private gotAt: Map<DfKey, number> | null = null;
   /** the flags below in one small integer (a boolean field costs a pointer each) */
   private bits = 0;
   /** `while`: the current counter; `for`: the next iteration to spawn */
@@ -92,31 +102,59 @@ export class Cf {
     this.gidOwn = gid;
   }
 
+  /** values received for this CF: flat [key, value, key, value, …] */
+  get got(): readonly (DfKey | DfValue)[] | null {
+    return this.gotList;
+  }
+
+  /** Drop the values received (finished, or a `while` fetching its condition anew). */
+  clearGot(): void {
+    this.gotList = null;
+    this.gotAt = null;
+  }
+
   gotValue(key: DfKey): DfValue | undefined {
-    const g = this.got;
+    const g = this.gotList;
     if (g === null) return undefined;
+    const at = this.gotAt;
+    if (at !== null) {
+      const i = at.get(key);
+      return i === undefined ? undefined : g[i + 1] as DfValue;
+    }
     for (let i = 0; i < g.length; i += 2) if (g[i] === key) return g[i + 1] as DfValue;
     return undefined;
   }
 
   addGot(key: DfKey, v: DfValue): void {
     // literals hold what they get; pushing to a full array reserves 16 more slots
-    const g = this.got;
-    if (g === null) this.got = [key, v];
-    else if (g.length === 2) this.got = [g[0]!, g[1]!, key, v];
-    else g.push(key, v);
+    const g = this.gotList;
+    if (g === null) { this.gotList = [key, v]; return; }
+    if (g.length === 2) { this.gotList = [g[0]!, g[1]!, key, v]; return; }
+    const at = this.gotAt;
+    if (at !== null) { if (!at.has(key)) at.set(key, g.length); }
+    else if (g.length >= 2 * MANY) {
+      const m = new Map<DfKey, number>();
+      for (let i = g.length - 2; i >= 0; i -= 2) m.set(g[i] as DfKey, i); // the first value of a key wins, as in a scan
+      if (!m.has(key)) m.set(key, g.length);
+      this.gotAt = m;
+    }
+    g.push(key, v);
   }
 
   isPending(key: DfKey): boolean {
     const p = this.pend;
-    return p === key || (p !== null && typeof p !== 'string' && p.includes(key));
+    if (p === key) return true;
+    if (p === null || typeof p === 'string') return false;
+    return Array.isArray(p) ? p.includes(key) : p.has(key);
   }
 
   addPending(key: DfKey): void {
     const p = this.pend;
     if (p === null) this.pend = key;
     else if (typeof p === 'string') this.pend = [p, key];
-    else p.push(key);
+    else if (!Array.isArray(p)) p.add(key);
+    else if (p.length < MANY) p.push(key);
+    else { const set = new Set(p); set.add(key); this.pend = set; }
   }
 
   /** Remove `key` from the pending keys; true when nothing is pending any more. */
@@ -127,6 +165,7 @@ export class Cf {
       if (p === key) this.pend = null;
       return this.pend === null;
     }
+    if (!Array.isArray(p)) { p.delete(key); return p.size === 0; }
     const i = p.indexOf(key);
     if (i >= 0) { p[i] = p[p.length - 1]!; p.pop(); }
     return p.length === 0;
@@ -135,19 +174,23 @@ export class Cf {
   /** Number of keys requested and not yet arrived. */
   get pendingCount(): number {
     const p = this.pend;
-    return p === null ? 0 : typeof p === 'string' ? 1 : p.length;
+    return p === null ? 0 : typeof p === 'string' ? 1 : Array.isArray(p) ? p.length : p.size;
   }
 
   /** Whether every key requested and not yet arrived passes `test` (no array built). */
   everyPending(test: (key: DfKey) => boolean): boolean {
     const p = this.pend;
-    return p === null || (typeof p === 'string' ? test(p) : p.every(test));
+    if (p === null) return true;
+    if (typeof p === 'string') return test(p);
+    if (Array.isArray(p)) return p.every(test);
+    for (const k of p) if (!test(k)) return false;
+    return true;
   }
 
   /** The keys requested and not yet arrived (a fresh array). */
   pendingKeys(): DfKey[] {
     const p = this.pend;
-    return p === null ? [] : typeof p === 'string' ? [p] : p.slice();
+    return p === null ? [] : typeof p === 'string' ? [p] : Array.isArray(p) ? p.slice() : [...p];
   }
 
   /** Forget what is pending (the CF finished or left the node). */

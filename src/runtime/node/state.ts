@@ -158,7 +158,7 @@ export class NodeState {
     cf.state = DONE;
     this.live--;
     // Drop the inputs now: a queue may still hold this CF, and its values can be large.
-    cf.got = null;
+    cf.clearGot();
     cf.clearPending();
   }
 

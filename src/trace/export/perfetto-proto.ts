@@ -188,6 +188,19 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     o.close(at);
   }
 
+  /** A fragment's inputs as its tooltip lists them (the first 8 names, then the count), written in place. */
+  private inputsAnn(inputs: readonly DfRec[]): void {
+    const o = this.out, at = o.open(4);
+    o.uint(1, this.intern(this.keys, 3, 'inputs'));
+    const s = o.open(6);
+    const n = Math.min(inputs.length, 8);
+    o.text(inputs[0]!.name);
+    for (let i = 1; i < n; i++) { o.text(', '); o.text(inputs[i]!.name); }
+    if (inputs.length > 8) o.text(`, … (${inputs.length})`);
+    o.close(s);
+    o.close(at);
+  }
+
   private commit(): void {
     const o = this.out;
     o.close(this.eventAt);
@@ -238,7 +251,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     this.ann('code', this.model.codeName(f.code));
     this.ann('gid', f.gid);
     this.ann('cpu_us', Math.round(f.cpu) / 1000);
-    if (inputs.length) this.ann('inputs', inputList(inputs));
+    if (inputs.length) this.inputsAnn(inputs);
     this.commit();
     this.end(track, f.finish);
     this.slices++;
@@ -253,7 +266,14 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   }
 
   transfer(t: Transfer): void {
-    this.open(INSTANT, netUuid(t.to), `DF ${t.df.name} from node ${t.from}`, true, t.arrive);
+    // the name `DF x[3] from node 1`, written in place (one per transfer: never interned)
+    this.open(INSTANT, netUuid(t.to), null, false, t.arrive);
+    const o = this.out, at = o.open(23);
+    o.text('DF ');
+    o.text(t.df.name);
+    o.text(' from node ');
+    o.text(String(t.from));
+    o.close(at);
     this.ann('bytes', t.bytes);
     this.ann('latency_us', Math.round(t.arrive - t.sendStart) / 1000);
     this.commit();
@@ -265,14 +285,6 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     this.out.int(30, Math.round(value));
     this.commit();
   }
-}
-
-/** A fragment's inputs as its tooltip lists them: the first 8 names, then the count. */
-function inputList(inputs: readonly DfRec[]): string {
-  let s = inputs[0]!.name;
-  const n = Math.min(inputs.length, 8);
-  for (let i = 1; i < n; i++) s += ', ' + inputs[i]!.name;
-  return inputs.length > 8 ? `${s}, … (${inputs.length})` : s;
 }
 
 const ts = (t: number): number => Math.max(0, Math.round(t));

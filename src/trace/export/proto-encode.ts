@@ -85,8 +85,28 @@ export class ProtoBuf {
     }
     const bytes = Buffer.byteLength(s);
     this.varint(bytes);
-    this.room(bytes);
-    this.len += this.buf.write(s, this.len);
+    this.text(s);
+  }
+
+  /**
+   * The UTF-8 bytes of s, without tag or length: a string field written in pieces between
+   * `open` and `close` (a list of names), so that the pieces are never joined into a new string.
+   */
+  text(s: string): void {
+    const n = s.length;
+    this.room(n);
+    const b = this.buf;
+    let p = this.len, i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      b[p++] = c;
+    }
+    this.len = p;
+    if (i === n) return;
+    const rest = i === 0 ? s : s.slice(i);
+    this.room(Buffer.byteLength(rest));
+    this.len += this.buf.write(rest, this.len);
   }
 
   /**

@@ -13,6 +13,8 @@ const RECENT_MAX = 1 << 13;
 const EMPTY: readonly number[] = [];
 
 const key = (node: number, local: number): number => node * 4294967296 + local;
+/** The file a damage message about CF f names (made only when there is one: not a string per CF). */
+const whereRan = (f: Fragment): string => (f.lane > 0 ? fileOf(f.node, f.lane) : `node${f.node}`);
 
 export class FragmentResolver implements Resolver {
   readonly kinds: readonly RecordKind[] = ['cfCreated', 'cfReceive', 'cfMigrate', 'cfReady', 'cfInput', 'cfStart', 'cfFinish', 'sysBusy'];
@@ -184,20 +186,19 @@ export class FragmentResolver implements Resolver {
       return;
     }
     map.delete(cf);
-    if (m.code < 0) { model.warn('CF without cfCreated/cfReceive'); model.damage.add('unknown-id', `CF ${cf} ran but was never created (no cfCreated or cfReceive record)`, m.lane > 0 ? fileOf(node, m.lane) : `node${node}`); }
+    if (m.code < 0) { model.warn('CF without cfCreated/cfReceive'); model.damage.add('unknown-id', `CF ${cf} ran but was never created (no cfCreated or cfReceive record)`, whereRan(m)); }
     if (m.unresolved > 0) model.warn('input DF never named');
     m.finish = t;
     m.seq = this.finished++;
     const wall = t - m.start;
     let used = cpu - m.cpuStart;
-    const where = m.lane > 0 ? fileOf(node, m.lane) : `node${node}`;
-    if (!(wall >= 0)) { model.warn('CF finishing before it started (times kept, duration 0)'); model.damage.add('time-order', `CF ${m.label} (${m.gid}) finishes ${fmtT(-wall)} before it starts`, where); m.finish = m.start; used = 0; }
+    if (!(wall >= 0)) { model.warn('CF finishing before it started (times kept, duration 0)'); model.damage.add('time-order', `CF ${m.label} (${m.gid}) finishes ${fmtT(-wall)} before it starts`, whereRan(m)); m.finish = m.start; used = 0; }
     else if (model.tStart === model.tStart && m.start < model.tStart - Math.max(1e9, wall)) {
       model.warn('CF starting long before the run (duration taken as 0)');
-      model.damage.add('time-order', `CF ${m.label} (${m.gid}) starts ${fmtT(model.tStart - m.start)} before the run`, where);
+      model.damage.add('time-order', `CF ${m.label} (${m.gid}) starts ${fmtT(model.tStart - m.start)} before the run`, whereRan(m));
       m.start = t; used = 0;
-    } else if (!(used >= 0)) { model.warn('negative CPU time of a CF (taken as 0)'); model.damage.add('cpu-time', `CF ${m.label} (${m.gid}): CPU time ${fmtT(used)} is negative (taken as 0)`, where); used = 0; }
-    else if (used > wall * 1.0001 + 1000) { model.warn('CPU time longer than wall time (taken as the wall time)'); model.damage.add('cpu-time', `CF ${m.label} (${m.gid}): CPU time ${fmtT(used)} exceeds its wall time ${fmtT(wall)} (taken as the wall time)`, where); used = wall; }
+    } else if (!(used >= 0)) { model.warn('negative CPU time of a CF (taken as 0)'); model.damage.add('cpu-time', `CF ${m.label} (${m.gid}): CPU time ${fmtT(used)} is negative (taken as 0)`, whereRan(m)); used = 0; }
+    else if (used > wall * 1.0001 + 1000) { model.warn('CPU time longer than wall time (taken as the wall time)'); model.damage.add('cpu-time', `CF ${m.label} (${m.gid}): CPU time ${fmtT(used)} exceeds its wall time ${fmtT(wall)} (taken as the wall time)`, whereRan(m)); used = wall; }
     m.cpu = Math.min(used, Math.max(0, m.finish - m.start));
     if (m.slot >= 0 && this.running[m.slot] === m) this.running[m.slot] = null;
     if (m.outs) { for (const r of m.outs) r.finish = t; m.outs = null; }

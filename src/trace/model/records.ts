@@ -72,8 +72,9 @@ export class DfRec {
 
   constructor(readonly key: string) {}
 
-  /** `b[2]`: the DF as the program names it. */
-  get name(): string { return displayDf(this.key); }
+  private shown: string | null = null;
+  /** `b[2]`: the DF as the program names it (made once: exports name a DF per input and per transfer). */
+  get name(): string { return (this.shown ??= displayDf(this.key)); }
   /** `b`: its family (base name). */
   get family(): string { return dfFamily(this.key); }
 

@@ -1,7 +1,6 @@
 // The system C++ compiler: which one (CXX, default g++), with which flags (--cxxflags, else
 // LUNA_CXXFLAGS, else -O2), and an identity for the cache that needs no process to compute
 // (the resolved executable's path, size and modification time).
-import { execFile } from 'node:child_process';
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 
@@ -71,8 +70,13 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Run a program to the end, capturing its output (never throws for a non-zero exit). */
-export function runProgram(cmd: string, args: readonly string[], cwd?: string): Promise<RunResult> {
+/**
+ * Run a program to the end, capturing its output (never throws for a non-zero exit).
+ * child_process is imported here, not at the top: a run whose ucodes are in the cache starts
+ * no compiler and does not load it (with net, dgram and streams, several ms of start-up).
+ */
+export async function runProgram(cmd: string, args: readonly string[], cwd?: string): Promise<RunResult> {
+  const { execFile } = await import('node:child_process');
   return new Promise((done) => {
     execFile(cmd, args, { cwd, maxBuffer: 64 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
