@@ -38,7 +38,7 @@ export const AUTO_STEPS = 11;
  * ~0.4 µs per CF or dependence: 5·10^6 is ~2 s quiet) — a time limit only against a machine
  * far slower than that, and the largest graph it is tried on.
  */
-export const SEARCH_WORK = 5_000_000, SEARCH_LIMIT_MS = 20_000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 16;
+export const SEARCH_WORK = 5_000_000, SEARCH_LIMIT_MS = 20_000, SEARCH_MAX_CFS = 100_000, SEARCH_TRIES = 64;
 
 export interface BalanceOptions {
   strategy?: Strategy;
