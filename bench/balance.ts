@@ -21,9 +21,8 @@ import { join } from 'node:path';
 import { serialize } from 'node:v8';
 import { readProfile } from '../src/analysis/balance/profile.js';
 import { balance, loadStats } from '../src/analysis/balance/balance.js';
-import { syntheticEvents, syntheticManifest, type SyntheticOptions } from '../src/analysis/sim/synthetic.js';
-import { writeSimTrace } from '../src/analysis/sim/write.js';
-import { median, ROOT, roundOrder, runCli, sig, type Ctx, type SuiteOutput } from './common.js';
+import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
+import { median, ROOT, roundOrder, runCli, sig, writeSyntheticTrace, type Ctx, type SuiteOutput } from './common.js';
 
 /** The seed's test_1 after one application, quantum 0.1 (docs/benchmarks.md): 72.08 → 41.058 s on 2 nodes, 73.401 → 25.941 s on 4. */
 const SEED_TEST1 = { 2: 72.08 / 41.058, 4: 73.401 / 25.941 } as const;
@@ -59,7 +58,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     // about 12 records per fragment in the generated trace (9.2·10^6 records gave 766 672 fragments)
     const o: SyntheticOptions = { events: Math.round(want * 12), nodes: 4, threads: 4, seed: 5 };
     ctx.log(`balance: generating a trace of ~${want.toExponential(0)} fragments`);
-    writeSimTrace(join(dir, 'trace'), syntheticManifest(o), syntheticEvents(o));
+    writeSyntheticTrace(join(dir, 'trace'), o);
     const t0 = performance.now();
     const p = readProfile(join(dir, 'trace'));
     const decodeMs = performance.now() - t0;

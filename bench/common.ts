@@ -1,12 +1,13 @@
 // Shared helpers of the benchmark harness (bench/run.ts and its suites): paths, timing, medians,
 // in-process and CLI runs of LuNA programs, result/target types and table formatting.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
 import { runSingleNode } from '../src/runtime/run.js';
 import { median } from './median.js';
+import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 
 /** Repository root (this file runs from dist/bench/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -318,4 +319,15 @@ export async function interleavedTimed<K extends string>(reps: number, runs: Rec
     const s = [...samples[k]].sort((a, b) => a.programMs - b.programMs);
     return [k, s[s.length >> 1]!];
   })) as Record<K, Timed>;
+}
+
+/**
+ * Write a generated trace (src/analysis/sim/synthetic.ts) to `dir` from a child process: at
+ * 10^6-fragment sizes the generator leaves this process's heap at ~3 GiB, which made every pass
+ * measured after it 2–3× slower.
+ */
+export function writeSyntheticTrace(dir: string, o: SyntheticOptions): void {
+  const lib = (m: string): string => JSON.stringify(new URL(`../src/analysis/sim/${m}.js`, import.meta.url).href);
+  execFileSync(process.execPath, ['--input-type=module', '-e', `import { syntheticEvents, syntheticManifest } from ${lib('synthetic')}; import { writeSimTrace } from ${lib('write')};
+    const o = ${JSON.stringify(o)}; writeSimTrace(${JSON.stringify(dir)}, syntheticManifest(o), syntheticEvents(o));`], { stdio: 'inherit' });
 }

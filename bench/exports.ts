@@ -7,7 +7,6 @@
 // as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener).
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +19,7 @@ import { exportOtf2 } from '../src/trace/export/otf2.js';
 import { builtFile } from '../src/core/addon.js';
 import { readTraceColumns } from '../src/trace/merge.js';
 import { readModel } from '../src/trace/read.js';
+import { writeSyntheticTrace } from './common.js';
 
 function size(path: string): number {
   const s = statSync(path);
@@ -38,11 +38,7 @@ export async function run(): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-exports-'));
   try {
     const trace = join(dir, 'trace');
-    // written by a child process: at 10^6 fragments the generator's 1.2·10^7 event objects leave
-    // this process's heap at ~3 GiB, which made every pass measured after them 2–3× slower
-    const lib = (m: string): string => JSON.stringify(new URL(`../src/analysis/sim/${m}.js`, import.meta.url).href);
-    execFileSync(process.execPath, ['--input-type=module', '-e', `import { syntheticEvents, syntheticManifest } from ${lib('synthetic')}; import { writeSimTrace } from ${lib('write')};
-      const o = ${JSON.stringify(o)}; writeSimTrace(${JSON.stringify(trace)}, syntheticManifest(o), syntheticEvents(o));`], { stdio: 'inherit' });
+    writeSyntheticTrace(trace, o);
     const decode = measure(() => readTraceColumns(trace).runs(() => {}));
     const model = measure(() => readModel(trace, () => {}));
     const an = measure(() => analyzeSlowTrace(trace));
