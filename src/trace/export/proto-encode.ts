@@ -68,24 +68,11 @@ export class ProtoBuf {
     this.len += 8;
   }
 
+  /** A string field: its bytes written in place (a length over 127 bytes moves them once). */
   string(field: number, s: string): void {
-    this.tag(field, WIRE_LEN);
-    const n = s.length;
-    // short ASCII, the common case (names, keys), byte by byte: a native write costs more
-    if (n < 128) {
-      this.room(n + 1);
-      const b = this.buf, at = this.len;
-      let i = 0;
-      for (; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        b[at + 1 + i] = c;
-      }
-      if (i === n) { b[at] = n; this.len = at + 1 + n; return; }
-    }
-    const bytes = Buffer.byteLength(s);
-    this.varint(bytes);
+    const at = this.open(field);
     this.text(s);
+    this.close(at);
   }
 
   /**
