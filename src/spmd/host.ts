@@ -198,13 +198,13 @@ export class SpmdNode implements Participant {
           const body = this.enc.reset().varint(m.rank).varint(m.words.length);
           for (const w of m.words) body.svarint(w);
           const b = body.finishCopy();
-          for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, FLAGS, b);
+          this.toOthers(FLAGS, b);
           break;
         }
         case 'arrive': {
           // every rank of this node arrived at a barrier phase: one message per other node
           const b = this.enc.reset().varint(this.router.rank).varint(m.phase).finishCopy();
-          for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, ARRIVED, b);
+          this.toOthers(ARRIVED, b);
           break;
         }
         case 'park': this.parks[i] = { text: m.text, site: m.site }; setImmediate(() => this.look()); break;
@@ -235,12 +235,17 @@ export class SpmdNode implements Participant {
     if (this.router.size > 1) {
       // every node checks its allocation against the others' (a mismatch across nodes fails the run)
       const b = this.enc.reset().varint(m.arr).string(desc).varint(rank).string(m.site).finishCopy();
-      for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, ALLOCATED, b);
+      this.toOthers(ALLOCATED, b);
       const other = this.remoteAllocs.get(m.arr);
       this.remoteAllocs.delete(m.arr);
       if (other) this.checkAlloc(m.arr, rec, other);
     }
     return { id: m.id, ok: true, value: rec.buffer };
+  }
+
+  /** The same message to every other node. */
+  private toOthers(tag: number, b: Uint8Array): void {
+    for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, tag, b);
   }
 
   private checkAlloc(arr: number, mine: { desc: string; rank: number; site: string }, other: { desc: string; rank: number; site: string }): void {
