@@ -20,8 +20,10 @@ void bundles(const InputDF *const *dfs, Bundle *out) {
     }
 }
 
-std::vector<double> &scratch(long size) {
-    static thread_local std::vector<double> pad;
+/** Per-thread scratch, one per use (slot), kept between calls. */
+std::vector<double> &scratch(long size, int slot = 0) {
+    static thread_local std::vector<double> pads[3];
+    std::vector<double> &pad = pads[slot];
     if ((long)pad.size() != size) pad.assign(size, 0.0);
     return pad;
 }
@@ -91,6 +93,42 @@ void c_zero(int N, int F, OutputDF &phi)
 {
     const long n = N / F;
     phi.create<double>(n * n * n, 0.0);
+}
+
+// The deep-halo ucodes (examples/pic3d/halo.ts): the 27 blocks around a subdomain in direction order.
+
+/** density around the subdomain, d − 1 deep (27 deposit blocks) -> R */
+void c_density_halo(int N, int F, int K, int H, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &R)
+{
+    const double *blocks[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const long n = N / F, r = pic3d::haloDepth(H, (int)n, K) - 1;
+    pic3d::densityHalo(N, F, r, blocks, R.create<double>((n + 2 * r) * (n + 2 * r) * (n + 2 * r)));
+}
+
+/** group j of a step's Jacobi sweeps on the grown box (R, 27 φ) -> the next φ */
+void c_jacobi_deep(int N, int F, int NP, int K, int H, int j, const InputDF &R, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi)
+{
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const long n = N / F;
+    const int d = pic3d::haloDepth(H, (int)n, K), sweeps = d < K - j * d ? d : K - j * d;
+    const long box = (n + 2 * d) * (n + 2 * d) * (n + 2 * d);
+    double *a = scratch(2 * box, 1).data();
+    pic3d::jacobiDeep(N, F, NP, sweeps, R.getData<double>(), d - 1, phis, phi.create<double>(n * n * n), a, a + box);
+}
+
+/** push(the last φ of the 27, the subdomain's particles) -> the staying particles, the leaving array */
+void c_push_phi(int N, int F, int a, int b, int c, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, const InputDF &P, OutputDF &stay, OutputDF &leaving)
+{
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const long n = N / F, n1 = n + 1;
+    std::vector<double> g(3 * n1 * n1 * n1);
+    pic3d::fieldForPush(N, F, phis, g.data(), scratch((n + 3) * (n + 3) * (n + 3), 2).data());
+    Bundle bs[1] = {Bundle{data(P), (long)(P.getSize() / sizeof(double))}};
+    pic3d::Pushed r;
+    GUARD(pic3d::pushWith(N, F, a, b, c, g.data(), bs, 1, r))
+    double *to[27];
+    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
+    pic3d::scatter(r, to);
 }
 
 }
