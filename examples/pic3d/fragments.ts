@@ -1,8 +1,8 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { guard, arriving, deposit, density, field, gather, jacobi, leavingSize, outgoing, push, pushWith, scatter, type Pushed } from './kernels.js';
-import { deepScratch, densityHalo, fieldForPush, haloDepth, jacobiDeep } from './halo.js';
+import { guard, arriving, deposit, density, field, gather, jacobi, leavingSize, outgoing, push, scatter, type Pushed } from './kernels.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 
@@ -52,41 +52,52 @@ export function c_field(N: number, F: number, ...dfs: DF[]): void {
 
 /** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  guard(() => send(push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), [records(dfs[8]!)]), dfs[9]!, dfs[10]!));
+  guard(() => {
+    const r: Pushed = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), [records(dfs[8]!)]);
+    scatter(r, outgoing(r.count, dfs[9]!.createFloat64Array(r.count[STAY]! * REC), dfs[10]!.createFloat64Array(leavingSize(r.count))));
+  });
 }
 
-/** The pushed particles into the staying DF and the leaving array. */
-function send(r: Pushed, stay: DF, leaving: DF): void {
-  scatter(r, outgoing(r.count, stay.createFloat64Array(r.count[STAY]! * REC), leaving.createFloat64Array(leavingSize(r.count))));
-}
-
-// The deep-halo fragments (halo.ts): the 27 blocks around a subdomain in direction order.
-
-/** density around the subdomain, d − 1 deep (27 deposit blocks) -> R */
-export function c_density_halo(N: number, F: number, K: number, H: number, ...dfs: DF[]): void {
-  const n = N / F, r = haloDepth(H, n, K) - 1;
-  densityHalo(N, F, r, dfs.slice(0, 27).map((d) => d.getFloat64Array()), dfs[27]!.createFloat64Array((n + 2 * r) ** 3));
-}
+// The deep-halo sweep groups (halo.ts). The 27 blocks around a subdomain come in direction order;
+// a step's first group reads the 27 deposit blocks and makes the density around the box (R, for
+// the later groups), its last group makes G as well.
 
 let boxes: [Float64Array, Float64Array] = [new Float64Array(0), new Float64Array(0)];
+let rhoScratch = new Float64Array(0);
 
-/** group j of a step's Jacobi sweeps on the grown box (R, 27 φ) -> the next φ */
-export function c_jacobi_deep(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
+/** One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi (and G). */
+function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: readonly DF[], phi: DF, G: DF | null): void {
   const n = N / F, d = haloDepth(H, n, K);
-  if (boxes[0].length !== (n + 2 * d) ** 3) boxes = deepScratch(n, d);
-  jacobiDeep(N, F, NP, Math.min(d, K - j * d), R.getFloat64Array(), d - 1, dfs.slice(0, 27).map((x) => x.getFloat64Array()), dfs[27]!.createFloat64Array(n * n * n), ...boxes);
+  if (boxes[0].length !== (n + 2 * d + 2) ** 3) boxes = deepScratch(n, d);
+  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, d, phis.map((x) => x.getFloat64Array()), phi.createFloat64Array(n * n * n),
+    G ? G.createFloat64Array(3 * n * n * n) : null, ...boxes);
 }
 
-/** push(the last φ of the 27, the subdomain's particles) -> the staying particles, the leaving array */
-export function c_push_phi(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  const n = N / F, n1 = n + 1;
-  const g = new Float64Array(3 * n1 * n1 * n1);
-  fieldForPush(N, F, dfs.slice(0, 27).map((d) => d.getFloat64Array()), g, pad3(n));
-  guard(() => send(pushWith(N, F, a, b, c, g, [records(dfs[27]!)]), dfs[28]!, dfs[29]!));
+/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+function densityBox(N: number, F: number, K: number, H: number, Ls: readonly DF[], R: DF | null): Float64Array {
+  const n = N / F, d = haloDepth(H, n, K), size = (n + 2 * d) ** 3;
+  if (!R && rhoScratch.length !== size) rhoScratch = new Float64Array(size);
+  const out = R ? R.createFloat64Array(size) : rhoScratch;
+  densityHalo(N, F, d, Ls.map((x) => x.getFloat64Array()), out);
+  return out;
 }
 
-let box3 = new Float64Array(0);
-function pad3(n: number): Float64Array {
-  if (box3.length !== (n + 3) ** 3) box3 = new Float64Array((n + 3) ** 3);
-  return box3;
+/** the first of several groups (27 deposit blocks, 27 φ) -> φ, R */
+export function c_sweep_first(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, dfs.slice(0, 27), dfs[55]!), dfs.slice(27, 54), dfs[54]!, null);
+}
+
+/** the only group (27 deposit blocks, 27 φ) -> φ, G */
+export function c_sweep_only(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, dfs.slice(0, 27), null), dfs.slice(27, 54), dfs[54]!, dfs[55]!);
+}
+
+/** a middle group j (R, 27 φ) -> φ */
+export function c_sweep(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, j, R.getFloat64Array(), dfs.slice(0, 27), dfs[27]!, null);
+}
+
+/** the last group j (R, 27 φ) -> φ, G */
+export function c_sweep_last(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, j, R.getFloat64Array(), dfs.slice(0, 27), dfs[27]!, dfs[28]!);
 }

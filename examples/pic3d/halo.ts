@@ -4,17 +4,18 @@
 // [−(h−s), n+(h−s)) from those one node wider, so after h sweeps the owned nodes hold what h
 // exchanges of one-node faces would have given — each node by the same formula from the same
 // values, so the same bits — with one exchange instead of h. The density it needs around the
-// box comes once per step from the 27 deposit blocks (`densityHalo`), summed node by node in the
-// order `density` sums it; g = −∇φ at the nodes the push needs comes straight from the last φ of
-// the 27 (`fieldForPush`), so the field is not a fragment of its own.
+// box comes once per step from the 27 deposit blocks (`densityHalo`, in the step's first sweep
+// group), summed node by node in the order `density` sums it; the step's last group grows its
+// box one node more and computes g = −∇φ at the owned nodes as `field` does, so neither the
+// density nor the field is a fragment of its own.
 // The 27 blocks around subdomain (a, b, c) are ordered by direction
 // ((dx+1)·3 + dy+1)·3 + dz+1 (the bundles' order; 13 is the subdomain itself).
 // Layouts (row-major): the density box (n+2r)³ for the nodes [−r, n+r)³; the φ blocks n³.
 import { FOUR_PI_G, totalMass } from './model.js';
 
-/** The halo depth a run can use: at most `depth`, the subdomain's width n and the sweeps K, at least 1. */
+/** The halo depth a run can use: at most `depth`, the subdomain's width n less 1 and the sweeps K, at least 1 (n ≥ 2). */
 export function haloDepth(depth: number, n: number, K: number): number {
-  return Math.max(1, Math.min(depth, n, K));
+  return Math.max(1, Math.min(depth, n - 1, K));
 }
 
 /** Jacobi sweep groups of a step: ⌈K / d⌉, the last one possibly shorter. */
@@ -74,23 +75,26 @@ export function densityHalo(N: number, F: number, r: number, blocks: readonly Fl
   }
 }
 
-/** Scratch for `jacobiDeep`: two boxes of (n+2h)³. */
-export function deepScratch(n: number, h: number): [Float64Array, Float64Array] {
-  const size = (n + 2 * h) ** 3;
+/** Scratch for `jacobiDeep` at depth d: two boxes of (n+2d+2)³. */
+export function deepScratch(n: number, d: number): [Float64Array, Float64Array] {
+  const size = (n + 2 * d + 2) ** 3;
   return [new Float64Array(size), new Float64Array(size)];
 }
 
 /**
  * `sweeps` Jacobi sweeps of ∇²φ = 4πG(ρ − ρ̄) on the subdomain from the 27 φ blocks into `out`
- * (n³); `rho` is the density box of halo r ≥ sweeps − 1; `a`, `b` scratch of (n+2·sweeps)³ or more.
+ * (n³); `rho` is the density box of halo r ≥ sweeps (sweeps − 1 without g). With `g` (3·n³) the
+ * box grows one node more and g = −∇φ at the owned nodes is computed from the result, as `field`
+ * does. `a`, `b`: scratch of `deepScratch`. sweeps + 1 ≤ n with g, sweeps ≤ n without.
  */
-export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[], out: Float64Array, a: Float64Array, b: Float64Array): void {
-  const n = N / F, h = sweeps, m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[],
+  out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array): void {
+  const n = N / F, x = g ? 1 : 0, h = sweeps + x, m = n + 2 * h, mm = m * m, mr = n + 2 * r;
   const h2c = FOUR_PI_G / (N * N);
   const rhobar = totalMass(NP);
   gatherBox(n, phis, -h, n + h, a);
   let src = a, dst = b;
-  for (let s = 1; s <= h; s++) {
+  for (let s = 1; s <= sweeps; s++) {
     const e = h - s; // the nodes [−e, n+e) are computed
     for (let i = -e; i < n + e; i++)
       for (let j = -e; j < n + e; j++) {
@@ -105,23 +109,15 @@ export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho
       const q = ((i + h) * m + j + h) * m + h;
       out.set(src.subarray(q, q + n), (i * n + j) * n);
     }
-}
-
-/**
- * g = −∇φ at the (n+1)³ nodes the subdomain's cells touch (3 per node, the layout `pushWith`
- * takes) from the 27 φ blocks; `box` is scratch of (n+3)³.
- */
-export function fieldForPush(N: number, F: number, phis: readonly Float64Array[], g: Float64Array, box: Float64Array): void {
-  const n = N / F, n1 = n + 1, m = n + 3, mm = m * m;
-  gatherBox(n, phis, -1, n + 2, box);
+  if (!g) return;
   const half = 0.5 * N;
-  for (let i = 0; i < n1; i++)
-    for (let j = 0; j < n1; j++) {
-      let q = ((i + 1) * m + j + 1) * m + 1, c = 3 * (i * n1 + j) * n1;
-      for (let k = 0; k < n1; k++, q++, c += 3) {
-        g[c] = (box[q - mm]! - box[q + mm]!) * half;
-        g[c + 1] = (box[q - m]! - box[q + m]!) * half;
-        g[c + 2] = (box[q - 1]! - box[q + 1]!) * half;
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) {
+      let q = ((i + h) * m + j + h) * m + h, c = 3 * (i * n + j) * n;
+      for (let k = 0; k < n; k++, q++, c += 3) {
+        g[c] = (src[q - mm]! - src[q + mm]!) * half;
+        g[c + 1] = (src[q - m]! - src[q + m]!) * half;
+        g[c + 2] = (src[q - 1]! - src[q + 1]!) * half;
       }
     }
 }

@@ -1,8 +1,8 @@
 // The kernels of pic3d (kernels.ts) on the same F³ subdomains, run one after another in a plain
 // loop without the runtime: the baseline the fragmented program's speed is measured against
 // (bench/pic.ts). It computes exactly what pic3d.fa computes.
-import { deposit, density, field, gather, jacobi, push, pushWith, scatter } from './kernels.js';
-import { deepScratch, densityHalo, fieldForPush, haloDepth, jacobiDeep, sweepGroups } from './halo.js';
+import { deposit, density, field, gather, jacobi, push, scatter } from './kernels.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep, sweepGroups } from './halo.js';
 import { cellOf, REC, STAY, type Params } from './model.js';
 
 /** How the sequential run sweeps: with deep halos of `depth` (halo.ts) or one face exchange per sweep; `onPhi` sees every step's last φ. */
@@ -51,9 +51,8 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
   const d = haloDepth(opts.depth ?? 1, n, K);
   const around = (a: number, b: number, c: number): number[] =>
     Array.from({ length: 27 }, (_, q) => id(a + Math.floor(q / 9) - 1, b + (Math.floor(q / 3) % 3) - 1, c + (q % 3) - 1));
-  const rhoHalo = deep ? Array.from({ length: S }, () => new Float64Array((n + 2 * d - 2) ** 3)) : [];
+  const rhoHalo = deep ? Array.from({ length: S }, () => new Float64Array((n + 2 * d) ** 3)) : [];
   const boxes = deepScratch(n, d);
-  const gPush = new Float64Array(3 * n1 * n1 * n1), fieldBox = new Float64Array((n + 3) ** 3);
   for (let t = 0; t < NT; t++) {
     const parts: Float64Array[] = [];
     each((a, b, c, s) => {
@@ -64,9 +63,10 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
       gather(inc, parts[s]!);
     });
     if (deep) {
-      each((a, b, c, s) => densityHalo(N, F, d - 1, around(a, b, c).map((q) => blocks[q]!), rhoHalo[s]!));
-      for (let j = 0; j < sweepGroups(K, d); j++) {
-        each((a, b, c, s) => jacobiDeep(N, F, NP, Math.min(d, K - j * d), rhoHalo[s]!, d - 1, around(a, b, c).map((q) => phi[q]!), next[s]!, ...boxes));
+      each((a, b, c, s) => densityHalo(N, F, d, around(a, b, c).map((q) => blocks[q]!), rhoHalo[s]!));
+      const groups = sweepGroups(K, d);
+      for (let j = 0; j < groups; j++) {
+        each((a, b, c, s) => jacobiDeep(N, F, NP, Math.min(d, K - j * d), rhoHalo[s]!, d, around(a, b, c).map((q) => phi[q]!), next[s]!, j === groups - 1 ? g[s]! : null, ...boxes));
         [phi, next] = [next, phi];
       }
     } else {
@@ -80,11 +80,7 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
     opts.onPhi?.(t, phi);
     const out: Float64Array[][] = Array.from({ length: S }, () => []);
     each((a, b, c, s) => {
-      let r;
-      if (deep) {
-        fieldForPush(N, F, around(a, b, c).map((q) => phi[q]!), gPush, fieldBox);
-        r = pushWith(N, F, a, b, c, gPush, [parts[s]!]);
-      } else r = push(N, F, a, b, c, corners(a, b, c, 1).map((q) => g[q]!), [parts[s]!]);
+      const r = push(N, F, a, b, c, corners(a, b, c, 1).map((q) => g[q]!), [parts[s]!]);
       out[s] = Array.from({ length: 27 }, (_, d) => new Float64Array(r.count[d]! * REC));
       scatter(r, out[s]!);
     });

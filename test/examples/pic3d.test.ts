@@ -77,9 +77,10 @@ describe('pic3d deep halos', () => {
     });
   }
 
-  test('the depth is at most the subdomain width and the sweeps; groups cover the sweeps', () => {
+  test('the depth is at most the subdomain width less one and the sweeps; groups cover the sweeps', () => {
     assert.equal(haloDepth(5, 25, 10), 5);
-    assert.equal(haloDepth(5, 3, 10), 3);
+    assert.equal(haloDepth(5, 3, 10), 2);
+    assert.equal(haloDepth(5, 2, 10), 1);
     assert.equal(haloDepth(5, 25, 2), 2);
     assert.equal(haloDepth(0, 25, 10), 1);
     assert.equal(sweepGroups(10, 3), 4);
