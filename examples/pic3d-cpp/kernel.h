@@ -263,7 +263,7 @@ inline void outgoing(const long *count, double *stay, double *leaving, double **
 // in direction order ((dx+1)·3 + dy+1)·3 + dz+1.
 
 inline int haloDepth(int depth, int n, int K) {
-  int d = depth < n ? depth : n;
+  int d = depth < n - 1 ? depth : n - 1;
   if (K < d) d = K;
   return d < 1 ? 1 : d;
 }
@@ -319,14 +319,17 @@ inline void densityHalo(int N, int F, long r, const double *const *blocks, doubl
   }
 }
 
-/** `sweeps` Jacobi sweeps on the box grown `sweeps` deep; rho has halo r ≥ sweeps − 1; a, b scratch of (n+2·sweeps)³. */
-inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *a, double *b) {
-  const long n = N / F, h = sweeps, m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+/**
+ * `sweeps` Jacobi sweeps on the box grown `sweeps` deep (one more with g, then g = −∇φ at the
+ * owned nodes as field computes it); rho has halo r ≥ sweeps; a, b: scratch of (n+2·sweeps+2)³.
+ */
+inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b) {
+  const long n = N / F, h = sweeps + (g ? 1 : 0), m = n + 2 * h, mm = m * m, mr = n + 2 * r;
   const double h2c = FOUR_PI_G / (N * N);
   const double rhobar = totalMass(NP);
   gatherBox(n, phis, -h, n + h, a);
   double *src = a, *dst = b;
-  for (long s = 1; s <= h; s++) {
+  for (long s = 1; s <= sweeps; s++) {
     const long e = h - s;
     for (long i = -e; i < n + e; i++)
       for (long j = -e; j < n + e; j++) {
@@ -342,20 +345,15 @@ inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, lon
       double *to = out + (i * n + j) * n;
       for (long k = 0; k < n; k++) to[k] = from[k];
     }
-}
-
-/** g = −∇φ at the (n+1)³ nodes of the subdomain's cells from the 27 φ blocks; box: scratch of (n+3)³. */
-inline void fieldForPush(int N, int F, const double *const *phis, double *g, double *box) {
-  const long n = N / F, n1 = n + 1, m = n + 3, mm = m * m;
-  gatherBox(n, phis, -1, n + 2, box);
+  if (!g) return;
   const double half = 0.5 * N;
-  for (long i = 0; i < n1; i++)
-    for (long j = 0; j < n1; j++) {
-      long q = ((i + 1) * m + j + 1) * m + 1, c = 3 * (i * n1 + j) * n1;
-      for (long k = 0; k < n1; k++, q++, c += 3) {
-        g[c] = (box[q - mm] - box[q + mm]) * half;
-        g[c + 1] = (box[q - m] - box[q + m]) * half;
-        g[c + 2] = (box[q - 1] - box[q + 1]) * half;
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      long q = ((i + h) * m + j + h) * m + h, c = 3 * (i * n + j) * n;
+      for (long k = 0; k < n; k++, q++, c += 3) {
+        g[c] = (src[q - mm] - src[q + mm]) * half;
+        g[c + 1] = (src[q - m] - src[q + m]) * half;
+        g[c + 2] = (src[q - 1] - src[q + 1]) * half;
       }
     }
 }
