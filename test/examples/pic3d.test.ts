@@ -150,5 +150,8 @@ describe('pic3d program', () => {
     const r = await runFile('examples/pic3d/pic3d.fa', { args: ['10', '3', '50', '1', '1', '0', '1'] });
     assert.equal(r.ok, false);
     assert.ok(r.stdout.includes('pic3d: FAILED (N=10 must be a multiple of F=3 >= 1)'), r.stdout.join('\n'));
+    const thin = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '4', '50', '1', '1', '0', '1'] });
+    assert.equal(thin.ok, false);
+    assert.ok(thin.stdout.some((l) => l.startsWith('pic3d: FAILED (N/F=1: a subdomain needs at least 2 grid nodes')), thin.stdout.join('\n'));
   });
 });
