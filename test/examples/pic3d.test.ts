@@ -140,6 +140,14 @@ describe('pic3d program', () => {
     assert.deepEqual(r.stdout, ['pic3d: OK (N=8, 4x4x4 subdomains, 300 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)']);
   });
 
+  test('sweep groups of every kind (first, middle, last: K = 7 at depth 3) on 3 in-process nodes, both kernel languages', async () => {
+    for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa']) {
+      const r = await runFile(file, { nodes: 3, lanes: 1, args: ['12', '3', '800', '2', '7', '1', '3'] });
+      assert.equal(r.ok, true, `${file}: ${r.message}`);
+      assert.deepEqual(r.stdout, ['pic3d: OK (N=12, 3x3x3 subdomains, 800 particles, 2 steps, 7 sweeps; mass exact, momentum and positions match the reference)'], file);
+    }
+  });
+
   test('no steps: the initial cloud comes back whole', async () => {
     const r = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '2', '50', '0', '1', '1', '1'] });
     assert.equal(r.ok, true, r.message);
