@@ -90,7 +90,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
             units[`${name}.${lang}.${cfg}.Mps`] = 'M/s';
             f[`${name}.${lang}.${cfg}.xSeq`] = sig(s / secs);
             units[`${name}.${lang}.${cfg}.xSeq`] = '×';
-            // the fragment counts and the runtime's own CPU per fragment: meaningful under load too
+            // the fragment counts and the system thread's CPU per fragment, of node 0 (on 2 × 1 the
+            // other node's are not counted): meaningful under load too
             const t = r[`${lang}.${cfg}`]!, cfs = t.inline + t.sent;
             f[`${name}.${lang}.${cfg}.cfsPerStep`] = sig(cfs / p.NT);
             units[`${name}.${lang}.${cfg}.cfsPerStep`] = 'CFs';
