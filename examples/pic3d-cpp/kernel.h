@@ -161,8 +161,6 @@ struct Pushed {
   long count[27] = {0};
 };
 
-inline void pushWith(int N, int F, int a, int b, int c, const double *g, const Bundle *bundles, int nb, Pushed &r);
-
 inline void push(int N, int F, int a, int b, int c, const double *const *gs, const Bundle *bundles, int nb, Pushed &r) {
   const long n = N / F, n1 = n + 1;
   std::vector<double> g(3 * n1 * n1 * n1);
@@ -176,12 +174,6 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
         for (long k = 0; k < 3 * (oz ? 1 : n); k++) g[t + k] = src[s + k];
       }
   }
-  pushWith(N, F, a, b, c, g.data(), bundles, nb, r);
-}
-
-/** push with g already at the (n+1)³ nodes the subdomain's cells touch (3 per node). */
-inline void pushWith(int N, int F, int a, int b, int c, const double *g, const Bundle *bundles, int nb, Pushed &r) {
-  const long n = N / F, n1 = n + 1;
   long total = 0;
   for (int q = 0; q < nb; q++) total += bundles[q].len;
   r.moved.resize(total);

@@ -1,7 +1,7 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { guard, arriving, deposit, density, field, gather, jacobi, leavingSize, outgoing, push, scatter, type Pushed } from './kernels.js';
+import { guard, arriving, deposit, density, field, gather, jacobi, leavingSize, outgoing, push, scatter } from './kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
@@ -53,8 +53,9 @@ export function c_field(N: number, F: number, ...dfs: DF[]): void {
 /** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   guard(() => {
-    const r: Pushed = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), [records(dfs[8]!)]);
-    scatter(r, outgoing(r.count, dfs[9]!.createFloat64Array(r.count[STAY]! * REC), dfs[10]!.createFloat64Array(leavingSize(r.count))));
+    const r = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), [records(dfs[8]!)]);
+    const stay = dfs[9]!.createFloat64Array(r.count[STAY]! * REC);
+    scatter(r, outgoing(r.count, stay, dfs[10]!.createFloat64Array(leavingSize(r.count))));
   });
 }
 

@@ -160,12 +160,6 @@ export function push(N: number, F: number, a: number, b: number, c: number, gs: 
         g.set(src.subarray(s, s + 3 * (oz ? 1 : n)), t);
       }
   }
-  return pushWith(N, F, a, b, c, g, bundles);
-}
-
-/** The push of `push` with g already at the (n+1)³ nodes the subdomain's cells touch (3 per node). */
-export function pushWith(N: number, F: number, a: number, b: number, c: number, g: Float64Array, bundles: readonly Float64Array[]): Pushed {
-  const n = N / F, n1 = n + 1;
   let total = 0;
   for (const p of bundles) total += p.length;
   const moved = new Float64Array(total);
