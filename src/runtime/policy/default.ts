@@ -239,9 +239,15 @@ export class DefaultPolicy implements SchedulingPolicy {
     return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
   }
 
-  /** A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with stealable work). */
+  /**
+   * A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with
+   * stealable work). A fed batch counts its CFs by the code's fastest execution, not the mean:
+   * under load the workers' CFs measure longer (preempted), and fed batches sized by the mean
+   * shrank with it, each batch less long a wake-up more of the system thread per step.
+   */
   chainLength(s: BatchSizing): number {
-    const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / s.cfNs)));
+    const ns = s.fed && s.cfMinNs !== undefined && s.cfMinNs > 0 && s.cfMinNs < Infinity ? Math.min(s.cfNs, s.cfMinNs) : s.cfNs;
+    const limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
     return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
   }
 
