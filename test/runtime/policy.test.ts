@@ -189,7 +189,9 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(INLINE_NS - 1, 5), INLINE_NS * 10, 1), false, 'a slow call of a code that once ran tiny');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS / 8), 2 * BOOT_INLINE_NS, 1), false, 'a lone call of 2 ms of a tiny code (a collection, a preemption)');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS), BOOT_INLINE_NS, 1), true, 'a code whose calls became long');
-  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), true, 'one call long enough');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), false, 'a first call, however long, includes compiling the code');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2), BOOT_INLINE_NS, 1), true, 'two calls long enough');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 2, BOOT_INLINE_NS), INLINE_NS / 10, 1), false, 'a slow first call and a tiny second');
 });
 
 test('queued messages leave before a long inline ucode, not before a short one', () => {
