@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { balance, Predictor, type BalanceOptions, type BalanceResult } from '../../src/analysis/balance/balance.js';
 import { weightsOf, withDurations } from '../../src/analysis/balance/weights.js';
-import { fitTransfers } from '../../src/analysis/balance/comm.js';
+import { fitHost, fitTransfers } from '../../src/analysis/balance/comm.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads } from '../../src/analysis/balance/validate.js';
 import { readProfile, type Profile } from '../../src/analysis/balance/profile.js';
@@ -78,12 +78,14 @@ async function traced(dir: string, app: App, size: 'full' | 'small', extra: stri
  * The predicted end of `r`'s placement replayed with one set of durations for every strategy
  * (CPU time when the trace's clock was exact, as the default step weighs): a strategy run with
  * wall-time weights (the seed's exact algorithm) predicts with wall durations of its own, which
- * a comparison must not mix with the others'.
+ * a comparison must not mix with the others'. On the traced node count, on the traced machine
+ * (its nodes sharing its cores, transfers paid by the system threads); on more nodes, a cluster.
  */
 function commonMakespan(p: Profile, r: BalanceResult, nodes: number, lanes: number): number {
   const q = withDurations(p, weightsOf(p, p.cpuExact ? 'cpu' : 'wall', true));
   const owners = Int32Array.from(r.dfNext, (o, d) => (o >= 0 ? o : p.dfOwner[d]! % nodes));
-  return new Predictor(q, fitTransfers(q), nodes, lanes, !p.cpuExact).predict(r.next, owners).makespan;
+  const tm = fitTransfers(q);
+  return new Predictor(q, tm, nodes, lanes, !p.cpuExact, nodes === p.nodes ? fitHost(p, tm) : undefined).predict(r.next, owners).makespan;
 }
 
 function plotOf(p: Profile, title: string, q: number, tEnd: number): LoadPlot {
