@@ -97,7 +97,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
       fragments: profile.n, moved: r.moved, searched: r.searched, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
       decision: r.decision, reason: r.reason, before: r.before, after: r.after,
       predicted: { currentNs: pr.current.makespan, nextNs: pr.next.makespan, currentPerNodeNs: Array.from(pr.current.busy), nextPerNodeNs: Array.from(pr.next.busy) },
-      bound: r.bound, transfer: r.transfer, timeMs: r.timeMs, output: o.output, plots,
+      bound: r.bound, transfer: r.transfer, host: r.host ? { ...r.host, hostOf: Array.from(r.host.hostOf), cores: Array.from(r.host.cores) } : undefined, timeMs: r.timeMs, output: o.output, plots,
     };
     process.stdout.write(JSON.stringify(json, null, 2) + '\n');
   } else {
