@@ -128,6 +128,8 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       const d = dfIndex.get(t.df.key);
       if (d !== undefined) sentTo.a[d] |= bit(t.to);
     },
+    // only these kinds are made into objects for `event` (not one object per record of the trace)
+    eventKinds: ['dfComputed', 'sysBusy', 'dfSendStart', 'dfSendEnd'],
     event(e) {
       if (e.kind === 'sysBusy') { if (e.node < sysWall.length) sysWall[e.node] += e.end - e.t; return; }
       if (e.kind === 'dfSendStart') { sendAt.set(`${e.node}:${e.df}:${e.toNode}`, e.t); return; }
