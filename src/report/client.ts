@@ -1,5 +1,6 @@
 // The page's client core, embedded as source text: reads the JSON data block, builds the helpers
 // every section renderer gets, and runs the renderers. Self-contained (see section.ts).
+import type { fromPlanes } from './planes.js';
 import type { Helpers, Render } from './section.js';
 
 declare const echarts: { init(el: HTMLElement, theme?: unknown, o?: object): { setOption(o: object): void; resize(): void } };
@@ -30,7 +31,7 @@ export function tickLabel(t: number, step: number): string {
   return (t / scale).toFixed(decimals) + ' ' + unit;
 }
 
-export async function clientMain(renderers: Record<string, Render>, fns: { codeColor: typeof codeColor; tickLabel: typeof tickLabel }): Promise<void> {
+export async function clientMain(renderers: Record<string, Render>, fns: { codeColor: typeof codeColor; tickLabel: typeof tickLabel; fromPlanes: typeof fromPlanes }): Promise<void> {
   const dataEl = document.getElementById('luna-data');
   const data = JSON.parse(dataEl ? dataEl.textContent || '{}' : '{}');
   const charts: { resize(): void }[] = [];
@@ -90,7 +91,7 @@ export async function clientMain(renderers: Record<string, Render>, fns: { codeC
     slowNames: SLOW_NAMES,
     labels: data.labels || [],
   };
-  // packed columns ({ z, t }: deflated base64) become typed arrays before anything renders,
+  // packed columns ({ z, t }: byte planes, deflated, base64) become typed arrays before anything renders,
   // inflated synchronously (fflate) so the page has drawn by its load event: a headless
   // `chromium --screenshot` sees it whole
   const unpack = (v: unknown): unknown => {
@@ -101,9 +102,9 @@ export async function clientMain(renderers: Record<string, Render>, fns: { codeC
       const bin = atob(o.z);
       const u8 = new Uint8Array(bin.length);
       for (let i = 0; i < bin.length; i++) u8[i] = bin.charCodeAt(i);
-      const raw = fflate.inflateSync(u8);
-      const b = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength);
       const t = o.t;
+      const raw = fns.fromPlanes(fflate.inflateSync(u8), t === 'f64' ? 8 : t === 'u16' ? 2 : 4);
+      const b = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength);
       return t === 'f32' ? new Float32Array(b) : t === 'f64' ? new Float64Array(b) : t === 'u32' ? new Uint32Array(b) : t === 'i32' ? new Int32Array(b) : new Uint16Array(b);
     }
     for (const k in o) o[k] = unpack(o[k]);

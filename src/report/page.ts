@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { basename, join, sep } from 'node:path';
 import type { RunData } from './collect.js';
 import { clientMain, codeColor, tickLabel } from './client.js';
+import { fromPlanes } from './planes.js';
 import { esc, type ReportCtx, type Section } from './section.js';
 import { SECTIONS } from './sections/index.js';
 
@@ -72,7 +73,7 @@ ${built.map(({ s, b }) => `<section id="${s.id}"><h2>${esc(s.title)}</h2>${b.htm
 <script type="application/json" id="luna-data">${scriptJson(data)}</script>
 <script>${scriptText(echartsSource())}</script>
 <script>${scriptText(fflateSource())}</script>
-<script>${scriptText(`(${clientMain.toString()})({\n${renderers}\n}, { codeColor: (${codeColor.toString()}), tickLabel: (${tickLabel.toString()}) }).catch((e) => console.error(String(e && e.stack || e)));`)}</script>
+<script>${scriptText(`(${clientMain.toString()})({\n${renderers}\n}, { codeColor: (${codeColor.toString()}), tickLabel: (${tickLabel.toString()}), fromPlanes: (${fromPlanes.toString()}) }).catch((e) => console.error(String(e && e.stack || e)));`)}</script>
 </body></html>
 `;
 }

@@ -3,7 +3,8 @@
 // timeline). The renderer is a self-contained function — page.ts embeds its source text
 // (Function.prototype.toString), so it may use only its arguments and browser globals, never
 // imports or closures of this process.
-import { deflateRawSync } from 'node:zlib';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { fromPlanes, toPlanes } from './planes.js';
 import type { RunData } from './collect.js';
 
 export interface ReportCtx {
@@ -54,14 +55,22 @@ export interface Section {
 }
 
 /**
- * A typed array packed for the page: its bytes deflated and in base64. The client core inflates
+ * A typed array packed for the page: its bytes as byte planes (planes.ts), deflated, in base64. The client core inflates
  * every `{ z, t }` of the data (DecompressionStream, no network) into the typed array `t` before
  * the renderers run. Integer columns of small values (deltas, ticks) shrink several times.
  */
 export interface Packed { z: string; t: 'u32' | 'i32' | 'u16' | 'f32' | 'f64' }
 export function pack(a: Uint32Array | Int32Array | Uint16Array | Float32Array | Float64Array): Packed {
   const t = a instanceof Uint32Array ? 'u32' : a instanceof Int32Array ? 'i32' : a instanceof Uint16Array ? 'u16' : a instanceof Float32Array ? 'f32' : 'f64';
-  return { z: deflateRawSync(Buffer.from(a.buffer, a.byteOffset, a.byteLength), { level: 6 }).toString('base64'), t };
+  const planes = toPlanes(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), a.BYTES_PER_ELEMENT);
+  return { z: deflateRawSync(planes, { level: 6 }).toString('base64'), t };
+}
+
+/** The typed array a Packed holds (what the page's client core does, in Node: tests, tools). */
+export function unpack(p: Packed): Uint32Array | Int32Array | Uint16Array | Float32Array | Float64Array {
+  const C = { u32: Uint32Array, i32: Int32Array, u16: Uint16Array, f32: Float32Array, f64: Float64Array }[p.t];
+  const bytes = fromPlanes(new Uint8Array(inflateRawSync(Buffer.from(p.z, 'base64'))), C.BYTES_PER_ELEMENT);
+  return new C(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength / C.BYTES_PER_ELEMENT);
 }
 
 /** A typed array as base64 of its bytes (little-endian, as every browser reads it). */

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dfFamily, displayDf, familyKey, indexKey, isDfKey, parseDfKey, pushKey, pushedDf } from '../../src/core/dfkey.js';
-import { blockPrefix, childGid, displayCf, parseGid } from '../../src/core/cfid.js';
+import { blockPrefix, childGid, displayCf, isGid, MAX_PREFIX, parseGid } from '../../src/core/cfid.js';
 import { DurationError, formatDuration, parseDuration } from '../../src/core/duration.js';
 
 test('DF keys: made of the declaring block\'s global id, indexed, shown as the program names them, grouped by family, parsed back', () => {
@@ -38,6 +38,39 @@ test('CF global ids: parent, loop iteration, spawn number; main is empty', () =>
   assert.equal(parseGid('x_1'), null);
   assert.equal(displayCf('addOne', [2, 3]), 'addOne[2][3]');
   assert.equal(displayCf('main', null), 'main');
+});
+
+test('CF global ids of a deep recursion stay short, distinct and stable: long block prefixes are folded', () => {
+  // `sub loop(k) { step(k); if … loop(k + 1); }`: each level is statement 1 of the block of the
+  // CF spawned as statement 1 of the level above (its own block, not a loop)
+  const ids: string[] = [], prefixes: string[] = [];
+  let gid = childGid('', -1, 0);
+  for (let level = 0; level < 20_000; level++) {
+    ids.push(gid);
+    const prefix = blockPrefix(gid, -1);
+    prefixes.push(prefix);
+    gid = childGid(gid, -1, 1);
+  }
+  assert.equal(ids[3], '0_1_1_1', 'shallow ids are as before');
+  assert.equal(new Set(ids).size, ids.length, 'no two levels share an id');
+  assert.ok(ids.every((g) => g.length <= MAX_PREFIX + 12), `longest id ${Math.max(...ids.map((g) => g.length))} characters`);
+  assert.match(ids[19_999]!, /^~[0-9a-z]{22}(?:_1)+$/);
+  // a pure function of the path: computed again, the same ids
+  let again = '0';
+  for (let level = 1; level < 20_000; level++) again = childGid(again, -1, 1);
+  assert.equal(again, ids[19_999]);
+  // a CF's id is its block prefix and its spawn number (the dynamic array names itself so)
+  for (const l of [10, 19, 20, 19_999]) assert.equal(ids[l]!.slice(0, ids[l]!.lastIndexOf('_')), prefixes[l - 1]);
+  // loop bodies fold alike; folded ids are ids and make DF keys
+  const deepLoop = blockPrefix(prefixes[19_999]!, 7);
+  assert.ok(deepLoop.length <= MAX_PREFIX + 1);
+  assert.notEqual(deepLoop, blockPrefix(prefixes[19_999]!, 8));
+  for (const g of [ids[19_999]!, deepLoop, '', '3_5_0']) assert.equal(isGid(g), true, g);
+  assert.equal(isGid('~x y'), false);
+  assert.equal(parseGid(ids[19_999]!), null, 'a folded id has no number path');
+  const key = indexKey(familyKey('ok', deepLoop), 2);
+  assert.deepEqual(parseDfKey(key), { name: 'ok', block: deepLoop, indices: [2] });
+  assert.equal(displayDf(key), 'ok[2]');
 });
 
 test('durations need a unit; the message says how to write one', () => {

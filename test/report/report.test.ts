@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { unpack, type Packed } from '../../src/report/section.js';
 import { ROOT, analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
 import { WRITTEN, writeWaitingTrace } from '../analysis/written.js';
 
@@ -74,8 +74,7 @@ test('waits: W in luna analyze slow (JSON, text) and on the page (totals, the wa
 
 test('the timeline data holds every fragment of the run on its lane, and the critical path marks', () => {
   const html = luna(['report', traceA, '-o', '-']).stdout;
-  type P = { z: string; t: string };
-  const unpack = (p: P): Buffer => inflateRawSync(Buffer.from(p.z, 'base64'));
+  type P = Packed;
   const tl = (pageData(html).sections.timeline as { N: number; T: number; span: number; tick: number; f: { off: number[]; s: P; d: P; dtick: number }; crit: P; net: { off: number[] } }[])[0]!;
   assert.equal(tl.N, an.nodes);
   assert.equal(tl.T, an.threads);
@@ -83,7 +82,7 @@ test('the timeline data holds every fragment of the run on its lane, and the cri
   assert.equal(tl.f.off.at(-1), an.cfs);
   // fragments per lane = the analysis' placement
   assert.deepEqual(tl.f.off.slice(1).map((v, i) => v - tl.f.off[i]!), an.placement.perThread);
-  const s = new Uint32Array(new Uint8Array(unpack(tl.f.s)).buffer), d = new Uint32Array(new Uint8Array(unpack(tl.f.d)).buffer);
+  const s = unpack(tl.f.s) as Uint32Array, d = unpack(tl.f.d) as Uint32Array;
   assert.equal(s.length, an.cfs);
   assert.equal(d.length, an.cfs);
   // start deltas add up within each lane to times inside the run; the lanes' busy time is U + pre-emption
@@ -94,7 +93,7 @@ test('the timeline data holds every fragment of the run on its lane, and the cri
   }
   const expected = an.t.U + an.overhead.preempt;
   assert.ok(Math.abs(busy - expected) <= an.cfs + 1e-6 * expected, `fragments' wall time ${busy} vs U + pre-emption ${expected}`);
-  const crit = new Int32Array(new Uint8Array(unpack(tl.crit)).buffer);
+  const crit = unpack(tl.crit) as Int32Array;
   assert.ok(crit.length > 0 && crit.length <= an.criticalPath.cfs);
   for (const i of crit) assert.ok(i >= 0 && i < an.cfs);
   assert.ok(tl.net.off.at(-1)! > 0, 'DFs crossed between the two nodes');
@@ -109,21 +108,20 @@ test('a critical path of 12 002 steps is shown whole: every step in the table da
   assert.equal(a.criticalPath.steps, a.criticalPath.cfs);
   const html = luna(['report', trace, '-o', '-']).stdout;
   assert.match(html, /data-path-steps="12002" data-path-cfs="12002">All 12,002 steps are listed below and outlined on the timeline/);
-  type P = { z: string; t: string };
-  const unpack = (p: P): Buffer => inflateRawSync(Buffer.from(p.z, 'base64'));
+  type P = Packed;
   const d = pageData(html);
   const steps = (d.sections.critical as { start: P; names: { bases: string[]; base: P; off: P; idx: P } }[])[0]!;
-  const start = new Float64Array(new Uint8Array(unpack(steps.start)).buffer);
+  const start = unpack(steps.start) as Float64Array;
   assert.equal(start.length, 12_002);
   for (let k = 1; k < start.length; k++) assert.ok(start[k]! >= start[k - 1]!, 'earliest first');
   // names as the program gives them: first, link[0] … link[11999], then the check
-  const base = new Int32Array(new Uint8Array(unpack(steps.names.base)).buffer), off = new Int32Array(new Uint8Array(unpack(steps.names.off)).buffer), idx = new Int32Array(new Uint8Array(unpack(steps.names.idx)).buffer);
+  const base = unpack(steps.names.base) as Int32Array, off = unpack(steps.names.off) as Int32Array, idx = unpack(steps.names.idx) as Int32Array;
   const name = (k: number): string => steps.names.bases[base[k]!] + Array.from(idx.subarray(off[k]!, off[k + 1]!), (i) => `[${i}]`).join('');
   assert.equal(name(0), 'first');
   assert.equal(name(1), 'link[0]');
   assert.equal(name(12_000), 'link[11999]');
   const crit = (d.sections.timeline as { crit: P }[])[0]!.crit;
-  assert.equal(new Int32Array(new Uint8Array(unpack(crit)).buffer).length, 12_002, 'every step outlined on the timeline');
+  assert.equal(unpack(crit).length, 12_002, 'every step outlined on the timeline');
 });
 
 test('the page is self-contained: no external script, style, image or link', () => {

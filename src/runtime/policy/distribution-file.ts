@@ -8,7 +8,7 @@
 // by one loop (a schema over a million-key record costs seconds).
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { parseGid } from '../../core/cfid.js';
+import { isGid } from '../../core/cfid.js';
 import { isDfKey } from '../../core/dfkey.js';
 import { describeValue, fieldProblem } from '../../core/field-problem.js';
 
@@ -84,7 +84,7 @@ export function checkDistribution(v: unknown, path: string): Distribution {
     throw new DistributionError(`${path}: ${fieldProblem(r.error, v)}`);
   }
   const d = r.data as unknown as Distribution;
-  checkEntries(path, 'cfs', d.cfs, d.nodes, (k) => parseGid(k) !== null && k !== '', 'a CF global id such as 3_5_0');
+  checkEntries(path, 'cfs', d.cfs, d.nodes, (k) => isGid(k) && k !== '', 'a CF global id such as 3_5_0');
   checkEntries(path, 'dfs', d.dfs, d.nodes, isDfKey, 'a DF key such as A#3_5.1.2');
   return d;
 }
