@@ -15,6 +15,7 @@
 //     time, in the order they came;
 //   - a CF costs its node's system thread `cfNs` before it may start (dispatch).
 import type { PlacementGraph } from './placement.js';
+import { consumersOf, TimeHeap } from './replay.js';
 
 /** The machine a placement runs on, and what the system threads pay. */
 export interface HostModel {
@@ -59,18 +60,12 @@ const DISPATCH = 0, SEND = 1, RECV = 2;
 /** Replay `g` under placement `o` on the hosts of `o.host`. */
 export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostReplayResult {
   const n = g.n, N = o.nodes, H = o.host, node = o.node;
-  const edges = n > 0 ? g.depStart[n]! : 0;
-  const outStart = new Int32Array(n + 1);
-  for (let k = 0; k < edges; k++) outStart[g.depFrom[k]! + 1]++;
-  for (let i = 0; i < n; i++) outStart[i + 1] += outStart[i]!;
-  const outDep = new Int32Array(edges), consumerOf = new Int32Array(edges);
-  const fill = outStart.slice(0, n);
-  for (let c = 0; c < n; c++) for (let k = g.depStart[c]!; k < g.depStart[c + 1]!; k++) { outDep[fill[g.depFrom[k]!]!++] = k; consumerOf[k] = c; }
+  const { outStart, outDep, consumerOf } = consumersOf(g);
 
   const hosts = Math.max(1, ...Array.from({ length: N }, (_, m) => H.hostOf[m]! + 1));
   // processor sharing per host: every running job advances its host's virtual time at one rate
   const vt = new Float64Array(hosts), lastT = new Float64Array(hosts), running = new Int32Array(hosts);
-  const runHeap = Array.from({ length: hosts }, () => new MinHeap());
+  const runHeap = Array.from({ length: hosts }, () => new TimeHeap());
   const rate = (h: number): number => (running[h]! <= H.cores[h]! ? 1 : H.cores[h]! / running[h]!);
   const advance = (h: number, now: number): void => {
     if (running[h]! > 0) vt[h] += (now - lastT[h]!) * rate(h);
@@ -80,10 +75,10 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   const taskKind: number[] = [], taskArg: number[] = [], taskNode: number[] = [], taskBytes: number[] = [], taskHop: number[] = [];
   const sysQueue = Array.from({ length: N }, () => [] as number[]), sysHead = new Int32Array(N), sysIdle = new Uint8Array(N).fill(1);
   const free = new Int32Array(N).fill(o.lanes);
-  const ready = Array.from({ length: N }, () => new MinHeap());
+  const ready = Array.from({ length: N }, () => new TimeHeap());
   const pending = new Int32Array(n);
   const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N), sysBusy = new Float64Array(N);
-  const timed = new MinHeap(); // timed events: release of CF c (id c), arrival of a hop on the wire (id n + task)
+  const timed = new TimeHeap(); // timed events: release of CF c (id c), arrival of a hop on the wire (id n + task)
   let first = n > 0 ? Infinity : 0, makespan = 0, bytesMoved = 0;
 
   const startJob = (job: number, m: number, work: number, now: number): void => {
@@ -150,10 +145,10 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
 
   for (;;) {
     // the next instant: a timed event or the first job to finish on some host
-    let now = timed.size > 0 ? timed.topKey() : Infinity;
+    let now = timed.size > 0 ? timed.topTime() : Infinity;
     for (let h = 0; h < hosts; h++) {
       if (running[h]! === 0) continue;
-      const t = lastT[h]! + (runHeap[h]!.topKey() - vt[h]!) / rate(h);
+      const t = lastT[h]! + (runHeap[h]!.topTime() - vt[h]!) / rate(h);
       if (t < now) now = t;
     }
     if (now === Infinity) break;
@@ -161,13 +156,13 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
       if (running[h]! === 0) continue;
       advance(h, now);
       // jobs within a rounding error of the instant finish in it
-      while (running[h]! > 0 && runHeap[h]!.topKey() <= vt[h]! + 1e-6 * Math.max(1, Math.abs(vt[h]!))) {
+      while (running[h]! > 0 && runHeap[h]!.topTime() <= vt[h]! + 1e-6 * Math.max(1, Math.abs(vt[h]!))) {
         const job = runHeap[h]!.pop();
         running[h]--;
         finishJob(job, now);
       }
     }
-    while (timed.size > 0 && timed.topKey() <= now) {
+    while (timed.size > 0 && timed.topTime() <= now) {
       const id = timed.pop();
       if (id < n) { deliver(id, now); continue; }
       const s = id - n, k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
@@ -190,38 +185,4 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     touched.length = 0;
   }
   return { makespan: Math.max(makespan, first), first, busy, sysBusy, start, finish, bytesMoved };
-}
-
-/** A binary min-heap of ids by key, ties by id. */
-class MinHeap {
-  private k = new Float64Array(64);
-  private id = new Int32Array(64);
-  size = 0;
-  push(key: number, id: number): void {
-    if (this.size === this.k.length) {
-      const k = new Float64Array(this.size * 2), d = new Int32Array(this.size * 2);
-      k.set(this.k); d.set(this.id); this.k = k; this.id = d;
-    }
-    let i = this.size++;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!(key < this.k[p]! || (key === this.k[p]! && id < this.id[p]!))) break;
-      this.k[i] = this.k[p]!; this.id[i] = this.id[p]!; i = p;
-    }
-    this.k[i] = key; this.id[i] = id;
-  }
-  topKey(): number { return this.k[0]!; }
-  pop(): number {
-    const K = this.k, D = this.id, top = D[0]!, last = --this.size, key = K[last]!, id = D[last]!;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= last) break;
-      const m = l + 1 < last && (K[l + 1]! < K[l]! || (K[l + 1] === K[l] && D[l + 1]! < D[l]!)) ? l + 1 : l;
-      if (!(K[m]! < key || (K[m] === key && D[m]! < id))) break;
-      K[i] = K[m]!; D[i] = D[m]!; i = m;
-    }
-    K[i] = key; D[i] = id;
-    return top;
-  }
 }
