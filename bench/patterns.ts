@@ -5,7 +5,8 @@
 // the same run, alternated and repeated (median):
 //   end to end — `luna analyze patterns` (decode, merge, trace model, SLOW, engine) against
 //                merely decoding and merging the same files into columns (readTraceColumns);
-//                decoding them into one object per record (readTrace) is shown beside it;
+//                decoding them into one object per record (readTrace) is shown beside it, and the
+//                merge without copying (runs(), what the end-to-end path reads through);
 //   analysis pass — the engine alone over the events decoded once into columns, against a loop
 //                that touches the same columns (warm: after one untimed pass;
 //                not after a forced full collection: measured, that made the pass 1.5–2× slower).
@@ -121,7 +122,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const gen = simulateSpmd(dir, { ranks: RANKS, nodes: 2, phases: program(want), seed: 3 });
     const genMs = performance.now() - t0;
     const events = gen.records;
-    const e2e: number[] = [], iter: number[] = [], iterObj: number[] = [], pass: number[] = [], base: number[] = [], e2eCpu: number[] = [], passCpu: number[] = [];
+    const e2e: number[] = [], iter: number[] = [], iterRuns: number[] = [], iterObj: number[] = [], pass: number[] = [], base: number[] = [], e2eCpu: number[] = [], passCpu: number[] = [];
     // CPU time (user + system) of this process: steadier than wall time on a shared machine
     const cpu = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
     let found = 0;
@@ -137,6 +138,9 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       let k = 0;
       for (const b of readTraceColumns(dir).batches) k += b.n;
       iter.push(performance.now() - t);
+      t = performance.now();
+      readTraceColumns(dir).runs((_rows, from, to) => { k += to - from; });
+      iterRuns.push(performance.now() - t);
       t = performance.now();
       for (const e of readTrace(dir).events) k += e.t > 0 ? 1 : 0;
       iterObj.push(performance.now() - t);
@@ -167,6 +171,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       generateMs: Math.round(genMs),
       decodeMergeMs: Math.round(mIter),
       decodeMergeObjectsMs: Math.round(median(iterObj)),
+      decodeMergeRunsMs: Math.round(median(iterRuns)),
       endToEndMs: Math.round(mE2e),
       eventsPerSecEndToEnd: Math.round(events / (mE2e / 1000)),
       ratioEndToEndToDecode: +(mE2e / mIter).toFixed(2),
