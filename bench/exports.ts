@@ -33,10 +33,10 @@ function measure<T>(f: () => T): { ms: number; value: T } {
   return { ms: performance.now() - t0, value };
 }
 
-/** `f` with the trace read on the calling thread (LUNA_TRACE_WORKER=0). */
-function onCallingThread<T>(f: () => T): T {
+/** `f` with the exports reading the trace in a worker thread (LUNA_TRACE_WORKER=1) or on the calling thread. */
+function reading<T>(where: 'worker' | 'caller', f: () => T): T {
   const before = process.env.LUNA_TRACE_WORKER;
-  process.env.LUNA_TRACE_WORKER = '0';
+  process.env.LUNA_TRACE_WORKER = where === 'worker' ? '1' : '0';
   try { return f(); } finally { if (before === undefined) delete process.env.LUNA_TRACE_WORKER; else process.env.LUNA_TRACE_WORKER = before; }
 }
 
@@ -48,14 +48,14 @@ export async function run(): Promise<Record<string, number>> {
     writeSyntheticTrace(trace, o);
     const decode = measure(() => readTraceColumns(trace).runs(() => {}));
     const model = measure(() => readModel(trace, () => {}));
-    // the same pass with decoding and merging in a worker thread (what the exports below use)
-    const modelWorker = measure(() => readModel(trace, () => {}, undefined, { worker: true }));
+    // the same pass with decoding and merging in a worker thread (LUNA_TRACE_WORKER=1)
+    const modelWorker = measure(() => reading('worker', () => readModel(trace, () => {}, undefined, { worker: true })));
     const an = measure(() => analyzeSlowTrace(trace));
     const cfs = an.value.cfs;
     const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
-    const pb = measure(() => exportPerfettoProto(trace, join(dir, 'run.pftrace')));
+    const pb = measure(() => reading('worker', () => exportPerfettoProto(trace, join(dir, 'run.pftrace'))));
     // baseline of the same run: the protobuf export reading on the calling thread
-    const pbCaller = measure(() => onCallingThread(() => exportPerfettoProto(trace, join(dir, 'run0.pftrace'))));
+    const pbCaller = measure(() => reading('caller', () => exportPerfettoProto(trace, join(dir, 'run0.pftrace'))));
     // OTF2 needs its helper (the OTF2 library at install time); without it the figures are absent
     const otf2 = builtFile('luna-otf2') ? measure(() => exportOtf2(trace, join(dir, 'otf2'))) : null;
     const csv = measure(() => exportTables(trace, join(dir, 'csv'), ['csv']));

@@ -62,7 +62,7 @@ test('the Perfetto protobuf export is byte-identical with and without the worker
   try {
     process.env.LUNA_TRACE_WORKER = '0';
     exportPerfettoProto(dir, join(out, 'a.pftrace'));
-    delete process.env.LUNA_TRACE_WORKER;
+    process.env.LUNA_TRACE_WORKER = '1';
     exportPerfettoProto(dir, join(out, 'b.pftrace'));
   } finally {
     if (before === undefined) delete process.env.LUNA_TRACE_WORKER; else process.env.LUNA_TRACE_WORKER = before;
