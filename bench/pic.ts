@@ -6,6 +6,7 @@
 //   - the sequential baseline with the same kernels in the same run, interleaved with them: the
 //     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in this
 //     process; bench/programs/pic3d_seq.cpp compiled with the same flags);
+//   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
 //     seed 003's Table 1 (docs/pic.md).
 // The seed's figures (the original LuNA, 1 node × 16 threads): 10⁷ particle-steps in 9.99 s, P_U
@@ -89,6 +90,13 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
             units[`${name}.${lang}.${cfg}.Mps`] = 'M/s';
             f[`${name}.${lang}.${cfg}.xSeq`] = sig(s / secs);
             units[`${name}.${lang}.${cfg}.xSeq`] = '×';
+            // the fragment counts and the system thread's CPU per fragment, of node 0 (on 2 × 1 the
+            // other node's are not counted): meaningful under load too
+            const t = r[`${lang}.${cfg}`]!, cfs = t.inline + t.sent;
+            f[`${name}.${lang}.${cfg}.cfsPerStep`] = sig(cfs / p.NT);
+            units[`${name}.${lang}.${cfg}.cfsPerStep`] = 'CFs';
+            f[`${name}.${lang}.${cfg}.sysUsPerCf`] = sig((1000 * t.systemCpuMs) / Math.max(1, cfs));
+            units[`${name}.${lang}.${cfg}.sysUsPerCf`] = 'µs';
           }
           f[`${name}.${lang}.2x1vs1x1`] = sig(r[`${lang}.2x1`]!.programMs / r[`${lang}.1x1`]!.programMs);
           units[`${name}.${lang}.2x1vs1x1`] = '×';

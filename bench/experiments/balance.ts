@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { balance, Predictor, type BalanceOptions, type BalanceResult } from '../../src/analysis/balance/balance.js';
 import { weightsOf, withDurations } from '../../src/analysis/balance/weights.js';
-import { fitTransfers } from '../../src/analysis/balance/comm.js';
+import { fitHost, fitTransfers } from '../../src/analysis/balance/comm.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads } from '../../src/analysis/balance/validate.js';
 import { readProfile, type Profile } from '../../src/analysis/balance/profile.js';
@@ -78,12 +78,14 @@ async function traced(dir: string, app: App, size: 'full' | 'small', extra: stri
  * The predicted end of `r`'s placement replayed with one set of durations for every strategy
  * (CPU time when the trace's clock was exact, as the default step weighs): a strategy run with
  * wall-time weights (the seed's exact algorithm) predicts with wall durations of its own, which
- * a comparison must not mix with the others'.
+ * a comparison must not mix with the others'. On the traced node count, on the traced machine
+ * (its nodes sharing its cores, transfers paid by the system threads); on more nodes, a cluster.
  */
 function commonMakespan(p: Profile, r: BalanceResult, nodes: number, lanes: number): number {
   const q = withDurations(p, weightsOf(p, p.cpuExact ? 'cpu' : 'wall', true));
   const owners = Int32Array.from(r.dfNext, (o, d) => (o >= 0 ? o : p.dfOwner[d]! % nodes));
-  return new Predictor(q, fitTransfers(q), nodes, lanes, !p.cpuExact).predict(r.next, owners).makespan;
+  const tm = fitTransfers(q);
+  return new Predictor(q, tm, nodes, lanes, !p.cpuExact, nodes === p.nodes ? fitHost(p, tm) : undefined).predict(r.next, owners).makespan;
 }
 
 function plotOf(p: Profile, title: string, q: number, tEnd: number): LoadPlot {
@@ -137,7 +139,7 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     const predicted = Array.from(b1.predicted.next.busy), measured = chk.measuredNs, err = chk.error;
     const pct = (xs: number[]) => xs.map((e) => `${(100 * e).toFixed(1)} %`).join(' / ');
     validRows.push([app.title, predicted.map(ms).join(' / '), measured.map(ms).join(' / '), pct(err),
-      `${chk.predictedCfs.join(' / ')} → ${chk.measuredCfs.join(' / ')} (${chk.misplaced} misplaced, ${chk.unmatched} unmatched)`, pct(chk.placementError), chk.drift.map(x2).join(' / '), pct(chk.shareError), `${ms(b1.predicted.next.makespan)} / ${ms(p1.tEnd)}`]);
+      `${chk.predictedCfs.join(' / ')} → ${chk.measuredCfs.join(' / ')} (${chk.misplaced} misplaced, ${chk.unmatched} unmatched)`, pct(chk.placementError), chk.drift.map(x2).join(' / '), pct(chk.shareError), `${ms(b1.predicted.current.makespan)} / ${ms(p0.tEnd)}`, `${ms(b1.predicted.next.makespan)} / ${ms(p1.tEnd)}`]);
     // every strategy on the same profile, 2 nodes (the real ones) and simulated 4, 16, 64
     const strat: Record<string, unknown> = {};
     for (const N of [NODES, ...SIM_NODES]) {
@@ -205,8 +207,8 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     '### Real runs on 2 nodes (program time, ms; speedup against before)',
     mdTable(['program', 'before', 'first application', 'second application', 'seed\'s exact algorithm (q 0.1 s)', 'first step', 'moved'], realRows),
     '### Predicted against measured load (the validity check of Charm++\'s +LBSim)',
-    'Per-node busy time (CPU time of its fragments) the first step predicted for the next run, and what that run measured (node 0 / node 1, ms), the error split in two: placement (fragments per node predicted → run, and the traced load of the fragments each node ran against the prediction: exact when every fragment ran where it was placed) and drift (the next run\'s CPU time of the same fragments over the weight the step gave them, per node); the error of each node\'s share of the load (what is left when the whole machine ran slower or faster); the predicted and the real end of the run.',
-    mdTable(['program', 'predicted', 'measured', 'error', 'fragments per node', 'placement error', 'drift', 'share error', 'predicted / real end, ms'], validRows),
+    'Per-node busy time (CPU time of its fragments) the first step predicted for the next run, and what that run measured (node 0 / node 1, ms), the error split in two: placement (fragments per node predicted → run, and the traced load of the fragments each node ran against the prediction: exact when every fragment ran where it was placed) and drift (the next run\'s CPU time of the same fragments over the weight the step gave them, per node); the error of each node\'s share of the load (what is left when the whole machine ran slower or faster); the predicted and the real end of the run as traced (the step replays the unchanged placement too) and of the run that applied the file.',
+    mdTable(['program', 'predicted', 'measured', 'error', 'fragments per node', 'placement error', 'drift', 'share error', 'unchanged: predicted / real end, ms', 'applied: predicted / real end, ms'], validRows),
     '### Strategies on the same profile (simulator: traced durations and transfer costs)',
     'Predicted speedup against the traced placement on N nodes × 1 lane (max/avg of the per-node load in brackets), every placement replayed with the same durations (CPU time; the seed\'s exact algorithm decides on wall time but is replayed like the others); the lower bound is max(work / lanes, longest chain).',
     mdTable(['program', 'nodes', 'current, ms', 'seed, q 0.1 s (exact)', 'seed (auto q, comm, guard)', 'refine (GreedyRefine)', 'greedy (LPT)', 'lower bound, ms'], stratRows),

@@ -75,6 +75,19 @@ export function ucodes(arities: number[], kernelModule: string): string {
   return lines.join('\n') + '\n';
 }
 
+/** Task Bench's compute_bound kernel in C++ (kernel.ts's loop), the one text every C++ build of it uses. */
+export const COMPUTE_BOUND_CPP = [
+  'static double compute_bound(long iters) {',
+  '  double a[64];',
+  '  for (int j = 0; j < 64; j++) a[j] = 1.0 + j * 1e-3;',
+  '  for (long i = 0; i < iters; i++)',
+  '    for (int j = 0; j < 64; j++) a[j] = a[j] * 0.9999 + 1e-6;',
+  '  double s = 0;',
+  '  for (int j = 0; j < 64; j++) s += a[j];',
+  '  return s;',
+  '}',
+];
+
 /**
  * The same kernels in C++ against the original LuNA ucode API (ucenv.h): the compute_bound loop
  * of kernel.ts, written as the reference implementation's C. `span`: C++ defining
@@ -91,15 +104,7 @@ export function ucodesCpp(arities: number[], o: { span?: string; endInTasks?: bo
     '#include <cmath>',
     ...(o.span ? [o.span] : []),
     'using namespace luna::ucenv;',
-    'static double compute_bound(long iters) {',
-    '  double a[64];',
-    '  for (int j = 0; j < 64; j++) a[j] = 1.0 + j * 1e-3;',
-    '  for (long i = 0; i < iters; i++)',
-    '    for (int j = 0; j < 64; j++) a[j] = a[j] * 0.9999 + 1e-6;',
-    '  double s = 0;',
-    '  for (int j = 0; j < 64; j++) s += a[j];',
-    '  return s;',
-    '}',
+    ...COMPUTE_BOUND_CPP,
     'extern "C" {',
   ];
   for (const k of arities) {

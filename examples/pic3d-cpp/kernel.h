@@ -251,6 +251,105 @@ inline void outgoing(const long *count, double *stay, double *leaving, double **
   leaving[27] = (double)off;
 }
 
+// Deep halos (examples/pic3d/halo.ts, operation for operation): the 27 blocks around a subdomain
+// in direction order ((dx+1)·3 + dy+1)·3 + dz+1.
+
+inline int haloDepth(int depth, int n, int K) {
+  int d = depth < n - 1 ? depth : n - 1;
+  if (K < d) d = K;
+  return d < 1 ? 1 : d;
+}
+
+inline int side(long i, long n) { return i < 0 ? 0 : i < n ? 1 : 2; }
+
+/** φ over the nodes [lo, hi)³ from the 27 n³ blocks into box ((hi−lo)³). */
+inline void gatherBox(long n, const double *const *blocks, long lo, long hi, double *box) {
+  const long m = hi - lo;
+  for (long i = lo; i < hi; i++) {
+    const int bx = side(i, n);
+    const long li = i - (bx - 1) * n;
+    for (long j = lo; j < hi; j++) {
+      const int by = side(j, n);
+      const long lj = j - (by - 1) * n;
+      long k = lo;
+      while (k < hi) {
+        const int bz = side(k, n);
+        const long end = hi < bz * n ? hi : bz * n;
+        const double *src = blocks[(bx * 3 + by) * 3 + bz] + (li * n + lj) * n + k - (bz - 1) * n;
+        double *dst = box + ((i - lo) * m + j - lo) * m + k - lo;
+        for (long q = 0; q < end - k; q++) dst[q] = src[q];
+        k = end;
+      }
+    }
+  }
+}
+
+/** Density at the nodes [−r, n+r)³ into out ((n+2r)³) from the 27 deposit blocks, in density's order. */
+inline void densityHalo(int N, int F, long r, const double *const *blocks, double *out) {
+  const long n = N / F, n1 = n + 1;
+  long w = 0;
+  for (long i = -r; i < n + r; i++) {
+    const int bx = side(i, n);
+    const long li = i - (bx - 1) * n;
+    for (long j = -r; j < n + r; j++) {
+      const int by = side(j, n);
+      const long lj = j - (by - 1) * n;
+      for (long k = -r; k < n + r; k++, w++) {
+        const int bz = side(k, n);
+        const long lk = k - (bz - 1) * n;
+        double v = blocks[(bx * 3 + by) * 3 + bz][(li * n1 + lj) * n1 + lk];
+        if (li == 0 || lj == 0 || lk == 0)
+          for (int o = 1; o < 8; o++) {
+            const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+            if ((ox && li != 0) || (oy && lj != 0) || (oz && lk != 0)) continue;
+            const double *src = blocks[((bx - ox) * 3 + by - oy) * 3 + bz - oz];
+            v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)];
+          }
+        out[w] = v;
+      }
+    }
+  }
+}
+
+/**
+ * `sweeps` Jacobi sweeps on the box grown `sweeps` deep (one more with g, then g = −∇φ at the
+ * owned nodes as field computes it); rho has halo r ≥ sweeps; a, b: scratch of (n+2·sweeps+2)³.
+ */
+inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b) {
+  const long n = N / F, h = sweeps + (g ? 1 : 0), m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+  const double h2c = FOUR_PI_G / (N * N);
+  const double rhobar = totalMass(NP);
+  gatherBox(n, phis, -h, n + h, a);
+  double *src = a, *dst = b;
+  for (long s = 1; s <= sweeps; s++) {
+    const long e = h - s;
+    for (long i = -e; i < n + e; i++)
+      for (long j = -e; j < n + e; j++) {
+        long q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
+        for (long k = -e; k < n + e; k++, q++, c++)
+          dst[q] = (src[q - mm] + src[q + mm] + src[q - m] + src[q + m] + src[q - 1] + src[q + 1] - h2c * (rho[c] - rhobar)) / 6;
+      }
+    double *t = src; src = dst; dst = t;
+  }
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      const double *from = src + ((i + h) * m + j + h) * m + h;
+      double *to = out + (i * n + j) * n;
+      for (long k = 0; k < n; k++) to[k] = from[k];
+    }
+  if (!g) return;
+  const double half = 0.5 * N;
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      long q = ((i + h) * m + j + h) * m + h, c = 3 * (i * n + j) * n;
+      for (long k = 0; k < n; k++, q++, c += 3) {
+        g[c] = (src[q - mm] - src[q + mm]) * half;
+        g[c + 1] = (src[q - m] - src[q + m]) * half;
+        g[c + 2] = (src[q - 1] - src[q + 1]) * half;
+      }
+    }
+}
+
 }  // namespace pic3d
 
 #endif

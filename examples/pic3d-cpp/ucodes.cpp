@@ -20,8 +20,10 @@ void bundles(const InputDF *const *dfs, Bundle *out) {
     }
 }
 
-std::vector<double> &scratch(long size) {
-    static thread_local std::vector<double> pad;
+/** Per-thread scratch, one per use (slot), kept between calls. */
+std::vector<double> &scratch(long size, int slot = 0) {
+    static thread_local std::vector<double> pads[3];
+    std::vector<double> &pad = pads[slot];
     if ((long)pad.size() != size) pad.assign(size, 0.0);
     return pad;
 }
@@ -91,6 +93,59 @@ void c_zero(int N, int F, OutputDF &phi)
 {
     const long n = N / F;
     phi.create<double>(n * n * n, 0.0);
+}
+
+// The deep-halo sweep groups (examples/pic3d/halo.ts, fragments.ts): the 27 blocks around a
+// subdomain in direction order; a step's first group reads the deposit blocks and makes the density
+// around the box (R), its last one makes G as well.
+
+/** One sweep group from the density box and the 27 φ into phi (and G when given). */
+static void group(int N, int F, int NP, int K, int H, int j, const double *rho, const double *const *phis, OutputDF &phi, OutputDF *G)
+{
+    const long n = N / F;
+    const int d = pic3d::haloDepth(H, (int)n, K), sweeps = d < K - j * d ? d : K - j * d;
+    const long box = (n + 2 * d + 2) * (n + 2 * d + 2) * (n + 2 * d + 2);
+    double *a = scratch(2 * box, 1).data();
+    pic3d::jacobiDeep(N, F, NP, sweeps, rho, d, phis, phi.create<double>(n * n * n), G ? G->create<double>(3 * n * n * n) : nullptr, a, a + box);
+}
+
+/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+static const double *densityBox(int N, int F, int K, int H, const double *const *Ls, OutputDF *R)
+{
+    const long n = N / F, d = pic3d::haloDepth(H, (int)n, K), size = (n + 2 * d) * (n + 2 * d) * (n + 2 * d);
+    double *out = R ? R->create<double>(size) : scratch(size, 2).data();
+    pic3d::densityHalo(N, F, d, Ls, out);
+    return out;
+}
+
+/** the first of several groups (27 deposit blocks, 27 φ) -> φ, R */
+void c_sweep_first(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &R)
+{
+    const double *Ls[27] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>(), l8.getData<double>(), l9.getData<double>(), l10.getData<double>(), l11.getData<double>(), l12.getData<double>(), l13.getData<double>(), l14.getData<double>(), l15.getData<double>(), l16.getData<double>(), l17.getData<double>(), l18.getData<double>(), l19.getData<double>(), l20.getData<double>(), l21.getData<double>(), l22.getData<double>(), l23.getData<double>(), l24.getData<double>(), l25.getData<double>(), l26.getData<double>()};
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, &R), phis, phi, nullptr);
+}
+
+/** the only group (27 deposit blocks, 27 φ) -> φ, G */
+void c_sweep_only(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &G)
+{
+    const double *Ls[27] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>(), l8.getData<double>(), l9.getData<double>(), l10.getData<double>(), l11.getData<double>(), l12.getData<double>(), l13.getData<double>(), l14.getData<double>(), l15.getData<double>(), l16.getData<double>(), l17.getData<double>(), l18.getData<double>(), l19.getData<double>(), l20.getData<double>(), l21.getData<double>(), l22.getData<double>(), l23.getData<double>(), l24.getData<double>(), l25.getData<double>(), l26.getData<double>()};
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, &G);
+}
+
+/** a middle group j (R, 27 φ) -> φ */
+void c_sweep(int N, int F, int NP, int K, int H, int j, const InputDF &R, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi)
+{
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, nullptr);
+}
+
+/** the last group j (R, 27 φ) -> φ, G */
+void c_sweep_last(int N, int F, int NP, int K, int H, int j, const InputDF &R, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &G)
+{
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, &G);
 }
 
 }

@@ -2,6 +2,7 @@
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
 import { guard, arriving, deposit, density, field, gather, jacobi, leavingSize, outgoing, push, scatter } from './kernels.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 
@@ -56,4 +57,48 @@ export function c_push(N: number, F: number, a: number, b: number, c: number, ..
     const stay = dfs[9]!.createFloat64Array(r.count[STAY]! * REC);
     scatter(r, outgoing(r.count, stay, dfs[10]!.createFloat64Array(leavingSize(r.count))));
   });
+}
+
+// The deep-halo sweep groups (halo.ts). The 27 blocks around a subdomain come in direction order;
+// a step's first group reads the 27 deposit blocks and makes the density around the box (R, for
+// the later groups), its last group makes G as well.
+
+let boxes: [Float64Array, Float64Array] = [new Float64Array(0), new Float64Array(0)];
+let rhoScratch = new Float64Array(0);
+
+/** One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi (and G). */
+function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: readonly DF[], phi: DF, G: DF | null): void {
+  const n = N / F, d = haloDepth(H, n, K);
+  if (boxes[0].length !== (n + 2 * d + 2) ** 3) boxes = deepScratch(n, d);
+  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, d, phis.map((x) => x.getFloat64Array()), phi.createFloat64Array(n * n * n),
+    G ? G.createFloat64Array(3 * n * n * n) : null, ...boxes);
+}
+
+/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+function densityBox(N: number, F: number, K: number, H: number, Ls: readonly DF[], R: DF | null): Float64Array {
+  const n = N / F, d = haloDepth(H, n, K), size = (n + 2 * d) ** 3;
+  if (!R && rhoScratch.length !== size) rhoScratch = new Float64Array(size);
+  const out = R ? R.createFloat64Array(size) : rhoScratch;
+  densityHalo(N, F, d, Ls.map((x) => x.getFloat64Array()), out);
+  return out;
+}
+
+/** the first of several groups (27 deposit blocks, 27 φ) -> φ, R */
+export function c_sweep_first(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, dfs.slice(0, 27), dfs[55]!), dfs.slice(27, 54), dfs[54]!, null);
+}
+
+/** the only group (27 deposit blocks, 27 φ) -> φ, G */
+export function c_sweep_only(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, dfs.slice(0, 27), null), dfs.slice(27, 54), dfs[54]!, dfs[55]!);
+}
+
+/** a middle group j (R, 27 φ) -> φ */
+export function c_sweep(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, j, R.getFloat64Array(), dfs.slice(0, 27), dfs[27]!, null);
+}
+
+/** the last group j (R, 27 φ) -> φ, G */
+export function c_sweep_last(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
+  group(N, F, NP, K, H, j, R.getFloat64Array(), dfs.slice(0, 27), dfs[27]!, dfs[28]!);
 }

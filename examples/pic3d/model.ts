@@ -39,6 +39,7 @@ export function badParams(p: Params): string | null {
   for (const [k, v] of Object.entries(p)) if (!Number.isInteger(v)) return `${k}=${v} is not an integer`;
   if (N < 2) return `N=${N}: need at least 2 grid nodes per dimension`;
   if (F < 1 || N % F !== 0) return `N=${N} must be a multiple of F=${F} >= 1`;
+  if (N / F < 2) return `N/F=${N / F}: a subdomain needs at least 2 grid nodes per dimension (the sweeps take a halo from its neighbours)`;
   if (NP < 1 || NP > 1e8) return `NP=${NP}: need 1 <= NP <= 1e8`;
   if (NT < 0 || K < 1) return `need NT >= 0 and K >= 1 (NT=${NT}, K=${K})`;
   return null;

@@ -2,10 +2,17 @@
 // loop without the runtime: the baseline the fragmented program's speed is measured against
 // (bench/pic.ts). It computes exactly what pic3d.fa computes.
 import { deposit, density, field, gather, jacobi, push, scatter } from './kernels.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep, sweepGroups } from './halo.js';
 import { cellOf, REC, STAY, type Params } from './model.js';
 
+/** How the sequential run sweeps: with deep halos of `depth` (halo.ts) or one face exchange per sweep; `onPhi` sees every step's last φ. */
+export interface SequentialOptions {
+  depth?: number;
+  onPhi?: (t: number, phi: readonly Float64Array[]) => void;
+}
+
 /** NT steps of the method from `parts`; returns the particles (in subdomain and bundle order). */
-export function runSequential(p: Params, parts: Float64Array): Float64Array {
+export function runSequential(p: Params, parts: Float64Array, opts: SequentialOptions = {}): Float64Array {
   const { N, F, NP, NT, K } = p;
   const n = N / F, S = F * F * F, n3 = n * n * n, n1 = n + 1;
   const id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
@@ -39,6 +46,13 @@ export function runSequential(p: Params, parts: Float64Array): Float64Array {
   // incoming bundle d of subdomain (a, b, c): bundle d of the neighbour it comes from
   const incoming = (a: number, b: number, c: number): Float64Array[] =>
     Array.from({ length: 27 }, (_, d) => bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+  // the deep-halo sweeps (halo.ts): the 27 blocks around a subdomain, in direction order
+  const deep = opts.depth !== undefined;
+  const d = haloDepth(opts.depth ?? 1, n, K);
+  const around = (a: number, b: number, c: number): number[] =>
+    Array.from({ length: 27 }, (_, q) => id(a + Math.floor(q / 9) - 1, b + (Math.floor(q / 3) % 3) - 1, c + (q % 3) - 1));
+  const rhoHalo = deep ? Array.from({ length: S }, () => new Float64Array((n + 2 * d) ** 3)) : [];
+  const boxes = deepScratch(n, d);
   for (let t = 0; t < NT; t++) {
     const parts: Float64Array[] = [];
     each((a, b, c, s) => {
@@ -48,12 +62,22 @@ export function runSequential(p: Params, parts: Float64Array): Float64Array {
       parts[s] = new Float64Array(inc.reduce((n, x) => n + x.length, 0));
       gather(inc, parts[s]!);
     });
-    each((a, b, c, s) => density(N, F, corners(a, b, c, -1).map((q) => blocks[q]!), rho[s]!));
-    for (let k = 0; k < K; k++) {
-      each((a, b, c, s) => jacobi(N, F, NP, rho[s]!, faces(a, b, c).map((q) => phi[q]!), next[s]!, pad));
-      [phi, next] = [next, phi];
+    if (deep) {
+      each((a, b, c, s) => densityHalo(N, F, d, around(a, b, c).map((q) => blocks[q]!), rhoHalo[s]!));
+      const groups = sweepGroups(K, d);
+      for (let j = 0; j < groups; j++) {
+        each((a, b, c, s) => jacobiDeep(N, F, NP, Math.min(d, K - j * d), rhoHalo[s]!, d, around(a, b, c).map((q) => phi[q]!), next[s]!, j === groups - 1 ? g[s]! : null, ...boxes));
+        [phi, next] = [next, phi];
+      }
+    } else {
+      each((a, b, c, s) => density(N, F, corners(a, b, c, -1).map((q) => blocks[q]!), rho[s]!));
+      for (let k = 0; k < K; k++) {
+        each((a, b, c, s) => jacobi(N, F, NP, rho[s]!, faces(a, b, c).map((q) => phi[q]!), next[s]!, pad));
+        [phi, next] = [next, phi];
+      }
+      each((a, b, c, s) => field(N, F, faces(a, b, c).map((q) => phi[q]!), g[s]!, pad));
     }
-    each((a, b, c, s) => field(N, F, faces(a, b, c).map((q) => phi[q]!), g[s]!, pad));
+    opts.onPhi?.(t, phi);
     const out: Float64Array[][] = Array.from({ length: S }, () => []);
     each((a, b, c, s) => {
       const r = push(N, F, a, b, c, corners(a, b, c, 1).map((q) => g[q]!), [parts[s]!]);

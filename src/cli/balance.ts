@@ -18,6 +18,7 @@ export interface BalanceCliOptions {
   nodes?: number;
   lanes?: number;
   comm: boolean;
+  host: boolean;
   guard: boolean;
   search: boolean;
   dfs: string;
@@ -67,7 +68,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, host: o.host, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {
@@ -96,7 +97,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
       fragments: profile.n, moved: r.moved, searched: r.searched, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
       decision: r.decision, reason: r.reason, before: r.before, after: r.after,
       predicted: { currentNs: pr.current.makespan, nextNs: pr.next.makespan, currentPerNodeNs: Array.from(pr.current.busy), nextPerNodeNs: Array.from(pr.next.busy) },
-      bound: r.bound, transfer: r.transfer, timeMs: r.timeMs, output: o.output, plots,
+      bound: r.bound, transfer: r.transfer, host: r.host ? { ...r.host, hostOf: Array.from(r.host.hostOf), cores: Array.from(r.host.cores) } : undefined, timeMs: r.timeMs, output: o.output, plots,
     };
     process.stdout.write(JSON.stringify(json, null, 2) + '\n');
   } else {

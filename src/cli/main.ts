@@ -143,6 +143,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--no-comm', 'ignore the transfers a move adds (the seed\'s rule)')
     .option('--no-guard', 'apply the strategy\'s placement even when the simulator predicts no gain')
     .option('--no-search', 'no local search on the predicted makespan after the strategy')
+    .option('--no-host', 'predict each node on cores of its own, a transfer only a delay (default: the traced machine, its nodes sharing its cores, the system threads paying for transfers)')
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')
     .option('--tolerance <x>', 'GreedyRefine\'s tolerance (≥ 1)')
     .option('--weights <wall|cpu>', 'a fragment\'s weight: its wall time (the seed\'s) or its thread CPU time (default when the trace\'s CPU clock is exact)')

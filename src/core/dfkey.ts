@@ -55,7 +55,7 @@ export interface ParsedDfKey {
   indices: number[];
 }
 
-const KEY_RE = /^([A-Za-z_][A-Za-z0-9_]*)#((?:(?:-?\d+|~[0-9a-z]{22})(?:_-?\d+)*)?)((?:\.-?\d+)*)$/;
+const KEY_RE = /^([A-Za-z_][A-Za-z0-9_]*)#((?:(?:-?\d+|~[0-9a-f]{32})(?:_-?\d+)*)?)((?:\.-?\d+)*)$/;
 
 /** The parts of a key; null when `s` is not a DF key. */
 export function parseDfKey(s: string): ParsedDfKey | null {

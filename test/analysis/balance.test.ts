@@ -265,3 +265,23 @@ test('the local search moves segments of a chain where every single move loses',
   assert.equal(new Set(Array.from(node.slice(0, 4))).size, 1, 'chain 0→3 stays together');
   assert.equal(new Set(Array.from(node.slice(4))).size, 1, 'chain 4→7 stays together');
 });
+
+test('the guard on the traced machine: two nodes sharing one core gain nothing from a move; on two cores they do', () => {
+  // 8 independent CFs of 10 ms, all on node 0, of a run whose 2 nodes shared one host
+  const cfs = Array.from({ length: 8 }, (_, i) => [0, i * 10e6, (i + 1) * 10e6] as [number, number, number]);
+  const machine = (cores: number): Profile => ({
+    ...profile(cfs), hostOf: Int32Array.from([0, 0]), hostCores: [cores], sendNs: new Float64Array(), sysWallNs: new Float64Array(2), workerShare: Float64Array.from([1, 1]),
+  });
+  const one = balance(machine(1), { strategy: 'greedy', search: false });
+  assert.ok(one.host, 'the trace says where its nodes ran: the replay runs on that machine');
+  assert.equal(one.decision, 'keep', `one core: ${one.reason}`);
+  assert.equal(one.predicted.current.makespan, 80e6);
+  const two = balance(machine(2), { strategy: 'greedy', search: false });
+  assert.equal(two.decision, 'apply');
+  assert.equal(two.predicted.next.makespan, 40e6, 'two cores: half each');
+  const delay = balance(machine(1), { strategy: 'greedy', search: false, host: false });
+  assert.equal(delay.host, undefined);
+  assert.equal(delay.decision, 'apply', 'without the machine a node is its own core');
+  // balancing for another node count than the traced run's: a cluster, not the traced machine
+  assert.equal(balance(machine(1), { search: false, nodes: 4 }).host, undefined);
+});

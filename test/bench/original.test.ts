@@ -12,7 +12,8 @@ import { CASES } from '../../bench/original.js';
 import { ORIGINAL_SIDE_BY_SIDE } from '../../bench/reference.js';
 import { metg, sweepPoints } from '../../bench/taskbench/sweep.js';
 import { FLOP_PER_ITERATION } from '../../bench/taskbench/kernel.js';
-import { ucodesCpp } from '../../bench/taskbench/generate.js';
+import { COMPUTE_BOUND_CPP, ucodesCpp } from '../../bench/taskbench/generate.js';
+import { bareCppFlops, buildBareCpp } from '../../bench/taskbench/bare-cpp.js';
 
 test('the span runs from the earliest begin to the latest end, whatever else the processes print', () => {
   const out = [
@@ -103,6 +104,21 @@ int main() { luna_span_begin(); luna_span_begin(); usleep(20000); luna_span_end(
     assert.equal(r.stderr.match(/^luna-span end \d+$/gm)?.length, 2);
     const ms = parseSpanMs(r.stderr);
     assert.ok(ms >= 19 && ms < 5000, `span ${ms} ms around a 20 ms sleep`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the bare C++ kernel (the METG peak) compiles from the ucodes\' kernel text and counts its FLOP', () => {
+  assert.ok(ucodesCpp([0]).includes(COMPUTE_BOUND_CPP.join('\n')), 'the ucodes carry the same kernel text');
+  const dir = mkdtempSync(join(tmpdir(), 'luna-bare-kernel-'));
+  try {
+    const exe = buildBareCpp(dir, '-O3');
+    for (const threads of [1, 2]) {
+      const f = bareCppFlops(exe, threads, 3, 1 << 10);
+      assert.ok(Number.isFinite(f) && f > 0, `${threads} thread(s): ${f} FLOP/s`);
+    }
+    assert.throws(() => bareCppFlops(join(dir, 'missing'), 1, 1, 1));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -7,6 +7,7 @@ import { cellOf, initialCloud, particleMass, R0, REC, totalMass, wrap, type Para
 import { simulate } from '../../examples/pic3d/reference.js';
 import { runSequential } from '../../examples/pic3d/sequential.js';
 import { KernelError, push } from '../../examples/pic3d/kernels.js';
+import { haloDepth, sweepGroups } from '../../examples/pic3d/halo.js';
 import { runFile } from '../runtime/files.js';
 
 /** Particle records by id. */
@@ -46,6 +47,45 @@ describe('pic3d model', () => {
     assert.equal(cellOf(1 - 2 ** -53, 100), 99);
     assert.equal(cellOf(0, 100), 0);
     assert.equal(cellOf(0.5, 8), 4);
+  });
+});
+
+describe('pic3d deep halos', () => {
+  /** Every step's last φ of every subdomain, and the final particles, of a sequential run. */
+  function run(p: Params, depth?: number): { phis: Float64Array[][]; parts: Float64Array } {
+    const phis: Float64Array[][] = [];
+    const parts = runSequential(p, initialCloud(p.NP), { depth, onPhi: (_t, phi) => phis.push(phi.map((x) => x.slice())) });
+    return { phis, parts };
+  }
+
+  for (const [N, F, K] of [[6, 1, 3], [8, 2, 5], [9, 3, 4], [8, 4, 3], [12, 3, 7]] as const) {
+    test(`N=${N}, ${F}x${F}x${F} subdomains, K=${K}: φ of depth d is the bits of one face exchange per sweep`, () => {
+      const p: Params = { N, F, NP: 600, NT: 3, K };
+      const base = run(p);
+      assert.ok(base.phis.every((step) => step.some((phi) => phi.some((v) => v !== 0))), 'φ is zero: the comparison would prove nothing');
+      for (const d of [1, 2, 3, 4, K]) {
+        const deep = run(p, d);
+        assert.equal(deep.phis.length, p.NT);
+        for (let t = 0; t < p.NT; t++)
+          for (let s = 0; s < F ** 3; s++) {
+            const a = deep.phis[t]![s]!, b = base.phis[t]![s]!;
+            for (let i = 0; i < b.length; i++)
+              if (!Object.is(a[i], b[i])) assert.fail(`d=${d} step ${t} subdomain ${s} node ${i}: φ ${a[i]} vs ${b[i]}`);
+          }
+        assert.deepEqual(deep.parts, base.parts, `d=${d}: the particles differ`);
+      }
+    });
+  }
+
+  test('the depth is at most the subdomain width less one and the sweeps; groups cover the sweeps', () => {
+    assert.equal(haloDepth(5, 25, 10), 5);
+    assert.equal(haloDepth(5, 3, 10), 2);
+    assert.equal(haloDepth(5, 2, 10), 1);
+    assert.equal(haloDepth(5, 25, 2), 2);
+    assert.equal(haloDepth(0, 25, 10), 1);
+    assert.equal(sweepGroups(10, 3), 4);
+    assert.equal(sweepGroups(10, 5), 2);
+    assert.equal(sweepGroups(10, 1), 10);
   });
 });
 
@@ -100,6 +140,14 @@ describe('pic3d program', () => {
     assert.deepEqual(r.stdout, ['pic3d: OK (N=8, 4x4x4 subdomains, 300 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)']);
   });
 
+  test('sweep groups of every kind (first, middle, last: K = 7 at depth 3) on 3 in-process nodes, both kernel languages', async () => {
+    for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa']) {
+      const r = await runFile(file, { nodes: 3, lanes: 1, args: ['12', '3', '800', '2', '7', '1', '3'] });
+      assert.equal(r.ok, true, `${file}: ${r.message}`);
+      assert.deepEqual(r.stdout, ['pic3d: OK (N=12, 3x3x3 subdomains, 800 particles, 2 steps, 7 sweeps; mass exact, momentum and positions match the reference)'], file);
+    }
+  });
+
   test('no steps: the initial cloud comes back whole', async () => {
     const r = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '2', '50', '0', '1', '1', '1'] });
     assert.equal(r.ok, true, r.message);
@@ -110,5 +158,8 @@ describe('pic3d program', () => {
     const r = await runFile('examples/pic3d/pic3d.fa', { args: ['10', '3', '50', '1', '1', '0', '1'] });
     assert.equal(r.ok, false);
     assert.ok(r.stdout.includes('pic3d: FAILED (N=10 must be a multiple of F=3 >= 1)'), r.stdout.join('\n'));
+    const thin = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '4', '50', '1', '1', '0', '1'] });
+    assert.equal(thin.ok, false);
+    assert.ok(thin.stdout.some((l) => l.startsWith('pic3d: FAILED (N/F=1: a subdomain needs at least 2 grid nodes')), thin.stdout.join('\n'));
   });
 });

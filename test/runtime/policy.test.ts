@@ -18,6 +18,18 @@ test('batch size: a few CFs until their time is known, then about BATCH_NS of wo
   assert.equal(p.chainLength({ ...sizing, cfNs: 0 }), FIRST_BATCH);
 });
 
+test('a fed batch keeps its CF count under load: sized by the code\'s fastest execution, a plain batch by the mean', () => {
+  const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS });
+  const quiet = p.chainLength({ ...sizing, cfNs: 2_500_000, cfMinNs: 2_500_000, fed: true });
+  const loaded = p.chainLength({ ...sizing, cfNs: 6_000_000, cfMinNs: 2_500_000, fed: true });
+  assert.equal(quiet, Math.floor(FED_RUN_NS / 2_500_000));
+  assert.equal(loaded, quiet, 'the mean stretched by load does not shrink it');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 6_000_000, cfMinNs: 2_500_000 }), 1, 'a batch that is not fed: the mean');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 2_500_000, cfMinNs: Infinity, fed: true }), quiet, 'no fastest run yet: the mean');
+  assert.equal(p.chainLength({ ...sizing, cfNs: 0, cfMinNs: Infinity, fed: true }), FIRST_BATCH);
+  assert.equal(p.chainLength({ ...sizing, cfNs: 6_000_000, cfMinNs: 1, fed: true }), MAX_BATCH, 'capped');
+});
+
 test('a fed batch runs longer: about FED_RUN_NS of work, unless set otherwise or stealable on several nodes', () => {
   const cfNs = 2_500_000;
   const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS });
@@ -177,7 +189,9 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(INLINE_NS - 1, 5), INLINE_NS * 10, 1), false, 'a slow call of a code that once ran tiny');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS / 8), 2 * BOOT_INLINE_NS, 1), false, 'a lone call of 2 ms of a tiny code (a collection, a preemption)');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS), BOOT_INLINE_NS, 1), true, 'a code whose calls became long');
-  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), true, 'one call long enough');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), false, 'a first call, however long, includes compiling the code');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2), BOOT_INLINE_NS, 1), true, 'two calls long enough');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 2, BOOT_INLINE_NS), INLINE_NS / 10, 1), false, 'a slow first call and a tiny second');
 });
 
 test('queued messages leave before a long inline ucode, not before a short one', () => {

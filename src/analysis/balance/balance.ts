@@ -14,7 +14,8 @@
 // DFs written by atomic CFs follow their writers (dfs: 'follow'), so a moved CF's outputs are
 // not posted back to where they lived (node 0 for DFs without a map rule).
 import { replayPlacement, type PlacementGraph, type PlacementResult } from '../sim/placement.js';
-import { edgesOf, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
+import type { HostModel } from '../sim/host.js';
+import { edgesOf, fitHost, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
 import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
@@ -67,6 +68,12 @@ export interface BalanceOptions {
   /** a CF weighs the median of its class (same code, same bytes read and written), not its own measurement (default true; weights.ts) */
   typical?: boolean;
   margin?: number;
+  /**
+   * Predict on the traced run's machine (sim/host.ts): its nodes share their host's cores and the
+   * system threads pay for every transfer (default: when balancing for the traced node count and
+   * the trace says where every node ran; `false`: each node its own cores, a transfer a delay).
+   */
+  host?: boolean;
 }
 
 /** Per-node totals of a placement. */
@@ -105,6 +112,8 @@ export interface BalanceResult {
   predicted: { current: Prediction; next: Prediction };
   bound: { bound: number; work: number; chain: number };
   transfer: TransferModel;
+  /** the machine the predictions assumed (undefined: each node its own cores, transfers a delay) */
+  host?: HostModel;
   /** the strategy's own time (one run of it), the quantum sweep, the local search, the predictions: ms */
   timeMs: { strategy: number; sweep: number; search: number; predict: number };
   warnings: string[];
@@ -138,14 +147,14 @@ export function replayGraphOf(p: Profile, releaseAtCreation: boolean): Placement
 /** A predictor of placements for one profile (the graph and transfer model built once). */
 export class Predictor {
   private readonly g: PlacementGraph;
-  constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean) {
+  constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean, readonly host?: HostModel) {
     this.g = replayGraphOf(p, releaseAtCreation);
   }
 
   /** `dfOwner`: per DF its owner (-1: its writer's node). */
   predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
     const t = this.transfer;
-    return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b) });
+    return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b), host: this.host });
   }
 }
 
@@ -162,6 +171,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const current = Int32Array.from(p.node, (m) => m % nodes);
   if (p.nodes > nodes) warnings.push(`the trace ran on ${p.nodes} nodes, balanced for ${nodes}: fragments of node k count as node k mod ${nodes}`);
   const transfer = fitTransfers(p);
+  const host = (o.host ?? true) && nodes === p.nodes ? fitHost(traced, transfer) : undefined;
   const edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
   const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
@@ -170,7 +180,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   let predictor: Predictor | undefined;
   const predict = (node: ArrayLike<number>, owners: ArrayLike<number>): Prediction => {
     const t0 = performance.now();
-    predictor ??= new Predictor(p, transfer, nodes, lanes, weights === 'wall');
+    predictor ??= new Predictor(p, transfer, nodes, lanes, weights === 'wall', host);
     const r = predictor.predict(node, owners);
     time.predict += performance.now() - t0;
     return r;
@@ -261,7 +271,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     strategy, weights, typical, weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
     moved: countMoved(next, current), searched, dfsPlaced, decision, reason,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
-    predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, timeMs: time, warnings,
+    predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, host, timeMs: time, warnings,
   };
 }
 

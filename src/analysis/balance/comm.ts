@@ -2,6 +2,7 @@
 // the same trace, and the change a move makes to the transfers of a CF's inputs and outputs
 // (DFs follow their writers in a distribution, so an edge costs a transfer when its two CFs are
 // on different nodes).
+import type { HostModel } from '../sim/host.js';
 import type { Profile } from './profile.js';
 
 /**
@@ -94,4 +95,47 @@ export function moveCost(e: Edges, m: TransferModel, c: number, from: number, to
     else if (o === to) d -= transferNs(m, e.bytes[x]!);
   }
   return d;
+}
+
+/**
+ * Bytes per ns a system thread serializes, sends, receives or deserializes when the trace holds
+ * no large hop to fit it from. Chosen on the quiet real runs of test_3 on 2 local nodes (2 cores,
+ * heat3d 150³, program times 2 135 ms as placed by hand, 2 577 ms under a file that moved 250 MB
+ * across the processes): replayed on the traced machine, 680 MB/s per side (the crossing
+ * bandwidth of the cluster bench) predicts 1 957 / 1 986 ms (0.99×), 350 MB/s 1 960 / 2 315 ms
+ * (0.85×; real 0.83×, both within 10 %), 260 MB/s 0.77×.
+ */
+export const DEFAULT_HOST_BYTES_PER_NS = 0.35;
+
+/** A message's system-thread cost when the trace measured none (the sends of a 2-node test_3 trace: median 50 µs). */
+export const DEFAULT_MSG_NS = 50_000;
+
+/**
+ * The machine of the next run and what its transfers cost the system threads (sim/host.ts), from
+ * the trace: which nodes shared a host and its cores (the manifest); per message, the median time
+ * a sender took to hand a DF to the network; per byte, on each side (the bytes are serialized,
+ * copied through the socket and deserialized by the processes themselves), the rate of the
+ * fastest large hops; the wire, what is left of the fitted latency; per CF, the system threads' CPU time
+ * not spent on the traced transfers — their busy time times the share of a core the node's workers
+ * got — over the CFs. Undefined when the trace does not say where every node ran.
+ */
+export function fitHost(p: Profile, m: TransferModel): HostModel | undefined {
+  if (!p.hostOf || !p.hostCores || !p.sysWallNs || !p.workerShare) return undefined;
+  if (p.hostOf.length !== p.nodes || p.hostOf.some((h) => h < 0)) return undefined;
+  const sends = p.sendNs && p.sendNs.length > 0 ? quantile(Array.from(p.sendNs), 0.5) : DEFAULT_MSG_NS;
+  // the per-byte cost: the large hops that waited least (the fastest tenth: a loaded 2-node test_3
+  // run's 1 MB hops took 3–260 ms, and their median rate, 42 MB/s, made every byte cost its
+  // system threads 8× what they pay); without large hops, the default
+  const rates: number[] = [];
+  for (let k = 0; k < p.xferBytes.length; k++) if (p.xferBytes[k]! >= LARGE_BYTES && p.xferNs[k]! > 0) rates.push(p.xferBytes[k]! / p.xferNs[k]!);
+  const byteNs = 1 / (rates.length >= 3 ? quantile(rates, 0.9) : DEFAULT_HOST_BYTES_PER_NS);
+  let sysCpu = 0, bytes = 0;
+  for (let n = 0; n < p.nodes; n++) sysCpu += p.sysWallNs[n]! * p.workerShare[n]!;
+  for (let k = 0; k < p.xferBytes.length; k++) bytes += p.xferBytes[k]!;
+  const xfer = 2 * (p.xferBytes.length * sends + bytes * byteNs);
+  return {
+    hostOf: p.hostOf, cores: p.hostCores, msgNs: sends, byteNs,
+    wireNs: Math.max(0, m.latencyNs - 2 * sends),
+    cfNs: p.n > 0 ? Math.max(0, sysCpu - xfer) / p.n : 0,
+  };
 }

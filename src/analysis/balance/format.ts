@@ -18,6 +18,7 @@ export function formatBalance(r: BalanceResult, n: number, dfs: number): string 
     `  moved      ${r.moved.toLocaleString('en')} of ${n.toLocaleString('en')} fragments (${((100 * r.moved) / Math.max(1, n)).toFixed(1)} %${r.searched && r.decision === 'apply' ? `, ${r.searched} by the local search` : ''}); ${r.dfsPlaced.toLocaleString('en')} of ${dfs.toLocaleString('en')} DFs placed with their writers`,
     `  predicted  ${d(pr.current.makespan)} → ${d(pr.next.makespan)} (${gain.toFixed(2)}×); lower bound ${d(r.bound.bound)} (work / lanes ${d(r.bound.work / (r.nodes * r.lanes))}, longest chain ${d(r.bound.chain)})`,
     `  transfers  ${r.transfer.samples > 0 ? `fitted to ${r.transfer.samples} measured: ` : 'none measured, defaults: '}${d(r.transfer.latencyNs)} + ${(r.transfer.bytesPerNs * 1e3).toFixed(0)} MB/s`,
+    ...(r.host ? [`  machine    ${Array.from(r.host.cores, (c, h) => `host ${h}: ${c} cores shared by node(s) ${Array.from(r.host!.hostOf).flatMap((x, m) => (x === h ? [m] : [])).join(', ')}`).join('; ')}; system thread per message ${d(r.host.msgNs)} + bytes at ${(1e3 / r.host.byteNs).toFixed(0)} MB/s on each side, per fragment ${d(r.host.cfNs)}; wire ${d(r.host.wireNs)}`] : []),
     `  time       strategy ${r.timeMs.strategy.toFixed(1)} ms, quantum sweep ${r.timeMs.sweep.toFixed(1)} ms, local search ${r.timeMs.search.toFixed(1)} ms, predictions ${r.timeMs.predict.toFixed(1)} ms`,
     r.decision === 'apply' ? '  decision   apply' : `  decision   keep the current placement: ${r.reason}`,
   ];

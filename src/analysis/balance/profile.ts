@@ -47,6 +47,14 @@ export interface Profile {
   /** DF transfers between nodes (one per hop): bytes and time from send to arrival */
   xferBytes: Float64Array;
   xferNs: Float64Array;
+  /** sender's time from the start of each hop's send until the DF was handed to the network, ns */
+  sendNs?: Float64Array;
+  /** per node: the system thread's busy (wall) time, and its workers' CPU over wall time (how much of a core they got) */
+  sysWallNs?: Float64Array;
+  workerShare?: Float64Array;
+  /** host of each node (-1: unknown) and the cores of each host (manifest.machines) */
+  hostOf?: Int32Array;
+  hostCores?: number[];
   /** end of the run, ns from its start */
   tEnd: number;
   warnings: string[];
@@ -83,7 +91,9 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   const depStart = i32(), depFrom = i32(), depDf = i32();
   const dfKey: string[] = [];
   const dfWriter = i32(), dfBytes = f64(), dfOwner = i32();
-  const xferBytes = f64(), xferNs = f64();
+  const xferBytes = f64(), xferNs = f64(), sendNs = f64();
+  const sendAt = new Map<string, number>();
+  const sysWall = new Float64Array(manifest.nodes), wWall = new Float64Array(manifest.nodes), wCpu = new Float64Array(manifest.nodes);
   // DF key → index (keys name one DF each in a run)
   const dfIndex = new Map<string, number>();
   // DFs whose writer had not finished when they were computed (the records tie in time)
@@ -103,6 +113,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       node.push(f.node); code.push(f.code);
       start.push(f.start); finish.push(f.finish); created.push(f.created === f.created ? f.created : f.start);
       cpu.push(f.cpu === f.cpu ? f.cpu : f.finish - f.start);
+      if (f.node < wWall.length && f.cpu === f.cpu) { wWall[f.node] += f.finish - f.start; wCpu[f.node] += f.cpu; }
       for (const x of inputs) {
         const d = dfIndex.get(x.key);
         const w = x.producer ? row.get(x.producer) : undefined;
@@ -117,7 +128,16 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       const d = dfIndex.get(t.df.key);
       if (d !== undefined) sentTo.a[d] |= bit(t.to);
     },
+    // only these kinds are made into objects for `event` (not one object per record of the trace)
+    eventKinds: ['dfComputed', 'sysBusy', 'dfSendStart', 'dfSendEnd'],
     event(e) {
+      if (e.kind === 'sysBusy') { if (e.node < sysWall.length) sysWall[e.node] += e.end - e.t; return; }
+      if (e.kind === 'dfSendStart') { sendAt.set(`${e.node}:${e.df}:${e.toNode}`, e.t); return; }
+      if (e.kind === 'dfSendEnd') {
+        const k = `${e.node}:${e.df}:${e.toNode}`, t0 = sendAt.get(k);
+        if (t0 !== undefined) { sendAt.delete(k); sendNs.push(Math.max(0, e.t - t0)); }
+        return;
+      }
       // a DF written by an atomic CF (the model linked its writer when it handled the record)
       if (e.kind !== 'dfComputed' || e.producerCf < 0) return;
       const r = model.dfOf(e.node, e.thread, e.df);
@@ -143,13 +163,20 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
     const kept = sentTo.a[d]! & ~readOn.a[d]!;
     if (kept !== 0) owner[d] = 31 - Math.clz32(kept & -kept);
   }
+  const workerShare = Float64Array.from(wWall, (w, m) => (w > 0 ? Math.min(1, wCpu[m]! / w) : 1));
+  const hostOf = new Int32Array(manifest.nodes).fill(-1), hostCores: number[] = [];
+  for (const [h, mi] of (manifest.machines ?? []).entries()) {
+    hostCores.push(mi.cores);
+    for (const m of mi.nodes) if (m >= 0 && m < hostOf.length) hostOf[m] = h;
+  }
   const tEnd = (model.tEnd === model.tEnd ? model.tEnd : model.lastT) - t0;
   return {
     program: manifest.program, args: manifest.args, nodes: model.N, threads: model.T, policy: manifest.policy ?? '',
     n: gid.length, gid, node: node.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
     depStart: depStart.done(), depFrom: depFrom.done(), depDf: depDf.done(),
     dfs: dfKey.length, dfKey, dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
-    xferBytes: xferBytes.done(), xferNs: xferNs.done(),
+    xferBytes: xferBytes.done(), xferNs: xferNs.done(), sendNs: sendNs.done(),
+    sysWallNs: sysWall, workerShare, hostOf, hostCores,
     tEnd: tEnd === tEnd ? tEnd : 0,
     warnings: [...model.warnings.entries()].map(([w, k]) => (k > 1 ? `${w} (${k}×)` : w)),
   };

@@ -2,6 +2,7 @@
 // CFs and DFs, with the traced durations and a transfer model. A writer posts its DF to the DF's
 // owner and a reader elsewhere gets it from there: one transfer per crossing. It predicts the end
 // of the run and each node's busy time, as Charm++'s +LBSim does for a balancing step.
+import { replayOnHosts, type HostModel } from './host.js';
 import { replayGraph, type ReplayGraph, type ReplayResult } from './replay.js';
 
 /** A traced graph with the DF each input is and the DFs' sizes. */
@@ -22,6 +23,11 @@ export interface PlacementOptions {
   dfOwner: ArrayLike<number>;
   /** time one DF of `bytes` takes from one node to another, ns */
   transferNs(bytes: number): number;
+  /**
+   * The hosts the nodes share and what transfers cost their system threads (host.ts): when
+   * given, it replaces `transferNs`'s delay.
+   */
+  host?: HostModel;
 }
 
 export interface PlacementResult extends ReplayResult {
@@ -37,6 +43,7 @@ function hops(dfOwner: number, writer: number, reader: number): number {
 
 /** Replay `g` under placement `o` (ready CFs in the order they became ready). */
 export function replayPlacement(g: PlacementGraph, o: PlacementOptions): PlacementResult {
+  if (o.host) return replayOnHosts(g, { nodes: o.nodes, lanes: o.lanes, node: o.node, dfOwner: o.dfOwner, host: o.host });
   const r = replayGraph(g, {
     nodes: o.nodes, lanes: o.lanes, node: o.node,
     arrival: (k, from, to) => {

@@ -54,16 +54,7 @@ export interface ReplayResult {
  */
 export function replayGraph(g: ReplayGraph, o: ReplayPolicy): ReplayResult {
   const n = g.n, N = o.nodes, node = o.node, prio = o.priority;
-  const edges = n > 0 ? g.depStart[n]! : 0;
-  // consumers of each CF (the reverse of the CSR), to wake them when it finishes
-  const outStart = new Int32Array(n + 1);
-  for (let k = 0; k < edges; k++) outStart[g.depFrom[k]! + 1]++;
-  for (let i = 0; i < n; i++) outStart[i + 1] += outStart[i]!;
-  const outDep = new Int32Array(edges), consumerOf = new Int32Array(edges);
-  const fill = outStart.slice(0, n);
-  for (let c = 0; c < n; c++) {
-    for (let k = g.depStart[c]!; k < g.depStart[c + 1]!; k++) { outDep[fill[g.depFrom[k]!]!++] = k; consumerOf[k] = c; }
-  }
+  const { outStart, outDep, consumerOf } = consumersOf(g);
 
   const pending = new Int32Array(n), readyAt = new Float64Array(n);
   const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N);
@@ -113,8 +104,25 @@ export function replayGraph(g: ReplayGraph, o: ReplayPolicy): ReplayResult {
   return { makespan, first, busy, start, finish };
 }
 
+/**
+ * The consumers of each CF (the reverse of the CSR), to wake them when it finishes: the inputs
+ * k it feeds are outDep[outStart[i] .. outStart[i+1]), read by CF consumerOf[k].
+ */
+export function consumersOf(g: ReplayGraph): { outStart: Int32Array; outDep: Int32Array; consumerOf: Int32Array } {
+  const n = g.n, edges = n > 0 ? g.depStart[n]! : 0;
+  const outStart = new Int32Array(n + 1);
+  for (let k = 0; k < edges; k++) outStart[g.depFrom[k]! + 1]++;
+  for (let i = 0; i < n; i++) outStart[i + 1] += outStart[i]!;
+  const outDep = new Int32Array(edges), consumerOf = new Int32Array(edges);
+  const fill = outStart.slice(0, n);
+  for (let c = 0; c < n; c++) {
+    for (let k = g.depStart[c]!; k < g.depStart[c + 1]!; k++) { outDep[fill[g.depFrom[k]!]!++] = k; consumerOf[k] = c; }
+  }
+  return { outStart, outDep, consumerOf };
+}
+
 /** A binary min-heap of ids by key, ties by id (the traced order): typed arrays, no object per entry. */
-class TimeHeap {
+export class TimeHeap {
   private t = new Float64Array(64);
   private id = new Int32Array(64);
   size = 0;

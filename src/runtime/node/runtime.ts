@@ -489,7 +489,7 @@ export class NodeRuntime {
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values; an
       // output another node reads leaves only when the batch returns: then it is kept short
       const fed = this.size === 1 || !this.readElsewhere(cf);
-      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false, fed });
+      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, cfMinNs: this.costMin[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false, fed });
       if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });

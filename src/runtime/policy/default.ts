@@ -239,9 +239,15 @@ export class DefaultPolicy implements SchedulingPolicy {
     return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
   }
 
-  /** A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with stealable work). */
+  /**
+   * A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with
+   * stealable work). A fed batch counts its CFs by the code's fastest execution, not the mean:
+   * under load the workers' CFs measure longer (preempted), and fed batches sized by the mean
+   * shrank with it, each batch less long a wake-up more of the system thread per step.
+   */
   chainLength(s: BatchSizing): number {
-    const limit = s.cfNs === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / s.cfNs)));
+    const ns = s.fed && s.cfMinNs !== undefined && s.cfMinNs > 0 && s.cfMinNs < Infinity ? Math.min(s.cfNs, s.cfMinNs) : s.cfNs;
+    const limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
     return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
   }
 
@@ -286,8 +292,8 @@ export class DefaultPolicy implements SchedulingPolicy {
 
   /**
    * On one node workers boot once a code is seen not to be tiny: its fastest call took INLINE_NS
-   * or more and, at that pace, its calls so far add up to BOOT_INLINE_NS (a first call of 1 ms
-   * at once, a code of 50 µs after 20 calls); or its calls became long (a call of BOOT_INLINE_NS
+   * or more and, at that pace, its calls so far add up to BOOT_INLINE_NS (a code of 1 ms at its
+   * second call, never at its first alone; of 50 µs after 20 calls); or its calls became long (a call of BOOT_INLINE_NS
    * while its damped mean reached INLINE_NS). The first dozens of calls of a function run cold —
    * 15–25 µs each here for an empty ucode, 80–400 µs the first — and a tiny code has a lone slow
    * call now and then (a collection, the thread descheduled): neither is a reason to boot. A
@@ -298,6 +304,11 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean {
     if (nodes > 1) return true;
+    // A code's first call includes compiling it and its first use of what it calls (console,
+    // fs): examples/hello's first `init` took 2.7 ms and booted a worker (~13.5 MB, a core while
+    // it loads) that never ran anything. The second call runs here anyway (runInline), so
+    // deciding after it delays a needed boot by one call.
+    if (cost.samples < 2) return false;
     if (cost.minNs >= INLINE_NS && cost.samples * cost.minNs >= BOOT_INLINE_NS) return true;
     return ns >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
   }

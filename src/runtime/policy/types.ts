@@ -107,6 +107,11 @@ export interface BatchSizing {
    * thread learns of its CFs only when the whole batch returns
    */
   readonly fed?: boolean;
+  /**
+   * the fastest execution of the batch's code measured so far (ns; Infinity or absent: none):
+   * load stretches the mean, not the fastest run, so a batch sized by it keeps its CF count
+   */
+  readonly cfMinNs?: number;
 }
 
 export interface LoopView {

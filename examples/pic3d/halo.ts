@@ -1,0 +1,123 @@
+// Deep halos: the Poisson sweeps of pic3d with fewer exchanges and the same bits.
+// A sweep fragment takes φ from its subdomain and all 26 neighbours, h nodes deep around its own
+// n³ block, and does h Jacobi sweeps on the shrinking grown box: sweep s computes the nodes
+// [−(h−s), n+(h−s)) from those one node wider, so after h sweeps the owned nodes hold what h
+// exchanges of one-node faces would have given — each node by the same formula from the same
+// values, so the same bits — with one exchange instead of h. The density it needs around the
+// box comes once per step from the 27 deposit blocks (`densityHalo`, in the step's first sweep
+// group), summed node by node in the order `density` sums it; the step's last group grows its
+// box one node more and computes g = −∇φ at the owned nodes as `field` does, so neither the
+// density nor the field is a fragment of its own.
+// The 27 blocks around subdomain (a, b, c) are ordered by direction
+// ((dx+1)·3 + dy+1)·3 + dz+1 (the bundles' order; 13 is the subdomain itself).
+// Layouts (row-major): the density box (n+2r)³ for the nodes [−r, n+r)³; the φ blocks n³.
+import { FOUR_PI_G, totalMass } from './model.js';
+
+/** The halo depth a run can use: at most `depth`, the subdomain's width n less 1 and the sweeps K, at least 1 (n ≥ 2). */
+export function haloDepth(depth: number, n: number, K: number): number {
+  return Math.max(1, Math.min(depth, n - 1, K));
+}
+
+/** Jacobi sweep groups of a step: ⌈K / d⌉, the last one possibly shorter. */
+export function sweepGroups(K: number, d: number): number {
+  return Math.ceil(K / d);
+}
+
+/** Which of the 3 blocks along a dimension holds local coordinate i (0: the lower, 1: own, 2: the upper). */
+const side = (i: number, n: number): number => (i < 0 ? 0 : i < n ? 1 : 2);
+
+/**
+ * φ over the nodes [lo, hi)³ (local coordinates, −n ≤ lo, hi ≤ 2n) from the 27 n³ blocks into
+ * `box` ((hi−lo)³).
+ */
+export function gatherBox(n: number, blocks: readonly Float64Array[], lo: number, hi: number, box: Float64Array): void {
+  const m = hi - lo;
+  for (let i = lo; i < hi; i++) {
+    const bx = side(i, n), li = i - (bx - 1) * n;
+    for (let j = lo; j < hi; j++) {
+      const by = side(j, n), lj = j - (by - 1) * n;
+      let k = lo;
+      while (k < hi) {
+        const bz = side(k, n), end = Math.min(hi, bz * n), s = (li * n + lj) * n + k - (bz - 1) * n;
+        box.set(blocks[(bx * 3 + by) * 3 + bz]!.subarray(s, s + end - k), ((i - lo) * m + j - lo) * m + k - lo);
+        k = end;
+      }
+    }
+  }
+}
+
+/**
+ * Density at the nodes [−r, n+r)³ around the subdomain into `out` ((n+2r)³), from the 27 deposit
+ * blocks ((n+1)³ with the upper ghost layer): each node is its owner's deposit plus the ghost
+ * layers of the owner's 7 lower neighbours, added in `density`'s order. r ≤ n − 1 (the lower
+ * neighbours of a node in the lower halo are then among the 27).
+ */
+export function densityHalo(N: number, F: number, r: number, blocks: readonly Float64Array[], out: Float64Array): void {
+  const n = N / F, n1 = n + 1;
+  let w = 0;
+  for (let i = -r; i < n + r; i++) {
+    const bx = side(i, n), li = i - (bx - 1) * n;
+    for (let j = -r; j < n + r; j++) {
+      const by = side(j, n), lj = j - (by - 1) * n;
+      for (let k = -r; k < n + r; k++, w++) {
+        const bz = side(k, n), lk = k - (bz - 1) * n;
+        let v = blocks[(bx * 3 + by) * 3 + bz]![(li * n1 + lj) * n1 + lk]!;
+        if (li === 0 || lj === 0 || lk === 0)
+          for (let o = 1; o < 8; o++) {
+            const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+            if ((ox && li !== 0) || (oy && lj !== 0) || (oz && lk !== 0)) continue;
+            const src = blocks[((bx - ox) * 3 + by - oy) * 3 + bz - oz]!;
+            v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)]!;
+          }
+        out[w] = v;
+      }
+    }
+  }
+}
+
+/** Scratch for `jacobiDeep` at depth d: two boxes of (n+2d+2)³. */
+export function deepScratch(n: number, d: number): [Float64Array, Float64Array] {
+  const size = (n + 2 * d + 2) ** 3;
+  return [new Float64Array(size), new Float64Array(size)];
+}
+
+/**
+ * `sweeps` Jacobi sweeps of ∇²φ = 4πG(ρ − ρ̄) on the subdomain from the 27 φ blocks into `out`
+ * (n³); `rho` is the density box of halo r ≥ sweeps (sweeps − 1 without g). With `g` (3·n³) the
+ * box grows one node more and g = −∇φ at the owned nodes is computed from the result, as `field`
+ * does. `a`, `b`: scratch of `deepScratch`. sweeps + 1 ≤ n with g, sweeps ≤ n without.
+ */
+export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[],
+  out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array): void {
+  const n = N / F, x = g ? 1 : 0, h = sweeps + x, m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+  const h2c = FOUR_PI_G / (N * N);
+  const rhobar = totalMass(NP);
+  gatherBox(n, phis, -h, n + h, a);
+  let src = a, dst = b;
+  for (let s = 1; s <= sweeps; s++) {
+    const e = h - s; // the nodes [−e, n+e) are computed
+    for (let i = -e; i < n + e; i++)
+      for (let j = -e; j < n + e; j++) {
+        let q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
+        for (let k = -e; k < n + e; k++, q++, c++)
+          dst[q] = (src[q - mm]! + src[q + mm]! + src[q - m]! + src[q + m]! + src[q - 1]! + src[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
+      }
+    [src, dst] = [dst, src];
+  }
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) {
+      const q = ((i + h) * m + j + h) * m + h;
+      out.set(src.subarray(q, q + n), (i * n + j) * n);
+    }
+  if (!g) return;
+  const half = 0.5 * N;
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++) {
+      let q = ((i + h) * m + j + h) * m + h, c = 3 * (i * n + j) * n;
+      for (let k = 0; k < n; k++, q++, c += 3) {
+        g[c] = (src[q - mm]! - src[q + mm]!) * half;
+        g[c + 1] = (src[q - m]! - src[q + m]!) * half;
+        g[c + 2] = (src[q - 1]! - src[q + 1]!) * half;
+      }
+    }
+}

@@ -1,0 +1,188 @@
+// The replay of a placement on hosts whose cores its nodes share, with the costs of a transfer
+// between processes on the CPUs that pay them (placement.ts without a host model: each node has
+// its own cores, and a transfer is only a delay).
+//
+// Why: nodes started by one launcher on one machine (`luna run --nodes 2` on 2 cores) share its
+// cores; each node's system thread serializes, sends, receives and deserializes every DF that
+// crosses between processes, and that CPU time is taken from the workers. A placement that moves
+// 235 MB across processes (test_3 balanced on 2 local nodes) was predicted 1.32× faster by a model
+// that saw only a delay per transfer, and ran slower. Here:
+//   - every thread of a host (worker lanes running CFs, system threads running transfer work)
+//     shares the host's cores by processor sharing: with k runnable threads on C cores each runs
+//     at min(1, C / k) of a core;
+//   - a hop costs its sender's system thread `msgNs + bytes · byteNs`, then `wireNs` on the
+//     wire, then the same on its receiver's system thread; each system thread does one job at a
+//     time, in the order they came;
+//   - a CF costs its node's system thread `cfNs` before it may start (dispatch).
+import type { PlacementGraph } from './placement.js';
+import { consumersOf, TimeHeap } from './replay.js';
+
+/** The machine a placement runs on, and what the system threads pay. */
+export interface HostModel {
+  /** host of each node */
+  hostOf: ArrayLike<number>;
+  /** cores of each host (Infinity: as many as its threads) */
+  cores: ArrayLike<number>;
+  /** system-thread CPU per message, on each side, ns */
+  msgNs: number;
+  /** system-thread CPU per byte, on each side, ns */
+  byteNs: number;
+  /** time on the wire between the two system threads, ns */
+  wireNs: number;
+  /** system-thread CPU per CF dispatched, ns */
+  cfNs: number;
+}
+
+export interface HostReplayOptions {
+  nodes: number;
+  lanes: number;
+  node: ArrayLike<number>;
+  /** node that keeps each DF (-1: its writer's) */
+  dfOwner: ArrayLike<number>;
+  host: HostModel;
+}
+
+export interface HostReplayResult {
+  makespan: number;
+  first: number;
+  /** worker CPU time of each node's CFs, ns */
+  busy: Float64Array;
+  /** system-thread CPU time of each node, ns */
+  sysBusy: Float64Array;
+  start: Float64Array;
+  finish: Float64Array;
+  bytesMoved: number;
+}
+
+// system-thread tasks: dispatch of a CF, or one side of a hop of input k
+const DISPATCH = 0, SEND = 1, RECV = 2;
+
+/** Replay `g` under placement `o` on the hosts of `o.host`. */
+export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostReplayResult {
+  const n = g.n, N = o.nodes, H = o.host, node = o.node;
+  const { outStart, outDep, consumerOf } = consumersOf(g);
+
+  const hosts = Math.max(1, ...Array.from({ length: N }, (_, m) => H.hostOf[m]! + 1));
+  // processor sharing per host: every running job advances its host's virtual time at one rate
+  const vt = new Float64Array(hosts), lastT = new Float64Array(hosts), running = new Int32Array(hosts);
+  const runHeap = Array.from({ length: hosts }, () => new TimeHeap());
+  const rate = (h: number): number => (running[h]! <= H.cores[h]! ? 1 : H.cores[h]! / running[h]!);
+  const advance = (h: number, now: number): void => {
+    if (running[h]! > 0) vt[h] += (now - lastT[h]!) * rate(h);
+    lastT[h] = now;
+  };
+  // jobs: CF c is job c; system task s is job n + s
+  const taskKind: number[] = [], taskArg: number[] = [], taskNode: number[] = [], taskBytes: number[] = [], taskHop: number[] = [];
+  const sysQueue = Array.from({ length: N }, () => [] as number[]), sysHead = new Int32Array(N), sysIdle = new Uint8Array(N).fill(1);
+  const free = new Int32Array(N).fill(o.lanes);
+  const ready = Array.from({ length: N }, () => new TimeHeap());
+  const pending = new Int32Array(n);
+  const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N), sysBusy = new Float64Array(N);
+  const timed = new TimeHeap(); // timed events: release of CF c (id c), arrival of a hop on the wire (id n + task)
+  let first = n > 0 ? Infinity : 0, makespan = 0, bytesMoved = 0;
+
+  const startJob = (job: number, m: number, work: number, now: number): void => {
+    const h = H.hostOf[m]!;
+    advance(h, now);
+    running[h]++;
+    runHeap[h]!.push(vt[h]! + work, job);
+  };
+  const task = (kind: number, arg: number, m: number, bytes: number, hop: number): void => {
+    const s = taskKind.length;
+    taskKind.push(kind); taskArg.push(arg); taskNode.push(m); taskBytes.push(bytes); taskHop.push(hop);
+    sysQueue[m]!.push(s);
+  };
+  const touched: number[] = [];
+  const wake = (m: number): void => { touched.push(m); };
+  // the hops of input k: writer → owner → reader (each where they differ)
+  const route = (k: number, from: number, to: number): number[] => {
+    const d = g.depDf[k]!, ow = o.dfOwner[d]!, owner = ow < 0 ? from : ow;
+    const r = [from];
+    if (owner !== from) r.push(owner);
+    if (to !== owner) r.push(to);
+    return r;
+  };
+  const routes = new Map<number, number[]>();
+  const deliver = (c: number, now: number): void => {
+    if (--pending[c] === 0) { task(DISPATCH, c, node[c]!, 0, 0); wake(node[c]!); }
+    void now;
+  };
+  const sendHop = (k: number, hop: number, now: number): void => {
+    const r = routes.get(k)!, b = g.dfBytes[g.depDf[k]!]!;
+    bytesMoved += b;
+    task(SEND, k, r[hop]!, b, hop);
+    wake(r[hop]!);
+    void now;
+  };
+  for (let c = 0; c < n; c++) {
+    pending[c] = g.depStart[c + 1]! - g.depStart[c]! + 1; // + 1: its release
+    if (g.release[c]! < first) first = g.release[c]!;
+    timed.push(g.release[c]!, c);
+  }
+  const finishJob = (job: number, now: number): void => {
+    if (job < n) {
+      const c = job, m = node[c]!;
+      finish[c] = now; free[m]++; wake(m);
+      if (now > makespan) makespan = now;
+      for (let x = outStart[c]!; x < outStart[c + 1]!; x++) {
+        const k = outDep[x]!, reader = consumerOf[k]!;
+        const r = route(k, m, node[reader]!);
+        if (r.length === 1) deliver(reader, now);
+        else { routes.set(k, r); sendHop(k, 0, now); }
+      }
+      return;
+    }
+    const s = job - n, m = taskNode[s]!;
+    sysIdle[m] = 1; wake(m);
+    if (now > makespan) makespan = now;
+    const kind = taskKind[s]!, arg = taskArg[s]!;
+    if (kind === DISPATCH) { ready[m]!.push(now, arg); return; }
+    if (kind === SEND) { timed.push(now + H.wireNs, n + s); return; }
+    // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
+    const r = routes.get(arg)!, hop = taskHop[s]! + 1;
+    if (hop === r.length - 1) { routes.delete(arg); deliver(consumerOf[arg]!, now); } else sendHop(arg, hop, now);
+  };
+
+  for (;;) {
+    // the next instant: a timed event or the first job to finish on some host
+    let now = timed.size > 0 ? timed.topTime() : Infinity;
+    for (let h = 0; h < hosts; h++) {
+      if (running[h]! === 0) continue;
+      const t = lastT[h]! + (runHeap[h]!.topTime() - vt[h]!) / rate(h);
+      if (t < now) now = t;
+    }
+    if (now === Infinity) break;
+    for (let h = 0; h < hosts; h++) {
+      if (running[h]! === 0) continue;
+      advance(h, now);
+      // jobs within a rounding error of the instant finish in it
+      while (running[h]! > 0 && runHeap[h]!.topTime() <= vt[h]! + 1e-6 * Math.max(1, Math.abs(vt[h]!))) {
+        const job = runHeap[h]!.pop();
+        running[h]--;
+        finishJob(job, now);
+      }
+    }
+    while (timed.size > 0 && timed.topTime() <= now) {
+      const id = timed.pop();
+      if (id < n) { deliver(id, now); continue; }
+      const s = id - n, k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
+      task(RECV, k, to, taskBytes[s]!, taskHop[s]!);
+      wake(to);
+    }
+    for (const m of touched) {
+      while (sysIdle[m] && sysHead[m]! < sysQueue[m]!.length) {
+        const s = sysQueue[m]![sysHead[m]!++]!;
+        const work = taskKind[s] === DISPATCH ? H.cfNs : H.msgNs + taskBytes[s]! * H.byteNs;
+        sysIdle[m] = 0; sysBusy[m] += work;
+        startJob(n + s, m, work, now);
+      }
+      while (free[m]! > 0 && ready[m]!.size > 0) {
+        const c = ready[m]!.pop();
+        free[m]--; start[c] = now; busy[m] += g.duration[c]!;
+        startJob(c, m, g.duration[c]!, now);
+      }
+    }
+    touched.length = 0;
+  }
+  return { makespan: Math.max(makespan, first), first, busy, sysBusy, start, finish, bytesMoved };
+}

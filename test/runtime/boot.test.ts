@@ -1,0 +1,78 @@
+// When worker threads boot (real threads, the real CLI): a program whose fragments are all tiny
+// never boots one — a code's first, cold call does not count as long — and a program of long
+// fragments does, and runs them there.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const LUNA = resolve('bin/luna');
+
+function run(args: string[]): { out: string; workers: number; sent: number } {
+  const r = spawnSync(process.execPath, [LUNA, 'run', '--timing', ...args], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const m = /luna: timing: (\{.*\})/.exec(r.stderr);
+  assert.ok(m, `--timing line on stderr\n${r.stderr}`);
+  const t = JSON.parse(m[1]!) as { workers: number; sent: number };
+  return { out: r.stdout, workers: t.workers, sent: t.sent };
+}
+
+const PROGRAM = `
+import c_work(int \`i, name \`x) as work;
+import c_sum(value \`a, value \`b, value \`c, value \`d, value \`e, value \`f) as sum;
+sub main() {
+  df x;
+  for i = 1..6
+    work(i, x[i]);
+  sum(x[1], x[2], x[3], x[4], x[5], x[6]);
+}
+`;
+
+/** ucodes whose \`c_work\` busy-waits \`firstMs\` on its first call and \`ms\` on every later one. */
+function ucodes(firstMs: number, ms: number): string {
+  return `
+let calls = 0;
+const spin = (ms: number): void => { const end = performance.now() + ms; while (performance.now() < end); };
+export function c_work(i: number, x: { setInt(v: number): void }): void { spin(calls++ === 0 ? ${firstMs} : ${ms}); x.setInt(i); }
+export function c_sum(...v: { getInt(): number }[]): void { console.log('sum', v.reduce((s, d) => s + d.getInt(), 0)); }
+`;
+}
+
+function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-boot-'));
+  try {
+    writeFileSync(join(dir, 'prog.fa'), PROGRAM);
+    writeFileSync(join(dir, 'ucodes.ts'), ucodes(firstMs, ms));
+    return f(join(dir, 'prog.fa'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('examples/hello boots no worker: every fragment runs on the system thread', () => {
+  const r = run(['--threads', '2', resolve('examples/hello/hello.fa')]);
+  assert.match(r.out, /hello: OK/);
+  assert.equal(r.workers, 0, 'no worker booted');
+  assert.equal(r.sent, 0);
+});
+
+test('a slow first call of an otherwise tiny code boots no worker', () => {
+  const r = inTemp(5, 0, (prog) => run(['--threads', '2', prog]));
+  assert.match(r.out, /sum 21/);
+  assert.equal(r.workers, 0, 'the cold first call alone does not boot workers');
+});
+
+test('a code that stays long boots the workers and runs there', () => {
+  const r = inTemp(15, 15, (prog) => run(['--threads', '2', prog]));
+  assert.match(r.out, /sum 21/);
+  assert.ok(r.workers >= 1, `workers booted (${r.workers})`);
+  assert.ok(r.sent >= 1, `fragments sent to workers (${r.sent})`);
+});
+
+test('--warm-start boots the workers before the program, tiny or not', () => {
+  const r = run(['--threads', '2', '--warm-start', resolve('examples/hello/hello.fa')]);
+  assert.match(r.out, /hello: OK/);
+  assert.equal(r.workers, 2);
+});
