@@ -95,6 +95,18 @@ async function rearrangeVsRaw(p: Pair, n: number, f: number): Promise<{ dda: num
   return { dda, raw: performance.now() - t1 };
 }
 
+/** ms of a rearrangement over 2 nodes of `n` elements that moves `move` (0: the plan moves nothing): the fixed cost. */
+async function rearrangeFixed(p: Pair, n: number, move: number): Promise<number> {
+  const [a, b] = p.nodes as [DdaNode, DdaNode];
+  const name = `F${Math.random()}`;
+  for (const d of p.nodes) d.declare({ name, elsize: ELSIZE, capacity: 0, order: 'unordered', home: 0 });
+  a.block(name).append(new Uint8Array((n / 2 + move) * ELSIZE));
+  b.block(name).append(new Uint8Array((n / 2 - move) * ELSIZE));
+  const t0 = performance.now();
+  await new Promise((res) => a.global(name, { kind: 'rearrange', nodes: [0, 1] }, 1, 'bench', reply(res)));
+  return performance.now() - t0;
+}
+
 export async function run(quick = process.argv.includes('--quick')): Promise<Record<string, number>> {
   const reps = quick ? 3 : 9;
   const n = quick ? 100_000 : 1_000_000;
@@ -114,6 +126,14 @@ export async function run(quick = process.argv.includes('--quick')): Promise<Rec
   const p = pair();
   try {
     const N = quick ? 100_000 : 1_000_000;
+    // the fixed cost: the protocol's rounds alone (nothing moves), and with one element moving
+    const z: number[] = [], one: number[] = [];
+    for (let r = 0; r < reps + 1; r++) {
+      const x = await rearrangeFixed(p, 1000, 0), y = await rearrangeFixed(p, 1000, 1);
+      if (r > 0) { z.push(x); one.push(y); }
+    }
+    out.rearrange_nothingMoves_ms = median(z);
+    out.rearrange_oneElement_ms = median(one);
     for (const f of [0.01, 0.05, 0.1, 0.5]) {
       const d: number[] = [], w: number[] = [];
       for (let r = 0; r < reps + 1; r++) {

@@ -33,6 +33,13 @@ function measure<T>(f: () => T): { ms: number; value: T } {
   return { ms: performance.now() - t0, value };
 }
 
+/** `f` with the trace read on the calling thread (LUNA_TRACE_WORKER=0). */
+function onCallingThread<T>(f: () => T): T {
+  const before = process.env.LUNA_TRACE_WORKER;
+  process.env.LUNA_TRACE_WORKER = '0';
+  try { return f(); } finally { if (before === undefined) delete process.env.LUNA_TRACE_WORKER; else process.env.LUNA_TRACE_WORKER = before; }
+}
+
 export async function run(): Promise<Record<string, number>> {
   const o: SyntheticOptions = { events: Number(process.env.BENCH_EXPORT_EVENTS ?? 1e6), nodes: 2, threads: 2, seed: 11 };
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-exports-'));
@@ -41,10 +48,14 @@ export async function run(): Promise<Record<string, number>> {
     writeSyntheticTrace(trace, o);
     const decode = measure(() => readTraceColumns(trace).runs(() => {}));
     const model = measure(() => readModel(trace, () => {}));
+    // the same pass with decoding and merging in a worker thread (what the exports below use)
+    const modelWorker = measure(() => readModel(trace, () => {}, undefined, { worker: true }));
     const an = measure(() => analyzeSlowTrace(trace));
     const cfs = an.value.cfs;
     const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
     const pb = measure(() => exportPerfettoProto(trace, join(dir, 'run.pftrace')));
+    // baseline of the same run: the protobuf export reading on the calling thread
+    const pbCaller = measure(() => onCallingThread(() => exportPerfettoProto(trace, join(dir, 'run0.pftrace'))));
     // OTF2 needs its helper (the OTF2 library at install time); without it the figures are absent
     const otf2 = builtFile('luna-otf2') ? measure(() => exportOtf2(trace, join(dir, 'otf2'))) : null;
     const csv = measure(() => exportTables(trace, join(dir, 'csv'), ['csv']));
@@ -54,9 +65,12 @@ export async function run(): Promise<Record<string, number>> {
       cfs,
       decodeMs: Math.round(decode.ms),
       modelMs: Math.round(model.ms),
+      modelWorkerMs: Math.round(modelWorker.ms),
       analyzeMs: Math.round(an.ms),
       perfettoMs: Math.round(pf.ms),
       perfettoProtoMs: Math.round(pb.ms),
+      perfettoProtoCallerThreadMs: Math.round(pbCaller.ms),
+      perfettoProtoWorkerVsCallerThread: +(pb.ms / pbCaller.ms).toFixed(2),
       traceBytes: size(trace),
       perfettoProtoBytes: size(join(dir, 'run.pftrace')),
       perfettoProtoVsTrace: +(size(join(dir, 'run.pftrace')) / size(trace)).toFixed(2),

@@ -30,7 +30,7 @@ rmSync(outdir, { recursive: true, force: true });
 const pkg = (await import(join(root, 'package.json'), { with: { type: 'json' } })).default;
 await build({
   absWorkingDir: root,
-  entryPoints: { main: 'dist/src/cli/main.js', worker: 'dist/src/runtime/exec/worker.js', 'dda-worker': 'dist/src/runtime/dda/dda-worker.js' },
+  entryPoints: { main: 'dist/src/cli/main.js', worker: 'dist/src/runtime/exec/worker.js', 'dda-worker': 'dist/src/runtime/dda/dda-worker.js', 'merge-worker': 'dist/src/trace/merge-worker.js' },
   outdir,
   chunkNames: 'chunk-[hash]',
   bundle: true,

@@ -67,6 +67,7 @@ export function readTraceColumns(dir: string, opts: ReadTraceOptions = {}): Trac
     warnings.push(`manifest lists no files (the run did not finish?); using the ${files.length} files found`);
   }
   const sources: Source[] = [];
+  const step = decodeStep(files.length);
   for (const f of files) {
     let rf;
     try {
@@ -89,13 +90,20 @@ export function readTraceColumns(dir: string, opts: ReadTraceOptions = {}): Trac
     }
     const off = opts.applyOffsets === false ? 0 : manifest.clock?.offsets?.[rf.header.node] ?? 0;
     const late = scanLateness(rf.path, opts.chunkBytes);
-    sources.push(new Source(rf, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings));
+    sources.push(new Source(rf, sources.length, off, late, opts.maxBuffered ?? 1 << 20, f.path, warnings, step));
   }
   return { manifest, batches: { [Symbol.iterator]: () => batches(sources) }, runs: (sink) => { const m = new Merger(sources); while (m.step(sink, Infinity)); }, warnings, damage };
 }
 
-/** Records decoded per refill of a source. */
-const DECODE_STEP = 4096;
+/**
+ * Records decoded per refill of a source: DECODED_ROWS shared among the sources, within
+ * [MIN_STEP, MAX_STEP]. The merge reads the sources' rows interleaved, so what is decoded and not
+ * yet read (~73 bytes a row over the columns) should stay in the core's cache: with 8 interleaved
+ * files of a 10^6-event SPMD trace, refills of 1024 rows instead of 4096 cut `luna analyze patterns`
+ * by 15–25 % of its CPU time (measured under load, alternated; 512 did as well as 1024).
+ */
+const DECODED_ROWS = 8192, MIN_STEP = 256, MAX_STEP = 4096;
+const decodeStep = (sources: number): number => Math.max(MIN_STEP, Math.min(MAX_STEP, 2 ** Math.floor(Math.log2(DECODED_ROWS / Math.max(1, sources)))));
 /** Records per merged batch. */
 const BATCH = 8192;
 
@@ -104,7 +112,7 @@ const BATCH = 8192;
  * by t (a late record moved back, stably); the head is released once no later record can precede it.
  */
 class Source {
-  readonly rows = new RecordBatch(2 * DECODE_STEP);
+  readonly rows: RecordBatch;
   head = 0;
   /** the head row's time (Infinity past the end), kept by ready(): the merge heap compares it */
   headT = Infinity;
@@ -121,13 +129,16 @@ class Source {
     private readonly window: number,
     private readonly name: string,
     private readonly warnings: string[],
-  ) {}
+    private readonly step: number,
+  ) {
+    this.rows = new RecordBatch(2 * step);
+  }
 
   /** Whether a record can be released (decoding more as needed); false at the end. */
   ready(): boolean {
     // Any later record has t >= frontier - late, so the head is safe once frontier >= head.t + late.
     const r = this.rows;
-    while (!this.done && (this.head === r.n || r.t[this.head]! + this.late > this.frontier) && r.n - this.head < this.window) this.decode(Math.min(DECODE_STEP, this.window - (r.n - this.head)));
+    while (!this.done && (this.head === r.n || r.t[this.head]! + this.late > this.frontier) && r.n - this.head < this.window) this.decode(Math.min(this.step, this.window - (r.n - this.head)));
     const more = this.head < r.n;
     this.headT = more ? r.t[this.head]! : Infinity;
     return more;

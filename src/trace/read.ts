@@ -2,6 +2,7 @@
 // pushed through a trace model whose listeners the caller registers, with progress, and one
 // account of what the reader and the model dropped.
 import { readTraceColumns, type ReadTraceOptions } from './merge.js';
+import { readTraceColumnsThreaded, threadedReading } from './merge-threaded.js';
 import { estimateEvents, traceFilesBytes } from './manifest-reader.js';
 import { TraceModel } from './model/model.js';
 import type { TraceManifest } from './manifest.js';
@@ -25,10 +26,12 @@ export interface ModelRead {
 /**
  * Read the trace in `dir` once: `listen` registers the listeners on the model (analyses that
  * build on the model take it in their constructors), then every event goes through the model,
- * which is ended. `progress` is told about every 65 536 events and once at the end.
+ * which is ended. `progress` is told about every 65 536 events and once at the end. `worker`:
+ * decode and merge in a worker thread (merge-threaded.ts), overlapping the model on two cores.
  */
-export function readModel(dir: string, listen: (model: TraceModel) => void, progress?: ReadProgress, read: ReadTraceOptions = {}): ModelRead {
-  const trace = readTraceColumns(dir, read);
+export function readModel(dir: string, listen: (model: TraceModel) => void, progress?: ReadProgress, read: ReadTraceOptions & { worker?: boolean } = {}): ModelRead {
+  const { worker, ...opts } = read;
+  const trace = worker && threadedReading() ? readTraceColumnsThreaded(dir, opts) : readTraceColumns(dir, opts);
   const model = new TraceModel(trace.manifest);
   model.damage = trace.damage; // one account of what the reader and the model dropped
   listen(model);

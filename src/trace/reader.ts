@@ -253,7 +253,8 @@ export function scanLateness(path: string, chunkBytes = 1 << 20): number {
           const t = v.getFloat64(p + T_OFFSET, true);
           if (!(t > -LIMIT && t < LIMIT)) return late;
           if (frontier - t > late) late = frontier - t;
-          const end = v.getFloat64(p + w, true);
+          // most kinds are written at their t: the span's end is read only for spans
+          const end = w === T_OFFSET ? t : v.getFloat64(p + w, true);
           if (end > frontier) frontier = end;
         }
         p += need;

@@ -6,11 +6,13 @@
 // The centralized protocol of seed 002 §2.3/§3.2, one operation at a time per array:
 //   GD → every node   LOCK     each LD is locked for the GD (CFs that want the block wait)
 //   LD → GD           REPORT   its element count, as soon as no CF holds the block
-//   GD → every node   MOVE     the migration tasks (plan.ts) and how many parts to expect
+//   GD → movers       MOVE     the migration tasks (plan.ts) and how many parts to expect
 //   LD → LD           PART     elements, taken from the tail, appended at the receiver
-//   LD → GD           READY    its sends done and every part it expected received
+//   LD → GD           READY    from each receiver: its sends done and every part it expected received
 //   GD → every node   UNLOCK   the GD's node from now on; CFs waiting for the block get it
-// A global count is LOCK/REPORT/UNLOCK. The GD moves to the first new node when its node is not
+// A global count is LOCK/REPORT/UNLOCK, and so is a rearrangement whose plan moves nothing. MOVE
+// goes only to the nodes that send or receive, and only receivers answer READY: a pure sender's
+// parts leave while it handles MOVE, and its UNLOCK follows that MOVE on the same ordered link. The GD moves to the first new node when its node is not
 // among the new ones (its state travels in UNLOCK). Every node of the run has an LD of every
 // array it has heard of (an empty one until elements come), so the GD asks every node.
 import { Decoder, Encoder } from '../transport/codec.js';
@@ -105,6 +107,8 @@ export class DdaNode implements Participant {
   private nextToken = 1;
   private readonly rank: number;
   private readonly size: number;
+  /** messages this layer sent, by kind (tests count the protocol's rounds with it) */
+  readonly sent: Record<'lock' | 'report' | 'move' | 'part' | 'ready' | 'unlock', number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0 };
   /** every finished global operation of a GD here (tests, benchmarks) */
   onDone: (d: RearrangeDone) => void = () => {};
 
@@ -240,6 +244,7 @@ export class DdaNode implements Participant {
     const sp = this.specs.get(name)!;
     const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).finishCopy();
     for (let r = 0; r < this.size; r++) this.ch.send(r, LOCK, body);
+    this.sent.lock += this.size;
   }
 
   private lock(from: number, name: string, epoch: number): void {
@@ -256,6 +261,7 @@ export class DdaNode implements Participant {
 
   private report(name: string, l: Local): void {
     l.reported = true;
+    this.sent.report++;
     this.ch.send(l.gdNode, REPORT, this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).finishCopy());
   }
 
@@ -266,10 +272,14 @@ export class DdaNode implements Participant {
     const op = g.op!;
     if (op.kind === 'count') { this.unlock(name, g, this.rank); return; }
     g.moves = plan(g.counts, op.nodes!, { weights: op.weights, neighbours: op.neighbours });
-    g.pending = this.size;
+    // nothing to move: no migration round, straight to UNLOCK
+    if (g.moves.length === 0) { this.unlock(name, g, this.newGdNode(op)); return; }
+    g.pending = new Set(g.moves.map((m) => m.to)).size;
     for (let r = 0; r < this.size; r++) {
       const sends = g.moves.filter((m) => m.from === r);
       const expect = g.moves.reduce((k, m) => k + (m.to === r ? 1 : 0), 0);
+      if (sends.length === 0 && expect === 0) continue;
+      this.sent.move++;
       const incoming = g.moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
       const e = this.enc.reset().string(name).varint(epoch).varint(expect).varint(incoming).varint(sends.length);
       for (const m of sends) e.varint(m.to).varint(m.n);
@@ -303,6 +313,7 @@ export class DdaNode implements Participant {
     l.sends = null;
     for (const s of sends) {
       const bytes = l.block.takeTail(s.n);
+      this.sent.part++;
       this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
     }
     // an emptied block gives its memory back (the seed frees it)
@@ -319,15 +330,21 @@ export class DdaNode implements Participant {
   }
 
   private readyIfDone(name: string, l: Local): void {
-    if (!l.sendsDone || l.got !== l.expect) return;
+    if (!l.sendsDone || l.got !== l.expect || l.expect === 0) return;
+    this.sent.ready++;
     this.ch.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
   }
 
   private gotReady(name: string, epoch: number): void {
     const g = this.gd(name, epoch);
     if (--g.pending > 0) return;
-    const nodes = g.op!.nodes!;
-    this.unlock(name, g, nodes.includes(this.rank) ? this.rank : nodes[0]!);
+    this.unlock(name, g, this.newGdNode(g.op!));
+  }
+
+  /** Where the GD goes after a rearrangement: it stays when its node is among the new ones. */
+  private newGdNode(op: GlobalOp): number {
+    const nodes = op.nodes!;
+    return nodes.includes(this.rank) ? this.rank : nodes[0]!;
   }
 
   /** The operation is over: every LD unlocks, learning where the GD is (and its queue moves there). */
@@ -340,6 +357,7 @@ export class DdaNode implements Participant {
     this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * this.specs.get(name)!.elsize });
     const body = this.enc.reset().string(name).varint(g.epoch).varint(gdNode).finishCopy();
     for (let r = 0; r < this.size; r++) this.ch.send(r, UNLOCK, body);
+    this.sent.unlock += this.size;
     this.ch.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
     g.op = null;
     if (gdNode !== this.rank) {
