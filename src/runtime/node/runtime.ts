@@ -389,7 +389,13 @@ export class NodeRuntime {
       let n = 0, late = false;
       while (st.run.length > 0) {
         const cf = st.run.shift()!;
-        if (interp.examine(cf) === TASK) st.ready.push(cf);
+        const woken = cf.armed !== null;
+        if (interp.examine(cf) === TASK) {
+          st.ready.push(cf);
+          // a woken tiny CF (a step of a chain) runs before more is examined: else an eager
+          // recursion spawns ~4 levels per step and runs away from its steps (see deliver)
+          if (woken && !st.ordered && this.inlineable(cf, false) && this.idleLane() >= 0) break;
+        }
         if ((++n & 15) !== 0) continue;
         if (performance.now() > until) { late = true; break; }
         // (ordered by priorities, every CF waiting here must be a candidate)
