@@ -14,8 +14,7 @@
 //     wire, then the same on its receiver's system thread; each system thread does one job at a
 //     time, in the order they came;
 //   - a CF costs its node's system thread `cfNs` before it may start (dispatch).
-import type { PlacementGraph } from './placement.js';
-import { consumersOf, TimeHeap } from './replay.js';
+import { consumersOf, TimeHeap, type PlacementGraph } from './replay.js';
 
 /** The machine a placement runs on, and what the system threads pay. */
 export interface HostModel {

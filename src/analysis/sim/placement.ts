@@ -3,15 +3,10 @@
 // owner and a reader elsewhere gets it from there: one transfer per crossing. It predicts the end
 // of the run and each node's busy time, as Charm++'s +LBSim does for a balancing step.
 import { replayOnHosts, type HostModel } from './host.js';
-import { replayGraph, type ReplayGraph, type ReplayResult } from './replay.js';
+import { replayGraph, type PlacementGraph, type ReplayResult } from './replay.js';
 
 /** A traced graph with the DF each input is and the DFs' sizes. */
-export interface PlacementGraph extends ReplayGraph {
-  /** DF of input k */
-  depDf: ArrayLike<number>;
-  /** size of each DF, bytes */
-  dfBytes: ArrayLike<number>;
-}
+export type { PlacementGraph } from './replay.js';
 
 export interface PlacementOptions {
   nodes: number;

@@ -22,6 +22,14 @@ export interface ReplayGraph {
   depFrom: ArrayLike<number>;
 }
 
+/** A replay graph with the DFs its inputs read and their sizes (placements and transfers). */
+export interface PlacementGraph extends ReplayGraph {
+  /** DF of input k */
+  depDf: ArrayLike<number>;
+  /** size of each DF, bytes */
+  dfBytes: ArrayLike<number>;
+}
+
 /** What a replay's user decides; everything else is the mechanism's. */
 export interface ReplayPolicy {
   nodes: number;
