@@ -208,6 +208,8 @@ test('fed batches whose outputs another node reads stay short, and that node rea
   assert.deepEqual(r.stdout.trim().split('\n').sort(), want.sort(), describeRun(r));
   const t = timing(r);
   assert.ok(t.fed > 0, describeRun(r));
-  // 1 000 ms of fed work a batch would hold every step; node 1 would then see v[t][0] a batch late
-  assert.ok(t.batches * 10 > t.sent, `${t.batches} batches for ${t.sent} CFs\n${describeRun(r)}`);
+  // 1 000 ms of fed work a batch would hold every step (one batch per lane); node 1 would then see
+  // v[t][0] a batch late. Short batches hold BATCH_NS of work: 8–25 CFs of this size, by the speed
+  // of the machine and Node (at least 6 batches for the 202 CFs)
+  assert.ok(t.batches * 40 > t.sent, `${t.batches} batches for ${t.sent} CFs\n${describeRun(r)}`);
 });
