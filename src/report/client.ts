@@ -91,8 +91,8 @@ export async function clientMain(renderers: Record<string, Render>, fns: { codeC
     slowNames: SLOW_NAMES,
     labels: data.labels || [],
   };
-  // packed columns ({ z, t }: byte planes, deflated, base64) become typed arrays before anything renders,
-  // inflated synchronously (fflate) so the page has drawn by its load event: a headless
+  // packed columns ({ z, t }: byte planes, deflated, base64) become typed arrays before anything
+  // renders, inflated synchronously (fflate) so the page has drawn by its load event: a headless
   // `chromium --screenshot` sees it whole
   const unpack = (v: unknown): unknown => {
     if (Array.isArray(v)) { for (let i = 0; i < v.length; i++) v[i] = unpack(v[i]); return v; }

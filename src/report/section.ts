@@ -55,9 +55,10 @@ export interface Section {
 }
 
 /**
- * A typed array packed for the page: its bytes as byte planes (planes.ts), deflated, in base64. The client core inflates
- * every `{ z, t }` of the data (DecompressionStream, no network) into the typed array `t` before
- * the renderers run. Integer columns of small values (deltas, ticks) shrink several times.
+ * A typed array packed for the page: its bytes as byte planes (planes.ts), deflated, in base64.
+ * The client core inflates every `{ z, t }` of the data (fflate, no network) into the typed array
+ * `t` before the renderers run. Integer columns of small values (deltas, ticks) shrink several
+ * times.
  */
 export interface Packed { z: string; t: 'u32' | 'i32' | 'u16' | 'f32' | 'f64' }
 export function pack(a: Uint32Array | Int32Array | Uint16Array | Float32Array | Float64Array): Packed {

@@ -32,7 +32,6 @@ export function readTraceColumnsThreaded(dir: string, opts: ReadTraceOptions = {
   const data: MergeWorkerData = { dir, opts: plain, port: port2, ctrl, batch: BATCH, inFlight: IN_FLIGHT };
   const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [port2] });
   worker.unref();
-  let taken = 0;
   const next = (): MergeMessage => {
     for (;;) {
       const m = receiveMessageOnPort(port1);

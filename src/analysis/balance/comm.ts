@@ -115,9 +115,9 @@ export const DEFAULT_MSG_NS = 50_000;
  * the trace: which nodes shared a host and its cores (the manifest); per message, the median time
  * a sender took to hand a DF to the network; per byte, on each side (the bytes are serialized,
  * copied through the socket and deserialized by the processes themselves), the rate of the
- * fastest large hops; the wire, what is left of the fitted latency; per CF, the system threads' CPU time
- * not spent on the traced transfers — their busy time times the share of a core the node's workers
- * got — over the CFs. Undefined when the trace does not say where every node ran.
+ * fastest large hops; the wire, what is left of the fitted latency; per CF, the system threads'
+ * CPU time not spent on the traced transfers — their busy time times the share of a core the
+ * node's workers got — over the CFs. Undefined when the trace does not say where every node ran.
  */
 export function fitHost(p: Profile, m: TransferModel): HostModel | undefined {
   if (!p.hostOf || !p.hostCores || !p.sysWallNs || !p.workerShare) return undefined;

@@ -102,16 +102,14 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     return r;
   };
   const routes = new Map<number, number[]>();
-  const deliver = (c: number, now: number): void => {
+  const deliver = (c: number): void => {
     if (--pending[c] === 0) { task(DISPATCH, c, node[c]!, 0, 0); wake(node[c]!); }
-    void now;
   };
-  const sendHop = (k: number, hop: number, now: number): void => {
+  const sendHop = (k: number, hop: number): void => {
     const r = routes.get(k)!, b = g.dfBytes[g.depDf[k]!]!;
     bytesMoved += b;
     task(SEND, k, r[hop]!, b, hop);
     wake(r[hop]!);
-    void now;
   };
   for (let c = 0; c < n; c++) {
     pending[c] = g.depStart[c + 1]! - g.depStart[c]! + 1; // + 1: its release
@@ -126,8 +124,8 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
       for (let x = outStart[c]!; x < outStart[c + 1]!; x++) {
         const k = outDep[x]!, reader = consumerOf[k]!;
         const r = route(k, m, node[reader]!);
-        if (r.length === 1) deliver(reader, now);
-        else { routes.set(k, r); sendHop(k, 0, now); }
+        if (r.length === 1) deliver(reader);
+        else { routes.set(k, r); sendHop(k, 0); }
       }
       return;
     }
@@ -139,7 +137,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     if (kind === SEND) { timed.push(now + H.wireNs, n + s); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
     const r = routes.get(arg)!, hop = taskHop[s]! + 1;
-    if (hop === r.length - 1) { routes.delete(arg); deliver(consumerOf[arg]!, now); } else sendHop(arg, hop, now);
+    if (hop === r.length - 1) { routes.delete(arg); deliver(consumerOf[arg]!); } else sendHop(arg, hop);
   };
 
   for (;;) {
@@ -163,7 +161,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     }
     while (timed.size > 0 && timed.topTime() <= now) {
       const id = timed.pop();
-      if (id < n) { deliver(id, now); continue; }
+      if (id < n) { deliver(id); continue; }
       const s = id - n, k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
       task(RECV, k, to, taskBytes[s]!, taskHop[s]!);
       wake(to);

@@ -12,9 +12,10 @@
 //   GD → every node   UNLOCK   the GD's node from now on; CFs waiting for the block get it
 // A global count is LOCK/REPORT/UNLOCK, and so is a rearrangement whose plan moves nothing. MOVE
 // goes only to the nodes that send or receive, and only receivers answer READY: a pure sender's
-// parts leave while it handles MOVE, and its UNLOCK follows that MOVE on the same ordered link. The GD moves to the first new node when its node is not
-// among the new ones (its state travels in UNLOCK). Every node of the run has an LD of every
-// array it has heard of (an empty one until elements come), so the GD asks every node.
+// parts leave while it handles MOVE, and its UNLOCK follows that MOVE on the same ordered link.
+// The GD moves to the first new node when its node is not among the new ones (its state travels
+// in UNLOCK). Every node of the run has an LD of every array it has heard of (an empty one until
+// elements come), so the GD asks every node.
 import { Decoder, Encoder } from '../transport/codec.js';
 import type { Channel, Router } from '../transport/router.js';
 import { CHANNEL } from '../cluster/channels.js';
