@@ -335,6 +335,8 @@ describe('multi-node runtime end to end: node processes over sockets', { concurr
       test(`mpirun --allow-run-as-root --oversubscribe -np 2 node bin/luna run ${c.file} = --nodes 2`, { skip }, async () => {
         const env = { ...process.env };
         for (const k of Object.keys(env)) if (k.startsWith('LUNA_')) delete env[k];
+        const rendezvous = mkdtempSync(join(tmpdir(), 'luna-mpirun-')); // not the source tree
+        env.LUNA_RENDEZVOUS_DIR = rendezvous;
         const [viaMpi, local] = await Promise.all([
           runRaw(['run', c.file, ...(c.args ?? [])], {
             command: ['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2', process.execPath, 'bin/luna'],
@@ -342,6 +344,7 @@ describe('multi-node runtime end to end: node processes over sockets', { concurr
           }),
           luna(runArgs(2, 2, c)),
         ]);
+        rmSync(rendezvous, { recursive: true, force: true });
         assertOk(local);
         assert.equal(viaMpi.status, 0, describeRun(viaMpi));
         assert.deepEqual(sorted(lines(viaMpi.stdout)), sorted(lines(local.stdout)), `${describeRun(viaMpi)}\n${describeRun(local)}`);

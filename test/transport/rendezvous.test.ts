@@ -51,6 +51,29 @@ test('the default directory is created 0700, the file 0600 whatever the umask, a
   }
 });
 
+test('concurrent jobs sharing the default directory, each removing it when it empties, all publish', async () => {
+  const base = await scratch();
+  try {
+    await inDir(base, 0o022, async () => {
+      // Each job creates the directory if missing and removes it, empty, at its end: another
+      // job's mkdir, stat and write can fall between those and must make the directory again.
+      const job = async (j: number) => {
+        for (let round = 0; round < 20; round++) {
+          const rv = fileRendezvous({ env: {}, jobId: `job-${j}-${round}` });
+          await rv.publish(ADDR, SECRET);
+          assert.equal(await mode(rv.file), 0o600);
+          await rv.cleanup!();
+        }
+      };
+      const ends = await Promise.allSettled(Array.from({ length: 8 }, (_, j) => job(j)));
+      assert.deepEqual(ends.filter((e) => e.status === 'rejected'), []);
+      assert.deepEqual(await readdir(base), [], 'the last job out removes the directory');
+    });
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
 test('a directory the user names is never removed, even one luna had to create', async () => {
   const base = await scratch();
   try {

@@ -120,7 +120,7 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
   const file = path.join(dir, `${jobId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
   const timeoutMs = o.timeoutMs ?? 60_000;
   const pollMs = o.pollMs ?? 50;
-  /** Directories publish() created, deepest first: the only ones cleanup() may remove. */
+  /** Directories cleanup() may remove when empty: only the default one. */
   let created: string[] = [];
   let published = false;
   /** the file holds the secret: it goes with the process, however that ends (short of SIGKILL) */
@@ -133,19 +133,13 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST' || code === 'ENOTDIR') throw notADirectory(dir);
+      if (code === 'ENOENT') throw e; // removed under a recursive mkdir: publish() retries
       throw new Error(`cannot create the rendezvous directory ${dir}: ${(e as Error).message}`);
     }
-    if (first !== undefined) {
-      await chmod(dir, DIR_MODE); // exactly 0700 whatever the umask
-      // A directory the user named is theirs to keep, even when we had to create it.
-      if (userDir === undefined) {
-        created = [];
-        for (let d = dir; ; d = path.dirname(d)) {
-          created.push(d);
-          if (d === path.resolve(first) || d === path.dirname(d)) break;
-        }
-      }
-    }
+    if (first !== undefined) await chmod(dir, DIR_MODE); // exactly 0700 whatever the umask
+    // A directory the user named is theirs to keep, even when we had to create it. The default
+    // one is luna's: whichever job leaves it empty removes it, not only the job that made it.
+    if (userDir === undefined) created = [dir];
     checkDirectory(dir, await stat(dir));
   }
 
@@ -170,15 +164,17 @@ export function fileRendezvous(o: FileRendezvousOptions = {}): Rendezvous & { re
     async publish(addr, secret) {
       const content: RendezvousFile = { host: addr.host, port: addr.port, ...(addr.local ? { local: addr.local } : {}), secret, pid: process.pid, created: Date.now() };
       for (let attempt = 1; ; attempt++) {
-        await prepareDir();
         try {
+          await prepareDir();
           await writeFileExclusively(JSON.stringify(content));
           published = true;
           forget = atExit(() => rmSync(file, { force: true }));
           return;
         } catch (e) {
-          // Another job that had created the default directory may have removed it meanwhile.
-          if ((e as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+          // Another job that had created the default directory may remove it, empty, at its
+          // end: between our mkdir and stat, or between stat and the write. Make it again.
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 5) continue;
+          if (!(e as NodeJS.ErrnoException).code) throw e; // already a message of ours
           throw new Error(`cannot write the rendezvous file ${file}: ${(e as Error).message}`);
         }
       }
