@@ -312,8 +312,13 @@ export class DdaNode implements Participant {
     const need = sends.reduce((k, s) => k + s.n, 0);
     if (need > l.block.getNumel() && l.got < l.expect) return;
     l.sends = null;
+    // the parts leave as views of the block, uncopied: nothing writes the block before UNLOCK,
+    // which comes after every receiver has its parts (so after the transport read them). A node
+    // that also receives this epoch (a forwarder between neighbours) appends over its tail: it
+    // sends copies.
+    const inPlace = l.expect === 0;
     for (const s of sends) {
-      const bytes = l.block.takeTail(s.n);
+      const bytes = l.block.takeTail(s.n, inPlace);
       this.sent.part++;
       this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
     }
