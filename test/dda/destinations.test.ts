@@ -10,6 +10,12 @@ import { dynamicArrays } from '../../src/runtime/dda/index.js';
 import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
 import { noCompiler } from '../cpp/fixtures.js';
 import { Nodes } from './nodes.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readTrace } from '../../src/trace/merge.js';
+import { DDA_OPS, type TraceEvent } from '../../src/trace/schema.js';
+import { exportPerfetto } from '../../src/trace/export/perfetto.js';
+import { collectRun } from '../../src/report/collect.js';
 
 /** A block of `n` 16-byte elements (id, 3 id + 1). */
 function filled(n: number, order: DefragOrder = 'unordered', from = 0): DdaBlock {
@@ -129,7 +135,7 @@ import c_scan(block \`P, value \`c, int \`k, name \`s) as scan;
 import c_check(value \`c, value \`s0, value \`s1, value \`s2) as check;
 sub main()
 {
-    df d, c, s;
+    df d, c, s, r;
     dynamic P(16);
     for k = 0..2
         cf f[k]: fill(P, k, d[k]) @ { locator_cyclic: k; };
@@ -137,6 +143,7 @@ sub main()
     for k = 0..2
         cf sc[k]: scan(P, c, k, s[k]) @ { locator_cyclic: k; };
     check(c, s[0], s[1], s[2]);
+    rearrange(P, 0, 1, r) @ { request s[0], s[1], s[2]; };
 }
 `;
 
@@ -195,11 +202,31 @@ for (const lang of ['TypeScript', 'C++'] as const) {
       : { 'prog.fa': PROGRAM, 'ucodes.ts': FILL_TS + READ };
     const dir = fixture(t, files);
     const layer = dynamicArrays();
-    const ran = await runWithResource(dir, { nodes: 3, threads: 1, layers: [layer] });
+    const ran = await runWithResource(dir, { nodes: 3, threads: 1, layers: [layer], traced: lang === 'TypeScript' });
     for (const r of ran.results) assert.equal(r.ok, true, r.message);
-    assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [30, 30, 27]);
-    // one part from each node to each other node, in one round
-    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part, 0), 6);
-    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.move, 0), 3);
+    // the count delivered 30, 30, 27 (c_check); the rearrangement then moved node 2's 27 onto nodes 0 and 1
+    assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [43, 44, 0]);
+    // the count: a part from each node to each other node, in one round; the rearrangement: 2 parts
+    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part, 0), 6 + 2);
+    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.move, 0), 3 + 3);
+    if (lang !== 'TypeScript') return;
+    // both operations are spans of the trace, on the GD's system thread, with the bytes they moved
+    const ops = [...readTrace(ran.trace!).events].filter((e): e is Extract<TraceEvent, { kind: 'ddaOp' }> => e.kind === 'ddaOp');
+    assert.deepEqual(ops.map((e) => [e.node, e.thread, DDA_OPS[e.op], e.exchanged, e.rearranged, e.array]), [
+      [0, 0, 'count', 58 * 16, 0, 'P'],
+      [0, 0, 'rearrange', 0, 27 * 16, 'P'],
+    ]);
+    for (const e of ops) assert.ok(e.end >= e.t && e.t > 0);
+    // the Perfetto export shows them as slices, and the report's timeline on node 0's network row
+    const out = join(dir, 'trace.json');
+    exportPerfetto(ran.trace!, out);
+    const slices = (JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: { ph: string; cat?: string; name: string; pid: number; tid: number; args?: Record<string, number> }[] }).traceEvents.filter((x) => x.cat === 'dynamic array');
+    assert.deepEqual(slices.map((x) => [x.ph, x.name, x.pid, x.tid, x.args?.exchanged_bytes, x.args?.rearranged_bytes]), [
+      ['X', 'count of dynamic array P', 0, 0, 928, 0],
+      ['X', 'rearrange of dynamic array P', 0, 0, 0, 432],
+    ]);
+    const run = collectRun(ran.trace!);
+    const names = Array.from({ length: run.transfers.start.length }, (_, i) => run.transfers.names!.name(i));
+    assert.deepEqual(names.filter((x) => x.includes('dynamic array')), ['count of dynamic array P', 'rearrange of dynamic array P']);
   });
 }

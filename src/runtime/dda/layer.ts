@@ -94,6 +94,8 @@ class Global {
   deliveries: (Move & { parts: number })[] = [];
   /** DELIVER while they travel, then PLAN */
   phase = PLAN;
+  /** elements delivered by destination in this operation */
+  exchanged = 0;
   op: GlobalOp | null = null;
   readonly queue: GlobalOp[] = [];
   epoch = 0;
@@ -262,6 +264,7 @@ export class DdaNode implements Participant {
     g.counts.clear();
     g.deliveries = [];
     g.phase = PLAN;
+    g.exchanged = 0;
     g.moves = [];
     g.t0 = this.host.now();
     // the spec travels with the lock: a node may not have heard of the array yet
@@ -302,7 +305,7 @@ export class DdaNode implements Participant {
     if (d.length > 0) {
       g.deliveries = [];
       g.phase = DELIVER;
-      for (const m of d) g.counts.set(m.to, (g.counts.get(m.to) ?? 0) + m.n);
+      for (const m of d) { g.counts.set(m.to, (g.counts.get(m.to) ?? 0) + m.n); g.exchanged += m.n; }
       g.moves.push(...d.map(({ from, to, n }) => ({ from, to, n })));
       this.migrate(name, g, d);
       return;
@@ -426,9 +429,11 @@ export class DdaNode implements Participant {
     const op = g.op!;
     let total = 0;
     for (const n of g.counts.values()) total += n;
-    const moved = g.moves.reduce((s, m) => s + m.n, 0);
+    const moved = g.moves.reduce((s, m) => s + m.n, 0), es = this.specs.get(name)!.elsize;
     const t1 = this.host.now();
-    this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * this.specs.get(name)!.elsize });
+    // the operation as a span on the GD's system thread: the timeline and the exports show it
+    this.host.trace?.ddaOp(g.t0, t1, op.kind === 'count' ? 0 : 1, g.exchanged * es, (moved - g.exchanged) * es, name);
+    this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * es });
     const body = this.enc.reset().string(name).varint(g.epoch).varint(gdNode).finishCopy();
     for (let r = 0; r < this.size; r++) this.ch.send(r, UNLOCK, body);
     this.sent.unlock += this.size;
