@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { readTrace } from '../../src/trace/merge.js';
 import { DDA_OPS, type TraceEvent } from '../../src/trace/schema.js';
 import { exportPerfetto } from '../../src/trace/export/perfetto.js';
+import { exportPerfettoProto } from '../../src/trace/export/perfetto-proto.js';
 import { collectRun } from '../../src/report/collect.js';
 
 /** A block of `n` 16-byte elements (id, 3 id + 1). */
@@ -222,9 +223,13 @@ for (const lang of ['TypeScript', 'C++'] as const) {
     exportPerfetto(ran.trace!, out);
     const slices = (JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: { ph: string; cat?: string; name: string; pid: number; tid: number; args?: Record<string, number> }[] }).traceEvents.filter((x) => x.cat === 'dynamic array');
     assert.deepEqual(slices.map((x) => [x.ph, x.name, x.pid, x.tid, x.args?.exchanged_bytes, x.args?.rearranged_bytes]), [
-      ['X', 'count of dynamic array P', 0, 0, 928, 0],
-      ['X', 'rearrange of dynamic array P', 0, 0, 0, 432],
+      ['X', 'count of dynamic array P', 0, 1022, 928, 0],
+      ['X', 'rearrange of dynamic array P', 0, 1022, 0, 432],
     ]);
+    const proto = join(dir, 'trace.pftrace');
+    exportPerfettoProto(ran.trace!, proto);
+    const text = readFileSync(proto).toString('latin1');
+    for (const name of ['count of dynamic array P', 'rearrange of dynamic array P', 'exchanged_bytes', 'rearranged_bytes']) assert.ok(text.includes(name), `the protobuf export names ${name}`);
     const run = collectRun(ran.trace!);
     const names = Array.from({ length: run.transfers.start.length }, (_, i) => run.transfers.names!.name(i));
     assert.deepEqual(names.filter((x) => x.includes('dynamic array')), ['count of dynamic array P', 'rearrange of dynamic array P']);

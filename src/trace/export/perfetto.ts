@@ -101,6 +101,8 @@ function listen(model: TraceModel, out: JsonOut, newId: () => number, sends: Map
       out.ev({ ph: 'i', s: 't', cat: 'spmd', name: `${e.kind === 'spmdAlock' ? 'acquire' : 'release'} lock ${e.lock}`, pid: e.node, tid: e.thread, ts: us(e.t), args: { rank: e.rank } });
     },
   });
+  /** the row of dynamic array operations (nodes that have one) */
+  const DDA_TID = 1022, ddaRows = new Set<number>();
   model.listen({
     finish(f, inputs) {
       const args: Record<string, unknown> = { code: model.codeName(f.code), gid: f.gid, cpu_us: +(f.cpu / 1000).toFixed(3) };
@@ -132,7 +134,12 @@ function listen(model: TraceModel, out: JsonOut, newId: () => number, sends: Map
     event(e: TraceEvent) {
       switch (e.kind) {
         case 'ddaOp':
-          out.ev({ ph: 'X', cat: 'dynamic array', name: `${DDA_OPS[e.op] ?? 'operation'} of dynamic array ${e.array}`, pid: e.node, tid: 0, ts: us(e.t), dur: (Math.round(e.end) - Math.round(e.t)) / 1000, args: { exchanged_bytes: e.exchanged, rearranged_bytes: e.rearranged } });
+          // a row of their own (they span many system-thread slices), named at the first
+          if (!ddaRows.has(e.node)) {
+            ddaRows.add(e.node);
+            out.ev({ ph: 'M', name: 'thread_name', pid: e.node, tid: DDA_TID, args: { name: 'dynamic arrays' } });
+          }
+          out.ev({ ph: 'X', cat: 'dynamic array', name: `${DDA_OPS[e.op] ?? 'operation'} of dynamic array ${e.array}`, pid: e.node, tid: DDA_TID, ts: us(e.t), dur: (Math.round(e.end) - Math.round(e.t)) / 1000, args: { exchanged_bytes: e.exchanged, rearranged_bytes: e.rearranged } });
           break;
         case 'cfReceive': {
           const f = model.fragmentOf(e.node, e.cf);
