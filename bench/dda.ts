@@ -1,8 +1,9 @@
 // The dynamic array: local add/remove against a plain typed array doing the same (a count and a
 // Float64Array), and the rearrangement against the raw transport carrying the same bytes,
-// swept over the fraction f of elements that move (as Cabana's benchmark does). Both on
-// 2 in-process nodes over the in-memory mesh (the router and control protocol are real).
-// Alternated and repeated; medians. `node dist/bench/dda.js [--quick]` runs it alone.
+// swept over the fraction f of elements that move (as Cabana's benchmark does), on 2 in-process
+// nodes over the in-memory mesh (the router and control protocol are real), and at f = 0.05 on
+// 2 node processes over the real transport (`procs_` figures: the target's). Alternated and
+// repeated; medians. `node dist/bench/dda.js [--quick] [--reps N]` runs it alone.
 import { MemoryMesh } from '../src/runtime/transport/memory.js';
 import { Router } from '../src/runtime/transport/router.js';
 import { Control } from '../src/runtime/cluster/control.js';
