@@ -164,6 +164,14 @@ test('a kept copy serves later readers while the owner said reads are left; unli
   s.awaitRemote('u#0', 1, a);
   s.remoteArrived('u#0', { v: int(1), granted: 1, left: -1, keep: true });
   for (let i = 0; i < 5; i++) assert.deepEqual(s.readCopy('u#0', cf()), { v: int(1), counted: false });
+  // past the bound on copies the oldest go (their readers would ask the owner again)
+  s.copyLimitBytes = 8;
+  for (const k of ['c#1', 'c#2', 'c#3']) { s.awaitRemote(k, 1, cf()); s.remoteArrived(k, { v: int(1), granted: 1, left: -1, keep: true }); }
+  assert.equal(s.readCopy('u#0', cf()), undefined, 'the oldest copy went first');
+  assert.equal(s.readCopy('c#1', cf()), undefined);
+  assert.deepEqual(['c#2', 'c#3'].map((k) => s.readCopy(k, cf())?.v), [int(1), int(1)]);
+  assert.equal(s.liveBytes, 8);
+  s.copyLimitBytes = 256 * 1024 * 1024;
   // a value that was freed by this node's requests is not kept
   s.awaitRemote('f#0', 1, a);
   s.remoteArrived('f#0', { v: int(1), granted: 1, left: 0, keep: false });

@@ -80,6 +80,13 @@ export class DfStore {
    * Each read still counts at the owner (`reads`), which says when the copy may go (`drop`).
    */
   private readonly copies = new Map<DfKey, Copy>();
+  private copyBytes = 0;
+  /**
+   * Bytes of copies kept at most; past it the oldest go (a reader of a dropped copy requests the
+   * value again, counted as before). A DF without a req_count is never freed by its owner, so
+   * without a bound its copies would double such a program's memory.
+   */
+  copyLimitBytes = 256 * 1024 * 1024;
   /** The owner freed `key` while `nodes` kept copies of it (set by the caller: it tells them). */
   onDrop: (key: DfKey, nodes: number[]) => void = () => {};
   /** bytes of the values held */
@@ -338,7 +345,14 @@ export class DfStore {
     if (n === list.length) { this.remoteWait.delete(key); this.remoteOwner.delete(key); } else now = list.splice(0, n);
     if (served.keep && !this.copies.has(key)) {
       this.copies.set(key, { v: served.v, owner, budget, lastReader: null });
-      this.liveBytes += valueSize(served.v);
+      const b = valueSize(served.v);
+      this.liveBytes += b;
+      this.copyBytes += b;
+      // oldest first (a Map iterates in insertion order)
+      for (const old of this.copies.keys()) {
+        if (this.copyBytes <= this.copyLimitBytes || old === key) break;
+        this.dropCopy(old);
+      }
     }
     return now;
   }
@@ -372,7 +386,9 @@ export class DfStore {
     const c = this.copies.get(key);
     if (c === undefined) return;
     this.copies.delete(key);
-    this.liveBytes -= valueSize(c.v);
+    const b = valueSize(c.v);
+    this.liveBytes -= b;
+    this.copyBytes -= b;
     this.onFree(c.v);
   }
 
