@@ -128,6 +128,20 @@ test('3 in-process nodes: a rearrangement first delivers what CFs sent, then bal
   } finally { await ns.close(); }
 });
 
+test('elements sent by destination that no global operation delivers end the run as a hang naming them, not as a silent loss', async () => {
+  const ns = new Nodes(3);
+  ns.declare({ name: 'P' });
+  await spray(ns, 'P', 30);
+  const texts = ns.dda.flatMap((x) => x.waits().map((w) => w.text));
+  assert.ok(texts.includes('10 element(s) of dynamic array P sent by destination from node 0 to node 1 wait for a global operation of the array (globalCount or rearrange) to deliver them'), texts.join('\n'));
+  assert.equal(texts.length, 6, 'a wait per sender and destination');
+  await ns.close();
+  const end = await ns.controls[0]!.done;
+  assert.equal(end.ok, false);
+  assert.equal(end.kind, 'hang');
+  assert.match(end.message ?? '', /element\(s\) of dynamic array P sent by destination from node \d to node \d wait for a global operation/);
+});
+
 // ------------------------------------------------------------------ real threads, real sockets
 
 const PROGRAM = `

@@ -518,9 +518,11 @@ export class DdaNode implements Participant {
 
   idle(): boolean { return true; }
 
+  /** Global operations asked for or running, and parts sent by destination that no operation delivered yet (lost if the run ended). */
   live(): number {
     let n = this.asked.size;
     for (const g of this.globals.values()) n += (g.op ? 1 : 0) + g.queue.length;
+    for (const l of this.locals.values()) n += l.pending.size;
     return n;
   }
 
@@ -535,6 +537,12 @@ export class DdaNode implements Participant {
       if (l.gdLock !== 0 && !l.reported && l.holder !== -1) out.push({ text: `a global operation of dynamic array ${name} waits for its block${on}, held by ${l.holderText}` });
     }
     for (const a of this.asked.values()) out.push({ text: `${a.who} waits for the global ${a.kind} of dynamic array ${a.array}` });
+    for (const [name, l] of this.locals) {
+      for (const [to, q] of l.pending) {
+        const n = q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize;
+        out.push({ text: `${n} element(s) of dynamic array ${name} sent by destination from node ${this.rank} to node ${to} wait for a global operation of the array (globalCount or rearrange) to deliver them` });
+      }
+    }
     return out;
   }
 
