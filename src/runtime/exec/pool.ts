@@ -126,9 +126,12 @@ function envSpin(name: string, ns: number): number {
   return Number.isFinite(us) && us >= 0 ? us * 1000 : ns;
 }
 
-/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_RESULT_SPIN_US`). */
+/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_FED_SPIN_PRODUCER_US`, `LUNA_RESULT_SPIN_US`). */
 export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
-  return { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
+  const plan: WaitPlan = { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
+  const producer = envSpin('LUNA_FED_SPIN_PRODUCER_US', p.fedSpinProducerNs ?? 0);
+  if (producer > 0) plan.fedSpinProducerNs = producer;
+  return plan;
 }
 
 export class WorkerPool {
@@ -291,6 +294,7 @@ export class WorkerPool {
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
+      if (m.fedWaits) r.fedWaits = m.fedWaits;
       this.opts.onResult(r);
       // the system thread will not name this batch in a feed request any more
       if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);

@@ -69,7 +69,16 @@ export interface BatchResult {
   /** wall ns of each task that ran (start and finish on the run's clock when traced, else durations from 0) */
   start?: Float64Array;
   fin?: Float64Array;
+  /** how the batch's waits for values fed across lanes ended (absent: it waited for none) */
+  fedWaits?: FedWaits;
 }
+
+/**
+ * How a worker's waits for fed values ended, counted per batch: the value was there already
+ * (`none`), came while it spun (`spun`), or after it slept and its producer woke it (`slept`:
+ * a wake-up on the path from producer to consumer).
+ */
+export interface FedWaits { none: number; spun: number; slept: number }
 
 /**
  * A ucode's request to its node's system thread, on the worker's request port (`post`: no
@@ -162,6 +171,11 @@ export interface WaitPlan {
   idleSpinNs: number;
   /** ns a worker waiting for a value fed by another worker spins before it sleeps (same gate) */
   fedSpinNs: number;
+  /**
+   * ns it may go on spinning while the producing lane runs a CF (the value is being made; same
+   * gate; absent: 0, `fedSpinNs` alone)
+   */
+  fedSpinProducerNs?: number;
   /** ns the system thread, its pump done, spins for a worker's result before it returns to the event loop (same gate) */
   resultSpinNs: number;
 }
