@@ -50,7 +50,7 @@ function expected(steps: number): string[] {
   return v.map((y, x) => `v[${x}] = ${y}`);
 }
 
-interface Counts { sent: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number }
+interface Counts { sent: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number; systemWakes: number; workerWakes: number }
 
 function counts(r: Run): Counts {
   const m = /timing: (\{.*\})/.exec(r.stderr);
@@ -95,6 +95,10 @@ test('a stencil on 2 workers: the right values, each step handed over by the wor
   // without feeding, the steps of the two lanes go through the system thread
   assert.equal(u.fedNone + u.fedSpun + u.fedSlept, 0, describeRun(unfed));
   assert.ok(u.handSystem >= steps / 2, `unfed: handed by the system thread ${u.handSystem}\n${describeRun(unfed)}`);
+  // and only the system thread wakes a worker; fed, a worker wakes the other only with a value
+  assert.equal(u.workerWakes, 0, describeRun(unfed));
+  assert.ok(u.systemWakes > 0, describeRun(unfed));
+  assert.ok(c.workerWakes <= waits, describeRun(fed));
 });
 
 test('a worker waiting for a value its producer is still making spins through it rather than sleep', { skip: availableParallelism() < 2 ? 'one CPU: the policy never spins' : false }, async () => {

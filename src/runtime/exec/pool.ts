@@ -139,6 +139,8 @@ export class WorkerPool {
   readonly waiting: WaitPlan;
   /** the system thread counts itself among the node's threads on a CPU (false: it rests in its event loop) */
   private working = true;
+  /** workers this thread woke (with a batch, a feed request, an answer, or a core for a parked one) */
+  wakes = 0;
   /** batches sent and not yet answered, per lane */
   readonly inflight: Int32Array;
   private readonly workers: (Worker | undefined)[];
@@ -326,7 +328,7 @@ export class WorkerPool {
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
-    wakeLane(this.flags, lane);
+    if (wakeLane(this.flags, lane)) this.wakes++;
   }
 
   /**
@@ -337,7 +339,7 @@ export class WorkerPool {
     if (!this.workers[from]) this.startWorker(from);
     this.ctl[from]!.postMessage(requests);
     Atomics.add(this.flags, feedsFlag(this.lanes, from), 1);
-    wakeLane(this.flags, from);
+    if (wakeLane(this.flags, from)) this.wakes++;
   }
 
   /** Answer a request of lane `lane`'s worker (it waits for it). */
@@ -346,7 +348,7 @@ export class WorkerPool {
     if (port === undefined || this.exited[lane]) return;
     port.postMessage(a);
     Atomics.add(this.flags, answersFlag(this.lanes, lane), 1);
-    wakeLane(this.flags, lane);
+    if (wakeLane(this.flags, lane)) this.wakes++;
   }
 
   /** The system thread works (a result arrived): it counts among the node's threads on a CPU. */
@@ -380,7 +382,7 @@ export class WorkerPool {
     // the core this thread leaves goes to a worker parked for a fed value, if any
     for (let i = 0; i < this.lanes; i++) {
       if (Atomics.load(this.flags, i) !== PARKED) continue;
-      if (Atomics.load(this.flags, onCpu) < this.waiting.cpus) wakeLane(this.flags, i);
+      if (Atomics.load(this.flags, onCpu) < this.waiting.cpus && wakeLane(this.flags, i)) this.wakes++;
       break;
     }
   }

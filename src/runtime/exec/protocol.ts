@@ -78,7 +78,11 @@ export interface BatchResult {
  * (`none`), came while it spun (`spun`), or after it slept and its producer woke it (`slept`:
  * a wake-up on the path from producer to consumer).
  */
-export interface FedWaits { none: number; spun: number; slept: number }
+export interface FedWaits {
+  none: number; spun: number; slept: number;
+  /** sleeping lanes this worker woke with the values it fed them */
+  woke: number;
+}
 
 /**
  * A ucode's request to its node's system thread, on the worker's request port (`post`: no
@@ -183,12 +187,14 @@ export interface WaitPlan {
 /**
  * Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). The
  * waker counts it on a CPU at once: the woken thread takes tens of microseconds to run, and a
- * spinner must not take its core meanwhile.
+ * spinner must not take its core meanwhile. True when it woke it (the lane slept or was parked).
  */
-export function wakeLane(flags: Int32Array, lane: number): void {
+export function wakeLane(flags: Int32Array, lane: number): boolean {
   const v = Atomics.load(flags, lane);
   if (v !== AWAKE && Atomics.compareExchange(flags, lane, v, AWAKE) === v) {
     Atomics.add(flags, onCpuFlag(lanesOf(flags)), 1);
     Atomics.notify(flags, lane);
+    return true;
   }
+  return false;
 }

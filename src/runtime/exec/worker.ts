@@ -189,7 +189,7 @@ let waits: FedWaits | undefined;
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
-  const w = (waits ??= { none: 0, spun: 0, slept: 0 });
+  const w = (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 });
   const first = ex.take(f.lane!, f.batch!, f.task, f.out);
   if (first !== undefined) { w.none++; return first; }
   // waiting runs no CF: a watchdog must not blame the one that ran last
@@ -285,6 +285,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   prevOuts = outs; // the next batch may continue a chain from these
   const result = encodeResult(me, msg.id, outs, start.subarray(0, ran), fin.subarray(0, ran));
   if (error) result.error = error;
+  if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
   if (waits) { result.fedWaits = waits; waits = undefined; }
   parentPort!.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)

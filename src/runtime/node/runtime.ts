@@ -38,6 +38,8 @@ export interface Executors {
   readonly booted: number;
   /** ask lane `from` to feed outputs of its batches to other lanes (absent: workers cannot) */
   feed?(from: number, requests: Feed): void;
+  /** workers the system thread woke so far (absent: it never wakes one) */
+  readonly wakes?: number;
   /** start the workers ahead of their first batch (absent: each starts with its first batch) */
   warm?(): void;
   /** the system thread has nothing to do until its next event (the pump ended with no turn due) */
@@ -92,9 +94,11 @@ export class NodeRuntime {
    * `handWorker`: CFs sent to a worker with an input a worker hands it (forwarded within its
    * lane, or fed across lanes); `handSystem`: CFs sent with inputs that all came through this
    * thread; `fedNone`/`fedSpun`/`fedSlept`: how the workers' waits for fed values ended
-   * (exec/protocol.ts FedWaits)
+   * (exec/protocol.ts FedWaits); `systemWakes`/`workerWakes`: sleeping workers woken by the
+   * system thread (batches, feed requests, answers; up to its last result) and by workers (fed
+   * values)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -163,7 +167,8 @@ export class NodeRuntime {
     this.batches.delete(r.batch);
     this.feeds?.returned(r.batch, cfs);
     const w = r.fedWaits;
-    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; }
+    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
+    this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
     try {
