@@ -21,6 +21,7 @@ import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.j
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { DeskHost } from '../exec/desk.js';
 import { NodeState, type NodeHost } from './state.js';
+import type { Served } from './store.js';
 import type { Spread } from './spread.js';
 
 export { RunFault } from './fault.js';
@@ -208,28 +209,39 @@ export class NodeRuntime {
   /** Request for `key`, owned here, by node `from`. */
   remoteRequest(key: DfKey, from: number): void {
     try {
-      const v = this.st.store.readRemote(key, from);
-      if (v !== undefined) this.st.remote!.respond(key, from, v);
+      const served = this.st.store.readRemote(key, from);
+      if (served !== undefined) this.st.remote!.respond(key, from, served);
     } catch (e) {
       if (e instanceof RequestRefused) this.st.remote!.refuse(key, from, e.message); else this.fail(e);
     }
     this.schedule();
   }
 
-  /**
-   * The owner of `key` refused a request of this node: the CF it was for (requests are answered
-   * in order) is the one that asked too late or too often.
-   */
-  refused(key: DfKey, message: string): void {
-    const cf = this.st.store.remoteArrived(key);
-    this.fail(new RunFault(message, cf));
+  /** Node `from` read `key`, owned here, `n` more times from its copy: counted like requests. */
+  remoteReads(key: DfKey, from: number, n: number): void {
+    try { this.st.store.reads(key, from, n); } catch (e) {
+      if (e instanceof RequestRefused) this.st.remote!.refuse(key, from, e.message); else this.fail(e);
+    }
+    this.schedule();
   }
 
-  /** A value this node requested arrived. */
-  response(key: DfKey, v: DfValue): void {
-    const cf = this.st.store.remoteArrived(key);
-    if (cf) this.st.deliver(cf, key, v);
+  /**
+   * The owner of `key` refused a request of this node: the first CF that waits for it, or that
+   * read it, asked too late or too often (the run fails).
+   */
+  refused(key: DfKey, message: string): void {
+    this.fail(new RunFault(message, this.st.store.refusedRead(key)));
+  }
+
+  /** A value this node requested arrived: it serves every CF here that waits for it. */
+  response(key: DfKey, served: Served): void {
+    for (const cf of this.st.store.remoteArrived(key, served)) this.st.deliver(cf, key, served.v);
     this.schedule();
+  }
+
+  /** The owner freed `key`: the copy kept here goes. */
+  dropCopy(key: DfKey): void {
+    this.st.store.dropCopy(key);
   }
 
   remotePost(key: DfKey, v: DfValue, count: number, site: number, gid: string, from: number): void {
