@@ -224,7 +224,10 @@ function fed(f: Forward): DfValue | null | undefined {
     }
     // within the spin but no core free (often: this worker's own result has just woken the
     // system thread), parked: the system thread wakes it when it rests and a core frees
-    if (sleep(() => ex.pending() || flags[ABORT] !== 0, now < until || now < producing ? PARKED : SLEEPING)) slept = true;
+    if (sleep(() => ex.pending() || flags[ABORT] !== 0, now < until || now < producing ? PARKED : SLEEPING)) {
+      slept = true;
+      winWall = 0; // a window across the sleep would count the sleep as CPU denied
+    }
   }
 }
 
