@@ -12,19 +12,11 @@ import { syntheticEvents, syntheticManifest } from '../../src/analysis/sim/synth
 import { writeSimTrace } from '../../src/analysis/sim/write.js';
 import { readTrace } from '../../src/trace/merge.js';
 import type { TraceEvent } from '../../src/trace/schema.js';
+import { assertSameProfile } from './same-profile.js';
 
 function inTemp<T>(f: (dir: string) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'luna-balance-profile-'));
   try { return f(dir); } finally { rmSync(dir, { recursive: true, force: true }); }
-}
-
-const plain = (v: unknown): unknown => (ArrayBuffer.isView(v) ? Array.from(v as unknown as ArrayLike<number>) : v);
-
-/** Every column of the two readings equal (warnings apart: the model words its own). */
-export function assertSameProfile(a: Profile, b: Profile): void {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  keys.delete('warnings');
-  for (const k of keys) assert.deepEqual(plain((a as unknown as Record<string, unknown>)[k]), plain((b as unknown as Record<string, unknown>)[k]), `profile column ${k}`);
 }
 
 function both(dir: string): [Profile, Profile] {
