@@ -95,3 +95,30 @@ test('the host model from a trace: shared host, per-message, per-byte and per-fr
   const large = prof({ ...base, xferBytes: Float64Array.from(ns, () => 1e6), xferNs: Float64Array.from(ns) });
   assert.equal(fitHost(large, fitTransfers(large))!.byteNs, 1);
 });
+
+test('a CF placed away from the node that spawns it is shipped: a message on both system threads and the wire before it is released', () => {
+  const host = { ...free, msgNs: 5, wireNs: 7 };
+  // 2 (40, independent) spawned on node 0: run there, released at 0; run on node 1, it arrives at 5 + 7 + 5
+  const spawned = { ...g, spawn: [0, 0, 0] };
+  const home = replayOnHosts(spawned, { nodes: 2, lanes: 1, node: [0, 0, 0], dfOwner: [-1], host });
+  assert.deepEqual(Array.from(home.sysBusy), [0, 0], 'nothing shipped, nothing paid');
+  const away = replayOnHosts(spawned, { nodes: 2, lanes: 1, node: [0, 0, 1], dfOwner: [-1], host });
+  assert.equal(away.start[2], 17);
+  assert.equal(away.finish[2], 57);
+  assert.deepEqual(Array.from(away.sysBusy), [5, 5]);
+  assert.equal(away.bytesMoved, 0, 'a shipped CF is a message, not a DF\'s bytes');
+  // shipped once in the trace and placed back where it was spawned: no message
+  const back = replayOnHosts({ ...g, spawn: [0, 0, 1] }, { nodes: 2, lanes: 1, node: [0, 0, 1], dfOwner: [-1], host });
+  assert.equal(back.start[2], 0);
+  // a graph that does not say where its CFs were spawned ships nothing
+  assert.equal(replayOnHosts(g, { nodes: 2, lanes: 1, node: [0, 0, 1], dfOwner: [-1], host }).start[2], 0);
+});
+
+test('the host model from a trace: the CFs the traced run shipped are messages, not dispatch cost', () => {
+  const base = { hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: Float64Array.from([50e3]), sysWallNs: Float64Array.from([4e6, 2e6]), workerShare: Float64Array.from([0.5, 0.5]), xferBytes: Float64Array.from([0]), xferNs: Float64Array.from([1e6]) };
+  const none = prof({ ...base, spawn: new Int32Array(10) });
+  const three = prof({ ...base, spawn: new Int32Array(10), node: Int32Array.from([1, 1, 1, 0, 0, 0, 0, 0, 0, 0]) });
+  const a = fitHost(none, fitTransfers(none))!, b = fitHost(three, fitTransfers(three))!;
+  assert.ok(Math.abs(a.cfNs - (3e6 - 2 * 50e3) / 10) < 1e-6, `per CF ${a.cfNs}`);
+  assert.ok(Math.abs(b.cfNs - (3e6 - 2 * 4 * 50e3) / 10) < 1e-6, `per CF ${b.cfNs}: three CFs shipped, three messages more on each side`);
+});

@@ -13,7 +13,9 @@
 //   - a hop costs its sender's system thread `msgNs + bytes · byteNs`, then `wireNs` on the
 //     wire, then the same on its receiver's system thread; each system thread does one job at a
 //     time, in the order they came;
-//   - a CF costs its node's system thread `cfNs` before it may start (dispatch).
+//   - a CF costs its node's system thread `cfNs` before it may start (dispatch);
+//   - a CF placed away from the node that spawns it (PlacementGraph.spawn) is shipped there: a
+//     message (`msgNs` on each side, `wireNs` between) before it is released on its node.
 import { consumersOf, TimeHeap, type PlacementGraph } from './replay.js';
 
 /** The machine a placement runs on, and what the system threads pay. */
@@ -53,8 +55,8 @@ export interface HostReplayResult {
   bytesMoved: number;
 }
 
-// system-thread tasks: dispatch of a CF, or one side of a hop of input k
-const DISPATCH = 0, SEND = 1, RECV = 2;
+// system-thread tasks: dispatch of a CF, one side of a hop of input k, or one side of shipping CF c
+const DISPATCH = 0, SEND = 1, RECV = 2, SHIP = 3, LAND = 4;
 
 /** Replay `g` under placement `o` on the hosts of `o.host`. */
 export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostReplayResult {
@@ -111,6 +113,12 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     task(SEND, k, r[hop]!, b, hop);
     wake(r[hop]!);
   };
+  const spawn = g.spawn;
+  /** CF c is released: on its node, or first shipped there from the node that spawned it */
+  const release = (c: number): void => {
+    const from = spawn ? spawn[c]! : -1;
+    if (from >= 0 && from < N && from !== node[c]) { task(SHIP, c, from, 0, 0); wake(from); } else deliver(c);
+  };
   for (let c = 0; c < n; c++) {
     pending[c] = g.depStart[c + 1]! - g.depStart[c]! + 1; // + 1: its release
     if (g.release[c]! < first) first = g.release[c]!;
@@ -134,7 +142,8 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     if (now > makespan) makespan = now;
     const kind = taskKind[s]!, arg = taskArg[s]!;
     if (kind === DISPATCH) { ready[m]!.push(now, arg); return; }
-    if (kind === SEND) { timed.push(now + H.wireNs, n + s); return; }
+    if (kind === SEND || kind === SHIP) { timed.push(now + H.wireNs, n + s); return; }
+    if (kind === LAND) { deliver(arg); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
     const r = routes.get(arg)!, hop = taskHop[s]! + 1;
     if (hop === r.length - 1) { routes.delete(arg); deliver(consumerOf[arg]!); } else sendHop(arg, hop);
@@ -161,8 +170,10 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     }
     while (timed.size > 0 && timed.topTime() <= now) {
       const id = timed.pop();
-      if (id < n) { deliver(id); continue; }
-      const s = id - n, k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
+      if (id < n) { release(id); continue; }
+      const s = id - n;
+      if (taskKind[s] === SHIP) { const c = taskArg[s]!; task(LAND, c, node[c]!, 0, 0); wake(node[c]!); continue; }
+      const k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
       task(RECV, k, to, taskBytes[s]!, taskHop[s]!);
       wake(to);
     }
