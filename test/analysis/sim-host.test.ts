@@ -122,3 +122,16 @@ test('the host model from a trace: the CFs the traced run shipped are messages, 
   assert.ok(Math.abs(a.cfNs - (3e6 - 2 * 50e3) / 10) < 1e-6, `per CF ${a.cfNs}`);
   assert.ok(Math.abs(b.cfNs - (3e6 - 2 * 4 * 50e3) / 10) < 1e-6, `per CF ${b.cfNs}: three CFs shipped, three messages more on each side`);
 });
+
+test('a DF crosses to a reading node once: its later readers there wait for that crossing or read the copy', () => {
+  // 0 (10) on node 0 writes DF 0 (100 bytes), read by 1 (10), 2 (10) and 3 (10) on node 1
+  const fan = { n: 4, duration: [10, 10, 10, 10], release: [0, 0, 0, 0], depStart: [0, 0, 1, 2, 3], depFrom: [0, 0, 0], depDf: [0, 0, 0], dfBytes: [100] };
+  const host = { ...free, msgNs: 5, byteNs: 0.1, wireNs: 7 };
+  const r = replayOnHosts(fan, { nodes: 2, lanes: 1, node: [0, 1, 1, 1], dfOwner: [-1], host });
+  assert.deepEqual(Array.from(r.sysBusy), [15, 15], 'one send, one receive');
+  assert.equal(r.bytesMoved, 100);
+  // 0 ends at 10; 15 + 7 + 15: the copy is on node 1 at 47; its three readers run one after the other
+  assert.deepEqual(Array.from(r.start).slice(1), [47, 57, 67]);
+  const plain = replayPlacement(fan, { nodes: 2, lanes: 1, node: [0, 1, 1, 1], dfOwner: [-1], transferNs: () => 0 });
+  assert.equal(plain.bytesMoved, 100, 'without a host model too');
+});

@@ -14,6 +14,8 @@
 //     wire, then the same on its receiver's system thread; each system thread does one job at a
 //     time, in the order they came;
 //   - a CF costs its node's system thread `cfNs` before it may start (dispatch);
+//   - a DF crosses to a reading node once: the node keeps a copy for its later readers (the
+//     runtime's remote copies), which wait for that crossing or read the copy;
 //   - a CF placed away from the node that spawns it (PlacementGraph.spawn) is shipped there: a
 //     message (`msgNs` on each side, `wireNs` between) before it is released on its node.
 import { consumersOf, TimeHeap, type PlacementGraph } from './replay.js';
@@ -55,6 +57,7 @@ export interface HostReplayResult {
   bytesMoved: number;
 }
 
+const ARRIVED: number[] = [];
 // system-thread tasks: dispatch of a CF, one side of a hop of input k, or one side of shipping CF c
 const DISPATCH = 0, SEND = 1, RECV = 2, SHIP = 3, LAND = 4;
 
@@ -104,6 +107,8 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     return r;
   };
   const routes = new Map<number, number[]>();
+  // per (DF, reading node): the inputs waiting for its crossing, or ARRIVED once the node holds a copy
+  const crossing = new Map<number, number[]>();
   const deliver = (c: number): void => {
     if (--pending[c] === 0) { task(DISPATCH, c, node[c]!, 0, 0); wake(node[c]!); }
   };
@@ -132,8 +137,13 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
       for (let x = outStart[c]!; x < outStart[c + 1]!; x++) {
         const k = outDep[x]!, reader = consumerOf[k]!;
         const r = route(k, m, node[reader]!);
-        if (r.length === 1) deliver(reader);
-        else { routes.set(k, r); sendHop(k, 0); }
+        if (r.length === 1) { deliver(reader); continue; }
+        // one crossing per DF and reading node: later readers wait for it, or read the copy
+        const key = g.depDf[k]! * N + node[reader]!, w = crossing.get(key);
+        if (w === ARRIVED) { deliver(reader); continue; }
+        if (w) { w.push(k); continue; }
+        crossing.set(key, [k]);
+        routes.set(k, r); sendHop(k, 0);
       }
       return;
     }
@@ -146,7 +156,13 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     if (kind === LAND) { deliver(arg); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
     const r = routes.get(arg)!, hop = taskHop[s]! + 1;
-    if (hop === r.length - 1) { routes.delete(arg); deliver(consumerOf[arg]!); } else sendHop(arg, hop);
+    if (hop === r.length - 1) {
+      routes.delete(arg);
+      // the copy is here: every reader of this node waiting for it, and any later one, has it
+      const key = g.depDf[arg]! * N + node[consumerOf[arg]!]!;
+      for (const k of crossing.get(key)!) deliver(consumerOf[k]!);
+      crossing.set(key, ARRIVED);
+    } else sendHop(arg, hop);
   };
 
   for (;;) {
