@@ -1,6 +1,6 @@
 // The probe behind test_1's 2-node target: how much faster can two node processes on this machine
 // run test_1's work than one? test_1 is 576 independent add-one fragments (examples/seed004,
-// c_add_one on a 2×2 block, 2 500 repeats); balanced perfectly on 2 nodes its speedup is bounded
+// c_add_one on a 48×48 block of doubles, 2 500 repeats: ~2.8 ms of CPU each); balanced perfectly on 2 nodes its speedup is bounded
 // by the throughput of two processes running that kernel at once over one process alone. Each
 // process runs the kernel K times and reports its wall and CPU time; the run alternates one
 // process alone and two at once, R times, and prints medians:
@@ -14,16 +14,16 @@ import { fileURLToPath } from 'node:url';
 
 interface One { wallMs: number; cpuMs: number; k: number }
 
-/** c_add_one of examples/seed004/ucodes.ts on a fresh 2×2 block, as a worker runs it. */
+/** c_add_one of examples/seed004/ucodes.ts, its output in shared memory as the runtime gives it. */
 function addOne(src: Float64Array, repeat: number): Float64Array {
-  const dst = new Float64Array(src.length);
+  const dst = new Float64Array(new SharedArrayBuffer(src.byteLength));
   dst.set(src);
   for (let k = 0; k < repeat; k++) for (let i = 0; i < dst.length; i++) dst[i] += 1;
   return dst;
 }
 
 function child(k: number): void {
-  const src = Float64Array.from([0, 1, 2, 3]);
+  const src = Float64Array.from({ length: 48 * 48 }, (_, i) => i);
   let sum = 0;
   const t0 = performance.now(), c0 = process.cpuUsage();
   for (let j = 0; j < k; j++) sum += addOne(src, 2500)[3]!;
@@ -45,7 +45,7 @@ function runOne(k: number): Promise<One> {
 const median = (xs: number[]): number => { const s = xs.slice().sort((a, b) => a - b); return s[s.length >> 1]!; };
 
 async function main(): Promise<void> {
-  const [k = 2000, reps = 5] = process.argv.slice(2).map(Number);
+  const [k = 300, reps = 5] = process.argv.slice(2).map(Number);
   const alone: One[] = [], pair: One[][] = [];
   for (let r = 0; r < reps; r++) {
     const order = r % 2 === 0 ? ['alone', 'pair'] : ['pair', 'alone'];
