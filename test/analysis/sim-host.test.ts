@@ -60,9 +60,14 @@ test('a system thread does one job at a time, and its work shares the host with 
   const r = replayOnHosts(fan, { nodes: 2, lanes: 2, node: [0, 1, 1], dfOwner: [-1, -1], host });
   // sends 10–20 and 20–30 on node 0; receives 20–30 and 30–40 on node 1
   assert.deepEqual([r.start[1], r.start[2]], [30, 40]);
-  // a dispatch cost per CF on its node's system thread before it starts
+  // a dispatch cost per CF on its node's system thread before it starts, paid when a lane is free
+  // to take it: the lane waits for each (0 at 3–23, 2 at 26–66, 1 at 69–99)
   const cf = replayOnHosts(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], host: { ...free, cfNs: 3 } });
-  assert.equal(cf.makespan, 3 + 20 + 40 + 30, 'dispatches overlap the lane\'s work, the first does not');
+  assert.equal(cf.makespan, 3 * 3 + 20 + 40 + 30);
+  assert.deepEqual(Array.from(cf.start), [3, 69, 26]);
+  // two lanes: the system thread dispatches one CF at a time (2 waits for 0's dispatch)
+  const two = replayOnHosts(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], host: { ...free, cfNs: 3 } });
+  assert.deepEqual(Array.from(two.start), [3, 26, 6]);
   // one core for a worker and the system thread: the send's 50 slows the independent CF beside it
   const one = replayOnHosts(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], host: { ...free, hostOf: [0, 0], cores: [1], msgNs: 50 } });
   assert.ok(one.finish[2]! > 20 + 40, `CF 2 shares the core with the send: ends at ${one.finish[2]}`);

@@ -13,7 +13,10 @@
 //   - a hop costs its sender's system thread `msgNs + bytes · byteNs`, then `wireNs` on the
 //     wire, then the same on its receiver's system thread; each system thread does one job at a
 //     time, in the order they came;
-//   - a CF costs its node's system thread `cfNs` before it may start (dispatch);
+//   - a CF costs its node's system thread `cfNs` before it may start (dispatch), paid when a lane
+//     of its node is free to take it: a lane waits for the dispatch of its next CF (the gap
+//     between one CF's end and the next one's start on a lane of a real run), and a system thread
+//     busy with transfers delays it;
 //   - a DF crosses to a reading node once: the node keeps a copy for its later readers (the
 //     runtime's remote copies), which wait for that crossing or read the copy;
 //   - a CF placed away from the node that spawns it (PlacementGraph.spawn) is shipped there: a
@@ -84,6 +87,8 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N), sysBusy = new Float64Array(N);
   const timed = new TimeHeap(); // timed events: release of CF c (id c), arrival of a hop on the wire (id n + task)
   let first = n > 0 ? Infinity : 0, makespan = 0, bytesMoved = 0;
+  /** the instant being handled (a CF made ready now queues at it) */
+  let clock = 0;
 
   const startJob = (job: number, m: number, work: number, now: number): void => {
     const h = H.hostOf[m]!;
@@ -109,8 +114,12 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   const routes = new Map<number, number[]>();
   // per (DF, reading node): the inputs waiting for its crossing, or ARRIVED once the node holds a copy
   const crossing = new Map<number, number[]>();
+  // a free lane takes a ready CF, which its node's system thread dispatches to it
+  const take = (m: number, c: number): void => { free[m]--; task(DISPATCH, c, m, 0, 0); wake(m); };
   const deliver = (c: number): void => {
-    if (--pending[c] === 0) { task(DISPATCH, c, node[c]!, 0, 0); wake(node[c]!); }
+    if (--pending[c] !== 0) return;
+    const m = node[c]!;
+    if (free[m]! > 0) take(m, c); else ready[m]!.push(clock, c);
   };
   const sendHop = (k: number, hop: number): void => {
     const r = routes.get(k)!, b = g.dfBytes[g.depDf[k]!]!;
@@ -133,6 +142,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     if (job < n) {
       const c = job, m = node[c]!;
       finish[c] = now; free[m]++; wake(m);
+      if (ready[m]!.size > 0) take(m, ready[m]!.pop());
       if (now > makespan) makespan = now;
       for (let x = outStart[c]!; x < outStart[c + 1]!; x++) {
         const k = outDep[x]!, reader = consumerOf[k]!;
@@ -151,7 +161,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     sysIdle[m] = 1; wake(m);
     if (now > makespan) makespan = now;
     const kind = taskKind[s]!, arg = taskArg[s]!;
-    if (kind === DISPATCH) { ready[m]!.push(now, arg); return; }
+    if (kind === DISPATCH) { start[arg] = now; busy[m] += g.duration[arg]!; startJob(arg, m, g.duration[arg]!, now); return; }
     if (kind === SEND || kind === SHIP) { timed.push(now + H.wireNs, n + s); return; }
     if (kind === LAND) { deliver(arg); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
@@ -168,12 +178,14 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   for (;;) {
     // the next instant: a timed event or the first job to finish on some host
     let now = timed.size > 0 ? timed.topTime() : Infinity;
+    clock = now;
     for (let h = 0; h < hosts; h++) {
       if (running[h]! === 0) continue;
       const t = lastT[h]! + (runHeap[h]!.topTime() - vt[h]!) / rate(h);
       if (t < now) now = t;
     }
     if (now === Infinity) break;
+    clock = now;
     for (let h = 0; h < hosts; h++) {
       if (running[h]! === 0) continue;
       advance(h, now);
@@ -199,11 +211,6 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
         const work = taskKind[s] === DISPATCH ? H.cfNs : H.msgNs + taskBytes[s]! * H.byteNs;
         sysIdle[m] = 0; sysBusy[m] += work;
         startJob(n + s, m, work, now);
-      }
-      while (free[m]! > 0 && ready[m]!.size > 0) {
-        const c = ready[m]!.pop();
-        free[m]--; start[c] = now; busy[m] += g.duration[c]!;
-        startJob(c, m, g.duration[c]!, now);
       }
     }
     touched.length = 0;
