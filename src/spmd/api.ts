@@ -165,8 +165,7 @@ export class SharedArray<A extends ElemArray = ElemArray> {
   }
 
   private remoteGet(t: number, j: number, into: ElemArray): void {
-    const bytes = this.r.call({ k: 'get', id: 0, arr: this.id, owner: t, local: j, count: into.length }, 'request', `${this.r.op} from rank ${t}`) as Uint8Array;
-    new Uint8Array(into.buffer, into.byteOffset, into.byteLength).set(bytes);
+    this.r.readRemote(this.id, t, j, into.length, new Uint8Array(into.buffer, into.byteOffset, into.byteLength), `${this.r.op} from rank ${t}`);
   }
 
   private remotePut(t: number, j: number, from: ElemArray): void {
@@ -305,12 +304,7 @@ export function leaving(): void {
 export const BARRIER_SYNC = 2 + 4 * 2;
 
 function waitArrived(r: Rank, p: number): void {
-  const T = r.threads;
-  let next = 0; // ranks below `next` have arrived
-  r.until(() => {
-    while (next < T && r.word(next, ARRIVE) >= p) next++;
-    return next === T;
-  }, 'barrier', () => `waits at ${r.op} (phase ${p - startPhases}) for ${barrierMissing(r, p)}`);
+  r.awaitBarrier(p, () => `waits at ${r.op} (phase ${p - startPhases}) for ${barrierMissing(r, p)}`);
 }
 
 /**

@@ -22,7 +22,9 @@ export interface SpmdRunOptions {
   traceDir?: string;
   /** the run's clock origin shared by all nodes (decimal ns) */
   traceOrigin?: string;
+  /** spin before sleeping in waits for ranks of this node / for other nodes (ms; defaults: host.ts) */
   spinMs?: number;
+  remoteSpinMs?: number;
   interrupt?: AbortSignal;
 }
 
@@ -40,7 +42,7 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const control = new Control(router, wallNs);
   let node: SpmdNode;
   try {
-    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs });
+    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs });
   } catch (e) {
     tr?.close();
     await tp.close();
