@@ -11,7 +11,7 @@ import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { availableParallelism } from 'node:os';
-import { ABORT, ARRIVE, BARRIER, boardWords, bump, DONE, EPOCH, LANDED, lockWord, PARKED, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { ABORT, ARRIVE, BARRIER, boardWords, bump, DONE, EPOCH, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
@@ -58,6 +58,17 @@ export interface SpmdNodeOptions {
   remoteSpinMs?: number;
 }
 
+/** What a node's ranks cost its system thread and themselves (tests assert them; no timings). */
+export interface SpmdCounts {
+  /** requests the ranks posted to the system thread, by kind */
+  requests: Record<string, number>;
+  /** answers the system thread posted back to its ranks */
+  answers: number;
+  /** per rank of this node: times it went to sleep in a wait, and times it parked (told the node) */
+  sleeps: number[];
+  parks: number[];
+}
+
 interface ArrayRec { buffer: SharedArrayBuffer; bytes: number; perRank: number; desc: string; rank: number; site: string }
 
 export class SpmdNode implements Participant {
@@ -73,6 +84,8 @@ export class SpmdNode implements Participant {
   /** what other nodes allocated (arrays this node has not yet allocated): checked when it does */
   private readonly remoteAllocs = new Map<number, { desc: string; rank: number; site: string }>();
   private handled = 0;
+  private readonly requests: Record<string, number> = {};
+  private answers = 0;
   private done = 0;
   private readonly parks: ({ text: string; site: string } | undefined)[] = [];
   /** requests sent to other nodes: who waits for the answer */
@@ -180,6 +193,7 @@ export class SpmdNode implements Participant {
   // ------------------------------------------------------------------ the ranks' requests
 
   private answer(i: number, a: Answer): void {
+    this.answers++;
     this.ports[i]!.postMessage(a);
     const w = rankBase(this.rank0 + i) + REPLIES;
     Atomics.add(this.board, w, 1);
@@ -194,6 +208,7 @@ export class SpmdNode implements Participant {
 
   private request(i: number, m: RankRequest): void {
     this.handled++;
+    this.requests[m.k] = (this.requests[m.k] ?? 0) + 1;
     const rank = this.rank0 + i;
     try {
       switch (m.k) {
@@ -409,6 +424,11 @@ export class SpmdNode implements Participant {
       Atomics.store(b, w, 0);
       bump(b);
     }
+  }
+
+  counts(): SpmdCounts {
+    const per = (w: number): number[] => Array.from({ length: this.perNode }, (_, i) => Atomics.load(this.board, rankBase(this.rank0 + i) + w));
+    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS) };
   }
 
   // ------------------------------------------------------------------ the end
