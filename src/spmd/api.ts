@@ -5,7 +5,7 @@
 // a rank is a worker thread, and a kernel's loop reads like its UPC or OpenSHMEM original.
 // docs/spmd.md is the reference.
 import { Layout } from './layout.js';
-import { ARRIVE, CENTRY, CEXIT, CKIND, DONE, KIND_RING, lockWord, MAX_LOCKS, rankBase, STATE, WAITERS, bump } from './board.js';
+import { ARRIVE, CENTRY, CEXIT, CKIND, DONE, KIND_RING, lockWord, MAX_LOCKS, PARKS, rankBase, SLEEPS, STATE, WAITERS, bump } from './board.js';
 import { ELEM_TYPES, type ElemArray, type ElemType } from './protocol.js';
 import { Rank, RunStopped, SpmdError } from './rank.js';
 
@@ -219,6 +219,16 @@ export function region<R>(f: () => R): R {
   const v = f();
   r.exit('region');
   return v;
+}
+
+/**
+ * How often this rank's waits so far outlasted their spin: `sleeps` (it slept), `parks` (it slept
+ * past the silent first sleep and told its node). Diagnostics: a barrier loop whose sleeps grow
+ * with its iterations pays wake-ups (20–50 µs each here) instead of spinning through.
+ */
+export function waitStats(): { sleeps: number; parks: number } {
+  const r = runtime();
+  return { sleeps: r.word(r.rank, SLEEPS), parks: r.word(r.rank, PARKS) };
 }
 
 // ------------------------------------------------------------------ barriers
