@@ -41,6 +41,8 @@ export class Rank {
   private readonly base: number;
   private seq = 0;
   private repliesSeen = 0;
+  /** the share of the full spin a wait for this node's ranks [0] / another node [1] spins now (adaptive) */
+  private readonly spinScale = [1, 1];
   /** source positions of raw stack positions already mapped */
   private readonly sites = new Map<string, string>();
   /** the operation in progress (its name, for errors) */
@@ -138,17 +140,20 @@ export class Rank {
    * thread. A wait that slept or spun is traced as a `wait` record of `kind`. `what` describes the
    * wait for the hang report (called only before parking).
    */
-  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, spinMs: number = this.init.spinMs): void {
+  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, remote = false): void {
     if (cond()) return;
     const b = this.board;
     const t0 = this.trace ? this.now() : 0;
     const c0 = this.trace ? threadCpuNs() : 0;
-    const spinUntil = performance.now() + spinMs;
+    const scale = remote ? 1 : 0;
+    const spinUntil = performance.now() + (remote ? this.init.remoteSpinMs : this.init.spinMs) * this.spinScale[scale]!;
+    let spun = true, long = false;
     let parked = '';
     let silent = true;
     for (;;) {
       if (b[ABORT] !== 0) throw new RunStopped();
       if (performance.now() < spinUntil) { if (cond()) break; continue; }
+      spun = false;
       const e = Atomics.load(b, word);
       Atomics.add(b, SLEEPERS, 1);
       if (cond()) { Atomics.sub(b, SLEEPERS, 1); break; }
@@ -169,10 +174,16 @@ export class Rank {
       const woke: string = b[ABORT] === 0 ? Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined) : 'ok';
       // a silent sleep that ran out parks next time; one woken by a change starts silent again
       silent = woke !== 'timed-out';
+      if (!silent) long = true;
       Atomics.store(b, this.base + STATE, RUNNING);
       Atomics.sub(b, SLEEPERS, 1);
       if (cond()) break;
     }
+    // adaptive spinning: a spin that ends waits keeps (regains) its length; one that keeps missing
+    // by less than the silent sleep shrinks to 1/16 (the awaited thread is off its core, and the
+    // spin only delays it); a wait long past that says nothing about spinning
+    if (spun) this.spinScale[scale] = Math.min(1, this.spinScale[scale]! * 2);
+    else if (!long) this.spinScale[scale] = Math.max(1 / 16, this.spinScale[scale]! / 2);
     if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), this.op === 'start' ? 'the start of the program' : `${this.op} at ${this.site()}`);
   }
 
@@ -197,7 +208,7 @@ export class Rank {
     this.until(() => {
       this.drain((a) => { if (a.id === id) answer = a; });
       return answer !== undefined;
-    }, kind, () => what, this.base + REPLIES, this.init.remoteSpinMs);
+    }, kind, () => what, this.base + REPLIES, true);
     if (!answer!.ok) throw this.fail(answer!.error ?? 'refused');
     return answer!.value;
   }
@@ -229,7 +240,7 @@ export class Rank {
       if (landed < 0) return true;
       if (landed > copied) { into.set(inbox.subarray(copied, Math.min(landed, total)), copied); copied = landed; }
       return copied >= total;
-    }, 'request', () => what, w, this.init.remoteSpinMs);
+    }, 'request', () => what, w, true);
     if (landed < 0) this.answerOf(id, 'request', what);
   }
 
@@ -251,7 +262,7 @@ export class Rank {
 
   /** Wait until every put of this rank is in place; a refused one is the error of the operation that sent it. */
   completePuts(): void {
-    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`, this.base + REPLIES, this.init.remoteSpinMs);
+    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`, this.base + REPLIES, true);
     const e = this.putError;
     if (e) { this.putError = undefined; throw this.fail(`${e.message} (a ${e.op} to another node, found refused here)`); }
   }
@@ -299,7 +310,7 @@ export class Rank {
   /** Wait until barrier phase p is complete (every rank of the run arrived). */
   awaitBarrier(p: number, what: () => string): void {
     const b = this.board;
-    this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', what, BARRIER, this.nodes > 1 ? this.init.remoteSpinMs : this.init.spinMs);
+    this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', what, BARRIER, this.nodes > 1);
   }
 
   word(rank: number, word: number): number {
