@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleSpmdProgram } from '../../src/spmd/bundle.js';
 import { runSpmdNode, type SpmdRunResult } from '../../src/spmd/run.js';
-import { MemoryMesh } from '../../src/runtime/transport/memory.js';
 import { READ_CHUNK, SPMD_TAGS } from '../../src/spmd/host.js';
-import { CHANNEL } from '../../src/runtime/cluster/channels.js';
+import { countingMesh } from './mesh.js';
 
 const PROGRAMS = fileURLToPath(new URL('../../../test/spmd/programs/', import.meta.url));
 const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-waits-'));
@@ -20,16 +19,7 @@ after(() => rmSync(cache, { recursive: true, force: true }));
 /** Run a program on `threads` ranks over `nodes` in-process nodes: every node's result and the layer's messages each node sent, by tag. */
 async function run(name: string, threads: number, nodes: number, args: string[]): Promise<{ results: SpmdRunResult[]; sent: Map<number, number>[] }> {
   const program = await bundleSpmdProgram(join(PROGRAMS, `${name}.ts`), cache);
-  const mesh = new MemoryMesh(nodes);
-  const sent = mesh.endpoints.map((tp) => {
-    const counts = new Map<number, number>();
-    const send = tp.send.bind(tp);
-    tp.send = (to, wire, body, payload) => {
-      if (wire >>> 16 === CHANNEL.spmd) counts.set(wire & 0xffff, (counts.get(wire & 0xffff) ?? 0) + 1);
-      send(to, wire, body, payload);
-    };
-    return counts;
-  });
+  const { mesh, sent } = countingMesh(nodes);
   const results = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp })));
   for (const r of results) assert.equal(r.message, undefined);
   return { results, sent };
