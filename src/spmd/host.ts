@@ -325,8 +325,11 @@ export class SpmdNode implements Participant {
     p.landed += chunk.length;
     const w = rankBase(this.rank0 + p.rank) + LANDED;
     Atomics.store(this.board, w, p.landed);
+    if (p.landed < p.size) return;
+    // a spinning rank copies each chunk as it lands; a sleeping one is woken once, at the end
+    // (a wake-up per chunk would cost this thread 13 µs and the rank 20–50 µs each)
     wake(this.board, w);
-    if (p.landed === p.size) this.pending.delete(req);
+    this.pending.delete(req);
   }
 
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
