@@ -27,6 +27,9 @@ export class RunStopped extends Error {
  */
 export const PARK_AFTER_MS = 2;
 
+/** The largest remote read in one request (its reply lands in the rank's inbox, counted in an Int32). */
+const MAX_READ_BYTES = 256 * 1024 * 1024;
+
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const OP_INDEX = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<SpmdOp, number>;
 
@@ -226,6 +229,15 @@ export class Rank {
   readRemote(arr: number, owner: number, local: number, count: number, into: Uint8Array, what: string): void {
     const total = into.length;
     if (total === 0) return;
+    if (total > MAX_READ_BYTES) {
+      // in pieces: the inbox stays bounded and LANDED an Int32
+      const bpe = total / count, per = Math.floor(MAX_READ_BYTES / bpe);
+      for (let j = 0; j < count; j += per) {
+        const n = Math.min(per, count - j);
+        this.readRemote(arr, owner, local + j, n, into.subarray(j * bpe, (j + n) * bpe), what);
+      }
+      return;
+    }
     if (!this.inbox || this.inbox.length < total) {
       this.inbox = new Uint8Array(new SharedArrayBuffer(Math.max(total, 2 * (this.inbox?.length ?? 0), 4096)));
       this.post({ k: 'inbox', id: 0, buffer: this.inbox.buffer as SharedArrayBuffer });
