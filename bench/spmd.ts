@@ -43,12 +43,16 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const reps = Math.max(1, q ? 1 : ctx.reps);
   const f: Figures = {};
   const units: Record<string, string> = {};
-  const notes: string[] = [`median of ${reps} run(s) per configuration; 2 ranks; figures are rank 0's own timings inside the program`];
+  const notes: string[] = [
+    `median of ${reps} run(s) per configuration; 2 ranks; figures are rank 0's own timings inside the program`,
+    '*SleepsPerOp: rank 0\'s sleeps per operation (waitStats): ~0 when the waits spin through, ~1 when each pays a wake-up',
+  ];
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-spmd-'));
   try {
     await section(ctx, notes, 'one node', async () => {
       const one = await measure(dir, 1, q ? 500 : 5000, reps);
       f.barrierUs1node = sig(med(one, 'barrierUs'));
+      f.barrierSleepsPerOp1node = sig(med(one, 'barrierSleepsPerOp'));
       f.rawBarrierUs1node = sig(med(one, 'rawBarrierUs'));
       f.barrierVsRaw1node = sig(f.barrierUs1node / f.rawBarrierUs1node);
       f.barrierVsShmem1node = sig(f.barrierUs1node / SHMEM_BARRIER_US);
@@ -64,6 +68,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     await section(ctx, notes, 'two processes', async () => {
       const two = await measure(dir, 2, q ? 200 : 1000, reps);
       f.barrierUs2procs = sig(med(two, 'barrierUs'));
+      f.barrierSleepsPerOp2procs = sig(med(two, 'barrierSleepsPerOp'));
+      f.getSleepsPerOp2procs = sig(med(two, 'getSleepsPerOp'));
       f.getUs2procs = sig(med(two, 'getUs'));
       f.putUs2procs = sig(med(two, 'putUs'));
       f.memgetGBps2procs = sig(med(two, 'memgetGBps'));

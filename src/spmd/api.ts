@@ -5,7 +5,7 @@
 // a rank is a worker thread, and a kernel's loop reads like its UPC or OpenSHMEM original.
 // docs/spmd.md is the reference.
 import { Layout } from './layout.js';
-import { ARRIVE, CENTRY, CEXIT, CKIND, DONE, KIND_RING, lockWord, MAX_LOCKS, rankBase, STATE, WAITERS, bump } from './board.js';
+import { ARRIVE, CENTRY, CEXIT, CKIND, DONE, KIND_RING, lockWord, MAX_LOCKS, PARKS, rankBase, SLEEPS, STATE, WAITERS, bump } from './board.js';
 import { ELEM_TYPES, type ElemArray, type ElemType } from './protocol.js';
 import { Rank, RunStopped, SpmdError } from './rank.js';
 
@@ -165,8 +165,7 @@ export class SharedArray<A extends ElemArray = ElemArray> {
   }
 
   private remoteGet(t: number, j: number, into: ElemArray): void {
-    const bytes = this.r.call({ k: 'get', id: 0, arr: this.id, owner: t, local: j, count: into.length }, 'request', `${this.r.op} from rank ${t}`) as Uint8Array;
-    new Uint8Array(into.buffer, into.byteOffset, into.byteLength).set(bytes);
+    this.r.readRemote(this.id, t, j, into.length, new Uint8Array(into.buffer, into.byteOffset, into.byteLength), `${this.r.op} from rank ${t}`);
   }
 
   private remotePut(t: number, j: number, from: ElemArray): void {
@@ -220,6 +219,16 @@ export function region<R>(f: () => R): R {
   const v = f();
   r.exit('region');
   return v;
+}
+
+/**
+ * How often this rank's waits so far outlasted their spin: `sleeps` (it slept), `parks` (it slept
+ * past the silent first sleep and told its node). Diagnostics: a barrier loop whose sleeps grow
+ * with its iterations pays wake-ups (20–50 µs each here) instead of spinning through.
+ */
+export function waitStats(): { sleeps: number; parks: number } {
+  const r = runtime();
+  return { sleeps: r.word(r.rank, SLEEPS), parks: r.word(r.rank, PARKS) };
 }
 
 // ------------------------------------------------------------------ barriers
@@ -305,12 +314,7 @@ export function leaving(): void {
 export const BARRIER_SYNC = 2 + 4 * 2;
 
 function waitArrived(r: Rank, p: number): void {
-  const T = r.threads;
-  let next = 0; // ranks below `next` have arrived
-  r.until(() => {
-    while (next < T && r.word(next, ARRIVE) >= p) next++;
-    return next === T;
-  }, 'barrier', () => `waits at ${r.op} (phase ${p - startPhases}) for ${barrierMissing(r, p)}`);
+  r.awaitBarrier(p, () => `waits at ${r.op} (phase ${p - startPhases}) for ${barrierMissing(r, p)}`);
 }
 
 /**

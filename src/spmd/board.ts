@@ -13,6 +13,12 @@ export const SLEEPERS = 2;
 export const POSTED = 3;
 /** the last barrier phase every rank of this node arrived at (one message tells the other nodes) */
 export const NODE_ARRIVE = 4;
+/**
+ * the last barrier phase every rank of the run arrived at, as known here: whoever completes a
+ * phase (the last rank of the node to arrive, or the system thread when another node's arrival
+ * completes it) raises it, and barrier waiters spin and sleep on this one word alone
+ */
+export const BARRIER = 5;
 const HEADER = 8;
 
 // per rank
@@ -22,7 +28,7 @@ export const STATE = 0;
 export const PARKS = 1;
 /** answers the system thread gave this rank */
 export const REPLIES = 2;
-/** the EPOCH value the rank sleeps on while PARKED: asleep for good unless EPOCH moves */
+/** the value of the word SLEEPWORD names the rank sleeps on while PARKED: asleep for good unless that word moves */
 export const SLEEPON = 3;
 /** the barrier phases this rank notified */
 export const ARRIVE = 4;
@@ -30,8 +36,17 @@ export const ARRIVE = 4;
 export const CENTRY = 5;
 export const CDATA = 6;
 export const CEXIT = 7;
+/** the board word the rank sleeps on while PARKED (EPOCH, BARRIER, or its own REPLIES or LANDED) */
+export const SLEEPWORD = 8;
+/** bumped each time the rank goes to sleep (Atomics.wait): tests count the wake-ups an operation costs */
+export const SLEEPS = 9;
+/**
+ * bytes of the rank's pending remote read that landed in its inbox (the system thread writes the
+ * reply's chunks there as they arrive; -1: refused, the reason follows as an answer)
+ */
+export const LANDED = 10;
 /** the kind of the rank's collective k at CKIND + k % KIND_RING (mismatches are found there) */
-export const CKIND = 8;
+export const CKIND = 11;
 export const KIND_RING = 16;
 export const RANK_WORDS = CKIND + KIND_RING;
 /** the words of a rank's record its node sends to the others when they change */
@@ -59,4 +74,22 @@ export function lockWord(threads: number, lock: number): number {
 export function bump(board: Int32Array): void {
   Atomics.add(board, EPOCH, 1);
   if (Atomics.load(board, SLEEPERS) > 0) Atomics.notify(board, EPOCH);
+}
+
+/** Wake whoever sleeps on word w (a rank's REPLIES or LANDED, BARRIER) — only when some rank sleeps at all. */
+export function wake(board: Int32Array, w: number): void {
+  if (Atomics.load(board, SLEEPERS) > 0) Atomics.notify(board, w);
+}
+
+/**
+ * Barrier phase p is complete when every rank of the run arrived at it (other nodes' ranks as
+ * mirrored here): raise BARRIER and wake its sleepers. Called by each arriving rank and by the
+ * system thread on another node's arrival; with sequentially consistent stores and loads the last
+ * of them sees every arrival, and the compare-exchange lets one of several release it.
+ */
+export function releaseIfComplete(board: Int32Array, threads: number, p: number): boolean {
+  for (let t = 0; t < threads; t++) if (Atomics.load(board, rankBase(t) + ARRIVE) < p) return false;
+  if (Atomics.compareExchange(board, BARRIER, p - 1, p) !== p - 1) return false;
+  wake(board, BARRIER);
+  return true;
 }

@@ -10,19 +10,37 @@ import type { Channel, Router } from '../runtime/transport/router.js';
 import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
-import { ABORT, ARRIVE, boardWords, bump, DONE, EPOCH, lockWord, PARKED, POSTED, rankBase, RANK_WORDS, REPLIES, SLEEPON, STATE, WAITERS } from './board.js';
+import { availableParallelism } from 'node:os';
+import { ABORT, ARRIVE, BARRIER, boardWords, bump, DONE, EPOCH, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
 /**
- * Spin before sleeping in a wait: the brief's ping-pong through shared memory costs 2.2–2.5 µs
- * per round trip with ~20 µs of spinning and 92–95 µs when the waiter sleeps at once.
+ * Spin before sleeping in a wait for ranks of this node: the brief's ping-pong through shared
+ * memory costs 2.2–2.5 µs per round trip with ~20 µs of spinning and 92–95 µs when the waiter
+ * sleeps at once, so a wake-up costs the woken 20–50 µs and its waker 13–14 µs. The spin must
+ * outlast a wake-up: with 20 µs a rank woken late made its partner sleep at the next barrier, and
+ * the two took turns sleeping (the in-process barrier was bimodal between runs, 7–111 µs).
  */
-export const SPIN_MS = 0.02;
+export const SPIN_MS = 0.1;
+/**
+ * Spin before sleeping in a wait for another node: a TCP loopback round trip here is 15–70 µs
+ * and the request crosses the node's system thread on each side, so a reply comes within
+ * ~150 µs on an idle machine; sleeping would add a wake-up (20–50 µs) to each.
+ */
+export const REMOTE_SPIN_MS = 0.3;
+/**
+ * With more ranks on a node than cores, a spinning rank holds the core the rank it waits for
+ * needs: spin only briefly.
+ */
+export const CROWDED_SPIN_MS = 0.005;
+/** Bytes of a remote read sent per message: the reader copies one chunk while the next travels. */
+export const READ_CHUNK = 64 * 1024;
 
 /** How often the node looks whether its ranks are all parked for good (besides when one says it parks). */
 const IDLE_POLL_MS = 20;
 
+const EMPTY = new Uint8Array(0);
 const FLAGS = 1, GET = 2, GOT = 3, PUT = 4, PUT_ACK = 5, LOCK = 6, GRANT = 7, UNLOCK = 8, ARRIVED = 9, ALLOCATED = 10;
 /** the layer's message tags on its channel (tests count the messages an operation costs) */
 export const SPMD_TAGS = { FLAGS, GET, GOT, PUT, PUT_ACK, LOCK, GRANT, UNLOCK, ARRIVED, ALLOCATED } as const;
@@ -37,6 +55,18 @@ export interface SpmdNodeOptions {
   origin: string;
   trace?: { dir: string };
   spinMs?: number;
+  remoteSpinMs?: number;
+}
+
+/** What a node's ranks cost its system thread and themselves (tests assert them; no timings). */
+export interface SpmdCounts {
+  /** requests the ranks posted to the system thread, by kind */
+  requests: Record<string, number>;
+  /** answers the system thread posted back to its ranks */
+  answers: number;
+  /** per rank of this node: times it went to sleep in a wait, and times it parked (told the node) */
+  sleeps: number[];
+  parks: number[];
 }
 
 interface ArrayRec { buffer: SharedArrayBuffer; bytes: number; perRank: number; desc: string; rank: number; site: string }
@@ -54,10 +84,14 @@ export class SpmdNode implements Participant {
   /** what other nodes allocated (arrays this node has not yet allocated): checked when it does */
   private readonly remoteAllocs = new Map<number, { desc: string; rank: number; site: string }>();
   private handled = 0;
+  private readonly requests: Record<string, number> = {};
+  private answers = 0;
   private done = 0;
   private readonly parks: ({ text: string; site: string } | undefined)[] = [];
   /** requests sent to other nodes: who waits for the answer */
-  private readonly pending = new Map<number, { rank: number; id: number }>();
+  private readonly pending = new Map<number, { rank: number; id: number; landed: number; size: number }>();
+  /** each rank's inbox, where its remote reads land (the rank's own SharedArrayBuffer) */
+  private readonly inboxes: (Uint8Array | undefined)[] = [];
   private nextReq = 1;
   /** other nodes' ranks queued for a lock whose home is here */
   private readonly lockQueues = new Map<number, { rank: number; node: number; req: number }[]>();
@@ -82,13 +116,16 @@ export class SpmdNode implements Participant {
     // the collectives' scratch array (#0): SCRATCH_SLOTS slots of SLOT_VALUES f64 per rank
     const per = SCRATCH_SLOTS * SLOT_VALUES;
     this.arrays.set(0, { buffer: new SharedArrayBuffer(this.perNode * per * 8), bytes: 8, perRank: per, desc: 'scratch', rank: -1, site: '' });
-    this.ch = router.channel(CHANNEL.spmd, 'spmd', (from, tag, body) => this.receive(from, tag, body), { counted: () => true });
+    this.ch = router.channel(CHANNEL.spmd, 'spmd', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
     control.register(this);
     void control.done.then(() => this.stop());
   }
 
   /** Start this node's ranks. */
   start(): void {
+    const crowded = this.perNode > availableParallelism();
+    const spinMs = this.o.spinMs ?? (crowded ? CROWDED_SPIN_MS : SPIN_MS);
+    const remoteSpinMs = this.o.remoteSpinMs ?? (crowded ? CROWDED_SPIN_MS : REMOTE_SPIN_MS);
     for (let i = 0; i < this.perNode; i++) {
       const rank = this.rank0 + i;
       const { port1, port2 } = new MessageChannel();
@@ -96,7 +133,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs: this.o.spinMs ?? SPIN_MS,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -119,14 +156,13 @@ export class SpmdNode implements Participant {
   idle(): boolean {
     if (this.handled !== Atomics.load(this.board, POSTED)) return false;
     if (this.done === this.perNode) return true;
-    // every rank returned or asleep on the current EPOCH: only a change (a message from another
-    // node, a rank of this node) can wake one, and none runs to make one
-    const epoch = Atomics.load(this.board, EPOCH);
+    // every rank returned or asleep on a word that has not moved since: only a change (a message
+    // from another node, a rank of this node) can wake one, and none runs to make one
     for (let i = 0; i < this.perNode; i++) {
       const b = rankBase(this.rank0 + i);
       const st = Atomics.load(this.board, b + STATE);
       if (st === DONE) continue;
-      if (st !== PARKED || Atomics.load(this.board, b + SLEEPON) !== epoch) return false;
+      if (st !== PARKED || Atomics.load(this.board, Atomics.load(this.board, b + SLEEPWORD)) !== Atomics.load(this.board, b + SLEEPON)) return false;
     }
     return true;
   }
@@ -157,9 +193,11 @@ export class SpmdNode implements Participant {
   // ------------------------------------------------------------------ the ranks' requests
 
   private answer(i: number, a: Answer): void {
+    this.answers++;
     this.ports[i]!.postMessage(a);
-    Atomics.add(this.board, rankBase(this.rank0 + i) + REPLIES, 1);
-    bump(this.board);
+    const w = rankBase(this.rank0 + i) + REPLIES;
+    Atomics.add(this.board, w, 1);
+    wake(this.board, w);
   }
 
   private rankFault(message: string): void {
@@ -170,21 +208,23 @@ export class SpmdNode implements Participant {
 
   private request(i: number, m: RankRequest): void {
     this.handled++;
+    this.requests[m.k] = (this.requests[m.k] ?? 0) + 1;
     const rank = this.rank0 + i;
     try {
       switch (m.k) {
         case 'alloc': this.answer(i, this.alloc(rank, m)); break;
         case 'get': case 'put': {
           const req = this.nextReq++;
-          this.pending.set(req, { rank: i, id: m.id });
+          this.pending.set(req, { rank: i, id: m.id, landed: 0, size: m.k === 'get' ? m.size : 0 });
           const e = this.enc.reset().varint(req).varint(m.arr).varint(m.owner).varint(m.local);
           if (m.k === 'get') this.ch.send(this.nodeOf(m.owner), GET, e.varint(m.count).finishCopy());
-          else this.ch.send(this.nodeOf(m.owner), PUT, e.bytes(m.bytes).finishCopy());
+          else this.ch.send(this.nodeOf(m.owner), PUT, e.finishCopy(), m.bytes);
           break;
         }
+        case 'inbox': this.inboxes[i] = new Uint8Array(m.buffer); break;
         case 'lock': {
           const req = this.nextReq++;
-          this.pending.set(req, { rank: i, id: m.id });
+          this.pending.set(req, { rank: i, id: m.id, landed: 0, size: 0 });
           this.ch.send(this.nodeOf(m.lock % this.o.threads), LOCK, this.enc.reset().varint(req).varint(m.lock).varint(rank).bool(m.attempt).finishCopy());
           break;
         }
@@ -212,6 +252,12 @@ export class SpmdNode implements Participant {
         case 'fault': this.done++; this.rankFault(m.message); break;
       }
     } catch (e) {
+      if (m.k === 'get') {
+        // the rank waits on its LANDED word: -1 sends it to the answer
+        const w = rankBase(rank) + LANDED;
+        Atomics.store(this.board, w, -1);
+        wake(this.board, w);
+      }
       if (m.id) this.answer(i, { id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) });
       else this.control.fail(e);
     }
@@ -269,7 +315,24 @@ export class SpmdNode implements Participant {
     this.answer(p.rank, { id: p.id, ...a });
   }
 
-  private receive(from: number, tag: number, body: Uint8Array): void {
+  /** A chunk of the reply to a remote read: into the rank's inbox, and the rank told how much landed. */
+  private landed(req: number, chunk: Uint8Array): void {
+    const p = this.pending.get(req);
+    if (!p) throw new Error(`an answer to unknown SPMD request ${req}`);
+    const inbox = this.inboxes[p.rank];
+    if (!inbox || p.landed + chunk.length > p.size || p.size > inbox.length) throw new Error(`a remote read's reply overflows rank ${this.rank0 + p.rank}'s inbox`);
+    inbox.set(chunk, p.landed);
+    p.landed += chunk.length;
+    const w = rankBase(this.rank0 + p.rank) + LANDED;
+    Atomics.store(this.board, w, p.landed);
+    if (p.landed < p.size) return;
+    // a spinning rank copies each chunk as it lands; a sleeping one is woken once, at the end
+    // (a wake-up per chunk would cost this thread 13 µs and the rank 20–50 µs each)
+    wake(this.board, w);
+    this.pending.delete(req);
+  }
+
+  private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.stopped) return;
     const d = new Decoder(body);
     try {
@@ -286,7 +349,7 @@ export class SpmdNode implements Participant {
             const w = rankBase(t) + ARRIVE;
             if (Atomics.load(this.board, w) < phase) Atomics.store(this.board, w, phase);
           }
-          bump(this.board);
+          releaseIfComplete(this.board, this.o.threads, phase);
           break;
         }
         case ALLOCATED: {
@@ -297,15 +360,25 @@ export class SpmdNode implements Participant {
           break;
         }
         case GET: {
+          // answered from the owner's shared memory by this thread: the owning rank is not involved.
+          // The chunks go uncopied (payloads); the read races only with writes no synchronisation
+          // orders before or after it, as any read of shared data.
           const req = d.varint(), arr = d.varint(), owner = d.varint(), local = d.varint(), count = d.varint();
-          this.ch.send(from, GOT, this.enc.reset().varint(req).bytes(this.bytesOf(arr, owner, local, count)).finishCopy());
+          const bytes = this.bytesOf(arr, owner, local, count);
+          const head = this.enc.reset().varint(req).finishCopy();
+          let at = 0;
+          do {
+            const n = Math.min(READ_CHUNK, bytes.length - at);
+            this.ch.send(from, GOT, head, bytes.subarray(at, at + n));
+            at += n;
+          } while (at < bytes.length);
           break;
         }
-        case GOT: { const req = d.varint(); this.reply(req, { ok: true, value: d.bytes().slice() }); break; }
+        case GOT: { this.landed(d.varint(), payload ?? EMPTY); break; }
         case PUT: {
-          const req = d.varint(), arr = d.varint(), owner = d.varint(), local = d.varint(), bytes = d.bytes();
+          // into the owner's memory; nobody waits on it but the putter (its acknowledgement)
+          const req = d.varint(), arr = d.varint(), owner = d.varint(), local = d.varint(), bytes = payload ?? EMPTY;
           this.bytesOf(arr, owner, local, bytes.length / this.arrays.get(arr)!.bytes).set(bytes);
-          bump(this.board);
           this.ch.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
           break;
         }
@@ -356,6 +429,11 @@ export class SpmdNode implements Participant {
     }
   }
 
+  counts(): SpmdCounts {
+    const per = (w: number): number[] => Array.from({ length: this.perNode }, (_, i) => Atomics.load(this.board, rankBase(this.rank0 + i) + w));
+    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS) };
+  }
+
   // ------------------------------------------------------------------ the end
 
   /** The run ended (or failed): every wait of every rank ends, the workers exit. */
@@ -364,8 +442,10 @@ export class SpmdNode implements Participant {
       this.stopped = true;
       if (this.poll) clearInterval(this.poll);
       Atomics.store(this.board, ABORT, 1);
-      Atomics.add(this.board, 1, 1);
-      Atomics.notify(this.board, 1);
+      // every word a rank may sleep on moves (a sleep about to start then does not), and its sleepers wake
+      const words = [EPOCH, BARRIER];
+      for (let i = 0; i < this.perNode; i++) words.push(rankBase(this.rank0 + i) + REPLIES, rankBase(this.rank0 + i) + LANDED);
+      for (const w of words) { Atomics.add(this.board, w, 1); Atomics.notify(this.board, w); }
       // a rank computing without calling the layer is not waiting to be told: stop it after a grace
       const t = setTimeout(() => { for (const w of this.workers) void w.terminate(); }, 1000);
       t.unref();

@@ -17,15 +17,18 @@ export interface RankInit {
   trace?: { dir: string; thread: number };
   /** the run's clock origin (trace/clock.ts), decimal */
   origin: string;
-  /** ms to spin before sleeping in a wait */
+  /** ms to spin before sleeping in a wait for ranks of this node */
   spinMs: number;
+  /** ms to spin before sleeping in a wait for another node (a remote access, a barrier across nodes) */
+  remoteSpinMs: number;
 }
 
 /** Requests a rank sends its node; those with an id get an Answer. */
 export type RankRequest =
   | { k: 'alloc'; id: number; arr: number; length: number; block: number; type: ElemType; site: string }
-  | { k: 'get'; id: number; arr: number; owner: number; local: number; count: number }
+  | { k: 'get'; id: number; arr: number; owner: number; local: number; count: number; size: number }
   | { k: 'put'; id: number; arr: number; owner: number; local: number; bytes: Uint8Array }
+  | { k: 'inbox'; id: 0; buffer: SharedArrayBuffer }
   | { k: 'lock'; id: number; lock: number; attempt: boolean }
   | { k: 'unlock'; id: 0; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }

@@ -5,7 +5,7 @@ import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, bump, EPOCH, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, REPLIES, RUNNING, SLEEPERS, SLEEPON, STATE } from './board.js';
+import { ABORT, ARRIVE, BARRIER, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
@@ -19,6 +19,16 @@ export class SpmdError extends Error {
 export class RunStopped extends Error {
   override name = 'RunStopped';
 }
+
+/**
+ * A wait's first sleep lasts at most this long before the rank tells the node it parks (a message
+ * to the system thread and a stack walk, tens of µs, and a thread woken on a core the ranks may
+ * need): a hang report comes this much later, a barrier among busy ranks never pays for it.
+ */
+export const PARK_AFTER_MS = 2;
+
+/** The largest remote read in one request (its reply lands in the rank's inbox, counted in an Int32). */
+const MAX_READ_BYTES = 256 * 1024 * 1024;
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const OP_INDEX = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<SpmdOp, number>;
@@ -34,6 +44,8 @@ export class Rank {
   private readonly base: number;
   private seq = 0;
   private repliesSeen = 0;
+  /** the share of the full spin a wait for this node's ranks [0] / another node [1] spins now (adaptive) */
+  private readonly spinScale = [1, 1];
   /** source positions of raw stack positions already mapped */
   private readonly sites = new Map<string, string>();
   /** the operation in progress (its name, for errors) */
@@ -123,46 +135,66 @@ export class Rank {
   // ------------------------------------------------------------------ waiting
 
   /**
-   * Wait until cond() holds: spin a little (a partner on another core answers within µs), then
-   * sleep on the board's EPOCH. A wait that slept or spun is traced as a `wait` record of `kind`.
-   * `what` describes the wait for the hang report (called only before sleeping).
+   * Wait until cond() holds: spin (a partner on another core answers within µs), then sleep on
+   * board word `word` — EPOCH for conditions on other ranks' counters, BARRIER, or this rank's own
+   * REPLIES or LANDED, so a change wakes only the ranks it concerns. The first sleep is short and
+   * silent: only a rank that sleeps on past it tells the node (a message, the call site walked)
+   * what it waits for and shows PARKED, so a wait of a few hundred µs never wakes the system
+   * thread. A wait that slept or spun is traced as a `wait` record of `kind`. `what` describes the
+   * wait for the hang report (called only before parking).
    */
-  until(cond: () => boolean, kind: WaitKind, what: () => string): void {
+  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, remote = false): void {
     if (cond()) return;
     const b = this.board;
     const t0 = this.trace ? this.now() : 0;
     const c0 = this.trace ? threadCpuNs() : 0;
-    const spinUntil = performance.now() + this.init.spinMs;
+    const scale = remote ? 1 : 0;
+    const spinUntil = performance.now() + (remote ? this.init.remoteSpinMs : this.init.spinMs) * this.spinScale[scale]!;
+    let spun = true, long = false;
     let parked = '';
+    let silent = true;
     for (;;) {
       if (b[ABORT] !== 0) throw new RunStopped();
       if (performance.now() < spinUntil) { if (cond()) break; continue; }
-      const e = Atomics.load(b, EPOCH);
+      spun = false;
+      const e = Atomics.load(b, word);
       Atomics.add(b, SLEEPERS, 1);
       if (cond()) { Atomics.sub(b, SLEEPERS, 1); break; }
-      // the node learns what this rank waits for (as of now) before it can conclude the run hangs
-      const text = what();
-      if (text !== parked) {
-        parked = text;
-        this.post({ k: 'park', id: 0, rank: this.rank, text, site: this.site() });
+      Atomics.store(b, this.base + SLEEPWORD, word);
+      if (!silent) {
+        // the node learns what this rank waits for (as of now) before it can conclude the run hangs
+        const text = what();
+        if (text !== parked) {
+          parked = text;
+          this.post({ k: 'park', id: 0, rank: this.rank, text, site: this.site() });
+        }
+        // asleep on word = e: nothing changed since cond() failed, unless the word moved (the node checks)
+        Atomics.store(b, this.base + SLEEPON, e);
+        Atomics.store(b, this.base + STATE, PARKED);
+        Atomics.add(b, this.base + PARKS, 1);
       }
-      // asleep on EPOCH = e: nothing changed since cond() failed, unless EPOCH moved (the node checks)
-      Atomics.store(b, this.base + SLEEPON, e);
-      Atomics.store(b, this.base + STATE, PARKED);
-      Atomics.add(b, this.base + PARKS, 1);
-      if (b[ABORT] === 0) Atomics.wait(b, EPOCH, e);
+      Atomics.add(b, this.base + SLEEPS, 1);
+      const woke: string = b[ABORT] === 0 ? Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined) : 'ok';
+      // a silent sleep that ran out parks next time; one woken by a change starts silent again
+      silent = woke !== 'timed-out';
+      if (!silent) long = true;
       Atomics.store(b, this.base + STATE, RUNNING);
       Atomics.sub(b, SLEEPERS, 1);
       if (cond()) break;
     }
+    // adaptive spinning: a spin that ends waits keeps (regains) its length; one that keeps missing
+    // by less than the silent sleep shrinks to 1/16 (the awaited thread is off its core, and the
+    // spin only delays it); a wait long past that says nothing about spinning
+    if (spun) this.spinScale[scale] = Math.min(1, this.spinScale[scale]! * 2);
+    else if (!long) this.spinScale[scale] = Math.max(1 / 16, this.spinScale[scale]! / 2);
     if (this.trace) this.trace.wait(t0, this.now(), Math.max(0, threadCpuNs() - c0), -1, this.rank, WAIT_KINDS.indexOf(kind), this.op === 'start' ? 'the start of the program' : `${this.op} at ${this.site()}`);
   }
 
   // ------------------------------------------------------------------ the node's system thread
 
-  post(m: RankRequest): void {
+  post(m: RankRequest, transfer?: ArrayBuffer[]): void {
     Atomics.add(this.board, POSTED, 1);
-    this.port.postMessage(m);
+    this.port.postMessage(m, transfer);
   }
 
   /** Ask the node and wait for its answer; a refusal is this operation's error. */
@@ -170,13 +202,58 @@ export class Rank {
     const id = ++this.seq;
     (m as { id: number }).id = id;
     this.post(m);
+    return this.answerOf(id, kind, what);
+  }
+
+  /** Wait for the node's answer to request id (on this rank's REPLIES word); a refusal is this operation's error. */
+  private answerOf(id: number, kind: WaitKind, what: string): unknown {
     let answer: Answer | undefined;
     this.until(() => {
       this.drain((a) => { if (a.id === id) answer = a; });
       return answer !== undefined;
-    }, kind, () => what);
+    }, kind, () => what, this.base + REPLIES, true);
     if (!answer!.ok) throw this.fail(answer!.error ?? 'refused');
     return answer!.value;
+  }
+
+  /** where the node's system thread lands the replies of this rank's remote reads (grown on demand, told to the node) */
+  private inbox: Uint8Array | undefined;
+
+  /**
+   * Read `count` elements of rank `owner`'s part of array `arr` on another node, from element
+   * `local`, into `into` (their bytes). The owner's node streams them in chunks; this rank's
+   * node writes each chunk into the rank's inbox as it arrives and raises LANDED, and the rank
+   * copies what landed while the rest is on its way — one request, no answer message, and the
+   * owning rank is never woken.
+   */
+  readRemote(arr: number, owner: number, local: number, count: number, into: Uint8Array, what: string): void {
+    const total = into.length;
+    if (total === 0) return;
+    if (total > MAX_READ_BYTES) {
+      // in pieces: the inbox stays bounded and LANDED an Int32
+      const bpe = total / count, per = Math.floor(MAX_READ_BYTES / bpe);
+      for (let j = 0; j < count; j += per) {
+        const n = Math.min(per, count - j);
+        this.readRemote(arr, owner, local + j, n, into.subarray(j * bpe, (j + n) * bpe), what);
+      }
+      return;
+    }
+    if (!this.inbox || this.inbox.length < total) {
+      this.inbox = new Uint8Array(new SharedArrayBuffer(Math.max(total, 2 * (this.inbox?.length ?? 0), 4096)));
+      this.post({ k: 'inbox', id: 0, buffer: this.inbox.buffer as SharedArrayBuffer });
+    }
+    const inbox = this.inbox, b = this.board, w = this.base + LANDED;
+    Atomics.store(b, w, 0);
+    const id = ++this.seq;
+    this.post({ k: 'get', id, arr, owner, local, count, size: total });
+    let copied = 0, landed = 0;
+    this.until(() => {
+      landed = Atomics.load(b, w);
+      if (landed < 0) return true;
+      if (landed > copied) { into.set(inbox.subarray(copied, Math.min(landed, total)), copied); copied = landed; }
+      return copied >= total;
+    }, 'request', () => what, w, true);
+    if (landed < 0) this.answerOf(id, 'request', what);
   }
 
   /** remote puts sent and not yet acknowledged (their request ids), and the first refused */
@@ -186,17 +263,18 @@ export class Rank {
   /**
    * Send a remote put without waiting for its acknowledgement: a rank streams its puts, and the
    * next fence, barrier, notify, unlock or collective completes them all at once (completePuts).
+   * The bytes are handed over (a fresh copy the caller made), not cloned again.
    */
-  putAsync(m: RankRequest): void {
+  putAsync(m: Extract<RankRequest, { k: 'put' }>): void {
     const id = ++this.seq;
-    (m as { id: number }).id = id;
+    m.id = id;
     this.puts.set(id, this.op);
-    this.post(m);
+    this.post(m, [m.bytes.buffer as ArrayBuffer]);
   }
 
   /** Wait until every put of this rank is in place; a refused one is the error of the operation that sent it. */
   completePuts(): void {
-    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`);
+    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`, this.base + REPLIES, true);
     const e = this.putError;
     if (e) { this.putError = undefined; throw this.fail(`${e.message} (a ${e.op} to another node, found refused here)`); }
   }
@@ -226,15 +304,25 @@ export class Rank {
    * whose arrival completes the node's phase (the compare-exchange picks one when several see it)
    * has the system thread tell the other nodes once, so a barrier costs one message per node pair
    * whatever the ranks per node. Local ranks' phases differ by at most one (none passes phase p
-   * before all arrived at it), so "all local ranks at ≥ p" is the node's arrival at p.
+   * before all arrived at it), so "all local ranks at ≥ p" is the node's arrival at p. Whoever
+   * sees every rank of the run arrived raises BARRIER (board.ts): within a node no message, no
+   * system thread, and only the sleepers on BARRIER are woken.
    */
   arrive(p: number): void {
     Atomics.store(this.board, this.base + ARRIVE, p);
-    bump(this.board);
-    if (this.nodes === 1) return;
-    const first = this.firstLocal;
-    for (let t = first; t < first + this.perNode; t++) if (this.word(t, ARRIVE) < p) return;
-    if (Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.post({ k: 'arrive', id: 0, phase: p });
+    if (this.nodes > 1) {
+      const first = this.firstLocal;
+      let all = true;
+      for (let t = first; t < first + this.perNode && all; t++) if (this.word(t, ARRIVE) < p) all = false;
+      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.post({ k: 'arrive', id: 0, phase: p });
+    }
+    releaseIfComplete(this.board, this.threads, p);
+  }
+
+  /** Wait until barrier phase p is complete (every rank of the run arrived). */
+  awaitBarrier(p: number, what: () => string): void {
+    const b = this.board;
+    this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', what, BARRIER, this.nodes > 1);
   }
 
   word(rank: number, word: number): number {

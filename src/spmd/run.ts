@@ -8,7 +8,7 @@ import type { Transport } from '../runtime/transport/types.js';
 import { setRunOrigin, wallNs, runOrigin } from '../trace/clock.js';
 import { STATUS, type RunStatus } from '../trace/schema.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
-import { SpmdNode } from './host.js';
+import { SpmdNode, type SpmdCounts } from './host.js';
 
 export interface SpmdRunOptions {
   /** the bundled program (bundle.ts) */
@@ -22,7 +22,9 @@ export interface SpmdRunOptions {
   traceDir?: string;
   /** the run's clock origin shared by all nodes (decimal ns) */
   traceOrigin?: string;
+  /** spin before sleeping in waits for ranks of this node / for other nodes (ms; defaults: host.ts) */
   spinMs?: number;
+  remoteSpinMs?: number;
   interrupt?: AbortSignal;
 }
 
@@ -30,6 +32,8 @@ export interface SpmdRunResult extends ClusterResult {
   status: RunStatus;
   clockOffsets?: number[];
   wallNs: number;
+  /** what this node's ranks cost its system thread and themselves (absent when the node never started) */
+  counts?: SpmdCounts;
 }
 
 export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
@@ -40,7 +44,7 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const control = new Control(router, wallNs);
   let node: SpmdNode;
   try {
-    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs });
+    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs });
   } catch (e) {
     tr?.close();
     await tp.close();
@@ -54,11 +58,12 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   node.start();
   const res = await control.done;
   o.interrupt?.removeEventListener('abort', onInterrupt);
+  const counts = node.counts();
   await node.stop();
   const ended = wallNs();
   const status: RunStatus = res.ok ? 'completed' : res.kind === 'hang' ? 'hung' : res.kind === 'lost' ? 'lost' : 'failed';
   tr?.programFinish(ended, STATUS.indexOf(status));
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets, wallNs: ended - started };
+  return { ...res, status, clockOffsets, wallNs: ended - started, counts };
 }

@@ -12,7 +12,7 @@ import { runSpmdNode, type SpmdRunResult } from '../../src/spmd/run.js';
 import { MemoryMesh } from '../../src/runtime/transport/memory.js';
 import { Layout } from '../../src/spmd/layout.js';
 import { SPMD_TAGS } from '../../src/spmd/host.js';
-import { CHANNEL } from '../../src/runtime/cluster/channels.js';
+import { countingMesh } from './mesh.js';
 
 const PROGRAMS = fileURLToPath(new URL('../../../test/spmd/programs/', import.meta.url));
 const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-test-'));
@@ -72,17 +72,7 @@ test('barriers combine per node: one message per barrier phase from each node to
   const program = await bundleSpmdProgram(join(PROGRAMS, 'barriers.ts'), cache);
   const n = 25;
   for (const [threads, nodes] of [[4, 2], [6, 3], [2, 2]] as const) {
-    const mesh = new MemoryMesh(nodes);
-    // count the layer's messages each node sends, by tag
-    const sent = mesh.endpoints.map((tp) => {
-      const counts = new Map<number, number>();
-      const send = tp.send.bind(tp);
-      tp.send = (to, wire, body, payload) => {
-        if (wire >>> 16 === CHANNEL.spmd) counts.set(wire & 0xffff, (counts.get(wire & 0xffff) ?? 0) + 1);
-        send(to, wire, body, payload);
-      };
-      return counts;
-    });
+    const { mesh, sent } = countingMesh(nodes);
     const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args: [String(n)], transport: tp })));
     for (const r of all) assert.equal(r.message, undefined);
     // the start barrier, n barriers and n notify/wait phases

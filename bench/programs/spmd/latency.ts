@@ -3,7 +3,7 @@
 // memory (an Atomics barrier, typed-array reads and copies of the same buffer) as the baseline.
 //   luna spmd --threads T [--nodes N] latency.ts OUT.json ITERATIONS local|remote
 import { writeFileSync } from 'node:fs';
-import { MYTHREAD, THREADS, allAlloc, barrier } from 'luna-ts/spmd';
+import { MYTHREAD, THREADS, allAlloc, barrier, waitStats } from 'luna-ts/spmd';
 
 const MiB = 1 << 20;
 
@@ -28,7 +28,12 @@ export default function main(args: string[]): void {
   const time = (n: number, f: () => void): number => { const t0 = performance.now(); f(); return ((performance.now() - t0) * 1000) / n; };
 
   for (let i = 0; i < 50; i++) barrier();
+  const s0 = waitStats();
   r.barrierUs = time(N, () => { for (let i = 0; i < N; i++) barrier(); });
+  // the state a barrier loop runs in: ~0 when the ranks spin through, ~1 when they take turns sleeping
+  const s1 = waitStats();
+  r.barrierSleepsPerOp = (s1.sleeps - s0.sleeps) / N;
+  r.barrierParksPerOp = (s1.parks - s0.parks) / N;
   const sync = allAlloc(2 * THREADS, { type: 'i32', block: 2 });
   if (local) {
     for (let i = 0; i < 50; i++) rawBarrier(sync.view as Int32Array, THREADS);
@@ -44,7 +49,9 @@ export default function main(args: string[]): void {
     const n = local ? N * 50 : N;
     let s = 0;
     for (let i = 0; i < 100; i++) s += a.get(other);
+    const g0 = waitStats().sleeps;
     r.getUs = time(n, () => { for (let i = 0; i < n; i++) s += a.get(other); });
+    r.getSleepsPerOp = (waitStats().sleeps - g0) / n;
     r.putUs = time(n, () => { for (let i = 0; i < n; i++) a.put(other, i); });
     const buf = new Float64Array(MiB / 8);
     const reps = local ? 200 : 20;
