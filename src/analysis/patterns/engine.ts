@@ -16,11 +16,14 @@
 // Events are passed as numbers (no object per event): the engine runs at tens of millions of
 // events per second, so a trace's analysis costs its decoding.
 import { SPMD_OPS } from '../../trace/schema.js';
+import { CODE } from '../../trace/columns.js';
+import type { SpmdBlock } from '../../trace/model/spmd.js';
 import { P } from './catalog.js';
 import type { PatternResults } from './results.js';
 
 const OP = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<(typeof SPMD_OPS)[number], number>;
 const NOSYNC = 0, MYSYNC = 1, ALLSYNC = 2;
+const ENTER = CODE.spmdEnter, EXIT = CODE.spmdExit, CEXIT = CODE.spmdCExit, ALOCK = CODE.spmdAlock;
 /** slots of the collective queue's ring (a power of two) */
 const RING = 64;
 
@@ -141,6 +144,27 @@ export class PatternEngine {
     for (const c of this.ring) c?.grow(ranks);
     this.pool.length = 0;
     this.ranks = ranks;
+  }
+
+  /** Told before the engine grows for a rank beyond its ranks (the caller words the warning). */
+  onGrow: (() => void) | null = null;
+
+  /**
+   * A block of the layer's records, in order: one loop over the columns, each record to its
+   * kind's method (inlined: no call per record through a listener). `sites` maps the block's call
+   * sites to the results' (PatternResults.site).
+   */
+  consume(b: SpmdBlock, sites: Int32Array): void {
+    const { code, rank, t, op, a, root, sync } = b;
+    for (let i = 0, n = b.n; i < n; i++) {
+      const r = rank[i]!, c = code[i]!;
+      if (r >= this.ranks) { this.onGrow?.(); this.grow(r + 1); }
+      if (c === ENTER) this.enter(r, t[i]!, op[i]!, sites[a[i]!]!);
+      else if (c === EXIT) this.exit(r, t[i]!, op[i]!);
+      else if (c === CEXIT) this.cexit(r, t[i]!, op[i]!, a[i]!, root[i]!, sync[i]!);
+      else if (c === ALOCK) this.alock(r, t[i]!, a[i]!);
+      else this.rlock(r, t[i]!, a[i]!);
+    }
   }
 
   enter(rank: number, t: number, op: number, site: number): void {
