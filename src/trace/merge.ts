@@ -194,27 +194,35 @@ class Source {
 /**
  * k-way merge of the sources by (t, source index). A binary heap orders the sources; the source
  * on top then gives every record that precedes the runner-up's head in one run, handed on as a
- * range of its rows: interleaved files cost a heap step per run, and no record is copied.
+ * range of its rows: interleaved files cost a heap step per run, and no record is copied. The heap
+ * holds source indices and compares head times kept in a typed array: when files interleave
+ * record by record (an SPMD run's ranks), a heap step is paid for nearly every record.
  */
 class Merger {
-  private readonly heap: Source[];
+  private readonly heap: Int32Array;
+  /** head time per source index (Infinity past its end) */
+  private readonly ht: Float64Array;
+  private size = 0;
 
-  constructor(sources: Source[]) {
-    const heap = (this.heap = sources.filter((s) => s.ready()));
-    for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(heap, i);
+  constructor(private readonly sources: Source[]) {
+    this.heap = new Int32Array(sources.length);
+    this.ht = new Float64Array(sources.length).fill(Infinity);
+    for (const s of sources) if (s.ready()) { this.ht[s.index] = s.headT; this.heap[this.size++] = s.index; }
+    for (let i = (this.size >> 1) - 1; i >= 0; i--) this.down(i);
   }
 
   /** Hand on the next `budget` records (fewer at the end); false once every record went. */
   step(sink: RunSink, budget: number): boolean {
-    const heap = this.heap;
+    const heap = this.heap, ht = this.ht, sources = this.sources;
     let left = budget;
-    while (heap.length > 0 && left > 0) {
-      const s = heap[0]!;
+    while (this.size > 0 && left > 0) {
+      const top = heap[0]!, s = sources[top]!, size = this.size;
       // the runner-up: the smaller of the top's children
       let t2 = Infinity, i2 = -1;
-      if (heap.length > 1) {
-        const c = heap.length > 2 && before(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
-        t2 = c.headT; i2 = c.index;
+      if (size > 1) {
+        const a = heap[1]!, b = size > 2 ? heap[2]! : a;
+        const c = b !== a && (ht[b]! < ht[a]! || (ht[b] === ht[a] && b < a)) ? b : a;
+        t2 = ht[c]!; i2 = c;
       }
       for (;;) {
         const from = s.head, to = s.runEnd(t2, i2, from + left);
@@ -223,16 +231,35 @@ class Merger {
         s.head = to;
         if (!s.ready() || left === 0) break;
         const t = s.headT;
-        if (!(t < t2 || (t === t2 && s.index < i2))) break;
+        if (!(t < t2 || (t === t2 && top < i2))) break;
       }
+      ht[top] = s.headT;
       if (s.head === s.rows.n) { // ready() said no: the file is done
-        const last = heap.pop()!;
-        if (heap.length === 0) break;
+        const last = heap[--this.size]!;
+        if (this.size === 0) break;
         heap[0] = last;
       }
-      down(heap, 0);
+      this.down(0);
     }
-    return heap.length > 0;
+    return this.size > 0;
+  }
+
+  private down(i: number): void {
+    const h = this.heap, ht = this.ht, n = this.size;
+    const x = h[i]!, tx = ht[x]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      let m = l, mi = h[l]!, tm = ht[mi]!;
+      if (l + 1 < n) {
+        const ri = h[l + 1]!, tr = ht[ri]!;
+        if (tr < tm || (tr === tm && ri < mi)) { m = l + 1; mi = ri; tm = tr; }
+      }
+      if (!(tm < tx || (tm === tx && mi < x))) break;
+      h[i] = mi;
+      i = m;
+    }
+    h[i] = x;
   }
 }
 
@@ -246,25 +273,5 @@ function* batches(sources: Source[]): Generator<RecordBatch, void, undefined> {
     const more = m.step(copy, BATCH);
     if (out.n > 0) yield out;
     if (!more) return;
-  }
-}
-
-const before = (a: Source, b: Source): boolean => {
-  const ta = a.headT, tb = b.headT;
-  return ta < tb || (ta === tb && a.index < b.index);
-};
-
-function down(h: Source[], i: number): void {
-  const n = h.length;
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= n) return;
-    const r = l + 1;
-    const m = r < n && before(h[r]!, h[l]!) ? r : l;
-    if (!before(h[m]!, h[i]!)) return;
-    const tmp = h[i]!;
-    h[i] = h[m]!;
-    h[m] = tmp;
-    i = m;
   }
 }

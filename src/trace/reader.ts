@@ -219,6 +219,10 @@ export class RecordFile {
   }
 }
 
+/** scanLateness's read buffer, shared by its calls (each reads its file to the end within the call) */
+let scanBuf = Buffer.alloc(0);
+let scanView = new DataView(new ArrayBuffer(0));
+
 /**
  * How far back in time (ns) any record of the file goes behind the latest time recorded before
  * it: 0 for a file in time order; a span record (written when it ends, stamped with its start)
@@ -229,8 +233,9 @@ export class RecordFile {
 export function scanLateness(path: string, chunkBytes = 1 << 20): number {
   const fd = openRegular(path, 'trace file');
   try {
-    const buf = Buffer.allocUnsafe(Math.max(chunkBytes, 4 * MAX_RECORD_BYTES));
-    const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    const size = Math.max(chunkBytes, 4 * MAX_RECORD_BYTES);
+    if (scanBuf.length !== size) { scanBuf = Buffer.allocUnsafe(size); scanView = new DataView(scanBuf.buffer, scanBuf.byteOffset, scanBuf.byteLength); }
+    const buf = scanBuf, v = scanView;
     let fileOff = HEADER_BYTES;
     const hn = readSync(fd, buf, 0, HEADER_BYTES, 0);
     if (hn === HEADER_BYTES) fileOff = Math.max(HEADER_BYTES, v.getUint32(20, true));

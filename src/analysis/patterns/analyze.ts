@@ -99,42 +99,20 @@ export class PatternAnalysis {
     const slots = m.N * m.T;
     const results = (this.results = new PatternResults((p) => (PATTERNS[p]!.model === 'spmd' ? Math.max(1, this.engine?.ranks ?? spmd.ranks) : p === P.imbalance_in_quantum ? m.N : slots)));
     this.observer = new FragmentedPatterns(m, results, opts.quantumNs);
-    const ensure = (rank: number): PatternEngine => {
+    // the layer's records in blocks of columns: one loop of the engine per block, no call per record
+    let sites = new Int32Array(64), mapped = 0;
+    spmd.listenBlocks((b) => {
       let e = this.engine;
       if (!e) {
-        e = this.engine = new PatternEngine(Math.max(spmd.ranks, rank + 1), results);
+        // as many ranks as the manifest says, else as the first record shows (the engine grows)
+        e = this.engine = new PatternEngine(m.manifest.ranks !== undefined ? spmd.ranks : b.rank[0]! + 1, results);
+        e.onGrow = () => m.warn('the manifest does not give the SPMD ranks: a collective completed before the last rank appeared was judged on fewer ranks');
         if (opts.compare) { this.comparator = new Comparator(); e.peer = this.comparator.hook; }
-      } else if (rank >= e.ranks) {
-        // the manifest did not say THREADS (the resolver grows them as ranks appear)
-        m.warn('the manifest does not give the SPMD ranks: a collective completed before the last rank appeared was judged on fewer ranks');
-        e.grow(rank + 1);
       }
-      return e;
-    };
-    // call-site ids per file (node · 4096 + thread) and the file's site number: one string lookup per call site
-    const ids = new Map<number, Int32Array>();
-    let lastK = -1, lastA: Int32Array | undefined;
-    const siteId = (node: number, thread: number, n: number, name: string): number => {
-      const k = node * 4096 + thread;
-      let a = k === lastK ? lastA : ids.get(k);
-      lastK = k; lastA = a;
-      if (!a || n >= a.length) {
-        const b = new Int32Array(Math.max(64, 2 * (n + 1))).fill(-1);
-        if (a) b.set(a);
-        ids.set(k, (a = b));
-        lastA = a;
-      }
-      let id = a[n]!;
-      if (id < 0) a[n] = id = results.site(name);
-      return id;
-    };
-    // the records as numbers: no object per record on the way from the columns to the engine
-    spmd.listenRows({
-      enter: (rank, t, op, site, node, thread, callSite) => ensure(rank).enter(rank, t, op, siteId(node, thread, callSite, site)),
-      exit: (rank, t, op) => ensure(rank).exit(rank, t, op),
-      cexit: (rank, t, op, seq, root, sync) => ensure(rank).cexit(rank, t, op, seq, root, sync),
-      alock: (rank, t, lock) => ensure(rank).alock(rank, t, lock),
-      rlock: (rank, t, lock) => ensure(rank).rlock(rank, t, lock),
+      const names = spmd.siteNames;
+      if (names.length > sites.length) { const w = new Int32Array(2 * names.length); w.set(sites); sites = w; }
+      for (; mapped < names.length; mapped++) sites[mapped] = results.site(names[mapped]!);
+      e.consume(b, sites);
     });
   }
 

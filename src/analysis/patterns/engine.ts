@@ -16,11 +16,16 @@
 // Events are passed as numbers (no object per event): the engine runs at tens of millions of
 // events per second, so a trace's analysis costs its decoding.
 import { SPMD_OPS } from '../../trace/schema.js';
+import { CODE } from '../../trace/columns.js';
+import type { SpmdBlock } from '../../trace/model/spmd.js';
 import { P } from './catalog.js';
 import type { PatternResults } from './results.js';
 
 const OP = Object.fromEntries(SPMD_OPS.map((o, i) => [o, i])) as Record<(typeof SPMD_OPS)[number], number>;
 const NOSYNC = 0, MYSYNC = 1, ALLSYNC = 2;
+const ENTER = CODE.spmdEnter, EXIT = CODE.spmdExit, CEXIT = CODE.spmdCExit, ALOCK = CODE.spmdAlock;
+/** locks whose state lives in arrays (the SPMD layer numbers its locks from 0); those beyond, in maps */
+const SMALL_LOCKS = 1 << 16;
 /** slots of the collective queue's ring (a power of two) */
 const RING = 64;
 
@@ -114,7 +119,12 @@ export class PatternEngine {
   private readonly queue = new Map<number, Instance>();
   private inRing = 0;
   private readonly pool: Instance[] = [];
-  /** lock ownership: per lock, the last Sync event (kind 1 = Alock, 2 = Rlock; time; rank) */
+  /**
+   * lock ownership: per lock, the last Sync event (kind 1 = Alock, 2 = Rlock, 0 = none; its time),
+   * in arrays indexed by lock for the first SMALL_LOCKS locks, in maps beyond
+   */
+  private lockKindA = new Uint8Array(64);
+  private lockTA = new Float64Array(64);
   private readonly lockKind = new Map<number, number>();
   private readonly lockT = new Map<number, number>();
   /** the notify of a split-phase barrier: latest enter among the ranks, per rank's next wait */
@@ -143,8 +153,36 @@ export class PatternEngine {
     this.ranks = ranks;
   }
 
+  /** Told before the engine grows for a rank beyond its ranks (the caller words the warning). */
+  onGrow: (() => void) | null = null;
+
+  /**
+   * A block of the layer's records, in order: one loop over the columns, each record to its
+   * kind's method (inlined: no call per record through a listener). `sites` maps the block's call
+   * sites to the results' (PatternResults.site).
+   */
+  consume(b: SpmdBlock, sites: Int32Array): void {
+    const { code, rank, t, op, a, root, sync } = b;
+    const n = b.n;
+    this.events += n;
+    for (let i = 0; i < n; i++) {
+      const r = rank[i]!, c = code[i]!;
+      if (r >= this.ranks) { this.onGrow?.(); this.grow(r + 1); }
+      if (c === ENTER) this.push(r, t[i]!, op[i]!, sites[a[i]!]!);
+      else if (c === EXIT) this.pop(r, op[i]!);
+      else if (c === CEXIT) this.collectiveExit(r, t[i]!, op[i]!, a[i]!, root[i]!, sync[i]!);
+      else if (c === ALOCK) this.acquired(r, t[i]!, a[i]!);
+      else this.released(t[i]!, a[i]!);
+    }
+  }
+
   enter(rank: number, t: number, op: number, site: number): void {
     this.events++;
+    this.push(rank, t, op, site);
+  }
+
+  /** r_Enter: the operation on top of the rank's stack. */
+  private push(rank: number, t: number, op: number, site: number): void {
     const s = this.stacks;
     let k = s.n[rank]!;
     if (k === s.depth) s.resize(s.ranks, 2 * s.depth);
@@ -158,9 +196,13 @@ export class PatternEngine {
     this.pop(rank, op);
   }
 
-  /** A CExit: pops the rank's stack (its enterptr) and joins the collective's instance. */
   cexit(rank: number, t: number, op: number, seq: number, root: number, sync: number): void {
     this.events++;
+    this.collectiveExit(rank, t, op, seq, root, sync);
+  }
+
+  /** A CExit: pops the rank's stack (its enterptr) and joins the collective's instance. */
+  private collectiveExit(rank: number, t: number, op: number, seq: number, root: number, sync: number): void {
     if (!this.pop(rank, op)) return;
     const s = this.stacks, k = rank * s.depth + s.n[rank]!;
     const enterT = s.t[k]!, site = s.site[k]!;
@@ -189,12 +231,22 @@ export class PatternEngine {
     }
   }
 
-  /** Alock: lock contention (Fig. 2) against the lock's previous release. */
   alock(rank: number, t: number, lock: number): void {
     this.events++;
-    const kind = this.lockKind.get(lock);
+    this.acquired(rank, t, lock);
+  }
+
+  rlock(_rank: number, t: number, lock: number): void {
+    this.events++;
+    this.released(t, lock);
+  }
+
+  /** Alock: lock contention (Fig. 2) against the lock's previous release. */
+  private acquired(rank: number, t: number, lock: number): void {
+    const small = lock < this.lockKindA.length || this.lockRoom(lock);
+    const kind = small ? this.lockKindA[lock]! : this.lockKind.get(lock) ?? 0;
     if (kind === 2) {
-      const rt = this.lockT.get(lock)!;
+      const rt = small ? this.lockTA[lock]! : this.lockT.get(lock)!;
       const s = this.stacks, n = s.n[rank]!;
       // e = a.enterptr: the rank's innermost operation (its lock call)
       if (n > 0) {
@@ -202,14 +254,25 @@ export class PatternEngine {
         if (et < rt) { this.out.add(P.lock_contention, s.site[k]!, rank, rt - et); this.out.occurred(P.lock_contention); }
       }
     } else if (kind === 1) this.problems.doubleAcquire++;
-    this.lockKind.set(lock, 1);
-    this.lockT.set(lock, t);
+    this.sync(small, lock, 1, t);
   }
 
-  rlock(_rank: number, t: number, lock: number): void {
-    this.events++;
-    this.lockKind.set(lock, 2);
-    this.lockT.set(lock, t);
+  private released(t: number, lock: number): void {
+    this.sync(lock < this.lockKindA.length || this.lockRoom(lock), lock, 2, t);
+  }
+
+  private sync(small: boolean, lock: number, kind: number, t: number): void {
+    if (small) { this.lockKindA[lock] = kind; this.lockTA[lock] = t; } else { this.lockKind.set(lock, kind); this.lockT.set(lock, t); }
+  }
+
+  /** Whether `lock` fits the arrays, grown up to SMALL_LOCKS. */
+  private lockRoom(lock: number): boolean {
+    if (lock >= SMALL_LOCKS) return false;
+    const n = Math.min(SMALL_LOCKS, Math.max(2 * this.lockKindA.length, lock + 1));
+    const k = new Uint8Array(n), t = new Float64Array(n);
+    k.set(this.lockKindA); t.set(this.lockTA);
+    this.lockKindA = k; this.lockTA = t;
+    return true;
   }
 
   /** The end of the events: collectives still gathering never completed. */

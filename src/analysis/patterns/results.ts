@@ -40,9 +40,8 @@ export class PatternResults {
   /** occurrences per pattern (instances with wasted time) */
   readonly counts = new Float64Array(PATTERNS.length);
 
-  /** the last row charged (charges come in runs: one collective charges one row per rank) */
-  private lastKey = -1;
-  private lastRow: Float64Array | null = null;
+  /** the same rows by pattern and call site: a charge finds its row by two array reads, no hashing */
+  private readonly grid: (Float64Array | undefined)[][] = PATTERNS.map(() => []);
 
   constructor(private readonly locs: (p: number) => number) {}
 
@@ -59,26 +58,23 @@ export class PatternResults {
   /** Charge `ns` of pattern p to a call site and a location (ns ≤ 0: nothing). */
   add(p: number, site: number, loc: number, ns: number): void {
     if (!(ns > 0)) return;
-    const k = p * SITE_BITS + site;
-    let row = k === this.lastKey ? this.lastRow : this.rows.get(k);
-    if (!row) this.rows.set(k, (row = new Float64Array(2 * this.locs(p))));
-    this.lastKey = k;
-    this.lastRow = row;
+    let row = this.grid[p]![site];
+    if (row === undefined) this.rows.set(p * SITE_BITS + site, (this.grid[p]![site] = row = new Float64Array(2 * this.locs(p))));
     const n = row.length >> 1;
-    if (loc >= n) return this.grow(k, row, loc, ns);
+    if (loc >= n) return this.grow(p, site, row, loc, ns);
     row[loc] += ns;
     row[n + loc]++;
   }
 
   /** A row made before the run's ranks were all known: widened (its counts move up). */
-  private grow(k: number, row: Float64Array, loc: number, ns: number): void {
+  private grow(p: number, site: number, row: Float64Array, loc: number, ns: number): void {
     const n = row.length >> 1, m = Math.max(loc + 1, n * 2);
     const w = new Float64Array(2 * m);
     w.set(row.subarray(0, n));
     w.set(row.subarray(n), m);
-    this.rows.set(k, w);
-    this.lastKey = -1;
-    this.add(Math.floor(k / SITE_BITS), k % SITE_BITS, loc, ns);
+    this.rows.set(p * SITE_BITS + site, w);
+    this.grid[p]![site] = w;
+    this.add(p, site, loc, ns);
   }
 
   /** One more occurrence of pattern p (called once per instance that wasted time). */

@@ -9,6 +9,7 @@
 // the trace is complete. An SPMD rank runs no CFs: its program between its first and last
 // operation is its work (U), less the waits in it (W).
 import { SpmdResolver } from '../../trace/model/spmd.js';
+import { CODE } from '../../trace/columns.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { ModelListener, Slot, TraceModel } from '../../trace/model/model.js';
 import type { DfRec, Fragment, Wait } from '../../trace/model/records.js';
@@ -20,6 +21,7 @@ import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 
 const NF = 5;
+const ENTER = CODE.spmdEnter;
 /** carveIdle's answer for a lane that did not wait (never written) */
 const NO_WAITS = new Float64Array(5);
 
@@ -127,13 +129,13 @@ export class SlowAnalyzer implements ModelListener {
     // rank's lane is the one its operations are entered on
     if (spmd) {
       const lane: number[] = [];
-      const at = (rank: number, t: number): void => this.rankOp(lane[rank], t);
-      m.use(SpmdResolver).listenRows({
-        enter: (rank, t, _op, _site, node, thread) => {
-          if (thread >= 1 && thread <= this.T && node < this.N) lane[rank] = node * this.T + thread - 1;
-          at(rank, t);
-        },
-        exit: at, cexit: at, alock: at, rlock: at,
+      m.use(SpmdResolver).listenBlocks((b) => {
+        const { code, rank, t, node, thread } = b;
+        for (let i = 0; i < b.n; i++) {
+          const r = rank[i]!;
+          if (code[i] === ENTER) { const th = thread[i]!, nd = node[i]!; if (th >= 1 && th <= this.T && nd < this.N) lane[r] = nd * this.T + th - 1; }
+          this.rankOp(lane[r], t[i]!);
+        }
       });
     }
     m.listen(this);

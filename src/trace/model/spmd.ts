@@ -37,6 +37,38 @@ export interface SpmdRowListener {
   rlock(rank: number, t: number, lock: number): void;
 }
 
+/** Rows per block: a block's columns (~50 bytes a row) stay in the core's cache between writing and reading. */
+const BLOCK = 2048;
+
+/**
+ * The layer's records as columns, handed on in blocks of up to BLOCK rows (SpmdBlockListener): a
+ * listener runs one loop over a block instead of being called per record. Row i is a record of
+ * kind code[i] (CODE.spmdEnter …) of rank[i] at t[i], written by (node[i], thread[i]); `a` holds
+ * an enter's call site (numbered across the trace: SpmdResolver.siteNames), a collective exit's
+ * seq, a lock record's lock; root, sync, sent and recv are a collective exit's.
+ */
+export class SpmdBlock {
+  n = 0;
+  readonly code = new Uint8Array(BLOCK);
+  readonly rank = new Uint32Array(BLOCK);
+  readonly t = new Float64Array(BLOCK);
+  readonly op = new Uint8Array(BLOCK);
+  readonly a = new Uint32Array(BLOCK);
+  readonly root = new Int32Array(BLOCK);
+  readonly sync = new Uint8Array(BLOCK);
+  readonly sent = new Float64Array(BLOCK);
+  readonly recv = new Float64Array(BLOCK);
+  readonly node = new Uint32Array(BLOCK);
+  readonly thread = new Uint32Array(BLOCK);
+}
+
+/**
+ * Takes the records in blocks, in their order, each block once it is full and the last at the end
+ * of the stream: later than the model's other records (for analyses that keep their own state
+ * from the layer's records alone).
+ */
+export type SpmdBlockListener = (b: SpmdBlock) => void;
+
 const SITE = CODE.siteName, ENTER = CODE.spmdEnter, EXIT = CODE.spmdExit, CEXIT = CODE.spmdCExit, ALOCK = CODE.spmdAlock, RLOCK = CODE.spmdRlock;
 // rank and op come first in every SPMD operation record, and a lock record's lock after its rank
 const RANK = COL.spmdEnter.rank, OP = COL.spmdEnter.op, CALL_SITE = COL.spmdEnter.callSite, LOCK = COL.spmdAlock.lock, CX = { ...COL.spmdCExit };
@@ -57,6 +89,15 @@ export class SpmdResolver implements Resolver {
   events = 0;
   private readonly listeners: SpmdListener[] = [];
   private readonly rowListeners: SpmdRowListener[] = [];
+  private readonly blockListeners: SpmdBlockListener[] = [];
+  private block: SpmdBlock | null = null;
+  /** call-site names of the whole trace, by the numbers blocks give (one per distinct name) */
+  readonly siteNames: string[] = [];
+  private readonly siteIds = new Map<string, number>();
+  /** per file (node · 4096 + thread): its call-site numbers → siteNames numbers (-1: not yet) */
+  private readonly siteMaps = new Map<number, Int32Array>();
+  private lastMapFile = -1;
+  private lastMap: Int32Array | undefined;
   /** call-site names per file (node · 4096 + thread) */
   private readonly sites = new Map<number, string[]>();
   private readonly declared: boolean;
@@ -72,6 +113,43 @@ export class SpmdResolver implements Resolver {
 
   listenRows(l: SpmdRowListener): void {
     this.rowListeners.push(l);
+  }
+
+  listenBlocks(l: SpmdBlockListener): void {
+    this.blockListeners.push(l);
+    this.block ??= new SpmdBlock();
+  }
+
+  /** The end of the stream: the last block. */
+  end(): void {
+    this.flush();
+  }
+
+  private flush(): void {
+    const b = this.block;
+    if (!b || b.n === 0) return;
+    for (const l of this.blockListeners) l(b);
+    b.n = 0;
+  }
+
+  /** The trace-wide number (siteNames) of call site `id` of the file of (node, thread). */
+  siteNumber(node: number, thread: number, id: number): number {
+    const k = node * 4096 + thread;
+    let a = k === this.lastMapFile ? this.lastMap : this.siteMaps.get(k);
+    if (!a || id >= a.length) {
+      const w = new Int32Array(Math.max(64, 2 * (id + 1))).fill(-1);
+      if (a) w.set(a);
+      this.siteMaps.set(k, (a = w));
+    }
+    this.lastMapFile = k; this.lastMap = a;
+    let g = a[id]!;
+    if (g < 0) {
+      const name = this.site(node, thread, id);
+      g = this.siteIds.get(name) ?? -1;
+      if (g < 0) { g = this.siteNames.length; this.siteNames.push(name); this.siteIds.set(name, g); }
+      a[id] = g;
+    }
+    return g;
   }
 
   /** The call site number `id` of the file of (node, thread) names. */
@@ -90,6 +168,7 @@ export class SpmdResolver implements Resolver {
     if (e.kind !== 'spmdEnter' && e.kind !== 'spmdExit' && e.kind !== 'spmdCExit' && e.kind !== 'spmdAlock' && e.kind !== 'spmdRlock') return;
     if (!this.admit(e.kind, e.node, e.thread, e.rank, e.kind === 'spmdAlock' || e.kind === 'spmdRlock' ? 0 : e.op)) return;
     this.events++;
+    if (this.block) this.append(e);
     const ls = this.listeners, rs = this.rowListeners;
     switch (e.kind) {
       case 'spmdEnter': {
@@ -114,7 +193,19 @@ export class SpmdResolver implements Resolver {
     const op = code === ALOCK || code === RLOCK ? 0 : f[OP]![i]!;
     if ((rank >= this.ranks || op >= SPMD_OPS.length) && !this.admit(KIND_BY_CODE[code]!, node, thread, rank, op)) return;
     this.events++;
+    const blk = this.block;
+    if (blk) {
+      const j = blk.n;
+      blk.code[j] = code; blk.rank[j] = rank; blk.t[j] = t; blk.op[j] = op; blk.node[j] = node; blk.thread[j] = thread;
+      if (code === ENTER) blk.a[j] = this.siteNumber(node, thread, f[CALL_SITE]![i]!);
+      else if (code === CEXIT) {
+        const C = CX;
+        blk.a[j] = f[C.seq]![i]!; blk.root[j] = f[C.root]![i]!; blk.sync[j] = f[C.sync]![i]!; blk.sent[j] = f[C.sent]![i]!; blk.recv[j] = f[C.recv]![i]!;
+      } else if (code !== EXIT) blk.a[j] = f[LOCK]![i]!;
+      if ((blk.n = j + 1) === BLOCK) this.flush();
+    }
     const rs = this.rowListeners;
+    if (rs.length === 0) return;
     switch (code) {
       case ENTER: {
         const cs = f[CALL_SITE]![i]!;
@@ -131,6 +222,17 @@ export class SpmdResolver implements Resolver {
       case ALOCK: for (const l of rs) l.alock(rank, t, f[LOCK]![i]!); break;
       default: for (const l of rs) l.rlock(rank, t, f[LOCK]![i]!); break;
     }
+  }
+
+  /** A record object into the block (the object path: a listener of objects is there). */
+  private append(e: SpmdEnterEvent | SpmdExitEvent | SpmdCExitEvent | SpmdLockEvent): void {
+    const blk = this.block!, j = blk.n;
+    blk.code[j] = CODE[e.kind]; blk.rank[j] = e.rank; blk.t[j] = e.t; blk.node[j] = e.node; blk.thread[j] = e.thread;
+    blk.op[j] = e.kind === 'spmdAlock' || e.kind === 'spmdRlock' ? 0 : e.op;
+    if (e.kind === 'spmdEnter') blk.a[j] = this.siteNumber(e.node, e.thread, e.callSite);
+    else if (e.kind === 'spmdCExit') { blk.a[j] = e.seq; blk.root[j] = e.root; blk.sync[j] = e.sync; blk.sent[j] = e.sent; blk.recv[j] = e.recv; }
+    else if (e.kind !== 'spmdExit') blk.a[j] = e.lock;
+    if ((blk.n = j + 1) === BLOCK) this.flush();
   }
 
   private named(node: number, thread: number, callSite: number, name: string): void {
