@@ -365,7 +365,7 @@ export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress)
   try {
     const defs = new RecordFile(fds[1]!);
     let c!: Otf2Collector;
-    const read = readModel(dir, (model) => { c = new Otf2Collector(model, defs); model.listen(c); }, progress && ((d, e) => progress(d, e, 'reading')), { worker: true });
+    const read = readModel(dir, (model) => { c = new Otf2Collector(model, defs); model.listen(c); }, progress && ((d, e) => progress(d, e, 'reading')), { worker: true, recycle: true });
     const items = c.items;
     const events = c.write(new RecordFile(fds[0]!), read.manifest.startedAt, progress && ((d) => progress(d, items, 'writing')));
     while (fds.length) closeSync(fds.pop()!);

@@ -301,7 +301,7 @@ export function exportPerfettoProto(dir: string, outFile: string | number, progr
   const fd = typeof outFile === 'number' ? outFile : createRegular(outFile, 'Perfetto trace');
   try {
     let w!: PerfettoProtoWriter;
-    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); model.use(SpmdResolver).listen(w); }, progress, { worker: true });
+    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); model.use(SpmdResolver).listen(w); }, progress, { worker: true, recycle: true });
     w.flush();
     return { packets: w.packets, slices: w.slices, warnings: read.warnings(), damage: read.damage() };
   } finally {

@@ -127,7 +127,8 @@ export class DfResolver implements Resolver {
     if (producerCf < 0) return;
     const p = this.m.fragments.lookup(node, producerCf);
     if (!p) return; // produced by a structured CF (while, >>): no execution to link
-    r.producer = p;
+    // (a recycling model reuses p for another CF: no link to it is kept)
+    if (!this.m.recycles) r.producer = p;
     if (p.finish === p.finish) r.finish = p.finish;
     else (p.outs ??= []).push(r);
   }
