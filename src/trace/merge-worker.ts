@@ -1,33 +1,72 @@
 // The worker thread's side of readTraceColumnsThreaded (merge-threaded.ts): it opens the trace
-// directory, decodes and merges it (merge.ts), and posts the merged rows in batches of columns,
-// their typed arrays transferred; the reader's new warnings and damage ride with each batch, so
-// the reading thread replays them in the order the rows arrive.
+// directory, decodes and merges it (merge.ts), and writes the merged rows into a ring of batches
+// whose columns are shared memory (made once by the reading thread: no typed array made, copied
+// or transferred per batch). A message per batch carries only what cannot live in the columns:
+// the batch's strings in row order (which rows have one: a shared column), its int lists, and the
+// reader's new warnings and damage, which the reading thread replays in the order the rows arrive.
+// (The strings go as an array, not joined into one: slices of a joined string would keep the whole
+// batch's text alive as long as any DF name or gid taken from it.)
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
 import { RecordBatch, NUM_COLS } from './columns.js';
 import { readTraceColumns, type ReadTraceOptions } from './merge.js';
 import { TraceDamage, type DamageKind } from './damage.js';
 
-/** What the worker is told: the directory, the read options, its port and the shared counters. */
+/** The shared columns of one batch of the ring (views made by each side over the same memory). */
+export interface SharedSlot {
+  code: SharedArrayBuffer;
+  node: SharedArrayBuffer;
+  thread: SharedArrayBuffer;
+  t: SharedArrayBuffer;
+  f: SharedArrayBuffer[];
+  /** per row: 1 when it has a string (the next of the message's strings) */
+  sHas: SharedArrayBuffer;
+}
+
+/** Shared memory of a ring of `slots` batches of `batch` rows. */
+export function sharedSlots(slots: number, batch: number): SharedSlot[] {
+  return Array.from({ length: slots }, () => ({
+    code: new SharedArrayBuffer(batch), node: new SharedArrayBuffer(4 * batch), thread: new SharedArrayBuffer(4 * batch),
+    t: new SharedArrayBuffer(8 * batch), f: Array.from({ length: NUM_COLS }, () => new SharedArrayBuffer(8 * batch)),
+    sHas: new SharedArrayBuffer(batch),
+  }));
+}
+
+/** A batch whose typed columns are views of a slot's shared memory (its strings and lists stay its own). */
+export function slotBatch(s: SharedSlot, batch: number): RecordBatch {
+  const b = new RecordBatch(0);
+  b.capacity = batch;
+  b.code = new Uint8Array(s.code); b.node = new Uint32Array(s.node); b.thread = new Uint32Array(s.thread); b.t = new Float64Array(s.t);
+  for (let c = 0; c < NUM_COLS; c++) b.f[c] = new Float64Array(s.f[c]!);
+  for (let i = 0; i < batch; i++) { b.s.push(''); b.x.push(null); }
+  return b;
+}
+
+/** Control words of the shared counter array. */
+export const CTRL = {
+  /** batches posted by the worker */
+  posted: 0,
+  /** batches the reading thread is done with (their slots free again) */
+  taken: 1,
+  /** the worker's OS thread id (Linux; −1 elsewhere; 0 until it runs), so that the reading thread can see it is alive without an event loop */
+  tid: 2,
+} as const;
+
+/** What the worker is told: the directory, the read options, its port and the shared memory. */
 export interface MergeWorkerData {
   dir: string;
   opts: Omit<ReadTraceOptions, 'warnings' | 'damage'>;
   port: MessagePort;
-  /** [0] batches posted, [1] batches taken by the reader */
   ctrl: SharedArrayBuffer;
+  slots: SharedSlot[];
   batch: number;
-  inFlight: number;
 }
 
-/** One batch of merged rows; strings and int lists only for the rows that have them. */
+/** One batch of merged rows in slot `slot`: its strings in row order (the slot's sHas says whose), its int lists by row. */
 export interface RowsMessage {
   kind: 'rows';
+  slot: number;
   n: number;
-  code: Uint8Array;
-  node: Uint32Array;
-  thread: Uint32Array;
-  t: Float64Array;
-  f: Float64Array[];
-  sAt: number[];
   s: string[];
   xAt: number[];
   x: number[][];
@@ -50,8 +89,14 @@ class PostedDamage extends TraceDamage {
   }
 }
 
+/** This thread's OS id (−1 where /proc/thread-self is not there: no liveness check then). */
+function osThreadId(): number {
+  try { return Number(readlinkSync('/proc/thread-self').split('/').pop()) || -1; } catch { return -1; }
+}
+
 function run(d: MergeWorkerData): void {
   const ctrl = new Int32Array(d.ctrl);
+  Atomics.store(ctrl, CTRL.tid, osThreadId());
   const warnings: string[] = [];
   const damage = new PostedDamage();
   let told = 0;
@@ -67,23 +112,31 @@ function run(d: MergeWorkerData): void {
     const trace = readTraceColumns(d.dir, { ...d.opts, warnings, damage });
     opened = true;
     d.port.postMessage({ kind: 'open', manifest: trace.manifest } satisfies MergeMessage);
-    let out = new RecordBatch(d.batch);
+    Atomics.notify(ctrl, CTRL.posted);
+    const ring = d.slots.map((s) => slotBatch(s, d.batch));
+    const sHas = d.slots.map((s) => new Uint8Array(s.sHas));
+    let posted = 0;
+    /** the slot being filled: wait until the reading thread is done with it */
+    const claim = (): RecordBatch => {
+      while (posted - Atomics.load(ctrl, CTRL.taken) >= ring.length) Atomics.wait(ctrl, CTRL.taken, Atomics.load(ctrl, CTRL.taken), 100);
+      const b = ring[posted % ring.length]!;
+      b.n = 0;
+      return b;
+    };
+    let out = claim();
     const post = (): void => {
-      const n = out.n, sAt: number[] = [], s: string[] = [], xAt: number[] = [], x: number[][] = [];
+      const k = posted % ring.length, n = out.n, has = sHas[k]!, s: string[] = [], xAt: number[] = [], x: number[][] = [];
       for (let i = 0; i < n; i++) {
-        if (out.s[i] !== '') { sAt.push(i); s.push(out.s[i]!); }
+        const si = out.s[i]!;
+        if (si !== '') { s.push(si); has[i] = 1; out.s[i] = ''; } else has[i] = 0;
         const xi = out.x[i];
-        if (xi) { xAt.push(i); x.push(xi); }
+        if (xi) { xAt.push(i); x.push(xi); out.x[i] = null; }
       }
-      const f = out.f.slice(0, NUM_COLS);
-      const msg: MergeMessage = { kind: 'rows', n, code: out.code, node: out.node, thread: out.thread, t: out.t, f, sAt, s, xAt, x, ...news() };
-      // the reader waits on [0]; hold back while it has `inFlight` batches to take
-      const posted = Atomics.load(ctrl, 0);
-      while (posted - Atomics.load(ctrl, 1) >= d.inFlight) Atomics.wait(ctrl, 1, Atomics.load(ctrl, 1), 100);
-      d.port.postMessage(msg, [out.code.buffer, out.node.buffer, out.thread.buffer, out.t.buffer, ...f.map((a) => a.buffer)] as ArrayBuffer[]);
-      Atomics.add(ctrl, 0, 1);
-      Atomics.notify(ctrl, 0);
-      out = new RecordBatch(d.batch);
+      d.port.postMessage({ kind: 'rows', slot: k, n, s, xAt, x, ...news() } satisfies MergeMessage);
+      posted++;
+      Atomics.store(ctrl, CTRL.posted, posted);
+      Atomics.notify(ctrl, CTRL.posted);
+      out = claim();
     };
     trace.runs((rows, from, to) => {
       for (let i = from; i < to; i++) {
@@ -96,8 +149,8 @@ function run(d: MergeWorkerData): void {
   } catch (e) {
     d.port.postMessage({ kind: 'error', message: e instanceof Error ? e.message : String(e), opened } satisfies MergeMessage);
   }
-  Atomics.add(ctrl, 0, 1);
-  Atomics.notify(ctrl, 0);
+  Atomics.add(ctrl, CTRL.posted, 1);
+  Atomics.notify(ctrl, CTRL.posted);
   d.port.close();
 }
 

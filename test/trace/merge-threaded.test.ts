@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { Worker } from 'node:worker_threads';
 import { readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTraceColumns } from '../../src/trace/merge.js';
@@ -97,4 +98,33 @@ test('a directory that is not a trace fails as the reader fails', (t) => {
     assert.throws(() => readTraceColumnsThreaded(dir), (f: Error) => f.message === e.message && f.constructor === e.constructor);
     return true;
   });
+});
+
+test('a reading worker killed mid-read is an error naming the trace, not a wait for ever', (t) => {
+  // more batches than the ring holds: the worker is still at work (or waiting for a free slot) when killed
+  const dir = generated(t, 300_000);
+  let worker: Worker | undefined;
+  const c = readTraceColumnsThreaded(dir, { onWorker: (w) => { worker = w; } });
+  let rowsSeen = 0;
+  assert.throws(() => c.runs((_b, from, to) => {
+    if (rowsSeen === 0) void worker!.terminate();
+    rowsSeen += to - from;
+  }), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'ETRACEWORKER');
+    assert.ok(e.message.includes(dir), `names the trace: ${e.message}`);
+    assert.match(e.message, /reading worker thread ended without finishing/);
+    return true;
+  });
+  assert.ok(rowsSeen > 0 && rowsSeen < 300_000, `${rowsSeen} records read before the worker died`);
+});
+
+test('a model read whose reading worker dies fails with the trace named', (t) => {
+  const dir = generated(t, 300_000);
+  let worker: Worker | undefined, finished = 0;
+  const before = process.env.LUNA_TRACE_WORKER;
+  process.env.LUNA_TRACE_WORKER = '1';
+  t.after(() => { if (before === undefined) delete process.env.LUNA_TRACE_WORKER; else process.env.LUNA_TRACE_WORKER = before; });
+  assert.throws(() => readModel(dir, (m) => m.listen({ finish: () => { if (finished++ === 0) void worker!.terminate(); } }), undefined, { worker: true, onWorker: (w) => { worker = w; } }),
+    (e: Error) => e.message.startsWith(`reading the trace ${dir}: its reading worker thread ended without finishing`));
+  assert.ok(finished > 0);
 });
