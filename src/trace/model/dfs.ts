@@ -124,11 +124,11 @@ export class DfResolver implements Resolver {
     r.computedAt = t;
     r.bytes = bytes;
     for (const l of this.m.audience) l.computed?.(r, t);
-    if (producerCf < 0) return;
+    // a recycling model reuses fragment records for later CFs: it links no producer (nor its finish)
+    if (producerCf < 0 || this.m.recycles) return;
     const p = this.m.fragments.lookup(node, producerCf);
     if (!p) return; // produced by a structured CF (while, >>): no execution to link
-    // (a recycling model reuses p for another CF: no link to it is kept)
-    if (!this.m.recycles) r.producer = p;
+    r.producer = p;
     if (p.finish === p.finish) r.finish = p.finish;
     else (p.outs ??= []).push(r);
   }
