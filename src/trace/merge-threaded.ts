@@ -10,7 +10,7 @@ import { RecordBatch } from './columns.js';
 import { readTraceColumns, type ReadTraceOptions, type RunSink, type TraceColumns } from './merge.js';
 import { TraceDamage } from './damage.js';
 import type { TraceManifest } from './manifest.js';
-import { CTRL, sharedSlots, slotBatch, type DamageAdd, type MergeMessage, type MergeWorkerData } from './merge-worker.js';
+import { CTRL, STRING_IDS, sharedSlots, slotBatch, type DamageAdd, type MergeMessage, type MergeWorkerData } from './merge-worker.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./merge-worker.js', import.meta.url));
 /** Rows per batch, and batches in the ring (how far the worker may run ahead: bounds the memory in flight). */
@@ -26,8 +26,11 @@ const START_MS = 60_000;
  */
 export const threadedReading = (): boolean => process.env.LUNA_TRACE_WORKER === '1';
 
-/** Test hook: told the worker as soon as it is started (a test kills it to see the reader notice). */
-export interface ThreadedReadOptions extends ReadTraceOptions { onWorker?: (w: Worker) => void }
+/**
+ * Test hooks: `onWorker` is told the worker as soon as it is started (a test kills it to see the
+ * reader notice); `stringIds` shrinks the strings kept by id (to see ids reused).
+ */
+export interface ThreadedReadOptions extends ReadTraceOptions { onWorker?: (w: Worker) => void; stringIds?: number }
 
 /**
  * Whether the worker's thread is gone. A reader blocked in Atomics.wait runs no event loop, so
@@ -46,8 +49,8 @@ export function readTraceColumnsThreaded(dir: string, opts: ThreadedReadOptions 
   const ctrl = new Int32Array(new SharedArrayBuffer(4 * 4));
   const slots = sharedSlots(SLOTS, BATCH);
   const { port1, port2 } = new MessageChannel();
-  const { warnings: _w, damage: _d, onWorker, ...plain } = opts;
-  const data: MergeWorkerData = { dir, opts: plain, port: port2, ctrl: ctrl.buffer as SharedArrayBuffer, slots, batch: BATCH };
+  const { warnings: _w, damage: _d, onWorker, stringIds = STRING_IDS, ...plain } = opts;
+  const data: MergeWorkerData = { dir, opts: plain, port: port2, ctrl: ctrl.buffer as SharedArrayBuffer, slots, batch: BATCH, stringIds };
   const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [port2] });
   worker.unref();
   onWorker?.(worker);
@@ -85,19 +88,24 @@ export function readTraceColumnsThreaded(dir: string, opts: ThreadedReadOptions 
     used = true;
     // the ring's batches, over the memory the worker writes (made once)
     const ring = slots.map((s) => slotBatch(s, BATCH));
-    const sHas = slots.map((s) => new Uint8Array(s.sHas));
+    const sHas = slots.map((s) => new Uint8Array(s.sHas)), sIds = slots.map((s) => new Int32Array(s.sId));
+    const table = new Array<string>(stringIds).fill(''); // the worker's strings by id, kept alike
     let taken = 0;
     try {
       for (;;) {
         const m = next();
         if (m.kind === 'rows') {
           replay(m.warnings, m.damage);
-          const b = ring[m.slot]!, has = sHas[m.slot]!, n = m.n;
+          const b = ring[m.slot]!, has = sHas[m.slot]!, sid = sIds[m.slot]!, n = m.n;
           b.n = n;
-          for (let i = 0, k = 0; i < n; i++) if (has[i] === 1) b.s[i] = m.s[k++]!;
+          for (let i = 0, k = 0; i < n; i++) {
+            const h = has[i]!;
+            if (h === 1) b.s[i] = table[sid[i]!]!;
+            else if (h === 2) b.s[i] = table[sid[i]!] = m.s[k++]!;
+          }
           for (let k = 0; k < m.xAt.length; k++) b.x[m.xAt[k]!] = m.x[k]!;
           sink(b, 0, n);
-          for (let i = 0; i < n; i++) if (has[i] === 1) b.s[i] = '';
+          for (let i = 0; i < n; i++) if (has[i] !== 0) b.s[i] = '';
           for (const i of m.xAt) b.x[i] = null;
           Atomics.store(ctrl, CTRL.taken, ++taken);
           Atomics.notify(ctrl, CTRL.taken);

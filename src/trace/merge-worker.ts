@@ -2,10 +2,13 @@
 // directory, decodes and merges it (merge.ts), and writes the merged rows into a ring of batches
 // whose columns are shared memory (made once by the reading thread: no typed array made, copied
 // or transferred per batch). A message per batch carries only what cannot live in the columns:
-// the batch's strings in row order (which rows have one: a shared column), its int lists, and the
-// reader's new warnings and damage, which the reading thread replays in the order the rows arrive.
-// (The strings go as an array, not joined into one: slices of a joined string would keep the whole
-// batch's text alive as long as any DF name or gid taken from it.)
+// the strings the reading thread has not got yet, its int lists, and the reader's new warnings and
+// damage, which the reading thread replays in the order the rows arrive. Strings go by id: both
+// sides keep the same table of the last STRING_IDS strings (a DF named on several nodes, a wait's
+// resource, a code's site), so a string seen lately crosses as a number in a shared column and
+// arrives as the very string object it was (its hash already computed for the model's maps).
+// (New strings go as an array, not joined into one: slices of a joined string would keep the
+// whole batch's text alive as long as any DF name or gid taken from it.)
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { readlinkSync } from 'node:fs';
 import { RecordBatch, NUM_COLS } from './columns.js';
@@ -19,8 +22,9 @@ export interface SharedSlot {
   thread: SharedArrayBuffer;
   t: SharedArrayBuffer;
   f: SharedArrayBuffer[];
-  /** per row: 1 when it has a string (the next of the message's strings) */
+  /** per row: 0 no string, 1 the string of table id sId, 2 a new one (the message's next) that takes id sId */
   sHas: SharedArrayBuffer;
+  sId: SharedArrayBuffer;
 }
 
 /** Shared memory of a ring of `slots` batches of `batch` rows. */
@@ -28,7 +32,7 @@ export function sharedSlots(slots: number, batch: number): SharedSlot[] {
   return Array.from({ length: slots }, () => ({
     code: new SharedArrayBuffer(batch), node: new SharedArrayBuffer(4 * batch), thread: new SharedArrayBuffer(4 * batch),
     t: new SharedArrayBuffer(8 * batch), f: Array.from({ length: NUM_COLS }, () => new SharedArrayBuffer(8 * batch)),
-    sHas: new SharedArrayBuffer(batch),
+    sHas: new SharedArrayBuffer(batch), sId: new SharedArrayBuffer(4 * batch),
   }));
 }
 
@@ -60,9 +64,14 @@ export interface MergeWorkerData {
   ctrl: SharedArrayBuffer;
   slots: SharedSlot[];
   batch: number;
+  /** strings kept by id (STRING_IDS; tests make it small to see ids reused) */
+  stringIds: number;
 }
 
-/** One batch of merged rows in slot `slot`: its strings in row order (the slot's sHas says whose), its int lists by row. */
+/** Strings both sides keep by id (the ids are reused round-robin). */
+export const STRING_IDS = 1 << 16;
+
+/** One batch of merged rows in slot `slot`: its new strings in row order (the slot's sHas and sId say whose), its int lists by row. */
 export interface RowsMessage {
   kind: 'rows';
   slot: number;
@@ -114,7 +123,9 @@ function run(d: MergeWorkerData): void {
     d.port.postMessage({ kind: 'open', manifest: trace.manifest } satisfies MergeMessage);
     Atomics.notify(ctrl, CTRL.posted);
     const ring = d.slots.map((s) => slotBatch(s, d.batch));
-    const sHas = d.slots.map((s) => new Uint8Array(s.sHas));
+    const sHas = d.slots.map((s) => new Uint8Array(s.sHas)), sIds = d.slots.map((s) => new Int32Array(s.sId));
+    const ids = new Map<string, number>(), table = new Array<string | undefined>(d.stringIds);
+    let nextId = 0;
     let posted = 0;
     /** the slot being filled: wait until the reading thread is done with it */
     const claim = (): RecordBatch => {
@@ -125,10 +136,24 @@ function run(d: MergeWorkerData): void {
     };
     let out = claim();
     const post = (): void => {
-      const k = posted % ring.length, n = out.n, has = sHas[k]!, s: string[] = [], xAt: number[] = [], x: number[][] = [];
+      const k = posted % ring.length, n = out.n, has = sHas[k]!, sid = sIds[k]!, s: string[] = [], xAt: number[] = [], x: number[][] = [];
       for (let i = 0; i < n; i++) {
         const si = out.s[i]!;
-        if (si !== '') { s.push(si); has[i] = 1; out.s[i] = ''; } else has[i] = 0;
+        if (si === '') { has[i] = 0; continue; }
+        out.s[i] = '';
+        let id = ids.get(si);
+        if (id !== undefined) { has[i] = 1; sid[i] = id; continue; }
+        id = nextId;
+        nextId = (nextId + 1) % d.stringIds;
+        const old = table[id];
+        if (old !== undefined) ids.delete(old);
+        table[id] = si;
+        ids.set(si, id);
+        s.push(si);
+        has[i] = 2;
+        sid[i] = id;
+      }
+      for (let i = 0; i < n; i++) {
         const xi = out.x[i];
         if (xi) { xAt.push(i); x.push(xi); out.x[i] = null; }
       }

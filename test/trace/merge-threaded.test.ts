@@ -8,7 +8,7 @@ import type { Worker } from 'node:worker_threads';
 import { readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTraceColumns } from '../../src/trace/merge.js';
-import { readTraceColumnsThreaded } from '../../src/trace/merge-threaded.js';
+import { readTraceColumnsThreaded, type ThreadedReadOptions } from '../../src/trace/merge-threaded.js';
 import { readModel } from '../../src/trace/read.js';
 import { exportPerfettoProto } from '../../src/trace/export/perfetto-proto.js';
 import { syntheticEvents, syntheticManifest } from '../../src/analysis/sim/synthetic.js';
@@ -23,8 +23,8 @@ function rows(c: TraceColumns): string[] {
 }
 
 /** Both readings of `dir`, compared record by record; the model's fragments, transfers and names too. */
-function same(dir: string): number {
-  const a = readTraceColumns(dir), b = readTraceColumnsThreaded(dir);
+function same(dir: string, opts: ThreadedReadOptions = {}): number {
+  const a = readTraceColumns(dir), b = readTraceColumnsThreaded(dir, opts);
   assert.deepEqual(b.manifest, a.manifest);
   const ra = rows(a), rb = rows(b);
   assert.equal(rb.length, ra.length);
@@ -55,6 +55,10 @@ function generated(t: { after(fn: () => void): void }, events: number): string {
 test('a generated trace of many batches reads the same in a worker', (t) => {
   const n = same(generated(t, 60_000));
   assert.ok(n > 3 * 16384, `${n} records span several posted batches`);
+});
+
+test('strings cross by id: with a table of 7 ids, reused all the time, the records are the same', (t) => {
+  same(generated(t, 40_000), { stringIds: 7 });
 });
 
 test('the Perfetto protobuf export is byte-identical with and without the worker', (t) => {
