@@ -28,9 +28,18 @@ export const threadedReading = (): boolean => process.env.LUNA_TRACE_WORKER === 
 
 /**
  * Test hooks: `onWorker` is told the worker as soon as it is started (a test kills it to see the
- * reader notice); `stringIds` shrinks the strings kept by id (to see ids reused).
+ * reader notice); `stringIds` shrinks the strings kept by id (to see ids reused), `pools` the
+ * shared string and int pools of a batch (to see what overflows them go in the message).
  */
-export interface ThreadedReadOptions extends ReadTraceOptions { onWorker?: (w: Worker) => void; stringIds?: number }
+export interface ThreadedReadOptions extends ReadTraceOptions { onWorker?: (w: Worker) => void; stringIds?: number; pools?: { textUnits: number; ints: number } }
+
+/** The string of `len` UTF-16 units at text[p] (short ones unit by unit: cheaper than a call through apply). */
+function units(text: Uint16Array, p: number, len: number): string {
+  if (len > 32) return String.fromCharCode.apply(null, text.subarray(p, p + len) as unknown as number[]);
+  let s = '';
+  for (let i = p; i < p + len; i++) s += String.fromCharCode(text[i]!);
+  return s;
+}
 
 /**
  * Whether the worker's thread is gone. A reader blocked in Atomics.wait runs no event loop, so
@@ -47,9 +56,9 @@ export function readTraceColumnsThreaded(dir: string, opts: ThreadedReadOptions 
   const warnings = opts.warnings ?? [];
   const damage = opts.damage ?? new TraceDamage();
   const ctrl = new Int32Array(new SharedArrayBuffer(4 * 4));
-  const slots = sharedSlots(SLOTS, BATCH);
+  const slots = sharedSlots(SLOTS, BATCH, opts.pools?.textUnits, opts.pools?.ints);
   const { port1, port2 } = new MessageChannel();
-  const { warnings: _w, damage: _d, onWorker, stringIds = STRING_IDS, ...plain } = opts;
+  const { warnings: _w, damage: _d, onWorker, stringIds = STRING_IDS, pools: _p, ...plain } = opts;
   const data: MergeWorkerData = { dir, opts: plain, port: port2, ctrl: ctrl.buffer as SharedArrayBuffer, slots, batch: BATCH, stringIds };
   const worker = new Worker(WORKER_FILE, { workerData: data, transferList: [port2] });
   worker.unref();
@@ -88,7 +97,8 @@ export function readTraceColumnsThreaded(dir: string, opts: ThreadedReadOptions 
     used = true;
     // the ring's batches, over the memory the worker writes (made once)
     const ring = slots.map((s) => slotBatch(s, BATCH));
-    const sHas = slots.map((s) => new Uint8Array(s.sHas)), sIds = slots.map((s) => new Int32Array(s.sId));
+    const sHas = slots.map((s) => new Uint8Array(s.sHas)), sIds = slots.map((s) => new Int32Array(s.sId)), sLens = slots.map((s) => new Int32Array(s.sLen));
+    const texts = slots.map((s) => new Uint16Array(s.text)), xLens = slots.map((s) => new Int32Array(s.xLen)), xss = slots.map((s) => new Int32Array(s.xs));
     const table = new Array<string>(stringIds).fill(''); // the worker's strings by id, kept alike
     let taken = 0;
     try {
@@ -96,17 +106,26 @@ export function readTraceColumnsThreaded(dir: string, opts: ThreadedReadOptions 
         const m = next();
         if (m.kind === 'rows') {
           replay(m.warnings, m.damage);
-          const b = ring[m.slot]!, has = sHas[m.slot]!, sid = sIds[m.slot]!, n = m.n;
+          const k = m.slot, b = ring[k]!, has = sHas[k]!, sid = sIds[k]!, slen = sLens[k]!, text = texts[k]!, n = m.n;
           b.n = n;
-          for (let i = 0, k = 0; i < n; i++) {
+          for (let i = 0, tp = 0, ms = 0; i < n; i++) {
             const h = has[i]!;
             if (h === 1) b.s[i] = table[sid[i]!]!;
-            else if (h === 2) b.s[i] = table[sid[i]!] = m.s[k++]!;
+            else if (h === 2) { const len = slen[i]!; b.s[i] = table[sid[i]!] = units(text, tp, len); tp += len; }
+            else if (h === 3) b.s[i] = table[sid[i]!] = m.s[ms++]!;
           }
-          for (let k = 0; k < m.xAt.length; k++) b.x[m.xAt[k]!] = m.x[k]!;
+          const xlen = xLens[k]!, xs = xss[k]!;
+          for (let i = 0, xp = 0, mx = 0; i < n; i++) {
+            const c = xlen[i]!;
+            if (c === 0) continue;
+            if (c < 0) { b.x[i] = m.x[mx++]!; continue; }
+            const a = new Array<number>(c);
+            for (let j = 0; j < c; j++) a[j] = xs[xp++]!;
+            b.x[i] = a;
+          }
           sink(b, 0, n);
           for (let i = 0; i < n; i++) if (has[i] !== 0) b.s[i] = '';
-          for (const i of m.xAt) b.x[i] = null;
+          for (let i = 0; i < n; i++) if (xlen[i] !== 0) b.x[i] = null;
           Atomics.store(ctrl, CTRL.taken, ++taken);
           Atomics.notify(ctrl, CTRL.taken);
         } else if (m.kind === 'end') { replay(m.warnings, m.damage); return; }

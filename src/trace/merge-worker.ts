@@ -1,14 +1,14 @@
 // The worker thread's side of readTraceColumnsThreaded (merge-threaded.ts): it opens the trace
 // directory, decodes and merges it (merge.ts), and writes the merged rows into a ring of batches
 // whose columns are shared memory (made once by the reading thread: no typed array made, copied
-// or transferred per batch). A message per batch carries only what cannot live in the columns:
-// the strings the reading thread has not got yet, its int lists, and the reader's new warnings and
-// damage, which the reading thread replays in the order the rows arrive. Strings go by id: both
-// sides keep the same table of the last STRING_IDS strings (a DF named on several nodes, a wait's
-// resource, a code's site), so a string seen lately crosses as a number in a shared column and
-// arrives as the very string object it was (its hash already computed for the model's maps).
-// (New strings go as an array, not joined into one: slices of a joined string would keep the
-// whole batch's text alive as long as any DF name or gid taken from it.)
+// or transferred per batch). Strings and int lists live there too: a new string's UTF-16 units and
+// a list's ints are copied into the slot's shared text and int pools (a structured clone of the
+// strings and lists of a batch cost more than decoding them); what overflows the pools rides in
+// the batch's message with the reader's new warnings and damage, which the reading thread
+// replays in the order the rows arrive. Strings go by id: both sides keep the same table of the
+// last STRING_IDS strings (a DF named on several nodes, a wait's resource), so a string seen
+// lately crosses as a number and arrives as the very string object it was (its hash already
+// computed for the model's maps).
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { readlinkSync } from 'node:fs';
 import { RecordBatch, NUM_COLS } from './columns.js';
@@ -22,17 +22,24 @@ export interface SharedSlot {
   thread: SharedArrayBuffer;
   t: SharedArrayBuffer;
   f: SharedArrayBuffer[];
-  /** per row: 0 no string, 1 the string of table id sId, 2 a new one (the message's next) that takes id sId */
+  /** per row: 0 no string, 1 the string of table id sId, 2 a new one of sLen units in the text pool, 3 a new one in the message; new ones take id sId */
   sHas: SharedArrayBuffer;
   sId: SharedArrayBuffer;
+  sLen: SharedArrayBuffer;
+  /** UTF-16 units of the batch's new strings, one after another */
+  text: SharedArrayBuffer;
+  /** per row: its int list's length in the int pool (0: none; −1: in the message) */
+  xLen: SharedArrayBuffer;
+  xs: SharedArrayBuffer;
 }
 
-/** Shared memory of a ring of `slots` batches of `batch` rows. */
-export function sharedSlots(slots: number, batch: number): SharedSlot[] {
+/** Shared memory of a ring of `slots` batches of `batch` rows (pools of `textUnits` string units and `ints` list ints). */
+export function sharedSlots(slots: number, batch: number, textUnits = TEXT_UNITS, ints = XS_INTS): SharedSlot[] {
   return Array.from({ length: slots }, () => ({
     code: new SharedArrayBuffer(batch), node: new SharedArrayBuffer(4 * batch), thread: new SharedArrayBuffer(4 * batch),
     t: new SharedArrayBuffer(8 * batch), f: Array.from({ length: NUM_COLS }, () => new SharedArrayBuffer(8 * batch)),
-    sHas: new SharedArrayBuffer(batch), sId: new SharedArrayBuffer(4 * batch),
+    sHas: new SharedArrayBuffer(batch), sId: new SharedArrayBuffer(4 * batch), sLen: new SharedArrayBuffer(4 * batch),
+    text: new SharedArrayBuffer(2 * textUnits), xLen: new SharedArrayBuffer(4 * batch), xs: new SharedArrayBuffer(4 * ints),
   }));
 }
 
@@ -70,14 +77,16 @@ export interface MergeWorkerData {
 
 /** Strings both sides keep by id (the ids are reused round-robin). */
 export const STRING_IDS = 1 << 16;
+/** UTF-16 units of new strings, and ints of lists, a slot holds (a batch of 16 384 rows has ~3 000 strings of ~10 units, ~1 500 lists of 1–3 ints). */
+const TEXT_UNITS = 1 << 18;
+const XS_INTS = 1 << 16;
 
-/** One batch of merged rows in slot `slot`: its new strings in row order (the slot's sHas and sId say whose), its int lists by row. */
+/** One batch of merged rows in slot `slot`: the new strings and int lists that did not fit its pools, in row order. */
 export interface RowsMessage {
   kind: 'rows';
   slot: number;
   n: number;
   s: string[];
-  xAt: number[];
   x: number[][];
   warnings: string[];
   damage: DamageAdd[];
@@ -123,7 +132,8 @@ function run(d: MergeWorkerData): void {
     d.port.postMessage({ kind: 'open', manifest: trace.manifest } satisfies MergeMessage);
     Atomics.notify(ctrl, CTRL.posted);
     const ring = d.slots.map((s) => slotBatch(s, d.batch));
-    const sHas = d.slots.map((s) => new Uint8Array(s.sHas)), sIds = d.slots.map((s) => new Int32Array(s.sId));
+    const sHas = d.slots.map((s) => new Uint8Array(s.sHas)), sIds = d.slots.map((s) => new Int32Array(s.sId)), sLens = d.slots.map((s) => new Int32Array(s.sLen));
+    const texts = d.slots.map((s) => new Uint16Array(s.text)), xLens = d.slots.map((s) => new Int32Array(s.xLen)), xss = d.slots.map((s) => new Int32Array(s.xs));
     const ids = new Map<string, number>(), table = new Array<string | undefined>(d.stringIds);
     let nextId = 0;
     let posted = 0;
@@ -136,7 +146,8 @@ function run(d: MergeWorkerData): void {
     };
     let out = claim();
     const post = (): void => {
-      const k = posted % ring.length, n = out.n, has = sHas[k]!, sid = sIds[k]!, s: string[] = [], xAt: number[] = [], x: number[][] = [];
+      const k = posted % ring.length, n = out.n, has = sHas[k]!, sid = sIds[k]!, slen = sLens[k]!, text = texts[k]!, s: string[] = [], x: number[][] = [];
+      let tp = 0;
       for (let i = 0; i < n; i++) {
         const si = out.s[i]!;
         if (si === '') { has[i] = 0; continue; }
@@ -149,15 +160,24 @@ function run(d: MergeWorkerData): void {
         if (old !== undefined) ids.delete(old);
         table[id] = si;
         ids.set(si, id);
-        s.push(si);
-        has[i] = 2;
         sid[i] = id;
+        const len = si.length;
+        if (tp + len > text.length) { s.push(si); has[i] = 3; continue; }
+        for (let c = 0; c < len; c++) text[tp++] = si.charCodeAt(c);
+        slen[i] = len;
+        has[i] = 2;
       }
+      const xlen = xLens[k]!, xs = xss[k]!;
+      let xp = 0;
       for (let i = 0; i < n; i++) {
         const xi = out.x[i];
-        if (xi) { xAt.push(i); x.push(xi); out.x[i] = null; }
+        if (!xi) { xlen[i] = 0; continue; }
+        out.x[i] = null;
+        if (xp + xi.length > xs.length) { x.push(xi); xlen[i] = -1; continue; }
+        for (let c = 0; c < xi.length; c++) xs[xp++] = xi[c]!;
+        xlen[i] = xi.length;
       }
-      d.port.postMessage({ kind: 'rows', slot: k, n, s, xAt, x, ...news() } satisfies MergeMessage);
+      d.port.postMessage({ kind: 'rows', slot: k, n, s, x, ...news() } satisfies MergeMessage);
       posted++;
       Atomics.store(ctrl, CTRL.posted, posted);
       Atomics.notify(ctrl, CTRL.posted);

@@ -61,6 +61,10 @@ test('strings cross by id: with a table of 7 ids, reused all the time, the recor
   same(generated(t, 40_000), { stringIds: 7 });
 });
 
+test('strings and int lists that overflow a batch\'s shared pools cross in its message, the records the same', (t) => {
+  same(generated(t, 40_000), { pools: { textUnits: 200, ints: 40 } });
+});
+
 test('the Perfetto protobuf export is byte-identical with and without the worker', (t) => {
   const dir = generated(t, 20_000), out = tempDir(t);
   const before = process.env.LUNA_TRACE_WORKER;
