@@ -23,7 +23,7 @@ import { writeProgram, writeTaskBench, type ProgramName } from './original/progr
 import { compileOriginal, CXXFLAGS, GNU_TIME, originalHome, runLunaTs, runOriginal, type OriginalBuild, type Placement } from './original/runner.js';
 import { compare, ratio, type FigureDef, type Sample } from './original/spans.js';
 import { ORIGINAL_SIDE_BY_SIDE } from './reference.js';
-import { alternatedSpans, flops, metg, sweepPoints, type Point, type SpanRun } from './taskbench/sweep.js';
+import { alternatedSpans, flops, LEVEL, metg, sweepPoints, type EfficiencyBy, type Point, type SpanRun } from './taskbench/sweep.js';
 import { bareCppFlops, buildBareCpp } from './taskbench/bare-cpp.js';
 import { median } from './median.js';
 
@@ -166,13 +166,13 @@ async function metgRows(ctx: Ctx, placements: Placement[], e: MetgEnv): Promise<
       const stencil = writeTaskBench(join(e.dir, 'metg'), 'stencil_1d', 2, METG_STEPS, at.ranks);
       for (const p of [trivial, stencil]) await e.prepare(p.fa, [METG_STEPS, 1], at);
       const systems = (fa: string): Partial<Record<SystemName, SpanRun>> => ({
-        ...(e.home ? { original: async (iters: number) => (await runOriginal(e.builds.get(fa)!, at, [METG_STEPS, iters], 120_000)).spanMs } : {}),
-        lunaTs: async (iters: number) => (await runLunaTs(fa, at, [METG_STEPS, iters], { warmStart: true, timeoutMs: 120_000 })).spanMs,
+        ...(e.home ? { original: (iters: number) => runOriginal(e.builds.get(fa)!, at, [METG_STEPS, iters], 120_000) } : {}),
+        lunaTs: (iters: number) => runLunaTs(fa, at, [METG_STEPS, iters], { warmStart: true, timeoutMs: 120_000 }),
       });
       // the kernel's speed (the same g++ -O3 code on both): one luna-ts run of the trivial graph
       // at tasks long enough (~0.5 ms) for the runtime's cost per task not to count
       const probeK = 14;
-      const probe = (await systems(trivial.fa).lunaTs!(2 ** probeK));
+      const probe = (await runLunaTs(trivial.fa, at, [METG_STEPS, 2 ** probeK], { warmStart: true, timeoutMs: 120_000 })).spanMs;
       const usPerIter = (probe * 1000 * cores) / (trivial.tasks * 2 ** probeK);
       const peakK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIter)));
       ctx.log(`original: METG ${name}: peak at 2^${peakK} iterations`);
@@ -187,16 +187,23 @@ async function metgRows(ctx: Ctx, placements: Placement[], e: MetgEnv): Promise<
       const bare: number[] = [];
       for (let r = 0; r < Math.max(1, e.reps); r++) bare.push(bareCppFlops(exe, cores, bareTasks, 2 ** peakK));
       const shared = median(bare);
+      // how steady the kernel's own speed is on this host: 20 short bare runs (~0.1 s each)
+      const flips = Array.from({ length: 20 }, () => bareCppFlops(exe, 1, Math.max(1, Math.round(100_000 / (usPerIter * 2 ** peakK))), 2 ** peakK) / 1e9).sort((a, b) => a - b);
+      e.notes.push(`METG ${name}: the bare kernel on 1 thread over 20 runs of ~0.1 s: ${sig(flips[0]!)} / ${sig(median(flips))} / ${sig(flips[19]!)} GFLOP/s (min / median / max); where these differ 2×, efficiency against a peak is noise and the busy share (kernel thread CPU ÷ cores × span) is the figure to read`);
       const peak = Object.fromEntries(Object.keys(own).map((s) => [s, shared])) as Record<SystemName, number>;
       const points = await sweepPoints(systems(stencil.fa) as Record<SystemName, SpanRun>, {
         tasks: stencil.tasks, cores, fromK: peakK - 1, reps: e.reps, peak,
         onPoint: (s, q) => ctx.log(`original: METG ${name} ${s}: ${q.iters} iterations, ${fmt(q.granularityUs)} µs, efficiency ${(q.efficiency * 100).toFixed(0)} %`),
       });
-      const m = Object.fromEntries(Object.entries<Point[]>(points).map(([s, ps]) => [s, metg(ps)])) as Partial<Record<SystemName, ReturnType<typeof metg>>>;
-      const key = `metg.${name}.stencil_1d.us`;
-      e.put(key, 'µs', `Task Bench METG(50 %) stencil_1d, ${at.ranks} node${at.ranks > 1 ? 's' : ''} × ${at.threads} thread${at.threads > 1 ? 's' : ''}, C++ kernels`, e.home ? (m.original?.us ?? NaN) : e.kept(key), m.lunaTs?.us ?? NaN);
-      const sweep = (s: SystemName): string => ((points as Partial<Record<SystemName, Point[]>>)[s] ?? []).map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ');
-      e.notes.push(`METG ${name}: ${width2(at)}, ${METG_STEPS} steps, compute_bound ${sig(usPerIter * 1000)} ns per iteration, sweep from 2^${peakK - 1}; shared peak ${sig(shared / 1e9)} GFLOP/s (the C++ kernel bare on ${cores} threads, ${bareTasks} tasks each, median of ${bare.length}; each system's own trivial-graph peak: ${Object.entries(own).map(([s, x]) => `${s} ${sig((x as number) / 1e9)}`).join(', ')} GFLOP/s); points (µs : efficiency) ${Object.keys(points).map((s) => `${s} ${sweep(s as SystemName)}${m[s as SystemName]?.bound ? ' (bound)' : ''}`).join('; ')}`);
+      const by = (b: EfficiencyBy) => Object.fromEntries(Object.entries<Point[]>(points).map(([s, ps]) => [s, metg(ps, LEVEL, b)])) as Partial<Record<SystemName, ReturnType<typeof metg>>>;
+      const m = by('efficiency'), busy = by('busy');
+      const where = `${at.ranks} node${at.ranks > 1 ? 's' : ''} × ${at.threads} thread${at.threads > 1 ? 's' : ''}, C++ kernels`;
+      const key = `metg.${name}.stencil_1d.us`, busyKey = `metg.${name}.stencil_1d.busyUs`;
+      e.put(key, 'µs', `Task Bench METG(50 %) stencil_1d, ${where}`, e.home ? (m.original?.us ?? NaN) : e.kept(key), m.lunaTs?.us ?? NaN);
+      e.put(busyKey, 'µs', `the same, 50 % of the cores busy in the kernel (its thread CPU time)`, e.home ? (busy.original?.us ?? NaN) : e.kept(busyKey), busy.lunaTs?.us ?? NaN);
+      const pct = (x: number | undefined): string => (x === undefined ? '?' : (x * 100).toFixed(0));
+      const sweep = (s: SystemName): string => ((points as Partial<Record<SystemName, Point[]>>)[s] ?? []).map((q) => `${fmt(q.granularityUs)}:${pct(q.efficiency)}/${pct(q.busy)}%`).join(' ');
+      e.notes.push(`METG ${name}: ${width2(at)}, ${METG_STEPS} steps, compute_bound ${sig(usPerIter * 1000)} ns per iteration, sweep from 2^${peakK - 1}; shared peak ${sig(shared / 1e9)} GFLOP/s (the C++ kernel bare on ${cores} threads, ${bareTasks} tasks each, median of ${bare.length}; each system's own trivial-graph peak: ${Object.entries(own).map(([s, x]) => `${s} ${sig((x as number) / 1e9)}`).join(', ')} GFLOP/s); points (µs : efficiency against the peak / busy share) ${Object.keys(points).map((s) => `${s} ${sweep(s as SystemName)}${m[s as SystemName]?.bound ? ' (bound)' : ''}`).join('; ')}`);
     });
   }
 }

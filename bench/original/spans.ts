@@ -6,6 +6,8 @@ import { median } from '../median.js';
 
 /** Prefix of the timestamp lines the side-by-side ucodes print on stderr. */
 export const SPAN_TAG = 'luna-span';
+/** Prefix of the lines `pid kernel-CPU-ns kernels` the Task Bench checks print (luna_kernel_report). */
+export const KERNEL_TAG = 'luna-kernel';
 /** Prefix of the line `/usr/bin/time -f` prints after the run. */
 export const TIME_TAG = 'luna-time';
 /** GNU time's format: elapsed seconds and peak resident KiB of the largest process it waited for. */
@@ -19,6 +21,7 @@ export const TIME_FORMAT = `${TIME_TAG} %e %M`;
 export const SPAN_CPP = `#include <atomic>
 #include <cstdio>
 #include <time.h>
+#include <unistd.h>
 static std::atomic<bool> luna_span_begun{false};
 static void luna_span_mark(const char *what) {
   timespec ts;
@@ -28,6 +31,19 @@ static void luna_span_mark(const char *what) {
 }
 static inline void luna_span_begin() { if (!luna_span_begun.exchange(true)) luna_span_mark("begin"); }
 static inline void luna_span_end() { luna_span_mark("end"); }
+// The kernel's own thread CPU time, summed over the process's tasks: the METG's busy share reads
+// it (the same on both systems; a thread CPU clock read costs ~0.7 µs here, twice per task).
+static std::atomic<long long> luna_kernel_ns{0}, luna_kernel_n{0};
+static inline long long luna_thread_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+static inline void luna_kernel_add(long long ns) { luna_kernel_ns += ns; luna_kernel_n += 1; }
+static void luna_kernel_report() {
+  std::fprintf(stderr, "${KERNEL_TAG} %ld %lld %lld\\n", (long)getpid(), luna_kernel_ns.load(), luna_kernel_n.load());
+  std::fflush(stderr);
+}
 `;
 
 /**
@@ -49,7 +65,24 @@ export function parseSpanMs(output: string): number {
   return (end - begin) / 1e6;
 }
 
-/** Wall seconds and peak KiB from GNU time's line (TIME_FORMAT); the last such line counts. */
+/**
+ * Mean kernel thread-CPU µs per task over a run's `luna-kernel` lines, or undefined without any:
+ * per process (pid) the report with the most kernels counts (each check reports the running
+ * total of its process, and the last tasks of another column may end after an early check).
+ */
+export function parseKernelUs(output: string): number | undefined {
+  const byPid = new Map<string, { ns: number; n: number }>();
+  for (const m of output.matchAll(new RegExp(`^${KERNEL_TAG} (\\d+) (\\d+) (\\d+)\\s*$`, 'gm'))) {
+    const ns = Number(m[2]), n = Number(m[3]);
+    const had = byPid.get(m[1]!);
+    if (!had || n >= had.n) byPid.set(m[1]!, { ns, n });
+  }
+  let ns = 0, n = 0;
+  for (const r of byPid.values()) { ns += r.ns; n += r.n; }
+  return n > 0 ? ns / n / 1000 : undefined;
+}
+
+/** Wall seconds and peak KiB from GNU time's line (TIME_FORMAT); the last one counts. */
 export function parseTime(output: string): { wallMs: number; maxRssKB: number } {
   const all = [...output.matchAll(new RegExp(`^${TIME_TAG} ([\\d.]+) (\\d+)\\s*$`, 'gm'))];
   const m = all.at(-1);
@@ -57,14 +90,15 @@ export function parseTime(output: string): { wallMs: number; maxRssKB: number } 
   return { wallMs: Number(m[1]) * 1000, maxRssKB: Number(m[2]) };
 }
 
-/** One run of one system. */
-export interface Sample { spanMs: number; wallMs: number; maxRssKB: number }
+/** One run of one system; `kernelUs` where its ucodes report their kernel's CPU time. */
+export interface Sample { spanMs: number; wallMs: number; maxRssKB: number; kernelUs?: number }
 
 export function parseRun(output: string): Sample {
-  return { spanMs: parseSpanMs(output), ...parseTime(output) };
+  const kernelUs = parseKernelUs(output);
+  return { spanMs: parseSpanMs(output), ...parseTime(output), ...(kernelUs !== undefined ? { kernelUs } : {}) };
 }
 
-export type Metric = keyof Sample;
+export type Metric = 'spanMs' | 'wallMs' | 'maxRssKB';
 
 /** A figure of a row, from one metric of the run: value = metric × scale (e.g. span ms → µs per fragment). */
 export interface FigureDef { key: string; metric: Metric; scale: number; unit: string; label: string }

@@ -92,8 +92,9 @@ export const COMPUTE_BOUND_CPP = [
  * The same kernels in C++ against the original LuNA ucode API (ucenv.h): the compute_bound loop
  * of kernel.ts, written as the reference implementation's C. `span`: C++ defining
  * luna_span_begin()/luna_span_end() (bench/original/spans.ts), called by the first tasks (no
- * inputs) and by the checks, so that a run prints its in-program span; `endInTasks`: every task
- * marks an end too (where a check may run before other tasks, as in trivial).
+ * inputs) and by the checks, so that a run prints its in-program span, and the checks report the
+ * kernels' thread CPU time (the METG's busy share); `endInTasks`: every task marks an end too
+ * (where a check may run before other tasks, as in trivial).
  */
 export function ucodesCpp(arities: number[], o: { span?: string; endInTasks?: boolean } = {}): string {
   const begin = o.span ? 'luna_span_begin(); ' : '', end = o.span ? 'luna_span_end(); ' : '';
@@ -105,14 +106,30 @@ export function ucodesCpp(arities: number[], o: { span?: string; endInTasks?: bo
     ...(o.span ? [o.span] : []),
     'using namespace luna::ucenv;',
     ...COMPUTE_BOUND_CPP,
+    // with the span, every task adds its kernel's thread CPU time (spans.ts luna_kernel_add); the
+    // iterations and the result pass through volatiles between the clock reads, or g++ -O3 moves
+    // the pure kernel out from between them (it did: 2.4 µs of CPU for a 320 µs kernel)
+    ...(o.span ? [
+      'static thread_local volatile long luna_kernel_iters;',
+      'static thread_local volatile double luna_kernel_result;',
+      'static double luna_timed_kernel(long iters) {',
+      '  luna_kernel_iters = iters;',
+      '  long long t0 = luna_thread_ns();',
+      '  luna_kernel_result = compute_bound(luna_kernel_iters);',
+      '  luna_kernel_add(luna_thread_ns() - t0);',
+      '  return luna_kernel_result;',
+      '}',
+    ] : []),
     'extern "C" {',
   ];
   for (const k of arities) {
     const ins = Array.from({ length: k }, (_, i) => `const InputDF &in${i}`);
     const sum = Array.from({ length: k }, (_, i) => `in${i}.getValue<double>()`).join(' + ') || '0';
-    lines.push(`void c_task${k}(int iters${ins.length ? ', ' + ins.join(', ') : ''}, OutputDF &out) { ${k === 0 ? begin : ''}out.setValue<double>(compute_bound(iters) + 1e-9 * (${sum}));${after} }`);
+    const kernel = o.span ? 'luna_timed_kernel(iters)' : 'compute_bound(iters)';
+    lines.push(`void c_task${k}(int iters${ins.length ? ', ' + ins.join(', ') : ''}, OutputDF &out) { ${k === 0 ? begin : ''}out.setValue<double>(${kernel} + 1e-9 * (${sum}));${after} }`);
   }
-  lines.push(`void c_done(int, const InputDF &last) { ${end}if (!std::isfinite(last.getValue<double>())) ABORT("task bench: bad result"); }`);
+  const report = o.span ? 'luna_kernel_report(); ' : '';
+  lines.push(`void c_done(int, const InputDF &last) { ${end}${report}if (!std::isfinite(last.getValue<double>())) ABORT("task bench: bad result"); }`);
   lines.push('}');
   return lines.join('\n') + '\n';
 }

@@ -5,7 +5,16 @@
 import { median, roundOrder } from '../common.js';
 import { FLOP_PER_ITERATION } from './kernel.js';
 
-export interface Point { iters: number; granularityUs: number; efficiency: number; spanMs: number }
+/**
+ * `efficiency`: FLOP/s against the peak (Task Bench's); `busy`, where the kernels report their
+ * thread CPU time: the share of the cores' span spent in the kernel (tasks × kernel CPU per task ÷
+ * (cores × span)), which holds where the kernel's own speed does not (on this host it flips
+ * between ~5 and ~10 GFLOP/s per thread within 100 ms, docs/benchmarks.md).
+ */
+export interface Point { iters: number; granularityUs: number; efficiency: number; spanMs: number; busy?: number }
+
+/** Which efficiency of a point a METG reads. */
+export type EfficiencyBy = 'efficiency' | 'busy';
 
 /** Efficiency of the METG. */
 export const LEVEL = 0.5;
@@ -15,28 +24,41 @@ export const LEVEL = 0.5;
  * last point at or above it and the next one below; `bound` when even the smallest point is above
  * (the METG is at most that), NaN when even the largest is below.
  */
-export function metg(points: Point[], level = LEVEL): { us: number; bound: boolean } {
+export function metg(points: Point[], level = LEVEL, by: EfficiencyBy = 'efficiency'): { us: number; bound: boolean } {
+  const e = (p: Point): number => p[by] ?? NaN;
+  if (points.some((p) => !Number.isFinite(e(p)))) return { us: NaN, bound: false };
   for (let i = 0; i < points.length; i++) {
     const p = points[i]!;
-    if (p.efficiency >= level) continue;
+    if (e(p) >= level) continue;
     if (i === 0) return { us: NaN, bound: false };
     const q = points[i - 1]!;
-    const us = p.granularityUs + ((level - p.efficiency) * (q.granularityUs - p.granularityUs)) / (q.efficiency - p.efficiency);
+    const us = p.granularityUs + ((level - e(p)) * (q.granularityUs - p.granularityUs)) / (e(q) - e(p));
     return { us, bound: false };
   }
   const last = points[points.length - 1];
   return last ? { us: last.granularityUs, bound: true } : { us: NaN, bound: false };
 }
 
-/** A system's run of the graph at `iters` iterations per task: its program span, ms. */
-export type SpanRun = (iters: number) => Promise<number>;
+/** One run: its program span, ms, and where the kernels report it their mean thread CPU µs per task. */
+export interface SpanSample { spanMs: number; kernelUs?: number }
+
+/** A system's run of the graph at `iters` iterations per task: its span (ms) or a SpanSample. */
+export type SpanRun = (iters: number) => Promise<number | SpanSample>;
+
+const sample = (r: number | SpanSample): SpanSample => (typeof r === 'number' ? { spanMs: r } : r);
+
+/** Every system's runs at `iters`, `reps` each, alternated (the order rotating per repetition). */
+async function alternatedRuns<S extends string>(systems: Record<S, SpanRun>, iters: number, reps: number): Promise<Record<S, SpanSample[]>> {
+  const names = Object.keys(systems) as S[];
+  const runs = Object.fromEntries(names.map((s) => [s, [] as SpanSample[]])) as unknown as Record<S, SpanSample[]>;
+  for (let r = 0; r < reps; r++) for (const s of roundOrder(names, r)) runs[s].push(sample(await systems[s](iters)));
+  return runs;
+}
 
 /** Median spans (ms) of every system at `iters`, `reps` runs each, alternated. */
 export async function alternatedSpans<S extends string>(systems: Record<S, SpanRun>, iters: number, reps: number): Promise<Record<S, number>> {
-  const names = Object.keys(systems) as S[];
-  const spans = Object.fromEntries(names.map((s) => [s, [] as number[]])) as unknown as Record<S, number[]>;
-  for (let r = 0; r < reps; r++) for (const s of roundOrder(names, r)) spans[s].push(await systems[s](iters));
-  return Object.fromEntries(names.map((s) => [s, median(spans[s])])) as Record<S, number>;
+  const runs = await alternatedRuns(systems, iters, reps);
+  return Object.fromEntries(Object.entries<SpanSample[]>(runs).map(([s, rs]) => [s, median(rs.map((r) => r.spanMs))])) as Record<S, number>;
 }
 
 /** FLOP/s of a run of `tasks` tasks at `iters` iterations that took `spanMs`. */
@@ -58,13 +80,18 @@ export async function sweepPoints<S extends string>(
   let active = names.filter((s) => Number.isFinite(o.peak[s]));
   for (let k = o.fromK; k >= 0 && active.length > 0; k--) {
     const iters = 2 ** k;
-    const spans = await alternatedSpans(Object.fromEntries(active.map((s) => [s, systems[s]])) as Record<S, SpanRun>, iters, o.reps);
+    const runs = await alternatedRuns(Object.fromEntries(active.map((s) => [s, systems[s]])) as Record<S, SpanRun>, iters, o.reps);
     for (const s of active) {
-      const p: Point = { iters, granularityUs: (spans[s] * 1000 * o.cores) / o.tasks, efficiency: flops(o.tasks, iters, spans[s]) / o.peak[s], spanMs: spans[s] };
+      const span = median(runs[s].map((r) => r.spanMs));
+      const busy = runs[s].every((r) => r.kernelUs !== undefined)
+        ? median(runs[s].map((r) => (o.tasks * r.kernelUs!) / (o.cores * r.spanMs * 1000)))
+        : undefined;
+      const p: Point = { iters, granularityUs: (span * 1000 * o.cores) / o.tasks, efficiency: flops(o.tasks, iters, span) / o.peak[s], spanMs: span, ...(busy !== undefined ? { busy } : {}) };
       points[s].push(p);
       o.onPoint?.(s, p);
     }
-    active = active.filter((s) => points[s].at(-1)!.efficiency >= LEVEL * 0.6);
+    // bracketed once below 0.6 × LEVEL by every efficiency measured
+    active = active.filter((s) => { const p = points[s].at(-1)!; return Math.max(p.efficiency, p.busy ?? 0) >= LEVEL * 0.6; });
   }
   return points;
 }

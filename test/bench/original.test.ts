@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compare, parseRun, parseSpanMs, parseTime, ratio, SPAN_CPP, type FigureDef, type Sample } from '../../bench/original/spans.js';
+import { compare, parseKernelUs, parseRun, parseSpanMs, parseTime, ratio, SPAN_CPP, type FigureDef, type Sample } from '../../bench/original/spans.js';
 import { CASES } from '../../bench/original.js';
 import { ORIGINAL_SIDE_BY_SIDE } from '../../bench/reference.js';
 import { metg, sweepPoints } from '../../bench/taskbench/sweep.js';
@@ -30,6 +30,19 @@ test('the span runs from the earliest begin to the latest end, whatever else the
   assert.throws(() => parseSpanMs('luna-span begin 9\nluna-span end 3\n'), /before/);
   // a timestamp inside another line is not one
   assert.throws(() => parseSpanMs('x luna-span begin 1\nluna-span end 3\n'), /no 'luna-span begin'/);
+});
+
+test('the kernels\' CPU time: per process its fullest report, summed over processes, as µs per task', () => {
+  const out = [
+    'luna-kernel 101 3000000 30', // an early check of process 101
+    'luna-kernel 202 5000000 50',
+    'luna-kernel 101 8000000 80', // its last check: the other column's last tasks had ended
+    'x luna-kernel 303 1 1', // inside another line: not one
+  ].join('\n');
+  assert.equal(parseKernelUs(out), (8_000_000 + 5_000_000) / (80 + 50) / 1000);
+  assert.equal(parseKernelUs('luna-span begin 1\n'), undefined);
+  const withKernel = parseRun('luna-span begin 1000000\nluna-kernel 7 4000 2\nluna-span end 3000000\nluna-time 0.5 100\n');
+  assert.deepEqual(withKernel, { spanMs: 2, wallMs: 500, maxRssKB: 100, kernelUs: 2 });
 });
 
 test("GNU time's line gives wall ms and peak KiB; the last one counts", () => {
@@ -78,13 +91,35 @@ test('the METG sweep alternates the systems point by point, each against its own
   assert.ok(Math.abs(metg(pts.slow).us - 200) < 40, `slow METG ${metg(pts.slow).us}`);
 });
 
+test('the METG by busy share: from the kernels\' CPU time, whatever the kernel\'s speed in each run', async () => {
+  const tasks = 2000, cores = 2, overheadUs = 50;
+  // the kernel's speed flips 2× from run to run (this host's); the runtime's cost per task does not
+  let run = 0;
+  const flipping = async (iters: number) => {
+    const kernelUs = iters * (run++ % 2 ? 0.05 : 0.1);
+    return { spanMs: (tasks * (kernelUs + overheadUs)) / cores / 1000, kernelUs };
+  };
+  const peak = (tasks * 4096 * FLOP_PER_ITERATION) / ((tasks * 4096 * 0.05) / cores / 1000 / 1000);
+  const pts = await sweepPoints({ luna: flipping }, { tasks, cores, fromK: 12, reps: 1, peak: { luna: peak } });
+  // busy = kernel ÷ (kernel + overhead): 50 % where the kernel's own time equals the overhead
+  for (const p of pts.luna) assert.ok(p.busy !== undefined && p.busy > 0 && p.busy < 1);
+  const m = metg(pts.luna, 0.5, 'busy');
+  assert.ok(Math.abs(m.us - 2 * overheadUs) < 0.35 * 2 * overheadUs, `busy METG ${m.us}`);
+  // a run without kernel reports gives no busy METG, never a made-up one
+  const spansOnly = await sweepPoints({ s: async (iters: number) => (tasks * (iters * 0.1 + overheadUs)) / cores / 1000 }, { tasks, cores, fromK: 10, reps: 1, peak: { s: peak } });
+  assert.ok(Number.isNaN(metg(spansOnly.s, 0.5, 'busy').us));
+});
+
 test('the Task Bench C++ kernels print the span only when asked: begin in the first tasks, end in the checks', () => {
   const marked = ucodesCpp([0, 2], { span: SPAN_CPP });
   assert.match(marked, /void c_task0\([^)]*\) \{ luna_span_begin\(\);/);
   assert.doesNotMatch(marked, /void c_task2\([^)]*\) \{ luna_span_begin/);
   assert.match(marked, /void c_done\([^)]*\) \{ luna_span_end\(\);/);
   assert.doesNotMatch(marked, /luna_span_end\(\); \}\n/);
-  assert.doesNotMatch(ucodesCpp([0, 2]), /luna_span/);
+  assert.doesNotMatch(ucodesCpp([0, 2]), /luna_span|luna_kernel|luna_timed/);
+  // with the span, every task times its kernel and the checks report the total
+  assert.match(marked, /void c_task2\([^)]*\) \{ out\.setValue<double>\(luna_timed_kernel\(iters\)/);
+  assert.match(marked, /void c_done\([^)]*\) \{ luna_span_end\(\); luna_kernel_report\(\);/);
   // trivial: the checks may run before the last tasks, so every task marks an end
   assert.match(ucodesCpp([0], { span: SPAN_CPP, endInTasks: true }), /void c_task0\([^)]*\) \{ luna_span_begin\(\); .* luna_span_end\(\); \}/);
 });
@@ -94,7 +129,12 @@ test('the timestamp C++ compiles and prints what the parser reads: one begin per
   try {
     writeFileSync(join(dir, 'm.cpp'), `${SPAN_CPP}
 #include <unistd.h>
-int main() { luna_span_begin(); luna_span_begin(); usleep(20000); luna_span_end(); luna_span_end(); return 0; }
+int main() {
+  luna_span_begin(); luna_span_begin(); usleep(20000);
+  long long t0 = luna_thread_ns(); volatile double x = 0; for (int i = 0; i < 20000000; i++) x = x + 1; luna_kernel_add(luna_thread_ns() - t0);
+  luna_kernel_add(0); luna_kernel_report();
+  luna_span_end(); luna_span_end(); return 0;
+}
 `);
     const cc = spawnSync('g++', ['-O2', '-o', join(dir, 'm'), join(dir, 'm.cpp')], { encoding: 'utf8' });
     assert.equal(cc.status, 0, cc.stderr);
@@ -104,6 +144,9 @@ int main() { luna_span_begin(); luna_span_begin(); usleep(20000); luna_span_end(
     assert.equal(r.stderr.match(/^luna-span end \d+$/gm)?.length, 2);
     const ms = parseSpanMs(r.stderr);
     assert.ok(ms >= 19 && ms < 5000, `span ${ms} ms around a 20 ms sleep`);
+    // two kernels: a busy loop and nothing; the sleep is not CPU time
+    const k = parseKernelUs(r.stderr);
+    assert.ok(k !== undefined && k > 0 && k * 2 < (ms - 19) * 1000 + 1, `${k} µs per kernel in a ${ms} ms span\n${r.stderr}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
