@@ -11,10 +11,8 @@ import { readTraceColumns } from '../../src/trace/merge.js';
 import { readTraceColumnsThreaded, type ThreadedReadOptions } from '../../src/trace/merge-threaded.js';
 import { readModel } from '../../src/trace/read.js';
 import { exportPerfettoProto } from '../../src/trace/export/perfetto-proto.js';
-import { syntheticEvents, syntheticManifest } from '../../src/analysis/sim/synthetic.js';
-import { writeSimTrace } from '../../src/analysis/sim/write.js';
 import type { TraceColumns } from '../../src/trace/merge.js';
-import { tempDir } from './helpers.js';
+import { generatedTrace, tempDir } from './helpers.js';
 
 function rows(c: TraceColumns): string[] {
   const out: string[] = [];
@@ -45,12 +43,7 @@ function same(dir: string, opts: ThreadedReadOptions = {}): number {
   return ra.length;
 }
 
-function generated(t: { after(fn: () => void): void }, events: number): string {
-  const dir = join(tempDir(t), 'gen.trace');
-  const o = { events, nodes: 2, threads: 2, seed: 7 };
-  writeSimTrace(dir, syntheticManifest(o), syntheticEvents(o));
-  return dir;
-}
+const generated = (t: { after(fn: () => void): void }, events: number): string => generatedTrace(t, events, 7);
 
 test('a generated trace of many batches reads the same in a worker', (t) => {
   const n = same(generated(t, 60_000));

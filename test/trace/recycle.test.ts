@@ -15,9 +15,7 @@ import { Otf2Collector } from '../../src/trace/export/otf2.js';
 import { RecordFile } from '../../src/trace/export/otf2-stream.js';
 import { SpmdResolver } from '../../src/trace/model/spmd.js';
 import type { Fragment } from '../../src/trace/model/records.js';
-import { syntheticEvents, syntheticManifest } from '../../src/analysis/sim/synthetic.js';
-import { writeSimTrace } from '../../src/analysis/sim/write.js';
-import { tempDir } from './helpers.js';
+import { generatedTrace, tempDir } from './helpers.js';
 
 /** What the model tells, as text, and how many distinct fragment records it handed over. */
 function told(dir: string, recycle: boolean): { lines: string[]; records: number; finished: number; warnings: string[]; damage: unknown } {
@@ -74,12 +72,7 @@ function same(dir: string, out: string): { records: number; finished: number } {
   return { records: b.records, finished: b.finished };
 }
 
-function generated(t: { after(fn: () => void): void }, events: number): string {
-  const dir = join(tempDir(t), 'gen.trace');
-  const o = { events, nodes: 2, threads: 2, seed: 5 };
-  writeSimTrace(dir, syntheticManifest(o), syntheticEvents(o));
-  return dir;
-}
+const generated = (t: { after(fn: () => void): void }, events: number): string => generatedTrace(t, events, 5);
 
 test('a recycling model tells what a model of a record per CF tells, with far fewer records, on a long generated trace', (t) => {
   const r = same(generated(t, 150_000), tempDir(t));
