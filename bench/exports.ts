@@ -4,7 +4,10 @@
 // Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=1.2e7 gives ~10^6 fragments: 12 events each,
 // the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
 // Two floors every export stands on are measured apart: decodeMs (reading and merging the records
-// as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener).
+// as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener;
+// modelRecyclingMs: the same reusing fragment records, as the protobuf and OTF2 exports read).
+// Each also in CPU ms of the whole process (…CpuMs, a reading worker's thread included): the
+// worker is worth its default only where it saves wall time without costing more CPU than it saves.
 // Run: node dist/bench/exports.js  (or import { run }).
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,11 +29,12 @@ function size(path: string): number {
   return s.isDirectory() ? readdirSync(path).reduce((a, f) => a + size(join(path, f)), 0) : s.size;
 }
 
-/** Wall ms of f. */
-function measure<T>(f: () => T): { ms: number; value: T } {
-  const t0 = performance.now();
+/** Wall ms of f, and the CPU ms of the whole process meanwhile (every thread: a reading worker's too). */
+function measure<T>(f: () => T): { ms: number; cpuMs: number; value: T } {
+  const t0 = performance.now(), c0 = process.cpuUsage();
   const value = f();
-  return { ms: performance.now() - t0, value };
+  const c = process.cpuUsage(c0);
+  return { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000, value };
 }
 
 /** `f` with the exports reading the trace in a worker thread (LUNA_TRACE_WORKER=1) or on the calling thread. */
@@ -48,8 +52,10 @@ export async function run(): Promise<Record<string, number>> {
     writeSyntheticTrace(trace, o);
     const decode = measure(() => readTraceColumns(trace).runs(() => {}));
     const model = measure(() => readModel(trace, () => {}));
+    // the pass as the exports make it: fragment records reused (TraceModel.recycles)
+    const modelRecycling = measure(() => readModel(trace, () => {}, undefined, { recycle: true }));
     // the same pass with decoding and merging in a worker thread (LUNA_TRACE_WORKER=1)
-    const modelWorker = measure(() => reading('worker', () => readModel(trace, () => {}, undefined, { worker: true })));
+    const modelWorker = measure(() => reading('worker', () => readModel(trace, () => {}, undefined, { worker: true, recycle: true })));
     const an = measure(() => analyzeSlowTrace(trace));
     const cfs = an.value.cfs;
     const pf = measure(() => exportPerfetto(trace, join(dir, 'run.json')));
@@ -65,17 +71,25 @@ export async function run(): Promise<Record<string, number>> {
       cfs,
       decodeMs: Math.round(decode.ms),
       modelMs: Math.round(model.ms),
+      modelCpuMs: Math.round(model.cpuMs),
+      modelRecyclingMs: Math.round(modelRecycling.ms),
+      modelRecyclingCpuMs: Math.round(modelRecycling.cpuMs),
       modelWorkerMs: Math.round(modelWorker.ms),
+      modelWorkerCpuMs: Math.round(modelWorker.cpuMs),
       analyzeMs: Math.round(an.ms),
       perfettoMs: Math.round(pf.ms),
       perfettoProtoMs: Math.round(pb.ms),
       perfettoProtoCallerThreadMs: Math.round(pbCaller.ms),
       perfettoProtoWorkerVsCallerThread: +(pb.ms / pbCaller.ms).toFixed(2),
+      perfettoProtoCpuMs: Math.round(pb.cpuMs),
+      perfettoProtoCallerThreadCpuMs: Math.round(pbCaller.cpuMs),
+      perfettoProtoWorkerVsCallerThreadCpu: +(pb.cpuMs / pbCaller.cpuMs).toFixed(2),
       traceBytes: size(trace),
       perfettoProtoBytes: size(join(dir, 'run.pftrace')),
       perfettoProtoVsTrace: +(size(join(dir, 'run.pftrace')) / size(trace)).toFixed(2),
       ...(otf2 ? {
         otf2Ms: Math.round(otf2.ms),
+        otf2CpuMs: Math.round(otf2.cpuMs),
         otf2Bytes: size(join(dir, 'otf2')),
         otf2VsTrace: +(size(join(dir, 'otf2')) / size(trace)).toFixed(2),
         otf2VsAnalyze: +(otf2.ms / an.ms).toFixed(2),

@@ -1,8 +1,8 @@
 // The one read loop of every command that reads a trace: the merged events of a trace directory
 // pushed through a trace model whose listeners the caller registers, with progress, and one
 // account of what the reader and the model dropped.
-import { readTraceColumns, type ReadTraceOptions } from './merge.js';
-import { readTraceColumnsThreaded, threadedReading } from './merge-threaded.js';
+import { readTraceColumns } from './merge.js';
+import { readTraceColumnsThreaded, threadedReading, type ThreadedReadOptions } from './merge-threaded.js';
 import { estimateEvents, traceFilesBytes } from './manifest-reader.js';
 import { TraceModel } from './model/model.js';
 import type { TraceManifest } from './manifest.js';
@@ -28,11 +28,12 @@ export interface ModelRead {
  * build on the model take it in their constructors), then every event goes through the model,
  * which is ended. `progress` is told about every 65 536 events and once at the end. `worker`:
  * decode and merge in a worker thread (merge-threaded.ts), overlapping the model on two cores.
+ * `recycle`: the listeners keep no fragment past the call that hands it (TraceModel.recycles).
  */
-export function readModel(dir: string, listen: (model: TraceModel) => void, progress?: ReadProgress, read: ReadTraceOptions & { worker?: boolean } = {}): ModelRead {
-  const { worker, ...opts } = read;
+export function readModel(dir: string, listen: (model: TraceModel) => void, progress?: ReadProgress, read: ThreadedReadOptions & { worker?: boolean; recycle?: boolean } = {}): ModelRead {
+  const { worker, recycle, ...opts } = read;
   const trace = worker && threadedReading() ? readTraceColumnsThreaded(dir, opts) : readTraceColumns(dir, opts);
-  const model = new TraceModel(trace.manifest);
+  const model = new TraceModel(trace.manifest, [], { recycle });
   model.damage = trace.damage; // one account of what the reader and the model dropped
   listen(model);
   const bytes = traceFilesBytes(dir, trace.manifest);

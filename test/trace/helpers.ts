@@ -7,11 +7,21 @@ import type { TraceEvent, TraceSink, RecordDef } from '../../src/trace/schema.js
 import { NAMING_KINDS, RECORDS, type NamingKind } from '../../src/trace/schema.js';
 import type { TraceManifest } from '../../src/trace/manifest.js';
 import { VERSION } from '../../src/trace/format.js';
+import { syntheticEvents, syntheticManifest } from '../../src/analysis/sim/synthetic.js';
+import { writeSimTrace } from '../../src/analysis/sim/write.js';
 
 export function tempDir(t: { after(fn: () => void): void }): string {
   const d = mkdtempSync(join(tmpdir(), 'luna-trace-'));
   t.after(() => rmSync(d, { recursive: true, force: true }));
   return d;
+}
+
+/** A generated trace of `events` events (2 nodes × 2 threads) written by the real trace writer into a temp directory. */
+export function generatedTrace(t: { after(fn: () => void): void }, events: number, seed: number): string {
+  const dir = join(tempDir(t), 'gen.trace');
+  const o = { events, nodes: 2, threads: 2, seed };
+  writeSimTrace(dir, syntheticManifest(o), syntheticEvents(o));
+  return dir;
 }
 
 export function manifest(nodes: number, threads: number, over: Partial<TraceManifest> = {}): TraceManifest {

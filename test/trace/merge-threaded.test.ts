@@ -4,16 +4,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import type { Worker } from 'node:worker_threads';
 import { readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTraceColumns } from '../../src/trace/merge.js';
-import { readTraceColumnsThreaded } from '../../src/trace/merge-threaded.js';
+import { readTraceColumnsThreaded, type ThreadedReadOptions } from '../../src/trace/merge-threaded.js';
 import { readModel } from '../../src/trace/read.js';
 import { exportPerfettoProto } from '../../src/trace/export/perfetto-proto.js';
-import { syntheticEvents, syntheticManifest } from '../../src/analysis/sim/synthetic.js';
-import { writeSimTrace } from '../../src/analysis/sim/write.js';
 import type { TraceColumns } from '../../src/trace/merge.js';
-import { tempDir } from './helpers.js';
+import { generatedTrace, tempDir } from './helpers.js';
 
 function rows(c: TraceColumns): string[] {
   const out: string[] = [];
@@ -22,8 +21,8 @@ function rows(c: TraceColumns): string[] {
 }
 
 /** Both readings of `dir`, compared record by record; the model's fragments, transfers and names too. */
-function same(dir: string): number {
-  const a = readTraceColumns(dir), b = readTraceColumnsThreaded(dir);
+function same(dir: string, opts: ThreadedReadOptions = {}): number {
+  const a = readTraceColumns(dir), b = readTraceColumnsThreaded(dir, opts);
   assert.deepEqual(b.manifest, a.manifest);
   const ra = rows(a), rb = rows(b);
   assert.equal(rb.length, ra.length);
@@ -44,16 +43,19 @@ function same(dir: string): number {
   return ra.length;
 }
 
-function generated(t: { after(fn: () => void): void }, events: number): string {
-  const dir = join(tempDir(t), 'gen.trace');
-  const o = { events, nodes: 2, threads: 2, seed: 7 };
-  writeSimTrace(dir, syntheticManifest(o), syntheticEvents(o));
-  return dir;
-}
+const generated = (t: { after(fn: () => void): void }, events: number): string => generatedTrace(t, events, 7);
 
 test('a generated trace of many batches reads the same in a worker', (t) => {
   const n = same(generated(t, 60_000));
   assert.ok(n > 3 * 16384, `${n} records span several posted batches`);
+});
+
+test('strings cross by id: with a table of 7 ids, reused all the time, the records are the same', (t) => {
+  same(generated(t, 40_000), { stringIds: 7 });
+});
+
+test('strings and int lists that overflow a batch\'s shared pools cross in its message, the records the same', (t) => {
+  same(generated(t, 40_000), { pools: { textUnits: 200, ints: 40 } });
 });
 
 test('the Perfetto protobuf export is byte-identical with and without the worker', (t) => {
@@ -97,4 +99,33 @@ test('a directory that is not a trace fails as the reader fails', (t) => {
     assert.throws(() => readTraceColumnsThreaded(dir), (f: Error) => f.message === e.message && f.constructor === e.constructor);
     return true;
   });
+});
+
+test('a reading worker killed mid-read is an error naming the trace, not a wait for ever', (t) => {
+  // more batches than the ring holds: the worker is still at work (or waiting for a free slot) when killed
+  const dir = generated(t, 300_000);
+  let worker: Worker | undefined;
+  const c = readTraceColumnsThreaded(dir, { onWorker: (w) => { worker = w; } });
+  let rowsSeen = 0;
+  assert.throws(() => c.runs((_b, from, to) => {
+    if (rowsSeen === 0) void worker!.terminate();
+    rowsSeen += to - from;
+  }), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'ETRACEWORKER');
+    assert.ok(e.message.includes(dir), `names the trace: ${e.message}`);
+    assert.match(e.message, /reading worker thread ended without finishing/);
+    return true;
+  });
+  assert.ok(rowsSeen > 0 && rowsSeen < 300_000, `${rowsSeen} records read before the worker died`);
+});
+
+test('a model read whose reading worker dies fails with the trace named', (t) => {
+  const dir = generated(t, 300_000);
+  let worker: Worker | undefined, finished = 0;
+  const before = process.env.LUNA_TRACE_WORKER;
+  process.env.LUNA_TRACE_WORKER = '1';
+  t.after(() => { if (before === undefined) delete process.env.LUNA_TRACE_WORKER; else process.env.LUNA_TRACE_WORKER = before; });
+  assert.throws(() => readModel(dir, (m) => m.listen({ finish: () => { if (finished++ === 0) void worker!.terminate(); } }), undefined, { worker: true, onWorker: (w) => { worker = w; } }),
+    (e: Error) => e.message.startsWith(`reading the trace ${dir}: its reading worker thread ended without finishing`));
+  assert.ok(finished > 0);
 });

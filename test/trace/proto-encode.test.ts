@@ -4,6 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
+import { displayCf } from '../../src/core/cfid.js';
+import { cfNameRoom, putCfName } from '../../src/trace/export/text.js';
+import { RecordFile } from '../../src/trace/export/otf2-stream.js';
 import { ProtoBuf } from '../../src/trace/export/proto-encode.js';
 
 const root = protobuf.Root.fromJSON({
@@ -89,5 +92,22 @@ test('a string field written in pieces equals the joined string, byte for byte (
     pieces.close(at);
     assert.deepEqual(pieces.buf.subarray(0, pieces.len), joined.buf.subarray(0, joined.len));
     assert.equal(decode(pieces).s, parts.join(''));
+  }
+});
+
+test('a CF name written from its label and indices equals displayCf, byte for byte', () => {
+  const cases: [string, number[] | null][] = [['link', null], ['link', [5]], ['a', [0, -1, 123456789, 2147483647, -2147483648]], ['réseau', [3, 10]], ['_l12', []], ['x', [2 ** 40, 0.5]]];
+  for (const [label, idx] of cases) {
+    const want = Buffer.from(displayCf(label, idx), 'utf8');
+    const b = Buffer.alloc(cfNameRoom(label, idx) + 1, 0xee);
+    const end = putCfName(b, 0, label, idx);
+    assert.ok(b.subarray(0, end).equals(want), `${label} ${JSON.stringify(idx)}: ${b.subarray(0, end).toString()}`);
+    assert.ok(end <= cfNameRoom(label, idx), 'within the room it asked for');
+    const f = new RecordFile(-1);
+    f.utf8Cf(label, idx);
+    const g = new RecordFile(-1);
+    g.utf8(displayCf(label, idx));
+    const raw = (r: RecordFile): Buffer => { const x = r as unknown as { buf: Buffer; len: number }; return x.buf.subarray(0, x.len); };
+    assert.ok(raw(f).equals(raw(g)), `OTF2 record of ${label}`);
   }
 });

@@ -2,6 +2,7 @@
 // resolved (intervals and instants, sorted into emission order) and the buffered little-endian
 // record files that native/otf2_writer.c reads.
 import { writeSync } from 'node:fs';
+import { cfNameRoom, putCfName } from './text.js';
 
 export const UNDEFINED_U32 = 0xffffffff;
 
@@ -96,6 +97,14 @@ export class RecordFile {
     const n = this.buf.write(s, at + 4, max, 'utf8');
     this.v.setUint32(at, n, true);
     this.len = at + 4 + n;
+    return this;
+  }
+  /** A CF's instance name (`link[5]`) as utf8() writes a string, never made into one. */
+  utf8Cf(label: string, idx: readonly number[] | null): this {
+    this.room(4 + cfNameRoom(label, idx));
+    const at = this.len;
+    this.len = putCfName(this.buf, at + 4, label, idx);
+    this.v.setUint32(at, this.len - at - 4, true);
     return this;
   }
   flush(): void {

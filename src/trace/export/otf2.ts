@@ -162,6 +162,13 @@ export class Otf2Collector implements ModelListener {
     return id;
   }
 
+  /** A CF's instance name as a string definition (one per CF: written from its parts, not remembered). */
+  private cfName(f: Fragment): number {
+    const id = this.nextString++;
+    this.defs.u8(0x53 /* S */).u32(id).utf8Cf(f.label, f.labelIdx);
+    return id;
+  }
+
   private region(name: string, role: number, paradigm: number, doc: string): number {
     let r = this.regions.get(name);
     if (!r) { r = { id: this.regions.size, role, paradigm, doc }; this.regions.set(name, r); }
@@ -187,7 +194,7 @@ export class Otf2Collector implements ModelListener {
     let r = this.codeRegion[f.code];
     if (r === undefined) r = this.codeRegion[f.code] = this.region(this.model.codeName(f.code), ROLE_FUNCTION, PARADIGM_USER, 'code fragment');
     const [a, b] = this.span(f.start, f.finish);
-    this.at(f.node, f.lane).add(K_INTERVAL, a, b, r, 0, f.cf, this.str(f.gid, true), this.str(f.name, true), f.cpu);
+    this.at(f.node, f.lane).add(K_INTERVAL, a, b, r, 0, f.cf, this.str(f.gid, true), this.cfName(f), f.cpu);
     this.cfs++;
   }
 
@@ -365,7 +372,7 @@ export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress)
   try {
     const defs = new RecordFile(fds[1]!);
     let c!: Otf2Collector;
-    const read = readModel(dir, (model) => { c = new Otf2Collector(model, defs); model.listen(c); }, progress && ((d, e) => progress(d, e, 'reading')), { worker: true });
+    const read = readModel(dir, (model) => { c = new Otf2Collector(model, defs); model.listen(c); }, progress && ((d, e) => progress(d, e, 'reading')), { worker: true, recycle: true });
     const items = c.items;
     const events = c.write(new RecordFile(fds[0]!), read.manifest.startedAt, progress && ((d) => progress(d, items, 'writing')));
     while (fds.length) closeSync(fds.pop()!);

@@ -248,7 +248,14 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   finish(f: Fragment, inputs: readonly DfRec[]): void {
     if (f.slot < 0 || !(f.finish >= f.start)) return;
     const track = laneUuid(f.node, f.lane);
-    this.open(SLICE_BEGIN, track, f.name, f.labelIdx !== null, f.start);
+    if (f.labelIdx === null) this.open(SLICE_BEGIN, track, f.label, false, f.start);
+    else {
+      // an instance's name, written inline from its label and indices
+      this.open(SLICE_BEGIN, track, null, false, f.start);
+      const o = this.out, at = o.open(23);
+      o.cfName(f.label, f.labelIdx);
+      o.close(at);
+    }
     this.ann('code', this.model.codeName(f.code));
     this.ann('gid', f.gid);
     this.ann('cpu_us', Math.round(f.cpu) / 1000);
@@ -273,7 +280,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     o.text('DF ');
     o.text(t.df.name);
     o.text(' from node ');
-    o.text(String(t.from));
+    o.decimal(t.from);
     o.close(at);
     this.ann('bytes', t.bytes);
     this.ann('latency_us', Math.round(t.arrive - t.sendStart) / 1000);
@@ -315,7 +322,7 @@ export function exportPerfettoProto(dir: string, outFile: string | number, progr
   const fd = typeof outFile === 'number' ? outFile : createRegular(outFile, 'Perfetto trace');
   try {
     let w!: PerfettoProtoWriter;
-    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); model.use(SpmdResolver).listen(w); }, progress, { worker: true });
+    const read = readModel(dir, (model) => { w = new PerfettoProtoWriter(fd, model); model.listen(w); model.use(SpmdResolver).listen(w); }, progress, { worker: true, recycle: true });
     w.flush();
     return { packets: w.packets, slices: w.slices, warnings: read.warnings(), damage: read.damage() };
   } finally {

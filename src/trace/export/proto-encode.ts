@@ -5,6 +5,8 @@
 // place. The schema and the decoder stay protobufjs' (perfetto-proto.ts, the tests), so a field
 // number or wire type written wrong here fails the read-back.
 
+import { cfNameRoom, putCfName, putInt } from './text.js';
+
 const WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2;
 
 export class ProtoBuf {
@@ -94,6 +96,18 @@ export class ProtoBuf {
     const rest = i === 0 ? s : s.slice(i);
     this.room(Buffer.byteLength(rest));
     this.len += this.buf.write(rest, this.len);
+  }
+
+  /** A CF's instance name (`link[5]`) as text, never made into a string. */
+  cfName(label: string, idx: readonly number[] | null): void {
+    this.room(cfNameRoom(label, idx));
+    this.len = putCfName(this.buf, this.len, label, idx);
+  }
+
+  /** An integer in decimal as text. */
+  decimal(v: number): void {
+    this.room(24);
+    this.len = putInt(this.buf, this.len, v);
   }
 
   /**

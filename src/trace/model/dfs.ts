@@ -103,13 +103,14 @@ export class DfResolver implements Resolver {
     if (node >= 0 && this.nodeDf[node]!.get(df) === r) this.nodeDf[node]!.delete(df);
     const e = r.entries;
     if (!e) return;
-    const keep: (Map<number, DfRec> | number)[] = [];
+    // compacted in place: a DF is unmapped once per node that held it, at 10^6 DFs
+    let w = 0;
     for (let k = 0; k < e.length; k += 3) {
       const m = e[k] as Map<number, DfRec>, d = e[k + 1] as number, n = e[k + 2] as number;
       if (node < 0 || n === node) { if (m.get(d) === r) m.delete(d); }
-      else keep.push(m, d, n);
+      else { e[w++] = m; e[w++] = d; e[w++] = n; }
     }
-    r.entries = keep.length > 0 ? keep : null;
+    if (w === 0) r.entries = null; else e.length = w;
   }
 
   private drop(r: DfRec): void {
@@ -124,7 +125,8 @@ export class DfResolver implements Resolver {
     r.computedAt = t;
     r.bytes = bytes;
     for (const l of this.m.audience) l.computed?.(r, t);
-    if (producerCf < 0) return;
+    // a recycling model reuses fragment records for later CFs: it links no producer (nor its finish)
+    if (producerCf < 0 || this.m.recycles) return;
     const p = this.m.fragments.lookup(node, producerCf);
     if (!p) return; // produced by a structured CF (while, >>): no execution to link
     r.producer = p;

@@ -5,12 +5,13 @@ import type { SiteInfo } from '../manifest.js';
 import type { RecordKind, TraceEvent } from '../schema.js';
 import { fileOf } from '../damage.js';
 import { CODE, COL, type RecordBatch } from '../columns.js';
-import { Fragment } from './records.js';
+import { Fragment, type DfRec } from './records.js';
 import type { Resolver, TraceModel } from './model.js';
 import { fmtT } from './time.js';
 
 const RECENT_MAX = 1 << 13;
 const EMPTY: readonly number[] = [];
+const EMPTY_INPUTS: readonly DfRec[] = [];
 
 const key = (node: number, local: number): number => node * 4294967296 + local;
 /** The file a damage message about CF f names (made only when there is one: not a string per CF). */
@@ -34,6 +35,12 @@ export class FragmentResolver implements Resolver {
   private readonly T: number;
   /** fragments finished so far (their seq numbers) */
   private finished = 0;
+  /**
+   * A recycling model's records free for reuse: a fragment leaving the recently-finished ring
+   * comes back here, so a run of any length makes only as many records as are alive at once (at
+   * 10^6 CFs the made and dropped records cost more in garbage collection than their resolving).
+   */
+  private readonly spare: Fragment[] | null;
 
   constructor(private readonly m: TraceModel) {
     this.N = m.N;
@@ -43,6 +50,13 @@ export class FragmentResolver implements Resolver {
     this.running = new Array<Fragment | null>(this.N * this.T).fill(null);
     this.ranInline = Array.from({ length: this.N }, () => []);
     this.heldBusy = new Float64Array(2 * this.N).fill(NaN);
+    this.spare = m.recycles ? [] : null;
+  }
+
+  /** A record for a new CF: a spare one when the model recycles. */
+  private make(node: number, cf: number, site: number, code: number, label: string, gid: string, labelIdx: readonly number[] | null): Fragment {
+    const f = this.spare?.pop();
+    return f ? f.reuse(node, cf, site, code, label, gid, labelIdx) : new Fragment(node, cf, site, code, label, gid, labelIdx);
   }
 
   push(e: TraceEvent): void {
@@ -101,7 +115,7 @@ export class FragmentResolver implements Resolver {
     const code = s ? s.code : -1, label = s ? s.label : site < 0 ? 'main' : `site${site}`;
     const r = this.cfs[node]!.get(cf);
     if (r && r.code < 0) { r.site = site; r.code = code; r.label = label; r.gid = gid; r.labelIdx = labelIdx.length ? labelIdx : null; r.created = t; return; }
-    const f = new Fragment(node, cf, site, code, label, gid, labelIdx.length ? labelIdx : null);
+    const f = this.make(node, cf, site, code, label, gid, labelIdx.length ? labelIdx : null);
     f.created = t;
     this.cfs[node]!.set(cf, f);
   }
@@ -109,7 +123,7 @@ export class FragmentResolver implements Resolver {
   private cf(node: number, cf: number): Fragment {
     const map = this.cfs[node]!;
     let r = map.get(cf);
-    if (!r) { r = new Fragment(node, cf, -1, -1, '?', `${node}:${cf}`, null); map.set(cf, r); }
+    if (!r) { r = this.make(node, cf, -1, -1, '?', `${node}:${cf}`, null); map.set(cf, r); }
     return r;
   }
 
@@ -205,12 +219,13 @@ export class FragmentResolver implements Resolver {
     // a ring of keys, not Map-order eviction: deleting a Map's first entry over and over leaves
     // tombstones that make keys().next() linear
     const old = this.recentRing[this.recentPos]!;
-    if (old >= 0) this.recent[Math.floor(old / 4294967296)]!.delete(old % 4294967296);
+    if (old >= 0) this.forget(Math.floor(old / 4294967296), old % 4294967296);
     this.recentRing[this.recentPos] = key(node, cf);
     this.recentPos = (this.recentPos + 1) % RECENT_MAX;
     this.recent[node]!.set(cf, m);
-    const inputs = m.inputs ?? [];
-    m.inputs = null;
+    const inputs = m.inputs ?? EMPTY_INPUTS;
+    // (a recycling model keeps the emptied array for the record's next CF)
+    if (!this.spare) m.inputs = null;
     if (thread === 0) {
       const runs = this.ranInline[node]!;
       // (bounded: a trace without sysBusy records keeps only the latest)
@@ -218,5 +233,14 @@ export class FragmentResolver implements Resolver {
       runs.push(m.start, m.finish);
     }
     for (const l of model.audience) l.finish?.(m, inputs);
+    if (this.spare && inputs.length > 0) (inputs as DfRec[]).length = 0;
+  }
+
+  /** A finished CF leaves the recently-finished ring (a recycling model reuses its record). */
+  private forget(node: number, cf: number): void {
+    const recent = this.recent[node]!, f = recent.get(cf);
+    recent.delete(cf);
+    // a record still awaiting a dfName for an input is referred to from the DFs: never reused
+    if (this.spare && f && f.unresolved === 0 && f.node === node && f.cf === cf) this.spare.push(f);
   }
 }

@@ -30,9 +30,10 @@ export class Fragment {
   slots: unknown[] | null = null;
 
   constructor(
-    readonly node: number,
+    /** (node and cf change only when a recycling model reuses the record for another CF) */
+    public node: number,
     /** node-local CF number */
-    readonly cf: number,
+    public cf: number,
     public site: number,
     public code: number,
     /** base label (`link`, `_l12`) */
@@ -40,6 +41,20 @@ export class Fragment {
     public gid: string,
     public labelIdx: readonly number[] | null,
   ) {}
+
+  /**
+   * The record made over for another CF, as the constructor leaves a new one (a recycling model:
+   * no object per CF). Its inputs array, emptied, is kept for the next CF's inputs.
+   */
+  reuse(node: number, cf: number, site: number, code: number, label: string, gid: string, labelIdx: readonly number[] | null): this {
+    this.node = node; this.cf = cf; this.site = site; this.code = code; this.label = label; this.gid = gid; this.labelIdx = labelIdx;
+    this.slot = -1; this.lane = 0;
+    this.created = NaN; this.ready = NaN; this.start = NaN; this.cpuStart = NaN; this.finish = NaN; this.cpu = NaN;
+    if (this.inputs) this.inputs.length = 0;
+    this.unresolved = 0; this.outs = null; this.seq = -1;
+    this.slot0 = undefined; this.slots = null;
+    return this;
+  }
 
   /** `link[5]`: the CF as the program names it. */
   get name(): string {
