@@ -10,7 +10,9 @@
 //  - DF transfer: a DF forwarded along a chain of hops alternating between the 2 nodes
 //    (pingpong.fa): per-hop time for 8 B (latency), 1 MiB and 64 MiB (bandwidth = size / per-hop
 //    time, from two hop counts so the DF creation and the startup cancel out), against the raw
-//    node:net figures of the transport suite when it ran.
+//    node:net figures of the transport suite when it ran;
+//  - fan-out: a 1 MiB DF of node 0 read by 8 CFs of node 1 against read by 1, per round (the node
+//    keeps a copy for its later readers: ~1× when the value crosses once, ~8× when per reader).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { interleaved, ROOT, runCli, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
@@ -118,6 +120,26 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   units['efficiency.2x1vs1x1.pct'] = units['efficiency.2x1vs1x1.raw.pct'] = '%';
   targets.push({ key: 'efficiency.2x1vs1x1.pct', op: '>=', value: 90, label: '2 nodes × 1 thread vs 1 × 1 on 1 ms CFs' });
   notes.push(`efficiency: ${nEff} independent 1 ms CFs (locator_cyclic), T1 / (2·T2), net of startup; .raw = whole wall times`);
+
+  // ---- fan-out: one value, several readers on the other node
+  await section(ctx, notes, 'fan-out', async () => {
+    const fo = prog('fanout/fanout.fa');
+    const rounds = q ? 20 : 100, MB = MiB;
+    ctx.log(`cluster: fan-out, ${rounds} rounds of 1 MiB read by 1 and by 8 CFs of the other node`);
+    const t = await interleaved(reps, {
+      tiny: () => runCli([...N2, fo, 1, 1, MB]),
+      one: () => runCli([...N2, fo, rounds + 1, 1, MB]),
+      eight: () => runCli([...N2, fo, rounds + 1, 8, MB]),
+    });
+    const one = ((t.one - t.tiny) * 1000) / rounds, eight = ((t.eight - t.tiny) * 1000) / rounds;
+    f['df.fanout.1reader.usPerRound'] = sig(one);
+    f['df.fanout.8readers.usPerRound'] = sig(eight);
+    f['df.fanout.8readers.xOneReader'] = sig(eight / one);
+    units['df.fanout.1reader.usPerRound'] = units['df.fanout.8readers.usPerRound'] = 'µs';
+    units['df.fanout.8readers.xOneReader'] = '×';
+    targets.push({ key: 'df.fanout.8readers.xOneReader', op: '<=', value: 2, label: '8 readers of one 1 MiB DF on the other node vs 1 (the value crosses once)' });
+    notes.push(`fan-out: ${rounds} rounds (net of a 1-round run) of a 1 MiB DF made on node 0 and read by 1 or 8 CFs on node 1, 2 nodes × 1 thread`);
+  });
 
   // ---- DF transfer latency and bandwidth
   const hops = q ? 1500 : 10_000;

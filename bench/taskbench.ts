@@ -192,14 +192,15 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const g = graph('stencil_1d', 2, STEPS);
       const sleeping = { LUNA_SPIN_US: '0', LUNA_FED_SPIN_US: '0', LUNA_RESULT_SPIN_US: '0' };
-      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [], msg: typeof spin = [];
-      ctx.log(`taskbench: stencil_1d 1x2 at 2^${kh} iterations traced, the policy's waiting, sleeping at once, and fed by messages in short batches`);
+      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [], msg: typeof spin = [], short: typeof spin = [];
+      ctx.log(`taskbench: stencil_1d 1x2 at 2^${kh} iterations traced, the policy's waiting, sleeping at once, fed by messages in short batches, and without the spin while the producer runs`);
       for (let r = 0; r < (ctx.quick ? 1 : Math.min(3, ctx.reps)); r++) {
         sleep.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], sleeping));
         msg.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], BY_MESSAGES));
+        short.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], { LUNA_FED_SPIN_PRODUCER_US: '0' }));
         spin.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh]));
       }
-      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs'): number => sig(median(a.map((h) => h[k])));
+      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs' | 'handWorker' | 'handSystem' | 'fedSleptPct' | 'systemWakes' | 'workerWakes'): number => sig(median(a.map((h) => h[k])));
       f['1x2.stencil_1d.lastInputToStartUs'] = med(spin, 'medianUs');
       f['1x2.stencil_1d.lastInputToStartP90Us'] = med(spin, 'p90Us');
       f['1x2.stencil_1d.laneBusyPct'] = med(spin, 'laneBusyPct');
@@ -207,6 +208,17 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f['1x2.stencil_1d.sleeping.laneBusyPct'] = med(sleep, 'laneBusyPct');
       f['1x2.stencil_1d.messages.lastInputToStartUs'] = med(msg, 'medianUs');
       f['1x2.stencil_1d.messages.laneBusyPct'] = med(msg, 'laneBusyPct');
+      f['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = med(short, 'medianUs');
+      f['1x2.stencil_1d.noProducerSpin.laneBusyPct'] = med(short, 'laneBusyPct');
+      // who handed each dependent step its inputs (a worker, or the system thread), and how the
+      // workers' waits for fed values ended: counts, readable on a busy machine
+      for (const [pre, a] of [['', spin], ['noProducerSpin.', short]] as const) {
+        f[`1x2.stencil_1d.${pre}handedBySystemPct`] = sig((100 * med(a, 'handSystem')) / (med(a, 'handSystem') + med(a, 'handWorker')));
+        f[`1x2.stencil_1d.${pre}fedWaitsSleptPct`] = med(a, 'fedSleptPct');
+        f[`1x2.stencil_1d.${pre}systemWakesPerStep`] = sig(med(a, 'systemWakes') / STEPS);
+        f[`1x2.stencil_1d.${pre}workerWakesPerStep`] = sig(med(a, 'workerWakes') / STEPS);
+        units[`1x2.stencil_1d.${pre}handedBySystemPct`] = units[`1x2.stencil_1d.${pre}fedWaitsSleptPct`] = '%';
+      }
       // what the system thread did meanwhile: batches it sent and its CPU per step (the shape of
       // the hand-off, readable even on a busy machine)
       for (const [pre, a] of [['', spin], ['messages.', msg]] as const) {
@@ -215,10 +227,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         units[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = 'µs';
       }
       for (const k of ['lastInputToStartUs', 'lastInputToStartP90Us', 'sleeping.lastInputToStartUs', 'messages.lastInputToStartUs']) units[`1x2.stencil_1d.${k}`] = 'µs';
-      units['1x2.stencil_1d.laneBusyPct'] = units['1x2.stencil_1d.sleeping.laneBusyPct'] = units['1x2.stencil_1d.messages.laneBusyPct'] = '%';
+      units['1x2.stencil_1d.laneBusyPct'] = units['1x2.stencil_1d.sleeping.laneBusyPct'] = units['1x2.stencil_1d.messages.laneBusyPct'] = units['1x2.stencil_1d.noProducerSpin.laneBusyPct'] = '%';
+      units['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = 'µs';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); batchesPerStep, systemCpuUsPerStep: what the system thread sent and spent per step (--timing); alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep: what the system thread sent and spent per step (--timing); alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing

@@ -21,6 +21,14 @@ export interface Handoffs {
   /** batches the system thread sent and its CPU time (ms), from `--timing` */
   batches: number;
   systemCpuMs: number;
+  /** CFs sent with an input a worker handed over, and with every input through the system thread (`--timing`) */
+  handWorker: number;
+  handSystem: number;
+  /** share of the workers' waits for fed values that ended after a sleep (a wake-up between producer and consumer), % */
+  fedSleptPct: number;
+  /** sleeping workers woken by the system thread and by workers */
+  systemWakes: number;
+  workerWakes: number;
 }
 
 /** Split one CSV line (quoted fields may hold commas). */
@@ -50,7 +58,9 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     if (run.status !== 0) throw new Error(`traced run: ${run.stderr || run.error?.message}`);
     const timing = /timing: (\{.*\})/.exec(run.stderr);
     if (!timing) throw new Error(`traced run: no --timing line in ${run.stderr}`);
-    const { batches, systemCpuMs } = JSON.parse(timing[1]!) as { batches: number; systemCpuMs: number };
+    const { batches, systemCpuMs, handWorker = NaN, handSystem = NaN, fedNone = 0, fedSpun = 0, fedSlept = 0, systemWakes = NaN, workerWakes = NaN } =
+      JSON.parse(timing[1]!) as { batches: number; systemCpuMs: number; handWorker?: number; handSystem?: number; fedNone?: number; fedSpun?: number; fedSlept?: number; systemWakes?: number; workerWakes?: number };
+    const fedWaits = fedNone + fedSpun + fedSlept;
     const ex = spawnSync(LUNA, ['export', 'tables', trace, '-o', tables], { encoding: 'utf8', timeout: 600_000 });
     if (ex.status !== 0) throw new Error(`luna export tables: ${ex.stderr || ex.error?.message}`);
     const lines = readFileSync(join(tables, 'fragments.csv'), 'utf8').split('\n').filter(Boolean);
@@ -83,6 +93,7 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     return {
       medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!,
       laneBusyPct: (100 * Math.min(...busy.values())) / span, tasks: at.size, batches, systemCpuMs,
+      handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -188,7 +188,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; } }, policy);
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; }, get wakes() { return pool.wakes; } }, policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));

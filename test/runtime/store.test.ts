@@ -130,15 +130,80 @@ test('push: a value pushed before its CF waits is kept; a waiting CF is named wh
   assert.equal(s.push('L[2]|x#0', int(4)), d);
 });
 
-test('remote requests are answered in request order, one CF per response', () => {
+test('readers of another node\'s DF share one request: the first asks, the others only count their reads', () => {
   const s = new DfStore();
-  const a = cf(), b = cf();
-  s.awaitRemote('r#0', 1, a);
-  s.awaitRemote('r#0', 1, b);
+  const a = cf(), b = cf(), c = cf();
+  assert.equal(s.awaitRemote('r#0', 1, a), true, 'the first reader requests the value');
+  assert.equal(s.awaitRemote('r#0', 1, b), false, 'the next ones join the request on its way');
+  assert.equal(s.awaitRemote('r#0', 1, c), false);
   assert.match(s.expectedFrom('r#0', 0, 2), /requested from node 1/);
-  assert.equal(s.remoteArrived('r#0'), a);
-  assert.equal(s.remoteArrived('r#0'), b);
-  assert.equal(s.remoteArrived('r#0'), undefined);
+  // granted for the request, 1 read left at the owner: a and b get it, c's read will be refused
+  assert.deepEqual(s.remoteArrived('r#0', { v: int(4), granted: 1, left: 1, keep: true }), [a, b]);
+  assert.match(s.expectedFrom('r#0', 0, 2), /requested from node 1/, 'c still waits (for the refusal)');
+  assert.equal(s.refusedRead('r#0'), c, 'the refusal names the first reader still waiting');
+  // the copy kept for later readers had no reads left: the next reader is too many, named here
+  assert.throws(() => s.readCopy('r#0', cf()), (e: Error) => e instanceof RunFault && /too many requests for DF r \(held by node 1\)/.test(e.message));
+});
+
+test('a kept copy serves later readers while the owner said reads are left; unlimited DFs are not counted', () => {
+  const s = new DfStore();
+  const a = cf(), b = cf(), c = cf();
+  s.awaitRemote('k#0', 2, a);
+  assert.deepEqual(s.remoteArrived('k#0', { v: int(9), granted: 1, left: 2, keep: true }), [a]);
+  assert.equal(s.copiesKept, 1);
+  assert.equal(s.liveBytes, 4, 'the copy is memory held here');
+  assert.deepEqual(s.readCopy('k#0', b), { v: int(9), counted: true });
+  assert.deepEqual(s.readCopy('k#0', c), { v: int(9), counted: true });
+  assert.throws(() => s.readCopy('k#0', cf()), /too many requests for DF k \(held by node 2\)/);
+  assert.equal(s.refusedRead('k#0'), c, 'a refused read of the copy names the last CF that read it');
+  s.dropCopy('k#0');
+  assert.equal(s.copiesKept, 0);
+  assert.equal(s.liveBytes, 0);
+  assert.equal(s.readCopy('k#0', cf()), undefined, 'dropped: a reader asks the owner again');
+  // an unlimited DF: every reader here uses the copy, nothing is counted
+  s.awaitRemote('u#0', 1, a);
+  s.remoteArrived('u#0', { v: int(1), granted: 1, left: -1, keep: true });
+  for (let i = 0; i < 5; i++) assert.deepEqual(s.readCopy('u#0', cf()), { v: int(1), counted: false });
+  // past the bound on copies the oldest go (their readers would ask the owner again)
+  s.copyLimitBytes = 8;
+  for (const k of ['c#1', 'c#2', 'c#3']) { s.awaitRemote(k, 1, cf()); s.remoteArrived(k, { v: int(1), granted: 1, left: -1, keep: true }); }
+  assert.equal(s.readCopy('u#0', cf()), undefined, 'the oldest copy went first');
+  assert.equal(s.readCopy('c#1', cf()), undefined);
+  assert.deepEqual(['c#2', 'c#3'].map((k) => s.readCopy(k, cf())?.v), [int(1), int(1)]);
+  assert.equal(s.liveBytes, 8);
+  s.copyLimitBytes = 256 * 1024 * 1024;
+  // a value that was freed by this node's requests is not kept
+  s.awaitRemote('f#0', 1, a);
+  s.remoteArrived('f#0', { v: int(1), granted: 1, left: 0, keep: false });
+  assert.equal(s.readCopy('f#0', cf()), undefined);
+});
+
+test('the owner counts every read of a node: one value per node, copies dropped when the count is used up', () => {
+  const dropped: [string, number[]][] = [];
+  const s = new DfStore();
+  s.onDrop = (key, nodes) => dropped.push([key, nodes]);
+  // node 1 asks before the post, and one more reader of node 1 joins; node 2 asks once
+  assert.equal(s.readRemote('p#0', 1), undefined);
+  s.reads('p#0', 1, 1);
+  assert.equal(s.readRemote('p#0', 2), undefined);
+  const d = s.post('p#0', int(3), 5);
+  assert.deepEqual(d.remote, [1, 1, 2], 'node 1 twice: its one response grants both');
+  assert.equal(d.keep, true);
+  assert.equal(d.left, 2);
+  // a reader of node 2's copy, then node 1 asks for the last one by its copy too
+  s.reads('p#0', 2, 1);
+  assert.deepEqual(dropped, []);
+  s.reads('p#0', 1, 1);
+  assert.deepEqual(dropped, [['p#0', [1, 2]]], 'freed: both nodes drop their copies');
+  assert.throws(() => s.reads('p#0', 2, 1), (e: Error) => e instanceof RequestRefused && e.node === 2 && /too many requests/.test(e.message));
+  // a request served when the value is here: granted, with what is left; the last one keeps nothing
+  s.post('q#0', int(1), 2);
+  assert.deepEqual(s.readRemote('q#0', 3), { v: int(1), granted: 1, left: 1, keep: true });
+  assert.deepEqual(s.readRemote('q#0', 4), { v: int(1), granted: 1, left: 0, keep: false });
+  assert.deepEqual(dropped.at(-1), ['q#0', [3]], 'node 3 kept a copy; node 4 got the last read and keeps none');
+  // unlimited: a copy everywhere, nothing left to count
+  s.post('w#0', int(1), -1);
+  assert.deepEqual(s.readRemote('w#0', 1), { v: int(1), granted: 1, left: -1, keep: true });
 });
 
 test('freed keys: ranges per family, in any order, merged when they meet; other keys kept whole', () => {

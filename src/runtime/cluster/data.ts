@@ -1,17 +1,21 @@
 // The runtime's data channel: CF migration and the DF protocol between nodes (request, post,
-// response, destroy, push). Every message of this channel carries work or data, so all are
-// counted for termination detection. Its clock and trace sink come from its host.
+// response, destroy, push; reads of a kept copy and its drop). Every message of this channel
+// carries work or data, so all are counted for termination detection. Its clock and trace sink
+// come from its host.
 import { Decoder, Encoder } from '../transport/codec.js';
 import type { Channel, Router } from '../transport/router.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { DfKey } from '../../core/dfkey.js';
 import type { Cf } from '../node/fragment.js';
+import type { Served } from '../node/store.js';
 import type { NodeRuntime, RemoteOps, Spread } from '../node/runtime.js';
 import { CHANNEL } from './channels.js';
 import type { ChannelHost } from './layer.js';
 import { decodeEnv, decodeValue, encodeEnv, encodeValue } from './wire.js';
 
-const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7, SPREAD = 8;
+const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7, SPREAD = 8, READS = 9, DROP = 10;
+/** RESPONSE flag: the receiver may keep a copy for its later readers */
+const KEEP = 1;
 
 export class DataChannel implements RemoteOps {
   private readonly ch: Channel;
@@ -53,15 +57,23 @@ export class DataChannel implements RemoteOps {
     this.ch.send(owner, REQUEST, this.enc.reset().string(key).finish());
   }
 
+  reads(key: DfKey, owner: number, n: number): void {
+    this.ch.send(owner, READS, this.enc.reset().string(key).varint(n).finish());
+  }
+
+  drop(key: DfKey, to: number): void {
+    this.ch.send(to, DROP, this.enc.reset().string(key).finish());
+  }
+
   post(key: DfKey, owner: number, v: DfValue, count: number, by: Cf): void {
     // the writer travels along: the owner names it if it finds the DF assigned already
     const e = this.enc.reset().string(key).svarint(count).svarint(by.site.id).string(by.gid);
     this.sendValue(key, owner, POST, v, encodeValue(e, v));
   }
 
-  respond(key: DfKey, to: number, v: DfValue): void {
-    const e = this.enc.reset().string(key);
-    this.sendValue(key, to, RESPONSE, v, encodeValue(e, v));
+  respond(key: DfKey, to: number, served: Served): void {
+    const e = this.enc.reset().string(key).u8(served.keep ? KEEP : 0).varint(served.granted).svarint(served.left);
+    this.sendValue(key, to, RESPONSE, served.v, encodeValue(e, served.v));
   }
 
   refuse(key: DfKey, to: number, message: string): void {
@@ -144,7 +156,15 @@ export class DataChannel implements RemoteOps {
           rt.remotePost(key, v, count, site, gid, from);
           break;
         }
-        case RESPONSE: { const key = d.string(); const v = decodeValue(d, payload); this.received(key, from, v); rt.response(key, v); break; }
+        case RESPONSE: {
+          const key = d.string(), keep = (d.u8() & KEEP) !== 0, granted = d.varint(), left = d.svarint();
+          const v = decodeValue(d, payload);
+          this.received(key, from, v);
+          rt.response(key, { v, granted, left, keep });
+          break;
+        }
+        case READS: { const key = d.string(); rt.remoteReads(key, from, d.varint()); break; }
+        case DROP: rt.dropCopy(d.string()); break;
         case DESTROY: rt.remoteDestroy(d.string()); break;
         case PUSH: { const key = d.string(); rt.remotePush(key, decodeValue(d, payload)); break; }
         case REFUSE: { const key = d.string(); rt.refused(key, d.string()); break; }

@@ -124,8 +124,11 @@ export class Exchange {
       this.peers[to]!.postMessage(msg);
     }
     Atomics.add(this.flags, inboxFlag(this.lanes, to), 1);
-    wakeLane(this.flags, to);
+    if (wakeLane(this.flags, to)) this.woke++;
   }
+
+  /** Sleeping lanes this worker woke with values it fed them (the worker reports and resets it). */
+  woke = 0;
 
   /**
    * Forget the outputs of batches whose results the system thread processed: it names no

@@ -126,9 +126,12 @@ function envSpin(name: string, ns: number): number {
   return Number.isFinite(us) && us >= 0 ? us * 1000 : ns;
 }
 
-/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_RESULT_SPIN_US`). */
+/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_FED_SPIN_PRODUCER_US`, `LUNA_RESULT_SPIN_US`). */
 export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
-  return { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
+  const plan: WaitPlan = { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
+  const producer = envSpin('LUNA_FED_SPIN_PRODUCER_US', p.fedSpinProducerNs ?? 0);
+  if (producer > 0) plan.fedSpinProducerNs = producer;
+  return plan;
 }
 
 export class WorkerPool {
@@ -136,6 +139,8 @@ export class WorkerPool {
   readonly waiting: WaitPlan;
   /** the system thread counts itself among the node's threads on a CPU (false: it rests in its event loop) */
   private working = true;
+  /** workers this thread woke (with a batch, a feed request, an answer, or a core for a parked one) */
+  wakes = 0;
   /** batches sent and not yet answered, per lane */
   readonly inflight: Int32Array;
   private readonly workers: (Worker | undefined)[];
@@ -291,6 +296,7 @@ export class WorkerPool {
       this.inflight[m.lane]!--;
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
+      if (m.fedWaits) r.fedWaits = m.fedWaits;
       this.opts.onResult(r);
       // the system thread will not name this batch in a feed request any more
       if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);
@@ -322,7 +328,7 @@ export class WorkerPool {
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
-    wakeLane(this.flags, lane);
+    if (wakeLane(this.flags, lane)) this.wakes++;
   }
 
   /**
@@ -333,7 +339,7 @@ export class WorkerPool {
     if (!this.workers[from]) this.startWorker(from);
     this.ctl[from]!.postMessage(requests);
     Atomics.add(this.flags, feedsFlag(this.lanes, from), 1);
-    wakeLane(this.flags, from);
+    if (wakeLane(this.flags, from)) this.wakes++;
   }
 
   /** Answer a request of lane `lane`'s worker (it waits for it). */
@@ -342,7 +348,7 @@ export class WorkerPool {
     if (port === undefined || this.exited[lane]) return;
     port.postMessage(a);
     Atomics.add(this.flags, answersFlag(this.lanes, lane), 1);
-    wakeLane(this.flags, lane);
+    if (wakeLane(this.flags, lane)) this.wakes++;
   }
 
   /** The system thread works (a result arrived): it counts among the node's threads on a CPU. */
@@ -376,7 +382,7 @@ export class WorkerPool {
     // the core this thread leaves goes to a worker parked for a fed value, if any
     for (let i = 0; i < this.lanes; i++) {
       if (Atomics.load(this.flags, i) !== PARKED) continue;
-      if (Atomics.load(this.flags, onCpu) < this.waiting.cpus) wakeLane(this.flags, i);
+      if (Atomics.load(this.flags, onCpu) < this.waiting.cpus && wakeLane(this.flags, i)) this.wakes++;
       break;
     }
   }

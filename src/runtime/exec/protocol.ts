@@ -69,6 +69,19 @@ export interface BatchResult {
   /** wall ns of each task that ran (start and finish on the run's clock when traced, else durations from 0) */
   start?: Float64Array;
   fin?: Float64Array;
+  /** how the batch's waits for values fed across lanes ended (absent: it waited for none) */
+  fedWaits?: FedWaits;
+}
+
+/**
+ * How a worker's waits for fed values ended, counted per batch: the value was there already
+ * (`none`), came while it spun (`spun`), or after it slept and its producer woke it (`slept`:
+ * a wake-up on the path from producer to consumer).
+ */
+export interface FedWaits {
+  none: number; spun: number; slept: number;
+  /** sleeping lanes this worker woke with the values it fed them */
+  woke: number;
 }
 
 /**
@@ -162,6 +175,11 @@ export interface WaitPlan {
   idleSpinNs: number;
   /** ns a worker waiting for a value fed by another worker spins before it sleeps (same gate) */
   fedSpinNs: number;
+  /**
+   * ns it may go on spinning while the producing lane runs a CF (the value is being made; same
+   * gate; absent: 0, `fedSpinNs` alone)
+   */
+  fedSpinProducerNs?: number;
   /** ns the system thread, its pump done, spins for a worker's result before it returns to the event loop (same gate) */
   resultSpinNs: number;
 }
@@ -169,12 +187,14 @@ export interface WaitPlan {
 /**
  * Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). The
  * waker counts it on a CPU at once: the woken thread takes tens of microseconds to run, and a
- * spinner must not take its core meanwhile.
+ * spinner must not take its core meanwhile. True when it woke it (the lane slept or was parked).
  */
-export function wakeLane(flags: Int32Array, lane: number): void {
+export function wakeLane(flags: Int32Array, lane: number): boolean {
   const v = Atomics.load(flags, lane);
   if (v !== AWAKE && Atomics.compareExchange(flags, lane, v, AWAKE) === v) {
     Atomics.add(flags, onCpuFlag(lanesOf(flags)), 1);
     Atomics.notify(flags, lane);
+    return true;
   }
+  return false;
 }

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -32,7 +32,7 @@ process.setSourceMapsEnabled(true);
 let init!: WorkerInit;
 let flags!: Int32Array;
 let me = 0;
-let ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0;
+let ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0, FED_SPIN_PRODUCER_NS = 0;
 /** tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks */
 let tw: ThreadTraceWriter | undefined;
 /** tracing: which codes' CFs read the CPU clock */
@@ -55,6 +55,7 @@ function setUp(i: WorkerInit): void {
   CPUS = i.waiting.cpus;
   SPIN_NS = i.waiting.idleSpinNs;
   FED_SPIN_NS = i.waiting.fedSpinNs;
+  FED_SPIN_PRODUCER_NS = i.waiting.fedSpinProducerNs ?? 0;
   Atomics.add(flags, ONCPU, 1); // this thread runs
   if (i.trace) {
     setRunOrigin(i.trace.origin);
@@ -177,24 +178,56 @@ function loop(fns: Ucode[]): void {
   }
 }
 
+/** A spin for a running producer checks the CPU it gets every this many ms (two clock reads of ~1 µs) … */
+const SPIN_WINDOW_MS = 0.1;
+/** … and stops when it got less than this share of the wall time: other processes want the cores */
+const SPIN_CPU_SHARE = 0.8;
+
+/** How this batch's waits for fed values ended (see FedWaits). */
+let waits: FedWaits | undefined;
+
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
+  const w = (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 });
   const first = ex.take(f.lane!, f.batch!, f.task, f.out);
-  if (first !== undefined) return first;
+  if (first !== undefined) { w.none++; return first; }
   // waiting runs no CF: a watchdog must not blame the one that ran last
   Atomics.store(flags, RUNNING, -1);
-  // the policy's fed spin (policy/default.ts FED_SPIN_NS), while a core is free for it
-  const until = performance.now() + FED_SPIN_NS / 1e6;
+  // the policy's fed spin (policy/default.ts FED_SPIN_NS), while a core is free for it; and
+  // on while the producing lane runs a CF, up to FED_SPIN_PRODUCER_NS: the value is being made,
+  // and a sleep would put a wake-up between producer and consumer
+  const t0 = performance.now();
+  const until = t0 + FED_SPIN_NS / 1e6;
+  let producing = t0 + FED_SPIN_PRODUCER_NS / 1e6;
+  const PRODUCER = runningFlag(lanesOf(flags), f.lane!);
+  let slept = false;
+  // the window in which this spinner measures the CPU it gets (wall ms, thread CPU ns)
+  let winWall = 0, winCpu = 0;
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
-    if (v !== undefined) return v;
+    if (v !== undefined) { if (slept) w.slept++; else w.spun++; return v; }
     ex.serve(); // the producer of what we wait for may wait for us
     if (flags[ABORT] !== 0) return undefined;
     if (spinning(until)) continue;
+    const now = performance.now();
+    if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
+      // The gate counts this node's threads only. A spinner that gets much less than the wall
+      // time as CPU shares its core with other processes, and would slow the producer it waits
+      // for: it stops spinning (measured in windows of SPIN_WINDOW_MS; with the exact clock only).
+      if (!cpuClockExact) continue;
+      if (winWall === 0) { winWall = now; winCpu = threadCpuNs(); continue; }
+      if (now - winWall < SPIN_WINDOW_MS) continue;
+      const cpu = threadCpuNs();
+      if (cpu - winCpu >= SPIN_CPU_SHARE * (now - winWall) * 1e6) { winWall = now; winCpu = cpu; continue; }
+      producing = 0; // this wait spins no more beyond FED_SPIN_NS
+    }
     // within the spin but no core free (often: this worker's own result has just woken the
     // system thread), parked: the system thread wakes it when it rests and a core frees
-    sleep(() => ex.pending() || flags[ABORT] !== 0, performance.now() < until ? PARKED : SLEEPING);
+    if (sleep(() => ex.pending() || flags[ABORT] !== 0, now < until || now < producing ? PARKED : SLEEPING)) {
+      slept = true;
+      winWall = 0; // a window across the sleep would count the sleep as CPU denied
+    }
   }
 }
 
@@ -255,6 +288,8 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   prevOuts = outs; // the next batch may continue a chain from these
   const result = encodeResult(me, msg.id, outs, start.subarray(0, ran), fin.subarray(0, ran));
   if (error) result.error = error;
+  if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
+  if (waits) { result.fedWaits = waits; waits = undefined; }
   parentPort!.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   return true;

@@ -12,7 +12,7 @@ import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
 import type { DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
-import type { Batch, BatchResult, Feed, TaskError } from '../exec/protocol.js';
+import type { Batch, BatchResult, Feed, Task, TaskError } from '../exec/protocol.js';
 import type { SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
@@ -21,6 +21,7 @@ import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.j
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { DeskHost } from '../exec/desk.js';
 import { NodeState, type NodeHost } from './state.js';
+import type { Served } from './store.js';
 import type { Spread } from './spread.js';
 
 export { RunFault } from './fault.js';
@@ -38,6 +39,8 @@ export interface Executors {
   readonly booted: number;
   /** ask lane `from` to feed outputs of its batches to other lanes (absent: workers cannot) */
   feed?(from: number, requests: Feed): void;
+  /** workers the system thread woke so far (absent: it never wakes one) */
+  readonly wakes?: number;
   /** start the workers ahead of their first batch (absent: each starts with its first batch) */
   warm?(): void;
   /** the system thread has nothing to do until its next event (the pump ended with no turn due) */
@@ -88,7 +91,15 @@ export class NodeRuntime {
    * What ran where: CFs run by this thread, CFs and batches sent to workers, and the time this
    * thread spent inside ucodes (ns; untimed tiny executions count their code's mean).
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0 };
+  /**
+   * `handWorker`: CFs sent to a worker with an input a worker hands it (forwarded within its
+   * lane, or fed across lanes); `handSystem`: CFs sent with inputs that all came through this
+   * thread; `fedNone`/`fedSpun`/`fedSlept`: how the workers' waits for fed values ended
+   * (exec/protocol.ts FedWaits); `systemWakes`/`workerWakes`: sleeping workers woken by the
+   * system thread (batches, feed requests, answers; up to its last result) and by workers (fed
+   * values)
+   */
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -156,6 +167,9 @@ export class NodeRuntime {
     if (!cfs) return;
     this.batches.delete(r.batch);
     this.feeds?.returned(r.batch, cfs);
+    const w = r.fedWaits;
+    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
+    this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
     try {
@@ -195,28 +209,39 @@ export class NodeRuntime {
   /** Request for `key`, owned here, by node `from`. */
   remoteRequest(key: DfKey, from: number): void {
     try {
-      const v = this.st.store.readRemote(key, from);
-      if (v !== undefined) this.st.remote!.respond(key, from, v);
+      const served = this.st.store.readRemote(key, from);
+      if (served !== undefined) this.st.remote!.respond(key, from, served);
     } catch (e) {
       if (e instanceof RequestRefused) this.st.remote!.refuse(key, from, e.message); else this.fail(e);
     }
     this.schedule();
   }
 
-  /**
-   * The owner of `key` refused a request of this node: the CF it was for (requests are answered
-   * in order) is the one that asked too late or too often.
-   */
-  refused(key: DfKey, message: string): void {
-    const cf = this.st.store.remoteArrived(key);
-    this.fail(new RunFault(message, cf));
+  /** Node `from` read `key`, owned here, `n` more times from its copy: counted like requests. */
+  remoteReads(key: DfKey, from: number, n: number): void {
+    try { this.st.store.reads(key, from, n); } catch (e) {
+      if (e instanceof RequestRefused) this.st.remote!.refuse(key, from, e.message); else this.fail(e);
+    }
+    this.schedule();
   }
 
-  /** A value this node requested arrived. */
-  response(key: DfKey, v: DfValue): void {
-    const cf = this.st.store.remoteArrived(key);
-    if (cf) this.st.deliver(cf, key, v);
+  /**
+   * The owner of `key` refused a request of this node: the first CF that waits for it, or that
+   * read it, asked too late or too often (the run fails).
+   */
+  refused(key: DfKey, message: string): void {
+    this.fail(new RunFault(message, this.st.store.refusedRead(key)));
+  }
+
+  /** A value this node requested arrived: it serves every CF here that waits for it. */
+  response(key: DfKey, served: Served): void {
+    for (const cf of this.st.store.remoteArrived(key, served)) this.st.deliver(cf, key, served.v);
     this.schedule();
+  }
+
+  /** The owner freed `key`: the copy kept here goes. */
+  dropCopy(key: DfKey): void {
+    this.st.store.dropCopy(key);
   }
 
   remotePost(key: DfKey, v: DfValue, count: number, site: number, gid: string, from: number): void {
@@ -614,6 +639,7 @@ export class NodeRuntime {
     for (const cf of b.cfs) cf.state = DISPATCHED;
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
+    this.countHandoffs(b.tasks);
     if (fedId !== undefined) {
       // the producers learn where to send before the consumer's batch can ask (only fed
       // batches read values across lanes: the others are built without the book)
@@ -622,6 +648,15 @@ export class NodeRuntime {
     }
     this.exec.send(lane, { id, tasks: b.tasks });
     if (this.feeds && fedId === undefined) this.feeds.sent(lane, id, b.out);
+  }
+
+  /** Count the sent tasks' inputs by who hands them over (stats.handWorker, handSystem). */
+  private countHandoffs(tasks: readonly Task[]): void {
+    for (const t of tasks) {
+      if (t.fwd) { this.stats.handWorker++; continue; }
+      // a value param's argument is its DfValue (an object): it came from the store
+      for (const a of t.args) if (typeof a === 'object' && a !== null) { this.stats.handSystem++; break; }
+    }
   }
 
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */

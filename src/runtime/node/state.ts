@@ -11,7 +11,7 @@ import { sharedBytesChurned } from '../exec/shm.js';
 import { Cf, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
-import { DfStore } from './store.js';
+import { DfStore, type Delivery, type Served } from './store.js';
 import type { Spread } from './spread.js';
 
 /**
@@ -34,9 +34,14 @@ export interface RemoteOps {
   /** send node `to` a copy of loop `cf`, to unroll there as part of `spread` */
   spread(cf: Cf, to: number, spread: Spread): void;
   request(key: DfKey, owner: number): void;
+  /** `n` more reads of `key` here, from the copy this node keeps or will get (counted at `owner`) */
+  reads(key: DfKey, owner: number, n: number): void;
   /** `by`: the CF that wrote the value (named if the owner finds the DF assigned already) */
   post(key: DfKey, owner: number, v: DfValue, count: number, by: Cf): void;
-  respond(key: DfKey, to: number, v: DfValue): void;
+  /** the value of `key` for node `to`, with what it may do with it (see DfStore's Served) */
+  respond(key: DfKey, to: number, served: Served): void;
+  /** `key` was freed here: nodes that kept a copy drop it */
+  drop(key: DfKey, to: number): void;
   /** the request of node `to` for `key` cannot be served: that node reports `message` */
   refuse(key: DfKey, to: number, message: string): void;
   destroy(key: DfKey, owner: number): void;
@@ -105,6 +110,7 @@ export class NodeState {
       const s = program.sites[site];
       return s === undefined ? `a CF on node ${node}` : `${describeSite(s, s.label)}${host.size > 1 ? ` on node ${node}` : ''}`;
     });
+    this.store.onDrop = (key, nodes) => { for (const n of nodes) this.remote!.drop(key, n); };
   }
 
   // ------------------------------------------------------------------ CFs
@@ -181,8 +187,15 @@ export class NodeState {
       if (v !== undefined) cf.addGot(key, v);
       return v;
     }
-    this.store.awaitRemote(key, owner, cf);
-    this.remote!.request(key, owner);
+    // a copy of the value kept here from an earlier read: only the read crosses, counted there
+    const copy = this.store.readCopy(key, cf);
+    if (copy !== undefined) {
+      if (copy.counted) this.remote!.reads(key, owner, 1);
+      cf.addGot(key, copy.v);
+      return copy.v;
+    }
+    if (this.store.awaitRemote(key, owner, cf)) this.remote!.request(key, owner);
+    else this.remote!.reads(key, owner, 1); // the value on its way serves this CF too
     return undefined;
   }
 
@@ -234,7 +247,7 @@ export class NodeState {
     let d;
     try { d = this.store.post(key, v, count, producer.site.id, this.self); } catch (e) { throw RunFault.blame(e, producer); }
     if (this.tr) this.liveChanged();
-    this.serve(key, v, d.waiters, d.remote);
+    this.serve(key, v, d);
     if (d.excess) this.excess(key, d.excess);
   }
 
@@ -246,7 +259,7 @@ export class NodeState {
       throw e instanceof RunFault && s !== undefined ? new RunFault(e.message, undefined, from, { site: s, gid }) : e;
     }
     if (this.tr) this.liveChanged();
-    this.serve(key, v, d.waiters, d.remote);
+    this.serve(key, v, d);
     if (d.excess) this.excess(key, d.excess);
   }
 
@@ -256,9 +269,19 @@ export class NodeState {
     this.remote!.refuse(key, x.node!, x.message);
   }
 
-  private serve(key: DfKey, v: DfValue, waiters: Cf[] | null, remote: number[] | null): void {
-    if (waiters) for (const w of waiters) this.deliver(w, key, v);
-    if (remote) for (const node of remote) this.remote!.respond(key, node, v);
+  private serve(key: DfKey, v: DfValue, d: Delivery): void {
+    if (d.waiters) for (const w of d.waiters) this.deliver(w, key, v);
+    const remote = d.remote;
+    if (remote === null) return;
+    // one value per node, whatever the number of its requests (it serves them all)
+    for (let i = 0; i < remote.length; i++) {
+      const node = remote[i]!;
+      if (remote.indexOf(node) !== i) continue;
+      let granted = 1;
+      for (let j = i + 1; j < remote.length; j++) if (remote[j] === node) granted++;
+      const served: Served = { v, granted, left: d.left ?? 0, keep: d.keep === true };
+      this.remote!.respond(key, node, served);
+    }
   }
 
   destroy(key: DfKey, owner: number, by: Cf): void {

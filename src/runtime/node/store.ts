@@ -25,12 +25,19 @@ interface Entry {
   /** who posted the value: spawn site id and node (-1: unknown) */
   bySite: number;
   byNode: number;
+  /** nodes that keep a copy of the value for their other readers: told when it is freed */
+  holders: number[] | null;
 }
 
 /** Who gets a value that was just posted (each one request, already counted). */
 export interface Delivery {
   waiters: Cf[] | null;
+  /** nodes to send the value to: one per request, so a node may appear more than once (send once) */
   remote: number[] | null;
+  /** the value outlives these requests: the nodes may keep a copy for their later readers */
+  keep?: boolean;
+  /** requests the value may still serve after these (-1: unlimited) */
+  left?: number;
   /**
    * More requests were waiting than the req_count allows: the first one too many (a local CF, or
    * the node that asked), with the message. The requests before it are served.
@@ -43,6 +50,20 @@ export type DescribeWriter = (site: number, node: number) => string;
 
 const NOBODY: Delivery = { waiters: null, remote: null };
 
+/**
+ * A value served to another node: how many of its requests it serves (`granted`), how many the
+ * value may still serve anywhere after them (`left`, -1: unlimited), and whether that node may
+ * keep a copy for its later readers (each of their reads counted at the owner, `reads`).
+ */
+export interface Served { v: DfValue; granted: number; left: number; keep: boolean }
+
+/**
+ * A copy of another node's DF: its value, the reads it may still serve here as far as this node
+ * knows (`budget`, -1: unlimited; the owner counts exactly and refuses what others used up), and
+ * the last CF that read it (named if the owner refuses a read).
+ */
+interface Copy { v: DfValue; owner: number; budget: number; lastReader: Cf | null }
+
 export class DfStore {
   private readonly entries = new Map<DfKey, Entry>();
   /** DFs freed because their req_count was served: a later request is "too many requests" */
@@ -53,6 +74,21 @@ export class DfStore {
   /** local CFs waiting for DFs requested from other nodes, per key in request order, and the node asked */
   private readonly remoteWait = new Map<DfKey, Cf[]>();
   private readonly remoteOwner = new Map<DfKey, number>();
+  /**
+   * Copies of DFs owned by other nodes, kept for this node's later readers: a DF read by several
+   * CFs here crosses once (a stencil's border block is read by up to 9 CFs of the other node).
+   * Each read still counts at the owner (`reads`), which says when the copy may go (`drop`).
+   */
+  private readonly copies = new Map<DfKey, Copy>();
+  private copyBytes = 0;
+  /**
+   * Bytes of copies kept at most; past it the oldest go (a reader of a dropped copy requests the
+   * value again, counted as before). A DF without a req_count is never freed by its owner, so
+   * without a bound its copies would double such a program's memory.
+   */
+  copyLimitBytes = 256 * 1024 * 1024;
+  /** The owner freed `key` while `nodes` kept copies of it (set by the caller: it tells them). */
+  onDrop: (key: DfKey, nodes: number[]) => void = () => {};
   /** bytes of the values held */
   liveBytes = 0;
 
@@ -105,21 +141,51 @@ export class DfStore {
   }
 
   /**
-   * A request from node `from`: the value to send now, or undefined (queued until the post).
+   * `n` requests from node `from`: the value to send now, or undefined (queued until the post).
    * Throws RequestRefused when the DF can never be served to it: that node reports the fault.
    */
-  readRemote(key: DfKey, from: number): DfValue | undefined {
+  readRemote(key: DfKey, from: number, n = 1): Served | undefined {
     const have = this.entries.get(key);
     if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RequestRefused(this.freedMessage(key), undefined, from);
     const e = have ?? this.entry(key);
     if (e.destroyedEarly) throw new RequestRefused(`${this.df(key)} is requested after it was destroyed (before it was computed)`, undefined, from);
     if (e.v !== undefined) {
-      this.consume(e, key, 1);
-      return e.v;
+      const v = e.v;
+      this.consumeFor(e, key, n, from);
+      const keep = this.entries.get(key) === e;
+      if (keep) this.hold(e, from);
+      return { v, granted: n, left: keep ? e.count : 0, keep };
     }
-    (e.remote ??= []).push(from);
-    (e.remoteAfter ??= []).push(e.waiters === null ? 0 : e.waiters.length);
+    for (let i = 0; i < n; i++) {
+      (e.remote ??= []).push(from);
+      (e.remoteAfter ??= []).push(e.waiters === null ? 0 : e.waiters.length);
+    }
     return undefined;
+  }
+
+  /**
+   * Node `from` read `key` `n` more times from the copy it keeps (or will get: its request is
+   * queued here): counted like requests, with nothing to send. Throws RequestRefused when these
+   * are requests too many.
+   */
+  reads(key: DfKey, from: number, n: number): void {
+    const e = this.entries.get(key);
+    if (e !== undefined && e.v === undefined) { this.readRemote(key, from, n); return; }
+    if (e === undefined) throw new RequestRefused(this.exhausted.has(key) ? this.freedMessage(key) : `internal: ${this.df(key)} read from a copy it never sent`, undefined, from);
+    this.consumeFor(e, key, n, from);
+  }
+
+  /** consume() for node `from`: too many requests are its fault, reported there. */
+  private consumeFor(e: Entry, key: DfKey, n: number, from: number): void {
+    try { this.consume(e, key, n); } catch (err) {
+      if (err instanceof RunFault) throw new RequestRefused(err.message, undefined, from);
+      throw err;
+    }
+  }
+
+  private hold(e: Entry, node: number): void {
+    if (e.holders === null) e.holders = [node];
+    else if (!e.holders.includes(node)) e.holders.push(node);
   }
 
   // ------------------------------------------------------------------ writing
@@ -150,7 +216,16 @@ export class DfStore {
     if (count >= 0 && n > count) return this.overRequested(key, e, waiters, remote);
     e.remoteAfter = null;
     this.consume(e, key, n);
-    return { waiters, remote };
+    if (remote === null) return { waiters, remote };
+    const keep = this.keptBy(key, e, remote);
+    return { waiters, remote, keep, left: keep ? e.count : 0 };
+  }
+
+  /** After serving `remote`: whether the value lives on, and then the nodes hold copies. */
+  private keptBy(key: DfKey, e: Entry, remote: number[]): boolean {
+    if (this.entries.get(key) !== e) return false;
+    for (const node of remote) this.hold(e, node);
+    return true;
   }
 
   /**
@@ -198,7 +273,7 @@ export class DfStore {
 
   /** A new entry for `key`, which has none (one map operation where a lookup just missed). */
   private create(key: DfKey): Entry {
-    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1 };
+    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null };
     this.entries.set(key, e);
     return e;
   }
@@ -218,6 +293,7 @@ export class DfStore {
       this.liveBytes -= valueSize(e.v);
       this.onFree(e.v);
     }
+    if (e.holders !== null) { const h = e.holders; e.holders = null; this.onDrop(key, h); }
   }
 
   // ------------------------------------------------------------------ push (afterpush / wait)
@@ -242,24 +318,85 @@ export class DfStore {
   // ------------------------------------------------------------------ requests to other nodes
 
   /**
-   * `cf` waits for `key` owned by `owner`; the caller sends one request per waiting CF (every
-   * request counts against the DF's req_count, and each response serves one CF, in order).
+   * `cf` waits for `key` owned by `owner`. True for the first such CF: the caller requests the
+   * value; for the others a request is on its way, and the caller only counts their reads at the
+   * owner (`reads`): the one value that comes back serves them all.
    */
-  awaitRemote(key: DfKey, owner: number, cf: Cf): void {
+  awaitRemote(key: DfKey, owner: number, cf: Cf): boolean {
     cf.addPending(key);
     const list = this.remoteWait.get(key);
-    if (list) { list.push(cf); return; }
+    if (list) { list.push(cf); return false; }
     this.remoteWait.set(key, [cf]);
     this.remoteOwner.set(key, owner);
+    return true;
   }
 
-  /** A value requested from another node arrived: the CF it is for (requests are answered in order). */
-  remoteArrived(key: DfKey): Cf | undefined {
+  /**
+   * A value requested from another node arrived (or the request was refused): the CFs waiting for
+   * it, in the order they asked. With `keep`, the value stays here for later readers until the
+   * owner drops it.
+   */
+  remoteArrived(key: DfKey, served: Served): Cf[] {
+    const list = this.remoteWait.get(key) ?? [];
+    const owner = this.remoteOwner.get(key) ?? -1;
+    // the requests it was granted for, then the readers that joined them while it travelled, as
+    // many as the value may still serve: the owner refuses the others (their reads were sent)
+    const n = served.left < 0 ? list.length : Math.min(list.length, served.granted + served.left);
+    const budget = served.left < 0 ? -1 : served.left - Math.max(0, n - served.granted);
+    let now = list;
+    if (n === list.length) { this.remoteWait.delete(key); this.remoteOwner.delete(key); } else now = list.splice(0, n);
+    if (served.keep && !this.copies.has(key)) {
+      this.copies.set(key, { v: served.v, owner, budget, lastReader: null });
+      const b = valueSize(served.v);
+      this.liveBytes += b;
+      this.copyBytes += b;
+      // oldest first (a Map iterates in insertion order)
+      for (const old of this.copies.keys()) {
+        if (this.copyBytes <= this.copyLimitBytes || old === key) break;
+        this.dropCopy(old);
+      }
+    }
+    return now;
+  }
+
+  /** The owner refused this node a read of `key`: the CF to blame (the first still waiting, else the last that read the copy). */
+  refusedRead(key: DfKey): Cf | undefined {
     const list = this.remoteWait.get(key);
-    if (!list || list.length === 0) return undefined;
-    const cf = list.shift()!;
-    if (list.length === 0) { this.remoteWait.delete(key); this.remoteOwner.delete(key); }
-    return cf;
+    this.remoteWait.delete(key);
+    this.remoteOwner.delete(key);
+    return list?.[0] ?? this.copies.get(key)?.lastReader ?? undefined;
+  }
+
+  /**
+   * `cf` reads the copy kept here of `key`, owned by another node: its value, and whether the
+   * read must be counted there; undefined without a copy. Throws when this node has used up the
+   * reads the owner said were left (`too many requests`, named here before anything runs).
+   */
+  readCopy(key: DfKey, cf: Cf): { v: DfValue; counted: boolean } | undefined {
+    if (this.copies.size === 0) return undefined;
+    const c = this.copies.get(key);
+    if (c === undefined) return undefined;
+    if (c.budget < 0) return { v: c.v, counted: false };
+    if (c.budget === 0) throw new RunFault(`too many requests for DF ${displayDf(key)} (held by node ${c.owner}): its req_count was served to the requests that came first (Too many requests)`, cf);
+    c.budget--;
+    c.lastReader = cf;
+    return { v: c.v, counted: true };
+  }
+
+  /** The owner freed `key`: no reader here may use the copy any more. */
+  dropCopy(key: DfKey): void {
+    const c = this.copies.get(key);
+    if (c === undefined) return;
+    this.copies.delete(key);
+    const b = valueSize(c.v);
+    this.liveBytes -= b;
+    this.copyBytes -= b;
+    this.onFree(c.v);
+  }
+
+  /** Copies of other nodes' DFs kept here. */
+  get copiesKept(): number {
+    return this.copies.size;
   }
 
   // ------------------------------------------------------------------ introspection

@@ -112,6 +112,16 @@ export const IDLE_SPIN_NS = 50_000;
  */
 export const FED_SPIN_NS = 200_000;
 /**
+ * a worker waiting for a fed value goes on spinning this long while the lane that makes it runs
+ * a CF (the value is being made): past FED_SPIN_NS a stencil step whose two tasks ended further
+ * apart than the spin (kernel speeds differ 2× between 0.1 s windows here) slept, and its
+ * producer's notify put a wake-up (~46 µs, plus 13–14 µs of the producer's) between the two
+ * tasks. Past 10 ms a wake-up is under 1 % of the wait, and sleeping gives the core back. The
+ * gate still parks the spinner whenever the node's threads outnumber its CPUs
+ * (`LUNA_FED_SPIN_PRODUCER_US`; quiet-machine figures still due, see docs/runtime.md)
+ */
+export const FED_SPIN_PRODUCER_NS = 10_000_000;
+/**
  * the system thread, its pump done with batches in flight, spins this long for a result before
  * it returns to its event loop: about one wake-up, so waiting in the poll costs at most twice
  * what the spin would have (LUNA_RESULT_SPIN_US); on several nodes never (network input would
@@ -236,7 +246,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {
     if (t.cpus < 2) return { cpus: t.cpus, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
-    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
+    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
   }
 
   /**
