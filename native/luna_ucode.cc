@@ -373,6 +373,7 @@ void hostCommit(void *ctx, int32_t param, const luna_slot *v) {
   I[0] = v->type;
   I[1] = v->i;
   I[2] = v->ref;
+  if (v->type == LUNA_T_BLOCK) I[3] = v->pad;  // a block's destinations (ucenv.h), -1: none
   reals(e)[param] = v->d;
   napi_env env = e->env;
   if (v->type == LUNA_T_STRING) {

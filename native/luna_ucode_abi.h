@@ -37,7 +37,9 @@ enum {
  * memory, `n` the memory's length, `d` the block's size in bytes (<= n), `i` its element count,
  * `pad` the element size, `type` its defragmentation (LUNA_BLOCK_UNORDERED or _ORDERED). The
  * glue commits the state the ucode left (type LUNA_T_BLOCK; `i` the count, `d` the size, `ref`
- * the memory host->alloc gave when the block outgrew its own, else -1).
+ * the memory host->alloc gave when the block outgrew its own, else -1; `pad` the memory
+ * host->alloc gave for the elements' destinations, an int32 per element the block held when the
+ * ucode asked for them, -2 for a marked one; else -1).
  */
 enum { LUNA_BLOCK_UNORDERED = 1, LUNA_BLOCK_ORDERED = 2 };
 

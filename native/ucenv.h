@@ -544,6 +544,22 @@ class DdaBlock {
   const void *data() const noexcept { return p_; }
   template <class T>
   T *data() { check_item(sizeof(T), "data"); return reinterpret_cast<T *>(p_); }
+  /**
+   * The destination node of each element, getNumel() of them, all -1 at first: an element given
+   * another node's number leaves the block when the call ends and reaches that node's block at
+   * the array's next global operation (as the TypeScript block's destinations()). -1 or this
+   * node: it stays. Elements added afterwards stay. The same array for the whole call; the
+   * runtime packs the leaving elements, one part per destination, in one pass.
+   */
+  int32_t *destinations() {
+    if (!dests_) {
+      dests_ = allocate(n_ * sizeof(int32_t) + 1);
+      if (!dests_->data) throw Error("cannot allocate the destinations of " + std::to_string(n_) + " elements");
+      destn_ = n_;
+      std::fill_n(reinterpret_cast<int32_t *>(dests_->data), destn_, -1);
+    }
+    return reinterpret_cast<int32_t *>(dests_->data);
+  }
   /** Element idx's address. */
   void *element(size_t idx) {
     if (idx >= n_) throw Error("element(" + std::to_string(idx) + ") of a block of " + std::to_string(n_) + " elements");
@@ -560,15 +576,24 @@ class DdaBlock {
     ordered_ = s.type == LUNA_BLOCK_ORDERED;
   }
   luna_slot commit_() {
+    if (dests_) {
+      // removal wins over a destination; the runtime removes and packs in one pass (DdaBlock.settle)
+      // (marks past them stay: defragment() below moves only elements past them)
+      int32_t *d = reinterpret_cast<int32_t *>(dests_->data);
+      std::vector<uint64_t> rest;
+      for (uint64_t m : marked_) if (m < destn_) d[m] = -2; else rest.push_back(m);
+      marked_.swap(rest);
+    }
     defragment();
     luna_slot s{};
     s.type = LUNA_T_BLOCK;
     s.i = static_cast<int32_t>(n_);
     s.d = static_cast<double>(size_);
     s.ref = grown_ ? grown_->ref : -1;
+    s.pad = dests_ ? dests_->ref : -1;
     return s;
   }
-  ~DdaBlock() { if (grown_) release(grown_); }
+  ~DdaBlock() { if (grown_) release(grown_); if (dests_) release(dests_); }
 
  private:
   using Buf = detail::Buf;
@@ -614,6 +639,8 @@ class DdaBlock {
   uint32_t elsize_ = 1;
   bool ordered_ = false;
   Buf *grown_ = nullptr;
+  Buf *dests_ = nullptr;
+  uint64_t destn_ = 0;
   std::vector<uint64_t> marked_;
 };
 

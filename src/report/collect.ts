@@ -11,7 +11,7 @@ import { readModel } from '../trace/read.js';
 import type { ModelListener } from '../trace/model/model.js';
 import type { DfRec, Fragment, Transfer } from '../trace/model/records.js';
 import type { TraceManifest } from '../trace/manifest.js';
-import type { RunStatus } from '../trace/schema.js';
+import { DDA_OPS, type RecordKind, type RunStatus, type TraceEvent } from '../trace/schema.js';
 
 /** A column of numbers that grows by doubling. */
 export class Col<A extends Float64Array | Int32Array> {
@@ -96,6 +96,13 @@ class Collector implements ModelListener {
   }
   sysBusy(node: number, t0: number, t1: number): void {
     this.sy.start.push(t0); this.sy.end.push(t1); this.sy.node.push(node);
+  }
+  readonly eventKinds: readonly RecordKind[] = ['ddaOp'];
+  /** A dynamic array's global operation: a span of its GD node's network row, with the bytes it moved. */
+  event(e: TraceEvent): void {
+    if (e.kind !== 'ddaOp') return;
+    this.tr.start.push(e.t); this.tr.end.push(e.end); this.tr.node.push(e.node); this.tr.from.push(e.node); this.tr.bytes.push(e.exchanged + e.rearranged);
+    this.trNames.addKey(`${DDA_OPS[e.op] ?? 'operation'} of dynamic array ${e.array}`);
   }
   /** The row of the fragment a critical-path node stands for (-1: none). */
   rowOf(p: PathNode): number {

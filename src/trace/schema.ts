@@ -55,6 +55,9 @@ export type RunStatus = (typeof STATUS)[number];
 export const WAIT_KINDS = ['request', 'descriptor', 'lock', 'barrier', 'collective', 'alloc', 'test'] as const;
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
+/** The global operations of a dynamic array (ddaOp.op). */
+export const DDA_OPS = ['count', 'rearrange'] as const;
+
 /**
  * SPMD operations (the `op` of spmdEnter, spmdExit and spmdCExit indexes this; append, never
  * reorder). `region` is a code block the program names itself; the collectives, `barrier`,
@@ -121,6 +124,12 @@ export const RECORDS = {
   },
   spmdAlock: { code: 24, fields: [['t', 'time'], ['rank', 'u32'], ['lock', 'u32']], doc: 'the rank acquired lock `lock` (inside its lock or lock_attempt operation)' },
   spmdRlock: { code: 25, fields: [['t', 'time'], ['rank', 'u32'], ['lock', 'u32']], doc: 'the rank released lock `lock` (inside its unlock operation)' },
+  ddaOp: {
+    code: 26,
+    fields: [['t', 'time'], ['end', 'time'], ['op', 'u8'], ['exchanged', 'f64'], ['rearranged', 'f64'], ['array', 'str']],
+    writtenAt: 'end',
+    doc: 'a global operation of dynamic array `array` (op indexes DDA_OPS) ran on [t, end) at its global descriptor, moving `exchanged` bytes its CFs sent by destination and `rearranged` bytes of its new distribution',
+  },
 } as const satisfies Record<string, RecordDef>;
 
 export type RecordKind = keyof typeof RECORDS;

@@ -31,6 +31,8 @@ export class DdaBlock {
   private size: number;
   /** indices marked for removal since the last defragmentation (unsorted, may repeat) */
   private marked: number[] = [];
+  /** each element's destination node, as the holder set them (destinations()) */
+  private dests: Int32Array | null = null;
   /** resize() replaced the memory since this object was made */
   resized = false;
 
@@ -112,6 +114,26 @@ export class DdaBlock {
   /** How many distinct elements are marked for removal. */
   getMarked(): number { return new Set(this.marked).size; }
 
+  /**
+   * The destination of each element, one node number per element (`getNumel()` of them, all
+   * -1 at first): an element given another node's number leaves this block at release and is
+   * delivered to that node's block by the array's next global operation (globalCount or
+   * rearrange), as Cabana's Distributor and AMReX's Redistribute deliver particles that left a
+   * subdomain. -1 or this node's number: it stays. Elements added afterwards stay; one array per
+   * holding (a second call returns the same one).
+   */
+  destinations(): Int32Array {
+    if (this.dests === null || this.dests.length < this.n) {
+      const d = new Int32Array(this.n).fill(STAY);
+      if (this.dests !== null) d.set(this.dests);
+      this.dests = d;
+    }
+    return this.dests;
+  }
+
+  /** (the C++ glue) the destinations a C++ ucode set, marked elements already folded in as DROP */
+  setDestinations(d: Int32Array): void { this.dests = d; }
+
   // ------------------------------------------------------------------ views, no copies
 
   /** The live elements' bytes. */
@@ -183,12 +205,68 @@ export class DdaBlock {
     this.n = to;
   }
 
+  /**
+   * At release: the marked elements removed and, when the holder set destinations, the leaving
+   * elements packed, one part per destination node (node → its elements' bytes, in shared
+   * memory: they reach the system thread uncopied). One pass over the destinations; runs of
+   * neighbours going the same way move as one copy. The staying elements keep their order.
+   * `rank` is this node, `nodes` the run's size.
+   */
+  settle(rank: number, nodes: number): Map<number, Uint8Array> {
+    const d = this.dests;
+    this.dests = null;
+    if (d === null) { this.defragment(); return new Map(); }
+    // removal wins over a destination; elements added after destinations() are defragmented
+    // as usual, which moves none before them
+    const m = Math.min(d.length, this.n);
+    const rest: number[] = [];
+    for (const i of this.marked) { if (i < m) d[i] = DROP; else rest.push(i); }
+    this.marked = rest;
+    this.defragment();
+    const n = this.n, es = this.elsize, u8 = this.u8;
+    // how many go where: validated here, so a bad node names its element
+    const count = new Map<number, number>();
+    for (let i = 0; i < m; i++) {
+      const to = d[i]!;
+      if (to === STAY || to === rank || to === DROP) continue;
+      if (!(to >= 0 && to < nodes)) throw new UcodeError(`destinations of ${this.name}: element ${i} is sent to node ${to}, which is not a node of this run (0..${nodes - 1}; -1 stays)`);
+      count.set(to, (count.get(to) ?? 0) + 1);
+    }
+    const parts = new Map<number, Uint8Array>(), fill = new Map<number, number>();
+    for (const [to, k] of count) { parts.set(to, new Uint8Array(new SharedArrayBuffer(k * es))); fill.set(to, 0); }
+    let w = 0;
+    for (let i = 0; i < m;) {
+      const to = d[i]!;
+      let j = i + 1;
+      while (j < m && d[j] === to) j++;
+      const from = i * es, end = j * es;
+      if (to === STAY || to === rank) {
+        if (w !== i) u8.copyWithin(w * es, from, end);
+        w += j - i;
+      } else if (to !== DROP) {
+        const at = fill.get(to)!;
+        parts.get(to)!.set(u8.subarray(from, end), at);
+        fill.set(to, at + end - from);
+      }
+      i = j;
+    }
+    if (m < n && w !== m) u8.copyWithin(w * es, m * es, n * es);
+    this.n = w + (n - m);
+    return parts;
+  }
+
   // ------------------------------------------------------------------ the system thread's side
 
-  /** Take the last `k` elements out (migration): a copy of their bytes. */
-  takeTail(k: number): Uint8Array {
+  /**
+   * Take the last `k` elements out (migration): a copy of their bytes, or with `view` the bytes
+   * in place, no copy — valid until the block next grows over them (the layer sends such views
+   * only while nothing can: the block is locked until every part has arrived). A fresh copy of a
+   * MiB costs its page faults, 13 µs a page here: more than moving it over a socket.
+   */
+  takeTail(k: number, view = false): Uint8Array {
     if (!Number.isInteger(k) || k < 0 || k > this.n) throw new RangeError(`${this.name}: cannot take ${k} of its ${this.n} elements`);
-    const out = this.u8.slice((this.n - k) * this.elsize, this.n * this.elsize);
+    const from = (this.n - k) * this.elsize, to = this.n * this.elsize;
+    const out = view ? this.u8.subarray(from, to) : this.u8.slice(from, to);
     this.n -= k;
     return out;
   }
@@ -211,6 +289,9 @@ export class DdaBlock {
     this.marked = [];
   }
 }
+
+/** destinations(): the element stays; (internal) the element was removed */
+const STAY = -1, DROP = -2;
 
 /**
  * Memory for a block of `bytes`: growable in place up to a reserve of 4× (at least 64 MiB of

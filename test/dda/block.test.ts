@@ -142,3 +142,20 @@ test('the plan of seed 002 §2.3: equal shares with the remainder on the last no
   assert.throws(() => plan(cur, [1, 1]), /named twice/);
   assert.throws(() => shares(3, []), /no nodes/);
 });
+
+test('takeTail: a copy by default; with view, the bytes in place (what a sender hands the transport)', () => {
+  const b = DdaBlock.create(8, 10, 'unordered');
+  new Float64Array(b.addElement(6)!.buffer, 0, 6).set([0, 1, 2, 3, 4, 5]);
+  const copy = b.takeTail(2);
+  assert.notEqual(copy.buffer, b.buffer);
+  assert.deepEqual([...new Float64Array(copy.buffer, copy.byteOffset, 2)], [4, 5]);
+  const view = b.takeTail(2, true);
+  assert.equal(view.buffer, b.buffer, 'no copy');
+  assert.equal(view.byteOffset, 2 * 8);
+  assert.deepEqual([...new Float64Array(view.buffer, view.byteOffset, 2)], [2, 3]);
+  assert.equal(b.getNumel(), 2);
+  // the block grows over a view's bytes: why the layer sends views only while the block is locked
+  new Float64Array(b.addElement(1)!.buffer, 16, 1)[0] = 9;
+  assert.equal(new Float64Array(view.buffer, view.byteOffset, 1)[0], 9);
+  assert.throws(() => b.takeTail(4), /cannot take 4 of its 3 elements/);
+});

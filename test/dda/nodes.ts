@@ -52,10 +52,10 @@ export class Nodes {
     }, rej)));
   }
 
-  /** Release as the worker does: defragment, then hand back count and memory. */
+  /** Release as the worker does: defragment and pack what leaves, then hand back count, memory and parts. */
   release(node: number, name: string, h: { cf: number; block: DdaBlock }): void {
-    h.block.defragment();
-    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel(), h.block.getMaxSize());
+    const parts = h.block.settle(node, this.size);
+    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel(), h.block.getMaxSize(), parts);
   }
 
   rearrange(node: number, name: string, nodes: number[], o: { weights?: number[]; neighbours?: boolean; cf?: number } = {}): Promise<number> {

@@ -26,6 +26,8 @@ import { DdaBlock, DEFRAG_ORDERS, type DefragOrder } from '../../ucode/dda.js';
 import { plan, type Move } from './plan.js';
 
 const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9;
+/** the migration rounds of one operation: the elements CFs sent elsewhere, then the plan's */
+const DELIVER = 0, PLAN = 1;
 
 /** What an array is: fixed when it is first named, the same on every node. */
 export interface ArraySpec {
@@ -76,6 +78,8 @@ class Local {
   sendsDone = false;
   /** this epoch's sends, until made */
   sends: { to: number; n: number }[] | null = null;
+  /** elements CFs gave other nodes (DdaBlock.destinations), packed, until a global operation delivers them */
+  readonly pending = new Map<number, Uint8Array[]>();
 
   constructor(readonly spec: ArraySpec, rank: number) {
     this.block = DdaBlock.create(spec.elsize, rank === spec.home ? spec.capacity : 0, spec.order, `array ${spec.name}, block of node ${rank}`);
@@ -86,6 +90,12 @@ class Local {
 /** The global descriptor of one array, on the node that holds it. */
 class Global {
   counts = new Map<number, number>();
+  /** the LDs' pending parts (elements, parts), delivered before the operation's own work */
+  deliveries: (Move & { parts: number })[] = [];
+  /** DELIVER while they travel, then PLAN */
+  phase = PLAN;
+  /** elements delivered by destination in this operation */
+  exchanged = 0;
   op: GlobalOp | null = null;
   readonly queue: GlobalOp[] = [];
   epoch = 0;
@@ -164,14 +174,27 @@ export class DdaNode implements Participant {
     l.holder = cf;
     l.holderText = who;
     const b = l.block;
-    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name });
+    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size });
   }
 
-  /** The holder gives the block back: its count and size, and its memory when it replaced it. */
-  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength): void {
+  /**
+   * The holder gives the block back: its count and size, its memory when it replaced it, and
+   * the elements it gave other nodes (node → their bytes, DdaBlock.settle), which wait here for
+   * the array's next global operation.
+   */
+  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength, parts?: ReadonlyMap<number, Uint8Array>): void {
     const l = this.local(name);
     if (l.holder !== cf) throw new Error(`array ${name}: the block of node ${this.rank} released by CF ${cf}, but ${l.holder === -1 ? 'nobody' : l.holderText} holds it`);
     l.block.adopt(buffer ?? l.block.buffer, numel, size);
+    if (parts) {
+      for (const [to, bytes] of parts) {
+        if (!(Number.isInteger(to) && to >= 0 && to < this.size && to !== this.rank)) throw new Error(`array ${name}: CF ${l.holderText} sent elements to node ${to}, not another node of this run`);
+        if (bytes.byteLength % l.block.elsize !== 0) throw new Error(`array ${name}: ${bytes.byteLength} bytes sent to node ${to} are not whole ${l.block.elsize}-byte elements`);
+        if (bytes.byteLength === 0) continue;
+        const q = l.pending.get(to);
+        if (q) q.push(bytes); else l.pending.set(to, [bytes]);
+      }
+    }
     l.holder = -1;
     l.holderText = '';
     if (l.gdLock !== 0 && !l.reported) this.report(name, l);
@@ -239,6 +262,9 @@ export class DdaNode implements Participant {
     g.epoch++;
     g.pending = this.size;
     g.counts.clear();
+    g.deliveries = [];
+    g.phase = PLAN;
+    g.exchanged = 0;
     g.moves = [];
     g.t0 = this.host.now();
     // the spec travels with the lock: a node may not have heard of the array yet
@@ -260,29 +286,55 @@ export class DdaNode implements Participant {
     if (l.holder === -1) this.report(name, l);
   }
 
+  /** Its count, and the elements its CFs gave other nodes: (node, elements, parts) each. */
   private report(name: string, l: Local): void {
     l.reported = true;
     this.sent.report++;
-    this.ch.send(l.gdNode, REPORT, this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).finishCopy());
+    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.pending.size);
+    for (const [to, q] of l.pending) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
+    this.ch.send(l.gdNode, REPORT, e.finishCopy());
   }
 
-  private gotReport(from: number, name: string, epoch: number, count: number): void {
+  private gotReport(from: number, name: string, epoch: number, count: number, deliveries: (Move & { parts: number })[]): void {
     const g = this.gd(name, epoch);
     g.counts.set(from, count);
+    g.deliveries.push(...deliveries);
     if (--g.pending > 0) return;
+    // first the elements CFs sent elsewhere: they count where they go
+    const d = g.deliveries;
+    if (d.length > 0) {
+      g.deliveries = [];
+      g.phase = DELIVER;
+      for (const m of d) { g.counts.set(m.to, (g.counts.get(m.to) ?? 0) + m.n); g.exchanged += m.n; }
+      g.moves.push(...d.map(({ from, to, n }) => ({ from, to, n })));
+      this.migrate(name, g, d);
+      return;
+    }
+    this.afterDelivery(name, g);
+  }
+
+  /** The operation's own work, once the counts are where the elements are. */
+  private afterDelivery(name: string, g: Global): void {
     const op = g.op!;
+    g.phase = PLAN;
     if (op.kind === 'count') { this.unlock(name, g, this.rank); return; }
-    g.moves = plan(g.counts, op.nodes!, { weights: op.weights, neighbours: op.neighbours });
+    const moves = plan(g.counts, op.nodes!, { weights: op.weights, neighbours: op.neighbours });
     // nothing to move: no migration round, straight to UNLOCK
-    if (g.moves.length === 0) { this.unlock(name, g, this.newGdNode(op)); return; }
-    g.pending = new Set(g.moves.map((m) => m.to)).size;
+    if (moves.length === 0) { this.unlock(name, g, this.newGdNode(op)); return; }
+    g.moves.push(...moves);
+    this.migrate(name, g, moves.map((m) => ({ ...m, parts: 1 })));
+  }
+
+  /** A migration round: MOVE to each node that sends or receives; READY awaited from the receivers. */
+  private migrate(name: string, g: Global, moves: (Move & { parts: number })[]): void {
+    g.pending = new Set(moves.map((m) => m.to)).size;
     for (let r = 0; r < this.size; r++) {
-      const sends = g.moves.filter((m) => m.from === r);
-      const expect = g.moves.reduce((k, m) => k + (m.to === r ? 1 : 0), 0);
+      const sends = moves.filter((m) => m.from === r);
+      const expect = moves.reduce((k, m) => k + (m.to === r ? m.parts : 0), 0);
       if (sends.length === 0 && expect === 0) continue;
       this.sent.move++;
-      const incoming = g.moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
-      const e = this.enc.reset().string(name).varint(epoch).varint(expect).varint(incoming).varint(sends.length);
+      const incoming = moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
+      const e = this.enc.reset().string(name).varint(g.epoch).u8(g.phase).varint(expect).varint(incoming).varint(sends.length);
       for (const m of sends) e.varint(m.to).varint(m.n);
       this.ch.send(r, MOVE, e.finishCopy());
     }
@@ -294,14 +346,27 @@ export class DdaNode implements Participant {
     return g;
   }
 
-  private move(name: string, expect: number, incoming: number, sends: { to: number; n: number }[]): void {
+  private move(name: string, phase: number, expect: number, incoming: number, sends: { to: number; n: number }[]): void {
     const l = this.local(name);
     // room for every element coming, made once (the seed sizes the new block for all its parts)
     const b = l.block, need = (b.getNumel() + incoming) * b.elsize;
     if (incoming > 0 && need > b.getMaxSize()) b.resize(need);
     l.expect = expect;
-    l.sends = sends;
-    this.sendParts(name, l);
+    l.sendsDone = false;
+    if (phase === DELIVER) {
+      // the parts CFs packed, as they are: they were the CFs' and nothing else holds them
+      for (const [to, q] of l.pending) {
+        for (const bytes of q) {
+          this.sent.part++;
+          this.ch.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
+        }
+      }
+      l.pending.clear();
+      l.sendsDone = true;
+    } else {
+      l.sends = sends;
+      this.sendParts(name, l);
+    }
     this.readyIfDone(name, l);
   }
 
@@ -312,8 +377,13 @@ export class DdaNode implements Participant {
     const need = sends.reduce((k, s) => k + s.n, 0);
     if (need > l.block.getNumel() && l.got < l.expect) return;
     l.sends = null;
+    // the parts leave as views of the block, uncopied: nothing writes the block before UNLOCK,
+    // which comes after every receiver has its parts (so after the transport read them). A node
+    // that also receives this epoch (a forwarder between neighbours) appends over its tail: it
+    // sends copies.
+    const inPlace = l.expect === 0;
     for (const s of sends) {
-      const bytes = l.block.takeTail(s.n);
+      const bytes = l.block.takeTail(s.n, inPlace);
       this.sent.part++;
       this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
     }
@@ -334,12 +404,18 @@ export class DdaNode implements Participant {
     if (!l.sendsDone || l.got !== l.expect || l.expect === 0) return;
     this.sent.ready++;
     this.ch.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
+    // the round is over here; the next one's parts come only after every READY of this one
+    l.got = 0;
+    l.expect = -1;
+    l.sendsDone = false;
   }
 
   private gotReady(name: string, epoch: number): void {
     const g = this.gd(name, epoch);
     if (--g.pending > 0) return;
-    this.unlock(name, g, this.newGdNode(g.op!));
+    if (g.phase === DELIVER) this.afterDelivery(name, g);
+    else if (g.op!.kind === 'count') this.unlock(name, g, this.rank);
+    else this.unlock(name, g, this.newGdNode(g.op!));
   }
 
   /** Where the GD goes after a rearrangement: it stays when its node is among the new ones. */
@@ -353,9 +429,11 @@ export class DdaNode implements Participant {
     const op = g.op!;
     let total = 0;
     for (const n of g.counts.values()) total += n;
-    const moved = g.moves.reduce((s, m) => s + m.n, 0);
+    const moved = g.moves.reduce((s, m) => s + m.n, 0), es = this.specs.get(name)!.elsize;
     const t1 = this.host.now();
-    this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * this.specs.get(name)!.elsize });
+    // the operation as a span on the GD's system thread: the timeline and the exports show it
+    this.host.trace?.ddaOp(g.t0, t1, op.kind === 'count' ? 0 : 1, g.exchanged * es, (moved - g.exchanged) * es, name);
+    this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * es });
     const body = this.enc.reset().string(name).varint(g.epoch).varint(gdNode).finishCopy();
     for (let r = 0; r < this.size; r++) this.ch.send(r, UNLOCK, body);
     this.sent.unlock += this.size;
@@ -404,12 +482,17 @@ export class DdaNode implements Participant {
           this.lock(from, name, epoch);
           break;
         }
-        case REPORT: { const epoch = d.varint(); this.gotReport(from, name, epoch, d.varint()); break; }
+        case REPORT: {
+          const epoch = d.varint(), count = d.varint();
+          const deliveries = Array.from({ length: d.varint() }, () => ({ from, to: d.varint(), n: d.varint(), parts: d.varint() }));
+          this.gotReport(from, name, epoch, count, deliveries);
+          break;
+        }
         case MOVE: {
           d.varint();
-          const expect = d.varint(), incoming = d.varint();
+          const phase = d.u8(), expect = d.varint(), incoming = d.varint();
           const sends = Array.from({ length: d.varint() }, () => ({ to: d.varint(), n: d.varint() }));
-          this.move(name, expect, incoming, sends);
+          this.move(name, phase, expect, incoming, sends);
           break;
         }
         case PART: d.varint(); d.varint(); this.part(name, payload ?? new Uint8Array(0)); break;
@@ -435,9 +518,11 @@ export class DdaNode implements Participant {
 
   idle(): boolean { return true; }
 
+  /** Global operations asked for or running, and parts sent by destination that no operation delivered yet (lost if the run ended). */
   live(): number {
     let n = this.asked.size;
     for (const g of this.globals.values()) n += (g.op ? 1 : 0) + g.queue.length;
+    for (const l of this.locals.values()) n += l.pending.size;
     return n;
   }
 
@@ -452,6 +537,12 @@ export class DdaNode implements Participant {
       if (l.gdLock !== 0 && !l.reported && l.holder !== -1) out.push({ text: `a global operation of dynamic array ${name} waits for its block${on}, held by ${l.holderText}` });
     }
     for (const a of this.asked.values()) out.push({ text: `${a.who} waits for the global ${a.kind} of dynamic array ${a.array}` });
+    for (const [name, l] of this.locals) {
+      for (const [to, q] of l.pending) {
+        const n = q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize;
+        out.push({ text: `${n} element(s) of dynamic array ${name} sent by destination from node ${this.rank} to node ${to} wait for a global operation of the array (globalCount or rearrange) to deliver them` });
+      }
+    }
     return out;
   }
 
@@ -473,7 +564,7 @@ export class DdaNode implements Participant {
     });
     desk.register('dda.release', {
       wait: 'descriptor', resource,
-      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number }; this.release(p.array, r.cf, p.buffer, p.numel, p.size); },
+      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: Map<number, Uint8Array> }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts); },
     });
     desk.register('dda.count', {
       wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,

@@ -22,6 +22,7 @@ import type { ModelListener, TraceModel } from '../model/model.js';
 import { readModel } from '../read.js';
 import { SpmdResolver, spmdOpName, type SpmdCExitEvent, type SpmdEnterEvent, type SpmdExitEvent, type SpmdListener, type SpmdLockEvent } from '../model/spmd.js';
 import type { DfRec, Fragment, Transfer } from '../model/records.js';
+import { DDA_OPS, type RecordKind, type TraceEvent } from '../schema.js';
 import { ProtoBuf } from './proto-encode.js';
 
 const SCHEMA = {
@@ -277,6 +278,19 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     this.ann('bytes', t.bytes);
     this.ann('latency_us', Math.round(t.arrive - t.sendStart) / 1000);
     this.commit();
+    this.slices++;
+  }
+
+  readonly eventKinds: readonly RecordKind[] = ['ddaOp'];
+  /** A dynamic array's global operation: a slice on its node's network track, with the bytes it moved. */
+  event(e: TraceEvent): void {
+    if (e.kind !== 'ddaOp') return;
+    const track = netUuid(e.node);
+    this.open(SLICE_BEGIN, track, `${DDA_OPS[e.op] ?? 'operation'} of dynamic array ${e.array}`, false, e.t);
+    this.ann('exchanged_bytes', e.exchanged);
+    this.ann('rearranged_bytes', e.rearranged);
+    this.commit();
+    this.end(track, e.end);
     this.slices++;
   }
 

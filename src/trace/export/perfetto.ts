@@ -17,7 +17,7 @@ import { createRegular } from '../../core/files.js';
 import { readModel, type ReadProgress } from '../read.js';
 import type { TraceModel } from '../model/model.js';
 import type { DfRec, Fragment } from '../model/records.js';
-import type { TraceEvent } from '../schema.js';
+import { DDA_OPS, type TraceEvent } from '../schema.js';
 import { SpmdResolver, spmdOpName, syncIn, syncOut } from '../model/spmd.js';
 
 // Chrome wants µs; rounding to whole ns first keeps ts and ts+dur of a slice consistent.
@@ -101,6 +101,8 @@ function listen(model: TraceModel, out: JsonOut, newId: () => number, sends: Map
       out.ev({ ph: 'i', s: 't', cat: 'spmd', name: `${e.kind === 'spmdAlock' ? 'acquire' : 'release'} lock ${e.lock}`, pid: e.node, tid: e.thread, ts: us(e.t), args: { rank: e.rank } });
     },
   });
+  /** the row of dynamic array operations (nodes that have one) */
+  const DDA_TID = 1022, ddaRows = new Set<number>();
   model.listen({
     finish(f, inputs) {
       const args: Record<string, unknown> = { code: model.codeName(f.code), gid: f.gid, cpu_us: +(f.cpu / 1000).toFixed(3) };
@@ -128,9 +130,17 @@ function listen(model: TraceModel, out: JsonOut, newId: () => number, sends: Map
     migrate(node, f, cf, toNode, t) {
       out.ev({ ph: 'i', s: 't', name: `migrate ${f ? f.name : `CF ${cf}`} to node ${toNode}`, pid: node, tid: 0, ts: us(t), args: f ? { gid: f.gid } : {} });
     },
-    eventKinds: ['cfReceive', 'dfSendStart', 'dfSendEnd', 'dfReceive', 'programStart', 'programFinish'],
+    eventKinds: ['cfReceive', 'dfSendStart', 'dfSendEnd', 'dfReceive', 'programStart', 'programFinish', 'ddaOp'],
     event(e: TraceEvent) {
       switch (e.kind) {
+        case 'ddaOp':
+          // a row of their own (they span many system-thread slices), named at the first
+          if (!ddaRows.has(e.node)) {
+            ddaRows.add(e.node);
+            out.ev({ ph: 'M', name: 'thread_name', pid: e.node, tid: DDA_TID, args: { name: 'dynamic arrays' } });
+          }
+          out.ev({ ph: 'X', cat: 'dynamic array', name: `${DDA_OPS[e.op] ?? 'operation'} of dynamic array ${e.array}`, pid: e.node, tid: DDA_TID, ts: us(e.t), dur: (Math.round(e.end) - Math.round(e.t)) / 1000, args: { exchanged_bytes: e.exchanged, rearranged_bytes: e.rearranged } });
+          break;
         case 'cfReceive': {
           const f = model.fragmentOf(e.node, e.cf);
           out.ev({ ph: 'i', s: 't', name: `receive ${f ? f.name : `CF ${e.gid}`} from node ${e.fromNode}`, pid: e.node, tid: 0, ts: us(e.t), args: { gid: e.gid } });

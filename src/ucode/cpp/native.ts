@@ -146,6 +146,7 @@ interface NativeBlock {
   getElsize(): number;
   getMaxSize(): number;
   adopt(buffer: SharedArrayBuffer, numel: number, size: number): void;
+  setDestinations(d: Int32Array): void;
 }
 const isNativeBlock = (x: unknown): x is NativeBlock => typeof (x as NativeBlock | undefined)?.adopt === 'function' && typeof (x as NativeBlock).getElsize === 'function';
 /** luna_ucode_abi.h: a block slot's order, and the tag of a block's committed state */
@@ -208,7 +209,11 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       const ref = I[4 * i + 2]!;
       const grown = ref >= n ? st.allocated[ref - n]! : undefined;
       if (grown) b.resized = true;
+      // the destinations the ucode set (ucenv.h destinations()): as many as the elements then
+      const dref = I[4 * i + 3]!;
+      const dests = dref >= n ? st.allocated[dref - n] : undefined;
       b.adopt(grown ? (grown.buffer as SharedArrayBuffer) : b.buffer, I[4 * i + 1]!, D[i]!);
+      if (dests) b.setDestinations(new Int32Array(dests.buffer, dests.byteOffset, Math.floor(dests.byteLength / 4)));
     }
     for (const i of outputs) {
       const t = I[4 * i]!;
