@@ -1,7 +1,11 @@
 // The balancing step of `luna balance` on a trace of 10^6 fragments (BENCH_BALANCE_CFS overrides):
 // a generated trace (src/analysis/sim/synthetic.ts: chains on 4 nodes × 4 lanes) whose placement is
 // then skewed — 60 % of the fragments put on node 0 — so the seed's algorithm has moves to make.
-//   decodeMs        reading the trace into a profile (readProfile), reported apart
+//   decodeMs        reading the trace into a profile (readProfile: the columns straight from the
+//                   merge, no trace model), reported apart, in a fresh process; decodeCpuMs its CPU
+//   decodeFloorMs   the reader and merge alone (every row to an empty sink): what decodeMs cannot
+//                   go below without a faster reader; decodeOverFloor the profile pass's share
+//   decodeWorkerMs  readProfile with the merge in a worker thread (LUNA_TRACE_WORKER=1)
 //   seedStepMs      the seed's algorithm at a fixed quantum (a hundredth of the run): weights,
 //                   quanta, formula 6, the file's entries — the step the targets are about; in a
 //                   fresh process (seedStepCpuMs: its CPU time, steadier on a shared machine)
@@ -9,6 +13,7 @@
 //   defaultStepMs   what `luna balance` does by default (automatic quantum over 11 predictions of
 //                   the whole graph, the guard; no local search above 10^5 fragments)
 //   xBaseline       seedStepMs ÷ one pass over the profile's columns (per-node sums), the floor
+//   xStepTarget     seedStepMs ÷ 2 s, xTotalTarget (decodeMs + seedStepMs) ÷ 10 s: ≤ 1 meets them
 //   test1.*         the seed's test_1 (examples/seed004: every CF on node 0) traced on 2 nodes,
 //                   balanced by default for 2 and 4 nodes: the speedup the simulator predicts,
 //                   and its ratio to the seed's measured 1.76× (2 nodes) and 2.83× (4 nodes) —
@@ -46,7 +51,9 @@ async function test1(dir: string, quick: boolean): Promise<Record<string, number
 interface Step { ms: number; cpuMs: number; peakRssMiB: number; moved: number }
 
 function step(file: string, mode: string): Step {
-  const out = execFileSync(process.execPath, ['--max-old-space-size=4096', join(import.meta.dirname, 'balance-step.js'), file, mode], { encoding: 'utf8', timeout: 600_000 });
+  const worker = mode === 'decode-worker';
+  const env = { ...process.env, LUNA_TRACE_WORKER: worker ? '1' : '0' };
+  const out = execFileSync(process.execPath, ['--max-old-space-size=4096', join(import.meta.dirname, 'balance-step.js'), file, worker ? 'decode' : mode], { encoding: 'utf8', timeout: 600_000, env });
   return JSON.parse(out) as Step;
 }
 
@@ -59,9 +66,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const o: SyntheticOptions = { events: Math.round(want * 12), nodes: 4, threads: 4, seed: 5 };
     ctx.log(`balance: generating a trace of ~${want.toExponential(0)} fragments`);
     writeSyntheticTrace(join(dir, 'trace'), o);
-    const t0 = performance.now();
-    const p = readProfile(join(dir, 'trace'));
-    const decodeMs = performance.now() - t0;
+    const trace = join(dir, 'trace');
+    const dec: Record<string, Step[]> = { decode: [], floor: [], 'decode-worker': [] };
+    for (let r = 0; r < reps; r++) for (const k of roundOrder(['decode', 'floor', 'decode-worker'], r)) dec[k]!.push(step(trace, k));
+    const p = readProfile(trace);
     for (let c = 0; c < p.n; c++) if (c % 5 < 3) p.node[c] = 0;
     const file = join(dir, 'profile.bin');
     writeFileSync(file, serialize(p));
@@ -75,16 +83,19 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       base.push(performance.now() - b0);
     }
     const med = (k: string, f: (s: Step) => number) => median(samples[k]!.map(f));
+    const dmed = (k: string, f: (s: Step) => number = (s) => s.ms) => median(dec[k]!.map(f));
+    const decodeMs = dmed('decode'), floorMs = dmed('floor');
     const seedMs = med('seed', (s) => s.ms), defMs = med('default', (s) => s.ms), seedCpuMs = med('seed', (s) => s.cpuMs);
     const seedMiB = Math.max(0, med('seed', (s) => s.peakRssMiB) - med('load', (s) => s.peakRssMiB));
     ctx.log('balance: the seed\'s test_1 traced on 2 nodes, balanced for 2 and 4');
     const seedApp = await test1(dir, ctx.quick);
     const f: Record<string, number> = {
       ...seedApp,
-      fragments: p.n, decodeMs: sig(decodeMs), seedStepMs: sig(seedMs), seedStepCpuMs: sig(seedCpuMs), seedStepMiB: sig(seedMiB), seedMoved: samples.seed![0]!.moved,
+      fragments: p.n, decodeMs: sig(decodeMs), decodeCpuMs: sig(dmed('decode', (s) => s.cpuMs)), decodeFloorMs: sig(floorMs), decodeOverFloor: sig(decodeMs / floorMs), decodeWorkerMs: sig(dmed('decode-worker')), decodeMiB: sig(dmed('decode', (s) => s.peakRssMiB)), seedStepMs: sig(seedMs), seedStepCpuMs: sig(seedCpuMs), seedStepMiB: sig(seedMiB), seedMoved: samples.seed![0]!.moved,
       defaultStepMs: sig(defMs), decodePlusSeedMs: sig(decodeMs + seedMs), baselineMs: sig(median(base)), xBaseline: sig(seedMs / Math.max(1e-3, median(base))),
+      xStepTarget: sig(seedMs / 2000), xTotalTarget: sig((decodeMs + seedMs) / 10_000),
     };
-    const units: Record<string, string> = { 'test1.predicted2x': '×', 'test1.predicted4x': '×', 'test1.xSeed2': '×', 'test1.xSeed4': '×', decodeMs: 'ms', seedStepMs: 'ms', seedStepCpuMs: 'ms', seedStepMiB: 'MiB', defaultStepMs: 'ms', decodePlusSeedMs: 'ms', baselineMs: 'ms', xBaseline: '×' };
+    const units: Record<string, string> = { 'test1.predicted2x': '×', 'test1.predicted4x': '×', 'test1.xSeed2': '×', 'test1.xSeed4': '×', decodeMs: 'ms', decodeCpuMs: 'ms', decodeFloorMs: 'ms', decodeOverFloor: '×', decodeWorkerMs: 'ms', decodeMiB: 'MiB', xStepTarget: '×', xTotalTarget: '×', seedStepMs: 'ms', seedStepCpuMs: 'ms', seedStepMiB: 'MiB', defaultStepMs: 'ms', decodePlusSeedMs: 'ms', baselineMs: 'ms', xBaseline: '×' };
     return {
       status: 'ok', figures: f, units,
       targets: [
@@ -94,7 +105,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         { key: 'test1.predicted4x', op: '>=', value: 3.6, label: 'test_1, 4 nodes, predicted (seed: 2.83× measured)' },
         { key: 'test1.maxOverAvg4', op: '<=', value: 1.05, label: 'test_1, 4 nodes, predicted max/avg' },
       ],
-      notes: [`${p.n} fragments on ${p.nodes} nodes × ${p.threads} lanes, 60 % put on node 0; fresh process per step, ${reps} alternated repetition(s), medians; decoding measured once in the suite's process`],
+      notes: [`${p.n} fragments on ${p.nodes} nodes × ${p.threads} lanes, 60 % put on node 0; fresh process per step and per decoding, ${reps} alternated repetition(s), medians`],
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

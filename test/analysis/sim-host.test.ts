@@ -60,9 +60,14 @@ test('a system thread does one job at a time, and its work shares the host with 
   const r = replayOnHosts(fan, { nodes: 2, lanes: 2, node: [0, 1, 1], dfOwner: [-1, -1], host });
   // sends 10–20 and 20–30 on node 0; receives 20–30 and 30–40 on node 1
   assert.deepEqual([r.start[1], r.start[2]], [30, 40]);
-  // a dispatch cost per CF on its node's system thread before it starts
+  // a dispatch cost per CF on its node's system thread before it starts, paid when a lane is free
+  // to take it: the lane waits for each (0 at 3–23, 2 at 26–66, 1 at 69–99)
   const cf = replayOnHosts(g, { nodes: 1, lanes: 1, node: [0, 0, 0], dfOwner: [-1], host: { ...free, cfNs: 3 } });
-  assert.equal(cf.makespan, 3 + 20 + 40 + 30, 'dispatches overlap the lane\'s work, the first does not');
+  assert.equal(cf.makespan, 3 * 3 + 20 + 40 + 30);
+  assert.deepEqual(Array.from(cf.start), [3, 69, 26]);
+  // two lanes: the system thread dispatches one CF at a time (2 waits for 0's dispatch)
+  const two = replayOnHosts(g, { nodes: 1, lanes: 2, node: [0, 0, 0], dfOwner: [-1], host: { ...free, cfNs: 3 } });
+  assert.deepEqual(Array.from(two.start), [3, 26, 6]);
   // one core for a worker and the system thread: the send's 50 slows the independent CF beside it
   const one = replayOnHosts(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], host: { ...free, hostOf: [0, 0], cores: [1], msgNs: 50 } });
   assert.ok(one.finish[2]! > 20 + 40, `CF 2 shares the core with the send: ends at ${one.finish[2]}`);
@@ -94,4 +99,44 @@ test('the host model from a trace: shared host, per-message, per-byte and per-fr
   const ns = [1e6, 2e6, 4e6, 8e6, 16e6, 32e6, 64e6, 128e6, 256e6, 512e6];
   const large = prof({ ...base, xferBytes: Float64Array.from(ns, () => 1e6), xferNs: Float64Array.from(ns) });
   assert.equal(fitHost(large, fitTransfers(large))!.byteNs, 1);
+});
+
+test('a CF placed away from the node that spawns it is shipped: a message on both system threads and the wire before it is released', () => {
+  const host = { ...free, msgNs: 5, wireNs: 7 };
+  // 2 (40, independent) spawned on node 0: run there, released at 0; run on node 1, it arrives at 5 + 7 + 5
+  const spawned = { ...g, spawn: [0, 0, 0] };
+  const home = replayOnHosts(spawned, { nodes: 2, lanes: 1, node: [0, 0, 0], dfOwner: [-1], host });
+  assert.deepEqual(Array.from(home.sysBusy), [0, 0], 'nothing shipped, nothing paid');
+  const away = replayOnHosts(spawned, { nodes: 2, lanes: 1, node: [0, 0, 1], dfOwner: [-1], host });
+  assert.equal(away.start[2], 17);
+  assert.equal(away.finish[2], 57);
+  assert.deepEqual(Array.from(away.sysBusy), [5, 5]);
+  assert.equal(away.bytesMoved, 0, 'a shipped CF is a message, not a DF\'s bytes');
+  // shipped once in the trace and placed back where it was spawned: no message
+  const back = replayOnHosts({ ...g, spawn: [0, 0, 1] }, { nodes: 2, lanes: 1, node: [0, 0, 1], dfOwner: [-1], host });
+  assert.equal(back.start[2], 0);
+  // a graph that does not say where its CFs were spawned ships nothing
+  assert.equal(replayOnHosts(g, { nodes: 2, lanes: 1, node: [0, 0, 1], dfOwner: [-1], host }).start[2], 0);
+});
+
+test('the host model from a trace: the CFs the traced run shipped are messages, not dispatch cost', () => {
+  const base = { hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: Float64Array.from([50e3]), sysWallNs: Float64Array.from([4e6, 2e6]), workerShare: Float64Array.from([0.5, 0.5]), xferBytes: Float64Array.from([0]), xferNs: Float64Array.from([1e6]) };
+  const none = prof({ ...base, spawn: new Int32Array(10) });
+  const three = prof({ ...base, spawn: new Int32Array(10), node: Int32Array.from([1, 1, 1, 0, 0, 0, 0, 0, 0, 0]) });
+  const a = fitHost(none, fitTransfers(none))!, b = fitHost(three, fitTransfers(three))!;
+  assert.ok(Math.abs(a.cfNs - (3e6 - 2 * 50e3) / 10) < 1e-6, `per CF ${a.cfNs}`);
+  assert.ok(Math.abs(b.cfNs - (3e6 - 2 * 4 * 50e3) / 10) < 1e-6, `per CF ${b.cfNs}: three CFs shipped, three messages more on each side`);
+});
+
+test('a DF crosses to a reading node once: its later readers there wait for that crossing or read the copy', () => {
+  // 0 (10) on node 0 writes DF 0 (100 bytes), read by 1 (10), 2 (10) and 3 (10) on node 1
+  const fan = { n: 4, duration: [10, 10, 10, 10], release: [0, 0, 0, 0], depStart: [0, 0, 1, 2, 3], depFrom: [0, 0, 0], depDf: [0, 0, 0], dfBytes: [100] };
+  const host = { ...free, msgNs: 5, byteNs: 0.1, wireNs: 7 };
+  const r = replayOnHosts(fan, { nodes: 2, lanes: 1, node: [0, 1, 1, 1], dfOwner: [-1], host });
+  assert.deepEqual(Array.from(r.sysBusy), [15, 15], 'one send, one receive');
+  assert.equal(r.bytesMoved, 100);
+  // 0 ends at 10; 15 + 7 + 15: the copy is on node 1 at 47; its three readers run one after the other
+  assert.deepEqual(Array.from(r.start).slice(1), [47, 57, 67]);
+  const plain = replayPlacement(fan, { nodes: 2, lanes: 1, node: [0, 1, 1, 1], dfOwner: [-1], transferNs: () => 0 });
+  assert.equal(plain.bytesMoved, 100, 'without a host model too');
 });

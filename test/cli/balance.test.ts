@@ -7,7 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
-import { readProfile } from '../../src/analysis/balance/profile.js';
+import { profileOf, readProfile } from '../../src/analysis/balance/profile.js';
+import { readTrace } from '../../src/trace/merge.js';
+import { assertSameProfile } from '../analysis/same-profile.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
 import { weightsOf } from '../../src/analysis/balance/weights.js';
 import type { Distribution } from '../../src/runtime/policy/distribution-file.js';
@@ -57,6 +59,11 @@ test('the whole loop on a real 2-node program: trace → luna balance → luna r
     assert.equal(t2.status, 0, explain(t2));
     assert.match(t2.stdout, /seed004: OK/);
     const p1 = readProfile(join(dir, 't1')), p2 = readProfile(join(dir, 't2'));
+    // the columnar reading equals the trace model's on both real traces
+    for (const [d, p] of [['t1', p1], ['t2', p2]] as const) { const tr = readTrace(join(dir, d)); assertSameProfile(p, profileOf(tr.manifest, tr.events)); }
+    // the placed CFs were spawned on node 0 and shipped: the profile knows where each came from
+    const shipped = p2.gid.filter((_, i) => p2.spawn![i] !== p2.node[i]).length;
+    assert.ok(shipped > 0 && p1.spawn!.every((s, i) => s === p1.node[i]), `${shipped} CFs ran away from their spawning node`);
     const ran = new Map(p2.gid.map((g, i) => [g, p2.node[i]!]));
     for (const [g, n] of Object.entries(d1.cfs)) assert.equal(ran.get(g), n, `CF ${g} ran where the file placed it`);
     assert.deepEqual(new Set(p2.dfKey), new Set(p1.dfKey), 'DF keys are the same from run to run, whatever the placement');

@@ -141,7 +141,7 @@ export function replayGraphOf(p: Profile, releaseAtCreation: boolean): Placement
     duration[c] = Math.max(0, p.finish[c]! - p.start[c]!);
     release[c] = releaseAtCreation && p.depStart[c + 1] === p.depStart[c] ? p.created[c]! : 0;
   }
-  return { n: p.n, duration, release, depStart: p.depStart, depFrom: p.depFrom, depDf: p.depDf, dfBytes: p.dfBytes };
+  return { n: p.n, duration, release, depStart: p.depStart, depFrom: p.depFrom, depDf: p.depDf, dfBytes: p.dfBytes, spawn: p.spawn };
 }
 
 /** A predictor of placements for one profile (the graph and transfer model built once). */

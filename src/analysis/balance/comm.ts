@@ -116,8 +116,8 @@ export const DEFAULT_MSG_NS = 50_000;
  * a sender took to hand a DF to the network; per byte, on each side (the bytes are serialized,
  * copied through the socket and deserialized by the processes themselves), the rate of the
  * fastest large hops; the wire, what is left of the fitted latency; per CF, the system threads'
- * CPU time not spent on the traced transfers — their busy time times the share of a core the
- * node's workers got — over the CFs. Undefined when the trace does not say where every node ran.
+ * CPU time not spent on the traced transfers and on shipping CFs — their busy time times the
+ * share of a core the node's workers got — over the CFs. Undefined when the trace does not say where every node ran.
  */
 export function fitHost(p: Profile, m: TransferModel): HostModel | undefined {
   if (!p.hostOf || !p.hostCores || !p.sysWallNs || !p.workerShare) return undefined;
@@ -132,7 +132,10 @@ export function fitHost(p: Profile, m: TransferModel): HostModel | undefined {
   let sysCpu = 0, bytes = 0;
   for (let n = 0; n < p.nodes; n++) sysCpu += p.sysWallNs[n]! * p.workerShare[n]!;
   for (let k = 0; k < p.xferBytes.length; k++) bytes += p.xferBytes[k]!;
-  const xfer = 2 * (p.xferBytes.length * sends + bytes * byteNs);
+  // CFs that ran away from their spawning node were shipped: a message each, on both sides
+  let shipped = 0;
+  if (p.spawn) for (let c = 0; c < p.n; c++) if (p.spawn[c] !== p.node[c]) shipped++;
+  const xfer = 2 * ((p.xferBytes.length + shipped) * sends + bytes * byteNs);
   return {
     hostOf: p.hostOf, cores: p.hostCores, msgNs: sends, byteNs,
     wireNs: Math.max(0, m.latencyNs - 2 * sends),

@@ -2,9 +2,12 @@
 // global id, the node it ran on and its execution interval [t_b, t_e] (seed §3.4: measured on
 // its lane, so no logging delay enters), plus what the communication-aware options and the
 // prediction need — the CF that wrote each DF, the DF's size and the node it was kept on, the
-// dependences between CFs, and the measured transfer times. One streaming pass over the trace
-// model; everything lands in flat columns (no object per fragment).
-import { readTrace } from '../../trace/merge.js';
+// dependences between CFs, the measured transfer times, and the node that spawned each CF. One
+// streaming pass over the trace's columns (read-columns.ts); everything lands in flat columns (no
+// object per fragment or per record).
+import { readTraceColumns } from '../../trace/merge.js';
+import { readTraceColumnsThreaded, threadedReading } from '../../trace/merge-threaded.js';
+import { f64, i32, profileOfColumns } from './read-columns.js';
 import { TraceModel } from '../../trace/model/model.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { TraceEvent } from '../../trace/schema.js';
@@ -23,6 +26,8 @@ export interface Profile {
   gid: string[];
   /** node each ran on */
   node: Int32Array;
+  /** node that spawned each (where its cfCreated was written; differs from `node` when it was shipped) */
+  spawn?: Int32Array;
   /** execution interval, ns from the start of the run */
   start: Float64Array;
   finish: Float64Array;
@@ -60,39 +65,29 @@ export interface Profile {
   warnings: string[];
 }
 
-/** Columns that grow by doubling. */
-class Grow<A extends Float64Array | Int32Array> {
-  n = 0;
-  constructor(public a: A) {}
-  push(v: number): void {
-    if (this.n === this.a.length) { const b = new (this.a.constructor as new (n: number) => A)(this.a.length * 2); b.set(this.a); this.a = b; }
-    this.a[this.n++] = v;
-  }
-  done(): A { return this.a.slice(0, this.n) as A; }
-}
-const f64 = () => new Grow(new Float64Array(1024));
-const i32 = () => new Grow(new Int32Array(1024));
-
-/** Read the profile of the trace in `dir`. */
+/** Read the profile of the trace in `dir`, straight from its columns (read-columns.ts). */
 export function readProfile(dir: string): Profile {
-  const trace = readTrace(dir);
-  const p = profileOf(trace.manifest, trace.events);
-  p.warnings.unshift(...trace.warnings);
-  return p;
+  // LUNA_TRACE_WORKER=1: decoded and merged in a worker thread, overlapping this pass on two cores
+  return profileOfColumns(threadedReading() ? readTraceColumnsThreaded(dir) : readTraceColumns(dir));
 }
 
-/** The profile of a run from its manifest and its time-ordered events. */
+/**
+ * The profile of a run from its manifest and its time-ordered events, through the trace model:
+ * the reference the columnar reader (read-columns.ts) is tested against.
+ */
 export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>): Profile {
   const model = new TraceModel(manifest);
   // each fragment's row in the profile's columns
   const row = model.slot<number>('balance profile row');
   const gid: string[] = [];
-  const node = i32(), code = i32(), start = f64(), finish = f64(), created = f64(), cpu = f64();
+  const node = i32(), spawn = i32(), code = i32(), start = f64(), finish = f64(), created = f64(), cpu = f64();
   const depStart = i32(), depFrom = i32(), depDf = i32();
   const dfKey: string[] = [];
   const dfWriter = i32(), dfBytes = f64(), dfOwner = i32();
   const xferBytes = f64(), xferNs = f64(), sendNs = f64();
   const sendAt = new Map<string, number>();
+  // the node that spawned each CF, by global id
+  const spawnOf = new Map<string, number>();
   const sysWall = new Float64Array(manifest.nodes), wWall = new Float64Array(manifest.nodes), wCpu = new Float64Array(manifest.nodes);
   // DF key → index (keys name one DF each in a run)
   const dfIndex = new Map<string, number>();
@@ -110,7 +105,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       const mine = unresolved.get(f);
       if (mine) { unresolved.delete(f); for (const d of mine) dfWriter.a[d] = i; }
       gid.push(f.gid);
-      node.push(f.node); code.push(f.code);
+      node.push(f.node); code.push(f.code); spawn.push(spawnOf.get(f.gid) ?? f.node);
       start.push(f.start); finish.push(f.finish); created.push(f.created === f.created ? f.created : f.start);
       cpu.push(f.cpu === f.cpu ? f.cpu : f.finish - f.start);
       if (f.node < wWall.length && f.cpu === f.cpu) { wWall[f.node] += f.finish - f.start; wCpu[f.node] += f.cpu; }
@@ -129,8 +124,10 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
       if (d !== undefined) sentTo.a[d] |= bit(t.to);
     },
     // only these kinds are made into objects for `event` (not one object per record of the trace)
-    eventKinds: ['dfComputed', 'sysBusy', 'dfSendStart', 'dfSendEnd'],
+    eventKinds: ['dfComputed', 'sysBusy', 'dfSendStart', 'dfSendEnd', 'cfCreated', 'cfReceive'],
     event(e) {
+      if (e.kind === 'cfCreated') { if (!spawnOf.has(e.gid)) spawnOf.set(e.gid, e.node); return; }
+      if (e.kind === 'cfReceive') { if (!spawnOf.has(e.gid)) spawnOf.set(e.gid, e.fromNode); return; }
       if (e.kind === 'sysBusy') { if (e.node < sysWall.length) sysWall[e.node] += e.end - e.t; return; }
       if (e.kind === 'dfSendStart') { sendAt.set(`${e.node}:${e.df}:${e.toNode}`, e.t); return; }
       if (e.kind === 'dfSendEnd') {
@@ -172,7 +169,7 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   const tEnd = (model.tEnd === model.tEnd ? model.tEnd : model.lastT) - t0;
   return {
     program: manifest.program, args: manifest.args, nodes: model.N, threads: model.T, policy: manifest.policy ?? '',
-    n: gid.length, gid, node: node.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
+    n: gid.length, gid, node: node.done(), spawn: spawn.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
     depStart: depStart.done(), depFrom: depFrom.done(), depDf: depDf.done(),
     dfs: dfKey.length, dfKey, dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
     xferBytes: xferBytes.done(), xferNs: xferNs.done(), sendNs: sendNs.done(),

@@ -13,7 +13,14 @@
 //   - a hop costs its sender's system thread `msgNs + bytes · byteNs`, then `wireNs` on the
 //     wire, then the same on its receiver's system thread; each system thread does one job at a
 //     time, in the order they came;
-//   - a CF costs its node's system thread `cfNs` before it may start (dispatch).
+//   - a CF costs its node's system thread `cfNs` before it may start (dispatch), paid when a lane
+//     of its node is free to take it: a lane waits for the dispatch of its next CF (the gap
+//     between one CF's end and the next one's start on a lane of a real run), and a system thread
+//     busy with transfers delays it;
+//   - a DF crosses to a reading node once: the node keeps a copy for its later readers (the
+//     runtime's remote copies), which wait for that crossing or read the copy;
+//   - a CF placed away from the node that spawns it (PlacementGraph.spawn) is shipped there: a
+//     message (`msgNs` on each side, `wireNs` between) before it is released on its node.
 import { consumersOf, TimeHeap, type PlacementGraph } from './replay.js';
 
 /** The machine a placement runs on, and what the system threads pay. */
@@ -53,8 +60,9 @@ export interface HostReplayResult {
   bytesMoved: number;
 }
 
-// system-thread tasks: dispatch of a CF, or one side of a hop of input k
-const DISPATCH = 0, SEND = 1, RECV = 2;
+const ARRIVED: number[] = [];
+// system-thread tasks: dispatch of a CF, one side of a hop of input k, or one side of shipping CF c
+const DISPATCH = 0, SEND = 1, RECV = 2, SHIP = 3, LAND = 4;
 
 /** Replay `g` under placement `o` on the hosts of `o.host`. */
 export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostReplayResult {
@@ -79,6 +87,8 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N), sysBusy = new Float64Array(N);
   const timed = new TimeHeap(); // timed events: release of CF c (id c), arrival of a hop on the wire (id n + task)
   let first = n > 0 ? Infinity : 0, makespan = 0, bytesMoved = 0;
+  /** the instant being handled (a CF made ready now queues at it) */
+  let clock = 0;
 
   const startJob = (job: number, m: number, work: number, now: number): void => {
     const h = H.hostOf[m]!;
@@ -102,14 +112,26 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     return r;
   };
   const routes = new Map<number, number[]>();
+  // per (DF, reading node): the inputs waiting for its crossing, or ARRIVED once the node holds a copy
+  const crossing = new Map<number, number[]>();
+  // a free lane takes a ready CF, which its node's system thread dispatches to it
+  const take = (m: number, c: number): void => { free[m]--; task(DISPATCH, c, m, 0, 0); wake(m); };
   const deliver = (c: number): void => {
-    if (--pending[c] === 0) { task(DISPATCH, c, node[c]!, 0, 0); wake(node[c]!); }
+    if (--pending[c] !== 0) return;
+    const m = node[c]!;
+    if (free[m]! > 0) take(m, c); else ready[m]!.push(clock, c);
   };
   const sendHop = (k: number, hop: number): void => {
     const r = routes.get(k)!, b = g.dfBytes[g.depDf[k]!]!;
     bytesMoved += b;
     task(SEND, k, r[hop]!, b, hop);
     wake(r[hop]!);
+  };
+  const spawn = g.spawn;
+  /** CF c is released: on its node, or first shipped there from the node that spawned it */
+  const release = (c: number): void => {
+    const from = spawn ? spawn[c]! : -1;
+    if (from >= 0 && from < N && from !== node[c]) { task(SHIP, c, from, 0, 0); wake(from); } else deliver(c);
   };
   for (let c = 0; c < n; c++) {
     pending[c] = g.depStart[c + 1]! - g.depStart[c]! + 1; // + 1: its release
@@ -120,12 +142,18 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     if (job < n) {
       const c = job, m = node[c]!;
       finish[c] = now; free[m]++; wake(m);
+      if (ready[m]!.size > 0) take(m, ready[m]!.pop());
       if (now > makespan) makespan = now;
       for (let x = outStart[c]!; x < outStart[c + 1]!; x++) {
         const k = outDep[x]!, reader = consumerOf[k]!;
         const r = route(k, m, node[reader]!);
-        if (r.length === 1) deliver(reader);
-        else { routes.set(k, r); sendHop(k, 0); }
+        if (r.length === 1) { deliver(reader); continue; }
+        // one crossing per DF and reading node: later readers wait for it, or read the copy
+        const key = g.depDf[k]! * N + node[reader]!, w = crossing.get(key);
+        if (w === ARRIVED) { deliver(reader); continue; }
+        if (w) { w.push(k); continue; }
+        crossing.set(key, [k]);
+        routes.set(k, r); sendHop(k, 0);
       }
       return;
     }
@@ -133,22 +161,31 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     sysIdle[m] = 1; wake(m);
     if (now > makespan) makespan = now;
     const kind = taskKind[s]!, arg = taskArg[s]!;
-    if (kind === DISPATCH) { ready[m]!.push(now, arg); return; }
-    if (kind === SEND) { timed.push(now + H.wireNs, n + s); return; }
+    if (kind === DISPATCH) { start[arg] = now; busy[m] += g.duration[arg]!; startJob(arg, m, g.duration[arg]!, now); return; }
+    if (kind === SEND || kind === SHIP) { timed.push(now + H.wireNs, n + s); return; }
+    if (kind === LAND) { deliver(arg); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
     const r = routes.get(arg)!, hop = taskHop[s]! + 1;
-    if (hop === r.length - 1) { routes.delete(arg); deliver(consumerOf[arg]!); } else sendHop(arg, hop);
+    if (hop === r.length - 1) {
+      routes.delete(arg);
+      // the copy is here: every reader of this node waiting for it, and any later one, has it
+      const key = g.depDf[arg]! * N + node[consumerOf[arg]!]!;
+      for (const k of crossing.get(key)!) deliver(consumerOf[k]!);
+      crossing.set(key, ARRIVED);
+    } else sendHop(arg, hop);
   };
 
   for (;;) {
     // the next instant: a timed event or the first job to finish on some host
     let now = timed.size > 0 ? timed.topTime() : Infinity;
+    clock = now;
     for (let h = 0; h < hosts; h++) {
       if (running[h]! === 0) continue;
       const t = lastT[h]! + (runHeap[h]!.topTime() - vt[h]!) / rate(h);
       if (t < now) now = t;
     }
     if (now === Infinity) break;
+    clock = now;
     for (let h = 0; h < hosts; h++) {
       if (running[h]! === 0) continue;
       advance(h, now);
@@ -161,8 +198,10 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     }
     while (timed.size > 0 && timed.topTime() <= now) {
       const id = timed.pop();
-      if (id < n) { deliver(id); continue; }
-      const s = id - n, k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
+      if (id < n) { release(id); continue; }
+      const s = id - n;
+      if (taskKind[s] === SHIP) { const c = taskArg[s]!; task(LAND, c, node[c]!, 0, 0); wake(node[c]!); continue; }
+      const k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
       task(RECV, k, to, taskBytes[s]!, taskHop[s]!);
       wake(to);
     }
@@ -172,11 +211,6 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
         const work = taskKind[s] === DISPATCH ? H.cfNs : H.msgNs + taskBytes[s]! * H.byteNs;
         sysIdle[m] = 0; sysBusy[m] += work;
         startJob(n + s, m, work, now);
-      }
-      while (free[m]! > 0 && ready[m]!.size > 0) {
-        const c = ready[m]!.pop();
-        free[m]--; start[c] = now; busy[m] += g.duration[c]!;
-        startJob(c, m, g.duration[c]!, now);
       }
     }
     touched.length = 0;

@@ -46,10 +46,14 @@ export function replayPlacement(g: PlacementGraph, o: PlacementOptions): Placeme
       return h > 0 ? h * o.transferNs(g.dfBytes[d]!) : 0;
     },
   });
+  // a DF crosses to a reading node once (the node keeps a copy for its later readers)
   let bytesMoved = 0;
+  const crossed = new Set<number>();
   for (let c = 0; c < g.n; c++) {
     for (let k = g.depStart[c]!; k < g.depStart[c + 1]!; k++) {
-      const d = g.depDf[k]!;
+      const d = g.depDf[k]!, key = d * o.nodes + o.node[c]!;
+      if (crossed.has(key)) continue;
+      crossed.add(key);
       bytesMoved += hops(o.dfOwner[d]!, o.node[g.depFrom[k]!]!, o.node[c]!) * g.dfBytes[d]!;
     }
   }

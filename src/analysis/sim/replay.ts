@@ -28,6 +28,8 @@ export interface PlacementGraph extends ReplayGraph {
   depDf: ArrayLike<number>;
   /** size of each DF, bytes */
   dfBytes: ArrayLike<number>;
+  /** node that spawns each CF (a CF placed elsewhere is shipped; host.ts charges the message) */
+  spawn?: ArrayLike<number>;
 }
 
 /** What a replay's user decides; everything else is the mechanism's. */
