@@ -273,10 +273,12 @@ class Compiler {
     const b = sc.lookup(id.name);
     if (!b || b.kind !== 'df') return undefined;
     const slot = b.slot;
+    const before = this.refsCompiled;
     const idx = id.indices.map((e) => this.expr(e, sc));
     const name = id.name;
     const key = keyFn(slot, idx, id.pos);
-    const owner = this.ownerFn(name, idx, sc);
+    const owner = this.ownerFn(name, idx, sc, this.refsCompiled === before);
+    this.refsCompiled++;
     const ref: CDfRef = { name, pos: id.pos, key, owner };
     const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
     if (repl) ref.replicas = repl;
@@ -288,7 +290,7 @@ class Compiler {
    * its expression is compiled against them. Once per reference instead, every reference added
    * slots to the frame of every CF of the sub (a Task Bench stencil's CFs carried dozens).
    */
-  private mapRule(r: MapRule, s: Scope): { binds: number[]; e: CExpr } {
+  private mapRule(r: MapRule, s: Scope): { binds: number[]; e: CExpr; quiet: boolean } {
     const known = this.mapRules.get(r);
     if (known && known.sub === this.cur) return known;
     // its expression reading the DFs it places would need their owners to find their owners
@@ -300,30 +302,42 @@ class Compiler {
       if (ie.kind === 'id' && ie.indices.length === 0) inner.names.set(ie.name, { kind: 'val', slot, type: 'int' });
       return slot;
     });
+    const before = this.refsCompiled;
     const e = this.expr(r.expr, inner);
+    const quiet = this.refsCompiled === before && !dividesOrCalls(r.expr);
     this.compilingRules.delete(r);
     this.cur!.frameSize = Math.max(this.cur!.frameSize, this.frame);
-    const c = { sub: this.cur, binds, e };
+    const c = { sub: this.cur, binds, e, quiet };
     this.mapRules.set(r, c);
     return c;
   }
 
-  private readonly mapRules = new Map<MapRule, { sub: SubTemplate | null; binds: number[]; e: CExpr }>();
+  private readonly mapRules = new Map<MapRule, { sub: SubTemplate | null; binds: number[]; e: CExpr; quiet: boolean }>();
+  /** DF references compiled so far: an expression that added none reads no DF */
+  private refsCompiled = 0;
   private readonly compilingRules = new Set<MapRule>();
 
-  /** Owner of `name[idx…]` (a DF or a CF label): the innermost visible map rule, else node 0. */
-  private ownerFn(name: string, idx: CExpr[], sc: Scope): (f: Frame) => number {
+  /**
+   * Owner of `name[idx…]` (a DF or a CF label): the innermost visible map rule, else node 0.
+   * `pureIdx`: the indices read no DF.
+   */
+  private ownerFn(name: string, idx: CExpr[], sc: Scope, pureIdx = false): (f: Frame) => number {
     for (let s: Scope | null = sc; s; s = s.parent) {
       for (const r of s.maps) {
         if (r.id.name !== name || r.id.indices.length !== idx.length) continue;
         if (r.property === 'locator_cyclic') {
-          const { binds, e } = this.mapRule(r, s);
+          const { binds, e, quiet } = this.mapRule(r, s);
           const pos = r.pos, n = binds.length;
+          // one node owns everything: a rule that reads no DF and cannot fault is not evaluated
+          // (a fragment's references are placed by it, each one evaluating its indices again)
+          const skipAlone = quiet && pureIdx;
           // all indices are evaluated before any is bound: the rule's references share its slots,
           // and an index may read a DF the same rule places (x[x[i]])
           const vals = new Array<number>(n);
           return (f) => {
-            for (let i = 0; i < n; i++) vals[i] = num(idx[i]!.type, idx[i]!.ev(f), pos);
+            if (skipAlone && f.size === 1) return 0;
+            // the rule's index variables are ints: bound truncated, as every int use reads them
+            for (let i = 0; i < n; i++) vals[i] = Math.trunc(num(idx[i]!.type, idx[i]!.ev(f), pos)) | 0;
             for (let i = 0; i < n; i++) f.env[binds[i]!] = vals[i];
             return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
           };
@@ -511,15 +525,60 @@ export function mod(a: number, n: number): number { const r = a % n; return r < 
 
 /** Key of `x[i][j]`: the base key in the slot (a fresh `x#uid`, or an alias) + `.i.j`. */
 function keyFn(slot: number, idx: CExpr[], pos: number): (f: Frame) => string {
-  switch (idx.length) {
-    case 0: return (f) => f.env[slot] as string;
-    case 1: { const a = idx[0]!; return (f) => `${f.env[slot] as string}.${Math.trunc(num(a.type, a.ev(f), pos))}`; }
-    default: return (f) => {
-      let k = f.env[slot] as string;
-      for (const e of idx) k += '.' + Math.trunc(num(e.type, e.ev(f), pos));
-      return k;
-    };
+  const parts = idx.map((a) => indexPart(a, pos));
+  if (parts.every((p) => typeof p === 'string')) {
+    const tail = (parts as string[]).join('');
+    return tail === '' ? (f) => f.env[slot] as string : (f) => (f.env[slot] as string) + tail;
   }
+  // an index known at compile time is spelled once, with what follows it, into a constant suffix
+  if (parts.length === 1) {
+    const a = parts[0] as (f: Frame) => number;
+    return (f) => `${f.env[slot] as string}.${a(f)}`;
+  }
+  if (parts.length === 2) {
+    const [a, b] = parts;
+    if (typeof b === 'string') { const ea = a as (f: Frame) => number; return (f) => `${f.env[slot] as string}.${ea(f)}${b}`; }
+    if (typeof a === 'string') { const eb = b as (f: Frame) => number; return (f) => `${f.env[slot] as string}${a}.${eb(f)}`; }
+    const ea = a!, eb = b;
+    return (f) => `${f.env[slot] as string}.${ea(f)}.${eb(f)}`;
+  }
+  return (f) => {
+    let k = f.env[slot] as string;
+    for (const p of parts) k += typeof p === 'string' ? p : '.' + p(f);
+    return k;
+  };
+}
+
+/**
+ * One index of a key: `.3` when it is a constant, else the closure of its value (an int read as
+ * it is, anything else truncated as the original's key conversion does).
+ */
+function indexPart(a: CExpr, pos: number): string | ((f: Frame) => number) {
+  if (a.k !== undefined) return `.${a.k}`;
+  if (a.slot !== undefined) { const s = a.slot; return (f) => f.env[s] as number; }
+  if (a.type === 'int') return a.ev as (f: Frame) => number;
+  const t = a.type, ev = a.ev;
+  return (f) => Math.trunc(num(t, ev(f), pos));
+}
+
+/**
+ * Whether `e` divides (an int division or remainder by zero faults) or indexes (an index may read
+ * a DF). Walked with an explicit stack: any tree the front end accepts can be asked.
+ */
+function dividesOrCalls(root: Expr): boolean {
+  const stack: Expr[] = [root];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    switch (e.kind) {
+      case 'int': case 'real': case 'string': break;
+      case 'id': if (e.indices.length > 0) return true; break;
+      case 'neg': stack.push(e.operand); break;
+      case 'cast': stack.push(e.expr); break;
+      case 'cond': stack.push(e.cond, e.then, e.else); break;
+      case 'bin': if (e.op === '/' || e.op === '%') return true; stack.push(e.left, e.right); break;
+    }
+  }
+  return false;
 }
 
 /** Replicated DFs: the owner a reader asks is its nearest replica (encoded as -2 - k for post). */

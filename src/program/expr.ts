@@ -27,6 +27,10 @@ export interface CExpr {
   ev: (f: Frame) => unknown;
   /** Set when the expression is exactly a DF reference (forwardable as a whole value). */
   dfRef?: CDfRef;
+  /** An int expression known at compile time: its value (literals and what folds from them). */
+  k?: number;
+  /** A plain int value read from the environment (a parameter, a loop variable): its slot. */
+  slot?: number;
 }
 
 /** A compiled DF reference: the key of `x[i][j]` and its owner node. */
@@ -61,7 +65,7 @@ export interface ExprScope {
  */
 export function compileExpr(e: Expr, sc: ExprScope): CExpr {
   switch (e.kind) {
-    case 'int': { const v = e.value | 0; return { type: 'int', ev: () => v }; }
+    case 'int': return intConst(e.value | 0);
     case 'real': { const v = e.value; return { type: 'real', ev: () => v }; }
     case 'string': { const v = e.value; return { type: 'string', ev: () => v }; }
     case 'id': return compileId(e, sc);
@@ -78,7 +82,8 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
           : { type: 'dyn', ev: (f) => negDyn(negDyn(ev(f) as DfValue, pos), pos) };
       }
       // -(-x) is x for reals and for 32-bit ints (whose negation wraps)
-      if (count % 2 === 0) return { type: a.type, ev };
+      if (count % 2 === 0) return a.k !== undefined || a.slot !== undefined ? a : { type: a.type, ev };
+      if (a.k !== undefined) return intConst(-a.k | 0);
       return a.type === 'int' ? { type: 'int', ev: (f) => (-(ev(f) as number)) | 0 } : { type: 'real', ev: (f) => -(ev(f) as number) };
     }
     case 'cast': {
@@ -106,6 +111,8 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
     case 'bin': {
       const { first, links } = binChain(e);
       const head = compileExpr(first, sc);
+      const fused = fuseInt(head, links, sc);
+      if (fused) return fused;
       let type = head.type;
       const steps: Step[] = [];
       for (const link of links) {
@@ -137,7 +144,11 @@ function chain(head: (f: Frame) => unknown, steps: Step[]): (f: Frame) => unknow
 function compileId(e: IdExpr, sc: ExprScope): CExpr {
   if (e.indices.length === 0) {
     const v = sc.value(e.name);
-    if (v) { const s = v.slot; return { type: v.type, ev: (f) => f.env[s] }; }
+    if (v) {
+      const s = v.slot;
+      const ev = (f: Frame): unknown => f.env[s];
+      return v.type === 'int' ? { type: 'int', ev, slot: s } : { type: v.type, ev };
+    }
   }
   const ref = sc.dfRef(e);
   if (!ref) throw new EvalError(`undeclared name: ${e.name}`, e.pos);
@@ -283,9 +294,81 @@ function binStep(op: BinOp, lt: StaticType, r: CExpr, pos: number): { type: Stat
   }
   // Static result: int unless a real is involved (value ⊕ int is int, value ⊕ real is real).
   if (lt !== 'real' && rt !== 'real') {
-    return { type: 'int', step: (lv, f) => intOp(op, intOperand(lt, lv, pos), intOperand(rt, re(f), pos), pos) };
+    const fn = intFn(op, pos);
+    if (lt === 'int' && rt === 'int') return { type: 'int', step: (lv, f) => fn(lv as number, re(f) as number) };
+    return { type: 'int', step: (lv, f) => fn(intOperand(lt, lv, pos), intOperand(rt, re(f), pos)) };
   }
   return { type: CMP.has(op) ? 'int' : 'real', step: (lv, f) => realOp(op, num(lt, lv, pos), num(rt, re(f), pos)) };
+}
+
+/** An int constant (its closure, and the value for folding and for callers that specialise on it). */
+function intConst(v: number): CExpr {
+  return { type: 'int', ev: () => v, k: v };
+}
+
+/** `int ⊕ int` in C (see intOp), with the operator chosen once, at compile time. */
+function intFn(op: BinOp, pos: number): (a: number, b: number) => number {
+  switch (op) {
+    case '+': return (a, b) => (a + b) | 0;
+    case '-': return (a, b) => (a - b) | 0;
+    case '*': return Math.imul;
+    case '/': return (a, b) => { if (b === 0) throw new EvalError('integer division by zero', pos); return (a / b) | 0; };
+    case '%': return (a, b) => { if (b === 0) throw new EvalError('integer remainder by zero', pos); return (a % b) | 0; };
+    case '<': return (a, b) => (a < b ? 1 : 0);
+    case '>': return (a, b) => (a > b ? 1 : 0);
+    case '<=': return (a, b) => (a <= b ? 1 : 0);
+    case '>=': return (a, b) => (a >= b ? 1 : 0);
+    case '==': return (a, b) => (a === b ? 1 : 0);
+    case '!=': return (a, b) => (a !== b ? 1 : 0);
+    default: return (a, b) => intOp(op, a, b, pos);
+  }
+}
+
+/**
+ * Longest chain fused into nested closures. Index and locator expressions (`t - 1`, `i * n + j`)
+ * are short; a longer chain keeps the loop of `chain`, whose length costs no stack.
+ */
+const FUSE_LINKS = 4;
+
+/**
+ * A short chain of int operators over int operands (`t - 1`, `i * n + j`, `(x + 1) % w`) as one
+ * closure per operator with its operands read in place: a constant folds, a loop variable or
+ * parameter is read from its slot, `+ - *` with a constant or a slot take no call for it. These
+ * expressions name every DF a fragment reads (its indices) and place it (locator rules), so the
+ * system thread evaluates several per input. Undefined when the chain does not qualify.
+ */
+function fuseInt(head: CExpr, links: { op: BinOp; right: Expr; pos: number }[], sc: ExprScope): CExpr | undefined {
+  if (head.type !== 'int' || links.length > FUSE_LINKS) return undefined;
+  let cur = head;
+  for (const link of links) {
+    if (link.op === '&&' || link.op === '||') return undefined;
+    const r = compileExpr(link.right, sc);
+    if (r.type !== 'int') return undefined;
+    cur = intBin(link.op, cur, r, link.pos);
+  }
+  return cur;
+}
+
+/** `l op r` over two int expressions: folded, or the closure that fits its operands' shapes. */
+export function intBin(op: BinOp, l: CExpr, r: CExpr, pos: number): CExpr {
+  const fn = intFn(op, pos);
+  const lk = l.k, rk = r.k;
+  if (lk !== undefined && rk !== undefined && !((op === '/' || op === '%') && rk === 0)) return intConst(fn(lk, rk));
+  const le = l.ev as (f: Frame) => number, re = r.ev as (f: Frame) => number;
+  const ls = l.slot, rs = r.slot;
+  let ev: (f: Frame) => number;
+  if (op === '+' || op === '-' || op === '*') {
+    const add = op === '+', sub = op === '-';
+    if (ls !== undefined && rk !== undefined) ev = add ? (f) => ((f.env[ls] as number) + rk) | 0 : sub ? (f) => ((f.env[ls] as number) - rk) | 0 : (f) => Math.imul(f.env[ls] as number, rk);
+    else if (lk !== undefined && rs !== undefined) ev = add ? (f) => (lk + (f.env[rs] as number)) | 0 : sub ? (f) => (lk - (f.env[rs] as number)) | 0 : (f) => Math.imul(lk, f.env[rs] as number);
+    else if (ls !== undefined && rs !== undefined) ev = add ? (f) => ((f.env[ls] as number) + (f.env[rs] as number)) | 0 : sub ? (f) => ((f.env[ls] as number) - (f.env[rs] as number)) | 0 : (f) => Math.imul(f.env[ls] as number, f.env[rs] as number);
+    else if (rk !== undefined) ev = add ? (f) => (le(f) + rk) | 0 : sub ? (f) => (le(f) - rk) | 0 : (f) => Math.imul(le(f), rk);
+    else if (rs !== undefined) ev = add ? (f) => (le(f) + (f.env[rs] as number)) | 0 : sub ? (f) => (le(f) - (f.env[rs] as number)) | 0 : (f) => Math.imul(le(f), f.env[rs] as number);
+    else if (ls !== undefined) ev = add ? (f) => ((f.env[ls] as number) + re(f)) | 0 : sub ? (f) => ((f.env[ls] as number) - re(f)) | 0 : (f) => Math.imul(f.env[ls] as number, re(f));
+    else ev = add ? (f) => (le(f) + re(f)) | 0 : sub ? (f) => (le(f) - re(f)) | 0 : (f) => Math.imul(le(f), re(f));
+  } else if (rk !== undefined) ev = (f) => fn(le(f), rk);
+  else ev = (f) => fn(le(f), re(f));
+  return { type: 'int', ev };
 }
 
 function dynOp(op: BinOp, a: DfValue, b: DfValue, pos: number): DfValue {

@@ -86,3 +86,16 @@ test('durations need a unit; the message says how to write one', () => {
   assert.equal(formatDuration(1_234_567), '1.23 ms');
   assert.equal(formatDuration(999), '999 ns');
 });
+
+test('a block prefix is its own prefix: children spawned under the prefix a parent computed once get the ids childGid gives them', () => {
+  // the spawner folds a block's prefix once and hands it to every child (runtime/node/examine.ts spawnBlock)
+  let gid = '';
+  for (let depth = 0; depth < 200; depth++) {
+    for (const iter of [-1, 0, 7, 123456]) {
+      const block = blockPrefix(gid, iter);
+      assert.equal(blockPrefix(block, -1), block, `prefix of ${gid} at ${iter}`);
+      for (const n of [0, 3]) assert.equal(childGid(block, -1, n), childGid(gid, iter, n));
+    }
+    gid = childGid(gid, depth % 3 === 0 ? depth : -1, depth % 4);
+  }
+});

@@ -355,13 +355,15 @@ export class Interpreter {
   spawnBlock(parent: Cf, block: { dfs: { slot: number; name: string }[]; stmts: Site[] }, env: unknown[], iter: number, copy: boolean): void {
     const st = this.st;
     let e = env;
-    const prefix = parent.gid;
+    // The block's id prefix, made (and in a deep recursion folded) once for its DFs and all its
+    // children: a child of prefix `id` outside a loop (-1) has the id childGid(parent.gid, iter, …)
+    // would give it, since a prefix is never longer than what blockPrefix folds.
+    const id = blockPrefix(parent.gid, iter);
     if (block.dfs.length > 0) {
       if (copy) e = env.slice();
-      const id = blockPrefix(prefix, iter);
       for (const d of block.dfs) e[d.slot] = familyKey(d.name, id);
     }
-    for (const s of block.stmts) st.enqueue(st.newCf(s, e, prefix, iter, parent));
+    for (const s of block.stmts) st.enqueue(st.newCf(s, e, id, -1, parent));
   }
 
   private subCall(cf: Cf, site: SubCallSite): Outcome {

@@ -119,9 +119,9 @@ export class DfStore {
       this.consume(have, key, 1);
       return have.v;
     }
-    if (this.exhausted.has(key)) throw new RunFault(this.freedMessage(key));
-    const e = have ?? this.entry(key);
-    this.wait(e, key, cf);
+    // an entry without a value is a DF still to come (or destroyed early, after a free too)
+    if ((have === undefined || have.destroyedEarly) && this.exhausted.has(key)) throw new RunFault(this.freedMessage(key));
+    this.wait(have ?? this.create(key), key, cf);
     return undefined;
   }
 
@@ -198,7 +198,7 @@ export class DfStore {
     const have = this.entries.get(key);
     if (have !== undefined && have.v !== undefined) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`);
     if (have === undefined && this.exhausted.has(key)) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`);
-    const e = have ?? this.entry(key);
+    const e = have ?? this.create(key);
     if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
     e.v = v;
     e.count = count;
@@ -268,11 +268,13 @@ export class DfStore {
   }
 
   private entry(key: DfKey): Entry {
-    let e = this.entries.get(key);
-    if (!e) {
-      e = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null };
-      this.entries.set(key, e);
-    }
+    return this.entries.get(key) ?? this.create(key);
+  }
+
+  /** A new entry for `key`, which has none (one map operation where a lookup just missed). */
+  private create(key: DfKey): Entry {
+    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null };
+    this.entries.set(key, e);
     return e;
   }
 

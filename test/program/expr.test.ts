@@ -1,0 +1,200 @@
+// Compiled expressions (src/program/expr.ts, compile.ts): the closures the system thread runs for
+// every index, argument and locator rule. Short int chains are fused into operator-specialised
+// closures; these tests hold them to C's int semantics (32-bit wrap, truncating division, the
+// remainder's sign, faults on division by zero) against a reference evaluator in BigInt, on
+// random expressions short enough to fuse and long enough not to, and check DF keys and owners.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compileFrontEnd, renderDiagnostics } from '../../src/lang/index.js';
+import { compileProgram, type CallSite, type CompiledProgram, type ForSite } from '../../src/program/compile.js';
+import { argValue, EvalError, type CExpr, type Frame } from '../../src/program/expr.js';
+import { T_INT, T_REAL, type DfValue } from '../../src/ucode/value.js';
+
+function compile(source: string): CompiledProgram {
+  const r = compileFrontEnd('t.fa', { source });
+  assert.ok(r.program, renderDiagnostics(r.diagnostics, r.pre));
+  return compileProgram(r.program, () => ({ file: 't.fa', line: 1, col: 1 }) as never);
+}
+
+/** A frame over `env` whose DF reads come from `dfs` (and are logged). */
+function frame(env: unknown[], dfs: Map<string, DfValue> = new Map(), size = 1): Frame & { reads: string[] } {
+  const reads: string[] = [];
+  return { env, missing: false, size, self: 0, reads, read: (key) => { reads.push(key); return dfs.get(key); } };
+}
+
+// ------------------------------------------------------------------ random int expressions
+
+type Node = { k: 'lit'; v: number } | { k: 'var'; name: 'n' | 'm' | 'i' } | { k: 'df' } | { k: 'neg'; e: Node } | { k: 'bin'; op: string; l: Node; r: Node };
+const OPS = ['+', '-', '*', '/', '%', '<', '>', '<=', '>=', '==', '!='];
+
+/** A deterministic generator (xorshift): the failing seed is in the message. */
+function rng(seed: number): () => number {
+  let s = seed | 0 || 1;
+  return () => { s ^= s << 13; s ^= s >>> 17; s ^= s << 5; return (s >>> 0) / 4294967296; };
+}
+
+function gen(r: () => number, depth: number): Node {
+  const x = r();
+  if (depth <= 0 || x < 0.3) {
+    const y = r();
+    if (y < 0.35) return { k: 'lit', v: r() < 0.15 ? 2147483647 : Math.floor(r() * 7) };
+    if (y < 0.85) return { k: 'var', name: (['n', 'm', 'i'] as const)[Math.floor(r() * 3)]! };
+    return { k: 'df' };
+  }
+  if (x < 0.38) return { k: 'neg', e: gen(r, depth - 1) };
+  // a left-leaning chain of 1–7 links: up to 4 fuse, longer ones take the loop
+  let e = gen(r, depth - 1);
+  const links = 1 + Math.floor(r() * 7);
+  for (let j = 0; j < links; j++) e = { k: 'bin', op: OPS[Math.floor(r() * OPS.length)]!, l: e, r: gen(r, depth - 2) };
+  return e;
+}
+
+function print(e: Node): string {
+  switch (e.k) {
+    case 'lit': return String(e.v);
+    case 'var': return e.name;
+    case 'df': return 'x[1]';
+    case 'neg': return `-(${print(e.e)})`;
+    // parentheses make no node: `(a + b) * c` is still one chain of two links
+    case 'bin': return `(${print(e.l)}) ${e.op} (${print(e.r)})`;
+  }
+}
+
+const wrap = (v: bigint): bigint => BigInt.asIntN(32, v);
+
+/** C int semantics in BigInt: 'fault' on a division or remainder by zero. */
+function ref(e: Node, env: Record<string, number>, df: number): bigint | 'fault' {
+  switch (e.k) {
+    case 'lit': return BigInt(e.v);
+    case 'var': return BigInt(env[e.name]!);
+    case 'df': return BigInt(df);
+    case 'neg': { const a = ref(e.e, env, df); return a === 'fault' ? a : wrap(-a); }
+    case 'bin': {
+      const a = ref(e.l, env, df);
+      if (a === 'fault') return a;
+      const b = ref(e.r, env, df);
+      if (b === 'fault') return b;
+      switch (e.op) {
+        case '+': return wrap(a + b);
+        case '-': return wrap(a - b);
+        case '*': return wrap(a * b);
+        case '/': return b === 0n ? 'fault' : wrap(a / b);
+        case '%': return b === 0n ? 'fault' : wrap(a % b);
+        case '<': return a < b ? 1n : 0n;
+        case '>': return a > b ? 1n : 0n;
+        case '<=': return a <= b ? 1n : 0n;
+        case '>=': return a >= b ? 1n : 0n;
+        case '==': return a === b ? 1n : 0n;
+        default: return a !== b ? 1n : 0n;
+      }
+    }
+  }
+}
+
+test('int expressions: fused or chained, they compute what C computes (wrap, truncation, remainder sign, faults)', () => {
+  const N = 400;
+  const exprs: Node[] = [];
+  for (let s = 1; exprs.length < N; s++) exprs.push(gen(rng(s * 7919), 4));
+  const body = exprs.map((e, j) => `    cf c[${j}]: n1(${print(e)});`).join('\n');
+  const p = compile(`import c_n(int) as n1;\nsub main(int n, int m) {\n  df x;\n  for i = 0..0 {\n${body}\n  }\n}\n`);
+  const loop = p.main.body.stmts[0] as ForSite;
+  const sites = loop.body.stmts as CallSite[];
+  const cases: [number, number, number, number][] = [[3, -7, 5, 2], [0, 1, -1, 0], [-2147483648, -1, 2147483647, -3], [13, 4, 0, 9]];
+  let faults = 0, fused = 0;
+  for (const [n, m, i, d] of cases) {
+    const env: unknown[] = [];
+    env[p.main.params[0]!.slot] = n;
+    env[p.main.params[1]!.slot] = m;
+    env[p.main.body.dfs[0]!.slot] = 'x#';
+    env[loop.varSlot] = i;
+    const f = frame(env, new Map([['x#.1', { t: T_INT, v: d }]]));
+    sites.forEach((site, j) => {
+      const want = ref(exprs[j]!, { n, m, i }, d);
+      const a = site.args[0]!;
+      assert.ok(a.kind === 'val');
+      if (a.expr.type === 'int' && exprs[j]!.k === 'bin') fused++;
+      const what = `${print(exprs[j]!)} at n=${n} m=${m} i=${i} x[1]=${d}`;
+      if (want === 'fault') {
+        faults++;
+        assert.throws(() => argValue(a.expr, 'int', f, site.pos), (e: unknown) => e instanceof EvalError && /integer (division|remainder) by zero/.test(e.message), what);
+      } else assert.equal(argValue(a.expr, 'int', f, site.pos), Number(want), what);
+    });
+  }
+  assert.ok(faults > 20 && fused > 100, `the expressions reach both the faults (${faults}) and the fused int chains (${fused})`);
+});
+
+test('int constants fold at compile time; a division by a constant zero still faults when it runs, at its position', () => {
+  const p = compile('import c_n(int) as n1;\nsub main(int n) {\n  n1(2 * 3 + 1);\n  n1(-(4 - 9) % 3);\n  n1(n / (2 - 2));\n}\n');
+  const [a, b, c] = (p.main.body.stmts as CallSite[]).map((s) => s.args[0]! as { expr: CExpr });
+  assert.equal(a!.expr.k, 7);
+  assert.equal(b!.expr.k, 2);
+  assert.equal(c!.expr.k, undefined);
+  const env: unknown[] = [];
+  env[p.main.params[0]!.slot] = 5;
+  assert.throws(() => c!.expr.ev(frame(env)), (e: unknown) => e instanceof EvalError && /integer division by zero/.test(e.message) && e.pos > 0);
+});
+
+test('a real DF in int arithmetic is still an error on the fused path', () => {
+  const p = compile('import c_n(int) as n1;\nsub main(int n) {\n  df x;\n  n1(x[0] + n - 1);\n}\n');
+  const site = p.main.body.stmts[0] as CallSite;
+  const env: unknown[] = [];
+  env[p.main.params[0]!.slot] = 5;
+  env[p.main.body.dfs[0]!.slot] = 'x#';
+  const a = site.args[0]! as { expr: CExpr };
+  assert.equal(argValue(a.expr, 'int', frame(env, new Map([['x#.0', { t: T_INT, v: 2 }]])), 0), 6);
+  assert.throws(() => argValue(a.expr, 'int', frame(env, new Map([['x#.0', { t: T_REAL, v: 2.5 }]])), 0), /real DF \(2\.5\) is used in int arithmetic/);
+});
+
+// ------------------------------------------------------------------ keys and owners
+
+const KEYS = `import c_v(value, value, value, name) as v;
+sub main(int n, int m) {
+  df x, y;
+  for i = 0..n-1
+    cf a[i]: v(x[i - 1][2], x[(i + 1) % m][i * 3 + n], x[7][i], y[i]);
+} @ { locator_cyclic y[j] => j + 1; locator_cyclic x[j][k] => k / m; }
+`;
+
+function keysSetup(src: string, n: number, m: number, i: number): { site: CallSite; env: unknown[] } {
+  const p = compile(src);
+  const loop = p.main.body.stmts[0] as ForSite;
+  const env: unknown[] = [];
+  env[p.main.params[0]!.slot] = n;
+  env[p.main.params[1]!.slot] = m;
+  env[p.main.body.dfs[0]!.slot] = 'x#';
+  env[p.main.body.dfs[1]!.slot] = 'y#';
+  env[loop.varSlot] = i;
+  return { site: loop.body.stmts[0] as CallSite, env };
+}
+
+test('DF keys: constant, variable and computed indices in every position spell the key', () => {
+  const { site, env } = keysSetup(KEYS, 4, 3, 5);
+  const f = frame(env);
+  const keys = site.args.map((a) => (a.kind === 'out' ? a.ref : a.kind === 'in' ? a.expr.dfRef! : null)!.key(f));
+  assert.deepEqual(keys, ['x#.4.2', 'x#.0.19', 'x#.7.5', 'y#.5']);
+});
+
+test('owners: a rule that reads no DF and cannot fault places on node 0 alone, and by its value on several nodes; a dividing rule still faults alone', () => {
+  const { site, env } = keysSetup(KEYS, 4, 3, 5);
+  const y = (site.args[3] as { ref: { owner: (f: Frame) => number } }).ref;
+  assert.equal(y.owner(frame(env, new Map(), 1)), 0);
+  assert.equal(y.owner(frame(env, new Map(), 4)), 2); // (5 + 1) mod 4
+  const x = (site.args[1] as { expr: CExpr }).expr.dfRef!;
+  assert.equal(x.owner(frame(env, new Map(), 4)), 2); // 19 / 3 = 6, mod 4
+  assert.equal(x.owner(frame(env, new Map(), 1)), 0);
+  const zero = keysSetup(KEYS, 4, 0, 5);
+  const x0 = (zero.site.args[2] as { expr: CExpr }).expr.dfRef!; // x[7][i]: its rule divides by m = 0
+  assert.throws(() => x0.owner(frame(zero.env, new Map(), 1)), /division by zero/);
+  assert.throws(() => x0.owner(frame(zero.env, new Map(), 2)), /division by zero/);
+});
+
+test('owners: a rule that reads a DF requests it on one node too', () => {
+  const src = KEYS.replace('locator_cyclic y[j] => j + 1;', 'locator_cyclic y[j] => x[j][0];');
+  const { site, env } = keysSetup(src, 4, 3, 5);
+  const y = (site.args[3] as { ref: { owner: (f: Frame) => number } }).ref;
+  const f = frame(env, new Map([['x#.5.0', { t: T_INT, v: 3 }]]), 1);
+  assert.equal(y.owner(f), 0);
+  assert.deepEqual(f.reads, ['x#.5.0']);
+  const g = frame(env, new Map([['x#.5.0', { t: T_INT, v: 3 }]]), 2);
+  assert.equal(y.owner(g), 1);
+});
