@@ -96,7 +96,7 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast (on one node up to 10 ms); never when disabled', () => {
   const up = { workersReady: true, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }, booting = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
-  const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs });
+  const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs, lastNs: 0 });
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES - 1), up), false, 'measured enough first');
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES), up), true);
   assert.equal(p.runInline(cost(INLINE_NS * 2, 100), up), false);
@@ -176,7 +176,7 @@ test('stealing: victims in turn, never oneself; half of what exceeds the lanes i
 });
 
 test('workers boot once a code is seen not to be tiny, at once on several nodes', () => {
-  const cost = (minNs: number, samples: number, meanNs = minNs) => ({ meanNs, samples, minNs });
+  const cost = (minNs: number, samples: number, meanNs = minNs, lastNs = 0) => ({ meanNs, samples, minNs, lastNs });
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1), false, 'one node: not before a CF ran');
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 2), true, 'several nodes: a code\'s first CF goes to a worker');
   assert.equal(p.bootWorkers(cost(500, 1), 500, 1), false, 'tiny');
@@ -188,7 +188,11 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(5 * INLINE_NS, Math.ceil(calls / 5)), 5 * INLINE_NS, 1), true, 'a longer code boots them sooner');
   assert.equal(p.bootWorkers(cost(INLINE_NS - 1, 5), INLINE_NS * 10, 1), false, 'a slow call of a code that once ran tiny');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS / 8), 2 * BOOT_INLINE_NS, 1), false, 'a lone call of 2 ms of a tiny code (a collection, a preemption)');
-  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS), BOOT_INLINE_NS, 1), true, 'a code whose calls became long');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS, BOOT_INLINE_NS), BOOT_INLINE_NS, 1), true, 'a code whose calls became long');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS, INLINE_NS / 10), BOOT_INLINE_NS, 1), false, 'one long call is an outlier, two in a row are a change');
+  // a cold first call of 5 ms keeps the damped mean above INLINE_NS for the calls after it
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 3, 1_250_000, INLINE_NS / 2), BOOT_INLINE_NS, 1), false, 'a tiny code\'s third call descheduled after a slow first');
+  assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 2, 2_500_000, 5 * BOOT_INLINE_NS), BOOT_INLINE_NS, 1), false, 'the second call long after a long cold first: not yet');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), false, 'a first call, however long, includes compiling the code');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2), BOOT_INLINE_NS, 1), true, 'two calls long enough');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 2, BOOT_INLINE_NS), INLINE_NS / 10, 1), false, 'a slow first call and a tiny second');

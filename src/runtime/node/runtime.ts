@@ -82,6 +82,8 @@ export class NodeRuntime {
   /** per code: mean execution time (ns, EWMA), the fastest, and executions measured */
   private readonly costNs: Float64Array;
   private readonly costMin: Float64Array;
+  /** per code, its previous execution's wall time (CodeCost.lastNs) */
+  private readonly costLast: Float64Array;
   private readonly costN: Int32Array;
   private scheduled = false;
   private failed: RunFault | null = null;
@@ -126,6 +128,7 @@ export class NodeRuntime {
     this.lastGiven = new Array<Cf | null>(exec.lanes).fill(null);
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
+    this.costLast = new Float64Array(program.codes.length);
     this.costN = new Int32Array(program.codes.length);
     this.st.owner = this;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
@@ -586,7 +589,7 @@ export class NodeRuntime {
     return here;
   }
 
-  private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0 };
+  private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 };
   private readonly inlineView = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
   /** what a worker adds to a one-CF batch: round trip − the ucode's own time (EWMA, ns) */
   private handoffNs = 0;
@@ -711,11 +714,14 @@ export class NodeRuntime {
     this.costNs[c] = n === 0 ? ns : n < 8 ? 0.5 * mean + 0.5 * Math.min(ns, 4 * mean) : 0.875 * mean + 0.125 * Math.min(ns, 2 * mean);
     if (ns < this.costMin[c]!) this.costMin[c] = ns;
     this.costN[c] = n + 1;
+    const last = this.costLast[c]!;
+    this.costLast[c] = ns;
     if (!this.warmed) {
       const cost = this.costView;
       cost.meanNs = this.costNs[c]!;
       cost.minNs = this.costMin[c]!;
       cost.samples = n + 1;
+      cost.lastNs = last;
       if (this.policy.bootWorkers(cost, ns, this.size)) this.warmWorkers();
     }
   }

@@ -303,8 +303,10 @@ export class DefaultPolicy implements SchedulingPolicy {
   /**
    * On one node workers boot once a code is seen not to be tiny: its fastest call took INLINE_NS
    * or more and, at that pace, its calls so far add up to BOOT_INLINE_NS (a code of 1 ms at its
-   * second call, never at its first alone; of 50 µs after 20 calls); or its calls became long (a
-   * call of BOOT_INLINE_NS while its damped mean reached INLINE_NS). The first dozens of calls of a function run cold —
+   * second call, never at its first alone; of 50 µs after 20 calls); or its calls became long (two
+   * calls in a row of BOOT_INLINE_NS, after its first, while its damped mean reached INLINE_NS: a
+   * cold first call of 5 ms keeps the mean up for calls after it, and one of those descheduled for
+   * a millisecond booted a worker for a program of tiny CFs). The first dozens of calls of a function run cold —
    * 15–25 µs each here for an empty ucode, 80–400 µs the first — and a tiny code has a lone slow
    * call now and then (a collection, the thread descheduled): neither is a reason to boot. A
    * program of tiny CFs never boots a worker: they all run on the system thread, and a worker
@@ -320,7 +322,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // deciding after it delays a needed boot by one call.
     if (cost.samples < 2) return false;
     if (cost.minNs >= INLINE_NS && cost.samples * cost.minNs >= BOOT_INLINE_NS) return true;
-    return ns >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
+    return cost.samples >= 3 && ns >= BOOT_INLINE_NS && cost.lastNs >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
   }
 
   /**

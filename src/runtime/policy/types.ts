@@ -76,6 +76,8 @@ export interface CodeCost {
   readonly minNs: number;
   /** executions measured */
   readonly samples: number;
+  /** the execution before the one being measured, ns (0: none) */
+  readonly lastNs: number;
 }
 
 export interface InlineContext {
