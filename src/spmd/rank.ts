@@ -322,6 +322,12 @@ export class Rank {
   /** Wait until barrier phase p is complete (every rank of the run arrived). */
   awaitBarrier(p: number, what: () => string): void {
     const b = this.board;
+    // A rank of this node parked at the barrier said what it waits for before this arrival: wake
+    // it to say it again, or a hang report would name this rank as missing. Only parked ones (a
+    // wait of milliseconds): the barrier's fast path notifies nobody.
+    for (let t = this.firstLocal; t < this.firstLocal + this.perNode; t++) {
+      if (t !== this.rank && this.word(t, STATE) === PARKED && this.word(t, SLEEPWORD) === BARRIER) { Atomics.notify(b, BARRIER); break; }
+    }
     this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', what, BARRIER, this.nodes > 1);
   }
 
