@@ -6,7 +6,7 @@
 // paths equal on generated and real traces (test/analysis/balance-profile.test.ts).
 import { CODE, COL, type RecordBatch } from '../../trace/columns.js';
 import type { TraceColumns } from '../../trace/merge.js';
-import type { Profile } from './profile.js';
+import type { Profile } from './profile-type.js';
 
 /** Columns that grow by doubling. */
 export class Grow<A extends Float64Array | Int32Array> {
