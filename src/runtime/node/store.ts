@@ -147,7 +147,7 @@ export class DfStore {
   readRemote(key: DfKey, from: number, n = 1): Served | undefined {
     const have = this.entries.get(key);
     if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RequestRefused(this.freedMessage(key), undefined, from);
-    const e = have ?? this.entry(key);
+    const e = have ?? this.create(key);
     if (e.destroyedEarly) throw new RequestRefused(`${this.df(key)} is requested after it was destroyed (before it was computed)`, undefined, from);
     if (e.v !== undefined) {
       const v = e.v;
