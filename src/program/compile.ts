@@ -103,7 +103,8 @@ export class ProgramError extends Error {
 }
 
 type Binding =
-  | { kind: 'val'; slot: number; type: 'int' | 'real' | 'string' }
+  /** `fixed`: set once per frame (a parameter), never by a loop or a rule */
+  | { kind: 'val'; slot: number; type: 'int' | 'real' | 'string'; fixed?: boolean }
   | { kind: 'df'; slot: number };
 
 class Scope {
@@ -204,7 +205,7 @@ class Compiler {
     for (const p of d.params) {
       const slot = this.slot();
       t.params.push({ name: p.name, type: p.type, slot });
-      sc.names.set(p.name, isPlain(p.type) ? { kind: 'val', slot, type: p.type } : { kind: 'df', slot });
+      sc.names.set(p.name, isPlain(p.type) ? { kind: 'val', slot, type: p.type, fixed: true } : { kind: 'df', slot });
     }
     // nfparams are declared in the sub's behaviour block: hidden int params for locators.
     for (const r of d.body.rules) {
@@ -212,7 +213,7 @@ class Compiler {
         for (const it of r.items) {
           const slot = this.slot();
           t.nfparams.set(it.name, slot);
-          sc.names.set(it.name, { kind: 'val', slot, type: 'int' });
+          sc.names.set(it.name, { kind: 'val', slot, type: 'int', fixed: true });
         }
       }
     }
@@ -258,6 +259,7 @@ class Compiler {
     return {
       value: (n) => { const b = sc.lookup(n); return b && b.kind === 'val' ? b : undefined; },
       dfRef: (id) => this.dfRef(id, sc),
+      memo: { fixed: (e) => fixedWorthKeeping(e, sc), slot: () => this.slot() },
     };
   }
 
@@ -277,9 +279,10 @@ class Compiler {
     const idx = id.indices.map((e) => this.expr(e, sc));
     const name = id.name;
     const key = keyFn(slot, idx, id.pos);
-    const owner = this.ownerFn(name, idx, sc, this.refsCompiled === before);
+    const rule = this.ownerRule(name, idx.length, sc, this.refsCompiled === before);
+    const owner = ownerOf(rule, idx);
     this.refsCompiled++;
-    const ref: CDfRef = { name, pos: id.pos, key, owner };
+    const ref: CDfRef = { name, pos: id.pos, key, owner, at: locateFn(slot, idx, id.pos, rule, owner) };
     const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
     if (repl) ref.replicas = repl;
     return ref;
@@ -322,34 +325,28 @@ class Compiler {
    * `pureIdx`: the indices read no DF.
    */
   private ownerFn(name: string, idx: CExpr[], sc: Scope, pureIdx = false): (f: Frame) => number {
+    return ownerOf(this.ownerRule(name, idx.length, sc, pureIdx), idx);
+  }
+
+  /** The map rule that places `name[…]` with `arity` indices (the innermost visible), if any. */
+  private ownerRule(name: string, arity: number, sc: Scope, pureIdx: boolean): OwnerRule | undefined {
     for (let s: Scope | null = sc; s; s = s.parent) {
       for (const r of s.maps) {
-        if (r.id.name !== name || r.id.indices.length !== idx.length) continue;
+        if (r.id.name !== name || r.id.indices.length !== arity) continue;
         if (r.property === 'locator_cyclic') {
           const { binds, e, quiet } = this.mapRule(r, s);
-          const pos = r.pos, n = binds.length;
           // one node owns everything: a rule that reads no DF and cannot fault is not evaluated
           // (a fragment's references are placed by it, each one evaluating its indices again)
-          const skipAlone = quiet && pureIdx;
-          // all indices are evaluated before any is bound: the rule's references share its slots,
-          // and an index may read a DF the same rule places (x[x[i]])
-          const vals = new Array<number>(n);
-          return (f) => {
-            if (skipAlone && f.size === 1) return 0;
-            // the rule's index variables are ints: bound truncated, as every int use reads them
-            for (let i = 0; i < n; i++) vals[i] = Math.trunc(num(idx[i]!.type, idx[i]!.ev(f), pos)) | 0;
-            for (let i = 0; i < n; i++) f.env[binds[i]!] = vals[i];
-            return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
-          };
+          return { kind: 'cyclic', binds, e, pos: r.pos, skipAlone: quiet && pureIdx };
         }
         if (r.property === 'locator_replicating') {
           // Readers fetch from the nearest replica; writers post to every replica (see replicas()).
           const k = r.expr.kind === 'id' && r.expr.name === 'all' ? -1 : this.expr(r.expr, s);
-          return replicaReader(k);
+          return { kind: 'replicating', reader: replicaReader(k) };
         }
       }
     }
-    return zero;
+    return undefined;
   }
 
   // ------------------------------------------------------------------ statements
@@ -510,6 +507,38 @@ class Compiler {
 
 function zero(): number { return 0; }
 
+/** Operators an expression fixed for a frame must have to be kept in a slot (one costs its read). */
+const KEEP_OPS = 2;
+/** Nodes looked at to tell: a larger expression is evaluated as it is. */
+const KEEP_WALK = 64;
+
+/**
+ * Whether `e` depends only on constants and names fixed for a frame (no loop variable, rule
+ * variable or DF) and has at least KEEP_OPS operators. A string or real cast is kept too: pure.
+ */
+function fixedWorthKeeping(root: Expr, sc: Scope): boolean {
+  const stack: Expr[] = [root];
+  let ops = 0;
+  for (let seen = 0; stack.length > 0; seen++) {
+    if (seen > KEEP_WALK) return false;
+    const e = stack.pop()!;
+    switch (e.kind) {
+      case 'int': case 'real': case 'string': break;
+      case 'id': {
+        if (e.indices.length > 0) return false;
+        const b = sc.lookup(e.name);
+        if (!b || b.kind !== 'val' || !b.fixed) return false;
+        break;
+      }
+      case 'neg': ops++; stack.push(e.operand); break;
+      case 'cast': ops++; stack.push(e.expr); break;
+      case 'cond': ops++; stack.push(e.cond, e.then, e.else); break;
+      case 'bin': ops++; stack.push(e.left, e.right); break;
+    }
+  }
+  return ops >= KEEP_OPS;
+}
+
 /** The output (by its number among the name args) written exactly as `id`, else -1. */
 function sameAs(id: IdExpr, outIds: string[]): number {
   const k = printExpr(id);
@@ -547,6 +576,88 @@ function keyFn(slot: number, idx: CExpr[], pos: number): (f: Frame) => string {
     for (const p of parts) k += typeof p === 'string' ? p : '.' + p(f);
     return k;
   };
+}
+
+/** A map rule as a reference's owner needs it. */
+type OwnerRule =
+  | { kind: 'cyclic'; binds: number[]; e: CExpr; pos: number; skipAlone: boolean }
+  | { kind: 'replicating'; reader: (f: Frame) => number };
+
+/** The owner of a reference with indices `idx` under `rule` (node 0 without one). */
+function ownerOf(rule: OwnerRule | undefined, idx: CExpr[]): (f: Frame) => number {
+  if (rule === undefined) return zero;
+  if (rule.kind === 'replicating') return rule.reader;
+  const { binds, e, pos, skipAlone } = rule, n = binds.length;
+  // all indices are evaluated before any is bound: the rule's references share its slots,
+  // and an index may read a DF the same rule places (x[x[i]])
+  const vals = new Array<number>(n);
+  return (f) => {
+    if (skipAlone && f.size === 1) return 0;
+    // the rule's index variables are ints: bound truncated, as every int use reads them
+    for (let i = 0; i < n; i++) vals[i] = Math.trunc(num(idx[i]!.type, idx[i]!.ev(f), pos)) | 0;
+    return ruleOwner(f, binds, vals, e, pos);
+  };
+}
+
+/** Bind a rule's index variables to `vals` and evaluate it: the node, mod the run's size. */
+function ruleOwner(f: Frame, binds: number[], vals: number[], e: CExpr, pos: number): number {
+  const env = f.env;
+  for (let i = 0; i < binds.length; i++) env[binds[i]!] = vals[i]! | 0;
+  return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
+}
+
+/**
+ * The key and owner of a reference at once (CDfRef.at): every index evaluated once, in order,
+ * into a buffer of the reference; the key spelled from it with its constant parts merged, the
+ * rule bound from it. Called with `f.missing` clear: an index that is a DF still to come sets it
+ * and leaves the owner 0 (the caller retries once it came: a rule fed a placeholder could fault
+ * where nothing is wrong). An index that is not an int is truncated, as the original's key
+ * conversion does.
+ */
+function locateFn(slot: number, idx: CExpr[], pos: number, rule: OwnerRule | undefined, owner: (f: Frame) => number): (f: Frame) => string {
+  const n = idx.length;
+  // what stands between the variable indices: `.3.` before a variable after constant 3
+  const vars: ((f: Frame) => number)[] = [];
+  const seps: string[] = [''];
+  for (const a of idx) {
+    const part = indexPart(a, pos);
+    if (typeof part === 'string') seps[seps.length - 1] += part;
+    else { seps[seps.length - 1] += '.'; vars.push(part); seps.push(''); }
+  }
+  const cyclic = rule !== undefined && rule.kind === 'cyclic' ? rule : undefined;
+  // the rule binds every index: constants too (their values, once)
+  const vals = new Array<number>(n).fill(0);
+  const varAt: number[] = [];
+  idx.forEach((a, i) => { if (a.k !== undefined) vals[i] = a.k; else varAt.push(i); });
+  const nv = vars.length;
+  const spell = spellKey(seps, nv);
+  const place = (f: Frame): number => {
+    if (cyclic === undefined) return owner(f);
+    if (cyclic.skipAlone && f.size === 1) return 0;
+    return ruleOwner(f, cyclic.binds, vals, cyclic.e, cyclic.pos);
+  };
+  return (f) => {
+    for (let i = 0; i < nv; i++) vals[varAt[i]!] = vars[i]!(f);
+    const key = spell(f.env[slot] as string, vals, varAt);
+    f.located = f.missing ? 0 : place(f);
+    return key;
+  };
+}
+
+/** The key from the base, the separators and the variable indices' values (up to 3 unrolled). */
+function spellKey(seps: string[], nv: number): (base: string, vals: number[], at: number[]) => string {
+  const [s0, s1, s2, s3] = seps;
+  switch (nv) {
+    case 0: return s0 === '' ? (base) => base : (base) => base + s0;
+    case 1: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}`;
+    case 2: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}`;
+    case 3: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}`;
+    default: return (base, v, at) => {
+      let k = base + s0;
+      for (let i = 0; i < at.length; i++) k += `${v[at[i]!]}${seps[i + 1]}`;
+      return k;
+    };
+  }
 }
 
 /**

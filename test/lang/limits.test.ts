@@ -35,7 +35,7 @@ function shown(p: CompiledProgram): unknown {
   assert.ok(site && site.kind === 'call');
   const env = new Array<unknown>(p.main.frameSize).fill(0);
   env[p.main.params[0]!.slot] = 1;
-  const f: Frame = { env, read: () => undefined, missing: false, size: 1, self: 0 };
+  const f: Frame = { env, read: () => undefined, missing: false, size: 1, self: 0, located: 0 };
   const a = site.args[0]!;
   assert.equal(a.kind, 'val');
   return a.kind === 'val' ? a.expr.ev(f) : undefined;

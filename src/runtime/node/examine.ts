@@ -37,6 +37,7 @@ export interface BatchOutputs {
 class EvalFrame implements Frame {
   env: unknown[] = [];
   missing = false;
+  located = 0;
   /** a DF was missing where an expression needed it (an index, a rule, a scalar argument) */
   indirect = false;
   /** the read under way is a direct input of the call (its absence only delays the call) */
@@ -69,6 +70,7 @@ class EvalFrame implements Frame {
 /** A frame that only looks at what a CF already received (labels in reports: never requests). */
 class PeekFrame implements Frame {
   missing = false;
+  located = 0;
   constructor(readonly env: unknown[], private readonly cf: Cf, readonly size: number, readonly self: number) {}
   read(key: string): DfValue | undefined {
     const v = this.cf.gotValue(key);
@@ -169,14 +171,20 @@ export class Interpreter {
     return policy.caps.ownsDfs ? policy.dfOwner(ref.key(this.f), o) : o;
   }
 
+  /** The owner of the reference `at` just located as `key` (what the policy says, if it places DFs). */
+  private located(key: string): number {
+    const o = this.f.located, policy = this.st.policy;
+    return policy.caps.ownsDfs ? policy.dfOwner(key, o) : o;
+  }
+
   private readRef(r: CDfRef): void {
     const f = this.f;
     const was = f.missing;
     f.missing = false;
-    const key = r.key(f), owner = r.owner(f);
+    const key = r.at(f);
     if (f.missing) return; // its index is a DF still to come
     f.missing = was;
-    f.read(key, owner);
+    f.read(key, f.located);
   }
 
   private int(e: CExpr): number {
@@ -211,7 +219,7 @@ export class Interpreter {
         if (!ref) { args[i] = dfValueOf(a.expr, f); continue; }
         const was = f.missing;
         f.missing = false;
-        const key = ref.key(f), owner = ref.owner(f);
+        const key = ref.at(f), owner = f.located;
         if (f.missing) continue; // its index is a DF still to come
         f.missing = was;
         keys[i] = key;
@@ -229,14 +237,18 @@ export class Interpreter {
       } else if (a.kind === 'val') {
         args[i] = argValue(a.expr, a.type, f, site.pos);
       } else {
-        const key = a.ref.key(f);
+        // located with `missing` clear (a direct input missing before it still leaves it placed)
+        const was = f.missing;
+        f.missing = false;
+        const key = a.ref.at(f);
+        if (was) f.missing = true;
         keys[i] = key;
         args[i] = null;
         outKeys[o] = key;
         if (a.ref.replicas) {
           (cf.replicas ??= [])[o] = a.ref.replicas(f);
           outOwners[o] = -1;
-        } else outOwners[o] = this.owner(a.ref);
+        } else outOwners[o] = this.located(key);
         o++;
       }
     }
