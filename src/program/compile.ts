@@ -9,6 +9,7 @@ import { compileExpr, EvalError, num, type CDfRef, type CExpr, type ExprScope, t
 import { printExpr } from '../lang/let.js';
 import { isPlain, mayWait, type ImportDef, type ParamType } from '../core/imports.js';
 import { HeapExhausted, HeapGuard } from '../lang/heap.js';
+import { KeyTable, spellKey } from './keys.js';
 
 
 export interface SubTemplate {
@@ -282,11 +283,21 @@ class Compiler {
     const rule = this.ownerRule(name, idx.length, sc, this.refsCompiled === before);
     const owner = ownerOf(rule, idx);
     this.refsCompiled++;
-    const ref: CDfRef = { name, pos: id.pos, key, owner, at: locateFn(slot, idx, id.pos, rule, owner) };
+    const ref: CDfRef = { name, pos: id.pos, key, owner, at: locateFn(slot, idx, id.pos, rule, owner, this.keyTable(slot, idx.length)) };
     const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
     if (repl) ref.replicas = repl;
     return ref;
   }
+
+  /** The table of keys the references of the DF in `slot` with `arity` indices share. */
+  private keyTable(slot: number, arity: number): KeyTable {
+    const k = `${this.cur?.code ?? -1}/${slot}/${arity}`;
+    let t = this.keyTables.get(k);
+    if (t === undefined) { t = new KeyTable(arity); this.keyTables.set(k, t); }
+    return t;
+  }
+
+  private readonly keyTables = new Map<string, KeyTable>();
 
   /**
    * A `locator_cyclic` map rule compiled once per sub: its index variables get frame slots and
@@ -608,13 +619,13 @@ function ruleOwner(f: Frame, binds: number[], vals: number[], e: CExpr, pos: num
 
 /**
  * The key and owner of a reference at once (CDfRef.at): every index evaluated once, in order,
- * into a buffer of the reference; the key spelled from it with its constant parts merged, the
- * rule bound from it. Called with `f.missing` clear: an index that is a DF still to come sets it
+ * into a buffer of the reference; the key found in the table its DF's references share (or
+ * spelled, its constant parts merged), the rule bound from it. Called with `f.missing` clear: an index that is a DF still to come sets it
  * and leaves the owner 0 (the caller retries once it came: a rule fed a placeholder could fault
  * where nothing is wrong). An index that is not an int is truncated, as the original's key
  * conversion does.
  */
-function locateFn(slot: number, idx: CExpr[], pos: number, rule: OwnerRule | undefined, owner: (f: Frame) => number): (f: Frame) => string {
+function locateFn(slot: number, idx: CExpr[], pos: number, rule: OwnerRule | undefined, owner: (f: Frame) => number, table: KeyTable): (f: Frame) => string {
   const n = idx.length;
   // what stands between the variable indices: `.3.` before a variable after constant 3
   const vars: ((f: Frame) => number)[] = [];
@@ -636,28 +647,20 @@ function locateFn(slot: number, idx: CExpr[], pos: number, rule: OwnerRule | und
     if (cyclic.skipAlone && f.size === 1) return 0;
     return ruleOwner(f, cyclic.binds, vals, cyclic.e, cyclic.pos);
   };
+  const spelled = (base: string): string => {
+    const packed = table.pack(vals);
+    if (packed < 0) return spell(base, vals, varAt);
+    let key = table.get(base, packed);
+    if (key === undefined) { key = spell(base, vals, varAt); table.set(base, packed, key); }
+    return key;
+  };
   return (f) => {
     for (let i = 0; i < nv; i++) vals[varAt[i]!] = vars[i]!(f);
-    const key = spell(f.env[slot] as string, vals, varAt);
+    const base = f.env[slot] as string;
+    const key = n === 0 ? base : spelled(base);
     f.located = f.missing ? 0 : place(f);
     return key;
   };
-}
-
-/** The key from the base, the separators and the variable indices' values (up to 3 unrolled). */
-function spellKey(seps: string[], nv: number): (base: string, vals: number[], at: number[]) => string {
-  const [s0, s1, s2, s3] = seps;
-  switch (nv) {
-    case 0: return s0 === '' ? (base) => base : (base) => base + s0;
-    case 1: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}`;
-    case 2: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}`;
-    case 3: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}`;
-    default: return (base, v, at) => {
-      let k = base + s0;
-      for (let i = 0; i < at.length; i++) k += `${v[at[i]!]}${seps[i + 1]}`;
-      return k;
-    };
-  }
 }
 
 /**
