@@ -59,6 +59,12 @@ class EvalFrame implements Frame {
     const got = cf.gotValue(key);
     if (got !== undefined) return got;
     if (this.batch !== null && this.batch.producer(key) !== undefined) { this.blocked = true; this.missing = true; return undefined; }
+    return this.readStored(key, owner);
+  }
+
+  /** read() once the CF's own values and the batch were looked at (a call's direct inputs) */
+  readStored(key: string, owner: number): DfValue | undefined {
+    const cf = this.cf;
     if (cf.isPending(key)) { this.missing = true; if (!this.direct) this.indirect = true; return undefined; }
     const policy = this.st.policy;
     const v = this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
@@ -223,15 +229,23 @@ export class Interpreter {
         if (f.missing) continue; // its index is a DF still to come
         f.missing = was;
         keys[i] = key;
-        const p = batch !== null && cf.gotValue(key) === undefined ? batch.producer(key) : undefined;
-        if (p) {
+        // what read() would look at, each once: the CF's own values, the batch, then the store
+        const got = cf.gotValue(key);
+        const p = got === undefined && batch !== null ? batch.producer(key) : undefined;
+        if (got !== undefined) args[i] = got;
+        else if (p) {
           // produced earlier in the batch: the executor passes it along
           if (!cf.isPending(key)) st.store.expect(key, cf);
           (fwd ??= []).push(p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
           args[i] = null;
+        } else if (p === null) {
+          // produced only when the batch ends: decide after it
+          f.blocked = true;
+          f.missing = true;
+          args[i] = undefined;
         } else {
           f.direct = true;
-          args[i] = f.read(key, owner);
+          args[i] = f.readStored(key, owner);
           f.direct = false;
         }
       } else if (a.kind === 'val') {
