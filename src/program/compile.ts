@@ -199,8 +199,19 @@ class Compiler {
 
   private slot(): number { return this.frame++; }
 
+  /** The frame slot that keeps fixed expression `e`, by its text: one per sub for each spelling. */
+  private memoSlot(e: Expr): number {
+    const text = printExpr(e);
+    let s = this.memoSlots.get(text);
+    if (s === undefined) { s = this.slot(); this.memoSlots.set(text, s); }
+    return s;
+  }
+
+  private memoSlots = new Map<string, number>();
+
   private compileSub(t: SubTemplate, d: SubDef): void {
     this.frame = 0;
+    this.memoSlots = new Map();
     this.cur = t;
     const sc = new Scope(null);
     for (const p of d.params) {
@@ -260,7 +271,7 @@ class Compiler {
     return {
       value: (n) => { const b = sc.lookup(n); return b && b.kind === 'val' ? b : undefined; },
       dfRef: (id) => this.dfRef(id, sc),
-      memo: { fixed: (e) => fixedWorthKeeping(e, sc), slot: () => this.slot() },
+      memo: { fixed: (e) => fixedWorthKeeping(e, sc), slot: (e) => this.memoSlot(e) },
     };
   }
 

@@ -65,9 +65,10 @@ export interface ExprScope {
   dfRef(id: IdExpr): CDfRef | undefined;
   /**
    * Whether `e` is fixed for a whole frame (only constants and names set once per frame, the
-   * sub's parameters) and is worth keeping in a frame slot; `slot()` gives that slot.
+   * sub's parameters) and is worth keeping in a frame slot; `slot(e)` gives that slot, the same
+   * for every expression of the sub written alike (a macro's copies share it).
    */
-  memo?: { fixed(e: Expr): boolean; slot(): number };
+  memo?: { fixed(e: Expr): boolean; slot(e: Expr): number };
 }
 
 /**
@@ -78,7 +79,7 @@ export interface ExprScope {
 export function compileExpr(e: Expr, sc: ExprScope): CExpr {
   if (sc.memo !== undefined && (e.kind === 'bin' || e.kind === 'cond' || e.kind === 'neg' || e.kind === 'cast') && sc.memo.fixed(e)) {
     const a = compileExpr(e, { value: sc.value, dfRef: sc.dfRef });
-    return a.k !== undefined || a.slot !== undefined ? a : memoized(a, sc.memo.slot());
+    return a.k !== undefined || a.slot !== undefined ? a : memoized(a, sc.memo.slot(e));
   }
   switch (e.kind) {
     case 'int': return intConst(e.value | 0);

@@ -251,3 +251,16 @@ sub main(int n, int m) { v((n + 3) % m, (n - 20) / m, (n + 3) % 4, (n - 20) / -3
   assert.deepEqual(ev(2147483647, -1), [0, -2147483627, -2, -715827875]);
   assert.throws(() => ev(5, 0), (e: unknown) => e instanceof EvalError && /remainder by zero/.test(e.message) && e.pos > 0);
 });
+
+test('copies of a fixed expression (a macro expanded in every index) share one slot, evaluated once per frame', () => {
+  const one = compile('import c_n(int) as n1;\nsub main(int n, int m) { n1((n + m - 1) / m); }\n');
+  const many = compile('import c_n(int, int, int, int) as n4;\nsub main(int n, int m) { n4((n + m - 1) / m, (n + m - 1) / m, 2 * ((n + m - 1) / m), (n + m - 1) / m); }\n');
+  assert.equal(many.main.frameSize, one.main.frameSize + 1); // the product is kept too
+  const site = many.main.body.stmts[0] as CallSite;
+  const env: unknown[] = new Array(many.main.frameSize);
+  env[many.main.params[0]!.slot] = 10;
+  env[many.main.params[1]!.slot] = 3;
+  const f = frame(env);
+  assert.deepEqual(site.args.map((a) => (a as { expr: CExpr }).expr.ev(f)), [4, 4, 8, 4]);
+  assert.equal(env.filter((v) => v === 4).length, 1);
+});
