@@ -119,6 +119,8 @@ export interface BalanceResult {
   modelError?: number;
   /** the least predicted gain the guard asked for */
   required?: number;
+  /** the best candidate the guard weighed (applied or not) */
+  best?: Prediction;
   /** per-node busy time: traced, and next run's */
   before: LoadStats;
   after: LoadStats;
@@ -254,7 +256,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
 
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];
-  let error: number | undefined, required: number | undefined;
+  let error: number | undefined, required: number | undefined, bestPred: Prediction | undefined;
   if (guard) {
     const now = predict(current, tracedOwners);
     if ((o.errorBar ?? true) && nodes === traced.nodes && lanes === traced.threads) error = modelError(traced, now);
@@ -264,6 +266,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     const options: { node: Int32Array; owners: Int32Array; pred: Prediction }[] = [{ node: candidate, owners: nextOwners, pred: predict(candidate, nextOwners) }];
     if (dfMode === 'follow') options.push({ node: current, owners: followOwners, pred: predict(current, followOwners) });
     const best = options.reduce((a, b) => (b.pred.makespan < a.pred.makespan ? b : a));
+    bestPred = best.pred;
     if (best.pred.makespan < now.makespan * (1 - required)) {
       next = best.node; owners = best.owners;
       predicted = { current: now, next: best.pred };
@@ -288,7 +291,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   }
   return {
     strategy, weights, typical, weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
-    moved: countMoved(next, current), searched, dfsPlaced, decision, reason, modelError: error, required,
+    moved: countMoved(next, current), searched, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, host, timeMs: time, warnings,
   };
