@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { lastEvent, loads, meanLoads, quantize, span, weight } from '../../src/analysis/balance/quantize.js';
 import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
-import { balance, pinned } from '../../src/analysis/balance/balance.js';
+import { balance, ERROR_BAR_CAP, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
 import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/weights.js';
@@ -214,6 +214,16 @@ test('the guard asks for more than the model\'s error on the traced run: a small
   assert.ok(Math.abs(imbalanced.modelError! - 14 / 94) < 1e-9, `model error ${imbalanced.modelError}`);
   assert.equal(imbalanced.decision, 'apply');
   assert.equal(imbalanced.predicted.next.makespan, 40e6);
+
+  // an error beyond ERROR_BAR_CAP (the machine stretched the run): the guard asks for the cap
+  const stretched = balance(profile(lanes(20e6, [11, 9])), { strategy: 'greedy', search: false });
+  assert.ok(stretched.modelError! > ERROR_BAR_CAP);
+  assert.equal(stretched.required, ERROR_BAR_CAP);
+  assert.equal(stretched.decision, 'keep', 'a 9 % gain stays under the cap');
+  assert.match(stretched.reason!, /asked for up to 25\.0 %/);
+  const spread = balance(profile(lanes(20e6, [8])), { strategy: 'greedy', search: false });
+  assert.ok(spread.modelError! > ERROR_BAR_CAP);
+  assert.equal(spread.decision, 'apply', 'a 2× gain is beyond any error bar');
 });
 
 test('communication-aware: a move must pay for the transfers it adds; writers of DFs no CF reads stay', () => {
