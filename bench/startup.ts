@@ -2,7 +2,9 @@
 // ucodes, 1 thread) at 1 000, 20 000 and 200 000 fragments, the system thread's CPU per
 // fragment over each (`luna run --timing`), and the fixed cost of a short run over a long run's
 // rate; the same with V8's own tiering budget (LUNA_V8_BUDGET=default, bin/luna) beside
-// luna's; the empty program's start-up (spawn to its first ucode) and what its memory is made of.
+// luna's; the link of a chain at which V8 marks and optimises each of the runtime's hot functions
+// (`--trace-opt`, a count that the machine's load does not change, unlike the CPU figures); the
+// empty program's start-up (spawn to its first ucode) and what its memory is made of.
 //
 //   node dist/bench/run.js startup [--reps N] [--no-save]
 //
@@ -10,11 +12,11 @@
 // alternated A B A B; they hold under moderate load but the tiering comparison does not: V8
 // optimises on a background thread, which a loaded machine starves (docs/benchmarks.md).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { fmt, LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, median, retry, ROOT, section, sig, table, type Ctx, type SuiteOutput } from './common.js';
+import { fmt, LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, median, prog, retry, ROOT, section, sig, table, type Ctx, type SuiteOutput } from './common.js';
 import { writeProgram } from './original/programs.js';
 import { CXXFLAGS } from './original/runner.js';
 import { SPAN_TAG } from './original/spans.js';
@@ -35,27 +37,57 @@ process.on('exit', () => {
 });
 `;
 
+/** The chain's ucodes, the step printing every LINK_EVERY-th link on stdout, where V8's --trace-opt writes. */
+const LINK_EVERY = 250;
+const LINKED_CHAIN = `#include "ucenv.h"
+#include <cstdio>
+using namespace luna::ucenv;
+extern "C" {
+void c_start(OutputDF &x) { x = 0; }
+void c_step(const InputDF &prev, int us, OutputDF &next) { (void)us; int v = prev.get_int(); if (v % ${LINK_EVERY} == 0) { std::printf("luna-link %d\\n", v); std::fflush(stdout); } next = v + 1; }
+void c_check(int n, const InputDF &last) { if (last.get_int() != n) ABORT("chain: x[n] is not n"); }
+}
+`;
+/** The runtime's functions on a chain's per-fragment path, in the order V8 11 marks them with its default budget. */
+const HOT = ['callUcode', 'call', 'inlineable', 'runInline', 'examine', 'post', 'newCf', 'read', 'pumpFifo'];
+
+/** The link at which each hot function was first marked for optimisation and first optimised, from a run's --trace-opt output. */
+export function tieringLinks(out: string): { marked: Map<string, number>; optimised: Map<string, number> } {
+  const marked = new Map<string, number>(), optimised = new Map<string, number>();
+  let link = 0;
+  for (const line of out.split('\n')) {
+    const l = /^luna-link (\d+)/.exec(line);
+    if (l) { link = Number(l[1]); continue; }
+    const m = /^\[(marking|completed optimizing) \S+ <JSFunction (\w+) /.exec(line);
+    if (!m || !HOT.includes(m[2]!)) continue;
+    const into = m[1] === 'marking' ? marked : optimised;
+    if (!into.has(m[2]!)) into.set(m[2]!, link);
+  }
+  return { marked, optimised };
+}
+
 interface Run { cpuMs: number; firstMs: number; memory?: Record<string, number> }
 
 /** One `luna run --timing` of a program with the C++ ucodes beside it, as bench/original runs it. */
-function runOnce(fa: string, args: number[], env: Record<string, string>, probe?: string): Promise<Run> {
+function runOnce(fa: string, args: number[], env: Record<string, string>, probe?: string, nodeFlags: string[] = []): Promise<Run & { out: string }> {
   return new Promise((res, rej) => {
-    const argv = [...LUNA_NODE_FLAGS, ...(probe ? ['--import', pathToFileURL(probe).href] : []), LUNA, 'run', '--timing', '--quiet', '--threads', '1', '--ucodes', join(dirname(fa), 'ucodes.cpp'), fa, ...args.map(String)];
+    const argv = [...LUNA_NODE_FLAGS, ...nodeFlags, ...(probe ? ['--import', pathToFileURL(probe).href] : []), LUNA, 'run', '--timing', '--quiet', '--threads', '1', '--ucodes', join(dirname(fa), 'ucodes.cpp'), fa, ...args.map(String)];
     const t0 = process.hrtime.bigint(); // CLOCK_MONOTONIC, the clock the ucodes' timestamps read
     const child = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...LUNA_NODE_ENV, LUNA_CXXFLAGS: CXXFLAGS, ...env } });
     let out = '';
-    const keep = (d: Buffer): void => { if (out.length < 1 << 16) out += d.toString(); };
+    const keep = (d: Buffer): void => { if (out.length < 1 << 22) out += d.toString(); };
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     child.on('error', rej);
     child.on('close', (code) => {
       const timing = /luna: timing: (\{.*\})/.exec(out);
       const begin = new RegExp(`^${SPAN_TAG} begin (\\d+)`, 'm').exec(out);
-      if (code !== 0 || !timing || !begin) { rej(new Error(`luna run ${args.join(' ')}: exit ${code}: ${out.trim().split('\n').slice(-4).join(' | ')}`)); return; }
+      if (code !== 0 || !timing) { rej(new Error(`luna run ${args.join(' ')}: exit ${code}: ${out.trim().split('\n').slice(-4).join(' | ')}`)); return; }
       const memory = /^luna-memory (\{.*\})/m.exec(out);
       res({
         cpuMs: (JSON.parse(timing[1]!) as { systemCpuMs: number }).systemCpuMs,
-        firstMs: Number(BigInt(begin[1]!) - t0) / 1e6,
+        firstMs: begin ? Number(BigInt(begin[1]!) - t0) / 1e6 : NaN,
+        out,
         ...(memory ? { memory: JSON.parse(memory[1]!) as Record<string, number> } : {}),
       });
     });
@@ -105,6 +137,25 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       }
       notes.push('chain, C++ ucodes, 1 thread: system-thread CPU per fragment (µs) over the whole run; warm = (CPU at 200 000 − at 20 000) / 180 000; fixed = CPU at 20 000 − 20 000 × warm (ms)');
       notes.push(table(rows, ['budget', ...LENGTHS.map((n) => `${n}`), 'warm', 'fixed ms']));
+    });
+
+    await section(ctx, notes, 'tiering links', async () => {
+      const sub = join(dir, 'linked');
+      mkdirSync(sub);
+      const fa = join(sub, 'chain.fa');
+      copyFileSync(prog('chain/chain.fa'), fa);
+      writeFileSync(join(sub, 'ucodes.cpp'), LINKED_CHAIN);
+      const rows: string[][] = [];
+      for (const b of Object.keys(BUDGETS) as Budget[]) {
+        const { marked, optimised } = tieringLinks((await runOnce(fa, [20_000, 0], BUDGETS[b], undefined, ['--trace-opt'])).out);
+        const at = (m: Map<string, number>, k: string): number => m.get(k) ?? NaN;
+        f[`${b}.pumpMarkedAtLink`] = at(marked, 'pumpFifo');
+        f[`${b}.pumpOptimisedAtLink`] = at(optimised, 'pumpFifo');
+        f[`${b}.lastMarkedAtLink`] = Math.max(...HOT.map((k) => at(marked, k)));
+        rows.push([b === 'luna' ? "luna's budget" : "V8's default", ...HOT.map((k) => `${fmt(at(marked, k))} / ${fmt(at(optimised, k))}`)]);
+      }
+      notes.push(`chain 20 000, C++ ucodes, 1 thread: the link at which V8 marked / optimised each function (to within ${LINK_EVERY} links; the optimised link depends on the compiler thread's share of the machine, the marked one less so (the pump's turns end by the clock); NaN: not in this run)`);
+      notes.push(table(rows, ['budget', ...HOT]));
     });
 
     await section(ctx, notes, 'empty program', async () => {
