@@ -3,8 +3,10 @@
 // fragment over each (`luna run --timing`), and the fixed cost of a short run over a long run's
 // rate; the same with V8's own tiering budget (LUNA_V8_BUDGET=default, bin/luna) beside
 // luna's; the link of a chain at which V8 marks and optimises each of the runtime's hot functions
-// (`--trace-opt`, a count that the machine's load does not change, unlike the CPU figures); the
-// empty program's start-up (spawn to its first ucode) and what its memory is made of.
+// (`--trace-opt`, a count that the machine's load changes little, unlike the CPU figures); the
+// bytes the system thread allocates per fragment and where (V8's sampling heap profiler, every
+// allocation counted whether it survives or not: load-independent too); the empty program's
+// start-up (spawn to its first ucode) and what its memory is made of.
 //
 //   node dist/bench/run.js startup [--reps N] [--no-save]
 //
@@ -65,6 +67,25 @@ export function tieringLinks(out: string): { marked: Map<string, number>; optimi
   }
   return { marked, optimised };
 }
+
+/**
+ * Samples every allocation of the process's main thread (V8's sampling heap profiler through the
+ * inspector, objects collected since included) and prints, at exit, the sampled bytes per
+ * allocating function.
+ */
+const ALLOCATION_PROBE = `import { Session } from 'node:inspector';
+import { writeSync } from 'node:fs';
+const s = new Session();
+s.connect();
+s.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+process.on('exit', () => s.post('HeapProfiler.stopSampling', (e, r) => {
+  if (e) return;
+  const by = new Map();
+  const walk = (n) => { const k = n.callFrame.functionName || '(anonymous)'; if (n.selfSize) by.set(k, (by.get(k) ?? 0) + n.selfSize); n.children.forEach(walk); };
+  walk(r.profile.head);
+  writeSync(2, 'luna-allocated ' + JSON.stringify(Object.fromEntries(by)) + '\\n');
+}));
+`;
 
 interface Run { cpuMs: number; firstMs: number; memory?: Record<string, number> }
 
@@ -156,6 +177,25 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       }
       notes.push(`chain 20 000, C++ ucodes, 1 thread: the link at which V8 marked / optimised each function (to within ${LINK_EVERY} links; the optimised link depends on the compiler thread's share of the machine, the marked one less so (the pump's turns end by the clock); NaN: not in this run)`);
       notes.push(table(rows, ['budget', ...HOT]));
+    });
+
+    await section(ctx, notes, 'allocations', async () => {
+      const probeFile = join(dir, 'allocation-probe.mjs');
+      writeFileSync(probeFile, ALLOCATION_PROBE);
+      const bytes = async (n: number): Promise<Record<string, number>> => {
+        const out = (await runOnce(chain, [n, 0], {}, probeFile)).out;
+        const m = /^luna-allocated (\{.*\})/m.exec(out);
+        if (!m) throw new Error(`the allocation probe printed nothing: ${out.trim().split('\n').slice(-3).join(' | ')}`);
+        return JSON.parse(m[1]!) as Record<string, number>;
+      };
+      // per fragment: the difference of two lengths takes out what start-up and the end allocate
+      const short = await bytes(20_000), long = await bytes(200_000);
+      const names = new Set([...Object.keys(short), ...Object.keys(long)]);
+      const at = (r: Record<string, number>, k: string): number => (Object.hasOwn(r, k) ? r[k]! : 0);
+      const per = [...names].map((k) => [k, (at(long, k) - at(short, k)) / 180_000] as const).sort((a, b) => b[1] - a[1]);
+      const total = per.reduce((t, [, v]) => t + v, 0);
+      f['chain.allocatedBytesPerCf'] = sig(total); units['chain.allocatedBytesPerCf'] = 'B';
+      notes.push(`chain, C++ ucodes, 1 thread: the system thread allocates ${fmt(total)} bytes a fragment (sampled, (200 000 − 20 000)-fragment difference); by function: ${per.slice(0, 10).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}`);
     });
 
     await section(ctx, notes, 'empty program', async () => {
