@@ -99,9 +99,10 @@ export class NodeRuntime {
    * thread; `fedNone`/`fedSpun`/`fedSlept`: how the workers' waits for fed values ended
    * (exec/protocol.ts FedWaits); `systemWakes`/`workerWakes`: sleeping workers woken by the
    * system thread (batches, feed requests, answers; up to its last result) and by workers (fed
-   * values)
+   * values); `examined`: CFs examined in full (a parked CF made ready from the task it prepared
+   * when it parked is not)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -356,6 +357,7 @@ export class NodeRuntime {
     try {
       if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
     } catch (e) { this.fail(e); return; }
+    this.stats.examined = this.interp.examined;
     if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
     if (this.idle()) this.onIdle();
     else if (!this.scheduled) this.exec.rest?.();
