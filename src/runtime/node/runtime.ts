@@ -557,9 +557,9 @@ export class NodeRuntime {
     for (let w = 0; w < lanes.lanes; w++) {
       const tail = this.tails[w];
       if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
-      const b = new BatchBuilder(this.st, tail);
-      const succ = b.soleWaiter(tail.cfs[tail.cfs.length - 1]!);
+      const succ = BatchBuilder.soleWaiter(this.st, tail.cfs[tail.cfs.length - 1]!);
       if (succ === null || succ.site.kind !== 'call') continue;
+      const b = new BatchBuilder(this.st, tail);
       if (this.interp.examine(succ, b) !== TASK) continue;
       b.add(succ);
       b.extend(this.interp, this.batchLimit());
