@@ -519,7 +519,14 @@ export class NodeRuntime {
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values; an
       // output another node reads leaves only when the batch returns: then it is kept short
       const fed = this.size === 1 || !this.readElsewhere(cf);
-      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, cfMinNs: this.costMin[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false, fed });
+      const z = this.fedSizing;
+      z.cfNs = this.costNs[cf.site.code]!;
+      z.cfMinNs = this.costMin[cf.site.code]!;
+      z.lanes = lanes;
+      z.nodes = this.size;
+      z.stealable = this.program.hasStealable;
+      z.fed = fed;
+      const limit = this.policy.chainLength(z);
       if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
@@ -538,6 +545,8 @@ export class NodeRuntime {
     return false;
   }
 
+  /** how long a lane's fed batch may grow, as the policy is asked for each fed CF (one object, reused) */
+  private readonly fedSizing = { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false };
   /** what the policy is told of each fed CF (one object, reused) */
   private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean };
   /** the CF feedAcross is placing (what fedView.follows is asked about) */
