@@ -6,7 +6,9 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { bundleSpmdProgram, ProgramBuildError } from '../spmd/bundle.js';
 import { runSpmdNode, type SpmdRunResult } from '../spmd/run.js';
-import { detectLaunch } from '../runtime/launch/env.js';
+import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
+import { nodeCpus } from '../runtime/launch/binding.js';
+import { cpuSet } from '../core/cpus.js';
 import { newRunOrigin } from '../trace/clock.js';
 import { openTraceDir, writeManifest, listTraceFiles } from '../trace/dir.js';
 import { VERSION as TRACE_FORMAT_VERSION } from '../trace/format.js';
@@ -56,7 +58,9 @@ export async function spmdCommand(file: string, args: string[], o: SpmdCliOption
       writeManifest(o.trace, { ...manifest, clock: { ...manifest.clock, offsets: res.clockOffsets ?? manifest.clock.offsets }, status: res.status, ...(res.message ? { message: res.message } : {}), files: listTraceFiles(o.trace) });
     }
   };
-  const base = { program, args, threads, traceDir: o.trace, traceOrigin: origin };
+  // the node's share of the machine's CPUs, as `luna run` counts it: its waits spin only within it
+  const cpus = nodeCpus(launch, ranksOnThisHost(launch, nodes), cpuSet());
+  const base = { program, args, threads, traceDir: o.trace, traceOrigin: origin, cpus };
   if (launch.launcher === 'local' && nodes === 1) {
     const res = await runSpmdNode(base);
     finish(res);

@@ -19,6 +19,12 @@ export const NODE_ARRIVE = 4;
  * completes it) raises it, and barrier waiters spin and sleep on this one word alone
  */
 export const BARRIER = 5;
+/**
+ * the node's ranks on a CPU: started and neither asleep nor returned. A wait spins only while
+ * these (and, for a wait on another node, the system thread that must take the reply) fit in the
+ * node's CPUs (RankInit.cpus): a spinner beyond them holds the core the thread it waits for needs.
+ */
+export const AWAKE = 6;
 const HEADER = 8;
 
 // per rank

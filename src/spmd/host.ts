@@ -10,7 +10,7 @@ import type { Channel, Router } from '../runtime/transport/router.js';
 import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
-import { availableParallelism } from 'node:os';
+import { cpuSet } from '../core/cpus.js';
 import { ABORT, ARRIVE, BARRIER, boardWords, bump, DONE, EPOCH, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
@@ -30,8 +30,11 @@ export const SPIN_MS = 0.1;
  */
 export const REMOTE_SPIN_MS = 0.3;
 /**
- * With more ranks on a node than cores, a spinning rank holds the core the rank it waits for
- * needs: spin only briefly.
+ * When the node's threads on a CPU outnumber its CPUs, a spinning rank holds the core the thread
+ * it waits for needs: spin only this briefly. A wait on another node needs the node's system
+ * thread besides (it takes the reply from the socket): with 2 node processes of one rank on 2
+ * cores, ranks spinning their full 300 µs left both system threads without a core until the
+ * spins ran out, and a barrier across the processes took 388–441 µs.
  */
 export const CROWDED_SPIN_MS = 0.005;
 /** Bytes of a remote read sent per message: the reader copies one chunk while the next travels. */
@@ -56,6 +59,8 @@ export interface SpmdNodeOptions {
   trace?: { dir: string };
   spinMs?: number;
   remoteSpinMs?: number;
+  /** CPUs the node may count on (default: this process's; nodes on one machine share them) */
+  cpus?: number;
 }
 
 /** What a node's ranks cost its system thread and themselves (tests assert them; no timings). */
@@ -123,9 +128,9 @@ export class SpmdNode implements Participant {
 
   /** Start this node's ranks. */
   start(): void {
-    const crowded = this.perNode > availableParallelism();
-    const spinMs = this.o.spinMs ?? (crowded ? CROWDED_SPIN_MS : SPIN_MS);
-    const remoteSpinMs = this.o.remoteSpinMs ?? (crowded ? CROWDED_SPIN_MS : REMOTE_SPIN_MS);
+    const cpus = Math.max(1, this.o.cpus ?? cpuSet().count);
+    const spinMs = this.o.spinMs ?? SPIN_MS;
+    const remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS;
     for (let i = 0; i < this.perNode; i++) {
       const rank = this.rank0 + i;
       const { port1, port2 } = new MessageChannel();
@@ -133,7 +138,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));

@@ -21,6 +21,10 @@ export interface RankInit {
   spinMs: number;
   /** ms to spin before sleeping in a wait for another node (a remote access, a barrier across nodes) */
   remoteSpinMs: number;
+  /** CPUs the node may count on (its share of the machine): waits spin only while the node's busy threads fit */
+  cpus: number;
+  /** ms a wait spins when they do not fit */
+  crowdedSpinMs: number;
 }
 
 /** Requests a rank sends its node; those with an id get an Answer. */

@@ -5,7 +5,7 @@ import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, BARRIER, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
+import { ABORT, ARRIVE, AWAKE, BARRIER, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
@@ -59,6 +59,20 @@ export class Rank {
     this.perNode = init.threads / init.nodes;
     this.board = new Int32Array(init.board);
     this.base = rankBase(init.rank);
+    Atomics.add(this.board, AWAKE, 1);
+  }
+
+  /** The rank returned (or failed): it no longer takes a CPU. */
+  ended(): void {
+    Atomics.sub(this.board, AWAKE, 1);
+  }
+
+  /**
+   * Whether a wait may go on spinning: the node's ranks on a CPU (this one included) and, for a
+   * wait on another node, the system thread that must take the reply, fit in the node's CPUs.
+   */
+  private roomToSpin(remote: boolean): boolean {
+    return Atomics.load(this.board, AWAKE) + (remote ? 1 : 0) <= this.init.cpus;
   }
 
   nodeOf(rank: number): number {
@@ -149,13 +163,17 @@ export class Rank {
     const t0 = this.trace ? this.now() : 0;
     const c0 = this.trace ? threadCpuNs() : 0;
     const scale = remote ? 1 : 0;
-    const spinUntil = performance.now() + (remote ? this.init.remoteSpinMs : this.init.spinMs) * this.spinScale[scale]!;
+    const start = performance.now();
+    const spinUntil = start + (remote ? this.init.remoteSpinMs : this.init.spinMs) * this.spinScale[scale]!;
+    // without room on the node's CPUs a spin is brief (crowdedSpinMs), then the rank sleeps
+    const crowdedUntil = start + this.init.crowdedSpinMs;
     let spun = true, long = false;
     let parked = '';
     let silent = true;
     for (;;) {
       if (b[ABORT] !== 0) throw new RunStopped();
-      if (performance.now() < spinUntil) { if (cond()) break; continue; }
+      const t = performance.now();
+      if (t < spinUntil && (t < crowdedUntil || this.roomToSpin(remote))) { if (cond()) break; continue; }
       spun = false;
       const e = Atomics.load(b, word);
       Atomics.add(b, SLEEPERS, 1);
@@ -174,7 +192,9 @@ export class Rank {
         Atomics.add(b, this.base + PARKS, 1);
       }
       Atomics.add(b, this.base + SLEEPS, 1);
+      Atomics.sub(b, AWAKE, 1);
       const woke: string = b[ABORT] === 0 ? Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined) : 'ok';
+      Atomics.add(b, AWAKE, 1);
       // a silent sleep that ran out parks next time; one woken by a change starts silent again
       silent = woke !== 'timed-out';
       if (!silent) long = true;

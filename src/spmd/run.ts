@@ -25,6 +25,8 @@ export interface SpmdRunOptions {
   /** spin before sleeping in waits for ranks of this node / for other nodes (ms; defaults: host.ts) */
   spinMs?: number;
   remoteSpinMs?: number;
+  /** CPUs this node may count on (default: this process's; the CLI shares a machine's among its nodes) */
+  cpus?: number;
   interrupt?: AbortSignal;
 }
 
@@ -44,7 +46,7 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const control = new Control(router, wallNs);
   let node: SpmdNode;
   try {
-    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs });
+    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs, cpus: o.cpus });
   } catch (e) {
     tr?.close();
     await tp.close();
