@@ -47,6 +47,7 @@ const EMPTY = new Uint8Array(0);
 const FLAGS = 1, GET = 2, GOT = 3, PUT = 4, PUT_ACK = 5, LOCK = 6, GRANT = 7, UNLOCK = 8, ARRIVED = 9, ALLOCATED = 10;
 /** the layer's message tags on its channel (tests count the messages an operation costs) */
 export const SPMD_TAGS = { FLAGS, GET, GOT, PUT, PUT_ACK, LOCK, GRANT, UNLOCK, ARRIVED, ALLOCATED } as const;
+const TAG_NAMES: Record<number, string> = Object.fromEntries(Object.entries(SPMD_TAGS).map(([k, v]) => [v, k]));
 
 export interface SpmdNodeOptions {
   /** the bundled program (ESM file) and its arguments */
@@ -72,6 +73,9 @@ export interface SpmdCounts {
   /** per rank of this node: times it went to sleep in a wait, and times it parked (told the node) */
   sleeps: number[];
   parks: number[];
+  /** the layer's messages this node sent to other nodes, and those it received, by tag (SPMD_TAGS) */
+  sent: Record<string, number>;
+  received: Record<string, number>;
 }
 
 interface ArrayRec { buffer: SharedArrayBuffer; bytes: number; perRank: number; desc: string; rank: number; site: string }
@@ -91,6 +95,8 @@ export class SpmdNode implements Participant {
   private handled = 0;
   private readonly requests: Record<string, number> = {};
   private answers = 0;
+  private readonly sent: Record<string, number> = {};
+  private readonly received: Record<string, number> = {};
   private done = 0;
   private readonly parks: ({ text: string; site: string } | undefined)[] = [];
   /** requests sent to other nodes: who waits for the answer */
@@ -222,21 +228,21 @@ export class SpmdNode implements Participant {
           const req = this.nextReq++;
           this.pending.set(req, { rank: i, id: m.id, landed: 0, size: m.k === 'get' ? m.size : 0 });
           const e = this.enc.reset().varint(req).varint(m.arr).varint(m.owner).varint(m.local);
-          if (m.k === 'get') this.ch.send(this.nodeOf(m.owner), GET, e.varint(m.count).finishCopy());
-          else this.ch.send(this.nodeOf(m.owner), PUT, e.finishCopy(), m.bytes);
+          if (m.k === 'get') this.send(this.nodeOf(m.owner), GET, e.varint(m.count).finishCopy());
+          else this.send(this.nodeOf(m.owner), PUT, e.finishCopy(), m.bytes);
           break;
         }
         case 'inbox': this.inboxes[i] = new Uint8Array(m.buffer); break;
         case 'lock': {
           const req = this.nextReq++;
           this.pending.set(req, { rank: i, id: m.id, landed: 0, size: 0 });
-          this.ch.send(this.nodeOf(m.lock % this.o.threads), LOCK, this.enc.reset().varint(req).varint(m.lock).varint(rank).bool(m.attempt).finishCopy());
+          this.send(this.nodeOf(m.lock % this.o.threads), LOCK, this.enc.reset().varint(req).varint(m.lock).varint(rank).bool(m.attempt).finishCopy());
           break;
         }
         case 'unlock': {
           const home = this.nodeOf(m.lock % this.o.threads);
           if (home === this.router.rank) this.handOver(m.lock, rank);
-          else this.ch.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).finishCopy());
+          else this.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).finishCopy());
           break;
         }
         case 'flags': {
@@ -294,9 +300,16 @@ export class SpmdNode implements Participant {
     return { id: m.id, ok: true, value: rec.buffer };
   }
 
+  /** One message of the layer to another node (counted by tag). */
+  private send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+    const name = TAG_NAMES[tag]!;
+    this.sent[name] = (this.sent[name] ?? 0) + 1;
+    this.ch.send(to, tag, body, payload);
+  }
+
   /** The same message to every other node. */
   private toOthers(tag: number, b: Uint8Array): void {
-    for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, tag, b);
+    for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.send(n, tag, b);
   }
 
   private checkAlloc(arr: number, mine: { desc: string; rank: number; site: string }, other: { desc: string; rank: number; site: string }): void {
@@ -339,6 +352,8 @@ export class SpmdNode implements Participant {
 
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.stopped) return;
+    const name = TAG_NAMES[tag] ?? String(tag);
+    this.received[name] = (this.received[name] ?? 0) + 1;
     const d = new Decoder(body);
     try {
       switch (tag) {
@@ -374,7 +389,7 @@ export class SpmdNode implements Participant {
           let at = 0;
           do {
             const n = Math.min(READ_CHUNK, bytes.length - at);
-            this.ch.send(from, GOT, head, bytes.subarray(at, at + n));
+            this.send(from, GOT, head, bytes.subarray(at, at + n));
             at += n;
           } while (at < bytes.length);
           break;
@@ -384,7 +399,7 @@ export class SpmdNode implements Participant {
           // into the owner's memory; nobody waits on it but the putter (its acknowledgement)
           const req = d.varint(), arr = d.varint(), owner = d.varint(), local = d.varint(), bytes = payload ?? EMPTY;
           this.bytesOf(arr, owner, local, bytes.length / this.arrays.get(arr)!.bytes).set(bytes);
-          this.ch.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
+          this.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
           break;
         }
         case PUT_ACK: this.reply(d.varint(), { ok: true }); break;
@@ -406,10 +421,10 @@ export class SpmdNode implements Participant {
     for (;;) {
       const cur = Atomics.load(b, w);
       if (cur === 0) {
-        if (Atomics.compareExchange(b, w, 0, rank + 1) === 0) { this.ch.send(node, GRANT, this.enc.reset().varint(req).bool(true).finishCopy()); return; }
+        if (Atomics.compareExchange(b, w, 0, rank + 1) === 0) { this.send(node, GRANT, this.enc.reset().varint(req).bool(true).finishCopy()); return; }
         continue;
       }
-      if (attempt) { this.ch.send(node, GRANT, this.enc.reset().varint(req).bool(false).finishCopy()); return; }
+      if (attempt) { this.send(node, GRANT, this.enc.reset().varint(req).bool(false).finishCopy()); return; }
       // the holder sees WAITERS when it unlocks and leaves the hand-over to this thread
       if ((cur & WAITERS) !== 0 || Atomics.compareExchange(b, w, cur, cur | WAITERS) === cur) break;
     }
@@ -427,7 +442,7 @@ export class SpmdNode implements Participant {
     const next = q?.shift();
     if (next) {
       Atomics.store(b, w, (next.rank + 1) | (q!.length > 0 ? WAITERS : 0));
-      this.ch.send(next.node, GRANT, this.enc.reset().varint(next.req).bool(true).finishCopy());
+      this.send(next.node, GRANT, this.enc.reset().varint(next.req).bool(true).finishCopy());
     } else {
       Atomics.store(b, w, 0);
       bump(b);
@@ -436,7 +451,7 @@ export class SpmdNode implements Participant {
 
   counts(): SpmdCounts {
     const per = (w: number): number[] => Array.from({ length: this.perNode }, (_, i) => Atomics.load(this.board, rankBase(this.rank0 + i) + w));
-    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS) };
+    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS), sent: { ...this.sent }, received: { ...this.received } };
   }
 
   // ------------------------------------------------------------------ the end

@@ -5,6 +5,7 @@ import { Control, type ClusterResult } from '../runtime/cluster/control.js';
 import { MemoryMesh } from '../runtime/transport/memory.js';
 import { Router } from '../runtime/transport/router.js';
 import type { Transport } from '../runtime/transport/types.js';
+import type { TcpTransport } from '../runtime/transport/tcp.js';
 import { setRunOrigin, wallNs, runOrigin } from '../trace/clock.js';
 import { STATUS, type RunStatus } from '../trace/schema.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
@@ -36,6 +37,8 @@ export interface SpmdRunResult extends ClusterResult {
   wallNs: number;
   /** what this node's ranks cost its system thread and themselves (absent when the node never started) */
   counts?: SpmdCounts;
+  /** the transport's own counters when it keeps them (TCP: frames sent and socket writes, every layer's) */
+  transport?: { framesSent: number; socketWrites: number };
 }
 
 export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
@@ -61,11 +64,12 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const res = await control.done;
   o.interrupt?.removeEventListener('abort', onInterrupt);
   const counts = node.counts();
+  const stats = (tp as Partial<TcpTransport>).stats?.();
   await node.stop();
   const ended = wallNs();
   const status: RunStatus = res.ok ? 'completed' : res.kind === 'hang' ? 'hung' : res.kind === 'lost' ? 'lost' : 'failed';
   tr?.programFinish(ended, STATUS.indexOf(status));
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets, wallNs: ended - started, counts };
+  return { ...res, status, clockOffsets, wallNs: ended - started, counts, ...(stats ? { transport: { framesSent: stats.framesSent, socketWrites: stats.socketWrites } } : {}) };
 }

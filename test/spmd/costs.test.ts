@@ -1,0 +1,62 @@
+// What barriers, gets and memgets cost across two real node processes (`luna spmd --nodes 2`
+// over the TCP/Unix-socket transport): requests the ranks posted to their node's system thread,
+// the layer's messages each node sent and received by tag, the transport's socket writes, the
+// ranks' sleeps — each node's counts as it writes them under $LUNA_SPMD_COUNTS. No timings.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { explain, inTempDir, luna } from '../cli/helpers.js';
+import { READ_CHUNK, type SpmdCounts } from '../../src/spmd/host.js';
+
+const PROGRAMS = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../../test/spmd/programs');
+
+type NodeCounts = SpmdCounts & { transport?: { framesSent: number; socketWrites: number } };
+
+async function counts(name: string, threads: number, args: string[]): Promise<NodeCounts[]> {
+  return inTempDir('luna-spmd-costs-', async (dir) => {
+    const r = await luna(['spmd', '--nodes', '2', '--threads', String(threads), join(PROGRAMS, `${name}.ts`), ...args], dir, 90_000, { ...process.env, LUNA_SPMD_COUNTS: dir });
+    assert.equal(r.status, 0, explain(r));
+    return [0, 1].map((n) => JSON.parse(readFileSync(join(dir, `node-${n}.json`), 'utf8')) as NodeCounts);
+  });
+}
+
+test('across two processes a barrier phase costs each node one request, one message each way and one socket write', async () => {
+  const n = 100;
+  const phases = 1 + 2 * n; // the start, n barriers, n notify/wait pairs
+  for (const threads of [2, 4]) {
+    const nodes = await counts('barriers', threads, [String(n)]);
+    for (const [i, c] of nodes.entries()) {
+      // whatever the ranks per node: the node's last arriver asks once, its node tells the other once
+      assert.equal(c.requests.arrive, phases, `node ${i}, ${threads} ranks: arrive requests`);
+      assert.equal(c.sent.ARRIVED, phases, `node ${i}: ARRIVED sent`);
+      assert.equal(c.received.ARRIVED, phases, `node ${i}: ARRIVED received`);
+      assert.deepEqual(Object.keys(c.sent).sort(), ['ARRIVED'], `node ${i}: only arrivals travel`);
+      // no barrier waits for another's message to travel: each arrival leaves in a write of its
+      // own, and the run's other writes (mesh, control, end) are few
+      const w = c.transport!.socketWrites;
+      assert.ok(w >= phases && w <= phases + 30, `node ${i}: ${w} socket writes for ${phases} phases`);
+      // a wait sleeps at most twice (its silent sleep and a parked one)
+      for (const s of c.sleeps) assert.ok(s <= 2 * phases + 10, `node ${i}: a rank slept ${s} times in ${phases} phases`);
+    }
+  }
+});
+
+test('across two processes a get is one request, one GET and one GOT; a memget one request and a GOT per chunk; the owner asks nothing', async () => {
+  const k = 40, n = 3 * (READ_CHUNK / 8) + 5; // the memget spans 4 chunks
+  const [c0, c1] = await counts('remote', 2, [String(k), String(n)]);
+  assert.equal(c0!.requests.get, k + 1);
+  assert.equal(c0!.sent.GET, k + 1);
+  assert.equal(c1!.received.GET, k + 1);
+  assert.equal(c1!.sent.GOT, k + 4);
+  assert.equal(c0!.received.GOT, k + 4);
+  // puts: one message each way, acknowledged by an answer to the putter
+  assert.equal(c0!.sent.PUT, k);
+  assert.equal(c1!.sent.PUT_ACK, k);
+  assert.equal(c0!.answers, 2 + k);
+  // the owner's system thread answered from memory: rank 1 posted no request for them
+  assert.equal(c1!.requests.get ?? 0, 0);
+  assert.equal(c1!.requests.put ?? 0, 0);
+  // the owner sent its answers to each read in one write: the memget's four chunks together
+  assert.ok(c1!.transport!.socketWrites <= c1!.transport!.framesSent);
+});
