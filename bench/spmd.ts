@@ -83,7 +83,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f.getVsRawRtt2procs = sig(med(two, 'getVsRawRtt'));
       f.memgetVsRaw2procs = sig(med(two, 'memgetVsRaw'));
       Object.assign(units, { rawRttUs2procs: 'µs', rawFetchGBps2procs: 'GB/s' });
-      notes.push(`across processes: rank 0 alternates 5 blocks of the layer's gets and memgets with raw round trips and raw 1 MiB fetches over a ${rawSocketKind()} between the same two ranks' threads; the ratios are of the blocks' medians`);
+      notes.push(`across processes: rank 0 alternates 5 blocks of the layer's gets and memgets with raw round trips and raw 1 MiB fetches over ${rawSocketKind()} between the same two ranks' threads; the ratios are of the blocks' medians`);
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
