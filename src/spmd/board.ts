@@ -25,7 +25,15 @@ export const BARRIER = 5;
  * node's CPUs (RankInit.cpus): a spinner beyond them holds the core the thread it waits for needs.
  */
 export const AWAKE = 6;
-const HEADER = 8;
+/**
+ * the ranks' requests the system thread handled, what they sent written to the sockets: a rank
+ * writes a message to another node's socket itself only when this equals POSTED (nothing it
+ * asked before could arrive after it)
+ */
+export const HANDLED = 7;
+/** messages the node's ranks wrote to other nodes' sockets themselves (counted as sent for termination detection) */
+export const DIRECT = 8;
+const HEADER = 10;
 
 // per rank
 /** what the rank does: RUNNING, PARKED (asleep in a wait) or DONE (returned) */

@@ -6,12 +6,12 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { RANK_WORKER } from './paths.js';
 import { Decoder, Encoder } from '../runtime/transport/codec.js';
-import type { Channel, Router } from '../runtime/transport/router.js';
+import { TAG_BITS, type Channel, type Router } from '../runtime/transport/router.js';
 import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { cpuSet } from '../core/cpus.js';
-import { ABORT, ARRIVE, BARRIER, boardWords, bump, DONE, EPOCH, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
@@ -76,6 +76,8 @@ export interface SpmdCounts {
   /** the layer's messages this node sent to other nodes, and those it received, by tag (SPMD_TAGS) */
   sent: Record<string, number>;
   received: Record<string, number>;
+  /** messages the node's ranks wrote to other nodes' sockets themselves (barrier arrivals) */
+  direct: number;
 }
 
 interface ArrayRec { buffer: SharedArrayBuffer; bytes: number; perRank: number; desc: string; rank: number; site: string }
@@ -95,6 +97,8 @@ export class SpmdNode implements Participant {
   private handled = 0;
   private readonly requests: Record<string, number> = {};
   private answers = 0;
+  /** the ranks' direct frames already added to the router's count of messages sent */
+  private directCounted = 0;
   private readonly sent: Record<string, number> = {};
   private readonly received: Record<string, number> = {};
   private done = 0;
@@ -137,6 +141,8 @@ export class SpmdNode implements Participant {
     const cpus = Math.max(1, this.o.cpus ?? cpuSet().count);
     const spinMs = this.o.spinMs ?? SPIN_MS;
     const remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS;
+    const links = Array.from({ length: this.router.size }, (_, n) => (n === this.router.rank ? null : this.router.transport.directLink?.(n) ?? null));
+    const arrivedWire = ((CHANNEL.spmd << TAG_BITS) | ARRIVED) >>> 0;
     for (let i = 0; i < this.perNode; i++) {
       const rank = this.rank0 + i;
       const { port1, port2 } = new MessageChannel();
@@ -144,7 +150,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -165,6 +171,10 @@ export class SpmdNode implements Participant {
   // ------------------------------------------------------------------ participant
 
   idle(): boolean {
+    // the control reads the router's counts after asking this: frames the ranks wrote themselves count as sent
+    const direct = Atomics.load(this.board, DIRECT);
+    this.router.sent += direct - this.directCounted;
+    this.directCounted = direct;
     if (this.handled !== Atomics.load(this.board, POSTED)) return false;
     if (this.done === this.perNode) return true;
     // every rank returned or asleep on a word that has not moved since: only a change (a message
@@ -253,16 +263,22 @@ export class SpmdNode implements Participant {
           break;
         }
         case 'arrive': {
-          // every rank of this node arrived at a barrier phase: one message per other node
+          // every rank of this node arrived at a barrier phase: one message per other node (those
+          // the arriving rank could not write to itself)
           const b = this.enc.reset().varint(this.router.rank).varint(m.phase).finishCopy();
-          this.toOthers(ARRIVED, b);
+          if (m.to) for (const n of m.to) this.send(n, ARRIVED, b);
+          else this.toOthers(ARRIVED, b);
           break;
         }
         case 'park': this.parks[i] = { text: m.text, site: m.site }; setImmediate(() => this.look()); break;
         case 'done': this.done++; this.control.wake(); break;
         case 'fault': this.done++; this.rankFault(m.message); break;
       }
+      // what it sent is written now, and a rank may write to the sockets itself again (HANDLED)
+      this.router.flush();
+      Atomics.store(this.board, HANDLED, this.handled);
     } catch (e) {
+      Atomics.store(this.board, HANDLED, this.handled);
       if (m.k === 'get') {
         // the rank waits on its LANDED word: -1 sends it to the answer
         const w = rankBase(rank) + LANDED;
@@ -451,7 +467,7 @@ export class SpmdNode implements Participant {
 
   counts(): SpmdCounts {
     const per = (w: number): number[] => Array.from({ length: this.perNode }, (_, i) => Atomics.load(this.board, rankBase(this.rank0 + i) + w));
-    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS), sent: { ...this.sent }, received: { ...this.received } };
+    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS), sent: { ...this.sent }, received: { ...this.received }, direct: Atomics.load(this.board, DIRECT) };
   }
 
   // ------------------------------------------------------------------ the end

@@ -2,10 +2,13 @@
 // then sleep on EPOCH), asking the node's system thread what only it can do (allocate, reach
 // another node), and the errors that name the rank, the call site and the operation.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { writeSync } from 'node:fs';
+import { Encoder } from '../runtime/transport/codec.js';
+import { encodeFrame } from '../runtime/transport/frame.js';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, AWAKE, BARRIER, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
+import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
@@ -334,9 +337,34 @@ export class Rank {
       const first = this.firstLocal;
       let all = true;
       for (let t = first; t < first + this.perNode && all; t++) if (this.word(t, ARRIVE) < p) all = false;
-      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.post({ k: 'arrive', id: 0, phase: p });
+      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.tellArrival(p);
     }
     releaseIfComplete(this.board, this.threads, p);
+  }
+
+  private readonly enc = new Encoder(16);
+
+  /**
+   * This node's ranks all arrived at phase p: tell every other node — by writing the ARRIVED frame
+   * to its socket from this thread (no wake-up of the system thread, whose turn costs the chain a
+   * wake-up on each side) where the link allows it and nothing this node asked its system thread
+   * is still unsent (it could arrive after), else through the system thread.
+   */
+  private tellArrival(p: number): void {
+    const b = this.board;
+    const direct = Atomics.load(b, HANDLED) === Atomics.load(b, POSTED);
+    let frame: Uint8Array | undefined;
+    let rest: number[] | undefined;
+    for (let n = 0; n < this.nodes; n++) {
+      if (n === this.node) continue;
+      const link = this.init.links[n];
+      if (direct && link) {
+        frame ??= encodeFrame(this.init.arrivedWire, this.enc.reset().varint(this.node).varint(p).finish());
+        if (writeFrame(link.fd, new Int32Array(link.words), frame, b)) continue;
+      }
+      (rest ??= []).push(n);
+    }
+    if (rest) this.post({ k: 'arrive', id: 0, phase: p, ...(rest.length < this.nodes - 1 ? { to: rest } : {}) });
   }
 
   /** Wait until barrier phase p is complete (every rank of the run arrived). */
@@ -353,6 +381,33 @@ export class Rank {
 
   word(rank: number, word: number): number {
     return Atomics.load(this.board, rankBase(rank) + word);
+  }
+}
+
+/**
+ * Write a whole frame to a link's socket from this thread (transport/types.ts DirectLink): under
+ * the link's lock, only while the transport holds no bytes for it. False when it did not write
+ * (the caller sends through the system thread): the lock taken, bytes pending, or the socket full.
+ */
+function writeFrame(fd: number, words: Int32Array, frame: Uint8Array, board: Int32Array): boolean {
+  if (Atomics.compareExchange(words, 0, 0, 1) !== 0) return false;
+  try {
+    if (Atomics.load(words, 1) !== 0) return false;
+    // counted before it can arrive: the receiver counts it at once
+    Atomics.add(board, DIRECT, 1);
+    let at = 0;
+    while (at < frame.length) {
+      try {
+        at += writeSync(fd, frame, at, frame.length - at);
+      } catch (e) {
+        if (at === 0) { Atomics.sub(board, DIRECT, 1); return false; }
+        // part of the frame is out: the rest must follow (a broken link is the transport's to report)
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') return true;
+      }
+    }
+    return true;
+  } finally {
+    Atomics.store(words, 0, 0);
   }
 }
 

@@ -21,21 +21,24 @@ async function counts(name: string, threads: number, args: string[]): Promise<No
   });
 }
 
-test('across two processes a barrier phase costs each node one request, one message each way and one socket write', async () => {
+test('across two processes a barrier phase costs each node one message each way, written to the socket by the last arriving rank itself', async () => {
   const n = 100;
   const phases = 1 + 2 * n; // the start, n barriers, n notify/wait pairs
   for (const threads of [2, 4]) {
     const nodes = await counts('barriers', threads, [String(n)]);
     for (const [i, c] of nodes.entries()) {
-      // whatever the ranks per node: the node's last arriver asks once, its node tells the other once
-      assert.equal(c.requests.arrive, phases, `node ${i}, ${threads} ranks: arrive requests`);
-      assert.equal(c.sent.ARRIVED, phases, `node ${i}: ARRIVED sent`);
+      // whatever the ranks per node: the node's last arriver tells the other node once, writing
+      // the frame itself — through the system thread (a request) only when that had messages of
+      // this node still to send, or was writing the socket at that moment
+      const direct = c.direct, asked = c.requests.arrive ?? 0;
+      assert.equal(direct + asked, phases, `node ${i}, ${threads} ranks: ${direct} arrivals written by ranks, ${asked} asked of the system thread`);
+      assert.equal(c.sent.ARRIVED ?? 0, asked, `node ${i}: ARRIVED sent by the system thread`);
+      assert.ok(direct >= phases / 2, `node ${i}: only ${direct} of ${phases} arrivals written by the ranks`);
       assert.equal(c.received.ARRIVED, phases, `node ${i}: ARRIVED received`);
-      assert.deepEqual(Object.keys(c.sent).sort(), ['ARRIVED'], `node ${i}: only arrivals travel`);
-      // no barrier waits for another's message to travel: each arrival leaves in a write of its
-      // own, and the run's other writes (mesh, control, end) are few
+      for (const k of Object.keys(c.sent)) assert.equal(k, 'ARRIVED', `node ${i}: only arrivals travel`);
+      // the system thread's writes: those arrivals and the run's few others (mesh, control, end)
       const w = c.transport!.socketWrites;
-      assert.ok(w >= phases && w <= phases + 30, `node ${i}: ${w} socket writes for ${phases} phases`);
+      assert.ok(w >= asked && w <= asked + 30, `node ${i}: ${w} socket writes of the transport, ${asked} arrivals through it`);
       // a wait sleeps at most twice (its silent sleep and a parked one)
       for (const s of c.sleeps) assert.ok(s <= 2 * phases + 10, `node ${i}: a rank slept ${s} times in ${phases} phases`);
     }

@@ -16,7 +16,7 @@ import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
-import type { PeerAddress, Rendezvous, Transport } from './types.js';
+import type { DirectLink, PeerAddress, Rendezvous, Transport } from './types.js';
 
 export interface TcpTransportOptions {
   rank: number;
@@ -91,6 +91,8 @@ class Link {
   readonly clock = new LinkClock();
   /** frames wait in the writer for this tick's flush */
   dirty = false;
+  /** the lock and busy words shared with threads writing the socket directly (see DirectLink), once asked for */
+  direct: Int32Array | undefined;
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
   get remote(): string {
@@ -242,14 +244,33 @@ class Mesh implements TcpTransport {
     link.clock.tx++;
     const parts = link.writer.take();
     const s = link.socket;
+    const d = link.direct;
+    // a thread writing a frame directly holds the lock for one write(2)
+    if (d) while (Atomics.compareExchange(d, 0, 0, 1) !== 0);
+    const done = d ? (): void => { if (s.writableLength === 0) Atomics.store(d, 1, 0); } : undefined;
     if (parts.length === 1) {
-      s.write(parts[0]!);
+      s.write(parts[0]!, done);
     } else {
       s.cork(); // one writev for header buffers and uncopied payloads
-      for (const p of parts) s.write(p);
+      for (let i = 0; i < parts.length; i++) s.write(parts[i]!, i === parts.length - 1 ? done : undefined);
       s.uncork();
     }
+    if (d) {
+      // bytes the kernel did not take stay with Node until the callback: no direct frame meanwhile
+      Atomics.store(d, 1, s.writableLength > 0 ? 1 : 0);
+      Atomics.store(d, 0, 0);
+    }
     this.socketWrites++;
+  }
+
+  directLink(to: number): DirectLink | undefined {
+    const link = this.links[to];
+    if (!link?.established || link.lost || link.bye || link.socket.destroyed) return undefined;
+    const fd = (link.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return undefined;
+    link.direct ??= new Int32Array(new SharedArrayBuffer(8));
+    Atomics.store(link.direct, 1, link.socket.writableLength > 0 ? 1 : 0);
+    return { fd, words: link.direct.buffer as SharedArrayBuffer };
   }
 
   private sendCtl(link: Link, ctl: Ctl, body: Uint8Array): void {
