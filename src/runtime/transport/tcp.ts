@@ -50,6 +50,7 @@ export interface TcpTransport extends Transport {
   /** Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine). */
   stats(): { framesSent: number; socketWrites: number; localLinks: number };
   flush(): void;
+  directLink(to: number): DirectLink | undefined;
 }
 
 const enum Ctl {
