@@ -31,7 +31,7 @@ export const AWAKE = 6;
  * asked before could arrive after it)
  */
 export const HANDLED = 7;
-/** messages the node's ranks wrote to other nodes' sockets themselves (counted as sent for termination detection) */
+/** messages the node's ranks wrote to other nodes' sockets themselves (barrier arrivals, remote reads; counted as sent for termination detection) */
 export const DIRECT = 8;
 const HEADER = 10;
 
@@ -62,7 +62,9 @@ export const LANDED = 10;
 /** the kind of the rank's collective k at CKIND + k % KIND_RING (mismatches are found there) */
 export const CKIND = 11;
 export const KIND_RING = 16;
-export const RANK_WORDS = CKIND + KIND_RING;
+/** bytes of the rank's pending remote read (its node lands a reply the rank asked for itself by them) */
+export const READSIZE = CKIND + KIND_RING;
+export const RANK_WORDS = READSIZE + 1;
 /** the words of a rank's record its node sends to the others when they change */
 export const MIRRORED = [ARRIVE, CENTRY, CDATA, CEXIT] as const;
 

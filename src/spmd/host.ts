@@ -11,7 +11,7 @@ import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { cpuSet } from '../core/cpus.js';
-import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
@@ -107,7 +107,8 @@ export class SpmdNode implements Participant {
   private readonly pending = new Map<number, { rank: number; id: number; landed: number; size: number }>();
   /** each rank's inbox, where its remote reads land (the rank's own SharedArrayBuffer) */
   private readonly inboxes: (Uint8Array | undefined)[] = [];
-  private nextReq = 1;
+  /** even: this thread's requests; odd (2·rank + 1): a remote read a rank wrote itself */
+  private nextReq = 2;
   /** other nodes' ranks queued for a lock whose home is here */
   private readonly lockQueues = new Map<number, { rank: number; node: number; req: number }[]>();
   private poll: NodeJS.Timeout | null = null;
@@ -142,7 +143,7 @@ export class SpmdNode implements Participant {
     const spinMs = this.o.spinMs ?? SPIN_MS;
     const remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS;
     const links = Array.from({ length: this.router.size }, (_, n) => (n === this.router.rank ? null : this.router.transport.directLink?.(n) ?? null));
-    const arrivedWire = ((CHANNEL.spmd << TAG_BITS) | ARRIVED) >>> 0;
+    const arrivedWire = ((CHANNEL.spmd << TAG_BITS) | ARRIVED) >>> 0, getWire = ((CHANNEL.spmd << TAG_BITS) | GET) >>> 0;
     for (let i = 0; i < this.perNode; i++) {
       const rank = this.rank0 + i;
       const { port1, port2 } = new MessageChannel();
@@ -150,7 +151,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -235,7 +236,7 @@ export class SpmdNode implements Participant {
       switch (m.k) {
         case 'alloc': this.answer(i, this.alloc(rank, m)); break;
         case 'get': case 'put': {
-          const req = this.nextReq++;
+          const req = (this.nextReq += 2);
           this.pending.set(req, { rank: i, id: m.id, landed: 0, size: m.k === 'get' ? m.size : 0 });
           const e = this.enc.reset().varint(req).varint(m.arr).varint(m.owner).varint(m.local);
           if (m.k === 'get') this.send(this.nodeOf(m.owner), GET, e.varint(m.count).finishCopy());
@@ -244,7 +245,7 @@ export class SpmdNode implements Participant {
         }
         case 'inbox': this.inboxes[i] = new Uint8Array(m.buffer); break;
         case 'lock': {
-          const req = this.nextReq++;
+          const req = (this.nextReq += 2);
           this.pending.set(req, { rank: i, id: m.id, landed: 0, size: 0 });
           this.send(this.nodeOf(m.lock % this.o.threads), LOCK, this.enc.reset().varint(req).varint(m.lock).varint(rank).bool(m.attempt).finishCopy());
           break;
@@ -351,7 +352,15 @@ export class SpmdNode implements Participant {
 
   /** A chunk of the reply to a remote read: into the rank's inbox, and the rank told how much landed. */
   private landed(req: number, chunk: Uint8Array): void {
-    const p = this.pending.get(req);
+    let p = this.pending.get(req);
+    if (!p && (req & 1) === 1) {
+      // a read the rank asked itself: how much it wants and how much landed are on its words
+      const i = (req - 1) / 2 - this.rank0;
+      if (i >= 0 && i < this.perNode) {
+        const b = rankBase(this.rank0 + i);
+        p = { rank: i, id: 0, landed: Atomics.load(this.board, b + LANDED), size: Atomics.load(this.board, b + READSIZE) };
+      }
+    }
     if (!p) throw new Error(`an answer to unknown SPMD request ${req}`);
     const inbox = this.inboxes[p.rank];
     if (!inbox || p.landed + chunk.length > p.size || p.size > inbox.length) throw new Error(`a remote read's reply overflows rank ${this.rank0 + p.rank}'s inbox`);

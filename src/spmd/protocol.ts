@@ -33,6 +33,8 @@ export interface RankInit {
    */
   links: (DirectLink | null)[];
   arrivedWire: number;
+  /** the wire tag of a remote read (GET), which a rank writes itself too (request id 2·rank + 1) */
+  getWire: number;
 }
 
 /** Requests a rank sends its node; those with an id get an Answer. */

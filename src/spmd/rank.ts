@@ -8,7 +8,7 @@ import { encodeFrame } from '../runtime/transport/frame.js';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
+import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
@@ -62,6 +62,7 @@ export class Rank {
     this.perNode = init.threads / init.nodes;
     this.board = new Int32Array(init.board);
     this.base = rankBase(init.rank);
+    this.linkWords = init.links.map((l) => l && new Int32Array(l.words));
     Atomics.add(this.board, AWAKE, 1);
   }
 
@@ -268,7 +269,7 @@ export class Rank {
     const inbox = this.inbox, b = this.board, w = this.base + LANDED;
     Atomics.store(b, w, 0);
     const id = ++this.seq;
-    this.post({ k: 'get', id, arr, owner, local, count, size: total });
+    if (!this.readDirect(arr, owner, local, count, total)) this.post({ k: 'get', id, arr, owner, local, count, size: total });
     let copied = 0, landed = 0;
     this.until(() => {
       landed = Atomics.load(b, w);
@@ -360,11 +361,27 @@ export class Rank {
       const link = this.init.links[n];
       if (direct && link) {
         frame ??= encodeFrame(this.init.arrivedWire, this.enc.reset().varint(this.node).varint(p).finish());
-        if (writeFrame(link.fd, new Int32Array(link.words), frame, b)) continue;
+        if (writeFrame(link.fd, this.linkWords[n]!, frame, b)) continue;
       }
       (rest ??= []).push(n);
     }
     if (rest) this.post({ k: 'arrive', id: 0, phase: p, ...(rest.length < this.nodes - 1 ? { to: rest } : {}) });
+  }
+
+  /** each node's link's lock and busy words (see writeFrame) */
+  private readonly linkWords: (Int32Array | null)[];
+
+  /**
+   * Ask the owner's node for a remote read by writing the GET frame to its socket from this
+   * thread (request id 2·rank + 1: one read of a rank is pending at a time), on the conditions of
+   * tellArrival; this node's system thread lands the reply as for a read it sent. False: ask it.
+   */
+  private readDirect(arr: number, owner: number, local: number, count: number, size: number): boolean {
+    const n = this.nodeOf(owner), link = this.init.links[n], b = this.board;
+    if (!link || Atomics.load(b, HANDLED) !== Atomics.load(b, POSTED)) return false;
+    Atomics.store(b, this.base + READSIZE, size);
+    const frame = encodeFrame(this.init.getWire, this.enc.reset().varint(2 * this.rank + 1).varint(arr).varint(owner).varint(local).varint(count).finish());
+    return writeFrame(link.fd, this.linkWords[n]!, frame, b);
   }
 
   /** Wait until barrier phase p is complete (every rank of the run arrived). */
