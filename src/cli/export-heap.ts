@@ -4,7 +4,8 @@
 // all of them survive a scavenge or two and are copied, and the collector takes a large share of
 // the pass. V8 fixes the young generation's size when the isolate starts, so the command
 // re-executes itself once with a larger one, output and progress bar inherited, for a trace large
-// enough that the collector outweighs a second start (EXPORT_HEAP_MIN_BYTES).
+// enough that the collector outweighs a second start (EXPORT_HEAP_MIN_BYTES). The re-executed
+// command sees its own semi-space and runs the export.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -19,6 +20,7 @@ export const EXPORT_SEMI_SPACE_MB = 64;
 /** Traces smaller than this export in the process as started (a second node start costs ~0.1 s). */
 export const EXPORT_HEAP_MIN_BYTES = 16 << 20;
 const FLAG = '--max-semi-space-size';
+/** LUNA_EXPORT_HEAP=0: never re-execute; 1: whatever the trace's size */
 const MARK = 'LUNA_EXPORT_HEAP';
 
 /** Bytes of the trace's record files (0 when unreadable: the export then says what is wrong). */
@@ -32,37 +34,47 @@ function traceBytes(dir: string): number {
   }
 }
 
-/** Whether this process is the `luna` command (not a library caller or a test running cli()). */
-function isLunaCommand(): boolean {
+/** Whether `script` (process.argv[1]) is the `luna` command (not a library caller or a test running cli()). */
+function isLunaCommand(script: string | undefined): boolean {
   try {
-    const p = realpathSync(process.argv[1] ?? '');
+    const p = realpathSync(script ?? '');
     return basename(p) === 'luna' && basename(dirname(p)) === 'bin';
   } catch {
     return false;
   }
 }
 
-/** The semi-space this process was started with (MiB; undefined: V8's default). */
-function semiSpace(): number | undefined {
+/** The semi-space node was started with (MiB; undefined: V8's default). */
+function semiSpace(execArgv: readonly string[]): number | undefined {
   let v: number | undefined;
-  for (const a of process.execArgv) if (a.startsWith(`${FLAG}=`)) v = Number(a.slice(FLAG.length + 1));
+  for (const a of execArgv) if (a.startsWith(`${FLAG}=`)) v = Number(a.slice(FLAG.length + 1));
   return v;
 }
 
 /**
- * Run this export command again in a node with the export's young generation, when that pays:
- * its exit code, or undefined to go on in this process (small trace, already sized, not the
- * `luna` command, LUNA_EXPORT_HEAP=0, or the re-execution could not start).
+ * The node arguments that run the export command again with the export's young generation, or
+ * undefined to go on in this process: LUNA_EXPORT_HEAP=0, not the `luna` command, already sized
+ * (the re-executed command itself), or a trace under EXPORT_HEAP_MIN_BYTES (LUNA_EXPORT_HEAP=1:
+ * whatever its size).
+ */
+export function exportHeapArgs(dir: string, env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv, argv: readonly string[] = process.argv): string[] | undefined {
+  const want = env[MARK];
+  if (want === '0' || !isLunaCommand(argv[1])) return undefined;
+  const now = semiSpace(execArgv);
+  if (now !== undefined && now >= EXPORT_SEMI_SPACE_MB) return undefined;
+  if (want !== '1' && traceBytes(dir) < EXPORT_HEAP_MIN_BYTES) return undefined;
+  return [...execArgv.filter((a) => !a.startsWith(`${FLAG}=`)), `${FLAG}=${EXPORT_SEMI_SPACE_MB}`, argv[1]!, ...argv.slice(2)];
+}
+
+/**
+ * Run this export command again in a node with the export's young generation when that pays
+ * (exportHeapArgs): its exit code, or undefined to go on in this process (also when the second
+ * node could not start).
  */
 export function reexecForExport(dir: string): number | undefined {
-  if (process.env[MARK] !== undefined || !isLunaCommand()) return undefined;
-  const now = semiSpace();
-  if (now !== undefined && now >= EXPORT_SEMI_SPACE_MB) return undefined;
-  if (traceBytes(dir) < EXPORT_HEAP_MIN_BYTES) return undefined;
-  const flags = process.execArgv.filter((a) => !a.startsWith(`${FLAG}=`));
-  const r = spawnSync(process.execPath, [...flags, `${FLAG}=${EXPORT_SEMI_SPACE_MB}`, process.argv[1]!, ...process.argv.slice(2)], {
-    stdio: 'inherit', env: { ...process.env, [MARK]: '1' },
-  });
+  const args = exportHeapArgs(dir);
+  if (!args) return undefined;
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
   if (r.error) return undefined;
   if (r.signal) return 128 + (constants.signals[r.signal] ?? 0);
   return r.status ?? 1;
