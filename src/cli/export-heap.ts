@@ -12,9 +12,11 @@ import { basename, dirname, join } from 'node:path';
 import { constants } from 'node:os';
 
 /**
- * Semi-space of an export, MiB. Chosen by CPU time of `luna export perfetto` and `otf2` at 10^6
- * fragments in fresh processes (bench/exports.ts runs both through the command): see
- * docs/benchmarks.md, "Exports".
+ * Semi-space of an export, MiB. A profile of the model pass at 10^6 fragments: garbage collection
+ * 3.5 s with V8's default (16 MiB), 2.2 s with 64 MiB; `luna export perfetto` at 10^6 fragments
+ * under load (CPU time, fresh processes): 15.7–18.3 s with 2 MiB, 14.1 s with 64 MiB. To confirm
+ * quietly with bench/exports.ts (cliPerfettoProtoCpuMs against cliPerfettoProtoSmallYoungCpuMs):
+ * docs/benchmarks.md, "exports".
  */
 export const EXPORT_SEMI_SPACE_MB = 64;
 /** Traces smaller than this export in the process as started (a second node start costs ~0.1 s). */
