@@ -5,7 +5,8 @@
 // the pass. V8 fixes the young generation's size when the isolate starts, so the command
 // re-executes itself once with a larger one, output and progress bar inherited, for a trace large
 // enough that the collector outweighs a second start (EXPORT_HEAP_MIN_BYTES). The re-executed
-// command sees its own semi-space and runs the export.
+// command sees its own semi-space and runs the export. Opt-in (LUNA_EXPORT_HEAP=1) until a quiet
+// measurement shows the gain (EXPORT_HEAP_BY_DEFAULT).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -13,12 +14,18 @@ import { constants } from 'node:os';
 
 /**
  * Semi-space of an export, MiB. A profile of the model pass at 10^6 fragments: garbage collection
- * 3.5 s with V8's default (16 MiB), 2.2 s with 64 MiB; `luna export perfetto` at 10^6 fragments
- * under load (CPU time, fresh processes): 15.7–18.3 s with 2 MiB, 14.1 s with 64 MiB. To confirm
- * quietly with bench/exports.ts (cliPerfettoProtoCpuMs against cliPerfettoProtoSmallYoungCpuMs):
- * docs/benchmarks.md, "exports".
+ * 3.5 s with V8's default (16 MiB), 2.2 s with 64 MiB.
  */
 export const EXPORT_SEMI_SPACE_MB = 64;
+/**
+ * Whether a large trace's export re-executes without being asked (LUNA_EXPORT_HEAP unset). Not
+ * yet: `luna export perfetto` / `otf2` at 10^6 fragments under load (load 12–20, fresh processes
+ * alternated, CPU s of the command) took 15.6 / 15.2 and 22.3 / 20.2 s with 2 MiB against
+ * 19.1 / 14.7 and 22.1 / 19.5 s with 64 MiB, RSS 115 → 310 and 408 → 600 MiB: no gain shown
+ * beyond the noise. Decided by the quiet bench (cliPerfettoProtoCpuMs against
+ * cliPerfettoProtoSmallYoungCpuMs, docs/benchmarks.md "exports").
+ */
+export const EXPORT_HEAP_BY_DEFAULT = false;
 /** Traces smaller than this export in the process as started (a second node start costs ~0.1 s). */
 export const EXPORT_HEAP_MIN_BYTES = 16 << 20;
 const FLAG = '--max-semi-space-size';
@@ -55,13 +62,13 @@ function semiSpace(execArgv: readonly string[]): number | undefined {
 
 /**
  * The node arguments that run the export command again with the export's young generation, or
- * undefined to go on in this process: LUNA_EXPORT_HEAP=0, not the `luna` command, already sized
- * (the re-executed command itself), or a trace under EXPORT_HEAP_MIN_BYTES (LUNA_EXPORT_HEAP=1:
- * whatever its size).
+ * undefined to go on in this process: LUNA_EXPORT_HEAP=0 (or unset, while EXPORT_HEAP_BY_DEFAULT is
+ * false), not the `luna` command, already sized (the re-executed command itself), or a trace under
+ * EXPORT_HEAP_MIN_BYTES (LUNA_EXPORT_HEAP=1: whatever its size).
  */
-export function exportHeapArgs(dir: string, env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv, argv: readonly string[] = process.argv): string[] | undefined {
+export function exportHeapArgs(dir: string, env: NodeJS.ProcessEnv = process.env, execArgv: readonly string[] = process.execArgv, argv: readonly string[] = process.argv, byDefault = EXPORT_HEAP_BY_DEFAULT): string[] | undefined {
   const want = env[MARK];
-  if (want === '0' || !isLunaCommand(argv[1])) return undefined;
+  if (want === '0' || (want !== '1' && !byDefault) || !isLunaCommand(argv[1])) return undefined;
   const now = semiSpace(execArgv);
   if (now !== undefined && now >= EXPORT_SEMI_SPACE_MB) return undefined;
   if (want !== '1' && traceBytes(dir) < EXPORT_HEAP_MIN_BYTES) return undefined;

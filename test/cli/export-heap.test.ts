@@ -1,6 +1,7 @@
 // A large trace's export re-executes `luna` with the export's young generation: when it does
 // (the rules, in milliseconds), and that the command run again writes what the command run once
-// writes, exits as it does and says its summary once (through the real bin/luna).
+// writes, exits as it does and says its summary once (through the real bin/luna); standard
+// output, a non-blocking pipe, gets every byte.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,13 +13,15 @@ import { generatedTrace, tempDir } from '../trace/helpers.js';
 const LUNA = resolve('bin/luna');
 const FLAGS = ['--max-semi-space-size=2', '--max-inlined-bytecode-size-cumulative=230'];
 
-test('the export re-executes with its young generation only for the luna command, a large enough trace, and not twice', (t) => {
+test('the export re-executes with its young generation only when asked (or on by default for a large enough trace), for the luna command, and not twice', (t) => {
   const small = generatedTrace(t, 2000, 3);
   const argv = ['node', LUNA, 'export', 'perfetto', small, '-o', 'x.pftrace'];
   const bytes = readdirSync(small).reduce((a, f) => a + statSync(join(small, f)).size, 0);
   assert.ok(bytes < EXPORT_HEAP_MIN_BYTES);
-  // small trace: stays; LUNA_EXPORT_HEAP=1 forces it, 0 forbids it
-  assert.equal(exportHeapArgs(small, {}, FLAGS, argv), undefined);
+  // unset: only when on by default, and then not for a small trace; LUNA_EXPORT_HEAP=1 forces it, 0 forbids it
+  assert.equal(exportHeapArgs(small, {}, FLAGS, argv, false), undefined);
+  assert.equal(exportHeapArgs(small, {}, FLAGS, argv, true), undefined);
+  assert.equal(exportHeapArgs(small, { LUNA_EXPORT_HEAP: '0' }, FLAGS, argv, true), undefined);
   const again = exportHeapArgs(small, { LUNA_EXPORT_HEAP: '1' }, FLAGS, argv);
   assert.deepEqual(again, ['--max-inlined-bytecode-size-cumulative=230', `--max-semi-space-size=${EXPORT_SEMI_SPACE_MB}`, LUNA, 'export', 'perfetto', small, '-o', 'x.pftrace']);
   assert.equal(exportHeapArgs(small, { LUNA_EXPORT_HEAP: '0' }, FLAGS, argv), undefined);
@@ -39,10 +42,17 @@ test('luna export run again in a node with the export\'s young generation writes
   assert.ok(readFileSync(join(out, 'a.pftrace')).equals(readFileSync(join(out, 'b.pftrace'))));
   assert.equal(a.stderr.replace('a.pftrace', 'b.pftrace'), b.stderr);
   assert.equal(a.stderr.split('\n').filter((l) => l.startsWith('luna: wrote')).length, 1, a.stderr);
-  // standard output: the bytes of the file
-  const piped = spawnSync(LUNA, ['export', 'perfetto', trace, '-o', '-'], { env: { ...process.env, LUNA_EXPORT_HEAP: '1' }, maxBuffer: 1 << 28 });
-  assert.equal(piped.status, 0);
-  assert.ok(piped.stdout.equals(readFileSync(join(out, 'b.pftrace'))));
+  // standard output, a pipe (made non-blocking): every byte of the file, in one process or two
+  for (const heap of ['0', '1']) {
+    const piped = spawnSync(LUNA, ['export', 'perfetto', trace, '-o', '-'], { env: { ...process.env, LUNA_EXPORT_HEAP: heap }, maxBuffer: 1 << 28 });
+    assert.equal(piped.status, 0);
+    assert.equal(piped.stdout.length, statSync(join(out, 'b.pftrace')).size, `LUNA_EXPORT_HEAP=${heap}`);
+    assert.ok(piped.stdout.equals(readFileSync(join(out, 'b.pftrace'))));
+  }
+  const json = spawnSync(LUNA, ['export', 'perfetto', trace, '--format', 'json', '-o', '-'], { env: { ...process.env, LUNA_EXPORT_HEAP: '0' }, maxBuffer: 1 << 28 });
+  assert.equal(json.status, 0);
+  run('0', ['perfetto', trace, '-o', join(out, 'e.json')]);
+  assert.ok(json.stdout.equals(readFileSync(join(out, 'e.json'))), 'the JSON through a pipe is the file');
   // a damaged trace: exit 3 and the damage said, as in one process
   const f = readdirSync(trace).filter((n) => n.endsWith('.lt')).sort()[1]!;
   truncateSync(join(trace, f), statSync(join(trace, f)).size - 5);

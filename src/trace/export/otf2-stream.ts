@@ -1,7 +1,7 @@
 // The two pieces under the OTF2 export: the per-location columns of what the trace model
 // resolved (intervals and instants, sorted into emission order) and the buffered little-endian
 // record files that native/otf2_writer.c reads.
-import { writeSync } from 'node:fs';
+import { writeAll } from './write-all.js';
 import { cfNameRoom, putCfName } from './text.js';
 
 export const UNDEFINED_U32 = 0xffffffff;
@@ -122,7 +122,7 @@ export class RecordFile {
     return this;
   }
   flush(): void {
-    if (this.len > 0) writeSync(this.fd, this.buf, 0, this.len);
+    if (this.len > 0) writeAll(this.fd, this.buf, 0, this.len);
     this.len = 0;
   }
 }

@@ -14,7 +14,8 @@
 // sequence); an instance's name is written inline.
 // SPMD operations are slices on the track of the thread that ran the rank (`op @ call site`), a
 // collective's end carrying its bytes, root and sequence number; lock changes are instants.
-import { closeSync, writeSync } from 'node:fs';
+import { closeSync } from 'node:fs';
+import { writeAll } from './write-all.js';
 import { createRegular } from '../../core/files.js';
 import protobuf from 'protobufjs';
 import type { DamageReport } from '../damage.js';
@@ -136,7 +137,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   }
 
   flush(): void {
-    if (this.out.len > 0) writeSync(this.fd, this.out.buf, 0, this.out.len);
+    if (this.out.len > 0) writeAll(this.fd, this.out.buf, 0, this.out.len);
     this.out.len = 0;
   }
 
