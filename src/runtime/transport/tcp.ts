@@ -9,7 +9,9 @@
 // it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
-import { rmSync } from 'node:fs';
+import { closeSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { addonPath } from '../../core/addon.js';
 import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
@@ -94,6 +96,8 @@ class Link {
   dirty = false;
   /** the lock and busy words shared with threads writing the socket directly (see DirectLink), once asked for */
   direct: Int32Array | undefined;
+  /** the duplicate descriptor those threads write (native/fd.c says why not the socket's own) */
+  directFd = -1;
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
   get remote(): string {
@@ -270,7 +274,10 @@ class Mesh implements TcpTransport {
     const d = link.direct;
     if (!d) return;
     lockDirect(d);
-    Atomics.store(d, 1, 2);
+    if (Atomics.load(d, 1) !== 2) {
+      Atomics.store(d, 1, 2);
+      try { closeSync(link.directFd); } catch { /* closed already */ }
+    }
     Atomics.store(d, 0, 0);
   }
 
@@ -280,13 +287,18 @@ class Mesh implements TcpTransport {
     const fd = (link.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
     if (typeof fd !== 'number' || fd < 0) return undefined;
     if (!link.direct) {
+      // Node closes the socket's own descriptor on a reset before JavaScript hears of it, and
+      // the number may then name a file opened since: the threads write a duplicate, which
+      // stays this socket until retireDirect closes it
+      const copy = dupFd(fd);
+      if (copy < 0) return undefined;
+      link.directFd = copy;
       link.direct = new Int32Array(new SharedArrayBuffer(8));
       Atomics.store(link.direct, 1, link.socket.writableLength > 0 ? 1 : 0);
-      // the peer ended it: Node closes the socket after; a reset closes it before telling (a
-      // thread writing meanwhile gets EBADF, or writes into a file opened since)
       link.socket.once('end', () => this.retireDirect(link));
+      link.socket.once('close', () => this.retireDirect(link));
     }
-    return { fd, words: link.direct.buffer as SharedArrayBuffer };
+    return { fd: link.directFd, words: link.direct.buffer as SharedArrayBuffer };
   }
 
   private sendCtl(link: Link, ctl: Ctl, body: Uint8Array): void {
@@ -679,6 +691,17 @@ function lockDirect(d: Int32Array): void {
     if (deadline === 0) deadline = now + 50;
     else if (now > deadline) { Atomics.store(d, 0, 1); return; }
   }
+}
+
+let dupAddon: { dup(fd: number): number } | null | undefined;
+
+/** A duplicate of descriptor `fd`, or -1 where the addon is not built (then nothing writes directly). */
+function dupFd(fd: number): number {
+  if (dupAddon === undefined) {
+    const path = addonPath('luna_fd');
+    try { dupAddon = path === undefined ? null : createRequire(import.meta.url)(path) as { dup(fd: number): number }; } catch { dupAddon = null; }
+  }
+  return dupAddon ? dupAddon.dup(fd) : -1;
 }
 
 function closeSocket(s: net.Socket): Promise<void> {
