@@ -9,6 +9,7 @@ import { compileExpr, EvalError, num, type CDfRef, type CExpr, type ExprScope, t
 import { printExpr } from '../lang/let.js';
 import { isPlain, mayWait, type ImportDef, type ParamType } from '../core/imports.js';
 import { HeapExhausted, HeapGuard } from '../lang/heap.js';
+import { KeyTable, spellKey } from './keys.js';
 
 
 export interface SubTemplate {
@@ -103,7 +104,8 @@ export class ProgramError extends Error {
 }
 
 type Binding =
-  | { kind: 'val'; slot: number; type: 'int' | 'real' | 'string' }
+  /** `fixed`: set once per frame (a parameter), never by a loop or a rule */
+  | { kind: 'val'; slot: number; type: 'int' | 'real' | 'string'; fixed?: boolean }
   | { kind: 'df'; slot: number };
 
 class Scope {
@@ -197,14 +199,25 @@ class Compiler {
 
   private slot(): number { return this.frame++; }
 
+  /** The frame slot that keeps fixed expression `e`, by its text: one per sub for each spelling. */
+  private memoSlot(e: Expr): number {
+    const text = printExpr(e);
+    let s = this.memoSlots.get(text);
+    if (s === undefined) { s = this.slot(); this.memoSlots.set(text, s); }
+    return s;
+  }
+
+  private memoSlots = new Map<string, number>();
+
   private compileSub(t: SubTemplate, d: SubDef): void {
     this.frame = 0;
+    this.memoSlots = new Map();
     this.cur = t;
     const sc = new Scope(null);
     for (const p of d.params) {
       const slot = this.slot();
       t.params.push({ name: p.name, type: p.type, slot });
-      sc.names.set(p.name, isPlain(p.type) ? { kind: 'val', slot, type: p.type } : { kind: 'df', slot });
+      sc.names.set(p.name, isPlain(p.type) ? { kind: 'val', slot, type: p.type, fixed: true } : { kind: 'df', slot });
     }
     // nfparams are declared in the sub's behaviour block: hidden int params for locators.
     for (const r of d.body.rules) {
@@ -212,7 +225,7 @@ class Compiler {
         for (const it of r.items) {
           const slot = this.slot();
           t.nfparams.set(it.name, slot);
-          sc.names.set(it.name, { kind: 'val', slot, type: 'int' });
+          sc.names.set(it.name, { kind: 'val', slot, type: 'int', fixed: true });
         }
       }
     }
@@ -258,6 +271,7 @@ class Compiler {
     return {
       value: (n) => { const b = sc.lookup(n); return b && b.kind === 'val' ? b : undefined; },
       dfRef: (id) => this.dfRef(id, sc),
+      memo: { fixed: (e) => fixedWorthKeeping(e, sc), slot: (e) => this.memoSlot(e) },
     };
   }
 
@@ -277,13 +291,24 @@ class Compiler {
     const idx = id.indices.map((e) => this.expr(e, sc));
     const name = id.name;
     const key = keyFn(slot, idx, id.pos);
-    const owner = this.ownerFn(name, idx, sc, this.refsCompiled === before);
+    const rule = this.ownerRule(name, idx.length, sc, this.refsCompiled === before);
+    const owner = ownerOf(rule, idx);
     this.refsCompiled++;
-    const ref: CDfRef = { name, pos: id.pos, key, owner };
+    const ref: CDfRef = { name, pos: id.pos, key, owner, at: locateFn(slot, idx, id.pos, rule, owner, this.keyTable(slot, idx.length)) };
     const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
     if (repl) ref.replicas = repl;
     return ref;
   }
+
+  /** The table of keys the references of the DF in `slot` with `arity` indices share. */
+  private keyTable(slot: number, arity: number): KeyTable {
+    const k = `${this.cur?.code ?? -1}/${slot}/${arity}`;
+    let t = this.keyTables.get(k);
+    if (t === undefined) { t = new KeyTable(arity); this.keyTables.set(k, t); }
+    return t;
+  }
+
+  private readonly keyTables = new Map<string, KeyTable>();
 
   /**
    * A `locator_cyclic` map rule compiled once per sub: its index variables get frame slots and
@@ -322,34 +347,28 @@ class Compiler {
    * `pureIdx`: the indices read no DF.
    */
   private ownerFn(name: string, idx: CExpr[], sc: Scope, pureIdx = false): (f: Frame) => number {
+    return ownerOf(this.ownerRule(name, idx.length, sc, pureIdx), idx);
+  }
+
+  /** The map rule that places `name[…]` with `arity` indices (the innermost visible), if any. */
+  private ownerRule(name: string, arity: number, sc: Scope, pureIdx: boolean): OwnerRule | undefined {
     for (let s: Scope | null = sc; s; s = s.parent) {
       for (const r of s.maps) {
-        if (r.id.name !== name || r.id.indices.length !== idx.length) continue;
+        if (r.id.name !== name || r.id.indices.length !== arity) continue;
         if (r.property === 'locator_cyclic') {
           const { binds, e, quiet } = this.mapRule(r, s);
-          const pos = r.pos, n = binds.length;
           // one node owns everything: a rule that reads no DF and cannot fault is not evaluated
           // (a fragment's references are placed by it, each one evaluating its indices again)
-          const skipAlone = quiet && pureIdx;
-          // all indices are evaluated before any is bound: the rule's references share its slots,
-          // and an index may read a DF the same rule places (x[x[i]])
-          const vals = new Array<number>(n);
-          return (f) => {
-            if (skipAlone && f.size === 1) return 0;
-            // the rule's index variables are ints: bound truncated, as every int use reads them
-            for (let i = 0; i < n; i++) vals[i] = Math.trunc(num(idx[i]!.type, idx[i]!.ev(f), pos)) | 0;
-            for (let i = 0; i < n; i++) f.env[binds[i]!] = vals[i];
-            return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
-          };
+          return { kind: 'cyclic', binds, e, pos: r.pos, skipAlone: quiet && pureIdx };
         }
         if (r.property === 'locator_replicating') {
           // Readers fetch from the nearest replica; writers post to every replica (see replicas()).
           const k = r.expr.kind === 'id' && r.expr.name === 'all' ? -1 : this.expr(r.expr, s);
-          return replicaReader(k);
+          return { kind: 'replicating', reader: replicaReader(k) };
         }
       }
     }
-    return zero;
+    return undefined;
   }
 
   // ------------------------------------------------------------------ statements
@@ -510,6 +529,38 @@ class Compiler {
 
 function zero(): number { return 0; }
 
+/** Operators an expression fixed for a frame must have to be kept in a slot (one costs its read). */
+const KEEP_OPS = 2;
+/** Nodes looked at to tell: a larger expression is evaluated as it is. */
+const KEEP_WALK = 64;
+
+/**
+ * Whether `e` depends only on constants and names fixed for a frame (no loop variable, rule
+ * variable or DF) and has at least KEEP_OPS operators. A string or real cast is kept too: pure.
+ */
+function fixedWorthKeeping(root: Expr, sc: Scope): boolean {
+  const stack: Expr[] = [root];
+  let ops = 0;
+  for (let seen = 0; stack.length > 0; seen++) {
+    if (seen > KEEP_WALK) return false;
+    const e = stack.pop()!;
+    switch (e.kind) {
+      case 'int': case 'real': case 'string': break;
+      case 'id': {
+        if (e.indices.length > 0) return false;
+        const b = sc.lookup(e.name);
+        if (!b || b.kind !== 'val' || !b.fixed) return false;
+        break;
+      }
+      case 'neg': ops++; stack.push(e.operand); break;
+      case 'cast': ops++; stack.push(e.expr); break;
+      case 'cond': ops++; stack.push(e.cond, e.then, e.else); break;
+      case 'bin': ops++; stack.push(e.left, e.right); break;
+    }
+  }
+  return ops >= KEEP_OPS;
+}
+
 /** The output (by its number among the name args) written exactly as `id`, else -1. */
 function sameAs(id: IdExpr, outIds: string[]): number {
   const k = printExpr(id);
@@ -546,6 +597,80 @@ function keyFn(slot: number, idx: CExpr[], pos: number): (f: Frame) => string {
     let k = f.env[slot] as string;
     for (const p of parts) k += typeof p === 'string' ? p : '.' + p(f);
     return k;
+  };
+}
+
+/** A map rule as a reference's owner needs it. */
+type OwnerRule =
+  | { kind: 'cyclic'; binds: number[]; e: CExpr; pos: number; skipAlone: boolean }
+  | { kind: 'replicating'; reader: (f: Frame) => number };
+
+/** The owner of a reference with indices `idx` under `rule` (node 0 without one). */
+function ownerOf(rule: OwnerRule | undefined, idx: CExpr[]): (f: Frame) => number {
+  if (rule === undefined) return zero;
+  if (rule.kind === 'replicating') return rule.reader;
+  const { binds, e, pos, skipAlone } = rule, n = binds.length;
+  // all indices are evaluated before any is bound: the rule's references share its slots,
+  // and an index may read a DF the same rule places (x[x[i]])
+  const vals = new Array<number>(n);
+  return (f) => {
+    if (skipAlone && f.size === 1) return 0;
+    // the rule's index variables are ints: bound truncated, as every int use reads them
+    for (let i = 0; i < n; i++) vals[i] = Math.trunc(num(idx[i]!.type, idx[i]!.ev(f), pos)) | 0;
+    return ruleOwner(f, binds, vals, e, pos);
+  };
+}
+
+/** Bind a rule's index variables to `vals` and evaluate it: the node, mod the run's size. */
+function ruleOwner(f: Frame, binds: number[], vals: number[], e: CExpr, pos: number): number {
+  const env = f.env;
+  for (let i = 0; i < binds.length; i++) env[binds[i]!] = vals[i]! | 0;
+  return mod(Math.trunc(num(e.type, e.ev(f), pos)), f.size);
+}
+
+/**
+ * The key and owner of a reference at once (CDfRef.at): every index evaluated once, in order,
+ * into a buffer of the reference; the key found in the table its DF's references share (or
+ * spelled, its constant parts merged), the rule bound from it. Called with `f.missing` clear: an index that is a DF still to come sets it
+ * and leaves the owner 0 (the caller retries once it came: a rule fed a placeholder could fault
+ * where nothing is wrong). An index that is not an int is truncated, as the original's key
+ * conversion does.
+ */
+function locateFn(slot: number, idx: CExpr[], pos: number, rule: OwnerRule | undefined, owner: (f: Frame) => number, table: KeyTable): (f: Frame) => string {
+  const n = idx.length;
+  // what stands between the variable indices: `.3.` before a variable after constant 3
+  const vars: ((f: Frame) => number)[] = [];
+  const seps: string[] = [''];
+  for (const a of idx) {
+    const part = indexPart(a, pos);
+    if (typeof part === 'string') seps[seps.length - 1] += part;
+    else { seps[seps.length - 1] += '.'; vars.push(part); seps.push(''); }
+  }
+  const cyclic = rule !== undefined && rule.kind === 'cyclic' ? rule : undefined;
+  // the rule binds every index: constants too (their values, once)
+  const vals = new Array<number>(n).fill(0);
+  const varAt: number[] = [];
+  idx.forEach((a, i) => { if (a.k !== undefined) vals[i] = a.k; else varAt.push(i); });
+  const nv = vars.length;
+  const spell = spellKey(seps, nv);
+  const place = (f: Frame): number => {
+    if (cyclic === undefined) return owner(f);
+    if (cyclic.skipAlone && f.size === 1) return 0;
+    return ruleOwner(f, cyclic.binds, vals, cyclic.e, cyclic.pos);
+  };
+  const spelled = (base: string): string => {
+    const packed = table.pack(vals);
+    if (packed < 0) return spell(base, vals, varAt);
+    let key = table.get(base, packed);
+    if (key === undefined) { key = spell(base, vals, varAt); table.set(base, packed, key); }
+    return key;
+  };
+  return (f) => {
+    for (let i = 0; i < nv; i++) vals[varAt[i]!] = vars[i]!(f);
+    const base = f.env[slot] as string;
+    const key = n === 0 ? base : spelled(base);
+    f.located = f.missing ? 0 : place(f);
+    return key;
   };
 }
 

@@ -19,6 +19,8 @@ export interface Frame {
   size: number;
   /** this node's rank */
   self: number;
+  /** the owner the last CDfRef.at found */
+  located: number;
 }
 
 /** Static types: number for int/real, string for string, DfValue for dyn. */
@@ -40,6 +42,11 @@ export interface CDfRef {
   key: (f: Frame) => string;
   /** the node a reader asks (for replicated DFs: the nearest replica) */
   owner: (f: Frame) => number;
+  /**
+   * The key, with the owner left in `f.located`: the indices evaluated once for both (the hot
+   * path: a fragment's every input). Called with `f.missing` clear; a missing index sets it.
+   */
+  at: (f: Frame) => string;
   /** replicated DFs (`locator_replicating`): every node a producer posts a copy to */
   replicas?: (f: Frame) => number[];
 }
@@ -56,6 +63,12 @@ export interface ExprScope {
   value(name: string): { slot: number; type: 'int' | 'real' | 'string' } | undefined;
   /** a DF reference `id` (base name declared as df or name param) */
   dfRef(id: IdExpr): CDfRef | undefined;
+  /**
+   * Whether `e` is fixed for a whole frame (only constants and names set once per frame, the
+   * sub's parameters) and is worth keeping in a frame slot; `slot(e)` gives that slot, the same
+   * for every expression of the sub written alike (a macro's copies share it).
+   */
+  memo?: { fixed(e: Expr): boolean; slot(e: Expr): number };
 }
 
 /**
@@ -64,6 +77,10 @@ export interface ExprScope {
  * here nor at run time; other children recurse, as deep as the front end's nesting limit.
  */
 export function compileExpr(e: Expr, sc: ExprScope): CExpr {
+  if (sc.memo !== undefined && (e.kind === 'bin' || e.kind === 'cond' || e.kind === 'neg' || e.kind === 'cast') && sc.memo.fixed(e)) {
+    const a = compileExpr(e, { value: sc.value, dfRef: sc.dfRef });
+    return a.k !== undefined || a.slot !== undefined ? a : memoized(a, sc.memo.slot(e));
+  }
   switch (e.kind) {
     case 'int': return intConst(e.value | 0);
     case 'real': { const v = e.value; return { type: 'real', ev: () => v }; }
@@ -125,6 +142,25 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
   }
 }
 
+/**
+ * An expression fixed for a frame, evaluated on its first use and kept in the frame's `slot`
+ * (a sub's `(K + D - 1) / D` read by every index of every reference of its fragments). Frames
+ * copied from it (loop iterations) keep it; a fault leaves nothing kept and faults again.
+ */
+function memoized(a: CExpr, slot: number): CExpr {
+  const ev = a.ev;
+  return {
+    type: a.type,
+    ev: (f) => {
+      const v = f.env[slot];
+      if (v !== undefined) return v;
+      const w = ev(f);
+      f.env[slot] = w;
+      return w;
+    },
+  };
+}
+
 /** One link of a chain: the next value from the value so far. */
 type Step = (v: unknown, f: Frame) => unknown;
 
@@ -159,11 +195,10 @@ function compileId(e: IdExpr, sc: ExprScope): CExpr {
       // An index that is itself a missing DF must not make us request a placeholder element.
       const was = f.missing;
       f.missing = false;
-      const key = ref.key(f);
-      const owner = ref.owner(f);
+      const key = ref.at(f);
       if (f.missing) return PLACEHOLDER;
       f.missing = was;
-      const v = f.read(key, owner);
+      const v = f.read(key, f.located);
       if (v === undefined) { f.missing = true; return PLACEHOLDER; }
       return v;
     },
@@ -366,6 +401,20 @@ export function intBin(op: BinOp, l: CExpr, r: CExpr, pos: number): CExpr {
     else if (rs !== undefined) ev = add ? (f) => (le(f) + (f.env[rs] as number)) | 0 : sub ? (f) => (le(f) - (f.env[rs] as number)) | 0 : (f) => Math.imul(le(f), f.env[rs] as number);
     else if (ls !== undefined) ev = add ? (f) => ((f.env[ls] as number) + re(f)) | 0 : sub ? (f) => ((f.env[ls] as number) - re(f)) | 0 : (f) => Math.imul(f.env[ls] as number, re(f));
     else ev = add ? (f) => (le(f) + re(f)) | 0 : sub ? (f) => (le(f) - re(f)) | 0 : (f) => Math.imul(le(f), re(f));
+  } else if ((op === '/' || op === '%') && (rk !== undefined || rs !== undefined)) {
+    // by a constant (never zero here: folded or checked) or a slot, checked in place: the wrapped
+    // indices of a neighbour (`(a + F - 1) % F`) take one call, not three
+    const rem = op === '%', msg = rem ? 'integer remainder by zero' : 'integer division by zero';
+    if (rk !== undefined && rk !== 0) ev = rem ? (f) => (le(f) % rk) | 0 : (f) => (le(f) / rk) | 0;
+    else if (rk !== undefined) ev = (f) => fn(le(f), rk);
+    else {
+      const s = rs!;
+      ev = (f) => {
+        const a = le(f), b = f.env[s] as number;
+        if (b === 0) throw new EvalError(msg, pos);
+        return rem ? (a % b) | 0 : (a / b) | 0;
+      };
+    }
   } else if (rk !== undefined) ev = (f) => fn(le(f), rk);
   else ev = (f) => fn(le(f), re(f));
   return { type: 'int', ev };

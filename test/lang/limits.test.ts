@@ -33,9 +33,10 @@ function compiled(src: string): CompiledProgram {
 function shown(p: CompiledProgram): unknown {
   const site = p.sites.find((s) => s.kind === 'call' && s.imp.alias === 'show');
   assert.ok(site && site.kind === 'call');
-  const env = new Array<unknown>(p.main.frameSize).fill(0);
+  // as the runtime makes it: slots no one set yet are empty (an expression fixed for the frame is kept in one)
+  const env = new Array<unknown>(p.main.frameSize);
   env[p.main.params[0]!.slot] = 1;
-  const f: Frame = { env, read: () => undefined, missing: false, size: 1, self: 0 };
+  const f: Frame = { env, read: () => undefined, missing: false, size: 1, self: 0, located: 0 };
   const a = site.args[0]!;
   assert.equal(a.kind, 'val');
   return a.kind === 'val' ? a.expr.ev(f) : undefined;

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFrontEnd, renderDiagnostics } from '../../src/lang/index.js';
 import { compileProgram, type CallSite, type CompiledProgram, type ForSite } from '../../src/program/compile.js';
-import { argValue, EvalError, type CExpr, type Frame } from '../../src/program/expr.js';
+import { argValue, EvalError, type CDfRef, type CExpr, type Frame } from '../../src/program/expr.js';
 import { T_INT, T_REAL, type DfValue } from '../../src/ucode/value.js';
 
 function compile(source: string): CompiledProgram {
@@ -19,7 +19,7 @@ function compile(source: string): CompiledProgram {
 /** A frame over `env` whose DF reads come from `dfs` (and are logged). */
 function frame(env: unknown[], dfs: Map<string, DfValue> = new Map(), size = 1): Frame & { reads: string[] } {
   const reads: string[] = [];
-  return { env, missing: false, size, self: 0, reads, read: (key) => { reads.push(key); return dfs.get(key); } };
+  return { env, missing: false, size, self: 0, located: 0, reads, read: (key) => { reads.push(key); return dfs.get(key); } };
 }
 
 // ------------------------------------------------------------------ random int expressions
@@ -197,6 +197,72 @@ test('owners: a rule that reads a DF requests it on one node too', () => {
   assert.deepEqual(f.reads, ['x#.5.0']);
   const g = frame(env, new Map([['x#.5.0', { t: T_INT, v: 3 }]]), 2);
   assert.equal(y.owner(g), 1);
+});
+
+test('at: every reference gets the key and owner that key and owner give apart, on 1 to 5 nodes', () => {
+  for (const [n, m, i] of [[4, 3, 5], [1, 7, 0], [9, 2, -3]] as const) {
+    const { site, env } = keysSetup(KEYS, n, m, i);
+    for (const size of [1, 2, 3, 5]) {
+      for (const a of site.args) {
+        const ref = a.kind === 'out' ? a.ref : a.kind === 'in' ? a.expr.dfRef! : null;
+        if (!ref) continue;
+        const f = frame(env, new Map(), size);
+        f.located = -7;
+        const key = ref.at(f);
+        assert.equal(key, ref.key(frame(env, new Map(), size)), `${ref.name} n=${n} m=${m} i=${i}`);
+        assert.equal(f.located, ref.owner(frame(env, new Map(), size)), `${ref.name} n=${n} m=${m} i=${i} on ${size}`);
+        assert.equal(f.missing, false);
+      }
+    }
+  }
+});
+
+test('at: indices are evaluated once (a DF index read once), a missing index leaves the owner 0 and the rule unevaluated, a dividing rule faults', () => {
+  const src = KEYS.replace('x[7][i], y[i]', 'x[7][i], y[x[i][0]]');
+  const { site, env } = keysSetup(src, 4, 3, 5);
+  const y = (site.args[3] as { ref: CDfRef }).ref;
+  const f = frame(env, new Map([['x#.5.0', { t: T_INT, v: 6 }]]), 4);
+  assert.equal(y.at(f), 'y#.6');
+  assert.equal(f.located, 3); // 6 + 1 mod 4
+  assert.deepEqual(f.reads, ['x#.5.0']);
+  const g = frame(env, new Map(), 4);
+  g.located = 9;
+  y.at(g);
+  assert.equal(g.missing, true);
+  assert.equal(g.located, 0);
+  const zero = keysSetup(KEYS, 4, 0, 5);
+  const x0 = (zero.site.args[2] as { expr: CExpr }).expr.dfRef!;
+  assert.throws(() => x0.at(frame(zero.env, new Map(), 1)), /division by zero/);
+});
+
+test('int division and remainder by a slot or a constant: C semantics, and a zero divisor faults at its position', () => {
+  const src = `import c_v(int, int, int, int) as v;
+sub main(int n, int m) { v((n + 3) % m, (n - 20) / m, (n + 3) % 4, (n - 20) / -3); }`;
+  const p = compile(src);
+  const site = p.main.body.stmts[0] as CallSite;
+  const ev = (n: number, m: number): number[] => {
+    const env: unknown[] = [];
+    env[p.main.params[0]!.slot] = n;
+    env[p.main.params[1]!.slot] = m;
+    return site.args.map((a) => argValue((a as { expr: CExpr }).expr, 'int', frame(env), 0) as number);
+  };
+  assert.deepEqual(ev(5, 3), [2, -5, 0, 5]);
+  assert.deepEqual(ev(-9, 4), [-2, -7, -2, 9]);
+  assert.deepEqual(ev(2147483647, -1), [0, -2147483627, -2, -715827875]);
+  assert.throws(() => ev(5, 0), (e: unknown) => e instanceof EvalError && /remainder by zero/.test(e.message) && e.pos > 0);
+});
+
+test('copies of a fixed expression (a macro expanded in every index) share one slot, evaluated once per frame', () => {
+  const one = compile('import c_n(int) as n1;\nsub main(int n, int m) { n1((n + m - 1) / m); }\n');
+  const many = compile('import c_n(int, int, int, int) as n4;\nsub main(int n, int m) { n4((n + m - 1) / m, (n + m - 1) / m, 2 * ((n + m - 1) / m), (n + m - 1) / m); }\n');
+  assert.equal(many.main.frameSize, one.main.frameSize + 1); // the product is kept too
+  const site = many.main.body.stmts[0] as CallSite;
+  const env: unknown[] = new Array(many.main.frameSize);
+  env[many.main.params[0]!.slot] = 10;
+  env[many.main.params[1]!.slot] = 3;
+  const f = frame(env);
+  assert.deepEqual(site.args.map((a) => (a as { expr: CExpr }).expr.ev(f)), [4, 4, 8, 4]);
+  assert.equal(env.filter((v) => v === 4).length, 1);
 });
 
 test('an expression fixed for the frame (over parameters only) is evaluated once and kept; one over a loop variable is not; a fault is not kept', () => {

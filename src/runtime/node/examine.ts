@@ -37,6 +37,7 @@ export interface BatchOutputs {
 class EvalFrame implements Frame {
   env: unknown[] = [];
   missing = false;
+  located = 0;
   /** a DF was missing where an expression needed it (an index, a rule, a scalar argument) */
   indirect = false;
   /** the read under way is a direct input of the call (its absence only delays the call) */
@@ -58,6 +59,12 @@ class EvalFrame implements Frame {
     const got = cf.gotValue(key);
     if (got !== undefined) return got;
     if (this.batch !== null && this.batch.producer(key) !== undefined) { this.blocked = true; this.missing = true; return undefined; }
+    return this.readStored(key, owner);
+  }
+
+  /** read() once the CF's own values and the batch were looked at (a call's direct inputs) */
+  readStored(key: string, owner: number): DfValue | undefined {
+    const cf = this.cf;
     if (cf.isPending(key)) { this.missing = true; if (!this.direct) this.indirect = true; return undefined; }
     const policy = this.st.policy;
     const v = this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
@@ -69,6 +76,7 @@ class EvalFrame implements Frame {
 /** A frame that only looks at what a CF already received (labels in reports: never requests). */
 class PeekFrame implements Frame {
   missing = false;
+  located = 0;
   constructor(readonly env: unknown[], private readonly cf: Cf, readonly size: number, readonly self: number) {}
   read(key: string): DfValue | undefined {
     const v = this.cf.gotValue(key);
@@ -173,14 +181,20 @@ export class Interpreter {
     return policy.caps.ownsDfs ? policy.dfOwner(ref.key(this.f), o) : o;
   }
 
+  /** The owner of the reference `at` just located as `key` (what the policy says, if it places DFs). */
+  private located(key: string): number {
+    const o = this.f.located, policy = this.st.policy;
+    return policy.caps.ownsDfs ? policy.dfOwner(key, o) : o;
+  }
+
   private readRef(r: CDfRef): void {
     const f = this.f;
     const was = f.missing;
     f.missing = false;
-    const key = r.key(f), owner = r.owner(f);
+    const key = r.at(f);
     if (f.missing) return; // its index is a DF still to come
     f.missing = was;
-    f.read(key, owner);
+    f.read(key, f.located);
   }
 
   private int(e: CExpr): number {
@@ -215,32 +229,44 @@ export class Interpreter {
         if (!ref) { args[i] = dfValueOf(a.expr, f); continue; }
         const was = f.missing;
         f.missing = false;
-        const key = ref.key(f), owner = ref.owner(f);
+        const key = ref.at(f), owner = f.located;
         if (f.missing) continue; // its index is a DF still to come
         f.missing = was;
         keys[i] = key;
-        const p = batch !== null && cf.gotValue(key) === undefined ? batch.producer(key) : undefined;
-        if (p) {
+        // what read() would look at, each once: the CF's own values, the batch, then the store
+        const got = cf.gotValue(key);
+        const p = got === undefined && batch !== null ? batch.producer(key) : undefined;
+        if (got !== undefined) args[i] = got;
+        else if (p) {
           // produced earlier in the batch: the executor passes it along
           if (!cf.isPending(key)) st.store.expect(key, cf);
           (fwd ??= []).push(p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
           args[i] = null;
+        } else if (p === null) {
+          // produced only when the batch ends: decide after it
+          f.blocked = true;
+          f.missing = true;
+          args[i] = undefined;
         } else {
           f.direct = true;
-          args[i] = f.read(key, owner);
+          args[i] = f.readStored(key, owner);
           f.direct = false;
         }
       } else if (a.kind === 'val') {
         args[i] = argValue(a.expr, a.type, f, site.pos);
       } else {
-        const key = a.ref.key(f);
+        // located with `missing` clear (a direct input missing before it still leaves it placed)
+        const was = f.missing;
+        f.missing = false;
+        const key = a.ref.at(f);
+        if (was) f.missing = true;
         keys[i] = key;
         args[i] = null;
         outKeys[o] = key;
         if (a.ref.replicas) {
           (cf.replicas ??= [])[o] = a.ref.replicas(f);
           outOwners[o] = -1;
-        } else outOwners[o] = this.owner(a.ref);
+        } else outOwners[o] = this.located(key);
         o++;
       }
     }

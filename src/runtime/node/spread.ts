@@ -21,6 +21,7 @@ export interface Spread {
 export class Placer implements Frame {
   env: unknown[] = [];
   missing = false;
+  located = 0;
   private readonly view = new UnbornView();
   constructor(readonly size: number, readonly self: number, private readonly policy: SchedulingPolicy) {}
 

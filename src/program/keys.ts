@@ -1,0 +1,97 @@
+// DF keys spelled once. A DF's key is its block's base key (`x#<block id>`) and its indices
+// (`x#3.1.7.2`): the store, the transport and traces know DFs by it. Spelling it — numbers to
+// text, a string joined, hashed on its first map lookup — cost a reference ~550 ns, against
+// ~60 ns to find the same key already spelled by its index values (measured with 4 indices). A
+// DF is named by its producer and every reader (a PIC subdomain's leaving particles by 27
+// references), so the references of one DF name in a sub share a table of the keys spelled
+// lately, and they all hand the store the same string, its hash already computed.
+
+/** Index bits a table key holds in all (a small int: V8 hashes it without a heap number). */
+const KEY_BITS = 30;
+
+/**
+ * Keys a table holds before it starts again (a long chain would keep every key of its run):
+ * enough for the DFs a step of a program names; 8 192 keys of ~20 characters are ~0.5 MB.
+ */
+export const KEY_TABLE_LIMIT = 8192;
+
+/**
+ * The keys of one DF name with `arity` indices in one sub, by base key and index values. Index
+ * values that do not fit (negative, or beyond the bits an index gets) are spelled every time.
+ */
+export class KeyTable {
+  private readonly bases = new Map<string, Map<number, string>>();
+  private size = 0;
+  /** the last base asked: a fragment's references mostly share their block */
+  private lastBase = '';
+  private last: Map<number, string> | undefined;
+  /** bits per index, and the bound each index value must stay under */
+  private readonly bits: number;
+  private readonly bound: number;
+
+  constructor(readonly arity: number) {
+    this.bits = arity === 0 ? KEY_BITS : Math.floor(KEY_BITS / arity);
+    this.bound = 2 ** this.bits;
+  }
+
+  /** The index values as one small int, or -1 when one does not fit. */
+  pack(vals: readonly number[]): number {
+    let n = 0;
+    const bound = this.bound;
+    for (let i = 0; i < vals.length; i++) {
+      const v = vals[i]!;
+      if (!(v >= 0 && v < bound)) return -1; // ints (indices are truncated), or NaN
+      n = n * bound + v;
+    }
+    return n;
+  }
+
+  get(base: string, packed: number): string | undefined {
+    const t = base === this.lastBase ? this.last : this.bases.get(base);
+    if (t === undefined) return undefined;
+    this.lastBase = base;
+    this.last = t;
+    return t.get(packed);
+  }
+
+  set(base: string, packed: number, key: string): void {
+    if (this.size >= KEY_TABLE_LIMIT) {
+      this.bases.clear();
+      this.size = 0;
+      this.last = undefined;
+      this.lastBase = '';
+    }
+    let t = base === this.lastBase ? this.last : this.bases.get(base);
+    if (t === undefined) {
+      t = new Map();
+      this.bases.set(base, t);
+    }
+    this.lastBase = base;
+    this.last = t;
+    t.set(packed, key);
+    this.size++;
+  }
+
+  /** keys held (for tests) */
+  get held(): number { return this.size; }
+}
+
+/**
+ * The key from its base, the text between variable indices (`seps`, one more than them) and the
+ * index values (`vals`, the variable ones at positions `at`): up to 4 unrolled.
+ */
+export function spellKey(seps: readonly string[], nv: number): (base: string, vals: readonly number[], at: readonly number[]) => string {
+  const [s0, s1, s2, s3, s4] = seps;
+  switch (nv) {
+    case 0: return s0 === '' ? (base) => base : (base) => base + s0;
+    case 1: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}`;
+    case 2: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}`;
+    case 3: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}`;
+    case 4: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}${v[at[3]!]}${s4}`;
+    default: return (base, v, at) => {
+      let k = base + s0;
+      for (let i = 0; i < at.length; i++) k += `${v[at[i]!]}${seps[i + 1]}`;
+      return k;
+    };
+  }
+}

@@ -1,0 +1,57 @@
+// The table of DF keys a DF name's references share: pure bookkeeping, every rule in milliseconds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { KEY_TABLE_LIMIT, KeyTable, spellKey } from '../../src/program/keys.js';
+
+test('pack: index values as one small int, distinct for distinct values; negative, too large or NaN do not fit', () => {
+  const t4 = new KeyTable(4);
+  const seen = new Set<number>();
+  for (const v of [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0], [1, 0, 0, 0], [127, 127, 127, 127], [3, 1, 2, 0], [0, 3, 1, 2]]) {
+    const n = t4.pack(v);
+    assert.ok(n >= 0 && n < 2 ** 30, `${v} packs to a small int`);
+    assert.ok(!seen.has(n), `${v} packs apart from the others`);
+    seen.add(n);
+  }
+  assert.equal(t4.pack([0, 0, 0, 128]), -1);
+  assert.equal(t4.pack([0, -1, 0, 0]), -1);
+  assert.equal(t4.pack([0, NaN, 0, 0]), -1);
+  const t1 = new KeyTable(1);
+  assert.equal(t1.pack([2 ** 30 - 1]), 2 ** 30 - 1);
+  assert.equal(t1.pack([2 ** 30]), -1);
+});
+
+test('get/set: a key is found by its base and packed indices, another base keeps its own, the last base is remembered without mixing', () => {
+  const t = new KeyTable(2);
+  const a = t.pack([1, 2]), b = t.pack([2, 1]);
+  assert.equal(t.get('x#1', a), undefined);
+  t.set('x#1', a, 'x#1.1.2');
+  t.set('x#2', a, 'x#2.1.2');
+  assert.equal(t.get('x#1', a), 'x#1.1.2');
+  assert.equal(t.get('x#2', a), 'x#2.1.2');
+  assert.equal(t.get('x#1', b), undefined);
+  assert.equal(t.get('x#3', a), undefined);
+  assert.equal(t.get('x#2', a), 'x#2.1.2');
+  assert.equal(t.held, 2);
+});
+
+test('a table starts again once it holds KEY_TABLE_LIMIT keys: memory stays bounded over a long run', () => {
+  const t = new KeyTable(1);
+  for (let i = 0; i < KEY_TABLE_LIMIT; i++) t.set('x#', i, `x#.${i}`);
+  assert.equal(t.held, KEY_TABLE_LIMIT);
+  assert.equal(t.get('x#', 5), 'x#.5');
+  t.set('x#', KEY_TABLE_LIMIT, `x#.${KEY_TABLE_LIMIT}`);
+  assert.equal(t.held, 1);
+  assert.equal(t.get('x#', 5), undefined);
+  assert.equal(t.get('x#', KEY_TABLE_LIMIT), `x#.${KEY_TABLE_LIMIT}`);
+});
+
+test('spellKey: the base, the text between the variable indices and their values, for 0 to 6 of them', () => {
+  for (let nv = 0; nv <= 6; nv++) {
+    const seps = Array.from({ length: nv + 1 }, (_, i) => (i === nv ? (nv % 2 ? '.9' : '') : i === 0 ? '.4.' : '.'));
+    const vals = Array.from({ length: nv + 2 }, (_, i) => 10 + i);
+    const at = Array.from({ length: nv }, (_, i) => i + 1);
+    let want = 'y#7' + seps[0];
+    for (let i = 0; i < nv; i++) want += String(vals[at[i]!]) + seps[i + 1];
+    assert.equal(spellKey(seps, nv)('y#7', vals, at), want, `${nv} variable indices`);
+  }
+});
