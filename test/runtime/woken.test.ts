@@ -64,10 +64,11 @@ test('with 2 lanes an eager recursion keeps its steps up with its expansion', as
   const n = 4000;
   const two = await recurse(2, n);
   assert.deepEqual(two.out, [n + 1]);
-  // the steps run as the levels appear: tens of levels live at once, not thousands (2 934
-  // live CFs before)
-  assert.ok(two.peakLive < n / 10, `peak live CFs ${two.peakLive}`);
-  assert.ok(two.peakWaiting < n / 20, `peak parked CFs ${two.peakWaiting}`);
+  // the steps run as the levels appear: a few hundred levels live at once, not thousands (2 934
+  // live CFs before). Where the pump's time slices end moves the peak: 104–312 parked CFs over
+  // runs of one build, so the bound sits between that and the old behaviour.
+  assert.ok(two.peakLive < n / 5, `peak live CFs ${two.peakLive}`);
+  assert.ok(two.peakWaiting < n / 5, `peak parked CFs ${two.peakWaiting}`);
 });
 
 test('one lane (FIFO order) computes the same', async () => {
