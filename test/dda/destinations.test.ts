@@ -5,7 +5,7 @@
 // LuNA programs on 3 nodes of real threads over TCP with TypeScript and with C++ ucodes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DdaBlock, type DefragOrder } from '../../src/ucode/dda.js';
+import { DdaBlock, dynamicArray, type DefragOrder } from '../../src/ucode/dda.js';
 import { dynamicArrays } from '../../src/runtime/dda/index.js';
 import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
 import { noCompiler } from '../cpp/fixtures.js';
@@ -46,7 +46,7 @@ for (const order of ['unordered', 'ordered'] as const) {
     b.addElement(new Float64Array([100, 301]));
     b.addElement(new Float64Array([101, 304]));
     b.remElement(12);
-    const parts = b.settle(1, 3);
+    const parts = new Map(b.settle(1, 3).map((p) => [p.node, p.bytes]));
     assert.deepEqual([...parts.keys()].sort(), [0, 2]);
     assert.deepEqual(ids(parts.get(0)!), [5, 7]);
     assert.deepEqual(ids(parts.get(2)!), [1, 2, 8, 11]);
@@ -54,7 +54,7 @@ for (const order of ['unordered', 'ordered'] as const) {
     assert.deepEqual(ids(b.data()), [0, 3, 4, 10, 101]);
     assert.equal(b.getNumel(), 5);
     // the next holding starts without destinations
-    assert.equal(b.settle(1, 3).size, 0);
+    assert.equal(b.settle(1, 3).length, 0);
     assert.deepEqual(ids(b.data()), [0, 3, 4, 10, 101]);
   });
 }
@@ -140,6 +140,83 @@ test('elements sent by destination that no global operation delivers end the run
   assert.equal(end.ok, false);
   assert.equal(end.kind, 'hang');
   assert.match(end.message ?? '', /element\(s\) of dynamic array P sent by destination from node \d to node \d wait for a global operation/);
+});
+
+test('settle with targets: each entry names a target array (its home node, or the node given), bad entries name the element', () => {
+  const b = filled(8, 'ordered');
+  const Q = dynamicArray('Q', { elsize: 16, home: 2 }), R = dynamicArray('R', { elsize: 16 });
+  const d = b.destinations([Q, { array: R, node: 1 }]);
+  [-1, 0, 1, 1, -1, 0, -1, 1].forEach((x, i) => (d[i] = x));
+  const parts = b.settle(1, 3);
+  assert.deepEqual(parts.map((p) => [p.array, p.node, ids(p.bytes)]), [['Q', 2, [1, 5]], ['R', 1, [2, 3, 7]]]);
+  assert.deepEqual(ids(b.data()), [0, 4, 6]);
+  const c = filled(4);
+  c.destinations([Q])[3] = 1;
+  assert.throws(() => c.settle(0, 3), /element 3 is sent to target 1, but 1 target\(s\) were given \(0\.\.0; -1 stays\)/);
+  const e = filled(4);
+  assert.throws(() => e.destinations([Q, 7 as never]), /target 1 is not a dynamic array/);
+  e.destinations([{ array: Q, node: 5 }])[0] = 0;
+  assert.throws(() => e.settle(0, 3), /target 0 \(array Q\) is on node 5, which is not a node of this run \(0\.\.2\)/);
+});
+
+test('3 in-process nodes: elements sent to other arrays (a subdomain each) wait in the target array and its own count delivers them, on the same node too', async () => {
+  const ns = new Nodes(3);
+  try {
+    for (const [name, home] of [['A', 0], ['B', 1], ['C', 0]] as const) ns.declare({ name, home, order: 'ordered' });
+    const h = await ns.acquire(0, 'A');
+    h.block.resize(12 * 16);
+    const f = new Float64Array(h.block.addElement(12)!.buffer, 0, 24);
+    for (let i = 0; i < 12; i++) { f[2 * i] = i; f[2 * i + 1] = 3 * i + 1; }
+    // element i: i mod 3 = 0 stays, 1 → B on its home (node 1), 2 → C on node 0 (this node)
+    const d = h.block.destinations([dynamicArray('B', { elsize: 16, home: 1, order: 'ordered' }), dynamicArray('C', { elsize: 16, order: 'ordered' })]);
+    for (let i = 0; i < 12; i++) d[i] = i % 3 === 0 ? -1 : i % 3 === 1 ? 0 : 1;
+    ns.release(0, 'A', h);
+    assert.deepEqual(ids(ns.dda[0]!.block('A').data()), [0, 3, 6, 9]);
+    const before = ns.dda.map((x) => ({ ...x.sent }));
+    const sent = (): Record<string, number> => Object.fromEntries((['lock', 'report', 'move', 'part', 'ready', 'unlock'] as const).map((k) => [k, ns.dda.reduce((s, x, i) => s + x.sent[k] - before[i]![k], 0)]));
+    // B's count delivers B's part only: one MOVE to the sender, one to the receiver, one PART
+    assert.equal(await ns.count(2, 'B'), 4);
+    assert.deepEqual(sent(), { lock: 3, report: 3, move: 2, part: 1, ready: 1, unlock: 3 });
+    assert.deepEqual(ids(ns.dda[1]!.block('B').data()), [1, 4, 7, 10]);
+    assert.deepEqual(ns.counts('C'), [0, 0, 0], "C's part still waits for C's operation");
+    // C's: the part goes from node 0 to node 0 (one MOVE both sends and expects)
+    assert.equal(await ns.count(0, 'C'), 4);
+    assert.deepEqual(ids(ns.dda[0]!.block('C').data()), [2, 5, 8, 11]);
+    assert.deepEqual(sent(), { lock: 6, report: 6, move: 3, part: 2, ready: 2, unlock: 6 });
+    assert.equal(await ns.count(1, 'A'), 4);
+  } finally { await ns.close(); }
+});
+
+test('elements sent to an array whose operation has already asked for its counts wait for its next operation', async () => {
+  const ns = new Nodes(2);
+  try {
+    ns.declare({ name: 'A' });
+    ns.declare({ name: 'B', home: 1 });
+    // a CF holds B's block on node 1, so B's count waits for it; node 0 reports at once, then
+    // a CF of A on node 0 sends elements to B
+    const B = dynamicArray('B', { elsize: 16, home: 1 });
+    // two elements sent before the count: it delivers them
+    const h0 = await ns.acquire(0, 'A');
+    h0.block.resize(2 * 16);
+    new Float64Array(h0.block.addElement(2)!.buffer, 0, 4).set([10, 31, 11, 34]);
+    h0.block.destinations([B]).fill(0);
+    ns.release(0, 'A', h0);
+    const hb = await ns.acquire(1, 'B');
+    const reported = ns.dda[0]!.sent.report;
+    const counting = ns.count(1, 'B', ns.cf());
+    const ha = await ns.acquire(0, 'A');
+    ha.block.resize(4 * 16);
+    const f = new Float64Array(ha.block.addElement(4)!.buffer, 0, 8);
+    for (let i = 0; i < 4; i++) { f[2 * i] = i; f[2 * i + 1] = 3 * i + 1; }
+    while (ns.dda[0]!.sent.report === reported) await new Promise((r) => setTimeout(r, 1));
+    ha.block.destinations([B]).fill(0);
+    ns.release(0, 'A', ha);
+    ns.release(1, 'B', hb);
+    assert.equal(await counting, 2, 'the count delivers what was sent before node 0 reported, only that');
+    assert.deepEqual(ids(ns.dda[1]!.block('B').data()), [10, 11]);
+    assert.equal(await ns.count(0, 'B'), 6, 'the next one delivers the rest');
+    assert.deepEqual(ids(ns.dda[1]!.block('B').data()), [10, 11, 0, 1, 2, 3]);
+  } finally { await ns.close(); }
 });
 
 // ------------------------------------------------------------------ real threads, real sockets

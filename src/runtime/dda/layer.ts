@@ -22,7 +22,7 @@ import { CHANNEL } from '../cluster/channels.js';
 import type { Control } from '../cluster/control.js';
 import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
 import type { Reply, Request, RequestDesk } from '../exec/desk.js';
-import { DdaBlock, DEFRAG_ORDERS, type DefragOrder } from '../../ucode/dda.js';
+import { DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
 import { plan, type Move } from './plan.js';
 
 const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9;
@@ -78,8 +78,10 @@ class Local {
   sendsDone = false;
   /** this epoch's sends, until made */
   sends: { to: number; n: number }[] | null = null;
-  /** elements CFs gave other nodes (DdaBlock.destinations), packed, until a global operation delivers them */
-  readonly pending = new Map<number, Uint8Array[]>();
+  /** elements CFs sent to this array's block on a node (DdaBlock.destinations), packed, until a global operation delivers them */
+  pending = new Map<number, Uint8Array[]>();
+  /** the pending parts this epoch's REPORT announced: the ones its delivery sends (more may come meanwhile from CFs of other arrays) */
+  reportedParts = new Map<number, Uint8Array[]>();
 
   constructor(readonly spec: ArraySpec, rank: number) {
     this.block = DdaBlock.create(spec.elsize, rank === spec.home ? spec.capacity : 0, spec.order, `array ${spec.name}, block of node ${rank}`);
@@ -182,23 +184,37 @@ export class DdaNode implements Participant {
    * the elements it gave other nodes (node → their bytes, DdaBlock.settle), which wait here for
    * the array's next global operation.
    */
-  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength, parts?: ReadonlyMap<number, Uint8Array>): void {
+  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength, parts?: readonly DdaPart[]): void {
     const l = this.local(name);
     if (l.holder !== cf) throw new Error(`array ${name}: the block of node ${this.rank} released by CF ${cf}, but ${l.holder === -1 ? 'nobody' : l.holderText} holds it`);
     l.block.adopt(buffer ?? l.block.buffer, numel, size);
-    if (parts) {
-      for (const [to, bytes] of parts) {
-        if (!(Number.isInteger(to) && to >= 0 && to < this.size && to !== this.rank)) throw new Error(`array ${name}: CF ${l.holderText} sent elements to node ${to}, not another node of this run`);
-        if (bytes.byteLength % l.block.elsize !== 0) throw new Error(`array ${name}: ${bytes.byteLength} bytes sent to node ${to} are not whole ${l.block.elsize}-byte elements`);
-        if (bytes.byteLength === 0) continue;
-        const q = l.pending.get(to);
-        if (q) q.push(bytes); else l.pending.set(to, [bytes]);
-      }
-    }
+    if (parts) for (const p of parts) this.pend(name, l, p);
     l.holder = -1;
     l.holderText = '';
     if (l.gdLock !== 0 && !l.reported) this.report(name, l);
     else this.grantNext(l);
+  }
+
+  /**
+   * Elements CF `l.holderText` sent away: they wait here in the target array's LD for its next
+   * global operation. A part for another array may go to this node's block of it.
+   */
+  private pend(name: string, l: Local, p: DdaPart): void {
+    const to = p.node, es = l.block.elsize;
+    const other = p.array !== undefined && p.array !== name;
+    if (!(Number.isInteger(to) && to >= 0 && to < this.size)) throw new Error(`array ${name}: CF ${l.holderText} sent elements to node ${to}, not a node of this run`);
+    if (p.bytes.byteLength % es !== 0) throw new Error(`array ${name}: ${p.bytes.byteLength} bytes sent to node ${to} are not whole ${es}-byte elements`);
+    if (p.bytes.byteLength === 0) return;
+    // sent to the block it came from (a target naming the array itself on this node): it stays
+    if (!other && to === this.rank) { l.block.append(p.bytes); return; }
+    let t = l;
+    if (other) {
+      if (p.spec) this.declare({ ...p.spec, name: p.array! });
+      t = this.local(p.array!);
+      if (t.block.elsize !== es) throw new Error(`array ${name}: CF ${l.holderText} sent its ${es}-byte elements to array ${p.array}, whose elements have ${t.block.elsize} bytes`);
+    }
+    const q = t.pending.get(to);
+    if (q) q.push(p.bytes); else t.pending.set(to, [p.bytes]);
   }
 
   private grantNext(l: Local): void {
@@ -290,8 +306,11 @@ export class DdaNode implements Participant {
   private report(name: string, l: Local): void {
     l.reported = true;
     this.sent.report++;
-    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.pending.size);
-    for (const [to, q] of l.pending) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
+    // what it announces is what its delivery sends: parts pended later wait for the next operation
+    l.reportedParts = l.pending;
+    l.pending = new Map();
+    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.reportedParts.size);
+    for (const [to, q] of l.reportedParts) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
     this.ch.send(l.gdNode, REPORT, e.finishCopy());
   }
 
@@ -355,13 +374,13 @@ export class DdaNode implements Participant {
     l.sendsDone = false;
     if (phase === DELIVER) {
       // the parts CFs packed, as they are: they were the CFs' and nothing else holds them
-      for (const [to, q] of l.pending) {
+      for (const [to, q] of l.reportedParts) {
         for (const bytes of q) {
           this.sent.part++;
           this.ch.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
         }
       }
-      l.pending.clear();
+      l.reportedParts = new Map();
       l.sendsDone = true;
     } else {
       l.sends = sends;
@@ -522,7 +541,7 @@ export class DdaNode implements Participant {
   live(): number {
     let n = this.asked.size;
     for (const g of this.globals.values()) n += (g.op ? 1 : 0) + g.queue.length;
-    for (const l of this.locals.values()) n += l.pending.size;
+    for (const l of this.locals.values()) n += l.pending.size + l.reportedParts.size;
     return n;
   }
 
@@ -538,7 +557,7 @@ export class DdaNode implements Participant {
     }
     for (const a of this.asked.values()) out.push({ text: `${a.who} waits for the global ${a.kind} of dynamic array ${a.array}` });
     for (const [name, l] of this.locals) {
-      for (const [to, q] of l.pending) {
+      for (const [to, q] of [...l.pending, ...l.reportedParts]) {
         const n = q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize;
         out.push({ text: `${n} element(s) of dynamic array ${name} sent by destination from node ${this.rank} to node ${to} wait for a global operation of the array (globalCount or rearrange) to deliver them` });
       }
@@ -564,7 +583,7 @@ export class DdaNode implements Participant {
     });
     desk.register('dda.release', {
       wait: 'descriptor', resource,
-      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: Map<number, Uint8Array> }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts); },
+      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: DdaPart[] }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts); },
     });
     desk.register('dda.count', {
       wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,
