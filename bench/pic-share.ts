@@ -37,7 +37,8 @@ function union(spans: readonly [number, number][]): number {
 export function exchangeShare(events: Iterable<TraceEvent>): ExchangeShare {
   const byArray = new Map<string, DdaOp[]>();
   for (const e of events) {
-    if (e.kind !== 'ddaOp') continue;
+    // the operations at their global descriptors (op 0, 1), not the nodes' parts of them
+    if (e.kind !== 'ddaOp' || e.op >= 2) continue;
     const q = byArray.get(e.array);
     if (q) q.push(e); else byArray.set(e.array, [e]);
   }

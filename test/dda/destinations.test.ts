@@ -304,15 +304,32 @@ for (const lang of ['TypeScript', 'C++'] as const) {
     if (lang !== 'TypeScript') return;
     // both operations are spans of the trace, on the GD's system thread, with the bytes they moved
     const ops = [...readTrace(ran.trace!).events].filter((e): e is Extract<TraceEvent, { kind: 'ddaOp' }> => e.kind === 'ddaOp');
-    assert.deepEqual(ops.map((e) => [e.node, e.thread, DDA_OPS[e.op], e.exchanged, e.rearranged, e.array]), [
+    assert.deepEqual(ops.filter((e) => e.op < 2).map((e) => [e.node, e.thread, DDA_OPS[e.op], e.exchanged, e.rearranged, e.array]), [
       [0, 0, 'count', 58 * 16, 0, 'P'],
       [0, 0, 'rearrange', 0, 27 * 16, 'P'],
     ]);
+    // and every node's part of them, with the bytes it sent: by destination 19, 19 and 20
+    // elements (the removed one would have left node 0 and 1); node 2's 27 to the plan
+    assert.deepEqual(ops.filter((e) => e.op >= 2).map((e) => [e.node, e.thread, DDA_OPS[e.op], e.exchanged, e.rearranged, e.array]).sort((a, b) => String(a).localeCompare(String(b))), [
+      [0, 0, 'count (node)', 19 * 16, 0, 'P'],
+      [0, 0, 'rearrange (node)', 0, 0, 'P'],
+      [1, 0, 'count (node)', 19 * 16, 0, 'P'],
+      [1, 0, 'rearrange (node)', 0, 0, 'P'],
+      [2, 0, 'count (node)', 20 * 16, 0, 'P'],
+      [2, 0, 'rearrange (node)', 0, 27 * 16, 'P'],
+    ]);
     for (const e of ops) assert.ok(e.end >= e.t && e.t > 0);
+    const gdOps = ops.filter((e) => e.op < 2);
+    for (const e of ops.filter((x) => x.op >= 2)) {
+      const g = gdOps.find((x) => x.op === e.op - 2)!;
+      assert.ok(e.t >= g.t - 1e6 && e.end >= g.end - 1e6, `node ${e.node}'s part of the ${DDA_OPS[g.op]} lies within it and ends after its UNLOCK left`);
+    }
     // the Perfetto export shows them as slices, and the report's timeline on node 0's network row
     const out = join(dir, 'trace.json');
     exportPerfetto(ran.trace!, out);
-    const slices = (JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: { ph: string; cat?: string; name: string; pid: number; tid: number; args?: Record<string, number> }[] }).traceEvents.filter((x) => x.cat === 'dynamic array');
+    const all = (JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: { ph: string; cat?: string; name: string; pid: number; tid: number; args?: Record<string, number> }[] }).traceEvents.filter((x) => x.cat === 'dynamic array');
+    assert.deepEqual(all.filter((x) => x.name.includes('(node)')).map((x) => x.pid).sort(), [0, 0, 1, 1, 2, 2], "each node's parts on its own row");
+    const slices = all.filter((x) => !x.name.includes('(node)'));
     assert.deepEqual(slices.map((x) => [x.ph, x.name, x.pid, x.tid, x.args?.exchanged_bytes, x.args?.rearranged_bytes]), [
       ['X', 'count of dynamic array P', 0, 1022, 928, 0],
       ['X', 'rearrange of dynamic array P', 0, 1022, 0, 432],
@@ -323,6 +340,6 @@ for (const lang of ['TypeScript', 'C++'] as const) {
     for (const name of ['count of dynamic array P', 'rearrange of dynamic array P', 'exchanged_bytes', 'rearranged_bytes']) assert.ok(text.includes(name), `the protobuf export names ${name}`);
     const run = collectRun(ran.trace!);
     const names = Array.from({ length: run.transfers.start.length }, (_, i) => run.transfers.names!.name(i));
-    assert.deepEqual(names.filter((x) => x.includes('dynamic array')), ['count of dynamic array P', 'rearrange of dynamic array P']);
+    assert.deepEqual(names.filter((x) => x.includes('dynamic array') && !x.includes('(node)')), ['count of dynamic array P', 'rearrange of dynamic array P']);
   });
 }

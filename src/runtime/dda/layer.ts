@@ -78,6 +78,11 @@ class Local {
   sendsDone = false;
   /** this epoch's sends, until made */
   sends: { to: number; n: number }[] | null = null;
+  /** this node's part of the operation, for its span: when LOCK came, the kind, the bytes it sent by destination and by the plan */
+  lockedAt = 0;
+  opKind = 0;
+  sentExchanged = 0;
+  sentRearranged = 0;
   /** elements CFs sent to this array's block on a node (DdaBlock.destinations), packed, until a global operation delivers them */
   pending = new Map<number, Uint8Array[]>();
   /** the pending parts this epoch's REPORT announced: the ones its delivery sends (more may come meanwhile from CFs of other arrays) */
@@ -285,13 +290,17 @@ export class DdaNode implements Participant {
     g.t0 = this.host.now();
     // the spec travels with the lock: a node may not have heard of the array yet
     const sp = this.specs.get(name)!;
-    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).finishCopy();
+    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).u8(op.kind === 'count' ? 0 : 1).finishCopy();
     for (let r = 0; r < this.size; r++) this.ch.send(r, LOCK, body);
     this.sent.lock += this.size;
   }
 
-  private lock(from: number, name: string, epoch: number): void {
+  private lock(from: number, name: string, epoch: number, kind: number): void {
     const l = this.local(name);
+    l.lockedAt = this.host.now();
+    l.opKind = kind;
+    l.sentExchanged = 0;
+    l.sentRearranged = 0;
     l.gdLock = epoch;
     l.gdNode = from;
     l.reported = false;
@@ -377,6 +386,7 @@ export class DdaNode implements Participant {
       for (const [to, q] of l.reportedParts) {
         for (const bytes of q) {
           this.sent.part++;
+          l.sentExchanged += bytes.byteLength;
           this.ch.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
         }
       }
@@ -404,6 +414,7 @@ export class DdaNode implements Participant {
     for (const s of sends) {
       const bytes = l.block.takeTail(s.n, inPlace);
       this.sent.part++;
+      l.sentRearranged += bytes.byteLength;
       this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
     }
     // an emptied block gives its memory back (the seed frees it)
@@ -470,6 +481,8 @@ export class DdaNode implements Participant {
   private unlocked(name: string, epoch: number, gdNode: number): void {
     const l = this.local(name);
     if (l.gdLock !== epoch) return;
+    // this node's part as a span: locked from LOCK to UNLOCK, with the bytes it sent
+    this.host.trace?.ddaOp(l.lockedAt, this.host.now(), 2 + l.opKind, l.sentExchanged, l.sentRearranged, name);
     l.gdLock = 0;
     l.gdNode = gdNode;
     this.grantNext(l);
@@ -498,7 +511,7 @@ export class DdaNode implements Participant {
         case LOCK: {
           const epoch = d.varint();
           this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
-          this.lock(from, name, epoch);
+          this.lock(from, name, epoch, d.u8());
           break;
         }
         case REPORT: {
