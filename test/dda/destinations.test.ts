@@ -343,3 +343,59 @@ for (const lang of ['TypeScript', 'C++'] as const) {
     assert.deepEqual(names.filter((x) => x.includes('dynamic array') && !x.includes('(node)')), ['count of dynamic array P', 'rearrange of dynamic array P']);
   });
 }
+
+// ------------------------------------------------------------------ the destination form in the language
+
+const SEND_BY_PROGRAM = `
+import c_make(block \`P, int \`k, name \`dests) as make;
+import c_scan(block \`P, value \`c, int \`k, name \`s) as scan;
+import c_check(value \`c, value \`s0, value \`s1, value \`s2) as check;
+sub main()
+{
+    df D, n, c, s;
+    dynamic P(16);
+    for k = 0..2 {
+        cf m[k]: make(P, k, D[k]) @ { locator_cyclic: k; };
+        cf sb[k]: send_by(P, D[k], n[k]) @ { locator_cyclic: k; };
+    }
+    global_count(P, c) @ { request n[0], n[1], n[2]; };
+    for k = 0..2
+        cf sc[k]: scan(P, c, k, s[k]) @ { locator_cyclic: k; };
+    check(c, s[0], s[1], s[2]);
+}
+`;
+
+/** The elements as FILL_TS makes them, and their destinations as a plain DF of int32s (no array API). */
+const MAKE_TS = `
+import type { DdaBlock, DF } from ${JSON.stringify(UCODE_API)};
+export function c_make(P: DdaBlock, k: number, dests: DF): void {
+  P.resize(30 * P.getElsize());
+  const v = P.addElement(30)!;
+  const f = new Float64Array(v.buffer, v.byteOffset, 60);
+  for (let i = 0; i < 30; i++) { f[2 * i] = 100 * k + i; f[2 * i + 1] = 3 * (100 * k + i) + 1; }
+  P.remElement(29);
+  const d = dests.createInt32Array(29);
+  for (let i = 0; i < 29; i++) d[i] = i % 3 === k ? -1 : i % 3;
+}
+`;
+
+test('send_by (LuNA): the block of each node sends element i to node D[i], counted; the global count delivers them (3 nodes over TCP)', async (t) => {
+  const dir = fixture(t, { 'prog.fa': SEND_BY_PROGRAM, 'ucodes.ts': MAKE_TS + READ });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 3, threads: 1, layers: [layer], traced: true });
+  for (const r of ran.results) assert.equal(r.ok, true, r.message);
+  assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [30, 30, 27]);
+  assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part, 0), 6, 'one part per sender and destination');
+  const ops = [...readTrace(ran.trace!).events].filter((e): e is Extract<TraceEvent, { kind: 'ddaOp' }> => e.kind === 'ddaOp' && e.op === 0);
+  assert.deepEqual(ops.map((e) => e.exchanged), [(19 + 19 + 20) * 16], 'each node sent those of its 29 that are not its own');
+});
+
+test('send_by refuses destinations that are not one per element, naming the array and the DF', async (t) => {
+  const prog = SEND_BY_PROGRAM.replace('global_count(P, c) @ { request n[0], n[1], n[2]; };', 'global_count(P, c) @ { request n[0], n[1], n[2]; };');
+  const ucodes = MAKE_TS.replace('const d = dests.createInt32Array(29);', 'const d = dests.createInt32Array(k === 1 ? 28 : 29);').replace('for (let i = 0; i < 29; i++) d[i]', 'for (let i = 0; i < d.length; i++) d[i]');
+  const dir = fixture(t, { 'prog.fa': prog, 'ucodes.ts': ucodes + READ });
+  const ran = await runWithResource(dir, { nodes: 3, threads: 1, layers: [dynamicArrays()] });
+  const failed = ran.results.find((r) => !r.ok);
+  assert.ok(failed, 'the run fails');
+  assert.match(failed.message ?? '', /send_by\(array P#?[^,]*, block of node 1, D\[1\]\): 28 destination\(s\) for the 29 element\(s\) of the block: one per element/);
+});
