@@ -219,6 +219,34 @@ test('elements sent to an array whose operation has already asked for its counts
   } finally { await ns.close(); }
 });
 
+test('messages to its own node are handled in place: on one node a global operation answers within the call, none goes through the transport', async () => {
+  const ns = new Nodes(1);
+  try {
+    ns.declare({ name: 'P' });
+    const h = await ns.acquire(0, 'P');
+    h.block.resize(4 * 16);
+    h.block.addElement(4);
+    ns.release(0, 'P', h);
+    let total = -1;
+    ns.dda[0]!.global('P', { kind: 'rearrange', nodes: [0] }, ns.cf(), 'CF x', { answer: (v) => { total = v as number; }, fail: (e) => { throw new Error(e); } });
+    assert.equal(total, 4, 'answered before global() returned');
+    // OP, LOCK, REPORT, UNLOCK, DONE: each handled at once
+    assert.equal(ns.dda[0]!.selfSent, 5);
+  } finally { await ns.close(); }
+});
+
+test('on 3 nodes only the messages between the GD and its own node skip the transport', async () => {
+  const ns = new Nodes(3);
+  try {
+    ns.declare({ name: 'P' });
+    await spray(ns, 'P', 30);
+    const before = ns.dda.map((x) => x.selfSent);
+    assert.equal(await ns.count(0, 'P'), 87);
+    // node 0 (asker and GD): OP, LOCK, REPORT, MOVE, READY, UNLOCK, DONE; nobody sends a part to itself
+    assert.deepEqual(ns.dda.map((x, i) => x.selfSent - before[i]!), [7, 0, 0]);
+  } finally { await ns.close(); }
+});
+
 // ------------------------------------------------------------------ real threads, real sockets
 
 const PROGRAM = `

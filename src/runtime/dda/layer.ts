@@ -226,7 +226,7 @@ export class DdaNode implements Participant {
     if (l.holder !== -1 || l.gdLock !== 0) return;
     const w = l.queue.shift();
     if (w) this.grant(l, w.cf, w.who, w.reply);
-    else this.control.wake();
+    else this.wake();
   }
 
   // ------------------------------------------------------------------ global operations
@@ -250,7 +250,7 @@ export class DdaNode implements Participant {
     const e = this.enc.reset().string(name).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
     if (op.nodes) { e.varint(op.nodes.length); for (const n of op.nodes) e.varint(n); }
     if (op.weights) { e.varint(op.weights.length); for (const w of op.weights) e.f64(w); }
-    this.ch.send(to, OP, e.finishCopy());
+    this.send(to, OP, e.finishCopy());
   }
 
   private decodeOp(d: Decoder): GlobalOp {
@@ -291,7 +291,7 @@ export class DdaNode implements Participant {
     // the spec travels with the lock: a node may not have heard of the array yet
     const sp = this.specs.get(name)!;
     const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).u8(op.kind === 'count' ? 0 : 1).finishCopy();
-    for (let r = 0; r < this.size; r++) this.ch.send(r, LOCK, body);
+    for (let r = 0; r < this.size; r++) this.send(r, LOCK, body);
     this.sent.lock += this.size;
   }
 
@@ -320,7 +320,7 @@ export class DdaNode implements Participant {
     l.pending = new Map();
     const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.reportedParts.size);
     for (const [to, q] of l.reportedParts) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
-    this.ch.send(l.gdNode, REPORT, e.finishCopy());
+    this.send(l.gdNode, REPORT, e.finishCopy());
   }
 
   private gotReport(from: number, name: string, epoch: number, count: number, deliveries: (Move & { parts: number })[]): void {
@@ -364,7 +364,7 @@ export class DdaNode implements Participant {
       const incoming = moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
       const e = this.enc.reset().string(name).varint(g.epoch).u8(g.phase).varint(expect).varint(incoming).varint(sends.length);
       for (const m of sends) e.varint(m.to).varint(m.n);
-      this.ch.send(r, MOVE, e.finishCopy());
+      this.send(r, MOVE, e.finishCopy());
     }
   }
 
@@ -387,7 +387,7 @@ export class DdaNode implements Participant {
         for (const bytes of q) {
           this.sent.part++;
           l.sentExchanged += bytes.byteLength;
-          this.ch.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
+          this.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
         }
       }
       l.reportedParts = new Map();
@@ -415,7 +415,7 @@ export class DdaNode implements Participant {
       const bytes = l.block.takeTail(s.n, inPlace);
       this.sent.part++;
       l.sentRearranged += bytes.byteLength;
-      this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
+      this.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
     }
     // an emptied block gives its memory back (the seed frees it)
     if (l.block.getNumel() === 0 && sends.length > 0) l.block.resize(0);
@@ -433,7 +433,7 @@ export class DdaNode implements Participant {
   private readyIfDone(name: string, l: Local): void {
     if (!l.sendsDone || l.got !== l.expect || l.expect === 0) return;
     this.sent.ready++;
-    this.ch.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
+    this.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
     // the round is over here; the next one's parts come only after every READY of this one
     l.got = 0;
     l.expect = -1;
@@ -465,14 +465,14 @@ export class DdaNode implements Participant {
     this.host.trace?.ddaOp(g.t0, t1, op.kind === 'count' ? 0 : 1, g.exchanged * es, (moved - g.exchanged) * es, name);
     this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * es });
     const body = this.enc.reset().string(name).varint(g.epoch).varint(gdNode).finishCopy();
-    for (let r = 0; r < this.size; r++) this.ch.send(r, UNLOCK, body);
+    for (let r = 0; r < this.size; r++) this.send(r, UNLOCK, body);
     this.sent.unlock += this.size;
-    this.ch.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
+    this.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
     g.op = null;
     if (gdNode !== this.rank) {
       // the GD moves: its epoch (the new GD's LOCKs must not repeat a number), then its queue
       this.globals.delete(name);
-      this.ch.send(gdNode, GD_MOVE, this.enc.reset().string(name).varint(g.epoch).finishCopy());
+      this.send(gdNode, GD_MOVE, this.enc.reset().string(name).varint(g.epoch).finishCopy());
       for (const q of g.queue) this.sendOp(gdNode, name, q);
     } else this.startOp(name, g);
   }
@@ -500,6 +500,35 @@ export class DdaNode implements Participant {
   }
 
   // ------------------------------------------------------------------ the channel
+
+  /**
+   * A message of the protocol: to this node it is handled at once, not looped through the
+   * transport. A global operation on one node is then one synchronous call chain (OP, LOCK,
+   * REPORT, MOVE, PART, READY, UNLOCK, DONE were 8 hops through the event loop, each a
+   * setImmediate turn or more), and on several nodes the GD's own node skips its hops.
+   */
+  private send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+    if (to !== this.rank) { this.ch.send(to, tag, body, payload); return; }
+    this.selfSent++;
+    this.depth++;
+    try { this.receive(to, tag, body, payload); } finally { this.depth--; }
+    if (this.depth === 0 && this.wakeOwed) { this.wakeOwed = false; this.control.wake(); }
+  }
+
+  /** self-sent messages being handled (nested), and a wake-up of the control owed when they are */
+  private depth = 0;
+  private wakeOwed = false;
+
+  /**
+   * The node may be idle now: the control looks. Not in the middle of a chain of messages to this
+   * node — it would see the operation between two messages with none in flight, and call it a hang.
+   */
+  private wake(): void {
+    if (this.depth > 0) this.wakeOwed = true; else this.control.wake();
+  }
+
+  /** messages handled at once because they were for this node (tests count them) */
+  selfSent = 0;
 
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.control.finished) return;
