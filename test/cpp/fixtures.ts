@@ -28,8 +28,11 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** Run a command in `cwd` to completion (killed after timeoutMs: a hang fails the test). */
-export function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 60_000): Promise<Ran> {
+/**
+ * Run a command in `cwd` to completion (killed after timeoutMs: a hang fails the test). The
+ * default leaves room for a C++ compile at -O3: 10–20 s alone, over 60 s at load 20 on 2 cores.
+ */
+export function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = cleanEnv(), timeoutMs = 180_000): Promise<Ran> {
   return new Promise((done) => {
     const c = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
