@@ -200,7 +200,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         short.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], { LUNA_FED_SPIN_PRODUCER_US: '0' }));
         spin.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh]));
       }
-      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs' | 'handWorker' | 'handSystem' | 'fedSleptPct' | 'systemWakes' | 'workerWakes'): number => sig(median(a.map((h) => h[k])));
+      const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs' | 'handWorker' | 'handSystem' | 'fedSleptPct' | 'systemWakes' | 'workerWakes' | 'examined'): number => sig(median(a.map((h) => h[k])));
       f['1x2.stencil_1d.lastInputToStartUs'] = med(spin, 'medianUs');
       f['1x2.stencil_1d.lastInputToStartP90Us'] = med(spin, 'p90Us');
       f['1x2.stencil_1d.laneBusyPct'] = med(spin, 'laneBusyPct');
@@ -224,6 +224,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       for (const [pre, a] of [['', spin], ['messages.', msg]] as const) {
         f[`1x2.stencil_1d.${pre}batchesPerStep`] = sig(med(a, 'batches') / STEPS);
         f[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = sig((med(a, 'systemCpuMs') * 1000) / STEPS);
+        f[`1x2.stencil_1d.${pre}examinedPerStep`] = sig(med(a, 'examined') / STEPS);
         units[`1x2.stencil_1d.${pre}systemCpuUsPerStep`] = 'µs';
       }
       for (const k of ['lastInputToStartUs', 'lastInputToStartP90Us', 'sleeping.lastInputToStartUs', 'messages.lastInputToStartUs']) units[`1x2.stencil_1d.${k}`] = 'µs';
@@ -231,7 +232,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       units['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = 'µs';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep: what the system thread sent and spent per step (--timing); alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing

@@ -67,6 +67,12 @@ function writeStep(p: Profile, r: BalanceResult, trace: string, path: string, ea
   return d;
 }
 
+/** The first step's cell: its decision, quantum, the best predicted gain and what the guard asked for. */
+function stepCell(r: BalanceResult): string {
+  const best = (r.best ?? r.predicted.next).makespan;
+  return `${r.decision}${r.quantumNs ? `, q ${ms(r.quantumNs)} ms` : ''}; best predicted ${x2(r.predicted.current.makespan / best)}×${r.required !== undefined ? `, asked ≥ ${(100 * r.required).toFixed(1)} %${r.modelError !== undefined ? ` (model error ${(100 * r.modelError).toFixed(1)} %)` : ''}` : ''}`;
+}
+
 /** A traced run; its profile. */
 async function traced(dir: string, app: App, size: 'full' | 'small', extra: string[] = []): Promise<Profile> {
   rmSync(dir, { recursive: true, force: true });
@@ -112,8 +118,13 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     writeStep(p0, b1, dir('before'), file('first'));
     const bSeed = step(SEED_EXACT);
     writeStep(p0, bSeed, dir('before'), file('seed'));
-    const bKeep = step({ dfs: 'keep' });
+    // where DFs live: the same step with DFs kept where the traced run kept them, against following
+    // their writers — both without the guard's error bar, so that a kept first step still compares them
+    const bKeep = step({ dfs: 'keep', errorBar: false });
     writeStep(p0, bKeep, dir('before'), file('dfs-keep'));
+    const bFollow = b1.decision === 'apply' ? b1 : step({ errorBar: false });
+    const followKey = bFollow === b1 ? 'first' : 'dfsFollow';
+    if (bFollow !== b1) writeStep(p0, bFollow, dir('before'), file('dfs-follow'));
     // the first application, traced, balanced again on top of the first file
     const p1 = await traced(dir('first'), app, o.size, ['--distribution', file('first')]);
     const d1 = JSON.parse(readFileSync(file('first'), 'utf8')) as Distribution;
@@ -129,10 +140,11 @@ export async function run(o: BalanceExpOptions): Promise<void> {
       seed: [...RUN, '--distribution', file('seed'), ...prog],
     };
     if (app.key !== 'test2') runs.dfsKeep = [...RUN, '--distribution', file('dfs-keep'), ...prog];
+    if (app.key !== 'test2' && bFollow !== b1) runs.dfsFollow = [...RUN, '--distribution', file('dfs-follow'), ...prog];
     const timed = await interleavedTimed(o.reps, runs);
     const t = (k: string) => timed[k as keyof typeof timed]!.programMs;
     o.log(`  program ms: ${Object.keys(runs).map((k) => `${k} ${t(k).toFixed(0)}`).join(', ')}`);
-    realRows.push([app.title, t('before').toFixed(0), `${t('first').toFixed(0)} (${x2(t('before') / t('first'))}×)`, `${t('second').toFixed(0)} (${x2(t('before') / t('second'))}×)`, `${t('seed').toFixed(0)} (${x2(t('before') / t('seed'))}×)`, `${b1.decision}${b1.quantumNs ? `, q ${ms(b1.quantumNs)} ms` : ''}`, `${b1.moved} / ${p0.n}`]);
+    realRows.push([app.title, t('before').toFixed(0), `${t('first').toFixed(0)} (${x2(t('before') / t('first'))}×)`, `${t('second').toFixed(0)} (${x2(t('before') / t('second'))}×)`, `${t('seed').toFixed(0)} (${x2(t('before') / t('seed'))}×)`, stepCell(b1), `${b1.moved} / ${p0.n}`]);
     // +LBSim's check: predicted per-node load of the first application against its real run
     // (the error split into placement — exact — and the drift of the same CFs' durations)
     const chk = checkLoads(p0, b1.weight, b1.next, p1, NODES, b1.weights);
@@ -147,7 +159,7 @@ export async function run(o: BalanceExpOptions): Promise<void> {
       const base = commonMakespan(p0, { ...cur, next: cur.current, dfNext: new Int32Array(p0.dfs).fill(-1) }, N, 1);
       const variants: [string, BalanceOptions][] = [
         ['seed, q 0.1 s (exact)', SEED_EXACT],
-        ['seed (auto q, comm, guard)', { strategy: 'seed' }],
+        ['seed (auto q, comm, guard)', { strategy: 'seed', errorBar: false }],
         ['refine (GreedyRefine)', { strategy: 'refine', guard: false, search: false }],
         ['greedy (LPT)', { strategy: 'greedy', guard: false, search: false }],
       ];
@@ -162,7 +174,7 @@ export async function run(o: BalanceExpOptions): Promise<void> {
       stratRows.push(row);
     }
     // where DFs live: following their writers against where the traced run kept them
-    if (app.key !== 'test2') dfRows.push([app.title, `${t('dfsKeep').toFixed(0)} → ${t('first').toFixed(0)} (${x2(t('dfsKeep') / t('first'))}×)`, `${ms(bKeep.predicted.next.makespan)} → ${ms(b1.predicted.next.makespan)}`, `${(bKeep.predicted.next.bytesMoved / 1e6).toFixed(1)} → ${(b1.predicted.next.bytesMoved / 1e6).toFixed(1)}`]);
+    if (app.key !== 'test2') dfRows.push([app.title, `${t('dfsKeep').toFixed(0)} → ${t(followKey).toFixed(0)} (${x2(t('dfsKeep') / t(followKey))}×)`, `${ms(bKeep.predicted.next.makespan)} → ${ms(bFollow.predicted.next.makespan)}`, `${(bKeep.predicted.next.bytesMoved / 1e6).toFixed(1)} → ${(bFollow.predicted.next.bytesMoved / 1e6).toFixed(1)}`]);
     // the seed's Fig. 10–12: one quantum and one y range for the three runs
     if (o.docs) {
       const tEnd = Math.max(p0.tEnd, p1.tEnd, p2.tEnd), q = tEnd / 100;
@@ -172,8 +184,8 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     }
     results[app.key] = {
       args: app.args[o.size], programMs: Object.fromEntries(Object.keys(runs).map((k) => [k, t(k)])),
-      first: { decision: b1.decision, reason: b1.reason, quantumNs: b1.quantumNs, moved: b1.moved, dfsPlaced: b1.dfsPlaced, predicted: { currentNs: b1.predicted.current.makespan, nextNs: b1.predicted.next.makespan }, strategyMs: b1.timeMs.strategy },
-      second: { decision: b2.decision, reason: b2.reason, moved: b2.moved },
+      first: { decision: b1.decision, reason: b1.reason, modelError: b1.modelError, requiredGain: b1.required, bestPredictedNs: b1.best?.makespan, quantumNs: b1.quantumNs, moved: b1.moved, dfsPlaced: b1.dfsPlaced, predicted: { currentNs: b1.predicted.current.makespan, nextNs: b1.predicted.next.makespan }, strategyMs: b1.timeMs.strategy },
+      second: { decision: b2.decision, reason: b2.reason, modelError: b2.modelError, moved: b2.moved },
       validity: { predictedNs: predicted, measuredNs: measured, error: err, check: chk },
       strategies: strat,
     };
@@ -205,16 +217,17 @@ export async function run(o: BalanceExpOptions): Promise<void> {
   sections.push(
     `Generated ${new Date().toISOString()} by \`npm run experiments -- --only d\` on ${machine}.`,
     '### Real runs on 2 nodes (program time, ms; speedup against before)',
+    'The first step\'s cell: its decision and quantum, the best candidate\'s predicted gain, and what the guard asked for: 2 %, or the model\'s error on the traced run (the replay of the unchanged placement against the run as traced) where larger. A kept step\'s "first application" is the unchanged placement run again.',
     mdTable(['program', 'before', 'first application', 'second application', 'seed\'s exact algorithm (q 0.1 s)', 'first step', 'moved'], realRows),
     '### Predicted against measured load (the validity check of Charm++\'s +LBSim)',
     'Per-node busy time (CPU time of its fragments) the first step predicted for the next run, and what that run measured (node 0 / node 1, ms), the error split in two: placement (fragments per node predicted → run, and the traced load of the fragments each node ran against the prediction: exact when every fragment ran where it was placed) and drift (the next run\'s CPU time of the same fragments over the weight the step gave them, per node); the error of each node\'s share of the load (what is left when the whole machine ran slower or faster); the predicted and the real end of the run as traced (the step replays the unchanged placement too) and of the run that applied the file.',
     mdTable(['program', 'predicted', 'measured', 'error', 'fragments per node', 'placement error', 'drift', 'share error', 'unchanged: predicted / real end, ms', 'applied: predicted / real end, ms'], validRows),
     '### Strategies on the same profile (simulator: traced durations and transfer costs)',
-    'Predicted speedup against the traced placement on N nodes × 1 lane (max/avg of the per-node load in brackets), every placement replayed with the same durations (CPU time; the seed\'s exact algorithm decides on wall time but is replayed like the others); the lower bound is max(work / lanes, longest chain).',
+    'Predicted speedup against the traced placement on N nodes × 1 lane (max/avg of the per-node load in brackets), every placement replayed with the same durations (CPU time; the seed\'s exact algorithm decides on wall time but is replayed like the others); the guard here asks for a 2 % predicted gain only, not for more than the model\'s error on the traced run (it compares strategies by prediction; the first step of the real runs asks for both); the lower bound is max(work / lanes, longest chain).',
     mdTable(['program', 'nodes', 'current, ms', 'seed, q 0.1 s (exact)', 'seed (auto q, comm, guard)', 'refine (GreedyRefine)', 'greedy (LPT)', 'lower bound, ms'], stratRows),
     '### The seed\'s Table 4: test_1 with quanta 0.01–10 s',
     table4,
-    '### Where DFs live across runs (the first file with DFs kept where the traced run kept them → following their writers)',
+    '### Where DFs live across runs (the first file — or, where the guard kept the placement, the step without its error bar — with DFs kept where the traced run kept them → following their writers)',
     mdTable(['program', 'real program time, ms', 'predicted end, ms', 'predicted bytes moved, MB'], dfRows),
     '### Quantized load (the seed\'s Fig. 10–12)',
     APPS.map((a) => `${a.title}: ![before](balance/${a.key}-before.svg) ![first](balance/${a.key}-first.svg) ![second](balance/${a.key}-second.svg)`).join('\n\n'),

@@ -29,6 +29,8 @@ export interface Handoffs {
   /** sleeping workers woken by the system thread and by workers */
   systemWakes: number;
   workerWakes: number;
+  /** CFs the system thread examined in full (a fed CF joins its batch from the task it prepared when it parked) */
+  examined: number;
 }
 
 /** Split one CSV line (quoted fields may hold commas). */
@@ -58,8 +60,8 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     if (run.status !== 0) throw new Error(`traced run: ${run.stderr || run.error?.message}`);
     const timing = /timing: (\{.*\})/.exec(run.stderr);
     if (!timing) throw new Error(`traced run: no --timing line in ${run.stderr}`);
-    const { batches, systemCpuMs, handWorker = NaN, handSystem = NaN, fedNone = 0, fedSpun = 0, fedSlept = 0, systemWakes = NaN, workerWakes = NaN } =
-      JSON.parse(timing[1]!) as { batches: number; systemCpuMs: number; handWorker?: number; handSystem?: number; fedNone?: number; fedSpun?: number; fedSlept?: number; systemWakes?: number; workerWakes?: number };
+    const { batches, systemCpuMs, handWorker = NaN, handSystem = NaN, fedNone = 0, fedSpun = 0, fedSlept = 0, systemWakes = NaN, workerWakes = NaN, examined = NaN } =
+      JSON.parse(timing[1]!) as { batches: number; systemCpuMs: number; handWorker?: number; handSystem?: number; fedNone?: number; fedSpun?: number; fedSlept?: number; systemWakes?: number; workerWakes?: number; examined?: number };
     const fedWaits = fedNone + fedSpun + fedSlept;
     const ex = spawnSync(LUNA, ['export', 'tables', trace, '-o', tables], { encoding: 'utf8', timeout: 600_000 });
     if (ex.status !== 0) throw new Error(`luna export tables: ${ex.stderr || ex.error?.message}`);
@@ -93,7 +95,7 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     return {
       medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!,
       laneBusyPct: (100 * Math.min(...busy.values())) / span, tasks: at.size, batches, systemCpuMs,
-      handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes,
+      handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes, examined,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -20,6 +20,7 @@ export interface BalanceCliOptions {
   comm: boolean;
   host: boolean;
   guard: boolean;
+  errorBar: boolean;
   search: boolean;
   dfs: string;
   weights?: string;
@@ -68,7 +69,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, host: o.host, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {
@@ -95,7 +96,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
     const json = {
       trace, strategy: r.strategy, weights: r.weights, typical: r.typical, quantumNs: r.quantumNs, sweep: r.sweep, nodes: r.nodes, lanes: r.lanes,
       fragments: profile.n, moved: r.moved, searched: r.searched, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
-      decision: r.decision, reason: r.reason, before: r.before, after: r.after,
+      decision: r.decision, reason: r.reason, modelError: r.modelError, requiredGain: r.required, before: r.before, after: r.after,
       predicted: { currentNs: pr.current.makespan, nextNs: pr.next.makespan, currentPerNodeNs: Array.from(pr.current.busy), nextPerNodeNs: Array.from(pr.next.busy) },
       bound: r.bound, transfer: r.transfer, host: r.host ? { ...r.host, hostOf: Array.from(r.host.hostOf), cores: Array.from(r.host.cores) } : undefined, timeMs: r.timeMs, output: o.output, plots,
     };

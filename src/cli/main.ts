@@ -142,6 +142,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--lanes <T>', 'worker threads per node the predictions assume (default: the traced run\'s)', boundedInt('--lanes', MAX_THREADS, THREADS_WHY))
     .option('--no-comm', 'ignore the transfers a move adds (the seed\'s rule)')
     .option('--no-guard', 'apply the strategy\'s placement even when the simulator predicts no gain')
+    .option('--no-error-bar', 'the guard asks for a 2 % predicted gain only, not more than the model\'s error on the traced run')
     .option('--no-search', 'no local search on the predicted makespan after the strategy')
     .option('--no-host', 'predict each node on cores of its own, a transfer only a delay (default: the traced machine, its nodes sharing its cores, the system threads paying for transfers)')
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')

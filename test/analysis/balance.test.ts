@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { lastEvent, loads, meanLoads, quantize, span, weight } from '../../src/analysis/balance/quantize.js';
 import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
-import { balance, pinned } from '../../src/analysis/balance/balance.js';
+import { balance, ERROR_BAR_CAP, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
 import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/weights.js';
@@ -182,6 +182,48 @@ test('a step never worse by prediction: an even placement is kept, and says why'
   assert.equal(Object.keys(distributionOf(p, r, ['t']).cfs).length, 0);
   // without the guard the strategy's map applies, whatever it costs
   assert.equal(balance(p, { strategy: 'greedy', guard: false }).decision, 'apply');
+});
+
+test('the guard asks for more than the model\'s error on the traced run: a small predicted gain inside it is kept, a large one applies', () => {
+  // 11 CFs of 10 ms on node 0 and 9 on node 1, back to back or with a 2 ms gap before each that
+  // the model cannot explain (the run paid it; the replay, with CPU-time durations, does not)
+  const lanes = (gap: number, counts: number[]): [number, number, number][] => counts.flatMap((k, m) => Array.from({ length: k }, (_, i) => [m, gap + i * (10e6 + gap), gap + i * (10e6 + gap) + 10e6] as [number, number, number]));
+  const exact = balance(profile(lanes(0, [11, 9])), { strategy: 'greedy', search: false });
+  assert.equal(exact.modelError, 0, 'the replay of the unchanged placement is the trace');
+  assert.equal(exact.required, 0.02);
+  assert.equal(exact.predicted.current.makespan, 110e6);
+  assert.equal(exact.decision, 'apply', 'a 9 % gain, predicted by a model without error');
+  assert.equal(exact.predicted.next.makespan, 100e6);
+
+  const gapped = profile(lanes(2e6, [11, 9]));
+  const kept = balance(gapped, { strategy: 'greedy', search: false });
+  // traced span 2 … 132 ms = 130 ms against the replay's 110 ms: 20 / 130
+  assert.ok(Math.abs(kept.modelError! - 20 / 130) < 1e-9, `model error ${kept.modelError}`);
+  assert.equal(kept.required, kept.modelError);
+  assert.equal(kept.decision, 'keep');
+  assert.equal(kept.moved, 0);
+  assert.match(kept.reason!, /15\.4 % sooner .*best 100\.0 ms: 9\.1 %.*model's error on the traced run/);
+  assert.equal(balance(gapped, { strategy: 'greedy', search: false, errorBar: false }).decision, 'apply', 'without the error bar: 2 % is enough');
+  // balancing for another node count has no real run to measure the model against
+  const four = balance(gapped, { strategy: 'greedy', search: false, nodes: 4 });
+  assert.equal(four.modelError, undefined);
+  assert.equal(four.decision, 'apply');
+
+  // everything on node 0 with the same gaps: the error bar is as wide, the gain (2×) far outside it
+  const imbalanced = balance(profile(lanes(2e6, [8])), { strategy: 'greedy', search: false });
+  assert.ok(Math.abs(imbalanced.modelError! - 14 / 94) < 1e-9, `model error ${imbalanced.modelError}`);
+  assert.equal(imbalanced.decision, 'apply');
+  assert.equal(imbalanced.predicted.next.makespan, 40e6);
+
+  // an error beyond ERROR_BAR_CAP (the machine stretched the run): the guard asks for the cap
+  const stretched = balance(profile(lanes(20e6, [11, 9])), { strategy: 'greedy', search: false });
+  assert.ok(stretched.modelError! > ERROR_BAR_CAP);
+  assert.equal(stretched.required, ERROR_BAR_CAP);
+  assert.equal(stretched.decision, 'keep', 'a 9 % gain stays under the cap');
+  assert.match(stretched.reason!, /asked for up to 25\.0 %/);
+  const spread = balance(profile(lanes(20e6, [8])), { strategy: 'greedy', search: false });
+  assert.ok(spread.modelError! > ERROR_BAR_CAP);
+  assert.equal(spread.decision, 'apply', 'a 2× gain is beyond any error bar');
 });
 
 test('communication-aware: a move must pay for the transfers it adds; writers of DFs no CF reads stay', () => {

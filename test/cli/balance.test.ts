@@ -44,8 +44,9 @@ test('the whole loop on a real 2-node program: trace → luna balance → luna r
     const t1 = await luna(['run', '--nodes', '2', '--threads', '1', '--trace', 't1', SEED004, ...args], dir, 90_000);
     assert.equal(t1.status, 0, explain(t1));
     // --no-host: at this size (23 ms of work) the traced machine — 2 nodes sharing its cores, a
-    // system thread's cost per fragment — predicts no gain worth a move; this test is the loop
-    const b = await luna(['balance', 't1', '-o', 'd1.json', '--plot', 'plots', '--json', '--no-host'], dir, 90_000);
+    // system thread's cost per fragment — predicts no gain worth a move; --no-error-bar: a loaded
+    // machine stretches a run this short beyond what any model explains; this test is the loop
+    const b = await luna(['balance', 't1', '-o', 'd1.json', '--plot', 'plots', '--json', '--no-host', '--no-error-bar'], dir, 90_000);
     assert.equal(b.status, 0, explain(b));
     const summary = JSON.parse(b.stdout) as { decision: string; weights: 'wall' | 'cpu'; moved: number; fragments: number; before: { perNode: number[] }; after: { perNode: number[]; maxOverAvg: number }; predicted: { currentNs: number; nextNs: number } };
     assert.equal(summary.decision, 'apply', b.stdout);

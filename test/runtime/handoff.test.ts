@@ -50,7 +50,7 @@ function expected(steps: number): string[] {
   return v.map((y, x) => `v[${x}] = ${y}`);
 }
 
-interface Counts { sent: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number; systemWakes: number; workerWakes: number }
+interface Counts { sent: number; examined: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number; systemWakes: number; workerWakes: number }
 
 function counts(r: Run): Counts {
   const m = /timing: (\{.*\})/.exec(r.stderr);
@@ -99,6 +99,9 @@ test('a stencil on 2 workers: the right values, each step handed over by the wor
   assert.equal(u.workerWakes, 0, describeRun(unfed));
   assert.ok(u.systemWakes > 0, describeRun(unfed));
   assert.ok(c.workerWakes <= waits, describeRun(fed));
+  // the system thread examines each CF in full once: a fed step joins its batch from the task
+  // it prepared when it parked (main, its loops and the CFs sent: a few more than those sent)
+  assert.ok(c.examined >= c.sent && c.examined <= c.sent + 8, `examined ${c.examined} for ${c.sent} sent\n${describeRun(fed)}`);
 });
 
 test('a worker waiting for a value its producer is still making spins through it rather than sleep', { skip: availableParallelism() < 2 ? 'one CPU: the policy never spins' : false }, async () => {

@@ -8,6 +8,10 @@ function loadRow(name: string, s: LoadStats): string {
   return `  ${name.padEnd(10)} ${d(s.min).padStart(10)} ${d(s.mean).padStart(10)} ${d(s.max).padStart(10)} ${s.maxOverAvg.toFixed(3).padStart(8)}`;
 }
 
+function pct(x: number): string {
+  return `${(x * 100).toFixed(1)} %`;
+}
+
 export function formatBalance(r: BalanceResult, n: number, dfs: number): string {
   const pr = r.predicted, gain = pr.current.makespan / pr.next.makespan;
   const lines = [
@@ -20,6 +24,7 @@ export function formatBalance(r: BalanceResult, n: number, dfs: number): string 
     `  transfers  ${r.transfer.samples > 0 ? `fitted to ${r.transfer.samples} measured: ` : 'none measured, defaults: '}${d(r.transfer.latencyNs)} + ${(r.transfer.bytesPerNs * 1e3).toFixed(0)} MB/s`,
     ...(r.host ? [`  machine    ${Array.from(r.host.cores, (c, h) => `host ${h}: ${c} cores shared by node(s) ${Array.from(r.host!.hostOf).flatMap((x, m) => (x === h ? [m] : [])).join(', ')}`).join('; ')}; system thread per message ${d(r.host.msgNs)} + bytes at ${(1e3 / r.host.byteNs).toFixed(0)} MB/s on each side, per fragment ${d(r.host.cfNs)}; wire ${d(r.host.wireNs)}`] : []),
     `  time       strategy ${r.timeMs.strategy.toFixed(1)} ms, quantum sweep ${r.timeMs.sweep.toFixed(1)} ms, local search ${r.timeMs.search.toFixed(1)} ms, predictions ${r.timeMs.predict.toFixed(1)} ms`,
+    ...(r.required !== undefined ? [`  guard      a gain of ${pct(r.required)} at least${r.modelError !== undefined ? ` (the model's error on the traced run: ${pct(r.modelError)})` : ''}`] : []),
     r.decision === 'apply' ? '  decision   apply' : `  decision   keep the current placement: ${r.reason}`,
   ];
   return lines.join('\n') + '\n';

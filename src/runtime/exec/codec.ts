@@ -23,6 +23,15 @@ class NumBuf {
   finish(): Float64Array { return this.a.slice(0, this.n); }
 }
 
+/** the encoders' scratch, kept between batches: a batch of hundreds of tasks otherwise regrew it from 256 every time */
+const scratch = new NumBuf();
+
+/** The forwarded input `fwd` gives argument `arg`, if any (no closure per argument). */
+function forwardOf(fwd: readonly Forward[], arg: number): Forward | undefined {
+  for (let j = 0; j < fwd.length; j++) if (fwd[j]!.arg === arg) return fwd[j];
+  return undefined;
+}
+
 function pushValue(nums: NumBuf, strs: string[], objs: unknown[], v: DfValue): void {
   if (v.t === T_INT) { nums.push(A_INT); nums.push(v.v); }
   else if (v.t === T_REAL) { nums.push(A_REAL); nums.push(v.v); }
@@ -31,7 +40,8 @@ function pushValue(nums: NumBuf, strs: string[], objs: unknown[], v: DfValue): v
 }
 
 export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
-  const nums = new NumBuf(), strs: string[] = [], objs: unknown[] = [];
+  const nums = scratch, strs: string[] = [], objs: unknown[] = [];
+  nums.n = 0;
   let keyText = '';
   let nkeys = 0;
   const addKey = (k: string): number => { keyText += nkeys === 0 ? k : '\u0001' + k; return nkeys++; };
@@ -41,7 +51,7 @@ export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
     const fwd = t.fwd;
     for (let i = 0; i < n; i++) {
       const key = keys[i]!;
-      const f = fwd ? fwd.find((x) => x.arg === i) : undefined;
+      const f = fwd ? forwardOf(fwd, i) : undefined;
       if (f) {
         if (f.lane !== undefined) { nums.push(A_XFWD); nums.push(f.lane); nums.push(f.batch!); } else nums.push(A_FWD);
         nums.push(f.task); nums.push(f.out); nums.push(addKey(key));
@@ -117,7 +127,8 @@ export interface WireResult {
 }
 
 export function encodeResult(lane: number, batch: number, outs: (DfValue | null)[][], start: Float64Array, fin: Float64Array): WireResult {
-  const nums = new NumBuf(), strs: string[] = [], objs: unknown[] = [];
+  const nums = scratch, strs: string[] = [], objs: unknown[] = [];
+  nums.n = 0;
   for (const o of outs) {
     nums.push(o.length);
     for (const v of o) {

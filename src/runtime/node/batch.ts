@@ -104,9 +104,14 @@ export class BatchBuilder implements BatchOutputs {
 
   /** The one local CF waiting for the outputs of `cf`, if there is exactly one and nobody remote. */
   soleWaiter(cf: Cf): Cf | null {
+    return BatchBuilder.soleWaiter(this.st, cf);
+  }
+
+  /** soleWaiter before a batch is built (building one behind a lane's tail copies the tail's outputs). */
+  static soleWaiter(st: NodeState, cf: Cf): Cf | null {
     const keys = cf.outKeys;
     if (!keys) return null;
-    const store = this.st.store;
+    const store = st.store;
     let found: Cf | null = null;
     for (const k of keys) {
       const ws = store.waitersOf(k);

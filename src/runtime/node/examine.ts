@@ -78,6 +78,8 @@ class PeekFrame implements Frame {
 }
 
 export class Interpreter {
+  /** CFs examined in full (an armed CF made ready or fed from its prepared task is not) */
+  examined = 0;
   private readonly f: EvalFrame;
   private readonly placer: Placer;
 
@@ -96,7 +98,9 @@ export class Interpreter {
     if (armed !== null) {
       cf.armed = null;
       if (cf.pendingCount === 0) return this.fire(cf, armed);
+      if (batch !== null && cf.state === WAITING && this.feedable(cf, armed, batch)) return this.fireFed(cf, armed, batch);
     }
+    this.examined++;
     f.cf = cf;
     f.env = cf.env;
     f.missing = false;
@@ -273,6 +277,44 @@ export class Interpreter {
     cf.priority = priority;
     const policy = this.st.policy;
     if (policy.caps.orders) cf.priority = policy.priority(cf);
+  }
+
+  /**
+   * Whether armed `cf` can join `batch` as it is: every input still pending is a direct input
+   * that a member of the batch, or a batch in flight, produces (fed or forwarded).
+   */
+  private feedable(cf: Cf, armed: Task, batch: BatchOutputs): boolean {
+    if ((cf.site as CallSite).waits.length > 0) return false;
+    const keys = armed.keys, args = armed.args;
+    return cf.everyPending((k) => {
+      for (let i = 0; i < keys.length; i++) if (keys[i] === k && args[i] === undefined) return !!batch.producer(k);
+      return false;
+    });
+  }
+
+  /**
+   * An armed CF whose pending inputs `batch` produces: it joins the batch with those inputs
+   * forwarded, from the task prepared when it parked. A fed step of a stencil is so examined
+   * once, not twice (keys, owners, rules and arguments are not evaluated again).
+   */
+  private fireFed(cf: Cf, task: Task, batch: BatchOutputs): Outcome {
+    const args = task.args, keys = task.keys;
+    const fwd: Forward[] = [];
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] !== undefined || keys[i] === '') continue;
+      const key = keys[i]!;
+      if (!cf.isPending(key)) { args[i] = cf.gotValue(key); continue; }
+      const p = batch.producer(key)!;
+      fwd.push(p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
+      args[i] = null;
+    }
+    this.st.waiting.delete(cf);
+    cf.chained = true;
+    task.fwd = fwd;
+    cf.task = task;
+    cf.state = READY;
+    if (this.st.tr) this.traceReady(cf, keys, cf.site as CallSite);
+    return TASK;
   }
 
   /** An armed CF whose inputs all arrived: its inputs filled in, it is ready. */

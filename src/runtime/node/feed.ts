@@ -81,17 +81,17 @@ export class FeedBook {
 
   /** The lanes of `cf`'s missing inputs into `from`; false when some has no producer in flight. */
   private producers(cf: Cf): boolean {
-    const from = this.from;
-    from.length = 0;
-    let ok = true;
-    cf.everyPending((k) => {
-      const p = this.promised.get(k);
-      if (p === undefined) return (ok = false);
-      if (!from.includes(p.lane!)) from.push(p.lane!);
-      return true;
-    });
-    return ok && from.length > 0;
+    this.from.length = 0;
+    return cf.everyPending(this.producedInFlight) && this.from.length > 0;
   }
+
+  /** Whether pending key `k` is promised by a batch in flight; its lane joins `from` (one closure for every CF). */
+  private readonly producedInFlight = (k: DfKey): boolean => {
+    const p = this.promised.get(k);
+    if (p === undefined) return false;
+    if (!this.from.includes(p.lane!)) this.from.push(p.lane!);
+    return true;
+  };
 
   /** Feed requests for a batch's tasks, per producing lane (lane → quadruples). */
   static requests(tasks: readonly { fwd?: readonly { lane?: number; batch?: number; task: number; out: number }[] }[], to: number): Map<number, Feed> | null {

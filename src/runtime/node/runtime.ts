@@ -99,9 +99,10 @@ export class NodeRuntime {
    * thread; `fedNone`/`fedSpun`/`fedSlept`: how the workers' waits for fed values ended
    * (exec/protocol.ts FedWaits); `systemWakes`/`workerWakes`: sleeping workers woken by the
    * system thread (batches, feed requests, answers; up to its last result) and by workers (fed
-   * values)
+   * values); `examined`: CFs examined in full (a parked CF made ready from the task it prepared
+   * when it parked is not)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -356,6 +357,7 @@ export class NodeRuntime {
     try {
       if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
     } catch (e) { this.fail(e); return; }
+    this.stats.examined = this.interp.examined;
     if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
     if (this.idle()) this.onIdle();
     else if (!this.scheduled) this.exec.rest?.();
@@ -517,7 +519,14 @@ export class NodeRuntime {
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values; an
       // output another node reads leaves only when the batch returns: then it is kept short
       const fed = this.size === 1 || !this.readElsewhere(cf);
-      const limit = this.policy.chainLength({ cfNs: this.costNs[cf.site.code]!, cfMinNs: this.costMin[cf.site.code]!, ready: 0, lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: false, fed });
+      const z = this.fedSizing;
+      z.cfNs = this.costNs[cf.site.code]!;
+      z.cfMinNs = this.costMin[cf.site.code]!;
+      z.lanes = lanes;
+      z.nodes = this.size;
+      z.stealable = this.program.hasStealable;
+      z.fed = fed;
+      const limit = this.policy.chainLength(z);
       if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
@@ -536,6 +545,8 @@ export class NodeRuntime {
     return false;
   }
 
+  /** how long a lane's fed batch may grow, as the policy is asked for each fed CF (one object, reused) */
+  private readonly fedSizing = { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false };
   /** what the policy is told of each fed CF (one object, reused) */
   private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean };
   /** the CF feedAcross is placing (what fedView.follows is asked about) */
@@ -555,9 +566,9 @@ export class NodeRuntime {
     for (let w = 0; w < lanes.lanes; w++) {
       const tail = this.tails[w];
       if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
-      const b = new BatchBuilder(this.st, tail);
-      const succ = b.soleWaiter(tail.cfs[tail.cfs.length - 1]!);
+      const succ = BatchBuilder.soleWaiter(this.st, tail.cfs[tail.cfs.length - 1]!);
       if (succ === null || succ.site.kind !== 'call') continue;
+      const b = new BatchBuilder(this.st, tail);
       if (this.interp.examine(succ, b) !== TASK) continue;
       b.add(succ);
       b.extend(this.interp, this.batchLimit());

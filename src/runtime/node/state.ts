@@ -201,6 +201,9 @@ export class NodeState {
 
   /** A value reached `cf` (it was waiting for it): queue the CF once it has everything. */
   deliver(cf: Cf, key: DfKey, v: DfValue): void {
+    // A CF already handed to a worker with this input fed or forwarded gets the value there:
+    // kept here it would only be garbage (unless a label index of a report reads it)
+    if (cf.chained && cf.state !== WAITING && !labelReadsDf(cf.site.labelIdx)) { cf.arrived(key); return; }
     cf.addGot(key, v);
     const done = cf.arrived(key);
     if (cf.chained || cf.state !== WAITING) return;
@@ -302,4 +305,10 @@ export class NodeState {
 
   /** `>>` flags are set to int 1. */
   static readonly FLAG: DfValue = { t: T_INT, v: 1 };
+}
+
+/** A label index reads a DF (`cf a[x[0]]`): reports of the CF read it from what the CF received. */
+function labelReadsDf(idx: readonly { type: string }[]): boolean {
+  for (const e of idx) if (e.type === 'dyn') return true;
+  return false;
 }
