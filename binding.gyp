@@ -11,6 +11,11 @@
       "cflags": ["-O2"]
     },
     {
+      "target_name": "luna_fd",
+      "sources": ["native/fd.c"],
+      "cflags": ["-O2"]
+    },
+    {
       "target_name": "luna_ucode",
       "sources": ["native/luna_ucode.cc"],
       "cflags_cc": ["-O2", "-std=c++17"],

@@ -8,8 +8,14 @@
 // modelRecyclingMs: the same reusing fragment records, as the protobuf and OTF2 exports read).
 // Each also in CPU ms of the whole process (…CpuMs, a reading worker's thread included): the
 // worker is worth its default only where it saves wall time without costing more CPU than it saves.
+// The targets speak of the command: `luna export perfetto` and `luna export otf2` are also run as
+// the user runs them (bin/luna, its node flags) with the export's young generation (what a trace
+// over 16 MiB gets, src/cli/export-heap.ts; LUNA_EXPORT_HEAP=1 at any size): cliPerfettoProtoMs,
+// cliOtf2Ms, their CPU time (the children's, the OTF2 helper's included) and, as the baseline of
+// the same run, the same commands with LUNA_EXPORT_HEAP=0 (the 2 MiB semi-space bin/luna starts with).
 // Run: node dist/bench/exports.js  (or import { run }).
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,7 +28,7 @@ import { exportOtf2 } from '../src/trace/export/otf2.js';
 import { builtFile } from '../src/core/addon.js';
 import { readTraceColumns } from '../src/trace/merge.js';
 import { readModel } from '../src/trace/read.js';
-import { writeSyntheticTrace } from './common.js';
+import { LUNA, writeSyntheticTrace } from './common.js';
 
 function size(path: string): number {
   const s = statSync(path);
@@ -35,6 +41,24 @@ function measure<T>(f: () => T): { ms: number; cpuMs: number; value: T } {
   const value = f();
   const c = process.cpuUsage(c0);
   return { ms: performance.now() - t0, cpuMs: (c.user + c.system) / 1000, value };
+}
+
+/** CPU ms of this process's waited-for children (Linux: /proc/self/stat cutime + cstime; NaN elsewhere). */
+function childrenCpuMs(): number {
+  try {
+    const f = readFileSync('/proc/self/stat', 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ').map(Number);
+    return (rest[16 - 3]! + rest[17 - 3]!) * 10; // USER_HZ = 100
+  } catch { return NaN; }
+}
+
+/** `luna export <argv…>` as a user runs it: wall ms and the command's CPU ms (its children's included). */
+function command(argv: string[], env: Record<string, string> = {}): { ms: number; cpuMs: number } {
+  const c0 = childrenCpuMs(), t0 = performance.now();
+  const r = spawnSync(LUNA, ['export', ...argv], { encoding: 'utf8', env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`luna export ${argv.join(' ')}: exit ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  return { ms, cpuMs: childrenCpuMs() - c0 };
 }
 
 /** `f` with the exports reading the trace in a worker thread (LUNA_TRACE_WORKER=1) or on the calling thread. */
@@ -64,6 +88,12 @@ export async function run(): Promise<Record<string, number>> {
     const pbCaller = measure(() => reading('caller', () => exportPerfettoProto(trace, join(dir, 'run0.pftrace'))));
     // OTF2 needs its helper (the OTF2 library at install time); without it the figures are absent
     const otf2 = builtFile('luna-otf2') ? measure(() => exportOtf2(trace, join(dir, 'otf2'))) : null;
+    // the commands, alternated with their baseline (the young generation bin/luna starts with)
+    // (LUNA_EXPORT_HEAP=1: the young generation a trace over 16 MiB gets, at any size)
+    const cliPb = command(['perfetto', trace, '-o', join(dir, 'cli.pftrace')], { LUNA_EXPORT_HEAP: '1' });
+    const cliPbSmall = command(['perfetto', trace, '-o', join(dir, 'cli0.pftrace')], { LUNA_EXPORT_HEAP: '0' });
+    const cliOtf2 = otf2 ? command(['otf2', trace, '-o', join(dir, 'cli.otf2')], { LUNA_EXPORT_HEAP: '1' }) : null;
+    const cliOtf2Small = otf2 ? command(['otf2', trace, '-o', join(dir, 'cli0.otf2')], { LUNA_EXPORT_HEAP: '0' }) : null;
     const csv = measure(() => exportTables(trace, join(dir, 'csv'), ['csv']));
     const pq = measure(() => exportTables(trace, join(dir, 'parquet'), ['parquet']));
     return {
@@ -95,6 +125,16 @@ export async function run(): Promise<Record<string, number>> {
         otf2VsAnalyze: +(otf2.ms / an.ms).toFixed(2),
         otf2VsPerfettoProto: +(otf2.ms / pb.ms).toFixed(2),
         otf2BytesPerCf: Math.round(size(join(dir, 'otf2')) / cfs),
+      } : {}),
+      cliPerfettoProtoMs: Math.round(cliPb.ms),
+      cliPerfettoProtoCpuMs: Math.round(cliPb.cpuMs),
+      cliPerfettoProtoSmallYoungMs: Math.round(cliPbSmall.ms),
+      cliPerfettoProtoSmallYoungCpuMs: Math.round(cliPbSmall.cpuMs),
+      ...(cliOtf2 && cliOtf2Small ? {
+        cliOtf2Ms: Math.round(cliOtf2.ms),
+        cliOtf2CpuMs: Math.round(cliOtf2.cpuMs),
+        cliOtf2SmallYoungMs: Math.round(cliOtf2Small.ms),
+        cliOtf2SmallYoungCpuMs: Math.round(cliOtf2Small.cpuMs),
       } : {}),
       tablesCsvMs: Math.round(csv.ms),
       tablesParquetMs: Math.round(pq.ms),

@@ -1,5 +1,6 @@
 // npm `install` hook: build the native addons with node-gyp: the thread CPU clock
-// (native/thread_clock.c), the memory policy for large buffers (native/memory.c) and the C++
+// (native/thread_clock.c), the memory policy for large buffers (native/memory.c), descriptors of
+// the transport's direct links (native/fd.c; without it no thread writes a socket directly) and the C++
 // ucode runner (native/luna_ucode.cc). It must never fail the install: without the clock the
 // trace falls back to an approximate CPU clock and says so (src/trace/clock.ts); without the
 // memory policy large buffers are allocated as glibc does by default (src/runtime/exec/shm.ts);

@@ -5,6 +5,7 @@ import { progressBar, type Progress } from './progress.js';
 import { notATraceDir, traceErrorExit } from './trace-errors.js';
 import { outputTarget } from './argv.js';
 import { EXIT_TRACE_DAMAGED, formatDamage, type DamageReport } from '../trace/damage.js';
+import { reexecForExport } from './export-heap.js';
 
 /**
  * What every export shares: the trace directory checked, a progress bar while it runs, the damage
@@ -16,6 +17,9 @@ function exportFrame<R extends { damage: DamageReport; warnings: readonly string
 ): number {
   const bad = notATraceDir(dir);
   if (bad !== undefined) return bad;
+  // a large trace: the same command in a node with an export's young generation (export-heap.ts)
+  const again = reexecForExport(dir);
+  if (again !== undefined) return again;
   const bar = progressBar();
   let r: R;
   try { r = run(bar); } catch (e) { bar.stop(); return refused?.(e) ?? traceErrorExit(e); }

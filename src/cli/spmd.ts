@@ -3,10 +3,13 @@
 // as worker threads. Exit 0 when every rank returned, 1 on a rank's error or a hang (reported by
 // rank 0), 2 for a bad command line.
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { bundleSpmdProgram, ProgramBuildError } from '../spmd/bundle.js';
 import { runSpmdNode, type SpmdRunResult } from '../spmd/run.js';
-import { detectLaunch } from '../runtime/launch/env.js';
+import { detectLaunch, ranksOnThisHost } from '../runtime/launch/env.js';
+import { nodeCpus } from '../runtime/launch/binding.js';
+import { cpuSet } from '../core/cpus.js';
 import { newRunOrigin } from '../trace/clock.js';
 import { openTraceDir, writeManifest, listTraceFiles } from '../trace/dir.js';
 import { VERSION as TRACE_FORMAT_VERSION } from '../trace/format.js';
@@ -56,9 +59,12 @@ export async function spmdCommand(file: string, args: string[], o: SpmdCliOption
       writeManifest(o.trace, { ...manifest, clock: { ...manifest.clock, offsets: res.clockOffsets ?? manifest.clock.offsets }, status: res.status, ...(res.message ? { message: res.message } : {}), files: listTraceFiles(o.trace) });
     }
   };
-  const base = { program, args, threads, traceDir: o.trace, traceOrigin: origin };
+  // the node's share of the machine's CPUs, as `luna run` counts it: its waits spin only within it
+  const cpus = nodeCpus(launch, ranksOnThisHost(launch, nodes), cpuSet());
+  const base = { program, args, threads, traceDir: o.trace, traceOrigin: origin, cpus };
   if (launch.launcher === 'local' && nodes === 1) {
     const res = await runSpmdNode(base);
+    saveCounts(res, 0);
     finish(res);
     return report(res, say);
   }
@@ -71,6 +77,7 @@ export async function spmdCommand(file: string, args: string[], o: SpmdCliOption
     return 1;
   }
   const res = await runSpmdNode({ ...base, transport: started.transport });
+  saveCounts(res, started.transport.rank);
   if (started.children) {
     await Promise.race([started.children.exited(), new Promise<void>((r) => setTimeout(r, 5000).unref())]);
     started.children.killAll();
@@ -78,6 +85,16 @@ export async function spmdCommand(file: string, args: string[], o: SpmdCliOption
   if (started.transport.rank !== 0) return res.ok ? 0 : 1;
   finish(res);
   return report(res, say);
+}
+
+/**
+ * $LUNA_SPMD_COUNTS names a directory: each node writes what its ranks cost there (node-N.json:
+ * requests to its system thread, messages by tag, sleeps, socket writes), for tests and benchmarks.
+ */
+function saveCounts(res: SpmdRunResult, node: number): void {
+  const dir = process.env.LUNA_SPMD_COUNTS;
+  if (!dir || !res.counts) return;
+  writeFileSync(join(dir, `node-${node}.json`), JSON.stringify({ ...res.counts, transport: res.transport }));
 }
 
 function report(res: SpmdRunResult, say: (t: string) => void): number {

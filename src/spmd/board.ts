@@ -19,7 +19,21 @@ export const NODE_ARRIVE = 4;
  * completes it) raises it, and barrier waiters spin and sleep on this one word alone
  */
 export const BARRIER = 5;
-const HEADER = 8;
+/**
+ * the node's ranks on a CPU: started and neither asleep nor returned. A wait spins only while
+ * these (and, for a wait on another node, the system thread that must take the reply) fit in the
+ * node's CPUs (RankInit.cpus): a spinner beyond them holds the core the thread it waits for needs.
+ */
+export const AWAKE = 6;
+/**
+ * the ranks' requests the system thread handled, what they sent written to the sockets: a rank
+ * writes a message to another node's socket itself only when this equals POSTED (nothing it
+ * asked before could arrive after it)
+ */
+export const HANDLED = 7;
+/** messages the node's ranks wrote to other nodes' sockets themselves (barrier arrivals, remote reads; counted as sent for termination detection) */
+export const DIRECT = 8;
+const HEADER = 10;
 
 // per rank
 /** what the rank does: RUNNING, PARKED (asleep in a wait) or DONE (returned) */
@@ -48,7 +62,9 @@ export const LANDED = 10;
 /** the kind of the rank's collective k at CKIND + k % KIND_RING (mismatches are found there) */
 export const CKIND = 11;
 export const KIND_RING = 16;
-export const RANK_WORDS = CKIND + KIND_RING;
+/** bytes of the rank's pending remote read (its node lands a reply the rank asked for itself by them) */
+export const READSIZE = CKIND + KIND_RING;
+export const RANK_WORDS = READSIZE + 1;
 /** the words of a rank's record its node sends to the others when they change */
 export const MIRRORED = [ARRIVE, CENTRY, CDATA, CEXIT] as const;
 

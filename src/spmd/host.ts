@@ -6,12 +6,12 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { RANK_WORKER } from './paths.js';
 import { Decoder, Encoder } from '../runtime/transport/codec.js';
-import type { Channel, Router } from '../runtime/transport/router.js';
+import { TAG_BITS, type Channel, type Router } from '../runtime/transport/router.js';
 import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
-import { availableParallelism } from 'node:os';
-import { ABORT, ARRIVE, BARRIER, boardWords, bump, DONE, EPOCH, LANDED, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { cpuSet } from '../core/cpus.js';
+import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
@@ -30,8 +30,11 @@ export const SPIN_MS = 0.1;
  */
 export const REMOTE_SPIN_MS = 0.3;
 /**
- * With more ranks on a node than cores, a spinning rank holds the core the rank it waits for
- * needs: spin only briefly.
+ * When the node's threads on a CPU outnumber its CPUs, a spinning rank holds the core the thread
+ * it waits for needs: spin only this briefly. A wait on another node needs the node's system
+ * thread besides (it takes the reply from the socket): with 2 node processes of one rank on 2
+ * cores, ranks spinning their full 300 µs left both system threads without a core until the
+ * spins ran out, and a barrier across the processes took 388–441 µs.
  */
 export const CROWDED_SPIN_MS = 0.005;
 /** Bytes of a remote read sent per message: the reader copies one chunk while the next travels. */
@@ -44,6 +47,7 @@ const EMPTY = new Uint8Array(0);
 const FLAGS = 1, GET = 2, GOT = 3, PUT = 4, PUT_ACK = 5, LOCK = 6, GRANT = 7, UNLOCK = 8, ARRIVED = 9, ALLOCATED = 10;
 /** the layer's message tags on its channel (tests count the messages an operation costs) */
 export const SPMD_TAGS = { FLAGS, GET, GOT, PUT, PUT_ACK, LOCK, GRANT, UNLOCK, ARRIVED, ALLOCATED } as const;
+const TAG_NAMES: Record<number, string> = Object.fromEntries(Object.entries(SPMD_TAGS).map(([k, v]) => [v, k]));
 
 export interface SpmdNodeOptions {
   /** the bundled program (ESM file) and its arguments */
@@ -56,6 +60,8 @@ export interface SpmdNodeOptions {
   trace?: { dir: string };
   spinMs?: number;
   remoteSpinMs?: number;
+  /** CPUs the node may count on (default: this process's; nodes on one machine share them) */
+  cpus?: number;
 }
 
 /** What a node's ranks cost its system thread and themselves (tests assert them; no timings). */
@@ -67,6 +73,11 @@ export interface SpmdCounts {
   /** per rank of this node: times it went to sleep in a wait, and times it parked (told the node) */
   sleeps: number[];
   parks: number[];
+  /** the layer's messages this node sent to other nodes, and those it received, by tag (SPMD_TAGS) */
+  sent: Record<string, number>;
+  received: Record<string, number>;
+  /** messages the node's ranks wrote to other nodes' sockets themselves (barrier arrivals) */
+  direct: number;
 }
 
 interface ArrayRec { buffer: SharedArrayBuffer; bytes: number; perRank: number; desc: string; rank: number; site: string }
@@ -86,13 +97,18 @@ export class SpmdNode implements Participant {
   private handled = 0;
   private readonly requests: Record<string, number> = {};
   private answers = 0;
+  /** the ranks' direct frames already added to the router's count of messages sent */
+  private directCounted = 0;
+  private readonly sent: Record<string, number> = {};
+  private readonly received: Record<string, number> = {};
   private done = 0;
   private readonly parks: ({ text: string; site: string } | undefined)[] = [];
   /** requests sent to other nodes: who waits for the answer */
   private readonly pending = new Map<number, { rank: number; id: number; landed: number; size: number }>();
   /** each rank's inbox, where its remote reads land (the rank's own SharedArrayBuffer) */
   private readonly inboxes: (Uint8Array | undefined)[] = [];
-  private nextReq = 1;
+  /** even: this thread's requests; odd (2·rank + 1): a remote read a rank wrote itself */
+  private nextReq = 2;
   /** other nodes' ranks queued for a lock whose home is here */
   private readonly lockQueues = new Map<number, { rank: number; node: number; req: number }[]>();
   private poll: NodeJS.Timeout | null = null;
@@ -123,9 +139,11 @@ export class SpmdNode implements Participant {
 
   /** Start this node's ranks. */
   start(): void {
-    const crowded = this.perNode > availableParallelism();
-    const spinMs = this.o.spinMs ?? (crowded ? CROWDED_SPIN_MS : SPIN_MS);
-    const remoteSpinMs = this.o.remoteSpinMs ?? (crowded ? CROWDED_SPIN_MS : REMOTE_SPIN_MS);
+    const cpus = Math.max(1, this.o.cpus ?? cpuSet().count);
+    const spinMs = this.o.spinMs ?? SPIN_MS;
+    const remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS;
+    const links = Array.from({ length: this.router.size }, (_, n) => (n === this.router.rank ? null : this.router.transport.directLink?.(n) ?? null));
+    const arrivedWire = ((CHANNEL.spmd << TAG_BITS) | ARRIVED) >>> 0, getWire = ((CHANNEL.spmd << TAG_BITS) | GET) >>> 0;
     for (let i = 0; i < this.perNode; i++) {
       const rank = this.rank0 + i;
       const { port1, port2 } = new MessageChannel();
@@ -133,7 +151,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -154,6 +172,10 @@ export class SpmdNode implements Participant {
   // ------------------------------------------------------------------ participant
 
   idle(): boolean {
+    // the control reads the router's counts after asking this: frames the ranks wrote themselves count as sent
+    const direct = Atomics.load(this.board, DIRECT);
+    this.router.sent += direct - this.directCounted;
+    this.directCounted = direct;
     if (this.handled !== Atomics.load(this.board, POSTED)) return false;
     if (this.done === this.perNode) return true;
     // every rank returned or asleep on a word that has not moved since: only a change (a message
@@ -214,24 +236,24 @@ export class SpmdNode implements Participant {
       switch (m.k) {
         case 'alloc': this.answer(i, this.alloc(rank, m)); break;
         case 'get': case 'put': {
-          const req = this.nextReq++;
+          const req = (this.nextReq += 2);
           this.pending.set(req, { rank: i, id: m.id, landed: 0, size: m.k === 'get' ? m.size : 0 });
           const e = this.enc.reset().varint(req).varint(m.arr).varint(m.owner).varint(m.local);
-          if (m.k === 'get') this.ch.send(this.nodeOf(m.owner), GET, e.varint(m.count).finishCopy());
-          else this.ch.send(this.nodeOf(m.owner), PUT, e.finishCopy(), m.bytes);
+          if (m.k === 'get') this.send(this.nodeOf(m.owner), GET, e.varint(m.count).finishCopy());
+          else this.send(this.nodeOf(m.owner), PUT, e.finishCopy(), m.bytes);
           break;
         }
         case 'inbox': this.inboxes[i] = new Uint8Array(m.buffer); break;
         case 'lock': {
-          const req = this.nextReq++;
+          const req = (this.nextReq += 2);
           this.pending.set(req, { rank: i, id: m.id, landed: 0, size: 0 });
-          this.ch.send(this.nodeOf(m.lock % this.o.threads), LOCK, this.enc.reset().varint(req).varint(m.lock).varint(rank).bool(m.attempt).finishCopy());
+          this.send(this.nodeOf(m.lock % this.o.threads), LOCK, this.enc.reset().varint(req).varint(m.lock).varint(rank).bool(m.attempt).finishCopy());
           break;
         }
         case 'unlock': {
           const home = this.nodeOf(m.lock % this.o.threads);
           if (home === this.router.rank) this.handOver(m.lock, rank);
-          else this.ch.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).finishCopy());
+          else this.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).finishCopy());
           break;
         }
         case 'flags': {
@@ -242,16 +264,22 @@ export class SpmdNode implements Participant {
           break;
         }
         case 'arrive': {
-          // every rank of this node arrived at a barrier phase: one message per other node
+          // every rank of this node arrived at a barrier phase: one message per other node (those
+          // the arriving rank could not write to itself)
           const b = this.enc.reset().varint(this.router.rank).varint(m.phase).finishCopy();
-          this.toOthers(ARRIVED, b);
+          if (m.to) for (const n of m.to) this.send(n, ARRIVED, b);
+          else this.toOthers(ARRIVED, b);
           break;
         }
         case 'park': this.parks[i] = { text: m.text, site: m.site }; setImmediate(() => this.look()); break;
         case 'done': this.done++; this.control.wake(); break;
         case 'fault': this.done++; this.rankFault(m.message); break;
       }
+      // what it sent is written now, and a rank may write to the sockets itself again (HANDLED)
+      this.router.flush();
+      Atomics.store(this.board, HANDLED, this.handled);
     } catch (e) {
+      Atomics.store(this.board, HANDLED, this.handled);
       if (m.k === 'get') {
         // the rank waits on its LANDED word: -1 sends it to the answer
         const w = rankBase(rank) + LANDED;
@@ -289,9 +317,16 @@ export class SpmdNode implements Participant {
     return { id: m.id, ok: true, value: rec.buffer };
   }
 
+  /** One message of the layer to another node (counted by tag). */
+  private send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+    const name = TAG_NAMES[tag]!;
+    this.sent[name] = (this.sent[name] ?? 0) + 1;
+    this.ch.send(to, tag, body, payload);
+  }
+
   /** The same message to every other node. */
   private toOthers(tag: number, b: Uint8Array): void {
-    for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.ch.send(n, tag, b);
+    for (let n = 0; n < this.router.size; n++) if (n !== this.router.rank) this.send(n, tag, b);
   }
 
   private checkAlloc(arr: number, mine: { desc: string; rank: number; site: string }, other: { desc: string; rank: number; site: string }): void {
@@ -317,7 +352,15 @@ export class SpmdNode implements Participant {
 
   /** A chunk of the reply to a remote read: into the rank's inbox, and the rank told how much landed. */
   private landed(req: number, chunk: Uint8Array): void {
-    const p = this.pending.get(req);
+    let p = this.pending.get(req);
+    if (!p && (req & 1) === 1) {
+      // a read the rank asked itself: how much it wants and how much landed are on its words
+      const i = (req - 1) / 2 - this.rank0;
+      if (i >= 0 && i < this.perNode) {
+        const b = rankBase(this.rank0 + i);
+        p = { rank: i, id: 0, landed: Atomics.load(this.board, b + LANDED), size: Atomics.load(this.board, b + READSIZE) };
+      }
+    }
     if (!p) throw new Error(`an answer to unknown SPMD request ${req}`);
     const inbox = this.inboxes[p.rank];
     if (!inbox || p.landed + chunk.length > p.size || p.size > inbox.length) throw new Error(`a remote read's reply overflows rank ${this.rank0 + p.rank}'s inbox`);
@@ -334,6 +377,8 @@ export class SpmdNode implements Participant {
 
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.stopped) return;
+    const name = TAG_NAMES[tag] ?? String(tag);
+    this.received[name] = (this.received[name] ?? 0) + 1;
     const d = new Decoder(body);
     try {
       switch (tag) {
@@ -369,7 +414,7 @@ export class SpmdNode implements Participant {
           let at = 0;
           do {
             const n = Math.min(READ_CHUNK, bytes.length - at);
-            this.ch.send(from, GOT, head, bytes.subarray(at, at + n));
+            this.send(from, GOT, head, bytes.subarray(at, at + n));
             at += n;
           } while (at < bytes.length);
           break;
@@ -379,7 +424,7 @@ export class SpmdNode implements Participant {
           // into the owner's memory; nobody waits on it but the putter (its acknowledgement)
           const req = d.varint(), arr = d.varint(), owner = d.varint(), local = d.varint(), bytes = payload ?? EMPTY;
           this.bytesOf(arr, owner, local, bytes.length / this.arrays.get(arr)!.bytes).set(bytes);
-          this.ch.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
+          this.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
           break;
         }
         case PUT_ACK: this.reply(d.varint(), { ok: true }); break;
@@ -401,10 +446,10 @@ export class SpmdNode implements Participant {
     for (;;) {
       const cur = Atomics.load(b, w);
       if (cur === 0) {
-        if (Atomics.compareExchange(b, w, 0, rank + 1) === 0) { this.ch.send(node, GRANT, this.enc.reset().varint(req).bool(true).finishCopy()); return; }
+        if (Atomics.compareExchange(b, w, 0, rank + 1) === 0) { this.send(node, GRANT, this.enc.reset().varint(req).bool(true).finishCopy()); return; }
         continue;
       }
-      if (attempt) { this.ch.send(node, GRANT, this.enc.reset().varint(req).bool(false).finishCopy()); return; }
+      if (attempt) { this.send(node, GRANT, this.enc.reset().varint(req).bool(false).finishCopy()); return; }
       // the holder sees WAITERS when it unlocks and leaves the hand-over to this thread
       if ((cur & WAITERS) !== 0 || Atomics.compareExchange(b, w, cur, cur | WAITERS) === cur) break;
     }
@@ -422,7 +467,7 @@ export class SpmdNode implements Participant {
     const next = q?.shift();
     if (next) {
       Atomics.store(b, w, (next.rank + 1) | (q!.length > 0 ? WAITERS : 0));
-      this.ch.send(next.node, GRANT, this.enc.reset().varint(next.req).bool(true).finishCopy());
+      this.send(next.node, GRANT, this.enc.reset().varint(next.req).bool(true).finishCopy());
     } else {
       Atomics.store(b, w, 0);
       bump(b);
@@ -431,7 +476,7 @@ export class SpmdNode implements Participant {
 
   counts(): SpmdCounts {
     const per = (w: number): number[] => Array.from({ length: this.perNode }, (_, i) => Atomics.load(this.board, rankBase(this.rank0 + i) + w));
-    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS) };
+    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS), sent: { ...this.sent }, received: { ...this.received }, direct: Atomics.load(this.board, DIRECT) };
   }
 
   // ------------------------------------------------------------------ the end

@@ -1,6 +1,8 @@
 // What a rank's worker and its node's system thread tell each other (structured-cloned over the
 // rank's MessagePort), and what a rank's worker starts with.
 
+import type { DirectLink } from '../runtime/transport/types.js';
+
 export interface RankInit {
   rank: number;
   threads: number;
@@ -21,6 +23,18 @@ export interface RankInit {
   spinMs: number;
   /** ms to spin before sleeping in a wait for another node (a remote access, a barrier across nodes) */
   remoteSpinMs: number;
+  /** CPUs the node may count on (its share of the machine): waits spin only while the node's busy threads fit */
+  cpus: number;
+  /** ms a wait spins when they do not fit */
+  crowdedSpinMs: number;
+  /**
+   * per node, its link's socket as this rank may write it (null: this node, or no such link): the
+   * node's last arriver at a barrier writes its ARRIVED frame (wire tag `arrivedWire`) itself
+   */
+  links: (DirectLink | null)[];
+  arrivedWire: number;
+  /** the wire tag of a remote read (GET), which a rank writes itself too (request id 2·rank + 1) */
+  getWire: number;
 }
 
 /** Requests a rank sends its node; those with an id get an Answer. */
@@ -32,7 +46,7 @@ export type RankRequest =
   | { k: 'lock'; id: number; lock: number; attempt: boolean }
   | { k: 'unlock'; id: 0; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
-  | { k: 'arrive'; id: 0; phase: number }
+  | { k: 'arrive'; id: 0; phase: number; to?: number[] }
   | { k: 'park'; id: 0; rank: number; text: string; site: string }
   | { k: 'done'; id: 0; rank: number }
   | { k: 'fault'; id: 0; rank: number; message: string };

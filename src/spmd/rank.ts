@@ -2,10 +2,13 @@
 // then sleep on EPOCH), asking the node's system thread what only it can do (allocate, reach
 // another node), and the errors that name the rank, the call site and the operation.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { writeSync } from 'node:fs';
+import { Encoder } from '../runtime/transport/codec.js';
+import { encodeFrame } from '../runtime/transport/frame.js';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, BARRIER, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
+import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
@@ -59,6 +62,21 @@ export class Rank {
     this.perNode = init.threads / init.nodes;
     this.board = new Int32Array(init.board);
     this.base = rankBase(init.rank);
+    this.linkWords = init.links.map((l) => l && new Int32Array(l.words));
+    Atomics.add(this.board, AWAKE, 1);
+  }
+
+  /** The rank returned (or failed): it no longer takes a CPU. */
+  ended(): void {
+    Atomics.sub(this.board, AWAKE, 1);
+  }
+
+  /**
+   * Whether a wait may go on spinning: the node's ranks on a CPU (this one included) and, for a
+   * wait on another node, the system thread that must take the reply, fit in the node's CPUs.
+   */
+  private roomToSpin(remote: boolean): boolean {
+    return Atomics.load(this.board, AWAKE) + (remote ? 1 : 0) <= this.init.cpus;
   }
 
   nodeOf(rank: number): number {
@@ -149,13 +167,17 @@ export class Rank {
     const t0 = this.trace ? this.now() : 0;
     const c0 = this.trace ? threadCpuNs() : 0;
     const scale = remote ? 1 : 0;
-    const spinUntil = performance.now() + (remote ? this.init.remoteSpinMs : this.init.spinMs) * this.spinScale[scale]!;
+    const start = performance.now();
+    const spinUntil = start + (remote ? this.init.remoteSpinMs : this.init.spinMs) * this.spinScale[scale]!;
+    // without room on the node's CPUs a spin is brief (crowdedSpinMs), then the rank sleeps
+    const crowdedUntil = start + this.init.crowdedSpinMs;
     let spun = true, long = false;
     let parked = '';
     let silent = true;
     for (;;) {
       if (b[ABORT] !== 0) throw new RunStopped();
-      if (performance.now() < spinUntil) { if (cond()) break; continue; }
+      const t = performance.now();
+      if (t < spinUntil && (t < crowdedUntil || this.roomToSpin(remote))) { if (cond()) break; continue; }
       spun = false;
       const e = Atomics.load(b, word);
       Atomics.add(b, SLEEPERS, 1);
@@ -174,7 +196,9 @@ export class Rank {
         Atomics.add(b, this.base + PARKS, 1);
       }
       Atomics.add(b, this.base + SLEEPS, 1);
+      Atomics.sub(b, AWAKE, 1);
       const woke: string = b[ABORT] === 0 ? Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined) : 'ok';
+      Atomics.add(b, AWAKE, 1);
       // a silent sleep that ran out parks next time; one woken by a change starts silent again
       silent = woke !== 'timed-out';
       if (!silent) long = true;
@@ -245,7 +269,7 @@ export class Rank {
     const inbox = this.inbox, b = this.board, w = this.base + LANDED;
     Atomics.store(b, w, 0);
     const id = ++this.seq;
-    this.post({ k: 'get', id, arr, owner, local, count, size: total });
+    if (!this.readDirect(arr, owner, local, count, total)) this.post({ k: 'get', id, arr, owner, local, count, size: total });
     let copied = 0, landed = 0;
     this.until(() => {
       landed = Atomics.load(b, w);
@@ -314,9 +338,50 @@ export class Rank {
       const first = this.firstLocal;
       let all = true;
       for (let t = first; t < first + this.perNode && all; t++) if (this.word(t, ARRIVE) < p) all = false;
-      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.post({ k: 'arrive', id: 0, phase: p });
+      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.tellArrival(p);
     }
     releaseIfComplete(this.board, this.threads, p);
+  }
+
+  private readonly enc = new Encoder(16);
+
+  /**
+   * This node's ranks all arrived at phase p: tell every other node — by writing the ARRIVED frame
+   * to its socket from this thread (no wake-up of the system thread, whose turn costs the chain a
+   * wake-up on each side) where the link allows it and nothing this node asked its system thread
+   * is still unsent (it could arrive after), else through the system thread.
+   */
+  private tellArrival(p: number): void {
+    const b = this.board;
+    const direct = Atomics.load(b, HANDLED) === Atomics.load(b, POSTED);
+    let frame: Uint8Array | undefined;
+    let rest: number[] | undefined;
+    for (let n = 0; n < this.nodes; n++) {
+      if (n === this.node) continue;
+      const link = this.init.links[n];
+      if (direct && link) {
+        frame ??= encodeFrame(this.init.arrivedWire, this.enc.reset().varint(this.node).varint(p).finish());
+        if (writeFrame(link.fd, this.linkWords[n]!, frame, b)) continue;
+      }
+      (rest ??= []).push(n);
+    }
+    if (rest) this.post({ k: 'arrive', id: 0, phase: p, ...(rest.length < this.nodes - 1 ? { to: rest } : {}) });
+  }
+
+  /** each node's link's lock and busy words (see writeFrame) */
+  private readonly linkWords: (Int32Array | null)[];
+
+  /**
+   * Ask the owner's node for a remote read by writing the GET frame to its socket from this
+   * thread (request id 2·rank + 1: one read of a rank is pending at a time), on the conditions of
+   * tellArrival; this node's system thread lands the reply as for a read it sent. False: ask it.
+   */
+  private readDirect(arr: number, owner: number, local: number, count: number, size: number): boolean {
+    const n = this.nodeOf(owner), link = this.init.links[n], b = this.board;
+    if (!link || Atomics.load(b, HANDLED) !== Atomics.load(b, POSTED)) return false;
+    Atomics.store(b, this.base + READSIZE, size);
+    const frame = encodeFrame(this.init.getWire, this.enc.reset().varint(2 * this.rank + 1).varint(arr).varint(owner).varint(local).varint(count).finish());
+    return writeFrame(link.fd, this.linkWords[n]!, frame, b);
   }
 
   /** Wait until barrier phase p is complete (every rank of the run arrived). */
@@ -333,6 +398,33 @@ export class Rank {
 
   word(rank: number, word: number): number {
     return Atomics.load(this.board, rankBase(rank) + word);
+  }
+}
+
+/**
+ * Write a whole frame to a link's socket from this thread (transport/types.ts DirectLink): under
+ * the link's lock, only while the transport holds no bytes for it. False when it did not write
+ * (the caller sends through the system thread): the lock taken, bytes pending, or the socket full.
+ */
+function writeFrame(fd: number, words: Int32Array, frame: Uint8Array, board: Int32Array): boolean {
+  if (Atomics.compareExchange(words, 0, 0, 1) !== 0) return false;
+  try {
+    if (Atomics.load(words, 1) !== 0) return false;
+    // counted before it can arrive: the receiver counts it at once
+    Atomics.add(board, DIRECT, 1);
+    let at = 0;
+    while (at < frame.length) {
+      try {
+        at += writeSync(fd, frame, at, frame.length - at);
+      } catch (e) {
+        if (at === 0) { Atomics.sub(board, DIRECT, 1); return false; }
+        // part of the frame is out: the rest must follow (a broken link is the transport's to report)
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') return true;
+      }
+    }
+    return true;
+  } finally {
+    Atomics.store(words, 0, 0);
   }
 }
 

@@ -5,6 +5,7 @@ import { Control, type ClusterResult } from '../runtime/cluster/control.js';
 import { MemoryMesh } from '../runtime/transport/memory.js';
 import { Router } from '../runtime/transport/router.js';
 import type { Transport } from '../runtime/transport/types.js';
+import type { TcpTransport } from '../runtime/transport/tcp.js';
 import { setRunOrigin, wallNs, runOrigin } from '../trace/clock.js';
 import { STATUS, type RunStatus } from '../trace/schema.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
@@ -25,6 +26,8 @@ export interface SpmdRunOptions {
   /** spin before sleeping in waits for ranks of this node / for other nodes (ms; defaults: host.ts) */
   spinMs?: number;
   remoteSpinMs?: number;
+  /** CPUs this node may count on (default: this process's; the CLI shares a machine's among its nodes) */
+  cpus?: number;
   interrupt?: AbortSignal;
 }
 
@@ -34,6 +37,8 @@ export interface SpmdRunResult extends ClusterResult {
   wallNs: number;
   /** what this node's ranks cost its system thread and themselves (absent when the node never started) */
   counts?: SpmdCounts;
+  /** the transport's own counters when it keeps them (TCP: frames sent and socket writes, every layer's) */
+  transport?: { framesSent: number; socketWrites: number };
 }
 
 export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
@@ -44,7 +49,7 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const control = new Control(router, wallNs);
   let node: SpmdNode;
   try {
-    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs });
+    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs, cpus: o.cpus });
   } catch (e) {
     tr?.close();
     await tp.close();
@@ -59,11 +64,12 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const res = await control.done;
   o.interrupt?.removeEventListener('abort', onInterrupt);
   const counts = node.counts();
+  const stats = (tp as Partial<TcpTransport>).stats?.();
   await node.stop();
   const ended = wallNs();
   const status: RunStatus = res.ok ? 'completed' : res.kind === 'hang' ? 'hung' : res.kind === 'lost' ? 'lost' : 'failed';
   tr?.programFinish(ended, STATUS.indexOf(status));
   tr?.close();
   await tp.close();
-  return { ...res, status, clockOffsets, wallNs: ended - started, counts };
+  return { ...res, status, clockOffsets, wallNs: ended - started, counts, ...(stats ? { transport: { framesSent: stats.framesSent, socketWrites: stats.socketWrites } } : {}) };
 }

@@ -24,6 +24,7 @@ function finish(m: RankRequest): void {
   trace?.flush();
   trace?.close();
   rank.post(m);
+  rank.ended();
   Atomics.store(rank.board, rankBase(rank.rank) + STATE, DONE);
   bump(rank.board);
 }

@@ -198,3 +198,35 @@ test('owners: a rule that reads a DF requests it on one node too', () => {
   const g = frame(env, new Map([['x#.5.0', { t: T_INT, v: 3 }]]), 2);
   assert.equal(y.owner(g), 1);
 });
+
+test('an expression fixed for the frame (over parameters only) is evaluated once and kept; one over a loop variable is not; a fault is not kept', () => {
+  const src = `import c_n(int, int, int) as n1;
+sub main(int n, int m) {
+  for i = 0..3
+    n1((n + m - 1) / m, (i + m - 1) / m, n / (m - m));
+}`;
+  const p = compile(src);
+  const loop = p.main.body.stmts[0] as ForSite;
+  const site = loop.body.stmts[0] as CallSite;
+  const [fixed, byLoop, faulty] = site.args.map((a) => (a as { expr: CExpr }).expr);
+  const env: unknown[] = new Array(p.main.frameSize);
+  env[p.main.params[0]!.slot] = 10;
+  env[p.main.params[1]!.slot] = 3;
+  env[loop.varSlot] = 2;
+  const f = frame(env);
+  assert.equal(fixed!.ev(f), 4);
+  // kept: a parameter changed behind its back (which the runtime never does) does not change it
+  env[p.main.params[0]!.slot] = 100;
+  assert.equal(fixed!.ev(f), 4);
+  // a copy of the frame (a loop iteration) keeps it; a fresh frame computes it anew
+  assert.equal(fixed!.ev(frame(env.slice())), 4);
+  const fresh: unknown[] = new Array(p.main.frameSize);
+  fresh[p.main.params[0]!.slot] = 100;
+  fresh[p.main.params[1]!.slot] = 3;
+  assert.equal(fixed!.ev(frame(fresh)), 34);
+  // the loop variable's expression follows the variable
+  assert.equal(byLoop!.ev(f), 1);
+  env[loop.varSlot] = 7;
+  assert.equal(byLoop!.ev(f), 3);
+  for (let k = 0; k < 2; k++) assert.throws(() => faulty!.ev(f), /integer division by zero/);
+});

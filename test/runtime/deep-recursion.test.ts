@@ -40,8 +40,9 @@ test('a 20 000-deep recursion runs, is traced and is balanced with short ids; th
     const bytes = readdirSync(join(dir, 't')).reduce((n, f) => n + statSync(join(dir, 't', f)).size, 0);
     assert.ok(bytes < 20e6, `trace of ${bytes} bytes`);
     // --no-host: on the traced machine (2 nodes sharing its cores, a system-thread cost per
-    // fragment) these empty steps gain nothing from a move; this test is about the ids
-    const bal = await luna(['balance', 't', '--nodes', '2', '-o', 'd.json', '--no-host'], dir);
+    // fragment) these empty steps gain nothing from a move, and --no-error-bar: the gain need not
+    // exceed the model's miss of the traced run (large on a loaded machine); this test is about the ids
+    const bal = await luna(['balance', 't', '--nodes', '2', '-o', 'd.json', '--no-host', '--no-error-bar'], dir);
     assert.equal(bal.status, 0, explain(bal));
     const d = JSON.parse(readFileSync(join(dir, 'd.json'), 'utf8')) as Distribution;
     const ids = Object.keys(d.cfs);

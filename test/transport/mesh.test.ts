@@ -8,6 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Decoder, Encoder } from '../../src/runtime/transport/codec.js';
+import { encodeFrame } from '../../src/runtime/transport/frame.js';
+import { Worker } from 'node:worker_threads';
 import { startNode } from '../../src/runtime/launch/cluster.js';
 import { spawnLocalNodes } from '../../src/runtime/launch/spawn.js';
 import { createTcpTransport } from '../../src/runtime/transport/tcp.js';
@@ -112,6 +114,52 @@ test('a 64 MiB payload crosses intact, and coalescing keeps many small sends in 
   quitAll(t);
   await children!.exited();
   await t.close();
+});
+
+test('a frame another thread writes to a link\'s socket itself arrives whole among the transport\'s; refused while the transport holds unsent bytes', async () => {
+  const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
+  const got: number[] = [];
+  let want = 0, resolve: () => void = () => {};
+  t.onMessage((_from, tag, body) => { if (tag === 5) { got.push(new Decoder(body).u32()); if (got.length === want) resolve(); } });
+  const link = t.directLink(1)!;
+  assert.ok(link && link.fd >= 0, 'a link to rank 1');
+  const words = new Int32Array(link.words);
+  // from a worker thread, as an SPMD rank writes: the lock taken, one write(2) of the whole frame
+  const worker = new Worker(`
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { writeSync } = require('node:fs');
+    const w = new Int32Array(workerData.words);
+    parentPort.on('message', (frame) => {
+      while (Atomics.compareExchange(w, 0, 0, 1) !== 0);
+      const ok = Atomics.load(w, 1) === 0;
+      if (ok) writeSync(workerData.fd, frame);
+      Atomics.store(w, 0, 0);
+      parentPort.postMessage(ok);
+    });`, { eval: true, workerData: link });
+  const direct = (seq: number): Promise<boolean> => new Promise((res) => { worker.once('message', res); worker.postMessage(encodeFrame(5, new Encoder().u32(seq).finish())); });
+  const enc = new Encoder();
+  const back = new Promise<void>((r) => { resolve = r; });
+  want = 300;
+  for (let i = 0; i < 300; i += 3) {
+    t.send(1, 5, enc.reset().u32(i).finish());
+    t.flush();
+    assert.equal(await direct(i + 1), true, 'the transport holds nothing: the thread writes');
+    t.send(1, 5, enc.reset().u32(i + 2).finish());
+  }
+  await back;
+  // the peer echoed each frame whole and in the order they reached the socket
+  assert.deepEqual(got, [...Array(300).keys()]);
+  // bytes the kernel did not take yet stay with the transport: a direct frame would cut into them
+  t.send(1, 5, new Uint8Array(8), new Uint8Array(64 * 1024 * 1024));
+  t.flush();
+  assert.equal(Atomics.load(words, 1), 1, 'a 64 MiB payload is still being written');
+  assert.equal(await direct(-1 >>> 0), false);
+  await worker.terminate();
+  quitAll(t);
+  await children!.exited();
+  await t.close();
+  // closed: its descriptor may name another file soon, nobody writes it again
+  assert.equal(Atomics.load(words, 1), 2);
 });
 
 test('self-send is asynchronous and ordered', async () => {

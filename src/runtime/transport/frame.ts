@@ -12,6 +12,17 @@ export const FLAG_CONTROL = 2;
 const LARGE_PAYLOAD = 16 * 1024;
 const CHUNK = 64 * 1024;
 
+/** One whole frame without payload, as its own bytes (for a thread that writes a socket itself, see DirectLink). */
+export function encodeFrame(tag: number, body: Uint8Array): Uint8Array {
+  const b = Buffer.allocUnsafe(HEADER_BYTES + body.length);
+  b.writeUInt32LE(9 + body.length, 0);
+  b[4] = 0;
+  b.writeUInt32LE(tag >>> 0, 5);
+  b.writeUInt32LE(body.length, 9);
+  b.set(body, HEADER_BYTES);
+  return b;
+}
+
 export class FrameWriter {
   private cur: Buffer = Buffer.allocUnsafe(0);
   private start = 0; // first byte of cur not yet handed to parts

@@ -18,7 +18,7 @@ export interface ChannelOptions {
   counted?: (tag: number) => boolean;
 }
 
-const TAG_BITS = 16;
+export const TAG_BITS = 16;
 const MAX_TAG = (1 << TAG_BITS) - 1;
 
 export class Router {

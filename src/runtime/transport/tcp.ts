@@ -9,14 +9,16 @@
 // it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
-import { rmSync } from 'node:fs';
+import { closeSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { addonPath } from '../../core/addon.js';
 import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
-import type { PeerAddress, Rendezvous, Transport } from './types.js';
+import type { DirectLink, PeerAddress, Rendezvous, Transport } from './types.js';
 
 export interface TcpTransportOptions {
   rank: number;
@@ -50,6 +52,7 @@ export interface TcpTransport extends Transport {
   /** Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine). */
   stats(): { framesSent: number; socketWrites: number; localLinks: number };
   flush(): void;
+  directLink(to: number): DirectLink | undefined;
 }
 
 const enum Ctl {
@@ -91,6 +94,10 @@ class Link {
   readonly clock = new LinkClock();
   /** frames wait in the writer for this tick's flush */
   dirty = false;
+  /** the lock and busy words shared with threads writing the socket directly (see DirectLink), once asked for */
+  direct: Int32Array | undefined;
+  /** the duplicate descriptor those threads write (native/fd.c says why not the socket's own) */
+  directFd = -1;
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
   get remote(): string {
@@ -207,6 +214,7 @@ class Mesh implements TcpTransport {
       if (!link.socket.destroyed) {
         if (link.established && !link.lost) link.writer.append(FLAG_CONTROL, Ctl.Bye, new Uint8Array(0), undefined);
         this.writeLink(link);
+        this.retireDirect(link);
         waits.push(closeSocket(link.socket));
       }
     }
@@ -242,14 +250,55 @@ class Mesh implements TcpTransport {
     link.clock.tx++;
     const parts = link.writer.take();
     const s = link.socket;
+    const d = link.direct;
+    if (d) lockDirect(d);
+    // (1: bytes pending; 2: retired for good, see retireDirect)
+    const done = d ? (): void => { if (s.writableLength === 0) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
     if (parts.length === 1) {
-      s.write(parts[0]!);
+      s.write(parts[0]!, done);
     } else {
       s.cork(); // one writev for header buffers and uncopied payloads
-      for (const p of parts) s.write(p);
+      for (let i = 0; i < parts.length; i++) s.write(parts[i]!, i === parts.length - 1 ? done : undefined);
       s.uncork();
     }
+    if (d) {
+      // bytes the kernel did not take stay with Node until the callback: no direct frame meanwhile
+      if (Atomics.load(d, 1) !== 2) Atomics.store(d, 1, s.writableLength > 0 ? 1 : 0);
+      Atomics.store(d, 0, 0);
+    }
     this.socketWrites++;
+  }
+
+  /** The link's socket is about to close: no thread writes its descriptor (soon another file's) again. */
+  private retireDirect(link: Link): void {
+    const d = link.direct;
+    if (!d) return;
+    lockDirect(d);
+    if (Atomics.load(d, 1) !== 2) {
+      Atomics.store(d, 1, 2);
+      try { closeSync(link.directFd); } catch { /* closed already */ }
+    }
+    Atomics.store(d, 0, 0);
+  }
+
+  directLink(to: number): DirectLink | undefined {
+    const link = this.links[to];
+    if (!link?.established || link.lost || link.bye || link.socket.destroyed) return undefined;
+    const fd = (link.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return undefined;
+    if (!link.direct) {
+      // Node closes the socket's own descriptor on a reset before JavaScript hears of it, and
+      // the number may then name a file opened since: the threads write a duplicate, which
+      // stays this socket until retireDirect closes it
+      const copy = dupFd(fd);
+      if (copy < 0) return undefined;
+      link.directFd = copy;
+      link.direct = new Int32Array(new SharedArrayBuffer(8));
+      Atomics.store(link.direct, 1, link.socket.writableLength > 0 ? 1 : 0);
+      link.socket.once('end', () => this.retireDirect(link));
+      link.socket.once('close', () => this.retireDirect(link));
+    }
+    return { fd: link.directFd, words: link.direct.buffer as SharedArrayBuffer };
   }
 
   private sendCtl(link: Link, ctl: Ctl, body: Uint8Array): void {
@@ -381,12 +430,14 @@ class Mesh implements TcpTransport {
 
   /** A live but silent peer: report it and cut the link, so it sees the loss too if it wakes up. */
   private drop(link: Link, reason: string): void {
+    this.retireDirect(link);
     this.lose(link, reason);
     link.parser.stopped = true;
     link.socket.destroy();
   }
 
   private reject(link: Link, why: string): void {
+    this.retireDirect(link);
     link.parser.stopped = true;
     if (!link.established) this.log(`refused connection from ${link.remote}: ${why}`);
     else {
@@ -626,6 +677,31 @@ class Mesh implements TcpTransport {
 
 interface LinkWithHandshake extends Link {
   onHandshake?: (ctl: number, d: Decoder) => void;
+}
+
+/**
+ * Take a direct link's write lock. Its other holders keep it for one write(2) of a small frame;
+ * one killed in between (a worker terminated) would keep it for good: after 50 ms it is taken.
+ */
+function lockDirect(d: Int32Array): void {
+  let deadline = 0;
+  for (let i = 0; Atomics.compareExchange(d, 0, 0, 1) !== 0; i++) {
+    if ((i & 1023) !== 1023) continue;
+    const now = Date.now();
+    if (deadline === 0) deadline = now + 50;
+    else if (now > deadline) { Atomics.store(d, 0, 1); return; }
+  }
+}
+
+let dupAddon: { dup(fd: number): number } | null | undefined;
+
+/** A duplicate of descriptor `fd`, or -1 where the addon is not built (then nothing writes directly). */
+function dupFd(fd: number): number {
+  if (dupAddon === undefined) {
+    const path = addonPath('luna_fd');
+    try { dupAddon = path === undefined ? null : createRequire(import.meta.url)(path) as { dup(fd: number): number }; } catch { dupAddon = null; }
+  }
+  return dupAddon ? dupAddon.dup(fd) : -1;
 }
 
 function closeSocket(s: net.Socket): Promise<void> {

@@ -28,6 +28,23 @@ export interface Transport {
   onPeerLost(handler: (rank: number, reason: string) => void): void;
   /** Flush pending writes and close all connections. */
   close(): Promise<void>;
+  /**
+   * The link to `to` for threads that write whole frames to its socket themselves (absent: the
+   * transport has no such links, or that one is not up): see DirectLink.
+   */
+  directLink?(to: number): DirectLink | undefined;
+}
+
+/**
+ * A link's socket as another thread of this process may write it: the socket's file descriptor
+ * and two shared words, [0] a write lock (0 free; the transport takes it around its own writes
+ * too) and [1] set while the transport still holds bytes for the socket (then frames written
+ * directly would cut into them: the thread sends through the transport instead). A frame written
+ * directly is whole (transport/frame.ts encodeFrame) and counts for nothing the transport counts.
+ */
+export interface DirectLink {
+  fd: number;
+  words: SharedArrayBuffer;
 }
 
 // --- Added with the TCP transport (additive; Transport above is unchanged) ---

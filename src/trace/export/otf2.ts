@@ -54,6 +54,8 @@ const SPMD_ROLE: Record<SpmdOp, number> = {
 /** an interval's tag: an SPMD operation (its site in s1, bytes sent in num and received in s2) */
 const TAG_SPMD = 1;
 const TYPE_UINT64 = 4, TYPE_STRING = 11;
+/** the most bytes one item's records take in the events file (a message hop: 67), and a Leave (27) */
+const ITEM_BYTES = 80, LEAVE_BYTES = 32;
 
 /** The attributes of the archive, in id order. */
 export const OTF2_ATTRIBUTES = [
@@ -257,41 +259,45 @@ export class Otf2Collector implements ModelListener {
       let events = 0;
       const stack: number[] = []; // open intervals
       const leave = (i: number): void => {
-        const cpu = it.cpu[i];
-        ev.u8(0x58 /* X */).u64(T(it.t1[i])).u32(it.ref[i]);
-        if (cpu === cpu) ev.u8(1).u32(ATTR.cpu).u8(TYPE_UINT64).u64(Math.max(0, Math.round(cpu)));
-        else ev.u8(0);
+        const cpu = it.cpu[i]!;
+        ev.reserve(LEAVE_BYTES).w8(0x58 /* X */).w64(T(it.t1[i]!)).w32(it.ref[i]!);
+        if (cpu === cpu) ev.w8(1).w32(ATTR.cpu).w8(TYPE_UINT64).w64(Math.max(0, Math.round(cpu)));
+        else ev.w8(0);
         events++;
       };
       for (const i of it.order()) {
-        const t = it.t0[i];
+        const t = it.t0[i]!;
         while (stack.length && it.t1[stack[stack.length - 1]!]! <= t) leave(stack.pop()!);
         const k = it.kind[i];
+        ev.reserve(ITEM_BYTES);
         if (k === K_INTERVAL) {
           // an interval must end inside the one it starts in (a record that crosses it is clipped)
           const top = stack.length ? stack[stack.length - 1]! : -1;
           if (top >= 0 && it.t1[i]! > it.t1[top]!) { it.t1[i] = it.t1[top]!; this.clipped++; }
-          ev.u8(0x45 /* E */).u64(T(t)).u32(it.ref[i]);
+          ev.w8(0x45 /* E */).w64(T(t)).w32(it.ref[i]!);
+          const num = it.num[i]!;
           if (it.tag[i] === TAG_SPMD) {
-            if (it.num[i] === it.num[i]) ev.u8(3).u32(ATTR.sent).u8(TYPE_UINT64).u64(it.num[i]).u32(ATTR.recv).u8(TYPE_UINT64).u64(it.s2[i]).u32(ATTR.site).u8(TYPE_STRING).u64(it.s1[i]);
-            else ev.u8(1).u32(ATTR.site).u8(TYPE_STRING).u64(it.s1[i]);
-          } else if (it.num[i] === it.num[i]) {
-            ev.u8(3).u32(ATTR.cf).u8(TYPE_UINT64).u64(it.num[i]);
-            ev.u32(ATTR.gid).u8(TYPE_STRING).u64(it.s1[i]);
-            ev.u32(ATTR.instance).u8(TYPE_STRING).u64(it.s2[i]);
-          } else if (it.s1[i] !== UNDEFINED_U32) ev.u8(1).u32(ATTR.resource).u8(TYPE_STRING).u64(it.s1[i]);
-          else ev.u8(0);
+            if (num === num) ev.w8(3).w32(ATTR.sent).w8(TYPE_UINT64).w64(num).w32(ATTR.recv).w8(TYPE_UINT64).w64(it.s2[i]!).w32(ATTR.site).w8(TYPE_STRING).w64(it.s1[i]!);
+            else ev.w8(1).w32(ATTR.site).w8(TYPE_STRING).w64(it.s1[i]!);
+          } else if (num === num) {
+            ev.w8(3).w32(ATTR.cf).w8(TYPE_UINT64).w64(num);
+            ev.w32(ATTR.gid).w8(TYPE_STRING).w64(it.s1[i]!);
+            ev.w32(ATTR.instance).w8(TYPE_STRING).w64(it.s2[i]!);
+          } else if (it.s1[i] !== UNDEFINED_U32) ev.w8(1).w32(ATTR.resource).w8(TYPE_STRING).w64(it.s1[i]!);
+          else ev.w8(0);
           stack.push(i);
         } else if (k === K_SEND || k === K_RECV) {
           // Enter, the message event, Leave, all at the tick the hop left or arrived
           const region = k === K_SEND ? this.sendRegion : this.recvRegion;
-          ev.u8(0x45 /* E */).u64(T(t)).u32(region).u8(0);
-          ev.u8(k === K_SEND ? 0x50 /* P */ : 0x51 /* Q */).u64(T(t)).u32(it.ref[i]).u32(it.tag[i]).u64(it.num[i]);
-          ev.u8(1).u32(ATTR.df).u8(TYPE_STRING).u64(it.s1[i]);
-          ev.u8(0x58 /* X */).u64(T(t)).u32(region).u8(0);
+          const tt = T(t);
+          ev.w8(0x45 /* E */).w64(tt).w32(region).w8(0);
+          ev.w8(k === K_SEND ? 0x50 /* P */ : 0x51 /* Q */).w64(tt).w32(it.ref[i]!).w32(it.tag[i]!).w64(it.num[i]!);
+          ev.w8(1).w32(ATTR.df).w8(TYPE_STRING).w64(it.s1[i]!);
+          ev.w8(0x58 /* X */).w64(tt).w32(region).w8(0);
           events += 2;
         } else {
-          ev.u8(0x56 /* V */).u64(T(t)).u32(it.ref[i]).i64(it.num[i]);
+          ev.w8(0x56 /* V */).w64(T(t)).w32(it.ref[i]!);
+          ev.i64(it.num[i]!);
         }
         events++;
         if ((++done & 0xffff) === 0) progress?.(done);

@@ -1,6 +1,6 @@
 // Export of a trace to Chrome trace event JSON (opens in Perfetto and chrome://tracing), built
 // from the trace model in one streaming pass and bounded memory: events are appended to a
-// string batch written with fs.writeSync every ~1 MiB.
+// string batch written every ~1 MiB (all of it: write-all.ts).
 //
 // Mapping: pid = node, tid = lane (0 = the node's system thread). A CF is a complete ("X")
 // slice on its lane, named as the program names it (`link[5]`), with its code fragment, global
@@ -12,7 +12,8 @@
 // exit) on the track of the thread that ran the rank, named `op @ call site`; a collective's
 // exit carries its bytes, root and synchronisation; lock acquisitions and releases are instants.
 import type { DamageReport } from '../damage.js';
-import { closeSync, writeSync } from 'node:fs';
+import { closeSync } from 'node:fs';
+import { writeAllText } from './write-all.js';
 import { createRegular } from '../../core/files.js';
 import { readModel, type ReadProgress } from '../read.js';
 import type { TraceModel } from '../model/model.js';
@@ -30,7 +31,7 @@ class JsonOut {
   count = 0;
   private first = true;
   constructor(private readonly fd: number) {
-    writeSync(fd, '{"displayTimeUnit":"ns","traceEvents":[\n');
+    writeAllText(fd, '{"displayTimeUnit":"ns","traceEvents":[\n');
   }
   ev(obj: Record<string, unknown>): void {
     const s = (this.first ? '' : ',\n') + JSON.stringify(obj);
@@ -41,13 +42,13 @@ class JsonOut {
     if (this.size > 1 << 20) this.flush();
   }
   flush(): void {
-    if (this.parts.length) writeSync(this.fd, this.parts.join(''));
+    if (this.parts.length) writeAllText(this.fd, this.parts.join(''));
     this.parts = [];
     this.size = 0;
   }
   end(meta: Record<string, unknown>): void {
     this.flush();
-    writeSync(this.fd, `\n],"metadata":${JSON.stringify(meta)}}\n`);
+    writeAllText(this.fd, `\n],"metadata":${JSON.stringify(meta)}}\n`);
   }
 }
 

@@ -9,6 +9,16 @@ import { cfNameRoom, putCfName, putInt } from './text.js';
 
 const WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2;
 
+/** A non-negative integer below 2^53 as a varint at b[p] (room for 8 bytes made); returns the position after it. */
+export function putVarint(b: Buffer, p: number, v: number): number {
+  while (v >= 0x80) {
+    b[p++] = (v & 0x7f) | 0x80; // & takes v mod 2^32 first: the low 7 bits are kept
+    v = Math.floor(v / 128);
+  }
+  b[p++] = v;
+  return p;
+}
+
 export class ProtoBuf {
   buf: Buffer;
   len = 0;
@@ -33,14 +43,7 @@ export class ProtoBuf {
   /** A non-negative integer below 2^53 as a varint. */
   varint(v: number): void {
     this.room(10);
-    const b = this.buf;
-    let p = this.len;
-    while (v >= 0x80) {
-      b[p++] = (v & 0x7f) | 0x80; // & takes v mod 2^32 first: the low 7 bits are kept
-      v = Math.floor(v / 128);
-    }
-    b[p++] = v;
-    this.len = p;
+    this.len = putVarint(this.buf, this.len, v);
   }
 
   private tag(field: number, wire: number): void {
