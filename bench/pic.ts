@@ -8,7 +8,10 @@
 //     process; bench/programs/pic3d_seq.cpp compiled with the same flags);
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
-//     seed 003's Table 1 (docs/pic.md).
+//     seed 003's Table 1 (docs/pic.md);
+//   - the particle exchange's share of a step with the particles in dynamic arrays (pic3d_dda.fa,
+//     TypeScript kernels), from the trace's ddaOp spans (pic-share.ts), on 1 × 2, 2 × 1 and on
+//     one node with no particle leaving.
 // The seed's figures (the original LuNA, 1 node × 16 threads): 10⁷ particle-steps in 9.99 s, P_U
 // 8.2 %, P_O 69.2 %; on 4 nodes 16× slower.
 //   npm run bench -- pic [--quick]     LUNA_CXXFLAGS (default -O3) for both C++ sides
@@ -20,6 +23,8 @@ import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js
 import { initialCloud, REC, type Params } from '../examples/pic3d/model.js';
 import { runSequential } from '../examples/pic3d/sequential.js';
 import { interleavedTimed, ROOT, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { readTrace } from '../src/trace/merge.js';
+import { exchangeShare } from './pic-share.js';
 
 const FLAGS = process.env.LUNA_CXXFLAGS ?? '-O3';
 const SMALL: Params = { N: 40, F: 4, NP: 100_000, NT: 10, K: 10 };
@@ -30,9 +35,10 @@ const ORIGINAL = { mps: 1e7 / 9.99 / 1e6, pU: 8.2, pO: 69.21 };
 const CONFIGS = { '1x1': [1, 1], '1x2': [1, 2], '2x1': [2, 1] } as const;
 type Config = keyof typeof CONFIGS;
 
-const argv = (lang: 'ts' | 'cpp', p: Params, c: Config, extra: string[] = []): string[] => {
+/** ts, cpp: pic3d.fa with those kernels; dda: pic3d_dda.fa (TypeScript kernels, particles in dynamic arrays) */
+const argv = (lang: 'ts' | 'cpp' | 'dda', p: Params, c: Config, extra: string[] = []): string[] => {
   const [nodes, threads] = CONFIGS[c];
-  const file = join(ROOT, 'examples', lang === 'ts' ? 'pic3d' : 'pic3d-cpp', 'pic3d.fa');
+  const file = join(ROOT, 'examples', lang === 'cpp' ? 'pic3d-cpp' : 'pic3d', lang === 'dda' ? 'pic3d_dda.fa' : 'pic3d.fa');
   return [...(nodes > 1 ? ['--nodes', String(nodes)] : []), '--threads', String(threads), '--cxxflags', FLAGS, ...extra,
     file, ...[p.N, p.F, p.NP, p.NT, p.K, 0, nodes].map(String)];
 };
@@ -126,6 +132,24 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           }
         }
         if (name === 'seed') targets.push({ key: 'seed.cpp.1x2.slou.PU', op: '>=', value: 70, label: `P_U on 1×2 (original: ${ORIGINAL.pU} %, overhead ${ORIGINAL.pO} %)` });
+        // the particle exchange's share of a step (pic3d_dda: particles in dynamic arrays, moved by
+        // the destination form), from the ddaOp spans of a traced run; and on one node with no
+        // particle leaving (one subdomain: every particle stays), the protocol's fixed cost
+        const shares: [string, Config, Params][] = [['1x2', '1x2', p], ['2x1', '2x1', p], ['1x1.noneLeave', '1x1', { ...p, F: 1 }]];
+        for (const [label, cfg, q] of shares) {
+          const trace = join(dir, `${name}-dda-${label}`);
+          await runTimed(argv('dda', q, cfg, ['--trace', trace]), 600_000);
+          const x = exchangeShare(readTrace(trace).events);
+          const k = `${name}.dda.${label}.exchangeShare`;
+          f[k] = sig(x.share);
+          units[k] = '%';
+          notes.push(`${k}: ${x.share.toFixed(2)} % of ${x.steps} steps (largest step ${x.maxStep.toFixed(2)} %), ${(x.exchangedBytes / 64).toFixed(0)} particles delivered by destination`);
+        }
+        targets.push(
+          { key: `${name}.dda.1x2.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, ${name}, 1×2` },
+          { key: `${name}.dda.2x1.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, ${name}, 2×1` },
+          { key: `${name}.dda.1x1.noneLeave.exchangeShare`, op: '<=', value: 1, label: `exchange share, ${name}, one node, no particle leaving (one subdomain)` },
+        );
       });
     }
     if (ctx.quick) notes.push(`the seed's parameters (not run with --quick): npm run bench -- pic`);

@@ -1,25 +1,16 @@
 // The ucodes of pic3d_dda.fa: the same kernels with each subdomain's particles kept in a dynamic
-// array (docs/language.md §9.11) instead of a new DF per step. The block holds the particles
-// that stayed; the deposit appends those arriving from the neighbours' leaving arrays (in the
-// order the DF version gathers them: the same sums, the same bits), the push keeps the staying
-// ones in place and drops the rest, which travel in the leaving array as before.
+// array (docs/language.md §9.11), moved between subdomains by the array's per-element destination
+// form (docs/dda.md): the push writes each particle back in place and names, per particle, the
+// neighbour's array it goes to; at release the leaving ones are packed per neighbour, and the
+// neighbour's global count before its next deposit delivers them into its block.
 import type { DF } from '../../src/ucode/df.js';
 import type { DdaBlock } from '../../src/ucode/dda.js';
-import { guard, arriving, deposit, gather, leavingSize, outgoing, push, scatter } from './kernels.js';
+import { guard, deposit, push } from './kernels.js';
 import { REC, STAY } from './model.js';
-import { records } from './records.js';
 import { summarize } from './driver.js';
 
-/** The block's particles, copied (the block is rewritten from them). */
-const held = (P: DdaBlock): Float64Array => P.f64().slice();
-
-/** The parts arriving at a subdomain: its block's particles at STAY, the neighbours' leaving arrays elsewhere. */
-function parts(P: DdaBlock, dfs: readonly DF[]): Float64Array[] {
-  return dfs.slice(0, 27).map((d, k) => (k === STAY ? held(P) : records(d)));
-}
-
-/** Step 0: the subdomain's particles from its slab into its block; an empty leaving array; the count. */
-export function c_pick_dda(F: number, b: number, c: number, slab: DF, P: DdaBlock, ready: DF, leaving: DF): void {
+/** Step 0: the subdomain's particles from its slab into its block; their count. */
+export function c_pick_dda(F: number, b: number, c: number, slab: DF, P: DdaBlock, ready: DF): void {
   const F2 = F * F, s = b * F + c;
   const src = slab.getFloat64Array();
   const lo = F2 + 1 + src[s]! * REC, hi = F2 + 1 + src[s + 1]! * REC;
@@ -27,36 +18,39 @@ export function c_pick_dda(F: number, b: number, c: number, slab: DF, P: DdaBloc
   if (P.getMaxNumel() < P.getNumel() + k) P.resize((P.getNumel() + k) * P.getElsize());
   const v = P.addElement(k)!;
   new Float64Array(v.buffer, v.byteOffset, hi - lo).set(src.subarray(lo, hi));
-  leaving.createFloat64Array(0);
   ready.setInt(P.getNumel());
 }
 
-/** deposit(the block, the 26 neighbours' leaving arrays; the ready count at STAY) -> the deposit block; the block holds every particle of the subdomain */
-export function c_deposit_dda(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, ...dfs: DF[]): void {
+/** The array's handle, for the neighbours' pushes (they send particles to it). */
+export function c_handle_dda(P: DF, H: DF): void { H.setValue(P.getValue()); }
+
+/** deposit(the block: the particles that stayed and, after them, those delivered from the neighbours) -> the deposit block */
+export function c_deposit_dda(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, _count: DF, L: DF): void {
   const n1 = N / F + 1;
-  const bundles = arriving(parts(P, dfs));
-  const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
-  guard(() => deposit(N, F, a, b, c, bundles, out));
-  const total = bundles.reduce((s, x) => s + x.length, 0) / REC;
-  if (P.getMaxNumel() < total) P.resize(Math.max(total, 2 * P.getMaxNumel()) * P.getElsize());
-  P.addElement(total - P.getNumel());
-  gather(bundles, P.f64());
+  const out = L.createFloat64Array(n1 * n1 * n1);
+  guard(() => deposit(N, F, a, b, c, [P.f64()], out));
 }
 
-/** push(G of own and 7 upper neighbours, the block) -> the staying particles kept in the block, the leaving array, their count */
+/**
+ * push(G of own and 7 upper neighbours, the block, the 26 neighbours' arrays by direction) -> the
+ * count that stays. The particles are pushed in place; one leaving for direction d goes to the
+ * neighbour's array of that direction (targets in direction order, STAY left out).
+ */
 export function c_push_dda(N: number, F: number, a: number, b: number, c: number,
-  g0: DF, g1: DF, g2: DF, g3: DF, g4: DF, g5: DF, g6: DF, g7: DF, P: DdaBlock, ready: DF, leaving: DF): void {
+  g0: DF, g1: DF, g2: DF, g3: DF, g4: DF, g5: DF, g6: DF, g7: DF, P: DdaBlock, ...rest: DF[]): void {
+  const ready = rest[26]!;
   guard(() => {
-    const r = push(N, F, a, b, c, [g0, g1, g2, g3, g4, g5, g6, g7].map((d) => d.getFloat64Array()), [P.f64()]);
-    const stay = r.count[STAY]!;
-    scatter(r, outgoing(r.count, P.f64().subarray(0, stay * REC), leaving.createFloat64Array(leavingSize(r.count))));
-    // the rest leave the block when the push ends (the array is ordered: the staying stay first)
-    for (let i = stay; i < P.getNumel(); i++) P.remElement(i);
-    ready.setInt(stay);
+    const f = P.f64();
+    const r = push(N, F, a, b, c, [g0, g1, g2, g3, g4, g5, g6, g7].map((d) => d.getFloat64Array()), [f]);
+    f.set(r.moved);
+    const to = P.destinations(rest.slice(0, 26));
+    const dir = r.dir;
+    for (let q = 0; q < dir.length; q++) { const d = dir[q]!; if (d !== STAY) to[q] = d < STAY ? d : d - 1; }
+    ready.setInt(r.count[STAY]!);
   });
 }
 
-/** The summary of subdomain (a, b, c) after the last step, from its block and its neighbours' last leaving arrays. */
-export function c_final_dda(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, P: DdaBlock, ...dfs: DF[]): void {
-  summarize(N, F, NP, a, b, c, ref, parts(P, dfs), dfs[27]!);
+/** The summary of subdomain (a, b, c) after the last step: its block holds every particle it ends with. */
+export function c_final_dda(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, P: DdaBlock, _count: DF, S: DF): void {
+  summarize(N, F, NP, a, b, c, ref, Array.from({ length: 27 }, (_, d) => (d === STAY ? P.f64() : new Float64Array(0))), S);
 }

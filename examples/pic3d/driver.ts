@@ -1,5 +1,7 @@
 // The TypeScript ucodes of pic3d around the kernels: the initial cloud cut into subdomains, the
 // sequential reference run beside the program, the per-subdomain summaries and the final check.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DF } from '../../src/ucode/df.js';
 import { badParams, cellOf, initialCloud, REC, totalMass, type Params } from './model.js';
 import { simulate } from './reference.js';
@@ -88,6 +90,15 @@ export function summarize(N: number, F: number, NP: number, a: number, b: number
   const r = ref.getSize() === 0 ? null : ref.getFloat64Array();
   const s = out.createFloat64Array(SUMMARY);
   const own = (a * F + b) * F + c;
+  // PIC3D_DUMP=dir: the subdomain's final particles into dir/a_b_c.f64 (tests compare versions)
+  const dump = process.env.PIC3D_DUMP;
+  if (dump) {
+    const all = arriving(parts);
+    const out = new Float64Array(all.reduce((k, p) => k + p.length, 0));
+    let o = 0;
+    for (const p of all) { out.set(p, o); o += p.length; }
+    writeFileSync(join(dump, `${a}_${b}_${c}.f64`), out);
+  }
   for (const p of arriving(parts)) {
     for (let o = 0; o < p.length; o += REC) {
       const id = p[o]!;

@@ -21,8 +21,12 @@ export const REARRANGE: BuiltinCode = { alias: 'rearrange', symbol: 'luna:rearra
 /** `global_count(P, n)`: n := the element count of P over all nodes. */
 export const GLOBAL_COUNT: BuiltinCode = { alias: 'global_count', symbol: 'luna:global_count', params: ['value', 'name'] };
 
-/** The global operations a program calls by name, with the parameters it writes. */
+/** `send_by(P, D, n)`: the node's block of P sends element i to node D[i] (-1 stays); n := how many leave. The next global operation delivers them. */
+export const SEND_BY: BuiltinCode = { alias: 'send_by', symbol: 'luna:send_by', params: ['block', 'value', 'name'] };
+
+/** The operations on dynamic arrays a program calls by name, with the parameters it writes. */
 export const DYNAMIC_OPERATIONS: ReadonlyMap<string, { code: BuiltinCode; written: readonly ParamType[] }> = new Map([
   [REARRANGE.alias, { code: REARRANGE, written: REARRANGE.params.slice(0, 4) }],
   [GLOBAL_COUNT.alias, { code: GLOBAL_COUNT, written: GLOBAL_COUNT.params }],
+  [SEND_BY.alias, { code: SEND_BY, written: SEND_BY.params }],
 ]);

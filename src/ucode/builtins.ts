@@ -1,9 +1,9 @@
 // The code fragments the runtime provides to LuNA programs (core/builtins.ts names them): a
 // dynamic array's declaration and its global operations, as ucodes running on the node like
 // any other (docs/language.md §9.11).
-import { DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE } from '../core/builtins.js';
+import { DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE, SEND_BY } from '../core/builtins.js';
 import { context } from './context.js';
-import { dynamicArray, globalCount, rearrange } from './dda.js';
+import { dynamicArray, globalCount, rearrange, type DdaBlock } from './dda.js';
 import { UcodeError, type DF } from './df.js';
 
 /**
@@ -33,8 +33,31 @@ function count(P: DF, n: DF): void {
   n.setInt(globalCount(P));
 }
 
+/**
+ * The destination form: element i of the node's block goes to node D[i] (-1, or this node: it
+ * stays). D is a DF of int32s (createInt32Array), one per element the block holds, or a plain
+ * array of numbers; n := how many elements leave. They leave when the CF ends and reach their
+ * nodes with the array's next global operation.
+ */
+function sendBy(P: DdaBlock, D: DF, n: DF): void {
+  const v = D.getValue();
+  const to: ArrayLike<number> = Array.isArray(v) ? v as number[] : D.getInt32Array();
+  const k = P.getNumel();
+  if (to.length !== k) throw new UcodeError(`send_by(${P.name}, ${D.getName()}): ${to.length} destination(s) for the ${k} element(s) of the block: one per element`);
+  const d = P.destinations(), here = context().node;
+  let leaving = 0;
+  for (let i = 0; i < k; i++) {
+    const x = to[i]!;
+    if (!Number.isInteger(x) || x < -1) throw new UcodeError(`send_by(${P.name}, ${D.getName()}): element ${i} is sent to ${x}, not a node number (-1 stays)`);
+    d[i] = x;
+    if (x !== -1 && x !== here) leaving++;
+  }
+  n.setInt(leaving);
+}
+
 export const BUILTIN_UCODES: ReadonlyMap<string, (...args: never[]) => unknown> = new Map<string, (...args: never[]) => unknown>([
   [DYNAMIC_DECLARATION.symbol, declare],
   [REARRANGE.symbol, onto],
   [GLOBAL_COUNT.symbol, count],
+  [SEND_BY.symbol, sendBy],
 ]);

@@ -33,6 +33,8 @@ export class DdaBlock {
   private marked: number[] = [];
   /** each element's destination node, as the holder set them (destinations()) */
   private dests: Int32Array | null = null;
+  /** what a destination entry names when the holder gave targets (destinations(to)) */
+  private targets: DdaPartTarget[] | null = null;
   /** resize() replaced the memory since this object was made */
   resized = false;
 
@@ -115,14 +117,26 @@ export class DdaBlock {
   getMarked(): number { return new Set(this.marked).size; }
 
   /**
-   * The destination of each element, one node number per element (`getNumel()` of them, all
-   * -1 at first): an element given another node's number leaves this block at release and is
-   * delivered to that node's block by the array's next global operation (globalCount or
-   * rearrange), as Cabana's Distributor and AMReX's Redistribute deliver particles that left a
-   * subdomain. -1 or this node's number: it stays. Elements added afterwards stay; one array per
-   * holding (a second call returns the same one).
+   * The destination of each element, one entry per element (`getNumel()` of them, all -1 at
+   * first): an element given a destination leaves this block at release and is delivered by the
+   * target array's next global operation (globalCount or rearrange), as Cabana's Distributor and
+   * AMReX's Redistribute deliver particles that left a subdomain. -1 stays. Without `to`, an
+   * entry is a node of this array (this node's number: it stays). With `to`, an entry k sends
+   * the element to `to[k]`: another array of the same element size (its handle, or the DF
+   * holding it) on its home node, or `{ array, node }` on that node — a particle code's
+   * neighbouring subdomains, one array each. Elements added afterwards stay; one array per
+   * holding (a second call returns the same one, and may not change `to`).
    */
-  destinations(): Int32Array {
+  destinations(to?: readonly DdaTarget[]): Int32Array {
+    if (to !== undefined) {
+      const t = to.map((x, k) => target(x, k, this.name));
+      if (this.targets !== null && (this.targets.length !== t.length || this.targets.some((x, k) => x.array !== t[k]!.array || x.node !== t[k]!.node))) {
+        throw new UcodeError(`destinations of ${this.name}: asked again with other targets in the same holding`);
+      }
+      this.targets = t;
+    } else if (this.targets !== null && this.dests !== null) {
+      throw new UcodeError(`destinations of ${this.name}: asked with targets before, without now`);
+    }
     if (this.dests === null || this.dests.length < this.n) {
       const d = new Int32Array(this.n).fill(STAY);
       if (this.dests !== null) d.set(this.dests);
@@ -207,15 +221,15 @@ export class DdaBlock {
 
   /**
    * At release: the marked elements removed and, when the holder set destinations, the leaving
-   * elements packed, one part per destination node (node → its elements' bytes, in shared
-   * memory: they reach the system thread uncopied). One pass over the destinations; runs of
-   * neighbours going the same way move as one copy. The staying elements keep their order.
-   * `rank` is this node, `nodes` the run's size.
+   * elements packed, one part per destination (in shared memory: they reach the system thread
+   * uncopied). One pass over the destinations; runs of neighbours going the same way move as one
+   * copy. The staying elements keep their order. `rank` is this node, `nodes` the run's size.
    */
-  settle(rank: number, nodes: number): Map<number, Uint8Array> {
-    const d = this.dests;
+  settle(rank: number, nodes: number): DdaPart[] {
+    const d = this.dests, targets = this.targets;
     this.dests = null;
-    if (d === null) { this.defragment(); return new Map(); }
+    this.targets = null;
+    if (d === null) { this.defragment(); return []; }
     // removal wins over a destination; elements added after destinations() are defragmented
     // as usual, which moves none before them
     const m = Math.min(d.length, this.n);
@@ -224,14 +238,19 @@ export class DdaBlock {
     this.marked = rest;
     this.defragment();
     const n = this.n, es = this.elsize, u8 = this.u8;
-    // how many go where: validated here, so a bad node names its element
+    // an entry that keeps the element here: -1, or this node when entries are nodes
+    const stays = (to: number): boolean => to === STAY || (targets === null && to === rank);
+    // how many go where: validated here, so a bad destination names its element
     const count = new Map<number, number>();
     for (let i = 0; i < m; i++) {
       const to = d[i]!;
-      if (to === STAY || to === rank || to === DROP) continue;
-      if (!(to >= 0 && to < nodes)) throw new UcodeError(`destinations of ${this.name}: element ${i} is sent to node ${to}, which is not a node of this run (0..${nodes - 1}; -1 stays)`);
+      if (to === DROP || stays(to)) continue;
+      if (targets !== null) {
+        if (!(to >= 0 && to < targets.length)) throw new UcodeError(`destinations of ${this.name}: element ${i} is sent to target ${to}, but ${targets.length} target(s) were given (0..${targets.length - 1}; -1 stays)`);
+      } else if (!(to >= 0 && to < nodes)) throw new UcodeError(`destinations of ${this.name}: element ${i} is sent to node ${to}, which is not a node of this run (0..${nodes - 1}; -1 stays)`);
       count.set(to, (count.get(to) ?? 0) + 1);
     }
+    if (targets !== null) for (const to of count.keys()) { const t = targets[to]!; if (t.node >= nodes) throw new UcodeError(`destinations of ${this.name}: target ${to} (array ${t.array}) is on node ${t.node}, which is not a node of this run (0..${nodes - 1})`); }
     const parts = new Map<number, Uint8Array>(), fill = new Map<number, number>();
     for (const [to, k] of count) { parts.set(to, new Uint8Array(new SharedArrayBuffer(k * es))); fill.set(to, 0); }
     let w = 0;
@@ -240,7 +259,7 @@ export class DdaBlock {
       let j = i + 1;
       while (j < m && d[j] === to) j++;
       const from = i * es, end = j * es;
-      if (to === STAY || to === rank) {
+      if (stays(to)) {
         if (w !== i) u8.copyWithin(w * es, from, end);
         w += j - i;
       } else if (to !== DROP) {
@@ -252,7 +271,7 @@ export class DdaBlock {
     }
     if (m < n && w !== m) u8.copyWithin(w * es, m * es, n * es);
     this.n = w + (n - m);
-    return parts;
+    return [...parts].map(([to, bytes]) => (targets === null ? { node: to, bytes } : { node: targets[to]!.node, array: targets[to]!.array, spec: targets[to]!.spec, bytes }));
   }
 
   // ------------------------------------------------------------------ the system thread's side
@@ -292,6 +311,25 @@ export class DdaBlock {
 
 /** destinations(): the element stays; (internal) the element was removed */
 const STAY = -1, DROP = -2;
+
+/** A target of destinations(to): an array (its handle or its DF: its home node), or an array on a node. */
+export type DdaTarget = DdaHandle | { getValue(): unknown } | { array: DdaHandle | { getValue(): unknown }; node: number };
+
+/** A target as the block keeps it. */
+interface DdaPartTarget { array: string; spec: Required<DdaSpec>; node: number }
+
+/** Elements a holder sent away (settle): to `node`, of this array or, when named, of `array`. */
+export interface DdaPart { node: number; array?: string; spec?: Required<DdaSpec>; bytes: Uint8Array }
+
+function target(x: DdaTarget, k: number, block: string): DdaPartTarget {
+  const onNode = typeof x === 'object' && x !== null && 'array' in x && 'node' in x && typeof (x as { getValue?: unknown }).getValue !== 'function';
+  const h = onNode ? (x as { array: DdaHandle }).array : x as DdaHandle;
+  let r: { array: string; spec: Required<DdaSpec> };
+  try { r = arrayRequest(h); } catch { throw new UcodeError(`destinations of ${block}: target ${k} is not a dynamic array (a handle, the DF holding one, or { array, node })`); }
+  const node = onNode ? (x as { node: number }).node : r.spec.home;
+  if (!Number.isInteger(node) || node < 0) throw new UcodeError(`destinations of ${block}: target ${k} (array ${r.array}) names node ${String(node)}, not a node number`);
+  return { array: r.array, spec: r.spec, node };
+}
 
 /**
  * Memory for a block of `bytes`: growable in place up to a reserve of 4× (at least 64 MiB of

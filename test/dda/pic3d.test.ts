@@ -5,6 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REC } from '../../examples/pic3d/model.js';
+import { readTrace } from '../../src/trace/merge.js';
+import { exchangeShare } from '../../bench/pic-share.js';
 
 const FILE = 'examples/pic3d/pic3d_dda.fa';
 
@@ -16,5 +22,54 @@ for (const [nodes, threads, args, line] of [
     const r = spawnSync(process.execPath, ['bin/luna', 'run', '--nodes', String(nodes), '--threads', String(threads), FILE, ...args], { encoding: 'utf8', timeout: 180_000 });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.deepEqual(r.stdout.trim().split('\n'), [line]);
+  });
+}
+
+// The destination form against the exchange through leaving arrays (pic3d.fa): the same seed, the
+// same particles in every subdomain at the end, positions and velocities equal to rounding (the
+// deposit sums the particles delivered by the array in arrival order), on 1 node and 3 nodes.
+// Each run's final particles are dumped per subdomain (PIC3D_DUMP); the dda run is traced, and
+// its global counts delivered particles (a test that moved nothing would prove nothing).
+const byId = (f: Float64Array): Map<number, Float64Array> => {
+  const m = new Map<number, Float64Array>();
+  for (let o = 0; o < f.length; o += REC) m.set(f[o]!, f.subarray(o, o + REC));
+  return m;
+};
+
+for (const [nodes, args] of [[1, ['8', '2', '600', '4', '2', '1', '1']], [3, ['12', '3', '900', '4', '2', '1', '3']]] as const) {
+  test(`pic3d_dda (destination form) ends with the same particles as pic3d (leaving arrays) on ${nodes} node(s)`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-dest-'));
+    try {
+      const dump = (file: string, out: string, extra: string[] = []): void => {
+        mkdirSync(join(dir, out));
+        const r = spawnSync(process.execPath, ['bin/luna', 'run', '--nodes', String(nodes), '--threads', '1', ...extra, file, ...args],
+          { encoding: 'utf8', timeout: 180_000, env: { ...process.env, PIC3D_DUMP: join(dir, out) } });
+        assert.equal(r.status, 0, `${file}: ${r.stdout}\n${r.stderr}`);
+        assert.match(r.stdout, /^pic3d: OK/);
+      };
+      dump('examples/pic3d/pic3d.fa', 'df');
+      dump(FILE, 'dda', ['--trace', join(dir, 'trace')]);
+      const files = readdirSync(join(dir, 'df')).sort();
+      const F = Number(args[1]);
+      assert.equal(files.length, F * F * F);
+      assert.deepEqual(readdirSync(join(dir, 'dda')).sort(), files);
+      let n = 0, dx = 0;
+      for (const name of files) {
+        const read = (v: string): Float64Array => { const b = readFileSync(join(dir, v, name)); return new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8); };
+        const a = byId(read('df')), b = byId(read('dda'));
+        assert.deepEqual([...b.keys()].sort((x, y) => x - y), [...a.keys()].sort((x, y) => x - y), `subdomain ${name}: the same particles`);
+        for (const [id, p] of a) {
+          const q = b.get(id)!;
+          assert.equal(q[1], p[1], `particle ${id}: mass`);
+          for (let k = 2; k < REC; k++) dx = Math.max(dx, Math.abs(q[k]! - p[k]!));
+        }
+        n += a.size;
+      }
+      assert.equal(n, Number(args[2]), 'every particle, once');
+      assert.ok(dx < 1e-12, `positions and velocities equal to rounding (largest difference ${dx})`);
+      const share = exchangeShare(readTrace(join(dir, 'trace')).events);
+      assert.equal(share.steps, 4);
+      assert.ok(share.exchangedBytes > 0 && share.exchangedBytes % (REC * 8) === 0, `particles delivered by destination: ${share.exchangedBytes} bytes`);
+    } finally { rmSync(dir, { recursive: true, force: true }); }
   });
 }

@@ -104,6 +104,11 @@ test('E029 rearrange and global_count act on a dynamic array', () => {
   clean(`${H}sub f(value Q) {\n  df n;\n  global_count(Q, n);\n  v(n);\n}\nsub main() {\n  dynamic P(8);\n  f(P);\n}\n`);
 });
 
+test('E029 send_by acts on a dynamic array; with one it is clean', () => {
+  assert.match(only('LUNA-E029', main('  send_by(§x, t, t);')).message, /'send_by' acts on a dynamic array: its first argument must be a name declared by 'dynamic' \(or a DF parameter holding one\), not 'x', a df of a df line/);
+  clean(`${H}sub main() {\n  df d, n;\n  dynamic P(8);\n  send_by(P, d, n);\n  v(n);\n}\n`);
+});
+
 test('E004, E006, E011 for the operations\' other arguments', () => {
   assert.match(only('LUNA-E004', main('  dynamic P(8);\n  §rearrange(P, 0, t);')).message, /'rearrange' takes 4 argument\(s\), 3 given/);
   only('LUNA-E006', main('  dynamic P(8);\n  rearrange(P, 0, 1, §t + 1);'));

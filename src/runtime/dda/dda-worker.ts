@@ -16,7 +16,7 @@ registerBlockKind('dda', {
       view,
       release: () => {
         const parts = view.settle(g.rank, g.nodes);
-        ctx.post('dda.release', { array: req.array, numel: view.getNumel(), size: view.getMaxSize(), buffer: view.resized ? view.buffer : undefined, parts: parts.size > 0 ? parts : undefined });
+        ctx.post('dda.release', { array: req.array, numel: view.getNumel(), size: view.getMaxSize(), buffer: view.resized ? view.buffer : undefined, parts: parts.length > 0 ? parts : undefined });
       },
     };
   },

@@ -22,7 +22,7 @@ import { CHANNEL } from '../cluster/channels.js';
 import type { Control } from '../cluster/control.js';
 import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
 import type { Reply, Request, RequestDesk } from '../exec/desk.js';
-import { DdaBlock, DEFRAG_ORDERS, type DefragOrder } from '../../ucode/dda.js';
+import { DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
 import { plan, type Move } from './plan.js';
 
 const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9;
@@ -78,8 +78,15 @@ class Local {
   sendsDone = false;
   /** this epoch's sends, until made */
   sends: { to: number; n: number }[] | null = null;
-  /** elements CFs gave other nodes (DdaBlock.destinations), packed, until a global operation delivers them */
-  readonly pending = new Map<number, Uint8Array[]>();
+  /** this node's part of the operation, for its span: when LOCK came, the kind, the bytes it sent by destination and by the plan */
+  lockedAt = 0;
+  opKind = 0;
+  sentExchanged = 0;
+  sentRearranged = 0;
+  /** elements CFs sent to this array's block on a node (DdaBlock.destinations), packed, until a global operation delivers them */
+  pending = new Map<number, Uint8Array[]>();
+  /** the pending parts this epoch's REPORT announced: the ones its delivery sends (more may come meanwhile from CFs of other arrays) */
+  reportedParts = new Map<number, Uint8Array[]>();
 
   constructor(readonly spec: ArraySpec, rank: number) {
     this.block = DdaBlock.create(spec.elsize, rank === spec.home ? spec.capacity : 0, spec.order, `array ${spec.name}, block of node ${rank}`);
@@ -182,30 +189,44 @@ export class DdaNode implements Participant {
    * the elements it gave other nodes (node → their bytes, DdaBlock.settle), which wait here for
    * the array's next global operation.
    */
-  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength, parts?: ReadonlyMap<number, Uint8Array>): void {
+  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength, parts?: readonly DdaPart[]): void {
     const l = this.local(name);
     if (l.holder !== cf) throw new Error(`array ${name}: the block of node ${this.rank} released by CF ${cf}, but ${l.holder === -1 ? 'nobody' : l.holderText} holds it`);
     l.block.adopt(buffer ?? l.block.buffer, numel, size);
-    if (parts) {
-      for (const [to, bytes] of parts) {
-        if (!(Number.isInteger(to) && to >= 0 && to < this.size && to !== this.rank)) throw new Error(`array ${name}: CF ${l.holderText} sent elements to node ${to}, not another node of this run`);
-        if (bytes.byteLength % l.block.elsize !== 0) throw new Error(`array ${name}: ${bytes.byteLength} bytes sent to node ${to} are not whole ${l.block.elsize}-byte elements`);
-        if (bytes.byteLength === 0) continue;
-        const q = l.pending.get(to);
-        if (q) q.push(bytes); else l.pending.set(to, [bytes]);
-      }
-    }
+    if (parts) for (const p of parts) this.pend(name, l, p);
     l.holder = -1;
     l.holderText = '';
     if (l.gdLock !== 0 && !l.reported) this.report(name, l);
     else this.grantNext(l);
   }
 
+  /**
+   * Elements CF `l.holderText` sent away: they wait here in the target array's LD for its next
+   * global operation. A part for another array may go to this node's block of it.
+   */
+  private pend(name: string, l: Local, p: DdaPart): void {
+    const to = p.node, es = l.block.elsize;
+    const other = p.array !== undefined && p.array !== name;
+    if (!(Number.isInteger(to) && to >= 0 && to < this.size)) throw new Error(`array ${name}: CF ${l.holderText} sent elements to node ${to}, not a node of this run`);
+    if (p.bytes.byteLength % es !== 0) throw new Error(`array ${name}: ${p.bytes.byteLength} bytes sent to node ${to} are not whole ${es}-byte elements`);
+    if (p.bytes.byteLength === 0) return;
+    // sent to the block it came from (a target naming the array itself on this node): it stays
+    if (!other && to === this.rank) { l.block.append(p.bytes); return; }
+    let t = l;
+    if (other) {
+      if (p.spec) this.declare({ ...p.spec, name: p.array! });
+      t = this.local(p.array!);
+      if (t.block.elsize !== es) throw new Error(`array ${name}: CF ${l.holderText} sent its ${es}-byte elements to array ${p.array}, whose elements have ${t.block.elsize} bytes`);
+    }
+    const q = t.pending.get(to);
+    if (q) q.push(p.bytes); else t.pending.set(to, [p.bytes]);
+  }
+
   private grantNext(l: Local): void {
     if (l.holder !== -1 || l.gdLock !== 0) return;
     const w = l.queue.shift();
     if (w) this.grant(l, w.cf, w.who, w.reply);
-    else this.control.wake();
+    else this.wake();
   }
 
   // ------------------------------------------------------------------ global operations
@@ -229,7 +250,7 @@ export class DdaNode implements Participant {
     const e = this.enc.reset().string(name).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
     if (op.nodes) { e.varint(op.nodes.length); for (const n of op.nodes) e.varint(n); }
     if (op.weights) { e.varint(op.weights.length); for (const w of op.weights) e.f64(w); }
-    this.ch.send(to, OP, e.finishCopy());
+    this.send(to, OP, e.finishCopy());
   }
 
   private decodeOp(d: Decoder): GlobalOp {
@@ -269,13 +290,17 @@ export class DdaNode implements Participant {
     g.t0 = this.host.now();
     // the spec travels with the lock: a node may not have heard of the array yet
     const sp = this.specs.get(name)!;
-    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).finishCopy();
-    for (let r = 0; r < this.size; r++) this.ch.send(r, LOCK, body);
+    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).u8(op.kind === 'count' ? 0 : 1).finishCopy();
+    for (let r = 0; r < this.size; r++) this.send(r, LOCK, body);
     this.sent.lock += this.size;
   }
 
-  private lock(from: number, name: string, epoch: number): void {
+  private lock(from: number, name: string, epoch: number, kind: number): void {
     const l = this.local(name);
+    l.lockedAt = this.host.now();
+    l.opKind = kind;
+    l.sentExchanged = 0;
+    l.sentRearranged = 0;
     l.gdLock = epoch;
     l.gdNode = from;
     l.reported = false;
@@ -290,9 +315,12 @@ export class DdaNode implements Participant {
   private report(name: string, l: Local): void {
     l.reported = true;
     this.sent.report++;
-    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.pending.size);
-    for (const [to, q] of l.pending) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
-    this.ch.send(l.gdNode, REPORT, e.finishCopy());
+    // what it announces is what its delivery sends: parts pended later wait for the next operation
+    l.reportedParts = l.pending;
+    l.pending = new Map();
+    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.reportedParts.size);
+    for (const [to, q] of l.reportedParts) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
+    this.send(l.gdNode, REPORT, e.finishCopy());
   }
 
   private gotReport(from: number, name: string, epoch: number, count: number, deliveries: (Move & { parts: number })[]): void {
@@ -336,7 +364,7 @@ export class DdaNode implements Participant {
       const incoming = moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
       const e = this.enc.reset().string(name).varint(g.epoch).u8(g.phase).varint(expect).varint(incoming).varint(sends.length);
       for (const m of sends) e.varint(m.to).varint(m.n);
-      this.ch.send(r, MOVE, e.finishCopy());
+      this.send(r, MOVE, e.finishCopy());
     }
   }
 
@@ -355,13 +383,14 @@ export class DdaNode implements Participant {
     l.sendsDone = false;
     if (phase === DELIVER) {
       // the parts CFs packed, as they are: they were the CFs' and nothing else holds them
-      for (const [to, q] of l.pending) {
+      for (const [to, q] of l.reportedParts) {
         for (const bytes of q) {
           this.sent.part++;
-          this.ch.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
+          l.sentExchanged += bytes.byteLength;
+          this.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
         }
       }
-      l.pending.clear();
+      l.reportedParts = new Map();
       l.sendsDone = true;
     } else {
       l.sends = sends;
@@ -385,7 +414,8 @@ export class DdaNode implements Participant {
     for (const s of sends) {
       const bytes = l.block.takeTail(s.n, inPlace);
       this.sent.part++;
-      this.ch.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
+      l.sentRearranged += bytes.byteLength;
+      this.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
     }
     // an emptied block gives its memory back (the seed frees it)
     if (l.block.getNumel() === 0 && sends.length > 0) l.block.resize(0);
@@ -403,7 +433,7 @@ export class DdaNode implements Participant {
   private readyIfDone(name: string, l: Local): void {
     if (!l.sendsDone || l.got !== l.expect || l.expect === 0) return;
     this.sent.ready++;
-    this.ch.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
+    this.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
     // the round is over here; the next one's parts come only after every READY of this one
     l.got = 0;
     l.expect = -1;
@@ -435,14 +465,14 @@ export class DdaNode implements Participant {
     this.host.trace?.ddaOp(g.t0, t1, op.kind === 'count' ? 0 : 1, g.exchanged * es, (moved - g.exchanged) * es, name);
     this.onDone({ array: name, kind: op.kind, total, moves: g.moves, t0: g.t0, t1, bytesMoved: moved * es });
     const body = this.enc.reset().string(name).varint(g.epoch).varint(gdNode).finishCopy();
-    for (let r = 0; r < this.size; r++) this.ch.send(r, UNLOCK, body);
+    for (let r = 0; r < this.size; r++) this.send(r, UNLOCK, body);
     this.sent.unlock += this.size;
-    this.ch.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
+    this.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
     g.op = null;
     if (gdNode !== this.rank) {
       // the GD moves: its epoch (the new GD's LOCKs must not repeat a number), then its queue
       this.globals.delete(name);
-      this.ch.send(gdNode, GD_MOVE, this.enc.reset().string(name).varint(g.epoch).finishCopy());
+      this.send(gdNode, GD_MOVE, this.enc.reset().string(name).varint(g.epoch).finishCopy());
       for (const q of g.queue) this.sendOp(gdNode, name, q);
     } else this.startOp(name, g);
   }
@@ -451,6 +481,8 @@ export class DdaNode implements Participant {
   private unlocked(name: string, epoch: number, gdNode: number): void {
     const l = this.local(name);
     if (l.gdLock !== epoch) return;
+    // this node's part as a span: locked from LOCK to UNLOCK, with the bytes it sent
+    this.host.trace?.ddaOp(l.lockedAt, this.host.now(), 2 + l.opKind, l.sentExchanged, l.sentRearranged, name);
     l.gdLock = 0;
     l.gdNode = gdNode;
     this.grantNext(l);
@@ -469,6 +501,35 @@ export class DdaNode implements Participant {
 
   // ------------------------------------------------------------------ the channel
 
+  /**
+   * A message of the protocol: to this node it is handled at once, not looped through the
+   * transport. A global operation on one node is then one synchronous call chain (OP, LOCK,
+   * REPORT, MOVE, PART, READY, UNLOCK, DONE were 8 hops through the event loop, each a
+   * setImmediate turn or more), and on several nodes the GD's own node skips its hops.
+   */
+  private send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+    if (to !== this.rank) { this.ch.send(to, tag, body, payload); return; }
+    this.selfSent++;
+    this.depth++;
+    try { this.receive(to, tag, body, payload); } finally { this.depth--; }
+    if (this.depth === 0 && this.wakeOwed) { this.wakeOwed = false; this.control.wake(); }
+  }
+
+  /** self-sent messages being handled (nested), and a wake-up of the control owed when they are */
+  private depth = 0;
+  private wakeOwed = false;
+
+  /**
+   * The node may be idle now: the control looks. Not in the middle of a chain of messages to this
+   * node — it would see the operation between two messages with none in flight, and call it a hang.
+   */
+  private wake(): void {
+    if (this.depth > 0) this.wakeOwed = true; else this.control.wake();
+  }
+
+  /** messages handled at once because they were for this node (tests count them) */
+  selfSent = 0;
+
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.control.finished) return;
     const d = new Decoder(body);
@@ -479,7 +540,7 @@ export class DdaNode implements Participant {
         case LOCK: {
           const epoch = d.varint();
           this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
-          this.lock(from, name, epoch);
+          this.lock(from, name, epoch, d.u8());
           break;
         }
         case REPORT: {
@@ -522,7 +583,7 @@ export class DdaNode implements Participant {
   live(): number {
     let n = this.asked.size;
     for (const g of this.globals.values()) n += (g.op ? 1 : 0) + g.queue.length;
-    for (const l of this.locals.values()) n += l.pending.size;
+    for (const l of this.locals.values()) n += l.pending.size + l.reportedParts.size;
     return n;
   }
 
@@ -538,7 +599,7 @@ export class DdaNode implements Participant {
     }
     for (const a of this.asked.values()) out.push({ text: `${a.who} waits for the global ${a.kind} of dynamic array ${a.array}` });
     for (const [name, l] of this.locals) {
-      for (const [to, q] of l.pending) {
+      for (const [to, q] of [...l.pending, ...l.reportedParts]) {
         const n = q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize;
         out.push({ text: `${n} element(s) of dynamic array ${name} sent by destination from node ${this.rank} to node ${to} wait for a global operation of the array (globalCount or rearrange) to deliver them` });
       }
@@ -564,7 +625,7 @@ export class DdaNode implements Participant {
     });
     desk.register('dda.release', {
       wait: 'descriptor', resource,
-      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: Map<number, Uint8Array> }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts); },
+      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: DdaPart[] }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts); },
     });
     desk.register('dda.count', {
       wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,
