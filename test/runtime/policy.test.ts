@@ -194,7 +194,9 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 3, 1_250_000, INLINE_NS / 2), BOOT_INLINE_NS, 1), false, 'a tiny code\'s third call descheduled after a slow first');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 2, 2_500_000, 5 * BOOT_INLINE_NS), BOOT_INLINE_NS, 1), false, 'the second call long after a long cold first: not yet');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), false, 'a first call, however long, includes compiling the code');
-  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2), BOOT_INLINE_NS, 1), true, 'two calls long enough');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2), BOOT_INLINE_NS, 1), false, 'one warm call may have been descheduled');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 3), BOOT_INLINE_NS, 1), true, 'two warm calls long enough');
+  assert.equal(p.bootWorkers(cost(726_000, 2, 3_300_000, 5_900_000), 726_000, 1), false, 'a cold first call and one descheduled second (measured)');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 2, BOOT_INLINE_NS), INLINE_NS / 10, 1), false, 'a slow first call and a tiny second');
 });
 
