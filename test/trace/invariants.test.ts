@@ -161,8 +161,8 @@ test('the busy spans of a system thread that runs the CFs itself leave those CFs
 });
 
 test('workers a short run stops while they boot still leave valid trace files', () => {
-  // boot.fa's first two CFs take 3 ms each, which makes the runtime boot a worker (a code's first
-  // call alone does not: it includes compiling it); the run then ends within a few ms, while that
+  // boot.fa's first three CFs take 3 ms each, which makes the runtime boot a worker (a code's first
+  // call alone does not: it includes compiling it; nor one warm call); the run then ends within a few ms, while that
   // worker still boots
   for (let i = 0; i < 6; i++) {
     const dir = mkdtempSync(join(tmpdir(), 'luna-inv-'));
