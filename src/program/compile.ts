@@ -42,6 +42,8 @@ export interface SiteBase {
   /** label name (explicit, or `_l<line>`) and index expressions */
   label: string;
   labelIdx: CExpr[];
+  /** a label index reads a DF (`cf a[x[0]]`): reports and traces read it from what the CF received */
+  labelReadsDf: boolean;
   /** target node of this CF; undefined = node 0 */
   locator?: (f: Frame) => number;
   stealable: boolean;
@@ -175,7 +177,7 @@ class Compiler {
     const main = this.subs.get('main');
     if (!main) throw new ProgramError('the program has no sub main');
     const mainSite: SubCallSite = {
-      kind: 'subcall', id: -1, spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [],
+      kind: 'subcall', id: -1, spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [], labelReadsDf: false,
       stealable: false, requests: [], deletes: [], setdfs: [], code: main.code, sub: null, target: main, args: [], nf: [],
     };
     const imports = [...this.imports.values()];
@@ -397,7 +399,7 @@ class Compiler {
       const own = this.ownerFn(label, labelIdx, sc);
       if (own !== zero) locator = own;
     }
-    return { id: -1, spawnNo, pos: s.pos, origin, label, labelIdx, locator, stealable, priority, requests, deletes, setdfs: [], code, sub: this.cur };
+    return { id: -1, spawnNo, pos: s.pos, origin, label, labelIdx, labelReadsDf: labelIdx.some((e) => e.type === 'dyn'), locator, stealable, priority, requests, deletes, setdfs: [], code, sub: this.cur };
   }
 
   /**

@@ -163,8 +163,7 @@ export class Interpreter {
   /** Label indices when they are plain values (no DF involved): recorded in traces. */
   labelIndices(cf: Cf): number[] | null {
     const idx = cf.site.labelIdx;
-    if (idx.length === 0) return null;
-    for (const e of idx) if (e.type === 'dyn') return null;
+    if (idx.length === 0 || cf.site.labelReadsDf) return null;
     const f = new PeekFrame(cf.env, cf, this.st.size, this.st.self);
     try { return idx.map((e) => argValue(e, 'int', f, cf.site.pos) as number); } catch { return null; }
   }

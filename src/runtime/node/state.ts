@@ -203,7 +203,7 @@ export class NodeState {
   deliver(cf: Cf, key: DfKey, v: DfValue): void {
     // A CF already handed to a worker with this input fed or forwarded gets the value there:
     // kept here it would only be garbage (unless a label index of a report reads it)
-    if (cf.chained && cf.state !== WAITING && !labelReadsDf(cf.site.labelIdx)) { cf.arrived(key); return; }
+    if (cf.chained && cf.state !== WAITING && !cf.site.labelReadsDf) { cf.arrived(key); return; }
     cf.addGot(key, v);
     const done = cf.arrived(key);
     if (cf.chained || cf.state !== WAITING) return;
@@ -305,10 +305,4 @@ export class NodeState {
 
   /** `>>` flags are set to int 1. */
   static readonly FLAG: DfValue = { t: T_INT, v: 1 };
-}
-
-/** A label index reads a DF (`cf a[x[0]]`): reports of the CF read it from what the CF received. */
-function labelReadsDf(idx: readonly { type: string }[]): boolean {
-  for (const e of idx) if (e.type === 'dyn') return true;
-  return false;
 }
