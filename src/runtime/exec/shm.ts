@@ -3,10 +3,9 @@
 // 2 GiB). Each thread counts the shared bytes it dropped (system thread) or created (worker) and
 // forces a collection after every LIMIT bytes, so the freed buffers' memory is returned, and
 // keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
-import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { addonPath } from '../../core/addon.js';
+import { loadAddon } from '../../core/addon.js';
 
 const LIMIT = 64 * 1024 * 1024;
 
@@ -74,12 +73,11 @@ export function keepFreedMemory(): boolean {
   if (kept !== undefined) return kept;
   kept = false;
   const mb = keepFreedMb();
-  const path = addonPath('luna_memory');
-  if (!(mb > 0) || path === undefined) return kept;
-  try {
-    const addon = createRequire(import.meta.url)(path) as { keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void };
-    kept = addon.keepFreedMemory(mb * 1024 * 1024);
-    if (kept && addon.freshMappings) fresh = addon.freshMappings;
-  } catch { /* without the addon the C library's default stays: slower, not wrong */ }
+  if (!(mb > 0)) return kept;
+  // without the addon the C library's default stays: slower, not wrong
+  const addon = loadAddon<{ keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void }>('luna_memory');
+  if (!addon) return kept;
+  kept = addon.keepFreedMemory(mb * 1024 * 1024);
+  if (kept && addon.freshMappings) fresh = addon.freshMappings;
   return kept;
 }

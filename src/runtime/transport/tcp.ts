@@ -10,8 +10,7 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { closeSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { addonPath } from '../../core/addon.js';
+import { loadAddon } from '../../core/addon.js';
 import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
 import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
@@ -697,10 +696,7 @@ let dupAddon: { dup(fd: number): number } | null | undefined;
 
 /** A duplicate of descriptor `fd`, or -1 where the addon is not built (then nothing writes directly). */
 function dupFd(fd: number): number {
-  if (dupAddon === undefined) {
-    const path = addonPath('luna_fd');
-    try { dupAddon = path === undefined ? null : createRequire(import.meta.url)(path) as { dup(fd: number): number }; } catch { dupAddon = null; }
-  }
+  if (dupAddon === undefined) dupAddon = loadAddon<{ dup(fd: number): number }>('luna_fd') ?? null;
   return dupAddon ? dupAddon.dup(fd) : -1;
 }
 
