@@ -5,7 +5,7 @@
 // a rank is a worker thread, and a kernel's loop reads like its UPC or OpenSHMEM original.
 // docs/spmd.md is the reference.
 import { Layout } from './layout.js';
-import { ARRIVE, CENTRY, CEXIT, CKIND, DONE, KIND_RING, lockWord, MAX_LOCKS, PARKS, rankBase, SLEEPS, STATE, WAITERS, bump } from './board.js';
+import { CENTRY, CEXIT, CKIND, KIND_RING, lockWord, MAX_LOCKS, PARKS, rankBase, SLEEPS, STATE, WAITERS, bump } from './board.js';
 import { ELEM_TYPES, type ElemArray, type ElemType } from './protocol.js';
 import { Rank, RunStopped, SpmdError } from './rank.js';
 
@@ -314,32 +314,7 @@ export function leaving(): void {
 export const BARRIER_SYNC = 2 + 4 * 2;
 
 function waitArrived(r: Rank, p: number): void {
-  r.awaitBarrier(p, () => `waits at ${r.op} (phase ${p - startPhases}) for ${barrierMissing(r, p)}`);
-}
-
-/**
- * Who a barrier of phase p waits for: this node's late ranks by name; another node's ranks are
- * known only together (its node tells once all of them arrived), so such a node is named instead.
- */
-function barrierMissing(r: Rank, p: number): string {
-  const parts: string[] = [];
-  const first = r.firstLocal;
-  let localLate = false;
-  for (let t = first; t < first + r.perNode; t++) if (r.word(t, ARRIVE) < p) localLate = true;
-  if (localLate) parts.push(missing(r, (t) => r.nodeOf(t) !== r.node || r.word(t, ARRIVE) >= p));
-  const nodes: number[] = [];
-  for (let n = 0; n < r.nodes; n++) if (n !== r.node && r.word(n * r.perNode, ARRIVE) < p) nodes.push(n);
-  if (nodes.length > 0) parts.push(`${nodes.length === 1 ? 'a rank' : 'ranks'} of node${nodes.length === 1 ? '' : 's'} ${nodes.join(', ')} (its hang lines name them)`);
-  return parts.join(' and ');
-}
-
-/** "rank 3", "ranks 1, 2 (of which 2 has returned)" … */
-export function missing(r: Rank, arrived: (t: number) => boolean): string {
-  const late: number[] = [];
-  for (let t = 0; t < r.threads; t++) if (!arrived(t)) late.push(t);
-  const gone = late.filter((t) => r.nodeOf(t) === r.node && r.word(t, STATE) === DONE);
-  const list = late.length === 1 ? `rank ${late[0]}` : `ranks ${late.slice(0, 16).join(', ')}${late.length > 16 ? ', …' : ''}`;
-  return `${list}${gone.length ? ` (${gone.length === 1 ? `rank ${gone[0]} has` : `ranks ${gone.join(', ')} have`} returned from the program)` : ''}`;
+  r.awaitBarrier(p, `waits at ${r.op} (phase ${p - startPhases}) for `);
 }
 
 // ------------------------------------------------------------------ locks

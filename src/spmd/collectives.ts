@@ -5,7 +5,8 @@
 // Data moves by pulling (each rank reads what it receives) except permute, which pushes. Each
 // rank's entry, data and exit counters are on the board (board.ts), so every wait is a read.
 import { CDATA, CEXIT } from './board.js';
-import { awaitEntry, awaitExit, enterCollective, exitCollective, leaving, missing, nextArray, runtime, SharedArray, type AllocOptions } from './api.js';
+import { missing } from './missing.js';
+import { awaitEntry, awaitExit, enterCollective, exitCollective, leaving, nextArray, runtime, SharedArray, type AllocOptions } from './api.js';
 import { ELEM_TYPES, SCRATCH_ARRAY, SCRATCH_SLOTS, SLOT_VALUES, type ElemArray, type ElemType } from './protocol.js';
 import type { Rank } from './rank.js';
 import type { SpmdOp } from '../trace/schema.js';

@@ -12,6 +12,7 @@ import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { cpuSet } from '../core/cpus.js';
 import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { barrierMissing, type BoardView } from './missing.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 
@@ -102,7 +103,7 @@ export class SpmdNode implements Participant {
   private readonly sent: Record<string, number> = {};
   private readonly received: Record<string, number> = {};
   private done = 0;
-  private readonly parks: ({ text: string; site: string } | undefined)[] = [];
+  private readonly parks: ({ text: string; site: string; barrier?: { head: string; phase: number } } | undefined)[] = [];
   /** requests sent to other nodes: who waits for the answer */
   private readonly pending = new Map<number, { rank: number; id: number; landed: number; size: number }>();
   /** each rank's inbox, where its remote reads land (the rank's own SharedArrayBuffer) */
@@ -198,9 +199,18 @@ export class SpmdNode implements Participant {
     for (let i = 0; i < this.perNode; i++) {
       const rank = this.rank0 + i, p = this.parks[i];
       const st = Atomics.load(this.board, rankBase(rank) + STATE);
-      if (st === PARKED && p) out.push({ text: `rank ${rank}${this.router.size > 1 ? ` on node ${this.router.rank}` : ''} ${p.text} (at ${p.site})` });
+      if (st !== PARKED || !p) continue;
+      // a barrier's line is read again now: its rank slept through the arrivals since it parked
+      const text = p.barrier ? p.barrier.head + barrierMissing(this.view, p.barrier.phase) : p.text;
+      out.push({ text: `rank ${rank}${this.router.size > 1 ? ` on node ${this.router.rank}` : ''} ${text} (at ${p.site})` });
     }
     return out;
+  }
+
+  /** this node's board, for reading who a wait waits for */
+  private get view(): BoardView {
+    const board = this.board;
+    return { threads: this.o.threads, nodes: this.router.size, node: this.router.rank, perNode: this.perNode, word: (t, w) => Atomics.load(board, rankBase(t) + w) };
   }
 
   hangSummary(n: number): string {
@@ -271,7 +281,7 @@ export class SpmdNode implements Participant {
           else this.toOthers(ARRIVED, b);
           break;
         }
-        case 'park': this.parks[i] = { text: m.text, site: m.site }; setImmediate(() => this.look()); break;
+        case 'park': this.parks[i] = m; setImmediate(() => this.look()); break;
         case 'done': this.done++; this.control.wake(); break;
         case 'fault': this.done++; this.rankFault(m.message); break;
       }

@@ -47,7 +47,7 @@ export type RankRequest =
   | { k: 'unlock'; id: 0; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
   | { k: 'arrive'; id: 0; phase: number; to?: number[] }
-  | { k: 'park'; id: 0; rank: number; text: string; site: string }
+  | { k: 'park'; id: 0; rank: number; text: string; site: string; barrier?: { head: string; phase: number } }
   | { k: 'done'; id: 0; rank: number }
   | { k: 'fault'; id: 0; rank: number; message: string };
 

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
 import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
+import { barrierMissing } from './missing.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
 
@@ -159,9 +160,10 @@ export class Rank {
    * silent: only a rank that sleeps on past it tells the node (a message, the call site walked)
    * what it waits for and shows PARKED, so a wait of a few hundred µs never wakes the system
    * thread. A wait that slept or spun is traced as a `wait` record of `kind`. `what` describes the
-   * wait for the hang report (called only before parking).
+   * wait for the hang report (called only before parking); a barrier's wait gives its phase, so the
+   * node can say again whom it waits for when it reports.
    */
-  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, remote = false): void {
+  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, remote = false, barrier?: { head: string; phase: number }): void {
     if (cond()) return;
     const b = this.board;
     const t0 = this.trace ? this.now() : 0;
@@ -188,7 +190,7 @@ export class Rank {
         const text = what();
         if (text !== parked) {
           parked = text;
-          this.post({ k: 'park', id: 0, rank: this.rank, text, site: this.site() });
+          this.post({ k: 'park', id: 0, rank: this.rank, text, site: this.site(), ...(barrier ? { barrier } : {}) });
         }
         // asleep on word = e: nothing changed since cond() failed, unless the word moved (the node checks)
         Atomics.store(b, this.base + SLEEPON, e);
@@ -384,16 +386,14 @@ export class Rank {
     return writeFrame(link.fd, this.linkWords[n]!, frame, b);
   }
 
-  /** Wait until barrier phase p is complete (every rank of the run arrived). */
-  awaitBarrier(p: number, what: () => string): void {
+  /**
+   * Wait until barrier phase p is complete (every rank of the run arrived). `head` starts the hang
+   * line ("waits at barrier (phase 3) for "); who is missing is read when the line is written, and
+   * again by the node when it reports a hang (the rank sleeps through partial arrivals).
+   */
+  awaitBarrier(p: number, head: string): void {
     const b = this.board;
-    // A rank of this node parked at the barrier said what it waits for before this arrival: wake
-    // it to say it again, or a hang report would name this rank as missing. Only parked ones (a
-    // wait of milliseconds): the barrier's fast path notifies nobody.
-    for (let t = this.firstLocal; t < this.firstLocal + this.perNode; t++) {
-      if (t !== this.rank && this.word(t, STATE) === PARKED && this.word(t, SLEEPWORD) === BARRIER) { Atomics.notify(b, BARRIER); break; }
-    }
-    this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', what, BARRIER, this.nodes > 1);
+    this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', () => head + barrierMissing(this, p), BARRIER, this.nodes > 1, { head, phase: p });
   }
 
   word(rank: number, word: number): number {
