@@ -207,14 +207,14 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   private iidCpu = 0;
   private iidInputs = 0;
 
-  /** A fragment's inputs as its tooltip lists them (the first 8 names, then the count), written in place. */
+  /** A fragment's inputs as its tooltip lists them (the first 8 names, then the count), written in place (names from the DF keys: no string per DF). */
   private inputsAnn(inputs: readonly DfRec[]): void {
     const o = this.out, at = o.open(4);
     o.uint(1, this.iidInputs || (this.iidInputs = this.intern(this.keys, 3, 'inputs')));
     const s = o.open(6);
     const n = Math.min(inputs.length, 8);
-    o.text(inputs[0]!.name);
-    for (let i = 1; i < n; i++) { o.text(', '); o.text(inputs[i]!.name); }
+    o.dfName(inputs[0]!.key);
+    for (let i = 1; i < n; i++) { o.text(', '); o.dfName(inputs[i]!.key); }
     if (inputs.length > 8) o.text(`, … (${inputs.length})`);
     o.close(s);
     o.close(at);
@@ -296,7 +296,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     this.open(INSTANT, netUuid(t.to), null, false, t.arrive);
     const o = this.out, at = o.open(23);
     o.text('DF ');
-    o.text(t.df.name);
+    o.dfName(t.df.key);
     o.text(' from node ');
     o.decimal(t.from);
     o.close(at);

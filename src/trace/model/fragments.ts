@@ -187,7 +187,8 @@ export class FragmentResolver implements Resolver {
       from = fin;
     }
     if (t1 > from) for (const l of this.m.audience) l.sysBusy?.(node, from, t1);
-    runs.splice(0, i);
+    // (splice makes an array of what it removes: none when no CF ran inline, the usual case)
+    if (i > 0) runs.splice(0, i);
   }
 
   private finish(node: number, thread: number, t: number, cpu: number, cf: number): void {
