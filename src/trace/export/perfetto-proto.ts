@@ -207,6 +207,18 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   private iidCpu = 0;
   private iidInputs = 0;
 
+  /** per code: its `code` annotation as encoded once (the same bytes for every CF of the code) */
+  private readonly codeAnns: (Buffer | undefined)[] = [];
+
+  /** The `code` annotation of a CF of `code`: encoded at its first CF, then copied. */
+  private codeAnn(code: number): void {
+    const a = code >= 0 ? this.codeAnns[code] : undefined;
+    if (a !== undefined) { this.out.bytes(a, a.length); return; }
+    const o = this.out, at = o.len;
+    this.annAt(this.iidCode || (this.iidCode = this.intern(this.keys, 3, 'code')), 'code', this.model.codeName(code));
+    if (code >= 0) this.codeAnns[code] = Buffer.from(o.buf.subarray(at, o.len));
+  }
+
   /** A fragment's inputs as its tooltip lists them (the first 8 names, then the count), written in place (names from the DF keys: no string per DF). */
   private inputsAnn(inputs: readonly DfRec[]): void {
     const o = this.out, at = o.open(4);
@@ -274,7 +286,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
       o.cfName(f.label, f.labelIdx);
       o.close(at);
     }
-    this.annAt(this.iidCode || (this.iidCode = this.intern(this.keys, 3, 'code')), 'code', this.model.codeName(f.code));
+    this.codeAnn(f.code);
     this.annAt(this.iidGid || (this.iidGid = this.intern(this.keys, 3, 'gid')), 'gid', f.gid);
     this.annAt(this.iidCpu || (this.iidCpu = this.intern(this.keys, 3, 'cpu_us')), 'cpu_us', Math.round(f.cpu) / 1000);
     if (inputs.length) this.inputsAnn(inputs);
