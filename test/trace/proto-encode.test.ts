@@ -127,3 +127,14 @@ test('a DF name written from its key equals displayDf, byte for byte', () => {
     assert.ok(o.buf.subarray(0, o.len).equals(Buffer.concat([Buffer.from('<'), want, Buffer.from('>')])), `in a growable buffer: ${JSON.stringify(key)}`);
   }
 });
+
+test('an OTF2 record string is its UTF-8 byte count and bytes (ASCII, non-ASCII, lone surrogates, empty)', () => {
+  for (const s of ['', 'gid_12_3', 'réseau', 'x[1] → y', '\ud800x', 'a'.repeat(300) + 'é']) {
+    const f = new RecordFile(-1);
+    f.u8(0x53).utf8(s).u8(0x2e);
+    const x = f as unknown as { buf: Buffer; len: number };
+    const want = Buffer.from(s, 'utf8'), len = Buffer.alloc(4);
+    len.writeUInt32LE(want.length);
+    assert.ok(x.buf.subarray(0, x.len).equals(Buffer.concat([Buffer.from([0x53]), len, want, Buffer.from([0x2e])])), JSON.stringify(s));
+  }
+});
