@@ -13,8 +13,9 @@
 // over 16 MiB gets, src/cli/export-heap.ts; LUNA_EXPORT_HEAP=1 at any size): cliPerfettoProtoMs,
 // cliOtf2Ms, their CPU time (the children's, the OTF2 helper's included) and, as the baseline of
 // the same run, the same commands with LUNA_EXPORT_HEAP=0 (the 2 MiB semi-space bin/luna starts with).
-// phase…CpuMs split an export's CPU into decoding, resolving and writing (differences of the passes
-// above, each on the calling thread: comparable under load, where wall times are not).
+// decodeCpuMs and phase…CpuMs split an export's CPU into decoding, resolving and writing
+// (differences of the passes above, each on the calling thread: comparable under load, where wall
+// times are not; meaningful at 10^6 fragments: on small traces the first pass's JIT warm-up dominates).
 // Run: node dist/bench/exports.js  (or import { run }).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -117,9 +118,8 @@ export async function run(): Promise<Record<string, number>> {
       perfettoProtoCpuMs: Math.round(pb.cpuMs),
       perfettoProtoCallerThreadCpuMs: Math.round(pbCaller.cpuMs),
       perfettoProtoWorkerVsCallerThreadCpu: +(pb.cpuMs / pbCaller.cpuMs).toFixed(2),
-      // where an export's CPU goes, on one thread: decoding and merging, resolving (the bare
-      // recycling model pass less the decoding), writing (the export less the bare pass)
-      phaseDecodeCpuMs: Math.round(decode.cpuMs),
+      // where an export's CPU goes, on one thread: decoding and merging (decodeCpuMs), resolving
+      // (the bare recycling model pass less the decoding), writing (the export less the bare pass)
       phaseModelCpuMs: Math.round(modelRecycling.cpuMs - decode.cpuMs),
       phasePerfettoWriteCpuMs: Math.round(pbCaller.cpuMs - modelRecycling.cpuMs),
       traceBytes: size(trace),
