@@ -441,8 +441,8 @@ export class NodeRuntime {
         continue;
       }
       if (st.loops.length === 0) return;
-      const loop = st.loops[0]!;
-      const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving());
+      const loop = st.nextLoop();
+      const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving(), loop);
       if (chunk <= 0) return;
       // a slice at a time, examined and dispatched before the next (the policy is asked again);
       // ordered by priorities, the whole chunk competes
