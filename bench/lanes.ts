@@ -2,8 +2,9 @@
 // `n` links, each link a C++ kernel spinning `us` µs (70 by default, the METG's size on this
 // machine), on 1 lane and on 2 (`luna run --warm-start --timing`). Per configuration:
 //   - µs per link (program time / links: meaningful on a quiet machine only);
-//   - the system thread's CPU per link, batches per link, workers it woke per link (counts and
-//     CPU, which a loaded machine moves much less than wall times);
+//   - the system thread's CPU per link, batches per link, workers it woke per link, times a lane
+//     slept for want of its next batch per link (counts and CPU, which a loaded machine moves much
+//     less than wall times);
 // and from one traced run of each: the lanes' busy share of the program's span, how often a lane
 // waited between two links (a gap of over 20 µs: its next link was not there yet), the system
 // thread's busy spans per link, and how much of the second chain ran while the first still ran
@@ -56,7 +57,7 @@ void c_check(int n, const InputDF &last) { if (last.get_int() != n) ABORT("chain
 `;
 
 /** What `luna run --timing` prints (the fields used here). */
-interface Timing { programMs: number; systemCpuMs: number; batches: number; sent: number; systemWakes: number; workerWakes: number }
+interface Timing { programMs: number; systemCpuMs: number; batches: number; sent: number; systemWakes: number; workerWakes: number; laneSleeps?: number }
 
 function runOnce(fa: string, threads: number, args: number[], trace?: string): Promise<Timing> {
   return new Promise((res, rej) => {
@@ -163,12 +164,13 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         put('sysCpuUsPerLink', (med((x) => x.systemCpuMs) * 1000) / links, 'µs');
         put('batchesPerLink', med((x) => x.batches) / links);
         put('wakesPerLink', med((x) => x.systemWakes + x.workerWakes) / links);
-        rows.push([`${c.c} chain${c.c > 1 ? 's' : ''} × ${c.t} lane${c.t > 1 ? 's' : ''}`, fmt(f[`${c.key}.usPerLink`]), fmt(f[`${c.key}.sysCpuUsPerLink`]), fmt(f[`${c.key}.batchesPerLink`]), fmt(f[`${c.key}.wakesPerLink`])]);
+        put('laneSleepsPerLink', med((x) => x.laneSleeps ?? NaN) / links);
+        rows.push([`${c.c} chain${c.c > 1 ? 's' : ''} × ${c.t} lane${c.t > 1 ? 's' : ''}`, fmt(f[`${c.key}.usPerLink`]), fmt(f[`${c.key}.sysCpuUsPerLink`]), fmt(f[`${c.key}.batchesPerLink`]), fmt(f[`${c.key}.wakesPerLink`]), fmt(f[`${c.key}.laneSleepsPerLink`])]);
       }
       // two independent chains: two lanes should take half the time of one
       f['twoChains.speedup'] = sig(f['c2x1.usPerLink']! / f['c2x2.usPerLink']!);
       notes.push(`${n} links of ${us} µs per chain, C++ kernels, --warm-start, medians of ${reps} alternated runs (µs per link: quiet machine only; the counts and CPU hold under load)`);
-      notes.push(table(rows, ['configuration', 'µs / link', 'system CPU µs / link', 'batches / link', 'workers woken / link']));
+      notes.push(table(rows, ['configuration', 'µs / link', 'system CPU µs / link', 'batches / link', 'workers woken / link', 'lane slept for its next batch / link']));
       notes.push(`2 independent chains, 2 lanes against 1: ${fmt(f['twoChains.speedup'])}× (ideal 2)`);
     });
 
