@@ -318,12 +318,37 @@ test('the guard on the traced machine: two nodes sharing one core gain nothing f
   assert.ok(one.host, 'the trace says where its nodes ran: the replay runs on that machine');
   assert.equal(one.decision, 'keep', `one core: ${one.reason}`);
   assert.equal(one.predicted.current.makespan, 80e6);
-  const two = balance(machine(2), { strategy: 'greedy', search: false });
+  const two = balance(machine(2), { strategy: 'greedy', search: false, contention: 1 });
   assert.equal(two.decision, 'apply');
-  assert.equal(two.predicted.next.makespan, 40e6, 'two cores: half each');
+  assert.equal(two.predicted.next.makespan, 40e6, 'two cores that do not slow each other: half each');
   const delay = balance(machine(1), { strategy: 'greedy', search: false, host: false });
   assert.equal(delay.host, undefined);
   assert.equal(delay.decision, 'apply', 'without the machine a node is its own core');
   // balancing for another node count than the traced run's: a cluster, not the traced machine
   assert.equal(balance(machine(1), { search: false, nodes: 4 }).host, undefined);
+});
+
+test('cores that slow each other: a placement that keeps both cores busy is predicted at the contention\'s pace, and the next run\'s CPU time with it', () => {
+  // test_1's shape: 8 independent CFs of 10 ms traced on node 0 of a 2-core host, node 1 idle
+  // (each measured alone); the machine gives 1.5× the CPU time per CF with both cores busy
+  const cfs = Array.from({ length: 8 }, (_, i) => [0, i * 10e6, (i + 1) * 10e6] as [number, number, number]);
+  const machine: Profile = { ...profile(cfs), hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: new Float64Array(), sysWallNs: new Float64Array(2), workerShare: Float64Array.from([1, 1]) };
+  const r = balance(machine, { strategy: 'greedy', search: false, contention: 1.5, errorBar: false });
+  assert.equal(r.host!.contention, 1.5);
+  assert.equal(r.decision, 'apply');
+  assert.equal(r.predicted.current.makespan, 80e6, 'traced alone: no stretch');
+  assert.ok(Math.abs(r.predicted.next.makespan - 60e6) < 1, `4 + 4 CFs at 1.5×: ${r.predicted.next.makespan}`);
+  assert.deepEqual(Array.from(r.weight), new Array(8).fill(10e6), 'measured alone: the weights are the measurements');
+  assert.ok(r.expected.every((x) => Math.abs(x - 15e6) < 1), 'the next run\'s CPU time per CF: 15 ms');
+  // the same CFs traced two at a time on both nodes (already stretched): the weights go back to
+  // the time alone, and the replay of the unchanged placement gives the traced run back
+  const both = Array.from({ length: 8 }, (_, i) => [i % 2, (i >> 1) * 15e6, ((i >> 1) + 1) * 15e6] as [number, number, number]);
+  const even: Profile = { ...machine, ...profile(both), hostOf: machine.hostOf, hostCores: [2], sendNs: machine.sendNs, sysWallNs: machine.sysWallNs, workerShare: machine.workerShare };
+  const e = balance(even, { strategy: 'greedy', search: false, contention: 1.5 });
+  assert.ok(e.weight.every((x) => Math.abs(x - 10e6) < 1), `alone: ${Array.from(e.weight)}`);
+  assert.ok(Math.abs(e.predicted.current.makespan - 60e6) < 1, `replayed as traced: ${e.predicted.current.makespan}`);
+  assert.equal(e.decision, 'keep');
+  // the option 1: cores that do not slow each other (the model before)
+  assert.equal(balance(machine, { strategy: 'greedy', search: false, contention: 1 }).predicted.next.makespan, 40e6);
+  assert.throws(() => balance(machine, { contention: 0.5 }), /contention must be at least 1/);
 });
