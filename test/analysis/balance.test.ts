@@ -10,6 +10,7 @@ import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/
 import { balance, ERROR_BAR_CAP, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
+import { edgesOf, hostHopNs, moveCost } from '../../src/analysis/balance/comm.js';
 import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/weights.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
@@ -351,4 +352,23 @@ test('cores that slow each other: a placement that keeps both cores busy is pred
   // the option 1: cores that do not slow each other (the model before)
   assert.equal(balance(machine, { strategy: 'greedy', search: false, contention: 1 }).predicted.next.makespan, 40e6);
   assert.throws(() => balance(machine, { contention: 0.5 }), /contention must be at least 1/);
+});
+
+test('communication-aware on the traced machine: a crossing is priced as both system threads pay for it', () => {
+  // a (12 ms) writes 1 MB that b (8 ms) reads, both on node 0 of a 2-core host shared with idle
+  // node 1; formula 6 moves b while 20 − 8 > 0 + 8 + Δ, Δ < 4 ms. The hops' fit (120 µs + 1 MB at
+  // 0.68 B/ns: 1.6 ms) moves it; the host's system threads pay 2 × (50 µs + 1 MB at 0.35 B/ns)
+  // + the wire (20 µs): 5.8 ms, and it stays
+  const p: Profile = {
+    ...profile([[0, 0, 12e6], [0, 12e6, 20e6]], [[1, 0, 0]], [[0, 1e6, 0]]),
+    hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: Float64Array.from([50e3]), sysWallNs: new Float64Array(2), workerShare: Float64Array.from([1, 1]),
+  };
+  const o = { strategy: 'seed', quantum: 20e6, guard: false, search: false, contention: 1 } as const;
+  const r = balance(p, o);
+  const h = r.host!;
+  const e = edgesOf(p);
+  assert.equal(moveCost(e, (b) => hostHopNs(h, b), 1, 0, 1, [0, 0]), 2 * (h.msgNs + 1e6 * h.byteNs) + h.wireNs, 'b away from a: one crossing');
+  assert.equal(moveCost(e, (b) => hostHopNs(h, b), 1, 0, 1, [1, 0]), -(2 * (h.msgNs + 1e6 * h.byteNs) + h.wireNs), 'b to a: one crossing saved');
+  assert.equal(r.moved, 0, 'priced as the host pays, the crossing outweighs the gain');
+  assert.equal(balance(p, { ...o, host: false }).moved, 1, 'priced by the hops\' fit (a cluster), it moves');
 });

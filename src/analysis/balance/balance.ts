@@ -18,7 +18,7 @@
 // not posted back to where they lived (node 0 for DFs without a map rule).
 import { replayPlacement, type PlacementGraph, type PlacementResult } from '../sim/placement.js';
 import type { HostModel } from '../sim/host.js';
-import { DEFAULT_CONTENTION, edgesOf, fitHost, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
+import { DEFAULT_CONTENTION, edgesOf, fitHost, fitTransfers, hostHopNs, moveCost, transferNs, type TransferModel } from './comm.js';
 import { aloneFactors } from './contention.js';
 import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
@@ -215,7 +215,9 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const transfer = transfer0;
   const edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
-  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
+  // a crossing priced as the next run pays it: on the traced machine, by its system threads
+  const hop = host ? (b: number) => hostHopNs(host, b) : (b: number) => transferNs(transfer, b);
+  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, hop, c, from, to, node)) : undefined;
   const weighted = { n: p.n, weight };
   const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
