@@ -16,6 +16,7 @@ import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../sr
 import type { Profile } from '../../src/analysis/balance/profile.js';
 import { replayPlacement } from '../../src/analysis/sim/placement.js';
 import { heaviestChains, searchPlacement } from '../../src/analysis/balance/search.js';
+import { pullNeighbours } from '../../src/analysis/balance/pull.js';
 import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
 
 const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });
@@ -371,4 +372,24 @@ test('communication-aware on the traced machine: a crossing is priced as both sy
   assert.equal(moveCost(e, (b) => hostHopNs(h, b), 1, 0, 1, [1, 0]), -(2 * (h.msgNs + 1e6 * h.byteNs) + h.wireNs), 'b to a: one crossing saved');
   assert.equal(r.moved, 0, 'priced as the host pays, the crossing outweighs the gain');
   assert.equal(balance(p, { ...o, host: false }).moved, 1, 'priced by the hops\' fit (a cluster), it moves');
+});
+
+test('light CFs follow their data: a producer and a consumer left behind by a heavy move join it when carrying their data costs more than running them', () => {
+  // init (CF 0, node 0) writes k (8 bytes) read by a, b, c; a (1) writes A (1 MB) read by b (2, heavy, moved to
+  // node 1), which writes B (1 MB) read by c (3), which writes ok (8 bytes) read by e (4, node 0)
+  const p = profile(
+    [[0, 0, 1e5], [0, 1e5, 2e5], [0, 2e5, 10e6], [0, 10e6, 10.1e6], [0, 10.1e6, 10.2e6]],
+    [[1, 0, 0], [2, 1, 1], [2, 0, 0], [3, 2, 2], [3, 0, 0], [4, 3, 3]],
+    [[0, 8, 0], [1, 1e6, 0], [2, 2e6, 0], [3, 8, 0]]);
+  const hop = (b: number) => 1e5 + b; // 100 µs a message, 1 ns a byte
+  const node = Int32Array.from([0, 0, 1, 0, 0]);
+  const w = [1e5, 1e5, 9.8e6, 1e5, 2e5]; // e: more than ok's crossing (100 µs) costs
+  assert.equal(pullNeighbours(p, node, w, undefined, 2, hop), 2);
+  assert.deepEqual(Array.from(node), [0, 1, 1, 1, 0], 'a and c join b: k crosses once (b reads it on node 1 already, so a and c read the copy), ok crosses instead of B');
+  // heavier than the crossing it saves: it stays
+  const stay = Int32Array.from([0, 0, 1, 0, 0]);
+  assert.equal(pullNeighbours(p, stay, [1e5, 5e6, 9.8e6, 5e6, 2e5], undefined, 2, hop), 0);
+  // pinned CFs stay
+  const pin = Int32Array.from([0, 0, 1, 0, 0]);
+  assert.equal(pullNeighbours(p, pin, w, Uint8Array.from([0, 1, 0, 1, 0]), 2, hop), 0);
 });

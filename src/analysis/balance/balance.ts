@@ -24,6 +24,7 @@ import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
+import { pullNeighbours } from './pull.js';
 import { heaviestChains, searchPlacement } from './search.js';
 import { weightsOf, withDurations } from './weights.js';
 
@@ -134,6 +135,8 @@ export interface BalanceResult {
   moved: number;
   /** moves the local search added */
   searched: number;
+  /** light CFs moved to their data's node after the search (pull.ts) */
+  pulled: number;
   dfsPlaced: number;
   decision: 'apply' | 'keep';
   reason?: string;
@@ -281,6 +284,16 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     time.search = performance.now() - t1;
   }
 
+  // light CFs follow their data (pull.ts), kept when the replay predicts no later end
+  let pulled = 0;
+  if (edges && nodes > 1) {
+    const t1 = performance.now();
+    const tried = candidate.slice();
+    const k = pullNeighbours(p, tried, weight, pin, nodes, hop);
+    if (k > 0 && predict(tried, nextOwners).makespan <= predict(candidate, nextOwners).makespan) { candidate = tried; pulled = k; }
+    time.search += performance.now() - t1;
+  }
+
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];
   let error: number | undefined, required: number | undefined, bestPred: Prediction | undefined;
@@ -319,7 +332,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const chosen = predicted.next.cpu;
   return {
     strategy, weights, typical, weight, expected: chosen ?? weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
-    moved: countMoved(next, current), searched, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
+    moved: countMoved(next, current), searched, pulled, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, host, timeMs: time, warnings,
   };
