@@ -14,8 +14,10 @@ import type { Profile } from './profile-type.js';
  */
 export function pullNeighbours(p: Pick<Profile, 'n' | 'depStart' | 'depFrom' | 'depDf' | 'dfs' | 'dfWriter' | 'dfBytes'>, node: Int32Array, weight: ArrayLike<number>, pinned: Uint8Array | undefined, nodes: number, hop: (bytes: number) => number): number {
   // readers of each DF on each node, and the DFs each CF writes (CSR)
-  const readers = new Int32Array(p.dfs * nodes);
-  for (let c = 0; c < p.n; c++) for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) readers[p.depDf[k]! * nodes + node[c]!]++;
+  const readers = new Int32Array(p.dfs * nodes), readingNodes = new Int32Array(p.dfs);
+  for (let c = 0; c < p.n; c++) {
+    for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) if (readers[p.depDf[k]! * nodes + node[c]!]++ === 0) readingNodes[p.depDf[k]!]++;
+  }
   const wAt = new Int32Array(p.n + 1);
   for (let d = 0; d < p.dfs; d++) if (p.dfWriter[d]! >= 0) wAt[p.dfWriter[d]! + 1]++;
   for (let c = 0; c < p.n; c++) wAt[c + 1] += wAt[c]!;
@@ -37,7 +39,7 @@ export function pullNeighbours(p: Pick<Profile, 'n' | 'depStart' | 'depFrom' | '
       // an output crosses once to every other node that reads it
       for (let x = wAt[c]!; x < wAt[c + 1]!; x++) {
         const d = wDf[x]!;
-        for (let r = 0; r < nodes; r++) if (r !== m && readers[d * nodes + r]! > 0) s += hop(p.dfBytes[d]!);
+        s += (readingNodes[d]! - (readers[d * nodes + m]! > 0 ? 1 : 0)) * hop(p.dfBytes[d]!);
       }
       cost[m] = s;
     }
@@ -45,7 +47,11 @@ export function pullNeighbours(p: Pick<Profile, 'n' | 'depStart' | 'depFrom' | '
     for (let m = 0; m < nodes; m++) if (cost[m]! < cost[best]!) best = m;
     if (best === here || cost[here]! - cost[best]! <= weight[c]!) continue;
     node[c] = best; moved++;
-    for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) { readers[p.depDf[k]! * nodes + here]--; readers[p.depDf[k]! * nodes + best]++; }
+    for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) {
+      const d = p.depDf[k]!;
+      if (--readers[d * nodes + here] === 0) readingNodes[d]--;
+      if (readers[d * nodes + best]++ === 0) readingNodes[d]++;
+    }
   }
   return moved;
 }
