@@ -532,13 +532,14 @@ export class Interpreter {
     }
     cf.counter = end + 1;
     const more = cf.counter <= cf.counterEnd;
+    if (!st.fifo && more && spawned.length > 0) st.frontier.set(cf, spawned[0]!);
     if (st.fifo) {
       if (more) { cf.state = QUEUED; st.run.pushFront(cf); }
       for (let k = spawned.length - 1; k >= 0; k--) { spawned[k]!.state = QUEUED; st.run.pushFront(spawned[k]!); }
       st.owner.schedule();
     } else for (const c of spawned) st.enqueue(c);
     if (!more) {
-      if (!st.fifo) st.loops.splice(st.loops.indexOf(cf), 1);
+      if (!st.fifo) { st.loops.splice(st.loops.indexOf(cf), 1); st.frontier.delete(cf); }
       if (sp) st.spreads.delete(cf);
       st.finish(cf);
     }
