@@ -372,6 +372,7 @@ export class Interpreter {
   /** Per output its publication rule (fragment.ts OUT_*), or null when all are published unlimited. */
   private outRules(cf: Cf, site: CallSite, outKeys: DfKey[]): number[] | null {
     if (site.reqCount.length === 0 && site.drop.length === 0 && site.afterpush.length === 0) return null;
+    if (site.sharedRules !== null) return site.sharedRules;
     const f = this.f;
     const rules = new Array<number>(outKeys.length).fill(OUT_UNLIMITED);
     for (const r of site.reqCount) {
@@ -383,6 +384,7 @@ export class Interpreter {
     }
     for (const r of site.drop) { const i = outKeys.indexOf(r.key(f)); if (i >= 0) rules[i] = OUT_DROP; }
     for (let k = 0; k < site.afterpush.length; k++) { const i = outKeys.indexOf(site.afterpush[k]!.ref.key(f)); if (i >= 0) rules[i] = OUT_PUSH - k; }
+    if (site.rulesConstant) site.sharedRules = rules; // every CF of the site has these (read only)
     return rules;
   }
 
