@@ -27,7 +27,13 @@ export class Cf {
    * particle-in-cell cell has, the scans cost more than the rest of examining it)
    */
   private pend: DfKey | DfKey[] | Set<DfKey> | null = null;
-  /** values received for this CF: flat [key, value, key, value, …] (few inputs per CF) */
+  /**
+   * The first value received for this CF and its key, in fields: most CFs get one or two, and
+   * an array for them cost ~64 bytes a CF.
+   */
+  private got0Key: DfKey | null = null;
+  private got0: DfValue | null = null;
+  /** the values received after the first: flat [key, value, key, value, …] (few inputs per CF) */
   private gotList: (DfKey | DfValue)[] | null = null;
   /** with many inputs, where each key's value is in gotList (built once it is long) */
   private gotAt: Map<DfKey, number> | null = null;
@@ -112,18 +118,23 @@ export class Cf {
     this.gidOwn = gid;
   }
 
-  /** values received for this CF: flat [key, value, key, value, …] */
+  /** values received for this CF: flat [key, value, key, value, …] (a fresh array: migration, traces) */
   get got(): readonly (DfKey | DfValue)[] | null {
-    return this.gotList;
+    if (this.got0Key === null) return null;
+    const first = [this.got0Key, this.got0!];
+    return this.gotList === null ? first : first.concat(this.gotList);
   }
 
   /** Drop the values received (finished, or a `while` fetching its condition anew). */
   clearGot(): void {
+    this.got0Key = null;
+    this.got0 = null;
     this.gotList = null;
     this.gotAt = null;
   }
 
   gotValue(key: DfKey): DfValue | undefined {
+    if (this.got0Key === key) return this.got0!;
     const g = this.gotList;
     if (g === null) return undefined;
     const at = this.gotAt;
@@ -136,6 +147,7 @@ export class Cf {
   }
 
   addGot(key: DfKey, v: DfValue): void {
+    if (this.got0Key === null) { this.got0Key = key; this.got0 = v; return; }
     // literals hold what they get; pushing to a full array reserves 16 more slots
     const g = this.gotList;
     if (g === null) { this.gotList = [key, v]; return; }
