@@ -146,7 +146,7 @@ interface NativeBlock {
   getElsize(): number;
   getMaxSize(): number;
   adopt(buffer: SharedArrayBuffer, numel: number, size: number): void;
-  setDestinations(d: Int32Array): void;
+  setDestinations(d: Int32Array, targets?: readonly unknown[]): void;
 }
 const isNativeBlock = (x: unknown): x is NativeBlock => typeof (x as NativeBlock | undefined)?.adopt === 'function' && typeof (x as NativeBlock).getElsize === 'function';
 /** luna_ucode_abi.h: a block slot's order, and the tag of a block's committed state */
@@ -210,11 +210,16 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       const ref = I[4 * i + 2]!;
       const grown = ref >= n ? st.allocated[ref - n]! : undefined;
       if (grown) b.resized = true;
-      // the destinations the ucode set (ucenv.h destinations()): as many as the elements then
+      // the destinations the ucode set (ucenv.h dests_for): an entry per element then, the
+      // parameters naming the target arrays, their count
       const dref = I[4 * i + 3]!;
       const dests = dref >= n ? st.allocated[dref - n] : undefined;
       b.adopt(grown ? (grown.buffer as SharedArrayBuffer) : b.buffer, I[4 * i + 1]!, D[i]!);
-      if (dests) b.setDestinations(new Int32Array(dests.buffer, dests.byteOffset, Math.floor(dests.byteLength / 4)));
+      if (dests) {
+        const all = new Int32Array(dests.buffer, dests.byteOffset, dests.byteLength >> 2);
+        const k = all[all.length - 1]!, m = all.length - 1 - k;
+        b.setDestinations(all.subarray(0, m), k === 0 ? undefined : Array.from(all.subarray(m, m + k), (p) => args[p]));
+      }
     }
     for (const i of outputs) {
       const t = I[4 * i]!;
