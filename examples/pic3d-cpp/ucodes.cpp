@@ -50,30 +50,6 @@ void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const Input
         for (long k = 0; k < bs[d].len; k++) *parts++ = bs[d].p[k];
 }
 
-/** density(own and 7 lower deposit blocks) -> D */
-void c_density(int N, int F, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, OutputDF &D)
-{
-    const double *blocks[8] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>()};
-    const long n = N / F;
-    pic3d::density(N, F, blocks, D.create<double>(n * n * n));
-}
-
-/** jacobi(D, φ and its 6 face neighbours) -> the next φ */
-void c_jacobi(int N, int F, int NP, const InputDF &rho, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, OutputDF &phi)
-{
-    const double *phis[7] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>()};
-    const long n = N / F;
-    pic3d::jacobi(N, F, NP, rho.getData<double>(), phis, phi.create<double>(n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
-}
-
-/** field(φ and its 6 face neighbours) -> G */
-void c_field(int N, int F, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, OutputDF &G)
-{
-    const double *phis[7] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>()};
-    const long n = N / F;
-    pic3d::field(N, F, phis, G.create<double>(3 * n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
-}
-
 /** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
 void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
     const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P, OutputDF &stay, OutputDF &leaving)
