@@ -576,6 +576,18 @@ class DdaBlock {
     return dests_for(std::move(params));
   }
   int32_t *destinations(std::initializer_list<const DF *> targets) { return destinations(targets.begin(), targets.size()); }
+  /**
+   * The same with the targets in one value parameter: a list of arrays' handles (a TypeScript
+   * ucode made it, e.g. the 26 neighbours' once per subdomain), entry k naming its k-th array.
+   * One DF read a call instead of one per target.
+   */
+  int32_t *destinations(const DF &targetList) {
+    const int32_t p = targetList.param_index_();
+    if (p < 0) throw Error("destinations of the block: the target list is not a parameter of this ucode");
+    const std::vector<int32_t> params{p, LIST};
+    if (dests_ && params != targets_) throw Error("destinations of the block: asked again with other targets in the same call");
+    return dests_for(params);
+  }
   /** Element idx's address. */
   void *element(size_t idx) {
     if (idx >= n_) throw Error("element(" + std::to_string(idx) + ") of a block of " + std::to_string(n_) + " elements");
@@ -620,20 +632,24 @@ class DdaBlock {
     if (elsize_ % item != 0) throw Error(std::string(what) + " of " + std::to_string(item) + "-byte items over a block of " + std::to_string(elsize_) + "-byte elements (not a multiple)");
   }
 
+  /** the count word of a target list: one parameter holding the list (destinations(targetList)) */
+  static constexpr int32_t LIST = -1;
   /**
    * The destinations' memory, as the glue reads it (src/ucode/cpp/native.ts): the n entries,
-   * then the targets' parameter indices, then their count k — (n + k + 1) int32s.
+   * then the targets' parameter indices, then their count k — (n + k + 1) int32s; or the list's
+   * parameter and LIST.
    */
   int32_t *dests_for(std::vector<int32_t> params) {
     if (!dests_) {
-      const size_t k = params.size();
+      const bool list = params.size() == 2 && params[1] == LIST;
+      const size_t k = list ? 1 : params.size();
       dests_ = allocate((n_ + k + 1) * sizeof(int32_t));
       if (!dests_->data) throw Error("cannot allocate the destinations of " + std::to_string(n_) + " elements");
       destn_ = n_;
       int32_t *d = reinterpret_cast<int32_t *>(dests_->data);
       std::fill_n(d, destn_, -1);
-      std::copy(params.begin(), params.end(), d + destn_);
-      d[destn_ + k] = static_cast<int32_t>(k);
+      std::copy(params.begin(), params.begin() + k, d + destn_);
+      d[destn_ + k] = list ? LIST : static_cast<int32_t>(k);
       targets_ = std::move(params);
     }
     return reinterpret_cast<int32_t *>(dests_->data);

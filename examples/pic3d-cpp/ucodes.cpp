@@ -138,10 +138,9 @@ void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 1, out))
 }
 
-/** push(G of own and 7 upper neighbours, the block, the 26 neighbours' arrays by direction) -> the count that stays */
+/** push(G of own and 7 upper neighbours, the block, the list of the 26 neighbours' arrays by direction) -> the count that stays */
 void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
-    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, DdaBlock &P,
-    const InputDF &h0, const InputDF &h1, const InputDF &h2, const InputDF &h3, const InputDF &h4, const InputDF &h5, const InputDF &h6, const InputDF &h7, const InputDF &h8, const InputDF &h9, const InputDF &h10, const InputDF &h11, const InputDF &h12, const InputDF &h13, const InputDF &h14, const InputDF &h15, const InputDF &h16, const InputDF &h17, const InputDF &h18, const InputDF &h19, const InputDF &h20, const InputDF &h21, const InputDF &h22, const InputDF &h23, const InputDF &h24, const InputDF &h25, OutputDF &ready)
+    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, DdaBlock &P, const InputDF &T, OutputDF &ready)
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
@@ -151,8 +150,7 @@ void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const Inpu
     pic3d::Pushed r;
     GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
     if (len) std::memcpy(f, r.moved.data(), len * sizeof(double));
-    const DF *targets[26] = {&h0, &h1, &h2, &h3, &h4, &h5, &h6, &h7, &h8, &h9, &h10, &h11, &h12, &h13, &h14, &h15, &h16, &h17, &h18, &h19, &h20, &h21, &h22, &h23, &h24, &h25};
-    int32_t *to = P.destinations(targets, 26);
+    int32_t *to = P.destinations(T);
     for (size_t q = 0; q < r.dir.size(); q++) {
         const int d = r.dir[q];
         if (d != pic3d::STAY) to[q] = d < pic3d::STAY ? d : d - 1;
