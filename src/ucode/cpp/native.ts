@@ -149,11 +149,13 @@ interface NativeBlock {
   getElsize(): number;
   getMaxSize(): number;
   adopt(buffer: SharedArrayBuffer, numel: number, size: number): void;
-  setDestinations(d: Int32Array): void;
+  setDestinations(d: Int32Array, targets?: readonly unknown[]): void;
 }
 const isNativeBlock = (x: unknown): x is NativeBlock => typeof (x as NativeBlock | undefined)?.adopt === 'function' && typeof (x as NativeBlock).getElsize === 'function';
 /** luna_ucode_abi.h: a block slot's order, and the tag of a block's committed state */
 const BLOCK_UNORDERED = 1, BLOCK_ORDERED = 2, T_BLOCK = 6;
+/** ucenv.h DdaBlock::LIST: the destinations' targets are the list one parameter holds */
+const TARGET_LIST = -1;
 
 /**
  * A C++ ucode with the TypeScript calling convention (DF handles), and `direct`: the same call
@@ -226,11 +228,23 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       const ref = I[4 * i + 2]!;
       const grown = ref >= n ? st.allocated[ref - n]! : undefined;
       if (grown) b.resized = true;
-      // the destinations the ucode set (ucenv.h destinations()): as many as the elements then
+      // the destinations the ucode set (ucenv.h dests_for): an entry per element then, the
+      // parameters naming the target arrays, their count; or the parameter holding their list, -1
       const dref = I[4 * i + 3]!;
       const dests = dref >= n ? st.allocated[dref - n] : undefined;
       b.adopt(grown ? (grown.buffer as SharedArrayBuffer) : b.buffer, I[4 * i + 1]!, D[i]!);
-      if (dests) b.setDestinations(new Int32Array(dests.buffer, dests.byteOffset, Math.floor(dests.byteLength / 4)));
+      if (dests) {
+        const all = new Int32Array(dests.buffer, dests.byteOffset, dests.byteLength >> 2);
+        const k = all[all.length - 1]!;
+        if (k === TARGET_LIST) {
+          const list = (args[all[all.length - 2]!] as DF).getValue();
+          if (!Array.isArray(list)) throw new NativeFault(`parameter ${all[all.length - 2]! + 1} of C++ ucode ${imp.symbol}, given to destinations() as the target list, holds no list of arrays`);
+          b.setDestinations(all.subarray(0, all.length - 2), list);
+        } else {
+          const m = all.length - 1 - k;
+          b.setDestinations(all.subarray(0, m), k === 0 ? undefined : Array.from(all.subarray(m, m + k), (p) => args[p]));
+        }
+      }
     }
     for (let j = 0; j < outputs.length; j++) {
       const i = outputs[j]!;
