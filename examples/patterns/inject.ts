@@ -37,6 +37,16 @@ export function startLine(leadMs = 50): number {
   return at.get(0);
 }
 
+/**
+ * Ms after the start line by which a synchronising operation begun there has completed on every
+ * rank, even on a loaded machine (ranks are woken ms apart there; 74 ms seen at a load of 20 on 2
+ * cores). Holds measured from it (`holdNextExit(ms, exitLine(line))`) release ranks together
+ * however far apart the operation's completion woke them, so a held rank's delay is the only skew
+ * of the exits.
+ */
+export const SETTLE_MS = 250;
+export const exitLine = (line: number): number => line + SETTLE_MS;
+
 const nap = new Int32Array(new SharedArrayBuffer(4));
 
 /** be busy elsewhere until the wall clock reaches `t` (ms, as startLine's) */

@@ -139,6 +139,7 @@ function checkInjected(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, wh
     const w = got.get(rank) ?? 0;
     assert.ok(Math.abs(w - D) <= 0.05 * D, `rank ${rank}: ${(w / 1e6).toFixed(3)} ms wasted, ${D_MS} ms injected: ${what}`);
   }
+  diag(`${c.program} ${where}: ${c.pattern} at the site ${c.expect.map((r) => `rank ${r} ${((got.get(r) ?? 0) / 1e6).toFixed(3)} ms`).join(', ')} of ${D_MS} injected; ${worstElse(rep, atSite, c.pattern)}`);
   for (const [rank, w] of got) if (!c.expect.includes(rank)) assert.ok(w < 0.05 * D, `rank ${rank} charged ${(w / 1e6).toFixed(3)} ms though nothing was injected there: ${what}`);
   // exactly that pattern (and its companions) at the site; elsewhere only the setup's noise
   const expected = new Set([c.pattern, ...(c.with ?? [])]);
@@ -151,8 +152,22 @@ function checkInjected(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, wh
   }
 }
 
+/** what the run showed besides the finding, for the log: the largest other charge at the measured site and its threshold */
+function worstElse(rep: ReturnType<typeof analyzePatternsTrace>, atSite: (p: PatternNode) => { wasted: number; count: number } | undefined, skip?: string): string {
+  let worst: { id: string; wasted: number; bar: number } | undefined;
+  for (const q of rep.patterns) {
+    const qs = atSite(q);
+    if (!qs || q.id === skip) continue;
+    const total = q.share > 0 ? q.wasted / q.share : Infinity;
+    const bar = Math.max(NOISE_PER_INSTANCE_NS * Math.max(1, qs.count), NOISE_SHARE * total);
+    if (!worst || qs.wasted / bar > worst.wasted / worst.bar) worst = { id: q.id, wasted: qs.wasted, bar };
+  }
+  return worst ? `largest other at the site ${worst.id} ${(worst.wasted / 1e6).toFixed(3)} ms against a threshold of ${(worst.bar / 1e6).toFixed(3)} ms (load ${loadavg()[0]!.toFixed(1)})` : 'nothing else at the site';
+}
+
 function checkClean(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, where: string, diag: (m: string) => void): void {
   const site = siteOf(c.program);
+  diag(`balanced ${c.program} ${where}: ${worstElse(rep, (p) => p.sites.find((s) => s.site.endsWith(`/${site}`) || s.site === site))}`);
   for (const q of rep.patterns) {
     for (const qs of q.sites) {
       if (!aboveNoise(q, qs)) continue;
