@@ -23,18 +23,39 @@ export function injection(args: string[]): Injection {
 }
 
 /** the machine's wall clock in ms (the same in every thread and process of the machine) */
-const wall = (): number => performance.timeOrigin + performance.now();
+export const wall = (): number => performance.timeOrigin + performance.now();
+
+/** common instants the start line samples before it, and how far apart */
+const SAMPLES = 20, SAMPLE_EVERY_MS = 5;
 
 /**
  * An instant `leadMs` ahead, the same on every rank: rank 0 picks it and a barrier publishes it.
  * Ranks leave a barrier as each is woken (ms apart on a loaded machine); computing up to a common
- * instant instead of for a common time (and sleeping until it) makes the injected delay the only difference.
+ * instant instead of for a common time (and sleeping until it) makes the injected delay the only
+ * difference.
+ *
+ * Before the line every rank sleeps until SAMPLES common instants, each followed by a barrier —
+ * the clean case of what the programs measure — and prints the latest it woke after one
+ * (`wake lateness: rank R L ms`). That is the scheduling noise of this very run: the validation
+ * holds the clean run to it, and to what the engine charges at the calibration barrier.
  */
-export function startLine(leadMs = 50): number {
+export function startLine(leadMs = 300): number {
   const at = allAlloc(1);
   if (MYTHREAD === 0) at.local[0] = wall() + leadMs;
   barrier();
-  return at.get(0);
+  const line = at.get(0);
+  let late = 0, woke = 0;
+  for (let k = SAMPLES; k > 0; k--) {
+    const t = line - 20 - k * SAMPLE_EVERY_MS;
+    if (t > wall()) {
+      idleUntil(t);
+      late = Math.max(late, wall() - t);
+      woke++;
+    }
+    barrier(); // calibration
+  }
+  console.log(`wake lateness: rank ${MYTHREAD} ${late.toFixed(3)} ms over ${woke} wakes`);
+  return line;
 }
 
 /**
@@ -52,4 +73,15 @@ const nap = new Int32Array(new SharedArrayBuffer(4));
 /** be busy elsewhere until the wall clock reaches `t` (ms, as startLine's) */
 export function idleUntil(t: number): void {
   for (let left = t - wall(); left > 0; left = t - wall()) Atomics.wait(nap, 0, 0, left);
+}
+
+/**
+ * Wait (asleep, in naps of 0.2 ms) until `read()` — an element another rank puts — is no longer 0,
+ * and return it: choreography by events, where an instant could be missed on a loaded machine.
+ */
+export function whenSet(read: () => number): number {
+  for (let v = read(); ; v = read()) {
+    if (v !== 0) return v;
+    Atomics.wait(nap, 0, 0, 0.2);
+  }
 }
