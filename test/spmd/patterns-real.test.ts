@@ -1,6 +1,8 @@
 // The pattern engine on real runs of the SPMD layer: one program per pattern of seed 001 (and the
 // split-phase wait) under examples/patterns/, each with its inefficiency injected alone — a rank
-// late by D, a lock held D too long, or a rank held D after an operation completed — run by
+// late by D, a lock held D past the instant the last rank asked for it (choreographed by events:
+// it asks once the holder says it holds the lock), or a rank held D longer than the others after an
+// operation completed (all leave at a common instant after it, that one D later) — run by
 // `luna spmd --trace` on worker threads of one process and across two node processes. The engine
 // must report that pattern (with the complement the seed defines beside it) at the operation's
 // call site, charged to the ranks that waited, each within 5 % of D, and nothing else there; the
@@ -13,8 +15,9 @@
 // those waits (a barrier's release skews its exits by them). Each run measures that noise itself:
 // before the start line every rank sleeps until 20 common instants, each followed by a barrier (the
 // clean case of the measured operations), and prints the latest it woke after one; a rank charged
-// at the site within twice that plus what the engine charged it at those calibration barriers is
-// the run's scheduling, not a finding, and the test says so. Past that, on an oversubscribed
+// at the site within twice that plus what the engine charged it at those 20 calibration barriers
+// (all patterns) is the run's scheduling, not a finding, and the test says so. On a quiet machine
+// both are µs and the check is the documented threshold's. Past that, on an oversubscribed
 // machine (load average above the cores) the bound is the validation's resolution, 5 % of D.
 //
 // What the programs do before the measured operation (allocate, agree on a start line) waits as
@@ -100,6 +103,20 @@ function aboveNoise(p: PatternNode, s: { wasted: number; count: number }): boole
 const oversubscribed = (): boolean => loadavg()[0]! > availableParallelism();
 
 /**
+ * What the engine charged each rank at the calibration barriers, all patterns together: their
+ * entries come at common instants (the skew is the timed wakes') and their exits as the release
+ * wakes the ranks — the scheduling noise of 20 clean synchronisations of this very run.
+ */
+function calibrationNoise(run: Run): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const q of run.patterns) {
+    const cs = q.sites.find((x) => x.site.endsWith(`/${calibrationSite()}`) || x.site === calibrationSite());
+    for (const l of cs?.locations ?? []) out.set(l.loc, (out.get(l.loc) ?? 0) + l.wasted);
+  }
+  return out;
+}
+
+/**
  * Noise at the measured site that the run may show: none above the documented threshold; or none
  * beyond what the machine's scheduling did to this very run — each rank charged at most twice the
  * latest a timed wake of the run came (`wake lateness` the programs print: a synchronisation that
@@ -108,10 +125,10 @@ const oversubscribed = (): boolean => loadavg()[0]! > availableParallelism();
  */
 function checkNoise(p: PatternNode, s: { wasted: number; count: number; locations: { loc: number; label: string; wasted: number }[] }, what: () => string, diag: (m: string) => void, run: Run): void {
   if (!aboveNoise(p, s)) return;
-  const cal = run.patterns.find((q) => q.id === p.id)?.sites.find((x) => x.site.endsWith(`/${calibrationSite()}`) || x.site === calibrationSite());
-  const bound = (loc: number): number => 2 * run.lateNs + (cal?.locations.find((l) => l.loc === loc)?.wasted ?? 0) + NOISE_PER_INSTANCE_NS * Math.max(1, s.count);
+  const cal = calibrationNoise(run);
+  const bound = (loc: number): number => 2 * run.lateNs + (cal.get(loc) ?? 0) + NOISE_PER_INSTANCE_NS * Math.max(1, s.count);
   if (s.locations.every((l) => l.wasted <= bound(l.loc))) {
-    diag(`${p.id} ${(s.wasted / 1e6).toFixed(3)} ms of noise at the measured site, each rank within twice the run's wake lateness ${(run.lateNs / 1e6).toFixed(3)} ms and the calibration barriers' ${((cal?.wasted ?? 0) / 1e6).toFixed(3)} ms`);
+    diag(`${p.id} ${(s.wasted / 1e6).toFixed(3)} ms of noise at the measured site, each rank within twice the run's wake lateness ${(run.lateNs / 1e6).toFixed(3)} ms plus what its 20 calibration barriers were charged (${[...cal].map(([l, w]) => `rank ${l} ${(w / 1e6).toFixed(3)}`).join(', ') || 'nothing'} ms)`);
     return;
   }
   assert.ok(oversubscribed(), `${p.id} above the noise threshold: ${what()}`);
