@@ -25,8 +25,8 @@ export function injection(args: string[]): Injection {
 /** the machine's wall clock in ms (the same in every thread and process of the machine) */
 export const wall = (): number => performance.timeOrigin + performance.now();
 
-/** common instants the start line samples before it, and how far apart */
-const SAMPLES = 20, SAMPLE_EVERY_MS = 5;
+/** common instants the start line samples before it picks the line, and how far apart */
+const SAMPLES = 16, SAMPLE_EVERY_MS = 8;
 
 /**
  * An instant `leadMs` ahead, the same on every rank: rank 0 picks it and a barrier publishes it.
@@ -34,19 +34,20 @@ const SAMPLES = 20, SAMPLE_EVERY_MS = 5;
  * instant instead of for a common time (and sleeping until it) makes the injected delay the only
  * difference.
  *
- * Before the line every rank sleeps until SAMPLES common instants, each followed by a barrier —
- * the clean case of what the programs measure — and prints the latest it woke after one
- * (`wake lateness: rank R L ms`). That is the scheduling noise of this very run: the validation
- * holds the clean run to it, and to what the engine charges at the calibration barrier.
+ * First every rank sleeps until SAMPLES common instants, each followed by a barrier — the clean
+ * case of what the programs measure — and prints the latest it woke after one (`wake lateness:
+ * rank R L ms`). That is the scheduling noise of this very run: the validation holds the clean run
+ * to it, and to what the engine charges at these calibration barriers. The line is picked after
+ * them, so however long they take on a loaded machine, every rank reaches it in time.
  */
-export function startLine(leadMs = 300): number {
+export function startLine(leadMs = 100): number {
   const at = allAlloc(1);
-  if (MYTHREAD === 0) at.local[0] = wall() + leadMs;
+  if (MYTHREAD === 0) at.local[0] = wall() + 20;
   barrier();
-  const line = at.get(0);
+  const from = at.get(0);
   let late = 0, woke = 0;
-  for (let k = SAMPLES; k > 0; k--) {
-    const t = line - 20 - k * SAMPLE_EVERY_MS;
+  for (let k = 0; k < SAMPLES; k++) {
+    const t = from + k * SAMPLE_EVERY_MS;
     if (t > wall()) {
       idleUntil(t);
       late = Math.max(late, wall() - t);
@@ -55,7 +56,9 @@ export function startLine(leadMs = 300): number {
     barrier(); // calibration
   }
   console.log(`wake lateness: rank ${MYTHREAD} ${late.toFixed(3)} ms over ${woke} wakes`);
-  return line;
+  if (MYTHREAD === 0) at.local[0] = wall() + leadMs;
+  barrier();
+  return at.get(0);
 }
 
 /**

@@ -13,9 +13,9 @@
 // above the documented noise threshold at the measured site, and nothing at all there in the
 // balanced run. On a busy machine a woken rank waits ms for a core and the engine rightly reports
 // those waits (a barrier's release skews its exits by them). Each run measures that noise itself:
-// before the start line every rank sleeps until 20 common instants, each followed by a barrier (the
+// before picking the start line every rank sleeps until 16 common instants, each followed by a barrier (the
 // clean case of the measured operations), and prints the latest it woke after one; a rank charged
-// at the site within twice that plus what the engine charged it at those 20 calibration barriers
+// at the site within twice that plus what the engine charged it at those 16 calibration barriers
 // (all patterns) is the run's scheduling, not a finding, and the test says so. On a quiet machine
 // both are µs and the check is the documented threshold's. Past that, on an oversubscribed
 // machine (load average above the cores) the bound is the validation's resolution, 5 % of D.
@@ -128,7 +128,7 @@ function checkNoise(p: PatternNode, s: { wasted: number; count: number; location
   const cal = calibrationNoise(run);
   const bound = (loc: number): number => 2 * run.lateNs + (cal.get(loc) ?? 0) + NOISE_PER_INSTANCE_NS * Math.max(1, s.count);
   if (s.locations.every((l) => l.wasted <= bound(l.loc))) {
-    diag(`${p.id} ${(s.wasted / 1e6).toFixed(3)} ms of noise at the measured site, each rank within twice the run's wake lateness ${(run.lateNs / 1e6).toFixed(3)} ms plus what its 20 calibration barriers were charged (${[...cal].map(([l, w]) => `rank ${l} ${(w / 1e6).toFixed(3)}`).join(', ') || 'nothing'} ms)`);
+    diag(`${p.id} ${(s.wasted / 1e6).toFixed(3)} ms of noise at the measured site, each rank within twice the run's wake lateness ${(run.lateNs / 1e6).toFixed(3)} ms plus what its 16 calibration barriers were charged (${[...cal].map(([l, w]) => `rank ${l} ${(w / 1e6).toFixed(3)}`).join(', ') || 'nothing'} ms)`);
     return;
   }
   assert.ok(oversubscribed(), `${p.id} above the noise threshold: ${what()}`);
