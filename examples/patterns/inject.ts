@@ -38,14 +38,15 @@ const SAMPLES = 16, SAMPLE_EVERY_MS = 8;
  * case of what the programs measure — and prints the latest it woke after one (`wake lateness:
  * rank R L ms`). That is the scheduling noise of this very run: the validation holds the clean run
  * to it, and to what the engine charges at these calibration barriers. The line is picked after
- * them, so however long they take on a loaded machine, every rank reaches it in time.
+ * them, at least `leadMs` ahead and four times the slowest of them (and the latest wake) ahead,
+ * so however slow the machine is, every rank reaches it in time.
  */
 export function startLine(leadMs = 100): number {
   const at = allAlloc(1);
   if (MYTHREAD === 0) at.local[0] = wall() + 20;
   barrier();
   const from = at.get(0);
-  let late = 0, woke = 0;
+  let late = 0, woke = 0, slowest = 0;
   for (let k = 0; k < SAMPLES; k++) {
     const t = from + k * SAMPLE_EVERY_MS;
     if (t > wall()) {
@@ -53,10 +54,15 @@ export function startLine(leadMs = 100): number {
       late = Math.max(late, wall() - t);
       woke++;
     }
+    const b = wall();
     barrier(); // calibration
+    slowest = Math.max(slowest, wall() - b);
   }
   console.log(`wake lateness: rank ${MYTHREAD} ${late.toFixed(3)} ms over ${woke} wakes`);
-  if (MYTHREAD === 0) at.local[0] = wall() + leadMs;
+  // the line far enough ahead that publishing it (a barrier and, on other nodes, a get) reaches
+  // every rank before it even as slow as the calibration went (at a load of 25 on 2 cores a
+  // barrier took 60 ms)
+  if (MYTHREAD === 0) at.local[0] = wall() + Math.max(leadMs, 4 * (slowest + late));
   barrier();
   return at.get(0);
 }

@@ -47,6 +47,8 @@ export type RankRequest =
   | { k: 'unlock'; id: 0; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
   | { k: 'arrive'; id: 0; phase: number; to?: number[] }
+  /** every rank of the node arrived at barrier phase p (the arrival written to the sockets) and sleeps: read the sockets for the other nodes' arrivals */
+  | { k: 'spin'; id: 0; phase: number }
   | { k: 'park'; id: 0; rank: number; text: string; site: string; barrier?: { head: string; phase: number } }
   | { k: 'done'; id: 0; rank: number }
   | { k: 'fault'; id: 0; rank: number; message: string };
