@@ -39,6 +39,14 @@ test('across two processes a barrier phase costs each node one message each way,
       // the system thread's writes: those arrivals and the run's few others (mesh, control, end)
       const w = c.transport!.socketWrites;
       assert.ok(w >= asked && w <= asked + 30, `node ${i}: ${w} socket writes of the transport, ${asked} arrivals through it`);
+      // a node whose ranks all arrived and will sleep asks its system thread to read the sockets
+      // for the other node's arrival (only after writing its own: spin ≤ direct); the system
+      // thread spins at most once per request, and what it read is among what arrived — each
+      // arrival received once, whoever read it (ARRIVED received = phases, above)
+      const spinAsked = c.requests.spin ?? 0;
+      assert.ok(spinAsked <= direct, `node ${i}: ${spinAsked} spins asked, ${direct} arrivals written by ranks`);
+      assert.ok(c.spins <= spinAsked + asked, `node ${i}: ${c.spins} spins for ${spinAsked} + ${asked} requests`);
+      assert.ok(c.pumped <= c.received.ARRIVED! + 30, `node ${i}: ${c.pumped} reads while spinning`);
       // a wait sleeps at most twice (its silent sleep and a parked one)
       for (const s of c.sleeps) assert.ok(s <= 2 * phases + 10, `node ${i}: a rank slept ${s} times in ${phases} phases`);
     }
