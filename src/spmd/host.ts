@@ -122,6 +122,13 @@ export class SpmdNode implements Participant {
   /** barrier waits this thread spun on the sockets for (awaitArrivals), and the reads that brought bytes */
   private spins = 0;
   private pumped = 0;
+  /**
+   * whether this thread reads the sockets for a barrier's remote arrivals: only with
+   * $LUNA_SPMD_SOCKET_SPIN=1 until measured on a quiet machine — under a load of 18 on 2 cores,
+   * 4000 barrier phases of 2 processes took 1.34× the wall time and 1.6× the CPU with it (farm-bench,
+   * 6 pairs alternated), the spin holding a core the other node's threads needed
+   */
+  private readonly socketSpin = process.env.LUNA_SPMD_SOCKET_SPIN === '1';
   private stopped = false;
   /** a rank's error, the first (the run fails with it) */
   fault?: string;
@@ -161,7 +168,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire, socketSpin: this.socketSpin,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -255,7 +262,7 @@ export class SpmdNode implements Participant {
    */
   private awaitArrivals(p: number): void {
     const b = this.board, pump = this.router.transport.pump?.bind(this.router.transport);
-    if (!pump) return;
+    if (!pump || !this.socketSpin) return;
     // the rank may write to the sockets itself again: this request needs nothing written
     Atomics.store(b, HANDLED, this.handled);
     const until = performance.now() + this.remoteSpinMs;

@@ -27,6 +27,8 @@ export interface RankInit {
   cpus: number;
   /** ms a wait spins when they do not fit */
   crowdedSpinMs: number;
+  /** ask the system thread to read the sockets for a barrier's remote arrivals (host.ts awaitArrivals; only with $LUNA_SPMD_SOCKET_SPIN=1) */
+  socketSpin: boolean;
   /**
    * per node, its link's socket as this rank may write it (null: this node, or no such link): the
    * node's last arriver at a barrier writes its ARRIVED frame (wire tag `arrivedWire`) itself

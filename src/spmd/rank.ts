@@ -345,7 +345,7 @@ export class Rank {
         // too (no room to spin), it spins on the sockets for the other nodes' arrivals instead —
         // woken now, while those travel, rather than by them (asked through the system thread, it
         // spins anyway)
-        if (!this.tellArrival(p) && Atomics.load(this.board, BARRIER) < p && !this.roomToSpin(true)) this.port.postMessage({ k: 'spin', id: 0, phase: p } satisfies RankRequest);
+        if (!this.tellArrival(p) && Atomics.load(this.board, BARRIER) < p && this.init.socketSpin && !this.roomToSpin(true)) this.port.postMessage({ k: 'spin', id: 0, phase: p } satisfies RankRequest);
       }
     }
     releaseIfComplete(this.board, this.threads, p);
