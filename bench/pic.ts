@@ -10,7 +10,7 @@
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
 //     seed 003's Table 1 (docs/pic.md);
 //   - the particle exchange's share of a step with the particles in dynamic arrays (pic3d_dda.fa,
-//     TypeScript kernels), from the trace's ddaOp spans (pic-share.ts), on 1 × 2, 2 × 1 and on
+//     TypeScript kernels, and C++ ones on 1 × 2 and 2 × 1), from the trace's ddaOp spans (pic-share.ts), on 1 × 2, 2 × 1 and on
 //     one node with no particle leaving.
 // The seed's figures (the original LuNA, 1 node × 16 threads): 10⁷ particle-steps in 9.99 s, P_U
 // 8.2 %, P_O 69.2 %; on 4 nodes 16× slower.
@@ -35,10 +35,10 @@ const ORIGINAL = { mps: 1e7 / 9.99 / 1e6, pU: 8.2, pO: 69.21 };
 const CONFIGS = { '1x1': [1, 1], '1x2': [1, 2], '2x1': [2, 1] } as const;
 type Config = keyof typeof CONFIGS;
 
-/** ts, cpp: pic3d.fa with those kernels; dda: pic3d_dda.fa (TypeScript kernels, particles in dynamic arrays) */
-const argv = (lang: 'ts' | 'cpp' | 'dda', p: Params, c: Config, extra: string[] = []): string[] => {
+/** ts, cpp: pic3d.fa with those kernels; dda, dda-cpp: pic3d_dda.fa (particles in dynamic arrays) with TypeScript, C++ kernels */
+const argv = (lang: 'ts' | 'cpp' | 'dda' | 'dda-cpp', p: Params, c: Config, extra: string[] = []): string[] => {
   const [nodes, threads] = CONFIGS[c];
-  const file = join(ROOT, 'examples', lang === 'cpp' ? 'pic3d-cpp' : 'pic3d', lang === 'dda' ? 'pic3d_dda.fa' : 'pic3d.fa');
+  const file = join(ROOT, 'examples', lang === 'cpp' || lang === 'dda-cpp' ? 'pic3d-cpp' : 'pic3d', lang.startsWith('dda') ? 'pic3d_dda.fa' : 'pic3d.fa');
   return [...(nodes > 1 ? ['--nodes', String(nodes)] : []), '--threads', String(threads), '--cxxflags', FLAGS, ...extra,
     file, ...[p.N, p.F, p.NP, p.NT, p.K, 0, nodes].map(String)];
 };
@@ -135,10 +135,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         // the particle exchange's share of a step (pic3d_dda: particles in dynamic arrays, moved by
         // the destination form), from the ddaOp spans of a traced run; and on one node with no
         // particle leaving (one subdomain: every particle stays), the protocol's fixed cost
-        const shares: [string, Config, Params][] = [['1x2', '1x2', p], ['2x1', '2x1', p], ['1x1.noneLeave', '1x1', { ...p, F: 1 }]];
-        for (const [label, cfg, q] of shares) {
+        // (and with C++ kernels, ucenv.h destinations(targets): a shorter step, so a larger share)
+        const shares: [string, Config, Params, 'dda' | 'dda-cpp'][] = [['1x2', '1x2', p, 'dda'], ['2x1', '2x1', p, 'dda'], ['1x1.noneLeave', '1x1', { ...p, F: 1 }, 'dda'],
+          ['cpp.1x2', '1x2', p, 'dda-cpp'], ['cpp.2x1', '2x1', p, 'dda-cpp']];
+        for (const [label, cfg, q, lang] of shares) {
           const trace = join(dir, `${name}-dda-${label}`);
-          await runTimed(argv('dda', q, cfg, ['--trace', trace]), 600_000);
+          await runTimed(argv(lang, q, cfg, ['--trace', trace]), 600_000);
           const x = exchangeShare(readTrace(trace).events);
           const k = `${name}.dda.${label}.exchangeShare`;
           f[k] = sig(x.share);
@@ -149,6 +151,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           { key: `${name}.dda.1x2.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, ${name}, 1×2` },
           { key: `${name}.dda.2x1.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, ${name}, 2×1` },
           { key: `${name}.dda.1x1.noneLeave.exchangeShare`, op: '<=', value: 1, label: `exchange share, ${name}, one node, no particle leaving (one subdomain)` },
+          { key: `${name}.dda.cpp.1x2.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, C++ kernels, ${name}, 1×2` },
+          { key: `${name}.dda.cpp.2x1.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, C++ kernels, ${name}, 2×1` },
         );
       });
     }

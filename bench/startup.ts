@@ -5,7 +5,8 @@
 // luna's; the link of a chain at which V8 marks and optimises each of the runtime's hot functions
 // (`--trace-opt`, a count that the machine's load changes little, unlike the CPU figures); the
 // bytes the system thread allocates per fragment and where (V8's sampling heap profiler, every
-// allocation counted whether it survives or not: load-independent too); the empty program's
+// allocation counted whether it survives or not: load-independent too); what a pingpong step
+// across 2 processes sends besides its value (frames, socket writes, termination waves); the empty program's
 // start-up (spawn to its first ucode) and what its memory is made of.
 //
 //   node dist/bench/run.js startup [--reps N] [--no-save]
@@ -90,9 +91,9 @@ process.on('exit', () => s.post('HeapProfiler.stopSampling', (e, r) => {
 interface Run { cpuMs: number; firstMs: number; memory?: Record<string, number> }
 
 /** One `luna run --timing` of a program with the C++ ucodes beside it, as bench/original runs it. */
-function runOnce(fa: string, args: number[], env: Record<string, string>, probe?: string, nodeFlags: string[] = []): Promise<Run & { out: string }> {
+function runOnce(fa: string, args: number[], env: Record<string, string>, probe?: string, nodeFlags: string[] = [], runFlags: string[] = []): Promise<Run & { out: string }> {
   return new Promise((res, rej) => {
-    const argv = [...LUNA_NODE_FLAGS, ...nodeFlags, ...(probe ? ['--import', pathToFileURL(probe).href] : []), LUNA, 'run', '--timing', '--quiet', '--threads', '1', '--ucodes', join(dirname(fa), 'ucodes.cpp'), fa, ...args.map(String)];
+    const argv = [...LUNA_NODE_FLAGS, ...nodeFlags, ...(probe ? ['--import', pathToFileURL(probe).href] : []), LUNA, 'run', '--timing', '--quiet', ...runFlags, '--threads', '1', '--ucodes', join(dirname(fa), 'ucodes.cpp'), fa, ...args.map(String)];
     const t0 = process.hrtime.bigint(); // CLOCK_MONOTONIC, the clock the ucodes' timestamps read
     const child = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...LUNA_NODE_ENV, LUNA_CXXFLAGS: CXXFLAGS, ...env } });
     let out = '';
@@ -196,6 +197,19 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const total = per.reduce((t, [, v]) => t + v, 0);
       f['chain.allocatedBytesPerCf'] = sig(total); units['chain.allocatedBytesPerCf'] = 'B';
       notes.push(`chain, C++ ucodes, 1 thread: the system thread allocates ${fmt(total)} bytes a fragment (sampled, (200 000 − 20 000)-fragment difference); by function: ${per.slice(0, 10).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}`);
+    });
+
+    await section(ctx, notes, 'pingpong messages', async () => {
+      // what a step across 2 processes costs besides its one value on the socket: counts, not times
+      const pp = writeProgram(dir, 'pingpong');
+      const hops = 4_000;
+      const r = await runOnce(pp, [hops, 8], {}, undefined, [], ['--nodes', '2']);
+      const t = JSON.parse(/luna: timing: (\{.*\})/.exec(r.out)![1]!) as Record<string, number>;
+      // rank 0 runs every other hop: per hop of its own
+      const own = hops / 2;
+      for (const k of ['framesSent', 'socketWrites', 'waves'] as const) { f[`pingpong.${k}PerStep`] = sig((t[k] ?? NaN) / own); units[`pingpong.${k}PerStep`] = ''; }
+      f['pingpong.cpuUsPerStep'] = sig((r.cpuMs * 1000) / own); units['pingpong.cpuUsPerStep'] = 'µs';
+      notes.push(`pingpong across 2 processes, ${hops} hops, C++ ucodes, per hop of rank 0: ${fmt(f['pingpong.framesSentPerStep'])} frames in ${fmt(f['pingpong.socketWritesPerStep'])} socket writes, ${fmt(f['pingpong.wavesPerStep'])} termination waves (each a message to every node and its answer), system-thread CPU ${fmt(f['pingpong.cpuUsPerStep'])} µs`);
     });
 
     await section(ctx, notes, 'empty program', async () => {

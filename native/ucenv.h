@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -345,6 +346,8 @@ class DF {
   }
   /** @internal output parameter `param` */
   void bind_output_(int32_t param) noexcept { param_ = param; }
+  /** @internal the parameter of the running call this DF is (or copies), -1 for none */
+  int32_t param_index_() const noexcept { return param_; }
   /** @internal the slot of this DF's value (valid while the DF lives) */
   luna_slot slot_() const noexcept {
     luna_slot s{};
@@ -552,13 +555,38 @@ class DdaBlock {
    * runtime packs the leaving elements, one part per destination, in one pass.
    */
   int32_t *destinations() {
-    if (!dests_) {
-      dests_ = allocate(n_ * sizeof(int32_t) + 1);
-      if (!dests_->data) throw Error("cannot allocate the destinations of " + std::to_string(n_) + " elements");
-      destn_ = n_;
-      std::fill_n(reinterpret_cast<int32_t *>(dests_->data), destn_, -1);
+    if (dests_ && !targets_.empty()) throw Error("destinations() of the block: asked with targets before, without now");
+    return dests_for({});
+  }
+  /**
+   * The same, with each entry k an index into `targets`: other arrays of the same element size,
+   * each a value parameter of this ucode holding an array's handle (the DF a `dynamic`
+   * declaration names, or a copy of its value); element i goes to targets[d[i]]'s array on that
+   * array's home node, as the TypeScript block's destinations(to) sends it — a particle code's
+   * neighbouring subdomains, one array each. -1 stays.
+   */
+  int32_t *destinations(const DF *const *targets, size_t k) {
+    std::vector<int32_t> params(k);
+    for (size_t t = 0; t < k; t++) {
+      const int32_t p = targets[t] ? targets[t]->param_index_() : -1;
+      if (p < 0) throw Error("destinations of the block: target " + std::to_string(t) + " is not a parameter of this ucode (pass the value parameters holding the arrays' handles)");
+      params[t] = p;
     }
-    return reinterpret_cast<int32_t *>(dests_->data);
+    if (dests_ && params != targets_) throw Error("destinations of the block: asked again with other targets in the same call");
+    return dests_for(std::move(params));
+  }
+  int32_t *destinations(std::initializer_list<const DF *> targets) { return destinations(targets.begin(), targets.size()); }
+  /**
+   * The same with the targets in one value parameter: a list of arrays' handles (a TypeScript
+   * ucode made it, e.g. the 26 neighbours' once per subdomain), entry k naming its k-th array.
+   * One DF read a call instead of one per target.
+   */
+  int32_t *destinations(const DF &targetList) {
+    const int32_t p = targetList.param_index_();
+    if (p < 0) throw Error("destinations of the block: the target list is not a parameter of this ucode");
+    const std::vector<int32_t> params{p, LIST};
+    if (dests_ && params != targets_) throw Error("destinations of the block: asked again with other targets in the same call");
+    return dests_for(params);
   }
   /** Element idx's address. */
   void *element(size_t idx) {
@@ -604,6 +632,29 @@ class DdaBlock {
     if (elsize_ % item != 0) throw Error(std::string(what) + " of " + std::to_string(item) + "-byte items over a block of " + std::to_string(elsize_) + "-byte elements (not a multiple)");
   }
 
+  /** the count word of a target list: one parameter holding the list (destinations(targetList)) */
+  static constexpr int32_t LIST = -1;
+  /**
+   * The destinations' memory, as the glue reads it (src/ucode/cpp/native.ts): the n entries,
+   * then the targets' parameter indices, then their count k — (n + k + 1) int32s; or the list's
+   * parameter and LIST.
+   */
+  int32_t *dests_for(std::vector<int32_t> params) {
+    if (!dests_) {
+      const bool list = params.size() == 2 && params[1] == LIST;
+      const size_t k = list ? 1 : params.size();
+      dests_ = allocate((n_ + k + 1) * sizeof(int32_t));
+      if (!dests_->data) throw Error("cannot allocate the destinations of " + std::to_string(n_) + " elements");
+      destn_ = n_;
+      int32_t *d = reinterpret_cast<int32_t *>(dests_->data);
+      std::fill_n(d, destn_, -1);
+      std::copy(params.begin(), params.begin() + k, d + destn_);
+      d[destn_ + k] = list ? LIST : static_cast<int32_t>(k);
+      targets_ = std::move(params);
+    }
+    return reinterpret_cast<int32_t *>(dests_->data);
+  }
+
   /** The two algorithms of seed 002 §3.3, as the TypeScript block runs them (src/ucode/dda.ts). */
   void defragment() {
     if (marked_.empty()) return;
@@ -641,6 +692,8 @@ class DdaBlock {
   Buf *grown_ = nullptr;
   Buf *dests_ = nullptr;
   uint64_t destn_ = 0;
+  /** the parameters destinations(targets) named, in order (empty: entries are nodes) */
+  std::vector<int32_t> targets_;
   std::vector<uint64_t> marked_;
 };
 

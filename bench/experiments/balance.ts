@@ -147,7 +147,7 @@ export async function run(o: BalanceExpOptions): Promise<void> {
     realRows.push([app.title, t('before').toFixed(0), `${t('first').toFixed(0)} (${x2(t('before') / t('first'))}×)`, `${t('second').toFixed(0)} (${x2(t('before') / t('second'))}×)`, `${t('seed').toFixed(0)} (${x2(t('before') / t('seed'))}×)`, stepCell(b1), `${b1.moved} / ${p0.n}`]);
     // +LBSim's check: predicted per-node load of the first application against its real run
     // (the error split into placement — exact — and the drift of the same CFs' durations)
-    const chk = checkLoads(p0, b1.weight, b1.next, p1, NODES, b1.weights);
+    const chk = checkLoads(p0, b1.expected, b1.next, p1, NODES, b1.weights);
     const predicted = Array.from(b1.predicted.next.busy), measured = chk.measuredNs, err = chk.error;
     const pct = (xs: number[]) => xs.map((e) => `${(100 * e).toFixed(1)} %`).join(' / ');
     validRows.push([app.title, predicted.map(ms).join(' / '), measured.map(ms).join(' / '), pct(err),

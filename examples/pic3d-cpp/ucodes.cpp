@@ -50,30 +50,6 @@ void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const Input
         for (long k = 0; k < bs[d].len; k++) *parts++ = bs[d].p[k];
 }
 
-/** density(own and 7 lower deposit blocks) -> D */
-void c_density(int N, int F, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, OutputDF &D)
-{
-    const double *blocks[8] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>()};
-    const long n = N / F;
-    pic3d::density(N, F, blocks, D.create<double>(n * n * n));
-}
-
-/** jacobi(D, φ and its 6 face neighbours) -> the next φ */
-void c_jacobi(int N, int F, int NP, const InputDF &rho, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, OutputDF &phi)
-{
-    const double *phis[7] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>()};
-    const long n = N / F;
-    pic3d::jacobi(N, F, NP, rho.getData<double>(), phis, phi.create<double>(n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
-}
-
-/** field(φ and its 6 face neighbours) -> G */
-void c_field(int N, int F, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, OutputDF &G)
-{
-    const double *phis[7] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>()};
-    const long n = N / F;
-    pic3d::field(N, F, phis, G.create<double>(3 * n * n * n), scratch((n + 2) * (n + 2) * (n + 2)).data());
-}
-
 /** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
 void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
     const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P, OutputDF &stay, OutputDF &leaving)
@@ -146,6 +122,40 @@ void c_sweep_last(int N, int F, int NP, int K, int H, int j, const InputDF &R, c
 {
     const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
     group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, &G);
+}
+
+
+// pic3d_dda.fa's kernels (examples/pic3d/arrays.ts): each subdomain's particles in its block of a
+// dynamic array, moved by the destination form: the push writes every particle back in place and
+// names, per leaving particle, the neighbour's array it goes to (the 26 handles, by direction).
+
+/** deposit(the block: the particles that stayed and those delivered from the neighbours) -> the deposit block */
+void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, OutputDF &L)
+{
+    const Bundle bs[1] = {Bundle{P.data<double>(), (long)(P.getNumel() * P.getElsize() / sizeof(double))}};
+    const long n1 = N / F + 1;
+    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 1, out))
+}
+
+/** push(G of own and 7 upper neighbours, the block, the list of the 26 neighbours' arrays by direction) -> the count that stays */
+void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
+    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, DdaBlock &P, const InputDF &T, OutputDF &ready)
+{
+    const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
+        g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
+    double *f = P.data<double>();
+    const long len = (long)(P.getNumel() * P.getElsize() / sizeof(double));
+    const Bundle bs[1] = {Bundle{f, len}};
+    pic3d::Pushed r;
+    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
+    if (len) std::memcpy(f, r.moved.data(), len * sizeof(double));
+    int32_t *to = P.destinations(T);
+    for (size_t q = 0; q < r.dir.size(); q++) {
+        const int d = r.dir[q];
+        if (d != pic3d::STAY) to[q] = d < pic3d::STAY ? d : d - 1;
+    }
+    ready.setValue((int)r.count[pic3d::STAY]);
 }
 
 }

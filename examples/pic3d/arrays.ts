@@ -4,7 +4,7 @@
 // neighbour's array it goes to; at release the leaving ones are packed per neighbour, and the
 // neighbour's global count before its next deposit delivers them into its block.
 import type { DF } from '../../src/ucode/df.js';
-import type { DdaBlock } from '../../src/ucode/dda.js';
+import type { DdaBlock, DdaTarget } from '../../src/ucode/dda.js';
 import { guard, deposit, push } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { summarize } from './driver.js';
@@ -31,19 +31,24 @@ export function c_deposit_dda(N: number, F: number, a: number, b: number, c: num
   guard(() => deposit(N, F, a, b, c, [P.f64()], out));
 }
 
+/** The 26 neighbours' array handles, in direction order, as one list: the push's targets (read once a step, not 26 DFs). */
+export function c_targets_dda(...hs: DF[]): void {
+  hs[26]!.setValue(hs.slice(0, 26).map((h) => h.getValue()));
+}
+
 /**
- * push(G of own and 7 upper neighbours, the block, the 26 neighbours' arrays by direction) -> the
- * count that stays. The particles are pushed in place; one leaving for direction d goes to the
- * neighbour's array of that direction (targets in direction order, STAY left out).
+ * push(G of own and 7 upper neighbours, the block, the list of the 26 neighbours' arrays by
+ * direction) -> the count that stays. The particles are pushed in place; one leaving for
+ * direction d goes to the neighbour's array of that direction (targets in direction order, STAY
+ * left out).
  */
 export function c_push_dda(N: number, F: number, a: number, b: number, c: number,
-  g0: DF, g1: DF, g2: DF, g3: DF, g4: DF, g5: DF, g6: DF, g7: DF, P: DdaBlock, ...rest: DF[]): void {
-  const ready = rest[26]!;
+  g0: DF, g1: DF, g2: DF, g3: DF, g4: DF, g5: DF, g6: DF, g7: DF, P: DdaBlock, T: DF, ready: DF): void {
   guard(() => {
     const f = P.f64();
     const r = push(N, F, a, b, c, [g0, g1, g2, g3, g4, g5, g6, g7].map((d) => d.getFloat64Array()), [f]);
     f.set(r.moved);
-    const to = P.destinations(rest.slice(0, 26));
+    const to = P.destinations(T.getValue() as DdaTarget[]);
     const dir = r.dir;
     for (let q = 0; q < dir.length; q++) { const d = dir[q]!; if (d !== STAY) to[q] = d < STAY ? d : d - 1; }
     ready.setInt(r.count[STAY]!);

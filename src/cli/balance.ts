@@ -26,6 +26,7 @@ export interface BalanceCliOptions {
   weights?: string;
   typical: boolean;
   tolerance?: string;
+  contention?: string;
   plot?: string;
   json?: boolean;
 }
@@ -46,6 +47,8 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   if (o.weights !== undefined && o.weights !== 'wall' && o.weights !== 'cpu') { say(`error: --weights must be wall or cpu, got ${JSON.stringify(o.weights)}`); return 2; }
   const tolerance = o.tolerance === undefined ? undefined : Number(o.tolerance);
   if (tolerance !== undefined && !(tolerance >= 1)) { say(`error: --tolerance must be a number ≥ 1, got ${JSON.stringify(o.tolerance)}`); return 2; }
+  const contention = o.contention === undefined ? undefined : Number(o.contention);
+  if (contention !== undefined && !(contention >= 1 && contention < 100)) { say(`error: --contention must be a number from 1 (cores that do not slow each other) up, got ${JSON.stringify(o.contention)}`); return 2; }
   // the files to merge are checked before the trace is read
   const earlier: { d: Distribution; path: string }[] = [];
   try {
@@ -69,7 +72,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, dfs: o.dfs, tolerance, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, dfs: o.dfs, tolerance, contention, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {

@@ -71,6 +71,13 @@ export interface CallSite extends SiteBase {
   drop: CDfRef[];
   afterpush: { ref: CDfRef; label: string; labelIdx: CExpr[]; owner: (f: Frame) => number }[];
   waits: CDfRef[];
+  /**
+   * Whether the output rules are the same for every CF of the site (req_count of constants,
+   * each matched to its output; no drop, no afterpush): the interpreter then evaluates them once
+   * and keeps them in `sharedRules` (read only), not an array per CF.
+   */
+  rulesConstant: boolean;
+  sharedRules: number[] | null;
 }
 
 export interface SubCallSite extends SiteBase {
@@ -462,7 +469,7 @@ class Compiler {
         case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc) };
       }
     });
-    const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [] });
+    const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null });
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
     for (const r of s.rules) {
@@ -477,6 +484,7 @@ class Compiler {
         site.afterpush.push({ ref: this.refs([r.id], sc)[0]!, label: target.name, labelIdx, owner: this.ownerFn(target.name, labelIdx, sc) });
       }
     }
+    site.rulesConstant = site.reqCount.length > 0 && site.drop.length === 0 && site.afterpush.length === 0 && site.reqCount.every((r) => r.out >= 0 && r.expr.k !== undefined);
     return site;
   }
 

@@ -243,7 +243,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {
@@ -296,4 +296,13 @@ function watchLanes(pool: WorkerPool, timeoutNs: number): NodeJS.Timeout {
   }, period);
   t.unref();
   return t;
+}
+
+/**
+ * What crossing nodes cost this node: termination waves (rank 0 starts them; each is a message
+ * to every node and its answer) and, over TCP, the frames sent and the socket writes they took.
+ */
+function messageStats(control: Control, tp: object): { waves: number; framesSent?: number; socketWrites?: number } {
+  const t = (tp as { stats?: () => { framesSent: number; socketWrites: number } }).stats?.();
+  return { waves: control.waves, ...(t ? { framesSent: t.framesSent, socketWrites: t.socketWrites } : {}) };
 }

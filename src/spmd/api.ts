@@ -289,25 +289,36 @@ export function startTogether(): void {
 /** the start's barrier phases (startTogether): hang reports count the program's phases */
 let startPhases = 0;
 
-let hold = 0;
+let hold = 0, holdFrom = NaN;
 /**
  * Hold this rank in its next synchronising operation (barrier, wait, a collective, allAlloc) for
  * `ms` milliseconds once the operation completed, before it leaves — as a rank descheduled at that
- * moment is held. A validation aid: the pattern engine's exit patterns (a late exit from a
- * barrier or collective) are checked with it on real runs (examples/patterns).
+ * moment is held. With `since` (an instant of the machine's wall clock in ms,
+ * `performance.timeOrigin + performance.now()`, the same in every thread and process of a machine)
+ * it leaves at `since + ms` instead, or at once when the operation completed later: ranks given
+ * the same instant leave together however far apart they were woken. A validation aid: the
+ * pattern engine's exit patterns (a late exit from a barrier or collective) are checked with it on
+ * real runs (examples/patterns).
  */
-export function holdNextExit(ms: number): void {
+export function holdNextExit(ms: number, since?: number): void {
   const r = runtime();
   if (!(Number.isFinite(ms) && ms >= 0)) throw r.fail(`bad hold ${String(ms)}: milliseconds ≥ 0`, 'holdNextExit');
+  if (since !== undefined && !Number.isFinite(since)) throw r.fail(`bad instant ${String(since)}: a wall-clock time in ms`, 'holdNextExit');
   hold = ms;
+  holdFrom = since ?? NaN;
 }
+
+const wallMs = (): number => performance.timeOrigin + performance.now();
+const napWord = new Int32Array(new SharedArrayBuffer(4));
 
 /** @internal the operation completed: serve a hold the program asked for, then leave */
 export function leaving(): void {
-  if (hold <= 0) return;
-  const ms = hold;
+  if (hold <= 0 && Number.isNaN(holdFrom)) return;
+  const until = (Number.isNaN(holdFrom) ? wallMs() : holdFrom) + hold;
   hold = 0;
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  holdFrom = NaN;
+  // asleep, not spinning: a sleeping rank takes no core from the others and wakes on time
+  for (let left = until - wallMs(); left > 0; left = until - wallMs()) Atomics.wait(napWord, 0, 0, left);
 }
 
 /** a barrier's synchronisation in the trace: IN_ALLSYNC + 4 · OUT_ALLSYNC (SYNC_MODES) */

@@ -145,8 +145,14 @@ export class DdaBlock {
     return this.dests;
   }
 
-  /** (the C++ glue) the destinations a C++ ucode set, marked elements already folded in as DROP */
-  setDestinations(d: Int32Array): void { this.dests = d; }
+  /**
+   * (the C++ glue) the destinations a C++ ucode set, marked elements already folded in as DROP;
+   * with `to`, the ucode's parameters its entries index (as destinations(to))
+   */
+  setDestinations(d: Int32Array, to?: readonly unknown[]): void {
+    this.targets = to === undefined ? null : to.map((x, k) => target(x as DdaTarget, k, this.name));
+    this.dests = d;
+  }
 
   // ------------------------------------------------------------------ views, no copies
 

@@ -10,11 +10,13 @@ import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/
 import { balance, ERROR_BAR_CAP, pinned } from '../../src/analysis/balance/balance.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
+import { edgesOf, hostHopNs, moveCost } from '../../src/analysis/balance/comm.js';
 import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/weights.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
 import { replayPlacement } from '../../src/analysis/sim/placement.js';
 import { heaviestChains, searchPlacement } from '../../src/analysis/balance/search.js';
+import { pullNeighbours } from '../../src/analysis/balance/pull.js';
 import { checkDistribution } from '../../src/runtime/policy/distribution-file.js';
 
 const iv = (xs: [number, number][]) => ({ n: xs.length, start: xs.map((x) => x[0]), finish: xs.map((x) => x[1]) });
@@ -318,12 +320,76 @@ test('the guard on the traced machine: two nodes sharing one core gain nothing f
   assert.ok(one.host, 'the trace says where its nodes ran: the replay runs on that machine');
   assert.equal(one.decision, 'keep', `one core: ${one.reason}`);
   assert.equal(one.predicted.current.makespan, 80e6);
-  const two = balance(machine(2), { strategy: 'greedy', search: false });
+  const two = balance(machine(2), { strategy: 'greedy', search: false, contention: 1 });
   assert.equal(two.decision, 'apply');
-  assert.equal(two.predicted.next.makespan, 40e6, 'two cores: half each');
+  assert.equal(two.predicted.next.makespan, 40e6, 'two cores that do not slow each other: half each');
   const delay = balance(machine(1), { strategy: 'greedy', search: false, host: false });
   assert.equal(delay.host, undefined);
   assert.equal(delay.decision, 'apply', 'without the machine a node is its own core');
   // balancing for another node count than the traced run's: a cluster, not the traced machine
   assert.equal(balance(machine(1), { search: false, nodes: 4 }).host, undefined);
+});
+
+test('cores that slow each other: a placement that keeps both cores busy is predicted at the contention\'s pace, and the next run\'s CPU time with it', () => {
+  // test_1's shape: 8 independent CFs of 10 ms traced on node 0 of a 2-core host, node 1 idle
+  // (each measured alone); the machine gives 1.5× the CPU time per CF with both cores busy
+  const cfs = Array.from({ length: 8 }, (_, i) => [0, i * 10e6, (i + 1) * 10e6] as [number, number, number]);
+  const machine: Profile = { ...profile(cfs), hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: new Float64Array(), sysWallNs: new Float64Array(2), workerShare: Float64Array.from([1, 1]) };
+  const r = balance(machine, { strategy: 'greedy', search: false, contention: 1.5, errorBar: false });
+  assert.equal(r.host!.contention, 1.5);
+  assert.equal(r.decision, 'apply');
+  assert.equal(r.predicted.current.makespan, 80e6, 'traced alone: no stretch');
+  assert.ok(Math.abs(r.predicted.next.makespan - 60e6) < 1, `4 + 4 CFs at 1.5×: ${r.predicted.next.makespan}`);
+  assert.deepEqual(Array.from(r.weight), new Array(8).fill(10e6), 'measured alone: the weights are the measurements');
+  assert.ok(r.expected.every((x) => Math.abs(x - 15e6) < 1), 'the next run\'s CPU time per CF: 15 ms');
+  // the same CFs traced two at a time on both nodes (already stretched): the weights go back to
+  // the time alone, and the replay of the unchanged placement gives the traced run back
+  const both = Array.from({ length: 8 }, (_, i) => [i % 2, (i >> 1) * 15e6, ((i >> 1) + 1) * 15e6] as [number, number, number]);
+  const even: Profile = { ...machine, ...profile(both), hostOf: machine.hostOf, hostCores: [2], sendNs: machine.sendNs, sysWallNs: machine.sysWallNs, workerShare: machine.workerShare };
+  const e = balance(even, { strategy: 'greedy', search: false, contention: 1.5 });
+  assert.ok(e.weight.every((x) => Math.abs(x - 10e6) < 1), `alone: ${Array.from(e.weight)}`);
+  assert.ok(Math.abs(e.predicted.current.makespan - 60e6) < 1, `replayed as traced: ${e.predicted.current.makespan}`);
+  assert.equal(e.decision, 'keep');
+  // the option 1: cores that do not slow each other (the model before)
+  assert.equal(balance(machine, { strategy: 'greedy', search: false, contention: 1 }).predicted.next.makespan, 40e6);
+  assert.throws(() => balance(machine, { contention: 0.5 }), /contention must be at least 1/);
+});
+
+test('communication-aware on the traced machine: a crossing is priced as both system threads pay for it', () => {
+  // a (12 ms) writes 1 MB that b (8 ms) reads, both on node 0 of a 2-core host shared with idle
+  // node 1; formula 6 moves b while 20 − 8 > 0 + 8 + Δ, Δ < 4 ms. The hops' fit (120 µs + 1 MB at
+  // 0.68 B/ns: 1.6 ms) moves it; the host's system threads pay 2 × (50 µs + 1 MB at 0.35 B/ns)
+  // + the wire (20 µs): 5.8 ms, and it stays
+  const p: Profile = {
+    ...profile([[0, 0, 12e6], [0, 12e6, 20e6]], [[1, 0, 0]], [[0, 1e6, 0]]),
+    hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: Float64Array.from([50e3]), sysWallNs: new Float64Array(2), workerShare: Float64Array.from([1, 1]),
+  };
+  const o = { strategy: 'seed', quantum: 20e6, guard: false, search: false, contention: 1 } as const;
+  const r = balance(p, o);
+  const h = r.host!;
+  const e = edgesOf(p);
+  assert.equal(moveCost(e, (b) => hostHopNs(h, b), 1, 0, 1, [0, 0]), 2 * (h.msgNs + 1e6 * h.byteNs) + h.wireNs, 'b away from a: one crossing');
+  assert.equal(moveCost(e, (b) => hostHopNs(h, b), 1, 0, 1, [1, 0]), -(2 * (h.msgNs + 1e6 * h.byteNs) + h.wireNs), 'b to a: one crossing saved');
+  assert.equal(r.moved, 0, 'priced as the host pays, the crossing outweighs the gain');
+  assert.equal(balance(p, { ...o, host: false }).moved, 1, 'priced by the hops\' fit (a cluster), it moves');
+});
+
+test('light CFs follow their data: a producer and a consumer left behind by a heavy move join it when carrying their data costs more than running them', () => {
+  // init (CF 0, node 0) writes k (8 bytes) read by a, b, c; a (1) writes A (1 MB) read by b (2, heavy, moved to
+  // node 1), which writes B (1 MB) read by c (3), which writes ok (8 bytes) read by e (4, node 0)
+  const p = profile(
+    [[0, 0, 1e5], [0, 1e5, 2e5], [0, 2e5, 10e6], [0, 10e6, 10.1e6], [0, 10.1e6, 10.2e6]],
+    [[1, 0, 0], [2, 1, 1], [2, 0, 0], [3, 2, 2], [3, 0, 0], [4, 3, 3]],
+    [[0, 8, 0], [1, 1e6, 0], [2, 2e6, 0], [3, 8, 0]]);
+  const hop = (b: number) => 1e5 + b; // 100 µs a message, 1 ns a byte
+  const node = Int32Array.from([0, 0, 1, 0, 0]);
+  const w = [1e5, 1e5, 9.8e6, 1e5, 2e5]; // e: more than ok's crossing (100 µs) costs
+  assert.equal(pullNeighbours(p, node, w, undefined, 2, hop), 2);
+  assert.deepEqual(Array.from(node), [0, 1, 1, 1, 0], 'a and c join b: k crosses once (b reads it on node 1 already, so a and c read the copy), ok crosses instead of B');
+  // heavier than the crossing it saves: it stays
+  const stay = Int32Array.from([0, 0, 1, 0, 0]);
+  assert.equal(pullNeighbours(p, stay, [1e5, 5e6, 9.8e6, 5e6, 2e5], undefined, 2, hop), 0);
+  // pinned CFs stay
+  const pin = Int32Array.from([0, 0, 1, 0, 0]);
+  assert.equal(pullNeighbours(p, pin, w, Uint8Array.from([0, 1, 0, 1, 0]), 2, hop), 0);
 });

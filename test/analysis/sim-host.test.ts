@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { replayOnHosts, type HostModel } from '../../src/analysis/sim/host.js';
 import { replayPlacement } from '../../src/analysis/sim/placement.js';
-import { DEFAULT_HOST_BYTES_PER_NS, fitHost, fitTransfers } from '../../src/analysis/balance/comm.js';
+import { DEFAULT_CONTENTION, DEFAULT_HOST_BYTES_PER_NS, fitHost, fitTransfers } from '../../src/analysis/balance/comm.js';
+import { aloneFactors, overlapShares } from '../../src/analysis/balance/contention.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
 
 const free: HostModel = { hostOf: [0, 1, 2], cores: [Infinity, Infinity, Infinity], msgNs: 0, byteNs: 0, wireNs: 0, cfNs: 0 };
@@ -139,4 +140,36 @@ test('a DF crosses to a reading node once: its later readers there wait for that
   assert.deepEqual(Array.from(r.start).slice(1), [47, 57, 67]);
   const plain = replayPlacement(fan, { nodes: 2, lanes: 1, node: [0, 1, 1, 1], dfOwner: [-1], transferNs: () => 0 });
   assert.equal(plain.bytesMoved, 100, 'without a host model too');
+});
+
+test('contention: while more than one core of a host is busy its work stretches, and the CPU time a CF uses with it', () => {
+  const two = { n: 2, duration: [10, 30], release: [0, 0], depStart: [0, 0, 0], depFrom: [], depDf: [], dfBytes: [] };
+  const on = (hostOf: number[], cores: number[], contention: number) => replayOnHosts(two, { nodes: 2, lanes: 1, node: [0, 1], dfOwner: [], host: { ...free, hostOf, cores, contention } });
+  // both busy at 1/1.5 until CF 0 ends (10 of work at 15); CF 1 has done 10 of its 30, the rest alone: 35
+  const r = on([0, 0], [2], 1.5);
+  assert.deepEqual(Array.from(r.finish), [15, 35]);
+  assert.deepEqual(Array.from(r.cpu), [15, 35], 'CPU time: 15 stretched, then 20 alone');
+  assert.deepEqual(Array.from(r.busy), [15, 35]);
+  assert.deepEqual(Array.from(on([0, 1], [2, 2], 1.5).finish), [10, 30], 'a host each: nothing shared');
+  assert.deepEqual(Array.from(on([0, 0], [2], 1).finish), [10, 30], 'contention 1: the cores do not slow each other');
+  // C cores: linear in the busy cores beyond one — 2 of 3 busy: 1 + 0.5 · 1 / 2 = 1.25
+  assert.deepEqual(Array.from(on([0, 0], [3], 1.5).finish), [12.5, 32.5]);
+  // one core: processor sharing, no contention on top (both at half speed until 20, then 20 alone)
+  assert.deepEqual(Array.from(on([0, 0], [1], 1.5).finish), [20, 40]);
+  assert.deepEqual(Array.from(on([0, 0], [1], 1.5).cpu), [10, 30], 'a shared core: each CF still uses its work\'s CPU time');
+});
+
+test('contention in the trace: the share of each CF\'s interval another CF of its host ran, and its time alone', () => {
+  // a [0, 10] node 0, b [5, 15] node 1, c [20, 30] node 0, d [20, 30] node 0 (another lane)
+  const p = { n: 4, node: Int32Array.from([0, 1, 0, 0]), start: Float64Array.from([0, 5, 20, 20]), finish: Float64Array.from([10, 15, 30, 30]) };
+  assert.deepEqual(Array.from(overlapShares(p, [0, 0])), [0.5, 0.5, 1, 1], 'one host');
+  assert.deepEqual(Array.from(overlapShares(p, [0, 1])), [0, 0, 1, 1], 'a host each: a and b never met; c and d share node 0');
+  assert.deepEqual(Array.from(overlapShares(p)), [0, 0, 1, 1], 'without hosts: each node its own');
+  // back to back is no overlap
+  assert.deepEqual(Array.from(overlapShares({ n: 2, node: Int32Array.from([0, 1]), start: Float64Array.from([0, 10]), finish: Float64Array.from([10, 20]) }, [0, 0])), [0, 0]);
+  assert.deepEqual(Array.from(aloneFactors(p, 1.5, [0, 0])), [0.8, 0.8, 1 / 1.5, 1 / 1.5]);
+  // the fit carries the contention: the machine's by default
+  const h = { hostOf: Int32Array.from([0, 0]), hostCores: [2], sendNs: Float64Array.from([50e3]), sysWallNs: Float64Array.from([0, 0]), workerShare: Float64Array.from([1, 1]) };
+  assert.equal(fitHost(prof(h), fitTransfers(prof(h)))!.contention, DEFAULT_CONTENTION);
+  assert.equal(fitHost(prof(h), fitTransfers(prof(h)), 1)!.contention, 1);
 });

@@ -123,6 +123,8 @@ test('luna balance: bad options and files are refused (exit 2); a directory that
       [['--quantum', '10'], 2, /--quantum: "10" needs a unit/],
       [['--dfs', 'nowhere'], 2, /--dfs must be follow or keep/],
       [['--tolerance', '0.5'], 2, /--tolerance must be a number ≥ 1/],
+      [['--contention', '0.9'], 2, /--contention must be a number from 1/],
+      [['--contention', 'fast'], 2, /--contention must be a number from 1 .*"fast"/],
       [['--merge', 'none.json'], 2, /none\.json: no such file/],
     ];
     for (const [opts, code, re] of cases) {

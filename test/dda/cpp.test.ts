@@ -147,3 +147,111 @@ sub main()
     assert.match(ran.results[0]!.message ?? '', /CF oops/);
   });
 }
+
+// The destination form with targets in C++ (ucenv.h destinations(targets, k)): entries index the
+// ucode's value parameters holding other arrays' handles, as the TypeScript block's destinations(to).
+const SEND_CPP = `#include "ucenv.h"
+using namespace luna::ucenv;
+struct El { double id, sum; };
+extern "C" {
+// n elements; id mod 3 = 0 stays, 1 goes to B, 2 to C; id 4 removed (removal wins)
+void c_send(DdaBlock &A, const InputDF &B, const InputDF &C, int n, OutputDF &done) {
+  A.resize(static_cast<size_t>(n) * A.getElsize());
+  El *e = A.addElements<El>(static_cast<size_t>(n));
+  for (int i = 0; i < n; i++) e[i] = El{double(i), 3.0 * i + 1};
+  int32_t *d = A.destinations({&B, &C});
+  if (A.destinations({&B, &C}) != d) ABORT("a second call with the same targets gave another array");
+  for (int i = 0; i < n; i++) d[i] = i % 3 == 0 ? -1 : i % 3 - 1;
+  A.remElement(4);
+  done = static_cast<int>(A.getNumel());
+}
+void c_local(DdaBlock &A, const InputDF &B) { DF mine(5); const DF *t[2] = {&B, &mine}; A.destinations(t, 2); }
+void c_again(DdaBlock &A, const InputDF &B, const InputDF &C) { A.destinations({&B}); A.destinations({&C}); }
+void c_nodes(DdaBlock &A, const InputDF &B) { A.destinations({&B}); A.destinations(); }
+void c_plain(DdaBlock &A, const InputDF &x) { A.destinations({&x}); }
+void c_seven(OutputDF &x) { x = 7; }
+// the same as c_send, the targets in one list parameter
+void c_send_list(DdaBlock &A, const InputDF &T, int n, OutputDF &done) {
+  A.resize(static_cast<size_t>(n) * A.getElsize());
+  El *e = A.addElements<El>(static_cast<size_t>(n));
+  for (int i = 0; i < n; i++) e[i] = El{double(i), 3.0 * i + 1};
+  int32_t *d = A.destinations(T);
+  for (int i = 0; i < n; i++) d[i] = i % 3 == 0 ? -1 : i % 3 - 1;
+  A.remElement(4);
+  done = static_cast<int>(A.getNumel());
+}
+void c_plain_list(DdaBlock &A, const InputDF &x) { A.destinations(x); }
+}
+`;
+
+const LIST_TS = `export function c_list(B, C, T) { T.setValue([B.getValue(), C.getValue()]); }\n`;
+const ids16 = (b: DdaBlock): number[] => Array.from(b.f64().filter((_, i) => i % 2 === 0));
+
+for (const form of ['parameters', 'a list parameter'] as const) test(`a C++ ucode sends elements to other arrays by destination (targets: ${form}); their own counts deliver them, on another node and on its own`, { skip }, async (t) => {
+  const send = form === 'parameters' ? 'cf s: send(A, B, C, n, d) @ { locator_cyclic: 0; };' : 'list(B, C, T);\n    cf s: send_list(A, T, n, d) @ { locator_cyclic: 0; };';
+  const dir = fixture(t, {
+    'prog.fa': `
+import c_send(block \`A, value \`B, value \`C, int \`n, name \`done) as send;
+import c_send_list(block \`A, value \`T, int \`n, name \`done) as send_list;
+import c_list(value \`B, value \`C, name \`T) as list;
+sub main(int n)
+{
+    df d, cb, cc, ca, T;
+    dynamic A(16);
+    dynamic B(16) @ { home: 1; };
+    dynamic C(16);
+    ${send}
+    global_count(B, cb) @ { request d; };
+    global_count(C, cc) @ { request d; };
+    global_count(A, ca) @ { request d; };
+}
+`,
+    'ucodes.cpp': SEND_CPP,
+    'ucodes.ts': LIST_TS,
+  });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 2, threads: 1, args: ['12'], layers: [layer] });
+  for (const r of ran.results) assert.equal(r.ok, true, r.message);
+  assert.deepEqual(ids16(layer.nodes[0]!.block('A')), [0, 3, 6, 9]);
+  assert.deepEqual(ids16(layer.nodes[1]!.block('B')), [1, 7, 10], "B's home is node 1; element 4 was removed");
+  assert.deepEqual(ids16(layer.nodes[0]!.block('C')), [2, 5, 8, 11]);
+  for (const name of ['B', 'C']) {
+    const f = layer.nodes[name === 'B' ? 1 : 0]!.block(name).f64();
+    for (let i = 0; i < f.length; i += 2) assert.equal(f[i + 1], 3 * f[i]! + 1, `${name}: element ${f[i]} intact`);
+  }
+});
+
+for (const [what, call, message] of [
+  ['naming a target that is not one of its parameters', 'local(A, B)', /destinations of the block: target 1 is not a parameter of this ucode/],
+  ['asking again with other targets', 'again(A, B, C)', /destinations of the block: asked again with other targets in the same call/],
+  ['asking without targets after with them', 'nodes(A, B)', /destinations\(\) of the block: asked with targets before, without now/],
+  ['naming a parameter that holds no array', 'plain(A, x)', /destinations of array A, block of node 0: target 0 is not a dynamic array/],
+  ['naming a target list parameter that holds no list', 'plain_list(A, x)', /parameter 2 of C\+\+ ucode c_plain_list, given to destinations\(\) as the target list, holds no list of arrays/],
+] as const) {
+  test(`a C++ ucode ${what} as a destination target stops the run naming the fragment`, { skip }, async (t) => {
+    const dir = fixture(t, {
+      'prog.fa': `
+import c_local(block \`A, value \`B) as local;
+import c_again(block \`A, value \`B, value \`C) as again;
+import c_nodes(block \`A, value \`B) as nodes;
+import c_plain(block \`A, value \`x) as plain;
+import c_seven(name \`x) as seven;
+import c_plain_list(block \`A, value \`x) as plain_list;
+sub main()
+{
+    df x;
+    dynamic A(16);
+    dynamic B(16);
+    dynamic C(16);
+    seven(x);
+    cf oops: ${call};
+}
+`,
+      'ucodes.cpp': SEND_CPP,
+    });
+    const ran = await runWithResource(dir, { nodes: 1, threads: 1, layers: [dynamicArrays()] });
+    assert.equal(ran.results[0]!.ok, false);
+    assert.match(ran.results[0]!.message ?? '', message);
+    assert.match(ran.results[0]!.message ?? '', /CF oops/);
+  });
+}

@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { REC } from '../../examples/pic3d/model.js';
 import { readTrace } from '../../src/trace/merge.js';
 import { exchangeShare } from '../../bench/pic-share.js';
+import { noCompiler } from '../cpp/fixtures.js';
 
-const FILE = 'examples/pic3d/pic3d_dda.fa';
+const FILE = 'examples/pic3d/pic3d_dda.fa', CPP_FILE = 'examples/pic3d-cpp/pic3d_dda.fa';
+const cxx = noCompiler() === undefined;
 
 for (const [nodes, threads, args, line] of [
   [1, 2, ['8', '2', '400', '3', '2', '1', '1'], 'pic3d: OK (N=8, 2x2x2 subdomains, 400 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
@@ -27,7 +29,8 @@ for (const [nodes, threads, args, line] of [
 
 // The destination form against the exchange through leaving arrays (pic3d.fa): the same seed, the
 // same particles in every subdomain at the end, positions and velocities equal to rounding (the
-// deposit sums the particles delivered by the array in arrival order), on 1 node and 3 nodes.
+// deposit sums the particles delivered by the array in arrival order), on 1 node and 3 nodes;
+// with TypeScript kernels and (when a compiler is there) C++ ones (examples/pic3d-cpp/pic3d_dda.fa).
 // Each run's final particles are dumped per subdomain (PIC3D_DUMP); the dda run is traced, and
 // its global counts delivered particles (a test that moved nothing would prove nothing).
 const byId = (f: Float64Array): Map<number, Float64Array> => {
@@ -49,24 +52,29 @@ for (const [nodes, args] of [[1, ['8', '2', '600', '4', '2', '1', '1']], [3, ['1
       };
       dump('examples/pic3d/pic3d.fa', 'df');
       dump(FILE, 'dda', ['--trace', join(dir, 'trace')]);
+      // the C++ kernels on the same form (ucenv.h destinations(targets))
+      const versions = cxx ? ['dda', 'cpp'] : ['dda'];
+      if (cxx) dump(CPP_FILE, 'cpp');
       const files = readdirSync(join(dir, 'df')).sort();
       const F = Number(args[1]);
       assert.equal(files.length, F * F * F);
-      assert.deepEqual(readdirSync(join(dir, 'dda')).sort(), files);
-      let n = 0, dx = 0;
-      for (const name of files) {
-        const read = (v: string): Float64Array => { const b = readFileSync(join(dir, v, name)); return new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8); };
-        const a = byId(read('df')), b = byId(read('dda'));
-        assert.deepEqual([...b.keys()].sort((x, y) => x - y), [...a.keys()].sort((x, y) => x - y), `subdomain ${name}: the same particles`);
-        for (const [id, p] of a) {
-          const q = b.get(id)!;
-          assert.equal(q[1], p[1], `particle ${id}: mass`);
-          for (let k = 2; k < REC; k++) dx = Math.max(dx, Math.abs(q[k]! - p[k]!));
+      const read = (v: string, name: string): Float64Array => { const b = readFileSync(join(dir, v, name)); return new Float64Array(b.buffer, b.byteOffset, b.byteLength / 8); };
+      for (const v of versions) {
+        assert.deepEqual(readdirSync(join(dir, v)).sort(), files, `${v}: every subdomain`);
+        let n = 0, dx = 0;
+        for (const name of files) {
+          const a = byId(read('df', name)), b = byId(read(v, name));
+          assert.deepEqual([...b.keys()].sort((x, y) => x - y), [...a.keys()].sort((x, y) => x - y), `${v}, subdomain ${name}: the same particles`);
+          for (const [id, p] of a) {
+            const q = b.get(id)!;
+            assert.equal(q[1], p[1], `${v}, particle ${id}: mass`);
+            for (let k = 2; k < REC; k++) dx = Math.max(dx, Math.abs(q[k]! - p[k]!));
+          }
+          n += a.size;
         }
-        n += a.size;
+        assert.equal(n, Number(args[2]), `${v}: every particle, once`);
+        assert.ok(dx < 1e-12, `${v}: positions and velocities equal to rounding (largest difference ${dx})`);
       }
-      assert.equal(n, Number(args[2]), 'every particle, once');
-      assert.ok(dx < 1e-12, `positions and velocities equal to rounding (largest difference ${dx})`);
       const share = exchangeShare(readTrace(join(dir, 'trace')).events);
       assert.equal(share.steps, 4);
       assert.ok(share.exchangedBytes > 0 && share.exchangedBytes % (REC * 8) === 0, `particles delivered by destination: ${share.exchangedBytes} bytes`);

@@ -195,3 +195,31 @@ describe('lost nodes and clocks', () => {
     assert.deepEqual(hosts.map((h) => h.host), [hostname(), hostname(), hostname()]);
   });
 });
+
+test('rank 0 probes for termination only after a quiet moment: not while counted messages flow, at once after', async (t) => {
+  const { MemoryMesh } = await import('../../src/runtime/transport/memory.js');
+  const { Router } = await import('../../src/runtime/transport/router.js');
+  const { Control: ControlClass } = await import('../../src/runtime/cluster/control.js');
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  const mesh = new MemoryMesh(2);
+  const routers = mesh.endpoints.map((e) => new Router(e));
+  const controls = routers.map((r) => new ControlClass(r, () => 0));
+  const idle: Participant = { name: 'idle', idle: () => true, live: () => 0, waits: () => [], hangSummary: (n) => `${n}` };
+  for (const c of controls) c.register(idle);
+  const c0 = controls[0]!;
+  c0.wake();
+  // a message every millisecond or so (a fine-grained exchange): no wave
+  for (let i = 0; i < 20; i++) {
+    if (i % 2 === 0) routers[0]!.received++; else routers[0]!.sent++;
+    routers[1]![i % 2 === 0 ? 'sent' : 'received']++;
+    t.mock.timers.tick(1);
+  }
+  assert.equal(c0.waves, 0, 'no wave while rank 0 sends and receives work');
+  // quiet: the next tick probes, and the run ends
+  t.mock.timers.tick(1);
+  assert.equal(c0.waves, 1);
+  for (let k = 0; k < 200 && !c0.finished; k++) { await new Promise((r) => setImmediate(r)); t.mock.timers.tick(20); }
+  assert.equal(c0.finished, true, 'the run ended');
+  assert.deepEqual(await c0.done, { ok: true });
+  assert.ok(c0.waves <= 3, `${c0.waves} waves to see the end`);
+});

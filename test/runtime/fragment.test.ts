@@ -11,7 +11,7 @@ const int = (v: number): DfValue => ({ t: T_INT, v });
 /** a key as a fresh string (not the literal's object), as ref.key() makes it */
 const key = (i: number): string => ['x#', '3', '.', String(i)].join('');
 
-for (const n of [2, MANY - 1, MANY, MANY + 1, 27]) {
+for (const n of [1, 2, MANY - 1, MANY, MANY + 1, 27]) {
   test(`${n} inputs: values found by key, the first value of a key wins, clearGot forgets them`, () => {
     const cf = new Cf(0, site, [], '', -1);
     for (let i = 0; i < n; i++) cf.addGot(key(i), int(i));
@@ -19,6 +19,7 @@ for (const n of [2, MANY - 1, MANY, MANY + 1, 27]) {
     for (let i = 0; i < n; i++) assert.deepEqual(cf.gotValue(key(i)), int(i));
     assert.equal(cf.gotValue(key(n)), undefined);
     assert.equal(cf.got!.length, 2 * (n + 1), 'the flat list keeps every pair (traces, migration)');
+    assert.deepEqual(cf.got!.slice(0, 4), n === 1 ? [key(0), int(0), key(0), int(-1)] : [key(0), int(0), key(1), int(1)], 'in the order received, the first pair first');
     cf.addGot(key(n), int(n));
     assert.deepEqual(cf.gotValue(key(n)), int(n), 'a key added after the index was built');
     cf.clearGot();
@@ -53,3 +54,21 @@ for (const n of [2, MANY - 1, MANY, MANY + 1, 27]) {
     assert.deepEqual(cf.pendingKeys(), []);
   });
 }
+
+test('the fields few CFs use read their defaults until set, and keep what is set', () => {
+  const cf = new Cf(0, site, [], '', -1);
+  assert.deepEqual([cf.counter, cf.counterEnd, cf.replicas, cf.after, cf.from], [0, 0, null, null, -1]);
+  cf.after = null;
+  cf.from = -1;
+  cf.counter = 3;
+  cf.counterEnd = 9;
+  cf.from = 2;
+  (cf.replicas ??= [])[1] = [0, 1];
+  cf.after = [{ op: 'set', key: 'f#', owner: 0 }];
+  assert.deepEqual([cf.counter, cf.counterEnd, cf.replicas![1], cf.after, cf.from], [3, 9, [0, 1], [{ op: 'set', key: 'f#', owner: 0 }], 2]);
+  cf.after = null;
+  assert.equal(cf.after, null);
+  const slot = { id: 1 } as never;
+  assert.equal(cf.memo(slot, () => 'a'), 'a');
+  assert.equal(cf.memo(slot, () => 'b'), 'a', 'a memo is made once');
+});

@@ -145,6 +145,9 @@ test('unrolling: a chunk while few CFs live, none beyond the target unless the n
   assert.equal(p.unrollChunk({ ...busy, live: 130, waiting: 128 }), 8);
   assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140 }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140, starving: true }), LOOP_CHUNK);
+  // another loop used the node's bound up: a loop whose lanes reached its newest CFs gets a chunk all the same
+  assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140, behind: true }), WAIT_AHEAD);
+  assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, waiting: 140, behind: true }), 0, 'not beyond the live target');
   assert.equal(p.unrollChunk({ ...busy, live: 700, waiting: 300 }), LOOP_CHUNK, 'much work ready or running: full chunks');
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);

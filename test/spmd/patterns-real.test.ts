@@ -1,6 +1,8 @@
 // The pattern engine on real runs of the SPMD layer: one program per pattern of seed 001 (and the
 // split-phase wait) under examples/patterns/, each with its inefficiency injected alone — a rank
-// late by D, a lock held D too long, or a rank held D after an operation completed — run by
+// late by D, a lock held D past the instant the last rank asked for it (choreographed by events:
+// it asks once the holder says it holds the lock), or a rank held D longer than the others after an
+// operation completed (all leave at a common instant after it, that one D later) — run by
 // `luna spmd --trace` on worker threads of one process and across two node processes. The engine
 // must report that pattern (with the complement the seed defines beside it) at the operation's
 // call site, charged to the ranks that waited, each within 5 % of D, and nothing else there; the
@@ -9,9 +11,14 @@
 //
 // Noise: on a machine with a core for every runnable thread, nothing but the injected pattern is
 // above the documented noise threshold at the measured site, and nothing at all there in the
-// balanced run. On an oversubscribed machine (load average above the cores, as when the suite runs
-// beside other work) a woken rank waits ms for a core and the engine rightly reports those waits;
-// there the bound is the validation's resolution instead, 5 % of D, and the test says so.
+// balanced run. On a busy machine a woken rank waits ms for a core and the engine rightly reports
+// those waits (a barrier's release skews its exits by them). Each run measures that noise itself:
+// before picking the start line every rank sleeps until 16 common instants, each followed by a barrier (the
+// clean case of the measured operations), and prints the latest it woke after one; a rank charged
+// at the site within twice that plus what the engine charged it at those 16 calibration barriers
+// (all patterns) is the run's scheduling, not a finding, and the test says so. On a quiet machine
+// both are µs and the check is the documented threshold's. Past that, on an oversubscribed
+// machine (load average above the cores) the bound is the validation's resolution, 5 % of D.
 //
 // What the programs do before the measured operation (allocate, agree on a start line) waits as
 // any synchronisation does: on a quiet machine for µs, on a loaded one for ms. Those sites are
@@ -68,6 +75,14 @@ function siteOf(program: string): string {
   return `${program}.ts:${i + 1}:${lines[i]!.search(/[A-Za-z_$][\w$]*\(/) + 1}`;
 }
 
+/** The start line's calibration barrier (examples/patterns/inject.ts, the line marked `// calibration`): the clean case, sampled in every run. */
+function calibrationSite(): string {
+  const lines = source('inject');
+  const i = lines.findIndex((l) => /\/\/ calibration\b/.test(l));
+  assert.ok(i >= 0, 'inject.ts marks its calibration barrier');
+  return `inject.ts:${i + 1}:${lines[i]!.search(/[A-Za-z_$][\w$]*\(/) + 1}`;
+}
+
 const source = (program: string): string[] => readFileSync(join(PROGRAMS, `${program}.ts`), 'utf8').split('\n');
 
 /** Sites a program's setup synchronises at: its allocations and the start line (examples/patterns/inject.ts). */
@@ -88,14 +103,44 @@ function aboveNoise(p: PatternNode, s: { wasted: number; count: number }): boole
 const oversubscribed = (): boolean => loadavg()[0]! > availableParallelism();
 
 /**
- * Noise at the measured site that the run may show: none above the documented threshold, or on an
- * oversubscribed machine none above the validation's resolution (each location under 5 % of D).
+ * What the engine charged each rank at the calibration barriers, all patterns together: their
+ * entries come at common instants (the skew is the timed wakes') and their exits as the release
+ * wakes the ranks — the scheduling noise of 20 clean synchronisations of this very run.
  */
-function checkNoise(p: PatternNode, s: { wasted: number; count: number; locations: { label: string; wasted: number }[] }, what: () => string, diag: (m: string) => void): void {
+function calibrationNoise(run: Run): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const q of run.patterns) {
+    const cs = q.sites.find((x) => x.site.endsWith(`/${calibrationSite()}`) || x.site === calibrationSite());
+    for (const l of cs?.locations ?? []) out.set(l.loc, (out.get(l.loc) ?? 0) + l.wasted);
+  }
+  return out;
+}
+
+/**
+ * Noise at the measured site that the run may show: none above the documented threshold; or none
+ * beyond what the machine's scheduling did to this very run — each rank charged at most twice the
+ * latest a timed wake of the run came (`wake lateness` the programs print: a synchronisation that
+ * wakes ranks is skewed by the same delays); or on an oversubscribed machine none above the
+ * validation's resolution (each location under 5 % of D).
+ */
+function checkNoise(p: PatternNode, s: { wasted: number; count: number; locations: { loc: number; label: string; wasted: number }[] }, what: () => string, diag: (m: string) => void, run: Run): void {
   if (!aboveNoise(p, s)) return;
+  const cal = calibrationNoise(run);
+  const bound = (loc: number): number => 2 * run.lateNs + (cal.get(loc) ?? 0) + NOISE_PER_INSTANCE_NS * Math.max(1, s.count);
+  if (s.locations.every((l) => l.wasted <= bound(l.loc))) {
+    diag(`${p.id} ${(s.wasted / 1e6).toFixed(3)} ms of noise at the measured site, each rank within twice the run's wake lateness ${(run.lateNs / 1e6).toFixed(3)} ms plus what its 16 calibration barriers were charged (${[...cal].map(([l, w]) => `rank ${l} ${(w / 1e6).toFixed(3)}`).join(', ') || 'nothing'} ms)`);
+    return;
+  }
   assert.ok(oversubscribed(), `${p.id} above the noise threshold: ${what()}`);
   for (const l of s.locations) assert.ok(l.wasted < 0.05 * D, `${p.id} ${(l.wasted / 1e6).toFixed(3)} ms at ${l.label} (load ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores): ${what()}`);
   diag(`load ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores: ${p.id} ${(s.wasted / 1e6).toFixed(3)} ms of noise at the measured site, under 5 % of D at every rank`);
+}
+
+/** the latest a timed wake of the run came, ns: the largest `wake lateness` a rank printed */
+function lateness(stdout: string): number {
+  const all = [...stdout.matchAll(/^wake lateness: rank \d+ ([\d.]+) ms/gm)].map((m) => Number(m[1]) * 1e6);
+  assert.equal(all.length, 4, `every rank prints its wake lateness:\n${stdout}`);
+  return Math.max(...all);
 }
 
 async function runTraced(dir: string, program: string, balanced: boolean, nodes: number) {
@@ -106,7 +151,7 @@ async function runTraced(dir: string, program: string, balanced: boolean, nodes:
   assert.deepEqual(rep.warnings, [], program);
   assert.equal(rep.damage.total, 0, program);
   if (program === 'wait-at-barrier' && nodes === 1 && !balanced) checkSlow(tr);
-  return rep;
+  return Object.assign(rep, { lateNs: lateness(r.stdout) });
 }
 
 /**
@@ -126,7 +171,9 @@ function checkSlow(tr: string): void {
   }
 }
 
-function checkInjected(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, where: string, diag: (m: string) => void): void {
+type Run = Awaited<ReturnType<typeof runTraced>>;
+
+function checkInjected(c: Case, rep: Run, where: string, diag: (m: string) => void): void {
   const site = siteOf(c.program);
   const atSite = (p: PatternNode) => p.sites.find((s) => s.site.endsWith(`/${site}`) || s.site === site);
   const what = `${c.program} ${where}:\n${JSON.stringify(rep.patterns.filter((p) => p.wasted > 0).map((p) => [p.id, p.sites.map((s) => [s.site, s.locations.map((l) => [l.label, Math.round(l.wasted / 1e3)])])]))}`;
@@ -139,6 +186,7 @@ function checkInjected(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, wh
     const w = got.get(rank) ?? 0;
     assert.ok(Math.abs(w - D) <= 0.05 * D, `rank ${rank}: ${(w / 1e6).toFixed(3)} ms wasted, ${D_MS} ms injected: ${what}`);
   }
+  diag(`${c.program} ${where}: ${c.pattern} at the site ${c.expect.map((r) => `rank ${r} ${((got.get(r) ?? 0) / 1e6).toFixed(3)} ms`).join(', ')} of ${D_MS} injected; ${worstElse(rep, atSite, c.pattern)}`);
   for (const [rank, w] of got) if (!c.expect.includes(rank)) assert.ok(w < 0.05 * D, `rank ${rank} charged ${(w / 1e6).toFixed(3)} ms though nothing was injected there: ${what}`);
   // exactly that pattern (and its companions) at the site; elsewhere only the setup's noise
   const expected = new Set([c.pattern, ...(c.with ?? [])]);
@@ -146,17 +194,31 @@ function checkInjected(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, wh
     for (const qs of q.sites) {
       if (!aboveNoise(q, qs)) continue;
       const measured = qs === atSite(q);
-      if (measured) { if (!expected.has(q.id)) checkNoise(q, qs, () => what, diag); } else assert.ok(setupSite(qs.site, c.program), `${q.id} charged at ${qs.site}, neither the measured operation nor the setup: ${what}`);
+      if (measured) { if (!expected.has(q.id)) checkNoise(q, qs, () => what, diag, rep); } else assert.ok(setupSite(qs.site, c.program), `${q.id} charged at ${qs.site}, neither the measured operation nor the setup: ${what}`);
     }
   }
 }
 
-function checkClean(c: Case, rep: ReturnType<typeof analyzePatternsTrace>, where: string, diag: (m: string) => void): void {
+/** what the run showed besides the finding, for the log: the largest other charge at the measured site and its threshold */
+function worstElse(rep: Run, atSite: (p: PatternNode) => { wasted: number; count: number } | undefined, skip?: string): string {
+  let worst: { id: string; wasted: number; bar: number } | undefined;
+  for (const q of rep.patterns) {
+    const qs = atSite(q);
+    if (!qs || q.id === skip) continue;
+    const total = q.share > 0 ? q.wasted / q.share : Infinity;
+    const bar = Math.max(NOISE_PER_INSTANCE_NS * Math.max(1, qs.count), NOISE_SHARE * total);
+    if (!worst || qs.wasted / bar > worst.wasted / worst.bar) worst = { id: q.id, wasted: qs.wasted, bar };
+  }
+  return worst ? `largest other at the site ${worst.id} ${(worst.wasted / 1e6).toFixed(3)} ms against a threshold of ${(worst.bar / 1e6).toFixed(3)} ms (load ${loadavg()[0]!.toFixed(1)}, wake lateness ${(rep.lateNs / 1e6).toFixed(3)} ms)` : 'nothing else at the site';
+}
+
+function checkClean(c: Case, rep: Run, where: string, diag: (m: string) => void): void {
   const site = siteOf(c.program);
+  diag(`balanced ${c.program} ${where}: ${worstElse(rep, (p) => p.sites.find((s) => s.site.endsWith(`/${site}`) || s.site === site))}`);
   for (const q of rep.patterns) {
     for (const qs of q.sites) {
       if (!aboveNoise(q, qs)) continue;
-      if (qs.site.endsWith(`/${site}`) || qs.site === site) { checkNoise(q, qs, () => `balanced ${c.program} ${where} at ${site}`, diag); continue; }
+      if (qs.site.endsWith(`/${site}`) || qs.site === site) { checkNoise(q, qs, () => `balanced ${c.program} ${where} at ${site}`, diag, rep); continue; }
       assert.ok(setupSite(qs.site, c.program), `balanced ${c.program} ${where}: ${q.id} at ${qs.site}`);
     }
   }

@@ -18,11 +18,13 @@
 // not posted back to where they lived (node 0 for DFs without a map rule).
 import { replayPlacement, type PlacementGraph, type PlacementResult } from '../sim/placement.js';
 import type { HostModel } from '../sim/host.js';
-import { edgesOf, fitHost, fitTransfers, moveCost, transferNs, type TransferModel } from './comm.js';
+import { DEFAULT_CONTENTION, edgesOf, fitHost, fitTransfers, hostHopNs, moveCost, transferNs, type TransferModel } from './comm.js';
+import { aloneFactors } from './contention.js';
 import type { Profile } from './profile.js';
 import { lastEvent, quantize } from './quantize.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
+import { pullNeighbours } from './pull.js';
 import { heaviestChains, searchPlacement } from './search.js';
 import { weightsOf, withDurations } from './weights.js';
 
@@ -93,6 +95,13 @@ export interface BalanceOptions {
    * the trace says where every node ran; `false`: each node its own cores, a transfer a delay).
    */
   host?: boolean;
+  /**
+   * On the traced machine: CPU time of work with all of a host's cores busy over its time alone
+   * (default DEFAULT_CONTENTION, measured here; 1: cores that do not slow each other). The
+   * weights are taken back to the time alone (contention.ts) and the replay stretches them
+   * while the cores are busy.
+   */
+  contention?: number;
 }
 
 /** Per-node totals of a placement. */
@@ -107,6 +116,11 @@ export interface BalanceResult {
   typical: boolean;
   /** each CF's weight (its duration in the predictions), ns */
   weight: Float64Array;
+  /**
+   * each CF's predicted CPU time in the next run: its weight, stretched on the traced machine by
+   * the contention it meets in the replay of the placement chosen (what the next run measures)
+   */
+  expected: Float64Array;
   nodes: number;
   lanes: number;
   /** the quantum used (seed), ns; the sweep's predicted makespans when automatic */
@@ -121,6 +135,8 @@ export interface BalanceResult {
   moved: number;
   /** moves the local search added */
   searched: number;
+  /** light CFs moved to their data's node after the search (pull.ts) */
+  pulled: number;
   dfsPlaced: number;
   decision: 'apply' | 'keep';
   reason?: string;
@@ -186,20 +202,25 @@ export class Predictor {
 export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult {
   const strategy = o.strategy ?? 'seed';
   const weights = o.weights ?? (traced.cpuExact ? 'cpu' : 'wall'), typical = o.typical ?? true;
-  const weight = weightsOf(traced, weights, typical);
-  const p = withDurations(traced, weight);
-  const nodes = o.nodes ?? p.nodes, lanes = o.lanes ?? p.threads;
+  const nodes = o.nodes ?? traced.nodes, lanes = o.lanes ?? traced.threads;
   if (!(Number.isInteger(nodes) && nodes >= 1)) throw new RangeError(`nodes must be a positive integer, got ${nodes}`);
+  const transfer0 = fitTransfers(traced);
+  const host = (o.host ?? true) && nodes === traced.nodes ? fitHost(traced, transfer0, o.contention ?? DEFAULT_CONTENTION) : undefined;
+  const contention = host?.contention ?? 1;
+  if (!(contention >= 1)) throw new RangeError(`contention must be at least 1, got ${contention}`);
+  const weight = weightsOf(traced, weights, typical, contention > 1 ? aloneFactors(traced, contention, host!.hostOf) : undefined);
+  const p = withDurations(traced, weight);
   const guard = o.guard ?? true, comm = o.comm ?? true, dfMode = o.dfs ?? 'follow', margin = o.margin ?? GUARD_MARGIN;
   const warnings: string[] = [];
   if (weights === 'cpu' && !traced.cpuExact) warnings.push('the trace\'s CPU clock was not exact: CPU-time weights are estimates');
   const current = Int32Array.from(p.node, (m) => m % nodes);
   if (p.nodes > nodes) warnings.push(`the trace ran on ${p.nodes} nodes, balanced for ${nodes}: fragments of node k count as node k mod ${nodes}`);
-  const transfer = fitTransfers(p);
-  const host = (o.host ?? true) && nodes === p.nodes ? fitHost(traced, transfer) : undefined;
+  const transfer = transfer0;
   const edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
-  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, transfer, c, from, to, node)) : undefined;
+  // a crossing priced as the next run pays it: on the traced machine, by its system threads
+  const hop = host ? (b: number) => hostHopNs(host, b) : (b: number) => transferNs(transfer, b);
+  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, hop, c, from, to, node)) : undefined;
   const weighted = { n: p.n, weight };
   const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
@@ -263,6 +284,16 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     time.search = performance.now() - t1;
   }
 
+  // light CFs follow their data (pull.ts), kept when the replay predicts no later end
+  let pulled = 0;
+  if (edges && nodes > 1) {
+    const t1 = performance.now();
+    const tried = candidate.slice();
+    const k = pullNeighbours(p, tried, weight, pin, nodes, hop);
+    if (k > 0 && predict(tried, nextOwners).makespan <= predict(candidate, nextOwners).makespan) { candidate = tried; pulled = k; }
+    time.search += performance.now() - t1;
+  }
+
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];
   let error: number | undefined, required: number | undefined, bestPred: Prediction | undefined;
@@ -298,9 +329,10 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
       if (o2 >= 0 && o2 !== tracedOwners[d]) { dfNext[d] = o2; dfsPlaced++; }
     }
   }
+  const chosen = predicted.next.cpu;
   return {
-    strategy, weights, typical, weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
-    moved: countMoved(next, current), searched, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
+    strategy, weights, typical, weight, expected: chosen ?? weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
+    moved: countMoved(next, current), searched, pulled, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, host, timeMs: time, warnings,
   };

@@ -17,9 +17,12 @@ export function weightOf(p: Profile, c: number, weights: 'wall' | 'cpu'): number
   return weights === 'cpu' ? Math.min(Math.max(0, p.cpu[c]!), wall) : wall;
 }
 
-/** Every CF's weight: its own, or (typical) the median of its class's own weights. */
-export function weightsOf(p: Profile, weights: 'wall' | 'cpu', typical: boolean): Float64Array {
-  const own = Float64Array.from({ length: p.n }, (_, c) => weightOf(p, c, weights));
+/**
+ * Every CF's weight: its own, or (typical) the median of its class's own weights; `scale`: a
+ * factor per CF on its own measurement first (contention.ts: its time alone).
+ */
+export function weightsOf(p: Profile, weights: 'wall' | 'cpu', typical: boolean, scale?: ArrayLike<number>): Float64Array {
+  const own = Float64Array.from({ length: p.n }, (_, c) => weightOf(p, c, weights) * (scale ? scale[c]! : 1));
   return typical ? typicalWeights(p, own) : own;
 }
 

@@ -20,7 +20,10 @@
 //   - a DF crosses to a reading node once: the node keeps a copy for its later readers (the
 //     runtime's remote copies), which wait for that crossing or read the copy;
 //   - a CF placed away from the node that spawns it (PlacementGraph.spawn) is shipped there: a
-//     message (`msgNs` on each side, `wireNs` between) before it is released on its node.
+//     message (`msgNs` on each side, `wireNs` between) before it is released on its node;
+//   - cores that slow each other (`contention`): while more than one core of a host is busy, its
+//     threads' work stretches (2 cores: by the factor; C cores: linearly in the busy cores beyond
+//     one), and the CPU time a CF uses with it (`cpu`, what the next run measures).
 import { consumersOf, TimeHeap, type PlacementGraph } from './replay.js';
 
 /** The machine a placement runs on, and what the system threads pay. */
@@ -37,6 +40,12 @@ export interface HostModel {
   wireNs: number;
   /** system-thread CPU per CF dispatched, ns */
   cfNs: number;
+  /**
+   * CPU time a host's work takes with all its cores busy over the time it takes alone (absent or
+   * 1: cores that do not slow each other). The 2-vCPU machine here: 1.316 (comm.ts
+   * DEFAULT_CONTENTION).
+   */
+  contention?: number;
 }
 
 export interface HostReplayOptions {
@@ -55,6 +64,8 @@ export interface HostReplayResult {
   busy: Float64Array;
   /** system-thread CPU time of each node, ns */
   sysBusy: Float64Array;
+  /** CPU time of each CF with the contention it met (its duration without contention) */
+  cpu: Float64Array;
   start: Float64Array;
   finish: Float64Array;
   bytesMoved: number;
@@ -71,11 +82,18 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
 
   const hosts = Math.max(1, ...Array.from({ length: N }, (_, m) => H.hostOf[m]! + 1));
   // processor sharing per host: every running job advances its host's virtual time at one rate
-  const vt = new Float64Array(hosts), lastT = new Float64Array(hosts), running = new Int32Array(hosts);
+  // (vt: work done; ct: CPU time used — they differ by the contention of busy cores)
+  const vt = new Float64Array(hosts), ct = new Float64Array(hosts), lastT = new Float64Array(hosts), running = new Int32Array(hosts);
   const runHeap = Array.from({ length: hosts }, () => new TimeHeap());
-  const rate = (h: number): number => (running[h]! <= H.cores[h]! ? 1 : H.cores[h]! / running[h]!);
+  const share = (h: number): number => (running[h]! <= H.cores[h]! ? 1 : H.cores[h]! / running[h]!);
+  const stretch = (h: number): number => {
+    const f = H.contention ?? 1, C = H.cores[h]!;
+    if (f === 1 || !(C > 1) || !Number.isFinite(C) || running[h]! < 2) return 1;
+    return 1 + ((f - 1) * (Math.min(C, running[h]!) - 1)) / (C - 1);
+  };
+  const rate = (h: number): number => share(h) / stretch(h);
   const advance = (h: number, now: number): void => {
-    if (running[h]! > 0) vt[h] += (now - lastT[h]!) * rate(h);
+    if (running[h]! > 0) { const dt = now - lastT[h]!; vt[h] += dt * rate(h); ct[h] += dt * share(h); }
     lastT[h] = now;
   };
   // jobs: CF c is job c; system task s is job n + s
@@ -84,7 +102,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   const free = new Int32Array(N).fill(o.lanes);
   const ready = Array.from({ length: N }, () => new TimeHeap());
   const pending = new Int32Array(n);
-  const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N), sysBusy = new Float64Array(N);
+  const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N), sysBusy = new Float64Array(N), cpu = new Float64Array(n);
   const timed = new TimeHeap(); // timed events: release of CF c (id c), arrival of a hop on the wire (id n + task)
   let first = n > 0 ? Infinity : 0, makespan = 0, bytesMoved = 0;
   /** the instant being handled (a CF made ready now queues at it) */
@@ -141,6 +159,10 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
   const finishJob = (job: number, now: number): void => {
     if (job < n) {
       const c = job, m = node[c]!;
+      // CPU used: the CPU clock's advance over its run, or its work when nothing stretched it
+      const used = ct[H.hostOf[m]!]! - cpu[c]!;
+      cpu[c] = Math.abs(used - g.duration[c]!) <= 1e-9 * Math.max(1, used) ? g.duration[c]! : used;
+      busy[m] += cpu[c]!;
       finish[c] = now; free[m]++; wake(m);
       if (ready[m]!.size > 0) take(m, ready[m]!.pop());
       if (now > makespan) makespan = now;
@@ -161,7 +183,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     sysIdle[m] = 1; wake(m);
     if (now > makespan) makespan = now;
     const kind = taskKind[s]!, arg = taskArg[s]!;
-    if (kind === DISPATCH) { start[arg] = now; busy[m] += g.duration[arg]!; startJob(arg, m, g.duration[arg]!, now); return; }
+    if (kind === DISPATCH) { start[arg] = now; startJob(arg, m, g.duration[arg]!, now); cpu[arg] = ct[H.hostOf[m]!]!; return; }
     if (kind === SEND || kind === SHIP) { timed.push(now + H.wireNs, n + s); return; }
     if (kind === LAND) { deliver(arg); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
@@ -215,5 +237,5 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostRepl
     }
     touched.length = 0;
   }
-  return { makespan: Math.max(makespan, first), first, busy, sysBusy, start, finish, bytesMoved };
+  return { makespan: Math.max(makespan, first), first, busy, sysBusy, cpu, start, finish, bytesMoved };
 }

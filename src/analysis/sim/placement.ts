@@ -28,6 +28,8 @@ export interface PlacementOptions {
 export interface PlacementResult extends ReplayResult {
   /** bytes that crossed between nodes */
   bytesMoved: number;
+  /** on a host model: each CF's CPU time with the contention it met (else its duration) */
+  cpu?: Float64Array;
 }
 
 /** Transfers an input takes: writer → owner, owner → reader, each when they differ. */

@@ -17,7 +17,12 @@ import { CHANNEL } from './channels.js';
 import type { Participant } from './layer.js';
 import { formatHang, type HangGroup } from './report.js';
 
-/** how long rank 0 stays idle before it probes for termination */
+/**
+ * How long rank 0 stays idle, with no counted message sent or received, before it probes for
+ * termination: a node in a fine-grained exchange is idle between two messages microseconds
+ * apart, and a wave then (two messages, two wake-ups) costs more than a step of the exchange
+ * (pingpong across 2 processes ran a wave every ~10 steps).
+ */
 const WAVE_DELAY_MS = 1;
 const PROBE = 1, PROBE_REPLY = 2, STOP = 3, HANG_QUERY = 4, HANG_REPORT = 5, FAULT = 6, ABORT = 7;
 const CLOCK_PING = 10, CLOCK_PONG = 11, INTERRUPT = 12;
@@ -45,6 +50,8 @@ export class Control {
   private probing = false;
   private probeDelay = 1;
   private waveTimer: NodeJS.Timeout | null = null;
+  /** rank 0's counted messages (sent + received) when the wave timer was armed or the last wave began */
+  private traffic = 0;
   private hangReports: (HangGroup[] | undefined)[] = [];
   // clock
   private pong: ((p: { t: number } & HostCpus) => void) | null = null;
@@ -60,6 +67,11 @@ export class Control {
     this.done = new Promise((r) => { this.settle = r; });
     this.ctl = router.channel(CHANNEL.control, 'runtime control', (from, tag, body) => this.receive(from, tag, body));
     router.transport.onPeerLost((rank, reason) => this.lost(rank, reason));
+  }
+
+  /** Termination waves rank 0 started so far (each costs every node a message and its answer). */
+  get waves(): number {
+    return this.wave;
   }
 
   /** The run ended on this node (done has settled or is about to). */
@@ -106,12 +118,22 @@ export class Control {
     for (const l of this.idleListeners) l();
     // Rank 0 probes only once it stayed idle a moment: a node that waits for a message a few
     // microseconds away (fine-grained work across nodes) must not slow it with probe traffic.
-    if (this.rank === 0 && !this.probing && !this.waveTimer) {
-      this.waveTimer = setTimeout(() => {
-        this.waveTimer = null;
-        if (!this.ended && !this.probing && this.nodeIdle()) this.startWave();
-      }, WAVE_DELAY_MS);
-    }
+    if (this.rank === 0 && !this.probing && !this.waveTimer) this.armWave();
+  }
+
+  private trafficNow(): number {
+    return this.router.sent + this.router.received;
+  }
+
+  /** Probe once rank 0 was idle and heard nothing for WAVE_DELAY_MS (a run with messages flowing is not over). */
+  private armWave(): void {
+    this.traffic = this.trafficNow();
+    this.waveTimer = setTimeout(() => {
+      this.waveTimer = null;
+      if (this.ended || this.probing || !this.nodeIdle()) return; // busy: its next idle moment arms it again
+      if (this.trafficNow() !== this.traffic) this.armWave();
+      else this.startWave();
+    }, WAVE_DELAY_MS);
   }
 
   /** A fault, as the user reads it: rank 0 stops every node with it. */
@@ -179,6 +201,7 @@ export class Control {
 
   private startWave(): void {
     this.probing = true;
+    this.traffic = this.trafficNow();
     this.wave++;
     this.replies = [];
     const body = this.enc.reset().varint(this.wave).finishCopy();
@@ -208,7 +231,12 @@ export class Control {
     // Busy or changing: probe again soon (at once when the counters just settled).
     const delay = this.lastWave ? 0 : this.probeDelay;
     this.probeDelay = Math.min(20, this.probeDelay * 2);
-    const again = (): void => { this.probing = false; if (this.nodeIdle()) this.startWave(); };
+    const again = (): void => {
+      this.probing = false;
+      if (!this.nodeIdle() || this.waveTimer) return;
+      // rank 0 sent or received work since this wave began: wait for a quiet moment first
+      if (this.trafficNow() !== this.traffic) this.armWave(); else this.startWave();
+    };
     if (delay === 0) setImmediate(again); else setTimeout(again, delay);
   }
 

@@ -247,7 +247,10 @@ export class DdaNode implements Participant {
   }
 
   private sendOp(to: number, name: string, op: GlobalOp): void {
-    const e = this.enc.reset().string(name).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
+    // the spec travels with the operation: the GD's node may not have heard of the array yet (no
+    // CF of it ran there)
+    const sp = this.specs.get(name)!;
+    const e = this.enc.reset().string(name).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
     if (op.nodes) { e.varint(op.nodes.length); for (const n of op.nodes) e.varint(n); }
     if (op.weights) { e.varint(op.weights.length); for (const w of op.weights) e.f64(w); }
     this.send(to, OP, e.finishCopy());
@@ -536,7 +539,10 @@ export class DdaNode implements Participant {
     try {
       const name = d.string();
       switch (tag) {
-        case OP: this.gdOp(name, this.decodeOp(d)); break;
+        case OP:
+          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
+          this.gdOp(name, this.decodeOp(d));
+          break;
         case LOCK: {
           const epoch = d.varint();
           this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });

@@ -8,13 +8,16 @@ import { displayDf } from '../../core/dfkey.js';
 import { DF } from '../../ucode/df.js';
 import { T_INT, T_RAW, type DfValue } from '../../ucode/value.js';
 import { sharedBytesChurned } from './shm.js';
-import { bindNative, nativeHas, NativeFault, type NativeUcodes } from '../../ucode/cpp/native.js';
+import { bindNative, nativeHas, NativeFault, type NativeUcode, type NativeUcodes } from '../../ucode/cpp/native.js';
 import { ContractError } from './contract.js';
 import { detachedContext, type ThreadContext } from './context.js';
 import { holdBlock } from './blocks.js';
 import { BUILTIN_UCODES } from '../../ucode/builtins.js';
 
 export type Ucode = (...args: unknown[]) => unknown;
+
+/** A ucode that takes the DF values themselves (C++ ucodes, see NativeUcode.direct): no DF handles. */
+type DirectUcode = Ucode & { direct?: NonNullable<NativeUcode['direct']> };
 
 export interface UcodeDef {
   symbol: string;
@@ -33,9 +36,16 @@ export function bindUcodes(mod: Record<string, unknown> | undefined, imports: re
     if (nativeHas(native, imp.alias)) {
       const f = bindNative(native!, imp);
       // a crash, an overrun or exit() in C++ code is reported as the addon words it
-      return function cpp(...args: unknown[]): unknown {
+      const cpp: Ucode = function cpp(...args: unknown[]): unknown {
         try { return f(...args); } catch (e) { throw e instanceof NativeFault ? new ContractError(e.message) : e; }
       };
+      const direct = f.direct;
+      if (direct !== undefined) {
+        (cpp as DirectUcode).direct = (args, keys, nameOf, outs) => {
+          try { direct(args, keys, nameOf, outs); } catch (e) { throw e instanceof NativeFault ? new ContractError(e.message) : e; }
+        };
+      }
+      return cpp;
     }
     const f = BUILTIN_UCODES.get(imp.symbol) ?? mod?.[imp.symbol];
     if (typeof f === 'function') return f as Ucode;
@@ -60,6 +70,8 @@ let detached: ThreadContext | undefined;
  * order (null where the ucode set nothing).
  */
 export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext = (detached ??= detachedContext()), cf = -1): (DfValue | null)[] {
+  const direct = (fn as DirectUcode).direct;
+  if (direct !== undefined) return callDirect(direct, def, args, keys, nameOf, ctx, cf);
   const params = def.params;
   const n = params.length;
   const call = (scratch[n] ??= new Array<unknown>(n));
@@ -103,6 +115,24 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
 }
 
 const NO_OUTPUTS: (DfValue | null)[] = [];
+
+/** callUcode for a ucode that takes the values themselves: the outputs come back in one array. */
+function callDirect(direct: NonNullable<DirectUcode['direct']>, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext, cf: number): (DfValue | null)[] {
+  let nOut = 0;
+  for (const p of def.params) if (p === 'name') nOut++;
+  // sized at once: a pushed-to empty array reserves 16 slots, per call
+  const vals = nOut === 0 ? NO_OUTPUTS : new Array<DfValue | null>(nOut);
+  ctx.enter(cf, def);
+  try {
+    direct(args, keys, nameOf, vals);
+  } catch (e) {
+    try { ctx.leave(); } catch { /* the ucode's own error is the one to report */ }
+    throw e;
+  }
+  ctx.leave();
+  for (let i = 0; i < nOut; i++) { const v = vals[i]!; if (v !== null && v.t === T_RAW) sharedBytesChurned(v.v.byteLength); }
+  return vals;
+}
 
 /** An int DF value as a small integer (values read from a Float64Array are doubles). */
 export function intValue(v: number): DfValue {

@@ -124,6 +124,7 @@ export interface WireResult {
   start: Float64Array;
   fin: Float64Array;
   fedWaits?: FedWaits;
+  idleSleeps?: number;
 }
 
 export function encodeResult(lane: number, batch: number, outs: (DfValue | null)[][], start: Float64Array, fin: Float64Array): WireResult {

@@ -297,6 +297,7 @@ export class WorkerPool {
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
+      if (m.idleSleeps) r.idleSleeps = m.idleSleeps;
       this.opts.onResult(r);
       // the system thread will not name this batch in a feed request any more
       if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);

@@ -71,6 +71,8 @@ export interface BatchResult {
   fin?: Float64Array;
   /** how the batch's waits for values fed across lanes ended (absent: it waited for none) */
   fedWaits?: FedWaits;
+  /** times the worker slept on its empty port before this batch came (absent: none): it had nothing to run */
+  idleSleeps?: number;
 }
 
 /**

@@ -171,7 +171,7 @@ function loop(fns: Ucode[]): void {
     }
     while (m === undefined) {
       exchange?.serve();
-      sleep(work);
+      if (sleep(work)) idleSleeps++;
       if (m === undefined) m = receiveMessageOnPort(port);
     }
     if (!run(m.message as WireBatch | { stop: true }, fns)) return;
@@ -185,6 +185,8 @@ const SPIN_CPU_SHARE = 0.8;
 
 /** How this batch's waits for fed values ended (see FedWaits). */
 let waits: FedWaits | undefined;
+/** times this worker slept on its empty port since its last result (BatchResult.idleSleeps) */
+let idleSleeps = 0;
 
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
@@ -290,6 +292,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if (error) result.error = error;
   if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
   if (waits) { result.fedWaits = waits; waits = undefined; }
+  if (idleSleeps > 0) { result.idleSleeps = idleSleeps; idleSleeps = 0; }
   parentPort!.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   return true;

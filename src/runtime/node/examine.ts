@@ -218,7 +218,7 @@ export class Interpreter {
     let fwd: Forward[] | undefined;
     // sized at once: a pushed-to empty array reserves 16 slots
     const outKeys = site.outCount === 0 ? NO_KEYS : new Array<DfKey>(site.outCount);
-    const outOwners = site.outCount === 0 ? NO_OWNERS : new Array<number>(site.outCount);
+    let outOwners = site.outCount === 0 ? NO_OWNERS : this.ownedHere(site.outCount);
     let o = 0;
     for (let i = 0; i < n; i++) {
       const a = site.args[i]!;
@@ -264,8 +264,8 @@ export class Interpreter {
         outKeys[o] = key;
         if (a.ref.replicas) {
           (cf.replicas ??= [])[o] = a.ref.replicas(f);
-          outOwners[o] = -1;
-        } else outOwners[o] = this.located(key);
+          outOwners = this.setOwner(outOwners, o, -1);
+        } else outOwners = this.setOwner(outOwners, o, this.located(key));
         o++;
       }
     }
@@ -292,6 +292,21 @@ export class Interpreter {
     cf.state = READY;
     if (st.tr) this.traceReady(cf, keys, site);
     return TASK;
+  }
+
+  /**
+   * Output owners all this node, shared by the CFs (read only): most CFs post here, and an array
+   * per CF was 56 bytes of its ~1 KB. setOwner copies it before it differs.
+   */
+  private readonly here: number[][] = [];
+  private ownedHere(n: number): number[] {
+    return (this.here[n] ??= new Array<number>(n).fill(this.st.self));
+  }
+  private setOwner(owners: number[], o: number, node: number): number[] {
+    if (owners[o] === node) return owners;
+    const a = owners === this.here[owners.length] ? owners.slice() : owners;
+    a[o] = node;
+    return a;
   }
 
   private prepare(cf: Cf, outKeys: DfKey[], outOwners: number[], rules: number[] | null, after: AfterAction[] | null, priority: number): void {
@@ -372,6 +387,7 @@ export class Interpreter {
   /** Per output its publication rule (fragment.ts OUT_*), or null when all are published unlimited. */
   private outRules(cf: Cf, site: CallSite, outKeys: DfKey[]): number[] | null {
     if (site.reqCount.length === 0 && site.drop.length === 0 && site.afterpush.length === 0) return null;
+    if (site.sharedRules !== null) return site.sharedRules;
     const f = this.f;
     const rules = new Array<number>(outKeys.length).fill(OUT_UNLIMITED);
     for (const r of site.reqCount) {
@@ -383,6 +399,7 @@ export class Interpreter {
     }
     for (const r of site.drop) { const i = outKeys.indexOf(r.key(f)); if (i >= 0) rules[i] = OUT_DROP; }
     for (let k = 0; k < site.afterpush.length; k++) { const i = outKeys.indexOf(site.afterpush[k]!.ref.key(f)); if (i >= 0) rules[i] = OUT_PUSH - k; }
+    if (site.rulesConstant) site.sharedRules = rules; // every CF of the site has these (read only)
     return rules;
   }
 
@@ -532,13 +549,14 @@ export class Interpreter {
     }
     cf.counter = end + 1;
     const more = cf.counter <= cf.counterEnd;
+    if (!st.fifo && more && spawned.length > 0) st.frontier.set(cf, spawned[0]!);
     if (st.fifo) {
       if (more) { cf.state = QUEUED; st.run.pushFront(cf); }
       for (let k = spawned.length - 1; k >= 0; k--) { spawned[k]!.state = QUEUED; st.run.pushFront(spawned[k]!); }
       st.owner.schedule();
     } else for (const c of spawned) st.enqueue(c);
     if (!more) {
-      if (!st.fifo) st.loops.splice(st.loops.indexOf(cf), 1);
+      if (!st.fifo) { st.loops.splice(st.loops.indexOf(cf), 1); st.frontier.delete(cf); }
       if (sp) st.spreads.delete(cf);
       st.finish(cf);
     }

@@ -27,16 +27,23 @@ export class Cf {
    * particle-in-cell cell has, the scans cost more than the rest of examining it)
    */
   private pend: DfKey | DfKey[] | Set<DfKey> | null = null;
-  /** values received for this CF: flat [key, value, key, value, …] (few inputs per CF) */
+  /**
+   * The first value received for this CF and its key, in fields: most CFs get one or two, and
+   * an array for them cost ~64 bytes a CF.
+   */
+  private got0Key: DfKey | null = null;
+  private got0: DfValue | null = null;
+  /** the values received after the first: flat [key, value, key, value, …] (few inputs per CF) */
   private gotList: (DfKey | DfValue)[] | null = null;
   /** with many inputs, where each key's value is in gotList (built once it is long) */
   private gotAt: Map<DfKey, number> | null = null;
   /** the flags below in one small integer (a boolean field costs a pointer each) */
   private bits = 0;
-  /** `while`: the current counter; `for`: the next iteration to spawn */
-  counter = 0;
-  /** `for`: the last iteration */
-  counterEnd = 0;
+  /**
+   * What few CFs hold (loop counters, replicated outputs, after-actions, policies' memos, where a
+   * migrated CF came from), apart: a field costs every CF 8 bytes, and a chain makes one a link.
+   */
+  private rare: CfRare | null = null;
   /** atomic CFs, once ready: what the executor runs */
   task: Task | null = null;
   /**
@@ -48,18 +55,10 @@ export class Cf {
   /** atomic CFs, filled when ready: output keys and the node each is posted to (-1: replicas) */
   outKeys: DfKey[] | null = null;
   outOwners: number[] | null = null;
-  /** replicated outputs: the nodes each gets posted to (indexed like outKeys) */
-  replicas: number[][] | null = null;
   /** per output its publication rule (see OutRule); null = all published with no count */
   outRules: number[] | null = null;
-  /** `>>` and `-->`/`delete` targets, run after the call (see AfterAction) */
-  after: AfterAction[] | null = null;
   /** order among ready CFs: higher first (0 unless a priority policy says otherwise) */
   priority = 0;
-  /** node this CF came from when it migrated here (-1 = spawned here) */
-  from = -1;
-  /** what policies worked out for this CF: flat [slot, value, …] (see FragmentView.memo; one or two policies keep any) */
-  private memos: unknown[] | null = null;
   private gidOwn: string | null = null;
 
   constructor(
@@ -72,6 +71,23 @@ export class Cf {
     /** loop iteration the CF was spawned in (-1 outside loop bodies) */
     readonly iter: number,
   ) {}
+
+  private get more(): CfRare { return (this.rare ??= new CfRare()); }
+  /** `while`: the current counter; `for`: the next iteration to spawn */
+  get counter(): number { return this.rare === null ? 0 : this.rare.counter; }
+  set counter(v: number) { this.more.counter = v; }
+  /** `for`: the last iteration */
+  get counterEnd(): number { return this.rare === null ? 0 : this.rare.counterEnd; }
+  set counterEnd(v: number) { this.more.counterEnd = v; }
+  /** replicated outputs: the nodes each gets posted to (indexed like outKeys) */
+  get replicas(): number[][] | null { return this.rare === null ? null : this.rare.replicas; }
+  set replicas(v: number[][] | null) { if (v !== null || this.rare !== null) this.more.replicas = v; }
+  /** `>>` and `-->`/`delete` targets, run after the call (see AfterAction) */
+  get after(): AfterAction[] | null { return this.rare === null ? null : this.rare.after; }
+  set after(v: AfterAction[] | null) { if (v !== null || this.rare !== null) this.more.after = v; }
+  /** node this CF came from when it migrated here (-1 = spawned here) */
+  get from(): number { return this.rare === null ? -1 : this.rare.from; }
+  set from(v: number) { if (v !== -1 || this.rare !== null) this.more.from = v; }
 
   /** placement decided (locator evaluated, migration done) */
   get placed(): boolean { return (this.bits & PLACED) !== 0; }
@@ -90,10 +106,10 @@ export class Cf {
 
   /** A policy's value for this CF in `slot`, made on first use (see FragmentView.memo). */
   memo<T>(slot: FragmentSlot<T>, make: (cf: Cf) => T): T {
-    const m = this.memos;
+    const m = this.rare === null ? null : this.rare.memos;
     if (m !== null) for (let i = 0; i < m.length; i += 2) if (m[i] === slot) return m[i + 1] as T;
     const v = make(this);
-    if (m === null) this.memos = [slot, v]; else m.push(slot, v);
+    if (m === null) this.more.memos = [slot, v]; else m.push(slot, v);
     return v;
   }
 
@@ -102,18 +118,23 @@ export class Cf {
     this.gidOwn = gid;
   }
 
-  /** values received for this CF: flat [key, value, key, value, …] */
+  /** values received for this CF: flat [key, value, key, value, …] (a fresh array: migration, traces) */
   get got(): readonly (DfKey | DfValue)[] | null {
-    return this.gotList;
+    if (this.got0Key === null) return null;
+    const first = [this.got0Key, this.got0!];
+    return this.gotList === null ? first : first.concat(this.gotList);
   }
 
   /** Drop the values received (finished, or a `while` fetching its condition anew). */
   clearGot(): void {
+    this.got0Key = null;
+    this.got0 = null;
     this.gotList = null;
     this.gotAt = null;
   }
 
   gotValue(key: DfKey): DfValue | undefined {
+    if (this.got0Key === key) return this.got0!;
     const g = this.gotList;
     if (g === null) return undefined;
     const at = this.gotAt;
@@ -126,6 +147,7 @@ export class Cf {
   }
 
   addGot(key: DfKey, v: DfValue): void {
+    if (this.got0Key === null) { this.got0Key = key; this.got0 = v; return; }
     // literals hold what they get; pushing to a full array reserves 16 more slots
     const g = this.gotList;
     if (g === null) { this.gotList = [key, v]; return; }
@@ -197,6 +219,17 @@ export class Cf {
   clearPending(): void {
     this.pend = null;
   }
+}
+
+/** The fields of a Cf that few CFs use (see Cf.rare). */
+class CfRare {
+  counter = 0;
+  counterEnd = 0;
+  replicas: number[][] | null = null;
+  after: AfterAction[] | null = null;
+  from = -1;
+  /** what policies worked out for this CF: flat [slot, value, …] (see FragmentView.memo; one or two policies keep any) */
+  memos: unknown[] | null = null;
 }
 
 /**

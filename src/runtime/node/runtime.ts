@@ -100,9 +100,10 @@ export class NodeRuntime {
    * (exec/protocol.ts FedWaits); `systemWakes`/`workerWakes`: sleeping workers woken by the
    * system thread (batches, feed requests, answers; up to its last result) and by workers (fed
    * values); `examined`: CFs examined in full (a parked CF made ready from the task it prepared
-   * when it parked is not)
+   * when it parked is not); `laneSleeps`: times a worker slept on its empty port before a batch
+   * came (it had nothing to run: its next batch was late)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, laneSleeps: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -173,6 +174,7 @@ export class NodeRuntime {
     this.feeds?.returned(r.batch, cfs);
     const w = r.fedWaits;
     if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
+    if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
     this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
@@ -441,8 +443,8 @@ export class NodeRuntime {
         continue;
       }
       if (st.loops.length === 0) return;
-      const loop = st.loops[0]!;
-      const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving());
+      const loop = st.nextLoop();
+      const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving(), loop);
       if (chunk <= 0) return;
       // a slice at a time, examined and dispatched before the next (the policy is asked again);
       // ordered by priorities, the whole chunk competes

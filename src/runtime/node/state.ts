@@ -8,7 +8,7 @@ import { T_INT, T_RAW, valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { SchedulingPolicy } from '../policy/types.js';
 import { sharedBytesChurned } from '../exec/shm.js';
-import { Cf, DONE, QUEUED, WAITING } from './fragment.js';
+import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
 import { DfStore, type Delivery, type Served } from './store.js';
@@ -80,6 +80,11 @@ export class NodeState {
   readonly waiting = new Set<Cf>();
   /** `for` CFs unrolled lazily, several-lane mode */
   readonly loops: Cf[] = [];
+  /**
+   * per loop of `loops`, the first CF its newest unroll spawned: once that CF has gone to a lane
+   * (or finished), the loop has less than a chunk spawned ahead of what runs (see behind)
+   */
+  readonly frontier = new Map<Cf, Cf>();
   /** loops this node unrolls as one of several (their CFs placed elsewhere are not spawned here) */
   readonly spreads = new Map<Cf, Spread>();
   /** CFs on this node not finished */
@@ -143,9 +148,10 @@ export class NodeState {
   }
 
   /** Iterations of a loop to spawn now (the policy decides from what the node is doing). */
-  unrollChunk(remaining: number, starving: boolean): number {
+  unrollChunk(remaining: number, starving: boolean, loop?: Cf): number {
     const v = this.loopView;
     v.remaining = remaining;
+    v.behind = loop !== undefined && this.behind(loop);
     v.live = this.live;
     v.waiting = this.waiting.size;
     v.starving = starving;
@@ -158,7 +164,33 @@ export class NodeState {
   }
 
   /** reused for every question (plain data for the policy, no garbage per unroll) */
-  private readonly loopView = { remaining: 0, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
+  private readonly loopView = { remaining: 0, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0, behind: false };
+
+  /** Whether what `loop` spawned last has begun to run: its lanes run dry unless it unrolls more. */
+  behind(loop: Cf): boolean {
+    const f = this.frontier.get(loop);
+    return f !== undefined && (f.state === DISPATCHED || f.state === DONE);
+  }
+
+  /**
+   * The loop the pump unrolls next: the next one that is behind, in turn after the one unrolled
+   * last, else the next in turn. Unrolling always the first let it take the whole budget of CFs waiting
+   * ahead, and a second loop spawned nothing until the first was done: two independent chains of
+   * 2 000 links of 70 µs on two lanes ran one after the other (a trace: chain 1 started its
+   * 65th link when chain 0 was at its ~1 850th).
+   */
+  nextLoop(): Cf {
+    const loops = this.loops, n = loops.length;
+    for (let k = 1; k <= n; k++) {
+      const l = loops[(this.loopTurn + k) % n]!;
+      if (this.behind(l)) { this.loopTurn = (this.loopTurn + k) % n; return l; }
+    }
+    this.loopTurn = (this.loopTurn + 1) % n;
+    return loops[this.loopTurn]!;
+  }
+
+  /** index in `loops` of the loop nextLoop chose last */
+  private loopTurn = -1;
 
   finish(cf: Cf): void {
     cf.state = DONE;

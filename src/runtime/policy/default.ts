@@ -346,6 +346,9 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (loop.inflight > 0) {
       if (loop.starving) return full;
       const ahead = WAIT_AHEAD + 4 * (loop.live - loop.waiting) - loop.waiting;
+      // a loop whose lanes reached what it spawned last gets a chunk of its own: the bound is
+      // the node's, and another loop's CFs waiting ahead had used it up
+      if (ahead <= 0 && loop.behind === true) return Math.min(full, WAIT_AHEAD);
       return Math.max(0, Math.min(full, ahead));
     }
     const next = loop.wokenSince > 0 ? loop.lastChunk >> 1 : loop.lastChunk * 2;

@@ -138,6 +138,11 @@ export interface LoopView {
    * spawned before they could run (CFs still waiting for later inputs do not count)
    */
   readonly wokenSince: number;
+  /**
+   * the CFs this loop spawned last have begun to run (gone to a lane or finished): its lanes
+   * run dry unless it spawns more, whatever other loops keep waiting ahead
+   */
+  readonly behind?: boolean;
 }
 
 export interface ProfileSample {

@@ -108,8 +108,11 @@ export function kindsOf(params: readonly ParamType[]): string {
 interface ThreadState {
   I: Int32Array;
   D: Float64Array;
-  /** arguments of the call in progress (DF handles for value/name parameters) */
+  /** arguments of the call in progress (DF handles for value/name parameters, or DF values in a direct call) */
   args: readonly unknown[];
+  /** a direct call (NativeUcode.direct): the DFs' keys and their display names */
+  keys: ArrayLike<string | number> | null;
+  nameOfKey: (key: string | number) => string;
   /** raw buffers the C++ code created during the call in progress */
   allocated: Uint8Array[];
   /** string outputs by parameter */
@@ -120,14 +123,14 @@ let thread: ThreadState | undefined;
 
 function threadState(a: Addon): ThreadState {
   if (thread) return thread;
-  const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], allocated: [], strings: [] };
+  const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], keys: null, nameOfKey: String, allocated: [], strings: [] };
   // the addon gets the buffer with its guard, the DF the buffer alone
   const alloc = (bytes: number): Uint8Array => {
     const whole = new Uint8Array(new SharedArrayBuffer(bytes + guardBytes(bytes)));
     st.allocated.push(whole.subarray(0, bytes));
     return whole;
   };
-  const nameOf = (param: number): string => (st.args[param] as DF).getName();
+  const nameOf = (param: number): string => (st.keys !== null ? st.nameOfKey(st.keys[param]!) : (st.args[param] as DF).getName());
   const scratch = a.init(alloc, nameOf, st.strings, askContext);
   st.I = new Int32Array(scratch, 0, a.maxParams * 4);
   st.D = new Float64Array(scratch, a.maxParams * 16, a.maxParams);
@@ -146,14 +149,28 @@ interface NativeBlock {
   getElsize(): number;
   getMaxSize(): number;
   adopt(buffer: SharedArrayBuffer, numel: number, size: number): void;
-  setDestinations(d: Int32Array): void;
+  setDestinations(d: Int32Array, targets?: readonly unknown[]): void;
 }
 const isNativeBlock = (x: unknown): x is NativeBlock => typeof (x as NativeBlock | undefined)?.adopt === 'function' && typeof (x as NativeBlock).getElsize === 'function';
 /** luna_ucode_abi.h: a block slot's order, and the tag of a block's committed state */
 const BLOCK_UNORDERED = 1, BLOCK_ORDERED = 2, T_BLOCK = 6;
+/** ucenv.h DdaBlock::LIST: the destinations' targets are the list one parameter holds */
+const TARGET_LIST = -1;
+
+/**
+ * A C++ ucode with the TypeScript calling convention (DF handles), and `direct`: the same call
+ * with the DF values themselves, as the runtime holds them (value parameters: the DfValue; name
+ * parameters: anything), the outputs written to `outs` in order (null where the ucode set
+ * nothing) — no DF handle per parameter, no argument array per call. `direct` is absent when
+ * the import takes a block (a dynamic array's block is a handle of its own).
+ */
+export interface NativeUcode {
+  (...args: unknown[]): void;
+  direct?: (args: readonly unknown[], keys: ArrayLike<string | number>, nameOfKey: (key: string | number) => string, outs: (DfValue | null)[]) => void;
+}
 
 /** The function that runs import `imp` in the C++ library (throws NativeUnavailableError). */
-export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: string; params: readonly ParamType[] }): (...args: unknown[]) => void {
+export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: string; params: readonly ParamType[] }): NativeUcode {
   const a = loadAddon();
   const st = threadState(a);
   const kinds = kindsOf(imp.params);
@@ -166,14 +183,15 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
   objects[0] = entry;
   const call = a.call;
   const { I, D } = st;
-  return function cppUcode(...args: unknown[]): void {
+  /** one call: `args` are DF handles (`outs` null: the outputs are set on them) or, direct, the values */
+  const run = (args: readonly unknown[], outs: (DfValue | null)[] | null): void => {
     for (let i = 0; i < n; i++) {
       const k = codes[i]!;
       const x = args[i];
       let o: unknown;
       if (k === V) {
-        const dv = (x as DF).value;
-        const t = dv === undefined ? 0 : dv.t;
+        const dv = outs === null ? (x as DF).value : (x as DfValue | undefined);
+        const t = dv === undefined || dv === null ? 0 : dv.t;
         I[4 * i] = t;
         if (t === T_INT) I[4 * i + 1] = dv!.v as number;
         else if (t === T_REAL) D[i] = dv!.v as number;
@@ -210,30 +228,55 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       const ref = I[4 * i + 2]!;
       const grown = ref >= n ? st.allocated[ref - n]! : undefined;
       if (grown) b.resized = true;
-      // the destinations the ucode set (ucenv.h destinations()): as many as the elements then
+      // the destinations the ucode set (ucenv.h dests_for): an entry per element then, the
+      // parameters naming the target arrays, their count; or the parameter holding their list, -1
       const dref = I[4 * i + 3]!;
       const dests = dref >= n ? st.allocated[dref - n] : undefined;
       b.adopt(grown ? (grown.buffer as SharedArrayBuffer) : b.buffer, I[4 * i + 1]!, D[i]!);
-      if (dests) b.setDestinations(new Int32Array(dests.buffer, dests.byteOffset, Math.floor(dests.byteLength / 4)));
+      if (dests) {
+        const all = new Int32Array(dests.buffer, dests.byteOffset, dests.byteLength >> 2);
+        const k = all[all.length - 1]!;
+        if (k === TARGET_LIST) {
+          const list = (args[all[all.length - 2]!] as DF).getValue();
+          if (!Array.isArray(list)) throw new NativeFault(`parameter ${all[all.length - 2]! + 1} of C++ ucode ${imp.symbol}, given to destinations() as the target list, holds no list of arrays`);
+          b.setDestinations(all.subarray(0, all.length - 2), list);
+        } else {
+          const m = all.length - 1 - k;
+          b.setDestinations(all.subarray(0, m), k === 0 ? undefined : Array.from(all.subarray(m, m + k), (p) => args[p]));
+        }
+      }
     }
-    for (const i of outputs) {
+    for (let j = 0; j < outputs.length; j++) {
+      const i = outputs[j]!;
       const t = I[4 * i]!;
-      if (t === 0) continue;
-      let v: DfValue;
+      let v: DfValue | null = null;
       if (t === T_INT) v = { t: T_INT, v: I[4 * i + 1]! };
       else if (t === T_REAL) v = { t: T_REAL, v: D[i]! };
       else if (t === T_STRING) { v = { t: T_STRING, v: st.strings[i] as string }; st.strings[i] = undefined; }
-      else {
+      else if (t !== 0) {
         const ref = I[4 * i + 2]!;
-        if (ref < n) v = (args[ref] as DF).value!; // copy() of an input: the very same value
+        // copy() of an input: the very same value
+        if (ref < n) v = outs === null ? (args[ref] as DF).value! : (args[ref] as DfValue);
         else v = { t: T_RAW, v: st.allocated[ref - n]! };
-        if (t === T_JS && v.t !== T_JS) continue;
+        if (t === T_JS && v.t !== T_JS) v = null;
       }
-      (args[i] as DF).value = v;
+      if (outs !== null) outs[j] = v;
+      else if (v !== null) (args[i] as DF).value = v;
     }
     if (st.allocated.length !== 0) st.allocated.length = 0;
   };
+  const cppUcode: NativeUcode = (...args: unknown[]): void => run(args, null);
+  if (blocks.length === 0) {
+    cppUcode.direct = (args, keys, nameOfKey, outs) => {
+      st.keys = keys;
+      st.nameOfKey = nameOfKey;
+      try { run(args, outs); } finally { st.keys = null; st.args = NO_ARGS; }
+    };
+  }
+  return cppUcode;
 }
+
+const NO_ARGS: unknown[] = [];
 
 /** Whether `alias` is implemented by the native library. */
 export function nativeHas(native: NativeUcodes | undefined, alias: string): boolean {

@@ -1,0 +1,71 @@
+// C++ ucodes called with the DF values themselves (NativeUcode.direct, what the runtime's
+// calling convention uses for them): the same outputs as through DF handles — ints, reals,
+// strings, raw bytes created by the ucode, copy() of an input as the very same value, an output
+// left unset as null — and a C++ error still naming the DF, by its key through the runtime's
+// names (there is no handle to ask).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ParamType } from '../../src/core/imports.js';
+import { bindUcodes, callUcode } from '../../src/runtime/exec/call.js';
+import { buildCppUcodes, scanSources } from '../../src/ucode/cpp/build.js';
+import { DF } from '../../src/ucode/df.js';
+import { T_INT, T_RAW, T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
+import { noCompiler } from '../cpp/fixtures.js';
+
+const skip = noCompiler();
+
+const UCODES = `#include "ucenv.h"
+#include <string>
+using namespace luna::ucenv;
+extern "C" {
+void c_mix(int k, double r, const InputDF &s, OutputDF &i, OutputDF &d, OutputDF &t, OutputDF &unset) {
+  i = k * 2; d = r / 2; t = s.get_string() + "!"; (void)unset;
+}
+void c_bytes(int n, const InputDF &in, OutputDF &made, OutputDF &same) {
+  char *b = made.create<char>(n);
+  for (int j = 0; j < n; j++) b[j] = (char)(j + 1);
+  same.copy(in);
+}
+void c_wrong(const InputDF &x, OutputDF &y) { y = x.get_int(); }
+}
+`;
+
+const IMPORTS: { alias: string; symbol: string; params: ParamType[]; waits: boolean }[] = [
+  { alias: 'mix', symbol: 'c_mix', params: ['int', 'real', 'value', 'name', 'name', 'name', 'name'], waits: false },
+  { alias: 'bytes', symbol: 'c_bytes', params: ['int', 'value', 'name', 'name'], waits: false },
+  { alias: 'wrong', symbol: 'c_wrong', params: ['value', 'name'], waits: false },
+];
+
+test('C++ ucodes take the DF values directly: the outputs of DF handles, with no handles', { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-cpp-direct-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const src = join(dir, 'ucodes.cpp');
+  writeFileSync(src, UCODES);
+  const built = await buildCppUcodes({ sources: [src], scans: scanSources([src]), imports: IMPORTS, tsImports: [], cacheDir: join(dir, 'cache') });
+  assert.ok(built.native, JSON.stringify(built.diagnostics));
+  const [mix, bytes, wrong] = bindUcodes(undefined, IMPORTS, built.native);
+  for (const f of [mix, bytes, wrong]) assert.equal(typeof (f as { direct?: unknown }).direct, 'function', 'a C++ import without blocks has the direct path');
+
+  const names = (k: string | number): string => `df<${String(k)}>`;
+  const s: DfValue = { t: T_STRING, v: 'hi' };
+  const outs = callUcode(mix!, IMPORTS[0]!, [21, 1.5, s, null, null, null, null], ['', '', 's', 'i', 'd', 't', 'u'], names);
+  assert.deepEqual(outs, [{ t: T_INT, v: 42 }, { t: T_REAL, v: 0.75 }, { t: T_STRING, v: 'hi!' }, null]);
+
+  // the same call through DF handles, the TypeScript convention
+  const handles = [21, 1.5, new DF('s', s, false), new DF('i', undefined, true), new DF('d', undefined, true), new DF('t', undefined, true), new DF('u', undefined, true)];
+  mix!(...handles);
+  assert.deepEqual(handles.slice(3).map((h) => (h as DF).value ?? null), outs);
+
+  const input: DfValue = { t: T_RAW, v: new Uint8Array(new SharedArrayBuffer(3)) };
+  const [created, same] = callUcode(bytes!, IMPORTS[1]!, [4, input, null, null], ['', 'in', 'made', 'same'], names);
+  assert.equal(created!.t, T_RAW);
+  assert.deepEqual([...(created!.v as Uint8Array)], [1, 2, 3, 4]);
+  assert.ok((created!.v as Uint8Array).buffer instanceof SharedArrayBuffer, 'bytes created in C++ are shared memory the runtime owns');
+  assert.equal(same, input, 'copy() of an input is the very same value');
+
+  // a C++ error names the DF by its key through the runtime's names, still with no handle
+  assert.throws(() => callUcode(wrong!, IMPORTS[2]!, [s, null], ['x.7', 'y'], names), /get_int\(\) on DF df<x\.7>/);
+});
