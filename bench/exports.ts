@@ -3,7 +3,7 @@
 // by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
 // Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=1.2e7 gives ~10^6 fragments: 12 events each,
 // the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
-// Two floors every export stands on are measured apart: decodeMs (reading and merging the records
+// Two floors every export stands on are measured apart: decodeMs / decodeCpuMs (reading and merging the records
 // as columns, nothing resolved) and modelMs (one bare pass of the trace model, no listener;
 // modelRecyclingMs: the same reusing fragment records, as the protobuf and OTF2 exports read).
 // Each also in CPU ms of the whole process (…CpuMs, a reading worker's thread included): the
@@ -13,6 +13,9 @@
 // over 16 MiB gets, src/cli/export-heap.ts; LUNA_EXPORT_HEAP=1 at any size): cliPerfettoProtoMs,
 // cliOtf2Ms, their CPU time (the children's, the OTF2 helper's included) and, as the baseline of
 // the same run, the same commands with LUNA_EXPORT_HEAP=0 (the 2 MiB semi-space bin/luna starts with).
+// decodeCpuMs and phase…CpuMs split an export's CPU into decoding, resolving and writing
+// (differences of the passes above, each on the calling thread: comparable under load, where wall
+// times are not; meaningful at 10^6 fragments: on small traces the first pass's JIT warm-up dominates).
 // Run: node dist/bench/exports.js  (or import { run }).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -100,6 +103,7 @@ export async function run(): Promise<Record<string, number>> {
       events: an.value.events,
       cfs,
       decodeMs: Math.round(decode.ms),
+      decodeCpuMs: Math.round(decode.cpuMs),
       modelMs: Math.round(model.ms),
       modelCpuMs: Math.round(model.cpuMs),
       modelRecyclingMs: Math.round(modelRecycling.ms),
@@ -114,12 +118,18 @@ export async function run(): Promise<Record<string, number>> {
       perfettoProtoCpuMs: Math.round(pb.cpuMs),
       perfettoProtoCallerThreadCpuMs: Math.round(pbCaller.cpuMs),
       perfettoProtoWorkerVsCallerThreadCpu: +(pb.cpuMs / pbCaller.cpuMs).toFixed(2),
+      // where an export's CPU goes, on one thread: decoding and merging (decodeCpuMs), resolving
+      // (the bare recycling model pass less the decoding), writing (the export less the bare pass)
+      phaseModelCpuMs: Math.round(modelRecycling.cpuMs - decode.cpuMs),
+      phasePerfettoWriteCpuMs: Math.round(pbCaller.cpuMs - modelRecycling.cpuMs),
       traceBytes: size(trace),
       perfettoProtoBytes: size(join(dir, 'run.pftrace')),
       perfettoProtoVsTrace: +(size(join(dir, 'run.pftrace')) / size(trace)).toFixed(2),
       ...(otf2 ? {
         otf2Ms: Math.round(otf2.ms),
         otf2CpuMs: Math.round(otf2.cpuMs),
+        // the collector and the record files (the helper, a child process, is in cliOtf2CpuMs)
+        phaseOtf2WriteCpuMs: Math.round(otf2.cpuMs - modelRecycling.cpuMs),
         otf2Bytes: size(join(dir, 'otf2')),
         otf2VsTrace: +(size(join(dir, 'otf2')) / size(trace)).toFixed(2),
         otf2VsAnalyze: +(otf2.ms / an.ms).toFixed(2),

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import { displayCf } from '../../src/core/cfid.js';
-import { cfNameRoom, putCfName } from '../../src/trace/export/text.js';
+import { cfNameRoom, dfNameRoom, putCfName, putDfName } from '../../src/trace/export/text.js';
+import { displayDf } from '../../src/core/dfkey.js';
 import { RecordFile } from '../../src/trace/export/otf2-stream.js';
 import { ProtoBuf } from '../../src/trace/export/proto-encode.js';
 
@@ -109,5 +110,31 @@ test('a CF name written from its label and indices equals displayCf, byte for by
     g.utf8(displayCf(label, idx));
     const raw = (r: RecordFile): Buffer => { const x = r as unknown as { buf: Buffer; len: number }; return x.buf.subarray(0, x.len); };
     assert.ok(raw(f).equals(raw(g)), `OTF2 record of ${label}`);
+  }
+});
+
+test('a DF name written from its key equals displayDf, byte for byte', () => {
+  const keys = ['x#0.3.4', 'x#', 'x#12', 'x#12_3', 'y#~0123456789abcdef0123456789abcdef.7', 'z#1_2.10.-6', 'b#.5', 'plain', 'odd.name', 'réseau#4.1', 'x#4.réseau', 'x#4..', 'x#4.1.', '#', '', 'a#b#c.1', '\ud800#1.2'];
+  for (const key of keys) {
+    const want = Buffer.from(displayDf(key), 'utf8');
+    const b = Buffer.alloc(dfNameRoom(key) + 1, 0xee);
+    const end = putDfName(b, 0, key);
+    assert.ok(b.subarray(0, end).equals(want), `${JSON.stringify(key)}: ${JSON.stringify(b.subarray(0, end).toString())} against ${JSON.stringify(displayDf(key))}`);
+    assert.ok(end <= dfNameRoom(key), 'within the room it asked for');
+    assert.equal(b[dfNameRoom(key)], 0xee, 'nothing written past the room');
+    const o = new ProtoBuf(4);
+    o.text('<'); o.dfName(key); o.text('>');
+    assert.ok(o.buf.subarray(0, o.len).equals(Buffer.concat([Buffer.from('<'), want, Buffer.from('>')])), `in a growable buffer: ${JSON.stringify(key)}`);
+  }
+});
+
+test('an OTF2 record string is its UTF-8 byte count and bytes (ASCII, non-ASCII, lone surrogates, empty)', () => {
+  for (const s of ['', 'gid_12_3', 'réseau', 'x[1] → y', '\ud800x', 'a'.repeat(300) + 'é']) {
+    const f = new RecordFile(-1);
+    f.u8(0x53).utf8(s).u8(0x2e);
+    const x = f as unknown as { buf: Buffer; len: number };
+    const want = Buffer.from(s, 'utf8'), len = Buffer.alloc(4);
+    len.writeUInt32LE(want.length);
+    assert.ok(x.buf.subarray(0, x.len).equals(Buffer.concat([Buffer.from([0x53]), len, want, Buffer.from([0x2e])])), JSON.stringify(s));
   }
 });

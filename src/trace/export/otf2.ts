@@ -137,7 +137,7 @@ export class Otf2Collector implements ModelListener {
       if (!e || !(t >= e.t)) return;
       const name = spmdOpName(e.op);
       const role = SPMD_ROLE[name as SpmdOp] ?? ROLE_FUNCTION;
-      const [a, b] = this.span(e.t, t);
+      const a = this.span(e.t, t), b = this.spanEnd;
       this.at(node, thread).add(K_INTERVAL, a, b, this.region(`spmd ${name}`, role, PARADIGM_UPC, `the SPMD layer's ${name}`), TAG_SPMD, sent, e.site, recv, NaN);
     };
     r.listen({
@@ -184,30 +184,35 @@ export class Otf2Collector implements ModelListener {
     return it;
   }
 
-  private span(t0: number, t1: number): [number, number] {
+  /** the end of the latest span (span returns its start: no array per record) */
+  private spanEnd = 0;
+
+  /** A span's ticks (its end, never before its start, in spanEnd); the archive's bounds widened. */
+  private span(t0: number, t1: number): number {
     const a = Math.round(t0), b = Math.max(a, Math.round(t1));
     if (a < this.minT) this.minT = a;
     if (b > this.maxT) this.maxT = b;
-    return [a, b];
+    this.spanEnd = b;
+    return a;
   }
 
   finish(f: Fragment): void {
     if (f.slot < 0 || !(f.finish >= f.start)) return;
     let r = this.codeRegion[f.code];
     if (r === undefined) r = this.codeRegion[f.code] = this.region(this.model.codeName(f.code), ROLE_FUNCTION, PARADIGM_USER, 'code fragment');
-    const [a, b] = this.span(f.start, f.finish);
+    const a = this.span(f.start, f.finish), b = this.spanEnd;
     this.at(f.node, f.lane).add(K_INTERVAL, a, b, r, 0, f.cf, this.str(f.gid, true), this.cfName(f), f.cpu);
     this.cfs++;
   }
 
   sysBusy(node: number, t0: number, t1: number): void {
-    const [a, b] = this.span(t0, t1);
+    const a = this.span(t0, t1), b = this.spanEnd;
     this.at(node, 0).add(K_INTERVAL, a, b, this.region('system busy', ROLE_ARTIFICIAL, PARADIGM_MEASUREMENT_SYSTEM, 'the node\'s system thread at work'), 0, NaN, UNDEFINED_U32, UNDEFINED_U32, NaN);
   }
 
   wait(w: Wait): void {
     if (!(w.end >= w.start)) return;
-    const [a, b] = this.span(w.start, w.end);
+    const a = this.span(w.start, w.end), b = this.spanEnd;
     const r = this.region(`wait ${w.kind}`, ROLE_TASK_WAIT, PARADIGM_USER, `a thread waiting for a ${w.kind}`);
     this.at(w.node, w.thread).add(K_INTERVAL, a, b, r, 0, NaN, this.str(w.resource), UNDEFINED_U32, w.cpu);
   }
@@ -222,7 +227,7 @@ export class Otf2Collector implements ModelListener {
       this.sendRegion = this.region('DF send', ROLE_POINT2POINT, PARADIGM_MPI, 'a DF transfer hop leaves this node');
       this.recvRegion = this.region('DF receive', ROLE_POINT2POINT, PARADIGM_MPI, 'a DF transfer hop arrives on this node');
     }
-    const [a, b] = this.span(t.sendStart, t.arrive);
+    const a = this.span(t.sendStart, t.arrive), b = this.spanEnd;
     this.at(t.from, 0).add(K_SEND, a, a, t.to, tag, t.bytes, df, UNDEFINED_U32, NaN);
     this.at(t.to, 0).add(K_RECV, b, b, t.from, tag, t.bytes, df, UNDEFINED_U32, NaN);
     this.messages++;
@@ -230,7 +235,7 @@ export class Otf2Collector implements ModelListener {
 
   counter(node: number, name: 'readyQueue' | 'liveBytes', t: number, value: number): void {
     if (!Number.isFinite(value)) return;
-    const [a] = this.span(t, t);
+    const a = this.span(t, t);
     this.at(node, 0).add(K_METRIC, a, a, name === 'readyQueue' ? 0 : 1, 0, Math.round(value), UNDEFINED_U32, UNDEFINED_U32, NaN);
   }
 
@@ -257,7 +262,9 @@ export class Otf2Collector implements ModelListener {
       const it = this.locs.get(key)!;
       ev.u8(0x42 /* B */).u64(key);
       let events = 0;
-      const stack: number[] = []; // open intervals
+      // open intervals, innermost last (typed: an array popped empty gives its store back, and
+      // pushing on it again makes a new one, once per interval on a lane)
+      let stack = new Uint32Array(64), depth = 0;
       const leave = (i: number): void => {
         const cpu = it.cpu[i]!;
         ev.reserve(LEAVE_BYTES).w8(0x58 /* X */).w64(T(it.t1[i]!)).w32(it.ref[i]!);
@@ -265,14 +272,17 @@ export class Otf2Collector implements ModelListener {
         else ev.w8(0);
         events++;
       };
-      for (const i of it.order()) {
+      const order = it.order();
+      // (indexed: a for-of over the order makes an iterator result per item where not optimised away)
+      for (let q = 0; q < order.length; q++) {
+        const i = order[q]!;
         const t = it.t0[i]!;
-        while (stack.length && it.t1[stack[stack.length - 1]!]! <= t) leave(stack.pop()!);
+        while (depth > 0 && it.t1[stack[depth - 1]!]! <= t) leave(stack[--depth]!);
         const k = it.kind[i];
         ev.reserve(ITEM_BYTES);
         if (k === K_INTERVAL) {
           // an interval must end inside the one it starts in (a record that crosses it is clipped)
-          const top = stack.length ? stack[stack.length - 1]! : -1;
+          const top = depth > 0 ? stack[depth - 1]! : -1;
           if (top >= 0 && it.t1[i]! > it.t1[top]!) { it.t1[i] = it.t1[top]!; this.clipped++; }
           ev.w8(0x45 /* E */).w64(T(t)).w32(it.ref[i]!);
           const num = it.num[i]!;
@@ -285,7 +295,8 @@ export class Otf2Collector implements ModelListener {
             ev.w32(ATTR.instance).w8(TYPE_STRING).w64(it.s2[i]!);
           } else if (it.s1[i] !== UNDEFINED_U32) ev.w8(1).w32(ATTR.resource).w8(TYPE_STRING).w64(it.s1[i]!);
           else ev.w8(0);
-          stack.push(i);
+          if (depth === stack.length) { const g = new Uint32Array(2 * depth); g.set(stack); stack = g; }
+          stack[depth++] = i;
         } else if (k === K_SEND || k === K_RECV) {
           // Enter, the message event, Leave, all at the tick the hop left or arrived
           const region = k === K_SEND ? this.sendRegion : this.recvRegion;
@@ -302,7 +313,7 @@ export class Otf2Collector implements ModelListener {
         events++;
         if ((++done & 0xffff) === 0) progress?.(done);
       }
-      while (stack.length) leave(stack.pop()!);
+      while (depth > 0) leave(stack[--depth]!);
       ev.u8(0x5a /* Z */);
       counts.set(key, events);
     }

@@ -207,14 +207,26 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
   private iidCpu = 0;
   private iidInputs = 0;
 
-  /** A fragment's inputs as its tooltip lists them (the first 8 names, then the count), written in place. */
+  /** per code: its `code` annotation as encoded once (the same bytes for every CF of the code) */
+  private readonly codeAnns: (Buffer | undefined)[] = [];
+
+  /** The `code` annotation of a CF of `code`: encoded at its first CF, then copied. */
+  private codeAnn(code: number): void {
+    const a = code >= 0 ? this.codeAnns[code] : undefined;
+    if (a !== undefined) { this.out.bytes(a, a.length); return; }
+    const o = this.out, at = o.len;
+    this.annAt(this.iidCode || (this.iidCode = this.intern(this.keys, 3, 'code')), 'code', this.model.codeName(code));
+    if (code >= 0) this.codeAnns[code] = Buffer.from(o.buf.subarray(at, o.len));
+  }
+
+  /** A fragment's inputs as its tooltip lists them (the first 8 names, then the count), written in place (names from the DF keys: no string per DF). */
   private inputsAnn(inputs: readonly DfRec[]): void {
     const o = this.out, at = o.open(4);
     o.uint(1, this.iidInputs || (this.iidInputs = this.intern(this.keys, 3, 'inputs')));
     const s = o.open(6);
     const n = Math.min(inputs.length, 8);
-    o.text(inputs[0]!.name);
-    for (let i = 1; i < n; i++) { o.text(', '); o.text(inputs[i]!.name); }
+    o.dfName(inputs[0]!.key);
+    for (let i = 1; i < n; i++) { o.text(', '); o.dfName(inputs[i]!.key); }
     if (inputs.length > 8) o.text(`, … (${inputs.length})`);
     o.close(s);
     o.close(at);
@@ -274,7 +286,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
       o.cfName(f.label, f.labelIdx);
       o.close(at);
     }
-    this.annAt(this.iidCode || (this.iidCode = this.intern(this.keys, 3, 'code')), 'code', this.model.codeName(f.code));
+    this.codeAnn(f.code);
     this.annAt(this.iidGid || (this.iidGid = this.intern(this.keys, 3, 'gid')), 'gid', f.gid);
     this.annAt(this.iidCpu || (this.iidCpu = this.intern(this.keys, 3, 'cpu_us')), 'cpu_us', Math.round(f.cpu) / 1000);
     if (inputs.length) this.inputsAnn(inputs);
@@ -296,7 +308,7 @@ export class PerfettoProtoWriter implements ModelListener, SpmdListener {
     this.open(INSTANT, netUuid(t.to), null, false, t.arrive);
     const o = this.out, at = o.open(23);
     o.text('DF ');
-    o.text(t.df.name);
+    o.dfName(t.df.key);
     o.text(' from node ');
     o.decimal(t.from);
     o.close(at);

@@ -5,7 +5,7 @@
 // place. The schema and the decoder stay protobufjs' (perfetto-proto.ts, the tests), so a field
 // number or wire type written wrong here fails the read-back.
 
-import { cfNameRoom, putCfName, putInt } from './text.js';
+import { cfNameRoom, dfNameRoom, putCfName, putDfName, putInt } from './text.js';
 
 const WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2;
 
@@ -105,6 +105,12 @@ export class ProtoBuf {
   cfName(label: string, idx: readonly number[] | null): void {
     this.room(cfNameRoom(label, idx));
     this.len = putCfName(this.buf, this.len, label, idx);
+  }
+
+  /** A DF's display name (`x[3][4]`) from its key (`x#12.3.4`) as text, never made into a string. */
+  dfName(key: string): void {
+    this.room(dfNameRoom(key));
+    this.len = putDfName(this.buf, this.len, key);
   }
 
   /** An integer in decimal as text. */

@@ -5,6 +5,7 @@ import type { RecordKind, TraceEvent } from '../schema.js';
 import { DfRec, type Fragment } from './records.js';
 import { CODE, COL, type RecordBatch } from '../columns.js';
 import type { Resolver, TraceModel } from './model.js';
+import { IdMap } from './id-map.js';
 
 const key = (node: number, local: number): number => node * 4294967296 + local;
 
@@ -12,7 +13,7 @@ export class DfResolver implements Resolver {
   readonly kinds: readonly RecordKind[] = ['dfName', 'dfComputed', 'dfSendStart', 'dfSendEnd', 'dfReceive', 'dfDeleted'];
   private readonly names = new Map<string, DfRec>();
   /** DF numbers per node, and per (node, thread) stream for writers that number per thread */
-  private readonly nodeDf: Map<number, DfRec>[];
+  private readonly nodeDf: IdMap<DfRec>[];
   private readonly streamDf = new Map<number, Map<number, DfRec>>();
   /** (node, local DF) → CFs whose cfInput came before the dfName */
   private readonly unnamed = new Map<number, Fragment[]>();
@@ -20,7 +21,7 @@ export class DfResolver implements Resolver {
 
   constructor(private readonly m: TraceModel) {
     this.N = m.N;
-    this.nodeDf = Array.from({ length: this.N }, () => new Map());
+    this.nodeDf = Array.from({ length: this.N }, () => new IdMap<DfRec>());
   }
 
   push(e: TraceEvent): void {
@@ -124,7 +125,8 @@ export class DfResolver implements Resolver {
     r.home = node;
     r.computedAt = t;
     r.bytes = bytes;
-    for (const l of this.m.audience) l.computed?.(r, t);
+    const ls = this.m.audience;
+    for (let k = 0; k < ls.length; k++) ls[k]!.computed?.(r, t);
     // a recycling model reuses fragment records for later CFs: it links no producer (nor its finish)
     if (producerCf < 0 || this.m.recycles) return;
     const p = this.m.fragments.lookup(node, producerCf);
@@ -151,7 +153,8 @@ export class DfResolver implements Resolver {
     const c = r.copyAt(node);
     if (c) { c.arrive = t; c.firstSend = s ?? t; c.from = from; }
     else r.copies = { node, arrive: t, firstSend: s ?? t, from, next: r.copies };
-    for (const l of this.m.audience) l.transfer?.({ df: r, from, to: node, bytes, sendStart: s ?? t, firstSend: s ?? t, arrive: t });
+    const ls = this.m.audience;
+    for (let k = 0; k < ls.length; k++) ls[k]!.transfer?.({ df: r, from, to: node, bytes, sendStart: s ?? t, firstSend: s ?? t, arrive: t });
     if (s !== undefined && --r.refs <= 0) this.drop(r);
   }
 }

@@ -8,6 +8,7 @@ import { CODE, COL, type RecordBatch } from '../columns.js';
 import { Fragment, type DfRec } from './records.js';
 import type { Resolver, TraceModel } from './model.js';
 import { fmtT } from './time.js';
+import { IdMap } from './id-map.js';
 
 const RECENT_MAX = 1 << 13;
 const EMPTY: readonly number[] = [];
@@ -22,9 +23,9 @@ export class FragmentResolver implements Resolver {
   /** per lane slot (node · T + lane − 1): the CF running there */
   readonly running: (Fragment | null)[];
   /** per node: local CF number → record */
-  private readonly cfs: Map<number, Fragment>[];
+  private readonly cfs: IdMap<Fragment>[];
   /** per node: CFs finished lately, for outputs announced after the finish */
-  private readonly recent: Map<number, Fragment>[];
+  private readonly recent: IdMap<Fragment>[];
   private readonly recentRing = new Float64Array(RECENT_MAX).fill(-1);
   private recentPos = 0;
   /** per node: start and finish of the CFs its system thread ran itself since its last sysBusy */
@@ -45,8 +46,8 @@ export class FragmentResolver implements Resolver {
   constructor(private readonly m: TraceModel) {
     this.N = m.N;
     this.T = m.T;
-    this.cfs = Array.from({ length: this.N }, () => new Map());
-    this.recent = Array.from({ length: this.N }, () => new Map());
+    this.cfs = Array.from({ length: this.N }, () => new IdMap<Fragment>());
+    this.recent = Array.from({ length: this.N }, () => new IdMap<Fragment>(RECENT_MAX));
     this.running = new Array<Fragment | null>(this.N * this.T).fill(null);
     this.ranInline = Array.from({ length: this.N }, () => []);
     this.heldBusy = new Float64Array(2 * this.N).fill(NaN);
@@ -156,7 +157,10 @@ export class FragmentResolver implements Resolver {
       busy.slot = -1;
     }
     this.running[slot] = m;
-    for (const l of this.m.audience) l.start?.(m);
+    // listeners told by index, here and on every per-CF path: for-of makes an iterator and a
+    // result per step wherever the optimiser has not removed them, at 10^6 CFs a steady garbage
+    const ls = this.m.audience;
+    for (let k = 0; k < ls.length; k++) ls[k]!.start?.(m);
   }
 
   /**
@@ -176,18 +180,19 @@ export class FragmentResolver implements Resolver {
     const t0 = this.heldBusy[2 * node]!, t1 = this.heldBusy[2 * node + 1]!;
     if (!(t0 === t0)) return;
     this.heldBusy[2 * node] = NaN;
-    const runs = this.ranInline[node]!;
+    const runs = this.ranInline[node]!, ls = this.m.audience;
     let from = t0, i = 0;
     // every CF run inside the span finished before the node's next span began: all known here
     for (; i < runs.length; i += 2) {
       const start = runs[i]!, fin = runs[i + 1]!;
       if (fin > t1) break;
       if (fin <= from) continue;
-      if (start > from) for (const l of this.m.audience) l.sysBusy?.(node, from, start);
+      if (start > from) for (let k = 0; k < ls.length; k++) ls[k]!.sysBusy?.(node, from, start);
       from = fin;
     }
-    if (t1 > from) for (const l of this.m.audience) l.sysBusy?.(node, from, t1);
-    runs.splice(0, i);
+    if (t1 > from) for (let k = 0; k < ls.length; k++) ls[k]!.sysBusy?.(node, from, t1);
+    // (splice makes an array of what it removes: none when no CF ran inline, the usual case)
+    if (i > 0) runs.splice(0, i);
   }
 
   private finish(node: number, thread: number, t: number, cpu: number, cf: number): void {
@@ -232,7 +237,8 @@ export class FragmentResolver implements Resolver {
       if (runs.length >= 2 * RECENT_MAX) runs.splice(0, RECENT_MAX);
       runs.push(m.start, m.finish);
     }
-    for (const l of model.audience) l.finish?.(m, inputs);
+    const ls = model.audience;
+    for (let k = 0; k < ls.length; k++) ls[k]!.finish?.(m, inputs);
     if (this.spare && inputs.length > 0) (inputs as DfRec[]).length = 0;
   }
 

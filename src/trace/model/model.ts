@@ -130,7 +130,8 @@ export class TraceModel {
       push: (e) => { if (e.kind === 'readyQueue' || e.kind === 'liveBytes') for (const l of this.listeners) l.counter?.(e.node, e.kind, e.t, e.value); },
       row: (b, i) => {
         const kind = b.code[i] === RECORDS.readyQueue.code ? 'readyQueue' : 'liveBytes';
-        for (const l of this.listeners) l.counter?.(b.node[i]!, kind, b.t[i]!, b.f[COL[kind].value]![i]!);
+        const ls = this.listeners;
+        for (let k = 0; k < ls.length; k++) ls[k]!.counter?.(b.node[i]!, kind, b.t[i]!, b.f[COL[kind].value]![i]!);
       },
     });
   }
