@@ -11,7 +11,7 @@ import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { cpuSet } from '../core/cpus.js';
-import { ABORT, ARRIVE, AWAKE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { barrierMissing, type BoardView } from './missing.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
@@ -79,9 +79,6 @@ export interface SpmdCounts {
   received: Record<string, number>;
   /** messages the node's ranks wrote to other nodes' sockets themselves (barrier arrivals) */
   direct: number;
-  /** barrier waits the system thread spun on the sockets for, and its reads there that brought bytes */
-  spins: number;
-  pumped: number;
 }
 
 interface ArrayRec { buffer: SharedArrayBuffer; bytes: number; perRank: number; desc: string; rank: number; site: string }
@@ -116,19 +113,6 @@ export class SpmdNode implements Participant {
   /** other nodes' ranks queued for a lock whose home is here */
   private readonly lockQueues = new Map<number, { rank: number; node: number; req: number }[]>();
   private poll: NodeJS.Timeout | null = null;
-  /** the node's CPUs and the remote spin (start) */
-  private cpus = 1;
-  private remoteSpinMs = REMOTE_SPIN_MS;
-  /** barrier waits this thread spun on the sockets for (awaitArrivals), and the reads that brought bytes */
-  private spins = 0;
-  private pumped = 0;
-  /**
-   * whether this thread reads the sockets for a barrier's remote arrivals: only with
-   * $LUNA_SPMD_SOCKET_SPIN=1 until measured on a quiet machine — under a load of 18 on 2 cores,
-   * 4000 barrier phases of 2 processes took 1.34× the wall time and 1.6× the CPU with it (farm-bench,
-   * 6 pairs alternated), the spin holding a core the other node's threads needed
-   */
-  private readonly socketSpin = process.env.LUNA_SPMD_SOCKET_SPIN === '1';
   private stopped = false;
   /** a rank's error, the first (the run fails with it) */
   fault?: string;
@@ -156,9 +140,9 @@ export class SpmdNode implements Participant {
 
   /** Start this node's ranks. */
   start(): void {
-    const cpus = (this.cpus = Math.max(1, this.o.cpus ?? cpuSet().count));
+    const cpus = Math.max(1, this.o.cpus ?? cpuSet().count);
     const spinMs = this.o.spinMs ?? SPIN_MS;
-    const remoteSpinMs = (this.remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS);
+    const remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS;
     const links = Array.from({ length: this.router.size }, (_, n) => (n === this.router.rank ? null : this.router.transport.directLink?.(n) ?? null));
     const arrivedWire = ((CHANNEL.spmd << TAG_BITS) | ARRIVED) >>> 0, getWire = ((CHANNEL.spmd << TAG_BITS) | GET) >>> 0;
     for (let i = 0; i < this.perNode; i++) {
@@ -168,7 +152,7 @@ export class SpmdNode implements Participant {
         rank, threads: this.o.threads, node: this.router.rank, nodes: this.router.size,
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
-        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire, socketSpin: this.socketSpin,
+        trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire,
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -254,31 +238,8 @@ export class SpmdNode implements Participant {
     this.control.fault(message);
   }
 
-  /**
-   * Every rank of this node arrived at barrier phase p and waits for the other nodes' arrivals:
-   * read their sockets here, at once and for up to the remote spin, while the node's ranks sleep
-   * (the node's CPUs have room for this thread) — the arrival then raises BARRIER the µs it lands,
-   * where the event loop would first be woken for it (a wake-up, and a turn, before the rank's).
-   */
-  private awaitArrivals(p: number): void {
-    const b = this.board, pump = this.router.transport.pump?.bind(this.router.transport);
-    if (!pump || !this.socketSpin) return;
-    // the rank may write to the sockets itself again: this request needs nothing written
-    Atomics.store(b, HANDLED, this.handled);
-    const until = performance.now() + this.remoteSpinMs;
-    let turns = 0;
-    while (Atomics.load(b, BARRIER) < p && Atomics.load(b, ABORT) === 0 && Atomics.load(b, AWAKE) + 1 <= this.cpus && performance.now() < until) {
-      turns++;
-      for (let n = 0; n < this.router.size; n++) {
-        if (n !== this.router.rank && Atomics.load(b, rankBase(n * this.perNode) + ARRIVE) < p && pump(n)) this.pumped++;
-      }
-    }
-    if (turns > 0) this.spins++;
-  }
-
   private request(i: number, m: RankRequest): void {
-    // a spin sends nothing: it is not counted among the requests whose sending orders a rank's own writes (POSTED)
-    if (m.k !== 'spin') this.handled++;
+    this.handled++;
     this.requests[m.k] = (this.requests[m.k] ?? 0) + 1;
     const rank = this.rank0 + i;
     try {
@@ -318,11 +279,8 @@ export class SpmdNode implements Participant {
           const b = this.enc.reset().varint(this.router.rank).varint(m.phase).finishCopy();
           if (m.to) for (const n of m.to) this.send(n, ARRIVED, b);
           else this.toOthers(ARRIVED, b);
-          this.router.flush();
-          this.awaitArrivals(m.phase);
           break;
         }
-        case 'spin': this.awaitArrivals(m.phase); break;
         case 'park': this.parks[i] = m; setImmediate(() => this.look()); break;
         case 'done': this.done++; this.control.wake(); break;
         case 'fault': this.done++; this.rankFault(m.message); break;
@@ -528,7 +486,7 @@ export class SpmdNode implements Participant {
 
   counts(): SpmdCounts {
     const per = (w: number): number[] => Array.from({ length: this.perNode }, (_, i) => Atomics.load(this.board, rankBase(this.rank0 + i) + w));
-    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS), sent: { ...this.sent }, received: { ...this.received }, direct: Atomics.load(this.board, DIRECT), spins: this.spins, pumped: this.pumped };
+    return { requests: { ...this.requests }, answers: this.answers, sleeps: per(SLEEPS), parks: per(PARKS), sent: { ...this.sent }, received: { ...this.received }, direct: Atomics.load(this.board, DIRECT) };
   }
 
   // ------------------------------------------------------------------ the end

@@ -27,8 +27,6 @@ export interface RankInit {
   cpus: number;
   /** ms a wait spins when they do not fit */
   crowdedSpinMs: number;
-  /** ask the system thread to read the sockets for a barrier's remote arrivals (host.ts awaitArrivals; only with $LUNA_SPMD_SOCKET_SPIN=1) */
-  socketSpin: boolean;
   /**
    * per node, its link's socket as this rank may write it (null: this node, or no such link): the
    * node's last arriver at a barrier writes its ARRIVED frame (wire tag `arrivedWire`) itself
@@ -49,8 +47,6 @@ export type RankRequest =
   | { k: 'unlock'; id: 0; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
   | { k: 'arrive'; id: 0; phase: number; to?: number[] }
-  /** every rank of the node arrived at barrier phase p (the arrival written to the sockets) and sleeps: read the sockets for the other nodes' arrivals */
-  | { k: 'spin'; id: 0; phase: number }
   | { k: 'park'; id: 0; rank: number; text: string; site: string; barrier?: { head: string; phase: number } }
   | { k: 'done'; id: 0; rank: number }
   | { k: 'fault'; id: 0; rank: number; message: string };

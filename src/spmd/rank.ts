@@ -340,13 +340,7 @@ export class Rank {
       const first = this.firstLocal;
       let all = true;
       for (let t = first; t < first + this.perNode && all; t++) if (this.word(t, ARRIVE) < p) all = false;
-      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) {
-        // written to the sockets here: the system thread sleeps. When this node's ranks will sleep
-        // too (no room to spin), it spins on the sockets for the other nodes' arrivals instead —
-        // woken now, while those travel, rather than by them (asked through the system thread, it
-        // spins anyway)
-        if (!this.tellArrival(p) && Atomics.load(this.board, BARRIER) < p && this.init.socketSpin && !this.roomToSpin(true)) this.port.postMessage({ k: 'spin', id: 0, phase: p } satisfies RankRequest);
-      }
+      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) this.tellArrival(p);
     }
     releaseIfComplete(this.board, this.threads, p);
   }
@@ -357,10 +351,9 @@ export class Rank {
    * This node's ranks all arrived at phase p: tell every other node — by writing the ARRIVED frame
    * to its socket from this thread (no wake-up of the system thread, whose turn costs the chain a
    * wake-up on each side) where the link allows it and nothing this node asked its system thread
-   * is still unsent (it could arrive after), else through the system thread. True: it asked the
-   * system thread.
+   * is still unsent (it could arrive after), else through the system thread.
    */
-  private tellArrival(p: number): boolean {
+  private tellArrival(p: number): void {
     const b = this.board;
     const direct = Atomics.load(b, HANDLED) === Atomics.load(b, POSTED);
     let frame: Uint8Array | undefined;
@@ -375,7 +368,6 @@ export class Rank {
       (rest ??= []).push(n);
     }
     if (rest) this.post({ k: 'arrive', id: 0, phase: p, ...(rest.length < this.nodes - 1 ? { to: rest } : {}) });
-    return rest !== undefined;
   }
 
   /** each node's link's lock and busy words (see writeFrame) */

@@ -162,48 +162,6 @@ test('a frame another thread writes to a link\'s socket itself arrives whole amo
   assert.equal(Atomics.load(words, 1), 2);
 });
 
-test('pump reads a link\'s socket at once, in order with its data events: frames split between the two arrive whole and once; never from inside a delivery', async () => {
-  const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
-  const got: number[] = [];
-  const bad: string[] = [];
-  let inside: boolean | undefined;
-  let want = 0, resolve: () => void = () => {};
-  // 300 KiB: more than one read, pumped and not (sent before the event loop turns: it takes turns to write)
-  const big = (i: number): boolean => i % 40 === 5;
-  t.onMessage((_from, tag, body, payload) => {
-    if (tag !== 5) return;
-    const i = new Decoder(body).u32();
-    got.push(i);
-    if (big(i) && !(payload?.length === 300 * 1024 && payload.every((b) => b === (i & 0xff)))) bad.push(`echo ${i}: payload ${payload?.length}`);
-    inside ??= t.pump(1);
-    if (got.length === want) resolve();
-  });
-  const enc = new Encoder();
-  const back = new Promise<void>((r) => { resolve = r; });
-  want = 200;
-  let pumped = 0;
-  for (let i = 0; i < 200; i++) {
-    t.send(1, 5, enc.reset().u32(i).finish(), big(i) ? new Uint8Array(300 * 1024).fill(i & 0xff) : undefined);
-    t.flush();
-    if (i % 10 === 5) await sleep(2); // the event loop turns: its data events take what is there
-    else if (i % 2 === 0) {
-      // the echo read here, the event loop never turning
-      const until = Date.now() + 10_000;
-      while (got.length <= i && Date.now() < until) if (t.pump(1)) pumped++;
-      assert.ok(got.length > i, `echo ${i} read by pumping (${got.length} echoes so far)`);
-    }
-  }
-  await back;
-  assert.deepEqual(got, [...Array(200).keys()], 'every echo once, in order');
-  assert.deepEqual(bad, []);
-  assert.ok(pumped > 0);
-  assert.equal(inside, false, 'a pump from inside a delivery reads nothing');
-  quitAll(t);
-  await children!.exited();
-  await t.close();
-  assert.equal(t.pump(1), false, 'closed: nothing to pump');
-});
-
 test('self-send is asynchronous and ordered', async () => {
   const { transport: t } = await startNode({ nodes: 1, env: cleanEnv() });
   const got: number[] = [];

@@ -9,7 +9,7 @@
 // it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
-import { closeSync, readSync, rmSync } from 'node:fs';
+import { closeSync, rmSync } from 'node:fs';
 import { loadAddon } from '../../core/addon.js';
 import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
@@ -52,7 +52,6 @@ export interface TcpTransport extends Transport {
   stats(): { framesSent: number; socketWrites: number; localLinks: number };
   flush(): void;
   directLink(to: number): DirectLink | undefined;
-  pump(from: number): boolean;
 }
 
 const enum Ctl {
@@ -281,29 +280,6 @@ class Mesh implements TcpTransport {
     Atomics.store(d, 0, 0);
   }
 
-  /** set while a chunk's frames are delivered: a pump then would deliver later bytes first */
-  private delivering = false;
-  private pumpBuf: Buffer | undefined;
-
-  pump(from: number): boolean {
-    const link = this.links[from];
-    if (this.delivering || !link?.established || link.lost || link.bye || link.socket.destroyed || link.parser.stopped) return false;
-    // the socket's descriptor, read here while its event loop (this thread) is not: what is read
-    // is exactly what the next 'data' event would have brought
-    const fd = (link.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-    if (typeof fd !== 'number' || fd < 0) return false;
-    const buf = (this.pumpBuf ??= Buffer.allocUnsafe(64 * 1024));
-    let n: number;
-    try {
-      n = readSync(fd, buf, 0, buf.length, null);
-    } catch {
-      return false; // EAGAIN (nothing there) or an error the socket itself reports next turn
-    }
-    if (n <= 0) return false; // the end: the socket sees it too
-    this.readChunk(link, Buffer.from(buf.subarray(0, n)));
-    return true;
-  }
-
   directLink(to: number): DirectLink | undefined {
     const link = this.links[to];
     if (!link?.established || link.lost || link.bye || link.socket.destroyed) return undefined;
@@ -426,10 +402,9 @@ class Mesh implements TcpTransport {
     return link;
   }
 
-  /** A chunk read from the link's socket (a 'data' event, or a pump): its frames to their handlers. */
+  /** A chunk read from the link's socket: its frames to their handlers. */
   private readChunk(link: Link, chunk: Buffer): void {
     link.clock.rx++;
-    this.delivering = true;
     try {
       link.parser.push(chunk);
     } catch (e) {
@@ -437,8 +412,6 @@ class Mesh implements TcpTransport {
       // handler propagate to the application.
       if (e instanceof FrameError) this.reject(link, e.message);
       else throw e;
-    } finally {
-      this.delivering = false;
     }
     if (link.established && this.arrivedHandler) this.arrivedHandler();
   }

@@ -33,13 +33,6 @@ export interface Transport {
    * transport has no such links, or that one is not up): see DirectLink.
    */
   directLink?(to: number): DirectLink | undefined;
-  /**
-   * Read what the link from `from` holds now, at once, and deliver its frames as its next read
-   * would (in order, through the same handlers): a thread that expects a message any µs now spins
-   * on the socket instead of sleeping until the event loop's next turn. Never from inside a
-   * delivery. False when nothing was read (nothing there, or the link cannot be read so).
-   */
-  pump?(from: number): boolean;
 }
 
 /**
