@@ -21,7 +21,7 @@ import { fmt, LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, median, retry, ROOT, section
 import { CXXFLAGS } from './original/runner.js';
 
 /** c chains of n links, every link read once; link i of chain j spins `us` µs. */
-const CHAINS_FA = `import c_start(name \`x) as start;
+export const CHAINS_FA = `import c_start(name \`x) as start;
 import c_step(value \`prev, int \`us, name \`next) as step;
 import c_check(int \`n, value \`last) as check;
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readLanes } from '../../bench/lanes.js';
+import { CHAINS_FA, readLanes } from '../../bench/lanes.js';
 import { assertOk, luna } from '../runtime/helpers.js';
 
 // links of ~300 µs go to the workers (tiny codes would run on the system thread)
@@ -22,29 +22,11 @@ export function c_step(prev: In, us: number, next: Out): void {
 export function c_check(n: number, last: In): void { if (last.getInt() !== n) throw new Error('x[n] is ' + last.getInt()); }
 `;
 
-const PROGRAM = `import c_start(name \`x) as start;
-import c_step(value \`prev, int \`us, name \`next) as step;
-import c_check(int \`n, value \`last) as check;
-sub chain(int n, int us, name x)
-{
-    cf first: start(x[0]) @ { req_count x[0] = 1; };
-    for i = 0..n-1
-        cf link[i]: step(x[i], us, x[i + 1]) @ { req_count x[i + 1] = 1; };
-    check(n, x[n]);
-}
-sub main(int c, int n, int us)
-{
-    df x;
-    for j = 0..c-1
-        chain(n, us, x[j]);
-}
-`;
-
 let dir = '';
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'luna-lanes-'));
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-  writeFileSync(join(dir, 'chains.fa'), PROGRAM);
+  writeFileSync(join(dir, 'chains.fa'), CHAINS_FA);
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
