@@ -20,6 +20,7 @@ for (const n of [1, 2, MANY - 1, MANY, MANY + 1, 27]) {
     assert.equal(cf.gotValue(key(n)), undefined);
     assert.equal(cf.got!.length, 2 * (n + 1), 'the flat list keeps every pair (traces, migration)');
     assert.deepEqual(cf.got!.slice(0, 4), n === 1 ? [key(0), int(0), key(0), int(-1)] : [key(0), int(0), key(1), int(1)], 'in the order received, the first pair first');
+    assert.deepEqual(Array.from({ length: cf.gotCount }, (_, i) => cf.gotKeyAt(i)), cf.got!.filter((_, i) => i % 2 === 0), 'the keys read one by one are the flat list\'s');
     cf.addGot(key(n), int(n));
     assert.deepEqual(cf.gotValue(key(n)), int(n), 'a key added after the index was built');
     cf.clearGot();

@@ -380,8 +380,10 @@ export class Interpreter {
     }
     // DFs read through expressions (an int argument, an index, a rule) are inputs too: the CF
     // waited for them, and a balancer replaying the graph must know it
-    const got = cf.got;
-    if (got !== null) for (let k = 0; k < got.length; k += 2) if (!keys.includes(got[k] as string)) tr.cfInput(cf.id, tr.dfName(got[k] as string));
+    for (let k = 0, n = cf.gotCount; k < n; k++) {
+      const key = cf.gotKeyAt(k);
+      if (!keys.includes(key)) tr.cfInput(cf.id, tr.dfName(key));
+    }
   }
 
   /** Per output its publication rule (fragment.ts OUT_*), or null when all are published unlimited. */

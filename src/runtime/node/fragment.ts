@@ -125,6 +125,16 @@ export class Cf {
     return this.gotList === null ? first : first.concat(this.gotList);
   }
 
+  /** How many values this CF received (read with gotKeyAt without building the `got` array). */
+  get gotCount(): number {
+    return this.got0Key === null ? 0 : 1 + (this.gotList === null ? 0 : this.gotList.length / 2);
+  }
+
+  /** The key of received value i (0 ≤ i < gotCount), in the order they came. */
+  gotKeyAt(i: number): DfKey {
+    return (i === 0 ? this.got0Key : this.gotList![2 * (i - 1)]) as DfKey;
+  }
+
   /** Drop the values received (finished, or a `while` fetching its condition anew). */
   clearGot(): void {
     this.got0Key = null;
