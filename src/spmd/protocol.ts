@@ -35,6 +35,11 @@ export interface RankInit {
   arrivedWire: number;
   /** the wire tag of a remote read (GET), which a rank writes itself too (request id 2·rank + 1) */
   getWire: number;
+  /**
+   * the host segment (segment.ts), when every node of the run maps it: its descriptor in this
+   * process and its size; the rank's barriers arrive, release and sleep there
+   */
+  segment?: { fd: number; bytes: number };
 }
 
 /** Requests a rank sends its node; those with an id get an Answer. */
