@@ -58,6 +58,17 @@ test('nodes of one machine meet at barriers in their shared segment: no request,
   }
 });
 
+test('a node that cannot join the shared segment (another machine, LUNA_SPMD_SHM=0 there) keeps every node\'s barriers on the sockets', async () => {
+  const n = 10;
+  const program = await bundleSpmdProgram(join(PROGRAMS, 'barriers.ts'), cache);
+  for (const off of [0, 1]) {
+    const { mesh, sent } = countingMesh(2);
+    const results = await Promise.all(mesh.endpoints.map((tp, i) => runSpmdNode({ program, threads: 2, args: [String(n)], transport: tp, shm: i !== off })));
+    for (const r of results) assert.equal(r.message, undefined);
+    for (const s of sent) assert.equal(s.get(SPMD_TAGS.ARRIVED), 1 + 2 * n, `node ${off} without the segment`);
+  }
+});
+
 test('a rank waiting at a barrier is not woken by locks, puts and gets of other ranks on its memory and node', async () => {
   const k = 300;
   const { results } = await run('bystander', 4, 2, [String(k)]);
