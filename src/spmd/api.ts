@@ -403,7 +403,7 @@ export function unlock(l: Lock): void {
     if (Atomics.compareExchange(r.board, w, r.rank + 1, 0) !== r.rank + 1) r.post({ k: 'unlock', id: 0, lock: l.id }); // other nodes queue: the node hands it over
     else bump(r.board);
   } else {
-    r.post({ k: 'unlock', id: 0, lock: l.id });
+    r.unlockRemote(l.id);
   }
   if (r.trace) r.exit('unlock');
 }

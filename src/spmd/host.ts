@@ -338,8 +338,11 @@ export class SpmdNode implements Participant {
         }
         case 'unlock': {
           const home = this.nodeOf(m.lock % this.o.threads);
-          if (home === this.router.rank) this.handOver(m.lock, rank);
-          else this.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).finishCopy());
+          if (home === this.router.rank) { this.handOver(m.lock, rank); break; }
+          // a release the rank awaits (id: through the host segment a barrier would overtake it) is acknowledged
+          let req = 0;
+          if (m.id) { req = (this.nextReq += 2); this.pending.set(req, { rank: i, id: m.id, landed: 0, size: 0 }); }
+          this.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).varint(req).finishCopy());
           break;
         }
         case 'flags': {
@@ -535,7 +538,12 @@ export class SpmdNode implements Participant {
           break;
         }
         case GRANT: { const req = d.varint(); this.reply(req, { ok: true, value: d.bool() }); break; }
-        case UNLOCK: { const lock = d.varint(), rank = d.varint(); this.handOver(lock, rank); break; }
+        case UNLOCK: {
+          const lock = d.varint(), rank = d.varint(), req = d.varint();
+          this.handOver(lock, rank);
+          if (req) this.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
+          break;
+        }
         default: throw new Error(`unknown SPMD message ${tag} from node ${from}`);
       }
     } catch (e) { this.control.fail(e); }

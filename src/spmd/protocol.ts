@@ -49,7 +49,7 @@ export type RankRequest =
   | { k: 'put'; id: number; arr: number; owner: number; local: number; bytes: Uint8Array }
   | { k: 'inbox'; id: 0; buffer: SharedArrayBuffer }
   | { k: 'lock'; id: number; lock: number; attempt: boolean }
-  | { k: 'unlock'; id: 0; lock: number }
+  | { k: 'unlock'; id: number; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
   | { k: 'arrive'; id: 0; phase: number; to?: number[] }
   | { k: 'park'; id: 0; rank: number; text: string; site: string; barrier?: { head: string; phase: number } }

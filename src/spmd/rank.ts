@@ -318,9 +318,22 @@ export class Rank {
     this.post(m, [m.bytes.buffer as ArrayBuffer]);
   }
 
+  /**
+   * Release a lock whose home is on another node. Through the sockets the release reaches the
+   * home before this rank's next barrier arrival (one socket, in order); through the host
+   * segment a barrier overtakes it, so the release is acknowledged and the next fence, barrier,
+   * notify, unlock or collective waits for that as for a put.
+   */
+  unlockRemote(lock: number): void {
+    if (!this.seg) { this.post({ k: 'unlock', id: 0, lock }); return; }
+    const id = ++this.seq;
+    this.puts.set(id, this.op);
+    this.post({ k: 'unlock', id, lock });
+  }
+
   /** Wait until every put of this rank is in place; a refused one is the error of the operation that sent it. */
   completePuts(): void {
-    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`, this.base + REPLIES, true);
+    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) or lock release(s) to other nodes to be acknowledged`, this.base + REPLIES, true);
     const e = this.putError;
     if (e) { this.putError = undefined; throw this.fail(`${e.message} (a ${e.op} to another node, found refused here)`); }
   }

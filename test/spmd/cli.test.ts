@@ -34,6 +34,15 @@ test('luna spmd --nodes 2: ranks over two processes check their shared data and 
   });
 });
 
+test('luna spmd --nodes 2: a lock released on another node before a barrier is free after it, through the shared segment and through the sockets', async () => {
+  await inTempDir('luna-spmd-cli-', async (dir) => {
+    for (const shm of ['1', '0']) {
+      const r = await luna(['spmd', '--nodes', '2', '--threads', '2', prog('unlock'), '50'], dir, 60_000, { ...process.env, LUNA_SPMD_SHM: shm });
+      assert.equal(r.status, 0, explain(r));
+    }
+  });
+});
+
 test('luna spmd --nodes 2: a barrier a rank never reaches is node 0\'s hang report, exit 1', async () => {
   await inTempDir('luna-spmd-cli-', async (dir) => {
     // through the shared segment every rank's arrival is known: node 1's ranks name the late rank too

@@ -67,6 +67,10 @@ test('two in-process nodes, 2 ranks each: the same programs across nodes, barrie
     const c = await run('collectives', 4, 2, [], shm);
     assert.equal(c.message, undefined);
     assert.equal(c.ok, true);
+    // a lock released on another node before a barrier is free after it
+    const u = await run('unlock', 4, 2, ['30'], shm);
+    assert.equal(u.message, undefined);
+    assert.equal(u.ok, true);
   }
 });
 
