@@ -11,12 +11,12 @@ import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { cpuSet } from '../core/cpus.js';
-import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { ABORT, ARRIVE, BARRIER, collectiveWord, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { barrierMissing, type BoardView } from './missing.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
 import { machineId } from '../runtime/transport/local.js';
-import { SEG_BARRIER, SEG_SLEEPERS, segArrive, segmentsAvailable, SegmentFile, segNodePhase } from './segment.js';
+import { SEG_BARRIER, SEG_EPOCH, SEG_EPOCH_SLEEPERS, SEG_SLEEPERS, segArrive, segmentsAvailable, SegmentFile, segNodeChanges, segNodePhase, segRank } from './segment.js';
 
 /**
  * Spin before sleeping in a wait for ranks of this node: the brief's ping-pong through shared
@@ -250,15 +250,17 @@ export class SpmdNode implements Participant {
   }
 
   /**
-   * A node's barrier arrivals through the segment count as messages for the run's termination
-   * detection, as ARRIVED frames would: each of this node's phases as sent to every other node,
-   * each other node's as received here. Two waves alike then also mean no barrier moved between.
+   * A node's barrier arrivals and collective counters through the segment count as messages for
+   * the run's termination detection, as ARRIVED and FLAGS frames would: each of this node's
+   * phases and changes as sent to every other node, each other node's as received here. Two
+   * waves alike then also mean nothing moved in the segment between them.
    */
   private countSegmentArrivals(): void {
     const w = this.segFile!.segment.words, me = this.router.rank, nodes = this.router.size;
-    const mine = Atomics.load(w, segNodePhase(me));
+    const of = (n: number): number => Atomics.load(w, segNodePhase(n)) + Atomics.load(w, segNodeChanges(n));
+    const mine = of(me);
     let others = 0;
-    for (let n = 0; n < nodes; n++) if (n !== me) others += Atomics.load(w, segNodePhase(n));
+    for (let n = 0; n < nodes; n++) if (n !== me) others += of(n);
     this.router.sent += (mine - this.segSent) * (nodes - 1);
     this.router.received += others - this.segReceived;
     this.segSent = mine;
@@ -286,7 +288,10 @@ export class SpmdNode implements Participant {
   private get view(): BoardView {
     const board = this.board, seg = this.hostMode ? this.segFile!.segment.words : undefined, nodes = this.router.size;
     // with the host segment every rank's barrier arrivals are there (none are mirrored on the board)
-    return { threads: this.o.threads, nodes, node: this.router.rank, perNode: this.perNode, everyRank: seg !== undefined, word: (t, w) => (seg && w === ARRIVE ? Atomics.load(seg, segArrive(nodes, t)) : Atomics.load(board, rankBase(t) + w)) };
+    return {
+      threads: this.o.threads, nodes, node: this.router.rank, perNode: this.perNode, everyRank: seg !== undefined,
+      word: (t, w) => (seg && w === ARRIVE ? Atomics.load(seg, segArrive(nodes, t)) : seg && collectiveWord(w) ? Atomics.load(seg, segRank(nodes, t) + w) : Atomics.load(board, rankBase(t) + w)),
+    };
   }
 
   hangSummary(n: number): string {
@@ -605,6 +610,7 @@ export class SpmdNode implements Participant {
       if (this.segFile) {
         const seg = this.segFile.segment;
         if (Atomics.load(seg.words, SEG_SLEEPERS) > 0) seg.wake(SEG_BARRIER);
+        if (Atomics.load(seg.words, SEG_EPOCH_SLEEPERS) > 0) seg.wake(SEG_EPOCH);
         const f = this.segFile;
         if (this.router.rank === 0) f.unlink();
         void this.exited.then(() => f.close());

@@ -8,10 +8,10 @@ import { encodeFrame } from '../runtime/transport/frame.js';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
+import { ABORT, ARRIVE, AWAKE, collectiveWord, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { barrierMissing } from './missing.js';
-import { Segment, SEG_BARRIER, SEG_SLEEPERS, segArrive, segNodePhase } from './segment.js';
+import { Segment, SEG_BARRIER, SEG_EPOCH, SEG_EPOCH_SLEEPERS, SEG_SLEEPERS, segArrive, segNodeChanges, segNodePhase, segRank } from './segment.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
 
@@ -181,7 +181,7 @@ export class Rank {
     if (cond()) return;
     const b = this.board;
     // the word slept on and its sleepers' count: on the node's board, or on the host segment
-    const ww = seg ? seg.words : b, sleepers = seg ? SEG_SLEEPERS : SLEEPERS;
+    const ww = seg ? seg.words : b, sleepers = seg ? (word === SEG_EPOCH ? SEG_EPOCH_SLEEPERS : SEG_SLEEPERS) : SLEEPERS;
     const t0 = this.trace ? this.now() : 0;
     const c0 = this.trace ? threadCpuNs() : 0;
     const scale = remote ? 1 : 0;
@@ -351,11 +351,32 @@ export class Rank {
     }
   }
 
-  /** Set this rank's counter words (pairs: word, value, in that order) and tell the other nodes. */
+  /**
+   * Set this rank's counter words (pairs: word, value, in that order) and tell the other nodes —
+   * with the host segment by writing them there (every node's ranks read them there), else
+   * through the system thread, which mirrors them on the other nodes' boards.
+   */
   setWords(...words: number[]): void {
+    const seg = this.seg;
+    if (seg) {
+      const at = segRank(this.nodes, this.rank);
+      for (let i = 0; i < words.length; i += 2) Atomics.store(seg.words, at + words[i]!, words[i + 1]!);
+      Atomics.add(seg.words, segNodeChanges(this.node), 1);
+      seg.bump();
+      return;
+    }
     for (let i = 0; i < words.length; i += 2) Atomics.store(this.board, this.base + words[i]!, words[i + 1]!);
     bump(this.board);
     if (this.nodes > 1) this.post({ k: 'flags', id: 0, rank: this.rank, words });
+  }
+
+  /**
+   * Wait in a collective until cond() (on other ranks' collective words) holds: on the board's
+   * EPOCH, or with the host segment on its EPOCH, which every node's ranks bump.
+   */
+  untilCollective(cond: () => boolean, what: () => string): void {
+    if (this.seg) this.until(cond, 'collective', what, SEG_EPOCH, false, undefined, this.seg);
+    else this.until(cond, 'collective', what);
   }
 
   /**
@@ -445,7 +466,10 @@ export class Rank {
 
   word(rank: number, word: number): number {
     // with the host segment every rank's barrier arrivals are there, none mirrored on the board
-    if (word === ARRIVE && this.seg) return Atomics.load(this.seg.words, segArrive(this.nodes, rank));
+    if (this.seg) {
+      if (word === ARRIVE) return Atomics.load(this.seg.words, segArrive(this.nodes, rank));
+      if (collectiveWord(word)) return Atomics.load(this.seg.words, segRank(this.nodes, rank) + word);
+    }
     return Atomics.load(this.board, rankBase(rank) + word);
   }
 }

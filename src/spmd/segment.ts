@@ -1,9 +1,11 @@
 // The host segment: memory that the node processes of one machine share (a file under /dev/shm
-// mapped by every node and every rank, native/shm.c), for the barrier among processes. Ranks
-// arrive and release a phase there as the ranks of one process do on their node's board, and
-// sleep on its BARRIER word with the kernel's futex, which a rank of any process wakes. Nothing
-// travels through the nodes' sockets or system threads, so a barrier across processes costs what
-// one within a process does: a spin on a word another core writes, or one wake-up.
+// mapped by every node and every rank, native/shm.c), for the synchronisation among processes.
+// Ranks arrive and release a barrier phase there as the ranks of one process do on their node's
+// board, and sleep on its BARRIER word with the kernel's futex, which a rank of any process wakes;
+// their collectives' counters (entry, data, exit, kind) are there too, with an EPOCH word their
+// waits sleep on. Nothing travels through the nodes' sockets or system threads for them, so a
+// barrier across processes costs what one within a process does: a spin on a word another core
+// writes, or one wake-up.
 //
 // Node 0 creates the file and tells the others its path and machine; a node on the same machine
 // opens it and says so; when every node did, node 0 turns the segment on for all (HOSTMODE) and
@@ -42,22 +44,38 @@ const MAGIC = 0;
 export const SEG_BARRIER = 1;
 /** ranks of any node asleep on SEG_BARRIER now: a release wakes only when there are some */
 export const SEG_SLEEPERS = 2;
+/** bumped on each change of a rank's collective counters (collective waits sleep on it) */
+export const SEG_EPOCH = 3;
+/** ranks of any node asleep on SEG_EPOCH now */
+export const SEG_EPOCH_SLEEPERS = 4;
 const HEADER = 16;
 const LINE = 16;
+/** a rank's words: its barrier phase, then its collective counters at their board offsets (board.ts) */
+const RANK_LINE = 32;
 const MAGIC_VALUE = 0x4c53484d; // "LSHM"
 
-/** the last barrier phase node n's ranks all arrived at (its nodes count these arrivals as messages) */
+/** the last barrier phase node n's ranks all arrived at (the nodes count these arrivals as messages) */
 export function segNodePhase(n: number): number {
-  return HEADER + n;
+  return HEADER + 2 * n;
+}
+
+/** the changes node n's ranks made to their collective counters (counted as messages too) */
+export function segNodeChanges(n: number): number {
+  return HEADER + 2 * n + 1;
+}
+
+/** rank t's line: its last barrier phase at +0, its board word w (CENTRY, CDATA, CEXIT, CKIND…) at +w */
+export function segRank(nodes: number, t: number): number {
+  return HEADER + Math.ceil((2 * nodes) / LINE) * LINE + t * RANK_LINE;
 }
 
 /** rank t's last barrier phase */
 export function segArrive(nodes: number, t: number): number {
-  return HEADER + Math.ceil(nodes / LINE) * LINE + t * LINE;
+  return segRank(nodes, t);
 }
 
 export function segmentBytes(nodes: number, threads: number): number {
-  return 4 * (segArrive(nodes, threads) + LINE);
+  return 4 * segRank(nodes, threads);
 }
 
 /** One mapping of the segment (each thread maps its own). */
@@ -88,6 +106,12 @@ export class Segment {
   /** Wake every sleeper on word w, in every process. */
   wake(w: number): void {
     shm()!.wake(this.buffer, w, 0x7fffffff);
+  }
+
+  /** A rank's collective counters changed: bump EPOCH and wake its sleepers. */
+  bump(): void {
+    Atomics.add(this.words, SEG_EPOCH, 1);
+    if (Atomics.load(this.words, SEG_EPOCH_SLEEPERS) > 0) this.wake(SEG_EPOCH);
   }
 
   /**

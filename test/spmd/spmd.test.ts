@@ -118,6 +118,19 @@ for (const [what, re] of misuse) {
   });
 }
 
+test('across nodes, through the shared segment and through the sockets: a mismatched collective is an error, a collective some rank never enters a hang report', async () => {
+  for (const shm of [true, false]) {
+    // one rank per node: rank 1 (node 1) calls gather, rank 0 broadcast
+    const m = await run('misuse', 2, 2, ['collective'], shm);
+    assert.equal(m.kind, 'fault', `shm ${shm}: ${m.message}`);
+    assert.match(m.message!, misuse.find(([w]) => w === 'collective')![1]);
+    const h = await run('hang-collective', 4, 2, [], shm);
+    assert.equal(h.kind, 'hang', `shm ${shm}: ${h.message}`);
+    // the root (rank 0) and every other rank wait for rank 1 to enter the broadcast
+    for (const t of [0, 2, 3]) assert.match(h.message!, new RegExp(`rank ${t} .*waits in broadcast \\(collective #\\d+\\) for rank 1 to enter it .*hang-collective\\.ts:7:3`), `shm ${shm}`);
+  }
+});
+
 test('a mismatched allAlloc across nodes fails the run naming both ranks, their nodes and call sites', async () => {
   // one rank per node: the mismatch is seen only by comparing the nodes' allocations
   const r = await run('misuse', 2, 2, ['alloc']);

@@ -69,6 +69,18 @@ test('a node that cannot join the shared segment (another machine, LUNA_SPMD_SHM
   }
 });
 
+test('collectives across nodes of one machine synchronise in the shared segment: no flags request, no FLAGS message', async () => {
+  for (const shm of [true, false]) {
+    const { results, sent } = await run('collectives', 4, 2, [], shm);
+    for (const [i, r] of results.entries()) {
+      const flags = r.counts!.requests.flags ?? 0;
+      // through the sockets every change of a rank's counters is a request and a FLAGS message to the other node
+      if (shm) { assert.equal(flags, 0, `node ${i}`); assert.equal(sent[i]!.get(SPMD_TAGS.FLAGS) ?? 0, 0, `node ${i}`); }
+      else { assert.ok(flags > 0, `node ${i}: no flags request through the sockets`); assert.equal(sent[i]!.get(SPMD_TAGS.FLAGS), flags, `node ${i}`); }
+    }
+  }
+});
+
 test('a rank waiting at a barrier is not woken by locks, puts and gets of other ranks on its memory and node', async () => {
   const k = 300;
   const { results } = await run('bystander', 4, 2, [String(k)]);
