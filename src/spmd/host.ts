@@ -68,7 +68,7 @@ export interface SpmdNodeOptions {
   /** CPUs the node may count on (default: this process's; nodes on one machine share them) */
   cpus?: number;
   /**
-   * Barriers among node processes of one machine through their shared memory (segment.ts) when
+   * Barriers and collectives' counters among node processes of one machine in their shared memory (segment.ts) when
    * every node is on this machine (default: unless LUNA_SPMD_SHM=0 or the addon is not built);
    * false: through the sockets.
    */
@@ -128,11 +128,11 @@ export class SpmdNode implements Participant {
   fault?: string;
   /** the host segment this node opened (node 0: created) while the start's handshake decides */
   private segFile: SegmentFile | undefined;
-  /** every node of the run maps the segment: barriers arrive and release there */
+  /** every node of the run maps the segment: barriers and collectives' counters are there */
   private hostMode = false;
   /** node 0: the other nodes' answers to SEGMENT (true: opened it) */
   private joined: boolean[] = [];
-  /** the segment's barrier arrivals already counted as messages (own node's phases, the others' summed) */
+  /** the segment's barrier arrivals and counter changes already counted as messages (own node's, the others' summed) */
   private segSent = 0;
   private segReceived = 0;
   private started = false;

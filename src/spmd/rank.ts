@@ -1,5 +1,5 @@
-// One rank's side of the SPMD layer, in its worker thread: waiting on the node's board (spin,
-// then sleep on EPOCH), asking the node's system thread what only it can do (allocate, reach
+// One rank's side of the SPMD layer, in its worker thread: waiting on the node's board or the
+// host segment the node processes of one machine share (spin, then sleep), asking the node's system thread what only it can do (allocate, reach
 // another node), and the errors that name the rank, the call site and the operation.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { writeSync } from 'node:fs';
@@ -215,8 +215,8 @@ export class Rank {
       }
       Atomics.add(b, this.base + SLEEPS, 1);
       Atomics.sub(b, AWAKE, 1);
-      let woke: string = 'ok';
-      if (b[ABORT] !== 0) woke = 'ok';
+      let woke = 'ok';
+      if (b[ABORT] !== 0) { /* the run stops: look again at once */ }
       else if (!seg) woke = Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined);
       else if (silent) woke = seg.wait(word, e, PARK_AFTER_MS);
       else do woke = seg.wait(word, e, SEGMENT_SLICE_MS); while (woke === 'timed-out' && b[ABORT] === 0 && Atomics.load(ww, word) === e);
