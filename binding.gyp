@@ -21,5 +21,16 @@
       "cflags_cc": ["-O2", "-std=c++17"],
       "libraries": ["-ldl"]
     }
+  ],
+  "conditions": [
+    ["OS=='linux'", {
+      "targets": [
+        {
+          "target_name": "luna_shm",
+          "sources": ["native/shm.c"],
+          "cflags": ["-O2"]
+        }
+      ]
+    }]
   ]
 }

@@ -3,7 +3,9 @@
 // same buffers with an Atomics barrier, plain reads and copies) measured in the same program,
 // and across 2 node processes (1 rank each) against the raw transport between the same two
 // ranks' threads — a round trip of a small message, a fetch of 1 MiB — measured by the same
-// program in blocks alternated with the layer's gets and memgets.
+// program in blocks alternated with the layer's gets and memgets. The barrier across processes
+// meets in the machine's shared segment; the same program with LUNA_SPMD_SHM=0 gives the barrier
+// through the sockets beside it (runs of the two alternated).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,15 +28,18 @@ const SHMEM_BARRIER_US = 0.48;
 
 type Figures = Record<string, number>;
 
+/** One run of the latency program on `nodes` node processes (2 ranks in all). */
+function measureOnce(dir: string, nodes: number, iters: number, tag: string, env: Record<string, string> = {}): Figures {
+  const out = join(dir, `r${nodes}-${tag}.json`);
+  const argv = ['spmd', '--threads', '2', ...(nodes > 1 ? ['--nodes', String(nodes)] : []), prog('spmd/latency.ts'), out, String(iters), nodes > 1 ? 'remote' : 'local'];
+  const r = spawnSync(process.execPath, [...LUNA_NODE_FLAGS, LUNA, ...argv], { cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...LUNA_NODE_ENV, ...env } });
+  if (r.status !== 0) throw new Error(`luna ${argv.join(' ')}: exit ${r.status ?? r.signal}: ${(r.stderr ?? '').trim().split('\n').slice(0, 6).join(' | ')}`);
+  return JSON.parse(readFileSync(out, 'utf8')) as Figures;
+}
+
 async function measure(dir: string, nodes: number, iters: number, reps: number): Promise<Figures[]> {
   const runs: Figures[] = [];
-  for (let i = 0; i < reps; i++) {
-    const out = join(dir, `r${nodes}-${i}.json`);
-    const argv = ['spmd', '--threads', '2', ...(nodes > 1 ? ['--nodes', String(nodes)] : []), prog('spmd/latency.ts'), out, String(iters), nodes > 1 ? 'remote' : 'local'];
-    const r = spawnSync(process.execPath, [...LUNA_NODE_FLAGS, LUNA, ...argv], { cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...LUNA_NODE_ENV } });
-    if (r.status !== 0) throw new Error(`luna ${argv.join(' ')}: exit ${r.status ?? r.signal}: ${(r.stderr ?? '').trim().split('\n').slice(0, 6).join(' | ')}`);
-    runs.push(JSON.parse(readFileSync(out, 'utf8')) as Figures);
-  }
+  for (let i = 0; i < reps; i++) runs.push(measureOnce(dir, nodes, iters, String(i)));
   return runs;
 }
 
@@ -68,7 +73,16 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       Object.assign(units, { barrierUs1node: 'µs', rawBarrierUs1node: 'µs', getUs1node: 'µs', putUs1node: 'µs', rawGetUs1node: 'µs', memgetGBps1node: 'GB/s', memputGBps1node: 'GB/s', rawCopyGBps1node: 'GB/s' });
     });
     await section(ctx, notes, 'two processes', async () => {
-      const two = await measure(dir, 2, q ? 200 : 1000, reps);
+      // the shared segment's runs alternated with runs through the sockets
+      const two: Figures[] = [], sockets: Figures[] = [];
+      for (let i = 0; i < reps; i++) {
+        two.push(measureOnce(dir, 2, q ? 200 : 1000, `shm${i}`));
+        sockets.push(measureOnce(dir, 2, q ? 200 : 1000, `sock${i}`, { LUNA_SPMD_SHM: '0' }));
+      }
+      f.barrierUs2procsSockets = sig(med(sockets, 'barrierUs'));
+      f.barrierSleepsPerOp2procsSockets = sig(med(sockets, 'barrierSleepsPerOp'));
+      f.barrierVsSockets2procs = sig(med(two, 'barrierUs') / f.barrierUs2procsSockets);
+      units.barrierUs2procsSockets = 'µs';
       f.barrierUs2procs = sig(med(two, 'barrierUs'));
       f.barrierSleepsPerOp2procs = sig(med(two, 'barrierSleepsPerOp'));
       f.getSleepsPerOp2procs = sig(med(two, 'getSleepsPerOp'));
@@ -83,6 +97,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f.getVsRawRtt2procs = sig(med(two, 'getVsRawRtt'));
       f.memgetVsRaw2procs = sig(med(two, 'memgetVsRaw'));
       Object.assign(units, { rawRttUs2procs: 'µs', rawFetchGBps2procs: 'GB/s' });
+      notes.push('barrierUs2procs: the ranks meet in the shared segment of the machine\'s node processes; barrierUs2procsSockets: the same program through the sockets (LUNA_SPMD_SHM=0), runs alternated');
       notes.push(`across processes: rank 0 alternates 5 blocks of the layer's gets and memgets with raw round trips and raw 1 MiB fetches over ${rawSocketKind()} between the same two ranks' threads; the ratios are of the blocks' medians`);
     });
   } finally {

@@ -1,7 +1,8 @@
 // npm `install` hook: build the native addons with node-gyp: the thread CPU clock
 // (native/thread_clock.c), the memory policy for large buffers (native/memory.c), descriptors of
 // the transport's direct links (native/fd.c; without it no thread writes a socket directly) and the C++
-// ucode runner (native/luna_ucode.cc). It must never fail the install: without the clock the
+// ucode runner (native/luna_ucode.cc), and on Linux the memory node processes of one machine share
+// (native/shm.c, the SPMD layer's barrier among them). It must never fail the install: without the clock the
 // trace falls back to an approximate CPU clock and says so (src/trace/clock.ts); without the
 // memory policy large buffers are allocated as glibc does by default (src/runtime/exec/shm.ts);
 // without the runner TypeScript programs work and a program with C++ ucodes gets one clear
@@ -46,6 +47,7 @@ const built = (name) => existsSync(join(root, 'build', 'Release', `${name}.node`
 const ADDONS = [
   ['thread_clock', 'thread CPU clock addon not built', 'traces will mark CPU times as approximate'],
   ['luna_memory', 'memory policy addon not built', 'large DFs received from other nodes are allocated fresh every time (slower on machines with costly page faults)'],
+  ...(process.platform === 'linux' ? [['luna_shm', 'shared-memory addon not built', 'SPMD barriers between node processes of one machine go through their sockets (slower)']] : []),
   ['luna_ucode', 'C++ ucode addon not built', 'programs with C++ ucodes cannot run (TypeScript ucodes are not affected); install g++ and run `npm rebuild luna-ts`'],
 ];
 

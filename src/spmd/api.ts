@@ -403,7 +403,7 @@ export function unlock(l: Lock): void {
     if (Atomics.compareExchange(r.board, w, r.rank + 1, 0) !== r.rank + 1) r.post({ k: 'unlock', id: 0, lock: l.id }); // other nodes queue: the node hands it over
     else bump(r.board);
   } else {
-    r.post({ k: 'unlock', id: 0, lock: l.id });
+    r.unlockRemote(l.id);
   }
   if (r.trace) r.exit('unlock');
 }
@@ -423,7 +423,7 @@ export function enterCollective(r: Rank, kind: number): number {
 
 /** @internal wait until rank t entered collective k, and check it entered the same kind */
 export function awaitEntry(r: Rank, t: number, k: number, kind: number, kindName: (n: number) => string): void {
-  r.until(() => r.word(t, CENTRY) >= k, 'collective', () => `waits in ${r.op} (collective #${k}) for rank ${t} to enter it`);
+  r.untilCollective(() => r.word(t, CENTRY) >= k, () => `waits in ${r.op} (collective #${k}) for rank ${t} to enter it`);
   const theirs = r.word(t, CKIND + (k % KIND_RING));
   if (theirs !== kind && r.word(t, CENTRY) - k < KIND_RING) {
     throw r.fail(`mismatched collective #${k}: this rank called ${kindName(kind)}, rank ${t} called ${kindName(theirs)}`);
@@ -432,7 +432,7 @@ export function awaitEntry(r: Rank, t: number, k: number, kind: number, kindName
 
 /** @internal */
 export function awaitExit(r: Rank, t: number, k: number): void {
-  r.until(() => r.word(t, CEXIT) >= k, 'collective', () => `waits in ${r.op} (collective #${k}) for rank ${t} to finish it`);
+  r.untilCollective(() => r.word(t, CEXIT) >= k, () => `waits in ${r.op} (collective #${k}) for rank ${t} to finish it`);
 }
 
 /** @internal */

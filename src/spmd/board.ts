@@ -67,6 +67,10 @@ export const READSIZE = CKIND + KIND_RING;
 export const RANK_WORDS = READSIZE + 1;
 /** the words of a rank's record its node sends to the others when they change */
 export const MIRRORED = [ARRIVE, CENTRY, CDATA, CEXIT] as const;
+/** a rank's collective words (counters and kinds): with the host segment they live there (segment.ts) */
+export function collectiveWord(w: number): boolean {
+  return w === CENTRY || w === CDATA || w === CEXIT || (w >= CKIND && w < CKIND + KIND_RING);
+}
 
 export const RUNNING = 0, PARKED = 1, DONE = 2;
 

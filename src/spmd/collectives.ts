@@ -231,7 +231,7 @@ export function reduce(dst: SharedArray, dstIndex: number, src: SharedArray, src
     let total = 0, any = 0;
     const part = new Float64Array(2), sc = scratchOf(r), base = (k % SCRATCH_SLOTS) * SLOT_VALUES;
     for (let t = 0; t < r.threads; t++) {
-      r.until(() => r.word(t, CDATA) >= k, 'collective', () => `waits in reduce (collective #${k}) for the contribution of ${missing(r, (x) => r.word(x, CDATA) >= k)}`);
+      r.untilCollective(() => r.word(t, CDATA) >= k, () => `waits in reduce (collective #${k}) for the contribution of ${missing(r, (x) => r.word(x, CDATA) >= k)}`);
       awaitEntry(r, t, k, kind, kindName);
       sc.readPart(t, base, part);
       if (part[0]) { total = any ? f(total, part[1]!) : part[1]!; any = 1; }
@@ -271,7 +271,7 @@ export function prefixReduce(dst: SharedArray, src: SharedArray, n: number, op: 
     const totals = new Float64Array(Math.max(0, last));
     const sc = scratchOf(r), base = (k % SCRATCH_SLOTS) * SLOT_VALUES;
     for (const t of before) {
-      r.until(() => r.word(t, CDATA) >= k, 'collective', () => `waits in prefixReduce (collective #${k}) for the block totals of rank ${t}`);
+      r.untilCollective(() => r.word(t, CDATA) >= k, () => `waits in prefixReduce (collective #${k}) for the block totals of rank ${t}`);
       const cnt = Math.floor((last - 1 - t) / T) + 1;
       const part = new Float64Array(cnt);
       sc.readPart(t, base, part);

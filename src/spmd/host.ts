@@ -11,10 +11,12 @@ import { CHANNEL } from '../runtime/cluster/channels.js';
 import type { Control } from '../runtime/cluster/control.js';
 import type { Participant, Wait } from '../runtime/cluster/layer.js';
 import { cpuSet } from '../core/cpus.js';
-import { ABORT, ARRIVE, BARRIER, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
+import { ABORT, ARRIVE, BARRIER, collectiveWord, boardWords, bump, DIRECT, DONE, EPOCH, HANDLED, LANDED, READSIZE, lockWord, PARKED, PARKS, POSTED, rankBase, RANK_WORDS, releaseIfComplete, REPLIES, SLEEPON, SLEEPS, SLEEPWORD, STATE, WAITERS, wake } from './board.js';
 import { barrierMissing, type BoardView } from './missing.js';
 import { ELEM_TYPES, SCRATCH_SLOTS, SLOT_VALUES, type Answer, type ElemType, type RankInit, type RankRequest } from './protocol.js';
 import { Layout } from './layout.js';
+import { machineId } from '../runtime/transport/local.js';
+import { SEG_BARRIER, SEG_EPOCH, SEG_EPOCH_SLEEPERS, SEG_SLEEPERS, segArrive, segmentsAvailable, SegmentFile, segNodeChanges, segNodePhase, segRank } from './segment.js';
 
 /**
  * Spin before sleeping in a wait for ranks of this node: the brief's ping-pong through shared
@@ -46,6 +48,8 @@ const IDLE_POLL_MS = 20;
 
 const EMPTY = new Uint8Array(0);
 const FLAGS = 1, GET = 2, GOT = 3, PUT = 4, PUT_ACK = 5, LOCK = 6, GRANT = 7, UNLOCK = 8, ARRIVED = 9, ALLOCATED = 10;
+/** the start's handshake over the host segment (segment.ts): not counted by tag, once per run */
+const SEGMENT = 11, JOINED = 12, HOSTMODE = 13;
 /** the layer's message tags on its channel (tests count the messages an operation costs) */
 export const SPMD_TAGS = { FLAGS, GET, GOT, PUT, PUT_ACK, LOCK, GRANT, UNLOCK, ARRIVED, ALLOCATED } as const;
 const TAG_NAMES: Record<number, string> = Object.fromEntries(Object.entries(SPMD_TAGS).map(([k, v]) => [v, k]));
@@ -63,6 +67,12 @@ export interface SpmdNodeOptions {
   remoteSpinMs?: number;
   /** CPUs the node may count on (default: this process's; nodes on one machine share them) */
   cpus?: number;
+  /**
+   * Barriers and collectives' counters among node processes of one machine in their shared memory (segment.ts) when
+   * every node is on this machine (default: unless LUNA_SPMD_SHM=0 or the addon is not built);
+   * false: through the sockets.
+   */
+  shm?: boolean;
 }
 
 /** What a node's ranks cost its system thread and themselves (tests assert them; no timings). */
@@ -116,6 +126,18 @@ export class SpmdNode implements Participant {
   private stopped = false;
   /** a rank's error, the first (the run fails with it) */
   fault?: string;
+  /** the host segment this node opened (node 0: created) while the start's handshake decides */
+  private segFile: SegmentFile | undefined;
+  /** every node of the run maps the segment: barriers and collectives' counters are there */
+  private hostMode = false;
+  /** node 0: the other nodes' answers to SEGMENT (true: opened it) */
+  private joined: boolean[] = [];
+  /** the segment's barrier arrivals and counter changes already counted as messages (own node's, the others' summed) */
+  private segSent = 0;
+  private segReceived = 0;
+  private started = false;
+  /** another node: HOSTMODE arrived (its ranks start once start() was called too) */
+  private decided = false;
   /** resolves once every worker of this node has exited */
   readonly exited: Promise<void>;
   private exitedCount = 0;
@@ -138,8 +160,38 @@ export class SpmdNode implements Participant {
     void control.done.then(() => this.stop());
   }
 
-  /** Start this node's ranks. */
+  /**
+   * Start this node's ranks — on a run of several nodes once the start's handshake decided whether
+   * barriers go through the host segment: node 0 creates it and tells the others where it is
+   * (SEGMENT); each says whether it opened it (JOINED); node 0 tells all whether every node did
+   * (HOSTMODE) and starts its ranks, the others theirs when told.
+   */
   start(): void {
+    this.started = true;
+    if (this.router.size === 1) { this.startRanks(); return; }
+    if (this.router.rank !== 0) { if (this.decided) this.startRanks(); return; }
+    const want = this.o.shm ?? segmentsAvailable();
+    this.segFile = want ? SegmentFile.create(this.router.size, this.o.threads) : undefined;
+    const b = this.enc.reset().string(this.segFile?.path ?? '').string(machineId()).finishCopy();
+    for (let n = 1; n < this.router.size; n++) this.ch.send(n, SEGMENT, b);
+  }
+
+  /** Another node answered SEGMENT: once all did, every node learns whether barriers use the segment. */
+  private nodeJoined(from: number, ok: boolean): void {
+    this.joined[from] = ok;
+    for (let n = 1; n < this.router.size; n++) if (this.joined[n] === undefined) return;
+    const on = this.segFile !== undefined && this.joined.slice(1).every(Boolean);
+    // every node holds a descriptor of it now: the name is no longer needed
+    this.segFile?.unlink();
+    if (!on) { this.segFile?.close(); this.segFile = undefined; }
+    const b = this.enc.reset().bool(on).finishCopy();
+    for (let n = 1; n < this.router.size; n++) this.ch.send(n, HOSTMODE, b);
+    this.hostMode = on;
+    this.startRanks();
+  }
+
+  private startRanks(): void {
+    if (this.stopped) return;
     const cpus = Math.max(1, this.o.cpus ?? cpuSet().count);
     const spinMs = this.o.spinMs ?? SPIN_MS;
     const remoteSpinMs = this.o.remoteSpinMs ?? REMOTE_SPIN_MS;
@@ -153,6 +205,7 @@ export class SpmdNode implements Participant {
         board: this.board.buffer as SharedArrayBuffer, scratch: this.arrays.get(0)!.buffer,
         program: this.o.program, args: this.o.args ?? [], origin: this.o.origin,
         trace: this.o.trace && { dir: this.o.trace.dir, thread: i + 1 }, spinMs, remoteSpinMs, cpus, crowdedSpinMs: CROWDED_SPIN_MS, links, arrivedWire, getWire,
+        ...(this.hostMode ? { segment: { fd: this.segFile!.fd, bytes: this.segFile!.bytes } } : {}),
       };
       const w = new Worker(RANK_WORKER, { workerData: { init, port: port2 }, transferList: [port2] });
       port1.on('message', (m: RankRequest) => this.request(i, m));
@@ -177,6 +230,7 @@ export class SpmdNode implements Participant {
     const direct = Atomics.load(this.board, DIRECT);
     this.router.sent += direct - this.directCounted;
     this.directCounted = direct;
+    if (this.hostMode) this.countSegmentArrivals();
     if (this.handled !== Atomics.load(this.board, POSTED)) return false;
     if (this.done === this.perNode) return true;
     // every rank returned or asleep on a word that has not moved since: only a change (a message
@@ -185,9 +239,32 @@ export class SpmdNode implements Participant {
       const b = rankBase(this.rank0 + i);
       const st = Atomics.load(this.board, b + STATE);
       if (st === DONE) continue;
-      if (st !== PARKED || Atomics.load(this.board, Atomics.load(this.board, b + SLEEPWORD)) !== Atomics.load(this.board, b + SLEEPON)) return false;
+      if (st !== PARKED || this.sleepWord(Atomics.load(this.board, b + SLEEPWORD)) !== Atomics.load(this.board, b + SLEEPON)) return false;
     }
     return true;
+  }
+
+  /** The value of the word a parked rank sleeps on: a board word, or (−1 − w) the segment's word w. */
+  private sleepWord(w: number): number {
+    return w >= 0 ? Atomics.load(this.board, w) : Atomics.load(this.segFile!.segment.words, -1 - w);
+  }
+
+  /**
+   * A node's barrier arrivals and collective counters through the segment count as messages for
+   * the run's termination detection, as ARRIVED and FLAGS frames would: each of this node's
+   * phases and changes as sent to every other node, each other node's as received here. Two
+   * waves alike then also mean nothing moved in the segment between them.
+   */
+  private countSegmentArrivals(): void {
+    const w = this.segFile!.segment.words, me = this.router.rank, nodes = this.router.size;
+    const of = (n: number): number => Atomics.load(w, segNodePhase(n)) + Atomics.load(w, segNodeChanges(n));
+    const mine = of(me);
+    let others = 0;
+    for (let n = 0; n < nodes; n++) if (n !== me) others += of(n);
+    this.router.sent += (mine - this.segSent) * (nodes - 1);
+    this.router.received += others - this.segReceived;
+    this.segSent = mine;
+    this.segReceived = others;
   }
 
   live(): number {
@@ -209,8 +286,12 @@ export class SpmdNode implements Participant {
 
   /** this node's board, for reading who a wait waits for */
   private get view(): BoardView {
-    const board = this.board;
-    return { threads: this.o.threads, nodes: this.router.size, node: this.router.rank, perNode: this.perNode, word: (t, w) => Atomics.load(board, rankBase(t) + w) };
+    const board = this.board, seg = this.hostMode ? this.segFile!.segment.words : undefined, nodes = this.router.size;
+    // with the host segment every rank's barrier arrivals are there (none are mirrored on the board)
+    return {
+      threads: this.o.threads, nodes, node: this.router.rank, perNode: this.perNode, everyRank: seg !== undefined,
+      word: (t, w) => (seg && w === ARRIVE ? Atomics.load(seg, segArrive(nodes, t)) : seg && collectiveWord(w) ? Atomics.load(seg, segRank(nodes, t) + w) : Atomics.load(board, rankBase(t) + w)),
+    };
   }
 
   hangSummary(n: number): string {
@@ -262,8 +343,11 @@ export class SpmdNode implements Participant {
         }
         case 'unlock': {
           const home = this.nodeOf(m.lock % this.o.threads);
-          if (home === this.router.rank) this.handOver(m.lock, rank);
-          else this.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).finishCopy());
+          if (home === this.router.rank) { this.handOver(m.lock, rank); break; }
+          // a release the rank awaits (id: through the host segment a barrier would overtake it) is acknowledged
+          let req = 0;
+          if (m.id) { req = (this.nextReq += 2); this.pending.set(req, { rank: i, id: m.id, landed: 0, size: 0 }); }
+          this.send(home, UNLOCK, this.enc.reset().varint(m.lock).varint(rank).varint(req).finishCopy());
           break;
         }
         case 'flags': {
@@ -388,7 +472,7 @@ export class SpmdNode implements Participant {
   private receive(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     if (this.stopped) return;
     const name = TAG_NAMES[tag] ?? String(tag);
-    this.received[name] = (this.received[name] ?? 0) + 1;
+    if (tag < SEGMENT) this.received[name] = (this.received[name] ?? 0) + 1;
     const d = new Decoder(body);
     try {
       switch (tag) {
@@ -405,6 +489,21 @@ export class SpmdNode implements Participant {
             if (Atomics.load(this.board, w) < phase) Atomics.store(this.board, w, phase);
           }
           releaseIfComplete(this.board, this.o.threads, phase);
+          break;
+        }
+        case SEGMENT: {
+          const path = d.string(), machine = d.string();
+          const f = path && machine === machineId() && (this.o.shm ?? segmentsAvailable()) ? SegmentFile.open(path, this.router.size, this.o.threads) : undefined;
+          this.segFile = f;
+          this.ch.send(0, JOINED, this.enc.reset().bool(f !== undefined).finishCopy());
+          break;
+        }
+        case JOINED: this.nodeJoined(from, d.bool()); break;
+        case HOSTMODE: {
+          this.hostMode = d.bool();
+          this.decided = true;
+          if (!this.hostMode) { this.segFile?.close(); this.segFile = undefined; }
+          if (this.started) this.startRanks();
           break;
         }
         case ALLOCATED: {
@@ -444,7 +543,12 @@ export class SpmdNode implements Participant {
           break;
         }
         case GRANT: { const req = d.varint(); this.reply(req, { ok: true, value: d.bool() }); break; }
-        case UNLOCK: { const lock = d.varint(), rank = d.varint(); this.handOver(lock, rank); break; }
+        case UNLOCK: {
+          const lock = d.varint(), rank = d.varint(), req = d.varint();
+          this.handOver(lock, rank);
+          if (req) this.send(from, PUT_ACK, this.enc.reset().varint(req).finishCopy());
+          break;
+        }
         default: throw new Error(`unknown SPMD message ${tag} from node ${from}`);
       }
     } catch (e) { this.control.fail(e); }
@@ -501,6 +605,16 @@ export class SpmdNode implements Participant {
       const words = [EPOCH, BARRIER];
       for (let i = 0; i < this.perNode; i++) words.push(rankBase(this.rank0 + i) + REPLIES, rankBase(this.rank0 + i) + LANDED);
       for (const w of words) { Atomics.add(this.board, w, 1); Atomics.notify(this.board, w); }
+      // ranks asleep on the segment wake and see ABORT (other nodes' ranks look again and sleep on;
+      // a rank about to sleep there sleeps in slices and sees it after one, rank.ts)
+      if (this.segFile) {
+        const seg = this.segFile.segment;
+        if (Atomics.load(seg.words, SEG_SLEEPERS) > 0) seg.wake(SEG_BARRIER);
+        if (Atomics.load(seg.words, SEG_EPOCH_SLEEPERS) > 0) seg.wake(SEG_EPOCH);
+        const f = this.segFile;
+        if (this.router.rank === 0) f.unlink();
+        void this.exited.then(() => f.close());
+      }
       // a rank computing without calling the layer is not waiting to be told: stop it after a grace
       const t = setTimeout(() => { for (const w of this.workers) void w.terminate(); }, 1000);
       t.unref();

@@ -10,6 +10,8 @@ export interface BoardView {
   readonly nodes: number;
   readonly node: number;
   readonly perNode: number;
+  /** every rank's own barrier arrival is known here (the host segment), not only whole nodes' */
+  readonly everyRank?: boolean;
   word(rank: number, word: number): number;
 }
 
@@ -24,9 +26,11 @@ export function missing(v: BoardView, arrived: (t: number) => boolean): string {
 
 /**
  * Who a barrier of phase p waits for: this node's late ranks by name; another node's ranks are
- * known only together (its node tells once all of them arrived), so such a node is named instead.
+ * known only together (its node tells once all of them arrived), so such a node is named instead —
+ * unless every rank's arrival is on the host segment, where each is named.
  */
 export function barrierMissing(v: BoardView, p: number): string {
+  if (v.everyRank) return missing(v, (t) => v.word(t, ARRIVE) >= p);
   const parts: string[] = [];
   const first = v.node * v.perNode;
   let localLate = false;

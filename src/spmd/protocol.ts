@@ -35,6 +35,11 @@ export interface RankInit {
   arrivedWire: number;
   /** the wire tag of a remote read (GET), which a rank writes itself too (request id 2·rank + 1) */
   getWire: number;
+  /**
+   * the host segment (segment.ts), when every node of the run maps it: its descriptor in this
+   * process and its size; the rank's barriers arrive, release and sleep there
+   */
+  segment?: { fd: number; bytes: number };
 }
 
 /** Requests a rank sends its node; those with an id get an Answer. */
@@ -44,7 +49,7 @@ export type RankRequest =
   | { k: 'put'; id: number; arr: number; owner: number; local: number; bytes: Uint8Array }
   | { k: 'inbox'; id: 0; buffer: SharedArrayBuffer }
   | { k: 'lock'; id: number; lock: number; attempt: boolean }
-  | { k: 'unlock'; id: 0; lock: number }
+  | { k: 'unlock'; id: number; lock: number }
   | { k: 'flags'; id: 0; rank: number; words: number[] }
   | { k: 'arrive'; id: 0; phase: number; to?: number[] }
   | { k: 'park'; id: 0; rank: number; text: string; site: string; barrier?: { head: string; phase: number } }

@@ -1,5 +1,5 @@
-// One rank's side of the SPMD layer, in its worker thread: waiting on the node's board (spin,
-// then sleep on EPOCH), asking the node's system thread what only it can do (allocate, reach
+// One rank's side of the SPMD layer, in its worker thread: waiting on the node's board or the
+// host segment the node processes of one machine share (spin, then sleep), asking the node's system thread what only it can do (allocate, reach
 // another node), and the errors that name the rank, the call site and the operation.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { writeSync } from 'node:fs';
@@ -8,9 +8,10 @@ import { encodeFrame } from '../runtime/transport/frame.js';
 import { findSourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { relative } from 'node:path';
-import { ABORT, ARRIVE, AWAKE, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
+import { ABORT, ARRIVE, AWAKE, collectiveWord, BARRIER, DIRECT, HANDLED, READSIZE, EPOCH, LANDED, NODE_ARRIVE, PARKED, PARKS, POSTED, rankBase, releaseIfComplete, REPLIES, RUNNING, SLEEPERS, SLEEPON, SLEEPS, SLEEPWORD, STATE, bump } from './board.js';
 import type { Answer, RankInit, RankRequest } from './protocol.js';
 import { barrierMissing } from './missing.js';
+import { Segment, SEG_BARRIER, SEG_EPOCH, SEG_EPOCH_SLEEPERS, SEG_SLEEPERS, segArrive, segNodeChanges, segNodePhase, segRank } from './segment.js';
 import { threadCpuNs } from '../trace/clock.js';
 import { SPMD_OPS, WAIT_KINDS, type SpmdOp, type TraceSink, type WaitKind } from '../trace/schema.js';
 
@@ -31,6 +32,13 @@ export class RunStopped extends Error {
  */
 export const PARK_AFTER_MS = 2;
 
+/**
+ * A rank parked on the host segment sleeps in slices this long, looking at ABORT between them:
+ * its node cannot move a word other nodes' ranks share to wake it when the run stops (a wake
+ * without a change can come just before the sleep starts and be lost).
+ */
+const SEGMENT_SLICE_MS = 100;
+
 /** The largest remote read in one request (its reply lands in the rank's inbox, counted in an Int32). */
 const MAX_READ_BYTES = 256 * 1024 * 1024;
 
@@ -50,6 +58,10 @@ export class Rank {
   private repliesSeen = 0;
   /** the share of the full spin a wait for this node's ranks [0] / another node [1] spins now (adaptive) */
   private readonly spinScale = [1, 1];
+  /** the host segment, when barriers go through it (every node of the run maps it) */
+  readonly seg: Segment | undefined;
+  /** BoardView (missing.ts): with the host segment every rank's arrival is known */
+  readonly everyRank: boolean;
   /** source positions of raw stack positions already mapped */
   private readonly sites = new Map<string, string>();
   /** the operation in progress (its name, for errors) */
@@ -64,6 +76,8 @@ export class Rank {
     this.board = new Int32Array(init.board);
     this.base = rankBase(init.rank);
     this.linkWords = init.links.map((l) => l && new Int32Array(l.words));
+    this.seg = init.segment && Segment.map(init.segment.fd, init.segment.bytes);
+    this.everyRank = this.seg !== undefined;
     Atomics.add(this.board, AWAKE, 1);
   }
 
@@ -163,9 +177,11 @@ export class Rank {
    * wait for the hang report (called only before parking); a barrier's wait gives its phase, so the
    * node can say again whom it waits for when it reports.
    */
-  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, remote = false, barrier?: { head: string; phase: number }): void {
+  until(cond: () => boolean, kind: WaitKind, what: () => string, word: number = EPOCH, remote = false, barrier?: { head: string; phase: number }, seg?: Segment): void {
     if (cond()) return;
     const b = this.board;
+    // the word slept on and its sleepers' count: on the node's board, or on the host segment
+    const ww = seg ? seg.words : b, sleepers = seg ? (word === SEG_EPOCH ? SEG_EPOCH_SLEEPERS : SEG_SLEEPERS) : SLEEPERS;
     const t0 = this.trace ? this.now() : 0;
     const c0 = this.trace ? threadCpuNs() : 0;
     const scale = remote ? 1 : 0;
@@ -181,10 +197,10 @@ export class Rank {
       const t = performance.now();
       if (t < spinUntil && (t < crowdedUntil || this.roomToSpin(remote))) { if (cond()) break; continue; }
       spun = false;
-      const e = Atomics.load(b, word);
-      Atomics.add(b, SLEEPERS, 1);
-      if (cond()) { Atomics.sub(b, SLEEPERS, 1); break; }
-      Atomics.store(b, this.base + SLEEPWORD, word);
+      const e = Atomics.load(ww, word);
+      Atomics.add(ww, sleepers, 1);
+      if (cond()) { Atomics.sub(ww, sleepers, 1); break; }
+      Atomics.store(b, this.base + SLEEPWORD, seg ? -1 - word : word);
       if (!silent) {
         // the node learns what this rank waits for (as of now) before it can conclude the run hangs
         const text = what();
@@ -199,13 +215,17 @@ export class Rank {
       }
       Atomics.add(b, this.base + SLEEPS, 1);
       Atomics.sub(b, AWAKE, 1);
-      const woke: string = b[ABORT] === 0 ? Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined) : 'ok';
+      let woke = 'ok';
+      if (b[ABORT] !== 0) { /* the run stops: look again at once */ }
+      else if (!seg) woke = Atomics.wait(b, word, e, silent ? PARK_AFTER_MS : undefined);
+      else if (silent) woke = seg.wait(word, e, PARK_AFTER_MS);
+      else do woke = seg.wait(word, e, SEGMENT_SLICE_MS); while (woke === 'timed-out' && b[ABORT] === 0 && Atomics.load(ww, word) === e);
       Atomics.add(b, AWAKE, 1);
       // a silent sleep that ran out parks next time; one woken by a change starts silent again
       silent = woke !== 'timed-out';
       if (!silent) long = true;
       Atomics.store(b, this.base + STATE, RUNNING);
-      Atomics.sub(b, SLEEPERS, 1);
+      Atomics.sub(ww, sleepers, 1);
       if (cond()) break;
     }
     // adaptive spinning: a spin that ends waits keeps (regains) its length; one that keeps missing
@@ -298,9 +318,22 @@ export class Rank {
     this.post(m, [m.bytes.buffer as ArrayBuffer]);
   }
 
+  /**
+   * Release a lock whose home is on another node. Through the sockets the release reaches the
+   * home before this rank's next barrier arrival (one socket, in order); through the host
+   * segment a barrier overtakes it, so the release is acknowledged and the next fence, barrier,
+   * notify, unlock or collective waits for that as for a put.
+   */
+  unlockRemote(lock: number): void {
+    if (!this.seg) { this.post({ k: 'unlock', id: 0, lock }); return; }
+    const id = ++this.seq;
+    this.puts.set(id, this.op);
+    this.post({ k: 'unlock', id, lock });
+  }
+
   /** Wait until every put of this rank is in place; a refused one is the error of the operation that sent it. */
   completePuts(): void {
-    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) to other nodes to be acknowledged`, this.base + REPLIES, true);
+    if (this.puts.size > 0) this.until(() => { this.drain(); return this.puts.size === 0; }, 'request', () => `waits for ${this.puts.size} put(s) or lock release(s) to other nodes to be acknowledged`, this.base + REPLIES, true);
     const e = this.putError;
     if (e) { this.putError = undefined; throw this.fail(`${e.message} (a ${e.op} to another node, found refused here)`); }
   }
@@ -318,11 +351,32 @@ export class Rank {
     }
   }
 
-  /** Set this rank's counter words (pairs: word, value, in that order) and tell the other nodes. */
+  /**
+   * Set this rank's counter words (pairs: word, value, in that order) and tell the other nodes —
+   * with the host segment by writing them there (every node's ranks read them there), else
+   * through the system thread, which mirrors them on the other nodes' boards.
+   */
   setWords(...words: number[]): void {
+    const seg = this.seg;
+    if (seg) {
+      const at = segRank(this.nodes, this.rank);
+      for (let i = 0; i < words.length; i += 2) Atomics.store(seg.words, at + words[i]!, words[i + 1]!);
+      Atomics.add(seg.words, segNodeChanges(this.node), 1);
+      seg.bump();
+      return;
+    }
     for (let i = 0; i < words.length; i += 2) Atomics.store(this.board, this.base + words[i]!, words[i + 1]!);
     bump(this.board);
     if (this.nodes > 1) this.post({ k: 'flags', id: 0, rank: this.rank, words });
+  }
+
+  /**
+   * Wait in a collective until cond() (on other ranks' collective words) holds: on the board's
+   * EPOCH, or with the host segment on its EPOCH, which every node's ranks bump.
+   */
+  untilCollective(cond: () => boolean, what: () => string): void {
+    if (this.seg) this.until(cond, 'collective', what, SEG_EPOCH, false, undefined, this.seg);
+    else this.until(cond, 'collective', what);
   }
 
   /**
@@ -336,6 +390,18 @@ export class Rank {
    */
   arrive(p: number): void {
     Atomics.store(this.board, this.base + ARRIVE, p);
+    const seg = this.seg;
+    if (seg) {
+      // through the host segment: the same, among the ranks of every node (segment.ts); the
+      // node's last arriver records the node's phase, which the nodes count as its messages
+      Atomics.store(seg.words, segArrive(this.nodes, this.rank), p);
+      const first = this.firstLocal;
+      let all = true;
+      for (let t = first; t < first + this.perNode && all; t++) if (Atomics.load(this.board, rankBase(t) + ARRIVE) < p) all = false;
+      if (all && Atomics.compareExchange(this.board, NODE_ARRIVE, p - 1, p) === p - 1) Atomics.store(seg.words, segNodePhase(this.node), p);
+      seg.releaseIfComplete(this.nodes, this.threads, p);
+      return;
+    }
     if (this.nodes > 1) {
       const first = this.firstLocal;
       let all = true;
@@ -392,11 +458,18 @@ export class Rank {
    * again by the node when it reports a hang (the rank sleeps through partial arrivals).
    */
   awaitBarrier(p: number, head: string): void {
-    const b = this.board;
+    const b = this.board, seg = this.seg;
+    // no system thread takes part: a wait among the ranks of this machine's processes
+    if (seg) { this.until(() => Atomics.load(seg.words, SEG_BARRIER) >= p, 'barrier', () => head + barrierMissing(this, p), SEG_BARRIER, false, { head, phase: p }, seg); return; }
     this.until(() => Atomics.load(b, BARRIER) >= p, 'barrier', () => head + barrierMissing(this, p), BARRIER, this.nodes > 1, { head, phase: p });
   }
 
   word(rank: number, word: number): number {
+    // with the host segment every rank's barrier arrivals are there, none mirrored on the board
+    if (this.seg) {
+      if (word === ARRIVE) return Atomics.load(this.seg.words, segArrive(this.nodes, rank));
+      if (collectiveWord(word)) return Atomics.load(this.seg.words, segRank(this.nodes, rank) + word);
+    }
     return Atomics.load(this.board, rankBase(rank) + word);
   }
 }

@@ -28,6 +28,8 @@ export interface SpmdRunOptions {
   remoteSpinMs?: number;
   /** CPUs this node may count on (default: this process's; the CLI shares a machine's among its nodes) */
   cpus?: number;
+  /** barriers among this machine's node processes through shared memory (default: when available; host.ts) */
+  shm?: boolean;
   interrupt?: AbortSignal;
 }
 
@@ -49,7 +51,7 @@ export async function runSpmdNode(o: SpmdRunOptions): Promise<SpmdRunResult> {
   const control = new Control(router, wallNs);
   let node: SpmdNode;
   try {
-    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs, cpus: o.cpus });
+    node = new SpmdNode(router, control, { program: o.program, args: o.args, threads: o.threads, origin: String(runOrigin()), trace: o.traceDir ? { dir: o.traceDir } : undefined, spinMs: o.spinMs, remoteSpinMs: o.remoteSpinMs, cpus: o.cpus, shm: o.shm });
   } catch (e) {
     tr?.close();
     await tp.close();

@@ -34,12 +34,36 @@ test('luna spmd --nodes 2: ranks over two processes check their shared data and 
   });
 });
 
+test('luna spmd --nodes 2: a lock released on another node before a barrier is free after it, through the shared segment and through the sockets', async () => {
+  await inTempDir('luna-spmd-cli-', async (dir) => {
+    for (const shm of ['1', '0']) {
+      const r = await luna(['spmd', '--nodes', '2', '--threads', '2', prog('unlock'), '50'], dir, 60_000, { ...process.env, LUNA_SPMD_SHM: shm });
+      assert.equal(r.status, 0, explain(r));
+    }
+  });
+});
+
 test('luna spmd --nodes 2: a barrier a rank never reaches is node 0\'s hang report, exit 1', async () => {
   await inTempDir('luna-spmd-cli-', async (dir) => {
-    const r = await luna(['spmd', '--nodes', '2', '--threads', '4', prog('hang')], dir);
+    // through the shared segment every rank's arrival is known: node 1's ranks name the late rank too
+    let r = await luna(['spmd', '--nodes', '2', '--threads', '4', prog('hang')], dir);
     assert.equal(r.status, 1, explain(r));
-    // node 0's rank names the late rank; node 1's ranks see only that node 0 is incomplete
+    assert.match(r.stderr, /^luna: error: the program hangs: .*\n(  rank 0 on node 0 waits at barrier \(phase 1\) for rank 1 \(rank 1 has returned from the program\) .*hang\.ts:6:3\)\n?)(  rank [23] on node 1 waits at barrier \(phase 1\) for rank 1 .*hang\.ts:6:3\)\n?){2}$/, explain(r));
+    // through the sockets node 1's ranks see only that node 0 is incomplete
+    r = await luna(['spmd', '--nodes', '2', '--threads', '4', prog('hang')], dir, 60_000, { ...process.env, LUNA_SPMD_SHM: '0' });
+    assert.equal(r.status, 1, explain(r));
     assert.match(r.stderr, /^luna: error: the program hangs: .*\n(  rank 0 on node 0 waits at barrier \(phase 1\) for rank 1 .*hang\.ts:6:3\)\n?)(  rank [23] on node 1 waits at barrier \(phase 1\) for a rank of node 0 .*hang\.ts:6:3\)\n?){2}$/, explain(r));
+  });
+});
+
+test('luna spmd --nodes 2: a rank that fails while the others sleep at a barrier in the shared segment ends the run with its error, on either node', async () => {
+  await inTempDir('luna-spmd-cli-', async (dir) => {
+    for (const rank of ['3', '0']) {
+      const r = await luna(['spmd', '--nodes', '2', '--threads', '4', prog('fault'), rank], dir);
+      assert.equal(r.status, 1, explain(r));
+      assert.match(r.stderr, new RegExp(`luna: error: rank ${rank}: Error: rank ${rank} gives up`), explain(r));
+      assert.doesNotMatch(r.stderr, /hangs/, explain(r));
+    }
   });
 });
 

@@ -19,11 +19,11 @@ const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-test-'));
 after(() => rmSync(cache, { recursive: true, force: true }));
 
 /** Run a program of programs/ on `threads` ranks over `nodes` in-process nodes; node 0's result. */
-async function run(name: string, threads: number, nodes = 1, args: string[] = []): Promise<SpmdRunResult> {
+async function run(name: string, threads: number, nodes = 1, args: string[] = [], shm?: boolean): Promise<SpmdRunResult> {
   const program = await bundleSpmdProgram(join(PROGRAMS, `${name}.ts`), cache);
   if (nodes === 1) return runSpmdNode({ program, threads, args });
   const mesh = new MemoryMesh(nodes);
-  const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp })));
+  const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp, shm })));
   return all[0]!;
 }
 
@@ -59,21 +59,27 @@ test('one node, 3 ranks: every collective in every synchronisation mode', async 
   assert.equal(r.ok, true);
 });
 
-test('two in-process nodes, 2 ranks each: the same programs across nodes', async () => {
-  const b = await run('basics', 4, 2);
-  assert.equal(b.message, undefined);
-  assert.equal(b.ok, true);
-  const c = await run('collectives', 4, 2);
-  assert.equal(c.message, undefined);
-  assert.equal(c.ok, true);
+test('two in-process nodes, 2 ranks each: the same programs across nodes, barriers in the shared segment and through the sockets', async () => {
+  for (const shm of [true, false]) {
+    const b = await run('basics', 4, 2, [], shm);
+    assert.equal(b.message, undefined);
+    assert.equal(b.ok, true);
+    const c = await run('collectives', 4, 2, [], shm);
+    assert.equal(c.message, undefined);
+    assert.equal(c.ok, true);
+    // a lock released on another node before a barrier is free after it
+    const u = await run('unlock', 4, 2, ['30'], shm);
+    assert.equal(u.message, undefined);
+    assert.equal(u.ok, true);
+  }
 });
 
-test('barriers combine per node: one message per barrier phase from each node to each other, whatever the ranks per node', async () => {
+test('through the sockets barriers combine per node: one message per barrier phase from each node to each other, whatever the ranks per node', async () => {
   const program = await bundleSpmdProgram(join(PROGRAMS, 'barriers.ts'), cache);
   const n = 25;
   for (const [threads, nodes] of [[4, 2], [6, 3], [2, 2]] as const) {
     const { mesh, sent } = countingMesh(nodes);
-    const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args: [String(n)], transport: tp })));
+    const all = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args: [String(n)], transport: tp, shm: false })));
     for (const r of all) assert.equal(r.message, undefined);
     // the start barrier, n barriers and n notify/wait phases
     const phases = 1 + 2 * n;
@@ -85,13 +91,14 @@ test('barriers combine per node: one message per barrier phase from each node to
 });
 
 test('a barrier some rank never reaches is a hang report naming who waits where for whom', async () => {
-  for (const nodes of [1, 2]) {
-    const r = await run('hang', 4, nodes);
+  for (const [nodes, shm] of [[1, true], [2, true], [2, false]] as const) {
+    const r = await run('hang', 4, nodes, [], shm);
     assert.equal(r.ok, false);
     assert.equal(r.kind, 'hang');
-    assert.match(r.message!, /rank 0 .*waits at barrier \(phase 1\) for rank 1/);
+    assert.match(r.message!, /rank 0 .*waits at barrier \(phase 1\) for rank 1 \(rank 1 has returned from the program\)/);
     assert.match(r.message!, /hang\.ts:6:3/);
-    if (nodes === 1) assert.match(r.message!, /rank 1 has returned from the program/);
+    // the other node's ranks: through the segment they name the late rank, through the sockets its node
+    if (nodes === 2) assert.match(r.message!, shm ? /rank 2 on node 1 waits at barrier \(phase 1\) for rank 1 / : /rank 2 on node 1 waits at barrier \(phase 1\) for a rank of node 0 /);
   }
 });
 
@@ -110,6 +117,19 @@ for (const [what, re] of misuse) {
     assert.match(r.message!, re);
   });
 }
+
+test('across nodes, through the shared segment and through the sockets: a mismatched collective is an error, a collective some rank never enters a hang report', async () => {
+  for (const shm of [true, false]) {
+    // one rank per node: rank 1 (node 1) calls gather, rank 0 broadcast
+    const m = await run('misuse', 2, 2, ['collective'], shm);
+    assert.equal(m.kind, 'fault', `shm ${shm}: ${m.message}`);
+    assert.match(m.message!, misuse.find(([w]) => w === 'collective')![1]);
+    const h = await run('hang-collective', 4, 2, [], shm);
+    assert.equal(h.kind, 'hang', `shm ${shm}: ${h.message}`);
+    // the root (rank 0) and every other rank wait for rank 1 to enter the broadcast
+    for (const t of [0, 2, 3]) assert.match(h.message!, new RegExp(`rank ${t} .*waits in broadcast \\(collective #\\d+\\) for rank 1 to enter it .*hang-collective\\.ts:7:3`), `shm ${shm}`);
+  }
+});
 
 test('a mismatched allAlloc across nodes fails the run naming both ranks, their nodes and call sites', async () => {
   // one rank per node: the mismatch is seen only by comparing the nodes' allocations

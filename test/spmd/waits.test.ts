@@ -17,15 +17,15 @@ const cache = mkdtempSync(join(tmpdir(), 'luna-spmd-waits-'));
 after(() => rmSync(cache, { recursive: true, force: true }));
 
 /** Run a program on `threads` ranks over `nodes` in-process nodes: every node's result and the layer's messages each node sent, by tag. */
-async function run(name: string, threads: number, nodes: number, args: string[]): Promise<{ results: SpmdRunResult[]; sent: Map<number, number>[] }> {
+async function run(name: string, threads: number, nodes: number, args: string[], shm?: boolean): Promise<{ results: SpmdRunResult[]; sent: Map<number, number>[] }> {
   const program = await bundleSpmdProgram(join(PROGRAMS, `${name}.ts`), cache);
   const { mesh, sent } = countingMesh(nodes);
-  const results = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp })));
+  const results = await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp, shm })));
   for (const r of results) assert.equal(r.message, undefined);
   return { results, sent };
 }
 
-test('barriers within a node ask nothing of the system thread; across nodes one request per barrier phase and node', async () => {
+test('barriers within a node ask nothing of the system thread; across nodes through the sockets one request per barrier phase and node', async () => {
   const n = 40;
   const one = await run('barriers', 4, 1, [String(n)]);
   const c1 = one.results[0]!.counts!;
@@ -33,11 +33,51 @@ test('barriers within a node ask nothing of the system thread; across nodes one 
   for (const k of Object.keys(c1.requests)) assert.ok(k === 'done' || k === 'park', `a ${k} request on one node`);
   assert.equal(c1.requests.done, 4);
   assert.ok((c1.requests.park ?? 0) <= c1.parks.reduce((s, x) => s + x, 0));
-  const two = await run('barriers', 4, 2, [String(n)]);
+  const two = await run('barriers', 4, 2, [String(n)], false);
   for (const r of two.results) {
     // the start barrier, n barriers and n notify/wait phases: the node's last arriver asks once
     assert.equal(r.counts!.requests.arrive, 1 + 2 * n);
     assert.equal(r.counts!.requests.flags ?? 0, 0);
+  }
+});
+
+test('nodes of one machine meet at barriers in their shared segment: no request, no message, whatever the ranks per node', async () => {
+  const n = 40;
+  for (const [threads, nodes] of [[2, 2], [4, 2], [6, 3]] as const) {
+    const { results, sent } = await run('barriers', threads, nodes, [String(n)]);
+    for (const [i, r] of results.entries()) {
+      const c = r.counts!;
+      for (const k of Object.keys(c.requests)) assert.ok(k === 'done' || k === 'park', `node ${i}: a ${k} request (${threads} ranks on ${nodes} nodes)`);
+      assert.equal(c.received.ARRIVED ?? 0, 0);
+      assert.equal(c.direct, 0);
+      // the start's handshake is all the layer sends: node 0 one SEGMENT and one HOSTMODE to each other node, each other node one JOINED
+      const total = [...sent[i]!.values()].reduce((a, b) => a + b, 0);
+      assert.equal(total, i === 0 ? 2 * (nodes - 1) : 1, `node ${i}: ${total} messages of the layer`);
+      assert.equal(sent[i]!.get(SPMD_TAGS.ARRIVED) ?? 0, 0);
+    }
+  }
+});
+
+test('a node that cannot join the shared segment (another machine, LUNA_SPMD_SHM=0 there) keeps every node\'s barriers on the sockets', async () => {
+  const n = 10;
+  const program = await bundleSpmdProgram(join(PROGRAMS, 'barriers.ts'), cache);
+  for (const off of [0, 1]) {
+    const { mesh, sent } = countingMesh(2);
+    const results = await Promise.all(mesh.endpoints.map((tp, i) => runSpmdNode({ program, threads: 2, args: [String(n)], transport: tp, shm: i !== off })));
+    for (const r of results) assert.equal(r.message, undefined);
+    for (const s of sent) assert.equal(s.get(SPMD_TAGS.ARRIVED), 1 + 2 * n, `node ${off} without the segment`);
+  }
+});
+
+test('collectives across nodes of one machine synchronise in the shared segment: no flags request, no FLAGS message', async () => {
+  for (const shm of [true, false]) {
+    const { results, sent } = await run('collectives', 4, 2, [], shm);
+    for (const [i, r] of results.entries()) {
+      const flags = r.counts!.requests.flags ?? 0;
+      // through the sockets every change of a rank's counters is a request and a FLAGS message to the other node
+      if (shm) { assert.equal(flags, 0, `node ${i}`); assert.equal(sent[i]!.get(SPMD_TAGS.FLAGS) ?? 0, 0, `node ${i}`); }
+      else { assert.ok(flags > 0, `node ${i}: no flags request through the sockets`); assert.equal(sent[i]!.get(SPMD_TAGS.FLAGS), flags, `node ${i}`); }
+    }
   }
 });
 
