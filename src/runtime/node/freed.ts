@@ -218,19 +218,42 @@ function addToRows(runs: RowRun[], t: number, i: number): void {
     }
     addToRanges(run.cols, i);
   } else {
-    run = { lo: t, hi: t, cols: [i, i] };
+    run = newRun(t, i);
     k++;
     if (k === runs.length) runs.push(run); else runs.splice(k, 0, run);
   }
   // merge with the rows either side when they freed the same
   if (k > 0) {
     const prev = runs[k - 1]!;
-    if (prev.hi === run.lo - 1 && sameRanges(prev.cols, run.cols)) { prev.hi = run.hi; runs.splice(k, 1); k--; run = prev; }
+    if (prev.hi === run.lo - 1 && sameRanges(prev.cols, run.cols)) { prev.hi = run.hi; drop(runs, k); k--; run = prev; }
   }
   if (k + 1 < runs.length) {
     const next = runs[k + 1]!;
-    if (next.lo === run.hi + 1 && sameRanges(next.cols, run.cols)) { run.hi = next.hi; runs.splice(k + 1, 1); }
+    if (next.lo === run.hi + 1 && sameRanges(next.cols, run.cols)) { run.hi = next.hi; drop(runs, k + 1); }
   }
+}
+
+/**
+ * A run merged into its neighbour, kept for the next new row: a stencil's row starts a run of
+ * its own and merges once it is freed whole, so in the steady state nothing is allocated.
+ */
+let spare: RowRun | null = null;
+
+function newRun(t: number, i: number): RowRun {
+  const r = spare;
+  if (r === null) return { lo: t, hi: t, cols: [i, i] };
+  spare = null;
+  r.lo = r.hi = t;
+  r.cols.length = 2;
+  r.cols[0] = r.cols[1] = i;
+  return r;
+}
+
+/** Remove run `k` (no array of the removed made for the usual last one) and keep it as the spare. */
+function drop(runs: RowRun[], k: number): void {
+  const r = runs[k]!;
+  if (k === runs.length - 1) runs.pop(); else runs.splice(k, 1);
+  spare = r;
 }
 
 function sameRanges(a: number[], b: number[]): boolean {
