@@ -287,7 +287,8 @@ export class Interpreter {
       return this.park(cf);
     }
     if (fwd && !cf.everyPending((k) => !!batch!.producer(k))) return BLOCKED;
-    if (st.waiting.delete(cf) || fwd) cf.chained = fwd !== undefined;
+    // (only a WAITING CF is among the waiting: most CFs are ready when first examined)
+    if ((cf.state === WAITING && st.waiting.delete(cf)) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
     const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };
     if (fwd) task.fwd = fwd;
