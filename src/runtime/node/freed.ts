@@ -244,8 +244,8 @@ function newRun(t: number, i: number): RowRun {
   if (r === null) return { lo: t, hi: t, cols: [i, i] };
   spare = null;
   r.lo = r.hi = t;
-  r.cols.length = 2;
-  r.cols[0] = r.cols[1] = i;
+  // (setting an array's length is a call into V8's runtime: a row's ranges mostly have one range)
+  if (r.cols.length === 2) r.cols[0] = r.cols[1] = i; else r.cols = [i, i];
   return r;
 }
 
