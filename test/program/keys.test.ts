@@ -55,3 +55,30 @@ test('spellKey: the base, the text between the variable indices and their values
     assert.equal(spellKey(seps, nv)('y#7', vals, at), want, `${nv} variable indices`);
   }
 });
+
+test('the cache in front of the maps answers as the maps do: per base, colliding indices apart, nothing kept past a restart', () => {
+  const t = new KeyTable(2);
+  const oracle = new Map<string, string>();
+  let s = 7;
+  const rnd = (n: number): number => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s % n; };
+  const bases = ['v#', 'v#1', 'w#'];
+  let sets = 0, restarts = 0;
+  for (let op = 0; op < 3 * KEY_TABLE_LIMIT; op++) {
+    const base = bases[rnd(3)]!;
+    const packed = t.pack([rnd(3000), rnd(3)]);
+    const want = oracle.get(`${base}|${packed}`);
+    assert.equal(t.get(base, packed), want, `get ${base} ${packed} at op ${op}`);
+    if (want === undefined) {
+      if (sets === KEY_TABLE_LIMIT) { oracle.clear(); sets = 0; restarts++; } // the table starts again
+      const key = `${base}.${packed}`;
+      t.set(base, packed, key);
+      oracle.set(`${base}|${packed}`, key);
+      sets++;
+    }
+  }
+  assert.ok(restarts >= 2, `the table started again ${restarts} times`);
+  // a base spelled alike but another string object finds the same keys
+  const p = t.pack([1, 1]);
+  t.set('v#', p, 'v#.1.1');
+  assert.equal(t.get(['v', '#'].join(''), p), 'v#.1.1');
+});

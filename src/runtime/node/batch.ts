@@ -76,7 +76,8 @@ export class BatchBuilder implements BatchOutputs {
     const keys = cf.outKeys, owners = cf.outOwners;
     // `>>` flags of the batch are produced by it too, but only at its completion: a CF that
     // reads one must wait for the batch.
-    if (cf.after) for (const a of cf.after) if (a.op === 'set' && !this.out.has(a.key)) this.out.set(a.key, null);
+    const after = cf.after;
+    if (after !== null) for (let k = 0; k < after.length; k++) { const a = after[k]!; if (a.op === 'set' && !this.out.has(a.key)) this.out.set(a.key, null); }
     if (!keys || !owners) return;
     const rules = cf.outRules;
     // The first producer wins: a second one is a double assignment, reported at its post, and
@@ -113,10 +114,12 @@ export class BatchBuilder implements BatchOutputs {
     if (!keys) return null;
     const store = st.store;
     let found: Cf | null = null;
-    for (const k of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
       const ws = store.waitersOf(k);
       if (ws) {
-        for (const w of ws) {
+        for (let j = 0; j < ws.length; j++) {
+          const w = ws[j]!;
           if (w.chained || w.state !== WAITING) continue;
           if (found && found !== w) return null;
           found = w;

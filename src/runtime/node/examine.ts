@@ -130,7 +130,9 @@ export class Interpreter {
         }
         cf.placed = true;
       }
-      for (const r of site.requests) this.readRef(r);
+      // (indexed loops on the per-fragment path: unoptimised code pays an iterator per for-of)
+      const reqs = site.requests;
+      for (let i = 0; i < reqs.length; i++) this.readRef(reqs[i]!);
       if (site.kind === 'call') return this.call(cf, site);
       // Structured CFs spawn children: in FIFO order they must not overtake a pending batch. A
       // loop already unrolling only spawns its next iterations behind the batch (its bounds are
@@ -211,7 +213,8 @@ export class Interpreter {
   private call(cf: Cf, site: CallSite): Outcome {
     const f = this.f, st = this.st, batch = f.batch;
     // `wait x`: x arrives by push (afterpush), never by request — look for it first.
-    for (const w of site.waits) this.readPushed(cf, site, w);
+    const waits = site.waits;
+    for (let i = 0; i < waits.length; i++) this.readPushed(cf, site, waits[i]!);
     const n = site.args.length;
     const args = new Array<unknown>(n);
     const keys = new Array<string>(n);
@@ -284,7 +287,8 @@ export class Interpreter {
       return this.park(cf);
     }
     if (fwd && !cf.everyPending((k) => !!batch!.producer(k))) return BLOCKED;
-    if (st.waiting.delete(cf) || fwd) cf.chained = fwd !== undefined;
+    // (only a WAITING CF is among the waiting: most CFs are ready when first examined)
+    if ((cf.state === WAITING && st.waiting.delete(cf)) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
     const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };
     if (fwd) task.fwd = fwd;
@@ -447,9 +451,10 @@ export class Interpreter {
     const id = blockPrefix(parent.gid, iter);
     if (block.dfs.length > 0) {
       if (copy) e = env.slice();
-      for (const d of block.dfs) e[d.slot] = familyKey(d.name, id);
+      for (let k = 0; k < block.dfs.length; k++) { const d = block.dfs[k]!; e[d.slot] = familyKey(d.name, id); }
     }
-    for (const s of block.stmts) st.enqueue(st.newCf(s, e, id, -1, parent));
+    const stmts = block.stmts;
+    for (let k = 0; k < stmts.length; k++) st.enqueue(st.newCf(stmts[k]!, e, id, -1, parent));
   }
 
   private subCall(cf: Cf, site: SubCallSite): Outcome {
@@ -517,16 +522,16 @@ export class Interpreter {
     const prefix = cf.gid;
     const spawned: Cf[] = [];
     const sp = st.spreads.size > 0 ? st.spreads.get(cf) : undefined;
-    const body = site.body;
+    const body = site.body, dfs = body.dfs, stmts = body.stmts;
     if (sp === undefined) {
       for (let i = cf.counter; i <= end; i++) {
         const env = cf.env.slice();
         env[site.varSlot] = i;
-        if (body.dfs.length > 0) {
+        if (dfs.length > 0) {
           const id = blockPrefix(prefix, i);
-          for (const d of body.dfs) env[d.slot] = familyKey(d.name, id);
+          for (let k = 0; k < dfs.length; k++) env[dfs[k]!.slot] = familyKey(dfs[k]!.name, id);
         }
-        for (const s of body.stmts) spawned.push(st.newCf(s, env, prefix, i, cf));
+        for (let k = 0; k < stmts.length; k++) spawned.push(st.newCf(stmts[k]!, env, prefix, i, cf));
       }
     } else {
       // spread: only what runs here, and what nobody can place yet where the loop began; the
@@ -556,7 +561,7 @@ export class Interpreter {
       if (more) { cf.state = QUEUED; st.run.pushFront(cf); }
       for (let k = spawned.length - 1; k >= 0; k--) { spawned[k]!.state = QUEUED; st.run.pushFront(spawned[k]!); }
       st.owner.schedule();
-    } else for (const c of spawned) st.enqueue(c);
+    } else for (let k = 0; k < spawned.length; k++) st.enqueue(spawned[k]!);
     if (!more) {
       if (!st.fifo) { st.loops.splice(st.loops.indexOf(cf), 1); st.frontier.delete(cf); }
       if (sp) st.spreads.delete(cf);
@@ -608,7 +613,8 @@ export class Interpreter {
   runAfter(after: AfterAction[] | null, cf: Cf): void {
     if (!after) return;
     const st = this.st;
-    for (const a of after) {
+    for (let k = 0; k < after.length; k++) {
+      const a = after[k]!;
       if (a.op === 'set') st.post(a.key, a.owner, { t: T_INT, v: 1 }, -1, cf, st.host.now());
       else st.destroy(a.key, a.owner, cf);
     }

@@ -17,6 +17,8 @@ export class FeedBook {
   private fresh: DfKey[] = [];
   /** outputs whose waiters found no lane free: looked at again when a batch comes back */
   private deferred: DfKey[] = [];
+  /** the list `fresh` takes turns with (candidates: none allocated per look) */
+  private spare: DfKey[] = [];
   private readonly from: number[] = [];
 
   /** Batch `id` went to lane `lane`; `out`: its members' outputs. */
@@ -33,7 +35,8 @@ export class FeedBook {
     const keys = cf.outKeys;
     if (!keys) return;
     const task = b.size - 1;
-    for (const k of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
       const p = b.producer(k);
       if (!p || p.task !== task || p.lane !== undefined) continue;
       this.promised.set(k, { task, out: p.out, lane, batch: id });
@@ -43,13 +46,13 @@ export class FeedBook {
 
   /** Batch `id` came back with these CFs: its outputs are in the store from now on. */
   returned(id: number, cfs: readonly Cf[]): void {
-    for (const cf of cfs) {
-      const keys = cf.outKeys;
-      if (keys) for (const k of keys) if (this.promised.get(k)?.batch === id) this.promised.delete(k);
+    for (let i = 0; i < cfs.length; i++) {
+      const keys = cfs[i]!.outKeys;
+      if (keys) for (let j = 0; j < keys.length; j++) if (this.promised.get(keys[j]!)?.batch === id) this.promised.delete(keys[j]!);
     }
     if (this.deferred.length > 0) {
-      for (const k of this.deferred) this.fresh.push(k);
-      this.deferred = [];
+      for (let i = 0; i < this.deferred.length; i++) this.fresh.push(this.deferred[i]!);
+      this.deferred.length = 0;
     }
   }
 
@@ -64,18 +67,25 @@ export class FeedBook {
    */
   candidates(store: DfStore, take: (cf: Cf, from: readonly number[]) => number): void {
     while (this.fresh.length > 0) {
+      // the two lists take turns: what take() promises meanwhile goes to the other one
       const keys = this.fresh;
-      this.fresh = [];
-      for (const k of keys) {
+      this.fresh = this.spare;
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
         if (!this.promised.has(k)) continue;
         const ws = store.waitersOf(k);
         if (ws === null || ws.length === 0) continue;
-        for (const w of ws.slice()) {
+        // by index over the live list up to its length now, as over a copy: take() may only
+        // append to it (a CF examined into a batch waits for its forwarded inputs too)
+        for (let j = 0, n = ws.length; j < n; j++) {
+          const w = ws[j]!;
           if (w.state !== WAITING || w.chained || w.site.kind !== 'call' || !w.placed) continue;
           if (!this.producers(w)) continue;
           if (take(w, this.from) < 0) { this.deferred.push(k); break; }
         }
       }
+      keys.length = 0;
+      this.spare = keys;
     }
   }
 
@@ -96,9 +106,11 @@ export class FeedBook {
   /** Feed requests for a batch's tasks, per producing lane (lane → quadruples). */
   static requests(tasks: readonly { fwd?: readonly { lane?: number; batch?: number; task: number; out: number }[] }[], to: number): Map<number, Feed> | null {
     let m: Map<number, Feed> | null = null;
-    for (const t of tasks) {
-      if (!t.fwd) continue;
-      for (const f of t.fwd) {
+    for (let i = 0; i < tasks.length; i++) {
+      const fwd = tasks[i]!.fwd;
+      if (!fwd) continue;
+      for (let j = 0; j < fwd.length; j++) {
+        const f = fwd[j]!;
         if (f.lane === undefined) continue;
         m ??= new Map();
         let q = m.get(f.lane);

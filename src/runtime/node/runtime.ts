@@ -510,7 +510,7 @@ export class NodeRuntime {
       this.fedCf = cf;
       const lane = this.policy.chooseFedLane(this.lanesView, from, view);
       if (lane < 0) return -1;
-      for (const l of from) view.fedFrom[l]!++;
+      for (let i = 0; i < from.length; i++) view.fedFrom[from[i]!]!++;
       view.given[lane]!++;
       last[lane] = cf;
       let b = open[lane];
@@ -652,7 +652,8 @@ export class NodeRuntime {
     this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
     // a fed batch's round trip includes its waits for values: it measures no CF's cost
     if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
-    for (const cf of b.cfs) cf.state = DISPATCHED;
+    const cfs = b.cfs;
+    for (let i = 0; i < cfs.length; i++) cfs[i]!.state = DISPATCHED;
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
     this.countHandoffs(b.tasks);
@@ -668,10 +669,12 @@ export class NodeRuntime {
 
   /** Count the sent tasks' inputs by who hands them over (stats.handWorker, handSystem). */
   private countHandoffs(tasks: readonly Task[]): void {
-    for (const t of tasks) {
+    for (let i = 0; i < tasks.length; i++) {
+      const t = tasks[i]!;
       if (t.fwd) { this.stats.handWorker++; continue; }
       // a value param's argument is its DfValue (an object): it came from the store
-      for (const a of t.args) if (typeof a === 'object' && a !== null) { this.stats.handSystem++; break; }
+      const args = t.args;
+      for (let j = 0; j < args.length; j++) { const a = args[j]; if (typeof a === 'object' && a !== null) { this.stats.handSystem++; break; } }
     }
   }
 

@@ -305,7 +305,8 @@ export class NodeState {
   }
 
   private serve(key: DfKey, v: DfValue, d: Delivery): void {
-    if (d.waiters) for (const w of d.waiters) this.deliver(w, key, v);
+    const ws = d.waiters;
+    if (ws !== null) for (let i = 0; i < ws.length; i++) this.deliver(ws[i]!, key, v);
     const remote = d.remote;
     if (remote === null) return;
     // one value per node, whatever the number of its requests (it serves them all)

@@ -9,6 +9,9 @@ import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
+import { FreedKeys } from './freed.js';
+
+export { FreedKeys } from './freed.js';
 
 interface Entry {
   v: DfValue | undefined;
@@ -430,90 +433,4 @@ export class DfStore {
   get size(): number {
     return this.entries.size;
   }
-}
-
-/**
- * The keys of DFs freed by their request count, in little memory: per family prefix (`x#0`),
- * the freed indices as sorted ranges. A chain or a sweep over an array frees index after index,
- * which extends one range, so the common cases cost O(1) memory whatever the run's length.
- * Keys without a numeric last index are kept as they are.
- */
-export class FreedKeys {
-  private readonly ranges = new Map<string, number[]>();
-  private readonly other = new Set<string>();
-  /**
-   * The family prefixes looked up last, and their ranges: consecutive keys share one, and a
-   * sweep that posts row t while freeing row t - 1 (a stencil) alternates between two.
-   */
-  private readonly recentBase: string[] = ['', '', '', ''];
-  private readonly recentRanges: (number[] | undefined)[] = [undefined, undefined, undefined, undefined];
-  private recentNext = 0;
-
-  add(key: DfKey): void {
-    const dot = key.lastIndexOf('.');
-    const i = dot < 0 ? NaN : trailingInt(key, dot);
-    if (i !== i) { this.other.add(key); return; }
-    let r = this.rangesOf(key, dot);
-    if (!r) { r = [i, i]; const base = key.slice(0, dot); this.ranges.set(base, r); this.remember(base, r); return; }
-    const n = r.length;
-    if (i === r[n - 1]! + 1) { r[n - 1] = i; return; } // the usual next index
-    // find the first range ending at or after i - 1
-    let lo = 0, hi = n >> 1;
-    while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i - 1) lo = m + 1; else hi = m; }
-    const k = 2 * lo;
-    if (k < n && r[k]! <= i + 1) {
-      // touches or overlaps range lo: widen it, then merge with the next one if they meet
-      if (i < r[k]!) r[k] = i;
-      if (i > r[k + 1]!) r[k + 1] = i;
-      if (k + 2 < n && r[k + 2]! <= r[k + 1]! + 1) { r[k + 1] = Math.max(r[k + 1]!, r[k + 3]!); r.splice(k + 2, 2); }
-      return;
-    }
-    r.splice(k, 0, i, i);
-  }
-
-  has(key: DfKey): boolean {
-    const dot = key.lastIndexOf('.');
-    const i = dot < 0 ? NaN : trailingInt(key, dot);
-    if (i !== i) return this.other.size > 0 && this.other.has(key);
-    const r = this.rangesOf(key, dot);
-    if (!r) return false;
-    let lo = 0, hi = r.length >> 1;
-    while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i) lo = m + 1; else hi = m; }
-    return 2 * lo < r.length && r[2 * lo]! <= i;
-  }
-
-  /** The ranges of the family prefix key[0, dot), without building the prefix when it was seen lately. */
-  private rangesOf(key: DfKey, dot: number): number[] | undefined {
-    const bs = this.recentBase;
-    for (let j = 0; j < 4; j++) {
-      const b = bs[j]!;
-      if (b.length === dot && key.startsWith(b)) return this.recentRanges[j];
-    }
-    const base = key.slice(0, dot);
-    const r = this.ranges.get(base);
-    this.remember(base, r); // a family with nothing freed yet too: its posts ask again
-    return r;
-  }
-
-  private remember(base: string, r: number[] | undefined): void {
-    const bs = this.recentBase;
-    let j = bs.indexOf(base);
-    if (j < 0) { j = this.recentNext; this.recentNext = (j + 1) & 3; bs[j] = base; }
-    this.recentRanges[j] = r;
-  }
-}
-
-/** The integer after position `dot` of `s` (NaN if it is not one): no substring, no parse allocation. */
-function trailingInt(s: string, dot: number): number {
-  let i = dot + 1;
-  const neg = s.charCodeAt(i) === 45;
-  if (neg) i++;
-  if (i >= s.length || s.length - i > 15) return NaN;
-  let v = 0;
-  for (; i < s.length; i++) {
-    const c = s.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return NaN;
-    v = v * 10 + c;
-  }
-  return neg ? -v : v;
 }

@@ -1,0 +1,263 @@
+// The keys of DFs freed by their request count, in little memory (the store asks it whether a
+// request or a post comes after the free). A key's trailing indices are numbers: a chain or a
+// sweep frees index after index, and a stencil frees row after row, so the freed keys of a
+// family are ranges of its last index, and rows that freed the same ranges are one run of rows.
+// The common cases cost O(1) memory whatever the run's length, and a look-up neither slices nor
+// hashes the key (the store asks for every DF it has not seen yet: a read before the post, a
+// post before any read).
+import type { DfKey } from '../../core/dfkey.js';
+
+/** Rows `lo`..`hi` of a family, each with the same freed last indices (`cols`, sorted ranges [a, b, …]). */
+interface RowRun { lo: number; hi: number; cols: number[] }
+
+/** Family prefixes remembered per kind of key (a sweep posts row t while it frees row t - 1). */
+const RECENT = 4;
+
+export class FreedKeys {
+  /**
+   * Keys with one index (`x#3.7`): per family prefix (`x#3`), the freed indices as sorted
+   * ranges [a, b, c, d, …] (a..b, c..d).
+   */
+  private readonly ranges = new Map<string, number[]>();
+  /**
+   * Keys with two indices or more (`v#3.5.1`): per family prefix (the key up to its
+   * second-to-last index: `v#3`), runs of rows (the second-to-last index) by row, each row's
+   * freed last indices as ranges. A stencil's family stays one prefix, and its finished rows one run.
+   */
+  private readonly rows = new Map<string, RowRun[]>();
+  /** keys whose last part is not a number, kept whole */
+  private readonly other = new Set<string>();
+  /** the family prefixes looked up last, per kind, and what they hold */
+  private readonly recentBase: string[] = new Array<string>(RECENT).fill('');
+  private readonly recentRanges: (number[] | undefined)[] = new Array(RECENT).fill(undefined);
+  private recentNext = 0;
+  private readonly recentRowBase: string[] = new Array<string>(RECENT).fill('');
+  private readonly recentRows: (RowRun[] | undefined)[] = new Array(RECENT).fill(undefined);
+  private recentRowNext = 0;
+  /** the key parsed last (parse): its last index and its dot, the index before it and its dot (-1: none) */
+  private col = 0;
+  private dot = -1;
+  private row = 0;
+  private dot2 = -1;
+
+  add(key: DfKey): void {
+    if (!this.parse(key)) { this.other.add(key); return; }
+    const i = this.col;
+    if (this.dot2 < 0) {
+      const r = this.rangesOf(key, this.dot);
+      if (r === undefined) {
+        const nr = [i, i], base = key.slice(0, this.dot);
+        this.ranges.set(base, nr);
+        this.remember(base, nr);
+      } else addToRanges(r, i);
+      return;
+    }
+    let runs = this.rowsOf(key, this.dot2);
+    if (runs === undefined) {
+      runs = [];
+      const base = key.slice(0, this.dot2);
+      this.rows.set(base, runs);
+      this.rememberRows(base, runs);
+    }
+    addToRows(runs, this.row, i);
+  }
+
+  has(key: DfKey): boolean {
+    if (!this.parse(key)) return this.other.size > 0 && this.other.has(key);
+    if (this.dot2 < 0) {
+      const r = this.rangesOf(key, this.dot);
+      return r !== undefined && inRanges(r, this.col);
+    }
+    const runs = this.rowsOf(key, this.dot2);
+    if (runs === undefined) return false;
+    const k = runAt(runs, this.row);
+    return k >= 0 && inRanges(runs[k]!.cols, this.col);
+  }
+
+  /**
+   * Read the key's last two indices from its end (no substring, no parse allocation): false when
+   * its last part is not a number. `dot2` is -1 when the part before it is not a number either
+   * (`x#3.7`: `3` is the block, not an index).
+   */
+  private parse(key: string): boolean {
+    const d = intBefore(key, key.length);
+    if (d < 0) return false;
+    this.col = scanned;
+    this.dot = d;
+    const d2 = intBefore(key, d);
+    this.dot2 = d2;
+    if (d2 >= 0) this.row = scanned;
+    return true;
+  }
+
+  /** The ranges of the one-index family key[0, dot), without building the prefix when it was seen lately. */
+  private rangesOf(key: DfKey, dot: number): number[] | undefined {
+    const bs = this.recentBase;
+    for (let j = 0; j < RECENT; j++) {
+      const b = bs[j]!;
+      if (b.length === dot && key.startsWith(b)) return this.recentRanges[j];
+    }
+    const base = key.slice(0, dot);
+    const r = this.ranges.get(base);
+    this.remember(base, r); // a family with nothing freed yet too: its posts ask again
+    return r;
+  }
+
+  private remember(base: string, r: number[] | undefined): void {
+    const bs = this.recentBase;
+    let j = bs.indexOf(base);
+    if (j < 0) { j = this.recentNext; this.recentNext = (j + 1) % RECENT; bs[j] = base; }
+    this.recentRanges[j] = r;
+  }
+
+  /** The row runs of the family key[0, dot2), as rangesOf. */
+  private rowsOf(key: DfKey, dot2: number): RowRun[] | undefined {
+    const bs = this.recentRowBase;
+    for (let j = 0; j < RECENT; j++) {
+      const b = bs[j]!;
+      if (b.length === dot2 && key.startsWith(b)) return this.recentRows[j];
+    }
+    const base = key.slice(0, dot2);
+    const r = this.rows.get(base);
+    this.rememberRows(base, r);
+    return r;
+  }
+
+  private rememberRows(base: string, r: RowRun[] | undefined): void {
+    const bs = this.recentRowBase;
+    let j = bs.indexOf(base);
+    if (j < 0) { j = this.recentRowNext; this.recentRowNext = (j + 1) % RECENT; bs[j] = base; }
+    this.recentRows[j] = r;
+  }
+}
+
+/** The integer intBefore found last (a module variable: no pair allocated per key). */
+let scanned = 0;
+
+/**
+ * The integer part of `s` ending at `end` and the dot before it: the dot's position, with the
+ * number in `scanned`; -1 when s[.., end) does not end with `.<integer>` (at most 15 digits).
+ */
+function intBefore(s: string, end: number): number {
+  let i = end - 1, v = 0, scale = 1;
+  for (; i >= 0; i--) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) break;
+    v += c * scale;
+    scale *= 10;
+  }
+  const digits = end - 1 - i;
+  if (digits === 0 || digits > 15) return -1;
+  if (i >= 0 && s.charCodeAt(i) === 45) { v = -v; i--; }
+  if (i < 0 || s.charCodeAt(i) !== 46) return -1;
+  scanned = v;
+  return i;
+}
+
+/** Whether sorted ranges `r` ([a, b, c, d, …]) hold `i`. */
+function inRanges(r: number[], i: number): boolean {
+  const n = r.length;
+  if (n === 2) return r[0]! <= i && i <= r[1]!;
+  let lo = 0, hi = n >> 1;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i) lo = m + 1; else hi = m; }
+  return 2 * lo < n && r[2 * lo]! <= i;
+}
+
+/** Add `i` to sorted ranges `r`, widening and merging ranges it touches. */
+function addToRanges(r: number[], i: number): void {
+  const n = r.length;
+  if (n > 0 && i === r[n - 1]! + 1) { r[n - 1] = i; return; } // the usual next index
+  // find the first range ending at or after i - 1
+  let lo = 0, hi = n >> 1;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i - 1) lo = m + 1; else hi = m; }
+  const k = 2 * lo;
+  if (k < n && r[k]! <= i + 1) {
+    // touches or overlaps range lo: widen it, then merge with the next one if they meet
+    if (i < r[k]!) r[k] = i;
+    if (i > r[k + 1]!) r[k + 1] = i;
+    if (k + 2 < n && r[k + 2]! <= r[k + 1]! + 1) { r[k + 1] = Math.max(r[k + 1]!, r[k + 3]!); r.splice(k + 2, 2); }
+    return;
+  }
+  r.splice(k, 0, i, i);
+}
+
+/** The index of the run holding row `t` (-1: none). */
+function runAt(runs: RowRun[], t: number): number {
+  const n = runs.length;
+  if (n === 0) return -1;
+  const last = runs[n - 1]!;
+  if (last.lo <= t) return t <= last.hi ? n - 1 : -1; // the usual: the newest rows
+  const k = runBefore(runs, t);
+  return k >= 0 && t <= runs[k]!.hi ? k : -1;
+}
+
+/** The index of the last run starting at or before row `t` (-1: none). */
+function runBefore(runs: RowRun[], t: number): number {
+  let lo = 0, hi = runs.length;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (runs[m]!.lo <= t) lo = m + 1; else hi = m; }
+  return lo - 1;
+}
+
+/**
+ * Free (row `t`, last index `i`) in `runs`: the row gets a run of its own if it shared one, and
+ * runs of adjacent rows that end up with the same ranges merge. No two runs share a ranges array.
+ */
+function addToRows(runs: RowRun[], t: number, i: number): void {
+  let k = runBefore(runs, t);
+  let run: RowRun;
+  if (k >= 0 && t <= runs[k]!.hi) {
+    const r = runs[k]!;
+    if (inRanges(r.cols, i)) return;
+    if (r.lo === t && r.hi === t) run = r;
+    else {
+      // split the run around row t
+      run = { lo: t, hi: t, cols: r.cols.slice() };
+      const after: RowRun | null = t < r.hi ? { lo: t + 1, hi: r.hi, cols: r.cols.slice() } : null;
+      if (r.lo < t) { r.hi = t - 1; k++; runs.splice(k, 0, run); } else runs[k] = run;
+      if (after !== null) runs.splice(k + 1, 0, after);
+    }
+    addToRanges(run.cols, i);
+  } else {
+    run = newRun(t, i);
+    k++;
+    if (k === runs.length) runs.push(run); else runs.splice(k, 0, run);
+  }
+  // merge with the rows either side when they freed the same
+  if (k > 0) {
+    const prev = runs[k - 1]!;
+    if (prev.hi === run.lo - 1 && sameRanges(prev.cols, run.cols)) { prev.hi = run.hi; drop(runs, k); k--; run = prev; }
+  }
+  if (k + 1 < runs.length) {
+    const next = runs[k + 1]!;
+    if (next.lo === run.hi + 1 && sameRanges(next.cols, run.cols)) { run.hi = next.hi; drop(runs, k + 1); }
+  }
+}
+
+/**
+ * A run merged into its neighbour, kept for the next new row: a stencil's row starts a run of
+ * its own and merges once it is freed whole, so in the steady state nothing is allocated.
+ */
+let spare: RowRun | null = null;
+
+function newRun(t: number, i: number): RowRun {
+  const r = spare;
+  if (r === null) return { lo: t, hi: t, cols: [i, i] };
+  spare = null;
+  r.lo = r.hi = t;
+  // (setting an array's length is a call into V8's runtime: a row's ranges mostly have one range)
+  if (r.cols.length === 2) r.cols[0] = r.cols[1] = i; else r.cols = [i, i];
+  return r;
+}
+
+/** Remove run `k` (no array of the removed made for the usual last one) and keep it as the spare. */
+function drop(runs: RowRun[], k: number): void {
+  const r = runs[k]!;
+  if (k === runs.length - 1) runs.pop(); else runs.splice(k, 1);
+  spare = r;
+}
+
+function sameRanges(a: number[], b: number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
+  return true;
+}

@@ -1,0 +1,92 @@
+// The freed-key set of the DF store (runtime/node/freed.ts): exact against a plain set of the
+// keys, in little memory for sweeps and stencils. Pure bookkeeping: runs in milliseconds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FreedKeys } from '../../src/runtime/node/freed.js';
+
+/** The internal tables, to check what a sweep or a stencil costs. */
+interface Inside { ranges: Map<string, number[]>; rows: Map<string, { lo: number; hi: number; cols: number[] }[]> }
+const inside = (f: FreedKeys): Inside => f as unknown as Inside;
+
+/** A small deterministic generator (tests must not depend on Math.random's sequence). */
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 2 ** 32; };
+}
+
+test('freed keys with two indices: exactly the keys added, whatever the order, rows with the same indices merged', () => {
+  for (let seed = 1; seed <= 40; seed++) {
+    const rnd = lcg(seed);
+    const f = new FreedKeys();
+    const oracle = new Set<string>();
+    const rows = 1 + Math.floor(rnd() * 12), cols = 1 + Math.floor(rnd() * 6);
+    const all: string[] = [];
+    for (let t = -1; t < rows; t++) for (let x = -1; x < cols; x++) all.push(`v#3.${t}.${x}`);
+    // add a random subset in a random order, checking every key after each add
+    const order = all.filter(() => rnd() < 0.7).sort(() => rnd() - 0.5);
+    for (const k of order) {
+      f.add(k);
+      oracle.add(k);
+      for (const q of all) assert.equal(f.has(q), oracle.has(q), `seed ${seed}: ${q} after adding ${k}`);
+    }
+    // then the rest: every row the same, one run
+    for (const k of all) f.add(k);
+    for (const q of all) assert.ok(f.has(q), `seed ${seed}: ${q}`);
+    assert.equal(inside(f).rows.get('v#3')!.length, 1, `seed ${seed}: complete rows are one run`);
+    assert.equal(f.has(`v#3.${rows}.0`), false);
+    assert.equal(f.has(`v#3.0.${cols}`), false);
+  }
+});
+
+test('freed keys of different shapes do not mix: one index, two, three, other keys', () => {
+  const f = new FreedKeys();
+  f.add('x#0.5');
+  assert.ok(f.has('x#0.5'));
+  assert.equal(f.has('x#0.0.5'), false, 'a key with two indices is another DF');
+  assert.equal(f.has('x#0.5.0'), false);
+  f.add('x#0.1.2');
+  assert.ok(f.has('x#0.1.2') && !f.has('x#0.1') && !f.has('x#0.2') && !f.has('x#0.1.2.0'));
+  f.add('x#0.1.2.3');
+  assert.ok(f.has('x#0.1.2.3') && !f.has('x#0.1.2.2') && !f.has('x#0.2.2.3'));
+  // the block id is not an index; main's block is empty
+  f.add('v#.7');
+  f.add('v#.8.1');
+  assert.ok(f.has('v#.7') && f.has('v#.8.1') && !f.has('v#.8') && !f.has('v#.7.1') && !f.has('v#1.7'));
+  // negative indices, and parts that are not numbers
+  f.add('A#2.1.-3');
+  assert.ok(f.has('A#2.1.-3') && !f.has('A#2.1.3') && !f.has('A#2.-1.-3'));
+  f.add('s#4');
+  f.add('t#4.x');
+  f.add('u#4.-');
+  assert.ok(f.has('s#4') && f.has('t#4.x') && f.has('u#4.-') && !f.has('s#5') && !f.has('t#4.y'));
+  // more digits than a double holds exactly: kept whole, not as a number
+  f.add('w#0.1234567890123456');
+  assert.ok(f.has('w#0.1234567890123456') && !f.has('w#0.1234567890123457'));
+});
+
+test('a stencil of 100 000 steps, freed row after row in either column order, costs one run of rows', () => {
+  const f = new FreedKeys();
+  for (let t = 0; t < 100_000; t++) {
+    const first = t % 3 === 0 ? 1 : 0;
+    // the next row is posted (asked about) while this one is freed
+    assert.equal(f.has(`v#.${t + 1}.0`), false);
+    f.add(`v#.${t}.${first}`);
+    f.add(`v#.${t}.${1 - first}`);
+  }
+  assert.equal(inside(f).rows.size, 1, 'one family: the prefix before the row');
+  assert.equal(inside(f).rows.get('v#')!.length, 1, 'one run of rows');
+  assert.ok(f.has('v#.0.0') && f.has('v#.99999.1') && !f.has('v#.100000.0') && !f.has('v#.5.2'));
+  // a row freed out of order splits the run and merges back
+  const g = new FreedKeys();
+  for (let t = 0; t < 10; t++) if (t !== 4) { g.add(`v#.${t}.0`); g.add(`v#.${t}.1`); }
+  assert.equal(inside(g).rows.get('v#')!.length, 2);
+  g.add('v#.4.1');
+  assert.equal(inside(g).rows.get('v#')!.length, 3);
+  assert.ok(g.has('v#.4.1') && !g.has('v#.4.0'));
+  g.add('v#.4.0');
+  assert.equal(inside(g).rows.get('v#')!.length, 1);
+  // and a run split in its middle by a row that frees more
+  g.add('v#.5.7');
+  assert.equal(inside(g).rows.get('v#')!.length, 3);
+  assert.ok(g.has('v#.5.7') && !g.has('v#.4.7') && !g.has('v#.6.7') && g.has('v#.4.1') && g.has('v#.6.0'));
+});
