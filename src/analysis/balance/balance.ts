@@ -26,6 +26,7 @@ import { prefixOf, sweepPrefix } from './prefix.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
 import { pullNeighbours } from './pull.js';
+import { affinityGroups, searchGroups } from './groups.js';
 import { heaviestChains, searchPlacement } from './search.js';
 import { weightsOf, withDurations } from './weights.js';
 
@@ -80,6 +81,12 @@ export interface BalanceOptions {
   guard?: boolean;
   /** local search on the predicted makespan after the strategy (default true up to SEARCH_MAX_CFS CFs) */
   search?: boolean;
+  /**
+   * Moves of whole affinity groups from the current placement (CFs joined by DFs that cost more to
+   * cross than their reader takes to run: groups.ts), adopted when predicted better than the
+   * strategy's placement (default true up to SEARCH_MAX_CFS CFs, with comm)
+   */
+  groups?: boolean;
   /** DFs follow their writers (default) or stay where the traced run kept them */
   dfs?: 'follow' | 'keep';
   /** GreedyRefine's tolerance (default 1.0) */
@@ -152,6 +159,8 @@ export interface BalanceResult {
   searched: number;
   /** light CFs moved to their data's node after the search (pull.ts) */
   pulled: number;
+  /** CFs moved with their affinity groups, when that placement was predicted better (groups.ts) */
+  grouped: number;
   dfsPlaced: number;
   decision: 'apply' | 'keep';
   reason?: string;
@@ -326,6 +335,21 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     time.search += performance.now() - t1;
   }
 
+  // whole affinity groups moved from the current placement (groups.ts): kept when the replay
+  // predicts an earlier end than the candidate's
+  let grouped = 0;
+  if ((o.groups ?? p.n <= SEARCH_MAX_CFS) && edges && nodes > 1) {
+    const t1 = performance.now();
+    const g = affinityGroups(p, weight, pin, hop);
+    if (g.weight.length > 0) {
+      const tried = current.slice();
+      const s = searchGroups(tried, g, nodes, (node) => predict(node, nextOwners), { replays: Math.max(1, Math.floor(SEARCH_WORK / (p.n + p.depFrom.length))) });
+      candPred ??= predict(candidate, nextOwners);
+      if (s.moves > 0 && s.pred.makespan < candPred.makespan) { candidate = tried; candPred = s.pred; grouped = s.moves; searched = 0; pulled = 0; }
+    }
+    time.search += performance.now() - t1;
+  }
+
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];
   let error: number | undefined, required: number | undefined, bestPred: Prediction | undefined;
@@ -364,7 +388,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const chosen = predicted.next.cpu;
   return {
     strategy, weights, typical, weight, expected: chosen ?? weight, nodes, lanes, quantumNs, sweep, sweepCfs, current, next, dfNext,
-    moved: countMoved(next, current), searched, pulled, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
+    moved: countMoved(next, current), searched, pulled, grouped, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, host, timeMs: time, warnings,
   };
@@ -388,16 +412,25 @@ export function modelError(traced: Pick<Profile, 'n' | 'start' | 'finish'>, repl
 }
 
 /**
- * CFs that stay where they ran when moves count communication: the writers of DFs no atomic CF
- * reads. Such a DF steers structured CFs (a loop's bounds, a condition, a locator), whose reads
- * the profile does not hold, so moving its writer could only delay what they spawn (a loop's
- * bound computed on another node held test_1's whole loop back until that node's worker was up).
+ * The largest DF that can steer a structured CF: one read through an expression (a loop's bound,
+ * a condition, an index, a locator) is a scalar — an `int` here is 4 bytes. An unread output of
+ * more is data no one asked for (test_3's conveyor ends: each line's last (α, β) forward and first
+ * values back, req_count 0, 40 KB each — a third of its sweep CFs were held in place by them).
  */
-export function pinned(p: Profile): Uint8Array {
+export const STEER_MAX_BYTES = 64;
+
+/**
+ * CFs that stay where they ran when moves count communication: the writers of DFs no atomic CF
+ * reads, of a scalar's size (STEER_MAX_BYTES). Such a DF steers structured CFs (a loop's bounds,
+ * a condition, a locator), whose reads the profile does not hold, so moving its writer could only
+ * delay what they spawn (a loop's bound computed on another node held test_1's whole loop back
+ * until that node's worker was up).
+ */
+export function pinned(p: Pick<Profile, 'n' | 'dfs' | 'depDf' | 'dfWriter' | 'dfBytes'>): Uint8Array {
   const read = new Uint8Array(p.dfs);
   for (let k = 0; k < p.depDf.length; k++) read[p.depDf[k]!] = 1;
   const pin = new Uint8Array(p.n);
-  for (let d = 0; d < p.dfs; d++) if (!read[d] && p.dfWriter[d]! >= 0) pin[p.dfWriter[d]!] = 1;
+  for (let d = 0; d < p.dfs; d++) if (!read[d] && p.dfWriter[d]! >= 0 && p.dfBytes[d]! <= STEER_MAX_BYTES) pin[p.dfWriter[d]!] = 1;
   return pin;
 }
 
