@@ -243,11 +243,12 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const current = foldNodes(p.node, nodes);
   if (p.nodes > nodes) warnings.push(`the trace ran on ${p.nodes} nodes, balanced for ${nodes}: fragments of node k count as node k mod ${nodes}`);
   const transfer = transfer0;
-  const edges = comm ? edgesOf(p) : undefined;
+  // (let: dropped once the moves are made, before the guard's replays — 40 MB at 10^6 CFs)
+  let edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
   // a crossing priced as the next run pays it: on the traced machine, by its system threads
   const hop = host ? (b: number) => hostHopNs(host, b) : (b: number) => transferNs(transfer, b);
-  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, hop, c, from, to, node)) : undefined;
+  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges!, hop, c, from, to, node)) : undefined;
   const weighted = { n: p.n, weight };
   const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
@@ -349,6 +350,8 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     }
     time.search += performance.now() - t1;
   }
+
+  edges = undefined;
 
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];

@@ -3,7 +3,7 @@
 // owner and a reader elsewhere gets it from there: one transfer per crossing. It predicts the end
 // of the run and each node's busy time, as Charm++'s +LBSim does for a balancing step.
 import { replayOnHosts, type HostModel } from './host.js';
-import { consumersOf, replayGraph, type Consumers, type PlacementGraph, type ReplayResult } from './replay.js';
+import { consumersOf, replayGraph, replayScratch, type Consumers, type PlacementGraph, type ReplayResult, type ReplayScratch } from './replay.js';
 
 /** A traced graph with the DF each input is and the DFs' sizes. */
 export type { PlacementGraph } from './replay.js';
@@ -43,12 +43,12 @@ function hops(dfOwner: number, writer: number, reader: number): number {
  * balancer: a sweep, the guard, a search): the consumers of each CF, and the time each input
  * takes for one hop (`transferNs` of its DF's size).
  */
-export interface PlacementPrep { consumers: Consumers; hopNs: Float64Array }
+export interface PlacementPrep { consumers: Consumers; hopNs: Float64Array; scratch: ReplayScratch }
 
 export function preparePlacement(g: PlacementGraph, transferNs: (bytes: number) => number): PlacementPrep {
   const m = g.n > 0 ? g.depStart[g.n]! : 0, hopNs = new Float64Array(m);
   for (let k = 0; k < m; k++) hopNs[k] = transferNs(g.dfBytes[g.depDf[k]!]!);
-  return { consumers: consumersOf(g), hopNs };
+  return { consumers: consumersOf(g), hopNs, scratch: replayScratch(g.n) };
 }
 
 /** Replay `g` under placement `o` (ready CFs in the order they became ready); `prep` from preparePlacement with `o.transferNs`. */
@@ -61,7 +61,7 @@ export function replayPlacement(g: PlacementGraph, o: PlacementOptions, prep?: P
       const h = hops(owner[g.depDf[k]!]!, from, to);
       return h > 0 ? h * hopNs[k]! : 0;
     },
-  }, pre.consumers);
+  }, pre.consumers, pre.scratch);
   return { ...r, bytesMoved: bytesCrossed(g, o.nodes, node, owner) };
 }
 

@@ -67,16 +67,17 @@ export interface ReplayResult {
  * in typed arrays) instead of a heap — the same order at a third of the cost on 10^6 CFs, where
  * the balancer replays a graph many times.
  */
-export function replayGraph(g: ReplayGraph, o: ReplayPolicy, consumers: Consumers = consumersOf(g)): ReplayResult {
+export function replayGraph(g: ReplayGraph, o: ReplayPolicy, consumers: Consumers = consumersOf(g), scratch?: ReplayScratch): ReplayResult {
   const n = g.n, N = o.nodes, node = o.node, prio = o.priority, arrival = o.arrival, duration = g.duration;
   const { outStart, outDep, consumerOf } = consumers;
 
-  const pending = new Int32Array(n), readyAt = new Float64Array(n);
+  // per-CF state every CF's entry of which is written before it is read: reusable between replays
+  const pending = scratch?.pending.length === n ? scratch.pending : new Int32Array(n), readyAt = scratch?.readyAt.length === n ? scratch.readyAt : new Float64Array(n);
   const start = new Float64Array(n), finish = new Float64Array(n), busy = new Float64Array(N);
   const free = new Int32Array(N).fill(o.lanes);
   // ready CFs per node: a heap by priority, or a FIFO (head, tail, next; -1: none)
   const queues = prio ? Array.from({ length: N }, () => new TimeHeap()) : undefined;
-  const head = new Int32Array(N).fill(-1), tail = new Int32Array(N).fill(-1), next = prio ? undefined : new Int32Array(n);
+  const head = new Int32Array(N).fill(-1), tail = new Int32Array(N).fill(-1), next = prio ? undefined : scratch?.next.length === n ? scratch.next : new Int32Array(n);
   const events = new TimeHeap(); // ready events (id ≥ 0) and finishes (id < 0: −1 − cf)
   let first = n > 0 ? Infinity : 0;
   for (let c = 0; c < n; c++) {
@@ -154,6 +155,13 @@ export function replayGraph(g: ReplayGraph, o: ReplayPolicy, consumers: Consumer
     nTouched = 0;
   }
   return { makespan, first, busy, start, finish };
+}
+
+/** Per-CF arrays a user that replays one graph many times passes to each replay (10^6 CFs: 16 MB less garbage a replay). */
+export interface ReplayScratch { pending: Int32Array; readyAt: Float64Array; next: Int32Array }
+
+export function replayScratch(n: number): ReplayScratch {
+  return { pending: new Int32Array(n), readyAt: new Float64Array(n), next: new Int32Array(n) };
 }
 
 /**
