@@ -5,7 +5,7 @@
 // quantum over replays of the whole graph, the guard). Or, from a trace directory, `decode`
 // (readProfile: the columnar reading; with LUNA_TRACE_WORKER=1 the merge in a worker thread) and
 // `floor` (the reader and merge alone, every row handed to an empty sink). Prints
-// {ms, cpuMs, peakRssMiB, moved}.
+// {ms, cpuMs, peakRssMiB, moved} (and, for `default`, the step's own account of its phases).
 import { readFileSync } from 'node:fs';
 import { deserialize } from 'node:v8';
 import { balance } from '../src/analysis/balance/balance.js';
@@ -17,6 +17,7 @@ import { readTraceColumns } from '../src/trace/merge.js';
 
 const [file, mode] = process.argv.slice(2);
 let ms = 0, cpuMs = 0, moved = 0;
+let phases: Record<string, number> | undefined;
 if (mode === 'decode' || mode === 'floor') {
   const t0 = performance.now(), c0 = process.cpuUsage();
   if (mode === 'decode') moved = readProfile(file!).n;
@@ -24,7 +25,7 @@ if (mode === 'decode' || mode === 'floor') {
   ms = performance.now() - t0;
   const cu = process.cpuUsage(c0);
   cpuMs = (cu.user + cu.system) / 1000;
-  console.log(JSON.stringify({ ms, cpuMs, peakRssMiB: process.resourceUsage().maxRSS / 1024, moved }));
+  console.log(JSON.stringify({ ms, cpuMs, peakRssMiB: process.resourceUsage().maxRSS / 1024, moved, phases }));
   process.exit(0);
 }
 const p = deserialize(readFileSync(file!)) as Profile;
@@ -35,9 +36,13 @@ if (mode !== 'load') {
     seedBalance(w, quantize(w, lastEvent(w) / 100), node, p.nodes);
     const cfs: Record<string, number> = {};
     for (let c = 0; c < p.n; c++) if (node[c] !== p.node[c]) { cfs[p.gid[c]!] = node[c]!; moved++; }
-  } else moved = balance(p, {}).moved;
+  } else {
+    const r = balance(p, {});
+    moved = r.moved;
+    phases = r.timeMs;
+  }
   ms = performance.now() - t0;
   const cu = process.cpuUsage(c0);
   cpuMs = (cu.user + cu.system) / 1000;
 }
-console.log(JSON.stringify({ ms, cpuMs, peakRssMiB: process.resourceUsage().maxRSS / 1024, moved }));
+console.log(JSON.stringify({ ms, cpuMs, peakRssMiB: process.resourceUsage().maxRSS / 1024, moved, phases }));

@@ -10,8 +10,11 @@
 //                   quanta, formula 6, the file's entries — the step the targets are about; in a
 //                   fresh process (seedStepCpuMs: its CPU time, steadier on a shared machine)
 //   seedStepMiB     its peak memory above a process that only loads the profile
-//   defaultStepMs   what `luna balance` does by default (automatic quantum over 11 predictions of
-//                   the whole graph, the guard; no local search above 10^5 fragments)
+//   defaultStepMs   what `luna balance` does by default (automatic quantum over 11 predictions —
+//                   of a prefix of the run above SWEEP_WORK —, the pull, the guard's replays; no
+//                   local search above 10^5 fragments); defaultStepCpuMs its CPU time,
+//                   defaultStepMiB its peak memory above the loaded profile, default.* its phases
+//                   (the step's own account, wall ms: strategy, sweep, search + pull, predictions)
 //   xBaseline       seedStepMs ÷ one pass over the profile's columns (per-node sums), the floor
 //   xStepTarget     seedStepMs ÷ 2 s, xTotalTarget (decodeMs + seedStepMs) ÷ 10 s: ≤ 1 meets them
 //   test1.*         the seed's test_1 (examples/seed004: every CF on node 0) traced on 2 nodes,
@@ -48,7 +51,7 @@ async function test1(dir: string, quick: boolean): Promise<Record<string, number
   return f;
 }
 
-interface Step { ms: number; cpuMs: number; peakRssMiB: number; moved: number }
+interface Step { ms: number; cpuMs: number; peakRssMiB: number; moved: number; phases?: Record<string, number> }
 
 function step(file: string, mode: string): Step {
   const worker = mode === 'decode-worker';
@@ -87,21 +90,27 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const decodeMs = dmed('decode'), floorMs = dmed('floor');
     const seedMs = med('seed', (s) => s.ms), defMs = med('default', (s) => s.ms), seedCpuMs = med('seed', (s) => s.cpuMs);
     const seedMiB = Math.max(0, med('seed', (s) => s.peakRssMiB) - med('load', (s) => s.peakRssMiB));
+    const defMiB = Math.max(0, med('default', (s) => s.peakRssMiB) - med('load', (s) => s.peakRssMiB));
+    const phases: Record<string, number> = {};
+    for (const k of Object.keys(samples.default![0]!.phases ?? {})) phases[`default.${k}Ms`] = sig(med('default', (s) => s.phases![k]!));
     ctx.log('balance: the seed\'s test_1 traced on 2 nodes, balanced for 2 and 4');
     const seedApp = await test1(dir, ctx.quick);
     const f: Record<string, number> = {
       ...seedApp,
       fragments: p.n, decodeMs: sig(decodeMs), decodeCpuMs: sig(dmed('decode', (s) => s.cpuMs)), decodeFloorMs: sig(floorMs), decodeOverFloor: sig(decodeMs / floorMs), decodeWorkerMs: sig(dmed('decode-worker')), decodeMiB: sig(dmed('decode', (s) => s.peakRssMiB)), seedStepMs: sig(seedMs), seedStepCpuMs: sig(seedCpuMs), seedStepMiB: sig(seedMiB), seedMoved: samples.seed![0]!.moved,
-      defaultStepMs: sig(defMs), decodePlusSeedMs: sig(decodeMs + seedMs), baselineMs: sig(median(base)), xBaseline: sig(seedMs / Math.max(1e-3, median(base))),
+      defaultStepMs: sig(defMs), defaultStepCpuMs: sig(med('default', (s) => s.cpuMs)), defaultStepMiB: sig(defMiB), ...phases, decodePlusDefaultMs: sig(decodeMs + defMs), decodePlusSeedMs: sig(decodeMs + seedMs), baselineMs: sig(median(base)), xBaseline: sig(seedMs / Math.max(1e-3, median(base))),
       xStepTarget: sig(seedMs / 2000), xTotalTarget: sig((decodeMs + seedMs) / 10_000),
     };
-    const units: Record<string, string> = { 'test1.predicted2x': '×', 'test1.predicted4x': '×', 'test1.xSeed2': '×', 'test1.xSeed4': '×', decodeMs: 'ms', decodeCpuMs: 'ms', decodeFloorMs: 'ms', decodeOverFloor: '×', decodeWorkerMs: 'ms', decodeMiB: 'MiB', xStepTarget: '×', xTotalTarget: '×', seedStepMs: 'ms', seedStepCpuMs: 'ms', seedStepMiB: 'MiB', defaultStepMs: 'ms', decodePlusSeedMs: 'ms', baselineMs: 'ms', xBaseline: '×' };
+    const units: Record<string, string> = { 'test1.predicted2x': '×', 'test1.predicted4x': '×', 'test1.xSeed2': '×', 'test1.xSeed4': '×', decodeMs: 'ms', decodeCpuMs: 'ms', decodeFloorMs: 'ms', decodeOverFloor: '×', decodeWorkerMs: 'ms', decodeMiB: 'MiB', xStepTarget: '×', xTotalTarget: '×', seedStepMs: 'ms', seedStepCpuMs: 'ms', seedStepMiB: 'MiB', defaultStepMs: 'ms', defaultStepCpuMs: 'ms', defaultStepMiB: 'MiB', decodePlusDefaultMs: 'ms', ...Object.fromEntries(Object.keys(phases).map((k) => [k, 'ms'])), decodePlusSeedMs: 'ms', baselineMs: 'ms', xBaseline: '×' };
     return {
       status: 'ok', figures: f, units,
       targets: [
         { key: 'seedStepMs', op: '<=', value: 2000, label: 'balancing step, 10^6 fragments' },
         { key: 'seedStepMiB', op: '<=', value: 256, label: 'balancing step memory' },
         { key: 'decodePlusSeedMs', op: '<=', value: 10_000, label: 'with the trace decoding' },
+        { key: 'defaultStepMs', op: '<=', value: 2000, label: 'the default step (automatic quantum, guard), 10^6 fragments' },
+        { key: 'defaultStepMiB', op: '<=', value: 256, label: 'the default step\'s memory' },
+        { key: 'decodePlusDefaultMs', op: '<=', value: 10_000, label: 'the default step with the trace decoding' },
         { key: 'test1.predicted4x', op: '>=', value: 3.6, label: 'test_1, 4 nodes, predicted (seed: 2.83× measured)' },
         { key: 'test1.maxOverAvg4', op: '<=', value: 1.05, label: 'test_1, 4 nodes, predicted max/avg' },
       ],

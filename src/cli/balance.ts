@@ -22,6 +22,7 @@ export interface BalanceCliOptions {
   guard: boolean;
   errorBar: boolean;
   search: boolean;
+  groups: boolean;
   dfs: string;
   weights?: string;
   typical: boolean;
@@ -72,7 +73,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, dfs: o.dfs, tolerance, contention, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, groups: o.groups ? undefined : false, dfs: o.dfs, tolerance, contention, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {
@@ -97,8 +98,8 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   if (o.json) {
     const pr = r.predicted;
     const json = {
-      trace, strategy: r.strategy, weights: r.weights, typical: r.typical, quantumNs: r.quantumNs, sweep: r.sweep, nodes: r.nodes, lanes: r.lanes,
-      fragments: profile.n, moved: r.moved, searched: r.searched, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
+      trace, strategy: r.strategy, weights: r.weights, typical: r.typical, quantumNs: r.quantumNs, sweep: r.sweep, sweepCfs: r.sweepCfs, nodes: r.nodes, lanes: r.lanes,
+      fragments: profile.n, moved: r.moved, searched: r.searched, pulled: r.pulled, grouped: r.grouped, movedFraction: r.moved / profile.n, dfs: profile.dfs, dfsPlaced: r.dfsPlaced,
       decision: r.decision, reason: r.reason, modelError: r.modelError, requiredGain: r.required, before: r.before, after: r.after,
       predicted: { currentNs: pr.current.makespan, nextNs: pr.next.makespan, currentPerNodeNs: Array.from(pr.current.busy), nextPerNodeNs: Array.from(pr.next.busy) },
       bound: r.bound, transfer: r.transfer, host: r.host ? { ...r.host, hostOf: Array.from(r.host.hostOf), cores: Array.from(r.host.cores) } : undefined, timeMs: r.timeMs, output: o.output, plots,

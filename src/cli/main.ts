@@ -144,6 +144,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--no-guard', 'apply the strategy\'s placement even when the simulator predicts no gain')
     .option('--no-error-bar', 'the guard asks for a 2 % predicted gain only, not more than the model\'s error on the traced run')
     .option('--no-search', 'no local search on the predicted makespan after the strategy')
+    .option('--no-groups', 'no moves of whole affinity groups (fragments joined by bulk data, moved with it)')
     .option('--no-host', 'predict each node on cores of its own, a transfer only a delay (default: the traced machine, its nodes sharing its cores, the system threads paying for transfers)')
     .option('--contention <f>', 'on the traced machine: CPU time of work with all its cores busy over its time alone (default 1.316, measured on the 2-vCPU development machine; 1: cores that do not slow each other)')
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')

@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { lastEvent, loads, meanLoads, quantize, span, weight } from '../../src/analysis/balance/quantize.js';
 import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
-import { balance, ERROR_BAR_CAP, pinned } from '../../src/analysis/balance/balance.js';
+import { balance, ERROR_BAR_CAP, pinned, STEER_MAX_BYTES } from '../../src/analysis/balance/balance.js';
+import { prefixOf, sweepPrefix } from '../../src/analysis/balance/prefix.js';
+import { affinityGroups, searchGroups } from '../../src/analysis/balance/groups.js';
+import { replayGraph } from '../../src/analysis/sim/replay.js';
 import { distributionOf } from '../../src/analysis/balance/file.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
 import { edgesOf, hostHopNs, moveCost } from '../../src/analysis/balance/comm.js';
@@ -392,4 +395,101 @@ test('light CFs follow their data: a producer and a consumer left behind by a he
   // pinned CFs stay
   const pin = Int32Array.from([0, 0, 1, 0, 0]);
   assert.equal(pullNeighbours(p, pin, w, Uint8Array.from([0, 1, 0, 1, 0]), 2, hop), 0);
+});
+
+test('the replay\'s FIFO per node takes ready CFs in the order a priority by readiness does, and crossed bytes count each (DF, node) once on any node count', () => {
+  const rng = (() => { let s = 7; return () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648; })();
+  for (let trial = 0; trial < 40; trial++) {
+    const n = 30 + Math.floor(rng() * 60), N = trial % 2 ? 40 : 3;
+    const depStart = new Int32Array(n + 1), from: number[] = [], df: number[] = [];
+    for (let c = 0; c < n; c++) {
+      // inputs from earlier CFs, each the DF its writer wrote (DF c: CF c's output)
+      const k = c === 0 ? 0 : Math.floor(rng() * 3);
+      for (let i = 0; i < k; i++) { const w = Math.floor(rng() * c); from.push(w); df.push(w); }
+      depStart[c + 1] = from.length;
+    }
+    // durations with ties (whole ms), releases at 0 or a few ms
+    const g = {
+      n, duration: Float64Array.from({ length: n }, () => 1e6 * Math.floor(1 + rng() * 3)), release: Float64Array.from({ length: n }, () => (rng() < 0.3 ? 1e6 * Math.floor(rng() * 4) : 0)),
+      depStart, depFrom: Int32Array.from(from), depDf: Int32Array.from(df), dfBytes: Float64Array.from({ length: n }, () => Math.floor(rng() * 4) * 1000),
+    };
+    const node = Int32Array.from({ length: n }, () => Math.floor(rng() * N)), owner = Int32Array.from({ length: n }, () => (rng() < 0.5 ? -1 : Math.floor(rng() * N)));
+    const arrival = (k: number, a: number, b: number) => (a === b ? 0 : 1e6);
+    const fifo = replayGraph(g, { nodes: N, lanes: 1 + (trial % 3), node, arrival });
+    const heap = replayGraph(g, { nodes: N, lanes: 1 + (trial % 3), node, arrival, priority: (_c, t) => t });
+    assert.deepEqual(Array.from(fifo.start), Array.from(heap.start), `trial ${trial}`);
+    assert.equal(fifo.makespan, heap.makespan);
+    // crossed bytes against a plain count over (DF, reading node) pairs
+    const seen = new Set<string>();
+    let bytes = 0;
+    for (let c = 0; c < n; c++) {
+      for (let k = depStart[c]!; k < depStart[c + 1]!; k++) {
+        const d = df[k]!, key = `${d}@${node[c]}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const w = node[from[k]!]!, o = owner[d]! < 0 ? w : owner[d]!;
+        bytes += ((o !== w ? 1 : 0) + (node[c] !== o ? 1 : 0)) * g.dfBytes[d]!;
+      }
+    }
+    assert.equal(replayPlacement(g, { nodes: N, lanes: 1, node, dfOwner: owner, transferNs: () => 1e6 }).bytesMoved, bytes, `trial ${trial}, ${N} nodes`);
+  }
+});
+
+test('the automatic quantum on a large graph: swept on a prefix of the run, applied to the whole; the whole sweep\'s best is the candidate', () => {
+  // 4 chains of 10 ms CFs on node 0, 40 CFs each, node 1 idle: CF i of chain j reads CF i − 1 of it
+  const cfs: [number, number, number][] = [], deps: [number, number, number][] = [], dfs: [number, number, number][] = [];
+  for (let i = 0; i < 40; i++) for (let j = 0; j < 4; j++) {
+    const c = cfs.length, t = (4 * i + j) * 10e6;
+    cfs.push([0, t, t + 10e6]);
+    dfs.push([c, 8000, 0]);
+    if (i > 0) deps.push([c, c - 4, c - 4]);
+  }
+  const p = profile(cfs, deps, dfs);
+  const K = sweepPrefix(p, 100);
+  assert.ok(K < p.n && K + p.depStart[K]! >= 100 && K - 1 + p.depStart[K - 1]! < 100, 'the shortest prefix reaching the budget');
+  const pre = prefixOf(p, K);
+  assert.equal(pre.n, K);
+  assert.ok(Array.from(pre.depFrom).every((w) => w < K), 'a prefix is a graph of its own');
+  const part = balance(p, { sweepWork: 100, search: false });
+  assert.equal(part.sweepCfs, K);
+  assert.ok(part.sweep!.some((s) => s.quantumNs === part.quantumNs));
+  assert.deepEqual(Array.from(part.next), Array.from(balance(p, { quantum: part.quantumNs, search: false, guard: part.decision === 'apply' ? undefined : true }).next), 'the chosen quantum applied to the whole graph');
+  const whole = balance(p, { sweepWork: Infinity, search: false });
+  assert.equal(whole.sweepCfs, undefined);
+  const again = balance(p, { quantum: whole.quantumNs, search: false });
+  assert.deepEqual(Array.from(whole.next), Array.from(again.next), 'the sweep\'s best placement is the strategy\'s at that quantum');
+  assert.equal(whole.predicted.next.makespan, again.predicted.next.makespan);
+});
+
+test('pinned: the writer of a scalar no atomic CF reads stays (it may steer a loop); the writer of unread bulk data does not', () => {
+  const p = profile([[0, 0, 10e6], [0, 0, 8e6], [0, 0, 8e6]], [], [[0, 4, 0], [1, STEER_MAX_BYTES, 0], [2, 40_000, 0]]);
+  assert.deepEqual(Array.from(pinned(p)), [1, 1, 0]);
+});
+
+test('affinity groups: CFs joined by bulk data move together, and gain more than any one of them moved alone', () => {
+  // two blocks on node 0, each a chain of 3 CFs (4 ms) handing a 4 MB DF on; each chain's last CF hands a
+  // 100-byte face to the other chain's last (the neighbours' exchange); node 1 idle
+  const cfs: [number, number, number][] = [], deps: [number, number, number][] = [], dfs: [number, number, number][] = [];
+  for (let j = 0; j < 2; j++) for (let i = 0; i < 3; i++) { const c = 3 * j + i, t = c * 4e6; cfs.push([0, t, t + 4e6]); dfs.push([c, 4e6, 0]); if (i > 0) deps.push([c, c - 1, c - 1]); }
+  dfs.push([2, 100, 0]); deps.push([5, 2, 6]);
+  const p = profile(cfs, deps, dfs);
+  const hop = (b: number) => 1e5 + b; // 100 µs a message, 1 ns a byte: a block crossing is 4.1 ms, more than its reader's 4 ms
+  const g = affinityGroups(p, p.cpu, undefined, hop);
+  assert.deepEqual(Array.from(g.at), [0, 3, 6]);
+  assert.deepEqual(Array.from(g.cf), [0, 1, 2, 3, 4, 5]);
+  const dur = { ...p, duration: p.cpu, release: new Float64Array(6) };
+  const pred = (node: Int32Array) => replayPlacement(dur, { nodes: 2, lanes: 1, node, dfOwner: new Int32Array(7).fill(-1), transferNs: hop });
+  const node = new Int32Array(6);
+  const s = searchGroups(node, g, 2, pred, { replays: 100 });
+  assert.equal(s.moves, 3);
+  assert.equal(new Set(Array.from(node.subarray(0, 3))).size, 1, 'a block stays whole');
+  assert.notEqual(node[0], node[3], 'the blocks on two nodes');
+  assert.equal(s.pred.makespan, 16e6 + 1e5 + 100, 'the blocks side by side; the last CF waits for the face, which crosses once');
+  // single CFs: every move of one CF carries a block across (4.1 ms)
+  for (let c = 0; c < 6; c++) { const one = new Int32Array(6); one[c] = 1; assert.ok(pred(one).makespan >= 20e6, `CF ${c} alone: ${pred(one).makespan}`); }
+  // a strategy that keeps every CF (GreedyRefine at a tolerance no load exceeds): the group search still moves a block
+  const r = balance(p, { strategy: 'refine', tolerance: 10, guard: false, search: false, host: false });
+  assert.equal(r.grouped, 3);
+  assert.equal(balance(p, { strategy: 'refine', tolerance: 10, guard: false, search: false, host: false, groups: false }).moved, 0);
+  assert.equal(r.predicted.next.makespan, 16e6 + 120_000 + 100 / 0.68, 'at the default transfer model');
 });

@@ -16,15 +16,17 @@
 //           by prediction.
 // DFs written by atomic CFs follow their writers (dfs: 'follow'), so a moved CF's outputs are
 // not posted back to where they lived (node 0 for DFs without a map rule).
-import { replayPlacement, type PlacementGraph, type PlacementResult } from '../sim/placement.js';
+import { preparePlacement, replayPlacement, type PlacementGraph, type PlacementPrep, type PlacementResult } from '../sim/placement.js';
 import type { HostModel } from '../sim/host.js';
 import { DEFAULT_CONTENTION, edgesOf, fitHost, fitTransfers, hostHopNs, moveCost, transferNs, type TransferModel } from './comm.js';
 import { aloneFactors } from './contention.js';
 import type { Profile } from './profile.js';
-import { lastEvent, quantize } from './quantize.js';
+import { lastEvent, quantize, type Intervals } from './quantize.js';
+import { prefixOf, sweepPrefix } from './prefix.js';
 import { greedyLpt, greedyRefine, lowerBound } from './reference.js';
 import { seedBalance } from './seed.js';
 import { pullNeighbours } from './pull.js';
+import { affinityGroups, searchGroups } from './groups.js';
 import { heaviestChains, searchPlacement } from './search.js';
 import { weightsOf, withDurations } from './weights.js';
 
@@ -48,6 +50,16 @@ export const ERROR_BAR_CAP = 0.25;
 /** Quanta of the automatic sweep: q = t_last / 2^k, k = 0 … AUTO_STEPS − 1. */
 export const AUTO_STEPS = 11;
 /**
+ * The automatic sweep's budget, in a replay's work (CFs + dependences): a graph larger than this
+ * is swept on its prefix of this size (prefix.ts), and the quantum chosen is applied to the whole.
+ * The whole sweep is 11 runs of the strategy and 11 replays: at 10^6 CFs (the bench's synthetic
+ * trace, under load 10) 18.6 s of the default step's 26.8 s; on a prefix of ~5·10^4 CFs it is a
+ * few hundred ms. The prefix chose the same quantum as the whole sweep at 10^5 CFs; at 10^6 a
+ * coarser one, predicted 3.7 % slower than the whole sweep's best (5.02 s against 4.84 s, from
+ * 9.85 s). The traces of the seed's tests (10^3–10^4 CFs) are swept whole.
+ */
+export const SWEEP_WORK = 125_000;
+/**
  * Local search after the strategy: its budget in work — replays × (CFs + dependences), so that
  * the same trace gives the same file on a busy machine and a quiet one (a replay here takes
  * ~0.4 µs per CF or dependence: 5·10^6 is ~2 s quiet) — a time limit only against a machine
@@ -69,6 +81,12 @@ export interface BalanceOptions {
   guard?: boolean;
   /** local search on the predicted makespan after the strategy (default true up to SEARCH_MAX_CFS CFs) */
   search?: boolean;
+  /**
+   * Moves of whole affinity groups from the current placement (CFs joined by DFs that cost more to
+   * cross than their reader takes to run: groups.ts), adopted when predicted better than the
+   * strategy's placement (default true up to SEARCH_MAX_CFS CFs, with comm)
+   */
+  groups?: boolean;
   /** DFs follow their writers (default) or stay where the traced run kept them */
   dfs?: 'follow' | 'keep';
   /** GreedyRefine's tolerance (default 1.0) */
@@ -81,6 +99,8 @@ export interface BalanceOptions {
   weights?: 'wall' | 'cpu';
   /** a CF weighs the median of its class (same code, same bytes read and written), not its own measurement (default true; weights.ts) */
   typical?: boolean;
+  /** the automatic sweep's budget in replay work (default SWEEP_WORK; Infinity: always the whole graph) */
+  sweepWork?: number;
   /** the least predicted gain the guard accepts (default GUARD_MARGIN) */
   margin?: number;
   /**
@@ -126,6 +146,8 @@ export interface BalanceResult {
   /** the quantum used (seed), ns; the sweep's predicted makespans when automatic */
   quantumNs?: number;
   sweep?: { quantumNs: number; makespan: number; moved: number }[];
+  /** the CFs the sweep replayed when it took a prefix of the run (undefined: all of them) */
+  sweepCfs?: number;
   /** traced placement (folded onto `nodes`), and the next run's */
   current: Int32Array;
   next: Int32Array;
@@ -137,6 +159,8 @@ export interface BalanceResult {
   searched: number;
   /** light CFs moved to their data's node after the search (pull.ts) */
   pulled: number;
+  /** CFs moved with their affinity groups, when that placement was predicted better (groups.ts) */
+  grouped: number;
   dfsPlaced: number;
   decision: 'apply' | 'keep';
   reason?: string;
@@ -185,17 +209,20 @@ export function replayGraphOf(p: Profile, releaseAtCreation: boolean): Placement
   return { n: p.n, duration, release, depStart: p.depStart, depFrom: p.depFrom, depDf: p.depDf, dfBytes: p.dfBytes, spawn: p.spawn };
 }
 
-/** A predictor of placements for one profile (the graph and transfer model built once). */
+/** A predictor of placements for one profile (the graph, transfer model and replay's shared state built once). */
 export class Predictor {
   private readonly g: PlacementGraph;
+  private readonly hopNs: (bytes: number) => number;
+  private readonly prep: PlacementPrep;
   constructor(p: Profile, readonly transfer: TransferModel, readonly nodes: number, readonly lanes: number, releaseAtCreation: boolean, readonly host?: HostModel) {
     this.g = replayGraphOf(p, releaseAtCreation);
+    this.hopNs = (b) => transferNs(transfer, b);
+    this.prep = preparePlacement(this.g, this.hopNs);
   }
 
   /** `dfOwner`: per DF its owner (-1: its writer's node). */
   predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
-    const t = this.transfer;
-    return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: (b) => transferNs(t, b), host: this.host });
+    return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: this.hopNs, host: this.host }, this.prep);
   }
 }
 
@@ -213,14 +240,15 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const guard = o.guard ?? true, comm = o.comm ?? true, dfMode = o.dfs ?? 'follow', margin = o.margin ?? GUARD_MARGIN;
   const warnings: string[] = [];
   if (weights === 'cpu' && !traced.cpuExact) warnings.push('the trace\'s CPU clock was not exact: CPU-time weights are estimates');
-  const current = Int32Array.from(p.node, (m) => m % nodes);
+  const current = foldNodes(p.node, nodes);
   if (p.nodes > nodes) warnings.push(`the trace ran on ${p.nodes} nodes, balanced for ${nodes}: fragments of node k count as node k mod ${nodes}`);
   const transfer = transfer0;
-  const edges = comm ? edgesOf(p) : undefined;
+  // (let: dropped once the moves are made, before the guard's replays — 40 MB at 10^6 CFs)
+  let edges = comm ? edgesOf(p) : undefined;
   const pin = comm ? pinned(p) : undefined;
   // a crossing priced as the next run pays it: on the traced machine, by its system threads
   const hop = host ? (b: number) => hostHopNs(host, b) : (b: number) => transferNs(transfer, b);
-  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges, hop, c, from, to, node)) : undefined;
+  const extra = edges ? (c: number, from: number, to: number, node: Int32Array) => (pin![c] ? Infinity : moveCost(edges!, hop, c, from, to, node)) : undefined;
   const weighted = { n: p.n, weight };
   const time = { strategy: 0, sweep: 0, search: 0, predict: 0 };
   let predictor: Predictor | undefined;
@@ -232,55 +260,65 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     return r;
   };
   const followOwners = new Int32Array(p.dfs).fill(-1);
-  const tracedOwners = Int32Array.from(p.dfOwner, (m) => m % nodes);
+  const tracedOwners = foldNodes(p.dfOwner, nodes);
   const nextOwners = dfMode === 'follow' ? followOwners : tracedOwners;
 
   // the strategy (and the quantum sweep for the seed's)
-  const run = (q: number): Int32Array => {
+  const run = (q: number, iv: Intervals = p): Int32Array => {
     const node = current.slice();
-    if (strategy === 'seed') seedBalance(p, quantize(p, q), node, nodes, { extra });
+    if (strategy === 'seed') seedBalance(iv, quantize(iv, q), node, nodes, { extra });
     else if (strategy === 'refine') node.set(greedyRefine(weighted, current, nodes, o.tolerance ?? 1.0));
     else node.set(greedyLpt(weighted, nodes).node);
     if (pin && strategy !== 'seed') for (let c = 0; c < p.n; c++) if (pin[c]) node[c] = current[c]!;
     return node;
   };
-  let quantumNs: number | undefined, sweep: BalanceResult['sweep'];
+  const timed = <T>(f: () => T): [T, number] => { const t0 = performance.now(); return [f(), performance.now() - t0]; };
+  let quantumNs: number | undefined, sweep: BalanceResult['sweep'], sweepCfs: number | undefined;
   let candidate: Int32Array;
+  // the candidate's prediction once made (the sweep's, the search's, the pull's): reused below
+  let candPred: Prediction | undefined;
   if (strategy === 'seed') {
     const tLast = lastEvent(p);
     if (o.quantum === undefined || o.quantum === 'auto') {
       const t0 = performance.now();
       sweep = [];
-      let best: { q: number; node: Int32Array; makespan: number } | undefined;
+      // on a graph too large to replay AUTO_STEPS times, the sweep replays a prefix of the run
+      // (sweepPrefix) and the quantum it chooses is applied to the whole
+      const K = sweepPrefix(p, o.sweepWork ?? SWEEP_WORK);
+      const part = K < p.n ? prefixOf(p, K) : p;
+      const partPredictor = K < p.n ? new Predictor(part, transfer, nodes, lanes, weights === 'wall', host) : undefined;
+      let best: { q: number; node: Int32Array; makespan: number; pred: Prediction; ms: number } | undefined;
       for (let k = 0; k < AUTO_STEPS; k++) {
         const q = Math.max(1, tLast / 2 ** k);
-        const node = run(q);
-        const m = predict(node, nextOwners).makespan;
+        const [node, runMs] = timed(() => run(q, part));
+        const pred = partPredictor ? partPredictor.predict(node, nextOwners) : predict(node, nextOwners), m = pred.makespan;
         sweep.push({ quantumNs: q, makespan: m, moved: countMoved(node, current) });
         // ties: the larger quantum (fewer quanta, fewer moves)
-        if (!best || m < best.makespan) best = { q, node, makespan: m };
+        if (!best || m < best.makespan) best = { q, node, makespan: m, pred, ms: runMs };
       }
-      time.sweep = performance.now() - t0;
       quantumNs = best!.q;
-      const t1 = performance.now();
-      candidate = run(quantumNs);
-      time.strategy = performance.now() - t1;
+      if (K < p.n) {
+        sweepCfs = K;
+        time.sweep = performance.now() - t0;
+        [candidate, time.strategy] = timed(() => run(quantumNs!));
+      } else {
+        // the strategy is deterministic: the sweep's best is the candidate
+        candidate = best!.node; candPred = best!.pred; time.strategy = best!.ms;
+        time.sweep = performance.now() - t0 - best!.ms;
+      }
     } else {
       quantumNs = o.quantum;
-      const t1 = performance.now();
-      candidate = run(quantumNs);
-      time.strategy = performance.now() - t1;
+      [candidate, time.strategy] = timed(() => run(quantumNs!));
     }
   } else {
-    const t1 = performance.now();
-    candidate = run(0);
-    time.strategy = performance.now() - t1;
+    [candidate, time.strategy] = timed(() => run(0));
   }
 
   let searched = 0;
   if ((o.search ?? p.n <= SEARCH_MAX_CFS) && nodes > 1) {
     const t1 = performance.now();
-    searched = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_LIMIT_MS, replays: Math.max(1, Math.floor(SEARCH_WORK / (p.n + p.depFrom.length))), tries: SEARCH_TRIES, chain: heaviestChains(p) }).moves;
+    const s = searchPlacement(candidate, weighted.weight, pin, nodes, (node) => predict(node, nextOwners), { budgetMs: SEARCH_LIMIT_MS, replays: Math.max(1, Math.floor(SEARCH_WORK / (p.n + p.depFrom.length))), tries: SEARCH_TRIES, chain: heaviestChains(p), start: candPred });
+    searched = s.moves; candPred = s.pred;
     time.search = performance.now() - t1;
   }
 
@@ -290,9 +328,30 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     const t1 = performance.now();
     const tried = candidate.slice();
     const k = pullNeighbours(p, tried, weight, pin, nodes, hop);
-    if (k > 0 && predict(tried, nextOwners).makespan <= predict(candidate, nextOwners).makespan) { candidate = tried; pulled = k; }
+    if (k > 0) {
+      candPred ??= predict(candidate, nextOwners);
+      const pt = predict(tried, nextOwners);
+      if (pt.makespan <= candPred.makespan) { candidate = tried; pulled = k; candPred = pt; }
+    }
     time.search += performance.now() - t1;
   }
+
+  // whole affinity groups moved from the current placement (groups.ts): kept when the replay
+  // predicts an earlier end than the candidate's
+  let grouped = 0;
+  if ((o.groups ?? p.n <= SEARCH_MAX_CFS) && edges && nodes > 1) {
+    const t1 = performance.now();
+    const g = affinityGroups(p, weight, pin, hop);
+    if (g.weight.length > 0) {
+      const tried = current.slice();
+      const s = searchGroups(tried, g, nodes, (node) => predict(node, nextOwners), { replays: Math.max(1, Math.floor(SEARCH_WORK / (p.n + p.depFrom.length))) });
+      candPred ??= predict(candidate, nextOwners);
+      if (s.moves > 0 && s.pred.makespan < candPred.makespan) { candidate = tried; candPred = s.pred; grouped = s.moves; searched = 0; pulled = 0; }
+    }
+    time.search += performance.now() - t1;
+  }
+
+  edges = undefined;
 
   let next: Int32Array = candidate, owners: Int32Array = nextOwners, decision: 'apply' | 'keep' = 'apply', reason: string | undefined;
   let predicted: BalanceResult['predicted'];
@@ -303,8 +362,8 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     required = Math.max(margin, Math.min(error ?? 0, ERROR_BAR_CAP));
     // candidates: the strategy's placement; and, when DFs follow writers, the current CFs' with
     // their DFs moved only (a placement already balanced may still be posting DFs back and forth)
-    const options: { node: Int32Array; owners: Int32Array; pred: Prediction }[] = [{ node: candidate, owners: nextOwners, pred: predict(candidate, nextOwners) }];
-    if (dfMode === 'follow') options.push({ node: current, owners: followOwners, pred: predict(current, followOwners) });
+    const options: { node: Int32Array; owners: Int32Array; pred: Prediction }[] = [{ node: candidate, owners: nextOwners, pred: candPred ?? predict(candidate, nextOwners) }];
+    if (dfMode === 'follow' && !ownersFollow(p, current, tracedOwners)) options.push({ node: current, owners: followOwners, pred: predict(current, followOwners) });
     const best = options.reduce((a, b) => (b.pred.makespan < a.pred.makespan ? b : a));
     bestPred = best.pred;
     if (best.pred.makespan < now.makespan * (1 - required)) {
@@ -319,7 +378,7 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     }
   }
   // the prediction of what was chosen (without the guard too: the file and the plots show it)
-  predicted ??= { current: predict(current, tracedOwners), next: predict(next, owners) };
+  predicted ??= { current: predict(current, tracedOwners), next: candPred && next === candidate && owners === nextOwners ? candPred : predict(next, owners) };
   const dfNext = new Int32Array(p.dfs).fill(-1);
   let dfsPlaced = 0;
   if (decision === 'apply') {
@@ -331,8 +390,8 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   }
   const chosen = predicted.next.cpu;
   return {
-    strategy, weights, typical, weight, expected: chosen ?? weight, nodes, lanes, quantumNs, sweep, current, next, dfNext,
-    moved: countMoved(next, current), searched, pulled, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
+    strategy, weights, typical, weight, expected: chosen ?? weight, nodes, lanes, quantumNs, sweep, sweepCfs, current, next, dfNext,
+    moved: countMoved(next, current), searched, pulled, grouped, dfsPlaced, decision, reason, modelError: error, required, best: bestPred,
     before: loadStats(p, current, nodes), after: loadStats(p, next, nodes),
     predicted, bound: lowerBound(weighted, nodes * lanes, p.depStart, p.depFrom), transfer, host, timeMs: time, warnings,
   };
@@ -356,17 +415,39 @@ export function modelError(traced: Pick<Profile, 'n' | 'start' | 'finish'>, repl
 }
 
 /**
- * CFs that stay where they ran when moves count communication: the writers of DFs no atomic CF
- * reads. Such a DF steers structured CFs (a loop's bounds, a condition, a locator), whose reads
- * the profile does not hold, so moving its writer could only delay what they spawn (a loop's
- * bound computed on another node held test_1's whole loop back until that node's worker was up).
+ * The largest DF that can steer a structured CF: one read through an expression (a loop's bound,
+ * a condition, an index, a locator) is a scalar — an `int` here is 4 bytes. An unread output of
+ * more is data no one asked for (test_3's conveyor ends: each line's last (α, β) forward and first
+ * values back, req_count 0, 40 KB each — a third of its sweep CFs were held in place by them).
  */
-export function pinned(p: Profile): Uint8Array {
+export const STEER_MAX_BYTES = 64;
+
+/**
+ * CFs that stay where they ran when moves count communication: the writers of DFs no atomic CF
+ * reads, of a scalar's size (STEER_MAX_BYTES). Such a DF steers structured CFs (a loop's bounds,
+ * a condition, a locator), whose reads the profile does not hold, so moving its writer could only
+ * delay what they spawn (a loop's bound computed on another node held test_1's whole loop back
+ * until that node's worker was up).
+ */
+export function pinned(p: Pick<Profile, 'n' | 'dfs' | 'depDf' | 'dfWriter' | 'dfBytes'>): Uint8Array {
   const read = new Uint8Array(p.dfs);
   for (let k = 0; k < p.depDf.length; k++) read[p.depDf[k]!] = 1;
   const pin = new Uint8Array(p.n);
-  for (let d = 0; d < p.dfs; d++) if (!read[d] && p.dfWriter[d]! >= 0) pin[p.dfWriter[d]!] = 1;
+  for (let d = 0; d < p.dfs; d++) if (!read[d] && p.dfWriter[d]! >= 0 && p.dfBytes[d]! <= STEER_MAX_BYTES) pin[p.dfWriter[d]!] = 1;
   return pin;
+}
+
+/** Every DF with a writer is kept where its writer runs: DFs following writers change nothing. */
+function ownersFollow(p: Pick<Profile, 'dfs' | 'dfWriter'>, node: Int32Array, owner: Int32Array): boolean {
+  for (let d = 0; d < p.dfs; d++) if (p.dfWriter[d]! >= 0 && owner[d] !== node[p.dfWriter[d]!]) return false;
+  return true;
+}
+
+/** Nodes k of a traced run as node k mod `nodes` of the next (loops: 10^6 entries). */
+function foldNodes(a: Int32Array, nodes: number): Int32Array {
+  const out = new Int32Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = a[i]! % nodes;
+  return out;
 }
 
 function countMoved(a: ArrayLike<number>, b: ArrayLike<number>): number {

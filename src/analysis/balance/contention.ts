@@ -54,5 +54,6 @@ export function overlapShares(p: Pick<Profile, 'n' | 'node' | 'start' | 'finish'
 /** Per CF, the factor that takes its measurement back to its time alone: 1 / (1 + (f − 1) · overlap). */
 export function aloneFactors(p: Pick<Profile, 'n' | 'node' | 'start' | 'finish'>, contention: number, hostOf?: ArrayLike<number>): Float64Array {
   const ov = overlapShares(p, hostOf);
-  return Float64Array.from(ov, (x) => 1 / (1 + (contention - 1) * x));
+  for (let c = 0; c < ov.length; c++) ov[c] = 1 / (1 + (contention - 1) * ov[c]!);
+  return ov;
 }

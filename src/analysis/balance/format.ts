@@ -15,11 +15,11 @@ function pct(x: number): string {
 export function formatBalance(r: BalanceResult, n: number, dfs: number): string {
   const pr = r.predicted, gain = pr.current.makespan / pr.next.makespan;
   const lines = [
-    `strategy ${r.strategy} (${r.weights === 'cpu' ? 'CPU-time' : 'wall-time'} weights${r.typical ? ', the median of each class' : ''})${r.quantumNs !== undefined ? `, quantum ${d(r.quantumNs)}${r.sweep ? ` (automatic: the best predicted of ${r.sweep.length})` : ''}` : ''}, ${r.nodes} node(s) × ${r.lanes} lane(s)`,
+    `strategy ${r.strategy} (${r.weights === 'cpu' ? 'CPU-time' : 'wall-time'} weights${r.typical ? ', the median of each class' : ''})${r.quantumNs !== undefined ? `, quantum ${d(r.quantumNs)}${r.sweep ? ` (automatic: the best predicted of ${r.sweep.length}${r.sweepCfs !== undefined ? `, swept on the first ${r.sweepCfs.toLocaleString('en')} fragments` : ''})` : ''}` : ''}, ${r.nodes} node(s) × ${r.lanes} lane(s)`,
     `  load/node        min       mean        max  max/avg`,
     loadRow('before', r.before),
     loadRow('after', r.after),
-    `  moved      ${r.moved.toLocaleString('en')} of ${n.toLocaleString('en')} fragments (${((100 * r.moved) / Math.max(1, n)).toFixed(1)} %${r.searched && r.decision === 'apply' ? `, ${r.searched} by the local search` : ''}); ${r.dfsPlaced.toLocaleString('en')} of ${dfs.toLocaleString('en')} DFs placed with their writers`,
+    `  moved      ${r.moved.toLocaleString('en')} of ${n.toLocaleString('en')} fragments (${((100 * r.moved) / Math.max(1, n)).toFixed(1)} %${r.searched && r.decision === 'apply' ? `, ${r.searched} by the local search` : ''}${r.grouped && r.decision === 'apply' ? `, ${r.grouped} with their affinity groups` : ''}); ${r.dfsPlaced.toLocaleString('en')} of ${dfs.toLocaleString('en')} DFs placed with their writers`,
     `  predicted  ${d(pr.current.makespan)} → ${d(pr.next.makespan)} (${gain.toFixed(2)}×); lower bound ${d(r.bound.bound)} (work / lanes ${d(r.bound.work / (r.nodes * r.lanes))}, longest chain ${d(r.bound.chain)})`,
     `  transfers  ${r.transfer.samples > 0 ? `fitted to ${r.transfer.samples} measured: ` : 'none measured, defaults: '}${d(r.transfer.latencyNs)} + ${(r.transfer.bytesPerNs * 1e3).toFixed(0)} MB/s`,
     ...(r.host ? [`  machine    ${Array.from(r.host.cores, (c, h) => `host ${h}: ${c} cores shared by node(s) ${Array.from(r.host!.hostOf).flatMap((x, m) => (x === h ? [m] : [])).join(', ')}`).join('; ')}; system thread per message ${d(r.host.msgNs)} + bytes at ${(1e3 / r.host.byteNs).toFixed(0)} MB/s on each side, per fragment ${d(r.host.cfNs)}; wire ${d(r.host.wireNs)}${(r.host.contention ?? 1) > 1 ? `; work ${r.host.contention}× slower with every core busy` : ''}`] : []),

@@ -23,6 +23,9 @@ export function pullNeighbours(p: Pick<Profile, 'n' | 'depStart' | 'depFrom' | '
   for (let c = 0; c < p.n; c++) wAt[c + 1] += wAt[c]!;
   const fill = wAt.slice(0, p.n), wDf = new Int32Array(wAt[p.n]!);
   for (let d = 0; d < p.dfs; d++) if (p.dfWriter[d]! >= 0) wDf[fill[p.dfWriter[d]!]!++] = d;
+  // one crossing of each DF (the hop's cost per DF once, not per CF and node)
+  const cross = new Float64Array(p.dfs);
+  for (let d = 0; d < p.dfs; d++) cross[d] = hop(p.dfBytes[d]!);
   const cost = new Float64Array(nodes);
   let moved = 0;
   for (let c = 0; c < p.n; c++) {
@@ -34,12 +37,12 @@ export function pullNeighbours(p: Pick<Profile, 'n' | 'depStart' | 'depFrom' | '
       for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) {
         const d = p.depDf[k]!;
         if (node[p.depFrom[k]!] === m || readers[d * nodes + m]! - (here === m ? 1 : 0) > 0) continue;
-        s += hop(p.dfBytes[d]!);
+        s += cross[d]!;
       }
       // an output crosses once to every other node that reads it
       for (let x = wAt[c]!; x < wAt[c + 1]!; x++) {
         const d = wDf[x]!;
-        s += (readingNodes[d]! - (readers[d * nodes + m]! > 0 ? 1 : 0)) * hop(p.dfBytes[d]!);
+        s += (readingNodes[d]! - (readers[d * nodes + m]! > 0 ? 1 : 0)) * cross[d]!;
       }
       cost[m] = s;
     }

@@ -20,6 +20,8 @@ export interface SearchOptions {
   tries: number;
   /** per CF the next one along its heaviest output (-1: none); without it, single CFs only */
   chain?: Int32Array;
+  /** the prediction of `node` as given, when the caller has it (saves a replay) */
+  start?: Prediction;
 }
 
 /** Longest segment a move takes. */
@@ -28,7 +30,7 @@ export const SEGMENT_MAX = 32;
 /** Improve `node` in place; returns the moves kept and the last prediction. */
 export function searchPlacement(node: Int32Array, weight: ArrayLike<number>, pinned: Uint8Array | undefined, nodes: number, predict: (node: Int32Array) => Prediction, o: SearchOptions): { moves: number; pred: Prediction } {
   const t0 = performance.now();
-  let best = predict(node), moves = 0, replays = 1;
+  let best = o.start ?? predict(node), moves = 0, replays = 1;
   const spent = (): boolean => replays >= o.replays || performance.now() - t0 > o.budgetMs;
   const order = Int32Array.from({ length: node.length }, (_, c) => c).sort((a, b) => weight[b]! - weight[a]! || a - b);
   const lengths: number[] = [1];

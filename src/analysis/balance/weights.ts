@@ -22,7 +22,8 @@ export function weightOf(p: Profile, c: number, weights: 'wall' | 'cpu'): number
  * factor per CF on its own measurement first (contention.ts: its time alone).
  */
 export function weightsOf(p: Profile, weights: 'wall' | 'cpu', typical: boolean, scale?: ArrayLike<number>): Float64Array {
-  const own = Float64Array.from({ length: p.n }, (_, c) => weightOf(p, c, weights) * (scale ? scale[c]! : 1));
+  const own = new Float64Array(p.n);
+  for (let c = 0; c < p.n; c++) own[c] = weightOf(p, c, weights) * (scale ? scale[c]! : 1);
   return typical ? typicalWeights(p, own) : own;
 }
 
@@ -34,9 +35,12 @@ export function typicalWeights(p: Profile, own: ArrayLike<number>): Float64Array
   const byCode = new Map<number, Map<number, Map<number, number>>>();
   const cls = new Int32Array(p.n);
   let classes = 0;
+  // the last CF's class: consecutive CFs are mostly of one class (a loop's body)
+  let lastCode = -1, lastRead = -1, lastWritten = -1, lastClass = -1;
   for (let c = 0; c < p.n; c++) {
     let read = 0;
     for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) read += p.dfBytes[p.depDf[k]!]!;
+    if (p.code[c] === lastCode && read === lastRead && written[c] === lastWritten) { cls[c] = lastClass; continue; }
     let byRead = byCode.get(p.code[c]!);
     if (!byRead) byCode.set(p.code[c]!, byRead = new Map());
     let byWritten = byRead.get(read);
@@ -44,6 +48,7 @@ export function typicalWeights(p: Profile, own: ArrayLike<number>): Float64Array
     let k = byWritten.get(written[c]!);
     if (k === undefined) byWritten.set(written[c]!, k = classes++);
     cls[c] = k;
+    lastCode = p.code[c]!; lastRead = read; lastWritten = written[c]!; lastClass = k;
   }
   // members of each class in CSR order, sorted by weight: the median
   const at = new Int32Array(classes + 1);
@@ -56,10 +61,14 @@ export function typicalWeights(p: Profile, own: ArrayLike<number>): Float64Array
     const xs = w.subarray(at[k]!, at[k + 1]!).sort(), h = xs.length >> 1;
     median[k] = xs.length % 2 ? xs[h]! : (xs[h - 1]! + xs[h]!) / 2;
   }
-  return Float64Array.from(cls, (k) => median[k]!);
+  const out = new Float64Array(p.n);
+  for (let c = 0; c < p.n; c++) out[c] = median[cls[c]!]!;
+  return out;
 }
 
 /** The profile with each CF's execution interval cut or stretched to its weight ([t_b, t_b + w]). */
 export function withDurations(p: Profile, w: ArrayLike<number>): Profile {
-  return { ...p, finish: Float64Array.from(p.start, (s, c) => s + w[c]!) };
+  const finish = new Float64Array(p.n);
+  for (let c = 0; c < p.n; c++) finish[c] = p.start[c]! + w[c]!;
+  return { ...p, finish };
 }

@@ -24,7 +24,7 @@
 //   - cores that slow each other (`contention`): while more than one core of a host is busy, its
 //     threads' work stretches (2 cores: by the factor; C cores: linearly in the busy cores beyond
 //     one), and the CPU time a CF uses with it (`cpu`, what the next run measures).
-import { consumersOf, TimeHeap, type PlacementGraph } from './replay.js';
+import { consumersOf, TimeHeap, type Consumers, type PlacementGraph } from './replay.js';
 
 /** The machine a placement runs on, and what the system threads pay. */
 export interface HostModel {
@@ -76,9 +76,9 @@ const ARRIVED: number[] = [];
 const DISPATCH = 0, SEND = 1, RECV = 2, SHIP = 3, LAND = 4;
 
 /** Replay `g` under placement `o` on the hosts of `o.host`. */
-export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions): HostReplayResult {
+export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers: Consumers = consumersOf(g)): HostReplayResult {
   const n = g.n, N = o.nodes, H = o.host, node = o.node;
-  const { outStart, outDep, consumerOf } = consumersOf(g);
+  const { outStart, outDep, consumerOf } = consumers;
 
   const hosts = Math.max(1, ...Array.from({ length: N }, (_, m) => H.hostOf[m]! + 1));
   // processor sharing per host: every running job advances its host's virtual time at one rate

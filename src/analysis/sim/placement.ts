@@ -3,7 +3,7 @@
 // owner and a reader elsewhere gets it from there: one transfer per crossing. It predicts the end
 // of the run and each node's busy time, as Charm++'s +LBSim does for a balancing step.
 import { replayOnHosts, type HostModel } from './host.js';
-import { replayGraph, type PlacementGraph, type ReplayResult } from './replay.js';
+import { consumersOf, replayGraph, replayScratch, type Consumers, type PlacementGraph, type ReplayResult, type ReplayScratch } from './replay.js';
 
 /** A traced graph with the DF each input is and the DFs' sizes. */
 export type { PlacementGraph } from './replay.js';
@@ -38,26 +38,55 @@ function hops(dfOwner: number, writer: number, reader: number): number {
   return (owner !== writer ? 1 : 0) + (reader !== owner ? 1 : 0);
 }
 
-/** Replay `g` under placement `o` (ready CFs in the order they became ready). */
-export function replayPlacement(g: PlacementGraph, o: PlacementOptions): PlacementResult {
-  if (o.host) return replayOnHosts(g, { nodes: o.nodes, lanes: o.lanes, node: o.node, dfOwner: o.dfOwner, host: o.host });
+/**
+ * What every replay of one graph shares, built once by a user that replays it many times (the
+ * balancer: a sweep, the guard, a search): the consumers of each CF, and the time each input
+ * takes for one hop (`transferNs` of its DF's size).
+ */
+export interface PlacementPrep { consumers: Consumers; hopNs: Float64Array; scratch: ReplayScratch }
+
+export function preparePlacement(g: PlacementGraph, transferNs: (bytes: number) => number): PlacementPrep {
+  const m = g.n > 0 ? g.depStart[g.n]! : 0, hopNs = new Float64Array(m);
+  for (let k = 0; k < m; k++) hopNs[k] = transferNs(g.dfBytes[g.depDf[k]!]!);
+  return { consumers: consumersOf(g), hopNs, scratch: replayScratch(g.n) };
+}
+
+/** Replay `g` under placement `o` (ready CFs in the order they became ready); `prep` from preparePlacement with `o.transferNs`. */
+export function replayPlacement(g: PlacementGraph, o: PlacementOptions, prep?: PlacementPrep): PlacementResult {
+  if (o.host) return replayOnHosts(g, { nodes: o.nodes, lanes: o.lanes, node: o.node, dfOwner: o.dfOwner, host: o.host }, prep?.consumers);
+  const pre = prep ?? preparePlacement(g, o.transferNs), hopNs = pre.hopNs, owner = o.dfOwner, node = o.node;
   const r = replayGraph(g, {
-    nodes: o.nodes, lanes: o.lanes, node: o.node,
+    nodes: o.nodes, lanes: o.lanes, node,
     arrival: (k, from, to) => {
-      const d = g.depDf[k]!, h = hops(o.dfOwner[d]!, from, to);
-      return h > 0 ? h * o.transferNs(g.dfBytes[d]!) : 0;
+      const h = hops(owner[g.depDf[k]!]!, from, to);
+      return h > 0 ? h * hopNs[k]! : 0;
     },
-  });
-  // a DF crosses to a reading node once (the node keeps a copy for its later readers)
-  let bytesMoved = 0;
-  const crossed = new Set<number>();
+  }, pre.consumers, pre.scratch);
+  return { ...r, bytesMoved: bytesCrossed(g, o.nodes, node, owner) };
+}
+
+/**
+ * Bytes that cross between nodes: a DF crosses to a reading node once (the node keeps a copy for
+ * its later readers). Which (DF, node) pairs were counted: a bit mask per DF up to 32 nodes, a
+ * byte per pair beyond (typed: a set of 10^6 pairs cost more than the replay itself).
+ */
+function bytesCrossed(g: PlacementGraph, N: number, node: ArrayLike<number>, owner: ArrayLike<number>): number {
+  const dfs = g.dfBytes.length, mask = N <= 32 ? new Uint32Array(dfs) : undefined, seen = mask ? undefined : new Uint8Array(dfs * N);
+  let bytes = 0;
   for (let c = 0; c < g.n; c++) {
+    const m = node[c]!;
     for (let k = g.depStart[c]!; k < g.depStart[c + 1]!; k++) {
-      const d = g.depDf[k]!, key = d * o.nodes + o.node[c]!;
-      if (crossed.has(key)) continue;
-      crossed.add(key);
-      bytesMoved += hops(o.dfOwner[d]!, o.node[g.depFrom[k]!]!, o.node[c]!) * g.dfBytes[d]!;
+      const d = g.depDf[k]!;
+      if (mask) {
+        const bit = 1 << m;
+        if (mask[d]! & bit) continue;
+        mask[d] = mask[d]! | bit;
+      } else {
+        if (seen![d * N + m]) continue;
+        seen![d * N + m] = 1;
+      }
+      bytes += hops(owner[d]!, node[g.depFrom[k]!]!, m) * g.dfBytes[d]!;
     }
   }
-  return { ...r, bytesMoved };
+  return bytes;
 }
