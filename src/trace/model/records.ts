@@ -84,6 +84,11 @@ export class DfRec {
   pend: Pend | null = null;
   /** (node, thread ≥ 1) number maps that point at this record: [map, df, node, …] */
   entries: (Map<number, DfRec> | number)[] | null = null;
+  /**
+   * The number an export gave the DF's name while the record lives (-1: none yet): the OTF2
+   * export defines each DF's name once without keeping a map of every name of the run.
+   */
+  exportId = -1;
 
   constructor(readonly key: string) {}
 
