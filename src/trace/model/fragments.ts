@@ -239,6 +239,8 @@ export class FragmentResolver implements Resolver {
     }
     const ls = model.audience;
     for (let k = 0; k < ls.length; k++) ls[k]!.finish?.(m, inputs);
+    // a reused record's inputs are written over: let go of these DFs meanwhile
+    if (this.spare && inputs.length > 0) { (m.inputs as (DfRec | undefined)[]).fill(undefined, 0, m.inputCount); if (inputs !== m.inputs) (inputs as (DfRec | undefined)[]).fill(undefined); }
   }
 
   /** per length: an array the inputs of a reused record are handed in when its own is longer */
