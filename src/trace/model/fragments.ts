@@ -229,7 +229,7 @@ export class FragmentResolver implements Resolver {
     this.recentPos = (this.recentPos + 1) % RECENT_MAX;
     this.recent[node]!.set(cf, m);
     const inputs = this.inputsOf(m);
-    // (a recycling model keeps the emptied array for the record's next CF)
+    // (a recycling model keeps the array for the record's next CF, to be written over)
     if (!this.spare) { m.inputs = null; m.inputCount = 0; }
     if (thread === 0) {
       const runs = this.ranInline[node]!;
