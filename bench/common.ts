@@ -1,7 +1,9 @@
 // Shared helpers of the benchmark harness (bench/run.ts and its suites): paths, timing, medians,
 // in-process and CLI runs of LuNA programs, result/target types and table formatting.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
@@ -330,4 +332,25 @@ export function writeSyntheticTrace(dir: string, o: SyntheticOptions): void {
   const lib = (m: string): string => JSON.stringify(new URL(`../src/analysis/sim/${m}.js`, import.meta.url).href);
   execFileSync(process.execPath, ['--input-type=module', '-e', `import { syntheticEvents, syntheticManifest } from ${lib('synthetic')}; import { writeSimTrace } from ${lib('write')};
     const o = ${JSON.stringify(o)}; writeSimTrace(${JSON.stringify(dir)}, syntheticManifest(o), syntheticEvents(o));`], { stdio: 'inherit' });
+}
+
+/**
+ * A generated trace kept under the temporary directory between runs, keyed by its options and by
+ * the code that generates and writes it (a changed generator, writer or schema makes a new one):
+ * at 10^6 fragments generating takes about a minute, longer than the exports measured on it.
+ * Written to a sibling directory first, so that an interrupted generation is never reused.
+ */
+export function cachedSyntheticTrace(o: SyntheticOptions): string {
+  const h = createHash('sha256').update(JSON.stringify(o));
+  for (const m of ['analysis/sim/synthetic', 'analysis/sim/prng', 'analysis/sim/write', 'trace/writer', 'trace/schema', 'trace/format', 'trace/dir']) {
+    h.update(readFileSync(new URL(`../src/${m}.js`, import.meta.url)));
+  }
+  const dir = join(tmpdir(), `luna-bench-trace-${o.events}-${o.nodes}n${o.threads}t-${h.digest('hex').slice(0, 12)}`);
+  if (existsSync(join(dir, 'manifest.json'))) return dir;
+  const part = `${dir}.part${process.pid}`;
+  rmSync(part, { recursive: true, force: true });
+  writeSyntheticTrace(part, o);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(part, dir);
+  return dir;
 }

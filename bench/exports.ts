@@ -1,6 +1,6 @@
 // Exports of a trace against the analysis of the same trace, measured in the same run on a
 // generated trace directory of BENCH_EXPORT_EVENTS events (default 10^6; real trace files written
-// by the trace writer): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
+// by the trace writer, kept under the temporary directory between runs, keyed by its parameters): the SLOW analysis (one model pass: the baseline), the Perfetto JSON, the
 // Perfetto protobuf, the OTF2 archive (when its helper is built), the tables as CSV and as Parquet (BENCH_EXPORT_EVENTS=1.2e7 gives ~10^6 fragments: 12 events each,
 // the size the targets speak of: protobuf ≤ 1.5× the binary trace, each export ≤ 10 s). Ratios are export time / analysis time; sizes in bytes per CF.
 // Two floors every export stands on are measured apart: decodeMs / decodeCpuMs (reading and merging the records
@@ -31,7 +31,7 @@ import { exportOtf2 } from '../src/trace/export/otf2.js';
 import { builtFile } from '../src/core/addon.js';
 import { readTraceColumns } from '../src/trace/merge.js';
 import { readModel } from '../src/trace/read.js';
-import { LUNA, writeSyntheticTrace } from './common.js';
+import { cachedSyntheticTrace, LUNA } from './common.js';
 
 function size(path: string): number {
   const s = statSync(path);
@@ -75,8 +75,8 @@ export async function run(): Promise<Record<string, number>> {
   const o: SyntheticOptions = { events: Number(process.env.BENCH_EXPORT_EVENTS ?? 1e6), nodes: 2, threads: 2, seed: 11 };
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-exports-'));
   try {
-    const trace = join(dir, 'trace');
-    writeSyntheticTrace(trace, o);
+    // (kept between runs under the temporary directory: generating 10^6 fragments takes a minute)
+    const trace = cachedSyntheticTrace(o);
     const decode = measure(() => readTraceColumns(trace).runs(() => {}));
     const model = measure(() => readModel(trace, () => {}));
     // the pass as the exports make it: fragment records reused (TraceModel.recycles)

@@ -3,7 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readTrace } from '../../src/trace/merge.js';
@@ -183,6 +183,33 @@ test('luna export otf2: a real 2-node run read back by otf2-print and the Python
   assert.equal(pyRead(anchor).attrs.cf, cfTotal);
 });
 
+/** The archive's files by path (the anchor less its random trace id: two exports of one trace differ there only). */
+function archiveFiles(dir: string, sub = ''): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const f of readdirSync(join(dir, sub))) {
+    const p = join(sub, f);
+    if (statSync(join(dir, p)).isDirectory()) for (const [k, v] of archiveFiles(dir, p)) files.set(k, v);
+    else if (p !== 'traces.otf2') files.set(p, readFileSync(join(dir, p)));
+  }
+  return files;
+}
+
+test('OTF2: items spilled to sorted runs and merged back give the same archive as items held in memory', (t) => {
+  if (!need(t)) return;
+  const { dir, trace } = shared!;
+  const held = exportOtf2(trace, join(dir, 'held'));
+  // a run of 2 items per location: every location merges hundreds of runs, spans nesting across them
+  const spilled = exportOtf2(trace, join(dir, 'spilled'), undefined, { spillBlock: 2 });
+  assert.deepEqual(spilled.events, held.events);
+  assert.ok(Object.values(held.events).every((n) => n > 4), 'every location has more than two runs');
+  const a = archiveFiles(join(dir, 'held')), b = archiveFiles(join(dir, 'spilled'));
+  assert.deepEqual([...b.keys()].sort(), [...a.keys()].sort());
+  for (const [k, v] of a) assert.ok(v.equals(b.get(k)!), `${k} is the same byte for byte`);
+  assert.ok(!existsSync(join(dir, 'spilled', '.luna-otf2.items')), 'the spill file is removed');
+  const py = pyRead(spilled.anchor);
+  for (const [name, L] of Object.entries(py.locations)) assert.ok(L.unordered === 0 && L.unnested === 0, `${name}: in order and nested`);
+});
+
 test('OTF2: a wait inside a CF nests in it, one that outlasts its CF is cut at its end, instants in order', (t) => {
   if (!need(t)) return;
   const dir = tempDir(t);
@@ -217,6 +244,12 @@ test('OTF2: a wait inside a CF nests in it, one that outlasts its CF is cut at i
   assert.equal(res.cfs, 2);
   assert.deepEqual(res.events, { 'node 0 / lane 1': 8, 'node 0 / system': 0 });
   assert.equal(pyRead(res.anchor).locations['node 0 / lane 1']!.events, 8);
+  // every item a run of its own: the cut wait is cut the same when it comes back from disk
+  const one = exportOtf2(dir, join(dir, 'otf2-runs'), undefined, { spillBlock: 1 });
+  assert.deepEqual(one.events, res.events);
+  assert.deepEqual(one.warnings, res.warnings);
+  const a = archiveFiles(join(dir, 'otf2-lib')), b = archiveFiles(join(dir, 'otf2-runs'));
+  for (const [k, v] of a) assert.ok(v.equals(b.get(k)!), `${k} is the same byte for byte`);
 });
 
 test('luna export otf2: a bad trace, a file as output and - are clear errors, never a stack', (t) => {

@@ -32,7 +32,7 @@ import type { SpmdOp } from '../schema.js';
 import type { ModelListener, TraceModel } from '../model/model.js';
 import type { Fragment, Transfer, Wait } from '../model/records.js';
 import { readModel } from '../read.js';
-import { Items, K_INTERVAL, K_METRIC, K_RECV, K_SEND, RecordFile, UNDEFINED_U32 } from './otf2-stream.js';
+import { Items, K_INTERVAL, K_METRIC, K_RECV, K_SEND, RecordFile, Spill, SPILL_BLOCK, UNDEFINED_U32 } from './otf2-stream.js';
 
 export const OTF2_ARCHIVE_NAME = 'traces';
 const HELPER = 'luna-otf2';
@@ -114,12 +114,15 @@ export class Otf2Collector implements ModelListener {
   /** intervals and instants collected */
   get items(): number {
     let n = 0;
-    for (const it of this.locs.values()) n += it.n;
+    for (const it of this.locs.values()) n += it.total;
     return n;
   }
 
-  /** `defs` receives the string definitions as they are made (unbounded in number: a gid per CF). */
-  constructor(private readonly model: TraceModel, private readonly defs: RecordFile) {
+  /**
+   * `defs` receives the string definitions as they are made (unbounded in number: a gid per CF);
+   * `spill` the items past a block per location, in sorted runs (null: all held until `write`).
+   */
+  constructor(private readonly model: TraceModel, private readonly defs: RecordFile, private readonly spill: Spill | null = null) {
     this.str('');
     this.spmdOps(model.use(SpmdResolver));
   }
@@ -180,7 +183,7 @@ export class Otf2Collector implements ModelListener {
   private at(node: number, thread: number): Items {
     const key = node * 65536 + thread;
     let it = this.locs.get(key);
-    if (!it) { it = new Items(); this.locs.set(key, it); }
+    if (!it) { it = new Items(this.spill); this.locs.set(key, it); }
     return it;
   }
 
@@ -222,7 +225,10 @@ export class Otf2Collector implements ModelListener {
     const pair = t.from * 65536 + t.to;
     const tag = this.tags.get(pair) ?? 0;
     this.tags.set(pair, tag + 1);
-    const df = this.str(t.df.name);
+    // defined once per DF record, from its key (a map of every DF name would grow with the run:
+    // ~80 MiB at 10^6 fragments)
+    let df = t.df.exportId;
+    if (df < 0) { df = t.df.exportId = this.nextString++; this.defs.u8(0x53 /* S */).u32(df).utf8Df(t.df.key); }
     if (this.sendRegion < 0) {
       this.sendRegion = this.region('DF send', ROLE_POINT2POINT, PARADIGM_MPI, 'a DF transfer hop leaves this node');
       this.recvRegion = this.region('DF receive', ROLE_POINT2POINT, PARADIGM_MPI, 'a DF transfer hop arrives on this node');
@@ -262,58 +268,62 @@ export class Otf2Collector implements ModelListener {
       const it = this.locs.get(key)!;
       ev.u8(0x42 /* B */).u64(key);
       let events = 0;
-      // open intervals, innermost last (typed: an array popped empty gives its store back, and
-      // pushing on it again makes a new one, once per interval on a lane)
-      let stack = new Uint32Array(64), depth = 0;
-      const leave = (i: number): void => {
-        const cpu = it.cpu[i]!;
-        ev.reserve(LEAVE_BYTES).w8(0x58 /* X */).w64(T(it.t1[i]!)).w32(it.ref[i]!);
+      // open intervals, innermost last: their end (cut to the enclosing one's), region and CPU
+      // time (typed: an array popped empty gives its store back, and pushing on it again makes a
+      // new one, once per interval on a lane)
+      let sEnd = new Float64Array(64), sRef = new Uint32Array(64), sCpu = new Float64Array(64), depth = 0;
+      const leave = (d: number): void => {
+        const cpu = sCpu[d]!;
+        ev.reserve(LEAVE_BYTES).w8(0x58 /* X */).w64(T(sEnd[d]!)).w32(sRef[d]!);
         if (cpu === cpu) ev.w8(1).w32(ATTR.cpu).w8(TYPE_UINT64).w64(Math.max(0, Math.round(cpu)));
         else ev.w8(0);
         events++;
       };
-      const order = it.order();
-      // (indexed: a for-of over the order makes an iterator result per item where not optimised away)
-      for (let q = 0; q < order.length; q++) {
-        const i = order[q]!;
-        const t = it.t0[i]!;
-        while (depth > 0 && it.t1[stack[depth - 1]!]! <= t) leave(stack[--depth]!);
-        const k = it.kind[i];
+      const items = it.merged();
+      for (let run = items.peek(); run !== null; items.pop(), run = items.peek()) {
+        const c = run.cols, i = run.p;
+        const t = c.t0[i]!;
+        while (depth > 0 && sEnd[depth - 1]! <= t) leave(--depth);
+        const k = c.kind[i];
         ev.reserve(ITEM_BYTES);
         if (k === K_INTERVAL) {
           // an interval must end inside the one it starts in (a record that crosses it is clipped)
-          const top = depth > 0 ? stack[depth - 1]! : -1;
-          if (top >= 0 && it.t1[i]! > it.t1[top]!) { it.t1[i] = it.t1[top]!; this.clipped++; }
-          ev.w8(0x45 /* E */).w64(T(t)).w32(it.ref[i]!);
-          const num = it.num[i]!;
-          if (it.tag[i] === TAG_SPMD) {
-            if (num === num) ev.w8(3).w32(ATTR.sent).w8(TYPE_UINT64).w64(num).w32(ATTR.recv).w8(TYPE_UINT64).w64(it.s2[i]!).w32(ATTR.site).w8(TYPE_STRING).w64(it.s1[i]!);
-            else ev.w8(1).w32(ATTR.site).w8(TYPE_STRING).w64(it.s1[i]!);
+          let end = c.t1[i]!;
+          if (depth > 0 && end > sEnd[depth - 1]!) { end = sEnd[depth - 1]!; this.clipped++; }
+          ev.w8(0x45 /* E */).w64(T(t)).w32(c.ref[i]!);
+          const num = c.num[i]!;
+          if (c.tag[i] === TAG_SPMD) {
+            if (num === num) ev.w8(3).w32(ATTR.sent).w8(TYPE_UINT64).w64(num).w32(ATTR.recv).w8(TYPE_UINT64).w64(c.s2[i]!).w32(ATTR.site).w8(TYPE_STRING).w64(c.s1[i]!);
+            else ev.w8(1).w32(ATTR.site).w8(TYPE_STRING).w64(c.s1[i]!);
           } else if (num === num) {
             ev.w8(3).w32(ATTR.cf).w8(TYPE_UINT64).w64(num);
-            ev.w32(ATTR.gid).w8(TYPE_STRING).w64(it.s1[i]!);
-            ev.w32(ATTR.instance).w8(TYPE_STRING).w64(it.s2[i]!);
-          } else if (it.s1[i] !== UNDEFINED_U32) ev.w8(1).w32(ATTR.resource).w8(TYPE_STRING).w64(it.s1[i]!);
+            ev.w32(ATTR.gid).w8(TYPE_STRING).w64(c.s1[i]!);
+            ev.w32(ATTR.instance).w8(TYPE_STRING).w64(c.s2[i]!);
+          } else if (c.s1[i] !== UNDEFINED_U32) ev.w8(1).w32(ATTR.resource).w8(TYPE_STRING).w64(c.s1[i]!);
           else ev.w8(0);
-          if (depth === stack.length) { const g = new Uint32Array(2 * depth); g.set(stack); stack = g; }
-          stack[depth++] = i;
+          if (depth === sEnd.length) {
+            const g = <A extends Float64Array | Uint32Array>(a: A): A => { const b = new (a.constructor as new (n: number) => A)(2 * depth); b.set(a); return b; };
+            sEnd = g(sEnd); sRef = g(sRef); sCpu = g(sCpu);
+          }
+          sEnd[depth] = end; sRef[depth] = c.ref[i]!; sCpu[depth] = c.cpu[i]!;
+          depth++;
         } else if (k === K_SEND || k === K_RECV) {
           // Enter, the message event, Leave, all at the tick the hop left or arrived
           const region = k === K_SEND ? this.sendRegion : this.recvRegion;
           const tt = T(t);
           ev.w8(0x45 /* E */).w64(tt).w32(region).w8(0);
-          ev.w8(k === K_SEND ? 0x50 /* P */ : 0x51 /* Q */).w64(tt).w32(it.ref[i]!).w32(it.tag[i]!).w64(it.num[i]!);
-          ev.w8(1).w32(ATTR.df).w8(TYPE_STRING).w64(it.s1[i]!);
+          ev.w8(k === K_SEND ? 0x50 /* P */ : 0x51 /* Q */).w64(tt).w32(c.ref[i]!).w32(c.tag[i]!).w64(c.num[i]!);
+          ev.w8(1).w32(ATTR.df).w8(TYPE_STRING).w64(c.s1[i]!);
           ev.w8(0x58 /* X */).w64(tt).w32(region).w8(0);
           events += 2;
         } else {
-          ev.w8(0x56 /* V */).w64(T(t)).w32(it.ref[i]!);
-          ev.i64(it.num[i]!);
+          ev.w8(0x56 /* V */).w64(T(t)).w32(c.ref[i]!);
+          ev.i64(c.num[i]!);
         }
         events++;
         if ((++done & 0xffff) === 0) progress?.(done);
       }
-      while (depth > 0) leave(stack[--depth]!);
+      while (depth > 0) leave(--depth);
       ev.u8(0x5a /* Z */);
       counts.set(key, events);
     }
@@ -376,23 +386,26 @@ export function otf2Helper(): string {
 /**
  * Write the trace in `dir` as an OTF2 archive in `outDir` (created; an archive of the same name
  * there is replaced). `progress(done, estimated, phase)`: events while reading, items while writing.
+ * `spillBlock`: items a location holds before they go to a sorted run on disk (SPILL_BLOCK).
  */
-export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress): Otf2Result {
+export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress, opts: { spillBlock?: number } = {}): Otf2Result {
   const helper = otf2Helper();
   if (existsSync(outDir) && !statSync(outDir).isDirectory()) throw Object.assign(new Error(`${outDir} is a file; luna export otf2 writes an archive directory there`), { code: 'ENOTDIR' });
   makeDirectory(outDir, 'OTF2 archive directory');
   const anchor = join(outDir, `${OTF2_ARCHIVE_NAME}.otf2`);
   // the archive's own files only: the library will not write over an archive
   for (const f of [anchor, join(outDir, `${OTF2_ARCHIVE_NAME}.def`), join(outDir, OTF2_ARCHIVE_NAME)]) rmSync(f, { recursive: true, force: true });
-  const evPath = join(outDir, '.luna-otf2.events'), defPath = join(outDir, '.luna-otf2.defs');
-  const fds = [openSync(evPath, 'w'), openSync(defPath, 'w')];
+  const evPath = join(outDir, '.luna-otf2.events'), defPath = join(outDir, '.luna-otf2.defs'), spillPath = join(outDir, '.luna-otf2.items');
+  const fds = [openSync(evPath, 'w'), openSync(defPath, 'w'), openSync(spillPath, 'w+')];
   try {
     const defs = new RecordFile(fds[1]!);
+    const spill = new Spill(fds[2]!, opts.spillBlock ?? SPILL_BLOCK);
     let c!: Otf2Collector;
-    const read = readModel(dir, (model) => { c = new Otf2Collector(model, defs); model.listen(c); }, progress && ((d, e) => progress(d, e, 'reading')), { worker: true, recycle: true });
+    const read = readModel(dir, (model) => { c = new Otf2Collector(model, defs, spill); model.listen(c); }, progress && ((d, e) => progress(d, e, 'reading')), { worker: true, recycle: true });
     const items = c.items;
     const events = c.write(new RecordFile(fds[0]!), read.manifest.startedAt, progress && ((d) => progress(d, items, 'writing')));
     while (fds.length) closeSync(fds.pop()!);
+    rmSync(spillPath, { force: true });
     const r = spawnSync(helper, [outDir, OTF2_ARCHIVE_NAME, evPath, defPath], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
     if (r.error || r.status !== 0) {
       const why = r.error?.message ?? (r.stderr.trim().split('\n').filter(Boolean).slice(-3).join('; ') || `exit ${r.status ?? r.signal}`);
@@ -404,6 +417,6 @@ export function exportOtf2(dir: string, outDir: string, progress?: Otf2Progress)
     return { anchor, locations: Object.keys(events).length, events, cfs: c.cfs, messages: c.messages, warnings, damage: read.damage() };
   } finally {
     for (const fd of fds) closeSync(fd);
-    rmSync(evPath, { force: true }); rmSync(defPath, { force: true });
+    for (const f of [evPath, defPath, spillPath]) rmSync(f, { force: true });
   }
 }

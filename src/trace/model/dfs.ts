@@ -2,7 +2,7 @@
 // producers, and their transfers between nodes (each arrival linked to the first hop of the chain
 // that brought it).
 import type { RecordKind, TraceEvent } from '../schema.js';
-import { DfRec, type Fragment } from './records.js';
+import { DfRec, type Fragment, type Transfer } from './records.js';
 import { CODE, COL, type RecordBatch } from '../columns.js';
 import type { Resolver, TraceModel } from './model.js';
 import { IdMap } from './id-map.js';
@@ -18,9 +18,12 @@ export class DfResolver implements Resolver {
   /** (node, local DF) → CFs whose cfInput came before the dfName */
   private readonly unnamed = new Map<number, Fragment[]>();
   private readonly N: number;
+  /** the Transfer handed to a recycling model's listeners (null: a new one per transfer) */
+  private readonly reused: Transfer | null;
 
   constructor(private readonly m: TraceModel) {
     this.N = m.N;
+    this.reused = m.recycles ? { df: new DfRec(''), from: 0, to: 0, bytes: 0, sendStart: 0, firstSend: 0, arrive: 0 } : null;
     this.nodeDf = Array.from({ length: this.N }, () => new IdMap<DfRec>());
   }
 
@@ -86,7 +89,7 @@ export class DfResolver implements Resolver {
       const waiting = this.unnamed.get(key(node, df));
       if (waiting) {
         this.unnamed.delete(key(node, df));
-        for (const c of waiting) { (c.inputs ??= []).push(r); c.unresolved--; }
+        for (const c of waiting) { c.addInput(r); c.unresolved--; }
       }
     }
   }
@@ -154,7 +157,10 @@ export class DfResolver implements Resolver {
     if (c) { c.arrive = t; c.firstSend = s ?? t; c.from = from; }
     else r.copies = { node, arrive: t, firstSend: s ?? t, from, next: r.copies };
     const ls = this.m.audience;
-    for (let k = 0; k < ls.length; k++) ls[k]!.transfer?.({ df: r, from, to: node, bytes, sendStart: s ?? t, firstSend: s ?? t, arrive: t });
+    // a recycling model's listeners keep no record past the call: one Transfer, written over
+    const tr: Transfer = this.reused ?? { df: r, from, to: node, bytes, sendStart: s ?? t, firstSend: s ?? t, arrive: t };
+    if (this.reused) { tr.df = r; tr.from = from; tr.to = node; tr.bytes = bytes; tr.sendStart = s ?? t; tr.firstSend = s ?? t; tr.arrive = t; }
+    for (let k = 0; k < ls.length; k++) ls[k]!.transfer?.(tr);
     if (s !== undefined && --r.refs <= 0) this.drop(r);
   }
 }

@@ -131,7 +131,7 @@ export class FragmentResolver implements Resolver {
   private input(node: number, thread: number, cf: number, df: number): void {
     const m = this.cf(node, cf);
     const x = this.m.dfs.lookup(node, thread, df, true);
-    if (x) { (m.inputs ??= []).push(x); return; }
+    if (x) { m.addInput(x); return; }
     // its dfName ties in time on another thread and was merged later: resolved when named
     this.m.dfs.whenNamed(node, df, m);
   }
@@ -228,9 +228,9 @@ export class FragmentResolver implements Resolver {
     this.recentRing[this.recentPos] = key(node, cf);
     this.recentPos = (this.recentPos + 1) % RECENT_MAX;
     this.recent[node]!.set(cf, m);
-    const inputs = m.inputs ?? EMPTY_INPUTS;
-    // (a recycling model keeps the emptied array for the record's next CF)
-    if (!this.spare) m.inputs = null;
+    const inputs = this.inputsOf(m);
+    // (a recycling model keeps the array for the record's next CF, to be written over)
+    if (!this.spare) { m.inputs = null; m.inputCount = 0; }
     if (thread === 0) {
       const runs = this.ranInline[node]!;
       // (bounded: a trace without sysBusy records keeps only the latest)
@@ -239,7 +239,21 @@ export class FragmentResolver implements Resolver {
     }
     const ls = model.audience;
     for (let k = 0; k < ls.length; k++) ls[k]!.finish?.(m, inputs);
-    if (this.spare && inputs.length > 0) (inputs as DfRec[]).length = 0;
+    // a reused record's inputs are written over: let go of these DFs meanwhile
+    if (this.spare && inputs.length > 0) { (m.inputs as (DfRec | undefined)[]).fill(undefined, 0, m.inputCount); if (inputs !== m.inputs) (inputs as (DfRec | undefined)[]).fill(undefined); }
+  }
+
+  /** per length: an array the inputs of a reused record are handed in when its own is longer */
+  private readonly exact: DfRec[][] = [];
+
+  /** A finished CF's inputs as an array of their number (a reused record's array may be longer). */
+  private inputsOf(m: Fragment): readonly DfRec[] {
+    const a = m.inputs, n = m.inputCount;
+    if (a === null || n === 0) return EMPTY_INPUTS;
+    if (a.length === n) return a;
+    const e = (this.exact[n] ??= new Array<DfRec>(n));
+    for (let i = 0; i < n; i++) e[i] = a[i]!;
+    return e;
   }
 
   /** A finished CF leaves the recently-finished ring (a recycling model reuses its record). */

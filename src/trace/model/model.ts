@@ -108,7 +108,7 @@ export class TraceModel {
 
   /**
    * Whether fragment records are reused for later CFs (`recycle`): only for listeners that keep
-   * no Fragment or inputs array past the call that hands it to them and need no DF's producer
+   * no Fragment, inputs array or Transfer past the call that hands it to them and need no DF's producer
    * (DfRec.producer and finish stay unknown): the exports that write each record as it comes. A run of any length then makes only as many records as
    * are alive at once, which at 10^6 CFs saves more garbage collection than the resolving costs.
    */

@@ -17,8 +17,13 @@ export class Fragment {
   finish = NaN;
   /** thread CPU ns of the execution (clamped into [0, finish − start]) */
   cpu = NaN;
-  /** inputs named by cfInput, resolved to DFs */
+  /**
+   * inputs named by cfInput, resolved to DFs: the first `inputCount` entries (a reused record's
+   * array keeps its length and is written over: emptying an array drops its store, and it was
+   * allocated again for nearly every CF)
+   */
   inputs: DfRec[] | null = null;
+  inputCount = 0;
   /** inputs named before their dfName was merged (records that tie in time across threads) */
   unresolved = 0;
   /** outputs announced while the CF was still running */
@@ -44,16 +49,23 @@ export class Fragment {
 
   /**
    * The record made over for another CF, as the constructor leaves a new one (a recycling model:
-   * no object per CF). Its inputs array, emptied, is kept for the next CF's inputs.
+   * no object per CF). Its inputs array is kept for the next CF's inputs, written over from the start.
    */
   reuse(node: number, cf: number, site: number, code: number, label: string, gid: string, labelIdx: readonly number[] | null): this {
     this.node = node; this.cf = cf; this.site = site; this.code = code; this.label = label; this.gid = gid; this.labelIdx = labelIdx;
     this.slot = -1; this.lane = 0;
     this.created = NaN; this.ready = NaN; this.start = NaN; this.cpuStart = NaN; this.finish = NaN; this.cpu = NaN;
-    if (this.inputs) this.inputs.length = 0;
+    this.inputCount = 0;
     this.unresolved = 0; this.outs = null; this.seq = -1;
     this.slot0 = undefined; this.slots = null;
     return this;
+  }
+
+  /** Add an input. */
+  addInput(r: DfRec): void {
+    const a = (this.inputs ??= []);
+    if (this.inputCount < a.length) a[this.inputCount] = r; else a.push(r);
+    this.inputCount++;
   }
 
   /** `link[5]`: the CF as the program names it. */
@@ -69,8 +81,9 @@ export interface Pend { k: number; first: number; next: Pend | null }
 export class DfRec {
   /** nodes holding the DF (named there, not deleted) + copies in flight */
   refs = 0;
-  /** nodes where it is named: usually one or two, so a scalar before an array */
+  /** nodes where it is named: usually one or two, so two scalars before an array (a DF named on two nodes made one per DF) */
   node0 = -1;
+  node1 = -1;
   moreNodes: number[] | null = null;
   home = -1;
   computedAt = NaN;
@@ -84,6 +97,11 @@ export class DfRec {
   pend: Pend | null = null;
   /** (node, thread ≥ 1) number maps that point at this record: [map, df, node, …] */
   entries: (Map<number, DfRec> | number)[] | null = null;
+  /**
+   * The number an export gave the DF's name while the record lives (-1: none yet): the OTF2
+   * export defines each DF's name once without keeping a map of every name of the run.
+   */
+  exportId = -1;
 
   constructor(readonly key: string) {}
 
@@ -94,13 +112,16 @@ export class DfRec {
   get family(): string { return dfFamily(this.key); }
 
   addNode(node: number): boolean {
-    if (this.node0 === node || this.moreNodes?.includes(node)) return false;
-    if (this.node0 < 0) this.node0 = node; else (this.moreNodes ??= []).push(node);
+    if (this.node0 === node || this.node1 === node || this.moreNodes?.includes(node)) return false;
+    if (this.node0 < 0) this.node0 = node;
+    else if (this.node1 < 0) this.node1 = node;
+    else (this.moreNodes ??= []).push(node);
     return true;
   }
 
   removeNode(node: number): boolean {
-    if (this.node0 === node) { this.node0 = this.moreNodes?.pop() ?? -1; return true; }
+    if (this.node0 === node) { this.node0 = this.node1; this.node1 = this.moreNodes?.pop() ?? -1; return true; }
+    if (this.node1 === node) { this.node1 = this.moreNodes?.pop() ?? -1; return true; }
     const i = this.moreNodes ? this.moreNodes.indexOf(node) : -1;
     if (i < 0) return false;
     this.moreNodes!.splice(i, 1);
