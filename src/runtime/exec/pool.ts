@@ -9,6 +9,7 @@ import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import { feedSlotsBuffer } from './slots.js';
+import { lanesRun } from './priority.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
@@ -167,6 +168,8 @@ export class WorkerPool {
   private readonly peers: (MessagePort | null)[][];
   /** the feed slots every worker shares (ints and reals fed without a message); absent without feeding */
   private readonly slots: SharedArrayBuffer | undefined;
+  /** a batch was sent (V8's background threads were lowered then, see priority.ts) */
+  private lanesRan = false;
   /** the system thread's ends of the workers' request ports */
   private readonly requests: (MessagePort | undefined)[];
   /** tracing: each worker's shared trace buffer and file, which this thread can spill */
@@ -326,6 +329,7 @@ export class WorkerPool {
   }
 
   send(lane: number, batch: Batch): void {
+    if (!this.lanesRan) { this.lanesRan = true; lanesRun(); }
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
