@@ -94,14 +94,15 @@ async function policyOf(o: RunCliOptions, run: { file: string; args: string[]; n
 /**
  * How much V8's background threads (the optimising compiler's and the garbage collector's) are
  * lowered in priority once worker lanes run fragments (see exec/priority.ts); `LUNA_V8_NICE`
- * sets it, 0 leaves them. Measured under load (12 on 2 cores, alternated, medians of 8; quiet
- * figures are still due): a Task Bench stencil_1d 1×2 of 1 000 steps at 2^11 iterations
- * (`--warm-start`) took 1 399 ms at 0, 991 at 5, 798 at 10 and 831 at 19; a chain of 2 000
- * links of 70 µs on one lane 833 / 860 / 718 / 705 ms, and the time the lane waited, ready to
- * run, while those threads ran fell from 75–95 to 46–85 ms (10) and 4–17 ms (19). The price is
- * the system thread's code optimised later: its CPU in those runs 59 → 65 ms (10), 71 (19). Runs
- * whose fragments all run on the system thread keep V8's threads as they are: lowered from the
- * start, a chain of 20 000 empty C++ fragments cost the system thread 83 → 136 ms.
+ * sets it, 0 leaves them. Measured under load only (11–15 on 2 cores, alternated; quiet figures
+ * are still due): a Task Bench stencil_1d 1×2 of 1 000 steps at 2^11 iterations (`--warm-start`,
+ * medians of 8) took 1 399 ms at 0, 991 at 5, 798 at 10 and 831 at 19 (another series, 0 against
+ * 10: 1 287 → 863); the time a 70 µs chain's lane waited, ready to run, while those threads ran
+ * 70–105 ms at 0, 17–50 at 10, 4–17 at 19 (4 runs each, scheduler counts). The price is the
+ * system thread's code optimised later (its CPU in the stencil 59 → 65 ms at 10, 71 at 19), so
+ * 10 rather than 19. Runs whose fragments all run on the system thread keep V8's threads as they
+ * are: lowered from the start, a chain of 20 000 empty C++ fragments cost the system thread 83 →
+ * 136 ms.
  */
 const BACKGROUND_NICE = 10;
 
