@@ -97,7 +97,8 @@ async function policyOf(o: RunCliOptions, run: { file: string; args: string[]; n
  * sets it, 0 leaves them. Measured under load only (11–15 on 2 cores, alternated; quiet figures
  * are still due): a Task Bench stencil_1d 1×2 of 1 000 steps at 2^11 iterations (`--warm-start`,
  * medians of 8) took 1 399 ms at 0, 991 at 5, 798 at 10 and 831 at 19 (another series, 0 against
- * 10: 1 287 → 863); the time a 70 µs chain's lane waited, ready to run, while those threads ran
+ * 10: 1 287 → 863; at 2^10 iterations, medians of 6 at load 15, 2 821 → 1 268 ms, the ranges
+ * 2 272–3 492 and 647–1 747 apart); the time a 70 µs chain's lane waited, ready to run, while those threads ran
  * 70–105 ms at 0, 17–50 at 10, 4–17 at 19 (4 runs each, scheduler counts). The price is the
  * system thread's code optimised later (its CPU in the stencil 59 → 65 ms at 10, 71 at 19), so
  * 10 rather than 19. Runs whose fragments all run on the system thread keep V8's threads as they
