@@ -53,5 +53,7 @@ export function lanesRun(): void {
   const p = pending;
   if (p === undefined) return;
   pending = undefined;
-  lowerPriority(p.tids, p.by);
+  // only threads still ours: a thread id that ended could be another process's by now
+  const live = new Set(otherThreads());
+  lowerPriority(p.tids.filter((t) => live.has(t)), p.by);
 }
