@@ -1,5 +1,5 @@
-// Once worker lanes run fragments, V8's background threads (the threads Node started before
-// luna's code) run at a lower priority (LUNA_V8_NICE, 10 by default), while the system thread and
+// Once worker lanes have run fragments for a while, V8's background threads (the threads Node
+// started before luna's code) run at a lower priority (LUNA_V8_NICE, 10 by default), while the system thread and
 // the worker threads keep the process's; a run whose fragments all run on the system thread
 // leaves them. A ucode reads every thread's nice value from /proc (on Linux a nice value is a
 // thread's own) and says where it ran.
@@ -9,10 +9,19 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { explain, inTempDir, luna } from './helpers.js';
 
-const PROGRAM = `import nices(int \`n) as nices;
+// a chain of 16 `busy` links of 1 ms, then `nices` reads: the first batch of a code carries 4 CFs
+// (the policy's FIRST_BATCH), so the lanes have run fragments long enough for the lowering
+// before the last batch runs
+const PROGRAM = `import busy(int \`ms, value \`prev, name \`next) as busy;
+import start(name \`x) as start;
+import nices(value \`x) as nices;
 sub main()
 {
-    nices(1);
+    df x;
+    start(x[0]);
+    for i = 0..15
+        busy(1, x[i], x[i + 1]);
+    nices(x[16]);
 }
 `;
 
@@ -20,7 +29,13 @@ sub main()
 const UCODES = `import { readdirSync, readFileSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
 const niceOf = (tid: string): number => Number(readFileSync('/proc/self/task/' + tid + '/stat', 'utf8').replace(/^.*\\) /s, '').split(' ')[16]);
-export function nices(_n: number): void {
+export function start(x: { setInt(v: number): void }): void { x.setInt(0); }
+export function busy(ms: number, prev: { getInt(): number }, next: { setInt(v: number): void }): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+  next.setInt(prev.getInt() + 1);
+}
+export function nices(_x: unknown): void {
   const me = readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]!;
   const main = String(process.pid);
   const others = readdirSync('/proc/self/task').filter((t) => t !== me && t !== main).map(niceOf);
@@ -30,8 +45,19 @@ export function nices(_n: number): void {
 
 interface Nices { where: string; self: number; main: number; others: number[] }
 
-async function nices(dir: string, opts: string[], env: NodeJS.ProcessEnv): Promise<Nices> {
-  writeFileSync(join(dir, 'nices.fa'), PROGRAM);
+/** `nices` alone: one CF, ready at once */
+const ALONE = `import start(name \`x) as start;
+import nices(value \`x) as nices;
+sub main()
+{
+    df x;
+    start(x);
+    nices(x);
+}
+`;
+
+async function nices(dir: string, opts: string[], env: NodeJS.ProcessEnv, program = PROGRAM): Promise<Nices> {
+  writeFileSync(join(dir, 'nices.fa'), program);
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
   const r = await luna(['run', ...opts, 'nices.fa'], dir, 60_000, env);
   assert.equal(r.status, 0, explain(r));
@@ -46,7 +72,7 @@ const at = (ns: number[], v: number): number => ns.filter((n) => n === Math.min(
 
 test("V8's background threads run at a lower priority once a lane runs fragments, the program's threads at the process's", { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
   await inTempDir('luna-priority-', async (dir) => {
-    // --warm-start: the CF runs on a worker lane (booted before the program starts)
+    // --warm-start: the CFs run on a worker lane (booted before the program starts)
     const one = await nices(dir, ['--warm-start', '--threads', '1'], env());
     assert.equal(one.where, 'LANE');
     assert.equal(one.self, one.main, `the lane ${one.self}, the system thread ${one.main}`);
@@ -74,8 +100,8 @@ test('LUNA_V8_NICE sets how much they are lowered (0: not at all)', { skip: !lin
 
 test('a run whose fragments all run on the system thread leaves V8\'s threads at their priority', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
   await inTempDir('luna-priority-inline-', async (dir) => {
-    // without --warm-start the only CF is ready before any worker has booted: the system thread runs it
-    const r = await nices(dir, ['--threads', '1'], env());
+    // without --warm-start two tiny CFs are ready before any worker has booted: the system thread runs them
+    const r = await nices(dir, ['--threads', '1'], env(), ALONE);
     assert.equal(r.where, 'SYSTEM');
     assert.deepEqual(r.others.filter((n) => n !== r.main), [], r.others.join(', '));
   });

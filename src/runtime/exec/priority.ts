@@ -3,9 +3,10 @@
 // runs the optimising compiler's jobs and the garbage collector's helpers. Over the first few
 // hundred milliseconds of a run, ~120 functions of the system thread and the workers are
 // optimised, several at once, and those threads take as much CPU as a lane's kernels, on the
-// lane's core too (docs/runtime.md, "Tiering"). Once a lane runs fragments they get a higher
-// nice value: they then take the CPU the program's threads leave. A run whose fragments all run
-// on the system thread keeps them as they were: there they are what makes its code fast.
+// lane's core too (docs/runtime.md, "Tiering"). Once the lanes have run fragments for a while
+// (the pool says when) they get a higher nice value: they then take the CPU the program's threads
+// leave. A run whose fragments run on the system thread keeps them as they were: there they are
+// what makes its code fast.
 // Linux only: a nice value belongs to one thread there (elsewhere nothing changes).
 import { existsSync, readdirSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
@@ -35,20 +36,20 @@ export function lowerPriority(tids: readonly number[], by: number): number {
   return n;
 }
 
-/** The background threads noted at start-up, lowered by `by` when the first lane runs a batch. */
+/** The background threads noted at start-up, lowered by `by` once the lanes run fragments. */
 let pending: { tids: number[]; by: number } | undefined;
 
 /**
  * Note the threads Node started before luna's own (V8's platform pool and its delayed-task
  * thread; libuv's pool if the module loader started it): call before any worker thread starts,
- * whose threads must keep the process's priority. Once a worker lane is sent its first batch,
- * they are lowered by `by` (0: never).
+ * whose threads must keep the process's priority. Once the lanes have run fragments for a while
+ * (lanesRun), they are lowered by `by` (0: never).
  */
 export function lowerBackgroundOnLanes(by: number): void {
   pending = by > 0 ? { tids: otherThreads(), by } : undefined;
 }
 
-/** A worker lane is about to run its first batch: lower the noted background threads (once). */
+/** The lanes run fragments: lower the noted background threads (once). */
 export function lanesRun(): void {
   const p = pending;
   if (p === undefined) return;
