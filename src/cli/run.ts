@@ -17,6 +17,7 @@ import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { bootEarly, workerHeapMb } from '../runtime/exec/pool.js';
 import { keepFreedMb, sharedBytes } from '../runtime/exec/shm.js';
+import { lowerBackgroundOnLanes } from '../runtime/exec/priority.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
@@ -90,9 +91,32 @@ async function policyOf(o: RunCliOptions, run: { file: string; args: string[]; n
   return choosePolicy({ program: run.program, rank, priorities, schedule, distribution, record: !!o.record });
 }
 
+/**
+ * How much V8's background threads (the optimising compiler's and the garbage collector's) are
+ * lowered in priority once worker lanes run fragments (see exec/priority.ts); `LUNA_V8_NICE`
+ * sets it, 0 leaves them. Measured under load only (11–15 on 2 cores, alternated; quiet figures
+ * are still due): a Task Bench stencil_1d 1×2 of 1 000 steps at 2^11 iterations (`--warm-start`,
+ * medians of 8) took 1 399 ms at 0, 991 at 5, 798 at 10 and 831 at 19 (another series, 0 against
+ * 10: 1 287 → 863; at 2^10 iterations, medians of 6 at load 15, 2 821 → 1 268 ms, the ranges
+ * 2 272–3 492 and 647–1 747 apart); the time a 70 µs chain's lane waited, ready to run, while those threads ran
+ * 70–105 ms at 0, 17–50 at 10, 4–17 at 19 (4 runs each, scheduler counts). The price is the
+ * system thread's code optimised later (its CPU in the stencil 59 → 65 ms at 10, 71 at 19), so
+ * 10 rather than 19. Runs whose fragments all run on the system thread keep V8's threads as they
+ * are: lowered from the start, a chain of 20 000 empty C++ fragments cost the system thread 83 →
+ * 136 ms.
+ */
+const BACKGROUND_NICE = 10;
+
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
   const launch = detectLaunch();
   const say = (text: string): void => { if (launch.rank === 0) process.stderr.write(text.endsWith('\n') ? text : text + '\n'); };
+  const nice = process.env.LUNA_V8_NICE;
+  if (nice !== undefined && nice !== '' && !(/^\d+$/.test(nice) && Number(nice) <= 19)) {
+    say(`luna: error: LUNA_V8_NICE must be a whole number from 0 to 19, got ${JSON.stringify(nice)}`);
+    return 2;
+  }
+  // before any worker thread starts: the threads there are now are Node's and V8's own
+  lowerBackgroundOnLanes(nice !== undefined && nice !== '' ? Number(nice) : BACKGROUND_NICE);
   const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);

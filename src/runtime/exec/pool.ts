@@ -9,6 +9,7 @@ import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import { feedSlotsBuffer } from './slots.js';
+import { lanesRun } from './priority.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
@@ -134,6 +135,9 @@ export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
   return plan;
 }
 
+/** Fragments' time on the lanes after which V8's background threads run at a lower priority (priority.ts). */
+const LANES_RAN_NS = 2_000_000;
+
 export class WorkerPool {
   readonly lanes: number;
   readonly waiting: WaitPlan;
@@ -167,6 +171,13 @@ export class WorkerPool {
   private readonly peers: (MessagePort | null)[][];
   /** the feed slots every worker shares (ints and reals fed without a message); absent without feeding */
   private readonly slots: SharedArrayBuffer | undefined;
+  /**
+   * ns the lanes have spent running fragments, up to LANES_RAN_NS: V8's background threads are
+   * lowered then (see priority.ts). Not at the first batch: with --warm-start the first few CFs of
+   * a chain of empty C++ fragments go to a lane before the policy runs the code on the system
+   * thread, and lowered then, the system thread's CPU went 91 → 136 ms (20 000 fragments, load 22).
+   */
+  private lanesRanNs = 0;
   /** the system thread's ends of the workers' request ports */
   private readonly requests: (MessagePort | undefined)[];
   /** tracing: each worker's shared trace buffer and file, which this thread can spill */
@@ -294,6 +305,7 @@ export class WorkerPool {
     const result = (m: WireResult): void => {
       this.work();
       this.inflight[m.lane]!--;
+      if (this.lanesRanNs < LANES_RAN_NS) this.lanesRan(m);
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
@@ -323,6 +335,12 @@ export class WorkerPool {
       death(`exited with code ${code}`);
     });
     if (e?.failed !== undefined) { this.exited[i] = true; death(e.failed); }
+  }
+
+  /** Count the time a batch's fragments ran; past LANES_RAN_NS, lower V8's background threads. */
+  private lanesRan(m: WireResult): void {
+    for (let i = 0; i < m.start.length; i++) this.lanesRanNs += m.fin[i]! - m.start[i]!;
+    if (this.lanesRanNs >= LANES_RAN_NS) lanesRun();
   }
 
   send(lane: number, batch: Batch): void {

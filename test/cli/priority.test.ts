@@ -1,0 +1,121 @@
+// Once worker lanes have run fragments for a while, V8's background threads (the threads Node
+// started before luna's code) run at a lower priority (LUNA_V8_NICE, 10 by default), while the system thread and
+// the worker threads keep the process's; a run whose fragments all run on the system thread
+// leaves them. A ucode reads every thread's nice value from /proc (on Linux a nice value is a
+// thread's own) and says where it ran.
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { explain, inTempDir, luna } from './helpers.js';
+
+// a chain of 16 `busy` links of 1 ms, then `nices` reads: the first batch of a code carries 4 CFs
+// (the policy's FIRST_BATCH), so the lanes have run fragments long enough for the lowering
+// before the last batch runs
+const PROGRAM = `import busy(int \`ms, value \`prev, name \`next) as busy;
+import start(name \`x) as start;
+import nices(value \`x) as nices;
+sub main()
+{
+    df x;
+    start(x[0]);
+    for i = 0..15
+        busy(1, x[i], x[i + 1]);
+    nices(x[16]);
+}
+`;
+
+// field 19 of /proc/<pid>/task/<tid>/stat is the nice value (counted after the command name)
+const UCODES = `import { readdirSync, readFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
+const niceOf = (tid: string): number => Number(readFileSync('/proc/self/task/' + tid + '/stat', 'utf8').replace(/^.*\\) /s, '').split(' ')[16]);
+export function start(x: { setInt(v: number): void }): void { x.setInt(0); }
+export function busy(ms: number, prev: { getInt(): number }, next: { setInt(v: number): void }): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+  next.setInt(prev.getInt() + 1);
+}
+export function nices(_x: unknown): void {
+  const me = readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]!;
+  const main = String(process.pid);
+  const others = readdirSync('/proc/self/task').filter((t) => t !== me && t !== main).map(niceOf);
+  console.log((isMainThread ? 'SYSTEM' : 'LANE') + ' ' + niceOf(me) + ' MAIN ' + niceOf(main) + ' OTHERS ' + others.join(','));
+}
+`;
+
+interface Nices { where: string; self: number; main: number; others: number[] }
+
+/** `nices` alone: one CF, ready at once */
+const ALONE = `import start(name \`x) as start;
+import nices(value \`x) as nices;
+sub main()
+{
+    df x;
+    start(x);
+    nices(x);
+}
+`;
+
+async function nices(dir: string, opts: string[], env: NodeJS.ProcessEnv, program = PROGRAM): Promise<Nices> {
+  writeFileSync(join(dir, 'nices.fa'), program);
+  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+  const r = await luna(['run', ...opts, 'nices.fa'], dir, 60_000, env);
+  assert.equal(r.status, 0, explain(r));
+  const m = /^(SYSTEM|LANE) (-?\d+) MAIN (-?\d+) OTHERS ([-\d,]*)$/m.exec(r.stdout);
+  assert.ok(m, `the ucode reports the nice values: ${explain(r)}`);
+  return { where: m[1]!, self: Number(m[2]), main: Number(m[3]), others: m[4] === '' ? [] : m[4]!.split(',').map(Number) };
+}
+
+const linux = existsSync('/proc/thread-self/stat');
+const env = (): NodeJS.ProcessEnv => { const e = { ...process.env }; delete e.LUNA_V8_NICE; return e; };
+const at = (ns: number[], v: number): number => ns.filter((n) => n === Math.min(19, v)).length;
+
+test("V8's background threads run at a lower priority once a lane runs fragments, the program's threads at the process's", { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+  await inTempDir('luna-priority-', async (dir) => {
+    // --warm-start: the CFs run on a worker lane (booted before the program starts)
+    const one = await nices(dir, ['--warm-start', '--threads', '1'], env());
+    assert.equal(one.where, 'LANE');
+    assert.equal(one.self, one.main, `the lane ${one.self}, the system thread ${one.main}`);
+    // V8's platform pool (4 threads) and its delayed-task thread, lowered by 10 (up to 19)
+    assert.ok(at(one.others, one.main + 10) >= 5, `threads at the system thread's nice ${one.main} + 10: ${one.others.join(', ')}`);
+    // the other worker thread keeps the process's priority
+    const two = await nices(dir, ['--warm-start', '--threads', '2'], env());
+    assert.equal(two.where, 'LANE');
+    assert.ok(at(two.others, two.main) >= 1, `the other lane at the system thread's nice ${two.main}: ${two.others.join(', ')}`);
+    assert.ok(at(two.others, two.main + 10) >= 5, two.others.join(', '));
+  });
+});
+
+test('LUNA_V8_NICE sets how much they are lowered (0: not at all)', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+  await inTempDir('luna-priority-set-', async (dir) => {
+    const five = await nices(dir, ['--warm-start', '--threads', '1'], { ...env(), LUNA_V8_NICE: '5' });
+    assert.equal(five.where, 'LANE');
+    assert.ok(at(five.others, five.main + 5) >= 5, `LUNA_V8_NICE=5: ${five.others.join(', ')}`);
+    assert.ok(five.others.every((n) => n <= Math.min(19, five.main + 5)), `none lowered by more than 5: ${five.others.join(', ')}`);
+    const off = await nices(dir, ['--warm-start', '--threads', '1'], { ...env(), LUNA_V8_NICE: '0' });
+    assert.equal(off.where, 'LANE');
+    assert.deepEqual(off.others.filter((n) => n !== off.main), [], `LUNA_V8_NICE=0: ${off.others.join(', ')}`);
+  });
+});
+
+test('a run whose fragments all run on the system thread leaves V8\'s threads at their priority', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+  await inTempDir('luna-priority-inline-', async (dir) => {
+    // without --warm-start two tiny CFs are ready before any worker has booted: the system thread runs them
+    const r = await nices(dir, ['--threads', '1'], env(), ALONE);
+    assert.equal(r.where, 'SYSTEM');
+    assert.deepEqual(r.others.filter((n) => n !== r.main), [], r.others.join(', '));
+  });
+});
+
+test('LUNA_V8_NICE that is not a whole number from 0 to 19 is refused by name, before anything runs', async () => {
+  await inTempDir('luna-priority-bad-', async (dir) => {
+    writeFileSync(join(dir, 'nices.fa'), PROGRAM);
+    writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+    for (const bad of ['low', '20', '-1', '2.5']) {
+      const r = await luna(['run', '--threads', '1', 'nices.fa'], dir, 60_000, { ...process.env, LUNA_V8_NICE: bad });
+      assert.equal(r.status, 2, explain(r));
+      assert.equal(r.stdout, '');
+      assert.equal(r.stderr, `luna: error: LUNA_V8_NICE must be a whole number from 0 to 19, got ${JSON.stringify(bad)}\n`);
+    }
+  });
+});
