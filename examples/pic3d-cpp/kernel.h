@@ -34,11 +34,58 @@ inline double wrap(double x) {
   return x >= 1 ? x - 1 : x;
 }
 
-inline double totalMass(long NP) {
+inline int massExponent(long NP) {
   int e = 0;
   while (std::ldexp(1.0, e) < 2.5 * NP) e++;
+  return e;
+}
+
+inline double totalMass(long NP) {
   long q = NP / 4, r = NP % 4;
-  return (double)(q * 10 + (r * (r + 1)) / 2) * std::ldexp(1.0, -e);
+  return (double)(q * 10 + (r * (r + 1)) / 2) * std::ldexp(1.0, -massExponent(NP));
+}
+
+/** Why the parameters are unusable (model.ts badParams, the same words), or "". */
+inline std::string badParams(long N, long F, long NP, long NT, long K) {
+  std::ostringstream m;
+  if (N < 2) m << "N=" << N << ": need at least 2 grid nodes per dimension";
+  else if (F < 1 || N % F != 0) m << "N=" << N << " must be a multiple of F=" << F << " >= 1";
+  else if (N / F < 2) m << "N/F=" << N / F << ": a subdomain needs at least 2 grid nodes per dimension (the sweeps take a halo from its neighbours)";
+  else if (NP < 1 || NP > 100000000) m << "NP=" << NP << ": need 1 <= NP <= 1e8";
+  else if (NT < 0 || K < 1) m << "need NT >= 0 and K >= 1 (NT=" << NT << ", K=" << K << ")";
+  return m.str();
+}
+
+/**
+ * The initial cloud of model.ts (initialCloud), the same bits: particle p's record to
+ * emit(p, record), in id order. A uniform ball of radius R0 at the centre, rigidly rotating
+ * about z, drawn by mulberry32 from SEED with rejection.
+ */
+template <class Emit>
+inline void initialCloud(long NP, Emit emit) {
+  const double R0 = 0.3, OMEGA = 2, unit = std::ldexp(1.0, -massExponent(NP));
+  uint32_t state = 20240917u;
+  auto rnd = [&state]() {
+    state += 0x6d2b79f5u;
+    uint32_t t = state;
+    t = (t ^ (t >> 15)) * (t | 1u);
+    t ^= t + (t ^ (t >> 7)) * (t | 61u);
+    return (double)(t ^ (t >> 14)) / 4294967296.0;
+  };
+  for (long p = 0; p < NP; p++) {
+    double dx, dy, dz;
+    do {
+      dx = (2 * rnd() - 1) * R0; dy = (2 * rnd() - 1) * R0; dz = (2 * rnd() - 1) * R0;
+    } while (dx * dx + dy * dy + dz * dz > R0 * R0);
+    const double r[REC] = {(double)p, (1 + (p % 4)) * unit, 0.5 + dx, 0.5 + dy, 0.5 + dz, -OMEGA * dy, OMEGA * dx, 0};
+    emit(p, r);
+  }
+}
+
+/** The subdomain (x-major) of a particle record. */
+inline int subdomainOf(const double *r, int N, int F) {
+  const int n = N / F;
+  return ((cellOf(r[2], N) / n) * F + cellOf(r[3], N) / n) * F + cellOf(r[4], N) / n;
 }
 
 /** A particle bundle: records and their number of doubles. */
