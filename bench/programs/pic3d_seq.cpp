@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
   // bundles[s][d]: particles leaving s in direction d
   std::vector<std::vector<std::vector<double>>> bundles(S, std::vector<std::vector<double>>(27));
   for (int s = 0; s < S; s++) bundles[s][13] = parts[s];
+  Pushed r;  // its buffers reused from subdomain to subdomain
   for (int t = 0; t < NT; t++) {
     for (int a = 0; a < F; a++) for (int b = 0; b < F; b++) for (int c = 0; c < F; c++) {
       const int s = id(a, b, c);
@@ -75,7 +76,6 @@ int main(int argc, char **argv) {
       const double *gs[8];
       for (int o = 0; o < 8; o++) gs[o] = g[id(a + ((o >> 2) & 1), b + ((o >> 1) & 1), c + (o & 1))].data();
       Bundle in[1] = {Bundle{parts[s].data(), (long)parts[s].size()}};
-      Pushed r;
       push(N, F, a, b, c, gs, in, 1, r);
       double *to[27];
       for (int d = 0; d < 27; d++) { out[s][d].resize(r.count[d] * REC); to[d] = out[s][d].data(); }

@@ -202,15 +202,19 @@ inline int direction(int own, int dest, int F, double id) {
   throw KernelError(m.str());
 }
 
+/** The pushed particles with the bundle each goes to; push reuses one (its buffers and g) call after call. */
 struct Pushed {
   std::vector<double> moved;
   std::vector<uint8_t> dir;
   long count[27] = {0};
+  std::vector<double> g;
 };
 
 inline void push(int N, int F, int a, int b, int c, const double *const *gs, const Bundle *bundles, int nb, Pushed &r) {
   const long n = N / F, n1 = n + 1;
-  std::vector<double> g(3 * n1 * n1 * n1);
+  r.g.resize(3 * n1 * n1 * n1);
+  double *const g = r.g.data();
+  for (int d = 0; d < 27; d++) r.count[d] = 0;
   for (int o = 0; o < 8; o++) {
     const double *src = gs[o];
     const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;

@@ -82,8 +82,8 @@ void c_pick(int F, int b, int c, const InputDF &slab, OutputDF &stay, OutputDF &
     leaving.create<double>(0);
 }
 
-/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the subdomain's particles */
-void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &P)
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout) */
+void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
     Bundle bs[27];
@@ -91,22 +91,28 @@ void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const Input
     const long n1 = N / F + 1;
     double *out = L.create<double>(n1 * n1 * n1, 0.0);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-    long total = 0;
-    for (int d = 0; d < 27; d++) total += bs[d].len;
-    double *parts = P.create<double>(total);
+    long count[27] = {0};
+    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
     for (int d = 0; d < 27; d++)
-        for (long k = 0; k < bs[d].len; k++) *parts++ = bs[d].p[k];
+        if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
 }
 
-/** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
+/** push(G of own and 7 upper neighbours, the staying particles, the arrived ones) -> the staying particles, the leaving array */
 void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
-    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P, OutputDF &stay, OutputDF &leaving)
+    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    Bundle bs[1] = {Bundle{data(P), (long)(P.getSize() / sizeof(double))}};
-    pic3d::Pushed r;
-    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
+    // the deposit's order: arrived from the directions before STAY, the staying ones, the rest
+    Bundle bs[27];
+    const double *arrived = data(A);
+    const long alen = (long)(A.getSize() / sizeof(double));
+    for (int d = 0; d < 27; d++)
+        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
+    static thread_local pic3d::Pushed r;
+    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 27, r))
     double *to[27];
     pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
     pic3d::scatter(r, to);
@@ -195,7 +201,7 @@ void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const Inpu
     double *f = P.data<double>();
     const long len = (long)(P.getNumel() * P.getElsize() / sizeof(double));
     const Bundle bs[1] = {Bundle{f, len}};
-    pic3d::Pushed r;
+    static thread_local pic3d::Pushed r;
     GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
     if (len) std::memcpy(f, r.moved.data(), len * sizeof(double));
     int32_t *to = P.destinations(T);
