@@ -24,7 +24,11 @@ struct KernelError : std::runtime_error {
 };
 
 inline int cellOf(double x, int N) {
-  int c = (int)std::floor(x * N);
+  // floor by truncation (one conversion; std::floor is a slower sequence on baseline x86-64), then
+  // one down for a negative non-integer: the same integer for every x, and positions are in [0, 1)
+  const double v = x * N;
+  int c = (int)v;
+  if (v < c) c--;
   return c >= N ? N - 1 : c;
 }
 
@@ -202,7 +206,19 @@ inline int direction(int own, int dest, int F, double id) {
   throw KernelError(m.str());
 }
 
-/** The pushed particles with the bundle each goes to; push reuses one (its buffers and g) call after call. */
+/**
+ * direction(own, cell / n, F, id) for a particle now in `cell`, the subdomain's cells being
+ * [lo, lo + n): most particles stay, and they need no division.
+ */
+inline int across(int own, long lo, int cell, long n, int F, double id) {
+  if (cell >= lo && cell < lo + n) return 0;
+  return direction(own, (int)(cell / n), F, id);
+}
+
+/**
+ * The pushed particles with the bundle each goes to; push reuses one (its buffers and g) call
+ * after call. The particles are the first dir.size() records of `moved`.
+ */
 struct Pushed {
   std::vector<double> moved;
   std::vector<uint8_t> dir;
@@ -227,7 +243,7 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
   }
   long total = 0;
   for (int q = 0; q < nb; q++) total += bundles[q].len;
-  r.moved.resize(total);
+  if ((long)r.moved.size() < total) r.moved.resize(total);  // grows only: no zeroing again call after call
   r.dir.resize(total / REC);
   const int loi = a * n, loj = b * n, lok = c * n;
   long w = 0;
@@ -253,9 +269,9 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
       const double nx = wrap(x + vx * DT), ny = wrap(y + vy * DT), nz = wrap(z + vz * DT);
       double *m = &r.moved[w];
       m[0] = p[o]; m[1] = p[o + 1]; m[2] = nx; m[3] = ny; m[4] = nz; m[5] = vx; m[6] = vy; m[7] = vz;
-      const int sx = direction(a, cellOf(nx, N) / n, F, p[o]);
-      const int sy = direction(b, cellOf(ny, N) / n, F, p[o]);
-      const int sz = direction(c, cellOf(nz, N) / n, F, p[o]);
+      const int sx = across(a, loi, cellOf(nx, N), n, F, p[o]);
+      const int sy = across(b, loj, cellOf(ny, N), n, F, p[o]);
+      const int sz = across(c, lok, cellOf(nz, N), n, F, p[o]);
       const int d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
       r.dir[w / REC] = (uint8_t)d;
       r.count[d]++;
