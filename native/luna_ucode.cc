@@ -272,14 +272,34 @@ struct Env {
 // A tiled pattern rather than one byte: writing a constant past the end (zeros, 0xff) is caught.
 const unsigned char kGuard[16] = {0xa5, 0x5a, 0xc3, 0x3c, 0x96, 0x69, 0x0f, 0xf0, 0x5a, 0xa5, 0x3c, 0xc3, 0x69, 0x96, 0xf0, 0x0f};
 
+/**
+ * The guard pattern repeated over a page, so guards are written and checked a page at a time
+ * (memcpy, memcmp): a call checks the guard of every C++-made input too, and byte by byte the
+ * 4 KiB guards of a fragment with 27 large inputs cost ~100 µs a call.
+ */
+struct GuardPage {
+  unsigned char bytes[4096];
+  GuardPage() {
+    for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = kGuard[i & 15];
+  }
+};
+const GuardPage kGuardPage;
+
 void fillGuard(char *p, uint64_t n) {
-  for (uint64_t i = 0; i < n; i++) p[i] = static_cast<char>(kGuard[i & 15]);
+  for (uint64_t i = 0; i < n; i += sizeof kGuardPage.bytes) {
+    const uint64_t k = n - i < sizeof kGuardPage.bytes ? n - i : sizeof kGuardPage.bytes;
+    memcpy(p + i, kGuardPage.bytes, static_cast<size_t>(k));
+  }
 }
 
 /** Offset of the first damaged guard byte, or -1. */
 int64_t damagedGuard(const char *p, uint64_t n) {
-  for (uint64_t i = 0; i < n; i++)
-    if (static_cast<unsigned char>(p[i]) != kGuard[i & 15]) return static_cast<int64_t>(i);
+  for (uint64_t i = 0; i < n; i += sizeof kGuardPage.bytes) {
+    const uint64_t k = n - i < sizeof kGuardPage.bytes ? n - i : sizeof kGuardPage.bytes;
+    if (memcmp(p + i, kGuardPage.bytes, static_cast<size_t>(k)) == 0) continue;
+    for (uint64_t j = i; j < i + k; j++)
+      if (static_cast<unsigned char>(p[j]) != kGuard[j & 15]) return static_cast<int64_t>(j);
+  }
   return -1;
 }
 

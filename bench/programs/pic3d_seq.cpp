@@ -11,15 +11,6 @@
 
 using namespace pic3d;
 
-static uint32_t state;
-static double rnd() {  // mulberry32, as model.ts
-  state += 0x6d2b79f5u;
-  uint32_t t = state;
-  t = (t ^ (t >> 15)) * (t | 1u);
-  t ^= t + (t ^ (t >> 7)) * (t | 61u);
-  return (double)(t ^ (t >> 14)) / 4294967296.0;
-}
-
 int main(int argc, char **argv) {
   if (argc != 6) { std::fprintf(stderr, "usage: pic3d_seq N F NP NT K\n"); return 2; }
   const int N = std::atoi(argv[1]), F = std::atoi(argv[2]), NT = std::atoi(argv[4]), K = std::atoi(argv[5]);
@@ -27,21 +18,12 @@ int main(int argc, char **argv) {
   const int n = N / F, S = F * F * F;
   const long n3 = (long)n * n * n, n1 = n + 1;
   const auto t0 = std::chrono::steady_clock::now();
-  // the cloud (model.ts: SEED, R0, OMEGA, masses)
-  state = 20240917u;
-  int e = 0;
-  while (std::ldexp(1.0, e) < 2.5 * NP) e++;
-  const double unit = std::ldexp(1.0, -e), R0 = 0.3, OMEGA = 2;
+  // the cloud (model.ts), sorted by subdomain
   std::vector<std::vector<double>> parts(S);
-  for (long p = 0; p < NP; p++) {
-    double dx, dy, dz;
-    do {
-      dx = (2 * rnd() - 1) * R0; dy = (2 * rnd() - 1) * R0; dz = (2 * rnd() - 1) * R0;
-    } while (dx * dx + dy * dy + dz * dz > R0 * R0);
-    const double r[REC] = {(double)p, (1 + (p % 4)) * unit, 0.5 + dx, 0.5 + dy, 0.5 + dz, -OMEGA * dy, OMEGA * dx, 0};
-    const int s = ((cellOf(r[2], N) / n) * F + cellOf(r[3], N) / n) * F + cellOf(r[4], N) / n;
-    parts[s].insert(parts[s].end(), r, r + REC);
-  }
+  initialCloud(NP, [&](long, const double *r) {
+    std::vector<double> &to = parts[subdomainOf(r, N, F)];
+    to.insert(to.end(), r, r + REC);
+  });
   auto id = [&](int a, int b, int c) { return (((a + F) % F) * F + (b + F) % F) * F + (c + F) % F; };
   std::vector<std::vector<double>> block(S, std::vector<double>(n1 * n1 * n1)), rho(S, std::vector<double>(n3)),
       phi(S, std::vector<double>(n3)), next(S, std::vector<double>(n3)), g(S, std::vector<double>(3 * n3));
@@ -49,6 +31,7 @@ int main(int argc, char **argv) {
   // bundles[s][d]: particles leaving s in direction d
   std::vector<std::vector<std::vector<double>>> bundles(S, std::vector<std::vector<double>>(27));
   for (int s = 0; s < S; s++) bundles[s][13] = parts[s];
+  Pushed r;  // its buffers reused from subdomain to subdomain
   for (int t = 0; t < NT; t++) {
     for (int a = 0; a < F; a++) for (int b = 0; b < F; b++) for (int c = 0; c < F; c++) {
       const int s = id(a, b, c);
@@ -93,7 +76,6 @@ int main(int argc, char **argv) {
       const double *gs[8];
       for (int o = 0; o < 8; o++) gs[o] = g[id(a + ((o >> 2) & 1), b + ((o >> 1) & 1), c + (o & 1))].data();
       Bundle in[1] = {Bundle{parts[s].data(), (long)parts[s].size()}};
-      Pushed r;
       push(N, F, a, b, c, gs, in, 1, r);
       double *to[27];
       for (int d = 0; d < 27; d++) { out[s][d].resize(r.count[d] * REC); to[d] = out[s][d].data(); }

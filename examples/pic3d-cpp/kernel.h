@@ -24,7 +24,11 @@ struct KernelError : std::runtime_error {
 };
 
 inline int cellOf(double x, int N) {
-  int c = (int)std::floor(x * N);
+  // floor by truncation (one conversion; std::floor is a slower sequence on baseline x86-64), then
+  // one down for a negative non-integer: the same integer for every x, and positions are in [0, 1)
+  const double v = x * N;
+  int c = (int)v;
+  if (v < c) c--;
   return c >= N ? N - 1 : c;
 }
 
@@ -34,11 +38,58 @@ inline double wrap(double x) {
   return x >= 1 ? x - 1 : x;
 }
 
-inline double totalMass(long NP) {
+inline int massExponent(long NP) {
   int e = 0;
   while (std::ldexp(1.0, e) < 2.5 * NP) e++;
+  return e;
+}
+
+inline double totalMass(long NP) {
   long q = NP / 4, r = NP % 4;
-  return (double)(q * 10 + (r * (r + 1)) / 2) * std::ldexp(1.0, -e);
+  return (double)(q * 10 + (r * (r + 1)) / 2) * std::ldexp(1.0, -massExponent(NP));
+}
+
+/** Why the parameters are unusable (model.ts badParams, the same words), or "". */
+inline std::string badParams(long N, long F, long NP, long NT, long K) {
+  std::ostringstream m;
+  if (N < 2) m << "N=" << N << ": need at least 2 grid nodes per dimension";
+  else if (F < 1 || N % F != 0) m << "N=" << N << " must be a multiple of F=" << F << " >= 1";
+  else if (N / F < 2) m << "N/F=" << N / F << ": a subdomain needs at least 2 grid nodes per dimension (the sweeps take a halo from its neighbours)";
+  else if (NP < 1 || NP > 100000000) m << "NP=" << NP << ": need 1 <= NP <= 1e8";
+  else if (NT < 0 || K < 1) m << "need NT >= 0 and K >= 1 (NT=" << NT << ", K=" << K << ")";
+  return m.str();
+}
+
+/**
+ * The initial cloud of model.ts (initialCloud), the same bits: particle p's record to
+ * emit(p, record), in id order. A uniform ball of radius R0 at the centre, rigidly rotating
+ * about z, drawn by mulberry32 from SEED with rejection.
+ */
+template <class Emit>
+inline void initialCloud(long NP, Emit emit) {
+  const double R0 = 0.3, OMEGA = 2, unit = std::ldexp(1.0, -massExponent(NP));
+  uint32_t state = 20240917u;
+  auto rnd = [&state]() {
+    state += 0x6d2b79f5u;
+    uint32_t t = state;
+    t = (t ^ (t >> 15)) * (t | 1u);
+    t ^= t + (t ^ (t >> 7)) * (t | 61u);
+    return (double)(t ^ (t >> 14)) / 4294967296.0;
+  };
+  for (long p = 0; p < NP; p++) {
+    double dx, dy, dz;
+    do {
+      dx = (2 * rnd() - 1) * R0; dy = (2 * rnd() - 1) * R0; dz = (2 * rnd() - 1) * R0;
+    } while (dx * dx + dy * dy + dz * dz > R0 * R0);
+    const double r[REC] = {(double)p, (1 + (p % 4)) * unit, 0.5 + dx, 0.5 + dy, 0.5 + dz, -OMEGA * dy, OMEGA * dx, 0};
+    emit(p, r);
+  }
+}
+
+/** The subdomain (x-major) of a particle record. */
+inline int subdomainOf(const double *r, int N, int F) {
+  const int n = N / F;
+  return ((cellOf(r[2], N) / n) * F + cellOf(r[3], N) / n) * F + cellOf(r[4], N) / n;
 }
 
 /** A particle bundle: records and their number of doubles. */
@@ -155,15 +206,31 @@ inline int direction(int own, int dest, int F, double id) {
   throw KernelError(m.str());
 }
 
+/**
+ * direction(own, cell / n, F, id) for a particle now in `cell`, the subdomain's cells being
+ * [lo, lo + n): most particles stay, and they need no division.
+ */
+inline int across(int own, long lo, int cell, long n, int F, double id) {
+  if (cell >= lo && cell < lo + n) return 0;
+  return direction(own, (int)(cell / n), F, id);
+}
+
+/**
+ * The pushed particles with the bundle each goes to; push reuses one (its buffers and g) call
+ * after call. The particles are the first dir.size() records of `moved`.
+ */
 struct Pushed {
   std::vector<double> moved;
   std::vector<uint8_t> dir;
   long count[27] = {0};
+  std::vector<double> g;
 };
 
 inline void push(int N, int F, int a, int b, int c, const double *const *gs, const Bundle *bundles, int nb, Pushed &r) {
   const long n = N / F, n1 = n + 1;
-  std::vector<double> g(3 * n1 * n1 * n1);
+  r.g.resize(3 * n1 * n1 * n1);
+  double *const g = r.g.data();
+  for (int d = 0; d < 27; d++) r.count[d] = 0;
   for (int o = 0; o < 8; o++) {
     const double *src = gs[o];
     const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
@@ -176,7 +243,7 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
   }
   long total = 0;
   for (int q = 0; q < nb; q++) total += bundles[q].len;
-  r.moved.resize(total);
+  if ((long)r.moved.size() < total) r.moved.resize(total);  // grows only: no zeroing again call after call
   r.dir.resize(total / REC);
   const int loi = a * n, loj = b * n, lok = c * n;
   long w = 0;
@@ -202,9 +269,9 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
       const double nx = wrap(x + vx * DT), ny = wrap(y + vy * DT), nz = wrap(z + vz * DT);
       double *m = &r.moved[w];
       m[0] = p[o]; m[1] = p[o + 1]; m[2] = nx; m[3] = ny; m[4] = nz; m[5] = vx; m[6] = vy; m[7] = vz;
-      const int sx = direction(a, cellOf(nx, N) / n, F, p[o]);
-      const int sy = direction(b, cellOf(ny, N) / n, F, p[o]);
-      const int sz = direction(c, cellOf(nz, N) / n, F, p[o]);
+      const int sx = across(a, loi, cellOf(nx, N), n, F, p[o]);
+      const int sy = across(b, loj, cellOf(ny, N), n, F, p[o]);
+      const int sz = across(c, lok, cellOf(nz, N), n, F, p[o]);
       const int d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
       r.dir[w / REC] = (uint8_t)d;
       r.count[d]++;

@@ -1,7 +1,11 @@
 // The compute ucodes of pic3d in C++ (the kernels are kernel.h), written against the original
 // LuNA ucode API: extern "C" functions taking const InputDF& / OutputDF&, raw blocks through
-// getData<double>() and create<double>(n). The driver ucodes (the initial cloud, the summaries,
-// the check against the reference) are TypeScript: ucodes.ts.
+// getData<double>() and create<double>(n). The initial cloud and its cutting into subdomains are
+// C++ too (the same bits as examples/pic3d/driver.ts: they run before any step, one fragment after
+// another, so their speed is the start-up's); the summaries and the check against the reference
+// are TypeScript: ucodes.ts.
+#include <cstdio>
+#include <cstring>
 #include "ucenv.h"
 #include "kernel.h"
 
@@ -34,8 +38,52 @@ std::vector<double> &scratch(long size, int slot = 0) {
 
 extern "C" {
 
-/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the subdomain's particles */
-void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &P)
+// The start (driver.ts, the same layouts): the cloud sorted by subdomain, cut into x-slabs (one
+// DF per slab crosses to its node once), each subdomain's particles picked from its slab.
+
+/** The initial cloud sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
+void c_init_all(int N, int F, int NP, int NT, int K, OutputDF &all)
+{
+    const std::string why = pic3d::badParams(N, F, NP, NT, K);
+    if (!why.empty()) {
+        std::printf("pic3d: FAILED (%s)\n", why.c_str());
+        ABORT("pic3d: " << why);
+    }
+    const int S = F * F * F;
+    // two passes over the same draws: count per subdomain, then write each record in its place
+    std::vector<int32_t> sub(NP);
+    std::vector<long> start(S + 1, 0);
+    pic3d::initialCloud(NP, [&](long p, const double *r) { sub[p] = pic3d::subdomainOf(r, N, F); start[sub[p] + 1]++; });
+    for (int s = 0; s < S; s++) start[s + 1] += start[s];
+    double *out = all.create<double>(S + 1 + (size_t)NP * pic3d::REC);
+    for (int s = 0; s <= S; s++) out[s] = (double)start[s];
+    double *records = out + S + 1;
+    pic3d::initialCloud(NP, [&](long p, const double *r) { std::memcpy(records + start[sub[p]]++ * pic3d::REC, r, sizeof(double) * pic3d::REC); });
+}
+
+/** The x-slab a of the sorted cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) … (a, F−1, F−1). */
+void c_cut(int F, int a, const InputDF &all, OutputDF &slab)
+{
+    const long S = (long)F * F * F, F2 = (long)F * F;
+    const double *src = all.getData<double>();
+    const long first = (long)src[a * F2], last = (long)src[(a + 1) * F2];
+    double *out = slab.create<double>(F2 + 1 + (last - first) * pic3d::REC);
+    for (long k = 0; k <= F2; k++) out[k] = src[a * F2 + k] - (double)first;
+    std::memcpy(out + F2 + 1, src + S + 1 + first * pic3d::REC, sizeof(double) * (last - first) * pic3d::REC);
+}
+
+/** The particles of subdomain (a, b, c) at step 0: all staying, none leaving. */
+void c_pick(int F, int b, int c, const InputDF &slab, OutputDF &stay, OutputDF &leaving)
+{
+    const long F2 = (long)F * F, s = (long)b * F + c;
+    const double *src = slab.getData<double>();
+    const long lo = F2 + 1 + (long)src[s] * pic3d::REC, hi = F2 + 1 + (long)src[s + 1] * pic3d::REC;
+    std::memcpy(stay.create<double>(hi - lo), src + lo, sizeof(double) * (hi - lo));
+    leaving.create<double>(0);
+}
+
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout) */
+void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
     Bundle bs[27];
@@ -43,22 +91,28 @@ void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const Input
     const long n1 = N / F + 1;
     double *out = L.create<double>(n1 * n1 * n1, 0.0);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-    long total = 0;
-    for (int d = 0; d < 27; d++) total += bs[d].len;
-    double *parts = P.create<double>(total);
+    long count[27] = {0};
+    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
     for (int d = 0; d < 27; d++)
-        for (long k = 0; k < bs[d].len; k++) *parts++ = bs[d].p[k];
+        if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
 }
 
-/** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
+/** push(G of own and 7 upper neighbours, the staying particles, the arrived ones) -> the staying particles, the leaving array */
 void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF &g1, const InputDF &g2, const InputDF &g3,
-    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &P, OutputDF &stay, OutputDF &leaving)
+    const InputDF &g4, const InputDF &g5, const InputDF &g6, const InputDF &g7, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    Bundle bs[1] = {Bundle{data(P), (long)(P.getSize() / sizeof(double))}};
-    pic3d::Pushed r;
-    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
+    // the deposit's order: arrived from the directions before STAY, the staying ones, the rest
+    Bundle bs[27];
+    const double *arrived = data(A);
+    const long alen = (long)(A.getSize() / sizeof(double));
+    for (int d = 0; d < 27; d++)
+        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
+    static thread_local pic3d::Pushed r;
+    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 27, r))
     double *to[27];
     pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
     pic3d::scatter(r, to);
@@ -147,7 +201,7 @@ void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const Inpu
     double *f = P.data<double>();
     const long len = (long)(P.getNumel() * P.getElsize() / sizeof(double));
     const Bundle bs[1] = {Bundle{f, len}};
-    pic3d::Pushed r;
+    static thread_local pic3d::Pushed r;
     GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
     if (len) std::memcpy(f, r.moved.data(), len * sizeof(double));
     int32_t *to = P.destinations(T);

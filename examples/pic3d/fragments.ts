@@ -1,7 +1,7 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { guard, arriving, deposit, gather, leavingSize, outgoing, push, scatter } from './kernels.js';
+import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, scatter } from './kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
@@ -9,15 +9,21 @@ import { records } from './records.js';
 
 /**
  * deposit(the staying particles at position STAY, the 26 neighbours' leaving arrays at the
- * others) -> the (n+1)³ deposit block, the subdomain's particles
+ * others) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout: 28
+ * offsets, then the parts from the other directions in direction order)
  */
 export function c_deposit(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   const n1 = N / F + 1;
   const bundles = arriving(dfs.slice(0, 27).map(records));
   const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
   guard(() => deposit(N, F, a, b, c, bundles, out));
-  gather(bundles, dfs[28]!.createFloat64Array(bundles.reduce((s, x) => s + x.length, 0)));
+  const count = new Int32Array(27);
+  for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
+  const to = outgoing(count, NONE, dfs[28]!.createFloat64Array(leavingSize(count)));
+  for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
 }
+
+const NONE = new Float64Array(0);
 
 /** φ = 0 at the owned nodes (the first warm start). */
 export function c_zero(N: number, F: number, phi: DF): void {
@@ -25,12 +31,19 @@ export function c_zero(N: number, F: number, phi: DF): void {
   phi.createFloat64Array(n * n * n);
 }
 
-/** push(G of own and 7 upper neighbours, the subdomain's particles) -> the staying particles, the leaving array */
+/**
+ * push(G of own and 7 upper neighbours, the staying particles, the arrived ones) -> the staying
+ * particles, the leaving array; the particles in the deposit's order (arrived from directions
+ * before STAY, staying, arrived from the others)
+ */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   guard(() => {
-    const r = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), [records(dfs[8]!)]);
-    const stay = dfs[9]!.createFloat64Array(r.count[STAY]! * REC);
-    scatter(r, outgoing(r.count, stay, dfs[10]!.createFloat64Array(leavingSize(r.count))));
+    const stayed = records(dfs[8]!), arrived = dfs[9]!.getFloat64Array();
+    const bundles: Float64Array[] = [];
+    for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
+    const r = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), bundles);
+    const stay = dfs[10]!.createFloat64Array(r.count[STAY]! * REC);
+    scatter(r, outgoing(r.count, stay, dfs[11]!.createFloat64Array(leavingSize(r.count))));
   });
 }
 

@@ -88,7 +88,7 @@ function where(ns: Nodes, name: string): number[][] {
   });
 }
 
-test('3 in-process nodes: the global count delivers what CFs sent, in one round of parts (a part per sender and destination)', async () => {
+test('3 in-process nodes: the global count delivers what CFs sent, in one round of parts (a part per sender and destination; those for the GD\'s node in the REPORTs)', async () => {
   const ns = new Nodes(3);
   try {
     ns.declare({ name: 'P' });
@@ -98,8 +98,10 @@ test('3 in-process nodes: the global count delivers what CFs sent, in one round 
     const before = ns.dda.map((x) => ({ ...x.sent }));
     assert.equal(await ns.count(0, 'P'), 87);
     const sent = (k: keyof (typeof before)[0]): number => ns.dda.reduce((s, x, i) => s + x.sent[k] - before[i]![k], 0);
-    assert.deepEqual({ lock: sent('lock'), report: sent('report'), move: sent('move'), part: sent('part'), ready: sent('ready'), unlock: sent('unlock') },
-      { lock: 3, report: 3, move: 3, part: 6, ready: 3, unlock: 3 });
+    // nodes 1 and 2 carry their elements for node 0 (the GD's) in their REPORTs; the other four
+    // parts go by MOVE/PART, and only nodes 1 and 2 receive any, so only they answer READY
+    assert.deepEqual({ lock: sent('lock'), report: sent('report'), move: sent('move'), part: sent('part'), ready: sent('ready'), unlock: sent('unlock'), carried: sent('carried') },
+      { lock: 3, report: 3, move: 3, part: 4, ready: 2, unlock: 3, carried: 2 });
     const got = where(ns, 'P');
     assert.deepEqual(got.map((g) => g.length), [30, 30, 27]);
     const want = (k: number): number[] => [0, 1, 2].flatMap((j) => Array.from({ length: 30 }, (_, i) => 100 * j + i).filter((id) => (id % 100) % 3 === k && id % 100 !== 29));
@@ -173,16 +175,17 @@ test('3 in-process nodes: elements sent to other arrays (a subdomain each) wait 
     ns.release(0, 'A', h);
     assert.deepEqual(ids(ns.dda[0]!.block('A').data()), [0, 3, 6, 9]);
     const before = ns.dda.map((x) => ({ ...x.sent }));
-    const sent = (): Record<string, number> => Object.fromEntries((['lock', 'report', 'move', 'part', 'ready', 'unlock'] as const).map((k) => [k, ns.dda.reduce((s, x, i) => s + x.sent[k] - before[i]![k], 0)]));
-    // B's count delivers B's part only: one MOVE to the sender, one to the receiver, one PART
+    const sent = (): Record<string, number> => Object.fromEntries((['lock', 'report', 'move', 'part', 'ready', 'unlock', 'carried'] as const).map((k) => [k, ns.dda.reduce((s, x, i) => s + x.sent[k] - before[i]![k], 0)]));
+    // B's count delivers B's part only, carried by node 0's REPORT to B's GD on node 1 (the
+    // block's node): no MOVE, PART or READY
     assert.equal(await ns.count(2, 'B'), 4);
-    assert.deepEqual(sent(), { lock: 3, report: 3, move: 2, part: 1, ready: 1, unlock: 3 });
+    assert.deepEqual(sent(), { lock: 3, report: 3, move: 0, part: 0, ready: 0, unlock: 3, carried: 1 });
     assert.deepEqual(ids(ns.dda[1]!.block('B').data()), [1, 4, 7, 10]);
     assert.deepEqual(ns.counts('C'), [0, 0, 0], "C's part still waits for C's operation");
-    // C's: the part goes from node 0 to node 0 (one MOVE both sends and expects)
+    // C's: the part goes from node 0 to node 0, in node 0's REPORT to itself
     assert.equal(await ns.count(0, 'C'), 4);
     assert.deepEqual(ids(ns.dda[0]!.block('C').data()), [2, 5, 8, 11]);
-    assert.deepEqual(sent(), { lock: 6, report: 6, move: 3, part: 2, ready: 2, unlock: 6 });
+    assert.deepEqual(sent(), { lock: 6, report: 6, move: 0, part: 0, ready: 0, unlock: 6, carried: 2 });
     assert.equal(await ns.count(1, 'A'), 4);
   } finally { await ns.close(); }
 });
@@ -242,8 +245,9 @@ test('on 3 nodes only the messages between the GD and its own node skip the tran
     await spray(ns, 'P', 30);
     const before = ns.dda.map((x) => x.selfSent);
     assert.equal(await ns.count(0, 'P'), 87);
-    // node 0 (asker and GD): OP, LOCK, REPORT, MOVE, READY, UNLOCK, DONE; nobody sends a part to itself
-    assert.deepEqual(ns.dda.map((x, i) => x.selfSent - before[i]!), [7, 0, 0]);
+    // node 0 (asker and GD): OP, LOCK, REPORT, MOVE, UNLOCK, DONE (what comes to node 0 comes in
+    // REPORTs, so it expects no part and sends no READY); nobody sends a part to itself
+    assert.deepEqual(ns.dda.map((x, i) => x.selfSent - before[i]!), [6, 0, 0]);
   } finally { await ns.close(); }
 });
 
@@ -326,8 +330,10 @@ for (const lang of ['TypeScript', 'C++'] as const) {
     for (const r of ran.results) assert.equal(r.ok, true, r.message);
     // the count delivered 30, 30, 27 (c_check); the rearrangement then moved node 2's 27 onto nodes 0 and 1
     assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [43, 44, 0]);
-    // the count: a part from each node to each other node, in one round; the rearrangement: 2 parts
-    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part, 0), 6 + 2);
+    // the count: a part from each node to each other node, in one round (those to node 0, the
+    // GD's, in the REPORTs of nodes 1 and 2); the rearrangement: 2 parts
+    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part, 0), 4 + 2);
+    assert.equal(layer.nodes.reduce((s, d) => s + d.sent.carried, 0), 2);
     assert.equal(layer.nodes.reduce((s, d) => s + d.sent.move, 0), 3 + 3);
     if (lang !== 'TypeScript') return;
     // both operations are spans of the trace, on the GD's system thread, with the bytes they moved
@@ -413,7 +419,8 @@ test('send_by (LuNA): the block of each node sends element i to node D[i], count
   const ran = await runWithResource(dir, { nodes: 3, threads: 1, layers: [layer], traced: true });
   for (const r of ran.results) assert.equal(r.ok, true, r.message);
   assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [30, 30, 27]);
-  assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part, 0), 6, 'one part per sender and destination');
+  assert.equal(layer.nodes.reduce((s, d) => s + d.sent.part + d.sent.carried, 0), 6, 'one part per sender and destination');
+  assert.equal(layer.nodes.reduce((s, d) => s + d.sent.carried, 0), 2, 'those to node 0, the GD\'s, in the REPORTs');
   const ops = [...readTrace(ran.trace!).events].filter((e): e is Extract<TraceEvent, { kind: 'ddaOp' }> => e.kind === 'ddaOp' && e.op === 0);
   assert.deepEqual(ops.map((e) => e.exchanged), [(19 + 19 + 20) * 16], 'each node sent those of its 29 that are not its own');
 });

@@ -1,5 +1,5 @@
-// The property of the dynamic array: random sequences of add / remove / resize / rearrange /
-// count on 1–4 in-process nodes, several operations in flight at once, every element carrying
+// The property of the dynamic array: random sequences of add / remove / send by destination /
+// resize / rearrange / count on 1–4 in-process nodes, several operations in flight at once, every element carrying
 // its own id and checksum; at the end nothing is lost, nothing duplicated, nothing corrupted,
 // and the global count agrees. CI runs DDA_SEQUENCES (default 150) sequences; the full count:
 //   DDA_SEQUENCES=10000 node --import ./dist/test/setup.js --test dist/test/dda/property.test.js
@@ -38,10 +38,16 @@ export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) =>
         const f = new Float64Array(v.buffer, v.byteOffset, 2 * n);
         for (let i = 0; i < n; i++) { const id = nextId++; f[2 * i] = id; f[2 * i + 1] = check(id); live.add(id); }
         log.push(`add ${n} on ${node}`);
-      } else if (what < 0.85) {
+      } else if (what < 0.75) {
         const f = b.f64();
         for (let i = 0; i < b.getNumel(); i++) if (r() < 0.3) { b.remElement(i); live.delete(f[2 * i]!); }
         log.push(`remove on ${node}`);
+      } else if (what < 0.87) {
+        // elements sent by destination (to the GD's node too: they travel in its REPORT); the
+        // next global operation delivers them
+        const d = b.destinations();
+        for (let i = 0; i < b.getNumel(); i++) d[i] = r() < 0.4 ? int(size) : -1;
+        log.push(`send on ${node}`);
       } else {
         const bytes = b.getNumel() * 16 + int(5) * 16;
         assert.ok(b.resize(bytes));
@@ -79,7 +85,7 @@ export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) =>
   }
 }
 
-test(`${SEQUENCES} random sequences of add / remove / resize / rearrange / count on 1–4 nodes: nothing lost, duplicated or corrupted`, async () => {
+test(`${SEQUENCES} random sequences of add / remove / send / resize / rearrange / count on 1–4 nodes: nothing lost, duplicated or corrupted`, async () => {
   const first = Number(process.env.DDA_SEED ?? 1);
   for (let s = first; s < first + SEQUENCES; s++) await sequence(s);
 });

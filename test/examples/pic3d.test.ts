@@ -158,6 +158,10 @@ describe('pic3d program', () => {
     const r = await runFile('examples/pic3d/pic3d.fa', { args: ['10', '3', '50', '1', '1', '0', '1'] });
     assert.equal(r.ok, false);
     assert.ok(r.stdout.includes('pic3d: FAILED (N=10 must be a multiple of F=3 >= 1)'), r.stdout.join('\n'));
+    // the C++ program's start checks them in C++, in the same words (the run's fault names them)
+    const cpp = await runFile('examples/pic3d-cpp/pic3d.fa', { args: ['10', '3', '50', '1', '1', '0', '1'] });
+    assert.equal(cpp.ok, false);
+    assert.match(cpp.message ?? '', /pic3d: N=10 must be a multiple of F=3 >= 1/);
     const thin = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '4', '50', '1', '1', '0', '1'] });
     assert.equal(thin.ok, false);
     assert.ok(thin.stdout.some((l) => l.startsWith('pic3d: FAILED (N/F=1: a subdomain needs at least 2 grid nodes')), thin.stdout.join('\n'));

@@ -58,6 +58,12 @@ void c_work(int mode, int i, int us, const InputDF &a, OutputDF &x) {
   if (mode == 5) throw std::runtime_error("bad " + std::to_string(i));
   if (mode == 6) for (int k = 16; k < 20; k++) out[k] = 0;
   if (mode == 7) for (int k = 16; k < 8192; k++) out[k] = 0x41414141;
+  if (mode == 8) {
+    // a buffer of 64 KiB has a 4 KiB guard, checked a page at a time: one byte deep inside it
+    int *big = x.create<int>(16384);
+    for (int k = 0; k < 16; k++) big[k] = in[k] + 1;
+    reinterpret_cast<char *>(big)[65536 + 3001] = 0;
+  }
 }
 void c_check(int i, const InputDF &s, const InputDF &x, OutputDF &t) {
   const int *p = x.getData<int>();
@@ -76,6 +82,7 @@ const MODES = {
   exit: { mode: 4, cause: /C\+\+ ucode c_work called exit\(3\): a ucode must not end the process/ },
   throw: { mode: 5, cause: /exception in ucode c_work: C\+\+ exception std::runtime_error: bad \d+/ },
   overrun: { mode: 6, cause: /C\+\+ ucode c_work wrote past the end of output DF b\[\d+\] \(64 bytes\): byte 64 was overwritten/ },
+  overrunLarge: { mode: 8, cause: /C\+\+ ucode c_work wrote past the end of output DF b\[\d+\] \(65536 bytes\): byte 68537 was overwritten/ },
 } as const;
 type Mode = keyof typeof MODES;
 
@@ -96,7 +103,7 @@ type Place = keyof typeof PLACES;
 /** The cells that prove each mechanism (the rest: LUNA_FAULT_MATRIX=full). */
 const CHOSEN: [Mode, Place][] = [
   ['segfault', '1 thread'], // the jump back on the system thread
-  ['loop', '2 threads'], ['abort', '2 threads'], ['exit', '2 threads'], ['throw', '2 threads'], ['overrun', '2 threads'],
+  ['loop', '2 threads'], ['abort', '2 threads'], ['exit', '2 threads'], ['throw', '2 threads'], ['overrun', '2 threads'], ['overrunLarge', '2 threads'],
   ['loop', '3 nodes'], ['segfault', '3 nodes'], ['overrun', '3 nodes'],
   ['loop', 'mpirun'], ['exit', 'mpirun'],
 ];

@@ -5,7 +5,8 @@
 //
 // The centralized protocol of seed 002 §2.3/§3.2, one operation at a time per array:
 //   GD → every node   LOCK     each LD is locked for the GD (CFs that want the block wait)
-//   LD → GD           REPORT   its element count, as soon as no CF holds the block
+//   LD → GD           REPORT   its element count, as soon as no CF holds the block, and the
+//                              elements its CFs sent to the block on the GD's node (carried)
 //   GD → movers       MOVE     the migration tasks (plan.ts) and how many parts to expect
 //   LD → LD           PART     elements, taken from the tail, appended at the receiver
 //   LD → GD           READY    from each receiver: its sends done and every part it expected received
@@ -13,6 +14,9 @@
 // A global count is LOCK/REPORT/UNLOCK, and so is a rearrangement whose plan moves nothing. MOVE
 // goes only to the nodes that send or receive, and only receivers answer READY: a pure sender's
 // parts leave while it handles MOVE, and its UNLOCK follows that MOVE on the same ordered link.
+// Elements CFs sent by destination to the block on the GD's own node (a particle code's arrays
+// keep their GD beside their block) travel in the REPORT itself: a count that delivers only such
+// elements is LOCK/REPORT/UNLOCK too, one round trip instead of two.
 // The GD moves to the first new node when its node is not among the new ones (its state travels
 // in UNLOCK). Every node of the run has an LD of every array it has heard of (an empty one until
 // elements come), so the GD asks every node.
@@ -99,6 +103,8 @@ class Global {
   counts = new Map<number, number>();
   /** the LDs' pending parts (elements, parts), delivered before the operation's own work */
   deliveries: (Move & { parts: number })[] = [];
+  /** elements for this node's block that came in REPORTs, appended once every LD has reported */
+  carried: { from: number; bytes: Uint8Array }[] = [];
   /** DELIVER while they travel, then PLAN */
   phase = PLAN;
   /** elements delivered by destination in this operation */
@@ -126,7 +132,7 @@ export class DdaNode implements Participant {
   private readonly rank: number;
   private readonly size: number;
   /** messages this layer sent, by kind (tests count the protocol's rounds with it) */
-  readonly sent: Record<'lock' | 'report' | 'move' | 'part' | 'ready' | 'unlock', number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0 };
+  readonly sent: Record<'lock' | 'report' | 'move' | 'part' | 'ready' | 'unlock' | 'carried', number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0, carried: 0 };
   /** every finished global operation of a GD here (tests, benchmarks) */
   onDone: (d: RearrangeDone) => void = () => {};
 
@@ -287,6 +293,7 @@ export class DdaNode implements Participant {
     g.pending = this.size;
     g.counts.clear();
     g.deliveries = [];
+    g.carried = [];
     g.phase = PLAN;
     g.exchanged = 0;
     g.moves = [];
@@ -314,23 +321,37 @@ export class DdaNode implements Participant {
     if (l.holder === -1) this.report(name, l);
   }
 
-  /** Its count, and the elements its CFs gave other nodes: (node, elements, parts) each. */
+  /**
+   * Its count, and the elements its CFs gave other nodes: (node, elements, parts) each; those for
+   * the GD's node go with it, as its payload (one part, or the parts joined).
+   */
   private report(name: string, l: Local): void {
     l.reported = true;
     this.sent.report++;
     // what it announces is what its delivery sends: parts pended later wait for the next operation
     l.reportedParts = l.pending;
     l.pending = new Map();
+    const carried = l.reportedParts.get(l.gdNode);
+    if (carried !== undefined) l.reportedParts.delete(l.gdNode);
     const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.reportedParts.size);
     for (const [to, q] of l.reportedParts) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
-    this.send(l.gdNode, REPORT, e.finishCopy());
+    let payload: Uint8Array | undefined;
+    if (carried !== undefined) {
+      payload = carried.length === 1 ? carried[0]! : joined(carried);
+      l.sentExchanged += payload.byteLength;
+      this.sent.carried++;
+    }
+    this.send(l.gdNode, REPORT, e.finishCopy(), payload);
   }
 
-  private gotReport(from: number, name: string, epoch: number, count: number, deliveries: (Move & { parts: number })[]): void {
+  private gotReport(from: number, name: string, epoch: number, count: number, deliveries: (Move & { parts: number })[], carried: Uint8Array | undefined): void {
     const g = this.gd(name, epoch);
     g.counts.set(from, count);
     g.deliveries.push(...deliveries);
+    if (carried !== undefined && carried.byteLength > 0) g.carried.push({ from, bytes: carried });
     if (--g.pending > 0) return;
+    // every LD has reported, this node's too: its block is free and locked, the carried elements go in
+    if (g.carried.length > 0) this.appendCarried(name, g);
     // first the elements CFs sent elsewhere: they count where they go
     const d = g.deliveries;
     if (d.length > 0) {
@@ -342,6 +363,23 @@ export class DdaNode implements Participant {
       return;
     }
     this.afterDelivery(name, g);
+  }
+
+  /** The elements the REPORTs carried into this node's block: they count here, delivered. */
+  private appendCarried(name: string, g: Global): void {
+    const b = this.local(name).block, es = b.elsize;
+    const incoming = g.carried.reduce((k, c) => k + c.bytes.byteLength, 0);
+    if ((b.getNumel() * es) + incoming > b.getMaxSize()) b.resize(b.getNumel() * es + incoming);
+    let n = 0;
+    for (const c of g.carried) {
+      b.append(c.bytes);
+      const k = c.bytes.byteLength / es;
+      n += k;
+      g.moves.push({ from: c.from, to: this.rank, n: k });
+    }
+    g.counts.set(this.rank, (g.counts.get(this.rank) ?? 0) + n);
+    g.exchanged += n;
+    g.carried = [];
   }
 
   /** The operation's own work, once the counts are where the elements are. */
@@ -552,7 +590,7 @@ export class DdaNode implements Participant {
         case REPORT: {
           const epoch = d.varint(), count = d.varint();
           const deliveries = Array.from({ length: d.varint() }, () => ({ from, to: d.varint(), n: d.varint(), parts: d.varint() }));
-          this.gotReport(from, name, epoch, count, deliveries);
+          this.gotReport(from, name, epoch, count, deliveries, payload);
           break;
         }
         case MOVE: {
@@ -645,6 +683,14 @@ export class DdaNode implements Participant {
       },
     });
   }
+}
+
+/** Parts one after another in one buffer. */
+function joined(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((k, b) => k + b.byteLength, 0));
+  let o = 0;
+  for (const b of parts) { out.set(b, o); o += b.byteLength; }
+  return out;
 }
 
 /** What a ucode's request about an array carries: its name, and its spec the first time. */
