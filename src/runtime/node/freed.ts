@@ -28,12 +28,8 @@ export class FreedKeys {
   /** keys whose last part is not a number, kept whole */
   private readonly other = new Set<string>();
   /** the family prefixes looked up last, per kind, and what they hold */
-  private readonly recentBase: string[] = new Array<string>(RECENT).fill('');
-  private readonly recentRanges: (number[] | undefined)[] = new Array(RECENT).fill(undefined);
-  private recentNext = 0;
-  private readonly recentRowBase: string[] = new Array<string>(RECENT).fill('');
-  private readonly recentRows: (RowRun[] | undefined)[] = new Array(RECENT).fill(undefined);
-  private recentRowNext = 0;
+  private readonly recentRanges = new Recent(this.ranges);
+  private readonly recentRows = new Recent(this.rows);
   /** the key parsed last (parse): its last index and its dot, the index before it and its dot (-1: none) */
   private col = 0;
   private dot = -1;
@@ -44,31 +40,23 @@ export class FreedKeys {
     if (!this.parse(key)) { this.other.add(key); return; }
     const i = this.col;
     if (this.dot2 < 0) {
-      const r = this.rangesOf(key, this.dot);
-      if (r === undefined) {
-        const nr = [i, i], base = key.slice(0, this.dot);
-        this.ranges.set(base, nr);
-        this.remember(base, nr);
-      } else addToRanges(r, i);
+      const r = this.recentRanges.of(key, this.dot);
+      if (r === undefined) this.recentRanges.set(key.slice(0, this.dot), [i, i]);
+      else addToRanges(r, i);
       return;
     }
-    let runs = this.rowsOf(key, this.dot2);
-    if (runs === undefined) {
-      runs = [];
-      const base = key.slice(0, this.dot2);
-      this.rows.set(base, runs);
-      this.rememberRows(base, runs);
-    }
+    let runs = this.recentRows.of(key, this.dot2);
+    if (runs === undefined) this.recentRows.set(key.slice(0, this.dot2), runs = []);
     addToRows(runs, this.row, i);
   }
 
   has(key: DfKey): boolean {
     if (!this.parse(key)) return this.other.size > 0 && this.other.has(key);
     if (this.dot2 < 0) {
-      const r = this.rangesOf(key, this.dot);
+      const r = this.recentRanges.of(key, this.dot);
       return r !== undefined && inRanges(r, this.col);
     }
-    const runs = this.rowsOf(key, this.dot2);
+    const runs = this.recentRows.of(key, this.dot2);
     if (runs === undefined) return false;
     const k = runAt(runs, this.row);
     return k >= 0 && inRanges(runs[k]!.cols, this.col);
@@ -89,45 +77,43 @@ export class FreedKeys {
     if (d2 >= 0) this.row = scanned;
     return true;
   }
+}
 
-  /** The ranges of the one-index family key[0, dot), without building the prefix when it was seen lately. */
-  private rangesOf(key: DfKey, dot: number): number[] | undefined {
-    const bs = this.recentBase;
+/**
+ * A family map with its last RECENT prefixes in front: a look-up of key[0, dot) compares the
+ * remembered prefixes with the key in place, and builds the prefix only when none matches.
+ */
+class Recent<T> {
+  private readonly base: string[] = new Array<string>(RECENT).fill('');
+  private readonly value: (T | undefined)[] = new Array<T | undefined>(RECENT).fill(undefined);
+  private next = 0;
+
+  constructor(private readonly map: Map<string, T>) {}
+
+  /** What the family key[0, dot) holds. */
+  of(key: DfKey, dot: number): T | undefined {
+    const bs = this.base;
     for (let j = 0; j < RECENT; j++) {
       const b = bs[j]!;
-      if (b.length === dot && key.startsWith(b)) return this.recentRanges[j];
+      if (b.length === dot && key.startsWith(b)) return this.value[j];
     }
     const base = key.slice(0, dot);
-    const r = this.ranges.get(base);
+    const r = this.map.get(base);
     this.remember(base, r); // a family with nothing freed yet too: its posts ask again
     return r;
   }
 
-  private remember(base: string, r: number[] | undefined): void {
-    const bs = this.recentBase;
-    let j = bs.indexOf(base);
-    if (j < 0) { j = this.recentNext; this.recentNext = (j + 1) % RECENT; bs[j] = base; }
-    this.recentRanges[j] = r;
+  /** A new family `base` holds `v`. */
+  set(base: string, v: T): void {
+    this.map.set(base, v);
+    this.remember(base, v);
   }
 
-  /** The row runs of the family key[0, dot2), as rangesOf. */
-  private rowsOf(key: DfKey, dot2: number): RowRun[] | undefined {
-    const bs = this.recentRowBase;
-    for (let j = 0; j < RECENT; j++) {
-      const b = bs[j]!;
-      if (b.length === dot2 && key.startsWith(b)) return this.recentRows[j];
-    }
-    const base = key.slice(0, dot2);
-    const r = this.rows.get(base);
-    this.rememberRows(base, r);
-    return r;
-  }
-
-  private rememberRows(base: string, r: RowRun[] | undefined): void {
-    const bs = this.recentRowBase;
+  private remember(base: string, v: T | undefined): void {
+    const bs = this.base;
     let j = bs.indexOf(base);
-    if (j < 0) { j = this.recentRowNext; this.recentRowNext = (j + 1) % RECENT; bs[j] = base; }
-    this.recentRows[j] = r;
+    if (j < 0) { j = this.next; this.next = (j + 1) % RECENT; bs[j] = base; }
+    this.value[j] = v;
   }
 }
 
