@@ -87,6 +87,12 @@ export interface LaneTrace {
   links: number;
   /** the share of the later chain's links that started before the earlier chain's last one ended */
   overlap: number;
+  /**
+   * The longest a chain with links still to start stood still, in links the other chain started
+   * meanwhile, as a share of all links: whether the chains took turns at all, whatever CPU share
+   * each lane got (a lane preempted more runs its chain slower and lowers `overlap`, not this).
+   */
+  stall: number;
 }
 
 const WAIT_NS = 20_000;
@@ -100,7 +106,7 @@ export function readLanes(dir: string): LaneTrace {
     else if (e.kind === 'sysBusy') sysSpans++;
   }
   const lanes = readdirSync(dir).filter((f) => /^node0\.thread[1-9]\d*\.lt$/.test(f));
-  const starts: { t: number; chain: string }[] = [];
+  const starts: Link[] = [];
   const spans: { from: number; to: number; run: number }[] = [];
   let waits = 0;
   for (const f of lanes) {
@@ -111,8 +117,11 @@ export function readLanes(dir: string): LaneTrace {
         if (from === Infinity) from = e.t;
         if (prevFin >= 0 && e.t - prevFin > WAIT_NS) waits++;
         // the link's gid is <main>_<chain j>_…: the chain is its second component
-        starts.push({ t: e.t, chain: (chainOf.get(e.cf) ?? '').split('_')[1] ?? '' });
-      } else if (e.kind === 'cfFinish') { run += e.t - at; prevFin = to = e.t; }
+        starts.push({ t: e.t, end: Infinity, chain: (chainOf.get(e.cf) ?? '').split('_')[1] ?? '' });
+      } else if (e.kind === 'cfFinish') {
+        run += e.t - at; prevFin = to = e.t;
+        if (starts.length > 0) starts[starts.length - 1]!.end = e.t;
+      }
     }
     spans.push({ from, to, run });
   }
@@ -125,7 +134,39 @@ export function readLanes(dir: string): LaneTrace {
     const endA = Math.max(...a!);
     overlap = b!.filter((t) => t <= endA).length / b!.length;
   }
-  return { busy: spans.map((s) => s.run / Math.max(1, to - from)), waits, sysSpans, links: starts.length, overlap };
+  return { busy: spans.map((s) => s.run / Math.max(1, to - from)), waits, sysSpans, links: starts.length, overlap, stall: stallOf(starts) };
+}
+
+/** A link as a lane ran it: start and finish (ns), and its chain. */
+interface Link { t: number; end: number; chain: string }
+
+/**
+ * See LaneTrace.stall. A chain stands still from one link's finish to its next link's start
+ * (and from the first link of all to its own first): the links the other chains started in
+ * such a gap count. A link preempted on its lane does not count: its chain is not waiting for
+ * the runtime then.
+ */
+function stallOf(links: readonly Link[]): number {
+  const byChain = new Map<string, Link[]>();
+  for (const l of links) { const a = byChain.get(l.chain) ?? []; a.push(l); byChain.set(l.chain, a); }
+  if (byChain.size < 2) return 0;
+  const starts = links.map((l) => l.t).sort((x, y) => x - y);
+  const startsBefore = (t: number): number => {
+    let lo = 0, hi = starts.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid]! < t) lo = mid + 1; else hi = mid; }
+    return lo;
+  };
+  let longest = 0;
+  for (const own of byChain.values()) {
+    own.sort((x, y) => x.t - y.t);
+    let idleFrom = starts[0]!;
+    for (const l of own) {
+      // starts in [idleFrom, l.t), all of other chains (this chain's own next start is l.t)
+      if (l.t > idleFrom) longest = Math.max(longest, startsBefore(l.t) - startsBefore(idleFrom));
+      idleFrom = Math.max(idleFrom, l.end);
+    }
+  }
+  return longest / links.length;
 }
 
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
@@ -184,12 +225,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         f[`${c.key}.laneBusy`] = sig(c.c === 1 ? Math.max(...l.busy) : Math.min(...l.busy));
         f[`${c.key}.laneWaitsPerLink`] = sig(l.waits / l.links);
         f[`${c.key}.sysSpansPerLink`] = sig(l.sysSpans / l.links);
-        if (c.c === 2) f[`${c.key}.overlap`] = sig(l.overlap);
-        rows.push([c.key, l.busy.map((b) => fmt(sig(b))).join(' / '), fmt(f[`${c.key}.laneWaitsPerLink`]), fmt(f[`${c.key}.sysSpansPerLink`]), c.c === 2 ? fmt(f[`${c.key}.overlap`]) : '']);
+        if (c.c === 2) { f[`${c.key}.overlap`] = sig(l.overlap); f[`${c.key}.stall`] = sig(l.stall); }
+        rows.push([c.key, l.busy.map((b) => fmt(sig(b))).join(' / '), fmt(f[`${c.key}.laneWaitsPerLink`]), fmt(f[`${c.key}.sysSpansPerLink`]), c.c === 2 ? fmt(f[`${c.key}.overlap`]) : '', c.c === 2 ? fmt(f[`${c.key}.stall`]) : '']);
         rmSync(tdir, { recursive: true, force: true });
       }
-      notes.push('one traced run each (tracing adds its own cost): lanes busy share of the span (figure laneBusy: 1 chain its busiest lane, 2 chains the less busy one), lane waits (gap > 20 µs) and system-thread busy spans per link, the chains\' overlap');
-      notes.push(table(rows, ['configuration', 'lanes busy', 'lane waits / link', 'system spans / link', 'overlap']));
+      notes.push('one traced run each (tracing adds its own cost): lanes busy share of the span (figure laneBusy: 1 chain its busiest lane, 2 chains the less busy one), lane waits (gap > 20 µs) and system-thread busy spans per link, the chains\' overlap (share of the later chain started before the earlier ended: lowered by a lane preempted more) and stall (the most links one chain started while the other, unfinished, started none, as a share of all links: the chains taking turns)');
+      notes.push(table(rows, ['configuration', 'lanes busy', 'lane waits / link', 'system spans / link', 'overlap', 'stall']));
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -54,7 +54,7 @@ const SUITES: SuiteDef[] = [
   { name: 'finegrain', module: './finegrain.js', own: true, what: 'the original LuNA\'s fine-grain programs: chains, pingpong, stencil, memory, ucode speed; ratios to its figures' },
   { name: 'pic', module: './pic.js', own: true, what: 'particle-in-cell (examples/pic3d): particle-steps/s and SLOU on 1×1, 1×2, 2×1, TypeScript and C++ kernels, vs the sequential kernels' },
   { name: 'taskbench', module: './taskbench.js', own: true, what: 'Task Bench METG(50 %) per dependence pattern, 1 node × 2 threads and 2 nodes × 1 thread' },
-  { name: 'lanes', module: './lanes.js', own: true, what: 'why two worker lanes may run chains no faster than one: 1 and 2 independent chains of 70 µs C++ links on 1 and 2 lanes; system-thread CPU, batches and wake-ups per link, lanes busy share, chains overlap' },
+  { name: 'lanes', module: './lanes.js', own: true, what: 'why two worker lanes may run chains no faster than one: 1 and 2 independent chains of 70 µs C++ links on 1 and 2 lanes; system-thread CPU, batches and wake-ups per link, lanes busy share, chains overlap and stall' },
   { name: 'startup', module: './startup.js', own: true, what: "a short program's fixed cost: system-thread CPU per fragment over the first 1 000 / 20 000 / 200 000 fragments of a chain, luna's V8 tiering budget against V8's, the empty program's start-up and memory by kind" },
   { name: 'original', module: './original.js', own: true, what: 'the original LuNA beside luna-ts (LUNA_ORIGINAL: its build; else its kept figures): the same .fa and ucodes.cpp, alternated, ratios luna-ts / original' },
   {

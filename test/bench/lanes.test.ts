@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHAINS_FA, readLanes } from '../../bench/lanes.js';
+import { readThreadFile } from '../../src/trace/reader.js';
 import { assertOk, luna } from '../runtime/helpers.js';
 
 // links of ~300 µs go to the workers (tiny codes would run on the system thread)
@@ -36,12 +37,19 @@ test('two independent chains on two worker threads, traced: side by side, every 
   const r = await luna(['run', '--warm-start', '--threads', '2', '--trace', trace, join(dir, 'chains.fa'), '2', String(n), '300'], { timeoutMs: 120_000 });
   assertOk(r);
   const l = readLanes(trace);
-  // the first links and the checks may run on the system thread: the rest ran on the lanes
-  assert.ok(l.links >= 2 * n - 8 && l.links <= 2 * n + 4, `${l.links} CFs on the lanes`);
+  // every CF counted once: the lanes' and the system thread's (the first links and the checks,
+  // and a lone chain's tail when the hand-off to a worker measured longer than a link, under load)
+  let inline = 0;
+  for (const e of readThreadFile(join(trace, 'node0.thread0.lt')).events) if (e.kind === 'cfStart') inline++;
+  assert.equal(l.links + inline, 2 * n + 4, `${l.links} CFs on the lanes, ${inline} on the system thread`);
+  assert.ok(l.links >= n, `${l.links} CFs on the lanes`);
   assert.equal(l.busy.length, 2);
   for (const b of l.busy) assert.ok(b >= 0 && b <= 1, `busy share ${b}`);
-  // the second loop unrolled only once the first was spawned whole: 0.43–0.51 here (0.15 on
-  // 2 000 links of 70 µs); side by side 0.99–1
-  assert.ok(l.overlap > 0.8, `overlap ${l.overlap}`);
+  // the chains take turns: the second loop unrolled only once the first had spawned most of its
+  // links gave 0.26–0.29 here (and an overlap of 0.41–1); side by side 0.004–0.012. Not the
+  // overlap: a lane preempted more (under load, one link of 300 µs took 75 ms) runs its chain
+  // slower, and the overlap fell to 0.54–0.78 with the chains side by side.
+  assert.ok(l.stall < 0.1, `a chain stood still while the other started ${l.stall} of all links (overlap ${l.overlap})`);
+  assert.ok(l.overlap > 0 && l.overlap <= 1, `overlap ${l.overlap}`);
   assert.ok(l.sysSpans > 0);
 });
