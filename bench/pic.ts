@@ -8,7 +8,8 @@
 //     process; bench/programs/pic3d_seq.cpp compiled with the same flags);
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
-//     seed 003's Table 1 (docs/pic.md);
+//     seed 003's Table 1 (docs/pic.md), and on 1 × 2 the bound with no overhead (xSeqBound: the
+//     sequential CPU time over the larger of half the CFs' CPU time and the critical path);
 //   - the particle exchange's share of a step with the particles in dynamic arrays (pic3d_dda.fa,
 //     TypeScript kernels, and C++ ones on 1 × 2 and 2 × 1), from the trace's ddaOp spans (pic-share.ts), on 1 × 2, 2 × 1 and on
 //     one node with no particle leaving.
@@ -69,15 +70,20 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       await section(ctx, notes, name, async () => {
         const steps = p.NP * p.NT;
         const seq = { ts: [] as number[], cpp: [] as number[] };
+        // the baselines' CPU time too: load stretches their wall time, not their CPU
+        const seqCpu = { ts: [] as number[], cpp: [] as number[] };
         let sums: [number, number] = [NaN, NaN];
         const baseline = async (): Promise<void> => {
-          const t0 = performance.now();
+          const t0 = performance.now(), c0 = process.cpuUsage();
           const parts = runSequential(p, initialCloud(p.NP));
           seq.ts.push((performance.now() - t0) / 1000);
+          const c = process.cpuUsage(c0);
+          seqCpu.ts.push((c.user + c.system) / 1e6);
           const out = await runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
           if (out.code !== 0) throw new Error(`pic3d_seq: ${out.stderr}`);
-          const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
+          const [secs, sx, cpu] = out.stdout.trim().split(' ').map(Number) as [number, number, number];
           seq.cpp.push(secs);
+          seqCpu.cpp.push(cpu);
           sums = [sumX(parts), sx];
         };
         ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
@@ -127,6 +133,15 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
             f[`${k}.wallS`] = sig(rep.tWall / 1e9);
             for (const x of ['S', 'L', 'O', 'W', 'U'] as const) { f[`${k}.P${x}`] = sig(rep.p[x]); units[`${k}.P${x}`] = '%'; }
             units[`${k}.wallS`] = 's';
+            if (cfg === '1x2') {
+              // the best 1 × 2 could do with no overhead and no starvation: the CFs' CPU time (T_U)
+              // spread evenly over the two workers, but not below the critical path — against the
+              // sequential kernels' CPU time (both counts that load does not stretch much)
+              const floor = Math.max(rep.t.U / 2, rep.criticalPath.length) / 1e9;
+              f[`${name}.${lang}.1x2.xSeqBound`] = sig(med(seqCpu[lang]) / floor);
+              units[`${name}.${lang}.1x2.xSeqBound`] = '×';
+              notes.push(`${name}.${lang}.1x2.xSeqBound: sequential CPU ${med(seqCpu[lang]).toFixed(3)} s ÷ max(T_U ${(rep.t.U / 1e9).toFixed(3)} s / 2, critical path ${(rep.criticalPath.length / 1e9).toFixed(3)} s)`);
+            }
             notes.push(`${k}: T_wall ${(rep.tWall / 1e9).toFixed(3)} s, T_SLOU ${(rep.sum / 1e9).toFixed(2)} s (${(100 * rep.coverage).toFixed(2)} %), ` +
               (['S', 'L', 'O', 'W', 'U'] as const).map((x) => `T_${x} ${(rep.t[x] / 1e9).toFixed(2)} s (${rep.p[x].toFixed(2)} %)`).join(', '));
           }

@@ -82,6 +82,16 @@ void c_pick(int F, int b, int c, const InputDF &slab, OutputDF &stay, OutputDF &
     leaving.create<double>(0);
 }
 
+/** The particles of subdomain (a, b, c) at step 0 straight from the sorted cloud (one node: no slab cut). */
+void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, OutputDF &leaving)
+{
+    const long S = (long)F * F * F, s = ((long)a * F + b) * F + c;
+    const double *src = all.getData<double>();
+    const long lo = S + 1 + (long)src[s] * pic3d::REC, hi = S + 1 + (long)src[s + 1] * pic3d::REC;
+    std::memcpy(stay.create<double>(hi - lo), src + lo, sizeof(double) * (hi - lo));
+    leaving.create<double>(0);
+}
+
 /** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout) */
 void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
 {

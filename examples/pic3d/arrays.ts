@@ -11,9 +11,17 @@ import { summarize } from './driver.js';
 
 /** Step 0: the subdomain's particles from its slab into its block; their count. */
 export function c_pick_dda(F: number, b: number, c: number, slab: DF, P: DdaBlock, ready: DF): void {
-  const F2 = F * F, s = b * F + c;
-  const src = slab.getFloat64Array();
-  const lo = F2 + 1 + src[s]! * REC, hi = F2 + 1 + src[s + 1]! * REC;
+  fill(slab.getFloat64Array(), F * F, b * F + c, P, ready);
+}
+
+/** Step 0 on one node: the subdomain's particles from the sorted cloud itself (no slab cut). */
+export function c_pick_dda_all(F: number, a: number, b: number, c: number, all: DF, P: DdaBlock, ready: DF): void {
+  fill(all.getFloat64Array(), F * F * F, (a * F + b) * F + c, P, ready);
+}
+
+/** Records of subdomain `s` of `src` (`offsets` + 1 offsets, then the records) into block P; ready := its count. */
+function fill(src: Float64Array, offsets: number, s: number, P: DdaBlock, ready: DF): void {
+  const lo = offsets + 1 + src[s]! * REC, hi = offsets + 1 + src[s + 1]! * REC;
   const k = (hi - lo) / REC;
   if (P.getMaxNumel() < P.getNumel() + k) P.resize((P.getNumel() + k) * P.getElsize());
   const v = P.addElement(k)!;

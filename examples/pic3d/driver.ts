@@ -70,6 +70,18 @@ export function c_pick(F: number, b: number, c: number, slab: DF, stay: DF, leav
   leaving.createFloat64Array(0);
 }
 
+/**
+ * The particles of subdomain (a, b, c) at step 0 straight from the sorted cloud (one node: no
+ * slab to cut, so the cloud is not copied once more before it is picked).
+ */
+export function c_pick_all(F: number, a: number, b: number, c: number, all: DF, stay: DF, leaving: DF): void {
+  const S = F * F * F, s = (a * F + b) * F + c;
+  const src = all.getFloat64Array();
+  const lo = S + 1 + src[s]! * REC, hi = S + 1 + src[s + 1]! * REC;
+  stay.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
+  leaving.createFloat64Array(0);
+}
+
 /** The sequential reference's final particles in id order (check = 1), or an empty DF. */
 export function c_reference(N: number, F: number, NP: number, NT: number, K: number, check: number, ref: DF): void {
   if (!check) { ref.createFloat64Array(0); return; }
