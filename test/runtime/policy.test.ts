@@ -21,15 +21,16 @@ test('batch size: a few CFs until their time is known, then about BATCH_NS of wo
 test('a chain keeps CHAIN_AHEAD_NS queued behind its running batch; long CFs and stealable work the lane depth', () => {
   const p = new DefaultPolicy({ chainAheadNs: CHAIN_AHEAD_NS });
   // 100 µs links: batches of BATCH_NS, three of them behind the running one
-  assert.equal(p.chainDepth({ ...sizing, cfNs: 100_000 }), 1 + CHAIN_AHEAD_NS / BATCH_NS);
-  assert.equal(new DefaultPolicy({ chainAheadNs: 2 * BATCH_NS }).chainDepth({ ...sizing, cfNs: 100_000 }), 3, 'the reserve in batches of the chain');
-  assert.equal(p.chainDepth({ ...sizing, cfNs: 70_000 }), CHAIN_DEPTH, '70 µs: batches a little under BATCH_NS, capped');
-  assert.equal(p.chainDepth({ ...sizing, cfNs: 10 }), CHAIN_DEPTH, 'batches of tiny CFs are capped by count, not by time: so is the depth');
-  assert.equal(p.chainDepth({ ...sizing, cfNs: BATCH_NS }), LANE_DEPTH, 'CFs of a batch\'s length go one by one');
-  assert.equal(p.chainDepth({ ...sizing, cfNs: 0 }), LANE_DEPTH, 'cost unknown yet');
-  assert.equal(p.chainDepth({ ...sizing, cfNs: 70_000, nodes: 2, stealable: true }), LANE_DEPTH, 'what is queued on a lane cannot be given away');
-  assert.equal(new DefaultPolicy({ chainAheadNs: 0 }).chainDepth({ ...sizing, cfNs: 70_000 }), LANE_DEPTH, 'no reserve: the lane depth');
-  assert.equal(new DefaultPolicy({ chainAheadNs: BATCH_NS }).chainDepth({ ...sizing, cfNs: 100_000 }), LANE_DEPTH, 'one batch of reserve: the lane depth');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), 1 + CHAIN_AHEAD_NS / BATCH_NS);
+  assert.equal(new DefaultPolicy({ chainAheadNs: 2 * BATCH_NS }).chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), 3, 'the reserve in batches of the chain');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 70_000 }), CHAIN_DEPTH, '70 µs: batches a little under BATCH_NS, capped');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 10 }), CHAIN_DEPTH, 'batches of tiny CFs are capped by count, not by time: so is the depth');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: BATCH_NS }), LANE_DEPTH, 'CFs of a batch\'s length go one by one');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 0 }), LANE_DEPTH, 'cost unknown yet');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 70_000, nodes: 2, stealable: true }), LANE_DEPTH, 'what is queued on a lane cannot be given away');
+  assert.equal(p.chainDepth({ ...sizing, cfNs: 70_000, ready: 1 }), LANE_DEPTH, 'other CFs ready: the lanes have work without the reserve');
+  assert.equal(new DefaultPolicy({ chainAheadNs: 0 }).chainDepth({ ...sizing, ready: 0, cfNs: 70_000 }), LANE_DEPTH, 'no reserve: the lane depth');
+  assert.equal(new DefaultPolicy({ chainAheadNs: BATCH_NS }).chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), LANE_DEPTH, 'one batch of reserve: the lane depth');
 });
 
 test('a fed batch keeps its CF count under load: sized by the code\'s fastest execution, a plain batch by the mean', () => {
