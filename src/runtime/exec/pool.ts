@@ -310,6 +310,7 @@ export class WorkerPool {
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
       if (m.idleSleeps) r.idleSleeps = m.idleSleeps;
+      if (m.gaps) r.gaps = m.gaps;
       this.opts.onResult(r);
       // the system thread will not name this batch in a feed request any more
       if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);
