@@ -6,6 +6,7 @@
 // victims give half.
 import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
 import type { WaitPlan } from '../exec/protocol.js';
+import { tuned } from '../tuning.js';
 
 /**
  * target duration of a batch with continuations: the system thread books each batch on a wake-up
@@ -159,16 +160,14 @@ export interface DefaultPolicyOptions {
 
 /** `LUNA_CHAIN_AHEAD_MS` in ns (0 allowed), else `ns`. */
 function envChainAhead(ns: number): number {
-  const v = process.env.LUNA_CHAIN_AHEAD_MS;
-  const ms = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isFinite(ms) && ms >= 0 ? ms * 1e6 : ns;
+  const ms = tuned('LUNA_CHAIN_AHEAD_MS');
+  return ms !== undefined ? ms * 1e6 : ns;
 }
 
 /** `LUNA_FED_RUN_MS` in ns, else `ns`. */
 function envFedRun(ns: number): number {
-  const v = process.env.LUNA_FED_RUN_MS;
-  const ms = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isFinite(ms) && ms > 0 ? ms * 1e6 : ns;
+  const ms = tuned('LUNA_FED_RUN_MS');
+  return ms !== undefined ? ms * 1e6 : ns;
 }
 
 /** What the default policy answers: only the lanes of fed CFs beyond the common questions. */
