@@ -15,8 +15,9 @@ import type { Schedule } from '../runtime/policy/playback.js';
 import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
-import { bootEarly, workerHeapMb } from '../runtime/exec/pool.js';
-import { keepFreedMb, sharedBytes } from '../runtime/exec/shm.js';
+import { bootEarly } from '../runtime/exec/pool.js';
+import { sharedBytes } from '../runtime/exec/shm.js';
+import { tuned, tuningErrors } from '../runtime/tuning.js';
 import { lowerBackgroundOnLanes } from '../runtime/exec/priority.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
@@ -110,13 +111,11 @@ const BACKGROUND_NICE = 10;
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
   const launch = detectLaunch();
   const say = (text: string): void => { if (launch.rank === 0) process.stderr.write(text.endsWith('\n') ? text : text + '\n'); };
-  const nice = process.env.LUNA_V8_NICE;
-  if (nice !== undefined && nice !== '' && !(/^\d+$/.test(nice) && Number(nice) <= 19)) {
-    say(`luna: error: LUNA_V8_NICE must be a whole number from 0 to 19, got ${JSON.stringify(nice)}`);
-    return 2;
-  }
+  // the environment's numeric settings, all of them, before anything starts
+  const badTuning = tuningErrors();
+  if (badTuning.length > 0) { for (const m of badTuning) say(`luna: error: ${m}`); return 2; }
   // before any worker thread starts: the threads there are now are Node's and V8's own
-  lowerBackgroundOnLanes(nice !== undefined && nice !== '' ? Number(nice) : BACKGROUND_NICE);
+  lowerBackgroundOnLanes(tuned('LUNA_V8_NICE') ?? BACKGROUND_NICE);
   const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);
@@ -146,15 +145,6 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     }
   }
   try { heartbeatMsFromEnv(); } catch (e) { say(`luna: error: ${(e as Error).message}`); return 2; }
-  const heap = process.env.LUNA_WORKER_HEAP_MB;
-  if (heap !== undefined && heap !== '' && workerHeapMb() === undefined) {
-    say(`luna: error: LUNA_WORKER_HEAP_MB must be a whole number of MB, at least 8, got ${JSON.stringify(heap)}`);
-    return 2;
-  }
-  if (Number.isNaN(keepFreedMb())) {
-    say(`luna: error: LUNA_KEEP_FREED_MB must be a whole number of MB (0: the C library's own policy), got ${JSON.stringify(process.env.LUNA_KEEP_FREED_MB)}`);
-    return 2;
-  }
   let cfTimeoutNs: number | undefined;
   if (o.cfTimeout !== undefined) {
     try { cfTimeoutNs = parseDuration(o.cfTimeout); } catch (e) {

@@ -115,7 +115,7 @@ test('LUNA_V8_NICE that is not a whole number from 0 to 19 is refused by name, b
       const r = await luna(['run', '--threads', '1', 'nices.fa'], dir, 60_000, { ...process.env, LUNA_V8_NICE: bad });
       assert.equal(r.status, 2, explain(r));
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, `luna: error: LUNA_V8_NICE must be a whole number from 0 to 19, got ${JSON.stringify(bad)}\n`);
+      assert.equal(r.stderr, `luna: error: LUNA_V8_NICE must be a whole number from 0 to 19 (how far V8's background threads are lowered once lanes run fragments (0: not at all)), got ${JSON.stringify(bad)}\n`);
     }
   });
 });

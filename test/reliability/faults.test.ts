@@ -127,7 +127,7 @@ test('--cf-timeout: a run whose fragments are all shorter completes; a bad durat
   assert.match(bad.stderr, /^luna: error: --cf-timeout: "5" needs a unit/m, explain(bad));
   const heap = await lunaEnv(['run', 'prog.fa', 'fine'], { LUNA_WORKER_HEAP_MB: '2' });
   assert.equal(heap.status, 2, explain(heap));
-  assert.match(heap.stderr, /^luna: error: LUNA_WORKER_HEAP_MB must be a whole number of MB, at least 8, got "2"$/m, explain(heap));
+  assert.match(heap.stderr, /^luna: error: LUNA_WORKER_HEAP_MB must be a whole number of at least 8 \(a worker thread's heap limit, MB\), got "2"$/m, explain(heap));
 });
 
 /** luna with extra environment variables (helpers.luna inherits this process's environment). */

@@ -50,7 +50,7 @@ function expected(steps: number): string[] {
   return v.map((y, x) => `v[${x}] = ${y}`);
 }
 
-interface Counts { sent: number; examined: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number; systemWakes: number; workerWakes: number }
+interface Counts { sent: number; examined: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number; systemWakes: number; workerWakes: number; fedWaitNs: number; laneGapNs: number }
 
 function counts(r: Run): Counts {
   const m = /timing: (\{.*\})/.exec(r.stderr);
@@ -92,6 +92,11 @@ test('a stencil on 2 workers: the right values, each step handed over by the wor
   // each fed input is waited for once: at least one per step that reads across lanes
   const waits = c.fedNone + c.fedSpun + c.fedSlept;
   assert.ok(waits >= steps && waits <= 2 * c.handWorker, `fed waits ${waits}\n${describeRun(fed)}`);
+  // the workers time their waits for fed values: time passes exactly when the value was not
+  // there yet, and it is part of the lanes' time between CFs
+  assert.equal(c.fedWaitNs > 0, c.fedSpun + c.fedSlept > 0, describeRun(fed));
+  assert.ok(c.fedWaitNs <= c.laneGapNs, describeRun(fed));
+  assert.equal(u.fedWaitNs, 0, describeRun(unfed));
   // without feeding, the steps of the two lanes go through the system thread
   assert.equal(u.fedNone + u.fedSpun + u.fedSlept, 0, describeRun(unfed));
   assert.ok(u.handSystem >= steps / 2, `unfed: handed by the system thread ${u.handSystem}\n${describeRun(unfed)}`);

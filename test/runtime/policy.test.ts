@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, RESULT_SPIN_NS, FED_RUN_NS } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, RESULT_SPIN_NS, FED_RUN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -16,6 +16,21 @@ test('batch size: a few CFs until their time is known, then about BATCH_NS of wo
   assert.equal(p.batchSize({ ...sizing, cfNs: 10_000, ready: 1e6, nodes: 2, stealable: true }), 2, 'stealable work stays small on several nodes');
   assert.equal(p.chainLength({ ...sizing, cfNs: 100_000, ready: 1 }), BATCH_NS / 100_000, 'a chain grows to the time a batch should take');
   assert.equal(p.chainLength({ ...sizing, cfNs: 0 }), FIRST_BATCH);
+});
+
+test('a chain keeps CHAIN_AHEAD_NS queued behind its running batch; long CFs and stealable work the lane depth', () => {
+  const p = new DefaultPolicy({ chainAheadNs: CHAIN_AHEAD_NS });
+  // 100 µs links: batches of BATCH_NS, three of them behind the running one
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), 1 + CHAIN_AHEAD_NS / BATCH_NS);
+  assert.equal(new DefaultPolicy({ chainAheadNs: 2 * BATCH_NS }).chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), 3, 'the reserve in batches of the chain');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 70_000 }), CHAIN_DEPTH, '70 µs: batches a little under BATCH_NS, capped');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 10 }), CHAIN_DEPTH, 'batches of tiny CFs are capped by count, not by time: so is the depth');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: BATCH_NS }), LANE_DEPTH, 'CFs of a batch\'s length go one by one');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 0 }), LANE_DEPTH, 'cost unknown yet');
+  assert.equal(p.chainDepth({ ...sizing, ready: 0, cfNs: 70_000, nodes: 2, stealable: true }), LANE_DEPTH, 'what is queued on a lane cannot be given away');
+  assert.equal(p.chainDepth({ ...sizing, cfNs: 70_000, ready: 1 }), LANE_DEPTH, 'other CFs ready: the lanes have work without the reserve');
+  assert.equal(new DefaultPolicy({ chainAheadNs: 0 }).chainDepth({ ...sizing, ready: 0, cfNs: 70_000 }), LANE_DEPTH, 'no reserve: the lane depth');
+  assert.equal(new DefaultPolicy({ chainAheadNs: BATCH_NS }).chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), LANE_DEPTH, 'one batch of reserve: the lane depth');
 });
 
 test('a fed batch keeps its CF count under load: sized by the code\'s fastest execution, a plain batch by the mean', () => {

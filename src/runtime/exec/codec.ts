@@ -6,7 +6,7 @@
 //   OUT keyIdx | INT v keyIdx | REAL v keyIdx | STR strIdx keyIdx | OBJ(t) objIdx keyIdx |
 //   NUM v | TXT strIdx | FWD task out keyIdx | XFWD lane batch task out keyIdx
 import { T_INT, T_REAL, T_STRING, type DfValue } from '../../ucode/value.js';
-import type { FedWaits, Forward, Task, TaskError } from './protocol.js';
+import type { FedWaits, Forward, LaneGaps, Task, TaskError } from './protocol.js';
 
 const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8, A_XFWD = 9;
 
@@ -125,6 +125,7 @@ export interface WireResult {
   fin: Float64Array;
   fedWaits?: FedWaits;
   idleSleeps?: number;
+  gaps?: LaneGaps;
 }
 
 export function encodeResult(lane: number, batch: number, outs: (DfValue | null)[][], start: Float64Array, fin: Float64Array): WireResult {

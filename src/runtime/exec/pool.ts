@@ -14,6 +14,7 @@ import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
 import { join } from 'node:path';
+import { tuned, type TuningName } from '../tuning.js';
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -23,10 +24,7 @@ const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
  * the rest of the process is unharmed.
  */
 export function workerHeapMb(): number | undefined {
-  const v = process.env.LUNA_WORKER_HEAP_MB;
-  if (v === undefined || v === '') return undefined;
-  const n = Number(v);
-  return Number.isInteger(n) && n >= 8 ? n : undefined;
+  return tuned('LUNA_WORKER_HEAP_MB');
 }
 
 /**
@@ -121,10 +119,9 @@ export const MAX_FEED_LANES = 16;
 export const SLEEP_AT_ONCE: WaitPlan = { cpus: 1, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
 
 /** µs from the environment (a comparison's override of the policy), else `ns`. */
-function envSpin(name: string, ns: number): number {
-  const v = process.env[name];
-  const us = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isFinite(us) && us >= 0 ? us * 1000 : ns;
+function envSpin(name: TuningName, ns: number): number {
+  const us = tuned(name);
+  return us !== undefined ? us * 1000 : ns;
 }
 
 /** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_FED_SPIN_PRODUCER_US`, `LUNA_RESULT_SPIN_US`). */
@@ -310,6 +307,7 @@ export class WorkerPool {
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
       if (m.idleSleeps) r.idleSleeps = m.idleSleeps;
+      if (m.gaps) r.gaps = m.gaps;
       this.opts.onResult(r);
       // the system thread will not name this batch in a feed request any more
       if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);

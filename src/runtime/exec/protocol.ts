@@ -73,6 +73,20 @@ export interface BatchResult {
   fedWaits?: FedWaits;
   /** times the worker slept on its empty port before this batch came (absent: none): it had nothing to run */
   idleSleeps?: number;
+  /** where the worker's time between CFs went since its previous result (absent: never traced, see LaneGaps) */
+  gaps?: LaneGaps;
+}
+
+/**
+ * A lane's time between two CFs, by cause, summed by the worker since its previous result:
+ * `gapNs` all of it (from a CF's end to the next one's start); `batchWaits`/`batchWaitNs` the
+ * times its port was empty when a batch ended and how long until the next came (the lane waited
+ * for the system thread); `fedWaitNs` how long it waited for values fed by other lanes. What is
+ * left of `gapNs` is the worker's own overhead (decoding, results, garbage collection) and time
+ * the operating system gave its core to another thread.
+ */
+export interface LaneGaps {
+  gapNs: number; batchWaits: number; batchWaitNs: number; fedWaitNs: number;
 }
 
 /**

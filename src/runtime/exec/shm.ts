@@ -6,6 +6,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
+import { tuned } from '../tuning.js';
 
 const LIMIT = 64 * 1024 * 1024;
 
@@ -41,9 +42,8 @@ const KEEP_FREED_DEFAULT_MB = 1024;
  */
 export function keepFreedMb(): number {
   const v = process.env.LUNA_KEEP_FREED_MB;
-  if (v === undefined || v === '') return KEEP_FREED_DEFAULT_MB;
-  const n = Number(v);
-  return Number.isInteger(n) && n >= 0 ? n : NaN;
+  if (v === undefined || v.trim() === '') return KEEP_FREED_DEFAULT_MB;
+  return tuned('LUNA_KEEP_FREED_MB') ?? NaN;
 }
 
 let kept: boolean | undefined;

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -165,6 +165,8 @@ function loop(fns: Ucode[]): void {
   const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.pending() === true;
   for (;;) {
     m = receiveMessageOnPort(port);
+    // the lane has nothing to run until the system thread sends its next batch
+    const waitFrom = m === undefined && lastFin >= 0 ? now() : -1;
     if (m === undefined && SPIN_NS > 0) {
       const until = performance.now() + SPIN_NS / 1e6;
       do { exchange?.serve(); m = receiveMessageOnPort(port); } while (m === undefined && spinning(until));
@@ -174,6 +176,7 @@ function loop(fns: Ucode[]): void {
       if (sleep(work)) idleSleeps++;
       if (m === undefined) m = receiveMessageOnPort(port);
     }
+    if (waitFrom >= 0) { gaps.batchWaits++; gaps.batchWaitNs += now() - waitFrom; }
     if (!run(m.message as WireBatch | { stop: true }, fns)) return;
   }
 }
@@ -187,6 +190,10 @@ const SPIN_CPU_SHARE = 0.8;
 let waits: FedWaits | undefined;
 /** times this worker slept on its empty port since its last result (BatchResult.idleSleeps) */
 let idleSleeps = 0;
+/** this lane's time between CFs since its last result, by cause (BatchResult.gaps) */
+let gaps: LaneGaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 };
+/** when this lane's last CF ended (the clock of `now`; -1: none yet, its wait for a first batch is no gap) */
+let lastFin = -1;
 
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
@@ -208,9 +215,9 @@ function fed(f: Forward): DfValue | null | undefined {
   let winWall = 0, winCpu = 0;
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
-    if (v !== undefined) { if (slept) w.slept++; else w.spun++; return v; }
+    if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6; return v; }
     ex.serve(); // the producer of what we wait for may wait for us
-    if (flags[ABORT] !== 0) return undefined;
+    if (flags[ABORT] !== 0) { gaps.fedWaitNs += (performance.now() - t0) * 1e6; return undefined; }
     if (spinning(until)) continue;
     const now = performance.now();
     if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
@@ -266,6 +273,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       cpu = gate!.start(tw, t0, t.imp, t.cf, me + 1);
     }
     start[ti] = t0;
+    if (lastFin >= 0) gaps.gapNs += t0 - lastFin;
     try {
       inUcode = true;
       tw?.lend(); // a ucode that never returns must not take this worker's trace with it
@@ -281,7 +289,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
       break;
     }
-    fin[ti] = tw ? gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now) : now();
+    lastFin = fin[ti] = tw ? gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now) : now();
     ran = ti + 1;
     exchange?.ran(msg.id, ti);
   }
@@ -293,6 +301,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
   if (waits) { result.fedWaits = waits; waits = undefined; }
   if (idleSleeps > 0) { result.idleSleeps = idleSleeps; idleSleeps = 0; }
+  if (gaps.gapNs > 0) { result.gaps = gaps; gaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 }; }
   parentPort!.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   return true;

@@ -13,7 +13,7 @@ import { EvalError } from '../../program/expr.js';
 import type { DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
 import type { Batch, BatchResult, Feed, Task, TaskError } from '../exec/protocol.js';
-import type { SchedulingPolicy } from '../policy/types.js';
+import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
@@ -101,9 +101,12 @@ export class NodeRuntime {
    * system thread (batches, feed requests, answers; up to its last result) and by workers (fed
    * values); `examined`: CFs examined in full (a parked CF made ready from the task it prepared
    * when it parked is not); `laneSleeps`: times a worker slept on its empty port before a batch
-   * came (it had nothing to run: its next batch was late)
+   * came (it had nothing to run: its next batch was late); `laneGapNs`, `laneWaits`,
+   * `laneWaitNs`, `fedWaitNs`: the lanes' time between CFs, the times a lane waited for its next
+   * batch and how long, and its waits for fed values (exec/protocol.ts LaneGaps); `chainAhead`:
+   * the most batches a lane held at once while a chain continued on it (the policy's chainDepth)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, laneSleeps: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -175,6 +178,8 @@ export class NodeRuntime {
     const w = r.fedWaits;
     if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
     if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
+    const g = r.gaps;
+    if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
     this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
@@ -565,9 +570,12 @@ export class NodeRuntime {
    */
   private continueChains(): void {
     const lanes = this.exec;
+    let depth = 0;
     for (let w = 0; w < lanes.lanes; w++) {
       const tail = this.tails[w];
-      if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
+      if (!tail || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
+      if (depth === 0) depth = this.policy.chainDepth(this.sizing());
+      if (lanes.inflight[w]! >= depth) continue;
       const succ = BatchBuilder.soleWaiter(this.st, tail.cfs[tail.cfs.length - 1]!);
       if (succ === null || succ.site.kind !== 'call') continue;
       const b = new BatchBuilder(this.st, tail);
@@ -575,6 +583,7 @@ export class NodeRuntime {
       b.add(succ);
       b.extend(this.interp, this.batchLimit());
       this.send(w, b);
+      if (lanes.inflight[w]! > this.stats.chainAhead) this.stats.chainAhead = lanes.inflight[w]!;
     }
   }
 
@@ -632,7 +641,11 @@ export class NodeRuntime {
 
   /** Most CFs a batch may grow to with continuations. */
   private batchLimit(): number {
-    return this.policy.chainLength({ cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo });
+    return this.policy.chainLength(this.sizing());
+  }
+
+  private sizing(): BatchSizing {
+    return { cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo };
   }
 
   /** Workers are wanted (the policy said so, or a batch leaves): they start booting now. */

@@ -6,6 +6,7 @@
 // victims give half.
 import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
 import type { WaitPlan } from '../exec/protocol.js';
+import { tuned } from '../tuning.js';
 
 /**
  * target duration of a batch with continuations: the system thread books each batch on a wake-up
@@ -78,6 +79,18 @@ export const ALONE_INLINE_NS = 1_000_000;
 export const HANDOFF_PROBE = 256;
 /** batches in flight per worker (one running, one queued behind it) */
 export const LANE_DEPTH = 2;
+/**
+ * work a chain keeps queued on its lane behind the running batch (batches of BATCH_NS: three):
+ * the lane runs on while the system thread is late to send the next one. With one queued (the
+ * lane depth), chains of 70 µs links on 2 lanes (bench lanes, 2 chains × 2 000, load 9–11,
+ * alternated, medians of 4) waited 31.5 times for their next batch, 555 ms in all; with three,
+ * 13.5 times, 366 ms (the worker's own count, `--timing` laneWaits, laneWaitNs). The system
+ * thread's turns under load (its own cold code, a core taken by other processes) lasted 20–40 ms
+ * while it used a third of that as CPU: the lane's reserve, not its cost, decides.
+ */
+export const CHAIN_AHEAD_NS = 3 * BATCH_NS;
+/** most batches a chain's lane holds (batches of tiny CFs are capped at MAX_BATCH CFs, not sized by time) */
+export const CHAIN_DEPTH = 4;
 /** batches in flight per worker, counting those fed by other lanes' batches */
 export const FEED_DEPTH = 2;
 /** an inline ucode at least this long (mean) first sends what is queued: a socket write costs ~20–30 µs here */
@@ -141,13 +154,20 @@ export interface DefaultPolicyOptions {
   spreadLoops?: boolean;
   /** target duration of a fed batch, ns (default FED_RUN_NS; `LUNA_FED_RUN_MS` overrides it) */
   fedRunNs?: number;
+  /** what a chain keeps queued behind its running batch, ns (default CHAIN_AHEAD_NS; `LUNA_CHAIN_AHEAD_MS` overrides it, 0: the lane depth) */
+  chainAheadNs?: number;
+}
+
+/** `LUNA_CHAIN_AHEAD_MS` in ns (0 allowed), else `ns`. */
+function envChainAhead(ns: number): number {
+  const ms = tuned('LUNA_CHAIN_AHEAD_MS');
+  return ms !== undefined ? ms * 1e6 : ns;
 }
 
 /** `LUNA_FED_RUN_MS` in ns, else `ns`. */
 function envFedRun(ns: number): number {
-  const v = process.env.LUNA_FED_RUN_MS;
-  const ms = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isFinite(ms) && ms > 0 ? ms * 1e6 : ns;
+  const ms = tuned('LUNA_FED_RUN_MS');
+  return ms !== undefined ? ms * 1e6 : ns;
 }
 
 /** What the default policy answers: only the lanes of fed CFs beyond the common questions. */
@@ -160,8 +180,10 @@ export class DefaultPolicy implements SchedulingPolicy {
   private readonly inline: boolean;
   private readonly spread: boolean;
   private readonly fedRunNs: number;
+  private readonly chainAheadNs: number;
 
   constructor(o: DefaultPolicyOptions = {}) {
+    this.chainAheadNs = o.chainAheadNs ?? envChainAhead(CHAIN_AHEAD_NS);
     this.inline = o.inline ?? true;
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
     this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
@@ -259,6 +281,22 @@ export class DefaultPolicy implements SchedulingPolicy {
     const ns = s.fed && s.cfMinNs !== undefined && s.cfMinNs > 0 && s.cfMinNs < Infinity ? Math.min(s.cfNs, s.cfMinNs) : s.cfNs;
     const limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
     return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
+  }
+
+  /**
+   * A chain keeps CHAIN_AHEAD_NS queued behind its running batch, in batches of its chain length
+   * (`LUNA_CHAIN_AHEAD_MS=0`: one batch, the lane depth, for comparisons).
+   * CFs of BATCH_NS or more go one by one and keep the lane depth (a batch holds that much work
+   * already), and so does stealable work on several nodes: what is queued on a lane cannot be
+   * given away. So does a chain while other CFs are ready: the lanes have work without the
+   * reserve, and a lane committed to its chains' next batches left the ready CFs to the other
+   * (block matmul 640 / 8 on 2 threads, its products chained per block of C: 8–19 % slower in
+   * 3 of 3 alternated pairs, load 5–6).
+   */
+  chainDepth(s: BatchSizing): number {
+    if ((s.stealable && s.nodes > 1) || s.cfNs === 0 || s.cfNs >= BATCH_NS || s.ready > 0) return LANE_DEPTH;
+    const batchNs = s.cfNs * this.chainLength(s);
+    return Math.min(CHAIN_DEPTH, 1 + Math.max(LANE_DEPTH - 1, Math.ceil(this.chainAheadNs / batchNs)));
   }
 
   batchSize(s: BatchSizing): number {

@@ -24,6 +24,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number { return this.inner.chooseFedLane(lanes, from, cf); }
   batchSize(s: BatchSizing): number { return this.inner.batchSize(s); }
   chainLength(s: BatchSizing): number { return this.inner.chainLength(s); }
+  chainDepth(s: BatchSizing): number { return this.inner.chainDepth(s); }
   bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean { return this.inner.bootWorkers(cost, ns, nodes); }
   flushBefore(meanNs: number): boolean { return this.inner.flushBefore(meanNs); }
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean { return this.inner.runInline(cost, now, cf); }

@@ -193,6 +193,12 @@ export interface SchedulingPolicy {
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
   chainLength(s: BatchSizing): number;
   /**
+   * Batches a lane may hold at once (the running one included) while a chain continues on it:
+   * the next batches of the chain are sent behind the running one, each taking its first input
+   * from the batch before it on the worker, so the lane runs on while the system thread is late.
+   */
+  chainDepth(s: BatchSizing): number;
+  /**
    * Batches the one lane of FIFO order keeps in flight: 1 builds the next batch only after the
    * last came back; 2 builds it while the last runs (the order is the same).
    */

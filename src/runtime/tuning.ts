@@ -1,0 +1,50 @@
+// The numeric settings a run takes from its environment, declared once: `luna run` checks every
+// one before anything starts (a malformed value is an error naming the variable and what it
+// takes, exit 2), and the runtime reads them through `tuned`, so no reader falls back silently
+// to its default on a typo. Most exist to compare a measured default against other values.
+
+interface Setting {
+  /** what a value sets, for the error message */
+  what: string;
+  min: number;
+  max?: number;
+  /** whole numbers only */
+  integer?: boolean;
+}
+
+export const TUNING = {
+  LUNA_SPIN_US: { what: 'how long a worker with nothing to do spins before it sleeps, µs (0: sleep at once)', min: 0 },
+  LUNA_FED_SPIN_US: { what: 'how long a worker spins for a value fed by another lane, µs (0: sleep at once)', min: 0 },
+  LUNA_FED_SPIN_PRODUCER_US: { what: 'how long a worker spins for a fed value while its producer runs, µs', min: 0 },
+  LUNA_RESULT_SPIN_US: { what: 'how long the system thread spins for a worker\'s result, µs (0: sleep at once)', min: 0 },
+  LUNA_FED_RUN_MS: { what: 'the work of a fed batch, ms', min: Number.MIN_VALUE },
+  LUNA_CHAIN_AHEAD_MS: { what: 'the work a chain keeps queued on its lane, ms (0: one batch)', min: 0 },
+  LUNA_V8_NICE: { what: 'how far V8\'s background threads are lowered once lanes run fragments (0: not at all)', min: 0, max: 19, integer: true },
+  LUNA_WORKER_HEAP_MB: { what: 'a worker thread\'s heap limit, MB', min: 8, integer: true },
+  LUNA_KEEP_FREED_MB: { what: 'the freed memory a node keeps for its next large buffers, MB (0: the C library\'s own policy)', min: 0, integer: true },
+} as const satisfies Record<string, Setting>;
+
+export type TuningName = keyof typeof TUNING;
+
+/** The value of `name` in `env`, undefined when unset or malformed (`tuningErrors` reports those). */
+export function tuned(name: TuningName, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') return undefined;
+  const s: Setting = TUNING[name];
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < s.min || (s.max !== undefined && n > s.max) || (s.integer === true && !Number.isInteger(n))) return undefined;
+  return n;
+}
+
+/** One message per malformed setting in `env`. */
+export function tuningErrors(env: NodeJS.ProcessEnv = process.env): string[] {
+  const errors: string[] = [];
+  for (const name of Object.keys(TUNING) as TuningName[]) {
+    const v = env[name];
+    if (v === undefined || v.trim() === '' || tuned(name, env) !== undefined) continue;
+    const s: Setting = TUNING[name];
+    const range = s.max !== undefined ? `from ${s.min} to ${s.max}` : s.min === Number.MIN_VALUE ? 'above 0' : `of at least ${s.min}`;
+    errors.push(`${name} must be a ${s.integer === true ? 'whole number' : 'number'} ${range} (${s.what}), got ${JSON.stringify(v)}`);
+  }
+  return errors;
+}
