@@ -224,6 +224,24 @@ export class Predictor {
   predict(node: ArrayLike<number>, dfOwner: ArrayLike<number>): Prediction {
     return replayPlacement(this.g, { nodes: this.nodes, lanes: this.lanes, node, dfOwner, transferNs: this.hopNs, host: this.host }, this.prep);
   }
+
+  /**
+   * A lower bound of any replay's end under the CFs' placement `node`, whatever the DFs' owners:
+   * the earliest release plus the most loaded node's work spread over its lanes. A lane runs its
+   * CFs one at a time, each for at least its duration (on a host model, at most one core's
+   * speed), none before the earliest release. One pass over the CFs, no replay.
+   */
+  workBound(node: ArrayLike<number>): number {
+    const w = new Float64Array(this.nodes);
+    let first = this.g.n > 0 ? Infinity : 0;
+    for (let c = 0; c < this.g.n; c++) {
+      w[node[c]!] += this.g.duration[c]!;
+      if (this.g.release[c]! < first) first = this.g.release[c]!;
+    }
+    let max = 0;
+    for (let m = 0; m < this.nodes; m++) if (w[m]! > max) max = w[m]!;
+    return first + max / this.lanes;
+  }
 }
 
 export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult {
@@ -264,8 +282,11 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
   const nextOwners = dfMode === 'follow' ? followOwners : tracedOwners;
 
   // the strategy (and the quantum sweep for the seed's)
-  const run = (q: number, iv: Intervals = p): Int32Array => {
-    const node = current.slice();
+  // `into`: a placement to overwrite instead of a new one (the sweep on a prefix: the strategy
+  // moves only the prefix's CFs, so only they are reset — not 10^6 entries per quantum tried)
+  const run = (q: number, iv: Intervals = p, into?: Int32Array): Int32Array => {
+    let node: Int32Array;
+    if (into) { node = into; node.set(current.subarray(0, iv.n)); } else node = current.slice();
     if (strategy === 'seed') seedBalance(iv, quantize(iv, q), node, nodes, { extra });
     else if (strategy === 'refine') node.set(greedyRefine(weighted, current, nodes, o.tolerance ?? 1.0));
     else node.set(greedyLpt(weighted, nodes).node);
@@ -288,11 +309,13 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
       const part = K < p.n ? prefixOf(p, K) : p;
       const partPredictor = K < p.n ? new Predictor(part, transfer, nodes, lanes, weights === 'wall', host) : undefined;
       let best: { q: number; node: Int32Array; makespan: number; pred: Prediction; ms: number } | undefined;
+      // on a prefix, one placement serves every quantum tried (only the chosen quantum is kept)
+      const scratch = K < p.n ? current.slice() : undefined;
       for (let k = 0; k < AUTO_STEPS; k++) {
         const q = Math.max(1, tLast / 2 ** k);
-        const [node, runMs] = timed(() => run(q, part));
+        const [node, runMs] = timed(() => run(q, part, scratch));
         const pred = partPredictor ? partPredictor.predict(node, nextOwners) : predict(node, nextOwners), m = pred.makespan;
-        sweep.push({ quantumNs: q, makespan: m, moved: countMoved(node, current) });
+        sweep.push({ quantumNs: q, makespan: m, moved: countMoved(node.subarray(0, K), current.subarray(0, K)) });
         // ties: the larger quantum (fewer quanta, fewer moves)
         if (!best || m < best.makespan) best = { q, node, makespan: m, pred, ms: runMs };
       }
@@ -363,7 +386,9 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
     // candidates: the strategy's placement; and, when DFs follow writers, the current CFs' with
     // their DFs moved only (a placement already balanced may still be posting DFs back and forth)
     const options: { node: Int32Array; owners: Int32Array; pred: Prediction }[] = [{ node: candidate, owners: nextOwners, pred: candPred ?? predict(candidate, nextOwners) }];
-    if (dfMode === 'follow' && !ownersFollow(p, current, tracedOwners)) options.push({ node: current, owners: followOwners, pred: predict(current, followOwners) });
+    // (not replayed when it cannot end before the strategy's candidate: its CFs are the current
+    // ones, and their work alone on the most loaded node outlasts the candidate's predicted end)
+    if (dfMode === 'follow' && !ownersFollow(p, current, tracedOwners) && predictor!.workBound(current) * (1 - 1e-9) < options[0]!.pred.makespan) options.push({ node: current, owners: followOwners, pred: predict(current, followOwners) });
     const best = options.reduce((a, b) => (b.pred.makespan < a.pred.makespan ? b : a));
     bestPred = best.pred;
     if (best.pred.makespan < now.makespan * (1 - required)) {
