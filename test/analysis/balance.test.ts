@@ -493,3 +493,26 @@ test('affinity groups: CFs joined by bulk data move together, and gain more than
   assert.equal(balance(p, { strategy: 'refine', tolerance: 10, guard: false, search: false, host: false, groups: false }).moved, 0);
   assert.equal(r.predicted.next.makespan, 16e6 + 120_000 + 100 / 0.68, 'at the default transfer model');
 });
+
+test('calibrated capacity: a traced run whose workers got half a core is replayed at half a core, and the error bar closes', () => {
+  // 11 CFs on node 0 and 9 on node 1, each 20 ms on its lane and 10 ms of CPU: the machine's other
+  // work took half of each worker's core; one host of 2 cores
+  const cfs = [11, 9].flatMap((k, m) => Array.from({ length: k }, (_, i) => [m, i * 20e6, (i + 1) * 20e6] as [number, number, number]));
+  const p: Profile = { ...profile(cfs), cpu: Float64Array.from(cfs, () => 10e6), hostOf: Int32Array.from([0, 0]), hostCores: [2], sysWallNs: Float64Array.from([0, 0]), workerShare: Float64Array.from([0.5, 0.5]) };
+  const plain = balance(p, { strategy: 'greedy', search: false, contention: 1 });
+  // replayed on whole cores: 110 ms against the traced 220 — an error of 50 %, so a 9 % gain is kept
+  assert.equal(plain.predicted.current.makespan, 110e6);
+  assert.ok(Math.abs(plain.modelError! - 0.5) < 1e-9, `model error ${plain.modelError}`);
+  assert.equal(plain.decision, 'keep');
+  const cal = balance(p, { strategy: 'greedy', search: false, contention: 1, calibrate: true });
+  assert.deepEqual(Array.from(cal.host!.capacity!), [0.5, 0.5], 'the measured share over the replay\'s (a whole core)');
+  assert.equal(cal.predicted.current.makespan, 220e6, 'the traced run, as traced');
+  assert.ok(cal.modelError! < 1e-9, `model error ${cal.modelError}`);
+  assert.equal(cal.decision, 'apply');
+  assert.equal(cal.predicted.next.makespan, 200e6);
+  assert.deepEqual(Array.from(cal.expected).reduce((a, b) => a + b, 0), 200e6, 'the CPU time the next run will measure: the work, not the wall time');
+  // a node that ran nothing takes its host's mean: everything traced on node 0
+  const one = cfs.map((c, i) => [0, i * 20e6, (i + 1) * 20e6] as [number, number, number]);
+  const q: Profile = { ...profile(one), cpu: Float64Array.from(one, () => 10e6), hostOf: Int32Array.from([0, 0]), hostCores: [2], sysWallNs: Float64Array.from([0, 0]), workerShare: Float64Array.from([0.5, 1]) };
+  assert.deepEqual(Array.from(balance(q, { strategy: 'greedy', search: false, contention: 1, calibrate: true }).host!.capacity!), [0.5, 0.5]);
+});
