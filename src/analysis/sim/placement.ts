@@ -54,11 +54,11 @@ export function preparePlacement(g: PlacementGraph, transferNs: (bytes: number) 
 /** Replay `g` under placement `o` (ready CFs in the order they became ready); `prep` from preparePlacement with `o.transferNs`. */
 export function replayPlacement(g: PlacementGraph, o: PlacementOptions, prep?: PlacementPrep): PlacementResult {
   if (o.host) return replayOnHosts(g, { nodes: o.nodes, lanes: o.lanes, node: o.node, dfOwner: o.dfOwner, host: o.host }, prep?.consumers);
-  const pre = prep ?? preparePlacement(g, o.transferNs), hopNs = pre.hopNs, owner = o.dfOwner, node = o.node;
+  const pre = prep ?? preparePlacement(g, o.transferNs), hopNs = pre.hopNs, owner = o.dfOwner, node = o.node, depDf = g.depDf;
   const r = replayGraph(g, {
     nodes: o.nodes, lanes: o.lanes, node,
     arrival: (k, from, to) => {
-      const h = hops(owner[g.depDf[k]!]!, from, to);
+      const h = hops(owner[depDf[k]!]!, from, to);
       return h > 0 ? h * hopNs[k]! : 0;
     },
   }, pre.consumers, pre.scratch);
