@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { lastEvent, loads, meanLoads, quantize, span, weight } from '../../src/analysis/balance/quantize.js';
 import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
-import { balance, ERROR_BAR_CAP, pinned, STEER_MAX_BYTES } from '../../src/analysis/balance/balance.js';
+import { balance, ERROR_BAR_CAP, pinned, Predictor, STEER_MAX_BYTES } from '../../src/analysis/balance/balance.js';
+import { Prng } from '../../src/analysis/sim/prng.js';
 import { prefixOf, sweepPrefix } from '../../src/analysis/balance/prefix.js';
 import { affinityGroups, searchGroups } from '../../src/analysis/balance/groups.js';
 import { replayGraph } from '../../src/analysis/sim/replay.js';
@@ -515,4 +516,25 @@ test('calibrated capacity: a traced run whose workers got half a core is replaye
   const one = cfs.map((c, i) => [0, i * 20e6, (i + 1) * 20e6] as [number, number, number]);
   const q: Profile = { ...profile(one), cpu: Float64Array.from(one, () => 10e6), hostOf: Int32Array.from([0, 0]), hostCores: [2], sysWallNs: Float64Array.from([0, 0]), workerShare: Float64Array.from([0.5, 1]) };
   assert.deepEqual(Array.from(balance(q, { strategy: 'greedy', search: false, contention: 1, calibrate: true }).host!.capacity!), [0.5, 0.5]);
+});
+
+test('the work bound the guard skips a replay by is never above a replay\'s end (random graphs and placements, with and without the traced machine)', () => {
+  const rng = new Prng(7);
+  const host = { hostOf: [0, 0, 0], cores: [2], msgNs: 5e4, byteNs: 1, wireNs: 1e5, cfNs: 2e4, contention: 1.316 };
+  let tight = 0;
+  for (let t = 0; t < 40; t++) {
+    const n = 5 + Math.floor(rng.next() * 40);
+    const cfs = Array.from({ length: n }, (_, i) => [Math.floor(rng.next() * 3), i * 1e6, i * 1e6 + 1e5 + rng.next() * 5e6] as [number, number, number]);
+    const deps: [number, number, number][] = [], dfs: [number, number, number][] = [];
+    for (let c = 1; c < n; c++) for (let k = 0; k < 2; k++) if (rng.next() < 0.6) { const from = Math.floor(rng.next() * c); deps.push([c, from, dfs.length]); dfs.push([from, Math.floor(rng.next() * 1e6), cfs[from]![0]]); }
+    const p = profile(cfs, deps, dfs, 3);
+    const node = Int32Array.from({ length: n }, () => Math.floor(rng.next() * 3)), owners = new Int32Array(p.dfs).fill(-1);
+    for (const h of [undefined, host]) {
+      const pr = new Predictor(p, fitTransfers(p), 3, 1 + (t % 2), false, h);
+      const bound = pr.workBound(node), end = pr.predict(node, owners).makespan;
+      assert.ok(bound <= end * (1 + 1e-12), `graph ${t}${h ? ' on a host' : ''}: bound ${bound} > end ${end}`);
+      if (bound === end) tight++;
+    }
+  }
+  assert.ok(tight > 0, 'the bound is reached where a node\'s work runs back to back');
 });
