@@ -28,6 +28,7 @@ export interface BalanceCliOptions {
   typical: boolean;
   tolerance?: string;
   contention?: string;
+  calibrate?: boolean;
   plot?: string;
   json?: boolean;
 }
@@ -73,7 +74,7 @@ export async function balanceCommand(trace: string, o: BalanceCliOptions): Promi
   for (const w of profile.warnings) say(`warning: ${trace}: ${w}`);
   if (profile.n === 0) { say(`error: ${trace} holds no executed fragment: nothing to balance`); return 1; }
   if (/distribution/.test(profile.policy) && earlier.length === 0) say(`warning: ${trace} is a run that applied a distribution (policy "${profile.policy}"): give that file with --merge, or the new one forgets its placements`);
-  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, groups: o.groups ? undefined : false, dfs: o.dfs, tolerance, contention, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
+  const r = balance(profile, { strategy: o.strategy as (typeof STRATEGIES)[number], quantum, nodes: o.nodes, lanes: o.lanes, comm: o.comm, guard: o.guard, errorBar: o.errorBar, host: o.host, search: o.search ? undefined : false, groups: o.groups ? undefined : false, dfs: o.dfs, tolerance, contention, calibrate: o.calibrate, weights: o.weights as 'wall' | 'cpu' | undefined, typical: o.typical });
   for (const w of r.warnings) say(`warning: ${w}`);
   let dist = distributionOf(profile, r, [trace]);
   try {

@@ -147,6 +147,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--no-groups', 'no moves of whole affinity groups (fragments joined by bulk data, moved with it)')
     .option('--no-host', 'predict each node on cores of its own, a transfer only a delay (default: the traced machine, its nodes sharing its cores, the system threads paying for transfers)')
     .option('--contention <f>', 'on the traced machine: CPU time of work with all its cores busy over its time alone (default 1.316, measured on the 2-vCPU development machine; 1: cores that do not slow each other)')
+    .option('--calibrate', 'on the traced machine: each node\'s threads get the share of a core its workers got in the traced run (over the replay\'s share), not a whole core')
     .option('--dfs <follow|keep>', 'DFs live with their writers (follow), or where the traced run kept them', 'follow')
     .option('--tolerance <x>', 'GreedyRefine\'s tolerance (≥ 1)')
     .option('--weights <wall|cpu>', 'a fragment\'s weight: its wall time (the seed\'s) or its thread CPU time (default when the trace\'s CPU clock is exact)')

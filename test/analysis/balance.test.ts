@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { lastEvent, loads, meanLoads, quantize, span, weight } from '../../src/analysis/balance/quantize.js';
 import { seedBalance } from '../../src/analysis/balance/seed.js';
 import { greedyLpt, greedyRefine, lowerBound } from '../../src/analysis/balance/reference.js';
-import { balance, ERROR_BAR_CAP, pinned, STEER_MAX_BYTES } from '../../src/analysis/balance/balance.js';
+import { balance, ERROR_BAR_CAP, pinned, Predictor, STEER_MAX_BYTES } from '../../src/analysis/balance/balance.js';
+import { Prng } from '../../src/analysis/sim/prng.js';
 import { prefixOf, sweepPrefix } from '../../src/analysis/balance/prefix.js';
 import { affinityGroups, searchGroups } from '../../src/analysis/balance/groups.js';
 import { replayGraph } from '../../src/analysis/sim/replay.js';
@@ -492,4 +493,48 @@ test('affinity groups: CFs joined by bulk data move together, and gain more than
   assert.equal(r.grouped, 3);
   assert.equal(balance(p, { strategy: 'refine', tolerance: 10, guard: false, search: false, host: false, groups: false }).moved, 0);
   assert.equal(r.predicted.next.makespan, 16e6 + 120_000 + 100 / 0.68, 'at the default transfer model');
+});
+
+test('calibrated capacity: a traced run whose workers got half a core is replayed at half a core, and the error bar closes', () => {
+  // 11 CFs on node 0 and 9 on node 1, each 20 ms on its lane and 10 ms of CPU: the machine's other
+  // work took half of each worker's core; one host of 2 cores
+  const cfs = [11, 9].flatMap((k, m) => Array.from({ length: k }, (_, i) => [m, i * 20e6, (i + 1) * 20e6] as [number, number, number]));
+  const p: Profile = { ...profile(cfs), cpu: Float64Array.from(cfs, () => 10e6), hostOf: Int32Array.from([0, 0]), hostCores: [2], sysWallNs: Float64Array.from([0, 0]), workerShare: Float64Array.from([0.5, 0.5]) };
+  const plain = balance(p, { strategy: 'greedy', search: false, contention: 1 });
+  // replayed on whole cores: 110 ms against the traced 220 — an error of 50 %, so a 9 % gain is kept
+  assert.equal(plain.predicted.current.makespan, 110e6);
+  assert.ok(Math.abs(plain.modelError! - 0.5) < 1e-9, `model error ${plain.modelError}`);
+  assert.equal(plain.decision, 'keep');
+  const cal = balance(p, { strategy: 'greedy', search: false, contention: 1, calibrate: true });
+  assert.deepEqual(Array.from(cal.host!.capacity!), [0.5, 0.5], 'the measured share over the replay\'s (a whole core)');
+  assert.equal(cal.predicted.current.makespan, 220e6, 'the traced run, as traced');
+  assert.ok(cal.modelError! < 1e-9, `model error ${cal.modelError}`);
+  assert.equal(cal.decision, 'apply');
+  assert.equal(cal.predicted.next.makespan, 200e6);
+  assert.deepEqual(Array.from(cal.expected).reduce((a, b) => a + b, 0), 200e6, 'the CPU time the next run will measure: the work, not the wall time');
+  // a node that ran nothing takes its host's mean: everything traced on node 0
+  const one = cfs.map((c, i) => [0, i * 20e6, (i + 1) * 20e6] as [number, number, number]);
+  const q: Profile = { ...profile(one), cpu: Float64Array.from(one, () => 10e6), hostOf: Int32Array.from([0, 0]), hostCores: [2], sysWallNs: Float64Array.from([0, 0]), workerShare: Float64Array.from([0.5, 1]) };
+  assert.deepEqual(Array.from(balance(q, { strategy: 'greedy', search: false, contention: 1, calibrate: true }).host!.capacity!), [0.5, 0.5]);
+});
+
+test('the work bound the guard skips a replay by is never above a replay\'s end (random graphs and placements, with and without the traced machine)', () => {
+  const rng = new Prng(7);
+  const host = { hostOf: [0, 0, 0], cores: [2], msgNs: 5e4, byteNs: 1, wireNs: 1e5, cfNs: 2e4, contention: 1.316 };
+  let tight = 0;
+  for (let t = 0; t < 40; t++) {
+    const n = 5 + Math.floor(rng.next() * 40);
+    const cfs = Array.from({ length: n }, (_, i) => [Math.floor(rng.next() * 3), i * 1e6, i * 1e6 + 1e5 + rng.next() * 5e6] as [number, number, number]);
+    const deps: [number, number, number][] = [], dfs: [number, number, number][] = [];
+    for (let c = 1; c < n; c++) for (let k = 0; k < 2; k++) if (rng.next() < 0.6) { const from = Math.floor(rng.next() * c); deps.push([c, from, dfs.length]); dfs.push([from, Math.floor(rng.next() * 1e6), cfs[from]![0]]); }
+    const p = profile(cfs, deps, dfs, 3);
+    const node = Int32Array.from({ length: n }, () => Math.floor(rng.next() * 3)), owners = new Int32Array(p.dfs).fill(-1);
+    for (const h of [undefined, host]) {
+      const pr = new Predictor(p, fitTransfers(p), 3, 1 + (t % 2), false, h);
+      const bound = pr.workBound(node), end = pr.predict(node, owners).makespan;
+      assert.ok(bound <= end * (1 + 1e-12), `graph ${t}${h ? ' on a host' : ''}: bound ${bound} > end ${end}`);
+      if (bound === end) tight++;
+    }
+  }
+  assert.ok(tight > 0, 'the bound is reached where a node\'s work runs back to back');
 });

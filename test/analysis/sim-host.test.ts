@@ -173,3 +173,19 @@ test('contention in the trace: the share of each CF\'s interval another CF of it
   assert.equal(fitHost(prof(h), fitTransfers(prof(h)))!.contention, DEFAULT_CONTENTION);
   assert.equal(fitHost(prof(h), fitTransfers(prof(h)), 1)!.contention, 1);
 });
+
+test('capacity: a node whose threads get half a core takes twice the wall time for the same CPU time', () => {
+  const two = { n: 2, duration: [40, 40], release: [0, 0], depStart: [0, 0, 0], depFrom: [], depDf: [], dfBytes: [] };
+  const host = { ...free, hostOf: [0, 0], cores: [2] };
+  const r = replayOnHosts(two, { nodes: 2, lanes: 1, node: [0, 1], dfOwner: [], host: { ...host, capacity: [0.5, 1] } });
+  assert.deepEqual(Array.from(r.finish), [80, 40], 'node 0 at half speed, node 1 at full');
+  assert.deepEqual(Array.from(r.cpu), [40, 40], 'the CPU time used is the work');
+  assert.deepEqual(Array.from(r.busy), [40, 40]);
+  // its system thread too: a hop's send on node 0 (10 of CPU) takes 20
+  const hop = replayOnHosts(g, { nodes: 2, lanes: 1, node: [0, 1, 0], dfOwner: [-1], host: { ...free, msgNs: 10, capacity: [0.5, 1] } });
+  // 0 ends at 40 (20 of work at half speed); send 20, receive 10: 1 starts at 70
+  assert.equal(hop.start[1], 70);
+  assert.deepEqual(Array.from(hop.sysBusy), [10, 10], 'system-thread CPU, not its wall time');
+  const none = replayOnHosts(two, { nodes: 2, lanes: 1, node: [0, 1], dfOwner: [], host });
+  assert.deepEqual(Array.from(none.finish), [40, 40], 'without capacity: whole cores');
+});

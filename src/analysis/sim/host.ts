@@ -46,6 +46,13 @@ export interface HostModel {
    * DEFAULT_CONTENTION).
    */
   contention?: number;
+  /**
+   * The share of a core each node's threads get when the model gives them a whole one (absent:
+   * 1): what the machine's other work and the run's threads the model does not hold (main
+   * threads, GC) leave them. Every job of node m — its CFs and its system thread's — takes its
+   * CPU time over capacity[m] of wall time more; the CPU time it uses is unchanged.
+   */
+  capacity?: ArrayLike<number>;
 }
 
 export interface HostReplayOptions {
@@ -108,11 +115,12 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
   /** the instant being handled (a CF made ready now queues at it) */
   let clock = 0;
 
+  const cap = H.capacity;
   const startJob = (job: number, m: number, work: number, now: number): void => {
     const h = H.hostOf[m]!;
     advance(h, now);
     running[h]++;
-    runHeap[h]!.push(vt[h]! + work, job);
+    runHeap[h]!.push(vt[h]! + (cap ? work / cap[m]! : work), job);
   };
   const task = (kind: number, arg: number, m: number, bytes: number, hop: number): void => {
     const s = taskKind.length;
@@ -160,7 +168,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
     if (job < n) {
       const c = job, m = node[c]!;
       // CPU used: the CPU clock's advance over its run, or its work when nothing stretched it
-      const used = ct[H.hostOf[m]!]! - cpu[c]!;
+      const used = (ct[H.hostOf[m]!]! - cpu[c]!) * (cap ? cap[m]! : 1);
       cpu[c] = Math.abs(used - g.duration[c]!) <= 1e-9 * Math.max(1, used) ? g.duration[c]! : used;
       busy[m] += cpu[c]!;
       finish[c] = now; free[m]++; wake(m);

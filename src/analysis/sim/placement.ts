@@ -43,7 +43,7 @@ function hops(dfOwner: number, writer: number, reader: number): number {
  * balancer: a sweep, the guard, a search): the consumers of each CF, and the time each input
  * takes for one hop (`transferNs` of its DF's size).
  */
-export interface PlacementPrep { consumers: Consumers; hopNs: Float64Array; scratch: ReplayScratch }
+export interface PlacementPrep { consumers: Consumers; hopNs: Float64Array; scratch: ReplayScratch; crossed?: Uint32Array }
 
 export function preparePlacement(g: PlacementGraph, transferNs: (bytes: number) => number): PlacementPrep {
   const m = g.n > 0 ? g.depStart[g.n]! : 0, hopNs = new Float64Array(m);
@@ -54,15 +54,15 @@ export function preparePlacement(g: PlacementGraph, transferNs: (bytes: number) 
 /** Replay `g` under placement `o` (ready CFs in the order they became ready); `prep` from preparePlacement with `o.transferNs`. */
 export function replayPlacement(g: PlacementGraph, o: PlacementOptions, prep?: PlacementPrep): PlacementResult {
   if (o.host) return replayOnHosts(g, { nodes: o.nodes, lanes: o.lanes, node: o.node, dfOwner: o.dfOwner, host: o.host }, prep?.consumers);
-  const pre = prep ?? preparePlacement(g, o.transferNs), hopNs = pre.hopNs, owner = o.dfOwner, node = o.node;
+  const pre = prep ?? preparePlacement(g, o.transferNs), hopNs = pre.hopNs, owner = o.dfOwner, node = o.node, depDf = g.depDf;
   const r = replayGraph(g, {
     nodes: o.nodes, lanes: o.lanes, node,
     arrival: (k, from, to) => {
-      const h = hops(owner[g.depDf[k]!]!, from, to);
+      const h = hops(owner[depDf[k]!]!, from, to);
       return h > 0 ? h * hopNs[k]! : 0;
     },
   }, pre.consumers, pre.scratch);
-  return { ...r, bytesMoved: bytesCrossed(g, o.nodes, node, owner) };
+  return { ...r, bytesMoved: bytesCrossed(g, o.nodes, node, owner, pre) };
 }
 
 /**
@@ -70,8 +70,12 @@ export function replayPlacement(g: PlacementGraph, o: PlacementOptions, prep?: P
  * its later readers). Which (DF, node) pairs were counted: a bit mask per DF up to 32 nodes, a
  * byte per pair beyond (typed: a set of 10^6 pairs cost more than the replay itself).
  */
-function bytesCrossed(g: PlacementGraph, N: number, node: ArrayLike<number>, owner: ArrayLike<number>): number {
-  const dfs = g.dfBytes.length, mask = N <= 32 ? new Uint32Array(dfs) : undefined, seen = mask ? undefined : new Uint8Array(dfs * N);
+function bytesCrossed(g: PlacementGraph, N: number, node: ArrayLike<number>, owner: ArrayLike<number>, pre: PlacementPrep): number {
+  // the masks are the prep's, cleared per replay (4 MB at 10^6 DFs: a major GC every few replays when new)
+  const dfs = g.dfBytes.length;
+  let mask: Uint32Array | undefined;
+  if (N <= 32) { mask = pre.crossed?.length === dfs ? pre.crossed.fill(0) : (pre.crossed = new Uint32Array(dfs)); }
+  const seen = mask ? undefined : new Uint8Array(dfs * N);
   let bytes = 0;
   for (let c = 0; c < g.n; c++) {
     const m = node[c]!;

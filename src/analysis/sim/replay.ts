@@ -80,11 +80,13 @@ export function replayGraph(g: ReplayGraph, o: ReplayPolicy, consumers: Consumer
   const head = new Int32Array(N).fill(-1), tail = new Int32Array(N).fill(-1), next = prio ? undefined : scratch?.next.length === n ? scratch.next : new Int32Array(n);
   const events = new TimeHeap(); // ready events (id ≥ 0) and finishes (id < 0: −1 − cf)
   let first = n > 0 ? Infinity : 0;
+  const depStart = g.depStart, release = g.release;
   for (let c = 0; c < n; c++) {
-    pending[c] = g.depStart[c + 1]! - g.depStart[c]!;
-    readyAt[c] = g.release[c]!;
-    if (readyAt[c]! < first) first = readyAt[c]!;
-    if (pending[c] === 0) events.push(readyAt[c]!, c);
+    const k = depStart[c + 1]! - depStart[c]!, r = release[c]!;
+    pending[c] = k;
+    readyAt[c] = r;
+    if (r < first) first = r;
+    if (k === 0) events.push(r, c);
   }
   let makespan = first;
   const touched = new Uint8Array(N), touchedList = new Int32Array(N);
@@ -108,19 +110,22 @@ export function replayGraph(g: ReplayGraph, o: ReplayPolicy, consumers: Consumer
       if (f > makespan) makespan = f;
       free[m]++;
       if (!touched[m]) { touched[m] = 1; touchedList[nTouched++] = m; }
-      for (let x = outStart[p]!; x < outStart[p + 1]!; x++) {
+      for (let x = outStart[p]!, xEnd = outStart[p + 1]!; x < xEnd; x++) {
         const k = outDep[x]!, c = consumerOf[k]!;
         const t = f + arrival(k, m, node[c]!);
-        if (t > readyAt[c]!) readyAt[c] = t;
-        if (--pending[c] !== 0) continue;
+        let r = readyAt[c]!;
+        if (t > r) readyAt[c] = r = t;
+        const left = pending[c]! - 1;
+        pending[c] = left;
+        if (left !== 0) continue;
         // ready at this instant (FIFO mode): straight into the instant's batch, as its event would
-        if (!queues && readyAt[c] === now) {
+        if (!queues && r === now) {
           const mc = node[c]!;
           if (!touched[mc]) { touched[mc] = 1; touchedList[nTouched++] = mc; }
           if (nBatch === batch.length) { const b = new Int32Array(2 * nBatch); b.set(batch); batch = b; }
           if (nBatch > 0 && batch[nBatch - 1]! > c) sorted = false;
           batch[nBatch++] = c;
-        } else events.push(readyAt[c]!, c);
+        } else events.push(r, c);
       }
     }
     if (nBatch > 0) {
