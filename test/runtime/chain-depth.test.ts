@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertOk, describeRun, luna, type Run } from './helpers.js';
+import { assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 // Every link does ~1 ms of work (tiny codes would run on the system thread): batches of ~8 links.
 const UCODES = `
@@ -46,11 +46,7 @@ interface Counts {
   laneSleeps: number; fedNone: number; fedSpun: number; fedSlept: number;
 }
 
-function counts(r: Run): Counts {
-  const m = /timing: (\{.*\})/.exec(r.stderr);
-  assert.ok(m, describeRun(r));
-  return JSON.parse(m[1]!) as Counts;
-}
+const counts = (r: Run): Counts => timingOf<Counts>(r);
 
 let dir = '';
 before(() => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertOk, describeRun, luna, type Run } from './helpers.js';
+import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 // ~150 µs of work per step keeps the CFs on the workers (tiny codes run on the system thread).
 const UCODES = `
@@ -54,9 +54,7 @@ function expected(steps: number): string[] {
 
 /** Batches sent ahead of their inputs, from --timing. */
 function fed(r: Run): number {
-  const m = /timing: (\{.*\})/.exec(r.stderr);
-  assert.ok(m, describeRun(r));
-  return (JSON.parse(m[1]!) as { fed: number }).fed;
+  return timingOf<{ fed: number }>(r).fed;
 }
 
 let dir = '';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertOk, describeRun, luna, type Run } from './helpers.js';
+import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 // Every CF does ~150 µs of work (tiny codes would run on the system thread); point 1 does `lag`
 // µs more, so point 0's next step waits that long for point 1's value.
@@ -52,11 +52,7 @@ function expected(steps: number): string[] {
 
 interface Counts { sent: number; examined: number; handWorker: number; handSystem: number; fedNone: number; fedSpun: number; fedSlept: number; systemWakes: number; workerWakes: number; fedWaitNs: number; laneGapNs: number }
 
-function counts(r: Run): Counts {
-  const m = /timing: (\{.*\})/.exec(r.stderr);
-  assert.ok(m, describeRun(r));
-  return JSON.parse(m[1]!) as Counts;
-}
+const counts = (r: Run): Counts => timingOf<Counts>(r);
 
 let dir = '';
 before(() => {

@@ -117,6 +117,13 @@ export function sorted(a: readonly string[]): string[] {
   return [...a].sort();
 }
 
+/** The `--timing` JSON a run printed on stderr (its counts), or a failed assertion that shows the run. */
+export function timingOf<T>(r: Run): T {
+  const m = /luna: timing: (\{.*\})/.exec(r.stderr);
+  assert.ok(m, `no --timing line\n${describeRun(r)}`);
+  return JSON.parse(m[1]!) as T;
+}
+
 export function describeRun(r: Run): string {
   const cut = (s: string) => (s.length > 4000 ? `${s.slice(0, 2000)}\n…[${s.length - 4000} chars]…\n${s.slice(-2000)}` : s);
   return `luna ${r.args.join(' ')} -> status ${r.status}${r.signal ? ` (signal ${r.signal})` : ''}${r.timedOut ? ' (TIMED OUT)' : ''} in ${Math.round(r.ms)} ms\n--- stdout\n${cut(r.stdout)}--- stderr\n${cut(r.stderr)}`;

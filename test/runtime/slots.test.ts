@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FeedSlots, RING, feedSlotsBuffer } from '../../src/runtime/exec/slots.js';
 import { T_INT, T_REAL, type DfValue } from '../../src/ucode/value.js';
-import { assertFails, assertOk, describeRun, luna, type Run } from './helpers.js';
+import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 const real = (v: number): DfValue => ({ t: T_REAL, v });
 
@@ -144,9 +144,7 @@ function expected(steps: number): string[] {
 }
 
 function timing(r: Run): { fed: number; batches: number; sent: number } {
-  const m = /timing: (\{.*\})/.exec(r.stderr);
-  assert.ok(m, describeRun(r));
-  return JSON.parse(m[1]!) as { fed: number; batches: number; sent: number };
+  return timingOf<{ fed: number; batches: number; sent: number }>(r);
 }
 
 let dir = '';
