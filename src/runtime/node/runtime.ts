@@ -49,6 +49,13 @@ export interface Executors {
   work?(): void;
   /** whether the ucode running on lane `lane` waits for an answer of the node's request desk (absent: none can) */
   blocked?(lane: number): boolean;
+  /**
+   * Whether CFs of import `imp` only ask the node's request desk (exec/desk.ts DeskCall): this
+   * thread asks for them, and `ask` completes them when the answer comes, no worker waiting
+   * (absent: none do)
+   */
+  answers?(imp: number): boolean;
+  ask?(t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -465,6 +472,11 @@ export class NodeRuntime {
     let ranInline = false;
     while (st.ready.length > 0) {
       const head = st.ready.peek()!;
+      if (this.exec.answers?.(head.task!.imp) && head.task!.fwd === undefined) {
+        this.ask(st.ready.shift()!);
+        ranInline = true;
+        continue;
+      }
       if (this.inlineable(head, st.ready.length === 1 && this.batches.size === 0 && st.run.length === 0 && st.loops.length === 0)) {
         const lane = this.idleLane();
         if (lane >= 0) {
@@ -678,6 +690,33 @@ export class NodeRuntime {
     }
   }
 
+  /** CFs this thread asked the request desk for, by number (running() finds them). */
+  private readonly asking = new Map<number, Cf>();
+
+  /**
+   * Ask the request desk for `cf` (an import that only asks, Executors.answers) and complete it
+   * when the answer comes: a global operation's round trip to other nodes holds no worker.
+   */
+  private ask(cf: Cf): void {
+    cf.state = DISPATCHED;
+    this.asking.set(cf.id, cf);
+    let sync = true;
+    this.exec.ask!(cf.task!, (outs, error) => {
+      this.asking.delete(cf.id);
+      if (this.failed) return;
+      const tr = this.st.tr;
+      try {
+        if (outs === null) throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${error ?? 'refused'}`, cf);
+        const at = this.host.now();
+        // the CF's run is its answer's arrival (its wait is the layer's, traced there)
+        if (tr) { tr.cfStart(at, at, cf.id, 0); tr.cfFinish(at, at, cf.id, 0); }
+        this.complete(cf, outs, at);
+      } catch (e) { this.fail(e); return; }
+      if (!sync) this.schedule();
+    });
+    sync = false;
+  }
+
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */
   private runInline(cf: Cf, lane: number): void {
     const tr = this.st.tr, code = cf.site.code;
@@ -802,6 +841,8 @@ export class NodeRuntime {
 
   /** CF number `cfId` of a batch in flight (a worker runs it, or will). */
   private running(cfId: number): Cf | undefined {
+    const asked = this.asking.get(cfId);
+    if (asked) return asked;
     for (const cfs of this.batches.values()) {
       const cf = cfs.find((c) => c.id === cfId);
       if (cf) return cf;
