@@ -398,6 +398,7 @@ export class NodeRuntime {
           if (this.timeUp(until)) { late = true; break; }
           continue;
         }
+        if (cf.task!.fwd === undefined && this.asks(cf)) { this.ask(cf); continue; }
         if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
@@ -472,7 +473,7 @@ export class NodeRuntime {
     let ranInline = false;
     while (st.ready.length > 0) {
       const head = st.ready.peek()!;
-      if (this.exec.answers?.(head.task!.imp) && head.task!.fwd === undefined) {
+      if (head.task!.fwd === undefined && this.asks(head)) {
         this.ask(st.ready.shift()!);
         ranInline = true;
         continue;
@@ -492,8 +493,8 @@ export class NodeRuntime {
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
-      while (b.size < n && st.ready.length > 0 && !b.closed) b.add(st.ready.shift()!);
-      b.extend(this.interp, Math.max(n, this.batchLimit()));
+      while (b.size < n && st.ready.length > 0 && !b.closed && !this.asks(st.ready.peek()!)) b.add(st.ready.shift()!);
+      b.extend(this.interp, Math.max(n, this.batchLimit()), 0, this.notAsked);
       this.send(lane, b);
     }
     this.continueChains();
@@ -516,6 +517,7 @@ export class NodeRuntime {
     const last = this.lastGiven;
     last.fill(null);
     book.candidates(this.st.store, (cf, from) => {
+      if (this.asks(cf)) return -1; // asked once its inputs are here (dispatch)
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
       // is sent at once
       view.costNs = this.costNs[cf.site.code]!;
@@ -581,11 +583,11 @@ export class NodeRuntime {
       const tail = this.tails[w];
       if (!tail || lanes.inflight[w]! >= 2 || !this.batches.has(tail.batch) || waitsLast(tail.cfs)) continue;
       const succ = BatchBuilder.soleWaiter(this.st, tail.cfs[tail.cfs.length - 1]!);
-      if (succ === null || succ.site.kind !== 'call') continue;
+      if (succ === null || succ.site.kind !== 'call' || this.asks(succ)) continue;
       const b = new BatchBuilder(this.st, tail);
       if (this.interp.examine(succ, b) !== TASK) continue;
       b.add(succ);
-      b.extend(this.interp, this.batchLimit());
+      b.extend(this.interp, this.batchLimit(), 0, this.notAsked);
       this.send(w, b);
     }
   }
@@ -689,6 +691,14 @@ export class NodeRuntime {
       for (let j = 0; j < args.length; j++) { const a = args[j]; if (typeof a === 'object' && a !== null) { this.stats.handSystem++; break; } }
     }
   }
+
+  /** Whether `cf` is a call of an import that only asks the request desk (Executors.answers). */
+  private asks(cf: Cf): boolean {
+    return this.exec.answers !== undefined && cf.site.kind === 'call' && this.exec.answers((cf.site as CallSite).imp.index);
+  }
+
+  /** what batches may take as continuations: no CF that this thread asks for */
+  private readonly notAsked = (cf: Cf): boolean => !this.asks(cf);
 
   /** CFs this thread asked the request desk for, by number (running() finds them). */
   private readonly asking = new Map<number, Cf>();
