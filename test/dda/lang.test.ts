@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { readTrace } from '../../src/trace/merge.js';
 import { DDA_OPS, WAIT_KINDS } from '../../src/trace/schema.js';
 import { dynamicArrays } from '../../src/runtime/dda/index.js';
+import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
 import { fixture, runWithResource } from '../ucode/fixtures.js';
 
 const EXAMPLE = 'examples/particles/particles.fa';
@@ -40,6 +41,9 @@ for (const nodes of [1, 2]) {
     // global_count is asked by the system thread: the array's count ran, and no thread waited for it
     assert.ok(events.some((e) => e.kind === 'ddaOp' && DDA_OPS[e.op] === 'count' && e.array === 'P'), 'the global count ran');
     assert.ok(!ws.includes('the global count of dynamic array P'), ws.join('; '));
+    // and the asked count's CF sits on the timeline without damaging it
+    const slow = analyzeSlowTrace(ran.trace!);
+    assert.equal(slow.damage.total, 0, JSON.stringify(slow.damage.examples));
   });
 }
 

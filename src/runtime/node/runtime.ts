@@ -718,8 +718,10 @@ export class NodeRuntime {
       try {
         if (outs === null) throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${error ?? 'refused'}`, cf);
         const at = this.host.now();
-        // the CF's run is its answer's arrival (its wait is the layer's, traced there)
-        if (tr) { tr.cfStart(at, at, cf.id, 0); tr.cfFinish(at, at, cf.id, 0); }
+        // the CF's run is its answer's arrival (its wait is the layer's, traced there), placed
+        // on an idle lane's timeline as a CF run inline is; with every lane busy it has none
+        const lane = tr ? this.idleLane() : -1;
+        if (lane >= 0) { tr!.cfStart(at, at, cf.id, lane + 1); tr!.cfFinish(at, at, cf.id, lane + 1); }
         this.complete(cf, outs, at);
       } catch (e) { this.fail(e); return; }
       if (!sync) this.schedule();
