@@ -167,6 +167,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const policy = opts.policy ?? new DefaultPolicy();
   const layers = opts.layers ?? [];
   const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
+  let asked: boolean[] = [];
   for (const l of layers) l.register?.(desk);
   const pool = new WorkerPool({
     lanes, node: tp.rank, bundle, native, imports: opts.program.imports, trace: workerTrace,
@@ -188,12 +189,14 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), get booted() { return pool.booted; }, get wakes() { return pool.wakes; } }, policy);
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), answers: (imp) => asked[imp] === true, ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), get booted() { return pool.booted; }, get wakes() { return pool.wakes; } }, policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));
   desk.onWait = () => control.wake();
   for (const l of layers) l.join?.({ router, control, host: { now: wallNs, trace: tr }, desk });
+  // imports that only ask the desk (registered by the layers that joined): asked by this thread
+  asked = opts.cfTimeoutNs ? [] : opts.program.imports.map((m) => desk.answers(m.symbol));
   try {
     await inline.load(bundle, native);
   } catch (e) {

@@ -1,6 +1,7 @@
 // Dynamic arrays declared in LuNA (docs/language.md §9.11), run for real: the shipped example
 // (examples/particles) through the CLI on one node and on two node processes over TCP, and
-// in-process on 1 and 2 nodes with a trace (the rearrangements are `descriptor` waits); an
+// in-process on 1 and 2 nodes with a trace (the rearrangements are `descriptor` waits, the count
+// makes no thread wait: the system thread asks for it); an
 // array declared in a sub called twice is two arrays; the operations' run-time refusals name
 // the array and the CF.
 import { test } from 'node:test';
@@ -8,8 +9,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readTrace } from '../../src/trace/merge.js';
-import { WAIT_KINDS } from '../../src/trace/schema.js';
+import { DDA_OPS, WAIT_KINDS } from '../../src/trace/schema.js';
 import { dynamicArrays } from '../../src/runtime/dda/index.js';
+import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
 import { fixture, runWithResource } from '../ucode/fixtures.js';
 
 const EXAMPLE = 'examples/particles/particles.fa';
@@ -33,9 +35,15 @@ for (const nodes of [1, 2]) {
     for (const r of ran.results) assert.equal(r.ok, true, r.message);
     // n = 900: 600 kept + 180 children, gathered on node 0
     assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [780, ...new Array(nodes - 1).fill(0)]);
-    const ws = [...readTrace(ran.trace!).events].filter((e) => e.kind === 'wait' && WAIT_KINDS[e.waitKind] === 'descriptor').map((e) => (e.kind === 'wait' ? e.resource : ''));
+    const events = [...readTrace(ran.trace!).events];
+    const ws = events.filter((e) => e.kind === 'wait' && WAIT_KINDS[e.waitKind] === 'descriptor').map((e) => (e.kind === 'wait' ? e.resource : ''));
     assert.equal(ws.filter((w) => w === 'a rearrangement of dynamic array P').length, 2, ws.join('; '));
-    assert.ok(ws.includes('the global count of dynamic array P'), ws.join('; '));
+    // global_count is asked by the system thread: the array's count ran, and no thread waited for it
+    assert.ok(events.some((e) => e.kind === 'ddaOp' && DDA_OPS[e.op] === 'count' && e.array === 'P'), 'the global count ran');
+    assert.ok(!ws.includes('the global count of dynamic array P'), ws.join('; '));
+    // and the asked count's CF sits on the timeline without damaging it
+    const slow = analyzeSlowTrace(ran.trace!);
+    assert.equal(slow.damage.total, 0, JSON.stringify(slow.damage.examples));
   });
 }
 

@@ -21,7 +21,7 @@ export class RequestParticipant implements Participant {
       const what = o.resource === o.kind ? `'${o.kind}'` : `'${o.kind}' (${o.resource})`;
       const state = o.busy ? 'which its handler is still working on' : 'which no handler is working on';
       return {
-        text: `${who?.text ?? `CF number ${o.cf}`} waits on worker thread ${o.lane + 1} for the answer to its request ${what}, ${state}`,
+        text: `${who?.text ?? `CF number ${o.cf}`} waits ${o.lane < 0 ? 'on its node\'s system thread' : `on worker thread ${o.lane + 1}`} for the answer to its request ${what}, ${state}`,
         ...(who?.origin ? { origin: who.origin } : {}),
       };
     });

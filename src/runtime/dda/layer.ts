@@ -26,7 +26,9 @@ import { CHANNEL } from '../cluster/channels.js';
 import type { Control } from '../cluster/control.js';
 import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
 import type { Reply, Request, RequestDesk } from '../exec/desk.js';
-import { DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
+import { arrayRequest, DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
+import { intValue, type DfValue } from '../../ucode/value.js';
+import { GLOBAL_COUNT } from '../../core/builtins.js';
 import { plan, type Move } from './plan.js';
 
 const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9;
@@ -674,6 +676,13 @@ export class DdaNode implements Participant {
     desk.register('dda.count', {
       wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,
       handle: (r, reply) => { const p = declared(r); this.global(p.array, { kind: 'count' }, r.cf, r.who(), reply); },
+    });
+    // the language's global_count asks here, on the system thread: its round trip to the other
+    // nodes holds no worker (ucode/builtins.ts is the same call made from a worker)
+    desk.registerCall(GLOBAL_COUNT.symbol, {
+      kind: 'dda.count',
+      payload: (args) => arrayRequest(((args[0] as DfValue | null)?.v ?? {}) as Parameters<typeof arrayRequest>[0]),
+      outputs: (total) => [intValue(total as number)],
     });
     desk.register('dda.rearrange', {
       wait: 'descriptor', resource: (p) => `a rearrangement of dynamic array ${(p as ArrayRequest).array}`,

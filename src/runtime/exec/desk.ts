@@ -5,7 +5,8 @@
 // that throws is a fault of the run naming the CF and the request.
 import { WAIT_KINDS, type WaitKind } from '../../trace/schema.js';
 import { IDENTITY } from './context.js';
-import type { WireAnswer, WireRequest } from './protocol.js';
+import type { Task, WireAnswer, WireRequest } from './protocol.js';
+import type { DfValue } from '../../ucode/value.js';
 
 /** A request as its handler sees it. */
 export interface Request {
@@ -41,6 +42,21 @@ export interface RequestHandler {
   busy?(): boolean;
 }
 
+/**
+ * A code fragment the desk answers itself: a CF of the import named by its symbol is not run by
+ * a ucode that asks and waits (holding its worker for the whole wait) but asked here by the
+ * system thread, and completed when the answer comes. For imports that do nothing but ask (the
+ * runtime's own, e.g. a dynamic array's global count): the same request, handler and answer.
+ */
+export interface DeskCall {
+  /** the request kind it asks */
+  readonly kind: string;
+  /** the request's payload from the task's arguments (throws a message naming the misuse) */
+  payload(args: readonly unknown[]): unknown;
+  /** the CF's outputs (aligned with its params) from the answer */
+  outputs(value: unknown): (DfValue | null)[];
+}
+
 /** What the desk needs of its node. */
 export interface DeskHost {
   readonly node: number;
@@ -65,6 +81,7 @@ export interface Outstanding { lane: number; cf: number; kind: string; resource:
 
 export class RequestDesk {
   private readonly handlers = new Map<string, RequestHandler>();
+  private readonly calls = new Map<string, DeskCall>();
   private readonly open = new Map<number, { lane: number; cf: number; kind: string; resource: string; since: number; h: RequestHandler }>();
   private nextOpen = 0;
   host: DeskHost | undefined;
@@ -79,6 +96,32 @@ export class RequestDesk {
     if (this.handlers.has(kind)) throw new Error(`two handlers for request kind '${kind}'`);
     if (!WAIT_KINDS.includes(h.wait)) throw new Error(`request kind '${kind}': unknown wait kind '${String(h.wait)}'`);
     this.handlers.set(kind, h);
+  }
+
+  /** CFs of import `symbol` are asked by the system thread (ask), not run on a worker. */
+  registerCall(symbol: string, c: DeskCall): void {
+    if (this.calls.has(symbol)) throw new Error(`two desk calls for import '${symbol}'`);
+    this.calls.set(symbol, c);
+  }
+
+  /** Whether CFs of import `symbol` are asked here (ask) rather than run. */
+  answers(symbol: string): boolean {
+    return this.calls.has(symbol);
+  }
+
+  /**
+   * Ask for task `t` of import `symbol` (answers(symbol)) on the system thread: `done` gets its
+   * outputs when the handler answers, or the refusal (as the ucode's RequestFailed would say it).
+   * No worker waits meanwhile; the request is outstanding (hang reports: lane -1).
+   */
+  ask(symbol: string, t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void {
+    const c = this.calls.get(symbol)!;
+    let payload: unknown;
+    try { payload = c.payload(t.args); } catch (e) { done(null, e instanceof Error ? e.message : String(e)); return; }
+    this.handle(-1, { id: 0, kind: c.kind, payload, cf: t.cf }, (a) => {
+      if (a.ok) done(c.outputs(a.value));
+      else done(null, `request '${c.kind}' for ${a.resource} refused: ${a.error ?? 'no reason given'}`);
+    });
   }
 
   /** Requests handed to handlers and not answered yet (what waits for what, for hang reports). */
@@ -110,18 +153,22 @@ export class RequestDesk {
 
   /** A request from the worker of lane `lane`. */
   receive(lane: number, m: WireRequest): void {
+    this.handle(lane, m, (a) => this.send(lane, a));
+  }
+
+  private handle(lane: number, m: WireRequest, send: (a: WireAnswer) => void): void {
     const host = this.host;
     if (host === undefined) throw new Error('request desk used before its node was attached');
     if (m.kind === IDENTITY) {
       const { label, gid } = host.identify(m.cf);
-      this.send(lane, { id: m.id, ok: true, value: { label, gid }, wait: 0, resource: 'the identity of its CF' });
+      send({ id: m.id, ok: true, value: { label, gid }, wait: 0, resource: 'the identity of its CF' });
       return;
     }
     const h = this.handlers.get(m.kind);
     const resource = h?.resource?.(m.payload) ?? m.kind;
     const wait = h === undefined ? 0 : WAIT_KINDS.indexOf(h.wait);
     if (h === undefined) {
-      if (!m.post) this.send(lane, { id: m.id, ok: false, error: `no layer handles requests of kind '${m.kind}' on node ${host.node}`, wait, resource });
+      if (!m.post) send({ id: m.id, ok: false, error: `no layer handles requests of kind '${m.kind}' on node ${host.node}`, wait, resource });
       else host.fault(m.cf, `a ucode posted '${m.kind}', which no layer handles on node ${host.node}`);
       return;
     }
@@ -133,7 +180,7 @@ export class RequestDesk {
       done = true;
       if (m.post) return;
       this.open.delete(key);
-      this.send(lane, { id: m.id, wait, resource, ...a });
+      send({ id: m.id, wait, resource, ...a });
     };
     const req: Request = { kind: m.kind, payload: m.payload, node: host.node, lane, cf: m.cf, who: () => host.identify(m.cf).text };
     try {

@@ -93,12 +93,12 @@ export class BatchBuilder implements BatchOutputs {
 
   /**
    * Append the CFs that wait only for outputs of the batch and are their producer's sole local
-   * consumer, up to `limit` tasks: they become continuations.
+   * consumer, up to `limit` tasks: they become continuations (those `take` accepts, if given).
    */
-  extend(interp: Interpreter, limit: number, from = 0): void {
+  extend(interp: Interpreter, limit: number, from = 0, take?: (cf: Cf) => boolean): void {
     for (let i = from; i < this.cfs.length && this.tasks.length < limit && !this.closed; i++) {
       const succ = this.soleWaiter(this.cfs[i]!);
-      if (succ === null || succ.site.kind !== 'call') continue;
+      if (succ === null || succ.site.kind !== 'call' || (take !== undefined && !take(succ))) continue;
       if (interp.examine(succ, this) === TASK) this.add(succ);
     }
   }

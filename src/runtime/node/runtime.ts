@@ -49,6 +49,13 @@ export interface Executors {
   work?(): void;
   /** whether the ucode running on lane `lane` waits for an answer of the node's request desk (absent: none can) */
   blocked?(lane: number): boolean;
+  /**
+   * Whether CFs of import `imp` only ask the node's request desk (exec/desk.ts DeskCall): this
+   * thread asks for them, and `ask` completes them when the answer comes, no worker waiting
+   * (absent: none do)
+   */
+  answers?(imp: number): boolean;
+  ask?(t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -396,6 +403,7 @@ export class NodeRuntime {
           if (this.timeUp(until)) { late = true; break; }
           continue;
         }
+        if (cf.task!.fwd === undefined && this.asks(cf)) { this.ask(cf); continue; }
         if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
@@ -470,6 +478,11 @@ export class NodeRuntime {
     let ranInline = false;
     while (st.ready.length > 0) {
       const head = st.ready.peek()!;
+      if (head.task!.fwd === undefined && this.asks(head)) {
+        this.ask(st.ready.shift()!);
+        ranInline = true;
+        continue;
+      }
       if (this.inlineable(head, st.ready.length === 1 && this.batches.size === 0 && st.run.length === 0 && st.loops.length === 0)) {
         const lane = this.idleLane();
         if (lane >= 0) {
@@ -485,8 +498,8 @@ export class NodeRuntime {
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
-      while (b.size < n && st.ready.length > 0 && !b.closed) b.add(st.ready.shift()!);
-      b.extend(this.interp, Math.max(n, this.batchLimit()));
+      while (b.size < n && st.ready.length > 0 && !b.closed && !this.asks(st.ready.peek()!)) b.add(st.ready.shift()!);
+      b.extend(this.interp, Math.max(n, this.batchLimit()), 0, this.notAsked);
       this.send(lane, b);
     }
     this.continueChains();
@@ -509,6 +522,7 @@ export class NodeRuntime {
     const last = this.lastGiven;
     last.fill(null);
     book.candidates(this.st.store, (cf, from) => {
+      if (this.asks(cf)) return -1; // asked once its inputs are here (dispatch)
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
       // is sent at once
       view.costNs = this.costNs[cf.site.code]!;
@@ -577,11 +591,11 @@ export class NodeRuntime {
       if (depth === 0) depth = this.policy.chainDepth(this.sizing());
       if (lanes.inflight[w]! >= depth) continue;
       const succ = BatchBuilder.soleWaiter(this.st, tail.cfs[tail.cfs.length - 1]!);
-      if (succ === null || succ.site.kind !== 'call') continue;
+      if (succ === null || succ.site.kind !== 'call' || this.asks(succ)) continue;
       const b = new BatchBuilder(this.st, tail);
       if (this.interp.examine(succ, b) !== TASK) continue;
       b.add(succ);
-      b.extend(this.interp, this.batchLimit());
+      b.extend(this.interp, this.batchLimit(), 0, this.notAsked);
       this.send(w, b);
       if (lanes.inflight[w]! > this.stats.chainAhead) this.stats.chainAhead = lanes.inflight[w]!;
     }
@@ -689,6 +703,43 @@ export class NodeRuntime {
       const args = t.args;
       for (let j = 0; j < args.length; j++) { const a = args[j]; if (typeof a === 'object' && a !== null) { this.stats.handSystem++; break; } }
     }
+  }
+
+  /** Whether `cf` is a call of an import that only asks the request desk (Executors.answers). */
+  private asks(cf: Cf): boolean {
+    return this.exec.answers !== undefined && cf.site.kind === 'call' && this.exec.answers((cf.site as CallSite).imp.index);
+  }
+
+  /** what batches may take as continuations: no CF that this thread asks for */
+  private readonly notAsked = (cf: Cf): boolean => !this.asks(cf);
+
+  /** CFs this thread asked the request desk for, by number (running() finds them). */
+  private readonly asking = new Map<number, Cf>();
+
+  /**
+   * Ask the request desk for `cf` (an import that only asks, Executors.answers) and complete it
+   * when the answer comes: a global operation's round trip to other nodes holds no worker.
+   */
+  private ask(cf: Cf): void {
+    cf.state = DISPATCHED;
+    this.asking.set(cf.id, cf);
+    let sync = true;
+    this.exec.ask!(cf.task!, (outs, error) => {
+      this.asking.delete(cf.id);
+      if (this.failed) return;
+      const tr = this.st.tr;
+      try {
+        if (outs === null) throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${error ?? 'refused'}`, cf);
+        const at = this.host.now();
+        // the CF's run is its answer's arrival (its wait is the layer's, traced there), placed
+        // on an idle lane's timeline as a CF run inline is; with every lane busy it has none
+        const lane = tr ? this.idleLane() : -1;
+        if (lane >= 0) { tr!.cfStart(at, at, cf.id, lane + 1); tr!.cfFinish(at, at, cf.id, lane + 1); }
+        this.complete(cf, outs, at);
+      } catch (e) { this.fail(e); return; }
+      if (!sync) this.schedule();
+    });
+    sync = false;
   }
 
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */
@@ -815,6 +866,8 @@ export class NodeRuntime {
 
   /** CF number `cfId` of a batch in flight (a worker runs it, or will). */
   private running(cfId: number): Cf | undefined {
+    const asked = this.asking.get(cfId);
+    if (asked) return asked;
     for (const cfs of this.batches.values()) {
       const cf = cfs.find((c) => c.id === cfId);
       if (cf) return cf;
