@@ -131,7 +131,7 @@ describe('C++ fault matrix', { skip }, () => {
   }
 
   test('the fixture computes right without a fault (the checks can fail)', async () => {
-    const r = await runCell(0, PLACES['2 threads'], 12, 'cf-ok', '60s');
+    const r = await runCell(0, PLACES['2 threads'], 12, `cf-ok-${process.pid}`, '60s');
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, 'cfaults: OK\n');
   });
@@ -144,7 +144,7 @@ describe('C++ fault matrix', { skip }, () => {
       // a loop is stopped by --cf-timeout, which runs every fragment on a worker (the system
       // thread could not be stopped in the middle of a ucode)
       const thread = name === 'loop' ? 'worker' : place.thread;
-      const r = await runCell(m.mode, place, 12, `cf-${name}-${where.replace(' ', '')}`, name === 'loop' ? '1s' : thread === 'system' ? undefined : '60s');
+      const r = await runCell(m.mode, place, 12, `cf-${name}-${where.replace(' ', '')}-${process.pid}`, name === 'loop' ? '1s' : thread === 'system' ? undefined : '60s');
       const ctx = `exit ${r.code}${r.signal ? ` (${r.signal})` : ''}\n--- stdout\n${r.out}--- stderr\n${r.err}`;
       assert.equal(r.code, 1, ctx);
       assert.doesNotMatch(r.out, /cfaults: OK/, ctx);

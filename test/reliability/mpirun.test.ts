@@ -43,7 +43,7 @@ async function mpirunRanks(tag: string, env: NodeJS.ProcessEnv = {}) {
 }
 
 test('mpirun -np 3 with rank 1 stopped: rank 0 names it, every rank ends, no rendezvous file', { skip }, async () => {
-  const tag = 'stopped-rank';
+  const tag = `stopped-rank-${process.pid}`;
   const { p, rv } = await mpirunRanks(tag, { LUNA_HEARTBEAT_MS: '1000' });
   const rank1 = pidWithEnv(tag, 'OMPI_COMM_WORLD_RANK', '1');
   assert.ok(rank1, 'rank 1 runs');
@@ -63,7 +63,7 @@ test('mpirun -np 3 with rank 1 stopped: rank 0 names it, every rank ends, no ren
 });
 
 test('a SIGKILLed mpirun leaves no rank running; they flush and mark the trace interrupted', { skip }, async () => {
-  const tag = 'killed-mpirun';
+  const tag = `killed-mpirun-${process.pid}`;
   const { p, rv, trace } = await mpirunRanks(tag);
   // let fragments complete on every rank (a spill period too)
   await new Promise((r) => setTimeout(r, 1500));

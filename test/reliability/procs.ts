@@ -88,7 +88,7 @@ export async function groupGone(pgid: number, timeoutMs = 15_000): Promise<boole
   return false;
 }
 
-/** Processes whose command line contains `marker` (a unique argument of the test's runs). */
+/** Processes whose command line contains `marker` (an argument unique to the test's runs: with the test process's pid, so that two suites at once do not see each other's). */
 export function processesWith(marker: string): number[] {
   const pids: number[] = [];
   for (const d of readdirSync('/proc')) {
