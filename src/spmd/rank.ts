@@ -319,13 +319,14 @@ export class Rank {
   }
 
   /**
-   * Release a lock whose home is on another node. Through the sockets the release reaches the
-   * home before this rank's next barrier arrival (one socket, in order); through the host
-   * segment a barrier overtakes it, so the release is acknowledged and the next fence, barrier,
-   * notify, unlock or collective waits for that as for a put.
+   * Release a lock whose home is on another node. The release is acknowledged, and the next
+   * fence, barrier, notify, unlock or collective waits for that as for a put: through the host
+   * segment a barrier overtakes the release, and through the sockets its order before the next
+   * arrival would rest on every path between (the rank's port to its node, a frame the rank
+   * writes itself, the node's queue) keeping it — in-process nodes once found the lock still held
+   * after the barrier under heavy load.
    */
   unlockRemote(lock: number): void {
-    if (!this.seg) { this.post({ k: 'unlock', id: 0, lock }); return; }
     const id = ++this.seq;
     this.puts.set(id, this.op);
     this.post({ k: 'unlock', id, lock });
