@@ -15,8 +15,11 @@ export interface BuiltinCode {
 /** `dynamic P(elsize) @ { … };` runs as this: P, elsize, capacity, home node, ordered (0/1). */
 export const DYNAMIC_DECLARATION: BuiltinCode = { alias: 'dynamic array', symbol: 'luna:dynamic', params: ['name', 'int', 'int', 'int', 'int'] };
 
-/** `rearrange(P, first, last, total)`: P onto nodes first..last; total := its element count. The compiler adds the `neighbours` flag (0/1). */
-export const REARRANGE: BuiltinCode = { alias: 'rearrange', symbol: 'luna:rearrange', params: ['value', 'int', 'int', 'name', 'int'] };
+/**
+ * `rearrange(P, first, last, total)`: P onto nodes first..last; total := its element count. The
+ * compiler adds flags (1: `@ { neighbours; }`, 2: weighted) and the DF of `@ { weights: W; }` (0 without).
+ */
+export const REARRANGE: BuiltinCode = { alias: 'rearrange', symbol: 'luna:rearrange', params: ['value', 'int', 'int', 'name', 'int', 'value'] };
 
 /** `global_count(P, n)`: n := the element count of P over all nodes. */
 export const GLOBAL_COUNT: BuiltinCode = { alias: 'global_count', symbol: 'luna:global_count', params: ['value', 'name'] };

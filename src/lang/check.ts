@@ -10,11 +10,11 @@ import type { Origin } from './source.js';
 import { Scope, exprStart, isDf, sameExpr, type Sym } from './scope.js';
 import { binChain, condChain, negChain, subExprs } from './walk.js';
 import { closest } from '../core/spelling.js';
-import { DYNAMIC_OPERATIONS } from '../core/builtins.js';
+import { DYNAMIC_OPERATIONS, REARRANGE } from '../core/builtins.js';
 import { checkDynamicDecl } from './dynamic.js';
 
 /** The behaviour rules the language defines (docs/language.md §4.4, §9.1). */
-const KNOWN_RULES = new Set(['locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority']);
+const KNOWN_RULES = new Set(['weights', 'locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority']);
 
 export interface CheckOptions {
   originOf: (pos: number) => Origin;
@@ -275,7 +275,34 @@ class Checker {
         this.expr(r.expr, scope, 'locator');
       }
     }
+    this.weightsRule(s, scope, callee);
     this.rules(s.rules, scope, scope);
+  }
+
+  /**
+   * `@ { weights: W; }`: the shares of a rearrangement in proportion to the numbers W holds
+   * (§9.11). LUNA-E032 for the rule anywhere but on the runtime's `rearrange`, in another form
+   * than `weights: DF;`, twice, or naming something that is not a DF holding numbers.
+   */
+  private weightsRule(s: CfStmt, scope: Scope, callee: Callee | undefined): void {
+    let seen = false;
+    for (const r of s.rules) {
+      const named = r.kind === 'flags' ? r.flags.includes('weights') : r.property === 'weights';
+      if (!named) continue;
+      if (!callee?.builtin || callee.name !== REARRANGE.alias) {
+        this.err('LUNA-E032', `'weights' is a recommendation of the runtime's 'rearrange' (its shares in proportion); '${s.callee}' takes none`, r.pos);
+        continue;
+      }
+      if (r.kind !== 'expr') { this.err('LUNA-E032', `'weights' names the DF holding the weights, one positive number per node: write 'weights: W;'`, r.pos); continue; }
+      if (seen) { this.err('LUNA-E032', `'weights' is given twice for one rearrangement`, r.pos); continue; }
+      seen = true;
+      const e = r.expr;
+      const sym = e.kind === 'id' ? this.ref(e, scope, 'normal') : (this.expr(e, scope), undefined);
+      if (e.kind === 'id' && sym === undefined) continue; // E002 already
+      if (e.kind === 'id' && isDf(sym!) && !sym!.dynamic) continue;
+      const what = e.kind !== 'id' ? 'an expression' : sym!.dynamic ? `'${e.name}', a dynamic array` : `'${e.name}', a plain ${sym!.type}`;
+      this.err('LUNA-E032', `the weights of 'rearrange' are a DF holding one positive number per node (set by a ucode), not ${what}`, exprStart(e));
+    }
   }
 
   /** The array a global operation of dynamic arrays acts on: a `dynamic` name, or a DF parameter that may hold one. */

@@ -1,6 +1,6 @@
 // Distributed dynamic arrays in the language (docs/language.md §9.11): the checks of a
 // `dynamic P(elsize) @ { … };` declaration, and the lowering of declarations and of the global
-// operations (`rearrange`, `global_count`) into calls of the code fragments the runtime provides
+// operations (`rearrange` with its `weights`, `global_count`, `send_by`) into calls of the code fragments the runtime provides
 // (core/builtins.ts). After lowering the program is plain LuNA: the compiler and the runtime
 // see one more CF per declaration and two more imports, nothing new.
 import type { Block, CfStmt, DfDecl, DynamicDecl, Expr, Import, IntLit, Pos, Program, Rule, Stmt } from './ast.js';
@@ -97,7 +97,11 @@ export function lowerDynamic(program: Program): Program {
     if (op !== REARRANGE) return s;
     // `@ { neighbours; }` on a rearrangement: moves only between adjacent nodes
     const neighbours = s.rules.some((r) => r.kind === 'flags' && r.flags.includes('neighbours'));
-    return { ...s, args: [...s.args, int(neighbours ? 1 : 0, s.pos)] };
+    // `@ { weights: W; }`: shares in proportion to W's numbers. W becomes an input of the CF, so
+    // the rearrangement waits for it like for any argument. The flags: 1 neighbours, 2 weighted.
+    const weights = s.rules.find((r): r is Extract<Rule, { kind: 'expr' }> => r.kind === 'expr' && r.property === 'weights');
+    const rules = weights ? s.rules.filter((r) => r !== weights) : s.rules;
+    return { ...s, args: [...s.args, int((neighbours ? 1 : 0) | (weights ? 2 : 0), s.pos), weights?.expr ?? int(0, s.pos)], rules };
   };
   const items = program.items.map((it) => (it.kind === 'sub' ? { ...it, body: lowerBlock(it.body) } : it));
   for (const code of used) items.push(builtinImport(code));

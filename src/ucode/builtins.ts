@@ -22,11 +22,26 @@ function declare(P: DF, elsize: number, capacity: number, home: number, ordered:
   P.setValue(dynamicArray(arrayName(P), { elsize, capacity, home, order: ordered ? 'ordered' : 'unordered' }));
 }
 
-function onto(P: DF, first: number, last: number, total: DF, neighbours: number): void {
-  if (last < first) throw new UcodeError(`rearrange(${P.getName()}, ${first}, ${last}): no node from ${first} to ${last} (the first node comes first)`);
-  if (last - first >= 1 << 16) throw new UcodeError(`rearrange(${P.getName()}, ${first}, ${last}): ${last - first + 1} nodes; a run has at most ${1 << 16}`);
+function onto(P: DF, first: number, last: number, total: DF, flags: number, W: DF): void {
+  const call = `rearrange(${P.getName()}, ${first}, ${last})`;
+  if (last < first) throw new UcodeError(`${call}: no node from ${first} to ${last} (the first node comes first)`);
+  if (last - first >= 1 << 16) throw new UcodeError(`${call}: ${last - first + 1} nodes; a run has at most ${1 << 16}`);
   const nodes = Array.from({ length: last - first + 1 }, (_, i) => first + i);
-  total.setInt(rearrange(P, nodes, { neighbours: neighbours !== 0 }));
+  const weights = (flags & 2) !== 0 ? weightsOf(call, W, first, nodes.length) : undefined;
+  total.setInt(rearrange(P, nodes, { neighbours: (flags & 1) !== 0, weights }));
+}
+
+/** The numbers of `@ { weights: W; }`: float64s (createFloat64Array) or an array of numbers, one positive per node. */
+function weightsOf(call: string, W: DF, first: number, k: number): number[] {
+  const t = W.getType(), v = W.getValue();
+  let w: number[];
+  if (Array.isArray(v)) w = v as number[];
+  else if (v instanceof Uint8Array && v.byteLength % 8 === 0) w = [...W.getFloat64Array()];
+  else throw new UcodeError(`${call} @ { weights: ${W.getName()}; }: ${W.getName()} holds ${t === 'raw' ? `${(v as Uint8Array).byteLength} bytes, not float64s` : `a ${t}`}; the weights are an array of numbers or float64s, one per node`);
+  if (w.length !== k) throw new UcodeError(`${call} @ { weights: ${W.getName()}; }: ${w.length} weight(s) for ${k} node(s): one per node`);
+  const bad = w.findIndex((x) => typeof x !== 'number' || !(x > 0) || !Number.isFinite(x));
+  if (bad >= 0) throw new UcodeError(`${call} @ { weights: ${W.getName()}; }: node ${first + bad}'s weight is ${String(w[bad])}; each must be a positive finite number`);
+  return w;
 }
 
 function count(P: DF, n: DF): void {

@@ -120,9 +120,9 @@ export const CASES: Case[] = [
 /**
  * Examples whose programs need the dynamic arrays' layer (the CLI gives it; the in-process
  * runner of nodes.test.ts does not): run through the CLI on 1 and 2 nodes by
- * test/dda/lang.test.ts and test/dda/pic3d.test.ts.
+ * test/dda/lang.test.ts, test/dda/collapse.test.ts and test/dda/pic3d.test.ts.
  */
-export const LAYERED: readonly string[] = ['examples/particles/particles.fa', 'examples/pic3d/pic3d_dda.fa', 'examples/pic3d-cpp/pic3d_dda.fa'];
+export const LAYERED: readonly string[] = ['examples/particles/particles.fa', 'examples/collapse/collapse.fa', 'examples/pic3d/pic3d_dda.fa', 'examples/pic3d-cpp/pic3d_dda.fa'];
 
 export const SMALL: Case[] = [
   { file: 'examples/matmul/matmul.fa', args: ['48', '3'], out: ['matmul: OK (n=48, 3x3 blocks)'] },

@@ -140,7 +140,7 @@ test('the lowering appends one declaration CF per array to its block and binds t
   assert.deepEqual(stmts.map((s) => (s.kind === 'cf' ? s.callee : s.kind)), ['o', 'rearrange', 'global_count', 'for', DYNAMIC_DECLARATION.alias]);
   const decl = stmts[4] as CfStmt;
   assert.deepEqual(decl.args.map((a) => (a.kind === 'id' ? a.name : a.kind === 'int' ? a.value : a.kind)), ['P', 16, 'n', 1, 1]);
-  assert.deepEqual((stmts[1] as CfStmt).args.map((a) => (a.kind === 'int' ? a.value : a.kind)), ['id', 0, 1, 'id', 1]);
+  assert.deepEqual((stmts[1] as CfStmt).args.map((a) => (a.kind === 'int' ? a.value : a.kind)), ['id', 0, 1, 'id', 1, 0]);
   const loop = stmts[3]!;
   assert.equal(loop.kind, 'for');
   if (loop.kind === 'for') assert.deepEqual(loop.body.stmts.map((s) => (s.kind === 'cf' ? s.callee : s.kind)), ['b1', DYNAMIC_DECLARATION.alias]);
