@@ -54,6 +54,25 @@ std::string num(double v) {
     return buf;
 }
 
+
+/** The deposit block L: (n+1)³ doubles, zeroed, followed by φ's n³ (copied in); its deposit part. */
+double *depositBlock(int N, int F, const InputDF &phi, OutputDF &L) {
+    const long n = N / F, n1 = n + 1;
+    double *out = L.create<double>(n1 * n1 * n1 + n * n * n);
+    std::memset(out, 0, sizeof(double) * n1 * n1 * n1);
+    std::memcpy(out + n1 * n1 * n1, phi.getData<double>(), sizeof(double) * n * n * n);
+    return out;
+}
+
+/** The deposit parts and the φ parts of the 27 deposit blocks around a subdomain. */
+void split(int N, int F, const InputDF *const *Ls, const double **deps, const double **phis) {
+    const long n1 = N / F + 1;
+    for (int d = 0; d < 27; d++) {
+        deps[d] = Ls[d]->getData<double>();
+        phis[d] = deps[d] + n1 * n1 * n1;
+    }
+}
+
 }  // namespace
 
 #define GUARD(body) try { body; } catch (const pic3d::KernelError &e) { ABORT("pic3d: " << e.what()); }
@@ -114,14 +133,17 @@ void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, 
     leaving.create<double>(0);
 }
 
-/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout) */
-void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
+/**
+ * deposit(the staying particles, the 26 neighbours' leaving arrays, the subdomain's φ) -> the
+ * (n+1)³ deposit block followed by φ (stencil.fah: the step's first sweep group reads both in one
+ * DF), the arrived particles (a leaving array's layout)
+ */
+void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, const InputDF &phi, OutputDF &L, OutputDF &A)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
     Bundle bs[27];
     bundles(in, bs);
-    const long n1 = N / F + 1;
-    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    double *out = depositBlock(N, F, phi, L);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     long count[27] = {0};
     for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
@@ -225,19 +247,21 @@ static const double *densityBox(int N, int F, int K, int H, const double *const 
     return out;
 }
 
-/** the first of several groups (27 deposit blocks, 27 φ) -> φ, R */
-void c_sweep_first(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &R)
+/** the first of several groups (27 deposit blocks, each with its φ) -> φ, R */
+void c_sweep_first(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, OutputDF &phi, OutputDF &R)
 {
-    const double *Ls[27] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>(), l8.getData<double>(), l9.getData<double>(), l10.getData<double>(), l11.getData<double>(), l12.getData<double>(), l13.getData<double>(), l14.getData<double>(), l15.getData<double>(), l16.getData<double>(), l17.getData<double>(), l18.getData<double>(), l19.getData<double>(), l20.getData<double>(), l21.getData<double>(), l22.getData<double>(), l23.getData<double>(), l24.getData<double>(), l25.getData<double>(), l26.getData<double>()};
-    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const InputDF *in[27] = {&l0, &l1, &l2, &l3, &l4, &l5, &l6, &l7, &l8, &l9, &l10, &l11, &l12, &l13, &l14, &l15, &l16, &l17, &l18, &l19, &l20, &l21, &l22, &l23, &l24, &l25, &l26};
+    const double *Ls[27], *phis[27];
+    split(N, F, in, Ls, phis);
     group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, &R), phis, phi, nullptr);
 }
 
-/** the only group (27 deposit blocks, 27 φ) -> φ, G */
-void c_sweep_only(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &G)
+/** the only group (27 deposit blocks, each with its φ) -> φ, G */
+void c_sweep_only(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, OutputDF &phi, OutputDF &G)
 {
-    const double *Ls[27] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>(), l8.getData<double>(), l9.getData<double>(), l10.getData<double>(), l11.getData<double>(), l12.getData<double>(), l13.getData<double>(), l14.getData<double>(), l15.getData<double>(), l16.getData<double>(), l17.getData<double>(), l18.getData<double>(), l19.getData<double>(), l20.getData<double>(), l21.getData<double>(), l22.getData<double>(), l23.getData<double>(), l24.getData<double>(), l25.getData<double>(), l26.getData<double>()};
-    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const InputDF *in[27] = {&l0, &l1, &l2, &l3, &l4, &l5, &l6, &l7, &l8, &l9, &l10, &l11, &l12, &l13, &l14, &l15, &l16, &l17, &l18, &l19, &l20, &l21, &l22, &l23, &l24, &l25, &l26};
+    const double *Ls[27], *phis[27];
+    split(N, F, in, Ls, phis);
     group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, &G);
 }
 
@@ -260,12 +284,11 @@ void c_sweep_last(int N, int F, int NP, int K, int H, int j, const InputDF &R, c
 // dynamic array, moved by the destination form: the push writes every particle back in place and
 // names, per leaving particle, the neighbour's array it goes to (the 26 handles, by direction).
 
-/** deposit(the block: the particles that stayed and those delivered from the neighbours) -> the deposit block */
-void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, OutputDF &L)
+/** deposit(the block: the particles that stayed and those delivered from the neighbours, the subdomain's φ) -> the deposit block followed by φ */
+void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, const InputDF &phi, OutputDF &L)
 {
     const Bundle bs[1] = {Bundle{P.data<double>(), (long)(P.getNumel() * P.getElsize() / sizeof(double))}};
-    const long n1 = N / F + 1;
-    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    double *out = depositBlock(N, F, phi, L);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 1, out))
 }
 
