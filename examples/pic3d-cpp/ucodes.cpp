@@ -2,8 +2,8 @@
 // LuNA ucode API: extern "C" functions taking const InputDF& / OutputDF&, raw blocks through
 // getData<double>() and create<double>(n). The initial cloud and its cutting into subdomains are
 // C++ too (the same bits as examples/pic3d/driver.ts: they run before any step, one fragment after
-// another, so their speed is the start-up's); the summaries and the check against the reference
-// are TypeScript: ucodes.ts.
+// another, so their speed is the start-up's), and so is each subdomain's final summary; the
+// reference, the chain of sums and the report are TypeScript: ucodes.ts.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
