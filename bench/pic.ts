@@ -16,6 +16,9 @@
 // The seed's figures (the original LuNA, 1 node × 16 threads): 10⁷ particle-steps in 9.99 s, P_U
 // 8.2 %, P_O 69.2 %; on 4 nodes 16× slower.
 //   npm run bench -- pic [--quick]     LUNA_CXXFLAGS (default -O3) for both C++ sides
+//   LUNA_PIC_ROWS=seed:1x2 node dist/bench/run.js pic --no-save   only those rows: a size (small,
+//   seed) and the configurations (1x1, 1x2, 2x1, comma-separated), with their baselines and SLOU,
+//   without the exchange-share runs (an A/B of one row in minutes, not the whole suite)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +38,15 @@ const ORIGINAL = { mps: 1e7 / 9.99 / 1e6, pU: 8.2, pO: 69.21 };
 
 const CONFIGS = { '1x1': [1, 1], '1x2': [1, 2], '2x1': [2, 1] } as const;
 type Config = keyof typeof CONFIGS;
+
+/** LUNA_PIC_ROWS (`size:cfg,cfg`): the rows to run; undefined: every row. */
+function rows(): { size: string; configs: Config[] } | undefined {
+  const v = process.env.LUNA_PIC_ROWS;
+  if (v === undefined || v.trim() === '') return undefined;
+  const m = /^(small|seed):((?:1x1|1x2|2x1)(?:,(?:1x1|1x2|2x1))*)$/.exec(v.trim());
+  if (!m) throw new Error(`LUNA_PIC_ROWS must be <small|seed>:<1x1|1x2|2x1>[,…], e.g. seed:1x2; got ${JSON.stringify(v)}`);
+  return { size: m[1]!, configs: [...new Set(m[2]!.split(',') as Config[])] };
+}
 
 /** ts, cpp: pic3d.fa with those kernels; dda, dda-cpp: pic3d_dda.fa (particles in dynamic arrays) with TypeScript, C++ kernels */
 const argv = (lang: 'ts' | 'cpp' | 'dda' | 'dda-cpp', p: Params, c: Config, extra: string[] = []): string[] => {
@@ -57,6 +69,9 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const units: Record<string, string> = {};
   const targets: Target[] = [];
   const notes: string[] = [`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`];
+  const only = rows();
+  if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
+  const configs: Config[] = only ? only.configs : (Object.keys(CONFIGS) as Config[]);
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-pic-'));
   try {
     // the sequential C++ baseline
@@ -65,7 +80,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const cc = await runProgram(c.argv[0]!, [...c.argv.slice(1), ...cxxFlags(FLAGS), '-I', join(ROOT, 'examples', 'pic3d-cpp'), join(ROOT, 'bench', 'programs', 'pic3d_seq.cpp'), '-o', exe]);
     if (cc.code !== 0) throw new Error(`cannot compile the sequential C++ baseline:\n${cc.stderr}`);
 
-    const sizes: [string, Params][] = ctx.quick ? [['small', SMALL]] : [['small', SMALL], ['seed', SEED]];
+    const all: [string, Params][] = ctx.quick ? [['small', SMALL]] : [['small', SMALL], ['seed', SEED]];
+    const sizes = all.filter(([name]) => !only || only.size === name);
     for (const [name, p] of sizes) {
       await section(ctx, notes, name, async () => {
         const steps = p.NP * p.NT;
@@ -88,7 +104,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         };
         ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
         const runs: Record<string, string[]> = {};
-        for (const lang of ['ts', 'cpp'] as const) for (const cfg of Object.keys(CONFIGS) as Config[]) runs[`${lang}.${cfg}`] = argv(lang, p, cfg);
+        for (const lang of ['ts', 'cpp'] as const) for (const cfg of configs) runs[`${lang}.${cfg}`] = argv(lang, p, cfg);
         const r = await interleavedTimed(reps, runs, baseline);
         if (sums[0] !== sums[1]) throw new Error(`the sequential baselines disagree: Σx ${sums[0]} (TypeScript) vs ${sums[1]} (C++)`);
         const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -96,7 +112,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           const s = med(seq[lang]);
           f[`${name}.${lang}.seqMps`] = sig(steps / s / 1e6);
           units[`${name}.${lang}.seqMps`] = 'M/s';
-          for (const cfg of Object.keys(CONFIGS) as Config[]) {
+          for (const cfg of configs) {
             const secs = r[`${lang}.${cfg}`]!.programMs / 1000;
             f[`${name}.${lang}.${cfg}.Mps`] = sig(steps / secs / 1e6);
             units[`${name}.${lang}.${cfg}.Mps`] = 'M/s';
@@ -110,10 +126,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
             f[`${name}.${lang}.${cfg}.sysUsPerCf`] = sig((1000 * t.systemCpuMs) / Math.max(1, cfs));
             units[`${name}.${lang}.${cfg}.sysUsPerCf`] = 'µs';
           }
-          f[`${name}.${lang}.2x1vs1x1`] = sig(r[`${lang}.2x1`]!.programMs / r[`${lang}.1x1`]!.programMs);
-          units[`${name}.${lang}.2x1vs1x1`] = '×';
+          if (r[`${lang}.2x1`] && r[`${lang}.1x1`]) {
+            f[`${name}.${lang}.2x1vs1x1`] = sig(r[`${lang}.2x1`]!.programMs / r[`${lang}.1x1`]!.programMs);
+            units[`${name}.${lang}.2x1vs1x1`] = '×';
+          }
         }
-        if (name === 'seed') {
+        if (name === 'seed' && configs.includes('1x2')) {
           f['seed.cpp.1x2.xOriginal'] = sig(f['seed.cpp.1x2.Mps']! / ORIGINAL.mps);
           units['seed.cpp.1x2.xOriginal'] = '×';
           targets.push(
@@ -125,7 +143,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         }
         // SLOU of one traced run per configuration (seed 003, Table 1)
         for (const lang of ['ts', 'cpp'] as const) {
-          for (const cfg of Object.keys(CONFIGS) as Config[]) {
+          for (const cfg of configs) {
             const trace = join(dir, `${name}-${lang}-${cfg}`);
             await runTimed(argv(lang, p, cfg, ['--trace', trace]), 600_000);
             const rep = analyzeSlowTrace(trace);
@@ -146,13 +164,14 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
               (['S', 'L', 'O', 'W', 'U'] as const).map((x) => `T_${x} ${(rep.t[x] / 1e9).toFixed(2)} s (${rep.p[x].toFixed(2)} %)`).join(', '));
           }
         }
-        if (name === 'seed') targets.push({ key: 'seed.cpp.1x2.slou.PU', op: '>=', value: 70, label: `P_U on 1×2 (original: ${ORIGINAL.pU} %, overhead ${ORIGINAL.pO} %)` });
+        if (name === 'seed' && configs.includes('1x2')) targets.push({ key: 'seed.cpp.1x2.slou.PU', op: '>=', value: 70, label: `P_U on 1×2 (original: ${ORIGINAL.pU} %, overhead ${ORIGINAL.pO} %)` });
         // the particle exchange's share of a step (pic3d_dda: particles in dynamic arrays, moved by
         // the destination form), from the ddaOp spans of a traced run; and on one node with no
         // particle leaving (one subdomain: every particle stays), the protocol's fixed cost
         // (and with C++ kernels, ucenv.h destinations(targets): a shorter step, so a larger share)
         const shares: [string, Config, Params, 'dda' | 'dda-cpp'][] = [['1x2', '1x2', p, 'dda'], ['2x1', '2x1', p, 'dda'], ['1x1.noneLeave', '1x1', { ...p, F: 1 }, 'dda'],
           ['cpp.1x2', '1x2', p, 'dda-cpp'], ['cpp.2x1', '2x1', p, 'dda-cpp']];
+        if (only) return;
         for (const [label, cfg, q, lang] of shares) {
           const trace = join(dir, `${name}-dda-${label}`);
           await runTimed(argv(lang, q, cfg, ['--trace', trace]), 600_000);

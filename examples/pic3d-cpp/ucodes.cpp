@@ -2,9 +2,11 @@
 // LuNA ucode API: extern "C" functions taking const InputDF& / OutputDF&, raw blocks through
 // getData<double>() and create<double>(n). The initial cloud and its cutting into subdomains are
 // C++ too (the same bits as examples/pic3d/driver.ts: they run before any step, one fragment after
-// another, so their speed is the start-up's); the summaries and the check against the reference
-// are TypeScript: ucodes.ts.
+// another, so their speed is the start-up's), and so is each subdomain's final summary; the
+// reference, the chain of sums and the report are TypeScript: ucodes.ts.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include "ucenv.h"
 #include "kernel.h"
@@ -30,6 +32,45 @@ std::vector<double> &scratch(long size, int slot = 0) {
     std::vector<double> &pad = pads[slot];
     if ((long)pad.size() != size) pad.assign(size, 0.0);
     return pad;
+}
+
+
+/** Summary fields (driver.ts): sums over particles, then maxima. */
+enum { COUNT = 0, MASS = 1, IDS = 2, PMOM = 3, PREF = 6, DX = 9, DV = 10, SUMMARY = 11 };
+
+/** Math.max of JavaScript: NaN wins. */
+double jsMax(double a, double b) { return a != a || b != b ? NAN : (a > b ? a : b); }
+
+[[noreturn]] void failed(const std::string &why) {
+    std::printf("pic3d: FAILED (%s)\n", why.c_str());
+    std::fflush(stdout);
+    ABORT("pic3d: " << why);
+}
+
+/** A number as JavaScript prints an integer-valued double, or with 17 digits. */
+std::string num(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, v == (double)(long long)v && std::fabs(v) < 9e15 ? "%.0f" : "%.17g", v);
+    return buf;
+}
+
+
+/** The deposit block L: (n+1)³ doubles, zeroed, followed by φ's n³ (copied in); its deposit part. */
+double *depositBlock(int N, int F, const InputDF &phi, OutputDF &L) {
+    const long n = N / F, n1 = n + 1;
+    double *out = L.create<double>(n1 * n1 * n1 + n * n * n);
+    std::memset(out, 0, sizeof(double) * n1 * n1 * n1);
+    std::memcpy(out + n1 * n1 * n1, phi.getData<double>(), sizeof(double) * n * n * n);
+    return out;
+}
+
+/** The deposit parts and the φ parts of the 27 deposit blocks around a subdomain. */
+void split(int N, int F, const InputDF *const *Ls, const double **deps, const double **phis) {
+    const long n1 = N / F + 1;
+    for (int d = 0; d < 27; d++) {
+        deps[d] = Ls[d]->getData<double>();
+        phis[d] = deps[d] + n1 * n1 * n1;
+    }
 }
 
 }  // namespace
@@ -92,14 +133,17 @@ void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, 
     leaving.create<double>(0);
 }
 
-/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout) */
-void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
+/**
+ * deposit(the staying particles, the 26 neighbours' leaving arrays, the subdomain's φ) -> the
+ * (n+1)³ deposit block followed by φ (stencil.fah: the step's first sweep group reads both in one
+ * DF), the arrived particles (a leaving array's layout)
+ */
+void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, const InputDF &phi, OutputDF &L, OutputDF &A)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
     Bundle bs[27];
     bundles(in, bs);
-    const long n1 = N / F + 1;
-    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    double *out = depositBlock(N, F, phi, L);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     long count[27] = {0};
     for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
@@ -126,6 +170,51 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
     double *to[27];
     pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
     pic3d::scatter(r, to);
+}
+
+/**
+ * The summary of subdomain (a, b, c) after the last step from its 27 parts (the staying particles,
+ * the neighbours' leaving arrays), checked against the reference when given: driver.ts's
+ * summarize, the same sums in the same order. In C++ so the workers run no TypeScript in the steps'
+ * program (a TypeScript summary was optimised four times over on every thread of a 1 × 2 run).
+ */
+void c_final(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &S)
+{
+    const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
+    Bundle bs[27];
+    bundles(in, bs);
+    const double *r = data(ref);
+    double *s = S.create<double>(SUMMARY, 0.0);
+    const int own = (a * F + b) * F + c;
+    // PIC3D_DUMP=dir: the subdomain's final particles into dir/a_b_c.f64 (tests compare versions)
+    if (const char *dump = std::getenv("PIC3D_DUMP")) {
+        const std::string file = std::string(dump) + "/" + std::to_string(a) + "_" + std::to_string(b) + "_" + std::to_string(c) + ".f64";
+        FILE *f = std::fopen(file.c_str(), "wb");
+        if (!f) failed("cannot write " + file);
+        for (int d = 0; d < 27; d++) if (bs[d].len) std::fwrite(bs[d].p, sizeof(double), (size_t)bs[d].len, f);
+        std::fclose(f);
+    }
+    for (int d = 0; d < 27; d++) {
+        const double *p = bs[d].p;
+        for (long o = 0; o < bs[d].len; o += pic3d::REC) {
+            const double id = p[o];
+            if (pic3d::subdomainOf(p + o, N, F) != own)
+                failed("particle " + num(id) + " ended in subdomain (" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + "), not its own");
+            s[COUNT]++; s[MASS] += p[o + 1]; s[IDS] += id;
+            for (int k = 0; k < 3; k++) s[PMOM + k] += p[o + 1] * p[o + 5 + k];
+            if (!r) continue;
+            if (!(id == std::trunc(id) && id >= 0 && id < NP)) failed("particle id " + num(id) + " out of range");
+            const double *q = r + (long)id * pic3d::REC;
+            if (q[1] != p[o + 1]) failed("particle " + num(id) + " has mass " + num(p[o + 1]) + ", the reference " + num(q[1]));
+            for (int k = 0; k < 3; k++) {
+                s[PREF + k] += q[1] * q[5 + k];
+                double dx = std::fabs(p[o + 2 + k] - q[2 + k]);
+                if (dx > 0.5) dx = 1 - dx;  // across the periodic boundary
+                s[DX] = jsMax(s[DX], dx);
+                s[DV] = jsMax(s[DV], std::fabs(p[o + 5 + k] - q[5 + k]));
+            }
+        }
+    }
 }
 
 /** φ = 0 at the owned nodes (the first warm start). */
@@ -158,19 +247,21 @@ static const double *densityBox(int N, int F, int K, int H, const double *const 
     return out;
 }
 
-/** the first of several groups (27 deposit blocks, 27 φ) -> φ, R */
-void c_sweep_first(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &R)
+/** the first of several groups (27 deposit blocks, each with its φ) -> φ, R */
+void c_sweep_first(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, OutputDF &phi, OutputDF &R)
 {
-    const double *Ls[27] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>(), l8.getData<double>(), l9.getData<double>(), l10.getData<double>(), l11.getData<double>(), l12.getData<double>(), l13.getData<double>(), l14.getData<double>(), l15.getData<double>(), l16.getData<double>(), l17.getData<double>(), l18.getData<double>(), l19.getData<double>(), l20.getData<double>(), l21.getData<double>(), l22.getData<double>(), l23.getData<double>(), l24.getData<double>(), l25.getData<double>(), l26.getData<double>()};
-    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const InputDF *in[27] = {&l0, &l1, &l2, &l3, &l4, &l5, &l6, &l7, &l8, &l9, &l10, &l11, &l12, &l13, &l14, &l15, &l16, &l17, &l18, &l19, &l20, &l21, &l22, &l23, &l24, &l25, &l26};
+    const double *Ls[27], *phis[27];
+    split(N, F, in, Ls, phis);
     group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, &R), phis, phi, nullptr);
 }
 
-/** the only group (27 deposit blocks, 27 φ) -> φ, G */
-void c_sweep_only(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, OutputDF &phi, OutputDF &G)
+/** the only group (27 deposit blocks, each with its φ) -> φ, G */
+void c_sweep_only(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, OutputDF &phi, OutputDF &G)
 {
-    const double *Ls[27] = {l0.getData<double>(), l1.getData<double>(), l2.getData<double>(), l3.getData<double>(), l4.getData<double>(), l5.getData<double>(), l6.getData<double>(), l7.getData<double>(), l8.getData<double>(), l9.getData<double>(), l10.getData<double>(), l11.getData<double>(), l12.getData<double>(), l13.getData<double>(), l14.getData<double>(), l15.getData<double>(), l16.getData<double>(), l17.getData<double>(), l18.getData<double>(), l19.getData<double>(), l20.getData<double>(), l21.getData<double>(), l22.getData<double>(), l23.getData<double>(), l24.getData<double>(), l25.getData<double>(), l26.getData<double>()};
-    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const InputDF *in[27] = {&l0, &l1, &l2, &l3, &l4, &l5, &l6, &l7, &l8, &l9, &l10, &l11, &l12, &l13, &l14, &l15, &l16, &l17, &l18, &l19, &l20, &l21, &l22, &l23, &l24, &l25, &l26};
+    const double *Ls[27], *phis[27];
+    split(N, F, in, Ls, phis);
     group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, &G);
 }
 
@@ -193,12 +284,11 @@ void c_sweep_last(int N, int F, int NP, int K, int H, int j, const InputDF &R, c
 // dynamic array, moved by the destination form: the push writes every particle back in place and
 // names, per leaving particle, the neighbour's array it goes to (the 26 handles, by direction).
 
-/** deposit(the block: the particles that stayed and those delivered from the neighbours) -> the deposit block */
-void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, OutputDF &L)
+/** deposit(the block: the particles that stayed and those delivered from the neighbours, the subdomain's φ) -> the deposit block followed by φ */
+void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, const InputDF &phi, OutputDF &L)
 {
     const Bundle bs[1] = {Bundle{P.data<double>(), (long)(P.getNumel() * P.getElsize() / sizeof(double))}};
-    const long n1 = N / F + 1;
-    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    double *out = depositBlock(N, F, phi, L);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 1, out))
 }
 

@@ -8,6 +8,7 @@ import type { DdaBlock, DdaTarget } from '../../src/ucode/dda.js';
 import { guard, deposit, push } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { summarize } from './driver.js';
+import { depositBlock } from './fragments.js';
 
 /** Step 0: the subdomain's particles from its slab into its block; their count. */
 export function c_pick_dda(F: number, b: number, c: number, slab: DF, P: DdaBlock, ready: DF): void {
@@ -32,10 +33,9 @@ function fill(src: Float64Array, offsets: number, s: number, P: DdaBlock, ready:
 /** The array's handle, for the neighbours' pushes (they send particles to it). */
 export function c_handle_dda(P: DF, H: DF): void { H.setValue(P.getValue()); }
 
-/** deposit(the block: the particles that stayed and, after them, those delivered from the neighbours) -> the deposit block */
-export function c_deposit_dda(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, _count: DF, L: DF): void {
-  const n1 = N / F + 1;
-  const out = L.createFloat64Array(n1 * n1 * n1);
+/** deposit(the block: the particles that stayed and, after them, those delivered from the neighbours, the subdomain's φ) -> the deposit block followed by φ (fragments.ts c_deposit) */
+export function c_deposit_dda(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, _count: DF, phi: DF, L: DF): void {
+  const out = depositBlock(N, F, phi, L);
   guard(() => deposit(N, F, a, b, c, [P.f64()], out));
 }
 

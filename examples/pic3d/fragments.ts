@@ -9,18 +9,33 @@ import { records } from './records.js';
 
 /**
  * deposit(the staying particles at position STAY, the 26 neighbours' leaving arrays at the
- * others) -> the (n+1)³ deposit block, the arrived particles (a leaving array's layout: 28
+ * others, the subdomain's φ) -> the (n+1)³ deposit block followed by φ (stencil.fah: the step's
+ * first sweep group reads both in one DF), the arrived particles (a leaving array's layout: 28
  * offsets, then the parts from the other directions in direction order)
  */
 export function c_deposit(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  const n1 = N / F + 1;
   const bundles = arriving(dfs.slice(0, 27).map(records));
-  const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
+  const out = depositBlock(N, F, dfs[27]!, dfs[28]!);
   guard(() => deposit(N, F, a, b, c, bundles, out));
   const count = new Int32Array(27);
   for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
-  const to = outgoing(count, NONE, dfs[28]!.createFloat64Array(leavingSize(count)));
+  const to = outgoing(count, NONE, dfs[29]!.createFloat64Array(leavingSize(count)));
   for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
+}
+
+/** The deposit block L of (n+1)³ doubles followed by φ's n³ (copied in): its deposit part, zeroed. */
+export function depositBlock(N: number, F: number, phi: DF, L: DF): Float64Array {
+  const n = N / F, n1 = n + 1;
+  const out = L.createFloat64Array(n1 * n1 * n1 + n * n * n);
+  out.set(phi.getFloat64Array(), n1 * n1 * n1);
+  return out.subarray(0, n1 * n1 * n1);
+}
+
+/** The deposit part and the φ part of the 27 deposit blocks L around a subdomain. */
+function split(N: number, F: number, Ls: readonly DF[]): [Float64Array[], Float64Array[]] {
+  const n1 = N / F + 1, cut = n1 * n1 * n1;
+  const all = Ls.map((x) => x.getFloat64Array());
+  return [all.map((x) => x.subarray(0, cut)), all.map((x) => x.subarray(cut))];
 }
 
 const NONE = new Float64Array(0);
@@ -55,38 +70,42 @@ let boxes: [Float64Array, Float64Array] = [new Float64Array(0), new Float64Array
 let rhoScratch = new Float64Array(0);
 
 /** One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi (and G). */
-function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: readonly DF[], phi: DF, G: DF | null): void {
+function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: Float64Array[], phi: DF, G: DF | null): void {
   const n = N / F, d = haloDepth(H, n, K);
   if (boxes[0].length !== (n + 2 * d + 2) ** 3) boxes = deepScratch(n, d);
-  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, d, phis.map((x) => x.getFloat64Array()), phi.createFloat64Array(n * n * n),
+  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, d, phis, phi.createFloat64Array(n * n * n),
     G ? G.createFloat64Array(3 * n * n * n) : null, ...boxes);
 }
 
 /** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
-function densityBox(N: number, F: number, K: number, H: number, Ls: readonly DF[], R: DF | null): Float64Array {
+function densityBox(N: number, F: number, K: number, H: number, Ls: Float64Array[], R: DF | null): Float64Array {
   const n = N / F, d = haloDepth(H, n, K), size = (n + 2 * d) ** 3;
   if (!R && rhoScratch.length !== size) rhoScratch = new Float64Array(size);
   const out = R ? R.createFloat64Array(size) : rhoScratch;
-  densityHalo(N, F, d, Ls.map((x) => x.getFloat64Array()), out);
+  densityHalo(N, F, d, Ls, out);
   return out;
 }
 
-/** the first of several groups (27 deposit blocks, 27 φ) -> φ, R */
+const arrays = (dfs: readonly DF[]): Float64Array[] => dfs.map((x) => x.getFloat64Array());
+
+/** the first of several groups (27 deposit blocks, each with its φ) -> φ, R */
 export function c_sweep_first(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
-  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, dfs.slice(0, 27), dfs[55]!), dfs.slice(27, 54), dfs[54]!, null);
+  const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, dfs[28]!), phis, dfs[27]!, null);
 }
 
-/** the only group (27 deposit blocks, 27 φ) -> φ, G */
+/** the only group (27 deposit blocks, each with its φ) -> φ, G */
 export function c_sweep_only(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
-  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, dfs.slice(0, 27), null), dfs.slice(27, 54), dfs[54]!, dfs[55]!);
+  const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+  group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, null), phis, dfs[27]!, dfs[28]!);
 }
 
 /** a middle group j (R, 27 φ) -> φ */
 export function c_sweep(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
-  group(N, F, NP, K, H, j, R.getFloat64Array(), dfs.slice(0, 27), dfs[27]!, null);
+  group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[27]!, null);
 }
 
 /** the last group j (R, 27 φ) -> φ, G */
 export function c_sweep_last(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
-  group(N, F, NP, K, H, j, R.getFloat64Array(), dfs.slice(0, 27), dfs[27]!, dfs[28]!);
+  group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[27]!, dfs[28]!);
 }

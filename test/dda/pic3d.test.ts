@@ -52,9 +52,10 @@ for (const [nodes, args] of [[1, ['8', '2', '600', '4', '2', '1', '1']], [3, ['1
       };
       dump('examples/pic3d/pic3d.fa', 'df');
       dump(FILE, 'dda', ['--trace', join(dir, 'trace')]);
-      // the C++ kernels on the same form (ucenv.h destinations(targets))
-      const versions = cxx ? ['dda', 'cpp'] : ['dda'];
-      if (cxx) dump(CPP_FILE, 'cpp');
+      // the C++ kernels on the same form (ucenv.h destinations(targets)), and pic3d.fa with C++
+      // kernels (its final summary, which dumps, is C++ too)
+      const versions = cxx ? ['dda', 'cpp', 'cppdf'] : ['dda'];
+      if (cxx) { dump(CPP_FILE, 'cpp'); dump('examples/pic3d-cpp/pic3d.fa', 'cppdf'); }
       const files = readdirSync(join(dir, 'df')).sort();
       const F = Number(args[1]);
       assert.equal(files.length, F * F * F);
