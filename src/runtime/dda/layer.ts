@@ -586,12 +586,14 @@ export class DdaNode implements Participant {
   /** The turn's work is done: every outbox leaves, and the node may be idle now. */
   private readonly flush = (): void => {
     this.flushQueued = false;
-    this.flushAll();
+    // the run ended meanwhile: nobody waits for these any more
+    if (this.control.finished) { this.outbox.clear(); return; }
+    try { this.flushAll(); } catch (e) { this.control.fault(`dynamic array layer on node ${this.rank}: ${e instanceof Error ? e.message : String(e)}`); }
     this.wake();
   };
 
   private flushAll(): void {
-    for (const to of [...this.outbox.keys()]) this.flushTo(to);
+    for (const to of this.outbox.keys()) this.flushTo(to);
   }
 
   /**
@@ -601,7 +603,8 @@ export class DdaNode implements Participant {
    */
   private arrived(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
     this.receive(from, tag, body, payload);
-    if (this.outbox.size > 0) this.flushAll();
+    if (this.outbox.size === 0 || this.control.finished) return;
+    try { this.flushAll(); } catch (e) { this.control.fault(`dynamic array layer on node ${this.rank}: ${e instanceof Error ? e.message : String(e)}`); }
   }
 
   private flushTo(to: number): void {
