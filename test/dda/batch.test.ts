@@ -82,3 +82,14 @@ test('in a batch, a count waiting for a block held on the other node is named in
   void asked[3]!.catch(() => {});
   await ns.close();
 });
+
+test('a run whose last protocol messages wait in an outbox when every other participant goes idle still ends', { timeout: 60_000 }, async () => {
+  const ns = new Nodes(2);
+  ns.declare({ name: 'A' });
+  // asked, then the driver stops at once: node 0's LOCK to node 1 is still queued when its
+  // control finds the driver idle (and later its UNLOCK, when the count ends): the node is not
+  // idle until they have left, and the run ends once they have (else the test's timeout)
+  const counted = ns.count(0, 'A');
+  await ns.close();
+  assert.equal(await counted, 0);
+});

@@ -583,18 +583,22 @@ export class DdaNode implements Participant {
   private flushQueued = false;
   private readonly batchEnc = new Encoder(256);
 
-  /** The turn's work is done: every outbox leaves, and the node may be idle now. */
+  /** The turn's work is done: every outbox leaves. */
   private readonly flush = (): void => {
     this.flushQueued = false;
     // the run ended meanwhile: nobody waits for these any more
     if (this.control.finished) { this.outbox.clear(); return; }
     try { this.flushAll(); } catch (e) { this.control.fault(`dynamic array layer on node ${this.rank}: ${e instanceof Error ? e.message : String(e)}`); }
-    this.wake();
   };
 
+  /** Every outbox leaves; if the control found the node busy meanwhile, it looks again. */
   private flushAll(): void {
     for (const to of this.outbox.keys()) this.flushTo(to);
+    if (this.idleRefused) { this.idleRefused = false; this.wake(); }
   }
+
+  /** the control asked whether the node is idle while an outbox waited (it must look again) */
+  private idleRefused = false;
 
   /**
    * A message from another node: the answers it made (REPORTs to a LOCK, UNLOCKs and DONE to the
@@ -733,7 +737,11 @@ export class DdaNode implements Participant {
   // ------------------------------------------------------------------ participant
 
   /** idle unless messages wait in an outbox for the end of this turn */
-  idle(): boolean { return this.outbox.size === 0; }
+  idle(): boolean {
+    if (this.outbox.size === 0) return true;
+    this.idleRefused = true;
+    return false;
+  }
 
   /** Global operations asked for or running, and parts sent by destination that no operation delivered yet (lost if the run ended). */
   live(): number {
