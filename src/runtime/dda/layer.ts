@@ -17,6 +17,11 @@
 // Elements CFs sent by destination to the block on the GD's own node (a particle code's arrays
 // keep their GD beside their block) travel in the REPORT itself: a count that delivers only such
 // elements is LOCK/REPORT/UNLOCK too, one round trip instead of two.
+// Messages to another node leave at the end of the turn that made them, all of a turn's for one
+// node in one frame (post): a particle code's 64 arrays counted once a step, whose LOCKs (then
+// REPORTs, then UNLOCKs) are made in bursts by the data that arrived together, share a frame per
+// burst and node pair instead of a round trip each. Each array's protocol is the same message for
+// message, in the same order on each link.
 // The GD moves to the first new node when its node is not among the new ones (its state travels
 // in UNLOCK). Every node of the run has an LD of every array it has heard of (an empty one until
 // elements come), so the GD asks every node.
@@ -28,10 +33,10 @@ import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
 import type { Reply, Request, RequestDesk } from '../exec/desk.js';
 import { arrayRequest, DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
 import { intValue, type DfValue } from '../../ucode/value.js';
-import { GLOBAL_COUNT } from '../../core/builtins.js';
+import { GLOBAL_COUNT, REARRANGE } from '../../core/builtins.js';
 import { plan, type Move } from './plan.js';
 
-const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9;
+const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9, BATCH = 10;
 /** the migration rounds of one operation: the elements CFs sent elsewhere, then the plan's */
 const DELIVER = 0, PLAN = 1;
 
@@ -141,7 +146,7 @@ export class DdaNode implements Participant {
   constructor(router: Router, private readonly control: Control, private readonly host: ChannelHost) {
     this.rank = router.rank;
     this.size = router.size;
-    this.ch = router.channel(CHANNEL.dda, 'dynamic arrays', (from, tag, body, payload) => this.receive(from, tag, body, payload), { counted: () => true });
+    this.ch = router.channel(CHANNEL.dda, 'dynamic arrays', (from, tag, body, payload) => this.arrived(from, tag, body, payload), { counted: () => true });
     control.register(this);
   }
 
@@ -551,12 +556,119 @@ export class DdaNode implements Participant {
    * setImmediate turn or more), and on several nodes the GD's own node skips its hops.
    */
   private send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
-    if (to !== this.rank) { this.ch.send(to, tag, body, payload); return; }
+    if (to !== this.rank) { this.post(to, tag, body, payload); return; }
     this.selfSent++;
     this.depth++;
     try { this.receive(to, tag, body, payload); } finally { this.depth--; }
     if (this.depth === 0 && this.wakeOwed) { this.wakeOwed = false; this.control.wake(); }
   }
+
+  /**
+   * A message to another node waits in that node's outbox until this turn's work is done, then
+   * leaves with the others queued for it as one BATCH (or alone): the arrays whose operations
+   * start, report or end in the same turn — a particle code's counts, made ready together by the
+   * data that arrived together — share one frame a node pair, not one each. The link's order is
+   * kept: a PART, which leaves at once (its bytes may be a block's, uncopied), first sends what
+   * was queued before it.
+   */
+  private post(to: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    if (tag === PART) { this.flushTo(to); this.frames++; this.ch.send(to, tag, body, payload); return; }
+    const q = this.outbox.get(to);
+    if (q) q.push({ tag, body, payload }); else this.outbox.set(to, [{ tag, body, payload }]);
+    if (!this.flushQueued) { this.flushQueued = true; queueMicrotask(this.flush); }
+  }
+
+  /** messages to other nodes queued this turn, by node, in send order */
+  private readonly outbox = new Map<number, { tag: number; body: Uint8Array; payload: Uint8Array | undefined }[]>();
+  private flushQueued = false;
+  private readonly batchEnc = new Encoder(256);
+
+  /** The turn's work is done: every outbox leaves. */
+  private readonly flush = (): void => {
+    this.flushQueued = false;
+    // the run ended meanwhile: nobody waits for these any more
+    if (this.control.finished) { this.outbox.clear(); return; }
+    try { this.flushAll(); } catch (e) { this.control.fault(`dynamic array layer on node ${this.rank}: ${e instanceof Error ? e.message : String(e)}`); }
+  };
+
+  /** Every outbox leaves; if the control found the node busy meanwhile, it looks again. */
+  private flushAll(): void {
+    for (const to of this.outbox.keys()) this.flushTo(to);
+    if (this.idleRefused) { this.idleRefused = false; this.wake(); }
+  }
+
+  /** the control asked whether the node is idle while an outbox waited (it must look again) */
+  private idleRefused = false;
+
+  /**
+   * A message from another node: the answers it made (REPORTs to a LOCK, UNLOCKs and DONE to the
+   * last REPORT) leave as soon as it is handled — the turn may go on with the node's other work
+   * (the runtime pumps after every group of messages that arrived).
+   */
+  private arrived(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    this.receive(from, tag, body, payload);
+    if (this.outbox.size === 0 || this.control.finished) return;
+    try { this.flushAll(); } catch (e) { this.control.fault(`dynamic array layer on node ${this.rank}: ${e instanceof Error ? e.message : String(e)}`); }
+  }
+
+  private flushTo(to: number): void {
+    const q = this.outbox.get(to);
+    if (q === undefined) return;
+    this.outbox.delete(to);
+    this.frames++;
+    if (q.length === 1) { const m = q[0]!; this.ch.send(to, m.tag, m.body, m.payload); return; }
+    // [n] then per message [tag][body][payload length + 1, or 0: none]; the payloads joined
+    let bytes = 0;
+    for (const m of q) bytes += m.payload?.byteLength ?? 0;
+    const payload = bytes > 0 ? new Uint8Array(bytes) : undefined;
+    const e = this.batchEnc.reset().varint(q.length);
+    let o = 0;
+    for (const m of q) {
+      e.u8(m.tag).bytes(m.body);
+      if (m.payload === undefined) { e.varint(0); continue; }
+      e.varint(m.payload.byteLength + 1);
+      payload!.set(m.payload, o);
+      o += m.payload.byteLength;
+    }
+    this.batched += q.length;
+    this.ch.send(to, BATCH, e.finishCopy(), payload);
+  }
+
+  /** The messages of a BATCH, in order, as if each had come alone (the control looks after the last). */
+  private unbatch(from: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+    const d = new Decoder(body);
+    let o = 0;
+    this.depth++;
+    // the CFs waiting for operations the batch ends get their answers after it: the protocol's
+    // work (every operation's end, the UNLOCKs) is not queued behind the runtime's completions
+    const answers: (() => void)[] = [];
+    const outer = this.answers === null;
+    if (outer) this.answers = answers;
+    try {
+      for (let n = d.varint(); n > 0; n--) {
+        const tag = d.u8(), b = d.bytes(), k = d.varint();
+        let p: Uint8Array | undefined;
+        if (k > 0) {
+          if (payload === undefined || o + k - 1 > payload.byteLength) throw new Error(`a batch from node ${from} names more payload than it carries`);
+          p = payload.subarray(o, o + k - 1);
+          o += k - 1;
+        }
+        this.receive(from, tag, b, p);
+      }
+    } finally {
+      this.depth--;
+      if (outer) this.answers = null;
+    }
+    for (const f of answers) f();
+    if (this.depth === 0 && this.wakeOwed) { this.wakeOwed = false; this.control.wake(); }
+  }
+
+  /** answers to this node's CFs held back while a batch is handled (null: none is) */
+  private answers: (() => void)[] | null = null;
+
+  /** frames this layer gave the transport, and the messages that travelled inside batches (tests, benchmarks) */
+  frames = 0;
+  batched = 0;
 
   /** self-sent messages being handled (nested), and a wake-up of the control owed when they are */
   private depth = 0;
@@ -577,6 +689,7 @@ export class DdaNode implements Participant {
     if (this.control.finished) return;
     const d = new Decoder(body);
     try {
+      if (tag === BATCH) { this.unbatch(from, body, payload); return; }
       const name = d.string();
       switch (tag) {
         case OP:
@@ -618,12 +731,17 @@ export class DdaNode implements Participant {
     const a = this.asked.get(token);
     if (a === undefined) throw new Error(`a dynamic array operation ended that no CF of node ${this.rank} asked for`);
     this.asked.delete(token);
-    a.reply.answer(total);
+    if (this.answers !== null) this.answers.push(() => a.reply.answer(total)); else a.reply.answer(total);
   }
 
   // ------------------------------------------------------------------ participant
 
-  idle(): boolean { return true; }
+  /** idle unless messages wait in an outbox for the end of this turn */
+  idle(): boolean {
+    if (this.outbox.size === 0) return true;
+    this.idleRefused = true;
+    return false;
+  }
 
   /** Global operations asked for or running, and parts sent by destination that no operation delivered yet (lost if the run ended). */
   live(): number {
@@ -682,6 +800,19 @@ export class DdaNode implements Participant {
     desk.registerCall(GLOBAL_COUNT.symbol, {
       kind: 'dda.count',
       payload: (args) => arrayRequest(((args[0] as DfValue | null)?.v ?? {}) as Parameters<typeof arrayRequest>[0]),
+      outputs: (total) => [intValue(total as number)],
+    });
+    // and so does the language's rearrange: its migration holds no worker either (ucode/builtins.ts
+    // checks the same arguments on a worker)
+    desk.registerCall(REARRANGE.symbol, {
+      kind: 'dda.rearrange',
+      payload: (args) => {
+        const req = arrayRequest(((args[0] as DfValue | null)?.v ?? {}) as Parameters<typeof arrayRequest>[0]);
+        const first = args[1] as number, last = args[2] as number;
+        if (last < first) throw new Error(`rearrange(${req.array}, ${first}, ${last}): no node from ${first} to ${last} (the first node comes first)`);
+        if (last - first >= 1 << 16) throw new Error(`rearrange(${req.array}, ${first}, ${last}): ${last - first + 1} nodes; a run has at most ${1 << 16}`);
+        return { ...req, nodes: Array.from({ length: last - first + 1 }, (_, i) => first + i), neighbours: (args[4] as number) !== 0 };
+      },
       outputs: (total) => [intValue(total as number)],
     });
     desk.register('dda.rearrange', {
