@@ -23,24 +23,43 @@ function declare(P: DF, elsize: number, capacity: number, home: number, ordered:
 }
 
 function onto(P: DF, first: number, last: number, total: DF, flags: number, W: DF): void {
-  const call = `rearrange(${P.getName()}, ${first}, ${last})`;
-  if (last < first) throw new UcodeError(`${call}: no node from ${first} to ${last} (the first node comes first)`);
-  if (last - first >= 1 << 16) throw new UcodeError(`${call}: ${last - first + 1} nodes; a run has at most ${1 << 16}`);
+  let call: RearrangeCall;
+  try {
+    call = rearrangeCall(P.getName(), first, last, flags, { name: W.getName(), type: W.getType(), v: W.getValue() });
+  } catch (e) { throw new UcodeError((e as Error).message); }
+  total.setInt(rearrange(P, call.nodes, { neighbours: call.neighbours, weights: call.weights }));
+}
+
+/** A rearrangement's target nodes and options. */
+export interface RearrangeCall { nodes: number[]; neighbours: boolean; weights?: number[] }
+
+/**
+ * The arguments of the language's `rearrange(P, first, last, t)` after lowering (lang/dynamic.ts:
+ * flags 1 `neighbours`, 2 weighted; W the DF of `@ { weights: W; }`), checked the same wherever
+ * the call runs: here on a worker, or asked by the system thread (runtime/dda/layer.ts). Throws
+ * a message naming the misuse.
+ */
+export function rearrangeCall(array: string, first: number, last: number, flags: number, W: { name: string; type: string; v: unknown }): RearrangeCall {
+  const call = `rearrange(${array}, ${first}, ${last})`;
+  if (last < first) throw new Error(`${call}: no node from ${first} to ${last} (the first node comes first)`);
+  if (last - first >= 1 << 16) throw new Error(`${call}: ${last - first + 1} nodes; a run has at most ${1 << 16}`);
   const nodes = Array.from({ length: last - first + 1 }, (_, i) => first + i);
   const weights = (flags & 2) !== 0 ? weightsOf(call, W, first, nodes.length) : undefined;
-  total.setInt(rearrange(P, nodes, { neighbours: (flags & 1) !== 0, weights }));
+  return { nodes, neighbours: (flags & 1) !== 0, weights };
 }
 
 /** The numbers of `@ { weights: W; }`: float64s (createFloat64Array) or an array of numbers, one positive per node. */
-function weightsOf(call: string, W: DF, first: number, k: number): number[] {
-  const t = W.getType(), v = W.getValue();
+function weightsOf(call: string, W: { name: string; type: string; v: unknown }, first: number, k: number): number[] {
+  const v = W.v;
   let w: number[];
   if (Array.isArray(v)) w = v as number[];
-  else if (v instanceof Uint8Array && v.byteLength % 8 === 0) w = [...W.getFloat64Array()];
-  else throw new UcodeError(`${call} @ { weights: ${W.getName()}; }: ${W.getName()} holds ${t === 'raw' ? `${(v as Uint8Array).byteLength} bytes, not float64s` : `a ${t}`}; the weights are an array of numbers or float64s, one per node`);
-  if (w.length !== k) throw new UcodeError(`${call} @ { weights: ${W.getName()}; }: ${w.length} weight(s) for ${k} node(s): one per node`);
+  else if (v instanceof Uint8Array && v.byteLength % 8 === 0) {
+    const d = new DataView(v.buffer, v.byteOffset, v.byteLength);
+    w = Array.from({ length: v.byteLength / 8 }, (_, i) => d.getFloat64(8 * i, true));
+  } else throw new Error(`${call} @ { weights: ${W.name}; }: ${W.name} holds ${W.type === 'raw' ? `${(v as Uint8Array).byteLength} bytes, not float64s` : `a ${W.type}`}; the weights are an array of numbers or float64s, one per node`);
+  if (w.length !== k) throw new Error(`${call} @ { weights: ${W.name}; }: ${w.length} weight(s) for ${k} node(s): one per node`);
   const bad = w.findIndex((x) => typeof x !== 'number' || !(x > 0) || !Number.isFinite(x));
-  if (bad >= 0) throw new UcodeError(`${call} @ { weights: ${W.getName()}; }: node ${first + bad}'s weight is ${String(w[bad])}; each must be a positive finite number`);
+  if (bad >= 0) throw new Error(`${call} @ { weights: ${W.name}; }: node ${first + bad}'s weight is ${String(w[bad])}; each must be a positive finite number`);
   return w;
 }
 

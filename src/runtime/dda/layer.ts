@@ -32,7 +32,9 @@ import type { Control } from '../cluster/control.js';
 import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
 import type { Reply, Request, RequestDesk } from '../exec/desk.js';
 import { arrayRequest, DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
-import { intValue, type DfValue } from '../../ucode/value.js';
+import { intValue, TYPE_NAMES, type DfValue } from '../../ucode/value.js';
+import { rearrangeCall } from '../../ucode/builtins.js';
+import { displayDf } from '../../core/dfkey.js';
 import { GLOBAL_COUNT, REARRANGE } from '../../core/builtins.js';
 import { plan, type Move } from './plan.js';
 
@@ -802,16 +804,14 @@ export class DdaNode implements Participant {
       payload: (args) => arrayRequest(((args[0] as DfValue | null)?.v ?? {}) as Parameters<typeof arrayRequest>[0]),
       outputs: (total) => [intValue(total as number)],
     });
-    // and so does the language's rearrange: its migration holds no worker either (ucode/builtins.ts
-    // checks the same arguments on a worker)
+    // and so does the language's rearrange: its migration holds no worker either (its arguments
+    // are checked as on a worker: ucode/builtins.ts rearrangeCall)
     desk.registerCall(REARRANGE.symbol, {
       kind: 'dda.rearrange',
-      payload: (args) => {
+      payload: (args, keys) => {
         const req = arrayRequest(((args[0] as DfValue | null)?.v ?? {}) as Parameters<typeof arrayRequest>[0]);
-        const first = args[1] as number, last = args[2] as number;
-        if (last < first) throw new Error(`rearrange(${req.array}, ${first}, ${last}): no node from ${first} to ${last} (the first node comes first)`);
-        if (last - first >= 1 << 16) throw new Error(`rearrange(${req.array}, ${first}, ${last}): ${last - first + 1} nodes; a run has at most ${1 << 16}`);
-        return { ...req, nodes: Array.from({ length: last - first + 1 }, (_, i) => first + i), neighbours: (args[4] as number) !== 0 };
+        const W = args[5] as DfValue | null;
+        return { ...req, ...rearrangeCall(req.array, args[1] as number, args[2] as number, args[4] as number, { name: displayDf(keys[5] ?? ''), type: TYPE_NAMES[W?.t ?? 0], v: W?.v }) };
       },
       outputs: (total) => [intValue(total as number)],
     });

@@ -52,7 +52,7 @@ export interface DeskCall {
   /** the request kind it asks */
   readonly kind: string;
   /** the request's payload from the task's arguments (throws a message naming the misuse) */
-  payload(args: readonly unknown[]): unknown;
+  payload(args: readonly unknown[], keys: readonly string[]): unknown;
   /** the CF's outputs (aligned with its params) from the answer */
   outputs(value: unknown): (DfValue | null)[];
 }
@@ -117,7 +117,7 @@ export class RequestDesk {
   ask(symbol: string, t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void {
     const c = this.calls.get(symbol)!;
     let payload: unknown;
-    try { payload = c.payload(t.args); } catch (e) { done(null, e instanceof Error ? e.message : String(e)); return; }
+    try { payload = c.payload(t.args, t.keys); } catch (e) { done(null, e instanceof Error ? e.message : String(e)); return; }
     this.handle(-1, { id: 0, kind: c.kind, payload, cf: t.cf }, (a) => {
       if (a.ok) done(c.outputs(a.value));
       else done(null, `request '${c.kind}' for ${a.resource} refused: ${a.error ?? 'no reason given'}`);
