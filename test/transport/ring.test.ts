@@ -120,6 +120,28 @@ test('ring: a peer killed while this node polls its ring is reported lost, and t
   await t.close();
 });
 
+test('ring: a receiver that never polls (LUNA_RING_SPIN_US=0) is rung for every message it sleeps through', { skip: !ringsAvailable() && 'the shared-memory addon is not built' }, async () => {
+  const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv({ LUNA_RING_SPIN_US: '0' }) });
+  const echoes = new Echoes(t, () => 0);
+  const enc = new Encoder();
+  const send = (s: number): void => t.send(1, TAG, enc.reset().u32(s).finish());
+  await ringUp(t, echoes, send);
+  const before = t.stats();
+  // one at a time: each message finds its receiver asleep
+  for (let i = 0; i < 300; i++) {
+    send(echoes.next);
+    await echoes.until(echoes.next + 1);
+  }
+  const after = t.stats();
+  assert.deepEqual(echoes.errors, []);
+  assert.equal(after.ringFrames - before.ringFrames, 300);
+  assert.equal(after.doorbells - before.doorbells, 300);
+  assert.equal(after.polling, false);
+  t.send(1, TAG_QUIT, new Uint8Array(0));
+  await children!.exited();
+  await t.close();
+});
+
 test('ring: LUNA_RING=0 keeps every link on its socket', async () => {
   const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv({ LUNA_RING: '0' }) });
   const echoes = new Echoes(t, () => 0);

@@ -52,7 +52,7 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
   const bind = resolveBind(o.bind ?? env.LUNA_BIND ?? '127.0.0.1');
   const heartbeatMs = o.heartbeatMs ?? heartbeatMsFromEnv(env);
   // rings between nodes of one machine: this node's setting is its children's (env)
-  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload, heartbeatMs, rings: tuned('LUNA_RING', env) !== 0 };
+  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload, heartbeatMs, rings: tuned('LUNA_RING', env) !== 0, ringSpinUs: tuned('LUNA_RING_SPIN_US', env) };
 
   if (detected.launcher === 'local') {
     const size = o.nodes ?? 1;

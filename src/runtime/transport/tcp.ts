@@ -509,7 +509,12 @@ class Mesh implements TcpTransport {
       if (e instanceof FrameError) this.reject(link, e.message);
       else throw e;
     }
-    if (link.established && link.ringIn && this.readRing(link) > 0) this.pollSoon();
+    if (link.established && link.ringIn) {
+      // not polling: a doorbell may have rung, re-arm it before looking (a writer after the look rings again)
+      if (!this.polling) link.ringIn.asleep();
+      this.readRing(link);
+      this.pollSoon();
+    }
     if (link.established && this.arrivedHandler) this.arrivedHandler();
   }
 
