@@ -19,8 +19,9 @@ import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
-import { createRingFile, openRingFile, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
+import { coreFree, createRingFile, openRingFile, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
 import { tuned } from '../tuning.js';
+import { cpuSet } from '../../core/cpus.js';
 import type { DirectLink, PeerAddress, Rendezvous, Transport } from './types.js';
 
 export interface TcpTransportOptions {
@@ -177,6 +178,9 @@ class Mesh implements TcpTransport {
   private ringLinks: Link[] = [];
   private polling = false;
   private pollUntil = 0;
+  /** when the poll last asked whether a core is free for it */
+  private gateAt = 0;
+  private readonly cpus = cpuSet().machine;
   private readonly ringSpinMs: number;
   private readonly log: (msg: string) => void;
   private readonly enc = new Encoder(128);
@@ -581,8 +585,12 @@ class Mesh implements TcpTransport {
   /** Poll the rings from now until RING_SPIN_US after the last message (a message extends it). */
   private pollSoon(): void {
     if (this.ringSpinMs <= 0 || this.ringLinks.length === 0 || this.closing) return;
-    this.pollUntil = performance.now() + this.ringSpinMs;
+    const now = performance.now();
+    this.pollUntil = now + this.ringSpinMs;
     if (this.polling) return;
+    // (a doorbell wakes this node when it does not poll)
+    if (!coreFree(this.cpus)) return;
+    this.gateAt = now;
     this.polling = true;
     for (const l of this.ringLinks) l.ringIn!.awake();
     setImmediate(this.poll);
@@ -594,10 +602,11 @@ class Mesh implements TcpTransport {
     const links = this.ringLinks;
     let got = 0;
     for (let i = 0; i < links.length; i++) got += this.readRing(links[i]!);
+    const now = performance.now();
     if (got > 0) {
-      this.pollUntil = performance.now() + this.ringSpinMs;
+      this.pollUntil = now + this.ringSpinMs;
       this.arrivedHandler?.();
-    } else if (performance.now() > this.pollUntil) {
+    } else if (now > this.pollUntil || (now - this.gateAt > GATE_MS && ((this.gateAt = now), !coreFree(this.cpus)))) {
       // say we stop, then look once more: a writer that missed the first sees the second
       for (const l of links) l.ringIn!.asleep();
       for (let i = 0; i < links.length; i++) got += this.readRing(links[i]!);
@@ -875,6 +884,8 @@ class Mesh implements TcpTransport {
 }
 
 const EMPTY = new Uint8Array(0);
+/** how often a poll asks again whether a core is free for it, ms (the question costs ~5 µs) */
+const GATE_MS = 1;
 
 interface LinkWithHandshake extends Link {
   onHandshake?: (ctl: number, d: Decoder) => void;
