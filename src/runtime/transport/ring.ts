@@ -110,6 +110,11 @@ export class RingWriter extends RingView {
     return true;
   }
 
+  /** Whether the reader has taken every entry written. */
+  drained(): boolean {
+    return Atomics.load(this.w, HEAD) === this.tail;
+  }
+
   /**
    * After a write: whether the reader has stopped polling and nobody rang it yet; true at most
    * once until it polls again (the caller then rings the doorbell).

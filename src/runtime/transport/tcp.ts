@@ -128,8 +128,12 @@ class Link {
   /** the shared-memory ring to the peer once it accepted, and the one from it (see ring.ts) */
   ringOut: RingWriter | undefined;
   ringIn: RingReader | undefined;
-  /** a ring was offered or accepted: no thread may write the socket directly (order) */
+  /** a ring was offered or accepted */
   ringing = false;
+  /** a thread writes the socket itself now: this side writes no ring entries any more */
+  ringRetired = false;
+  /** the retired ring until its reader took every entry (no direct frame may overtake them) */
+  drainOut: RingWriter | undefined;
   /** data frames sent / received on the socket: ring entries carry the first, to keep order */
   sockSent = 0;
   sockRecv = 0;
@@ -328,7 +332,7 @@ class Mesh implements TcpTransport {
     const d = link.direct;
     if (d) lockDirect(d);
     // (1: bytes pending; 2: retired for good, see retireDirect)
-    const done = d ? (): void => { if (s.writableLength === 0) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
+    const done = d ? (): void => { if (!this.socketBusy(link)) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
     if (parts.length === 1) {
       s.write(parts[0]!, done);
     } else {
@@ -338,10 +342,34 @@ class Mesh implements TcpTransport {
     }
     if (d) {
       // bytes the kernel did not take stay with Node until the callback: no direct frame meanwhile
-      if (Atomics.load(d, 1) !== 2) Atomics.store(d, 1, s.writableLength > 0 ? 1 : 0);
+      if (Atomics.load(d, 1) !== 2) Atomics.store(d, 1, this.socketBusy(link) ? 1 : 0);
       Atomics.store(d, 0, 0);
     }
     this.socketWrites++;
+  }
+
+  /** Whether a frame written to the socket directly now could overtake one of the transport's. */
+  private socketBusy(link: Link): boolean {
+    if (link.drainOut && link.drainOut.drained()) link.drainOut = undefined;
+    return link.socket.writableLength > 0 || link.drainOut !== undefined;
+  }
+
+  /** Stop writing the link's ring (a thread will write the socket itself); its entries stay to be read. */
+  private retireRing(link: Link): void {
+    link.ringRetired = true;
+    link.pendingOut = undefined;
+    const out = link.ringOut;
+    link.ringOut = undefined;
+    if (!out || out.drained()) return;
+    link.drainOut = out;
+    const watch = (): void => {
+      const d = link.direct;
+      if (this.closing || link.lost || link.socket.destroyed) return;
+      if (d && !this.socketBusy(link)) Atomics.compareExchange(d, 1, 1, 0);
+      // (bytes still with the socket: its write callback clears the word)
+      else if (link.drainOut) setTimeout(watch, 1);
+    };
+    setTimeout(watch, 1);
   }
 
   /** The link's socket is about to close: no thread writes its descriptor (soon another file's) again. */
@@ -359,8 +387,9 @@ class Mesh implements TcpTransport {
   directLink(to: number): DirectLink | undefined {
     const link = this.links[to];
     if (!link?.established || link.lost || link.bye || link.socket.destroyed) return undefined;
-    // frames written beside the transport's would overtake what waits in its ring
-    if (link.ringing) return undefined;
+    // frames written beside the ring's would overtake what waits in it: from now on this side
+    // sends by the socket only, and the threads write once the peer has read the ring empty
+    if (link.ringing && !link.ringRetired) this.retireRing(link);
     const fd = (link.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
     if (typeof fd !== 'number' || fd < 0) return undefined;
     if (!link.direct) {
@@ -371,7 +400,7 @@ class Mesh implements TcpTransport {
       if (copy < 0) return undefined;
       link.directFd = copy;
       link.direct = new Int32Array(new SharedArrayBuffer(8));
-      Atomics.store(link.direct, 1, link.socket.writableLength > 0 ? 1 : 0);
+      Atomics.store(link.direct, 1, this.socketBusy(link) ? 1 : 0);
       link.socket.once('end', () => this.retireDirect(link));
       link.socket.once('close', () => this.retireDirect(link));
     }
@@ -446,7 +475,7 @@ class Mesh implements TcpTransport {
         return this.acceptRing(link, d.string(), d.u32());
       case Ctl.RingAccept:
         if (!link.established || !link.ringing || !link.ringIn || link.ringOut) return this.reject(link, 'unexpected ring acceptance');
-        link.ringOut = link.pendingOut;
+        if (!link.ringRetired) link.ringOut = link.pendingOut;
         link.pendingOut = undefined;
         this.forgetRingFile(link);
         return;
