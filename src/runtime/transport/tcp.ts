@@ -182,8 +182,9 @@ class Mesh implements TcpTransport {
   private ringLinks: Link[] = [];
   private polling = false;
   private pollUntil = 0;
-  /** when the poll last asked whether a core is free for it */
-  private gateAt = 0;
+  /** when the poll last asked whether a core is free for it, and the answer */
+  private gateAt = -1e9;
+  private gateFree = true;
   private readonly cpus = cpuSet().machine;
   private readonly ringSpinMs: number;
   private readonly log: (msg: string) => void;
@@ -618,8 +619,8 @@ class Mesh implements TcpTransport {
     this.pollUntil = now + this.ringSpinMs;
     if (this.polling) return;
     // (a doorbell wakes this node when it does not poll)
-    if (!coreFree(this.cpus)) return;
-    this.gateAt = now;
+    if (now - this.gateAt > GATE_MS) { this.gateAt = now; this.gateFree = coreFree(this.cpus); }
+    if (!this.gateFree) return;
     this.polling = true;
     for (const l of this.ringLinks) l.ringIn!.awake();
     setImmediate(this.poll);
@@ -635,7 +636,7 @@ class Mesh implements TcpTransport {
     if (got > 0) {
       this.pollUntil = now + this.ringSpinMs;
       this.arrivedHandler?.();
-    } else if (now > this.pollUntil || (now - this.gateAt > GATE_MS && ((this.gateAt = now), !coreFree(this.cpus)))) {
+    } else if (now > this.pollUntil || (now - this.gateAt > GATE_MS && ((this.gateAt = now), !(this.gateFree = coreFree(this.cpus))))) {
       // say we stop, then look once more: a writer that missed the first sees the second
       for (const l of links) l.ringIn!.asleep();
       for (let i = 0; i < links.length; i++) got += this.readRing(links[i]!);
