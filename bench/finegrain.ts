@@ -121,12 +121,18 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const [short, long, longer] = q ? [1_000, 5_000, 10_000] : [2_000, 20_000, 40_000];
       // the floor on this machine, interleaved with the runs: the same crossings between two
       // bare Node processes (bench/raw-pingpong.ts)
-      const raw: number[] = [];
+      // (bench/raw-pingpong.ts), and through a shared-memory ring read once per event-loop
+      // turn (bench/raw-ring.ts); and the long run with the nodes' rings off (LUNA_RING=0)
+      const raw: number[] = [], ringRaw: number[] = [], socketOnly: number[] = [];
       const m = await interleavedTimed(reps, {
         short: ['--nodes', 2, '--threads', 1, pp, short, 8],
         long: ['--nodes', 2, '--threads', 1, pp, long, 8],
         longer: ['--nodes', 2, '--threads', 1, pp, longer, 8],
-      }, () => { raw.push(rawPingpongUs(long, 8)); });
+      }, async () => {
+        raw.push(rawPingpongUs(long, 8));
+        ringRaw.push(floorFigure('raw-ring', [long, 'loop']));
+        socketOnly.push((await runTimed(['--nodes', 2, '--threads', 1, pp, long, 8], undefined, { LUNA_RING: '0' })).programMs);
+      });
       const step = (m.long.programMs * 1000) / long;
       put('pingpong.usPerStep', step, 'µs', ORIGINAL.pingpongStep);
       put('pingpong.marginalUsPerStep', ((m.long.programMs - m.short.programMs) * 1000) / (long - short), 'µs');
@@ -135,6 +141,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       put('pingpong.steadyUsPerStep', ((m.longer.programMs - m.long.programMs) * 1000) / (longer - long), 'µs');
       put('pingpong.rawUsPerStep', median(raw), 'µs');
       put('pingpong.xRaw', step / median(raw), '×');
+      put('pingpong.socketUsPerStep', (median(socketOnly) * 1000) / long, 'µs');
+      put('pingpong.ringRawUsPerStep', median(ringRaw), 'µs');
       notes.push(`pingpong: the nodes link over ${rawSocketKind()} (LUNA_LOCAL_SOCKETS), and so does the raw floor (bench/raw-pingpong.ts)`);
       targets.push({ key: 'pingpong.usPerStep', op: '<=', value: 40, label: 'pingpong step across 2 processes' });
     });

@@ -305,7 +305,7 @@ function watchLanes(pool: WorkerPool, timeoutNs: number): NodeJS.Timeout {
  * What crossing nodes cost this node: termination waves (rank 0 starts them; each is a message
  * to every node and its answer) and, over TCP, the frames sent and the socket writes they took.
  */
-function messageStats(control: Control, tp: object): { waves: number; framesSent?: number; socketWrites?: number } {
-  const t = (tp as { stats?: () => { framesSent: number; socketWrites: number } }).stats?.();
-  return { waves: control.waves, ...(t ? { framesSent: t.framesSent, socketWrites: t.socketWrites } : {}) };
+function messageStats(control: Control, tp: object): { waves: number; framesSent?: number; socketWrites?: number; ringFrames?: number; doorbells?: number } {
+  const t = (tp as { stats?: () => { framesSent: number; socketWrites: number; ringFrames?: number; doorbells?: number } }).stats?.();
+  return { waves: control.waves, ...(t ? { framesSent: t.framesSent, socketWrites: t.socketWrites, ringFrames: t.ringFrames, doorbells: t.doorbells } : {}) };
 }

@@ -8,6 +8,7 @@ import { createTcpTransport, type TcpTransport } from '../transport/tcp.js';
 import type { Rendezvous } from '../transport/types.js';
 import { detectLaunch, type LaunchInfo } from './env.js';
 import { launchSecret } from '../transport/secret.js';
+import { tuned } from '../tuning.js';
 import { spawnLocalNodes, watchParent, type ChildSet } from './spawn.js';
 
 export interface StartNodeOptions {
@@ -50,7 +51,8 @@ export async function startNode(o: StartNodeOptions = {}): Promise<StartedNode> 
   const detected = detectLaunch(env);
   const bind = resolveBind(o.bind ?? env.LUNA_BIND ?? '127.0.0.1');
   const heartbeatMs = o.heartbeatMs ?? heartbeatMsFromEnv(env);
-  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload, heartbeatMs };
+  // rings between nodes of one machine: this node's setting is its children's (env)
+  const common = { listenHost: bind, log: o.log, timeoutMs: o.timeoutMs, allocPayload: o.allocPayload, heartbeatMs, rings: tuned('LUNA_RING', env) !== 0, ringSpinUs: tuned('LUNA_RING_SPIN_US', env) };
 
   if (detected.launcher === 'local') {
     const size = o.nodes ?? 1;

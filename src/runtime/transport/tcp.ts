@@ -6,7 +6,9 @@
 // Once formed, a heartbeat (heartbeat.ts) watches every link for silence. Ranks on one machine
 // link over Unix sockets instead (local.ts): every listening rank also listens on one and
 // advertises it with its machine's identity; a connector on the same machine uses it, and TCP if
-// it cannot reach it. See docs/cluster.md for the protocol and multi-host use.
+// it cannot reach it. Such a pair then also passes messages through a shared-memory ring per
+// direction (ring.ts), polled while messages come, with a doorbell on the socket for a receiver
+// that stopped polling. See docs/cluster.md for the protocol and multi-host use.
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { closeSync, rmSync } from 'node:fs';
@@ -17,6 +19,9 @@ import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
+import { coreFree, createRingFile, openRingFile, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
+import { tuned } from '../tuning.js';
+import { cpuSet } from '../../core/cpus.js';
 import type { DirectLink, PeerAddress, Rendezvous, Transport } from './types.js';
 
 export interface TcpTransportOptions {
@@ -43,13 +48,32 @@ export interface TcpTransportOptions {
    * about 70 % of it is declared lost too.
    */
   heartbeatMs?: number;
+  /**
+   * Pass messages to peers on this machine through shared-memory rings (default: unless
+   * $LUNA_RING is 0, on Linux with the shared-memory addon built).
+   */
+  rings?: boolean;
+  /** How long the system thread polls its rings after its last message, µs (default $LUNA_RING_SPIN_US, else RING_SPIN_US). */
+  ringSpinUs?: number;
 }
+
+/**
+ * How long a node polls its rings after its last message. A pingpong step's reply comes back
+ * 40–150 µs after its message here (docs/benchmarks.md); a poll that ends sooner than that pays
+ * the doorbell and the wake-up the ring exists to avoid.
+ */
+export const RING_SPIN_US = 300;
 
 export interface TcpTransport extends Transport {
   /** This rank's listen address (undefined for size 1). */
   readonly address: PeerAddress | undefined;
-  /** Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine). */
-  stats(): { framesSent: number; socketWrites: number; localLinks: number };
+  /**
+   * Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine);
+   * `ringLinks`: links that also carry messages through a shared-memory ring, `ringFrames` the
+   * messages sent that way, `doorbells` the times a receiver had to be rung, `polling` whether
+   * this node polls its rings now.
+   */
+  stats(): { framesSent: number; socketWrites: number; localLinks: number; ringLinks: number; ringFrames: number; doorbells: number; polling: boolean };
   flush(): void;
   directLink(to: number): DirectLink | undefined;
 }
@@ -63,6 +87,10 @@ const enum Ctl {
   Ready = 6, // rank i → 0: all my links are up
   Go = 7, // rank 0 → all: every rank is fully linked; createTcpTransport resolves
   Beat = 8, // heartbeat on a quiet link: [timeout u32] (how long the sender waits for us; 0 = never)
+  RingOffer = 9, // lower rank → higher, same machine: [ring file path][capacity u32]
+  RingAccept = 10, // the file is mapped: both directions are up
+  RingRefuse = 11, // [why]: this link stays on its socket
+  Ring = 12, // doorbell: the receiver stopped polling and the sender wrote into its ring
 }
 
 /** An address on the wire: [host string][port u32][machine string][socket path string] ('' = none). */
@@ -97,6 +125,24 @@ class Link {
   direct: Int32Array | undefined;
   /** the duplicate descriptor those threads write (native/fd.c says why not the socket's own) */
   directFd = -1;
+  /** the shared-memory ring to the peer once it accepted, and the one from it (see ring.ts) */
+  ringOut: RingWriter | undefined;
+  ringIn: RingReader | undefined;
+  /** a ring was offered or accepted */
+  ringing = false;
+  /** a thread writes the socket itself now: this side writes no ring entries any more */
+  ringRetired = false;
+  /** the retired ring until its reader took every entry (no direct frame may overtake them) */
+  drainOut: RingWriter | undefined;
+  /** data frames sent / received on the socket: ring entries carry the first, to keep order */
+  sockSent = 0;
+  sockRecv = 0;
+  /** a doorbell waits for this tick's flush */
+  doorbell = false;
+  /** the offerer's side until the peer accepts: its ring file's name, and its way out */
+  ringFile: string | undefined;
+  ringForget: (() => void) | undefined;
+  pendingOut: RingWriter | undefined;
   parser!: FrameParser;
   constructor(readonly socket: net.Socket) {}
   get remote(): string {
@@ -130,6 +176,17 @@ class Mesh implements TcpTransport {
   private formed = false;
   private socketWrites = 0;
   private framesSent = 0;
+  private ringFrames = 0;
+  private doorbells = 0;
+  /** links whose peer writes into a ring of ours */
+  private ringLinks: Link[] = [];
+  private polling = false;
+  private pollUntil = 0;
+  /** when the poll last asked whether a core is free for it, and the answer */
+  private gateAt = -1e9;
+  private gateFree = true;
+  private readonly cpus = cpuSet().machine;
+  private readonly ringSpinMs: number;
   private readonly log: (msg: string) => void;
   private readonly enc = new Encoder(128);
   private readonly heartbeat: Heartbeat;
@@ -149,6 +206,7 @@ class Mesh implements TcpTransport {
       this.rejectFormed = rej;
     });
     this.formedPromise.catch(() => {});
+    this.ringSpinMs = (opts.ringSpinUs ?? tuned('LUNA_RING_SPIN_US') ?? RING_SPIN_US) / 1000;
     const heartbeatMs = opts.heartbeatMs === undefined ? heartbeatMsFromEnv() ?? DEFAULT_HEARTBEAT_MS : checkHeartbeatMs(opts.heartbeatMs);
     this.heartbeat = new Heartbeat(heartbeatMs, {
       liveLinks: () => this.links.filter((l): l is Link => l !== undefined && l.established && !l.lost && !l.bye && !l.socket.destroyed),
@@ -177,7 +235,20 @@ class Mesh implements TcpTransport {
       throw new Error(`send: rank ${to} is not connected`);
     }
     if (link.lost || link.bye) return; // the loss was (or will be) reported through onPeerLost
+    const ring = link.ringOut;
+    if (ring && ring.write(link.sockSent, tag, body, payload)) {
+      this.ringFrames++;
+      link.clock.tx++;
+      if (ring.claimDoorbell()) {
+        link.doorbell = true;
+        this.queueFlush(link);
+      }
+      // a reply is likely: look for it without sleeping first
+      this.pollSoon();
+      return;
+    }
     link.writer.append(0, tag, body, payload);
+    link.sockSent++;
     this.queueFlush(link);
   }
 
@@ -198,9 +269,12 @@ class Mesh implements TcpTransport {
   }
 
   stats() {
-    let localLinks = 0;
-    for (const l of this.links) if (l?.established && l.local) localLinks++;
-    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks };
+    let localLinks = 0, ringLinks = 0;
+    for (const l of this.links) {
+      if (l?.established && l.local) localLinks++;
+      if (l?.ringOut) ringLinks++;
+    }
+    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks, ringLinks, ringFrames: this.ringFrames, doorbells: this.doorbells, polling: this.polling };
   }
 
   async close(): Promise<void> {
@@ -243,6 +317,13 @@ class Mesh implements TcpTransport {
   }
 
   private writeLink(link: Link): void {
+    if (link.doorbell) {
+      link.doorbell = false;
+      if (!link.socket.destroyed) {
+        link.writer.append(FLAG_CONTROL, Ctl.Ring, EMPTY, undefined);
+        this.doorbells++;
+      }
+    }
     if (link.writer.empty || link.socket.destroyed) return;
     this.framesSent += link.writer.frames;
     link.writer.frames = 0;
@@ -252,7 +333,7 @@ class Mesh implements TcpTransport {
     const d = link.direct;
     if (d) lockDirect(d);
     // (1: bytes pending; 2: retired for good, see retireDirect)
-    const done = d ? (): void => { if (s.writableLength === 0) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
+    const done = d ? (): void => { if (!this.socketBusy(link)) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
     if (parts.length === 1) {
       s.write(parts[0]!, done);
     } else {
@@ -262,10 +343,34 @@ class Mesh implements TcpTransport {
     }
     if (d) {
       // bytes the kernel did not take stay with Node until the callback: no direct frame meanwhile
-      if (Atomics.load(d, 1) !== 2) Atomics.store(d, 1, s.writableLength > 0 ? 1 : 0);
+      if (Atomics.load(d, 1) !== 2) Atomics.store(d, 1, this.socketBusy(link) ? 1 : 0);
       Atomics.store(d, 0, 0);
     }
     this.socketWrites++;
+  }
+
+  /** Whether a frame written to the socket directly now could overtake one of the transport's. */
+  private socketBusy(link: Link): boolean {
+    if (link.drainOut && link.drainOut.drained()) link.drainOut = undefined;
+    return link.socket.writableLength > 0 || link.drainOut !== undefined;
+  }
+
+  /** Stop writing the link's ring (a thread will write the socket itself); its entries stay to be read. */
+  private retireRing(link: Link): void {
+    link.ringRetired = true;
+    link.pendingOut = undefined;
+    const out = link.ringOut;
+    link.ringOut = undefined;
+    if (!out || out.drained()) return;
+    link.drainOut = out;
+    const watch = (): void => {
+      const d = link.direct;
+      if (this.closing || link.lost || link.socket.destroyed) return;
+      if (d && !this.socketBusy(link)) Atomics.compareExchange(d, 1, 1, 0);
+      // (bytes still with the socket: its write callback clears the word)
+      else if (link.drainOut) setTimeout(watch, 1);
+    };
+    setTimeout(watch, 1);
   }
 
   /** The link's socket is about to close: no thread writes its descriptor (soon another file's) again. */
@@ -283,6 +388,9 @@ class Mesh implements TcpTransport {
   directLink(to: number): DirectLink | undefined {
     const link = this.links[to];
     if (!link?.established || link.lost || link.bye || link.socket.destroyed) return undefined;
+    // frames written beside the ring's would overtake what waits in it: from now on this side
+    // sends by the socket only, and the threads write once the peer has read the ring empty
+    if (link.ringing && !link.ringRetired) this.retireRing(link);
     const fd = (link.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
     if (typeof fd !== 'number' || fd < 0) return undefined;
     if (!link.direct) {
@@ -293,7 +401,7 @@ class Mesh implements TcpTransport {
       if (copy < 0) return undefined;
       link.directFd = copy;
       link.direct = new Int32Array(new SharedArrayBuffer(8));
-      Atomics.store(link.direct, 1, link.socket.writableLength > 0 ? 1 : 0);
+      Atomics.store(link.direct, 1, this.socketBusy(link) ? 1 : 0);
       link.socket.once('end', () => this.retireDirect(link));
       link.socket.once('close', () => this.retireDirect(link));
     }
@@ -347,8 +455,12 @@ class Mesh implements TcpTransport {
         if (e instanceof DecodeError) throw new FrameError(`malformed control frame: ${e.message}`);
         throw e;
       }
-    } else if (link.established) this.deliver(link.rank, tag, body, payload);
-    else this.reject(link, 'data before authentication');
+    } else if (link.established) {
+      // what the peer put in the ring before this frame goes first
+      if (link.ringIn) this.readRing(link);
+      link.sockRecv++;
+      this.deliver(link.rank, tag, body, payload);
+    } else this.reject(link, 'data before authentication');
   }
 
   private onControl(link: Link, ctl: number, body: Uint8Array): void {
@@ -356,6 +468,24 @@ class Mesh implements TcpTransport {
     switch (ctl) {
       case Ctl.Bye:
         link.bye = true;
+        return;
+      case Ctl.Ring:
+        return; // readChunk reads the ring after every chunk
+      case Ctl.RingOffer:
+        if (!link.established || link.rank > this.rank || link.ringing || !link.local) return this.reject(link, 'unexpected ring offer');
+        return this.acceptRing(link, d.string(), d.u32());
+      case Ctl.RingAccept:
+        if (!link.established || !link.ringing || !link.ringIn || link.ringOut) return this.reject(link, 'unexpected ring acceptance');
+        if (!link.ringRetired) link.ringOut = link.pendingOut;
+        link.pendingOut = undefined;
+        this.forgetRingFile(link);
+        return;
+      case Ctl.RingRefuse:
+        if (!link.established || !link.ringing || link.ringOut) return this.reject(link, 'unexpected ring refusal');
+        this.log(`rank ${link.rank} keeps its link on the socket: ${d.string()}`);
+        this.forgetRingFile(link);
+        this.stopRing(link);
+        link.ringing = false;
         return;
       case Ctl.Beat:
         if (!link.established) return this.reject(link, 'heartbeat before authentication');
@@ -413,11 +543,116 @@ class Mesh implements TcpTransport {
       if (e instanceof FrameError) this.reject(link, e.message);
       else throw e;
     }
+    if (link.established && link.ringIn) {
+      // not polling: a doorbell may have rung, re-arm it before looking (a writer after the look rings again)
+      if (!this.polling) link.ringIn.asleep();
+      this.readRing(link);
+      this.pollSoon();
+    }
     if (link.established && this.arrivedHandler) this.arrivedHandler();
   }
 
+  // ---------------------------------------------------------------- rings
+
+  /** Lower ranks offer each peer on this machine a ring file once the mesh is up. */
+  private offerRings(): void {
+    if (!(this.opts.rings ?? tuned('LUNA_RING') !== 0) || !ringsAvailable()) return;
+    for (const link of this.links) {
+      if (!link?.established || !link.local || link.rank < this.rank || link.direct || link.lost || link.bye) continue;
+      const f = createRingFile();
+      if (typeof f === 'string') { this.log(`no ring to rank ${link.rank}: ${f}`); continue; }
+      link.ringing = true;
+      link.ringFile = f.path;
+      link.ringForget = atExit(() => unlinkRingFile(f.path));
+      link.ringIn = new RingReader(f.buffer, 1, f.capacity, this.opts.allocPayload);
+      link.pendingOut = new RingWriter(f.buffer, 0, f.capacity);
+      this.ringLinks.push(link);
+      this.sendCtl(link, Ctl.RingOffer, this.enc.reset().string(f.path).u32(f.capacity).finish());
+    }
+  }
+
+  private acceptRing(link: Link, path: string, capacity: number): void {
+    const off = !(this.opts.rings ?? tuned('LUNA_RING') !== 0);
+    // a thread already writes this socket itself: a ring beside it would break the order
+    const f = off ? 'rings are off here' : link.direct ? 'its socket is written directly' : openRingFile(path, capacity);
+    if (typeof f === 'string') {
+      this.sendCtl(link, Ctl.RingRefuse, this.enc.reset().string(f).finish());
+      return;
+    }
+    link.ringing = true;
+    link.ringIn = new RingReader(f.buffer, 0, f.capacity, this.opts.allocPayload);
+    link.ringOut = new RingWriter(f.buffer, 1, f.capacity);
+    this.ringLinks.push(link);
+    this.sendCtl(link, Ctl.RingAccept, EMPTY);
+  }
+
+  private forgetRingFile(link: Link): void {
+    if (link.ringFile === undefined) return;
+    unlinkRingFile(link.ringFile);
+    link.ringFile = undefined;
+    link.ringForget?.();
+    link.ringForget = undefined;
+  }
+
+  /** The link goes back to its socket alone (refused, or closing): what is in its ring was read. */
+  private stopRing(link: Link): void {
+    link.ringIn = undefined;
+    link.ringOut = undefined;
+    link.pendingOut = undefined;
+    const i = this.ringLinks.indexOf(link);
+    if (i >= 0) this.ringLinks.splice(i, 1);
+  }
+
+  /** Deliver what the peer wrote into our ring, up to its next socket frame; how many. */
+  private readRing(link: Link): number {
+    const ring = link.ringIn;
+    if (!ring) return 0;
+    const n = ring.read(link.sockRecv, (tag, body, payload) => this.deliver(link.rank, tag, body, payload));
+    if (n > 0) link.clock.rx++;
+    return n;
+  }
+
+  /** Poll the rings from now until RING_SPIN_US after the last message (a message extends it). */
+  private pollSoon(): void {
+    if (this.ringSpinMs <= 0 || this.ringLinks.length === 0 || this.closing) return;
+    const now = performance.now();
+    this.pollUntil = now + this.ringSpinMs;
+    if (this.polling) return;
+    // (a doorbell wakes this node when it does not poll)
+    if (now - this.gateAt > GATE_MS) { this.gateAt = now; this.gateFree = coreFree(this.cpus); }
+    if (!this.gateFree) return;
+    this.polling = true;
+    for (const l of this.ringLinks) l.ringIn!.awake();
+    setImmediate(this.poll);
+  }
+
+  // one turn per event-loop iteration, so sockets, timers and workers are served between turns
+  private poll = (): void => {
+    if (this.closing) { this.polling = false; return; }
+    const links = this.ringLinks;
+    let got = 0;
+    for (let i = 0; i < links.length; i++) got += this.readRing(links[i]!);
+    const now = performance.now();
+    if (got > 0) {
+      this.pollUntil = now + this.ringSpinMs;
+      this.arrivedHandler?.();
+    } else if (now > this.pollUntil || (now - this.gateAt > GATE_MS && ((this.gateAt = now), !(this.gateFree = coreFree(this.cpus))))) {
+      // say we stop, then look once more: a writer that missed the first sees the second
+      for (const l of links) l.ringIn!.asleep();
+      for (let i = 0; i < links.length; i++) got += this.readRing(links[i]!);
+      if (got === 0) { this.polling = false; return; }
+      for (const l of links) l.ringIn!.awake();
+      this.pollUntil = performance.now() + this.ringSpinMs;
+      this.arrivedHandler?.();
+    }
+    setImmediate(this.poll);
+  };
+
   private onClose(link: Link): void {
     if (!link.established) return;
+    // what the peer wrote into the ring before its socket closed was sent before the close
+    if (link.ringIn) this.readRing(link);
+    this.forgetRingFile(link);
     this.lose(link, link.lastError ? `connection to rank ${link.rank} failed (${link.lastError})` : `rank ${link.rank} closed the connection`);
   }
 
@@ -582,6 +817,7 @@ class Mesh implements TcpTransport {
       }
       await this.formedPromise;
       this.formed = true;
+      this.offerRings();
       // every link is up: nobody connects any more, and a socket file must not outlive the run
       this.localServer?.close();
       this.localServer = undefined;
@@ -676,6 +912,10 @@ class Mesh implements TcpTransport {
     return `rank ${this.rank}: mesh not formed after ${timeoutMs / 1000} s; no link to rank(s) ${missing.join(', ')}`;
   }
 }
+
+const EMPTY = new Uint8Array(0);
+/** how often a poll asks again whether a core is free for it, ms (the question costs ~5 µs) */
+const GATE_MS = 1;
 
 interface LinkWithHandshake extends Link {
   onHandshake?: (ctl: number, d: Decoder) => void;

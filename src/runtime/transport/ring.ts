@@ -1,0 +1,247 @@
+// A shared-memory ring per direction between two nodes of one machine. A message written into it
+// costs its sender a copy and no system call; a receiver that polls the ring picks it up within
+// microseconds, without the ~20 µs a socket write costs a sender whose receiver has to be woken
+// (docs/benchmarks.md, "Where a pingpong run's time goes"). The receiver polls only while it has
+// had messages lately; once it stops it says so in the ring, and the sender then rings a doorbell
+// on the link's socket, so nothing waits for a poll that never comes.
+//
+// One writer and one reader per ring, both the system threads of their processes: the writer
+// owns TAIL, the reader HEAD and STATE. An entry is [u32 length][u32 socketFrames][u32 tag]
+// [u32 bodyLength][u32 payloadLength + 1, 0: none][body][payload], padded to 4 bytes;
+// `socketFrames` is how many data frames the writer had sent on the socket before it, so the
+// reader keeps the link's order across both paths (transport/tcp.ts). An entry that does not
+// fit before the end of the data area is preceded by a WRAP word and starts at its beginning.
+// The file is mapped by native/shm.c (the SPMD host segment's addon): Atomics work on the mapping,
+// and on x86 and ARM their sequentially consistent stores and loads order the plain byte copies.
+import { randomBytes } from 'node:crypto';
+import { existsSync, openSync, readSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAddon } from '../../core/addon.js';
+
+interface ShmAddon {
+  open(path: string, bytes: number, create: boolean): number;
+  unlink(path: string): number;
+  close(fd: number): number;
+  map(fd: number, bytes: number): ArrayBuffer | number;
+}
+
+let addon: ShmAddon | null | undefined;
+function shm(): ShmAddon | null {
+  if (addon === undefined) addon = process.platform === 'linux' ? loadAddon<ShmAddon>('luna_shm') ?? null : null;
+  return addon;
+}
+
+/** Whether rings can be mapped here (Linux with the shared-memory addon built). */
+export function ringsAvailable(): boolean {
+  return shm() !== null;
+}
+
+// Header words (Int32), each on a cache line of its own: the two sides write different ones.
+const TAIL = 0;
+const HEAD = 16;
+const STATE = 32;
+const HEADER_BYTES = 256;
+/** reader states: polling; not polling (a writer must ring); rung (a doorbell is on its way) */
+const AWAKE = 0, ASLEEP = 1, RUNG = 2;
+const ENTRY = 20;
+const WRAP = 0xffffffff;
+
+/** Bytes of one direction's data area; an entry larger than a quarter of it goes by the socket. */
+export const RING_CAPACITY = 256 * 1024;
+
+export function ringFileBytes(capacity = RING_CAPACITY): number {
+  return 2 * (HEADER_BYTES + capacity);
+}
+
+/** One direction of a ring file: `which` 0 carries the creator's messages, 1 the other side's. */
+class RingView {
+  protected readonly w: Int32Array;
+  protected readonly data: Uint8Array;
+  protected readonly dv: DataView;
+  protected readonly mask: number;
+  constructor(buffer: ArrayBuffer, which: 0 | 1, readonly capacity: number) {
+    const base = which * (HEADER_BYTES + capacity);
+    this.w = new Int32Array(buffer, base, HEADER_BYTES / 4);
+    this.data = new Uint8Array(buffer, base + HEADER_BYTES, capacity);
+    this.dv = new DataView(buffer, base + HEADER_BYTES, capacity);
+    this.mask = capacity - 1;
+  }
+}
+
+export type RingDeliver = (tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void;
+
+export class RingWriter extends RingView {
+  private tail: number;
+  readonly maxEntry: number;
+  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY) {
+    super(buffer, which, capacity);
+    this.tail = Atomics.load(this.w, TAIL);
+    this.maxEntry = capacity >>> 2;
+  }
+
+  /**
+   * Write one message; false when it does not fit now (too large, or the reader is that far
+   * behind): the caller sends it by the socket, counted in the `socketFrames` of later entries.
+   */
+  write(socketFrames: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): boolean {
+    const len = (ENTRY + body.length + (payload ? payload.length : 0) + 3) & ~3;
+    if (len > this.maxEntry) return false;
+    let t = this.tail;
+    const used = (t - Atomics.load(this.w, HEAD)) | 0;
+    let at = t & this.mask;
+    const skip = at + len > this.capacity ? this.capacity - at : 0;
+    if (used + skip + len > this.capacity) return false;
+    const dv = this.dv;
+    if (skip) {
+      dv.setUint32(at, WRAP, true);
+      t = (t + skip) | 0;
+      at = 0;
+    }
+    dv.setUint32(at, len, true);
+    dv.setUint32(at + 4, socketFrames >>> 0, true);
+    dv.setUint32(at + 8, tag >>> 0, true);
+    dv.setUint32(at + 12, body.length, true);
+    dv.setUint32(at + 16, payload ? payload.length + 1 : 0, true);
+    this.data.set(body, at + ENTRY);
+    if (payload) this.data.set(payload, at + ENTRY + body.length);
+    this.tail = (t + len) | 0;
+    Atomics.store(this.w, TAIL, this.tail);
+    return true;
+  }
+
+  /** Whether the reader has taken every entry written. */
+  drained(): boolean {
+    return Atomics.load(this.w, HEAD) === this.tail;
+  }
+
+  /**
+   * After a write: whether the reader has stopped polling and nobody rang it yet; true at most
+   * once until it polls again (the caller then rings the doorbell).
+   */
+  claimDoorbell(): boolean {
+    return Atomics.load(this.w, STATE) === ASLEEP && Atomics.compareExchange(this.w, STATE, ASLEEP, RUNG) === ASLEEP;
+  }
+}
+
+export class RingReader extends RingView {
+  private head: number;
+  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY, private readonly alloc: (n: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n)) {
+    super(buffer, which, capacity);
+    this.head = Atomics.load(this.w, HEAD);
+  }
+
+  /**
+   * Hand over, in order, every entry written before the reader's `socketFrames`-th socket data
+   * frame (the ones after it wait for that frame). Bodies and payloads are copies. How many.
+   */
+  read(socketFrames: number, deliver: RingDeliver): number {
+    let n = 0;
+    const dv = this.dv;
+    for (;;) {
+      const tail = Atomics.load(this.w, TAIL);
+      if (tail === this.head) return n;
+      let at = this.head & this.mask;
+      let len = dv.getUint32(at, true);
+      if (len === WRAP) {
+        this.head = (this.head + this.capacity - at) | 0;
+        at = 0;
+        len = dv.getUint32(0, true);
+      }
+      if (((dv.getUint32(at + 4, true) - socketFrames) | 0) > 0) {
+        Atomics.store(this.w, HEAD, this.head);
+        return n;
+      }
+      const tag = dv.getUint32(at + 8, true);
+      const bodyLen = dv.getUint32(at + 12, true);
+      const p = dv.getUint32(at + 16, true);
+      const b = at + ENTRY;
+      const body = this.data.slice(b, b + bodyLen);
+      let payload: Uint8Array | undefined;
+      if (p !== 0) {
+        payload = this.alloc(p - 1);
+        payload.set(this.data.subarray(b + bodyLen, b + bodyLen + p - 1));
+      }
+      this.head = (this.head + len) | 0;
+      Atomics.store(this.w, HEAD, this.head);
+      n++;
+      deliver(tag, body, payload);
+    }
+  }
+
+  /** The reader polls again: writers need not ring. */
+  awake(): void {
+    Atomics.store(this.w, STATE, AWAKE);
+  }
+
+  /** The reader stops polling: a writer rings from now on (the caller reads once more after this). */
+  asleep(): void {
+    Atomics.store(this.w, STATE, ASLEEP);
+  }
+}
+
+let loadFd: number | null | undefined;
+const loadBuf = Buffer.alloc(128);
+
+/**
+ * Whether a core is free for a thread of ours to poll: fewer threads of the whole machine are
+ * runnable now (the kernel's instant count in /proc/loadavg, less the caller) than it has CPUs.
+ * A poll on a busy machine takes its core from a thread with work: under load 10 on 2 cores, polling
+ * made a pingpong 2.7× slower (docs/cluster.md, "Rings"). True where the count cannot be read.
+ */
+export function coreFree(cpus: number): boolean {
+  if (loadFd === undefined) {
+    try { loadFd = openSync('/proc/loadavg', 'r'); } catch { loadFd = null; }
+  }
+  if (loadFd === null) return true;
+  let n = 0;
+  try { n = readSync(loadFd, loadBuf, 0, loadBuf.length, 0); } catch { return true; }
+  const text = loadBuf.toString('latin1', 0, n);
+  const slash = text.indexOf('/');
+  const running = Number(text.slice(text.lastIndexOf(' ', slash) + 1, slash));
+  return !(running - 1 >= cpus);
+}
+
+/** A mapped ring file: both directions of one pair of nodes. */
+export interface RingFile {
+  buffer: ArrayBuffer;
+  path: string;
+  capacity: number;
+}
+
+/** Create and map a fresh ring file (its path goes to the peer, which maps it too); an error names why not. */
+export function createRingFile(capacity = RING_CAPACITY): RingFile | string {
+  const a = shm();
+  if (!a) return 'the shared-memory addon is not built';
+  const dir = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const path = join(dir, `luna-ring-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const fd = a.open(path, ringFileBytes(capacity), true);
+  if (fd < 0) return `cannot create ${path} (errno ${-fd})`;
+  const b = a.map(fd, ringFileBytes(capacity));
+  a.close(fd);
+  if (typeof b === 'number') {
+    a.unlink(path);
+    return `cannot map ${path} (errno ${-b})`;
+  }
+  const w = new Int32Array(b);
+  for (const which of [0, 1]) Atomics.store(w, (which * (HEADER_BYTES + capacity)) / 4 + STATE, ASLEEP);
+  return { buffer: b, path, capacity };
+}
+
+/** Map a ring file another node created; an error names why not. */
+export function openRingFile(path: string, capacity: number): RingFile | string {
+  const a = shm();
+  if (!a) return 'the shared-memory addon is not built';
+  if (!(capacity >= 4096 && (capacity & (capacity - 1)) === 0)) return `bad ring capacity ${capacity}`;
+  const fd = a.open(path, ringFileBytes(capacity), false);
+  if (fd < 0) return `cannot open ${path} (errno ${-fd})`;
+  const b = a.map(fd, ringFileBytes(capacity));
+  a.close(fd);
+  if (typeof b === 'number') return `cannot map ${path} (errno ${-b})`;
+  return { buffer: b, path, capacity };
+}
+
+/** Remove a ring file's name (the mappings stay). */
+export function unlinkRingFile(path: string): void {
+  shm()?.unlink(path);
+}
