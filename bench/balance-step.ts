@@ -13,6 +13,7 @@ import { weightsOf, withDurations } from '../src/analysis/balance/weights.js';
 import { lastEvent, quantize } from '../src/analysis/balance/quantize.js';
 import { seedBalance } from '../src/analysis/balance/seed.js';
 import { readProfile, type Profile } from '../src/analysis/balance/profile.js';
+import { nameAt } from '../src/analysis/balance/names.js';
 import { readTraceColumns } from '../src/trace/merge.js';
 
 const [file, mode] = process.argv.slice(2);
@@ -35,7 +36,7 @@ if (mode !== 'load') {
     const w = withDurations(p, weightsOf(p, 'cpu', false)), node = p.node.slice();
     seedBalance(w, quantize(w, lastEvent(w) / 100), node, p.nodes);
     const cfs: Record<string, number> = {};
-    for (let c = 0; c < p.n; c++) if (node[c] !== p.node[c]) { cfs[p.gid[c]!] = node[c]!; moved++; }
+    for (let c = 0; c < p.n; c++) if (node[c] !== p.node[c]) { cfs[nameAt(p.gid, c)] = node[c]!; moved++; }
   } else {
     const r = balance(p, {});
     moved = r.moved;

@@ -18,6 +18,7 @@ import { edgesOf, hostHopNs, moveCost } from '../../src/analysis/balance/comm.js
 import { typicalWeights, weightOf, weightsOf } from '../../src/analysis/balance/weights.js';
 import { fitTransfers, DEFAULT_BYTES_PER_NS, DEFAULT_LATENCY_NS } from '../../src/analysis/balance/comm.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
+import { nameAt, nameList, namesOf } from '../../src/analysis/balance/names.js';
 import { replayPlacement } from '../../src/analysis/sim/placement.js';
 import { heaviestChains, searchPlacement } from '../../src/analysis/balance/search.js';
 import { pullNeighbours } from '../../src/analysis/balance/pull.js';
@@ -145,10 +146,10 @@ function profile(cfs: [number, number, number][], deps: [number, number, number]
   for (let i = 0; i < n; i++) depStart[i + 1] += depStart[i]!;
   return {
     program: 'p.fa', args: [], nodes, threads: 1, policy: 'default', n,
-    gid: cfs.map((_, i) => `1_${i}_0`), node: Int32Array.from(cfs, (c) => c[0]), start: Float64Array.from(cfs, (c) => c[1]), finish: Float64Array.from(cfs, (c) => c[2]),
+    gid: namesOf(cfs.map((_, i) => `1_${i}_0`)), node: Int32Array.from(cfs, (c) => c[0]), start: Float64Array.from(cfs, (c) => c[1]), finish: Float64Array.from(cfs, (c) => c[2]),
     created: new Float64Array(n), cpu: Float64Array.from(cfs, (c) => c[2] - c[1]), cpuExact: true, code: Int32Array.from(cfs, (_, i) => i),
     depStart, depFrom: Int32Array.from(sorted, (d) => d[1]), depDf: Int32Array.from(sorted, (d) => d[2]),
-    dfs: dfs.length, dfKey: dfs.map((_, i) => `x#1_${i}`), dfWriter: Int32Array.from(dfs, (d) => d[0]), dfBytes: Float64Array.from(dfs, (d) => d[1]), dfOwner: Int32Array.from(dfs, (d) => d[2]),
+    dfs: dfs.length, dfKey: namesOf(dfs.map((_, i) => `x#1_${i}`)), dfWriter: Int32Array.from(dfs, (d) => d[0]), dfBytes: Float64Array.from(dfs, (d) => d[1]), dfOwner: Int32Array.from(dfs, (d) => d[2]),
     xferBytes: new Float64Array(), xferNs: new Float64Array(), tEnd: Math.max(...cfs.map((c) => c[2])), warnings: [],
   };
 }
@@ -167,10 +168,10 @@ test('a step: everything on node 0 spreads to the idle node; its DFs follow; the
   assert.equal(r.predicted.current.makespan, 80e6);
   assert.equal(r.dfsPlaced, 3, 'the moved writers\' DFs go with them');
   const d = checkDistribution(distributionOf(p, r, ['t']), 'made.json');
-  const moved = Object.keys(d.cfs).map((g) => p.gid.indexOf(g));
+  const moved = Object.keys(d.cfs).map((g) => nameList(p.gid).indexOf(g));
   assert.equal(moved.length, 3);
   assert.ok(Object.values(d.cfs).every((n) => n === 1));
-  assert.deepEqual(Object.keys(d.dfs).sort(), moved.map((c) => p.dfKey[c]).sort(), 'each moved writer\'s DF, by key');
+  assert.deepEqual(Object.keys(d.dfs).sort(), moved.map((c) => nameAt(p.dfKey, c)).sort(), 'each moved writer\'s DF, by key');
   assert.deepEqual(d.predicted?.next.perNodeNs, [50e6, 30e6]);
   // the local search on the prediction finishes what formula 6 leaves: one more CF, 40 | 40
   const s2 = balance(p, { strategy: 'seed', quantum: 80e6, comm: false });
@@ -260,7 +261,7 @@ test('predicted against measured load: the error split into placement (exact) an
   close(exact.shareError, [+((24 / 44 - 0.5) / (24 / 44)).toFixed(9), +((0.5 - 20 / 44) / (20 / 44)).toFixed(9)], 'shares 1/2 | 1/2 against 24/44 | 20/44');
   // one CF ran on node 0 against the file, and the run had a CF the profile did not hold
   const off = profile([[0, 0, 10e6], [0, 10e6, 20e6], [0, 20e6, 30e6], [1, 0, 10e6], [1, 10e6, 15e6]]);
-  off.gid[4] = '9_0_0';
+  off.gid = namesOf(nameList(off.gid).map((g, i) => (i === 4 ? '9_0_0' : g)));
   const c = checkLoads(before, weightsOf(before, 'cpu', false), next, off, 2, 'cpu');
   assert.deepEqual([c.predictedCfs, c.measuredCfs, c.misplaced, c.unmatched, c.missing], [[2, 2], [3, 2], 1, 1, 0]);
   assert.deepEqual(c.placedNs, [30e6, 10e6]);

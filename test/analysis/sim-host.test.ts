@@ -9,6 +9,7 @@ import { replayPlacement } from '../../src/analysis/sim/placement.js';
 import { DEFAULT_CONTENTION, DEFAULT_HOST_BYTES_PER_NS, fitHost, fitTransfers } from '../../src/analysis/balance/comm.js';
 import { aloneFactors, overlapShares } from '../../src/analysis/balance/contention.js';
 import type { Profile } from '../../src/analysis/balance/profile.js';
+import { namesOf } from '../../src/analysis/balance/names.js';
 
 const free: HostModel = { hostOf: [0, 1, 2], cores: [Infinity, Infinity, Infinity], msgNs: 0, byteNs: 0, wireNs: 0, cfNs: 0 };
 // 0 (20) → 1 (30) through DF 0 of 100 bytes; 2 (40) independent
@@ -77,9 +78,9 @@ test('a system thread does one job at a time, and its work shares the host with 
 /** The fields fitHost reads, by hand. */
 function prof(o: Partial<Profile>): Profile {
   return {
-    program: 'p.fa', args: [], nodes: 2, threads: 1, policy: 'default', n: 10, gid: [], node: new Int32Array(10), start: new Float64Array(10), finish: new Float64Array(10),
+    program: 'p.fa', args: [], nodes: 2, threads: 1, policy: 'default', n: 10, gid: namesOf([]), node: new Int32Array(10), start: new Float64Array(10), finish: new Float64Array(10),
     created: new Float64Array(10), cpu: new Float64Array(10), cpuExact: true, code: new Int32Array(10), depStart: new Int32Array(11), depFrom: new Int32Array(), depDf: new Int32Array(),
-    dfs: 0, dfKey: [], dfWriter: new Int32Array(), dfBytes: new Float64Array(), dfOwner: new Int32Array(), xferBytes: new Float64Array(), xferNs: new Float64Array(), tEnd: 0, warnings: [], ...o,
+    dfs: 0, dfKey: namesOf([]), dfWriter: new Int32Array(), dfBytes: new Float64Array(), dfOwner: new Int32Array(), xferBytes: new Float64Array(), xferNs: new Float64Array(), tEnd: 0, warnings: [], ...o,
   };
 }
 

@@ -8,6 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 import { profileOf, readProfile } from '../../src/analysis/balance/profile.js';
+import { nameList } from '../../src/analysis/balance/names.js';
 import { readTrace } from '../../src/trace/merge.js';
 import { assertSameProfile } from '../analysis/same-profile.js';
 import { checkLoads, placementOf } from '../../src/analysis/balance/validate.js';
@@ -63,11 +64,11 @@ test('the whole loop on a real 2-node program: trace → luna balance → luna r
     // the columnar reading equals the trace model's on both real traces
     for (const [d, p] of [['t1', p1], ['t2', p2]] as const) { const tr = readTrace(join(dir, d)); assertSameProfile(p, profileOf(tr.manifest, tr.events)); }
     // the placed CFs were spawned on node 0 and shipped: the profile knows where each came from
-    const shipped = p2.gid.filter((_, i) => p2.spawn![i] !== p2.node[i]).length;
+    const shipped = nameList(p2.gid).filter((_, i) => p2.spawn![i] !== p2.node[i]).length;
     assert.ok(shipped > 0 && p1.spawn!.every((s, i) => s === p1.node[i]), `${shipped} CFs ran away from their spawning node`);
-    const ran = new Map(p2.gid.map((g, i) => [g, p2.node[i]!]));
+    const ran = new Map(nameList(p2.gid).map((g, i) => [g, p2.node[i]!]));
     for (const [g, n] of Object.entries(d1.cfs)) assert.equal(ran.get(g), n, `CF ${g} ran where the file placed it`);
-    assert.deepEqual(new Set(p2.dfKey), new Set(p1.dfKey), 'DF keys are the same from run to run, whatever the placement');
+    assert.deepEqual(new Set(nameList(p2.dfKey)), new Set(nameList(p1.dfKey)), 'DF keys are the same from run to run, whatever the placement');
     // +LBSim's check: every CF ran where the step placed it, so the traced load of what each node
     // ran is the predicted load exactly; what the next run measured differs only by the drift of
     // the same CFs' CPU times (the machine's: printed, not asserted)
@@ -79,7 +80,7 @@ test('the whole loop on a real 2-node program: trace → luna balance → luna r
       assert.ok(Math.abs(chk.predictedNs[m]! - summary.after.perNode[m]!) <= 1e-6 * summary.after.perNode[m]!, `node ${m}: the step's predicted load ${summary.after.perNode[m]} is the traced load of what it placed there ${chk.predictedNs[m]}`);
     }
     t.diagnostic(`predicted ${chk.predictedNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, measured ${chk.measuredNs.map((x) => (x / 1e6).toFixed(1)).join(' / ')} ms, drift ${chk.drift.map((x) => x.toFixed(2)).join(' / ')}, share error ${chk.shareError.map((x) => `${(100 * x).toFixed(1)} %`).join(' / ')}`);
-    const busy1 = p2.gid.reduce((a, _, i) => a + (p2.node[i] === 1 ? p2.finish[i]! - p2.start[i]! : 0), 0);
+    const busy1 = nameList(p2.gid).reduce((a, _, i) => a + (p2.node[i] === 1 ? p2.finish[i]! - p2.start[i]! : 0), 0);
     assert.ok(busy1 > 0, 'node 1 worked this time');
     // the next step on the applied run: it keeps the first file's placements
     const b2 = await luna(['balance', 't2', '-o', 'd2.json', '--merge', 'd1.json'], dir, 90_000);

@@ -318,11 +318,23 @@ export function balance(traced: Profile, o: BalanceOptions = {}): BalanceResult 
       let best: { q: number; node: Int32Array; makespan: number; pred: Prediction; ms: number } | undefined;
       // on a prefix, one placement serves every quantum tried (only the chosen quantum is kept)
       const scratch = K < p.n ? current.slice() : undefined;
+      // every quantum at least as long as the swept part's run cuts it into one quantum, each CF
+      // weighing its whole interval: the same placement, whatever the quantum (on a prefix of a
+      // long run, the first few quanta of the sweep) — run and replayed once
+      const partLast = lastEvent(part);
+      let whole: { node: Int32Array; pred: Prediction; moved: number; ms: number } | undefined;
       for (let k = 0; k < AUTO_STEPS; k++) {
         const q = Math.max(1, tLast / 2 ** k);
-        const [node, runMs] = timed(() => run(q, part, scratch));
-        const pred = partPredictor ? partPredictor.predict(node, nextOwners) : predict(node, nextOwners), m = pred.makespan;
-        sweep.push({ quantumNs: q, makespan: m, moved: countMoved(node.subarray(0, K), current.subarray(0, K)) });
+        let node: Int32Array, runMs: number, pred: Prediction, moved: number;
+        if (whole && q >= partLast) ({ node, pred, moved, ms: runMs } = whole);
+        else {
+          [node, runMs] = timed(() => run(q, part, scratch));
+          pred = partPredictor ? partPredictor.predict(node, nextOwners) : predict(node, nextOwners);
+          moved = countMoved(node.subarray(0, K), current.subarray(0, K));
+          if (q >= partLast) whole = { node, pred, moved, ms: runMs };
+        }
+        const m = pred.makespan;
+        sweep.push({ quantumNs: q, makespan: m, moved });
         // ties: the larger quantum (fewer quanta, fewer moves)
         if (!best || m < best.makespan) best = { q, node, makespan: m, pred, ms: runMs };
       }

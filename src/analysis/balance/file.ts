@@ -3,6 +3,7 @@
 // predicted for the current placement and for the next.
 import { DISTRIBUTION_FORMAT, DISTRIBUTION_VERSION, type Distribution, type PredictedLoad } from '../../runtime/policy/distribution-file.js';
 import type { BalanceResult, Prediction } from './balance.js';
+import { nameAt } from './names.js';
 import type { Profile } from './profile.js';
 
 function load(pr: Prediction): PredictedLoad {
@@ -14,8 +15,8 @@ function load(pr: Prediction): PredictedLoad {
 export function distributionOf(p: Profile, r: BalanceResult, traces: string[]): Distribution {
   const cfs: Record<string, number> = {}, dfs: Record<string, number> = {};
   if (r.decision === 'apply') {
-    for (let c = 0; c < p.n; c++) if (r.next[c] !== r.current[c]) cfs[p.gid[c]!] = r.next[c]!;
-    for (let d = 0; d < p.dfs; d++) if (r.dfNext[d]! >= 0) dfs[p.dfKey[d]!] = r.dfNext[d]!;
+    for (let c = 0; c < p.n; c++) if (r.next[c] !== r.current[c]) cfs[nameAt(p.gid, c)] = r.next[c]!;
+    for (let d = 0; d < p.dfs; d++) if (r.dfNext[d]! >= 0) dfs[nameAt(p.dfKey, d)] = r.dfNext[d]!;
   }
   return {
     format: DISTRIBUTION_FORMAT, version: DISTRIBUTION_VERSION,

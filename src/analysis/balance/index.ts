@@ -1,6 +1,7 @@
 // Profile-based distribution (seed 004): a traced run's profile, the seed's balancing algorithm
 // and the reference strategies, the predictions that guard them, the distribution file of a step.
 export { readProfile, profileOf, type Profile } from './profile.js';
+export { nameAt, nameList, namesOf, type Names } from './names.js';
 export { quantize, loads, meanLoads, lastEvent, weight, span, type Quanta, type Intervals } from './quantize.js';
 export { seedBalance, type SeedOptions } from './seed.js';
 export { greedyLpt, greedyRefine, lowerBound } from './reference.js';

@@ -1,6 +1,7 @@
 // A prefix of a profile: its first K CFs (in the order they finished) with the dependences among
 // them — a whole graph of its own, since a CF's producers finished before it did. The automatic
 // quantum's sweep replays a prefix when the whole graph is too large to replay once per quantum.
+import { firstNames } from './names.js';
 import type { Profile } from './profile-type.js';
 
 /**
@@ -31,7 +32,7 @@ export function prefixOf(p: Profile, K: number): Profile {
     }
   }
   return {
-    ...p, n: K, gid: p.gid.slice(0, K), node: p.node.subarray(0, K), spawn: p.spawn?.subarray(0, K),
+    ...p, n: K, gid: firstNames(p.gid, K), node: p.node.subarray(0, K), spawn: p.spawn?.subarray(0, K),
     start: p.start.subarray(0, K), finish: p.finish.subarray(0, K), created: p.created.subarray(0, K), cpu: p.cpu.subarray(0, K), code: p.code.subarray(0, K),
     depStart, depFrom, depDf,
   };

@@ -1,6 +1,7 @@
 // The profile a balancer reads (profile.ts reads it from a trace): its columns, declared apart so
 // that the readers (profile.ts, read-columns.ts) and the balancer's modules share it without a
 // circle between the two readers.
+import type { Names } from './names.js';
 export interface Profile {
   program: string;
   args: string[];
@@ -11,7 +12,8 @@ export interface Profile {
   policy: string;
   /** atomic CFs, in the order they finished */
   n: number;
-  gid: string[];
+  /** global id of each (names.ts) */
+  gid: Names;
   /** node each ran on */
   node: Int32Array;
   /** node that spawned each (where its cfCreated was written; differs from `node` when it was shipped) */
@@ -33,7 +35,8 @@ export interface Profile {
   depDf: Int32Array;
   /** DFs written by atomic CFs: key, writer, bytes, the node that kept it in the traced run */
   dfs: number;
-  dfKey: string[];
+  /** key of each DF (names.ts) */
+  dfKey: Names;
   dfWriter: Int32Array;
   dfBytes: Float64Array;
   dfOwner: Int32Array;

@@ -14,6 +14,7 @@ import type { TraceEvent } from '../../trace/schema.js';
 import type { Fragment } from '../../trace/model/records.js';
 
 export type { Profile } from './profile-type.js';
+import { namesOf } from './names.js';
 import type { Profile } from './profile-type.js';
 
 /** Read the profile of the trace in `dir`, straight from its columns (read-columns.ts). */
@@ -120,9 +121,9 @@ export function profileOf(manifest: TraceManifest, events: Iterable<TraceEvent>)
   const tEnd = (model.tEnd === model.tEnd ? model.tEnd : model.lastT) - t0;
   return {
     program: manifest.program, args: manifest.args, nodes: model.N, threads: model.T, policy: manifest.policy ?? '',
-    n: gid.length, gid, node: node.done(), spawn: spawn.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
+    n: gid.length, gid: namesOf(gid), node: node.done(), spawn: spawn.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
     depStart: depStart.done(), depFrom: depFrom.done(), depDf: depDf.done(),
-    dfs: dfKey.length, dfKey, dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
+    dfs: dfKey.length, dfKey: namesOf(dfKey), dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
     xferBytes: xferBytes.done(), xferNs: xferNs.done(), sendNs: sendNs.done(),
     sysWallNs: sysWall, workerShare, hostOf, hostCores,
     tEnd: tEnd === tEnd ? tEnd : 0,

@@ -27,25 +27,32 @@ export function pullNeighbours(p: Pick<Profile, 'n' | 'depStart' | 'depFrom' | '
   const cross = new Float64Array(p.dfs);
   for (let d = 0; d < p.dfs; d++) cross[d] = hop(p.dfBytes[d]!);
   const cost = new Float64Array(nodes);
+  const depStart = p.depStart, depFrom = p.depFrom, depDf = p.depDf;
+  // what carrying CF c's DFs costs on node m
+  const costOn = (c: number, here: number, m: number): number => {
+    let s = 0;
+    // an input crosses to m unless its writer is there or another reader there has it
+    for (let k = depStart[c]!; k < depStart[c + 1]!; k++) {
+      const d = depDf[k]!;
+      if (node[depFrom[k]!] === m || readers[d * nodes + m]! - (here === m ? 1 : 0) > 0) continue;
+      s += cross[d]!;
+    }
+    // an output crosses once to every other node that reads it
+    for (let x = wAt[c]!; x < wAt[c + 1]!; x++) {
+      const d = wDf[x]!;
+      s += (readingNodes[d]! - (readers[d * nodes + m]! > 0 ? 1 : 0)) * cross[d]!;
+    }
+    return s;
+  };
   let moved = 0;
   for (let c = 0; c < p.n; c++) {
     if (pinned?.[c]) continue;
     const here = node[c]!;
-    for (let m = 0; m < nodes; m++) {
-      let s = 0;
-      // an input crosses to m unless its writer is there or another reader there has it
-      for (let k = p.depStart[c]!; k < p.depStart[c + 1]!; k++) {
-        const d = p.depDf[k]!;
-        if (node[p.depFrom[k]!] === m || readers[d * nodes + m]! - (here === m ? 1 : 0) > 0) continue;
-        s += cross[d]!;
-      }
-      // an output crosses once to every other node that reads it
-      for (let x = wAt[c]!; x < wAt[c + 1]!; x++) {
-        const d = wDf[x]!;
-        s += (readingNodes[d]! - (readers[d * nodes + m]! > 0 ? 1 : 0)) * cross[d]!;
-      }
-      cost[m] = s;
-    }
+    // every cost is ≥ 0, so a move saves at most what the CF's DFs cost where it is: when that is
+    // not more than its weight, no node can win (most CFs: their data is local)
+    const stay = costOn(c, here, here);
+    if (stay <= weight[c]!) continue;
+    for (let m = 0; m < nodes; m++) cost[m] = m === here ? stay : costOn(c, here, m);
     let best = here;
     for (let m = 0; m < nodes; m++) if (cost[m]! < cost[best]!) best = m;
     if (best === here || cost[here]! - cost[best]! <= weight[c]!) continue;

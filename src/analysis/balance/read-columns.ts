@@ -6,6 +6,7 @@
 // paths equal on generated and real traces (test/analysis/balance-profile.test.ts).
 import { CODE, COL, type RecordBatch } from '../../trace/columns.js';
 import type { TraceColumns } from '../../trace/merge.js';
+import { namesOf } from './names.js';
 import type { Profile } from './profile-type.js';
 
 /** Columns that grow by doubling. */
@@ -288,9 +289,9 @@ export function profileOfColumns(tc: TraceColumns): Profile {
   const end = (tEnd === tEnd ? tEnd : lastT) - t0;
   return {
     program: manifest.program, args: manifest.args, nodes: N, threads: T, policy: manifest.policy ?? '',
-    n: gid.length, gid, node: node.done(), spawn: spawn.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
+    n: gid.length, gid: namesOf(gid), node: node.done(), spawn: spawn.done(), start: st, finish: fi, created: cr, cpu: cpu.done(), cpuExact: manifest.clock.cpuExact, code: code.done(),
     depStart: depStart.done(), depFrom: depFrom.done(), depDf: depDf.done(),
-    dfs, dfKey, dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
+    dfs, dfKey: namesOf(dfKey), dfWriter: writer, dfBytes: dfBytes.done(), dfOwner: owner,
     xferBytes: xferBytes.done(), xferNs: xferNs.done(), sendNs: sendNs.done(),
     sysWallNs: sysWall, workerShare, hostOf, hostCores,
     tEnd: end === end ? end : 0,

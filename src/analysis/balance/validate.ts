@@ -7,6 +7,7 @@
 //     where it was placed;
 //   - duration drift: the same CFs took another time in the next run than the step weighed them
 //     (a shared machine's CPU time stretches with what else runs; weights.ts).
+import { nameAt } from './names.js';
 import type { Profile } from './profile.js';
 import { weightOf } from './weights.js';
 
@@ -47,13 +48,13 @@ export function checkLoads(before: Profile, weight: ArrayLike<number>, next: Arr
   const traced = zero(), same = zero();
   for (let c = 0; c < before.n; c++) { predictedCfs[next[c]!]++; predictedNs[next[c]!] += weight[c]!; }
   const row = new Map<string, number>();
-  for (let c = 0; c < before.n; c++) row.set(before.gid[c]!, c);
+  for (let c = 0; c < before.n; c++) row.set(nameAt(before.gid, c), c);
   const ran = new Uint8Array(before.n);
   let misplaced = 0, unmatched = 0;
   for (let i = 0; i < after.n; i++) {
     const m = after.node[i]! % nodes, w = weightOf(after, i, weights);
     measuredCfs[m]++; measuredNs[m] += w;
-    const c = row.get(after.gid[i]!);
+    const c = row.get(nameAt(after.gid, i));
     if (c === undefined || ran[c]) { unmatched++; continue; }
     ran[c] = 1;
     if (next[c] !== m) misplaced++;
@@ -79,5 +80,5 @@ function sum(xs: number[]): number {
 
 /** The placement a distribution file gives the CFs of a profile: the file's entries, the rest where they ran. */
 export function placementOf(p: Profile, cfs: Record<string, number>, nodes: number): Int32Array {
-  return Int32Array.from(p.node, (m, c) => (Object.hasOwn(cfs, p.gid[c]!) ? cfs[p.gid[c]!]! : m % nodes));
+  return Int32Array.from(p.node, (m, c) => { const g = nameAt(p.gid, c); return Object.hasOwn(cfs, g) ? cfs[g]! : m % nodes; });
 }

@@ -78,7 +78,8 @@ export interface HostReplayResult {
   bytesMoved: number;
 }
 
-const ARRIVED: number[] = [];
+/** crossHead of a (DF, node) whose copy is there */
+const ARRIVED = -1;
 // system-thread tasks: dispatch of a CF, one side of a hop of input k, or one side of shipping CF c
 const DISPATCH = 0, SEND = 1, RECV = 2, SHIP = 3, LAND = 4;
 
@@ -98,14 +99,22 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
     if (f === 1 || !(C > 1) || !Number.isFinite(C) || running[h]! < 2) return 1;
     return 1 + ((f - 1) * (Math.min(C, running[h]!) - 1)) / (C - 1);
   };
-  const rate = (h: number): number => share(h) / stretch(h);
+  // each host's share and rate, functions of its running jobs alone: kept as that count changes
+  const shareOf = new Float64Array(hosts).fill(1), rateOf = new Float64Array(hosts).fill(1);
+  const setRunning = (h: number, r: number): void => {
+    running[h] = r;
+    shareOf[h] = share(h); rateOf[h] = share(h) / stretch(h);
+  };
   const advance = (h: number, now: number): void => {
-    if (running[h]! > 0) { const dt = now - lastT[h]!; vt[h] += dt * rate(h); ct[h] += dt * share(h); }
+    if (running[h]! > 0) { const dt = now - lastT[h]!; vt[h] += dt * rateOf[h]!; ct[h] += dt * shareOf[h]!; }
     lastT[h] = now;
   };
-  // jobs: CF c is job c; system task s is job n + s
-  const taskKind: number[] = [], taskArg: number[] = [], taskNode: number[] = [], taskBytes: number[] = [], taskHop: number[] = [];
-  const sysQueue = Array.from({ length: N }, () => [] as number[]), sysHead = new Int32Array(N), sysIdle = new Uint8Array(N).fill(1);
+  // jobs: CF c is job c; system task s is job n + s. Tasks in typed columns that grow, each
+  // node's queue of them a FIFO list (qHead, qTail, taskNext; -1: none) — no object per task
+  let cap0 = 16 + 2 * n;
+  let taskKind = new Uint8Array(cap0), taskArg = new Int32Array(cap0), taskNode = new Int32Array(cap0), taskBytes = new Float64Array(cap0), taskHop = new Int32Array(cap0), taskNext = new Int32Array(cap0);
+  let tasks = 0;
+  const qHead = new Int32Array(N).fill(-1), qTail = new Int32Array(N).fill(-1), sysIdle = new Uint8Array(N).fill(1);
   const free = new Int32Array(N).fill(o.lanes);
   const ready = Array.from({ length: N }, () => new TimeHeap());
   const pending = new Int32Array(n);
@@ -119,27 +128,33 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
   const startJob = (job: number, m: number, work: number, now: number): void => {
     const h = H.hostOf[m]!;
     advance(h, now);
-    running[h]++;
+    setRunning(h, running[h]! + 1);
     runHeap[h]!.push(vt[h]! + (cap ? work / cap[m]! : work), job);
   };
+  const grow = (): void => {
+    cap0 *= 2;
+    const k0 = new Uint8Array(cap0), a0 = new Int32Array(cap0), n0 = new Int32Array(cap0), b0 = new Float64Array(cap0), h0 = new Int32Array(cap0), x0 = new Int32Array(cap0);
+    k0.set(taskKind); a0.set(taskArg); n0.set(taskNode); b0.set(taskBytes); h0.set(taskHop); x0.set(taskNext);
+    taskKind = k0; taskArg = a0; taskNode = n0; taskBytes = b0; taskHop = h0; taskNext = x0;
+  };
   const task = (kind: number, arg: number, m: number, bytes: number, hop: number): void => {
-    const s = taskKind.length;
-    taskKind.push(kind); taskArg.push(arg); taskNode.push(m); taskBytes.push(bytes); taskHop.push(hop);
-    sysQueue[m]!.push(s);
+    if (tasks === cap0) grow();
+    const s = tasks++;
+    taskKind[s] = kind; taskArg[s] = arg; taskNode[s] = m; taskBytes[s] = bytes; taskHop[s] = hop; taskNext[s] = -1;
+    if (qTail[m]! < 0) qHead[m] = s; else taskNext[qTail[m]!] = s;
+    qTail[m] = s;
   };
-  const touched: number[] = [];
-  const wake = (m: number): void => { touched.push(m); };
-  // the hops of input k: writer → owner → reader (each where they differ)
-  const route = (k: number, from: number, to: number): number[] => {
-    const d = g.depDf[k]!, ow = o.dfOwner[d]!, owner = ow < 0 ? from : ow;
-    const r = [from];
-    if (owner !== from) r.push(owner);
-    if (to !== owner) r.push(to);
-    return r;
-  };
-  const routes = new Map<number, number[]>();
-  // per (DF, reading node): the inputs waiting for its crossing, or ARRIVED once the node holds a copy
-  const crossing = new Map<number, number[]>();
+  // the nodes woken at this instant, each once (a second wake-up of a node in one instant finds
+  // nothing more to start: its system thread busy or its queue empty)
+  const touched = new Int32Array(N), isTouched = new Uint8Array(N);
+  let nTouched = 0;
+  const wake = (m: number): void => { if (!isTouched[m]) { isTouched[m] = 1; touched[nTouched++] = m; } };
+  // the hops of input k: writer → owner → reader (each where they differ), routeAt[3k ..] with
+  // routeLen[k] nodes; written when its first hop is sent
+  const deps = outDep.length, routeAt = new Int32Array(3 * deps), routeLen = new Uint8Array(deps);
+  // per (DF, reading node) key: the inputs waiting for its crossing (a list: crossHead[key] − 1
+  // first, waitNext[k] − 1 after k, 0: end), or ARRIVED once the node holds a copy
+  const crossHead = new Int32Array(g.dfBytes.length * N), crossTail = new Int32Array(g.dfBytes.length * N), waitNext = new Int32Array(deps);
   // a free lane takes a ready CF, which its node's system thread dispatches to it
   const take = (m: number, c: number): void => { free[m]--; task(DISPATCH, c, m, 0, 0); wake(m); };
   const deliver = (c: number): void => {
@@ -148,10 +163,10 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
     if (free[m]! > 0) take(m, c); else ready[m]!.push(clock, c);
   };
   const sendHop = (k: number, hop: number): void => {
-    const r = routes.get(k)!, b = g.dfBytes[g.depDf[k]!]!;
+    const b = g.dfBytes[g.depDf[k]!]!, from = routeAt[3 * k + hop]!;
     bytesMoved += b;
-    task(SEND, k, r[hop]!, b, hop);
-    wake(r[hop]!);
+    task(SEND, k, from, b, hop);
+    wake(from);
   };
   const spawn = g.spawn;
   /** CF c is released: on its node, or first shipped there from the node that spawned it */
@@ -175,15 +190,20 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
       if (ready[m]!.size > 0) take(m, ready[m]!.pop());
       if (now > makespan) makespan = now;
       for (let x = outStart[c]!; x < outStart[c + 1]!; x++) {
-        const k = outDep[x]!, reader = consumerOf[k]!;
-        const r = route(k, m, node[reader]!);
-        if (r.length === 1) { deliver(reader); continue; }
+        const k = outDep[x]!, reader = consumerOf[k]!, to = node[reader]!;
+        const d = g.depDf[k]!, ow = o.dfOwner[d]!, owner = ow < 0 ? m : ow;
+        if (owner === m && to === owner) { deliver(reader); continue; }
         // one crossing per DF and reading node: later readers wait for it, or read the copy
-        const key = g.depDf[k]! * N + node[reader]!, w = crossing.get(key);
+        const key = d * N + to, w = crossHead[key]!;
         if (w === ARRIVED) { deliver(reader); continue; }
-        if (w) { w.push(k); continue; }
-        crossing.set(key, [k]);
-        routes.set(k, r); sendHop(k, 0);
+        if (w > 0) { waitNext[crossTail[key]!] = k + 1; crossTail[key] = k; continue; }
+        crossHead[key] = k + 1; crossTail[key] = k; waitNext[k] = 0;
+        let len = 0;
+        routeAt[3 * k + len++] = m;
+        if (owner !== m) routeAt[3 * k + len++] = owner;
+        if (to !== owner) routeAt[3 * k + len++] = to;
+        routeLen[k] = len;
+        sendHop(k, 0);
       }
       return;
     }
@@ -195,13 +215,12 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
     if (kind === SEND || kind === SHIP) { timed.push(now + H.wireNs, n + s); return; }
     if (kind === LAND) { deliver(arg); return; }
     // RECV: the hop's receiver has it; the reader's node ends the route, else the next hop
-    const r = routes.get(arg)!, hop = taskHop[s]! + 1;
-    if (hop === r.length - 1) {
-      routes.delete(arg);
+    const hop = taskHop[s]! + 1;
+    if (hop === routeLen[arg]! - 1) {
       // the copy is here: every reader of this node waiting for it, and any later one, has it
       const key = g.depDf[arg]! * N + node[consumerOf[arg]!]!;
-      for (const k of crossing.get(key)!) deliver(consumerOf[k]!);
-      crossing.set(key, ARRIVED);
+      for (let k = crossHead[key]! - 1; k >= 0; k = waitNext[k]! - 1) deliver(consumerOf[k]!);
+      crossHead[key] = ARRIVED;
     } else sendHop(arg, hop);
   };
 
@@ -211,7 +230,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
     clock = now;
     for (let h = 0; h < hosts; h++) {
       if (running[h]! === 0) continue;
-      const t = lastT[h]! + (runHeap[h]!.topTime() - vt[h]!) / rate(h);
+      const t = lastT[h]! + (runHeap[h]!.topTime() - vt[h]!) / rateOf[h]!;
       if (t < now) now = t;
     }
     if (now === Infinity) break;
@@ -222,7 +241,7 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
       // jobs within a rounding error of the instant finish in it
       while (running[h]! > 0 && runHeap[h]!.topTime() <= vt[h]! + 1e-6 * Math.max(1, Math.abs(vt[h]!))) {
         const job = runHeap[h]!.pop();
-        running[h]--;
+        setRunning(h, running[h]! - 1);
         finishJob(job, now);
       }
     }
@@ -231,19 +250,23 @@ export function replayOnHosts(g: PlacementGraph, o: HostReplayOptions, consumers
       if (id < n) { release(id); continue; }
       const s = id - n;
       if (taskKind[s] === SHIP) { const c = taskArg[s]!; task(LAND, c, node[c]!, 0, 0); wake(node[c]!); continue; }
-      const k = taskArg[s]!, r = routes.get(k)!, to = r[taskHop[s]! + 1]!;
+      const k = taskArg[s]!, to = routeAt[3 * k + taskHop[s]! + 1]!;
       task(RECV, k, to, taskBytes[s]!, taskHop[s]!);
       wake(to);
     }
-    for (const m of touched) {
-      while (sysIdle[m] && sysHead[m]! < sysQueue[m]!.length) {
-        const s = sysQueue[m]![sysHead[m]!++]!;
+    for (let i = 0; i < nTouched; i++) {
+      const m = touched[i]!;
+      isTouched[m] = 0;
+      while (sysIdle[m] && qHead[m]! >= 0) {
+        const s = qHead[m]!;
+        qHead[m] = taskNext[s]!;
+        if (qHead[m]! < 0) qTail[m] = -1;
         const work = taskKind[s] === DISPATCH ? H.cfNs : H.msgNs + taskBytes[s]! * H.byteNs;
         sysIdle[m] = 0; sysBusy[m] += work;
         startJob(n + s, m, work, now);
       }
     }
-    touched.length = 0;
+    nTouched = 0;
   }
   return { makespan: Math.max(makespan, first), first, busy, sysBusy, cpu, start, finish, bytesMoved };
 }

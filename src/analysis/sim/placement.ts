@@ -61,6 +61,7 @@ export function replayPlacement(g: PlacementGraph, o: PlacementOptions, prep?: P
       const h = hops(owner[depDf[k]!]!, from, to);
       return h > 0 ? h * hopNs[k]! : 0;
     },
+    hops: { hopNs, df: depDf, owner },
   }, pre.consumers, pre.scratch);
   return { ...r, bytesMoved: bytesCrossed(g, o.nodes, node, owner, pre) };
 }
