@@ -8,7 +8,7 @@
 import { fork } from 'node:child_process';
 import * as net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { median } from './median.js';
+import { usPerCrossing } from './median.js';
 import { rawConnect, rawListen, type RawAddress } from './raw-socket.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -45,16 +45,9 @@ async function measure(crossings: number, bytes: number): Promise<number> {
       s.on('data', onData);
       s.write(msg);
     });
-    await roundTrips(200); // warm-up: JIT, socket buffers
-    const blocks = 10, per = Math.max(1, Math.round(crossings / 2 / blocks));
-    const us: number[] = [];
-    for (let b = 0; b < blocks; b++) {
-      const t0 = process.hrtime.bigint();
-      await roundTrips(per);
-      us.push(Number(process.hrtime.bigint() - t0) / 1e3 / (2 * per));
-    }
+    const us = await usPerCrossing(roundTrips, crossings);
     s.end();
-    return median(us);
+    return us;
   } finally {
     child.kill();
   }

@@ -7,7 +7,7 @@
 // event-loop turn (setImmediate), as the transport's system thread does.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { median } from './median.js';
+import { usPerCrossing } from './median.js';
 import { createRingFile, openRingFile, RingReader, RingWriter, unlinkRingFile } from '../src/runtime/transport/ring.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -65,16 +65,9 @@ async function measure(crossings: number, mode: string): Promise<number> {
         setImmediate(turn);
       });
     };
-    await roundTrips(200);
-    const blocks = 10, per = Math.max(1, Math.round(crossings / 2 / blocks));
-    const us: number[] = [];
-    for (let b = 0; b < blocks; b++) {
-      const t0 = process.hrtime.bigint();
-      await roundTrips(per);
-      us.push(Number(process.hrtime.bigint() - t0) / 1e3 / (2 * per));
-    }
+    const us = await usPerCrossing(roundTrips, crossings);
     tx.write(0, 2, MSG, undefined);
-    return median(us);
+    return us;
   } finally {
     setTimeout(() => child.kill(), 1000).unref();
   }
