@@ -32,10 +32,25 @@ function collect(): void {
 
 let pending = 0;
 
-/** Account `bytes` of shared memory made unreachable (or churned); collect past the limit. */
+/**
+ * Past the limit a collection is due at the thread's next pause (collectDue: the system thread at
+ * the end of its turn, its batches sent; a worker once its result is posted), so that the pause
+ * overlaps the others' work instead of holding a batch or a result back; past this many limits at
+ * once (a long batch making large outputs) it runs where it is.
+ */
+const AT_ONCE = 4;
+
+/** Account `bytes` of shared memory made unreachable (or churned); a collection is due past the limit. */
 export function sharedBytesChurned(bytes: number): void {
   pending += bytes;
-  if (pending >= LIMIT) { pending = 0; collect(); }
+  if (pending >= AT_ONCE * LIMIT) collectDue();
+}
+
+/** Collect now if LIMIT bytes were churned since the last collection. */
+export function collectDue(): void {
+  if (pending < LIMIT) return;
+  pending = 0;
+  collect();
 }
 
 // ------------------------------------------------------------------ reuse of freed buffers

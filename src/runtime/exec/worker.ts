@@ -18,6 +18,7 @@ import { Exchange } from './exchange.js';
 import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, type Ucode } from './call.js';
+import { collectDue } from './shm.js';
 import { ContractError } from './contract.js';
 import { displayDf } from '../../core/dfkey.js';
 import { installContext } from '../../ucode/context.js';
@@ -304,6 +305,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if (gaps.gapNs > 0) { result.gaps = gaps; gaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 }; }
   parentPort!.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
+  collectDue(); // after the result: the system thread books it meanwhile
   return true;
 }
 

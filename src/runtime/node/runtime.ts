@@ -20,6 +20,7 @@ import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { DeskHost } from '../exec/desk.js';
+import { collectDue } from '../exec/shm.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
@@ -373,6 +374,7 @@ export class NodeRuntime {
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
     if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
+    collectDue(); // the turn's batches are sent: a forced collection overlaps the lanes' work
     if (this.idle()) this.onIdle();
     else if (!this.scheduled) this.exec.rest?.();
   }
