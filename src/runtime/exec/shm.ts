@@ -12,7 +12,8 @@ import { tuned } from '../tuning.js';
  * `LUNA_COLLECT_SHARED_MB` overrides it. Larger trades peak memory for fewer full collections
  * (quiet, the PIC at the seed's size, C++ kernels, 1 × 2, 3 alternated rounds: program 2.16–2.36 s,
  * peak RSS 508–564 MB at 64; 1.97–2.04 s, 651–687 MB at 128; 1.54–1.98 s, 738–832 MB at 256; a
- * chain of 2 000 freed 1 MiB DFs peaks at 251 / 357–378 / 513–564 MiB). 64 keeps the memory.
+ * chain of 2 000 freed 1 MiB DFs peaks at 251 / 357–378 / 513–564 MiB; measured while the
+ * collections still ran where the limit was crossed). 64 keeps the memory.
  */
 const LIMIT = (tuned('LUNA_COLLECT_SHARED_MB') ?? 64) * 1024 * 1024;
 
