@@ -202,6 +202,9 @@ export function coreFree(cpus: number): boolean {
   return !(running - 1 >= cpus);
 }
 
+/** How every ring file's name begins (the accepting side removes only such names). */
+export const RING_FILE_PREFIX = 'luna-ring-';
+
 /** A mapped ring file: both directions of one pair of nodes. */
 export interface RingFile {
   buffer: ArrayBuffer;
@@ -214,7 +217,7 @@ export function createRingFile(capacity = RING_CAPACITY): RingFile | string {
   const a = shm();
   if (!a) return 'the shared-memory addon is not built';
   const dir = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-  const path = join(dir, `luna-ring-${process.pid}-${randomBytes(6).toString('hex')}`);
+  const path = join(dir, `${RING_FILE_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
   const fd = a.open(path, ringFileBytes(capacity), true);
   if (fd < 0) return `cannot create ${path} (errno ${-fd})`;
   const b = a.map(fd, ringFileBytes(capacity));

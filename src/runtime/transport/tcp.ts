@@ -12,6 +12,7 @@
 import * as net from 'node:net';
 import * as os from 'node:os';
 import { closeSync, rmSync } from 'node:fs';
+import { basename } from 'node:path';
 import { loadAddon } from '../../core/addon.js';
 import { atExit } from '../../core/exit.js';
 import { DecodeError, Decoder, Encoder } from './codec.js';
@@ -19,7 +20,7 @@ import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
-import { coreFree, createRingFile, openRingFile, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
+import { coreFree, createRingFile, openRingFile, RING_FILE_PREFIX, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
 import { tuned } from '../tuning.js';
 import { cpuSet } from '../../core/cpus.js';
 import type { DirectLink, PeerAddress, Rendezvous, Transport } from './types.js';
@@ -575,6 +576,9 @@ class Mesh implements TcpTransport {
     const off = !(this.opts.rings ?? tuned('LUNA_RING') !== 0);
     // a thread already writes this socket itself: a ring beside it would break the order
     const f = off ? 'rings are off here' : link.direct ? 'its socket is written directly' : openRingFile(path, capacity);
+    // the offering node unlinks the name once this answer comes; this side does it too, so a
+    // node killed between its offer and the answer leaves no file behind (the mappings stay)
+    if (basename(path).startsWith(RING_FILE_PREFIX)) unlinkRingFile(path);
     if (typeof f === 'string') {
       this.sendCtl(link, Ctl.RingRefuse, this.enc.reset().string(f).finish());
       return;
