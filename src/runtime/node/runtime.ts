@@ -373,8 +373,10 @@ export class NodeRuntime {
       if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
+    // the turn's batches are sent: a forced collection overlaps the lanes' work (inside the
+    // turn's busy span: it is the system thread's overhead)
+    collectDue();
     if (tr) { const t1 = this.host.now(); tr.sysBusy(this.busyFrom, t1); tr.readyQueue(t1, this.st.ready.length); this.st.traceLive(t1); this.busyFrom = -1; }
-    collectDue(); // the turn's batches are sent: a forced collection overlaps the lanes' work
     if (this.idle()) this.onIdle();
     else if (!this.scheduled) this.exec.rest?.();
   }
