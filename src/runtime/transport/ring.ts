@@ -189,7 +189,7 @@ const loadBuf = Buffer.alloc(128);
  * A poll on a busy machine takes its core from a thread with work: under load 10 on 2 cores, polling
  * made a pingpong 2.7× slower (docs/cluster.md, "Rings"). True where the count cannot be read.
  */
-export function coreFree(cpus: number): boolean {
+export function machineCoreFree(cpus: number): boolean {
   if (loadFd === undefined) {
     try { loadFd = openSync('/proc/loadavg', 'r'); } catch { loadFd = null; }
   }

@@ -20,7 +20,7 @@ import { FLAG_CONTROL, FrameError, FrameParser, FrameWriter } from './frame.js';
 import { newNonce, newSecret, proof, proofMatches } from './auth.js';
 import { checkHeartbeatMs, DEFAULT_HEARTBEAT_MS, Heartbeat, heartbeatMsFromEnv, LinkClock } from './heartbeat.js';
 import { localSocketPath, localSocketsEnabled, machineId } from './local.js';
-import { coreFree, createRingFile, openRingFile, RING_FILE_PREFIX, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
+import { machineCoreFree, createRingFile, openRingFile, RING_FILE_PREFIX, RingReader, ringsAvailable, RingWriter, unlinkRingFile } from './ring.js';
 import { tuned } from '../tuning.js';
 import { cpuSet } from '../../core/cpus.js';
 import type { DirectLink, PeerAddress, Rendezvous, Transport } from './types.js';
@@ -557,7 +557,7 @@ class Mesh implements TcpTransport {
 
   /** Lower ranks offer each peer on this machine a ring file once the mesh is up. */
   private offerRings(): void {
-    if (!(this.opts.rings ?? tuned('LUNA_RING') !== 0) || !ringsAvailable()) return;
+    if (!this.ringsOn() || !ringsAvailable()) return;
     for (const link of this.links) {
       if (!link?.established || !link.local || link.rank < this.rank || link.direct || link.lost || link.bye) continue;
       const f = createRingFile();
@@ -572,10 +572,14 @@ class Mesh implements TcpTransport {
     }
   }
 
+  /** Rings between this node and its same-machine peers are wanted (the option, else $LUNA_RING). */
+  private ringsOn(): boolean {
+    return this.opts.rings ?? tuned('LUNA_RING') !== 0;
+  }
+
   private acceptRing(link: Link, path: string, capacity: number): void {
-    const off = !(this.opts.rings ?? tuned('LUNA_RING') !== 0);
     // a thread already writes this socket itself: a ring beside it would break the order
-    const f = off ? 'rings are off here' : link.direct ? 'its socket is written directly' : openRingFile(path, capacity);
+    const f = !this.ringsOn() ? 'rings are off here' : link.direct ? 'its socket is written directly' : openRingFile(path, capacity);
     // the offering node unlinks the name once this answer comes; this side does it too, so a
     // node killed between its offer and the answer leaves no file behind (the mappings stay)
     if (basename(path).startsWith(RING_FILE_PREFIX)) unlinkRingFile(path);
@@ -623,11 +627,16 @@ class Mesh implements TcpTransport {
     this.pollUntil = now + this.ringSpinMs;
     if (this.polling) return;
     // (a doorbell wakes this node when it does not poll)
-    if (now - this.gateAt > GATE_MS) { this.gateAt = now; this.gateFree = coreFree(this.cpus); }
-    if (!this.gateFree) return;
+    if (!this.coreForPoll(now)) return;
     this.polling = true;
     for (const l of this.ringLinks) l.ringIn!.awake();
     setImmediate(this.poll);
+  }
+
+  /** Whether a core is free for polling: asked of the machine at most every GATE_MS. */
+  private coreForPoll(now: number): boolean {
+    if (now - this.gateAt > GATE_MS) { this.gateAt = now; this.gateFree = machineCoreFree(this.cpus); }
+    return this.gateFree;
   }
 
   // one turn per event-loop iteration, so sockets, timers and workers are served between turns
@@ -640,7 +649,7 @@ class Mesh implements TcpTransport {
     if (got > 0) {
       this.pollUntil = now + this.ringSpinMs;
       this.arrivedHandler?.();
-    } else if (now > this.pollUntil || (now - this.gateAt > GATE_MS && ((this.gateAt = now), !(this.gateFree = coreFree(this.cpus))))) {
+    } else if (now > this.pollUntil || !this.coreForPoll(now)) {
       // say we stop, then look once more: a writer that missed the first sees the second
       for (const l of links) l.ringIn!.asleep();
       for (let i = 0; i < links.length; i++) got += this.readRing(links[i]!);
