@@ -57,6 +57,12 @@ export interface DeskCall {
   outputs(value: unknown): (DfValue | null)[];
 }
 
+/** What an asked CF waited for: the kind (indexes WAIT_KINDS) and resource its handler declared. */
+export interface Waited { readonly wait: number; readonly resource: string }
+
+/** How an asked CF ends (RequestDesk.ask): its outputs, or null and why; what it waited for. */
+export type AskDone = (outs: (DfValue | null)[] | null, error?: string, waited?: Waited) => void;
+
 /** What the desk needs of its node. */
 export interface DeskHost {
   readonly node: number;
@@ -111,16 +117,17 @@ export class RequestDesk {
 
   /**
    * Ask for task `t` of import `symbol` (answers(symbol)) on the system thread: `done` gets its
-   * outputs when the handler answers, or the refusal (as the ucode's RequestFailed would say it).
-   * No worker waits meanwhile; the request is outstanding (hang reports: lane -1).
+   * outputs when the handler answers, or the refusal (as the ucode's RequestFailed would say it),
+   * and what the CF waited for, as a worker's wait record would name it. No worker waits
+   * meanwhile; the request is outstanding (hang reports: lane -1).
    */
-  ask(symbol: string, t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void {
+  ask(symbol: string, t: Task, done: AskDone): void {
     const c = this.calls.get(symbol)!;
     let payload: unknown;
     try { payload = c.payload(t.args, t.keys); } catch (e) { done(null, e instanceof Error ? e.message : String(e)); return; }
     this.handle(-1, { id: 0, kind: c.kind, payload, cf: t.cf }, (a) => {
-      if (a.ok) done(c.outputs(a.value));
-      else done(null, `request '${c.kind}' for ${a.resource} refused: ${a.error ?? 'no reason given'}`);
+      if (a.ok) done(c.outputs(a.value), undefined, a);
+      else done(null, `request '${c.kind}' for ${a.resource} refused: ${a.error ?? 'no reason given'}`, a);
     });
   }
 
