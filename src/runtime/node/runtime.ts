@@ -57,6 +57,11 @@ export interface Executors {
    */
   answers?(imp: number): boolean;
   ask?(t: Task, done: AskDone): void;
+  /**
+   * Outputs a worker returned for a CF whose ucode asked the desk without waiting (exec/desk.ts
+   * settle): true when `done` completes the CF once the answers came (absent: none can)
+   */
+  settle?(lane: number, outs: (DfValue | null)[], done: (outs: (DfValue | null)[] | null, error?: string) => void): boolean;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -768,6 +773,17 @@ export class NodeRuntime {
     sync = false;
   }
 
+  /** The answers a CF's ucode asked for without waiting came (settle): it completes now. */
+  private settled(cf: Cf, outs: (DfValue | null)[] | null, error?: string): void {
+    this.asking.delete(cf.id);
+    if (this.failed) return;
+    try {
+      if (outs === null) throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${error ?? 'refused'}`, cf);
+      this.complete(cf, outs, this.host.now());
+    } catch (e) { this.fail(e); return; }
+    this.schedule();
+  }
+
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */
   private runInline(cf: Cf, lane: number): void {
     const tr = this.st.tr, code = cf.site.code;
@@ -800,6 +816,8 @@ export class NodeRuntime {
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
       if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
+      // a ucode that asked its node without waiting: the CF completes when the answers come
+      if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
