@@ -447,12 +447,14 @@ let laterSeq = 0;
 
 /**
  * Ask without waiting: `into` holds a marker the node replaces with the answer when the CF
- * completes. Only for imports that may wait (`: WAITS`): the runtime then publishes none of the
- * CF's outputs before it completes.
+ * completes. Only for imports that say `: WAITS` and hold no block: the runtime publishes none
+ * of such a CF's outputs before it completes (a block holder's outputs, a particle kernel's, it
+ * may feed to other lanes at once).
  */
 function askLater(kind: string, payload: unknown, into: DfInto, what: string): void {
   const c = context();
   if (!c.waits) throw new UcodeError(`${what}(…, ${into.getName()}): the ucode's import must say ': WAITS' (the CF completes when its node answers)`);
+  if (c.holding === true) throw new UcodeError(`${what}(…, ${into.getName()}): a ucode holding blocks (block parameters) cannot ask without waiting; ask from a CF that holds none, or wait: ${what}(…) without the output`);
   if (into.isSet()) throw new UcodeError(`${what}(…, ${into.getName()}): DF ${into.getName()} is already set`);
   const token = ++laterSeq;
   into.setValue({ [LATER_KEY]: token });

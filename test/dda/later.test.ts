@@ -98,6 +98,7 @@ const MISUSE = `
 import c_make(name \`P) as make;
 import c_count(value \`P, int \`how, name \`n) as count : WAITS;
 import c_plain(value \`P, name \`n) as plain;
+import c_held(block \`P, name \`n) as held : WAITS;
 import c_show(value \`n) as show;
 sub main(int how)
 {
@@ -117,6 +118,7 @@ export function c_count(P, how, n) {
   if (how === 2) globalCount(P, 7);
 }
 export function c_plain(P, n) { globalCount(P, n); }
+export function c_held(P, n) { globalCount({ block: 'dda', id: 'Q', spec: { elsize: 8, capacity: 0, order: 'unordered', home: 0 } }, n); }
 export function c_show(n) { console.log('n ' + n.getInt()); }
 `;
 
@@ -134,13 +136,18 @@ for (const [how, message] of [
   });
 }
 
-test('an import that does not say WAITS cannot ask without waiting', async (t) => {
-  const dir = fixture(t, { 'prog.fa': MISUSE.replace('count(P, how, n);', 'plain(P, n);'), 'ucodes.ts': MISUSE_UCODES });
-  const ran = await runWithResource(dir, { nodes: 1, threads: 1, args: ['0'], layers: [dynamicArrays()] });
-  const r = ran.results[0]!;
-  assert.equal(r.ok, false);
-  assert.match(r.message!, /globalCount\(…, n\): the ucode's import must say ': WAITS'/);
-});
+for (const [call, message] of [
+  ['plain(P, n);', /exception in ucode c_plain: globalCount\(…, n\): the ucode's import must say ': WAITS'/],
+  ['held(P, n);', /exception in ucode c_held: globalCount\(…, n\): a ucode holding blocks \(block parameters\) cannot ask without waiting/],
+] as const) {
+  test(`an import that does not say WAITS, or holds a block, cannot ask without waiting: ${call}`, async (t) => {
+    const dir = fixture(t, { 'prog.fa': MISUSE.replace('count(P, how, n);', call), 'ucodes.ts': MISUSE_UCODES });
+    const ran = await runWithResource(dir, { nodes: 1, threads: 1, args: ['0'], layers: [dynamicArrays()] });
+    const r = ran.results[0]!;
+    assert.equal(r.ok, false);
+    assert.match(r.message!, message);
+  });
+}
 
 // A count asked without waiting while the block is held by a CF that itself waits for good (for
 // the test lock z that take holds and never gives back): nothing can run, and the count's CF is
