@@ -197,7 +197,7 @@ export class NodeRuntime {
     this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
-    if (r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
+    if (this.st.tr && r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
     try {
       this.completeAll(cfs, r);
     } catch (e) { this.fail(e); return; }
