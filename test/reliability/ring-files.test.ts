@@ -28,14 +28,18 @@ sub main(int n, int ms)
 }
 `;
 const UCODES = `
-let said = false;
-export function c_init(v: number, x: { setInt(v: number): void }): void { x.setInt(v); }
-export function c_work(ms: number, a: { getInt(): number }, x: { setInt(v: number): void }): void {
-  if (!said) { said = true; console.log('running'); }
-  const t = Date.now(); while (Date.now() - t < ms) { /* work */ }
+let first = true;
+const nap = (ms: number): void => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms); };
+type Int = { getInt(): number; setInt(v: number): void };
+export function c_init(v: number, x: Int): void { x.setInt(v); }
+/** the next value after ms; the first call says the run is going */
+export function c_work(ms: number, a: Int, x: Int): void {
+  if (first) console.log('running');
+  first = false;
+  nap(ms);
   x.setInt(a.getInt() + 1);
 }
-export function c_print(x: { getInt(): number }): void { console.log('result ' + x.getInt()); }
+export function c_print(x: Int): void { console.log('result ' + x.getInt()); }
 `;
 
 const fixture = fixtureDir('luna-ring-files-', { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
