@@ -189,7 +189,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), answers: (imp) => asked[imp] === true, ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), get booted() { return pool.booted; }, get wakes() { return pool.wakes; } }, policy);
+  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), answers: (imp) => asked[imp] === true, ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done), get booted() { return pool.booted; }, get wakes() { return pool.wakes; } }, policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));

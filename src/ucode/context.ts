@@ -22,6 +22,8 @@ export interface UcodeContext {
   readonly gid: string;
   /** what the CF's import declares: it may wait for its node (`: WAITS`, or a `block` parameter) */
   readonly waits: boolean;
+  /** @internal whether the call holds blocks (its `block` parameters) */
+  readonly holding?: boolean;
   /** this thread's trace sink (undefined: the run is not traced) */
   readonly trace: TraceSink | undefined;
   /** the run's clock, ns (the trace's time base) */

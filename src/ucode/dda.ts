@@ -393,16 +393,70 @@ export interface RearrangeOptions {
   neighbours?: boolean;
 }
 
+/** An output DF a global operation sets when it ends (the ucode returns at once: see rearrange). */
+export interface DfInto { setValue(v: unknown): void; isSet(): boolean; getName(): string }
+
 /**
  * Rearrange the array onto `nodes` (seed 002 §2.3: equal shares, the remainder on the last
  * node) and wait for the end; the array's element count. The ucode's import must say `: WAITS`,
  * and the CF must not hold a block of the array (it would wait for itself).
+ *
+ * `rearrange(array, nodes, into, options?)`, with an output DF of the CF: the ucode does not
+ * wait. The node sets `into` to the element count when the rearrangement ends, and the CF
+ * completes then (its other outputs are published with it); its worker runs other CFs meanwhile.
  */
-export function rearrange(array: DdaHandle | { getValue(): unknown }, nodes: readonly number[], o: RearrangeOptions = {}): number {
-  return context().request('dda.rearrange', { ...arrayRequest(array), nodes: [...nodes], weights: o.weights, neighbours: o.neighbours }) as number;
+export function rearrange(array: DdaHandle | { getValue(): unknown }, nodes: readonly number[], o?: RearrangeOptions): number;
+export function rearrange(array: DdaHandle | { getValue(): unknown }, nodes: readonly number[], into: DfInto, o?: RearrangeOptions): void;
+export function rearrange(array: DdaHandle | { getValue(): unknown }, nodes: readonly number[], x: RearrangeOptions | DfInto = {}, y: RearrangeOptions = {}): number | void {
+  const into = isInto(x) ? x : undefined;
+  const o = into ? y : x as RearrangeOptions;
+  const payload = { ...arrayRequest(array), nodes: [...nodes], weights: o.weights, neighbours: o.neighbours };
+  if (into) { askLater('dda.rearrange', payload, into, 'rearrange'); return; }
+  return context().request('dda.rearrange', payload) as number;
 }
 
-/** The array's element count over all nodes (once every block is free; `: WAITS`). */
-export function globalCount(array: DdaHandle | { getValue(): unknown }): number {
+/**
+ * The array's element count over all nodes (once every block is free; `: WAITS`).
+ * `globalCount(array, into)`: the ucode does not wait; the node sets output DF `into` to the
+ * count and completes the CF then (as rearrange's `into`).
+ */
+export function globalCount(array: DdaHandle | { getValue(): unknown }): number;
+export function globalCount(array: DdaHandle | { getValue(): unknown }, into: DfInto): void;
+export function globalCount(array: DdaHandle | { getValue(): unknown }, into?: DfInto): number | void {
+  if (into !== undefined) {
+    if (!isInto(into)) throw new UcodeError('globalCount(array, into): `into` must be an output DF of the CF (a name parameter)');
+    askLater('dda.count', arrayRequest(array), into, 'globalCount');
+    return;
+  }
   return context().request('dda.count', arrayRequest(array)) as number;
+}
+
+function isInto(x: unknown): x is DfInto {
+  return typeof x === 'object' && x !== null && typeof (x as DfInto).setValue === 'function' && typeof (x as DfInto).isSet === 'function';
+}
+
+/**
+ * The request kind a ucode posts to ask without waiting (the node's request desk handles it: its
+ * payload is the request and the token), and the one key of the value an output DF holds until
+ * the node sets it: the token, unique on the thread.
+ */
+export const ASK_LATER = 'luna.later', LATER_KEY = 'luna:set-by-node';
+
+/** what a thread's asks without waiting are numbered by */
+let laterSeq = 0;
+
+/**
+ * Ask without waiting: `into` holds a marker the node replaces with the answer when the CF
+ * completes. Only for imports that say `: WAITS` and hold no block: the runtime publishes none
+ * of such a CF's outputs before it completes (a block holder's outputs, a particle kernel's, it
+ * may feed to other lanes at once).
+ */
+function askLater(kind: string, payload: unknown, into: DfInto, what: string): void {
+  const c = context();
+  if (!c.waits) throw new UcodeError(`${what}(…, ${into.getName()}): the ucode's import must say ': WAITS' (the CF completes when its node answers)`);
+  if (c.holding === true) throw new UcodeError(`${what}(…, ${into.getName()}): a ucode holding blocks (block parameters) cannot ask without waiting; ask from a CF that holds none, or wait: ${what}(…) without the output`);
+  if (into.isSet()) throw new UcodeError(`${what}(…, ${into.getName()}): DF ${into.getName()} is already set`);
+  const token = ++laterSeq;
+  into.setValue({ [LATER_KEY]: token });
+  c.post(ASK_LATER, { kind, payload, token });
 }

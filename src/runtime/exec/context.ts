@@ -61,6 +61,10 @@ export class ThreadContext implements UcodeContext {
     return this.def?.waits ?? false;
   }
 
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
   get label(): string {
     return this.identify().label;
   }

@@ -5,6 +5,8 @@
 // that throws is a fault of the run naming the CF and the request.
 import { WAIT_KINDS, type WaitKind } from '../../trace/schema.js';
 import { IDENTITY } from './context.js';
+import { T_INT, T_JS } from '../../ucode/value.js';
+import { ASK_LATER, LATER_KEY } from '../../ucode/dda.js';
 import type { Task, WireAnswer, WireRequest } from './protocol.js';
 import type { DfValue } from '../../ucode/value.js';
 
@@ -57,6 +59,12 @@ export interface DeskCall {
   outputs(value: unknown): (DfValue | null)[];
 }
 
+/** What an asked CF waited for: the kind (indexes WAIT_KINDS) and resource its handler declared. */
+export interface Waited { readonly wait: number; readonly resource: string }
+
+/** How an asked CF ends (RequestDesk.ask): its outputs, or null and why; what it waited for. */
+export type AskDone = (outs: (DfValue | null)[] | null, error?: string, waited?: Waited) => void;
+
 /** What the desk needs of its node. */
 export interface DeskHost {
   readonly node: number;
@@ -76,6 +84,9 @@ export interface UcodeLayer {
   workerModules?: readonly string[];
 }
 
+/** What a ucode's ask without waiting (ucode/dda.ts ASK_LATER) carries: the request, and the token its output's marker holds. */
+interface LaterRequest { kind: string; payload: unknown; token: number }
+
 /** A request being handled, for hang reports: `busy` whether its handler works on it by itself. */
 export interface Outstanding { lane: number; cf: number; kind: string; resource: string; since: number; busy: boolean }
 
@@ -84,6 +95,8 @@ export class RequestDesk {
   private readonly calls = new Map<string, DeskCall>();
   private readonly open = new Map<number, { lane: number; cf: number; kind: string; resource: string; since: number; h: RequestHandler }>();
   private nextOpen = 0;
+  /** ASK_LATER requests by `${lane}:${token}`: the answer once it came, the CF's completion once its worker returned it */
+  private readonly later = new Map<string, { answer?: WireAnswer; done?: (a: WireAnswer) => void }>();
   host: DeskHost | undefined;
   /** called when a ucode starts waiting for an answer, or a handler stops being busy (the node may be idle now) */
   onWait: () => void = () => {};
@@ -111,16 +124,17 @@ export class RequestDesk {
 
   /**
    * Ask for task `t` of import `symbol` (answers(symbol)) on the system thread: `done` gets its
-   * outputs when the handler answers, or the refusal (as the ucode's RequestFailed would say it).
-   * No worker waits meanwhile; the request is outstanding (hang reports: lane -1).
+   * outputs when the handler answers, or the refusal (as the ucode's RequestFailed would say it),
+   * and what the CF waited for, as a worker's wait record would name it. No worker waits
+   * meanwhile; the request is outstanding (hang reports: lane -1).
    */
-  ask(symbol: string, t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void {
+  ask(symbol: string, t: Task, done: AskDone): void {
     const c = this.calls.get(symbol)!;
     let payload: unknown;
     try { payload = c.payload(t.args, t.keys); } catch (e) { done(null, e instanceof Error ? e.message : String(e)); return; }
     this.handle(-1, { id: 0, kind: c.kind, payload, cf: t.cf }, (a) => {
-      if (a.ok) done(c.outputs(a.value));
-      else done(null, `request '${c.kind}' for ${a.resource} refused: ${a.error ?? 'no reason given'}`);
+      if (a.ok) done(c.outputs(a.value), undefined, a);
+      else done(null, `request '${c.kind}' for ${a.resource} refused: ${a.error ?? 'no reason given'}`, a);
     });
   }
 
@@ -153,9 +167,47 @@ export class RequestDesk {
 
   /** A request from the worker of lane `lane`. */
   receive(lane: number, m: WireRequest): void {
+    if (m.kind === ASK_LATER && m.post) { this.askLater(lane, m); return; }
     this.handle(lane, m, (a) => this.send(lane, a));
   }
 
+  /**
+   * A ucode asked without waiting (ASK_LATER): handled as a request of no lane (its worker runs
+   * other CFs meanwhile; hang reports name the CF), its answer kept for settle().
+   */
+  private askLater(lane: number, m: WireRequest): void {
+    const r = m.payload as LaterRequest;
+    const key = `${lane}:${r.token}`;
+    this.handle(-1, { id: 0, kind: r.kind, payload: r.payload, cf: m.cf }, (a) => {
+      const e = this.later.get(key);
+      if (e?.done) { this.later.delete(key); e.done(a); } else this.later.set(key, { answer: a });
+    });
+  }
+
+  /**
+   * The worker of lane `lane` returned CF outputs `outs`: when some hold LATER_KEY markers (the
+   * ucode asked without waiting), `done` gets the outputs with the answers' values in their
+   * place once every answer has come (or the first refusal, in the ucode's RequestFailed words)
+   * and true is returned; false when none does (the CF is complete as it is).
+   */
+  settle(lane: number, outs: (DfValue | null)[], done: (outs: (DfValue | null)[] | null, error?: string) => void): boolean {
+    let waiting = 0, failed = false;
+    for (let j = 0; j < outs.length; j++) {
+      const token = laterToken(outs[j]);
+      if (token === undefined) continue;
+      waiting++;
+      const key = `${lane}:${token}`;
+      const got = (a: WireAnswer): void => {
+        if (failed) return;
+        if (!a.ok) { failed = true; done(null, `the request for ${a.resource} refused: ${a.error ?? 'no reason given'}`); return; }
+        outs[j] = toValue(a.value);
+        if (--waiting === 0) done(outs);
+      };
+      const e = this.later.get(key);
+      if (e?.answer) { this.later.delete(key); queueMicrotask(() => got(e.answer!)); } else this.later.set(key, { done: got });
+    }
+    return waiting > 0;
+  }
   private handle(lane: number, m: WireRequest, send: (a: WireAnswer) => void): void {
     const host = this.host;
     if (host === undefined) throw new Error('request desk used before its node was attached');
@@ -194,4 +246,16 @@ export class RequestDesk {
     // not answered at once: the asking worker waits, and the node may have nothing else to do
     if (!done && !m.post) this.onWait();
   }
+}
+
+/** The token of an output that the node sets later (a LATER_KEY marker), else undefined. */
+function laterToken(v: DfValue | null | undefined): number | undefined {
+  if (v == null || v.t !== T_JS || typeof v.v !== 'object' || v.v === null) return undefined;
+  const t = (v.v as Record<string, unknown>)[LATER_KEY];
+  return typeof t === 'number' ? t : undefined;
+}
+
+/** An answer as a DF value: numbers as ints when whole (a count), else as JS values. */
+function toValue(x: unknown): DfValue {
+  return typeof x === 'number' && Number.isInteger(x) ? { t: T_INT, v: x | 0 } : { t: T_JS, v: x };
 }

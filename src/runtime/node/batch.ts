@@ -69,7 +69,8 @@ export class BatchBuilder implements BatchOutputs {
   }
 
   add(cf: Cf): void {
-    if (cf.site.kind === 'call' && (cf.site as CallSite).imp.waits) this.closed = true;
+    const imp = cf.site.kind === 'call' ? (cf.site as CallSite).imp : null;
+    if (imp !== null && imp.waits) this.closed = true;
     const i = this.tasks.length;
     this.tasks.push(cf.task!);
     this.cfs.push(cf);
@@ -78,7 +79,9 @@ export class BatchBuilder implements BatchOutputs {
     // reads one must wait for the batch.
     const after = cf.after;
     if (after !== null) for (let k = 0; k < after.length; k++) { const a = after[k]!; if (a.op === 'set' && !this.out.has(a.key)) this.out.set(a.key, null); }
-    if (!keys || !owners) return;
+    // a ucode that says it may wait and holds no block may leave outputs for its node to set
+    // (ucode/dda.ts): nobody reads them from the worker, they are theirs once the CF completes
+    if (!keys || !owners || (imp !== null && imp.waits && !imp.params.includes('block'))) return;
     const rules = cf.outRules;
     // The first producer wins: a second one is a double assignment, reported at its post, and
     // no reader may see its value — neither in the batch nor after a value already posted.

@@ -19,7 +19,7 @@ import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
 import { describeSite, RequestRefused, RunFault } from './fault.js';
-import type { DeskHost } from '../exec/desk.js';
+import type { AskDone, DeskHost } from '../exec/desk.js';
 import { collectDue } from '../exec/shm.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Served } from './store.js';
@@ -56,7 +56,12 @@ export interface Executors {
    * (absent: none do)
    */
   answers?(imp: number): boolean;
-  ask?(t: Task, done: (outs: (DfValue | null)[] | null, error?: string) => void): void;
+  ask?(t: Task, done: AskDone): void;
+  /**
+   * Outputs a worker returned for a CF whose ucode asked the desk without waiting (exec/desk.ts
+   * settle): true when `done` completes the CF once the answers came (absent: none can)
+   */
+  settle?(lane: number, outs: (DfValue | null)[], done: (outs: (DfValue | null)[] | null, error?: string) => void): boolean;
 }
 
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
@@ -129,6 +134,7 @@ export class NodeRuntime {
     // with an order of priorities every CF goes through the ready queue, to be ordered there
     this.feeds = exec.feed && policy.caps.feeds && !policy.caps.orders && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
+    this.laneFree = new Float64Array(exec.lanes).fill(-Infinity);
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
       costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes),
@@ -191,6 +197,7 @@ export class NodeRuntime {
     this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
+    if (this.st.tr && r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
     try {
       this.completeAll(cfs, r);
     } catch (e) { this.fail(e); return; }
@@ -611,6 +618,17 @@ export class NodeRuntime {
     return -1;
   }
 
+  /** The idle lane whose last CF ended first (traced runs: laneFree), or -1. */
+  private restedLane(): number {
+    const f = this.exec.inflight;
+    let best = -1;
+    for (let i = 0; i < this.exec.lanes; i++) if (f[i] === 0 && (best < 0 || this.laneFree[i]! < this.laneFree[best]!)) best = i;
+    return best;
+  }
+
+  /** traced runs: per lane, when its last CF ended on the trace's clock (a worker's batch, an inline or asked CF) */
+  private readonly laneFree: Float64Array;
+
   private inlineable(cf: Cf, alone: boolean): boolean {
     const inl = this.exec.inline;
     // an import that may wait for its node never runs on the thread that would answer it
@@ -728,22 +746,42 @@ export class NodeRuntime {
     cf.state = DISPATCHED;
     this.asking.set(cf.id, cf);
     let sync = true;
-    this.exec.ask!(cf.task!, (outs, error) => {
+    const asked = this.st.tr ? this.host.now() : 0;
+    this.exec.ask!(cf.task!, (outs, error, waited) => {
       this.asking.delete(cf.id);
       if (this.failed) return;
       const tr = this.st.tr;
       try {
         if (outs === null) throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${error ?? 'refused'}`, cf);
         const at = this.host.now();
-        // the CF's run is its answer's arrival (its wait is the layer's, traced there), placed
-        // on an idle lane's timeline as a CF run inline is; with every lane busy it has none
-        const lane = tr ? this.idleLane() : -1;
-        if (lane >= 0) { tr!.cfStart(at, at, cf.id, lane + 1); tr!.cfFinish(at, at, cf.id, lane + 1); }
+        // The CF is placed on the timeline of the lane idle the longest, as a CF run inline is
+        // (with every lane busy it has none): it runs there from when it asked or the lane last
+        // worked, whichever is later, to its answer, waiting — what a worker holding that lane
+        // for the wait would show, and SLOW's W; none of the time the lane spent on other CFs.
+        const lane = tr ? this.restedLane() : -1;
+        if (lane >= 0) {
+          const from = Math.min(at, Math.max(asked, this.laneFree[lane]!));
+          tr!.cfStart(from, 0, cf.id, lane + 1);
+          if (waited && at > from) tr!.wait(from, at, 0, cf.id, -1, waited.wait, waited.resource);
+          tr!.cfFinish(at, 0, cf.id, lane + 1);
+          this.laneFree[lane] = at;
+        }
         this.complete(cf, outs, at);
       } catch (e) { this.fail(e); return; }
       if (!sync) this.schedule();
     });
     sync = false;
+  }
+
+  /** The answers a CF's ucode asked for without waiting came (settle): it completes now. */
+  private settled(cf: Cf, outs: (DfValue | null)[] | null, error?: string): void {
+    this.asking.delete(cf.id);
+    if (this.failed) return;
+    try {
+      if (outs === null) throw new RunFault(`exception in ucode ${(cf.site as CallSite).imp.symbol}: ${error ?? 'refused'}`, cf);
+      this.complete(cf, outs, this.host.now());
+    } catch (e) { this.fail(e); return; }
+    this.schedule();
   }
 
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */
@@ -767,6 +805,7 @@ export class NodeRuntime {
     if (timed) this.measureCode(cf, inl.fin - inl.start);
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.policy.caps.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
+    if (tr) this.laneFree[lane] = inl.fin;
     this.complete(cf, outs, tr ? inl.fin : 0);
   }
 
@@ -777,6 +816,8 @@ export class NodeRuntime {
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
       if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
+      // a ucode that asked its node without waiting: the CF completes when the answers come
+      if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
       this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
