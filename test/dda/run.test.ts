@@ -85,13 +85,19 @@ for (const nodes of [1, 2]) {
     const per = 100 / nodes;
     assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), new Array(nodes).fill(per));
 
-    const ws = waits(readTrace(ran.trace!).events);
+    const events = [...readTrace(ran.trace!).events];
+    const ws = waits(events);
     const held = ws.filter((w) => WAIT_KINDS[w.waitKind] === 'descriptor' && w.resource === 'dynamic array P, block of node 0');
-    assert.ok(held.some((w) => w.end - w.t >= 10e6), `a fill waited for the other's block: ${ws.map((w) => w.resource).join("; ")} ${held.map((w) => ((w.end - w.t) / 1e6).toFixed(2)).join(', ')} ms`);
+    // a fill waited over the other's release: its wait spans the end of another CF (the holder;
+    // within a millisecond, the release following the holder's finish record). How long it waited
+    // depends on when its worker got a core, so the duration is not asserted.
+    const finishes = events.filter((e): e is Extract<TraceEvent, { kind: 'cfFinish' }> => e.kind === 'cfFinish');
+    const over = held.find((w) => finishes.some((f) => f.cf !== w.cf && f.t >= w.t && f.t <= w.end + 1e6));
+    assert.ok(over, `a fill waited for the other's block: ${ws.map((w) => w.resource).join('; ')} ${held.map((w) => ((w.end - w.t) / 1e6).toFixed(2)).join(', ')} ms`);
     assert.ok(ws.some((w) => w.resource === 'a rearrangement of dynamic array P'));
     assert.ok(ws.some((w) => w.resource === 'the global count of dynamic array P'));
     const slow = analyzeSlowTrace(ran.trace!);
     const W = slow.perThread.reduce((s, x) => s + x.W, 0);
-    assert.ok(W >= 10e6, `SLOW books the descriptor waits as W: ${W} ns`);
+    assert.ok(W > 0 && W >= 0.99 * (over.end - over.t), `SLOW books the descriptor waits as W: ${W} ns, the fill's wait ${over.end - over.t} ns`);
   });
 }
