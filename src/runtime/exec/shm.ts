@@ -1,7 +1,7 @@
 // Memory of raw DFs (shared buffers). V8 does not count SharedArrayBuffer memory as GC pressure:
 // a long run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain →
 // 2 GiB). Each thread counts the shared bytes it dropped (system thread) or created (worker) and
-// forces a collection after every LIMIT bytes, so the freed buffers' memory is returned, and
+// forces a collection past its limit, so the freed buffers' memory is returned, and
 // keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
 //
 // A raw DF's memory is returned only once every thread that held a view of it has collected that
@@ -46,8 +46,9 @@ const WORKER_SHARE = 8;
 
 /**
  * Every FULL_EVERY-th of a worker's collections is full, for the views that outlived two
- * scavenges. The PIC's workers then ran 0–1 full collections a run against 14–16 (peak RSS
- * unchanged at 64 MB limits: 532–599 MB against 532–593, 5 alternated rounds, load 8).
+ * scavenges (2 × LIMIT of raw outputs made between a worker's full collections). Every
+ * 8th at 64 MB limits, the PIC's workers ran 0–1 full collections a run against 14–16 at the same
+ * peak RSS (532–599 MB against 532–593, 5 alternated rounds, load 8); every 16th at 16 MB, 2 a run.
  */
 const FULL_EVERY = 16;
 
