@@ -1,37 +1,91 @@
 // Memory of raw DFs (shared buffers). V8 does not count SharedArrayBuffer memory as GC pressure:
 // a long run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain →
 // 2 GiB). Each thread counts the shared bytes it dropped (system thread) or created (worker) and
-// forces a collection after every LIMIT bytes, so the freed buffers' memory is returned, and
+// forces a collection past its limit, so the freed buffers' memory is returned, and
 // keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
+//
+// A raw DF's memory is returned only once every thread that held a view of it has collected that
+// view: the system thread's (the DF store's value, dropped when the DF is freed) and each
+// worker's (the output it made and posted, the inputs it was sent). The system thread's views
+// live as long as their DFs, across its frequent scavenges (2 MB semi-spaces), so they are old by
+// the time they die and only a full collection frees them (minor ones instead: the PIC peaked at
+// 1.38 GB against 0.55). A worker's die young: it posts an output with its batch's result and
+// drops its inputs with the batch, and its own allocation is too small to scavenge often (the
+// PIC's workers scavenged 4–5 times in a run). So a worker forces minor collections, often, and
+// a full one now and then for the views that outlived two scavenges (a batch's outputs kept to
+// feed the next batch, a long batch's inputs).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
 
 /**
- * `LUNA_COLLECT_SHARED_MB` overrides it. Larger trades peak memory for fewer full collections
- * (quiet, the PIC at the seed's size, C++ kernels, 1 × 2, 3 alternated rounds: program 2.16–2.36 s,
- * peak RSS 508–564 MB at 64; 1.97–2.04 s, 651–687 MB at 128; 1.54–1.98 s, 738–832 MB at 256; a
- * chain of 2 000 freed 1 MiB DFs peaks at 251 / 357–378 / 513–564 MiB; measured while the
- * collections still ran where the limit was crossed). 64 keeps the memory.
+ * The system thread's limit: the raw-DF bytes it drops between the full collections it forces.
+ * `LUNA_COLLECT_SHARED_MB` overrides it. A dropped buffer's memory comes back only once the
+ * workers have also collected their views of it, so the peak follows how far the workers lag as
+ * much as this limit: with workers collecting every eighth of it (WORKER_SHARE), 128 MB peaks
+ * where 64 did when workers collected every 64 MB (load 7–10, the PIC at the seed's size, C++
+ * kernels, 1 × 2, 3 alternated rounds each: peak RSS 538–581 MB and 10 full collections on the
+ * system thread at 128 with workers at 16; 545–566 MB and 19–20 at 64 with workers at 64; 651–669
+ * MB and 10–11 at 128 with workers at 64; 507–542 MB and 13–14 at 96 with workers at 16; 606–653
+ * MB and 7–8 at 192). Before workers' collections were minor ones (quiet, 3 alternated rounds:
+ * program 2.16–2.36 s, peak RSS 508–564 MB at 64; 1.97–2.04 s, 651–687 MB at 128; 1.54–1.98 s,
+ * 738–832 MB at 256; a chain of 2 000 freed 1 MiB DFs peaks at 251 / 357–378 / 513–564 MiB).
+ * A limit scaled to the live raw set (the DF stores' bytes) would not help the PIC: its live set
+ * peaks at 69 MB.
  */
-const LIMIT = (tuned('LUNA_COLLECT_SHARED_MB') ?? 64) * 1024 * 1024;
+const LIMIT = (tuned('LUNA_COLLECT_SHARED_MB') ?? 128) * 1024 * 1024;
+
+/**
+ * A worker forces a minor collection every LIMIT / WORKER_SHARE bytes of raw outputs it makes:
+ * minor ones are cheap (median pause 0.9–2.3 ms against 30–50 ms for a worker's full one, load
+ * 8–10), and the sooner a worker drops its views, the more memory the system thread's own
+ * collection returns (the figures above).
+ */
+const WORKER_SHARE = 8;
+
+/**
+ * Every FULL_EVERY-th of a worker's collections is full, for the views that outlived two
+ * scavenges (2 × LIMIT of raw outputs made between a worker's full collections). Every
+ * 8th at 64 MB limits, the PIC's workers ran 0–1 full collections a run against 14–16 at the same
+ * peak RSS (532–599 MB against 532–593, 5 alternated rounds, load 8); every 16th at 16 MB, 2 a run.
+ */
+const FULL_EVERY = 16;
+
+type Gc = (o?: { type: 'minor' | 'major' }) => void;
 
 // The collector is made on first need: `gc` is reachable only from a new V8 context, which costs
 // each thread 5–25 ms and ~1 MB, and most runs never churn LIMIT bytes.
-let collector: (() => void) | undefined;
-function collect(): void {
+let collector: Gc | undefined;
+function collect(minor: boolean): void {
   collector ??= (() => {
     try {
       setFlagsFromString('--expose-gc');
       const gc = runInNewContext('gc') as unknown;
-      return typeof gc === 'function' ? (gc as () => void) : () => {};
+      return typeof gc === 'function' ? (gc as Gc) : () => {};
     } catch { return () => {}; }
   })();
-  collector();
+  if (minor) { collector({ type: 'minor' }); collections.minor++; } else { collector(); collections.full++; }
 }
 
 let pending = 0;
+/** this thread holds a node's DF store: the raw views it drops are old, its limit the whole one */
+let dropsOldViews = false;
+let limit = LIMIT / WORKER_SHARE;
+let forced = 0;
+
+/** The collections this thread forced so far, by kind. */
+export const collections = { full: 0, minor: 0 };
+
+/**
+ * The calling thread holds a node's DF store (a system thread): the raw values it drops outlived
+ * its scavenges, so it forces full collections, every LIMIT bytes dropped. Threads that never call
+ * this (workers) force minor ones, more often.
+ */
+export function holdsDfStore(): void {
+  dropsOldViews = true;
+  limit = LIMIT;
+}
 
 /**
  * Past the limit a collection is due at the thread's next pause (collectDue: the system thread at
@@ -44,14 +98,14 @@ const AT_ONCE = 4;
 /** Account `bytes` of shared memory made unreachable (or churned); a collection is due past the limit. */
 export function sharedBytesChurned(bytes: number): void {
   pending += bytes;
-  if (pending >= AT_ONCE * LIMIT) collectDue();
+  if (pending >= AT_ONCE * limit) collectDue();
 }
 
-/** Collect now if LIMIT bytes were churned since the last collection. */
+/** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
-  if (pending < LIMIT) return;
+  if (pending < limit) return;
   pending = 0;
-  collect();
+  collect(!dropsOldViews && ++forced % FULL_EVERY !== 0);
 }
 
 // ------------------------------------------------------------------ reuse of freed buffers

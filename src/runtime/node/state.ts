@@ -7,7 +7,7 @@ import type { DfKey } from '../../core/dfkey.js';
 import { T_INT, T_RAW, valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { SchedulingPolicy } from '../policy/types.js';
-import { sharedBytesChurned } from '../exec/shm.js';
+import { holdsDfStore, sharedBytesChurned } from '../exec/shm.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
@@ -108,6 +108,7 @@ export class NodeState {
     this.ready = ordered ? new PriorityReady() : new FifoReady();
     this.loopView.nodes = host.size;
     this.loopView.ordered = ordered;
+    holdsDfStore();
     this.store = new DfStore((v) => {
       if (v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
       if (this.tr) this.liveChanged();

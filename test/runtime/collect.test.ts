@@ -1,0 +1,102 @@
+// The forced collections of raw-DF memory (src/runtime/exec/shm.ts), each in a real thread of its
+// own (the rule is per thread: a worker forces minor collections, often; a thread holding a DF
+// store forces full ones at the whole limit). A young shared buffer dropped by a worker is freed
+// by the minor collection alone, which is what lets workers skip the full ones.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Worker } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+
+const SHM = pathToFileURL(join(import.meta.dirname, '..', '..', 'src', 'runtime', 'exec', 'shm.js')).href;
+const MB = 1024 * 1024;
+
+/** Runs `body` (an async function body with `shm` in scope) in a new thread; its return value. */
+function inThread(body: string, env: Record<string, string> = {}): Promise<unknown> {
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    import(${JSON.stringify(SHM)}).then(async (shm) => { parentPort.postMessage(await (async () => { ${body} })()); })
+      .catch((e) => parentPort.postMessage({ error: String(e && e.stack || e) }));`;
+  return new Promise((resolve, reject) => {
+    const w = new Worker(code, { eval: true, env: { ...process.env, ...env } });
+    w.once('message', (m) => { void w.terminate(); if (m && typeof m === 'object' && 'error' in m) reject(new Error(String(m.error))); else resolve(m); });
+    w.once('error', reject);
+  });
+}
+
+describe('forced collections of raw-DF memory', { concurrency: true }, () => {
+  test('a worker forces a minor collection every eighth of the limit, and every 16th collection is full', async () => {
+    const r = await inThread(`
+      const seen = [];
+      for (let i = 0; i < 32; i++) {
+        shm.sharedBytesChurned(2 * ${MB} - 1); shm.collectDue();
+        const before = { ...shm.collections };
+        shm.sharedBytesChurned(1); shm.collectDue();
+        seen.push([before.minor, before.full, shm.collections.minor, shm.collections.full]);
+      }
+      return seen;`, { LUNA_COLLECT_SHARED_MB: '16' }) as number[][];
+    // below the worker's limit (16 MB / 8) nothing is collected; at it, one collection
+    for (let i = 0; i < 32; i++) {
+      const [m0, f0, m1, f1] = r[i]!;
+      const full = (i + 1) % 16 === 0;
+      assert.equal(m0! + f0!, i, `collections before the limit was reached (round ${i})`);
+      assert.deepEqual([m1! - m0!, f1! - f0!], full ? [0, 1] : [1, 0], `round ${i}: ${full ? 'a full' : 'a minor'} collection`);
+    }
+  });
+
+  test('a thread holding a DF store forces full collections, at the whole limit', async () => {
+    const r = await inThread(`
+      shm.holdsDfStore();
+      shm.sharedBytesChurned(15 * ${MB}); shm.collectDue();
+      const below = { ...shm.collections };
+      shm.sharedBytesChurned(1 * ${MB}); shm.collectDue();
+      const at = { ...shm.collections };
+      for (let i = 0; i < 3; i++) { shm.sharedBytesChurned(16 * ${MB}); shm.collectDue(); }
+      return { below, at, after: { ...shm.collections } };`, { LUNA_COLLECT_SHARED_MB: '16' }) as Record<string, { full: number; minor: number }>;
+    assert.deepEqual(r.below, { full: 0, minor: 0 });
+    assert.deepEqual(r.at, { full: 1, minor: 0 });
+    assert.deepEqual(r.after, { full: 4, minor: 0 });
+  });
+
+  test('past four limits at once a collection runs where the bytes are counted, without waiting for the pause', async () => {
+    const r = await inThread(`
+      shm.sharedBytesChurned(3 * 2 * ${MB});
+      const below = shm.collections.minor;
+      shm.sharedBytesChurned(2 * ${MB});
+      return [below, shm.collections.minor];`, { LUNA_COLLECT_SHARED_MB: '16' }) as number[];
+    assert.deepEqual(r, [0, 1]);
+  });
+
+  // process.memoryUsage().arrayBuffers counts the buffers this thread's allocator holds; a WeakRef
+  // cannot tell, as V8's minor collections keep WeakRef targets
+  test('a worker\'s minor collection frees the young shared buffers it made and dropped', async () => {
+    const r = await inThread(`
+      const held = () => process.memoryUsage().arrayBuffers;
+      const before = held();
+      const make = () => { const u = new Uint8Array(new SharedArrayBuffer(4 * ${MB})); u.fill(7); return u.length; };
+      make(); make(); make();
+      const made = held() - before;
+      await new Promise((res) => setImmediate(res));
+      shm.sharedBytesChurned(2 * ${MB}); shm.collectDue();
+      // V8 frees the swept buffers on a background thread: wait for it (no further collection)
+      for (let i = 0; i < 500 && held() - before >= ${MB}; i++) await new Promise((res) => setTimeout(res, 10));
+      return { made, left: held() - before, minor: shm.collections.minor, full: shm.collections.full };`, { LUNA_COLLECT_SHARED_MB: '16' }) as { made: number; left: number; minor: number; full: number };
+    assert.ok(r.made >= 12 * MB, `the three buffers were counted as made (${r.made} bytes)`);
+    assert.ok(r.left < MB, `${r.left} bytes of the dropped buffers still held after a minor collection`);
+    assert.deepEqual([r.minor, r.full], [1, 0]);
+  });
+
+  test('a buffer the worker still holds survives its minor collection, with its bytes', async () => {
+    const r = await inThread(`
+      const held = () => process.memoryUsage().arrayBuffers;
+      const before = held();
+      const kept = new Uint8Array(new SharedArrayBuffer(4 * ${MB}));
+      kept.fill(9);
+      await new Promise((res) => setImmediate(res));
+      shm.sharedBytesChurned(2 * ${MB}); shm.collectDue();
+      return { left: held() - before, minor: shm.collections.minor, sum: kept.reduce((a, b) => a + b, 0) };`, { LUNA_COLLECT_SHARED_MB: '16' }) as { left: number; minor: number; sum: number };
+    assert.equal(r.minor, 1);
+    assert.ok(r.left >= 3 * MB, `only ${r.left} bytes held: the kept 4 MiB buffer was freed`);
+    assert.equal(r.sum, 9 * 4 * MB);
+  });
+});
