@@ -54,15 +54,16 @@ describe('memory on a long chain freed by req_count', { concurrency: true }, () 
 
   // LUNA_COLLECT_SHARED_MB (exec/shm.ts): how much shared memory the system thread drops between
   // the full collections it forces (a worker collects its young generation every eighth of it);
-  // 600 MiB churned peaks at 222–241 MiB under a 16 MB limit, 392–404 under 512 and 521–570 under
-  // 1024
-  test('the collections follow LUNA_COLLECT_SHARED_MB: 600 links of 1 MiB peak ≥ 250 MiB higher under 1024 MB than under 16', async () => {
+  // 600 MiB churned peaks at 222–241 MiB under a 16 MB limit, 392–404 under 512 and 441–570 under
+  // 1024 (V8's own collections, which external memory also triggers, cap it at times): a setting
+  // that did not reach the collections would leave the two peaks within a few tens of MiB
+  test('the collections follow LUNA_COLLECT_SHARED_MB: 600 links of 1 MiB peak ≥ 120 MiB higher under 1024 MB than under 16', async () => {
     const at = (mb: number): Promise<Run> => luna(runArgs(1, 1, { file: CHAIN, args: ['600', '1024'] }), { timeoutMs: 60_000, env: { ...process.env, LUNA_COLLECT_SHARED_MB: String(mb) } });
     const [small, large] = await Promise.all([at(16), at(1024)]);
     assertOk(small);
     assertOk(large);
     const ps = peak(small.stdout), pl = peak(large.stdout);
-    assert.ok(pl - ps >= 250, `peak ${ps} MiB under 16 MB, ${pl} MiB under 1024 MB: the setting does not reach the collections\n${describeRun(small)}\n${describeRun(large)}`);
+    assert.ok(pl - ps >= 120, `peak ${ps} MiB under 16 MB, ${pl} MiB under 1024 MB: the setting does not reach the collections\n${describeRun(small)}\n${describeRun(large)}`);
   });
 });
 
