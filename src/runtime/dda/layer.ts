@@ -133,8 +133,8 @@ class Local {
   smallest(): Blk { let s = this.blocks[0]!; for (const b of this.blocks) if (b.block.getNumel() < s.block.getNumel()) s = b; return s; }
 }
 
-/** "block" for an array of one block a node, else "block b" */
-function blockText(b: number, k: number): string { return k === 1 ? 'block' : `block ${b}`; }
+/** "block" for an array of one block a node, else "block b" (with `the`: "the block", "block b") */
+function blockText(b: number, k: number, the = false): string { return k === 1 ? (the ? 'the block' : 'block') : `block ${b}`; }
 
 /** The global descriptor of one array, on the node that holds it. */
 class Global {
@@ -210,8 +210,18 @@ export class DdaNode implements Participant {
     return l;
   }
 
-  /** This node's block of `name` (tests; the system thread's view). */
-  block(name: string): DdaBlock { return this.local(name).block; }
+  /** This node's block of `name` (block `index` of several; tests, the system thread's view). */
+  block(name: string, index = 0): DdaBlock {
+    const l = this.local(name), x = l.blocks[index];
+    if (x === undefined) throw new Error(`array ${name} has ${l.blocks.length} block(s) a node, no block ${index}`);
+    return x.block;
+  }
+
+  /** This node's blocks of `name`. */
+  blocks(name: string): DdaBlock[] { return this.local(name).blocks.map((x) => x.block); }
+
+  /** blocks freed before their operation's UNLOCK, their parts in (tests, benchmarks: the overlap) */
+  earlyFreed = 0;
 
   // ------------------------------------------------------------------ holding the block
 
@@ -223,7 +233,7 @@ export class DdaNode implements Participant {
     const l = this.local(name), k = l.blocks.length;
     if (!(Number.isInteger(index) && index >= 0 && index < k)) { reply.fail(`${who} asks for block ${index} of dynamic array ${name}, which has ${k} block(s) a node (0..${k - 1})`); return; }
     const x = l.blocks[index]!;
-    if (x.holder === cf) { reply.fail(`${who} already holds the ${blockText(index, k)} of array ${name} on node ${this.rank}: it would wait for itself`); return; }
+    if (x.holder === cf) { reply.fail(`${who} already holds ${blockText(index, k, true)} of array ${name} on node ${this.rank}: it would wait for itself`); return; }
     if (x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0) { this.grant(x, cf, who, reply, k); return; }
     x.queue.push({ cf, who, reply, since: this.host.now() });
   }
@@ -242,7 +252,7 @@ export class DdaNode implements Participant {
    */
   release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size?: number, parts?: readonly DdaPart[], index = 0): void {
     const l = this.local(name), x = l.blocks[index];
-    if (x === undefined || x.holder !== cf) throw new Error(`array ${name}: the ${blockText(index, l.blocks.length)} of node ${this.rank} released by CF ${cf}, but ${x === undefined || x.holder === -1 ? 'nobody' : x.holderText} holds it`);
+    if (x === undefined || x.holder !== cf) throw new Error(`array ${name}: ${blockText(index, l.blocks.length, true)} of node ${this.rank} released by CF ${cf}, but ${x === undefined || x.holder === -1 ? 'nobody' : x.holderText} holds it`);
     x.block.adopt(buffer ?? x.block.buffer, numel, size ?? (buffer ?? x.block.buffer).byteLength);
     if (parts) for (const p of parts) this.pend(name, l, p, x);
     x.holder = -1;
@@ -289,7 +299,7 @@ export class DdaNode implements Participant {
   global(name: string, op: Omit<GlobalOp, 'from' | 'token'>, cf: number, who: string, reply: Reply): void {
     const l = this.local(name);
     const held = l.blocks.find((x) => x.holder === cf);
-    if (held) { reply.fail(`${who} holds the ${blockText(held.index, l.blocks.length)} of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
+    if (held) { reply.fail(`${who} holds ${blockText(held.index, l.blocks.length, true)} of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
     if (op.neighbours && l.blocks.length > 1) { reply.fail(`rearrange of array ${name} between neighbours: it has ${l.blocks.length} blocks a node, and moves between neighbours are planned for one`); return; }
     if (op.nodes !== undefined) {
       if (op.nodes.length === 0) { reply.fail(`rearrange of array ${name} onto no node`); return; }
@@ -466,7 +476,11 @@ export class DdaNode implements Participant {
    */
   private migrate(name: string, g: Global, moves: (BlockMove & { parts: number })[]): void {
     g.pending = new Set(moves.map((m) => m.to)).size;
-    for (let r = 0; r < this.size; r++) {
+    // this node's own MOVE last: it is handled at once and sends its parts, which would leave
+    // before the receivers' MOVEs (queued for the end of the turn); a receiver that has its MOVE
+    // first knows each block's parts and frees each block as they come
+    for (let i = 1; i <= this.size; i++) {
+      const r = (this.rank + i) % this.size;
       const sends = moves.filter((m) => m.from === r);
       const into = moves.filter((m) => m.to === r);
       if (sends.length === 0 && into.length === 0) continue;
@@ -569,6 +583,7 @@ export class DdaNode implements Participant {
     if (l.blocks.length === 1 || l.phase !== PLAN || x.early || x.sends !== null || x.expect < 0 || x.got !== x.expect) return;
     if (x.expect === 0 && x.sentInPlace) return;
     x.early = true;
+    this.earlyFreed++;
     this.host.trace?.ddaOp(l.lockedAt, this.host.now(), 4, 0, x.received, `${name}[${x.index}]`);
     this.grantNext(l, x);
   }
@@ -867,7 +882,7 @@ export class DdaNode implements Participant {
       for (const x of l.blocks) {
         for (const w of x.queue) {
           const by = x.holder !== -1 ? `held by ${x.holderText}` : l.gdLock !== 0 && !x.early ? `locked by a global operation of the array (its descriptor on node ${l.gdNode})` : 'free';
-          out.push({ text: `${w.who} waits for the ${blockText(x.index, k)} of dynamic array ${name}${on}, ${by}` });
+          out.push({ text: `${w.who} waits for ${blockText(x.index, k, true)} of dynamic array ${name}${on}, ${by}` });
         }
         if (l.gdLock !== 0 && !l.reported && x.holder !== -1) out.push({ text: `a global operation of dynamic array ${name} waits for its ${blockText(x.index, k)}${on}, held by ${x.holderText}` });
       }
