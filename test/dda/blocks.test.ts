@@ -31,18 +31,24 @@ const perBlock = (ns: Nodes, node: number): number[] => ns.dda[node]!.blocks('P'
 test('the plan over blocks: the seed\'s moves between nodes, each split block to block; a node\'s share equal over its blocks', () => {
   assert.deepEqual(blockShares(10, 3), [3, 3, 4]);
   // node 0 holds 100 in block 0; onto nodes 0 and 1, 3 blocks each: 50 leave for node 1's blocks 16/16/18 (the remainder on the last)
+  // (and node 0's own 50 spread over its blocks: 16 to block 2, 16 to block 1, after the network's moves)
   const m = planBlocks(new Map([[0, [100, 0, 0]], [1, [0, 0, 0]]]), 3, [0, 1]);
   assert.deepEqual(m, [
     { from: 0, fromBlock: 0, to: 1, toBlock: 2, n: 18 },
     { from: 0, fromBlock: 0, to: 1, toBlock: 0, n: 16 },
     { from: 0, fromBlock: 0, to: 1, toBlock: 1, n: 16 },
+    { from: 0, fromBlock: 0, to: 0, toBlock: 2, n: 18 },
+    { from: 0, fromBlock: 0, to: 0, toBlock: 1, n: 16 },
   ]);
   // one block a node: exactly the seed's plan
   assert.deepEqual(planBlocks(new Map([[0, [10]], [1, [21]], [2, [0]]]), 1, [1, 2]), [{ from: 0, fromBlock: 0, to: 2, toBlock: 0, n: 10 }, { from: 1, fromBlock: 0, to: 2, toBlock: 0, n: 6 }]);
-  // a node keeping its share moves nothing, even with its blocks uneven (no copies inside a node)
-  assert.deepEqual(planBlocks(new Map([[0, [9, 1]], [1, [5, 5]]]), 2, [0, 1]), []);
-  // a sender gives from its blocks most above their shares first
-  assert.deepEqual(planBlocks(new Map([[0, [2, 20]], [1, [0, 0]]]), 2, [0, 1]), [{ from: 0, fromBlock: 1, to: 1, toBlock: 1, n: 6 }, { from: 0, fromBlock: 1, to: 1, toBlock: 0, n: 5 }]);
+  // a node keeping its share moves only between its own blocks; balanced, nothing
+  assert.deepEqual(planBlocks(new Map([[0, [9, 1]], [1, [5, 5]]]), 2, [0, 1]), [{ from: 0, fromBlock: 0, to: 0, toBlock: 1, n: 4 }]);
+  assert.deepEqual(planBlocks(new Map([[0, [5, 5]], [1, [5, 5]]]), 2, [0, 1]), []);
+  // a sender gives from its blocks most above their shares first; what is left uneven moves inside the node, last
+  assert.deepEqual(planBlocks(new Map([[0, [2, 20]], [1, [0, 0]]]), 2, [0, 1]), [
+    { from: 0, fromBlock: 1, to: 1, toBlock: 1, n: 6 }, { from: 0, fromBlock: 1, to: 1, toBlock: 0, n: 5 }, { from: 0, fromBlock: 1, to: 0, toBlock: 0, n: 3 },
+  ]);
 });
 
 test('several blocks a node: CFs hold different blocks of one node at once; a rearrangement fills every block of the new nodes, nothing lost', async () => {

@@ -102,16 +102,16 @@ export function blockShares(share: number, k: number): number[] {
  * The distribution over blocks: the seed's plan over nodes (`plan`, so the network carries the
  * same elements as with one block a node), each node's share split equally over its `k` blocks,
  * and each node-to-node move split into block-to-block moves — a sender gives from its blocks
- * most above their shares first, a receiver fills its blocks most below theirs first. Each
- * block-to-block move is one part: a receiving block is complete (a fragment may take it) when
- * its own parts are in, while the node's other blocks still receive. Blocks are not balanced
- * within a node (that would copy elements and cross no network).
+ * most above their shares first, a receiver fills its blocks most below theirs first; then what
+ * is left uneven inside a node moves between its own blocks (a copy in memory; after the
+ * network's moves in the list). Each block-to-block move is one part: a receiving block is
+ * complete (a fragment may take it) when its own parts are in, while the node's other blocks
+ * still receive.
  */
 export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: number, future: readonly number[], o: PlanOptions = {}): BlockMove[] {
   const totals = new Map<number, number>();
   for (const [node, c] of current) totals.set(node, c.reduce((a, b) => a + b, 0));
   const moves = plan(totals, future, o);
-  if (moves.length === 0) return [];
   if (k === 1) return moves.map((m) => ({ ...m, fromBlock: 0, toBlock: 0 }));
   if (o.neighbours) throw new RangeError('moves between neighbours are planned for one block a node');
   const target = new Map<number, number>();
@@ -125,7 +125,7 @@ export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: n
     takes.set(node, c.map((n, b) => ({ b, n: t[b]! - n })).filter((x) => x.n > 0).sort(byAmount));
   }
   const out: BlockMove[] = [];
-  for (const m of moves) {
+  const split = (m: Move): void => {
     const g = gives.get(m.from)!, t = takes.get(m.to)!;
     let left = m.n;
     while (left > 0) {
@@ -138,6 +138,9 @@ export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: n
       if ((s.n -= n) === 0) g.shift();
       if ((d.n -= n) === 0) t.shift();
     }
-  }
+  };
+  for (const m of moves) split(m);
+  // inside each node, what is left: its blocks' gives and takes now sum to the same
+  for (const node of [...current.keys()].sort((a, b) => a - b)) split({ from: node, to: node, n: gives.get(node)!.reduce((a, x) => a + x.n, 0) });
   return out;
 }
