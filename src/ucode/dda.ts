@@ -371,6 +371,9 @@ export interface DdaSpec {
   blocks?: number;
 }
 
+/** Blocks a node an array may have (a C++ block slot carries the index in 12 bits, luna_ucode_abi.h). */
+export const MAX_BLOCKS = 2048;
+
 /**
  * The value of a DF that names a dynamic array: passed to a `block` parameter, the CF gets its
  * node's block (`index`: that block of the node's, blockOf; default 0).
@@ -386,7 +389,7 @@ export function dynamicArray(name: string, spec: DdaSpec): DdaHandle {
   const capacity = spec.capacity ?? 0, home = spec.home ?? 0, blocks = spec.blocks ?? 1;
   if (!Number.isInteger(capacity) || capacity < 0) throw new UcodeError(`dynamicArray(${name}): capacity ${capacity} is not a non-negative integer`);
   if (!Number.isInteger(home) || home < 0) throw new UcodeError(`dynamicArray(${name}): home ${home} is not a node number`);
-  if (!Number.isInteger(blocks) || blocks < 1) throw new UcodeError(`dynamicArray(${name}): blocks ${blocks} is not a positive integer (blocks a node)`);
+  if (!Number.isInteger(blocks) || blocks < 1 || blocks > MAX_BLOCKS) throw new UcodeError(`dynamicArray(${name}): blocks ${blocks} is not an integer from 1 to ${MAX_BLOCKS} (blocks a node)`);
   return { block: 'dda', id: name, spec: { elsize: spec.elsize, capacity, order, home, blocks } };
 }
 
