@@ -66,6 +66,8 @@ function plainAddRemove(n: number): number {
 interface Pair {
   /** node 0's layer */
   node: DdaNode;
+  /** node 1 (another process) computes over each block of array O<k> as it arrives in the next rearrangement; resolves when done */
+  computeAtPeer?: (k: number, passes: number) => Promise<void>;
   /** node 1's layer, when it is in this process */
   peer?: DdaNode;
   /** run a global operation from node 0; its moved elements */
@@ -75,7 +77,7 @@ interface Pair {
   close(): Promise<void>;
 }
 
-const RAW_CHANNEL = 60, RAW_BYTES = 1, RAW_ACK = 2, RAW_QUIT = 3;
+const RAW_CHANNEL = 60, RAW_BYTES = 1, RAW_ACK = 2, RAW_QUIT = 3, RAW_OVERLAP = 4, RAW_COMPUTED = 5;
 
 /** One node of a pair: its layer, a raw channel that acknowledges what it gets, and a participant busy until closed. */
 function joinPair(router: Router): { dda: DdaNode; control: Control; raw: { send(to: number, tag: number, b: Uint8Array, p?: Uint8Array): void }; acked: { fn: (() => void) | null }; quit: () => void } {
@@ -84,12 +86,20 @@ function joinPair(router: Router): { dda: DdaNode; control: Control; raw: { send
   control.register({ name: 'bench', idle: () => !busy, live: () => (busy ? 1 : 0), waits: () => [], hangSummary: (n) => `${n} bench waits` });
   const acked: { fn: (() => void) | null } = { fn: null };
   const quit = (): void => { busy = false; control.wake(); };
-  const raw = router.channel(RAW_CHANNEL, 'raw', (from, tag) => {
+  let worker: Worker | null = null;
+  const raw = router.channel(RAW_CHANNEL, 'raw', (from, tag, body) => {
     if (tag === RAW_BYTES) raw.send(from, RAW_ACK, new Uint8Array(1));
-    else if (tag === RAW_ACK) acked.fn?.();
-    else if (tag === RAW_QUIT) quit();
+    else if (tag === RAW_ACK || tag === RAW_COMPUTED) acked.fn?.();
+    else if (tag === RAW_QUIT) { void worker?.terminate(); quit(); }
+    else if (tag === RAW_OVERLAP) {
+      // the other node is about to ask for a rearrangement onto this one: compute over each block as it arrives
+      const [k, passes] = [body[0]!, body[1]!];
+      worker ??= new Worker(COMPUTE, { eval: true });
+      void computeAsArrives(dda, worker, `O${k}`, k, passes).then(() => raw.send(from, RAW_COMPUTED, new Uint8Array(1)));
+    }
   }, { counted: () => true });
-  return { dda: new DdaNode(router, control, { now }), control, raw, acked, quit };
+  const dda = new DdaNode(router, control, { now });
+  return { dda, control, raw, acked, quit };
 }
 
 function pairOf(n0: ReturnType<typeof joinPair>, closeRest: () => Promise<void>): Pair {
@@ -102,6 +112,7 @@ function pairOf(n0: ReturnType<typeof joinPair>, closeRest: () => Promise<void>)
       n0.dda.global(name, op, 1, 'bench', { answer: () => {}, fail: (m: string) => rej(new Error(m)) });
     }),
     raw: (bytes) => new Promise<void>((res) => { n0.acked.fn = res; n0.raw.send(1, RAW_BYTES, new Uint8Array(1), bytes); }),
+    computeAtPeer: (k, passes) => new Promise<void>((res) => { n0.acked.fn = res; n0.raw.send(1, RAW_OVERLAP, new Uint8Array([k, passes])); }),
     close: async () => {
       n0.raw.send(1, RAW_QUIT, new Uint8Array(0));
       n0.quit();
@@ -213,16 +224,34 @@ parentPort.on('message', ({ buffer, numel, passes }) => {
 const ALL_TO_1: Omit<GlobalOp, 'from' | 'token'> = { kind: 'rearrange', nodes: [0, 1], weights: [1, 1e12] };
 
 async function overlapRound(p: Pair, w: Worker, name: string, n: number, k: number, passes: number): Promise<number> {
-  const n1 = p.peer!;
   await p.global(name, { kind: 'rearrange', nodes: [0] });
-  const reported = n1.sent.report;
+  if (p.peer === undefined) {
+    // node 1 is another process: it is told first (the link keeps the order), then the rearrangement is asked
+    const t0 = performance.now();
+    const computed = p.computeAtPeer!(k, passes);
+    const [moved] = await Promise.all([p.global(name, ALL_TO_1), computed]);
+    if (moved !== n) throw new Error(`the rearrangement moved ${moved} elements, not ${n}`);
+    return performance.now() - t0;
+  }
   const t0 = performance.now();
-  const rearranged = p.global(name, ALL_TO_1);
-  // node 1 is locked once it reported: from now on each block is granted when its parts are in
+  const computed = computeAsArrives(p.peer, w, name, k, passes);
+  const [moved] = await Promise.all([p.global(name, ALL_TO_1), computed]);
+  if (moved !== n) throw new Error(`the rearrangement moved ${moved} elements, not ${n}`);
+  return performance.now() - t0;
+}
+
+/**
+ * On node 1, before a rearrangement onto it is asked: once the node is locked (it reported),
+ * take each of its `k` blocks of `name` as soon as it is granted — when its parts are in — and
+ * let the worker compute over it, one block at a time (a node's one worker); resolves when every
+ * block is computed and released.
+ */
+async function computeAsArrives(n1: DdaNode, w: Worker, name: string, k: number, passes: number): Promise<void> {
+  const reported = n1.sent.report;
   while (n1.sent.report === reported) await new Promise((r) => setImmediate(r));
   const queue: { j: number; cf: number; buffer: SharedArrayBuffer; numel: number; size: number }[] = [];
   let busy = false, left = k;
-  const computed = new Promise<void>((done) => {
+  await new Promise<void>((done) => {
     const next = (): void => {
       const b = queue.shift();
       if (b === undefined) { busy = false; return; }
@@ -240,13 +269,10 @@ async function overlapRound(p: Pair, w: Worker, name: string, n: number, k: numb
       }, j);
     }
   });
-  const [moved] = await Promise.all([rearranged, computed]);
-  if (moved !== n) throw new Error(`the rearrangement moved ${moved} elements, not ${n}`);
-  return performance.now() - t0;
 }
 
 /** The overlap rows: the same elements in 1 block a node and in `k`, alternated; medians; and the parts alone (no compute, compute alone). */
-async function overlap(p: Pair, out: Record<string, number>, n: number, ks: number[], passes: number, reps: number): Promise<void> {
+async function overlap(p: Pair, out: Record<string, number>, pre: string, n: number, ks: number[], passes: number, reps: number): Promise<void> {
   const w = new Worker(COMPUTE, { eval: true });
   try {
     const names = new Map<number, string>();
@@ -274,14 +300,14 @@ async function overlap(p: Pair, out: Record<string, number>, n: number, ks: numb
       await new Promise<void>((res) => { w.once('message', () => res()); w.postMessage({ buffer: buf, numel: n, passes }); });
       comp.push(performance.now() - t1);
     }
-    out.overlap_migrationOnly_ms = median(mig);
-    out.overlap_computeOnly_ms = median(comp);
-    out.overlap_1block_ms = median(t.get(1)!);
+    out[`${pre}overlap_migrationOnly_ms`] = median(mig);
+    out[`${pre}overlap_computeOnly_ms`] = median(comp);
+    out[`${pre}overlap_1block_ms`] = median(t.get(1)!);
     for (const k of ks) {
-      out[`overlap_${k}blocks_ms`] = median(t.get(k)!);
-      out[`overlap_${k}blocksVs1`] = median(t.get(k)!) / median(t.get(1)!);
+      out[`${pre}overlap_${k}blocks_ms`] = median(t.get(k)!);
+      out[`${pre}overlap_${k}blocksVs1`] = median(t.get(k)!) / median(t.get(1)!);
     }
-    out.overlap_load1 = median(loads);
+    out[`${pre}overlap_load1`] = median(loads);
   } finally { await w.terminate(); }
 }
 
@@ -293,7 +319,9 @@ export async function run(quick = process.argv.includes('--quick')): Promise<Rec
   // --overlap: the overlap rows alone
   if (process.argv.includes('--overlap')) {
     const p = inProcessPair();
-    try { await overlap(p, out, quick ? 1 << 17 : 1 << 20, [4, 16], 8, reps); } finally { await p.close(); }
+    try { await overlap(p, out, '', quick ? 1 << 17 : 1 << 20, [4, 16], 8, reps); } finally { await p.close(); }
+    const q = await processPair();
+    try { await overlap(q, out, 'procs_', quick ? 1 << 17 : 1 << 20, [4, 16], 8, reps); } finally { await q.close(); }
     return out;
   }
   const add: Record<string, number[]> = { plain: [], unordered: [], ordered: [], bulk: [] };
@@ -313,12 +341,15 @@ export async function run(quick = process.argv.includes('--quick')): Promise<Rec
   try {
     await rearrangement(p, out, '', N, [0.01, 0.05, 0.1, 0.5], reps);
     // compute on arrived blocks overlapping the migration of the rest: 2^20 elements (32 MiB) a round
-    await overlap(p, out, quick ? 1 << 17 : 1 << 20, [4, 16], 8, reps);
+    await overlap(p, out, '', quick ? 1 << 17 : 1 << 20, [4, 16], 8, reps);
   } finally { await p.close(); }
   // two node processes: the figure the target is about (in one process the mesh copies each
   // payload once, a socket carries it through the kernel)
   const q = await processPair();
-  try { await rearrangement(q, out, 'procs_', N, [0.05], reps); } finally { await q.close(); }
+  try {
+    await rearrangement(q, out, 'procs_', N, [0.05], reps);
+    await overlap(q, out, 'procs_', quick ? 1 << 17 : 1 << 20, [4, 16], 8, reps);
+  } finally { await q.close(); }
   return out;
 }
 
