@@ -545,7 +545,6 @@ export class DdaNode implements Participant {
     if (sends === null) return;
     const need = sends.reduce((k, s) => k + s.n, 0);
     if (need > x.block.getNumel() && x.got < x.expect) return;
-    x.sends = null;
     // the parts leave as views of the block, uncopied: nothing writes the block before UNLOCK,
     // which comes after every receiver has its parts (so after the transport read them). A block
     // that also receives this round (a forwarder between neighbours) appends over its tail: it
@@ -560,6 +559,9 @@ export class DdaNode implements Participant {
     }
     // an emptied block gives its memory back (the seed frees it)
     if (x.block.getNumel() === 0 && sends.length > 0) x.block.resize(0);
+    // only now are its sends done: a part sent to this node's own block is handled within the
+    // send, and may end the round (READY, UNLOCK, the block granted) before this line
+    x.sends = null;
   }
 
   private part(name: string, bytes: Uint8Array, index: number): void {
