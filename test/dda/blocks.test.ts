@@ -149,3 +149,25 @@ test('several blocks a node: refusals and hang texts name the block', async () =
   assert.throws(() => ns.dda[0]!.declare({ name: 'Q', elsize: 16, capacity: 0, order: 'unordered', home: 0, blocks: 0 }), /0 blocks a node is not a positive integer/);
   await ns.close();
 });
+
+test('one node, blocks evened inside it: a CF waiting for the block that gives its elements away gets it only once its sends are done', async () => {
+  const ns = new Nodes(1);
+  ns.declare({ name: 'P', blocks: 3 });
+  await fill(ns, 0, 1, 0, 2);
+  // CF a holds block 0, so the rearrangement waits; CF b queues for block 1 meanwhile
+  const a = await ns.acquire(0, 'P', undefined, 0);
+  const r = ns.rearrange(0, 'P', [0]);
+  const b = ns.acquire(0, 'P', undefined, 1);
+  ns.release(0, 'P', a);
+  // block 1 gives its 2 elements to block 2 (the node's share, 2, on its last block): handled in
+  // place, the round ends within the send; b gets block 1 after its memory was given back
+  const hb = await b;
+  assert.equal(hb.block.getNumel(), 0);
+  hb.block.resize(16);
+  new Float64Array(hb.block.addElement(1)!.buffer, 0, 2).set([2, 7]);
+  ns.release(0, 'P', hb);
+  assert.equal(await r, 2);
+  assert.deepEqual(perBlock(ns, 0), [0, 1, 2]);
+  assert.deepEqual(ids(ns.dda[0]!.blocks('P')), [0, 1, 2]);
+  await ns.close();
+});
