@@ -35,7 +35,9 @@ enum {
 /*
  * A `block` parameter (a dynamic array's block held by the CF) in its slot: `p` the block's
  * memory, `n` the memory's length, `d` the block's size in bytes (<= n), `i` its element count,
- * `pad` the element size, `type` its defragmentation (LUNA_BLOCK_UNORDERED or _ORDERED). The
+ * `pad` the element size, `type` its defragmentation (LUNA_BLOCK_UNORDERED or _ORDERED) in its
+ * low 8 bits, the block's index among its node's blocks in bits 8-19 and their count - 1 in bits
+ * 20-30 (both 0 for an array of one block a node: the value is then the order alone). The
  * glue commits the state the ucode left (type LUNA_T_BLOCK; `i` the count, `d` the size, `ref`
  * the memory host->alloc gave when the block outgrew its own, else -1; `pad` the memory
  * host->alloc gave for the elements' destinations, an int32 per element the block held when the

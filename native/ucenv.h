@@ -536,6 +536,9 @@ class DdaBlock {
   size_t getNumel() const noexcept { return static_cast<size_t>(n_); }
   size_t getMaxSize() const noexcept { return static_cast<size_t>(size_); }
   size_t getElsize() const noexcept { return elsize_; }
+  /** Which of its node's blocks of the array this is (0 with one a node; LuNA's `P[j]`), and how many the node has. */
+  size_t getBlockIndex() const noexcept { return index_; }
+  size_t getBlocksPerNode() const noexcept { return blocks_; }
   /** How many distinct elements are marked for removal. */
   size_t getMarked() const {
     std::vector<uint64_t> m(marked_);
@@ -601,7 +604,9 @@ class DdaBlock {
     size_ = static_cast<uint64_t>(s.d);
     n_ = static_cast<uint64_t>(s.i);
     elsize_ = static_cast<uint32_t>(s.pad);
-    ordered_ = s.type == LUNA_BLOCK_ORDERED;
+    ordered_ = (s.type & 0xff) == LUNA_BLOCK_ORDERED;
+    index_ = static_cast<size_t>((s.type >> 8) & 0xfff);
+    blocks_ = static_cast<size_t>((s.type >> 20) & 0x7ff) + 1;
   }
   luna_slot commit_() {
     if (dests_) {
@@ -689,6 +694,7 @@ class DdaBlock {
   uint64_t mem_ = 0, size_ = 0, n_ = 0;
   uint32_t elsize_ = 1;
   bool ordered_ = false;
+  size_t index_ = 0, blocks_ = 1;
   Buf *grown_ = nullptr;
   Buf *dests_ = nullptr;
   uint64_t destn_ = 0;

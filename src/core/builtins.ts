@@ -12,8 +12,11 @@ export interface BuiltinCode {
   params: readonly ParamType[];
 }
 
-/** `dynamic P(elsize) @ { … };` runs as this: P, elsize, capacity, home node, ordered (0/1). */
-export const DYNAMIC_DECLARATION: BuiltinCode = { alias: 'dynamic array', symbol: 'luna:dynamic', params: ['name', 'int', 'int', 'int', 'int'] };
+/** `dynamic P(elsize) @ { … };` runs as this: P, elsize, capacity, home node, ordered (0/1), blocks a node. */
+export const DYNAMIC_DECLARATION: BuiltinCode = { alias: 'dynamic array', symbol: 'luna:dynamic', params: ['name', 'int', 'int', 'int', 'int', 'int'] };
+
+/** `P[j]` given to a block parameter runs this first: `block of(P, j, B)`, B := the handle of P's block j on the node that holds it. */
+export const BLOCK_OF: BuiltinCode = { alias: 'block of', symbol: 'luna:block_of', params: ['value', 'int', 'name'] };
 
 /**
  * `rearrange(P, first, last, total)`: P onto nodes first..last; total := its element count. The

@@ -317,6 +317,8 @@ class Checker {
   private arg(a: Expr, type: ParamType, scope: Scope, callee: Callee, i: number): void {
     const which = `argument ${i + 1} of '${callee.name}'`;
     const rule = ARG_RULE[type];
+    // `P[j]` to an import's block parameter: block j of the array on the CF's node
+    if (type === 'block' && callee.kind !== 'sub' && a.kind === 'id' && a.indices.length > 0 && scope.lookup(a.name)?.dynamic) { this.blockIndex(a, scope); return; }
     if (rule === 'ref') {
       const sym = a.kind === 'id' ? this.ref(a, scope, 'normal') : (this.expr(a, scope), undefined);
       if (a.kind !== 'id' || (sym && !isDf(sym))) {
@@ -339,6 +341,15 @@ class Checker {
     } else if (rule === 'string' && t === 'real') {
       this.err('LUNA-E010', `a real cannot be used as a string (${which})`, exprStart(a));
     }
+  }
+
+  /** `P[j]` given to a block parameter: one int index, not a negative literal (language.md §9.11). */
+  private blockIndex(a: IdExpr, scope: Scope): void {
+    if (a.indices.length > 1) { this.err('LUNA-E030', `'${a.name}[…]' names one block of dynamic array '${a.name}' on the CF's node: it takes one index, not ${a.indices.length}`, a.pos); return; }
+    const j = a.indices[0]!;
+    const t = this.expr(j, scope);
+    if (t === 'real' || t === 'string') this.err('LUNA-E030', `the block of dynamic array '${a.name}' is named by an int (0 ≤ j < its blocks a node), not a ${t}`, exprStart(j));
+    else if ((j.kind === 'neg' && j.operand.kind === 'int' && j.operand.value > 0)) this.err('LUNA-E030', `block -${j.operand.value} of dynamic array '${a.name}': blocks are numbered from 0`, j.pos);
   }
 
   /**
@@ -435,7 +446,7 @@ class Checker {
     if (sym.kind === 'nfparam' && mode !== 'locator') {
       this.err('LUNA-E012', `nfparam '${e.name}' can only be used in locator expressions, not as an argument or value`, e.pos);
     }
-    if (sym.dynamic && e.indices.length > 0) this.err('LUNA-E030', `'${e.name}' is a dynamic array, one array over the nodes, not a family of DFs: it takes no index`, e.pos);
+    if (sym.dynamic && e.indices.length > 0) this.err('LUNA-E030', `'${e.name}' is a dynamic array, one array over the nodes, not a family of DFs: it takes no index (but '${e.name}[j]' as an import's block argument: its node's block j)`, e.pos);
     if (isDf(sym)) sym.counts.add(e.indices.length);
     else if (e.indices.length > 0) this.err('LUNA-E023', `'${e.name}' is not a DF and cannot be indexed`, e.pos);
     return sym;

@@ -5,12 +5,12 @@
 // see one more CF per declaration and two more imports, nothing new.
 import type { Block, CfStmt, DfDecl, DynamicDecl, Expr, Import, IntLit, Pos, Program, Rule, Stmt } from './ast.js';
 import type { ParamType } from '../core/imports.js';
-import { DYNAMIC_DECLARATION, DYNAMIC_OPERATIONS, REARRANGE, type BuiltinCode } from '../core/builtins.js';
+import { BLOCK_OF, DYNAMIC_DECLARATION, DYNAMIC_OPERATIONS, REARRANGE, type BuiltinCode } from '../core/builtins.js';
 import { exprStart } from './scope.js';
 
 /** The recommendations a declaration takes: flags, and rules `name: int expression;`. */
 const ORDER_FLAGS = new Set(['ordered', 'unordered']);
-const NUMBER_RULES = new Set(['capacity', 'home']);
+const NUMBER_RULES = new Set(['capacity', 'home', 'blocks']);
 
 type Ty = 'int' | 'real' | 'string' | 'value' | 'error';
 
@@ -43,7 +43,7 @@ export function checkDynamicDecl(d: DfDecl, decl: DynamicDecl, c: DeclChecks): v
       }
     } else if (r.kind === 'expr' && NUMBER_RULES.has(r.property)) {
       once(r.property, r.pos);
-      intExpr(r.expr, r.property === 'home' ? "the 'home' node" : "the 'capacity' (elements)", 0);
+      intExpr(r.expr, r.property === 'home' ? "the 'home' node" : r.property === 'blocks' ? "'blocks' (a node)" : "the 'capacity' (elements)", r.property === 'blocks' ? 1 : 0);
     } else {
       c.err('LUNA-E028', unknown(d.name, r.property), r.pos);
     }
@@ -51,7 +51,7 @@ export function checkDynamicDecl(d: DfDecl, decl: DynamicDecl, c: DeclChecks): v
 }
 
 const unknown = (name: string, what: string): string =>
-  `'${what}' is no recommendation of dynamic array '${name}': it takes 'ordered;' or 'unordered;', 'capacity: n;' and 'home: k;'`;
+  `'${what}' is no recommendation of dynamic array '${name}': it takes 'ordered;' or 'unordered;', 'capacity: n;', 'home: k;' and 'blocks: b;'`;
 
 // ------------------------------------------------------------------------------ lowering
 
@@ -84,13 +84,29 @@ export function lowerDynamic(program: Program): Program {
   const ops = new Set([...DYNAMIC_OPERATIONS.keys()].filter((n) => !defined.has(n)));
   if (!usesDynamic(program, ops)) return program;
   const used = new Set<BuiltinCode>();
-  const lowerBlock = (b: Block): Block => {
-    const stmts: Stmt[] = b.stmts.map((s) => lowerStmt(s));
+  let fresh = 0;
+  // `dyn`: the dynamic arrays in scope (an inner df of the same name hides one)
+  const lowerBlock = (b: Block, outer: ReadonlySet<string>): Block => {
+    const dyn = new Set(outer);
+    for (const d of b.dfs) if (d.dynamic) dyn.add(d.name); else dyn.delete(d.name);
+    const dfs = [...b.dfs], extra: Stmt[] = [];
+    // `P[j]` to a block parameter: a DF of this block execution set to the handle of P's block j
+    // by the runtime's `block of` (appended, like the declarations: the other statements keep their spawn numbers)
+    const blockArg = (a: Expr, s: CfStmt): Expr => {
+      if (a.kind !== 'id' || a.indices.length !== 1 || !dyn.has(a.name)) return a;
+      const name = `${a.name}#block${fresh++}`;
+      dfs.push({ name, pos: a.pos });
+      extra.push({ kind: 'cf', callee: BLOCK_OF.alias, calleePos: s.calleePos, args: [{ kind: 'id', name: a.name, indices: [], pos: a.pos }, a.indices[0]!, { kind: 'id', name, indices: [], pos: a.pos }], rules: [], pos: s.pos });
+      used.add(BLOCK_OF);
+      return { kind: 'id', name, indices: [], pos: a.pos };
+    };
+    const stmts: Stmt[] = b.stmts.map((s) => lowerStmt(s.kind === 'cf' ? { ...s, args: s.args.map((a) => blockArg(a, s)) } : s, dyn));
     for (const d of b.dfs) if (d.dynamic) { stmts.push(declaration(d, d.dynamic)); used.add(DYNAMIC_DECLARATION); }
-    return { ...b, stmts };
+    stmts.push(...extra);
+    return { ...b, dfs, stmts };
   };
-  const lowerStmt = (s: Stmt): Stmt => {
-    if (s.kind !== 'cf') return { ...s, body: lowerBlock(s.body) } as Stmt;
+  const lowerStmt = (s: Stmt, dyn: ReadonlySet<string>): Stmt => {
+    if (s.kind !== 'cf') return { ...s, body: lowerBlock(s.body, dyn) } as Stmt;
     if (!ops.has(s.callee)) return s;
     const op = DYNAMIC_OPERATIONS.get(s.callee)!.code;
     used.add(op);
@@ -103,12 +119,12 @@ export function lowerDynamic(program: Program): Program {
     const rules = weights ? s.rules.filter((r) => r !== weights) : s.rules;
     return { ...s, args: [...s.args, int((neighbours ? 1 : 0) | (weights ? 2 : 0), s.pos), weights?.expr ?? int(0, s.pos)], rules };
   };
-  const items = program.items.map((it) => (it.kind === 'sub' ? { ...it, body: lowerBlock(it.body) } : it));
+  const items = program.items.map((it) => (it.kind === 'sub' ? { ...it, body: lowerBlock(it.body, new Set()) } : it));
   for (const code of used) items.push(builtinImport(code));
   return { items };
 }
 
-/** `dynamic P(e) @ { ordered; capacity: c; home: h; }` → `dynamic array(P, e, c, h, 1)`. */
+/** `dynamic P(e) @ { ordered; capacity: c; home: h; blocks: b; }` → `dynamic array(P, e, c, h, 1, b)`. */
 function declaration(d: DfDecl, decl: DynamicDecl): CfStmt {
   const rule = (name: string): Expr | undefined => decl.rules.find((r): r is Extract<Rule, { kind: 'expr' }> => r.kind === 'expr' && r.property === name)?.expr;
   const ordered = decl.rules.some((r) => r.kind === 'flags' && r.flags.includes('ordered'));
@@ -118,6 +134,7 @@ function declaration(d: DfDecl, decl: DynamicDecl): CfStmt {
     rule('capacity') ?? int(0, decl.pos),
     rule('home') ?? int(0, decl.pos),
     int(ordered ? 1 : 0, decl.pos),
+    rule('blocks') ?? int(1, decl.pos),
   ];
   return { kind: 'cf', callee: DYNAMIC_DECLARATION.alias, calleePos: decl.pos, args, rules: [], pos: decl.pos };
 }

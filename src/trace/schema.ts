@@ -55,8 +55,13 @@ export type RunStatus = (typeof STATUS)[number];
 export const WAIT_KINDS = ['request', 'descriptor', 'lock', 'barrier', 'collective', 'alloc', 'test'] as const;
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
-/** The global operations of a dynamic array (ddaOp.op): at its global descriptor, then a node's part of one (LOCK to UNLOCK). */
-export const DDA_OPS = ['count', 'rearrange', 'count (node)', 'rearrange (node)'] as const;
+/**
+ * The global operations of a dynamic array (ddaOp.op): at its global descriptor, then a node's
+ * part of one (LOCK to UNLOCK), then one block of an array of several a node, from LOCK to the
+ * arrival of its last part (free for CFs from then on; `array` is `P[j]`, `rearranged` the bytes
+ * it received). Append, never reorder.
+ */
+export const DDA_OPS = ['count', 'rearrange', 'count (node)', 'rearrange (node)', 'rearrange (block)'] as const;
 
 /**
  * SPMD operations (the `op` of spmdEnter, spmdExit and spmdCExit indexes this; append, never
@@ -128,7 +133,7 @@ export const RECORDS = {
     code: 26,
     fields: [['t', 'time'], ['end', 'time'], ['op', 'u8'], ['exchanged', 'f64'], ['rearranged', 'f64'], ['array', 'str']],
     writtenAt: 'end',
-    doc: 'a global operation of dynamic array `array` (op indexes DDA_OPS) ran on [t, end) at its global descriptor, moving `exchanged` bytes its CFs sent by destination and `rearranged` bytes of its new distribution; or (op ≥ 2) this node took part in one on [t, end), locked from LOCK to UNLOCK, sending those bytes',
+    doc: 'a global operation of dynamic array `array` (op indexes DDA_OPS) ran on [t, end) at its global descriptor, moving `exchanged` bytes its CFs sent by destination and `rearranged` bytes of its new distribution; or (op 2, 3) this node took part in one on [t, end), locked from LOCK to UNLOCK, sending those bytes; or (op 4) block `array` = P[j] of this node received its parts of a rearrangement by `end` (`rearranged` bytes), free from then on',
   },
 } as const satisfies Record<string, RecordDef>;
 

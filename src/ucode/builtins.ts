@@ -1,9 +1,9 @@
 // The code fragments the runtime provides to LuNA programs (core/builtins.ts names them): a
 // dynamic array's declaration and its global operations, as ucodes running on the node like
 // any other (docs/language.md §9.11).
-import { DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE, SEND_BY } from '../core/builtins.js';
+import { BLOCK_OF, DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE, SEND_BY } from '../core/builtins.js';
 import { context } from './context.js';
-import { dynamicArray, globalCount, rearrange, type DdaBlock } from './dda.js';
+import { blockOf, dynamicArray, globalCount, rearrange, type DdaBlock } from './dda.js';
 import { UcodeError, type DF } from './df.js';
 
 /**
@@ -18,8 +18,13 @@ function arrayName(df: DF): string {
   return cut < 0 ? df.getName() : `${df.getName()}#${gid.slice(0, cut)}`;
 }
 
-function declare(P: DF, elsize: number, capacity: number, home: number, ordered: number): void {
-  P.setValue(dynamicArray(arrayName(P), { elsize, capacity, home, order: ordered ? 'ordered' : 'unordered' }));
+function declare(P: DF, elsize: number, capacity: number, home: number, ordered: number, blocks: number): void {
+  P.setValue(dynamicArray(arrayName(P), { elsize, capacity, home, order: ordered ? 'ordered' : 'unordered', blocks }));
+}
+
+/** `P[j]` to a block parameter: B := the handle of block j (the CF taking B holds that block of its node). */
+function blockOfCall(P: DF, j: number, B: DF): void {
+  B.setValue(blockOf(P, j));
 }
 
 function onto(P: DF, first: number, last: number, total: DF, flags: number, W: DF): void {
@@ -94,4 +99,5 @@ export const BUILTIN_UCODES: ReadonlyMap<string, (...args: never[]) => unknown> 
   [REARRANGE.symbol, onto],
   [GLOBAL_COUNT.symbol, count],
   [SEND_BY.symbol, sendBy],
+  [BLOCK_OF.symbol, blockOfCall],
 ]);

@@ -37,6 +37,9 @@ export class DdaBlock {
   private targets: DdaPartTarget[] | null = null;
   /** resize() replaced the memory since this object was made */
   resized = false;
+  /** which of its node's blocks this is, of how many (arrays of several blocks a node) */
+  index = 0;
+  blocks = 1;
 
   /**
    * A block of elements of `elsize` bytes in `buffer` (its length is the capacity), the first
@@ -113,6 +116,9 @@ export class DdaBlock {
   getNumel(): number { return this.n; }
   getMaxSize(): number { return this.size; }
   getElsize(): number { return this.elsize; }
+  /** Which of the node's blocks of the array this is (0 when it has one a node), and how many the node has. */
+  getBlockIndex(): number { return this.index; }
+  getBlocksPerNode(): number { return this.blocks; }
   /** How many distinct elements are marked for removal. */
   getMarked(): number { return new Set(this.marked).size; }
 
@@ -361,10 +367,18 @@ export interface DdaSpec {
   order?: DefragOrder;
   /** the node holding the global descriptor at first (default 0) */
   home?: number;
+  /** blocks on every node (default 1): each a unit a CF holds on its own, and a rearrangement fills them one by one */
+  blocks?: number;
 }
 
-/** The value of a DF that names a dynamic array: passed to a `block` parameter, the CF gets its node's block. */
-export interface DdaHandle { block: 'dda'; id: string; spec: Required<DdaSpec> }
+/** Blocks a node an array may have (a C++ block slot carries the index in 12 bits, luna_ucode_abi.h). */
+export const MAX_BLOCKS = 2048;
+
+/**
+ * The value of a DF that names a dynamic array: passed to a `block` parameter, the CF gets its
+ * node's block (`index`: that block of the node's, blockOf; default 0).
+ */
+export interface DdaHandle { block: 'dda'; id: string; spec: Required<DdaSpec>; index?: number }
 
 /** The handle of array `name` (a ucode sets it as a DF's value: `P.setValue(dynamicArray('P', { elsize: 16 }))`). */
 export function dynamicArray(name: string, spec: DdaSpec): DdaHandle {
@@ -372,17 +386,30 @@ export function dynamicArray(name: string, spec: DdaSpec): DdaHandle {
   if (!Number.isInteger(spec?.elsize) || spec.elsize <= 0) throw new UcodeError(`dynamicArray(${name}): elsize ${String(spec?.elsize)} is not a positive integer number of bytes`);
   const order = spec.order ?? 'unordered';
   if (!DEFRAG_ORDERS.includes(order)) throw new UcodeError(`dynamicArray(${name}): order '${String(order)}' is none of ${DEFRAG_ORDERS.join(', ')}`);
-  const capacity = spec.capacity ?? 0, home = spec.home ?? 0;
+  const capacity = spec.capacity ?? 0, home = spec.home ?? 0, blocks = spec.blocks ?? 1;
   if (!Number.isInteger(capacity) || capacity < 0) throw new UcodeError(`dynamicArray(${name}): capacity ${capacity} is not a non-negative integer`);
   if (!Number.isInteger(home) || home < 0) throw new UcodeError(`dynamicArray(${name}): home ${home} is not a node number`);
-  return { block: 'dda', id: name, spec: { elsize: spec.elsize, capacity, order, home } };
+  if (!Number.isInteger(blocks) || blocks < 1 || blocks > MAX_BLOCKS) throw new UcodeError(`dynamicArray(${name}): blocks ${blocks} is not an integer from 1 to ${MAX_BLOCKS} (blocks a node)`);
+  return { block: 'dda', id: name, spec: { elsize: spec.elsize, capacity, order, home, blocks } };
+}
+
+/**
+ * The handle of block `j` of array `h` (0 ≤ j < its blocks a node): passed to a `block`
+ * parameter, the CF holds that block of its node; the others stay free for other CFs, and a
+ * rearrangement frees each as soon as its own parts are in.
+ */
+export function blockOf(h: DdaHandle | { getValue(): unknown }, j: number): DdaHandle {
+  const { array, spec } = arrayRequest(h);
+  const k = spec.blocks ?? 1;
+  if (!Number.isInteger(j) || j < 0 || j >= k) throw new UcodeError(`blockOf(${array}, ${String(j)}): the array has ${k} block(s) a node (0..${k - 1})`);
+  return { block: 'dda', id: array, spec, index: j };
 }
 
 /** The request payload naming the array of `h` (its spec too: the node may not know it yet). */
-export function arrayRequest(h: DdaHandle | { getValue(): unknown }): { array: string; spec: Required<DdaSpec> } {
+export function arrayRequest(h: DdaHandle | { getValue(): unknown }): { array: string; spec: Required<DdaSpec>; index?: number } {
   const v = (typeof (h as { getValue?: unknown }).getValue === 'function' ? (h as { getValue(): unknown }).getValue() : h) as Partial<DdaHandle>;
   if (v?.block !== 'dda' || typeof v.id !== 'string' || typeof v.spec !== 'object') throw new UcodeError('not a dynamic array: pass the DF (or its value) that dynamicArray() made');
-  return { array: v.id, spec: v.spec };
+  return v.index === undefined ? { array: v.id, spec: v.spec } : { array: v.id, spec: v.spec, index: v.index };
 }
 
 /** Options of a rearrangement beyond the seed (docs/dda.md). */

@@ -40,6 +40,8 @@ void c_scan(DdaBlock &P, const InputDF &after, OutputDF &s) {
 }
 void c_bad(DdaBlock &P, const InputDF &after) { P.remElement(P.getNumel()); }
 void c_wide(DdaBlock &P, const InputDF &after) { double x[3] = {1, 2, 3}; P.addElement(x); }
+// which block of its node the CF holds (LuNA's P[j]), of how many
+void c_which(DdaBlock &P, const InputDF &after, OutputDF &w) { w = std::to_string(P.getBlockIndex()) + "/" + std::to_string(P.getBlocksPerNode()); }
 }
 `;
 
@@ -255,3 +257,41 @@ sub main()
     assert.match(ran.results[0]!.message ?? '', /CF oops/);
   });
 }
+
+test('several blocks a node in C++: P[j] gives the ucode block j (getBlockIndex, getBlocksPerNode) of an ordered array; rearranged over 2 nodes\' blocks', { skip }, async (t) => {
+  const dir = fixture(t, {
+    'prog.fa': `
+import c_push(block \`P, int \`n, name \`done) as push;
+import c_scan(block \`P, value \`after, name \`s) as scan;
+import c_which(block \`P, value \`after, name \`w) as which;
+import c_show(string \`tag, value \`x) as show;
+sub main(int n)
+{
+    df d, t, s, w, c;
+    dynamic P(16) @ { ordered; blocks: 3; };
+    cf p: push(P[1], n, d) @ { locator_cyclic: 0; };
+    cf w0: which(P[1], d, w[0]) @ { locator_cyclic: 0; };
+    show("1/3", w[0]);
+    rearrange(P, 0, 1, t) @ { request d, w[0]; };
+    for k = 0..1
+        for j = 0..2 {
+            cf sc[k][j]: scan(P[j], t, s[k][j]) @ { locator_cyclic: k; };
+            cf wh[k][j]: which(P[j], t, w[k + 1][j]) @ { locator_cyclic: k; };
+        }
+    show("0/3", w[1][0]);
+    show("2/3", w[2][2]);
+    global_count(P, c) @ { request s[0][0], s[0][1], s[0][2], s[1][0], s[1][1], s[1][2], w[1][0], w[1][1], w[1][2], w[2][0], w[2][1], w[2][2]; };
+    show("15", c);
+}
+`,
+    'ucodes.cpp': CPP,
+    'ucodes.ts': `export function c_show(want, x) { if (String(x.getValue()) !== want) throw new Error('got ' + x.getValue() + ', wanted ' + want); }\n`,
+  });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 2, threads: 1, args: ['23'], layers: [layer] });
+  for (const r of ran.results) assert.equal(r.ok, true, r.message);
+  // 15 elements: node 0 keeps 7 over its 3 blocks (2, 2, 3), node 1 gets 8 (2, 2, 4)
+  assert.deepEqual(layer.nodes.map((d) => d.blocks('P').map((b) => b.getNumel())), [[2, 2, 3], [2, 2, 4]]);
+  const ids = layer.nodes.flatMap((d) => d.blocks('P').flatMap((b) => [...b.f64()].filter((_, i) => i % 2 === 0))).sort((a, b) => a - b);
+  assert.deepEqual(ids, Array.from({ length: 23 }, (_, i) => i).filter((i) => i % 3 !== 0));
+});

@@ -44,18 +44,24 @@ export class Nodes {
   /** A fresh CF number (node-local numbers never meet across nodes here). */
   cf(): number { return this.cfSeq++; }
 
-  /** Hold node `node`'s block of `name` as CF `cf`: the block the ucode would see. */
-  acquire(node: number, name: string, cf = this.cf()): Promise<{ cf: number; block: DdaBlock }> {
+  /**
+   * Hold node `node`'s block of `name` (block `index` of several) as CF `cf`: the block the ucode
+   * would see. `granted` runs at the grant itself, inside the layer's call (tests look at the
+   * layer's state at that moment).
+   */
+  acquire(node: number, name: string, cf = this.cf(), index = 0, granted?: (b: DdaBlock) => void): Promise<{ cf: number; block: DdaBlock; index: number }> {
     return new Promise((res, rej) => this.dda[node]!.acquire(name, cf, `CF ${cf}`, reply((v) => {
       const g = v as Granted;
-      res({ cf, block: new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name, g.size) });
-    }, rej)));
+      const block = new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name, g.size);
+      granted?.(block);
+      res({ cf, block, index });
+    }, rej), index));
   }
 
   /** Release as the worker does: defragment and pack what leaves, then hand back count, memory and parts. */
-  release(node: number, name: string, h: { cf: number; block: DdaBlock }): void {
+  release(node: number, name: string, h: { cf: number; block: DdaBlock; index?: number }): void {
     const parts = h.block.settle(node, this.size);
-    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel(), h.block.getMaxSize(), parts);
+    this.dda[node]!.release(name, h.cf, h.block.resized ? h.block.buffer : undefined, h.block.getNumel(), h.block.getMaxSize(), parts, h.index ?? 0);
   }
 
   rearrange(node: number, name: string, nodes: number[], o: { weights?: number[]; neighbours?: boolean; cf?: number } = {}): Promise<number> {
@@ -67,7 +73,7 @@ export class Nodes {
   }
 
   /** Each node's element count as its block holds it now. */
-  counts(name: string): number[] { return this.dda.map((d) => d.block(name).getNumel()); }
+  counts(name: string): number[] { return this.dda.map((d) => d.blocks(name).reduce((n, b) => n + b.getNumel(), 0)); }
 
   async close(): Promise<void> {
     this.busy = false;

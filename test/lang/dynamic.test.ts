@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFrontEnd, renderDiagnostics, type CfStmt, type Diagnostic, type Program } from '../../src/lang/index.js';
 import { compileProgram } from '../../src/program/compile.js';
-import { DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE } from '../../src/core/builtins.js';
+import { BLOCK_OF, DYNAMIC_DECLARATION, GLOBAL_COUNT, REARRANGE } from '../../src/core/builtins.js';
 
 const H = [
   'import c_b(block) as b1;',
@@ -49,16 +49,19 @@ test('E028 an element size that is a real, a string, zero or negative', () => {
 });
 
 test('E028 a recommendation the declaration does not take, or a bad one', () => {
-  assert.match(only('LUNA-E028', main('  dynamic P(8) @ { §stealable; };\n  b1(P);')).message, /'stealable' is no recommendation of dynamic array 'P': it takes 'ordered;' or 'unordered;', 'capacity: n;' and 'home: k;'/);
+  assert.match(only('LUNA-E028', main('  dynamic P(8) @ { §stealable; };\n  b1(P);')).message, /'stealable' is no recommendation of dynamic array 'P': it takes 'ordered;' or 'unordered;', 'capacity: n;', 'home: k;' and 'blocks: b;'/);
   only('LUNA-E028', main('  dynamic P(8) @ { §locator_cyclic: 1; };\n  b1(P);'));
   only('LUNA-E028', main('  dynamic P(8) @ { §request x; };\n  b1(P);'));
   assert.match(only('LUNA-E028', main('  dynamic P(8) @ { capacity: §1.5; };\n  b1(P);')).message, /'capacity' \(elements\) of dynamic array 'P' must be an int, not a real/);
   assert.match(only('LUNA-E028', main('  dynamic P(8) @ { home: §-1; };\n  b1(P);')).message, /'home' node of dynamic array 'P' is -1; it must be zero or more/);
+  assert.match(only('LUNA-E028', main('  dynamic P(8) @ { blocks: §0; };\n  b1(P);')).message, /'blocks' \(a node\) of dynamic array 'P' is 0; it must be positive/);
+  assert.match(only('LUNA-E028', main('  dynamic P(8) @ { blocks: §2.5; };\n  b1(P);')).message, /'blocks' \(a node\) of dynamic array 'P' must be an int, not a real/);
+  assert.match(only('LUNA-E028', main('  dynamic P(8) @ { blocks: 2; §blocks: 3; };\n  b1(P);')).message, /'blocks' is recommended twice/);
   assert.match(only('LUNA-E028', main('  dynamic P(8) @ { ordered; §unordered; };\n  b1(P);')).message, /an order \(ordered\/unordered\) is recommended twice/);
   assert.match(only('LUNA-E028', main('  dynamic P(8) @ { capacity: 4; §capacity: 5; };\n  b1(P);')).message, /'capacity' is recommended twice/);
   // names in the recommendations are checked like any expression
   only('LUNA-E002', main('  dynamic P(8) @ { capacity: §nope; };\n  b1(P);'));
-  clean(main('  dynamic P(8) @ { ordered; capacity: 4 * k; home: k - 1; };\n  b1(P);'));
+  clean(main('  dynamic P(8) @ { ordered; capacity: 4 * k; home: k - 1; blocks: k + 1; };\n  b1(P);'));
 });
 
 test('E028 a dynamic array named twice in one block', () => {
@@ -75,8 +78,15 @@ test('S001 a declaration takes one element size and ends with ;', () => {
 
 // --------------------------------------------------------------------------- the array's name
 
-test('E030 a dynamic array takes no index', () => {
-  assert.match(only('LUNA-E030', main('  dynamic P(8);\n  b1(§P[1]);')).message, /'P' is a dynamic array, one array over the nodes, not a family of DFs: it takes no index/);
+test('E030 a dynamic array takes no index, but one naming its block as a block argument', () => {
+  assert.match(only('LUNA-E030', main('  dynamic P(8);\n  v(§P[1]);')).message, /'P' is a dynamic array, one array over the nodes, not a family of DFs: it takes no index \(but 'P\[j\]' as an import's block argument: its node's block j\)/);
+  only('LUNA-E030', main('  dynamic P(8);\n  global_count(§P[1], t);\n  v(t);'));
+  // to a block parameter: one int index, not a negative literal
+  assert.match(only('LUNA-E030', main('  dynamic P(8) @ { blocks: 2; };\n  b1(§P[1][0]);')).message, /'P\[…\]' names one block of dynamic array 'P' on the CF's node: it takes one index, not 2/);
+  assert.match(only('LUNA-E030', main('  dynamic P(8) @ { blocks: 2; };\n  b1(P[§1.5]);')).message, /the block of dynamic array 'P' is named by an int \(0 ≤ j < its blocks a node\), not a real/);
+  assert.match(only('LUNA-E030', main('  dynamic P(8) @ { blocks: 2; };\n  b1(P[§-1]);')).message, /block -1 of dynamic array 'P': blocks are numbered from 0/);
+  only('LUNA-E002', main('  dynamic P(8) @ { blocks: 2; };\n  b1(P[§j]);'));
+  clean(main('  dynamic P(8) @ { blocks: 2; };\n  b1(P[1]);\n  for j = 0..1\n    bv(P[j], x, t[j]);'));
 });
 
 test('E031 a dynamic array is neither an output, nor a number, nor destroyed', () => {
@@ -119,7 +129,7 @@ test('E004, E006, E011 for the operations\' other arguments', () => {
 test('a program\'s own rearrange, global_count or dynamic keeps its meaning', () => {
   const p = clean(`${H}import c_r(int, int) as rearrange;\nimport c_d(value) as dynamic;\nsub main() {\n  df dynamic_, x;\n  rearrange(1, 2);\n  dynamic(x);\n  global_count(P, x);\n  dynamic P(8);\n}\n`);
   const calls = (p.items.find((i) => i.kind === 'sub')!.body.stmts as CfStmt[]).map((s) => `${s.callee}/${s.args.length}`);
-  assert.deepEqual(calls, ['rearrange/2', 'dynamic/1', 'global_count/2', `${DYNAMIC_DECLARATION.alias}/5`]);
+  assert.deepEqual(calls, ['rearrange/2', 'dynamic/1', 'global_count/2', `${DYNAMIC_DECLARATION.alias}/6`]);
   const imports = p.items.flatMap((i) => (i.kind === 'import' ? [`${i.alias}=${i.code}`] : []));
   assert.ok(imports.includes('rearrange=c_r') && !imports.includes(`rearrange=${REARRANGE.symbol}`), imports.join());
   assert.ok(imports.includes(`global_count=${GLOBAL_COUNT.symbol}`), imports.join());
@@ -139,7 +149,7 @@ test('the lowering appends one declaration CF per array to its block and binds t
   // the declarations come last: the statements written keep their spawn numbers
   assert.deepEqual(stmts.map((s) => (s.kind === 'cf' ? s.callee : s.kind)), ['o', 'rearrange', 'global_count', 'for', DYNAMIC_DECLARATION.alias]);
   const decl = stmts[4] as CfStmt;
-  assert.deepEqual(decl.args.map((a) => (a.kind === 'id' ? a.name : a.kind === 'int' ? a.value : a.kind)), ['P', 16, 'n', 1, 1]);
+  assert.deepEqual(decl.args.map((a) => (a.kind === 'id' ? a.name : a.kind === 'int' ? a.value : a.kind)), ['P', 16, 'n', 1, 1, 1]);
   assert.deepEqual((stmts[1] as CfStmt).args.map((a) => (a.kind === 'int' ? a.value : a.kind)), ['id', 0, 1, 'id', 1, 0]);
   const loop = stmts[3]!;
   assert.equal(loop.kind, 'for');
@@ -151,6 +161,19 @@ test('the lowering appends one declaration CF per array to its block and binds t
     assert.equal(byAlias.get(b.alias)?.symbol, b.symbol);
     assert.equal(byAlias.get(b.alias)?.waits, true);
   }
+  // `P[j]` to a block parameter: a DF of the block set by the runtime's `block of`, appended
+  const withBlocks = clean(`${H}sub main(int n) {\n  df t;\n  dynamic P(16) @ { blocks: 3; };\n  for j = 0..2\n    bv(P[j], t, t[j]);\n  b1(P);\n}\n`);
+  const mb = withBlocks.items.find((i) => i.kind === 'sub' && i.name === 'main');
+  if (mb?.kind !== 'sub') throw new Error('main');
+  assert.deepEqual(mb.body.stmts.map((s) => (s.kind === 'cf' ? s.callee : s.kind)), ['for', 'b1', DYNAMIC_DECLARATION.alias]);
+  assert.deepEqual((mb.body.stmts[2] as CfStmt).args.map((a) => (a.kind === 'int' ? a.value : a.kind)), ['id', 16, 0, 0, 0, 3]);
+  const inner = mb.body.stmts[0]!.kind === 'for' ? mb.body.stmts[0].body : null;
+  assert.deepEqual(inner!.stmts.map((s) => (s.kind === 'cf' ? s.callee : s.kind)), ['bv', BLOCK_OF.alias]);
+  const [use, of] = inner!.stmts as CfStmt[];
+  const tmp = use!.args[0]!;
+  assert.ok(tmp.kind === 'id' && tmp.indices.length === 0 && inner!.dfs.some((d) => d.name === tmp.name), 'the block argument is a DF of the loop body');
+  assert.deepEqual(of!.args.map((a) => (a.kind === 'id' ? `${a.name}${a.indices.length}` : a.kind)), ['P0', 'j0', `${tmp.kind === 'id' ? tmp.name : ''}0`]);
+  assert.equal(compileProgram(withBlocks, () => ({ file: 't.fa', line: 1, col: 1 })).imports.find((im) => im.alias === BLOCK_OF.alias)?.symbol, BLOCK_OF.symbol);
   // a program without dynamic arrays is left alone
   const plain = `${H}sub main() {\n  df x;\n  o(x);\n  v(x);\n}\n`;
   const r = compile(plain);

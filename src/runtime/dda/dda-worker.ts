@@ -10,13 +10,15 @@ import { DdaBlock, arrayRequest, type DdaHandle, type DefragOrder } from '../../
 registerBlockKind('dda', {
   hold(h, ctx) {
     const req = arrayRequest(h as unknown as DdaHandle);
-    const g = ctx.request('dda.acquire', req) as { buffer: SharedArrayBuffer; numel: number; size: number; elsize: number; order: DefragOrder; name: string; rank: number; nodes: number };
+    const g = ctx.request('dda.acquire', req) as { buffer: SharedArrayBuffer; numel: number; size: number; elsize: number; order: DefragOrder; name: string; rank: number; nodes: number; index: number; blocks: number };
     const view = new DdaBlock(g.elsize, g.buffer, g.numel, g.order, g.name, g.size);
+    view.index = g.index;
+    view.blocks = g.blocks;
     return {
       view,
       release: () => {
         const parts = view.settle(g.rank, g.nodes);
-        ctx.post('dda.release', { array: req.array, numel: view.getNumel(), size: view.getMaxSize(), buffer: view.resized ? view.buffer : undefined, parts: parts.length > 0 ? parts : undefined });
+        ctx.post('dda.release', { array: req.array, index: req.index, numel: view.getNumel(), size: view.getMaxSize(), buffer: view.resized ? view.buffer : undefined, parts: parts.length > 0 ? parts : undefined });
       },
     };
   },

@@ -36,7 +36,7 @@ import { intValue, TYPE_NAMES, type DfValue } from '../../ucode/value.js';
 import { rearrangeCall } from '../../ucode/builtins.js';
 import { displayDf } from '../../core/dfkey.js';
 import { GLOBAL_COUNT, REARRANGE } from '../../core/builtins.js';
-import { plan, type Move } from './plan.js';
+import { planBlocks, type BlockMove, type Move } from './plan.js';
 
 const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9, BATCH = 10;
 /** the migration rounds of one operation: the elements CFs sent elsewhere, then the plan's */
@@ -52,6 +52,8 @@ export interface ArraySpec {
   order: DefragOrder;
   /** where its global descriptor starts (default node 0) */
   home: number;
+  /** blocks on every node (default 1): each a unit a CF holds on its own */
+  blocks?: number;
 }
 
 /** A global operation, as the GD queues it. */
@@ -73,24 +75,37 @@ export interface RearrangeDone { array: string; kind: GlobalOp['kind']; total: n
 
 interface Waiter { cf: number; who: string; reply: Reply; since: number }
 
-/** The local descriptor of one array's block on this node. */
-class Local {
-  readonly block: DdaBlock;
+/** One block of an array on this node: its memory, its holder, its part of the current round. */
+class Blk {
   /** the CF holding the block (node-local number; -1: none) and its name */
   holder = -1;
   holderText = '';
   /** CFs waiting for the block, in order */
   readonly queue: Waiter[] = [];
+  /** parts expected in the current round (-1: the MOVE has not come), parts received */
+  expect = -1;
+  got = 0;
+  /** this round's sends, until made */
+  sends: { to: number; toBlock: number; n: number }[] | null = null;
+  /** free again before the operation's UNLOCK: the last round's parts are all in, it sent nothing in place */
+  early = false;
+  /** this operation: it sent views of itself (not free before UNLOCK), the bytes it received */
+  sentInPlace = false;
+  received = 0;
+  constructor(readonly index: number, readonly block: DdaBlock) {}
+}
+
+/** The local descriptor of one array on this node: its blocks (one by default). */
+class Local {
+  readonly blocks: Blk[];
   /** locked by the GD for operation `epoch` (0: not locked) */
   gdLock = 0;
   gdNode: number;
   reported = false;
-  /** parts expected in the current epoch (-1: the MOVE has not come), parts received */
-  expect = -1;
-  got = 0;
+  /** the round's MOVE came and every block's sends are made */
   sendsDone = false;
-  /** this epoch's sends, until made */
-  sends: { to: number; n: number }[] | null = null;
+  /** the current round's phase (DELIVER, PLAN) */
+  phase = PLAN;
   /** this node's part of the operation, for its span: when LOCK came, the kind, the bytes it sent by destination and by the plan */
   lockedAt = 0;
   opKind = 0;
@@ -102,16 +117,33 @@ class Local {
   reportedParts = new Map<number, Uint8Array[]>();
 
   constructor(readonly spec: ArraySpec, rank: number) {
-    this.block = DdaBlock.create(spec.elsize, rank === spec.home ? spec.capacity : 0, spec.order, `array ${spec.name}, block of node ${rank}`);
+    const k = spec.blocks ?? 1;
+    // the home node's first block starts with the capacity
+    this.blocks = Array.from({ length: k }, (_, b) => new Blk(b, DdaBlock.create(spec.elsize, rank === spec.home && b === 0 ? spec.capacity : 0, spec.order, `array ${spec.name}, ${blockText(b, k)} of node ${rank}`)));
     this.gdNode = spec.home;
   }
+
+  /** block 0: the only one of most arrays */
+  get block(): DdaBlock { return this.blocks[0]!.block; }
+  /** the node's elements, over its blocks */
+  numel(): number { let n = 0; for (const b of this.blocks) n += b.block.getNumel(); return n; }
+  /** every block free of CFs (a REPORT waits for it) */
+  free(): boolean { return this.blocks.every((b) => b.holder === -1); }
+  /** the block with the fewest elements (elements delivered by destination go there) */
+  smallest(): Blk { let s = this.blocks[0]!; for (const b of this.blocks) if (b.block.getNumel() < s.block.getNumel()) s = b; return s; }
 }
+
+/** "block" for an array of one block a node, else "block b" (with `the`: "the block", "block b") */
+function blockText(b: number, k: number, the = false): string { return k === 1 ? (the ? 'the block' : 'block') : `block ${b}`; }
 
 /** The global descriptor of one array, on the node that holds it. */
 class Global {
-  counts = new Map<number, number>();
+  /** each node's count per block */
+  counts = new Map<number, number[]>();
   /** the LDs' pending parts (elements, parts), delivered before the operation's own work */
   deliveries: (Move & { parts: number })[] = [];
+  /** blocks a node holds (every node the same) */
+  k = 1;
   /** elements for this node's block that came in REPORTs, appended once every LD has reported */
   carried: { from: number; bytes: Uint8Array }[] = [];
   /** DELIVER while they travel, then PLAN */
@@ -159,8 +191,10 @@ export class DdaNode implements Participant {
     const had = this.specs.get(s.name);
     if (had !== undefined) {
       if (had.elsize !== s.elsize || had.order !== s.order) throw new Error(`array ${s.name} is named with ${s.elsize}-byte ${s.order} elements, but it has ${had.elsize}-byte ${had.order} ones`);
+      if ((had.blocks ?? 1) !== (s.blocks ?? 1)) throw new Error(`array ${s.name} is named with ${s.blocks ?? 1} block(s) a node, but it has ${had.blocks ?? 1}`);
       return;
     }
+    if (s.blocks !== undefined && !(Number.isInteger(s.blocks) && s.blocks >= 1)) throw new Error(`array ${s.name}: ${s.blocks} blocks a node is not a positive integer`);
     if (!Number.isInteger(s.elsize) || s.elsize <= 0) throw new Error(`array ${s.name}: element size ${s.elsize} is not a positive integer`);
     if (!Number.isInteger(s.capacity) || s.capacity < 0) throw new Error(`array ${s.name}: capacity ${s.capacity} is not a non-negative integer`);
     if (!DEFRAG_ORDERS.includes(s.order)) throw new Error(`array ${s.name}: order '${String(s.order)}' is none of ${DEFRAG_ORDERS.join(', ')}`);
@@ -176,8 +210,18 @@ export class DdaNode implements Participant {
     return l;
   }
 
-  /** This node's block of `name` (tests; the system thread's view). */
-  block(name: string): DdaBlock { return this.local(name).block; }
+  /** This node's block of `name` (block `index` of several; tests, the system thread's view). */
+  block(name: string, index = 0): DdaBlock {
+    const l = this.local(name), x = l.blocks[index];
+    if (x === undefined) throw new Error(`array ${name} has ${l.blocks.length} block(s) a node, no block ${index}`);
+    return x.block;
+  }
+
+  /** This node's blocks of `name`. */
+  blocks(name: string): DdaBlock[] { return this.local(name).blocks.map((x) => x.block); }
+
+  /** blocks freed before their operation's UNLOCK, their parts in (tests, benchmarks: the overlap) */
+  earlyFreed = 0;
 
   // ------------------------------------------------------------------ holding the block
 
@@ -185,18 +229,20 @@ export class DdaNode implements Participant {
    * CF `cf` (named by `who`) wants this node's block of `name`: granted now when free and not
    * locked by a global operation, else when it is (the reply carries the block).
    */
-  acquire(name: string, cf: number, who: string, reply: Reply): void {
-    const l = this.local(name);
-    if (l.holder === cf) { reply.fail(`${who} already holds the block of array ${name} on node ${this.rank}: it would wait for itself`); return; }
-    if (l.holder === -1 && l.gdLock === 0 && l.queue.length === 0) { this.grant(l, cf, who, reply); return; }
-    l.queue.push({ cf, who, reply, since: this.host.now() });
+  acquire(name: string, cf: number, who: string, reply: Reply, index = 0): void {
+    const l = this.local(name), k = l.blocks.length;
+    if (!(Number.isInteger(index) && index >= 0 && index < k)) { reply.fail(`${who} asks for block ${index} of dynamic array ${name}, which has ${k} block(s) a node (0..${k - 1})`); return; }
+    const x = l.blocks[index]!;
+    if (x.holder === cf) { reply.fail(`${who} already holds ${blockText(index, k, true)} of array ${name} on node ${this.rank}: it would wait for itself`); return; }
+    if (x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0) { this.grant(x, cf, who, reply, k); return; }
+    x.queue.push({ cf, who, reply, since: this.host.now() });
   }
 
-  private grant(l: Local, cf: number, who: string, reply: Reply): void {
-    l.holder = cf;
-    l.holderText = who;
-    const b = l.block;
-    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size });
+  private grant(x: Blk, cf: number, who: string, reply: Reply, k: number): void {
+    x.holder = cf;
+    x.holderText = who;
+    const b = x.block;
+    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size, index: x.index, blocks: k });
   }
 
   /**
@@ -204,43 +250,46 @@ export class DdaNode implements Participant {
    * the elements it gave other nodes (node → their bytes, DdaBlock.settle), which wait here for
    * the array's next global operation.
    */
-  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size = (buffer ?? this.local(name).block.buffer).byteLength, parts?: readonly DdaPart[]): void {
-    const l = this.local(name);
-    if (l.holder !== cf) throw new Error(`array ${name}: the block of node ${this.rank} released by CF ${cf}, but ${l.holder === -1 ? 'nobody' : l.holderText} holds it`);
-    l.block.adopt(buffer ?? l.block.buffer, numel, size);
-    if (parts) for (const p of parts) this.pend(name, l, p);
-    l.holder = -1;
-    l.holderText = '';
-    if (l.gdLock !== 0 && !l.reported) this.report(name, l);
-    else this.grantNext(l);
+  release(name: string, cf: number, buffer: SharedArrayBuffer | undefined, numel: number, size?: number, parts?: readonly DdaPart[], index = 0): void {
+    const l = this.local(name), x = l.blocks[index];
+    if (x === undefined || x.holder !== cf) throw new Error(`array ${name}: ${blockText(index, l.blocks.length, true)} of node ${this.rank} released by CF ${cf}, but ${x === undefined || x.holder === -1 ? 'nobody' : x.holderText} holds it`);
+    x.block.adopt(buffer ?? x.block.buffer, numel, size ?? (buffer ?? x.block.buffer).byteLength);
+    if (parts) for (const p of parts) this.pend(name, l, p, x);
+    x.holder = -1;
+    x.holderText = '';
+    if (l.gdLock !== 0 && !l.reported) { if (l.free()) this.report(name, l); }
+    else this.grantNext(l, x);
   }
 
   /**
-   * Elements CF `l.holderText` sent away: they wait here in the target array's LD for its next
+   * Elements CF `holder` sent away: they wait here in the target array's LD for its next
    * global operation. A part for another array may go to this node's block of it.
    */
-  private pend(name: string, l: Local, p: DdaPart): void {
+  private pend(name: string, l: Local, p: DdaPart, x: Blk): void {
+    const holder = x.holderText;
     const to = p.node, es = l.block.elsize;
     const other = p.array !== undefined && p.array !== name;
-    if (!(Number.isInteger(to) && to >= 0 && to < this.size)) throw new Error(`array ${name}: CF ${l.holderText} sent elements to node ${to}, not a node of this run`);
+    if (!(Number.isInteger(to) && to >= 0 && to < this.size)) throw new Error(`array ${name}: CF ${holder} sent elements to node ${to}, not a node of this run`);
     if (p.bytes.byteLength % es !== 0) throw new Error(`array ${name}: ${p.bytes.byteLength} bytes sent to node ${to} are not whole ${es}-byte elements`);
     if (p.bytes.byteLength === 0) return;
     // sent to the block it came from (a target naming the array itself on this node): it stays
-    if (!other && to === this.rank) { l.block.append(p.bytes); return; }
+    if (!other && to === this.rank) { x.block.append(p.bytes); return; }
     let t = l;
     if (other) {
       if (p.spec) this.declare({ ...p.spec, name: p.array! });
       t = this.local(p.array!);
-      if (t.block.elsize !== es) throw new Error(`array ${name}: CF ${l.holderText} sent its ${es}-byte elements to array ${p.array}, whose elements have ${t.block.elsize} bytes`);
+      if (t.block.elsize !== es) throw new Error(`array ${name}: CF ${holder} sent its ${es}-byte elements to array ${p.array}, whose elements have ${t.block.elsize} bytes`);
     }
     const q = t.pending.get(to);
     if (q) q.push(p.bytes); else t.pending.set(to, [p.bytes]);
   }
 
-  private grantNext(l: Local): void {
-    if (l.holder !== -1 || l.gdLock !== 0) return;
-    const w = l.queue.shift();
-    if (w) this.grant(l, w.cf, w.who, w.reply);
+  /** The next CF waiting for block `x` (every block when none is named) gets it, if it is free and unlocked. */
+  private grantNext(l: Local, x?: Blk): void {
+    if (x === undefined) { for (const b of l.blocks) this.grantNext(l, b); return; }
+    if (x.holder !== -1 || (l.gdLock !== 0 && !x.early)) return;
+    const w = x.queue.shift();
+    if (w) this.grant(x, w.cf, w.who, w.reply, l.blocks.length);
     else this.wake();
   }
 
@@ -249,7 +298,9 @@ export class DdaNode implements Participant {
   /** A CF asks for a global operation on `name`; the reply comes when it is over. */
   global(name: string, op: Omit<GlobalOp, 'from' | 'token'>, cf: number, who: string, reply: Reply): void {
     const l = this.local(name);
-    if (l.holder === cf) { reply.fail(`${who} holds the block of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
+    const held = l.blocks.find((x) => x.holder === cf);
+    if (held) { reply.fail(`${who} holds ${blockText(held.index, l.blocks.length, true)} of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
+    if (op.neighbours && l.blocks.length > 1) { reply.fail(`rearrange of array ${name} between neighbours: it has ${l.blocks.length} blocks a node, and moves between neighbours are planned for one`); return; }
     if (op.nodes !== undefined) {
       if (op.nodes.length === 0) { reply.fail(`rearrange of array ${name} onto no node`); return; }
       for (const n of op.nodes) if (!Number.isInteger(n) || n < 0 || n >= this.size) { reply.fail(`rearrange of array ${name} onto node ${n}, which is not a node of this run (0..${this.size - 1})`); return; }
@@ -265,7 +316,7 @@ export class DdaNode implements Participant {
     // the spec travels with the operation: the GD's node may not have heard of the array yet (no
     // CF of it ran there)
     const sp = this.specs.get(name)!;
-    const e = this.enc.reset().string(name).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
+    const e = this.enc.reset().string(name).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).varint(sp.blocks ?? 1).u8(op.kind === 'count' ? 0 : 1).varint(op.from).varint(op.token).u8((op.neighbours ? 1 : 0) | (op.nodes ? 2 : 0) | (op.weights ? 4 : 0));
     if (op.nodes) { e.varint(op.nodes.length); for (const n of op.nodes) e.varint(n); }
     if (op.weights) { e.varint(op.weights.length); for (const w of op.weights) e.f64(w); }
     this.send(to, OP, e.finishCopy());
@@ -306,10 +357,11 @@ export class DdaNode implements Participant {
     g.phase = PLAN;
     g.exchanged = 0;
     g.moves = [];
+    g.k = this.specs.get(name)!.blocks ?? 1;
     g.t0 = this.host.now();
     // the spec travels with the lock: a node may not have heard of the array yet
     const sp = this.specs.get(name)!;
-    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).u8(op.kind === 'count' ? 0 : 1).finishCopy();
+    const body = this.enc.reset().string(name).varint(g.epoch).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).varint(sp.blocks ?? 1).u8(op.kind === 'count' ? 0 : 1).finishCopy();
     for (let r = 0; r < this.size; r++) this.send(r, LOCK, body);
     this.sent.lock += this.size;
   }
@@ -323,11 +375,9 @@ export class DdaNode implements Participant {
     l.gdLock = epoch;
     l.gdNode = from;
     l.reported = false;
-    l.expect = -1;
-    l.got = 0;
     l.sendsDone = false;
-    l.sends = null;
-    if (l.holder === -1) this.report(name, l);
+    for (const x of l.blocks) { x.expect = -1; x.got = 0; x.sends = null; x.early = false; x.sentInPlace = false; x.received = 0; }
+    if (l.free()) this.report(name, l);
   }
 
   /**
@@ -342,7 +392,9 @@ export class DdaNode implements Participant {
     l.pending = new Map();
     const carried = l.reportedParts.get(l.gdNode);
     if (carried !== undefined) l.reportedParts.delete(l.gdNode);
-    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.block.getNumel()).varint(l.reportedParts.size);
+    const e = this.enc.reset().string(name).varint(l.gdLock).varint(l.blocks.length);
+    for (const x of l.blocks) e.varint(x.block.getNumel());
+    e.varint(l.reportedParts.size);
     for (const [to, q] of l.reportedParts) e.varint(to).varint(q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize).varint(q.length);
     let payload: Uint8Array | undefined;
     if (carried !== undefined) {
@@ -353,9 +405,10 @@ export class DdaNode implements Participant {
     this.send(l.gdNode, REPORT, e.finishCopy(), payload);
   }
 
-  private gotReport(from: number, name: string, epoch: number, count: number, deliveries: (Move & { parts: number })[], carried: Uint8Array | undefined): void {
+  private gotReport(from: number, name: string, epoch: number, counts: number[], deliveries: (Move & { parts: number })[], carried: Uint8Array | undefined): void {
     const g = this.gd(name, epoch);
-    g.counts.set(from, count);
+    if (counts.length !== g.k) throw new Error(`array ${name}: node ${from} reported ${counts.length} block(s), the array has ${g.k} a node`);
+    g.counts.set(from, counts);
     g.deliveries.push(...deliveries);
     if (carried !== undefined && carried.byteLength > 0) g.carried.push({ from, bytes: carried });
     if (--g.pending > 0) return;
@@ -366,9 +419,17 @@ export class DdaNode implements Participant {
     if (d.length > 0) {
       g.deliveries = [];
       g.phase = DELIVER;
-      for (const m of d) { g.counts.set(m.to, (g.counts.get(m.to) ?? 0) + m.n); g.exchanged += m.n; }
-      g.moves.push(...d.map(({ from, to, n }) => ({ from, to, n })));
-      this.migrate(name, g, d);
+      // each delivery goes whole to the block of its node with the fewest elements (as counted so far)
+      const bm = d.map((m) => {
+        const c = g.counts.get(m.to)!;
+        let b = 0;
+        for (let i = 1; i < c.length; i++) if (c[i]! < c[b]!) b = i;
+        c[b]! += m.n;
+        g.exchanged += m.n;
+        return { from: m.from, fromBlock: 0, to: m.to, toBlock: b, n: m.n, parts: m.parts };
+      });
+      g.moves.push(...bm.map((m) => this.moveRecord(g, m)));
+      this.migrate(name, g, bm);
       return;
     }
     this.afterDelivery(name, g);
@@ -376,7 +437,7 @@ export class DdaNode implements Participant {
 
   /** The elements the REPORTs carried into this node's block: they count here, delivered. */
   private appendCarried(name: string, g: Global): void {
-    const b = this.local(name).block, es = b.elsize;
+    const x = this.local(name).smallest(), b = x.block, es = b.elsize;
     const incoming = g.carried.reduce((k, c) => k + c.bytes.byteLength, 0);
     if ((b.getNumel() * es) + incoming > b.getMaxSize()) b.resize(b.getNumel() * es + incoming);
     let n = 0;
@@ -386,9 +447,14 @@ export class DdaNode implements Participant {
       n += k;
       g.moves.push({ from: c.from, to: this.rank, n: k });
     }
-    g.counts.set(this.rank, (g.counts.get(this.rank) ?? 0) + n);
+    g.counts.get(this.rank)![x.index]! += n;
     g.exchanged += n;
     g.carried = [];
+  }
+
+  /** A move as onDone tells it: nodes, and the blocks when the array has several a node. */
+  private moveRecord(g: Global, m: BlockMove): Move {
+    return g.k === 1 ? { from: m.from, to: m.to, n: m.n } : { from: m.from, fromBlock: m.fromBlock, to: m.to, toBlock: m.toBlock, n: m.n };
   }
 
   /** The operation's own work, once the counts are where the elements are. */
@@ -396,24 +462,37 @@ export class DdaNode implements Participant {
     const op = g.op!;
     g.phase = PLAN;
     if (op.kind === 'count') { this.unlock(name, g, this.rank); return; }
-    const moves = plan(g.counts, op.nodes!, { weights: op.weights, neighbours: op.neighbours });
+    const moves = planBlocks(g.counts, g.k, op.nodes!, { weights: op.weights, neighbours: op.neighbours });
     // nothing to move: no migration round, straight to UNLOCK
     if (moves.length === 0) { this.unlock(name, g, this.newGdNode(op)); return; }
-    g.moves.push(...moves);
+    g.moves.push(...moves.map((m) => this.moveRecord(g, m)));
     this.migrate(name, g, moves.map((m) => ({ ...m, parts: 1 })));
   }
 
-  /** A migration round: MOVE to each node that sends or receives; READY awaited from the receivers. */
-  private migrate(name: string, g: Global, moves: (Move & { parts: number })[]): void {
+  /**
+   * A migration round: MOVE to each node that sends or receives — per block, the parts and
+   * elements it expects, and the sends (from a block to a node's block); READY awaited from the
+   * receivers.
+   */
+  private migrate(name: string, g: Global, moves: (BlockMove & { parts: number })[]): void {
     g.pending = new Set(moves.map((m) => m.to)).size;
-    for (let r = 0; r < this.size; r++) {
+    // this node's own MOVE last: it is handled at once and sends its parts, which would leave
+    // before the receivers' MOVEs (queued for the end of the turn); a receiver that has its MOVE
+    // first knows each block's parts and frees each block as they come
+    for (let i = 1; i <= this.size; i++) {
+      const r = (this.rank + i) % this.size;
       const sends = moves.filter((m) => m.from === r);
-      const expect = moves.reduce((k, m) => k + (m.to === r ? m.parts : 0), 0);
-      if (sends.length === 0 && expect === 0) continue;
+      const into = moves.filter((m) => m.to === r);
+      if (sends.length === 0 && into.length === 0) continue;
       this.sent.move++;
-      const incoming = moves.reduce((k, m) => k + (m.to === r ? m.n : 0), 0);
-      const e = this.enc.reset().string(name).varint(g.epoch).u8(g.phase).varint(expect).varint(incoming).varint(sends.length);
-      for (const m of sends) e.varint(m.to).varint(m.n);
+      const e = this.enc.reset().string(name).varint(g.epoch).u8(g.phase).varint(g.k);
+      for (let b = 0; b < g.k; b++) {
+        let expect = 0, incoming = 0;
+        for (const m of into) if (m.toBlock === b) { expect += m.parts; incoming += m.n; }
+        e.varint(expect).varint(incoming);
+      }
+      e.varint(sends.length);
+      for (const m of sends) e.varint(m.fromBlock).varint(m.to).varint(m.toBlock).varint(m.n);
       this.send(r, MOVE, e.finishCopy());
     }
   }
@@ -424,70 +503,112 @@ export class DdaNode implements Participant {
     return g;
   }
 
-  private move(name: string, phase: number, expect: number, incoming: number, sends: { to: number; n: number }[]): void {
+  private move(name: string, phase: number, blocks: { expect: number; incoming: number }[], sends: { fromBlock: number; to: number; toBlock: number; n: number }[]): void {
     const l = this.local(name);
-    // room for every element coming, made once (the seed sizes the new block for all its parts)
-    const b = l.block, need = (b.getNumel() + incoming) * b.elsize;
-    if (incoming > 0 && need > b.getMaxSize()) b.resize(need);
-    l.expect = expect;
+    if (blocks.length !== l.blocks.length) throw new Error(`array ${name}: a MOVE for ${blocks.length} block(s) reached node ${this.rank}, which holds ${l.blocks.length}`);
+    l.phase = phase;
     l.sendsDone = false;
+    blocks.forEach((w, i) => {
+      const x = l.blocks[i]!, b = x.block;
+      // room for every element coming, made once (the seed sizes the new block for all its parts)
+      const need = (b.getNumel() + w.incoming) * b.elsize;
+      if (w.incoming > 0 && need > b.getMaxSize()) b.resize(need);
+      x.expect = w.expect;
+      x.sends = [];
+    });
+    for (const s of sends) {
+      const x = l.blocks[s.fromBlock];
+      if (x === undefined) throw new Error(`array ${name}: a MOVE names block ${s.fromBlock} of node ${this.rank}, which holds ${l.blocks.length}`);
+      x.sends!.push({ to: s.to, toBlock: s.toBlock, n: s.n });
+    }
     if (phase === DELIVER) {
       // the parts CFs packed, as they are: they were the CFs' and nothing else holds them
-      for (const [to, q] of l.reportedParts) {
-        for (const bytes of q) {
+      const es = l.block.elsize;
+      for (const s of sends) {
+        for (const bytes of l.reportedParts.get(s.to) ?? []) {
           this.sent.part++;
           l.sentExchanged += bytes.byteLength;
-          this.send(to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / b.elsize).finishCopy(), bytes);
+          this.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(bytes.byteLength / es).varint(s.toBlock).finishCopy(), bytes);
         }
       }
       l.reportedParts = new Map();
-      l.sendsDone = true;
+      for (const x of l.blocks) x.sends = null;
     } else {
-      l.sends = sends;
-      this.sendParts(name, l);
+      for (const x of l.blocks) { this.sendParts(name, l, x); this.blockArrived(name, l, x); }
     }
-    this.readyIfDone(name, l);
+    this.roundDone(name, l);
   }
 
-  /** Send the parts of this epoch once the block holds them (a forwarder waits for its parts). */
-  private sendParts(name: string, l: Local): void {
-    const sends = l.sends;
+  /** Send block `x`'s parts of this round once it holds them (a forwarder waits for its parts). */
+  private sendParts(name: string, l: Local, x: Blk): void {
+    const sends = x.sends;
     if (sends === null) return;
     const need = sends.reduce((k, s) => k + s.n, 0);
-    if (need > l.block.getNumel() && l.got < l.expect) return;
-    l.sends = null;
+    if (need > x.block.getNumel() && x.got < x.expect) return;
     // the parts leave as views of the block, uncopied: nothing writes the block before UNLOCK,
-    // which comes after every receiver has its parts (so after the transport read them). A node
-    // that also receives this epoch (a forwarder between neighbours) appends over its tail: it
+    // which comes after every receiver has its parts (so after the transport read them). A block
+    // that also receives this round (a forwarder between neighbours) appends over its tail: it
     // sends copies.
-    const inPlace = l.expect === 0;
+    const inPlace = x.expect === 0;
+    if (inPlace && sends.length > 0) x.sentInPlace = true;
     for (const s of sends) {
-      const bytes = l.block.takeTail(s.n, inPlace);
+      const bytes = x.block.takeTail(s.n, inPlace);
       this.sent.part++;
       l.sentRearranged += bytes.byteLength;
-      this.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).finishCopy(), bytes);
+      this.send(s.to, PART, this.enc.reset().string(name).varint(l.gdLock).varint(s.n).varint(s.toBlock).finishCopy(), bytes);
     }
     // an emptied block gives its memory back (the seed frees it)
-    if (l.block.getNumel() === 0 && sends.length > 0) l.block.resize(0);
+    if (x.block.getNumel() === 0 && sends.length > 0) x.block.resize(0);
+    // only now are its sends done: a part sent to this node's own block is handled within the
+    // send, and may end the round (READY, UNLOCK, the block granted) before this line
+    x.sends = null;
+  }
+
+  private part(name: string, bytes: Uint8Array, index: number): void {
+    const l = this.local(name), x = l.blocks[index];
+    if (x === undefined) throw new Error(`array ${name}: a part for block ${index} reached node ${this.rank}, which holds ${l.blocks.length}`);
+    x.block.append(bytes);
+    x.got++;
+    x.received += bytes.byteLength;
+    this.sendParts(name, l, x);
+    this.blockArrived(name, l, x);
+    this.roundDone(name, l);
+  }
+
+  /**
+   * Several blocks a node: a block of the plan's round whose parts are all in, and which sent
+   * nothing in place (no view of it travels), is free again now — a CF may work on it while the
+   * node's other blocks still receive. Its span, from LOCK to now with the bytes it received, is
+   * its arrival on the trace.
+   */
+  private blockArrived(name: string, l: Local, x: Blk): void {
+    if (l.blocks.length === 1 || l.phase !== PLAN || x.early || x.sends !== null || x.expect < 0 || x.got !== x.expect) return;
+    if (x.expect === 0 && x.sentInPlace) return;
+    x.early = true;
+    this.earlyFreed++;
+    this.host.trace?.ddaOp(l.lockedAt, this.host.now(), 4, 0, x.received, `${name}[${x.index}]`);
+    this.grantNext(l, x);
+  }
+
+  /**
+   * After a MOVE or a part: a block whose parts of the plan's round are all in, and which sent
+   * nothing in place, is free again at once — a CF may work on it while the node's other blocks
+   * still receive (its span, from LOCK to now, is its arrival on the trace); with every block's
+   * sends made and parts in, the node answers READY.
+   */
+  private roundDone(name: string, l: Local): void {
+    if (l.sendsDone) return;
+    let expect = 0;
+    for (const x of l.blocks) {
+      if (x.sends !== null || x.got !== x.expect) return;
+      expect += x.expect;
+    }
     l.sendsDone = true;
-  }
-
-  private part(name: string, bytes: Uint8Array): void {
-    const l = this.local(name);
-    l.block.append(bytes);
-    l.got++;
-    this.sendParts(name, l);
-    this.readyIfDone(name, l);
-  }
-
-  private readyIfDone(name: string, l: Local): void {
-    if (!l.sendsDone || l.got !== l.expect || l.expect === 0) return;
+    if (expect === 0) return;
     this.sent.ready++;
     this.send(l.gdNode, READY, this.enc.reset().string(name).varint(l.gdLock).finishCopy());
     // the round is over here; the next one's parts come only after every READY of this one
-    l.got = 0;
-    l.expect = -1;
-    l.sendsDone = false;
+    for (const x of l.blocks) { x.got = 0; x.expect = -1; }
   }
 
   private gotReady(name: string, epoch: number): void {
@@ -508,7 +629,7 @@ export class DdaNode implements Participant {
   private unlock(name: string, g: Global, gdNode: number): void {
     const op = g.op!;
     let total = 0;
-    for (const n of g.counts.values()) total += n;
+    for (const c of g.counts.values()) for (const n of c) total += n;
     const moved = g.moves.reduce((s, m) => s + m.n, 0), es = this.specs.get(name)!.elsize;
     const t1 = this.host.now();
     // the operation as a span on the GD's system thread: the timeline and the exports show it
@@ -535,6 +656,7 @@ export class DdaNode implements Participant {
     this.host.trace?.ddaOp(l.lockedAt, this.host.now(), 2 + l.opKind, l.sentExchanged, l.sentRearranged, name);
     l.gdLock = 0;
     l.gdNode = gdNode;
+    for (const x of l.blocks) x.early = false;
     this.grantNext(l);
   }
 
@@ -695,29 +817,30 @@ export class DdaNode implements Participant {
       const name = d.string();
       switch (tag) {
         case OP:
-          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
+          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint(), blocks: d.varint() });
           this.gdOp(name, this.decodeOp(d));
           break;
         case LOCK: {
           const epoch = d.varint();
-          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint() });
+          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint(), blocks: d.varint() });
           this.lock(from, name, epoch, d.u8());
           break;
         }
         case REPORT: {
-          const epoch = d.varint(), count = d.varint();
+          const epoch = d.varint(), counts = Array.from({ length: d.varint() }, () => d.varint());
           const deliveries = Array.from({ length: d.varint() }, () => ({ from, to: d.varint(), n: d.varint(), parts: d.varint() }));
-          this.gotReport(from, name, epoch, count, deliveries, payload);
+          this.gotReport(from, name, epoch, counts, deliveries, payload);
           break;
         }
         case MOVE: {
           d.varint();
-          const phase = d.u8(), expect = d.varint(), incoming = d.varint();
-          const sends = Array.from({ length: d.varint() }, () => ({ to: d.varint(), n: d.varint() }));
-          this.move(name, phase, expect, incoming, sends);
+          const phase = d.u8();
+          const blocks = Array.from({ length: d.varint() }, () => ({ expect: d.varint(), incoming: d.varint() }));
+          const sends = Array.from({ length: d.varint() }, () => ({ fromBlock: d.varint(), to: d.varint(), toBlock: d.varint(), n: d.varint() }));
+          this.move(name, phase, blocks, sends);
           break;
         }
-        case PART: d.varint(); d.varint(); this.part(name, payload ?? new Uint8Array(0)); break;
+        case PART: { d.varint(); d.varint(); const index = d.varint(); this.part(name, payload ?? new Uint8Array(0), index); break; }
         case READY: this.gotReady(name, d.varint()); break;
         case UNLOCK: { const epoch = d.varint(); this.unlocked(name, epoch, d.varint()); break; }
         case GD_MOVE: this.gdArrives(name, d.varint()); break;
@@ -757,11 +880,14 @@ export class DdaNode implements Participant {
     const out: Wait[] = [];
     const on = this.size > 1 ? ` on node ${this.rank}` : '';
     for (const [name, l] of this.locals) {
-      for (const w of l.queue) {
-        const by = l.holder !== -1 ? `held by ${l.holderText}` : l.gdLock !== 0 ? `locked by a global operation of the array (its descriptor on node ${l.gdNode})` : 'free';
-        out.push({ text: `${w.who} waits for the block of dynamic array ${name}${on}, ${by}` });
+      const k = l.blocks.length;
+      for (const x of l.blocks) {
+        for (const w of x.queue) {
+          const by = x.holder !== -1 ? `held by ${x.holderText}` : l.gdLock !== 0 && !x.early ? `locked by a global operation of the array (its descriptor on node ${l.gdNode})` : 'free';
+          out.push({ text: `${w.who} waits for ${blockText(x.index, k, true)} of dynamic array ${name}${on}, ${by}` });
+        }
+        if (l.gdLock !== 0 && !l.reported && x.holder !== -1) out.push({ text: `a global operation of dynamic array ${name} waits for its ${blockText(x.index, k)}${on}, held by ${x.holderText}` });
       }
-      if (l.gdLock !== 0 && !l.reported && l.holder !== -1) out.push({ text: `a global operation of dynamic array ${name} waits for its block${on}, held by ${l.holderText}` });
     }
     for (const a of this.asked.values()) out.push({ text: `${a.who} waits for the global ${a.kind} of dynamic array ${a.array}` });
     for (const [name, l] of this.locals) {
@@ -779,7 +905,10 @@ export class DdaNode implements Participant {
 
   /** The request kinds ucodes use (dda-worker.ts holds blocks with them; ucode/dda.ts asks the rest). */
   register(desk: RequestDesk): void {
-    const resource = (p: unknown): string => `dynamic array ${(p as { array: string }).array}, block of node ${this.rank}`;
+    const resource = (p: unknown): string => {
+      const { array, index } = p as ArrayRequest;
+      return `dynamic array ${array}, ${blockText(index ?? 0, this.specs.get(array)?.blocks ?? 1)} of node ${this.rank}`;
+    };
     const declared = (r: Request): ArrayRequest => {
       const p = r.payload as ArrayRequest;
       if (p.spec) this.declare({ ...p.spec, name: p.array });
@@ -787,11 +916,11 @@ export class DdaNode implements Participant {
     };
     desk.register('dda.acquire', {
       wait: 'descriptor', resource,
-      handle: (r, reply) => { const p = declared(r); this.acquire(p.array, r.cf, r.who(), reply); },
+      handle: (r, reply) => { const p = declared(r); this.acquire(p.array, r.cf, r.who(), reply, p.index); },
     });
     desk.register('dda.release', {
       wait: 'descriptor', resource,
-      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: DdaPart[] }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts); },
+      handle: (r) => { const p = r.payload as ArrayRequest & { buffer?: SharedArrayBuffer; numel: number; size: number; parts?: DdaPart[] }; this.release(p.array, r.cf, p.buffer, p.numel, p.size, p.parts, p.index); },
     });
     desk.register('dda.count', {
       wait: 'descriptor', resource: (p) => `the global count of dynamic array ${(p as ArrayRequest).array}`,
@@ -834,4 +963,4 @@ function joined(parts: readonly Uint8Array[]): Uint8Array {
 }
 
 /** What a ucode's request about an array carries: its name, and its spec the first time. */
-export interface ArrayRequest { array: string; spec?: Omit<ArraySpec, 'name'> }
+export interface ArrayRequest { array: string; spec?: Omit<ArraySpec, 'name'>; /** which of the node's blocks (default 0) */ index?: number }

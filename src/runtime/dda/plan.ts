@@ -11,7 +11,8 @@
 // their shares. Same shares, more transactions, each to a neighbour; a node may forward what it
 // receives (the layer sends after its parts arrived when it holds too few).
 
-export interface Move { from: number; to: number; n: number }
+/** n elements from node `from` to node `to` (and, for arrays of several blocks a node, between which blocks) */
+export interface Move { from: number; to: number; n: number; fromBlock?: number; toBlock?: number }
 
 export interface PlanOptions {
   /** relative speeds of the future nodes (same order), for shares in proportion */
@@ -84,4 +85,62 @@ export function plan(current: ReadonlyMap<number, number>, future: readonly numb
     }
   }
   return moves;
+}
+
+// ------------------------------------------------------------------ several blocks per node
+
+/** A move between blocks: `n` elements from block `fromBlock` of node `from` to block `toBlock` of node `to`. */
+export interface BlockMove extends Move { fromBlock: number; toBlock: number }
+
+/** Each of a node's `k` blocks' share of the node's `share`: equal, the remainder on the last. */
+export function blockShares(share: number, k: number): number[] {
+  const each = Math.floor(share / k);
+  return Array.from({ length: k }, (_, b) => (b === k - 1 ? share - each * (k - 1) : each));
+}
+
+/**
+ * The distribution over blocks: the seed's plan over nodes (`plan`, so the network carries the
+ * same elements as with one block a node), each node's share split equally over its `k` blocks,
+ * and each node-to-node move split into block-to-block moves — a sender gives from its blocks
+ * most above their shares first, a receiver fills its blocks most below theirs first; then what
+ * is left uneven inside a node moves between its own blocks (a copy in memory; after the
+ * network's moves in the list). Each block-to-block move is one part: a receiving block is
+ * complete (a fragment may take it) when its own parts are in, while the node's other blocks
+ * still receive.
+ */
+export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: number, future: readonly number[], o: PlanOptions = {}): BlockMove[] {
+  const totals = new Map<number, number>();
+  for (const [node, c] of current) totals.set(node, c.reduce((a, b) => a + b, 0));
+  const moves = plan(totals, future, o);
+  if (k === 1) return moves.map((m) => ({ ...m, fromBlock: 0, toBlock: 0 }));
+  if (o.neighbours) throw new RangeError('moves between neighbours are planned for one block a node');
+  const target = new Map<number, number>();
+  shares([...totals.values()].reduce((a, b) => a + b, 0), future, o.weights).forEach((s, i) => target.set(future[i]!, s));
+  // per node, how much each block gives (above its share) or takes (below it), largest first
+  const gives = new Map<number, { b: number; n: number }[]>(), takes = new Map<number, { b: number; n: number }[]>();
+  const byAmount = (a: { b: number; n: number }, c: { b: number; n: number }): number => c.n - a.n || a.b - c.b;
+  for (const [node, c] of current) {
+    const t = blockShares(target.get(node) ?? 0, k);
+    gives.set(node, c.map((n, b) => ({ b, n: n - t[b]! })).filter((x) => x.n > 0).sort(byAmount));
+    takes.set(node, c.map((n, b) => ({ b, n: t[b]! - n })).filter((x) => x.n > 0).sort(byAmount));
+  }
+  const out: BlockMove[] = [];
+  const split = (m: Move): void => {
+    const g = gives.get(m.from)!, t = takes.get(m.to)!;
+    let left = m.n;
+    while (left > 0) {
+      const s = g[0], d = t[0];
+      // a node's moves never exceed its blocks' surplus (or deficit): the sums agree with plan's
+      if (s === undefined || d === undefined) throw new Error('internal: a node move larger than its blocks give or take');
+      const n = Math.min(left, s.n, d.n);
+      out.push({ from: m.from, fromBlock: s.b, to: m.to, toBlock: d.b, n });
+      left -= n;
+      if ((s.n -= n) === 0) g.shift();
+      if ((d.n -= n) === 0) t.shift();
+    }
+  };
+  for (const m of moves) split(m);
+  // inside each node, what is left: its blocks' gives and takes now sum to the same
+  for (const node of [...current.keys()].sort((a, b) => a - b)) split({ from: node, to: node, n: gives.get(node)!.reduce((a, x) => a + x.n, 0) });
+  return out;
 }

@@ -145,6 +145,9 @@ interface NativeBlock {
   readonly buffer: SharedArrayBuffer;
   readonly order: string;
   resized: boolean;
+  /** which of its node's blocks, of how many (arrays of several blocks a node) */
+  index?: number;
+  blocks?: number;
   getNumel(): number;
   getElsize(): number;
   getMaxSize(): number;
@@ -199,7 +202,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
         else if (t === T_RAW) { o = dv!.v; I[4 * i + 3] = guardOf(o as Uint8Array); }
       } else if (k === B) {
         if (!isNativeBlock(x)) throw new NativeFault(`parameter ${i + 1} of C++ ucode ${imp.symbol} holds a block C++ ucodes cannot take (only a dynamic array's)`);
-        I[4 * i] = x.order === 'ordered' ? BLOCK_ORDERED : BLOCK_UNORDERED;
+        // the order, and (luna_ucode_abi.h) the block's index in bits 8-19 and its node's blocks - 1 in bits 20-30: 0 for one block a node
+        I[4 * i] = (x.order === 'ordered' ? BLOCK_ORDERED : BLOCK_UNORDERED) | ((x.index ?? 0) << 8) | (((x.blocks ?? 1) - 1) << 20);
         I[4 * i + 1] = x.getNumel();
         I[4 * i + 2] = x.getElsize();
         D[i] = x.getMaxSize();
