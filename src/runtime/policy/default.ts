@@ -272,6 +272,21 @@ export class DefaultPolicy implements SchedulingPolicy {
   }
 
   /**
+   * The system thread is one of the lanes of a node without peers (`--threads T`: T − 1 workers
+   * and this thread): then the node's T threads want its T cores, and a thread that waits for a
+   * fed value or its next batch spins where, with T + 1 threads on T cores, the spin gate
+   * (exec/protocol.ts coreFree) made it sleep and pay a wake-up (Task Bench stencil_1d 1×2 at
+   * 2^12 / 2^14 iterations: 964 / 822 of ~1 000 fed waits ended asleep). With peers it is not:
+   * a batch on this thread runs for up to FED_RUN_NS, and their messages would wait behind it.
+   * `LUNA_SYSTEM_LANE=0` turns it off (comparisons), `=1` keeps it on with peers too.
+   */
+  systemLane(t: ThreadsView): boolean {
+    const env = tuned('LUNA_SYSTEM_LANE');
+    if (env !== undefined) return env === 1 && t.lanes >= 2;
+    return t.lanes >= 2 && t.nodes === 1;
+  }
+
+  /**
    * A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with
    * stealable work). A fed batch counts its CFs by the code's fastest execution, not the mean:
    * under load the workers' CFs measure longer (preempted), and fed batches sized by the mean
