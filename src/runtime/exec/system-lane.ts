@@ -63,8 +63,8 @@ export class SystemLane {
   private readonly ABORT: number;
   private readonly RUNNING: number;
   private readonly ONCPU: number;
-  /** batches this lane ran, and the times it suspended one for a fed value */
-  readonly stats = { batches: 0, suspends: 0 };
+  /** batches this lane ran, the times it suspended one for a fed value, and how long those lasted (ns) */
+  readonly stats = { batches: 0, suspends: 0, suspendedNs: 0 };
 
   constructor(private readonly o: SystemLaneOptions) {
     const lanes = o.lane + 1;
@@ -212,6 +212,7 @@ export class SystemLane {
     const flags = this.o.flags, me = this.o.lane, ex = this.o.exchange!;
     this.suspended = true;
     this.stats.suspends++;
+    const t0 = performance.now();
     Atomics.store(flags, me, SLEEPING);
     Atomics.sub(flags, this.ONCPU, 1);
     const wake = (): void => {
@@ -219,6 +220,7 @@ export class SystemLane {
       if (Atomics.compareExchange(flags, me, SLEEPING, AWAKE) === SLEEPING) Atomics.add(flags, this.ONCPU, 1);
       this.suspended = false;
       this.waking = true;
+      this.stats.suspendedNs += (performance.now() - t0) * 1e6;
       if (this.stopped) { this.cur = null; return; }
       this.turn();
     };
