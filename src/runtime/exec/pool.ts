@@ -138,6 +138,7 @@ export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
   const plan: WaitPlan = { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
   const producer = envSpin('LUNA_FED_SPIN_PRODUCER_US', p.fedSpinProducerNs ?? 0);
   if (producer > 0) plan.fedSpinProducerNs = producer;
+  if (p.laneSleepNs) plan.laneSleepNs = p.laneSleepNs;
   return plan;
 }
 

@@ -232,6 +232,11 @@ export interface WaitPlan {
   fedSpinProducerNs?: number;
   /** ns the system thread, its pump done, spins for a worker's result before it returns to the event loop (same gate) */
   resultSpinNs: number;
+  /**
+   * ns the system lane, its spin for a fed value over, sleeps on its flag as a worker does before
+   * it suspends the batch and returns to the event loop (absent: 0, it returns at once)
+   */
+  laneSleepNs?: number;
 }
 
 /**

@@ -8,10 +8,12 @@
 // What it keeps from a worker: its CFs run in the order they were sent (FIFO on the lane); a
 // ucode's failure becomes the batch's error and names the CF (the runtime reports it); its CFs
 // are traced on a lane of their own (thread T in the system thread's file). What it cannot do
-// as a worker does: block. A wait for a fed value spins while a core is free for it, then the
-// batch is suspended and the event loop runs on (worker results, deaths, signals) until a
-// producer's notify or the abort resumes it (Atomics.waitAsync). Codes that may wait for their
-// node never come here (the runtime keeps such programs on workers).
+// as a worker does: block for long. A wait for a fed value spins while a core is free for it,
+// sleeps on the lane's flag for a bounded while (the policy's laneSleepNs: the event loop's
+// worker results, deaths and signals wait that long at most), then the batch is suspended and
+// the event loop runs on until a producer's notify or the abort resumes it (Atomics.waitAsync).
+// Codes that may wait for their node never come here (the runtime keeps such programs on
+// workers).
 import type { DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { wallNs } from '../../trace/clock.js';
@@ -63,8 +65,8 @@ export class SystemLane {
   private readonly ABORT: number;
   private readonly RUNNING: number;
   private readonly ONCPU: number;
-  /** batches this lane ran, the times it suspended one for a fed value, and how long those lasted (ns) */
-  readonly stats = { batches: 0, suspends: 0, suspendedNs: 0 };
+  /** batches this lane ran, the times it slept for a fed value, suspended a batch for one, and how long those lasted (ns) */
+  readonly stats = { batches: 0, sleeps: 0, suspends: 0, suspendedNs: 0 };
 
   constructor(private readonly o: SystemLaneOptions) {
     const lanes = o.lane + 1;
@@ -197,8 +199,28 @@ export class SystemLane {
       if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && share.ok(now)) continue;
       break;
     }
+    // sleep as a worker does (the producer's wakeLane notifies this flag), for a while
+    if (plan.laneSleepNs && this.sleep(plan.laneSleepNs)) {
+      const v = ex.take(f.lane!, f.batch!, f.task, f.out);
+      if (v !== undefined) { w.slept++; this.waking = false; return v; }
+      if (flags[this.ABORT] !== 0) return undefined;
+    }
     this.suspend();
     return SUSPEND;
+  }
+
+  /**
+   * Sleep on this lane's flag up to `ns` unless something came meanwhile; whether it slept. The
+   * node's count of threads on a CPU leaves with this one, as with a worker (protocol.ts wakeLane).
+   */
+  private sleep(ns: number): boolean {
+    const flags = this.o.flags, me = this.o.lane, ex = this.o.exchange!;
+    Atomics.store(flags, me, SLEEPING);
+    Atomics.sub(flags, this.ONCPU, 1);
+    const slept = !ex.pending() && flags[this.ABORT] === 0;
+    if (slept) { this.stats.sleeps++; Atomics.wait(flags, me, SLEEPING, ns / 1e6); }
+    if (Atomics.compareExchange(flags, me, SLEEPING, AWAKE) === SLEEPING) Atomics.add(flags, this.ONCPU, 1);
+    return slept;
   }
 
   /** the batch was suspended and resumed since its last fed value (FedWaits.slept) */
