@@ -1,5 +1,5 @@
-// The system thread as one of a node's lanes: on one node, `--threads 2` runs one worker thread
-// and the system thread as lane 2. A two-wide stencil whose two columns feed each other across
+// The system thread as one of a node's lanes (LUNA_SYSTEM_LANE=1): `--threads 2` runs one worker
+// thread and the system thread as lane 2. A two-wide stencil whose two columns feed each other across
 // the two kinds of lane must compute what the program says (also when the system lane has to
 // leave a wait for the worker's value to the event loop), record its CFs on both lanes, and fail
 // cleanly — naming the fragment — when a CF throws on the system thread or the worker dies
@@ -60,8 +60,9 @@ before(() => {
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
+/** A run with the system thread as a lane (LUNA_SYSTEM_LANE=1) unless `env` says otherwise. */
 const run = (opts: string[], steps: number, kind: string, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
-  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'stencil.fa'), String(steps), kind], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'stencil.fa'), String(steps), kind], { env: { ...process.env, LUNA_SYSTEM_LANE: '1', ...env }, timeoutMs: 90_000 });
 
 /** CFs per lane in a trace (luna export tables). */
 async function lanesOf(trace: string): Promise<Map<string, number>> {
@@ -107,8 +108,11 @@ test('a worker that dies while the system lane waits for its value fails the run
   assertFails(r, [/worker thread 1 of node 0 exited with code 3 while running ucode c_step/, /in CF [ab]\[\d+\]/]);
 });
 
-test('several nodes keep every lane on a worker: the system thread serves the peers', async () => {
-  const r = await run(['--nodes', '2', '--threads', '2'], 60, 'ok');
+test('by default every lane is a worker\'s, on several nodes too', async () => {
+  const one = await run(['--threads', '2'], 60, 'ok', { LUNA_SYSTEM_LANE: '' });
+  assertOk(one);
+  assert.equal(timingOf<{ workers: number }>(one).workers, 2, describeRun(one));
+  const r = await run(['--nodes', '2', '--threads', '2'], 60, 'ok', { LUNA_SYSTEM_LANE: '' });
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(60), describeRun(r));
   assert.equal(timingOf<{ workers: number }>(r).workers, 2, describeRun(r));

@@ -287,12 +287,14 @@ export class DefaultPolicy implements SchedulingPolicy {
    * (exec/protocol.ts coreFree) made it sleep and pay a wake-up (Task Bench stencil_1d 1×2 at
    * 2^12 / 2^14 iterations: 964 / 822 of ~1 000 fed waits ended asleep). With peers it is not:
    * a batch on this thread runs for up to FED_RUN_NS, and their messages would wait behind it.
-   * `LUNA_SYSTEM_LANE=0` turns it off (comparisons), `=1` keeps it on with peers too.
+   * Not yet the default: the system thread's bookkeeping between its batches now holds up the
+   * worker waiting for the system lane's values (Task Bench stencil_1d 1×2, C++ kernels, 1 000
+   * steps, alternated, medians of 3, load 2.5–3.3: at 2^11 / 2^12 / 2^13 iterations 121 / 135 /
+   * 339 ms with two workers against 176 / 193 / 658 ms with the system lane; at 2^14 792 against
+   * 717). `LUNA_SYSTEM_LANE=1` turns it on (with peers too), `=0` off.
    */
   systemLane(t: ThreadsView): boolean {
-    const env = tuned('LUNA_SYSTEM_LANE');
-    if (env !== undefined) return env === 1 && t.lanes >= 2;
-    return t.lanes >= 2 && t.nodes === 1;
+    return tuned('LUNA_SYSTEM_LANE') === 1 && t.lanes >= 2;
   }
 
   /**
