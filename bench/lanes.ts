@@ -105,26 +105,39 @@ export function readLanes(dir: string): LaneTrace {
     if (e.kind === 'cfCreated') chainOf.set(e.cf, e.gid);
     else if (e.kind === 'sysBusy') sysSpans++;
   }
-  const lanes = readdirSync(dir).filter((f) => /^node0\.thread[1-9]\d*\.lt$/.test(f));
+  // a lane's links, from every thread's file: the system thread records those it runs as a lane
+  // of its own and those it runs inline on behalf of an idle lane, on that lane
+  const byLane = new Map<number, Link[]>();
+  const open = new Map<number, Link>();
+  for (const f of readdirSync(dir).filter((n) => /^node0\.thread\d+\.lt$/.test(n))) {
+    for (const e of readThreadFile(join(dir, f)).events) {
+      if (e.kind === 'cfStart') {
+        // the link's gid is <main>_<chain j>_…: the chain is its second component
+        const l: Link = { t: e.t, end: Infinity, chain: (chainOf.get(e.cf) ?? '').split('_')[1] ?? '' };
+        open.set(e.cf, l);
+        const a = byLane.get(e.lane) ?? [];
+        a.push(l);
+        byLane.set(e.lane, a);
+      } else if (e.kind === 'cfFinish') {
+        const l = open.get(e.cf);
+        if (l) { l.end = e.t; open.delete(e.cf); }
+      }
+    }
+  }
   const starts: Link[] = [];
   const spans: { from: number; to: number; run: number }[] = [];
   let waits = 0;
-  for (const f of lanes) {
-    let from = Infinity, to = 0, run = 0, at = 0, prevFin = -1;
-    for (const e of readThreadFile(join(dir, f)).events) {
-      if (e.kind === 'cfStart') {
-        at = e.t;
-        if (from === Infinity) from = e.t;
-        if (prevFin >= 0 && e.t - prevFin > WAIT_NS) waits++;
-        // the link's gid is <main>_<chain j>_…: the chain is its second component
-        starts.push({ t: e.t, end: Infinity, chain: (chainOf.get(e.cf) ?? '').split('_')[1] ?? '' });
-      } else if (e.kind === 'cfFinish') {
-        run += e.t - at; prevFin = to = e.t;
-        if (starts.length > 0) starts[starts.length - 1]!.end = e.t;
-      }
+  for (const links of byLane.values()) {
+    links.sort((x, y) => x.t - y.t);
+    let run = 0, prevFin = -1;
+    for (const l of links) {
+      if (prevFin >= 0 && l.t - prevFin > WAIT_NS) waits++;
+      if (l.end !== Infinity) { run += l.end - l.t; prevFin = l.end; }
+      starts.push(l);
     }
-    spans.push({ from, to, run });
+    spans.push({ from: links[0]!.t, to: prevFin, run });
   }
+  starts.sort((x, y) => x.t - y.t);
   const from = Math.min(...spans.map((s) => s.from)), to = Math.max(...spans.map((s) => s.to));
   const byChain = new Map<string, number[]>();
   for (const s of starts) { const a = byChain.get(s.chain) ?? []; a.push(s.t); byChain.set(s.chain, a); }

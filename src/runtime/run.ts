@@ -169,12 +169,17 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
   let asked: boolean[] = [];
   for (const l of layers) l.register?.(desk);
+  const inline = new InlineExecutor(opts.program.imports, tr, desk, tp.rank);
+  // the system thread as the last lane (the policy's say, where it can be: fragments may run on
+  // it, and none may wait for the thread that would answer it)
+  const threadsView = { cpus: cores, lanes, nodes: tp.size };
+  const systemLane = !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits) && lanes >= 2 && policy.systemLane?.(threadsView) === true;
   const pool = new WorkerPool({
-    lanes, node: tp.rank, bundle, native, imports: opts.program.imports, trace: workerTrace,
+    lanes, node: tp.rank, system: systemLane ? { inline, trace: tr } : undefined, bundle, native, imports: opts.program.imports, trace: workerTrace,
     modules: layers.flatMap((l) => l.workerModules ?? []),
     onRequest: (lane, m) => desk.receive(lane, m),
     // waiting threads spin while a core is free for them (the policy says how long)
-    waiting: policy.waiting({ cpus: cores, lanes, nodes: tp.size }),
+    waiting: policy.waiting(threadsView),
     // workers feed each other the values of dependent steps (LUNA_FEED=0: through this thread only)
     feed: process.env.LUNA_FEED !== '0',
     onResult: (r) => rt.onResult(r),
@@ -183,7 +188,6 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // workers boot (tens of milliseconds each) when the policy first wants them, as many at once
   // as leave this thread a core; a program without ucodes never starts one
   const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(bootingAtOnce(cores)) : undefined;
-  const inline = new InlineExecutor(opts.program.imports, tr, desk, tp.rank);
   const router = new Router(tp);
   const control = new Control(router, wallNs);
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
@@ -246,7 +250,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

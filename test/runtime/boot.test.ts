@@ -10,8 +10,8 @@ import { join, resolve } from 'node:path';
 
 const LUNA = resolve('bin/luna');
 
-function run(args: string[]): { out: string; workers: number; sent: number } {
-  const r = spawnSync(process.execPath, [LUNA, 'run', '--timing', ...args], { encoding: 'utf8', timeout: 120_000 });
+function run(args: string[], env: Record<string, string> = {}): { out: string; workers: number; sent: number } {
+  const r = spawnSync(process.execPath, [LUNA, 'run', '--timing', ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...env } });
   assert.equal(r.status, 0, r.stderr);
   const m = /luna: timing: (\{.*\})/.exec(r.stderr);
   assert.ok(m, `--timing line on stderr\n${r.stderr}`);
@@ -71,8 +71,11 @@ test('a code that stays long boots the workers and runs there', () => {
   assert.ok(r.sent >= 1, `fragments sent to workers (${r.sent})`);
 });
 
-test('--warm-start boots the workers before the program, tiny or not', () => {
+test('--warm-start boots the workers before the program, tiny or not; with the system thread as a lane, one fewer', () => {
   const r = run(['--threads', '2', '--warm-start', resolve('examples/hello/hello.fa')]);
   assert.match(r.out, /hello: OK/);
-  assert.equal(r.workers, 2);
+  assert.equal(r.workers, 2, 'every lane a worker');
+  const s = run(['--threads', '2', '--warm-start', resolve('examples/hello/hello.fa')], { LUNA_SYSTEM_LANE: '1' });
+  assert.match(s.out, /hello: OK/);
+  assert.equal(s.workers, 1, 'one worker and the system thread');
 });

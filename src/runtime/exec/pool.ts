@@ -8,7 +8,11 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
-import { feedSlotsBuffer } from './slots.js';
+import { FeedSlots, feedSlotsBuffer } from './slots.js';
+import { Exchange } from './exchange.js';
+import type { InlineExecutor } from './inline.js';
+import { SystemLane } from './system-lane.js';
+import type { TraceSink } from '../../trace/schema.js';
 import { lanesRun } from './priority.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
@@ -110,6 +114,11 @@ export interface PoolOptions {
    * after "worker thread N" (e.g. "exited with code 3")
    */
   onDeath: (lane: number, cf: number, cause: string) => void;
+  /**
+   * the system thread is the last of the `lanes` lanes (system-lane.ts): one worker fewer, and
+   * batches sent to that lane run on this thread with `inline`
+   */
+  system?: { inline: InlineExecutor; trace?: TraceSink };
 }
 
 /** Feeding across lanes takes a port per pair of workers: not beyond this many. */
@@ -129,6 +138,7 @@ export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
   const plan: WaitPlan = { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
   const producer = envSpin('LUNA_FED_SPIN_PRODUCER_US', p.fedSpinProducerNs ?? 0);
   if (producer > 0) plan.fedSpinProducerNs = producer;
+  if (p.laneSleepNs) plan.laneSleepNs = p.laneSleepNs;
   return plan;
 }
 
@@ -136,7 +146,12 @@ export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
 const LANES_RAN_NS = 2_000_000;
 
 export class WorkerPool {
+  /** the node's lanes: the workers, and the system lane when there is one (the last) */
   readonly lanes: number;
+  /** lanes run by worker threads (the first ones) */
+  readonly workerLanes: number;
+  /** the system thread's lane (absent: every lane is a worker's) */
+  readonly system: SystemLane | undefined;
   readonly waiting: WaitPlan;
   /** the system thread counts itself among the node's threads on a CPU (false: it rests in its event loop) */
   private working = true;
@@ -184,6 +199,7 @@ export class WorkerPool {
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
+    this.workerLanes = opts.system && opts.lanes >= 2 ? opts.lanes - 1 : opts.lanes;
     this.flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(opts.lanes)));
     this.waiting = waitPlan(opts.waiting);
     this.flags[onCpuFlag(opts.lanes)] = 1; // the system thread
@@ -209,11 +225,31 @@ export class WorkerPool {
         }
       }
     }
+    if (opts.system && this.workerLanes < this.lanes) {
+      const me = this.workerLanes;
+      let exchange: Exchange | undefined;
+      if (this.feeds) {
+        const ctl = new MessageChannel();
+        this.ctl[me] = ctl.port1;
+        exchange = new Exchange(this.flags, me, this.lanes, ctl.port2, this.peers[me]!, this.slots && new FeedSlots(this.slots, this.lanes, me));
+      }
+      this.system = new SystemLane({ lane: me, flags: this.flags, inline: opts.system.inline, exchange, waiting: this.waiting, trace: opts.system.trace, onResult: (r) => this.result(r) });
+    }
+  }
+
+  /** A batch's result (a worker's, decoded, or the system lane's): the runtime books it. */
+  private result(r: BatchResult): void {
+    this.work();
+    this.inflight[r.lane]!--;
+    if (this.lanesRanNs < LANES_RAN_NS) this.lanesRan(r);
+    this.opts.onResult(r);
+    // the system thread will not name this batch in a feed request any more
+    if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, r.lane), r.batch);
   }
 
   /** Start lane `i`'s worker now (it boots while the system thread does other work). */
   warm(i: number): void {
-    if (!this.workers[i] && !this.stopped) this.startWorker(i);
+    if (i < this.workerLanes && !this.workers[i] && !this.stopped) this.startWorker(i);
   }
 
   /**
@@ -224,7 +260,7 @@ export class WorkerPool {
    */
   warmUp(parallel: number): void {
     this.bootAhead = true;
-    for (let started = 0; started < parallel && this.nextWarm < this.lanes; this.nextWarm++) {
+    for (let started = 0; started < parallel && this.nextWarm < this.workerLanes; this.nextWarm++) {
       if (!this.workers[this.nextWarm]) { this.warm(this.nextWarm); started++; }
     }
   }
@@ -232,14 +268,14 @@ export class WorkerPool {
   /** A worker booted: the next one of warmUp may start. */
   private warmNext(): void {
     if (!this.bootAhead) return;
-    while (this.nextWarm < this.lanes && this.workers[this.nextWarm]) this.nextWarm++;
-    if (this.nextWarm < this.lanes) this.warm(this.nextWarm++);
+    while (this.nextWarm < this.workerLanes && this.workers[this.nextWarm]) this.nextWarm++;
+    if (this.nextWarm < this.workerLanes) this.warm(this.nextWarm++);
   }
 
   /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
   allBooted(): Promise<void> {
-    for (let i = 0; i < this.lanes; i++) this.warm(i);
-    return this.booted >= this.lanes ? Promise.resolve() : new Promise((res) => this.bootWaiters.push(res));
+    for (let i = 0; i < this.workerLanes; i++) this.warm(i);
+    return this.booted >= this.workerLanes ? Promise.resolve() : new Promise((res) => this.bootWaiters.push(res));
   }
 
   private bootSettled(): void {
@@ -300,23 +336,18 @@ export class WorkerPool {
     };
     this.deaths[i] = death;
     const result = (m: WireResult): void => {
-      this.work();
-      this.inflight[m.lane]!--;
-      if (this.lanesRanNs < LANES_RAN_NS) this.lanesRan(m);
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
       if (m.idleSleeps) r.idleSleeps = m.idleSleeps;
       if (m.gaps) r.gaps = m.gaps;
-      this.opts.onResult(r);
-      // the system thread will not name this batch in a feed request any more
-      if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, m.lane), m.batch);
+      this.result(r);
     };
     w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
         this.booted++;
         this.ready[i] = true;
-        if (this.booted >= this.lanes) this.bootSettled();
+        if (this.booted >= this.workerLanes) this.bootSettled();
         this.warmNext();
         return;
       }
@@ -336,12 +367,14 @@ export class WorkerPool {
   }
 
   /** Count the time a batch's fragments ran; past LANES_RAN_NS, lower V8's background threads. */
-  private lanesRan(m: WireResult): void {
+  private lanesRan(m: BatchResult): void {
+    if (!m.start || !m.fin) return;
     for (let i = 0; i < m.start.length; i++) this.lanesRanNs += m.fin[i]! - m.start[i]!;
     if (this.lanesRanNs >= LANES_RAN_NS) lanesRun();
   }
 
   send(lane: number, batch: Batch): void {
+    if (lane === this.workerLanes) { this.inflight[lane]!++; this.system!.send(batch); return; }
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
@@ -353,9 +386,10 @@ export class WorkerPool {
    * batch that reads them is sent.
    */
   feed(from: number, requests: Feed): void {
-    if (!this.workers[from]) this.startWorker(from);
+    if (from < this.workerLanes && !this.workers[from]) this.startWorker(from);
     this.ctl[from]!.postMessage(requests);
     Atomics.add(this.flags, feedsFlag(this.lanes, from), 1);
+    if (from === this.workerLanes) { this.system!.serve(); return; }
     if (wakeLane(this.flags, from)) this.wakes++;
   }
 
@@ -384,6 +418,8 @@ export class WorkerPool {
    * its value arrives: the wake-up is then off the path from the producer to the consumer.
    */
   rest(): void {
+    // the system lane has a batch to run or to resume: this thread is not idle
+    if (this.system?.pending) return;
     const ns = this.waiting.resultSpinNs;
     if (ns > 0 && this.busy() && this.booted > 0) {
       const results = resultsFlag(this.lanes), onCpu = onCpuFlag(this.lanes), cpus = this.waiting.cpus;
@@ -397,7 +433,7 @@ export class WorkerPool {
     const onCpu = onCpuFlag(this.lanes);
     Atomics.sub(this.flags, onCpu, 1);
     // the core this thread leaves goes to a worker parked for a fed value, if any
-    for (let i = 0; i < this.lanes; i++) {
+    for (let i = 0; i < this.workerLanes; i++) {
       if (Atomics.load(this.flags, i) !== PARKED) continue;
       if (Atomics.load(this.flags, onCpu) < this.waiting.cpus && wakeLane(this.flags, i)) this.wakes++;
       break;
@@ -423,8 +459,9 @@ export class WorkerPool {
   async stop(graceMs = 2000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.system?.stop();
     const waits: Promise<void>[] = [];
-    for (let i = 0; i < this.lanes; i++) {
+    for (let i = 0; i < this.workerLanes; i++) {
       const w = this.workers[i];
       if (!w || this.exited[i]) continue;
       if (!this.ready[i]) { void w.terminate(); continue; }
@@ -462,7 +499,7 @@ export class WorkerPool {
    * asleep); `final`: they are being stopped, nothing more will come from them.
    */
   spillTraces(final = false): void {
-    for (let i = 0; i < this.lanes; i++) {
+    for (let i = 0; i < this.workerLanes; i++) {
       const t = this.traces[i];
       if (t) spillSharedTrace(t.buffer, t.path, final);
     }
@@ -496,6 +533,7 @@ export class WorkerPool {
   /** Stop immediately (errors): do not wait for running ucodes. */
   async kill(): Promise<void> {
     this.stopped = true;
+    this.system?.stop();
     await Promise.all(this.workers.filter((w): w is Worker => w !== undefined).map((w) => w.terminate()));
   }
 }

@@ -4,6 +4,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { ParamType } from '../../core/imports.js';
 import type { DfValue } from '../../ucode/value.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
+import { cpuClockExact, threadCpuNs } from '../../trace/clock.js';
 
 /** One atomic CF, ready to run. */
 export interface Task {
@@ -183,6 +184,39 @@ export function coreFree(flags: Int32Array, onCpu: number, cpus: number): boolea
   return Atomics.load(flags, onCpu) <= cpus;
 }
 
+/** A spin for a running producer checks the CPU it gets every this many ms (two clock reads of ~1 µs) … */
+const SPIN_WINDOW_MS = 0.1;
+/** … and stops when it got less than this share of the wall time: other processes want the cores */
+const SPIN_CPU_SHARE = 0.8;
+
+/**
+ * Whether a spinner still gets its core. The spin gate (`coreFree`) counts the node's own threads
+ * only: a spinner that gets much less than the wall time as CPU shares its core with other
+ * processes, and would slow the thread it waits for. Measured in windows of SPIN_WINDOW_MS, with
+ * the exact thread clock only (without it, always true).
+ */
+export class CpuShare {
+  private wall = 0;
+  private cpu = 0;
+
+  /** Forget the window (after a sleep, which would read as CPU denied). */
+  reset(): void {
+    this.wall = 0;
+  }
+
+  /** false once the spinner got less than SPIN_CPU_SHARE of a window's wall time (`now`: performance.now()) */
+  ok(now: number): boolean {
+    if (!cpuClockExact) return true;
+    if (this.wall === 0) { this.wall = now; this.cpu = threadCpuNs(); return true; }
+    if (now - this.wall < SPIN_WINDOW_MS) return true;
+    const cpu = threadCpuNs();
+    if (cpu - this.cpu < SPIN_CPU_SHARE * (now - this.wall) * 1e6) return false;
+    this.wall = now;
+    this.cpu = cpu;
+    return true;
+  }
+}
+
 /** How the threads of a node wait when they have nothing to do (the policy's `waiting`). */
 export interface WaitPlan {
   /** CPUs the node may use: a waiting thread spins only while its threads on a CPU fit in them */
@@ -198,6 +232,11 @@ export interface WaitPlan {
   fedSpinProducerNs?: number;
   /** ns the system thread, its pump done, spins for a worker's result before it returns to the event loop (same gate) */
   resultSpinNs: number;
+  /**
+   * ns the system lane, its spin for a fed value over, sleeps on its flag as a worker does before
+   * it suspends the batch and returns to the event loop (absent: 0, it returns at once)
+   */
+  laneSleepNs?: number;
 }
 
 /**

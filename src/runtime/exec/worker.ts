@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { AWAKE, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { AWAKE, CpuShare, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -182,11 +182,6 @@ function loop(fns: Ucode[]): void {
   }
 }
 
-/** A spin for a running producer checks the CPU it gets every this many ms (two clock reads of ~1 µs) … */
-const SPIN_WINDOW_MS = 0.1;
-/** … and stops when it got less than this share of the wall time: other processes want the cores */
-const SPIN_CPU_SHARE = 0.8;
-
 /** How this batch's waits for fed values ended (see FedWaits). */
 let waits: FedWaits | undefined;
 /** times this worker slept on its empty port since its last result (BatchResult.idleSleeps) */
@@ -212,8 +207,8 @@ function fed(f: Forward): DfValue | null | undefined {
   let producing = t0 + FED_SPIN_PRODUCER_NS / 1e6;
   const PRODUCER = runningFlag(lanesOf(flags), f.lane!);
   let slept = false;
-  // the window in which this spinner measures the CPU it gets (wall ms, thread CPU ns)
-  let winWall = 0, winCpu = 0;
+  // the CPU this spinner gets (see CpuShare)
+  const share = new CpuShare();
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
     if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6; return v; }
@@ -222,21 +217,16 @@ function fed(f: Forward): DfValue | null | undefined {
     if (spinning(until)) continue;
     const now = performance.now();
     if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
-      // The gate counts this node's threads only. A spinner that gets much less than the wall
-      // time as CPU shares its core with other processes, and would slow the producer it waits
-      // for: it stops spinning (measured in windows of SPIN_WINDOW_MS; with the exact clock only).
-      if (!cpuClockExact) continue;
-      if (winWall === 0) { winWall = now; winCpu = threadCpuNs(); continue; }
-      if (now - winWall < SPIN_WINDOW_MS) continue;
-      const cpu = threadCpuNs();
-      if (cpu - winCpu >= SPIN_CPU_SHARE * (now - winWall) * 1e6) { winWall = now; winCpu = cpu; continue; }
+      // The gate counts this node's threads only: a spinner that shares its core with other
+      // processes would slow the producer it waits for
+      if (share.ok(now)) continue;
       producing = 0; // this wait spins no more beyond FED_SPIN_NS
     }
     // within the spin but no core free (often: this worker's own result has just woken the
     // system thread), parked: the system thread wakes it when it rests and a core frees
     if (sleep(() => ex.pending() || flags[ABORT] !== 0, now < until || now < producing ? PARKED : SLEEPING)) {
       slept = true;
-      winWall = 0; // a window across the sleep would count the sleep as CPU denied
+      share.reset(); // a window across the sleep would count the sleep as CPU denied
     }
   }
 }

@@ -141,6 +141,15 @@ export const FED_SPIN_PRODUCER_NS = 10_000_000;
  * wait behind it)
  */
 export const RESULT_SPIN_NS = 50_000;
+/**
+ * the system lane, its spin for a fed value over, sleeps this long on its flag (a futex wake-up,
+ * as a worker's) before it suspends the batch and returns to its event loop, whose wake-up goes
+ * through a promise and the loop's poll; on one node what the loop serves meanwhile (worker
+ * results, a worker's death, a signal) can wait this long. Suspended at once, the system lane
+ * of a Task Bench stencil_1d 1×2 at 2^14 iterations suspended 440–450 times in 1 000 steps
+ * (load 14).
+ */
+export const LANE_SLEEP_NS = 10_000_000;
 
 function someZero(a: ArrayLike<number>, n: number): boolean {
   for (let i = 0; i < n; i++) if (a[i] === 0) return true;
@@ -268,7 +277,24 @@ export class DefaultPolicy implements SchedulingPolicy {
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {
     if (t.cpus < 2) return { cpus: t.cpus, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
-    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS };
+    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS };
+  }
+
+  /**
+   * The system thread is one of the lanes of a node without peers (`--threads T`: T − 1 workers
+   * and this thread): then the node's T threads want its T cores, and a thread that waits for a
+   * fed value or its next batch spins where, with T + 1 threads on T cores, the spin gate
+   * (exec/protocol.ts coreFree) made it sleep and pay a wake-up (Task Bench stencil_1d 1×2 at
+   * 2^12 / 2^14 iterations: 964 / 822 of ~1 000 fed waits ended asleep). With peers it is not:
+   * a batch on this thread runs for up to FED_RUN_NS, and their messages would wait behind it.
+   * Not yet the default: the system thread's bookkeeping between its batches now holds up the
+   * worker waiting for the system lane's values (Task Bench stencil_1d 1×2, C++ kernels, 1 000
+   * steps, alternated, medians of 3, load 2.5–3.3: at 2^11 / 2^12 / 2^13 iterations 121 / 135 /
+   * 339 ms with two workers against 176 / 193 / 658 ms with the system lane; at 2^14 792 against
+   * 717). `LUNA_SYSTEM_LANE=1` turns it on (with peers too), `=0` off.
+   */
+  systemLane(t: ThreadsView): boolean {
+    return tuned('LUNA_SYSTEM_LANE') === 1 && t.lanes >= 2;
   }
 
   /**

@@ -34,5 +34,6 @@ export class ForwardingPolicy implements SchedulingPolicy {
   giveAway(available: number, threads: number): number { return this.inner.giveAway(available, threads); }
   permitSteal(cf: FragmentView): boolean { return this.inner.permitSteal(cf); }
   waiting(t: ThreadsView): WaitPlan { return this.inner.waiting(t); }
+  systemLane(t: ThreadsView): boolean { return this.inner.systemLane?.(t) ?? false; }
   profile(s: ProfileSample): void { this.inner.profile(s); }
 }

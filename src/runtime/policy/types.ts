@@ -240,6 +240,14 @@ export interface SchedulingPolicy {
    */
   waiting(t: ThreadsView): WaitPlan;
 
+  /**
+   * Whether the system thread is one of the node's `t.lanes` lanes (one worker fewer): batches
+   * sent to the last lane run on it between its own duties (exec/system-lane.ts). Asked once,
+   * before the run, only where it can be: several lanes, fragments that may run on the system
+   * thread (no `--cf-timeout`), and no ucode that may wait for its node (absent: never).
+   */
+  systemLane?(t: ThreadsView): boolean;
+
   /** Called after every finished atomic CF (profiling), when `caps.profiles`. */
   profile(sample: ProfileSample): void;
 }
