@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, FED_RUN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, FED_RUN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -153,7 +153,7 @@ test('spreading loops: long loops on several nodes, unless turned off', () => {
 
 test('unrolling: a chunk while few CFs live, none beyond the target unless the node would starve', () => {
   // workers busy (batches in flight): full chunks, as far as the live target allows
-  const busy = { remaining: 1e6, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 1, lastChunk: 0, wokenSince: 0 };
+  const busy = { remaining: 1e6, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 1, lastChunk: 0, wokenSince: 0, calm: Infinity };
   assert.equal(p.unrollChunk({ ...busy, remaining: 10 }), 10);
   assert.equal(p.unrollChunk(busy), WAIT_AHEAD, 'nothing ready or running: no more at once than may wait');
   // CFs that only wait (a chain) are spawned ahead up to WAIT_AHEAD, plus 4 per CF ready or running
@@ -173,11 +173,16 @@ test('unrolling: a chunk while few CFs live, none beyond the target unless the n
 });
 
 test('unrolling while the node runs everything itself: no further ahead than the CFs are ready', () => {
-  const here = { remaining: 1e6, live: 10, waiting: 0, starving: true, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0 };
+  const here = { remaining: 1e6, live: 10, waiting: 0, starving: true, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0, calm: Infinity };
   assert.equal(p.unrollChunk(here), 1, 'the first chunk is one iteration');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 8 }), 16, 'every spawned CF was ready: double');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 8, wokenSince: 3 }), 4, 'some were spawned before their inputs: halve');
   assert.equal(p.unrollChunk({ ...here, lastChunk: 1, wokenSince: 3 }), 1, 'never below one iteration');
+  // a loop that was woken steps up again only after CALM_UNROLLS calm unrolls (a dependent chain
+  // stays at one step instead of alternating 1, 2, 1, 2 and parking every other CF)
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 1, calm: 0 }), 1, 'just woken: keep the chunk');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 4, calm: CALM_UNROLLS - 1 }), 4, 'not calm long enough: keep it');
+  assert.equal(p.unrollChunk({ ...here, lastChunk: 4, calm: CALM_UNROLLS }), 8, 'calm long enough: double');
   assert.equal(p.unrollChunk({ ...here, lastChunk: ALONE_CHUNK }), ALONE_CHUNK, 'never above a chunk for this thread alone');
   assert.ok(ALONE_CHUNK < LOOP_CHUNK);
   assert.equal(p.unrollChunk({ ...here, lastChunk: 64, remaining: 5 }), 5, 'never beyond the loop');

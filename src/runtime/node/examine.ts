@@ -493,14 +493,14 @@ export class Interpreter {
       if (!st.fifo) {
         // the first chunk now (as far as the policy allows), the rest when the pump asks
         st.loops.push(cf);
-        const chunk = st.unrollChunk(last - first + 1, false);
+        const chunk = st.unrollChunk(last - first + 1, false, cf);
         return chunk > 0 ? this.unroll(cf, chunk) : DONE;
       }
       // FIFO: the loop takes the place its children would take at the tail of the queue
       st.enqueue(cf);
       return DONE;
     }
-    return this.unroll(cf, st.unrollChunk(cf.counterEnd - cf.counter + 1, true));
+    return this.unroll(cf, st.unrollChunk(cf.counterEnd - cf.counter + 1, true, cf));
   }
 
   /** Send every other node a copy of loop `cf` to unroll there (see Spread). */
@@ -564,6 +564,7 @@ export class Interpreter {
     } else for (let k = 0; k < spawned.length; k++) st.enqueue(spawned[k]!);
     if (!more) {
       if (!st.fifo) { st.loops.splice(st.loops.indexOf(cf), 1); st.frontier.delete(cf); }
+      st.unrolled(cf);
       if (sp) st.spreads.delete(cf);
       st.finish(cf);
     }

@@ -119,7 +119,7 @@ export class NodeRuntime {
    * batch and how long, and its waits for fed values (exec/protocol.ts LaneGaps); `chainAhead`:
    * the most batches a lane held at once while a chain continued on it (the policy's chainDepth)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -380,6 +380,7 @@ export class NodeRuntime {
       if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
+    this.stats.woken = this.st.wakes;
     // the turn's batches are sent: a forced collection overlaps the lanes' work (inside the
     // turn's busy span: it is the system thread's overhead)
     collectDue();

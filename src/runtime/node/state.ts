@@ -89,10 +89,10 @@ export class NodeState {
   readonly spreads = new Map<Cf, Spread>();
   /** CFs on this node not finished */
   live = 0;
-  /** CFs woken from waiting so far, and at the previous unroll, with the iterations it spawned */
-  private wakes = 0;
-  private wakesAtUnroll = 0;
-  private lastChunk = 0;
+  /** CFs woken from waiting so far: spawned before their inputs existed (--timing: woken) */
+  wakes = 0;
+  /** per lazily unrolled loop, what its unrolls did (see LoopMemo) */
+  private readonly memos = new Map<Cf, LoopMemo>();
   private cfSeq = 0;
   /** who runs the pump (scheduled when there is something new to do) and names labels for traces */
   owner: StateOwner = IDLE_OWNER;
@@ -148,24 +148,36 @@ export class NodeState {
     this.waiting.add(cf);
   }
 
-  /** Iterations of a loop to spawn now (the policy decides from what the node is doing). */
-  unrollChunk(remaining: number, starving: boolean, loop?: Cf): number {
+  /** Iterations of `loop` to spawn now (the policy decides from what the node is doing). */
+  unrollChunk(remaining: number, starving: boolean, loop: Cf): number {
+    let memo = this.memos.get(loop);
+    if (!memo) this.memos.set(loop, memo = { lastChunk: 0, wakesAt: this.wakes, calm: Infinity });
     const v = this.loopView;
     v.remaining = remaining;
-    v.behind = loop !== undefined && this.behind(loop);
+    v.behind = this.behind(loop);
     v.live = this.live;
     v.waiting = this.waiting.size;
     v.starving = starving;
     v.inflight = this.owner.inflight;
-    v.lastChunk = this.lastChunk;
-    v.wokenSince = this.wakes - this.wakesAtUnroll;
+    v.lastChunk = memo.lastChunk;
+    v.wokenSince = this.wakes - memo.wakesAt;
+    v.calm = memo.calm;
     const chunk = this.policy.unrollChunk(v);
-    if (chunk > 0) { this.lastChunk = Math.min(chunk, remaining); this.wakesAtUnroll = this.wakes; }
+    if (chunk > 0) {
+      memo.calm = v.wokenSince > 0 ? 0 : memo.calm + 1;
+      memo.lastChunk = Math.min(chunk, remaining);
+      memo.wakesAt = this.wakes;
+    }
     return chunk;
   }
 
+  /** `loop` is unrolled to its end: its memo goes. */
+  unrolled(loop: Cf): void {
+    this.memos.delete(loop);
+  }
+
   /** reused for every question (plain data for the policy, no garbage per unroll) */
-  private readonly loopView = { remaining: 0, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0, behind: false };
+  private readonly loopView = { remaining: 0, live: 0, waiting: 0, starving: false, nodes: 1, ordered: false, inflight: 0, lastChunk: 0, wokenSince: 0, calm: Infinity, behind: false };
 
   /** Whether what `loop` spawned last has begun to run: its lanes run dry unless it unrolls more. */
   behind(loop: Cf): boolean {
@@ -340,3 +352,10 @@ export class NodeState {
   /** `>>` flags are set to int 1. */
   static readonly FLAG: DfValue = { t: T_INT, v: 1 };
 }
+
+/**
+ * What a loop's unrolls did: the iterations its previous one spawned, the node's wake count then
+ * (CFs woken since were spawned too early), and its unrolls since one was followed by a wake
+ * (Infinity: none ever was).
+ */
+interface LoopMemo { lastChunk: number; wakesAt: number; calm: number }

@@ -138,6 +138,8 @@ export interface LoopView {
    * spawned before they could run (CFs still waiting for later inputs do not count)
    */
   readonly wokenSince: number;
+  /** this loop's unrolls since one was followed by a wake (Infinity: none ever was) */
+  readonly calm: number;
   /**
    * the CFs this loop spawned last have begun to run (gone to a lane or finished): its lanes
    * run dry unless it spawns more, whatever other loops keep waiting ahead
