@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { PROGRAM, expected } from './stencil2.js';
 
 // ~150 µs of work per step keeps the CFs off the inline path (tiny codes run on the system
 // thread whichever lane is idle). `kind` picks a misbehaviour from step 30 on, on one kind of thread.
@@ -30,27 +31,6 @@ export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out)
 export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
 `;
 
-const PROGRAM = `import c_init(int \`x, name \`v) as init;
-import c_step(string \`kind, int \`t, int \`x, value \`a, value \`b, name \`v) as step;
-import c_print(int \`x, value \`v) as print;
-sub main(int steps, string kind)
-{
-    df v;
-    for x = 0..1 init(x, v[0][x]);
-    for t = 1..steps {
-        cf a[t]: step(kind, t, 0, v[t-1][0], v[t-1][1], v[t][0]);
-        cf b[t]: step(kind, t, 1, v[t-1][0], v[t-1][1], v[t][1]);
-    }
-    for x = 0..1 print(x, v[steps][x]);
-}
-`;
-
-/** What the program prints, computed here. */
-function expected(steps: number): string[] {
-  let v = [1, 2];
-  for (let t = 1; t <= steps; t++) v = [0, 1].map((x) => (3 * v[0]! + 5 * v[1]! + t + x) % 1000003);
-  return v.map((y, x) => `v[${x}] = ${y}`);
-}
 
 let dir = '';
 before(() => {
