@@ -240,6 +240,20 @@ export interface WaitPlan {
 }
 
 /**
+ * Lane `lane`'s thread leaves its CPU to wait in `state` (SLEEPING, or PARKED for a fed value):
+ * the node's count of threads on a CPU drops now, and its waker (wakeLane) counts it back.
+ */
+export function leaveCpu(flags: Int32Array, lane: number, onCpu: number, state: number): void {
+  Atomics.store(flags, lane, state);
+  Atomics.sub(flags, onCpu, 1);
+}
+
+/** Lane `lane`'s thread is back from a wait in `state`: on a CPU again, unless its waker counted it so. */
+export function backOnCpu(flags: Int32Array, lane: number, onCpu: number, state: number): void {
+  if (Atomics.compareExchange(flags, lane, state, AWAKE) === state) Atomics.add(flags, onCpu, 1);
+}
+
+/**
  * Wake lane `lane`'s worker if it sleeps (after a message or request was posted to it). The
  * waker counts it on a CPU at once: the woken thread takes tens of microseconds to run, and a
  * spinner must not take its core meanwhile. True when it woke it (the lane slept or was parked).

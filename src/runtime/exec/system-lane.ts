@@ -18,7 +18,7 @@ import type { DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { wallNs } from '../../trace/clock.js';
 import { InlineFailure, type InlineExecutor } from './inline.js';
-import { AWAKE, CpuShare, SLEEPING, abortFlag, coreFree, onCpuFlag, runningFlag, type Batch, type BatchResult, type FedWaits, type Forward, type TaskError, type WaitPlan } from './protocol.js';
+import { CpuShare, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, onCpuFlag, runningFlag, type Batch, type BatchResult, type FedWaits, type Forward, type TaskError, type WaitPlan } from './protocol.js';
 import type { Exchange } from './exchange.js';
 
 /** A batch being run: where it stands, so that a wait for a fed value can suspend it. */
@@ -215,11 +215,10 @@ export class SystemLane {
    */
   private sleep(ns: number): boolean {
     const flags = this.o.flags, me = this.o.lane, ex = this.o.exchange!;
-    Atomics.store(flags, me, SLEEPING);
-    Atomics.sub(flags, this.ONCPU, 1);
+    leaveCpu(flags, me, this.ONCPU, SLEEPING);
     const slept = !ex.pending() && flags[this.ABORT] === 0;
     if (slept) { this.stats.sleeps++; Atomics.wait(flags, me, SLEEPING, ns / 1e6); }
-    if (Atomics.compareExchange(flags, me, SLEEPING, AWAKE) === SLEEPING) Atomics.add(flags, this.ONCPU, 1);
+    backOnCpu(flags, me, this.ONCPU, SLEEPING);
     return slept;
   }
 
@@ -235,11 +234,9 @@ export class SystemLane {
     this.suspended = true;
     this.stats.suspends++;
     const t0 = performance.now();
-    Atomics.store(flags, me, SLEEPING);
-    Atomics.sub(flags, this.ONCPU, 1);
+    leaveCpu(flags, me, this.ONCPU, SLEEPING);
     const wake = (): void => {
-      // counted back on a CPU by its waker (protocol.ts wakeLane), else here
-      if (Atomics.compareExchange(flags, me, SLEEPING, AWAKE) === SLEEPING) Atomics.add(flags, this.ONCPU, 1);
+      backOnCpu(flags, me, this.ONCPU, SLEEPING);
       this.suspended = false;
       this.waking = true;
       this.stats.suspendedNs += (performance.now() - t0) * 1e6;

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { AWAKE, CpuShare, PARKED, SLEEPING, abortFlag, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -140,8 +140,7 @@ async function main(): Promise<void> {
  * wakes it (protocol.ts wakeLane), else this thread does.
  */
 function sleep(work: () => boolean, state = SLEEPING, lend = true): boolean {
-  Atomics.store(flags, me, state);
-  Atomics.sub(flags, ONCPU, 1);
+  leaveCpu(flags, me, ONCPU, state);
   const slept = !work();
   if (slept) {
     // the system thread may spill what this worker recorded while it sleeps (inside a ucode,
@@ -150,7 +149,7 @@ function sleep(work: () => boolean, state = SLEEPING, lend = true): boolean {
     Atomics.wait(flags, me, state);
     if (lend) tw?.reclaim();
   }
-  if (Atomics.compareExchange(flags, me, state, AWAKE) === state) Atomics.add(flags, ONCPU, 1);
+  backOnCpu(flags, me, ONCPU, state);
   return slept;
 }
 
