@@ -91,11 +91,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const f: Record<string, number> = {};
   const units: Record<string, string> = {};
   const targets: Target[] = [];
-  const notes: string[] = [`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`];
-  const only = rows();
-  if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
+  const notes: string[] = [];
   const sharesOnly = shareRows();
   if (sharesOnly) return shareRuns(ctx, sharesOnly, f, units, targets, notes);
+  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`);
+  const only = rows();
+  if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
   const configs: Config[] = only ? only.configs : (Object.keys(CONFIGS) as Config[]);
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-pic-'));
   try {
