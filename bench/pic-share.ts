@@ -5,6 +5,10 @@
 // a step-(t+1) one; its exchange time is the union of its operations' spans (they overlap each
 // other and the other subdomains' computation: the union is the wall time during which some
 // exchange of the step was in flight, an upper bound of what it costs the step).
+// What an operation's span is made of, on several nodes: until the last other node got its LOCK
+// (the GD's own turn, then the message's way there: `outbound`), then that node's REPORT's way
+// back and the GD's end of it. On 2 × 1 with C++ kernels most of the union is the round trip
+// (small size, load 2–6: a burst of 16–32 counts starts within 1–2 ms and ends 0.4–50 ms later).
 import type { TraceEvent } from '../src/trace/schema.js';
 
 type DdaOp = Extract<TraceEvent, { kind: 'ddaOp' }>;
@@ -18,6 +22,14 @@ export interface ExchangeShare {
   maxStep: number;
   /** bytes delivered by destination over the measured steps */
   exchangedBytes: number;
+  /** the operations' spans (LOCK to UNLOCK at the GD), median and 90th percentile, ms */
+  opMedianMs: number;
+  opP90Ms: number;
+  /**
+   * % of the operations' spans before the last other node had the LOCK (NaN on one node): the
+   * rest is that node's REPORT on its way back and the GD's end of the operation
+   */
+  outboundPct: number;
 }
 
 /** Union length of intervals [t, end). */
@@ -36,11 +48,14 @@ function union(spans: readonly [number, number][]): number {
  */
 export function exchangeShare(events: Iterable<TraceEvent>): ExchangeShare {
   const byArray = new Map<string, DdaOp[]>();
+  // each node's part of the operations (op 2, 3: from its LOCK to its UNLOCK), by array and node
+  const parts = new Map<string, DdaOp[]>();
   for (const e of events) {
-    // the operations at their global descriptors (op 0, 1), not the nodes' parts of them
-    if (e.kind !== 'ddaOp' || e.op >= 2) continue;
-    const q = byArray.get(e.array);
-    if (q) q.push(e); else byArray.set(e.array, [e]);
+    if (e.kind !== 'ddaOp' || e.op > 3) continue;
+    // the operations at their global descriptors (op 0, 1), and the nodes' parts of them
+    const m = e.op >= 2 ? parts : byArray, key = e.op >= 2 ? `${e.node} ${e.array}` : e.array;
+    const q = m.get(key);
+    if (q) q.push(e); else m.set(key, [e]);
   }
   if (byArray.size === 0) throw new Error('the trace has no ddaOp records: no global operation of a dynamic array ran');
   const k = Math.min(...[...byArray.values()].map((q) => q.length));
@@ -55,5 +70,26 @@ export function exchangeShare(events: Iterable<TraceEvent>): ExchangeShare {
     if (to > from) maxStep = Math.max(maxStep, (100 * u) / (to - from));
     for (const e of steps[i]!) bytes += e.exchanged;
   }
-  return { steps: Math.max(0, k - 1), share: wall > 0 ? (100 * ex) / wall : NaN, maxStep, exchangedBytes: bytes };
+  // the k-th part of an array on a node is its k-th operation's (the GD runs one at a time)
+  for (const q of parts.values()) q.sort((a, b) => a.t - b.t);
+  const nodes = new Set<number>();
+  for (const key of parts.keys()) nodes.add(Number(key.slice(0, key.indexOf(' '))));
+  const spans: number[] = [];
+  let out = 0, all = 0;
+  for (const [array, q] of byArray) {
+    q.forEach((e, i) => {
+      spans.push(e.end - e.t);
+      let last = -Infinity;
+      for (const n of nodes) if (n !== e.node) { const p = parts.get(`${n} ${array}`)?.[i]; if (p !== undefined) last = Math.max(last, p.t); }
+      if (last === -Infinity) return;
+      out += Math.min(Math.max(last - e.t, 0), e.end - e.t);
+      all += e.end - e.t;
+    });
+  }
+  spans.sort((a, b) => a - b);
+  const at = (p: number): number => spans.length > 0 ? spans[Math.min(spans.length - 1, Math.floor(p * spans.length))]! / 1e6 : NaN;
+  return {
+    steps: Math.max(0, k - 1), share: wall > 0 ? (100 * ex) / wall : NaN, maxStep, exchangedBytes: bytes,
+    opMedianMs: at(0.5), opP90Ms: at(0.9), outboundPct: all > 0 ? (100 * out) / all : NaN,
+  };
 }

@@ -19,16 +19,19 @@
 //   LUNA_PIC_ROWS=seed:1x2 node dist/bench/run.js pic --no-save   only those rows: a size (small,
 //   seed) and the configurations (1x1, 1x2, 2x1, comma-separated), with their baselines and SLOU,
 //   without the exchange-share runs (an A/B of one row in minutes, not the whole suite)
+//   LUNA_PIC_SHARES=small:cpp.2x1 node dist/bench/run.js pic --reps 6 --no-save   only those
+//   exchange-share rows (1x2, 2x1, 1x1.noneLeave, cpp.1x2, cpp.2x1) at that size, each traced
+//   --reps times in rotated rounds: the median, and every run's share with the load beside it
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
 import { initialCloud, REC, type Params } from '../examples/pic3d/model.js';
 import { runSequential } from '../examples/pic3d/sequential.js';
-import { interleavedTimed, ROOT, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
-import { exchangeShare } from './pic-share.js';
+import { exchangeShare, type ExchangeShare } from './pic-share.js';
 
 const FLAGS = process.env.LUNA_CXXFLAGS ?? '-O3';
 const SMALL: Params = { N: 40, F: 4, NP: 100_000, NT: 10, K: 10 };
@@ -46,6 +49,26 @@ function rows(): { size: string; configs: Config[] } | undefined {
   const m = /^(small|seed):((?:1x1|1x2|2x1)(?:,(?:1x1|1x2|2x1))*)$/.exec(v.trim());
   if (!m) throw new Error(`LUNA_PIC_ROWS must be <small|seed>:<1x1|1x2|2x1>[,…], e.g. seed:1x2; got ${JSON.stringify(v)}`);
   return { size: m[1]!, configs: [...new Set(m[2]!.split(',') as Config[])] };
+}
+
+/** The exchange-share rows: their label, configuration, and program (dda: TypeScript kernels, dda-cpp: C++). */
+const SHARES = ['1x2', '2x1', '1x1.noneLeave', 'cpp.1x2', 'cpp.2x1'] as const;
+type ShareRow = (typeof SHARES)[number];
+const shareRow = (label: ShareRow, p: Params): [Config, Params, 'dda' | 'dda-cpp'] => {
+  const cpp = label.startsWith('cpp.');
+  // one node with no particle leaving: one subdomain, every particle stays
+  if (label === '1x1.noneLeave') return ['1x1', { ...p, F: 1 }, 'dda'];
+  return [(cpp ? label.slice(4) : label) as Config, p, cpp ? 'dda-cpp' : 'dda'];
+};
+
+/** LUNA_PIC_SHARES (`size:row,row`): only those exchange-share rows; undefined: not set. */
+function shareRows(): { size: string; rows: ShareRow[] } | undefined {
+  const v = process.env.LUNA_PIC_SHARES;
+  if (v === undefined || v.trim() === '') return undefined;
+  const m = /^(small|seed):([\w.]+(?:,[\w.]+)*)$/.exec(v.trim());
+  const list = m ? m[2]!.split(',') : [];
+  if (!m || list.some((r) => !(SHARES as readonly string[]).includes(r))) throw new Error(`LUNA_PIC_SHARES must be <small|seed>:<${SHARES.join('|')}>[,…], e.g. small:cpp.2x1; got ${JSON.stringify(v)}`);
+  return { size: m[1]!, rows: [...new Set(list as ShareRow[])] };
 }
 
 /** ts, cpp: pic3d.fa with those kernels; dda, dda-cpp: pic3d_dda.fa (particles in dynamic arrays) with TypeScript, C++ kernels */
@@ -68,7 +91,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const f: Record<string, number> = {};
   const units: Record<string, string> = {};
   const targets: Target[] = [];
-  const notes: string[] = [`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`];
+  const notes: string[] = [];
+  const sharesOnly = shareRows();
+  if (sharesOnly) return shareRuns(ctx, sharesOnly, f, units, targets, notes);
+  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`);
   const only = rows();
   if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
   const configs: Config[] = only ? only.configs : (Object.keys(CONFIGS) as Config[]);
@@ -165,32 +191,76 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           }
         }
         if (name === 'seed' && configs.includes('1x2')) targets.push({ key: 'seed.cpp.1x2.slou.PU', op: '>=', value: 70, label: `P_U on 1×2 (original: ${ORIGINAL.pU} %, overhead ${ORIGINAL.pO} %)` });
-        // the particle exchange's share of a step (pic3d_dda: particles in dynamic arrays, moved by
-        // the destination form), from the ddaOp spans of a traced run; and on one node with no
-        // particle leaving (one subdomain: every particle stays), the protocol's fixed cost
-        // (and with C++ kernels, ucenv.h destinations(targets): a shorter step, so a larger share)
-        const shares: [string, Config, Params, 'dda' | 'dda-cpp'][] = [['1x2', '1x2', p, 'dda'], ['2x1', '2x1', p, 'dda'], ['1x1.noneLeave', '1x1', { ...p, F: 1 }, 'dda'],
-          ['cpp.1x2', '1x2', p, 'dda-cpp'], ['cpp.2x1', '2x1', p, 'dda-cpp']];
+        // the particle exchange's share of a step, one traced run per row (exchangeRun)
         if (only) return;
-        for (const [label, cfg, q, lang] of shares) {
-          const trace = join(dir, `${name}-dda-${label}`);
-          await runTimed(argv(lang, q, cfg, ['--trace', trace]), 600_000);
-          const x = exchangeShare(readTrace(trace).events);
+        for (const label of SHARES) {
+          const x = await exchangeRun(dir, name, label, p);
           const k = `${name}.dda.${label}.exchangeShare`;
           f[k] = sig(x.share);
           units[k] = '%';
-          notes.push(`${k}: ${x.share.toFixed(2)} % of ${x.steps} steps (largest step ${x.maxStep.toFixed(2)} %), ${(x.exchangedBytes / 64).toFixed(0)} particles delivered by destination`);
+          notes.push(`${k}: ${shareNote(x)}`);
         }
-        targets.push(
-          { key: `${name}.dda.1x2.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, ${name}, 1×2` },
-          { key: `${name}.dda.2x1.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, ${name}, 2×1` },
-          { key: `${name}.dda.1x1.noneLeave.exchangeShare`, op: '<=', value: 1, label: `exchange share, ${name}, one node, no particle leaving (one subdomain)` },
-          { key: `${name}.dda.cpp.1x2.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, C++ kernels, ${name}, 1×2` },
-          { key: `${name}.dda.cpp.2x1.exchangeShare`, op: '<=', value: 10, label: `particle exchange share of a PIC step, C++ kernels, ${name}, 2×1` },
-        );
+        for (const label of SHARES) targets.push(shareTarget(name, label));
       });
     }
     if (ctx.quick) notes.push(`the seed's parameters (not run with --quick): npm run bench -- pic`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { status: 'ok', figures: f, units, targets, notes };
+}
+
+/** The target of an exchange-share row. */
+function shareTarget(size: string, label: ShareRow): Target {
+  const key = `${size}.dda.${label}.exchangeShare`;
+  if (label === '1x1.noneLeave') return { key, op: '<=', value: 1, label: `exchange share, ${size}, one node, no particle leaving (one subdomain)` };
+  const [cfg, , lang] = shareRow(label, SMALL);
+  return { key, op: '<=', value: 10, label: `particle exchange share of a PIC step${lang === 'dda-cpp' ? ', C++ kernels' : ''}, ${size}, ${cfg.replace('x', '×')}` };
+}
+
+/**
+ * The particle exchange's share of a step (pic3d_dda: particles in dynamic arrays, moved by the
+ * destination form), from the ddaOp spans of a traced run; on one node with no particle leaving,
+ * the protocol's fixed cost (and with C++ kernels, ucenv.h destinations(targets): a shorter
+ * step, so a larger share).
+ */
+async function exchangeRun(dir: string, size: string, label: ShareRow, p: Params): Promise<ExchangeShare & { load: number }> {
+  const [cfg, q, lang] = shareRow(label, p);
+  const trace = join(dir, `${size}-dda-${label}`);
+  rmSync(trace, { recursive: true, force: true });
+  const load = loadavg()[0]!;
+  await runTimed(argv(lang, q, cfg, ['--trace', trace]), 600_000);
+  return { ...exchangeShare(readTrace(trace).events), load };
+}
+
+function shareNote(x: ExchangeShare): string {
+  return `${x.share.toFixed(2)} % of ${x.steps} steps (largest step ${x.maxStep.toFixed(2)} %), ${(x.exchangedBytes / 64).toFixed(0)} particles delivered by destination; ` +
+    `an operation ${x.opMedianMs.toFixed(2)} ms (p90 ${x.opP90Ms.toFixed(2)})${Number.isNaN(x.outboundPct) ? '' : `, ${x.outboundPct.toFixed(0)} % of it until the other node had the LOCK`}`;
+}
+
+/** LUNA_PIC_SHARES: only those share rows, each traced ctx.reps times in rotated rounds. */
+async function shareRuns(ctx: Ctx, only: { size: string; rows: ShareRow[] }, f: Record<string, number>, units: Record<string, string>, targets: Target[], notes: string[]): Promise<SuiteOutput> {
+  const p = only.size === 'seed' ? SEED : SMALL;
+  const reps = ctx.quick ? 1 : ctx.reps;
+  notes.push(`LUNA_PIC_SHARES: ${only.size} size, ${only.rows.join(', ')}: ${reps} traced run(s) each in rotated rounds, the median; C++ flags ${FLAGS}`);
+  const dir = mkdtempSync(join(tmpdir(), 'luna-bench-pic-'));
+  try {
+    const runs = new Map<ShareRow, (ExchangeShare & { load: number })[]>(only.rows.map((r) => [r, []]));
+    for (let r = 0; r < reps; r++) {
+      for (const label of roundOrder(only.rows, r)) {
+        const x = await exchangeRun(dir, only.size, label, p);
+        runs.get(label)!.push(x);
+        ctx.log(`pic: ${only.size} ${label} exchange share ${x.share.toFixed(2)} % (load ${x.load.toFixed(1)})`);
+      }
+    }
+    for (const [label, xs] of runs) {
+      const k = `${only.size}.dda.${label}.exchangeShare`;
+      const sorted = [...xs].sort((a, b) => a.share - b.share);
+      f[k] = sig(sorted[sorted.length >> 1]!.share);
+      units[k] = '%';
+      targets.push(shareTarget(only.size, label));
+      notes.push(`${k}: median of ${xs.length}; runs in order: ${xs.map((x) => `${x.share.toFixed(2)} % (load ${x.load.toFixed(1)})`).join(', ')}; the median run: ${shareNote(sorted[sorted.length >> 1]!)}`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
