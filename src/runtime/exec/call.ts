@@ -71,7 +71,7 @@ let detached: ThreadContext | undefined;
  */
 export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext = (detached ??= detachedContext()), cf = -1): (DfValue | null)[] {
   const direct = (fn as DirectUcode).direct;
-  if (direct !== undefined) return callDirect(direct, def, args, keys, nameOf, ctx, cf);
+  if (direct !== undefined) return callDirect(direct, def, outputCount(def), args, keys, nameOf, ctx, cf);
   const params = def.params;
   const n = params.length;
   const call = (scratch[n] ??= new Array<unknown>(n));
@@ -116,10 +116,26 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
 
 const NO_OUTPUTS: (DfValue | null)[] = [];
 
-/** callUcode for a ucode that takes the values themselves: the outputs come back in one array. */
-function callDirect(direct: NonNullable<DirectUcode['direct']>, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext, cf: number): (DfValue | null)[] {
-  let nOut = 0;
-  for (const p of def.params) if (p === 'name') nOut++;
+/** The `direct` form of ucode `fn` (values in, outputs in one array), if it has one (C++ ucodes). */
+export function directOf(fn: Ucode): DirectCall | undefined {
+  return (fn as DirectUcode).direct;
+}
+
+export type DirectCall = NonNullable<NativeUcode['direct']>;
+
+/** How many outputs (name parameters) import `def` has. */
+export function outputCount(def: UcodeDef): number {
+  const params = def.params;
+  let n = 0;
+  for (let i = 0; i < params.length; i++) if (params[i] === 'name') n++;
+  return n;
+}
+
+/**
+ * callUcode for a ucode that takes the values themselves (`directOf`), with `nOut` its
+ * outputCount: the outputs come back in one array.
+ */
+export function callDirect(direct: DirectCall, def: UcodeDef, nOut: number, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext, cf: number): (DfValue | null)[] {
   // sized at once: a pushed-to empty array reserves 16 slots, per call
   const vals = nOut === 0 ? NO_OUTPUTS : new Array<DfValue | null>(nOut);
   ctx.enter(cf, def);

@@ -8,7 +8,7 @@ import type { ImportDef } from '../../core/imports.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { CpuClockGate, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
-import { bindUcodes, callUcode, nameOfKey, type Ucode } from './call.js';
+import { bindUcodes, callDirect, callUcode, directOf, nameOfKey, outputCount, type DirectCall, type Ucode } from './call.js';
 import { ContractError } from './contract.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import type { Task, TaskError, WireRequest } from './protocol.js';
@@ -97,6 +97,13 @@ class InlineRoute implements Route {
 
 export class InlineExecutor {
   private fns: Ucode[] | null = null;
+  /**
+   * per import, its direct form (C++ ucodes) and its output count, found once: a tiny fragment's
+   * run calls it without callUcode's layer (the per-fragment path runs unoptimised for the first
+   * thousands of fragments, where every call and property read counts)
+   */
+  private directs: (DirectCall | undefined)[] = [];
+  private outs: number[] = [];
   private readonly now: () => number;
   /** wall times of the last run, when it was timed or traced */
   start = 0;
@@ -124,14 +131,16 @@ export class InlineExecutor {
 
   /** Use the functions of an already loaded module (in-process harnesses). */
   use(mod: Record<string, unknown> | undefined, native?: NativeUcodes): void {
-    this.fns = bindUcodes(mod, this.imports, native);
+    const fns = (this.fns = bindUcodes(mod, this.imports, native));
+    this.directs = fns.map(directOf);
+    this.outs = this.imports.map(outputCount);
+    this.ready = true;
     guardExit();
     installContext(this.ctx);
   }
 
-  get ready(): boolean {
-    return this.fns !== null;
-  }
+  /** the ucodes are loaded: fragments may run here (a field, not a getter: asked for every fragment) */
+  ready = false;
 
   /**
    * Run task `t` (no forwarded inputs) now, as lane `lane`: its outputs, or an InlineFailure.
@@ -151,7 +160,10 @@ export class InlineExecutor {
     this.ctx.lane = this.route.lane = lane + 1;
     let o: (DfValue | null)[];
     try {
-      o = callUcode(this.fns![t.imp]!, def, t.args, t.keys, nameOfKey, this.ctx, t.cf);
+      const direct = this.directs[t.imp];
+      o = direct !== undefined
+        ? callDirect(direct, def, this.outs[t.imp]!, t.args, t.keys, nameOfKey, this.ctx, t.cf)
+        : callUcode(this.fns![t.imp]!, def, t.args, t.keys, nameOfKey, this.ctx, t.cf);
       if (asyncMade !== null) {
         const type = asyncMade;
         asyncMade = null;

@@ -273,8 +273,9 @@ export class Interpreter {
       }
     }
     // Output rules and after-actions are evaluated now, while DFs can still be fetched.
-    const rules = this.outRules(cf, site, outKeys);
-    const after = this.afterActions(site);
+    // (a site's constant rules are shared, and most sites have no after-actions: no call for either)
+    const rules = site.sharedRules !== null ? site.sharedRules : this.outRules(cf, site, outKeys);
+    const after = site.setdfs.length === 0 && site.deletes.length === 0 ? null : this.afterActions(site);
     const priority = site.priority ? this.int(site.priority) : cf.priority;
     if (f.blocked) return BLOCKED;
     if (f.missing) {
@@ -317,7 +318,7 @@ export class Interpreter {
     cf.outKeys = outKeys;
     cf.outOwners = outOwners;
     cf.outRules = rules;
-    cf.after = after;
+    if (after !== null) cf.after = after; // (an accessor: most CFs have none, and a site always the same)
     cf.priority = priority;
     const policy = this.st.policy;
     if (policy.caps.orders) cf.priority = policy.priority(cf);

@@ -17,7 +17,7 @@ import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
-import { Cf, DISPATCHED, DONE, OUT_DROP, QUEUED, isPushRule } from './fragment.js';
+import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js';
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { AskDone, DeskHost } from '../exec/desk.js';
 import { collectDue } from '../exec/shm.js';
@@ -882,11 +882,11 @@ export class NodeRuntime {
     const site = cf.site as CallSite;
     const keys = cf.outKeys!, owners = cf.outOwners!, rules = cf.outRules;
     for (let j = 0; j < keys.length; j++) {
-      const rule = rules ? rules[j]! : -1;
+      const rule = rules !== null ? rules[j]! : -1;
       if (rule === OUT_DROP) continue;
       const v = outs[j];
       if (v === null || v === undefined) throw new RunFault(`ucode ${site.imp.symbol} did not set its output DF ${displayDf(keys[j]!)} (Posting an unset value)`, cf);
-      if (isPushRule(rule)) {
+      if (rule <= OUT_PUSH) { // a push rule (isPushRule, written out: this runs for every output of every fragment)
         const t = this.interp.pushTarget(cf, rule, keys[j]!);
         st.push(t.key, t.owner, v);
         continue;
@@ -894,8 +894,11 @@ export class NodeRuntime {
       if (owners[j] === -1) for (const node of cf.replicas![j]!) st.post(keys[j]!, node, v, rule, cf, at);
       else st.post(keys[j]!, owners[j]!, v, rule, cf, at);
     }
-    this.interp.runAfter(cf.after, cf);
-    cf.after = null;
+    const after = cf.after;
+    if (after !== null) {
+      this.interp.runAfter(after, cf);
+      cf.after = null;
+    }
     cf.task = null;
     st.finish(cf);
   }

@@ -295,7 +295,8 @@ export class NodeState {
     let d;
     try { d = this.store.post(key, v, count, producer.site.id, this.self); } catch (e) { throw RunFault.blame(e, producer); }
     if (this.tr) this.liveChanged();
-    this.serve(key, v, d);
+    // (most posts find nobody waiting: a fragment's output is posted before its readers look)
+    if (d.waiters !== null || d.remote !== null) this.serve(key, v, d);
     if (d.excess) this.excess(key, d.excess);
   }
 

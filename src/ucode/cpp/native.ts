@@ -226,7 +226,9 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       for (let i = 1; i <= n; i++) objects[i] = undefined; // do not keep inputs alive
     }
     // the blocks as the ucode left them (defragmented by the glue); new memory if it outgrew its own
-    for (const i of blocks) {
+    // (indexed: unoptimised code pays an iterator per for-of, and most ucodes take no block)
+    for (let j = 0; j < blocks.length; j++) {
+      const i = blocks[j]!;
       if (I[4 * i] !== T_BLOCK) continue;
       const b = args[i] as NativeBlock;
       const ref = I[4 * i + 2]!;
