@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTrace } from '../../src/trace/merge.js';
 import { WAIT_KINDS, type TraceEvent } from '../../src/trace/schema.js';
@@ -14,10 +15,12 @@ import { dynamicArrays } from '../../src/runtime/dda/index.js';
 import { analyzeSlowTrace } from '../../src/analysis/slow/index.js';
 import { fixture, runWithResource } from '../ucode/fixtures.js';
 
-// f1 holds the last node's block while the count is asked (its trigger g comes from a nap on
-// the same node that ends well inside f1's hold); f2 holds it while the rearrangement is asked
+// f1 holds the last node's block while the count is asked (its trigger g comes from a CF on the
+// same node that ends once f1 holds the block, seen through a marker file, and well inside the
+// hold); f2 holds it while the rearrangement is asked. A plain nap of fixed length raced f1's
+// start on a loaded machine (the count then ran before f1 and saw 0 elements).
 const PROGRAM = `
-import c_nap(int \`ms, name \`done) as nap;
+import c_after(int \`n, int \`ms, name \`done) as after;
 import c_fill(block \`P, int \`n, int \`ms, name \`done) as fill;
 import c_check(value \`count, value \`moved, value \`a, value \`b) as check;
 
@@ -26,18 +29,26 @@ sub main(int nodes)
     df g, a, count, g2, b, moved;
     dynamic P(16) @ { capacity: 64; };
     cf f1: fill(P, 40, 600, a) @ { locator_cyclic: nodes - 1; };
-    cf n1: nap(150, g) @ { locator_cyclic: nodes - 1; };
+    cf n1: after(40, 50, g) @ { locator_cyclic: nodes - 1; };
     global_count(P, count) @ { request g; };
     cf f2: fill(P, 10, 600, b) @ { locator_cyclic: nodes - 1; request count; };
-    cf n2: nap(150, g2) @ { locator_cyclic: nodes - 1; request count; };
+    cf n2: after(10, 50, g2) @ { locator_cyclic: nodes - 1; request count; };
     rearrange(P, 0, nodes - 1, moved) @ { request g2; };
     cf c: check(count, moved, a, b) @ { locator_cyclic: 0; };
 }
 `;
 
-const UCODES = `
+/** The ucodes; `marks`: the directory where a fill marks that it holds the block. */
+const ucodes = (marks: string): string => `
+import { existsSync, writeFileSync } from 'node:fs';
+const MARKS = ${JSON.stringify(marks)};
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-export function c_nap(ms, done) { sleep(ms); done.setInt(ms); }
+/** once the fill of n elements holds its block (or after 60 s), ms more */
+export function c_after(n, ms, done) {
+  for (let i = 0; i < 12000 && !existsSync(MARKS + '/held-' + n); i++) sleep(5);
+  sleep(ms);
+  done.setInt(ms);
+}
 /** n elements (id, 3 id + 1), the block held for ms */
 export function c_fill(P, n, ms, done) {
   if (P.getMaxNumel() - P.getNumel() < n) P.resize((P.getNumel() + n) * P.getElsize());
@@ -45,6 +56,7 @@ export function c_fill(P, n, ms, done) {
   const v = P.addElement(n);
   const f = new Float64Array(v.buffer, v.byteOffset, 2 * n);
   for (let i = 0; i < n; i++) { f[2 * i] = at + i; f[2 * i + 1] = 3 * (at + i) + 1; }
+  writeFileSync(MARKS + '/held-' + n, '');
   sleep(ms);
   done.setInt(P.getNumel());
 }
@@ -53,6 +65,13 @@ export function c_check(count, moved, a, b) {
   console.log('lang-waits: OK');
 }
 `;
+
+/** A fixture with the program and ucodes whose marks go to a directory of its own. */
+function programFixture(t: { after(fn: () => void): void }): string {
+  const dir = fixture(t, { 'prog.fa': PROGRAM, 'marks/.keep': '' });
+  writeFileSync(join(dir, 'ucodes.ts'), ucodes(join(dir, 'marks')));
+  return dir;
+}
 
 type Ev<K extends TraceEvent['kind']> = Extract<TraceEvent, { kind: K }>;
 
@@ -86,7 +105,7 @@ function askedWaits(events: TraceEvent[], resource: string): Ev<'wait'>[] {
 
 for (const nodes of [1, 2]) {
   test(`the language's count and rearrange, asked by the system thread, wait for a held block as W naming the array, ${nodes} node(s) × 2 threads in process`, async (t) => {
-    const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
+    const dir = programFixture(t);
     const layer = dynamicArrays();
     const ran = await runWithResource(dir, { nodes, threads: 2, args: [String(nodes)], traced: true, layers: [layer] });
     for (const r of ran.results) assert.equal(r.ok, true, r.message);
@@ -113,7 +132,7 @@ for (const nodes of [1, 2]) {
 }
 
 test('2 node processes: luna analyze slow shows the count\'s and the rearrangement\'s waits as W, naming the array', (t) => {
-  const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
+  const dir = programFixture(t);
   const trace = join(dir, 'trace');
   const run = spawnSync(process.execPath, ['bin/luna', 'run', '--nodes', '2', '--threads', '2', '--trace', trace, join(dir, 'prog.fa'), '2'], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
