@@ -28,7 +28,7 @@ void bundles(const InputDF *const *dfs, Bundle *out) {
 
 /** Per-thread scratch, one per use (slot), kept between calls. */
 std::vector<double> &scratch(long size, int slot = 0) {
-    static thread_local std::vector<double> pads[3];
+    static thread_local std::vector<double> pads[4];
     std::vector<double> &pad = pads[slot];
     if ((long)pad.size() != size) pad.assign(size, 0.0);
     return pad;
@@ -228,23 +228,43 @@ void c_zero(int N, int F, OutputDF &phi)
 // subdomain in direction order; a step's first group reads the deposit blocks and makes the density
 // around the box (R), its last one makes G as well.
 
-/** One sweep group from the density box and the 27 φ into phi (and G when given). */
-static void group(int N, int F, int NP, int K, int H, int j, const double *rho, const double *const *phis, OutputDF &phi, OutputDF *G)
+/**
+ * One sweep group from the density box and the 27 φ into phi (and G when given); with ghost, g at
+ * the owned nodes and the upper ghost layer into scratch, returned (for the push in the same CF).
+ */
+static const double *group(int N, int F, int NP, int K, int H, int j, const double *rho, const double *const *phis, OutputDF &phi, OutputDF *G, bool ghost = false)
 {
-    const long n = N / F;
+    const long n = N / F, n1 = n + 1;
     const int d = pic3d::haloDepth(H, (int)n, K), sweeps = d < K - j * d ? d : K - j * d;
-    const long box = (n + 2 * d + 2) * (n + 2 * d + 2) * (n + 2 * d + 2);
+    const long box = (n + 2 * d + 4) * (n + 2 * d + 4) * (n + 2 * d + 4);
     double *a = scratch(2 * box, 1).data();
-    pic3d::jacobiDeep(N, F, NP, sweeps, rho, d, phis, phi.create<double>(n * n * n), G ? G->create<double>(3 * n * n * n) : nullptr, a, a + box);
+    double *g = ghost ? scratch(3 * n1 * n1 * n1, 3).data() : G ? G->create<double>(3 * n * n * n) : nullptr;
+    pic3d::jacobiDeep(N, F, NP, sweeps, rho, pic3d::rhoRadius(d, n), phis, phi.create<double>(n * n * n), g, a, a + box, ghost);
+    return ghost ? g : nullptr;
 }
 
-/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+/** The density box of the step's groups (halo rhoRadius) from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
 static const double *densityBox(int N, int F, int K, int H, const double *const *Ls, OutputDF *R)
 {
-    const long n = N / F, d = pic3d::haloDepth(H, (int)n, K), size = (n + 2 * d) * (n + 2 * d) * (n + 2 * d);
+    const long n = N / F, r = pic3d::rhoRadius(pic3d::haloDepth(H, (int)n, K), n), size = (n + 2 * r) * (n + 2 * r) * (n + 2 * r);
     double *out = R ? R->create<double>(size) : scratch(size, 2).data();
-    pic3d::densityHalo(N, F, d, Ls, out);
+    pic3d::densityHalo(N, F, r, Ls, out);
     return out;
+}
+
+/** The push from g at the (n+1)³ nodes, the staying particles S and the arrived ones A -> the staying particles, the leaving array. */
+static void pushOut(int N, int F, int a, int b, int c, const double *g, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+{
+    Bundle bs[27];
+    const double *arrived = data(A);
+    const long alen = (long)(A.getSize() / sizeof(double));
+    for (int d = 0; d < 27; d++)
+        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
+    static thread_local pic3d::Pushed r;
+    GUARD(pic3d::pushIn(N, F, a, b, c, g, bs, 27, r))
+    double *to[27];
+    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
+    pic3d::scatter(r, to);
 }
 
 /** the first of several groups (27 deposit blocks, each with its φ) -> φ, R */
@@ -277,6 +297,27 @@ void c_sweep_last(int N, int F, int NP, int K, int H, int j, const InputDF &R, c
 {
     const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
     group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, &G);
+}
+
+// The step's last group and the push in one CF (pic3d.fa, when the depth d ≤ n − 2): the group
+// computes g at the upper ghost layer too, so the push reads no G of the 7 upper neighbours.
+
+/** the only group and the push (27 deposit blocks, S, A) -> φ, the staying particles, the leaving array */
+void c_sweep_push_only(int N, int F, int NP, int K, int H, int a, int b, int c, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &S, const InputDF &A, OutputDF &phi, OutputDF &stay, OutputDF &leaving)
+{
+    const InputDF *in[27] = {&l0, &l1, &l2, &l3, &l4, &l5, &l6, &l7, &l8, &l9, &l10, &l11, &l12, &l13, &l14, &l15, &l16, &l17, &l18, &l19, &l20, &l21, &l22, &l23, &l24, &l25, &l26};
+    const double *Ls[27], *phis[27];
+    split(N, F, in, Ls, phis);
+    const double *g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, nullptr, true);
+    pushOut(N, F, a, b, c, g, S, A, stay, leaving);
+}
+
+/** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
+void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, int c, const InputDF &R, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, const InputDF &S, const InputDF &A, OutputDF &phi, OutputDF &stay, OutputDF &leaving)
+{
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const double *g = group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, nullptr, true);
+    pushOut(N, F, a, b, c, g, S, A, stay, leaving);
 }
 
 

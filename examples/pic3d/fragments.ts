@@ -1,8 +1,8 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, scatter } from './kernels.js';
-import { deepScratch, densityHalo, haloDepth, jacobiDeep } from './halo.js';
+import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, scatter } from './kernels.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 
@@ -62,27 +62,43 @@ export function c_push(N: number, F: number, a: number, b: number, c: number, ..
   });
 }
 
+/** The push's output from the staying particles S, the arrived ones A and g at the (n+1)³ nodes (the staying particles, the leaving array). */
+function pushOut(N: number, F: number, a: number, b: number, c: number, g: Float64Array, S: DF, A: DF, stay: DF, leaving: DF): void {
+  const stayed = records(S), arrived = A.getFloat64Array();
+  const bundles: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
+  const r = pushIn(N, F, a, b, c, g, bundles);
+  scatter(r, outgoing(r.count, stay.createFloat64Array(r.count[STAY]! * REC), leaving.createFloat64Array(leavingSize(r.count))));
+}
+
 // The deep-halo sweep groups (halo.ts). The 27 blocks around a subdomain come in direction order;
 // a step's first group reads the 27 deposit blocks and makes the density around the box (R, for
 // the later groups), its last group makes G as well.
 
 let boxes: [Float64Array, Float64Array] = [new Float64Array(0), new Float64Array(0)];
 let rhoScratch = new Float64Array(0);
+let gScratch = new Float64Array(0);
 
-/** One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi (and G). */
-function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: Float64Array[], phi: DF, G: DF | null): void {
+/**
+ * One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi; with G, g at the
+ * owned nodes into it; with `ghost`, g at the owned nodes and the upper ghost layer, returned
+ * (scratch, for the push in the same fragment).
+ */
+function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: Float64Array[], phi: DF, G: DF | null, ghost = false): Float64Array | null {
   const n = N / F, d = haloDepth(H, n, K);
-  if (boxes[0].length !== (n + 2 * d + 2) ** 3) boxes = deepScratch(n, d);
-  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, d, phis, phi.createFloat64Array(n * n * n),
-    G ? G.createFloat64Array(3 * n * n * n) : null, ...boxes);
+  if (boxes[0].length !== (n + 2 * d + 4) ** 3) boxes = deepScratch(n, d);
+  if (ghost && gScratch.length !== 3 * (n + 1) ** 3) gScratch = new Float64Array(3 * (n + 1) ** 3);
+  const g = ghost ? gScratch : G ? G.createFloat64Array(3 * n * n * n) : null;
+  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, rhoRadius(d, n), phis, phi.createFloat64Array(n * n * n), g, ...boxes, ghost);
+  return ghost ? gScratch : null;
 }
 
-/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+/** The density box of the step's groups (halo rhoRadius) from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
 function densityBox(N: number, F: number, K: number, H: number, Ls: Float64Array[], R: DF | null): Float64Array {
-  const n = N / F, d = haloDepth(H, n, K), size = (n + 2 * d) ** 3;
+  const n = N / F, r = rhoRadius(haloDepth(H, n, K), n), size = (n + 2 * r) ** 3;
   if (!R && rhoScratch.length !== size) rhoScratch = new Float64Array(size);
   const out = R ? R.createFloat64Array(size) : rhoScratch;
-  densityHalo(N, F, d, Ls, out);
+  densityHalo(N, F, r, Ls, out);
   return out;
 }
 
@@ -108,4 +124,24 @@ export function c_sweep(N: number, F: number, NP: number, K: number, H: number, 
 /** the last group j (R, 27 φ) -> φ, G */
 export function c_sweep_last(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
   group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[27]!, dfs[28]!);
+}
+
+// The step's last group and the push in one fragment (when the depth d ≤ n − 2): the group computes
+// g at the upper ghost layer too, so the push reads no G of the 7 upper neighbours and no G is made.
+
+/** the only group and the push (27 deposit blocks, S, A) -> φ, the staying particles, the leaving array */
+export function c_sweep_push_only(N: number, F: number, NP: number, K: number, H: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  guard(() => {
+    const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+    const g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, null), phis, dfs[29]!, null, true)!;
+    pushOut(N, F, a, b, c, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+  });
+}
+
+/** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
+export function c_sweep_push_last(N: number, F: number, NP: number, K: number, H: number, j: number, a: number, b: number, c: number, R: DF, ...dfs: DF[]): void {
+  guard(() => {
+    const g = group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[29]!, null, true)!;
+    pushOut(N, F, a, b, c, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+  });
 }
