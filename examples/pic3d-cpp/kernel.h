@@ -391,22 +391,23 @@ inline void densityHalo(int N, int F, long r, const double *const *blocks, doubl
 
 /**
  * `sweeps` Jacobi sweeps on the box grown `sweeps` deep (one more with g, then g = −∇φ at the
- * owned nodes as field computes it; two more with ghost, g then also at the upper ghost layer,
+ * owned nodes as field computes it; two more on the upper sides with ghost, g then also at the upper ghost layer,
  * 3·(n+1)³ in the push's layout); rho has halo r ≥ sweeps − 1 + the extra growth; a, b: scratch of
  * (n+2·sweeps+4)³.
  */
 inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b, bool ghost = false) {
-  const long n = N / F, h = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+  // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
+  const long n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u, mm = m * m, mr = n + 2 * r;
   const double h2c = FOUR_PI_G / (N * N);
   const double rhobar = totalMass(NP);
-  gatherBox(n, phis, -h, n + h, a);
+  gatherBox(n, phis, -h, n + u, a);
   double *src = a, *dst = b;
   for (long s = 1; s <= sweeps; s++) {
-    const long e = h - s;
-    for (long i = -e; i < n + e; i++)
-      for (long j = -e; j < n + e; j++) {
+    const long e = h - s, f = u - s;
+    for (long i = -e; i < n + f; i++)
+      for (long j = -e; j < n + f; j++) {
         long q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
-        for (long k = -e; k < n + e; k++, q++, c++)
+        for (long k = -e; k < n + f; k++, q++, c++)
           dst[q] = (src[q - mm] + src[q + mm] + src[q - m] + src[q + m] + src[q - 1] + src[q + 1] - h2c * (rho[c] - rhobar)) / 6;
       }
     double *t = src; src = dst; dst = t;

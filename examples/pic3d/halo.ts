@@ -96,22 +96,23 @@ export function deepScratch(n: number, d: number): [Float64Array, Float64Array] 
  * (3·n³) the box grows x = 1 node more and g = −∇φ at the owned nodes is computed from the result,
  * as `field` does; with `ghost` g is 3·(n+1)³ and also covers the upper ghost layer (the nodes the
  * neighbours above own, the same bits as theirs: every φ node of the box by the same formula from
- * the same values), the box growing x = 2 nodes more — what the push reads, so that it needs no G
- * from the 7 upper neighbours. `a`, `b`: scratch of `deepScratch`. sweeps + x ≤ n.
+ * the same values), the box growing x = 2 nodes more on its upper sides — what the push reads, so
+ * that it needs no G from the 7 upper neighbours. `a`, `b`: scratch of `deepScratch`. sweeps + x ≤ n.
  */
 export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[],
   out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array, ghost = false): void {
-  const n = N / F, x = g ? (ghost ? 2 : 1) : 0, h = sweeps + x, m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+  // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
+  const n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u, mm = m * m, mr = n + 2 * r;
   const h2c = FOUR_PI_G / (N * N);
   const rhobar = totalMass(NP);
-  gatherBox(n, phis, -h, n + h, a);
+  gatherBox(n, phis, -h, n + u, a);
   let src = a, dst = b;
   for (let s = 1; s <= sweeps; s++) {
-    const e = h - s; // the nodes [−e, n+e) are computed
-    for (let i = -e; i < n + e; i++)
-      for (let j = -e; j < n + e; j++) {
+    const e = h - s, f = u - s; // the nodes [−e, n+f) are computed
+    for (let i = -e; i < n + f; i++)
+      for (let j = -e; j < n + f; j++) {
         let q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
-        for (let k = -e; k < n + e; k++, q++, c++)
+        for (let k = -e; k < n + f; k++, q++, c++)
           dst[q] = (src[q - mm]! + src[q + mm]! + src[q - m]! + src[q + m]! + src[q - 1]! + src[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
       }
     [src, dst] = [dst, src];
