@@ -134,6 +134,26 @@ void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, 
 }
 
 /**
+ * The first step's deposit on one node, straight from the sorted cloud (fragments.ts
+ * c_deposit_all): the subdomain's particles copied into S and deposited -> S, L, A (no arrivals)
+ */
+void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &all, const InputDF &phi, OutputDF &S, OutputDF &L, OutputDF &A)
+{
+    const long n3 = (long)F * F * F, s = ((long)a * F + b) * F + c;
+    const double *src = all.getData<double>();
+    const long lo = n3 + 1 + (long)src[s] * pic3d::REC, hi = n3 + 1 + (long)src[s + 1] * pic3d::REC;
+    double *stay = S.create<double>(hi - lo);
+    std::memcpy(stay, src + lo, sizeof(double) * (hi - lo));
+    double *out = depositBlock(N, F, phi, L);
+    Bundle bs[27];
+    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, hi - lo} : Bundle{nullptr, 0};
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+    long count[27] = {0};
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+}
+
+/**
  * deposit(the staying particles, the 26 neighbours' leaving arrays, the subdomain's φ) -> the
  * (n+1)³ deposit block followed by φ (stencil.fah: the step's first sweep group reads both in one
  * DF), the arrived particles (a leaving array's layout)

@@ -23,6 +23,25 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
   for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
 }
 
+/**
+ * The first step's deposit on one node, straight from the sorted cloud: the subdomain's particles
+ * (c_pick_all's part of `all`) copied into S (the push's staying particles) and deposited — no
+ * particle has left a subdomain yet — so no pick fragment and no empty leaving arrays come first
+ * -> S, L (the deposit block followed by φ), A (no arrivals)
+ */
+export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, phi: DF, S: DF, L: DF, A: DF): void {
+  const n3 = F * F * F, s = (a * F + b) * F + c, src = all.getFloat64Array();
+  const lo = n3 + 1 + src[s]! * REC, hi = n3 + 1 + src[s + 1]! * REC;
+  const stay = S.createFloat64Array(hi - lo);
+  stay.set(src.subarray(lo, hi));
+  const out = depositBlock(N, F, phi, L);
+  const bundles: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
+  guard(() => deposit(N, F, a, b, c, bundles, out));
+  const none = new Int32Array(27);
+  outgoing(none, NONE, A.createFloat64Array(leavingSize(none)));
+}
+
 /** The deposit block L of (n+1)³ doubles followed by φ's n³ (copied in): its deposit part, zeroed. */
 export function depositBlock(N: number, F: number, phi: DF, L: DF): Float64Array {
   const n = N / F, n1 = n + 1;
