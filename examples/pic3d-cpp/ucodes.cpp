@@ -77,6 +77,26 @@ void split(int N, int F, const InputDF *const *Ls, const double **deps, const do
 
 #define GUARD(body) try { body; } catch (const pic3d::KernelError &e) { ABORT("pic3d: " << e.what()); }
 
+/**
+ * The push of the staying particles S and the arrived ones A, in the deposit's order (arrived from
+ * the directions before STAY, the staying ones, the rest), with g from the own and 7 upper
+ * neighbours' G (gs) or already at the (n+1)³ nodes (g) -> the staying particles, the leaving array
+ */
+static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, const double *g, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+{
+    Bundle bs[27];
+    const double *arrived = data(A);
+    const long alen = (long)(A.getSize() / sizeof(double));
+    for (int d = 0; d < 27; d++)
+        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
+    static thread_local pic3d::Pushed r;
+    GUARD(if (gs) pic3d::push(N, F, a, b, c, gs, bs, 27, r); else pic3d::pushIn(N, F, a, b, c, g, bs, 27, r))
+    double *to[27];
+    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
+    pic3d::scatter(r, to);
+}
+
+
 extern "C" {
 
 // The start (driver.ts, the same layouts): the cloud sorted by subdomain, cut into x-slabs (one
@@ -179,17 +199,7 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    // the deposit's order: arrived from the directions before STAY, the staying ones, the rest
-    Bundle bs[27];
-    const double *arrived = data(A);
-    const long alen = (long)(A.getSize() / sizeof(double));
-    for (int d = 0; d < 27; d++)
-        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
-    static thread_local pic3d::Pushed r;
-    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 27, r))
-    double *to[27];
-    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
-    pic3d::scatter(r, to);
+    pushOut(N, F, a, b, c, gs, nullptr, S, A, stay, leaving);
 }
 
 /**
@@ -272,21 +282,6 @@ static const double *densityBox(int N, int F, int K, int H, const double *const 
     return out;
 }
 
-/** The push from g at the (n+1)³ nodes, the staying particles S and the arrived ones A -> the staying particles, the leaving array. */
-static void pushOut(int N, int F, int a, int b, int c, const double *g, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
-{
-    Bundle bs[27];
-    const double *arrived = data(A);
-    const long alen = (long)(A.getSize() / sizeof(double));
-    for (int d = 0; d < 27; d++)
-        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
-    static thread_local pic3d::Pushed r;
-    GUARD(pic3d::pushIn(N, F, a, b, c, g, bs, 27, r))
-    double *to[27];
-    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
-    pic3d::scatter(r, to);
-}
-
 /** the first of several groups (27 deposit blocks, each with its φ) -> φ, R */
 void c_sweep_first(int N, int F, int NP, int K, int H, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, OutputDF &phi, OutputDF &R)
 {
@@ -329,7 +324,7 @@ void c_sweep_push_only(int N, int F, int NP, int K, int H, int a, int b, int c, 
     const double *Ls[27], *phis[27];
     split(N, F, in, Ls, phis);
     const double *g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, nullptr, true);
-    pushOut(N, F, a, b, c, g, S, A, stay, leaving);
+    pushOut(N, F, a, b, c, nullptr, g, S, A, stay, leaving);
 }
 
 /** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
@@ -337,7 +332,7 @@ void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, 
 {
     const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
     const double *g = group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, nullptr, true);
-    pushOut(N, F, a, b, c, g, S, A, stay, leaving);
+    pushOut(N, F, a, b, c, nullptr, g, S, A, stay, leaving);
 }
 
 

@@ -71,22 +71,19 @@ export function c_zero(N: number, F: number, phi: DF): void {
  * before STAY, staying, arrived from the others)
  */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  guard(() => {
-    const stayed = records(dfs[8]!), arrived = dfs[9]!.getFloat64Array();
-    const bundles: Float64Array[] = [];
-    for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
-    const r = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), bundles);
-    const stay = dfs[10]!.createFloat64Array(r.count[STAY]! * REC);
-    scatter(r, outgoing(r.count, stay, dfs[11]!.createFloat64Array(leavingSize(r.count))));
-  });
+  guard(() => pushOut(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), null, dfs[8]!, dfs[9]!, dfs[10]!, dfs[11]!));
 }
 
-/** The push's output from the staying particles S, the arrived ones A and g at the (n+1)³ nodes (the staying particles, the leaving array). */
-function pushOut(N: number, F: number, a: number, b: number, c: number, g: Float64Array, S: DF, A: DF, stay: DF, leaving: DF): void {
+/**
+ * The push of the staying particles S and the arrived ones A in the deposit's order, with g from
+ * the own and 7 upper neighbours' G (gs) or already at the (n+1)³ nodes (g) -> the staying
+ * particles, the leaving array
+ */
+function pushOut(N: number, F: number, a: number, b: number, c: number, gs: Float64Array[] | null, g: Float64Array | null, S: DF, A: DF, stay: DF, leaving: DF): void {
   const stayed = records(S), arrived = A.getFloat64Array();
   const bundles: Float64Array[] = [];
   for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
-  const r = pushIn(N, F, a, b, c, g, bundles);
+  const r = gs ? push(N, F, a, b, c, gs, bundles) : pushIn(N, F, a, b, c, g!, bundles);
   scatter(r, outgoing(r.count, stay.createFloat64Array(r.count[STAY]! * REC), leaving.createFloat64Array(leavingSize(r.count))));
 }
 
@@ -153,7 +150,7 @@ export function c_sweep_push_only(N: number, F: number, NP: number, K: number, H
   guard(() => {
     const [Ls, phis] = split(N, F, dfs.slice(0, 27));
     const g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, null), phis, dfs[29]!, null, true)!;
-    pushOut(N, F, a, b, c, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+    pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
   });
 }
 
@@ -161,6 +158,6 @@ export function c_sweep_push_only(N: number, F: number, NP: number, K: number, H
 export function c_sweep_push_last(N: number, F: number, NP: number, K: number, H: number, j: number, a: number, b: number, c: number, R: DF, ...dfs: DF[]): void {
   guard(() => {
     const g = group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[29]!, null, true)!;
-    pushOut(N, F, a, b, c, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+    pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
   });
 }
