@@ -226,11 +226,12 @@ struct Pushed {
   std::vector<double> g;
 };
 
+inline void pushIn(int N, int F, int a, int b, int c, const double *g, const Bundle *bundles, int nb, Pushed &r);
+
 inline void push(int N, int F, int a, int b, int c, const double *const *gs, const Bundle *bundles, int nb, Pushed &r) {
   const long n = N / F, n1 = n + 1;
   r.g.resize(3 * n1 * n1 * n1);
   double *const g = r.g.data();
-  for (int d = 0; d < 27; d++) r.count[d] = 0;
   for (int o = 0; o < 8; o++) {
     const double *src = gs[o];
     const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
@@ -241,6 +242,13 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
         for (long k = 0; k < 3 * (oz ? 1 : n); k++) g[t + k] = src[s + k];
       }
   }
+  pushIn(N, F, a, b, c, g, bundles, nb, r);
+}
+
+/** The push with g at the (n+1)³ nodes the cells touch at hand (jacobiDeep with ghost). */
+inline void pushIn(int N, int F, int a, int b, int c, const double *g, const Bundle *bundles, int nb, Pushed &r) {
+  const long n = N / F, n1 = n + 1;
+  for (int d = 0; d < 27; d++) r.count[d] = 0;
   long total = 0;
   for (int q = 0; q < nb; q++) total += bundles[q].len;
   if ((long)r.moved.size() < total) r.moved.resize(total);  // grows only: no zeroing again call after call
@@ -327,6 +335,9 @@ inline int haloDepth(int depth, int n, int K) {
   return d < 1 ? 1 : d;
 }
 
+/** The density box's halo at depth d (halo.ts rhoRadius): d + 1 when d ≤ n − 2, else d. */
+inline long rhoRadius(long d, long n) { return d <= n - 2 ? d + 1 : d; }
+
 inline int side(long i, long n) { return i < 0 ? 0 : i < n ? 1 : 2; }
 
 /** φ over the nodes [lo, hi)³ from the 27 n³ blocks into box ((hi−lo)³). */
@@ -380,20 +391,23 @@ inline void densityHalo(int N, int F, long r, const double *const *blocks, doubl
 
 /**
  * `sweeps` Jacobi sweeps on the box grown `sweeps` deep (one more with g, then g = −∇φ at the
- * owned nodes as field computes it); rho has halo r ≥ sweeps; a, b: scratch of (n+2·sweeps+2)³.
+ * owned nodes as field computes it; two more on the upper sides with ghost, g then also at the upper ghost layer,
+ * 3·(n+1)³ in the push's layout); rho has halo r ≥ sweeps − 1 + the extra growth; a, b: scratch of
+ * (n+2·sweeps+4)³.
  */
-inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b) {
-  const long n = N / F, h = sweeps + (g ? 1 : 0), m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b, bool ghost = false) {
+  // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
+  const long n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u, mm = m * m, mr = n + 2 * r;
   const double h2c = FOUR_PI_G / (N * N);
   const double rhobar = totalMass(NP);
-  gatherBox(n, phis, -h, n + h, a);
+  gatherBox(n, phis, -h, n + u, a);
   double *src = a, *dst = b;
   for (long s = 1; s <= sweeps; s++) {
-    const long e = h - s;
-    for (long i = -e; i < n + e; i++)
-      for (long j = -e; j < n + e; j++) {
+    const long e = h - s, f = u - s;
+    for (long i = -e; i < n + f; i++)
+      for (long j = -e; j < n + f; j++) {
         long q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
-        for (long k = -e; k < n + e; k++, q++, c++)
+        for (long k = -e; k < n + f; k++, q++, c++)
           dst[q] = (src[q - mm] + src[q + mm] + src[q - m] + src[q + m] + src[q - 1] + src[q + 1] - h2c * (rho[c] - rhobar)) / 6;
       }
     double *t = src; src = dst; dst = t;
@@ -406,10 +420,11 @@ inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, lon
     }
   if (!g) return;
   const double half = 0.5 * N;
-  for (long i = 0; i < n; i++)
-    for (long j = 0; j < n; j++) {
-      long q = ((i + h) * m + j + h) * m + h, c = 3 * (i * n + j) * n;
-      for (long k = 0; k < n; k++, q++, c += 3) {
+  const long gn = ghost ? n + 1 : n;
+  for (long i = 0; i < gn; i++)
+    for (long j = 0; j < gn; j++) {
+      long q = ((i + h) * m + j + h) * m + h, c = 3 * (i * gn + j) * gn;
+      for (long k = 0; k < gn; k++, q++, c += 3) {
         g[c] = (src[q - mm] - src[q + mm]) * half;
         g[c + 1] = (src[q - m] - src[q + m]) * half;
         g[c + 2] = (src[q - 1] - src[q + 1]) * half;

@@ -28,7 +28,7 @@ void bundles(const InputDF *const *dfs, Bundle *out) {
 
 /** Per-thread scratch, one per use (slot), kept between calls. */
 std::vector<double> &scratch(long size, int slot = 0) {
-    static thread_local std::vector<double> pads[3];
+    static thread_local std::vector<double> pads[4];
     std::vector<double> &pad = pads[slot];
     if ((long)pad.size() != size) pad.assign(size, 0.0);
     return pad;
@@ -76,6 +76,26 @@ void split(int N, int F, const InputDF *const *Ls, const double **deps, const do
 }  // namespace
 
 #define GUARD(body) try { body; } catch (const pic3d::KernelError &e) { ABORT("pic3d: " << e.what()); }
+
+/**
+ * The push of the staying particles S and the arrived ones A, in the deposit's order (arrived from
+ * the directions before STAY, the staying ones, the rest), with g from the own and 7 upper
+ * neighbours' G (gs) or already at the (n+1)³ nodes (g) -> the staying particles, the leaving array
+ */
+static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, const double *g, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+{
+    Bundle bs[27];
+    const double *arrived = data(A);
+    const long alen = (long)(A.getSize() / sizeof(double));
+    for (int d = 0; d < 27; d++)
+        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
+    static thread_local pic3d::Pushed r;
+    GUARD(if (gs) pic3d::push(N, F, a, b, c, gs, bs, 27, r); else pic3d::pushIn(N, F, a, b, c, g, bs, 27, r))
+    double *to[27];
+    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
+    pic3d::scatter(r, to);
+}
+
 
 extern "C" {
 
@@ -134,6 +154,26 @@ void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, 
 }
 
 /**
+ * The first step's deposit on one node, straight from the sorted cloud (fragments.ts
+ * c_deposit_all): the subdomain's particles copied into S and deposited -> S, L, A (no arrivals)
+ */
+void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &all, const InputDF &phi, OutputDF &S, OutputDF &L, OutputDF &A)
+{
+    const long n3 = (long)F * F * F, s = ((long)a * F + b) * F + c;
+    const double *src = all.getData<double>();
+    const long lo = n3 + 1 + (long)src[s] * pic3d::REC, hi = n3 + 1 + (long)src[s + 1] * pic3d::REC;
+    double *stay = S.create<double>(hi - lo);
+    std::memcpy(stay, src + lo, sizeof(double) * (hi - lo));
+    double *out = depositBlock(N, F, phi, L);
+    Bundle bs[27];
+    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, hi - lo} : Bundle{nullptr, 0};
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+    long count[27] = {0};
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+}
+
+/**
  * deposit(the staying particles, the 26 neighbours' leaving arrays, the subdomain's φ) -> the
  * (n+1)³ deposit block followed by φ (stencil.fah: the step's first sweep group reads both in one
  * DF), the arrived particles (a leaving array's layout)
@@ -159,17 +199,7 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    // the deposit's order: arrived from the directions before STAY, the staying ones, the rest
-    Bundle bs[27];
-    const double *arrived = data(A);
-    const long alen = (long)(A.getSize() / sizeof(double));
-    for (int d = 0; d < 27; d++)
-        bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
-    static thread_local pic3d::Pushed r;
-    GUARD(pic3d::push(N, F, a, b, c, gs, bs, 27, r))
-    double *to[27];
-    pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
-    pic3d::scatter(r, to);
+    pushOut(N, F, a, b, c, gs, nullptr, S, A, stay, leaving);
 }
 
 /**
@@ -228,22 +258,27 @@ void c_zero(int N, int F, OutputDF &phi)
 // subdomain in direction order; a step's first group reads the deposit blocks and makes the density
 // around the box (R), its last one makes G as well.
 
-/** One sweep group from the density box and the 27 φ into phi (and G when given). */
-static void group(int N, int F, int NP, int K, int H, int j, const double *rho, const double *const *phis, OutputDF &phi, OutputDF *G)
+/**
+ * One sweep group from the density box and the 27 φ into phi (and G when given); with ghost, g at
+ * the owned nodes and the upper ghost layer into scratch, returned (for the push in the same CF).
+ */
+static const double *group(int N, int F, int NP, int K, int H, int j, const double *rho, const double *const *phis, OutputDF &phi, OutputDF *G, bool ghost = false)
 {
-    const long n = N / F;
+    const long n = N / F, n1 = n + 1;
     const int d = pic3d::haloDepth(H, (int)n, K), sweeps = d < K - j * d ? d : K - j * d;
-    const long box = (n + 2 * d + 2) * (n + 2 * d + 2) * (n + 2 * d + 2);
+    const long box = (n + 2 * d + 4) * (n + 2 * d + 4) * (n + 2 * d + 4);
     double *a = scratch(2 * box, 1).data();
-    pic3d::jacobiDeep(N, F, NP, sweeps, rho, d, phis, phi.create<double>(n * n * n), G ? G->create<double>(3 * n * n * n) : nullptr, a, a + box);
+    double *g = ghost ? scratch(3 * n1 * n1 * n1, 3).data() : G ? G->create<double>(3 * n * n * n) : nullptr;
+    pic3d::jacobiDeep(N, F, NP, sweeps, rho, pic3d::rhoRadius(d, n), phis, phi.create<double>(n * n * n), g, a, a + box, ghost);
+    return ghost ? g : nullptr;
 }
 
-/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+/** The density box of the step's groups (halo rhoRadius) from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
 static const double *densityBox(int N, int F, int K, int H, const double *const *Ls, OutputDF *R)
 {
-    const long n = N / F, d = pic3d::haloDepth(H, (int)n, K), size = (n + 2 * d) * (n + 2 * d) * (n + 2 * d);
+    const long n = N / F, r = pic3d::rhoRadius(pic3d::haloDepth(H, (int)n, K), n), size = (n + 2 * r) * (n + 2 * r) * (n + 2 * r);
     double *out = R ? R->create<double>(size) : scratch(size, 2).data();
-    pic3d::densityHalo(N, F, d, Ls, out);
+    pic3d::densityHalo(N, F, r, Ls, out);
     return out;
 }
 
@@ -277,6 +312,27 @@ void c_sweep_last(int N, int F, int NP, int K, int H, int j, const InputDF &R, c
 {
     const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
     group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, &G);
+}
+
+// The step's last group and the push in one CF (pic3d.fa, when the depth d ≤ n − 2): the group
+// computes g at the upper ghost layer too, so the push reads no G of the 7 upper neighbours.
+
+/** the only group and the push (27 deposit blocks, S, A) -> φ, the staying particles, the leaving array */
+void c_sweep_push_only(int N, int F, int NP, int K, int H, int a, int b, int c, const InputDF &l0, const InputDF &l1, const InputDF &l2, const InputDF &l3, const InputDF &l4, const InputDF &l5, const InputDF &l6, const InputDF &l7, const InputDF &l8, const InputDF &l9, const InputDF &l10, const InputDF &l11, const InputDF &l12, const InputDF &l13, const InputDF &l14, const InputDF &l15, const InputDF &l16, const InputDF &l17, const InputDF &l18, const InputDF &l19, const InputDF &l20, const InputDF &l21, const InputDF &l22, const InputDF &l23, const InputDF &l24, const InputDF &l25, const InputDF &l26, const InputDF &S, const InputDF &A, OutputDF &phi, OutputDF &stay, OutputDF &leaving)
+{
+    const InputDF *in[27] = {&l0, &l1, &l2, &l3, &l4, &l5, &l6, &l7, &l8, &l9, &l10, &l11, &l12, &l13, &l14, &l15, &l16, &l17, &l18, &l19, &l20, &l21, &l22, &l23, &l24, &l25, &l26};
+    const double *Ls[27], *phis[27];
+    split(N, F, in, Ls, phis);
+    const double *g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, nullptr, true);
+    pushOut(N, F, a, b, c, nullptr, g, S, A, stay, leaving);
+}
+
+/** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
+void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, int c, const InputDF &R, const InputDF &f0, const InputDF &f1, const InputDF &f2, const InputDF &f3, const InputDF &f4, const InputDF &f5, const InputDF &f6, const InputDF &f7, const InputDF &f8, const InputDF &f9, const InputDF &f10, const InputDF &f11, const InputDF &f12, const InputDF &f13, const InputDF &f14, const InputDF &f15, const InputDF &f16, const InputDF &f17, const InputDF &f18, const InputDF &f19, const InputDF &f20, const InputDF &f21, const InputDF &f22, const InputDF &f23, const InputDF &f24, const InputDF &f25, const InputDF &f26, const InputDF &S, const InputDF &A, OutputDF &phi, OutputDF &stay, OutputDF &leaving)
+{
+    const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
+    const double *g = group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, nullptr, true);
+    pushOut(N, F, a, b, c, nullptr, g, S, A, stay, leaving);
 }
 
 

@@ -1,8 +1,8 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { DF } from '../../src/ucode/df.js';
-import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, scatter } from './kernels.js';
-import { deepScratch, densityHalo, haloDepth, jacobiDeep } from './halo.js';
+import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, scatter } from './kernels.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 
@@ -21,6 +21,25 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
   for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
   const to = outgoing(count, NONE, dfs[29]!.createFloat64Array(leavingSize(count)));
   for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
+}
+
+/**
+ * The first step's deposit on one node, straight from the sorted cloud: the subdomain's particles
+ * (c_pick_all's part of `all`) copied into S (the push's staying particles) and deposited — no
+ * particle has left a subdomain yet — so no pick fragment and no empty leaving arrays come first
+ * -> S, L (the deposit block followed by φ), A (no arrivals)
+ */
+export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, phi: DF, S: DF, L: DF, A: DF): void {
+  const n3 = F * F * F, s = (a * F + b) * F + c, src = all.getFloat64Array();
+  const lo = n3 + 1 + src[s]! * REC, hi = n3 + 1 + src[s + 1]! * REC;
+  const stay = S.createFloat64Array(hi - lo);
+  stay.set(src.subarray(lo, hi));
+  const out = depositBlock(N, F, phi, L);
+  const bundles: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
+  guard(() => deposit(N, F, a, b, c, bundles, out));
+  const none = new Int32Array(27);
+  outgoing(none, NONE, A.createFloat64Array(leavingSize(none)));
 }
 
 /** The deposit block L of (n+1)³ doubles followed by φ's n³ (copied in): its deposit part, zeroed. */
@@ -52,14 +71,20 @@ export function c_zero(N: number, F: number, phi: DF): void {
  * before STAY, staying, arrived from the others)
  */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  guard(() => {
-    const stayed = records(dfs[8]!), arrived = dfs[9]!.getFloat64Array();
-    const bundles: Float64Array[] = [];
-    for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
-    const r = push(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), bundles);
-    const stay = dfs[10]!.createFloat64Array(r.count[STAY]! * REC);
-    scatter(r, outgoing(r.count, stay, dfs[11]!.createFloat64Array(leavingSize(r.count))));
-  });
+  guard(() => pushOut(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), null, dfs[8]!, dfs[9]!, dfs[10]!, dfs[11]!));
+}
+
+/**
+ * The push of the staying particles S and the arrived ones A in the deposit's order, with g from
+ * the own and 7 upper neighbours' G (gs) or already at the (n+1)³ nodes (g) -> the staying
+ * particles, the leaving array
+ */
+function pushOut(N: number, F: number, a: number, b: number, c: number, gs: Float64Array[] | null, g: Float64Array | null, S: DF, A: DF, stay: DF, leaving: DF): void {
+  const stayed = records(S), arrived = A.getFloat64Array();
+  const bundles: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
+  const r = gs ? push(N, F, a, b, c, gs, bundles) : pushIn(N, F, a, b, c, g!, bundles);
+  scatter(r, outgoing(r.count, stay.createFloat64Array(r.count[STAY]! * REC), leaving.createFloat64Array(leavingSize(r.count))));
 }
 
 // The deep-halo sweep groups (halo.ts). The 27 blocks around a subdomain come in direction order;
@@ -68,21 +93,28 @@ export function c_push(N: number, F: number, a: number, b: number, c: number, ..
 
 let boxes: [Float64Array, Float64Array] = [new Float64Array(0), new Float64Array(0)];
 let rhoScratch = new Float64Array(0);
+let gScratch = new Float64Array(0);
 
-/** One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi (and G). */
-function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: Float64Array[], phi: DF, G: DF | null): void {
+/**
+ * One sweep group: `sweeps` sweeps from the density box and the 27 φ into phi; with G, g at the
+ * owned nodes into it; with `ghost`, g at the owned nodes and the upper ghost layer, returned
+ * (scratch, for the push in the same fragment).
+ */
+function group(N: number, F: number, NP: number, K: number, H: number, j: number, rho: Float64Array, phis: Float64Array[], phi: DF, G: DF | null, ghost = false): Float64Array | null {
   const n = N / F, d = haloDepth(H, n, K);
-  if (boxes[0].length !== (n + 2 * d + 2) ** 3) boxes = deepScratch(n, d);
-  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, d, phis, phi.createFloat64Array(n * n * n),
-    G ? G.createFloat64Array(3 * n * n * n) : null, ...boxes);
+  if (boxes[0].length !== (n + 2 * d + 4) ** 3) boxes = deepScratch(n, d);
+  if (ghost && gScratch.length !== 3 * (n + 1) ** 3) gScratch = new Float64Array(3 * (n + 1) ** 3);
+  const g = ghost ? gScratch : G ? G.createFloat64Array(3 * n * n * n) : null;
+  jacobiDeep(N, F, NP, Math.min(d, K - j * d), rho, rhoRadius(d, n), phis, phi.createFloat64Array(n * n * n), g, ...boxes, ghost);
+  return ghost ? gScratch : null;
 }
 
-/** The density box of depth d from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
+/** The density box of the step's groups (halo rhoRadius) from the 27 deposit blocks, into R or (when no later group reads it) scratch. */
 function densityBox(N: number, F: number, K: number, H: number, Ls: Float64Array[], R: DF | null): Float64Array {
-  const n = N / F, d = haloDepth(H, n, K), size = (n + 2 * d) ** 3;
+  const n = N / F, r = rhoRadius(haloDepth(H, n, K), n), size = (n + 2 * r) ** 3;
   if (!R && rhoScratch.length !== size) rhoScratch = new Float64Array(size);
   const out = R ? R.createFloat64Array(size) : rhoScratch;
-  densityHalo(N, F, d, Ls, out);
+  densityHalo(N, F, r, Ls, out);
   return out;
 }
 
@@ -108,4 +140,24 @@ export function c_sweep(N: number, F: number, NP: number, K: number, H: number, 
 /** the last group j (R, 27 φ) -> φ, G */
 export function c_sweep_last(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
   group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[27]!, dfs[28]!);
+}
+
+// The step's last group and the push in one fragment (when the depth d ≤ n − 2): the group computes
+// g at the upper ghost layer too, so the push reads no G of the 7 upper neighbours and no G is made.
+
+/** the only group and the push (27 deposit blocks, S, A) -> φ, the staying particles, the leaving array */
+export function c_sweep_push_only(N: number, F: number, NP: number, K: number, H: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  guard(() => {
+    const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+    const g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, null), phis, dfs[29]!, null, true)!;
+    pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+  });
+}
+
+/** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
+export function c_sweep_push_last(N: number, F: number, NP: number, K: number, H: number, j: number, a: number, b: number, c: number, R: DF, ...dfs: DF[]): void {
+  guard(() => {
+    const g = group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[29]!, null, true)!;
+    pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+  });
 }

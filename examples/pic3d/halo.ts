@@ -75,31 +75,44 @@ export function densityHalo(N: number, F: number, r: number, blocks: readonly Fl
   }
 }
 
-/** Scratch for `jacobiDeep` at depth d: two boxes of (n+2d+2)³. */
+/**
+ * The halo of the density box a step's sweep groups share at depth d: d + 1 when the subdomain
+ * allows it (d ≤ n − 2), so that a last group can also compute g at the upper ghost layer (see
+ * jacobiDeep); d otherwise.
+ */
+export function rhoRadius(d: number, n: number): number {
+  return d <= n - 2 ? d + 1 : d;
+}
+
+/** Scratch for `jacobiDeep` at depth d: two boxes of (n+2d+4)³. */
 export function deepScratch(n: number, d: number): [Float64Array, Float64Array] {
-  const size = (n + 2 * d + 2) ** 3;
+  const size = (n + 2 * d + 4) ** 3;
   return [new Float64Array(size), new Float64Array(size)];
 }
 
 /**
  * `sweeps` Jacobi sweeps of ∇²φ = 4πG(ρ − ρ̄) on the subdomain from the 27 φ blocks into `out`
- * (n³); `rho` is the density box of halo r ≥ sweeps (sweeps − 1 without g). With `g` (3·n³) the
- * box grows one node more and g = −∇φ at the owned nodes is computed from the result, as `field`
- * does. `a`, `b`: scratch of `deepScratch`. sweeps + 1 ≤ n with g, sweeps ≤ n without.
+ * (n³); `rho` is the density box of halo r ≥ sweeps − 1 + x, x the extra growth below. With `g`
+ * (3·n³) the box grows x = 1 node more and g = −∇φ at the owned nodes is computed from the result,
+ * as `field` does; with `ghost` g is 3·(n+1)³ and also covers the upper ghost layer (the nodes the
+ * neighbours above own, the same bits as theirs: every φ node of the box by the same formula from
+ * the same values), the box growing x = 2 nodes more on its upper sides — what the push reads, so
+ * that it needs no G from the 7 upper neighbours. `a`, `b`: scratch of `deepScratch`. sweeps + x ≤ n.
  */
 export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[],
-  out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array): void {
-  const n = N / F, x = g ? 1 : 0, h = sweeps + x, m = n + 2 * h, mm = m * m, mr = n + 2 * r;
+  out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array, ghost = false): void {
+  // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
+  const n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u, mm = m * m, mr = n + 2 * r;
   const h2c = FOUR_PI_G / (N * N);
   const rhobar = totalMass(NP);
-  gatherBox(n, phis, -h, n + h, a);
+  gatherBox(n, phis, -h, n + u, a);
   let src = a, dst = b;
   for (let s = 1; s <= sweeps; s++) {
-    const e = h - s; // the nodes [−e, n+e) are computed
-    for (let i = -e; i < n + e; i++)
-      for (let j = -e; j < n + e; j++) {
+    const e = h - s, f = u - s; // the nodes [−e, n+f) are computed
+    for (let i = -e; i < n + f; i++)
+      for (let j = -e; j < n + f; j++) {
         let q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
-        for (let k = -e; k < n + e; k++, q++, c++)
+        for (let k = -e; k < n + f; k++, q++, c++)
           dst[q] = (src[q - mm]! + src[q + mm]! + src[q - m]! + src[q + m]! + src[q - 1]! + src[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
       }
     [src, dst] = [dst, src];
@@ -110,11 +123,11 @@ export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho
       out.set(src.subarray(q, q + n), (i * n + j) * n);
     }
   if (!g) return;
-  const half = 0.5 * N;
-  for (let i = 0; i < n; i++)
-    for (let j = 0; j < n; j++) {
-      let q = ((i + h) * m + j + h) * m + h, c = 3 * (i * n + j) * n;
-      for (let k = 0; k < n; k++, q++, c += 3) {
+  const half = 0.5 * N, gn = ghost ? n + 1 : n;
+  for (let i = 0; i < gn; i++)
+    for (let j = 0; j < gn; j++) {
+      let q = ((i + h) * m + j + h) * m + h, c = 3 * (i * gn + j) * gn;
+      for (let k = 0; k < gn; k++, q++, c += 3) {
         g[c] = (src[q - mm]! - src[q + mm]!) * half;
         g[c + 1] = (src[q - m]! - src[q + m]!) * half;
         g[c + 2] = (src[q - 1]! - src[q + 1]!) * half;

@@ -160,6 +160,15 @@ export function push(N: number, F: number, a: number, b: number, c: number, gs: 
         g.set(src.subarray(s, s + 3 * (oz ? 1 : n)), t);
       }
   }
+  return pushIn(N, F, a, b, c, g, bundles);
+}
+
+/**
+ * The push with g at the (n+1)³ nodes the subdomain's cells touch already at hand (3·(n+1)³: the
+ * owned nodes and the upper ghost layer, as jacobiDeep computes it with `ghost`).
+ */
+export function pushIn(N: number, F: number, a: number, b: number, c: number, g: Float64Array, bundles: readonly Float64Array[]): Pushed {
+  const n = N / F, n1 = n + 1;
   let total = 0;
   for (const p of bundles) total += p.length;
   const moved = new Float64Array(total);

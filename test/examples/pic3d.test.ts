@@ -7,7 +7,7 @@ import { cellOf, initialCloud, particleMass, R0, REC, totalMass, wrap, type Para
 import { simulate } from '../../examples/pic3d/reference.js';
 import { runSequential } from '../../examples/pic3d/sequential.js';
 import { KernelError, push } from '../../examples/pic3d/kernels.js';
-import { haloDepth, sweepGroups } from '../../examples/pic3d/halo.js';
+import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius, sweepGroups } from '../../examples/pic3d/halo.js';
 import { runFile } from '../runtime/files.js';
 
 /** Particle records by id. */
@@ -74,6 +74,48 @@ describe('pic3d deep halos', () => {
           }
         assert.deepEqual(deep.parts, base.parts, `d=${d}: the particles differ`);
       }
+    });
+  }
+
+  // The step's last group computing g at the upper ghost layer too (the push in the same fragment):
+  // each ghost node must be the bits the neighbour above computes at its own node.
+  for (const [n, d, sweeps] of [[3, 1, 1], [6, 4, 4], [8, 5, 3]] as const) {
+    test(`n=${n}, depth ${d}, ${sweeps} sweeps: g at the upper ghost layer is the upper neighbours' own g, bit for bit`, () => {
+      const F = 3, N = n * F, NP = 1000, n1 = n + 1, r = rhoRadius(d, n);
+      assert.equal(r, d + 1);
+      let seed = 7;
+      const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
+      const id = (a: number, b: number, c: number): number => (((a + F) % F) * F + (b + F) % F) * F + (c + F) % F;
+      const around = (a: number, b: number, c: number): number[] =>
+        Array.from({ length: 27 }, (_, q) => id(a + Math.floor(q / 9) - 1, b + (Math.floor(q / 3) % 3) - 1, c + (q % 3) - 1));
+      const phi = Array.from({ length: F ** 3 }, () => Float64Array.from({ length: n ** 3 }, rnd));
+      const dep = Array.from({ length: F ** 3 }, () => Float64Array.from({ length: n1 ** 3 }, rnd));
+      const boxes = deepScratch(n, d);
+      const own: Float64Array[] = [];
+      const rhoOf = (a: number, b: number, c: number): Float64Array => {
+        const rho = new Float64Array((n + 2 * r) ** 3);
+        densityHalo(N, F, r, around(a, b, c).map((q) => dep[q]!), rho);
+        return rho;
+      };
+      for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
+        own[id(a, b, c)] = new Float64Array(3 * n ** 3);
+        jacobiDeep(N, F, NP, sweeps, rhoOf(a, b, c), r, around(a, b, c).map((q) => phi[q]!), new Float64Array(n ** 3), own[id(a, b, c)]!, ...boxes);
+      }
+      const g = new Float64Array(3 * n1 ** 3), out = new Float64Array(n ** 3), ref = new Float64Array(n ** 3);
+      jacobiDeep(N, F, NP, sweeps, rhoOf(1, 1, 1), r, around(1, 1, 1).map((q) => phi[q]!), out, g, ...boxes, true);
+      jacobiDeep(N, F, NP, sweeps, rhoOf(1, 1, 1), r, around(1, 1, 1).map((q) => phi[q]!), ref, null, ...boxes);
+      assert.deepEqual(out, ref, 'φ differs with the deeper box');
+      let ghosts = 0;
+      for (let i = 0; i < n1; i++) for (let j = 0; j < n1; j++) for (let k = 0; k < n1; k++) {
+        // the node's owner: (1, 1, 1) or a neighbour above, and its local coordinates there
+        const src = own[id(1 + (i === n ? 1 : 0), 1 + (j === n ? 1 : 0), 1 + (k === n ? 1 : 0))]!;
+        const q = ((i % n) * n + (j % n)) * n + (k % n);
+        if (i === n || j === n || k === n) ghosts++;
+        for (let x = 0; x < 3; x++)
+          if (!Object.is(g[3 * ((i * n1 + j) * n1 + k) + x], src[3 * q + x])) assert.fail(`node (${i}, ${j}, ${k}) component ${x}: ${g[3 * ((i * n1 + j) * n1 + k) + x]} vs ${src[3 * q + x]}`);
+      }
+      assert.equal(ghosts, n1 ** 3 - n ** 3);
+      assert.ok(g.some((v) => v !== 0));
     });
   }
 
