@@ -699,7 +699,7 @@ export class NodeRuntime {
     this.warmWorkers();
     const id = fedId ?? this.batchSeq++;
     this.batches.set(id, b.cfs);
-    this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
+    this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out, flags: b.flags };
     // a fed batch's round trip includes its waits for values: it measures no CF's cost
     if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
     const cfs = b.cfs;
