@@ -819,7 +819,8 @@ export class NodeRuntime {
       if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       // a ucode that asked its node without waiting: the CF completes when the answers come
       if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
-      this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
+      // (the time is the trace's alone: no clock read per CF untraced)
+      this.complete(cf, r.outs[i]!, traced ? fin : 0);
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
   }
@@ -876,7 +877,7 @@ export class NodeRuntime {
     }
   }
 
-  /** Publish a finished atomic CF's outputs and run its after-actions. */
+  /** Publish a finished atomic CF's outputs and run its after-actions; `at`: when it finished (read by traces only). */
   private complete(cf: Cf, outs: (DfValue | null)[], at: number): void {
     const st = this.st;
     const site = cf.site as CallSite;
