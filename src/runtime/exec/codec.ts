@@ -42,9 +42,10 @@ function pushValue(nums: NumBuf, strs: string[], objs: unknown[], v: DfValue): v
 export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
   const nums = scratch, strs: string[] = [], objs: unknown[] = [];
   nums.n = 0;
-  let keyText = '';
-  let nkeys = 0;
-  const addKey = (k: string): number => { keyText += nkeys === 0 ? k : '\u0001' + k; return nkeys++; };
+  // joined once at the end: a `+=` per key made two cons strings of 32 bytes each, flattened
+  // again when the batch was cloned
+  const keyList: string[] = [];
+  const addKey = (k: string): number => keyList.push(k) - 1;
   for (const t of tasks) {
     const args = t.args, keys = t.keys, n = args.length;
     nums.push(t.cf); nums.push(t.imp); nums.push(n);
@@ -68,7 +69,7 @@ export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
       nums.push(addKey(key));
     }
   }
-  return { id, n: tasks.length, nums: nums.finish(), strs, objs, keys: keyText };
+  return { id, n: tasks.length, nums: nums.finish(), strs, objs, keys: keyList.join('\u0001') };
 }
 
 /** Decoded task for the worker: args as values, DF key numbers (see BatchKeys), forwarded inputs. */

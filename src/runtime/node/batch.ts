@@ -27,14 +27,28 @@ export interface Producer {
 export interface LaneTail {
   batch: number;
   cfs: Cf[];
+  /** its members' outputs and the `>>` flags it or a batch before it sets (BatchBuilder.out) */
   out: Map<DfKey, Producer | null>;
+  /** those flags (the null entries of `out`) */
+  flags: readonly DfKey[];
 }
 
 export class BatchBuilder implements BatchOutputs {
   readonly tasks: Task[] = [];
   readonly cfs: Cf[] = [];
-  /** outputs of the members; null: produced only when the batch ends (`>>` flags) */
+  /**
+   * outputs of the members; null: produced only when the batch ends (`>>` flags, the lane's
+   * earlier batches' too)
+   */
   readonly out = new Map<DfKey, Producer | null>();
+  /** the keys `out` holds as null */
+  readonly flags: DfKey[] = [];
+  /**
+   * the outputs of the lane's previous batch, still running (its `out`), looked up when asked:
+   * a batch built behind another copied all of them, and a chain's continuation is tried (and
+   * built) after every pass over the ready CFs
+   */
+  private readonly prevOut: ReadonlyMap<DfKey, Producer | null> | null;
 
   /** built while the lane's previous batch still runs (its outputs are forwarded from it) */
   readonly ahead: boolean;
@@ -51,12 +65,21 @@ export class BatchBuilder implements BatchOutputs {
    */
   constructor(private readonly st: NodeState, prev?: LaneTail, private readonly fed?: ReadonlyMap<DfKey, Producer>) {
     this.ahead = prev !== undefined;
+    this.prevOut = prev ? prev.out : null;
     if (!prev) return;
-    for (const [k, p] of prev.out) {
-      // a `>>` flag of the previous batch exists only once it ended: its readers wait for that
-      if (p === null) this.out.set(k, null);
-      else if (p.task >= 0) this.out.set(k, { task: inPreviousBatch(p.task), out: p.out });
-    }
+    // a `>>` flag of the previous batch exists only once it ended: its readers wait for that
+    const flags = prev.flags;
+    for (let i = 0; i < flags.length; i++) this.flag(flags[i]!);
+  }
+
+  private flag(k: DfKey): void {
+    this.out.set(k, null);
+    this.flags.push(k);
+  }
+
+  /** Whether the batch or the lane's previous one produces `key` (or sets it as a flag). */
+  private has(key: DfKey): boolean {
+    return this.out.has(key) || (this.prevOut !== null && this.prevOut.has(key));
   }
 
   get size(): number {
@@ -65,7 +88,13 @@ export class BatchBuilder implements BatchOutputs {
 
   producer(key: DfKey): Producer | null | undefined {
     const p = this.out.get(key);
-    return p !== undefined || this.fed === undefined ? p : this.fed.get(key);
+    if (p !== undefined) return p;
+    if (this.prevOut !== null) {
+      // a member of the previous batch: the worker forwards it from there (its flags are in `out`)
+      const q = this.prevOut.get(key);
+      if (q) return { task: inPreviousBatch(q.task), out: q.out };
+    }
+    return this.fed === undefined ? undefined : this.fed.get(key);
   }
 
   add(cf: Cf): void {
@@ -78,7 +107,7 @@ export class BatchBuilder implements BatchOutputs {
     // `>>` flags of the batch are produced by it too, but only at its completion: a CF that
     // reads one must wait for the batch.
     const after = cf.after;
-    if (after !== null) for (let k = 0; k < after.length; k++) { const a = after[k]!; if (a.op === 'set' && !this.out.has(a.key)) this.out.set(a.key, null); }
+    if (after !== null) for (let k = 0; k < after.length; k++) { const a = after[k]!; if (a.op === 'set' && !this.has(a.key)) this.flag(a.key); }
     // a ucode that says it may wait and holds no block may leave outputs for its node to set
     // (ucode/dda.ts): nobody reads them from the worker, they are theirs once the CF completes
     if (!keys || !owners || (imp !== null && imp.waits && !imp.params.includes('block'))) return;
@@ -88,7 +117,7 @@ export class BatchBuilder implements BatchOutputs {
     const store = this.st.store;
     for (let o = 0; o < keys.length; o++) {
       // dropped and pushed outputs are never published: nobody may read them from the batch
-      if (owners[o] !== this.st.self || this.out.has(keys[o]!) || (rules && (rules[o] === OUT_DROP || isPushRule(rules[o]!)))) continue;
+      if (owners[o] !== this.st.self || this.has(keys[o]!) || (rules && (rules[o] === OUT_DROP || isPushRule(rules[o]!)))) continue;
       if (store.posted(keys[o]!)) continue;
       this.out.set(keys[o]!, { task: i, out: o });
     }

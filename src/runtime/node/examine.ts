@@ -330,12 +330,23 @@ export class Interpreter {
    */
   private feedable(cf: Cf, armed: Task, batch: BatchOutputs): boolean {
     if ((cf.site as CallSite).waits.length > 0) return false;
-    const keys = armed.keys, args = armed.args;
-    return cf.everyPending((k) => {
-      for (let i = 0; i < keys.length; i++) if (keys[i] === k && args[i] === undefined) return !!batch.producer(k);
-      return false;
-    });
+    this.fedTask = armed;
+    this.fedBatch = batch;
+    const ok = cf.everyPending(this.fedInput);
+    this.fedTask = null;
+    this.fedBatch = null;
+    return ok;
   }
+
+  /** the armed task and the batch feedable() asks about (read by fedInput: no closure per CF) */
+  private fedTask: Task | null = null;
+  private fedBatch: BatchOutputs | null = null;
+  /** Whether pending key `k` is a direct input of fedTask that fedBatch produces. */
+  private readonly fedInput = (k: DfKey): boolean => {
+    const keys = this.fedTask!.keys, args = this.fedTask!.args;
+    for (let i = 0; i < keys.length; i++) if (keys[i] === k && args[i] === undefined) return !!this.fedBatch!.producer(k);
+    return false;
+  };
 
   /**
    * An armed CF whose pending inputs `batch` produces: it joins the batch with those inputs
@@ -344,13 +355,17 @@ export class Interpreter {
    */
   private fireFed(cf: Cf, task: Task, batch: BatchOutputs): Outcome {
     const args = task.args, keys = task.keys;
-    const fwd: Forward[] = [];
+    // sized at once: a push to an empty array reserves 17 slots
+    let n = 0;
+    for (let i = 0; i < args.length; i++) if (args[i] === undefined && keys[i] !== '' && cf.isPending(keys[i]!)) n++;
+    const fwd = new Array<Forward>(n);
+    n = 0;
     for (let i = 0; i < args.length; i++) {
       if (args[i] !== undefined || keys[i] === '') continue;
       const key = keys[i]!;
       if (!cf.isPending(key)) { args[i] = cf.gotValue(key); continue; }
       const p = batch.producer(key)!;
-      fwd.push(p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
+      fwd[n++] = p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! };
       args[i] = null;
     }
     this.st.waiting.delete(cf);

@@ -19,7 +19,14 @@ export class FeedBook {
   private deferred: DfKey[] = [];
   /** the list `fresh` takes turns with (candidates: none allocated per look) */
   private spare: DfKey[] = [];
+  /**
+   * the lanes of the CF candidates() looks at, `fromN` of them, handed to take() in `fromOf[n]`
+   * (one array per count, reused: emptied by `length = 0`, an array's first push reserves 17
+   * slots, for every fed CF)
+   */
   private readonly from: number[] = [];
+  private fromN = 0;
+  private readonly fromOf: number[][] = [];
 
   /** Batch `id` went to lane `lane`; `out`: its members' outputs. */
   sent(lane: number, id: number, out: ReadonlyMap<DfKey, Producer | null>): void {
@@ -81,7 +88,7 @@ export class FeedBook {
           const w = ws[j]!;
           if (w.state !== WAITING || w.chained || w.site.kind !== 'call' || !w.placed) continue;
           if (!this.producers(w)) continue;
-          if (take(w, this.from) < 0) { this.deferred.push(k); break; }
+          if (take(w, this.fromLanes()) < 0) { this.deferred.push(k); break; }
         }
       }
       keys.length = 0;
@@ -91,17 +98,28 @@ export class FeedBook {
 
   /** The lanes of `cf`'s missing inputs into `from`; false when some has no producer in flight. */
   private producers(cf: Cf): boolean {
-    this.from.length = 0;
-    return cf.everyPending(this.producedInFlight) && this.from.length > 0;
+    this.fromN = 0;
+    return cf.everyPending(this.producedInFlight) && this.fromN > 0;
   }
 
   /** Whether pending key `k` is promised by a batch in flight; its lane joins `from` (one closure for every CF). */
   private readonly producedInFlight = (k: DfKey): boolean => {
     const p = this.promised.get(k);
     if (p === undefined) return false;
-    if (!this.from.includes(p.lane!)) this.from.push(p.lane!);
+    const lane = p.lane!, from = this.from, n = this.fromN;
+    for (let i = 0; i < n; i++) if (from[i] === lane) return true;
+    from[n] = lane;
+    this.fromN = n + 1;
     return true;
   };
+
+  /** The lanes producers() found, in an array of their count. */
+  private fromLanes(): readonly number[] {
+    const n = this.fromN;
+    const a = (this.fromOf[n] ??= new Array<number>(n).fill(0));
+    for (let i = 0; i < n; i++) a[i] = this.from[i]!;
+    return a;
+  }
 
   /** Feed requests for a batch's tasks, per producing lane (lane → quadruples). */
   static requests(tasks: readonly { fwd?: readonly { lane?: number; batch?: number; task: number; out: number }[] }[], to: number): Map<number, Feed> | null {

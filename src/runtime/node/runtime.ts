@@ -533,6 +533,7 @@ export class NodeRuntime {
     view.given.fill(0);
     const last = this.lastGiven;
     last.fill(null);
+    this.fedLimitCode = -1;
     book.candidates(this.st.store, (cf, from) => {
       if (this.asks(cf)) return -1; // asked once its inputs are here (dispatch)
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
@@ -552,14 +553,21 @@ export class NodeRuntime {
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values; an
       // output another node reads leaves only when the batch returns: then it is kept short
       const fed = this.size === 1 || !this.readElsewhere(cf);
-      const z = this.fedSizing;
-      z.cfNs = this.costNs[cf.site.code]!;
-      z.cfMinNs = this.costMin[cf.site.code]!;
-      z.lanes = lanes;
-      z.nodes = this.size;
-      z.stealable = this.program.hasStealable;
-      z.fed = fed;
-      const limit = this.policy.chainLength(z);
+      const code = cf.site.code;
+      // asked once per code in a pass (costs change only when results come): a stencil's CFs share one
+      if (code !== this.fedLimitCode || fed !== this.fedLimitFed) {
+        const z = this.fedSizing;
+        z.cfNs = this.costNs[code]!;
+        z.cfMinNs = this.costMin[code]!;
+        z.lanes = lanes;
+        z.nodes = this.size;
+        z.stealable = this.program.hasStealable;
+        z.fed = fed;
+        this.fedLimit = this.policy.chainLength(z);
+        this.fedLimitCode = code;
+        this.fedLimitFed = fed;
+      }
+      const limit = this.fedLimit;
       if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
@@ -578,7 +586,11 @@ export class NodeRuntime {
     return false;
   }
 
-  /** how long a lane's fed batch may grow, as the policy is asked for each fed CF (one object, reused) */
+  /** the fed batch limit the policy gave in this pass of feedAcross, for CFs of code `fedLimitCode` (-1: none yet) with `fed` as given */
+  private fedLimit = 0;
+  private fedLimitCode = -1;
+  private fedLimitFed = false;
+  /** how long a lane's fed batch may grow, as the policy is asked (one object, reused) */
   private readonly fedSizing = { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false };
   /** what the policy is told of each fed CF (one object, reused) */
   private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean };
@@ -699,7 +711,7 @@ export class NodeRuntime {
     this.warmWorkers();
     const id = fedId ?? this.batchSeq++;
     this.batches.set(id, b.cfs);
-    this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out };
+    this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out, flags: b.flags };
     // a fed batch's round trip includes its waits for values: it measures no CF's cost
     if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
     const cfs = b.cfs;
@@ -819,7 +831,8 @@ export class NodeRuntime {
       if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       // a ucode that asked its node without waiting: the CF completes when the answers come
       if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
-      this.complete(cf, r.outs[i]!, traced ? fin : this.host.now());
+      // (the time is the trace's alone: no clock read per CF untraced)
+      this.complete(cf, r.outs[i]!, traced ? fin : 0);
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
   }
@@ -876,7 +889,7 @@ export class NodeRuntime {
     }
   }
 
-  /** Publish a finished atomic CF's outputs and run its after-actions. */
+  /** Publish a finished atomic CF's outputs and run its after-actions; `at`: when it finished (read by traces only). */
   private complete(cf: Cf, outs: (DfValue | null)[], at: number): void {
     const st = this.st;
     const site = cf.site as CallSite;

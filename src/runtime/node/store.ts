@@ -139,7 +139,12 @@ export class DfStore {
 
   private wait(e: Entry, key: DfKey, cf: Cf): void {
     if (e.destroyedEarly) throw new RunFault(`${this.df(key)} is requested after it was destroyed (before it was computed)`);
-    if (e.waiters === null) e.waiters = [cf]; else e.waiters.push(cf);
+    // the second waiter in a literal of two: a push to a full array reserves 16 more slots, and
+    // most DFs have one or two readers (a stencil's, two)
+    const w = e.waiters;
+    if (w === null) e.waiters = [cf];
+    else if (w.length === 1) e.waiters = [w[0]!, cf];
+    else w.push(cf);
     cf.addPending(key);
   }
 

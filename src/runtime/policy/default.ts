@@ -261,7 +261,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // into a lock-step of one short batch per lane per return (Task Bench stencil_1d 1×2, 200
     // steps of ~5 ms tasks under load: batches of 2 CFs where 6 were due, every send with the
     // other lane full).
-    for (const a of from) if (f[a]! >= FEED_DEPTH) return -1;
+    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= FEED_DEPTH) return -1;
     // load: batches in flight and CFs given earlier in this pass (sent at its end)
     const g = cf?.given;
     // A long CF does not queue behind one given to the same lane in this pass that it does not
