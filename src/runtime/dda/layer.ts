@@ -300,7 +300,6 @@ export class DdaNode implements Participant {
     const l = this.local(name);
     const held = l.blocks.find((x) => x.holder === cf);
     if (held) { reply.fail(`${who} holds ${blockText(held.index, l.blocks.length, true)} of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
-    if (op.neighbours && l.blocks.length > 1) { reply.fail(`rearrange of array ${name} between neighbours: it has ${l.blocks.length} blocks a node, and moves between neighbours are planned for one`); return; }
     if (op.nodes !== undefined) {
       if (op.nodes.length === 0) { reply.fail(`rearrange of array ${name} onto no node`); return; }
       for (const n of op.nodes) if (!Number.isInteger(n) || n < 0 || n >= this.size) { reply.fail(`rearrange of array ${name} onto node ${n}, which is not a node of this run (0..${this.size - 1})`); return; }
