@@ -185,6 +185,41 @@ test('several blocks a node with elements sent by destination: a delivery goes w
   await ns.close();
 });
 
+test('elements delivered by destination free their receiving block early in a count: a CF works on it before the node answers READY; a rearrangement keeps it for its plan', async () => {
+  const ns = new Nodes(3);
+  ns.declare({ name: 'P', blocks: 2 });
+  await fill(ns, 2, 1, 100, 3);
+  /** node 1's block 0 sends 6 elements to node 2 (whose block 0, the smaller, receives them) */
+  const send = async (from: number): Promise<void> => {
+    await fill(ns, 1, 0, from, 6);
+    const h = await ns.acquire(1, 'P', undefined, 0);
+    h.block.destinations().fill(2);
+    ns.release(1, 'P', h);
+  };
+  for (const kind of ['count', 'rearrange'] as const) {
+    await send(kind === 'count' ? 0 : 6);
+    const ready = ns.dda[2]!.sent.ready, early = ns.dda[2]!.earlyFreed, reports = ns.dda[2]!.sent.report;
+    const op = kind === 'count' ? ns.count(0, 'P') : ns.rearrange(0, 'P', [2]);
+    // node 2 has the LOCK (it reported); the part comes turns later
+    while (ns.dda[2]!.sent.report === reports) await new Promise((res) => setImmediate(res));
+    let at: { numel: number; ready: number } | undefined;
+    const h = await ns.acquire(2, 'P', undefined, 0, (b) => { at = { numel: b.getNumel(), ready: ns.dda[2]!.sent.ready }; });
+    if (kind === 'count') {
+      // granted with the 6 delivered elements, before node 2 told the GD its parts were in
+      assert.deepEqual(at, { numel: 6, ready });
+      // (and node 2's block 1, which receives nothing, at its MOVE)
+      assert.equal(ns.dda[2]!.earlyFreed, early + 2);
+    } else {
+      // the plan needs the delivered counts: the block waits for the plan's round
+      assert.ok(at!.ready > ready, `granted after node 2's READY of the delivery: ${JSON.stringify(at)}`);
+    }
+    ns.release(2, 'P', h);
+    assert.equal(await op, kind === 'count' ? 9 : 15);
+  }
+  assert.deepEqual(ids(ns.dda[2]!.blocks('P')), [...range(12), 100, 101, 102]);
+  await ns.close();
+});
+
 test('several blocks a node: refusals and hang texts name the block', async () => {
   const ns = new Nodes(2);
   ns.declare({ name: 'P', blocks: 2 });

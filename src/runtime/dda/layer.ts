@@ -531,7 +531,7 @@ export class DdaNode implements Participant {
         }
       }
       l.reportedParts = new Map();
-      for (const x of l.blocks) x.sends = null;
+      for (const x of l.blocks) { x.sends = null; this.blockArrived(name, l, x); }
     } else {
       for (const x of l.blocks) { this.sendParts(name, l, x); this.blockArrived(name, l, x); }
     }
@@ -575,13 +575,14 @@ export class DdaNode implements Participant {
   }
 
   /**
-   * Several blocks a node: a block of the plan's round whose parts are all in, and which sent
+   * Several blocks a node: a block of the last round whose parts are all in, and which sent
    * nothing in place (no view of it travels), is free again now — a CF may work on it while the
    * node's other blocks still receive. Its span, from LOCK to now with the bytes it received, is
-   * its arrival on the trace.
+   * its arrival on the trace. The last round is the plan's, or a count's delivery of the elements
+   * CFs sent by destination; a rearrangement's delivery is not: its plan counts the blocks after it.
    */
   private blockArrived(name: string, l: Local, x: Blk): void {
-    if (l.blocks.length === 1 || l.phase !== PLAN || x.early || x.sends !== null || x.expect < 0 || x.got !== x.expect) return;
+    if (l.blocks.length === 1 || (l.phase !== PLAN && l.opKind !== 0) || x.early || x.sends !== null || x.expect < 0 || x.got !== x.expect) return;
     if (x.expect === 0 && x.sentInPlace) return;
     x.early = true;
     this.earlyFreed++;
