@@ -1,5 +1,7 @@
 // Memory the node processes of one machine share, and sleeping on a word of it: the SPMD layer's
-// barrier among processes on one host (src/spmd/segment.ts). A file under /dev/shm is mapped
+// barrier among processes on one host (src/spmd/segment.ts), and the transport's rings
+// (src/runtime/transport/ring.ts), whose memory is a nameless memfd the peer opens through
+// /proc/<pid>/fd/<n>: no name in any directory, so no file outlives a killed node. A file under /dev/shm is mapped
 // MAP_SHARED and handed to JavaScript as an ArrayBuffer over the mapping; Atomics load, store,
 // add and compareExchange work on it as on any integer typed array. Atomics.wait and notify do
 // not: V8 queues its waiters per process, so a rank of another process could never wake them.
@@ -58,6 +60,29 @@ static napi_value Open(napi_env env, napi_callback_info info) {
   if (fstat(fd, &st) != 0 || (double)st.st_size < bytes) {
     close(fd);
     return num(env, -ERANGE);
+  }
+  return num(env, fd);
+}
+
+// memfd(name, bytes): a descriptor of a new nameless file in memory of that size (the name shows
+// only in /proc/<pid>/fd and maps); -errno on failure (-ENOSYS: a kernel without memfd_create).
+static napi_value Memfd(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  char name[250];
+  double bytes = 0;
+  if (!args(env, info, 2, argv) || !str(env, argv[0], name, sizeof name)) return num(env, -EINVAL);
+  napi_get_value_double(env, argv[1], &bytes);
+#ifdef SYS_memfd_create
+  int fd = (int)syscall(SYS_memfd_create, name, 1U /* MFD_CLOEXEC */);
+#else
+  int fd = -1;
+  errno = ENOSYS;
+#endif
+  if (fd < 0) return num(env, -errno);
+  if (ftruncate(fd, (off_t)bytes) != 0) {
+    int e = errno;
+    close(fd);
+    return num(env, -e);
   }
   return num(env, fd);
 }
@@ -153,6 +178,7 @@ static napi_value Wake(napi_env env, napi_callback_info info) {
 NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
     {"open", NULL, Open, NULL, NULL, NULL, napi_default, NULL},
+    {"memfd", NULL, Memfd, NULL, NULL, NULL, napi_default, NULL},
     {"unlink", NULL, Unlink, NULL, NULL, NULL, napi_default, NULL},
     {"close", NULL, Close, NULL, NULL, NULL, napi_default, NULL},
     {"map", NULL, Map, NULL, NULL, NULL, napi_default, NULL},

@@ -1,5 +1,5 @@
 // The property of the dynamic array: random sequences of add / remove / send by destination /
-// resize / rearrange / count on 1–4 in-process nodes, one to three blocks a node (a holder takes
+// resize / rearrange (equal, weighted, between neighbours) / count on 1–4 in-process nodes, one to three blocks a node (a holder takes
 // one of its node's blocks; a rearrangement frees each receiving block as soon as its parts are
 // in, while others still arrive), several operations in flight at once, every element carrying
 // its own id and checksum; at the end nothing is lost, nothing duplicated, nothing corrupted,
@@ -16,6 +16,8 @@ const OPS = 12;
 const check = (id: number): number => (id * 2654435761) % 4294967291;
 /** blocks freed by a rearrangement before its end, over every sequence */
 let earlyFreed = 0;
+/** rearrangements between neighbours of arrays with several blocks a node on 3–4 nodes (a node may forward) */
+let neighbourBlocks = 0;
 
 export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) => void): Promise<void> {
   const r = rng(seed);
@@ -66,9 +68,10 @@ export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) =>
       const nodes = [...Array(size).keys()].filter(() => r() < 0.6);
       if (nodes.length === 0) nodes.push(int(size));
       nodes.sort(() => r() - 0.5);
-      log.push(`rearrange onto ${nodes} from ${node}`);
-      // moves between neighbours are planned for one block a node
-      await ns.rearrange(node, 'A', nodes, { neighbours: blocks === 1 && r() < 0.2, weights: r() < 0.2 ? nodes.map(() => 1 + int(3)) : undefined });
+      const neighbours = r() < 0.2, weights = r() < 0.2 ? nodes.map(() => 1 + int(3)) : undefined;
+      log.push(`rearrange onto ${nodes} from ${node}${neighbours ? ' between neighbours' : ''}${weights ? ` weighted ${weights}` : ''}`);
+      if (neighbours && blocks > 1 && size > 2) neighbourBlocks++;
+      await ns.rearrange(node, 'A', nodes, { neighbours, weights });
     } else {
       log.push(`count from ${node}`);
       await ns.count(node, 'A');
@@ -100,4 +103,6 @@ test(`${SEQUENCES} random sequences of add / remove / send / resize / rearrange 
   for (let s = first; s < first + SEQUENCES; s++) await sequence(s);
   // the sequences with several blocks a node did free receiving blocks before the end of their rearrangement
   if (SEQUENCES >= 50) assert.ok(earlyFreed > 0, 'no block was freed before its rearrangement ended');
+  // and drew moves between neighbours with several blocks a node, where a node may forward
+  if (SEQUENCES >= 50) assert.ok(neighbourBlocks > 0, 'no rearrangement between neighbours of several blocks a node on 3 or more nodes');
 });

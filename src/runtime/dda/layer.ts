@@ -300,7 +300,6 @@ export class DdaNode implements Participant {
     const l = this.local(name);
     const held = l.blocks.find((x) => x.holder === cf);
     if (held) { reply.fail(`${who} holds ${blockText(held.index, l.blocks.length, true)} of array ${name} on node ${this.rank} and asks for a global ${op.kind} of it, which waits for every block to be free: it would wait for itself`); return; }
-    if (op.neighbours && l.blocks.length > 1) { reply.fail(`rearrange of array ${name} between neighbours: it has ${l.blocks.length} blocks a node, and moves between neighbours are planned for one`); return; }
     if (op.nodes !== undefined) {
       if (op.nodes.length === 0) { reply.fail(`rearrange of array ${name} onto no node`); return; }
       for (const n of op.nodes) if (!Number.isInteger(n) || n < 0 || n >= this.size) { reply.fail(`rearrange of array ${name} onto node ${n}, which is not a node of this run (0..${this.size - 1})`); return; }
@@ -532,7 +531,7 @@ export class DdaNode implements Participant {
         }
       }
       l.reportedParts = new Map();
-      for (const x of l.blocks) x.sends = null;
+      for (const x of l.blocks) { x.sends = null; this.blockArrived(name, l, x); }
     } else {
       for (const x of l.blocks) { this.sendParts(name, l, x); this.blockArrived(name, l, x); }
     }
@@ -576,13 +575,14 @@ export class DdaNode implements Participant {
   }
 
   /**
-   * Several blocks a node: a block of the plan's round whose parts are all in, and which sent
+   * Several blocks a node: a block of the last round whose parts are all in, and which sent
    * nothing in place (no view of it travels), is free again now — a CF may work on it while the
    * node's other blocks still receive. Its span, from LOCK to now with the bytes it received, is
-   * its arrival on the trace.
+   * its arrival on the trace. The last round is the plan's, or a count's delivery of the elements
+   * CFs sent by destination; a rearrangement's delivery is not: its plan counts the blocks after it.
    */
   private blockArrived(name: string, l: Local, x: Blk): void {
-    if (l.blocks.length === 1 || l.phase !== PLAN || x.early || x.sends !== null || x.expect < 0 || x.got !== x.expect) return;
+    if (l.blocks.length === 1 || (l.phase !== PLAN && l.opKind !== 0) || x.early || x.sends !== null || x.expect < 0 || x.got !== x.expect) return;
     if (x.expect === 0 && x.sentInPlace) return;
     x.early = true;
     this.earlyFreed++;

@@ -113,7 +113,6 @@ export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: n
   for (const [node, c] of current) totals.set(node, c.reduce((a, b) => a + b, 0));
   const moves = plan(totals, future, o);
   if (k === 1) return moves.map((m) => ({ ...m, fromBlock: 0, toBlock: 0 }));
-  if (o.neighbours) throw new RangeError('moves between neighbours are planned for one block a node');
   const target = new Map<number, number>();
   shares([...totals.values()].reduce((a, b) => a + b, 0), future, o.weights).forEach((s, i) => target.set(future[i]!, s));
   // per node, how much each block gives (above its share) or takes (below it), largest first
@@ -123,6 +122,29 @@ export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: n
     const t = blockShares(target.get(node) ?? 0, k);
     gives.set(node, c.map((n, b) => ({ b, n: n - t[b]! })).filter((x) => x.n > 0).sort(byAmount));
     takes.set(node, c.map((n, b) => ({ b, n: t[b]! - n })).filter((x) => x.n > 0).sort(byAmount));
+  }
+  // Between neighbours a node may pass on more than its blocks hold above their shares (a
+  // forwarder: what it receives from one side goes on to the other). The excess goes through one
+  // block, the one furthest below its share: it takes its deficit and the excess, and gives the
+  // excess, which the layer sends once that block's parts are in (as with one block a node).
+  if (o.neighbours) {
+    const out = new Map<number, number>();
+    for (const m of moves) out.set(m.from, (out.get(m.from) ?? 0) + m.n);
+    for (const [node, n] of out) {
+      const g = gives.get(node) ?? [], t = takes.get(node) ?? [];
+      const excess = n - g.reduce((a, x) => a + x.n, 0);
+      if (excess <= 0) continue;
+      const c = current.get(node), ts = blockShares(target.get(node) ?? 0, k);
+      // the block furthest below its share (or, none below, the one least above it)
+      let fw = 0;
+      for (let b = 1; b < k; b++) if (ts[b]! - (c?.[b] ?? 0) > ts[fw]! - (c?.[fw] ?? 0)) fw = b;
+      g.push({ b: fw, n: excess });
+      const had = t.find((x) => x.b === fw);
+      if (had) had.n += excess; else t.push({ b: fw, n: excess });
+      t.sort(byAmount);
+      gives.set(node, g);
+      takes.set(node, t);
+    }
   }
   const out: BlockMove[] = [];
   const split = (m: Move): void => {
@@ -141,6 +163,6 @@ export function planBlocks(current: ReadonlyMap<number, readonly number[]>, k: n
   };
   for (const m of moves) split(m);
   // inside each node, what is left: its blocks' gives and takes now sum to the same
-  for (const node of [...current.keys()].sort((a, b) => a - b)) split({ from: node, to: node, n: gives.get(node)!.reduce((a, x) => a + x.n, 0) });
+  for (const node of [...current.keys()].sort((a, b) => a - b)) { const n = gives.get(node)!.reduce((a, x) => a + x.n, 0); if (n > 0) split({ from: node, to: node, n }); }
   return out;
 }

@@ -96,7 +96,7 @@ export class RequestDesk {
   private readonly open = new Map<number, { lane: number; cf: number; kind: string; resource: string; since: number; h: RequestHandler }>();
   private nextOpen = 0;
   /** ASK_LATER requests by `${lane}:${token}`: the answer once it came, the CF's completion once its worker returned it */
-  private readonly later = new Map<string, { answer?: WireAnswer; done?: (a: WireAnswer) => void }>();
+  private readonly later = new Map<string, { answer?: WireAnswer; done?: (a: WireAnswer) => void; arrived?: boolean }>();
   host: DeskHost | undefined;
   /** called when a ucode starts waiting for an answer, or a handler stops being busy (the node may be idle now) */
   onWait: () => void = () => {};
@@ -154,9 +154,14 @@ export class RequestDesk {
     return false;
   }
 
-  /** Whether a handler works on an answer it owes by itself. */
+  /**
+   * Whether a handler works on an answer it owes by itself, or a request asked without waiting is
+   * still on its way: the worker returned the CF (settle) before the request port brought its
+   * ASK_LATER here (two channels, no order between them). It will come: the node is not idle.
+   */
   busy(): boolean {
     for (const o of this.open.values()) if (o.h.busy?.()) return true;
+    for (const e of this.later.values()) if (e.done !== undefined && e.arrived !== true) return true;
     return false;
   }
 
@@ -178,9 +183,11 @@ export class RequestDesk {
   private askLater(lane: number, m: WireRequest): void {
     const r = m.payload as LaterRequest;
     const key = `${lane}:${r.token}`;
+    const seen = this.later.get(key);
+    if (seen) seen.arrived = true; else this.later.set(key, { arrived: true });
     this.handle(-1, { id: 0, kind: r.kind, payload: r.payload, cf: m.cf }, (a) => {
       const e = this.later.get(key);
-      if (e?.done) { this.later.delete(key); e.done(a); } else this.later.set(key, { answer: a });
+      if (e?.done) { this.later.delete(key); e.done(a); } else this.later.set(key, { answer: a, arrived: true });
     });
   }
 
@@ -204,7 +211,7 @@ export class RequestDesk {
         if (--waiting === 0) done(outs);
       };
       const e = this.later.get(key);
-      if (e?.answer) { this.later.delete(key); queueMicrotask(() => got(e.answer!)); } else this.later.set(key, { done: got });
+      if (e?.answer) { this.later.delete(key); queueMicrotask(() => got(e.answer!)); } else this.later.set(key, { done: got, arrived: e?.arrived });
     }
     return waiting > 0;
   }

@@ -86,6 +86,16 @@ export class BatchBuilder implements BatchOutputs {
     return this.tasks.length;
   }
 
+  /**
+   * Whether `cf` may join the batch: a ucode that may wait for its node starts a batch of its
+   * own. The outputs of the members before it would leave — to other nodes, to the system
+   * thread, to other lanes — only when the batch ends, so after its wait, and what it waits for
+   * (another node's block, held by a CF that needs one of them) may wait for them.
+   */
+  admits(cf: Cf): boolean {
+    return this.tasks.length === 0 || !mayWaitForNode(cf);
+  }
+
   producer(key: DfKey): Producer | null | undefined {
     const p = this.out.get(key);
     if (p !== undefined) return p;
@@ -130,7 +140,7 @@ export class BatchBuilder implements BatchOutputs {
   extend(interp: Interpreter, limit: number, from = 0, take?: (cf: Cf) => boolean): void {
     for (let i = from; i < this.cfs.length && this.tasks.length < limit && !this.closed; i++) {
       const succ = this.soleWaiter(this.cfs[i]!);
-      if (succ === null || succ.site.kind !== 'call' || (take !== undefined && !take(succ))) continue;
+      if (succ === null || succ.site.kind !== 'call' || !this.admits(succ) || (take !== undefined && !take(succ))) continue;
       if (interp.examine(succ, this) === TASK) this.add(succ);
     }
   }
@@ -161,4 +171,9 @@ export class BatchBuilder implements BatchOutputs {
     }
     return found;
   }
+}
+
+/** Whether `cf` calls a ucode that may wait for its node (`: WAITS`, or a block parameter). */
+export function mayWaitForNode(cf: Cf): boolean {
+  return cf.site.kind === 'call' && (cf.site as CallSite).imp.waits;
 }

@@ -407,6 +407,9 @@ export class NodeRuntime {
       let blocked = false, late = false;
       while (st.run.length > 0) {
         const cf = st.run.shift()!;
+        // a ucode that may wait starts a batch of its own (BatchBuilder.admits): it is examined
+        // against the batch sent before it
+        if (b !== null && !b.admits(cf)) { st.run.pushFront(cf); break; }
         const o = interp.examine(cf, b);
         if (o === BLOCKED) { st.run.pushFront(cf); blocked = true; break; }
         if (o !== TASK) {
@@ -510,7 +513,7 @@ export class NodeRuntime {
       if (lane < 0) break;
       const n = this.batchSize();
       const b = new BatchBuilder(st);
-      while (b.size < n && st.ready.length > 0 && !b.closed && !this.asks(st.ready.peek()!)) b.add(st.ready.shift()!);
+      while (b.size < n && st.ready.length > 0 && !b.closed && b.admits(st.ready.peek()!) && !this.asks(st.ready.peek()!)) b.add(st.ready.shift()!);
       b.extend(this.interp, Math.max(n, this.batchLimit()), 0, this.notAsked);
       this.send(lane, b);
     }
@@ -546,6 +549,8 @@ export class NodeRuntime {
       view.given[lane]!++;
       last[lane] = cf;
       let b = open[lane];
+      // a ucode that may wait starts a batch of its own (BatchBuilder.admits)
+      if (b && !b.b.admits(cf)) { open[lane] = null; this.send(lane, b.b, b.id); b = null; }
       if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised) };
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
       b.b.add(cf);

@@ -13,14 +13,20 @@
 // fit before the end of the data area is preceded by a WRAP word and starts at its beginning.
 // The file is mapped by native/shm.c (the SPMD host segment's addon): Atomics work on the mapping,
 // and on x86 and ARM their sequentially consistent stores and loads order the plain byte copies.
+// The file has no name: a memfd, which the peer opens through /proc/<pid>/fd/<n> of the node that
+// made it while that node keeps the descriptor open (until the peer answers its offer). A node
+// killed at any moment leaves nothing behind; the memory goes when the last mapping does. Only
+// where memfd_create is missing is it a named file under /dev/shm, whose name both sides remove.
 import { randomBytes } from 'node:crypto';
-import { existsSync, openSync, readSync } from 'node:fs';
+import { existsSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAddon } from '../../core/addon.js';
 
 interface ShmAddon {
   open(path: string, bytes: number, create: boolean): number;
+  /** absent in an addon built before it */
+  memfd?(name: string, bytes: number): number;
   unlink(path: string): number;
   close(fd: number): number;
   map(fd: number, bytes: number): ArrayBuffer | number;
@@ -208,24 +214,50 @@ export const RING_FILE_PREFIX = 'luna-ring-';
 /** A mapped ring file: both directions of one pair of nodes. */
 export interface RingFile {
   buffer: ArrayBuffer;
+  /** how the peer opens it: `/proc/<pid>/fd/<n>#<name>` for a memfd, else the file's path */
   path: string;
   capacity: number;
 }
 
-/** Create and map a fresh ring file (its path goes to the peer, which maps it too); an error names why not. */
+/** The memfds this process offered and still keeps open for their peer: path → descriptor. */
+const offered = new Map<string, number>();
+
+/** A memfd's path as offered: its descriptor in this process, and the name the peer checks. */
+const MEMFD_PATH = /^\/proc\/(\d+)\/fd\/(\d+)#(.+)$/;
+
+/**
+ * Create and map a fresh ring file; its path goes to the peer, which maps it too, and comes back
+ * to unlinkRingFile once the peer has answered (or is gone). An error names why not.
+ */
 export function createRingFile(capacity = RING_CAPACITY): RingFile | string {
   const a = shm();
   if (!a) return 'the shared-memory addon is not built';
+  const name = `${RING_FILE_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`;
+  const bytes = ringFileBytes(capacity);
+  const mfd = a.memfd ? a.memfd(name, bytes) : -38; // -ENOSYS
+  let path: string;
+  if (mfd >= 0) {
+    path = `/proc/${process.pid}/fd/${mfd}#${name}`;
+    const b = a.map(mfd, bytes);
+    if (typeof b === 'number') { a.close(mfd); return `cannot map a memfd of ${bytes} bytes (errno ${-b})`; }
+    offered.set(path, mfd);
+    return fresh(b, path, capacity);
+  }
+  if (mfd !== -38) return `cannot make a memfd of ${bytes} bytes (errno ${-mfd})`;
   const dir = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-  const path = join(dir, `${RING_FILE_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`);
-  const fd = a.open(path, ringFileBytes(capacity), true);
+  path = join(dir, name);
+  const fd = a.open(path, bytes, true);
   if (fd < 0) return `cannot create ${path} (errno ${-fd})`;
-  const b = a.map(fd, ringFileBytes(capacity));
+  const b = a.map(fd, bytes);
   a.close(fd);
   if (typeof b === 'number') {
     a.unlink(path);
     return `cannot map ${path} (errno ${-b})`;
   }
+  return fresh(b, path, capacity);
+}
+
+function fresh(b: ArrayBuffer, path: string, capacity: number): RingFile {
   const w = new Int32Array(b);
   for (const which of [0, 1]) Atomics.store(w, (which * (HEADER_BYTES + capacity)) / 4 + STATE, ASLEEP);
   return { buffer: b, path, capacity };
@@ -236,15 +268,30 @@ export function openRingFile(path: string, capacity: number): RingFile | string 
   const a = shm();
   if (!a) return 'the shared-memory addon is not built';
   if (!(capacity >= 4096 && (capacity & (capacity - 1)) === 0)) return `bad ring capacity ${capacity}`;
-  const fd = a.open(path, ringFileBytes(capacity), false);
-  if (fd < 0) return `cannot open ${path} (errno ${-fd})`;
+  const m = MEMFD_PATH.exec(path);
+  const file = m ? path.slice(0, path.indexOf('#')) : path;
+  const fd = a.open(file, ringFileBytes(capacity), false);
+  if (fd < 0) return `cannot open ${file} (errno ${-fd})`;
+  if (m) {
+    // the descriptor number may have been reused by the offering node (its link closed meanwhile):
+    // map only the memfd it offered
+    let target = '';
+    try { target = readlinkSync(`/proc/self/fd/${fd}`); } catch { /* checked below */ }
+    if (target !== `/memfd:${m[3]} (deleted)`) { a.close(fd); return `${file} is no longer the ring ${m[3]} (it is ${target || 'unreadable'})`; }
+  }
   const b = a.map(fd, ringFileBytes(capacity));
   a.close(fd);
-  if (typeof b === 'number') return `cannot map ${path} (errno ${-b})`;
+  if (typeof b === 'number') return `cannot map ${file} (errno ${-b})`;
   return { buffer: b, path, capacity };
 }
 
-/** Remove a ring file's name (the mappings stay). */
+/**
+ * The peer has answered the offer of this ring file, or is gone: close the memfd's descriptor
+ * kept for it, or remove the named file's name (either way the mappings stay).
+ */
 export function unlinkRingFile(path: string): void {
+  const fd = offered.get(path);
+  if (fd !== undefined) { offered.delete(path); shm()?.close(fd); return; }
+  if (MEMFD_PATH.test(path)) return; // a peer's memfd: nothing of it is ours to remove
   shm()?.unlink(path);
 }

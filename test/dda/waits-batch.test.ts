@@ -1,0 +1,75 @@
+// A ucode that may wait for its node (`: WAITS`) never shares a worker's batch with the CFs
+// before it: their outputs (values read on another node, by the system thread, or by another
+// lane) leave only when their batch ends, and the waiting ucode may wait for what they release.
+// Run for real (worker threads, 2 nodes over TCP in this process, one worker each): node 0
+// makes the array and asks for a rearrangement that waits for node 1's block, filled by a CF
+// that needs the array's handle from node 0. With the make and the rearrangement in one batch,
+// the handle would reach node 1 only once the rearrangement had ended — never.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dynamicArrays } from '../../src/runtime/dda/index.js';
+import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
+
+const API = JSON.stringify(UCODE_API);
+
+// spread reads only P, which make (before it, on node 0's only worker) produces: a continuation
+// of make's batch. It waits until node 1's fill has the block, so that its rearrangement waits
+// for the fill's release and moves its elements.
+const PROGRAM = `
+import c_make(name \`P) as make;
+import c_fill(block \`P, string \`dir, name \`done) as fill;
+import c_spread(value \`P, string \`dir, name \`total) as spread : WAITS;
+import c_check(value \`total, value \`done) as check;
+
+sub main(string dir)
+{
+    df P, done, total;
+    cf m: make(P) @ { locator_cyclic: 0; };
+    cf f: fill(P, dir, done) @ { locator_cyclic: 1; };
+    cf s: spread(P, dir, total) @ { locator_cyclic: 0; };
+    check(total, done) @ { locator_cyclic: 0; };
+}
+`;
+
+const UCODES = `
+import { existsSync, writeFileSync } from 'node:fs';
+import { dynamicArray, rearrange } from ${API};
+
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+export function c_make(P) { P.setValue(dynamicArray('P', { elsize: 16 })); }
+
+/** 100 elements (id, 3 id + 1) in node 1's block, held until the rearrangement is asked. */
+export function c_fill(P, dir, done) {
+  P.resize(100 * P.getElsize());
+  const v = P.addElement(100);
+  const f = new Float64Array(v.buffer, v.byteOffset, 200);
+  for (let i = 0; i < 100; i++) { f[2 * i] = i; f[2 * i + 1] = 3 * i + 1; }
+  writeFileSync(dir + '/filling', '');
+  for (let i = 0; i < 200 && !existsSync(dir + '/asking'); i++) sleep(5);
+  done.setInt(P.getNumel());
+}
+
+/** Waits (at most 10 s) until node 1's fill holds its block, then rearranges onto both nodes. */
+export function c_spread(P, dir, total) {
+  let i = 0;
+  while (!existsSync(dir + '/filling')) { if (++i > 2000) throw new Error('node 1 never filled its block while the rearrangement waited for it'); sleep(5); }
+  writeFileSync(dir + '/asking', '');
+  total.setInt(rearrange(P, [0, 1]));
+}
+
+export function c_check(total, done) {
+  if (total.getInt() !== 100 || done.getInt() !== 100) throw new Error('total ' + total.getInt() + ', filled ' + done.getInt());
+  console.log('spread: OK');
+}
+`;
+
+test('a WAITS ucode does not wait in the batch of the CF that made its input: the other node gets that CF\'s outputs first (2 nodes × 1 thread)', async (t) => {
+  const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 2, threads: 1, args: [dir], layers: [layer] });
+  for (const r of ran.results) assert.equal(r.ok, true, ran.results.map((x) => x.message).join('\n'));
+  assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [50, 50]);
+  const ids = layer.nodes.flatMap((d) => { const f = d.block('P').f64(); return Array.from({ length: f.length / 2 }, (_, i) => { assert.equal(f[2 * i + 1], 3 * f[2 * i]! + 1); return f[2 * i]!; }); });
+  assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i));
+});
