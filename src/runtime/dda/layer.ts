@@ -22,6 +22,10 @@
 // REPORTs, then UNLOCKs) are made in bursts by the data that arrived together, share a frame per
 // burst and node pair instead of a round trip each. Each array's protocol is the same message for
 // message, in the same order on each link.
+// On two nodes a node also tells the other node's GDs, between operations, what its CFs changed
+// (STAND: the elements sent to the GD's node, ahead, and whether its LD is free with its counts),
+// before the CFs' outputs leave on the same link; a count the GD can answer from that is answered
+// there without a message (countInPlace).
 // The GD moves to the first new node when its node is not among the new ones (its state travels
 // in UNLOCK). Every node of the run has an LD of every array it has heard of (an empty one until
 // elements come), so the GD asks every node.
