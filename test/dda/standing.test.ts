@@ -7,6 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dynamicArray } from '../../src/ucode/dda.js';
+import { dynamicArrays } from '../../src/runtime/dda/index.js';
+import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
 import { Nodes } from './nodes.js';
 
 /** a channel of the test's own, beside the layer's */
@@ -151,4 +153,52 @@ test('2 nodes: a rearrangement after elements were sent ahead delivers them (its
     assert.equal(await countAfterOutput(ns, 'P', () => {}), 10);
     assert.equal(ns.dda[0]!.countsInPlace, 1);
   } finally { await ns.close(); }
+});
+
+// A LuNA program on 2 nodes of real worker threads: node 1's CFs send elements to node 0 by
+// destination (send_by), and the counts asked after them get them: both answered at the GD from
+// node 1's STANDs (a release of node 1's block tells the GD its count, so even the first).
+const PROGRAM = `
+import c_make(block \`P, int \`id0, name \`dests) as make;
+import c_check(value \`c1, value \`c2) as check;
+sub main()
+{
+    df D, n, c, D2, n2, c2;
+    dynamic P(16);
+    cf m1: make(P, 0, D) @ { locator_cyclic: 1; };
+    cf s1: send_by(P, D, n) @ { locator_cyclic: 1; };
+    global_count(P, c) @ { request n; };
+    cf m2: make(P, 20, D2) @ { locator_cyclic: 1; request c; };
+    cf s2: send_by(P, D2, n2) @ { locator_cyclic: 1; };
+    global_count(P, c2) @ { request n2; };
+    check(c, c2);
+}
+`;
+
+const UCODES = `
+import type { DdaBlock, DF } from ${JSON.stringify(UCODE_API)};
+/** 20 elements (id, 3 id + 1) from id0, every one of the block sent to node 0 */
+export function c_make(P: DdaBlock, id0: number, dests: DF): void {
+  P.resize((P.getNumel() + 20) * P.getElsize());
+  const v = P.addElement(20)!;
+  const f = new Float64Array(v.buffer, v.byteOffset, 40);
+  for (let i = 0; i < 20; i++) { f[2 * i] = id0 + i; f[2 * i + 1] = 3 * (id0 + i) + 1; }
+  dests.createInt32Array(P.getNumel()).fill(0);
+}
+export function c_check(c1: DF, c2: DF): void {
+  if (c1.getInt() !== 20 || c2.getInt() !== 40) throw new Error('counts ' + c1.getInt() + ', ' + c2.getInt());
+  console.log('standing: OK');
+}
+`;
+
+test('a LuNA program on 2 nodes (real threads): the counts after node 1 sent elements are answered at the GD, and have them', async (t) => {
+  const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
+  const layer = dynamicArrays();
+  const ran = await runWithResource(dir, { nodes: 2, threads: 1, layers: [layer] });
+  for (const r of ran.results) assert.equal(r.ok, true, r.message);
+  assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [40, 0]);
+  assert.deepEqual(ids(layer.nodes[0]!.block('P').f64()), Array.from({ length: 40 }, (_, i) => i));
+  assert.equal(layer.nodes[0]!.countsInPlace, 2, 'both counts');
+  assert.equal(layer.nodes.reduce((s, d) => s + d.sent.lock, 0), 0, 'no LOCK');
+  assert.equal(layer.nodes[1]!.sent.carried, 2, 'the elements went in two STANDs');
 });
