@@ -17,6 +17,8 @@ export class Nodes {
   readonly mesh: MemoryMesh;
   readonly dda: DdaNode[];
   readonly controls: Control[];
+  /** each node's router (a test may talk on a channel of its own beside the layer's) */
+  readonly routers: Router[] = [];
   readonly done: RearrangeDone[] = [];
   private busy = true;
   private cfSeq = 1;
@@ -26,6 +28,7 @@ export class Nodes {
     this.controls = [];
     this.dda = this.mesh.endpoints.map((tp) => {
       const router = new Router(tp);
+      this.routers.push(router);
       const control = new Control(router, now);
       this.controls.push(control);
       // the test itself is a participant: the run lasts as long as it drives it

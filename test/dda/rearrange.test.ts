@@ -134,28 +134,28 @@ test('rounds of a rearrangement: none for migration when the plan moves nothing;
   await fill(ns, 0, 'R', 0, 10);
   await fill(ns, 1, 'R', 10, 10);
   const sent = (): Record<string, number> => {
-    const t: Record<string, number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0, carried: 0 };
+    const t: Record<string, number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0, carried: 0, stand: 0 };
     for (const d of ns.dda) for (const [k, v] of Object.entries(d.sent)) t[k]! += v;
     return t;
   };
   // already balanced over nodes 0 and 1: LOCK, REPORT, UNLOCK and nothing else
   assert.equal(await ns.rearrange(2, 'R', [0, 1]), 20);
   await settle();
-  assert.deepEqual(sent(), { lock: 3, report: 3, move: 0, part: 0, ready: 0, unlock: 3, carried: 0 });
+  assert.deepEqual(sent(), { lock: 3, report: 3, move: 0, part: 0, ready: 0, unlock: 3, carried: 0, stand: 0 });
   assert.deepEqual(ns.done.at(-1)!.moves, []);
   assert.equal(ns.done.at(-1)!.bytesMoved, 0);
   // 10 from node 0 to node 1: node 2 takes no part in the migration; only node 1 answers READY
   await fill(ns, 0, 'R', 20, 20);
   assert.equal(await ns.rearrange(1, 'R', [0, 1]), 40);
   await settle();
-  assert.deepEqual(sent(), { lock: 6, report: 6, move: 2, part: 1, ready: 1, unlock: 6, carried: 0 });
+  assert.deepEqual(sent(), { lock: 6, report: 6, move: 2, part: 1, ready: 1, unlock: 6, carried: 0, stand: 0 });
   assert.deepEqual(ns.counts('R'), [20, 20, 0]);
   assert.deepEqual(all(ns, 'R'), range(40));
   // a forwarder (neighbours only: 2 → 1 → 0) receives, then sends, then answers READY; node 2 sends only
   assert.equal(await ns.rearrange(0, 'R', [2], { neighbours: true }), 40);
   await settle();
   assert.deepEqual(ns.counts('R'), [0, 0, 40]);
-  assert.deepEqual(sent(), { lock: 9, report: 9, move: 5, part: 3, ready: 3, unlock: 9, carried: 0 });
+  assert.deepEqual(sent(), { lock: 9, report: 9, move: 5, part: 3, ready: 3, unlock: 9, carried: 0, stand: 0 });
   assert.deepEqual(all(ns, 'R'), range(40));
   await ns.close();
 });

@@ -22,6 +22,10 @@
 // REPORTs, then UNLOCKs) are made in bursts by the data that arrived together, share a frame per
 // burst and node pair instead of a round trip each. Each array's protocol is the same message for
 // message, in the same order on each link.
+// On two nodes a node also tells the other node's GDs, between operations, what its CFs changed
+// (STAND: the elements sent to the GD's node, ahead, and whether its LD is free with its counts),
+// before the CFs' outputs leave on the same link; a count the GD can answer from that is answered
+// there without a message (countInPlace).
 // The GD moves to the first new node when its node is not among the new ones (its state travels
 // in UNLOCK). Every node of the run has an LD of every array it has heard of (an empty one until
 // elements come), so the GD asks every node.
@@ -38,7 +42,7 @@ import { displayDf } from '../../core/dfkey.js';
 import { GLOBAL_COUNT, REARRANGE } from '../../core/builtins.js';
 import { planBlocks, type BlockMove, type Move } from './plan.js';
 
-const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9, BATCH = 10;
+const LOCK = 1, REPORT = 2, MOVE = 3, PART = 4, READY = 5, UNLOCK = 6, OP = 7, DONE = 8, GD_MOVE = 9, BATCH = 10, STAND = 11;
 /** the migration rounds of one operation: the elements CFs sent elsewhere, then the plan's */
 const DELIVER = 0, PLAN = 1;
 
@@ -115,6 +119,10 @@ class Local {
   pending = new Map<number, Uint8Array[]>();
   /** the pending parts this epoch's REPORT announced: the ones its delivery sends (more may come meanwhile from CFs of other arrays) */
   reportedParts = new Map<number, Uint8Array[]>();
+  /** the GD (on another node) takes this LD as free with the counts it last told (STAND, or the last count's REPORT) */
+  told = false;
+  /** a count's REPORT went, then CFs sent elements to this LD: the GD must not take the REPORT as standing (it was told) */
+  dirty = false;
 
   constructor(readonly spec: ArraySpec, rank: number) {
     const k = spec.blocks ?? 1;
@@ -136,6 +144,14 @@ class Local {
 /** "block" for an array of one block a node, else "block b" (with `the`: "the block", "block b") */
 function blockText(b: number, k: number, the = false): string { return k === 1 ? (the ? 'the block' : 'block') : `block ${b}`; }
 
+/** What a GD knows of another node's LD between operations (STAND). */
+interface Standing {
+  /** its count per block when it said it was free (null: unknown, held, or parts wait there for a third node) */
+  counts: number[] | null;
+  /** elements it sent ahead for the GD's node, in arrival order, until an operation appends them */
+  parts: Uint8Array[];
+}
+
 /** The global descriptor of one array, on the node that holds it. */
 class Global {
   /** each node's count per block */
@@ -150,6 +166,8 @@ class Global {
   phase = PLAN;
   /** elements delivered by destination in this operation */
   exchanged = 0;
+  /** nodes whose LD changed after their REPORT to this operation (STAND): not standing after it */
+  readonly stale = new Set<number>();
   op: GlobalOp | null = null;
   readonly queue: GlobalOp[] = [];
   epoch = 0;
@@ -173,7 +191,11 @@ export class DdaNode implements Participant {
   private readonly rank: number;
   private readonly size: number;
   /** messages this layer sent, by kind (tests count the protocol's rounds with it) */
-  readonly sent: Record<'lock' | 'report' | 'move' | 'part' | 'ready' | 'unlock' | 'carried', number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0, carried: 0 };
+  readonly sent: Record<'lock' | 'report' | 'move' | 'part' | 'ready' | 'unlock' | 'carried' | 'stand', number> = { lock: 0, report: 0, move: 0, part: 0, ready: 0, unlock: 0, carried: 0, stand: 0 };
+  /** global counts a GD here answered from the standing reports, without a message (tests, benchmarks) */
+  countsInPlace = 0;
+  /** per array, what the GD here knows of each other node's LD: its counts when free (null: unknown) and the parts it sent ahead */
+  private readonly standing = new Map<string, Map<number, Standing>>();
   /** every finished global operation of a GD here (tests, benchmarks) */
   onDone: (d: RearrangeDone) => void = () => {};
 
@@ -234,15 +256,17 @@ export class DdaNode implements Participant {
     if (!(Number.isInteger(index) && index >= 0 && index < k)) { reply.fail(`${who} asks for block ${index} of dynamic array ${name}, which has ${k} block(s) a node (0..${k - 1})`); return; }
     const x = l.blocks[index]!;
     if (x.holder === cf) { reply.fail(`${who} already holds ${blockText(index, k, true)} of array ${name} on node ${this.rank}: it would wait for itself`); return; }
-    if (x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0) { this.grant(x, cf, who, reply, k); return; }
+    if (x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0) { this.grant(l, x, cf, who, reply); return; }
     x.queue.push({ cf, who, reply, since: this.host.now() });
   }
 
-  private grant(x: Blk, cf: number, who: string, reply: Reply, k: number): void {
+  private grant(l: Local, x: Blk, cf: number, who: string, reply: Reply): void {
     x.holder = cf;
     x.holderText = who;
+    // the GD took this LD as free: it hears that it is not (its next count takes the full protocol)
+    if (l.told) this.stand(l.spec.name, l, false);
     const b = x.block;
-    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size, index: x.index, blocks: k });
+    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size, index: x.index, blocks: l.blocks.length });
   }
 
   /**
@@ -254,26 +278,97 @@ export class DdaNode implements Participant {
     const l = this.local(name), x = l.blocks[index];
     if (x === undefined || x.holder !== cf) throw new Error(`array ${name}: ${blockText(index, l.blocks.length, true)} of node ${this.rank} released by CF ${cf}, but ${x === undefined || x.holder === -1 ? 'nobody' : x.holderText} holds it`);
     x.block.adopt(buffer ?? x.block.buffer, numel, size ?? (buffer ?? x.block.buffer).byteLength);
-    if (parts) for (const p of parts) this.pend(name, l, p, x);
+    const targets = new Set<Local>();
+    if (parts) for (const p of parts) { const t = this.pend(name, l, p, x); if (t !== null && t !== l) targets.add(t); }
     x.holder = -1;
     x.holderText = '';
     if (l.gdLock !== 0 && !l.reported) { if (l.free()) this.report(name, l); }
     else this.grantNext(l, x);
+    // what the CF changed, told to each GD on another node, leaves before the CF's outputs (which
+    // leave after this call, on the same ordered link): a count that waits for those outputs finds
+    // the change at its GD
+    this.stand(name, l, true);
+    for (const t of targets) this.stand(t.spec.name, t, false);
+    if (this.outbox.size > 0 && !this.control.finished) this.flushAll();
+  }
+
+  /**
+   * Tell the GD of `name`, when it is on another node and no operation locks this LD, what it
+   * must know to answer a count without asking: the elements this node's CFs sent to the GD's
+   * node (ahead, with the message), and whether the LD is free with its counts — or that it is
+   * not any more (a block held, parts waiting for a third node). `changed`: the counts may differ
+   * from the ones last told. Nothing is sent when nothing the GD knows changed.
+   */
+  private stand(name: string, l: Local, changed: boolean): void {
+    // counts are answered at the GD on two nodes only (countInPlace)
+    if (l.gdNode === this.rank || this.size !== 2) return;
+    if (l.gdLock !== 0) {
+      // locked by a count that has this node's REPORT: elements sent here since make the REPORT
+      // stale, and the GD hears it before anything this node sends later
+      if (l.reported && l.opKind === 0 && !l.dirty && l.pending.size > 0) {
+        l.dirty = true;
+        this.sent.stand++;
+        this.send(l.gdNode, STAND, this.specBody(name).u8(0).finishCopy());
+      }
+      return;
+    }
+    const to = l.gdNode, q = l.pending.get(to);
+    if (q !== undefined) l.pending.delete(to);
+    const known = l.free() && l.pending.size === 0;
+    if (q === undefined && known === l.told && !(known && changed)) return;
+    l.told = known;
+    this.sent.stand++;
+    const e = this.specBody(name).u8(known ? 1 : 0);
+    if (known) { e.varint(l.blocks.length); for (const x of l.blocks) e.varint(x.block.getNumel()); }
+    let payload: Uint8Array | undefined;
+    if (q !== undefined) {
+      payload = q.length === 1 ? q[0]! : joined(q);
+      this.sent.carried++;
+    }
+    this.send(to, STAND, e.finishCopy(), payload);
+  }
+
+  /** The array's name and spec (a node may not have heard of the array yet) */
+  private specBody(name: string): Encoder {
+    const sp = this.specs.get(name)!;
+    return this.enc.reset().string(name).varint(sp.elsize).varint(sp.capacity).u8(sp.order === 'ordered' ? 1 : 0).varint(sp.home).varint(sp.blocks ?? 1);
+  }
+
+  /** A STAND from node `from`: what the GD here (or coming here) knows of its LD. */
+  private gotStand(from: number, name: string, known: boolean, counts: number[] | null, payload: Uint8Array | undefined): void {
+    const es = this.local(name).block.elsize;
+    if (payload !== undefined && payload.byteLength % es !== 0) throw new Error(`array ${name}: node ${from} sent ${payload.byteLength} bytes ahead, not whole ${es}-byte elements`);
+    const k = this.specs.get(name)!.blocks ?? 1;
+    if (known && counts!.length !== k) throw new Error(`array ${name}: node ${from} told ${counts!.length} block(s), the array has ${k} a node`);
+    const s = this.standingOf(name, from);
+    s.counts = known ? counts : null;
+    // during a count that has the node's REPORT: the count ends without taking it as standing
+    const g = this.globals.get(name);
+    if (!known && g?.op && g.counts.has(from)) g.stale.add(from);
+    if (payload !== undefined && payload.byteLength > 0) s.parts.push(payload);
+  }
+
+  private standingOf(name: string, node: number): Standing {
+    let m = this.standing.get(name);
+    if (m === undefined) this.standing.set(name, (m = new Map()));
+    let s = m.get(node);
+    if (s === undefined) m.set(node, (s = { counts: null, parts: [] }));
+    return s;
   }
 
   /**
    * Elements CF `holder` sent away: they wait here in the target array's LD for its next
    * global operation. A part for another array may go to this node's block of it.
    */
-  private pend(name: string, l: Local, p: DdaPart, x: Blk): void {
+  private pend(name: string, l: Local, p: DdaPart, x: Blk): Local | null {
     const holder = x.holderText;
     const to = p.node, es = l.block.elsize;
     const other = p.array !== undefined && p.array !== name;
     if (!(Number.isInteger(to) && to >= 0 && to < this.size)) throw new Error(`array ${name}: CF ${holder} sent elements to node ${to}, not a node of this run`);
     if (p.bytes.byteLength % es !== 0) throw new Error(`array ${name}: ${p.bytes.byteLength} bytes sent to node ${to} are not whole ${es}-byte elements`);
-    if (p.bytes.byteLength === 0) return;
+    if (p.bytes.byteLength === 0) return null;
     // sent to the block it came from (a target naming the array itself on this node): it stays
-    if (!other && to === this.rank) { x.block.append(p.bytes); return; }
+    if (!other && to === this.rank) { x.block.append(p.bytes); return null; }
     let t = l;
     if (other) {
       if (p.spec) this.declare({ ...p.spec, name: p.array! });
@@ -282,6 +377,7 @@ export class DdaNode implements Participant {
     }
     const q = t.pending.get(to);
     if (q) q.push(p.bytes); else t.pending.set(to, [p.bytes]);
+    return t;
   }
 
   /** The next CF waiting for block `x` (every block when none is named) gets it, if it is free and unlocked. */
@@ -289,7 +385,7 @@ export class DdaNode implements Participant {
     if (x === undefined) { for (const b of l.blocks) this.grantNext(l, b); return; }
     if (x.holder !== -1 || (l.gdLock !== 0 && !x.early)) return;
     const w = x.queue.shift();
-    if (w) this.grant(x, w.cf, w.who, w.reply, l.blocks.length);
+    if (w) this.grant(l, x, w.cf, w.who, w.reply);
     else this.wake();
   }
 
@@ -345,12 +441,16 @@ export class DdaNode implements Participant {
   }
 
   private startOp(name: string, g: Global): void {
+    // counts answered here from what the other nodes told, as long as they can be
+    while (g.op === null && g.queue[0]?.kind === 'count' && this.countInPlace(name, g)) { /* answered */ }
+    if (g.op !== null) return;
     const op = g.queue.shift();
     if (op === undefined) return;
     g.op = op;
     g.epoch++;
     g.pending = this.size;
     g.counts.clear();
+    g.stale.clear();
     g.deliveries = [];
     g.carried = [];
     g.phase = PLAN;
@@ -365,8 +465,58 @@ export class DdaNode implements Participant {
     this.sent.lock += this.size;
   }
 
+  /**
+   * A global count answered here without a message, when it can be: this node's LD is free and
+   * unlocked with no parts for another node, and every other node's LD told this GD it is free
+   * (STAND, or its REPORT to the last count) and has not said otherwise since. What they sent
+   * ahead goes into this node's block, as REPORT-carried elements do. Each other node's
+   * counts are the ones it last told: everything it did before its last message here is in, and
+   * what a CF does later (a block held, a STAND on its way) comes after this count.
+   */
+  private countInPlace(name: string, g: Global): boolean {
+    // on more nodes a CF's outputs may reach the asker through a third node, ahead of what it told
+    // the GD: only two nodes have one link each way, which keeps that order
+    if (this.size > 2) return false;
+    const l = this.local(name);
+    if (l.gdLock !== 0 || !l.free()) return false;
+    for (const to of l.pending.keys()) if (to !== this.rank) return false;
+    const st = this.standing.get(name);
+    let total = 0;
+    for (let r = 0; r < this.size; r++) {
+      if (r === this.rank) continue;
+      const c = st?.get(r)?.counts;
+      if (c == null) return false;
+      for (const n of c) total += n;
+    }
+    // off the queue before the answer: an asker on this node may ask again within it
+    const op = g.queue.shift()!;
+    const t0 = this.host.now();
+    const carried: { from: number; bytes: Uint8Array }[] = [];
+    if (st !== undefined) for (const [from, s] of st) { for (const bytes of s.parts) carried.push({ from, bytes }); s.parts = []; }
+    const own = l.pending.get(this.rank);
+    if (own !== undefined) { l.pending.delete(this.rank); for (const bytes of own) carried.push({ from: this.rank, bytes }); }
+    const moves: Move[] = [];
+    let n = 0;
+    if (carried.length > 0) {
+      const b = l.smallest().block, es = b.elsize;
+      const incoming = carried.reduce((k, c) => k + c.bytes.byteLength, 0);
+      if (b.getNumel() * es + incoming > b.getMaxSize()) b.resize(b.getNumel() * es + incoming);
+      for (const c of carried) { b.append(c.bytes); const k = c.bytes.byteLength / es; n += k; moves.push({ from: c.from, to: this.rank, n: k }); }
+    }
+    total += l.numel();
+    const es = l.block.elsize, t1 = this.host.now();
+    this.countsInPlace++;
+    this.host.trace?.ddaOp(t0, t1, 0, n * es, 0, name);
+    this.onDone({ array: name, kind: 'count', total, moves, t0, t1, bytesMoved: n * es });
+    this.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
+    return true;
+  }
+
   private lock(from: number, name: string, epoch: number, kind: number): void {
     const l = this.local(name);
+    // the REPORT tells the GD anew
+    l.told = false;
+    l.dirty = false;
     l.lockedAt = this.host.now();
     l.opKind = kind;
     l.sentExchanged = 0;
@@ -409,6 +559,9 @@ export class DdaNode implements Participant {
     if (counts.length !== g.k) throw new Error(`array ${name}: node ${from} reported ${counts.length} block(s), the array has ${g.k} a node`);
     g.counts.set(from, counts);
     g.deliveries.push(...deliveries);
+    // the elements the node sent ahead came before its REPORT on the same link: this operation's
+    const ahead = from === this.rank ? undefined : this.standing.get(name)?.get(from);
+    if (ahead !== undefined && ahead.parts.length > 0) { for (const bytes of ahead.parts) g.carried.push({ from, bytes }); ahead.parts = []; }
     if (carried !== undefined && carried.byteLength > 0) g.carried.push({ from, bytes: carried });
     if (--g.pending > 0) return;
     // every LD has reported, this node's too: its block is free and locked, the carried elements go in
@@ -640,7 +793,20 @@ export class DdaNode implements Participant {
     this.sent.unlock += this.size;
     this.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
     g.op = null;
+    // what the GD knows of the others from now on: after a count, their LDs as they reported
+    // them (each sends a STAND if that is no longer so); after a rearrangement, nothing until
+    // they tell it (each does at its UNLOCK)
+    const st = this.standing.get(name);
+    for (let r = 0; r < this.size; r++) {
+      if (r === this.rank) continue;
+      const s = st?.get(r);
+      if (op.kind === 'count' && !g.stale.has(r)) (s ?? this.standingOf(name, r)).counts = [...g.counts.get(r)!];
+      else if (s !== undefined) s.counts = null;
+    }
     if (gdNode !== this.rank) {
+      const left = [...(st?.values() ?? [])].reduce((n, s) => n + s.parts.length, 0);
+      if (left > 0) throw new Error(`array ${name}: ${left} part(s) sent ahead to its descriptor on node ${this.rank} are left there as the descriptor moves to node ${gdNode}`);
+      this.standing.delete(name);
       // the GD moves: its epoch (the new GD's LOCKs must not repeat a number), then its queue
       this.globals.delete(name);
       this.send(gdNode, GD_MOVE, this.enc.reset().string(name).varint(g.epoch).finishCopy());
@@ -657,7 +823,10 @@ export class DdaNode implements Participant {
     l.gdLock = 0;
     l.gdNode = gdNode;
     for (const x of l.blocks) x.early = false;
+    // a count's GD takes this LD as it reported it; a rearrangement's learns it from a STAND now
+    l.told = l.opKind === 0 && !l.dirty && gdNode !== this.rank;
     this.grantNext(l);
+    this.stand(name, l, false);
   }
 
   /** The GD of `name` arrives here. */
@@ -844,6 +1013,12 @@ export class DdaNode implements Participant {
         case READY: this.gotReady(name, d.varint()); break;
         case UNLOCK: { const epoch = d.varint(); this.unlocked(name, epoch, d.varint()); break; }
         case GD_MOVE: this.gdArrives(name, d.varint()); break;
+        case STAND: {
+          this.declare({ name, elsize: d.varint(), capacity: d.varint(), order: d.u8() === 1 ? 'ordered' : 'unordered', home: d.varint(), blocks: d.varint() });
+          const known = d.u8() === 1;
+          this.gotStand(from, name, known, known ? Array.from({ length: d.varint() }, () => d.varint()) : null, payload);
+          break;
+        }
         case DONE: { const token = d.varint(); this.done(token, d.varint()); break; }
         default: throw new Error(`unknown dynamic array message ${tag} from node ${from}`);
       }
@@ -873,6 +1048,7 @@ export class DdaNode implements Participant {
     let n = this.asked.size;
     for (const g of this.globals.values()) n += (g.op ? 1 : 0) + g.queue.length;
     for (const l of this.locals.values()) n += l.pending.size + l.reportedParts.size;
+    for (const m of this.standing.values()) for (const s of m.values()) if (s.parts.length > 0) n++;
     return n;
   }
 
@@ -894,6 +1070,14 @@ export class DdaNode implements Participant {
       for (const [to, q] of [...l.pending, ...l.reportedParts]) {
         const n = q.reduce((k, b) => k + b.byteLength, 0) / l.block.elsize;
         out.push({ text: `${n} element(s) of dynamic array ${name} sent by destination from node ${this.rank} to node ${to} wait for a global operation of the array (globalCount or rearrange) to deliver them` });
+      }
+    }
+    // sent ahead, here at the GD
+    for (const [name, m] of this.standing) {
+      for (const [from, s] of m) {
+        if (s.parts.length === 0) continue;
+        const n = s.parts.reduce((k, b) => k + b.byteLength, 0) / this.local(name).block.elsize;
+        out.push({ text: `${n} element(s) of dynamic array ${name} sent by destination from node ${from} to node ${this.rank} wait for a global operation of the array (globalCount or rearrange) to deliver them` });
       }
     }
     return out;

@@ -2,7 +2,7 @@
 // its first batch (a program that never needs a worker never pays for one). Sending wakes a
 // worker only if it sleeps; results and deaths come back as callbacks. A worker that dies
 // (process.exit in a ucode, out of memory, a crash) is reported with the CF it was running.
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
@@ -336,6 +336,9 @@ export class WorkerPool {
     };
     this.deaths[i] = death;
     const result = (m: WireResult): void => {
+      // the worker's posts came before its result (a CF's release of its blocks): handled first,
+      // so what they send (a dynamic array's STAND) leaves before the CFs' outputs
+      if (onRequest) for (let q = receiveMessageOnPort(req.port1); q !== undefined; q = receiveMessageOnPort(req.port1)) onRequest(i, q.message as WireRequest);
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
