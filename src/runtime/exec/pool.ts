@@ -336,9 +336,10 @@ export class WorkerPool {
     };
     this.deaths[i] = death;
     const result = (m: WireResult): void => {
-      // the worker's posts came before its result (a CF's release of its blocks): handled first,
-      // so what they send (a dynamic array's STAND) leaves before the CFs' outputs
-      if (onRequest) for (let q = receiveMessageOnPort(req.port1); q !== undefined; q = receiveMessageOnPort(req.port1)) onRequest(i, q.message as WireRequest);
+      // posts made before this result are handled first (a CF's release of its blocks), so what
+      // they send (a dynamic array's STAND) leaves before the CFs' outputs: every lane's, since an
+      // output may have been fed to this worker by a lane whose own result is still to come
+      if (onRequest) this.drainRequests(onRequest);
       const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
       if (m.error) r.error = m.error;
       if (m.fedWaits) r.fedWaits = m.fedWaits;
@@ -367,6 +368,15 @@ export class WorkerPool {
       death(`exited with code ${code}`);
     });
     if (e?.failed !== undefined) { this.exited[i] = true; death(e.failed); }
+  }
+
+  /** Handle the requests every lane has posted so far (~60 ns a lane when none is waiting). */
+  private drainRequests(onRequest: (lane: number, r: WireRequest) => void): void {
+    for (let l = 0; l < this.requests.length; l++) {
+      const port = this.requests[l];
+      if (port === undefined) continue;
+      for (let q = receiveMessageOnPort(port); q !== undefined; q = receiveMessageOnPort(port)) onRequest(l, q.message as WireRequest);
+    }
   }
 
   /** Count the time a batch's fragments ran; past LANES_RAN_NS, lower V8's background threads. */
