@@ -12,10 +12,12 @@ import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
 
 const API = JSON.stringify(UCODE_API);
 
+const FILL = 'cf f: fill(P, dir, done) @ { locator_cyclic: 1; };';
+
 // spread reads only P, which make (before it, on node 0's only worker) produces: a continuation
 // of make's batch. It waits until node 1's fill has the block, so that its rearrangement waits
 // for the fill's release and moves its elements.
-const PROGRAM = `
+const program = (fillFirst: boolean): string => `
 import c_make(name \`P) as make;
 import c_fill(block \`P, string \`dir, name \`done) as fill;
 import c_spread(value \`P, string \`dir, name \`total) as spread : WAITS;
@@ -25,8 +27,9 @@ sub main(string dir)
 {
     df P, done, total;
     cf m: make(P) @ { locator_cyclic: 0; };
-    cf f: fill(P, dir, done) @ { locator_cyclic: 1; };
+    ${fillFirst ? FILL : ''}
     cf s: spread(P, dir, total) @ { locator_cyclic: 0; };
+    ${fillFirst ? '' : FILL}
     check(total, done) @ { locator_cyclic: 0; };
 }
 `;
@@ -64,12 +67,19 @@ export function c_check(total, done) {
 }
 `;
 
-test('a WAITS ucode does not wait in the batch of the CF that made its input: the other node gets that CF\'s outputs first (2 nodes × 1 thread)', async (t) => {
-  const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
+/** Run the program; the elements end half on each node, every id once, its record intact. */
+async function spreads(t: { after(fn: () => void): void }, fillFirst: boolean): Promise<void> {
+  const dir = fixture(t, { 'prog.fa': program(fillFirst), 'ucodes.ts': UCODES });
   const layer = dynamicArrays();
   const ran = await runWithResource(dir, { nodes: 2, threads: 1, args: [dir], layers: [layer] });
   for (const r of ran.results) assert.equal(r.ok, true, ran.results.map((x) => x.message).join('\n'));
   assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [50, 50]);
   const ids = layer.nodes.flatMap((d) => { const f = d.block('P').f64(); return Array.from({ length: f.length / 2 }, (_, i) => { assert.equal(f[2 * i + 1], 3 * f[2 * i]! + 1); return f[2 * i]!; }); });
   assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i));
-});
+}
+
+test('a WAITS ucode does not wait in the batch of the CF that made its input: the other node gets that CF\'s outputs first (2 nodes × 1 thread)', (t) => spreads(t, true));
+
+// In FIFO order the fill comes after the waiting rearrangement on node 0's one lane: it must
+// still leave for node 1 while the rearrangement waits (the order across nodes is free).
+test('a CF due on another node, queued behind a WAITS ucode on a one-lane node, leaves while it waits (2 nodes × 1 thread)', (t) => spreads(t, false));

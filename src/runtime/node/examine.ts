@@ -152,6 +152,32 @@ export class Interpreter {
     }
   }
 
+  /**
+   * What examine does first, alone: place `cf` and, when its node is another, send it there now.
+   * True when it left. A CF that stays is marked placed (its examination later skips the step);
+   * one whose place needs DFs not here yet, or a woken one, is left as it was.
+   */
+  leavesNow(cf: Cf): boolean {
+    if (cf.placed || cf.armed !== null) return false;
+    const f = this.f, st = this.st;
+    f.cf = cf;
+    f.env = cf.env;
+    f.missing = false;
+    f.indirect = false;
+    f.blocked = false;
+    f.batch = null;
+    try {
+      const target = placeOf(st.policy, cf, f);
+      if (f.blocked || f.missing) return false;
+      if (target === st.self) { cf.placed = true; return false; }
+      st.waiting.delete(cf);
+      st.migrate(cf, target);
+      return true;
+    } catch (e) {
+      throw RunFault.blame(e, cf);
+    }
+  }
+
   /** `label[i][j]` of a CF for messages (label indices evaluated without requesting anything). */
   labelOf(cf: Cf): string {
     const s = cf.site;

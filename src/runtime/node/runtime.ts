@@ -400,8 +400,9 @@ export class NodeRuntime {
     const st = this.st, interp = this.interp, inflight = this.exec.inflight;
     while (inflight[0]! < this.policy.fifoDepth) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
-      // nothing waits behind a ucode that may wait for what it would hold back
-      if (tail && waitsLast(tail.cfs)) return;
+      // nothing waits behind a ucode that may wait for what it would hold back; what is due on
+      // other nodes leaves (the order across nodes is free, and the wait may need it there)
+      if (tail && waitsLast(tail.cfs)) { this.sendAwayBehindWait(); return; }
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
       let blocked = false, late = false;
@@ -435,6 +436,19 @@ export class NodeRuntime {
       if (!sent || blocked || st.run.length === 0) return;
       if (performance.now() > until) { this.schedule(); return; }
     }
+  }
+
+  /**
+   * One lane, its batch ending in a ucode that may wait: the CFs queued behind it that are due on
+   * other nodes are sent there now, the rest keep their order. (CFs a local loop behind the wait
+   * would spawn are spawned only after it.)
+   */
+  private sendAwayBehindWait(): void {
+    const run = this.st.run;
+    if (this.size === 1) return;
+    let unplaced = false;
+    for (let i = 0; i < run.length && !unplaced; i++) { const cf = run.at(i); unplaced = !cf.placed && cf.armed === null; }
+    if (unplaced) run.removeWhere((cf) => this.interp.leavesNow(cf));
   }
 
   /**
