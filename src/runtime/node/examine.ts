@@ -109,12 +109,7 @@ export class Interpreter {
       if (batch !== null && cf.state === WAITING && this.feedable(cf, armed, batch)) return this.fireFed(cf, armed, batch);
     }
     this.examined++;
-    f.cf = cf;
-    f.env = cf.env;
-    f.missing = false;
-    f.indirect = false;
-    f.blocked = false;
-    f.batch = batch;
+    this.frameFor(cf, batch);
     const site = cf.site;
     try {
       if (!cf.placed) {
@@ -159,13 +154,7 @@ export class Interpreter {
    */
   leavesNow(cf: Cf): boolean {
     if (cf.placed || cf.armed !== null) return false;
-    const f = this.f, st = this.st;
-    f.cf = cf;
-    f.env = cf.env;
-    f.missing = false;
-    f.indirect = false;
-    f.blocked = false;
-    f.batch = null;
+    const f = this.frameFor(cf, null), st = this.st;
     try {
       const target = placeOf(st.policy, cf, f);
       if (f.blocked || f.missing) return false;
@@ -176,6 +165,18 @@ export class Interpreter {
     } catch (e) {
       throw RunFault.blame(e, cf);
     }
+  }
+
+  /** The one evaluation frame, set for `cf` (and the batch being built, if any). */
+  private frameFor(cf: Cf, batch: BatchOutputs | null): EvalFrame {
+    const f = this.f;
+    f.cf = cf;
+    f.env = cf.env;
+    f.missing = false;
+    f.indirect = false;
+    f.blocked = false;
+    f.batch = batch;
+    return f;
   }
 
   /** `label[i][j]` of a CF for messages (label indices evaluated without requesting anything). */
