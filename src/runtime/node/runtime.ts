@@ -14,7 +14,7 @@ import type { DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
 import type { Batch, BatchResult, Feed, Task, TaskError } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
-import { BatchBuilder, type LaneTail } from './batch.js';
+import { BatchBuilder, mayWaitForNode, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js';
@@ -444,8 +444,8 @@ export class NodeRuntime {
    * would spawn are spawned only after it.)
    */
   private sendAwayBehindWait(): void {
-    const run = this.st.run;
     if (this.size === 1) return;
+    const run = this.st.run;
     let unplaced = false;
     for (let i = 0; i < run.length && !unplaced; i++) { const cf = run.at(i); unplaced = !cf.placed && cf.armed === null; }
     if (unplaced) run.removeWhere((cf) => this.interp.leavesNow(cf));
@@ -1006,5 +1006,5 @@ export function userStack(stack: string | undefined): string {
 /** Whether the last CF of a batch may wait for its node (nothing is queued behind it on its lane). */
 function waitsLast(cfs: readonly Cf[]): boolean {
   const last = cfs[cfs.length - 1];
-  return last !== undefined && last.site.kind === 'call' && (last.site as CallSite).imp.waits;
+  return last !== undefined && mayWaitForNode(last);
 }
