@@ -59,9 +59,11 @@ export type WaitKind = (typeof WAIT_KINDS)[number];
  * The global operations of a dynamic array (ddaOp.op): at its global descriptor, then a node's
  * part of one (LOCK to UNLOCK), then one block of an array of several a node, from LOCK to the
  * arrival of its last part (free for CFs from then on; `array` is `P[j]`, `rearranged` the bytes
- * it received). Append, never reorder.
+ * it received), then what a node told the array's descriptor on the other node between
+ * operations (a count answered there takes it as the node's part; `exchanged`: the bytes it sent
+ * ahead). Append, never reorder.
  */
-export const DDA_OPS = ['count', 'rearrange', 'count (node)', 'rearrange (node)', 'rearrange (block)'] as const;
+export const DDA_OPS = ['count', 'rearrange', 'count (node)', 'rearrange (node)', 'rearrange (block)', 'sent ahead (node)'] as const;
 
 /**
  * SPMD operations (the `op` of spmdEnter, spmdExit and spmdCExit indexes this; append, never
@@ -133,7 +135,7 @@ export const RECORDS = {
     code: 26,
     fields: [['t', 'time'], ['end', 'time'], ['op', 'u8'], ['exchanged', 'f64'], ['rearranged', 'f64'], ['array', 'str']],
     writtenAt: 'end',
-    doc: 'a global operation of dynamic array `array` (op indexes DDA_OPS) ran on [t, end) at its global descriptor, moving `exchanged` bytes its CFs sent by destination and `rearranged` bytes of its new distribution; or (op 2, 3) this node took part in one on [t, end), locked from LOCK to UNLOCK, sending those bytes; or (op 4) block `array` = P[j] of this node received its parts of a rearrangement by `end` (`rearranged` bytes), free from then on',
+    doc: 'a global operation of dynamic array `array` (op indexes DDA_OPS) ran on [t, end) at its global descriptor, moving `exchanged` bytes its CFs sent by destination and `rearranged` bytes of its new distribution; or (op 2, 3) this node took part in one on [t, end), locked from LOCK to UNLOCK, sending those bytes; or (op 4) block `array` = P[j] of this node received its parts of a rearrangement by `end` (`rearranged` bytes), free from then on; or (op 5) at `end` this node told the global descriptor on the other node, between operations, what its CFs changed, sending `exchanged` bytes ahead (a count answered there without a message is made of these and the descriptor node\'s own `count (node)`)',
   },
 } as const satisfies Record<string, RecordDef>;
 

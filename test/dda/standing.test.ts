@@ -10,6 +10,9 @@ import { dynamicArray } from '../../src/ucode/dda.js';
 import { dynamicArrays } from '../../src/runtime/dda/index.js';
 import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
 import { Nodes } from './nodes.js';
+import { readTrace } from '../../src/trace/merge.js';
+import { DDA_OPS, type TraceEvent } from '../../src/trace/schema.js';
+import { collectRun } from '../../src/report/collect.js';
 
 /** a channel of the test's own, beside the layer's */
 const OUTPUT = 100;
@@ -194,11 +197,29 @@ export function c_check(c1: DF, c2: DF): void {
 test('a LuNA program on 2 nodes (real threads): the counts after node 1 sent elements are answered at the GD, and have them', async (t) => {
   const dir = fixture(t, { 'prog.fa': PROGRAM, 'ucodes.ts': UCODES });
   const layer = dynamicArrays();
-  const ran = await runWithResource(dir, { nodes: 2, threads: 1, layers: [layer] });
+  const ran = await runWithResource(dir, { nodes: 2, threads: 1, layers: [layer], traced: true });
   for (const r of ran.results) assert.equal(r.ok, true, r.message);
   assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [40, 0]);
   assert.deepEqual(ids(layer.nodes[0]!.block('P').f64()), Array.from({ length: 40 }, (_, i) => i));
   assert.equal(layer.nodes[0]!.countsInPlace, 2, 'both counts');
   assert.equal(layer.nodes.reduce((s, d) => s + d.sent.lock, 0), 0, 'no LOCK');
   assert.equal(layer.nodes[1]!.sent.carried, 2, 'the elements went in two STANDs');
+  // the trace shows each count as a count of the protocol is shown: the GD's span and the GD
+  // node's part; node 1's part is what it told the GD ahead, with the bytes it sent
+  const ops = [...readTrace(ran.trace!).events].filter((e): e is Extract<TraceEvent, { kind: 'ddaOp' }> => e.kind === 'ddaOp');
+  const of = (node: number, op: string): Extract<TraceEvent, { kind: 'ddaOp' }>[] => ops.filter((e) => e.node === node && DDA_OPS[e.op] === op);
+  const counts = of(0, 'count'), parts = of(0, 'count (node)');
+  assert.deepEqual(counts.map((e) => [e.exchanged, e.array]), [[20 * 16, 'P'], [20 * 16, 'P']]);
+  assert.deepEqual(parts.map((e) => [e.exchanged, e.rearranged, e.array]), [[0, 0, 'P'], [0, 0, 'P']], "node 0's part of each, which sent nothing");
+  parts.forEach((e, i) => assert.ok(e.t === counts[i]!.t && e.end === counts[i]!.end, 'over the count\'s span'));
+  const ahead = of(1, 'sent ahead (node)');
+  assert.equal(ahead.length, layer.nodes[1]!.sent.stand, 'one record per STAND of node 1');
+  assert.deepEqual(ahead.filter((e) => e.exchanged > 0).map((e) => e.exchanged), [20 * 16, 20 * 16], 'the elements it sent ahead');
+  assert.ok(ahead.filter((e) => e.exchanged > 0).every((e, i) => e.end <= counts[i]!.t), 'each before the count that delivered them');
+  assert.equal(ops.filter((e) => DDA_OPS[e.op] === 'count (node)' && e.node === 1).length, 0, 'node 1 was never locked');
+  // where the report's timeline reads them: a span of the node's network row, with its bytes
+  const run = collectRun(ran.trace!);
+  const names = Array.from({ length: run.transfers.start.length }, (_, i) => [run.transfers.node[i], run.transfers.names!.name(i), run.transfers.bytes[i]] as const).filter((x) => x[1].includes('dynamic array'));
+  assert.deepEqual(names.filter((x) => x[0] === 0).map((x) => x[1]).sort(), ['count (node) of dynamic array P', 'count (node) of dynamic array P', 'count of dynamic array P', 'count of dynamic array P']);
+  assert.deepEqual(names.filter((x) => x[0] === 1 && x[2] > 0).map((x) => [x[1], x[2]]), [['sent ahead (node) of dynamic array P', 320], ['sent ahead (node) of dynamic array P', 320]]);
 });

@@ -7,6 +7,8 @@
 // the handle would reach node 1 only once the rearrangement had ended — never.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { dynamicArrays } from '../../src/runtime/dda/index.js';
 import { fixture, runWithResource, UCODE_API } from '../ucode/fixtures.js';
 
@@ -14,28 +16,51 @@ const API = JSON.stringify(UCODE_API);
 
 const FILL = 'cf f: fill(P, dir, done) @ { locator_cyclic: 1; };';
 
+/** Where the fill is written: before the rearrangement, after it, or after it inside a `for` or a sub (node 0's one lane spawns it). */
+type Fill = 'first' | 'after' | 'loop' | 'sub';
+const FILLS: Record<Fill, string> = {
+  first: '', after: FILL,
+  loop: 'for i = 1..1 { cf g[i]: fill(P, dir, done) @ { locator_cyclic: 1; }; }',
+  sub: 'filler(P, dir, done);',
+};
+
+/**
+ * Node 0's own CFs around a spawning fill: in FIFO order a runs, each loop or sub takes its place
+ * at the tail when examined, z runs, then the loop's children: 1, 2, 11, 12, 13.
+ */
+const NOTES = (fill: string): string => `cf a: note(dir, 1);
+    ${fill}
+    for i = 1..3 { cf l[i]: note(dir, 10 + i); }
+    cf z: note(dir, 2);`;
+
 // spread reads only P, which make (before it, on node 0's only worker) produces: a continuation
 // of make's batch. It waits until node 1's fill has the block, so that its rearrangement waits
 // for the fill's release and moves its elements.
-const program = (fillFirst: boolean): string => `
+const program = (fill: Fill): string => `
 import c_make(name \`P) as make;
 import c_fill(block \`P, string \`dir, name \`done) as fill;
 import c_spread(value \`P, string \`dir, name \`total) as spread : WAITS;
 import c_check(value \`total, value \`done) as check;
+import c_note(string \`dir, int \`k) as note;
+
+sub filler(name P, string dir, name done)
+{
+    ${FILL}
+}
 
 sub main(string dir)
 {
     df P, done, total;
     cf m: make(P) @ { locator_cyclic: 0; };
-    ${fillFirst ? FILL : ''}
+    ${fill === 'first' ? FILL : ''}
     cf s: spread(P, dir, total) @ { locator_cyclic: 0; };
-    ${fillFirst ? '' : FILL}
+    ${fill === 'loop' || fill === 'sub' ? NOTES(FILLS[fill]) : FILLS[fill]}
     check(total, done) @ { locator_cyclic: 0; };
 }
 `;
 
 const UCODES = `
-import { existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { dynamicArray, rearrange } from ${API};
 
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -61,6 +86,8 @@ export function c_spread(P, dir, total) {
   total.setInt(rearrange(P, [0, 1]));
 }
 
+export function c_note(dir, k) { appendFileSync(dir + '/order', k + '\\n'); }
+
 export function c_check(total, done) {
   if (total.getInt() !== 100 || done.getInt() !== 100) throw new Error('total ' + total.getInt() + ', filled ' + done.getInt());
   console.log('spread: OK');
@@ -68,18 +95,26 @@ export function c_check(total, done) {
 `;
 
 /** Run the program; the elements end half on each node, every id once, its record intact. */
-async function spreads(t: { after(fn: () => void): void }, fillFirst: boolean): Promise<void> {
-  const dir = fixture(t, { 'prog.fa': program(fillFirst), 'ucodes.ts': UCODES });
+async function spreads(t: { after(fn: () => void): void }, fill: Fill): Promise<void> {
+  const dir = fixture(t, { 'prog.fa': program(fill), 'ucodes.ts': UCODES });
   const layer = dynamicArrays();
   const ran = await runWithResource(dir, { nodes: 2, threads: 1, args: [dir], layers: [layer] });
   for (const r of ran.results) assert.equal(r.ok, true, ran.results.map((x) => x.message).join('\n'));
   assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [50, 50]);
   const ids = layer.nodes.flatMap((d) => { const f = d.block('P').f64(); return Array.from({ length: f.length / 2 }, (_, i) => { assert.equal(f[2 * i + 1], 3 * f[2 * i]! + 1); return f[2 * i]!; }); });
   assert.deepEqual(ids.sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i));
+  if (fill === 'loop' || fill === 'sub') {
+    assert.deepEqual(readFileSync(join(dir, 'order'), 'utf8').trim().split('\n').map(Number), [1, 2, 11, 12, 13], "node 0's own CFs ran in FIFO order");
+  }
 }
 
-test('a WAITS ucode does not wait in the batch of the CF that made its input: the other node gets that CF\'s outputs first (2 nodes × 1 thread)', (t) => spreads(t, true));
+test('a WAITS ucode does not wait in the batch of the CF that made its input: the other node gets that CF\'s outputs first (2 nodes × 1 thread)', (t) => spreads(t, 'first'));
 
 // In FIFO order the fill comes after the waiting rearrangement on node 0's one lane: it must
 // still leave for node 1 while the rearrangement waits (the order across nodes is free).
-test('a CF due on another node, queued behind a WAITS ucode on a one-lane node, leaves while it waits (2 nodes × 1 thread)', (t) => spreads(t, false));
+test('a CF due on another node, queued behind a WAITS ucode on a one-lane node, leaves while it waits (2 nodes × 1 thread)', (t) => spreads(t, 'after'));
+
+// The same, the fill spawned by a loop or a sub call queued behind the rearrangement: they spawn
+// their children while it waits, and the fill leaves.
+test('a CF due on another node that a loop behind a WAITS ucode spawns leaves while it waits (2 nodes × 1 thread)', (t) => spreads(t, 'loop'));
+test('a CF due on another node that a sub call behind a WAITS ucode spawns leaves while it waits (2 nodes × 1 thread)', (t) => spreads(t, 'sub'));

@@ -326,6 +326,8 @@ export class DdaNode implements Participant {
       this.sent.carried++;
     }
     this.send(to, STAND, e.finishCopy(), payload);
+    // this node's part of the counts the GD answers from it (the GD's node writes its own)
+    if (this.host.trace) { const t = this.host.now(); this.host.trace.ddaOp(t, t, 5, payload?.byteLength ?? 0, 0, name); }
   }
 
   /** The array's name and spec (a node may not have heard of the array yet) */
@@ -494,7 +496,8 @@ export class DdaNode implements Participant {
     const carried: { from: number; bytes: Uint8Array }[] = [];
     if (st !== undefined) for (const [from, s] of st) { for (const bytes of s.parts) carried.push({ from, bytes }); s.parts = []; }
     const own = l.pending.get(this.rank);
-    if (own !== undefined) { l.pending.delete(this.rank); for (const bytes of own) carried.push({ from: this.rank, bytes }); }
+    let ownBytes = 0;
+    if (own !== undefined) { l.pending.delete(this.rank); for (const bytes of own) { carried.push({ from: this.rank, bytes }); ownBytes += bytes.byteLength; } }
     const moves: Move[] = [];
     let n = 0;
     if (carried.length > 0) {
@@ -506,7 +509,10 @@ export class DdaNode implements Participant {
     total += l.numel();
     const es = l.block.elsize, t1 = this.host.now();
     this.countsInPlace++;
+    // shown as a count of the protocol is: the GD's span and this node's part, the elements its
+    // own CFs sent (the other node's part is what it sent ahead: its `sent ahead (node)` records)
     this.host.trace?.ddaOp(t0, t1, 0, n * es, 0, name);
+    this.host.trace?.ddaOp(t0, t1, 2, ownBytes, 0, name);
     this.onDone({ array: name, kind: 'count', total, moves, t0, t1, bytesMoved: n * es });
     this.send(op.from, DONE, this.enc.reset().string(name).varint(op.token).varint(total).finishCopy());
     return true;

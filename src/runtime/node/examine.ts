@@ -100,7 +100,7 @@ export class Interpreter {
    * Examine `cf`. With `batch`, a batch is being built: CFs whose inputs it produces may join
    * it (forwarded inputs), anything else that needs its values is BLOCKED until it ran.
    */
-  examine(cf: Cf, batch: BatchOutputs | null = null): Outcome {
+  examine(cf: Cf, batch: BatchOutputs | null = null, ahead = false): Outcome {
     const f = this.f, st = this.st;
     const armed = cf.armed;
     if (armed !== null) {
@@ -133,7 +133,7 @@ export class Interpreter {
       // loop already unrolling only spawns its next iterations behind the batch (its bounds are
       // known): holding it back would drain the worker every chunk.
       const continuing = site.kind === 'for' && cf.begun;
-      if ((st.fifo && !continuing && batch !== null && (batch.size > 0 || batch.ahead)) || f.blocked) return BLOCKED;
+      if ((st.fifo && !continuing && !ahead && batch !== null && (batch.size > 0 || batch.ahead)) || f.blocked) return BLOCKED;
       switch (site.kind) {
         case 'subcall': return this.subCall(cf, site);
         case 'for': return this.forLoop(cf, site);
@@ -179,6 +179,20 @@ export class Interpreter {
     return f;
   }
 
+  /**
+   * One lane, a running batch that may wait for its node ahead: structured `cf` spawns its
+   * children now, as examine will once the batch ended, so those due on other nodes can leave
+   * meanwhile (a wait may need their work there). Its children go where examine would put them
+   * (the tail; a loop's at its place when it comes round again), so the local order is the same.
+   * BLOCKED when that is not sure: it reads the batch's outputs, it has `>>` or `-->` actions (the
+   * batch's CFs would see them early), or it is a `while` (it posts its counter at its end).
+   */
+  expandAhead(cf: Cf, batch: BatchOutputs): Outcome {
+    const site = cf.site;
+    if (site.kind === 'call' || site.kind === 'while' || cf.armed !== null || site.setdfs.length > 0 || site.deletes.length > 0) return BLOCKED;
+    return this.examine(cf, batch, true);
+  }
+
   /** `label[i][j]` of a CF for messages (label indices evaluated without requesting anything). */
   labelOf(cf: Cf): string {
     const s = cf.site;
@@ -200,6 +214,8 @@ export class Interpreter {
   // ------------------------------------------------------------------ helpers
 
   private park(cf: Cf): Outcome {
+    // a value the batch being built makes: decided after it, not waited for
+    if (this.f.blocked) return BLOCKED;
     if (cf.state !== WAITING) this.st.park(cf);
     return WAIT;
   }

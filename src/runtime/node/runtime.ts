@@ -15,7 +15,7 @@ import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
 import type { Batch, BatchResult, Feed, Task, TaskError } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, mayWaitForNode, type LaneTail } from './batch.js';
-import { BLOCKED, Interpreter, TASK } from './examine.js';
+import { BLOCKED, Interpreter, TASK, WAIT } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js';
 import { describeSite, RequestRefused, RunFault } from './fault.js';
@@ -77,6 +77,12 @@ const UNROLL_SLICE = 64;
  * of up to a millisecond also run inline).
  */
 const CLOCK_AFTER_NS = 200_000;
+/**
+ * One lane, a batch waiting for its node: structured CFs behind it spawn their children early
+ * (sendAwayBehindWait) until this many CFs are queued, the memory the CFs of a loop's few
+ * unrolled chunks take (~1 KB each), not a whole loop's.
+ */
+const BEHIND_WAIT_MAX = 4096;
 
 export class NodeRuntime {
   readonly st: NodeState;
@@ -402,7 +408,7 @@ export class NodeRuntime {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
       // nothing waits behind a ucode that may wait for what it would hold back; what is due on
       // other nodes leaves (the order across nodes is free, and the wait may need it there)
-      if (tail && waitsLast(tail.cfs)) { this.sendAwayBehindWait(); return; }
+      if (tail && waitsLast(tail.cfs)) { this.sendAwayBehindWait(tail, until); return; }
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
       let blocked = false, late = false;
@@ -440,15 +446,42 @@ export class NodeRuntime {
 
   /**
    * One lane, its batch ending in a ucode that may wait: the CFs queued behind it that are due on
-   * other nodes are sent there now, the rest keep their order. (CFs a local loop behind the wait
-   * would spawn are spawned only after it.)
+   * other nodes are sent there now, the rest keep their order. Loops, sub calls and `if`s behind
+   * it spawn their children now, as the pump would once the wait ended (Interpreter.expandAhead),
+   * so the CFs they make that are due elsewhere leave too; the local ones queue where that pump
+   * would have put them. This stops at the first that cannot spawn yet (a later one spawning
+   * first would change the local order), and at BEHIND_WAIT_MAX CFs queued (memory, as a loop's
+   * unrolling is bounded); at the turn's time budget it goes on in the next turn.
    */
-  private sendAwayBehindWait(): void {
+  private sendAwayBehindWait(tail: LaneTail, until: number): void {
     if (this.size === 1) return;
-    const run = this.st.run;
-    let unplaced = false;
-    for (let i = 0; i < run.length && !unplaced; i++) { const cf = run.at(i); unplaced = !cf.placed && cf.armed === null; }
-    if (unplaced) run.removeWhere((cf) => this.interp.leavesNow(cf));
+    const st = this.st, run = st.run, interp = this.interp;
+    let todo = false;
+    for (let i = 0; i < run.length && !todo; i++) {
+      const cf = run.at(i);
+      todo = cf.armed === null && (!cf.placed || (cf.site.kind !== 'call' && run.length < BEHIND_WAIT_MAX));
+    }
+    if (!todo) return;
+    const b = new BatchBuilder(st, tail);
+    const kept: Cf[] = [];
+    let expanding = true, late = false;
+    // the pump's walk from the head, with the CFs that stay here set aside in order: a loop's
+    // unrolled children go to the head, before the loop, as they do when the pump unrolls it
+    while (run.length > 0) {
+      const cf = run.shift()!;
+      if (interp.leavesNow(cf)) continue;
+      if (expanding && cf.site.kind !== 'call' && cf.armed === null) {
+        const o = interp.expandAhead(cf, b);
+        if (o === BLOCKED) { kept.push(cf); expanding = false; }
+        // parked: the pump would have parked it too; what comes behind it waits for the pump
+        else if (o === WAIT) expanding = false;
+        if (expanding && (kept.length + run.length >= BEHIND_WAIT_MAX || this.timeUp(until))) { expanding = false; late = kept.length + run.length < BEHIND_WAIT_MAX; }
+        continue;
+      }
+      kept.push(cf);
+    }
+    for (let k = kept.length - 1; k >= 0; k--) run.pushFront(kept[k]!);
+    if (late) this.schedule();
   }
 
   /**
