@@ -70,21 +70,30 @@ export function exchangeShare(events: Iterable<TraceEvent>): ExchangeShare {
     if (to > from) maxStep = Math.max(maxStep, (100 * u) / (to - from));
     for (const e of steps[i]!) bytes += e.exchanged;
   }
-  // the k-th part of an array on a node is its k-th operation's (the GD runs one at a time)
+  // a node's part of an operation is the one that starts within the operation's span (the GD runs
+  // one at a time). Not by index: a count answered at the GD with no message (the other node sent
+  // its changes ahead) has no part on the other node, and is left out of the outbound figure.
   for (const q of parts.values()) q.sort((a, b) => a.t - b.t);
+  const partOf = (q: DdaOp[] | undefined, e: DdaOp): DdaOp | undefined => {
+    if (q === undefined) return undefined;
+    let lo = 0, hi = q.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (q[mid]!.t < e.t) lo = mid + 1; else hi = mid; }
+    const p = q[lo];
+    return p !== undefined && p.t <= e.end ? p : undefined;
+  };
   const nodes = new Set<number>();
   for (const key of parts.keys()) nodes.add(Number(key.slice(0, key.indexOf(' '))));
   const spans: number[] = [];
   let out = 0, all = 0;
   for (const [array, q] of byArray) {
-    q.forEach((e, i) => {
+    for (const e of q) {
       spans.push(e.end - e.t);
       let last = -Infinity;
-      for (const n of nodes) if (n !== e.node) { const p = parts.get(`${n} ${array}`)?.[i]; if (p !== undefined) last = Math.max(last, p.t); }
-      if (last === -Infinity) return;
+      for (const n of nodes) if (n !== e.node) { const p = partOf(parts.get(`${n} ${array}`), e); if (p !== undefined) last = Math.max(last, p.t); }
+      if (last === -Infinity) continue;
       out += Math.min(Math.max(last - e.t, 0), e.end - e.t);
       all += e.end - e.t;
-    });
+    }
   }
   spans.sort((a, b) => a - b);
   const at = (p: number): number => spans.length > 0 ? spans[Math.min(spans.length - 1, Math.floor(p * spans.length))]! / 1e6 : NaN;

@@ -39,6 +39,15 @@ test('an operation\'s span: its median and p90, and the part until the other nod
   assert.equal(x.outboundPct, 50);
 });
 
+test('a count answered at the descriptor, with no part on the other node, leaves the outbound figure and the pairing of the others intact', () => {
+  // A's second count is answered at its GD: node 1 has no part of it
+  const ev = twoNodes().filter((e) => !(e.kind === 'ddaOp' && e.node === 1 && e.array === 'A' && e.t === 104));
+  const x = exchangeShare(ev);
+  // A: 2 counts of 4 ns outbound, B: 3 of 6, over 5 spans of 10 ns
+  assert.equal(x.outboundPct, (100 * (2 * 4 + 3 * 6)) / 50);
+  assert.equal(x.steps, 2);
+});
+
 test('on one node no other node gets a LOCK: the outbound part is not a number', () => {
   const one = twoNodes().filter((e) => e.node === 0 && e.kind === 'ddaOp' && e.array === 'A');
   const x = exchangeShare(one);
