@@ -4,7 +4,7 @@
 // while few fragments are alive (a step at a time while their fragments wait for each other and
 // run on this thread), idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
-import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
+import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, RehearsalBudget, SchedulingPolicy, ThreadsView } from './types.js';
 import type { WaitPlan } from '../exec/protocol.js';
 import { tuned } from '../tuning.js';
 
@@ -157,6 +157,15 @@ export const RESULT_SPIN_NS = 50_000;
  * (load 14).
  */
 export const LANE_SLEEP_NS = 10_000_000;
+/**
+ * `--warm-start` rehearses the program on the system thread while the workers boot
+ * (node/rehearsal.ts) for this many fragments, at most REHEARSE_MS: (measurement below)
+ */
+export const REHEARSE_CFS = 4000;
+export const REHEARSE_RUNS = 4;
+export const REHEARSE_MS = 1500;
+/** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
+export const REHEARSE_CF_NS = 200_000;
 
 function someZero(a: ArrayLike<number>, n: number): boolean {
   for (let i = 0; i < n; i++) if (a[i] === 0) return true;
@@ -302,6 +311,16 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   systemLane(t: ThreadsView): boolean {
     return tuned('LUNA_SYSTEM_LANE') === 1 && t.lanes >= 2;
+  }
+
+  /**
+   * With `--warm-start`, the program is rehearsed for REHEARSE_CFS fragments, at most
+   * REHEARSE_MS, each reported as REHEARSE_CF_NS long. `LUNA_REHEARSE_CFS=N` sets the count, 0
+   * turns it off.
+   */
+  rehearsal(_t: ThreadsView): RehearsalBudget | undefined {
+    const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
+    return cfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS } : undefined;
   }
 
   /**
