@@ -159,7 +159,11 @@ export const RESULT_SPIN_NS = 50_000;
 export const LANE_SLEEP_NS = 10_000_000;
 /**
  * `--warm-start` rehearses the program on the system thread while the workers boot
- * (node/rehearsal.ts) for this many fragments, at most REHEARSE_MS: (measurement below)
+ * (node/rehearsal.ts): this many fragments in REHEARSE_RUNS runs, at most REHEARSE_MS. Task Bench
+ * stencil_1d 1×2, C++ kernels, 1 000 steps at 2^13 iterations, alternated, medians of 3, load
+ * 10–12: the system thread's CPU over the span 66.4 ms without, 22.5 with 4 000 fragments in 4
+ * runs, 21.7 with 8 000; 4 000 in 2 whole runs gave 112–138 ms, its code deoptimised in the span
+ * ('wrong call target', 'wrong map': shapes and closures of one runtime instance only).
  */
 export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
