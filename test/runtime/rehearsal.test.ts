@@ -6,7 +6,7 @@
 // it off.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rehearse } from '../../src/runtime/node/rehearsal.js';
@@ -89,13 +89,16 @@ test('one lane rehearses the FIFO path to the end', async () => {
 
 // ------------------------------------------------------------------ through the CLI
 
+// every call of a step leaves a mark in the file its run names: the rehearsal must leave none
 const UCODES = `
+import { appendFileSync } from 'node:fs';
 type In = { getInt(): number };
 type Out = { setInt(v: number): void };
 export function c_init(x: number, v: Out): void { v.setInt(x + 1); }
 export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out): void {
+  appendFileSync(process.env.STEP_MARKS!, '.');
   const until = performance.now() + 0.15;
-  while (performance.now() < until) { /* work */ }
+  while (performance.now() < until) { /* ~150 µs: the steps stay on the workers */ }
   v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
 }
 export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
@@ -109,15 +112,19 @@ before(() => {
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
-test('a warm start rehearses while the workers boot, and prints only what the real run prints', async () => {
+test('a warm start rehearses while the workers boot, and runs and prints only what the real run does', async () => {
   const steps = 100;
   const run = (env: NodeJS.ProcessEnv) => luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
-  const [on, off] = await Promise.all([run({}), run({ LUNA_REHEARSE_CFS: '0' })]);
+  const marks = { on: join(dir, 'on.marks'), off: join(dir, 'off.marks') };
+  const [on, off] = await Promise.all([run({ STEP_MARKS: marks.on }), run({ LUNA_REHEARSE_CFS: '0', STEP_MARKS: marks.off })]);
   for (const r of [on, off]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   }
   const t = timingOf<{ rehearsedCfs?: number; rehearsals?: number }>(on);
-  assert.ok((t.rehearsedCfs ?? 0) > 0, describeRun(on));
+  assert.ok((t.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
   assert.equal(timingOf<{ rehearsedCfs?: number }>(off).rehearsedCfs, undefined, describeRun(off));
+  // each step ran once, in the real run: none in the rehearsal
+  assert.equal(readFileSync(marks.on, 'utf8').length, 2 * steps);
+  assert.equal(readFileSync(marks.off, 'utf8').length, 2 * steps);
 });
