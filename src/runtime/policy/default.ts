@@ -163,11 +163,12 @@ export const LANE_SLEEP_NS = 10_000_000;
  * stencil_1d 1×2, C++ kernels, 1 000 steps at 2^13 iterations, alternated, medians of 3, load
  * 10–12: the system thread's CPU over the span 66.4 ms without, 22.5 with 4 000 fragments in 4
  * runs, 21.7 with 8 000; 4 000 in 2 whole runs gave 112–138 ms, its code deoptimised in the span
- * ('wrong call target', 'wrong map': shapes and closures of one runtime instance only).
+ * ('wrong call target', 'wrong map': shapes and closures of one runtime instance only). At load
+ * 17 the rehearsal took more than 1.5 s and was cut at 1 000–2 700 fragments: hence 3 s.
  */
 export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
-export const REHEARSE_MS = 1500;
+export const REHEARSE_MS = 3000;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
 
