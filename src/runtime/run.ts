@@ -14,7 +14,7 @@ import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
 import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
-import { collectFull, keepFreedMemory } from './exec/shm.js';
+import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import { rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
@@ -218,8 +218,6 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     const budget = policy.rehearsal?.(threadsView);
     if (budget && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
       rehearsed = await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget);
-      // its runtimes are garbage now, most of it old: collected here, not in the program's span
-      collectFull();
     }
     await booted;
   }

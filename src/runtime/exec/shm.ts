@@ -101,11 +101,6 @@ export function sharedBytesChurned(bytes: number): void {
   if (pending >= AT_ONCE * limit) collectDue();
 }
 
-/** A full collection now (a pause no program's span should hold: its garbage goes before the span). */
-export function collectFull(): void {
-  collect(false);
-}
-
 /** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
   if (pending < limit) return;
