@@ -16,6 +16,7 @@ import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { keepFreedMemory } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
+import { rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
@@ -164,6 +165,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     workerTrace = { dir: opts.traceDir, node: tp.rank, origin: String(runOrigin()) };
   }
   let rt!: NodeRuntime;
+  let rehearsed: { cfs: number; runs: number; finished: number } | undefined;
   const policy = opts.policy ?? new DefaultPolicy();
   const layers = opts.layers ?? [];
   const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
@@ -209,7 +211,16 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
   const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await control.measureClocks() : undefined;
   const bootWait = wallNs();
-  if (opts.warmStart && opts.program.imports.length > 0 && !rt.failure) await pool.allBooted();
+  if (opts.warmStart && opts.program.imports.length > 0 && !rt.failure) {
+    const booted = pool.allBooted();
+    // while the workers boot, the program is rehearsed on this thread against simulated lanes
+    // (node/rehearsal.ts): one node, no layer, no ucode that asks the node
+    const budget = policy.rehearsal?.(threadsView);
+    if (budget && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
+      rehearsed = await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget);
+    }
+    await booted;
+  }
   const bootWaitNs = wallNs() - bootWait;
   const started = wallNs();
   const cpuStarted = threadCpuNs();
@@ -250,7 +261,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

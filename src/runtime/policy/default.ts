@@ -4,7 +4,7 @@
 // while few fragments are alive (a step at a time while their fragments wait for each other and
 // run on this thread), idle nodes ask their neighbours in turn for stealable work and
 // victims give half.
-import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
+import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, RehearsalBudget, SchedulingPolicy, ThreadsView } from './types.js';
 import type { WaitPlan } from '../exec/protocol.js';
 import { tuned } from '../tuning.js';
 
@@ -157,6 +157,20 @@ export const RESULT_SPIN_NS = 50_000;
  * (load 14).
  */
 export const LANE_SLEEP_NS = 10_000_000;
+/**
+ * `--warm-start` rehearses the program on the system thread while the workers boot
+ * (node/rehearsal.ts): this many fragments in REHEARSE_RUNS runs, at most REHEARSE_MS. Task Bench
+ * stencil_1d 1×2, C++ kernels, 1 000 steps at 2^13 iterations, alternated, medians of 3, load
+ * 10–12: the system thread's CPU over the span 66.4 ms without, 22.5 with 4 000 fragments in 4
+ * runs, 21.7 with 8 000; 4 000 in 2 whole runs gave 112–138 ms, its code deoptimised in the span
+ * ('wrong call target', 'wrong map': shapes and closures of one runtime instance only). At load
+ * 17 the rehearsal took more than 1.5 s and was cut at 1 000–2 700 fragments: hence 3 s.
+ */
+export const REHEARSE_CFS = 4000;
+export const REHEARSE_RUNS = 4;
+export const REHEARSE_MS = 3000;
+/** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
+export const REHEARSE_CF_NS = 200_000;
 
 function someZero(a: ArrayLike<number>, n: number): boolean {
   for (let i = 0; i < n; i++) if (a[i] === 0) return true;
@@ -302,6 +316,16 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   systemLane(t: ThreadsView): boolean {
     return tuned('LUNA_SYSTEM_LANE') === 1 && t.lanes >= 2;
+  }
+
+  /**
+   * With `--warm-start`, the program is rehearsed for REHEARSE_CFS fragments, at most
+   * REHEARSE_MS, each reported as REHEARSE_CF_NS long. `LUNA_REHEARSE_CFS=N` sets the count, 0
+   * turns it off.
+   */
+  rehearsal(_t: ThreadsView): RehearsalBudget | undefined {
+    const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
+    return cfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS } : undefined;
   }
 
   /**

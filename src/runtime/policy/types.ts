@@ -159,6 +159,23 @@ export interface ProfileSample {
 }
 
 /** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */
+/** How long a rehearsal of the program goes on (SchedulingPolicy.rehearsal). */
+export interface RehearsalBudget {
+  /** fragments the simulated lanes return in all */
+  readonly cfs: number;
+  /**
+   * over at least this many runs of the program, each cut at cfs / runs fragments: every run
+   * makes the runtime's objects anew, and code optimised on one run's closures and shapes is
+   * deoptimised when the next run brings others ('wrong call target', 'wrong map'); the real
+   * run must find code that has seen several
+   */
+  readonly runs: number;
+  /** and at most this long, ms */
+  readonly ms: number;
+  /** the duration a simulated fragment reports, ns (batches are sized by it) */
+  readonly cfNs: number;
+}
+
 export interface ThreadsView {
   readonly cpus: number;
   readonly lanes: number;
@@ -249,6 +266,14 @@ export interface SchedulingPolicy {
    * thread (no `--cf-timeout`), and no ucode that may wait for its node (absent: never).
    */
   systemLane?(t: ThreadsView): boolean;
+
+  /**
+   * With `--warm-start`, how much of the program the system thread rehearses against simulated
+   * lanes while the workers boot, so that its per-fragment code is compiled and warm when the
+   * program starts (node/rehearsal.ts). Asked once, on a node without peers whose ucodes never
+   * wait for it (absent or undefined: no rehearsal).
+   */
+  rehearsal?(t: ThreadsView): RehearsalBudget | undefined;
 
   /** Called after every finished atomic CF (profiling), when `caps.profiles`. */
   profile(sample: ProfileSample): void;

@@ -1,0 +1,130 @@
+// The rehearsal of a program while its workers boot (--warm-start): the program's fragments go
+// through the system thread's path against simulated lanes, whole runs over and over until the
+// budget is spent, in as many runs as it asks, no ucode runs, a run cut short stops pumping, and a program whose control
+// flow reads its DFs (placeholders there) cannot keep it going past its budget. Through the CLI:
+// a warm start rehearses, prints only what the real run prints, and LUNA_REHEARSE_CFS=0 turns
+// it off.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rehearse } from '../../src/runtime/node/rehearsal.js';
+import { DefaultPolicy } from '../../src/runtime/policy/default.js';
+import { compileSource } from './harness.js';
+import { assertOk, describeRun, luna, timingOf } from './helpers.js';
+import { PROGRAM, expected } from './stencil2.js';
+
+const STENCIL = compileSource(PROGRAM, { c_init: 0, c_step: 0, c_print: 0 });
+/** the stencil's atomic CFs for `steps` steps: 2 inits, 2 a step, 2 prints */
+const cfsOf = (steps: number): number => 2 + 2 * steps + 2;
+const budget = (cfs: number, runs = 1) => ({ cfs, runs, ms: 60_000, cfNs: 200_000 });
+
+/** A default policy that counts the batches the runtime sized with it (its pump ran). */
+class Counting extends DefaultPolicy {
+  static pumped = 0;
+  override chainLength(...a: Parameters<DefaultPolicy['chainLength']>): number {
+    Counting.pumped++;
+    return super.chainLength(...a);
+  }
+}
+
+test('a rehearsal runs the program over and over until its budget of fragments is spent', async () => {
+  const steps = 300, per = cfsOf(steps);
+  let policies = 0;
+  const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => { policies++; return new DefaultPolicy(); }, budget(3 * per, 3));
+  assert.deepEqual(r, { cfs: 3 * per, runs: 3, finished: 3 });
+  assert.equal(policies, 3, 'each run a fresh policy: the real run inherits nothing it learnt');
+});
+
+test('a long program is rehearsed in as many runs as the budget asks, each cut short', async () => {
+  const steps = 2000;
+  const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(2000, 4));
+  assert.equal(r.runs, 4, JSON.stringify(r));
+  assert.equal(r.finished, 0, JSON.stringify(r));
+  assert.ok(r.cfs >= 2000 && r.cfs < cfsOf(steps), JSON.stringify(r));
+});
+
+test('a run cut at the budget stops there, and pumps no more', async () => {
+  const steps = 2000, per = cfsOf(steps);
+  Counting.pumped = 0;
+  const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => new Counting(), budget(500));
+  assert.equal(r.finished, 0, JSON.stringify(r));
+  assert.ok(r.cfs >= 500 && r.cfs < per, JSON.stringify(r));
+  const pumped = Counting.pumped;
+  assert.ok(pumped > 0);
+  for (let i = 0; i < 20; i++) await new Promise((res) => setImmediate(res));
+  await new Promise((res) => setTimeout(res, 30));
+  assert.equal(Counting.pumped, pumped, 'the cut runtime went on pumping');
+});
+
+test('a program steered by its DFs, which the placeholders send round for ever, ends at the budget', async () => {
+  // the placeholder of every output is the same: `x < n` never turns false
+  const p = compileSource(`
+import c_next(int \`x, name \`y) as next;
+sub walk(int x, int n) {
+  df y;
+  next(x, y);
+  if x < n { walk(y, n); }
+}
+sub main() { walk(0, 5); }
+`, { c_next: 0 });
+  const r = await rehearse(p, [], 2, () => new DefaultPolicy(), budget(300));
+  assert.equal(r.finished, 0, JSON.stringify(r));
+  assert.ok(r.cfs >= 300, JSON.stringify(r));
+  const timed = await rehearse(p, [], 2, () => new DefaultPolicy(), { cfs: 1e9, runs: 1, ms: 50, cfNs: 200_000 });
+  assert.equal(timed.finished, 0, JSON.stringify(timed));
+});
+
+test('with no fragment for the lanes there is nothing to rehearse', async () => {
+  const p = compileSource('sub f(int k) { if k > 1 { f(k - 1); } }\nsub main() { f(3); }');
+  assert.deepEqual(await rehearse(p, [], 2, () => new DefaultPolicy(), budget(1000)), { cfs: 0, runs: 1, finished: 1 });
+});
+
+test('one lane rehearses the FIFO path to the end', async () => {
+  const steps = 50;
+  const r = await rehearse(STENCIL, [steps, 'ok'], 1, () => new DefaultPolicy(), budget(cfsOf(steps)));
+  assert.deepEqual(r, { cfs: cfsOf(steps), runs: 1, finished: 1 });
+});
+
+// ------------------------------------------------------------------ through the CLI
+
+// every call of a step leaves a mark in the file its run names: the rehearsal must leave none
+const UCODES = `
+import { appendFileSync } from 'node:fs';
+type In = { getInt(): number };
+type Out = { setInt(v: number): void };
+export function c_init(x: number, v: Out): void { v.setInt(x + 1); }
+export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out): void {
+  appendFileSync(process.env.STEP_MARKS!, '.');
+  const until = performance.now() + 0.15;
+  while (performance.now() < until) { /* ~150 µs: the steps stay on the workers */ }
+  v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
+}
+export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
+`;
+
+let dir = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'luna-rehearsal-'));
+  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+  writeFileSync(join(dir, 'p.fa'), PROGRAM);
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+test('a warm start rehearses while the workers boot, and runs and prints only what the real run does', async () => {
+  const steps = 100;
+  const run = (env: NodeJS.ProcessEnv) => luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+  const marks = { on: join(dir, 'on.marks'), off: join(dir, 'off.marks') };
+  const [on, off] = await Promise.all([run({ STEP_MARKS: marks.on }), run({ LUNA_REHEARSE_CFS: '0', STEP_MARKS: marks.off })]);
+  for (const r of [on, off]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  }
+  const t = timingOf<{ rehearsedCfs?: number; rehearsals?: number }>(on);
+  assert.ok((t.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
+  assert.equal(timingOf<{ rehearsedCfs?: number }>(off).rehearsedCfs, undefined, describeRun(off));
+  // each step ran once, in the real run: none in the rehearsal
+  assert.equal(readFileSync(marks.on, 'utf8').length, 2 * steps);
+  assert.equal(readFileSync(marks.off, 'utf8').length, 2 * steps);
+});
