@@ -10,9 +10,6 @@ import type { DfKey } from '../../core/dfkey.js';
 /** Rows `lo`..`hi` of a family, each with the same freed last indices (`cols`, sorted ranges [a, b, …]). */
 export interface RowRun { lo: number; hi: number; cols: number[] }
 
-/** FreedPlace.frow of a key with one index (its family holds ranges, not rows). */
-export const NO_ROW = -0.5;
-
 /**
  * Where a key's family keeps its freed indices, as has() found them. The store keeps it on the
  * DF's entry: a DF is looked up once (its first post or read) and added once (its free), and
@@ -20,8 +17,12 @@ export const NO_ROW = -0.5;
  * is still unoptimised, where each call and property read counts).
  */
 export interface FreedPlace {
-  /** the family's freed indices: ranges (`frow` NO_ROW) or runs of rows; null: add() reads the key */
+  /**
+   * the family's freed indices: ranges (numbers: a key with one index) or runs of rows (two or
+   * more); never empty. null: add() reads the key.
+   */
   fam: number[] | RowRun[] | null;
+  /** the key's second-to-last index (with one index: anything) and its last */
   frow: number;
   fcol: number;
 }
@@ -48,11 +49,12 @@ export class FreedKeys {
   private readonly recentRows = new Recent(this.rows);
   /**
    * The key parsed last (parse): its last index (`col`) and its dot, the index before it (`row`,
-   * NO_ROW: none) and its dot (-1: none).
+   * left as it was when there is none) and its dot (-1: none). Small ints: a double in a field
+   * would box it, and the store copies `row` into every entry.
    */
   col = 0;
   private dot = -1;
-  row = NO_ROW;
+  row = 0;
   private dot2 = -1;
   /**
    * The key has() was asked last, whose `row` and `col` are the ones above, and its family's
@@ -81,7 +83,7 @@ export class FreedKeys {
   addAt(key: DfKey, p: FreedPlace): void {
     const fam = p.fam;
     if (fam === null) this.add(key);
-    else if (p.frow === NO_ROW) addToRanges(fam as number[], p.fcol);
+    else if (typeof fam[0] === 'number') addToRanges(fam as number[], p.fcol);
     else addToRows(fam as RowRun[], p.frow, p.fcol);
   }
 
@@ -113,7 +115,7 @@ export class FreedKeys {
     this.dot = d;
     const d2 = intBefore(key, d);
     this.dot2 = d2;
-    this.row = d2 >= 0 ? scanned : NO_ROW;
+    if (d2 >= 0) this.row = scanned;
     return true;
   }
 }

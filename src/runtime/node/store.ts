@@ -9,7 +9,7 @@ import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { FreedKeys, NO_ROW, type FreedPlace } from './freed.js';
+import { FreedKeys, type FreedPlace } from './freed.js';
 
 export { FreedKeys } from './freed.js';
 
@@ -286,7 +286,7 @@ export class DfStore {
    */
   private create(key: DfKey): Entry {
     // (a literal of constants is copied whole: a computed field costs unoptimised code more)
-    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: NO_ROW, fcol: 0 };
+    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0 };
     const x = this.exhausted;
     if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
     this.entries.set(key, e);
