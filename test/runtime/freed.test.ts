@@ -2,7 +2,7 @@
 // keys, in little memory for sweeps and stencils. Pure bookkeeping: runs in milliseconds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FreedKeys } from '../../src/runtime/node/freed.js';
+import { FreedKeys, type FreedPlace } from '../../src/runtime/node/freed.js';
 
 /** The internal tables, to check what a sweep or a stencil costs. */
 interface Inside { ranges: Map<string, number[]>; rows: Map<string, { lo: number; hi: number; cols: number[] }[]> }
@@ -89,4 +89,35 @@ test('a stencil of 100 000 steps, freed row after row in either column order, co
   g.add('v#.5.7');
   assert.equal(inside(g).rows.get('v#')!.length, 3);
   assert.ok(g.has('v#.5.7') && !g.has('v#.4.7') && !g.has('v#.6.7') && g.has('v#.4.1') && g.has('v#.6.0'));
+});
+
+test('a key added at the place has() found for it is freed exactly as by add, whenever the place was found', () => {
+  for (let seed = 1; seed <= 40; seed++) {
+    const rnd = lcg(seed);
+    const f = new FreedKeys();
+    const oracle = new Set<string>();
+    const all: string[] = [];
+    for (let t = -1; t < 8; t++) {
+      all.push(`x#2.${t}`);
+      for (let c = 0; c < 3; c++) all.push(`v#3.${t}.${c}`);
+    }
+    all.push('s#4', 't#4.x');
+    // each key's place is found when it is first asked about (its first post or read), some before
+    // anything of its family is freed, and the key is freed later, as the store does
+    const places = new Map<string, FreedPlace>();
+    const ask = (k: string): void => {
+      assert.equal(f.has(k), oracle.has(k), `seed ${seed}: ${k}`);
+      if (!places.has(k)) places.set(k, { fam: f.seenKey === k ? f.seenFam : null, frow: f.row, fcol: f.col });
+    };
+    const order = all.slice().sort(() => rnd() - 0.5);
+    for (const k of order) {
+      for (let j = 0; j < 3; j++) ask(order[Math.floor(rnd() * order.length)]!);
+      ask(k);
+      f.addAt(k, places.get(k)!);
+      oracle.add(k);
+      for (const q of all) assert.equal(f.has(q), oracle.has(q), `seed ${seed}: ${q} after adding ${k}`);
+    }
+    assert.equal(inside(f).rows.get('v#3')!.length, 1, `seed ${seed}: complete rows are one run`);
+    assert.deepEqual(inside(f).ranges.get('x#2'), [-1, 7]);
+  }
 });

@@ -8,7 +8,24 @@
 import type { DfKey } from '../../core/dfkey.js';
 
 /** Rows `lo`..`hi` of a family, each with the same freed last indices (`cols`, sorted ranges [a, b, …]). */
-interface RowRun { lo: number; hi: number; cols: number[] }
+export interface RowRun { lo: number; hi: number; cols: number[] }
+
+/**
+ * Where a key's family keeps its freed indices, as has() found them. The store keeps it on the
+ * DF's entry: a DF is looked up once (its first post or read) and added once (its free), and
+ * the add then neither reads the key again nor looks its family up (in a short run that code
+ * is still unoptimised, where each call and property read counts).
+ */
+export interface FreedPlace {
+  /**
+   * the family's freed indices: ranges (numbers: a key with one index) or runs of rows (two or
+   * more); never empty. null: add() reads the key.
+   */
+  fam: number[] | RowRun[] | null;
+  /** the key's second-to-last index (with one index: anything) and its last */
+  frow: number;
+  fcol: number;
+}
 
 /** Family prefixes remembered per kind of key (a sweep posts row t while it frees row t - 1). */
 const RECENT = 4;
@@ -30,13 +47,25 @@ export class FreedKeys {
   /** the family prefixes looked up last, per kind, and what they hold */
   private readonly recentRanges = new Recent(this.ranges);
   private readonly recentRows = new Recent(this.rows);
-  /** the key parsed last (parse): its last index and its dot, the index before it and its dot (-1: none) */
-  private col = 0;
+  /**
+   * The key parsed last (parse): its last index (`col`) and its dot, the index before it (`row`,
+   * left as it was when there is none) and its dot (-1: none). Small ints: a double in a field
+   * would box it, and the store copies `row` into every entry.
+   */
+  col = 0;
   private dot = -1;
-  private row = 0;
+  row = 0;
   private dot2 = -1;
+  /**
+   * The key has() was asked last, whose `row` and `col` are the ones above, and its family's
+   * freed indices (see FreedPlace): read by the store when it makes that key's entry (fields,
+   * not a call: the store does it for every DF).
+   */
+  seenKey: DfKey | null = null;
+  seenFam: number[] | RowRun[] | null = null;
 
   add(key: DfKey): void {
+    this.seenKey = null; // the parse below is another key's
     if (!this.parse(key)) { this.other.add(key); return; }
     const i = this.col;
     if (this.dot2 < 0) {
@@ -50,14 +79,26 @@ export class FreedKeys {
     addToRows(runs, this.row, i);
   }
 
+  /** Add a key whose place has() found (`p.fam` set), or else `key` itself. */
+  addAt(key: DfKey, p: FreedPlace): void {
+    const fam = p.fam;
+    if (fam === null) this.add(key);
+    else if (typeof fam[0] === 'number') addToRanges(fam as number[], p.fcol);
+    else addToRows(fam as RowRun[], p.frow, p.fcol);
+  }
+
   has(key: DfKey): boolean {
-    if (!this.parse(key)) return this.other.size > 0 && this.other.has(key);
+    this.seenKey = key;
+    if (!this.parse(key)) { this.seenFam = null; return this.other.size > 0 && this.other.has(key); }
     if (this.dot2 < 0) {
       const r = this.recentRanges.of(key, this.dot);
-      return r !== undefined && inRanges(r, this.col);
+      if (r === undefined) { this.seenFam = null; return false; }
+      this.seenFam = r;
+      return inRanges(r, this.col);
     }
     const runs = this.recentRows.of(key, this.dot2);
-    if (runs === undefined) return false;
+    if (runs === undefined) { this.seenFam = null; return false; }
+    this.seenFam = runs;
     const k = runAt(runs, this.row);
     return k >= 0 && inRanges(runs[k]!.cols, this.col);
   }
@@ -189,6 +230,28 @@ function runBefore(runs: RowRun[], t: number): number {
  * runs of adjacent rows that end up with the same ranges merge. No two runs share a ranges array.
  */
 function addToRows(runs: RowRun[], t: number, i: number): void {
+  const n = runs.length;
+  if (n > 0) {
+    // the usual cases first, in place: the newest row widens, or a new row follows the newest
+    const last = runs[n - 1]!;
+    if (last.lo === t && last.hi === t) {
+      const c = last.cols;
+      if (c.length === 2 && i === c[1]! + 1) c[1] = i;
+      else if (inRanges(c, i)) return;
+      else addToRanges(c, i);
+      if (n > 1) {
+        const prev = runs[n - 2]!;
+        if (prev.hi === t - 1 && sameRanges(prev.cols, c)) { prev.hi = t; runs.pop(); spare = last; }
+      }
+      return;
+    }
+    if (last.hi === t - 1) {
+      const c = last.cols;
+      if (c.length === 2 && c[0] === i && c[1] === i) last.hi = t;
+      else runs.push(newRun(t, i));
+      return;
+    }
+  }
   let k = runBefore(runs, t);
   let run: RowRun;
   if (k >= 0 && t <= runs[k]!.hi) {

@@ -9,11 +9,12 @@ import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { FreedKeys } from './freed.js';
+import { FreedKeys, type FreedPlace } from './freed.js';
 
 export { FreedKeys } from './freed.js';
 
-interface Entry {
+/** A DF held or awaited here; where its key goes once freed (FreedPlace) found when it was made. */
+interface Entry extends FreedPlace {
   v: DfValue | undefined;
   /** remaining requests; -1 = unlimited */
   count: number;
@@ -279,9 +280,15 @@ export class DfStore {
     return this.entries.get(key) ?? this.create(key);
   }
 
-  /** A new entry for `key`, which has none (one map operation where a lookup just missed). */
+  /**
+   * A new entry for `key`, which has none (one map operation where a lookup just missed), with
+   * the freed keys' place of it when they were just asked about it.
+   */
   private create(key: DfKey): Entry {
-    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null };
+    // (a literal of constants is copied whole: a computed field costs unoptimised code more)
+    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0 };
+    const x = this.exhausted;
+    if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
     this.entries.set(key, e);
     return e;
   }
@@ -296,7 +303,7 @@ export class DfStore {
 
   private free(key: DfKey, e: Entry): void {
     this.entries.delete(key);
-    if (e.count === 0) this.exhausted.add(key);
+    if (e.count === 0) this.exhausted.addAt(key, e);
     if (e.v !== undefined) {
       this.liveBytes -= valueSize(e.v);
       this.onFree(e.v);
