@@ -134,7 +134,7 @@ function direction(own: number, dest: number, F: number, id: number): number {
   throw new KernelError(`particle ${id} moved more than one subdomain in a step (from ${own} to ${dest} of ${F}); lower DT or F`);
 }
 
-/** The particles pushed by one step, with the bundle each goes to. */
+/** The particles pushed by one step, with the bundle each goes to (views valid until the thread's next push). */
 export interface Pushed {
   moved: Float64Array;
   dir: Uint8Array;
@@ -148,8 +148,9 @@ export interface Pushed {
  */
 export function push(N: number, F: number, a: number, b: number, c: number, gs: readonly Float64Array[], bundles: readonly Float64Array[]): Pushed {
   const n = N / F, n1 = n + 1;
-  // g at the (n+1)³ nodes the subdomain's cells touch
-  const g = new Float64Array(3 * n1 * n1 * n1);
+  // g at the (n+1)³ nodes the subdomain's cells touch (every node written below)
+  if (gNodes.length !== 3 * n1 * n1 * n1) gNodes = new Float64Array(3 * n1 * n1 * n1);
+  const g = gNodes;
   for (let o = 0; o < 8; o++) {
     const src = gs[o]!;
     const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
@@ -163,6 +164,13 @@ export function push(N: number, F: number, a: number, b: number, c: number, gs: 
   return pushIn(N, F, a, b, c, g, bundles);
 }
 
+// A push's buffers, kept from call to call on a thread, grown as needed: fresh ones per call were
+// 64 MB of new memory a step at the seed's parameters (the particles once more), each page
+// faulted in and zeroed, and external memory that made V8 collect the worker's heap.
+let gNodes = new Float64Array(0);
+let movedScratch = new Float64Array(0);
+let dirScratch = new Uint8Array(0);
+
 /**
  * The push with g at the (n+1)³ nodes the subdomain's cells touch already at hand (3·(n+1)³: the
  * owned nodes and the upper ghost layer, as jacobiDeep computes it with `ghost`).
@@ -171,8 +179,12 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
   const n = N / F, n1 = n + 1;
   let total = 0;
   for (const p of bundles) total += p.length;
-  const moved = new Float64Array(total);
-  const dir = new Uint8Array(total / REC);
+  if (movedScratch.length < total) {
+    movedScratch = new Float64Array(Math.ceil((total / REC) * 1.25) * REC);
+    dirScratch = new Uint8Array(movedScratch.length / REC);
+  }
+  const moved = movedScratch.subarray(0, total);
+  const dir = dirScratch.subarray(0, total / REC);
   const count = new Int32Array(27);
   const loi = a * n, loj = b * n, lok = c * n;
   let w = 0;
