@@ -79,7 +79,7 @@ export function padded(n: number, phis: readonly Float64Array[], p: Float64Array
   for (let i = 0; i < n; i++)
     for (let j = 0; j < n; j++) {
       const s = (i * n + j) * n, d = ((i + 1) * m + j + 1) * m + 1;
-      p.set(own.subarray(s, s + n), d);
+      for (let k = 0; k < n; k++) p[d + k] = own[s + k]!;
       p[d - 1] = zm[s + n - 1]!;
       p[d + n] = zp[s]!;
     }
