@@ -9,7 +9,7 @@
 //                          d = ((dx+1)·3 + dy+1)·3 + dz+1; STAY = 13)
 //   leaving        28 + REC·m  the bundles of the 26 directions d ≠ STAY in one array: 28
 //                          offsets (in particles, part d is [off[d], off[d+1])), then the records
-import { cellOf, DT, FOUR_PI_G, REC, STAY, totalMass, wrap } from './model.js';
+import { DT, FOUR_PI_G, REC, STAY, totalMass } from './model.js';
 
 export class KernelError extends Error {}
 
@@ -33,7 +33,11 @@ export function deposit(N: number, F: number, a: number, b: number, c: number, b
     for (let o = 0; o < p.length; o += REC) {
       const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
       const mw = p[o + 1]! * inv;
-      const ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      // cellOf written out, as in pushIn (below)
+      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+      if (ci >= N) ci = N - 1;
+      if (cj >= N) cj = N - 1;
+      if (ck >= N) ck = N - 1;
       const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
       const li = ci - loi, lj = cj - loj, lk = ck - lok;
       if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
@@ -191,7 +195,15 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
   for (const p of bundles) {
     for (let o = 0; o < p.length; o += REC, w += REC) {
       const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
-      const ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      // cellOf, wrap and direction written out: luna runs node with a small inlining budget
+      // (bin/luna), so here they stayed calls, each double they returned a new heap number: 2× the
+      // push's CPU and most of a worker's collections (40 pushes of the centre subdomain's 110 133
+      // particles at the seed's size, luna's node flags: 602–619 → 285–286 ms of CPU, 471–484 →
+      // 153–159 collections)
+      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+      if (ci >= N) ci = N - 1;
+      if (cj >= N) cj = N - 1;
+      if (ck >= N) ck = N - 1;
       const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
       const li = ci - loi, lj = cj - loj, lk = ck - lok;
       let ax = 0, ay = 0, az = 0;
@@ -206,13 +218,25 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
         }
       }
       const vx = p[o + 5]! + ax * DT, vy = p[o + 6]! + ay * DT, vz = p[o + 7]! + az * DT;
-      const nx = wrap(x + vx * DT), ny = wrap(y + vy * DT), nz = wrap(z + vz * DT);
+      let nx = x + vx * DT, ny = y + vy * DT, nz = z + vz * DT;
+      if (nx < 0) nx += 1; else if (nx >= 1) nx -= 1;
+      if (nx >= 1) nx -= 1;
+      if (ny < 0) ny += 1; else if (ny >= 1) ny -= 1;
+      if (ny >= 1) ny -= 1;
+      if (nz < 0) nz += 1; else if (nz >= 1) nz -= 1;
+      if (nz >= 1) nz -= 1;
       moved[w] = p[o]!; moved[w + 1] = p[o + 1]!;
       moved[w + 2] = nx; moved[w + 3] = ny; moved[w + 4] = nz;
       moved[w + 5] = vx; moved[w + 6] = vy; moved[w + 7] = vz;
-      const sx = direction(a, Math.floor(cellOf(nx, N) / n), F, p[o]!);
-      const sy = direction(b, Math.floor(cellOf(ny, N) / n), F, p[o]!);
-      const sz = direction(c, Math.floor(cellOf(nz, N) / n), F, p[o]!);
+      let cx = Math.floor(nx * N), cy = Math.floor(ny * N), cz = Math.floor(nz * N);
+      if (cx >= N) cx = N - 1;
+      if (cy >= N) cy = N - 1;
+      if (cz >= N) cz = N - 1;
+      const tx = Math.floor(cx / n), ty = Math.floor(cy / n), tz = Math.floor(cz / n);
+      const ex = (tx - a + F) % F, ey = (ty - b + F) % F, ez = (tz - c + F) % F;
+      const sx = ex === 0 ? 0 : ex === 1 ? 1 : ex === F - 1 ? -1 : direction(a, tx, F, p[o]!);
+      const sy = ey === 0 ? 0 : ey === 1 ? 1 : ey === F - 1 ? -1 : direction(b, ty, F, p[o]!);
+      const sz = ez === 0 ? 0 : ez === 1 ? 1 : ez === F - 1 ? -1 : direction(c, tz, F, p[o]!);
       const d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
       dir[w >> 3] = d; // w / REC, REC = 8
       count[d]!++;
