@@ -39,7 +39,9 @@ export function gatherBox(n: number, blocks: readonly Float64Array[], lo: number
       let k = lo;
       while (k < hi) {
         const bz = side(k, n), end = Math.min(hi, bz * n), s = (li * n + lj) * n + k - (bz - 1) * n;
-        box.set(blocks[(bx * 3 + by) * 3 + bz]!.subarray(s, s + end - k), ((i - lo) * m + j - lo) * m + k - lo);
+        // copied by a loop: a subarray and set per run of nodes were ~4 000 objects a call
+        const src = blocks[(bx * 3 + by) * 3 + bz]!;
+        for (let t = 0, o = ((i - lo) * m + j - lo) * m + k - lo, l = end - k; t < l; t++) box[o + t] = src[s + t]!;
         k = end;
       }
     }
@@ -102,28 +104,44 @@ export function deepScratch(n: number, d: number): [Float64Array, Float64Array] 
 export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[],
   out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array, ghost = false): void {
   // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
-  const n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u, mm = m * m, mr = n + 2 * r;
-  const h2c = FOUR_PI_G / (N * N);
-  const rhobar = totalMass(NP);
+  const n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u;
   gatherBox(n, phis, -h, n + u, a);
+  const src = sweepBox(n, m, h, u, r, sweeps, rho, FOUR_PI_G / (N * N), totalMass(NP), a, b);
+  for (let i = 0; i < n; i++)
+    for (let j = 0; j < n; j++)
+      for (let k = 0, q = ((i + h) * m + j + h) * m + h, o = (i * n + j) * n; k < n; k++) out[o + k] = src[q + k]!;
+  if (g) gradientBox(m, h, ghost ? n + 1 : n, 0.5 * N, src, g);
+}
+
+// The sweeps and the gradient are functions of their own: in one function the gradient's code,
+// run only by a step's last group, had no type feedback when the optimiser compiled the sweeps
+// for the first group, and every switch between the two deoptimised it (4–5 times a worker a
+// run); and a loop from −e with e = 0 starts at −0, another deoptimisation. Alternating the
+// first and the last group at the seed's size, 100 calls cost 187–221 ms of CPU before, ~100 now.
+
+/** `sweeps` sweeps on the box of side m (origin h nodes below the subdomain's) between a and b; the last result */
+function sweepBox(n: number, m: number, h: number, u: number, r: number, sweeps: number, rho: Float64Array, h2c: number, rhobar: number,
+  a: Float64Array, b: Float64Array): Float64Array {
+  const mm = m * m, mr = n + 2 * r;
   let src = a, dst = b;
   for (let s = 1; s <= sweeps; s++) {
     const e = h - s, f = u - s; // the nodes [−e, n+f) are computed
-    for (let i = -e; i < n + f; i++)
-      for (let j = -e; j < n + f; j++) {
+    for (let i = 0 - e; i < n + f; i++)
+      for (let j = 0 - e; j < n + f; j++) {
         let q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
-        for (let k = -e; k < n + f; k++, q++, c++)
+        for (let k = 0 - e; k < n + f; k++, q++, c++)
           dst[q] = (src[q - mm]! + src[q + mm]! + src[q - m]! + src[q + m]! + src[q - 1]! + src[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
       }
-    [src, dst] = [dst, src];
+    const t = src;
+    src = dst;
+    dst = t;
   }
-  for (let i = 0; i < n; i++)
-    for (let j = 0; j < n; j++) {
-      const q = ((i + h) * m + j + h) * m + h;
-      out.set(src.subarray(q, q + n), (i * n + j) * n);
-    }
-  if (!g) return;
-  const half = 0.5 * N, gn = ghost ? n + 1 : n;
+  return src;
+}
+
+/** g = −∇φ at the gn³ nodes from the subdomain's origin (n, or n + 1 with the upper ghost layer) into g (3·gn³) */
+function gradientBox(m: number, h: number, gn: number, half: number, src: Float64Array, g: Float64Array): void {
+  const mm = m * m;
   for (let i = 0; i < gn; i++)
     for (let j = 0; j < gn; j++) {
       let q = ((i + h) * m + j + h) * m + h, c = 3 * (i * gn + j) * gn;

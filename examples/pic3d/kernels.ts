@@ -9,7 +9,7 @@
 //                          d = ((dx+1)·3 + dy+1)·3 + dz+1; STAY = 13)
 //   leaving        28 + REC·m  the bundles of the 26 directions d ≠ STAY in one array: 28
 //                          offsets (in particles, part d is [off[d], off[d+1])), then the records
-import { cellOf, DT, FOUR_PI_G, REC, STAY, totalMass, wrap } from './model.js';
+import { DT, FOUR_PI_G, REC, STAY, totalMass } from './model.js';
 
 export class KernelError extends Error {}
 
@@ -33,7 +33,11 @@ export function deposit(N: number, F: number, a: number, b: number, c: number, b
     for (let o = 0; o < p.length; o += REC) {
       const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
       const mw = p[o + 1]! * inv;
-      const ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      // cellOf written out, as in pushIn (below)
+      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+      if (ci >= N) ci = N - 1;
+      if (cj >= N) cj = N - 1;
+      if (ck >= N) ck = N - 1;
       const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
       const li = ci - loi, lj = cj - loj, lk = ck - lok;
       if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
@@ -79,7 +83,7 @@ export function padded(n: number, phis: readonly Float64Array[], p: Float64Array
   for (let i = 0; i < n; i++)
     for (let j = 0; j < n; j++) {
       const s = (i * n + j) * n, d = ((i + 1) * m + j + 1) * m + 1;
-      p.set(own.subarray(s, s + n), d);
+      for (let k = 0; k < n; k++) p[d + k] = own[s + k]!;
       p[d - 1] = zm[s + n - 1]!;
       p[d + n] = zp[s]!;
     }
@@ -134,7 +138,7 @@ function direction(own: number, dest: number, F: number, id: number): number {
   throw new KernelError(`particle ${id} moved more than one subdomain in a step (from ${own} to ${dest} of ${F}); lower DT or F`);
 }
 
-/** The particles pushed by one step, with the bundle each goes to. */
+/** The particles pushed by one step, with the bundle each goes to (views valid until the thread's next push). */
 export interface Pushed {
   moved: Float64Array;
   dir: Uint8Array;
@@ -148,8 +152,9 @@ export interface Pushed {
  */
 export function push(N: number, F: number, a: number, b: number, c: number, gs: readonly Float64Array[], bundles: readonly Float64Array[]): Pushed {
   const n = N / F, n1 = n + 1;
-  // g at the (n+1)³ nodes the subdomain's cells touch
-  const g = new Float64Array(3 * n1 * n1 * n1);
+  // g at the (n+1)³ nodes the subdomain's cells touch (every node written below)
+  if (gNodes.length !== 3 * n1 * n1 * n1) gNodes = new Float64Array(3 * n1 * n1 * n1);
+  const g = gNodes;
   for (let o = 0; o < 8; o++) {
     const src = gs[o]!;
     const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
@@ -163,6 +168,13 @@ export function push(N: number, F: number, a: number, b: number, c: number, gs: 
   return pushIn(N, F, a, b, c, g, bundles);
 }
 
+// A push's buffers, kept from call to call on a thread, grown as needed: fresh ones per call were
+// 64 MB of new memory a step at the seed's parameters (the particles once more), each page
+// faulted in and zeroed, and external memory that made V8 collect the worker's heap.
+let gNodes = new Float64Array(0);
+let movedScratch = new Float64Array(0);
+let dirScratch = new Uint8Array(0);
+
 /**
  * The push with g at the (n+1)³ nodes the subdomain's cells touch already at hand (3·(n+1)³: the
  * owned nodes and the upper ghost layer, as jacobiDeep computes it with `ghost`).
@@ -171,15 +183,27 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
   const n = N / F, n1 = n + 1;
   let total = 0;
   for (const p of bundles) total += p.length;
-  const moved = new Float64Array(total);
-  const dir = new Uint8Array(total / REC);
+  if (movedScratch.length < total) {
+    movedScratch = new Float64Array(Math.ceil((total / REC) * 1.25) * REC);
+    dirScratch = new Uint8Array(movedScratch.length / REC);
+  }
+  const moved = movedScratch.subarray(0, total);
+  const dir = dirScratch.subarray(0, total / REC);
   const count = new Int32Array(27);
   const loi = a * n, loj = b * n, lok = c * n;
   let w = 0;
   for (const p of bundles) {
     for (let o = 0; o < p.length; o += REC, w += REC) {
       const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
-      const ci = cellOf(x, N), cj = cellOf(y, N), ck = cellOf(z, N);
+      // cellOf, wrap and direction written out: luna runs node with a small inlining budget
+      // (bin/luna), so here they stayed calls, each double they returned a new heap number: 2× the
+      // push's CPU and most of a worker's collections (40 pushes of the centre subdomain's 110 133
+      // particles at the seed's size, luna's node flags: 602–619 → 285–286 ms of CPU, 471–484 →
+      // 153–159 collections)
+      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+      if (ci >= N) ci = N - 1;
+      if (cj >= N) cj = N - 1;
+      if (ck >= N) ck = N - 1;
       const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
       const li = ci - loi, lj = cj - loj, lk = ck - lok;
       let ax = 0, ay = 0, az = 0;
@@ -194,13 +218,25 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
         }
       }
       const vx = p[o + 5]! + ax * DT, vy = p[o + 6]! + ay * DT, vz = p[o + 7]! + az * DT;
-      const nx = wrap(x + vx * DT), ny = wrap(y + vy * DT), nz = wrap(z + vz * DT);
+      let nx = x + vx * DT, ny = y + vy * DT, nz = z + vz * DT;
+      if (nx < 0) nx += 1; else if (nx >= 1) nx -= 1;
+      if (nx >= 1) nx -= 1;
+      if (ny < 0) ny += 1; else if (ny >= 1) ny -= 1;
+      if (ny >= 1) ny -= 1;
+      if (nz < 0) nz += 1; else if (nz >= 1) nz -= 1;
+      if (nz >= 1) nz -= 1;
       moved[w] = p[o]!; moved[w + 1] = p[o + 1]!;
       moved[w + 2] = nx; moved[w + 3] = ny; moved[w + 4] = nz;
       moved[w + 5] = vx; moved[w + 6] = vy; moved[w + 7] = vz;
-      const sx = direction(a, Math.floor(cellOf(nx, N) / n), F, p[o]!);
-      const sy = direction(b, Math.floor(cellOf(ny, N) / n), F, p[o]!);
-      const sz = direction(c, Math.floor(cellOf(nz, N) / n), F, p[o]!);
+      let cx = Math.floor(nx * N), cy = Math.floor(ny * N), cz = Math.floor(nz * N);
+      if (cx >= N) cx = N - 1;
+      if (cy >= N) cy = N - 1;
+      if (cz >= N) cz = N - 1;
+      const tx = Math.floor(cx / n), ty = Math.floor(cy / n), tz = Math.floor(cz / n);
+      const ex = (tx - a + F) % F, ey = (ty - b + F) % F, ez = (tz - c + F) % F;
+      const sx = ex === 0 ? 0 : ex === 1 ? 1 : ex === F - 1 ? -1 : direction(a, tx, F, p[o]!);
+      const sy = ey === 0 ? 0 : ey === 1 ? 1 : ey === F - 1 ? -1 : direction(b, ty, F, p[o]!);
+      const sz = ez === 0 ? 0 : ez === 1 ? 1 : ez === F - 1 ? -1 : direction(c, tz, F, p[o]!);
       const d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
       dir[w >> 3] = d; // w / REC, REC = 8
       count[d]!++;

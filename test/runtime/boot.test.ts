@@ -30,21 +30,26 @@ sub main() {
 }
 `;
 
-/** ucodes whose \`c_work\` busy-waits \`firstMs\` on its first call and \`ms\` on every later one. */
-function ucodes(firstMs: number, ms: number): string {
+/**
+ * ucodes whose \`c_work\` busy-waits \`firstMs\` on its first call and \`ms\` on every later one;
+ * \`firstCpu\`: the first call spins until the process has used \`firstMs\` of CPU (its length on a
+ * loaded machine too)
+ */
+function ucodes(firstMs: number, ms: number, firstCpu = false): string {
   return `
 let calls = 0;
 const spin = (ms: number): void => { const end = performance.now() + ms; while (performance.now() < end); };
-export function c_work(i: number, x: { setInt(v: number): void }): void { spin(calls++ === 0 ? ${firstMs} : ${ms}); x.setInt(i); }
+const spinCpu = (ms: number): void => { const u = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1000; const end = u(process.cpuUsage()) + ms; while (u(process.cpuUsage()) < end); };
+export function c_work(i: number, x: { setInt(v: number): void }): void { if (calls++ === 0 && ${firstCpu}) spinCpu(${firstMs}); else spin(calls === 1 ? ${firstMs} : ${ms}); x.setInt(i); }
 export function c_sum(...v: { getInt(): number }[]): void { console.log('sum', v.reduce((s, d) => s + d.getInt(), 0)); }
 `;
 }
 
-function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T): T {
+function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T, firstCpu = false): T {
   const dir = mkdtempSync(join(tmpdir(), 'luna-boot-'));
   try {
     writeFileSync(join(dir, 'prog.fa'), PROGRAM);
-    writeFileSync(join(dir, 'ucodes.ts'), ucodes(firstMs, ms));
+    writeFileSync(join(dir, 'ucodes.ts'), ucodes(firstMs, ms, firstCpu));
     return f(join(dir, 'prog.fa'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -62,6 +67,13 @@ test('a slow first call of an otherwise tiny code boots no worker', () => {
   const r = inTemp(5, 0, (prog) => run(['--threads', '2', prog]));
   assert.match(r.out, /sum 21/);
   assert.equal(r.workers, 0, 'the cold first call alone does not boot workers');
+});
+
+test('a first call as long as a worker\'s boot boots the workers, however tiny the later ones', () => {
+  // 150 ms of the process's CPU: the system thread's share is above the policy's 50 ms
+  const r = inTemp(150, 0, (prog) => run(['--threads', '2', prog]), true);
+  assert.match(r.out, /sum 21/);
+  assert.ok(r.workers >= 1, `workers booted (${r.workers})`);
 });
 
 test('a code that stays long boots the workers and runs there', () => {

@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, FED_RUN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, FED_RUN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -216,7 +216,10 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   // a cold first call of 5 ms keeps the damped mean above INLINE_NS for the calls after it
   assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 3, 1_250_000, INLINE_NS / 2), BOOT_INLINE_NS, 1), false, 'a tiny code\'s third call descheduled after a slow first');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 2, 2_500_000, 5 * BOOT_INLINE_NS), BOOT_INLINE_NS, 1), false, 'the second call long after a long cold first: not yet');
-  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), false, 'a first call, however long, includes compiling the code');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 1), BOOT_INLINE_NS, 1), false, 'a first call includes compiling the code');
+  assert.equal(p.bootWorkers(cost(BOOT_FIRST_CALL_NS - 1, 1), BOOT_FIRST_CALL_NS - 1, 1), false, 'a first call shorter than a worker\'s boot');
+  assert.equal(p.bootWorkers(cost(BOOT_FIRST_CALL_NS, 1), BOOT_FIRST_CALL_NS, 1), true, 'a first call as long as a worker\'s boot: work for them');
+  assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2, BOOT_FIRST_CALL_NS, BOOT_FIRST_CALL_NS), BOOT_INLINE_NS, 1), false, 'only the first call itself decides so');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 2), BOOT_INLINE_NS, 1), false, 'one warm call may have been descheduled');
   assert.equal(p.bootWorkers(cost(BOOT_INLINE_NS, 3), BOOT_INLINE_NS, 1), true, 'two warm calls long enough');
   assert.equal(p.bootWorkers(cost(726_000, 2, 3_300_000, 5_900_000), 726_000, 1), false, 'a cold first call and one descheduled second (measured)');

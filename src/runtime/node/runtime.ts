@@ -21,6 +21,7 @@ import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js'
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { AskDone, DeskHost } from '../exec/desk.js';
 import { collectDue } from '../exec/shm.js';
+import { threadCpuNs } from '../../trace/clock.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
@@ -860,6 +861,9 @@ export class NodeRuntime {
     // Messages queued so far would leave at the end of this pump's slice, behind this ucode and
     // the next: a node that another is waiting on (a stencil's neighbour) sends them first.
     if (this.st.remote && this.policy.flushBefore(this.costNs[code]!)) this.st.remote.flush();
+    // a code's first call while no worker is up may boot them by its length (policy.bootWorkers):
+    // its CPU time, so that a short call descheduled on a loaded machine does not
+    const firstCpu = !this.warmed && this.costN[code] === 0 ? threadCpuNs() : -1;
     let outs: (DfValue | null)[];
     try {
       outs = inl.run(cf.task!, lane, timed);
@@ -867,7 +871,7 @@ export class NodeRuntime {
       if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
       throw e;
     }
-    if (timed) this.measureCode(cf, inl.fin - inl.start);
+    if (timed) this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined);
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.policy.caps.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     if (tr) this.laneFree[lane] = inl.fin;
@@ -894,7 +898,8 @@ export class NodeRuntime {
     return new RunFault(e.kind === 'ucode' ? `exception in ucode ${what}: ${e.message}${userStack(e.stack)}` : e.message, cf);
   }
 
-  private measureCode(cf: Cf, ns: number): void {
+  /** `cpuNs`: the call's CPU time, when read (a first call while no worker is up), for the boot decision */
+  private measureCode(cf: Cf, ns: number, cpuNs?: number): void {
     const c = cf.site.code;
     const n = this.costN[c]!;
     // A quick average over the first calls (the first, cold calls of a function are much slower
@@ -913,7 +918,7 @@ export class NodeRuntime {
       cost.minNs = this.costMin[c]!;
       cost.samples = n + 1;
       cost.lastNs = last;
-      if (this.policy.bootWorkers(cost, ns, this.size)) this.warmWorkers();
+      if (this.policy.bootWorkers(cost, cpuNs ?? ns, this.size)) this.warmWorkers();
     }
   }
 

@@ -73,6 +73,14 @@ export const BOOT_INLINE_NS = 1_000_000;
  * here, and a CF run meanwhile delays the first batch by at most its own length
  */
 export const BOOT_INLINE_ONE_NODE_NS = 10_000_000;
+/**
+ * On one node a code's first call this long boots the workers at once: no compile of a code takes
+ * it (a 10 µs kernel's first call, compiling included, 13 ms here), and a program that spends a
+ * worker's boot (50–190 ms) in one call has work for them. The PIC's initial cloud (80 ms quiet,
+ * C++) booted them only at the first deposit call to reach BOOT_INLINE_NS twice in a row, so the
+ * cloud, then part of the first step's deposits, ran with the second core idle.
+ */
+export const BOOT_FIRST_CALL_NS = 50_000_000;
 /** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
 /** Longest code a lone CF may run inline for (the system thread also serves the network). */
@@ -401,7 +409,8 @@ export class DefaultPolicy implements SchedulingPolicy {
    * second call, never at its first alone; of 50 µs after 20 calls); or its calls became long (two
    * calls in a row of BOOT_INLINE_NS, after its first, while its damped mean reached INLINE_NS: a
    * cold first call of 5 ms keeps the mean up for calls after it, and one of those descheduled for
-   * a millisecond booted a worker for a program of tiny CFs). The first dozens of calls of a function run cold —
+   * a millisecond booted a worker for a program of tiny CFs); or its first call alone took
+   * BOOT_FIRST_CALL_NS, a worker's boot. The first dozens of calls of a function run cold —
    * 15–25 µs each here for an empty ucode, 80–400 µs the first — and a tiny code has a lone slow
    * call now and then (a collection, the thread descheduled): neither is a reason to boot. A
    * program of tiny CFs never boots a worker: they all run on the system thread, and a worker
@@ -416,8 +425,9 @@ export class DefaultPolicy implements SchedulingPolicy {
     // it loads) that never ran anything. Nor is one warm call enough: the test of a tiny code
     // measured its second call at 41–163 µs over 40 runs and once at 726 µs (descheduled), which
     // with a 5 ms cold first call read as "every call long". Two warm calls decide (the second
-    // and third run here anyway while no worker is up: a needed boot waits two calls).
-    if (cost.samples < 2) return false;
+    // and third run here anyway while no worker is up: a needed boot waits two calls), unless the
+    // first call alone took as long as a worker's boot (BOOT_FIRST_CALL_NS).
+    if (cost.samples < 2) return cost.samples === 1 && ns >= BOOT_FIRST_CALL_NS;
     if (cost.samples >= 3 && cost.minNs >= INLINE_NS && cost.samples * cost.minNs >= BOOT_INLINE_NS) return true;
     return cost.samples >= 3 && ns >= BOOT_INLINE_NS && cost.lastNs >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
   }

@@ -223,8 +223,8 @@ export interface SchedulingPolicy {
    */
   readonly fifoDepth: number;
   /**
-   * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`,
-   * on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
+   * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`
+   * (a code's first call run on the system thread: its CPU time), on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
    * boot anyway with the first batch. While every fragment is tiny, all run on the system
    * thread, and a booting worker only takes a core from it.
    */
