@@ -9,6 +9,7 @@ import { createTcpTransport } from '../../src/runtime/transport/tcp.js';
 import type { PeerAddress } from '../../src/runtime/transport/types.js';
 import { finishRunTrace, startRunTrace } from '../../src/runtime/tracing.js';
 import { newRunOrigin } from '../../src/trace/clock.js';
+import type { SchedulingPolicy } from '../../src/runtime/policy/types.js';
 import { testResource, type ResourceLog } from './resource.js';
 import assert from 'node:assert/strict';
 import { readTrace } from '../../src/trace/merge.js';
@@ -60,7 +61,7 @@ export interface Ran {
  * Load `dir/prog.fa` with its ucodes and run it on `nodes` nodes of `threads` worker threads
  * with the test resource (and `layers`), traced into dir/trace when `traced`.
  */
-export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean; layers?: RunOptions['layers'] } = {}): Promise<Ran> {
+export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean; layers?: RunOptions['layers']; policy?: () => SchedulingPolicy } = {}): Promise<Ran> {
   const file = join(dir, 'prog.fa');
   const loaded = await loadProgram(file, { cacheDir: join(dir, '.cache') });
   if (!loaded.program) throw new Error(loaded.text);
@@ -73,10 +74,10 @@ export async function runWithResource(dir: string, o: { nodes?: number; threads?
   // every worker booted before main starts: the threads contend for the resource from the first CF
   const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer, ...(o.layers ?? [])], warmStart: true };
   let results: RunResult[];
-  if (nodes === 1) results = [await runNode(base)];
+  if (nodes === 1) results = [await runNode({ ...base, ...(o.policy ? { policy: o.policy() } : {}) })];
   else {
     const transports = await mesh(nodes);
-    results = await Promise.all(transports.map((transport) => runNode({ ...base, transport })));
+    results = await Promise.all(transports.map((transport) => runNode({ ...base, transport, ...(o.policy ? { policy: o.policy() } : {}) })));
   }
   if (trace && manifest) finishRunTrace(trace, manifest, { status: results[0]!.status, message: results[0]!.message, offsets: results[0]!.clockOffsets });
   // the handlers registered node by node, in rank order
