@@ -43,6 +43,16 @@ export async function rehearse(program: CompiledProgram, args: readonly (number 
   return done;
 }
 
+/** how often a run's budget is checked apart from its results (ms) */
+const CHECK_MS = 5;
+/**
+ * CFs of any kind a run may make: MADE_PER_CF per atomic fragment of its budget (a stencil makes
+ * ~1.5 per fragment it runs) and MADE_AHEAD more, what loops unroll ahead of what runs (a memory
+ * bound of ~1 KB a CF against placeholders that spawn for ever)
+ */
+const MADE_PER_CF = 16;
+const MADE_AHEAD = 65_536;
+
 /** One run, cut after `cfs` fragments or at `until`. */
 function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number): Promise<{ cfs: number; finished: boolean }> {
   const outputs = program.imports.map((m) => m.params.filter((p) => p === 'name').length);
@@ -52,9 +62,14 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
   const queue: { lane: number; wire: WireBatch; outputs: number[] }[] = [];
   let returned = 0, over = false, rt: NodeRuntime | undefined;
   return new Promise((resolve) => {
+    // the budget holds also when no batch comes back to check it: placeholders can send a
+    // program's sub calls round for ever without a fragment for the lanes, so the time and the
+    // CFs made (structured ones too) are checked apart from the results
+    const timer = setInterval(() => { if (performance.now() > until || (rt !== undefined && rt.st.made > MADE_PER_CF * cfs + MADE_AHEAD)) end(false); }, CHECK_MS);
     const end = (finished: boolean): void => {
       if (over) return;
       over = true;
+      clearInterval(timer);
       // a cut run stops pumping: a failed runtime schedules nothing more
       if (!finished) rt!.fail(new Error('rehearsal cut'));
       resolve({ cfs: returned, finished });

@@ -94,6 +94,8 @@ export class NodeState {
   /** per lazily unrolled loop, what its unrolls did (see LoopMemo) */
   private readonly memos = new Map<Cf, LoopMemo>();
   private cfSeq = 0;
+  /** CFs this node has made so far (atomic and structured) */
+  get made(): number { return this.cfSeq; }
   /** who runs the pump (scheduled when there is something new to do) and names labels for traces */
   owner: StateOwner = IDLE_OWNER;
 
