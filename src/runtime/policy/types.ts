@@ -158,7 +158,6 @@ export interface ProfileSample {
   readonly ns: number;
 }
 
-/** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */
 /** How long a rehearsal of the program goes on (SchedulingPolicy.rehearsal). */
 export interface RehearsalBudget {
   /** fragments the simulated lanes return in all */
@@ -176,6 +175,7 @@ export interface RehearsalBudget {
   readonly cfNs: number;
 }
 
+/** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */
 export interface ThreadsView {
   readonly cpus: number;
   readonly lanes: number;
