@@ -4,16 +4,16 @@
 // flow reads its DFs (placeholders there) cannot keep it going past its budget. Through the CLI:
 // a warm start rehearses, prints only what the real run prints, and LUNA_REHEARSE_CFS=0 turns
 // it off.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rehearse } from '../../src/runtime/node/rehearsal.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { compileSource } from './harness.js';
 import { assertOk, describeRun, luna, timingOf } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
+import { fixture } from '../ucode/fixtures.js';
 
 const STENCIL = compileSource(PROGRAM, { c_init: 0, c_step: 0, c_print: 0 });
 /** the stencil's atomic CFs for `steps` steps: 2 inits, 2 a step, 2 prints */
@@ -120,15 +120,8 @@ export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out)
 export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
 `;
 
-let dir = '';
-before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'luna-rehearsal-'));
-  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-  writeFileSync(join(dir, 'p.fa'), PROGRAM);
-});
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
-
-test('a warm start rehearses while the workers boot, and runs and prints only what the real run does', async () => {
+test('a warm start rehearses while the workers boot, and runs and prints only what the real run does', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const steps = 100;
   const run = (env: NodeJS.ProcessEnv) => luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
   const marks = { on: join(dir, 'on.marks'), off: join(dir, 'off.marks') };
@@ -137,8 +130,8 @@ test('a warm start rehearses while the workers boot, and runs and prints only wh
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   }
-  const t = timingOf<{ rehearsedCfs?: number; rehearsals?: number }>(on);
-  assert.ok((t.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
+  const timing = timingOf<{ rehearsedCfs?: number; rehearsals?: number }>(on);
+  assert.ok((timing.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
   assert.equal(timingOf<{ rehearsedCfs?: number }>(off).rehearsedCfs, undefined, describeRun(off));
   // each step ran once, in the real run: none in the rehearsal
   assert.equal(readFileSync(marks.on, 'utf8').length, 2 * steps);
