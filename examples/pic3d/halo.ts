@@ -104,20 +104,31 @@ export function deepScratch(n: number, d: number): [Float64Array, Float64Array] 
 export function jacobiDeep(N: number, F: number, NP: number, sweeps: number, rho: Float64Array, r: number, phis: readonly Float64Array[],
   out: Float64Array, g: Float64Array | null, a: Float64Array, b: Float64Array, ghost = false): void {
   // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
-  const n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u;
+  // every operation here runs on each call, whichever the group (see below)
+  const n = N / F, x = g ? 1 : 0, xu = g ? (ghost ? 2 : 1) : 0, h = sweeps + x, u = sweeps + xu, m = n + h + u;
+  const gn = n + (ghost ? 1 : 0), half = 0.5 * N;
   gatherBox(n, phis, -h, n + u, a);
   const src = sweepBox(n, m, h, u, r, sweeps, rho, FOUR_PI_G / (N * N), totalMass(NP), a, b);
+  copyOwned(n, m, h, src, out);
+  if (g) gradientBox(m, h, gn, half, src, g);
+}
+
+// The sweeps, the copy of the owned nodes and the gradient are functions of their own, and
+// jacobiDeep has no loop and no arithmetic that only some groups reach. In one function the
+// gradient's code, run only by a step's last group, had no type feedback when the optimiser
+// compiled the sweeps for the first group, and every switch between the two deoptimised it (4–5
+// times a worker a run); and a loop from −e with e = 0 starts at −0, another deoptimisation.
+// Alternating the first and the last group at the seed's size, 100 calls cost 187–221 ms of CPU
+// before, ~100 after. With the copy's loop still in jacobiDeep, V8 compiled it on stack (OSR)
+// during a first group and entered that code again on every later call: each last group's
+// `0.5 * N`, never reached before, deoptimised it (~15 times a worker a run).
+
+/** The owned n³ nodes of the box of side m (origin h nodes below the subdomain's) into out */
+function copyOwned(n: number, m: number, h: number, src: Float64Array, out: Float64Array): void {
   for (let i = 0; i < n; i++)
     for (let j = 0; j < n; j++)
       for (let k = 0, q = ((i + h) * m + j + h) * m + h, o = (i * n + j) * n; k < n; k++) out[o + k] = src[q + k]!;
-  if (g) gradientBox(m, h, ghost ? n + 1 : n, 0.5 * N, src, g);
 }
-
-// The sweeps and the gradient are functions of their own: in one function the gradient's code,
-// run only by a step's last group, had no type feedback when the optimiser compiled the sweeps
-// for the first group, and every switch between the two deoptimised it (4–5 times a worker a
-// run); and a loop from −e with e = 0 starts at −0, another deoptimisation. Alternating the
-// first and the last group at the seed's size, 100 calls cost 187–221 ms of CPU before, ~100 now.
 
 /** `sweeps` sweeps on the box of side m (origin h nodes below the subdomain's) between a and b; the last result */
 function sweepBox(n: number, m: number, h: number, u: number, r: number, sweeps: number, rho: Float64Array, h2c: number, rhobar: number,

@@ -190,7 +190,16 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
   const moved = movedScratch.subarray(0, total);
   const dir = dirScratch.subarray(0, total / REC);
   const count = new Int32Array(27);
-  const loi = a * n, loj = b * n, lok = c * n;
+  const loi = a * n, loj = b * n, lok = c * n, last = N - 1;
+  // the direction (−1, 0, 1) of each residue (dest − own + F) % F along a dimension, in
+  // `direction`'s order of tests, and 2 where a particle would have jumped over a subdomain: one
+  // lookup per particle, so that no test in the loop is first reached by the first particle to
+  // leave downwards (the optimised pushIn had no type feedback there and was thrown away, 3 times
+  // a run at the seed's size)
+  const steps = new Int8Array(F).fill(2);
+  steps[F - 1] = -1;
+  if (F > 1) steps[1] = 1;
+  steps[0] = 0;
   let w = 0;
   for (const p of bundles) {
     for (let o = 0; o < p.length; o += REC, w += REC) {
@@ -201,9 +210,9 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
       // particles at the seed's size, luna's node flags: 602–619 → 285–286 ms of CPU, 471–484 →
       // 153–159 collections)
       let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
-      if (ci >= N) ci = N - 1;
-      if (cj >= N) cj = N - 1;
-      if (ck >= N) ck = N - 1;
+      if (ci >= N) ci = last;
+      if (cj >= N) cj = last;
+      if (ck >= N) ck = last;
       const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
       const li = ci - loi, lj = cj - loj, lk = ck - lok;
       let ax = 0, ay = 0, az = 0;
@@ -229,14 +238,15 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
       moved[w + 2] = nx; moved[w + 3] = ny; moved[w + 4] = nz;
       moved[w + 5] = vx; moved[w + 6] = vy; moved[w + 7] = vz;
       let cx = Math.floor(nx * N), cy = Math.floor(ny * N), cz = Math.floor(nz * N);
-      if (cx >= N) cx = N - 1;
-      if (cy >= N) cy = N - 1;
-      if (cz >= N) cz = N - 1;
+      if (cx >= N) cx = last;
+      if (cy >= N) cy = last;
+      if (cz >= N) cz = last;
       const tx = Math.floor(cx / n), ty = Math.floor(cy / n), tz = Math.floor(cz / n);
-      const ex = (tx - a + F) % F, ey = (ty - b + F) % F, ez = (tz - c + F) % F;
-      const sx = ex === 0 ? 0 : ex === 1 ? 1 : ex === F - 1 ? -1 : direction(a, tx, F, p[o]!);
-      const sy = ey === 0 ? 0 : ey === 1 ? 1 : ey === F - 1 ? -1 : direction(b, ty, F, p[o]!);
-      const sz = ez === 0 ? 0 : ez === 1 ? 1 : ez === F - 1 ? -1 : direction(c, tz, F, p[o]!);
+      const sx = steps[(tx - a + F) % F]!, sy = steps[(ty - b + F) % F]!, sz = steps[(tz - c + F) % F]!;
+      // a jump over a subdomain: direction() names the particle and throws
+      if (sx === 2) direction(a, tx, F, p[o]!);
+      if (sy === 2) direction(b, ty, F, p[o]!);
+      if (sz === 2) direction(c, tz, F, p[o]!);
       const d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
       dir[w >> 3] = d; // w / REC, REC = 8
       count[d]!++;

@@ -3,7 +3,7 @@
 // (bench/pic.ts). It computes exactly what pic3d.fa computes.
 import { deposit, density, field, gather, jacobi, push, scatter } from './kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, sweepGroups } from './halo.js';
-import { cellOf, REC, STAY, type Params } from './model.js';
+import { REC, STAY, type Params } from './model.js';
 
 /** How the sequential run sweeps: with deep halos of `depth` (halo.ts) or one face exchange per sweep; `onPhi` sees every step's last φ. */
 export interface SequentialOptions {
@@ -17,17 +17,26 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
   const n = N / F, S = F * F * F, n3 = n * n * n, n1 = n + 1;
   const id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
   const empty = new Float64Array(0);
-  // the initial particles, as the STAY bundle of their subdomain
+  // the initial particles, as the STAY bundle of their subdomain: each one's subdomain found once
+  // and its record copied by a loop, as the program's initial cloud does (driver.ts c_init_all)
   const counts = new Int32Array(S);
-  const where = (o: number): number =>
-    id(Math.floor(cellOf(parts[o + 2]!, N) / n), Math.floor(cellOf(parts[o + 3]!, N) / n), Math.floor(cellOf(parts[o + 4]!, N) / n));
-  for (let o = 0; o < parts.length; o += REC) counts[where(o)]!++;
+  const count = parts.length / REC;
+  const sub = new Int32Array(count);
+  for (let p = 0, o = 0; p < count; p++, o += REC) {
+    let cx = Math.floor(parts[o + 2]! * N), cy = Math.floor(parts[o + 3]! * N), cz = Math.floor(parts[o + 4]! * N);
+    if (cx >= N) cx = N - 1;
+    if (cy >= N) cy = N - 1;
+    if (cz >= N) cz = N - 1;
+    const s = (Math.floor(cx / n) * F + Math.floor(cy / n)) * F + Math.floor(cz / n);
+    sub[p] = s;
+    counts[s]!++;
+  }
   let bundles: Float64Array[][] = Array.from({ length: S }, (_, s) =>
     Array.from({ length: 27 }, (_, d) => (d === STAY ? new Float64Array(counts[s]! * REC) : empty)));
   const fill = new Int32Array(S);
-  for (let o = 0; o < parts.length; o += REC) {
-    const s = where(o);
-    bundles[s]![STAY]!.set(parts.subarray(o, o + REC), fill[s]! * REC);
+  for (let p = 0, o = 0; p < count; p++, o += REC) {
+    const s = sub[p]!, to = bundles[s]![STAY]!;
+    for (let k = 0, w = fill[s]! * REC; k < REC; k++) to[w + k] = parts[o + k]!;
     fill[s]!++;
   }
   let phi = Array.from({ length: S }, () => new Float64Array(n3));

@@ -3,7 +3,7 @@
 // in-process nodes with its bad arguments. The program's normal runs are cases.ts's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cellOf, initialCloud, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
+import { cellOf, initialCloud, OMEGA, particleMass, R0, REC, rng, SEED, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
 import { simulate } from '../../examples/pic3d/reference.js';
 import { runSequential } from '../../examples/pic3d/sequential.js';
 import { KernelError, push } from '../../examples/pic3d/kernels.js';
@@ -47,6 +47,19 @@ describe('pic3d model', () => {
     assert.equal(cellOf(1 - 2 ** -53, 100), 99);
     assert.equal(cellOf(0, 100), 0);
     assert.equal(cellOf(0.5, 8), 4);
+  });
+
+  test('the initial cloud is drawn from rng(SEED), three draws a try, rejected outside the ball', () => {
+    // initialCloud writes the generator out in its loop; this is the same cloud drawn through rng
+    const NP = 3000, cloud = initialCloud(NP), r = rng(SEED);
+    for (let p = 0; p < NP; p++) {
+      let dx: number, dy: number, dz: number;
+      do {
+        dx = (2 * r() - 1) * R0; dy = (2 * r() - 1) * R0; dz = (2 * r() - 1) * R0;
+      } while (dx * dx + dy * dy + dz * dz > R0 * R0);
+      const want = [p, particleMass(p, NP), 0.5 + dx, 0.5 + dy, 0.5 + dz, -OMEGA * dy, OMEGA * dx, 0];
+      assert.deepEqual([...cloud.subarray(p * REC, (p + 1) * REC)], want, `particle ${p}`);
+    }
   });
 });
 
