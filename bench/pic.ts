@@ -4,8 +4,8 @@
 //   - particle-steps per second of the program (luna run --timing: loading excluded) on 1 node ×
 //     1 thread, 1 node × 2 threads and 2 nodes × 1 thread (x-slabs split between the nodes);
 //   - the sequential baseline with the same kernels in the same run, interleaved with them: the
-//     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in this
-//     process; bench/programs/pic3d_seq.cpp compiled with the same flags);
+//     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in a fresh
+//     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags);
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
 //     seed 003's Table 1 (docs/pic.md), and on 1 × 2 the bound with no overhead (xSeqBound: the
@@ -27,8 +27,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
-import { initialCloud, REC, type Params } from '../examples/pic3d/model.js';
-import { runSequential } from '../examples/pic3d/sequential.js';
+import { type Params } from '../examples/pic3d/model.js';
 import { interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
 import { exchangeShare, type ExchangeShare } from './pic-share.js';
@@ -79,12 +78,8 @@ const argv = (lang: 'ts' | 'cpp' | 'dda' | 'dda-cpp', p: Params, c: Config, extr
     file, ...[p.N, p.F, p.NP, p.NT, p.K, 0, nodes].map(String)];
 };
 
-/** Σx over the sequential baseline's final particles: the TypeScript and C++ baselines must agree. */
-function sumX(parts: Float64Array): number {
-  let s = 0;
-  for (let o = 0; o < parts.length; o += REC) s += parts[o + 2]!;
-  return s;
-}
+/** The sequential TypeScript baseline's program (it prints Σx over its final particles: the TypeScript and C++ baselines must agree). */
+const SEQ_TS = join(ROOT, 'dist', 'bench', 'programs', 'pic3d-seq.js');
 
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const reps = ctx.quick ? 1 : ctx.reps;
@@ -116,17 +111,17 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const seqCpu = { ts: [] as number[], cpp: [] as number[] };
         let sums: [number, number] = [NaN, NaN];
         const baseline = async (): Promise<void> => {
-          const t0 = performance.now(), c0 = process.cpuUsage();
-          const parts = runSequential(p, initialCloud(p.NP));
-          seq.ts.push((performance.now() - t0) / 1000);
-          const c = process.cpuUsage(c0);
-          seqCpu.ts.push((c.user + c.system) / 1e6);
+          const ts = await runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]);
+          if (ts.code !== 0) throw new Error(`pic3d-seq: ${ts.stderr}`);
+          const [tsSecs, tsSx, tsCpu] = ts.stdout.trim().split(' ').map(Number) as [number, number, number];
+          seq.ts.push(tsSecs);
+          seqCpu.ts.push(tsCpu);
           const out = await runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
           if (out.code !== 0) throw new Error(`pic3d_seq: ${out.stderr}`);
           const [secs, sx, cpu] = out.stdout.trim().split(' ').map(Number) as [number, number, number];
           seq.cpp.push(secs);
           seqCpu.cpp.push(cpu);
-          sums = [sumX(parts), sx];
+          sums = [tsSx, sx];
         };
         ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
         const runs: Record<string, string[]> = {};

@@ -1,0 +1,25 @@
+// The sequential baseline of pic3d with the TypeScript kernels, in a fresh process as the C++ one
+// (pic3d_seq.cpp) is: the initial cloud of examples/pic3d/model.ts and the F³ subdomains run one
+// after another in a plain loop (examples/pic3d/sequential.ts), no runtime. A fresh process and
+// Node's default flags, as a user runs a sequential TypeScript program: run inside the bench's
+// process, the kernels were already optimised from the previous round and the baseline read
+// faster than a sequential run is. Prints "<seconds> <sum of the x coordinates> <CPU seconds>"
+// (cloud and steps timed; the CPU time is the one load does not stretch).
+//   node dist/bench/programs/pic3d-seq.js N F NP NT K
+import { badParams, initialCloud, REC, type Params } from '../../examples/pic3d/model.js';
+import { runSequential } from '../../examples/pic3d/sequential.js';
+
+const [N, F, NP, NT, K] = process.argv.slice(2).map(Number);
+const p: Params = { N: N!, F: F!, NP: NP!, NT: NT!, K: K! };
+const bad = process.argv.length !== 7 || [N, F, NP, NT, K].some((x) => !Number.isInteger(x)) ? 'five integers expected' : badParams(p);
+if (bad) {
+  process.stderr.write(`usage: pic3d-seq N F NP NT K (${bad})\n`);
+  process.exit(2);
+}
+const t0 = performance.now(), c0 = process.cpuUsage();
+const parts = runSequential(p, initialCloud(p.NP));
+const secs = (performance.now() - t0) / 1000;
+const c = process.cpuUsage(c0);
+let sx = 0;
+for (let o = 0; o < parts.length; o += REC) sx += parts[o + 2]!;
+process.stdout.write(`${secs} ${sx} ${(c.user + c.system) / 1e6}\n`);
