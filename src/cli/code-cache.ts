@@ -9,7 +9,7 @@
 // The cache is an optimisation only: a missing, stale, truncated or corrupt file, a directory that
 // cannot be written, or V8 refusing the data (another V8 or other flags) never fails a command.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -25,6 +25,8 @@ const HEADER = MAGIC.length + 32 + 4;
  * (serialising ~0.7 MB); after these the file is only read.
  */
 export const CACHE_WRITES = 3;
+/** Cache files kept per bundle name and command (the newest): two checkouts or two flag sets in turn keep theirs. */
+export const KEPT_KEYS = 4;
 
 /** Where the cache goes: NODE_COMPILE_CACHE (as Node's own cache), else the temporary directory; undefined when turned off. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -83,11 +85,14 @@ function writeCache(file: string, data: Buffer, writes: number): void {
     rmSync(tmp, { force: true });
     throw e;
   }
-  // the caches of earlier builds of the bundle (other keys, same name and tag) are stale
+  // the caches of other builds of the bundle or other flags (same name and tag, other keys): the
+  // newest few stay, for checkouts and builds run in turn (an A/B benchmark) do not evict each other
   const prefix = basename(file).replace(/-[0-9a-f]+\.cache$/, '-');
-  for (const f of readdirSync(dirname(file))) {
-    if (f.startsWith(prefix) && f.endsWith('.cache') && f !== basename(file)) rmSync(join(dirname(file), f), { force: true });
-  }
+  const dir = dirname(file);
+  const others = readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.cache'))
+    .map((f) => { try { return { f, t: statSync(join(dir, f)).mtimeMs }; } catch { return { f, t: 0 }; } })
+    .sort((a, b) => b.t - a.t);
+  for (const { f } of others.slice(KEPT_KEYS)) rmSync(join(dir, f), { force: true });
 }
 
 /**

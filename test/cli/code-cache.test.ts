@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import module from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cacheDir, CACHE_WRITES, loadCachedScript, type CachedScriptOptions } from '../../src/cli/code-cache.js';
+import { cacheDir, CACHE_WRITES, KEPT_KEYS, loadCachedScript, type CachedScriptOptions } from '../../src/cli/code-cache.js';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 
 /** A CommonJS file with a lazily compiled function, strict-mode behaviour and a dynamic import. */
@@ -86,24 +86,36 @@ test('a corrupt, truncated or foreign cache file is ignored and replaced; the sc
   });
 });
 
-test("the cache's file is keyed by the script's content and the flags; a new build's cache replaces the old one", async () => {
+test("the cache's file is keyed by the script's content and the flags; the newest few builds' caches are kept", async () => {
   await inTempDir('luna-code-cache-key-', async (tmp) => {
     const file = join(tmp, 'main.cjs'), dir = join(tmp, 'cache');
     writeFileSync(file, SOURCE);
     await loadAndUse(file, options(dir));
     const first = caches(dir);
     await loadAndUse(file, options(dir, { flags: '--y' }));
-    assert.equal(caches(dir).length, 1, 'other flags: another key, which replaces the first');
-    assert.notDeepEqual(caches(dir), first);
+    assert.equal(caches(dir).length, 2, 'other flags: another key, beside the first');
+    assert.ok(caches(dir).includes(first[0]!));
     // the same length, other content: V8 alone would take the old cache (it checks the length)
     writeFileSync(file, SOURCE.replace('s += i', 's -= i'));
     const s = loadCachedScript(file, options(dir, { flags: '--y' }));
     assert.equal(s.state, 'none');
     assert.equal((s.exports as unknown as Api).sum(10), -45);
+    assert.equal(caches(dir).length, 2, 'not yet written');
+    s.save();
+    assert.equal(caches(dir).length, 3);
+    // the newest KEPT_KEYS stay: older builds' files go
+    for (let i = 0; i < KEPT_KEYS; i++) {
+      writeFileSync(file, `${SOURCE}// build ${i}\n`);
+      await new Promise((r) => setTimeout(r, 20));
+      await loadAndUse(file, options(dir));
+    }
+    assert.equal(caches(dir).length, KEPT_KEYS);
+    assert.ok(!caches(dir).includes(first[0]!), 'the oldest went');
     // another command: a file of its own beside
     writeFileSync(file, SOURCE);
     await loadAndUse(file, options(dir, { tag: 'check' }));
-    assert.equal(caches(dir).length, 1 + 1);
+    assert.equal(caches(dir).filter((f) => f.includes('-check-')).length, 1);
+    assert.equal(caches(dir).filter((f) => f.includes('-run-')).length, KEPT_KEYS);
   });
 });
 
