@@ -20,11 +20,12 @@ const MAGIC = Buffer.from('LUNACC01');
 /** magic, SHA-256 of the payload, the number of runs that wrote it (uint32 LE), then V8's data */
 const HEADER = MAGIC.length + 32 + 4;
 /**
- * How many runs write the cache: the first, and the next ones add what they compiled that the
- * earlier did not (another command, TypeScript instead of C++ ucodes). Each write costs ~7 ms
- * (serialising ~0.7 MB); after these the file is only read.
+ * How many runs of a command write its cache (each adds what it compiled that the earlier did
+ * not). One: a write costs ~7 ms of CPU and ~3 MB of peak memory (serialising ~0.7 MB) after the
+ * command has run, and with 3 the first runs of every new flag set (a benchmark's) paid it: the
+ * empty program's peak 54.3–55.8 MB reading the cache, 57.6–59.3 writing it.
  */
-export const CACHE_WRITES = 3;
+export const CACHE_WRITES = 1;
 /** Cache files kept per bundle name and command (the newest): two checkouts or two flag sets in turn keep theirs. */
 export const KEPT_KEYS = 4;
 

@@ -37,7 +37,7 @@ async function loadAndUse(file: string, o: CachedScriptOptions): Promise<string>
 
 const caches = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cache')) : []);
 
-test('a cache made after a run is taken by the next runs, which behave the same; it is written by the first runs only', async () => {
+test('a cache made after a run is taken by the next runs, which behave the same; only the first CACHE_WRITES runs write it', async () => {
   await inTempDir('luna-code-cache-', async (tmp) => {
     const file = join(tmp, 'main.cjs'), dir = join(tmp, 'cache');
     writeFileSync(file, SOURCE);
