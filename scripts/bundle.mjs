@@ -5,7 +5,7 @@
 // Commands other than `run` stay in chunks loaded on demand (splitting); packages are loaded
 // from node_modules as before, except the argument parser, which every command needs.
 // Run by `npm run build` after tsc.
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -47,3 +47,44 @@ await build({
   logLevel: 'warning',
   plugins: [lazyChildProcess],
 });
+
+// The CLI once more as one CommonJS file (dist/bundle/main.cjs, beside the chunks so that the
+// worker entries it names by relative URL are found), for Node 20, which has no code cache for ES
+// modules: `bin/luna` compiles it as a script with V8's code cache of the functions an earlier run
+// compiled (src/cli/code-cache.ts; docs/runtime.md, "Start-up: a code cache on Node 20"). Node 22+
+// uses its own compile cache over the ES modules above instead.
+const cjs = join(outdir, 'main.cjs');
+await build({
+  absWorkingDir: root,
+  entryPoints: ['dist/src/cli/main.js'],
+  outfile: cjs,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  external: Object.keys(pkg.dependencies).filter((d) => d !== 'commander'),
+  minifyWhitespace: true,
+  minifySyntax: true,
+  // a script has no import.meta: its URL from the file the loader names
+  define: { 'import.meta.url': '__lunaImportMetaUrl' },
+  banner: { js: "const __lunaImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  logLevel: 'warning',
+  plugins: [lazyChildProcess],
+});
+// import() in a script needs a loader callback, which Node 20 loses for functions read from the
+// code cache: every dynamic import (packages loaded on demand, TypeScript ucode modules) becomes a
+// call of `__lunaImport`, which the loader passes in (an import() of bin/luna's own). The calls
+// are found by TypeScript's parser, not by text, so a string that mentions import( stays as it is.
+{
+  const ts = (await import('typescript')).default;
+  const text = readFileSync(cjs, 'utf8');
+  const at = [];
+  const visit = (n) => {
+    if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword) at.push(n.expression.getStart());
+    ts.forEachChild(n, visit);
+  };
+  visit(ts.createSourceFile(cjs, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS));
+  let out = '', from = 0;
+  for (const i of at) { out += text.slice(from, i) + '__lunaImport'; from = i + 'import'.length; }
+  writeFileSync(cjs, out + text.slice(from));
+}
