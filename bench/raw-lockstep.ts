@@ -2,30 +2,56 @@
 // threads, each running the same compute_bound kernel `iters` iterations per step and then
 // waiting for the other's step (a shared counter: spin 20 µs, then Atomics.wait — what a luna
 // worker does for a fed value), `steps` times — the graph without a runtime. `free`: no waiting
-// (the trivial pattern, for the kernel's peak). Prints µs per step from the moment both threads
+// (the trivial pattern, for the kernel's peak). `cpp`: the kernel is Task Bench's C++ ucode,
+// compiled as `luna run --cxxflags="-O3 -march=native"` compiles it and called through the
+// native addon exactly as a luna worker calls it (bindNative's direct call), so the figure is
+// what a Node design with C++ kernels allows. Prints µs per step from the moment both threads
 // have loaded the kernel to the last one's end (a luna run's `--warm-start` span).
-//   node dist/bench/raw-lockstep.js <iters> <steps> [free]
+//   node dist/bench/raw-lockstep.js <iters> <steps> [free|lockstep] [ts|cpp [cache directory]]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { computeBound } from './taskbench/kernel.js';
+import { ucodesCpp } from './taskbench/generate.js';
+import { buildCppUcodes, scanSources } from '../src/ucode/cpp/build.js';
+import { bindNative, type NativeUcodes } from '../src/ucode/cpp/native.js';
+import type { DfValue } from '../src/ucode/value.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const SPIN_MS = 0.02;
 /** slots of the shared counters: each thread's last finished step, then the start barrier */
 const BARRIER = 2;
+/** as Task Bench builds its C++ ucodes (bench/taskbench.ts) */
+const CPP_FLAGS = '-O3 -march=native';
 
-interface Job { sab: SharedArrayBuffer; me: number; iters: number; steps: number; sync: boolean }
+interface Job { sab: SharedArrayBuffer; me: number; iters: number; steps: number; sync: boolean; native?: NativeUcodes }
 interface Span { start: number; end: number; sink: number }
+
+/** The step's kernel: the TypeScript compute_bound, or the C++ ucode `c_task0(iters, out)` through the addon. */
+function kernel(job: Job): (iters: number) => number {
+  if (!job.native) return computeBound;
+  const direct = bindNative(job.native, { symbol: 'c_task0', alias: 'task0', params: ['int', 'name'] }).direct!;
+  const args: unknown[] = [0, null], keys = ['', ''], outs: (DfValue | null)[] = [null];
+  return (iters) => {
+    args[0] = iters;
+    direct(args, keys, String, outs);
+    return outs[0]!.v as number;
+  };
+}
 
 function worker(job: Job): Span {
   const f = new Int32Array(job.sab), other = 1 - job.me;
+  const run = kernel(job);
+  run(1); // loaded (the library opened, the call bound) before the span starts
   Atomics.add(f, BARRIER, 1);
   Atomics.notify(f, BARRIER);
   while (Atomics.load(f, BARRIER) < 2) Atomics.wait(f, BARRIER, 1, 1);
   const start = performance.timeOrigin + performance.now();
   let sink = 0;
   for (let k = 1; k <= job.steps; k++) {
-    sink += computeBound(job.iters);
+    sink += run(job.iters);
     if (!job.sync) continue;
     Atomics.store(f, job.me, k);
     Atomics.notify(f, job.me);
@@ -37,17 +63,38 @@ function worker(job: Job): Span {
   return { start, end: performance.timeOrigin + performance.now(), sink };
 }
 
+/** Build the C++ ucode library of Task Bench's kernels from `dir` (the luna build cache `cache` reuses it). */
+async function buildCpp(dir: string, cache: string): Promise<NativeUcodes> {
+  const src = join(dir, 'ucodes.cpp');
+  writeFileSync(src, ucodesCpp([0]));
+  const b = await buildCppUcodes({
+    sources: [src], scans: scanSources([src]), tsImports: [], cacheDir: cache, cxxflags: CPP_FLAGS,
+    imports: [{ alias: 'task0', symbol: 'c_task0', params: ['int', 'name'] }],
+  });
+  if (!b.native) throw new Error(`the C++ kernel did not build: ${b.diagnostics.map((d) => d.message).join('; ')}`);
+  return b.native;
+}
+
 async function main(): Promise<void> {
   const iters = Number(process.argv[2] ?? 1024), steps = Number(process.argv[3] ?? 1000), sync = process.argv[4] !== 'free';
-  const sab = new SharedArrayBuffer(4 * (BARRIER + 1));
-  const spans = await Promise.all([0, 1].map((me) => new Promise<Span>((res, rej) => {
-    const w = new Worker(SELF, { workerData: { sab, me, iters, steps, sync } satisfies Job });
-    w.once('message', (s: Span) => { res(s); void w.terminate(); });
-    w.once('error', rej);
-  })));
-  if (!spans.every((s) => Number.isFinite(s.sink))) throw new Error('kernel');
-  const ms = Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-  console.log(`${((ms * 1000) / steps).toFixed(2)} µs per step (${iters} iterations, ${steps} steps, ${sync ? 'lockstep' : 'free'})`);
+  const cpp = process.argv[5] === 'cpp';
+  // a sweep passes its own directory, so the library is compiled once for all its points
+  const keep = process.argv[6];
+  const dir = cpp ? keep ?? mkdtempSync(join(tmpdir(), 'luna-lockstep-')) : undefined;
+  try {
+    const native = dir ? await buildCpp(dir, join(dir, 'cache')) : undefined;
+    const sab = new SharedArrayBuffer(4 * (BARRIER + 1));
+    const spans = await Promise.all([0, 1].map((me) => new Promise<Span>((res, rej) => {
+      const w = new Worker(SELF, { workerData: { sab, me, iters, steps, sync, native } satisfies Job });
+      w.once('message', (s: Span) => { res(s); void w.terminate(); });
+      w.once('error', rej);
+    })));
+    if (!spans.every((s) => Number.isFinite(s.sink))) throw new Error('kernel');
+    const ms = Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
+    console.log(`${((ms * 1000) / steps).toFixed(2)} µs per step (${iters} iterations, ${steps} steps, ${sync ? 'lockstep' : 'free'}, ${cpp ? 'C++' : 'TypeScript'} kernel)`);
+  } finally {
+    if (dir && keep === undefined) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 if (isMainThread) {

@@ -258,12 +258,16 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   }
   // The same sweep without a runtime: two bare worker threads in lockstep running the kernel
   // (bench/raw-lockstep.ts), each point's efficiency against their own free-running peak — what
-  // this machine allows a TypeScript kernel at all (`1x2.stencil_1d.floorMetgUs`).
-  const floorSweep = async (peakK: number): Promise<void> => {
-    await section(ctx, notes, 'bare floor 1x2', async () => {
-      ctx.log(`taskbench: stencil_1d 1x2 floor (two bare worker threads in lockstep)`);
-      const at = (iters: number, mode: string[] = []): number => median(Array.from({ length: reps }, () => floorFigure('raw-lockstep', [iters, STEPS, ...mode])));
-      const peakRate = 2 ** peakK / at(2 ** peakK, ['free']);
+  // this machine allows a TypeScript kernel at all (`1x2.stencil_1d.floorMetgUs`), and the C++
+  // kernel called through the native addon as a luna worker calls it (`cpp.1x2.stencil_1d.floorMetgUs`).
+  const floorSweep = async (peakK: number, kernel: Kernel): Promise<void> => {
+    const pre = kernel === 'ts' ? '' : `${kernel}.`;
+    await section(ctx, notes, `bare floor ${pre}1x2`, async () => {
+      ctx.log(`taskbench: stencil_1d ${pre}1x2 floor (two bare worker threads in lockstep)`);
+      const cpp = kernel === 'cpp' ? ['cpp', join(dir, 'lockstep-cpp')] : [];
+      if (cpp.length) mkdirSync(cpp[1]!, { recursive: true });
+      const at = (iters: number, mode = 'lockstep'): number => median(Array.from({ length: reps }, () => floorFigure('raw-lockstep', [iters, STEPS, mode, ...cpp])));
+      const peakRate = 2 ** peakK / at(2 ** peakK, 'free');
       const points: Point[] = [];
       for (let k = peakK - 1; k >= 0; k--) {
         const stepUs = at(2 ** k);
@@ -272,10 +276,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         if (points.at(-1)!.efficiency < LEVEL * 0.6) break;
       }
       const m = metg(points);
-      f['1x2.stencil_1d.floorMetgUs'] = sig(m.us);
-      units['1x2.stencil_1d.floorMetgUs'] = 'µs';
-      rows.push(['  1x2 stencil_1d floor', `${m.bound ? '≤ ' : ''}${fmt(m.us)}`, points.map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ')]);
-      notes.push(`floor: stencil_1d 1×2 without a runtime — two bare worker threads run the kernel and wait for each other's step (spin 20 µs, then Atomics.wait; bench/raw-lockstep.ts), ${STEPS} steps, efficiency against the same two threads running free at 2^${peakK} iterations; xFloor = luna-ts's METG ÷ this one`);
+      const key = `${pre}1x2.stencil_1d.floorMetgUs`;
+      f[key] = sig(m.us);
+      units[key] = 'µs';
+      rows.push([`  ${pre}1x2 stencil_1d floor`, `${m.bound ? '≤ ' : ''}${fmt(m.us)}`, points.map((q) => `${fmt(q.granularityUs)}:${(q.efficiency * 100).toFixed(0)}%`).join(' ')]);
+      notes.push(`floor${kernel === 'cpp' ? ' (C++ kernel through the native addon)' : ''}: stencil_1d 1×2 without a runtime — two bare worker threads run the kernel and wait for each other's step (spin 20 µs, then Atomics.wait; bench/raw-lockstep.ts), ${STEPS} steps, efficiency against the same two threads running free at 2^${peakK} iterations; xFloor = luna-ts's METG ÷ this one`);
     });
   };
   // Why a step costs the runtime more than its instructions here: the system thread books a
@@ -288,7 +293,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   });
   try {
     await sweep('ts', patterns, maxK);
-    if (patterns.includes('stencil_1d')) await floorSweep(maxK);
+    if (patterns.includes('stencil_1d')) await floorSweep(maxK, 'ts');
     if (cppOnly.length > 0 && !ctx.quick) {
       // The C++ kernel is several times faster: its largest task is found from one timed run
       // (trivial, 1×2, at the TypeScript peak's iterations; compiling happens before the span).
@@ -300,7 +305,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         cppK = Math.max(4, Math.round(Math.log2(PEAK_TASK_US / usPerIterCpp)));
         notes.push(`C++ kernel (g++ ${CPP_FLAGS}): ${sig(usPerIterCpp * 1000)} ns per iteration in the runtime (1×2, trivial) against ${sig(usPerIter * 1000)} ns for TypeScript here; C++ sweep from 2^${cppK} iterations`);
       });
-      if (Number.isFinite(cppK)) await sweep('cpp', cppOnly as Pattern[], cppK);
+      if (Number.isFinite(cppK)) {
+        await sweep('cpp', cppOnly as Pattern[], cppK);
+        if (cppOnly.includes('stencil_1d')) await floorSweep(cppK, 'cpp');
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -16,6 +16,7 @@ export const TUNING = {
   LUNA_SPIN_US: { what: 'how long a worker with nothing to do spins before it sleeps, µs (0: sleep at once)', min: 0 },
   LUNA_FED_SPIN_US: { what: 'how long a worker spins for a value fed by another lane, µs (0: sleep at once)', min: 0 },
   LUNA_FED_SPIN_PRODUCER_US: { what: 'how long a worker spins for a fed value while its producer runs, µs', min: 0 },
+  LUNA_FED_STARVED_US: { what: 'how long a worker spins for a fed value while the lane that makes it waits for a core, µs (0: it never stops for that)', min: 0 },
   LUNA_RESULT_SPIN_US: { what: 'how long the system thread spins for a worker\'s result, µs (0: sleep at once)', min: 0 },
   LUNA_FED_RUN_MS: { what: 'the work of a fed batch, ms', min: Number.MIN_VALUE },
   LUNA_CHAIN_AHEAD_MS: { what: 'the work a chain keeps queued on its lane, ms (0: one batch)', min: 0 },

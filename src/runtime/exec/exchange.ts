@@ -11,7 +11,7 @@
 // answering feed requests — so the earliest-decided unfinished CF can always run.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { DfValue } from '../../ucode/value.js';
-import { feedsFlag, inboxFlag, processedFlag, wakeLane } from './protocol.js';
+import { feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
 import { FeedSlots } from './slots.js';
 
 /** A fed value as it travels between workers. */
@@ -36,6 +36,7 @@ export class Exchange {
   private readonly FEEDS: number;
   private readonly INBOX: number;
   private readonly PROCESSED: number;
+  private readonly SEEN: number;
 
   constructor(
     private readonly flags: Int32Array,
@@ -48,6 +49,7 @@ export class Exchange {
     this.FEEDS = feedsFlag(lanes, me);
     this.INBOX = inboxFlag(lanes, me);
     this.PROCESSED = processedFlag(lanes, me);
+    this.SEEN = seenFlag(lanes, me);
   }
 
   /** Batch `id` starts; `outs` fills as its tasks run. */
@@ -115,6 +117,8 @@ export class Exchange {
     const n = Atomics.load(this.flags, this.INBOX);
     if (n === this.inboxSeen) return;
     this.inboxSeen = n;
+    // a lane waiting for this one's next value learns that this one is on a CPU (protocol.ts starved)
+    Atomics.store(this.flags, this.SEEN, n);
     const slots = this.slots;
     for (let from = 0; from < this.peers.length; from++) {
       const p = this.peers[from];

@@ -133,11 +133,13 @@ function envSpin(name: TuningName, ns: number): number {
   return us !== undefined ? us * 1000 : ns;
 }
 
-/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_FED_SPIN_PRODUCER_US`, `LUNA_RESULT_SPIN_US`). */
+/** The policy's plan with the environment's overrides (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US`, `LUNA_FED_SPIN_PRODUCER_US`, `LUNA_FED_STARVED_US`, `LUNA_RESULT_SPIN_US`). */
 export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
   const plan: WaitPlan = { cpus: p.cpus, idleSpinNs: envSpin('LUNA_SPIN_US', p.idleSpinNs), fedSpinNs: envSpin('LUNA_FED_SPIN_US', p.fedSpinNs), resultSpinNs: envSpin('LUNA_RESULT_SPIN_US', p.resultSpinNs) };
   const producer = envSpin('LUNA_FED_SPIN_PRODUCER_US', p.fedSpinProducerNs ?? 0);
   if (producer > 0) plan.fedSpinProducerNs = producer;
+  const starvedNs = envSpin('LUNA_FED_STARVED_US', p.fedStarvedNs ?? 0);
+  if (starvedNs > 0) plan.fedStarvedNs = starvedNs;
   if (p.laneSleepNs) plan.laneSleepNs = p.laneSleepNs;
   return plan;
 }

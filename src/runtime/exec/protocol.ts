@@ -152,7 +152,8 @@ export interface WorkerInit {
  * (-1 when none) so that a worker that dies can be blamed on its fragment; then per lane the
  * count of feed requests sent to it, of values fed to it (a worker reads its ports only when
  * these moved), the last batch of it whose result the system thread processed, and the count
- * of answers to its requests; then the node's threads on a CPU (workers not asleep, and the
+ * of answers to its requests, and the count of values fed to it that its worker looked at; then
+ * the node's threads on a CPU (workers not asleep, and the
  * system thread while it works: a waiting thread spins only while that leaves it a core, see
  * `coreFree`) and the results workers posted.
  */
@@ -162,16 +163,29 @@ export const SLEEPING = 1, AWAKE = 0;
  * frees, wakes one such worker, which spins again (see WorkerPool.rest).
  */
 export const PARKED = 2;
-export const flagsLength = (lanes: number): number => 6 * lanes + 3;
-export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 6;
+export const flagsLength = (lanes: number): number => 7 * lanes + 3;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 7;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
 export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
 export const inboxFlag = (lanes: number, lane: number): number => 3 * lanes + 1 + lane;
 export const processedFlag = (lanes: number, lane: number): number => 4 * lanes + 1 + lane;
 export const answersFlag = (lanes: number, lane: number): number => 5 * lanes + 1 + lane;
-export const onCpuFlag = (lanes: number): number => 6 * lanes + 1;
-export const resultsFlag = (lanes: number): number => 6 * lanes + 2;
+/** per lane, the count of values fed to it (inboxFlag) its worker last looked at (exchange.ts) */
+export const seenFlag = (lanes: number, lane: number): number => 6 * lanes + 1 + lane;
+export const onCpuFlag = (lanes: number): number => 7 * lanes + 1;
+export const resultsFlag = (lanes: number): number => 7 * lanes + 2;
+
+/**
+ * Whether lane `lane` has been handed a fed value it has not looked at while it runs no CF: a
+ * worker waiting for a value looks at every one within a microsecond while it is on a CPU, so
+ * one that stays unseen means the lane waits for a core (it was woken from a sleep, or the
+ * operating system took its core). A thread spinning for that lane's next value then holds a
+ * core the lane needs.
+ */
+export function starved(flags: Int32Array, lanes: number, lane: number): boolean {
+  return Atomics.load(flags, runningFlag(lanes, lane)) === -1 && Atomics.load(flags, inboxFlag(lanes, lane)) !== Atomics.load(flags, seenFlag(lanes, lane));
+}
 
 /**
  * Whether a thread that has nothing to do may spin rather than sleep: the node's threads on a
@@ -230,6 +244,12 @@ export interface WaitPlan {
    * gate; absent: 0, `fedSpinNs` alone)
    */
   fedSpinProducerNs?: number;
+  /**
+   * ns a worker waiting for a fed value goes on spinning while the lane that makes it is starved
+   * (`starved`: it holds a value it has not looked at and no core to look with); past it, the
+   * spinner sleeps and leaves its core to that lane (absent: it never stops for that)
+   */
+  fedStarvedNs?: number;
   /** ns the system thread, its pump done, spins for a worker's result before it returns to the event loop (same gate) */
   resultSpinNs: number;
   /**

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { DfValue } from '../../ucode/value.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { FeedSlots } from './slots.js';
 import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -33,7 +33,7 @@ process.setSourceMapsEnabled(true);
 let init!: WorkerInit;
 let flags!: Int32Array;
 let me = 0;
-let ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0, FED_SPIN_PRODUCER_NS = 0;
+let LANES = 1, ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0, FED_SPIN_PRODUCER_NS = 0, FED_STARVED_NS = 0;
 /** tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks */
 let tw: ThreadTraceWriter | undefined;
 /** tracing: which codes' CFs read the CPU clock */
@@ -49,6 +49,7 @@ function setUp(i: WorkerInit): void {
   flags = new Int32Array(i.flags);
   me = i.index;
   const lanes = lanesOf(flags);
+  LANES = lanes;
   ABORT = abortFlag(lanes);
   RUNNING = runningFlag(lanes, me);
   ONCPU = onCpuFlag(lanes);
@@ -57,6 +58,7 @@ function setUp(i: WorkerInit): void {
   SPIN_NS = i.waiting.idleSpinNs;
   FED_SPIN_NS = i.waiting.fedSpinNs;
   FED_SPIN_PRODUCER_NS = i.waiting.fedSpinProducerNs ?? 0;
+  FED_STARVED_NS = i.waiting.fedStarvedNs ?? 0;
   Atomics.add(flags, ONCPU, 1); // this thread runs
   if (i.trace) {
     setRunOrigin(i.trace.origin);
@@ -204,8 +206,11 @@ function fed(f: Forward): DfValue | null | undefined {
   const t0 = performance.now();
   const until = t0 + FED_SPIN_NS / 1e6;
   let producing = t0 + FED_SPIN_PRODUCER_NS / 1e6;
-  const PRODUCER = runningFlag(lanesOf(flags), f.lane!);
+  const PRODUCER = runningFlag(LANES, f.lane!);
   let slept = false;
+  // since when the producing lane has been starved (protocol.ts starved; -1: it is not)
+  const STARVED_MS = FED_STARVED_NS / 1e6;
+  let starvedFrom = -1;
   // the CPU this spinner gets (see CpuShare)
   const share = new CpuShare();
   for (;;) {
@@ -213,18 +218,31 @@ function fed(f: Forward): DfValue | null | undefined {
     if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6; return v; }
     ex.serve(); // the producer of what we wait for may wait for us
     if (flags[ABORT] !== 0) { gaps.fedWaitNs += (performance.now() - t0) * 1e6; return undefined; }
-    if (spinning(until)) continue;
+    // The producer holds a value it has not looked at: it waits for a core, and this spin may
+    // hold the only one it could get (other processes, the system thread or V8's threads have
+    // the rest). Spinning on would put the whole spin, and then a switch, between every two
+    // steps of a pair of lanes that feed each other; leaving the core lets it run at once.
     const now = performance.now();
-    if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
-      // The gate counts this node's threads only: a spinner that shares its core with other
-      // processes would slow the producer it waits for
-      if (share.ok(now)) continue;
-      producing = 0; // this wait spins no more beyond FED_SPIN_NS
+    let leave = false;
+    if (STARVED_MS > 0 && starved(flags, LANES, f.lane!)) {
+      if (starvedFrom < 0) starvedFrom = now;
+      else leave = now - starvedFrom >= STARVED_MS;
+    } else starvedFrom = -1;
+    if (!leave) {
+      if (now < until && coreFree(flags, ONCPU, CPUS)) continue;
+      if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
+        // The gate counts this node's threads only: a spinner that shares its core with other
+        // processes would slow the producer it waits for
+        if (share.ok(now)) continue;
+        producing = 0; // this wait spins no more beyond FED_SPIN_NS
+      }
     }
     // within the spin but no core free (often: this worker's own result has just woken the
     // system thread), parked: the system thread wakes it when it rests and a core frees
-    if (sleep(() => ex.pending() || flags[ABORT] !== 0, now < until || now < producing ? PARKED : SLEEPING)) {
+    // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
+    if (sleep(() => ex.pending() || flags[ABORT] !== 0, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
+      starvedFrom = -1;
       share.reset(); // a window across the sleep would count the sleep as CPU denied
     }
   }

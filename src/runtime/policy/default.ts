@@ -150,6 +150,21 @@ export const FED_SPIN_NS = 200_000;
  */
 export const FED_SPIN_PRODUCER_NS = 10_000_000;
 /**
+ * a worker waiting for a fed value stops spinning once the lane that makes it has been starved
+ * this long: it holds a value it has not looked at and runs no CF (exec/protocol.ts starved), so
+ * it waits for a core, and the spin may hold the only one it could get. A lane on a CPU looks at
+ * a value within a microsecond; one just woken runs after a wake-up (~46 µs here), so a
+ * starvation shorter than that may only be a wake-up onto a free core, and leaving then would
+ * cost the spinner a wake-up of its own. With two lanes feeding each other and one core between
+ * them (the other taken by another process, the system thread or V8's compiler), each waiting
+ * lane spun out its whole FED_SPIN_NS before the other could run: the two alternated, and a
+ * value took a median 270–290 µs from its producer to its consumer (Task Bench stencil_1d 1×2,
+ * C++, 2^14 iterations, 1 000 steps, load 7, the workers' own clocks); 94–96 µs with 20 µs here.
+ * Program span, alternated, 3 each, load 12–14: 706 / 899 / 754 ms without, 473 / 658 / 878 at
+ * 20 µs, 440 / 416 / 461 at 50 µs; the process's CPU 1.3–2.9 s without, 1.1–1.3 s with.
+ */
+export const FED_STARVED_NS = 50_000;
+/**
  * the system thread, its pump done with batches in flight, spins this long for a result before
  * it returns to its event loop: about one wake-up, so waiting in the poll costs at most twice
  * what the spin would have (LUNA_RESULT_SPIN_US); on several nodes never (network input would
@@ -306,7 +321,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {
     if (t.cpus < 2) return { cpus: t.cpus, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
-    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS };
+    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS };
   }
 
   /**
