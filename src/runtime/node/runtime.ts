@@ -405,11 +405,15 @@ export class NodeRuntime {
    */
   private pumpFifo(until: number): void {
     const st = this.st, interp = this.interp, inflight = this.exec.inflight;
-    while (inflight[0]! < this.policy.fifoDepth) {
+    for (;;) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
       // nothing waits behind a ucode that may wait for what it would hold back; what is due on
-      // other nodes leaves (the order across nodes is free, and the wait may need it there)
-      if (tail && waitsLast(tail.cfs)) { this.sendAwayBehindWait(tail, until); return; }
+      // other nodes leaves (the order across nodes is free, and the wait may need it there),
+      // whatever the policy's depth: once the waiting batch is the only one in flight (the
+      // outputs of a batch before it are not posted yet: a loop reading them would be parked
+      // and woken at the queue's end, out of FIFO order)
+      if (tail && waitsLast(tail.cfs)) { if (inflight[0] === 1) this.sendAwayBehindWait(tail, until); return; }
+      if (inflight[0]! >= this.policy.fifoDepth) return;
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
       let blocked = false, late = false;
