@@ -7,6 +7,10 @@
 // is examined only when no batch is in flight; consecutive ready CFs (and CFs fed only by them)
 // form one batch. With several lanes everything is examined at once and ready CFs are spread
 // over the lanes. Either way, CFs of codes measured to be tiny run on this thread at once.
+// the clock from its module, loaded with this one: the global `performance` is a lazy getter
+// that loads perf_hooks at its first read, which was the pump's (~1 ms of cold module code in
+// its first turns), and calls the getter at every read after it
+import { performance } from 'node:perf_hooks';
 import type { CallSite, CompiledProgram, Site } from '../../program/compile.js';
 import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
