@@ -76,17 +76,17 @@ sub main() { walk(0, 5); }
   assert.equal(timed.finished, 0, JSON.stringify(timed));
 });
 
-test('a program that the placeholders send round for ever without a fragment for the lanes ends at the time budget', async () => {
+// (a rehearsal that never ended would hang: the test's timeout fails it instead; no wall-clock
+// bound is asserted, the machine may be loaded)
+test('a program that the placeholders send round for ever without a fragment for the lanes ends at the time budget', { timeout: 300_000 }, async () => {
   // the real run's z is 0 and spin ends; the placeholder is 1: sub calls for ever, no atomic CF
   const p = compileSource(`
 import c_zero(name \`o) as zero;
 sub spin(int v) { if v > 0 { spin(v); } }
 sub main() { df z; zero(z); spin(z); }
 `, { c_zero: 0 });
-  const t0 = performance.now();
   const r = await rehearse(p, [], 2, () => new DefaultPolicy(), { cfs: 1e9, runs: 1, ms: 200, cfNs: 200_000 });
   assert.equal(r.finished, 0, JSON.stringify(r));
-  assert.ok(performance.now() - t0 < 30_000, 'the rehearsal ended');
   // and at its budget of fragments, which counts the CFs it makes, structured ones too
   const made = await rehearse(p, [], 2, () => new DefaultPolicy(), { cfs: 100, runs: 1, ms: 600_000, cfNs: 200_000 });
   assert.equal(made.finished, 0, JSON.stringify(made));

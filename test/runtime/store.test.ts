@@ -5,7 +5,7 @@ import { DfStore, FreedKeys } from '../../src/runtime/node/store.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
 import { RequestRefused, RunFault } from '../../src/runtime/node/fault.js';
 import type { Site } from '../../src/program/compile.js';
-import { T_INT, type DfValue } from '../../src/ucode/value.js';
+import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
 
 const site = { id: 0, spawnNo: 0 } as unknown as Site;
 let seq = 0;
@@ -204,6 +204,28 @@ test('the owner counts every read of a node: one value per node, copies dropped 
   // unlimited: a copy everywhere, nothing left to count
   s.post('w#0', int(1), -1);
   assert.deepEqual(s.readRemote('w#0', 1), { v: int(1), granted: 1, left: -1, keep: true });
+});
+
+test('liveBytes gains a value\'s bytes at its post (or a copy\'s arrival) and loses exactly those at its free, whatever became of its buffers', () => {
+  const s = new DfStore();
+  const ab = new ArrayBuffer(1000), copied = new ArrayBuffer(300);
+  const values: [string, DfValue, number][] = [
+    ['i#0', int(1), 4], ['r#0', { t: T_REAL, v: 0.5 }, 8], ['s#0', { t: T_STRING, v: 'żółw' }, 8],
+    ['b#0', { t: T_RAW, v: new Uint8Array(new SharedArrayBuffer(24)) }, 24], ['j#0', { t: T_JS, v: ab }, 1000],
+  ];
+  let sum = 0;
+  for (const [k, v, bytes] of values) { s.post(k, v, 1); sum += bytes; assert.equal(s.liveBytes, sum, `${k} counted as ${bytes} bytes`); }
+  s.awaitRemote('c#0', 1, cf());
+  s.remoteArrived('c#0', { v: { t: T_JS, v: copied }, granted: 1, left: -1, keep: true });
+  assert.equal(s.liveBytes, sum + 300, 'a kept copy counts too');
+  // a ucode handed the buffers on (transferred: detached here, byteLength 0) after their post
+  structuredClone([ab, copied], { transfer: [ab, copied] });
+  assert.equal(ab.byteLength, 0);
+  for (const [k] of values) s.read(k, cf());
+  s.dropCopy('c#0');
+  assert.equal(s.size, 0);
+  assert.equal(s.copiesKept, 0);
+  assert.equal(s.liveBytes, 0, 'every byte counted at the post is given back at the free');
 });
 
 test('freed keys: ranges per family, in any order, merged when they meet; other keys kept whole', () => {

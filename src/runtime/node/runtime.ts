@@ -7,6 +7,10 @@
 // is examined only when no batch is in flight; consecutive ready CFs (and CFs fed only by them)
 // form one batch. With several lanes everything is examined at once and ready CFs are spread
 // over the lanes. Either way, CFs of codes measured to be tiny run on this thread at once.
+// the clock from its module, loaded with this one: the global `performance` is a lazy getter
+// that loads perf_hooks at its first read, which was the pump's (~1 ms of cold module code in
+// its first turns), and calls the getter at every read after it
+import { performance } from 'node:perf_hooks';
 import type { CallSite, CompiledProgram, Site } from '../../program/compile.js';
 import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
@@ -405,11 +409,15 @@ export class NodeRuntime {
    */
   private pumpFifo(until: number): void {
     const st = this.st, interp = this.interp, inflight = this.exec.inflight;
-    while (inflight[0]! < this.policy.fifoDepth) {
+    for (;;) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
       // nothing waits behind a ucode that may wait for what it would hold back; what is due on
-      // other nodes leaves (the order across nodes is free, and the wait may need it there)
-      if (tail && waitsLast(tail.cfs)) { this.sendAwayBehindWait(tail, until); return; }
+      // other nodes leaves (the order across nodes is free, and the wait may need it there),
+      // whatever the policy's depth: once the waiting batch is the only one in flight (the
+      // outputs of a batch before it are not posted yet: a loop reading them would be parked
+      // and woken at the queue's end, out of FIFO order)
+      if (tail && waitsLast(tail.cfs)) { if (inflight[0] === 1) this.sendAwayBehindWait(tail, until); return; }
+      if (inflight[0]! >= this.policy.fifoDepth) return;
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
       let blocked = false, late = false;

@@ -16,6 +16,12 @@ export { FreedKeys } from './freed.js';
 /** A DF held or awaited here; where its key goes once freed (FreedPlace) found when it was made. */
 interface Entry extends FreedPlace {
   v: DfValue | undefined;
+  /**
+   * the value's bytes (valueSize), taken at its post and given back at its free: a value never
+   * changes once posted, and liveBytes must lose what it gained even if a buffer the value
+   * holds was detached meanwhile
+   */
+  bytes: number;
   /** remaining requests; -1 = unlimited */
   count: number;
   /** local CFs waiting for the value, in request order */
@@ -66,7 +72,7 @@ export interface Served { v: DfValue; granted: number; left: number; keep: boole
  * knows (`budget`, -1: unlimited; the owner counts exactly and refuses what others used up), and
  * the last CF that read it (named if the owner refuses a read).
  */
-interface Copy { v: DfValue; owner: number; budget: number; lastReader: Cf | null }
+interface Copy { v: DfValue; bytes: number; owner: number; budget: number; lastReader: Cf | null }
 
 export class DfStore {
   private readonly entries = new Map<DfKey, Entry>();
@@ -213,7 +219,8 @@ export class DfStore {
     e.count = count;
     e.bySite = bySite;
     e.byNode = byNode;
-    this.liveBytes += valueSize(v);
+    e.bytes = valueSize(v);
+    this.liveBytes += e.bytes;
     const waiters = e.waiters, remote = e.remote;
     e.waiters = null;
     e.remote = null;
@@ -286,7 +293,7 @@ export class DfStore {
    */
   private create(key: DfKey): Entry {
     // (a literal of constants is copied whole: a computed field costs unoptimised code more)
-    const e: Entry = { v: undefined, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0 };
+    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0 };
     const x = this.exhausted;
     if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
     this.entries.set(key, e);
@@ -305,7 +312,7 @@ export class DfStore {
     this.entries.delete(key);
     if (e.count === 0) this.exhausted.addAt(key, e);
     if (e.v !== undefined) {
-      this.liveBytes -= valueSize(e.v);
+      this.liveBytes -= e.bytes;
       this.onFree(e.v);
     }
     if (e.holders !== null) { const h = e.holders; e.holders = null; this.onDrop(key, h); }
@@ -361,8 +368,8 @@ export class DfStore {
     let now = list;
     if (n === list.length) { this.remoteWait.delete(key); this.remoteOwner.delete(key); } else now = list.splice(0, n);
     if (served.keep && !this.copies.has(key)) {
-      this.copies.set(key, { v: served.v, owner, budget, lastReader: null });
       const b = valueSize(served.v);
+      this.copies.set(key, { v: served.v, bytes: b, owner, budget, lastReader: null });
       this.liveBytes += b;
       this.copyBytes += b;
       // oldest first (a Map iterates in insertion order)
@@ -403,9 +410,8 @@ export class DfStore {
     const c = this.copies.get(key);
     if (c === undefined) return;
     this.copies.delete(key);
-    const b = valueSize(c.v);
-    this.liveBytes -= b;
-    this.copyBytes -= b;
+    this.liveBytes -= c.bytes;
+    this.copyBytes -= c.bytes;
     this.onFree(c.v);
   }
 
