@@ -4,6 +4,7 @@
 // once. The ucode module is imported here too. Imports that may wait for their node never run
 // here: this thread is the one that would answer them.
 import { pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks'; // not the global's lazy getter (see node/runtime.ts)
 import type { ImportDef } from '../../core/imports.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { CpuClockGate, wallNs } from '../../trace/clock.js';
