@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DF } from '../../src/ucode/df.js';
-import { badParams, cellOf, initialCloud, REC, totalMass, type Params } from './model.js';
+import { badParams, cellOf, initialCloud, REC, subdomainsOf, totalMass, type Params } from './model.js';
 import { simulate } from './reference.js';
 import { arriving } from './kernels.js';
 import { records } from './records.js';
@@ -29,26 +29,18 @@ function subdomainOf(parts: Float64Array, o: number, N: number, F: number): numb
 
 /**
  * The initial cloud sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the
- * records. Each particle's subdomain is found once (cellOf written out: under bin/luna's inlining
- * limit a helper's returned double is a heap object) and its record copied by a loop (a subarray
- * per particle was 10⁶ objects): this call runs alone on the system thread before the workers
+ * records. Each particle's subdomain is found once (model.ts subdomainsOf) and its record copied
+ * by a loop (a subarray per particle was 10⁶ objects): this call runs alone on the system thread before the workers
  * are up, so its time is the run's.
  */
 export function c_init_all(N: number, F: number, NP: number, NT: number, K: number, all: DF): void {
   params(N, F, NP, NT, K);
   const parts = initialCloud(NP);
-  const S = F * F * F, n = N / F;
-  const sub = new Int32Array(NP);
+  const S = F * F * F;
+  const count = new Int32Array(S);
+  const sub = subdomainsOf(parts, N, F, count);
   const start = new Float64Array(S + 1);
-  for (let p = 0, o = 0; p < NP; p++, o += REC) {
-    let cx = Math.floor(parts[o + 2]! * N), cy = Math.floor(parts[o + 3]! * N), cz = Math.floor(parts[o + 4]! * N);
-    if (cx >= N) cx = N - 1;
-    if (cy >= N) cy = N - 1;
-    if (cz >= N) cz = N - 1;
-    const s = (Math.floor(cx / n) * F + Math.floor(cy / n)) * F + Math.floor(cz / n);
-    sub[p] = s;
-    start[s + 1]++;
-  }
+  for (let s = 0; s < S; s++) start[s + 1] = count[s]!;
   for (let s = 0; s < S; s++) start[s + 1] += start[s]!;
   const out = all.createFloat64Array(S + 1 + parts.length);
   out.set(start);

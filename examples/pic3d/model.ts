@@ -113,6 +113,26 @@ export function cellOf(x: number, N: number): number {
   return c >= N ? N - 1 : c;
 }
 
+/**
+ * The subdomain of each particle of `parts` (records of REC doubles) on N nodes in F³ subdomains,
+ * each counted in `count[s]`. cellOf written out: under bin/luna's inlining limit a helper's
+ * returned double is a heap object, 10⁶ of them for the seed's cloud.
+ */
+export function subdomainsOf(parts: Float64Array, N: number, F: number, count: Int32Array): Int32Array {
+  const n = N / F, NP = parts.length / REC;
+  const sub = new Int32Array(NP);
+  for (let p = 0, o = 0; p < NP; p++, o += REC) {
+    let cx = Math.floor(parts[o + 2]! * N), cy = Math.floor(parts[o + 3]! * N), cz = Math.floor(parts[o + 4]! * N);
+    if (cx >= N) cx = N - 1;
+    if (cy >= N) cy = N - 1;
+    if (cz >= N) cz = N - 1;
+    const s = (Math.floor(cx / n) * F + Math.floor(cy / n)) * F + Math.floor(cz / n);
+    sub[p] = s;
+    count[s]!++;
+  }
+  return sub;
+}
+
 /** x moved back into [0, 1) after a step of less than one domain. */
 export function wrap(x: number): number {
   if (x < 0) x += 1;

@@ -3,7 +3,7 @@
 // (bench/pic.ts). It computes exactly what pic3d.fa computes.
 import { deposit, density, field, gather, jacobi, push, scatter } from './kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, sweepGroups } from './halo.js';
-import { REC, STAY, type Params } from './model.js';
+import { REC, STAY, subdomainsOf, type Params } from './model.js';
 
 /** How the sequential run sweeps: with deep halos of `depth` (halo.ts) or one face exchange per sweep; `onPhi` sees every step's last φ. */
 export interface SequentialOptions {
@@ -21,16 +21,7 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
   // and its record copied by a loop, as the program's initial cloud does (driver.ts c_init_all)
   const counts = new Int32Array(S);
   const count = parts.length / REC;
-  const sub = new Int32Array(count);
-  for (let p = 0, o = 0; p < count; p++, o += REC) {
-    let cx = Math.floor(parts[o + 2]! * N), cy = Math.floor(parts[o + 3]! * N), cz = Math.floor(parts[o + 4]! * N);
-    if (cx >= N) cx = N - 1;
-    if (cy >= N) cy = N - 1;
-    if (cz >= N) cz = N - 1;
-    const s = (Math.floor(cx / n) * F + Math.floor(cy / n)) * F + Math.floor(cz / n);
-    sub[p] = s;
-    counts[s]!++;
-  }
+  const sub = subdomainsOf(parts, N, F, counts);
   let bundles: Float64Array[][] = Array.from({ length: S }, (_, s) =>
     Array.from({ length: 27 }, (_, d) => (d === STAY ? new Float64Array(counts[s]! * REC) : empty)));
   const fill = new Int32Array(S);
