@@ -26,31 +26,35 @@ export function guard(f: () => void): void {
 
 /** Cloud-in-cell deposit of the particles of `bundles` into `out`, (n+1)³ zeros on entry. */
 export function deposit(N: number, F: number, a: number, b: number, c: number, bundles: readonly Float64Array[], out: Float64Array): void {
+  // each bundle by a function of its own, as in pushIn (below): the loop over bundles stepping
+  // after the first large one threw the code compiled on stack inside it away
+  for (let q = 0; q < bundles.length; q++) depositBundle(N, F, a, b, c, bundles[q]!, out);
+}
+
+/** The deposit of one bundle's particles `p` into `out`. */
+function depositBundle(N: number, F: number, a: number, b: number, c: number, p: Float64Array, out: Float64Array): void {
   const n = N / F, n1 = n + 1;
   const inv = N * N * N;
   const loi = a * n, loj = b * n, lok = c * n;
-  for (let q = 0; q < bundles.length; q++) {
-    const p = bundles[q]!;
-    for (let o = 0; o < p.length; o += REC) {
-      const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
-      const mw = p[o + 1]! * inv;
-      // cellOf written out, as in pushIn (below)
-      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
-      if (ci >= N) ci = N - 1;
-      if (cj >= N) cj = N - 1;
-      if (ck >= N) ck = N - 1;
-      const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
-      const li = ci - loi, lj = cj - loj, lk = ck - lok;
-      if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
-        throw new KernelError(`particle ${p[o]} at (${x}, ${y}, ${z}) arrived in subdomain (${a}, ${b}, ${c}), not its own`);
-      for (let dx = 0; dx < 2; dx++) {
-        const wx = dx ? fx : 1 - fx;
-        for (let dy = 0; dy < 2; dy++) {
-          const wxy = wx * (dy ? fy : 1 - fy);
-          const row = ((li + dx) * n1 + lj + dy) * n1 + lk;
-          out[row] += mw * (wxy * (1 - fz));
-          out[row + 1] += mw * (wxy * fz);
-        }
+  for (let o = 0; o < p.length; o += REC) {
+    const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
+    const mw = p[o + 1]! * inv;
+    // cellOf written out, as in pushIn (below)
+    let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+    if (ci >= N) ci = N - 1;
+    if (cj >= N) cj = N - 1;
+    if (ck >= N) ck = N - 1;
+    const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+    const li = ci - loi, lj = cj - loj, lk = ck - lok;
+    if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
+      throw new KernelError(`particle ${p[o]} at (${x}, ${y}, ${z}) arrived in subdomain (${a}, ${b}, ${c}), not its own`);
+    for (let dx = 0; dx < 2; dx++) {
+      const wx = dx ? fx : 1 - fx;
+      for (let dy = 0; dy < 2; dy++) {
+        const wxy = wx * (dy ? fy : 1 - fy);
+        const row = ((li + dx) * n1 + lj + dy) * n1 + lk;
+        out[row] += mw * (wxy * (1 - fz));
+        out[row + 1] += mw * (wxy * fz);
       }
     }
   }
