@@ -35,12 +35,14 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
  * particle has left a subdomain yet — so no pick fragment and no empty leaving arrays come first
  * -> S, L (the deposit block followed by φ), A (no arrivals)
  */
-export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, phi: DF, S: DF, L: DF, A: DF): void {
+export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, S: DF, L: DF, A: DF): void {
   const n3 = F * F * F, s = (a * F + b) * F + c, src = all.getFloat64Array();
   const lo = n3 + 1 + src[s]! * REC, hi = n3 + 1 + src[s + 1]! * REC;
   const stay = S.createFloat64Array(hi - lo);
   stay.set(src.subarray(lo, hi));
-  const out = depositBlock(N, F, phi, L);
+  // the deposit block followed by the first φ, zeros as created
+  const n = N / F, n1 = n + 1;
+  const out = L.createFloat64Array(n1 * n1 * n1 + n * n * n).subarray(0, n1 * n1 * n1);
   const bundles: Float64Array[] = [];
   for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
   guard(() => deposit(N, F, a, b, c, bundles, out));
