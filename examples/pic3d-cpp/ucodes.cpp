@@ -157,14 +157,16 @@ void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, 
  * The first step's deposit on one node, straight from the sorted cloud (fragments.ts
  * c_deposit_all): the subdomain's particles copied into S and deposited -> S, L, A (no arrivals)
  */
-void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &all, const InputDF &phi, OutputDF &S, OutputDF &L, OutputDF &A)
+void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &all, OutputDF &S, OutputDF &L, OutputDF &A)
 {
     const long n3 = (long)F * F * F, s = ((long)a * F + b) * F + c;
     const double *src = all.getData<double>();
     const long lo = n3 + 1 + (long)src[s] * pic3d::REC, hi = n3 + 1 + (long)src[s + 1] * pic3d::REC;
     double *stay = S.create<double>(hi - lo);
     std::memcpy(stay, src + lo, sizeof(double) * (hi - lo));
-    double *out = depositBlock(N, F, phi, L);
+    // the deposit block followed by the first φ, all zeros
+    const long n = N / F, n1 = n + 1;
+    double *out = L.create<double>(n1 * n1 * n1 + n * n * n, 0.0);
     Bundle bs[27];
     for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, hi - lo} : Bundle{nullptr, 0};
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))

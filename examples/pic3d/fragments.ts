@@ -6,6 +6,10 @@ import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './ha
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 
+// Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
+// an array from `map` has holey elements, so another map, and a kernel reached with both (the
+// deposit from the first step's deposit_all and from later deposits) was deoptimised at the switch
+// and compiled again on each thread.
 
 /**
  * deposit(the staying particles at position STAY, the 26 neighbours' leaving arrays at the
@@ -14,7 +18,9 @@ import { records } from './records.js';
  * offsets, then the parts from the other directions in direction order)
  */
 export function c_deposit(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  const bundles = arriving(dfs.slice(0, 27).map(records));
+  const parts: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) parts.push(records(dfs[d]!));
+  const bundles = arriving(parts);
   const out = depositBlock(N, F, dfs[27]!, dfs[28]!);
   guard(() => deposit(N, F, a, b, c, bundles, out));
   const count = new Int32Array(27);
@@ -29,12 +35,14 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
  * particle has left a subdomain yet — so no pick fragment and no empty leaving arrays come first
  * -> S, L (the deposit block followed by φ), A (no arrivals)
  */
-export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, phi: DF, S: DF, L: DF, A: DF): void {
+export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, S: DF, L: DF, A: DF): void {
   const n3 = F * F * F, s = (a * F + b) * F + c, src = all.getFloat64Array();
   const lo = n3 + 1 + src[s]! * REC, hi = n3 + 1 + src[s + 1]! * REC;
   const stay = S.createFloat64Array(hi - lo);
   stay.set(src.subarray(lo, hi));
-  const out = depositBlock(N, F, phi, L);
+  // the deposit block followed by the first φ, zeros as created
+  const n = N / F, n1 = n + 1;
+  const out = L.createFloat64Array(n1 * n1 * n1 + n * n * n).subarray(0, n1 * n1 * n1);
   const bundles: Float64Array[] = [];
   for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
   guard(() => deposit(N, F, a, b, c, bundles, out));
@@ -53,8 +61,13 @@ export function depositBlock(N: number, F: number, phi: DF, L: DF): Float64Array
 /** The deposit part and the φ part of the 27 deposit blocks L around a subdomain. */
 function split(N: number, F: number, Ls: readonly DF[]): [Float64Array[], Float64Array[]] {
   const n1 = N / F + 1, cut = n1 * n1 * n1;
-  const all = Ls.map((x) => x.getFloat64Array());
-  return [all.map((x) => x.subarray(0, cut)), all.map((x) => x.subarray(cut))];
+  const blocks: Float64Array[] = [], phis: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) {
+    const x = Ls[d]!.getFloat64Array();
+    blocks.push(x.subarray(0, cut));
+    phis.push(x.subarray(cut));
+  }
+  return [blocks, phis];
 }
 
 const NONE = new Float64Array(0);
@@ -71,7 +84,7 @@ export function c_zero(N: number, F: number, phi: DF): void {
  * before STAY, staying, arrived from the others)
  */
 export function c_push(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  guard(() => pushOut(N, F, a, b, c, dfs.slice(0, 8).map((d) => d.getFloat64Array()), null, dfs[8]!, dfs[9]!, dfs[10]!, dfs[11]!));
+  guard(() => pushOut(N, F, a, b, c, arrays(dfs, 8), null, dfs[8]!, dfs[9]!, dfs[10]!, dfs[11]!));
 }
 
 /**
@@ -118,28 +131,33 @@ function densityBox(N: number, F: number, K: number, H: number, Ls: Float64Array
   return out;
 }
 
-const arrays = (dfs: readonly DF[]): Float64Array[] => dfs.map((x) => x.getFloat64Array());
+/** The first `n` DFs' doubles. */
+function arrays(dfs: readonly DF[], n: number): Float64Array[] {
+  const out: Float64Array[] = [];
+  for (let d = 0; d < n; d++) out.push(dfs[d]!.getFloat64Array());
+  return out;
+}
 
 /** the first of several groups (27 deposit blocks, each with its φ) -> φ, R */
 export function c_sweep_first(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
-  const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+  const [Ls, phis] = split(N, F, dfs);
   group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, dfs[28]!), phis, dfs[27]!, null);
 }
 
 /** the only group (27 deposit blocks, each with its φ) -> φ, G */
 export function c_sweep_only(N: number, F: number, NP: number, K: number, H: number, ...dfs: DF[]): void {
-  const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+  const [Ls, phis] = split(N, F, dfs);
   group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, null), phis, dfs[27]!, dfs[28]!);
 }
 
 /** a middle group j (R, 27 φ) -> φ */
 export function c_sweep(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
-  group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[27]!, null);
+  group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs, 27), dfs[27]!, null);
 }
 
 /** the last group j (R, 27 φ) -> φ, G */
 export function c_sweep_last(N: number, F: number, NP: number, K: number, H: number, j: number, R: DF, ...dfs: DF[]): void {
-  group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[27]!, dfs[28]!);
+  group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs, 27), dfs[27]!, dfs[28]!);
 }
 
 // The step's last group and the push in one fragment (when the depth d ≤ n − 2): the group computes
@@ -148,7 +166,7 @@ export function c_sweep_last(N: number, F: number, NP: number, K: number, H: num
 /** the only group and the push (27 deposit blocks, S, A) -> φ, the staying particles, the leaving array */
 export function c_sweep_push_only(N: number, F: number, NP: number, K: number, H: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   guard(() => {
-    const [Ls, phis] = split(N, F, dfs.slice(0, 27));
+    const [Ls, phis] = split(N, F, dfs);
     const g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, null), phis, dfs[29]!, null, true)!;
     pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
   });
@@ -157,7 +175,7 @@ export function c_sweep_push_only(N: number, F: number, NP: number, K: number, H
 /** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
 export function c_sweep_push_last(N: number, F: number, NP: number, K: number, H: number, j: number, a: number, b: number, c: number, R: DF, ...dfs: DF[]): void {
   guard(() => {
-    const g = group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs.slice(0, 27)), dfs[29]!, null, true)!;
+    const g = group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs, 27), dfs[29]!, null, true)!;
     pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
   });
 }

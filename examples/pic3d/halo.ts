@@ -133,21 +133,29 @@ function copyOwned(n: number, m: number, h: number, src: Float64Array, out: Floa
 /** `sweeps` sweeps on the box of side m (origin h nodes below the subdomain's) between a and b; the last result */
 function sweepBox(n: number, m: number, h: number, u: number, r: number, sweeps: number, rho: Float64Array, h2c: number, rhobar: number,
   a: Float64Array, b: Float64Array): Float64Array {
-  const mm = m * m, mr = n + 2 * r;
   let src = a, dst = b;
+  // one sweep a call: V8 compiles the node loops on stack (OSR) during a thread's first sweep,
+  // before the loop over sweeps has stepped once with type feedback, and with that loop here the
+  // optimised code was thrown away at its first step (`s++`) and compiled again
   for (let s = 1; s <= sweeps; s++) {
-    const e = h - s, f = u - s; // the nodes [−e, n+f) are computed
-    for (let i = 0 - e; i < n + f; i++)
-      for (let j = 0 - e; j < n + f; j++) {
-        let q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
-        for (let k = 0 - e; k < n + f; k++, q++, c++)
-          dst[q] = (src[q - mm]! + src[q + mm]! + src[q - m]! + src[q + m]! + src[q - 1]! + src[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
-      }
+    sweep(n, m, h, h - s, u - s, r, rho, h2c, rhobar, src, dst);
     const t = src;
     src = dst;
     dst = t;
   }
   return src;
+}
+
+/** One sweep from src into dst at the nodes [−e, n+f)³ of the box of side m (origin h nodes below the subdomain's) */
+function sweep(n: number, m: number, h: number, e: number, f: number, r: number, rho: Float64Array, h2c: number, rhobar: number,
+  src: Float64Array, dst: Float64Array): void {
+  const mm = m * m, mr = n + 2 * r;
+  for (let i = 0 - e; i < n + f; i++)
+    for (let j = 0 - e; j < n + f; j++) {
+      let q = ((i + h) * m + j + h) * m + h - e, c = ((i + r) * mr + j + r) * mr + r - e;
+      for (let k = 0 - e; k < n + f; k++, q++, c++)
+        dst[q] = (src[q - mm]! + src[q + mm]! + src[q - m]! + src[q + m]! + src[q - 1]! + src[q + 1]! - h2c * (rho[c]! - rhobar)) / 6;
+    }
 }
 
 /** g = −∇φ at the gn³ nodes from the subdomain's origin (n, or n + 1 with the upper ghost layer) into g (3·gn³) */

@@ -26,30 +26,35 @@ export function guard(f: () => void): void {
 
 /** Cloud-in-cell deposit of the particles of `bundles` into `out`, (n+1)³ zeros on entry. */
 export function deposit(N: number, F: number, a: number, b: number, c: number, bundles: readonly Float64Array[], out: Float64Array): void {
+  // each bundle by a function of its own, as in pushIn (below): the loop over bundles stepping
+  // after the first large one threw the code compiled on stack inside it away
+  for (let q = 0; q < bundles.length; q++) depositBundle(N, F, a, b, c, bundles[q]!, out);
+}
+
+/** The deposit of one bundle's particles `p` into `out`. */
+function depositBundle(N: number, F: number, a: number, b: number, c: number, p: Float64Array, out: Float64Array): void {
   const n = N / F, n1 = n + 1;
   const inv = N * N * N;
   const loi = a * n, loj = b * n, lok = c * n;
-  for (const p of bundles) {
-    for (let o = 0; o < p.length; o += REC) {
-      const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
-      const mw = p[o + 1]! * inv;
-      // cellOf written out, as in pushIn (below)
-      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
-      if (ci >= N) ci = N - 1;
-      if (cj >= N) cj = N - 1;
-      if (ck >= N) ck = N - 1;
-      const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
-      const li = ci - loi, lj = cj - loj, lk = ck - lok;
-      if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
-        throw new KernelError(`particle ${p[o]} at (${x}, ${y}, ${z}) arrived in subdomain (${a}, ${b}, ${c}), not its own`);
-      for (let dx = 0; dx < 2; dx++) {
-        const wx = dx ? fx : 1 - fx;
-        for (let dy = 0; dy < 2; dy++) {
-          const wxy = wx * (dy ? fy : 1 - fy);
-          const row = ((li + dx) * n1 + lj + dy) * n1 + lk;
-          out[row] += mw * (wxy * (1 - fz));
-          out[row + 1] += mw * (wxy * fz);
-        }
+  for (let o = 0; o < p.length; o += REC) {
+    const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
+    const mw = p[o + 1]! * inv;
+    // cellOf written out, as in pushIn (below)
+    let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+    if (ci >= N) ci = N - 1;
+    if (cj >= N) cj = N - 1;
+    if (ck >= N) ck = N - 1;
+    const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+    const li = ci - loi, lj = cj - loj, lk = ck - lok;
+    if (li < 0 || li >= n || lj < 0 || lj >= n || lk < 0 || lk >= n)
+      throw new KernelError(`particle ${p[o]} at (${x}, ${y}, ${z}) arrived in subdomain (${a}, ${b}, ${c}), not its own`);
+    for (let dx = 0; dx < 2; dx++) {
+      const wx = dx ? fx : 1 - fx;
+      for (let dy = 0; dy < 2; dy++) {
+        const wxy = wx * (dy ? fy : 1 - fy);
+        const row = ((li + dx) * n1 + lj + dy) * n1 + lk;
+        out[row] += mw * (wxy * (1 - fz));
+        out[row + 1] += mw * (wxy * fz);
       }
     }
   }
@@ -182,7 +187,7 @@ let dirScratch = new Uint8Array(0);
 export function pushIn(N: number, F: number, a: number, b: number, c: number, g: Float64Array, bundles: readonly Float64Array[]): Pushed {
   const n = N / F, n1 = n + 1;
   let total = 0;
-  for (const p of bundles) total += p.length;
+  for (let q = 0; q < bundles.length; q++) total += bundles[q]!.length;
   if (movedScratch.length < total) {
     movedScratch = new Float64Array(Math.ceil((total / REC) * 1.25) * REC);
     dirScratch = new Uint8Array(movedScratch.length / REC);
@@ -200,59 +205,68 @@ export function pushIn(N: number, F: number, a: number, b: number, c: number, g:
   steps[F - 1] = -1;
   if (F > 1) steps[1] = 1;
   steps[0] = 0;
+  // each bundle by a function of its own: V8 compiles the particle loop on stack (OSR) inside the
+  // first large bundle, before the loop over bundles has stepped once with type feedback, and the
+  // optimised code was thrown away at that step (`q++`), then compiled again, on each worker
   let w = 0;
-  for (const p of bundles) {
-    for (let o = 0; o < p.length; o += REC, w += REC) {
-      const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
-      // cellOf, wrap and direction written out: luna runs node with a small inlining budget
-      // (bin/luna), so here they stayed calls, each double they returned a new heap number: 2× the
-      // push's CPU and most of a worker's collections (40 pushes of the centre subdomain's 110 133
-      // particles at the seed's size, luna's node flags: 602–619 → 285–286 ms of CPU, 471–484 →
-      // 153–159 collections)
-      let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
-      if (ci >= N) ci = last;
-      if (cj >= N) cj = last;
-      if (ck >= N) ck = last;
-      const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
-      const li = ci - loi, lj = cj - loj, lk = ck - lok;
-      let ax = 0, ay = 0, az = 0;
-      for (let dx = 0; dx < 2; dx++) {
-        const wx = dx ? fx : 1 - fx;
-        for (let dy = 0; dy < 2; dy++) {
-          const wxy = wx * (dy ? fy : 1 - fy);
-          const q = 3 * (((li + dx) * n1 + lj + dy) * n1 + lk);
-          const w0 = wxy * (1 - fz), w1 = wxy * fz;
-          ax += w0 * g[q]!; ay += w0 * g[q + 1]!; az += w0 * g[q + 2]!;
-          ax += w1 * g[q + 3]!; ay += w1 * g[q + 4]!; az += w1 * g[q + 5]!;
-        }
-      }
-      const vx = p[o + 5]! + ax * DT, vy = p[o + 6]! + ay * DT, vz = p[o + 7]! + az * DT;
-      let nx = x + vx * DT, ny = y + vy * DT, nz = z + vz * DT;
-      if (nx < 0) nx += 1; else if (nx >= 1) nx -= 1;
-      if (nx >= 1) nx -= 1;
-      if (ny < 0) ny += 1; else if (ny >= 1) ny -= 1;
-      if (ny >= 1) ny -= 1;
-      if (nz < 0) nz += 1; else if (nz >= 1) nz -= 1;
-      if (nz >= 1) nz -= 1;
-      moved[w] = p[o]!; moved[w + 1] = p[o + 1]!;
-      moved[w + 2] = nx; moved[w + 3] = ny; moved[w + 4] = nz;
-      moved[w + 5] = vx; moved[w + 6] = vy; moved[w + 7] = vz;
-      let cx = Math.floor(nx * N), cy = Math.floor(ny * N), cz = Math.floor(nz * N);
-      if (cx >= N) cx = last;
-      if (cy >= N) cy = last;
-      if (cz >= N) cz = last;
-      const tx = Math.floor(cx / n), ty = Math.floor(cy / n), tz = Math.floor(cz / n);
-      const sx = steps[(tx - a + F) % F]!, sy = steps[(ty - b + F) % F]!, sz = steps[(tz - c + F) % F]!;
-      // a jump over a subdomain: direction() names the particle and throws
-      if (sx === 2) direction(a, tx, F, p[o]!);
-      if (sy === 2) direction(b, ty, F, p[o]!);
-      if (sz === 2) direction(c, tz, F, p[o]!);
-      const d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
-      dir[w >> 3] = d; // w / REC, REC = 8
-      count[d]!++;
-    }
-  }
+  for (let q = 0; q < bundles.length; q++) w = pushBundle(N, F, a, b, c, n1, loi, loj, lok, last, g, steps, bundles[q]!, moved, dir, count, w);
   return { moved, dir, count };
+}
+
+/** The push of one bundle's particles `p` into `moved` and `dir` from record `w` on; the next record. */
+function pushBundle(N: number, F: number, a: number, b: number, c: number, n1: number, loi: number, loj: number, lok: number, last: number,
+  g: Float64Array, steps: Int8Array, p: Float64Array, moved: Float64Array, dir: Uint8Array, count: Int32Array, w: number): number {
+  const n = N / F;
+  for (let o = 0; o < p.length; o += REC, w += REC) {
+    const x = p[o + 2]!, y = p[o + 3]!, z = p[o + 4]!;
+    // cellOf, wrap and direction written out: luna runs node with a small inlining budget
+    // (bin/luna), so here they stayed calls, each double they returned a new heap number: 2× the
+    // push's CPU and most of a worker's collections (40 pushes of the centre subdomain's 110 133
+    // particles at the seed's size, luna's node flags: 602–619 → 285–286 ms of CPU, 471–484 →
+    // 153–159 collections)
+    let ci = Math.floor(x * N), cj = Math.floor(y * N), ck = Math.floor(z * N);
+    if (ci >= N) ci = last;
+    if (cj >= N) cj = last;
+    if (ck >= N) ck = last;
+    const fx = x * N - ci, fy = y * N - cj, fz = z * N - ck;
+    const li = ci - loi, lj = cj - loj, lk = ck - lok;
+    let ax = 0, ay = 0, az = 0;
+    for (let dx = 0; dx < 2; dx++) {
+      const wx = dx ? fx : 1 - fx;
+      for (let dy = 0; dy < 2; dy++) {
+        const wxy = wx * (dy ? fy : 1 - fy);
+        const q = 3 * (((li + dx) * n1 + lj + dy) * n1 + lk);
+        const w0 = wxy * (1 - fz), w1 = wxy * fz;
+        ax += w0 * g[q]!; ay += w0 * g[q + 1]!; az += w0 * g[q + 2]!;
+        ax += w1 * g[q + 3]!; ay += w1 * g[q + 4]!; az += w1 * g[q + 5]!;
+      }
+    }
+    const vx = p[o + 5]! + ax * DT, vy = p[o + 6]! + ay * DT, vz = p[o + 7]! + az * DT;
+    let nx = x + vx * DT, ny = y + vy * DT, nz = z + vz * DT;
+    if (nx < 0) nx += 1; else if (nx >= 1) nx -= 1;
+    if (nx >= 1) nx -= 1;
+    if (ny < 0) ny += 1; else if (ny >= 1) ny -= 1;
+    if (ny >= 1) ny -= 1;
+    if (nz < 0) nz += 1; else if (nz >= 1) nz -= 1;
+    if (nz >= 1) nz -= 1;
+    moved[w] = p[o]!; moved[w + 1] = p[o + 1]!;
+    moved[w + 2] = nx; moved[w + 3] = ny; moved[w + 4] = nz;
+    moved[w + 5] = vx; moved[w + 6] = vy; moved[w + 7] = vz;
+    let cx = Math.floor(nx * N), cy = Math.floor(ny * N), cz = Math.floor(nz * N);
+    if (cx >= N) cx = last;
+    if (cy >= N) cy = last;
+    if (cz >= N) cz = last;
+    const tx = Math.floor(cx / n), ty = Math.floor(cy / n), tz = Math.floor(cz / n);
+    const sx = steps[(tx - a + F) % F]!, sy = steps[(ty - b + F) % F]!, sz = steps[(tz - c + F) % F]!;
+    // a jump over a subdomain: direction() names the particle and throws
+    if (sx === 2) direction(a, tx, F, p[o]!);
+    if (sy === 2) direction(b, ty, F, p[o]!);
+    if (sz === 2) direction(c, tz, F, p[o]!);
+    const d = ((sx + 1) * 3 + sy + 1) * 3 + sz + 1;
+    dir[w >> 3] = d; // w / REC, REC = 8
+    count[d]!++;
+  }
+  return w;
 }
 
 /** The pushed particles copied into their 27 bundles (sized by `count`). */
@@ -287,7 +301,9 @@ export function partOf(leaving: Float64Array, d: number): Float64Array {
  * the leaving arrays of its neighbours (`parts[d]`, the one of the neighbour it comes from).
  */
 export function arriving(parts: readonly Float64Array[]): Float64Array[] {
-  return parts.map((p, d) => (d === STAY ? p : partOf(p, d)));
+  const out: Float64Array[] = [];
+  for (let d = 0; d < parts.length; d++) out.push(d === STAY ? parts[d]! : partOf(parts[d]!, d));
+  return out;
 }
 
 /** The size of the leaving array for `count` particles per direction. */
