@@ -192,6 +192,15 @@ export const LANE_SLEEP_NS = 10_000_000;
 export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
 export const REHEARSE_MS = 3000;
+/**
+ * `--warm-start`: each worker runs this many fragments through its own per-CF path (decode, fed
+ * values from a simulated peer lane, the call convention, result encode and post) against
+ * stand-ins for the ucodes, at most LANE_REHEARSE_MS, before it reports ready: V8 then optimises
+ * that path in each worker's isolate before the span, not inside it (exec/worker.ts rehearse).
+ * Measured in docs/benchmarks.md ("Workers rehearse").
+ */
+export const LANE_REHEARSE_CFS = 3000;
+export const LANE_REHEARSE_MS = 500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
 
@@ -348,7 +357,8 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   rehearsal(_t: ThreadsView): RehearsalBudget | undefined {
     const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
-    return cfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS } : undefined;
+    const laneCfs = tuned('LUNA_LANE_REHEARSE_CFS') ?? LANE_REHEARSE_CFS;
+    return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs: LANE_REHEARSE_MS } : undefined;
   }
 
   /**
