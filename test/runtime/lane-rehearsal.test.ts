@@ -1,4 +1,5 @@
-// Workers rehearse their own per-CF path before they report ready (--warm-start): stand-ins for
+// Workers rehearse their own per-CF path before they report ready (--warm-start with
+// LUNA_LANE_REHEARSE_CFS, off by default): stand-ins for
 // the ucodes, a simulated peer lane feeding them, private flags and ports. Nothing of it may
 // reach the run: the ucodes run only in the real run, the output and the trace's fragments are
 // those of a run without it, and a fault in the real run is still reported and named.
@@ -41,7 +42,7 @@ test('each worker rehearses before it is ready; the run calls its ucodes, prints
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const steps = 120;
   const run = (name: string, env: NodeJS.ProcessEnv): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', '--trace', join(dir, `${name}.trace`), join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, `${name}.marks`), ...env }, timeoutMs: 120_000 });
-  const [on, off] = await Promise.all([run('on', {}), run('off', { LUNA_LANE_REHEARSE_CFS: '0' })]);
+  const [on, off] = await Promise.all([run('on', { LUNA_LANE_REHEARSE_CFS: '3000' }), run('off', {})]);
   for (const r of [on, off]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
@@ -58,9 +59,9 @@ test('each worker rehearses before it is ready; the run calls its ucodes, prints
   assert.equal(a.length, 2 + 2 * steps + 2, 'the program\'s atomic fragments: 2 inits, 2 a step, 2 prints');
 });
 
-test('without --warm-start no worker rehearses', async (t) => {
+test('without --warm-start no worker rehearses, whatever LUNA_LANE_REHEARSE_CFS says', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
-  const r = await luna(['run', '--timing', '--threads', '2', join(dir, 'p.fa'), '30', 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks') }, timeoutMs: 90_000 });
+  const r = await luna(['run', '--timing', '--threads', '2', join(dir, 'p.fa'), '30', 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(30), describeRun(r));
   assert.equal(timingOf<Timing>(r).laneRehearsedCfs, undefined, describeRun(r));
@@ -68,7 +69,7 @@ test('without --warm-start no worker rehearses', async (t) => {
 
 test('after a rehearsal, a ucode that throws while the other worker waits for its value fails the run, naming it', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks') }, timeoutMs: 90_000 });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
   assertFails(r, [/exception in ucode c_step: boom at step 40/, /in CF b\[40\] \(ucode c_step/]);
   assert.doesNotMatch(r.stdout, /v\[/);
 });

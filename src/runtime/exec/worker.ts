@@ -400,7 +400,8 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
       results = (b & 3) === 3 ? parentPort! : out.port1;
       // the peer's batch makes the values this lane's batch is fed; the feed requests reach the
       // peer before or after its tasks ran, as in a real run
-      const pid = ++id, n = 1 + (b % 3);
+      // (the first one long: the encoders' scratch grows here, not in the run)
+      const pid = ++id, n = b === 0 ? 100 : 1 + (b % 3);
       const ptasks = batch(b, n, -1, 0, []);
       const made = makers.length > 0 ? n : 0;
       const feed: number[] = [];

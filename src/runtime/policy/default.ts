@@ -193,14 +193,18 @@ export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
 export const REHEARSE_MS = 3000;
 /**
- * `--warm-start`: each worker runs this many fragments through its own per-CF path (decode, fed
- * values from a simulated peer lane, the call convention, result encode and post) against
- * stand-ins for the ucodes, at most LANE_REHEARSE_MS, before it reports ready: V8 then optimises
- * that path in each worker's isolate before the span, not inside it (exec/worker.ts rehearse).
- * Measured in docs/benchmarks.md ("Workers rehearse").
+ * `--warm-start` with LUNA_LANE_REHEARSE_CFS=N: each worker runs N fragments through its own
+ * per-CF path (decode, values fed by a simulated peer lane, the calling convention with
+ * stand-ins, result encode and post), at most LANE_REHEARSE_MS, before it reports ready
+ * (exec/worker.ts rehearse). Off by default: Task Bench stencil_1d 1×2, C++ kernels, 1 000 steps
+ * at 2^14, alternated, load 11–12: TurboFan compilations of the workers' path inside the span
+ * 40–60 with it against 40–52 without, deoptimisations of the workers inside the span 7–16
+ * against 2–6, and 300–600 ms more before the span. What it cannot rehearse alone is what the
+ * span compiles: the waits for fed values (fed, take, spinning), where a value comes only from
+ * another thread (docs/benchmarks.md, "Workers rehearse").
  */
-export const LANE_REHEARSE_CFS = 3000;
-export const LANE_REHEARSE_MS = 500;
+export const LANE_REHEARSE_CFS = 0;
+export const LANE_REHEARSE_MS = 1500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
 
