@@ -175,6 +175,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // the system thread as the last lane (the policy's say, where it can be: fragments may run on
   // it, and none may wait for the thread that would answer it)
   const threadsView = { cpus: cores, lanes, nodes: tp.size };
+  // --warm-start: the policy's rehearsal budget (node/rehearsal.ts on this thread, exec/worker.ts on the workers)
+  const budget = opts.warmStart && opts.program.imports.length > 0 ? policy.rehearsal?.(threadsView) : undefined;
+  const laneRehearsal = budget?.laneCfs && !opts.cfTimeoutNs ? { cfs: budget.laneCfs, ms: budget.laneMs ?? 0 } : undefined;
   const systemLane = !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits) && lanes >= 2 && policy.systemLane?.(threadsView) === true;
   const pool = new WorkerPool({
     lanes, node: tp.rank, system: systemLane ? { inline, trace: tr } : undefined, bundle, native, imports: opts.program.imports, trace: workerTrace,
@@ -184,6 +187,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     waiting: policy.waiting(threadsView),
     // workers feed each other the values of dependent steps (LUNA_FEED=0: through this thread only)
     feed: process.env.LUNA_FEED !== '0',
+    rehearse: laneRehearsal,
     onResult: (r) => rt.onResult(r),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
@@ -215,8 +219,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     const booted = pool.allBooted();
     // while the workers boot, the program is rehearsed on this thread against simulated lanes
     // (node/rehearsal.ts): one node, no layer, no ucode that asks the node
-    const budget = policy.rehearsal?.(threadsView);
-    if (budget && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
+    if (budget && budget.cfs > 0 && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
       rehearsed = await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget);
     }
     await booted;
@@ -261,7 +264,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 ? { laneRehearsedCfs: pool.rehearsedCfs } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

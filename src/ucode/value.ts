@@ -15,6 +15,16 @@ export type DfValue =
   | { t: typeof T_RAW; v: Uint8Array }
   | { t: typeof T_JS; v: unknown };
 
+/**
+ * Every `{ t, v }` literal in this isolate shares one hidden class, whose `v` field V8 first
+ * types by the first value stored (a small integer, a double, an object). A later value of
+ * another kind generalises the field and deprecates the class: every function optimised on it
+ * deoptimises ('wrong map'). A program's first values are often of one kind (a rehearsal's
+ * placeholders, the ints of a loop's first fragments) and its later ones of another (reals):
+ * the field is generalised here, at load, before anything is optimised.
+ */
+export const SHAPES = [{ t: T_INT, v: 1 }, { t: T_REAL, v: 0.5 }, { t: T_STRING, v: '' }, { t: T_RAW, v: new Uint8Array(0) }] as const;
+
 export const TYPE_NAMES = ['unset', 'int', 'real', 'string', 'raw', 'js'] as const;
 
 export function intValue(v: number): DfValue { return { t: T_INT, v: v | 0 }; }

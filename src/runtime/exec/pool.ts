@@ -119,6 +119,8 @@ export interface PoolOptions {
    * batches sent to that lane run on this thread with `inline`
    */
   system?: { inline: InlineExecutor; trace?: TraceSink };
+  /** workers rehearse their per-CF path before they report ready (WorkerInit.rehearse) */
+  rehearse?: WorkerInit['rehearse'];
 }
 
 /** Feeding across lanes takes a port per pair of workers: not beyond this many. */
@@ -168,6 +170,8 @@ export class WorkerPool {
   /** workers that loaded the ucode module and wait for batches */
   booted = 0;
   private readonly ready: boolean[] = [];
+  /** fragments the workers rehearsed before they reported ready (PoolOptions.rehearse) */
+  rehearsedCfs = 0;
   private bootWaiters: (() => void)[] = [];
   /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
@@ -304,6 +308,7 @@ export class WorkerPool {
       requests: req.port2,
     };
     if (this.opts.modules?.length) init.modules = [...this.opts.modules];
+    if (this.opts.rehearse) init.rehearse = this.opts.rehearse;
     this.requests[i] = req.port1;
     const onRequest = this.opts.onRequest;
     req.port1.on('message', (m: WireRequest) => {
@@ -349,8 +354,9 @@ export class WorkerPool {
       if (m.gaps) r.gaps = m.gaps;
       this.result(r);
     };
-    w.on('message', (m: { ready?: number; fatal?: string } & WireResult) => {
+    w.on('message', (m: { ready?: number; rehearsed?: number; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
+        if (m.rehearsed) this.rehearsedCfs += m.rehearsed;
         this.booted++;
         this.ready[i] = true;
         if (this.booted >= this.workerLanes) this.bootSettled();
@@ -358,6 +364,8 @@ export class WorkerPool {
         return;
       }
       if (m.fatal !== undefined) { death(`could not load the ucode module: ${m.fatal}`); return; }
+      // a worker's results before it is ready are its rehearsal's (worker.ts rehearse): it runs no batch before
+      if (!this.ready[i]) return;
       result(m);
     });
     w.on('error', (e: Error & { code?: string }) => {

@@ -144,6 +144,8 @@ export interface WorkerInit {
   slots?: SharedArrayBuffer;
   /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
   waiting: WaitPlan;
+  /** --warm-start: rehearse the per-CF path this many fragments, at most `ms`, before reporting ready (worker.ts rehearse) */
+  rehearse?: { cfs: number; ms: number };
 }
 
 /**

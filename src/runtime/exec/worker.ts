@@ -5,25 +5,27 @@
 // loop while the run lasts: timers and promises a ucode creates could never run, so creating
 // any is reported as a contract violation naming the CF.
 import { createHook } from 'node:async_hooks';
-import { receiveMessageOnPort, workerData, parentPort } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, workerData, parentPort, type MessagePort } from 'node:worker_threads';
 import { writeSync } from 'node:fs';
 import { Console } from 'node:console';
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
-import type { DfValue } from '../../ucode/value.js';
+import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
+import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
-import { FeedSlots } from './slots.js';
-import { BatchKeys, decodeBatch, encodeResult, type WireBatch } from './codec.js';
-import { bindUcodes, callUcode, type Ucode } from './call.js';
+import { FeedSlots, feedSlotsBuffer } from './slots.js';
+import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
+import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
 import { collectDue } from './shm.js';
 import { ContractError } from './contract.js';
 import { displayDf } from '../../core/dfkey.js';
 import { installContext } from '../../ucode/context.js';
 import { ThreadContext } from './context.js';
 import { RequestPort } from './request.js';
+import type { Task } from './protocol.js';
 
 // Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
 process.setSourceMapsEnabled(true);
@@ -73,7 +75,8 @@ function setUp(i: WorkerInit): void {
   const port = new RequestPort({
     flags, lane: me, lanes, trace: sink, now, cpuNs: cpuClockExact ? threadCpuNs : undefined,
     channel: { post: (m) => i.requests.postMessage(m), receive: () => receiveMessageOnPort(i.requests)?.message as WireAnswer | undefined },
-    serve: ex ? () => ex.serve() : undefined, pending: ex ? () => ex.pending() : undefined,
+    // (the exchange of the moment: a rehearsal makes this worker's anew, see rehearse)
+    serve: ex ? () => exchange!.serve() : undefined, pending: ex ? () => exchange!.pending() : undefined,
     sleep: (work) => sleep(work, SLEEPING, false),
   });
   ctx = new ThreadContext(i.node, me + 1, sink, port, now);
@@ -122,6 +125,9 @@ createHook({
   init(_id, type) { if (inUcode && asyncMade === null) asyncMade = type; },
 }).enable();
 
+/** where results go: the system thread (a rehearsal's own port while it lasts) */
+let results: MessagePort = parentPort!;
+
 /** Outputs of the batch this worker ran last (a chain may continue from them). */
 let prevOuts: (DfValue | null)[][] = [];
 
@@ -132,7 +138,8 @@ async function main(): Promise<void> {
   for (const m of init.modules ?? []) await import(pathToFileURL(m).href);
   const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
   const fns = bindUcodes(mod, init.imports, init.native);
-  parentPort!.postMessage({ ready: me });
+  const rehearsed = init.rehearse ? rehearse(fns, init.rehearse) : 0;
+  parentPort!.postMessage(rehearsed > 0 ? { ready: me, rehearsed } : { ready: me });
   loop(fns);
 }
 
@@ -310,10 +317,149 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if (waits) { result.fedWaits = waits; waits = undefined; }
   if (idleSleeps > 0) { result.idleSleeps = idleSleeps; idleSleeps = 0; }
   if (gaps.gapNs > 0) { result.gaps = gaps; gaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 }; }
-  parentPort!.postMessage(result);
+  results.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   collectDue(); // after the result: the system thread books it meanwhile
   return true;
+}
+
+/**
+ * `--warm-start`: run about `cfs` fragments (at most `ms`) through this worker's own per-CF path
+ * before it reports ready — decode, values fed across lanes, the calling convention, result
+ * encode and post — so that V8 optimises it in this isolate while the workers boot, not inside
+ * the span (each worker's isolate compiles its own copy). Nothing leaves the worker: the flags,
+ * feed slots, ports and the peer lane that feeds it are private to the rehearsal; the ucodes are
+ * stand-ins with their calling convention (no ucode runs: a ucode may print, abort or keep
+ * state); nothing is traced; the worker's own state (its last outputs, gaps, counts) is reset
+ * after. Returns the fragments rehearsed. The wire batches go through a structured clone, as the real ones do, and carry every
+ * kind of argument (plain numbers and strings, inline values, outputs, inputs from the same batch
+ * and fed from the peer), so the code optimised here has seen the real run's shapes.
+ */
+function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
+  const imps: number[] = [];
+  init.imports.forEach((d, k) => { if (!d.waits && !d.params.includes('block')) imps.push(k); });
+  if (imps.length === 0 || budget.cfs <= 0) return 0;
+  const saved = { flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate };
+  const L = 2, P = 1;
+  const pflags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(L)));
+  const buf = feedSlotsBuffer(L);
+  const pair = new MessageChannel(), ctl0 = new MessageChannel(), ctl1 = new MessageChannel(), out = new MessageChannel();
+  // the rehearsal's ports arrive as the real ones do, through a structured clone with their
+  // transfer: objects made another way have other hidden classes, and code optimised on them
+  // is deoptimised by the real ones ('wrong map')
+  const via = new MessageChannel();
+  via.port1.postMessage({ ctl: [ctl0.port2, ctl1.port2], peers: [[null, pair.port1], [pair.port2, null]] }, [ctl0.port2, ctl1.port2, pair.port1, pair.port2]);
+  const got = receiveMessageOnPort(via.port2)!.message as { ctl: MessagePort[]; peers: (MessagePort | null)[][] };
+  via.port1.close();
+  const mine = new Exchange(pflags, 0, L, got.ctl[0]!, got.peers[0]!, new FeedSlots(buf, L, 0));
+  const peer = new Exchange(pflags, P, L, got.ctl[1]!, got.peers[1]!, new FeedSlots(buf, L, P));
+  flags = pflags; me = 0; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, 0); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
+  exchange = mine; tw = undefined; gate = undefined;
+  const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
+  const stand = variants.map((v) => v[0]!);
+  const until = performance.now() + budget.ms;
+  let cfs = 0, id = 0, cf = 0;
+  // the peer feeds only from tasks that make outputs
+  const makers = imps.filter((k) => init.imports[k]!.params.includes('name'));
+  /** A batch of `n` tasks; value inputs fed from the peer's batch `from` (its tasks `made`), or not (-1). */
+  const batch = (b: number, n: number, from: number, made: number, feed: number[]): Task[] => {
+    const tasks: Task[] = [];
+    for (let ti = 0; ti < n; ti++) {
+      const pool = from >= 0 || makers.length === 0 ? imps : makers;
+      const k = pool[(b + ti) % pool.length]!, params = init.imports[k]!.params;
+      const args: unknown[] = [], keys: string[] = [], fwd: Forward[] = [];
+      let fedFrom = 0;
+      for (let i = 0; i < params.length; i++) {
+        const p = params[i]!;
+        if (p === 'name') { args.push(null); keys.push(`r${cf}.${i}`); continue; }
+        if (p !== 'value') { args.push(p === 'string' ? 's' : p === 'real' ? 0.5 : 1); keys.push(''); continue; }
+        args.push(null);
+        keys.push(`v${cf}.${i}`);
+        // inputs mostly fed from the peer, else made in this batch, or sent with it
+        const how = (cf + i) % 5;
+        if (how < 3 && from >= 0 && made > 0) { const pt = fedFrom++ % made; fwd.push({ arg: i, lane: P, batch: from, task: pt, out: 0 }); feed.push(from, pt, 0, 0); }
+        else if (how === 3 && ti > 0 && init.imports[tasks[ti - 1]!.imp]!.params.includes('name')) fwd.push({ arg: i, task: ti - 1, out: 0 });
+        else args[i] = (cf & 1) === 0 ? { t: T_REAL, v: 0.25 + cf } : { t: T_INT, v: cf };
+      }
+      tasks.push(fwd.length > 0 ? { cf: cf++, imp: k, args, keys, fwd } : { cf: cf++, imp: k, args, keys });
+    }
+    return tasks;
+  };
+  /** Run `tasks` as batch `bid` on lane `lane` (0: this worker's, P: the peer's), as the real run would: cloned on the way. */
+  const runAs = (lane: number, bid: number, tasks: Task[]): boolean => {
+    me = lane; RUNNING = runningFlag(L, lane); exchange = lane === 0 ? mine : peer;
+    const ok = run(structuredClone(encodeBatch(bid, tasks)), stand);
+    me = 0; RUNNING = runningFlag(L, 0); exchange = mine;
+    return ok;
+  };
+  try {
+    for (let b = 0; cfs < budget.cfs && performance.now() < until; b++) {
+      for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![b % 5]!;
+      // results go to the rehearsal's own port, and one in four to the system thread, which drops
+      // them (a worker's results before it is ready): the site posting them sees both ports
+      results = (b & 3) === 3 ? parentPort! : out.port1;
+      // the peer's batch makes the values this lane's batch is fed; the feed requests reach the
+      // peer before or after its tasks ran, as in a real run
+      // (the first one long: the encoders' scratch grows here, not in the run)
+      const pid = ++id, n = b === 0 ? 100 : 1 + (b % 3);
+      const ptasks = batch(b, n, -1, 0, []);
+      const made = makers.length > 0 ? n : 0;
+      const feed: number[] = [];
+      const tasks = batch(b + 1, 1 + ((b + 1) % 3), pid, made, feed);
+      const early = (b & 1) === 0;
+      if (early && feed.length > 0) { ctl1.port1.postMessage(feed); Atomics.add(pflags, feedsFlag(L, P), 1); }
+      if (!runAs(P, pid, ptasks)) break;
+      if (!early && feed.length > 0) { ctl1.port1.postMessage(feed); Atomics.add(pflags, feedsFlag(L, P), 1); }
+      peer.serve();
+      // what a result reports after sleeps and wakes, which the rehearsal's lanes never need: its
+      // code paths get their feedback too (code optimised without it deoptimises at the first)
+      if ((b & 7) === 5) { idleSleeps = 1; mine.woke = 1; gaps.batchWaits = 1; }
+      if (!runAs(0, ++id, tasks)) break;
+      Atomics.store(pflags, processedFlag(L, 0), id);
+      Atomics.store(pflags, processedFlag(L, P), pid);
+      while (receiveMessageOnPort(out.port2) !== undefined);
+      cfs += n + tasks.length;
+    }
+  } finally {
+    ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
+    // this worker's exchange made anew (it was not used yet): an object made before the
+    // rehearsal's may carry a hidden class V8 has since replaced, and the code optimised in the
+    // rehearsal would deoptimise on it at the first batch ('wrong map')
+    if (exchange) exchange = new Exchange(flags, me, LANES, init.ctl!, init.peers!, init.slots && new FeedSlots(init.slots, LANES, me));
+    results = parentPort!;
+    prevOuts = []; lastFin = -1; idleSleeps = 0; waits = undefined;
+    gaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 };
+    for (const p of [got.peers[0]![1]!, got.peers[1]![0]!, got.ctl[0]!, got.ctl[1]!, ctl0.port1, ctl1.port1, out.port1, out.port2, via.port2]) p.close();
+  }
+  return cfs;
+}
+
+/**
+ * Stand-ins for ucode `f` with its calling convention (a C++ ucode's direct form, or DF handles),
+ * each setting every output. Five, made by different literals and taken in turn: the call sites
+ * go megamorphic in the rehearsal, so the code optimised there assumes nothing about which
+ * function the real run calls ('wrong call target').
+ */
+function standIns(f: Ucode, params: readonly string[]): Ucode[] {
+  type Fill = (a: readonly unknown[], k: ArrayLike<string | number>, n: unknown, outs: (DfValue | null)[]) => void;
+  const cpp = (direct: Fill): Ucode => { const c: Ucode = function cpp(): unknown { return undefined; }; (c as Ucode & { direct?: Fill }).direct = direct; return c; };
+  if (directOf(f) !== undefined) {
+    return [
+      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 0.5 + i }; }),
+      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 1.5 + i }; }),
+      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_INT, v: i }; }),
+      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 2.5 * i }; }),
+      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 3.5 + i }; }),
+    ];
+  }
+  const names = (args: unknown[]): DF[] => params.flatMap((p, i) => (p === 'name' ? [args[i] as DF] : []));
+  return [
+    (...a: unknown[]) => { for (const d of names(a)) d.setReal(0.5); },
+    (...a: unknown[]) => { for (const d of names(a)) d.setReal(1.5); },
+    (...a: unknown[]) => { for (const d of names(a)) d.setInt(1); },
+    (...a: unknown[]) => { for (const d of names(a)) d.setReal(2.5); },
+    (...a: unknown[]) => { for (const d of names(a)) d.setReal(3.5); },
+  ];
 }
 
 main().catch((e: unknown) => {

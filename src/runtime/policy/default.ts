@@ -192,6 +192,19 @@ export const LANE_SLEEP_NS = 10_000_000;
 export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
 export const REHEARSE_MS = 3000;
+/**
+ * `--warm-start` with LUNA_LANE_REHEARSE_CFS=N: each worker runs N fragments through its own
+ * per-CF path (decode, values fed by a simulated peer lane, the calling convention with
+ * stand-ins, result encode and post), at most LANE_REHEARSE_MS, before it reports ready
+ * (exec/worker.ts rehearse). Off by default: Task Bench stencil_1d 1×2, C++ kernels, 1 000 steps
+ * at 2^14, alternated, load 11–12: TurboFan compilations of the workers' path inside the span
+ * 40–60 with it against 40–52 without, deoptimisations of the workers inside the span 7–16
+ * against 2–6, and 300–600 ms more before the span. What it cannot rehearse alone is what the
+ * span compiles: the waits for fed values (fed, take, spinning), where a value comes only from
+ * another thread (docs/benchmarks.md, "Workers rehearse").
+ */
+export const LANE_REHEARSE_CFS = 0;
+export const LANE_REHEARSE_MS = 1500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
 
@@ -348,7 +361,8 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   rehearsal(_t: ThreadsView): RehearsalBudget | undefined {
     const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
-    return cfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS } : undefined;
+    const laneCfs = tuned('LUNA_LANE_REHEARSE_CFS') ?? LANE_REHEARSE_CFS;
+    return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs: LANE_REHEARSE_MS } : undefined;
   }
 
   /**

@@ -173,6 +173,12 @@ export interface RehearsalBudget {
   readonly ms: number;
   /** the duration a simulated fragment reports, ns (batches are sized by it) */
   readonly cfNs: number;
+  /**
+   * fragments each worker runs through its own per-CF path before it reports ready, against
+   * stand-ins for the ucodes and a simulated peer lane (exec/worker.ts), at most laneMs
+   */
+  readonly laneCfs?: number;
+  readonly laneMs?: number;
 }
 
 /** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */

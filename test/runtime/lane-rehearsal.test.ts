@@ -1,0 +1,75 @@
+// Workers rehearse their own per-CF path before they report ready (--warm-start with
+// LUNA_LANE_REHEARSE_CFS, off by default): stand-ins for
+// the ucodes, a simulated peer lane feeding them, private flags and ports. Nothing of it may
+// reach the run: the ucodes run only in the real run, the output and the trace's fragments are
+// those of a run without it, and a fault in the real run is still reported and named.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { PROGRAM, expected } from './stencil2.js';
+import { fixture } from '../ucode/fixtures.js';
+
+// every call of a step leaves a mark in the file its run names: the rehearsal must leave none
+const UCODES = `
+import { appendFileSync } from 'node:fs';
+type In = { getInt(): number };
+type Out = { setInt(v: number): void };
+export function c_init(x: number, v: Out): void { v.setInt(x + 1); }
+export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out): void {
+  appendFileSync(process.env.STEP_MARKS!, '.');
+  if (kind === 'throw' && t === 40 && x === 1) throw new Error('boom at step ' + t);
+  const until = performance.now() + 0.15;
+  while (performance.now() < until) { /* ~150 µs: the steps stay on the workers */ }
+  v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
+}
+export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
+`;
+
+interface Timing { laneRehearsedCfs?: number; workers?: number }
+
+/** CFs per label in a trace (luna export tables). */
+async function fragmentsOf(trace: string, out: string): Promise<string[]> {
+  assertOk(await luna(['export', 'tables', trace, '-o', out, '--format', 'csv']));
+  const lines = readFileSync(join(out, 'fragments.csv'), 'utf8').trim().split('\n');
+  const head = lines[0]!.split(',');
+  const label = head.indexOf('label'), indices = head.indexOf('indices');
+  return lines.slice(1).map((l) => { const c = l.split(','); return `${c[label]}${c[indices]}`; }).sort();
+}
+
+test('each worker rehearses before it is ready; the run calls its ucodes, prints and traces as without the rehearsal', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const steps = 120;
+  const run = (name: string, env: NodeJS.ProcessEnv): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', '--trace', join(dir, `${name}.trace`), join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, `${name}.marks`), ...env }, timeoutMs: 120_000 });
+  const [on, off] = await Promise.all([run('on', { LUNA_LANE_REHEARSE_CFS: '3000' }), run('off', {})]);
+  for (const r of [on, off]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  }
+  const timing = timingOf<Timing>(on);
+  assert.ok((timing.laneRehearsedCfs ?? 0) > 0, `no worker rehearsed\n${describeRun(on)}`);
+  assert.equal(timingOf<Timing>(off).laneRehearsedCfs, undefined, describeRun(off));
+  // each step ran once, in the real run: the stand-ins ran in the rehearsal, not the ucodes
+  assert.equal(readFileSync(join(dir, 'on.marks'), 'utf8').length, 2 * steps);
+  assert.equal(readFileSync(join(dir, 'off.marks'), 'utf8').length, 2 * steps);
+  // the trace holds the program's fragments, each once, and nothing of the rehearsal
+  const [a, b] = await Promise.all([fragmentsOf(join(dir, 'on.trace'), join(dir, 'on.tables')), fragmentsOf(join(dir, 'off.trace'), join(dir, 'off.tables'))]);
+  assert.deepEqual(a, b);
+  assert.equal(a.length, 2 + 2 * steps + 2, 'the program\'s atomic fragments: 2 inits, 2 a step, 2 prints');
+});
+
+test('without --warm-start no worker rehearses, whatever LUNA_LANE_REHEARSE_CFS says', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const r = await luna(['run', '--timing', '--threads', '2', join(dir, 'p.fa'), '30', 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(30), describeRun(r));
+  assert.equal(timingOf<Timing>(r).laneRehearsedCfs, undefined, describeRun(r));
+});
+
+test('after a rehearsal, a ucode that throws while the other worker waits for its value fails the run, naming it', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
+  assertFails(r, [/exception in ucode c_step: boom at step 40/, /in CF b\[40\] \(ucode c_step/]);
+  assert.doesNotMatch(r.stdout, /v\[/);
+});
