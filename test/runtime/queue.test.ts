@@ -1,7 +1,7 @@
 // The scheduler's queues alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Deque, FifoReady, PriorityReady, WaitingCfs } from '../../src/runtime/node/queue.js';
+import { Deque, FifoReady, PriorityReady } from '../../src/runtime/node/queue.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
 import type { Site } from '../../src/program/compile.js';
 
@@ -41,24 +41,4 @@ test('FifoReady: arrival order; work given away is taken from the tail', () => {
   const order: number[] = [];
   while (q.length) order.push(q.shift()!.id);
   assert.deepEqual(order, [0, 1, 4]);
-});
-
-test('WaitingCfs: exactly the CFs added and not deleted, in the order they were added, as a set of them', () => {
-  const rnd = ((s: number) => () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32)(11);
-  const cfs = Array.from({ length: 40 }, (_, i) => cf(i));
-  const w = new WaitingCfs();
-  const oracle = new Set<Cf>();
-  for (let step = 0; step < 4000; step++) {
-    const c = cfs[Math.floor(rnd() * cfs.length)]!;
-    if (rnd() < 0.55) { w.add(c); oracle.add(c); } else assert.equal(w.delete(c), oracle.delete(c), `step ${step}: delete ${c.id}`);
-    assert.equal(w.size, oracle.size);
-    assert.equal(w.has(c), oracle.has(c));
-    if (step % 97 === 0) assert.deepEqual([...w].map((x) => x.id), [...oracle].map((x) => x.id), `step ${step}: order`);
-  }
-  for (const c of cfs) { w.delete(c); oracle.delete(c); }
-  assert.equal(w.size, 0);
-  assert.deepEqual([...w], []);
-  // an emptied list takes CFs again from its head
-  w.add(cfs[3]!); w.add(cfs[1]!); w.add(cfs[3]!);
-  assert.deepEqual([...w].map((x) => x.id), [3, 1]);
 });

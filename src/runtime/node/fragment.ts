@@ -59,9 +59,6 @@ export class Cf {
   outRules: number[] | null = null;
   /** order among ready CFs: higher first (0 unless a priority policy says otherwise) */
   priority = 0;
-  /** the neighbours of a CF parked among the node's waiting CFs (queue.ts WaitingCfs) */
-  waitPrev: Cf | null = null;
-  waitNext: Cf | null = null;
   private gidOwn: string | null = null;
 
   constructor(

@@ -5,7 +5,6 @@
 // that of unrolling the whole loop at once, without holding all its CFs.
 // ReadyQueue: atomic CFs ready to run, FIFO, or by priority (higher first, then FIFO) when the
 // policy orders them.
-// WaitingCfs: the CFs parked until DFs arrive, in the order they parked.
 import type { Cf } from './fragment.js';
 
 /** A growable ring buffer. */
@@ -169,51 +168,6 @@ export class PriorityReady implements ReadyQueue {
       if (!this.before(m, i)) return;
       this.swap(m, i);
       i = m;
-    }
-  }
-}
-
-/**
- * The CFs parked until DFs arrive, in the order they parked (hang reports list them), linked
- * through the CFs themselves (Cf.waitPrev/waitNext): a Set of them grew and rehashed its table
- * as CFs parked and left, 114 bytes of garbage a fragment on the system thread (Task Bench
- * stencil_1d 1×2, where every fed CF parks first). A CF is in one such list at most.
- */
-export class WaitingCfs {
-  private head: Cf | null = null;
-  private tail: Cf | null = null;
-  size = 0;
-
-  has(cf: Cf): boolean {
-    return cf.waitPrev !== null || this.head === cf;
-  }
-
-  add(cf: Cf): void {
-    if (this.has(cf)) return;
-    const t = this.tail;
-    cf.waitPrev = t;
-    cf.waitNext = null;
-    if (t === null) this.head = cf; else t.waitNext = cf;
-    this.tail = cf;
-    this.size++;
-  }
-
-  /** Whether `cf` was here (as Set.delete). */
-  delete(cf: Cf): boolean {
-    if (!this.has(cf)) return false;
-    const p = cf.waitPrev, n = cf.waitNext;
-    if (p === null) this.head = n; else p.waitNext = n;
-    if (n === null) this.tail = p; else n.waitPrev = p;
-    cf.waitPrev = cf.waitNext = null;
-    this.size--;
-    return true;
-  }
-
-  *[Symbol.iterator](): IterableIterator<Cf> {
-    for (let c = this.head; c !== null;) {
-      const next = c.waitNext;
-      yield c;
-      c = next;
     }
   }
 }

@@ -10,7 +10,7 @@ import type { SchedulingPolicy } from '../policy/types.js';
 import { holdsDfStore, sharedBytesChurned } from '../exec/shm.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
-import { Deque, FifoReady, PriorityReady, WaitingCfs, type ReadyQueue } from './queue.js';
+import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
 import { DfStore, type Delivery, type Served } from './store.js';
 import type { Spread } from './spread.js';
 
@@ -77,7 +77,7 @@ export class NodeState {
   /** atomic CFs ready to run */
   readonly ready: ReadyQueue;
   /** CFs parked until DFs arrive (hang reports) */
-  readonly waiting = new WaitingCfs();
+  readonly waiting = new Set<Cf>();
   /** `for` CFs unrolled lazily, several-lane mode */
   readonly loops: Cf[] = [];
   /**
