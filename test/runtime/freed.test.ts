@@ -121,3 +121,38 @@ test('a key added at the place has() found for it is freed exactly as by add, wh
     assert.deepEqual(inside(f).ranges.get('x#2'), [-1, 7]);
   }
 });
+
+test('rows freed out of order a few rows apart, as worker lanes free a stencil, stay exact and end as one run', () => {
+  // each row's columns are freed within a window of later rows, in a shuffled order: runs split,
+  // merge and are kept for reuse many times over (with three stores at once, which share them)
+  const rnd = lcg(7);
+  const stores = [new FreedKeys(), new FreedKeys(), new FreedKeys()];
+  const oracles = stores.map(() => new Set<string>());
+  const rows = 600, cols = 3, window = 5;
+  const pending: string[] = [];
+  for (let t = 0; t < rows + window; t++) {
+    if (t < rows) for (let x = 0; x < cols; x++) pending.push(`v#2.${t}.${x}`);
+    // free a random part of what is pending, but everything older than the window
+    const keep: string[] = [];
+    for (const k of pending) {
+      const row = Number(k.split('.')[1]);
+      if (row <= t - window || rnd() < 0.4) {
+        const s = Math.floor(rnd() * stores.length);
+        stores[s]!.add(k);
+        oracles[s]!.add(k);
+      } else keep.push(k);
+    }
+    pending.splice(0, pending.length, ...keep);
+    for (let q = Math.max(0, t - window - 1); q <= Math.min(rows, t + 1); q++) {
+      for (let x = 0; x <= cols; x++) {
+        const k = `v#2.${q}.${x}`;
+        for (let s = 0; s < stores.length; s++) assert.equal(stores[s]!.has(k), oracles[s]!.has(k), `row ${t}: store ${s}, ${k}`);
+      }
+    }
+  }
+  // every key freed into one store: a single run of rows
+  const f = new FreedKeys();
+  for (let t = 0; t < rows; t += 2) for (let x = cols - 1; x >= 0; x--) f.add(`v#2.${t + 1}.${x}`), f.add(`v#2.${t}.${x}`);
+  assert.equal(inside(f).rows.get('v#2')!.length, 1);
+  assert.ok(f.has('v#2.0.0') && f.has(`v#2.${rows - 1}.${cols - 1}`) && !f.has(`v#2.${rows}.0`) && !f.has(`v#2.3.${cols}`));
+});

@@ -13,8 +13,14 @@ import type { DfStore } from './store.js';
 export class FeedBook {
   /** outputs of the batches in flight, with the lane and batch that make them */
   readonly promised = new Map<DfKey, Producer>();
-  /** outputs of batches sent since the last look: their waiters are candidates */
+  /**
+   * outputs of batches sent since the last look, the first `freshN`: their waiters are
+   * candidates. Counted, not emptied by `length = 0`, which drops an array's storage: a fed
+   * stencil step promises one key per look, and each look's first push reserved 17 slots again
+   * (Task Bench stencil_1d 1×2: 78 bytes a fragment).
+   */
   private fresh: DfKey[] = [];
+  private freshN = 0;
   /** outputs whose waiters found no lane free: looked at again when a batch comes back */
   private deferred: DfKey[] = [];
   /** the list `fresh` takes turns with (candidates: none allocated per look) */
@@ -33,7 +39,7 @@ export class FeedBook {
     for (const [k, p] of out) {
       if (p === null || p.task < 0 || p.lane !== undefined) continue;
       this.promised.set(k, { task: p.task, out: p.out, lane, batch: id });
-      this.fresh.push(k);
+      this.fresh[this.freshN++] = k;
     }
   }
 
@@ -47,7 +53,7 @@ export class FeedBook {
       const p = b.producer(k);
       if (!p || p.task !== task || p.lane !== undefined) continue;
       this.promised.set(k, { task, out: p.out, lane, batch: id });
-      this.fresh.push(k);
+      this.fresh[this.freshN++] = k;
     }
   }
 
@@ -58,14 +64,14 @@ export class FeedBook {
       if (keys) for (let j = 0; j < keys.length; j++) if (this.promised.get(keys[j]!)?.batch === id) this.promised.delete(keys[j]!);
     }
     if (this.deferred.length > 0) {
-      for (let i = 0; i < this.deferred.length; i++) this.fresh.push(this.deferred[i]!);
+      for (let i = 0; i < this.deferred.length; i++) this.fresh[this.freshN++] = this.deferred[i]!;
       this.deferred.length = 0;
     }
   }
 
   /** Outputs were promised since the last look (nothing else can make a CF a candidate). */
   get hasCandidates(): boolean {
-    return this.fresh.length > 0;
+    return this.freshN > 0;
   }
 
   /**
@@ -73,12 +79,14 @@ export class FeedBook {
    * producers, until `take` declines (-1: no lane free; the CF is tried again later).
    */
   candidates(store: DfStore, take: (cf: Cf, from: readonly number[]) => number): void {
-    while (this.fresh.length > 0) {
+    while (this.freshN > 0) {
       // the two lists take turns: what take() promises meanwhile goes to the other one
-      const keys = this.fresh;
+      const keys = this.fresh, n = this.freshN;
       this.fresh = this.spare;
-      for (let i = 0; i < keys.length; i++) {
+      this.freshN = 0;
+      for (let i = 0; i < n; i++) {
         const k = keys[i]!;
+        keys[i] = ''; // (the list keeps its storage, not the keys)
         if (!this.promised.has(k)) continue;
         const ws = store.waitersOf(k);
         if (ws === null || ws.length === 0) continue;
@@ -91,7 +99,6 @@ export class FeedBook {
           if (take(w, this.fromLanes()) < 0) { this.deferred.push(k); break; }
         }
       }
-      keys.length = 0;
       this.spare = keys;
     }
   }
@@ -121,21 +128,47 @@ export class FeedBook {
     return a;
   }
 
-  /** Feed requests for a batch's tasks, per producing lane (lane → quadruples). */
+  /**
+   * Feed requests for a batch's tasks, per producing lane (lane → quadruples). Each lane's array
+   * is made at its size (counted first): pushed, a fed batch of a stencil grew them by copies,
+   * 106 bytes a fragment (Task Bench stencil_1d 1×2).
+   */
   static requests(tasks: readonly { fwd?: readonly { lane?: number; batch?: number; task: number; out: number }[] }[], to: number): Map<number, Feed> | null {
-    let m: Map<number, Feed> | null = null;
+    const counts = laneCounts;
+    let lanes = 0;
+    for (let i = 0; i < tasks.length; i++) {
+      const fwd = tasks[i]!.fwd;
+      if (!fwd) continue;
+      for (let j = 0; j < fwd.length; j++) {
+        const l = fwd[j]!.lane;
+        if (l === undefined) continue;
+        while (counts.length <= l) counts.push(0);
+        if (counts[l]!++ === 0) lanes++;
+      }
+    }
+    if (lanes === 0) return null;
+    const m = new Map<number, Feed>();
+    for (let l = 0; l < counts.length; l++) {
+      if (counts[l] === 0) continue;
+      m.set(l, new Array<number>(4 * counts[l]!));
+      counts[l] = 0; // from here on: where the lane's next quadruple goes
+    }
     for (let i = 0; i < tasks.length; i++) {
       const fwd = tasks[i]!.fwd;
       if (!fwd) continue;
       for (let j = 0; j < fwd.length; j++) {
         const f = fwd[j]!;
         if (f.lane === undefined) continue;
-        m ??= new Map();
-        let q = m.get(f.lane);
-        if (!q) m.set(f.lane, (q = []));
-        q.push(f.batch!, f.task, f.out, to);
+        const q = m.get(f.lane)!;
+        let at = counts[f.lane]!;
+        q[at++] = f.batch!; q[at++] = f.task; q[at++] = f.out; q[at++] = to;
+        counts[f.lane] = at;
       }
     }
+    for (let l = 0; l < counts.length; l++) counts[l] = 0;
     return m;
   }
 }
+
+/** per lane, FeedBook.requests' count of quadruples, then the next free slot (zero between calls) */
+const laneCounts: number[] = [];
