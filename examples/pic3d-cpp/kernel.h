@@ -172,7 +172,8 @@ inline void padded(int n, const double *const *phis, double *p) {
 // The sweeps are bound by the division by 6 (kept: a multiplication would change the bits): with
 // 4-wide AVX2 registers where the CPU has them (a clone chosen at load time, the same bits; the
 // baseline x86-64 build has only 2-wide ones), jacobiDeep took 0.43 s against 0.56 s of CPU for
-// the seed's 10 steps at depth 10, and the sequential program's jacobi 0.19 s against 0.20 s.
+// the seed's 10 steps at depth 10, and the sequential program's jacobi 0.19 s against 0.20 s (one
+// thread alone, load ~10; docs/pic.md "The sweeps' CPU").
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define PIC3D_SWEEP __attribute__((target_clones("avx2", "default")))
 #else
