@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -168,7 +169,18 @@ inline void padded(int n, const double *const *phis, double *p) {
     }
 }
 
-inline void jacobi(int N, int F, long NP, const double *rho, const double *const *phis, double *out, double *pad) {
+// The sweeps are bound by the division by 6 (kept: a multiplication would change the bits): with
+// 4-wide AVX2 registers where the CPU has them (a clone chosen at load time, the same bits; the
+// baseline x86-64 build has only 2-wide ones), jacobiDeep took 0.43 s against 0.56 s of CPU for
+// the seed's 10 steps at depth 10, and the sequential program's jacobi 0.19 s against 0.20 s (one
+// thread alone, load ~10; docs/pic.md "The sweeps' CPU").
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PIC3D_SWEEP __attribute__((target_clones("avx2", "default")))
+#else
+#define PIC3D_SWEEP
+#endif
+
+PIC3D_SWEEP inline void jacobi(int N, int F, long NP, const double *rho, const double *const *phis, double *out, double *pad) {
   const long n = N / F, m = n + 2, mm = m * m;
   padded((int)n, phis, pad);
   const double h2c = FOUR_PI_G / (N * N);
@@ -340,51 +352,75 @@ inline long rhoRadius(long d, long n) { return d <= n - 2 ? d + 1 : d; }
 
 inline int side(long i, long n) { return i < 0 ? 0 : i < n ? 1 : 2; }
 
-/** φ over the nodes [lo, hi)³ from the 27 n³ blocks into box ((hi−lo)³). */
-inline void gatherBox(long n, const double *const *blocks, long lo, long hi, double *box) {
-  const long m = hi - lo;
+/**
+ * φ over the nodes [lo, hi)³ (−n ≤ lo ≤ 0, n ≤ hi ≤ 2n) from the 27 n³ blocks into box ((hi−lo)³): each
+ * row of the box is at most three runs, the lower z block's tail, the own block's, the upper's
+ * head, each copied by one loop (choosing the block node by node took 1.6× the time alone at
+ * depth 1: 20 against 12.5 µs a box of 27³). The loops stay loops: as memcpy calls, three a row
+ * of at most a few hundred bytes, the calls cost about as much as the copy.
+ */
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) inline void gatherBox(long n, const double *const *blocks, long lo, long hi, double *box) {
+  const long m = hi - lo, below = -lo, above = hi - n;
+  double *dst = box;
   for (long i = lo; i < hi; i++) {
     const int bx = side(i, n);
     const long li = i - (bx - 1) * n;
-    for (long j = lo; j < hi; j++) {
+    for (long j = lo; j < hi; j++, dst += m) {
       const int by = side(j, n);
-      const long lj = j - (by - 1) * n;
-      long k = lo;
-      while (k < hi) {
-        const int bz = side(k, n);
-        const long end = hi < bz * n ? hi : bz * n;
-        const double *src = blocks[(bx * 3 + by) * 3 + bz] + (li * n + lj) * n + k - (bz - 1) * n;
-        double *dst = box + ((i - lo) * m + j - lo) * m + k - lo;
-        for (long q = 0; q < end - k; q++) dst[q] = src[q];
-        k = end;
-      }
+      const long row = (li * n + j - (by - 1) * n) * n;
+      const double *const *b = blocks + (bx * 3 + by) * 3;
+      const double *z0 = b[0] + row + n - below, *z1 = b[1] + row, *z2 = b[2] + row;
+      for (long k = 0; k < below; k++) dst[k] = z0[k];
+      for (long k = 0; k < n; k++) dst[below + k] = z1[k];
+      for (long k = 0; k < above; k++) dst[below + n + k] = z2[k];
     }
   }
 }
 
-/** Density at the nodes [−r, n+r)³ into out ((n+2r)³) from the 27 deposit blocks, in density's order. */
+/** The density at one node (local coordinates li, lj, lk of block (bx, by, bz)): the owner's deposit plus the ghost layers of its 7 lower neighbours, in density's order. */
+inline double densityAt(long n, const double *const *blocks, int bx, int by, int bz, long li, long lj, long lk) {
+  const long n1 = n + 1;
+  double v = blocks[(bx * 3 + by) * 3 + bz][(li * n1 + lj) * n1 + lk];
+  if (li == 0 || lj == 0 || lk == 0)
+    for (int o = 1; o < 8; o++) {
+      const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+      if ((ox && li != 0) || (oy && lj != 0) || (oz && lk != 0)) continue;
+      const double *src = blocks[((bx - ox) * 3 + by - oy) * 3 + bz - oz];
+      v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)];
+    }
+  return v;
+}
+
+/**
+ * Density at the nodes [−r, n+r)³ into out ((n+2r)³) from the 27 deposit blocks, in density's
+ * order (0 ≤ r < n). A row of the box is three runs of the z blocks; a node adds ghost layers
+ * only on a block's lower faces (li, lj or lk 0), so a row off those faces is copied run by run
+ * and only its two lk = 0 nodes summed (node by node for every node, it took 0.17 s of the
+ * workers' CPU at the seed's parameters, about as much as the deposit).
+ */
 inline void densityHalo(int N, int F, long r, const double *const *blocks, double *out) {
-  const long n = N / F, n1 = n + 1;
-  long w = 0;
+  const long n = N / F, n1 = n + 1, m = n + 2 * r;
+  double *w = out;
   for (long i = -r; i < n + r; i++) {
     const int bx = side(i, n);
     const long li = i - (bx - 1) * n;
-    for (long j = -r; j < n + r; j++) {
+    for (long j = -r; j < n + r; j++, w += m) {
       const int by = side(j, n);
       const long lj = j - (by - 1) * n;
-      for (long k = -r; k < n + r; k++, w++) {
-        const int bz = side(k, n);
-        const long lk = k - (bz - 1) * n;
-        double v = blocks[(bx * 3 + by) * 3 + bz][(li * n1 + lj) * n1 + lk];
-        if (li == 0 || lj == 0 || lk == 0)
-          for (int o = 1; o < 8; o++) {
-            const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
-            if ((ox && li != 0) || (oy && lj != 0) || (oz && lk != 0)) continue;
-            const double *src = blocks[((bx - ox) * 3 + by - oy) * 3 + bz - oz];
-            v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)];
-          }
-        out[w] = v;
+      if (li == 0 || lj == 0) {
+        for (long k = -r; k < n + r; k++) {
+          const int bz = side(k, n);
+          w[k + r] = densityAt(n, blocks, bx, by, bz, li, lj, k - (bz - 1) * n);
+        }
+        continue;
       }
+      const double *const *b = blocks + (bx * 3 + by) * 3;
+      const long row = (li * n1 + lj) * n1;
+      for (long k = 0; k < r; k++) w[k] = b[0][row + n - r + k];
+      for (long k = 0; k < n; k++) w[r + k] = b[1][row + k];
+      for (long k = 0; k < r; k++) w[r + n + k] = b[2][row + k];
+      w[r] = densityAt(n, blocks, bx, by, 1, li, lj, 0);
+      if (r > 0) w[r + n] = densityAt(n, blocks, bx, by, 2, li, lj, 0);
     }
   }
 }
@@ -395,7 +431,7 @@ inline void densityHalo(int N, int F, long r, const double *const *blocks, doubl
  * 3·(n+1)³ in the push's layout); rho has halo r ≥ sweeps − 1 + the extra growth; a, b: scratch of
  * (n+2·sweeps+4)³.
  */
-inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b, bool ghost = false) {
+PIC3D_SWEEP inline void jacobiDeep(int N, int F, long NP, int sweeps, const double *rho, long r, const double *const *phis, double *out, double *g, double *a, double *b, bool ghost = false) {
   // the box: [−h, n+u)³, one node more below with g, one (two with ghost) more above
   const long n = N / F, h = sweeps + (g ? 1 : 0), u = sweeps + (g ? (ghost ? 2 : 1) : 0), m = n + h + u, mm = m * m, mr = n + 2 * r;
   const double h2c = FOUR_PI_G / (N * N);
