@@ -103,17 +103,18 @@ extern "C" {
 // subdomain; cut into x-slabs (one DF per part and slab crosses to its node once); each subdomain's
 // particles taken from every part or slab, part after part (id order, as from one sorted cloud).
 
-/** Part q of B of the initial cloud (the ids of model.ts cloudRange) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
+/** Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
 void c_init_part(int N, int F, int NP, int NT, int K, int q, int B, OutputDF &part)
 {
     std::string why = pic3d::badParams(N, F, NP, NT, K);
-    if (why.empty() && !(B >= 1 && q >= 0 && q < B)) why = "cloud part " + std::to_string(q) + " of " + std::to_string(B);
+    if (why.empty() && !(B >= 1 && q >= 0)) why = "cloud part " + std::to_string(q) + " of " + std::to_string(B);
     if (!why.empty()) {
         std::printf("pic3d: FAILED (%s)\n", why.c_str());
         ABORT("pic3d: " << why);
     }
     const int S = F * F * F;
-    const long lo = (long)((long long)q * NP / B), hi = (long)((long long)(q + 1) * NP / B);
+    // a DF beyond the B parts holds no particle
+    const long lo = q < B ? (long)((long long)q * NP / B) : 0, hi = q < B ? (long)((long long)(q + 1) * NP / B) : 0;
     // the records drawn once, then each written in its place
     std::vector<double> recs((size_t)(hi - lo) * pic3d::REC);
     std::vector<int32_t> sub(hi - lo);

@@ -28,7 +28,7 @@ function subdomainOf(parts: Float64Array, o: number, N: number, F: number): numb
 }
 
 /**
- * Part q of B of the initial cloud (the ids of model.ts cloudRange) sorted by subdomain: F³ + 1
+ * Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1
  * offsets (in particles) as doubles, then the records. Each particle's subdomain is found once
  * (model.ts subdomainsOf) and its record copied by a loop (a subarray per particle was 10⁶
  * objects). The parts are made in parallel before the first step; a subdomain's particles are
@@ -36,8 +36,9 @@ function subdomainOf(parts: Float64Array, o: number, N: number, F: number): numb
  */
 export function c_init_part(N: number, F: number, NP: number, NT: number, K: number, q: number, B: number, part: DF): void {
   params(N, F, NP, NT, K);
-  if (!(Number.isInteger(q) && Number.isInteger(B) && B >= 1 && q >= 0 && q < B)) fail(`cloud part ${q} of ${B}`);
-  const [lo, hi] = cloudRange(NP, q, B);
+  if (!(Number.isInteger(q) && Number.isInteger(B) && B >= 1 && q >= 0)) fail(`cloud part ${q} of ${B}`);
+  // a DF beyond the B parts holds no particle
+  const [lo, hi] = q < B ? cloudRange(NP, q, B) : [0, 0];
   const parts = cloudPart(NP, lo, hi);
   const S = F * F * F, n = hi - lo;
   const count = new Int32Array(S);

@@ -122,8 +122,12 @@ describe('pic3d initial cloud in parts, through its ucodes', () => {
     });
   }
 
-  test('a part that does not exist is refused, named', () => {
-    assert.throws(() => c_init_part(8, 2, 100, 1, 1, 4, 4, output()), /cloud part 4 of 4/);
+  test('a DF beyond the parts holds no particle; a part that cannot exist is refused, named', () => {
+    const d = output();
+    c_init_part(8, 2, 100, 1, 1, 3, 2, d);
+    assert.deepEqual(input(d).getFloat64Array(), new Float64Array(9));
+    assert.throws(() => c_init_part(8, 2, 100, 1, 1, -1, 4, output()), /cloud part -1 of 4/);
+    assert.throws(() => c_init_part(8, 2, 100, 1, 1, 0, 0, output()), /cloud part 0 of 0/);
   });
 });
 
@@ -269,16 +273,17 @@ describe('pic3d program', () => {
 
   test('the cloud made in parts comes back as one sorted cloud, on 1, 2 and 3 in-process nodes, both kernel languages', async () => {
     // no step: each subdomain's final summary dumps the particles it took from the parts (pick_all
-    // on one node, cut and pick on several), compared with one cloud sorted by subdomain
+    // on one node, cut and pick on several), compared with one cloud sorted by subdomain; one node
+    // in 1 part (its default), 4 and 3 (the last DF empty)
     const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-parts-'));
     const before = process.env.PIC3D_DUMP;
     try {
       for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa'])
-        for (const [nodes, N, F] of [[1, 8, 2], [2, 8, 2], [3, 9, 3]] as const) {
-          const NP = 2000, out = join(dir, `${nodes}-${file.includes('cpp') ? 'cpp' : 'ts'}`);
+        for (const [nodes, N, F, defines] of [[1, 8, 2, []], [1, 8, 2, ['CLOUD=4']], [1, 8, 2, ['CLOUD=3']], [2, 8, 2, []], [3, 9, 3, []]] as const) {
+          const NP = 2000, out = join(dir, `${nodes}-${file.includes('cpp') ? 'cpp' : 'ts'}-${defines.join('')}`);
           process.env.PIC3D_DUMP = out;
           mkdirSync(out);
-          const r = await runFile(file, { nodes, lanes: 1, args: [String(N), String(F), String(NP), '0', '1', '1', String(nodes)] });
+          const r = await runFile(file, { nodes, lanes: 1, defines, args: [String(N), String(F), String(NP), '0', '1', '1', String(nodes)] });
           assert.equal(r.ok, true, `${file} on ${nodes}: ${r.message}`);
           const whole = output();
           c_init_part(N, F, NP, 0, 1, 0, 1, whole);
@@ -287,7 +292,7 @@ describe('pic3d program', () => {
             const s = (a * F + b) * F + c;
             const f = readFileSync(join(out, `${a}_${b}_${c}.f64`));
             const got = new Float64Array(f.buffer.slice(f.byteOffset, f.byteOffset + f.byteLength));
-            assert.deepEqual(got, w.subarray(S + 1 + w[s]! * REC, S + 1 + w[s + 1]! * REC), `${file} on ${nodes} node(s), subdomain (${a}, ${b}, ${c})`);
+            assert.deepEqual(got, w.subarray(S + 1 + w[s]! * REC, S + 1 + w[s + 1]! * REC), `${file} on ${nodes} node(s) ${defines.join('')}, subdomain (${a}, ${b}, ${c})`);
           }
         }
     } finally {
