@@ -61,23 +61,27 @@ inline std::string badParams(long N, long F, long NP, long NT, long K) {
   return m.str();
 }
 
+/** mulberry32's output function of a 32-bit state (model.ts draw). */
+inline uint32_t mix32(uint32_t t) {
+  t = (t ^ (t >> 15)) * (t | 1u);
+  t ^= t + (t ^ (t >> 7)) * (t | 61u);
+  return t ^ (t >> 14);
+}
+
 /**
- * The initial cloud of model.ts (initialCloud), the same bits: particle p's record to
- * emit(p, record), in id order. A uniform ball of radius R0 at the centre, rigidly rotating
- * about z, drawn by mulberry32 from SEED with rejection.
+ * Particles lo … hi − 1 of the initial cloud of NP (model.ts cloudPart), the same bits: particle
+ * p's record to emit(p, record), in id order. A uniform ball of radius R0 at the centre, rigidly
+ * rotating about z; particle p's draws by counter (model.ts draw: mulberry32's output function of
+ * its key XOR (j + 1)·golden ratio), rejected outside the ball: any split of the ids makes the
+ * same particles.
  */
 template <class Emit>
-inline void initialCloud(long NP, Emit emit) {
+inline void cloudPart(long NP, long lo, long hi, Emit emit) {
   const double R0 = 0.3, OMEGA = 2, unit = std::ldexp(1.0, -massExponent(NP));
-  uint32_t state = 20240917u;
-  auto rnd = [&state]() {
-    state += 0x6d2b79f5u;
-    uint32_t t = state;
-    t = (t ^ (t >> 15)) * (t | 1u);
-    t ^= t + (t ^ (t >> 7)) * (t | 61u);
-    return (double)(t ^ (t >> 14)) / 4294967296.0;
-  };
-  for (long p = 0; p < NP; p++) {
+  for (long p = lo; p < hi; p++) {
+    const uint32_t key = mix32(20240917u + (uint32_t)(p + 1) * 0x6d2b79f5u);
+    uint32_t j = 0;
+    auto rnd = [&]() { return (double)mix32(key ^ (++j * 0x9e3779b9u)) / 4294967296.0; };
     double dx, dy, dz;
     do {
       dx = (2 * rnd() - 1) * R0; dy = (2 * rnd() - 1) * R0; dz = (2 * rnd() - 1) * R0;
@@ -86,6 +90,10 @@ inline void initialCloud(long NP, Emit emit) {
     emit(p, r);
   }
 }
+
+/** The whole initial cloud of NP particles (model.ts initialCloud). */
+template <class Emit>
+inline void initialCloud(long NP, Emit emit) { cloudPart(NP, 0, NP, emit); }
 
 /** The subdomain (x-major) of a particle record. */
 inline int subdomainOf(const double *r, int N, int F) {

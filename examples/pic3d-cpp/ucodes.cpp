@@ -1,8 +1,8 @@
 // The compute ucodes of pic3d in C++ (the kernels are kernel.h), written against the original
 // LuNA ucode API: extern "C" functions taking const InputDF& / OutputDF&, raw blocks through
 // getData<double>() and create<double>(n). The initial cloud and its cutting into subdomains are
-// C++ too (the same bits as examples/pic3d/driver.ts: they run before any step, one fragment after
-// another, so their speed is the start-up's), and so is each subdomain's final summary; the
+// C++ too (the same bits as examples/pic3d/driver.ts: they run before the first step, so their
+// speed is the start-up's), and so is each subdomain's final summary; the
 // reference, the chain of sums and the report are TypeScript: ucodes.ts.
 #include <cmath>
 #include <cstdio>
@@ -99,76 +99,96 @@ static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, 
 
 extern "C" {
 
-// The start (driver.ts, the same layouts): the cloud sorted by subdomain, cut into x-slabs (one
-// DF per slab crosses to its node once), each subdomain's particles picked from its slab.
+// The start (driver.ts, the same layouts): the cloud in parts by particle id, each sorted by
+// subdomain; cut into x-slabs (one DF per part and slab crosses to its node once); each subdomain's
+// particles taken from every part or slab, part after part (id order, as from one sorted cloud).
 
-/** The initial cloud sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
-void c_init_all(int N, int F, int NP, int NT, int K, OutputDF &all)
+/** Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
+void c_init_part(int N, int F, int NP, int NT, int K, int q, int B, OutputDF &part)
 {
-    const std::string why = pic3d::badParams(N, F, NP, NT, K);
+    std::string why = pic3d::badParams(N, F, NP, NT, K);
+    if (why.empty() && !(B >= 1 && q >= 0)) why = "cloud part " + std::to_string(q) + " of " + std::to_string(B);
     if (!why.empty()) {
         std::printf("pic3d: FAILED (%s)\n", why.c_str());
         ABORT("pic3d: " << why);
     }
     const int S = F * F * F;
-    // two passes over the same draws: count per subdomain, then write each record in its place
-    std::vector<int32_t> sub(NP);
+    // a DF beyond the B parts holds no particle
+    const long lo = q < B ? (long)((long long)q * NP / B) : 0, hi = q < B ? (long)((long long)(q + 1) * NP / B) : 0;
+    // the records drawn once, then each written in its place
+    std::vector<double> recs((size_t)(hi - lo) * pic3d::REC);
+    std::vector<int32_t> sub(hi - lo);
     std::vector<long> start(S + 1, 0);
-    pic3d::initialCloud(NP, [&](long p, const double *r) { sub[p] = pic3d::subdomainOf(r, N, F); start[sub[p] + 1]++; });
+    pic3d::cloudPart(NP, lo, hi, [&](long p, const double *r) {
+        std::memcpy(recs.data() + (p - lo) * pic3d::REC, r, sizeof(double) * pic3d::REC);
+        sub[p - lo] = pic3d::subdomainOf(r, N, F);
+        start[sub[p - lo] + 1]++;
+    });
     for (int s = 0; s < S; s++) start[s + 1] += start[s];
-    double *out = all.create<double>(S + 1 + (size_t)NP * pic3d::REC);
+    double *out = part.create<double>(S + 1 + (size_t)(hi - lo) * pic3d::REC);
     for (int s = 0; s <= S; s++) out[s] = (double)start[s];
     double *records = out + S + 1;
-    pic3d::initialCloud(NP, [&](long p, const double *r) { std::memcpy(records + start[sub[p]]++ * pic3d::REC, r, sizeof(double) * pic3d::REC); });
+    for (long p = 0; p < hi - lo; p++)
+        std::memcpy(records + start[sub[p]]++ * pic3d::REC, recs.data() + p * pic3d::REC, sizeof(double) * pic3d::REC);
 }
 
-/** The x-slab a of the sorted cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) … (a, F−1, F−1). */
-void c_cut(int F, int a, const InputDF &all, OutputDF &slab)
+/** The x-slab a of a part of the cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) … (a, F−1, F−1). */
+void c_cut(int F, int a, const InputDF &part, OutputDF &slab)
 {
     const long S = (long)F * F * F, F2 = (long)F * F;
-    const double *src = all.getData<double>();
+    const double *src = part.getData<double>();
     const long first = (long)src[a * F2], last = (long)src[(a + 1) * F2];
     double *out = slab.create<double>(F2 + 1 + (last - first) * pic3d::REC);
     for (long k = 0; k <= F2; k++) out[k] = src[a * F2 + k] - (double)first;
     std::memcpy(out + F2 + 1, src + S + 1 + first * pic3d::REC, sizeof(double) * (last - first) * pic3d::REC);
 }
 
-/** The particles of subdomain (a, b, c) at step 0: all staying, none leaving. */
-void c_pick(int F, int b, int c, const InputDF &slab, OutputDF &stay, OutputDF &leaving)
+/** Subdomain s's records of each of the 4 sorted parts (offsets + 1 offsets, then records), part after part, into `stay`; their doubles. */
+static long gatherParts(const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, long offsets, long s, OutputDF &stay, double **out)
 {
-    const long F2 = (long)F * F, s = (long)b * F + c;
-    const double *src = slab.getData<double>();
-    const long lo = F2 + 1 + (long)src[s] * pic3d::REC, hi = F2 + 1 + (long)src[s + 1] * pic3d::REC;
-    std::memcpy(stay.create<double>(hi - lo), src + lo, sizeof(double) * (hi - lo));
+    const InputDF *ps[4] = {&p0, &p1, &p2, &p3};
+    long size = 0;
+    for (const InputDF *p : ps) { const double *x = p->getData<double>(); size += ((long)x[s + 1] - (long)x[s]) * pic3d::REC; }
+    double *w = stay.create<double>(size);
+    *out = w;
+    for (const InputDF *p : ps) {
+        const double *x = p->getData<double>();
+        const long lo = offsets + 1 + (long)x[s] * pic3d::REC, hi = offsets + 1 + (long)x[s + 1] * pic3d::REC;
+        if (hi > lo) std::memcpy(w, x + lo, sizeof(double) * (hi - lo));
+        w += hi - lo;
+    }
+    return size;
+}
+
+/** The particles of subdomain (a, b, c) at step 0 from the x-slab a of each part: all staying, none leaving. */
+void c_pick(int F, int b, int c, const InputDF &s0, const InputDF &s1, const InputDF &s2, const InputDF &s3, OutputDF &stay, OutputDF &leaving)
+{
+    double *out;
+    gatherParts(s0, s1, s2, s3, (long)F * F, (long)b * F + c, stay, &out);
     leaving.create<double>(0);
 }
 
-/** The particles of subdomain (a, b, c) at step 0 straight from the sorted cloud (one node: no slab cut). */
-void c_pick_all(int F, int a, int b, int c, const InputDF &all, OutputDF &stay, OutputDF &leaving)
+/** The particles of subdomain (a, b, c) at step 0 straight from the parts of the cloud (one node: no slab cut). */
+void c_pick_all(int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &stay, OutputDF &leaving)
 {
-    const long S = (long)F * F * F, s = ((long)a * F + b) * F + c;
-    const double *src = all.getData<double>();
-    const long lo = S + 1 + (long)src[s] * pic3d::REC, hi = S + 1 + (long)src[s + 1] * pic3d::REC;
-    std::memcpy(stay.create<double>(hi - lo), src + lo, sizeof(double) * (hi - lo));
+    double *out;
+    gatherParts(p0, p1, p2, p3, (long)F * F * F, ((long)a * F + b) * F + c, stay, &out);
     leaving.create<double>(0);
 }
 
 /**
- * The first step's deposit on one node, straight from the sorted cloud (fragments.ts
+ * The first step's deposit on one node, straight from the parts of the cloud (fragments.ts
  * c_deposit_all): the subdomain's particles copied into S and deposited -> S, L, A (no arrivals)
  */
-void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &all, OutputDF &S, OutputDF &L, OutputDF &A)
+void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A)
 {
-    const long n3 = (long)F * F * F, s = ((long)a * F + b) * F + c;
-    const double *src = all.getData<double>();
-    const long lo = n3 + 1 + (long)src[s] * pic3d::REC, hi = n3 + 1 + (long)src[s + 1] * pic3d::REC;
-    double *stay = S.create<double>(hi - lo);
-    std::memcpy(stay, src + lo, sizeof(double) * (hi - lo));
+    double *stay;
+    const long len = gatherParts(p0, p1, p2, p3, (long)F * F * F, ((long)a * F + b) * F + c, S, &stay);
     // the deposit block followed by the first φ, all zeros
     const long n = N / F, n1 = n + 1;
     double *out = L.create<double>(n1 * n1 * n1 + n * n * n, 0.0);
     Bundle bs[27];
-    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, hi - lo} : Bundle{nullptr, 0};
+    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, len} : Bundle{nullptr, 0};
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     long count[27] = {0};
     double *to[27];

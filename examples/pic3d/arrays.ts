@@ -10,23 +10,29 @@ import { REC, STAY } from './model.js';
 import { summarize } from './driver.js';
 import { depositBlock } from './fragments.js';
 
-/** Step 0: the subdomain's particles from its slab into its block; their count. */
-export function c_pick_dda(F: number, b: number, c: number, slab: DF, P: DdaBlock, ready: DF): void {
-  fill(slab.getFloat64Array(), F * F, b * F + c, P, ready);
+/** Step 0: the subdomain's particles from the x-slab of each of the cloud's 4 parts (pic3d_dda.fa CLOUD) into its block; their count. */
+export function c_pick_dda(F: number, b: number, c: number, s0: DF, s1: DF, s2: DF, s3: DF, P: DdaBlock, ready: DF): void {
+  fill([s0, s1, s2, s3], F * F, b * F + c, P, ready);
 }
 
-/** Step 0 on one node: the subdomain's particles from the sorted cloud itself (no slab cut). */
-export function c_pick_dda_all(F: number, a: number, b: number, c: number, all: DF, P: DdaBlock, ready: DF): void {
-  fill(all.getFloat64Array(), F * F * F, (a * F + b) * F + c, P, ready);
+/** Step 0 on one node: the subdomain's particles from the parts of the cloud themselves (no slab cut). */
+export function c_pick_dda_all(F: number, a: number, b: number, c: number, p0: DF, p1: DF, p2: DF, p3: DF, P: DdaBlock, ready: DF): void {
+  fill([p0, p1, p2, p3], F * F * F, (a * F + b) * F + c, P, ready);
 }
 
-/** Records of subdomain `s` of `src` (`offsets` + 1 offsets, then the records) into block P; ready := its count. */
-function fill(src: Float64Array, offsets: number, s: number, P: DdaBlock, ready: DF): void {
-  const lo = offsets + 1 + src[s]! * REC, hi = offsets + 1 + src[s + 1]! * REC;
-  const k = (hi - lo) / REC;
-  if (P.getMaxNumel() < P.getNumel() + k) P.resize((P.getNumel() + k) * P.getElsize());
-  const v = P.addElement(k)!;
-  new Float64Array(v.buffer, v.byteOffset, hi - lo).set(src.subarray(lo, hi));
+/** Records of subdomain `s` of each part (`offsets` + 1 offsets, then the records), part after part, into block P; ready := its count. */
+function fill(parts: readonly DF[], offsets: number, s: number, P: DdaBlock, ready: DF): void {
+  let total = 0;
+  for (const part of parts) { const src = part.getFloat64Array(); total += src[s + 1]! - src[s]!; }
+  if (P.getMaxNumel() < P.getNumel() + total) P.resize((P.getNumel() + total) * P.getElsize());
+  for (const part of parts) {
+    const src = part.getFloat64Array();
+    const lo = offsets + 1 + src[s]! * REC, hi = offsets + 1 + src[s + 1]! * REC;
+    const k = (hi - lo) / REC;
+    if (k === 0) continue;
+    const v = P.addElement(k)!;
+    new Float64Array(v.buffer, v.byteOffset, hi - lo).set(src.subarray(lo, hi));
+  }
   ready.setInt(P.getNumel());
 }
 

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DF } from '../../src/ucode/df.js';
-import { badParams, cellOf, initialCloud, REC, subdomainsOf, totalMass, type Params } from './model.js';
+import { badParams, cellOf, cloudPart, cloudRange, initialCloud, REC, subdomainsOf, totalMass, type Params } from './model.js';
 import { simulate } from './reference.js';
 import { arriving } from './kernels.js';
 import { records } from './records.js';
@@ -28,24 +28,28 @@ function subdomainOf(parts: Float64Array, o: number, N: number, F: number): numb
 }
 
 /**
- * The initial cloud sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the
- * records. Each particle's subdomain is found once (model.ts subdomainsOf) and its record copied
- * by a loop (a subarray per particle was 10⁶ objects): this call runs alone on the system thread before the workers
- * are up, so its time is the run's.
+ * Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1
+ * offsets (in particles) as doubles, then the records. Each particle's subdomain is found once
+ * (model.ts subdomainsOf) and its record copied by a loop (a subarray per particle was 10⁶
+ * objects). The parts are made in parallel before the first step; a subdomain's particles are
+ * its records of part 0, then of part 1, …: id order, as from one sorted cloud.
  */
-export function c_init_all(N: number, F: number, NP: number, NT: number, K: number, all: DF): void {
+export function c_init_part(N: number, F: number, NP: number, NT: number, K: number, q: number, B: number, part: DF): void {
   params(N, F, NP, NT, K);
-  const parts = initialCloud(NP);
-  const S = F * F * F;
+  if (!(Number.isInteger(q) && Number.isInteger(B) && B >= 1 && q >= 0)) fail(`cloud part ${q} of ${B}`);
+  // a DF beyond the B parts holds no particle
+  const [lo, hi] = q < B ? cloudRange(NP, q, B) : [0, 0];
+  const parts = cloudPart(NP, lo, hi);
+  const S = F * F * F, n = hi - lo;
   const count = new Int32Array(S);
   const sub = subdomainsOf(parts, N, F, count);
   const start = new Float64Array(S + 1);
   for (let s = 0; s < S; s++) start[s + 1] = count[s]!;
   for (let s = 0; s < S; s++) start[s + 1] += start[s]!;
-  const out = all.createFloat64Array(S + 1 + parts.length);
+  const out = part.createFloat64Array(S + 1 + parts.length);
   out.set(start);
   const fill = start.slice(0, S);
-  for (let p = 0, o = 0; p < NP; p++, o += REC) {
+  for (let p = 0, o = 0; p < n; p++, o += REC) {
     const s = sub[p]!;
     for (let k = 0, w = S + 1 + fill[s]! * REC; k < REC; k++) out[w + k] = parts[o + k]!;
     fill[s]!++;
@@ -53,37 +57,50 @@ export function c_init_all(N: number, F: number, NP: number, NT: number, K: numb
 }
 
 /**
- * The x-slab a of the sorted cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) …
- * (a, F−1, F−1). Cut on the cloud's node, the slab travels once to the node of its subdomains.
+ * The x-slab a of a part of the cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0)
+ * … (a, F−1, F−1). Cut on the part's node, the slab travels once to the node of its subdomains.
  */
-export function c_cut(F: number, a: number, all: DF, slab: DF): void {
+export function c_cut(F: number, a: number, part: DF, slab: DF): void {
   const S = F * F * F, F2 = F * F;
-  const src = all.getFloat64Array();
+  const src = part.getFloat64Array();
   const first = src[a * F2]!, last = src[(a + 1) * F2]!;
   const out = slab.createFloat64Array(F2 + 1 + (last - first) * REC);
   for (let k = 0; k <= F2; k++) out[k] = src[a * F2 + k]! - first;
   out.set(src.subarray(S + 1 + first * REC, S + 1 + last * REC), F2 + 1);
 }
 
-/** The particles of subdomain (a, b, c) at step 0: all staying, none leaving. */
-export function c_pick(F: number, b: number, c: number, slab: DF, stay: DF, leaving: DF): void {
-  const F2 = F * F, s = b * F + c;
-  const src = slab.getFloat64Array();
-  const lo = F2 + 1 + src[s]! * REC, hi = F2 + 1 + src[s + 1]! * REC;
-  stay.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
-  leaving.createFloat64Array(0);
+/**
+ * Subdomain s's records from each sorted part (`offsets` + 1 offsets, then records: a part of
+ * the cloud, or a slab of one), one part after another, into a new array of `stay`.
+ */
+export function gatherParts(parts: readonly DF[], offsets: number, s: number, stay: DF): Float64Array {
+  let size = 0;
+  for (const d of parts) { const x = d.getFloat64Array(); size += (x[s + 1]! - x[s]!) * REC; }
+  const out = stay.createFloat64Array(size);
+  let o = 0;
+  for (const d of parts) {
+    const x = d.getFloat64Array(), lo = offsets + 1 + x[s]! * REC, hi = offsets + 1 + x[s + 1]! * REC;
+    out.set(x.subarray(lo, hi), o);
+    o += hi - lo;
+  }
+  return out;
+}
+
+/** The particles of subdomain (a, b, c) at step 0 from the x-slab a of each part of the cloud: all staying, none leaving. */
+export function c_pick(F: number, b: number, c: number, ...dfs: DF[]): void {
+  const k = dfs.length - 2;
+  gatherParts(dfs.slice(0, k), F * F, b * F + c, dfs[k]!);
+  dfs[k + 1]!.createFloat64Array(0);
 }
 
 /**
- * The particles of subdomain (a, b, c) at step 0 straight from the sorted cloud (one node: no
- * slab to cut, so the cloud is not copied once more before it is picked).
+ * The particles of subdomain (a, b, c) at step 0 straight from the parts of the cloud (one node:
+ * no slab to cut, so the cloud is not copied once more before it is picked).
  */
-export function c_pick_all(F: number, a: number, b: number, c: number, all: DF, stay: DF, leaving: DF): void {
-  const S = F * F * F, s = (a * F + b) * F + c;
-  const src = all.getFloat64Array();
-  const lo = S + 1 + src[s]! * REC, hi = S + 1 + src[s + 1]! * REC;
-  stay.createFloat64Array(hi - lo).set(src.subarray(lo, hi));
-  leaving.createFloat64Array(0);
+export function c_pick_all(F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  const k = dfs.length - 2;
+  gatherParts(dfs.slice(0, k), F * F * F, (a * F + b) * F + c, dfs[k]!);
+  dfs[k + 1]!.createFloat64Array(0);
 }
 
 /** The sequential reference's final particles in id order (check = 1), or an empty DF. */

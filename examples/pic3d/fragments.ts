@@ -5,6 +5,7 @@ import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, 
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
+import { gatherParts } from './driver.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
 // an array from `map` has holey elements, so another map, and a kernel reached with both (the
@@ -30,16 +31,15 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
 }
 
 /**
- * The first step's deposit on one node, straight from the sorted cloud: the subdomain's particles
- * (c_pick_all's part of `all`) copied into S (the push's staying particles) and deposited — no
- * particle has left a subdomain yet — so no pick fragment and no empty leaving arrays come first
- * -> S, L (the deposit block followed by φ), A (no arrivals)
+ * The first step's deposit on one node, straight from the parts of the cloud (driver.ts
+ * c_init_part): the subdomain's particles (c_pick_all's, part after part) copied into S (the
+ * push's staying particles) and deposited — no particle has left a subdomain yet — so no pick
+ * fragment and no empty leaving arrays come first -> S, L (the deposit block followed by φ), A (no
+ * arrivals)
  */
-export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, all: DF, S: DF, L: DF, A: DF): void {
-  const n3 = F * F * F, s = (a * F + b) * F + c, src = all.getFloat64Array();
-  const lo = n3 + 1 + src[s]! * REC, hi = n3 + 1 + src[s + 1]! * REC;
-  const stay = S.createFloat64Array(hi - lo);
-  stay.set(src.subarray(lo, hi));
+export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  const k = dfs.length - 3, L = dfs[k + 1]!, A = dfs[k + 2]!;
+  const stay = gatherParts(dfs.slice(0, k), F * F * F, (a * F + b) * F + c, dfs[k]!);
   // the deposit block followed by the first φ, zeros as created
   const n = N / F, n1 = n + 1;
   const out = L.createFloat64Array(n1 * n1 * n1 + n * n * n).subarray(0, n1 * n1 * n1);

@@ -72,33 +72,69 @@ export function rng(seed: number): () => number {
   };
 }
 
+/** the key of particle p's draws and the step between its draws (mulberry32's increment, the golden ratio) */
+const INC = 0x6d2b79f5, GOLDEN = 0x9e3779b9;
+
 /**
- * The initial cloud: NP particle records in id order. mulberry32 (rng) is written out in the
- * loop: as a closure call each draw's double was a heap object under bin/luna's inlining limit,
- * and the cloud runs alone before any worker is up (150 → ~70 ms of CPU at 10⁶ particles).
+ * Draw j (0, 1, 2, …) of particle p, in [0, 1): a generator by counter, so that the cloud's
+ * particles do not depend on how the ids are split between fragments. The particle's key is
+ * mulberry32's (rng) p-th draw from SEED as 32 bits; draw j is mulberry32's output function of
+ * the key XOR (j + 1)·GOLDEN (XOR, not a sum: with a sum two particles' keys a few increments
+ * apart would share draws, and so positions). kernel.h draws the same bits in C++.
  */
+export function draw(p: number, j: number): number {
+  let t = (SEED + Math.imul(p + 1, INC)) | 0;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  const key = t ^ (t >>> 14);
+  t = key ^ Math.imul(j + 1, GOLDEN);
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+/** The ids [lo, hi) of part q of B of a cloud of NP particles. */
+export function cloudRange(NP: number, q: number, B: number): [number, number] {
+  return [Math.floor((q * NP) / B), Math.floor(((q + 1) * NP) / B)];
+}
+
+/** The initial cloud: NP particle records in id order (cloudPart of them all). */
 export function initialCloud(NP: number): Float64Array {
-  const out = new Float64Array(NP * REC);
-  let a = SEED >>> 0;
+  return cloudPart(NP, 0, NP);
+}
+
+/**
+ * Particles lo … hi − 1 of the initial cloud of NP, in id order: a uniform ball of radius R0 at
+ * the centre, rigidly rotating about z; particle p takes draws 3i, 3i + 1, 3i + 2 (draw) for
+ * its i-th try, rejected outside the ball. The same records whatever the parts, so parts made by
+ * fragments in parallel, put one after another, are the cloud. draw is written out in the loop:
+ * as a call each draw's double was a heap object under bin/luna's inlining limit, and the cloud
+ * runs before the first step (~150 → ~70 ms of CPU at 10⁶ particles, measured with mulberry32).
+ */
+export function cloudPart(NP: number, lo: number, hi: number): Float64Array {
+  const out = new Float64Array((hi - lo) * REC);
   const unit = 2 ** -massExponent(NP);
-  for (let p = 0; p < NP; p++) {
-    let dx: number, dy: number, dz: number;
+  for (let p = lo; p < hi; p++) {
+    let t = (SEED + Math.imul(p + 1, INC)) | 0;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    const key = t ^ (t >>> 14);
+    let dx: number, dy: number, dz: number, j = 0;
     do {
-      // three draws of rng(SEED), in this order
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(a ^ (a >>> 15), a | 1);
+      t = key ^ Math.imul(++j, GOLDEN);
+      t = Math.imul(t ^ (t >>> 15), t | 1);
       t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
       dx = (2 * (((t ^ (t >>> 14)) >>> 0) / 4294967296) - 1) * R0;
-      a = (a + 0x6d2b79f5) >>> 0;
-      t = Math.imul(a ^ (a >>> 15), a | 1);
+      t = key ^ Math.imul(++j, GOLDEN);
+      t = Math.imul(t ^ (t >>> 15), t | 1);
       t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
       dy = (2 * (((t ^ (t >>> 14)) >>> 0) / 4294967296) - 1) * R0;
-      a = (a + 0x6d2b79f5) >>> 0;
-      t = Math.imul(a ^ (a >>> 15), a | 1);
+      t = key ^ Math.imul(++j, GOLDEN);
+      t = Math.imul(t ^ (t >>> 15), t | 1);
       t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
       dz = (2 * (((t ^ (t >>> 14)) >>> 0) / 4294967296) - 1) * R0;
     } while (dx * dx + dy * dy + dz * dz > R0 * R0);
-    const o = p * REC;
+    const o = (p - lo) * REC;
     out[o] = p;
     out[o + 1] = (1 + (p % 4)) * unit; // particleMass(p, NP)
     out[o + 2] = 0.5 + dx; out[o + 3] = 0.5 + dy; out[o + 4] = 0.5 + dz;

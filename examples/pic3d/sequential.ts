@@ -18,7 +18,7 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
   const id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
   const empty = new Float64Array(0);
   // the initial particles, as the STAY bundle of their subdomain: each one's subdomain found once
-  // and its record copied by a loop, as the program's initial cloud does (driver.ts c_init_all)
+  // and its record copied by a loop, as the program's initial cloud does (driver.ts c_init_part)
   const counts = new Int32Array(S);
   const count = parts.length / REC;
   const sub = subdomainsOf(parts, N, F, counts);

@@ -3,7 +3,13 @@
 // in-process nodes with its bad arguments. The program's normal runs are cases.ts's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cellOf, initialCloud, OMEGA, particleMass, R0, REC, rng, SEED, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cellOf, cloudPart, cloudRange, draw, initialCloud, OMEGA, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
+import { c_cut, c_init_part, c_pick, c_pick_all } from '../../examples/pic3d/driver.js';
+import { c_deposit_all } from '../../examples/pic3d/fragments.js';
+import { DF } from '../../src/ucode/df.js';
 import { simulate } from '../../examples/pic3d/reference.js';
 import { runSequential } from '../../examples/pic3d/sequential.js';
 import { KernelError, push } from '../../examples/pic3d/kernels.js';
@@ -49,17 +55,79 @@ describe('pic3d model', () => {
     assert.equal(cellOf(0.5, 8), 4);
   });
 
-  test('the initial cloud is drawn from rng(SEED), three draws a try, rejected outside the ball', () => {
-    // initialCloud writes the generator out in its loop; this is the same cloud drawn through rng
-    const NP = 3000, cloud = initialCloud(NP), r = rng(SEED);
+  test('the initial cloud is drawn by counter: particle p from draw(p, 0, 1, 2, …), three draws a try, rejected outside the ball', () => {
+    // cloudPart writes the generator out in its loop; this is the same cloud drawn through draw
+    const NP = 3000, cloud = initialCloud(NP);
+    let tries = 0;
     for (let p = 0; p < NP; p++) {
-      let dx: number, dy: number, dz: number;
+      let dx: number, dy: number, dz: number, j = 0;
       do {
-        dx = (2 * r() - 1) * R0; dy = (2 * r() - 1) * R0; dz = (2 * r() - 1) * R0;
+        dx = (2 * draw(p, j++) - 1) * R0; dy = (2 * draw(p, j++) - 1) * R0; dz = (2 * draw(p, j++) - 1) * R0;
+        tries++;
       } while (dx * dx + dy * dy + dz * dz > R0 * R0);
       const want = [p, particleMass(p, NP), 0.5 + dx, 0.5 + dy, 0.5 + dz, -OMEGA * dy, OMEGA * dx, 0];
       assert.deepEqual([...cloud.subarray(p * REC, (p + 1) * REC)], want, `particle ${p}`);
     }
+    // a uniform ball in the cube is accepted with probability π/6: about 1.91 tries a particle
+    assert.ok(tries / NP > 1.8 && tries / NP < 2.05, `${tries / NP} tries a particle`);
+    // no two particles alike (the draws of different particles do not overlap)
+    assert.equal(new Set(Array.from({ length: NP }, (_, p) => cloud[p * REC + 2])).size, NP);
+  });
+
+  test('any split of the ids makes the same cloud: the parts put one after another', () => {
+    for (const NP of [1, 7, 1000, 4099]) {
+      const whole = initialCloud(NP);
+      for (const B of [1, 2, 3, 4, 7]) {
+        const got = new Float64Array(NP * REC);
+        let ids = 0;
+        for (let q = 0; q < B; q++) {
+          const [lo, hi] = cloudRange(NP, q, B);
+          assert.equal(lo, ids, `NP=${NP} B=${B} part ${q} starts where the last ended`);
+          got.set(cloudPart(NP, lo, hi), lo * REC);
+          ids = hi;
+        }
+        assert.equal(ids, NP);
+        assert.deepEqual(got, whole, `NP=${NP} in ${B} parts`);
+      }
+    }
+  });
+});
+
+/** An input DF holding an output's value. */
+const input = (out: DF): DF => new DF('in', out.value, false);
+const output = (): DF => new DF('out', undefined, true);
+
+describe('pic3d initial cloud in parts, through its ucodes', () => {
+  // every subdomain's first particles from 4 parts, as pick_all, cut and pick, and deposit_all take
+  // them, against one sorted cloud (one part of one): the same records, the same order, the same bits
+  for (const [N, F, NP] of [[8, 2, 3000], [12, 3, 5000], [8, 4, 700]] as const) {
+    test(`N=${N}, ${F}x${F}x${F} subdomains, ${NP} particles`, () => {
+      const part = (q: number, B: number): DF => { const d = output(); c_init_part(N, F, NP, 1, 1, q, B, d); return input(d); };
+      const one = part(0, 1), parts = [0, 1, 2, 3].map((q) => part(q, 4));
+      const S = F * F * F, whole = one.getFloat64Array();
+      const slabs = Array.from({ length: F }, (_, a) => parts.map((p) => { const d = output(); c_cut(F, a, p, d); return input(d); }));
+      let total = 0;
+      for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
+        const s = (a * F + b) * F + c;
+        const want = whole.subarray(S + 1 + whole[s]! * REC, S + 1 + whole[s + 1]! * REC);
+        total += want.length / REC;
+        const picked = output(), cut = output(), depS = output();
+        c_pick_all(F, a, b, c, ...parts, picked, output());
+        c_pick(F, b, c, ...slabs[a]!, cut, output());
+        c_deposit_all(N, F, a, b, c, ...parts, depS, output(), output());
+        for (const [how, got] of [['pick_all', picked], ['cut and pick', cut], ['deposit_all', depS]] as const)
+          assert.deepEqual(input(got).getFloat64Array(), want, `subdomain (${a}, ${b}, ${c}) by ${how}`);
+      }
+      assert.equal(total, NP);
+    });
+  }
+
+  test('a DF beyond the parts holds no particle; a part that cannot exist is refused, named', () => {
+    const d = output();
+    c_init_part(8, 2, 100, 1, 1, 3, 2, d);
+    assert.deepEqual(input(d).getFloat64Array(), new Float64Array(9));
+    assert.throws(() => c_init_part(8, 2, 100, 1, 1, -1, 4, output()), /cloud part -1 of 4/);
+    assert.throws(() => c_init_part(8, 2, 100, 1, 1, 0, 0, output()), /cloud part 0 of 0/);
   });
 });
 
@@ -200,6 +268,36 @@ describe('pic3d program', () => {
       const r = await runFile(file, { nodes: 3, lanes: 1, args: ['12', '3', '800', '2', '7', '1', '3'] });
       assert.equal(r.ok, true, `${file}: ${r.message}`);
       assert.deepEqual(r.stdout, ['pic3d: OK (N=12, 3x3x3 subdomains, 800 particles, 2 steps, 7 sweeps; mass exact, momentum and positions match the reference)'], file);
+    }
+  });
+
+  test('the cloud made in parts comes back as one sorted cloud, on 1, 2 and 3 in-process nodes, both kernel languages', async () => {
+    // no step: each subdomain's final summary dumps the particles it took from the parts (pick_all
+    // on one node, cut and pick on several), compared with one cloud sorted by subdomain; one node
+    // in 1 part (its default), 4 and 3 (the last DF empty)
+    const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-parts-'));
+    const before = process.env.PIC3D_DUMP;
+    try {
+      for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa'])
+        for (const [nodes, N, F, defines] of [[1, 8, 2, []], [1, 8, 2, ['CLOUD=4']], [1, 8, 2, ['CLOUD=3']], [2, 8, 2, []], [3, 9, 3, []]] as const) {
+          const NP = 2000, out = join(dir, `${nodes}-${file.includes('cpp') ? 'cpp' : 'ts'}-${defines.join('')}`);
+          process.env.PIC3D_DUMP = out;
+          mkdirSync(out);
+          const r = await runFile(file, { nodes, lanes: 1, defines, args: [String(N), String(F), String(NP), '0', '1', '1', String(nodes)] });
+          assert.equal(r.ok, true, `${file} on ${nodes}: ${r.message}`);
+          const whole = output();
+          c_init_part(N, F, NP, 0, 1, 0, 1, whole);
+          const w = input(whole).getFloat64Array(), S = F * F * F;
+          for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
+            const s = (a * F + b) * F + c;
+            const f = readFileSync(join(out, `${a}_${b}_${c}.f64`));
+            const got = new Float64Array(f.buffer.slice(f.byteOffset, f.byteOffset + f.byteLength));
+            assert.deepEqual(got, w.subarray(S + 1 + w[s]! * REC, S + 1 + w[s + 1]! * REC), `${file} on ${nodes} node(s) ${defines.join('')}, subdomain (${a}, ${b}, ${c})`);
+          }
+        }
+    } finally {
+      if (before === undefined) delete process.env.PIC3D_DUMP; else process.env.PIC3D_DUMP = before;
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
