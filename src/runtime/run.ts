@@ -264,7 +264,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 ? { laneRehearsedCfs: pool.rehearsedCfs } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

@@ -1,8 +1,10 @@
 // Workers rehearse their own per-CF path before they report ready (--warm-start with
-// LUNA_LANE_REHEARSE_CFS, off by default): stand-ins for
-// the ucodes, a simulated peer lane feeding them, private flags and ports. Nothing of it may
-// reach the run: the ucodes run only in the real run, the output and the trace's fragments are
-// those of a run without it, and a fault in the real run is still reported and named.
+// LUNA_LANE_REHEARSE_CFS, off by default): stand-ins for the ucodes; workers that feed each
+// other rehearse together, each fed by another over flags, slots and ports of the rehearsal's
+// own (a lone worker by a simulated peer lane). Nothing of it may reach the run: the ucodes run
+// only in the real run, the output and the trace's fragments are those of a run without it, a
+// fault in the real run is still reported and named, and a worker that dies meanwhile is
+// reported as one that died booting, without the others waiting for it forever.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -27,7 +29,7 @@ export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out)
 export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
 `;
 
-interface Timing { laneRehearsedCfs?: number; workers?: number }
+interface Timing { laneRehearsedCfs?: number; lanesRehearsedTogether?: number; workers?: number }
 
 /** CFs per label in a trace (luna export tables). */
 async function fragmentsOf(trace: string, out: string): Promise<string[]> {
@@ -49,6 +51,7 @@ test('each worker rehearses before it is ready; the run calls its ucodes, prints
   }
   const timing = timingOf<Timing>(on);
   assert.ok((timing.laneRehearsedCfs ?? 0) > 0, `no worker rehearsed\n${describeRun(on)}`);
+  assert.equal(timing.lanesRehearsedTogether, 2, `the two workers rehearse together\n${describeRun(on)}`);
   assert.equal(timingOf<Timing>(off).laneRehearsedCfs, undefined, describeRun(off));
   // each step ran once, in the real run: the stand-ins ran in the rehearsal, not the ucodes
   assert.equal(readFileSync(join(dir, 'on.marks'), 'utf8').length, 2 * steps);
@@ -72,4 +75,40 @@ test('after a rehearsal, a ucode that throws while the other worker waits for it
   const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
   assertFails(r, [/exception in ucode c_step: boom at step 40/, /in CF b\[40\] \(ucode c_step/]);
   assert.doesNotMatch(r.stdout, /v\[/);
+});
+
+test('three workers rehearse together, each fed by the next; the run calls each ucode once and prints as without', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const steps = 60;
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '3', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '2000' }, timeoutMs: 120_000 });
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  const timing = timingOf<Timing>(r);
+  assert.equal(timing.lanesRehearsedTogether, 3, describeRun(r));
+  assert.ok((timing.laneRehearsedCfs ?? 0) >= 3 * 100, describeRun(r));
+  assert.equal(readFileSync(join(dir, 'marks'), 'utf8').length, 2 * steps);
+});
+
+// The first worker to load this module exits its thread at its 20th structuredClone: the
+// rehearsal clones every batch it makes, the run itself clones nothing on a worker, so the
+// thread dies inside the rehearsal, while the other worker waits for its values.
+const DYING = `
+import { isMainThread } from 'node:worker_threads';
+import { openSync } from 'node:fs';
+function claim(): boolean { try { openSync(process.env.DIE_CLAIM!, 'wx'); return true; } catch { return false; } }
+if (!isMainThread && claim()) {
+  const clone = globalThis.structuredClone;
+  let n = 0;
+  globalThis.structuredClone = ((v: unknown, o?: StructuredSerializeOptions) => { if (++n === 20) process.exit(7); return clone(v, o); }) as typeof structuredClone;
+}
+` + UCODES;
+
+test('a worker that dies while the workers rehearse together is reported as at boot, and the other does not wait for it', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': DYING, 'p.fa': PROGRAM });
+  const r = await luna(['run', '--warm-start', '--threads', '2', join(dir, 'p.fa'), '50', 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), DIE_CLAIM: join(dir, 'claim'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
+  assertFails(r, [/worker thread [12] of node 0 exited with code 7/]);
+  assert.doesNotMatch(r.stderr, /while running ucode/, describeRun(r));
+  assert.doesNotMatch(r.stdout, /v\[/);
+  // no step ran: the run failed before its start
+  assert.throws(() => readFileSync(join(dir, 'marks'), 'utf8'));
 });

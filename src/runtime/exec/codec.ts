@@ -139,7 +139,11 @@ export function encodeResult(lane: number, batch: number, outs: (DfValue | null)
       else pushValue(nums, strs, objs, v);
     }
   }
-  return { lane, batch, n: outs.length, nums: nums.finish(), strs, objs, start, fin };
+  // every field from the start, in one order, the optional ones undefined until the worker sets
+  // them: a result then keeps one hidden class, on the worker and, cloned, on the system thread
+  // (its rehearsal's results included), where fields added only when set made one class per
+  // combination and deoptimised the code that had seen fewer ('wrong map')
+  return { lane, batch, n: outs.length, nums: nums.finish(), strs, objs, start, fin, error: undefined, fedWaits: undefined, idleSleeps: undefined, gaps: undefined };
 }
 
 export function decodeResult(r: WireResult): (DfValue | null)[][] {

@@ -6,7 +6,7 @@ import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from '
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
-import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit } from './protocol.js';
+import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
@@ -172,6 +172,8 @@ export class WorkerPool {
   private readonly ready: boolean[] = [];
   /** fragments the workers rehearsed before they reported ready (PoolOptions.rehearse) */
   rehearsedCfs = 0;
+  /** workers that rehearsed together, fed by each other (PoolOptions.rehearse) */
+  rehearsedTogether = 0;
   private bootWaiters: (() => void)[] = [];
   /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
@@ -202,6 +204,11 @@ export class WorkerPool {
   private readonly traces: ({ buffer: SharedArrayBuffer; path: string } | undefined)[] = [];
   /** per lane: report the worker dead (once) */
   private readonly deaths: (((cause: string) => void) | undefined)[] = [];
+  /**
+   * the workers' rehearsal together (worker.ts rehearseTogether): its flags, and per worker what
+   * it is handed (absent: each worker rehearses alone, or none does)
+   */
+  private readonly rehearsal?: { flags: Int32Array; wiring: RehearsalWiring[] };
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -241,6 +248,29 @@ export class WorkerPool {
       }
       this.system = new SystemLane({ lane: me, flags: this.flags, inline: opts.system.inline, exchange, waiting: this.waiting, trace: opts.system.trace, onResult: (r) => this.result(r) });
     }
+    // workers that feed each other rehearse together, each waiting for the others' values
+    if (opts.rehearse && this.feeds && this.workerLanes >= 2) this.rehearsal = this.rehearsalWiring();
+  }
+
+  /**
+   * Wiring of the workers' rehearsal together: flags, slots and ports like the run's, for the
+   * worker lanes alone; lane i's feed requests go to lane i+1 (mod workers), which feeds it.
+   */
+  private rehearsalWiring(): { flags: Int32Array; wiring: RehearsalWiring[] } {
+    const n = this.workerLanes;
+    const flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(n)));
+    flags[onCpuFlag(n)] = 1; // the system thread
+    for (let i = 0; i < n; i++) { flags[runningFlag(n, i)] = -1; flags[processedFlag(n, i)] = -1; }
+    const end = new Int32Array(new SharedArrayBuffer(8));
+    end[0] = 0x7fffffff;
+    const slots = this.slots && feedSlotsBuffer(n);
+    const peers = Array.from({ length: n }, () => new Array<MessagePort | null>(n).fill(null));
+    for (let i = 0; i < n; i++) {
+      for (let j = i + 1; j < n; j++) { const ch = new MessageChannel(); peers[i]![j] = ch.port1; peers[j]![i] = ch.port2; }
+    }
+    const ctl = Array.from({ length: n }, () => new MessageChannel());
+    const wiring = ctl.map((c, i): RehearsalWiring => ({ flags: flags.buffer as SharedArrayBuffer, ...(slots ? { slots } : {}), ctl: c.port2, feedTo: ctl[(i + 1) % n]!.port1, peers: peers[i]!, end: end.buffer as SharedArrayBuffer }));
+    return { flags, wiring };
   }
 
   /** A batch's result (a worker's, decoded, or the system lane's): the runtime books it. */
@@ -308,7 +338,8 @@ export class WorkerPool {
       requests: req.port2,
     };
     if (this.opts.modules?.length) init.modules = [...this.opts.modules];
-    if (this.opts.rehearse) init.rehearse = this.opts.rehearse;
+    const pair = this.rehearsal?.wiring[i];
+    if (this.opts.rehearse) init.rehearse = pair ? { ...this.opts.rehearse, pair } : this.opts.rehearse;
     this.requests[i] = req.port1;
     const onRequest = this.opts.onRequest;
     req.port1.on('message', (m: WireRequest) => {
@@ -325,6 +356,7 @@ export class WorkerPool {
       if (this.slots) init.slots = this.slots;
       transfer.push(ctl.port2, ...this.peers[i]!.filter((p): p is MessagePort => p !== null));
     }
+    if (pair) transfer.push(pair.ctl, pair.feedTo, ...pair.peers.filter((p): p is MessagePort => p !== null));
     const e = early.shift();
     let w: Worker;
     if (e) {
@@ -338,6 +370,12 @@ export class WorkerPool {
     const death = (cause: string): void => {
       if (dead || this.stopped) return;
       dead = true;
+      // the others, rehearsing with it, would wait for its values: their rehearsal ends
+      if (!this.ready[i] && this.rehearsal) {
+        const f = this.rehearsal.flags;
+        Atomics.store(f, abortFlag(this.workerLanes), 1);
+        for (let l = 0; l < this.workerLanes; l++) wakeLane(f, l);
+      }
       this.bootSettled();
       this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, this.causes[i] ?? cause);
     };
@@ -354,9 +392,10 @@ export class WorkerPool {
       if (m.gaps) r.gaps = m.gaps;
       this.result(r);
     };
-    w.on('message', (m: { ready?: number; rehearsed?: number; fatal?: string } & WireResult) => {
+    w.on('message', (m: { ready?: number; rehearsed?: number; together?: boolean; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
         if (m.rehearsed) this.rehearsedCfs += m.rehearsed;
+        if (m.together) this.rehearsedTogether++;
         this.booted++;
         this.ready[i] = true;
         if (this.booted >= this.workerLanes) this.bootSettled();

@@ -145,7 +145,26 @@ export interface WorkerInit {
   /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
   waiting: WaitPlan;
   /** --warm-start: rehearse the per-CF path this many fragments, at most `ms`, before reporting ready (worker.ts rehearse) */
-  rehearse?: { cfs: number; ms: number };
+  rehearse?: { cfs: number; ms: number; pair?: RehearsalWiring };
+}
+
+/**
+ * The workers' own exchange wiring for a rehearsal together (worker.ts rehearseTogether): lane i
+ * of `lanes` (the workers only) is fed by lane i+1 (mod lanes) and feeds lane i-1, over flags,
+ * feed slots and ports of the rehearsal alone, through the code the run uses.
+ */
+export interface RehearsalWiring {
+  /** LaneFlags for the workers' lanes (the pool raises its abort flag when a worker dies meanwhile) */
+  flags: SharedArrayBuffer;
+  slots?: SharedArrayBuffer;
+  /** feed requests to this worker, from the lane it feeds */
+  ctl: MessagePort;
+  /** feed requests this worker sends to the lane that feeds it */
+  feedTo: MessagePort;
+  /** per lane j, the port this worker shares with lane j's worker */
+  peers: (MessagePort | null)[];
+  /** Int32Array: [the last round every lane runs, lanes that ran it] */
+  end: SharedArrayBuffer;
 }
 
 /**

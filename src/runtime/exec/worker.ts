@@ -14,7 +14,7 @@ import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
@@ -138,8 +138,9 @@ async function main(): Promise<void> {
   for (const m of init.modules ?? []) await import(pathToFileURL(m).href);
   const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
   const fns = bindUcodes(mod, init.imports, init.native);
-  const rehearsed = init.rehearse ? rehearse(fns, init.rehearse) : 0;
-  parentPort!.postMessage(rehearsed > 0 ? { ready: me, rehearsed } : { ready: me });
+  const r = init.rehearse;
+  const rehearsed = r ? (r.pair ? rehearseTogether(fns, r, r.pair) : rehearse(fns, r)) : 0;
+  parentPort!.postMessage(rehearsed > 0 ? { ready: me, rehearsed, together: r?.pair !== undefined } : { ready: me });
   loop(fns);
 }
 
@@ -195,7 +196,15 @@ let waits: FedWaits | undefined;
 /** times this worker slept on its empty port since its last result (BatchResult.idleSleeps) */
 let idleSleeps = 0;
 /** this lane's time between CFs since its last result, by cause (BatchResult.gaps) */
-let gaps: LaneGaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 };
+/**
+ * No gaps yet. The class of these objects is first made here with doubles in its ns fields, at
+ * load: made with small integers, the first double stored generalised a field and deprecated the
+ * class, and every function optimised on it deoptimised ('wrong map'; the rehearsal never fills
+ * `batchWaitNs`, so the run did it in the span). See SHAPES in ucode/value.ts.
+ */
+const noGaps = (): LaneGaps => ({ gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 });
+let gaps: LaneGaps = { gapNs: 0.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 };
+gaps = noGaps();
 /** when this lane's last CF ended (the clock of `now`; -1: none yet, its wait for a first batch is no gap) */
 let lastFin = -1;
 
@@ -312,11 +321,15 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   outs.length = ran;
   prevOuts = outs; // the next batch may continue a chain from these
   const result = encodeResult(me, msg.id, outs, start.subarray(0, ran), fin.subarray(0, ran));
-  if (error) result.error = error;
   if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
-  if (waits) { result.fedWaits = waits; waits = undefined; }
-  if (idleSleeps > 0) { result.idleSleeps = idleSleeps; idleSleeps = 0; }
-  if (gaps.gapNs > 0) { result.gaps = gaps; gaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 }; }
+  // (every field is there, undefined where there is nothing to say: codec.ts encodeResult)
+  result.error = error;
+  result.fedWaits = waits;
+  result.idleSleeps = idleSleeps > 0 ? idleSleeps : undefined;
+  result.gaps = gaps.gapNs > 0 ? gaps : undefined;
+  waits = undefined;
+  idleSleeps = 0;
+  if (gaps.gapNs > 0) gaps = noGaps();
   results.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   collectDue(); // after the result: the system thread books it meanwhile
@@ -428,8 +441,117 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
     if (exchange) exchange = new Exchange(flags, me, LANES, init.ctl!, init.peers!, init.slots && new FeedSlots(init.slots, LANES, me));
     results = parentPort!;
     prevOuts = []; lastFin = -1; idleSleeps = 0; waits = undefined;
-    gaps = { gapNs: 0, batchWaits: 0, batchWaitNs: 0, fedWaitNs: 0 };
+    gaps = noGaps();
     for (const p of [got.peers[0]![1]!, got.peers[1]![0]!, got.ctl[0]!, got.ctl[1]!, ctl0.port1, ctl1.port1, out.port1, out.port2, via.port2]) p.close();
+  }
+  return cfs;
+}
+
+/**
+ * `--warm-start` with workers that feed each other: the workers rehearse their per-CF path
+ * together, over an exchange wiring of the rehearsal's own (pool.ts rehearsalWiring), so each
+ * one's waits for values fed by another thread — spinning, parking, being woken — run and are
+ * optimised before the span, which a worker alone cannot rehearse. Lane i runs rounds of
+ * batches; task k of round r is fed by task k-1 of lane i+1's round r (and task 0 by that lane's
+ * previous round), as the steps of a stencil are: every input comes from a task earlier in
+ * (round, task) order, so no lane waits on a cycle. Batches of the same round have the same
+ * tasks on every lane, so a consumer knows which of its producer's tasks make outputs. Every
+ * lane runs the same rounds: the count comes from `cfs`, and a lane whose time (`ms`) runs out
+ * lowers the last round to one no lane has begun yet; a lane that ran it keeps answering feed
+ * requests until all have. A worker that dies meanwhile makes the pool raise the rehearsal's
+ * abort flag: the others' waits end there. Otherwise as `rehearse`: stand-ins, nothing traced,
+ * the worker's state reset after. Returns the fragments this worker rehearsed.
+ */
+function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): number {
+  const imps: number[] = [];
+  init.imports.forEach((d, k) => { if (!d.waits && !d.params.includes('block')) imps.push(k); });
+  const saved = { flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate };
+  const rflags = new Int32Array(pair.flags);
+  const end = new Int32Array(pair.end);
+  const L = lanesOf(rflags), P = (me + 1) % L;
+  const lane = me;
+  const out = new MessageChannel();
+  const mine = new Exchange(rflags, lane, L, pair.ctl, pair.peers, pair.slots && new FeedSlots(pair.slots, L, lane));
+  flags = rflags; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, lane); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
+  exchange = mine; tw = undefined; gate = undefined;
+  Atomics.add(rflags, ONCPU, 1);
+  const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
+  const stand = variants.map((v) => v[0]!);
+  const started = performance.now(), until = started + budget.ms;
+  const size = (r: number): number => (r === 0 ? 100 : 2 + (r % 3)); // the first one long: the encoders' scratch grows here
+  // the same rounds on every lane (every lane reads the same budget)
+  let rounds = 1, total = size(0);
+  while (total < budget.cfs) total += size(rounds++);
+  const imp = (r: number, k: number): number => imps[(r + k) % imps.length]!;
+  const makes = (r: number, k: number): boolean => init.imports[imp(r, k)]!.params.includes('name');
+  const id = (l: number, r: number): number => r * L + l + 1;
+  let cfs = 0, cf = 0;
+  try {
+    if (imps.length === 0 || budget.cfs <= 0) return 0;
+    for (let r = 0; r < rounds && r <= Atomics.load(end, 0) && rflags[ABORT] === 0; r++) {
+      if (performance.now() >= until) {
+        // out of time: the last round becomes one no lane has begun (lane i+j has begun at most round r+j)
+        for (let e = Atomics.load(end, 0); e > r + L && Atomics.compareExchange(end, 0, e, r + L) !== e; e = Atomics.load(end, 0));
+        if (r > Atomics.load(end, 0)) break;
+      }
+      for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![r % 5]!;
+      results = (r & 3) === 3 ? parentPort! : out.port1;
+      const n = size(r), tasks: Task[] = [], feed: number[] = [];
+      for (let ti = 0; ti < n; ti++) {
+        const k = imp(r, ti), params = init.imports[k]!.params;
+        const args: unknown[] = [], keys: string[] = [], fwd: Forward[] = [];
+        // what lane P made that this task may be fed: its task ti-1 of this round, or the last of its previous one
+        const src = ti > 0 ? (makes(r, ti - 1) ? { b: id(P, r), t: ti - 1 } : undefined) : r > 0 && makes(r - 1, size(r - 1) - 1) ? { b: id(P, r - 1), t: size(r - 1) - 1 } : undefined;
+        for (let i = 0; i < params.length; i++) {
+          const p = params[i]!;
+          if (p === 'name') { args.push(null); keys.push(`r${cf}.${i}`); continue; }
+          if (p !== 'value') { args.push(p === 'string' ? 's' : p === 'real' ? 0.5 : 1); keys.push(''); continue; }
+          args.push(null);
+          keys.push(`v${cf}.${i}`);
+          // inputs mostly fed from lane P, else made in this batch, or sent with it
+          const how = (cf + i) % 5;
+          if (how < 3 && src) {
+            fwd.push({ arg: i, lane: P, batch: src.b, task: src.t, out: 0 });
+            feed.push(src.b, src.t, 0, lane);
+            // now and then a value lane P keeps for itself (a run asks that too; never taken here)
+            if ((cf & 15) === 7) feed.push(src.b, src.t, 0, P);
+          }
+          else if (how === 3 && ti > 0 && makes(r, ti - 1)) fwd.push({ arg: i, task: ti - 1, out: 0 });
+          else args[i] = (cf & 1) === 0 ? { t: T_REAL, v: 0.25 + cf } : { t: T_INT, v: cf };
+        }
+        tasks.push(fwd.length > 0 ? { cf: cf++, imp: k, args, keys, fwd } : { cf: cf++, imp: k, args, keys });
+      }
+      // as the system thread does: the requests go before the batch that reads their values
+      if (feed.length > 0) {
+        pair.feedTo.postMessage(feed);
+        Atomics.add(rflags, feedsFlag(L, P), 1);
+        wakeLane(rflags, P);
+      }
+      // batches no request can name any more (lane i-1 has begun round r-L+1, and asked for
+      // this lane's values up to it before): the exchange forgets them as it does in a run
+      if (r > L) Atomics.store(rflags, processedFlag(L, lane), id(lane, r - L - 1));
+      // what a result reports after sleeps and wakes: its code paths get their feedback too
+      if ((r & 7) === 5) { idleSleeps = 1; mine.woke = 1; gaps.batchWaits = 1; }
+      if (!run(structuredClone(encodeBatch(id(lane, r), tasks)), stand)) break;
+      while (receiveMessageOnPort(out.port2) !== undefined);
+      cfs += n;
+    }
+  } finally {
+    // the common point: every lane ran its last round; until then this one answers their requests
+    if (Atomics.add(end, 1, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);
+    const done = (): boolean => Atomics.load(end, 1) >= L || rflags[ABORT] !== 0;
+    while (!done()) {
+      mine.serve();
+      sleep(() => mine.pending() || done(), SLEEPING, false);
+    }
+    Atomics.sub(rflags, ONCPU, 1);
+    ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
+    // this worker's exchange made anew (see rehearse)
+    if (exchange) exchange = new Exchange(flags, me, LANES, init.ctl!, init.peers!, init.slots && new FeedSlots(init.slots, LANES, me));
+    results = parentPort!;
+    prevOuts = []; lastFin = -1; idleSleeps = 0; waits = undefined;
+    gaps = noGaps();
+    for (const p of [pair.ctl, pair.feedTo, out.port1, out.port2, ...pair.peers]) p?.close();
   }
   return cfs;
 }

@@ -201,7 +201,11 @@ export const REHEARSE_MS = 3000;
  * 40–60 with it against 40–52 without, deoptimisations of the workers inside the span 7–16
  * against 2–6, and 300–600 ms more before the span. What it cannot rehearse alone is what the
  * span compiles: the waits for fed values (fed, take, spinning), where a value comes only from
- * another thread (docs/benchmarks.md, "Workers rehearse").
+ * another thread (docs/benchmarks.md, "Workers rehearse"). Workers that feed each other now
+ * rehearse together (exec/worker.ts rehearseTogether), which rehearses those waits: at 2^14, load
+ * 9–11, three alternated pairs, the workers' path compiled inside the span 46–49 → 24–34 times,
+ * but 0.3–0.9 s more before the span and no METG shown better at that load (docs/benchmarks.md,
+ * "Workers rehearse together"): still off.
  */
 export const LANE_REHEARSE_CFS = 0;
 export const LANE_REHEARSE_MS = 1500;
