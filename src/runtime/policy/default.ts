@@ -49,7 +49,7 @@ export const WAIT_AHEAD = 128;
  * the "4 per CF ready or running" above. Fewer keep fewer CFs alive, which the system thread's
  * scavenges copy (Task Bench stencil_1d 1×2, 10 000 steps at 2^13 iterations: ~6 800 live CFs
  * mid-run), but made no difference beyond noise there: three alternated triples, load 3.4–3.6,
- * the system thread's CPU 146–163 / 150–171 / 154–161 ms and the run 582–719 / 580–754 /
+ * the system thread's CPU 147–164 / 150–171 / 154–161 ms and the run 582–719 / 580–754 /
  * 580–738 ms at 1 / 2 / 4, with 72–80 fed batches at 1 against 52 (a batch is built from the
  * CFs waiting ahead). Kept for the block matmul. `LUNA_WAIT_AHEAD_PER_CF` overrides it.
  */
