@@ -480,7 +480,8 @@ export class WorkerPool {
     if (this.system?.pending) return;
     const ns = this.waiting.resultSpinNs;
     if (ns > 0 && this.busy() && this.booted > 0) {
-      const results = resultsFlag(this.lanes), onCpu = onCpuFlag(this.lanes), cpus = this.waiting.cpus;
+      // (a spinner counts itself: this thread is not counted while it builds ahead, see recount)
+      const results = resultsFlag(this.lanes), onCpu = onCpuFlag(this.lanes), cpus = this.waiting.cpus - (this.counted ? 0 : 1);
       const seen = Atomics.load(this.flags, results);
       const until = performance.now() + ns / 1e6;
       while (Atomics.load(this.flags, results) === seen && performance.now() < until && coreFree(this.flags, onCpu, cpus));
