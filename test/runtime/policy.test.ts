@@ -164,6 +164,11 @@ test('unrolling: a chunk while few CFs live, none beyond the target unless the n
   assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140, behind: true }), WAIT_AHEAD);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, waiting: 140, behind: true }), 0, 'not beyond the live target');
   assert.equal(p.unrollChunk({ ...busy, live: 700, waiting: 300 }), LOOP_CHUNK, 'much work ready or running: full chunks');
+  // the factor per CF ready or running is the policy's option: 1 keeps fewer waiting ahead
+  const one = new DefaultPolicy({ waitAheadPerCf: 1 });
+  assert.equal(one.unrollChunk({ ...busy, live: 400, waiting: 200 }), WAIT_AHEAD + 200 - 200);
+  assert.equal(one.unrollChunk({ ...busy, live: 400, waiting: 300 }), 0);
+  assert.equal(p.unrollChunk({ ...busy, live: 400, waiting: 300 }), WAIT_AHEAD + 4 * 100 - 300, 'the default, 4');
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
   // several nodes: CFs spawned early request their remote inputs early, so full chunks

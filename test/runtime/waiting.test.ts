@@ -94,6 +94,33 @@ test('waiting workers never outnumber the CPUs the working threads leave them', 
   }
 });
 
+test('the working system thread leaves the count while every lane has a batch queued behind its running one', async () => {
+  // many CPUs: the worker spins on its empty port, so it stays counted throughout
+  const { p, results } = pool(1, { cpus: 64, idleSpinNs: LONG_SPIN, fedSpinNs: 0, resultSpinNs: 0 });
+  try {
+    await p.allBooted();
+    assert.ok(await eventually(() => !p.asleep(0) && p.onCpu === 2), 'the spinning worker and the working system thread');
+    // one batch in flight: the worker may soon wait for this thread's next one, so it counts
+    p.send(0, { id: 1, tasks: [] });
+    assert.equal(p.onCpu, 2);
+    // a second one queued behind it: this thread only builds ahead, and leaves a core to spinners
+    p.send(0, { id: 2, tasks: [] });
+    assert.equal(p.onCpu, 1, 'the system thread is not counted while it builds ahead');
+    // a result booked leaves the lane one batch: counted again while it works
+    assert.ok(await eventually(() => results.length === 2));
+    assert.equal(p.onCpu, 2);
+    p.rest();
+    assert.equal(p.onCpu, 1, 'resting, it is not counted');
+    // a batch sent while it rests does not count it (it works again only at its next result)
+    p.send(0, { id: 3, tasks: [] });
+    p.send(0, { id: 4, tasks: [] });
+    assert.ok(await eventually(() => results.length === 4));
+    assert.equal(p.onCpu, 2, 'booking the results, it works and counts again');
+  } finally {
+    await p.stop();
+  }
+});
+
 test('the environment overrides the policy\'s spins, in µs', () => {
   const plan: WaitPlan = { cpus: 2, idleSpinNs: 1, fedSpinNs: 2, resultSpinNs: 3 };
   const keep = { ...process.env };

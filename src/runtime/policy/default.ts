@@ -46,6 +46,15 @@ export const LIVE_TARGET = 16384;
  */
 export const WAIT_AHEAD = 128;
 /**
+ * the "4 per CF ready or running" above. Fewer keep fewer CFs alive, which the system thread's
+ * scavenges copy (Task Bench stencil_1d 1×2, 10 000 steps at 2^13 iterations: ~6 800 live CFs
+ * mid-run), but made no difference beyond noise there: three alternated triples, load 3.4–3.6,
+ * the system thread's CPU 147–164 / 150–171 / 154–161 ms and the run 582–719 / 580–754 /
+ * 580–738 ms at 1 / 2 / 4, with 72–80 fed batches at 1 against 52 (a batch is built from the
+ * CFs waiting ahead). Kept for the block matmul. `LUNA_WAIT_AHEAD_PER_CF` overrides it.
+ */
+export const WAIT_AHEAD_PER_CF = 4;
+/**
  * iterations a loop spawns at a time at most while the node runs everything itself: each spawned
  * CF lives until it runs, and a thousand iterations ahead outlive the system thread's young
  * generation, so their objects are copied into the old one (stencil_1d, 20 000 steps, 1 thread:
@@ -226,6 +235,8 @@ export interface DefaultPolicyOptions {
   fedRunNs?: number;
   /** what a chain keeps queued behind its running batch, ns (default CHAIN_AHEAD_NS; `LUNA_CHAIN_AHEAD_MS` overrides it, 0: the lane depth) */
   chainAheadNs?: number;
+  /** CFs a loop keeps waiting ahead per CF ready or running (default WAIT_AHEAD_PER_CF; `LUNA_WAIT_AHEAD_PER_CF` overrides it) */
+  waitAheadPerCf?: number;
 }
 
 /** `LUNA_CHAIN_AHEAD_MS` in ns (0 allowed), else `ns`. */
@@ -251,12 +262,14 @@ export class DefaultPolicy implements SchedulingPolicy {
   private readonly spread: boolean;
   private readonly fedRunNs: number;
   private readonly chainAheadNs: number;
+  private readonly aheadPerCf: number;
 
   constructor(o: DefaultPolicyOptions = {}) {
     this.chainAheadNs = o.chainAheadNs ?? envChainAhead(CHAIN_AHEAD_NS);
     this.inline = o.inline ?? true;
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
     this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
+    this.aheadPerCf = o.waitAheadPerCf ?? tuned('LUNA_WAIT_AHEAD_PER_CF') ?? WAIT_AHEAD_PER_CF;
   }
 
   /** Locators place fragments. */
@@ -483,7 +496,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (loop.nodes > 1 || loop.ordered) return full;
     if (loop.inflight > 0) {
       if (loop.starving) return full;
-      const ahead = WAIT_AHEAD + 4 * (loop.live - loop.waiting) - loop.waiting;
+      const ahead = WAIT_AHEAD + this.aheadPerCf * (loop.live - loop.waiting) - loop.waiting;
       // a loop whose lanes reached what it spawned last gets a chunk of its own: the bound is
       // the node's, and another loop's CFs waiting ahead had used it up
       if (ahead <= 0 && loop.behind === true) return Math.min(full, WAIT_AHEAD);
