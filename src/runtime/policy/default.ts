@@ -202,21 +202,22 @@ export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
 export const REHEARSE_MS = 3000;
 /**
- * `--warm-start` with LUNA_LANE_REHEARSE_CFS=N: each worker runs N fragments through its own
- * per-CF path (decode, values fed by a simulated peer lane, the calling convention with
- * stand-ins, result encode and post), at most LANE_REHEARSE_MS, before it reports ready
- * (exec/worker.ts rehearse). Off by default: Task Bench stencil_1d 1×2, C++ kernels, 1 000 steps
- * at 2^14, alternated, load 11–12: TurboFan compilations of the workers' path inside the span
- * 40–60 with it against 40–52 without, deoptimisations of the workers inside the span 7–16
- * against 2–6, and 300–600 ms more before the span. What it cannot rehearse alone is what the
- * span compiles: the waits for fed values (fed, take, spinning), where a value comes only from
- * another thread (docs/benchmarks.md, "Workers rehearse"). Workers that feed each other now
- * rehearse together (exec/worker.ts rehearseTogether), which rehearses those waits: at 2^14, load
- * 9–11, three alternated pairs, the workers' path compiled inside the span 46–49 → 24–34 times,
- * but 0.3–0.9 s more before the span and no METG shown better at that load (docs/benchmarks.md,
- * "Workers rehearse together"): still off.
+ * `--warm-start` on two or more worker lanes: the workers rehearse their per-CF path together
+ * for LANE_REHEARSE_CFS fragments each, at most LANE_REHEARSE_MS, before they report ready
+ * (exec/worker.ts rehearseTogether: decode, values fed across lanes through a wiring of the
+ * rehearsal's own, so the waits for fed values spin, park and wake as in the run; stand-in ucodes;
+ * result encode and post), so V8 optimises that path in each worker's isolate before the span.
+ * `LUNA_LANE_REHEARSE_CFS=N` sets it (0: none). Quiet (load 1.3–2.6, nothing else running), Task
+ * Bench stencil_1d 1×2 with C++ kernels, `original` bench's METG row, alternated: with it METG
+ * 170 / 197 µs against 546 / 294 without (and 326 before the system thread's CPU-count rule);
+ * efficiency at ~900 µs tasks 82–84 % against 75–81 %, at ~300 µs 58–61 % against 33–56 %. It
+ * costs 0.3–0.9 s more before the span (load 9–11), paid only with --warm-start. Alone (one
+ * worker lane, or LUNA_FEED=0) a worker cannot rehearse the fed waits, and its rehearsal
+ * (exec/worker.ts rehearse) compiled no less inside the span (load 11–12: the workers' path 40–60
+ * compilations with it against 40–52 without, deoptimisations 7–16 against 2–6): not by default
+ * (docs/benchmarks.md, "Workers rehearse" and "Workers rehearse together").
  */
-export const LANE_REHEARSE_CFS = 0;
+export const LANE_REHEARSE_CFS = 3000;
 export const LANE_REHEARSE_MS = 1500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
@@ -376,9 +377,9 @@ export class DefaultPolicy implements SchedulingPolicy {
    * REHEARSE_MS, each reported as REHEARSE_CF_NS long. `LUNA_REHEARSE_CFS=N` sets the count, 0
    * turns it off.
    */
-  rehearsal(_t: ThreadsView): RehearsalBudget | undefined {
+  rehearsal(t: ThreadsView): RehearsalBudget | undefined {
     const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
-    const laneCfs = tuned('LUNA_LANE_REHEARSE_CFS') ?? LANE_REHEARSE_CFS;
+    const laneCfs = tuned('LUNA_LANE_REHEARSE_CFS') ?? (t.lanes >= 2 ? LANE_REHEARSE_CFS : 0);
     return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs: LANE_REHEARSE_MS } : undefined;
   }
 
