@@ -177,7 +177,9 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const threadsView = { cpus: cores, lanes, nodes: tp.size };
   // --warm-start: the policy's rehearsal budget (node/rehearsal.ts on this thread, exec/worker.ts on the workers)
   const budget = opts.warmStart && opts.program.imports.length > 0 ? policy.rehearsal?.(threadsView) : undefined;
-  const laneRehearsal = budget?.laneCfs && !opts.cfTimeoutNs ? { cfs: budget.laneCfs, ms: budget.laneMs ?? 0 } : undefined;
+  // not with layers that load code into the workers: their hooks on the worker's path may ask the
+  // system thread, which answers nothing before the run (a dynamic array's program hung there)
+  const laneRehearsal = budget?.laneCfs && !opts.cfTimeoutNs && !layers.some((l) => l.workerModules?.length) ? { cfs: budget.laneCfs, ms: budget.laneMs ?? 0 } : undefined;
   const systemLane = !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits) && lanes >= 2 && policy.systemLane?.(threadsView) === true;
   const pool = new WorkerPool({
     lanes, node: tp.rank, system: systemLane ? { inline, trace: tr } : undefined, bundle, native, imports: opts.program.imports, trace: workerTrace,

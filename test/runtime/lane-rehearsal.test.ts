@@ -70,6 +70,18 @@ test('without --warm-start no worker rehearses, whatever LUNA_LANE_REHEARSE_CFS 
   assert.equal(timingOf<Timing>(r).laneRehearsedCfs, undefined, describeRun(r));
 });
 
+test('workers that do not feed each other (LUNA_FEED=0) rehearse alone when asked, and the run calls each ucode once and prints as without', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const steps = 60;
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_FEED: '0', LUNA_LANE_REHEARSE_CFS: '500' }, timeoutMs: 90_000 });
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  const timing = timingOf<Timing>(r);
+  assert.ok((timing.laneRehearsedCfs ?? 0) > 0, `no worker rehearsed\n${describeRun(r)}`);
+  assert.equal(timing.lanesRehearsedTogether ?? 0, 0, `workers that do not feed each other rehearse alone\n${describeRun(r)}`);
+  assert.equal(readFileSync(join(dir, 'marks'), 'utf8').length, 2 * steps);
+});
+
 test('after a rehearsal, a ucode that throws while the other worker waits for its value fails the run, naming it', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });

@@ -379,22 +379,14 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
     const tasks: Task[] = [];
     for (let ti = 0; ti < n; ti++) {
       const pool = from >= 0 || makers.length === 0 ? imps : makers;
-      const k = pool[(b + ti) % pool.length]!, params = init.imports[k]!.params;
-      const args: unknown[] = [], keys: string[] = [], fwd: Forward[] = [];
+      const k = pool[(b + ti) % pool.length]!;
       let fedFrom = 0;
-      for (let i = 0; i < params.length; i++) {
-        const p = params[i]!;
-        if (p === 'name') { args.push(null); keys.push(`r${cf}.${i}`); continue; }
-        if (p !== 'value') { args.push(p === 'string' ? 's' : p === 'real' ? 0.5 : 1); keys.push(''); continue; }
-        args.push(null);
-        keys.push(`v${cf}.${i}`);
-        // inputs mostly fed from the peer, else made in this batch, or sent with it
-        const how = (cf + i) % 5;
-        if (how < 3 && from >= 0 && made > 0) { const pt = fedFrom++ % made; fwd.push({ arg: i, lane: P, batch: from, task: pt, out: 0 }); feed.push(from, pt, 0, 0); }
-        else if (how === 3 && ti > 0 && init.imports[tasks[ti - 1]!.imp]!.params.includes('name')) fwd.push({ arg: i, task: ti - 1, out: 0 });
-        else args[i] = (cf & 1) === 0 ? { t: T_REAL, v: 0.25 + cf } : { t: T_INT, v: cf };
-      }
-      tasks.push(fwd.length > 0 ? { cf: cf++, imp: k, args, keys, fwd } : { cf: cf++, imp: k, args, keys });
+      // inputs mostly fed from the peer, else made in this batch, or sent with it
+      tasks.push(rehearsalTask(cf++, k, (i, how, fwd) => {
+        if (how < 3 && from >= 0 && made > 0) { const pt = fedFrom++ % made; fwd.push({ arg: i, lane: P, batch: from, task: pt, out: 0 }); feed.push(from, pt, 0, 0); return true; }
+        if (how === 3 && ti > 0 && init.imports[tasks[ti - 1]!.imp]!.params.includes('name')) { fwd.push({ arg: i, task: ti - 1, out: 0 }); return true; }
+        return false;
+      }));
     }
     return tasks;
   };
@@ -498,28 +490,21 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       results = (r & 3) === 3 ? parentPort! : out.port1;
       const n = size(r), tasks: Task[] = [], feed: number[] = [];
       for (let ti = 0; ti < n; ti++) {
-        const k = imp(r, ti), params = init.imports[k]!.params;
-        const args: unknown[] = [], keys: string[] = [], fwd: Forward[] = [];
         // what lane P made that this task may be fed: its task ti-1 of this round, or the last of its previous one
         const src = ti > 0 ? (makes(r, ti - 1) ? { b: id(P, r), t: ti - 1 } : undefined) : r > 0 && makes(r - 1, size(r - 1) - 1) ? { b: id(P, r - 1), t: size(r - 1) - 1 } : undefined;
-        for (let i = 0; i < params.length; i++) {
-          const p = params[i]!;
-          if (p === 'name') { args.push(null); keys.push(`r${cf}.${i}`); continue; }
-          if (p !== 'value') { args.push(p === 'string' ? 's' : p === 'real' ? 0.5 : 1); keys.push(''); continue; }
-          args.push(null);
-          keys.push(`v${cf}.${i}`);
-          // inputs mostly fed from lane P, else made in this batch, or sent with it
-          const how = (cf + i) % 5;
+        const c = cf++;
+        // inputs mostly fed from lane P, else made in this batch, or sent with it
+        tasks.push(rehearsalTask(c, imp(r, ti), (i, how, fwd) => {
           if (how < 3 && src) {
             fwd.push({ arg: i, lane: P, batch: src.b, task: src.t, out: 0 });
             feed.push(src.b, src.t, 0, lane);
             // now and then a value lane P keeps for itself (a run asks that too; never taken here)
-            if ((cf & 15) === 7) feed.push(src.b, src.t, 0, P);
+            if ((c & 15) === 7) feed.push(src.b, src.t, 0, P);
+            return true;
           }
-          else if (how === 3 && ti > 0 && makes(r, ti - 1)) fwd.push({ arg: i, task: ti - 1, out: 0 });
-          else args[i] = (cf & 1) === 0 ? { t: T_REAL, v: 0.25 + cf } : { t: T_INT, v: cf };
-        }
-        tasks.push(fwd.length > 0 ? { cf: cf++, imp: k, args, keys, fwd } : { cf: cf++, imp: k, args, keys });
+          if (how === 3 && ti > 0 && makes(r, ti - 1)) { fwd.push({ arg: i, task: ti - 1, out: 0 }); return true; }
+          return false;
+        }));
       }
       // as the system thread does: the requests go before the batch that reads their values
       if (feed.length > 0) {
@@ -554,6 +539,26 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     for (const p of [pair.ctl, pair.feedTo, out.port1, out.port2, ...pair.peers]) p?.close();
   }
   return cfs;
+}
+
+/**
+ * Rehearsal task `cf` of ucode `k`: every argument of the kind its parameter takes (outputs, plain
+ * numbers and strings, value inputs). A value input is forwarded where `input(i, how, fwd)` says
+ * so (how = (cf + i) % 5 spreads the kinds over the tasks), else sent with the batch, a real or
+ * an int in turn.
+ */
+function rehearsalTask(cf: number, k: number, input: (i: number, how: number, fwd: Forward[]) => boolean): Task {
+  const params = init.imports[k]!.params;
+  const args: unknown[] = [], keys: string[] = [], fwd: Forward[] = [];
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i]!;
+    if (p === 'name') { args.push(null); keys.push(`r${cf}.${i}`); continue; }
+    if (p !== 'value') { args.push(p === 'string' ? 's' : p === 'real' ? 0.5 : 1); keys.push(''); continue; }
+    args.push(null);
+    keys.push(`v${cf}.${i}`);
+    if (!input(i, (cf + i) % 5, fwd)) args[i] = (cf & 1) === 0 ? { t: T_REAL, v: 0.25 + cf } : { t: T_INT, v: cf };
+  }
+  return fwd.length > 0 ? { cf, imp: k, args, keys, fwd } : { cf, imp: k, args, keys };
 }
 
 /**
