@@ -1,5 +1,5 @@
 // Workers rehearse their own per-CF path before they report ready (--warm-start with
-// two or more workers, LUNA_LANE_REHEARSE_CFS=0 to turn it off): stand-ins for the ucodes; workers that feed each
+// LUNA_LANE_REHEARSE_CFS, off by default): stand-ins for the ucodes; workers that feed each
 // other rehearse together, each fed by another over flags, slots and ports of the rehearsal's
 // own (a lone worker by a simulated peer lane). Nothing of it may reach the run: the ucodes run
 // only in the real run, the output and the trace's fragments are those of a run without it, a
@@ -40,11 +40,11 @@ async function fragmentsOf(trace: string, out: string): Promise<string[]> {
   return lines.slice(1).map((l) => { const c = l.split(','); return `${c[label]}${c[indices]}`; }).sort();
 }
 
-test('by default two workers rehearse together before they are ready; LUNA_LANE_REHEARSE_CFS=0 turns it off; the run calls its ucodes, prints and traces as without the rehearsal', async (t) => {
+test('two workers rehearse together before they are ready when asked; the run calls its ucodes, prints and traces as without the rehearsal', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const steps = 120;
   const run = (name: string, env: NodeJS.ProcessEnv): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', '--trace', join(dir, `${name}.trace`), join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, `${name}.marks`), ...env }, timeoutMs: 120_000 });
-  const [on, off] = await Promise.all([run('on', {}), run('off', { LUNA_LANE_REHEARSE_CFS: '0' })]);
+  const [on, off] = await Promise.all([run('on', { LUNA_LANE_REHEARSE_CFS: '3000' }), run('off', {})]);
   for (const r of [on, off]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
