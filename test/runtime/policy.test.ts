@@ -169,6 +169,11 @@ test('unrolling: a chunk while few CFs live, none beyond the target unless the n
   assert.equal(one.unrollChunk({ ...busy, live: 400, waiting: 200 }), WAIT_AHEAD + 200 - 200);
   assert.equal(one.unrollChunk({ ...busy, live: 400, waiting: 300 }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: 400, waiting: 300 }), WAIT_AHEAD + 4 * 100 - 300, 'the default, 4');
+  // a fractional factor still spawns whole iterations (a fraction made a loop's counter fractional)
+  const quarter = new DefaultPolicy({ waitAheadPerCf: 0.25 });
+  assert.equal(quarter.unrollChunk({ ...busy, live: 101, waiting: 100 }), WAIT_AHEAD - 100);
+  assert.equal(quarter.unrollChunk({ ...busy, live: 103, waiting: 100 }), WAIT_AHEAD - 100);
+  assert.equal(quarter.unrollChunk({ ...busy, live: 146, waiting: 100 }), WAIT_AHEAD - 100 + 11);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
   // several nodes: CFs spawned early request their remote inputs early, so full chunks

@@ -500,7 +500,9 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (loop.nodes > 1 || loop.ordered) return full;
     if (loop.inflight > 0) {
       if (loop.starving) return full;
-      const ahead = WAIT_AHEAD + this.aheadPerCf * (loop.live - loop.waiting) - loop.waiting;
+      // whole iterations: a fraction of one (a fractional LUNA_WAIT_AHEAD_PER_CF) spawned CFs of
+      // a fractional counter, whose inputs no CF produces (the program hung)
+      const ahead = Math.floor(WAIT_AHEAD + this.aheadPerCf * (loop.live - loop.waiting) - loop.waiting);
       // a loop whose lanes reached what it spawned last gets a chunk of its own: the bound is
       // the node's, and another loop's CFs waiting ahead had used it up
       if (ahead <= 0 && loop.behind === true) return Math.min(full, WAIT_AHEAD);
