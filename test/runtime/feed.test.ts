@@ -51,12 +51,14 @@ const run = (opts: string[], steps: number, kind: string, env: NodeJS.ProcessEnv
 
 test('a stencil on 2 and 3 threads computes the same with and without feeding, and feeds', async () => {
   const steps = 200, want = expected(steps);
-  const [f2, f3, off] = await Promise.all([
+  const [f2, f3, off, few] = await Promise.all([
     run(['--threads', '2'], steps, 'ok'),
     run(['--threads', '3'], steps, 'ok'),
     run(['--threads', '2'], steps, 'ok', { LUNA_FEED: '0' }),
+    // fewer CFs waiting ahead than one per CF in flight: the loop still spawns whole iterations
+    run(['--threads', '2'], steps, 'ok', { LUNA_WAIT_AHEAD_PER_CF: '0.5' }),
   ]);
-  for (const r of [f2, f3, off]) {
+  for (const r of [f2, f3, off, few]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
   }

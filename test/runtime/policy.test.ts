@@ -163,12 +163,27 @@ test('unrolling: a chunk while few CFs live, none beyond the target unless the n
   // another loop used the node's bound up: a loop whose lanes reached its newest CFs gets a chunk all the same
   assert.equal(p.unrollChunk({ ...busy, live: 140, waiting: 140, behind: true }), WAIT_AHEAD);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, waiting: 140, behind: true }), 0, 'not beyond the live target');
-  assert.equal(p.unrollChunk({ ...busy, live: 700, waiting: 300 }), LOOP_CHUNK, 'much work ready or running: full chunks');
+  assert.equal(p.unrollChunk({ ...busy, live: 700, waiting: 300, inflight: 4 }), LOOP_CHUNK, 'much work ready or running: full chunks');
   // the factor per CF ready or running is the policy's option: 1 keeps fewer waiting ahead
   const one = new DefaultPolicy({ waitAheadPerCf: 1 });
   assert.equal(one.unrollChunk({ ...busy, live: 400, waiting: 200 }), WAIT_AHEAD + 200 - 200);
   assert.equal(one.unrollChunk({ ...busy, live: 400, waiting: 300 }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: 400, waiting: 300 }), WAIT_AHEAD + 4 * 100 - 300, 'the default, 4');
+  // however many CFs are ready or running, no more than a full batch per batch in flight waits ahead
+  // (fed batches of ~400 CFs on 2 lanes, 4 in flight: the bound per CF alone let 6 400 wait)
+  const running = { ...busy, inflight: 4 };
+  assert.equal(p.unrollChunk({ ...running, live: 1600 + 1000, waiting: 1000 }), LOOP_CHUNK, 'below the cap: full chunks');
+  assert.equal(p.unrollChunk({ ...running, live: 1600 + 1500, waiting: 1500 }), WAIT_AHEAD + 4 * MAX_BATCH - 1500);
+  assert.equal(p.unrollChunk({ ...running, live: 1600 + 2500, waiting: WAIT_AHEAD + 4 * MAX_BATCH }), 0);
+  assert.equal(p.unrollChunk({ ...running, live: 1600 + 2500, waiting: WAIT_AHEAD + 4 * MAX_BATCH, behind: true }), WAIT_AHEAD, 'a loop its lanes reached still gets a chunk');
+  assert.equal(p.unrollChunk({ ...running, live: 130, waiting: 128 }), 8, 'the cap does not lift the bound per CF');
+  const uncapped = new DefaultPolicy({ waitAheadPerBatch: Infinity });
+  assert.equal(uncapped.unrollChunk({ ...running, live: 1600 + 2500, waiting: WAIT_AHEAD + 4 * MAX_BATCH }), LOOP_CHUNK, 'uncapped: 4 per CF in flight');
+  // a fractional factor still spawns whole iterations (a fraction made a loop's counter fractional)
+  const quarter = new DefaultPolicy({ waitAheadPerCf: 0.25 });
+  assert.equal(quarter.unrollChunk({ ...busy, live: 101, waiting: 100 }), WAIT_AHEAD - 100);
+  assert.equal(quarter.unrollChunk({ ...busy, live: 103, waiting: 100 }), WAIT_AHEAD - 100);
+  assert.equal(quarter.unrollChunk({ ...busy, live: 146, waiting: 100 }), WAIT_AHEAD - 100 + 11);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET }), 0);
   assert.equal(p.unrollChunk({ ...busy, live: LIVE_TARGET, starving: true }), LOOP_CHUNK);
   // several nodes: CFs spawned early request their remote inputs early, so full chunks

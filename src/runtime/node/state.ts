@@ -164,7 +164,8 @@ export class NodeState {
     v.lastChunk = memo.lastChunk;
     v.wokenSince = this.wakes - memo.wakesAt;
     v.calm = memo.calm;
-    const chunk = this.policy.unrollChunk(v);
+    // whole iterations, whatever the policy says: a loop's counter stays an integer
+    const chunk = Math.floor(this.policy.unrollChunk(v));
     if (chunk > 0) {
       memo.calm = v.wokenSince > 0 ? 0 : memo.calm + 1;
       memo.lastChunk = Math.min(chunk, remaining);

@@ -55,6 +55,20 @@ export const WAIT_AHEAD = 128;
  */
 export const WAIT_AHEAD_PER_CF = 4;
 /**
+ * CFs a loop keeps waiting ahead at most, beyond WAIT_AHEAD, per batch in flight: a full batch
+ * (MAX_BATCH) each, enough for the next batch of every lane. The bound per CF above grows with
+ * the batches themselves: fed batches of ~400 CFs on 2 lanes let 8 000 CFs wait ahead. Task
+ * Bench stencil_1d 1×2, C++ kernels, 10 000 steps at 2^13 iterations, `--warm-start`: the most
+ * CFs waiting ahead 8 332 → 2 235 and live 10 379 → 4 240 (≤ 4 batches in flight), fed batches
+ * 52–54 → 52–56 a run, the system thread's CPU 137–161 → 139–148 ms and its scavenges 36–37 →
+ * 35–52 a run (three alternated pairs, load 6.3–6.7): the same work, a smaller live set. Its
+ * heap peak moved less than the noise (41.7–45.0 → 42.7–43.4 MB): a CF spawned 4 000 ahead still
+ * outlives two scavenges of the 2 MB young generation. A fixed cap of 1 024 shrank the batches
+ * (88 a run, 42 CFs handed back to the system thread against 6). `LUNA_WAIT_AHEAD_PER_BATCH`
+ * overrides it.
+ */
+export const WAIT_AHEAD_PER_BATCH = MAX_BATCH;
+/**
  * iterations a loop spawns at a time at most while the node runs everything itself: each spawned
  * CF lives until it runs, and a thousand iterations ahead outlive the system thread's young
  * generation, so their objects are copied into the old one (stencil_1d, 20 000 steps, 1 thread:
@@ -241,6 +255,8 @@ export interface DefaultPolicyOptions {
   chainAheadNs?: number;
   /** CFs a loop keeps waiting ahead per CF ready or running (default WAIT_AHEAD_PER_CF; `LUNA_WAIT_AHEAD_PER_CF` overrides it) */
   waitAheadPerCf?: number;
+  /** CFs a loop keeps waiting ahead at most, beyond WAIT_AHEAD, per batch in flight (default WAIT_AHEAD_PER_BATCH; `LUNA_WAIT_AHEAD_PER_BATCH` overrides it) */
+  waitAheadPerBatch?: number;
 }
 
 /** `LUNA_CHAIN_AHEAD_MS` in ns (0 allowed), else `ns`. */
@@ -267,6 +283,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   private readonly fedRunNs: number;
   private readonly chainAheadNs: number;
   private readonly aheadPerCf: number;
+  private readonly aheadPerBatch: number;
 
   constructor(o: DefaultPolicyOptions = {}) {
     this.chainAheadNs = o.chainAheadNs ?? envChainAhead(CHAIN_AHEAD_NS);
@@ -274,6 +291,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
     this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
     this.aheadPerCf = o.waitAheadPerCf ?? tuned('LUNA_WAIT_AHEAD_PER_CF') ?? WAIT_AHEAD_PER_CF;
+    this.aheadPerBatch = o.waitAheadPerBatch ?? tuned('LUNA_WAIT_AHEAD_PER_BATCH') ?? WAIT_AHEAD_PER_BATCH;
   }
 
   /** Locators place fragments. */
@@ -500,7 +518,9 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (loop.nodes > 1 || loop.ordered) return full;
     if (loop.inflight > 0) {
       if (loop.starving) return full;
-      const ahead = WAIT_AHEAD + this.aheadPerCf * (loop.live - loop.waiting) - loop.waiting;
+      // whole iterations: a fraction of one (a fractional LUNA_WAIT_AHEAD_PER_CF) spawned CFs of
+      // a fractional counter, whose inputs no CF produces (the program hung)
+      const ahead = Math.floor(WAIT_AHEAD + Math.min(this.aheadPerCf * (loop.live - loop.waiting), this.aheadPerBatch * loop.inflight) - loop.waiting);
       // a loop whose lanes reached what it spawned last gets a chunk of its own: the bound is
       // the node's, and another loop's CFs waiting ahead had used it up
       if (ahead <= 0 && loop.behind === true) return Math.min(full, WAIT_AHEAD);
