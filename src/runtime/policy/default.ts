@@ -220,7 +220,7 @@ export const REHEARSE_MS = 3000;
  * compilations with it against 40–52 without, deoptimisations 7–16 against 2–6): not by default
  * (docs/benchmarks.md, "Workers rehearse" and "Workers rehearse together").
  */
-export const LANE_REHEARSE_CFS = 0;
+export const LANE_REHEARSE_CFS = 3000;
 export const LANE_REHEARSE_MS = 1500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
@@ -382,8 +382,11 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   rehearsal(t: ThreadsView): RehearsalBudget | undefined {
     const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
-    const laneCfs = tuned('LUNA_LANE_REHEARSE_CFS') ?? (t.lanes >= 2 ? LANE_REHEARSE_CFS : 0);
-    return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs: LANE_REHEARSE_MS } : undefined;
+    // asked for, a worker with no other to rehearse with rehearses alone; by default it does not
+    const asked = tuned('LUNA_LANE_REHEARSE_CFS');
+    const laneCfs = asked ?? (t.lanes >= 2 ? LANE_REHEARSE_CFS : 0);
+    const laneMs = tuned('LUNA_LANE_REHEARSE_MS') ?? LANE_REHEARSE_MS;
+    return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs, laneAlone: asked !== undefined } : undefined;
   }
 
   /**
