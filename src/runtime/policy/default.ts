@@ -211,10 +211,11 @@ export const REHEARSE_MS = 3000;
  * `original` bench's METG row, alternated: with 3 000 METG 170 / 197 µs against 546 / 294 without;
  * efficiency at ~900 µs tasks 82–84 % against 75–81 %, at ~300 µs 58–61 % against 33–56 %; with
  * TypeScript kernels (taskbench --quick) 197 against 338 µs, a task's last input → start median
- * 7.3 against 20 µs. It costs 0.3–0.9 s more before the span (load 9–11), paid only with
- * --warm-start. It ends whatever the program's imports (lanes that do not keep in step keep their
- * outputs until asked for them), and by LANE_REHEARSE_MS at the latest: the first lane out of time
- * ends every lane's waits, so a partner that never answers costs at most that (`LUNA_LANE_REHEARSE_MS`).
+ * 7.3 against 20 µs. It costs 0.3–0.9 s more before the span (load 9–11; again at load 11, a
+ * 1 000-step stencil's boot wait 847–1 000 → 1 410–2 045 ms), paid only with --warm-start. It
+ * ends whatever the program's imports (lanes that do not keep in step keep their outputs until
+ * asked for them), and by LANE_REHEARSE_MS at the latest: the first lane out of time ends every
+ * lane's waits, so a partner that never answers costs at most that (`LUNA_LANE_REHEARSE_MS`).
  * `LUNA_LANE_REHEARSE_CFS=N` sets the count (0: off) and makes a lone worker rehearse too (one
  * worker lane, or LUNA_FEED=0), which it does not by default: alone, a worker cannot rehearse the
  * fed waits, and its rehearsal (exec/worker.ts rehearse) compiled no less inside the span (load
