@@ -177,9 +177,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const threadsView = { cpus: cores, lanes, nodes: tp.size };
   // --warm-start: the policy's rehearsal budget (node/rehearsal.ts on this thread, exec/worker.ts on the workers)
   const budget = opts.warmStart && opts.program.imports.length > 0 ? policy.rehearsal?.(threadsView) : undefined;
-  // not with layers that load code into the workers: their hooks on the worker's path may ask the
-  // system thread, which answers nothing before the run (a dynamic array's program hung there)
-  const laneRehearsal = budget?.laneCfs && !opts.cfTimeoutNs && !layers.some((l) => l.workerModules?.length) ? { cfs: budget.laneCfs, ms: budget.laneMs ?? 0 } : undefined;
+  const laneRehearsal = budget?.laneCfs && !opts.cfTimeoutNs ? { cfs: budget.laneCfs, ms: budget.laneMs ?? 0, alone: budget.laneAlone === true } : undefined;
   const systemLane = !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits) && lanes >= 2 && policy.systemLane?.(threadsView) === true;
   const pool = new WorkerPool({
     lanes, node: tp.rank, system: systemLane ? { inline, trace: tr } : undefined, bundle, native, imports: opts.program.imports, trace: workerTrace,
@@ -266,7 +264,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

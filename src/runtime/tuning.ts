@@ -26,6 +26,7 @@ export const TUNING = {
   LUNA_RING: { what: 'whether nodes of one machine pass messages through shared-memory rings beside their sockets (0: sockets only)', min: 0, max: 1, integer: true },
   LUNA_RING_SPIN_US: { what: 'how long the system thread polls its rings after its last message, µs (0: only when a doorbell rings)', min: 0 },
   LUNA_LANE_REHEARSE_CFS: { what: 'how many fragments each worker rehearses with `--warm-start` before it reports ready (0: none)', min: 0, integer: true },
+  LUNA_LANE_REHEARSE_MS: { what: 'how long the workers\' rehearsal with `--warm-start` may last at most, ms', min: 0 },
   LUNA_REHEARSE_CFS: { what: 'how many fragments `--warm-start` rehearses on the system thread while the workers boot (0: none)', min: 0, integer: true },
   LUNA_V8_NICE: { what: 'how far V8\'s background threads are lowered once lanes run fragments (0: not at all)', min: 0, max: 19, integer: true },
   LUNA_WORKER_HEAP_MB: { what: 'a worker thread\'s heap limit, MB', min: 8, integer: true },

@@ -1,7 +1,7 @@
-// Workers rehearse their own per-CF path before they report ready (--warm-start with
-// LUNA_LANE_REHEARSE_CFS, off by default): stand-ins for the ucodes; workers that feed each
-// other rehearse together, each fed by another over flags, slots and ports of the rehearsal's
-// own (a lone worker by a simulated peer lane). Nothing of it may reach the run: the ucodes run
+// Workers rehearse their own per-CF path before they report ready (--warm-start): stand-ins for
+// the ucodes; workers that feed each other rehearse together by default, each fed by another over
+// flags, slots and ports of the rehearsal's own; a lone worker only when LUNA_LANE_REHEARSE_CFS
+// asks, fed by a simulated peer lane. Nothing of it may reach the run: the ucodes run
 // only in the real run, the output and the trace's fragments are those of a run without it, a
 // fault in the real run is still reported and named, and a worker that dies meanwhile is
 // reported as one that died booting, without the others waiting for it forever.
@@ -40,11 +40,11 @@ async function fragmentsOf(trace: string, out: string): Promise<string[]> {
   return lines.slice(1).map((l) => { const c = l.split(','); return `${c[label]}${c[indices]}`; }).sort();
 }
 
-test('two workers rehearse together before they are ready when asked; the run calls its ucodes, prints and traces as without the rehearsal', async (t) => {
+test('two workers rehearse together before they are ready by default; the run calls its ucodes, prints and traces as without the rehearsal', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const steps = 120;
   const run = (name: string, env: NodeJS.ProcessEnv): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', '--trace', join(dir, `${name}.trace`), join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, `${name}.marks`), ...env }, timeoutMs: 120_000 });
-  const [on, off] = await Promise.all([run('on', { LUNA_LANE_REHEARSE_CFS: '3000' }), run('off', {})]);
+  const [on, off] = await Promise.all([run('on', { LUNA_LANE_REHEARSE_CFS: undefined }), run('off', { LUNA_LANE_REHEARSE_CFS: '0' })]);
   for (const r of [on, off]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
@@ -70,9 +70,13 @@ test('without --warm-start no worker rehearses, whatever LUNA_LANE_REHEARSE_CFS 
   assert.equal(timingOf<Timing>(r).laneRehearsedCfs, undefined, describeRun(r));
 });
 
-test('workers that do not feed each other (LUNA_FEED=0) rehearse alone when asked, and the run calls each ucode once and prints as without', async (t) => {
+test('workers that do not feed each other (LUNA_FEED=0) rehearse alone only when asked, and the run calls each ucode once and prints as without', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const steps = 60;
+  const unasked = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '20', 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'unasked.marks'), LUNA_FEED: '0', LUNA_LANE_REHEARSE_CFS: undefined }, timeoutMs: 90_000 });
+  assertOk(unasked);
+  assert.deepEqual(unasked.stdout.trim().split('\n').sort(), expected(20), describeRun(unasked));
+  assert.equal(timingOf<Timing>(unasked).laneRehearsedCfs, undefined, `by default a worker does not rehearse alone\n${describeRun(unasked)}`);
   const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_FEED: '0', LUNA_LANE_REHEARSE_CFS: '500' }, timeoutMs: 90_000 });
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));

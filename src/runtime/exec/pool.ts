@@ -119,8 +119,11 @@ export interface PoolOptions {
    * batches sent to that lane run on this thread with `inline`
    */
   system?: { inline: InlineExecutor; trace?: TraceSink };
-  /** workers rehearse their per-CF path before they report ready (WorkerInit.rehearse) */
-  rehearse?: WorkerInit['rehearse'];
+  /**
+   * workers rehearse their per-CF path before they report ready (WorkerInit.rehearse): together
+   * where they feed each other, else alone if `alone`
+   */
+  rehearse?: { cfs: number; ms: number; alone?: boolean };
 }
 
 /** Feeding across lanes takes a port per pair of workers: not beyond this many. */
@@ -181,6 +184,8 @@ export class WorkerPool {
   rehearsedCfs = 0;
   /** workers that rehearsed together, fed by each other (PoolOptions.rehearse) */
   rehearsedTogether = 0;
+  /** workers whose rehearsal its time (or a partner's fault) ended before its count */
+  rehearsalsCut = 0;
   private bootWaiters: (() => void)[] = [];
   /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
@@ -268,15 +273,15 @@ export class WorkerPool {
     const flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(n)));
     flags[onCpuFlag(n)] = 1; // the system thread
     for (let i = 0; i < n; i++) { flags[runningFlag(n, i)] = -1; flags[processedFlag(n, i)] = -1; }
-    const end = new Int32Array(new SharedArrayBuffer(8));
-    end[0] = 0x7fffffff;
+    const progress = new Int32Array(new SharedArrayBuffer(4 * (1 + n))).fill(-1);
+    progress[0] = 0;
     const slots = this.slots && feedSlotsBuffer(n);
     const peers = Array.from({ length: n }, () => new Array<MessagePort | null>(n).fill(null));
     for (let i = 0; i < n; i++) {
       for (let j = i + 1; j < n; j++) { const ch = new MessageChannel(); peers[i]![j] = ch.port1; peers[j]![i] = ch.port2; }
     }
     const ctl = Array.from({ length: n }, () => new MessageChannel());
-    const wiring = ctl.map((c, i): RehearsalWiring => ({ flags: flags.buffer as SharedArrayBuffer, ...(slots ? { slots } : {}), ctl: c.port2, feedTo: ctl[(i + 1) % n]!.port1, peers: peers[i]!, end: end.buffer as SharedArrayBuffer }));
+    const wiring = ctl.map((c, i): RehearsalWiring => ({ flags: flags.buffer as SharedArrayBuffer, ...(slots ? { slots } : {}), ctl: c.port2, feedTo: ctl[(i + 1) % n]!.port1, peers: peers[i]!, progress: progress.buffer as SharedArrayBuffer }));
     return { flags, wiring };
   }
 
@@ -347,7 +352,8 @@ export class WorkerPool {
     };
     if (this.opts.modules?.length) init.modules = [...this.opts.modules];
     const pair = this.rehearsal?.wiring[i];
-    if (this.opts.rehearse) init.rehearse = pair ? { ...this.opts.rehearse, pair } : this.opts.rehearse;
+    const rh = this.opts.rehearse;
+    if (rh && (pair || rh.alone === true)) init.rehearse = pair ? { cfs: rh.cfs, ms: rh.ms, pair } : { cfs: rh.cfs, ms: rh.ms };
     this.requests[i] = req.port1;
     const onRequest = this.opts.onRequest;
     req.port1.on('message', (m: WireRequest) => {
@@ -400,10 +406,11 @@ export class WorkerPool {
       if (m.gaps) r.gaps = m.gaps;
       this.result(r);
     };
-    w.on('message', (m: { ready?: number; rehearsed?: number; together?: boolean; fatal?: string } & WireResult) => {
+    w.on('message', (m: { ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
         if (m.rehearsed) this.rehearsedCfs += m.rehearsed;
-        if (m.together) this.rehearsedTogether++;
+        if (m.together && m.rehearsed) this.rehearsedTogether++;
+        if (m.cut) this.rehearsalsCut++;
         this.booted++;
         this.ready[i] = true;
         if (this.booted >= this.workerLanes) this.bootSettled();

@@ -163,8 +163,8 @@ export interface RehearsalWiring {
   feedTo: MessagePort;
   /** per lane j, the port this worker shares with lane j's worker */
   peers: (MessagePort | null)[];
-  /** Int32Array: [the last round every lane runs, lanes that ran it] */
-  end: SharedArrayBuffer;
+  /** Int32Array: [lanes that ran their last round, then per lane the last round whose feed requests it sent (-1: none)] */
+  progress: SharedArrayBuffer;
 }
 
 /**

@@ -139,15 +139,31 @@ async function main(): Promise<void> {
   const mod = init.bundle ? ((await import(pathToFileURL(init.bundle).href)) as Record<string, unknown>) : undefined;
   const fns = bindUcodes(mod, init.imports, init.native);
   const r = init.rehearse;
-  const rehearsed = r ? (r.pair ? rehearseTogether(fns, r, r.pair) : rehearse(fns, r)) : 0;
-  parentPort!.postMessage(rehearsed > 0 ? { ready: me, rehearsed, together: r?.pair !== undefined } : { ready: me });
+  const rehearsed = r ? (r.pair ? rehearseTogether(fns, r, r.pair) : rehearse(fns, r)) : undefined;
+  parentPort!.postMessage(rehearsed && (rehearsed.cfs > 0 || rehearsed.cut) ? { ready: me, rehearsed: rehearsed.cfs, together: r?.pair !== undefined, cut: rehearsed.cut } : { ready: me });
   loop(fns);
+}
+
+/**
+ * When a rehearsal gives up (performance.now ms; Infinity in the run): its waits for fed values
+ * and its sleeps end there, whatever the other lanes do (see giveUp).
+ */
+let giveUpAt = Infinity;
+
+/**
+ * A rehearsal gives up: its abort flag ends every lane's waits (the run's own ends a failed run
+ * the same way). True.
+ */
+function giveUp(): boolean {
+  Atomics.store(flags, ABORT, 1);
+  for (let l = 0; l < LANES; l++) wakeLane(flags, l);
+  return true;
 }
 
 /**
  * Sleep on this lane's flag unless `work()`, asked once the flag says so, finds something to do.
  * The node's count of threads on a CPU leaves with this one; a waker counts it back when it
- * wakes it (protocol.ts wakeLane), else this thread does.
+ * wakes it (protocol.ts wakeLane), else this thread does. In a rehearsal not past `giveUpAt`.
  */
 function sleep(work: () => boolean, state = SLEEPING, lend = true): boolean {
   leaveCpu(flags, me, ONCPU, state);
@@ -156,7 +172,7 @@ function sleep(work: () => boolean, state = SLEEPING, lend = true): boolean {
     // the system thread may spill what this worker recorded while it sleeps (inside a ucode,
     // waiting for a request's answer, the trace is lent already)
     if (lend) tw?.lend();
-    Atomics.wait(flags, me, state);
+    Atomics.wait(flags, me, state, giveUpAt === Infinity ? Infinity : giveUpAt - performance.now());
     if (lend) tw?.reclaim();
   }
   backOnCpu(flags, me, ONCPU, state);
@@ -233,12 +249,13 @@ function fed(f: Forward): DfValue | null | undefined {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
     if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6; return v; }
     ex.serve(); // the producer of what we wait for may wait for us
-    if (flags[ABORT] !== 0) { gaps.fedWaitNs += (performance.now() - t0) * 1e6; return undefined; }
+    const now = performance.now();
+    // (a rehearsal whose partner never answers gives up: see giveUpAt)
+    if (flags[ABORT] !== 0 || (now >= giveUpAt && giveUp())) { gaps.fedWaitNs += (now - t0) * 1e6; return undefined; }
     // The producer holds a value it has not looked at: it waits for a core, and this spin may
     // hold the only one it could get (other processes, the system thread or V8's threads have
     // the rest). Spinning on would put the whole spin, and then a switch, between every two
     // steps of a pair of lanes that feed each other; leaving the core lets it run at once.
-    const now = performance.now();
     let leave = false;
     if (STARVED_MS > 0 && starved(flags, LANES, f.lane!)) {
       if (starvedFrom < 0) starvedFrom = now;
@@ -344,14 +361,15 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
  * feed slots, ports and the peer lane that feeds it are private to the rehearsal; the ucodes are
  * stand-ins with their calling convention (no ucode runs: a ucode may print, abort or keep
  * state); nothing is traced; the worker's own state (its last outputs, gaps, counts) is reset
- * after. Returns the fragments rehearsed. The wire batches go through a structured clone, as the real ones do, and carry every
+ * after. Returns the fragments rehearsed, and whether its time ended it before its count. The
+ * wire batches go through a structured clone, as the real ones do, and carry every
  * kind of argument (plain numbers and strings, inline values, outputs, inputs from the same batch
  * and fed from the peer), so the code optimised here has seen the real run's shapes.
  */
-function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
+function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed {
   const imps: number[] = [];
   init.imports.forEach((d, k) => { if (!d.waits && !d.params.includes('block')) imps.push(k); });
-  if (imps.length === 0 || budget.cfs <= 0) return 0;
+  if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
   const saved = { flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate };
   const L = 2, P = 1;
   const pflags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(L)));
@@ -371,6 +389,8 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
   const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
   const stand = variants.map((v) => v[0]!);
   const until = performance.now() + budget.ms;
+  // (its peer's values are made before they are waited for: a wait that does not end is a fault)
+  giveUpAt = until;
   let cfs = 0, id = 0, cf = 0;
   // the peer feeds only from tasks that make outputs
   const makers = imps.filter((k) => init.imports[k]!.params.includes('name'));
@@ -426,6 +446,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
       cfs += n + tasks.length;
     }
   } finally {
+    giveUpAt = Infinity;
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (it was not used yet): an object made before the
     // rehearsal's may carry a hidden class V8 has since replaced, and the code optimised in the
@@ -436,32 +457,43 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): number {
     gaps = noGaps();
     for (const p of [got.peers[0]![1]!, got.peers[1]![0]!, got.ctl[0]!, got.ctl[1]!, ctl0.port1, ctl1.port1, out.port1, out.port2, via.port2]) p.close();
   }
-  return cfs;
+  return { cfs, cut: cfs < budget.cfs };
 }
+
+/** What a worker's rehearsal did: the fragments it ran, and whether its time or a fault ended it before its count. */
+interface Rehearsed { cfs: number; cut: boolean }
 
 /**
  * `--warm-start` with workers that feed each other: the workers rehearse their per-CF path
  * together, over an exchange wiring of the rehearsal's own (pool.ts rehearsalWiring), so each
  * one's waits for values fed by another thread — spinning, parking, being woken — run and are
  * optimised before the span, which a worker alone cannot rehearse. Lane i runs rounds of
- * batches; task k of round r is fed by task k-1 of lane i+1's round r (and task 0 by that lane's
- * previous round), as the steps of a stencil are: every input comes from a task earlier in
+ * batches; task k of round r may be fed by task k-1 of lane i+1's round r (and task 0 by that
+ * lane's previous round), as the steps of a stencil are: every input comes from a task earlier in
  * (round, task) order, so no lane waits on a cycle. Batches of the same round have the same
- * tasks on every lane, so a consumer knows which of its producer's tasks make outputs. Every
- * lane runs the same rounds: the count comes from `cfs`, and a lane whose time (`ms`) runs out
- * lowers the last round to one no lane has begun yet; a lane that ran it keeps answering feed
- * requests until all have. A worker that dies meanwhile makes the pool raise the rehearsal's
- * abort flag: the others' waits end there. Otherwise as `rehearse`: stand-ins, nothing traced,
- * the worker's state reset after. Returns the fragments this worker rehearsed.
+ * tasks on every lane, so a consumer knows which of its producer's tasks make outputs.
+ *
+ * Which tasks are fed depends on the program's imports (a task that takes no value, or whose
+ * producer makes none, waits for nobody), so the lanes need not keep in step: one may run many
+ * rounds ahead of the lane it feeds. It keeps its outputs until that lane has sent its requests
+ * for them (the rounds each lane has asked up to are shared), and after its last round answers
+ * requests until every lane has run its own. Ended by its count (every lane runs the same
+ * rounds) or by its time (`ms`): the first lane out of time raises the rehearsal's abort flag,
+ * and every lane's waits end there, its own sleeps included, so a partner that never answers
+ * (stalled, or booting late) costs at most `ms`. A worker that dies meanwhile makes the pool
+ * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing traced, the worker's state
+ * reset after. Returns the fragments this worker rehearsed, and whether it was cut.
  */
-function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): number {
+function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): Rehearsed {
   const imps: number[] = [];
   init.imports.forEach((d, k) => { if (!d.waits && !d.params.includes('block')) imps.push(k); });
   const saved = { flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate };
   const rflags = new Int32Array(pair.flags);
-  const end = new Int32Array(pair.end);
   const L = lanesOf(rflags), P = (me + 1) % L;
   const lane = me;
+  // [lanes that ran their last round, then per lane the last round whose requests it sent]
+  const progress = new Int32Array(pair.progress);
+  const DONE = 0, ASKED = 1 + ((lane + L - 1) % L); // (of the lane this one feeds)
   const out = new MessageChannel();
   const mine = new Exchange(rflags, lane, L, pair.ctl, pair.peers, pair.slots && new FeedSlots(pair.slots, L, lane));
   flags = rflags; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, lane); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
@@ -470,6 +502,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
   const stand = variants.map((v) => v[0]!);
   const started = performance.now(), until = started + budget.ms;
+  giveUpAt = until;
   const size = (r: number): number => (r === 0 ? 100 : 2 + (r % 3)); // the first one long: the encoders' scratch grows here
   // the same rounds on every lane (every lane reads the same budget)
   let rounds = 1, total = size(0);
@@ -477,15 +510,11 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const imp = (r: number, k: number): number => imps[(r + k) % imps.length]!;
   const makes = (r: number, k: number): boolean => init.imports[imp(r, k)]!.params.includes('name');
   const id = (l: number, r: number): number => r * L + l + 1;
-  let cfs = 0, cf = 0;
+  let cfs = 0, cf = 0, cut = false, ran = 0;
   try {
-    if (imps.length === 0 || budget.cfs <= 0) return 0;
-    for (let r = 0; r < rounds && r <= Atomics.load(end, 0) && rflags[ABORT] === 0; r++) {
-      if (performance.now() >= until) {
-        // out of time: the last round becomes one no lane has begun (lane i+j has begun at most round r+j)
-        for (let e = Atomics.load(end, 0); e > r + L && Atomics.compareExchange(end, 0, e, r + L) !== e; e = Atomics.load(end, 0));
-        if (r > Atomics.load(end, 0)) break;
-      }
+    if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
+    for (let r = 0; r < rounds; r++) {
+      if (rflags[ABORT] !== 0 || (performance.now() >= until && giveUp())) break;
       for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![r % 5]!;
       results = (r & 3) === 3 ? parentPort! : out.port1;
       const n = size(r), tasks: Task[] = [], feed: number[] = [];
@@ -512,23 +541,31 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
         Atomics.add(rflags, feedsFlag(L, P), 1);
         wakeLane(rflags, P);
       }
-      // batches no request can name any more (lane i-1 has begun round r-L+1, and asked for
-      // this lane's values up to it before): the exchange forgets them as it does in a run
-      if (r > L) Atomics.store(rflags, processedFlag(L, lane), id(lane, r - L - 1));
+      // (after the count above: a lane that reads this round reads its requests too)
+      Atomics.store(progress, 1 + lane, r);
+      // batches no request can name any more: the lane this one feeds asks for rounds a and a-1
+      // at its round a, and has sent its requests up to round `asked`; the exchange forgets
+      // them as it does in a run (it answers what arrived first)
+      const asked = Atomics.load(progress, ASKED);
+      if (asked >= 1) Atomics.store(rflags, processedFlag(L, lane), id(lane, asked - 1));
       // what a result reports after sleeps and wakes: its code paths get their feedback too
       if ((r & 7) === 5) { idleSleeps = 1; mine.woke = 1; gaps.batchWaits = 1; }
       if (!run(structuredClone(encodeBatch(id(lane, r), tasks)), stand)) break;
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
+      ran = r + 1;
     }
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
-    if (Atomics.add(end, 1, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);
-    const done = (): boolean => Atomics.load(end, 1) >= L || rflags[ABORT] !== 0;
+    if (Atomics.add(progress, DONE, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);
+    const done = (): boolean => Atomics.load(progress, DONE) >= L || rflags[ABORT] !== 0 || (performance.now() >= giveUpAt && giveUp());
     while (!done()) {
       mine.serve();
       sleep(() => mine.pending() || done(), SLEEPING, false);
     }
+    // cut: by its time, a fault, or a lane that gave up (its own last round may have been aborted)
+    cut = ran < rounds || rflags[ABORT] !== 0;
+    giveUpAt = Infinity;
     Atomics.sub(rflags, ONCPU, 1);
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (see rehearse)
@@ -538,7 +575,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     gaps = noGaps();
     for (const p of [pair.ctl, pair.feedTo, out.port1, out.port2, ...pair.peers]) p?.close();
   }
-  return cfs;
+  return { cfs, cut };
 }
 
 /**

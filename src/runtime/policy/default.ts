@@ -216,25 +216,27 @@ export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
 export const REHEARSE_MS = 3000;
 /**
- * `--warm-start` with `LUNA_LANE_REHEARSE_CFS=N` on two or more worker lanes: the workers rehearse
- * their per-CF path together for N fragments each, at most LANE_REHEARSE_MS, before they report ready
- * (exec/worker.ts rehearseTogether: decode, values fed across lanes through a wiring of the
- * rehearsal's own, so the waits for fed values spin, park and wake as in the run; stand-in ucodes;
- * result encode and post), so V8 optimises that path in each worker's isolate before the span.
- * Quiet (load 1.3–2.6, nothing else running), Task
- * Bench stencil_1d 1×2 with C++ kernels, `original` bench's METG row, alternated: with N = 3 000 METG
- * 170 / 197 µs against 546 / 294 without (and 326 before the system thread's CPU-count rule);
- * efficiency at ~900 µs tasks 82–84 % against 75–81 %, at ~300 µs 58–61 % against 33–56 %. It
- * costs 0.3–0.9 s more before the span (load 9–11), paid only with --warm-start. Yet it is OFF
- * by default: on by default, the paired rehearsal never ended on a chain whose first import takes
- * a value (`busy(int, value, name)` before `start(name)`, test/cli/priority.test.ts's program with
- * those two imports only: the run hangs at boot), a cause not found yet. Alone (one
- * worker lane, or LUNA_FEED=0) a worker cannot rehearse the fed waits, and its rehearsal
- * (exec/worker.ts rehearse) compiled no less inside the span (load 11–12: the workers' path 40–60
- * compilations with it against 40–52 without, deoptimisations 7–16 against 2–6): not by default
- * (docs/benchmarks.md, "Workers rehearse" and "Workers rehearse together").
+ * `--warm-start` on two or more worker lanes that feed each other: the workers rehearse their
+ * per-CF path together for LANE_REHEARSE_CFS fragments each, at most LANE_REHEARSE_MS, before they
+ * report ready (exec/worker.ts rehearseTogether: decode, values fed across lanes through a wiring
+ * of the rehearsal's own, so the waits for fed values spin, park and wake as in the run; stand-in
+ * ucodes; result encode and post), so V8 optimises that path in each worker's isolate before the
+ * span. Quiet (load 1.3–2.6, nothing else running), Task Bench stencil_1d 1×2 with C++ kernels,
+ * `original` bench's METG row, alternated: with 3 000 METG 170 / 197 µs against 546 / 294 without;
+ * efficiency at ~900 µs tasks 82–84 % against 75–81 %, at ~300 µs 58–61 % against 33–56 %; with
+ * TypeScript kernels (taskbench --quick) 197 against 338 µs, a task's last input → start median
+ * 7.3 against 20 µs. It costs 0.3–0.9 s more before the span (load 9–11; again at load 11, a
+ * 1 000-step stencil's boot wait 847–1 000 → 1 410–2 045 ms), paid only with --warm-start. It
+ * ends whatever the program's imports (lanes that do not keep in step keep their outputs until
+ * asked for them), and by LANE_REHEARSE_MS at the latest: the first lane out of time ends every
+ * lane's waits, so a partner that never answers costs at most that (`LUNA_LANE_REHEARSE_MS`).
+ * `LUNA_LANE_REHEARSE_CFS=N` sets the count (0: off) and makes a lone worker rehearse too (one
+ * worker lane, or LUNA_FEED=0), which it does not by default: alone, a worker cannot rehearse the
+ * fed waits, and its rehearsal (exec/worker.ts rehearse) compiled no less inside the span (load
+ * 11–12: the workers' path 40–60 compilations with it against 40–52 without, deoptimisations 7–16
+ * against 2–6) (docs/benchmarks.md, "Workers rehearse" and "Workers rehearse together").
  */
-export const LANE_REHEARSE_CFS = 0;
+export const LANE_REHEARSE_CFS = 3000;
 export const LANE_REHEARSE_MS = 1500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
@@ -400,8 +402,11 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   rehearsal(t: ThreadsView): RehearsalBudget | undefined {
     const cfs = tuned('LUNA_REHEARSE_CFS') ?? REHEARSE_CFS;
-    const laneCfs = tuned('LUNA_LANE_REHEARSE_CFS') ?? (t.lanes >= 2 ? LANE_REHEARSE_CFS : 0);
-    return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs: LANE_REHEARSE_MS } : undefined;
+    // asked for, a worker with no other to rehearse with rehearses alone; by default it does not
+    const asked = tuned('LUNA_LANE_REHEARSE_CFS');
+    const laneCfs = asked ?? (t.lanes >= 2 ? LANE_REHEARSE_CFS : 0);
+    const laneMs = tuned('LUNA_LANE_REHEARSE_MS') ?? LANE_REHEARSE_MS;
+    return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs, laneAlone: asked !== undefined } : undefined;
   }
 
   /**

@@ -175,10 +175,13 @@ export interface RehearsalBudget {
   readonly cfNs: number;
   /**
    * fragments each worker runs through its own per-CF path before it reports ready, against
-   * stand-ins for the ucodes and a simulated peer lane (exec/worker.ts), at most laneMs
+   * stand-ins for the ucodes, fed by another worker (or, alone, by a simulated peer lane;
+   * exec/worker.ts), at most laneMs
    */
   readonly laneCfs?: number;
   readonly laneMs?: number;
+  /** whether a worker that has no other to rehearse with rehearses alone */
+  readonly laneAlone?: boolean;
 }
 
 /** Where a node's threads run: the CPUs it may use, its worker threads, the run's nodes. */
