@@ -26,7 +26,7 @@ async function eventually(cond: () => boolean, ms = 5000): Promise<boolean> {
   return cond();
 }
 
-const LONG_SPIN = 10_000_000_000; // 10 s: longer than the test, so only the gate can end it
+const LONG_SPIN = 600_000_000_000; // 10 min: longer than the test even on a loaded machine (a spin that ran out parked the spinner), so only the gate can end it
 
 test('a worker with nothing to do spins while a core is free for it, and sleeps at once when none is', async () => {
   // many CPUs: the worker spins on its empty port after its batch
@@ -84,11 +84,13 @@ test('waiting workers never outnumber the CPUs the working threads leave them', 
     p.send(sleeper, { id: 1, tasks: [] });
     assert.equal((await r).batch, 1);
     assert.ok(await eventually(settled), `settled again: one spins, one sleeps (on a CPU ${p.onCpu}, asleep ${p.asleep(0)} ${p.asleep(1)})`);
-    // the system thread rests: a core is free, yet nobody is woken for it
+    const asleep = p.asleep(0) ? 0 : 1;
+    // the system thread rests: a core is free, yet nobody is woken for it (the spinner may
+    // still park on its own, when other processes starve it of its core: not what this checks)
     p.rest();
-    assert.equal(p.onCpu, 1);
+    assert.ok(p.onCpu <= 1);
     await sleep(50);
-    assert.ok(p.asleep(0) !== p.asleep(1), 'a sleeper stays asleep');
+    assert.ok(p.asleep(asleep), `the sleeper stays asleep (on a CPU ${p.onCpu}, asleep ${p.asleep(0)} ${p.asleep(1)})`);
   } finally {
     await p.stop();
   }
