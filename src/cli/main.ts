@@ -54,7 +54,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--replay <dir>', 'replay a schedule recorded with --record')
     .option('--distribution <file>', 'place the fragments a distribution file names (written by luna balance) where it says')
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
-    .option('--warm-start', 'start the program once the worker threads have booted and loaded the ucodes (its span then measures the program alone); meanwhile the system thread rehearses the program without running ucodes, to warm its code')
+    .option('--warm-start', 'start the program once the worker threads have booted and loaded the ucodes (its span then measures the program alone); meanwhile the system thread rehearses the program without running ucodes, to warm its code, and two or more workers that feed each other rehearse their per-fragment path together')
     .option('--cf-timeout <duration>', 'fail the run when a fragment runs longer than this (e.g. 30s); fragments then run on worker threads only')
     .option('--timing', 'print the program time (from its start, after loading, to its end) and where its fragments ran, as JSON on stderr')
     .passThroughOptions()
