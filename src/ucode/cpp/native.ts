@@ -186,8 +186,12 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
   objects[0] = entry;
   const call = a.call;
   const { I, D } = st;
-  /** one call: `args` are DF handles (`outs` null: the outputs are set on them) or, direct, the values */
-  const run = (args: readonly unknown[], outs: (DfValue | null)[] | null): void => {
+  /**
+   * One call: `args` are DF handles (`outs` null: the outputs are set on them) or, direct, the
+   * values, with their keys and how to name them (for the ucode's messages). The direct form
+   * itself, no layer around it: the inline path calls it for every tiny fragment.
+   */
+  const run = (args: readonly unknown[], keys: ArrayLike<string | number> | null, nameOfKey: (key: string | number) => string, outs: (DfValue | null)[] | null): void => {
     for (let i = 0; i < n; i++) {
       const k = codes[i]!;
       const x = args[i];
@@ -214,6 +218,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       objects[i + 1] = o;
     }
     st.args = args;
+    st.keys = keys;
+    st.nameOfKey = nameOfKey;
     // an array's length set is a call into the runtime (9 % of an empty C++ call): only when needed
     if (st.allocated.length !== 0) st.allocated.length = 0;
     try {
@@ -224,6 +230,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       throw e;
     } finally {
       for (let i = 1; i <= n; i++) objects[i] = undefined; // do not keep inputs alive
+      st.keys = null;
+      st.args = NO_ARGS;
     }
     // the blocks as the ucode left them (defragmented by the glue); new memory if it outgrew its own
     // (indexed: unoptimised code pays an iterator per for-of, and most ucodes take no block)
@@ -271,14 +279,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
     }
     if (st.allocated.length !== 0) st.allocated.length = 0;
   };
-  const cppUcode: NativeUcode = (...args: unknown[]): void => run(args, null);
-  if (blocks.length === 0) {
-    cppUcode.direct = (args, keys, nameOfKey, outs) => {
-      st.keys = keys;
-      st.nameOfKey = nameOfKey;
-      try { run(args, outs); } finally { st.keys = null; st.args = NO_ARGS; }
-    };
-  }
+  const cppUcode: NativeUcode = (...args: unknown[]): void => run(args, null, String, null);
+  if (blocks.length === 0) cppUcode.direct = run;
   return cppUcode;
 }
 
