@@ -41,7 +41,8 @@ export class KeyTable {
   private readonly hotBase: string[] = new Array<string>(1 << HOT_BITS).fill('');
   private readonly hotKey: string[] = new Array<string>(1 << HOT_BITS).fill('');
 
-  constructor(readonly arity: number) {
+  /** `limit`: keys held before it starts again (KEY_TABLE_LIMIT; less only to warm `set` up, below) */
+  constructor(readonly arity: number, private readonly limit = KEY_TABLE_LIMIT) {
     this.bits = arity === 0 ? KEY_BITS : Math.floor(KEY_BITS / arity);
     this.bound = 2 ** this.bits;
   }
@@ -78,7 +79,7 @@ export class KeyTable {
   }
 
   set(base: string, packed: number, key: string): void {
-    if (this.size >= KEY_TABLE_LIMIT) {
+    if (this.size >= this.limit) {
       this.bases.clear();
       this.size = 0;
       this.last = undefined;
@@ -101,18 +102,42 @@ export class KeyTable {
   get held(): number { return this.size; }
 }
 
+// The restart path of `set` runs only at a table's 8 192nd key: not yet run when `set` is
+// optimised, it deoptimised `set` there, in the middle of a run, and `set` was compiled again. A
+// table of limit 1 takes it at every key: run here more often than V8 calls a function before it
+// records type feedback for it (8), the optimised `set` has the path's feedback.
+{
+  const warm = new KeyTable(1, 1);
+  for (let i = 0; i < 32; i++) warm.set('', i, '');
+}
+
 /**
  * The key from its base, the text between variable indices (`seps`, one more than them) and the
- * index values (`vals`, the variable ones at positions `at`): up to 4 unrolled.
+ * index values (`vals`, the variable ones at positions `at`): up to 4 unrolled. The base and the
+ * text before the first index are joined once per base, not per key (a reference names one
+ * block's keys in runs): a string less to allocate and copy per key spelled.
  */
 export function spellKey(seps: readonly string[], nv: number): (base: string, vals: readonly number[], at: readonly number[]) => string {
   const [s0, s1, s2, s3, s4] = seps;
+  let lastBase = '', head = s0!;
   switch (nv) {
     case 0: return s0 === '' ? (base) => base : (base) => base + s0;
-    case 1: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}`;
-    case 2: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}`;
-    case 3: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}`;
-    case 4: return (base, v, at) => `${base}${s0}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}${v[at[3]!]}${s4}`;
+    case 1: return (base, v, at) => {
+      if (base !== lastBase) { lastBase = base; head = base + s0; }
+      return `${head}${v[at[0]!]}${s1}`;
+    };
+    case 2: return (base, v, at) => {
+      if (base !== lastBase) { lastBase = base; head = base + s0; }
+      return `${head}${v[at[0]!]}${s1}${v[at[1]!]}${s2}`;
+    };
+    case 3: return (base, v, at) => {
+      if (base !== lastBase) { lastBase = base; head = base + s0; }
+      return `${head}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}`;
+    };
+    case 4: return (base, v, at) => {
+      if (base !== lastBase) { lastBase = base; head = base + s0; }
+      return `${head}${v[at[0]!]}${s1}${v[at[1]!]}${s2}${v[at[2]!]}${s3}${v[at[3]!]}${s4}`;
+    };
     default: return (base, v, at) => {
       let k = base + s0;
       for (let i = 0; i < at.length; i++) k += `${v[at[i]!]}${seps[i + 1]}`;

@@ -30,6 +30,7 @@ void c_bytes(int n, const InputDF &in, OutputDF &made, OutputDF &same) {
   same.copy(in);
 }
 void c_wrong(const InputDF &x, OutputDF &y) { y = x.get_int(); }
+void c_greet(const std::string &who, double r, OutputDF &o) { o = who + "/" + std::to_string((int)(r * 4)); }
 }
 `;
 
@@ -37,6 +38,7 @@ const IMPORTS: { alias: string; symbol: string; params: ParamType[]; waits: bool
   { alias: 'mix', symbol: 'c_mix', params: ['int', 'real', 'value', 'name', 'name', 'name', 'name'], waits: false },
   { alias: 'bytes', symbol: 'c_bytes', params: ['int', 'value', 'name', 'name'], waits: false },
   { alias: 'wrong', symbol: 'c_wrong', params: ['value', 'name'], waits: false },
+  { alias: 'greet', symbol: 'c_greet', params: ['string', 'real', 'name'], waits: false },
 ];
 
 test('C++ ucodes take the DF values directly: the outputs of DF handles, with no handles', { skip }, async (t) => {
@@ -46,8 +48,8 @@ test('C++ ucodes take the DF values directly: the outputs of DF handles, with no
   writeFileSync(src, UCODES);
   const built = await buildCppUcodes({ sources: [src], scans: scanSources([src]), imports: IMPORTS, tsImports: [], cacheDir: join(dir, 'cache') });
   assert.ok(built.native, JSON.stringify(built.diagnostics));
-  const [mix, bytes, wrong] = bindUcodes(undefined, IMPORTS, built.native);
-  for (const f of [mix, bytes, wrong]) assert.equal(typeof (f as { direct?: unknown }).direct, 'function', 'a C++ import without blocks has the direct path');
+  const [mix, bytes, wrong, greet] = bindUcodes(undefined, IMPORTS, built.native);
+  for (const f of [mix, bytes, wrong, greet]) assert.equal(typeof (f as { direct?: unknown }).direct, 'function', 'a C++ import without blocks has the direct path');
 
   const names = (k: string | number): string => `df<${String(k)}>`;
   const s: DfValue = { t: T_STRING, v: 'hi' };
@@ -66,6 +68,8 @@ test('C++ ucodes take the DF values directly: the outputs of DF handles, with no
   assert.ok((created!.v as Uint8Array).buffer instanceof SharedArrayBuffer, 'bytes created in C++ are shared memory the runtime owns');
   assert.equal(same, input, 'copy() of an input is the very same value');
 
+  // string and real parameters as they are (no DF)
+  assert.deepEqual(callUcode(greet!, IMPORTS[3]!, ['ab', 2.5, null], ['', '', 'o'], names), [{ t: T_STRING, v: 'ab/10' }]);
   // a C++ error names the DF by its key through the runtime's names, still with no handle
   assert.throws(() => callUcode(wrong!, IMPORTS[2]!, [s, null], ['x.7', 'y'], names), /get_int\(\) on DF df<x\.7>/);
 });

@@ -39,12 +39,8 @@ export function bindUcodes(mod: Record<string, unknown> | undefined, imports: re
       const cpp: Ucode = function cpp(...args: unknown[]): unknown {
         try { return f(...args); } catch (e) { throw e instanceof NativeFault ? new ContractError(e.message) : e; }
       };
-      const direct = f.direct;
-      if (direct !== undefined) {
-        (cpp as DirectUcode).direct = (args, keys, nameOf, outs) => {
-          try { direct(args, keys, nameOf, outs); } catch (e) { throw e instanceof NativeFault ? new ContractError(e.message) : e; }
-        };
-      }
+      // the direct form as it is: callDirect words its faults (one layer less per tiny fragment)
+      if (f.direct !== undefined) (cpp as DirectUcode).direct = f.direct;
       return cpp;
     }
     const f = BUILTIN_UCODES.get(imp.symbol) ?? mod?.[imp.symbol];
@@ -143,7 +139,8 @@ export function callDirect(direct: DirectCall, def: UcodeDef, nOut: number, args
     direct(args, keys, nameOf, vals);
   } catch (e) {
     try { ctx.leave(); } catch { /* the ucode's own error is the one to report */ }
-    throw e;
+    // a crash, an overrun or exit() in C++ code is reported as the addon words it
+    throw e instanceof NativeFault ? new ContractError(e.message) : e;
   }
   ctx.leave();
   for (let i = 0; i < nOut; i++) { const v = vals[i]!; if (v !== null && v.t === T_RAW) sharedBytesChurned(v.v.byteLength); }

@@ -15,9 +15,21 @@ import type { NodeState } from './state.js';
 import { Placer, type Spread } from './spread.js';
 import { placeOf } from './place.js';
 
-/** The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more). */
-const NO_KEYS: DfKey[] = [];
-const NO_OWNERS: number[] = [];
+/**
+ * The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more).
+ * Empty, yet of the elements kind the filled ones have (`new Array(n)` then written: holey, of
+ * strings; of small ints), so that every CF's arrays share one hidden class: `[]` was another,
+ * and the run's last CF, which has no outputs, deoptimised the optimised completion ("wrong map").
+ */
+const NO_KEYS: DfKey[] = emptyOfKind<DfKey>('');
+const NO_OWNERS: number[] = emptyOfKind<number>(0);
+
+function emptyOfKind<T>(sample: T): T[] {
+  const a = new Array<T>(1);
+  a[0] = sample;
+  a.length = 0;
+  return a;
+}
 
 /** What examining a CF led to. */
 export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;

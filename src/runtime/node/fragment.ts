@@ -19,58 +19,85 @@ const PLACED = 1, BEGUN = 2, CHAINED = 4;
 export const MANY = 8;
 
 export class Cf {
-  state = NEW;
+  declare state: number;
   /**
    * keys requested and not yet arrived: one key alone (the common case: a pending fragment is
    * the bulk of a run's memory, and an array costs ~56 bytes more), an array of a few, or a set
    * of many (a scan of an array compares fresh key strings char by char: with 27 inputs, as a
    * particle-in-cell cell has, the scans cost more than the rest of examining it)
    */
-  private pend: DfKey | DfKey[] | Set<DfKey> | null = null;
+  declare private pend: DfKey | DfKey[] | Set<DfKey> | null;
   /**
    * The first value received for this CF and its key, in fields: most CFs get one or two, and
    * an array for them cost ~64 bytes a CF.
    */
-  private got0Key: DfKey | null = null;
-  private got0: DfValue | null = null;
+  declare private got0Key: DfKey | null;
+  declare private got0: DfValue | null;
   /** the values received after the first: flat [key, value, key, value, …] (few inputs per CF) */
-  private gotList: (DfKey | DfValue)[] | null = null;
+  declare private gotList: (DfKey | DfValue)[] | null;
   /** with many inputs, where each key's value is in gotList (built once it is long) */
-  private gotAt: Map<DfKey, number> | null = null;
+  declare private gotAt: Map<DfKey, number> | null;
   /** the flags below in one small integer (a boolean field costs a pointer each) */
-  private bits = 0;
+  declare private bits: number;
   /**
    * What few CFs hold (loop counters, replicated outputs, after-actions, policies' memos, where a
    * migrated CF came from), apart: a field costs every CF 8 bytes, and a chain makes one a link.
    */
-  private rare: CfRare | null = null;
+  declare private rare: CfRare | null;
   /** atomic CFs, once ready: what the executor runs */
-  task: Task | null = null;
+  declare task: Task | null;
   /**
    * An atomic CF that waits only for direct inputs: its task, prepared when it was examined,
    * with those inputs left undefined. Once they arrived it is ready without being examined
    * again (the inputs are filled in from `got`); anything else re-examines it in full.
    */
-  armed: Task | null = null;
+  declare armed: Task | null;
   /** atomic CFs, filled when ready: output keys and the node each is posted to (-1: replicas) */
-  outKeys: DfKey[] | null = null;
-  outOwners: number[] | null = null;
+  declare outKeys: DfKey[] | null;
+  declare outOwners: number[] | null;
   /** per output its publication rule (see OutRule); null = all published with no count */
-  outRules: number[] | null = null;
+  declare outRules: number[] | null;
   /** order among ready CFs: higher first (0 unless a priority policy says otherwise) */
-  priority = 0;
-  private gidOwn: string | null = null;
+  declare priority: number;
+  declare private gidOwn: string | null;
 
-  constructor(
-    /** node-local number */
-    readonly id: number,
-    readonly site: Site,
-    readonly env: unknown[],
-    /** global id of the parent's block (see core/cfid.ts) */
-    private readonly gidPrefix: string,
-    /** loop iteration the CF was spawned in (-1 outside loop bodies) */
-    readonly iter: number,
-  ) {}
+  /** node-local number */
+  declare readonly id: number;
+  declare readonly site: Site;
+  declare readonly env: unknown[];
+  /** global id of the parent's block (see core/cfid.ts) */
+  declare private readonly gidPrefix: string;
+  /** loop iteration the CF was spawned in (-1 outside loop bodies) */
+  declare readonly iter: number;
+
+  /**
+   * Every field is set here, in one order, rather than by field initialisers and parameter
+   * properties: those run as a function of their own (V8's instance-members initialiser), a call
+   * per CF in unoptimised code and one more function for the optimising compiler, and a CF is
+   * made for every fragment.
+   */
+  constructor(id: number, site: Site, env: unknown[], gidPrefix: string, iter: number) {
+    this.id = id;
+    this.site = site;
+    this.env = env;
+    this.gidPrefix = gidPrefix;
+    this.iter = iter;
+    this.state = NEW;
+    this.pend = null;
+    this.got0Key = null;
+    this.got0 = null;
+    this.gotList = null;
+    this.gotAt = null;
+    this.bits = 0;
+    this.rare = null;
+    this.task = null;
+    this.armed = null;
+    this.outKeys = null;
+    this.outOwners = null;
+    this.outRules = null;
+    this.priority = 0;
+    this.gidOwn = null;
+  }
 
   private get more(): CfRare { return (this.rare ??= new CfRare()); }
   /** `while`: the current counter; `for`: the next iteration to spawn */

@@ -435,10 +435,12 @@ export class NodeRuntime {
           continue;
         }
         if (cf.task!.fwd === undefined && this.asks(cf)) { this.ask(cf); continue; }
-        if (b === null && this.inlineable(cf, st.run.length === 0 && st.loops.length === 0)) {
+        // (both lengths read every time, not short-circuited: a field first read by the run's
+        // last CF deoptimised the optimised pump there)
+        if (b === null && this.inlineable(cf, (st.run.length | st.loops.length) === 0)) {
           this.runInline(cf, 0);
           // the clock is read every few CFs: it costs more than a tiny CF's bookkeeping
-          if (this.timeUp(until)) { this.schedule(); return; }
+          if (this.timeUp(until)) { late = true; break; }
           continue;
         }
         if (b === null) { b = new BatchBuilder(st); limit = this.batchLimit(); }
@@ -447,10 +449,16 @@ export class NodeRuntime {
       }
       const sent = b !== null && b.size > 0;
       if (sent) this.send(0, b!);
-      if (late) { this.schedule(); return; }
-      if (!sent || blocked || st.run.length === 0) return;
-      if (performance.now() > until) { this.schedule(); return; }
+      if (!late) {
+        if (!sent || blocked || st.run.length === 0) return;
+        if (performance.now() <= until) continue;
+      }
+      break;
     }
+    // every turn that ends early for time leaves here: one call site, run (and given type
+    // feedback) by the first such turn, where one per exit left the optimised pump to
+    // deoptimise at the first exit of a kind not taken before
+    this.schedule();
   }
 
   /**
@@ -520,10 +528,10 @@ export class NodeRuntime {
       // Ordered by priorities, a CF still to examine may come first: what is ready waits for the
       // next turn, which examines the rest (under load 20 CFs of one loop ran as 14, 13, 19, …).
       const inlined = late && st.ordered ? false : this.dispatch(until);
-      if (late) { this.schedule(); return; }
+      if (late) break;
       if (inlined || st.run.length > 0) {
         // a chain of tiny CFs passes here once a CF: the clock is read every few passes
-        if (this.timeUp(until)) { this.schedule(); return; }
+        if (this.timeUp(until)) break;
         continue;
       }
       if (st.loops.length === 0) return;
@@ -533,8 +541,10 @@ export class NodeRuntime {
       // a slice at a time, examined and dispatched before the next (the policy is asked again);
       // ordered by priorities, the whole chunk competes
       interp.unroll(loop, st.ordered ? chunk : Math.min(chunk, UNROLL_SLICE));
-      if (performance.now() > until) { this.schedule(); return; }
+      if (performance.now() > until) break;
     }
+    // the turn's time is up (one call site for every such exit, as in pumpFifo)
+    this.schedule();
   }
 
   /** Nothing could run on this node but a lazily unrolled loop. */
@@ -554,7 +564,8 @@ export class NodeRuntime {
         ranInline = true;
         continue;
       }
-      if (this.inlineable(head, st.ready.length === 1 && this.batches.size === 0 && st.run.length === 0 && st.loops.length === 0)) {
+      // alone: the only CF ready, nothing in flight or queued (read without short-circuits, as in pumpFifo)
+      if (this.inlineable(head, (st.ready.length - 1 | this.batches.size | st.run.length | st.loops.length) === 0)) {
         const lane = this.idleLane();
         if (lane >= 0) {
           // a burst, bounded by the turn's time: the event loop (network, worker results) gets
@@ -717,7 +728,8 @@ export class NodeRuntime {
     now.handoffNs = this.handoffNs;
     now.aloneSinceHandoff = this.aloneSinceHandoff;
     const here = this.policy.runInline(cost, now, cf);
-    if (here && alone) this.aloneSinceHandoff++;
+    // counted without a branch around the field: first taken by the run's last CF, it deoptimised
+    this.aloneSinceHandoff += here && alone ? 1 : 0;
     return here;
   }
 

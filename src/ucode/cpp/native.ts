@@ -186,8 +186,12 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
   objects[0] = entry;
   const call = a.call;
   const { I, D } = st;
-  /** one call: `args` are DF handles (`outs` null: the outputs are set on them) or, direct, the values */
-  const run = (args: readonly unknown[], outs: (DfValue | null)[] | null): void => {
+  /**
+   * One call: `args` are DF handles (`outs` null: the outputs are set on them) or, direct, the
+   * values, with their keys and how to name them (for the ucode's messages). The direct form
+   * itself, no layer around it: the inline path calls it for every tiny fragment.
+   */
+  const run = (args: readonly unknown[], keys: ArrayLike<string | number> | null, nameOfKey: (key: string | number) => string, outs: (DfValue | null)[] | null): void => {
     for (let i = 0; i < n; i++) {
       const k = codes[i]!;
       const x = args[i];
@@ -214,6 +218,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       objects[i + 1] = o;
     }
     st.args = args;
+    st.keys = keys;
+    st.nameOfKey = nameOfKey;
     // an array's length set is a call into the runtime (9 % of an empty C++ call): only when needed
     if (st.allocated.length !== 0) st.allocated.length = 0;
     try {
@@ -224,6 +230,8 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
       throw e;
     } finally {
       for (let i = 1; i <= n; i++) objects[i] = undefined; // do not keep inputs alive
+      st.keys = null;
+      st.args = NO_ARGS;
     }
     // the blocks as the ucode left them (defragmented by the glue); new memory if it outgrew its own
     // (indexed: unoptimised code pays an iterator per for-of, and most ucodes take no block)
@@ -271,15 +279,71 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
     }
     if (st.allocated.length !== 0) st.allocated.length = 0;
   };
-  const cppUcode: NativeUcode = (...args: unknown[]): void => run(args, null);
-  if (blocks.length === 0) {
-    cppUcode.direct = (args, keys, nameOfKey, outs) => {
-      st.keys = keys;
-      st.nameOfKey = nameOfKey;
-      try { run(args, outs); } finally { st.keys = null; st.args = NO_ARGS; }
-    };
-  }
+  const cppUcode: NativeUcode = (...args: unknown[]): void => run(args, null, String, null);
+  if (blocks.length === 0) cppUcode.direct = directCall(kinds, st, call, entry);
   return cppUcode;
+}
+
+/** A fault the addon raised (its message prefixed) as a NativeFault; any other error as it is. */
+function faultOf(e: unknown): unknown {
+  const m = (e as Error | undefined)?.message;
+  return typeof m === 'string' && m.startsWith(FAULT_PREFIX) ? new NativeFault(m.slice(FAULT_PREFIX.length)) : e;
+}
+
+/**
+ * The direct form of an import of parameter kinds `kinds` (no block): `run`'s work for the
+ * direct case written out for these kinds, one statement per parameter, the call with its
+ * arguments as locals. It is the function every tiny fragment of the inline path calls: the
+ * general `run` (a loop over the parameters, a branch per kind, handles or values, blocks, the
+ * argument array and `apply`) was the largest function TurboFan compiled in a short run
+ * (~28 M instructions of ~320 M on the empty-kernel stencil) and ran as baseline code until
+ * then. Generated from the kind letters alone (`i r s v n`), never from program text.
+ */
+function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: number): NonNullable<NativeUcode['direct']> {
+  const n = kinds.length;
+  const body: string[] = ['"use strict";', 'const I = st.I, D = st.D;', 'return function cppDirect(a, keys, nameOfKey, outs) {'];
+  const callArgs: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = kinds[i]!;
+    if (k === 'i') { body.push(`I[${4 * i + 1}] = a[${i}];`); callArgs.push('undefined'); }
+    else if (k === 'r') { body.push(`D[${i}] = a[${i}];`); callArgs.push('undefined'); }
+    else if (k === 's') { body.push(`const o${i} = a[${i}];`); callArgs.push(`o${i}`); }
+    else if (k === 'n') callArgs.push('undefined');
+    else if (k === 'v') {
+      body.push(
+        `const x${i} = a[${i}], t${i} = x${i} === undefined || x${i} === null ? 0 : x${i}.t;`,
+        `let o${i};`,
+        `I[${4 * i}] = t${i};`,
+        `if (t${i} === ${T_INT}) I[${4 * i + 1}] = x${i}.v;`,
+        `else if (t${i} === ${T_REAL}) D[${i}] = x${i}.v;`,
+        `else if (t${i} === ${T_STRING}) o${i} = x${i}.v;`,
+        `else if (t${i} === ${T_RAW}) { o${i} = x${i}.v; I[${4 * i + 3}] = guardOf(o${i}); }`,
+      );
+      callArgs.push(`o${i}`);
+    } else throw new Error(`internal: no direct form for a parameter of kind '${k}'`);
+  }
+  body.push(
+    'st.args = a;', 'st.keys = keys;', 'st.nameOfKey = nameOfKey;',
+    'if (st.allocated.length !== 0) st.allocated.length = 0;',
+    `try { call(entry${callArgs.map((x) => `, ${x}`).join('')}); } catch (e) { throw faultOf(e); } finally { st.keys = null; st.args = NO_ARGS; }`,
+  );
+  let j = 0;
+  for (let i = 0; i < n; i++) {
+    if (kinds[i] !== 'n') continue;
+    body.push(
+      `{ const t = I[${4 * i}]; let v = null;`,
+      `if (t === ${T_INT}) v = { t: ${T_INT}, v: I[${4 * i + 1}] };`,
+      `else if (t === ${T_REAL}) v = { t: ${T_REAL}, v: D[${i}] };`,
+      `else if (t === ${T_STRING}) { v = { t: ${T_STRING}, v: st.strings[${i}] }; st.strings[${i}] = undefined; }`,
+      // copy() of an input: the very same value
+      `else if (t !== 0) { const ref = I[${4 * i + 2}]; v = ref < ${n} ? a[ref] : { t: ${T_RAW}, v: st.allocated[ref - ${n}] }; if (t === ${T_JS} && v.t !== ${T_JS}) v = null; }`,
+      `outs[${j++}] = v; }`,
+    );
+  }
+  body.push('if (st.allocated.length !== 0) st.allocated.length = 0;', '};');
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from kind letters only (above)
+  const make = new Function('st', 'call', 'entry', 'guardOf', 'faultOf', 'NO_ARGS', body.join('\n')) as (...x: unknown[]) => NonNullable<NativeUcode['direct']>;
+  return make(st, call, entry, guardOf, faultOf, NO_ARGS);
 }
 
 const NO_ARGS: unknown[] = [];
