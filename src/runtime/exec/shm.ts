@@ -18,6 +18,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
+import { RECYCLE_MIN, drainPool, isPinned, onRecycledDrop, onRecycledTake, poolRaw, recycledGeneration, recycledId, setRecycleCap } from '../../ucode/recycle.js';
 
 /**
  * The system thread's limit: the raw-DF bytes it drops between the full collections it forces.
@@ -103,6 +104,7 @@ export function sharedBytesChurned(bytes: number): void {
 
 /** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
+  if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
   pending = 0;
   collect(!dropsOldViews && ++forced % FULL_EVERY !== 0);
@@ -156,4 +158,141 @@ export function keepFreedMemory(): boolean {
   kept = addon.keepFreedMemory(mb * 1024 * 1024);
   if (kept && addon.freshMappings) fresh = addon.freshMappings;
   return kept;
+}
+
+// ------------------------------------------------------------------ raw buffers recycled
+//
+// The system thread counts who holds each recyclable raw buffer (ucode/recycle.ts), by the id
+// its trailer carries, since the views of one buffer differ from thread to thread and two DFs
+// may share one buffer (copy(), setData of an input's bytes):
+//   - the DF store, from the post of a value to its free (its last request served, or destroyed);
+//   - every CF that received it, until the CF is finished (its batch's result booked, or its
+//     inline call returned): a CF takes its inputs when it is examined, long before it runs;
+//   - a post, until its waiting readers have been handed the value.
+// When the count falls to 0 the buffer waits for every batch sent to any lane before that
+// moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
+// without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
+// always sent before the value exists. Then the buffer goes into the system thread's pool, and
+// from there to the next worker that is sent a batch (the thread that will make the next
+// outputs). A buffer that left the node's threads (a value sent to another node: a socket may
+// still be writing it) is pinned and never recycled; so is one whose holders were not all
+// counted off (a migrated CF's inputs, a loop condition's): the collector returns those, as
+// before. A ucode that keeps a view of a DF's bytes after its call returns (in a global, in a
+// JS value) reads whatever the buffer holds next: a use after free, as with the original
+// LuNA's DF after its delete.
+
+/**
+ * `LUNA_RECYCLE_MB`: the bytes of freed raw buffers each thread keeps for reuse, MB (0: none is
+ * recycled; the collector returns them, as before).
+ */
+const RECYCLE_MB = tuned('LUNA_RECYCLE_MB') ?? 64;
+setRecycleCap(RECYCLE_MB * 1024 * 1024);
+// a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
+// counts it, so it is taken back here
+onRecycledTake((bytes) => { pending -= bytes; });
+// one the pool has no room for is garbage like any freed raw value
+onRecycledDrop((bytes) => { sharedBytesChurned(bytes); });
+
+/**
+ * At most this much of the system thread's pool goes with one batch to a worker: a quarter of a
+ * pool, so that lanes taking batches in turn share what is freed.
+ */
+const HAND_BACK_BYTES = (RECYCLE_MB * 1024 * 1024) / 4;
+
+interface Held { id: number; n: number; buffer: SharedArrayBuffer | null; seq: number }
+const held = new Map<number, Held>();
+/** buffers whose count fell to 0, waiting for the batches in flight then (in order of seq) */
+const limbo: Held[] = [];
+
+/** What the system thread did with raw buffers (--timing). */
+export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0 };
+
+/** Batches sent so far (their sequence), and per lane the sequence of each batch in flight. */
+let sendSeq = 0;
+const inflight: (Map<number, number> | undefined)[] = [];
+
+function idOf(v: Uint8Array): number {
+  return v.byteLength < RECYCLE_MIN ? -1 : recycledId(v);
+}
+
+/**
+ * Raw value `v` is posted to this node's store: counted from now on, for the store's entry and
+ * for the post itself until its waiting readers have it (rawLet once they do). Only values
+ * posted here are counted: a value that reached the node otherwise (from another node) has no
+ * trailer, and one pushed (`>>`) is pinned.
+ */
+export function rawPosted(v: Uint8Array): void {
+  const id = idOf(v);
+  if (id < 0) return;
+  let h = held.get(id);
+  if (h === undefined) {
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1 });
+    recycling.tracked++;
+    if (recycledGeneration(v) > 0) recycling.reused++;
+  }
+  h.n += 2;
+  h.seq = -1; // out of limbo, if it was there
+}
+
+/** A CF received raw value `v` (it lets it go when finished). */
+export function rawHeld(v: Uint8Array): void {
+  if (v.byteLength < RECYCLE_MIN) return;
+  const id = recycledId(v);
+  const h = id < 0 ? undefined : held.get(id);
+  if (h === undefined) return;
+  h.n++;
+  h.seq = -1;
+}
+
+/** One holder of raw value `v` let it go; at none the buffer waits to be recycled. */
+export function rawLet(v: Uint8Array): void {
+  if (v.byteLength < RECYCLE_MIN) return;
+  const id = recycledId(v);
+  const h = id < 0 ? undefined : held.get(id);
+  if (h === undefined || --h.n > 0) return;
+  if (isPinned(v)) { held.delete(id); recycling.pinned++; sharedBytesChurned(v.buffer.byteLength); return; }
+  h.buffer = v.buffer as SharedArrayBuffer;
+  h.seq = sendSeq;
+  limbo.push(h);
+}
+
+/** The store freed raw value `v`: its holder goes, or, untracked, it is left to the collector (and counted for the forced collections). */
+export function rawFreed(v: Uint8Array): void {
+  const id = idOf(v);
+  if (id < 0 || !held.has(id)) { sharedBytesChurned(v.byteLength); return; }
+  rawLet(v);
+}
+
+/** A batch `id` goes to `lane`. */
+export function batchSent(lane: number, id: number): void {
+  (inflight[lane] ??= new Map()).set(id, sendSeq++);
+}
+
+/** Batch `id` of `lane` finished and its result was booked: buffers nothing can read any more go to the pool. */
+export function batchDone(lane: number, id: number): void {
+  inflight[lane]?.delete(id);
+  recycleSettled();
+}
+
+/** Move the buffers of the limbo that no batch in flight can read into this thread's pool. */
+export function recycleSettled(): void {
+  if (limbo.length === 0) return;
+  let oldest = sendSeq;
+  for (const m of inflight) if (m !== undefined) for (const s of m.values()) if (s < oldest) oldest = s;
+  let k = 0;
+  for (; k < limbo.length; k++) {
+    const h = limbo[k]!;
+    if (h.seq > oldest) break; // sent batches up to seq may still read it
+    if (h.seq < 0 || h.n > 0 || h.buffer === null) continue; // held again since
+    const b = h.buffer;
+    h.buffer = null;
+    held.delete(h.id);
+    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
+  }
+  if (k > 0) limbo.splice(0, k);
+}
+
+/** Buffers of the system thread's pool to go with a batch to a worker (which pools them). */
+export function handBack(): SharedArrayBuffer[] | undefined {
+  return drainPool(HAND_BACK_BYTES);
 }
