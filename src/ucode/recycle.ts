@@ -167,6 +167,11 @@ export function isPinned(u: Uint8Array): boolean {
   return t !== null && t[W_PINNED] !== 0;
 }
 
+/** isPinned for a whole buffer made by takeRaw. */
+export function isPinnedBuffer(b: SharedArrayBuffer): boolean {
+  return trailer(b)[W_PINNED] !== 0;
+}
+
 /**
  * Put buffer `b` (made by takeRaw, nothing reading it any more) into this thread's pool: false
  * when the pool is full (it is left to the collector).

@@ -1,8 +1,10 @@
-// Memory of raw DFs (shared buffers). V8 does not count SharedArrayBuffer memory as GC pressure:
-// a long run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain →
-// 2 GiB). Each thread counts the shared bytes it dropped (system thread) or created (worker) and
-// forces a collection past its limit, so the freed buffers' memory is returned, and
-// keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
+// Memory of raw DFs (shared buffers). Most raw outputs are recycled (the second half of this
+// file): once nothing can read a freed DF's buffer it serves a later output of its size. The
+// rest is the collector's, and V8 does not count SharedArrayBuffer memory as GC pressure: a long
+// run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain → 2 GiB).
+// Each thread counts the shared bytes it dropped (system thread) or created (worker) and not
+// recycled, and forces a collection past its limit, so the freed buffers' memory is returned,
+// and keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
 //
 // A raw DF's memory is returned only once every thread that held a view of it has collected that
 // view: the system thread's (the DF store's value, dropped when the DF is freed) and each
@@ -18,7 +20,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 
 /**
@@ -339,6 +341,8 @@ export function recycleSettled(): void {
     const b = h.buffer;
     h.buffer = null;
     held.delete(h.id);
+    // sent to another node after its last holder let it go (a request served from the store)
+    if (isPinnedBuffer(b)) { recycling.pinned++; sharedBytesChurned(b.byteLength); continue; }
     if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
   }
   if (k > 0) limbo.splice(0, k);
