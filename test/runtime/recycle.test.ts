@@ -5,7 +5,7 @@
 // fails the run naming the reader.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertOk, describeRun, lines, luna, program, runArgs, type Run } from './helpers.js';
+import { assertOk, describeRun, lines, luna, program, type Run } from './helpers.js';
 import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, takeRaw } from '../../src/ucode/recycle.js';
 
 const FILE = program('recycle');
@@ -82,10 +82,13 @@ describe('recycled raw buffers: whole runs', { concurrency: true }, () => {
     assert.ok(t.rawReused! > 0, `rawReused ${t.rawReused}: a pooled buffer served a later output\n${describeRun(r)}`);
   });
 
-  test('2 nodes × 2 threads: values sent between nodes and local ones, every read checked', async () => {
-    const r = await luna(runArgs(2, 2, { file: FILE, args: ['200'] }), { timeoutMs: 120_000 });
+  test('2 nodes × 2 threads: values sent between nodes are never recycled, local ones are, every read checked', async () => {
+    const r = await luna(['run', '--timing', '--nodes', '2', '--threads', '2', FILE, '200'], { timeoutMs: 120_000 });
     assertOk(r);
     assert.ok(lines(r.stdout).includes('recycle ok n=200'), describeRun(r));
+    const t = timing(r); // node 0's
+    assert.ok(t.rawPinned! > 0, `rawPinned ${t.rawPinned}: values read on the other node were sent, so kept from the pools\n${describeRun(r)}`);
+    assert.ok(t.rawRecycled! > 0, `rawRecycled ${t.rawRecycled}\n${describeRun(r)}`);
   });
 
   test('LUNA_RECYCLE_MB=0: nothing is recycled, the run is the same', async () => {
