@@ -10,7 +10,8 @@
 // the run naming the fragment, like ABORT(msg) and any other C++ exception.
 //
 // Lifetime: the bytes of input DFs and of DFs created during a call belong to the runtime; a
-// DF must not be kept (e.g. in a static variable) after the ucode returns.
+// DF must not be kept (e.g. in a static variable) after the ucode returns: once the runtime has
+// freed a DF its buffer is reused for a later DF's value, as the original's memory after delete.
 #ifndef LUNA_UCENV_H
 #define LUNA_UCENV_H
 
@@ -181,7 +182,12 @@ class DF {
   void copy(const DF &o) noexcept { *this = o; }
 
   // --------------------------------------------------------------------------- raw data
-  /** A raw buffer of `bytes` bytes (tag VALUE), zero-filled, in the runtime's shared memory. */
+  /**
+   * A raw buffer of `bytes` bytes (tag VALUE) in the runtime's shared memory, uninitialised as in
+   * the original LuNA: it may be the memory of a DF freed earlier, holding that DF's bytes (the
+   * runtime recycles freed buffers instead of zero-filling fresh pages). create<T>(n, init)
+   * fills it.
+   */
   void *create(size_t bytes) {
     detail::Buf *b = detail::allocate(bytes);
     reset();

@@ -14,7 +14,7 @@ import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
 import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
-import { keepFreedMemory } from './exec/shm.js';
+import { collections, keepFreedMemory, recycling } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import { rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
@@ -264,7 +264,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {
@@ -326,4 +326,12 @@ function watchLanes(pool: WorkerPool, timeoutNs: number): NodeJS.Timeout {
 function messageStats(control: Control, tp: object): { waves: number; framesSent?: number; socketWrites?: number; ringFrames?: number; doorbells?: number } {
   const t = (tp as { stats?: () => { framesSent: number; socketWrites: number; ringFrames?: number; doorbells?: number } }).stats?.();
   return { waves: control.waves, ...(t ? { framesSent: t.framesSent, socketWrites: t.socketWrites, ringFrames: t.ringFrames, doorbells: t.doorbells } : {}) };
+}
+
+/**
+ * --timing: the raw buffers the system thread saw recycled (put back into a pool: recycled;
+ * posted again after a pool gave them out: reused) and the collections it forced.
+ */
+function recycledStats(): Record<string, number> {
+  return { rawRecycled: recycling.recycled, rawRecycledMB: Math.round(recycling.recycledBytes / 2 ** 20), rawReused: recycling.reused, rawPinned: recycling.pinned, forcedFullGcs: collections.full };
 }

@@ -4,6 +4,7 @@
 import {
   T_INT, T_JS, T_RAW, T_REAL, T_STRING, TYPE_NAMES, sharedBytes, valueSize, type DfValue,
 } from './value.js';
+import { takeRaw } from './recycle.js';
 
 /**
  * The largest raw DF: a frame between nodes carries at most 4 GiB (a u32 length) including its
@@ -50,12 +51,16 @@ export class DF {
     if (v instanceof Uint8Array && v.buffer instanceof SharedArrayBuffer) this.set({ t: T_RAW, v });
     else this.set({ t: T_JS, v });
   }
-  /** A writable raw buffer of `byteLength` bytes in shared memory (zero-filled), at most MAX_RAW_BYTES. */
+  /**
+   * A writable raw buffer of `byteLength` bytes in shared memory (zero-filled), at most
+   * MAX_RAW_BYTES. Its memory may be that of a raw DF freed earlier (ucode/recycle.ts): a view of
+   * a DF's bytes must not be kept after the ucode returns.
+   */
   create(byteLength: number): Uint8Array {
     if (!(Number.isInteger(byteLength) && byteLength >= 0 && byteLength <= MAX_RAW_BYTES)) {
       throw new RangeError(`create(${byteLength}) on DF ${this.getName()}: a raw DF holds a whole number of bytes from 0 to ${MAX_RAW_BYTES} (4 GiB less 64 KiB, the most one message between nodes carries)`);
     }
-    const bytes = new Uint8Array(new SharedArrayBuffer(byteLength));
+    const bytes = takeRaw(byteLength, 0, true);
     this.set({ t: T_RAW, v: bytes });
     return bytes;
   }

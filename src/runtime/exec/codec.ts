@@ -6,12 +6,17 @@
 //   OUT keyIdx | INT v keyIdx | REAL v keyIdx | STR strIdx keyIdx | OBJ(t) objIdx keyIdx |
 //   NUM v | TXT strIdx | FWD task out keyIdx | XFWD lane batch task out keyIdx
 import { T_INT, T_REAL, T_STRING, type DfValue } from '../../ucode/value.js';
+import { adoptRaw } from '../../ucode/recycle.js';
 import type { FedWaits, Forward, LaneGaps, Task, TaskError } from './protocol.js';
 
 const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8, A_XFWD = 9;
 
 /** `keys`: every DF key of the batch joined by \u0001 (one string to clone; split lazily). */
-export interface WireBatch { id: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[]; keys: string }
+export interface WireBatch {
+  id: number; n: number; nums: Float64Array; strs: string[]; objs: unknown[]; keys: string;
+  /** freed raw buffers handed to the worker's pool with the batch (exec/shm.ts) */
+  recycled: SharedArrayBuffer[] | undefined;
+}
 
 class NumBuf {
   a = new Float64Array(256);
@@ -69,7 +74,7 @@ export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
       nums.push(addKey(key));
     }
   }
-  return { id, n: tasks.length, nums: nums.finish(), strs, objs, keys: keyList.join('\u0001') };
+  return { id, n: tasks.length, nums: nums.finish(), strs, objs, keys: keyList.join('\u0001'), recycled: undefined };
 }
 
 /** Decoded task for the worker: args as values, DF key numbers (see BatchKeys), forwarded inputs. */
@@ -92,6 +97,7 @@ function readValue(tag: number, x: number, strs: string[], objs: unknown[]): DfV
 }
 
 export function decodeBatch(b: WireBatch): DecodedTask[] {
+  if (b.recycled !== undefined) adoptRaw(b.recycled);
   const { nums, strs, objs } = b;
   const out: DecodedTask[] = new Array(b.n);
   let p = 0;

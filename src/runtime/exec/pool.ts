@@ -8,6 +8,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
+import { batchDone, batchSent } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
@@ -292,6 +293,7 @@ export class WorkerPool {
     this.recount();
     if (this.lanesRanNs < LANES_RAN_NS) this.lanesRan(r);
     this.opts.onResult(r);
+    batchDone(r.lane, r.batch, r.outs);
     // the system thread will not name this batch in a feed request any more
     if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, r.lane), r.batch);
   }
@@ -451,11 +453,13 @@ export class WorkerPool {
   }
 
   send(lane: number, batch: Batch): void {
-    if (lane === this.workerLanes) { this.inflight[lane]!++; this.system!.send(batch); return; }
+    if (lane === this.workerLanes) { batchSent(lane, batch.id, batch.tasks, false); this.inflight[lane]!++; this.system!.send(batch); return; }
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.recount();
-    this.ports[lane]!.postMessage(encodeBatch(batch.id, batch.tasks));
+    const wire = encodeBatch(batch.id, batch.tasks);
+    wire.recycled = batchSent(lane, batch.id, batch.tasks, true); // freed raw buffers, for the outputs it makes
+    this.ports[lane]!.postMessage(wire);
     if (wakeLane(this.flags, lane)) this.wakes++;
   }
 

@@ -1,8 +1,10 @@
-// Memory of raw DFs (shared buffers). V8 does not count SharedArrayBuffer memory as GC pressure:
-// a long run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain →
-// 2 GiB). Each thread counts the shared bytes it dropped (system thread) or created (worker) and
-// forces a collection past its limit, so the freed buffers' memory is returned, and
-// keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
+// Memory of raw DFs (shared buffers). Most raw outputs are recycled (the second half of this
+// file): once nothing can read a freed DF's buffer it serves a later output of its size. The
+// rest is the collector's, and V8 does not count SharedArrayBuffer memory as GC pressure: a long
+// run that makes and frees large raw DFs would grow without bound (2000 × 1 MiB chain → 2 GiB).
+// Each thread counts the shared bytes it dropped (system thread) or created (worker) and not
+// recycled, and forces a collection past its limit, so the freed buffers' memory is returned,
+// and keepFreedMemory() lets the next large buffers reuse it rather than fault in fresh pages.
 //
 // A raw DF's memory is returned only once every thread that held a view of it has collected that
 // view: the system thread's (the DF store's value, dropped when the DF is freed) and each
@@ -18,6 +20,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, takePooled } from '../../ucode/recycle.js';
+import { T_RAW } from '../../ucode/value.js';
 
 /**
  * The system thread's limit: the raw-DF bytes it drops between the full collections it forces.
@@ -103,6 +107,7 @@ export function sharedBytesChurned(bytes: number): void {
 
 /** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
+  if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
   pending = 0;
   collect(!dropsOldViews && ++forced % FULL_EVERY !== 0);
@@ -157,3 +162,189 @@ export function keepFreedMemory(): boolean {
   if (kept && addon.freshMappings) fresh = addon.freshMappings;
   return kept;
 }
+
+// ------------------------------------------------------------------ raw buffers recycled
+//
+// The system thread counts who holds each recyclable raw buffer (ucode/recycle.ts), by the id
+// its trailer carries, since the views of one buffer differ from thread to thread and two DFs
+// may share one buffer (copy(), setData of an input's bytes):
+//   - the DF store, from the post of a value to its free (its last request served, or destroyed);
+//   - every CF that received it, until the CF is finished (its batch's result booked, or its
+//     inline call returned): a CF takes its inputs when it is examined, long before it runs;
+//   - a post, until its waiting readers have been handed the value.
+// When the count falls to 0 the buffer waits for every batch sent to any lane before that
+// moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
+// without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
+// always sent before the value exists. Then the buffer goes into the system thread's pool, and
+// from there to the next worker that is sent a batch (the thread that will make the next
+// outputs). A buffer that left the node's threads (a value sent to another node: a socket may
+// still be writing it) is pinned and never recycled; so is one whose holders were not all
+// counted off (a migrated CF's inputs, a loop condition's): the collector returns those, as
+// before. A ucode that keeps a view of a DF's bytes after its call returns (in a global, in a
+// JS value) reads whatever the buffer holds next: a use after free, as with the original
+// LuNA's DF after its delete.
+
+/**
+ * `LUNA_RECYCLE_MB`: the bytes of freed raw buffers each thread keeps for reuse, MB (0: none is
+ * recycled; the collector returns them, as before).
+ */
+const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
+setRecycleCap(POOL_BYTES);
+// a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
+// counts it, so it is taken back here
+onRecycledTake((bytes) => { pending -= bytes; });
+// one the pool has no room for is garbage like any freed raw value
+onRecycledDrop((bytes) => { sharedBytesChurned(bytes); });
+
+
+interface Held { id: number; n: number; buffer: SharedArrayBuffer | null; seq: number }
+const held = new Map<number, Held>();
+/** buffers whose count fell to 0, waiting for the batches in flight then (in order of seq) */
+const limbo: Held[] = [];
+
+/** What the system thread did with raw buffers (--timing). */
+export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0 };
+
+/** Batches sent so far (their sequence), and per lane each batch in flight: its sequence and its tasks' ucodes. */
+let sendSeq = 0;
+interface Flight { seq: number; imps: number[] }
+const inflight: (Map<number, Flight> | undefined)[] = [];
+/**
+ * Per ucode (its import's number), the buffer lengths of the raw outputs it made last: what its
+ * next call will likely take from a pool (the PIC's kernels make the same few sizes every step).
+ */
+const madeBy = new Map<number, number[]>();
+
+/**
+ * Ids by view: the store's entry and the CFs that read a value share one view of it on this
+ * thread, and reading the trailer makes a typed array (the PIC's system thread scavenged 29 → 39
+ * times a run when every count read it).
+ */
+const ids = new WeakMap<Uint8Array, number>();
+
+function idOf(v: Uint8Array): number {
+  if (v.byteLength < RECYCLE_MIN) return -1;
+  let id = ids.get(v);
+  if (id === undefined) ids.set(v, id = recycledId(v));
+  return id;
+}
+
+/**
+ * Raw value `v` is posted to this node's store: counted from now on, for the store's entry and
+ * for the post itself until its waiting readers have it (rawLet once they do). Only values
+ * posted here are counted: a value that reached the node otherwise (from another node) has no
+ * trailer, and one pushed (`>>`) is pinned.
+ */
+export function rawPosted(v: Uint8Array): void {
+  const id = idOf(v);
+  if (id < 0) return;
+  let h = held.get(id);
+  if (h === undefined) {
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1 });
+    recycling.tracked++;
+    if (recycledGeneration(v) > 0) recycling.reused++;
+  }
+  h.n += 2;
+  h.seq = -1; // out of limbo, if it was there
+}
+
+/** A CF received raw value `v` (it lets it go when finished). */
+export function rawHeld(v: Uint8Array): void {
+  const id = idOf(v);
+  const h = id < 0 ? undefined : held.get(id);
+  if (h === undefined) return;
+  h.n++;
+  h.seq = -1;
+}
+
+/** One holder of raw value `v` let it go; at none the buffer waits to be recycled. */
+export function rawLet(v: Uint8Array): void {
+  const id = idOf(v);
+  const h = id < 0 ? undefined : held.get(id);
+  if (h === undefined || --h.n > 0) return;
+  if (isPinned(v)) { held.delete(id); recycling.pinned++; sharedBytesChurned(v.buffer.byteLength); return; }
+  h.buffer = v.buffer as SharedArrayBuffer;
+  h.seq = sendSeq;
+  limbo.push(h);
+}
+
+/** The store freed raw value `v`: its holder goes, or, untracked, it is left to the collector (and counted for the forced collections). */
+export function rawFreed(v: Uint8Array): void {
+  const id = idOf(v);
+  if (id < 0 || !held.has(id)) { sharedBytesChurned(v.byteLength); return; }
+  rawLet(v);
+}
+
+/**
+ * Batch `id` of `tasks` goes to `lane`; for a worker's lane (`worker`), the buffers of the system
+ * thread's pool its tasks' outputs will likely take (by what their ucodes made last), to go with
+ * it: the worker pools them. Handing over more let a worker's pool fill with sizes another lane
+ * made (a chain alternating lanes peaked 215–443 MiB).
+ */
+export function batchSent(lane: number, id: number, tasks: readonly { imp: number }[], worker: boolean): SharedArrayBuffer[] | undefined {
+  const imps = new Array<number>(tasks.length);
+  let out: SharedArrayBuffer[] | undefined;
+  for (let i = 0; i < tasks.length; i++) {
+    const imp = (imps[i] = tasks[i]!.imp);
+    if (!worker || pooledNow() === 0) continue;
+    const sizes = madeBy.get(imp);
+    if (sizes === undefined) continue;
+    for (let j = 0; j < sizes.length; j++) {
+      const b = takePooled(sizes[j]!);
+      if (b !== undefined) (out ??= []).push(b);
+    }
+  }
+  // sizes no ucode asked for again (a subdomain's particles change by a few records a step)
+  // would fill the pool and be dropped: past half of it, a quarter goes along
+  if (worker && pooledNow() > POOL_BYTES / 2) {
+    const more = drainPool(POOL_BYTES / 4);
+    if (more !== undefined) out = out === undefined ? more : out.concat(more);
+  }
+  (inflight[lane] ??= new Map()).set(id, { seq: sendSeq++, imps });
+  return out;
+}
+
+/**
+ * Batch `id` of `lane` finished and its result (`outs`, per task) was booked: what its ucodes
+ * made is remembered, and buffers nothing can read any more go to the pool.
+ */
+export function batchDone(lane: number, id: number, outs: readonly (readonly ({ t: number; v: unknown } | null)[])[]): void {
+  const m = inflight[lane];
+  const f = m?.get(id);
+  if (f !== undefined) {
+    m!.delete(id);
+    for (let i = 0; i < outs.length && i < f.imps.length; i++) {
+      const o = outs[i]!;
+      let sizes: number[] | undefined;
+      for (let j = 0; j < o.length; j++) {
+        const v = o[j];
+        if (v === null || v === undefined || v.t !== T_RAW) continue;
+        const u = v.v as Uint8Array;
+        if (idOf(u) >= 0) (sizes ??= []).push(u.buffer.byteLength);
+      }
+      if (sizes !== undefined) madeBy.set(f.imps[i]!, sizes);
+    }
+  }
+  recycleSettled();
+}
+
+/** Move the buffers of the limbo that no batch in flight can read into this thread's pool. */
+export function recycleSettled(): void {
+  if (limbo.length === 0) return;
+  let oldest = sendSeq;
+  for (const m of inflight) if (m !== undefined) for (const f of m.values()) if (f.seq < oldest) oldest = f.seq;
+  let k = 0;
+  for (; k < limbo.length; k++) {
+    const h = limbo[k]!;
+    if (h.seq > oldest) break; // sent batches up to seq may still read it
+    if (h.seq < 0 || h.n > 0 || h.buffer === null) continue; // held again since
+    const b = h.buffer;
+    h.buffer = null;
+    held.delete(h.id);
+    // sent to another node after its last holder let it go (a request served from the store)
+    if (isPinnedBuffer(b)) { recycling.pinned++; sharedBytesChurned(b.byteLength); continue; }
+    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
+  }
+  if (k > 0) limbo.splice(0, k);
+}
+

@@ -7,7 +7,8 @@ import type { DfKey } from '../../core/dfkey.js';
 import { T_INT, T_RAW, valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { SchedulingPolicy } from '../policy/types.js';
-import { holdsDfStore, sharedBytesChurned } from '../exec/shm.js';
+import { holdsDfStore, rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
+import { pinRaw } from '../../ucode/recycle.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
@@ -112,7 +113,7 @@ export class NodeState {
     this.loopView.ordered = ordered;
     holdsDfStore();
     this.store = new DfStore((v) => {
-      if (v.t === T_RAW) sharedBytesChurned(v.v.byteLength);
+      if (v.t === T_RAW) rawFreed(v.v);
       if (this.tr) this.liveChanged();
     }, host.size > 1 ? host.rank : undefined, (site, node) => {
       const s = program.sites[site];
@@ -211,7 +212,12 @@ export class NodeState {
   finish(cf: Cf): void {
     cf.state = DONE;
     this.live--;
-    // Drop the inputs now: a queue may still hold this CF, and its values can be large.
+    // Drop the inputs now: a queue may still hold this CF, and its values can be large. Their
+    // raw buffers may be recycled once nothing else holds them (exec/shm.ts).
+    for (let i = 0, n = cf.gotCount; i < n; i++) {
+      const v = cf.gotValue(cf.gotKeyAt(i));
+      if (v !== undefined && v.t === T_RAW) rawLet(v.v);
+    }
     cf.clearGot();
     cf.clearPending();
   }
@@ -232,7 +238,7 @@ export class NodeState {
     if (owner === this.self) {
       let v: DfValue | undefined;
       try { v = this.store.read(key, cf); } catch (e) { throw RunFault.blame(e, cf); }
-      if (v !== undefined) cf.addGot(key, v);
+      if (v !== undefined) { cf.addGot(key, v); if (v.t === T_RAW) rawHeld(v.v); }
       return v;
     }
     // a copy of the value kept here from an earlier read: only the read crosses, counted there
@@ -253,6 +259,7 @@ export class NodeState {
     // kept here it would only be garbage (unless a label index of a report reads it)
     if (cf.chained && cf.state !== WAITING && !cf.site.labelReadsDf) { cf.arrived(key); return; }
     cf.addGot(key, v);
+    if (v.t === T_RAW) rawHeld(v.v);
     const done = cf.arrived(key);
     if (cf.chained || cf.state !== WAITING) return;
     if (!done) return;
@@ -295,12 +302,17 @@ export class NodeState {
   post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number): void {
     if (this.tr) this.tr.dfComputed(at, this.tr.dfName(key), producer.id, valueSize(v));
     if (owner !== this.self) { this.remote!.post(key, owner, v, count, producer); return; }
+    // a raw value counts its holders from here: the store's entry, and this post until its
+    // waiting readers have it (the store may free it before they are handed it)
+    const raw = v.t === T_RAW;
+    if (raw) rawPosted(v.v);
     let d;
     try { d = this.store.post(key, v, count, producer.site.id, this.self); } catch (e) { throw RunFault.blame(e, producer); }
     if (this.tr) this.liveChanged();
     // (most posts find nobody waiting: a fragment's output is posted before its readers look)
     if (d.waiters !== null || d.remote !== null) this.serve(key, v, d);
     if (d.excess) this.excess(key, d.excess);
+    if (raw) rawLet(v.v);
   }
 
   /** A post from node `from` for a DF owned here, written there by CF `gid` of spawn site `site`. */
@@ -349,6 +361,8 @@ export class NodeState {
   }
 
   pushHere(pushKey: string, v: DfValue): void {
+    // a pushed value is kept apart from the store until its CF takes it: never recycled
+    if (v.t === T_RAW) pinRaw(v.v);
     const cf = this.store.push(pushKey, v);
     if (cf) this.deliver(cf, pushKey.slice(pushKey.indexOf('|') + 1), v);
   }

@@ -15,6 +15,7 @@ import type { DF } from '../df.js';
 import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, type DfValue } from '../value.js';
 import { setHardExit } from '../../core/exit.js';
 import { context } from '../context.js';
+import { RECYCLE_MIN, recycledGuard, takeRaw } from '../recycle.js';
 
 /**
  * The host calls of ABI version 2 (native/luna_ucode_abi.h): the running CF's context as
@@ -72,7 +73,10 @@ export function guardBytes(n: number): number {
 /** The guard after a raw DF's bytes when they were created with one (0: none). */
 function guardOf(u: Uint8Array): number {
   const g = guardBytes(u.byteLength);
-  return u.byteOffset === 0 && u.buffer.byteLength === u.byteLength + g ? g : 0;
+  if (u.byteOffset !== 0 || g === 0) return 0;
+  if (u.buffer.byteLength === u.byteLength + g) return g;
+  // a buffer that can be recycled says which guard its value has (none: a TypeScript output)
+  return u.byteLength >= RECYCLE_MIN && recycledGuard(u) === g ? g : 0;
 }
 
 /** The addon could not be loaded: C++ ucodes cannot run in this installation. */
@@ -124,9 +128,10 @@ let thread: ThreadState | undefined;
 function threadState(a: Addon): ThreadState {
   if (thread) return thread;
   const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], keys: null, nameOfKey: String, allocated: [], strings: [] };
-  // the addon gets the buffer with its guard, the DF the buffer alone
+  // the addon gets the buffer with its guard, the DF the buffer alone; not zero-filled when it
+  // is a freed DF's memory (C++ create() promises no zeros, as in the original LuNA)
   const alloc = (bytes: number): Uint8Array => {
-    const whole = new Uint8Array(new SharedArrayBuffer(bytes + guardBytes(bytes)));
+    const whole = takeRaw(bytes, guardBytes(bytes), false);
     st.allocated.push(whole.subarray(0, bytes));
     return whole;
   };

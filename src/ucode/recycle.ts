@@ -1,0 +1,212 @@
+// Raw DF buffers recycled by size, one pool per thread. A raw output of RECYCLE_MIN bytes or
+// more is made in a buffer that carries a trailer after its bytes (and after the guard of a C++
+// output): a mark, the buffer's id (the thread that made it and a number), and whether it may
+// never be recycled (pinned: it was handed to something outside the node's threads, a socket).
+// The id is the same in every thread's view of the buffer, so the system thread can count who
+// holds it whatever view it sees (runtime/exec/shm.ts): once nothing can read it any more the
+// buffer goes back to a pool, and the next output of its size takes it instead of fresh pages —
+// no new memory, and no collection forced to return the old.
+//
+// This module is the mechanism (make, mark, pool, take); when a buffer may go back is the
+// runtime's decision. A recycled buffer keeps the bytes of its last value unless the caller asks
+// for zeros (TypeScript create() promises them; C++ create() does not, as in the original LuNA).
+import { threadId } from 'node:worker_threads';
+
+/** Below this many bytes a raw value is a plain SharedArrayBuffer: not tracked, left to the collector. */
+export const RECYCLE_MIN = 4096;
+
+/**
+ * Int32 words of the trailer: mark, thread, number, check, pinned, generation, the guard after
+ * the value now in the buffer (C++ outputs), spare.
+ */
+const TRAILER = 32;
+const MARK = 0x6c756e61;
+const CHECK = 0x2f6b5d19;
+const W_MARK = 0, W_THREAD = 1, W_NUM = 2, W_CHECK = 3, W_PINNED = 4, W_GEN = 5, W_GUARD = 6;
+
+/**
+ * The size class of `len` bytes: rounded up to 8 steps an octave (at most 12.5 % more), since the
+ * sizes of a program's raw values vary a little from step to step (the particles a subdomain
+ * keeps, the ones leaving it): exact sizes made the PIC's pools hold 300 sizes and serve few.
+ */
+function sizeClass(len: number): number {
+  const step = 2 ** Math.max(Math.floor(Math.log2(len)) - 3, 2);
+  return Math.ceil(len / step) * step;
+}
+
+/** The length of a recyclable buffer for `len` usable bytes: their class, then the trailer. */
+export function recycledLength(len: number): number {
+  return sizeClass(len) + TRAILER;
+}
+
+/** What this thread's pool did (counts since the thread started). */
+export const recycleStats = {
+  /** buffers made fresh (with a trailer) */
+  made: 0,
+  /** buffers taken from the pool instead */
+  reused: 0,
+  /** buffers put into the pool (by this thread or handed to it) */
+  pooled: 0,
+  /** buffers the pool had no room for (left to the collector) */
+  dropped: 0,
+};
+
+/** Bytes a thread's pool holds at most (0: nothing is recycled). Set by the runtime. */
+let cap = 64 * 1024 * 1024;
+export function setRecycleCap(bytes: number): void { cap = bytes; }
+export function recycleCap(): number { return cap; }
+
+const pool = new Map<number, SharedArrayBuffer[]>();
+let pooledBytes = 0;
+let made = 0;
+
+/** Bytes in this thread's pool now. */
+export function pooledNow(): number { return pooledBytes; }
+
+/**
+ * Called with the byte count of each buffer taken from the pool (so the runtime does not count it
+ * as new memory): set by the runtime.
+ */
+let onReuse: (bytes: number) => void = () => {};
+export function onRecycledTake(f: (bytes: number) => void): void { onReuse = f; }
+/** Called with the byte count of each buffer the pool had no room for (left to the collector). */
+let onDrop: (bytes: number) => void = () => {};
+export function onRecycledDrop(f: (bytes: number) => void): void { onDrop = f; }
+
+function trailer(b: SharedArrayBuffer): Int32Array {
+  return new Int32Array(b, b.byteLength - TRAILER, TRAILER >> 2);
+}
+
+/**
+ * A view of `bytes + guard` bytes over shared memory for a raw value of `bytes` bytes (the guard,
+ * if any, right after them, as the C++ glue wants it). From RECYCLE_MIN bytes on, a buffer of
+ * this size from the pool when it has one — zero-filled over `bytes` only if `zero` — else a
+ * fresh one with a trailer. Fresh memory is zero-filled by the system.
+ */
+export function takeRaw(bytes: number, guard: number, zero: boolean): Uint8Array {
+  const len = bytes + guard;
+  if (bytes < RECYCLE_MIN || cap === 0) return new Uint8Array(new SharedArrayBuffer(len));
+  const total = recycledLength(len);
+  const list = pool.get(total);
+  if (list !== undefined && list.length > 0) {
+    const b = list.pop()!;
+    pooledBytes -= total;
+    recycleStats.reused++;
+    const t = trailer(b);
+    t[W_GEN] = (t[W_GEN]! + 1) | 0;
+    t[W_GUARD] = guard;
+    const u = new Uint8Array(b, 0, len);
+    if (zero) zeroFill(u, bytes);
+    onReuse(bytes);
+    return u;
+  }
+  const b = new SharedArrayBuffer(total);
+  const t = trailer(b);
+  const num = ++made | 0;
+  t[W_MARK] = MARK;
+  t[W_THREAD] = threadId;
+  t[W_NUM] = num;
+  t[W_CHECK] = MARK ^ threadId ^ num ^ CHECK;
+  t[W_GUARD] = guard;
+  recycleStats.made++;
+  return new Uint8Array(b, 0, len);
+}
+
+/**
+ * Zeros copied from ordinary memory: a Uint8Array over shared memory fills byte by byte (~1 ms a
+ * MiB here, V8 keeps each store atomic), a copy from a non-shared buffer moves whole words
+ * (~0.12 ms a MiB).
+ */
+const ZEROS = new Uint8Array(64 * 1024);
+function zeroFill(u: Uint8Array, bytes: number): void {
+  for (let at = 0; at < bytes; at += ZEROS.length) {
+    const n = Math.min(ZEROS.length, bytes - at);
+    u.set(n === ZEROS.length ? ZEROS : ZEROS.subarray(0, n), at);
+  }
+}
+
+/** The trailer of the buffer under `u` when it has one (a buffer takeRaw made), else null. */
+function trailerOf(u: Uint8Array): Int32Array | null {
+  const b = u.buffer;
+  const n = b.byteLength;
+  if (n < RECYCLE_MIN + TRAILER || (n & 3) !== 0 || !(b instanceof SharedArrayBuffer)) return null;
+  const t = trailer(b);
+  return t[W_MARK] === MARK && t[W_CHECK] === (MARK ^ t[W_THREAD]! ^ t[W_NUM]! ^ CHECK) ? t : null;
+}
+
+/** The id of the recyclable buffer under `u` (the same in every thread), or -1. */
+export function recycledId(u: Uint8Array): number {
+  const t = trailerOf(u);
+  return t === null ? -1 : t[W_THREAD]! * 2 ** 32 + (t[W_NUM]! >>> 0);
+}
+
+/** The guard after the value in the recyclable buffer under `u` (-1: not such a buffer). */
+export function recycledGuard(u: Uint8Array): number {
+  const t = trailerOf(u);
+  return t === null ? -1 : t[W_GUARD]!;
+}
+
+/** How many times the buffer under `u` was taken from a pool (0: made for its first value). */
+export function recycledGeneration(u: Uint8Array): number {
+  const t = trailerOf(u);
+  return t === null ? 0 : t[W_GEN]!;
+}
+
+/**
+ * The buffer under `u` must never be recycled: something outside the node's threads may still
+ * read it (a socket's write in progress, a copy kept on another node). Free for buffers without
+ * a trailer.
+ */
+export function pinRaw(u: Uint8Array): void {
+  const t = trailerOf(u);
+  if (t !== null) t[W_PINNED] = 1;
+}
+
+export function isPinned(u: Uint8Array): boolean {
+  const t = trailerOf(u);
+  return t !== null && t[W_PINNED] !== 0;
+}
+
+/** isPinned for a whole buffer made by takeRaw. */
+export function isPinnedBuffer(b: SharedArrayBuffer): boolean {
+  return trailer(b)[W_PINNED] !== 0;
+}
+
+/**
+ * Put buffer `b` (made by takeRaw, nothing reading it any more) into this thread's pool: false
+ * when the pool is full (it is left to the collector).
+ */
+export function poolRaw(b: SharedArrayBuffer): boolean {
+  const n = b.byteLength;
+  if (pooledBytes + n > cap) { recycleStats.dropped++; onDrop(n); return false; }
+  let list = pool.get(n);
+  if (list === undefined) pool.set(n, list = []);
+  list.push(b);
+  pooledBytes += n;
+  recycleStats.pooled++;
+  return true;
+}
+
+/** A buffer of this length from this thread's pool (to hand to another thread), if it has one. */
+export function takePooled(length: number): SharedArrayBuffer | undefined {
+  const b = pool.get(length)?.pop();
+  if (b !== undefined) pooledBytes -= length;
+  return b;
+}
+
+/** Take up to `maxBytes` of this thread's pool (to hand to another thread). */
+export function drainPool(maxBytes: number): SharedArrayBuffer[] | undefined {
+  if (pooledBytes === 0) return undefined;
+  const out: SharedArrayBuffer[] = [];
+  let taken = 0;
+  for (const [n, list] of pool) {
+    while (list.length > 0 && taken + n <= maxBytes) { out.push(list.pop()!); taken += n; }
+  }
+  pooledBytes -= taken;
+  return out.length > 0 ? out : undefined;
+}
+
+/** Buffers handed to this thread by another (drainPool there): into this thread's pool. */
+export function adoptRaw(list: readonly SharedArrayBuffer[]): void {
+  for (const b of list) poolRaw(b);
+}

@@ -1,0 +1,102 @@
+// Freed raw DF buffers are reused for new outputs (ucode/recycle.ts, exec/shm.ts): the pool's
+// mechanism on its own, and whole runs on real worker threads and node processes where many raw
+// DFs of a few sizes are made, read late, aliased by copy() and freed, every reader checking its
+// bytes (test/runtime/programs/recycle): a buffer handed out while anything could still read it
+// fails the run naming the reader.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertOk, describeRun, lines, luna, program, type Run } from './helpers.js';
+import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, takeRaw } from '../../src/ucode/recycle.js';
+
+const FILE = program('recycle');
+
+/** The --timing record of a run. */
+function timing(r: Run): Record<string, number> {
+  const l = lines(r.stderr).find((s) => s.startsWith('luna: timing: '));
+  assert.ok(l, `no timing line\n${describeRun(r)}`);
+  return JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number>;
+}
+
+describe('recycled raw buffers: the pool', () => {
+  test('a pooled buffer is taken again for a value of its size class, zero-filled only on request', () => {
+    const a = takeRaw(10_000, 0, true);
+    assert.equal(a.byteLength, 10_000);
+    assert.equal(a.buffer.byteLength, recycledLength(10_000));
+    const id = recycledId(a);
+    assert.ok(id >= 0);
+    assert.equal(recycledGeneration(a), 0);
+    a.fill(7);
+    assert.ok(poolRaw(a.buffer as SharedArrayBuffer));
+    // a little smaller: the same class
+    const b = takeRaw(9_990, 0, false);
+    assert.equal(recycledId(b), id, 'the pooled buffer is reused');
+    assert.equal(b.byteLength, 9_990);
+    assert.equal(recycledGeneration(b), 1);
+    assert.equal(b[0], 7, 'not zero-filled when zeros are not asked for');
+    assert.ok(poolRaw(b.buffer as SharedArrayBuffer));
+    const c = takeRaw(10_000, 0, true);
+    assert.equal(recycledId(c), id);
+    assert.ok(c.every((x) => x === 0), 'zero-filled when asked');
+    // another class: a fresh buffer
+    const d = takeRaw(50_000, 0, true);
+    assert.notEqual(recycledId(d), id);
+  });
+
+  test('small values are plain buffers; a C++ output records its guard; a pinned buffer says so', () => {
+    const s = takeRaw(RECYCLE_MIN - 1, 64, false);
+    assert.equal(s.buffer.byteLength, RECYCLE_MIN - 1 + 64);
+    assert.equal(recycledId(s), -1);
+    pinRaw(s); // harmless without a trailer
+    assert.equal(isPinned(s), false);
+    const g = takeRaw(100_000, 4096, false);
+    assert.equal(g.byteLength, 100_000 + 4096);
+    assert.equal(recycledGuard(g.subarray(0, 100_000)), 4096);
+    assert.equal(recycledGuard(takeRaw(100_000, 0, false)), 0);
+    assert.equal(isPinned(g), false);
+    pinRaw(g.subarray(0, 10));
+    assert.equal(isPinned(g), true);
+    // a buffer of the same length without a trailer is not taken for one
+    const plain = new Uint8Array(new SharedArrayBuffer(recycledLength(100_000)));
+    assert.equal(recycledId(plain), -1);
+  });
+
+  test('a pool hands its buffers to another thread, which takes them', () => {
+    const a = takeRaw(300_000, 0, false);
+    const id = recycledId(a);
+    assert.ok(poolRaw(a.buffer as SharedArrayBuffer));
+    const moved = drainPool(1 << 30);
+    assert.ok(moved && moved.some((b) => recycledId(new Uint8Array(b)) === id));
+    assert.equal(drainPool(1 << 30), undefined, 'drained');
+    adoptRaw(moved!);
+    assert.equal(recycledId(takeRaw(300_000, 0, false)), id);
+  });
+});
+
+describe('recycled raw buffers: whole runs', { concurrency: true }, () => {
+  test('1 node × 2 threads: buffers are reused, and no reader ever sees another value', async () => {
+    const r = await luna(['run', '--timing', '--threads', '2', FILE, '300'], { timeoutMs: 120_000 });
+    assertOk(r);
+    assert.ok(lines(r.stdout).includes('recycle ok n=300'), describeRun(r));
+    const t = timing(r);
+    assert.ok(t.rawRecycled! >= 300, `rawRecycled ${t.rawRecycled}: the freed x[i] went back to a pool\n${describeRun(r)}`);
+    assert.ok(t.rawReused! > 0, `rawReused ${t.rawReused}: a pooled buffer served a later output\n${describeRun(r)}`);
+  });
+
+  test('2 nodes × 2 threads: values sent between nodes are never recycled, local ones are, every read checked', async () => {
+    const r = await luna(['run', '--timing', '--nodes', '2', '--threads', '2', FILE, '200'], { timeoutMs: 120_000 });
+    assertOk(r);
+    assert.ok(lines(r.stdout).includes('recycle ok n=200'), describeRun(r));
+    const t = timing(r); // node 0's
+    assert.ok(t.rawPinned! > 0, `rawPinned ${t.rawPinned}: values read on the other node were sent, so kept from the pools\n${describeRun(r)}`);
+    assert.ok(t.rawRecycled! > 0, `rawRecycled ${t.rawRecycled}\n${describeRun(r)}`);
+  });
+
+  test('LUNA_RECYCLE_MB=0: nothing is recycled, the run is the same', async () => {
+    const r = await luna(['run', '--timing', '--threads', '2', FILE, '100'], { timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_MB: '0' } });
+    assertOk(r);
+    assert.ok(lines(r.stdout).includes('recycle ok n=100'), describeRun(r));
+    const t = timing(r);
+    assert.equal(t.rawRecycled, 0, describeRun(r));
+    assert.equal(t.rawReused, 0, describeRun(r));
+  });
+});
