@@ -67,6 +67,20 @@ test('a stencil on 2 and 3 threads computes the same with and without feeding, a
   assert.equal(fed(off), 0, describeRun(off));
 });
 
+test('a step that reads one DF in two arguments is fed both, from the other lane', async () => {
+  // column 1 reads column 0's value twice: two forwards of one pending key, fed from lane 0
+  const twice = PROGRAM.replace('v[t-1][0], v[t-1][1], v[t][1]', 'v[t-1][0], v[t-1][0], v[t][1]');
+  assert.notEqual(twice, PROGRAM);
+  writeFileSync(join(dir, 'twice.fa'), twice);
+  const steps = 200;
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'twice.fa'), String(steps), 'ok'], { env: process.env, timeoutMs: 90_000 });
+  assertOk(r);
+  let v = [1, 2];
+  for (let t = 1; t <= steps; t++) v = [(3 * v[0]! + 5 * v[1]! + t) % 1000003, (8 * v[0]! + t + 1) % 1000003];
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), v.map((y, x) => `v[${x}] = ${y}`), describeRun(r));
+  assert.ok(fed(r) > 0, `fed no batch\n${describeRun(r)}`);
+});
+
 test('the same on 2 nodes × 2 threads', async () => {
   const r = await run(['--nodes', '2', '--threads', '2'], 80, 'ok');
   assertOk(r);

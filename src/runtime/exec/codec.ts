@@ -25,6 +25,11 @@ class NumBuf {
     if (this.n === this.a.length) { const b = new Float64Array(this.a.length * 2); b.set(this.a); this.a = b; }
     this.a[this.n++] = x;
   }
+  /** Room for `k` more numbers (written directly, without a call per number, by encodeBatch). */
+  reserve(k: number): Float64Array {
+    if (this.n + k > this.a.length) { let m = this.a.length * 2; while (this.n + k > m) m *= 2; const b = new Float64Array(m); b.set(this.a); this.a = b; }
+    return this.a;
+  }
   finish(): Float64Array { return this.a.slice(0, this.n); }
 }
 
@@ -53,26 +58,31 @@ export function encodeBatch(id: number, tasks: readonly Task[]): WireBatch {
   const addKey = (k: string): number => keyList.push(k) - 1;
   for (const t of tasks) {
     const args = t.args, keys = t.keys, n = args.length;
-    nums.push(t.cf); nums.push(t.imp); nums.push(n);
+    // written directly, room made once a task (at most 6 numbers an argument): a call per
+    // number was ~40 instructions, ~20 numbers a fed stencil CF (callgrind, the system thread)
+    let a8 = nums.reserve(3 + 6 * n);
+    let p = nums.n;
+    a8[p++] = t.cf; a8[p++] = t.imp; a8[p++] = n;
     const fwd = t.fwd;
     for (let i = 0; i < n; i++) {
       const key = keys[i]!;
       const f = fwd ? forwardOf(fwd, i) : undefined;
       if (f) {
-        if (f.lane !== undefined) { nums.push(A_XFWD); nums.push(f.lane); nums.push(f.batch!); } else nums.push(A_FWD);
-        nums.push(f.task); nums.push(f.out); nums.push(addKey(key));
+        if (f.lane !== undefined) { a8[p++] = A_XFWD; a8[p++] = f.lane; a8[p++] = f.batch!; } else a8[p++] = A_FWD;
+        a8[p++] = f.task; a8[p++] = f.out; a8[p++] = addKey(key);
         continue;
       }
       const a = args[i];
       if (key === '') {
-        if (typeof a === 'number') { nums.push(A_NUM); nums.push(a); }
-        else { nums.push(A_TXT); nums.push(strs.push(a as string) - 1); }
+        if (typeof a === 'number') { a8[p++] = A_NUM; a8[p++] = a; }
+        else { a8[p++] = A_TXT; a8[p++] = strs.push(a as string) - 1; }
         continue;
       }
-      if (a === null) nums.push(A_OUT);
-      else pushValue(nums, strs, objs, a as DfValue);
-      nums.push(addKey(key));
+      if (a === null) a8[p++] = A_OUT;
+      else { nums.n = p; pushValue(nums, strs, objs, a as DfValue); p = nums.n; a8 = nums.a; }
+      a8[p++] = addKey(key);
     }
+    nums.n = p;
   }
   return { id, n: tasks.length, nums: nums.finish(), strs, objs, keys: keyList.join('\u0001'), recycled: undefined };
 }

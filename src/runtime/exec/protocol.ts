@@ -39,9 +39,10 @@ export interface Forward {
  * Feed requests to a producing lane, four numbers each: batch, task, output, consumer lane.
  * The system thread sends them before the consumer's batch; the producer answers when the task
  * has run (at once if it already ran) and keeps a batch's outputs until the system thread has
- * processed its result (after that no request can name it).
+ * processed its result (after that no request can name it). The runtime sends an Int32Array:
+ * a message clones it as one block, where an array costs a tagged write per number.
  */
-export type Feed = number[];
+export type Feed = Int32Array | number[];
 
 /** Encode task index `i` of the lane's previous batch as a Forward.task. */
 export const inPreviousBatch = (i: number): number => -1 - i;

@@ -102,7 +102,7 @@ export class BatchBuilder implements BatchOutputs {
     if (this.prevOut !== null) {
       // a member of the previous batch: the worker forwards it from there (its flags are in `out`)
       const q = this.prevOut.get(key);
-      if (q) return { task: inPreviousBatch(q.task), out: q.out };
+      if (q) return { task: inPreviousBatch(q.task), out: q.out, lane: undefined, batch: undefined };
     }
     return this.fed === undefined ? undefined : this.fed.get(key);
   }
@@ -129,7 +129,8 @@ export class BatchBuilder implements BatchOutputs {
       // dropped and pushed outputs are never published: nobody may read them from the batch
       if (owners[o] !== this.st.self || this.has(keys[o]!) || (rules && (rules[o] === OUT_DROP || isPushRule(rules[o]!)))) continue;
       if (store.posted(keys[o]!)) continue;
-      this.out.set(keys[o]!, { task: i, out: o });
+      // (one shape with the fed producers: the examination reads both kinds at one site)
+      this.out.set(keys[o]!, { task: i, out: o, lane: undefined, batch: undefined });
     }
   }
 

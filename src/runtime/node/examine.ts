@@ -31,6 +31,15 @@ function emptyOfKind<T>(sample: T): T[] {
   return a;
 }
 
+/** Where a batch's output comes from (see BatchOutputs.producer). */
+type Produced = { task: number; out: number; lane?: number; batch?: number };
+
+/** Whether two of the `n` arguments `at` lists have the same key (one DF read twice). */
+function duplicateKey(keys: readonly string[], at: readonly number[], n: number): boolean {
+  for (let a = 1; a < n; a++) for (let b = 0; b < a; b++) if (keys[at[a]!] === keys[at[b]!]) return true;
+  return false;
+}
+
 /** What examining a CF led to. */
 export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;
 export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK | typeof BLOCKED;
@@ -38,7 +47,7 @@ export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK 
 /** The outputs of the batch being built, as the interpreter sees them (see batch.ts). */
 export interface BatchOutputs {
   /** undefined: not produced by the batch; null: produced but only when the batch ends (`>>` flags) */
-  producer(key: DfKey): { task: number; out: number; lane?: number; batch?: number } | null | undefined;
+  producer(key: DfKey): Produced | null | undefined;
   /** tasks already in the batch */
   readonly size: number;
   /** built while an earlier batch of the lane still runs */
@@ -118,7 +127,7 @@ export class Interpreter {
     if (armed !== null) {
       cf.armed = null;
       if (cf.pendingCount === 0) return this.fire(cf, armed);
-      if (batch !== null && cf.state === WAITING && this.feedable(cf, armed, batch)) return this.fireFed(cf, armed, batch);
+      if (batch !== null && cf.state === WAITING && (cf.site as CallSite).waits.length === 0 && this.fireFed(cf, armed, batch)) return TASK;
     }
     this.examined++;
     this.frameFor(cf, batch);
@@ -297,7 +306,8 @@ export class Interpreter {
         else if (p) {
           // produced earlier in the batch: the executor passes it along
           if (!cf.isPending(key)) st.store.expect(key, cf);
-          (fwd ??= []).push(p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
+          // (one shape for both kinds: the encoder and the feed requests read them alike)
+          (fwd ??= []).push(p.lane === undefined ? { arg: i, task: p.task, out: p.out, lane: undefined, batch: undefined } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
           args[i] = null;
         } else if (p === null) {
           // produced only when the batch ends: decide after it
@@ -338,7 +348,8 @@ export class Interpreter {
       if (!f.indirect && !fwd) {
         // only direct inputs are missing: everything else is known now
         this.prepare(cf, outKeys, outOwners, rules, after, priority);
-        cf.armed = { cf: cf.id, imp: site.imp.index, args, keys };
+        // (`fwd` declared: fireFed sets it, and a property added later grows the object a backing store)
+        cf.armed = { cf: cf.id, imp: site.imp.index, args, keys, fwd: undefined };
       }
       return this.park(cf);
     }
@@ -346,8 +357,7 @@ export class Interpreter {
     // (only a WAITING CF is among the waiting: most CFs are ready when first examined)
     if ((cf.state === WAITING && st.waiting.delete(cf)) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
-    const task: Task = { cf: cf.id, imp: site.imp.index, args, keys };
-    if (fwd) task.fwd = fwd;
+    const task: Task = { cf: cf.id, imp: site.imp.index, args, keys, fwd };
     cf.task = task;
     cf.state = READY;
     if (st.tr) this.traceReady(cf, keys, site);
@@ -380,48 +390,37 @@ export class Interpreter {
   }
 
   /**
-   * Whether armed `cf` can join `batch` as it is: every input still pending is a direct input
-   * that a member of the batch, or a batch in flight, produces (fed or forwarded).
+   * An armed CF whose every pending input is a direct input that `batch` (a member, or a batch in
+   * flight on another lane) produces joins the batch with those inputs forwarded, from the task
+   * prepared when it parked: a fed step of a stencil is so examined once, not twice (keys, owners,
+   * rules and arguments are not evaluated again). One pass finds each pending input's producer
+   * (asked once: the question is two map look-ups), the second builds the forwards. False, with
+   * nothing changed, when some pending key is not such an input (the CF is examined in full).
    */
-  private feedable(cf: Cf, armed: Task, batch: BatchOutputs): boolean {
-    if ((cf.site as CallSite).waits.length > 0) return false;
-    this.fedTask = armed;
-    this.fedBatch = batch;
-    const ok = cf.everyPending(this.fedInput);
-    this.fedTask = null;
-    this.fedBatch = null;
-    return ok;
-  }
-
-  /** the armed task and the batch feedable() asks about (read by fedInput: no closure per CF) */
-  private fedTask: Task | null = null;
-  private fedBatch: BatchOutputs | null = null;
-  /** Whether pending key `k` is a direct input of fedTask that fedBatch produces. */
-  private readonly fedInput = (k: DfKey): boolean => {
-    const keys = this.fedTask!.keys, args = this.fedTask!.args;
-    for (let i = 0; i < keys.length; i++) if (keys[i] === k && args[i] === undefined) return !!this.fedBatch!.producer(k);
-    return false;
-  };
-
-  /**
-   * An armed CF whose pending inputs `batch` produces: it joins the batch with those inputs
-   * forwarded, from the task prepared when it parked. A fed step of a stencil is so examined
-   * once, not twice (keys, owners, rules and arguments are not evaluated again).
-   */
-  private fireFed(cf: Cf, task: Task, batch: BatchOutputs): Outcome {
-    const args = task.args, keys = task.keys;
-    // sized at once: a push to an empty array reserves 17 slots
+  private fireFed(cf: Cf, task: Task, batch: BatchOutputs): boolean {
+    const args = task.args, keys = task.keys, at = this.fedAt, prods = this.fedProds;
     let n = 0;
-    for (let i = 0; i < args.length; i++) if (args[i] === undefined && keys[i] !== '' && cf.isPending(keys[i]!)) n++;
-    const fwd = new Array<Forward>(n);
-    n = 0;
     for (let i = 0; i < args.length; i++) {
       if (args[i] !== undefined || keys[i] === '') continue;
       const key = keys[i]!;
-      if (!cf.isPending(key)) { args[i] = cf.gotValue(key); continue; }
-      const p = batch.producer(key)!;
-      fwd[n++] = p.lane === undefined ? { arg: i, task: p.task, out: p.out } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! };
-      args[i] = null;
+      if (!cf.isPending(key)) continue;
+      const p = batch.producer(key);
+      if (!p) { prods.fill(null, 0, n); return false; }
+      at[n] = i;
+      prods[n++] = p;
+    }
+    // every pending key must be one of them: counted (distinct keys, the common case), else asked
+    if (n === 0 || (n !== cf.pendingCount || duplicateKey(keys, at, n)) && !this.feedable(cf, task)) { prods.fill(null, 0, n); return false; }
+    const fwd = new Array<Forward>(n);
+    let k = 0;
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] !== undefined || keys[i] === '') continue;
+      if (k < n && at[k] === i) {
+        const p = prods[k]!;
+        prods[k] = null;
+        fwd[k++] = p.lane === undefined ? { arg: i, task: p.task, out: p.out, lane: undefined, batch: undefined } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! };
+        args[i] = null;
+      } else args[i] = cf.gotValue(keys[i]!); // arrived since it parked
     }
     this.st.waiting.delete(cf);
     cf.chained = true;
@@ -429,8 +428,29 @@ export class Interpreter {
     cf.task = task;
     cf.state = READY;
     if (this.st.tr) this.traceReady(cf, keys, cf.site as CallSite);
-    return TASK;
+    return true;
   }
+
+  /** fireFed's scratch: the arguments it forwards and their producers (no array per CF) */
+  private readonly fedAt: number[] = [];
+  private readonly fedProds: (Produced | null)[] = [];
+
+  /** Whether every pending key of `cf` is a direct input of `task` still missing (fireFed's slow check). */
+  private feedable(cf: Cf, task: Task): boolean {
+    this.fedTask = task;
+    const ok = cf.everyPending(this.fedInput);
+    this.fedTask = null;
+    return ok;
+  }
+
+  /** the armed task feedable() asks about (read by fedInput: no closure per CF) */
+  private fedTask: Task | null = null;
+  /** Whether pending key `k` is a direct input of fedTask still missing. */
+  private readonly fedInput = (k: DfKey): boolean => {
+    const keys = this.fedTask!.keys, args = this.fedTask!.args;
+    for (let i = 0; i < keys.length; i++) if (keys[i] === k && args[i] === undefined) return true;
+    return false;
+  };
 
   /** An armed CF whose inputs all arrived: its inputs filled in, it is ready. */
   private fire(cf: Cf, task: Task): Outcome {
