@@ -208,7 +208,11 @@ export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0,
 /** Batches sent so far (their sequence), and per lane each batch in flight: its sequence and its tasks' ucodes. */
 let sendSeq = 0;
 interface Flight { seq: number; imps: number[] }
-const inflight: (Map<number, Flight> | undefined)[] = [];
+/**
+ * Keyed by a lane of one pool (`lane` below): in-process nodes (tests, the harness) run several
+ * pools on this thread, whose lanes and batch ids are numbered alike.
+ */
+const inflight = new Map<number, Map<number, Flight>>();
 /**
  * Per ucode (its import's number), the buffer lengths of the raw outputs it made last: what its
  * next call will likely take from a pool (the PIC's kernels make the same few sizes every step).
@@ -300,7 +304,9 @@ export function batchSent(lane: number, id: number, tasks: readonly { imp: numbe
     const more = drainPool(POOL_BYTES / 4);
     if (more !== undefined) out = out === undefined ? more : out.concat(more);
   }
-  (inflight[lane] ??= new Map()).set(id, { seq: sendSeq++, imps });
+  let m = inflight.get(lane);
+  if (m === undefined) inflight.set(lane, m = new Map());
+  m.set(id, { seq: sendSeq++, imps });
   return out;
 }
 
@@ -309,7 +315,7 @@ export function batchSent(lane: number, id: number, tasks: readonly { imp: numbe
  * made is remembered, and buffers nothing can read any more go to the pool.
  */
 export function batchDone(lane: number, id: number, outs: readonly (readonly ({ t: number; v: unknown } | null)[])[]): void {
-  const m = inflight[lane];
+  const m = inflight.get(lane);
   const f = m?.get(id);
   if (f !== undefined) {
     m!.delete(id);
@@ -332,7 +338,7 @@ export function batchDone(lane: number, id: number, outs: readonly (readonly ({ 
 export function recycleSettled(): void {
   if (limbo.length === 0) return;
   let oldest = sendSeq;
-  for (const m of inflight) if (m !== undefined) for (const f of m.values()) if (f.seq < oldest) oldest = f.seq;
+  for (const m of inflight.values()) for (const f of m.values()) if (f.seq < oldest) oldest = f.seq;
   let k = 0;
   for (; k < limbo.length; k++) {
     const h = limbo[k]!;
