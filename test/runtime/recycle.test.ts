@@ -9,6 +9,8 @@ import { assertOk, describeRun, lines, luna, program, type Run } from './helpers
 import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, takeRaw } from '../../src/ucode/recycle.js';
 
 const FILE = program('recycle');
+/** Recycling is opt-in (exec/shm.ts POOL_BYTES): these runs turn it on. */
+const ON = { ...process.env, LUNA_RECYCLE_MB: '64' };
 
 /** The --timing record of a run. */
 function timing(r: Run): Record<string, number> {
@@ -74,7 +76,7 @@ describe('recycled raw buffers: the pool', () => {
 
 describe('recycled raw buffers: whole runs', { concurrency: true }, () => {
   test('1 node × 2 threads: buffers are reused, and no reader ever sees another value', async () => {
-    const r = await luna(['run', '--timing', '--threads', '2', FILE, '300'], { timeoutMs: 120_000 });
+    const r = await luna(['run', '--timing', '--threads', '2', FILE, '300'], { timeoutMs: 120_000, env: ON });
     assertOk(r);
     assert.ok(lines(r.stdout).includes('recycle ok n=300'), describeRun(r));
     const t = timing(r);
@@ -83,7 +85,7 @@ describe('recycled raw buffers: whole runs', { concurrency: true }, () => {
   });
 
   test('2 nodes × 2 threads: values sent between nodes are never recycled, local ones are, every read checked', async () => {
-    const r = await luna(['run', '--timing', '--nodes', '2', '--threads', '2', FILE, '200'], { timeoutMs: 120_000 });
+    const r = await luna(['run', '--timing', '--nodes', '2', '--threads', '2', FILE, '200'], { timeoutMs: 120_000, env: ON });
     assertOk(r);
     assert.ok(lines(r.stdout).includes('recycle ok n=200'), describeRun(r));
     const t = timing(r); // node 0's

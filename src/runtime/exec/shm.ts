@@ -186,9 +186,13 @@ export function keepFreedMemory(): boolean {
 
 /**
  * `LUNA_RECYCLE_MB`: the bytes of freed raw buffers each thread keeps for reuse, MB (0: none is
- * recycled; the collector returns them, as before).
+ * recycled; the collector returns them, as before). Off by default: with 64, the shipped matmul
+ * on 2 in-process nodes × 2 lanes read a product block of zeros once in a full test suite (load
+ * ~8), after the fix that keeps each pool's batches in flight apart (before it, 2 runs in 4): a
+ * holder is still not counted somewhere on that path. Opt in with 64 (the PIC's full collections
+ * 10–11 → 2, process CPU 3.35 → 3.13–3.26 s, peak RSS 0–80 MB higher: docs/pic.md).
  */
-const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
+const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 0) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
 // a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
 // counts it, so it is taken back here
