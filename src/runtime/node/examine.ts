@@ -40,6 +40,15 @@ function duplicateKey(keys: readonly string[], at: readonly number[], n: number)
   return false;
 }
 
+/**
+ * Argument `arg` forwarded from producer `p`: a member of the batch (no lane) or of a batch in
+ * flight on another lane. One shape for both (lane and batch always present), which the encoder
+ * and the feed requests read at one site.
+ */
+function forwardOf(arg: number, p: Produced): Forward {
+  return { arg, task: p.task, out: p.out, lane: p.lane, batch: p.batch };
+}
+
 /** What examining a CF led to. */
 export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;
 export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK | typeof BLOCKED;
@@ -306,8 +315,7 @@ export class Interpreter {
         else if (p) {
           // produced earlier in the batch: the executor passes it along
           if (!cf.isPending(key)) st.store.expect(key, cf);
-          // (one shape for both kinds: the encoder and the feed requests read them alike)
-          (fwd ??= []).push(p.lane === undefined ? { arg: i, task: p.task, out: p.out, lane: undefined, batch: undefined } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! });
+          (fwd ??= []).push(forwardOf(i, p));
           args[i] = null;
         } else if (p === null) {
           // produced only when the batch ends: decide after it
@@ -418,7 +426,7 @@ export class Interpreter {
       if (k < n && at[k] === i) {
         const p = prods[k]!;
         prods[k] = null;
-        fwd[k++] = p.lane === undefined ? { arg: i, task: p.task, out: p.out, lane: undefined, batch: undefined } : { arg: i, task: p.task, out: p.out, lane: p.lane, batch: p.batch! };
+        fwd[k++] = forwardOf(i, p);
         args[i] = null;
       } else args[i] = cf.gotValue(keys[i]!); // arrived since it parked
     }
