@@ -504,16 +504,16 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const started = performance.now(), until = started + budget.ms;
   giveUpAt = until;
   const size = (r: number): number => (r === 0 ? 100 : 2 + (r % 3)); // the first one long: the encoders' scratch grows here
-  // the same rounds on every lane (every lane reads the same budget)
-  let rounds = 1, total = size(0);
-  while (total < budget.cfs) total += size(rounds++);
+  // the same rounds on every lane (every lane reads the same budget), counted as they run: a
+  // budget no rehearsal reaches (only its time ends it) costs no count up front
   const imp = (r: number, k: number): number => imps[(r + k) % imps.length]!;
   const makes = (r: number, k: number): boolean => init.imports[imp(r, k)]!.params.includes('name');
   const id = (l: number, r: number): number => r * L + l + 1;
-  let cfs = 0, cf = 0, cut = false, ran = 0;
+  let cfs = 0, cf = 0, cut = false, finished = false;
   try {
     if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
-    for (let r = 0; r < rounds; r++) {
+    for (let r = 0; ; r++) {
+      if (cfs >= budget.cfs) { finished = true; break; }
       if (rflags[ABORT] !== 0 || (performance.now() >= until && giveUp())) break;
       for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![r % 5]!;
       results = (r & 3) === 3 ? parentPort! : out.port1;
@@ -553,7 +553,6 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       if (!run(structuredClone(encodeBatch(id(lane, r), tasks)), stand)) break;
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
-      ran = r + 1;
     }
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
@@ -564,7 +563,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       sleep(() => mine.pending() || done(), SLEEPING, false);
     }
     // cut: by its time, a fault, or a lane that gave up (its own last round may have been aborted)
-    cut = ran < rounds || rflags[ABORT] !== 0;
+    cut = !finished || rflags[ABORT] !== 0;
     giveUpAt = Infinity;
     Atomics.sub(rflags, ONCPU, 1);
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
