@@ -20,7 +20,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 
 /**
@@ -194,6 +194,8 @@ export function keepFreedMemory(): boolean {
  */
 const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 0) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
+// a check of the above: a buffer let go too early is read as poison (ucode/recycle.ts)
+setRecyclePoison(tuned('LUNA_RECYCLE_POISON') === 1);
 // a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
 // counts it, so it is taken back here
 onRecycledTake((bytes) => { pending -= bytes; });
