@@ -186,13 +186,13 @@ export function keepFreedMemory(): boolean {
 
 /**
  * `LUNA_RECYCLE_MB`: the bytes of freed raw buffers each thread keeps for reuse, MB (0: none is
- * recycled; the collector returns them, as before). Off by default: with 64, the shipped matmul
- * on 2 in-process nodes × 2 lanes read a product block of zeros once in a full test suite (load
- * ~8), after the fix that keeps each pool's batches in flight apart (before it, 2 runs in 4): a
- * holder is still not counted somewhere on that path. Opt in with 64 (the PIC's full collections
- * 10–11 → 2, process CPU 3.35 → 3.13–3.26 s, peak RSS 0–80 MB higher: docs/pic.md).
+ * recycled; the collector returns them, as before). 64: the PIC at the seed's size, C++ kernels,
+ * 1 × 2, ran 2 full collections against 10–11 and 3.13–3.26 s of process CPU against 3.35, its
+ * peak RSS 0–80 MB higher (load 7–16, docs/pic.md). The recycling tests run programs whose
+ * every reader checks its bytes, on threads, processes and in-process nodes, with each buffer
+ * poisoned as it enters a pool (LUNA_RECYCLE_POISON): none reads a reused buffer.
  */
-const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 0) * 1024 * 1024;
+const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
 // a check of the above: a buffer let go too early is read as poison (ucode/recycle.ts)
 setRecyclePoison(tuned('LUNA_RECYCLE_POISON') === 1);
