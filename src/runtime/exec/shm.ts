@@ -188,7 +188,10 @@ export function keepFreedMemory(): boolean {
  * `LUNA_RECYCLE_MB`: the bytes of freed raw buffers each thread keeps for reuse, MB (0: none is
  * recycled; the collector returns them, as before). 64: the PIC at the seed's size, C++ kernels,
  * 1 × 2, ran 2 full collections against 10–11 and 3.13–3.26 s of process CPU against 3.35, its
- * peak RSS 0–80 MB higher (load 7–16, docs/pic.md). The recycling tests run programs whose
+ * peak RSS 0–80 MB higher (load 7–16, docs/pic.md); turned on again after the in-flight book
+ * moved to the runtime, against 0, 2 alternated rounds at load 9–12: 2 / 2 full collections
+ * against 11 / 11, process CPU 3.30 / 3.16 s against 3.37 / 3.50, peak RSS 417 / 425 MB against
+ * 428 / 377. The recycling tests run programs whose
  * every reader checks its bytes, on threads, processes and in-process nodes, with each buffer
  * poisoned as it enters a pool (LUNA_RECYCLE_POISON): none reads a reused buffer.
  */
