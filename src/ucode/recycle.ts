@@ -56,6 +56,14 @@ let cap = 64 * 1024 * 1024;
 export function setRecycleCap(bytes: number): void { cap = bytes; }
 export function recycleCap(): number { return cap; }
 
+/**
+ * A check, off by default: every buffer is filled with 0xFF bytes (NaN as doubles, -1 as
+ * integers) as it enters a pool, so a reader that still holds a buffer the runtime let go reads
+ * poison at once rather than, by chance, the next value made in it. Set by the runtime.
+ */
+let poison = false;
+export function setRecyclePoison(on: boolean): void { poison = on; }
+
 const pool = new Map<number, SharedArrayBuffer[]>();
 let pooledBytes = 0;
 let made = 0;
@@ -119,9 +127,13 @@ export function takeRaw(bytes: number, guard: number, zero: boolean): Uint8Array
  */
 const ZEROS = new Uint8Array(64 * 1024);
 function zeroFill(u: Uint8Array, bytes: number): void {
-  for (let at = 0; at < bytes; at += ZEROS.length) {
-    const n = Math.min(ZEROS.length, bytes - at);
-    u.set(n === ZEROS.length ? ZEROS : ZEROS.subarray(0, n), at);
+  fillFrom(ZEROS, u, bytes);
+}
+let ONES: Uint8Array | undefined;
+function fillFrom(src: Uint8Array, u: Uint8Array, bytes: number): void {
+  for (let at = 0; at < bytes; at += src.length) {
+    const n = Math.min(src.length, bytes - at);
+    u.set(n === src.length ? src : src.subarray(0, n), at);
   }
 }
 
@@ -179,6 +191,7 @@ export function isPinnedBuffer(b: SharedArrayBuffer): boolean {
 export function poolRaw(b: SharedArrayBuffer): boolean {
   const n = b.byteLength;
   if (pooledBytes + n > cap) { recycleStats.dropped++; onDrop(n); return false; }
+  if (poison) fillFrom(ONES ??= new Uint8Array(64 * 1024).fill(0xff), new Uint8Array(b), n - TRAILER);
   let list = pool.get(n);
   if (list === undefined) pool.set(n, list = []);
   list.push(b);

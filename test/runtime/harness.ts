@@ -44,7 +44,7 @@ export class SyncLanes implements Executors {
   private prev: (DfValue | null)[][][];
   onResult: (r: BatchResult) => void = () => {};
 
-  constructor(readonly lanes: number, private readonly program: CompiledProgram, ucodes: Ucodes, inline: boolean, native?: NativeUcodes) {
+  constructor(readonly lanes: number, private readonly program: CompiledProgram, ucodes: Ucodes, inline: boolean, native?: NativeUcodes, private readonly lagged = false) {
     this.inflight = new Int32Array(lanes);
     this.fns = bindUcodes(ucodes, program.imports, native);
     this.prev = Array.from({ length: lanes }, () => []);
@@ -83,7 +83,7 @@ export class SyncLanes implements Executors {
       this.inflight[lane]!--;
       this.onResult(r);
     };
-    setImmediate(() => run(0));
+    if (this.lagged) setTimeout(() => run(0), 0); else setImmediate(() => run(0));
   }
 
   // ------------------------------------------------------------ requests (a worker's request port, simulated)
@@ -138,6 +138,11 @@ export interface HarnessOptions {
   policy?: SchedulingPolicy | ((node: number) => SchedulingPolicy);
   /** run tiny CFs on the system thread too, as the real runtime does */
   inline?: boolean;
+  /**
+   * lanes run each batch on a timer, not on the next turn: the nodes' pumps run in between (and
+   * release what they hold), as beside a worker thread running a batch sent long before
+   */
+  lagged?: boolean;
   /** the program's compiled C++ ucodes */
   native?: NativeUcodes;
   /** called with each node's runtime before the program starts */
@@ -172,7 +177,7 @@ export async function runInProcess(program: string | CompiledProgram, ucodes: Uc
   const mesh = new MemoryMesh(o.nodes ?? 1);
   o.mesh?.(mesh);
   const nodes = mesh.endpoints.map((tp): HarnessNode => {
-    const lanes = new SyncLanes(o.lanes ?? 1, compiled, ucodesOf(tp.rank), o.inline ?? false, o.native);
+    const lanes = new SyncLanes(o.lanes ?? 1, compiled, ucodesOf(tp.rank), o.inline ?? false, o.native, o.lagged);
     const router = new Router(tp);
     const control = new Control(router, now);
     const fragments = new FragmentLayer(router, control, { now });

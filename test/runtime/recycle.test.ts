@@ -9,8 +9,12 @@ import { assertOk, describeRun, lines, luna, program, type Run } from './helpers
 import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, takeRaw } from '../../src/ucode/recycle.js';
 
 const FILE = program('recycle');
-/** Recycling is opt-in (exec/shm.ts POOL_BYTES): these runs turn it on. */
-const ON = { ...process.env, LUNA_RECYCLE_MB: '64' };
+/**
+ * Recycling is on by default (exec/shm.ts POOL_BYTES): these runs rely on it, with every buffer
+ * poisoned as it enters a pool, so that a reader it was taken from too early reads 0xFF words.
+ */
+const ON: NodeJS.ProcessEnv = { ...process.env, LUNA_RECYCLE_POISON: '1' };
+delete ON.LUNA_RECYCLE_MB;
 
 /** The --timing record of a run. */
 function timing(r: Run): Record<string, number> {

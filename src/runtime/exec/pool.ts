@@ -8,7 +8,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
-import { batchDone, batchSent } from './shm.js';
+import { buffersFor } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
@@ -52,8 +52,6 @@ function setWorkerHeapFlags(): void {
 /** A worker booted before its pool existed; whether it already failed. */
 interface EarlyWorker { w: Worker; failed?: string }
 const early: EarlyWorker[] = [];
-/** pools made in this thread (WorkerPool.flightKey) */
-let poolsMade = 0;
 
 function newWorker(workerData: unknown, transferList: MessagePort[] = []): Worker {
   setWorkerHeapFlags();
@@ -189,12 +187,6 @@ export class WorkerPool {
   rehearsedTogether = 0;
   /** workers whose rehearsal its time (or a partner's fault) ended before its count */
   rehearsalsCut = 0;
-  /**
-   * This pool's lanes in the thread's book of batches in flight (shm.ts batchSent): pools of
-   * in-process nodes number their lanes and batches alike, and one node's finished batch must not
-   * close another's (a buffer was recycled while a batch of the other node still read it).
-   */
-  private readonly flightKey = (poolsMade++) * 4096;
   private bootWaiters: (() => void)[] = [];
   /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
@@ -301,7 +293,6 @@ export class WorkerPool {
     this.recount();
     if (this.lanesRanNs < LANES_RAN_NS) this.lanesRan(r);
     this.opts.onResult(r);
-    batchDone(this.flightKey + r.lane, r.batch, r.outs);
     // the system thread will not name this batch in a feed request any more
     if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, r.lane), r.batch);
   }
@@ -461,12 +452,12 @@ export class WorkerPool {
   }
 
   send(lane: number, batch: Batch): void {
-    if (lane === this.workerLanes) { batchSent(this.flightKey + lane, batch.id, batch.tasks, false); this.inflight[lane]!++; this.system!.send(batch); return; }
+    if (lane === this.workerLanes) { this.inflight[lane]!++; this.system!.send(batch); return; }
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;
     this.recount();
     const wire = encodeBatch(batch.id, batch.tasks);
-    wire.recycled = batchSent(this.flightKey + lane, batch.id, batch.tasks, true); // freed raw buffers, for the outputs it makes
+    wire.recycled = buffersFor(batch.tasks); // freed raw buffers, for the outputs it makes
     this.ports[lane]!.postMessage(wire);
     if (wakeLane(this.flags, lane)) this.wakes++;
   }

@@ -20,7 +20,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 
 /**
@@ -186,14 +186,19 @@ export function keepFreedMemory(): boolean {
 
 /**
  * `LUNA_RECYCLE_MB`: the bytes of freed raw buffers each thread keeps for reuse, MB (0: none is
- * recycled; the collector returns them, as before). Off by default: with 64, the shipped matmul
- * on 2 in-process nodes × 2 lanes read a product block of zeros once in a full test suite (load
- * ~8), after the fix that keeps each pool's batches in flight apart (before it, 2 runs in 4): a
- * holder is still not counted somewhere on that path. Opt in with 64 (the PIC's full collections
- * 10–11 → 2, process CPU 3.35 → 3.13–3.26 s, peak RSS 0–80 MB higher: docs/pic.md).
+ * recycled; the collector returns them, as before). 64: the PIC at the seed's size, C++ kernels,
+ * 1 × 2, ran 2 full collections against 10–11 and 3.13–3.26 s of process CPU against 3.35, its
+ * peak RSS 0–80 MB higher (load 7–16, docs/pic.md); turned on again after the in-flight book
+ * moved to the runtime, against 0, 2 alternated rounds at load 9–12: 2 / 2 full collections
+ * against 11 / 11, process CPU 3.30 / 3.16 s against 3.37 / 3.50, peak RSS 417 / 425 MB against
+ * 428 / 377. The recycling tests run programs whose
+ * every reader checks its bytes, on threads, processes and in-process nodes, with each buffer
+ * poisoned as it enters a pool (LUNA_RECYCLE_POISON): none reads a reused buffer.
  */
-const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 0) * 1024 * 1024;
+const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
+// a check of the above: a buffer let go too early is read as poison (ucode/recycle.ts)
+setRecyclePoison(tuned('LUNA_RECYCLE_POISON') === 1);
 // a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
 // counts it, so it is taken back here
 onRecycledTake((bytes) => { pending -= bytes; });
@@ -209,14 +214,19 @@ const limbo: Held[] = [];
 /** What the system thread did with raw buffers (--timing). */
 export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0 };
 
-/** Batches sent so far (their sequence), and per lane each batch in flight: its sequence and its tasks' ucodes. */
+/** Batches sent so far (their sequence). */
 let sendSeq = 0;
 interface Flight { seq: number; imps: number[] }
 /**
- * Keyed by a lane of one pool (`lane` below): in-process nodes (tests, the harness) run several
- * pools on this thread, whose lanes and batch ids are numbered alike.
+ * One node runtime's batches in flight, by batch id: each one's sequence and its tasks' ucodes.
+ * The runtime keeps the book itself, whatever runs its batches (worker threads, the system lane,
+ * the synchronous lanes of in-process nodes): a batch's reader of a value it was forwarded or fed
+ * is counted by nothing else. In-process nodes run several runtimes on this thread, each with a
+ * book of its own, since their batch ids are numbered alike.
  */
-const inflight = new Map<number, Map<number, Flight>>();
+export type FlightBook = Map<number, Flight>;
+/** the books with a batch in flight */
+const books = new Set<FlightBook>();
 /**
  * Per ucode (its import's number), the buffer lengths of the raw outputs it made last: what its
  * next call will likely take from a pool (the PIC's kernels make the same few sizes every step).
@@ -283,19 +293,25 @@ export function rawFreed(v: Uint8Array): void {
   rawLet(v);
 }
 
-/**
- * Batch `id` of `tasks` goes to `lane`; for a worker's lane (`worker`), the buffers of the system
- * thread's pool its tasks' outputs will likely take (by what their ucodes made last), to go with
- * it: the worker pools them. Handing over more let a worker's pool fill with sizes another lane
- * made (a chain alternating lanes peaked 215–443 MiB).
- */
-export function batchSent(lane: number, id: number, tasks: readonly { imp: number }[], worker: boolean): SharedArrayBuffer[] | undefined {
+/** Batch `id` of `tasks` was sent (by the runtime owning `book`): it may read any value live now. */
+export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number }[]): void {
   const imps = new Array<number>(tasks.length);
+  for (let i = 0; i < tasks.length; i++) imps[i] = tasks[i]!.imp;
+  if (book.size === 0) books.add(book);
+  book.set(id, { seq: sendSeq++, imps });
+}
+
+/**
+ * For a batch of `tasks` going to a worker, the buffers of the system thread's pool its tasks'
+ * outputs will likely take (by what their ucodes made last), to go with it: the worker pools
+ * them. Handing over more let a worker's pool fill with sizes another lane made (a chain
+ * alternating lanes peaked 215–443 MiB).
+ */
+export function buffersFor(tasks: readonly { imp: number }[]): SharedArrayBuffer[] | undefined {
+  if (pooledNow() === 0) return undefined;
   let out: SharedArrayBuffer[] | undefined;
   for (let i = 0; i < tasks.length; i++) {
-    const imp = (imps[i] = tasks[i]!.imp);
-    if (!worker || pooledNow() === 0) continue;
-    const sizes = madeBy.get(imp);
+    const sizes = madeBy.get(tasks[i]!.imp);
     if (sizes === undefined) continue;
     for (let j = 0; j < sizes.length; j++) {
       const b = takePooled(sizes[j]!);
@@ -304,25 +320,24 @@ export function batchSent(lane: number, id: number, tasks: readonly { imp: numbe
   }
   // sizes no ucode asked for again (a subdomain's particles change by a few records a step)
   // would fill the pool and be dropped: past half of it, a quarter goes along
-  if (worker && pooledNow() > POOL_BYTES / 2) {
+  if (pooledNow() > POOL_BYTES / 2) {
     const more = drainPool(POOL_BYTES / 4);
     if (more !== undefined) out = out === undefined ? more : out.concat(more);
   }
-  let m = inflight.get(lane);
-  if (m === undefined) inflight.set(lane, m = new Map());
-  m.set(id, { seq: sendSeq++, imps });
   return out;
 }
 
 /**
- * Batch `id` of `lane` finished and its result (`outs`, per task) was booked: what its ucodes
- * made is remembered, and buffers nothing can read any more go to the pool.
+ * Batch `id` of `book` finished and its result (`outs`, per task) was booked — its outputs
+ * posted, its CFs finished: only then, since an output may share an input's buffer (copy()) and
+ * is counted from its post on. What its ucodes made is remembered, and buffers nothing can read
+ * any more go to the pool.
  */
-export function batchDone(lane: number, id: number, outs: readonly (readonly ({ t: number; v: unknown } | null)[])[]): void {
-  const m = inflight.get(lane);
-  const f = m?.get(id);
+export function batchDone(book: FlightBook, id: number, outs: readonly (readonly ({ t: number; v: unknown } | null)[])[]): void {
+  const f = book.get(id);
   if (f !== undefined) {
-    m!.delete(id);
+    book.delete(id);
+    if (book.size === 0) books.delete(book);
     for (let i = 0; i < outs.length && i < f.imps.length; i++) {
       const o = outs[i]!;
       let sizes: number[] | undefined;
@@ -338,11 +353,21 @@ export function batchDone(lane: number, id: number, outs: readonly (readonly ({ 
   recycleSettled();
 }
 
+/**
+ * The runtime owning `book` books no more results (it failed, or a rehearsal was cut): its
+ * batches no longer hold back the buffers let go after them.
+ */
+export function batchesDropped(book: FlightBook): void {
+  book.clear();
+  books.delete(book);
+  recycleSettled();
+}
+
 /** Move the buffers of the limbo that no batch in flight can read into this thread's pool. */
 export function recycleSettled(): void {
   if (limbo.length === 0) return;
   let oldest = sendSeq;
-  for (const m of inflight.values()) for (const f of m.values()) if (f.seq < oldest) oldest = f.seq;
+  for (const m of books) for (const f of m.values()) if (f.seq < oldest) oldest = f.seq;
   let k = 0;
   for (; k < limbo.length; k++) {
     const h = limbo[k]!;

@@ -24,7 +24,7 @@ import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js';
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { AskDone, DeskHost } from '../exec/desk.js';
-import { collectDue } from '../exec/shm.js';
+import { batchDone, batchSent, batchesDropped, collectDue, type FlightBook } from '../exec/shm.js';
 import { threadCpuNs } from '../../trace/clock.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Served } from './store.js';
@@ -134,6 +134,12 @@ export class NodeRuntime {
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
+  /**
+   * This runtime's batches in flight (exec/shm.ts): kept here, whatever runs them, since a
+   * batch reads the values forwarded or fed to it with no holder counted for it, and no freed
+   * raw buffer may be reused before such a reader is done.
+   */
+  private readonly flights: FlightBook = new Map();
 
   constructor(readonly program: CompiledProgram, readonly host: NodeHost, private readonly exec: Executors, readonly policy: SchedulingPolicy) {
     this.st = new NodeState(program, host, policy);
@@ -212,6 +218,8 @@ export class NodeRuntime {
     try {
       this.completeAll(cfs, r);
     } catch (e) { this.fail(e); return; }
+    // booked (its outputs posted, its CFs finished): what only this batch still read may be reused
+    batchDone(this.flights, r.batch, r.outs);
     if (this.st.tr) this.st.tr.sysBusy(t0, this.host.now());
     this.schedule();
   }
@@ -798,6 +806,7 @@ export class NodeRuntime {
       const req = FeedBook.requests(b.tasks, lane);
       if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
     }
+    batchSent(this.flights, id, b.tasks);
     this.exec.send(lane, { id, tasks: b.tasks });
     if (this.feeds && fedId === undefined) this.feeds.sent(lane, id, b.out);
   }
@@ -1046,6 +1055,9 @@ export class NodeRuntime {
     else if (e instanceof EvalError) f = new RunFault(e.message);
     else f = new RunFault(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
     this.failed = f;
+    // it books no more results: its batches in flight must not hold back other runtimes' buffers
+    // on this thread (a rehearsal cut mid-run, in-process nodes)
+    batchesDropped(this.flights);
     this.onFault(f);
   }
 
