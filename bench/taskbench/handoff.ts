@@ -56,8 +56,8 @@ export interface LaneIdle { edgesPct: number; otherLatePct: number; otherCpuPct:
 interface Ran { start: number; finish: number; cpu: number; lane: string }
 
 /**
- * The idle split (LaneIdle) of lane `lane` over [first, last], its tasks `mine` in start order,
- * `inputsOf(task)` the tasks whose outputs it reads.
+ * The idle split (LaneIdle) of one lane over the span [first, last]: `mine` are its tasks in
+ * start order, `inputsOf(task)` the tasks whose outputs that task reads.
  */
 export function laneIdle(mine: readonly Ran[], inputsOf: (r: Ran) => readonly Ran[], first: number, last: number): LaneIdle {
   const span = last - first;
