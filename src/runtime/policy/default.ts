@@ -32,9 +32,10 @@ export const FED_TURN_NS = 500_000;
  * 2.5 ms tasks went out as 1 278 batches for 1 000 steps; at 32 ms as 218–311, and the system
  * thread's turns still took ~1.5 % of a lane's time. At 3 ms tasks (2^16 iterations, TypeScript
  * kernels, traced; the runs in a scheduling group of their own at nice −19, so the others' load
- * of 13–14 took little; 3 alternated pairs) 32 → 128 ms raised the least busy lane 90.1 / 91.2 /
- * 90.3 → 93.0 / 94.2 / 93.1 % of the span, cut the system thread's CPU 111–127 → 59–68 ms, a
- * task's last input → start mean 101–145 → 62–81 µs (p90 104–142 → 30–33 µs; median 8–10 both)
+ * of 13–16 took little; 6 alternated pairs) 32 → 128 ms raised the least busy lane from 90.1–91.2
+ * (median 90.7) to 92.0–94.2 % (median 93.1) of the span, cut the system thread's CPU 104–127 →
+ * 59–81 ms, a task's last input → start mean 95–145 → 55–81 µs (p90 104–142 → 30–33 µs; median
+ * 6–11 both)
  * and, in one perf sched run each, the lanes' time preempted by the system thread 106 → 40 ms
  * and by V8's helper threads 121 → 60 ms. The price: an output a CF outside the fed batches
  * reads (none in a stencil) reaches it when the whole batch returns, up to this much later; so a
