@@ -38,9 +38,8 @@ export const FED_TURN_NS = 500_000;
  * of the pairs; median 6–11 both) and, in one perf sched run each, the lanes' time preempted by
  * the system thread 106 → 40 ms and by V8's helper threads 121 → 60 ms. The price: an output a
  * CF outside the fed batches reads (none in a stencil) reaches it when the whole batch returns,
- * up to this much later; so a
- * batch with an output another node reads is sized by BATCH_NS (the runtime does not ask with
- * `fed`). CFs of 250 µs and less reach MAX_BATCH first. `LUNA_FED_RUN_MS` overrides it for
+ * up to this much later; so a batch with an output another node reads is sized by BATCH_NS
+ * (the runtime does not ask with `fed`). CFs of 250 µs and less reach MAX_BATCH first. `LUNA_FED_RUN_MS` overrides it for
  * comparisons (the taskbench's `messagesXslots` and `messages.*` compare with 8 ms and messages
  * instead of the feed slots).
  */
