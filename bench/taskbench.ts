@@ -210,6 +210,14 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f['1x2.stencil_1d.messages.laneBusyPct'] = med(msg, 'laneBusyPct');
       f['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = med(short, 'medianUs');
       f['1x2.stencil_1d.noProducerSpin.laneBusyPct'] = med(short, 'laneBusyPct');
+      // where the least busy lane's idle time went (handoff.ts LaneIdle), and its time preempted
+      // inside its own tasks: the causes, which a loaded machine moves less than the share
+      for (const k of ['edgesPct', 'otherLatePct', 'otherCpuPct', 'otherPreemptedPct', 'handoffPct'] as const) {
+        f[`1x2.stencil_1d.idle.${k}`] = sig(median(spin.map((h) => h.idle[k])));
+        units[`1x2.stencil_1d.idle.${k}`] = '%';
+      }
+      f['1x2.stencil_1d.preemptedInTasksPct'] = sig(median(spin.map((h) => h.preemptedPct)));
+      units['1x2.stencil_1d.preemptedInTasksPct'] = '%';
       // who handed each dependent step its inputs (a worker, or the system thread), and how the
       // workers' waits for fed values ended: counts, readable on a busy machine
       for (const [pre, a] of [['', spin], ['noProducerSpin.', short]] as const) {
@@ -232,7 +240,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       units['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = 'µs';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); idle.*: the least busy lane's idle time by cause, % of the span (edges: before its first task and after its last; otherLate / otherCpu / otherPreempted: waiting for the other lane's input because that task started later, took more thread CPU, or was off its CPU longer inside the task; handoff: its last input's finish → its start), and preemptedInTasksPct: its own tasks' wall − thread CPU; alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing

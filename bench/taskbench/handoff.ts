@@ -2,6 +2,8 @@
 // the time from its last input's finish (the latest finish among the tasks it reads, which the
 // bench knows from the graph) to its start, and how busy each worker lane was over the span.
 // One traced `luna run`, read back through `luna export tables` (the fragments table).
+// The least busy lane's idle time is split by cause (LaneIdle): a share a loaded machine moves
+// less than the busy share itself, since its preemptions show up as their own term.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,10 @@ export interface Handoffs {
   p90Us: number;
   /** the least busy worker lane, % of the span of the graph's tasks */
   laneBusyPct: number;
+  /** where that lane's idle time went, % of the span (they add up to 100 − laneBusyPct) */
+  idle: LaneIdle;
+  /** that lane's time inside its tasks without their thread on a CPU (wall − thread CPU), % of the span: busy, but not computing */
+  preemptedPct: number;
   tasks: number;
   /** batches the system thread sent and its CPU time (ms), from `--timing` */
   batches: number;
@@ -31,6 +37,45 @@ export interface Handoffs {
   workerWakes: number;
   /** CFs the system thread examined in full (a fed CF joins its batch from the task it prepared when it parked) */
   examined: number;
+}
+
+/**
+ * A lane's idle time over the span, by cause, % of the span. Between two of its tasks the lane
+ * first waits for the input another lane makes (until that input's finish), then for the
+ * runtime (the input's finish → its start: `handoff`). The first wait, o.finish − p.finish for
+ * the other lane's task o and the lane's own previous task p, is split exactly into o starting
+ * later than p (`otherLate`: a hand-off or preemption earlier on o's lane), o's kernel taking
+ * more thread CPU than p's (`otherCpu`: the kernel's own jitter), and o's thread off its CPU
+ * longer than p's inside the tasks (`otherPreempted`: other threads on the cores — other
+ * processes, the system thread, V8's helpers). `edges`: before the lane's first task and after
+ * its last (start-up, and the tail where one lane has nothing left).
+ */
+export interface LaneIdle { edgesPct: number; otherLatePct: number; otherCpuPct: number; otherPreemptedPct: number; handoffPct: number }
+
+/** A task as the trace shows it: lane, start, finish and thread CPU (ns). */
+interface Ran { start: number; finish: number; cpu: number; lane: string }
+
+/**
+ * The idle split (LaneIdle) of one lane over the span [first, last]: `mine` are its tasks in
+ * start order, `inputsOf(task)` the tasks whose outputs that task reads.
+ */
+export function laneIdle(mine: readonly Ran[], inputsOf: (r: Ran) => readonly Ran[], first: number, last: number): LaneIdle {
+  const span = last - first;
+  const pct = (ns: number): number => (100 * ns) / span;
+  let late = 0, cpu = 0, pre = 0, hand = 0;
+  for (let i = 1; i < mine.length; i++) {
+    const a = mine[i]!, p = mine[i - 1]!;
+    let o: Ran | undefined;
+    for (const d of inputsOf(a)) if (o === undefined || d.finish > o.finish) o = d;
+    const ready = o === undefined ? p.finish : Math.max(o.finish, p.finish);
+    hand += a.start - ready;
+    if (o === undefined || o.finish <= p.finish) continue;
+    late += o.start - p.start;
+    cpu += o.cpu - p.cpu;
+    pre += o.finish - o.start - o.cpu - (p.finish - p.start - p.cpu);
+  }
+  const edges = mine.length === 0 ? span : mine[0]!.start - first + (last - mine[mine.length - 1]!.finish);
+  return { edgesPct: pct(edges), otherLatePct: pct(late), otherCpuPct: pct(cpu), otherPreemptedPct: pct(pre), handoffPct: pct(hand) };
 }
 
 /** Split one CSV line (quoted fields may hold commas). */
@@ -68,13 +113,13 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const lines = readFileSync(join(tables, 'fragments.csv'), 'utf8').split('\n').filter(Boolean);
     const head = fields(lines[0]!);
     const col = (n: string): number => { const i = head.indexOf(n); if (i < 0) throw new Error(`fragments.csv: no column ${n}`); return i; };
-    const [LABEL, IDX, LANE, START, FINISH] = ['label', 'indices', 'lane', 'start', 'finish'].map(col) as [number, number, number, number, number];
-    const at = new Map<string, { start: number; finish: number; lane: string }>();
+    const [LABEL, IDX, LANE, START, FINISH, CPU] = ['label', 'indices', 'lane', 'start', 'finish', 'cpu_ns'].map(col) as [number, number, number, number, number, number];
+    const at = new Map<string, Ran>();
     for (const l of lines.slice(1)) {
       const r = fields(l);
       const label = r[LABEL], idx = JSON.parse(r[IDX]!) as number[];
       const key = label === 'init' ? `0:${idx[0]}` : label === 'task' ? `${idx[0]}:${idx[1]}` : undefined;
-      if (key) at.set(key, { start: Number(r[START]), finish: Number(r[FINISH]), lane: r[LANE]! });
+      if (key) at.set(key, { start: Number(r[START]), finish: Number(r[FINISH]), cpu: Number(r[CPU]), lane: r[LANE]! });
     }
     const lat: number[] = [];
     let first = Infinity, last = -Infinity;
@@ -92,9 +137,20 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     if (lat.length === 0) throw new Error('no dependent task in the trace');
     lat.sort((a, b) => a - b);
     const span = last - first;
+    // the least busy lane: its tasks in order, each with the tasks it reads
+    let least = '';
+    for (const [lane, b] of busy) if (least === '' || b < busy.get(least)!) least = lane;
+    const keyOf = new Map<Ran, [number, number]>();
+    for (const [key, c] of at) keyOf.set(c, key.split(':').map(Number) as [number, number]);
+    const mine = [...at.values()].filter((c) => c.lane === least).sort((a, b) => a.start - b.start);
+    const inputsOf = (c: Ran): Ran[] => {
+      const [t, x] = keyOf.get(c)!;
+      return t === 0 ? [] : deps(g, t, x).map((d) => at.get(`${t - 1}:${d}`)).filter((d): d is Ran => d !== undefined);
+    };
+    const inTasks = mine.reduce((s, c) => s + c.finish - c.start - c.cpu, 0);
     return {
       medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!,
-      laneBusyPct: (100 * Math.min(...busy.values())) / span, tasks: at.size, batches, systemCpuMs,
+      laneBusyPct: (100 * busy.get(least)!) / span, idle: laneIdle(mine, inputsOf, first, last), preemptedPct: (100 * inTasks) / span, tasks: at.size, batches, systemCpuMs,
       handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes, examined,
     };
   } finally {

@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, FED_RUN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -62,6 +62,24 @@ test('a fed batch runs longer: about FED_RUN_NS of work, unless set otherwise or
     assert.equal(new DefaultPolicy().chainLength({ ...sizing, cfNs, fed: true }), Math.floor(FED_RUN_NS / cfNs), 'a malformed value is ignored');
   } finally {
     if (saved === undefined) delete process.env.LUNA_FED_RUN_MS; else process.env.LUNA_FED_RUN_MS = saved;
+  }
+});
+
+test('a fed batch of long CFs holds enough work that the system thread\'s turn for it costs the lanes under 1 %', () => {
+  const saved = process.env.LUNA_FED_RUN_MS;
+  delete process.env.LUNA_FED_RUN_MS;
+  try {
+    const p = new DefaultPolicy();
+    // 1–5 ms tasks (the stencil's 2.5 ms among them): the batch's work over the turn it costs
+    for (const cfNs of [1_000_000, 2_500_000, 3_000_000, 5_000_000]) {
+      const n = p.chainLength({ ...sizing, cfNs, cfMinNs: cfNs, fed: true });
+      assert.ok(FED_TURN_NS / (n * cfNs) < 0.01, `${cfNs / 1e6} ms CFs: ${n} a batch, the turn ${((100 * FED_TURN_NS) / (n * cfNs)).toFixed(2)} % of its work`);
+    }
+    // a batch of ready CFs (BATCH_NS) of the same CFs would cost several times as much
+    const plain = p.chainLength({ ...sizing, cfNs: 2_500_000 });
+    assert.ok(FED_TURN_NS / (plain * 2_500_000) >= 0.02, 'the plain batch: one turn per few CFs');
+  } finally {
+    if (saved !== undefined) process.env.LUNA_FED_RUN_MS = saved;
   }
 });
 

@@ -16,20 +16,34 @@ import { tuned } from '../tuning.js';
  */
 export const BATCH_NS = 8_000_000;
 /**
- * target duration of a batch of CFs fed across lanes: its workers hand each other the values
- * between its CFs, so its length costs no wait, and each batch less is a wake-up less of the
- * system thread — whose waking made a worker waiting for a fed value sleep instead of spin (the
- * gate counts it on a CPU), a sleep and a wake-up per step. Sized by BATCH_NS, a Task Bench
- * stencil_1d 1×2 at 2.5 ms tasks went out as 1 278 batches for 1 000 steps, the system thread
- * woken more than once a step; at 32 ms as 311, its CPU 590 → 255 ms (both under a load of 18
- * on 2 cores, where tasks measured longer: a quiet machine makes fewer, longer batches). The
- * price: an output a CF outside the fed batches reads (none in a stencil) reaches it when the
- * whole batch returns, up to this much later; so a batch with an output another node reads is
- * sized by BATCH_NS (the runtime does not ask with `fed`). `LUNA_FED_RUN_MS` overrides it for
- * comparisons; the quiet-machine figures are still due (the taskbench's `messagesXslots` and
- * `messages.*` compare with 8 ms and messages instead of the feed slots).
+ * the system thread's turn for one fed batch's result (booking it, building the lanes' next
+ * batches), measured after its sleep: ~0.5 ms whatever the batch's length (Task Bench
+ * stencil_1d 1×2 at 3 ms tasks: 121 ms of its CPU for 218 batches of ~9 CFs, 46 ms for 56 of
+ * ~36). On 2 cores with both lanes busy the turn takes a lane's core, and in a stencil the other
+ * lane waits for that one: its length is lost by both.
  */
-export const FED_RUN_NS = 32_000_000;
+export const FED_TURN_NS = 500_000;
+/**
+ * target duration of a batch of CFs fed across lanes: its workers hand each other the values
+ * between its CFs, so its length costs no wait, and each batch less is a turn less of the system
+ * thread (FED_TURN_NS, on a lane's core) and a wake-up less — whose waking made a worker waiting
+ * for a fed value sleep instead of spin (the gate counts it on a CPU). 256 turns' worth: the
+ * turns cost the lanes ~0.4 % of their work. Sized by BATCH_NS, a Task Bench stencil_1d 1×2 at
+ * 2.5 ms tasks went out as 1 278 batches for 1 000 steps; at 32 ms as 218–311, and the system
+ * thread's turns still took ~1.5 % of a lane's time. At 3 ms tasks (2^16 iterations, TypeScript
+ * kernels, traced; the runs in a scheduling group of their own at nice −19, so the others' load
+ * of 13–16 took little; 6 alternated pairs) 32 → 128 ms raised the least busy lane from 90.1–91.2
+ * (median 90.7) to 92.0–94.2 % (median 93.1) of the span, cut the system thread's CPU 104–127 →
+ * 59–81 ms, a task's last input → start mean 95–145 → 55–81 µs (p90 104–142 → 30–33 µs in 3
+ * of the pairs; median 6–11 both) and, in one perf sched run each, the lanes' time preempted by
+ * the system thread 106 → 40 ms and by V8's helper threads 121 → 60 ms. The price: an output a
+ * CF outside the fed batches reads (none in a stencil) reaches it when the whole batch returns,
+ * up to this much later; so a batch with an output another node reads is sized by BATCH_NS
+ * (the runtime does not ask with `fed`). CFs of 250 µs and less reach MAX_BATCH first. `LUNA_FED_RUN_MS` overrides it for
+ * comparisons (the taskbench's `messagesXslots` and `messages.*` compare with 8 ms and messages
+ * instead of the feed slots).
+ */
+export const FED_RUN_NS = 256 * FED_TURN_NS;
 export const MAX_BATCH = 512;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
