@@ -418,6 +418,12 @@ void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const I
 
 extern "C" {
 
+/** A run with fewer than one slab stops, named (pic3d.fa calls it only then). */
+void c_slabs_check(int SL)
+{
+    if (SL < 1) failed("POISSON_SLABS=" + std::to_string(SL) + ": the Poisson sweeps need at least one slab");
+}
+
 /** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block alone (the slabs hold φ), the arrived particles */
 void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
 {
