@@ -19,6 +19,8 @@
 //   LUNA_PIC_ROWS=seed:1x2 node dist/bench/run.js pic --no-save   only those rows: a size (small,
 //   seed) and the configurations (1x1, 1x2, 2x1, comma-separated), with their baselines and SLOU,
 //   without the exchange-share runs (an A/B of one row in minutes, not the whole suite)
+//   LUNA_PIC_DEFINES=SUBDOMAIN_SWEEPS …   -D macros for pic3d.fa (there: the Poisson sweeps on the
+//   subdomains with deep halos, not on slabs of the grid)
 //   LUNA_PIC_SHARES=small:cpp.2x1 node dist/bench/run.js pic --reps 6 --no-save   only those
 //   exchange-share rows (1x2, 2x1, 1x1.noneLeave, cpp.1x2, cpp.2x1) at that size, each traced
 //   --reps times in rotated rounds: the median, and every run's share with the load beside it
@@ -70,11 +72,15 @@ function shareRows(): { size: string; rows: ShareRow[] } | undefined {
   return { size: m[1]!, rows: [...new Set(list as ShareRow[])] };
 }
 
+/** LUNA_PIC_DEFINES (`NAME[=value],…`): -D macros for every pic3d.fa run, e.g. SUBDOMAIN_SWEEPS (the sweeps on the subdomains, not on slabs of the grid) */
+const DEFINES = (process.env.LUNA_PIC_DEFINES ?? '').split(',').map((d) => d.trim()).filter((d) => d !== '');
+
 /** ts, cpp: pic3d.fa with those kernels; dda, dda-cpp: pic3d_dda.fa (particles in dynamic arrays) with TypeScript, C++ kernels */
 const argv = (lang: 'ts' | 'cpp' | 'dda' | 'dda-cpp', p: Params, c: Config, extra: string[] = []): string[] => {
   const [nodes, threads] = CONFIGS[c];
   const file = join(ROOT, 'examples', lang === 'cpp' || lang === 'dda-cpp' ? 'pic3d-cpp' : 'pic3d', lang.startsWith('dda') ? 'pic3d_dda.fa' : 'pic3d.fa');
-  return [...(nodes > 1 ? ['--nodes', String(nodes)] : []), '--threads', String(threads), '--cxxflags', FLAGS, ...extra,
+  const defines = lang.startsWith('dda') ? [] : DEFINES.flatMap((d) => ['-D', d]);
+  return [...(nodes > 1 ? ['--nodes', String(nodes)] : []), '--threads', String(threads), '--cxxflags', FLAGS, ...defines, ...extra,
     file, ...[p.N, p.F, p.NP, p.NT, p.K, 0, nodes].map(String)];
 };
 
@@ -92,6 +98,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`);
   const only = rows();
   if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
+  if (DEFINES.length) notes.push(`LUNA_PIC_DEFINES: pic3d.fa with -D ${DEFINES.join(' -D ')}`);
   const configs: Config[] = only ? only.configs : (Object.keys(CONFIGS) as Config[]);
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-pic-'));
   try {

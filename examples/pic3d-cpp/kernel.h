@@ -265,9 +265,20 @@ inline void push(int N, int F, int a, int b, int c, const double *const *gs, con
   pushIn(N, F, a, b, c, g, bundles, nb, r);
 }
 
+inline void pushAt(int N, int F, int a, int b, int c, const double *g, long px, long py, const Bundle *bundles, int nb, Pushed &r);
+
 /** The push with g at the (n+1)³ nodes the cells touch at hand (jacobiDeep with ghost). */
 inline void pushIn(int N, int F, int a, int b, int c, const double *g, const Bundle *bundles, int nb, Pushed &r) {
-  const long n = N / F, n1 = n + 1;
+  const long n1 = N / F + 1;
+  pushAt(N, F, a, b, c, g, n1 * n1, n1, bundles, nb, r);
+}
+
+/**
+ * The push with g at the nodes the cells touch in any layout: node (li, lj, lk) of the subdomain at
+ * g + 3·(li·px + lj·py + lk) (pushIn: its own (n+1)³; a slab's g: its planes of (N+1)²).
+ */
+inline void pushAt(int N, int F, int a, int b, int c, const double *g, long px, long py, const Bundle *bundles, int nb, Pushed &r) {
+  const long n = N / F;
   for (int d = 0; d < 27; d++) r.count[d] = 0;
   long total = 0;
   for (int q = 0; q < nb; q++) total += bundles[q].len;
@@ -287,7 +298,7 @@ inline void pushIn(int N, int F, int a, int b, int c, const double *g, const Bun
         const double wx = dx ? fx : 1 - fx;
         for (int dy = 0; dy < 2; dy++) {
           const double wxy = wx * (dy ? fy : 1 - fy);
-          const long h = 3 * (((li + dx) * n1 + lj + dy) * n1 + lk);
+          const long h = 3 * ((li + dx) * px + (lj + dy) * py + lk);
           const double w0 = wxy * (1 - fz), w1 = wxy * fz;
           ax += w0 * g[h]; ay += w0 * g[h + 1]; az += w0 * g[h + 2];
           ax += w1 * g[h + 3]; ay += w1 * g[h + 4]; az += w1 * g[h + 5];
@@ -474,6 +485,136 @@ PIC3D_SWEEP inline void jacobiDeep(int N, int F, long NP, int sweeps, const doub
         g[c + 2] = (src[q - 1] - src[q + 1]) * half;
       }
     }
+}
+
+
+// Slabs (pic3d.fa with POISSON_SLABS): the Poisson sweeps on SL slabs of the grid along x, each slab whole
+// subdomain layers [slabLayer(p), slabLayer(p + 1)), not on the F³ particle subdomains. A slab group
+// takes φ of the slabs around it a halo deep in x only (y and z are whole and periodic), so its
+// sweeps compute (W + mean halo) / W of its nodes where a subdomain's compute it in three
+// dimensions; every node by the same formula from the same values: the bits of the subdomain
+// decomposition. The density is summed from the F³ deposit blocks node by node in density's order.
+
+/** The first subdomain layer (x index) of slab p of SL. */
+inline int slabLayer(int p, int F, int SL) { return (int)((long)p * F / SL); }
+/** The slab of subdomain layer a: the largest p with slabLayer(p) <= a. */
+inline int slabOf(int a, int F, int SL) { return (int)(((long)(a + 1) * SL - 1) / F); }
+
+inline long wrapN(long x, long N) { x %= N; return x < 0 ? x + N : x; }
+
+/** The density at global node (x, y, z) from the F³ deposit blocks ((A·F + B)·F + C), in density's order (densityAt). */
+inline double densityNode(int N, int F, const double *const *blocks, long x, long y, long z) {
+  const long n = N / F, n1 = n + 1;
+  const long A = x / n, B = y / n, C = z / n, li = x % n, lj = y % n, lk = z % n;
+  double v = blocks[(A * F + B) * F + C][(li * n1 + lj) * n1 + lk];
+  if (li == 0 || lj == 0 || lk == 0)
+    for (int o = 1; o < 8; o++) {
+      const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+      if ((ox && li != 0) || (oy && lj != 0) || (oz && lk != 0)) continue;
+      const double *src = blocks[(((A - ox + F) % F) * F + (B - oy + F) % F) * F + (C - oz + F) % F];
+      v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)];
+    }
+  return v;
+}
+
+/**
+ * The density at the planes [x0, x1) (global, wrapped) into out ((x1 − x0)·N² doubles), from the
+ * F³ deposit blocks. A row off the blocks' lower x and y faces is its z blocks' runs, with only
+ * their lk = 0 nodes summed (densityHalo's shortcut); the other rows node by node.
+ */
+inline void densitySlab(int N, int F, long x0, long x1, const double *const *blocks, double *out) {
+  const long n = N / F, n1 = n + 1;
+  double *w = out;
+  for (long xx = x0; xx < x1; xx++) {
+    const long x = wrapN(xx, N), A = x / n, li = x % n;
+    for (long y = 0; y < N; y++, w += N) {
+      const long B = y / n, lj = y % n;
+      if (li == 0 || lj == 0) {
+        for (long z = 0; z < N; z++) w[z] = densityNode(N, F, blocks, x, y, z);
+        continue;
+      }
+      for (long C = 0; C < F; C++) {
+        const double *src = blocks[(A * F + B) * F + C] + (li * n1 + lj) * n1;
+        double *to = w + C * n;
+        for (long k = 0; k < n; k++) to[k] = src[k];
+        to[0] = densityNode(N, F, blocks, x, y, C * n);
+      }
+    }
+  }
+}
+
+/**
+ * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the SL slabs' φ (phis[q]: slab q's planes,
+ * N² each; null: zeros) into out ((hi − lo)·N²); rhos[i + r]: the density's plane lo + i, i in
+ * [−r, hi − lo + r), r ≥ sweeps − 1. a, b: scratch of (hi − lo + 2·sweeps)·N² each.
+ */
+PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int sweeps, const double *const *rhos, long r, const double *const *phis, double *out, double *a, double *b) {
+  const long n = N / F, lo = slabLayer(p, F, SL) * n, hi = slabLayer(p + 1, F, SL) * n, W = hi - lo;
+  const long h = sweeps, NN = (long)N * N;
+  const double h2c = FOUR_PI_G / (N * N);
+  const double rhobar = totalMass(NP);
+  // the box: planes [lo − h, hi + h), each a whole N² plane of its slab's φ
+  for (long i = -h; i < W + h; i++) {
+    const long x = wrapN(lo + i, N);
+    const int q = slabOf((int)(x / n), F, SL);
+    if (phis) std::memcpy(a + (i + h) * NN, phis[q] + (x - slabLayer(q, F, SL) * n) * NN, sizeof(double) * NN);
+    else std::memset(a + (i + h) * NN, 0, sizeof(double) * NN);
+  }
+  double *src = a, *dst = b;
+  for (long s = 1; s <= sweeps; s++) {
+    const long e = h - s;
+    for (long i = -e; i < W + e; i++) {
+      const double *pm = src + (i + h - 1) * NN, *p0 = src + (i + h) * NN, *pp = src + (i + h + 1) * NN;
+      const double *rp = rhos[i + r];
+      double *d = dst + (i + h) * NN;
+      for (long j = 0; j < N; j++) {
+        const long jm = (j == 0 ? N - 1 : j - 1) * N, jp = (j == N - 1 ? 0 : j + 1) * N, jo = j * N;
+        const double *xm = pm + jo, *xp = pp + jo, *ym = p0 + jm, *yp = p0 + jp, *c0 = p0 + jo, *rr = rp + jo;
+        double *t = d + jo;
+        // z wraps: its first and last nodes apart, the rest in one loop (vectorised)
+        t[0] = (xm[0] + xp[0] + ym[0] + yp[0] + c0[N - 1] + c0[1] - h2c * (rr[0] - rhobar)) / 6;
+        for (long k = 1; k < N - 1; k++)
+          t[k] = (xm[k] + xp[k] + ym[k] + yp[k] + c0[k - 1] + c0[k + 1] - h2c * (rr[k] - rhobar)) / 6;
+        t[N - 1] = (xm[N - 1] + xp[N - 1] + ym[N - 1] + yp[N - 1] + c0[N - 2] + c0[0] - h2c * (rr[N - 1] - rhobar)) / 6;
+      }
+    }
+    double *t = src; src = dst; dst = t;
+  }
+  std::memcpy(out, src + h * NN, sizeof(double) * W * NN);
+}
+
+/**
+ * g = −∇φ at the (n+1)³ nodes the cells of subdomain (a, b, c) touch (its own and the upper ghost
+ * layer) from the slabs' φ, as field computes it: 3·(n+1)³ in the push's layout (pushIn).
+ */
+inline void fieldFromSlabs(int N, int F, int SL, int a, int b, int c, const double *const *phis, double *g) {
+  const long n = N / F, n1 = n + 1, NN = (long)N * N;
+  const double half = 0.5 * N;
+  auto plane = [&](long x) {
+    x = wrapN(x, N);
+    const int q = slabOf((int)(x / n), F, SL);
+    return phis[q] + (x - slabLayer(q, F, SL) * n) * NN;
+  };
+  // the wrapped z indices of the row's nodes and their neighbours, once (no division per node)
+  long zs[3 * 1024], *z0 = zs, *zm = zs + n1, *zp = zs + 2 * n1;
+  std::vector<long> big;
+  if (n1 > 1024) { big.resize(3 * n1); z0 = big.data(); zm = z0 + n1; zp = z0 + 2 * n1; }
+  for (long k = 0; k < n1; k++) { z0[k] = wrapN(c * n + k, N); zm[k] = wrapN(c * n + k - 1, N); zp[k] = wrapN(c * n + k + 1, N); }
+  double *w = g;
+  for (long i = 0; i < n1; i++) {
+    const long x = a * n + i;
+    const double *pm = plane(x - 1), *p0 = plane(x), *pp = plane(x + 1);
+    for (long j = 0; j < n1; j++) {
+      const long y = wrapN(b * n + j, N), jo = y * N;
+      const double *xm = pm + jo, *xp = pp + jo, *r0 = p0 + jo, *ym = p0 + wrapN(y - 1, N) * N, *yp = p0 + wrapN(y + 1, N) * N;
+      for (long k = 0; k < n1; k++, w += 3) {
+        const long z = z0[k];
+        w[0] = (xm[z] - xp[z]) * half;
+        w[1] = (ym[z] - yp[z]) * half;
+        w[2] = (r0[zm[k]] - r0[zp[k]]) * half;
+      }
+    }
+  }
 }
 
 }  // namespace pic3d

@@ -28,7 +28,7 @@ void bundles(const InputDF *const *dfs, Bundle *out) {
 
 /** Per-thread scratch, one per use (slot), kept between calls. */
 std::vector<double> &scratch(long size, int slot = 0) {
-    static thread_local std::vector<double> pads[4];
+    static thread_local std::vector<double> pads[8];
     std::vector<double> &pad = pads[slot];
     if ((long)pad.size() != size) pad.assign(size, 0.0);
     return pad;
@@ -80,9 +80,10 @@ void split(int N, int F, const InputDF *const *Ls, const double **deps, const do
 /**
  * The push of the staying particles S and the arrived ones A, in the deposit's order (arrived from
  * the directions before STAY, the staying ones, the rest), with g from the own and 7 upper
- * neighbours' G (gs) or already at the (n+1)³ nodes (g) -> the staying particles, the leaving array
+ * neighbours' G (gs) or already at the nodes the cells touch (g, node (li, lj, lk) at
+ * g + 3·(li·px + lj·py + lk)) -> the staying particles, the leaving array
  */
-static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, const double *g, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, const double *g, long px, long py, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
 {
     Bundle bs[27];
     const double *arrived = data(A);
@@ -90,7 +91,7 @@ static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, 
     for (int d = 0; d < 27; d++)
         bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
     static thread_local pic3d::Pushed r;
-    GUARD(if (gs) pic3d::push(N, F, a, b, c, gs, bs, 27, r); else pic3d::pushIn(N, F, a, b, c, g, bs, 27, r))
+    GUARD(if (gs) pic3d::push(N, F, a, b, c, gs, bs, 27, r); else pic3d::pushAt(N, F, a, b, c, g, px, py, bs, 27, r))
     double *to[27];
     pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
     pic3d::scatter(r, to);
@@ -221,7 +222,7 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    pushOut(N, F, a, b, c, gs, nullptr, S, A, stay, leaving);
+    pushOut(N, F, a, b, c, gs, nullptr, 0, 0, S, A, stay, leaving);
 }
 
 /**
@@ -346,7 +347,7 @@ void c_sweep_push_only(int N, int F, int NP, int K, int H, int a, int b, int c, 
     const double *Ls[27], *phis[27];
     split(N, F, in, Ls, phis);
     const double *g = group(N, F, NP, K, H, 0, densityBox(N, F, K, H, Ls, nullptr), phis, phi, nullptr, true);
-    pushOut(N, F, a, b, c, nullptr, g, S, A, stay, leaving);
+    pushOut(N, F, a, b, c, nullptr, g, (N / F + 1) * (N / F + 1), N / F + 1, S, A, stay, leaving);
 }
 
 /** the last group j and the push (R, 27 φ, S, A) -> φ, the staying particles, the leaving array */
@@ -354,7 +355,152 @@ void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, 
 {
     const double *phis[27] = {f0.getData<double>(), f1.getData<double>(), f2.getData<double>(), f3.getData<double>(), f4.getData<double>(), f5.getData<double>(), f6.getData<double>(), f7.getData<double>(), f8.getData<double>(), f9.getData<double>(), f10.getData<double>(), f11.getData<double>(), f12.getData<double>(), f13.getData<double>(), f14.getData<double>(), f15.getData<double>(), f16.getData<double>(), f17.getData<double>(), f18.getData<double>(), f19.getData<double>(), f20.getData<double>(), f21.getData<double>(), f22.getData<double>(), f23.getData<double>(), f24.getData<double>(), f25.getData<double>(), f26.getData<double>()};
     const double *g = group(N, F, NP, K, H, j, R.getData<double>(), phis, phi, nullptr, true);
-    pushOut(N, F, a, b, c, nullptr, g, S, A, stay, leaving);
+    pushOut(N, F, a, b, c, nullptr, g, (N / F + 1) * (N / F + 1), N / F + 1, S, A, stay, leaving);
+}
+
+
+// The Poisson sweeps on slabs of the grid (pic3d.fa with POISSON_SLABS, examples/pic3d/slabs.fah): SL
+// slabs of whole subdomain layers along x. A step's density is summed once per subdomain layer A
+// from the deposit blocks of layers A and A − 1 (the 4² of each it is given, of which the F² with
+// indices below F: slabs.fah pads F < 4 with repeats); a slab's sweep group reads every layer's
+// density and every slab's φ (4 given, F and SL distinct); a push reads every slab's φ after the
+// step's sweeps and computes g at the nodes its cells touch.
+#define PIC3D_IN4(p) const InputDF &p##0, const InputDF &p##1, const InputDF &p##2, const InputDF &p##3
+#define PIC3D_IN16(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2), PIC3D_IN4(p##3)
+#define PIC3D_ARR4(p) &p##0, &p##1, &p##2, &p##3
+#define PIC3D_ARR16(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1), PIC3D_ARR4(p##2), PIC3D_ARR4(p##3)
+
+namespace {
+
+/** The most subdomains a side (slabs.fah passes 4 of each). */
+const int SLAB_MAX_F = 4;
+
+/** The slabs' halo depth (slabs.fah SDEPTH): at most H and K, at least 1. */
+int slabDepth(int H, int K) { const int d = H < K ? H : K; return d < 1 ? 1 : d; }
+
+void checkSlabs(int F, int SL, int p) {
+    if (F < 1 || F > SLAB_MAX_F || SL < 1 || SL > F || p < 0 || p >= SL)
+        failed("slab " + std::to_string(p) + " of " + std::to_string(SL) + " on F=" + std::to_string(F) + " subdomains a side: the slabs need 1 <= SL <= F <= " + std::to_string(SLAB_MAX_F) + " (pic3d.fa sweeps on the subdomains beyond)");
+}
+
+long slabWidth(int N, int F, int SL, int p) { return (long)(pic3d::slabLayer(p + 1, F, SL) - pic3d::slabLayer(p, F, SL)) * (N / F); }
+
+/** Scratch that only grows (every node read is written first: jacobiSlab), per thread. */
+double *growing(long size) {
+    static thread_local std::vector<double> buf;
+    if ((long)buf.size() < size) buf.resize(size);
+    return buf.data();
+}
+
+/**
+ * Sweep group j of slab p from the layers' density (4 given, F distinct) and every slab's φ (4
+ * given, SL distinct; none: zeros, the first step's warm start) into phi.
+ */
+void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *phiIn, OutputDF &phi) {
+    checkSlabs(F, SL, p);
+    const long n = N / F, NN = (long)N * N, W = slabWidth(N, F, SL, p), lo = pic3d::slabLayer(p, F, SL) * n;
+    const int d = slabDepth(H, K), sweeps = d < K - j * d ? d : K - j * d;
+    const double *phis[SLAB_MAX_F];
+    for (int q = 0; q < SL && phiIn; q++) phis[q] = phiIn[q]->getData<double>();
+    // the density's planes [lo − r, hi + r), each in its layer's DF
+    const long r = sweeps;
+    std::vector<const double *> rhos(W + 2 * r);
+    for (long i = -r; i < W + r; i++) {
+        const long x = pic3d::wrapN(lo + i, N);
+        rhos[i + r] = rhoIn[x / n]->getData<double>() + (x % n) * NN;
+    }
+    const long box = (W + 2 * sweeps) * NN;
+    double *a = growing(2 * box);
+    pic3d::jacobiSlab(N, F, NP, SL, p, sweeps, rhos.data(), r, phiIn ? phis : nullptr, phi.create<double>(W * NN), a, a + box);
+}
+
+}  // namespace
+
+extern "C" {
+
+/** A run with fewer than one slab stops, named (pic3d.fa calls it only then). */
+void c_slabs_check(int SL)
+{
+    if (SL < 1) failed("POISSON_SLABS=" + std::to_string(SL) + ": the Poisson sweeps need at least one slab");
+}
+
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block alone (the slabs hold φ), the arrived particles */
+void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
+{
+    const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
+    Bundle bs[27];
+    bundles(in, bs);
+    const long n1 = N / F + 1;
+    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+    long count[27] = {0};
+    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+    for (int d = 0; d < 27; d++)
+        if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
+}
+
+/** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
+void c_deposit_all_blk(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A)
+{
+    double *stay;
+    const long len = gatherParts(p0, p1, p2, p3, (long)F * F * F, ((long)a * F + b) * F + c, S, &stay);
+    const long n1 = N / F + 1;
+    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    Bundle bs[27];
+    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, len} : Bundle{nullptr, 0};
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+    long count[27] = {0};
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+}
+
+/** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
+void c_layer_density(int N, int F, int A, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho)
+{
+    if (F < 1 || F > SLAB_MAX_F) failed("the layers' density takes F <= " + std::to_string(SLAB_MAX_F) + " subdomains a side, not F=" + std::to_string(F));
+    const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
+    const long n = N / F;
+    const double *blocks[SLAB_MAX_F * SLAB_MAX_F * SLAB_MAX_F] = {nullptr};
+    const int Am = (A + F - 1) % F;
+    for (int B = 0; B < F; B++) for (int C = 0; C < F; C++) {
+        blocks[(Am * F + B) * F + C] = below[B * 4 + C]->getData<double>();
+        blocks[(A * F + B) * F + C] = own[B * 4 + C]->getData<double>();
+    }
+    pic3d::densitySlab(N, F, A * n, A * n + n, blocks, rho.create<double>(n * N * N));
+}
+
+/** sweep group j of slab p (every layer's density, every slab's φ) -> φ */
+void c_slab_group(int N, int F, int NP, int K, int H, int SL, int p, int j, PIC3D_IN4(r), PIC3D_IN4(q), OutputDF &phi)
+{
+    const InputDF *rs[4] = {PIC3D_ARR4(r)}, *qs[4] = {PIC3D_ARR4(q)};
+    slabGroup(N, F, NP, K, H, SL, p, j, rs, qs, phi);
+}
+
+/** the first step's first group of slab p (φ from zeros) -> φ */
+void c_slab_group0(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN4(r), OutputDF &phi)
+{
+    const InputDF *rs[4] = {PIC3D_ARR4(r)};
+    slabGroup(N, F, NP, K, H, SL, p, 0, rs, nullptr, phi);
+}
+
+/**
+ * push(every slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the
+ * staying particles, the leaving array; g at the nodes its cells touch from that φ first
+ */
+void c_push_slab(int N, int F, int SL, int a, int b, int c, PIC3D_IN4(q), const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+{
+    const InputDF *qs[4] = {PIC3D_ARR4(q)};
+    checkSlabs(F, SL, 0);
+    const double *phis[SLAB_MAX_F];
+    for (int k = 0; k < SL; k++) phis[k] = qs[k]->getData<double>();
+    const long n1 = N / F + 1;
+    double *g = scratch(3 * n1 * n1 * n1, 3).data();
+    pic3d::fieldFromSlabs(N, F, SL, a, b, c, phis, g);
+    pushOut(N, F, a, b, c, nullptr, g, n1 * n1, n1, S, A, stay, leaving);
+}
+
 }
 
 

@@ -8,7 +8,8 @@ import { simulate } from './reference.js';
 import { arriving } from './kernels.js';
 import { records } from './records.js';
 
-function fail(msg: string): never {
+/** The example's FAILED line, then an error that stops the run. */
+export function fail(msg: string): never {
   console.log(`pic3d: FAILED (${msg})`);
   throw new Error(`pic3d: ${msg}`);
 }

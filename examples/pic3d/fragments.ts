@@ -5,7 +5,8 @@ import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, 
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
-import { gatherParts } from './driver.js';
+import { fail, gatherParts } from './driver.js';
+import { densitySlab, fieldFromSlabs, jacobiSlab, slabDepth, slabLayer, slabWidth } from './slabs.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
 // an array from `map` has holey elements, so another map, and a kernel reached with both (the
@@ -177,5 +178,103 @@ export function c_sweep_push_last(N: number, F: number, NP: number, K: number, H
   guard(() => {
     const g = group(N, F, NP, K, H, j, R.getFloat64Array(), arrays(dfs, 27), dfs[29]!, null, true)!;
     pushOut(N, F, a, b, c, null, g, dfs[27]!, dfs[28]!, dfs[30]!, dfs[31]!);
+  });
+}
+
+// The Poisson sweeps on slabs of the grid (slabs.fah, slabs.ts): the density summed once per
+// subdomain layer, a slab's sweep groups reading every layer's density and every slab's φ (4 DFs
+// of each, F and SL distinct: slabs.fah pads with repeats), each push computing g at its nodes
+// from every slab's φ after the step's sweeps.
+
+/** A run with fewer than one slab stops, named (pic3d.fa calls it only then). */
+export function c_slabs_check(SL: number): void {
+  if (SL < 1) fail(`POISSON_SLABS=${SL}: the Poisson sweeps need at least one slab`);
+}
+
+function checkSlabs(F: number, SL: number, p: number): void {
+  if (!(F >= 1 && F <= 4 && SL >= 1 && SL <= F && p >= 0 && p < SL))
+    fail(`slab ${p} of ${SL} on F=${F} subdomains a side: the slabs need 1 <= SL <= F <= 4 (pic3d.fa sweeps on the subdomains beyond)`);
+}
+
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block alone (the slabs hold φ), the arrived particles */
+export function c_deposit_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  const parts: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) parts.push(records(dfs[d]!));
+  const bundles = arriving(parts);
+  const n1 = N / F + 1;
+  const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
+  guard(() => deposit(N, F, a, b, c, bundles, out));
+  const count = new Int32Array(27);
+  for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
+  const to = outgoing(count, NONE, dfs[28]!.createFloat64Array(leavingSize(count)));
+  for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
+}
+
+/** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
+export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  const k = dfs.length - 3, L = dfs[k + 1]!, A = dfs[k + 2]!;
+  const stay = gatherParts(dfs.slice(0, k), F * F * F, (a * F + b) * F + c, dfs[k]!);
+  const n1 = N / F + 1;
+  const out = L.createFloat64Array(n1 * n1 * n1);
+  const bundles: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
+  guard(() => deposit(N, F, a, b, c, bundles, out));
+  const none = new Int32Array(27);
+  outgoing(none, NONE, A.createFloat64Array(leavingSize(none)));
+}
+
+/** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
+export function c_layer_density(N: number, F: number, A: number, ...dfs: DF[]): void {
+  if (!(F >= 1 && F <= 4)) fail(`the layers' density takes F <= 4 subdomains a side, not F=${F}`);
+  const n = N / F, Am = (A + F - 1) % F;
+  const blocks: Float64Array[] = [];
+  for (let s = 0; s < F * F * F; s++) blocks.push(NONE);
+  for (let B = 0; B < F; B++) for (let C = 0; C < F; C++) {
+    blocks[(Am * F + B) * F + C] = dfs[16 + B * 4 + C]!.getFloat64Array();
+    blocks[(A * F + B) * F + C] = dfs[B * 4 + C]!.getFloat64Array();
+  }
+  densitySlab(N, F, A * n, A * n + n, blocks, dfs[32]!.createFloat64Array(n * N * N));
+}
+
+let slabBoxes = new Float64Array(0);
+
+/** Sweep group j of slab p from every layer's density and every slab's φ (null: zeros) into phi. */
+function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, rhoIn: readonly DF[], phiIn: readonly DF[] | null, phi: DF): void {
+  checkSlabs(F, SL, p);
+  const n = N / F, NN = N * N, W = slabWidth(N, F, SL, p), lo = slabLayer(p, F, SL) * n;
+  const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps;
+  const phis: Float64Array[] = [];
+  if (phiIn) for (let q = 0; q < SL; q++) phis.push(phiIn[q]!.getFloat64Array());
+  const rhos: Float64Array[] = [], at: number[] = [];
+  for (let i = -r; i < W + r; i++) {
+    const x = (((lo + i) % N) + N) % N;
+    rhos.push(rhoIn[Math.floor(x / n)]!.getFloat64Array());
+    at.push((x % n) * NN);
+  }
+  const box = (W + 2 * sweeps) * NN;
+  if (slabBoxes.length < 2 * box) slabBoxes = new Float64Array(2 * box);
+  jacobiSlab(N, F, NP, SL, p, sweeps, rhos, at, r, phiIn ? phis : null, phi.createFloat64Array(W * NN), slabBoxes.subarray(0, box), slabBoxes.subarray(box, 2 * box));
+}
+
+/** sweep group j of slab p (every layer's density, every slab's φ) -> φ */
+export function c_slab_group(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, ...dfs: DF[]): void {
+  slabGroup(N, F, NP, K, H, SL, p, j, dfs.slice(0, 4), dfs.slice(4, 8), dfs[8]!);
+}
+
+/** the first step's first group of slab p (φ from zeros) -> φ */
+export function c_slab_group0(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, ...dfs: DF[]): void {
+  slabGroup(N, F, NP, K, H, SL, p, 0, dfs.slice(0, 4), null, dfs[4]!);
+}
+
+let slabG = new Float64Array(0);
+
+/** push(every slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the staying particles, the leaving array */
+export function c_push_slab(N: number, F: number, SL: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  checkSlabs(F, SL, 0);
+  guard(() => {
+    const n1 = N / F + 1;
+    if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
+    fieldFromSlabs(N, F, SL, a, b, c, arrays(dfs, SL), slabG);
+    pushOut(N, F, a, b, c, null, slabG, dfs[4]!, dfs[5]!, dfs[6]!, dfs[7]!);
   });
 }

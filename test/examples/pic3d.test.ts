@@ -3,7 +3,7 @@
 // in-process nodes with its bad arguments. The program's normal runs are cases.ts's.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cellOf, cloudPart, cloudRange, draw, initialCloud, OMEGA, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
@@ -253,6 +253,61 @@ describe('pic3d kernel faults', () => {
     // by 0.25 it reaches the neighbour: accepted, in the +x bundle
     const ok = push(N, F, 1, 1, 1, g, [new Float64Array([7, 1, 0.3, 0.3, 0.3, 25, 0, 0])]);
     assert.equal(ok.count[(2 * 3 + 1) * 3 + 1], 1);
+  });
+});
+
+describe('pic3d Poisson sweeps on slabs', () => {
+  /** Each subdomain's final particles (PIC3D_DUMP) of a run of the program, by file name. */
+  async function finalParticles(file: string, dir: string, tag: string, o: { nodes: number; lanes: number; defines: string[]; args: string[] }): Promise<Map<string, Buffer>> {
+    const out = join(dir, tag), before = process.env.PIC3D_DUMP;
+    mkdirSync(out);
+    process.env.PIC3D_DUMP = out;
+    try {
+      const r = await runFile(file, o);
+      assert.equal(r.ok, true, `${tag}: ${r.message}`);
+      assert.match(r.stdout.at(-1) ?? '', /^pic3d: OK .*momentum and positions match the reference\)$/, tag);
+    } finally {
+      if (before === undefined) delete process.env.PIC3D_DUMP; else process.env.PIC3D_DUMP = before;
+    }
+    const files = new Map<string, Buffer>();
+    for (const f of readdirSync(out)) files.set(f, readFileSync(join(out, f)));
+    return files;
+  }
+
+  test('the particles are the bits of the subdomain sweeps: 1, 2, 3 (uneven) and 4 slabs, one and several groups, 1 and 2 nodes', async () => {
+    // 4 layers in 3 slabs are 1, 1 and 2 layers; K = 7 at depth 3 is a first, a middle and a last
+    // group a step; depth 10 one group; 2 in-process nodes (asked for: several nodes sweep on the
+    // subdomains by default) put the slabs on both. TypeScript
+    // kernels on three of the runs (slower), C++ on all
+    const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-slabs-'));
+    try {
+      for (const [nodes, lanes, F, K, defines, ts] of [
+        [1, 2, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=3'], true], [1, 1, 4, 10, ['POISSON_SLABS=1'], false], [1, 2, 4, 10, [], false],
+        [2, 1, 4, 7, ['POISSON_SLABS=2', 'SLAB_HALO=2'], true], [1, 2, 2, 5, ['POISSON_SLABS=4'], false], [1, 1, 3, 4, ['POISSON_SLABS=2', 'SLAB_HALO=1'], true],
+      ] as const) {
+        for (const file of ts ? ['examples/pic3d-cpp/pic3d.fa', 'examples/pic3d/pic3d.fa'] : ['examples/pic3d-cpp/pic3d.fa']) {
+          const N = 4 * F, args = [String(N), String(F), '3000', '3', String(K), '1', String(nodes)];
+          const tag = `${file.includes('cpp') ? 'cpp' : 'ts'}-${nodes}x${lanes}-F${F}-K${K}-${defines.join('-')}`;
+          const want = await finalParticles(file, dir, `${tag}-sub`, { nodes, lanes, defines: ['SUBDOMAIN_SWEEPS'], args });
+          const got = await finalParticles(file, dir, `${tag}-slab`, { nodes, lanes, defines: [...defines], args });
+          assert.equal(got.size, F * F * F, tag);
+          for (const [f, bytes] of want) assert.ok(got.get(f)?.equals(bytes), `${tag}: subdomain ${f} differs`);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('no slab is refused, named; F > 4 sweeps on the subdomains', async () => {
+    for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa']) {
+      const none = await runFile(file, { defines: ['POISSON_SLABS=0'], args: ['8', '4', '200', '1', '2', '0', '1'] });
+      assert.equal(none.ok, false, file);
+      assert.match(none.message ?? '', /POISSON_SLABS=0: the Poisson sweeps need at least one slab/, file);
+      const wide = await runFile(file, { lanes: 2, args: ['10', '5', '800', '2', '3', '1', '1'] });
+      assert.equal(wide.ok, true, `${file}: ${wide.message}`);
+      assert.deepEqual(wide.stdout, ['pic3d: OK (N=10, 5x5x5 subdomains, 800 particles, 2 steps, 3 sweeps; mass exact, momentum and positions match the reference)'], file);
+    }
   });
 });
 

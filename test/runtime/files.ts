@@ -22,6 +22,7 @@ export interface FileRun {
 
 export interface FileOptions extends Omit<HarnessOptions, 'args' | 'native'> {
   args?: readonly string[];
+  /** `-D` macros: `NAME=value`, or `NAME` (defined as 1) */
   defines?: readonly string[];
 }
 
@@ -31,7 +32,8 @@ const loaded = new Map<string, Promise<Loaded>>();
 function load(file: string, defines: readonly string[]): Promise<Loaded> {
   const key = `${file}\0${defines.join('\0')}`;
   let l = loaded.get(key);
-  if (!l) loaded.set(key, l = loadProgram(file, { defines: Object.fromEntries(defines.map((d) => [d, '1'])) }));
+  const macro = (d: string): [string, string] => (d.includes('=') ? [d.slice(0, d.indexOf('=')), d.slice(d.indexOf('=') + 1)] : [d, '1']);
+  if (!l) loaded.set(key, l = loadProgram(file, { defines: Object.fromEntries(defines.map(macro)) }));
   return l;
 }
 

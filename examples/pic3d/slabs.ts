@@ -1,0 +1,129 @@
+// The Poisson sweeps on slabs of the grid (slabs.fah; examples/pic3d-cpp/kernel.h the same in C++,
+// operation for operation): SL slabs of whole subdomain layers along x, slab p the layers
+// [slabLayer(p), slabLayer(p + 1)). A sweep group grows its slab only in x (y and z are whole and
+// periodic); every node by the same formula from the same values as the subdomains' sweeps
+// (halo.ts), so the same bits. Layouts (row-major): a slab's φ (W·N², its W planes), a layer's
+// density (n·N²), the deposit blocks ((n+1)³, block (A, B, C) at (A·F + B)·F + C).
+import { FOUR_PI_G, totalMass } from './model.js';
+
+/** The first subdomain layer (x index) of slab p of SL. */
+export const slabLayer = (p: number, F: number, SL: number): number => Math.floor((p * F) / SL);
+/** The slab of subdomain layer a: the largest p with slabLayer(p) ≤ a. */
+export const slabOf = (a: number, F: number, SL: number): number => Math.floor(((a + 1) * SL - 1) / F);
+/** Slab p's planes. */
+export const slabWidth = (N: number, F: number, SL: number, p: number): number => (slabLayer(p + 1, F, SL) - slabLayer(p, F, SL)) * (N / F);
+/** The slabs' halo depth (slabs.fah SDEPTH): at most H and K, at least 1. */
+export const slabDepth = (H: number, K: number): number => Math.max(1, Math.min(H, K));
+
+const wrapN = (x: number, N: number): number => ((x % N) + N) % N;
+
+/** The density at global node (x, y, z) from the F³ deposit blocks, in `density`'s order (halo.ts densityHalo). */
+function densityNode(N: number, F: number, blocks: readonly Float64Array[], x: number, y: number, z: number): number {
+  const n = N / F, n1 = n + 1;
+  const A = Math.floor(x / n), B = Math.floor(y / n), C = Math.floor(z / n), li = x % n, lj = y % n, lk = z % n;
+  let v = blocks[(A * F + B) * F + C]![(li * n1 + lj) * n1 + lk]!;
+  if (li === 0 || lj === 0 || lk === 0)
+    for (let o = 1; o < 8; o++) {
+      const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
+      if ((ox && li !== 0) || (oy && lj !== 0) || (oz && lk !== 0)) continue;
+      const src = blocks[(((A - ox + F) % F) * F + ((B - oy + F) % F)) * F + ((C - oz + F) % F)]!;
+      v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)]!;
+    }
+  return v;
+}
+
+/**
+ * The density at the planes [x0, x1) (global, wrapped) into out ((x1 − x0)·N²) from the deposit
+ * blocks (those of the planes' layers and the layer below are read). A row off the blocks' lower
+ * x and y faces is its z blocks' runs with only their lk = 0 nodes summed; the others node by node.
+ */
+export function densitySlab(N: number, F: number, x0: number, x1: number, blocks: readonly Float64Array[], out: Float64Array): void {
+  const n = N / F, n1 = n + 1;
+  let w = 0;
+  for (let xx = x0; xx < x1; xx++) {
+    const x = wrapN(xx, N), A = Math.floor(x / n), li = x % n;
+    for (let y = 0; y < N; y++, w += N) {
+      const B = Math.floor(y / n), lj = y % n;
+      if (li === 0 || lj === 0) {
+        for (let z = 0; z < N; z++) out[w + z] = densityNode(N, F, blocks, x, y, z);
+        continue;
+      }
+      for (let C = 0; C < F; C++) {
+        const src = blocks[(A * F + B) * F + C]!, s = (li * n1 + lj) * n1, t = w + C * n;
+        for (let k = 0; k < n; k++) out[t + k] = src[s + k]!;
+        out[t] = densityNode(N, F, blocks, x, y, C * n);
+      }
+    }
+  }
+}
+
+/**
+ * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the slabs' φ (phis[q]: slab q's planes;
+ * null: zeros) into out (W·N²); rhos[i + r]: the density plane lo + i (an array and its offset),
+ * i in [−r, W + r), r ≥ sweeps − 1. a, b: scratch of (W + 2·sweeps)·N² each.
+ */
+export function jacobiSlab(N: number, F: number, NP: number, SL: number, p: number, sweeps: number, rhos: readonly Float64Array[], rhoAt: readonly number[], r: number,
+  phis: readonly Float64Array[] | null, out: Float64Array, a: Float64Array, b: Float64Array): void {
+  const n = N / F, lo = slabLayer(p, F, SL) * n, W = slabWidth(N, F, SL, p), h = sweeps, NN = N * N;
+  for (let i = -h; i < W + h; i++) {
+    const x = wrapN(lo + i, N), q = slabOf(Math.floor(x / n), F, SL);
+    if (phis) a.set(phis[q]!.subarray((x - slabLayer(q, F, SL) * n) * NN, (x - slabLayer(q, F, SL) * n + 1) * NN), (i + h) * NN);
+    else a.fill(0, (i + h) * NN, (i + h + 1) * NN);
+  }
+  const h2c = FOUR_PI_G / (N * N), rhobar = totalMass(NP);
+  let src = a, dst = b;
+  for (let s = 1; s <= sweeps; s++) {
+    const e = h - s;
+    for (let i = -e; i < W + e; i++) slabPlane(N, (i + h) * NN, rhos[i + r]!, rhoAt[i + r]!, h2c, rhobar, src, dst);
+    const t = src;
+    src = dst;
+    dst = t;
+  }
+  out.set(src.subarray(h * NN, (h + W) * NN));
+}
+
+/** One sweep of one plane (at offset `at` of the box) from src into dst; z and y wrap. */
+function slabPlane(N: number, at: number, rho: Float64Array, ra: number, h2c: number, rhobar: number, src: Float64Array, dst: Float64Array): void {
+  const NN = N * N;
+  for (let j = 0; j < N; j++) {
+    const jo = at + j * N, ym = at + (j === 0 ? N - 1 : j - 1) * N, yp = at + (j === N - 1 ? 0 : j + 1) * N, xm = jo - NN, xp = jo + NN, rr = ra + j * N;
+    dst[jo] = (src[xm]! + src[xp]! + src[ym]! + src[yp]! + src[jo + N - 1]! + src[jo + 1]! - h2c * (rho[rr]! - rhobar)) / 6;
+    for (let k = 1; k < N - 1; k++)
+      dst[jo + k] = (src[xm + k]! + src[xp + k]! + src[ym + k]! + src[yp + k]! + src[jo + k - 1]! + src[jo + k + 1]! - h2c * (rho[rr + k]! - rhobar)) / 6;
+    dst[jo + N - 1] = (src[xm + N - 1]! + src[xp + N - 1]! + src[ym + N - 1]! + src[yp + N - 1]! + src[jo + N - 2]! + src[jo]! - h2c * (rho[rr + N - 1]! - rhobar)) / 6;
+  }
+}
+
+/**
+ * g = −∇φ at the (n+1)³ nodes the cells of subdomain (a, b, c) touch from the slabs' φ, as
+ * `field` computes it, into g (3·(n+1)³, pushIn's layout).
+ */
+export function fieldFromSlabs(N: number, F: number, SL: number, a: number, b: number, c: number, phis: readonly Float64Array[], g: Float64Array): void {
+  const n = N / F, n1 = n + 1, half = 0.5 * N;
+  const z0: number[] = [], zm: number[] = [], zp: number[] = [];
+  for (let k = 0; k < n1; k++) {
+    z0.push(wrapN(c * n + k, N));
+    zm.push(wrapN(c * n + k - 1, N));
+    zp.push(wrapN(c * n + k + 1, N));
+  }
+  let w = 0;
+  for (let i = 0; i < n1; i++) {
+    const x = a * n + i;
+    const [pm, om] = plane(N, F, SL, phis, x - 1), [p0, o0] = plane(N, F, SL, phis, x), [pp, op] = plane(N, F, SL, phis, x + 1);
+    for (let j = 0; j < n1; j++) {
+      const y = wrapN(b * n + j, N), jo = y * N, jm = wrapN(y - 1, N) * N, jp = wrapN(y + 1, N) * N;
+      for (let k = 0; k < n1; k++, w += 3) {
+        const z = z0[k]!;
+        g[w] = (pm[om + jo + z]! - pp[op + jo + z]!) * half;
+        g[w + 1] = (p0[o0 + jm + z]! - p0[o0 + jp + z]!) * half;
+        g[w + 2] = (p0[o0 + jo + zm[k]!]! - p0[o0 + jo + zp[k]!]!) * half;
+      }
+    }
+  }
+}
+
+/** The slab array holding global plane x and the plane's offset in it. */
+function plane(N: number, F: number, SL: number, phis: readonly Float64Array[], x: number): [Float64Array, number] {
+  const n = N / F, w = wrapN(x, N), q = slabOf(Math.floor(w / n), F, SL);
+  return [phis[q]!, (w - slabLayer(q, F, SL) * n) * N * N];
+}
