@@ -79,11 +79,16 @@ test('waiting workers never outnumber the CPUs the working threads leave them', 
     await sleep(100);
     assert.ok(settled(), `and goes on spinning (on a CPU ${p.onCpu}, asleep ${p.asleep(0)} ${p.asleep(1)})`);
     // waking the sleeper (its waker counts it at once) makes three threads on two CPUs: one of
-    // the two workers goes back to sleep once its batch is done (whichever saw the count first)
+    // the two workers goes back to sleep once its batch is done (whichever saw the count first);
+    // on a loaded machine the spinner may park too, when other processes starve it of its core
+    // (the spin's own rule), so what is checked is the bound: never two spinning, and the count
+    // is the system thread and the spinner if any
     const r = next();
     p.send(sleeper, { id: 1, tasks: [] });
     assert.equal((await r).batch, 1);
-    assert.ok(await eventually(settled), `settled again: one spins, one sleeps (on a CPU ${p.onCpu}, asleep ${p.asleep(0)} ${p.asleep(1)})`);
+    const spinning = (): number => (p.asleep(0) ? 0 : 1) + (p.asleep(1) ? 0 : 1);
+    const bounded = (): boolean => spinning() <= 1 && p.onCpu === 1 + spinning();
+    assert.ok(await eventually(bounded), `settled again: at most one spins, the rest sleep (on a CPU ${p.onCpu}, asleep ${p.asleep(0)} ${p.asleep(1)})`);
     const asleep = p.asleep(0) ? 0 : 1;
     // the system thread rests: a core is free, yet nobody is woken for it (the spinner may
     // still park on its own, when other processes starve it of its core: not what this checks)
