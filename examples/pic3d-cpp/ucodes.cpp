@@ -196,6 +196,17 @@ void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &p0, const I
     pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
 }
 
+/** The arrived particles (the neighbours' parts coming this way, `bs`) into A, in a leaving array's layout. */
+static void gatherArrived(const Bundle *bs, OutputDF &A)
+{
+    long count[27] = {0};
+    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
+    double *to[27];
+    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+    for (int d = 0; d < 27; d++)
+        if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
+}
+
 /**
  * deposit(the staying particles, the 26 neighbours' leaving arrays, the subdomain's φ) -> the
  * (n+1)³ deposit block followed by φ (stencil.fah: the step's first sweep group reads both in one
@@ -208,12 +219,7 @@ void c_deposit(int N, int F, int a, int b, int c, const InputDF &i0, const Input
     bundles(in, bs);
     double *out = depositBlock(N, F, phi, L);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-    long count[27] = {0};
-    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
-    double *to[27];
-    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
-    for (int d = 0; d < 27; d++)
-        if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
+    gatherArrived(bs, A);
 }
 
 /** push(G of own and 7 upper neighbours, the staying particles, the arrived ones) -> the staying particles, the leaving array */
@@ -433,12 +439,7 @@ void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const I
     const long n1 = N / F + 1;
     double *out = L.create<double>(n1 * n1 * n1, 0.0);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-    long count[27] = {0};
-    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
-    double *to[27];
-    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
-    for (int d = 0; d < 27; d++)
-        if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
+    gatherArrived(bs, A);
 }
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */

@@ -13,6 +13,14 @@ import { densitySlab, fieldFromSlabs, jacobiSlab, slabDepth, slabLayer, slabWidt
 // deposit from the first step's deposit_all and from later deposits) was deoptimised at the switch
 // and compiled again on each thread.
 
+/** The arrived particles (the neighbours' parts coming this way, `bundles`) into A, in a leaving array's layout. */
+function gatherArrived(bundles: Float64Array[], A: DF): void {
+  const count = new Int32Array(27);
+  for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
+  const to = outgoing(count, NONE, A.createFloat64Array(leavingSize(count)));
+  for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
+}
+
 /**
  * deposit(the staying particles at position STAY, the 26 neighbours' leaving arrays at the
  * others, the subdomain's φ) -> the (n+1)³ deposit block followed by φ (stencil.fah: the step's
@@ -25,10 +33,7 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
   const bundles = arriving(parts);
   const out = depositBlock(N, F, dfs[27]!, dfs[28]!);
   guard(() => deposit(N, F, a, b, c, bundles, out));
-  const count = new Int32Array(27);
-  for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
-  const to = outgoing(count, NONE, dfs[29]!.createFloat64Array(leavingSize(count)));
-  for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
+  gatherArrived(bundles, dfs[29]!);
 }
 
 /**
@@ -204,10 +209,7 @@ export function c_deposit_blk(N: number, F: number, a: number, b: number, c: num
   const n1 = N / F + 1;
   const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
   guard(() => deposit(N, F, a, b, c, bundles, out));
-  const count = new Int32Array(27);
-  for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
-  const to = outgoing(count, NONE, dfs[28]!.createFloat64Array(leavingSize(count)));
-  for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
+  gatherArrived(bundles, dfs[28]!);
 }
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
