@@ -44,6 +44,28 @@ describe('forced collections of raw-DF memory', { concurrency: true }, () => {
     }
   });
 
+  test('a worker\'s collection is full once the views it held through its minor ones reach four of its limits', async () => {
+    const r = await inThread(`
+      // what the worker reports it holds at each collection: 3 MB of views not counted before
+      shm.countHeld(() => 3 * ${MB});
+      const seen = [];
+      for (let i = 0; i < 6; i++) {
+        shm.sharedBytesChurned(2 * ${MB}); shm.collectDue();
+        seen.push(shm.collections.full);
+      }
+      return seen;`, { LUNA_COLLECT_SHARED_MB: '16' }) as number[];
+    // limit 2 MB: 3, 6 MB held through minor ones, at 9 ≥ 8 a full one; then again from 0
+    assert.deepEqual(r, [0, 0, 1, 1, 1, 2]);
+  });
+
+  test('views a worker does not hold through its collections leave them minor', async () => {
+    const r = await inThread(`
+      shm.countHeld(() => 0);
+      for (let i = 0; i < 15; i++) { shm.sharedBytesChurned(2 * ${MB}); shm.collectDue(); }
+      return { ...shm.collections };`, { LUNA_COLLECT_SHARED_MB: '16' }) as { full: number; minor: number };
+    assert.deepEqual(r, { full: 0, minor: 15 });
+  });
+
   test('a thread holding a DF store forces full collections, at the whole limit', async () => {
     const r = await inThread(`
       shm.holdsDfStore();

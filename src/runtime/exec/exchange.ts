@@ -148,6 +148,12 @@ export class Exchange {
     if (wakeLane(this.flags, to)) this.woke++;
   }
 
+  /** Visit every value this exchange holds: outputs kept to feed other lanes, values fed here. */
+  forEachHeld(f: (v: DfValue | null | undefined) => void): void {
+    for (const outs of this.kept.values()) for (const o of outs) if (o !== undefined) for (const v of o) f(v);
+    for (const g of this.got.values()) f(g.v);
+  }
+
   /** Sleeping lanes this worker woke with values it fed them (the worker reports and resets it). */
   woke = 0;
 

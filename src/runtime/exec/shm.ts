@@ -14,8 +14,9 @@
 // 1.38 GB against 0.55). A worker's die young: it posts an output with its batch's result and
 // drops its inputs with the batch, and its own allocation is too small to scavenge often (the
 // PIC's workers scavenged 4–5 times in a run). So a worker forces minor collections, often, and
-// a full one now and then for the views that outlived two scavenges (a batch's outputs kept to
-// feed the next batch, a long batch's inputs).
+// a full one for the views that outlived two scavenges (a batch's outputs kept to feed the next
+// batch, a long batch's inputs, a value read all through a step): once the views it held through
+// its minor collections add up (AGED_SHARE), and every FULL_EVERY-th time regardless.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
@@ -110,7 +111,38 @@ export function collectDue(): void {
   if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
   pending = 0;
-  collect(!dropsOldViews && ++forced % FULL_EVERY !== 0);
+  let minor = !dropsOldViews && ++forced % FULL_EVERY !== 0;
+  if (minor && holding !== undefined) {
+    aged += holding();
+    if (aged >= AGED_SHARE * limit) minor = false;
+  }
+  if (!minor) aged = 0;
+  collect(minor);
+}
+
+/**
+ * A worker's collection is full once the raw views it held through its minor ones since its last
+ * full one reach this many of its limits. A view that survives a scavenge is promoted by the next
+ * one it lives through, and from then on only a full collection frees it, and with the last
+ * thread's view the buffer. Views die young when a value is read once, soon after it is made; a
+ * value read by many fragments over a long time (the PIC's Poisson slabs, read by every push of a
+ * step on both lanes) is held through the workers' minor collections, and with a full one only
+ * every FULL_EVERY-th the slab run's peak RSS grew ~40 MB a step on 2 threads (1.26–1.32 GB at 30
+ * steps against 0.84–0.86 with this, docs/pic.md).
+ */
+const AGED_SHARE = 4;
+/** what the worker holds now that it did not report before (countHeld) */
+let holding: (() => number) | undefined;
+/** bytes of raw views held through this worker's minor collections since its last full one */
+let aged = 0;
+
+/**
+ * A worker tells how to count what it holds: `f` returns the bytes of the raw views the worker
+ * holds now (its running batch's inputs, outputs kept to feed other lanes or the next batch,
+ * values fed to it) that it did not count before. Asked at each minor collection it forces.
+ */
+export function countHeld(f: () => number): void {
+  holding = f;
 }
 
 // ------------------------------------------------------------------ reuse of freed buffers

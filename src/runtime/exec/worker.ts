@@ -10,7 +10,7 @@ import { writeSync } from 'node:fs';
 import { Console } from 'node:console';
 import { EventEmitter } from 'node:events';
 import { pathToFileURL } from 'node:url';
-import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
+import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
@@ -19,7 +19,7 @@ import { Exchange } from './exchange.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
-import { collectDue } from './shm.js';
+import { collectDue, countHeld } from './shm.js';
 import { ContractError } from './contract.js';
 import { displayDf } from '../../core/dfkey.js';
 import { installContext } from '../../ucode/context.js';
@@ -204,6 +204,10 @@ function loop(fns: Ucode[]): void {
     }
     if (waitFrom >= 0) { gaps.batchWaits++; gaps.batchWaitNs += now() - waitFrom; }
     if (!run(m.message as WireBatch | { stop: true }, fns)) return;
+    // after the result (the system thread books it meanwhile), and with the batch dropped: its
+    // inputs die young, and a minor collection frees them
+    m = undefined;
+    collectDue();
   }
 }
 
@@ -287,6 +291,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const names = new BatchKeys(msg.keys);
   const nameOf = (k: string | number): string => displayDf(names.get(k as number));
   const outs: (DfValue | null)[][] = new Array(tasks.length);
+  running = tasks;
   exchange?.begin(msg.id, outs);
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
   let error: TaskError | undefined;
@@ -349,9 +354,30 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if (gaps.gapNs > 0) gaps = noGaps();
   results.postMessage(result);
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
-  collectDue(); // after the result: the system thread books it meanwhile
+  running = undefined;
   return true;
 }
+
+/** The tasks of the batch running (their inputs), for the raw views a collection meanwhile keeps. */
+let running: readonly { args: unknown[] }[] | undefined;
+/** the raw views already counted as held through a collection (each counts once) */
+const counted = new WeakSet<Uint8Array>();
+
+/** The bytes of raw views this worker holds now and has not counted before (shm.ts countHeld). */
+function heldRaw(): number {
+  let n = 0;
+  const count = (v: unknown): void => {
+    const d = v as DfValue | null | undefined;
+    if (d === null || d === undefined || typeof d !== 'object' || d.t !== T_RAW || counted.has(d.v)) return;
+    counted.add(d.v);
+    n += d.v.byteLength;
+  };
+  for (const o of prevOuts) if (o !== undefined) for (const v of o) count(v);
+  exchange?.forEachHeld(count);
+  if (running !== undefined) for (const t of running) for (const a of t.args) count(a);
+  return n;
+}
+countHeld(heldRaw);
 
 /**
  * `--warm-start`: run about `cfs` fragments (at most `ms`) through this worker's own per-CF path

@@ -1,0 +1,34 @@
+// Freed raw DFs that workers held views of for a long time must give their memory back. A value
+// read by many fragments on both worker lanes (test/runtime/programs/held_views: a 32 MiB DF a
+// step, read by two chains of 8 readers, one on each lane) outlives the workers' scavenges, and
+// from then on only a full collection on each worker frees its views and, with the last one, the
+// buffer (exec/shm.ts). Each step's maker prints the shared bytes its thread made and has not
+// freed yet (process.memoryUsage().arrayBuffers counts them per thread, wherever the views are):
+// live, a few steps' DFs; the rest is garbage some thread did not collect. With recycling off
+// (each freed buffer is the collector's) and 64 MB limits it rose by ~20 MiB a step until a
+// worker's full collection, which came every 16th of its minor ones only: 397–577 MiB at the peak
+// over 40 steps (4 runs); with the views a worker held through a minor collection counted towards
+// its full ones, 196–247 MiB.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertOk, describeRun, lines, luna, program, runArgs } from './helpers.js';
+
+const FILE = program('held_views');
+
+describe('views of freed raw DFs held by workers', () => {
+  test('60 steps of a 32 MiB DF read on both lanes: a thread\'s unfreed shared bytes stay under 320 MiB', async () => {
+    const r = await luna(runArgs(1, 2, { file: FILE, args: ['60', '8', '32768', '512'] }), {
+      timeoutMs: 120_000,
+      env: { ...process.env, LUNA_RECYCLE_MB: '0', LUNA_COLLECT_SHARED_MB: '64' },
+    });
+    assertOk(r);
+    const out = lines(r.stdout);
+    // every reader of every step ran and checked its DF
+    assert.ok(out.includes('readers 480 480 n=60 kib=32768'), describeRun(r));
+    const made = out.filter((l) => l.startsWith('made ')).map((l) => Number(/^made (\d+) MiB$/.exec(l)?.[1] ?? NaN));
+    assert.equal(made.length, 60, `one line per step\n${describeRun(r)}`);
+    assert.ok(made.every((m) => Number.isFinite(m)), describeRun(r));
+    const peak = Math.max(...made);
+    assert.ok(peak < 320, `a thread held ${peak} MiB of shared memory it made (of 1 920 MiB made in all, ~100 live at a time): freed DFs' buffers kept by views not collected\n${made.join(' ')}`);
+  });
+});
