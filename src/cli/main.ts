@@ -4,6 +4,7 @@
 import '../runtime/transport/secret.js';
 import { Command, CommanderError, Option } from 'commander';
 import { version } from './version.js';
+import { exitClosedStdio } from '../core/exit.js';
 import type { RunCliOptions } from './run.js';
 import { boundedInt, misspeltCommand, normalizeArgv as normalizeArgs } from './argv.js';
 import { MAX_LOCAL_NODES, MAX_THREADS, NODES_WHY, THREADS_WHY } from '../runtime/limits.js';
@@ -25,7 +26,7 @@ export function normalizeArgv(argv: string[]): string[] {
 export async function cli(argv: string[]): Promise<number> {
   // `luna analyze slow … | head`: a closed pipe ends the output quietly, not with a stack trace.
   for (const s of [process.stdout, process.stderr]) {
-    s.on('error', (e: NodeJS.ErrnoException) => { if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0); throw e; });
+    s.on('error', (e: NodeJS.ErrnoException) => { if (e.code === 'EPIPE') exitClosedStdio(Number(process.exitCode ?? 0)); throw e; });
   }
   let code = 0;
   const program = new Command('luna')

@@ -27,7 +27,7 @@ import { bindingNote, nodeCpus } from '../runtime/launch/binding.js';
 import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
-import { exitHard, stdioWritten } from '../core/exit.js';
+import { exitClosedStdio, exitHard, stdioWritten } from '../core/exit.js';
 import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
@@ -178,6 +178,12 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // a worker stuck in a C++ ucode (or still booting when the run failed) would keep process.exit
   // waiting for it for ever; what the ucodes printed leaves first
   if (p.stuck) { await stdioWritten(); exitHard(code); }
+  // its launcher is gone, and with it the stdio Node would restore on exit (exitClosedStdio);
+  // what it wrote leaves first, unless the pipe is gone too
+  if (stop.why !== undefined && stop.why.signal === undefined) {
+    await Promise.race([stdioWritten(), new Promise((r) => setTimeout(r, 1000).unref())]);
+    exitClosedStdio(code);
+  }
   return code;
 }
 

@@ -1,6 +1,7 @@
 // Work that must happen however the process exits short of SIGKILL — normally, through
 // process.exit, after an interrupt: removing a file that holds the run's secret, killing child
 // processes. Each hook runs once, synchronously, in the order of registration.
+import { loadAddon } from './addon.js';
 
 const hooks = new Set<() => void>();
 let hooked = false;
@@ -37,6 +38,31 @@ export function setHardExit(fn: (code: number) => never): void {
 export function exitHard(code: number): never {
   runExitHooks();
   if (hardExit) hardExit(code);
+  exitClosedStdio(code);
+}
+
+/** whether this node's launcher is gone (and with it the stdio this process was given) */
+let orphaned = false;
+
+/** This node's launcher is gone: its stdio may be too, so the process ends by exitClosedStdio. */
+export function launcherGone(): void {
+  orphaned = true;
+}
+
+/**
+ * End the process with `code` once its output can no longer be written (EPIPE) or its launcher
+ * is gone. process.exit in general; for a node whose launcher vanished, the 'exit' listeners and
+ * then the luna_ucode addon's `_exit`, past the C library's exit handlers: Node's own restores the
+ * terminal state of stdio, which belonged to the launcher, and with mpirun SIGKILLed that failed
+ * an assertion, so the ranks died of SIGABRT/SIGSEGV after ending their run in order.
+ */
+export function exitClosedStdio(code: number): never {
+  if (orphaned) {
+    process.exitCode = code;
+    process.emit('exit', code);
+    if (hardExit) hardExit(code);
+    loadAddon<{ exitNow(code: number): never }>('luna_ucode')?.exitNow(code);
+  }
   process.exit(code);
 }
 

@@ -5,7 +5,7 @@
 // signal, so that a shell or a batch system sees what happened. A deadline bounds that: the
 // process exits anyway once it passed (a thread stuck in a ucode cannot delay it for ever).
 import { constants } from 'node:os';
-import { exitHard, runExitHooks } from '../../core/exit.js';
+import { exitHard, launcherGone as stdioOrphaned, runExitHooks } from '../../core/exit.js';
 
 export const INTERRUPT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 export type InterruptSignal = (typeof INTERRUPT_SIGNALS)[number];
@@ -65,7 +65,7 @@ export function catchInterrupts(deadlineMs = INTERRUPT_DEADLINE_MS): Interrupts 
   return {
     signal: ctl.signal,
     get why() { return why; },
-    launcherGone(what: string) { stop({ message: `interrupted: ${what}` }); },
+    launcherGone(what: string) { stdioOrphaned(); stop({ message: `interrupted: ${what}` }); },
     stopped(timeoutMs: number) {
       if (why) return Promise.resolve(why);
       return new Promise((res) => {
