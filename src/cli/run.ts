@@ -27,7 +27,7 @@ import { bindingNote, nodeCpus } from '../runtime/launch/binding.js';
 import { cpuSet } from '../core/cpus.js';
 import type { StartedNode } from '../runtime/launch/cluster.js';
 import { catchInterrupts, type Interrupts } from '../runtime/launch/interrupt.js';
-import { exitClosedStdio, exitHard, stdioWritten } from '../core/exit.js';
+import { exitClosedStdio, exitHard, launcherGone, parentGone, stdioWritten } from '../core/exit.js';
 import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
@@ -180,7 +180,8 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   if (p.stuck) { await stdioWritten(); exitHard(code); }
   // its launcher is gone, and with it the stdio Node would restore on exit (exitClosedStdio);
   // what it wrote leaves first, unless the pipe is gone too
-  if (stop.why !== undefined && stop.why.signal === undefined) {
+  if ((stop.why !== undefined && stop.why.signal === undefined) || parentGone()) {
+    launcherGone();
     await Promise.race([stdioWritten(), new Promise((r) => setTimeout(r, 1000).unref())]);
     exitClosedStdio(code);
   }

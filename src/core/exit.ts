@@ -43,6 +43,18 @@ export function exitHard(code: number): never {
 
 /** whether this node's launcher is gone (and with it the stdio this process was given) */
 let orphaned = false;
+/** asks now whether the launcher being watched is gone (a poll may not have seen it yet) */
+let parentCheck: () => boolean = () => false;
+
+/** The launcher is watched (runtime/launch/spawn.ts watchParent): `gone` tells, asked now, whether it is gone. */
+export function watchedParent(gone: () => boolean): void {
+  parentCheck = gone;
+}
+
+/** Whether the watched launcher is gone, asked now. */
+export function parentGone(): boolean {
+  return parentCheck();
+}
 
 /** This node's launcher is gone: its stdio may be too, so the process ends by exitClosedStdio. */
 export function launcherGone(): void {

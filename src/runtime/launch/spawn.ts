@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import type { Launcher } from './env.js';
+import { watchedParent } from '../../core/exit.js';
 
 export interface SpawnOptions {
   /** Script and arguments after `node` (default: this process's script and arguments). */
@@ -116,12 +117,14 @@ export function watchParent(onGone: (what: string) => void = () => process.exit(
   if (launcher === 'luna') {
     if (process.env.LUNA_PARENT_IPC !== '1' || !process.channel) return;
     const parent = process.ppid;
+    watchedParent(() => !process.connected);
     process.once('disconnect', () => onGone(`the launching process (node 0, pid ${parent}) is gone`));
     process.channel.unref();
     return;
   }
   if (launcher === 'local') return;
   const parent = process.ppid;
+  watchedParent(() => process.ppid !== parent);
   const t = setInterval(() => {
     if (process.ppid === parent) return;
     clearInterval(t);
