@@ -177,23 +177,30 @@ void c_pick_all(int F, int a, int b, int c, const InputDF &p0, const InputDF &p1
     leaving.create<double>(0);
 }
 
-/**
- * The first step's deposit on one node, straight from the parts of the cloud (fragments.ts
- * c_deposit_all): the subdomain's particles copied into S and deposited -> S, L, A (no arrivals)
- */
-void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A)
+/** The first step's deposit from the parts of the cloud into S, L (the deposit block, then `tail` zeros: φ or none), A (no arrivals). */
+static void depositCloud(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A, long tail)
 {
     double *stay;
     const long len = gatherParts(p0, p1, p2, p3, (long)F * F * F, ((long)a * F + b) * F + c, S, &stay);
-    // the deposit block followed by the first φ, all zeros
-    const long n = N / F, n1 = n + 1;
-    double *out = L.create<double>(n1 * n1 * n1 + n * n * n, 0.0);
+    const long n1 = N / F + 1;
+    double *out = L.create<double>(n1 * n1 * n1 + tail, 0.0);
     Bundle bs[27];
     for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, len} : Bundle{nullptr, 0};
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     long count[27] = {0};
     double *to[27];
     pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+}
+
+/**
+ * The first step's deposit on one node, straight from the parts of the cloud (fragments.ts
+ * c_deposit_all): the subdomain's particles copied into S and deposited -> S, L, A (no arrivals)
+ */
+void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A)
+{
+    // the deposit block followed by the first φ, all zeros
+    const long n = N / F;
+    depositCloud(N, F, a, b, c, p0, p1, p2, p3, S, L, A, n * n * n);
 }
 
 /** The arrived particles (the neighbours' parts coming this way, `bs`) into A, in a leaving array's layout. */
@@ -445,16 +452,7 @@ void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const I
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
 void c_deposit_all_blk(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A)
 {
-    double *stay;
-    const long len = gatherParts(p0, p1, p2, p3, (long)F * F * F, ((long)a * F + b) * F + c, S, &stay);
-    const long n1 = N / F + 1;
-    double *out = L.create<double>(n1 * n1 * n1, 0.0);
-    Bundle bs[27];
-    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, len} : Bundle{nullptr, 0};
-    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-    long count[27] = {0};
-    double *to[27];
-    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+    depositCloud(N, F, a, b, c, p0, p1, p2, p3, S, L, A, 0);
 }
 
 /** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */

@@ -44,11 +44,17 @@ export function c_deposit(N: number, F: number, a: number, b: number, c: number,
  * arrivals)
  */
 export function c_deposit_all(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  // the deposit block followed by the first φ, zeros as created
+  const n = N / F;
+  depositCloud(N, F, a, b, c, dfs, n * n * n);
+}
+
+/** The first step's deposit from the parts of the cloud (`dfs`: the parts, then S, L, A) into S, L (the deposit block, then `tail` zeros: φ or none), A (no arrivals). */
+function depositCloud(N: number, F: number, a: number, b: number, c: number, dfs: DF[], tail: number): void {
   const k = dfs.length - 3, L = dfs[k + 1]!, A = dfs[k + 2]!;
   const stay = gatherParts(dfs.slice(0, k), F * F * F, (a * F + b) * F + c, dfs[k]!);
-  // the deposit block followed by the first φ, zeros as created
-  const n = N / F, n1 = n + 1;
-  const out = L.createFloat64Array(n1 * n1 * n1 + n * n * n).subarray(0, n1 * n1 * n1);
+  const n1 = N / F + 1;
+  const out = L.createFloat64Array(n1 * n1 * n1 + tail).subarray(0, n1 * n1 * n1);
   const bundles: Float64Array[] = [];
   for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
   guard(() => deposit(N, F, a, b, c, bundles, out));
@@ -214,15 +220,7 @@ export function c_deposit_blk(N: number, F: number, a: number, b: number, c: num
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
 export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
-  const k = dfs.length - 3, L = dfs[k + 1]!, A = dfs[k + 2]!;
-  const stay = gatherParts(dfs.slice(0, k), F * F * F, (a * F + b) * F + c, dfs[k]!);
-  const n1 = N / F + 1;
-  const out = L.createFloat64Array(n1 * n1 * n1);
-  const bundles: Float64Array[] = [];
-  for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
-  guard(() => deposit(N, F, a, b, c, bundles, out));
-  const none = new Int32Array(27);
-  outgoing(none, NONE, A.createFloat64Array(leavingSize(none)));
+  depositCloud(N, F, a, b, c, dfs, 0);
 }
 
 /** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
