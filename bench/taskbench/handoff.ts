@@ -114,12 +114,13 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const head = fields(lines[0]!);
     const col = (n: string): number => { const i = head.indexOf(n); if (i < 0) throw new Error(`fragments.csv: no column ${n}`); return i; };
     const [LABEL, IDX, LANE, START, FINISH, CPU] = ['label', 'indices', 'lane', 'start', 'finish', 'cpu_ns'].map(col) as [number, number, number, number, number, number];
-    const at = new Map<string, Ran>();
+    // each task with its step and column, for the tasks it reads
+    const at = new Map<string, Ran & { t: number; x: number }>();
     for (const l of lines.slice(1)) {
       const r = fields(l);
       const label = r[LABEL], idx = JSON.parse(r[IDX]!) as number[];
       const key = label === 'init' ? `0:${idx[0]}` : label === 'task' ? `${idx[0]}:${idx[1]}` : undefined;
-      if (key) at.set(key, { start: Number(r[START]), finish: Number(r[FINISH]), cpu: Number(r[CPU]), lane: r[LANE]! });
+      if (key) at.set(key, { start: Number(r[START]), finish: Number(r[FINISH]), cpu: Number(r[CPU]), lane: r[LANE]!, t: label === 'init' ? 0 : idx[0]!, x: label === 'init' ? idx[0]! : idx[1]! });
     }
     const lat: number[] = [];
     let first = Infinity, last = -Infinity;
@@ -140,12 +141,10 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     // the least busy lane: its tasks in order, each with the tasks it reads
     let least = '';
     for (const [lane, b] of busy) if (least === '' || b < busy.get(least)!) least = lane;
-    const keyOf = new Map<Ran, [number, number]>();
-    for (const [key, c] of at) keyOf.set(c, key.split(':').map(Number) as [number, number]);
     const mine = [...at.values()].filter((c) => c.lane === least).sort((a, b) => a.start - b.start);
     const inputsOf = (c: Ran): Ran[] => {
-      const [t, x] = keyOf.get(c)!;
-      return t === 0 ? [] : deps(g, t, x).map((d) => at.get(`${t - 1}:${d}`)).filter((d): d is Ran => d !== undefined);
+      const { t, x } = c as Ran & { t: number; x: number };
+      return t === 0 ? [] : deps(g, t, x).map((d) => at.get(`${t - 1}:${d}`)).filter((d): d is Ran & { t: number; x: number } => d !== undefined);
     };
     const inTasks = mine.reduce((s, c) => s + c.finish - c.start - c.cpu, 0);
     return {
