@@ -69,11 +69,12 @@ export function launcherGone(): void {
  * an assertion, so the ranks died of SIGABRT/SIGSEGV after ending their run in order.
  */
 export function exitClosedStdio(code: number): never {
-  if (orphaned) {
+  // (without a way past the C library's handlers, process.exit, which runs the listeners once)
+  const past = orphaned ? hardExit ?? loadAddon<{ exitNow(code: number): never }>('luna_ucode')?.exitNow : undefined;
+  if (past !== undefined) {
     process.exitCode = code;
     process.emit('exit', code);
-    if (hardExit) hardExit(code);
-    loadAddon<{ exitNow(code: number): never }>('luna_ucode')?.exitNow(code);
+    past(code);
   }
   process.exit(code);
 }
