@@ -8,7 +8,10 @@
 // (each freed buffer is the collector's) and 64 MB limits it rose by ~20 MiB a step until a
 // worker's full collection, which came every 16th of its minor ones only: 397–577 MiB at the peak
 // over 40 steps (4 runs); with the views a worker held through a minor collection counted towards
-// its full ones, 196–247 MiB.
+// its full ones, 196–247 MiB, but 337 once at load 12, when the two workers' full collections fell
+// out of phase (a buffer is freed only once both have dropped their views). The test runs at 16 MB
+// limits, where the two rules lie furthest apart: 60 steps at load 10–12, 147–199 MiB in 9 runs
+// with the rule, 345–471 in 3 without it (AGED_SHARE made unreachable in a copy of the bundle).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertOk, describeRun, lines, luna, program, runArgs } from './helpers.js';
@@ -16,10 +19,10 @@ import { assertOk, describeRun, lines, luna, program, runArgs } from './helpers.
 const FILE = program('held_views');
 
 describe('views of freed raw DFs held by workers', () => {
-  test('60 steps of a 32 MiB DF read on both lanes: a thread\'s unfreed shared bytes stay under 320 MiB', async () => {
+  test('60 steps of a 32 MiB DF read on both lanes: a thread\'s unfreed shared bytes stay under 280 MiB', async () => {
     const r = await luna(runArgs(1, 2, { file: FILE, args: ['60', '8', '32768', '512'] }), {
       timeoutMs: 120_000,
-      env: { ...process.env, LUNA_RECYCLE_MB: '0', LUNA_COLLECT_SHARED_MB: '64' },
+      env: { ...process.env, LUNA_RECYCLE_MB: '0', LUNA_COLLECT_SHARED_MB: '16' },
     });
     assertOk(r);
     const out = lines(r.stdout);
@@ -29,6 +32,6 @@ describe('views of freed raw DFs held by workers', () => {
     assert.equal(made.length, 60, `one line per step\n${describeRun(r)}`);
     assert.ok(made.every((m) => Number.isFinite(m)), describeRun(r));
     const peak = Math.max(...made);
-    assert.ok(peak < 320, `a thread held ${peak} MiB of shared memory it made (of 1 920 MiB made in all, ~100 live at a time): freed DFs' buffers kept by views not collected\n${made.join(' ')}`);
+    assert.ok(peak < 280, `a thread held ${peak} MiB of shared memory it made (of 1 920 MiB made in all, ~100 live at a time): freed DFs' buffers kept by views not collected\n${made.join(' ')}`);
   });
 });
