@@ -82,7 +82,7 @@ export function laneIdle(mine: readonly Ran[], inputsOf: (r: Ran) => readonly Ra
 }
 
 /** Split one CSV line (quoted fields may hold commas). */
-function fields(line: string): string[] {
+export function fields(line: string): string[] {
   const out: string[] = [];
   let cur = '', q = false;
   for (let i = 0; i < line.length; i++) {
