@@ -185,6 +185,16 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster; messagesXslots: the values fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}) ÷ the default (feed slots, batches of FED_RUN_NS)`);
     });
   }
+  // where the least busy lane's idle time went (handoff.ts LaneIdle), and its time preempted
+  // inside its own tasks: the causes, which a loaded machine moves less than the share
+  const idleFigures = (pre: string, runs: readonly Handoffs[]): void => {
+    for (const k of ['edgesPct', 'otherLatePct', 'otherCpuPct', 'otherPreemptedPct', 'handoffPct'] as const) {
+      f[`${pre}.idle.${k}`] = sig(median(runs.map((h) => h.idle[k])));
+      units[`${pre}.idle.${k}`] = '%';
+    }
+    f[`${pre}.preemptedInTasksPct`] = sig(median(runs.map((h) => h.preemptedPct)));
+    units[`${pre}.preemptedInTasksPct`] = '%';
+  };
   // What a dependent step pays between the two workers, from traces: last input → start and the
   // lanes' busy share at ~HANDOFF_TASK_US tasks, with the policy's waiting and with every wait
   // sleeping at once (the spins set to 0), alternated.
@@ -238,16 +248,6 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); idle.*: the least busy lane's idle time by cause, % of the span (edges: before its first task and after its last; otherLate / otherCpu / otherPreempted: waiting for the other lane's input because that task started later, took more thread CPU, or was off its CPU longer inside the task; handoff: its last input's finish → its start), and preemptedInTasksPct: its own tasks' wall − thread CPU; alternated, medians of ${spin.length}`);
     });
   }
-  // where the least busy lane's idle time went (handoff.ts LaneIdle), and its time preempted
-  // inside its own tasks: the causes, which a loaded machine moves less than the share
-  const idleFigures = (pre: string, runs: readonly Handoffs[]): void => {
-    for (const k of ['edgesPct', 'otherLatePct', 'otherCpuPct', 'otherPreemptedPct', 'handoffPct'] as const) {
-      f[`${pre}.idle.${k}`] = sig(median(runs.map((h) => h.idle[k])));
-      units[`${pre}.idle.${k}`] = '%';
-    }
-    f[`${pre}.preemptedInTasksPct`] = sig(median(runs.map((h) => h.preemptedPct)));
-    units[`${pre}.preemptedInTasksPct`] = '%';
-  };
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing
   // the same exchange with a spin as long as the kernel (bench/raw-exchange.ts), interleaved.
   if (patterns.includes('stencil_1d')) {
