@@ -30,7 +30,7 @@ import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 import { rawSocketKind } from './raw-socket.js';
-import { measureHandoffs } from './taskbench/handoff.js';
+import { measureHandoffs, type Handoffs } from './taskbench/handoff.js';
 import { LEVEL, metg, sweepPoints, type Point } from './taskbench/sweep.js';
 
 const STEPS = 1000;
@@ -38,6 +38,8 @@ const STEPS = 1000;
 const PEAK_TASK_US = 2000;
 /** Task size of the feeding and cross-node comparisons (µs). */
 const FEED_TASK_US = 80;
+/** Task size of the traced hand-off measurement at the C++ kernel's METG (µs): METG(50 %) ≈ 2 × the task */
+const METG_TASK_US = 100;
 /** Task size of the traced hand-off measurement (µs): the issue's 2.5 ms tasks. */
 const HANDOFF_TASK_US = 2500;
 /**
@@ -183,6 +185,16 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       notes.push(`feeding: stencil_1d 1×2, ${STEPS} steps at 2^${k} iterations (~${FEED_TASK_US} µs tasks), program span with workers feeding each other (fedMs) and with LUNA_FEED=0 (unfedMs), interleaved, medians of ${on.length}; unfedXfed > 1: feeding is faster; messagesXslots: the values fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}) ÷ the default (feed slots, batches of FED_RUN_NS)`);
     });
   }
+  // where the least busy lane's idle time went (handoff.ts LaneIdle), and its time preempted
+  // inside its own tasks: the causes, which a loaded machine moves less than the share
+  const idleFigures = (pre: string, runs: readonly Handoffs[]): void => {
+    for (const k of ['edgesPct', 'otherLatePct', 'otherCpuPct', 'otherPreemptedPct', 'handoffPct'] as const) {
+      f[`${pre}.idle.${k}`] = sig(median(runs.map((h) => h.idle[k])));
+      units[`${pre}.idle.${k}`] = '%';
+    }
+    f[`${pre}.preemptedInTasksPct`] = sig(median(runs.map((h) => h.preemptedPct)));
+    units[`${pre}.preemptedInTasksPct`] = '%';
+  };
   // What a dependent step pays between the two workers, from traces: last input → start and the
   // lanes' busy share at ~HANDOFF_TASK_US tasks, with the policy's waiting and with every wait
   // sleeping at once (the spins set to 0), alternated.
@@ -210,14 +222,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f['1x2.stencil_1d.messages.laneBusyPct'] = med(msg, 'laneBusyPct');
       f['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = med(short, 'medianUs');
       f['1x2.stencil_1d.noProducerSpin.laneBusyPct'] = med(short, 'laneBusyPct');
-      // where the least busy lane's idle time went (handoff.ts LaneIdle), and its time preempted
-      // inside its own tasks: the causes, which a loaded machine moves less than the share
-      for (const k of ['edgesPct', 'otherLatePct', 'otherCpuPct', 'otherPreemptedPct', 'handoffPct'] as const) {
-        f[`1x2.stencil_1d.idle.${k}`] = sig(median(spin.map((h) => h.idle[k])));
-        units[`1x2.stencil_1d.idle.${k}`] = '%';
-      }
-      f['1x2.stencil_1d.preemptedInTasksPct'] = sig(median(spin.map((h) => h.preemptedPct)));
-      units['1x2.stencil_1d.preemptedInTasksPct'] = '%';
+      idleFigures('1x2.stencil_1d', spin);
       // who handed each dependent step its inputs (a worker, or the system thread), and how the
       // workers' waits for fed values ended: counts, readable on a busy machine
       for (const [pre, a] of [['', spin], ['noProducerSpin.', short]] as const) {
@@ -291,6 +296,35 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       notes.push(`floor${kernel === 'cpp' ? ' (C++ kernel through the native addon)' : ''}: stencil_1d 1×2 without a runtime — two bare worker threads run the kernel and wait for each other's step (spin 20 µs, then Atomics.wait; bench/raw-lockstep.ts), ${STEPS} steps, efficiency against the same two threads running free at 2^${peakK} iterations; xFloor = luna-ts's METG ÷ this one`);
     });
   };
+  // The hand-off accounting at the C++ kernel's METG size (~METG_TASK_US tasks, where the
+  // issue's METG is read): the same traced runs and idle split as at 2.5 ms tasks, and the
+  // tasks' own size and step as measured (`cpp.1x2.stencil_1d.…`).
+  const metgHandoffs = async (peakK: number): Promise<void> => {
+    await section(ctx, notes, 'hand-offs C++ at METG size', async () => {
+      // the peak's iterations take ~PEAK_TASK_US: scale down to METG_TASK_US
+      const kh = Math.max(4, peakK - Math.round(Math.log2(PEAK_TASK_US / METG_TASK_US)));
+      const prog = writeProgram(dir, 'stencil_1d', 2, 'cpp', 1);
+      const g = graph('stencil_1d', 2, STEPS);
+      ctx.log(`taskbench: stencil_1d cpp.1x2 at 2^${kh} iterations traced`);
+      const runs: Handoffs[] = [];
+      for (let r = 0; r < Math.min(3, ctx.reps); r++) runs.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], {}, prog.args));
+      const pre = 'cpp.1x2.stencil_1d';
+      const med = (k: 'medianUs' | 'meanUs' | 'p90Us' | 'laneBusyPct' | 'taskCpuUs' | 'spanMs' | 'batches' | 'systemCpuMs' | 'fedSleptPct'): number => sig(median(runs.map((h) => h[k])));
+      f[`${pre}.lastInputToStartUs`] = med('medianUs');
+      f[`${pre}.lastInputToStartMeanUs`] = med('meanUs');
+      f[`${pre}.lastInputToStartP90Us`] = med('p90Us');
+      f[`${pre}.laneBusyPct`] = med('laneBusyPct');
+      f[`${pre}.taskCpuUs`] = med('taskCpuUs');
+      f[`${pre}.stepUs`] = sig((med('spanMs') * 1000) / STEPS);
+      f[`${pre}.fedWaitsSleptPct`] = med('fedSleptPct');
+      f[`${pre}.systemCpuUsPerStep`] = sig((med('systemCpuMs') * 1000) / STEPS);
+      f[`${pre}.batchesPerStep`] = sig(med('batches') / STEPS);
+      for (const k of ['lastInputToStartUs', 'lastInputToStartMeanUs', 'lastInputToStartP90Us', 'taskCpuUs', 'stepUs', 'systemCpuUsPerStep']) units[`${pre}.${k}`] = 'µs';
+      units[`${pre}.laneBusyPct`] = units[`${pre}.fedWaitsSleptPct`] = '%';
+      idleFigures(pre, runs);
+      notes.push(`hand-offs C++ at METG size: stencil_1d 1×2, C++ kernels, ${STEPS} steps at 2^${kh} iterations (~${METG_TASK_US} µs tasks; taskCpuUs: the tasks' median thread CPU as measured, stepUs: the span ÷ steps), traced as the hand-offs section: last input → start (median, mean, p90), the least busy lane's share and its idle split (idle.*), medians of ${runs.length}`);
+    });
+  };
   // Why a step costs the runtime more than its instructions here: the system thread books a
   // fragment after waiting for a worker's result, and warm code after a 1 ms wait runs ~2.5×
   // slower than back to back on this machine (bench/raw-cold.ts).
@@ -315,7 +349,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       });
       if (Number.isFinite(cppK)) {
         await sweep('cpp', cppOnly as Pattern[], cppK);
-        if (cppOnly.includes('stencil_1d')) await floorSweep(cppK, 'cpp');
+        if (cppOnly.includes('stencil_1d')) {
+          await floorSweep(cppK, 'cpp');
+          await metgHandoffs(cppK);
+        }
       }
     }
   } finally {

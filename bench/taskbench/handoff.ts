@@ -24,6 +24,9 @@ export interface Handoffs {
   /** that lane's time inside its tasks without their thread on a CPU (wall − thread CPU), % of the span: busy, but not computing */
   preemptedPct: number;
   tasks: number;
+  /** the tasks' median thread CPU (the kernel's size, µs) and the span of the graph's tasks (ms) */
+  taskCpuUs: number;
+  spanMs: number;
   /** batches the system thread sent and its CPU time (ms), from `--timing` */
   batches: number;
   systemCpuMs: number;
@@ -79,7 +82,7 @@ export function laneIdle(mine: readonly Ran[], inputsOf: (r: Ran) => readonly Ra
 }
 
 /** Split one CSV line (quoted fields may hold commas). */
-function fields(line: string): string[] {
+export function fields(line: string): string[] {
   const out: string[] = [];
   let cur = '', q = false;
   for (let i = 0; i < line.length; i++) {
@@ -95,13 +98,14 @@ function fields(line: string): string[] {
 
 /**
  * Run `file` (generated for graph `g`: `init[x]` at step 0, `task[t][x]` after) traced on 1 node ×
- * `threads` threads with `args`, and measure its hand-offs.
+ * `threads` threads with `args` (`flags`: options of `luna run`, such as the C++ kernel's compiler
+ * flags), and measure its hand-offs.
  */
-export function measureHandoffs(g: Graph, file: string, threads: number, args: (string | number)[], env: Record<string, string> = {}): Handoffs {
+export function measureHandoffs(g: Graph, file: string, threads: number, args: (string | number)[], env: Record<string, string> = {}, flags: string[] = []): Handoffs {
   const dir = mkdtempSync(join(tmpdir(), 'luna-handoff-'));
   try {
     const trace = join(dir, 'trace'), tables = join(dir, 'tables');
-    const run = spawnSync(LUNA, ['run', '--threads', String(threads), '--warm-start', '--timing', '--trace', trace, file, ...args.map(String)], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 600_000 });
+    const run = spawnSync(LUNA, ['run', '--threads', String(threads), '--warm-start', '--timing', '--trace', trace, ...flags, file, ...args.map(String)], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 600_000 });
     if (run.status !== 0) throw new Error(`traced run: ${run.stderr || run.error?.message}`);
     const timing = /timing: (\{.*\})/.exec(run.stderr);
     if (!timing) throw new Error(`traced run: no --timing line in ${run.stderr}`);
@@ -149,7 +153,8 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const inTasks = mine.reduce((s, c) => s + c.finish - c.start - c.cpu, 0);
     return {
       medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!,
-      laneBusyPct: (100 * busy.get(least)!) / span, idle: laneIdle(mine, inputsOf, first, last), preemptedPct: (100 * inTasks) / span, tasks: at.size, batches, systemCpuMs,
+      laneBusyPct: (100 * busy.get(least)!) / span, idle: laneIdle(mine, inputsOf, first, last), preemptedPct: (100 * inTasks) / span, tasks: at.size,
+      taskCpuUs: median([...at.values()].map((c) => c.cpu / 1000)), spanMs: span / 1e6, batches, systemCpuMs,
       handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes, examined,
     };
   } finally {

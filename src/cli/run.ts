@@ -18,7 +18,7 @@ import { DurationError, parseDuration } from '../core/duration.js';
 import { bootEarly } from '../runtime/exec/pool.js';
 import { sharedBytes } from '../runtime/exec/shm.js';
 import { tuned, tuningErrors } from '../runtime/tuning.js';
-import { lowerBackgroundOnLanes } from '../runtime/exec/priority.js';
+import { lowerBackgroundOnLanes, niceWhileAhead } from '../runtime/exec/priority.js';
 import type { CompiledProgram } from '../program/compile.js';
 import { version } from './version.js';
 import { peakRssKB } from '../core/peak-rss.js';
@@ -107,6 +107,16 @@ async function policyOf(o: RunCliOptions, run: { file: string; args: string[]; n
  * 136 ms.
  */
 const BACKGROUND_NICE = 10;
+/**
+ * How far the system thread is lowered while every worker lane has a batch in flight, where it
+ * may get its priority back (exec/priority.ts niceWhileAhead; `LUNA_SYSTEM_NICE=N`). 0: not
+ * adopted. Task Bench stencil_1d 1×2, C++ kernels, 1 000 steps, 10 against 0 alternated under
+ * load 9–15 (docs/benchmarks.md, "Where a lane's time goes at METG sizes"): the lanes' time
+ * kept off their CPU by the system thread 5.0 → 1.1 % of the span at 2^16 iterations (5 pairs,
+ * perf sched) and its CPU 79 → 42 ms, but the runs' times moved with the load either way
+ * (8 pairs untraced: medians 512 → 408 ms; 5 pairs traced: 319 → 468 ms). A quiet measurement is owed.
+ */
+const SYSTEM_NICE_AHEAD = 0;
 
 export async function runCommand(file: string, args: string[], o: RunCliOptions): Promise<number> {
   const launch = detectLaunch();
@@ -116,6 +126,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   if (badTuning.length > 0) { for (const m of badTuning) say(`luna: error: ${m}`); return 2; }
   // before any worker thread starts: the threads there are now are Node's and V8's own
   lowerBackgroundOnLanes(tuned('LUNA_V8_NICE') ?? BACKGROUND_NICE);
+  niceWhileAhead(tuned('LUNA_SYSTEM_NICE') ?? SYSTEM_NICE_AHEAD);
   const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);

@@ -4,10 +4,12 @@
 // leaves them. A ucode reads every thread's nice value from /proc (on Linux a nice value is a
 // thread's own) and says where it ran.
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { explain, inTempDir, luna } from './helpers.js';
+import { explain, inTempDir, luna, LUNA } from './helpers.js';
 
 // a chain of 16 `busy` links of 1 ms, then `nices` reads: the first batch of a code carries 4 CFs
 // (the policy's FIRST_BATCH), so the lanes have run fragments long enough for the lowering
@@ -118,5 +120,42 @@ test('LUNA_V8_NICE that is not a whole number from 0 to 19 is refused by name, b
       assert.equal(r.stdout, '');
       assert.equal(r.stderr, `luna: error: LUNA_V8_NICE must be a whole number from 0 to 19 (how far V8's background threads are lowered once lanes run fragments (0: not at all)), got ${JSON.stringify(bad)}\n`);
     }
+  });
+});
+
+/** Whether this process may lower a nice value back from above to `base` (CAP_SYS_NICE, or RLIMIT_NICE), as exec/priority.ts asks. */
+function mayRaise(base: number): boolean {
+  const eff = /^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  if (eff !== undefined && (BigInt('0x' + eff) & (1n << 23n)) !== 0n) return true;
+  const lim = /^Max nice priority\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+  return lim !== undefined && Number(lim) >= 20 - base;
+}
+
+test('LUNA_SYSTEM_NICE lowers the system thread while every worker lane runs a batch, only where it may get its priority back', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+  await inTempDir('luna-priority-system-', async (dir) => {
+    const base = getPriority();
+    // one lane: while it runs the chain's batches, every lane has one in flight
+    const low = await nices(dir, ['--warm-start', '--threads', '1'], { ...env(), LUNA_V8_NICE: '0', LUNA_SYSTEM_NICE: '5' });
+    assert.equal(low.where, 'LANE');
+    assert.equal(low.self, base, 'the lane keeps the process\'s priority');
+    if (mayRaise(base)) assert.equal(low.main, Math.min(19, base + 5), `the system thread lowered by 5 while the lane runs: ${low.main}`);
+    else assert.equal(low.main, base, `without a way back the system thread is never lowered: ${low.main}`);
+    const off = await nices(dir, ['--warm-start', '--threads', '1'], { ...env(), LUNA_V8_NICE: '0', LUNA_SYSTEM_NICE: '0' });
+    assert.equal(off.main, base, `LUNA_SYSTEM_NICE=0: ${off.main}`);
+  });
+});
+
+test('without a way back (no CAP_SYS_NICE, RLIMIT_NICE 0) the system thread keeps its priority', { skip: (!linux || !existsSync('/usr/bin/setpriv')) && 'needs /proc and setpriv (Linux)' }, async (t) => {
+  await inTempDir('luna-priority-unprivileged-', async (dir) => {
+    writeFileSync(join(dir, 'nices.fa'), PROGRAM);
+    writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+    // the run under setpriv without CAP_SYS_NICE (a no-op for an unprivileged user) and with RLIMIT_NICE 0
+    const r = spawnSync('/usr/bin/setpriv', ['--inh-caps=-sys_nice', '--bounding-set=-sys_nice', 'prlimit', '--nice=0', process.execPath, LUNA, 'run', '--warm-start', '--threads', '1', 'nices.fa'],
+      { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...env(), LUNA_V8_NICE: '0', LUNA_SYSTEM_NICE: '5' } });
+    if (r.error || (r.status !== 0 && /setpriv|prlimit/.test(r.stderr))) { t.skip(`setpriv or prlimit refused here: ${r.error?.message ?? r.stderr}`); return; }
+    assert.equal(r.status, 0, r.stderr);
+    const m = /^LANE (-?\d+) MAIN (-?\d+) /m.exec(r.stdout);
+    assert.ok(m, r.stdout + r.stderr);
+    assert.equal(Number(m[2]), Number(m[1]), `the system thread at the lane's nice: ${r.stdout}`);
   });
 });
