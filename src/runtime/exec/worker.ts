@@ -228,6 +228,15 @@ gaps = noGaps();
 /** when this lane's last CF ended (the clock of `now`; -1: none yet, its wait for a first batch is no gap) */
 let lastFin = -1;
 
+/**
+ * `fed`'s "not starved" mark: a double, like the times it alternates with. As the small integer
+ * -1, `starvedFrom < 0` was compiled for small integers only (the rehearsal's producers are never
+ * starved twice in a row), and the span's first starved producer deoptimised `fed` on both
+ * workers ('not a Smi'), recompiled then by TurboFan on a helper thread — 60–480 ms of its CPU
+ * (traced --trace-opt, under load) on the cores the lanes run on.
+ */
+const NOT_STARVED = -0.5;
+
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
@@ -244,9 +253,9 @@ function fed(f: Forward): DfValue | null | undefined {
   let producing = t0 + FED_SPIN_PRODUCER_NS / 1e6;
   const PRODUCER = runningFlag(LANES, f.lane!);
   let slept = false;
-  // since when the producing lane has been starved (protocol.ts starved; -1: it is not)
+  // since when the producing lane has been starved (protocol.ts starved; NOT_STARVED: it is not)
   const STARVED_MS = FED_STARVED_NS / 1e6;
-  let starvedFrom = -1;
+  let starvedFrom = NOT_STARVED;
   // the CPU this spinner gets (see CpuShare)
   const share = new CpuShare();
   for (;;) {
@@ -264,7 +273,7 @@ function fed(f: Forward): DfValue | null | undefined {
     if (STARVED_MS > 0 && starved(flags, LANES, f.lane!)) {
       if (starvedFrom < 0) starvedFrom = now;
       else leave = now - starvedFrom >= STARVED_MS;
-    } else starvedFrom = -1;
+    } else starvedFrom = NOT_STARVED;
     if (!leave) {
       if (now < until && coreFree(flags, ONCPU, CPUS)) continue;
       if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
@@ -279,7 +288,7 @@ function fed(f: Forward): DfValue | null | undefined {
     // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
     if (sleep(() => ex.pending() || flags[ABORT] !== 0, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
-      starvedFrom = -1;
+      starvedFrom = NOT_STARVED;
       share.reset(); // a window across the sleep would count the sleep as CPU denied
     }
   }
