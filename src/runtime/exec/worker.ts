@@ -691,12 +691,15 @@ function standIns(f: Ucode, params: readonly string[]): Ucode[] {
     ];
   }
   const names = (args: unknown[]): DF[] => params.flatMap((p, i) => (p === 'name' ? [args[i] as DF] : []));
+  // functions as a module declares them (with a prototype) and arrows (without): the real
+  // ucode's hidden class is one of the two, and callUcode's look at it was compiled for the
+  // arrows alone ('wrong map' in the span, at the first real call)
   return [
-    (...a: unknown[]) => { hold(); for (const d of names(a)) d.setReal(0.5); },
+    function (...a: unknown[]): void { hold(); for (const d of names(a)) d.setReal(0.5); },
     (...a: unknown[]) => { hold(); for (const d of names(a)) d.setReal(1.5); },
-    (...a: unknown[]) => { hold(); for (const d of names(a)) d.setInt(1); },
+    function (...a: unknown[]): void { hold(); for (const d of names(a)) d.setInt(1); },
     (...a: unknown[]) => { hold(); for (const d of names(a)) d.setReal(2.5); },
-    (...a: unknown[]) => { hold(); for (const d of names(a)) d.setReal(3.5); },
+    function (...a: unknown[]): void { hold(); for (const d of names(a)) d.setReal(3.5); },
   ];
 }
 
