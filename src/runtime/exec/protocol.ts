@@ -224,6 +224,8 @@ export function coreFree(flags: Int32Array, onCpu: number, cpus: number): boolea
 const SPIN_WINDOW_MS = 0.1;
 /** … and stops when it got less than this share of the wall time: other processes want the cores */
 const SPIN_CPU_SHARE = 0.8;
+/** CpuShare: no window open (a double, see there) */
+const NO_WINDOW = -0.5;
 
 /**
  * Whether a spinner still gets its core. The spin gate (`coreFree`) counts the node's own threads
@@ -232,21 +234,24 @@ const SPIN_CPU_SHARE = 0.8;
  * the exact thread clock only (without it, always true).
  */
 export class CpuShare {
-  private wall = 0;
-  private cpu = 0;
+  // The window's start, wall and thread CPU, in ms: doubles from the first (NO_WINDOW is one too).
+  // In ns the thread's CPU clock is a small integer for its first 2.1 s, and the code V8
+  // optimised on that in the rehearsal deoptimised in the span once it grew past ('not a Smi').
+  private wall = NO_WINDOW;
+  private cpu = NO_WINDOW;
 
   /** Forget the window (after a sleep, which would read as CPU denied). */
   reset(): void {
-    this.wall = 0;
+    this.wall = NO_WINDOW;
   }
 
   /** false once the spinner got less than SPIN_CPU_SHARE of a window's wall time (`now`: performance.now()) */
   ok(now: number): boolean {
     if (!cpuClockExact) return true;
-    if (this.wall === 0) { this.wall = now; this.cpu = threadCpuNs(); return true; }
+    if (this.wall < 0) { this.wall = now; this.cpu = threadCpuNs() / 1e6; return true; }
     if (now - this.wall < SPIN_WINDOW_MS) return true;
-    const cpu = threadCpuNs();
-    if (cpu - this.cpu < SPIN_CPU_SHARE * (now - this.wall) * 1e6) return false;
+    const cpu = threadCpuNs() / 1e6;
+    if (cpu - this.cpu < SPIN_CPU_SHARE * (now - this.wall)) return false;
     this.wall = now;
     this.cpu = cpu;
     return true;

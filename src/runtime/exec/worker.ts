@@ -228,6 +228,15 @@ gaps = noGaps();
 /** when this lane's last CF ended (the clock of `now`; -1: none yet, its wait for a first batch is no gap) */
 let lastFin = -1;
 
+/**
+ * `fed`'s "not starved" mark: a double, like the times it alternates with. As the small integer
+ * -1, `starvedFrom < 0` was compiled for small integers only (the rehearsal's producers are never
+ * starved twice in a row), and the span's first starved producer deoptimised `fed` on both
+ * workers ('not a Smi'), recompiled then by TurboFan on a helper thread — 60–480 ms of its CPU
+ * (traced --trace-opt, under load) on the cores the lanes run on.
+ */
+const NOT_STARVED = -0.5;
+
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
@@ -244,9 +253,9 @@ function fed(f: Forward): DfValue | null | undefined {
   let producing = t0 + FED_SPIN_PRODUCER_NS / 1e6;
   const PRODUCER = runningFlag(LANES, f.lane!);
   let slept = false;
-  // since when the producing lane has been starved (protocol.ts starved; -1: it is not)
+  // since when the producing lane has been starved (protocol.ts starved; NOT_STARVED: it is not)
   const STARVED_MS = FED_STARVED_NS / 1e6;
-  let starvedFrom = -1;
+  let starvedFrom = NOT_STARVED;
   // the CPU this spinner gets (see CpuShare)
   const share = new CpuShare();
   for (;;) {
@@ -264,7 +273,7 @@ function fed(f: Forward): DfValue | null | undefined {
     if (STARVED_MS > 0 && starved(flags, LANES, f.lane!)) {
       if (starvedFrom < 0) starvedFrom = now;
       else leave = now - starvedFrom >= STARVED_MS;
-    } else starvedFrom = -1;
+    } else starvedFrom = NOT_STARVED;
     if (!leave) {
       if (now < until && coreFree(flags, ONCPU, CPUS)) continue;
       if (now < producing && Atomics.load(flags, PRODUCER) !== -1 && coreFree(flags, ONCPU, CPUS)) {
@@ -279,7 +288,7 @@ function fed(f: Forward): DfValue | null | undefined {
     // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
     if (sleep(() => ex.pending() || flags[ABORT] !== 0, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
-      starvedFrom = -1;
+      starvedFrom = NOT_STARVED;
       share.reset(); // a window across the sleep would count the sleep as CPU denied
     }
   }
@@ -458,9 +467,10 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
       const feed: number[] = [];
       const tasks = batch(b + 1, 1 + ((b + 1) % 3), pid, made, feed);
       const early = (b & 1) === 0;
-      if (early && feed.length > 0) { ctl1.port1.postMessage(feed); Atomics.add(pflags, feedsFlag(L, P), 1); }
+      // (as Int32Arrays, as the runtime sends them: node/feed.ts requests; see rehearseTogether)
+      if (early && feed.length > 0) { ctl1.port1.postMessage(Int32Array.from(feed)); Atomics.add(pflags, feedsFlag(L, P), 1); }
       if (!runAs(P, pid, ptasks)) break;
-      if (!early && feed.length > 0) { ctl1.port1.postMessage(feed); Atomics.add(pflags, feedsFlag(L, P), 1); }
+      if (!early && feed.length > 0) { ctl1.port1.postMessage(Int32Array.from(feed)); Atomics.add(pflags, feedsFlag(L, P), 1); }
       peer.serve();
       // what a result reports after sleeps and wakes, which the rehearsal's lanes never need: its
       // code paths get their feedback too (code optimised without it deoptimises at the first)
@@ -485,6 +495,31 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
   }
   return { cfs, cut: cfs < budget.cfs };
 }
+
+/**
+ * The paired rehearsal's rounds r with r % 16 equal to this run the waits of a run whose CFs take
+ * time: the stand-ins hold their lane 20 µs (0.12 ms in one such round in four, past the CPU
+ * share's first window, protocol.ts SPIN_WINDOW_MS), the spin gate has one CPU more, and one lane
+ * in turn waits without FED_SPIN_NS (0). So a wait for a producer that runs a CF spins on while
+ * it runs (its CPU share checked, `CpuShare`), the lane without the spin sleeps when its producer
+ * does not run, and the other lane, spinning, sees it starved (woken, not yet looking) and
+ * leaves. Otherwise the rehearsal never reached those branches: its gate counts the system thread
+ * (rehearsing too) beside both lanes, 3 threads on 2 CPUs, so its waits never spun while the
+ * producer ran, and its stand-ins take no time. `fed` was compiled without them, and the span's
+ * first long wait deoptimised it on both workers ('insufficient type feedback', --trace-deopt):
+ * TurboFan compiled it again on a helper thread, on the lanes' cores.
+ */
+const WAITS_ROUND = 2;
+/**
+ * How long a stand-in holds its lane (ms; WAITS_ROUND): a CF's work, so the lane it feeds
+ * waits for a producer that runs a CF. Stand-ins otherwise take no time.
+ */
+let holdMs = 0;
+const hold = (): void => {
+  if (holdMs === 0) return;
+  const until = performance.now() + holdMs;
+  while (performance.now() < until) { /* a CF's work */ }
+};
 
 /** What a worker's rehearsal did: the fragments it ran, and whether its time or a fault ended it before its count. */
 interface Rehearsed { cfs: number; cut: boolean }
@@ -536,6 +571,8 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const makes = (r: number, k: number): boolean => init.imports[imp(r, k)]!.params.includes('name');
   const id = (l: number, r: number): number => r * L + l + 1;
   let cfs = 0, cf = 0, cut = false, finished = false;
+  // (the run's bounds, which the rounds of WAITS_ROUND change for their length)
+  const spin = FED_SPIN_NS, cpus = CPUS;
   try {
     if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
     for (let r = 0; ; r++) {
@@ -563,7 +600,10 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       }
       // as the system thread does: the requests go before the batch that reads their values
       if (feed.length > 0) {
-        pair.feedTo.postMessage(feed);
+        // an Int32Array, as the runtime sends them (node/feed.ts requests): sent as plain arrays,
+        // the requests the run sends deoptimised the worker's Exchange.serve in the span, on
+        // both workers, every run ('wrong map', --trace-deopt)
+        pair.feedTo.postMessage(Int32Array.from(feed));
         Atomics.add(rflags, feedsFlag(L, P), 1);
         wakeLane(rflags, P);
       }
@@ -576,7 +616,15 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       if (asked >= 1) Atomics.store(rflags, processedFlag(L, lane), id(lane, asked - 1));
       // what a result reports after sleeps and wakes: its code paths get their feedback too
       if ((r & 7) === 5) { idleSleeps = 1; mine.woke = 1; gaps.batchWaits = 1; }
-      if (!run(structuredClone(encodeBatch(id(lane, r), tasks)), stand)) break;
+      // one round in sixteen with the waits of a run's long CFs (see WAITS_ROUND)
+      if ((r & 15) === WAITS_ROUND) {
+        CPUS = cpus + 1;
+        if (((r >> 4) & 1) === (lane & 1)) FED_SPIN_NS = 0;
+        holdMs = (r & 63) === WAITS_ROUND ? 0.12 : 0.02;
+      }
+      const ran = run(structuredClone(encodeBatch(id(lane, r), tasks)), stand);
+      FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0;
+      if (!ran) break;
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
     }
@@ -591,6 +639,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     // cut: by its time, a fault, or a lane that gave up (its own last round may have been aborted)
     cut = !finished || rflags[ABORT] !== 0;
     giveUpAt = Infinity;
+    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0;
     Atomics.sub(rflags, ONCPU, 1);
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (see rehearse)
@@ -634,20 +683,23 @@ function standIns(f: Ucode, params: readonly string[]): Ucode[] {
   const cpp = (direct: Fill): Ucode => { const c: Ucode = function cpp(): unknown { return undefined; }; (c as Ucode & { direct?: Fill }).direct = direct; return c; };
   if (directOf(f) !== undefined) {
     return [
-      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 0.5 + i }; }),
-      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 1.5 + i }; }),
-      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_INT, v: i }; }),
-      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 2.5 * i }; }),
-      cpp((_a, _k, _n, outs) => { for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 3.5 + i }; }),
+      cpp((_a, _k, _n, outs) => { hold(); for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 0.5 + i }; }),
+      cpp((_a, _k, _n, outs) => { hold(); for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 1.5 + i }; }),
+      cpp((_a, _k, _n, outs) => { hold(); for (let i = 0; i < outs.length; i++) outs[i] = { t: T_INT, v: i }; }),
+      cpp((_a, _k, _n, outs) => { hold(); for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 2.5 * i }; }),
+      cpp((_a, _k, _n, outs) => { hold(); for (let i = 0; i < outs.length; i++) outs[i] = { t: T_REAL, v: 3.5 + i }; }),
     ];
   }
   const names = (args: unknown[]): DF[] => params.flatMap((p, i) => (p === 'name' ? [args[i] as DF] : []));
+  // functions as a module declares them (with a prototype) and arrows (without): the real
+  // ucode's hidden class is one of the two, and callUcode's look at it was compiled for the
+  // arrows alone ('wrong map' in the span, at the first real call)
   return [
-    (...a: unknown[]) => { for (const d of names(a)) d.setReal(0.5); },
-    (...a: unknown[]) => { for (const d of names(a)) d.setReal(1.5); },
-    (...a: unknown[]) => { for (const d of names(a)) d.setInt(1); },
-    (...a: unknown[]) => { for (const d of names(a)) d.setReal(2.5); },
-    (...a: unknown[]) => { for (const d of names(a)) d.setReal(3.5); },
+    function (...a: unknown[]): void { hold(); for (const d of names(a)) d.setReal(0.5); },
+    (...a: unknown[]) => { hold(); for (const d of names(a)) d.setReal(1.5); },
+    function (...a: unknown[]): void { hold(); for (const d of names(a)) d.setInt(1); },
+    (...a: unknown[]) => { hold(); for (const d of names(a)) d.setReal(2.5); },
+    function (...a: unknown[]): void { hold(); for (const d of names(a)) d.setReal(3.5); },
   ];
 }
 
