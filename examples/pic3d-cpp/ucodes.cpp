@@ -449,6 +449,31 @@ void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const I
     gatherArrived(bs, A);
 }
 
+/**
+ * The deposits of the 4 subdomains of column (a, b) in one CF (slabs.fah, F = 4), each exactly as
+ * c_deposit_blk makes it (the same bundles in the same order): the leaving arrays of the 9 columns
+ * around (a, b) (IN's order of (dx, dy), c at 4·column + c), the column's staying particles (4)
+ * -> the 4 deposit blocks, the 4 arrived particles' arrays
+ */
+void c_deposit_col(int N, int F, int a, int b, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s),
+    OutputDF &L0, OutputDF &L1, OutputDF &L2, OutputDF &L3, OutputDF &A0, OutputDF &A1, OutputDF &A2, OutputDF &A3)
+{
+    if (F != 4) failed("the deposits by column take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
+    OutputDF *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
+    const long n1 = N / F + 1;
+    for (int c = 0; c < 4; c++) {
+        // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
+        const InputDF *in[27];
+        for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
+        Bundle bs[27];
+        bundles(in, bs);
+        double *out = Ls[c]->create<double>(n1 * n1 * n1, 0.0);
+        GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+        gatherArrived(bs, *As[c]);
+    }
+}
+
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
 void c_deposit_all_blk(int N, int F, int a, int b, int c, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, OutputDF &S, OutputDF &L, OutputDF &A)
 {

@@ -218,6 +218,27 @@ export function c_deposit_blk(N: number, F: number, a: number, b: number, c: num
   gatherArrived(bundles, dfs[28]!);
 }
 
+/**
+ * The deposits of the 4 subdomains of column (a, b) in one CF (slabs.fah, F = 4: 16 CFs of 48 DF
+ * references a step in place of 64 of 29), each exactly as c_deposit_blk makes it (the same
+ * bundles in the same order, so the same bits): the leaving arrays of the 9 columns around
+ * (a, b) (IN's order of (dx, dy), c at 4·column + c), the column's staying particles (4)
+ * -> the 4 deposit blocks, the 4 arrived particles' arrays.
+ */
+export function c_deposit_col(N: number, F: number, a: number, b: number, ...dfs: DF[]): void {
+  if (F !== 4) fail(`the deposits by column take F = 4 subdomains a side, not F=${F}`);
+  const n1 = N / F + 1;
+  for (let c = 0; c < 4; c++) {
+    const parts: Float64Array[] = [];
+    // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
+    for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[36 + c]! : dfs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
+    const bundles = arriving(parts);
+    const out = dfs[40 + c]!.createFloat64Array(n1 * n1 * n1);
+    guard(() => deposit(N, F, a, b, c, bundles, out));
+    gatherArrived(bundles, dfs[44 + c]!);
+  }
+}
+
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
 export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   depositCloud(N, F, a, b, c, dfs, 0);
