@@ -495,6 +495,14 @@ PIC3D_SWEEP inline void jacobiDeep(int N, int F, long NP, int sweeps, const doub
 // dimensions; every node by the same formula from the same values: the bits of the subdomain
 // decomposition. The density is summed from the F³ deposit blocks node by node in density's order.
 
+/**
+ * The ghost planes a slab's φ carries below and above its own (slabs.ts GHOST_LO, GHOST_HI): g at
+ * the nodes its layers' cells touch reads the planes [lo − 1, hi + 1], so a push reads its own
+ * slab alone and starts once that slab is swept. The box grows as many planes more: the ghosts
+ * are exact, the values the neighbouring slab computes there.
+ */
+const long GHOST_LO = 1, GHOST_HI = 2;
+
 /** The first subdomain layer (x index) of slab p of SL. */
 inline int slabLayer(int p, int F, int SL) { return (int)((long)p * F / SL); }
 /** The slab of subdomain layer a: the largest p with slabLayer(p) <= a. */
@@ -544,29 +552,31 @@ inline void densitySlab(int N, int F, long x0, long x1, const double *const *blo
 }
 
 /**
- * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the SL slabs' φ (phis[q]: slab q's planes,
- * N² each; null: zeros) into out ((hi − lo)·N²); rhos[i + r]: the density's plane lo + i, i in
- * [−r, hi − lo + r), r ≥ sweeps − 1. a, b: scratch of (hi − lo + 2·sweeps)·N² each.
+ * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the SL slabs' φ (phis[q]: slab q's planes
+ * with its ghosts, N² each; null: zeros) into out ((hi − lo + GHOST_LO + GHOST_HI)·N²: its planes
+ * with the ghosts); rhos[i + r]: the density's plane lo + i, i in [−r, hi − lo + r),
+ * r ≥ sweeps − 1 + GHOST_HI. a, b: scratch of (hi − lo + 2·sweeps + GHOST_LO + GHOST_HI)·N² each.
  */
 PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int sweeps, const double *const *rhos, long r, const double *const *phis, double *out, double *a, double *b) {
   const long n = N / F, lo = slabLayer(p, F, SL) * n, hi = slabLayer(p + 1, F, SL) * n, W = hi - lo;
-  const long h = sweeps, NN = (long)N * N;
+  const long h = sweeps, NN = (long)N * N, L = h + GHOST_LO;
   const double h2c = FOUR_PI_G / (N * N);
   const double rhobar = totalMass(NP);
-  // the box: planes [lo − h, hi + h), each a whole N² plane of its slab's φ
-  for (long i = -h; i < W + h; i++) {
+  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N², each a whole
+  // N² plane of the slab that owns it
+  for (long i = -L; i < W + h + GHOST_HI; i++) {
     const long x = wrapN(lo + i, N);
     const int q = slabOf((int)(x / n), F, SL);
-    if (phis) std::memcpy(a + (i + h) * NN, phis[q] + (x - slabLayer(q, F, SL) * n) * NN, sizeof(double) * NN);
-    else std::memset(a + (i + h) * NN, 0, sizeof(double) * NN);
+    if (phis) std::memcpy(a + (i + L) * NN, phis[q] + (x - slabLayer(q, F, SL) * n + GHOST_LO) * NN, sizeof(double) * NN);
+    else std::memset(a + (i + L) * NN, 0, sizeof(double) * NN);
   }
   double *src = a, *dst = b;
   for (long s = 1; s <= sweeps; s++) {
     const long e = h - s;
-    for (long i = -e; i < W + e; i++) {
-      const double *pm = src + (i + h - 1) * NN, *p0 = src + (i + h) * NN, *pp = src + (i + h + 1) * NN;
+    for (long i = -e - GHOST_LO; i < W + e + GHOST_HI; i++) {
+      const double *pm = src + (i + L - 1) * NN, *p0 = src + (i + L) * NN, *pp = src + (i + L + 1) * NN;
       const double *rp = rhos[i + r];
-      double *d = dst + (i + h) * NN;
+      double *d = dst + (i + L) * NN;
       for (long j = 0; j < N; j++) {
         const long jm = (j == 0 ? N - 1 : j - 1) * N, jp = (j == N - 1 ? 0 : j + 1) * N, jo = j * N;
         const double *xm = pm + jo, *xp = pp + jo, *ym = p0 + jm, *yp = p0 + jp, *c0 = p0 + jo, *rr = rp + jo;
@@ -580,21 +590,20 @@ PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int swe
     }
     double *t = src; src = dst; dst = t;
   }
-  std::memcpy(out, src + h * NN, sizeof(double) * W * NN);
+  std::memcpy(out, src + h * NN, sizeof(double) * (W + GHOST_LO + GHOST_HI) * NN);
 }
 
 /**
  * g = −∇φ at the (n+1)³ nodes the cells of subdomain (a, b, c) touch (its own and the upper ghost
- * layer) from the slabs' φ, as field computes it: 3·(n+1)³ in the push's layout (pushIn).
+ * layer) from its slab's φ (with the ghosts: no other slab is read), as field computes it:
+ * 3·(n+1)³ in the push's layout (pushIn).
  */
-inline void fieldFromSlabs(int N, int F, int SL, int a, int b, int c, const double *const *phis, double *g) {
+inline void fieldFromSlab(int N, int F, int SL, int a, int b, int c, const double *phi, double *g) {
   const long n = N / F, n1 = n + 1, NN = (long)N * N;
   const double half = 0.5 * N;
-  auto plane = [&](long x) {
-    x = wrapN(x, N);
-    const int q = slabOf((int)(x / n), F, SL);
-    return phis[q] + (x - slabLayer(q, F, SL) * n) * NN;
-  };
+  // plane x of the slab's φ (unwrapped: the ghosts hold the planes across the periodic border)
+  const double *base = phi + (GHOST_LO - slabLayer(slabOf(a, F, SL), F, SL) * n) * NN;
+  auto plane = [&](long x) { return base + x * NN; };
   // the wrapped z indices of the row's nodes and their neighbours, once (no division per node)
   long zs[3 * 1024], *z0 = zs, *zm = zs + n1, *zp = zs + 2 * n1;
   std::vector<long> big;

@@ -376,8 +376,8 @@ void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, 
 // slabs of whole subdomain layers along x. A step's density is summed once per subdomain layer A
 // from the deposit blocks of layers A and A − 1 (the 4² of each it is given, of which the F² with
 // indices below F: slabs.fah pads F < 4 with repeats); a slab's sweep group reads every layer's
-// density and every slab's φ (4 given, F and SL distinct); a push reads every slab's φ after the
-// step's sweeps and computes g at the nodes its cells touch.
+// density and every slab's φ (4 given, F and SL distinct); a push reads its own slab's φ after the
+// step's sweeps (the slab's ghost planes hold the rest) and computes g at the nodes its cells touch.
 #define PIC3D_IN4(p) const InputDF &p##0, const InputDF &p##1, const InputDF &p##2, const InputDF &p##3
 #define PIC3D_IN16(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2), PIC3D_IN4(p##3)
 #define PIC3D_ARR4(p) &p##0, &p##1, &p##2, &p##3
@@ -416,15 +416,15 @@ void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const I
     const double *phis[SLAB_MAX_F];
     for (int q = 0; q < SL && phiIn; q++) phis[q] = phiIn[q]->getData<double>();
     // the density's planes [lo − r, hi + r), each in its layer's DF
-    const long r = sweeps;
+    const long r = sweeps + pic3d::GHOST_HI;
     std::vector<const double *> rhos(W + 2 * r);
     for (long i = -r; i < W + r; i++) {
         const long x = pic3d::wrapN(lo + i, N);
         rhos[i + r] = rhoIn[x / n]->getData<double>() + (x % n) * NN;
     }
-    const long box = (W + 2 * sweeps) * NN;
+    const long planes = W + pic3d::GHOST_LO + pic3d::GHOST_HI, box = (planes + 2 * sweeps) * NN;
     double *a = growing(2 * box);
-    pic3d::jacobiSlab(N, F, NP, SL, p, sweeps, rhos.data(), r, phiIn ? phis : nullptr, phi.create<double>(W * NN), a, a + box);
+    pic3d::jacobiSlab(N, F, NP, SL, p, sweeps, rhos.data(), r, phiIn ? phis : nullptr, phi.create<double>(planes * NN), a, a + box);
 }
 
 }  // namespace
@@ -447,6 +447,31 @@ void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const I
     double *out = L.create<double>(n1 * n1 * n1, 0.0);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     gatherArrived(bs, A);
+}
+
+/**
+ * The deposits of the 4 subdomains of column (a, b) in one CF (slabs.fah, F = 4), each exactly as
+ * c_deposit_blk makes it (the same bundles in the same order): the leaving arrays of the 9 columns
+ * around (a, b) (IN's order of (dx, dy), c at 4·column + c), the column's staying particles (4)
+ * -> the 4 deposit blocks, the 4 arrived particles' arrays
+ */
+void c_deposit_col(int N, int F, int a, int b, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s),
+    OutputDF &L0, OutputDF &L1, OutputDF &L2, OutputDF &L3, OutputDF &A0, OutputDF &A1, OutputDF &A2, OutputDF &A3)
+{
+    if (F != 4) failed("the deposits by column take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
+    OutputDF *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
+    const long n1 = N / F + 1;
+    for (int c = 0; c < 4; c++) {
+        // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
+        const InputDF *in[27];
+        for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
+        Bundle bs[27];
+        bundles(in, bs);
+        double *out = Ls[c]->create<double>(n1 * n1 * n1, 0.0);
+        GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
+        gatherArrived(bs, *As[c]);
+    }
 }
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
@@ -485,18 +510,15 @@ void c_slab_group0(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN4(
 }
 
 /**
- * push(every slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the
+ * push(its slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the
  * staying particles, the leaving array; g at the nodes its cells touch from that φ first
  */
-void c_push_slab(int N, int F, int SL, int a, int b, int c, PIC3D_IN4(q), const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+void c_push_slab(int N, int F, int SL, int a, int b, int c, const InputDF &phi, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
 {
-    const InputDF *qs[4] = {PIC3D_ARR4(q)};
     checkSlabs(F, SL, 0);
-    const double *phis[SLAB_MAX_F];
-    for (int k = 0; k < SL; k++) phis[k] = qs[k]->getData<double>();
     const long n1 = N / F + 1;
     double *g = scratch(3 * n1 * n1 * n1, 3).data();
-    pic3d::fieldFromSlabs(N, F, SL, a, b, c, phis, g);
+    pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), g);
     pushOut(N, F, a, b, c, nullptr, g, n1 * n1, n1, S, A, stay, leaving);
 }
 

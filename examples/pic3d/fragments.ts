@@ -6,7 +6,7 @@ import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './ha
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 import { fail, gatherParts } from './driver.js';
-import { densitySlab, fieldFromSlabs, jacobiSlab, slabDepth, slabLayer, slabWidth } from './slabs.js';
+import { densitySlab, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabDepth, slabLayer, slabPlanes, slabWidth } from './slabs.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
 // an array from `map` has holey elements, so another map, and a kernel reached with both (the
@@ -195,7 +195,7 @@ export function c_sweep_push_last(N: number, F: number, NP: number, K: number, H
 // The Poisson sweeps on slabs of the grid (slabs.fah, slabs.ts): the density summed once per
 // subdomain layer, a slab's sweep groups reading every layer's density and every slab's φ (4 DFs
 // of each, F and SL distinct: slabs.fah pads with repeats), each push computing g at its nodes
-// from every slab's φ after the step's sweeps.
+// from its own slab's φ after the step's sweeps (the slab's ghost planes hold the rest).
 
 /** A run with fewer than one slab stops, named (pic3d.fa calls it only then). */
 export function c_slabs_check(SL: number): void {
@@ -216,6 +216,27 @@ export function c_deposit_blk(N: number, F: number, a: number, b: number, c: num
   const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
   guard(() => deposit(N, F, a, b, c, bundles, out));
   gatherArrived(bundles, dfs[28]!);
+}
+
+/**
+ * The deposits of the 4 subdomains of column (a, b) in one CF (slabs.fah, F = 4: 16 CFs of 48 DF
+ * references a step in place of 64 of 29), each exactly as c_deposit_blk makes it (the same
+ * bundles in the same order, so the same bits): the leaving arrays of the 9 columns around
+ * (a, b) (IN's order of (dx, dy), c at 4·column + c), the column's staying particles (4)
+ * -> the 4 deposit blocks, the 4 arrived particles' arrays.
+ */
+export function c_deposit_col(N: number, F: number, a: number, b: number, ...dfs: DF[]): void {
+  if (F !== 4) fail(`the deposits by column take F = 4 subdomains a side, not F=${F}`);
+  const n1 = N / F + 1;
+  for (let c = 0; c < 4; c++) {
+    const parts: Float64Array[] = [];
+    // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
+    for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[36 + c]! : dfs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
+    const bundles = arriving(parts);
+    const out = dfs[40 + c]!.createFloat64Array(n1 * n1 * n1);
+    guard(() => deposit(N, F, a, b, c, bundles, out));
+    gatherArrived(bundles, dfs[44 + c]!);
+  }
 }
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
@@ -242,7 +263,7 @@ let slabBoxes = new Float64Array(0);
 function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, rhoIn: readonly DF[], phiIn: readonly DF[] | null, phi: DF): void {
   checkSlabs(F, SL, p);
   const n = N / F, NN = N * N, W = slabWidth(N, F, SL, p), lo = slabLayer(p, F, SL) * n;
-  const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps;
+  const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps + GHOST_HI;
   const phis: Float64Array[] = [];
   if (phiIn) for (let q = 0; q < SL; q++) phis.push(phiIn[q]!.getFloat64Array());
   const rhos: Float64Array[] = [], at: number[] = [];
@@ -251,9 +272,9 @@ function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: n
     rhos.push(rhoIn[Math.floor(x / n)]!.getFloat64Array());
     at.push((x % n) * NN);
   }
-  const box = (W + 2 * sweeps) * NN;
+  const box = (W + 2 * sweeps + GHOST_LO + GHOST_HI) * NN;
   if (slabBoxes.length < 2 * box) slabBoxes = new Float64Array(2 * box);
-  jacobiSlab(N, F, NP, SL, p, sweeps, rhos, at, r, phiIn ? phis : null, phi.createFloat64Array(W * NN), slabBoxes.subarray(0, box), slabBoxes.subarray(box, 2 * box));
+  jacobiSlab(N, F, NP, SL, p, sweeps, rhos, at, r, phiIn ? phis : null, phi.createFloat64Array(slabPlanes(N, F, SL, p) * NN), slabBoxes.subarray(0, box), slabBoxes.subarray(box, 2 * box));
 }
 
 /** sweep group j of slab p (every layer's density, every slab's φ) -> φ */
@@ -268,13 +289,13 @@ export function c_slab_group0(N: number, F: number, NP: number, K: number, H: nu
 
 let slabG = new Float64Array(0);
 
-/** push(every slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the staying particles, the leaving array */
+/** push(its slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the staying particles, the leaving array */
 export function c_push_slab(N: number, F: number, SL: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   checkSlabs(F, SL, 0);
   guard(() => {
     const n1 = N / F + 1;
     if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
-    fieldFromSlabs(N, F, SL, a, b, c, arrays(dfs, SL), slabG);
-    pushOut(N, F, a, b, c, null, slabG, dfs[4]!, dfs[5]!, dfs[6]!, dfs[7]!);
+    fieldFromSlab(N, F, SL, a, b, c, dfs[0]!.getFloat64Array(), slabG);
+    pushOut(N, F, a, b, c, null, slabG, dfs[1]!, dfs[2]!, dfs[3]!, dfs[4]!);
   });
 }

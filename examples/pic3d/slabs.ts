@@ -2,8 +2,9 @@
 // operation for operation): SL slabs of whole subdomain layers along x, slab p the layers
 // [slabLayer(p), slabLayer(p + 1)). A sweep group grows its slab only in x (y and z are whole and
 // periodic); every node by the same formula from the same values as the subdomains' sweeps
-// (halo.ts), so the same bits. Layouts (row-major): a slab's φ (W·N², its W planes), a layer's
-// density (n·N²), the deposit blocks ((n+1)³, block (A, B, C) at (A·F + B)·F + C).
+// (halo.ts), so the same bits. Layouts (row-major): a slab's φ ((W + GHOST_LO + GHOST_HI)·N²: its
+// W planes and the ghost planes its pushes read around them), a layer's density (n·N²), the
+// deposit blocks ((n+1)³, block (A, B, C) at (A·F + B)·F + C).
 import { FOUR_PI_G, totalMass } from './model.js';
 
 /** The first subdomain layer (x index) of slab p of SL. */
@@ -14,6 +15,16 @@ export const slabOf = (a: number, F: number, SL: number): number => Math.floor((
 export const slabWidth = (N: number, F: number, SL: number, p: number): number => (slabLayer(p + 1, F, SL) - slabLayer(p, F, SL)) * (N / F);
 /** The slabs' halo depth (slabs.fah SDEPTH): at most H and K, at least 1. */
 export const slabDepth = (H: number, K: number): number => Math.max(1, Math.min(H, K));
+
+/**
+ * The ghost planes a slab's φ carries below and above its own: g = −∇φ at the nodes its layers'
+ * cells touch reads the planes [lo − 1, hi + 1], so a push reads its own slab alone and starts
+ * once that slab is swept, while the other slabs still sweep. Its sweeps grow the box as many
+ * planes more, so the ghosts are exact: the values the neighbouring slab computes there.
+ */
+export const GHOST_LO = 1, GHOST_HI = 2;
+/** The planes of a slab's φ: its own and the ghosts. */
+export const slabPlanes = (N: number, F: number, SL: number, p: number): number => slabWidth(N, F, SL, p) + GHOST_LO + GHOST_HI;
 
 const wrapN = (x: number, N: number): number => ((x % N) + N) % N;
 
@@ -58,28 +69,31 @@ export function densitySlab(N: number, F: number, x0: number, x1: number, blocks
 }
 
 /**
- * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the slabs' φ (phis[q]: slab q's planes;
- * null: zeros) into out (W·N²); rhos[i + r]: the density plane lo + i (an array and its offset),
- * i in [−r, W + r), r ≥ sweeps − 1. a, b: scratch of (W + 2·sweeps)·N² each.
+ * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the slabs' φ (phis[q]: slab q's planes
+ * with its ghosts; null: zeros) into out (its planes with the ghosts, slabPlanes·N²); rhos[i + r]:
+ * the density plane lo + i (an array and its offset), i in [−r, W + r), r ≥ sweeps − 1 + GHOST_HI.
+ * a, b: scratch of (W + 2·sweeps + GHOST_LO + GHOST_HI)·N² each.
  */
 export function jacobiSlab(N: number, F: number, NP: number, SL: number, p: number, sweeps: number, rhos: readonly Float64Array[], rhoAt: readonly number[], r: number,
   phis: readonly Float64Array[] | null, out: Float64Array, a: Float64Array, b: Float64Array): void {
-  const n = N / F, lo = slabLayer(p, F, SL) * n, W = slabWidth(N, F, SL, p), h = sweeps, NN = N * N;
-  for (let i = -h; i < W + h; i++) {
-    const x = wrapN(lo + i, N), q = slabOf(Math.floor(x / n), F, SL);
-    if (phis) a.set(phis[q]!.subarray((x - slabLayer(q, F, SL) * n) * NN, (x - slabLayer(q, F, SL) * n + 1) * NN), (i + h) * NN);
-    else a.fill(0, (i + h) * NN, (i + h + 1) * NN);
+  const n = N / F, lo = slabLayer(p, F, SL) * n, W = slabWidth(N, F, SL, p), h = sweeps, NN = N * N, L = h + GHOST_LO;
+  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N², each read
+  // from the slab that owns it
+  for (let i = -L; i < W + h + GHOST_HI; i++) {
+    const x = wrapN(lo + i, N), q = slabOf(Math.floor(x / n), F, SL), at = (x - slabLayer(q, F, SL) * n + GHOST_LO) * NN;
+    if (phis) a.set(phis[q]!.subarray(at, at + NN), (i + L) * NN);
+    else a.fill(0, (i + L) * NN, (i + L + 1) * NN);
   }
   const h2c = FOUR_PI_G / (N * N), rhobar = totalMass(NP);
   let src = a, dst = b;
   for (let s = 1; s <= sweeps; s++) {
     const e = h - s;
-    for (let i = -e; i < W + e; i++) slabPlane(N, (i + h) * NN, rhos[i + r]!, rhoAt[i + r]!, h2c, rhobar, src, dst);
+    for (let i = -e - GHOST_LO; i < W + e + GHOST_HI; i++) slabPlane(N, (i + L) * NN, rhos[i + r]!, rhoAt[i + r]!, h2c, rhobar, src, dst);
     const t = src;
     src = dst;
     dst = t;
   }
-  out.set(src.subarray(h * NN, (h + W) * NN));
+  out.set(src.subarray(h * NN, (h + W + GHOST_LO + GHOST_HI) * NN));
 }
 
 /** One sweep of one plane (at offset `at` of the box) from src into dst; z and y wrap. */
@@ -95,11 +109,13 @@ function slabPlane(N: number, at: number, rho: Float64Array, ra: number, h2c: nu
 }
 
 /**
- * g = −∇φ at the (n+1)³ nodes the cells of subdomain (a, b, c) touch from the slabs' φ, as
- * `field` computes it, into g (3·(n+1)³, pushIn's layout).
+ * g = −∇φ at the (n+1)³ nodes the cells of subdomain (a, b, c) touch from its slab's φ (with the
+ * ghosts: no other slab is read), as `field` computes it, into g (3·(n+1)³, pushIn's layout).
  */
-export function fieldFromSlabs(N: number, F: number, SL: number, a: number, b: number, c: number, phis: readonly Float64Array[], g: Float64Array): void {
-  const n = N / F, n1 = n + 1, half = 0.5 * N;
+export function fieldFromSlab(N: number, F: number, SL: number, a: number, b: number, c: number, phi: Float64Array, g: Float64Array): void {
+  const n = N / F, n1 = n + 1, half = 0.5 * N, NN = N * N;
+  // plane x of the slab's φ (unwrapped: the ghosts hold the planes across the periodic border)
+  const base = (GHOST_LO - slabLayer(slabOf(a, F, SL), F, SL) * n) * NN;
   const z0: number[] = [], zm: number[] = [], zp: number[] = [];
   for (let k = 0; k < n1; k++) {
     z0.push(wrapN(c * n + k, N));
@@ -108,22 +124,15 @@ export function fieldFromSlabs(N: number, F: number, SL: number, a: number, b: n
   }
   let w = 0;
   for (let i = 0; i < n1; i++) {
-    const x = a * n + i;
-    const [pm, om] = plane(N, F, SL, phis, x - 1), [p0, o0] = plane(N, F, SL, phis, x), [pp, op] = plane(N, F, SL, phis, x + 1);
+    const x = a * n + i, om = base + (x - 1) * NN, o0 = base + x * NN, op = base + (x + 1) * NN;
     for (let j = 0; j < n1; j++) {
       const y = wrapN(b * n + j, N), jo = y * N, jm = wrapN(y - 1, N) * N, jp = wrapN(y + 1, N) * N;
       for (let k = 0; k < n1; k++, w += 3) {
         const z = z0[k]!;
-        g[w] = (pm[om + jo + z]! - pp[op + jo + z]!) * half;
-        g[w + 1] = (p0[o0 + jm + z]! - p0[o0 + jp + z]!) * half;
-        g[w + 2] = (p0[o0 + jo + zm[k]!]! - p0[o0 + jo + zp[k]!]!) * half;
+        g[w] = (phi[om + jo + z]! - phi[op + jo + z]!) * half;
+        g[w + 1] = (phi[o0 + jm + z]! - phi[o0 + jp + z]!) * half;
+        g[w + 2] = (phi[o0 + jo + zm[k]!]! - phi[o0 + jo + zp[k]!]!) * half;
       }
     }
   }
-}
-
-/** The slab array holding global plane x and the plane's offset in it. */
-function plane(N: number, F: number, SL: number, phis: readonly Float64Array[], x: number): [Float64Array, number] {
-  const n = N / F, w = wrapN(x, N), q = slabOf(Math.floor(w / n), F, SL);
-  return [phis[q]!, (w - slabLayer(q, F, SL) * n) * N * N];
 }

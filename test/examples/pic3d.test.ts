@@ -276,14 +276,16 @@ describe('pic3d Poisson sweeps on slabs', () => {
 
   test('the particles are the bits of the subdomain sweeps: 1, 2, 3 (uneven) and 4 slabs, one and several groups, 1 and 2 nodes', async () => {
     // 4 layers in 3 slabs are 1, 1 and 2 layers; K = 7 at depth 3 is a first, a middle and a last
-    // group a step; depth 10 one group; 2 in-process nodes (slabs are asked for on every row: the
-    // sweeps stay on the subdomains by default) put the slabs on both. TypeScript
+    // group a step; depth 10 one group (and the default, 2 slabs on one node); 2 in-process nodes
+    // (asked for: several nodes sweep on the subdomains by default) put the slabs on both; F = 4 deposits by column
+    // (and once a subdomain, SUBDOMAIN_DEPOSITS), F = 2, 3 a subdomain. TypeScript
     // kernels on three of the runs (slower), C++ on all
     const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-slabs-'));
     try {
       for (const [nodes, lanes, F, K, defines, ts] of [
-        [1, 2, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=3'], true], [1, 1, 4, 10, ['POISSON_SLABS=1'], false], [1, 2, 4, 10, ['POISSON_SLABS=2'], false],
+        [1, 2, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=3'], true], [1, 1, 4, 10, ['POISSON_SLABS=1'], false], [1, 2, 4, 10, [], false],
         [2, 1, 4, 7, ['POISSON_SLABS=2', 'SLAB_HALO=2'], true], [1, 2, 2, 5, ['POISSON_SLABS=4'], false], [1, 1, 3, 4, ['POISSON_SLABS=2', 'SLAB_HALO=1'], true],
+        [1, 2, 4, 10, ['POISSON_SLABS=2', 'SUBDOMAIN_DEPOSITS'], false],
       ] as const) {
         for (const file of ts ? ['examples/pic3d-cpp/pic3d.fa', 'examples/pic3d/pic3d.fa'] : ['examples/pic3d-cpp/pic3d.fa']) {
           const N = 4 * F, args = [String(N), String(F), '3000', '3', String(K), '1', String(nodes)];
