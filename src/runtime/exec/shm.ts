@@ -203,7 +203,9 @@ export function keepFreedMemory(): boolean {
 //   - the DF store, from the post of a value to its free (its last request served, or destroyed);
 //   - every CF that received it, until the CF is finished (its batch's result booked, or its
 //     inline call returned): a CF takes its inputs when it is examined, long before it runs;
-//   - a post, until its waiting readers have been handed the value.
+//   - a post, until its waiting readers have been handed the value;
+//   - a CF that completes after its batch was booked (it asked its node without waiting), its
+//     raw outputs until it completes (rawAwaited).
 // When the count falls to 0 the buffer waits for every batch sent to any lane before that
 // moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
 // without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
@@ -303,6 +305,22 @@ export function rawHeld(v: Uint8Array): void {
   const id = idOf(v);
   const h = id < 0 ? undefined : held.get(id);
   if (h === undefined) return;
+  h.n++;
+  h.seq = -1;
+}
+
+/**
+ * A CF that completes after its batch was booked (its ucode asked its node without waiting,
+ * exec/desk.ts settle) holds raw output `v` until it completes (rawLet then): the output may
+ * share the buffer of an input forwarded to it, which no holder counted but the batch, now
+ * closed. Counted even before anything posted the buffer: the input may come from another lane's
+ * batch not booked yet.
+ */
+export function rawAwaited(v: Uint8Array): void {
+  const id = idOf(v);
+  if (id < 0) return;
+  let h = held.get(id);
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1 });
   h.n++;
   h.seq = -1;
 }
