@@ -37,7 +37,7 @@ describe('views of freed raw DFs held by workers', () => {
   // most of them. The system thread's views of a dropped buffer are old and keep its memory until
   // its next full collection, so it counts what the workers dropped (codec.ts decodeResult).
   // Counted only on the worker, a thread's unfreed shared bytes rose all run long, until the
-  // system thread's own rare full collections: 196–599 MiB at the peak (2 runs, 400 steps), and
+  // system thread's own rare full collections: 196–599 MiB at the peak (4 runs, 400 steps), and
   // 108 / 182 at 200 steps; counted there too, 91 / 101.
   test('400 steps of freed buffers the workers\' pools drop: a thread\'s unfreed shared bytes stay under 160 MiB', async () => {
     const r = await luna(runArgs(1, 2, { file: FILE, args: ['400', '8', '1024', '64', '1'] }), {
