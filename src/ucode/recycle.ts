@@ -219,7 +219,21 @@ export function drainPool(maxBytes: number): SharedArrayBuffer[] | undefined {
   return out.length > 0 ? out : undefined;
 }
 
+/**
+ * Bytes of buffers handed to this thread that its pool had no room for, since handedDropped()
+ * was last asked. The thread that handed them over held them in its pool, and its view of each
+ * keeps the memory until that thread collects it: it counts them too (runtime/exec/shm.ts).
+ */
+let handedDroppedBytes = 0;
+
 /** Buffers handed to this thread by another (drainPool there): into this thread's pool. */
 export function adoptRaw(list: readonly SharedArrayBuffer[]): void {
-  for (const b of list) poolRaw(b);
+  for (const b of list) if (!poolRaw(b)) handedDroppedBytes += b.byteLength;
+}
+
+/** The bytes of handed buffers dropped since the last call (adoptRaw), and the count reset. */
+export function handedDropped(): number {
+  const n = handedDroppedBytes;
+  handedDroppedBytes = 0;
+  return n;
 }

@@ -5,7 +5,8 @@
 // that throws is a fault of the run naming the CF and the request.
 import { WAIT_KINDS, type WaitKind } from '../../trace/schema.js';
 import { IDENTITY } from './context.js';
-import { T_INT, T_JS } from '../../ucode/value.js';
+import { T_INT, T_JS, T_RAW } from '../../ucode/value.js';
+import { rawAwaited, rawLet } from './shm.js';
 import { ASK_LATER, LATER_KEY } from '../../ucode/dda.js';
 import type { Task, WireAnswer, WireRequest } from './protocol.js';
 import type { DfValue } from '../../ucode/value.js';
@@ -199,6 +200,11 @@ export class RequestDesk {
    */
   settle(lane: number, outs: (DfValue | null)[], done: (outs: (DfValue | null)[] | null, error?: string) => void): boolean {
     let waiting = 0, failed = false;
+    // its raw outputs are held until it completes (shm.ts rawAwaited): its batch is booked now
+    let raws: Uint8Array[] | undefined;
+    const complete = (o: (DfValue | null)[] | null, error?: string): void => {
+      try { done(o, error); } finally { if (raws !== undefined) for (const v of raws) rawLet(v); }
+    };
     for (let j = 0; j < outs.length; j++) {
       const token = laterToken(outs[j]);
       if (token === undefined) continue;
@@ -206,14 +212,19 @@ export class RequestDesk {
       const key = `${lane}:${token}`;
       const got = (a: WireAnswer): void => {
         if (failed) return;
-        if (!a.ok) { failed = true; done(null, `the request for ${a.resource} refused: ${a.error ?? 'no reason given'}`); return; }
+        if (!a.ok) { failed = true; complete(null, `the request for ${a.resource} refused: ${a.error ?? 'no reason given'}`); return; }
         outs[j] = toValue(a.value);
-        if (--waiting === 0) done(outs);
+        if (--waiting === 0) complete(outs);
       };
       const e = this.later.get(key);
       if (e?.answer) { this.later.delete(key); queueMicrotask(() => got(e.answer!)); } else this.later.set(key, { done: got, arrived: e?.arrived });
     }
-    return waiting > 0;
+    if (waiting === 0) return false;
+    for (let j = 0; j < outs.length; j++) {
+      const v = outs[j];
+      if (v != null && v.t === T_RAW) { rawAwaited(v.v); (raws ??= []).push(v.v); }
+    }
+    return true;
   }
   private handle(lane: number, m: WireRequest, send: (a: WireAnswer) => void): void {
     const host = this.host;

@@ -128,7 +128,9 @@ export function collectDue(): void {
  * value read by many fragments over a long time (the PIC's Poisson slabs, read by every push of a
  * step on both lanes) is held through the workers' minor collections, and with a full one only
  * every FULL_EVERY-th the slab run's peak RSS grew ~40 MB a step on 2 threads (1.26–1.32 GB at 30
- * steps against 0.84–0.86 with this, docs/pic.md).
+ * steps against 0.84–0.86 with this, docs/pic.md). 2 and 8 against 4 (subdomain sweeps, 30 steps,
+ * 2 alternated rounds, load 9–10): peak RSS 725 / 725 and 783 / 735 MB against 687 / 718, program
+ * 4.8 / 4.9 and 5.0 / 5.0 s against 4.6 / 5.0; slabs, one run each: 820 and 892 MB against 841.
  */
 const AGED_SHARE = 4;
 /** what the worker holds now that it did not report before (countHeld) */
@@ -203,7 +205,9 @@ export function keepFreedMemory(): boolean {
 //   - the DF store, from the post of a value to its free (its last request served, or destroyed);
 //   - every CF that received it, until the CF is finished (its batch's result booked, or its
 //     inline call returned): a CF takes its inputs when it is examined, long before it runs;
-//   - a post, until its waiting readers have been handed the value.
+//   - a post, until its waiting readers have been handed the value;
+//   - a CF that completes after its batch was booked (it asked its node without waiting), its
+//     raw outputs until it completes (rawAwaited).
 // When the count falls to 0 the buffer waits for every batch sent to any lane before that
 // moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
 // without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
@@ -223,7 +227,11 @@ export function keepFreedMemory(): boolean {
  * peak RSS 0–80 MB higher (load 7–16, docs/pic.md); turned on again after the in-flight book
  * moved to the runtime, against 0, 2 alternated rounds at load 9–12: 2 / 2 full collections
  * against 11 / 11, process CPU 3.30 / 3.16 s against 3.37 / 3.50, peak RSS 417 / 425 MB against
- * 428 / 377. The recycling tests run programs whose
+ * 428 / 377. Checked again once workers' dropped buffers were counted on the system thread
+ * (30 steps, 2 alternated rounds, load 12–16, peak RSS / program ms / forced full collections):
+ * 0: 597 / 696 MB, 6.2 / 5.6 s, 20 / 20; 16: 727 / 721, 6.0 / 5.9 s, 18 / 17; 32: 723 / 690, 5.3 /
+ * 6.5 s, 11 / 11; 64: 707 / 739, 5.8 / 6.1 s, 5 / 5 — peaks and times within the spread, the
+ * fewest collections at 64 (docs/pic.md "Peak RSS with recycling on"). The recycling tests run programs whose
  * every reader checks its bytes, on threads, processes and in-process nodes, with each buffer
  * poisoned as it enters a pool (LUNA_RECYCLE_POISON): none reads a reused buffer.
  */
@@ -303,6 +311,22 @@ export function rawHeld(v: Uint8Array): void {
   const id = idOf(v);
   const h = id < 0 ? undefined : held.get(id);
   if (h === undefined) return;
+  h.n++;
+  h.seq = -1;
+}
+
+/**
+ * A CF that completes after its batch was booked (its ucode asked its node without waiting,
+ * exec/desk.ts settle) holds raw output `v` until it completes (rawLet then): the output may
+ * share the buffer of an input forwarded to it, which no holder counted but the batch, now
+ * closed. Counted even before anything posted the buffer: the input may come from another lane's
+ * batch not booked yet.
+ */
+export function rawAwaited(v: Uint8Array): void {
+  const id = idOf(v);
+  if (id < 0) return;
+  let h = held.get(id);
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1 });
   h.n++;
   h.seq = -1;
 }

@@ -8,13 +8,13 @@ export function c_seed(okib: number, o: DF): void {
   a[0] = 0;
 }
 
-/** b[s]: kib KiB, every word written (so its pages are resident), word 0 = s. */
-export function c_big(x: DF, y: DF, s: number, kib: number, b: DF): void {
+/** b[s]: kib KiB (or one of 24 sizes up to 4 kib, `vary`), every word written (so its pages are resident), word 0 = s. */
+export function c_big(x: DF, y: DF, s: number, kib: number, vary: number, b: DF): void {
   if (x.getInt32Array()[0] !== 0 && x.getInt32Array()[0]! < 0) throw new Error('bad token');
   void y;
   // the shared bytes this thread made and that are not freed yet (live, or garbage not collected)
   console.log(`made ${Math.round(process.memoryUsage().arrayBuffers / 1048576)} MiB`);
-  const a = b.createInt32Array(kib * 256);
+  const a = b.createInt32Array((vary ? kib * (8 + ((s * 5) % 24)) / 8 : kib) * 256);
   a.fill(s + 7);
   a[0] = s;
 }
