@@ -437,16 +437,22 @@ void c_slabs_check(int SL)
     if (SL < 1) failed("POISSON_SLABS=" + std::to_string(SL) + ": the Poisson sweeps need at least one slab");
 }
 
-/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block alone (the slabs hold φ), the arrived particles */
-void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
+/** Subdomain (a, b, c)'s deposit from its 27 inputs (STAY: its staying particles) -> L (the deposit block alone), A (the arrived particles). */
+static void depositSubdomain(int N, int F, int a, int b, int c, const InputDF *const *in, OutputDF &L, OutputDF &A)
 {
-    const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
     Bundle bs[27];
     bundles(in, bs);
     const long n1 = N / F + 1;
     double *out = L.create<double>(n1 * n1 * n1, 0.0);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     gatherArrived(bs, A);
+}
+
+/** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block alone (the slabs hold φ), the arrived particles */
+void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A)
+{
+    const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
+    depositSubdomain(N, F, a, b, c, in, L, A);
 }
 
 /**
@@ -461,16 +467,11 @@ void c_deposit_col(int N, int F, int a, int b, PIC3D_IN16(x), PIC3D_IN16(y), PIC
     if (F != 4) failed("the deposits by column take F = 4 subdomains a side, not F=" + std::to_string(F));
     const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
     OutputDF *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
-    const long n1 = N / F + 1;
     for (int c = 0; c < 4; c++) {
         // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
         const InputDF *in[27];
         for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
-        Bundle bs[27];
-        bundles(in, bs);
-        double *out = Ls[c]->create<double>(n1 * n1 * n1, 0.0);
-        GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-        gatherArrived(bs, *As[c]);
+        depositSubdomain(N, F, a, b, c, in, *Ls[c], *As[c]);
     }
 }
 

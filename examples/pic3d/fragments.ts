@@ -211,11 +211,16 @@ function checkSlabs(F: number, SL: number, p: number): void {
 export function c_deposit_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   const parts: Float64Array[] = [];
   for (let d = 0; d < 27; d++) parts.push(records(dfs[d]!));
+  depositSubdomain(N, F, a, b, c, parts, dfs[27]!, dfs[28]!);
+}
+
+/** Subdomain (a, b, c)'s deposit from its 27 parts (STAY: its staying particles) -> L (the deposit block alone), A (the arrived particles). */
+function depositSubdomain(N: number, F: number, a: number, b: number, c: number, parts: Float64Array[], L: DF, A: DF): void {
   const bundles = arriving(parts);
   const n1 = N / F + 1;
-  const out = dfs[27]!.createFloat64Array(n1 * n1 * n1);
+  const out = L.createFloat64Array(n1 * n1 * n1);
   guard(() => deposit(N, F, a, b, c, bundles, out));
-  gatherArrived(bundles, dfs[28]!);
+  gatherArrived(bundles, A);
 }
 
 /**
@@ -227,15 +232,11 @@ export function c_deposit_blk(N: number, F: number, a: number, b: number, c: num
  */
 export function c_deposit_col(N: number, F: number, a: number, b: number, ...dfs: DF[]): void {
   if (F !== 4) fail(`the deposits by column take F = 4 subdomains a side, not F=${F}`);
-  const n1 = N / F + 1;
   for (let c = 0; c < 4; c++) {
     const parts: Float64Array[] = [];
     // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
     for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[36 + c]! : dfs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
-    const bundles = arriving(parts);
-    const out = dfs[40 + c]!.createFloat64Array(n1 * n1 * n1);
-    guard(() => deposit(N, F, a, b, c, bundles, out));
-    gatherArrived(bundles, dfs[44 + c]!);
+    depositSubdomain(N, F, a, b, c, parts, dfs[40 + c]!, dfs[44 + c]!);
   }
 }
 
