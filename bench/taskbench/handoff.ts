@@ -4,6 +4,7 @@
 // One traced `luna run`, read back through `luna export tables` (the fragments table).
 // The least busy lane's idle time is split by cause (LaneIdle): a share a loaded machine moves
 // less than the busy share itself, since its preemptions show up as their own term.
+import { parse } from 'csv-parse/sync';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,19 +82,9 @@ export function laneIdle(mine: readonly Ran[], inputsOf: (r: Ran) => readonly Ra
   return { edgesPct: pct(edges), otherLatePct: pct(late), otherCpuPct: pct(cpu), otherPreemptedPct: pct(pre), handoffPct: pct(hand) };
 }
 
-/** Split one CSV line (quoted fields may hold commas). */
-export function fields(line: string): string[] {
-  const out: string[] = [];
-  let cur = '', q = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (q) { if (c === '"' && line[i + 1] === '"') { cur += '"'; i++; } else if (c === '"') q = false; else cur += c; }
-    else if (c === '"') q = true;
-    else if (c === ',') { out.push(cur); cur = ''; }
-    else cur += c;
-  }
-  out.push(cur);
-  return out;
+/** The rows of a table `luna export tables` wrote, by column name (csv-parse: quoted fields may hold commas). */
+export function csvRows(text: string): Record<string, string>[] {
+  return parse(text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];
 }
 
 /**
@@ -114,17 +105,14 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const fedWaits = fedNone + fedSpun + fedSlept;
     const ex = spawnSync(LUNA, ['export', 'tables', trace, '-o', tables], { encoding: 'utf8', timeout: 600_000 });
     if (ex.status !== 0) throw new Error(`luna export tables: ${ex.stderr || ex.error?.message}`);
-    const lines = readFileSync(join(tables, 'fragments.csv'), 'utf8').split('\n').filter(Boolean);
-    const head = fields(lines[0]!);
-    const col = (n: string): number => { const i = head.indexOf(n); if (i < 0) throw new Error(`fragments.csv: no column ${n}`); return i; };
-    const [LABEL, IDX, LANE, START, FINISH, CPU] = ['label', 'indices', 'lane', 'start', 'finish', 'cpu_ns'].map(col) as [number, number, number, number, number, number];
+    const rows = csvRows(readFileSync(join(tables, 'fragments.csv'), 'utf8'));
+    for (const n of ['label', 'indices', 'lane', 'start', 'finish', 'cpu_ns']) if (rows.length > 0 && !(n in rows[0]!)) throw new Error(`fragments.csv: no column ${n}`);
     // each task with its step and column, for the tasks it reads
     const at = new Map<string, Ran & { t: number; x: number }>();
-    for (const l of lines.slice(1)) {
-      const r = fields(l);
-      const label = r[LABEL], idx = JSON.parse(r[IDX]!) as number[];
+    for (const r of rows) {
+      const label = r.label, idx = JSON.parse(r.indices!) as number[];
       const key = label === 'init' ? `0:${idx[0]}` : label === 'task' ? `${idx[0]}:${idx[1]}` : undefined;
-      if (key) at.set(key, { start: Number(r[START]), finish: Number(r[FINISH]), cpu: Number(r[CPU]), lane: r[LANE]!, t: label === 'init' ? 0 : idx[0]!, x: label === 'init' ? idx[0]! : idx[1]! });
+      if (key) at.set(key, { start: Number(r.start), finish: Number(r.finish), cpu: Number(r.cpu_ns), lane: r.lane!, t: label === 'init' ? 0 : idx[0]!, x: label === 'init' ? idx[0]! : idx[1]! });
     }
     const lat: number[] = [];
     let first = Infinity, last = -Infinity;

@@ -8,7 +8,7 @@
 //
 //   node dist/bench/taskbench/sched.js <perf script output> <fragments.csv> <origin ns>
 import { readFileSync } from 'node:fs';
-import { fields } from './handoff.js';
+import { csvRows } from './handoff.js';
 
 /** What a lane's thread was doing: on its CPU, asleep, or runnable while another thread held its CPU. */
 export type Holder = 'system' | 'other worker' | 'helper' | 'other process';
@@ -173,10 +173,7 @@ function runningTasks(perf: PerfSched, onCpu: Map<number, [number, number][]>, t
 
 /** fragments.csv (luna export tables): each fragment's lane, start and finish. */
 export function tasksOf(csv: string): { lane: string; start: number; finish: number }[] {
-  const lines = csv.split('\n').filter(Boolean);
-  const head = fields(lines[0]!);
-  const [L, S, F] = ['lane', 'start', 'finish'].map((n) => head.indexOf(n)) as [number, number, number];
-  return lines.slice(1).map(fields).map((c) => ({ lane: c[L]!, start: Number(c[S]), finish: Number(c[F]) }));
+  return csvRows(csv).map((c) => ({ lane: c.lane!, start: Number(c.start), finish: Number(c.finish) }));
 }
 
 if (process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
