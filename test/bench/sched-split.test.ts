@@ -12,9 +12,13 @@ const wake = (us: number, cpu: number, cur: string, woken: number, target: numbe
   `            ${cur} [00${cpu}] ${(us / 1e6).toFixed(6)}: sched:sched_wakeup: comm=node pid=${woken} prio=120 target_cpu=00${target}`;
 
 // the luna process shows first under its launcher's name, as `bin/luna` does before it runs node
-const PERF = [
+// the launcher's line, then lane 1's thread (101) put on CPU 0 at 0 µs
+const START = [
   '            luna 100/100 [001] 0.000000: sched:sched_wakeup: comm=node pid=103 prio=120 target_cpu=001',
   sw(0, 0, 'swapper 0/0', 0, 'R', 101),
+];
+const PERF = [
+  ...START,
   sw(0, 1, 'luna 100/100', 100, 'S', 200),
   // lane 1's thread preempted by the system thread for 5 µs …
   sw(10, 0, 'node 100/101', 101, 'R', 100),
@@ -58,8 +62,7 @@ test('each lane\'s span by state: on its CPU, asleep, and kept off it by whom', 
 
 test('a preemption is counted to the thread that took the CPU: another process, a helper', () => {
   const perf = [
-    '            luna 100/100 [001] 0.000000: sched:sched_wakeup: comm=node pid=103 prio=120 target_cpu=001',
-    sw(0, 0, 'swapper 0/0', 0, 'R', 101),
+    ...START,
     // the CPU taken by another process for 10 µs, then by a helper for 5 (each counted to who took it)
     sw(10, 0, 'node 100/101', 101, 'R', 200),
     sw(20, 0, 'node 200/200', 200, 'S', 101),
