@@ -106,6 +106,8 @@ export interface CompiledProgram {
   hasStealable: boolean;
   /** some statement has a `priority` rule */
   hasPriority: boolean;
+  /** some CF is marked `heavy` (its ucode runs long: on one node the workers boot at the program's start) */
+  hasHeavy: boolean;
 }
 
 export class ProgramError extends Error {
@@ -159,6 +161,8 @@ class Compiler {
   sites: Site[] = [];
   private frame = 0;
   private cur: SubTemplate | null = null;
+  /** a call marked `heavy` was compiled */
+  private heavy = false;
   /** stops a program whose sites outgrow the heap that BYTES_PER_SITE estimated */
   private readonly heap = new HeapGuard();
 
@@ -192,6 +196,7 @@ class Compiler {
     return {
       codes: this.codes, imports, subs: this.subs, main, mainSite, sites: this.sites,
       hasStealable: this.sites.some((x) => x.stealable), hasPriority: this.sites.some((x) => x.priority !== undefined),
+      hasHeavy: this.heavy,
     };
   }
 
@@ -469,6 +474,7 @@ class Compiler {
         case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc) };
       }
     });
+    if (s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy'))) this.heavy = true;
     const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null });
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
