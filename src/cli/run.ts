@@ -271,7 +271,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     return report(res, o.trace);
   }
   // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
-  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, nodes)) bootEarly(threads, cores);
+  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');
