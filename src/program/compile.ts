@@ -152,6 +152,19 @@ export function countStatements(program: Program): number {
   return n;
 }
 
+/** Whether a CF of the program is marked `heavy` (language.md §4.4.14; the checks reject the mark anywhere else). */
+export function marksHeavy(program: Program): boolean {
+  const blocks: Block[] = [];
+  for (const it of program.items) if (it.kind === 'sub') blocks.push(it.body);
+  for (let b = blocks.pop(); b; b = blocks.pop()) {
+    for (const s of b.stmts) {
+      if (s.kind !== 'cf') blocks.push(s.body);
+      else if (s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy'))) return true;
+    }
+  }
+  return false;
+}
+
 class Compiler {
   codes: string[] = ['for', 'while', 'if'];
   /** code numbers by name (a linear search of codes made a program of many subs quadratic) */
@@ -161,8 +174,6 @@ class Compiler {
   sites: Site[] = [];
   private frame = 0;
   private cur: SubTemplate | null = null;
-  /** a call marked `heavy` was compiled */
-  private heavy = false;
   /** stops a program whose sites outgrow the heap that BYTES_PER_SITE estimated */
   private readonly heap = new HeapGuard();
 
@@ -196,7 +207,7 @@ class Compiler {
     return {
       codes: this.codes, imports, subs: this.subs, main, mainSite, sites: this.sites,
       hasStealable: this.sites.some((x) => x.stealable), hasPriority: this.sites.some((x) => x.priority !== undefined),
-      hasHeavy: this.heavy,
+      hasHeavy: marksHeavy(program),
     };
   }
 
@@ -474,7 +485,6 @@ class Compiler {
         case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc) };
       }
     });
-    if (s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy'))) this.heavy = true;
     const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null });
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
