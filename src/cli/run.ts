@@ -10,6 +10,7 @@ import { finishOrphanTrace, finishRunTrace, startRunTrace } from '../runtime/tra
 import { cpuClockWarningOnce, newRunOrigin } from '../trace/clock.js';
 import type { TraceManifest } from '../trace/manifest.js';
 import { choosePolicy, type ChosenPolicy } from '../runtime/policy/select.js';
+import { DefaultPolicy } from '../runtime/policy/default.js';
 import type { Distribution } from '../runtime/policy/distribution-file.js';
 import type { Schedule } from '../runtime/policy/playback.js';
 import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.js';
@@ -127,7 +128,13 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // before any worker thread starts: the threads there are now are Node's and V8's own
   lowerBackgroundOnLanes(tuned('LUNA_V8_NICE') ?? BACKGROUND_NICE);
   niceWhileAhead(tuned('LUNA_SYSTEM_NICE') ?? SYSTEM_NICE_AHEAD);
-  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags });
+  // a one-node program that marks a CF heavy boots its workers while it compiles (the default
+  // policy's rule, which every policy forwards; the pool adopts them, see bootEarly)
+  const onHeavy = launch.launcher === 'local' && (o.nodes ?? 1) === 1 ? (): void => {
+    const cores = nodeCpus(launch, ranksOnThisHost(launch, 1), cpuSet());
+    if (new DefaultPolicy().bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, 1, true)) bootEarly(o.threads ?? cores, cores);
+  } : undefined;
+  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags, onHeavy });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);
   try {
@@ -271,7 +278,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     return report(res, o.trace);
   }
   // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
-  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, nodes)) bootEarly(threads, cores);
+  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');

@@ -14,7 +14,7 @@ import { DYNAMIC_OPERATIONS, REARRANGE } from '../core/builtins.js';
 import { checkDynamicDecl } from './dynamic.js';
 
 /** The behaviour rules the language defines (docs/language.md §4.4, §9.1). */
-const KNOWN_RULES = new Set(['weights', 'locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority']);
+const KNOWN_RULES = new Set(['weights', 'locator_cyclic', 'locator_replicating', 'request', 'req_count', 'req_unlimited', 'drop', 'delete', 'afterpush', 'wait', 'nfparam', 'stealable', 'priority', 'heavy']);
 
 export interface CheckOptions {
   originOf: (pos: number) => Origin;
@@ -195,6 +195,7 @@ class Checker {
     // a declaration's element size and recommendations see the block's names
     for (const d of b.dfs) if (d.dynamic) checkDynamicDecl(d, d.dynamic, { err: (code, m, pos) => this.err(code, m, pos), type: (e) => this.expr(e, scope) });
     for (const s of b.stmts) this.stmt(s, scope);
+    this.heavyRule(b.rules, undefined);
     this.rules(b.rules, scope, constructScope ?? scope);
   }
 
@@ -276,7 +277,23 @@ class Checker {
       }
     }
     this.weightsRule(s, scope, callee);
+    this.heavyRule(s.rules, callee, s.callee);
     this.rules(s.rules, scope, scope);
+  }
+
+  /**
+   * `@ { heavy; }` (§4.4): the CF's ucode runs long, so on one node the workers boot at the
+   * program's start. LUNA-E033 for the rule in another form than the flag, on a call of a sub
+   * or of the runtime's operations, or on a block (`callee` undefined): it marks one CF that runs a ucode.
+   */
+  private heavyRule(rules: Rule[], callee: Callee | undefined, name?: string): void {
+    for (const r of rules) {
+      const named = r.kind === 'flags' ? r.flags.includes('heavy') : r.property === 'heavy';
+      if (!named) continue;
+      if (name === undefined) this.err('LUNA-E033', `'heavy' marks one fragment that runs a ucode: write it on that 'cf' statement, not on a block`, r.pos);
+      else if (r.kind !== 'flags') this.err('LUNA-E033', `'heavy' is a flag and takes nothing: write 'heavy;'`, r.pos);
+      else if (callee && (callee.kind === 'sub' || callee.builtin)) this.err('LUNA-E033', `'heavy' marks a fragment that runs a ucode; '${name}' is ${callee.builtin ? 'an operation of the runtime' : 'a sub'} (mark the calls of ucodes inside it)`, r.pos);
+    }
   }
 
   /**

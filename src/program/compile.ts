@@ -106,6 +106,8 @@ export interface CompiledProgram {
   hasStealable: boolean;
   /** some statement has a `priority` rule */
   hasPriority: boolean;
+  /** some CF is marked `heavy` (its ucode runs long: on one node the workers boot at the program's start) */
+  hasHeavy: boolean;
 }
 
 export class ProgramError extends Error {
@@ -150,6 +152,19 @@ export function countStatements(program: Program): number {
   return n;
 }
 
+/** Whether a CF of the program is marked `heavy` (language.md §4.4.14; the checks reject the mark anywhere else). */
+export function marksHeavy(program: Program): boolean {
+  const blocks: Block[] = [];
+  for (const it of program.items) if (it.kind === 'sub') blocks.push(it.body);
+  for (let b = blocks.pop(); b; b = blocks.pop()) {
+    for (const s of b.stmts) {
+      if (s.kind !== 'cf') blocks.push(s.body);
+      else if (s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy'))) return true;
+    }
+  }
+  return false;
+}
+
 class Compiler {
   codes: string[] = ['for', 'while', 'if'];
   /** code numbers by name (a linear search of codes made a program of many subs quadratic) */
@@ -192,6 +207,7 @@ class Compiler {
     return {
       codes: this.codes, imports, subs: this.subs, main, mainSite, sites: this.sites,
       hasStealable: this.sites.some((x) => x.stealable), hasPriority: this.sites.some((x) => x.priority !== undefined),
+      hasHeavy: marksHeavy(program),
     };
   }
 

@@ -17,7 +17,7 @@ import { inlineCppSource } from '../ucode/cpp/inline.js';
 import type { Program } from '../lang/ast.js';
 import { fits, HeapExhausted, heapLeft, megabytes } from '../lang/heap.js';
 import { tooLarge } from '../lang/parser.js';
-import { BYTES_PER_SITE, compileProgram, countStatements, ProgramError, type CompiledProgram } from './compile.js';
+import { BYTES_PER_SITE, compileProgram, countStatements, marksHeavy, ProgramError, type CompiledProgram } from './compile.js';
 import type { ImportDef } from '../core/imports.js';
 
 export interface LoadOptions {
@@ -28,6 +28,11 @@ export interface LoadOptions {
   cacheDir?: string;
   /** flags of the C++ compiler (default: LUNA_CXXFLAGS, else -O2) */
   cxxflags?: string;
+  /**
+   * called once the front end has accepted a program with a CF marked `heavy`, before it is
+   * compiled: a run boots its workers while the program compiles and its C++ ucodes load
+   */
+  onHeavy?: () => void;
   /**
    * also type-check the TypeScript ucode modules, and each ucode against its import (`luna
    * check`; loads the TypeScript compiler, which takes a second or two)
@@ -92,6 +97,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
+  if (opts.onHeavy && marksHeavy(fe.program)) opts.onHeavy();
   const refuse = (d: Diagnostic): Loaded => {
     const ds = [...fe.diagnostics, d];
     return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };

@@ -388,3 +388,13 @@ test('W005 a near-miss of a known rule name: did you mean, and the rule is still
   only('LUNA-W005', H + 'sub main() { df x; o(x); } @ { §req_cont x = 1; }\n');
   assert.deepEqual(compile(H + 'sub main() { df x; cf a: o(x) @ { unroll_at_once; my_hint: 3; }; }\n').diagnostics, [], 'unknown rules are accepted as the original does');
 });
+
+test('E033 heavy anywhere but as the flag of a CF that runs a ucode', () => {
+  const sub = 'sub helper() n1(1);\n';
+  assert.deepEqual(compile(H + 'sub main() { df x; cf a: o(x) @ { heavy; }; v(x) @ { heavy, stealable; }; }\n').diagnostics, [], 'on calls of ucodes');
+  assert.match(only('LUNA-E033', H + 'sub main() { df x; o(x) @ { §heavy: 1; }; }\n').message, /'heavy' is a flag and takes nothing: write 'heavy;'/);
+  only('LUNA-E033', H + 'sub main() { df x; o(x) @ { §heavy x; }; }\n');
+  assert.match(only('LUNA-E033', H + sub + 'sub main() { helper() @ { §heavy; }; }\n').message, /'helper' is a sub \(mark the calls of ucodes inside it\)/);
+  assert.match(only('LUNA-E033', H + 'sub main() { df x; for i = 0..1 { o(x[i]); } @ { §heavy; } }\n').message, /write it on that 'cf' statement, not on a block/);
+  only('LUNA-E033', H + 'sub main() { df x; o(x); } @ { §heavy; }\n');
+});

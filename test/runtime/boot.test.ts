@@ -1,6 +1,7 @@
 // When worker threads boot (real threads, the real CLI): a program whose fragments are all tiny
 // never boots one — a code's first, cold call does not count as long — and a program of long
-// fragments does, and runs them there.
+// fragments does, and runs them there; a program that marks a fragment `heavy` boots them at its
+// start, however tiny its fragments turn out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -45,10 +46,10 @@ export function c_sum(...v: { getInt(): number }[]): void { console.log('sum', v
 `;
 }
 
-function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T, firstCpu = false): T {
+function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T, firstCpu = false, program = PROGRAM): T {
   const dir = mkdtempSync(join(tmpdir(), 'luna-boot-'));
   try {
-    writeFileSync(join(dir, 'prog.fa'), PROGRAM);
+    writeFileSync(join(dir, 'prog.fa'), program);
     writeFileSync(join(dir, 'ucodes.ts'), ucodes(firstMs, ms, firstCpu));
     return f(join(dir, 'prog.fa'));
   } finally {
@@ -90,4 +91,15 @@ test('--warm-start boots the workers before the program, tiny or not; with the s
   const s = run(['--threads', '2', '--warm-start', resolve('examples/hello/hello.fa')], { LUNA_SYSTEM_LANE: '1' });
   assert.match(s.out, /hello: OK/);
   assert.equal(s.workers, 1, 'one worker and the system thread');
+});
+
+test('a fragment marked heavy boots the workers at the program\'s start, however tiny its calls; the same program unmarked boots none', () => {
+  const marked = PROGRAM.replace('work(i, x[i]);', 'work(i, x[i]) @ { heavy; };');
+  assert.notEqual(marked, PROGRAM);
+  const r = inTemp(0, 0, (prog) => run(['--threads', '2', prog]), false, marked);
+  assert.match(r.out, /sum 21/);
+  assert.ok(r.workers >= 1, `workers booted (${r.workers})`);
+  const u = inTemp(0, 0, (prog) => run(['--threads', '2', prog]));
+  assert.match(u.out, /sum 21/);
+  assert.equal(u.workers, 0, 'unmarked: every call tiny, no worker');
 });

@@ -240,6 +240,8 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   const cost = (minNs: number, samples: number, meanNs = minNs, lastNs = 0) => ({ meanNs, samples, minNs, lastNs });
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1), false, 'one node: not before a CF ran');
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 2), true, 'several nodes: a code\'s first CF goes to a worker');
+  assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1, true), true, 'one node, a CF marked heavy: at the start');
+  assert.equal(p.bootWorkers(cost(500, 1), 500, 1, false), false, 'unmarked, tiny: not');
   assert.equal(p.bootWorkers(cost(500, 1), 500, 1), false, 'tiny');
   assert.equal(p.bootWorkers(cost(INLINE_NS, 1), INLINE_NS, 1), false, 'one call may be a cold one');
   assert.equal(p.bootWorkers(cost(INLINE_NS, 2), INLINE_NS, 1), false, 'the first calls of a code run cold');

@@ -168,7 +168,7 @@ export class NodeRuntime {
     this.costN = new Int32Array(program.codes.length);
     this.st.owner = this;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
-    if (policy.bootWorkers(this.costView, 0, host.size)) this.warmWorkers();
+    if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
   }
 
   get live(): number {
@@ -947,7 +947,7 @@ export class NodeRuntime {
       cost.minNs = this.costMin[c]!;
       cost.samples = n + 1;
       cost.lastNs = last;
-      if (this.policy.bootWorkers(cost, cpuNs ?? ns, this.size)) this.warmWorkers();
+      if (this.policy.bootWorkers(cost, cpuNs ?? ns, this.size, this.program.hasHeavy)) this.warmWorkers();
     }
   }
 

@@ -505,8 +505,13 @@ export class DefaultPolicy implements SchedulingPolicy {
    * 2 000 steps 95 → 69 ms without the boot). On several nodes a code's first CF goes to a
    * worker (see runInline): there they boot before the program starts.
    */
-  bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean {
+  bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy = false): boolean {
     if (nodes > 1) return true;
+    // A program that marks a CF `heavy` says it has work for the workers from its start: they
+    // boot before it starts, meanwhile the system thread runs its first CFs. The PIC seed (C++,
+    // 1 × 2, cloud in 4 parts) otherwise ran its first two parts here and sent the other two to
+    // workers that began to boot only then (docs/pic.md, "Booting at the start by a hint").
+    if (heavy) return true;
     // A code's first call includes compiling it and its first use of what it calls (console,
     // fs): examples/hello's first `init` took 2.7 ms and booted a worker (~13.5 MB, a core while
     // it loads) that never ran anything. Nor is one warm call enough: the test of a tiny code

@@ -25,7 +25,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   batchSize(s: BatchSizing): number { return this.inner.batchSize(s); }
   chainLength(s: BatchSizing): number { return this.inner.chainLength(s); }
   chainDepth(s: BatchSizing): number { return this.inner.chainDepth(s); }
-  bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean { return this.inner.bootWorkers(cost, ns, nodes); }
+  bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy?: boolean): boolean { return this.inner.bootWorkers(cost, ns, nodes, heavy); }
   flushBefore(meanNs: number): boolean { return this.inner.flushBefore(meanNs); }
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean { return this.inner.runInline(cost, now, cf); }
   unrollChunk(loop: LoopView): number { return this.inner.unrollChunk(loop); }

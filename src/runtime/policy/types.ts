@@ -235,9 +235,10 @@ export interface SchedulingPolicy {
    * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`
    * (a code's first call run on the system thread: its CPU time), on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
    * boot anyway with the first batch. While every fragment is tiny, all run on the system
-   * thread, and a booting worker only takes a core from it.
+   * thread, and a booting worker only takes a core from it. `heavy`: the program marks some CF
+   * `heavy` (its ucode runs long: the program has work for the workers from its start).
    */
-  bootWorkers(cost: CodeCost, ns: number, nodes: number): boolean;
+  bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy?: boolean): boolean;
   /**
    * Before a ucode of mean cost `meanNs` runs on the system thread of a node of several, write
    * the messages queued so far (they would leave only after it): a peer may wait for them.
