@@ -10,6 +10,9 @@
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
 //     seed 003's Table 1 (docs/pic.md), and on 1 × 2 the bound with no overhead (xSeqBound: the
 //     sequential CPU time over the larger of half the CFs' CPU time and the critical path);
+//   - on 2 × 1, the DFs and bytes that cross between the nodes (the traced run's dfSendStart) and
+//     the transport's time for them at its speed measured in the same run (bench/transport.ts:
+//     1 MiB payloads, half a round trip a DF), and 2 × 1 ÷ (1 × 1 + that time), the target's figure;
 //   - the particle exchange's share of a step with the particles in dynamic arrays (pic3d_dda.fa,
 //     TypeScript kernels, and C++ ones on 1 × 2 and 2 × 1), from the trace's ddaOp spans (pic-share.ts), on 1 × 2, 2 × 1 and on
 //     one node with no particle leaving.
@@ -20,7 +23,8 @@
 //   seed) and the configurations (1x1, 1x2, 2x1, comma-separated), with their baselines and SLOU,
 //   without the exchange-share runs (an A/B of one row in minutes, not the whole suite)
 //   LUNA_PIC_DEFINES=SUBDOMAIN_SWEEPS …   -D macros for pic3d.fa (there: the Poisson sweeps on the
-//   subdomains with deep halos, not on slabs of the grid)
+//   subdomains with deep halos, not on slabs of the grid; WHOLE_SLABS: slabs on several nodes read
+//   whole, not their edges)
 //   LUNA_PIC_SHARES=small:cpp.2x1 node dist/bench/run.js pic --reps 6 --no-save   only those
 //   exchange-share rows (1x2, 2x1, 1x1.noneLeave, cpp.1x2, cpp.2x1) at that size, each traced
 //   --reps times in rotated rounds: the median, and every run's share with the load beside it
@@ -33,6 +37,7 @@ import { type Params } from '../examples/pic3d/model.js';
 import { interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
 import { exchangeShare, type ExchangeShare } from './pic-share.js';
+import { run as measureTransport } from './transport.js';
 
 const FLAGS = process.env.LUNA_CXXFLAGS ?? '-O3';
 const SMALL: Params = { N: 40, F: 4, NP: 100_000, NT: 10, K: 10 };
@@ -188,6 +193,25 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
               units[`${name}.${lang}.1x2.xSeqBound`] = '×';
               notes.push(`${name}.${lang}.1x2.xSeqBound: sequential CPU ${med(seqCpu[lang]).toFixed(3)} s ÷ max(T_U ${(rep.t.U / 1e9).toFixed(3)} s / 2, critical path ${(rep.criticalPath.length / 1e9).toFixed(3)} s)`);
             }
+            if (cfg === '2x1') {
+              // what crosses between the nodes (counts: load does not move them) and the time the
+              // transport needs for it at its speed measured in this run: the target's allowance
+              const x = crossing(trace), tr = await transportSpeed();
+              const secs = x.bytes / (tr.mibps * 1024 * 1024) + (x.dfs * tr.rttUs) / 2 / 1e6;
+              f[`${name}.${lang}.2x1.crossMB`] = sig(x.bytes / 1e6);
+              units[`${name}.${lang}.2x1.crossMB`] = 'MB';
+              f[`${name}.${lang}.2x1.crossDfs`] = x.dfs;
+              units[`${name}.${lang}.2x1.crossDfs`] = 'DFs';
+              f[`${name}.${lang}.2x1.transferS`] = sig(secs);
+              units[`${name}.${lang}.2x1.transferS`] = 's';
+              notes.push(`${name}.${lang}.2x1.transferS: ${x.dfs} DFs of ${(x.bytes / 1e6).toFixed(1)} MB crossed (traced run) at the transport's ${tr.mibps.toFixed(0)} MiB/s (1 MiB payloads) and half its ${tr.rttUs.toFixed(1)} µs round trip a DF, measured in this run`);
+              if (r[`${lang}.2x1`] && r[`${lang}.1x1`]) {
+                const key = `${name}.${lang}.2x1vs1x1PlusTransfer`;
+                f[key] = sig(r[`${lang}.2x1`]!.programMs / 1000 / (r[`${lang}.1x1`]!.programMs / 1000 + secs));
+                units[key] = '×';
+                targets.push({ key, op: '<=', value: 1, label: `PIC 2×1 time ÷ (1×1 time + the measured transfer time), ${name}, ${lang === 'cpp' ? 'C++' : 'TypeScript'} kernels` });
+              }
+            }
             notes.push(`${k}: T_wall ${(rep.tWall / 1e9).toFixed(3)} s, T_SLOU ${(rep.sum / 1e9).toFixed(2)} s (${(100 * rep.coverage).toFixed(2)} %), ` +
               (['S', 'L', 'O', 'W', 'U'] as const).map((x) => `T_${x} ${(rep.t[x] / 1e9).toFixed(2)} s (${rep.p[x].toFixed(2)} %)`).join(', '));
           }
@@ -267,4 +291,21 @@ async function shareRuns(ctx: Ctx, only: { size: string; rows: ShareRow[] }, f: 
     rmSync(dir, { recursive: true, force: true });
   }
   return { status: 'ok', figures: f, units, targets, notes };
+}
+
+/** The DFs and bytes that left a node in a traced run (dfSendStart). */
+function crossing(trace: string): { dfs: number; bytes: number } {
+  let dfs = 0, bytes = 0;
+  for (const e of readTrace(trace).events) if (e.kind === 'dfSendStart') { dfs++; bytes += e.bytes; }
+  return { dfs, bytes };
+}
+
+let transport: { mibps: number; rttUs: number } | undefined;
+/** The transport between two node processes, measured once a run (bench/transport.ts): 1 MiB payloads' MiB/s, a small message's round trip. */
+async function transportSpeed(): Promise<{ mibps: number; rttUs: number }> {
+  if (!transport) {
+    const t = await measureTransport();
+    transport = { mibps: t.transport_1mib_mibps!, rttUs: t.transport_rtt_us! };
+  }
+  return transport;
 }

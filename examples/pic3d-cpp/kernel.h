@@ -551,23 +551,24 @@ inline void densitySlab(int N, int F, long x0, long x1, const double *const *blo
   }
 }
 
+/** The planes of a slab's and a layer's edges that cross a node border (slabs.ts slabEdge). */
+inline long slabEdge(long d) { return d + GHOST_HI; }
+
 /**
- * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the SL slabs' φ (phis[q]: slab q's planes
- * with its ghosts, N² each; null: zeros) into out ((hi − lo + GHOST_LO + GHOST_HI)·N²: its planes
+ * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the planes of its box (phiPl[k]: box plane
+ * k − sweeps − GHOST_LO, N² from the slab that owns it or from a neighbour's edge, as slabs.ts
+ * slabBoxPlanes and edgeBoxPlanes place them; null: zeros) into out ((hi − lo + GHOST_LO + GHOST_HI)·N²: its planes
  * with the ghosts); rhos[i + r]: the density's plane lo + i, i in [−r, hi − lo + r),
  * r ≥ sweeps − 1 + GHOST_HI. a, b: scratch of (hi − lo + 2·sweeps + GHOST_LO + GHOST_HI)·N² each.
  */
-PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int sweeps, const double *const *rhos, long r, const double *const *phis, double *out, double *a, double *b) {
+PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int sweeps, const double *const *rhos, long r, const double *const *phiPl, double *out, double *a, double *b) {
   const long n = N / F, lo = slabLayer(p, F, SL) * n, hi = slabLayer(p + 1, F, SL) * n, W = hi - lo;
   const long h = sweeps, NN = (long)N * N, L = h + GHOST_LO;
   const double h2c = FOUR_PI_G / (N * N);
   const double rhobar = totalMass(NP);
-  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N², each a whole
-  // N² plane of the slab that owns it
+  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N²
   for (long i = -L; i < W + h + GHOST_HI; i++) {
-    const long x = wrapN(lo + i, N);
-    const int q = slabOf((int)(x / n), F, SL);
-    if (phis) std::memcpy(a + (i + L) * NN, phis[q] + (x - slabLayer(q, F, SL) * n + GHOST_LO) * NN, sizeof(double) * NN);
+    if (phiPl) std::memcpy(a + (i + L) * NN, phiPl[i + L], sizeof(double) * NN);
     else std::memset(a + (i + L) * NN, 0, sizeof(double) * NN);
   }
   double *src = a, *dst = b;

@@ -382,6 +382,8 @@ void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, 
 #define PIC3D_IN16(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2), PIC3D_IN4(p##3)
 #define PIC3D_ARR4(p) &p##0, &p##1, &p##2, &p##3
 #define PIC3D_ARR16(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1), PIC3D_ARR4(p##2), PIC3D_ARR4(p##3)
+#define PIC3D_REF4(p) p##0, p##1, p##2, p##3
+#define PIC3D_ARR16_REF(p) PIC3D_REF4(p##0), PIC3D_REF4(p##1), PIC3D_REF4(p##2), PIC3D_REF4(p##3)
 
 namespace {
 
@@ -406,25 +408,51 @@ double *growing(long size) {
 }
 
 /**
- * Sweep group j of slab p from the layers' density (4 given, F distinct) and every slab's φ (4
- * given, SL distinct; none: zeros, the first step's warm start) into phi.
+ * Sweep group j of slab p into phi, from the layers' density (4 given, F distinct) and every slab's
+ * φ (4 given, SL distinct; none: zeros, the first step's warm start); or, with edges (slabs.fah
+ * SLAB_EDGES, rhoEdge and phiEdge not null), from its own layers' density (4, padded with its
+ * last), the last planes of the layer below and the first of the layer above (rhoEdge), and its
+ * own φ, the highest planes of the slab below and the lowest of the slab above (phiIn, 3), its own
+ * lowest and highest planes then written into edgeOut (2).
  */
-void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *phiIn, OutputDF &phi) {
+void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *rhoEdge, const InputDF *const *phiIn, OutputDF &phi, OutputDF *const *edgeOut) {
     checkSlabs(F, SL, p);
     const long n = N / F, NN = (long)N * N, W = slabWidth(N, F, SL, p), lo = pic3d::slabLayer(p, F, SL) * n;
     const int d = slabDepth(H, K), sweeps = d < K - j * d ? d : K - j * d;
-    const double *phis[SLAB_MAX_F];
-    for (int q = 0; q < SL && phiIn; q++) phis[q] = phiIn[q]->getData<double>();
-    // the density's planes [lo − r, hi + r), each in its layer's DF
+    const long E = pic3d::slabEdge(d);
+    const bool edges = rhoEdge != nullptr;
+    if (edges && n < E) failed("slab edges of " + std::to_string(E) + " planes need layers of at least as many, not N/F=" + std::to_string(n));
+    // the density's planes [lo − r, hi + r), each in its layer's DF or an edge
     const long r = sweeps + pic3d::GHOST_HI;
     std::vector<const double *> rhos(W + 2 * r);
     for (long i = -r; i < W + r; i++) {
         const long x = pic3d::wrapN(lo + i, N);
-        rhos[i + r] = rhoIn[x / n]->getData<double>() + (x % n) * NN;
+        rhos[i + r] = !edges ? rhoIn[x / n]->getData<double>() + (x % n) * NN
+            : i < 0 ? rhoEdge[0]->getData<double>() + (i + E) * NN
+            : i >= W ? rhoEdge[1]->getData<double>() + (i - W) * NN
+            : rhoIn[i / n]->getData<double>() + (i % n) * NN;
+    }
+    // the φ planes of the box [lo − sweeps − GHOST_LO, hi + sweeps + GHOST_HI)
+    const long L = sweeps + pic3d::GHOST_LO;
+    std::vector<const double *> pl(phiIn ? W + 2 * sweeps + pic3d::GHOST_LO + pic3d::GHOST_HI : 0);
+    for (long i = -L; phiIn && i < W + sweeps + pic3d::GHOST_HI; i++) {
+        if (edges) {
+            pl[i + L] = i < 0 ? phiIn[1]->getData<double>() + (i + E) * NN
+                : i >= W ? phiIn[2]->getData<double>() + (i - W) * NN
+                : phiIn[0]->getData<double>() + (i + pic3d::GHOST_LO) * NN;
+            continue;
+        }
+        const long x = pic3d::wrapN(lo + i, N);
+        const int q = pic3d::slabOf((int)(x / n), F, SL);
+        pl[i + L] = phiIn[q]->getData<double>() + (x - pic3d::slabLayer(q, F, SL) * n + pic3d::GHOST_LO) * NN;
     }
     const long planes = W + pic3d::GHOST_LO + pic3d::GHOST_HI, box = (planes + 2 * sweeps) * NN;
-    double *a = growing(2 * box);
-    pic3d::jacobiSlab(N, F, NP, SL, p, sweeps, rhos.data(), r, phiIn ? phis : nullptr, phi.create<double>(planes * NN), a, a + box);
+    double *a = growing(2 * box), *out = phi.create<double>(planes * NN);
+    pic3d::jacobiSlab(N, F, NP, SL, p, sweeps, rhos.data(), r, phiIn ? pl.data() : nullptr, out, a, a + box);
+    if (edgeOut) {
+        std::memcpy(edgeOut[0]->create<double>(E * NN), out + pic3d::GHOST_LO * NN, sizeof(double) * E * NN);
+        std::memcpy(edgeOut[1]->create<double>(E * NN), out + (pic3d::GHOST_LO + W - E) * NN, sizeof(double) * E * NN);
+    }
 }
 
 }  // namespace
@@ -496,18 +524,53 @@ void c_layer_density(int N, int F, int A, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF
     pic3d::densitySlab(N, F, A * n, A * n + n, blocks, rho.create<double>(n * N * N));
 }
 
+/**
+ * The layer's density as c_layer_density makes it, and its first and last E planes (empty when no
+ * slab across a node border reads them: lo, hi 0) -> n·N², E·N², E·N² doubles
+ */
+void c_layer_density_e(int N, int F, int A, int E, int lo, int hi, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho, OutputDF &first, OutputDF &last)
+{
+    c_layer_density(N, F, A, PIC3D_ARR16_REF(l), PIC3D_ARR16_REF(m), rho);
+    const long n = N / F, NN = (long)N * N;
+    if ((lo || hi) && !(E >= 1 && E <= n)) failed("slab edges of " + std::to_string(E) + " planes need layers of at least as many, not N/F=" + std::to_string(n));
+    const double *r = rho.getData<double>();
+    if (lo) std::memcpy(first.create<double>(E * NN), r, sizeof(double) * E * NN); else first.create<double>(0);
+    if (hi) std::memcpy(last.create<double>(E * NN), r + (n - E) * NN, sizeof(double) * E * NN); else last.create<double>(0);
+}
+
 /** sweep group j of slab p (every layer's density, every slab's φ) -> φ */
 void c_slab_group(int N, int F, int NP, int K, int H, int SL, int p, int j, PIC3D_IN4(r), PIC3D_IN4(q), OutputDF &phi)
 {
     const InputDF *rs[4] = {PIC3D_ARR4(r)}, *qs[4] = {PIC3D_ARR4(q)};
-    slabGroup(N, F, NP, K, H, SL, p, j, rs, qs, phi);
+    slabGroup(N, F, NP, K, H, SL, p, j, rs, nullptr, qs, phi, nullptr);
 }
 
 /** the first step's first group of slab p (φ from zeros) -> φ */
 void c_slab_group0(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN4(r), OutputDF &phi)
 {
     const InputDF *rs[4] = {PIC3D_ARR4(r)};
-    slabGroup(N, F, NP, K, H, SL, p, 0, rs, nullptr, phi);
+    slabGroup(N, F, NP, K, H, SL, p, 0, rs, nullptr, nullptr, phi, nullptr);
+}
+
+/**
+ * sweep group j of slab p across nodes (slabs.fah SLAB_EDGES): its own layers' density (4), the
+ * last planes of the layer below and the first of the layer above, its own φ, the highest planes
+ * of the slab below and the lowest of the slab above -> φ, its lowest planes, its highest planes
+ */
+void c_slab_group_e(int N, int F, int NP, int K, int H, int SL, int p, int j, PIC3D_IN4(r), const InputDF &rb, const InputDF &ra,
+    const InputDF &qo, const InputDF &qb, const InputDF &qa, OutputDF &phi, OutputDF &lower, OutputDF &upper)
+{
+    const InputDF *rs[4] = {PIC3D_ARR4(r)}, *re[2] = {&rb, &ra}, *qs[3] = {&qo, &qb, &qa};
+    OutputDF *eo[2] = {&lower, &upper};
+    slabGroup(N, F, NP, K, H, SL, p, j, rs, re, qs, phi, eo);
+}
+
+/** the first step's first group of slab p across nodes (φ from zeros) -> φ, its lowest planes, its highest planes */
+void c_slab_group0_e(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN4(r), const InputDF &rb, const InputDF &ra, OutputDF &phi, OutputDF &lower, OutputDF &upper)
+{
+    const InputDF *rs[4] = {PIC3D_ARR4(r)}, *re[2] = {&rb, &ra};
+    OutputDF *eo[2] = {&lower, &upper};
+    slabGroup(N, F, NP, K, H, SL, p, 0, rs, re, nullptr, phi, eo);
 }
 
 /**

@@ -6,7 +6,7 @@ import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './ha
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 import { fail, gatherParts } from './driver.js';
-import { densitySlab, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabDepth, slabLayer, slabPlanes, slabWidth } from './slabs.js';
+import { densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabBoxPlanes, slabDepth, slabEdge, slabLayer, slabPlanes, slabWidth } from './slabs.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
 // an array from `map` has holey elements, so another map, and a kernel reached with both (the
@@ -247,6 +247,10 @@ export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c:
 
 /** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
 export function c_layer_density(N: number, F: number, A: number, ...dfs: DF[]): void {
+  layerDensity(N, F, A, dfs);
+}
+
+function layerDensity(N: number, F: number, A: number, dfs: readonly DF[]): Float64Array {
   if (!(F >= 1 && F <= 4)) fail(`the layers' density takes F <= 4 subdomains a side, not F=${F}`);
   const n = N / F, Am = (A + F - 1) % F;
   const blocks: Float64Array[] = [];
@@ -255,37 +259,77 @@ export function c_layer_density(N: number, F: number, A: number, ...dfs: DF[]): 
     blocks[(Am * F + B) * F + C] = dfs[16 + B * 4 + C]!.getFloat64Array();
     blocks[(A * F + B) * F + C] = dfs[B * 4 + C]!.getFloat64Array();
   }
-  densitySlab(N, F, A * n, A * n + n, blocks, dfs[32]!.createFloat64Array(n * N * N));
+  const rho = dfs[32]!.createFloat64Array(n * N * N);
+  densitySlab(N, F, A * n, A * n + n, blocks, rho);
+  return rho;
+}
+
+/**
+ * The layer's density as c_layer_density makes it, and its first and last E planes (empty when
+ * no slab across a node border reads them: lo, hi 0) -> n·N², E·N², E·N² doubles
+ */
+export function c_layer_density_e(N: number, F: number, A: number, E: number, lo: number, hi: number, ...dfs: DF[]): void {
+  const rho = layerDensity(N, F, A, dfs), n = N / F, NN = N * N;
+  if (lo || hi) if (!(E >= 1 && E <= n)) fail(`slab edges of ${E} planes need layers of at least as many, not N/F=${n}`);
+  dfs[33]!.createFloat64Array(lo ? E * NN : 0).set(lo ? rho.subarray(0, E * NN) : []);
+  dfs[34]!.createFloat64Array(hi ? E * NN : 0).set(hi ? rho.subarray((n - E) * NN, n * NN) : []);
 }
 
 let slabBoxes = new Float64Array(0);
 
-/** Sweep group j of slab p from every layer's density and every slab's φ (null: zeros) into phi. */
-function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, rhoIn: readonly DF[], phiIn: readonly DF[] | null, phi: DF): void {
+/** The planes of slab p's density and φ a sweep group reads: from every slab and layer, or from its own and its neighbours' edges. */
+type GroupIn =
+  | { edges: false; rho: readonly DF[]; phi: readonly DF[] | null }
+  | { edges: true; rho: readonly DF[]; rhoBelow: DF; rhoAbove: DF; phi: { own: DF; below: DF; above: DF } | null };
+
+/** Sweep group j of slab p from its density and φ planes (φ null: zeros) into phi (and, with edges, its own lowest and highest planes into lower and upper). */
+function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, g: GroupIn, phi: DF, lower?: DF, upper?: DF): void {
   checkSlabs(F, SL, p);
   const n = N / F, NN = N * N, W = slabWidth(N, F, SL, p), lo = slabLayer(p, F, SL) * n;
-  const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps + GHOST_HI;
-  const phis: Float64Array[] = [];
-  if (phiIn) for (let q = 0; q < SL; q++) phis.push(phiIn[q]!.getFloat64Array());
+  const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps + GHOST_HI, E = slabEdge(d);
+  if (g.edges && n < E) fail(`slab edges of ${E} planes need layers of at least as many, not N/F=${n}`);
   const rhos: Float64Array[] = [], at: number[] = [];
   for (let i = -r; i < W + r; i++) {
+    if (g.edges && i < 0) { rhos.push(g.rhoBelow.getFloat64Array()); at.push((i + E) * NN); continue; }
+    if (g.edges && i >= W) { rhos.push(g.rhoAbove.getFloat64Array()); at.push((i - W) * NN); continue; }
+    // own layers (edges: the slab's, in order) or every layer
     const x = (((lo + i) % N) + N) % N;
-    rhos.push(rhoIn[Math.floor(x / n)]!.getFloat64Array());
+    rhos.push(g.rho[g.edges ? Math.floor(i / n) : Math.floor(x / n)]!.getFloat64Array());
     at.push((x % n) * NN);
   }
-  const box = (W + 2 * sweeps + GHOST_LO + GHOST_HI) * NN;
+  const planes = g.edges
+    ? (g.phi ? edgeBoxPlanes(N, W, sweeps, E, g.phi.own.getFloat64Array(), g.phi.below.getFloat64Array(), g.phi.above.getFloat64Array()) : { pl: null, at: [] })
+    : slabBoxPlanes(N, F, SL, p, sweeps, g.phi ? g.phi.map((q) => q.getFloat64Array()) : null);
+  const box = (W + 2 * sweeps + GHOST_LO + GHOST_HI) * NN, out = phi.createFloat64Array(slabPlanes(N, F, SL, p) * NN);
   if (slabBoxes.length < 2 * box) slabBoxes = new Float64Array(2 * box);
-  jacobiSlab(N, F, NP, SL, p, sweeps, rhos, at, r, phiIn ? phis : null, phi.createFloat64Array(slabPlanes(N, F, SL, p) * NN), slabBoxes.subarray(0, box), slabBoxes.subarray(box, 2 * box));
+  jacobiSlab(N, F, NP, SL, p, sweeps, rhos, at, r, planes.pl, planes.at, out, slabBoxes.subarray(0, box), slabBoxes.subarray(box, 2 * box));
+  if (lower) lower.createFloat64Array(E * NN).set(out.subarray(GHOST_LO * NN, (GHOST_LO + E) * NN));
+  if (upper) upper.createFloat64Array(E * NN).set(out.subarray((GHOST_LO + W - E) * NN, (GHOST_LO + W) * NN));
 }
 
 /** sweep group j of slab p (every layer's density, every slab's φ) -> φ */
 export function c_slab_group(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, ...dfs: DF[]): void {
-  slabGroup(N, F, NP, K, H, SL, p, j, dfs.slice(0, 4), dfs.slice(4, 8), dfs[8]!);
+  slabGroup(N, F, NP, K, H, SL, p, j, { edges: false, rho: dfs.slice(0, 4), phi: dfs.slice(4, 8) }, dfs[8]!);
 }
 
 /** the first step's first group of slab p (φ from zeros) -> φ */
 export function c_slab_group0(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, ...dfs: DF[]): void {
-  slabGroup(N, F, NP, K, H, SL, p, 0, dfs.slice(0, 4), null, dfs[4]!);
+  slabGroup(N, F, NP, K, H, SL, p, 0, { edges: false, rho: dfs.slice(0, 4), phi: null }, dfs[4]!);
+}
+
+/**
+ * sweep group j of slab p across nodes (slabs.fah SLAB_EDGES): its own layers' density (4, padded
+ * with its last), the last planes of the layer below and the first of the layer above, its own φ,
+ * the highest planes of the slab below and the lowest of the slab above -> φ, its lowest planes,
+ * its highest planes
+ */
+export function c_slab_group_e(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, ...dfs: DF[]): void {
+  slabGroup(N, F, NP, K, H, SL, p, j, { edges: true, rho: dfs.slice(0, 4), rhoBelow: dfs[4]!, rhoAbove: dfs[5]!, phi: { own: dfs[6]!, below: dfs[7]!, above: dfs[8]! } }, dfs[9]!, dfs[10]!, dfs[11]!);
+}
+
+/** the first step's first group of slab p across nodes (φ from zeros) -> φ, its lowest planes, its highest planes */
+export function c_slab_group0_e(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, ...dfs: DF[]): void {
+  slabGroup(N, F, NP, K, H, SL, p, 0, { edges: true, rho: dfs.slice(0, 4), rhoBelow: dfs[4]!, rhoAbove: dfs[5]!, phi: null }, dfs[6]!, dfs[7]!, dfs[8]!);
 }
 
 let slabG = new Float64Array(0);

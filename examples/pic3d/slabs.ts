@@ -69,19 +69,59 @@ export function densitySlab(N: number, F: number, x0: number, x1: number, blocks
 }
 
 /**
- * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the slabs' φ (phis[q]: slab q's planes
- * with its ghosts; null: zeros) into out (its planes with the ghosts, slabPlanes·N²); rhos[i + r]:
- * the density plane lo + i (an array and its offset), i in [−r, W + r), r ≥ sweeps − 1 + GHOST_HI.
+ * The planes a slab group's neighbours send it across a node border (slabs.fah SLAB_EDGES): a
+ * slab's lowest and highest E = d + GHOST_HI own planes of φ, and a layer's first and last E
+ * planes of density, d the sweeps of a group. They hold every plane of the box below and above the
+ * slab's own planes that jacobiSlab reads (φ: d + GHOST_LO below, d + GHOST_HI above; the
+ * density: d below, d + 1 above), when a layer has at least E planes.
+ */
+export const slabEdge = (d: number): number => d + GHOST_HI;
+
+/**
+ * Where jacobiSlab reads each plane of slab p's box grown h deep, from every slab's φ (phis[q]:
+ * slab q's planes with its ghosts; null: zeros): box plane i at i + h + GHOST_LO, each from the
+ * slab that owns it (an array and its offset).
+ */
+export function slabBoxPlanes(N: number, F: number, SL: number, p: number, h: number, phis: readonly Float64Array[] | null): { pl: Float64Array[] | null; at: number[] } {
+  if (!phis) return { pl: null, at: [] };
+  const n = N / F, lo = slabLayer(p, F, SL) * n, W = slabWidth(N, F, SL, p), NN = N * N;
+  const pl: Float64Array[] = [], at: number[] = [];
+  for (let i = -h - GHOST_LO; i < W + h + GHOST_HI; i++) {
+    const x = wrapN(lo + i, N), q = slabOf(Math.floor(x / n), F, SL);
+    pl.push(phis[q]!);
+    at.push((x - slabLayer(q, F, SL) * n + GHOST_LO) * NN);
+  }
+  return { pl, at };
+}
+
+/**
+ * The same planes from the slab's own φ (its W planes: the ghosts are read from the neighbours,
+ * as slabBoxPlanes reads them) and its neighbours' edges of E planes (E ≥ slabEdge(h)): below,
+ * the highest E own planes of the slab below; above, the lowest E of the slab above.
+ */
+export function edgeBoxPlanes(N: number, W: number, h: number, E: number, own: Float64Array, below: Float64Array, above: Float64Array): { pl: Float64Array[]; at: number[] } {
+  const NN = N * N, pl: Float64Array[] = [], at: number[] = [];
+  for (let i = -h - GHOST_LO; i < W + h + GHOST_HI; i++) {
+    if (i < 0) { pl.push(below); at.push((i + E) * NN); }
+    else if (i >= W) { pl.push(above); at.push((i - W) * NN); }
+    else { pl.push(own); at.push((i + GHOST_LO) * NN); }
+  }
+  return { pl, at };
+}
+
+/**
+ * `sweeps` Jacobi sweeps on slab p (planes [lo, hi)) from the planes of its box (phiPl[k] at
+ * phiAt[k]: box plane k − sweeps − GHOST_LO, as slabBoxPlanes or edgeBoxPlanes place them; null:
+ * zeros) into out (its planes with the ghosts, slabPlanes·N²); rhos[i + r]: the density plane
+ * lo + i (an array and its offset), i in [−r, W + r), r ≥ sweeps − 1 + GHOST_HI.
  * a, b: scratch of (W + 2·sweeps + GHOST_LO + GHOST_HI)·N² each.
  */
 export function jacobiSlab(N: number, F: number, NP: number, SL: number, p: number, sweeps: number, rhos: readonly Float64Array[], rhoAt: readonly number[], r: number,
-  phis: readonly Float64Array[] | null, out: Float64Array, a: Float64Array, b: Float64Array): void {
-  const n = N / F, lo = slabLayer(p, F, SL) * n, W = slabWidth(N, F, SL, p), h = sweeps, NN = N * N, L = h + GHOST_LO;
-  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N², each read
-  // from the slab that owns it
+  phiPl: readonly Float64Array[] | null, phiAt: readonly number[], out: Float64Array, a: Float64Array, b: Float64Array): void {
+  const W = slabWidth(N, F, SL, p), h = sweeps, NN = N * N, L = h + GHOST_LO;
+  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N²
   for (let i = -L; i < W + h + GHOST_HI; i++) {
-    const x = wrapN(lo + i, N), q = slabOf(Math.floor(x / n), F, SL), at = (x - slabLayer(q, F, SL) * n + GHOST_LO) * NN;
-    if (phis) a.set(phis[q]!.subarray(at, at + NN), (i + L) * NN);
+    if (phiPl) a.set(phiPl[i + L]!.subarray(phiAt[i + L]!, phiAt[i + L]! + NN), (i + L) * NN);
     else a.fill(0, (i + L) * NN, (i + L + 1) * NN);
   }
   const h2c = FOUR_PI_G / (N * N), rhobar = totalMass(NP);

@@ -274,18 +274,23 @@ describe('pic3d Poisson sweeps on slabs', () => {
     return files;
   }
 
-  test('the particles are the bits of the subdomain sweeps: 1, 2, 3 (uneven) and 4 slabs, one and several groups, 1 and 2 nodes', async () => {
+  test('the particles are the bits of the subdomain sweeps: 1, 2, 3 (uneven) and 4 slabs, one and several groups, 1, 2 and 3 nodes', async () => {
     // 4 layers in 3 slabs are 1, 1 and 2 layers; K = 7 at depth 3 is a first, a middle and a last
-    // group a step; depth 10 one group (and the default, 2 slabs on one node); 2 in-process nodes
-    // (asked for: several nodes sweep on the subdomains by default) put the slabs on both; F = 4 deposits by column
-    // (and once a subdomain, SUBDOMAIN_DEPOSITS), F = 2, 3 a subdomain. TypeScript
-    // kernels on three of the runs (slower), C++ on all
+    // group a step; depth 10 one group (and the default, 2 slabs on one node); 2 and 3 in-process
+    // nodes put the slabs on several, reading their neighbours' edges across the border (layers of
+    // N/F = 4 planes hold edges of depth + 2 up to depth 2: 2 slabs at depth 2, 3 uneven slabs at
+    // depth 1 with 7 groups a step, F = 3 on 3 nodes where layer 2 has a node but no slab) or whole
+    // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 deposits by column (and once a subdomain,
+    // SUBDOMAIN_DEPOSITS), F = 2, 3 a subdomain. TypeScript kernels on some of the runs (slower),
+    // C++ on all
     const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-slabs-'));
     try {
       for (const [nodes, lanes, F, K, defines, ts] of [
         [1, 2, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=3'], true], [1, 1, 4, 10, ['POISSON_SLABS=1'], false], [1, 2, 4, 10, [], false],
         [2, 1, 4, 7, ['POISSON_SLABS=2', 'SLAB_HALO=2'], true], [1, 2, 2, 5, ['POISSON_SLABS=4'], false], [1, 1, 3, 4, ['POISSON_SLABS=2', 'SLAB_HALO=1'], true],
         [1, 2, 4, 10, ['POISSON_SLABS=2', 'SUBDOMAIN_DEPOSITS'], false],
+        [2, 1, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=1'], true], [3, 1, 3, 5, ['SLAB_HALO=2'], true], [2, 1, 4, 7, ['WHOLE_SLABS', 'SLAB_HALO=2'], false],
+        [2, 1, 4, 7, ['SLAB_HALO=3'], false],
       ] as const) {
         for (const file of ts ? ['examples/pic3d-cpp/pic3d.fa', 'examples/pic3d/pic3d.fa'] : ['examples/pic3d-cpp/pic3d.fa']) {
           const N = 4 * F, args = [String(N), String(F), '3000', '3', String(K), '1', String(nodes)];
@@ -320,9 +325,9 @@ describe('pic3d program', () => {
     assert.deepEqual(r.stdout, ['pic3d: OK (N=8, 4x4x4 subdomains, 300 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)']);
   });
 
-  test('sweep groups of every kind (first, middle, last: K = 7 at depth 3) on 3 in-process nodes, both kernel languages', async () => {
+  test('the subdomains\' sweep groups of every kind (first, middle, last: K = 7 at depth 3) on 3 in-process nodes, both kernel languages', async () => {
     for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa']) {
-      const r = await runFile(file, { nodes: 3, lanes: 1, args: ['12', '3', '800', '2', '7', '1', '3'] });
+      const r = await runFile(file, { nodes: 3, lanes: 1, defines: ['SUBDOMAIN_SWEEPS'], args: ['12', '3', '800', '2', '7', '1', '3'] });
       assert.equal(r.ok, true, `${file}: ${r.message}`);
       assert.deepEqual(r.stdout, ['pic3d: OK (N=12, 3x3x3 subdomains, 800 particles, 2 steps, 7 sweeps; mass exact, momentum and positions match the reference)'], file);
     }
