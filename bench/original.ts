@@ -49,11 +49,38 @@ export const CASES: Case[] = [
   { id: 'matmul.t2', program: 'matmul', args: [1600, 10], at: { ranks: 1, threads: 2 }, figures: [{ key: 'matmul.t2.s', metric: 'spanMs', scale: 1 / 1000, unit: 's', label: 'matmul 1600 in 10×10 blocks, 2 threads' }] },
   { id: 'stencil2k.t1', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 1 }, figures: [us('stencil2k.t1', 'usPerTask', 4000, 'stencil_1d width 2, 2 000 steps, empty kernel, 1 thread, µs per task')] },
   { id: 'stencil2k.t2', program: 'stencil', args: [2000, 0], at: { ranks: 1, threads: 2 }, figures: [us('stencil2k.t2', 'usPerTask', 4000, 'stencil_1d width 2, 2 000 steps, empty kernel, 2 threads, µs per task')] },
+  { id: 'stencil20k.t1', program: 'stencil20k', args: [20_000, 0], at: { ranks: 1, threads: 1 }, figures: [us('stencil20k.t1', 'usPerTask', 40_000, 'stencil_1d width 2, 20 000 steps, empty kernel, 1 thread, µs per task')] },
+  { id: 'stencil20k.t2', program: 'stencil20k', args: [20_000, 0], at: { ranks: 1, threads: 2 }, figures: [us('stencil20k.t2', 'usPerTask', 40_000, 'stencil_1d width 2, 20 000 steps, empty kernel, 2 threads, µs per task')] },
   { id: 'pingpong', program: 'pingpong', args: [20_000, 8], at: { ranks: 2, threads: 1 }, figures: [us('pingpong', 'usPerStep', 20_000, 'pingpong across 2 processes, µs per step')] },
 ];
 
 /** A cheap run of each program, to warm luna-ts's C++ compile cache before the measured runs. */
-const WARM_ARGS: Record<ProgramName, number[]> = { empty: [], chain: [10, 0], chains: [2, 10], pingpong: [10, 8], matmul: [200, 2], stencil: [2000, 0] };
+const WARM_ARGS: Record<ProgramName, number[]> = { empty: [], chain: [10, 0], chains: [2, 10], pingpong: [10, 8], matmul: [200, 2], stencil: [2000, 0], stencil20k: [20_000, 0] };
+
+/**
+ * A short row and a long row of the same program and placement: their two spans give each system's
+ * steady cost per fragment, (long − short) ÷ (their fragments' difference), and its fixed cost, the
+ * short span less its fragments at that rate (warm-up inside the span: tiering, first calls).
+ */
+export interface Split { id: string; short: string; long: string; label: string }
+
+/** The splits of the side-by-side (ids of CASES: the short row, then the long one). */
+export const SPLITS: Split[] = [
+  { id: 'chain.t1', short: 'chain20k.t1', long: 'chain200k.t1', label: 'chain, 1 thread' },
+  { id: 'chain.t2', short: 'chain20k.t2', long: 'chain200k.t2', label: 'chain, 2 threads' },
+  { id: 'chains8.t2', short: 'chains8x2k.t2', long: 'chains8x20k.t2', label: '8 chains, 2 threads' },
+  { id: 'stencil.t1', short: 'stencil2k.t1', long: 'stencil20k.t1', label: 'stencil_1d empty kernel, 1 thread' },
+  { id: 'stencil.t2', short: 'stencil2k.t2', long: 'stencil20k.t2', label: 'stencil_1d empty kernel, 2 threads' },
+];
+
+/** The steady µs per fragment and the fixed ms of a span of `n1` fragments, from spans of `n1` and `n2` (ms). */
+export function fixedAndSteady(span1Ms: number, n1: number, span2Ms: number, n2: number): { fixedMs: number; usPerCf: number } {
+  const usPerCf = ((span2Ms - span1Ms) * 1000) / (n2 - n1);
+  return { fixedMs: span1Ms - (n1 * usPerCf) / 1000, usPerCf };
+}
+
+/** The fragments a row's span covers: its per-fragment figure's divisor. */
+const fragmentsOf = (c: Case): number => 1000 / c.figures[0]!.scale;
 
 /** Task Bench graphs of the METG rows: width 2 (1 node × 2 threads, 2 nodes × 1 thread), as bench/taskbench.ts. */
 const METG_STEPS = 1000;
@@ -79,6 +106,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const units: Record<string, string> = {};
   const notes: string[] = [];
   const rows: string[][] = [];
+  /** median in-program spans (ms) by row, for the splits */
+  const spans = new Map<string, Record<SystemName, number>>();
   /** the original's compiled programs, by .fa */
   const builds = new Map<string, OriginalBuild>();
   const load0 = loadavg()[0];
@@ -123,11 +152,20 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const samples: Record<SystemName, Sample[]> = { original: [], lunaTs: [] };
         ctx.log(`original: ${c.id} (${c.program} ${c.args.join(' ')}, ${c.at.ranks}×${c.at.threads})`);
         for (let r = 0; r < reps; r++) for (const s of r % 2 ? [...order].reverse() : order) samples[s].push(await runs[s]());
+        spans.set(c.id, { original: home ? median(samples.original.map((x) => x.spanMs)) : NaN, lunaTs: median(samples.lunaTs.map((x) => x.spanMs)) });
         for (const d of c.figures) {
           const v = compare(d, samples.original, samples.lunaTs);
           put(d.key, d.unit, d.label, home ? v.original : kept(d.key), v.lunaTs);
         }
       });
+    }
+    for (const sp of SPLITS) {
+      const a = spans.get(sp.short), b = spans.get(sp.long);
+      if (!a || !b) continue;
+      const n1 = fragmentsOf(CASES.find((c) => c.id === sp.short)!), n2 = fragmentsOf(CASES.find((c) => c.id === sp.long)!);
+      const o = fixedAndSteady(a.original, n1, b.original, n2), l = fixedAndSteady(a.lunaTs, n1, b.lunaTs, n2);
+      put(`${sp.id}.steadyUsPerCf`, 'µs', `${sp.label}: steady cost per fragment (${sp.long} − ${sp.short})`, o.usPerCf, l.usPerCf);
+      put(`${sp.id}.fixedMs`, 'ms', `${sp.label}: fixed cost in ${sp.short}'s span`, o.fixedMs, l.fixedMs);
     }
     const metgAt = METG_PLACEMENTS.filter((at) => wanted(metgId(at)) && (chosen || !ctx.quick || home));
     await metgRows(ctx, metgAt, { home, dir, reps, notes, put, kept, prepare, builds });

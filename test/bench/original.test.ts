@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compare, parseKernelUs, parseRun, parseSpanMs, parseTime, ratio, SPAN_CPP, type FigureDef, type Sample } from '../../bench/original/spans.js';
-import { CASES } from '../../bench/original.js';
+import { CASES, fixedAndSteady, SPLITS } from '../../bench/original.js';
 import { ORIGINAL_SIDE_BY_SIDE } from '../../bench/reference.js';
 import { metg, sweepPoints } from '../../bench/taskbench/sweep.js';
 import { FLOP_PER_ITERATION } from '../../bench/taskbench/kernel.js';
@@ -68,6 +68,22 @@ test('every kept figure of the original is one the side-by-side produces, and th
   const keys = new Set([...CASES.flatMap((c) => c.figures.map((f) => f.key)), 'metg.1x2.stencil_1d.us', 'metg.2x1.stencil_1d.us']);
   for (const k of Object.keys(ORIGINAL_SIDE_BY_SIDE)) assert.ok(keys.has(k), `kept figure ${k} is produced by no row`);
   assert.equal(new Set(CASES.map((c) => c.id)).size, CASES.length);
+});
+
+test('a short and a long row split into a fixed cost and a steady cost per fragment', () => {
+  // 2 ms fixed + 3 µs a fragment, at 4 000 and 40 000 fragments
+  const v = fixedAndSteady(2 + 4000 * 0.003, 4000, 2 + 40_000 * 0.003, 40_000);
+  assert.ok(Math.abs(v.usPerCf - 3) < 1e-9 && Math.abs(v.fixedMs - 2) < 1e-9, JSON.stringify(v));
+  // a long row cheaper per fragment than the short one's fixed cost can pay for: a negative steady cost is reported as measured
+  assert.ok(fixedAndSteady(100, 1000, 50, 10_000).usPerCf < 0);
+  // each split pairs two rows of one program at one placement, the long one with more fragments
+  for (const sp of SPLITS) {
+    const a = CASES.find((c) => c.id === sp.short), b = CASES.find((c) => c.id === sp.long);
+    assert.ok(a && b, `split ${sp.id}: rows ${sp.short} and ${sp.long}`);
+    assert.deepEqual(a.at, b.at, sp.id);
+    assert.equal(a.program.replace(/\d+k$/, ''), b.program.replace(/\d+k$/, ''), sp.id);
+    assert.ok(a.figures[0]!.scale > b.figures[0]!.scale, `${sp.id}: the long row has more fragments`);
+  }
 });
 
 test('the METG sweep alternates the systems point by point, each against its own peak, and stops each once bracketed', async () => {
