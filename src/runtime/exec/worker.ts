@@ -16,6 +16,7 @@ import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
+import { pinSelf } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
@@ -62,6 +63,7 @@ function setUp(i: WorkerInit): void {
   FED_SPIN_PRODUCER_NS = i.waiting.fedSpinProducerNs ?? 0;
   FED_STARVED_NS = i.waiting.fedStarvedNs ?? 0;
   Atomics.add(flags, ONCPU, 1); // this thread runs
+  if (i.cpu !== undefined) pinSelf(i.cpu); // (where it cannot, it runs unpinned)
   if (i.trace) {
     setRunOrigin(i.trace.origin);
     tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
