@@ -2,7 +2,10 @@
 // the CPU its partner holds while the other CPU runs another process or one of V8's helpers: the
 // woken lane then waits for its partner's kernel to end, and a step of a pair of lanes that feed
 // each other takes two tasks' time (docs/benchmarks.md, "Where a lane's time goes at METG sizes").
-// Pinned, each lane has a CPU of its own to be woken on. Only where the node may use at least as
+// Pinned, each lane has a CPU of its own to be woken on. A lane pins itself at its first wait for
+// a value another lane feeds it (worker.ts `fed`): lanes that never wait for each other (a block
+// matmul's) keep the freedom to move off a CPU another process holds, which under load was worth
+// more to them than the pinning. Only where the node may use at least as
 // many CPUs as it has worker lanes: a launcher's binding (mpirun binds each rank to a core for
 // np ≤ 2), taskset or a cgroup narrow the set (core/cpus.ts), and lanes pinned onto fewer CPUs
 // than lanes would be packed for good. The system thread is left free: it is woken by either lane.

@@ -145,7 +145,7 @@ export interface WorkerInit {
   slots?: SharedArrayBuffer;
   /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
   waiting: WaitPlan;
-  /** the CPU this worker pins itself to (affinity.ts; absent: it runs where the process may) */
+  /** the CPU this worker pins itself to at its first wait for a fed value (affinity.ts; absent: it runs where the process may) */
   cpu?: number;
   /** --warm-start: rehearse the per-CF path this many fragments, at most `ms`, before reporting ready (worker.ts rehearse) */
   rehearse?: { cfs: number; ms: number; pair?: RehearsalWiring };
