@@ -225,7 +225,11 @@ export const LANE_SLEEP_NS = 10_000_000;
  * steps, pinned against not, alternated, own group at nice −19, under load 11–17 (no quiet
  * figure): program medians 2^10 / 2^11 / 2^12 / 2^14 / 2^16 iterations 50.6 / 58.9 / 52.8 /
  * 147 / 416 ms against 60.3 / 73.0 / 96.6 / 386 / 568 (6, 6, 6, 5, 5 pairs), fed waits that
- * slept 2–69 against 9–871 a run (docs/benchmarks.md, "Worker lanes pinned one to a CPU").
+ * slept 2–69 against 9–871 a run. Pinned at a lane's first fed wait (as now; lanes that never
+ * wait for each other, a block matmul's, are left free: pinned, it was slower in 4 of 5 pairs),
+ * 2^14 / 2^16 128 / 220 ms against 178 / 293, 4 pairs each, load 14–16; perf sched at 2^16: the
+ * lanes' span lost to the other worker 25–36 % → 0 (docs/benchmarks.md, "Worker lanes pinned
+ * one to a CPU; a machine-wide spin gate measured and removed").
  */
 export const PIN_LANES = true;
 /**
