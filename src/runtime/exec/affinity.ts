@@ -5,10 +5,10 @@
 // Pinned, each lane has a CPU of its own to be woken on. A lane pins itself at its first wait for
 // a value another lane feeds it (worker.ts `fed`): lanes that never wait for each other (a block
 // matmul's) keep the freedom to move off a CPU another process holds, which under load was worth
-// more to them than the pinning. Only where the node may use at least as
-// many CPUs as it has worker lanes: a launcher's binding (mpirun binds each rank to a core for
-// np ≤ 2), taskset or a cgroup narrow the set (core/cpus.ts), and lanes pinned onto fewer CPUs
-// than lanes would be packed for good. The system thread is left free: it is woken by either lane.
+// more to them than the pinning. Only where the node may use at least as many CPUs as it has
+// worker lanes: a launcher's binding (mpirun binds each rank to a core for np ≤ 2), taskset or a
+// cgroup narrow the set (core/cpus.ts), and lanes pinned onto fewer CPUs than lanes would be
+// packed for good. The system thread is left free: it is woken by either lane.
 import { readFileSync } from 'node:fs';
 import { cpuSet, parseCpuList, type CpuSet } from '../../core/cpus.js';
 import { pinThread } from '../../trace/clock.js';
