@@ -29,6 +29,7 @@ export const TUNING = {
   LUNA_LANE_REHEARSE_MS: { what: 'how long the workers\' rehearsal with `--warm-start` may last at most, ms', min: 0 },
   LUNA_REHEARSE_CFS: { what: 'how many fragments `--warm-start` rehearses on the system thread while the workers boot (0: none)', min: 0, integer: true },
   LUNA_V8_NICE: { what: 'how far V8\'s background threads are lowered once lanes run fragments (0: not at all)', min: 0, max: 19, integer: true },
+  LUNA_PIN_LANES: { what: 'whether each worker lane is pinned to a CPU of its own where the node may use as many CPUs as it has worker lanes (0: not pinned)', min: 0, max: 1, integer: true },
   LUNA_SYSTEM_NICE: { what: 'how far the system thread is lowered while every worker lane has a batch in flight, where it may get its priority back (0: never)', min: 0, max: 19, integer: true },
   LUNA_WORKER_HEAP_MB: { what: 'a worker thread\'s heap limit, MB', min: 8, integer: true },
   LUNA_COLLECT_SHARED_MB: { what: 'the shared memory the system thread drops between the full collections it forces (a worker forces a minor one for each eighth of it that it makes), MB', min: 1, integer: true },

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { addonPath } from '../core/addon.js';
 import type { TraceSink } from './schema.js';
 
-interface ClockAddon { threadCpuNs(): number; monoNs(): number }
+interface ClockAddon { threadCpuNs(): number; monoNs(): number; pinThread?(cpus: number[]): number }
 
 let addon: ClockAddon | undefined;
 let loadError = 'addon not built (build/Release/thread_clock.node missing; run `npm run install`)';
@@ -61,6 +61,12 @@ export const wallNs: () => number = addon
 
 /** This thread's CPU time in ns (exact with the addon; the wall clock otherwise). */
 export const threadCpuNs: () => number = addon ? addon.threadCpuNs : wallNs;
+
+/**
+ * Pin the calling thread to `cpus` (sched_setaffinity, in the same addon: Node has no call for
+ * it); 0 or the errno. Absent without the addon (or an addon built before it had the call).
+ */
+export const pinThread: ((cpus: number[]) => number) | undefined = addon?.pinThread;
 
 /** a code's executions on a thread read the CPU clock exactly until this many were measured */
 export const CPU_CLOCK_LEARN_CALLS = 8;

@@ -6,6 +6,7 @@ import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from '
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
+import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import { buffersFor } from './shm.js';
@@ -147,6 +148,8 @@ export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
   const starvedNs = envSpin('LUNA_FED_STARVED_US', p.fedStarvedNs ?? 0);
   if (starvedNs > 0) plan.fedStarvedNs = starvedNs;
   if (p.laneSleepNs) plan.laneSleepNs = p.laneSleepNs;
+  const pin = tuned('LUNA_PIN_LANES');
+  if (pin !== undefined ? pin === 1 : p.pinLanes === true) plan.pinLanes = true;
   return plan;
 }
 
@@ -351,6 +354,8 @@ export class WorkerPool {
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params, waits: m.waits })),
       requests: req.port2,
     };
+    const cpu = this.waiting.pinLanes ? laneCpus(this.workerLanes)?.[i] : undefined;
+    if (cpu !== undefined) init.cpu = cpu;
     if (this.opts.modules?.length) init.modules = [...this.opts.modules];
     const pair = this.rehearsal?.wiring[i];
     const rh = this.opts.rehearse;

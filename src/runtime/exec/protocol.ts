@@ -145,6 +145,8 @@ export interface WorkerInit {
   slots?: SharedArrayBuffer;
   /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
   waiting: WaitPlan;
+  /** the CPU this worker pins itself to at its first wait for a fed value (affinity.ts; absent: it runs where the process may) */
+  cpu?: number;
   /** --warm-start: rehearse the per-CF path this many fragments, at most `ms`, before reporting ready (worker.ts rehearse) */
   rehearse?: { cfs: number; ms: number; pair?: RehearsalWiring };
 }
@@ -284,6 +286,8 @@ export interface WaitPlan {
    * it suspends the batch and returns to the event loop (absent: 0, it returns at once)
    */
   laneSleepNs?: number;
+  /** worker lanes pinned one to a CPU where the node has a CPU for each (affinity.ts; absent: not pinned) */
+  pinLanes?: boolean;
 }
 
 /**

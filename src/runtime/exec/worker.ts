@@ -16,6 +16,7 @@ import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
+import { pinSelf } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
@@ -62,6 +63,7 @@ function setUp(i: WorkerInit): void {
   FED_SPIN_PRODUCER_NS = i.waiting.fedSpinProducerNs ?? 0;
   FED_STARVED_NS = i.waiting.fedStarvedNs ?? 0;
   Atomics.add(flags, ONCPU, 1); // this thread runs
+  pinTo = i.cpu ?? -1;
   if (i.trace) {
     setRunOrigin(i.trace.origin);
     tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
@@ -237,12 +239,23 @@ let lastFin = -1;
  */
 const NOT_STARVED = -0.5;
 
+/**
+ * The CPU this lane pins itself to at its first wait for a fed value (-1: none, or done; -2: a
+ * rehearsal's, which takes the branch so that the run's first wait does not deoptimise `fed`,
+ * and pins nothing: a program whose lanes never wait for each other is not to be pinned): lanes
+ * that feed each other are what pinning is for (a lane woken by its partner's value must not land
+ * on the partner's CPU), and lanes that never wait for each other (a block matmul's) keep the
+ * freedom to move off a CPU another process holds (affinity.ts).
+ */
+let pinTo = -1;
+
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
   const w = (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 });
   const first = ex.take(f.lane!, f.batch!, f.task, f.out);
   if (first !== undefined) { w.none++; return first; }
+  if (pinTo !== -1) { if (pinTo >= 0) pinSelf(pinTo); pinTo = -1; } // (where it cannot, it runs unpinned)
   // waiting runs no CF: a watchdog must not blame the one that ran last
   Atomics.store(flags, RUNNING, -1);
   // the policy's fed spin (policy/default.ts FED_SPIN_NS), while a core is free for it; and
@@ -572,7 +585,8 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const id = (l: number, r: number): number => r * L + l + 1;
   let cfs = 0, cf = 0, cut = false, finished = false;
   // (the run's bounds, which the rounds of WAITS_ROUND change for their length)
-  const spin = FED_SPIN_NS, cpus = CPUS;
+  const spin = FED_SPIN_NS, cpus = CPUS, pin = pinTo;
+  pinTo = -2;
   try {
     if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
     for (let r = 0; ; r++) {
@@ -639,7 +653,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     // cut: by its time, a fault, or a lane that gave up (its own last round may have been aborted)
     cut = !finished || rflags[ABORT] !== 0;
     giveUpAt = Infinity;
-    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0;
+    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinTo = pin;
     Atomics.sub(rflags, ONCPU, 1);
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (see rehearse)

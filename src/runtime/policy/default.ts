@@ -218,6 +218,21 @@ export const RESULT_SPIN_NS = 50_000;
  */
 export const LANE_SLEEP_NS = 10_000_000;
 /**
+ * Worker lanes pinned one to a CPU where the node may use a CPU for each (exec/affinity.ts;
+ * `LUNA_PIN_LANES=0` turns it off). Unpinned, the kernel woke a lane onto the CPU its partner
+ * held while the other CPU ran another process or one of V8's helpers, and a step of two lanes
+ * that feed each other took two tasks' time. Task Bench stencil_1d 1×2, C++ kernels, 1 000
+ * steps, pinned against not, alternated, own group at nice −19, under load 11–17 (no quiet
+ * figure): program medians 2^10 / 2^11 / 2^12 / 2^14 / 2^16 iterations 50.6 / 58.9 / 52.8 /
+ * 147 / 416 ms against 60.3 / 73.0 / 96.6 / 386 / 568 (6, 6, 6, 5, 5 pairs), fed waits that
+ * slept 2–69 against 9–871 a run. Pinned at a lane's first fed wait (as now; lanes that never
+ * wait for each other, a block matmul's, are left free: pinned, it was slower in 4 of 5 pairs),
+ * 2^14 / 2^16 128 / 220 ms against 178 / 293, 4 pairs each, load 14–16; perf sched at 2^16: the
+ * lanes' span lost to the other worker 25–36 % → 0 (docs/benchmarks.md, "Worker lanes pinned
+ * one to a CPU; a machine-wide spin gate measured and removed").
+ */
+export const PIN_LANES = true;
+/**
  * `--warm-start` rehearses the program on the system thread while the workers boot
  * (node/rehearsal.ts): this many fragments in REHEARSE_RUNS runs, at most REHEARSE_MS. Task Bench
  * stencil_1d 1×2, C++ kernels, 1 000 steps at 2^13 iterations, alternated, medians of 3, load
@@ -389,7 +404,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {
     if (t.cpus < 2) return { cpus: t.cpus, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
-    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS };
+    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS, pinLanes: PIN_LANES };
   }
 
   /**
