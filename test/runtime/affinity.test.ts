@@ -98,6 +98,8 @@ test('lanes are pinned only where the node may use as many CPUs as it has lanes'
   assert.equal(laneCpus(2, set([3])), undefined, 'bound to one CPU (mpirun, np ≤ 2): not pinned, the lanes would be packed for good');
   assert.equal(laneCpus(3, set([0, 1])), undefined, 'more lanes than CPUs');
   assert.equal(laneCpus(2, set(null)), undefined, 'the set unknown');
+  assert.equal(laneCpus(2, set([0, 1, 2, 3]), 2), undefined, 'two ranks on this host share its four CPUs unbound: each would pin to CPUs 0 and 1');
+  assert.deepEqual(laneCpus(2, set([0, 1]), 2), [0, 1], 'the node has the whole set');
   assert.equal(laneCpus(1, set([0, 1])), undefined, 'one lane: nothing to gain');
 });
 

@@ -18,10 +18,12 @@ export const canPin = pinThread !== undefined;
 
 /**
  * The CPU each of `lanes` worker lanes is pinned to: the set's CPUs in order, or undefined where
- * the set is unknown or smaller than the lanes, or one lane would have nothing to gain.
+ * the set is unknown or smaller than the lanes, or one lane would have nothing to gain, or the
+ * node has only `nodeCpus` of the set's CPUs (other ranks on this host share the set unbound:
+ * each would pin its lanes to the same first CPUs).
  */
-export function laneCpus(lanes: number, set: CpuSet = cpuSet()): number[] | undefined {
-  if (lanes < 2 || set.ids === null || set.ids.length < lanes) return undefined;
+export function laneCpus(lanes: number, set: CpuSet = cpuSet(), nodeCpus = Infinity): number[] | undefined {
+  if (lanes < 2 || set.ids === null || set.ids.length < lanes || nodeCpus < set.ids.length) return undefined;
   return set.ids.slice(0, lanes);
 }
 

@@ -354,7 +354,7 @@ export class WorkerPool {
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params, waits: m.waits })),
       requests: req.port2,
     };
-    const cpu = this.waiting.pinLanes ? laneCpus(this.workerLanes)?.[i] : undefined;
+    const cpu = this.waiting.pinLanes ? laneCpus(this.workerLanes, undefined, this.waiting.cpus)?.[i] : undefined;
     if (cpu !== undefined) init.cpu = cpu;
     if (this.opts.modules?.length) init.modules = [...this.opts.modules];
     const pair = this.rehearsal?.wiring[i];
