@@ -7,6 +7,8 @@
 //     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in a fresh
 //     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags);
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
+//   - the machine's two-core ceiling for the kernels (pairCeiling): two sequential copies run at
+//     once, 2 × the time alone ÷ the slower copy's — what 1 × 2 could reach with no runtime at all;
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
 //     seed 003's Table 1 (docs/pic.md), and on 1 × 2 the bound with no overhead (xSeqBound: the
 //     sequential CPU time over the larger of half the CFs' CPU time and the critical path);
@@ -121,6 +123,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const seq = { ts: [] as number[], cpp: [] as number[] };
         // the baselines' CPU time too: load stretches their wall time, not their CPU
         const seqCpu = { ts: [] as number[], cpp: [] as number[] };
+        // the slower of two sequential copies run at once (see twice below)
+        const pair = { ts: [] as number[], cpp: [] as number[] };
         let sums: [number, number] = [NaN, NaN];
         const baseline = async (): Promise<void> => {
           const ts = await runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]);
@@ -134,6 +138,19 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           seq.cpp.push(secs);
           seqCpu.cpp.push(cpu);
           sums = [tsSx, sx];
+          // the machine's own two-core ceiling for these kernels: two sequential copies at once,
+          // no runtime at all. Each copy's time over the time alone is what sharing the memory
+          // system (and whatever else holds a CPU) costs two lanes of kernels; no design beats it
+          const twice = async (lang: 'ts' | 'cpp'): Promise<void> => {
+            const one = (): Promise<{ code: number | null; stdout: string; stderr: string }> => lang === 'ts'
+              ? runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
+              : runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+            const both = await Promise.all([one(), one()]);
+            for (const b of both) if (b.code !== 0) throw new Error(`two sequential ${lang} baselines at once: ${b.stderr}`);
+            pair[lang].push(Math.max(...both.map((b) => Number(b.stdout.trim().split(' ')[0]))));
+          };
+          await twice('ts');
+          await twice('cpp');
         };
         ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
         const runs: Record<string, string[]> = {};
@@ -145,6 +162,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           const s = med(seq[lang]);
           f[`${name}.${lang}.seqMps`] = sig(steps / s / 1e6);
           units[`${name}.${lang}.seqMps`] = 'M/s';
+          // what 1 × 2 could reach with no runtime at all: two halves of the work at the speed two
+          // copies of the sequential program run at when they run at once
+          f[`${name}.${lang}.pairCeiling`] = sig((2 * s) / med(pair[lang]));
+          units[`${name}.${lang}.pairCeiling`] = '×';
+          notes.push(`${name}.${lang}.pairCeiling: 2 × the sequential ${lang === 'cpp' ? 'C++' : 'TypeScript'} program alone (${s.toFixed(3)} s) ÷ the slower of two copies run at once (${med(pair[lang]).toFixed(3)} s): the machine's two-core ceiling for xSeq`);
           for (const cfg of configs) {
             const secs = r[`${lang}.${cfg}`]!.programMs / 1000;
             f[`${name}.${lang}.${cfg}.Mps`] = sig(steps / secs / 1e6);
