@@ -249,6 +249,7 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1, true), true, 'one node, a CF marked heavy: at the start');
   assert.equal(p.bootWorkers(cost(500, 1), 500, 1, false), false, 'unmarked, tiny: not');
   assert.equal(p.bootAtOnce(2, 2, true), 2, 'a CF marked heavy: every lane\'s worker boots at once');
+  assert.equal(p.bootAtOnce(2, 8, true), 2, 'marked, more lanes than cores: one a core at once');
   assert.equal(p.bootAtOnce(2, 2, false), 1, 'unmarked: one fewer than the cores, this thread keeps one');
   assert.equal(p.bootAtOnce(8, 2), 2, 'no more than the lanes');
   assert.equal(p.bootAtOnce(1, 4), 1, 'at least one');

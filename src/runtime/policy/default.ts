@@ -528,12 +528,13 @@ export class DefaultPolicy implements SchedulingPolicy {
   /**
    * Workers that boot at once before the program starts (exec/pool.ts bootEarly): one fewer than
    * the cores, which leaves this thread a core for its own first CFs; a program that marks a CF
-   * `heavy` runs none of those here (runInline), so every lane's worker boots at once: the PIC
-   * seed's second worker otherwise began to boot only when the first was ready and ran its first
-   * CF 490 ms into the program (docs/pic.md, "Heavy fragments never run inline").
+   * `heavy` runs none of those here (runInline), so as many boot at once as there are cores (each
+   * further one when one is ready): the PIC seed's second worker otherwise began to boot only when
+   * the first was ready and ran its first CF 490–790 ms into the program (docs/pic.md, "Heavy
+   * fragments never run inline").
    */
   bootAtOnce(cores: number, lanes: number, heavy = false): number {
-    return heavy ? lanes : Math.max(1, Math.min(lanes, cores - 1));
+    return Math.max(1, Math.min(lanes, heavy ? cores : cores - 1));
   }
 
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy = false): boolean {
