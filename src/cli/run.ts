@@ -132,7 +132,8 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // policy's rule, which every policy forwards; the pool adopts them, see bootEarly)
   const onHeavy = launch.launcher === 'local' && (o.nodes ?? 1) === 1 ? (): void => {
     const cores = nodeCpus(launch, ranksOnThisHost(launch, 1), cpuSet());
-    if (new DefaultPolicy().bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, 1, true)) bootEarly(o.threads ?? cores, cores);
+    const rule = new DefaultPolicy(), lanes = o.threads ?? cores;
+    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, 1, true)) bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true));
   } : undefined;
   const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags, onHeavy });
   if (!loaded.program) { say(loaded.text); return 1; }

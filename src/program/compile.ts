@@ -78,6 +78,8 @@ export interface CallSite extends SiteBase {
    */
   rulesConstant: boolean;
   sharedRules: number[] | null;
+  /** marked `heavy` (language.md §4.4.14): its ucode runs long, so it never runs on the system thread */
+  heavy: boolean;
 }
 
 export interface SubCallSite extends SiteBase {
@@ -485,7 +487,7 @@ class Compiler {
         case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc) };
       }
     });
-    const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null });
+    const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null, heavy: s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy')) });
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
     for (const r of s.rules) {

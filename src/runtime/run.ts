@@ -192,8 +192,10 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
   // workers boot (tens of milliseconds each) when the policy first wants them, as many at once
-  // as leave this thread a core; a program without ucodes never starts one
-  const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(bootingAtOnce(cores)) : undefined;
+  // as leave this thread a core (one a core where a CF is marked heavy: those never run here);
+  // a program without ucodes never starts one
+  const atOnce = policy.bootAtOnce?.(cores, lanes, opts.program.hasHeavy) ?? bootingAtOnce(cores);
+  const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(atOnce) : undefined;
   const router = new Router(tp);
   const control = new Control(router, wallNs);
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });

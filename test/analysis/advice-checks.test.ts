@@ -224,3 +224,18 @@ test('a worker idle the whole run: its starvation is in the blame, which is neve
   assert.deepEqual(r.blame.starvation.other, [{ key: 'worker threads that ran no fragment', ns: 1000, share: 1 }]);
   assert.match(formatSlowTable(r), /starvation no producer ended: worker threads that ran no fragment 1\.0 µs \(100% of S\)/);
 });
+
+test('one node, every worker busy, the last one started late: the advice names the heavy mark; not when it started early', () => {
+  const late = new TB(1);
+  for (let i = 0; i < 9; i++) late.cf({ node: 0, thread: 1, cf: i + 1, label: 'w', start: i * 100, end: i * 100 + 100 });
+  late.cf({ node: 0, thread: 2, cf: 20, label: 'w', start: 200, end: 1000 });
+  const r = analyzeSlow(manifest(1, 2), late.done(1000));
+  assert.equal(r.placement.startupNs, 200);
+  const t = textOf(r, 'late-start');
+  assert.match(t, /started its first fragment 200 ns into the run \(20 ?% of T_wall\)/);
+  assert.match(t, /mark them `heavy`/);
+  const early = new TB(1);
+  for (let i = 0; i < 10; i++) early.cf({ node: 0, thread: 1, cf: i + 1, label: 'w', start: i * 100, end: i * 100 + 100 });
+  early.cf({ node: 0, thread: 2, cf: 20, label: 'w', start: 10, end: 1000 });
+  assert.ok(!interpretFindings(analyzeSlow(manifest(1, 2), early.done(1000))).some((f) => f.kind === 'late-start'), 'started at 1 % of the run: no word');
+});

@@ -84,6 +84,16 @@ test('a code that stays long boots the workers and runs there', () => {
   assert.ok(r.sent >= 1, `fragments sent to workers (${r.sent})`);
 });
 
+test('fragments marked heavy never run on the system thread: each lane\'s worker boots at the start and every marked call is sent to one', () => {
+  const marked = PROGRAM.replace('work(i, x[i]);', 'work(i, x[i]) @ { heavy; };');
+  const r = inTemp(0, 0, (prog) => run(['--threads', '2', prog]), false, marked);
+  assert.match(r.out, /sum 21/);
+  assert.equal(r.workers, 2, 'both lanes\' workers booted');
+  assert.ok(r.sent >= 6, `the six marked calls went to workers (sent ${r.sent})`);
+  const u = inTemp(0, 0, (prog) => run(['--threads', '2', prog]));
+  assert.equal(u.sent, 0, 'unmarked: every call ran on the system thread');
+});
+
 test('--warm-start boots the workers before the program, tiny or not; with the system thread as a lane, one fewer', () => {
   const r = run(['--threads', '2', '--warm-start', resolve('examples/hello/hello.fa')]);
   assert.match(r.out, /hello: OK/);

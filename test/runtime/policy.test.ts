@@ -144,6 +144,12 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
   assert.equal(p.runInline(cost(BOOT_INLINE_NS * 20, 1), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false, 'on several nodes one long call is enough');
   assert.equal(p.runInline(cost(1_000_000, INLINE_SAMPLES, 1_000_000), { workersReady: false, nodes: 2, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }), false);
   assert.equal(new DefaultPolicy({ inline: false }).runInline(cost(100, 100), up), false);
+  // a CF marked heavy runs on a worker, its code's first call before any worker is up too; the
+  // same CF unmarked runs here
+  const cfAt = (heavy: boolean) => ({ id: 1, gid: 'mk[0]', site: { kind: 'call', heavy }, memo: () => undefined }) as unknown as Parameters<DefaultPolicy['runInline']>[2];
+  assert.equal(p.runInline(cost(0, 0), booting, cfAt(false)), true, 'unmarked: measured here');
+  assert.equal(p.runInline(cost(0, 0), booting, cfAt(true)), false, 'heavy: never here, not even its first call');
+  assert.equal(p.runInline(cost(100, INLINE_SAMPLES), up, cfAt(true)), false, 'heavy: not even if its calls were tiny');
   // a lone CF: a worker would add its hand-off to it and there is nothing else to do meanwhile
   const alone = (handoffNs: number) => ({ ...up, nodes: 2, alone: true, handoffNs });
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), alone(300_000)), true, 'shorter than the hand-off: here');
@@ -242,6 +248,11 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 2), true, 'several nodes: a code\'s first CF goes to a worker');
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1, true), true, 'one node, a CF marked heavy: at the start');
   assert.equal(p.bootWorkers(cost(500, 1), 500, 1, false), false, 'unmarked, tiny: not');
+  assert.equal(p.bootAtOnce(2, 2, true), 2, 'a CF marked heavy: every lane\'s worker boots at once');
+  assert.equal(p.bootAtOnce(2, 8, true), 2, 'marked, more lanes than cores: one a core at once');
+  assert.equal(p.bootAtOnce(2, 2, false), 1, 'unmarked: one fewer than the cores, this thread keeps one');
+  assert.equal(p.bootAtOnce(8, 2), 2, 'no more than the lanes');
+  assert.equal(p.bootAtOnce(1, 4), 1, 'at least one');
   assert.equal(p.bootWorkers(cost(500, 1), 500, 1), false, 'tiny');
   assert.equal(p.bootWorkers(cost(INLINE_NS, 1), INLINE_NS, 1), false, 'one call may be a cold one');
   assert.equal(p.bootWorkers(cost(INLINE_NS, 2), INLINE_NS, 1), false, 'the first calls of a code run cold');

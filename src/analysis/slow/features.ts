@@ -19,6 +19,7 @@ export const RULE = {
   locatorReplicating: 'locator_replicating',
   stealable: 'stealable',
   priority: 'priority',
+  heavy: 'heavy',
 } as const;
 
 /** `a` → "`a`": how advice quotes program names and features */

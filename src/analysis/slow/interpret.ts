@@ -19,7 +19,7 @@ export const FINDING_KINDS = [
   'run-ended', 'summary', 'oversubscribed', 'bound', 'idle-nodes', 'idle-threads',
   'sequential', 'uneven-nodes', 'order', 'tail',
   'latency', 'overhead', 'fine-grained', 'preemption',
-  'coverage', 'litvinov', 'waiting',
+  'coverage', 'litvinov', 'waiting', 'late-start',
 ] as const;
 export type FindingKind = typeof FINDING_KINDS[number];
 
@@ -55,6 +55,7 @@ export function interpretFindings(r: SlowReport): Finding[] {
   out.push(...bound(r));
   out.push(...idleNodes(r));
   out.push(...idleThreads(r, g));
+  out.push(...lateStart(r));
   for (const [f, v] of factors) {
     if (v < NOTABLE && f !== factors[0][0]) continue;
     if (v <= 0) continue;
@@ -323,6 +324,27 @@ function idleThreads(r: SlowReport, g: Grain): Finding[] {
       `(the last started its first fragment ${dur(startup)} into the run): the runtime handed the CFs to the other workers in batches and chains. ` +
       `With few, short CFs that is all there is to hand out${g.finer ? ' — more CFs spread over all workers' : ''}${alt ? `; or run with ${alt}` : ''}.`,
     evidence: ['placement.idleThreads', 'placement.perThread', 'placement.startupNs', 'criticalPath.parallelism', ...(alt ? ['predictions'] : [])],
+  }];
+}
+
+/**
+ * A share of T_wall at which a one-node run's last worker thread getting its first fragment is
+ * worth a word: the PIC seed (C++, 1 × 2) started its second lane 490 ms into a 3.96 s run
+ * (12 %) while its first cloud part ran on the system thread, and 6 ms in (0.3 %) with its
+ * cloud parts marked heavy (docs/pic.md, "Heavy fragments never run inline").
+ */
+const LATE_START = 0.05;
+
+/** One node, every worker thread ran, but the last began late: the workers booted late. */
+function lateStart(r: SlowReport): Finding[] {
+  const startup = r.placement.startupNs;
+  if (r.nodes !== 1 || r.threads < 2 || r.placement.idleThreads.length > 0 || r.tWall <= 0 || startup < LATE_START * r.tWall) return [];
+  return [{
+    kind: 'late-start', factor: 'S',
+    text: `The last worker thread started its first fragment ${dur(startup)} into the run (${share(startup / r.tWall)} of T_wall): on one node the ` +
+      `workers boot only once the first fragments show they are long, and meanwhile those run on the system thread, one at a time. ` +
+      `If the program's first fragments run long, mark them ${q(RULE.heavy)}: every worker then boots as the program loads, and those fragments never run on the system thread.`,
+    evidence: ['placement.startupNs', 'placement.perThread'],
   }];
 }
 

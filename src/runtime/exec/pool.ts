@@ -77,14 +77,14 @@ export function bootingAtOnce(cores: number): number {
 
 /**
  * Boot now, before the program's pool exists, the workers that would boot at once for `lanes`
- * lanes on `cores` cores. On several nodes a worker runs even the first CF of a code (the system
+ * lanes on `cores` cores (`atOnce`: the policy's count, SchedulingPolicy.bootAtOnce). On several nodes a worker runs even the first CF of a code (the system
  * thread must keep answering its peers), and the nodes take a few hundred milliseconds to
  * connect, long enough for a worker to boot (~110 ms here) instead of the first CF waiting for
  * it. The next pool adopts them (they learn their lane then); those it does not need end with
  * the process.
  */
-export function bootEarly(lanes: number, cores: number): void {
-  for (let k = Math.min(lanes, bootingAtOnce(cores)); k > 0; k--) {
+export function bootEarly(lanes: number, cores: number, atOnce = bootingAtOnce(cores)): void {
+  for (let k = Math.min(lanes, atOnce); k > 0; k--) {
     const e: EarlyWorker = { w: newWorker({ early: true }) };
     e.w.unref();
     e.w.once('error', (err) => { e.failed ??= `failed: ${err.message}`; });

@@ -485,8 +485,13 @@ export class DefaultPolicy implements SchedulingPolicy {
    * again. Other codes run on workers, where a crash, a memory blow-up or an endless loop is
    * contained.
    */
-  runInline(cost: CodeCost, now: InlineContext, _cf?: FragmentView): boolean {
+  runInline(cost: CodeCost, now: InlineContext, cf?: FragmentView): boolean {
     if (!this.inline) return false;
+    // A CF marked `heavy` runs on a worker, even its code's first call before a worker is up:
+    // the PIC seed (C++, 1 × 2) ran its first cloud part here, 150 ms in which this thread spawned
+    // none of the other three, and they then waited for the second worker's late boot
+    // (docs/pic.md, "Heavy fragments never run inline").
+    if (cf !== undefined && cf.site.kind === 'call' && cf.site.heavy) return false;
     // An unknown code could run for seconds: on several nodes that would silence this node's
     // heartbeats and termination replies, so there it waits for a worker.
     // A code's first call includes compiling it (13 ms for a 10 µs kernel here): on one node a
@@ -520,6 +525,18 @@ export class DefaultPolicy implements SchedulingPolicy {
    * 2 000 steps 95 → 69 ms without the boot). On several nodes a code's first CF goes to a
    * worker (see runInline): there they boot before the program starts.
    */
+  /**
+   * Workers that boot at once before the program starts (exec/pool.ts bootEarly): one fewer than
+   * the cores, which leaves this thread a core for its own first CFs; a program that marks a CF
+   * `heavy` runs none of those here (runInline), so as many boot at once as there are cores (each
+   * further one when one is ready): the PIC seed's second worker otherwise began to boot only when
+   * the first was ready and ran its first CF 490–790 ms into the program (docs/pic.md, "Heavy
+   * fragments never run inline").
+   */
+  bootAtOnce(cores: number, lanes: number, heavy = false): number {
+    return Math.max(1, Math.min(lanes, heavy ? cores : cores - 1));
+  }
+
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy = false): boolean {
     if (nodes > 1) return true;
     // A program that marks a CF `heavy` says it has work for the workers from its start: they

@@ -240,6 +240,11 @@ export interface SchedulingPolicy {
    */
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy?: boolean): boolean;
   /**
+   * How many workers of `lanes` boot at once before the program starts on a node of `cores`
+   * cores (`heavy`: the program marks some CF `heavy`); absent: one fewer than the cores.
+   */
+  bootAtOnce?(cores: number, lanes: number, heavy?: boolean): number;
+  /**
    * Before a ucode of mean cost `meanNs` runs on the system thread of a node of several, write
    * the messages queued so far (they would leave only after it): a peer may wait for them.
    */
