@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkerPool, waitPlan } from '../../src/runtime/exec/pool.js';
-import { canPin, laneCpus, threadCpus } from '../../src/runtime/exec/affinity.js';
+import { canPin, laneCpus, pinCpus, pinSelf, threadCpus } from '../../src/runtime/exec/affinity.js';
 import { cpuSet, parseCpuList } from '../../src/core/cpus.js';
 import type { WaitPlan } from '../../src/runtime/exec/protocol.js';
 import { assertOk, describeRun, luna, type Run } from './helpers.js';
@@ -115,5 +115,20 @@ test('LUNA_PIN_LANES overrides the policy either way', () => {
     assert.equal(waitPlan({ cpus: 2, ...spins }).pinLanes, undefined);
   } finally {
     if (saved === undefined) delete process.env.LUNA_PIN_LANES; else process.env.LUNA_PIN_LANES = saved;
+  }
+});
+
+// a rehearsal pins a lane for real and gives it its set back after (worker.ts pinDue)
+test('a thread pinned to one CPU gets its whole set back', { skip: (!linux || !canPin) && 'Linux with the native addon only' }, () => {
+  const before = threadCpus()!;
+  try {
+    assert.ok(pinSelf(before[before.length - 1]!));
+    assert.deepEqual(threadCpus(), [before[before.length - 1]]);
+    assert.ok(pinCpus(before));
+    assert.deepEqual(threadCpus(), before);
+    assert.equal(pinCpus([]), false, 'no CPU: refused, the set unchanged');
+    assert.deepEqual(threadCpus(), before);
+  } finally {
+    pinCpus(before);
   }
 });

@@ -32,6 +32,11 @@ export function pinSelf(cpu: number): boolean {
   return pinThread !== undefined && pinThread([cpu]) === 0;
 }
 
+/** Let the calling thread run on `cpus` (a rehearsal's pinning undone); false where it cannot. */
+export function pinCpus(cpus: readonly number[]): boolean {
+  return pinThread !== undefined && cpus.length > 0 && pinThread([...cpus]) === 0;
+}
+
 /** The CPUs the calling thread may run on (Linux; null elsewhere): /proc/thread-self/status. */
 export function threadCpus(): number[] | null {
   try {

@@ -16,7 +16,7 @@ import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
-import { pinSelf } from './affinity.js';
+import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
@@ -64,6 +64,7 @@ function setUp(i: WorkerInit): void {
   FED_STARVED_NS = i.waiting.fedStarvedNs ?? 0;
   Atomics.add(flags, ONCPU, 1); // this thread runs
   pinTo = i.cpu ?? -1;
+  pinDue = pinTo >= 0;
   if (i.trace) {
     setRunOrigin(i.trace.origin);
     tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
@@ -240,14 +241,27 @@ let lastFin = -1;
 const NOT_STARVED = -0.5;
 
 /**
- * The CPU this lane pins itself to at its first wait for a fed value (-1: none, or done; -2: a
- * rehearsal's, which takes the branch so that the run's first wait does not deoptimise `fed`,
- * and pins nothing: a program whose lanes never wait for each other is not to be pinned): lanes
- * that feed each other are what pinning is for (a lane woken by its partner's value must not land
- * on the partner's CPU), and lanes that never wait for each other (a block matmul's) keep the
- * freedom to move off a CPU another process holds (affinity.ts).
+ * The CPU this lane pins itself to at its first wait for a fed value (-1: none): lanes that feed
+ * each other are what pinning is for (a lane woken by its partner's value must not land on the
+ * partner's CPU), and lanes that never wait for each other (a block matmul's) keep the freedom to
+ * move off a CPU another process holds (affinity.ts).
  */
 let pinTo = -1;
+/**
+ * Whether the lane has still to pin itself, at its next wait for a fed value. A rehearsal sets it
+ * at every round and pins for real, to the run's CPU: its waits then run the branch with feedback,
+ * as the run's first wait does. Taken only once, at the rehearsal's first wait, the branch ran
+ * before `fed` had a feedback vector, and the run's first wait deoptimised `fed` on both workers in
+ * 3 runs of 4 ('insufficient type feedback', --trace-deopt-verbose), which TurboFan then compiled
+ * again on a helper thread, on the lanes' cores, in the span (docs/benchmarks.md, "V8's helper
+ * threads in the span").
+ */
+let pinDue = false;
+/** The lane's first wait for a fed value: pin it to its CPU (where it cannot, it runs unpinned). */
+function pinOnce(): void {
+  pinDue = false;
+  if (pinTo >= 0) pinSelf(pinTo);
+}
 
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
@@ -255,7 +269,7 @@ function fed(f: Forward): DfValue | null | undefined {
   const w = (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 });
   const first = ex.take(f.lane!, f.batch!, f.task, f.out);
   if (first !== undefined) { w.none++; return first; }
-  if (pinTo !== -1) { if (pinTo >= 0) pinSelf(pinTo); pinTo = -1; } // (where it cannot, it runs unpinned)
+  if (pinDue) pinOnce();
   // waiting runs no CF: a watchdog must not blame the one that ran last
   Atomics.store(flags, RUNNING, -1);
   // the policy's fed spin (policy/default.ts FED_SPIN_NS), while a core is free for it; and
@@ -585,14 +599,16 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const id = (l: number, r: number): number => r * L + l + 1;
   let cfs = 0, cf = 0, cut = false, finished = false;
   // (the run's bounds, which the rounds of WAITS_ROUND change for their length)
-  const spin = FED_SPIN_NS, cpus = CPUS, pin = pinTo;
-  pinTo = -2;
+  const spin = FED_SPIN_NS, cpus = CPUS, due = pinDue;
+  // the CPUs to give the thread back after (see pinDue): a run that does not pin keeps them all
+  const allowed = pinTo >= 0 ? threadCpus() : null;
   try {
     if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
     for (let r = 0; ; r++) {
       if (cfs >= budget.cfs) { finished = true; break; }
       if (rflags[ABORT] !== 0 || (performance.now() >= until && giveUp())) break;
       for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![r % 5]!;
+      pinDue = true;
       results = (r & 3) === 3 ? parentPort! : out.port1;
       const n = size(r), tasks: Task[] = [], feed: number[] = [];
       for (let ti = 0; ti < n; ti++) {
@@ -653,7 +669,8 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     // cut: by its time, a fault, or a lane that gave up (its own last round may have been aborted)
     cut = !finished || rflags[ABORT] !== 0;
     giveUpAt = Infinity;
-    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinTo = pin;
+    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinDue = due;
+    if (allowed !== null) pinCpus(allowed);
     Atomics.sub(rflags, ONCPU, 1);
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (see rehearse)
