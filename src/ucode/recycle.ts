@@ -47,7 +47,7 @@ export const recycleStats = {
   reused: 0,
   /** buffers put into the pool (by this thread or handed to it) */
   pooled: 0,
-  /** buffers the pool had no room for (left to the collector) */
+  /** buffers the pool had no room for, or let go for newer ones (left to the collector) */
   dropped: 0,
 };
 
@@ -80,7 +80,7 @@ export function pooledNow(): number { return pooledBytes; }
  */
 let onReuse: (bytes: number) => void = () => {};
 export function onRecycledTake(f: (bytes: number) => void): void { onReuse = f; }
-/** Called with the byte count of each buffer the pool had no room for (left to the collector). */
+/** Called with the byte count of each buffer the pool had no room for or let go (left to the collector). */
 let onDrop: (bytes: number) => void = () => {};
 export function onRecycledDrop(f: (bytes: number) => void): void { onDrop = f; }
 
@@ -270,7 +270,7 @@ export function drainPool(maxBytes: number): SharedArrayBuffer[] | undefined {
 }
 
 /**
- * Bytes of buffers handed to this thread that its pool had no room for, since handedDropped()
+ * Bytes of buffers handed to this thread that its pool had no room for or let go, since handedDropped()
  * was last asked. The thread that handed them over held them in its pool, and its view of each
  * keeps the memory until that thread collects it: it counts them too (runtime/exec/shm.ts).
  */

@@ -211,9 +211,9 @@ export function keepFreedMemory(): boolean {
 // When the count falls to 0 the buffer waits for every batch sent to any lane before that
 // moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
 // without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
-// always sent before the value exists. Then the buffer goes into the system thread's pool, and
-// from there to the next worker that is sent a batch (the thread that will make the next
-// outputs). A buffer that left the node's threads (a value sent to another node: a socket may
+// always sent before the value exists. Then the buffer goes back to the thread that made it: a
+// worker's with the next batch sent to it (homes), the system thread's own into its pool, and
+// from there to a worker whose ucodes made that length last. A buffer that left the node's threads (a value sent to another node: a socket may
 // still be writing it) is pinned and never recycled; so is one whose holders were not all
 // counted off (a migrated CF's inputs, a loop condition's): the collector returns those, as
 // before. A ucode that keeps a view of a DF's bytes after its call returns (in a global, in a
