@@ -51,17 +51,20 @@ describe('freed raw buffers go home', () => {
 
   test('a full pool lets its oldest buffer go for a newcomer, which a later output takes', () => {
     const cap = recycleCap();
-    setRecycleCap(600_000);
+    const pooled = pooledNow();
+    setRecycleCap(pooled + 600_000);
     try {
-      const old = [takeRaw(200_000, 0, false), takeRaw(200_000, 0, false), takeRaw(250_000, 0, false)];
+      // two of ~213 KB, then one of ~262 KB: together over the cap
+      const old = [takeRaw(200_000, 0, false), takeRaw(200_000, 0, false)];
       for (const u of old) assert.ok(poolRaw(u.buffer as SharedArrayBuffer));
-      const fresh = takeRaw(100_000, 0, false); // takes nothing: another class
+      const fresh = takeRaw(250_000, 0, false);
       assert.ok(poolRaw(fresh.buffer as SharedArrayBuffer), 'the newcomer is kept');
-      assert.ok(pooledNow() <= 600_000);
-      assert.equal(recycledId(takeRaw(100_000, 0, false)), recycledId(fresh));
-      const left = [takeRaw(200_000, 0, false), takeRaw(250_000, 0, false)].map((u) => recycledId(u));
-      assert.ok(!left.includes(recycledId(old[0]!)), 'the oldest went');
-    } finally { setRecycleCap(cap); while (pooledNow() > 0) takeRaw(pooledNow() > 200_000 ? 250_000 : 100_000, 0, false); }
+      assert.ok(pooledNow() <= pooled + 600_000);
+      assert.equal(recycledId(takeRaw(250_000, 0, false)), recycledId(fresh), 'a later output takes it');
+      assert.equal(recycledId(takeRaw(200_000, 0, false)), recycledId(old[1]!), 'the newer of the two stayed');
+      assert.notEqual(recycledId(takeRaw(200_000, 0, false)), recycledId(old[0]!), 'the oldest went');
+      assert.equal(pooledNow(), pooled);
+    } finally { setRecycleCap(cap); }
   });
 });
 
