@@ -2,7 +2,7 @@
 // its oldest buffers go for newer ones (ucode/recycle.ts evictOldest). Before, every freed buffer
 // went into the system thread's pool, which kept the workers' buffers it never took and dropped
 // new arrivals once full, and a worker's full pool dropped the sizes its kernels made each step:
-// the PIC reused ~1 300 buffers in 30 steps and made ~3 000 fresh, its peak RSS rising ~5 MB a
+// the PIC reused ~1 300 buffers in 30 steps and its workers made ~2 400 fresh, its peak RSS rising ~5 MB a
 // step more than with recycling off (docs/pic.md, "Peak RSS with recycling on").
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
