@@ -6,8 +6,8 @@
 //   OUT keyIdx | INT v keyIdx | REAL v keyIdx | STR strIdx keyIdx | OBJ(t) objIdx keyIdx |
 //   NUM v | TXT strIdx | FWD task out keyIdx | XFWD lane batch task out keyIdx
 import { T_INT, T_REAL, T_STRING, type DfValue } from '../../ucode/value.js';
-import { adoptRaw, handedDropped } from '../../ucode/recycle.js';
-import { sharedBytesChurned } from './shm.js';
+import { adoptRaw, handedDropped, madeSince } from '../../ucode/recycle.js';
+import { recycling, sharedBytesChurned } from './shm.js';
 import type { FedWaits, Forward, LaneGaps, Task, TaskError } from './protocol.js';
 
 const A_OUT = 0, A_INT = 1, A_REAL = 2, A_STR = 3, A_OBJ = 4, A_NUM = 6, A_TXT = 7, A_FWD = 8, A_XFWD = 9;
@@ -146,6 +146,8 @@ export interface WireResult {
   gaps?: LaneGaps;
   /** bytes of the freed buffers handed to the worker that its pool dropped since its last result */
   dropped: number;
+  /** recyclable buffers the worker made fresh (none in its pool) since its last result (--timing) */
+  fresh: number;
 }
 
 export function encodeResult(lane: number, batch: number, outs: (DfValue | null)[][], start: Float64Array, fin: Float64Array): WireResult {
@@ -162,7 +164,7 @@ export function encodeResult(lane: number, batch: number, outs: (DfValue | null)
   // them: a result then keeps one hidden class, on the worker and, cloned, on the system thread
   // (its rehearsal's results included), where fields added only when set made one class per
   // combination and deoptimised the code that had seen fewer ('wrong map')
-  return { lane, batch, n: outs.length, nums: nums.finish(), strs, objs, start, fin, error: undefined, fedWaits: undefined, idleSleeps: undefined, gaps: undefined, dropped: handedDropped() };
+  return { lane, batch, n: outs.length, nums: nums.finish(), strs, objs, start, fin, error: undefined, fedWaits: undefined, idleSleeps: undefined, gaps: undefined, dropped: handedDropped(), fresh: madeSince() };
 }
 
 export function decodeResult(r: WireResult): (DfValue | null)[][] {
@@ -170,6 +172,7 @@ export function decodeResult(r: WireResult): (DfValue | null)[][] {
   // until it collects them: counted here, else they waited for its rare full collections
   // (test/runtime/held-views.test.ts; docs/runtime.md "Raw DF buffers recycled")
   if (r.dropped > 0) sharedBytesChurned(r.dropped);
+  recycling.fresh += r.fresh;
   const { nums, strs, objs } = r;
   const outs: (DfValue | null)[][] = new Array(r.n);
   let p = 0;

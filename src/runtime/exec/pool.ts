@@ -9,7 +9,7 @@ import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
-import { buffersFor } from './shm.js';
+import { buffersFor, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
@@ -386,6 +386,8 @@ export class WorkerPool {
     } else w = newWorker(init, transfer);
     this.workers[i] = w;
     this.ports[i] = ch.port1;
+    const tid = w.threadId;
+    recycleHome(tid); // the freed buffers it makes go back to it (shm.ts buffersFor)
     let dead = false;
     const death = (cause: string): void => {
       if (dead || this.stopped) return;
@@ -432,6 +434,7 @@ export class WorkerPool {
       death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (heap limit ${this.heapMb ?? defaultHeapMb()} MB${this.heapMb !== undefined ? ', LUNA_WORKER_HEAP_MB' : ''})` : `failed: ${e.message}`);
     });
     w.on('exit', (code) => {
+      recycleHomeGone(tid);
       this.gone[i] = true;
       this.exited[i] = true;
       this.inflight[i] = 0;
@@ -462,7 +465,7 @@ export class WorkerPool {
     this.inflight[lane]!++;
     this.recount();
     const wire = encodeBatch(batch.id, batch.tasks);
-    wire.recycled = buffersFor(batch.tasks); // freed raw buffers, for the outputs it makes
+    wire.recycled = buffersFor(batch.tasks, this.workers[lane]!.threadId); // freed raw buffers, for the outputs it makes
     this.ports[lane]!.postMessage(wire);
     if (wakeLane(this.flags, lane)) this.wakes++;
   }

@@ -21,7 +21,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 
 /**
@@ -211,9 +211,9 @@ export function keepFreedMemory(): boolean {
 // When the count falls to 0 the buffer waits for every batch sent to any lane before that
 // moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
 // without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
-// always sent before the value exists. Then the buffer goes into the system thread's pool, and
-// from there to the next worker that is sent a batch (the thread that will make the next
-// outputs). A buffer that left the node's threads (a value sent to another node: a socket may
+// always sent before the value exists. Then the buffer goes back to the thread that made it: a
+// worker's with the next batch sent to it (homes), the system thread's own into its pool, and
+// from there to a worker whose ucodes made that length last. A buffer that left the node's threads (a value sent to another node: a socket may
 // still be writing it) is pinned and never recycled; so is one whose holders were not all
 // counted off (a migrated CF's inputs, a loop condition's): the collector returns those, as
 // before. A ucode that keeps a view of a DF's bytes after its call returns (in a global, in a
@@ -252,7 +252,31 @@ const held = new Map<number, Held>();
 const limbo: Held[] = [];
 
 /** What the system thread did with raw buffers (--timing). */
-export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0 };
+export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, fresh: 0 };
+
+/**
+ * Per worker thread (its threadId), the freed buffers it made, on their way home: they go to it
+ * with its next batch (buffersFor), into its own pool, not into this thread's. A worker's kernels
+ * make the same sizes step after step; the system thread makes few raw outputs itself, and a
+ * pool of buffers the workers made, kept here, served none of its own and stayed full (the PIC at
+ * 30 steps: 63 MB from step ~8 on, every buffer a worker's, 1 696 new arrivals dropped), while the
+ * worker it handed them to by its ucodes' last sizes missed most of them.
+ */
+interface Home { list: SharedArrayBuffer[]; bytes: number }
+const homes = new Map<number, Home>();
+
+/** Worker thread `thread` is up: the freed buffers it made go back to it. */
+export function recycleHome(thread: number): void {
+  if (!homes.has(thread)) homes.set(thread, { list: [], bytes: 0 });
+}
+
+/** Worker thread `thread` ended: what waited for it is the collector's. */
+export function recycleHomeGone(thread: number): void {
+  const h = homes.get(thread);
+  if (h === undefined) return;
+  homes.delete(thread);
+  if (h.bytes > 0) sharedBytesChurned(h.bytes);
+}
 
 /** Batches sent so far (their sequence). */
 let sendSeq = 0;
@@ -358,14 +382,20 @@ export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: n
 }
 
 /**
- * For a batch of `tasks` going to a worker, the buffers of the system thread's pool its tasks'
- * outputs will likely take (by what their ucodes made last), to go with it: the worker pools
- * them. Handing over more let a worker's pool fill with sizes another lane made (a chain
- * alternating lanes peaked 215–443 MiB).
+ * For a batch of `tasks` going to worker thread `thread`, the buffers to go with it into its pool:
+ * the freed ones it made itself (homes), and from the system thread's pool those its tasks'
+ * outputs will likely take (by what their ucodes made last). Handing over more let a worker's pool
+ * fill with sizes another lane made (a chain alternating lanes peaked 215–443 MiB).
  */
-export function buffersFor(tasks: readonly { imp: number }[]): SharedArrayBuffer[] | undefined {
-  if (pooledNow() === 0) return undefined;
+export function buffersFor(tasks: readonly { imp: number }[], thread: number): SharedArrayBuffer[] | undefined {
   let out: SharedArrayBuffer[] | undefined;
+  const home = homes.get(thread);
+  if (home !== undefined && home.list.length > 0) {
+    out = home.list;
+    home.list = [];
+    home.bytes = 0;
+  }
+  if (pooledNow() === 0) return out;
   for (let i = 0; i < tasks.length; i++) {
     const sizes = madeBy.get(tasks[i]!.imp);
     if (sizes === undefined) continue;
@@ -434,6 +464,16 @@ export function recycleSettled(): void {
     held.delete(h.id);
     // sent to another node after its last holder let it go (a request served from the store)
     if (isPinnedBuffer(b)) { recycling.pinned++; sharedBytesChurned(b.byteLength); continue; }
+    const home = homes.get(makerOf(b));
+    if (home !== undefined) {
+      // at most a pool's worth waits for a worker that gets no batch
+      if (home.bytes + b.byteLength > POOL_BYTES) { sharedBytesChurned(b.byteLength); continue; }
+      home.list.push(b);
+      home.bytes += b.byteLength;
+      recycling.homed++;
+      recycling.recycled++; recycling.recycledBytes += b.byteLength;
+      continue;
+    }
     if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
   }
   if (k > 0) limbo.splice(0, k);

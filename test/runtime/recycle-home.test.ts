@@ -1,0 +1,90 @@
+// Freed raw buffers go back to the thread that made them (exec/shm.ts homes), and a full pool lets
+// its oldest buffers go for newer ones (ucode/recycle.ts evictOldest). Before, every freed buffer
+// went into the system thread's pool, which kept the workers' buffers it never took and dropped
+// new arrivals once full, and a worker's full pool dropped the sizes its kernels made each step:
+// the PIC reused ~1 300 buffers in 30 steps and its workers made ~2 400 fresh, its peak RSS rising ~5 MB a
+// step more than with recycling off (docs/pic.md, "Peak RSS with recycling on").
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { threadId } from 'node:worker_threads';
+import { assertOk, describeRun, lines, luna, program } from './helpers.js';
+
+// read once, when the runtime's modules load: so before they are imported
+process.env.LUNA_RECYCLE_MB = '64';
+const { batchDone, batchSent, buffersFor, rawFreed, rawLet, rawPosted, recycleHome, recycleHomeGone, recycleSettled, recycling } = await import('../../src/runtime/exec/shm.js');
+const { poolRaw, pooledNow, recycleCap, recycledId, setRecycleCap, takeRaw } = await import('../../src/ucode/recycle.js');
+
+/** Post `v` to the store as the runtime does, then let its post and its entry go. */
+function postAndFree(v: Uint8Array): void {
+  rawPosted(v);
+  rawLet(v);
+  rawFreed(v);
+}
+
+describe('freed raw buffers go home', () => {
+  test('a freed buffer goes back to the worker that made it with its next batch, once no batch in flight can read it', () => {
+    recycleHome(threadId); // this thread stands for a worker
+    try {
+      const v = takeRaw(100_000, 0, false);
+      const pooled = pooledNow(), homed = recycling.homed;
+      const book = new Map();
+      batchSent(book, 1, [{ imp: 0 }]); // a batch that may read it
+      postAndFree(v);
+      assert.equal(buffersFor([], threadId), undefined, 'held back while the batch runs');
+      batchDone(book, 1, [[]]);
+      assert.equal(recycling.homed, homed + 1);
+      assert.equal(pooledNow(), pooled, 'not into the system thread\'s pool');
+      const out = buffersFor([], threadId);
+      assert.ok(out?.some((b) => recycledId(new Uint8Array(b)) === recycledId(v)), 'handed to its maker');
+      assert.equal(buffersFor([], threadId), undefined, 'once');
+    } finally { recycleHomeGone(threadId); }
+  });
+
+  test('without a home (the system thread\'s own outputs) it goes into this thread\'s pool', () => {
+    const v = takeRaw(120_000, 0, false);
+    const pooled = pooledNow();
+    postAndFree(v);
+    recycleSettled();
+    assert.equal(pooledNow(), pooled + v.buffer.byteLength);
+    assert.equal(recycledId(takeRaw(120_000, 0, false)), recycledId(v));
+  });
+
+  test('a full pool lets its oldest buffer go for a newcomer, which a later output takes', () => {
+    const cap = recycleCap();
+    const pooled = pooledNow();
+    setRecycleCap(pooled + 600_000);
+    try {
+      // two of ~213 KB, then one of ~262 KB: together over the cap
+      const old = [takeRaw(200_000, 0, false), takeRaw(200_000, 0, false)];
+      for (const u of old) assert.ok(poolRaw(u.buffer as SharedArrayBuffer));
+      const fresh = takeRaw(250_000, 0, false);
+      assert.ok(poolRaw(fresh.buffer as SharedArrayBuffer), 'the newcomer is kept');
+      assert.ok(pooledNow() <= pooled + 600_000);
+      assert.equal(recycledId(takeRaw(250_000, 0, false)), recycledId(fresh), 'a later output takes it');
+      assert.equal(recycledId(takeRaw(200_000, 0, false)), recycledId(old[1]!), 'the newer of the two stayed');
+      assert.notEqual(recycledId(takeRaw(200_000, 0, false)), recycledId(old[0]!), 'the oldest went');
+      assert.equal(pooledNow(), pooled);
+    } finally { setRecycleCap(cap); }
+  });
+});
+
+describe('freed raw buffers go home: a whole run', () => {
+  // programs/recycle_drift: one kernel makes each of 2 chains' raw DFs (256 and 384 KiB at first),
+  // of the chain's own size, growing by 1/16 every 4 steps, on 2 worker lanes, with pools of 8 MB.
+  // Before, 21 / 32 of 318 outputs took a freed buffer (the pools full of sizes no kernel made any
+  // more, two runs under load 17); now 121 / 143.
+  test('outputs whose sizes drift take freed buffers: at least a quarter of them', async () => {
+    const n = 160;
+    const r = await luna(['run', '--timing', '--threads', '2', program('recycle_drift'), String(n), '2', '512', '4'], {
+      timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_MB: '8', LUNA_RECYCLE_POISON: '1' },
+    });
+    assertOk(r);
+    const out = lines(r.stdout);
+    for (const c of [0, 1]) assert.ok(out.includes(`chain ${c} ok n=${n}`), describeRun(r));
+    const l = lines(r.stderr).find((s) => s.startsWith('luna: timing: '));
+    assert.ok(l, describeRun(r));
+    const t = JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number>;
+    const outputs = 2 * (n - 1);
+    assert.ok(t.rawReused! >= outputs / 4, `${t.rawReused} of ${outputs} outputs took a freed buffer (fresh ${t.rawFresh}, homed ${t.rawHomed})\n${describeRun(r)}`);
+  });
+});
