@@ -525,18 +525,6 @@ export class DefaultPolicy implements SchedulingPolicy {
    * 2 000 steps 95 → 69 ms without the boot). On several nodes a code's first CF goes to a
    * worker (see runInline): there they boot before the program starts.
    */
-  /**
-   * Workers that boot at once before the program starts (exec/pool.ts bootEarly): one fewer than
-   * the cores, which leaves this thread a core for its own first CFs; a program that marks a CF
-   * `heavy` runs none of those here (runInline), so as many boot at once as there are cores (each
-   * further one when one is ready): the PIC seed's second worker otherwise began to boot only when
-   * the first was ready and ran its first CF 490–790 ms into the program (docs/pic.md, "Heavy
-   * fragments never run inline").
-   */
-  bootAtOnce(cores: number, lanes: number, heavy = false): number {
-    return Math.max(1, Math.min(lanes, heavy ? cores : cores - 1));
-  }
-
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy = false): boolean {
     if (nodes > 1) return true;
     // A program that marks a CF `heavy` says it has work for the workers from its start: they
@@ -554,6 +542,18 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (cost.samples < 2) return cost.samples === 1 && ns >= BOOT_FIRST_CALL_NS;
     if (cost.samples >= 3 && cost.minNs >= INLINE_NS && cost.samples * cost.minNs >= BOOT_INLINE_NS) return true;
     return cost.samples >= 3 && ns >= BOOT_INLINE_NS && cost.lastNs >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
+  }
+
+  /**
+   * Workers that boot at once before the program starts (exec/pool.ts bootEarly): one fewer than
+   * the cores, which leaves this thread a core for its own first CFs; a program that marks a CF
+   * `heavy` runs none of those here (runInline), so as many boot at once as there are cores (each
+   * further one when one is ready): the PIC seed's second worker otherwise began to boot only when
+   * the first was ready and ran its first CF 490–790 ms into the program (docs/pic.md, "Heavy
+   * fragments never run inline").
+   */
+  bootAtOnce(cores: number, lanes: number, heavy = false): number {
+    return Math.max(1, Math.min(lanes, heavy ? cores : cores - 1));
   }
 
   /**
