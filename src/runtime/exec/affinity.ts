@@ -29,7 +29,7 @@ export function laneCpus(lanes: number, set: CpuSet = cpuSet(), nodeCpus = Infin
 
 /** Pin the calling thread to `cpu`; false where it cannot (no addon, not Linux, the CPU not allowed). */
 export function pinSelf(cpu: number): boolean {
-  return pinThread !== undefined && pinThread([cpu]) === 0;
+  return pinCpus([cpu]);
 }
 
 /** Let the calling thread run on `cpus` (a rehearsal's pinning undone); false where it cannot. */
