@@ -290,8 +290,8 @@ test('waiting: spins where a second CPU may be free, never on one; the system th
   assert.equal(many.laneSleepNs, 0, 'several nodes: the system thread does not sleep on a lane');
   assert.equal(many.fedSpinNs, FED_SPIN_NS);
   assert.equal(many.pinLanes, PIN_LANES, 'pinned or not by the policy; the pool pins only where the node has a CPU for each lane');
-  assert.equal(many.runLowNs, RUN_LOW_NS, 'a batch running low asks for its next one on any number of nodes');
-  assert.ok(IDLE_SPIN_NS > 0 && FED_SPIN_NS > 0 && RESULT_SPIN_NS > 0 && RUN_LOW_NS > 0);
+  assert.equal(many.runLowNs, RUN_LOW_NS, 'the same ask for a next batch on any number of nodes');
+  assert.ok(IDLE_SPIN_NS > 0 && FED_SPIN_NS > 0 && RESULT_SPIN_NS > 0);
 });
 
 test('the system thread is one of the lanes only when LUNA_SYSTEM_LANE=1 asks, and only with several lanes', () => {

@@ -271,7 +271,7 @@ function pinOnce(): void {
  * told (it plans this lane's next batch while the rest runs, if none is queued) and true returned.
  * Told only at the batch's end (its result), a fed stencil's lanes ran dry at the end of each fed
  * batch while the system thread unrolled, examined and sent the next: 13–48 % of the span at
- * 2^14–2^16 iterations with C++ kernels (docs/benchmarks.md, "Where a lane's time goes").
+ * 2^14–2^16 iterations with C++ kernels (docs/benchmarks.md, "Where a lane's gaps go").
  */
 function runningLow(began: number, ti: number, n: number): boolean {
   const ranMs = performance.now() - began, lowMs = RUN_LOW_NS / 1e6;
@@ -547,9 +547,9 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
 /**
  * The paired rehearsal's rounds r with r % 16 equal to this run the waits of a run whose CFs take
  * time: the stand-ins hold their lane 20 µs (0.12 ms in one such round in four, past the CPU
- * share's first window, protocol.ts SPIN_WINDOW_MS), the spin gate has one CPU more, and one lane
- * in turn waits without FED_SPIN_NS (0); its batches run low at once (RUN_LOW_NS). So a wait for a producer that runs a CF spins on while
- * it runs (its CPU share checked, `CpuShare`), the lane without the spin sleeps when its producer
+ * share's first window, protocol.ts SPIN_WINDOW_MS), the spin gate has one CPU more, one lane
+ * in turn waits without FED_SPIN_NS (0), and, where RUN_LOW_NS is on, batches run low at once.
+ * So a wait for a producer that runs a CF spins on while it runs (its CPU share checked, `CpuShare`), the lane without the spin sleeps when its producer
  * does not run, and the other lane, spinning, sees it starved (woken, not yet looking) and
  * leaves. Otherwise the rehearsal never reached those branches: its gate counts the system thread
  * (rehearsing too) beside both lanes, 3 threads on 2 CPUs, so its waits never spun while the

@@ -188,12 +188,15 @@ export const FED_SPIN_NS = 200_000;
 export const FED_SPIN_PRODUCER_NS = 10_000_000;
 /**
  * a worker's batch with this much work left (at its pace so far), and that has run as long, asks
- * the system thread for the lane's next batch (WaitPlan.runLowNs): a turn of the system thread that
- * unrolls, examines and sends the next steps of a fed stencil lasted 1–20 ms under load, and
- * waited for the end of the lane's batch (`LUNA_RUN_LOW_US`; docs/benchmarks.md, "Where a lane's
- * time goes")
+ * the system thread for the lane's next batch (WaitPlan.runLowNs; 0: never, it waits for the
+ * batch's result). A fed stencil's lanes ran dry 13–48 % of the span at the end of each fed
+ * batch, for the system thread's turn (1–40 ms under load). Asking at 8 ms cut that 3–5× and
+ * the run in 6 of 8 pairs at 84 µs C++ tasks, but slowed it in 5 of 5 at ~45 µs tasks (the
+ * METG size): the turn then runs beside both lanes on 2 cores, and a lane it preempts stalls
+ * its partner as long. Off until the turn is cheaper (`LUNA_RUN_LOW_US`; docs/benchmarks.md,
+ * "Where a lane's gaps go")
  */
-export const RUN_LOW_NS = 8_000_000;
+export const RUN_LOW_NS = 0;
 /**
  * a worker waiting for a fed value stops spinning once the lane that makes it has been starved
  * this long: it holds a value it has not looked at and runs no CF (exec/protocol.ts starved), so
