@@ -189,6 +189,8 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     feed: process.env.LUNA_FEED !== '0',
     rehearse: laneRehearsal,
     onResult: (r) => rt.onResult(r),
+    // a worker's batch runs low: its next one is planned now (a pump turn)
+    onLow: () => rt.runningLow(),
     onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
   });
   // workers boot (tens of milliseconds each) when the policy first wants them, as many at once

@@ -18,6 +18,7 @@ export const TUNING = {
   LUNA_FED_SPIN_PRODUCER_US: { what: 'how long a worker spins for a fed value while its producer runs, µs', min: 0 },
   LUNA_FED_STARVED_US: { what: 'how long a worker spins for a fed value while the lane that makes it waits for a core, µs (0: it never stops for that)', min: 0 },
   LUNA_RESULT_SPIN_US: { what: 'how long the system thread spins for a worker\'s result, µs (0: sleep at once)', min: 0 },
+  LUNA_RUN_LOW_US: { what: 'the work left in a worker\'s batch at which it asks the system thread for the next one, µs (0: it asks only with its result)', min: 0 },
   LUNA_FED_RUN_MS: { what: 'the work of a fed batch, ms', min: Number.MIN_VALUE },
   LUNA_WAIT_AHEAD_PER_CF: { what: 'how many CFs a loop keeps waiting ahead per CF ready or running while workers run batches on one node', min: 0 },
   LUNA_WAIT_AHEAD_PER_BATCH: { what: 'how many CFs a loop keeps waiting ahead at most per batch in flight while workers run batches on one node', min: 0 },

@@ -104,3 +104,19 @@ test('a producer whose worker dies while another waits for its value fails the r
   const r = await run(['--threads', '2'], 200, 'exit');
   assertFails(r, [/worker thread \d of node 0 exited with code 3 while running ucode c_step/, /in CF b\[\d+\]/]);
 });
+
+test('a fed batch running low asks for the next one before its end, and the stencil computes the same', async () => {
+  // each lane's fed batch holds many 150 µs steps: with 1 ms left it asks; with the ask off it never does
+  const steps = 300, want = expected(steps);
+  const [on, off] = await Promise.all([
+    run(['--threads', '2'], steps, 'ok', { LUNA_RUN_LOW_US: '1000' }),
+    run(['--threads', '2'], steps, 'ok', { LUNA_RUN_LOW_US: '0' }),
+  ]);
+  for (const r of [on, off]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
+  }
+  assert.ok(fed(on) > 0, describeRun(on));
+  assert.ok(timingOf<{ lows: number }>(on).lows > 0, `no batch ran low\n${describeRun(on)}`);
+  assert.equal(timingOf<{ lows: number }>(off).lows, 0, describeRun(off));
+});

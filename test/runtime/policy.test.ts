@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RUN_LOW_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -284,12 +284,13 @@ test('queued messages leave before a long inline ucode, not before a short one',
 
 test('waiting: spins where a second CPU may be free, never on one; the system thread spins for results on one node only; lanes pinned where there are CPUs for them', () => {
   assert.deepEqual(p.waiting({ cpus: 1, lanes: 2, nodes: 1 }), { cpus: 1, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 }, 'one CPU: the awaited thread needs it');
-  assert.deepEqual(p.waiting({ cpus: 2, lanes: 2, nodes: 1 }), { cpus: 2, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: RESULT_SPIN_NS, laneSleepNs: LANE_SLEEP_NS, pinLanes: PIN_LANES });
+  assert.deepEqual(p.waiting({ cpus: 2, lanes: 2, nodes: 1 }), { cpus: 2, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: RESULT_SPIN_NS, laneSleepNs: LANE_SLEEP_NS, pinLanes: PIN_LANES, runLowNs: RUN_LOW_NS });
   const many = p.waiting({ cpus: 8, lanes: 4, nodes: 2 });
   assert.equal(many.resultSpinNs, 0, 'several nodes: network input must not wait behind a spin');
   assert.equal(many.laneSleepNs, 0, 'several nodes: the system thread does not sleep on a lane');
   assert.equal(many.fedSpinNs, FED_SPIN_NS);
   assert.equal(many.pinLanes, PIN_LANES, 'pinned or not by the policy; the pool pins only where the node has a CPU for each lane');
+  assert.equal(many.runLowNs, RUN_LOW_NS, 'the same ask for a next batch on any number of nodes');
   assert.ok(IDLE_SPIN_NS > 0 && FED_SPIN_NS > 0 && RESULT_SPIN_NS > 0);
 });
 

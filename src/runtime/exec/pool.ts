@@ -107,6 +107,8 @@ export interface PoolOptions {
   /** workers feed values to each other (see exchange.ts); off above MAX_FEED_LANES lanes */
   feed?: boolean;
   onResult: (r: BatchResult) => void;
+  /** a worker's batch is running low (WaitPlan.runLowNs) and nothing is queued behind it: plan its next batch now */
+  onLow?: () => void;
   /** a ucode on lane `lane` asks the system thread (answered with answer()) */
   onRequest?: (lane: number, r: WireRequest) => void;
   /** layers' modules every worker imports before its first batch (they register block kinds) */
@@ -148,6 +150,8 @@ export function waitPlan(p: WaitPlan = SLEEP_AT_ONCE): WaitPlan {
   const starvedNs = envSpin('LUNA_FED_STARVED_US', p.fedStarvedNs ?? 0);
   if (starvedNs > 0) plan.fedStarvedNs = starvedNs;
   if (p.laneSleepNs) plan.laneSleepNs = p.laneSleepNs;
+  const low = envSpin('LUNA_RUN_LOW_US', p.runLowNs ?? 0);
+  if (low > 0) plan.runLowNs = low;
   const pin = tuned('LUNA_PIN_LANES');
   if (pin !== undefined ? pin === 1 : p.pinLanes === true) plan.pinLanes = true;
   return plan;
@@ -414,7 +418,7 @@ export class WorkerPool {
       if (m.gaps) r.gaps = m.gaps;
       this.result(r);
     };
-    w.on('message', (m: { ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } & WireResult) => {
+    w.on('message', (m: { low?: number; ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {
         if (m.rehearsed) this.rehearsedCfs += m.rehearsed;
         if (m.together && m.rehearsed) this.rehearsedTogether++;
@@ -428,6 +432,11 @@ export class WorkerPool {
       if (m.fatal !== undefined) { death(`could not load the ucode module: ${m.fatal}`); return; }
       // a worker's results before it is ready are its rehearsal's (worker.ts rehearse): it runs no batch before
       if (!this.ready[i]) return;
+      if (m.low !== undefined) {
+        // its next batch is already queued (or it is the last): nothing to plan early
+        if (this.inflight[i]! === 1) this.opts.onLow?.();
+        return;
+      }
       result(m);
     });
     w.on('error', (e: Error & { code?: string }) => {

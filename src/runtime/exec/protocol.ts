@@ -288,6 +288,12 @@ export interface WaitPlan {
   laneSleepNs?: number;
   /** worker lanes pinned one to a CPU where the node has a CPU for each (affinity.ts; absent: not pinned) */
   pinLanes?: boolean;
+  /**
+   * ns of work left in a worker's batch at which, if the batch has run at least as long, it tells
+   * the system thread it is running low (a `low` message), so the next batch is planned while
+   * this one still runs, not after the lane ran dry (absent or 0: it never does)
+   */
+  runLowNs?: number;
 }
 
 /**

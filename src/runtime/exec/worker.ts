@@ -36,7 +36,7 @@ process.setSourceMapsEnabled(true);
 let init!: WorkerInit;
 let flags!: Int32Array;
 let me = 0;
-let LANES = 1, ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0, FED_SPIN_PRODUCER_NS = 0, FED_STARVED_NS = 0;
+let LANES = 1, ABORT = 0, RUNNING = 0, ONCPU = 0, RESULTS = 0, CPUS = 1, SPIN_NS = 0, FED_SPIN_NS = 0, FED_SPIN_PRODUCER_NS = 0, FED_STARVED_NS = 0, RUN_LOW_NS = 0;
 /** tracing: this worker's own file (thread me+1); CF start/finish with wall and thread-CPU clocks */
 let tw: ThreadTraceWriter | undefined;
 /** tracing: which codes' CFs read the CPU clock */
@@ -62,6 +62,7 @@ function setUp(i: WorkerInit): void {
   FED_SPIN_NS = i.waiting.fedSpinNs;
   FED_SPIN_PRODUCER_NS = i.waiting.fedSpinProducerNs ?? 0;
   FED_STARVED_NS = i.waiting.fedStarvedNs ?? 0;
+  RUN_LOW_NS = i.waiting.runLowNs ?? 0;
   Atomics.add(flags, ONCPU, 1); // this thread runs
   pinTo = i.cpu ?? -1;
   pinDue = pinTo >= 0;
@@ -263,6 +264,22 @@ function pinOnce(): void {
   if (pinTo >= 0) pinSelf(pinTo);
 }
 
+/**
+ * Whether the batch that began at `began` (ms) with `ti` of its `n` tasks run is running low: it
+ * has run RUN_LOW_NS, and its tasks left take less at the pace so far, or one is left (a pace
+ * slowed by waits, under load, otherwise never asked). Then the system thread is
+ * told (it plans this lane's next batch while the rest runs, if none is queued) and true returned.
+ * Told only at the batch's end (its result), a fed stencil's lanes ran dry at the end of each fed
+ * batch while the system thread unrolled, examined and sent the next: 13–48 % of the span at
+ * 2^14–2^16 iterations with C++ kernels (docs/benchmarks.md, "Where a lane's gaps go").
+ */
+function runningLow(began: number, ti: number, n: number): boolean {
+  const ranMs = performance.now() - began, lowMs = RUN_LOW_NS / 1e6;
+  if (ranMs < lowMs || (n - ti > 1 && (ranMs / ti) * (n - ti) > lowMs)) return false;
+  parentPort!.postMessage({ low: me });
+  return true;
+}
+
 /** Wait for the value fed for `f` (undefined: the run was aborted meanwhile). */
 function fed(f: Forward): DfValue | null | undefined {
   const ex = exchange!;
@@ -332,8 +349,12 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
   let error: TaskError | undefined;
   let ran = 0;
+  // running low is told once a batch, and only by a batch that has run RUN_LOW_NS already
+  let low = RUN_LOW_NS <= 0 || tasks.length < 2;
+  const began = low ? 0 : performance.now();
   for (let ti = 0; ti < tasks.length; ti++) {
     if (flags[ABORT] !== 0) break; // the run failed: drop the rest
+    if (!low && ti > 0) low = runningLow(began, ti, tasks.length);
     const t = tasks[ti]!;
     const def = init.imports[t.imp]!;
     const args = t.args;
@@ -526,9 +547,9 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
 /**
  * The paired rehearsal's rounds r with r % 16 equal to this run the waits of a run whose CFs take
  * time: the stand-ins hold their lane 20 µs (0.12 ms in one such round in four, past the CPU
- * share's first window, protocol.ts SPIN_WINDOW_MS), the spin gate has one CPU more, and one lane
- * in turn waits without FED_SPIN_NS (0). So a wait for a producer that runs a CF spins on while
- * it runs (its CPU share checked, `CpuShare`), the lane without the spin sleeps when its producer
+ * share's first window, protocol.ts SPIN_WINDOW_MS), the spin gate has one CPU more, one lane
+ * in turn waits without FED_SPIN_NS (0), and, where RUN_LOW_NS is on, batches run low at once.
+ * So a wait for a producer that runs a CF spins on while it runs (its CPU share checked, `CpuShare`), the lane without the spin sleeps when its producer
  * does not run, and the other lane, spinning, sees it starved (woken, not yet looking) and
  * leaves. Otherwise the rehearsal never reached those branches: its gate counts the system thread
  * (rehearsing too) beside both lanes, 3 threads on 2 CPUs, so its waits never spun while the
@@ -599,7 +620,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const id = (l: number, r: number): number => r * L + l + 1;
   let cfs = 0, cf = 0, cut = false, finished = false;
   // (the run's bounds, which the rounds of WAITS_ROUND change for their length)
-  const spin = FED_SPIN_NS, cpus = CPUS, due = pinDue;
+  const spin = FED_SPIN_NS, cpus = CPUS, due = pinDue, low = RUN_LOW_NS;
   // the CPUs to give the thread back after (see pinDue): a run that does not pin keeps them all
   const allowed = pinTo >= 0 ? threadCpus() : null;
   try {
@@ -651,9 +672,12 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
         CPUS = cpus + 1;
         if (((r >> 4) & 1) === (lane & 1)) FED_SPIN_NS = 0;
         holdMs = (r & 63) === WAITS_ROUND ? 0.12 : 0.02;
+        // its batches run low at once: the ask (dropped by the pool before this worker is ready)
+        // runs here with feedback, not first in the span
+        if (low > 0) RUN_LOW_NS = 1;
       }
       const ran = run(structuredClone(encodeBatch(id(lane, r), tasks)), stand);
-      FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0;
+      FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; RUN_LOW_NS = low;
       if (!ran) break;
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
@@ -669,7 +693,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     // cut: by its time, a fault, or a lane that gave up (its own last round may have been aborted)
     cut = !finished || rflags[ABORT] !== 0;
     giveUpAt = Infinity;
-    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinDue = due;
+    FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinDue = due; RUN_LOW_NS = low;
     if (allowed !== null) pinCpus(allowed);
     Atomics.sub(rflags, ONCPU, 1);
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);

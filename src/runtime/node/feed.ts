@@ -68,6 +68,18 @@ export class FeedBook {
     }
   }
 
+  /**
+   * A lane is running low (a worker said so before its result): every output promised by a batch
+   * in flight is looked at again now, so its waiters go out in the lane's next fed batch while its
+   * current one still runs. Otherwise only those promised since the last look were candidates: a
+   * CF a loop spawned after its input's batch left (the steps the system thread unrolled while
+   * the lanes ran) waited for that batch to come back, and the lanes ran dry meanwhile.
+   */
+  retry(): void {
+    for (const k of this.promised.keys()) this.fresh[this.freshN++] = k;
+    this.deferred.length = 0;
+  }
+
   /** Outputs were promised since the last look (nothing else can make a CF a candidate). */
   get hasCandidates(): boolean {
     return this.freshN > 0;

@@ -128,9 +128,10 @@ export class NodeRuntime {
    * came (it had nothing to run: its next batch was late); `laneGapNs`, `laneWaits`,
    * `laneWaitNs`, `fedWaitNs`: the lanes' time between CFs, the times a lane waited for its next
    * batch and how long, and its waits for fed values (exec/protocol.ts LaneGaps); `chainAhead`:
-   * the most batches a lane held at once while a chain continued on it (the policy's chainDepth)
+   * the most batches a lane held at once while a chain continued on it (the policy's chainDepth);
+   * `lows`: times a worker's batch ran low with nothing queued behind it (runningLow)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -369,6 +370,13 @@ export class NodeRuntime {
   }
 
   // =================================================================== the pump
+
+  /** A worker's batch runs low with nothing queued behind it: its next one is planned now (feed.ts retry). */
+  runningLow(): void {
+    this.stats.lows++;
+    this.feeds?.retry();
+    this.schedule();
+  }
 
   schedule(): void {
     if (this.scheduled || this.failed) return;

@@ -187,6 +187,17 @@ export const FED_SPIN_NS = 200_000;
  */
 export const FED_SPIN_PRODUCER_NS = 10_000_000;
 /**
+ * a worker's batch with this much work left (at its pace so far), and that has run as long, asks
+ * the system thread for the lane's next batch (WaitPlan.runLowNs; 0: never, it waits for the
+ * batch's result). A fed stencil's lanes ran dry 13–48 % of the span at the end of each fed
+ * batch, for the system thread's turn (1–40 ms under load). Asking at 8 ms cut that 3–5× and
+ * the run in 6 of 8 pairs at 84 µs C++ tasks, but slowed it in 5 of 5 at ~45 µs tasks (the
+ * METG size): the turn then runs beside both lanes on 2 cores, and a lane it preempts stalls
+ * its partner as long. Off until the turn is cheaper (`LUNA_RUN_LOW_US`; docs/benchmarks.md,
+ * "Where a lane's gaps go")
+ */
+export const RUN_LOW_NS = 0;
+/**
  * a worker waiting for a fed value stops spinning once the lane that makes it has been starved
  * this long: it holds a value it has not looked at and runs no CF (exec/protocol.ts starved), so
  * it waits for a core, and the spin may hold the only one it could get. A lane on a CPU looks at
@@ -404,7 +415,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {
     if (t.cpus < 2) return { cpus: t.cpus, idleSpinNs: 0, fedSpinNs: 0, resultSpinNs: 0 };
-    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS, pinLanes: PIN_LANES };
+    return { cpus: t.cpus, idleSpinNs: IDLE_SPIN_NS, fedSpinNs: FED_SPIN_NS, fedSpinProducerNs: FED_SPIN_PRODUCER_NS, fedStarvedNs: FED_STARVED_NS, resultSpinNs: t.nodes > 1 ? 0 : RESULT_SPIN_NS, laneSleepNs: t.nodes > 1 ? 0 : LANE_SLEEP_NS, pinLanes: PIN_LANES, runLowNs: RUN_LOW_NS };
   }
 
   /**
