@@ -27,11 +27,15 @@ export interface CBlock {
   stmts: Site[];
 }
 
-/** Argument of an atomic call. */
+/**
+ * Argument of an atomic call. Every kind carries the same four fields, set in one order (the
+ * ones it does not use null): the examination reads `kind` of each argument of every CF, and
+ * one object shape keeps that read monomorphic (three shapes made it polymorphic).
+ */
 export type CArg =
-  | { kind: 'in'; expr: CExpr }                                   // value param
-  | { kind: 'val'; type: 'int' | 'real' | 'string'; expr: CExpr }  // int/real/string param
-  | { kind: 'out'; ref: CDfRef };                                  // name param
+  | { kind: 'in'; type: null; expr: CExpr; ref: null }                       // value param
+  | { kind: 'val'; type: 'int' | 'real' | 'string'; expr: CExpr; ref: null }  // int/real/string param
+  | { kind: 'out'; type: null; expr: null; ref: CDfRef };                     // name param
 
 export interface SiteBase {
   /** index in CompiledProgram.sites: identical on every node (migration refers to it) */
@@ -200,10 +204,10 @@ class Compiler {
     for (const [name, d] of chosen) this.compileSub(this.subs.get(name)!, d);
     const main = this.subs.get('main');
     if (!main) throw new ProgramError('the program has no sub main');
-    const mainSite: SubCallSite = {
-      kind: 'subcall', id: -1, spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [], labelReadsDf: false,
-      stealable: false, requests: [], deletes: [], setdfs: [], code: main.code, sub: null, target: main, args: [], nf: [],
-    };
+    const mainSite = shaped<SubCallSite>({
+      id: -1, spawnNo: 0, pos: main.pos, origin: this.originOf(main.pos), label: 'main', labelIdx: [], labelReadsDf: false, locator: undefined,
+      stealable: false, priority: undefined, requests: [], deletes: [], setdfs: [], code: main.code, sub: null,
+    }, { kind: 'subcall', target: main, args: [], nf: [] });
     const imports = [...this.imports.values()];
     imports.forEach((im, i) => { im.index = i; });
     return {
@@ -474,20 +478,20 @@ class Compiler {
           nf.push({ slot, expr: this.expr(r.expr, sc) });
         }
       }
-      return Object.assign(b, { kind: 'subcall' as const, target: sub, args, nf });
+      return shaped<SubCallSite>(b, { kind: 'subcall', target: sub, args, nf });
     }
     const im = imp!;
     if (s.args.length !== im.params.length) throw new ProgramError(`${s.callee} takes ${im.params.length} argument(s), ${s.args.length} given`, this.originOf(s.pos));
     const args = s.args.map((a, i): CArg => {
       const p = im.params[i]!;
       switch (p) {
-        case 'name': return { kind: 'out', ref: this.dfArg(a, sc, `output argument ${i + 1} of ${s.callee} must be a data fragment`) };
-        case 'value': return { kind: 'in', expr: this.expr(a, sc) };
-        case 'block': return { kind: 'in', expr: this.blockArg(a, sc, `argument ${i + 1} of ${s.callee}`) };
-        case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc) };
+        case 'name': return { kind: 'out', type: null, expr: null, ref: this.dfArg(a, sc, `output argument ${i + 1} of ${s.callee} must be a data fragment`) };
+        case 'value': return { kind: 'in', type: null, expr: this.expr(a, sc), ref: null };
+        case 'block': return { kind: 'in', type: null, expr: this.blockArg(a, sc, `argument ${i + 1} of ${s.callee}`), ref: null };
+        case 'int': case 'real': case 'string': return { kind: 'val', type: p, expr: this.expr(a, sc), ref: null };
       }
     });
-    const site: CallSite = Object.assign(b, { kind: 'call' as const, imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null, heavy: s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy')) });
+    const site = shaped<CallSite>(b, { kind: 'call', imp: im, args, outCount: args.filter((a) => a.kind === 'out').length, reqCount: [], unlimited: [], drop: [], afterpush: [], waits: [], rulesConstant: false, sharedRules: null, heavy: s.rules.some((r) => r.kind === 'flags' && r.flags.includes('heavy')) });
     // the output arguments as written, so that a rule naming one of them needs no key matching at run time
     const outIds = s.args.filter((_, i) => im.params[i] === 'name').map((a) => (a.kind === 'id' ? printExpr(a) : ''));
     for (const r of s.rules) {
@@ -520,7 +524,7 @@ class Compiler {
     const b = this.base(s, spawnNo, sc, [], 0);
     const first = this.expr(s.first, sc), last = this.expr(s.last, sc);
     const { inner, slot } = this.loopScope(sc, s.var);
-    return Object.assign(b, { kind: 'for' as const, varSlot: slot, first, last, body: this.iterationBody(s, inner) });
+    return shaped<ForSite>(b, { kind: 'for', varSlot: slot, first, last, body: this.iterationBody(s, inner) });
   }
 
   private whileStmt(s: WhileStmt, spawnNo: number, sc: Scope): WhileSite {
@@ -529,7 +533,7 @@ class Compiler {
     const cond = this.expr(s.cond, inner);
     const start = this.expr(s.start, sc);
     const out = this.refs([s.out], sc)[0]!;
-    return Object.assign(b, { kind: 'while' as const, cond, varSlot: slot, start, out, body: this.iterationBody(s, inner) });
+    return shaped<WhileSite>(b, { kind: 'while', cond, varSlot: slot, start, out, body: this.iterationBody(s, inner) });
   }
 
   /**
@@ -543,7 +547,7 @@ class Compiler {
       || (r.kind === 'enum' && (r.property === 'request' || r.property === 'delete')));
     if (own.length === 0) return this.block(s.body, inner);
     const b = this.base(s, 0, inner, own, 2);
-    const iteration: IfSite = Object.assign(b, { kind: 'if' as const, cond: { type: 'int' as const, ev: () => 1 }, body: this.block(s.body, inner) });
+    const iteration = shaped<IfSite>(b, { kind: 'if', cond: { type: 'int' as const, ev: () => 1 }, body: this.block(s.body, inner) });
     iteration.id = this.sites.length;
     this.sites.push(iteration);
     return { dfs: [], stmts: [iteration] };
@@ -551,11 +555,38 @@ class Compiler {
 
   private ifStmt(s: IfStmt, spawnNo: number, sc: Scope): IfSite {
     const b = this.base(s, spawnNo, sc, s.body.rules, 2);
-    return Object.assign(b, { kind: 'if' as const, cond: this.expr(s.cond, sc), body: this.block(s.body, sc) });
+    return shaped<IfSite>(b, { kind: 'if', cond: this.expr(s.cond, sc), body: this.block(s.body, sc) });
   }
 }
 
 function zero(): number { return 0; }
+
+type AnySite = SiteBase & Omit<CallSite, keyof SiteBase> & Omit<SubCallSite, keyof SiteBase | 'kind' | 'args'> & Omit<ForSite, keyof SiteBase | 'kind'>
+  & Omit<WhileSite, keyof SiteBase | 'kind' | 'varSlot' | 'body'>;
+
+/**
+ * The site of `base` with its kind's fields (`own`), as one object literal with every kind's
+ * fields in one order (those of other kinds null, 0, -1 or false), so that sites of every kind
+ * share one object shape: the runtime reads `kind`, `requests`, `locator`, `code`, `id` of every
+ * CF's site, and five shapes made each such read polymorphic in V8 (2–3 shapes at one read in a
+ * stencil run). One literal, not the base with the fields added (Object.assign): past 12
+ * properties outside the object V8 turns an object so extended into a dictionary, whose reads
+ * optimised code cannot inline (call sites had 11).
+ */
+function shaped<T extends Site>(base: SiteBase, own: Omit<T, keyof SiteBase>): T {
+  const b = base, o = own as unknown as Partial<AnySite> & { kind: Site['kind'] };
+  const site = {
+    id: b.id, spawnNo: b.spawnNo, pos: b.pos, origin: b.origin, label: b.label, labelIdx: b.labelIdx, labelReadsDf: b.labelReadsDf,
+    locator: b.locator, stealable: b.stealable, priority: b.priority, requests: b.requests, deletes: b.deletes, setdfs: b.setdfs,
+    code: b.code, sub: b.sub,
+    kind: o.kind, imp: o.imp ?? null, args: o.args ?? null, outCount: o.outCount ?? 0, reqCount: o.reqCount ?? null,
+    unlimited: o.unlimited ?? null, drop: o.drop ?? null, afterpush: o.afterpush ?? null, waits: o.waits ?? null,
+    rulesConstant: o.rulesConstant ?? false, sharedRules: o.sharedRules ?? null, heavy: o.heavy ?? false, target: o.target ?? null,
+    nf: o.nf ?? null, varSlot: o.varSlot ?? -1, first: o.first ?? null, last: o.last ?? null, cond: o.cond ?? null,
+    start: o.start ?? null, out: o.out ?? null, body: o.body ?? null,
+  };
+  return site as unknown as T;
+}
 
 /** Operators an expression fixed for a frame must have to be kept in a slot (one costs its read). */
 const KEEP_OPS = 2;

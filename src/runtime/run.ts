@@ -15,7 +15,7 @@ import { InlineExecutor } from './exec/inline.js';
 import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { collections, keepFreedMemory, recycling } from './exec/shm.js';
-import { NodeRuntime, RunFault } from './node/runtime.js';
+import { NodeRuntime, RunFault, type Executors } from './node/runtime.js';
 import { rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
@@ -201,9 +201,14 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const router = new Router(tp);
   const control = new Control(router, wallNs);
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
+  // The pool's live counts as accessors defined after the literal: V8 makes an object literal
+  // that has a getter a dictionary, whose every read (`exec.inline`, `exec.answers`, … a few per
+  // CF) optimised code cannot inline (docs/runtime.md, "Object shapes on the per-fragment path").
+  const execs: Omit<Executors, 'booted' | 'wakes'> = { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), answers: (imp) => asked[imp] === true, ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done) };
+  Object.defineProperties(execs, { booted: { get: () => pool.booted, enumerable: true }, wakes: { get: () => pool.wakes, enumerable: true } });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), answers: (imp) => asked[imp] === true, ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done), get booted() { return pool.booted; }, get wakes() { return pool.wakes; } }, policy);
+  }, execs as Executors, policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));
