@@ -101,36 +101,62 @@ static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, 
 extern "C" {
 
 // The start (driver.ts, the same layouts): the cloud in parts by particle id, each sorted by
-// subdomain; cut into x-slabs (one DF per part and slab crosses to its node once); each subdomain's
-// particles taken from every part or slab, part after part (id order, as from one sorted cloud).
+// subdomain; on several nodes each node's parts keep only its own layers (pic3d.fa), or the parts
+// are cut into x-slabs (pic3d_dda.fa: one DF per part and slab crosses to its node once); each
+// subdomain's particles taken from every part or slab, part after part (id order, as from one
+// sorted cloud).
 
-/** Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
-void c_init_part(int N, int F, int NP, int NT, int K, int q, int B, OutputDF &part)
+/** Part q of B sorted by subdomain, only the particles of layers [x0, x1) (c_init_part, c_init_part_x). */
+static void initPart(int N, int F, int NP, int NT, int K, int q, int B, int x0, int x1, OutputDF &part)
 {
     std::string why = pic3d::badParams(N, F, NP, NT, K);
     if (why.empty() && !(B >= 1 && q >= 0)) why = "cloud part " + std::to_string(q) + " of " + std::to_string(B);
+    if (why.empty() && !(0 <= x0 && x0 <= x1 && x1 <= F)) why = "cloud layers [" + std::to_string(x0) + ", " + std::to_string(x1) + ") of F=" + std::to_string(F);
     if (!why.empty()) {
         std::printf("pic3d: FAILED (%s)\n", why.c_str());
         ABORT("pic3d: " << why);
     }
     const int S = F * F * F;
-    // a DF beyond the B parts holds no particle
-    const long lo = q < B ? (long)((long long)q * NP / B) : 0, hi = q < B ? (long)((long long)(q + 1) * NP / B) : 0;
-    // the records drawn once, then each written in its place
-    std::vector<double> recs((size_t)(hi - lo) * pic3d::REC);
-    std::vector<int32_t> sub(hi - lo);
+    // a DF beyond the B parts holds no particle; a node without layers (more nodes than F) keeps
+    // none, and draws none
+    const long lo = q < B && x0 < x1 ? (long)((long long)q * NP / B) : 0, hi = q < B && x0 < x1 ? (long)((long long)(q + 1) * NP / B) : 0;
+    // the records kept (those of layers [x0, x1)) drawn once, then each written in its place;
+    // the others are not stored
+    const int s0 = x0 * F * F, s1 = x1 * F * F;
+    std::vector<double> recs;
+    std::vector<int32_t> sub;
+    recs.reserve((size_t)(hi - lo) * (x1 - x0) / F * pic3d::REC);
+    sub.reserve((size_t)(hi - lo) * (x1 - x0) / F);
     std::vector<long> start(S + 1, 0);
-    pic3d::cloudPart(NP, lo, hi, [&](long p, const double *r) {
-        std::memcpy(recs.data() + (p - lo) * pic3d::REC, r, sizeof(double) * pic3d::REC);
-        sub[p - lo] = pic3d::subdomainOf(r, N, F);
-        start[sub[p - lo] + 1]++;
+    pic3d::cloudPart(NP, lo, hi, [&](long, const double *r) {
+        const int s = pic3d::subdomainOf(r, N, F);
+        if (s < s0 || s >= s1) return;
+        recs.insert(recs.end(), r, r + pic3d::REC);
+        sub.push_back(s);
+        start[s + 1]++;
     });
     for (int s = 0; s < S; s++) start[s + 1] += start[s];
-    double *out = part.create<double>(S + 1 + (size_t)(hi - lo) * pic3d::REC);
+    double *out = part.create<double>(S + 1 + (size_t)start[S] * pic3d::REC);
     for (int s = 0; s <= S; s++) out[s] = (double)start[s];
     double *records = out + S + 1;
-    for (long p = 0; p < hi - lo; p++)
+    for (size_t p = 0; p < sub.size(); p++)
         std::memcpy(records + start[sub[p]]++ * pic3d::REC, recs.data() + p * pic3d::REC, sizeof(double) * pic3d::REC);
+}
+
+/** Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
+void c_init_part(int N, int F, int NP, int NT, int K, int q, int B, OutputDF &part)
+{
+    initPart(N, F, NP, NT, K, q, B, 0, F, part);
+}
+
+/**
+ * c_init_part keeping only the particles of subdomain layers [x0, x1) (the same layout, the other
+ * subdomains empty): on several nodes each node makes every part for its own layers, so no
+ * particle crosses a node border before the first step (driver.ts c_init_part_x)
+ */
+void c_init_part_x(int N, int F, int NP, int NT, int K, int q, int B, int x0, int x1, OutputDF &part)
+{
+    initPart(N, F, NP, NT, K, q, B, x0, x1, part);
 }
 
 /** The x-slab a of a part of the cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) … (a, F−1, F−1). */
