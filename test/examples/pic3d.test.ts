@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cellOf, cloudPart, cloudRange, draw, initialCloud, OMEGA, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
-import { c_cut, c_init_part, c_pick, c_pick_all } from '../../examples/pic3d/driver.js';
+import { c_cut, c_init_part, c_init_part_x, c_pick, c_pick_all } from '../../examples/pic3d/driver.js';
 import { c_deposit_all, c_layer_density_e, c_layer_density_f } from '../../examples/pic3d/fragments.js';
 import { blockFace } from '../../examples/pic3d/slabs.js';
 import { DF } from '../../src/ucode/df.js';
@@ -122,6 +122,25 @@ describe('pic3d initial cloud in parts, through its ucodes', () => {
       assert.equal(total, NP);
     });
   }
+
+  test('several nodes: each node\'s parts of its own layers (init_part_x) give every subdomain the records of one sorted cloud; a node without layers draws none', () => {
+    const N = 8, F = 4, NP = 900, S = F * F * F;
+    const one = output();
+    c_init_part(N, F, NP, 1, 1, 0, 1, one);
+    const whole = input(one).getFloat64Array();
+    // 3 nodes on 4 layers ([0, 2), [2, 3), [3, 4)) and a node with none ([4, 4))
+    for (const [x0, x1] of [[0, 2], [2, 3], [3, 4], [4, 4]] as const) {
+      const parts = [0, 1, 2, 3].map((q) => { const d = output(); c_init_part_x(N, F, NP, 1, 1, q, 4, x0, x1, d); return input(d); });
+      for (let s = 0; s < S; s++) {
+        const a = Math.floor(s / (F * F)), b = Math.floor(s / F) % F, c = s % F, got = output();
+        c_pick_all(F, a, b, c, ...parts, got, output());
+        const want = a >= x0 && a < x1 ? whole.subarray(S + 1 + whole[s]! * REC, S + 1 + whole[s + 1]! * REC) : new Float64Array(0);
+        assert.deepEqual(input(got).getFloat64Array(), want, `layers [${x0}, ${x1}), subdomain ${s}`);
+      }
+    }
+    assert.throws(() => c_init_part_x(N, F, NP, 1, 1, 0, 4, 3, 2, output()), /cloud layers \[3, 2\) of F=4/);
+    assert.throws(() => c_init_part_x(N, F, NP, 1, 1, 0, 4, 0, 5, output()), /cloud layers \[0, 5\) of F=4/);
+  });
 
   test('a DF beyond the parts holds no particle; a part that cannot exist is refused, named', () => {
     const d = output();
