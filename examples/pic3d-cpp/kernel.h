@@ -510,8 +510,12 @@ inline int slabOf(int a, int F, int SL) { return (int)(((long)(a + 1) * SL - 1) 
 
 inline long wrapN(long x, long N) { x %= N; return x < 0 ? x + N : x; }
 
-/** The density at global node (x, y, z) from the F³ deposit blocks ((A·F + B)·F + C), in density's order (densityAt). */
-inline double densityNode(int N, int F, const double *const *blocks, long x, long y, long z) {
+/**
+ * The density at global node (x, y, z) from the F³ deposit blocks ((A·F + B)·F + C), in density's
+ * order (densityAt). fx: the x index where a block of the layer below holds its upper face (n:
+ * whole blocks; 0: that layer's blocks are their upper faces alone, (n+1)², all of them it reads).
+ */
+inline double densityNode(int N, int F, const double *const *blocks, long x, long y, long z, long fx) {
   const long n = N / F, n1 = n + 1;
   const long A = x / n, B = y / n, C = z / n, li = x % n, lj = y % n, lk = z % n;
   double v = blocks[(A * F + B) * F + C][(li * n1 + lj) * n1 + lk];
@@ -520,36 +524,44 @@ inline double densityNode(int N, int F, const double *const *blocks, long x, lon
       const int ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
       if ((ox && li != 0) || (oy && lj != 0) || (oz && lk != 0)) continue;
       const double *src = blocks[(((A - ox + F) % F) * F + (B - oy + F) % F) * F + (C - oz + F) % F];
-      v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)];
+      v += src[((ox ? fx : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)];
     }
   return v;
 }
 
 /**
  * The density at the planes [x0, x1) (global, wrapped) into out ((x1 − x0)·N² doubles), from the
- * F³ deposit blocks. A row off the blocks' lower x and y faces is its z blocks' runs, with only
- * their lk = 0 nodes summed (densityHalo's shortcut); the other rows node by node.
+ * F³ deposit blocks (with `faces`, [x0, x1) within one layer and the blocks of the layer below
+ * their upper faces alone: blockFace). A row off the blocks' lower x and y faces is its z blocks'
+ * runs, with only their lk = 0 nodes summed (densityHalo's shortcut); the other rows node by node.
  */
-inline void densitySlab(int N, int F, long x0, long x1, const double *const *blocks, double *out) {
-  const long n = N / F, n1 = n + 1;
+inline void densitySlab(int N, int F, long x0, long x1, const double *const *blocks, double *out, bool faces = false) {
+  const long n = N / F, n1 = n + 1, fx = faces ? 0 : n;
   double *w = out;
   for (long xx = x0; xx < x1; xx++) {
     const long x = wrapN(xx, N), A = x / n, li = x % n;
     for (long y = 0; y < N; y++, w += N) {
       const long B = y / n, lj = y % n;
       if (li == 0 || lj == 0) {
-        for (long z = 0; z < N; z++) w[z] = densityNode(N, F, blocks, x, y, z);
+        for (long z = 0; z < N; z++) w[z] = densityNode(N, F, blocks, x, y, z, fx);
         continue;
       }
       for (long C = 0; C < F; C++) {
         const double *src = blocks[(A * F + B) * F + C] + (li * n1 + lj) * n1;
         double *to = w + C * n;
         for (long k = 0; k < n; k++) to[k] = src[k];
-        to[0] = densityNode(N, F, blocks, x, y, C * n);
+        to[0] = densityNode(N, F, blocks, x, y, C * n, fx);
       }
     }
   }
 }
+
+/**
+ * A deposit block's upper x face ((n+1)² doubles: its plane li = n, the x ghost layer, the only part
+ * of it the layer above's density reads), what crosses a node border in its place (slabs.ts
+ * blockFace): the block's last (n+1)².
+ */
+inline const double *blockFace(const double *block, long n) { return block + n * (n + 1) * (n + 1); }
 
 /** The planes of a slab's and a layer's edges that cross a node border (slabs.ts slabEdge). */
 inline long slabEdge(long d) { return d + GHOST_HI; }

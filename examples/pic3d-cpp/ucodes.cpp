@@ -101,36 +101,62 @@ static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, 
 extern "C" {
 
 // The start (driver.ts, the same layouts): the cloud in parts by particle id, each sorted by
-// subdomain; cut into x-slabs (one DF per part and slab crosses to its node once); each subdomain's
-// particles taken from every part or slab, part after part (id order, as from one sorted cloud).
+// subdomain; on several nodes each node's parts keep only its own layers (pic3d.fa), or the parts
+// are cut into x-slabs (pic3d_dda.fa: one DF per part and slab crosses to its node once); each
+// subdomain's particles taken from every part or slab, part after part (id order, as from one
+// sorted cloud).
 
-/** Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
-void c_init_part(int N, int F, int NP, int NT, int K, int q, int B, OutputDF &part)
+/** Part q of B sorted by subdomain, only the particles of layers [x0, x1) (c_init_part, c_init_part_x). */
+static void initPart(int N, int F, int NP, int NT, int K, int q, int B, int x0, int x1, OutputDF &part)
 {
     std::string why = pic3d::badParams(N, F, NP, NT, K);
     if (why.empty() && !(B >= 1 && q >= 0)) why = "cloud part " + std::to_string(q) + " of " + std::to_string(B);
+    if (why.empty() && !(0 <= x0 && x0 <= x1 && x1 <= F)) why = "cloud layers [" + std::to_string(x0) + ", " + std::to_string(x1) + ") of F=" + std::to_string(F);
     if (!why.empty()) {
         std::printf("pic3d: FAILED (%s)\n", why.c_str());
         ABORT("pic3d: " << why);
     }
     const int S = F * F * F;
-    // a DF beyond the B parts holds no particle
-    const long lo = q < B ? (long)((long long)q * NP / B) : 0, hi = q < B ? (long)((long long)(q + 1) * NP / B) : 0;
-    // the records drawn once, then each written in its place
-    std::vector<double> recs((size_t)(hi - lo) * pic3d::REC);
-    std::vector<int32_t> sub(hi - lo);
+    // a DF beyond the B parts holds no particle; a node without layers (more nodes than F) keeps
+    // none, and draws none
+    const long lo = q < B && x0 < x1 ? (long)((long long)q * NP / B) : 0, hi = q < B && x0 < x1 ? (long)((long long)(q + 1) * NP / B) : 0;
+    // the records kept (those of layers [x0, x1)) drawn once, then each written in its place;
+    // the others are not stored
+    const int s0 = x0 * F * F, s1 = x1 * F * F;
+    std::vector<double> recs;
+    std::vector<int32_t> sub;
+    recs.reserve((size_t)(hi - lo) * (x1 - x0) / F * pic3d::REC);
+    sub.reserve((size_t)(hi - lo) * (x1 - x0) / F);
     std::vector<long> start(S + 1, 0);
-    pic3d::cloudPart(NP, lo, hi, [&](long p, const double *r) {
-        std::memcpy(recs.data() + (p - lo) * pic3d::REC, r, sizeof(double) * pic3d::REC);
-        sub[p - lo] = pic3d::subdomainOf(r, N, F);
-        start[sub[p - lo] + 1]++;
+    pic3d::cloudPart(NP, lo, hi, [&](long, const double *r) {
+        const int s = pic3d::subdomainOf(r, N, F);
+        if (s < s0 || s >= s1) return;
+        recs.insert(recs.end(), r, r + pic3d::REC);
+        sub.push_back(s);
+        start[s + 1]++;
     });
     for (int s = 0; s < S; s++) start[s + 1] += start[s];
-    double *out = part.create<double>(S + 1 + (size_t)(hi - lo) * pic3d::REC);
+    double *out = part.create<double>(S + 1 + (size_t)start[S] * pic3d::REC);
     for (int s = 0; s <= S; s++) out[s] = (double)start[s];
     double *records = out + S + 1;
-    for (long p = 0; p < hi - lo; p++)
+    for (size_t p = 0; p < sub.size(); p++)
         std::memcpy(records + start[sub[p]]++ * pic3d::REC, recs.data() + p * pic3d::REC, sizeof(double) * pic3d::REC);
+}
+
+/** Part q of B of the initial cloud (the ids of model.ts cloudRange; none when q >= B) sorted by subdomain: F³ + 1 offsets (in particles) as doubles, then the records. */
+void c_init_part(int N, int F, int NP, int NT, int K, int q, int B, OutputDF &part)
+{
+    initPart(N, F, NP, NT, K, q, B, 0, F, part);
+}
+
+/**
+ * c_init_part keeping only the particles of subdomain layers [x0, x1) (the same layout, the other
+ * subdomains empty): on several nodes each node makes every part for its own layers, so no
+ * particle crosses a node border before the first step (driver.ts c_init_part_x)
+ */
+void c_init_part_x(int N, int F, int NP, int NT, int K, int q, int B, int x0, int x1, OutputDF &part)
+{
+    initPart(N, F, NP, NT, K, q, B, x0, x1, part);
 }
 
 /** The x-slab a of a part of the cloud: F² + 1 offsets, then the records of subdomains (a, 0, 0) … (a, F−1, F−1). */
@@ -382,8 +408,6 @@ void c_sweep_push_last(int N, int F, int NP, int K, int H, int j, int a, int b, 
 #define PIC3D_IN16(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2), PIC3D_IN4(p##3)
 #define PIC3D_ARR4(p) &p##0, &p##1, &p##2, &p##3
 #define PIC3D_ARR16(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1), PIC3D_ARR4(p##2), PIC3D_ARR4(p##3)
-#define PIC3D_REF4(p) p##0, p##1, p##2, p##3
-#define PIC3D_ARR16_REF(p) PIC3D_REF4(p##0), PIC3D_REF4(p##1), PIC3D_REF4(p##2), PIC3D_REF4(p##3)
 
 namespace {
 
@@ -465,8 +489,8 @@ void c_slabs_check(int SL)
     if (SL < 1) failed("POISSON_SLABS=" + std::to_string(SL) + ": the Poisson sweeps need at least one slab");
 }
 
-/** Subdomain (a, b, c)'s deposit from its 27 inputs (STAY: its staying particles) -> L (the deposit block alone), A (the arrived particles). */
-static void depositSubdomain(int N, int F, int a, int b, int c, const InputDF *const *in, OutputDF &L, OutputDF &A)
+/** Subdomain (a, b, c)'s deposit from its 27 inputs (STAY: its staying particles) -> L (the deposit block alone), A (the arrived particles); returns the block. */
+static const double *depositSubdomain(int N, int F, int a, int b, int c, const InputDF *const *in, OutputDF &L, OutputDF &A)
 {
     Bundle bs[27];
     bundles(in, bs);
@@ -474,6 +498,7 @@ static void depositSubdomain(int N, int F, int a, int b, int c, const InputDF *c
     double *out = L.create<double>(n1 * n1 * n1, 0.0);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
     gatherArrived(bs, A);
+    return out;
 }
 
 /** deposit(the staying particles, the 26 neighbours' leaving arrays) -> the (n+1)³ deposit block alone (the slabs hold φ), the arrived particles */
@@ -484,23 +509,57 @@ void c_deposit_blk(int N, int F, int a, int b, int c, const InputDF &i0, const I
 }
 
 /**
+ * c_deposit_blk where the layer above is on another node (slabs.fah FACE_UP): also the block's
+ * upper face alone, what that layer's density reads of it -> L, A, the face ((n+1)² doubles)
+ */
+void c_deposit_blk_f(int N, int F, int a, int b, int c, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &L, OutputDF &A, OutputDF &face)
+{
+    const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
+    const long n = N / F, f2 = (n + 1) * (n + 1);
+    const double *block = depositSubdomain(N, F, a, b, c, in, L, A);
+    std::memcpy(face.create<double>(f2), pic3d::blockFace(block, n), sizeof(double) * f2);
+}
+
+/**
  * The deposits of the 4 subdomains of column (a, b) in one CF (slabs.fah, F = 4), each exactly as
  * c_deposit_blk makes it (the same bundles in the same order): the leaving arrays of the 9 columns
  * around (a, b) (IN's order of (dx, dy), c at 4·column + c), the column's staying particles (4)
  * -> the 4 deposit blocks, the 4 arrived particles' arrays
  */
-void c_deposit_col(int N, int F, int a, int b, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s),
-    OutputDF &L0, OutputDF &L1, OutputDF &L2, OutputDF &L3, OutputDF &A0, OutputDF &A1, OutputDF &A2, OutputDF &A3)
+/** The 4 deposits of column (a, b) (c_deposit_col), and with `faces` their upper faces into it. */
+static void depositColumn(int N, int F, int a, int b, const InputDF *const *xs, const InputDF *const *ss, OutputDF *const *Ls, OutputDF *const *As, OutputDF *faces)
 {
     if (F != 4) failed("the deposits by column take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
-    OutputDF *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
+    const long n = N / F, f2 = (n + 1) * (n + 1);
+    double *fs = faces ? faces->create<double>(4 * f2) : nullptr;
     for (int c = 0; c < 4; c++) {
         // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
         const InputDF *in[27];
         for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
-        depositSubdomain(N, F, a, b, c, in, *Ls[c], *As[c]);
+        const double *block = depositSubdomain(N, F, a, b, c, in, *Ls[c], *As[c]);
+        if (fs) std::memcpy(fs + c * f2, pic3d::blockFace(block, n), sizeof(double) * f2);
     }
+}
+
+void c_deposit_col(int N, int F, int a, int b, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s),
+    OutputDF &L0, OutputDF &L1, OutputDF &L2, OutputDF &L3, OutputDF &A0, OutputDF &A1, OutputDF &A2, OutputDF &A3)
+{
+    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
+    OutputDF *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
+    depositColumn(N, F, a, b, xs, ss, Ls, As, nullptr);
+}
+
+/**
+ * c_deposit_col where the layer above is on another node (slabs.fah FACE_UP): also the 4 blocks'
+ * upper faces, what that layer's density reads of them -> the 4 blocks, the 4 arrived particles'
+ * arrays, the faces (4·(n+1)² doubles, c's at c·(n+1)²)
+ */
+void c_deposit_col_f(int N, int F, int a, int b, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s),
+    OutputDF &L0, OutputDF &L1, OutputDF &L2, OutputDF &L3, OutputDF &A0, OutputDF &A1, OutputDF &A2, OutputDF &A3, OutputDF &faces)
+{
+    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
+    OutputDF *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
+    depositColumn(N, F, a, b, xs, ss, Ls, As, &faces);
 }
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
@@ -509,19 +568,40 @@ void c_deposit_all_blk(int N, int F, int a, int b, int c, const InputDF &p0, con
     depositCloud(N, F, a, b, c, p0, p1, p2, p3, S, L, A, 0);
 }
 
-/** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
-void c_layer_density(int N, int F, int A, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho)
+/**
+ * The layer's density from its 16 blocks and 16 of the layer below: whole blocks (faces 0), their
+ * upper faces alone one a DF (1), or a column's 4 faces a DF (2: (B, C) is face C of below[B·4 + C])
+ */
+static void layerDensity(int N, int F, int A, const InputDF *const *own, const InputDF *const *below, OutputDF &rho, int faces)
 {
     if (F < 1 || F > SLAB_MAX_F) failed("the layers' density takes F <= " + std::to_string(SLAB_MAX_F) + " subdomains a side, not F=" + std::to_string(F));
-    const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
-    const long n = N / F;
+    if (faces == 2 && F != 4) failed("the faces by column take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const long n = N / F, f2 = (n + 1) * (n + 1);
     const double *blocks[SLAB_MAX_F * SLAB_MAX_F * SLAB_MAX_F] = {nullptr};
     const int Am = (A + F - 1) % F;
     for (int B = 0; B < F; B++) for (int C = 0; C < F; C++) {
-        blocks[(Am * F + B) * F + C] = below[B * 4 + C]->getData<double>();
+        blocks[(Am * F + B) * F + C] = below[B * 4 + C]->getData<double>() + (faces == 2 ? C * f2 : 0);
         blocks[(A * F + B) * F + C] = own[B * 4 + C]->getData<double>();
     }
-    pic3d::densitySlab(N, F, A * n, A * n + n, blocks, rho.create<double>(n * N * N));
+    pic3d::densitySlab(N, F, A * n, A * n + n, blocks, rho.create<double>(n * N * N), faces != 0);
+}
+
+/** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
+void c_layer_density(int N, int F, int A, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho)
+{
+    const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
+    layerDensity(N, F, A, own, below, rho, 0);
+}
+
+/** The layer's density (layerDensity) and its first and last E planes (empty when no slab across a node border reads them: lo, hi 0). */
+static void layerDensityEdges(int N, int F, int A, int E, int lo, int hi, const InputDF *const *own, const InputDF *const *below, OutputDF &rho, OutputDF &first, OutputDF &last, int faces)
+{
+    layerDensity(N, F, A, own, below, rho, faces);
+    const long n = N / F, NN = (long)N * N;
+    if ((lo || hi) && !(E >= 1 && E <= n)) failed("slab edges of " + std::to_string(E) + " planes need layers of at least as many, not N/F=" + std::to_string(n));
+    const double *r = rho.getData<double>();
+    if (lo) std::memcpy(first.create<double>(E * NN), r, sizeof(double) * E * NN); else first.create<double>(0);
+    if (hi) std::memcpy(last.create<double>(E * NN), r + (n - E) * NN, sizeof(double) * E * NN); else last.create<double>(0);
 }
 
 /**
@@ -530,12 +610,19 @@ void c_layer_density(int N, int F, int A, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF
  */
 void c_layer_density_e(int N, int F, int A, int E, int lo, int hi, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho, OutputDF &first, OutputDF &last)
 {
-    c_layer_density(N, F, A, PIC3D_ARR16_REF(l), PIC3D_ARR16_REF(m), rho);
-    const long n = N / F, NN = (long)N * N;
-    if ((lo || hi) && !(E >= 1 && E <= n)) failed("slab edges of " + std::to_string(E) + " planes need layers of at least as many, not N/F=" + std::to_string(n));
-    const double *r = rho.getData<double>();
-    if (lo) std::memcpy(first.create<double>(E * NN), r, sizeof(double) * E * NN); else first.create<double>(0);
-    if (hi) std::memcpy(last.create<double>(E * NN), r + (n - E) * NN, sizeof(double) * E * NN); else last.create<double>(0);
+    const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
+    layerDensityEdges(N, F, A, E, lo, hi, own, below, rho, first, last, 0);
+}
+
+/**
+ * c_layer_density_e with the layer below on another node (slabs.fah FACE_UP): of its blocks only
+ * their upper faces, a subdomain's a DF (cols 0: c_deposit_blk_f) or a column's 4 a DF, each named
+ * at its 4 (B, C) (cols 1: c_deposit_col_f) -> the same bits as the whole blocks
+ */
+void c_layer_density_f(int N, int F, int A, int E, int lo, int hi, int cols, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho, OutputDF &first, OutputDF &last)
+{
+    const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
+    layerDensityEdges(N, F, A, E, lo, hi, own, below, rho, first, last, cols ? 2 : 1);
 }
 
 /** sweep group j of slab p (every layer's density, every slab's φ) -> φ */

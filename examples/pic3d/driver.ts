@@ -36,22 +36,41 @@ function subdomainOf(parts: Float64Array, o: number, N: number, F: number): numb
  * its records of part 0, then of part 1, …: id order, as from one sorted cloud.
  */
 export function c_init_part(N: number, F: number, NP: number, NT: number, K: number, q: number, B: number, part: DF): void {
+  initPart(N, F, NP, NT, K, q, B, 0, F, part);
+}
+
+/**
+ * c_init_part keeping only the particles of subdomain layers [x0, x1) (the same layout, the other
+ * subdomains empty): on several nodes each node makes every part of the cloud for its own layers,
+ * so no particle crosses a node border before the first step. Every node draws the whole cloud
+ * and drops what the others keep: at the seed's size on 2 × 1 (C++) 220 ms of CPU a node for the
+ * 4 parts, where drawing 2 parts took 230 ms and cutting them 70–130 ms more, and 32 MB crossed.
+ */
+export function c_init_part_x(N: number, F: number, NP: number, NT: number, K: number, q: number, B: number, x0: number, x1: number, part: DF): void {
+  if (!(Number.isInteger(x0) && Number.isInteger(x1) && 0 <= x0 && x0 <= x1 && x1 <= F)) fail(`cloud layers [${x0}, ${x1}) of F=${F}`);
+  // a node without layers (more nodes than F) keeps none, and draws none
+  if (x0 === x1) { params(N, F, NP, NT, K); part.createFloat64Array(F * F * F + 1); return; }
+  initPart(N, F, NP, NT, K, q, B, x0, x1, part);
+}
+
+function initPart(N: number, F: number, NP: number, NT: number, K: number, q: number, B: number, x0: number, x1: number, part: DF): void {
   params(N, F, NP, NT, K);
   if (!(Number.isInteger(q) && Number.isInteger(B) && B >= 1 && q >= 0)) fail(`cloud part ${q} of ${B}`);
   // a DF beyond the B parts holds no particle
   const [lo, hi] = q < B ? cloudRange(NP, q, B) : [0, 0];
   const parts = cloudPart(NP, lo, hi);
-  const S = F * F * F, n = hi - lo;
+  const S = F * F * F, F2 = F * F, n = hi - lo, s0 = x0 * F2, s1 = x1 * F2;
   const count = new Int32Array(S);
   const sub = subdomainsOf(parts, N, F, count);
   const start = new Float64Array(S + 1);
-  for (let s = 0; s < S; s++) start[s + 1] = count[s]!;
+  for (let s = s0; s < s1; s++) start[s + 1] = count[s]!;
   for (let s = 0; s < S; s++) start[s + 1] += start[s]!;
-  const out = part.createFloat64Array(S + 1 + parts.length);
+  const out = part.createFloat64Array(S + 1 + start[S]! * REC);
   out.set(start);
   const fill = start.slice(0, S);
   for (let p = 0, o = 0; p < n; p++, o += REC) {
     const s = sub[p]!;
+    if (s < s0 || s >= s1) continue;
     for (let k = 0, w = S + 1 + fill[s]! * REC; k < REC; k++) out[w + k] = parts[o + k]!;
     fill[s]!++;
   }

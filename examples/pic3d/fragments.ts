@@ -6,7 +6,7 @@ import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './ha
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
 import { fail, gatherParts } from './driver.js';
-import { densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabBoxPlanes, slabDepth, slabEdge, slabLayer, slabPlanes, slabWidth } from './slabs.js';
+import { blockFace, densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabBoxPlanes, slabDepth, slabEdge, slabLayer, slabPlanes, slabWidth } from './slabs.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
 // an array from `map` has holey elements, so another map, and a kernel reached with both (the
@@ -214,13 +214,25 @@ export function c_deposit_blk(N: number, F: number, a: number, b: number, c: num
   depositSubdomain(N, F, a, b, c, parts, dfs[27]!, dfs[28]!);
 }
 
-/** Subdomain (a, b, c)'s deposit from its 27 parts (STAY: its staying particles) -> L (the deposit block alone), A (the arrived particles). */
-function depositSubdomain(N: number, F: number, a: number, b: number, c: number, parts: Float64Array[], L: DF, A: DF): void {
+/**
+ * c_deposit_blk where the layer above is on another node (slabs.fah FACE_UP): also the block's
+ * upper face alone, what that layer's density reads of it -> L, A, the face ((n+1)² doubles)
+ */
+export function c_deposit_blk_f(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
+  const parts: Float64Array[] = [];
+  for (let d = 0; d < 27; d++) parts.push(records(dfs[d]!));
+  const block = depositSubdomain(N, F, a, b, c, parts, dfs[27]!, dfs[28]!), face = blockFace(block, N / F);
+  dfs[29]!.createFloat64Array(face.length).set(face);
+}
+
+/** Subdomain (a, b, c)'s deposit from its 27 parts (STAY: its staying particles) -> L (the deposit block alone), A (the arrived particles); returns the block. */
+function depositSubdomain(N: number, F: number, a: number, b: number, c: number, parts: Float64Array[], L: DF, A: DF): Float64Array {
   const bundles = arriving(parts);
   const n1 = N / F + 1;
   const out = L.createFloat64Array(n1 * n1 * n1);
   guard(() => deposit(N, F, a, b, c, bundles, out));
   gatherArrived(bundles, A);
+  return out;
 }
 
 /**
@@ -231,12 +243,28 @@ function depositSubdomain(N: number, F: number, a: number, b: number, c: number,
  * -> the 4 deposit blocks, the 4 arrived particles' arrays.
  */
 export function c_deposit_col(N: number, F: number, a: number, b: number, ...dfs: DF[]): void {
+  depositColumn(N, F, a, b, dfs, null);
+}
+
+/**
+ * c_deposit_col where the layer above is on another node (slabs.fah FACE_UP): also the 4 blocks'
+ * upper faces, what that layer's density reads of them -> the 4 blocks, the 4 arrived particles'
+ * arrays, the faces (4·(n+1)² doubles, c's at c·(n+1)²)
+ */
+export function c_deposit_col_f(N: number, F: number, a: number, b: number, ...dfs: DF[]): void {
+  const n1 = N / F + 1;
+  depositColumn(N, F, a, b, dfs, dfs[48]!.createFloat64Array(4 * n1 * n1));
+}
+
+function depositColumn(N: number, F: number, a: number, b: number, dfs: readonly DF[], faces: Float64Array | null): void {
   if (F !== 4) fail(`the deposits by column take F = 4 subdomains a side, not F=${F}`);
+  const n = N / F;
   for (let c = 0; c < 4; c++) {
     const parts: Float64Array[] = [];
     // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1
     for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[36 + c]! : dfs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
-    depositSubdomain(N, F, a, b, c, parts, dfs[40 + c]!, dfs[44 + c]!);
+    const block = depositSubdomain(N, F, a, b, c, parts, dfs[40 + c]!, dfs[44 + c]!);
+    if (faces) faces.set(blockFace(block, n), c * (n + 1) * (n + 1));
   }
 }
 
@@ -250,18 +278,33 @@ export function c_layer_density(N: number, F: number, A: number, ...dfs: DF[]): 
   layerDensity(N, F, A, dfs);
 }
 
-function layerDensity(N: number, F: number, A: number, dfs: readonly DF[]): Float64Array {
+/**
+ * The layer's density from its 16 blocks (dfs 0–15) and 16 of the layer below (dfs 16–31): whole
+ * blocks (faces 0), their upper faces alone one a DF (1), or a column's 4 faces a DF (2: (B, C) is
+ * face C of DF B·4 + C) -> dfs[32]
+ */
+function layerDensity(N: number, F: number, A: number, dfs: readonly DF[], faces = 0): Float64Array {
   if (!(F >= 1 && F <= 4)) fail(`the layers' density takes F <= 4 subdomains a side, not F=${F}`);
-  const n = N / F, Am = (A + F - 1) % F;
+  if (faces === 2 && F !== 4) fail(`the faces by column take F = 4 subdomains a side, not F=${F}`);
+  const n = N / F, Am = (A + F - 1) % F, f2 = (n + 1) * (n + 1);
   const blocks: Float64Array[] = [];
   for (let s = 0; s < F * F * F; s++) blocks.push(NONE);
   for (let B = 0; B < F; B++) for (let C = 0; C < F; C++) {
-    blocks[(Am * F + B) * F + C] = dfs[16 + B * 4 + C]!.getFloat64Array();
+    const below = dfs[16 + B * 4 + C]!.getFloat64Array();
+    blocks[(Am * F + B) * F + C] = faces === 2 ? below.subarray(C * f2, (C + 1) * f2) : below;
     blocks[(A * F + B) * F + C] = dfs[B * 4 + C]!.getFloat64Array();
   }
   const rho = dfs[32]!.createFloat64Array(n * N * N);
-  densitySlab(N, F, A * n, A * n + n, blocks, rho);
+  densitySlab(N, F, A * n, A * n + n, blocks, rho, faces !== 0);
   return rho;
+}
+
+/** The layer's density (layerDensity) and its first and last E planes (empty when no slab across a node border reads them: lo, hi 0). */
+function layerDensityEdges(N: number, F: number, A: number, E: number, lo: number, hi: number, dfs: readonly DF[], faces: number): void {
+  const rho = layerDensity(N, F, A, dfs, faces), n = N / F, NN = N * N;
+  if (lo || hi) if (!(E >= 1 && E <= n)) fail(`slab edges of ${E} planes need layers of at least as many, not N/F=${n}`);
+  dfs[33]!.createFloat64Array(lo ? E * NN : 0).set(lo ? rho.subarray(0, E * NN) : []);
+  dfs[34]!.createFloat64Array(hi ? E * NN : 0).set(hi ? rho.subarray((n - E) * NN, n * NN) : []);
 }
 
 /**
@@ -269,10 +312,16 @@ function layerDensity(N: number, F: number, A: number, dfs: readonly DF[]): Floa
  * no slab across a node border reads them: lo, hi 0) -> n·N², E·N², E·N² doubles
  */
 export function c_layer_density_e(N: number, F: number, A: number, E: number, lo: number, hi: number, ...dfs: DF[]): void {
-  const rho = layerDensity(N, F, A, dfs), n = N / F, NN = N * N;
-  if (lo || hi) if (!(E >= 1 && E <= n)) fail(`slab edges of ${E} planes need layers of at least as many, not N/F=${n}`);
-  dfs[33]!.createFloat64Array(lo ? E * NN : 0).set(lo ? rho.subarray(0, E * NN) : []);
-  dfs[34]!.createFloat64Array(hi ? E * NN : 0).set(hi ? rho.subarray((n - E) * NN, n * NN) : []);
+  layerDensityEdges(N, F, A, E, lo, hi, dfs, 0);
+}
+
+/**
+ * c_layer_density_e with the layer below on another node (slabs.fah FACE_UP): of its blocks only
+ * their upper faces, a subdomain's a DF (cols 0: c_deposit_blk_f) or a column's 4 a DF, each named
+ * at its 4 (B, C) (cols 1: c_deposit_col_f) -> the same bits as the whole blocks
+ */
+export function c_layer_density_f(N: number, F: number, A: number, E: number, lo: number, hi: number, cols: number, ...dfs: DF[]): void {
+  layerDensityEdges(N, F, A, E, lo, hi, dfs, cols ? 2 : 1);
 }
 
 let slabBoxes = new Float64Array(0);

@@ -28,8 +28,12 @@ export const slabPlanes = (N: number, F: number, SL: number, p: number): number 
 
 const wrapN = (x: number, N: number): number => ((x % N) + N) % N;
 
-/** The density at global node (x, y, z) from the F³ deposit blocks, in `density`'s order (halo.ts densityHalo). */
-function densityNode(N: number, F: number, blocks: readonly Float64Array[], x: number, y: number, z: number): number {
+/**
+ * The density at global node (x, y, z) from the F³ deposit blocks, in `density`'s order (halo.ts
+ * densityHalo). fx: the x index where a block of the layer below holds its upper face (n: whole
+ * blocks; 0: that layer's blocks are their upper faces alone, (n+1)², all of them it reads).
+ */
+function densityNode(N: number, F: number, blocks: readonly Float64Array[], x: number, y: number, z: number, fx: number): number {
   const n = N / F, n1 = n + 1;
   const A = Math.floor(x / n), B = Math.floor(y / n), C = Math.floor(z / n), li = x % n, lj = y % n, lk = z % n;
   let v = blocks[(A * F + B) * F + C]![(li * n1 + lj) * n1 + lk]!;
@@ -38,35 +42,44 @@ function densityNode(N: number, F: number, blocks: readonly Float64Array[], x: n
       const ox = (o >> 2) & 1, oy = (o >> 1) & 1, oz = o & 1;
       if ((ox && li !== 0) || (oy && lj !== 0) || (oz && lk !== 0)) continue;
       const src = blocks[(((A - ox + F) % F) * F + ((B - oy + F) % F)) * F + ((C - oz + F) % F)]!;
-      v += src[((ox ? n : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)]!;
+      v += src[((ox ? fx : li) * n1 + (oy ? n : lj)) * n1 + (oz ? n : lk)]!;
     }
   return v;
 }
 
 /**
  * The density at the planes [x0, x1) (global, wrapped) into out ((x1 − x0)·N²) from the deposit
- * blocks (those of the planes' layers and the layer below are read). A row off the blocks' lower
- * x and y faces is its z blocks' runs with only their lk = 0 nodes summed; the others node by node.
+ * blocks (those of the planes' layers and the layer below are read; with `faces`, [x0, x1) within
+ * one layer and the blocks of the layer below their upper faces alone: blockFace). A row off the
+ * blocks' lower x and y faces is its z blocks' runs with only their lk = 0 nodes summed; the
+ * others node by node.
  */
-export function densitySlab(N: number, F: number, x0: number, x1: number, blocks: readonly Float64Array[], out: Float64Array): void {
-  const n = N / F, n1 = n + 1;
+export function densitySlab(N: number, F: number, x0: number, x1: number, blocks: readonly Float64Array[], out: Float64Array, faces = false): void {
+  const n = N / F, n1 = n + 1, fx = faces ? 0 : n;
   let w = 0;
   for (let xx = x0; xx < x1; xx++) {
     const x = wrapN(xx, N), A = Math.floor(x / n), li = x % n;
     for (let y = 0; y < N; y++, w += N) {
       const B = Math.floor(y / n), lj = y % n;
       if (li === 0 || lj === 0) {
-        for (let z = 0; z < N; z++) out[w + z] = densityNode(N, F, blocks, x, y, z);
+        for (let z = 0; z < N; z++) out[w + z] = densityNode(N, F, blocks, x, y, z, fx);
         continue;
       }
       for (let C = 0; C < F; C++) {
         const src = blocks[(A * F + B) * F + C]!, s = (li * n1 + lj) * n1, t = w + C * n;
         for (let k = 0; k < n; k++) out[t + k] = src[s + k]!;
-        out[t] = densityNode(N, F, blocks, x, y, C * n);
+        out[t] = densityNode(N, F, blocks, x, y, C * n, fx);
       }
     }
   }
 }
+
+/**
+ * A deposit block's upper x face ((n+1)² doubles: its plane li = n, the x ghost layer, the only
+ * part of it the layer above's density reads): what crosses a node border in its place
+ * (slabs.fah FACE_UP). Contiguous in the block's row-major layout: its last (n+1)².
+ */
+export const blockFace = (block: Float64Array, n: number): Float64Array => block.subarray(n * (n + 1) * (n + 1));
 
 /**
  * The planes a slab group's neighbours send it across a node border (slabs.fah SLAB_EDGES): a

@@ -7,8 +7,9 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cellOf, cloudPart, cloudRange, draw, initialCloud, OMEGA, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
-import { c_cut, c_init_part, c_pick, c_pick_all } from '../../examples/pic3d/driver.js';
-import { c_deposit_all } from '../../examples/pic3d/fragments.js';
+import { c_cut, c_init_part, c_init_part_x, c_pick, c_pick_all } from '../../examples/pic3d/driver.js';
+import { c_deposit_all, c_layer_density_e, c_layer_density_f } from '../../examples/pic3d/fragments.js';
+import { blockFace } from '../../examples/pic3d/slabs.js';
 import { DF } from '../../src/ucode/df.js';
 import { simulate } from '../../examples/pic3d/reference.js';
 import { runSequential } from '../../examples/pic3d/sequential.js';
@@ -121,6 +122,25 @@ describe('pic3d initial cloud in parts, through its ucodes', () => {
       assert.equal(total, NP);
     });
   }
+
+  test('several nodes: each node\'s parts of its own layers (init_part_x) give every subdomain the records of one sorted cloud; a node without layers draws none', () => {
+    const N = 8, F = 4, NP = 900, S = F * F * F;
+    const one = output();
+    c_init_part(N, F, NP, 1, 1, 0, 1, one);
+    const whole = input(one).getFloat64Array();
+    // 3 nodes on 4 layers ([0, 2), [2, 3), [3, 4)) and a node with none ([4, 4))
+    for (const [x0, x1] of [[0, 2], [2, 3], [3, 4], [4, 4]] as const) {
+      const parts = [0, 1, 2, 3].map((q) => { const d = output(); c_init_part_x(N, F, NP, 1, 1, q, 4, x0, x1, d); return input(d); });
+      for (let s = 0; s < S; s++) {
+        const a = Math.floor(s / (F * F)), b = Math.floor(s / F) % F, c = s % F, got = output();
+        c_pick_all(F, a, b, c, ...parts, got, output());
+        const want = a >= x0 && a < x1 ? whole.subarray(S + 1 + whole[s]! * REC, S + 1 + whole[s + 1]! * REC) : new Float64Array(0);
+        assert.deepEqual(input(got).getFloat64Array(), want, `layers [${x0}, ${x1}), subdomain ${s}`);
+      }
+    }
+    assert.throws(() => c_init_part_x(N, F, NP, 1, 1, 0, 4, 3, 2, output()), /cloud layers \[3, 2\) of F=4/);
+    assert.throws(() => c_init_part_x(N, F, NP, 1, 1, 0, 4, 0, 5, output()), /cloud layers \[0, 5\) of F=4/);
+  });
 
   test('a DF beyond the parts holds no particle; a part that cannot exist is refused, named', () => {
     const d = output();
@@ -281,8 +301,11 @@ describe('pic3d Poisson sweeps on slabs', () => {
     // N/F = 4 planes hold edges of depth + 2 up to depth 2: 2 slabs at depth 2, 3 uneven slabs at
     // depth 1 with 7 groups a step, F = 3 on 3 nodes where layer 2 has a node but no slab) or whole
     // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 deposits by column (and once a subdomain,
-    // SUBDOMAIN_DEPOSITS), F = 2, 3 a subdomain. TypeScript kernels on some of the runs (slower),
-    // C++ on all
+    // SUBDOMAIN_DEPOSITS), F = 2, 3 a subdomain. Across a node border a layer's density reads the
+    // layer below's deposit faces alone (slabs.fah FACE_UP): by column, by subdomain (F = 3;
+    // SUBDOMAIN_DEPOSITS on 2 nodes), F = 4 on 3 nodes (layer 3 alone on a node with no slab, reading
+    // faces from one node and sending them to another), F = 2 on 2 nodes (the layer below is the
+    // layer above). TypeScript kernels on some of the runs (slower), C++ on all
     const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-slabs-'));
     try {
       for (const [nodes, lanes, F, K, defines, ts] of [
@@ -291,6 +314,7 @@ describe('pic3d Poisson sweeps on slabs', () => {
         [1, 2, 4, 10, ['POISSON_SLABS=2', 'SUBDOMAIN_DEPOSITS'], false],
         [2, 1, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=1'], true], [3, 1, 3, 5, ['SLAB_HALO=2'], true], [2, 1, 4, 7, ['WHOLE_SLABS', 'SLAB_HALO=2'], false],
         [2, 1, 4, 7, ['SLAB_HALO=3'], false],
+        [3, 1, 4, 7, ['SLAB_HALO=2'], true], [2, 1, 4, 7, ['SUBDOMAIN_DEPOSITS', 'SLAB_HALO=2'], false], [2, 1, 2, 5, ['SLAB_HALO=2'], false],
       ] as const) {
         for (const file of ts ? ['examples/pic3d-cpp/pic3d.fa', 'examples/pic3d/pic3d.fa'] : ['examples/pic3d-cpp/pic3d.fa']) {
           const N = 4 * F, args = [String(N), String(F), '3000', '3', String(K), '1', String(nodes)];
@@ -304,6 +328,36 @@ describe('pic3d Poisson sweeps on slabs', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('a layer\'s density from the layer below\'s upper faces alone is the bits of its whole blocks: a subdomain\'s face a DF, a column\'s 4 a DF', () => {
+    // blocks of random values (every node's sum rounds differently in another order), F = 2 (the
+    // layer below is the layer above), 3 and 4; the 16 DFs of each list padded as slabs.fah pads them
+    let seed = 7;
+    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 1e3 + 1 / 3;
+    const hold = (a: Float64Array): DF => { const d = output(); d.createFloat64Array(a.length).set(a); return input(d); };
+    for (const F of [2, 3, 4]) {
+      const N = 6 * F, n = N / F, n1 = n + 1, E = 3;
+      const blocks = Array.from({ length: F * F * F }, () => Float64Array.from({ length: n1 * n1 * n1 }, rnd));
+      const list = (f: (B: number, C: number) => DF): DF[] => Array.from({ length: 16 }, (_, i) => f(Math.floor(i / 4) % F, (i % 4) % F));
+      for (let A = 0; A < F; A++) {
+        const Am = (A + F - 1) % F, blk = (a: number, B: number, C: number): Float64Array => blocks[(a * F + B) * F + C]!;
+        const own = list((B, C) => hold(blk(A, B, C)));
+        const want = [output(), output(), output()];
+        c_layer_density_e(N, F, A, E, 1, 1, ...own, ...list((B, C) => hold(blk(Am, B, C))), ...want);
+        const faces = [list((B, C) => hold(blockFace(blk(Am, B, C), n)))];
+        if (F === 4) {
+          const cols = [0, 1, 2, 3].map((B) => { const f = new Float64Array(4 * n1 * n1); for (let C = 0; C < 4; C++) f.set(blockFace(blk(Am, B, C), n), C * n1 * n1); return hold(f); });
+          faces.push(list((B) => cols[B]!));
+        }
+        faces.forEach((below, cols) => {
+          const got = [output(), output(), output()];
+          c_layer_density_f(N, F, A, E, 1, 1, cols, ...own, ...below, ...got);
+          for (let k = 0; k < 3; k++) assert.deepEqual(input(got[k]!).getFloat64Array(), input(want[k]!).getFloat64Array(), `F=${F}, layer ${A}, ${cols ? 'column' : 'subdomain'} faces, output ${k}`);
+        });
+      }
+    }
+    assert.throws(() => c_layer_density_f(8, 2, 0, 3, 0, 0, 1, ...Array.from({ length: 32 }, () => hold(new Float64Array(125))), output(), output(), output()), /faces by column take F = 4/);
   });
 
   test('no slab is refused, named; F > 4 sweeps on the subdomains', async () => {
