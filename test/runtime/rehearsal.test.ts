@@ -165,8 +165,9 @@ test('a warm start rehearses while the workers boot, and runs and prints only wh
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   }
-  const timing = timingOf<{ rehearsedCfs?: number; rehearsals?: number }>(on);
+  const timing = timingOf<{ rehearsedCfs?: number; rehearsals?: number; rehearsalMs?: number }>(on);
   assert.ok((timing.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
+  assert.ok((timing.rehearsalMs ?? 0) > 0, `the rehearsal's time is printed\n${describeRun(on)}`);
   assert.equal(timingOf<{ rehearsedCfs?: number }>(off).rehearsedCfs, undefined, describeRun(off));
   // each step ran once, in the real run: none in the rehearsal
   assert.equal(readFileSync(marks.on, 'utf8').length, 2 * steps);
