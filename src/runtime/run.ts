@@ -15,8 +15,8 @@ import { InlineExecutor } from './exec/inline.js';
 import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { collections, keepFreedMemory, recycling } from './exec/shm.js';
-import { NodeRuntime, RunFault, type Executors } from './node/runtime.js';
-import { rehearse } from './node/rehearsal.js';
+import { NodeRuntime, RunFault } from './node/runtime.js';
+import { answering, LaneExecutors, rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
@@ -165,11 +165,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     workerTrace = { dir: opts.traceDir, node: tp.rank, origin: String(runOrigin()) };
   }
   let rt!: NodeRuntime;
-  let rehearsed: { cfs: number; runs: number; finished: number } | undefined;
+  const died: [number, number, string][] = [];
+  let rehearsed: { cfs: number; runs: number; finished: number; ns: number } | undefined;
   const policy = opts.policy ?? new DefaultPolicy();
   const layers = opts.layers ?? [];
   const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
-  let asked: boolean[] = [];
+  const asking: { asked: boolean[] } = { asked: [] };
   for (const l of layers) l.register?.(desk);
   const inline = new InlineExecutor(opts.program.imports, tr, desk, tp.rank);
   // the system thread as the last lane (the policy's say, where it can be: fragments may run on
@@ -191,48 +192,50 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
     onResult: (r) => rt.onResult(r),
     // a worker's batch runs low: its next one is planned now (a pump turn)
     onLow: () => rt.runningLow(),
-    onDeath: (lane, cf, cause) => rt.workerDied(lane, cf, cause),
+    // (a worker that dies while the program is rehearsed, before the run's runtime is made, is reported to it once made)
+    onDeath: (lane, cf, cause) => { if (rt === undefined) died.push([lane, cf, cause]); else rt.workerDied(lane, cf, cause); },
   });
   // workers boot (tens of milliseconds each) when the policy first wants them, as many at once
   // as leave this thread a core (one a core where a CF is marked heavy: those never run here);
   // a program without ucodes never starts one
   const atOnce = policy.bootAtOnce?.(cores, lanes, opts.program.hasHeavy) ?? bootingAtOnce(cores);
   const warm = opts.program.imports.length > 0 ? (): void => pool.warmUp(atOnce) : undefined;
+  let loadFault: RunFault | undefined;
+  try {
+    await inline.load(bundle, native);
+  } catch (e) {
+    loadFault = new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const bootWait = wallNs();
+  const booting = opts.warmStart && opts.program.imports.length > 0 && !loadFault ? pool.allBooted() : undefined;
+  // --warm-start: while the workers boot, the program is rehearsed on this thread against
+  // simulated lanes (node/rehearsal.ts): one node, no layer, no ucode that asks the node. Before
+  // the run's runtime is made: objects made before the rehearsal kept the hidden classes it then
+  // generalised (a field's first double, its first object where there was undefined), and every
+  // function optimised in it deoptimised on them in the span ('wrong map', the runtime's and its
+  // node state's)
+  if (booting && budget && budget.cfs > 0 && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
+    const t0 = wallNs();
+    rehearsed = { ...await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget), ns: wallNs() - t0 };
+  }
   const router = new Router(tp);
   const control = new Control(router, wallNs);
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
-  // The pool's live counts as accessors defined after the literal: V8 makes an object literal
-  // that has a getter a dictionary, whose every read (`exec.inline`, `exec.answers`, … a few per
-  // CF) optimised code cannot inline (docs/runtime.md, "Object shapes on the per-fragment path").
-  const execs: Omit<Executors, 'booted' | 'wakes'> = { lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), inline: opts.cfTimeoutNs ? undefined : inline, blocked: (l) => desk.blocked(l), answers: (imp) => asked[imp] === true, ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done) };
-  Object.defineProperties(execs, { booted: { get: () => pool.booted, enumerable: true }, wakes: { get: () => pool.wakes, enumerable: true } });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, execs as Executors, policy);
+  }, new LaneExecutors({ lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), inline: opts.cfTimeoutNs ? undefined : inline, feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), blocked: (l) => desk.blocked(l), answers: answering(asking), ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done) }, pool), policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));
   desk.onWait = () => control.wake();
   for (const l of layers) l.join?.({ router, control, host: { now: wallNs, trace: tr }, desk });
   // imports that only ask the desk (registered by the layers that joined): asked by this thread
-  asked = opts.cfTimeoutNs ? [] : opts.program.imports.map((m) => desk.answers(m.symbol));
-  try {
-    await inline.load(bundle, native);
-  } catch (e) {
-    rt.fail(new RunFault(`cannot load the ucode module: ${e instanceof Error ? e.message : String(e)}`));
-  }
+  asking.asked = opts.cfTimeoutNs ? [] : opts.program.imports.map((m) => desk.answers(m.symbol));
+  if (loadFault) rt.fail(loadFault);
+  for (const [lane, cf, cause] of died) rt.workerDied(lane, cf, cause);
   // traces of nodes on other hosts are put on node 0's clock with offsets measured now
   const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await control.measureClocks() : undefined;
-  const bootWait = wallNs();
-  if (opts.warmStart && opts.program.imports.length > 0 && !rt.failure) {
-    const booted = pool.allBooted();
-    // while the workers boot, the program is rehearsed on this thread against simulated lanes
-    // (node/rehearsal.ts): one node, no layer, no ucode that asks the node
-    if (budget && budget.cfs > 0 && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
-      rehearsed = await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget);
-    }
-    await booted;
-  }
+  if (booting && !rt.failure) await booting;
   const bootWaitNs = wallNs() - bootWait;
   const started = wallNs();
   const cpuStarted = threadCpuNs();
@@ -273,7 +276,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

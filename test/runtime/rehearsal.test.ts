@@ -8,7 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rehearse } from '../../src/runtime/node/rehearsal.js';
+import { answering, LaneExecutors, rehearse } from '../../src/runtime/node/rehearsal.js';
+import { batchResult } from '../../src/runtime/exec/pool.js';
+import { encodeResult } from '../../src/runtime/exec/codec.js';
+import { T_INT } from '../../src/ucode/value.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { compileSource } from './harness.js';
 import { assertOk, describeRun, luna, timingOf } from './helpers.js';
@@ -103,6 +106,38 @@ test('one lane rehearses the FIFO path to the end', async () => {
   assert.deepEqual(r, { cfs: cfsOf(steps), runs: 1, finished: 1 });
 });
 
+test('the run\'s executors and its rehearsal\'s are of one class, the counts read as they go', () => {
+  const counts = { booted: 0, wakes: 0 };
+  const asking = { asked: [false, true] };
+  const e = new LaneExecutors({ lanes: 2, inflight: new Int32Array(2), send: () => {}, inline: undefined, feed: undefined, warm: undefined, rest: undefined, work: undefined, blocked: undefined, answers: answering(asking), ask: undefined, settle: undefined }, counts);
+  const r = new LaneExecutors({ lanes: 2, inflight: new Int32Array(2), send: () => {}, inline: undefined, feed: () => {}, warm: () => {}, rest: () => {}, work: () => {}, blocked: () => false, answers: answering({ asked: [] }), ask: () => {}, settle: () => false }, { booted: 2, wakes: 0 });
+  assert.deepEqual(Object.keys(e), Object.keys(r));
+  assert.equal(e.booted, 0);
+  counts.booted = 2;
+  counts.wakes = 5;
+  assert.equal(e.booted, 2);
+  assert.equal(e.wakes, 5);
+  assert.equal(e.answers!(1), true);
+  assert.equal(e.answers!(0), false);
+  asking.asked = [true, false];
+  assert.equal(e.answers!(0), true, 'the imports asked are read at each call (the run sets them once the layers joined)');
+});
+
+test('a worker\'s result has every field in one order, whatever it reports', () => {
+  const plain = encodeResult(0, 1, [[{ t: T_INT, v: 3 }]], new Float64Array(1), new Float64Array(1));
+  const full = encodeResult(1, 2, [[{ t: T_INT, v: 4 }]], new Float64Array(1), new Float64Array(1));
+  full.fedWaits = { none: 1, spun: 0, slept: 0, woke: 0 };
+  full.idleSleeps = 2;
+  full.gaps = { gapNs: 1.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 };
+  const a = batchResult(structuredClone(plain)), b = batchResult(structuredClone(full));
+  assert.deepEqual(Object.keys(a), Object.keys(b));
+  assert.deepEqual(a.outs, [[{ t: T_INT, v: 3 }]]);
+  assert.deepEqual(b.outs, [[{ t: T_INT, v: 4 }]]);
+  assert.equal(b.idleSleeps, 2);
+  assert.deepEqual(b.fedWaits, full.fedWaits);
+  assert.equal(a.fedWaits, undefined);
+});
+
 // ------------------------------------------------------------------ through the CLI
 
 // every call of a step leaves a mark in the file its run names: the rehearsal must leave none
@@ -130,10 +165,25 @@ test('a warm start rehearses while the workers boot, and runs and prints only wh
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   }
-  const timing = timingOf<{ rehearsedCfs?: number; rehearsals?: number }>(on);
+  const timing = timingOf<{ rehearsedCfs?: number; rehearsals?: number; rehearsalMs?: number }>(on);
   assert.ok((timing.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
+  assert.ok((timing.rehearsalMs ?? 0) > 0, `the rehearsal's time is printed\n${describeRun(on)}`);
   assert.equal(timingOf<{ rehearsedCfs?: number }>(off).rehearsedCfs, undefined, describeRun(off));
   // each step ran once, in the real run: none in the rehearsal
   assert.equal(readFileSync(marks.on, 'utf8').length, 2 * steps);
   assert.equal(readFileSync(marks.off, 'utf8').length, 2 * steps);
+});
+
+test('on one thread a warm start keeps the FIFO order: the run prints what and in the order it does without the rehearsal', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const steps = 60;
+  const run = (env: NodeJS.ProcessEnv) => luna(['run', '--warm-start', '--timing', '--threads', '1', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+  const marks = { on: join(dir, 'on1.marks'), off: join(dir, 'off1.marks') };
+  const on = await run({ STEP_MARKS: marks.on });
+  const off = await run({ LUNA_REHEARSE_CFS: '0', STEP_MARKS: marks.off });
+  for (const r of [on, off]) assertOk(r);
+  assert.ok((timingOf<{ rehearsedCfs?: number }>(on).rehearsedCfs ?? 0) > 0, `no rehearsal\n${describeRun(on)}`);
+  assert.deepEqual(on.stdout.trim().split('\n').sort(), expected(steps), describeRun(on));
+  assert.equal(on.stdout, off.stdout, `the order changed\n${describeRun(on)}\n${describeRun(off)}`);
+  assert.equal(readFileSync(marks.on, 'utf8').length, 2 * steps);
 });

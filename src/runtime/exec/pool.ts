@@ -50,6 +50,16 @@ function setWorkerHeapFlags(): void {
   setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
 }
 
+/**
+ * A worker's result as the system thread handles it: every field set, in one order, undefined
+ * where the worker had nothing to say, so every result has one hidden class. Fields added only
+ * when set made one class per combination, and the code optimised on the rehearsal's results
+ * (node/rehearsal.ts, which makes its results here too) deoptimised in the span ('wrong map').
+ */
+export function batchResult(m: WireResult): BatchResult {
+  return { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin, error: m.error, fedWaits: m.fedWaits, idleSleeps: m.idleSleeps, gaps: m.gaps };
+}
+
 /** A worker booted before its pool existed; whether it already failed. */
 interface EarlyWorker { w: Worker; failed?: string }
 const early: EarlyWorker[] = [];
@@ -411,12 +421,7 @@ export class WorkerPool {
       // they send (a dynamic array's STAND) leaves before the CFs' outputs: every lane's, since an
       // output may have been fed to this worker by a lane whose own result is still to come
       if (onRequest) this.drainRequests(onRequest);
-      const r: BatchResult = { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin };
-      if (m.error) r.error = m.error;
-      if (m.fedWaits) r.fedWaits = m.fedWaits;
-      if (m.idleSleeps) r.idleSleeps = m.idleSleeps;
-      if (m.gaps) r.gaps = m.gaps;
-      this.result(r);
+      this.result(batchResult(m));
     };
     w.on('message', (m: { low?: number; ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } & WireResult) => {
       if (m.ready !== undefined) {

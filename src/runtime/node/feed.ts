@@ -9,6 +9,15 @@ import { WAITING } from './fragment.js';
 import type { Producer } from './batch.js';
 import type { DfStore } from './store.js';
 
+/** the book producers() asks (set at each call: one closure for every CF of every book) */
+let asking: FeedBook;
+/**
+ * One function for every book, not a closure per book: code optimised on one book's closure
+ * (the --warm-start rehearsal's, node/rehearsal.ts) was deoptimised by the run's book at its
+ * first call ('wrong call target').
+ */
+const producedInFlight = (k: DfKey): boolean => asking.inFlight(k);
+
 export class FeedBook {
   /** outputs of the batches in flight, with the lane and batch that make them */
   readonly promised = new Map<DfKey, Producer>();
@@ -117,11 +126,12 @@ export class FeedBook {
   /** The lanes of `cf`'s missing inputs into `from`; false when some has no producer in flight. */
   private producers(cf: Cf): boolean {
     this.fromN = 0;
-    return cf.everyPending(this.producedInFlight) && this.fromN > 0;
+    asking = this;
+    return cf.everyPending(producedInFlight) && this.fromN > 0;
   }
 
-  /** Whether pending key `k` is promised by a batch in flight; its lane joins `from` (one closure for every CF). */
-  private readonly producedInFlight = (k: DfKey): boolean => {
+  /** Whether pending key `k` is promised by a batch in flight; its lane joins `from` (through producedInFlight). */
+  inFlight(k: DfKey): boolean {
     const p = this.promised.get(k);
     if (p === undefined) return false;
     const lane = p.lane!, from = this.from, n = this.fromN;
@@ -129,7 +139,7 @@ export class FeedBook {
     from[n] = lane;
     this.fromN = n + 1;
     return true;
-  };
+  }
 
   /** The lanes producers() found, in an array of their count. */
   private fromLanes(): readonly number[] {

@@ -13,11 +13,61 @@
 // take another way, loop, or fail: the rehearsal is cut at a budget of fragments and of time,
 // and a fault ends it quietly.
 import type { CompiledProgram } from '../../program/compile.js';
-import { T_INT, type DfValue } from '../../ucode/value.js';
-import { decodeResult, encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
+import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
+import { encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
+import { batchResult } from '../exec/pool.js';
 import type { Batch } from '../exec/protocol.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
 import { NodeRuntime, type Executors } from './runtime.js';
+
+/** What a runtime's executors read of its lanes as they go (a worker pool, or the rehearsal's simulated lanes). */
+export interface LaneCounts { readonly booted: number; readonly wakes: number }
+
+/**
+ * The executors of a runtime, the run's and its rehearsal's alike: one class, every field set in
+ * one order (undefined where absent), the counts read through the prototype. The rehearsal's
+ * executors were an object literal of other fields than the run's, so every function of the
+ * runtime optimised on them met another hidden class in the span and deoptimised ('wrong map').
+ */
+export class LaneExecutors implements Executors {
+  readonly lanes: number;
+  readonly inflight: ArrayLike<number>;
+  readonly send: Executors['send'];
+  readonly inline: Executors['inline'];
+  readonly feed: Executors['feed'];
+  readonly warm: Executors['warm'];
+  readonly rest: Executors['rest'];
+  readonly work: Executors['work'];
+  readonly blocked: Executors['blocked'];
+  readonly answers: Executors['answers'];
+  readonly ask: Executors['ask'];
+  readonly settle: Executors['settle'];
+  constructor(e: Omit<Executors, 'booted' | 'wakes'>, private readonly counts: LaneCounts) {
+    this.lanes = e.lanes;
+    this.inflight = e.inflight;
+    this.send = e.send;
+    this.inline = e.inline;
+    this.feed = e.feed;
+    this.warm = e.warm;
+    this.rest = e.rest;
+    this.work = e.work;
+    this.blocked = e.blocked;
+    this.answers = e.answers;
+    this.ask = e.ask;
+    this.settle = e.settle;
+  }
+  get booted(): number { return this.counts.booted; }
+  get wakes(): number { return this.counts.wakes; }
+}
+
+/**
+ * `Executors.answers` over the imports a node's request desk answers (`asking.asked[imp]`),
+ * the run's and its rehearsal's made here alike: the runtime calls it per CF, and code optimised
+ * on a closure of another site deoptimised at the span's first call ('wrong feedback cell').
+ */
+export function answering(asking: { asked: readonly boolean[] }): (imp: number) => boolean {
+  return (imp) => asking.asked[imp] === true;
+}
 
 /**
  * What the rehearsal did: fragments the simulated lanes returned, runs begun, and runs that
@@ -60,7 +110,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
   // batches in the order they were sent: a fed batch is sent after the batches that feed it,
   // so returning them in that order keeps every producer ahead of its consumers
   const queue: { lane: number; wire: WireBatch; outputs: number[] }[] = [];
-  let returned = 0, over = false, rt: NodeRuntime | undefined;
+  let returned = 0, results = 0, over = false, rt: NodeRuntime | undefined;
   return new Promise((resolve) => {
     // the budget holds also when no batch comes back to check it: placeholders can send a
     // program's sub calls round for ever without a fragment for the lanes, so the time and the
@@ -83,34 +133,53 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       if (b === undefined) return;
       const n = b.wire.n;
       const outs = new Array<DfValue[]>(n);
-      for (let i = 0; i < n; i++) outs[i] = placeholders(b.outputs[i]!);
-      const start = new Float64Array(n), fin = new Float64Array(n).fill(cfNs);
+      // ints and reals by turns: a run's values are often reals (Task Bench's), and the branches
+      // of the wire codec and the DF store for a kind the rehearsal never made deoptimised in the span
+      const real = (results & 1) === 1;
+      for (let i = 0; i < n; i++) outs[i] = placeholders(b.outputs[i]!, real);
+      // (doubles, as a run's clock gives: integers kept the runtime's time fields small integers
+      // until the span's first double generalised them, deprecating its class: 'wrong map')
+      const start = new Float64Array(n).fill(0.25), fin = new Float64Array(n).fill(cfNs + 0.25);
+      const r = encodeResult(b.lane, b.wire.id, outs, start, fin);
+      // what a worker reports beside its outputs, in the objects it makes (exec/worker.ts): a run's
+      // results carry them, and the branches that read them had no feedback here ('insufficient
+      // type feedback' in the span); the counts go to this rehearsal's runtime, dropped after
+      r.fedWaits = { none: 1, spun: 0, slept: 0, woke: 0 };
+      r.idleSleeps = (results & 3) === 2 ? 1 : undefined;
+      r.gaps = { gapNs: 0.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 };
+      // a worker's shared buffers it dropped (counted towards this thread's next collection: a byte)
+      if ((results & 3) === 3) r.dropped = 1;
+      results++;
       // through the structured clone a worker's result takes: the system thread then meets the
       // objects a real result makes (a shape it had not seen deoptimised the code warmed here)
-      const wire = structuredClone(encodeResult(b.lane, b.wire.id, outs, start, fin));
+      const wire = structuredClone(r);
       inflight[b.lane]!--;
       returned += n;
-      rt!.onResult({ lane: b.lane, batch: wire.batch, outs: decodeResult(wire), start: wire.start, fin: wire.fin });
+      rt!.onResult(batchResult(wire));
       if (queue.length > 0) setImmediate(lane);
     };
-    const exec: Executors = {
-      lanes, inflight, booted: lanes,
+    // every executor the run's has, doing nothing where a simulated lane has nothing to do
+    const none = (): void => {};
+    const exec = new LaneExecutors({
+      lanes, inflight,
       send(l: number, batch: Batch): void {
         inflight[l]!++;
         queue.push({ lane: l, wire: encodeBatch(batch.id, batch.tasks), outputs: batch.tasks.map((t) => outputs[t.imp]!) });
         if (queue.length === 1) setImmediate(lane);
       },
-      feed(): void {},
-    };
-    rt = new NodeRuntime(program, { rank: 0, size: 1, lanes, now: () => 0 }, exec, policy);
+      inline: undefined, feed: none, warm: none, rest: none, work: none,
+      blocked: () => false, answers: answering({ asked: [] }), ask: none, settle: () => false,
+    }, { booted: lanes, wakes: 0 });
+    // (the host's fields those of the run's, in its order: run.ts)
+    rt = new NodeRuntime(program, { rank: 0, size: 1, lanes, trace: undefined, now: () => 0, remote: undefined }, exec, policy);
     rt.onIdle = () => end(true);
     rt.onFault = () => end(false);
     try { rt.start(args); } catch { end(false); }
   });
 }
 
-function placeholders(n: number): DfValue[] {
+function placeholders(n: number, real: boolean): DfValue[] {
   const o = new Array<DfValue>(n);
-  for (let i = 0; i < n; i++) o[i] = { t: T_INT, v: 1 };
+  for (let i = 0; i < n; i++) o[i] = real ? { t: T_REAL, v: 1.5 } : { t: T_INT, v: 1 };
   return o;
 }
