@@ -432,7 +432,9 @@ export class NodeRuntime {
       // whatever the policy's depth: once the waiting batch is the only one in flight (the
       // outputs of a batch before it are not posted yet: a loop reading them would be parked
       // and woken at the queue's end, out of FIFO order)
-      if (tail && waitsLast(tail.cfs)) { if (inflight[0] === 1) this.sendAwayBehindWait(tail, until); return; }
+      // a batch ending in a heavy CF on several nodes likewise: it runs long, and the CFs behind
+      // it that are due elsewhere (the other nodes' whole next steps) would wait all that time
+      if (tail && (waitsLast(tail.cfs) || (this.size > 1 && heavyLast(tail.cfs)))) { if (inflight[0] === 1) this.sendAwayBehindWait(tail, until); return; }
       if (inflight[0]! >= this.policy.fifoDepth) return;
       let b: BatchBuilder | null = tail ? new BatchBuilder(st, tail) : null;
       let limit = b ? this.batchLimit() : 0;
@@ -1098,4 +1100,10 @@ export function userStack(stack: string | undefined): string {
 function waitsLast(cfs: readonly Cf[]): boolean {
   const last = cfs[cfs.length - 1];
   return last !== undefined && mayWaitForNode(last);
+}
+
+/** Whether a batch ends in a CF marked `heavy` (its ucode runs long). */
+function heavyLast(cfs: readonly Cf[]): boolean {
+  const last = cfs[cfs.length - 1];
+  return last !== undefined && last.site.kind === 'call' && (last.site as CallSite).heavy === true;
 }
