@@ -1,5 +1,5 @@
 // npm `install` hook: build the native addons with node-gyp: the thread CPU clock
-// (native/thread_clock.c), the memory policy for large buffers (native/memory.c), descriptors of
+// (native/thread_clock.c), the memory policy for large buffers and the C heap counts (native/memory.c), descriptors of
 // the transport's direct links (native/fd.c; without it no thread writes a socket directly) and the C++
 // ucode runner (native/luna_ucode.cc), and on Linux the memory node processes of one machine share
 // (native/shm.c, the SPMD layer's barrier among them). It must never fail the install: without the clock the

@@ -14,7 +14,7 @@ import { STATUS } from '../trace/schema.js';
 import { InlineExecutor } from './exec/inline.js';
 import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
-import { collections, keepFreedMemory, recycling } from './exec/shm.js';
+import { collections, keepFreedMemory, recycling, startHeapLog } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import { answering, LaneExecutors, rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
@@ -152,6 +152,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const tp = opts.transport ?? new MemoryMesh(1).endpoints[0]!;
   // large DFs reuse freed memory rather than fresh pages (LUNA_KEEP_FREED_MB)
   keepFreedMemory();
+  startHeapLog();
   const lanes = opts.threads ?? defaultThreads();
   const cores = opts.cores ?? cpuSet().count;
   const bundle = typeof opts.bundle === 'string' ? opts.bundle : opts.bundle?.file;

@@ -25,12 +25,21 @@ const CHECK = 0x2f6b5d19;
 const W_MARK = 0, W_THREAD = 1, W_NUM = 2, W_CHECK = 3, W_PINNED = 4, W_GEN = 5, W_GUARD = 6;
 
 /**
- * The size class of `len` bytes: rounded up to 8 steps an octave (at most 12.5 % more), since the
- * sizes of a program's raw values vary a little from step to step (the particles a subdomain
- * keeps, the ones leaving it): exact sizes made the PIC's pools hold 300 sizes and serve few.
+ * The size class of `len` bytes: rounded up to 2 steps an octave (2^k, 1.5 × 2^k; at most 50 %
+ * more), since the sizes of a program's raw values vary from step to step (the particles a
+ * subdomain keeps, the ones leaving it): exact sizes made the PIC's pools hold 300 sizes and
+ * serve few, and with 8 steps an octave the freed blocks of one step fitted the next step's
+ * requests too seldom, both in the pools and in the C heap: the PIC's heap kept ever more free
+ * holes and its peak RSS rose 4–5 MB a step from 30 to 60 steps (docs/pic.md, "Where the rise
+ * from 30 to 60 steps sits"). 2 steps against 8 (C++ kernels, 1 × 2, 60 steps, alternated, load
+ * 6–9, own scheduling group at nice −19): peak RSS 662 / 644 / 656 / 694 MB against 732 / 762 /
+ * 720 / 725, program 4.55 / 4.65 / 5.68 / 4.68 s against 5.24 / 5.27 / 5.81 / 5.15, buffers made
+ * fresh 1 269 against 1 820; at 10 and 30 steps alike (556 / 560 against 576 / 579 MB, 598 / 598
+ * against 578 / 598).
  */
+const CLASS_BITS = 1;
 function sizeClass(len: number): number {
-  const step = 2 ** Math.max(Math.floor(Math.log2(len)) - 3, 2);
+  const step = 2 ** Math.max(Math.floor(Math.log2(len)) - CLASS_BITS, 2);
   return Math.ceil(len / step) * step;
 }
 

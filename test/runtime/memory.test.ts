@@ -12,7 +12,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertOk, describeRun, lines, luna, program, runArgs, type Run } from './helpers.js';
@@ -109,6 +109,68 @@ describe('freed memory is reused for the next large buffers', () => {
     const pages = 5 * 32 * 256; // what the later rounds touch, at least
     assert.ok(later(off) >= pages * 0.8, `without the policy the later rounds should map fresh pages: ${JSON.stringify(off.per)}`);
     assert.ok(later(on) < later(off) / 4, `with the policy ${JSON.stringify(on.per)}, without ${JSON.stringify(off.per)}: freed memory was not reused`);
+  });
+});
+
+/** heapStats() in a fresh process before and after it makes (and keeps) `mib` MiB of shared buffers. */
+function heapAround(mib: number): { before?: Record<string, number>; after?: Record<string, number>; arenas: { nr: number; held: number; free: number }[] } {
+  const shm = new URL('../../src/runtime/exec/shm.js', import.meta.url).href;
+  const addon = new URL('../../src/core/addon.js', import.meta.url).href;
+  const script = `const { heapStats, parseArenas } = await import(${JSON.stringify(shm)});
+const { loadAddon } = await import(${JSON.stringify(addon)});
+const before = heapStats();
+const keep = [];
+for (let i = 0; i < ${mib}; i++) { const b = new Uint8Array(new SharedArrayBuffer(1 << 20)); b.fill(1); keep.push(b); }
+const after = heapStats();
+const xml = loadAddon('luna_memory')?.heapInfo?.() ?? '';
+console.log(JSON.stringify({ before, after, arenas: parseArenas(xml), kept: keep.length }));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, LUNA_KEEP_FREED_MB: '0' }, timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as ReturnType<typeof heapAround>;
+}
+
+describe('the C heap counts (LUNA_HEAP_LOG)', { concurrency: true }, () => {
+  test('heapStats counts the shared buffers a process makes; malloc_info lists its arenas', (t) => {
+    const h = heapAround(64);
+    if (addonPath('luna_memory') === undefined || process.platform !== 'linux') {
+      assert.equal(h.before, undefined, 'without the addon there are no counts, and no error');
+      t.diagnostic('luna_memory addon not built here: only the fallback was checked');
+      return;
+    }
+    const { before, after } = h;
+    assert.ok(before && after, 'glibc with the addon built gives counts');
+    const held = (s: Record<string, number>): number => s.inUse! + s.mmapped!;
+    const grew = (held(after) - held(before)) / 2 ** 20;
+    assert.ok(grew >= 64 && grew < 96, `64 MiB of buffers kept, the heap's in-use and mapped bytes grew ${grew.toFixed(1)} MiB`);
+    assert.ok(after.arena! >= after.inUse!, `an arena holds at least what is in use in it: ${JSON.stringify(after)}`);
+    assert.ok(h.arenas.length >= 1 && h.arenas.some((a) => a.nr === 0 && a.held > 0), `malloc_info names the main arena: ${JSON.stringify(h.arenas)}`);
+  });
+
+  test('a run with LUNA_HEAP_LOG writes one line a sample: resident and heap bytes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'luna-heaplog-'));
+    try {
+      const file = join(dir, 'heap.log');
+      const r = await luna(runArgs(1, 2, { file: CHAIN, args: ['200', '1024'] }), { timeoutMs: 60_000, env: { ...process.env, LUNA_HEAP_LOG: file, LUNA_HEAP_LOG_MS: '5' } });
+      assertOk(r);
+      const [head, ...rows] = lines(readFileSync(file, 'utf8'));
+      const counted = addonPath('luna_memory') !== undefined && process.platform === 'linux';
+      assert.match(head!, counted ? /^t_ms rss_mb arena_mb inuse_mb free_mb mmap_mb/ : /no heap counts/);
+      assert.ok(rows.length >= 2, `at least one timed sample and the one at exit: ${rows.length}`);
+      const cols = rows.map((l) => l.split(' '));
+      const peakRss = Math.max(...cols.map((c) => Number(c[1])));
+      assert.ok(peakRss >= 40, `the resident set of a run that holds 1 MiB buffers: ${peakRss} MB`);
+      if (!counted) return;
+      for (const c of cols) {
+        const [arena, inUse, free] = [Number(c[2]), Number(c[3]), Number(c[4])];
+        assert.ok(Math.abs(arena - inUse - free) <= 0.2, `in use + free = what the arenas hold: ${c.join(' ')}`);
+        assert.match(c[6] ?? '', /^\d+:[\d.]+\/[\d.]+$/, `each line names its arenas: ${c.join(' ')}`);
+      }
+      // every link's 1 MiB buffer is made in this process's C heap: some sample saw one in use
+      const peakHeld = Math.max(...cols.map((c) => Number(c[3]) + Number(c[5])));
+      assert.ok(peakHeld >= 1, `peak in use + mapped ${peakHeld} MB`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

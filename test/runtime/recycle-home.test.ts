@@ -52,15 +52,15 @@ describe('freed raw buffers go home', () => {
   test('a full pool lets its oldest buffer go for a newcomer, which a later output takes', () => {
     const cap = recycleCap();
     const pooled = pooledNow();
-    setRecycleCap(pooled + 600_000);
+    setRecycleCap(pooled + 700_000);
     try {
-      // two of ~213 KB, then one of ~262 KB: together over the cap
+      // two of ~262 KB (their class), then one of ~393 KB: together over the cap, the newer two not
       const old = [takeRaw(200_000, 0, false), takeRaw(200_000, 0, false)];
       for (const u of old) assert.ok(poolRaw(u.buffer as SharedArrayBuffer));
-      const fresh = takeRaw(250_000, 0, false);
+      const fresh = takeRaw(300_000, 0, false);
       assert.ok(poolRaw(fresh.buffer as SharedArrayBuffer), 'the newcomer is kept');
-      assert.ok(pooledNow() <= pooled + 600_000);
-      assert.equal(recycledId(takeRaw(250_000, 0, false)), recycledId(fresh), 'a later output takes it');
+      assert.ok(pooledNow() <= pooled + 700_000);
+      assert.equal(recycledId(takeRaw(300_000, 0, false)), recycledId(fresh), 'a later output takes it');
       assert.equal(recycledId(takeRaw(200_000, 0, false)), recycledId(old[1]!), 'the newer of the two stayed');
       assert.notEqual(recycledId(takeRaw(200_000, 0, false)), recycledId(old[0]!), 'the oldest went');
       assert.equal(pooledNow(), pooled);

@@ -17,6 +17,7 @@
 // a full one for the views that outlived two scavenges (a batch's outputs kept to feed the next
 // batch, a long batch's inputs, a value read all through a step): once the views it held through
 // its minor collections add up (AGED_SHARE), and every FULL_EVERY-th time regardless.
+import { writeFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
@@ -477,5 +478,67 @@ export function recycleSettled(): void {
     if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
   }
   if (k > 0) limbo.splice(0, k);
+}
+
+
+// ------------------------------------------------------------------ the C heap, sampled
+
+type HeapStats = { arena: number; inUse: number; free: number; keep: number; mmapped: number; mmaps: number };
+type HeapAddon = { heapStats?(): HeapStats | undefined; heapInfo?(): string | undefined };
+
+/** One arena of malloc_info(): its number, bytes held from the kernel, bytes free in it. */
+export type ArenaSample = { nr: number; held: number; free: number };
+
+/** The arenas in malloc_info()'s XML (glibc): free is its fast bins' and other bins' bytes. */
+export function parseArenas(xml: string): ArenaSample[] {
+  const out: ArenaSample[] = [];
+  for (const m of xml.matchAll(/<heap nr="(\d+)">([\s\S]*?)<\/heap>/g)) {
+    const body = m[2]!;
+    const num = (re: RegExp): number => Number(re.exec(body)?.[1] ?? 0);
+    out.push({
+      nr: Number(m[1]),
+      held: num(/<system type="current" size="(\d+)"/),
+      free: num(/<total type="fast" count="\d+" size="(\d+)"/) + num(/<total type="rest" count="\d+" size="(\d+)"/),
+    });
+  }
+  return out;
+}
+
+/** The process's C heap (glibc), or undefined without the addon or elsewhere. */
+export function heapStats(): HeapStats | undefined {
+  return loadAddon<HeapAddon>('luna_memory')?.heapStats?.();
+}
+
+/**
+ * `LUNA_HEAP_LOG=<file>`: the system thread samples, every `LUNA_HEAP_LOG_MS` (default 100 ms)
+ * and at exit, the process's resident bytes and C heap (mallinfo2, all arenas: what the arenas
+ * hold, in use, free; mmapped blocks) and each arena's held/free bytes (malloc_info), and writes
+ * the lines to the file at exit: whether a rising RSS is memory in use, free memory an arena
+ * keeps, or mappings (docs/runtime.md, "The C heap"). A diagnostic: nothing else reads it.
+ * Without the addon the header says so and the lines carry RSS only. The counts are the whole
+ * process's (bin/luna runs every thread in one arena), sampled from the system thread's timers,
+ * so a long turn of its own delays a sample.
+ */
+export function startHeapLog(): void {
+  const file = process.env.LUNA_HEAP_LOG;
+  if (!file) return;
+  const ms = Number(process.env.LUNA_HEAP_LOG_MS);
+  const every = ms > 0 ? ms : 100;
+  const addon = loadAddon<HeapAddon>('luna_memory');
+  const t0 = performance.now();
+  const mb = (n: number): string => (n / 1048576).toFixed(1);
+  const lines: string[] = [addon?.heapStats ? 't_ms rss_mb arena_mb inuse_mb free_mb mmap_mb arenas(nr:held/free)' : 't_ms rss_mb (no heap counts: the memory addon is not built)'];
+  const sample = (): void => {
+    const rss = process.memoryUsage.rss();
+    const s = addon?.heapStats?.();
+    const arenas = s && addon?.heapInfo ? parseArenas(addon.heapInfo() ?? '').map((a) => `${a.nr}:${mb(a.held)}/${mb(a.free)}`).join(' ') : '';
+    lines.push(`${Math.round(performance.now() - t0)} ${mb(rss)}${s ? ` ${mb(s.arena)} ${mb(s.inUse)} ${mb(s.free)} ${mb(s.mmapped)} ${arenas}` : ''}`);
+  };
+  const timer = setInterval(sample, every);
+  timer.unref();
+  process.once('exit', () => {
+    sample();
+    try { writeFileSync(file, lines.join('\n') + '\n'); } catch (e) { process.stderr.write(`luna: LUNA_HEAP_LOG: cannot write ${file}: ${(e as Error).message}\n`); }
+  });
 }
 
