@@ -141,7 +141,8 @@ describe('the C heap counts (LUNA_HEAP_LOG)', { concurrency: true }, () => {
     assert.ok(before && after, 'glibc with the addon built gives counts');
     const held = (s: Record<string, number>): number => s.inUse! + s.mmapped!;
     const grew = (held(after) - held(before)) / 2 ** 20;
-    assert.ok(grew >= 64 && grew < 96, `64 MiB of buffers kept, the heap's in-use and mapped bytes grew ${grew.toFixed(1)} MiB`);
+    // (not exactly 64: the process frees and makes other blocks meanwhile; Node 24 read 63.96)
+    assert.ok(grew >= 60 && grew < 96, `64 MiB of buffers kept, the heap's in-use and mapped bytes grew ${grew.toFixed(1)} MiB`);
     assert.ok(after.arena! >= after.inUse!, `an arena holds at least what is in use in it: ${JSON.stringify(after)}`);
     assert.ok(h.arenas.length >= 1 && h.arenas.some((a) => a.nr === 0 && a.held > 0), `malloc_info names the main arena: ${JSON.stringify(h.arenas)}`);
   });
