@@ -124,7 +124,7 @@ test('a fed batch running low asks for the next one before its end, and the sten
 test('a step parked after the batch making its input left is fed at once, and computes the same', async () => {
   // the loop unrolls its next steps while the lanes run the batches that feed them: each such
   // step parks on an output already sent, and is fed without waiting for that batch to return
-  const steps = 200, want = expected(steps);
+  const steps = 400, want = expected(steps);
   const [on, off] = await Promise.all([run(['--threads', '2'], steps, 'ok'), run(['--threads', '2'], steps, 'ok', { LUNA_FEED: '0' })]);
   for (const r of [on, off]) {
     assertOk(r);

@@ -158,7 +158,11 @@ export class FeedBook {
     for (let i = 0; i < this.lateN; i++) {
       const w = late[i]!;
       late[i] = undefined!; // (the list keeps its storage, not the CFs)
-      if (w.state !== WAITING || w.chained || !this.producers(w)) continue;
+      // fed from one lane while its other inputs are here: the policy takes it for a chain of
+      // that lane, and a stencil's steps so offered (one input back, the other still in flight)
+      // all went to one lane and the stencil ran on one worker for good (stencil_1d 1×2, 2 of 5
+      // traced runs): such a CF waits for the fresh outputs' look, as before
+      if (w.state !== WAITING || w.chained || !this.producers(w) || this.fromN < 2) continue;
       // no lane free: looked at again when a batch comes back (by itself: the input that batch
       // returns is no longer promised, its others may still be)
       this.offeringLate = true;
