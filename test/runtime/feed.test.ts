@@ -120,3 +120,17 @@ test('a fed batch running low asks for the next one before its end, and the sten
   assert.ok(timingOf<{ lows: number }>(on).lows > 0, `no batch ran low\n${describeRun(on)}`);
   assert.equal(timingOf<{ lows: number }>(off).lows, 0, describeRun(off));
 });
+
+test('a step parked after the batch making its input left is fed at once, and computes the same', async () => {
+  // the loop unrolls its next steps while the lanes run the batches that feed them: each such
+  // step parks on an output already sent, and is fed without waiting for that batch to return
+  const steps = 400, want = expected(steps);
+  const [on, off] = await Promise.all([run(['--threads', '2'], steps, 'ok'), run(['--threads', '2'], steps, 'ok', { LUNA_FEED: '0' })]);
+  for (const r of [on, off]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
+  }
+  const late = timingOf<{ fedLate?: number }>(on).fedLate;
+  assert.ok(late !== undefined && late > 0, `no step parked late was fed\n${describeRun(on)}`);
+  assert.equal(timingOf<{ fedLate?: number }>(off).fedLate, 0, describeRun(off));
+});

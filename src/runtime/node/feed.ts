@@ -29,6 +29,18 @@ export class FeedBook {
    */
   private fresh: DfKey[] = [];
   private freshN = 0;
+  /**
+   * CFs that parked while outputs were promised, the first `lateN`: candidates at the next look.
+   * Without them a CF parked after the batch that makes its input had left (a loop's steps the
+   * system thread unrolled while the lanes ran) was looked at only when that batch came back,
+   * and the lanes ran dry meanwhile (Task Bench stencil_1d 1×2: docs/benchmarks.md).
+   */
+  private late: Cf[] = [];
+  private lateN = 0;
+  /** whether the CF take() is offered now parked after its producers left (counted by the runtime) */
+  offeringLate = false;
+  /** CFs of `late` that found no lane free: looked at again when a batch comes back */
+  private lateDeferred: Cf[] = [];
   /** outputs whose waiters found no lane free: looked at again when a batch comes back */
   private deferred: DfKey[] = [];
   /** the list `fresh` takes turns with (candidates: none allocated per look) */
@@ -75,6 +87,15 @@ export class FeedBook {
       for (let i = 0; i < this.deferred.length; i++) this.fresh[this.freshN++] = this.deferred[i]!;
       this.deferred.length = 0;
     }
+    this.relate();
+  }
+
+  /** The late CFs that found no lane free are candidates again. */
+  private relate(): void {
+    const d = this.lateDeferred;
+    if (d.length === 0) return;
+    for (let i = 0; i < d.length; i++) this.late[this.lateN++] = d[i]!;
+    d.length = 0;
   }
 
   /**
@@ -87,11 +108,17 @@ export class FeedBook {
   retry(): void {
     for (const k of this.promised.keys()) this.fresh[this.freshN++] = k;
     this.deferred.length = 0;
+    this.relate();
   }
 
-  /** Outputs were promised since the last look (nothing else can make a CF a candidate). */
+  /** `cf` parked: a candidate at the next look while batches in flight promise outputs. */
+  parked(cf: Cf): void {
+    if (this.promised.size > 0 && cf.placed && cf.site.kind === 'call') this.late[this.lateN++] = cf;
+  }
+
+  /** Outputs were promised, or CFs parked, since the last look (nothing else can make a CF a candidate). */
   get hasCandidates(): boolean {
-    return this.freshN > 0;
+    return (this.freshN | this.lateN) > 0;
   }
 
   /**
@@ -99,7 +126,9 @@ export class FeedBook {
    * producers, until `take` declines (-1: no lane free; the CF is tried again later).
    */
   candidates(store: DfStore, take: (cf: Cf, from: readonly number[]) => number): void {
-    while (this.freshN > 0) {
+    for (;;) {
+      if (this.lateN > 0) this.lateOnes(take);
+      if (this.freshN === 0) break;
       // the two lists take turns: what take() promises meanwhile goes to the other one
       const keys = this.fresh, n = this.freshN;
       this.fresh = this.spare;
@@ -121,6 +150,27 @@ export class FeedBook {
       }
       this.spare = keys;
     }
+  }
+
+  /** The CFs parked since the last look (and those parking meanwhile: take() examines CFs). */
+  private lateOnes(take: (cf: Cf, from: readonly number[]) => number): void {
+    const late = this.late;
+    for (let i = 0; i < this.lateN; i++) {
+      const w = late[i]!;
+      late[i] = undefined!; // (the list keeps its storage, not the CFs)
+      // fed from one lane while its other inputs are here: the policy takes it for a chain of
+      // that lane, and a stencil's steps so offered (one input back, the other still in flight)
+      // all went to one lane and the stencil ran on one worker for good (stencil_1d 1×2, 2 of 5
+      // traced runs): such a CF waits for the fresh outputs' look, as before
+      if (w.state !== WAITING || w.chained || !this.producers(w) || this.fromN < 2) continue;
+      // no lane free: looked at again when a batch comes back (by itself: the input that batch
+      // returns is no longer promised, its others may still be)
+      this.offeringLate = true;
+      const lane = take(w, this.fromLanes());
+      this.offeringLate = false;
+      if (lane < 0) this.lateDeferred.push(w);
+    }
+    this.lateN = 0;
   }
 
   /** The lanes of `cf`'s missing inputs into `from`; false when some has no producer in flight. */

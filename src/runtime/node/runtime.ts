@@ -129,9 +129,10 @@ export class NodeRuntime {
    * `laneWaitNs`, `fedWaitNs`: the lanes' time between CFs, the times a lane waited for its next
    * batch and how long, and its waits for fed values (exec/protocol.ts LaneGaps); `chainAhead`:
    * the most batches a lane held at once while a chain continued on it (the policy's chainDepth);
-   * `lows`: times a worker's batch ran low with nothing queued behind it (runningLow)
+   * `lows`: times a worker's batch ran low with nothing queued behind it (runningLow); `fedLate`:
+   * CFs fed that became candidates when they parked, their producers' batches already sent
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -370,6 +371,11 @@ export class NodeRuntime {
   }
 
   // =================================================================== the pump
+
+  /** A CF parked (NodeState.park): the book looks whether batches in flight feed it (feed.ts). */
+  parked(cf: Cf): void {
+    this.feeds?.parked(cf);
+  }
 
   /** A worker's batch runs low with nothing queued behind it: its next one is planned now (feed.ts retry). */
   runningLow(): void {
@@ -653,6 +659,7 @@ export class NodeRuntime {
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
       b.b.add(cf);
       book.added(lane, b.id, b.b, cf);
+      if (book.offeringLate) this.stats.fedLate++;
       // sized by the CFs' own cost: a fed batch's round trip includes its waits for values; an
       // output another node reads leaves only when the batch returns: then it is kept short
       const fed = this.size === 1 || !this.readElsewhere(cf);

@@ -25,9 +25,11 @@ export interface StateOwner {
   labelIndices(cf: Cf): number[] | null;
   /** batches in flight on the node's worker threads */
   readonly inflight: number;
+  /** `cf` parked: it may wait only for outputs of batches already sent (fed across lanes) */
+  parked(cf: Cf): void;
 }
 
-const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null, inflight: 0 };
+const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null, inflight: 0, parked() {} };
 
 /** Cross-node operations (absent with one node). */
 export interface RemoteOps {
@@ -149,6 +151,7 @@ export class NodeState {
   park(cf: Cf): void {
     cf.state = WAITING;
     this.waiting.add(cf);
+    this.owner.parked(cf);
   }
 
   /** Iterations of `loop` to spawn now (the policy decides from what the node is doing). */
