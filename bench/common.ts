@@ -12,6 +12,9 @@ import { median } from './median.js';
 import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 
 /** Repository root (this file runs from dist/bench/). */
+/** A setting the user gave the bench (an environment variable) is wrong: said as its message alone, no stack. */
+export class BenchSettingError extends Error {}
+
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LUNA = join(ROOT, 'bin', 'luna');
 /**

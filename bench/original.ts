@@ -18,7 +18,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fmt, section, sig, table, type Ctx, type SuiteOutput } from './common.js';
+import { BenchSettingError, fmt, section, sig, table, type Ctx, type SuiteOutput } from './common.js';
 import { writeProgram, writeTaskBench, type ProgramName } from './original/programs.js';
 import { compileOriginal, CXXFLAGS, GNU_TIME, originalHome, runLunaTs, runOriginal, type OriginalBuild, type Placement } from './original/runner.js';
 import { compare, ratio, type FigureDef, type Sample } from './original/spans.js';
@@ -100,7 +100,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const reps = ctx.quick ? 1 : ctx.reps;
   const chosen = process.env.BENCH_ORIGINAL_ROWS?.split(',').map((x) => x.trim()).filter(Boolean);
   const ids = [...CASES.map((c) => c.id), ...METG_PLACEMENTS.map(metgId)];
-  for (const x of chosen ?? []) if (!ids.includes(x)) throw new Error(`BENCH_ORIGINAL_ROWS: no row ${x} (rows: ${ids.join(', ')})`);
+  for (const x of chosen ?? []) if (!ids.includes(x)) throw new BenchSettingError(`BENCH_ORIGINAL_ROWS: no row ${x} (rows: ${ids.join(', ')})`);
   const wanted = (id: string): boolean => !chosen || chosen.includes(id);
   const f: Record<string, number> = {};
   const units: Record<string, string> = {};

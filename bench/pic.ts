@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
 import { type Params } from '../examples/pic3d/model.js';
-import { interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { BenchSettingError, interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
 import { exchangeShare, type ExchangeShare } from './pic-share.js';
 import { run as measureTransport } from './transport.js';
@@ -55,7 +55,7 @@ function rows(): { size: string; configs: Config[] } | undefined {
   const v = process.env.LUNA_PIC_ROWS;
   if (v === undefined || v.trim() === '') return undefined;
   const m = /^(small|seed):((?:1x1|1x2|2x1)(?:,(?:1x1|1x2|2x1))*)$/.exec(v.trim());
-  if (!m) throw new Error(`LUNA_PIC_ROWS must be <small|seed>:<1x1|1x2|2x1>[,…], e.g. seed:1x2; got ${JSON.stringify(v)}`);
+  if (!m) throw new BenchSettingError(`LUNA_PIC_ROWS must be <small|seed>:<1x1|1x2|2x1>[,…], e.g. seed:1x2; got ${JSON.stringify(v)}`);
   return { size: m[1]!, configs: [...new Set(m[2]!.split(',') as Config[])] };
 }
 
@@ -75,7 +75,7 @@ function shareRows(): { size: string; rows: ShareRow[] } | undefined {
   if (v === undefined || v.trim() === '') return undefined;
   const m = /^(small|seed):([\w.]+(?:,[\w.]+)*)$/.exec(v.trim());
   const list = m ? m[2]!.split(',') : [];
-  if (!m || list.some((r) => !(SHARES as readonly string[]).includes(r))) throw new Error(`LUNA_PIC_SHARES must be <small|seed>:<${SHARES.join('|')}>[,…], e.g. small:cpp.2x1; got ${JSON.stringify(v)}`);
+  if (!m || list.some((r) => !(SHARES as readonly string[]).includes(r))) throw new BenchSettingError(`LUNA_PIC_SHARES must be <small|seed>:<${SHARES.join('|')}>[,…], e.g. small:cpp.2x1; got ${JSON.stringify(v)}`);
   return { size: m[1]!, rows: [...new Set(list as ShareRow[])] };
 }
 

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { wakeupLine, type WakeupProbe } from './raw-wakeup.js';
-import { fmt, incidents, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { BenchSettingError, fmt, incidents, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 type OwnSuite = (ctx: Ctx) => Promise<SuiteOutput>;
 type ForeignSuite = () => Promise<Record<string, number>>;
@@ -158,6 +158,8 @@ function wakeupProbe(): WakeupProbe | undefined {
 }
 
 function errText(e: unknown): string {
+  // a wrong setting is the user's to mend: its message; anything else is the bench's bug: its stack
+  if (e instanceof BenchSettingError) return e.message;
   return e instanceof Error ? (e.stack ?? e.message) : String(e);
 }
 
