@@ -11,10 +11,10 @@ import { runSingleNode } from '../src/runtime/run.js';
 import { median } from './median.js';
 import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 
-/** Repository root (this file runs from dist/bench/). */
 /** A setting the user gave the bench (an environment variable) is wrong: said as its message alone, no stack. */
 export class BenchSettingError extends Error {}
 
+/** Repository root (this file runs from dist/bench/). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LUNA = join(ROOT, 'bin', 'luna');
 /**
