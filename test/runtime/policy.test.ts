@@ -125,6 +125,9 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
   assert.equal(p.chooseFedLane({ count: 3, inflight: [1, 1, FEED_DEPTH] }, [0, 1], view(FEED_SPREAD_NS, [1, 1, 0], [1, 1, 0], [0, 1, 0])), 1, 'it follows that CF: a chain');
   assert.ok([0, 1].includes(p.chooseFedLane({ count: 3, inflight: [1, 1, FEED_DEPTH] }, [0, 1], view(FEED_SPREAD_NS - 1, [1, 1, 0], [1, 1, 0]))), 'short: it queues');
   assert.equal(new DefaultPolicy().chooseFedLane({ count: 2, inflight: [1, 1] }, [0, 1], view(FEED_SPREAD_NS, [2, 2], [1, 1])), 0, 'every lane got parallel work already: more of it queues');
+  // a code not measured yet may be long: the second of its CFs fed from one lane goes elsewhere
+  assert.equal(new DefaultPolicy().chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(0, [1, 0], [1, 0])), 1, 'unmeasured: spread like a long one');
+  assert.equal(new DefaultPolicy().chooseFedLane({ count: 2, inflight: [1, 0] }, [0], view(0, [0, 0], [0, 0])), 0, 'unmeasured, the first from that lane: its chain');
 });
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast (on one node up to 10 ms); never when disabled', () => {

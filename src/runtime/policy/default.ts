@@ -281,6 +281,11 @@ export const LANE_REHEARSE_MS = 1500;
 /** the duration a rehearsed fragment reports: the scale where the fed path matters (Task Bench METG) */
 export const REHEARSE_CF_NS = 200_000;
 
+/** A fed CF's cost counts as long: FEED_SPREAD_NS or more, or not measured yet (0: its code never ran here). */
+function mayBeLong(costNs: number): boolean {
+  return costNs >= FEED_SPREAD_NS || costNs === 0;
+}
+
 function someZero(a: ArrayLike<number>, n: number): boolean {
   for (let i = 0; i < n; i++) if (a[i] === 0) return true;
   return false;
@@ -378,12 +383,15 @@ export class DefaultPolicy implements SchedulingPolicy {
    * after a CF of this pass it does not follow while another lane got none yet: with one lane
    * full, both CFs of a step went to the other and ran one after the other (a third of the
    * steps; a step's tasks overlapped in 493 of 999 steps, 610–842 with the rule in eight traces).
+   * A code not measured yet (cost 0) counts as long: the PIC's first-step sweeps (C++, seed's
+   * size, 1 × 2), one code run only then on two slabs, were both fed from the lane of the last
+   * density and ran there one after the other (55 + 18 ms) while the other lane idled 88 ms.
    */
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number {
     const f = lanes.inflight, n = lanes.count;
     if (from.length === 1) {
       const a = from[0]!;
-      const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && cf.costNs >= FEED_SPREAD_NS;
+      const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && mayBeLong(cf.costNs);
       if (!parallel) return f[a]! < FEED_DEPTH ? a : -1;
     }
     // Its producers' lanes run in step (each waits for the others' values): while one of them
@@ -399,7 +407,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // follow (parallel work, e.g. the other CF of a stencil step) while a lane got nothing yet:
     // it waits for that lane to have room. Once every lane got some, there is more parallel
     // work than lanes and it queues as before.
-    const apart = cf !== undefined && cf.costNs >= FEED_SPREAD_NS && someZero(cf.given, n) ? cf : undefined;
+    const apart = cf !== undefined && mayBeLong(cf.costNs) && someZero(cf.given, n) ? cf : undefined;
     let w = -1, wl = 0;
     for (let k = 1; k <= n; k++) {
       const i = (this.lastFed + k) % n;
