@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DfStore, FreedKeys } from '../../src/runtime/node/store.js';
+import { KeyTable } from '../../src/program/keys.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
 import { RequestRefused, RunFault } from '../../src/runtime/node/fault.js';
 import type { Site } from '../../src/program/compile.js';
@@ -117,6 +118,44 @@ test('destroy: before the post the value is dropped; readers of it then fail; wi
   w.post('h#0', int(1), -1);
   w.destroy('h#0');
   assert.equal(w.size, 0, 'an unlimited DF is freed by destroy');
+});
+
+test('an entry made when the writer is examined (willPost) changes no rule: reads, posts, destroy, double assignment, too many requests', () => {
+  // keys handed out by a table, as a compiled reference locates them, and plain text alike
+  const t = new KeyTable(2);
+  const located = (a: number, b: number): string => { const k = `v#.${a}.${b}`; t.set('v#', t.pack([a, b]), k); return k; };
+  for (const key of [(i: number) => located(i, 1), (i: number) => `w#.${i}.1`]) {
+    const freed: DfValue[] = [];
+    const s = new DfStore((v) => freed.push(v));
+    // made, then posted, then read up to its count and freed
+    s.willPost(key(0));
+    assert.equal(s.posted(key(0)), false, 'made is not posted');
+    assert.deepEqual(s.post(key(0), int(1), 1), { waiters: null, remote: null });
+    assert.deepEqual(s.read(key(0), cf()), int(1));
+    assert.deepEqual(freed, [int(1)]);
+    assert.equal(s.size, 0);
+    // the writer of a freed DF examined again: nothing made, its post is the second assignment
+    s.willPost(key(0));
+    assert.equal(s.size, 0, 'no entry for a freed DF');
+    assert.throws(() => s.post(key(0), int(2), -1), /assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
+    assert.throws(() => s.read(key(0), cf()), /too many requests for DF v|too many requests for DF w/);
+    // a reader that comes between the examination and the post waits and is served
+    s.willPost(key(1));
+    const r = cf();
+    assert.equal(s.read(key(1), r), undefined);
+    assert.deepEqual(s.post(key(1), int(3), 1).waiters, [r]);
+    // made twice (examined again) is one entry; a second post is the double assignment
+    s.willPost(key(2));
+    s.willPost(key(2));
+    s.post(key(2), int(4), -1, 5, 0);
+    assert.throws(() => s.post(key(2), int(5), -1), /assigned twice \(Duplicate id in post\): it already holds the value of/);
+    // destroyed before its post: a reader then fails, the value is dropped
+    s.willPost(key(3));
+    s.destroy(key(3));
+    assert.throws(() => s.read(key(3), cf()), /requested after it was destroyed/);
+    assert.deepEqual(s.post(key(3), int(6), -1), { waiters: null, remote: null });
+    assert.equal(s.posted(key(3)), false, 'dropped');
+  }
 });
 
 test('push: a value pushed before its CF waits is kept; a waiting CF is named when it comes', () => {
