@@ -91,8 +91,9 @@ export class FreedKeys {
   has(key: DfKey): boolean {
     this.seenKey = key;
     // the key a compiled reference located just before: its indices are known as numbers
-    if (key === lastKey) {
-      const t = lastKeyTable!, packed = lastKeyPacked;
+    const t = lastKeyTable;
+    if (key === lastKey && t !== null) {
+      const packed = lastKeyPacked;
       // two indices: the family is the base (packed < 2^30: int arithmetic)
       if (t.arity === 2) return this.hasInRows(lastKeyBase, packed >>> t.bits, packed & (t.bound - 1));
       if (t.arity === 1) {
