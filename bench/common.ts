@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
 import { runSingleNode } from '../src/runtime/run.js';
 import { median } from './median.js';
+import { followGroup } from './sched.js';
 import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 
 /** A setting the user gave the bench (an environment variable) is wrong: said as its message alone, no stack. */
@@ -155,6 +156,7 @@ function cliOnce(argv: (string | number)[], timeoutMs: number, env?: Record<stri
     const t0 = nowMs();
     // own process group, so a timeout kills the launcher and the node processes it started
     const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...LUNA_NODE_ENV, ...env } });
+    followGroup(child.pid);
     let out = '';
     child.stdout.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { if (out.length < 8192) out += d.toString(); });
@@ -269,6 +271,7 @@ function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<st
   return new Promise((res, rej) => {
     const t0 = nowMs();
     const child = spawn(process.execPath, [...LUNA_NODE_FLAGS, LUNA, 'run', '--timing', ...argv.map(String)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...LUNA_NODE_ENV, ...env } });
+    followGroup(child.pid);
     let out = '';
     const keep = (d: Buffer) => { if (out.length < 65536) out += d.toString(); };
     child.stdout.on('data', keep);

@@ -10,6 +10,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
+import { schedLine } from './sched.js';
 import { join } from 'node:path';
 import { wakeupLine, type WakeupProbe } from './raw-wakeup.js';
 import { BenchSettingError, fmt, incidents, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
@@ -244,6 +245,7 @@ async function main(): Promise<number> {
     },
     suites: {},
   };
+  console.log(schedLine());
   res.meta.wakeup = wakeupProbe();
   if (res.meta.wakeup) console.log(`machine: ${wakeupLine(res.meta.wakeup)}`);
   const ctx: Ctx = {

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { LUNA, LUNA_NODE_ENV, LUNA_NODE_FLAGS, retry, ROOT } from '../common.js';
 import { parseRun, TIME_FORMAT, type Sample } from './spans.js';
+import { followGroup } from '../sched.js';
 
 export const GNU_TIME = '/usr/bin/time';
 /** The original compiles ucodes with -O3; luna-ts gets the same (its default is -O2). */
@@ -32,6 +33,7 @@ interface Out { code: number | null; signal: NodeJS.Signals | null; output: stri
 function exec(cmd: string, args: string[], o: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<Out> {
   return new Promise((res, rej) => {
     const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    followGroup(child.pid);
     let output = '';
     const keep = (d: Buffer): void => { if (output.length < 1 << 20) output += d.toString(); };
     child.stdout.on('data', keep);

@@ -121,4 +121,21 @@ describe('forced collections of raw-DF memory', { concurrency: true }, () => {
     assert.ok(r.left >= 3 * MB, `only ${r.left} bytes held: the kept 4 MiB buffer was freed`);
     assert.equal(r.sum, 9 * 4 * MB);
   });
+
+  test('the buffers a worker\'s pool dropped, told in its result, count towards the system thread\'s full collections', async () => {
+    const r = await inThread(`
+      const codec = await import(${JSON.stringify(SHM.replace(/shm\.js$/, 'codec.js'))});
+      shm.holdsDfStore();
+      const result = (dropped) => ({ lane: 0, batch: 0, n: 0, nums: new Float64Array(0), strs: [], objs: [], start: new Float64Array(0), fin: new Float64Array(0), dropped, fresh: 0 });
+      codec.decodeResult(result(16 * ${MB} - 1)); shm.collectDue();
+      const below = { ...shm.collections };
+      codec.decodeResult(result(1)); shm.collectDue();
+      const at = { ...shm.collections };
+      codec.decodeResult(result(0)); shm.collectDue();
+      return { below, at, after: { ...shm.collections } };`, { LUNA_COLLECT_SHARED_MB: '16' }) as Record<string, { full: number; minor: number }>;
+    // the system thread's views of a buffer it handed home are old: only its full collection frees them
+    assert.deepEqual(r.below, { full: 0, minor: 0 });
+    assert.deepEqual(r.at, { full: 1, minor: 0 });
+    assert.deepEqual(r.after, { full: 1, minor: 0 }, 'a result that dropped nothing forces nothing');
+  });
 });

@@ -409,15 +409,8 @@ export class NodeRuntime {
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
     const until = performance.now() + SLICE_MS;
-    // workers are wanted or up: a node begun in FIFO order on several lanes spreads over them now
-    if (this.st.fifo && this.workersDue()) this.st.toLanes();
     try {
-      if (!this.st.fifo) this.pumpLanes(until);
-      else {
-        this.pumpFifo(until);
-        // wanted during this turn: the next one spreads what is queued
-        if (this.workersDue()) this.schedule();
-      }
+      if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
     this.stats.woken = this.st.wakes;
@@ -813,11 +806,6 @@ export class NodeRuntime {
 
   private sizing(): BatchSizing {
     return { cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo };
-  }
-
-  /** Several lanes begun in FIFO order, and workers wanted or already up (NodeState.toLanes). */
-  private workersDue(): boolean {
-    return this.st.fifoUntilWorkers && (this.warmed || this.exec.booted > 0);
   }
 
   /** Workers are wanted (the policy said so, or a batch leaves): they start booting now. */
