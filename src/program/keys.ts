@@ -6,6 +6,19 @@
 // references), so the references of one DF name in a sub share a table of the keys spelled
 // lately, and they all hand the store the same string, its hash already computed.
 
+/**
+ * The key a table handed out last, with what it was made of: its base and its index values as
+ * numbers (`packed` ≥ 0, by the table's `bound`). The DF store asks about the key it is given
+ * (the same string: its caller located it just before) and so learns the key's indices without
+ * reading them back out of the text (~480 instructions in optimised code, ~4.7 K in baseline
+ * code: docs/benchmarks.md). Module variables, not a record's fields: a store to one is a plain
+ * write in baseline code, where a field's store is an inline-cache call; nothing is allocated.
+ */
+export let lastKey = '';
+export let lastKeyBase = '';
+export let lastKeyPacked = 0;
+export let lastKeyTable: KeyTable | null = null;
+
 /** Index bits a table key holds in all (a small int: V8 hashes it without a heap number). */
 const KEY_BITS = 30;
 
@@ -34,8 +47,8 @@ export class KeyTable {
   private lastBase = '';
   private last: Map<number, string> | undefined;
   /** bits per index, and the bound each index value must stay under */
-  private readonly bits: number;
-  private readonly bound: number;
+  readonly bits: number;
+  readonly bound: number;
   /** the cache: per slot the packed indices (-1: empty), the base and the key */
   private readonly hotPacked = new Int32Array(1 << HOT_BITS).fill(-1);
   private readonly hotBase: string[] = new Array<string>(1 << HOT_BITS).fill('');
@@ -62,13 +75,19 @@ export class KeyTable {
   /** The key of `base` with `packed` indices (packed ≥ 0) if it was spelled lately. */
   get(base: string, packed: number): string | undefined {
     const h = Math.imul(packed, 0x9e3779b1) >>> (32 - HOT_BITS);
-    if (this.hotPacked[h] === packed && this.hotBase[h] === base) return this.hotKey[h];
+    if (this.hotPacked[h] === packed && this.hotBase[h] === base) {
+      const key = this.hotKey[h]!;
+      lastKey = key; lastKeyBase = base; lastKeyPacked = packed; lastKeyTable = this;
+      return key;
+    }
     const t = base === this.lastBase ? this.last : this.bases.get(base);
     if (t === undefined) return undefined;
     this.lastBase = base;
     this.last = t;
     const key = t.get(packed);
-    if (key !== undefined) this.keep(h, base, packed, key);
+    if (key === undefined) return undefined;
+    this.keep(h, base, packed, key);
+    lastKey = key; lastKeyBase = base; lastKeyPacked = packed; lastKeyTable = this;
     return key;
   }
 
@@ -96,6 +115,7 @@ export class KeyTable {
     t.set(packed, key);
     this.size++;
     this.keep(Math.imul(packed, 0x9e3779b1) >>> (32 - HOT_BITS), base, packed, key);
+    lastKey = key; lastKeyBase = base; lastKeyPacked = packed; lastKeyTable = this;
   }
 
   /** keys held (for tests) */
@@ -109,6 +129,8 @@ export class KeyTable {
 {
   const warm = new KeyTable(1, 1);
   for (let i = 0; i < 32; i++) warm.set('', i, '');
+  lastKey = '';
+  lastKeyTable = null;
 }
 
 /**

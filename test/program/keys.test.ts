@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KEY_TABLE_LIMIT, KeyTable, spellKey } from '../../src/program/keys.js';
+import * as keys from '../../src/program/keys.js';
 
 test('pack: index values as one small int, distinct for distinct values; negative, too large or NaN do not fit', () => {
   const t4 = new KeyTable(4);
@@ -81,4 +82,26 @@ test('the cache in front of the maps answers as the maps do: per base, colliding
   const p = t.pack([1, 1]);
   t.set('v#', p, 'v#.1.1');
   assert.equal(t.get(['v', '#'].join(''), p), 'v#.1.1');
+});
+
+test('a table hands out with each key its base and packed indices (lastKey…), from the cache, the maps and a new key alike', () => {
+  const t = new KeyTable(2);
+  const handed = (): [string, string, number, KeyTable | null] => [keys.lastKey, keys.lastKeyBase, keys.lastKeyPacked, keys.lastKeyTable];
+  const p = t.pack([3, 4]);
+  t.set('v#', p, 'v#.3.4');
+  assert.deepEqual(handed(), ['v#.3.4', 'v#', p, t], 'a new key');
+  const q = t.pack([5, 6]);
+  t.set('w#', q, 'w#.5.6');
+  assert.deepEqual(handed(), ['w#.5.6', 'w#', q, t]);
+  assert.equal(t.get('v#', p), 'v#.3.4');
+  assert.deepEqual(handed(), ['v#.3.4', 'v#', p, t], 'found again');
+  // a miss hands nothing out: the last key stays the one found last
+  assert.equal(t.get('v#', t.pack([7, 7])), undefined);
+  assert.deepEqual(handed(), ['v#.3.4', 'v#', p, t]);
+  // another table's key
+  const u = new KeyTable(1);
+  u.set('x#.2', 9, 'x#.2.9');
+  assert.deepEqual(handed(), ['x#.2.9', 'x#.2', 9, u]);
+  // the packed indices read back: two indices of `bits` bits each
+  assert.deepEqual([p >>> t.bits, p & (t.bound - 1)], [3, 4]);
 });

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FreedKeys, type FreedPlace } from '../../src/runtime/node/freed.js';
+import { KeyTable } from '../../src/program/keys.js';
 
 /** The internal tables, to check what a sweep or a stencil costs. */
 interface Inside { ranges: Map<string, number[]>; rows: Map<string, { lo: number; hi: number; cols: number[] }[]> }
@@ -155,4 +156,39 @@ test('rows freed out of order a few rows apart, as worker lanes free a stencil, 
   for (let t = 0; t < rows; t += 2) for (let x = cols - 1; x >= 0; x--) f.add(`v#2.${t + 1}.${x}`), f.add(`v#2.${t}.${x}`);
   assert.equal(inside(f).rows.get('v#2')!.length, 1);
   assert.ok(f.has('v#2.0.0') && f.has(`v#2.${rows - 1}.${cols - 1}`) && !f.has(`v#2.${rows}.0`) && !f.has(`v#2.3.${cols}`));
+});
+
+test('a key a table handed out last is answered from its indices as numbers, exactly as its text would be, and not read again', () => {
+  // families by rows (two indices; one index under a base ending in an index, as a `name`
+  // parameter passes `x[3]`) and by ranges (one index), freed at random
+  const two = new KeyTable(2), one = new KeyTable(1), other = new KeyTable(2);
+  const spell = (t: KeyTable, base: string, v: number[]): string => {
+    const p = t.pack(v);
+    const key = t.get(base, p) ?? `${base}.${v.join('.')}`;
+    if (t.get(base, p) === undefined) t.set(base, p, key);
+    return key;
+  };
+  const cases: [KeyTable, string, number][] = [[two, 'v#', 2], [two, 'v#4_1', 2], [one, 'x#.3', 1], [one, 'x#.-2', 1], [one, 'y#7', 1], [one, 'z#', 1]];
+  for (let seed = 1; seed <= 12; seed++) {
+    const rnd = lcg(seed);
+    const located = new FreedKeys(), text = new FreedKeys();
+    const noParse = located as unknown as { parse: (k: string) => boolean };
+    const all: [KeyTable, string, number[]][] = [];
+    for (const [t, base, n] of cases) for (let a = 0; a < 5; a++) for (let b = 0; b < (n === 2 ? 4 : 1); b++) all.push([t, base, n === 2 ? [a, b] : [a]]);
+    for (const [t, base, v] of all) {
+      if (rnd() < 0.5) { const k = spell(t, base, v); located.add(k); text.add(k); }
+    }
+    for (const [t, base, v] of all) {
+      const k = spell(t, base, v); // handed out last: `located` answers without reading it
+      noParse.parse = () => { throw new Error(`${k} was read back out of its text`); };
+      const got = located.has(k);
+      delete (noParse as { parse?: unknown }).parse;
+      other.set('q#', 0, 'q#.0.0'); // another key handed out: `text` reads k's text
+      const want = text.has(k);
+      assert.equal(got, want, `seed ${seed}: ${k}`);
+      assert.equal(located.col, text.col, `seed ${seed}: ${k}'s last index`);
+      if (v.length === 2 || base.startsWith('x')) assert.equal(located.row, text.row, `seed ${seed}: ${k}'s row`);
+      assert.equal(located.seenFam === null, text.seenFam === null, `seed ${seed}: ${k}'s family found`);
+    }
+  }
 });

@@ -2,6 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DfStore, FreedKeys } from '../../src/runtime/node/store.js';
+import { KeyTable } from '../../src/program/keys.js';
+import { runInProcess } from './harness.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
 import { RequestRefused, RunFault } from '../../src/runtime/node/fault.js';
 import type { Site } from '../../src/program/compile.js';
@@ -117,6 +119,44 @@ test('destroy: before the post the value is dropped; readers of it then fail; wi
   w.post('h#0', int(1), -1);
   w.destroy('h#0');
   assert.equal(w.size, 0, 'an unlimited DF is freed by destroy');
+});
+
+test('an entry made when the writer is examined (willPost) changes no rule: reads, posts, destroy, double assignment, too many requests', () => {
+  // keys handed out by a table, as a compiled reference locates them, and plain text alike
+  const t = new KeyTable(2);
+  const located = (a: number, b: number): string => { const k = `v#.${a}.${b}`; t.set('v#', t.pack([a, b]), k); return k; };
+  for (const key of [(i: number) => located(i, 1), (i: number) => `w#.${i}.1`]) {
+    const freed: DfValue[] = [];
+    const s = new DfStore((v) => freed.push(v));
+    // made, then posted, then read up to its count and freed
+    s.willPost(key(0));
+    assert.equal(s.posted(key(0)), false, 'made is not posted');
+    assert.deepEqual(s.post(key(0), int(1), 1), { waiters: null, remote: null });
+    assert.deepEqual(s.read(key(0), cf()), int(1));
+    assert.deepEqual(freed, [int(1)]);
+    assert.equal(s.size, 0);
+    // the writer of a freed DF examined again: nothing made, its post is the second assignment
+    s.willPost(key(0));
+    assert.equal(s.size, 0, 'no entry for a freed DF');
+    assert.throws(() => s.post(key(0), int(2), -1), /assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
+    assert.throws(() => s.read(key(0), cf()), /too many requests for DF v|too many requests for DF w/);
+    // a reader that comes between the examination and the post waits and is served
+    s.willPost(key(1));
+    const r = cf();
+    assert.equal(s.read(key(1), r), undefined);
+    assert.deepEqual(s.post(key(1), int(3), 1).waiters, [r]);
+    // made twice (examined again) is one entry; a second post is the double assignment
+    s.willPost(key(2));
+    s.willPost(key(2));
+    s.post(key(2), int(4), -1, 5, 0);
+    assert.throws(() => s.post(key(2), int(5), -1), /assigned twice \(Duplicate id in post\): it already holds the value of/);
+    // destroyed before its post: a reader then fails, the value is dropped
+    s.willPost(key(3));
+    s.destroy(key(3));
+    assert.throws(() => s.read(key(3), cf()), /requested after it was destroyed/);
+    assert.deepEqual(s.post(key(3), int(6), -1), { waiters: null, remote: null });
+    assert.equal(s.posted(key(3)), false, 'dropped');
+  }
 });
 
 test('push: a value pushed before its CF waits is kept; a waiting CF is named when it comes', () => {
@@ -252,4 +292,78 @@ test('freed keys: ranges per family, in any order, merged when they meet; other 
   for (let t = 0; t < 40; t++) for (let x = 0; x < 4; x++) assert.equal(h.has(`v#0.${t}.${x}`), x < 3, `v[${t}][${x}]`);
   assert.equal(h.has('v#0.40.0'), false);
   assert.equal(h.has('v#0.4'), false, 'a prefix of a family is not the family');
+});
+
+// Through the examination: outputs' entries made when their writers are examined, keys told by
+// the key table (two indices; one under a `name` parameter), on one node and across two. Every
+// count exact (a CF that names a DF three times reads it once): each DF freed by its last read.
+const STENCIL = `import c_init(int \`i, name \`x) as init;
+import c_step(value \`l, value \`c, value \`r, name \`x) as step;
+import c_link(value \`p, name \`x) as link;
+import c_out(int \`tag, value \`a, value \`b, value \`c) as show;
+import c_end(int \`tag, value \`a) as last;
+
+sub chain(int n, name y)
+{
+    cf y0: init(0, y[0]) @ { req_count y[0] = 1; };
+    for i = 0..n-1
+        cf l[i]: link(y[i], y[i + 1]) @ { req_count y[i + 1] = 1; };
+    cf e: last(n, y[n]);
+}
+
+sub main(int t, int w)
+{
+    df v, z;
+    for i = 0..w+1
+        cf v0[i]: init(i, v[0][i]) @ { req_count v[0][i] = 3 - 2 * (i == 0) - (i == 1) - (i == w) - 2 * (i == w + 1); locator_cyclic: i; };
+    for s = 1..t
+        for i = 1..w
+            cf st[s][i]: step(v[s-1][i-1], v[s-1][i], v[s-1][i+1], v[s][i]) @ { req_count v[s][i] = (s < t) * (3 - (i == 1) - (i == w)) + (s == t); locator_cyclic: i; };
+    for s = 1..t
+    {
+        cf e0[s]: init(0, v[s][0]) @ { req_count v[s][0] = 1; locator_cyclic: s; };
+        cf e1[s]: init(0, v[s][w+1]) @ { req_count v[s][w+1] = 1; locator_cyclic: s; };
+    }
+    chain(5, z[1]);
+    chain(6, z[2]);
+    for i = 0..w+1
+        cf tail[i]: show(i, v[t][i], v[t][i], v[t][i]) @ { locator_cyclic: i; };
+}
+`;
+
+type IntDf = { getInt(): number; setInt(v: number): void };
+
+test('a program\'s DFs through the examination: outputs made early, freed by their counts, on one node and two', async () => {
+  for (const [nodes, lanes] of [[1, 1], [1, 2], [2, 1]] as const) {
+    const seen: string[] = [];
+    const ucodes = {
+      c_init: (i: number, x: IntDf) => x.setInt(i),
+      c_step: (l: IntDf, c: IntDf, r: IntDf, x: IntDf) => x.setInt(l.getInt() + c.getInt() + r.getInt()),
+      c_link: (p: IntDf, x: IntDf) => x.setInt(p.getInt() + 1),
+      c_out: (tag: number, a: IntDf) => { seen.push(`${tag}:${a.getInt()}`); },
+      c_end: (n: number, a: IntDf) => { seen.push(`z${n}:${a.getInt()}`); },
+    };
+    const r = await runInProcess(STENCIL, ucodes, { nodes, lanes, args: ['3', '4'] });
+    assert.equal(r.ok, true, `${nodes}×${lanes}: ${r.message}`);
+    // rows from 0..5 with zero edges: [0 3 6 9 12 0], [0 9 18 27 21 0], [0 27 54 66 48 0]
+    assert.deepEqual(seen.sort(), ['0:0', '1:27', '2:54', '3:66', '4:48', '5:0', 'z5:5', 'z6:6'], `${nodes}×${lanes}`);
+    for (const n of r.nodes) assert.equal(n.rt.st.store.size, 0, `${nodes}×${lanes}: node ${n.rank} freed every DF`);
+  }
+});
+
+test('a DF written again after its count freed it is named as assigned twice, its writer examined after the free', async () => {
+  const src = `import c_make(int \`v, name \`x) as make;
+import c_use(value \`x) as use;
+
+sub main()
+{
+    df x;
+    cf a: make(1, x[1]) @ { req_count x[1] = 1; };
+    cf r: use(x[1]);
+    cf b: make(2, x[1]);
+}
+`;
+  const r = await runInProcess(src, { c_make: (v: number, x: { setInt(v: number): void }) => x.setInt(v), c_use: () => {} });
+  assert.equal(r.ok, false);
+  assert.match(r.message ?? '', /DF x\[1\] is assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
 });

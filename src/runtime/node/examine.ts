@@ -334,6 +334,7 @@ export class Interpreter {
         const was = f.missing;
         f.missing = false;
         const key = a.ref.at(f);
+        const spelled = !f.missing; // (an index that is a DF still to come leaves a placeholder key)
         if (was) f.missing = true;
         keys[i] = key;
         args[i] = null;
@@ -341,7 +342,13 @@ export class Interpreter {
         if (a.ref.replicas) {
           (cf.replicas ??= [])[o] = a.ref.replicas(f);
           outOwners = this.setOwner(outOwners, o, -1);
-        } else outOwners = this.setOwner(outOwners, o, this.located(key));
+        } else {
+          const owner = this.located(key);
+          outOwners = this.setOwner(outOwners, o, owner);
+          // posted here unless the site drops or pushes some output: its entry made while the
+          // key's indices are still numbers (DfStore.willPost)
+          if (owner === st.self && spelled && site.drop.length === 0 && site.afterpush.length === 0) st.store.willPost(key);
+        }
         o++;
       }
     }

@@ -6,6 +6,7 @@
 // hashes the key (the store asks for every DF it has not seen yet: a read before the post, a
 // post before any read).
 import type { DfKey } from '../../core/dfkey.js';
+import { lastKey, lastKeyBase, lastKeyPacked, lastKeyTable } from '../../program/keys.js';
 
 /** Rows `lo`..`hi` of a family, each with the same freed last indices (`cols`, sorted ranges [a, b, …]). */
 export interface RowRun { lo: number; hi: number; cols: number[] }
@@ -89,6 +90,18 @@ export class FreedKeys {
 
   has(key: DfKey): boolean {
     this.seenKey = key;
+    // the key a compiled reference located just before: its indices are known as numbers
+    const t = lastKeyTable;
+    if (key === lastKey && t !== null) {
+      const packed = lastKeyPacked;
+      // two indices: the family is the base (packed < 2^30: int arithmetic)
+      if (t.arity === 2) return this.hasInRows(lastKeyBase, packed >>> t.bits, packed & (t.bound - 1));
+      if (t.arity === 1) {
+        const base = lastKeyBase;
+        if (base !== this.locBase) this.learnBase(base);
+        return this.locRows ? this.hasInRows(this.locFam, this.locRow, packed) : this.hasInRanges(this.locFam, packed);
+      }
+    }
     if (!this.parse(key)) { this.seenFam = null; return this.other.size > 0 && this.other.has(key); }
     if (this.dot2 < 0) {
       const r = this.recentRanges.of(key, this.dot);
@@ -102,6 +115,47 @@ export class FreedKeys {
     const k = runAt(runs, this.row);
     return k >= 0 && inRanges(runs[k]!.cols, this.col);
   }
+
+  /**
+   * has() of a key of family `fam` (kept by rows) with its last two indices `row` and `col`, as
+   * parse() would find them: the key a compiled reference located (program/keys.ts lastKey).
+   */
+  private hasInRows(fam: string, row: number, col: number): boolean {
+    this.row = row;
+    this.col = col;
+    const runs = this.recentRows.ofFamily(fam);
+    if (runs === undefined) { this.seenFam = null; return false; }
+    this.seenFam = runs;
+    const k = runAt(runs, row);
+    return k >= 0 && inRanges(runs[k]!.cols, col);
+  }
+
+  /** hasInRows() of a key whose index before its last is not a number (kept by ranges). */
+  private hasInRanges(fam: string, col: number): boolean {
+    this.col = col;
+    const r = this.recentRanges.ofFamily(fam);
+    if (r === undefined) { this.seenFam = null; return false; }
+    this.seenFam = r;
+    return inRanges(r, col);
+  }
+
+  /**
+   * The family of the keys with one index of `base`, as parse() finds it: with a row when the
+   * base ends in an index (a `name` parameter: `x#.3` for the caller's `x[3]`). Read once per base.
+   */
+  private learnBase(base: string): void {
+    const d = intBefore(base, base.length);
+    this.locBase = base;
+    this.locRows = d >= 0;
+    this.locRow = d >= 0 ? scanned : 0;
+    this.locFam = d >= 0 ? base.slice(0, d) : base;
+  }
+
+  /** learnBase(): the last base of a key with one index, and what it holds */
+  private locBase = '';
+  private locRows = false;
+  private locRow = 0;
+  private locFam = '';
 
   /**
    * Read the key's last two indices from its end (no substring, no parse allocation): false when
@@ -141,6 +195,15 @@ class Recent<T> {
     const base = key.slice(0, dot);
     const r = this.map.get(base);
     this.remember(base, r); // a family with nothing freed yet too: its posts ask again
+    return r;
+  }
+
+  /** What the family `base` holds (a key's located family: nothing to compare in place). */
+  ofFamily(base: string): T | undefined {
+    const bs = this.base;
+    for (let j = 0; j < RECENT; j++) if (bs[j] === base) return this.value[j];
+    const r = this.map.get(base);
+    this.remember(base, r);
     return r;
   }
 

@@ -268,6 +268,17 @@ export class DfStore {
     }
   }
 
+  /**
+   * A CF examined here will post `key`, owned here: its entry is made now, just after the key
+   * was located, while the freed keys can learn its indices as numbers (program/keys.ts
+   * lastKey) rather than read them back out of the text at the post. Nothing when the entry
+   * exists or the DF was freed (the post then reports the second assignment).
+   */
+  willPost(key: DfKey): void {
+    if (this.entries.has(key) || this.exhausted.has(key)) return;
+    this.create(key);
+  }
+
   /** Destroy `key` (`-->`, `delete`): freed now, or remembered when it is not posted yet. */
   destroy(key: DfKey): void {
     const e = this.entries.get(key);
