@@ -279,7 +279,7 @@ const held = new Map<number, Held>();
 const limbo: Held[] = [];
 
 /** What the system thread did with raw buffers (--timing). */
-export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, fresh: 0 };
+export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0 };
 
 /**
  * Per worker thread (its threadId), the freed buffers it made, on their way home: they go to it
@@ -614,7 +614,7 @@ export function recycleSettled(): void {
     const home = homes.get(makerOf(b));
     if (home !== undefined) {
       // at most a pool's worth waits for a worker that gets no batch
-      if (home.bytes + b.byteLength > POOL_BYTES) { sharedBytesChurned(b.byteLength); continue; }
+      if (home.bytes + b.byteLength > POOL_BYTES) { recycling.homeDropped++; sharedBytesChurned(b.byteLength); continue; }
       home.list.push(b);
       home.bytes += b.byteLength;
       recycling.homed++;
