@@ -499,10 +499,10 @@ let booking: Flight | null = null;
 /**
  * Batch `id` of `book` is being booked: the raw values posted until batchDone are its outputs.
  * Nothing is settled meanwhile (a CF may let an input go before the output that shares its
- * buffer is posted).
+ * buffer is posted). `null`: the booking was cut short (its runtime failed).
  */
-export function batchBooking(book: FlightBook, id: number): void {
-  booking = book.get(id) ?? null;
+export function batchBooking(book: FlightBook, id: number | null): void {
+  booking = id === null ? null : book.get(id) ?? null;
 }
 
 /**
@@ -579,9 +579,10 @@ export function batchesDropped(book: FlightBook): void {
 
 /**
  * Whether buffer `h`, let go, may still be read by a batch in flight: one that posted it and is not
- * booked, one forwarding from such a batch, or one an output of which may share it (via). It waits
- * for no batch the rule before (every batch sent before its let) did not: `oldest` / `oldestWild`: the sequence of the oldest batch
- * in flight, and of the oldest whose forwards were not all resolved.
+ * booked, one forwarding from such a batch, or one an output of which may share it (via). It
+ * waits for no batch the rule before (every batch sent before its let) did not. `oldest` /
+ * `oldestWild`: the sequence of the oldest batch in flight, and of the oldest whose forwards were
+ * not all resolved.
  */
 function mayBeRead(h: Held, oldest: number, oldestWild: number): boolean {
   if (h.awaited ? h.seq > oldest : h.seq > oldestWild) return true;
@@ -591,9 +592,17 @@ function mayBeRead(h: Held, oldest: number, oldestWild: number): boolean {
   return false;
 }
 
+/** recycleSettled is running: a collection it forces (a buffer dropped) must not settle the list it compacts */
+let settling = false;
+
 /** Move the buffers of the limbo that no batch in flight can read into this thread's pool. */
 export function recycleSettled(): void {
-  if (limbo.length === 0 || booking !== null) return;
+  if (limbo.length === 0 || booking !== null || settling) return;
+  settling = true;
+  try { settle(); } finally { settling = false; }
+}
+
+function settle(): void {
   let oldest = sendSeq, oldestWild = sendSeq;
   for (const m of books) for (const f of m.values()) {
     if (f.seq < oldest) oldest = f.seq;
@@ -605,13 +614,13 @@ export function recycleSettled(): void {
     // held again since (it comes back when let go again), or settled
     if (h.seq < 0 || h.n > 0 || h.buffer === null) { h.waiting = false; continue; }
     if (mayBeRead(h, oldest, oldestWild)) { limbo[kept++] = h; continue; }
-    h.waiting = false;
     const b = h.buffer;
+    const home = isPinnedBuffer(b) ? undefined : homes.get(makerOf(b));
+    h.waiting = false;
     h.buffer = null;
     held.delete(h.id);
     // sent to another node after its last holder let it go (a request served from the store)
     if (isPinnedBuffer(b)) { recycling.pinned++; sharedBytesChurned(b.byteLength); continue; }
-    const home = homes.get(makerOf(b));
     if (home !== undefined) {
       // at most a pool's worth waits for a worker that gets no batch
       if (home.bytes + b.byteLength > POOL_BYTES) { recycling.homeDropped++; sharedBytesChurned(b.byteLength); continue; }

@@ -220,7 +220,7 @@ export class NodeRuntime {
     batchBooking(this.flights, r.batch); // its raw outputs, posted now, are its (exec/shm.ts)
     try {
       this.completeAll(cfs, r);
-    } catch (e) { this.fail(e); return; }
+    } catch (e) { batchBooking(this.flights, null); this.fail(e); return; }
     // booked (its outputs posted, its CFs finished): what only this batch still read may be reused
     batchDone(this.flights, r.batch, r.outs);
     if (this.st.tr) this.st.tr.sysBusy(t0, this.host.now());
