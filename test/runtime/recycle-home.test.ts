@@ -11,8 +11,9 @@ import { assertOk, describeRun, lines, luna, program } from './helpers.js';
 
 // read once, when the runtime's modules load: so before they are imported
 process.env.LUNA_RECYCLE_MB = '64';
-const { batchDone, batchSent, buffersFor, rawFreed, rawLet, rawPosted, recycleHome, recycleHomeGone, recycleSettled, recycling } = await import('../../src/runtime/exec/shm.js');
+const { batchBooking, batchDone, batchSent, buffersFor, rawFreed, rawLet, rawPosted, recycleHome, recycleHomeGone, recycleSettled, recycling } = await import('../../src/runtime/exec/shm.js');
 const { poolRaw, pooledNow, recycleCap, recycledId, setRecycleCap, takeRaw } = await import('../../src/ucode/recycle.js');
+const { T_RAW } = await import('../../src/ucode/value.js');
 
 /** Post `v` to the store as the runtime does, then let its post and its entry go. */
 function postAndFree(v: Uint8Array): void {
@@ -28,10 +29,16 @@ describe('freed raw buffers go home', () => {
       const v = takeRaw(100_000, 0, false);
       const pooled = pooledNow(), homed = recycling.homed;
       const book = new Map();
-      batchSent(book, 1, [{ imp: 0 }]); // a batch that may read it
-      postAndFree(v);
-      assert.equal(buffersFor([], threadId), undefined, 'held back while the batch runs');
-      batchDone(book, 1, [[]]);
+      batchSent(book, 1, [{ imp: 0 }]); // makes it
+      batchSent(book, 2, [{ imp: 0, fwd: [{ arg: 0, task: 0, out: 0, lane: 0, batch: 1 }] }]); // a batch fed from it
+      batchBooking(book, 1);
+      rawPosted(v);
+      rawLet(v);
+      batchDone(book, 1, [[{ t: T_RAW, v }]]);
+      rawFreed(v);
+      recycleSettled();
+      assert.equal(buffersFor([], threadId), undefined, 'held back while the batch that may read it runs');
+      batchDone(book, 2, [[]]);
       assert.equal(recycling.homed, homed + 1);
       assert.equal(pooledNow(), pooled, 'not into the system thread\'s pool');
       const out = buffersFor([], threadId);

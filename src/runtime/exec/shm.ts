@@ -24,6 +24,7 @@ import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
 import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
+import type { Forward } from './protocol.js';
 
 /**
  * The system thread's limit: the raw-DF bytes it drops between the full collections it forces.
@@ -209,10 +210,18 @@ export function keepFreedMemory(): boolean {
 //   - a post, until its waiting readers have been handed the value;
 //   - a CF that completes after its batch was booked (it asked its node without waiting), its
 //     raw outputs until it completes (rawAwaited).
-// When the count falls to 0 the buffer waits for every batch sent to any lane before that
-// moment to finish: a worker reads values fed or forwarded to it from other lanes' outputs
-// without the system thread handing them over (exec/exchange.ts), and such a reader's batch is
-// always sent before the value exists. Then the buffer goes back to the thread that made it: a
+// When the count falls to 0 the buffer waits for the batches in flight that may still read it
+// uncounted: a worker reads an output of another batch (fed from another lane, exchange.ts, or
+// forwarded from the lane's previous batch) without the system thread handing it over, and such
+// a reader's batch is always sent while the producing batch is in flight, before the value is
+// posted. So each batch in flight counts the batches that forward from it (Flight.readers), and
+// a buffer remembers the batches whose booked outputs it held (Held.src): it waits while one of
+// them is unbooked or read by a batch in flight. An output may share a buffer with an input
+// forwarded to its CF (copy(), setData), whose producing batch may still be in flight: a booked
+// batch's outputs also name the batches it forwarded from that are still in flight. A buffer no
+// booked batch posted (a CF's output held until the CF completes after its batch, rawAwaited)
+// or let go while a batch with a forward nobody resolved is in flight waits as before: for every
+// batch sent to any lane before it was let go. Then the buffer goes back to the thread that made it: a
 // worker's with the next batch sent to it (homes), the system thread's own into its pool, and
 // from there to a worker whose ucodes made that length last. A buffer that left the node's threads (a value sent to another node: a socket may
 // still be writing it) is pinned and never recycled; so is one whose holders were not all
@@ -247,13 +256,30 @@ onRecycledTake((bytes) => { pending -= bytes; });
 onRecycledDrop((bytes) => { sharedBytesChurned(bytes); });
 
 
-interface Held { id: number; n: number; buffer: SharedArrayBuffer | null; seq: number }
+interface Held {
+  id: number;
+  n: number;
+  buffer: SharedArrayBuffer | null;
+  /** sendSeq when its count last fell to 0 (-1: held again since) */
+  seq: number;
+  /** whether it is in the limbo's list */
+  waiting: boolean;
+  /** the batches whose booked outputs held it: it waits while a batch forwarding from one is in flight */
+  src: Flight[] | null;
+  /**
+   * the batches they forwarded from, in flight then: it waits until they are booked (an output of
+   * theirs may share the buffer; posted, it joins src)
+   */
+  via: Flight[] | null;
+  /** a CF held it past its batch (rawAwaited): it waits for every batch sent before its let */
+  awaited: boolean;
+}
 const held = new Map<number, Held>();
-/** buffers whose count fell to 0, waiting for the batches in flight then (in order of seq) */
+/** buffers whose count fell to 0, waiting for the batches in flight that may read them */
 const limbo: Held[] = [];
 
 /** What the system thread did with raw buffers (--timing). */
-export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, fresh: 0 };
+export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0 };
 
 /**
  * Per worker thread (its threadId), the freed buffers it made, on their way home: they go to it
@@ -281,7 +307,24 @@ export function recycleHomeGone(thread: number): void {
 
 /** Batches sent so far (their sequence). */
 let sendSeq = 0;
-interface Flight { seq: number; imps: number[] }
+interface Flight {
+  seq: number;
+  imps: number[];
+  /** its result was booked (or its runtime books no more) */
+  done: boolean;
+  /** batches in flight that forward from this one's outputs */
+  readers: number;
+  /** the batches in flight it forwards from (counted in their readers until it is done) */
+  reads: Flight[] | null;
+  /**
+   * forwards of it naming a batch not sent yet (a fed batch of the same pass, sent after it: linked
+   * when it is sent) or none: while some is unresolved it may read whatever was live when it was sent
+   */
+  wild: number;
+}
+
+/** Per book, the batches not sent yet that batches in flight forward from: their readers, to link when sent. */
+const ahead = new WeakMap<FlightBook, Map<number, Flight[]>>();
 /**
  * One node runtime's batches in flight, by batch id: each one's sequence and its tasks' ucodes.
  * The runtime keeps the book itself, whatever runs its batches (worker threads, the system lane,
@@ -323,12 +366,26 @@ export function rawPosted(v: Uint8Array): void {
   if (id < 0) return;
   let h = held.get(id);
   if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1 });
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false });
     recycling.tracked++;
     if (recycledGeneration(v) > 0) recycling.reused++;
   }
   h.n += 2;
   h.seq = -1; // out of limbo, if it was there
+  // an output of the batch being booked: readers forwarded from it (or from what it forwarded
+  // from, still in flight) may read the buffer uncounted
+  const b = booking;
+  if (b !== null) {
+    if (h.src === null) h.src = [b];
+    else if (!h.src.includes(b)) h.src.push(b);
+    const r = b.reads;
+    if (r !== null) for (let i = 0; i < r.length; i++) {
+      const f = r[i]!;
+      if (f.done) continue;
+      if (h.via === null) h.via = [f];
+      else if (!h.via.includes(f)) h.via.push(f);
+    }
+  }
 }
 
 /** A CF received raw value `v` (it lets it go when finished). */
@@ -351,9 +408,10 @@ export function rawAwaited(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
   let h = held.get(id);
-  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1 });
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false });
   h.n++;
   h.seq = -1;
+  h.awaited = true;
 }
 
 /** One holder of raw value `v` let it go; at none the buffer waits to be recycled. */
@@ -364,7 +422,7 @@ export function rawLet(v: Uint8Array): void {
   if (isPinned(v)) { held.delete(id); recycling.pinned++; sharedBytesChurned(v.buffer.byteLength); return; }
   h.buffer = v.buffer as SharedArrayBuffer;
   h.seq = sendSeq;
-  limbo.push(h);
+  if (!h.waiting) { h.waiting = true; limbo.push(h); }
 }
 
 /** The store freed raw value `v`: its holder goes, or, untracked, it is left to the collector (and counted for the forced collections). */
@@ -374,12 +432,77 @@ export function rawFreed(v: Uint8Array): void {
   rawLet(v);
 }
 
-/** Batch `id` of `tasks` was sent (by the runtime owning `book`): it may read any value live now. */
-export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number }[]): void {
+/**
+ * Batch `id` of `tasks` was sent (by the runtime owning `book`); `prev`: the batch sent to the same
+ * lane before it, from which a forward with a negative task reads. Its forwards name the batches
+ * in flight whose outputs it reads without the system thread handing them over.
+ */
+export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number; fwd?: readonly Forward[] }[], prev?: number): void {
   const imps = new Array<number>(tasks.length);
-  for (let i = 0; i < tasks.length; i++) imps[i] = tasks[i]!.imp;
+  let reads: Flight[] | null = null, wild = 0, later: number[] | null = null;
+  for (let i = 0; i < tasks.length; i++) {
+    const t = tasks[i]!;
+    imps[i] = t.imp;
+    const fwd = t.fwd;
+    if (fwd === undefined) continue;
+    for (let j = 0; j < fwd.length; j++) {
+      const f = fwd[j]!;
+      // a member of the same batch: read before the batch is booked, and its outputs with it
+      if (f.lane === undefined && f.task >= 0) continue;
+      const from = f.lane !== undefined ? f.batch : prev;
+      if (from === id) continue;
+      if (from === undefined) { wild++; continue; }
+      const s = book.get(from);
+      if (s === undefined) {
+        if (later === null) later = [from];
+        else if (!later.includes(from)) later.push(from);
+        continue;
+      }
+      if (reads === null) reads = [s];
+      else if (reads.includes(s)) continue;
+      else reads.push(s);
+      s.readers++;
+    }
+  }
   if (book.size === 0) books.add(book);
-  book.set(id, { seq: sendSeq++, imps });
+  const f: Flight = { seq: sendSeq++, imps, done: false, readers: 0, reads, wild: wild + (later === null ? 0 : later.length) };
+  book.set(id, f);
+  if (later !== null) {
+    let m = ahead.get(book);
+    if (m === undefined) ahead.set(book, m = new Map());
+    for (const from of later) { const w = m.get(from); if (w === undefined) m.set(from, [f]); else w.push(f); }
+  }
+  const waiting = ahead.get(book)?.get(id);
+  if (waiting !== undefined) {
+    ahead.get(book)!.delete(id);
+    for (const r of waiting) {
+      if (r.done) continue;
+      (r.reads ??= []).push(f);
+      f.readers++;
+      r.wild--;
+    }
+  }
+}
+
+/** A batch in flight no longer: the batches it forwarded from are no longer read by it. */
+function landed(f: Flight): void {
+  f.done = true;
+  const r = f.reads;
+  if (r === null) return;
+  f.reads = null;
+  for (let i = 0; i < r.length; i++) r[i]!.readers--;
+}
+
+/** the batch whose result is being booked (its outputs posted, its CFs finished), if any */
+let booking: Flight | null = null;
+
+/**
+ * Batch `id` of `book` is being booked: the raw values posted until batchDone are its outputs.
+ * Nothing is settled meanwhile (a CF may let an input go before the output that shares its
+ * buffer is posted). `null`: the booking was cut short (its runtime failed).
+ */
+export function batchBooking(book: FlightBook, id: number | null): void {
+  booking = id === null ? null : book.get(id) ?? null;
 }
 
 /**
@@ -422,9 +545,11 @@ export function buffersFor(tasks: readonly { imp: number }[], thread: number): S
  */
 export function batchDone(book: FlightBook, id: number, outs: readonly (readonly ({ t: number; v: unknown } | null)[])[]): void {
   const f = book.get(id);
+  booking = null;
   if (f !== undefined) {
     book.delete(id);
     if (book.size === 0) books.delete(book);
+    landed(f);
     for (let i = 0; i < outs.length && i < f.imps.length; i++) {
       const o = outs[i]!;
       let sizes: number[] | undefined;
@@ -445,30 +570,60 @@ export function batchDone(book: FlightBook, id: number, outs: readonly (readonly
  * batches no longer hold back the buffers let go after them.
  */
 export function batchesDropped(book: FlightBook): void {
+  for (const f of book.values()) { if (f === booking) booking = null; landed(f); }
+  ahead.delete(book);
   book.clear();
   books.delete(book);
   recycleSettled();
 }
 
+/**
+ * Whether buffer `h`, let go, may still be read by a batch in flight: one that posted it and is not
+ * booked, one forwarding from such a batch, or one an output of which may share it (via). It
+ * waits for no batch the rule before (every batch sent before its let) did not. `oldest` /
+ * `oldestWild`: the sequence of the oldest batch in flight, and of the oldest whose forwards were
+ * not all resolved.
+ */
+function mayBeRead(h: Held, oldest: number, oldestWild: number): boolean {
+  if (h.awaited ? h.seq > oldest : h.seq > oldestWild) return true;
+  const src = h.src, via = h.via;
+  if (src !== null) for (let i = 0; i < src.length; i++) { const f = src[i]!; if (!f.done || f.readers > 0) return true; }
+  if (via !== null) for (let i = 0; i < via.length; i++) if (!via[i]!.done) return true;
+  return false;
+}
+
+/** recycleSettled is running: a collection it forces (a buffer dropped) must not settle the list it compacts */
+let settling = false;
+
 /** Move the buffers of the limbo that no batch in flight can read into this thread's pool. */
 export function recycleSettled(): void {
-  if (limbo.length === 0) return;
-  let oldest = sendSeq;
-  for (const m of books) for (const f of m.values()) if (f.seq < oldest) oldest = f.seq;
-  let k = 0;
-  for (; k < limbo.length; k++) {
+  if (limbo.length === 0 || booking !== null || settling) return;
+  settling = true;
+  try { settle(); } finally { settling = false; }
+}
+
+function settle(): void {
+  let oldest = sendSeq, oldestWild = sendSeq;
+  for (const m of books) for (const f of m.values()) {
+    if (f.seq < oldest) oldest = f.seq;
+    if (f.wild > 0 && f.seq < oldestWild) oldestWild = f.seq;
+  }
+  let kept = 0;
+  for (let k = 0; k < limbo.length; k++) {
     const h = limbo[k]!;
-    if (h.seq > oldest) break; // sent batches up to seq may still read it
-    if (h.seq < 0 || h.n > 0 || h.buffer === null) continue; // held again since
+    // held again since (it comes back when let go again), or settled
+    if (h.seq < 0 || h.n > 0 || h.buffer === null) { h.waiting = false; continue; }
+    if (mayBeRead(h, oldest, oldestWild)) { limbo[kept++] = h; continue; }
     const b = h.buffer;
+    const home = isPinnedBuffer(b) ? undefined : homes.get(makerOf(b));
+    h.waiting = false;
     h.buffer = null;
     held.delete(h.id);
     // sent to another node after its last holder let it go (a request served from the store)
     if (isPinnedBuffer(b)) { recycling.pinned++; sharedBytesChurned(b.byteLength); continue; }
-    const home = homes.get(makerOf(b));
     if (home !== undefined) {
       // at most a pool's worth waits for a worker that gets no batch
-      if (home.bytes + b.byteLength > POOL_BYTES) { sharedBytesChurned(b.byteLength); continue; }
+      if (home.bytes + b.byteLength > POOL_BYTES) { recycling.homeDropped++; sharedBytesChurned(b.byteLength); continue; }
       home.list.push(b);
       home.bytes += b.byteLength;
       recycling.homed++;
@@ -477,7 +632,7 @@ export function recycleSettled(): void {
     }
     if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
   }
-  if (k > 0) limbo.splice(0, k);
+  limbo.length = kept;
 }
 
 
@@ -541,4 +696,3 @@ export function startHeapLog(): void {
     try { writeFileSync(file, lines.join('\n') + '\n'); } catch (e) { process.stderr.write(`luna: LUNA_HEAP_LOG: cannot write ${file}: ${(e as Error).message}\n`); }
   });
 }
-

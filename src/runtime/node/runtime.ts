@@ -24,7 +24,7 @@ import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js';
 import { describeSite, RequestRefused, RunFault } from './fault.js';
 import type { AskDone, DeskHost } from '../exec/desk.js';
-import { batchDone, batchSent, batchesDropped, collectDue, type FlightBook } from '../exec/shm.js';
+import { batchBooking, batchDone, batchSent, batchesDropped, collectDue, type FlightBook } from '../exec/shm.js';
 import { threadCpuNs } from '../../trace/clock.js';
 import { NodeState, type NodeHost } from './state.js';
 import type { Served } from './store.js';
@@ -217,9 +217,10 @@ export class NodeRuntime {
     const t0 = this.st.tr ? this.host.now() : 0;
     this.measureBatch(r);
     if (this.st.tr && r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
+    batchBooking(this.flights, r.batch); // its raw outputs, posted now, are its (exec/shm.ts)
     try {
       this.completeAll(cfs, r);
-    } catch (e) { this.fail(e); return; }
+    } catch (e) { batchBooking(this.flights, null); this.fail(e); return; }
     // booked (its outputs posted, its CFs finished): what only this batch still read may be reused
     batchDone(this.flights, r.batch, r.outs);
     if (this.st.tr) this.st.tr.sysBusy(t0, this.host.now());
@@ -821,6 +822,7 @@ export class NodeRuntime {
   private send(lane: number, b: BatchBuilder, fedId?: number): void {
     this.warmWorkers();
     const id = fedId ?? this.batchSeq++;
+    const prev = this.tails[lane]?.batch;
     this.batches.set(id, b.cfs);
     this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out, flags: b.flags };
     // a fed batch's round trip includes its waits for values: it measures no CF's cost
@@ -836,7 +838,7 @@ export class NodeRuntime {
       const req = FeedBook.requests(b.tasks, lane);
       if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
     }
-    batchSent(this.flights, id, b.tasks);
+    batchSent(this.flights, id, b.tasks, prev);
     this.exec.send(lane, { id, tasks: b.tasks });
     if (this.feeds && fedId === undefined) this.feeds.sent(lane, id, b.out);
   }
