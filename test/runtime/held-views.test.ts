@@ -48,14 +48,16 @@ describe('views of freed raw DFs held by workers', () => {
   // and the workers' full collections fall, which the load moves: with the build of this test,
   // 49–210 MiB at the peak in 12 runs at load 1–8 (173 once in CI), and 111–141 with the drops'
   // accounting (codec.ts decodeResult; its rule: collect.test.ts) removed, at load 8.6. The level
-  // a thread holds most of the run does not move so: its median over the steps was 21–39 MiB
-  // with the accounting (30 in that CI run), 40–63 without it, and 86–187 with a pump that sent
-  // the program as a few long fed batches (a build that was reverted: docs/benchmarks.md,
-  // "Several lanes begun in the FIFO order").
-  test('400 steps of freed buffers the workers\' pools drop: a thread\'s unfreed shared bytes stay under 80 MiB over most steps', async () => {
+  // a thread holds most of the run moves less: its median over the steps was 20–39 MiB with the
+  // accounting (30 in that CI run), once 64 with two copies of the run at once (load 6.8: a
+  // thread held a flat 64 MiB for 200 steps, reusing its buffers between two full collections),
+  // 40–63 without the accounting, and 86–187 with a pump that sent the program as a few long fed
+  // batches (a build that was reverted: docs/benchmarks.md, "Several lanes begun in the FIFO
+  // order"). So this bounds gross growth; the accounting's own rule is collect.test.ts's.
+  test('400 steps of freed buffers the workers\' pools drop: a thread\'s unfreed shared bytes stay under 100 MiB over most steps', async () => {
     const { made } = await peakMade(400, 1024, 64, true, { LUNA_RECYCLE_MB: '16', LUNA_COLLECT_SHARED_MB: '32' });
     const sorted = [...made].sort((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)]!;
-    assert.ok(median < 80, `over half the steps a thread held ${median} MiB or more of shared memory it made (~2.6 GiB made in all, ~10 live at a time, pools of 16 MB): freed buffers not collected\n${made.join(' ')}`);
+    assert.ok(median < 100, `over half the steps a thread held ${median} MiB or more of shared memory it made (~2.6 GiB made in all, ~10 live at a time, pools of 16 MB): freed buffers not collected\n${made.join(' ')}`);
   });
 });
