@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 
 const AUTOGROUP = /nice\s+(-?\d+)/;
 
-/** The nice of this process's autogroup, or undefined where there is none (not Linux, autogroup off). */
+/** The nice of this process's autogroup, or undefined where there is none (not Linux, autogroup off, or a task of the default group, whose file is empty). */
 export function groupNice(file = '/proc/self/autogroup'): number | undefined {
   try {
     const m = AUTOGROUP.exec(readFileSync(file, 'utf8'));
@@ -31,7 +31,7 @@ export function followGroup(pid: number | undefined): void {
 
 /** One line for the benchmark's header: how its children are scheduled. */
 export function schedLine(): string {
-  if (own === undefined) return 'scheduling: no autogroup here; children run at the benchmark\'s nice';
+  if (own === undefined) return 'scheduling: no autogroup for this process (none on this kernel, or the session of a container\'s init); children run at the benchmark\'s nice';
   return own === 0
     ? `scheduling: autogroup nice 0 (shield a run on a shared machine: setsid bash -c 'echo -19 > /proc/self/autogroup; exec nice -n -19 npm run bench')`
     : `scheduling: autogroup nice ${own}, and each timed command's group follows it`;
