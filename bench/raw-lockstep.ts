@@ -6,7 +6,9 @@
 // compiled as `luna run --cxxflags="-O3 -march=native"` compiles it and called through the
 // native addon exactly as a luna worker calls it (bindNative's direct call), so the figure is
 // what a Node design with C++ kernels allows. Prints µs per step from the moment both threads
-// have loaded the kernel to the last one's end (a luna run's `--warm-start` span).
+// have loaded the kernel to the last one's end (a luna run's `--warm-start` span), then each
+// thread's time in the kernel over that span: the lanes-busy share a design with no runtime
+// reaches on this machine (what the other tenant's preemption alone leaves of a lane).
 //   node dist/bench/raw-lockstep.js <iters> <steps> [free|lockstep] [ts|cpp [cache directory]]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +29,7 @@ const BARRIER = 2;
 const CPP_FLAGS = '-O3 -march=native';
 
 interface Job { sab: SharedArrayBuffer; me: number; iters: number; steps: number; sync: boolean; native?: NativeUcodes }
-interface Span { start: number; end: number; sink: number }
+interface Span { start: number; end: number; sink: number; busy: number }
 
 /** The step's kernel: the TypeScript compute_bound, or the C++ ucode `c_task0(iters, out)` through the addon. */
 function kernel(job: Job): (iters: number) => number {
@@ -49,9 +51,11 @@ function worker(job: Job): Span {
   Atomics.notify(f, BARRIER);
   while (Atomics.load(f, BARRIER) < 2) Atomics.wait(f, BARRIER, 1, 1);
   const start = performance.timeOrigin + performance.now();
-  let sink = 0;
+  let sink = 0, busy = 0;
   for (let k = 1; k <= job.steps; k++) {
+    const t0 = performance.now();
     sink += run(job.iters);
+    busy += performance.now() - t0;
     if (!job.sync) continue;
     Atomics.store(f, job.me, k);
     Atomics.notify(f, job.me);
@@ -60,7 +64,7 @@ function worker(job: Job): Span {
       if (performance.now() > until) Atomics.wait(f, other, seen, 1);
     }
   }
-  return { start, end: performance.timeOrigin + performance.now(), sink };
+  return { start, end: performance.timeOrigin + performance.now(), sink, busy };
 }
 
 /** Build the C++ ucode library of Task Bench's kernels from `dir` (the luna build cache `cache` reuses it). */
@@ -91,7 +95,8 @@ async function main(): Promise<void> {
     })));
     if (!spans.every((s) => Number.isFinite(s.sink))) throw new Error('kernel');
     const ms = Math.max(...spans.map((s) => s.end)) - Math.min(...spans.map((s) => s.start));
-    console.log(`${((ms * 1000) / steps).toFixed(2)} µs per step (${iters} iterations, ${steps} steps, ${sync ? 'lockstep' : 'free'}, ${cpp ? 'C++' : 'TypeScript'} kernel)`);
+    const busy = spans.map((s) => ((100 * s.busy) / ms).toFixed(1)).join(' / ');
+    console.log(`${((ms * 1000) / steps).toFixed(2)} µs per step (${iters} iterations, ${steps} steps, ${sync ? 'lockstep' : 'free'}, ${cpp ? 'C++' : 'TypeScript'} kernel); lanes busy ${busy} % of the span`);
   } finally {
     if (dir && keep === undefined) rmSync(dir, { recursive: true, force: true });
   }
