@@ -273,13 +273,19 @@ interface Held {
   via: Flight[] | null;
   /** a CF held it past its batch (rawAwaited): it waits for every batch sent before its let */
   awaited: boolean;
+  /** performance.now() when it entered the limbo (--timing: rawLimboMs) */
+  letAt: number;
 }
 const held = new Map<number, Held>();
 /** buffers whose count fell to 0, waiting for the batches in flight that may read them */
 const limbo: Held[] = [];
 
 /** What the system thread did with raw buffers (--timing). */
-export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0 };
+export const recycling = {
+  tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
+  /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
+  limboMs: 0, limboMaxMs: 0,
+};
 
 /**
  * Per worker thread (its threadId), the freed buffers it made, on their way home: they go to it
@@ -390,7 +396,7 @@ export function rawPosted(v: Uint8Array): void {
   if (id < 0) return;
   let h = held.get(id);
   if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false });
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
     recycling.tracked++;
     if (recycledGeneration(v) > 0) recycling.reused++;
   }
@@ -432,7 +438,7 @@ export function rawAwaited(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
   let h = held.get(id);
-  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false });
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
   h.n++;
   h.seq = -1;
   h.awaited = true;
@@ -446,6 +452,7 @@ export function rawLet(v: Uint8Array): void {
   if (isPinned(v)) { held.delete(id); recycling.pinned++; sharedBytesChurned(v.buffer.byteLength); return; }
   h.buffer = v.buffer as SharedArrayBuffer;
   h.seq = sendSeq;
+  h.letAt = performance.now();
   if (!h.waiting) { h.waiting = true; limbo.push(h); }
 }
 
@@ -662,6 +669,11 @@ function settle(): void {
     if (mayBeRead(h, oldest, oldestWild)) { limbo[kept++] = h; continue; }
     const b = h.buffer;
     const home = isPinnedBuffer(b) ? undefined : homes.get(makerOf(b));
+    if (b.byteLength >= 1048576) {
+      const w = performance.now() - h.letAt;
+      recycling.limboMs += w;
+      if (w > recycling.limboMaxMs) recycling.limboMaxMs = w;
+    }
     h.waiting = false;
     h.buffer = null;
     held.delete(h.id);
