@@ -214,9 +214,11 @@ export function keepFreedMemory(): boolean {
 // uncounted: a worker reads an output of another batch (fed from another lane, exchange.ts, or
 // forwarded from the lane's previous batch) without the system thread handing it over, and such
 // a reader's batch is always sent while the producing batch is in flight, before the value is
-// posted. So each batch in flight counts the batches that forward from it (Flight.readers), and
-// a buffer remembers the batches whose booked outputs it held (Held.src): it waits while one of
-// them is unbooked or read by a batch in flight. An output may share a buffer with an input
+// posted. So each batch in flight counts, per output, the batches that forward from it
+// (Flight.outReaders), and a buffer remembers the batches whose booked outputs it held (Held.src)
+// and which of their outputs it backs (Flight.outBufs): it waits while one of them is unbooked or
+// one of those outputs is read by a batch in flight (counted per batch, a batch fed one output of
+// a producer held back all that producer's buffers). An output may share a buffer with an input
 // forwarded to its CF (copy(), setData), whose producing batch may still be in flight: a booked
 // batch's outputs also name the batches it forwarded from that are still in flight. A buffer no
 // booked batch posted (a CF's output held until the CF completes after its batch, rawAwaited)
