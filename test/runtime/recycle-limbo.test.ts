@@ -134,3 +134,99 @@ describe('a freed buffer waits only for the batches that may read it', () => {
     assert.equal(pooledNow(), before + v.buffer.byteLength);
   });
 });
+
+describe('a freed buffer waits only for the readers of the outputs it backs', () => {
+  /** Book batch `id` of `book` with raw outputs `outs` (per task), each posted, read and freed. */
+  function bookOuts(book: Book, id: number, outs: Uint8Array[][]): void {
+    batchBooking(book, id);
+    for (const o of outs) for (const v of o) { rawPosted(v); rawLet(v); }
+    batchDone(book, id, outs.map((o) => o.map((v) => ({ t: T_RAW, v }))));
+  }
+
+  test('a batch fed from another output of the batch that posted it does not hold it back; a reader of its own output does', () => {
+    const book: Book = new Map();
+    batchSent(book, 1, [task(), task()]);
+    batchSent(book, 2, [task([{ arg: 0, task: 1, out: 0, lane: 0, batch: 1 }])]); // reads task 1's output
+    batchSent(book, 3, [task([{ arg: 0, task: 0, out: 1, lane: 0, batch: 1 }])]); // reads task 0's second output
+    const a = takeRaw(210_000, 0, false), b = takeRaw(211_000, 0, false), c = takeRaw(212_000, 0, false);
+    bookOuts(book, 1, [[a, b], [c]]);
+    let before = pooledNow();
+    rawFreed(a);
+    assert.ok(pooledAfter(a, before), 'task 0\'s first output: no batch in flight reads it');
+    before = pooledNow();
+    rawFreed(c);
+    assert.ok(!pooledAfter(c, before), 'held while batch 2 may read it');
+    rawFreed(b);
+    assert.equal(pooledNow(), before, 'held while batch 3 may read it');
+    batchDone(book, 2, [[]]);
+    assert.equal(pooledNow(), before + c.buffer.byteLength, 'c recycled once batch 2 is booked');
+    before = pooledNow();
+    batchDone(book, 3, [[]]);
+    assert.equal(pooledNow(), before + b.buffer.byteLength, 'b recycled once batch 3 is booked');
+  });
+
+  test('two outputs in one buffer (a copy()) wait for the readers of either', () => {
+    const book: Book = new Map();
+    batchSent(book, 1, [task(), task()]);
+    batchSent(book, 2, [task([{ arg: 0, task: 1, out: 0, lane: 0, batch: 1 }])]);
+    const v = takeRaw(220_000, 0, false);
+    bookOuts(book, 1, [[v], [v]]); // task 1's output shares task 0's buffer
+    const before = pooledNow();
+    rawFreed(v);
+    rawFreed(v);
+    assert.ok(!pooledAfter(v, before), 'held while batch 2 reads task 1\'s output');
+    batchDone(book, 2, [[]]);
+    assert.equal(pooledNow(), before + v.buffer.byteLength);
+  });
+
+  test('a chain reads the previous batch\'s outputs by task: another task\'s buffer goes', () => {
+    const book: Book = new Map();
+    batchSent(book, 1, [task(), task()]);
+    batchSent(book, 2, [task([{ arg: 0, task: -2, out: 0 }])], 1); // continues task 1 of batch 1
+    const a = takeRaw(230_000, 0, false), b = takeRaw(231_000, 0, false);
+    bookOuts(book, 1, [[a], [b]]);
+    let before = pooledNow();
+    rawFreed(a);
+    assert.ok(pooledAfter(a, before), 'task 0\'s output is read by nothing in flight');
+    before = pooledNow();
+    rawFreed(b);
+    assert.ok(!pooledAfter(b, before), 'task 1\'s output is read by batch 2');
+    batchDone(book, 2, [[]]);
+    assert.equal(pooledNow(), before + b.buffer.byteLength);
+  });
+
+  test('a reader linked when its producer is sent later counts by output too', () => {
+    const book: Book = new Map();
+    batchSent(book, 3, [task([{ arg: 0, task: 0, out: 0, lane: 1, batch: 2 }])]); // fed from batch 2, not sent yet
+    batchSent(book, 2, [task(), task()]);
+    const a = takeRaw(240_000, 0, false), b = takeRaw(241_000, 0, false);
+    bookOuts(book, 2, [[a], [b]]);
+    let before = pooledNow();
+    rawFreed(b);
+    assert.ok(pooledAfter(b, before), 'task 1\'s output: batch 3 reads task 0\'s');
+    before = pooledNow();
+    rawFreed(a);
+    assert.ok(!pooledAfter(a, before), 'held while batch 3 may read it');
+    batchDone(book, 3, [[]]);
+    assert.equal(pooledNow(), before + a.buffer.byteLength);
+  });
+
+  test('a buffer posted while a batch is booked but none of its outputs waits for all its readers', () => {
+    const book: Book = new Map();
+    batchSent(book, 1, [task()]);
+    batchSent(book, 2, [task([{ arg: 0, task: 0, out: 1, lane: 0, batch: 1 }])]);
+    const a = takeRaw(250_000, 0, false), x = takeRaw(251_000, 0, false);
+    batchBooking(book, 1);
+    rawPosted(a); rawLet(a);
+    rawPosted(x); rawLet(x); // posted by a CF finished in the booking, not in the result
+    batchDone(book, 1, [[{ t: T_RAW, v: a }]]);
+    let before = pooledNow();
+    rawFreed(a);
+    assert.ok(pooledAfter(a, before), 'output 0 is read by nothing in flight');
+    before = pooledNow();
+    rawFreed(x);
+    assert.ok(!pooledAfter(x, before), 'held while any reader of batch 1 is in flight');
+    batchDone(book, 2, [[]]);
+    assert.equal(pooledNow(), before + x.buffer.byteLength);
+  });
+});

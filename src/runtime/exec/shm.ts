@@ -24,7 +24,7 @@ import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
 import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
-import type { Forward } from './protocol.js';
+import { previousTask, type Forward } from './protocol.js';
 
 /**
  * The system thread's limit: the raw-DF bytes it drops between the full collections it forces.
@@ -214,9 +214,11 @@ export function keepFreedMemory(): boolean {
 // uncounted: a worker reads an output of another batch (fed from another lane, exchange.ts, or
 // forwarded from the lane's previous batch) without the system thread handing it over, and such
 // a reader's batch is always sent while the producing batch is in flight, before the value is
-// posted. So each batch in flight counts the batches that forward from it (Flight.readers), and
-// a buffer remembers the batches whose booked outputs it held (Held.src): it waits while one of
-// them is unbooked or read by a batch in flight. An output may share a buffer with an input
+// posted. So each batch in flight counts, per output, the batches that forward from it
+// (Flight.outReaders), and a buffer remembers the batches whose booked outputs it held (Held.src)
+// and which of their outputs it backs (Flight.outBufs): it waits while one of them is unbooked or
+// one of those outputs is read by a batch in flight (counted per batch, a batch fed one output of
+// a producer held back all that producer's buffers). An output may share a buffer with an input
 // forwarded to its CF (copy(), setData), whose producing batch may still be in flight: a booked
 // batch's outputs also name the batches it forwarded from that are still in flight. A buffer no
 // booked batch posted (a CF's output held until the CF completes after its batch, rawAwaited)
@@ -273,13 +275,19 @@ interface Held {
   via: Flight[] | null;
   /** a CF held it past its batch (rawAwaited): it waits for every batch sent before its let */
   awaited: boolean;
+  /** performance.now() when it entered the limbo (--timing: rawLimboMs) */
+  letAt: number;
 }
 const held = new Map<number, Held>();
 /** buffers whose count fell to 0, waiting for the batches in flight that may read them */
 const limbo: Held[] = [];
 
 /** What the system thread did with raw buffers (--timing). */
-export const recycling = { tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0 };
+export const recycling = {
+  tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
+  /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
+  limboMs: 0, limboMaxMs: 0,
+};
 
 /**
  * Per worker thread (its threadId), the freed buffers it made, on their way home: they go to it
@@ -312,10 +320,19 @@ interface Flight {
   imps: number[];
   /** its result was booked (or its runtime books no more) */
   done: boolean;
-  /** batches in flight that forward from this one's outputs */
+  /** forwards from this one's outputs by batches in flight: one per reading batch and output */
   readers: number;
-  /** the batches in flight it forwards from (counted in their readers until it is done) */
+  /** the same by output (outKey): a buffer waits only for the readers of the outputs it backs */
+  outReaders: Map<number, number> | null;
+  /** the batches in flight it forwards from (counted in their readers until it is done), one per output read */
   reads: Flight[] | null;
+  /** the output (outKey) of reads[i] it reads */
+  readKeys: number[] | null;
+  /**
+   * once booked, the output keys of its raw outputs by buffer id: a buffer it posted waits only for
+   * the readers of these (one that is none of its outputs, for all its readers)
+   */
+  outBufs: Map<number, number[]> | null;
   /**
    * forwards of it naming a batch not sent yet (a fed batch of the same pass, sent after it: linked
    * when it is sent) or none: while some is unresolved it may read whatever was live when it was sent
@@ -323,8 +340,23 @@ interface Flight {
   wild: number;
 }
 
-/** Per book, the batches not sent yet that batches in flight forward from: their readers, to link when sent. */
-const ahead = new WeakMap<FlightBook, Map<number, Flight[]>>();
+/** Output `out` of task `task` of a batch, as one number (a ucode has far fewer than 65 536 outputs). */
+const outKey = (task: number, out: number): number => task * 65536 + out;
+
+/** Per book, the batches not sent yet that batches in flight forward from: their readers and the outputs read, to link when sent. */
+const ahead = new WeakMap<FlightBook, Map<number, { f: Flight; key: number }[]>>();
+
+/** Batch `r` reads output `key` of `s` (in flight): counted in s's readers until r is done. */
+function linkRead(r: Flight, s: Flight, key: number): void {
+  const reads = r.reads ??= [], keys = r.readKeys ??= [];
+  for (let i = 0; i < reads.length; i++) if (reads[i] === s && keys[i] === key) return;
+  reads.push(s);
+  keys.push(key);
+  s.readers++;
+  const m = s.outReaders ??= new Map();
+  m.set(key, (m.get(key) ?? 0) + 1);
+}
+
 /**
  * One node runtime's batches in flight, by batch id: each one's sequence and its tasks' ucodes.
  * The runtime keeps the book itself, whatever runs its batches (worker threads, the system lane,
@@ -366,7 +398,7 @@ export function rawPosted(v: Uint8Array): void {
   if (id < 0) return;
   let h = held.get(id);
   if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false });
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
     recycling.tracked++;
     if (recycledGeneration(v) > 0) recycling.reused++;
   }
@@ -408,7 +440,7 @@ export function rawAwaited(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
   let h = held.get(id);
-  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false });
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
   h.n++;
   h.seq = -1;
   h.awaited = true;
@@ -422,6 +454,7 @@ export function rawLet(v: Uint8Array): void {
   if (isPinned(v)) { held.delete(id); recycling.pinned++; sharedBytesChurned(v.buffer.byteLength); return; }
   h.buffer = v.buffer as SharedArrayBuffer;
   h.seq = sendSeq;
+  h.letAt = performance.now();
   if (!h.waiting) { h.waiting = true; limbo.push(h); }
 }
 
@@ -439,7 +472,7 @@ export function rawFreed(v: Uint8Array): void {
  */
 export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number; fwd?: readonly Forward[] }[], prev?: number): void {
   const imps = new Array<number>(tasks.length);
-  let reads: Flight[] | null = null, wild = 0, later: number[] | null = null;
+  let links: { s: Flight; key: number }[] | null = null, wild = 0, later: { from: number; key: number }[] | null = null;
   for (let i = 0; i < tasks.length; i++) {
     const t = tasks[i]!;
     imps[i] = t.imp;
@@ -452,34 +485,35 @@ export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: n
       const from = f.lane !== undefined ? f.batch : prev;
       if (from === id) continue;
       if (from === undefined) { wild++; continue; }
+      const key = outKey(f.lane !== undefined ? f.task : previousTask(f.task), f.out);
       const s = book.get(from);
       if (s === undefined) {
-        if (later === null) later = [from];
-        else if (!later.includes(from)) later.push(from);
+        if (later === null) later = [];
+        if (!later.some((l) => l.from === from)) wild++;
+        later.push({ from, key });
         continue;
       }
-      if (reads === null) reads = [s];
-      else if (reads.includes(s)) continue;
-      else reads.push(s);
-      s.readers++;
+      (links ??= []).push({ s, key });
     }
   }
   if (book.size === 0) books.add(book);
-  const f: Flight = { seq: sendSeq++, imps, done: false, readers: 0, reads, wild: wild + (later === null ? 0 : later.length) };
+  const f: Flight = { seq: sendSeq++, imps, done: false, readers: 0, outReaders: null, reads: null, readKeys: null, outBufs: null, wild };
   book.set(id, f);
+  if (links !== null) for (const l of links) linkRead(f, l.s, l.key);
   if (later !== null) {
     let m = ahead.get(book);
     if (m === undefined) ahead.set(book, m = new Map());
-    for (const from of later) { const w = m.get(from); if (w === undefined) m.set(from, [f]); else w.push(f); }
+    for (const l of later) { const w = m.get(l.from); if (w === undefined) m.set(l.from, [{ f, key: l.key }]); else w.push({ f, key: l.key }); }
   }
   const waiting = ahead.get(book)?.get(id);
   if (waiting !== undefined) {
     ahead.get(book)!.delete(id);
-    for (const r of waiting) {
+    // a reader's forwards from this batch are all linked now: its wild count falls once
+    const seen: Flight[] = [];
+    for (const { f: r, key } of waiting) {
       if (r.done) continue;
-      (r.reads ??= []).push(f);
-      f.readers++;
-      r.wild--;
+      linkRead(r, f, key);
+      if (!seen.includes(r)) { seen.push(r); r.wild--; }
     }
   }
 }
@@ -487,10 +521,16 @@ export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: n
 /** A batch in flight no longer: the batches it forwarded from are no longer read by it. */
 function landed(f: Flight): void {
   f.done = true;
-  const r = f.reads;
-  if (r === null) return;
+  const r = f.reads, keys = f.readKeys;
+  if (r === null || keys === null) return;
   f.reads = null;
-  for (let i = 0; i < r.length; i++) r[i]!.readers--;
+  f.readKeys = null;
+  for (let i = 0; i < r.length; i++) {
+    const s = r[i]!, m = s.outReaders!;
+    s.readers--;
+    const n = m.get(keys[i]!)! - 1;
+    if (n > 0) m.set(keys[i]!, n); else m.delete(keys[i]!);
+  }
 }
 
 /** the batch whose result is being booked (its outputs posted, its CFs finished), if any */
@@ -557,7 +597,13 @@ export function batchDone(book: FlightBook, id: number, outs: readonly (readonly
         const v = o[j];
         if (v === null || v === undefined || v.t !== T_RAW) continue;
         const u = v.v as Uint8Array;
-        if (idOf(u) >= 0) (sizes ??= []).push(u.buffer.byteLength);
+        const bid = idOf(u);
+        if (bid < 0) continue;
+        (sizes ??= []).push(u.buffer.byteLength);
+        // which of its outputs the buffer backs (two when one is a copy() of the other)
+        const m = f.outBufs ??= new Map();
+        const ks = m.get(bid);
+        if (ks === undefined) m.set(bid, [outKey(i, j)]); else ks.push(outKey(i, j));
       }
       if (sizes !== undefined) madeBy.set(f.imps[i]!, sizes);
     }
@@ -587,7 +633,16 @@ export function batchesDropped(book: FlightBook): void {
 function mayBeRead(h: Held, oldest: number, oldestWild: number): boolean {
   if (h.awaited ? h.seq > oldest : h.seq > oldestWild) return true;
   const src = h.src, via = h.via;
-  if (src !== null) for (let i = 0; i < src.length; i++) { const f = src[i]!; if (!f.done || f.readers > 0) return true; }
+  if (src !== null) for (let i = 0; i < src.length; i++) {
+    const f = src[i]!;
+    if (!f.done) return true;
+    if (f.readers === 0) continue;
+    // read only through the outputs it backs; posted as none of them, through any
+    const ks = f.outBufs?.get(h.id);
+    if (ks === undefined) return true;
+    const m = f.outReaders!;
+    for (let k = 0; k < ks.length; k++) if (m.has(ks[k]!)) return true;
+  }
   if (via !== null) for (let i = 0; i < via.length; i++) if (!via[i]!.done) return true;
   return false;
 }
@@ -616,6 +671,11 @@ function settle(): void {
     if (mayBeRead(h, oldest, oldestWild)) { limbo[kept++] = h; continue; }
     const b = h.buffer;
     const home = isPinnedBuffer(b) ? undefined : homes.get(makerOf(b));
+    if (b.byteLength >= 1048576) {
+      const w = performance.now() - h.letAt;
+      recycling.limboMs += w;
+      if (w > recycling.limboMaxMs) recycling.limboMaxMs = w;
+    }
     h.waiting = false;
     h.buffer = null;
     held.delete(h.id);
