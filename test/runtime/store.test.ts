@@ -159,6 +159,90 @@ test('an entry made when the writer is examined (willPost) changes no rule: read
   }
 });
 
+test('a key numbered from its table and the same key read from its text reach one entry, in every form of key', () => {
+  // two indices (the table's packed value is the number), one under a `name` parameter's base
+  // (`u#.3`: a row), one of a family of keys with one index, three indices (text only), indices
+  // past the numbers' bounds (2^15 a row or a column) and negative ones (the map by key)
+  const t2 = new KeyTable(2), t1 = new KeyTable(1), t3 = new KeyTable(3);
+  const byTable = (t: KeyTable, base: string, vals: number[]): string => {
+    const k = `${base}.${vals.join('.')}`;
+    const p = t.pack(vals);
+    if (p >= 0) t.set(base, p, k);
+    return k;
+  };
+  const forms: [string, (i: number) => string][] = [
+    ['two indices', (i) => byTable(t2, 'v#', [i, 1])],
+    ['one under a row', (i) => byTable(t1, 'u#.3', [i])],
+    ['one', (i) => byTable(t1, 'x#4', [i])],
+    ['three', (i) => byTable(t3, 'w#', [2, i, 1])],
+    ['a row past 2^15', (i) => byTable(t2, 'r#', [32768 + i, 0])],
+    ['a column past 2^15 under a row', (i) => byTable(t1, 'c#.1', [32768 + i])],
+    ['a negative row', (i) => byTable(t1, 'n#.-1', [i])],
+  ];
+  for (const [form, located] of forms) {
+    const s = new DfStore();
+    for (let i = 0; i < 3; i++) {
+      // made by number, posted by text, read by number and by text: one DF
+      const k = located(i);
+      s.willPost(k);
+      assert.equal(s.size, 1, `${form}: made`);
+      located(i + 100); // the table hands out another key: the next ones are read from their text
+      s.post(k, int(i), 2);
+      assert.equal(s.size, 1, `${form}: the post found the entry made by number`);
+      assert.deepEqual(s.read(located(i), cf()), int(i), form);
+      located(i + 100);
+      assert.deepEqual(s.read(k, cf()), int(i), form);
+      assert.equal(s.size, 0, `${form}: freed by its count`);
+      assert.throws(() => s.read(located(i), cf()), /too many requests/, form);
+      // a reader by text first, the post by number
+      const r = cf();
+      const k2 = located(i + 10);
+      located(i + 100);
+      assert.equal(s.read(k2, r), undefined);
+      assert.deepEqual(s.post(located(i + 10), int(7), 1).waiters, [r], `${form}: the waiter by text is served by the post by number`);
+      assert.equal(s.size, 0, form);
+    }
+  }
+});
+
+test('the entry the examination made is the post\'s handle while it is held, and only then', () => {
+  const t = new KeyTable(2);
+  const at = (a: number): string => { const k = `v#.${a}.0`; t.set('v#', t.pack([a, 0]), k); return k; };
+  const s = new DfStore();
+  const h = s.willPost(at(0));
+  assert.notEqual(h, null);
+  assert.equal(s.willPost(at(0)), h, 'examined again: the same entry');
+  s.post('v#.0.0', int(1), 1, -1, -1, h);
+  assert.equal(s.size, 1);
+  assert.throws(() => s.post('v#.0.0', int(2), 1, -1, -1, h), /assigned twice/);
+  s.read(at(0), cf());
+  assert.equal(s.size, 0);
+  assert.equal(s.willPost(at(0)), null, 'freed: no entry, no handle');
+  // a handle whose entry left (destroyed early, then its post dropped it) is not used: the post
+  // of the DF made again finds the new entry
+  const h1 = s.willPost(at(1));
+  s.destroy(at(1));
+  s.post('v#.1.0', int(3), -1, -1, -1, h1);
+  assert.equal(s.size, 0, 'dropped');
+  const r = cf();
+  assert.equal(s.read(at(1), r), undefined, 'a reader now waits for a DF made again');
+  assert.deepEqual(s.post('v#.1.0', int(4), 1, -1, -1, h1).waiters, [r], 'the stale handle is passed over');
+});
+
+test('families emptied by their frees are let go past a bound, and the ones held stay', () => {
+  const s = new DfStore();
+  // a recursion: a family per level, each DF freed by its one read, one family kept with a DF
+  s.post('keep#1.5', int(5), -1);
+  for (let b = 0; b < 5000; b++) {
+    s.post(`f#${b}.0`, int(b), 1);
+    assert.deepEqual(s.read(`f#${b}.0`, cf()), int(b));
+  }
+  const fams = s as unknown as { oneFams: Map<string, unknown> };
+  assert.ok(fams.oneFams.size <= 2048, `families held: ${fams.oneFams.size}`);
+  assert.deepEqual(s.read('keep#1.5', cf()), int(5), 'the held family kept its DF');
+  assert.throws(() => s.read('f#17.0', cf()), /too many requests/, 'a freed DF of a family let go is still known freed');
+});
+
 test('push: a value pushed before its CF waits is kept; a waiting CF is named when it comes', () => {
   const s = new DfStore();
   const c = cf();

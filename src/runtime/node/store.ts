@@ -9,7 +9,8 @@ import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { FreedKeys, type FreedPlace } from './freed.js';
+import { FreedKeys, intBefore, scanned, type FreedPlace } from './freed.js';
+import { lastKey, lastKeyBase, lastKeyPacked, lastKeyTable } from '../../program/keys.js';
 
 export { FreedKeys } from './freed.js';
 
@@ -37,7 +38,33 @@ interface Entry extends FreedPlace {
   byNode: number;
   /** nodes that keep a copy of the value for their other readers: told when it is freed */
   holders: number[] | null;
+  /** the family it is kept in by `num` (null: in the map by key) */
+  home: Family | null;
+  num: number;
+  /** still in the store (a handle the caller kept is good while this holds) */
+  live: boolean;
 }
+
+/**
+ * An entry the caller may keep from its examination to its post (willPost): the post then
+ * neither locates the key again nor reads its indices back out of the text.
+ */
+export type DfHandle = object;
+
+/**
+ * The DFs of one family by number: the keys with two indices or more that share all but their
+ * last two (`rows`: by row × 2^15 + column, both under 2^15), or the keys with one index that
+ * share their base (by the index, under 2^30). A small int keys a Map without hashing a string.
+ */
+interface Family { readonly m: Map<number, Entry>; readonly name: string; readonly rows: boolean }
+
+/** Index bits of a row and of a column in a rows family's numbers (a key table's for two indices). */
+const ROW_BITS = 15;
+const COL_BOUND = 1 << ROW_BITS;
+/** An index under this numbers a key with one index (a key table's bound for one index). */
+const ONE_BOUND = 2 ** 30;
+/** Families held before the empty ones are let go (a recursion makes a family per level). */
+const FAMILY_SWEEP = 1024;
 
 /** Who gets a value that was just posted (each one request, already counted). */
 export interface Delivery {
@@ -75,7 +102,37 @@ export interface Served { v: DfValue; granted: number; left: number; keep: boole
 interface Copy { v: DfValue; bytes: number; owner: number; budget: number; lastReader: Cf | null }
 
 export class DfStore {
+  /** entries whose key find() cannot number (no trailing indices, or indices out of bounds) */
   private readonly entries = new Map<DfKey, Entry>();
+  /** the other entries, by family (rows, and keys with one index) and number */
+  private readonly rowFams = new Map<string, Family>();
+  private readonly oneFams = new Map<string, Family>();
+  private famSweep = FAMILY_SWEEP;
+  /** entries held in all */
+  private held = 0;
+  /**
+   * Where find() placed the key it was asked last, for create(): 0 the map by key, 1 a rows
+   * family, 2 a family of keys with one index; the family's name, the family (null: none yet)
+   * and the key's number in it.
+   */
+  private locKind = 0;
+  private locName = '';
+  private locHome: Family | null = null;
+  private locNum = 0;
+  /** the family found last of each kind, by name */
+  private rowName = '';
+  private rowFam: Family | null = null;
+  private oneName = '';
+  private oneFam: Family | null = null;
+  /**
+   * The base of the last key with one index a key table handed out, and its family: a row of a
+   * rows family when the base ends in an index (a `name` parameter's `x#.3`; row -1: one out of
+   * bounds), else a family of keys with one index.
+   */
+  private b1 = '';
+  private b1Row = -1;
+  private b1Rows = false;
+  private b1Name = '';
   /** DFs freed because their req_count was served: a later request is "too many requests" */
   private readonly exhausted = new FreedKeys();
   /** values pushed (afterpush) by push key, and the CF waiting for each */
@@ -124,7 +181,7 @@ export class DfStore {
    * was registered as a waiter. Throws when the DF can never come.
    */
   read(key: DfKey, cf: Cf): DfValue | undefined {
-    const have = this.entries.get(key);
+    const have = this.find(key);
     if (have !== undefined && have.v !== undefined) {
       this.consume(have, key, 1);
       return have.v;
@@ -160,14 +217,14 @@ export class DfStore {
    * Throws RequestRefused when the DF can never be served to it: that node reports the fault.
    */
   readRemote(key: DfKey, from: number, n = 1): Served | undefined {
-    const have = this.entries.get(key);
+    const have = this.find(key);
     if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RequestRefused(this.freedMessage(key), undefined, from);
     const e = have ?? this.create(key);
     if (e.destroyedEarly) throw new RequestRefused(`${this.df(key)} is requested after it was destroyed (before it was computed)`, undefined, from);
     if (e.v !== undefined) {
       const v = e.v;
       this.consumeFor(e, key, n, from);
-      const keep = this.entries.get(key) === e;
+      const keep = e.live;
       if (keep) this.hold(e, from);
       return { v, granted: n, left: keep ? e.count : 0, keep };
     }
@@ -184,7 +241,7 @@ export class DfStore {
    * are requests too many.
    */
   reads(key: DfKey, from: number, n: number): void {
-    const e = this.entries.get(key);
+    const e = this.find(key);
     if (e !== undefined && e.v === undefined) { this.readRemote(key, from, n); return; }
     if (e === undefined) throw new RequestRefused(this.exhausted.has(key) ? this.freedMessage(key) : `internal: ${this.df(key)} read from a copy it never sent`, undefined, from);
     this.consumeFor(e, key, n, from);
@@ -209,12 +266,12 @@ export class DfStore {
    * Store the value of `key` with `count` requests (-1 unlimited), written by the CF of spawn
    * site `bySite` on node `byNode`; returns who must get it now.
    */
-  post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1): Delivery {
-    const have = this.entries.get(key);
+  post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1, handle: DfHandle | null = null): Delivery {
+    const have = handle !== null && (handle as Entry).live ? handle as Entry : this.find(key);
     if (have !== undefined && have.v !== undefined) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`);
     if (have === undefined && this.exhausted.has(key)) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`);
     const e = have ?? this.create(key);
-    if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
+    if (e.destroyedEarly) { this.remove(key, e); return NOBODY; }
     e.v = v;
     e.count = count;
     e.bySite = bySite;
@@ -239,7 +296,7 @@ export class DfStore {
 
   /** After serving `remote`: whether the value lives on, and then the nodes hold copies. */
   private keptBy(key: DfKey, e: Entry, remote: number[]): boolean {
-    if (this.entries.get(key) !== e) return false;
+    if (!e.live) return false;
     for (const node of remote) this.hold(e, node);
     return true;
   }
@@ -274,14 +331,16 @@ export class DfStore {
    * lastKey) rather than read them back out of the text at the post. Nothing when the entry
    * exists or the DF was freed (the post then reports the second assignment).
    */
-  willPost(key: DfKey): void {
-    if (this.entries.has(key) || this.exhausted.has(key)) return;
-    this.create(key);
+  willPost(key: DfKey): DfHandle | null {
+    const e = this.find(key);
+    if (e !== undefined) return e;
+    if (this.exhausted.has(key)) return null;
+    return this.create(key);
   }
 
   /** Destroy `key` (`-->`, `delete`): freed now, or remembered when it is not posted yet. */
   destroy(key: DfKey): void {
-    const e = this.entries.get(key);
+    const e = this.find(key);
     if (!e) { this.entry(key).destroyedEarly = true; return; }
     if (e.v === undefined) {
       if ((e.waiters && e.waiters.length > 0) || (e.remote && e.remote.length > 0)) {
@@ -294,8 +353,101 @@ export class DfStore {
     this.free(key, e);
   }
 
+  /**
+   * The entry of `key`, if any, and its place (for create()). The key a compiled reference
+   * located just before is numbered from its index values (program/keys.ts lastKey): no string
+   * hashed or compared; any other key from its text, to the same number (the wire, the post of
+   * an output whose entry the examination did not make, keys of three indices or more).
+   */
+  private find(key: DfKey): Entry | undefined {
+    const t = lastKeyTable;
+    if (key === lastKey && t !== null && t.arity <= 2) {
+      if (t.arity === 2) this.inRows(lastKeyBase, lastKeyPacked); // bits 15: row × 2^15 + column already
+      else if (t.arity === 1) {
+        if (lastKeyBase !== this.b1) this.learnBase(lastKeyBase);
+        if (!this.b1Rows) this.inOnes(this.b1Name, lastKeyPacked);
+        else if (this.b1Row >= 0 && lastKeyPacked < COL_BOUND) this.inRows(this.b1Name, this.b1Row * COL_BOUND + lastKeyPacked);
+        else this.locKind = 0;
+      } else this.locKind = 0;
+    } else this.fromText(key);
+    if (this.locKind === 0) return this.entries.size === 0 ? undefined : this.entries.get(key);
+    const h = this.locHome;
+    return h === null ? undefined : h.m.get(this.locNum);
+  }
+
+  private inRows(name: string, num: number): void {
+    this.locKind = 1;
+    this.locNum = num;
+    if (name !== this.rowName) { this.rowName = name; this.rowFam = this.rowFams.get(name) ?? null; }
+    this.locName = name;
+    this.locHome = this.rowFam;
+  }
+
+  private inOnes(name: string, num: number): void {
+    this.locKind = 2;
+    this.locNum = num;
+    if (name !== this.oneName) { this.oneName = name; this.oneFam = this.oneFams.get(name) ?? null; }
+    this.locName = name;
+    this.locHome = this.oneFam;
+  }
+
+  /** What the base of a key with one index makes of it (find()), read once per base. */
+  private learnBase(base: string): void {
+    this.b1 = base;
+    const d = intBefore(base, base.length);
+    this.b1Rows = d >= 0;
+    this.b1Row = d >= 0 && scanned >= 0 && scanned < COL_BOUND ? scanned : -1;
+    this.b1Name = d >= 0 ? base.slice(0, d) : base;
+  }
+
+  /** find()'s place of a key from its text: its last two indices, as a key table numbers them. */
+  private fromText(key: DfKey): void {
+    const d = intBefore(key, key.length);
+    this.locKind = 0;
+    if (d < 0) return;
+    const col = scanned;
+    const d2 = intBefore(key, d);
+    if (d2 >= 0) {
+      const row = scanned;
+      if (row >= 0 && row < COL_BOUND && col >= 0 && col < COL_BOUND) this.inRows(this.name(key, d2, this.rowName), row * COL_BOUND + col);
+    } else if (col >= 0 && col < ONE_BOUND) this.inOnes(this.name(key, d, this.oneName), col);
+  }
+
+  /** key[0, end), the same string as `last` when it is that */
+  private name(key: DfKey, end: number, last: string): string {
+    return last.length === end && key.startsWith(last) ? last : key.slice(0, end);
+  }
+
+  /** A family for find()'s place (it had none). */
+  private newFamily(): Family {
+    if (this.rowFams.size + this.oneFams.size >= this.famSweep) this.sweep();
+    const rows = this.locKind === 1;
+    const f: Family = { m: new Map(), name: this.locName, rows };
+    if (rows) { this.rowFams.set(f.name, f); this.rowName = f.name; this.rowFam = f; } else { this.oneFams.set(f.name, f); this.oneName = f.name; this.oneFam = f; }
+    this.locHome = f;
+    return f;
+  }
+
+  /** Let the empty families go (they stay while empty: a chain empties its family at every link). */
+  private sweep(): void {
+    for (const [k, f] of this.rowFams) if (f.m.size === 0) this.rowFams.delete(k);
+    for (const [k, f] of this.oneFams) if (f.m.size === 0) this.oneFams.delete(k);
+    this.rowName = this.oneName = '';
+    this.rowFam = this.oneFam = null;
+    this.famSweep = Math.max(FAMILY_SWEEP, 2 * (this.rowFams.size + this.oneFams.size));
+  }
+
+  /** `key`'s entry leaves the store. */
+  private remove(key: DfKey, e: Entry): void {
+    e.live = false;
+    this.held--;
+    const h = e.home;
+    if (h === null) this.entries.delete(key);
+    else h.m.delete(e.num);
+  }
+
   private entry(key: DfKey): Entry {
-    return this.entries.get(key) ?? this.create(key);
+    return this.find(key) ?? this.create(key);
   }
 
   /**
@@ -304,10 +456,15 @@ export class DfStore {
    */
   private create(key: DfKey): Entry {
     // (a literal of constants is copied whole: a computed field costs unoptimised code more)
-    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0 };
+    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0, home: null, num: 0, live: true };
     const x = this.exhausted;
     if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
-    this.entries.set(key, e);
+    this.held++;
+    if (this.locKind === 0) { this.entries.set(key, e); return e; }
+    const home = this.locHome ?? this.newFamily();
+    e.home = home;
+    e.num = this.locNum;
+    home.m.set(this.locNum, e);
     return e;
   }
 
@@ -320,7 +477,7 @@ export class DfStore {
   }
 
   private free(key: DfKey, e: Entry): void {
-    this.entries.delete(key);
+    this.remove(key, e);
     if (e.count === 0) this.exhausted.addAt(key, e);
     if (e.v !== undefined) {
       this.liveBytes -= e.bytes;
@@ -435,18 +592,18 @@ export class DfStore {
 
   /** `key` has been posted here (held, or freed after its requests): another post is a double assignment. */
   posted(key: DfKey): boolean {
-    const e = this.entries.get(key);
+    const e = this.find(key);
     return e !== undefined ? e.v !== undefined : this.exhausted.has(key);
   }
 
   /** The local CFs waiting for `key` (for chaining consumers into a producer's batch). */
   waitersOf(key: DfKey): readonly Cf[] | null {
-    return this.entries.get(key)?.waiters ?? null;
+    return this.find(key)?.waiters ?? null;
   }
 
   /** Some other node asked for `key` and waits. */
   hasRemoteWaiters(key: DfKey): boolean {
-    const r = this.entries.get(key)?.remote;
+    const r = this.find(key)?.remote;
     return r !== undefined && r !== null && r.length > 0;
   }
 
@@ -454,12 +611,13 @@ export class DfStore {
   expectedFrom(key: DfKey, self: number, nodes: number): string {
     const remote = this.remoteOwner.get(key);
     if (remote !== undefined) return ` (requested from node ${remote})`;
-    if (this.entries.has(key)) return nodes > 1 ? ` (owned by node ${self}, never posted)` : '';
+    if (this.find(key) !== undefined) return nodes > 1 ? ` (owned by node ${self}, never posted)` : '';
     return ' (by push, afterpush never came)';
   }
 
   /** DFs held (values posted and not freed). */
   get size(): number {
-    return this.entries.size;
+    return this.held;
   }
 }
+
