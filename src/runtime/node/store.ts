@@ -40,9 +40,8 @@ interface Entry extends FreedPlace {
   holders: number[] | null;
   /** the family it is kept in by `num` (null: in the map by key) */
   home: Family | null;
+  /** its number in the family; -1 once it left the store (a handle kept by the caller is then stale) */
   num: number;
-  /** still in the store (a handle the caller kept is good while this holds) */
-  live: boolean;
 }
 
 /**
@@ -110,29 +109,6 @@ export class DfStore {
   private famSweep = FAMILY_SWEEP;
   /** entries held in all */
   private held = 0;
-  /**
-   * Where find() placed the key it was asked last, for create(): 0 the map by key, 1 a rows
-   * family, 2 a family of keys with one index; the family's name, the family (null: none yet)
-   * and the key's number in it.
-   */
-  private locKind = 0;
-  private locName = '';
-  private locHome: Family | null = null;
-  private locNum = 0;
-  /** the family found last of each kind, by name */
-  private rowName = '';
-  private rowFam: Family | null = null;
-  private oneName = '';
-  private oneFam: Family | null = null;
-  /**
-   * The base of the last key with one index a key table handed out, and its family: a row of a
-   * rows family when the base ends in an index (a `name` parameter's `x#.3`; row -1: one out of
-   * bounds), else a family of keys with one index.
-   */
-  private b1 = '';
-  private b1Row = -1;
-  private b1Rows = false;
-  private b1Name = '';
   /** DFs freed because their req_count was served: a later request is "too many requests" */
   private readonly exhausted = new FreedKeys();
   /** values pushed (afterpush) by push key, and the CF waiting for each */
@@ -224,7 +200,7 @@ export class DfStore {
     if (e.v !== undefined) {
       const v = e.v;
       this.consumeFor(e, key, n, from);
-      const keep = e.live;
+      const keep = e.num >= 0;
       if (keep) this.hold(e, from);
       return { v, granted: n, left: keep ? e.count : 0, keep };
     }
@@ -267,7 +243,7 @@ export class DfStore {
    * site `bySite` on node `byNode`; returns who must get it now.
    */
   post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1, handle: DfHandle | null = null): Delivery {
-    const have = handle !== null && (handle as Entry).live ? handle as Entry : this.find(key);
+    const have = handle !== null && (handle as Entry).num >= 0 ? handle as Entry : this.find(key);
     if (have !== undefined && have.v !== undefined) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`);
     if (have === undefined && this.exhausted.has(key)) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`);
     const e = have ?? this.create(key);
@@ -296,7 +272,7 @@ export class DfStore {
 
   /** After serving `remote`: whether the value lives on, and then the nodes hold copies. */
   private keptBy(key: DfKey, e: Entry, remote: number[]): boolean {
-    if (!e.live) return false;
+    if (e.num < 0) return false;
     for (const node of remote) this.hold(e, node);
     return true;
   }
@@ -357,74 +333,56 @@ export class DfStore {
    * The entry of `key`, if any, and its place (for create()). The key a compiled reference
    * located just before is numbered from its index values (program/keys.ts lastKey): no string
    * hashed or compared; any other key from its text, to the same number (the wire, the post of
-   * an output whose entry the examination did not make, keys of three indices or more).
+   * an output whose entry the examination did not make, keys of three indices or more). Written
+   * out in one function, its state in module variables: in baseline code, the tier of a short
+   * run, each call and each field of `this` read or written is an inline-cache call.
    */
   private find(key: DfKey): Entry | undefined {
+    if (cacheOf !== this) { cacheOf = this; rowName = oneName = ''; rowFam = oneFam = null; }
     const t = lastKeyTable;
+    let name = '', rows = true, num = 0;
+    locKind = 0;
     if (key === lastKey && t !== null && t.arity <= 2) {
-      if (t.arity === 2) this.inRows(lastKeyBase, lastKeyPacked); // bits 15: row × 2^15 + column already
+      if (t.arity === 2) { name = lastKeyBase; num = lastKeyPacked; locKind = 1; } // bits 15: row × 2^15 + column already
       else if (t.arity === 1) {
-        if (lastKeyBase !== this.b1) this.learnBase(lastKeyBase);
-        if (!this.b1Rows) this.inOnes(this.b1Name, lastKeyPacked);
-        else if (this.b1Row >= 0 && lastKeyPacked < COL_BOUND) this.inRows(this.b1Name, this.b1Row * COL_BOUND + lastKeyPacked);
-        else this.locKind = 0;
-      } else this.locKind = 0;
-    } else this.fromText(key);
-    if (this.locKind === 0) return this.entries.size === 0 ? undefined : this.entries.get(key);
-    const h = this.locHome;
-    return h === null ? undefined : h.m.get(this.locNum);
-  }
-
-  private inRows(name: string, num: number): void {
-    this.locKind = 1;
-    this.locNum = num;
-    if (name !== this.rowName) { this.rowName = name; this.rowFam = this.rowFams.get(name) ?? null; }
-    this.locName = name;
-    this.locHome = this.rowFam;
-  }
-
-  private inOnes(name: string, num: number): void {
-    this.locKind = 2;
-    this.locNum = num;
-    if (name !== this.oneName) { this.oneName = name; this.oneFam = this.oneFams.get(name) ?? null; }
-    this.locName = name;
-    this.locHome = this.oneFam;
-  }
-
-  /** What the base of a key with one index makes of it (find()), read once per base. */
-  private learnBase(base: string): void {
-    this.b1 = base;
-    const d = intBefore(base, base.length);
-    this.b1Rows = d >= 0;
-    this.b1Row = d >= 0 && scanned >= 0 && scanned < COL_BOUND ? scanned : -1;
-    this.b1Name = d >= 0 ? base.slice(0, d) : base;
-  }
-
-  /** find()'s place of a key from its text: its last two indices, as a key table numbers them. */
-  private fromText(key: DfKey): void {
-    const d = intBefore(key, key.length);
-    this.locKind = 0;
-    if (d < 0) return;
-    const col = scanned;
-    const d2 = intBefore(key, d);
-    if (d2 >= 0) {
-      const row = scanned;
-      if (row >= 0 && row < COL_BOUND && col >= 0 && col < COL_BOUND) this.inRows(this.name(key, d2, this.rowName), row * COL_BOUND + col);
-    } else if (col >= 0 && col < ONE_BOUND) this.inOnes(this.name(key, d, this.oneName), col);
-  }
-
-  /** key[0, end), the same string as `last` when it is that */
-  private name(key: DfKey, end: number, last: string): string {
-    return last.length === end && key.startsWith(last) ? last : key.slice(0, end);
+        const base = lastKeyBase;
+        if (base !== b1) learnBase(base);
+        if (!b1Rows) { name = b1Name; num = lastKeyPacked; rows = false; locKind = 2; }
+        else if (b1Row >= 0 && lastKeyPacked < COL_BOUND) { name = b1Name; num = b1Row * COL_BOUND + lastKeyPacked; locKind = 1; }
+      }
+    } else {
+      const d = intBefore(key, key.length);
+      if (d >= 0) {
+        const col = scanned;
+        const d2 = intBefore(key, d);
+        if (d2 >= 0) {
+          const row = scanned;
+          if (row >= 0 && row < COL_BOUND && col >= 0 && col < COL_BOUND) { name = sameOr(key, d2, rowName); num = row * COL_BOUND + col; locKind = 1; }
+        } else if (col >= 0 && col < ONE_BOUND) { name = sameOr(key, d, oneName); num = col; rows = false; locKind = 2; }
+      }
+    }
+    if (locKind === 0) return this.entries.size === 0 ? undefined : this.entries.get(key);
+    let h: Family | null;
+    if (rows) {
+      if (name !== rowName) { rowName = name; rowFam = this.rowFams.get(name) ?? null; }
+      h = rowFam;
+    } else {
+      if (name !== oneName) { oneName = name; oneFam = this.oneFams.get(name) ?? null; }
+      h = oneFam;
+    }
+    locName = name;
+    locHome = h;
+    locNum = num;
+    return h === null ? undefined : h.m.get(num);
   }
 
   /** A family for find()'s place (it had none). */
   private newFamily(): Family {
     if (this.rowFams.size + this.oneFams.size >= this.famSweep) this.sweep();
-    const rows = this.locKind === 1;
-    const f: Family = { m: new Map(), name: this.locName, rows };
-    if (rows) { this.rowFams.set(f.name, f); this.rowName = f.name; this.rowFam = f; } else { this.oneFams.set(f.name, f); this.oneName = f.name; this.oneFam = f; }
-    this.locHome = f;
+    const rows = locKind === 1;
+    const f: Family = { m: new Map(), name: locName, rows };
+    if (rows) { this.rowFams.set(f.name, f); rowName = f.name; rowFam = f; } else { this.oneFams.set(f.name, f); oneName = f.name; oneFam = f; }
+    locHome = f;
     return f;
   }
 
@@ -432,18 +390,18 @@ export class DfStore {
   private sweep(): void {
     for (const [k, f] of this.rowFams) if (f.m.size === 0) this.rowFams.delete(k);
     for (const [k, f] of this.oneFams) if (f.m.size === 0) this.oneFams.delete(k);
-    this.rowName = this.oneName = '';
-    this.rowFam = this.oneFam = null;
+    rowName = oneName = '';
+    rowFam = oneFam = null;
     this.famSweep = Math.max(FAMILY_SWEEP, 2 * (this.rowFams.size + this.oneFams.size));
   }
 
   /** `key`'s entry leaves the store. */
   private remove(key: DfKey, e: Entry): void {
-    e.live = false;
     this.held--;
     const h = e.home;
     if (h === null) this.entries.delete(key);
     else h.m.delete(e.num);
+    e.num = -1;
   }
 
   private entry(key: DfKey): Entry {
@@ -456,15 +414,15 @@ export class DfStore {
    */
   private create(key: DfKey): Entry {
     // (a literal of constants is copied whole: a computed field costs unoptimised code more)
-    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0, home: null, num: 0, live: true };
+    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0, home: null, num: 0 };
     const x = this.exhausted;
     if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
     this.held++;
-    if (this.locKind === 0) { this.entries.set(key, e); return e; }
-    const home = this.locHome ?? this.newFamily();
+    if (locKind === 0) { this.entries.set(key, e); return e; }
+    const home = locHome ?? this.newFamily();
     e.home = home;
-    e.num = this.locNum;
-    home.m.set(this.locNum, e);
+    e.num = locNum;
+    home.m.set(locNum, e);
     return e;
   }
 
@@ -621,3 +579,40 @@ export class DfStore {
   }
 }
 
+
+// find()'s state (module variables: see find). Its place of the key it was asked last, for
+// create(): 0 the map by key, 1 a rows family, 2 a family of keys with one index; the family's
+// name, the family (null: none yet) and the key's number in it. A store asks and creates in one
+// call, so stores of several nodes in one process share them.
+let locKind = 0;
+let locName = '';
+let locHome: Family | null = null;
+let locNum = 0;
+/** the family found last of each kind, by name, and the store they are of */
+let cacheOf: DfStore | null = null;
+let rowName = '';
+let rowFam: Family | null = null;
+let oneName = '';
+let oneFam: Family | null = null;
+/**
+ * The base of the last key with one index a key table handed out, and its family: a row of a
+ * rows family when the base ends in an index (a `name` parameter's `x#.3`; row -1: one out of
+ * bounds), else a family of keys with one index. Read once per base.
+ */
+let b1 = '';
+let b1Row = -1;
+let b1Rows = false;
+let b1Name = '';
+
+function learnBase(base: string): void {
+  b1 = base;
+  const d = intBefore(base, base.length);
+  b1Rows = d >= 0;
+  b1Row = d >= 0 && scanned >= 0 && scanned < COL_BOUND ? scanned : -1;
+  b1Name = d >= 0 ? base.slice(0, d) : base;
+}
+
+/** key[0, end), the same string as `last` when it is that */
+function sameOr(key: DfKey, end: number, last: string): string {
+  return last.length === end && key.startsWith(last) ? last : key.slice(0, end);
+}
