@@ -347,9 +347,7 @@ export class Interpreter {
           outOwners = this.setOwner(outOwners, o, owner);
           // posted here unless the site drops or pushes some output: its entry made while the
           // key's indices are still numbers (DfStore.willPost)
-          // (kept for the post: the first output's, the common case, in a field of the CF)
-          const e = owner === st.self && spelled && site.drop.length === 0 && site.afterpush.length === 0 ? st.store.willPost(key) : null;
-          if (o === 0) cf.outEntry = e;
+          if (owner === st.self && spelled && site.drop.length === 0 && site.afterpush.length === 0) st.store.willPost(key);
         }
         o++;
       }

@@ -6,7 +6,6 @@ import type { DfKey } from '../../core/dfkey.js';
 import type { DfValue } from '../../ucode/value.js';
 import type { Task } from '../exec/protocol.js';
 import type { FragmentSlot } from '../policy/types.js';
-import type { DfHandle } from './store.js';
 
 /** Life cycle: NEW → (WAITING ↔ QUEUED) → READY → DISPATCHED → DONE; MIGRATED leaves the node. */
 export const NEW = 0, WAITING = 1, QUEUED = 2, READY = 3, DISPATCHED = 4, DONE = 5;
@@ -58,8 +57,6 @@ export class Cf {
   declare outOwners: number[] | null;
   /** per output its publication rule (see OutRule); null = all published with no count */
   declare outRules: number[] | null;
-  /** its first output's store entry, made at its examination (DfStore.willPost): the post finds it here */
-  declare outEntry: DfHandle | null;
   /** order among ready CFs: higher first (0 unless a priority policy says otherwise) */
   declare priority: number;
   declare private gidOwn: string | null;
@@ -98,7 +95,6 @@ export class Cf {
     this.outKeys = null;
     this.outOwners = null;
     this.outRules = null;
-    this.outEntry = null;
     this.priority = 0;
     this.gidOwn = null;
   }

@@ -222,13 +222,13 @@ class Recent<T> {
 }
 
 /** The integer intBefore found last (a module variable: no pair allocated per key). */
-export let scanned = 0;
+let scanned = 0;
 
 /**
  * The integer part of `s` ending at `end` and the dot before it: the dot's position, with the
  * number in `scanned`; -1 when s[.., end) does not end with `.<integer>` (at most 15 digits).
  */
-export function intBefore(s: string, end: number): number {
+function intBefore(s: string, end: number): number {
   let i = end - 1, v = 0, scale = 1;
   for (; i >= 0; i--) {
     const c = s.charCodeAt(i) - 48;

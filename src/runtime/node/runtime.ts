@@ -1023,9 +1023,8 @@ export class NodeRuntime {
         continue;
       }
       if (owners[j] === -1) for (const node of cf.replicas![j]!) st.post(keys[j]!, node, v, rule, cf, at);
-      else st.post(keys[j]!, owners[j]!, v, rule, cf, at, j === 0 ? cf.outEntry : null);
+      else st.post(keys[j]!, owners[j]!, v, rule, cf, at);
     }
-    cf.outEntry = null;
     const after = cf.after;
     if (after !== null) {
       this.interp.runAfter(after, cf);

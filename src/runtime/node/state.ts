@@ -12,7 +12,7 @@ import { pinRaw } from '../../ucode/recycle.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
-import { DfStore, type DfHandle, type Delivery, type Served } from './store.js';
+import { DfStore, type Delivery, type Served } from './store.js';
 import type { Spread } from './spread.js';
 
 /**
@@ -302,7 +302,7 @@ export class NodeState {
   }
 
   /** Publish `v` as `key` at its owner; `at` is when it came into existence (trace). */
-  post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number, entry: DfHandle | null = null): void {
+  post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number): void {
     if (this.tr) this.tr.dfComputed(at, this.tr.dfName(key), producer.id, valueSize(v));
     if (owner !== this.self) { this.remote!.post(key, owner, v, count, producer); return; }
     // a raw value counts its holders from here: the store's entry, and this post until its
@@ -310,7 +310,7 @@ export class NodeState {
     const raw = v.t === T_RAW;
     if (raw) rawPosted(v.v);
     let d;
-    try { d = this.store.post(key, v, count, producer.site.id, this.self, entry); } catch (e) { throw RunFault.blame(e, producer); }
+    try { d = this.store.post(key, v, count, producer.site.id, this.self); } catch (e) { throw RunFault.blame(e, producer); }
     if (this.tr) this.liveChanged();
     // (most posts find nobody waiting: a fragment's output is posted before its readers look)
     if (d.waiters !== null || d.remote !== null) this.serve(key, v, d);

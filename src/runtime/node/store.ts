@@ -9,8 +9,7 @@ import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { FreedKeys, intBefore, scanned, type FreedPlace } from './freed.js';
-import { lastKey, lastKeyBase, lastKeyPacked, lastKeyTable } from '../../program/keys.js';
+import { FreedKeys, type FreedPlace } from './freed.js';
 
 export { FreedKeys } from './freed.js';
 
@@ -38,32 +37,7 @@ interface Entry extends FreedPlace {
   byNode: number;
   /** nodes that keep a copy of the value for their other readers: told when it is freed */
   holders: number[] | null;
-  /** the family it is kept in by `num` (null: in the map by key) */
-  home: Family | null;
-  /** its number in the family; -1 once it left the store (a handle kept by the caller is then stale) */
-  num: number;
 }
-
-/**
- * An entry the caller may keep from its examination to its post (willPost): the post then
- * neither locates the key again nor reads its indices back out of the text.
- */
-export type DfHandle = object;
-
-/**
- * The DFs of one family by number: the keys with two indices or more that share all but their
- * last two (`rows`: by row × 2^15 + column, both under 2^15), or the keys with one index that
- * share their base (by the index, under 2^30). A small int keys a Map without hashing a string.
- */
-interface Family { readonly m: Map<number, Entry>; readonly name: string; readonly rows: boolean }
-
-/** Index bits of a row and of a column in a rows family's numbers (a key table's for two indices). */
-const ROW_BITS = 15;
-const COL_BOUND = 1 << ROW_BITS;
-/** An index under this numbers a key with one index (a key table's bound for one index). */
-const ONE_BOUND = 2 ** 30;
-/** Families held before the empty ones are let go (a recursion makes a family per level). */
-const FAMILY_SWEEP = 1024;
 
 /** Who gets a value that was just posted (each one request, already counted). */
 export interface Delivery {
@@ -101,14 +75,7 @@ export interface Served { v: DfValue; granted: number; left: number; keep: boole
 interface Copy { v: DfValue; bytes: number; owner: number; budget: number; lastReader: Cf | null }
 
 export class DfStore {
-  /** entries whose key find() cannot number (no trailing indices, or indices out of bounds) */
   private readonly entries = new Map<DfKey, Entry>();
-  /** the other entries, by family (rows, and keys with one index) and number */
-  private readonly rowFams = new Map<string, Family>();
-  private readonly oneFams = new Map<string, Family>();
-  private famSweep = FAMILY_SWEEP;
-  /** entries held in all */
-  private held = 0;
   /** DFs freed because their req_count was served: a later request is "too many requests" */
   private readonly exhausted = new FreedKeys();
   /** values pushed (afterpush) by push key, and the CF waiting for each */
@@ -157,7 +124,7 @@ export class DfStore {
    * was registered as a waiter. Throws when the DF can never come.
    */
   read(key: DfKey, cf: Cf): DfValue | undefined {
-    const have = this.find(key);
+    const have = this.entries.get(key);
     if (have !== undefined && have.v !== undefined) {
       this.consume(have, key, 1);
       return have.v;
@@ -193,14 +160,14 @@ export class DfStore {
    * Throws RequestRefused when the DF can never be served to it: that node reports the fault.
    */
   readRemote(key: DfKey, from: number, n = 1): Served | undefined {
-    const have = this.find(key);
+    const have = this.entries.get(key);
     if ((have === undefined || have.v === undefined) && this.exhausted.has(key)) throw new RequestRefused(this.freedMessage(key), undefined, from);
     const e = have ?? this.create(key);
     if (e.destroyedEarly) throw new RequestRefused(`${this.df(key)} is requested after it was destroyed (before it was computed)`, undefined, from);
     if (e.v !== undefined) {
       const v = e.v;
       this.consumeFor(e, key, n, from);
-      const keep = e.num >= 0;
+      const keep = this.entries.get(key) === e;
       if (keep) this.hold(e, from);
       return { v, granted: n, left: keep ? e.count : 0, keep };
     }
@@ -217,7 +184,7 @@ export class DfStore {
    * are requests too many.
    */
   reads(key: DfKey, from: number, n: number): void {
-    const e = this.find(key);
+    const e = this.entries.get(key);
     if (e !== undefined && e.v === undefined) { this.readRemote(key, from, n); return; }
     if (e === undefined) throw new RequestRefused(this.exhausted.has(key) ? this.freedMessage(key) : `internal: ${this.df(key)} read from a copy it never sent`, undefined, from);
     this.consumeFor(e, key, n, from);
@@ -242,12 +209,12 @@ export class DfStore {
    * Store the value of `key` with `count` requests (-1 unlimited), written by the CF of spawn
    * site `bySite` on node `byNode`; returns who must get it now.
    */
-  post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1, handle: DfHandle | null = null): Delivery {
-    const have = handle !== null && (handle as Entry).num >= 0 ? handle as Entry : this.find(key);
+  post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1): Delivery {
+    const have = this.entries.get(key);
     if (have !== undefined && have.v !== undefined) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`);
     if (have === undefined && this.exhausted.has(key)) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`);
     const e = have ?? this.create(key);
-    if (e.destroyedEarly) { this.remove(key, e); return NOBODY; }
+    if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
     e.v = v;
     e.count = count;
     e.bySite = bySite;
@@ -272,7 +239,7 @@ export class DfStore {
 
   /** After serving `remote`: whether the value lives on, and then the nodes hold copies. */
   private keptBy(key: DfKey, e: Entry, remote: number[]): boolean {
-    if (e.num < 0) return false;
+    if (this.entries.get(key) !== e) return false;
     for (const node of remote) this.hold(e, node);
     return true;
   }
@@ -307,16 +274,14 @@ export class DfStore {
    * lastKey) rather than read them back out of the text at the post. Nothing when the entry
    * exists or the DF was freed (the post then reports the second assignment).
    */
-  willPost(key: DfKey): DfHandle | null {
-    const e = this.find(key);
-    if (e !== undefined) return e;
-    if (this.exhausted.has(key)) return null;
-    return this.create(key);
+  willPost(key: DfKey): void {
+    if (this.entries.has(key) || this.exhausted.has(key)) return;
+    this.create(key);
   }
 
   /** Destroy `key` (`-->`, `delete`): freed now, or remembered when it is not posted yet. */
   destroy(key: DfKey): void {
-    const e = this.find(key);
+    const e = this.entries.get(key);
     if (!e) { this.entry(key).destroyedEarly = true; return; }
     if (e.v === undefined) {
       if ((e.waiters && e.waiters.length > 0) || (e.remote && e.remote.length > 0)) {
@@ -329,83 +294,8 @@ export class DfStore {
     this.free(key, e);
   }
 
-  /**
-   * The entry of `key`, if any, and its place (for create()). The key a compiled reference
-   * located just before is numbered from its index values (program/keys.ts lastKey): no string
-   * hashed or compared; any other key from its text, to the same number (the wire, the post of
-   * an output whose entry the examination did not make, keys of three indices or more). Written
-   * out in one function, its state in module variables: in baseline code, the tier of a short
-   * run, each call and each field of `this` read or written is an inline-cache call.
-   */
-  private find(key: DfKey): Entry | undefined {
-    if (cacheOf !== this) { cacheOf = this; rowName = oneName = ''; rowFam = oneFam = null; }
-    const t = lastKeyTable;
-    let name = '', rows = true, num = 0;
-    locKind = 0;
-    if (key === lastKey && t !== null && t.arity <= 2) {
-      if (t.arity === 2) { name = lastKeyBase; num = lastKeyPacked; locKind = 1; } // bits 15: row × 2^15 + column already
-      else if (t.arity === 1) {
-        const base = lastKeyBase;
-        if (base !== b1) learnBase(base);
-        if (!b1Rows) { name = b1Name; num = lastKeyPacked; rows = false; locKind = 2; }
-        else if (b1Row >= 0 && lastKeyPacked < COL_BOUND) { name = b1Name; num = b1Row * COL_BOUND + lastKeyPacked; locKind = 1; }
-      }
-    } else {
-      const d = intBefore(key, key.length);
-      if (d >= 0) {
-        const col = scanned;
-        const d2 = intBefore(key, d);
-        if (d2 >= 0) {
-          const row = scanned;
-          if (row >= 0 && row < COL_BOUND && col >= 0 && col < COL_BOUND) { name = sameOr(key, d2, rowName); num = row * COL_BOUND + col; locKind = 1; }
-        } else if (col >= 0 && col < ONE_BOUND) { name = sameOr(key, d, oneName); num = col; rows = false; locKind = 2; }
-      }
-    }
-    if (locKind === 0) return this.entries.size === 0 ? undefined : this.entries.get(key);
-    let h: Family | null;
-    if (rows) {
-      if (name !== rowName) { rowName = name; rowFam = this.rowFams.get(name) ?? null; }
-      h = rowFam;
-    } else {
-      if (name !== oneName) { oneName = name; oneFam = this.oneFams.get(name) ?? null; }
-      h = oneFam;
-    }
-    locName = name;
-    locHome = h;
-    locNum = num;
-    return h === null ? undefined : h.m.get(num);
-  }
-
-  /** A family for find()'s place (it had none). */
-  private newFamily(): Family {
-    if (this.rowFams.size + this.oneFams.size >= this.famSweep) this.sweep();
-    const rows = locKind === 1;
-    const f: Family = { m: new Map(), name: locName, rows };
-    if (rows) { this.rowFams.set(f.name, f); rowName = f.name; rowFam = f; } else { this.oneFams.set(f.name, f); oneName = f.name; oneFam = f; }
-    locHome = f;
-    return f;
-  }
-
-  /** Let the empty families go (they stay while empty: a chain empties its family at every link). */
-  private sweep(): void {
-    for (const [k, f] of this.rowFams) if (f.m.size === 0) this.rowFams.delete(k);
-    for (const [k, f] of this.oneFams) if (f.m.size === 0) this.oneFams.delete(k);
-    rowName = oneName = '';
-    rowFam = oneFam = null;
-    this.famSweep = Math.max(FAMILY_SWEEP, 2 * (this.rowFams.size + this.oneFams.size));
-  }
-
-  /** `key`'s entry leaves the store. */
-  private remove(key: DfKey, e: Entry): void {
-    this.held--;
-    const h = e.home;
-    if (h === null) this.entries.delete(key);
-    else h.m.delete(e.num);
-    e.num = -1;
-  }
-
   private entry(key: DfKey): Entry {
-    return this.find(key) ?? this.create(key);
+    return this.entries.get(key) ?? this.create(key);
   }
 
   /**
@@ -414,15 +304,10 @@ export class DfStore {
    */
   private create(key: DfKey): Entry {
     // (a literal of constants is copied whole: a computed field costs unoptimised code more)
-    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0, home: null, num: 0 };
+    const e: Entry = { v: undefined, bytes: 0, count: -1, waiters: null, remote: null, remoteAfter: null, destroyedEarly: false, bySite: -1, byNode: -1, holders: null, fam: null, frow: 0, fcol: 0 };
     const x = this.exhausted;
     if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
-    this.held++;
-    if (locKind === 0) { this.entries.set(key, e); return e; }
-    const home = locHome ?? this.newFamily();
-    e.home = home;
-    e.num = locNum;
-    home.m.set(locNum, e);
+    this.entries.set(key, e);
     return e;
   }
 
@@ -435,7 +320,7 @@ export class DfStore {
   }
 
   private free(key: DfKey, e: Entry): void {
-    this.remove(key, e);
+    this.entries.delete(key);
     if (e.count === 0) this.exhausted.addAt(key, e);
     if (e.v !== undefined) {
       this.liveBytes -= e.bytes;
@@ -550,18 +435,18 @@ export class DfStore {
 
   /** `key` has been posted here (held, or freed after its requests): another post is a double assignment. */
   posted(key: DfKey): boolean {
-    const e = this.find(key);
+    const e = this.entries.get(key);
     return e !== undefined ? e.v !== undefined : this.exhausted.has(key);
   }
 
   /** The local CFs waiting for `key` (for chaining consumers into a producer's batch). */
   waitersOf(key: DfKey): readonly Cf[] | null {
-    return this.find(key)?.waiters ?? null;
+    return this.entries.get(key)?.waiters ?? null;
   }
 
   /** Some other node asked for `key` and waits. */
   hasRemoteWaiters(key: DfKey): boolean {
-    const r = this.find(key)?.remote;
+    const r = this.entries.get(key)?.remote;
     return r !== undefined && r !== null && r.length > 0;
   }
 
@@ -569,50 +454,12 @@ export class DfStore {
   expectedFrom(key: DfKey, self: number, nodes: number): string {
     const remote = this.remoteOwner.get(key);
     if (remote !== undefined) return ` (requested from node ${remote})`;
-    if (this.find(key) !== undefined) return nodes > 1 ? ` (owned by node ${self}, never posted)` : '';
+    if (this.entries.has(key)) return nodes > 1 ? ` (owned by node ${self}, never posted)` : '';
     return ' (by push, afterpush never came)';
   }
 
   /** DFs held (values posted and not freed). */
   get size(): number {
-    return this.held;
+    return this.entries.size;
   }
-}
-
-
-// find()'s state (module variables: see find). Its place of the key it was asked last, for
-// create(): 0 the map by key, 1 a rows family, 2 a family of keys with one index; the family's
-// name, the family (null: none yet) and the key's number in it. A store asks and creates in one
-// call, so stores of several nodes in one process share them.
-let locKind = 0;
-let locName = '';
-let locHome: Family | null = null;
-let locNum = 0;
-/** the family found last of each kind, by name, and the store they are of */
-let cacheOf: DfStore | null = null;
-let rowName = '';
-let rowFam: Family | null = null;
-let oneName = '';
-let oneFam: Family | null = null;
-/**
- * The base of the last key with one index a key table handed out, and its family: a row of a
- * rows family when the base ends in an index (a `name` parameter's `x#.3`; row -1: one out of
- * bounds), else a family of keys with one index. Read once per base.
- */
-let b1 = '';
-let b1Row = -1;
-let b1Rows = false;
-let b1Name = '';
-
-function learnBase(base: string): void {
-  b1 = base;
-  const d = intBefore(base, base.length);
-  b1Rows = d >= 0;
-  b1Row = d >= 0 && scanned >= 0 && scanned < COL_BOUND ? scanned : -1;
-  b1Name = d >= 0 ? base.slice(0, d) : base;
-}
-
-/** key[0, end), the same string as `last` when it is that */
-function sameOr(key: DfKey, end: number, last: string): string {
-  return last.length === end && key.startsWith(last) ? last : key.slice(0, end);
 }
