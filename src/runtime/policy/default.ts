@@ -65,7 +65,7 @@ export const WAIT_AHEAD = 128;
  * woken in all; stencil 2 000 steps: 4); a program whose loops the FIFO pump had unrolled whole
  * before its workers were wanted (held_views: ~6 000 CFs parked) ran as a few long fed batches,
  * 4–6× slower. held_views, 7 alternated pairs against the several-lane pump from the start
- * (shielded, load 8.3–9.9): at 64, 157–632 batches, one run in 7 in the few-batches mode
+ * (shielded, load 7.9–10.0): at 64, 157–632 batches, one run in 7 in the few-batches mode
  * (3.2 s); at 16, 513–753 batches (base 375–672), programs of 2.0–3.0 s (base 1.7–3.9 s).
  */
 export const FIFO_START_PARKED = 16;
