@@ -70,11 +70,14 @@ export class NodeState {
   readonly lanes: number;
   /**
    * one lane and no priorities: the original's FIFO order (docs/language.md §8.3). Several
-   * lanes on one node begin in it too, until workers are wanted (toLanes): while every CF runs
-   * on this thread the FIFO pump does the same work for less (see toLanes)
+   * lanes on one node begin in it too, until workers are wanted or CFs park (toLanes): while
+   * every CF runs on this thread the FIFO pump does the same work for less
    */
   fifo: boolean;
-  /** several lanes, begun in FIFO order: they leave it once workers are wanted (toLanes) */
+  /**
+   * several lanes, begun in FIFO order: they leave it once workers are wanted or more CFs than
+   * the policy's fifoStartParked park (toLanes)
+   */
   readonly fifoUntilWorkers: boolean;
   /** ready CFs are ordered by priorities (the policy's or the program's), not by arrival */
   readonly ordered: boolean;
@@ -157,7 +160,8 @@ export class NodeState {
 
   /**
    * Several lanes, begun in FIFO order: from now on, the several-lane order. A loop the FIFO pump
-   * was unrolling waits in the run queue; the several-lane pump unrolls it from `loops`.
+   * was unrolling waits in the run queue; the several-lane pump unrolls the rest of it from
+   * `loops`, as its CFs run (the FIFO pump would unroll it to its end).
    */
   toLanes(): void {
     if (!this.fifo || !this.fifoUntilWorkers) return;
