@@ -68,17 +68,8 @@ export class NodeState {
   readonly self: number;
   readonly size: number;
   readonly lanes: number;
-  /**
-   * one lane and no priorities: the original's FIFO order (docs/language.md §8.3). Several
-   * lanes on one node begin in it too, until workers are wanted or CFs park (toLanes): while
-   * every CF runs on this thread the FIFO pump does the same work for less
-   */
-  fifo: boolean;
-  /**
-   * several lanes, begun in FIFO order: they leave it once workers are wanted or more CFs than
-   * the policy's fifoStartParked park (toLanes)
-   */
-  readonly fifoUntilWorkers: boolean;
+  /** one lane and no priorities: the original's FIFO order (docs/language.md §8.3) */
+  readonly fifo: boolean;
   /** ready CFs are ordered by priorities (the policy's or the program's), not by arrival */
   readonly ordered: boolean;
   readonly tr: TraceSink | undefined;
@@ -116,8 +107,7 @@ export class NodeState {
     this.size = host.size;
     this.lanes = host.lanes;
     const ordered = (this.ordered = policy.caps.orders || program.hasPriority);
-    this.fifo = !ordered && (host.lanes === 1 || host.size === 1);
-    this.fifoUntilWorkers = this.fifo && host.lanes > 1;
+    this.fifo = host.lanes === 1 && !ordered;
     this.tr = host.trace;
     this.remote = host.remote;
     this.ready = ordered ? new PriorityReady() : new FifoReady();
@@ -156,23 +146,6 @@ export class NodeState {
     cf.state = QUEUED;
     this.run.push(cf);
     this.owner.schedule();
-  }
-
-  /**
-   * Several lanes, begun in FIFO order: from now on, the several-lane order. A loop the FIFO pump
-   * was unrolling waits in the run queue; the several-lane pump unrolls the rest of it from
-   * `loops`, as its CFs run (the FIFO pump would unroll it to its end).
-   */
-  toLanes(): void {
-    if (!this.fifo || !this.fifoUntilWorkers) return;
-    this.fifo = false;
-    const run = this.run;
-    for (let n = run.length; n > 0; n--) {
-      const cf = run.shift()!;
-      // (the FIFO pump's unroll history goes: the several-lane pump starts the loop afresh)
-      if (cf.begun && cf.site.kind === 'for') { this.memos.delete(cf); this.loops.push(cf); }
-      else run.push(cf);
-    }
   }
 
   park(cf: Cf): void {
