@@ -110,6 +110,13 @@ function floorBusyPct(iters: number): number {
   return Math.min(Number(m[1]), Number(m[2]));
 }
 
+/** The kernel's time on the slowest CPU ÷ the fastest (bench/raw-cpu-speed.ts); undefined where it cannot pin a process. */
+function cpuSpread(): number | undefined {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-cpu-speed.js'), String(2 ** 14)], { encoding: 'utf8', timeout: 300_000 });
+  const x = Number.parseFloat(r.stdout);
+  return r.status === 0 && Number.isFinite(x) ? x : undefined;
+}
+
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const only = process.env.BENCH_TASKBENCH_PATTERNS?.split(',').map((s) => s.trim()).filter(Boolean);
   const cppOnly = (process.env.BENCH_TASKBENCH_CPP_PATTERNS ?? 'stencil_1d,trivial').split(',').map((s) => s.trim()).filter(Boolean);
@@ -216,7 +223,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const g = graph('stencil_1d', 2, STEPS);
       const sleeping = { LUNA_SPIN_US: '0', LUNA_FED_SPIN_US: '0', LUNA_RESULT_SPIN_US: '0' };
-      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [], msg: typeof spin = [], short: typeof spin = [], bare: number[] = [];
+      const spin: ReturnType<typeof measureHandoffs>[] = [], sleep: typeof spin = [], msg: typeof spin = [], short: typeof spin = [], bare: number[] = [], spread: number[] = [];
       ctx.log(`taskbench: stencil_1d 1x2 at 2^${kh} iterations traced, the policy's waiting, sleeping at once, fed by messages in short batches, and without the spin while the producer runs`);
       for (let r = 0; r < (ctx.quick ? 1 : Math.min(3, ctx.reps)); r++) {
         sleep.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], sleeping));
@@ -224,6 +231,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         short.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh], { LUNA_FED_SPIN_PRODUCER_US: '0' }));
         spin.push(measureHandoffs(g, prog.file, 2, [STEPS, 2 ** kh]));
         bare.push(floorBusyPct(2 ** kh));
+        const sp = cpuSpread();
+        if (sp !== undefined) spread.push(sp);
       }
       const med = (a: typeof spin, k: 'medianUs' | 'p90Us' | 'laneBusyPct' | 'batches' | 'systemCpuMs' | 'handWorker' | 'handSystem' | 'fedSleptPct' | 'systemWakes' | 'workerWakes' | 'examined'): number => sig(median(a.map((h) => h[k])));
       f['1x2.stencil_1d.lastInputToStartUs'] = med(spin, 'medianUs');
@@ -232,6 +241,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       // the same graph without a runtime, at the same size, between luna's runs: what the
       // machine (the other tenant's preemption, the partner's wake-up) leaves of a lane
       f['1x2.stencil_1d.floor.laneBusyPct'] = sig(median(bare));
+      // and how unequal the two CPUs were meanwhile: lanes in lockstep wait for the slower one
+      if (spread.length > 0) f['machine.cpuSpeedSpreadX'] = sig(median(spread));
       f['1x2.stencil_1d.sleeping.lastInputToStartUs'] = med(sleep, 'medianUs');
       f['1x2.stencil_1d.sleeping.laneBusyPct'] = med(sleep, 'laneBusyPct');
       f['1x2.stencil_1d.messages.lastInputToStartUs'] = med(msg, 'medianUs');
@@ -261,7 +272,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       units['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = 'µs';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); idle.*: the least busy lane's idle time by cause, % of the span (edges: before its first task and after its last; otherLate / otherCpu / otherPreempted: waiting for the other lane's input because that task started later, took more thread CPU, or was off its CPU longer inside the task; handoff: its last input's finish → its start), and preemptedInTasksPct: its own tasks' wall − thread CPU; floor.laneBusyPct: the least busy of two bare threads running the same kernel in lockstep (bench/raw-lockstep.ts: spin 20 µs, then Atomics.wait), each one's time in the kernel over their span: what the machine leaves of a lane at that size with no runtime at all (its preemptions, the partner's wake-up); alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); idle.*: the least busy lane's idle time by cause, % of the span (edges: before its first task and after its last; otherLate / otherCpu / otherPreempted: waiting for the other lane's input because that task started later, took more thread CPU, or was off its CPU longer inside the task; handoff: its last input's finish → its start), and preemptedInTasksPct: its own tasks' wall − thread CPU; machine.cpuSpeedSpreadX: the kernel's time on the slowest CPU ÷ on the fastest, each timed alone in a process pinned to it (bench/raw-cpu-speed.ts), between the same runs: at 1.6 (seen here for minutes on end) the fast lane of a lockstep waits 40 % of each step whatever the runtime does; floor.laneBusyPct: the least busy of two bare threads running the same kernel in lockstep (bench/raw-lockstep.ts: spin 20 µs, then Atomics.wait), each one's time in the kernel over their span: what the machine leaves of a lane at that size with no runtime at all (its preemptions, the partner's wake-up); alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing
