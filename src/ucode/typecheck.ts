@@ -49,6 +49,9 @@ const DF_MODULE = join(OWN, 'df.js');
 // a block's view is the layer's own object: any object type fits, a number or string does not
 const TS_TYPE: Record<ParamType, string> = { int: 'number', real: 'number', string: 'string', value: '__LunaValue', name: '__LunaName', block: 'object' };
 
+/** Parsed declaration files, shared by the checks of one process (`luna check` of several programs, the tests). */
+const declarations = new Map<string, TS.SourceFile>();
+
 /** Type-check `modules` (absolute paths of the TypeScript/JavaScript ucode modules) and `signatures`. */
 export async function typecheckUcodes(modules: readonly string[], signatures: readonly UcodeSignature[]): Promise<Diagnostic[]> {
   if (modules.length === 0) return [];
@@ -76,7 +79,18 @@ export async function typecheckUcodes(modules: readonly string[], signatures: re
   host.readFile = (f) => virtual.get(resolve(f)) ?? readFile.call(host, f);
   host.getSourceFile = (f, lang, onError, create) => {
     const text = virtual.get(resolve(f));
-    return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile.call(host, f, lang, onError, create);
+    if (text !== undefined) return ts.createSourceFile(f, text, lang, true);
+    if (!f.endsWith('.d.ts') || !(f.includes('/node_modules/') || resolve(f).startsWith(OWN))) return getSourceFile.call(host, f, lang, onError, create);
+    // installed declaration files (TypeScript's libs, @types/node, luna's DF types) do not change
+    // within a process: one parse serves every check of it, as a language service's document
+    // registry shares them (luna check of the examples in one process: ~0.9 → ~0.4 s each)
+    const key = `${f}\0${typeof lang === 'object' ? JSON.stringify(lang) : lang}`;
+    let sf = declarations.get(key);
+    if (sf === undefined) {
+      sf = getSourceFile.call(host, f, lang, onError, create);
+      if (sf !== undefined) declarations.set(key, sf);
+    }
+    return sf;
   };
   host.writeFile = () => {};
   const program = ts.createProgram({ rootNames: [checkFile], options, host });
