@@ -112,9 +112,7 @@ function floorBusyPct(iters: number): number {
 
 /** The kernel's time on the slowest CPU ÷ the fastest (bench/raw-cpu-speed.ts); undefined where it cannot pin a process. */
 function cpuSpread(): number | undefined {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-cpu-speed.js'), String(2 ** 14)], { encoding: 'utf8', timeout: 300_000 });
-  const x = Number.parseFloat(r.stdout);
-  return r.status === 0 && Number.isFinite(x) ? x : undefined;
+  try { return floorFigure('raw-cpu-speed', [2 ** 14]); } catch { return undefined; }
 }
 
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
