@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 
 // read once, when the runtime's modules load: so before they are imported
 process.env.LUNA_RECYCLE_MB = '64';
-const { batchBooking, batchDone, batchSent, batchesDropped, rawAwaited, rawFreed, rawLet, rawPosted, recycleSettled } = await import('../../src/runtime/exec/shm.js');
+const { batchBooking, batchDone, batchOnLane, batchSent, batchesDropped, rawAwaited, rawFreed, rawLet, rawPosted, recycleSettled } = await import('../../src/runtime/exec/shm.js');
+const { doneFlag, flagsLength, sharedFlag } = await import('../../src/runtime/exec/protocol.js');
 const { pooledNow, takeRaw } = await import('../../src/ucode/recycle.js');
 const { T_RAW } = await import('../../src/ucode/value.js');
 type Book = Parameters<typeof batchSent>[0];
@@ -228,5 +229,153 @@ describe('a freed buffer waits only for the readers of the outputs it backs', ()
     assert.ok(!pooledAfter(x, before), 'held while any reader of batch 1 is in flight');
     batchDone(book, 2, [[]]);
     assert.equal(pooledNow(), before + x.buffer.byteLength);
+  });
+});
+
+describe('a freed buffer goes once the tasks reading it have run, unless one of them shares it', () => {
+  /** Book batch `id` of `book` with raw outputs `outs` (per task), each posted and read. */
+  function bookOuts(book: Book, id: number, outs: Uint8Array[][]): void {
+    batchBooking(book, id);
+    for (const o of outs) for (const v of o) { rawPosted(v); rawLet(v); }
+    batchDone(book, id, outs.map((o) => o.map((v) => ({ t: T_RAW, v }))));
+  }
+  /** Two lanes' flags; `ran(lane, n)`: the lane finished n tasks; `shared(lane, seq)`: its task seq made an output sharing an input. */
+  function lanes() {
+    const flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(2)));
+    return {
+      flags,
+      ran: (lane: number, n: number) => Atomics.store(flags, doneFlag(2, lane), n),
+      shared: (lane: number, seq: number) => Atomics.store(flags, sharedFlag(2, lane), seq + 1),
+    };
+  }
+  const fedFrom = (batch: number, t = 0, lane = 1) => ({ arg: 0, task: t, out: 0, lane, batch });
+
+  test('a reader batch in flight whose reading task has run no longer holds it back', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task()]);
+    batchOnLane(1, l.flags, 1, 0);
+    batchSent(book, 2, [task(), task([fedFrom(1)]), task()]); // lane 0's tasks 3–5; task 4 reads
+    batchOnLane(2, l.flags, 0, 3);
+    const v = takeRaw(300_000, 0, false);
+    bookOuts(book, 1, [[v]]);
+    const before = pooledNow();
+    rawFreed(v);
+    l.ran(0, 4);
+    assert.ok(!pooledAfter(v, before), 'held: the reading task has not run');
+    l.ran(0, 5);
+    assert.ok(pooledAfter(v, before), 'recycled while batch 2 runs its last task');
+    batchDone(book, 2, [[], [], []]);
+  });
+
+  test('a reading task whose output may share the buffer (copy(), setData) holds it until its batch is booked', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task()]);
+    batchOnLane(1, l.flags, 1, 0);
+    batchSent(book, 2, [task([fedFrom(1)]), task()]);
+    batchOnLane(2, l.flags, 0, 0);
+    const v = takeRaw(310_000, 0, false);
+    bookOuts(book, 1, [[v]]);
+    const before = pooledNow();
+    rawFreed(v);
+    l.shared(0, 0);
+    l.ran(0, 2);
+    assert.ok(!pooledAfter(v, before), 'held: task 0 of batch 2 made an output in it');
+    batchDone(book, 2, [[], []]);
+    assert.equal(pooledNow(), before + v.buffer.byteLength, 'recycled once batch 2 is booked');
+  });
+
+  test('a later task of the reader\'s batch that reads the same output holds it back', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task()]);
+    batchOnLane(1, l.flags, 1, 0);
+    batchSent(book, 2, [task([fedFrom(1)]), task(), task([fedFrom(1)])]);
+    batchOnLane(2, l.flags, 0, 0);
+    const v = takeRaw(320_000, 0, false);
+    bookOuts(book, 1, [[v]]);
+    const before = pooledNow();
+    rawFreed(v);
+    l.ran(0, 2);
+    assert.ok(!pooledAfter(v, before), 'held: task 2 reads it too');
+    l.ran(0, 3);
+    assert.ok(pooledAfter(v, before), 'recycled once task 2 has run');
+    batchDone(book, 2, [[], [], []]);
+  });
+
+  test('a task that shares an input before the first reader does not hold it; one among the readers does', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task(), task()]);
+    batchOnLane(1, l.flags, 1, 0);
+    // lane 0's tasks 10–14: task 11 reads a; tasks 12 and 14 read b
+    batchSent(book, 2, [task(), task([fedFrom(1, 0)]), task([fedFrom(1, 1)]), task(), task([fedFrom(1, 1)])]);
+    batchOnLane(2, l.flags, 0, 10);
+    const a = takeRaw(330_000, 0, false), b = takeRaw(331_000, 0, false);
+    bookOuts(book, 1, [[a], [b]]);
+    let before = pooledNow();
+    l.shared(0, 10); // task 10 shared one of its own inputs
+    l.ran(0, 12);
+    rawFreed(a);
+    assert.ok(pooledAfter(a, before), 'task 11 read a, and no task from it on shared anything');
+    l.shared(0, 13); // task 13, between b's readers, did
+    l.ran(0, 15);
+    before = pooledNow();
+    rawFreed(b);
+    assert.ok(!pooledAfter(b, before), 'held: a task shared among the readers of b');
+    batchDone(book, 2, [[], [], [], [], []]);
+    assert.equal(pooledNow(), before + b.buffer.byteLength);
+  });
+
+  test('a batch fed from the reader\'s output, which shares the buffer, holds it until its own reading task has run', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task()]); // lane 1: makes v
+    batchOnLane(1, l.flags, 1, 0);
+    batchSent(book, 2, [task([fedFrom(1)])]); // lane 0: y = copy(v)
+    batchOnLane(2, l.flags, 0, 0);
+    batchSent(book, 3, [task([fedFrom(2, 0, 0)]), task()]); // lane 1: reads y
+    batchOnLane(3, l.flags, 1, 1);
+    const v = takeRaw(340_000, 0, false);
+    bookOuts(book, 1, [[v]]);
+    const before = pooledNow();
+    rawFreed(v);
+    l.shared(0, 0);
+    l.ran(0, 1);
+    assert.ok(!pooledAfter(v, before), 'held: batch 2 copied it into y, which batch 3 reads');
+    bookOuts(book, 2, [[v]]); // y posted: held by its entry again
+    rawFreed(v); // y freed
+    assert.ok(!pooledAfter(v, before), 'held: batch 3 has not read y');
+    l.ran(1, 2);
+    assert.ok(pooledAfter(v, before), 'recycled once batch 3\'s reading task has run');
+    batchDone(book, 3, [[], []]);
+  });
+
+  test('a chain continuing from the lane\'s previous batch lets it go once its reading task has run', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task()]);
+    batchOnLane(1, l.flags, 0, 0);
+    batchSent(book, 2, [task([{ arg: 0, task: -1, out: 0 }]), task()], 1);
+    batchOnLane(2, l.flags, 0, 1);
+    const v = takeRaw(350_000, 0, false);
+    bookOuts(book, 1, [[v]]);
+    const before = pooledNow();
+    rawFreed(v);
+    l.ran(0, 1);
+    assert.ok(!pooledAfter(v, before), 'held: batch 2 has not begun');
+    l.ran(0, 2);
+    assert.ok(pooledAfter(v, before), 'recycled');
+    batchDone(book, 2, [[], []]);
+  });
+
+  test('a batch whose lane was not said, or said for another batch, holds it until it is booked', () => {
+    const book: Book = new Map(), l = lanes();
+    batchSent(book, 1, [task()]);
+    batchSent(book, 2, [task([fedFrom(1)])]);
+    batchOnLane(7, l.flags, 0, 0); // not the batch just sent: ignored
+    const v = takeRaw(360_000, 0, false);
+    bookOuts(book, 1, [[v]]);
+    const before = pooledNow();
+    rawFreed(v);
+    l.ran(0, 100);
+    assert.ok(!pooledAfter(v, before), 'held: nothing says where batch 2 runs');
+    batchDone(book, 2, [[]]);
+    assert.equal(pooledNow(), before + v.buffer.byteLength);
   });
 });
