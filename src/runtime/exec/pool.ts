@@ -9,7 +9,7 @@ import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
-import { batchOnLane, buffersFor, recycleHome, recycleHomeGone } from './shm.js';
+import { buffersFor, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
@@ -191,8 +191,6 @@ export class WorkerPool {
   wakes = 0;
   /** batches sent and not yet answered, per lane */
   readonly inflight: Int32Array;
-  /** tasks sent so far, per lane (the number of the next one, as the lane counts them: protocol.ts taskRan) */
-  private readonly tasksSent: Int32Array;
   private readonly workers: (Worker | undefined)[];
   private readonly ports: (MessagePort | undefined)[];
   private readonly flags: Int32Array;
@@ -250,7 +248,6 @@ export class WorkerPool {
     this.flags[onCpuFlag(opts.lanes)] = 1; // the system thread
     for (let i = 0; i < opts.lanes; i++) this.flags[runningFlag(opts.lanes, i)] = -1;
     this.inflight = new Int32Array(opts.lanes);
-    this.tasksSent = new Int32Array(opts.lanes);
     this.workers = new Array(opts.lanes);
     this.ports = new Array(opts.lanes);
     this.feeds = opts.feed === true && opts.lanes >= 2 && opts.lanes <= MAX_FEED_LANES;
@@ -477,10 +474,6 @@ export class WorkerPool {
   }
 
   send(lane: number, batch: Batch): void {
-    // the lane numbers its tasks in the order sent: a buffer this batch reads may go once the
-    // task reading it has run (exec/shm.ts)
-    batchOnLane(batch.id, this.flags, lane, this.tasksSent[lane]!);
-    this.tasksSent[lane] = (this.tasksSent[lane]! + batch.tasks.length) | 0;
     if (lane === this.workerLanes) { this.inflight[lane]!++; this.system!.send(batch); return; }
     if (!this.workers[lane]) this.startWorker(lane);
     this.inflight[lane]!++;

@@ -2,7 +2,7 @@
 // what comes back.
 import type { MessagePort } from 'node:worker_threads';
 import type { ParamType } from '../../core/imports.js';
-import { T_JS, T_RAW, type DfValue } from '../../ucode/value.js';
+import type { DfValue } from '../../ucode/value.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { cpuClockExact, threadCpuNs } from '../../trace/clock.js';
 
@@ -179,8 +179,7 @@ export interface RehearsalWiring {
  * of answers to its requests, and the count of values fed to it that its worker looked at; then
  * the node's threads on a CPU (workers not asleep, and the
  * system thread while it works: a waiting thread spins only while that leaves it a core, see
- * `coreFree`) and the results workers posted; then per lane the tasks it finished, and per lane
- * the last of them whose outputs may share an input's buffer (taskRan).
+ * `coreFree`) and the results workers posted.
  */
 export const SLEEPING = 1, AWAKE = 0;
 /**
@@ -188,8 +187,8 @@ export const SLEEPING = 1, AWAKE = 0;
  * frees, wakes one such worker, which spins again (see WorkerPool.rest).
  */
 export const PARKED = 2;
-export const flagsLength = (lanes: number): number => 9 * lanes + 3;
-export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 9;
+export const flagsLength = (lanes: number): number => 7 * lanes + 3;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 7;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
 export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
@@ -200,38 +199,6 @@ export const answersFlag = (lanes: number, lane: number): number => 5 * lanes + 
 export const seenFlag = (lanes: number, lane: number): number => 6 * lanes + 1 + lane;
 export const onCpuFlag = (lanes: number): number => 7 * lanes + 1;
 export const resultsFlag = (lanes: number): number => 7 * lanes + 2;
-/** per lane, the tasks it finished since it started (numbered from 0 in the order sent; see taskRan) */
-export const doneFlag = (lanes: number, lane: number): number => 7 * lanes + 3 + lane;
-/** per lane, 1 + the number of the last finished task whose outputs may share an input's buffer (0: none) */
-export const sharedFlag = (lanes: number, lane: number): number => 8 * lanes + 3 + lane;
-
-/**
- * Lane `lane` finished its task number `seq` (its tasks numbered from 0 in the order sent, every
- * batch's in turn), which ran with `args` and made `outs`: one store a task, no notify. The
- * system thread then lets a freed buffer that task read go before the task's batch returns
- * (exec/shm.ts batchOnLane), unless an output may share an input's buffer — a copy() or a
- * setData of an input's bytes (the same SharedArrayBuffer), or a JavaScript value, which may hold
- * a view of one — since a later task of the batch, the lane's next batch or a batch fed from the
- * output reads it then. That is stored first, so a reader of the count sees it.
- */
-export function taskRan(flags: Int32Array, lanes: number, lane: number, seq: number, args: readonly unknown[], outs: readonly (DfValue | null)[]): void {
-  if (outs.length > 0 && sharesInput(args, outs)) Atomics.store(flags, sharedFlag(lanes, lane), (seq + 1) | 0);
-  Atomics.store(flags, doneFlag(lanes, lane), (seq + 1) | 0);
-}
-
-/** Whether an output may share the buffer of a raw input (see taskRan). */
-function sharesInput(args: readonly unknown[], outs: readonly (DfValue | null)[]): boolean {
-  for (let i = 0; i < outs.length; i++) {
-    const o = outs[i];
-    if (o === null || o === undefined || (o.t !== T_RAW && o.t !== T_JS)) continue;
-    for (let j = 0; j < args.length; j++) {
-      const a = args[j] as DfValue | null | undefined;
-      if (a === null || typeof a !== 'object' || a.t !== T_RAW) continue;
-      if (o.t === T_JS || o.v.buffer === a.v.buffer) return true;
-    }
-  }
-  return false;
-}
 
 /**
  * Whether lane `lane` has been handed a fed value it has not looked at while it runs no CF: a

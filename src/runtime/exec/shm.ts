@@ -24,7 +24,7 @@ import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
 import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
-import { doneFlag, lanesOf, previousTask, sharedFlag, type Forward } from './protocol.js';
+import { previousTask, type Forward } from './protocol.js';
 
 /**
  * The system thread's limit: the raw-DF bytes it drops between the full collections it forces.
@@ -218,9 +218,7 @@ export function keepFreedMemory(): boolean {
 // (Flight.outReaders), and a buffer remembers the batches whose booked outputs it held (Held.src)
 // and which of their outputs it backs (Flight.outBufs): it waits while one of them is unbooked or
 // one of those outputs is read by a batch in flight (counted per batch, a batch fed one output of
-// a producer held back all that producer's buffers), until the reader's tasks that read it have
-// run on its lane, none of them making an output that may share an input's buffer (the lane
-// counts its finished tasks in the shared flags, protocol.ts taskRan; batchOnLane). An output may share a buffer with an input
+// a producer held back all that producer's buffers). An output may share a buffer with an input
 // forwarded to its CF (copy(), setData), whose producing batch may still be in flight: a booked
 // batch's outputs also name the batches it forwarded from that are still in flight. A buffer no
 // booked batch posted (a CF's output held until the CF completes after its batch, rawAwaited)
@@ -289,8 +287,6 @@ export const recycling = {
   tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
   /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
   limboMs: 0, limboMaxMs: 0,
-  /** buffers let go while a batch reading them was in flight, its reading tasks run (batchOnLane) */
-  early: 0,
 };
 
 /**
@@ -320,8 +316,6 @@ export function recycleHomeGone(thread: number): void {
 /** Batches sent so far (their sequence). */
 let sendSeq = 0;
 interface Flight {
-  /** its number in its book */
-  id: number;
   seq: number;
   imps: number[];
   /** its result was booked (or its runtime books no more) */
@@ -329,9 +323,11 @@ interface Flight {
   /** forwards from this one's outputs by batches in flight: one per reading batch and output */
   readers: number;
   /** the same by output (outKey): a buffer waits only for the readers of the outputs it backs */
-  outReaders: Map<number, Read[]> | null;
-  /** the outputs of batches in flight it forwards from (counted in their readers until it is done) */
-  reads: Read[] | null;
+  outReaders: Map<number, number> | null;
+  /** the batches in flight it forwards from (counted in their readers until it is done), one per output read */
+  reads: Flight[] | null;
+  /** the output (outKey) of reads[i] it reads */
+  readKeys: number[] | null;
   /**
    * once booked, the output keys of its raw outputs by buffer id: a buffer it posted waits only for
    * the readers of these (one that is none of its outputs, for all its readers)
@@ -342,55 +338,23 @@ interface Flight {
    * when it is sent) or none: while some is unresolved it may read whatever was live when it was sent
    */
   wild: number;
-  /**
-   * the flags where its lane counts the tasks it finished and the last that shared an input's
-   * buffer (protocol.ts taskRan; null: not known, a read lasts until it is booked), those two
-   * places in them, and the lane's number of its first task (batchOnLane)
-   */
-  lane: Int32Array | null;
-  doneAt: number;
-  sharedAt: number;
-  base: number;
 }
-
-/** Batch `r` (in flight) reads output `key` of batch `s` by its tasks `first` to `last`. */
-interface Read { r: Flight; s: Flight; key: number; first: number; last: number }
 
 /** Output `out` of task `task` of a batch, as one number (a ucode has far fewer than 65 536 outputs). */
 const outKey = (task: number, out: number): number => task * 65536 + out;
 
-/** Per book, the batches not sent yet that batches in flight forward from: their readers, the outputs read and by which task, to link when sent. */
-const ahead = new WeakMap<FlightBook, Map<number, { f: Flight; key: number; task: number }[]>>();
+/** Per book, the batches not sent yet that batches in flight forward from: their readers and the outputs read, to link when sent. */
+const ahead = new WeakMap<FlightBook, Map<number, { f: Flight; key: number }[]>>();
 
-/** Task `task` of batch `r` reads output `key` of `s` (in flight): counted in s's readers until r is done. */
-function linkRead(r: Flight, s: Flight, key: number, task: number): void {
-  const reads = r.reads ??= [];
-  for (let i = 0; i < reads.length; i++) {
-    const x = reads[i]!;
-    if (x.s !== s || x.key !== key) continue;
-    if (task < x.first) x.first = task;
-    if (task > x.last) x.last = task;
-    return;
-  }
-  const x: Read = { r, s, key, first: task, last: task };
-  reads.push(x);
+/** Batch `r` reads output `key` of `s` (in flight): counted in s's readers until r is done. */
+function linkRead(r: Flight, s: Flight, key: number): void {
+  const reads = r.reads ??= [], keys = r.readKeys ??= [];
+  for (let i = 0; i < reads.length; i++) if (reads[i] === s && keys[i] === key) return;
+  reads.push(s);
+  keys.push(key);
   s.readers++;
   const m = s.outReaders ??= new Map();
-  const l = m.get(key);
-  if (l === undefined) m.set(key, [x]); else l.push(x);
-}
-
-/**
- * Whether the tasks of read `x` have all run on their lane and none of them made an output that
- * may share an input's buffer (protocol.ts taskRan): then its batch, in flight, reads that
- * output no more. The count of finished tasks is read first: a task's sharing is stored before
- * it counts as finished.
- */
-function ranPast(x: Read): boolean {
-  const r = x.r, p = r.lane;
-  if (p === null) return false;
-  if (((Atomics.load(p, r.doneAt) - r.base) | 0) <= x.last) return false;
-  return ((Atomics.load(p, r.sharedAt) - r.base) | 0) <= x.first;
+  m.set(key, (m.get(key) ?? 0) + 1);
 }
 
 /**
@@ -448,7 +412,7 @@ export function rawPosted(v: Uint8Array): void {
     else if (!h.src.includes(b)) h.src.push(b);
     const r = b.reads;
     if (r !== null) for (let i = 0; i < r.length; i++) {
-      const f = r[i]!.s;
+      const f = r[i]!;
       if (f.done) continue;
       if (h.via === null) h.via = [f];
       else if (!h.via.includes(f)) h.via.push(f);
@@ -508,7 +472,7 @@ export function rawFreed(v: Uint8Array): void {
  */
 export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number; fwd?: readonly Forward[] }[], prev?: number): void {
   const imps = new Array<number>(tasks.length);
-  let links: { s: Flight; key: number; task: number }[] | null = null, wild = 0, later: { from: number; key: number; task: number }[] | null = null;
+  let links: { s: Flight; key: number }[] | null = null, wild = 0, later: { from: number; key: number }[] | null = null;
   for (let i = 0; i < tasks.length; i++) {
     const t = tasks[i]!;
     imps[i] = t.imp;
@@ -526,74 +490,46 @@ export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: n
       if (s === undefined) {
         if (later === null) later = [];
         if (!later.some((l) => l.from === from)) wild++;
-        later.push({ from, key, task: i });
+        later.push({ from, key });
         continue;
       }
-      (links ??= []).push({ s, key, task: i });
+      (links ??= []).push({ s, key });
     }
   }
   if (book.size === 0) books.add(book);
-  const f: Flight = { id, seq: sendSeq++, imps, done: false, readers: 0, outReaders: null, reads: null, outBufs: null, wild, lane: null, doneAt: 0, sharedAt: 0, base: 0 };
+  const f: Flight = { seq: sendSeq++, imps, done: false, readers: 0, outReaders: null, reads: null, readKeys: null, outBufs: null, wild };
   book.set(id, f);
-  lastSent = f;
-  if (links !== null) for (const l of links) linkRead(f, l.s, l.key, l.task);
+  if (links !== null) for (const l of links) linkRead(f, l.s, l.key);
   if (later !== null) {
     let m = ahead.get(book);
     if (m === undefined) ahead.set(book, m = new Map());
-    for (const l of later) { const w = m.get(l.from), e = { f, key: l.key, task: l.task }; if (w === undefined) m.set(l.from, [e]); else w.push(e); }
+    for (const l of later) { const w = m.get(l.from); if (w === undefined) m.set(l.from, [{ f, key: l.key }]); else w.push({ f, key: l.key }); }
   }
   const waiting = ahead.get(book)?.get(id);
   if (waiting !== undefined) {
     ahead.get(book)!.delete(id);
     // a reader's forwards from this batch are all linked now: its wild count falls once
     const seen: Flight[] = [];
-    for (const { f: r, key, task } of waiting) {
+    for (const { f: r, key } of waiting) {
       if (r.done) continue;
-      linkRead(r, f, key, task);
+      linkRead(r, f, key);
       if (!seen.includes(r)) { seen.push(r); r.wild--; }
     }
   }
 }
 
-/**
- * The last batch batchSent recorded: the executor's send, which follows at once, says where it
- * runs (batchOnLane).
- */
-let lastSent: Flight | null = null;
-
-/**
- * Batch `id`, just recorded by batchSent, goes to lane `lane`, whose thread counts in `flags` the
- * tasks it finished and the last that may have shared an input's buffer (protocol.ts taskRan);
- * `base`: the lane's number of the batch's first task (the lane's tasks sent before it). A
- * buffer it reads may then go once the tasks reading it have run, though the batch is in
- * flight: the PIC's large outputs waited 40–590 ms for the rest of a reader's batch, a lane's run
- * of pushes, long after the push reading them had run (docs/pic.md). A batch no executor says
- * this of holds what it reads until it is booked.
- */
-export function batchOnLane(id: number, flags: Int32Array, lane: number, base: number): void {
-  const f = lastSent;
-  lastSent = null;
-  if (f === null || f.id !== id || f.done) return;
-  const lanes = lanesOf(flags);
-  f.lane = flags;
-  f.doneAt = doneFlag(lanes, lane);
-  f.sharedAt = sharedFlag(lanes, lane);
-  f.base = base;
-}
-
 /** A batch in flight no longer: the batches it forwarded from are no longer read by it. */
 function landed(f: Flight): void {
   f.done = true;
-  f.lane = null;
-  if (lastSent === f) lastSent = null;
-  const r = f.reads;
-  if (r === null) return;
+  const r = f.reads, keys = f.readKeys;
+  if (r === null || keys === null) return;
   f.reads = null;
+  f.readKeys = null;
   for (let i = 0; i < r.length; i++) {
-    const x = r[i]!, s = x.s, m = s.outReaders!;
+    const s = r[i]!, m = s.outReaders!;
     s.readers--;
-    const l = m.get(x.key)!;
-    if (l.length === 1) m.delete(x.key); else l.splice(l.indexOf(x), 1);
+    const n = m.get(keys[i]!)! - 1;
+    if (n > 0) m.set(keys[i]!, n); else m.delete(keys[i]!);
   }
 }
 
@@ -695,7 +631,6 @@ export function batchesDropped(book: FlightBook): void {
  * not all resolved.
  */
 function mayBeRead(h: Held, oldest: number, oldestWild: number): boolean {
-  passedReaders = false;
   if (h.awaited ? h.seq > oldest : h.seq > oldestWild) return true;
   const src = h.src, via = h.via;
   if (src !== null) for (let i = 0; i < src.length; i++) {
@@ -706,20 +641,11 @@ function mayBeRead(h: Held, oldest: number, oldestWild: number): boolean {
     const ks = f.outBufs?.get(h.id);
     if (ks === undefined) return true;
     const m = f.outReaders!;
-    for (let k = 0; k < ks.length; k++) {
-      const l = m.get(ks[k]!);
-      if (l === undefined) continue;
-      // read by a batch in flight: held until its reading tasks have run and shared none of it
-      for (let j = 0; j < l.length; j++) if (!ranPast(l[j]!)) return true;
-      passedReaders = true;
-    }
+    for (let k = 0; k < ks.length; k++) if (m.has(ks[k]!)) return true;
   }
   if (via !== null) for (let i = 0; i < via.length; i++) if (!via[i]!.done) return true;
   return false;
 }
-
-/** mayBeRead let the buffer go while a batch reading it is in flight, its reading tasks run (--timing: rawEarly) */
-let passedReaders = false;
 
 /** recycleSettled is running: a collection it forces (a buffer dropped) must not settle the list it compacts */
 let settling = false;
@@ -743,7 +669,6 @@ function settle(): void {
     // held again since (it comes back when let go again), or settled
     if (h.seq < 0 || h.n > 0 || h.buffer === null) { h.waiting = false; continue; }
     if (mayBeRead(h, oldest, oldestWild)) { limbo[kept++] = h; continue; }
-    if (passedReaders) recycling.early++;
     const b = h.buffer;
     const home = isPinnedBuffer(b) ? undefined : homes.get(makerOf(b));
     if (b.byteLength >= 1048576) {

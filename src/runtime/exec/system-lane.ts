@@ -18,7 +18,7 @@ import type { DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { wallNs } from '../../trace/clock.js';
 import { InlineFailure, type InlineExecutor } from './inline.js';
-import { CpuShare, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, onCpuFlag, runningFlag, doneFlag, taskRan, type Batch, type BatchResult, type FedWaits, type Forward, type TaskError, type WaitPlan } from './protocol.js';
+import { CpuShare, SLEEPING, abortFlag, backOnCpu, leaveCpu, coreFree, onCpuFlag, runningFlag, type Batch, type BatchResult, type FedWaits, type Forward, type TaskError, type WaitPlan } from './protocol.js';
 import type { Exchange } from './exchange.js';
 
 /** A batch being run: where it stands, so that a wait for a fed value can suspend it. */
@@ -65,9 +65,6 @@ export class SystemLane {
   private readonly ABORT: number;
   private readonly RUNNING: number;
   private readonly ONCPU: number;
-  /** the node's lanes, and where this lane counts the tasks it finished (taskRan) */
-  private readonly lanes: number;
-  private readonly DONE: number;
   /** batches this lane ran, the times it slept for a fed value, suspended a batch for one, and how long those lasted (ns) */
   readonly stats = { batches: 0, sleeps: 0, suspends: 0, suspendedNs: 0 };
 
@@ -76,8 +73,6 @@ export class SystemLane {
     this.ABORT = abortFlag(lanes);
     this.RUNNING = runningFlag(lanes, o.lane);
     this.ONCPU = onCpuFlag(lanes);
-    this.lanes = lanes;
-    this.DONE = doneFlag(lanes, o.lane);
     o.flags[this.RUNNING] = -1;
   }
 
@@ -160,8 +155,6 @@ export class SystemLane {
       }
       r.start[ti] = o.inline.start;
       r.fin[ti] = o.inline.fin;
-      // what it read may go now, unless an output shares it (protocol.ts taskRan)
-      taskRan(flags, this.lanes, o.lane, Atomics.load(flags, this.DONE), t.args, r.outs[ti]!);
       ex?.ran(r.b.id, ti);
     }
     Atomics.store(flags, this.RUNNING, -1);

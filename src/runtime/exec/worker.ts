@@ -14,7 +14,7 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, doneFlag, taskRan, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
@@ -349,8 +349,6 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
   let error: TaskError | undefined;
   let ran = 0;
-  // this lane's tasks finished so far: the number of this batch's first (only this thread stores it)
-  let seq = Atomics.load(flags, doneFlag(LANES, me));
   // running low is told once a batch, and only by a batch that has run RUN_LOW_NS already
   let low = RUN_LOW_NS <= 0 || tasks.length < 2;
   const began = low ? 0 : performance.now();
@@ -396,9 +394,6 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     lastFin = fin[ti] = tw ? gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now) : now();
     ran = ti + 1;
-    // what it read may go now, unless an output shares it (protocol.ts taskRan)
-    taskRan(flags, LANES, me, seq, args, outs[ti]!);
-    seq = (seq + 1) | 0;
     exchange?.ran(msg.id, ti);
   }
   Atomics.store(flags, RUNNING, -1);
