@@ -410,8 +410,16 @@ export class NodeRuntime {
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
     const until = performance.now() + SLICE_MS;
+    // workers are wanted or up, or CFs park: a node begun in FIFO order on several lanes spreads
+    // over them now
+    if (this.st.fifo && this.lanesDue()) this.st.toLanes();
     try {
-      if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
+      if (!this.st.fifo) this.pumpLanes(until);
+      else {
+        this.pumpFifo(until);
+        // due during this turn: the next one spreads what is queued
+        if (this.lanesDue()) this.schedule();
+      }
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
     this.stats.woken = this.st.wakes;
@@ -431,7 +439,7 @@ export class NodeRuntime {
    * and nothing runs inline meanwhile, so output keeps the FIFO order.
    */
   private pumpFifo(until: number): void {
-    const st = this.st, interp = this.interp, inflight = this.exec.inflight;
+    const st = this.st, interp = this.interp, inflight = this.exec.inflight, parkedMax = this.policy.fifoStartParked;
     for (;;) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
       // nothing waits behind a ucode that may wait for what it would hold back; what is due on
@@ -457,6 +465,9 @@ export class NodeRuntime {
           // spawning, parking and migrating take turns with the event loop too: a loop migrating
           // thousands of CFs would otherwise hold every message back until it is all unrolled
           if (this.timeUp(until)) { late = true; break; }
+          // several lanes begun in this order leave it at once when CFs park: the loops not
+          // unrolled yet go to the several-lane pump (lanesDue), which unrolls them as they run
+          if (st.fifoUntilWorkers && st.waiting.size > parkedMax) { late = true; break; }
           continue;
         }
         if (cf.task!.fwd === undefined && this.asks(cf)) { this.ask(cf); continue; }
@@ -807,6 +818,14 @@ export class NodeRuntime {
 
   private sizing(): BatchSizing {
     return { cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo };
+  }
+
+  /**
+   * Several lanes begun in FIFO order, and workers wanted or already up, or more CFs parked than
+   * the policy lets the FIFO start park (NodeState.toLanes).
+   */
+  private lanesDue(): boolean {
+    return this.st.fifoUntilWorkers && (this.warmed || this.exec.booted > 0 || this.st.waiting.size > this.policy.fifoStartParked);
   }
 
   /** Workers are wanted (the policy said so, or a batch leaves): they start booting now. */

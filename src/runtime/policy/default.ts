@@ -60,6 +60,13 @@ export const LIVE_TARGET = 16384;
  */
 export const WAIT_AHEAD = 128;
 /**
+ * Several lanes on one node begin in the FIFO order and leave it once more CFs than this are
+ * parked (or workers are wanted). The short rows park almost none (8 chains × 2 000: 8 woken;
+ * stencil 2 000 steps: 4); a program whose loops the FIFO pump unrolled whole before its
+ * workers were wanted (held_views: ~6 000 CFs parked) ran as a few long fed batches.
+ */
+export const FIFO_START_PARKED = 64;
+/**
  * the "4 per CF ready or running" above. Fewer keep fewer CFs alive, which the system thread's
  * scavenges copy (Task Bench stencil_1d 1×2, 10 000 steps at 2^13 iterations: ~6 800 live CFs
  * mid-run), but made no difference beyond noise there: three alternated triples, load 3.4–3.6,
@@ -325,6 +332,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   readonly name: string = 'default';
   readonly caps: PolicyCapabilities = DEFAULT_CAPS;
   readonly fifoDepth: number = LANE_DEPTH;
+  readonly fifoStartParked: number = FIFO_START_PARKED;
   private readonly inline: boolean;
   private readonly spread: boolean;
   private readonly fedRunNs: number;
