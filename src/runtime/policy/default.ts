@@ -61,11 +61,14 @@ export const LIVE_TARGET = 16384;
 export const WAIT_AHEAD = 128;
 /**
  * Several lanes on one node begin in the FIFO order and leave it once more CFs than this are
- * parked (or workers are wanted). The short rows park almost none (8 chains × 2 000: 8 woken;
- * stencil 2 000 steps: 4); a program whose loops the FIFO pump unrolled whole before its
- * workers were wanted (held_views: ~6 000 CFs parked) ran as a few long fed batches.
+ * parked (or workers are wanted). The short rows park almost none at once (8 chains × 2 000: 8
+ * woken in all; stencil 2 000 steps: 4); a program whose loops the FIFO pump had unrolled whole
+ * before its workers were wanted (held_views: ~6 000 CFs parked) ran as a few long fed batches,
+ * 4–6× slower. held_views, 7 alternated pairs against the several-lane pump from the start
+ * (shielded, load 8.3–9.9): at 64, 157–632 batches, one run in 7 in the few-batches mode
+ * (3.2 s); at 16, 513–753 batches (base 375–672), programs of 2.0–3.0 s (base 1.7–3.9 s).
  */
-export const FIFO_START_PARKED = 64;
+export const FIFO_START_PARKED = 16;
 /**
  * the "4 per CF ready or running" above. Fewer keep fewer CFs alive, which the system thread's
  * scavenges copy (Task Bench stencil_1d 1×2, 10 000 steps at 2^13 iterations: ~6 800 live CFs
