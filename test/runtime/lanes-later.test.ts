@@ -100,7 +100,9 @@ test('tiny chains on 2 threads run on the system thread in the FIFO order of 1 t
 });
 
 test('a program whose codes turn out long leaves the FIFO order mid-loop and spreads over the workers', async () => {
-  const n = 1000;
+  // 3 000 × 300 µs: at 1 000 a worker booting under load 17 came up after the last long CF had
+  // run on the system thread (sent 0, one worker up at the end)
+  const n = 3000;
   const want = Array.from({ length: n }, (_, i) => 2 * i + 1).reduce((x, y) => x + y, 0);
   const r = await run('mixed', 2, [n]);
   assertOk(r);
