@@ -67,6 +67,12 @@ export const WAIT_AHEAD = 128;
  * 4–6× slower. held_views, 7 alternated pairs against the several-lane pump from the start
  * (shielded, load 8.3–9.9): at 64, 157–632 batches, one run in 7 in the few-batches mode
  * (3.2 s); at 16, 513–753 batches (base 375–672), programs of 2.0–3.0 s (base 1.7–3.9 s).
+ * Over 104 alternated pairs (shielded, load 5.7–16.9) the few-long-fed-batches mode came as
+ * often at 16 as with the several-lane pump from the start: 9 runs each; the held-views test's
+ * figure above 70 MiB 6 / 4 times, above 100 MiB once each. Both builds park 1 600–4 500 CFs
+ * ahead at their peak, which the long fed batches sweep up: the 17 the FIFO start parks before
+ * the workers are wanted are not what seeds the mode
+ * (docs/benchmarks.md, "The FIFO start of several lanes against held_views' long fed batches").
  */
 export const FIFO_START_PARKED = 16;
 /**
