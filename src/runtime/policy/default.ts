@@ -76,6 +76,17 @@ export const WAIT_AHEAD = 128;
  */
 export const FIFO_START_PARKED = 16;
 /**
+ * Raw output bytes at which a fed batch closes: they, and the freed buffers they back, stay until
+ * the batch returns. held_views (a 1–4 MiB DF a step read by two chains of 64 KiB tokens, ~3.5
+ * MiB a step) was fed ~37 steps in one batch a lane in its few-batches runs; with 16 MiB ~5. 45
+ * alternated rounds, shielded, load 6.4–10.5: peak 159 / 203 / 255 MiB (min / median / most)
+ * against 167 / 242 / 466 without the bound and 170 / 275 / 402 before the FIFO start; the
+ * held-views test's figure at most 39 MiB against 75 / 81; few-batches runs 2 of 45 against 6 /
+ * 4. The stencil's outputs are bytes, far from it; the PIC 1×2 read within noise (TypeScript 3.09
+ * against 3.07 / 2.76 M/s). `LUNA_FED_BATCH_MB` overrides it.
+ */
+export const FED_BATCH_BYTES = 16 * 1048576;
+/**
  * the "4 per CF ready or running" above. Fewer keep fewer CFs alive, which the system thread's
  * scavenges copy (Task Bench stencil_1d 1×2, 10 000 steps at 2^13 iterations: ~6 800 live CFs
  * mid-run), but made no difference beyond noise there: three alternated triples, load 3.4–3.6,
@@ -342,6 +353,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   readonly caps: PolicyCapabilities = DEFAULT_CAPS;
   readonly fifoDepth: number = LANE_DEPTH;
   readonly fifoStartParked: number = FIFO_START_PARKED;
+  readonly fedBatchBytes: number = (tuned('LUNA_FED_BATCH_MB') ?? FED_BATCH_BYTES / 1048576) * 1048576;
   private readonly inline: boolean;
   private readonly spread: boolean;
   private readonly fedRunNs: number;

@@ -10,6 +10,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   readonly caps: PolicyCapabilities;
   readonly fifoDepth: number;
   readonly fifoStartParked: number;
+  readonly fedBatchBytes: number;
 
   /** `adds`: the questions this policy answers beyond those of `inner` (see PolicyCapabilities) */
   constructor(readonly inner: SchedulingPolicy, adds: Partial<PolicyCapabilities> = {}) {
@@ -17,6 +18,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
     this.caps = { ...inner.caps, ...adds };
     this.fifoDepth = inner.fifoDepth;
     this.fifoStartParked = inner.fifoStartParked;
+    this.fedBatchBytes = inner.fedBatchBytes;
   }
 
   place(cf: FragmentView): number | undefined { return this.inner.place(cf); }

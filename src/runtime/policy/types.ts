@@ -239,6 +239,11 @@ export interface SchedulingPolicy {
    */
   readonly fifoStartParked: number;
   /**
+   * A fed batch closes once its CFs' raw outputs (by each code's last measured on a worker) reach
+   * this many bytes: they, and the freed buffers they back, stay until the batch returns.
+   */
+  readonly fedBatchBytes: number;
+  /**
    * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`
    * (a code's first call run on the system thread: its CPU time), on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
    * boot anyway with the first batch. While every fragment is tiny, all run on the system
