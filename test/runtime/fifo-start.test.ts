@@ -7,25 +7,7 @@ import assert from 'node:assert/strict';
 import { runInProcess, type HarnessRun } from './harness.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import type { NodeRuntime } from '../../src/runtime/node/runtime.js';
-
-/** c independent chains of n tiny links: nothing parks but each chain's last CF. */
-const CHAINS = `import c_start(name \`x) as start;
-import c_step(value \`prev, name \`next) as step;
-import c_show(int \`j, value \`last) as show;
-sub chain(int j, int n, name x)
-{
-    cf first: start(x[0]);
-    for i = 0..n-1
-        cf link[i]: step(x[i], x[i + 1]);
-    show(j, x[n]);
-}
-sub main(int c, int n)
-{
-    df x;
-    for j = 0..c-1
-        chain(j, n, x[j]);
-}
-`;
+import { CHAINS } from './tiny-chains.js';
 
 /** A loop of readers spawned before the chain that makes what they read: every reader parks. */
 const READERS_FIRST = `import c_start(name \`x) as start;

@@ -8,25 +8,8 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertOk, describeRun, luna, timingOf } from './helpers.js';
+import { CHAINS } from './tiny-chains.js';
 
-/** c chains of n tiny links (every link runs on the system thread), the last link printed. */
-const CHAINS = `import c_start(name \`x) as start;
-import c_step(value \`prev, name \`next) as step;
-import c_show(int \`j, value \`last) as show;
-sub chain(int j, int n, name x)
-{
-    cf first: start(x[0]);
-    for i = 0..n-1
-        cf link[i]: step(x[i], x[i + 1]);
-    show(j, x[n]);
-}
-sub main(int c, int n)
-{
-    df x;
-    for j = 0..c-1
-        chain(j, n, x[j]);
-}
-`;
 const CHAINS_UCODES = `
 type In = { getInt(): number };
 type Out = { setInt(v: number): void };
