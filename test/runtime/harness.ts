@@ -35,7 +35,8 @@ export function compileSource(source: string, ucodes: Ucodes = {}, file = 'test.
 export class SyncLanes implements Executors {
   readonly inflight: Int32Array;
   readonly inline?: InlineExecutor;
-  readonly booted = 1;
+  /** workers up (1), or none yet (0: `unbooted`, as before the policy wants workers) */
+  booted = 1;
   /** every batch sent: lane and CF numbers, in order */
   readonly sent: { lane: number; cfs: number[] }[] = [];
   /** most batches a lane ever had in flight */
@@ -145,6 +146,11 @@ export interface HarnessOptions {
   lagged?: boolean;
   /** the program's compiled C++ ucodes */
   native?: NativeUcodes;
+  /**
+   * the lanes count as not booted (as a real node's workers before the policy wants them): a node
+   * of several lanes then begins in the FIFO order
+   */
+  unbooted?: boolean;
   /** called with each node's runtime before the program starts */
   observe?: (rt: NodeRuntime, node: number) => void;
   /** called for each node before the program starts: register participants, channels */
@@ -178,6 +184,7 @@ export async function runInProcess(program: string | CompiledProgram, ucodes: Uc
   o.mesh?.(mesh);
   const nodes = mesh.endpoints.map((tp): HarnessNode => {
     const lanes = new SyncLanes(o.lanes ?? 1, compiled, ucodesOf(tp.rank), o.inline ?? false, o.native, o.lagged);
+    if (o.unbooted) lanes.booted = 0;
     const router = new Router(tp);
     const control = new Control(router, now);
     const fragments = new FragmentLayer(router, control, { now });

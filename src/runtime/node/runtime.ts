@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { CallSite, CompiledProgram, Site } from '../../program/compile.js';
 import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
-import type { DfValue } from '../../ucode/value.js';
+import { T_RAW, type DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
 import type { Batch, BatchResult, Feed, Task, TaskError } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
@@ -109,6 +109,8 @@ export class NodeRuntime {
   /** per code, its previous execution's wall time (CodeCost.lastNs) */
   private readonly costLast: Float64Array;
   private readonly costN: Int32Array;
+  /** per code: raw bytes its CFs' outputs took, as last measured (fed batches' bound) */
+  private readonly outBytes: Float64Array;
   private scheduled = false;
   private failed: RunFault | null = null;
   /** trace: start of the current busy span of this thread (-1: none) */
@@ -130,9 +132,10 @@ export class NodeRuntime {
    * batch and how long, and its waits for fed values (exec/protocol.ts LaneGaps); `chainAhead`:
    * the most batches a lane held at once while a chain continued on it (the policy's chainDepth);
    * `lows`: times a worker's batch ran low with nothing queued behind it (runningLow); `fedLate`:
-   * CFs fed that became candidates when they parked, their producers' batches already sent
+   * CFs fed that became candidates when they parked, their producers' batches already sent;
+   * `fedBytesMax`: the most raw output bytes one fed batch returned (the policy's fedBatchBytes)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -168,6 +171,7 @@ export class NodeRuntime {
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costLast = new Float64Array(program.codes.length);
     this.costN = new Int32Array(program.codes.length);
+    this.outBytes = new Float64Array(program.codes.length);
     this.st.owner = this;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
@@ -215,11 +219,14 @@ export class NodeRuntime {
     if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
     this.stats.systemWakes = this.exec.wakes ?? 0;
     const t0 = this.st.tr ? this.host.now() : 0;
+    // (a fed batch's send time is not kept: it measures no CF's cost)
+    const fed = !this.sentAt.has(r.batch);
     this.measureBatch(r);
     if (this.st.tr && r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
     batchBooking(this.flights, r.batch); // its raw outputs, posted now, are its (exec/shm.ts)
     try {
-      this.completeAll(cfs, r);
+      const bytes = this.completeAll(cfs, r);
+      if (fed && bytes > this.stats.fedBytesMax) this.stats.fedBytesMax = bytes;
     } catch (e) { batchBooking(this.flights, null); this.fail(e); return; }
     // booked (its outputs posted, its CFs finished): what only this batch still read may be reused
     batchDone(this.flights, r.batch, r.outs);
@@ -410,8 +417,16 @@ export class NodeRuntime {
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
     const until = performance.now() + SLICE_MS;
+    // workers are wanted or up, or CFs park: a node begun in FIFO order on several lanes spreads
+    // over them now
+    if (this.st.fifo && this.lanesDue()) this.st.toLanes();
     try {
-      if (this.st.fifo) this.pumpFifo(until); else this.pumpLanes(until);
+      if (!this.st.fifo) this.pumpLanes(until);
+      else {
+        this.pumpFifo(until);
+        // due during this turn: the next one spreads what is queued
+        if (this.lanesDue()) this.schedule();
+      }
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
     this.stats.woken = this.st.wakes;
@@ -431,7 +446,7 @@ export class NodeRuntime {
    * and nothing runs inline meanwhile, so output keeps the FIFO order.
    */
   private pumpFifo(until: number): void {
-    const st = this.st, interp = this.interp, inflight = this.exec.inflight;
+    const st = this.st, interp = this.interp, inflight = this.exec.inflight, parkedMax = this.policy.fifoStartParked;
     for (;;) {
       const tail = inflight[0]! > 0 ? this.tails[0] : null;
       // nothing waits behind a ucode that may wait for what it would hold back; what is due on
@@ -457,6 +472,9 @@ export class NodeRuntime {
           // spawning, parking and migrating take turns with the event loop too: a loop migrating
           // thousands of CFs would otherwise hold every message back until it is all unrolled
           if (this.timeUp(until)) { late = true; break; }
+          // several lanes begun in this order leave it at once when CFs park: the loops not
+          // unrolled yet go to the several-lane pump (lanesDue), which unrolls them as they run
+          if (st.fifoUntilWorkers && st.waiting.size > parkedMax) { late = true; break; }
           continue;
         }
         if (cf.task!.fwd === undefined && this.asks(cf)) { this.ask(cf); continue; }
@@ -656,7 +674,7 @@ export class NodeRuntime {
       let b = open[lane];
       // a ucode that may wait starts a batch of its own (BatchBuilder.admits)
       if (b && !b.b.admits(cf)) { open[lane] = null; this.send(lane, b.b, b.id); b = null; }
-      if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised) };
+      if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised), bytes: 0 };
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
       b.b.add(cf);
       book.added(lane, b.id, b.b, cf);
@@ -679,7 +697,10 @@ export class NodeRuntime {
         this.fedLimitFed = fed;
       }
       const limit = this.fedLimit;
-      if (b.b.size >= limit || b.b.closed) { open[lane] = null; this.send(lane, b.b, b.id); }
+      // the raw outputs a fed batch makes stay until it returns (the freed ones in the limbo):
+      // the policy bounds them too
+      b.bytes += this.outBytes[code]!;
+      if (b.b.size >= limit || b.b.closed || b.bytes >= this.fedBytes) { open[lane] = null; this.send(lane, b.b, b.id); }
       return lane;
     });
     for (let i = 0; i < lanes; i++) {
@@ -699,6 +720,8 @@ export class NodeRuntime {
 
   /** the fed batch limit the policy gave in this pass of feedAcross, for CFs of code `fedLimitCode` (-1: none yet) with `fed` as given */
   private fedLimit = 0;
+  /** raw output bytes at which a fed batch closes (the policy's fedBatchBytes) */
+  private get fedBytes(): number { return this.policy.fedBatchBytes; }
   private fedLimitCode = -1;
   private fedLimitFed = false;
   /** how long a lane's fed batch may grow, as the policy is asked (one object, reused) */
@@ -711,7 +734,7 @@ export class NodeRuntime {
   private readonly lastGiven: (Cf | null)[];
 
   /** per lane, the batch of fed CFs being built in this pass */
-  private readonly openFed: ({ id: number; b: BatchBuilder } | null)[] = [];
+  private readonly openFed: ({ id: number; b: BatchBuilder; bytes: number } | null)[] = [];
 
   /**
    * A chain longer than one batch continues in a second batch to the same lane while the first
@@ -807,6 +830,14 @@ export class NodeRuntime {
 
   private sizing(): BatchSizing {
     return { cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size, stealable: this.program.hasStealable, fifo: this.st.fifo };
+  }
+
+  /**
+   * Several lanes begun in FIFO order, and workers wanted or already up, or more CFs parked than
+   * the policy lets the FIFO start park (NodeState.toLanes).
+   */
+  private lanesDue(): boolean {
+    return this.st.fifoUntilWorkers && (this.warmed || this.exec.booted > 0 || this.st.waiting.size > this.policy.fifoStartParked);
   }
 
   /** Workers are wanted (the policy said so, or a batch leaves): they start booting now. */
@@ -932,19 +963,24 @@ export class NodeRuntime {
       if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
       throw e;
     }
-    if (timed) this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined);
+    if (timed) { this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); this.outBytes[code] = rawBytes(outs); }
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.policy.caps.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     if (tr) this.laneFree[lane] = inl.fin;
     this.complete(cf, outs, tr ? inl.fin : 0);
   }
 
-  private completeAll(cfs: Cf[], r: BatchResult): void {
+  /** Complete a batch's CFs; returns the raw bytes of their outputs. */
+  private completeAll(cfs: Cf[], r: BatchResult): number {
     const traced = this.st.tr !== undefined;
+    let total = 0;
     for (let i = 0; i < r.outs.length; i++) {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
+      const bytes = rawBytes(r.outs[i]!);
+      this.outBytes[cf.site.code] = bytes;
+      total += bytes;
       if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       // a ucode that asked its node without waiting: the CF completes when the answers come
       if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
@@ -952,6 +988,7 @@ export class NodeRuntime {
       this.complete(cf, r.outs[i]!, traced ? fin : 0);
     }
     if (r.error) throw this.taskFault(cfs[r.error.task]!, r.error);
+    return total;
   }
 
   private taskFault(cf: Cf, e: TaskError): RunFault {
@@ -1115,4 +1152,11 @@ function waitsLast(cfs: readonly Cf[]): boolean {
 function heavyLast(cfs: readonly Cf[]): boolean {
   const last = cfs[cfs.length - 1];
   return last !== undefined && last.site.kind === 'call' && (last.site as CallSite).heavy === true;
+}
+
+/** Bytes of the raw values among a CF's outputs. */
+function rawBytes(outs: readonly (DfValue | null)[]): number {
+  let n = 0;
+  for (let j = 0; j < outs.length; j++) { const v = outs[j]; if (v != null && v.t === T_RAW) n += v.v.byteLength; }
+  return n;
 }

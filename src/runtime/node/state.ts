@@ -68,8 +68,14 @@ export class NodeState {
   readonly self: number;
   readonly size: number;
   readonly lanes: number;
-  /** one lane and no priorities: the original's FIFO order (docs/language.md §8.3) */
-  readonly fifo: boolean;
+  /**
+   * one lane and no priorities: the original's FIFO order (docs/language.md §8.3). Several
+   * lanes on one node begin in it too, until workers are wanted (toLanes): while every CF runs
+   * on this thread the FIFO pump does the same work for less (see toLanes)
+   */
+  fifo: boolean;
+  /** several lanes, begun in FIFO order: they leave it once workers are wanted (toLanes) */
+  readonly fifoUntilWorkers: boolean;
   /** ready CFs are ordered by priorities (the policy's or the program's), not by arrival */
   readonly ordered: boolean;
   readonly tr: TraceSink | undefined;
@@ -107,7 +113,8 @@ export class NodeState {
     this.size = host.size;
     this.lanes = host.lanes;
     const ordered = (this.ordered = policy.caps.orders || program.hasPriority);
-    this.fifo = host.lanes === 1 && !ordered;
+    this.fifo = !ordered && (host.lanes === 1 || host.size === 1);
+    this.fifoUntilWorkers = this.fifo && host.lanes > 1;
     this.tr = host.trace;
     this.remote = host.remote;
     this.ready = ordered ? new PriorityReady() : new FifoReady();
@@ -146,6 +153,21 @@ export class NodeState {
     cf.state = QUEUED;
     this.run.push(cf);
     this.owner.schedule();
+  }
+
+  /**
+   * Several lanes, begun in FIFO order: from now on, the several-lane order. A loop the FIFO pump
+   * was unrolling waits in the run queue; the several-lane pump unrolls it from `loops`.
+   */
+  toLanes(): void {
+    if (!this.fifo || !this.fifoUntilWorkers) return;
+    this.fifo = false;
+    const run = this.run;
+    for (let n = run.length; n > 0; n--) {
+      const cf = run.shift()!;
+      if (cf.begun && cf.site.kind === 'for') this.loops.push(cf);
+      else run.push(cf);
+    }
   }
 
   park(cf: Cf): void {

@@ -60,6 +60,33 @@ export const LIVE_TARGET = 16384;
  */
 export const WAIT_AHEAD = 128;
 /**
+ * Several lanes on one node begin in the FIFO order and leave it once more CFs than this are
+ * parked (or workers are wanted). The short rows park almost none at once (8 chains × 2 000: 8
+ * woken in all; stencil 2 000 steps: 4); a program whose loops the FIFO pump had unrolled whole
+ * before its workers were wanted (held_views: ~6 000 CFs parked) ran as a few long fed batches,
+ * 4–6× slower. held_views, 7 alternated pairs against the several-lane pump from the start
+ * (shielded, load 8.3–9.9): at 64, 157–632 batches, one run in 7 in the few-batches mode
+ * (3.2 s); at 16, 513–753 batches (base 375–672), programs of 2.0–3.0 s (base 1.7–3.9 s).
+ * Over 104 alternated pairs (shielded, load 5.7–16.9) the few-long-fed-batches mode came as
+ * often at 16 as with the several-lane pump from the start: 9 runs each; the held-views test's
+ * figure above 70 MiB 6 / 4 times, above 100 MiB once each. Both builds park 1 600–4 500 CFs
+ * ahead at their peak, which the long fed batches sweep up: the 17 the FIFO start parks before
+ * the workers are wanted are not what seeds the mode
+ * (docs/benchmarks.md, "The FIFO start of several lanes against held_views' long fed batches").
+ */
+export const FIFO_START_PARKED = 16;
+/**
+ * Raw output bytes at which a fed batch closes: they, and the freed buffers they back, stay until
+ * the batch returns. held_views (a 1–4 MiB DF a step read by two chains of 64 KiB tokens, ~3.5
+ * MiB a step) was fed ~37 steps in one batch a lane in its few-batches runs; with 16 MiB ~5. 45
+ * alternated rounds, shielded, load 6.4–10.5: peak 159 / 203 / 255 MiB (min / median / most)
+ * against 167 / 242 / 466 without the bound and 170 / 275 / 402 before the FIFO start; the
+ * held-views test's figure at most 39 MiB against 75 / 81; few-batches runs 2 of 45 against 6 /
+ * 4. The stencil's outputs are bytes, far from it; the PIC 1×2 read within noise (TypeScript 3.09
+ * against 3.07 / 2.76 M/s). `LUNA_FED_BATCH_MB` overrides it.
+ */
+export const FED_BATCH_BYTES = 16 * 1048576;
+/**
  * the "4 per CF ready or running" above. Fewer keep fewer CFs alive, which the system thread's
  * scavenges copy (Task Bench stencil_1d 1×2, 10 000 steps at 2^13 iterations: ~6 800 live CFs
  * mid-run), but made no difference beyond noise there: three alternated triples, load 3.4–3.6,
@@ -325,6 +352,8 @@ export class DefaultPolicy implements SchedulingPolicy {
   readonly name: string = 'default';
   readonly caps: PolicyCapabilities = DEFAULT_CAPS;
   readonly fifoDepth: number = LANE_DEPTH;
+  readonly fifoStartParked: number = FIFO_START_PARKED;
+  readonly fedBatchBytes: number = (tuned('LUNA_FED_BATCH_MB') ?? FED_BATCH_BYTES / 1048576) * 1048576;
   private readonly inline: boolean;
   private readonly spread: boolean;
   private readonly fedRunNs: number;

@@ -9,12 +9,16 @@ export class ForwardingPolicy implements SchedulingPolicy {
   readonly name: string;
   readonly caps: PolicyCapabilities;
   readonly fifoDepth: number;
+  readonly fifoStartParked: number;
+  readonly fedBatchBytes: number;
 
   /** `adds`: the questions this policy answers beyond those of `inner` (see PolicyCapabilities) */
   constructor(readonly inner: SchedulingPolicy, adds: Partial<PolicyCapabilities> = {}) {
     this.name = inner.name;
     this.caps = { ...inner.caps, ...adds };
     this.fifoDepth = inner.fifoDepth;
+    this.fifoStartParked = inner.fifoStartParked;
+    this.fedBatchBytes = inner.fedBatchBytes;
   }
 
   place(cf: FragmentView): number | undefined { return this.inner.place(cf); }

@@ -232,6 +232,18 @@ export interface SchedulingPolicy {
    */
   readonly fifoDepth: number;
   /**
+   * Several lanes on one node begin in the one-lane FIFO order (while every CF runs on the
+   * system thread it does the same work for less); they leave it when workers are wanted, or
+   * when more CFs than this are parked (the FIFO pump unrolls a loop whole: the several-lane
+   * pump must get the loops before they are).
+   */
+  readonly fifoStartParked: number;
+  /**
+   * A fed batch closes once its CFs' raw outputs (by each code's last measured on a worker) reach
+   * this many bytes: they, and the freed buffers they back, stay until the batch returns.
+   */
+  readonly fedBatchBytes: number;
+  /**
    * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`
    * (a code's first call run on the system thread: its CPU time), on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
    * boot anyway with the first batch. While every fragment is tiny, all run on the system
