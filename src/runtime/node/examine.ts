@@ -49,6 +49,14 @@ function forwardOf(arg: number, p: Produced): Forward {
   return { arg, task: p.task, out: p.out, lane: p.lane, batch: p.batch };
 }
 
+/**
+ * Whether `batch` produces every input `cf` still waits for. A function of its own: the arrow
+ * written in call() made every call() allocate a context for `batch`, fed batch or not.
+ */
+function allProduced(cf: Cf, batch: BatchOutputs): boolean {
+  return cf.everyPending((k) => !!batch.producer(k));
+}
+
 /** What examining a CF led to. */
 export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;
 export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK | typeof BLOCKED;
@@ -140,13 +148,7 @@ export class Interpreter {
       if (batch !== null && cf.state === WAITING && (cf.site as CallSite).waits.length === 0 && this.fireFed(cf, armed, batch)) return TASK;
     }
     this.examined++;
-    // frameFor(), written out (a call fewer per CF)
-    f.cf = cf;
-    f.env = cf.env;
-    f.missing = false;
-    f.indirect = false;
-    f.blocked = false;
-    f.batch = batch;
+    this.frameFor(cf, batch);
     const site = cf.site;
     try {
       if (!cf.placed) {
@@ -370,7 +372,7 @@ export class Interpreter {
       }
       return this.park(cf);
     }
-    if (fwd && !this.allProduced(cf, batch!)) return BLOCKED;
+    if (fwd && !allProduced(cf, batch!)) return BLOCKED;
     // (only a WAITING CF is among the waiting: most CFs are ready when first examined)
     if ((cf.state === WAITING && st.waiting.delete(cf)) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
@@ -380,21 +382,6 @@ export class Interpreter {
     if (st.tr) this.traceReady(cf, keys, site);
     return TASK;
   }
-
-  /** Whether the batch being built produces every input `cf` still waits for. */
-  private allProduced(cf: Cf, batch: BatchOutputs): boolean {
-    this.fedBatch = batch;
-    const ok = cf.everyPending(this.producedInBatch);
-    this.fedBatch = null;
-    return ok;
-  }
-
-  /**
-   * the batch allProduced() asks about, read by producedInBatch: no closure per CF, which also
-   * made every call() allocate a context for `batch`
-   */
-  private fedBatch: BatchOutputs | null = null;
-  private readonly producedInBatch = (k: DfKey): boolean => !!this.fedBatch!.producer(k);
 
   /**
    * Output owners all this node, shared by the CFs (read only): most CFs post here, and an array
