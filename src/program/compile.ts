@@ -717,17 +717,57 @@ function locateFn(slot: number, idx: CExpr[], pos: number, rule: OwnerRule | und
     if (cyclic.skipAlone && f.size === 1) return 0;
     return ruleOwner(f, cyclic.binds, vals, cyclic.e, cyclic.pos);
   };
-  const spelled = (base: string): string => {
-    const packed = table.pack(vals);
+  // a key not in the table (or whose indices do not pack): spelled, and kept when it packs
+  const spelled = (base: string, packed: number): string => {
     if (packed < 0) return spell(base, vals, varAt);
-    let key = table.get(base, packed);
-    if (key === undefined) { key = spell(base, vals, varAt); table.set(base, packed, key); }
+    const key = spell(base, vals, varAt);
+    table.set(base, packed, key);
     return key;
   };
+  // The common shapes packed here, in the closure: every reference of every fragment runs it,
+  // and until TurboFan's code arrives (the first thousands of fragments) each call and each
+  // property read is a builtin call; the bound is captured, not read from the table.
+  const bound = table.bound;
+  const at0 = varAt[0] ?? 0, v0 = vars[0];
+  if (n === 2 && nv === 2) {
+    const v1 = vars[1]!;
+    return (f) => {
+      const i0 = v0!(f), i1 = v1(f);
+      vals[0] = i0;
+      vals[1] = i1;
+      const base = f.env[slot] as string, packed = i0 >= 0 && i0 < bound && i1 >= 0 && i1 < bound ? i0 * bound + i1 : -1;
+      const key = (packed < 0 ? undefined : table.get(base, packed)) ?? spelled(base, packed);
+      f.located = f.missing ? 0 : cyclic === undefined ? owner(f) : place(f);
+      return key;
+    };
+  }
+  if (n === 2 && nv === 1) {
+    const c = vals[1 - at0]!; // the constant index
+    return (f) => {
+      const i = v0!(f);
+      vals[at0] = i;
+      const i0 = at0 === 0 ? i : c, i1 = at0 === 0 ? c : i;
+      const base = f.env[slot] as string, packed = i0 >= 0 && i0 < bound && i1 >= 0 && i1 < bound ? i0 * bound + i1 : -1;
+      const key = (packed < 0 ? undefined : table.get(base, packed)) ?? spelled(base, packed);
+      f.located = f.missing ? 0 : cyclic === undefined ? owner(f) : place(f);
+      return key;
+    };
+  }
+  if (n === 1 && nv === 1) {
+    return (f) => {
+      const i = v0!(f);
+      vals[0] = i;
+      const base = f.env[slot] as string, packed = i >= 0 && i < bound ? i : -1;
+      const key = (packed < 0 ? undefined : table.get(base, packed)) ?? spelled(base, packed);
+      f.located = f.missing ? 0 : cyclic === undefined ? owner(f) : place(f);
+      return key;
+    };
+  }
   return (f) => {
     for (let i = 0; i < nv; i++) vals[varAt[i]!] = vars[i]!(f);
     const base = f.env[slot] as string;
-    const key = n === 0 ? base : spelled(base);
+    let key = base;
+    if (n > 0) { const packed = table.pack(vals); key = (packed < 0 ? undefined : table.get(base, packed)) ?? spelled(base, packed); }
     f.located = f.missing ? 0 : place(f);
     return key;
   };

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { compileFrontEnd, renderDiagnostics } from '../../src/lang/index.js';
 import { compileProgram, type CallSite, type CompiledProgram, type ForSite } from '../../src/program/compile.js';
 import { argValue, EvalError, type CDfRef, type CExpr, type Frame } from '../../src/program/expr.js';
+import * as keys from '../../src/program/keys.js';
 import { T_INT, T_REAL, type DfValue } from '../../src/ucode/value.js';
 
 function compile(source: string): CompiledProgram {
@@ -212,6 +213,37 @@ test('at: every reference gets the key and owner that key and owner give apart, 
         assert.equal(key, ref.key(frame(env, new Map(), size)), `${ref.name} n=${n} m=${m} i=${i}`);
         assert.equal(f.located, ref.owner(frame(env, new Map(), size)), `${ref.name} n=${n} m=${m} i=${i} on ${size}`);
         assert.equal(f.missing, false);
+      }
+    }
+  }
+});
+
+test('at: swept over many indices twice (the second time from the key table), with and without owner rules: the key, the owner and the packed indices handed to the store agree with the text', () => {
+  const plain = KEYS.replace(/\} @ \{[^}]*\}/, '}');
+  assert.notEqual(plain, KEYS);
+  for (const src of [KEYS, plain]) {
+    for (let round = 0; round < 2; round++) {
+      for (const i of [-2, -1, 0, 1, 2, 3, 5, 8]) {
+        for (const [n, m] of [[4, 3], [2, 5], [3, 2]] as const) {
+          const { site, env } = keysSetup(src, n, m, i);
+          for (const a of site.args) {
+            const ref = a.kind === 'out' ? a.ref : a.kind === 'in' ? a.expr.dfRef! : null;
+            if (!ref) continue;
+            const f = frame(env, new Map(), 3);
+            const key = ref.at(f);
+            const what = `${ref.name} i=${i} n=${n} m=${m} round ${round}`;
+            assert.equal(key, ref.key(frame(env, new Map(), 3)), what);
+            assert.equal(f.located, ref.owner(frame(env, new Map(), 3)), what);
+            const idx = key.split('#')[1]!.split('.').slice(1).map(Number);
+            if (idx.every((v) => v >= 0)) {
+              // what the freed keys read instead of the text: the last key, its base and its indices packed
+              assert.equal(keys.lastKey, key, what);
+              const t = keys.lastKeyTable!;
+              const packed = idx.length === 2 ? idx[0]! * t.bound + idx[1]! : idx[0]!;
+              assert.equal(keys.lastKeyPacked, packed, what);
+            }
+          }
+        }
       }
     }
   }

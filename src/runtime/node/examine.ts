@@ -49,6 +49,14 @@ function forwardOf(arg: number, p: Produced): Forward {
   return { arg, task: p.task, out: p.out, lane: p.lane, batch: p.batch };
 }
 
+/**
+ * Whether `batch` produces every input `cf` still waits for. A function of its own: the arrow
+ * written in call() made every call() allocate a context for `batch`, fed batch or not.
+ */
+function allProduced(cf: Cf, batch: BatchOutputs): boolean {
+  return cf.everyPending((k) => !!batch.producer(k));
+}
+
 /** What examining a CF led to. */
 export const WAIT = 0, MIGRATED = 1, DONE = 2, TASK = 3, BLOCKED = 4;
 export type Outcome = typeof WAIT | typeof MIGRATED | typeof DONE | typeof TASK | typeof BLOCKED;
@@ -70,8 +78,6 @@ class EvalFrame implements Frame {
   located = 0;
   /** a DF was missing where an expression needed it (an index, a rule, a scalar argument) */
   indirect = false;
-  /** the read under way is a direct input of the call (its absence only delays the call) */
-  direct = false;
   /** a value the batch being built will produce is needed: decide after the batch */
   blocked = false;
   cf!: Cf;
@@ -89,16 +95,19 @@ class EvalFrame implements Frame {
     const got = cf.gotValue(key);
     if (got !== undefined) return got;
     if (this.batch !== null && this.batch.producer(key) !== undefined) { this.blocked = true; this.missing = true; return undefined; }
-    return this.readStored(key, owner);
+    return this.readStored(key, owner, false);
   }
 
-  /** read() once the CF's own values and the batch were looked at (a call's direct inputs) */
-  readStored(key: string, owner: number): DfValue | undefined {
+  /**
+   * read() once the CF's own values and the batch were looked at; `direct`: a call's direct
+   * input, whose absence only delays the call (an argument, not a field set and cleared per read)
+   */
+  readStored(key: string, owner: number, direct: boolean): DfValue | undefined {
     const cf = this.cf;
-    if (cf.isPending(key)) { this.missing = true; if (!this.direct) this.indirect = true; return undefined; }
+    if (cf.isPending(key)) { this.missing = true; if (!direct) this.indirect = true; return undefined; }
     const policy = this.st.policy;
     const v = this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
-    if (v === undefined) { this.missing = true; if (!this.direct) this.indirect = true; }
+    if (v === undefined) { this.missing = true; if (!direct) this.indirect = true; }
     return v;
   }
 }
@@ -255,12 +264,6 @@ export class Interpreter {
     return policy.caps.ownsDfs ? policy.dfOwner(ref.key(this.f), o) : o;
   }
 
-  /** The owner of the reference `at` just located as `key` (what the policy says, if it places DFs). */
-  private located(key: string): number {
-    const o = this.f.located, policy = this.st.policy;
-    return policy.caps.ownsDfs ? policy.dfOwner(key, o) : o;
-  }
-
   private readRef(r: CDfRef): void {
     const f = this.f;
     const was = f.missing;
@@ -288,25 +291,27 @@ export class Interpreter {
     // `wait x`: x arrives by push (afterpush), never by request — look for it first.
     const waits = site.waits;
     for (let i = 0; i < waits.length; i++) this.readPushed(cf, site, waits[i]!);
-    const n = site.args.length;
+    // (read once into locals: until TurboFan's code arrives, every property read is a builtin call)
+    const sargs = site.args, n = sargs.length, outCount = site.outCount;
     const args = new Array<unknown>(n);
     const keys = new Array<string>(n);
     let fwd: Forward[] | undefined;
     // sized at once: a pushed-to empty array reserves 16 slots
-    const outKeys = site.outCount === 0 ? NO_KEYS : new Array<DfKey>(site.outCount);
-    let outOwners = site.outCount === 0 ? NO_OWNERS : this.ownedHere(site.outCount);
+    const outKeys = outCount === 0 ? NO_KEYS : new Array<DfKey>(outCount);
+    let outOwners = outCount === 0 ? NO_OWNERS : this.ownedHere(outCount);
     let o = 0;
     for (let i = 0; i < n; i++) {
-      const a = site.args[i]!;
+      const a = sargs[i]!;
       keys[i] = '';
       if (a.kind === 'in') {
         const ref = a.expr.dfRef;
         if (!ref) { args[i] = dfValueOf(a.expr, f); continue; }
+        // located with `missing` clear (stores only when it was set: each is a builtin call in baseline code)
         const was = f.missing;
-        f.missing = false;
+        if (was) f.missing = false;
         const key = ref.at(f), owner = f.located;
         if (f.missing) continue; // its index is a DF still to come
-        f.missing = was;
+        if (was) f.missing = true;
         keys[i] = key;
         // what read() would look at, each once: the CF's own values, the batch, then the store
         const got = cf.gotValue(key);
@@ -323,16 +328,14 @@ export class Interpreter {
           f.missing = true;
           args[i] = undefined;
         } else {
-          f.direct = true;
-          args[i] = f.readStored(key, owner);
-          f.direct = false;
+          args[i] = f.readStored(key, owner, true);
         }
       } else if (a.kind === 'val') {
         args[i] = argValue(a.expr, a.type, f, site.pos);
       } else {
         // located with `missing` clear (a direct input missing before it still leaves it placed)
         const was = f.missing;
-        f.missing = false;
+        if (was) f.missing = false;
         const key = a.ref.at(f);
         const spelled = !f.missing; // (an index that is a DF still to come leaves a placeholder key)
         if (was) f.missing = true;
@@ -343,8 +346,9 @@ export class Interpreter {
           (cf.replicas ??= [])[o] = a.ref.replicas(f);
           outOwners = this.setOwner(outOwners, o, -1);
         } else {
-          const owner = this.located(key);
-          outOwners = this.setOwner(outOwners, o, owner);
+          const policy = st.policy;
+          const owner = policy.caps.ownsDfs ? policy.dfOwner(key, f.located) : f.located;
+          if (outOwners[o] !== owner) outOwners = this.setOwner(outOwners, o, owner);
           // posted here unless the site drops or pushes some output: its entry made while the
           // key's indices are still numbers (DfStore.willPost)
           if (owner === st.self && spelled && site.drop.length === 0 && site.afterpush.length === 0) st.store.willPost(key);
@@ -368,7 +372,7 @@ export class Interpreter {
       }
       return this.park(cf);
     }
-    if (fwd && !cf.everyPending((k) => !!batch!.producer(k))) return BLOCKED;
+    if (fwd && !allProduced(cf, batch!)) return BLOCKED;
     // (only a WAITING CF is among the waiting: most CFs are ready when first examined)
     if ((cf.state === WAITING && st.waiting.delete(cf)) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
