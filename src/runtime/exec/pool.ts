@@ -174,6 +174,12 @@ const LANES_RAN_NS = 2_000_000;
  * ahead (see recount): one, the next batch the lane runs when its current one ends
  */
 const QUEUED_AHEAD = 1;
+/**
+ * A worker that could not be started because a lane it feeds with ended (pool.unstartable) is
+ * reported dead itself only if no other death came within this many ms: the ended lane's exit
+ * event follows its closed ports within milliseconds, tens of them under load.
+ */
+const UNSTARTABLE_MS = 2000;
 
 export class WorkerPool {
   /** the node's lanes: the workers, and the system lane when there is one (the last) */
@@ -210,6 +216,8 @@ export class WorkerPool {
   /** workers whose thread really ended */
   private readonly gone: boolean[] = [];
   private readonly heapMb = workerHeapMb();
+  /** lanes whose worker could not be started (unstartable) */
+  private readonly noWorker: boolean[] = [];
   /** why a worker was terminated on purpose (reported instead of its exit code) */
   private readonly causes: (string | undefined)[] = [];
   /** warmUp: workers start ahead of their first batch, the next at lane nextWarm */
@@ -316,7 +324,7 @@ export class WorkerPool {
 
   /** Start lane `i`'s worker now (it boots while the system thread does other work). */
   warm(i: number): void {
-    if (i < this.workerLanes && !this.workers[i] && !this.stopped) this.startWorker(i);
+    if (i < this.workerLanes && !this.workers[i] && !this.noWorker[i] && !this.stopped) this.startWorker(i);
   }
 
   /**
@@ -393,11 +401,21 @@ export class WorkerPool {
     if (pair) transfer.push(pair.ctl, pair.feedTo, ...pair.peers.filter((p): p is MessagePort => p !== null));
     const e = early.shift();
     let w: Worker;
-    if (e) {
-      w = e.w;
-      w.ref();
-      w.postMessage({ init }, transfer);
-    } else w = newWorker(init, transfer);
+    try {
+      if (e) {
+        w = e.w;
+        w.ref();
+        w.postMessage({ init }, transfer);
+      } else w = newWorker(init, transfer);
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'DataCloneError')) throw err;
+      // A port it was to get is closed: the worker at its other end has ended (its thread closed
+      // it), and that end's death, still to be reported by its exit event, is the run's fault. A
+      // worker whose batch ended its thread can do so before the message that it booted (which
+      // starts this one, warmNext) is handled here.
+      this.unstartable(i, e, err.message);
+      return;
+    }
     this.workers[i] = w;
     this.ports[i] = ch.port1;
     const tid = w.threadId;
@@ -457,6 +475,26 @@ export class WorkerPool {
     if (e?.failed !== undefined) { this.exited[i] = true; death(e.failed); }
   }
 
+  /**
+   * Lane `i`'s worker could not be started: it gets nothing (send and feed drop what is meant for
+   * it; the run ends with the fault that closed its port). Should no lane's death be reported
+   * within UNSTARTABLE_MS, this lane's is, so that the run never waits for it in silence.
+   */
+  private unstartable(i: number, e: EarlyWorker | undefined, why: string): void {
+    if (e) { e.w.unref(); early.unshift(e); }
+    this.ctl[i] = undefined;
+    this.requests[i]?.close();
+    this.requests[i] = undefined;
+    this.traces[i] = undefined;
+    this.noWorker[i] = true;
+    setTimeout(() => {
+      if (this.stopped || this.exited.some(Boolean)) return;
+      this.exited[i] = true;
+      this.bootSettled();
+      this.opts.onDeath(i, -1, `could not be started: ${why}`);
+    }, UNSTARTABLE_MS).unref();
+  }
+
   /** Handle the requests every lane has posted so far (~60 ns a lane when none is waiting). */
   private drainRequests(onRequest: (lane: number, r: WireRequest) => void): void {
     for (let l = 0; l < this.requests.length; l++) {
@@ -475,7 +513,8 @@ export class WorkerPool {
 
   send(lane: number, batch: Batch): void {
     if (lane === this.workerLanes) { this.inflight[lane]!++; this.system!.send(batch); return; }
-    if (!this.workers[lane]) this.startWorker(lane);
+    if (!this.workers[lane] && !this.noWorker[lane]) this.startWorker(lane);
+    if (!this.workers[lane]) return; // could not be started: the run ends with the fault that stopped it
     this.inflight[lane]!++;
     this.recount();
     const wire = encodeBatch(batch.id, batch.tasks);
@@ -489,8 +528,10 @@ export class WorkerPool {
    * batch that reads them is sent.
    */
   feed(from: number, requests: Feed): void {
-    if (from < this.workerLanes && !this.workers[from]) this.startWorker(from);
-    this.ctl[from]!.postMessage(requests);
+    if (from < this.workerLanes && !this.workers[from] && !this.noWorker[from]) this.startWorker(from);
+    const ctl = this.ctl[from];
+    if (ctl === undefined) return; // could not be started (see send)
+    ctl.postMessage(requests);
     Atomics.add(this.flags, feedsFlag(this.lanes, from), 1);
     if (from === this.workerLanes) { this.system!.serve(); return; }
     if (wakeLane(this.flags, from)) this.wakes++;
