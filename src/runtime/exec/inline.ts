@@ -148,27 +148,29 @@ export class InlineExecutor {
    * `timed`: record start and finish (always when tracing).
    */
   run(t: Task, lane: number, timed: boolean): (DfValue | null)[] {
-    const def = this.imports[t.imp]!;
+    const imp = t.imp, def = this.imports[imp]!;
     if (def.waits) throw new Error(`internal: ucode ${def.symbol} may wait for its node and was run on its system thread`);
     const tr = this.tr;
     const clock = timed || tr !== undefined;
     let cpu = false;
     if (clock) {
       this.start = this.now();
-      if (tr) cpu = this.gate!.start(tr, this.start, t.imp, t.cf, lane + 1);
+      if (tr) cpu = this.gate!.start(tr, this.start, imp, t.cf, lane + 1);
     }
     inlineDepth++;
-    this.ctx.lane = this.route.lane = lane + 1;
+    // (written when it changes: one lane borrowed CF after CF, a read is cheaper than two writes)
+    const route = this.route, ln = lane + 1;
+    if (route.lane !== ln) this.ctx.lane = route.lane = ln;
     let o: (DfValue | null)[];
     try {
-      const direct = this.directs[t.imp];
+      const direct = this.directs[imp];
       o = direct !== undefined
-        ? callDirect(direct, def, this.outs[t.imp]!, t.args, t.keys, nameOfKey, this.ctx, t.cf)
-        : callUcode(this.fns![t.imp]!, def, t.args, t.keys, nameOfKey, this.ctx, t.cf);
+        ? callDirect(direct, def, this.outs[imp]!, t.args, t.keys, nameOfKey, this.ctx, t.cf)
+        : callUcode(this.fns![imp]!, def, t.args, t.keys, nameOfKey, this.ctx, t.cf);
       if (asyncMade !== null) {
         const type = asyncMade;
         asyncMade = null;
-        throw new ContractError(`ucode ${this.imports[t.imp]!.symbol} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
+        throw new ContractError(`ucode ${def.symbol} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
       }
       if (clock) {
         if (tr) this.traceFinish(t, lane, cpu);
@@ -176,7 +178,7 @@ export class InlineExecutor {
       }
     } catch (e) {
       asyncMade = null;
-      this.route.posted.length = 0;
+      route.posted.length = 0;
       if (tr) this.traceFinish(t, lane, cpu);
       const ex = e instanceof Error ? e : new Error(String(e));
       throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });
@@ -184,7 +186,7 @@ export class InlineExecutor {
       inlineDepth--;
     }
     // outside the ucode: what a handler schedules is the layer's, not the ucode's
-    if (this.route.posted.length > 0) this.route.deliver();
+    if (route.posted.length > 0) route.deliver();
     return o;
   }
 

@@ -321,8 +321,14 @@ function addToRows(runs: RowRun[], t: number, i: number): void {
       else if (inRanges(c, i)) return;
       else addToRanges(c, i);
       if (n > 1) {
-        const prev = runs[n - 2]!;
-        if (prev.hi === t - 1 && sameRanges(prev.cols, c)) { prev.hi = t; runs.pop(); keep(last); }
+        // a stencil's row freed whole joins the rows before it: its one range compared in place,
+        // and the spare kept without a call (twice a row, unoptimised for a short run's first thousands)
+        const prev = runs[n - 2]!, pc = prev.cols;
+        if (prev.hi === t - 1 && (pc.length === 2 && c.length === 2 ? pc[0] === c[0] && pc[1] === c[1] : sameRanges(pc, c))) {
+          prev.hi = t;
+          runs.pop();
+          if (spares.length < SPARES) spares.push(last);
+        }
       }
       return;
     }

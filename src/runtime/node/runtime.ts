@@ -149,6 +149,7 @@ export class NodeRuntime {
   constructor(readonly program: CompiledProgram, readonly host: NodeHost, private readonly exec: Executors, readonly policy: SchedulingPolicy) {
     this.st = new NodeState(program, host, policy);
     this.inlineView.nodes = host.size;
+    this.profiles = policy.caps.profiles === true;
     this.interp = new Interpreter(this.st);
     this.self = host.rank;
     this.size = host.size;
@@ -782,25 +783,33 @@ export class NodeRuntime {
     if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined || (cf.site as CallSite).imp.waits) return false;
     // views reused for every question (plain data for the policy, no garbage per CF)
     const code = cf.site.code, cost = this.costView, now = this.inlineView;
-    cost.meanNs = this.costNs[code]!;
-    cost.minNs = this.costMin[code]!;
-    cost.samples = this.costN[code]!;
+    // the view holds `code`'s figures until a measurement changes them (measureCode): a run of
+    // one code's CFs copies them once, not six field accesses a CF
+    if (this.costViewCode !== code) {
+      cost.meanNs = this.costNs[code]!;
+      cost.minNs = this.costMin[code]!;
+      cost.samples = this.costN[code]!;
+      this.costViewCode = code;
+    }
     now.workersReady = this.exec.booted > 0;
     now.alone = alone;
-    now.handoffNs = this.handoffNs;
-    now.aloneSinceHandoff = this.aloneSinceHandoff;
     const here = this.policy.runInline(cost, now, cf);
     // counted without a branch around the field: first taken by the run's last CF, it deoptimised
-    this.aloneSinceHandoff += here && alone ? 1 : 0;
+    now.aloneSinceHandoff += here && alone ? 1 : 0;
     return here;
   }
 
+  /** the policy's caps.profiles, read once (a policy's capabilities are fixed) */
+  private readonly profiles: boolean;
   private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 };
+  /** the code whose figures costView holds for inlineable (-1: none, or changed since) */
+  private costViewCode = -1;
+  /**
+   * the policy's view of this thread, kept as the state itself: `handoffNs`, what a worker adds
+   * to a one-CF batch (round trip − the ucode's own time, EWMA, ns); `aloneSinceHandoff`, lone
+   * CFs the policy kept on this thread since handoffNs was last measured
+   */
   private readonly inlineView = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
-  /** what a worker adds to a one-CF batch: round trip − the ucode's own time (EWMA, ns) */
-  private handoffNs = 0;
-  /** lone CFs the policy kept on this thread since handoffNs was last measured */
-  private aloneSinceHandoff = 0;
   /** counts inline CFs: a tiny code's duration is sampled 1 in 16 */
   private tick = 0;
   /** counts steps of the pump: the clock is read 1 in 16, or after CLOCK_AFTER_NS of inline ucodes */
@@ -944,7 +953,7 @@ export class NodeRuntime {
 
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */
   private runInline(cf: Cf, lane: number): void {
-    const tr = this.st.tr, code = cf.site.code;
+    const st = this.st, tr = st.tr, code = cf.site.code;
     // a tiny code's duration is sampled (1 in 16), not read twice a run: the clock costs more than it
     const timed = tr !== undefined || this.costN[code]! < 64 || (++this.tick & 15) === 0;
     cf.state = DISPATCHED;
@@ -952,7 +961,7 @@ export class NodeRuntime {
     const inl = this.exec.inline!;
     // Messages queued so far would leave at the end of this pump's slice, behind this ucode and
     // the next: a node that another is waiting on (a stencil's neighbour) sends them first.
-    if (this.st.remote && this.policy.flushBefore(this.costNs[code]!)) this.st.remote.flush();
+    if (st.remote && this.policy.flushBefore(this.costNs[code]!)) st.remote.flush();
     // a code's first call while no worker is up may boot them by its length (policy.bootWorkers):
     // its CPU time, so that a short call descheduled on a loaded machine does not
     const firstCpu = !this.warmed && this.costN[code] === 0 ? threadCpuNs() : -1;
@@ -965,7 +974,7 @@ export class NodeRuntime {
     }
     if (timed) { this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); this.outBytes[code] = rawBytes(outs); }
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
-    if (this.policy.caps.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
+    if (this.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     if (tr) this.laneFree[lane] = inl.fin;
     this.complete(cf, outs, tr ? inl.fin : 0);
   }
@@ -981,7 +990,7 @@ export class NodeRuntime {
       const bytes = rawBytes(r.outs[i]!);
       this.outBytes[cf.site.code] = bytes;
       total += bytes;
-      if (this.policy.caps.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
+      if (this.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       // a ucode that asked its node without waiting: the CF completes when the answers come
       if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
       // (the time is the trace's alone: no clock read per CF untraced)
@@ -1000,6 +1009,7 @@ export class NodeRuntime {
   private measureCode(cf: Cf, ns: number, cpuNs?: number): void {
     const c = cf.site.code;
     const n = this.costN[c]!;
+    this.costViewCode = -1;
     // A quick average over the first calls (the first, cold calls of a function are much slower
     // than the rest), then a slow one: a lone outlier (a GC pause, the thread descheduled) moves
     // it by an eighth at most, so a code near the inline threshold does not flip between the
@@ -1039,8 +1049,9 @@ export class NodeRuntime {
     this.cfNs = this.cfNs === 0 ? per : 0.7 * this.cfNs + 0.3 * per;
     if (n === 1 && r.start && r.fin) {
       const h = Math.max(0, rt - (r.fin[0]! - r.start[0]!));
-      this.handoffNs = this.handoffNs === 0 ? h : 0.8 * this.handoffNs + 0.2 * h;
-      this.aloneSinceHandoff = 0;
+      const v = this.inlineView;
+      v.handoffNs = v.handoffNs === 0 ? h : 0.8 * v.handoffNs + 0.2 * h;
+      v.aloneSinceHandoff = 0;
     }
   }
 
