@@ -150,6 +150,7 @@ export class NodeRuntime {
     this.st = new NodeState(program, host, policy);
     this.inlineView.nodes = host.size;
     this.profiles = policy.caps.profiles === true;
+    this.fedBytes = policy.fedBatchBytes;
     this.interp = new Interpreter(this.st);
     this.self = host.rank;
     this.size = host.size;
@@ -721,8 +722,8 @@ export class NodeRuntime {
 
   /** the fed batch limit the policy gave in this pass of feedAcross, for CFs of code `fedLimitCode` (-1: none yet) with `fed` as given */
   private fedLimit = 0;
-  /** raw output bytes at which a fed batch closes (the policy's fedBatchBytes) */
-  private get fedBytes(): number { return this.policy.fedBatchBytes; }
+  /** raw output bytes at which a fed batch closes (the policy's fedBatchBytes, fixed: read once) */
+  private readonly fedBytes: number;
   private fedLimitCode = -1;
   private fedLimitFed = false;
   /** how long a lane's fed batch may grow, as the policy is asked (one object, reused) */
