@@ -11,7 +11,9 @@ import { assertOk, describeRun, luna, program, timingOf } from './helpers.js';
 const MiB = 1048576;
 
 test('a fed batch stops at the raw bytes the policy allows: held_views\' fed batches at a 1 MiB bound', async () => {
-  const r = await luna(['run', '--timing', '--threads', '2', program('held_views'), '200', '8', '1024', '64', '0'], {
+  // --cf-timeout runs every CF on a worker (no inline executor): under load the workers booted
+  // after the system thread had run all 200 steps itself, and no batch was fed
+  const r = await luna(['run', '--timing', '--cf-timeout', '60s', '--threads', '2', program('held_views'), '200', '8', '1024', '64', '0'], {
     timeoutMs: 120_000,
     env: { ...process.env, LUNA_RECYCLE_MB: '16', LUNA_COLLECT_SHARED_MB: '32', LUNA_FED_BATCH_MB: '1' },
   });
