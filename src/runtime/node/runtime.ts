@@ -973,7 +973,7 @@ export class NodeRuntime {
       if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
       throw e;
     }
-    if (timed) { this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); this.outBytes[code] = rawBytes(outs); }
+    if (timed) { this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); if (this.feeds !== null) this.outBytes[code] = rawBytes(outs); }
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     if (tr) this.laneFree[lane] = inl.fin;
@@ -982,15 +982,14 @@ export class NodeRuntime {
 
   /** Complete a batch's CFs; returns the raw bytes of their outputs. */
   private completeAll(cfs: Cf[], r: BatchResult): number {
-    const traced = this.st.tr !== undefined;
+    const traced = this.st.tr !== undefined, sizes = this.feeds !== null;
     let total = 0;
     for (let i = 0; i < r.outs.length; i++) {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
       if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
-      const bytes = rawBytes(r.outs[i]!);
-      this.outBytes[cf.site.code] = bytes;
-      total += bytes;
+      // output sizes bound fed batches: counted only on a node that feeds
+      if (sizes) { const bytes = rawBytes(r.outs[i]!); this.outBytes[cf.site.code] = bytes; total += bytes; }
       if (this.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
       // a ucode that asked its node without waiting: the CF completes when the answers come
       if (this.exec.settle !== undefined && (cf.site as CallSite).imp.waits && this.exec.settle(r.lane, r.outs[i]!, (outs, error) => this.settled(cf, outs, error))) { this.asking.set(cf.id, cf); continue; }
