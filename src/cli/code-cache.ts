@@ -16,16 +16,29 @@ import { basename, dirname, join } from 'node:path';
 import vm from 'node:vm';
 
 /** The file's first bytes; the format's version is in them. */
-const MAGIC = Buffer.from('LUNACC01');
-/** magic, SHA-256 of the payload, the number of runs that wrote it (uint32 LE), then V8's data */
-const HEADER = MAGIC.length + 32 + 4;
+const MAGIC = Buffer.from('LUNACC02');
 /**
- * How many runs of a command write its cache (each adds what it compiled that the earlier did
- * not). One: a write costs ~7 ms of CPU and ~3 MB of peak memory (serialising ~0.7 MB) after the
- * command has run, and with 3 the first runs of every new flag set (a benchmark's) paid it: the
- * empty program's peak 54.3–55.8 MB reading the cache, 57.6–59.3 writing it.
+ * magic, SHA-256 of the payload, the number of runs that wrote it and the work (fragments) of the
+ * last writer (uint32 LE each), then V8's data
  */
-export const CACHE_WRITES = 1;
+const HEADER = MAGIC.length + 32 + 4 + 4;
+/**
+ * How many runs of a command may write its cache. The first successful run writes it; a later run
+ * writes it again only if it did far more work than the last writer (MORE_WORK): a write costs
+ * ~7 ms of CPU and ~3 MB of peak memory (serialising ~0.7 MB) after the command has run, and
+ * writing on every one of the first 3 runs of a flag set made a benchmark's first runs pay it
+ * (the empty program's peak 54.3–55.8 MB reading the cache, 57.6–59.3 writing it). A cache holds
+ * only what its writer compiled: written by the empty program (a start-up measurement, a test,
+ * the first example a user tries), it lacks the loop's and the store's per-fragment functions,
+ * and a 20 000-link chain then paid 12.4 ms more of its process's CPU (126.9 against 114.5 ms,
+ * 7 of 7 alternated pairs; a 2 000-step stencil 6.7 ms, 6 of 7; docs/benchmarks.md, "The tiering
+ * probe").
+ */
+export const CACHE_WRITES = 3;
+/** A later run writes the cache again when it ran at least this many times the last writer's fragments, */
+export const MORE_WORK = 4;
+/** and at least this many: fewer run in the interpreter's tiers, whose compiled functions a cache hardly shortens. */
+export const MIN_REWRITE_WORK = 1000;
 /** Cache files kept per bundle name and command (the newest): two checkouts or two flag sets in turn keep theirs. */
 export const KEPT_KEYS = 4;
 
@@ -51,8 +64,12 @@ export interface CachedScript {
   exports: Record<string, unknown>;
   /** what became of the cache: read and taken, refused by V8, absent (or unreadable, or corrupt), or turned off */
   state: 'used' | 'rejected' | 'none' | 'off';
-  /** writes the cache if this run should (never throws); call it after the command has run */
-  save(): void;
+  /**
+   * writes the cache if this run should (never throws); call it after the command has run, with
+   * the work it did (fragments run; 0 when it runs none): the first run writes, a later one only
+   * if it did far more than the last writer (CACHE_WRITES, MORE_WORK, MIN_REWRITE_WORK)
+   */
+  save(work?: number): void;
 }
 
 const sha256 = (...parts: (string | Buffer)[]): Buffer => {
@@ -61,22 +78,23 @@ const sha256 = (...parts: (string | Buffer)[]): Buffer => {
   return h.digest();
 };
 
-/** V8's data from a cache file, with the number of runs that wrote it; undefined if absent or damaged. */
-function readCache(file: string): { data: Buffer; writes: number } | undefined {
+/** V8's data from a cache file, with the number of runs that wrote it and its last writer's work; undefined if absent or damaged. */
+function readCache(file: string): { data: Buffer; writes: number; work: number } | undefined {
   let b: Buffer;
   try { b = readFileSync(file); } catch { return undefined; }
   if (b.length <= HEADER || !b.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
   const data = b.subarray(HEADER);
   if (!sha256(data).equals(b.subarray(MAGIC.length, MAGIC.length + 32))) return undefined;
-  return { data, writes: b.readUInt32LE(MAGIC.length + 32) };
+  return { data, writes: b.readUInt32LE(MAGIC.length + 32), work: b.readUInt32LE(MAGIC.length + 36) };
 }
 
 /** Writes a cache file whole or not at all (a temporary name, then a rename); other keys of the same bundle and tag go. */
-function writeCache(file: string, data: Buffer, writes: number): void {
+function writeCache(file: string, data: Buffer, writes: number, work: number): void {
   const head = Buffer.alloc(HEADER);
   MAGIC.copy(head);
   sha256(data).copy(head, MAGIC.length);
   head.writeUInt32LE(writes, MAGIC.length + 32);
+  head.writeUInt32LE(Math.min(Math.max(0, Math.floor(work)), 0xffffffff), MAGIC.length + 36);
   mkdirSync(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   try {
@@ -94,6 +112,11 @@ function writeCache(file: string, data: Buffer, writes: number): void {
     .map((f) => { try { return { f, t: statSync(join(dir, f)).mtimeMs }; } catch { return { f, t: 0 }; } })
     .sort((a, b) => b.t - a.t);
   for (const { f } of others.slice(KEPT_KEYS)) rmSync(join(dir, f), { force: true });
+}
+
+/** Whether a run that did `work` writes again a cache it read (written `writes` times, last by a run that did `work`). */
+export function rewrites(cached: { writes: number; work: number }, work: number): boolean {
+  return cached.writes < CACHE_WRITES && work >= MIN_REWRITE_WORK && work >= MORE_WORK * cached.work;
 }
 
 /**
@@ -115,11 +138,10 @@ export function loadCachedScript(file: string, o: CachedScriptOptions): CachedSc
   return {
     exports: mod.exports,
     state,
-    save() {
-      const writes = state === 'used' ? cached!.writes : 0;
-      if (!cacheFile || saved || writes >= CACHE_WRITES) return;
+    save(work = 0) {
+      if (!cacheFile || saved || (state === 'used' && !rewrites(cached!, work))) return;
       saved = true;
-      try { writeCache(cacheFile, script.createCachedData(), writes + 1); } catch { /* the next run compiles as usual */ }
+      try { writeCache(cacheFile, script.createCachedData(), state === 'used' ? cached!.writes + 1 : 1, work); } catch { /* the next run compiles as usual */ }
     },
   };
 }

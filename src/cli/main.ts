@@ -4,6 +4,7 @@
 import '../runtime/transport/secret.js';
 import { Command, CommanderError, Option } from 'commander';
 import { version } from './version.js';
+export { fragmentsRun } from './work.js';
 import { exitClosedStdio } from '../core/exit.js';
 import type { RunCliOptions } from './run.js';
 import { boundedInt, misspeltCommand, normalizeArgv as normalizeArgs } from './argv.js';

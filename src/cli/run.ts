@@ -32,6 +32,7 @@ import { exitClosedStdio, exitHard, launcherGone, parentGone, stdioWritten } fro
 import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
+import { noteFragmentsRun } from './work.js';
 
 export interface RunCliOptions {
   threads?: number;
@@ -250,6 +251,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
   const layers = loaded.program.imports.some((m) => m.waits) ? [dynamicArrays()] : [];
   const base = { program: loaded.program, bundle: loaded.bundle, args, threads, cores, traceDir: o.trace, traceOrigin, policy, cfTimeoutNs, warmStart: o.warmStart, interrupt: stop.signal, layers };
   const finishTrace = (res: RunResult, rank: number): void => {
+    noteFragmentsRun(res.stats.inline + res.stats.sent);
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import module from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { cacheDir, CACHE_WRITES, KEPT_KEYS, loadCachedScript, type CachedScriptOptions } from '../../src/cli/code-cache.js';
+import { cacheDir, CACHE_WRITES, KEPT_KEYS, loadCachedScript, MIN_REWRITE_WORK, MORE_WORK, rewrites, type CachedScriptOptions } from '../../src/cli/code-cache.js';
 import { explain, inTempDir, luna, ROOT } from './helpers.js';
 
 /** A CommonJS file with a lazily compiled function, strict-mode behaviour and a dynamic import. */
@@ -22,8 +22,8 @@ const options = (dir: string, o: Partial<CachedScriptOptions> = {}): CachedScrip
 
 interface Api { sum(n: number): number; strict(): boolean; load(s: string): Promise<{ join: unknown }>; where(): [string, string] }
 
-/** Loads the script, checks that it works, writes its cache; returns the cache state. */
-async function loadAndUse(file: string, o: CachedScriptOptions): Promise<string> {
+/** Loads the script, checks that it works, writes its cache (a run that did `work`); returns the cache state. */
+async function loadAndUse(file: string, o: CachedScriptOptions, work?: number): Promise<string> {
   const s = loadCachedScript(file, o);
   const api = s.exports as unknown as Api;
   assert.equal(api.sum(10), 45);
@@ -31,24 +31,52 @@ async function loadAndUse(file: string, o: CachedScriptOptions): Promise<string>
   assert.equal(detached(), true, 'the script runs in strict mode');
   assert.equal(typeof (await api.load('node:path')).join, 'function', 'dynamic imports go through the importer');
   assert.deepEqual(api.where(), [file, 'function']);
-  s.save();
+  s.save(work);
   return s.state;
 }
 
 const caches = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cache')) : []);
 
-test('a cache made after a run is taken by the next runs, which behave the same; only the first CACHE_WRITES runs write it', async () => {
+/** The header's write count and its last writer's work. */
+const header = (file: string): { writes: number; work: number } => {
+  const b = readFileSync(file);
+  return { writes: b.readUInt32LE(8 + 32), work: b.readUInt32LE(8 + 36) };
+};
+
+test('a cache made after a run is taken by the next runs, which behave the same; a later run writes it again only after far more work, at most CACHE_WRITES times', async () => {
   await inTempDir('luna-code-cache-', async (tmp) => {
     const file = join(tmp, 'main.cjs'), dir = join(tmp, 'cache');
     writeFileSync(file, SOURCE);
-    assert.equal(await loadAndUse(file, options(dir)), 'none');
+    // the first run writes it, whatever it did (the empty program: one fragment)
+    assert.equal(await loadAndUse(file, options(dir), 1), 'none');
     assert.equal(caches(dir).length, 1);
-    const states: string[] = [];
-    for (let i = 0; i < CACHE_WRITES + 1; i++) states.push(await loadAndUse(file, options(dir)));
-    assert.deepEqual(states, Array(CACHE_WRITES + 1).fill('used'));
-    // the write count is in the header: after CACHE_WRITES runs the file is no longer written
-    const written = readFileSync(join(dir, caches(dir)[0]!));
-    assert.equal(written.readUInt32LE(8 + 32), CACHE_WRITES);
+    const cache = join(dir, caches(dir)[0]!);
+    assert.deepEqual(header(cache), { writes: 1, work: 1 });
+    // runs that did little more are not written: below MIN_REWRITE_WORK, or less than MORE_WORK times the writer's
+    for (const work of [0, MORE_WORK * 10, MIN_REWRITE_WORK - 1]) {
+      assert.equal(await loadAndUse(file, options(dir), work), 'used');
+      assert.deepEqual(header(cache), { writes: 1, work: 1 }, `a run of ${work} fragment(s) leaves it`);
+    }
+    // far more work: written again, with that run's work
+    let work = MIN_REWRITE_WORK;
+    assert.equal(await loadAndUse(file, options(dir), work), 'used');
+    assert.deepEqual(header(cache), { writes: 2, work });
+    assert.equal(await loadAndUse(file, options(dir), MORE_WORK * work - 1), 'used');
+    assert.deepEqual(header(cache), { writes: 2, work }, 'not MORE_WORK times the last writer');
+    // each further write needs MORE_WORK times the last; after CACHE_WRITES none
+    for (let w = 3; w <= CACHE_WRITES + 1; w++) {
+      work *= MORE_WORK;
+      assert.equal(await loadAndUse(file, options(dir), work), 'used');
+      assert.equal(header(cache).writes, Math.min(w, CACHE_WRITES));
+    }
+    assert.equal(await loadAndUse(file, options(dir), 2 ** 31), 'used');
+    assert.equal(header(cache).writes, CACHE_WRITES);
+    // the rule alone
+    assert.equal(rewrites({ writes: 1, work: 1 }, MIN_REWRITE_WORK), true);
+    assert.equal(rewrites({ writes: 1, work: 1 }, MIN_REWRITE_WORK - 1), false);
+    assert.equal(rewrites({ writes: 1, work: 5000 }, 19_999), false);
+    assert.equal(rewrites({ writes: 1, work: 5000 }, 20_000), true);
+    assert.equal(rewrites({ writes: CACHE_WRITES, work: 0 }, 1e9), false);
   });
 });
 
@@ -66,7 +94,7 @@ test('a corrupt, truncated or foreign cache file is ignored and replaced; the sc
     assert.equal(await loadAndUse(file, options(dir)), 'none');
     assert.notDeepEqual(readFileSync(cache), flipped, 'rewritten');
     assert.equal(await loadAndUse(file, options(dir)), 'used', 'the rewritten cache is taken');
-    for (const bad of [good.subarray(0, 20), Buffer.alloc(0), Buffer.from('not a cache at all, but long enough to have a header of 44 bytes')]) {
+    for (const bad of [good.subarray(0, 20), Buffer.alloc(0), Buffer.from('not a cache at all, but long enough to have a header of 48 bytes')]) {
       writeFileSync(cache, bad);
       assert.equal(await loadAndUse(file, options(dir)), 'none');
     }
@@ -74,9 +102,9 @@ test('a corrupt, truncated or foreign cache file is ignored and replaced; the sc
     // same content under another path, so that V8's in-memory cache of this process (which
     // compiled the script above) is not consulted instead.
     const junk = Buffer.from(good);
-    junk.fill(7, 44);
+    junk.fill(7, 48);
     const { createHash } = await import('node:crypto');
-    createHash('sha256').update(junk.subarray(44)).digest().copy(junk, 8);
+    createHash('sha256').update(junk.subarray(48)).digest().copy(junk, 8);
     writeFileSync(cache, junk);
     mkdirSync(join(tmp, 'elsewhere'));
     const other = join(tmp, 'elsewhere', 'main.cjs');
