@@ -25,8 +25,8 @@ import { median } from './median.js';
 const SELF = fileURLToPath(import.meta.url);
 /** the fragments at which a short run's clock is read: the work before the first, and the fixed cost by window */
 export const WINDOWS = [1, 100, 1000, 3000, 10000] as const;
-/** loop iterations a loop fragment unrolls before it requeues itself */
-const SLICE = 256;
+/** loop iterations a loop fragment unrolls at a time: few, so that a short run starts at once (luna adapts its chunk; 256 here put 5–17 ms of unrolling before the stencil's first task) */
+const SLICE = 16;
 
 export interface TieringRow {
   /** fragments of the short and the long program */
