@@ -50,7 +50,7 @@ export interface TieringProbe { chain: TieringRow; stencil: TieringRow; reps: nu
 
 // ---- the runtime (child) ----
 
-/** A CF: its code, its inputs' keys and values, the count still missing, its outputs' keys. */
+/** A CF: its code, its inputs' keys and values, the count still missing, its output's key and the reads it owes. */
 class Cf {
   code: (cf: Cf) => void;
   keys: string[];
