@@ -13,6 +13,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { schedLine } from './sched.js';
 import { join } from 'node:path';
 import { wakeupLine, type WakeupProbe } from './raw-wakeup.js';
+import { tieringLine, type TieringProbe } from './raw-tiering.js';
 import { BenchSettingError, fmt, incidents, LUNA_NODE_ENV, LUNA_NODE_FLAGS, ROOT, table, targetMet, type Ctx, type SuiteOutput, type Target } from './common.js';
 
 type OwnSuite = (ctx: Ctx) => Promise<SuiteOutput>;
@@ -87,6 +88,8 @@ interface Results {
     incidents: string[];
     /** the wake-up probe (bench/raw-wakeup.ts), measured at the start: what a waiting thread costs here */
     wakeup?: WakeupProbe;
+    /** the tiering probe (bench/raw-tiering.ts): the fixed cost of a short program any JS fragment runtime pays here */
+    tiering?: TieringProbe;
   };
   suites: Record<string, SuiteOutput>;
 }
@@ -148,13 +151,13 @@ async function runSuite(d: SuiteDef, ctx: Ctx): Promise<SuiteOutput> {
   }
 }
 
-/** The wake-up probe in a fresh process (a failure is said, not fatal: a machine fact, not a suite). */
-function wakeupProbe(): WakeupProbe | undefined {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', 'raw-wakeup.js')], { encoding: 'utf8', timeout: 120_000 });
+/** A machine probe in a fresh process (a failure is said, not fatal: a machine fact, not a suite). */
+function machineProbe<T>(what: string, file: string, args: string[] = []): T | undefined {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', file), ...args], { encoding: 'utf8', timeout: 300_000 });
   try {
-    if (r.status === 0) return JSON.parse(r.stdout) as WakeupProbe;
+    if (r.status === 0) return JSON.parse(r.stdout) as T;
   } catch { /* said below */ }
-  console.log(`machine: the wake-up probe failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''}`);
+  console.log(`machine: the ${what} probe failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout).trim().split('\n')[0] ?? ''}`);
   return undefined;
 }
 
@@ -246,8 +249,11 @@ async function main(): Promise<number> {
     suites: {},
   };
   console.log(schedLine());
-  res.meta.wakeup = wakeupProbe();
+  res.meta.wakeup = machineProbe<WakeupProbe>('wake-up', 'raw-wakeup.js');
   if (res.meta.wakeup) console.log(`machine: ${wakeupLine(res.meta.wakeup)}`);
+  // fresh processes, 4 a repetition: 3 under --quick (~10 s), 7 otherwise (~30 s)
+  res.meta.tiering = machineProbe<TieringProbe>('tiering', 'raw-tiering.js', [String(a.quick ? 3 : 7)]);
+  if (res.meta.tiering) console.log(`machine: ${tieringLine(res.meta.tiering)}`);
   const ctx: Ctx = {
     quick: a.quick, reps, previous: res.suites,
     log: (m) => process.stderr.write(`  [${((performance.now() - t0) / 1000).toFixed(0)} s] ${m}\n`),
