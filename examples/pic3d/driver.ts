@@ -186,6 +186,19 @@ export function c_combine(acc: DF, s: DF, out: DF): void {
   for (let k = DX; k < SUMMARY; k++) z[k] = Math.max(x[k]!, y[k]!);
 }
 
+/**
+ * The first k of four summaries added to an empty one, as c_combine adds them one at a time (k ≤
+ * 4; the rest of the import's four repeat one of them and are not read).
+ */
+export function c_combine4(k: number, ...dfs: DF[]): void {
+  const z = dfs[4]!.createFloat64Array(SUMMARY);
+  for (let i = 0; i < k; i++) {
+    const y = dfs[i]!.getFloat64Array();
+    for (let j = 0; j < DX; j++) z[j] += y[j]!;
+    for (let j = DX; j < SUMMARY; j++) z[j] = Math.max(z[j]!, y[j]!);
+  }
+}
+
 /** Tolerances of the comparison with the reference: the deposit sums in another order. */
 const TOL_X = 1e-9, TOL_V = 1e-9, TOL_P = 1e-9;
 

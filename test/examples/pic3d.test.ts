@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cellOf, cloudPart, cloudRange, draw, initialCloud, OMEGA, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
-import { c_cut, c_init_part, c_init_part_x, c_pick, c_pick_all } from '../../examples/pic3d/driver.js';
+import { c_combine, c_combine4, c_cut, c_init_part, c_init_part_x, c_pick, c_pick_all, c_summary0 } from '../../examples/pic3d/driver.js';
 import { c_deposit_all, c_layer_density_e, c_layer_density_f } from '../../examples/pic3d/fragments.js';
 import { blockFace } from '../../examples/pic3d/slabs.js';
 import { DF } from '../../src/ucode/df.js';
@@ -369,6 +369,39 @@ describe('pic3d Poisson sweeps on slabs', () => {
       assert.equal(wide.ok, true, `${file}: ${wide.message}`);
       assert.deepEqual(wide.stdout, ['pic3d: OK (N=10, 5x5x5 subdomains, 800 particles, 2 steps, 3 sweeps; mass exact, momentum and positions match the reference)'], file);
     }
+  });
+});
+
+describe('pic3d summaries summed 4 at a time', () => {
+  // pic3d.fa sums the subdomains' summaries by column, layer and in all with combine4 (F ≤ 4), the
+  // import's 4 values padded with repeats when F < 4: the first k alone count, as the chain of
+  // combines from an empty summary counts them (sums, then the maxima of the deviations)
+  const summary = (i: number): DF => {
+    const d = output(), s = d.createFloat64Array(11);
+    s.set([100 + i, 0.125 * (i + 1), 1000 * i + 7, 0.1 * i, -0.3 * i, 1 / (i + 3), 0, 0, 0, 1e-12 * (i % 3), 1e-13 * (4 - i)]);
+    return input(d);
+  };
+  for (const k of [1, 2, 3, 4]) {
+    test(`k = ${k}`, () => {
+      const ys = [0, 1, 2, 3].map(summary);
+      const pad = [0, 1, 2, 3].map((i) => ys[i % k]!);
+      const tree = output();
+      c_combine4(k, ...pad, tree);
+      let acc = output();
+      c_summary0(acc);
+      for (let i = 0; i < k; i++) { const next = output(); c_combine(input(acc), ys[i]!, next); acc = next; }
+      assert.deepEqual(input(tree).getFloat64Array(), input(acc).getFloat64Array());
+      assert.equal(input(tree).getFloat64Array()[0], [0, 1, 2, 3].slice(0, k).reduce((n, i) => n + 100 + i, 0));
+    });
+  }
+
+  test('every F the tree takes (1–4, padded) and the chain beyond it (F = 5): nothing lost, nothing counted twice', async () => {
+    for (const file of ['examples/pic3d/pic3d.fa', 'examples/pic3d-cpp/pic3d.fa'])
+      for (const [N, F] of [[4, 1], [6, 2], [9, 3], [8, 4], [10, 5]] as const) {
+        const r = await runFile(file, { lanes: 2, args: [String(N), String(F), '400', '1', '2', '1', '1'] });
+        assert.equal(r.ok, true, `${file} F=${F}: ${r.message}`);
+        assert.deepEqual(r.stdout, [`pic3d: OK (N=${N}, ${F}x${F}x${F} subdomains, 400 particles, 1 steps, 2 sweeps; mass exact, momentum and positions match the reference)`], `${file} F=${F}`);
+      }
   });
 });
 
