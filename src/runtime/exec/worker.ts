@@ -368,6 +368,8 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       }
       if (aborted) break;
     }
+    // whom this task's outputs go to, looked up while the lane is warm (see Exchange.prepare)
+    exchange?.prepare(msg.id, ti);
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
     let cpu = false;
@@ -392,9 +394,16 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
       break;
     }
-    lastFin = fin[ti] = tw ? gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now) : now();
-    ran = ti + 1;
+    // the outputs go to the lanes waiting for them before this lane records anything: on this
+    // host a thread's code and data come back cold after a kernel of a millisecond (~8–10 µs a
+    // small step, bench/raw-cold.ts), and each step put between a producer's end and its
+    // consumer's start was paid on every hand-off (docs/benchmarks.md, "The hand-off between
+    // lanes, split on this machine")
+    const c1 = cpu ? threadCpuNs() : 0;
+    const t1 = now();
     exchange?.ran(msg.id, ti);
+    lastFin = fin[ti] = tw ? gate!.record(tw, t0, t.imp, t.cf, me + 1, cpu, c1, t1) : t1;
+    ran = ti + 1;
   }
   Atomics.store(flags, RUNNING, -1);
   outs.length = ran;
