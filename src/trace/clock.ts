@@ -110,7 +110,15 @@ export class CpuClockGate {
    */
   finish(tr: TraceSink, t0: number, code: number, cf: number, lane: number, exact: boolean, now: () => number): number {
     const c1 = exact ? threadCpuNs() : 0;
-    const t1 = now();
+    return this.record(tr, t0, code, cf, lane, exact, c1, now());
+  }
+
+  /**
+   * `finish` with its clocks read by the caller (the CPU clock `c1`, when exact, before the wall
+   * clock `t1`): a worker reads them as the ucode returns, hands its outputs to the lanes that
+   * wait for them, and records after. Returns `t1`.
+   */
+  record(tr: TraceSink, t0: number, code: number, cf: number, lane: number, exact: boolean, c1: number, t1: number): number {
     tr.cfFinish(t1, exact ? c1 : t1, cf, lane);
     this.observe(code, t1 - t0);
     return t1;

@@ -4,22 +4,10 @@
 // hands the other makes the other starved until it looks; a lane running a CF never is.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessageChannel } from 'node:worker_threads';
-import { Exchange } from '../../src/runtime/exec/exchange.js';
-import { FeedSlots, feedSlotsBuffer } from '../../src/runtime/exec/slots.js';
-import { feedsFlag, flagsLength, inboxFlag, runningFlag, starved } from '../../src/runtime/exec/protocol.js';
+import type { Exchange } from '../../src/runtime/exec/exchange.js';
+import { feedsFlag, inboxFlag, runningFlag, starved } from '../../src/runtime/exec/protocol.js';
 import { T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
-
-function pair(): { flags: Int32Array; x: Exchange[]; ctl: MessageChannel[]; close: () => void } {
-  const lanes = 2;
-  const flags = new Int32Array(new SharedArrayBuffer(4 * flagsLength(lanes)));
-  for (let i = 0; i < lanes; i++) flags[runningFlag(lanes, i)] = -1;
-  const buf = feedSlotsBuffer(lanes);
-  const peer = new MessageChannel();
-  const ctl = [new MessageChannel(), new MessageChannel()];
-  const x = [0, 1].map((me) => new Exchange(flags, me, lanes, ctl[me]!.port2, me === 0 ? [null, peer.port1] : [peer.port2, null], new FeedSlots(buf, lanes, me)));
-  return { flags, x, ctl, close: () => { peer.port1.close(); peer.port2.close(); for (const c of ctl) { c.port1.close(); c.port2.close(); } } };
-}
+import { pair } from './exchange-pair.js';
 
 for (const [kind, v] of [['a real, through the feed slots', { t: T_REAL, v: 2.5 }], ['a string, as a message', { t: T_STRING, v: 'x' }]] as [string, DfValue][]) {
   test(`a lane handed ${kind} is starved until it looks at it, unless it runs a CF`, async () => {

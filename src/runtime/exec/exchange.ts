@@ -33,6 +33,23 @@ export class Exchange {
   private missTask = -1;
   private missOut = -1;
   private inboxSeen = 0;
+  /** values taken from the feed slots and from the ports since the start (with inboxSeen: whether a message is due) */
+  private fromSlots = 0;
+  private fromPorts = 0;
+  /** the batch running (its outputs fill up as its tasks run) */
+  private current: (DfValue | null)[][] | undefined;
+  private currentId = -1;
+  /** the requests for the task about to run, taken out of `wanted` before it runs (prepare), and which task */
+  private due: number[] | undefined;
+  private dueBatch = -1;
+  private dueTask = -1;
+  /** take()'s value while it receives: the one it waits for, handed over without the map (see keep) */
+  private wantLane = -1;
+  private wantBatch = -1;
+  private wantTask = -1;
+  private wantOut = -1;
+  private hit = false;
+  private hitValue: DfValue | null = null;
   private readonly FEEDS: number;
   private readonly INBOX: number;
   private readonly PROCESSED: number;
@@ -56,10 +73,44 @@ export class Exchange {
   begin(id: number, outs: (DfValue | null)[][]): void {
     this.release();
     this.kept.set(id, outs);
+    this.current = outs;
+    this.currentId = id;
+  }
+
+  /**
+   * Task `task` of the batch running is about to run: the requests already waiting for it are
+   * looked up now, so that when it has run (`ran`) its values go out first, before anything
+   * else touches memory. On this host a thread's code and data come back cold after a kernel of
+   * a millisecond, and every step between a producer's end and its values leaving costs
+   * microseconds (docs/benchmarks.md, "The hand-off between lanes, split on this machine").
+   */
+  prepare(id: number, task: number): void {
+    this.undue();
+    if (id !== this.currentId || this.wanted.size === 0) return;
+    const k = `${id}:${task}`;
+    const w = this.wanted.get(k);
+    if (w === undefined) return;
+    this.wanted.delete(k);
+    this.due = w;
+    this.dueBatch = id;
+    this.dueTask = task;
+  }
+
+  /** Requests taken out for a task that did not run after all (its ucode failed) wait again. */
+  private undue(): void {
+    if (this.due === undefined) return;
+    this.want(`${this.dueBatch}:${this.dueTask}`, this.due);
+    this.due = undefined;
   }
 
   /** Task `task` of batch `id` ran: answer the requests that waited for it. */
   ran(id: number, task: number): void {
+    const due = this.due;
+    if (due !== undefined && id === this.dueBatch && task === this.dueTask && id === this.currentId) {
+      this.due = undefined;
+      const outs = this.current![task]!;
+      for (let i = 0; i < due.length; i += 2) this.send(due[i + 1]!, id, task, due[i]!, outs[due[i]!] ?? null);
+    } else this.undue();
     this.serve();
     if (this.wanted.size === 0) return;
     const k = `${id}:${task}`;
@@ -87,11 +138,15 @@ export class Exchange {
         const outs = this.kept.get(id);
         const o = outs?.[task];
         if (o !== undefined) { this.send(to, id, task, out, o[out] ?? null); continue; }
-        const k = `${id}:${task}`;
-        const w = this.wanted.get(k);
-        if (w) w.push(out, to); else this.wanted.set(k, [out, to]);
+        this.want(`${id}:${task}`, [out, to]);
       }
     }
+  }
+
+  /** Requests `w` ([out, lane, …]) wait for task `k` (`batch:task`) to run. */
+  private want(k: string, w: number[]): void {
+    const had = this.wanted.get(k);
+    if (had) for (const x of w) had.push(x); else this.wanted.set(k, w);
   }
 
   /** The value fed for output `out` of task `task` of batch `batch` on lane `lane`, if it came. */
@@ -101,7 +156,12 @@ export class Exchange {
     // 4 000 steps at 2^13, load 9: the workers' scavenges per second of fed waits 31–72 → 23–27)
     const seen = Atomics.load(this.flags, this.INBOX);
     if (this.missed && seen === this.missSeen && lane === this.missLane && batch === this.missBatch && task === this.missTask && out === this.missOut) return undefined;
+    // what arrives for this very input is handed over as it is drained, without a key or the map
+    // (keep): the first steps a consumer takes when its value comes, on code gone cold meanwhile
+    this.wantLane = lane; this.wantBatch = batch; this.wantTask = task; this.wantOut = out;
     this.receive();
+    this.wantLane = -1;
+    if (this.hit) { this.hit = false; const v = this.hitValue; this.hitValue = null; return v; }
     const k = `${lane}:${batch}:${task}:${out}`;
     const g = this.got.get(k);
     if (g === undefined) {
@@ -123,16 +183,36 @@ export class Exchange {
     for (let from = 0; from < this.peers.length; from++) {
       const p = this.peers[from];
       if (p === null || p === undefined) continue;
-      if (slots) slots.drain(from, (b, t, o, v) => this.keep(from, b, t, o, v));
+      if (slots) this.fromSlots = (this.fromSlots + slots.drain(from, this.kept1(from))) | 0;
+    }
+    // the ports only while the count says a value came as a message (each value fed here moved
+    // it by one, after its slot or message was written): polling every peer's port cost each
+    // value fed through the slots a few microseconds more, cold, on its way to its consumer
+    if (((n - this.fromSlots - this.fromPorts) | 0) <= 0) return;
+    for (let from = 0; from < this.peers.length; from++) {
+      const p = this.peers[from];
+      if (p === null || p === undefined) continue;
       for (let m = receiveMessageOnPort(p); m !== undefined; m = receiveMessageOnPort(p)) {
         const f = m.message as FedValue;
+        this.fromPorts = (this.fromPorts + 1) | 0;
         this.keep(f.from, f.b, f.t, f.o, f.v);
       }
     }
   }
 
+  /** per lane, the drain callback that keeps what it hands over (made once: no closure a value) */
+  private readonly keepers: ((batch: number, task: number, out: number, v: DfValue | null) => void)[] = [];
+  private kept1(from: number): (batch: number, task: number, out: number, v: DfValue | null) => void {
+    return (this.keepers[from] ??= (b, t, o, v) => this.keep(from, b, t, o, v));
+  }
+
   private keep(lane: number, batch: number, task: number, out: number, v: DfValue | null): void {
     this.missed = false; // (a value this worker fed itself moves no count)
+    if (!this.hit && lane === this.wantLane && batch === this.wantBatch && task === this.wantTask && out === this.wantOut) {
+      this.hit = true;
+      this.hitValue = v;
+      return;
+    }
     const k = `${lane}:${batch}:${task}:${out}`;
     const g = this.got.get(k);
     if (g) g.n++; else this.got.set(k, { v, n: 1 });

@@ -65,12 +65,12 @@ export class FeedSlots {
     return true;
   }
 
-  /** Take every value lane `from` put for this worker since the last call. */
-  drain(from: number, each: (batch: number, task: number, out: number, v: DfValue | null) => void): void {
+  /** Take every value lane `from` put for this worker since the last call; how many. */
+  drain(from: number, each: (batch: number, task: number, out: number, v: DfValue | null) => void): number {
     const ring = from * this.lanes + this.me, ints = this.ints;
     const r = ints[2 * ring + 1]!; // only this thread writes it
     const w = Atomics.load(ints, 2 * ring);
-    if (w === r) return;
+    if (w === r) return 0;
     for (let k = r; k !== w; k = (k + 1) | 0) {
       const slot = ring * RING + (k & (RING - 1));
       const e = this.entries + slot * ENTRY;
@@ -78,5 +78,6 @@ export class FeedSlots {
       each(ints[e]!, ints[e + 1]!, ints[e + 2]!, tag === 0 ? null : ({ t: tag, v: this.vals[slot]! } as DfValue));
     }
     Atomics.store(ints, 2 * ring + 1, w);
+    return (w - r) | 0;
   }
 }

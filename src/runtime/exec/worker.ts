@@ -330,12 +330,25 @@ function fed(f: Forward): DfValue | null | undefined {
     // within the spin but no core free (often: this worker's own result has just woken the
     // system thread), parked: the system thread wakes it when it rests and a core frees
     // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
+    recordDone();
     if (sleep(() => ex.pending() || flags[ABORT] !== 0, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
       starvedFrom = NOT_STARVED;
       share.reset(); // a window across the sleep would count the sleep as CPU denied
     }
   }
+}
+
+/**
+ * Traced: the finish of this lane's last CF, recorded as the next one starts (`run`), or before
+ * the lane sleeps waiting for a value (a lane that never wakes leaves its last CF finished in
+ * the trace), or at its batch's end.
+ */
+let done = false, doneImp = 0, doneCf = 0, doneCpu = false, doneT0 = 0.5, doneC1 = 0.5, doneT1 = 0.5;
+function recordDone(): void {
+  if (!done) return;
+  done = false;
+  gate!.record(tw!, doneT0, doneImp, doneCf, me + 1, doneCpu, doneC1, doneT1);
 }
 
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
@@ -368,10 +381,13 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       }
       if (aborted) break;
     }
+    // whom this task's outputs go to, looked up while the lane is warm (see Exchange.prepare)
+    exchange?.prepare(msg.id, ti);
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
     let cpu = false;
     if (tw) {
+      recordDone();
       if (t.fwd) tw.cfReady(t0, t.cf);
       cpu = gate!.start(tw, t0, t.imp, t.cf, me + 1);
     }
@@ -392,10 +408,22 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
       break;
     }
-    lastFin = fin[ti] = tw ? gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now) : now();
-    ran = ti + 1;
+    // the outputs go to the lanes waiting for them before this lane records anything: on this
+    // host a thread's code and data come back cold after a kernel of a millisecond (~8–10 µs a
+    // small step, bench/raw-cold.ts), and each step put between a producer's end and its
+    // consumer's start was paid on every hand-off (docs/benchmarks.md, "The hand-off between
+    // lanes, split on this machine")
+    const c1 = cpu ? threadCpuNs() : 0;
+    const t1 = now();
     exchange?.ran(msg.id, ti);
+    lastFin = fin[ti] = t1;
+    ran = ti + 1;
+    // traced, the CF's finish is recorded as the next one starts, after its clock is read: the
+    // records are the trace's own work, and between this CF's end and the next one's start (a
+    // hand-off's span) they would add a cold step of their own to what the trace measures
+    if (tw) { done = true; doneImp = t.imp; doneCf = t.cf; doneCpu = cpu; doneT0 = t0; doneC1 = c1; doneT1 = t1; }
   }
+  recordDone();
   Atomics.store(flags, RUNNING, -1);
   outs.length = ran;
   prevOuts = outs; // the next batch may continue a chain from these

@@ -1,0 +1,84 @@
+// How a producing lane's exchange answers feed requests around a task it runs (exec/exchange.ts):
+// requests waiting before the task are looked up before it runs (prepare) and answered first when
+// it has run, those that come while it runs are answered too, a task that did not run keeps its
+// requests, and a consumer gets every value, through the feed slots or, once a ring is full, as
+// messages on the pair's port (which it reads only while the inbox count says one came).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Exchange } from '../../src/runtime/exec/exchange.js';
+import { feedsFlag } from '../../src/runtime/exec/protocol.js';
+import { RING } from '../../src/runtime/exec/slots.js';
+import { T_REAL, type DfValue } from '../../src/ucode/value.js';
+import { pair } from './exchange-pair.js';
+
+const arrived = (): Promise<void> => new Promise((r) => setTimeout(r, 20)); // a message reaches its port
+
+/** The system thread asks lane 0 to feed lane 1 output 0 of batch 3's tasks `tasks`. */
+async function ask(flags: Int32Array, ctl: { port1: { postMessage(m: unknown): void } }, tasks: number[]): Promise<void> {
+  ctl.port1.postMessage(Int32Array.from(tasks.flatMap((t) => [3, t, 0, 1])));
+  await arrived();
+  Atomics.add(flags, feedsFlag(2, 0), 1);
+}
+
+const real = (v: number): DfValue => ({ t: T_REAL, v });
+
+test('requests looked up before a task runs, and one that came while it ran, are all answered when it has run', async () => {
+  const { flags, x, ctl, close } = pair();
+  try {
+    const [a, b] = x as [Exchange, Exchange];
+    const outs: (DfValue | null)[][] = [];
+    a.begin(3, outs);
+    await ask(flags, ctl[0]!, [0]);
+    a.serve();
+    a.prepare(3, 0);
+    await ask(flags, ctl[0]!, [0]); // while task 0 runs
+    assert.equal(b.take(0, 3, 0, 0), undefined, 'nothing before the task ran');
+    outs[0] = [real(1.5)];
+    a.ran(3, 0);
+    assert.deepEqual(b.take(0, 3, 0, 0), real(1.5));
+    assert.deepEqual(b.take(0, 3, 0, 0), real(1.5), 'the second request is answered too');
+    assert.equal(b.take(0, 3, 0, 0), undefined, 'and nothing more');
+  } finally { close(); }
+});
+
+test('a task looked up but not run keeps its requests until it runs', async () => {
+  const { flags, x, ctl, close } = pair();
+  try {
+    const [a, b] = x as [Exchange, Exchange];
+    const outs: (DfValue | null)[][] = [];
+    a.begin(3, outs);
+    await ask(flags, ctl[0]!, [0, 1]);
+    a.serve();
+    a.prepare(3, 0);
+    // task 0 did not run (its ucode failed before its outputs): the next task is looked up
+    a.prepare(3, 1);
+    outs[1] = [real(2)];
+    a.ran(3, 1);
+    assert.deepEqual(b.take(0, 3, 1, 0), real(2));
+    assert.equal(b.take(0, 3, 0, 0), undefined);
+    outs[0] = [real(1)];
+    a.ran(3, 0);
+    assert.deepEqual(b.take(0, 3, 0, 0), real(1), 'task 0 answered once it ran');
+  } finally { close(); }
+});
+
+test('past a full ring the values come as messages, and the consumer gets each, in any order it asks', async () => {
+  const { flags, x, ctl, close } = pair();
+  try {
+    const [a, b] = x as [Exchange, Exchange];
+    const n = RING + 5;
+    const outs: (DfValue | null)[][] = [];
+    a.begin(3, outs);
+    await ask(flags, ctl[0]!, Array.from({ length: n }, (_, t) => t));
+    for (let t = 0; t < n; t++) {
+      a.prepare(3, t);
+      outs[t] = [real(t)];
+      a.ran(3, t);
+    }
+    await arrived();
+    // the last ones first: they came as messages, after the ring's
+    for (let t = n - 1; t >= n - 5; t--) assert.deepEqual(b.take(0, 3, t, 0), real(t), `task ${t}`);
+    for (let t = 0; t < n - 5; t++) assert.deepEqual(b.take(0, 3, t, 0), real(t), `task ${t}`);
+    assert.equal(b.take(0, 3, 0, 0), undefined);
+  } finally { close(); }
+});
