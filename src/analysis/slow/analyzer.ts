@@ -72,6 +72,8 @@ export class SlowAnalyzer implements ModelListener {
   readonly sByCode = new Map<number, number>();
   readonly sByLabel = new Map<string, number>();
   readonly sByCf = new TopK();
+  /** blamed S by what its producer did meanwhile: not ready yet, ready and not started, running, not known */
+  readonly sByState = new Float64Array(4);
   readonly lByDfBase = new Map<string, number>();
   readonly lByDf = new TopK();
   readonly lByPair = new Map<number, number>();
@@ -304,7 +306,7 @@ export class SlowAnalyzer implements ModelListener {
       obs.idle?.(m, sLeft, bRec?.producer ?? null, sp.oSend - w[1]!, lLeft, gRec, sp.oStart - w[3]!);
       obs.preempt?.(m, pre);
     }
-    if (sLeft > 0 && bRec) this.blameS(bRec, sLeft);
+    if (sLeft > 0 && bRec) this.blameS(bRec, sLeft, a, sp.b, sp.s);
     if (lLeft > 0 && gRec) this.blameL(gRec, node, lLeft);
   }
 
@@ -346,10 +348,25 @@ export class SlowAnalyzer implements ModelListener {
     return min === Infinity ? this.origin() : min;
   }
 
-  private blameS(x: DfRec, ns: number): void {
+  /**
+   * ns of S, the part left of the idle [a, b) of length s, waited for x: charged to its producer,
+   * and split by what the producer did on [a, b) — before its readiness, between its readiness
+   * and its start (queued on its lane or in a batch), running — in proportion when waits were
+   * carved from the part.
+   */
+  private blameS(x: DfRec, ns: number, a: number, b: number, s: number): void {
     this.sBlamed += ns;
-    const p = x.producer;
-    if (!p) return;
+    const p = x.producer, st = this.sByState;
+    if (!p || !(p.start === p.start)) { st[3] += ns; return; }
+    const k = s > 0 ? ns / s : 0;
+    const started = Math.max(a, Math.min(b, p.start));
+    const run = b - started;
+    if (p.ready === p.ready) {
+      const ready = Math.max(a, Math.min(started, p.ready));
+      st[0] += (ready - a) * k;
+      st[1] += (started - ready) * k;
+    } else st[3] += (started - a) * k;
+    st[2] += run * k;
     addTo(this.sByCode, p.code, ns);
     addTo(this.sByLabel, p.label, ns);
     this.sByCf.add(p.gid, ns, this.codeName(p.code), p.name);

@@ -59,6 +59,8 @@ export function formatSlowTable(r: SlowReport): string {
   if (bs.total > 0) {
     L.push(`starvation ${dur(bs.total)} blamed on producers: ` + bs.byLabel.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
     L.push('  top CFs: ' + bs.byCf.slice(0, 5).map((c) => `${c.label}#${c.key} ${dur(c.ns)}`).join(', '));
+    const ps = bs.byProducerState;
+    if (ps) L.push(`  while the producer was: not ready ${dur(ps.notReady)}, ready and not started ${dur(ps.queued)}, running ${dur(ps.running)}${ps.unknown > 0 ? `, not known ${dur(ps.unknown)}` : ''}`);
   }
   if (bs.other.length) L.push(`starvation no producer ended: ${bs.other.map((c) => `${c.key} ${dur(c.ns)} (${share(c.share)} of S)`).join(', ')}`);
   if (bl.total > 0) {

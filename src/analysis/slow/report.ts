@@ -123,6 +123,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
         byLabel: topOf(an.sByLabel, topK, an.sBlamed, (l) => l),
         byCf: an.sByCf.top(topK, an.sBlamed),
         other: unblamedStarvation(an, t.S),
+        byProducerState: { notReady: an.sByState[0]!, queued: an.sByState[1]!, running: an.sByState[2]!, unknown: an.sByState[3]! },
       },
       latency: {
         total: an.lBlamed,

@@ -58,7 +58,16 @@ export interface Blame {
    * (gid); `other`: the S no producer ended — worker threads that ran no fragment, the workers'
    * tails after their last fragment, inputs without a recorded producer (shares of S).
    */
-  starvation: { total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[]; other: Culprit[] };
+  starvation: {
+    total: number; byCode: Culprit[]; byLabel: Culprit[]; byCf: Culprit[]; other: Culprit[];
+    /**
+     * the same total by what the producer did meanwhile: its own inputs not all present yet
+     * (`notReady`), ready and not started (`queued`: behind other CFs of its lane, or in a batch
+     * not yet reached), `running`, and `unknown` (no producer or readiness recorded). Only
+     * `notReady` is idle the graph imposed through this producer; `queued` is scheduling.
+     */
+    byProducerState: { notReady: number; queued: number; running: number; unknown: number };
+  };
   /** ns of L charged to transfers, by DF base name (indices stripped), DF, node pair and producer. */
   latency: { total: number; byDfBase: Culprit[]; byDf: Culprit[]; byNodePair: PairCulprit[]; byProducerLabel: Culprit[] };
   /**
@@ -242,6 +251,7 @@ export const UNITS = {
   'placement.idleThreads[].node': 'node number', 'placement.idleThreads[].thread': 'worker thread number', 'placement.idleNs': 'ns',
   'placement.startupNs': 'ns from tStart', 'families[].indices': 'count (indices of the family\'s DFs)',
   'blame.starvation.other[].share': 'fraction of t.S',
+  'blame.starvation.byProducerState.*': 'ns (the four sum to blame.starvation.total)',
   'predictions.baselineNs': 'ns (makespan of the replayed graph)', 'predictions.criticalOrderNs': 'ns (makespan of the replayed graph)',
   'predictions.threads[].threads': 'count (worker threads per node)', 'predictions.threads[].ns': 'ns (makespan of the replayed graph)',
 } as const;

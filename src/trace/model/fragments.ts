@@ -18,6 +18,17 @@ const key = (node: number, local: number): number => node * 4294967296 + local;
 /** The file a damage message about CF f names (made only when there is one: not a string per CF). */
 const whereRan = (f: Fragment): string => (f.lane > 0 ? fileOf(f.node, f.lane) : `node${f.node}`);
 
+/**
+ * When the last of f's inputs was present on its node, at most its start; its recorded readiness
+ * when no input's time is known (a CF read before its inputs' dfComputed records were written).
+ */
+function readyFromInputs(f: Fragment, inputs: readonly DfRec[]): number {
+  let r = -Infinity;
+  for (let i = 0; i < inputs.length; i++) { const t = inputs[i]!.presentAt(f.node); if (t > r) r = t; }
+  if (r === -Infinity) return f.ready;
+  return r < f.start ? r : f.start;
+}
+
 export class FragmentResolver implements Resolver {
   readonly kinds: readonly RecordKind[] = ['cfCreated', 'cfReceive', 'cfMigrate', 'cfReady', 'cfInput', 'cfStart', 'cfFinish', 'sysBusy'];
   /** per lane slot (node · T + lane − 1): the CF running there */
@@ -229,6 +240,10 @@ export class FragmentResolver implements Resolver {
     this.recentPos = (this.recentPos + 1) % RECENT_MAX;
     this.recent[node]!.set(cf, m);
     const inputs = this.inputsOf(m);
+    // A CF fed across lanes takes its inputs from another lane's batch: the system thread never
+    // sees them come, and its executor records cfReady as it starts. Its readiness is when the
+    // last of its inputs was present here, as SLOW's split and the hand-off figures take it.
+    if (m.ready >= m.start && inputs.length > 0) m.ready = readyFromInputs(m, inputs);
     // (a recycling model keeps the array for the record's next CF, to be written over)
     if (!this.spare) { m.inputs = null; m.inputCount = 0; }
     if (thread === 0) {

@@ -149,6 +149,13 @@ export class DfRec {
     return c === c ? c : -Infinity;
   }
 
+  /** When the value was present on `node` (-Infinity: not known): arrival()'s `at`, without its object. */
+  presentAt(node: number): number {
+    if (this.home === node || this.home < 0) return this.readyAt();
+    const cp = this.copyAt(node);
+    return cp ? cp.arrive : -Infinity;
+  }
+
   /** When the value was present on `node` (local: computed), and when the copy that brought it was first sent. */
   arrival(node: number): { at: number; sent: number; from: number } | null {
     if (this.home === node || this.home < 0) {
