@@ -47,7 +47,7 @@ test('a written trace: the producer held behind another CF of its lane is "queue
   assert.match(t, /another lane's batch or queue/);
   assert.match(t, /more worker threads would not help/);
   assert.match(t, /`luna run --priorities-from TRACE`/);
-  assert.match(t, /`--distribution`/);
+  assert.doesNotMatch(t, /--distribution/, 'one node: a distribution cannot move CFs between its lanes');
   assert.doesNotMatch(t, /too sequential/);
 });
 
@@ -66,6 +66,7 @@ test('synthetic splits of a 1-way chain: "queued" in the majority replaces "too 
   assert.ok(kinds(queued).includes('held-ready') && !kinds(queued).includes('sequential'), kinds(queued).join());
   assert.match(textOf(queued, 'held-ready'), /\(70 ?%\)/);
   assert.match(textOf(queued, 'held-ready'), /The graph itself offers 1\.0-way parallelism/);
+  assert.match(textOf({ ...queued, nodes: 2 }, 'held-ready'), /another placement of the producers over the nodes \(`--distribution` with a distribution file\)/);
   const notReady = withSplit(base, { notReady: 0.7, queued: 0.1, running: 0.2 });
   assert.ok(kinds(notReady).includes('sequential') && !kinds(notReady).includes('held-ready'), kinds(notReady).join());
 });

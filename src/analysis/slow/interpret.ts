@@ -380,8 +380,9 @@ function heldFinding(r: SlowReport, h: NonNullable<ReturnType<typeof heldReady>>
       `the CFs the idle workers waited for were ready but held in another lane's batch or queue. That is scheduling and placement, ` +
       `not too little parallelism in the program, and more worker threads would not help.${graph} ` +
       `Start the producers earlier: smaller fed batches (the runtime's bounds LUNA_FED_RUN_MS and LUNA_FED_BATCH_MB), ` +
-      `critical-path order (${q(`luna run ${OPTION.prioritiesFrom} TRACE`)}, or a ${q(`${RULE.priority}: e;`)} rule on the producers), ` +
-      `or another placement of the producers (${q(OPTION.distribution)} with a distribution file).`,
+      `critical-path order (${q(`luna run ${OPTION.prioritiesFrom} TRACE`)}, or a ${q(`${RULE.priority}: e;`)} rule on the producers)` +
+      // a distribution places CFs on nodes, not on the lanes of one node
+      (r.nodes > 1 ? `, or another placement of the producers over the nodes (${q(OPTION.distribution)} with a distribution file).` : '.'),
     evidence: ['blame.starvation.byProducerState', 'blame.starvation', 'criticalPath'],
   };
 }
