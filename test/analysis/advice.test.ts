@@ -149,6 +149,12 @@ function badOrder(): SlowReport {
   return analyzeSlow(manifest(1, 2), tb.done(t));
 }
 
+/** The round-robin chain, its producers said to be mostly ready and not started: the held-ready finding. */
+function heldReady(): SlowReport {
+  const r = chainRoundRobin(), st = r.blame.starvation, n = st.total;
+  return { ...r, blame: { ...r.blame, starvation: { ...st, byProducerState: { notReady: 0.1 * n, queued: 0.8 * n, running: 0.1 * n, unknown: 0 } } } };
+}
+
 function litvinov(): SlowReport {
   const tb = new TB(1)
     .cf({ node: 0, thread: 1, cf: 1, label: 'P', start: 5, end: 100, cpu: 55 }).computed(0, 'x', 1, 100)
@@ -178,6 +184,7 @@ function reports(): SlowReport[] {
   const base = [
     chainOnOneLane(2), chainRoundRobin(), allOnNode0(), oversubscribed(2), oversubscribed(1), oversubscribed(8), preempted(), waiting(),
     latency(), unevenNodes(), badOrder(), litvinov(), ...simulated(), ...launched('mpirun'), ...launched('srun'), ...launched('local'),
+    heldReady(),
   ];
   // a report of a damaged trace (coverage below 1) goes through the same interpretation
   return [...base, { ...base[0]!, coverage: 0.8, warnings: ['trace: node0.thread1.lt: truncated'] },

@@ -60,3 +60,47 @@ export function writeWaitingTrace(dir: string): void {
   mf.files = [[0, 0], [0, 1], [1, 0], [1, 1]].map(([node, thread]) => ({ node: node!, thread: thread!, path: traceFileName(node!, thread!) }));
   writeManifest(dir, mf);
 }
+
+/**
+ * One node, two lanes: lane 1 runs `a` [0, 100), then `p` [100, 150), which makes x; lane 2 runs
+ * `first` [0, 10), then idles until `use` [150, 200), which reads x. `p` was ready at 10 (no
+ * inputs) but held behind `a` on its lane: of lane 2's 140 ns of S charged to `p`, `p` was ready
+ * and not started for 90 and running for 50, never not ready. Lane 1's tail [150, 200) is S no
+ * producer ended. `chained`: `p` reads y, which `a` makes, so it is ready only at 100 and the same
+ * 140 ns split 90 not ready, 50 running (CHAINED).
+ */
+export const HELD = { S: 190, charged: 140, notReady: 0, queued: 90, running: 50, unknown: 0 };
+export const CHAINED = { ...HELD, notReady: 90, queued: 0 };
+
+export function writeHeldTrace(dir: string, o: { chained?: boolean } = {}): void {
+  const labels = ['first', 'a', 'p', 'use'];
+  const mf: TraceManifest = {
+    format: 'luna-ts-trace', version: VERSION, program: 'held.fa', args: [], nodes: 1, threads: 2, codes: labels,
+    sites: labels.map((label, code) => ({ label, code, kind: 'call' as const, file: 'held.fa', line: code + 3, col: 5, spawnNo: code })),
+    status: 'completed', clock: { cpuExact: true, offsets: [0] },
+    startedAt: new Date(0).toISOString(), versions: { lunaTs: 'test', node: process.version }, files: [],
+  };
+  openTraceDir(dir, mf);
+  const s = ThreadTraceWriter.open(dir, 0, 0), w1 = ThreadTraceWriter.open(dir, 0, 1), w2 = ThreadTraceWriter.open(dir, 0, 2);
+  s.programStart(0);
+  for (const cf of [1, 2, 3, 4]) s.cfCreated(0, cf, -1, cf - 1, `g${cf}`, null);
+  s.cfReady(0, 1); s.cfReady(0, 2);
+  if (!o.chained) s.cfReady(10, 3);
+  w2.cfStart(0, 0, 1, 2); w2.cfFinish(10, 10, 1, 2);
+  w1.cfStart(0, 0, 2, 1); w1.cfFinish(100, 100, 2, 1);
+  if (o.chained) {
+    s.dfComputed(100, s.dfName('y#0'), 2, 8);
+    s.cfReady(100, 3);
+    w1.cfInput(3, w1.dfName('y#0'));
+  }
+  w1.cfStart(100, 100, 3, 1); w1.cfFinish(150, 150, 3, 1);
+  const x = s.dfName('x#0');
+  s.dfComputed(150, x, 3, 8);
+  s.cfReady(150, 4);
+  w2.cfInput(4, w2.dfName('x#0'));
+  w2.cfStart(150, 10, 4, 2); w2.cfFinish(200, 60, 4, 2);
+  s.programFinish(200, 1);
+  for (const w of [s, w1, w2]) w.close();
+  mf.files = [0, 1, 2].map((thread) => ({ node: 0, thread, path: traceFileName(0, thread) }));
+  writeManifest(dir, mf);
+}

@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { analysis, chromiumPath, luna, tracedRun, type Analysis } from './helpers.js';
+import { HELD, writeHeldTrace } from '../analysis/written.js';
 
-let dir = '', page = '', cmpPage = '', an: Analysis;
+let dir = '', page = '', cmpPage = '', heldPage = '', an: Analysis;
 const exe = chromiumPath();
 const haveChromium = exe !== undefined && existsSync(exe);
 
@@ -25,6 +26,10 @@ before(() => {
   cmpPage = join(dir, 'cmp.html');
   assert.equal(luna(['report', a, '-o', page]).status, 0);
   assert.equal(luna(['report', a, b, '-o', cmpPage]).status, 0);
+  const held = join(dir, 'held.trace');
+  writeHeldTrace(held);
+  heldPage = join(dir, 'held.html');
+  assert.equal(luna(['report', held, '-o', heldPage]).status, 0);
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
@@ -170,5 +175,23 @@ test('the comparison page: the two timelines share their time axis', { timeout: 
     await p.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
     await p.mouse.wheel(0, -600);
     await p.waitForFunction(() => document.querySelector('canvas[data-run="1"]')!.getAttribute('data-view') === document.querySelector('canvas[data-run="0"]')!.getAttribute('data-view') && !document.querySelector('canvas[data-run="1"]')!.getAttribute('data-view')!.startsWith('0,'));
+  });
+});
+
+test('the producer\'s state in Chromium: the bar drawn as wide as each share, the table and the finding shown', { timeout: 180_000 }, async (t) => {
+  if (!haveChromium) { t.skip('no chromium: install Debian package chromium or set LUNA_CHROMIUM'); return; }
+  await open(heldPage, async (p) => {
+    const table = p.locator('table.producer-state');
+    await table.scrollIntoViewIfNeeded();
+    assert.ok(await table.isVisible());
+    const cells = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent!.trim())));
+    assert.deepEqual(cells.map((c) => c.slice(1)), [['0 ns', '0%'], ['90 ns', '64%'], ['50 ns', '36%'], ['0 ns', '0%']]);
+    assert.match(cells[1]![0]!, /ready, not started/);
+    const w = async (k: string): Promise<number> => (await p.locator(`.state-bar span[data-state="${k}"]`).boundingBox())!.width;
+    const queued = await w('queued'), running = await w('running');
+    assert.ok(Math.abs(queued / running - HELD.queued / HELD.running) < 0.05, `bar widths ${queued} : ${running}`);
+    assert.equal(await p.locator('.state-bar span[data-state="notReady"]').count(), 0, 'no span for a state without time');
+    assert.ok(await p.locator('p.held-ready').isVisible());
+    assert.match((await p.locator('p.held-ready').textContent())!, /ready and not started for 90 ns/);
   });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unpack, type Packed } from '../../src/report/section.js';
 import { ROOT, analysis, luna, pageData, tracedRun, type Analysis } from './helpers.js';
-import { WRITTEN, writeWaitingTrace } from '../analysis/written.js';
+import { CHAINED, HELD, WRITTEN, writeHeldTrace, writeWaitingTrace } from '../analysis/written.js';
 
 let dir = '', traceA = '', traceB = '', an: Analysis;
 
@@ -70,6 +70,31 @@ test('waits: W in luna analyze slow (JSON, text) and on the page (totals, the wa
   assert.match(r.stdout, new RegExp(`data-slow-total="W" data-run="0" data-ns="${WRITTEN.W}"`));
   assert.match(r.stdout, /<h3 id="blame-waiting">Waiting \(90 ns in 2 waits for shared resources\)/);
   assert.match(r.stdout, /<li data-kind="waiting">/);
+});
+
+test('the S charged to producers split by the producer\'s state: a bar and a table on the page, with the held-ready finding', () => {
+  const rowsOf = (html: string): Record<string, number> =>
+    Object.fromEntries([...html.matchAll(/<tr data-state="(\w+)" data-ns="([^"]+)">/g)].map((m) => [m[1]!, Number(m[2])]));
+  for (const [name, chained, want] of [['held', false, HELD], ['chained', true, CHAINED]] as const) {
+    const trace = join(dir, `${name}.trace`);
+    writeHeldTrace(trace, { chained });
+    const r = luna(['report', trace, '-o', '-']);
+    assert.equal(r.status, 0, r.stderr);
+    const html = r.stdout;
+    assert.match(html, /<h3 id="blame-producer-state">While the producer was<\/h3>/);
+    assert.deepEqual(rowsOf(html), { notReady: want.notReady, queued: want.queued, running: want.running, unknown: want.unknown });
+    // time and share of the charged S in words, as the analysis prints them
+    const row = (k: string): string => new RegExp(`<tr data-state="${k}"[^>]*>([\\s\\S]*?)</tr>`).exec(html)![1]!.replace(/<[^>]+>/g, '|');
+    assert.match(row('running'), /\|50 ns\|+36 ?%\|/);
+    assert.match(row(chained ? 'notReady' : 'queued'), /\|90 ns\|+64 ?%\|/);
+    // the bar: one span for each state with time, as wide as its share
+    const bar = [...html.matchAll(/<span data-state="(\w+)"[^>]*width:([\d.]+)%/g)].map((m) => [m[1], Number(m[2])]);
+    assert.deepEqual(bar, chained ? [['notReady', 64.29], ['running', 35.71]] : [['queued', 64.29], ['running', 35.71]]);
+    assert.equal(/<p class="held-ready">/.test(html), !chained, 'the finding under the split only when "queued" dominates');
+    assert.equal(/<li data-kind="held-ready">/.test(html), !chained);
+    assert.equal(/<li data-kind="sequential">/.test(html), chained);
+    if (!chained) assert.match(html, /<p class="held-ready">S = 47\.5%[^<]*ready and not started for 90 ns/);
+  }
 });
 
 test('the timeline data holds every fragment of the run on its lane, and the critical path marks', () => {

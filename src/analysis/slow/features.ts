@@ -11,6 +11,7 @@ export const OPTION = {
   record: '--record',
   replay: '--replay',
   warmStart: '--warm-start',
+  distribution: '--distribution',
 } as const;
 
 /** behaviour rules of the language (docs/language.md §4.4) */

@@ -10,7 +10,7 @@ import type { SlowOptions, SlowReport } from './types.js';
 export * from './types.js';
 export { splitIdle, type IdleSplit } from './split.js';
 export { SlowAnalyzer } from './analyzer.js';
-export { interpretSlow, interpretFindings, FINDING_KINDS, type Finding, type FindingKind } from './interpret.js';
+export { interpretSlow, interpretFindings, heldReady, FINDING_KINDS, type Finding, type FindingKind } from './interpret.js';
 export { OPTION, RULE } from './features.js';
 export { formatSlowTable } from './format.js';
 export { analyzeSlowTrace } from './trace.js';
