@@ -376,7 +376,7 @@ function heldFinding(r: SlowReport, h: NonNullable<ReturnType<typeof heldReady>>
   return {
     kind: 'held-ready', factor: 'S',
     text: `S = ${pct(r.p.S)}${who}. Of the ${dur(h.charged)} charged to producers, the producer was ready and not started for ` +
-      `${dur(h.queued)} (${share(h.queued / h.charged)}), running for ${dur(h.running)}, and not ready for only ${dur(h.notReady)}: ` +
+      `${dur(h.queued)} (${share(h.queued / h.charged)}), running for ${dur(h.running)}, and ${h.notReady > 0 ? `not ready for only ${dur(h.notReady)}` : 'never short of its inputs'}: ` +
       `the CFs the idle workers waited for were ready but held in another lane's batch or queue. That is scheduling and placement, ` +
       `not too little parallelism in the program, and more worker threads would not help.${graph} ` +
       `Start the producers earlier: smaller fed batches (the runtime's bounds LUNA_FED_RUN_MS and LUNA_FED_BATCH_MB), ` +
