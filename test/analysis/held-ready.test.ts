@@ -81,3 +81,14 @@ test('the thresholds: "queued" must be a majority of the charged S, and the char
   assert.ok(!kinds(small).includes('held-ready') && kinds(small).includes('sequential'), kinds(small).join());
   assert.ok(kinds(withSplit(base, { notReady: 0, queued: 1, running: 0 }, 0.3 * base.t.S)).includes('held-ready'));
 });
+
+test('a worker thread that ran nothing: "less parallelism than threads" only when the producers were mostly not ready; held ready, the handing out is named', () => {
+  const base = chain();
+  const idle = (r: SlowReport): SlowReport => ({ ...r, placement: { ...r.placement, idleThreads: [{ node: 0, thread: 4 }], startupNs: 0 } });
+  const notReady = idle(withSplit(base, { notReady: 0.7, queued: 0.1, running: 0.2 }));
+  assert.match(textOf(notReady, 'idle-threads'), /less parallelism than threads/);
+  const queued = idle(withSplit(base, { notReady: 0.1, queued: 0.7, running: 0.2 }));
+  const t = textOf(queued, 'idle-threads');
+  assert.doesNotMatch(t, /less parallelism than threads/);
+  assert.match(t, /handed the CFs to the other workers/);
+});

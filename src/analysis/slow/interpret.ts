@@ -308,7 +308,9 @@ function idleThreads(r: SlowReport, g: Grain): Finding[] {
       evidence: ['placement.idleThreads', 'placement.startupNs', 'overhead.startup'],
     }];
   }
-  if (cp.length > 0 && cp.parallelism < workers - idle.length + 0.5) {
+  // (not when the producers the workers starved for were mostly ready and held elsewhere: then
+  // the graph's parallelism is not what kept these threads idle, the handing out is)
+  if (cp.length > 0 && cp.parallelism < workers - idle.length + 0.5 && !heldReady(r)) {
     const split = g.finer ? 'Split the work on that path into more independent fragments' : `The fragments should not be split up: ${g.why}`;
     return [{
       kind: 'idle-threads', factor: 'S',
