@@ -1,7 +1,7 @@
 // Early gather: the root, rank 0, enters an IN_MYSYNC gather `delay` ms before the ranks it gathers
 // from, and waits for the last of them.
 import { IN_MYSYNC, MYTHREAD, OUT_NOSYNC, THREADS, allAlloc, gather } from 'luna-ts/spmd';
-import { idleUntil, injection, startLine } from './inject.js';
+import { idleUntil, injection, siteLateness, startLine } from './inject.js';
 
 export default function main(args: string[]): void {
   const delay = injection(args);
@@ -10,4 +10,5 @@ export default function main(args: string[]): void {
   const line = startLine();
   idleUntil(line + delay.on(MYTHREAD !== 0));
   gather(dst, src, n, 0, IN_MYSYNC | OUT_NOSYNC); // site
+  siteLateness();
 }

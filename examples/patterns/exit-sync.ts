@@ -2,7 +2,7 @@
 // an OUT_ALLSYNC permute completed (as a rank descheduled then is), so the others leave that much
 // earlier than it; every rank leaves at a common instant after the completion, rank 1 `delay` later.
 import { MYTHREAD, THREADS, allAlloc, holdNextExit, permute } from 'luna-ts/spmd';
-import { exitLine, idleUntil, injection, startLine } from './inject.js';
+import { exitLine, idleUntil, injection, siteLateness, startLine } from './inject.js';
 
 export default function main(args: string[]): void {
   const delay = injection(args);
@@ -13,4 +13,5 @@ export default function main(args: string[]): void {
   holdNextExit(delay.on(MYTHREAD === 1), exitLine(line)); // every rank leaves at the same instant, the held one `delay` later
   idleUntil(line);
   permute(dst, src, perm, 16); // site
+  siteLateness();
 }

@@ -2,7 +2,7 @@
 // ms, and `balanced` for the clean variant, where every rank takes it), a start line common to every rank, and a rank that
 // is busy elsewhere until an instant (asleep: a sleeping thread takes no core from the others and
 // is woken on time even when the machine is loaded, where a spinning one is pre-empted for ms).
-import { MYTHREAD, allAlloc, barrier } from 'luna-ts/spmd';
+import { MYTHREAD, allAlloc, barrier, exitLateness } from 'luna-ts/spmd';
 
 export interface Injection {
   /** the delay, ms */
@@ -64,6 +64,7 @@ export function startLine(leadMs = 100): number {
   // barrier took 60 ms)
   if (MYTHREAD === 0) at.local[0] = wall() + Math.max(leadMs, 4 * (slowest + late));
   barrier();
+  pastStartLine = true;
   return at.get(0);
 }
 
@@ -79,9 +80,25 @@ export const exitLine = (line: number): number => line + SETTLE_MS;
 
 const nap = new Int32Array(new SharedArrayBuffer(4));
 
+/** the latest a timed wake came after the start line, ms (siteLateness prints it) */
+let siteLate = 0;
+let pastStartLine = false;
+
 /** be busy elsewhere until the wall clock reaches `t` (ms, as startLine's) */
 export function idleUntil(t: number): void {
+  if (t <= wall()) return;
   for (let left = t - wall(); left > 0; left = t - wall()) Atomics.wait(nap, 0, 0, left);
+  if (pastStartLine) siteLate = Math.max(siteLate, wall() - t);
+}
+
+/**
+ * After the measured operation: print the latest this rank woke after an instant it slept until
+ * past the start line, or left a held exit after its instant (`site lateness: rank R L ms`). On a loaded machine a rank woken late
+ * reaches the operation late, and what the ranks waited there differs from the injected delay by
+ * up to that: the validation allows it.
+ */
+export function siteLateness(): void {
+  console.log(`site lateness: rank ${MYTHREAD} ${Math.max(siteLate, exitLateness()).toFixed(3)} ms`);
 }
 
 /**

@@ -4,7 +4,7 @@
 // rank 0 holds it until `delay` after the instant the last rank says it asked. Balanced: the last
 // rank asks once rank 0 says it released the lock.
 import { MYTHREAD, THREADS, allAlloc, allLockAlloc, fence, lock, unlock } from 'luna-ts/spmd';
-import { idleUntil, injection, startLine, wall, whenSet } from './inject.js';
+import { idleUntil, injection, siteLateness, startLine, wall, whenSet } from './inject.js';
 
 const HELD = 1, FREED = 2;
 
@@ -36,4 +36,5 @@ export default function main(args: string[]): void {
     lock(l); // site
     unlock(l);
   }
+  siteLateness();
 }

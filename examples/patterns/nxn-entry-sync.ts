@@ -1,7 +1,7 @@
 // Many-to-many synchronisation at entry: rank 2 enters an IN_MYSYNC gather_all `delay` ms late; every
 // other rank waits for its part.
 import { IN_MYSYNC, MYTHREAD, OUT_NOSYNC, THREADS, allAlloc, gatherAll } from 'luna-ts/spmd';
-import { idleUntil, injection, startLine } from './inject.js';
+import { idleUntil, injection, siteLateness, startLine } from './inject.js';
 
 export default function main(args: string[]): void {
   const delay = injection(args);
@@ -10,4 +10,5 @@ export default function main(args: string[]): void {
   const line = startLine();
   idleUntil(line + delay.on(MYTHREAD === 2));
   gatherAll(dst, src, n, IN_MYSYNC | OUT_NOSYNC); // site
+  siteLateness();
 }

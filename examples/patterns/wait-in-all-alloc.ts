@@ -1,7 +1,7 @@
 // Wait in collective allocation: rank 0, which allocates, reaches allAlloc `delay` ms after the
 // others, who wait for it.
 import { MYTHREAD, allAlloc } from 'luna-ts/spmd';
-import { idleUntil, injection, startLine } from './inject.js';
+import { idleUntil, injection, siteLateness, startLine } from './inject.js';
 
 export default function main(args: string[]): void {
   const delay = injection(args);
@@ -9,4 +9,5 @@ export default function main(args: string[]): void {
   idleUntil(line + delay.on(MYTHREAD === 0));
   const a = allAlloc(1024); // site
   a.local.fill(MYTHREAD);
+  siteLateness();
 }

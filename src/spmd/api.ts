@@ -319,6 +319,17 @@ export function leaving(): void {
   holdFrom = NaN;
   // asleep, not spinning: a sleeping rank takes no core from the others and wakes on time
   for (let left = until - wallMs(); left > 0; left = until - wallMs()) Atomics.wait(napWord, 0, 0, left);
+  exitLate = Math.max(exitLate, wallMs() - until);
+}
+
+let exitLate = 0;
+/**
+ * The latest, in ms, that a held exit (holdNextExit) of this rank left after the instant it was
+ * held until: its wake came late, or the operation completed after that instant. A validation
+ * reads it to tell the machine's scheduling from the hold it injected.
+ */
+export function exitLateness(): number {
+  return exitLate;
 }
 
 /** a barrier's synchronisation in the trace: IN_ALLSYNC + 4 · OUT_ALLSYNC (SYNC_MODES) */
