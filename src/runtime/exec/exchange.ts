@@ -154,8 +154,7 @@ export class Exchange implements EarlyOut {
       this.due = undefined;
       const to = this.earlyTo;
       if (to.length > 0) {
-        // (a consumer that stopped spinning for the confirmation sleeps on its lane's flag)
-        if (!this.spoiled) for (let i = 0; i < to.length; i++) { this.slots!.confirm(to[i]!); if (wakeLane(this.flags, to[i]!)) this.woke++; }
+        if (!this.spoiled) for (let i = 0; i < to.length; i++) this.slots!.confirm(to[i]!);
         to.length = 0;
       }
       const outs = this.current![task]!;

@@ -342,26 +342,23 @@ function fed(f: Forward): DfValue | null | undefined {
 /**
  * Wait until the values fed early to the task about to run are confirmed by their producers
  * (their ucodes returned without a fault); false: the run was aborted meanwhile (the producer
- * faulted). A producer confirms microseconds after it set the value: this spins for that, as
- * the policy's fed spin does (FED_SPIN_NS, while a core is free), and then sleeps on the lane's
- * flag, which the producer's confirmation wakes (Exchange.ran). (A first version napped 1 ms
- * after a 0.2 ms spin: under load a preempted producer made its consumer nap a whole
- * millisecond, and untraced stencil steps got slower, docs/benchmarks.md.)
+ * faulted). A producer confirms microseconds after it set the value, unless its ucode ran on
+ * long after setting it: then this waits in naps of FINAL_NAP_MS.
  */
 function final(ex: Exchange): boolean {
   Atomics.store(flags, RUNNING, -1); // (a watchdog must not blame the CF that ran last)
-  const t0 = performance.now(), until = t0 + FED_SPIN_NS / 1e6;
-  const ended = (): boolean => ex.confirmed() || flags[ABORT] !== 0;
+  const t0 = performance.now();
   for (;;) {
     const now = performance.now();
     if (flags[ABORT] !== 0 || (now >= giveUpAt && giveUp())) { ex.clearGates(); gaps.fedWaitNs += (now - t0) * 1e6; return false; }
     if (ex.confirmed()) { gaps.fedWaitNs += (now - t0) * 1e6; return true; }
-    ex.serve();
-    if (now < until && coreFree(flags, ONCPU, CPUS)) continue;
-    recordDone();
-    sleep(() => ended() || ex.pending());
+    if (now - t0 > FINAL_SPIN_MS) Atomics.wait(pause, 0, 0, FINAL_NAP_MS);
   }
 }
+/** How long `final` spins before it naps (ms): the return path of a ucode that set its output last, with room for a preemption's start. */
+const FINAL_SPIN_MS = 0.2;
+/** `final`'s naps (ms): the rare ucode that works on after setting what it feeds. */
+const FINAL_NAP_MS = 1;
 
 /**
  * Traced: the finish of this lane's last CF, recorded as the next one starts (`run`), or before
