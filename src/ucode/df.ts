@@ -14,12 +14,6 @@ export const MAX_RAW_BYTES = 2 ** 32 - 65536;
 
 export class UcodeError extends Error {}
 
-/**
- * @internal Who hears of an output as the ucode sets it (the worker's exchange, which hands a
- * fed int or real to the lanes waiting for it before the ucode returns; DF values are final).
- */
-export interface EarlyOut { early(out: number, v: DfValue): void }
-
 type TypedArrayCtor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): A; BYTES_PER_ELEMENT: number };
 
 export class DF {
@@ -27,9 +21,6 @@ export class DF {
   /** @internal */ readonly writable: boolean;
   /** @internal */ private readonly key: string | number;
   /** @internal */ private readonly nameOf: (key: string | number) => string;
-  /** @internal who hears of this output as it is set (null: nobody), and its number among the outputs */
-  pub: EarlyOut | null = null;
-  /** @internal */ out = 0;
 
   /**
    * @internal `key` identifies the DF to `nameOf` (the runtime's DF key, or its number in a
@@ -105,7 +96,6 @@ export class DF {
     if (!this.writable) throw new UcodeError(`DF ${this.dfName} is an input (value parameter): it cannot be set`);
     if (this.value !== undefined) throw new UcodeError(`DF ${this.dfName} is already set: a DF is assigned once`);
     this.value = v;
-    if (this.pub !== null) this.pub.early(this.out, v);
   }
   private need(op: string): DfValue {
     if (this.value === undefined) throw new UcodeError(`${op}() on DF ${this.dfName}: the DF has no value yet`);

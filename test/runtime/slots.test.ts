@@ -40,9 +40,9 @@ test('a ring takes what fits until it is full, and gives it back in order', () =
 
 test('a ring keeps working when its counts wrap around', () => {
   const buf = feedSlotsBuffer(2);
-  // ring (0 → 1) keeps its write, read and confirmed counts at Int32 indices 3, 4 and 5: just below the wrap
-  const counts = new Int32Array(buf, 0, 6);
-  counts[3] = counts[4] = counts[5] = 2 ** 31 - 5;
+  // ring (0 → 1) keeps its write and read counts at Int32 indices 2 and 3: just below the wrap
+  const counts = new Int32Array(buf, 0, 4);
+  counts[2] = counts[3] = 2 ** 31 - 5;
   const a = new FeedSlots(buf, 2, 0), b = new FeedSlots(buf, 2, 1);
   const got: number[] = [];
   for (let round = 0; round < 3; round++) {

@@ -5,7 +5,7 @@
 // Promise is an error, so is asynchronous work it leaves behind (see the worker).
 import type { ParamType } from '../../core/imports.js';
 import { displayDf } from '../../core/dfkey.js';
-import { DF, type EarlyOut } from '../../ucode/df.js';
+import { DF } from '../../ucode/df.js';
 import { T_INT, T_RAW, type DfValue } from '../../ucode/value.js';
 import { sharedBytesChurned } from './shm.js';
 import { bindNative, nativeHas, NativeFault, type NativeUcode, type NativeUcodes } from '../../ucode/cpp/native.js';
@@ -63,10 +63,9 @@ let detached: ThreadContext | undefined;
  * Call ucode `fn` with `args` (aligned with its params: DfValue for value and block, null for
  * name, number or string otherwise) as CF `cf` on the thread of context `ctx`. `keys[i]`
  * identifies the DF of parameter i to `nameOf`. Returns the values of the name parameters in
- * order (null where the ucode set nothing). `early` hears of each output as the ucode sets it
- * (its number among the outputs; DF handles only).
+ * order (null where the ucode set nothing).
  */
-export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext = (detached ??= detachedContext()), cf = -1, early: EarlyOut | null = null): (DfValue | null)[] {
+export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], keys: ArrayLike<string | number>, nameOf: (k: string | number) => string, ctx: ThreadContext = (detached ??= detachedContext()), cf = -1): (DfValue | null)[] {
   const direct = (fn as DirectUcode).direct;
   if (direct !== undefined) return callDirect(direct, def, outputCount(def), args, keys, nameOf, ctx, cf);
   const params = def.params;
@@ -81,11 +80,7 @@ export function callUcode(fn: Ucode, def: UcodeDef, args: readonly unknown[], ke
       const p = params[i]!;
       switch (p) {
         case 'value': call[i] = new DF(keys[i]!, args[i] as DfValue, false, nameOf); break;
-        case 'name': {
-          const d = new DF(keys[i]!, undefined, true, nameOf);
-          if (early !== null) { d.pub = early; d.out = nOut; }
-          outs[nOut++] = d; call[i] = d; break;
-        }
+        case 'name': { const d = new DF(keys[i]!, undefined, true, nameOf); outs[nOut++] = d; call[i] = d; break; }
         case 'block': { const k = keys[i]!; call[i] = holdBlock(args[i] as DfValue, () => nameOf(k), ctx, ctx.held); break; }
         case 'int': call[i] = (args[i] as number) | 0; break; // small integers keep integer code integer
         case 'real': case 'string': call[i] = args[i]; break;

@@ -6,32 +6,24 @@
 // Ints and reals go through shared feed slots (slots.ts), other values as messages on the
 // pair's port; either way the consumer's inbox count moves and a sleeping consumer is woken.
 //
-// A fed int or real may leave while its producer's ucode still runs, as the ucode sets it (the
-// DF setter calls `early`): on this host the return path's code comes back cold after a kernel,
-// and each piece of it put between a producer's end and its consumer's start cost ~10 µs. A
-// consumer gets ready to run on such a value at once, but starts its CF only once the producer
-// confirmed it, after its ucode returned without a fault (`confirmed`): a CF that faults after
-// setting an output still feeds nobody.
-//
 // Deadlock-free: a fed input always comes from a CF the system thread decided earlier, every
 // lane runs its CFs in the order they were decided, and a worker waiting for a value keeps
 // answering feed requests — so the earliest-decided unfinished CF can always run.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { DfValue } from '../../ucode/value.js';
-import type { EarlyOut } from '../../ucode/df.js';
 import { feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
 import { FeedSlots } from './slots.js';
 
 /** A fed value as it travels between workers. */
 interface FedValue { b: number; t: number; o: number; from: number; v: DfValue | null }
 
-export class Exchange implements EarlyOut {
+export class Exchange {
   /** outputs of this worker's batches (the running one filling up), until the system thread processed them */
   private readonly kept = new Map<number, (DfValue | null)[][]>();
   /** requests for tasks that have not run yet: `batch:task` → [out, lane, …] */
   private readonly wanted = new Map<string, number[]>();
   /** values fed here and not yet used, with how many uses are still due */
-  private readonly got = new Map<string, { v: DfValue | null; n: number; g: number }>();
+  private readonly got = new Map<string, { v: DfValue | null; n: number }>();
   private feedsSeen = 0;
   /** whether take()'s last miss still stands, the inbox count then, and what it asked for */
   private missed = false;
@@ -58,14 +50,6 @@ export class Exchange implements EarlyOut {
   private wantOut = -1;
   private hit = false;
   private hitValue: DfValue | null = null;
-  /** the feed-slot entry the hit value came in, when it came early (-1: it is final) */
-  private hitGate = -1;
-  /** lanes this one fed early from the running task, to confirm when it has run */
-  private readonly earlyTo: number[] = [];
-  /** a task that fed early did not run to its end (its ucode threw): nothing is confirmed after it */
-  private spoiled = false;
-  /** early values taken for the task about to run, not yet known confirmed: [lane, entry, …] */
-  private readonly gates: number[] = [];
   private readonly FEEDS: number;
   private readonly INBOX: number;
   private readonly PROCESSED: number;
@@ -112,53 +96,20 @@ export class Exchange implements EarlyOut {
     this.dueTask = task;
   }
 
-  /** Whether requests wait for the task about to run (then its ucode's setters may feed them: `early`). */
-  get hasDue(): boolean {
-    return this.due !== undefined;
-  }
-
-  /**
-   * Output `out` of the task running was set to `v` inside its ucode: the lanes waiting for it
-   * get it now if it fits a feed slot (an int or a real: a raw value's bytes are written after
-   * it is set, and a JS value may change), marked early; the rest when the task has run.
-   */
-  early(out: number, v: DfValue): void {
-    const due = this.due, slots = this.slots;
-    if (due === undefined || slots === undefined || !FeedSlots.fits(v)) return;
-    for (let i = 0; i < due.length; i += 2) {
-      const to = due[i + 1]!;
-      if (due[i] !== out || to === this.me || !slots.put(to, this.dueBatch, this.dueTask, out, v, true)) continue;
-      due[i] = -1; // sent
-      if (!this.earlyTo.includes(to)) this.earlyTo.push(to);
-      Atomics.add(this.flags, inboxFlag(this.lanes, to), 1);
-      if (wakeLane(this.flags, to)) this.woke++;
-    }
-  }
-
   /** Requests taken out for a task that did not run after all (its ucode failed) wait again. */
   private undue(): void {
     if (this.due === undefined) return;
-    const left: number[] = [];
-    for (let i = 0; i < this.due.length; i += 2) if (this.due[i]! >= 0) left.push(this.due[i]!, this.due[i + 1]!);
-    if (left.length > 0) this.want(`${this.dueBatch}:${this.dueTask}`, left);
+    this.want(`${this.dueBatch}:${this.dueTask}`, this.due);
     this.due = undefined;
-    // what it fed early is never confirmed, nor, since a confirmation covers a ring's every entry
-    // so far, anything after it: its consumers wait for the run's abort (the fault fails the run)
-    if (this.earlyTo.length > 0) { this.spoiled = true; this.earlyTo.length = 0; }
   }
 
-  /** Task `task` of batch `id` ran: confirm what it fed early, and answer the requests that waited for it. */
+  /** Task `task` of batch `id` ran: answer the requests that waited for it. */
   ran(id: number, task: number): void {
     const due = this.due;
     if (due !== undefined && id === this.dueBatch && task === this.dueTask && id === this.currentId) {
       this.due = undefined;
-      const to = this.earlyTo;
-      if (to.length > 0) {
-        if (!this.spoiled) for (let i = 0; i < to.length; i++) this.slots!.confirm(to[i]!);
-        to.length = 0;
-      }
       const outs = this.current![task]!;
-      for (let i = 0; i < due.length; i += 2) if (due[i]! >= 0) this.send(due[i + 1]!, id, task, due[i]!, outs[due[i]!] ?? null);
+      for (let i = 0; i < due.length; i += 2) this.send(due[i + 1]!, id, task, due[i]!, outs[due[i]!] ?? null);
     } else this.undue();
     this.serve();
     if (this.wanted.size === 0) return;
@@ -210,13 +161,7 @@ export class Exchange implements EarlyOut {
     this.wantLane = lane; this.wantBatch = batch; this.wantTask = task; this.wantOut = out;
     this.receive();
     this.wantLane = -1;
-    if (this.hit) {
-      this.hit = false;
-      const v = this.hitValue;
-      this.hitValue = null;
-      if (this.hitGate >= 0) { this.gates.push(lane, this.hitGate); this.hitGate = -1; }
-      return v;
-    }
+    if (this.hit) { this.hit = false; const v = this.hitValue; this.hitValue = null; return v; }
     const k = `${lane}:${batch}:${task}:${out}`;
     const g = this.got.get(k);
     if (g === undefined) {
@@ -225,25 +170,7 @@ export class Exchange implements EarlyOut {
       return undefined;
     }
     if (--g.n === 0) this.got.delete(k);
-    if (g.g >= 0) this.gates.push(lane, g.g);
     return g.v;
-  }
-
-  /**
-   * Whether every value taken since the last `clearGates` is final: those that came early are
-   * confirmed by their producers (their ucodes returned without a fault). A CF starts only then.
-   */
-  confirmed(): boolean {
-    const gates = this.gates;
-    if (gates.length === 0) return true;
-    for (let i = 0; i < gates.length; i += 2) if (!this.slots!.confirmed(gates[i]!, gates[i + 1]!)) return false;
-    gates.length = 0;
-    return true;
-  }
-
-  /** The task the values were taken for will not run (the run was aborted): forget their gates. */
-  clearGates(): void {
-    this.gates.length = 0;
   }
 
   private receive(): void {
@@ -268,33 +195,31 @@ export class Exchange implements EarlyOut {
       for (let m = receiveMessageOnPort(p); m !== undefined; m = receiveMessageOnPort(p)) {
         const f = m.message as FedValue;
         this.fromPorts = (this.fromPorts + 1) | 0;
-        this.keep(f.from, f.b, f.t, f.o, f.v, -1);
+        this.keep(f.from, f.b, f.t, f.o, f.v);
       }
     }
   }
 
   /** per lane, the drain callback that keeps what it hands over (made once: no closure a value) */
-  private readonly keepers: ((batch: number, task: number, out: number, v: DfValue | null, gate: number) => void)[] = [];
-  private kept1(from: number): (batch: number, task: number, out: number, v: DfValue | null, gate: number) => void {
-    return (this.keepers[from] ??= (b, t, o, v, g) => this.keep(from, b, t, o, v, g));
+  private readonly keepers: ((batch: number, task: number, out: number, v: DfValue | null) => void)[] = [];
+  private kept1(from: number): (batch: number, task: number, out: number, v: DfValue | null) => void {
+    return (this.keepers[from] ??= (b, t, o, v) => this.keep(from, b, t, o, v));
   }
 
-  /** `gate`: the feed-slot entry of a value that came early (FeedSlots.drain), else -1. */
-  private keep(lane: number, batch: number, task: number, out: number, v: DfValue | null, gate: number): void {
+  private keep(lane: number, batch: number, task: number, out: number, v: DfValue | null): void {
     this.missed = false; // (a value this worker fed itself moves no count)
     if (!this.hit && lane === this.wantLane && batch === this.wantBatch && task === this.wantTask && out === this.wantOut) {
       this.hit = true;
       this.hitValue = v;
-      this.hitGate = gate;
       return;
     }
     const k = `${lane}:${batch}:${task}:${out}`;
     const g = this.got.get(k);
-    if (g) { g.n++; if (gate >= 0) g.g = gate; } else this.got.set(k, { v, n: 1, g: gate });
+    if (g) g.n++; else this.got.set(k, { v, n: 1 });
   }
 
   private send(to: number, batch: number, task: number, out: number, v: DfValue | null): void {
-    if (to === this.me) { this.keep(to, batch, task, out, v, -1); return; }
+    if (to === this.me) { this.keep(to, batch, task, out, v); return; }
     if (this.slots === undefined || !FeedSlots.fits(v) || !this.slots.put(to, batch, task, out, v)) {
       const msg: FedValue = { b: batch, t: task, o: out, from: this.me, v };
       this.peers[to]!.postMessage(msg);

@@ -8,27 +8,17 @@
 // kinds, and any value while the ring is full, still
 // travel as messages (exchange.ts): the reader keys what it gets by batch, task and output, so
 // the two ways need no order between them.
-//
-// A value may be put early, by a ucode's setter while the ucode still runs (exchange.ts
-// early): its entry is marked, and the producer confirms the ring's entries up to then once its
-// ucode has returned without a fault (a third count per ring). A consumer may take an early value
-// and get ready to run on it, but starts its CF only once it is confirmed: a CF that faults
-// after setting an output feeds nobody, as before.
 import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
 
 /** Entries per ring (a power of 2): a ring fills only when its reader is this many values behind. */
 export const RING = 64;
-/** Int32s per entry: batch, task, output, tag (T_INT, T_REAL, or 0 for an unset output; EARLY added when put early). */
+/** Int32s per entry: batch, task, output, tag (T_INT, T_REAL, or 0 for an unset output). */
 const ENTRY = 4;
-/** Added to an entry's tag when its value was put from inside the producer's ucode (see put). */
-const EARLY = 0x100;
-/** Int32 counts per ring: written, read, confirmed (see confirm). */
-const COUNTS = 3;
 
 /** Where ring (from, to) keeps its counts and entries, in a buffer for `lanes` lanes. */
 const layout = (lanes: number): { entries: number; values: number; bytes: number } => {
   const rings = lanes * lanes;
-  const entries = COUNTS * rings; // Int32 index of the first entry, after the counts (write, read, confirmed) of every ring
+  const entries = 2 * rings; // Int32 index of the first entry, after the counts (write, read) of every ring
   const ints = entries + rings * RING * ENTRY;
   const values = Math.ceil((4 * ints) / 8) * 8; // byte offset of the Float64 values
   return { entries, values, bytes: values + 8 * rings * RING };
@@ -58,55 +48,36 @@ export class FeedSlots {
     return v === null || v.t === T_INT || v.t === T_REAL;
   }
 
-  /**
-   * Hand `v` (one that fits) to lane `to`; false when its ring is full (send it otherwise).
-   * `early`: from inside the producer's ucode, to be confirmed (`confirm`) once it has returned.
-   */
-  put(to: number, batch: number, task: number, out: number, v: DfValue | null, early = false): boolean {
+  /** Hand `v` (one that fits) to lane `to`; false when its ring is full (send it otherwise). */
+  put(to: number, batch: number, task: number, out: number, v: DfValue | null): boolean {
     const ring = this.me * this.lanes + to, ints = this.ints;
-    const w = ints[COUNTS * ring]!; // only this thread writes it
+    const w = ints[2 * ring]!; // only this thread writes it
     // the counts wrap around as Int32s: their difference and low bits stay right
-    if (((w - Atomics.load(ints, COUNTS * ring + 1)) | 0) >= RING) return false;
+    if (((w - Atomics.load(ints, 2 * ring + 1)) | 0) >= RING) return false;
     const slot = ring * RING + (w & (RING - 1));
     const e = this.entries + slot * ENTRY;
     ints[e] = batch;
     ints[e + 1] = task;
     ints[e + 2] = out;
-    ints[e + 3] = (v === null ? 0 : v.t) + (early ? EARLY : 0);
+    ints[e + 3] = v === null ? 0 : v.t;
     this.vals[slot] = v === null ? 0 : (v.v as number);
-    Atomics.store(ints, COUNTS * ring, (w + 1) | 0);
+    Atomics.store(ints, 2 * ring, (w + 1) | 0);
     return true;
   }
 
-  /** Every entry put for lane `to` so far is final: its producer's ucode returned without a fault. */
-  confirm(to: number): void {
-    const ring = this.me * this.lanes + to, ints = this.ints;
-    Atomics.store(ints, COUNTS * ring + 2, ints[COUNTS * ring]!);
-  }
-
-  /** Whether entry `k` (a count drain passed to `each` as an early entry's `gate`) from lane `from` is confirmed. */
-  confirmed(from: number, k: number): boolean {
-    const ring = from * this.lanes + this.me;
-    return ((Atomics.load(this.ints, COUNTS * ring + 2) - k) | 0) > 0;
-  }
-
-  /**
-   * Take every value lane `from` put for this worker since the last call; how many. `gate` is
-   * -1, or, for a value put early, the entry's count, which `confirmed` asks about.
-   */
-  drain(from: number, each: (batch: number, task: number, out: number, v: DfValue | null, gate: number) => void): number {
+  /** Take every value lane `from` put for this worker since the last call; how many. */
+  drain(from: number, each: (batch: number, task: number, out: number, v: DfValue | null) => void): number {
     const ring = from * this.lanes + this.me, ints = this.ints;
-    const r = ints[COUNTS * ring + 1]!; // only this thread writes it
-    const w = Atomics.load(ints, COUNTS * ring);
+    const r = ints[2 * ring + 1]!; // only this thread writes it
+    const w = Atomics.load(ints, 2 * ring);
     if (w === r) return 0;
     for (let k = r; k !== w; k = (k + 1) | 0) {
       const slot = ring * RING + (k & (RING - 1));
       const e = this.entries + slot * ENTRY;
       const tag = ints[e + 3]!;
-      const t = tag & (EARLY - 1);
-      each(ints[e]!, ints[e + 1]!, ints[e + 2]!, t === 0 ? null : ({ t, v: this.vals[slot]! } as DfValue), tag >= EARLY ? k : -1);
+      each(ints[e]!, ints[e + 1]!, ints[e + 2]!, tag === 0 ? null : ({ t: tag, v: this.vals[slot]! } as DfValue));
     }
-    Atomics.store(ints, COUNTS * ring + 1, w);
+    Atomics.store(ints, 2 * ring + 1, w);
     return (w - r) | 0;
   }
 }

@@ -340,27 +340,6 @@ function fed(f: Forward): DfValue | null | undefined {
 }
 
 /**
- * Wait until the values fed early to the task about to run are confirmed by their producers
- * (their ucodes returned without a fault); false: the run was aborted meanwhile (the producer
- * faulted). A producer confirms microseconds after it set the value, unless its ucode ran on
- * long after setting it: then this waits in naps of FINAL_NAP_MS.
- */
-function final(ex: Exchange): boolean {
-  Atomics.store(flags, RUNNING, -1); // (a watchdog must not blame the CF that ran last)
-  const t0 = performance.now();
-  for (;;) {
-    const now = performance.now();
-    if (flags[ABORT] !== 0 || (now >= giveUpAt && giveUp())) { ex.clearGates(); gaps.fedWaitNs += (now - t0) * 1e6; return false; }
-    if (ex.confirmed()) { gaps.fedWaitNs += (now - t0) * 1e6; return true; }
-    if (now - t0 > FINAL_SPIN_MS) Atomics.wait(pause, 0, 0, FINAL_NAP_MS);
-  }
-}
-/** How long `final` spins before it naps (ms): the return path of a ucode that set its output last, with room for a preemption's start. */
-const FINAL_SPIN_MS = 0.2;
-/** `final`'s naps (ms): the rare ucode that works on after setting what it feeds. */
-const FINAL_NAP_MS = 1;
-
-/**
  * Traced: the finish of this lane's last CF, recorded as the next one starts (`run`), or before
  * the lane sleeps waiting for a value (a lane that never wakes leaves its last CF finished in
  * the trace), or at its batch's end.
@@ -404,9 +383,6 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     }
     // whom this task's outputs go to, looked up while the lane is warm (see Exchange.prepare)
     exchange?.prepare(msg.id, ti);
-    // a value fed early is used once its producer's ucode returned without a fault (Exchange.confirmed):
-    // the wait is before the start, which the trace then puts after the producer's finish
-    if (t.fwd && exchange !== undefined && !exchange.confirmed() && !final(exchange)) break;
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
     let cpu = false;
@@ -420,8 +396,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     try {
       inUcode = true;
       tw?.lend(); // a ucode that never returns must not take this worker's trace with it
-      // the ucode's setters hand the values waited for out as they are set (Exchange.early)
-      outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf, exchange !== undefined && exchange.hasDue ? exchange : null);
+      outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf);
       inUcode = false;
       tw?.reclaim();
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
