@@ -1,8 +1,10 @@
-// A fed value leaves as its producer's ucode sets it (exec/exchange.ts early), but a CF that
-// faults after setting an output still feeds nobody: its consumer on the other lane, handed the
-// value while the producer ran on, never starts, and the run fails naming the producer. And a
-// producer that works on long after setting its output (its consumer waits for its return)
-// still gives the same results. Real worker threads.
+// The contract for a fed output set before its ucode ends: a CF that faults after setting an
+// output feeds nobody (its consumer on the other lane never starts, and the run fails naming the
+// producer), and a producer that works on long after setting its output gives the same results.
+// It holds today because values are handed out after the ucode returns; a runtime that hands
+// them out as they are set must keep it (docs/benchmarks.md, "Handing a fed value out as the
+// ucode sets it"). Without a gate, such a runtime printed 'ran step 21' here (checked). Real
+// worker threads.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
