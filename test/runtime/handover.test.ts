@@ -101,6 +101,7 @@ test('a task handed over feeds a task of the idle lane that asked its owner for 
     assert.equal(r1.error, undefined);
     assert.equal(int(r1, 0), int(r0, 3), 'lane 1 read the value of task 3');
     assert.equal(int(r0, 3) % 1000, 3);
+    assert.notEqual(Math.floor(int(r0, 3) / 1000), int(r0, 0), 'task 3 ran on the idle lane, not on its owner');
   } finally { await p.stop(); }
 });
 
@@ -114,7 +115,8 @@ test('a fault in a task handed over fails the run, reported for that task, namin
     assert.ok(r.error, 'the batch reports the fault');
     assert.equal(r.error.task, 3, 'for the task that threw');
     assert.match(r.error.message, /boom in a handed task \(run by worker lane 1, handed over by lane 0\)/);
-    assert.equal(r.outs.length, 3, 'the result holds the tasks before it');
+    // (the owner drops what it had not started once the run fails: how far it got depends on timing)
+    assert.ok(r.outs.length >= 1 && r.outs.length <= 3, `the result holds tasks before it only (${r.outs.length})`);
   } finally { await p.stop(); }
 });
 

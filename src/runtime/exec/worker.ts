@@ -24,7 +24,7 @@ import { Handover, type Gift, type GiftBack, type GiftTask } from './handover.js
 import { collectDue, countHeld } from './shm.js';
 import { ContractError } from './contract.js';
 import { displayDf } from '../../core/dfkey.js';
-import { HANDOVER_MIN_TASK_NS } from '../policy/default.js';
+import { HANDOVER_FED_WAIT_NS, HANDOVER_MIN_TASK_NS } from '../policy/default.js';
 import { installContext } from '../../ucode/context.js';
 import { ThreadContext } from './context.js';
 import { RequestPort } from './request.js';
@@ -206,11 +206,12 @@ function loop(fns: Ucode[]): void {
     if (m === undefined) hd?.hunger();
     if (m === undefined && SPIN_NS > 0) {
       const until = performance.now() + SPIN_NS / 1e6;
-      do { exchange?.serve(); if (hd?.pending()) takeHanded(); m = receiveMessageOnPort(port); } while (m === undefined && spinning(until));
+      do { exchange?.serve(); if (hd?.pending()) { takeHanded(); hd.hunger(); } m = receiveMessageOnPort(port); } while (m === undefined && spinning(until));
     }
     while (m === undefined) {
       exchange?.serve();
-      if (hd?.pending()) takeHanded();
+      // (idle again after a gift: its word went back to busy as the gift came)
+      if (hd?.pending()) { takeHanded(); hd.hunger(); }
       if (sleep(work)) idleSleeps++;
       if (m === undefined) m = receiveMessageOnPort(port);
     }
@@ -297,8 +298,8 @@ function fed(f: Forward): DfValue | null | undefined {
   if (first !== undefined) { w.none++; return first; }
   const hd = hand;
   if (hd === undefined) return fedWait(ex, w, f, undefined);
-  // idle until the value comes: an owner may hand this lane tasks meanwhile
-  hd.hunger();
+  // idle until the value comes: an owner may hand this lane tasks meanwhile (once it has waited
+  // a while, see fedWait)
   const v = fedWait(ex, w, f, hd);
   settle(hd);
   return v;
@@ -323,12 +324,17 @@ function fedWait(ex: Exchange, w: FedWaits, f: Forward, hd: Handover | undefined
   const share = new CpuShare();
   // the time spent running tasks handed over meanwhile is no wait
   const handed0 = handedNs;
+  // a lane whose value is due within the fed spin takes no gift: a gift runs before the lane's
+  // own task, which then waits for it
+  const hungryAt = t0 + HANDOVER_FED_WAIT_NS / 1e6;
+  let hungry = false;
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
     if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6 - (handedNs - handed0); return v; }
     ex.serve(); // the producer of what we wait for may wait for us
-    if (hd !== undefined && hd.pending()) { takeHanded(); hd.hunger(); continue; }
+    if (hd !== undefined && hd.pending()) { takeHanded(); if (hungry) hd.hunger(); continue; }
     const now = performance.now();
+    if (hd !== undefined && !hungry && now >= hungryAt) { hungry = true; hd.hunger(); }
     // (a rehearsal whose partner never answers gives up: see giveUpAt)
     if (flags[ABORT] !== 0 || (now >= giveUpAt && giveUp())) { gaps.fedWaitNs += (now - t0) * 1e6; return undefined; }
     // The producer holds a value it has not looked at: it waits for a core, and this spin may
@@ -353,6 +359,8 @@ function fedWait(ex: Exchange, w: FedWaits, f: Forward, hd: Handover | undefined
     // system thread), parked: the system thread wakes it when it rests and a core frees
     // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
     recordDone();
+    // (a lane that sleeps is idle whatever its wait so far)
+    if (hd !== undefined && !hungry) { hungry = true; hd.hunger(); }
     if (sleep(() => ex.pending() || flags[ABORT] !== 0 || hd?.pending() === true, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
       starvedFrom = NOT_STARVED;
