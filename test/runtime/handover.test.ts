@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkerPool } from '../../src/runtime/exec/pool.js';
 import type { ImportDef, ParamType } from '../../src/core/imports.js';
-import type { Batch, BatchResult } from '../../src/runtime/exec/protocol.js';
+import type { Batch, BatchResult, WaitPlan } from '../../src/runtime/exec/protocol.js';
 
 /**
  * c_long: busy 60 ms, output its thread; c_work(k): output its thread·1000 + k;
@@ -33,10 +33,10 @@ const IMPORTS = [
 const int = (r: BatchResult, ti: number): number => (r.outs[ti]![0] as { v: number }).v;
 
 /** A pool of `lanes` lanes on `bundle`; its results, by lane, as they come. */
-function pool(bundle: string, lanes: number): { p: WorkerPool; results: (lane: number) => Promise<BatchResult> } {
+function pool(bundle: string, lanes: number, plan?: WaitPlan): { p: WorkerPool; results: (lane: number) => Promise<BatchResult> } {
   const waiting = new Map<number, (r: BatchResult) => void>(), came = new Map<number, BatchResult>();
   const p = new WorkerPool({
-    lanes, feed: true, bundle, imports: IMPORTS,
+    lanes, feed: true, bundle, imports: IMPORTS, ...(plan ? { waiting: plan } : {}),
     onResult: (r) => { const w = waiting.get(r.lane); if (w) w(r); else came.set(r.lane, r); },
     onDeath: (lane, _cf, cause) => { throw new Error(`worker ${lane} died: ${cause}`); },
   });
@@ -89,7 +89,9 @@ test("an idle lane runs tasks from the tail of its partner's batch, and a task o
 });
 
 test('a task handed over feeds a task of the idle lane that asked its owner for the value', async (t) => {
-  const { p, results } = pool(setUp(t), 2);
+  // lane 1's wait for its value spins (a lane offers itself in a fed wait once it has spun
+  // HANDOVER_FED_WAIT_NS; one that sleeps at once is not offered)
+  const { p, results } = pool(setUp(t), 2, { cpus: 64, idleSpinNs: 0, fedSpinNs: 5e9, resultSpinNs: 0 });
   try {
     await p.allBooted();
     p.send(0, ownerBatch());

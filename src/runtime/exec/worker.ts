@@ -359,8 +359,6 @@ function fedWait(ex: Exchange, w: FedWaits, f: Forward, hd: Handover | undefined
     // system thread), parked: the system thread wakes it when it rests and a core frees
     // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
     recordDone();
-    // (a lane that sleeps is idle whatever its wait so far)
-    if (hd !== undefined && !hungry) { hungry = true; hd.hunger(); }
     if (sleep(() => ex.pending() || flags[ABORT] !== 0 || hd?.pending() === true, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
       starvedFrom = NOT_STARVED;
@@ -640,7 +638,7 @@ function awaitHanded1(done: () => boolean): boolean {
     if (hd.pending()) takeHanded();
     if (done()) return true;
     ex.serve();
-    if (flags[ABORT] !== 0) return false;
+    if (flags[ABORT] !== 0) { if (hd.pending()) takeHanded(); return false; }
     // values fed for later tasks are taken into the exchange (else its count, unread, ends every sleep at once)
     ex.take(-1, -1, -1, -1);
     if (performance.now() < until && coreFree(flags, ONCPU, CPUS)) continue;
@@ -684,9 +682,10 @@ function runGift(g: Gift): void {
       inUcode = false;
       if (tw) { tw.reclaim(); gate!.finish(tw, t0, gt.imp, gt.cf, me + 1, cpu, now); tw.flush(); }
       const ex = e instanceof Error ? e : new Error(String(e));
-      Atomics.store(flags, ABORT, 1);
       const where = ` (run by worker lane ${me}, handed over by lane ${g.from})`;
       hd.post(g.from, { kind: 'back', from: me, batch: g.batch, ti: gt.ti, outs: null, start: t0, fin: now(), error: { message: ex.message + where, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' } });
+      // (after the post: an owner that sees the run fail has the fault to report)
+      Atomics.store(flags, ABORT, 1);
       break;
     }
     const c1 = cpu ? threadCpuNs() : 0;
