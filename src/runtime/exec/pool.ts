@@ -11,7 +11,6 @@ import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import { buffersFor, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
-import { handoverBuffer } from './handover.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
 import { SystemLane } from './system-lane.js';
@@ -228,12 +227,6 @@ export class WorkerPool {
   readonly feeds: boolean;
   private readonly ctl: (MessagePort | undefined)[];
   private readonly peers: (MessagePort | null)[][];
-  /**
-   * hand-overs of a fed batch's tail to an idle worker lane (handover.ts): the shared state and,
-   * per worker lane, its ports to the others. Only where workers feed each other (a fed batch is
-   * what is split wrong), on by default, `LUNA_HANDOVER=0` off.
-   */
-  private readonly hand: { state: SharedArrayBuffer; ports: (MessagePort | null)[][] } | undefined;
   /** the feed slots every worker shares (ints and reals fed without a message); absent without feeding */
   private readonly slots: SharedArrayBuffer | undefined;
   /**
@@ -282,12 +275,6 @@ export class WorkerPool {
           this.peers[j]![i] = ch.port2;
         }
       }
-    }
-    if (this.feeds && this.workerLanes >= 2 && process.env.LUNA_HANDOVER !== '0') {
-      const n = this.workerLanes;
-      const ports = Array.from({ length: n }, () => new Array<MessagePort | null>(n).fill(null));
-      for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) { const ch = new MessageChannel(); ports[i]![j] = ch.port1; ports[j]![i] = ch.port2; }
-      this.hand = { state: handoverBuffer(n), ports };
     }
     if (opts.system && this.workerLanes < this.lanes) {
       const me = this.workerLanes;
@@ -410,10 +397,6 @@ export class WorkerPool {
       init.peers = this.peers[i]!;
       if (this.slots) init.slots = this.slots;
       transfer.push(ctl.port2, ...this.peers[i]!.filter((p): p is MessagePort => p !== null));
-    }
-    if (this.hand) {
-      init.hand = { state: this.hand.state, ports: this.hand.ports[i]! };
-      transfer.push(...this.hand.ports[i]!.filter((p): p is MessagePort => p !== null));
     }
     if (pair) transfer.push(pair.ctl, pair.feedTo, ...pair.peers.filter((p): p is MessagePort => p !== null));
     const e = early.shift();

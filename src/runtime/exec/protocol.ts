@@ -143,8 +143,6 @@ export interface WorkerInit {
   peers?: (MessagePort | null)[];
   /** the node's feed slots (slots.ts): ints and reals fed across lanes without a message */
   slots?: SharedArrayBuffer;
-  /** hand-overs of a batch's tail to idle lanes (handover.ts; absent: off): their shared state, and per lane j the port shared with lane j's worker */
-  hand?: { state: SharedArrayBuffer; ports: (MessagePort | null)[] };
   /** how it waits when it has nothing to do (`LUNA_SPIN_US`, `LUNA_FED_SPIN_US` override the spins) */
   waiting: WaitPlan;
   /** the CPU this worker pins itself to at its first wait for a fed value (affinity.ts; absent: it runs where the process may) */

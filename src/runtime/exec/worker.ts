@@ -19,12 +19,10 @@ import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
-import { bindUcodes, callUcode, directOf, nameOfKey, type Ucode } from './call.js';
-import { Handover, type Gift, type GiftBack, type GiftTask } from './handover.js';
+import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
 import { collectDue, countHeld } from './shm.js';
 import { ContractError } from './contract.js';
 import { displayDf } from '../../core/dfkey.js';
-import { HANDOVER_FED_WAIT_NS, HANDOVER_MIN_TASK_NS } from '../policy/default.js';
 import { installContext } from '../../ucode/context.js';
 import { ThreadContext } from './context.js';
 import { RequestPort } from './request.js';
@@ -190,32 +188,24 @@ const spinning = (until: number): boolean => performance.now() < until && coreFr
 
 function loop(fns: Ucode[]): void {
   const port = init.port;
-  ucodes = fns;
-  // (made here, after any rehearsal: a rehearsal hands nothing over)
-  if (init.hand && exchange) hand = new Handover(init.hand.state, flags, me, init.hand.ports);
-  const hd = hand;
   type Msg = ReturnType<typeof receiveMessageOnPort>;
   let m: Msg;
   // a batch may have arrived before we slept; feed requests for batches this worker ran are
-  // still answered while it has nothing to do; an owner may hand this idle lane tasks
-  const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.pending() === true || hd?.pending() === true;
+  // still answered while it has nothing to do
+  const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.pending() === true;
   for (;;) {
     m = receiveMessageOnPort(port);
     // the lane has nothing to run until the system thread sends its next batch
     const waitFrom = m === undefined && lastFin >= 0 ? now() : -1;
-    if (m === undefined) hd?.hunger();
     if (m === undefined && SPIN_NS > 0) {
       const until = performance.now() + SPIN_NS / 1e6;
-      do { exchange?.serve(); if (hd?.pending()) { takeHanded(); hd.hunger(); } m = receiveMessageOnPort(port); } while (m === undefined && spinning(until));
+      do { exchange?.serve(); m = receiveMessageOnPort(port); } while (m === undefined && spinning(until));
     }
     while (m === undefined) {
       exchange?.serve();
-      // (idle again after a gift: its word went back to busy as the gift came)
-      if (hd?.pending()) { takeHanded(); hd.hunger(); }
       if (sleep(work)) idleSleeps++;
       if (m === undefined) m = receiveMessageOnPort(port);
     }
-    if (hd) settle(hd);
     if (waitFrom >= 0) { gaps.batchWaits++; gaps.batchWaitNs += now() - waitFrom; }
     if (!run(m.message as WireBatch | { stop: true }, fns)) return;
     // after the result (the system thread books it meanwhile), and with the batch dropped: its
@@ -296,16 +286,6 @@ function fed(f: Forward): DfValue | null | undefined {
   const w = (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 });
   const first = ex.take(f.lane!, f.batch!, f.task, f.out);
   if (first !== undefined) { w.none++; return first; }
-  const hd = hand;
-  if (hd === undefined) return fedWait(ex, w, f, undefined);
-  // idle until the value comes: an owner may hand this lane tasks meanwhile (once it has waited
-  // a while, see fedWait)
-  const v = fedWait(ex, w, f, hd);
-  settle(hd);
-  return v;
-}
-
-function fedWait(ex: Exchange, w: FedWaits, f: Forward, hd: Handover | undefined): DfValue | null | undefined {
   if (pinDue) pinOnce();
   // waiting runs no CF: a watchdog must not blame the one that ran last
   Atomics.store(flags, RUNNING, -1);
@@ -322,19 +302,11 @@ function fedWait(ex: Exchange, w: FedWaits, f: Forward, hd: Handover | undefined
   let starvedFrom = NOT_STARVED;
   // the CPU this spinner gets (see CpuShare)
   const share = new CpuShare();
-  // the time spent running tasks handed over meanwhile is no wait
-  const handed0 = handedNs;
-  // a lane whose value is due within the fed spin takes no gift: a gift runs before the lane's
-  // own task, which then waits for it
-  const hungryAt = t0 + HANDOVER_FED_WAIT_NS / 1e6;
-  let hungry = false;
   for (;;) {
     const v = ex.take(f.lane!, f.batch!, f.task, f.out);
-    if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6 - (handedNs - handed0); return v; }
+    if (v !== undefined) { if (slept) w.slept++; else w.spun++; gaps.fedWaitNs += (performance.now() - t0) * 1e6; return v; }
     ex.serve(); // the producer of what we wait for may wait for us
-    if (hd !== undefined && hd.pending()) { takeHanded(); if (hungry) hd.hunger(); continue; }
     const now = performance.now();
-    if (hd !== undefined && !hungry && now >= hungryAt) { hungry = true; hd.hunger(); }
     // (a rehearsal whose partner never answers gives up: see giveUpAt)
     if (flags[ABORT] !== 0 || (now >= giveUpAt && giveUp())) { gaps.fedWaitNs += (now - t0) * 1e6; return undefined; }
     // The producer holds a value it has not looked at: it waits for a core, and this spin may
@@ -359,7 +331,7 @@ function fedWait(ex: Exchange, w: FedWaits, f: Forward, hd: Handover | undefined
     // system thread), parked: the system thread wakes it when it rests and a core frees
     // (parked, the system thread's rest would wake it to spin again, on the starved lane's core)
     recordDone();
-    if (sleep(() => ex.pending() || flags[ABORT] !== 0 || hd?.pending() === true, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
+    if (sleep(() => ex.pending() || flags[ABORT] !== 0, !leave && (now < until || now < producing) ? PARKED : SLEEPING)) {
       slept = true;
       starvedFrom = NOT_STARVED;
       share.reset(); // a window across the sleep would count the sleep as CPU denied
@@ -380,10 +352,7 @@ function recordDone(): void {
 }
 
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
-  if ('stop' in msg) {
-    if (hand !== undefined && process.env.LUNA_HANDOVER_STATS === '1') process.stderr.write(`luna: handover: lane ${me} handed ${hand.given} CFs in ${gifts} gifts to idle lanes and ran ${hand.taken} for others (${(handedNs / 1e6).toFixed(1)} ms); waited ${(awaitNs / 1e6).toFixed(1)} ms for their outcomes\n`);
-    Atomics.sub(flags, ONCPU, 1); tw?.close(); init.port.close(); return false;
-  }
+  if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
   const nameOf = (k: string | number): string => displayDf(names.get(k as number));
@@ -391,9 +360,6 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   running = tasks;
   exchange?.begin(msg.id, outs);
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
-  // what tasks handed to other lanes fill in (see give)
-  const hd = hand;
-  if (hd !== undefined) { gBatch = msg.id; gOuts = outs; gStart = start; gFin = fin; gState = undefined; gOpen = 0; gError = undefined; }
   let error: TaskError | undefined;
   let ran = 0;
   // running low is told once a batch, and only by a batch that has run RUN_LOW_NS already
@@ -402,23 +368,13 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   for (let ti = 0; ti < tasks.length; ti++) {
     if (flags[ABORT] !== 0) break; // the run failed: drop the rest
     if (!low && ti > 0) low = runningLow(began, ti, tasks.length);
-    if (hd !== undefined) {
-      if (hd.pending()) takeHanded();
-      if (gState !== undefined && gState[ti] !== 0) continue; // handed over
-      if (ti + 1 < tasks.length && meanTaskNs >= HANDOVER_MIN_TASK_NS) { const to = hd.idleLane(); if (to >= 0) give(hd, to, tasks, ti, names); }
-    }
     const t = tasks[ti]!;
     const def = init.imports[t.imp]!;
     const args = t.args;
     if (t.fwd) {
       let aborted = false;
       for (const f of t.fwd) {
-        if (f.lane === undefined) {
-          // made by a task handed over: its outputs come back
-          if (f.task >= 0 && gState !== undefined && gState[f.task] !== 0 && ((gState[f.task] === 1 && !awaitHanded(() => gState![f.task] !== 1)) || outs[f.task] === undefined)) { aborted = true; break; }
-          args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out];
-          continue;
-        }
+        if (f.lane === undefined) { args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out]; continue; }
         const v = fed(f);
         if (v === undefined) { aborted = true; break; }
         args[f.arg] = v;
@@ -462,21 +418,10 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     exchange?.ran(msg.id, ti);
     lastFin = fin[ti] = t1;
     ran = ti + 1;
-    meanTaskNs += (t1 - t0 - meanTaskNs) / 8;
     // traced, the CF's finish is recorded as the next one starts, after its clock is read: the
     // records are the trace's own work, and between this CF's end and the next one's start (a
     // hand-off's span) they would add a cold step of their own to what the trace measures
     if (tw) { done = true; doneImp = t.imp; doneCf = t.cf; doneCpu = cpu; doneT0 = t0; doneC1 = c1; doneT1 = t1; }
-  }
-  if (gState !== undefined) {
-    // the tasks handed over come back (or the run fails), and the batch's result holds the
-    // tasks run in order: the first one missing ends it
-    if (gOpen > 0) awaitHanded(() => gOpen === 0);
-    if (gError !== undefined && (error === undefined || gError.task < error.task)) error = gError;
-    let k = 0;
-    while (k < tasks.length && outs[k] !== undefined) k++;
-    ran = k;
-    gState = undefined; gOuts = undefined;
   }
   recordDone();
   Atomics.store(flags, RUNNING, -1);
@@ -496,208 +441,6 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   Atomics.add(flags, RESULTS, 1); // a system thread spinning for a result sees it (pool.ts rest)
   running = undefined;
   return true;
-}
-
-/** the idle lanes' hand-overs (absent: off, and in a rehearsal) */
-let hand: Handover | undefined;
-/** the ucodes, for tasks handed over by other lanes */
-let ucodes: Ucode[] = [];
-/** this lane's tasks' mean duration (ns, a moving average): short tasks are not handed over */
-let meanTaskNs = 0.5;
-/** the time this lane spent running tasks handed over by others (ns, of `now`) */
-let handedNs = 0.5;
-/**
- * The batch running, as tasks handed over fill it in: its id, outputs, start and finish times,
- * per task 0 (its own), 1 (handed, not back) or 2 (back; absent: nothing handed), how many are
- * out, and the first fault among them.
- */
-let gBatch = -1;
-let gOuts: (DfValue | null)[][] | undefined;
-let gStart: Float64Array = new Float64Array(0), gFin: Float64Array = new Float64Array(0);
-let gState: Uint8Array | undefined;
-let gOpen = 0;
-let gError: TaskError | undefined;
-/** per task of a batch, whether give() found it can be handed over now (grown as needed) */
-let giftable = new Uint8Array(64);
-
-/**
- * Hand lane `to` (idle) tasks of this batch that this lane has not started, from its tail, each
- * with every input at hand: made by a task that ran (here, or handed over and back), fed by
- * another lane and arrived (taken now: the task keeps it in its arguments, whoever runs it), or
- * made by a task handed over in the same gift (the taker runs them in order). Up to half of the
- * tasks left after `ti`, which this lane runs next, and by count: the batch's tasks are not
- * measured one by one. Tasks that ask their node (`waits`) or hold blocks stay: their requests
- * and blocks are this lane's.
- */
-function give(hd: Handover, to: number, tasks: { cf: number; imp: number; args: unknown[]; keys: number[]; fwd: Forward[] | null }[], ti: number, names: BatchKeys): void {
-  const n = tasks.length, ex = exchange!;
-  let left = 0;
-  for (let j = ti; j < n; j++) if (gState === undefined || gState[j] === 0) left++;
-  let want = left >> 1;
-  if (want < 1) return;
-  if (giftable.length < n) giftable = new Uint8Array(Math.max(n, 2 * giftable.length));
-  const ok = giftable;
-  ok[ti] = 0;
-  for (let j = ti + 1; j < n; j++) {
-    ok[j] = 0;
-    if (gState !== undefined && gState[j] !== 0) continue;
-    const t = tasks[j]!, def = init.imports[t.imp]!;
-    if (def.waits || def.params.includes('block')) continue;
-    let ready = true;
-    const fwd = t.fwd;
-    if (fwd !== null) {
-      let kept = 0;
-      for (let i = 0; i < fwd.length; i++) {
-        const f = fwd[i]!;
-        if (f.lane === undefined) {
-          fwd[kept++] = f;
-          if (f.task < 0 || (f.task < ti && (gState === undefined || gState[f.task] !== 1)) || (gState !== undefined && gState[f.task] === 2) || (f.task > ti && ok[f.task] === 1)) continue;
-          ready = false;
-          continue;
-        }
-        const v = ex.take(f.lane, f.batch!, f.task, f.out);
-        if (v === undefined) { fwd[kept++] = f; ready = false; continue; }
-        t.args[f.arg] = v; // (taken: no longer waited for, by this lane or the taker)
-      }
-      fwd.length = kept;
-      if (kept === 0) t.fwd = null;
-    }
-    if (ready) ok[j] = 1;
-  }
-  // from the tail, then only those whose inputs from this batch are chosen too or ran
-  for (let j = n - 1; j > ti; j--) if (ok[j] === 1) { if (want > 0) want--; else ok[j] = 0; }
-  let count = 0;
-  for (let j = ti + 1; j < n; j++) {
-    if (ok[j] !== 1) continue;
-    const fwd = tasks[j]!.fwd;
-    if (fwd !== null) for (const f of fwd) if (f.task >= ti && !(gState !== undefined && gState[f.task] === 2) && ok[f.task] !== 1) { ok[j] = 0; break; }
-    if (ok[j] === 1) count++;
-  }
-  if (count === 0 || !hd.claim(to)) return;
-  const outs = gOuts!;
-  gState ??= new Uint8Array(n);
-  const gift: GiftTask[] = [];
-  for (let j = ti + 1; j < n; j++) {
-    if (ok[j] !== 1) continue;
-    const t = tasks[j]!;
-    const args = t.args.slice();
-    let deps: number[] | null = null;
-    if (t.fwd !== null) {
-      for (const f of t.fwd) {
-        if (f.task >= 0 && gState[f.task] === 1) { (deps ??= []).push(f.arg, f.task, f.out); continue; }
-        args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out];
-      }
-    }
-    const keys = new Array<string>(t.keys.length);
-    for (let i = 0; i < keys.length; i++) keys[i] = t.keys[i]! >= 0 ? names.get(t.keys[i]!) : '';
-    gift.push({ ti: j, cf: t.cf, imp: t.imp, args, keys, deps });
-    gState[j] = 1;
-  }
-  gOpen += gift.length;
-  gifts++;
-  hd.given += gift.length;
-  hd.post(to, { kind: 'gift', from: me, batch: gBatch, tasks: gift });
-}
-
-/** Take the gifts and the gifts' outcomes that came. */
-function takeHanded(): void {
-  hand!.receive(onHanded);
-}
-const onHanded = (m: Gift | GiftBack): void => {
-  if (m.kind === 'gift') runGift(m);
-  else back(m);
-};
-
-/** A task this lane handed over came back: its outputs join the batch, and go to the lanes that asked for them. */
-function back(m: GiftBack): void {
-  if (m.batch !== gBatch || gState === undefined || gState[m.ti] !== 1) return; // (a failed run's batch, gone)
-  gState[m.ti] = 2;
-  gOpen--;
-  if (m.outs === null) {
-    gError ??= { task: m.ti, message: m.error!.message, stack: m.error!.stack, kind: m.error!.kind };
-    return;
-  }
-  gOuts![m.ti] = m.outs;
-  gStart[m.ti] = m.start;
-  gFin[m.ti] = m.fin;
-  exchange!.ran(gBatch, m.ti);
-}
-
-/** Wait, answering feed requests and running gifts, until `done()` (false: the run was aborted meanwhile). */
-function awaitHanded(done: () => boolean): boolean {
-  const w0 = now();
-  try { return awaitHanded1(done); } finally { awaitNs += now() - w0; }
-}
-/** time this lane waited for the outcomes of tasks it handed over (ns), and the gifts it made (LUNA_HANDOVER_STATS) */
-let awaitNs = 0.5, gifts = 0;
-function awaitHanded1(done: () => boolean): boolean {
-  const hd = hand!, ex = exchange!;
-  Atomics.store(flags, RUNNING, -1);
-  const until = performance.now() + FED_SPIN_NS / 1e6;
-  for (;;) {
-    if (hd.pending()) takeHanded();
-    if (done()) return true;
-    ex.serve();
-    if (flags[ABORT] !== 0) { if (hd.pending()) takeHanded(); return false; }
-    // values fed for later tasks are taken into the exchange (else its count, unread, ends every sleep at once)
-    ex.take(-1, -1, -1, -1);
-    if (performance.now() < until && coreFree(flags, ONCPU, CPUS)) continue;
-    recordDone();
-    sleep(() => hd.pending() || ex.pending() || flags[ABORT] !== 0);
-  }
-}
-
-/** This lane goes back to its own work; a gift an owner has already claimed it for runs first. */
-function settle(hd: Handover): void {
-  if (hd.settle()) return;
-  while (hd.claimed() && flags[ABORT] === 0) if (hd.pending()) takeHanded();
-}
-
-/**
- * Run the tasks another lane handed over, in order, each one's outcome posted back as it ends.
- * A fault ends the run as in a batch, reported by the owner, naming this lane, which ran it.
- */
-function runGift(g: Gift): void {
-  const hd = hand!;
-  const made = new Map<number, (DfValue | null)[]>();
-  const h0 = now();
-  for (const gt of g.tasks) {
-    if (flags[ABORT] !== 0) break;
-    const def = init.imports[gt.imp]!;
-    const args = gt.args;
-    if (gt.deps !== null) for (let i = 0; i < gt.deps.length; i += 3) args[gt.deps[i]!] = made.get(gt.deps[i + 1]!)![gt.deps[i + 2]!];
-    Atomics.store(flags, RUNNING, gt.cf);
-    const t0 = now();
-    let cpu = false;
-    if (tw) { recordDone(); cpu = gate!.start(tw, t0, gt.imp, gt.cf, me + 1); }
-    let outs: (DfValue | null)[];
-    try {
-      inUcode = true;
-      tw?.lend();
-      outs = callUcode(ucodes[gt.imp]!, def, args, gt.keys, nameOfKey, ctx, gt.cf);
-      inUcode = false;
-      tw?.reclaim();
-      if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
-    } catch (e) {
-      inUcode = false;
-      if (tw) { tw.reclaim(); gate!.finish(tw, t0, gt.imp, gt.cf, me + 1, cpu, now); tw.flush(); }
-      const ex = e instanceof Error ? e : new Error(String(e));
-      const where = ` (run by worker lane ${me}, handed over by lane ${g.from})`;
-      hd.post(g.from, { kind: 'back', from: me, batch: g.batch, ti: gt.ti, outs: null, start: t0, fin: now(), error: { message: ex.message + where, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' } });
-      // (after the post: an owner that sees the run fail has the fault to report)
-      Atomics.store(flags, ABORT, 1);
-      break;
-    }
-    const c1 = cpu ? threadCpuNs() : 0;
-    const t1 = now();
-    hd.post(g.from, { kind: 'back', from: me, batch: g.batch, ti: gt.ti, outs, start: t0, fin: t1 });
-    made.set(gt.ti, outs);
-    hd.taken++;
-    lastFin = t1;
-    if (tw) { done = true; doneImp = gt.imp; doneCf = gt.cf; doneCpu = cpu; doneT0 = t0; doneC1 = c1; doneT1 = t1; }
-  }
-  Atomics.store(flags, RUNNING, -1);
-  handedNs += now() - h0;
 }
 
 /** The tasks of the batch running (their inputs), for the raw views a collection meanwhile keeps. */

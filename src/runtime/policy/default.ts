@@ -225,21 +225,6 @@ export const FED_SPIN_PRODUCER_NS = 10_000_000;
  */
 export const RUN_LOW_NS = 0;
 /**
- * a worker hands tasks of its fed batch to an idle lane (exec/handover.ts) only while its own
- * tasks take this long on average: a gift costs its posting, a message each way and the owner's
- * look at every task left, tens of µs, and a stencil's short steps are not worth it (their tasks
- * are never all ready anyway). The PIC's pushes take 1–3 ms (docs/pic.md, "An idle lane runs the
- * tail of its partner's batch")
- */
-export const HANDOVER_MIN_TASK_NS = 200_000;
-/**
- * a worker waiting for a fed value takes tasks handed over once it has waited this long (an idle
- * lane between batches at once): offered one at once, a lane whose value came microseconds later
- * ran the gift first, its own chain waited, and the owner then waited for the gift's outcome
- * (the PIC 1 × 2: owners 124–166 ms a run waiting, program time not lower; docs/pic.md)
- */
-export const HANDOVER_FED_WAIT_NS = 200_000;
-/**
  * a worker waiting for a fed value stops spinning once the lane that makes it has been starved
  * this long: it holds a value it has not looked at and runs no CF (exec/protocol.ts starved), so
  * it waits for a core, and the spin may hold the only one it could get. A lane on a CPU looks at
