@@ -192,17 +192,3 @@ test('a key a table handed out last is answered from its indices as numbers, exa
     }
   }
 });
-
-test('the rows rehearsed before the first family leave nothing behind: a new family holds exactly its own keys', () => {
-  // the rehearsal frees a 5 × 4 grid of rows on scratch runs and keeps their spares; a new
-  // family reuses those spares and must not see any of their indices
-  const f = new FreedKeys();
-  f.add('w#.1.2');
-  for (let t = -1; t < 7; t++) for (let x = -1; x < 6; x++) assert.equal(f.has(`w#.${t}.${x}`), t === 1 && x === 2, `w#.${t}.${x}`);
-  f.add('w#.0.0');
-  f.add('w#.4.3');
-  f.add('w#.2.1');
-  const want = new Set(['w#.1.2', 'w#.0.0', 'w#.4.3', 'w#.2.1']);
-  for (let t = -1; t < 7; t++) for (let x = -1; x < 6; x++) assert.equal(f.has(`w#.${t}.${x}`), want.has(`w#.${t}.${x}`), `w#.${t}.${x}`);
-  assert.equal(inside(f).rows.get('w#')!.length, 4);
-});

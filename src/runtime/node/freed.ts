@@ -76,10 +76,7 @@ export class FreedKeys {
       return;
     }
     let runs = this.recentRows.of(key, this.dot2);
-    if (runs === undefined) {
-      if (!rehearsed) rehearseRows();
-      this.recentRows.set(key.slice(0, this.dot2), runs = newRows());
-    }
+    if (runs === undefined) this.recentRows.set(key.slice(0, this.dot2), runs = []);
     addToRows(runs, this.row, i);
   }
 
@@ -420,46 +417,3 @@ function sameRanges(a: number[], b: number[]): boolean {
   for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return false;
   return true;
 }
-
-/**
- * Every path of addToRows and its helpers taken on scratch rows, once per process, before the
- * first family of rows: TurboFan compiles a site that never ran as a deoptimisation, so a path
- * first taken after addToRows was optimised undid that code mid-run and compiled it again
- * (8 chains × 2 000 on 2 threads: the newest row lining up with the row before it, in 3 of 3
- * runs; the second compilation took 24–38 ms of a short run). Random orders of a small grid take
- * every branch; V8 gives a function its feedback only after it has run a while, so the orders
- * run again after that. Scratch objects only: the spares it leaves are reused.
- */
-let rehearsed = false;
-
-function rehearseRows(): void {
-  rehearsed = true;
-  let s = 1;
-  const cells: number[] = [];
-  for (let round = 0; round < REHEARSALS; round++) {
-    const runs = newRows();
-    // the cells of a ROWS × COLS grid in a random order (a fixed sequence: the same every run),
-    // every other round with some cells twice (a freed key added again)
-    cells.length = 0;
-    for (let c = 0; c < ROWS * COLS; c++) cells.push(c);
-    if (round % 2 === 1) for (let c = 0; c < ROWS; c++) cells.push(c * 3 % (ROWS * COLS));
-    for (let c = cells.length - 1; c > 0; c--) {
-      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      const j = s % (c + 1), x = cells[c]!;
-      cells[c] = cells[j]!;
-      cells[j] = x;
-    }
-    for (const c of cells) addToRows(runs, (c / COLS) | 0, c % COLS);
-  }
-}
-
-/**
- * A family's runs (one array literal for the rehearsal's and the real ones: V8 then gives both
- * the same elements kind from the start, and the rehearsed code sees the real arrays' map).
- */
-function newRows(): RowRun[] {
-  return [];
-}
-
-/** The rehearsal's grid and how many random orders of it (enough for every branch, ~0.3 ms). */
-const ROWS = 5, COLS = 4, REHEARSALS = 24;
