@@ -178,12 +178,17 @@ export function c_summary0(out: DF): void {
   out.createFloat64Array(SUMMARY);
 }
 
-/** acc + s: sums added, maxima kept. */
+/** y added into z: sums added, maxima kept. */
+function addSummary(z: Float64Array, y: Float64Array): void {
+  for (let k = 0; k < DX; k++) z[k] += y[k]!;
+  for (let k = DX; k < SUMMARY; k++) z[k] = Math.max(z[k]!, y[k]!);
+}
+
+/** acc + s. */
 export function c_combine(acc: DF, s: DF, out: DF): void {
-  const x = acc.getFloat64Array(), y = s.getFloat64Array();
   const z = out.createFloat64Array(SUMMARY);
-  for (let k = 0; k < DX; k++) z[k] = x[k]! + y[k]!;
-  for (let k = DX; k < SUMMARY; k++) z[k] = Math.max(x[k]!, y[k]!);
+  z.set(acc.getFloat64Array());
+  addSummary(z, s.getFloat64Array());
 }
 
 /**
@@ -192,11 +197,7 @@ export function c_combine(acc: DF, s: DF, out: DF): void {
  */
 export function c_combine4(k: number, ...dfs: DF[]): void {
   const z = dfs[4]!.createFloat64Array(SUMMARY);
-  for (let i = 0; i < k; i++) {
-    const y = dfs[i]!.getFloat64Array();
-    for (let j = 0; j < DX; j++) z[j] += y[j]!;
-    for (let j = DX; j < SUMMARY; j++) z[j] = Math.max(z[j]!, y[j]!);
-  }
+  for (let i = 0; i < k; i++) addSummary(z, dfs[i]!.getFloat64Array());
 }
 
 /** Tolerances of the comparison with the reference: the deposit sums in another order. */
