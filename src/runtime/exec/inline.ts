@@ -117,7 +117,7 @@ export class InlineExecutor {
   private readonly ctx: ThreadContext;
 
   /** `desk`: the node's request desk (its handlers get the posts of ucodes run here) */
-  constructor(private readonly imports: readonly ImportDef[], private tr?: TraceSink, desk?: RequestDesk, node = 0) {
+  constructor(private readonly imports: readonly ImportDef[], private readonly tr?: TraceSink, desk?: RequestDesk, node = 0) {
     this.now = tr ? wallNs : () => performance.now() * 1e6;
     this.gate = tr ? new CpuClockGate(imports.length) : undefined;
     this.route = new InlineRoute(desk);
@@ -148,12 +148,10 @@ export class InlineExecutor {
    * `--warm-start` (node/rehearsal.ts): until the returned function is called, every import runs
    * a stand-in that sets `value(k)` for its k-th output and runs no ucode, by the path its ucode
    * takes in the run (a C++ import's direct form, a TypeScript one's DF handles), through this
-   * very executor, so what V8 optimises on its objects serves the run. Untraced meanwhile: the
-   * run's trace holds the run's CFs only.
+   * very executor, so what V8 optimises on its objects serves the run.
    */
   standIns(value: (k: number) => DfValue): () => void {
-    const fns = this.fns, directs = this.directs, tr = this.tr;
-    this.tr = undefined;
+    const fns = this.fns, directs = this.directs;
     this.directs = directs.map((d) => (d === undefined ? undefined : (_a, _k, _n, outs) => {
       for (let k = 0; k < outs.length; k++) outs[k] = value(k);
     }));
@@ -161,7 +159,7 @@ export class InlineExecutor {
       const at = def.params.flatMap((p, i) => (p === 'name' ? [i] : []));
       return (...a: unknown[]): void => { for (let k = 0; k < at.length; k++) (a[at[k]!] as DF).value = value(k); };
     });
-    return () => { this.fns = fns; this.directs = directs; this.tr = tr; };
+    return () => { this.fns = fns; this.directs = directs; };
   }
 
   /**

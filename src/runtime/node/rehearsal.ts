@@ -131,21 +131,13 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
   // so returning them in that order keeps every producer ahead of its consumers
   const queue: { lane: number; wire: WireBatch; outputs: number[] }[] = [];
   let returned = 0, results = 0, over = false, rt: NodeRuntime | undefined;
-  // (with `inline`, as before any worker is up: the policy runs a tiny code's CFs here, all of
-  // them, as a short program's run does; lanes said booted from the start got the first few CFs
-  // of each code and then, always one batch in flight, all the others)
-  const counts = { booted: inline ? 0 : lanes, wakes: 0 };
   return new Promise((resolve) => {
     // the budget holds also when no batch comes back to check it: placeholders can send a
     // program's sub calls round for ever without a fragment for the lanes, so the time and the
     // CFs made (structured ones too) are checked apart from the results
     // (and fragments run inline, counted between the pump's turns: a turn's worth over at most;
     // past the count, not at it, so that a run of just that many ends as finished)
-    const timer = setInterval(() => {
-      if (performance.now() > until || (rt !== undefined && (rt.st.made > MADE_PER_CF * cfs + MADE_AHEAD || (inline !== undefined && ran() > cfs)))) end(false);
-      // halfway, the lanes boot: the policy's choice for a tiny code with workers up (--warm-start's run) is rehearsed too
-      else if (inline !== undefined && counts.booted === 0 && 2 * ran() >= cfs) counts.booted = lanes;
-    }, inline ? 1 : CHECK_MS);
+    const timer = setInterval(() => { if (performance.now() > until || (rt !== undefined && (rt.st.made > MADE_PER_CF * cfs + MADE_AHEAD || (inline !== undefined && ran() > cfs)))) end(false); }, inline ? 1 : CHECK_MS);
     const ran = (): number => returned + (rt?.stats.inline ?? 0);
     const end = (finished: boolean): void => {
       if (over) return;
@@ -200,7 +192,10 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       },
       inline, feed: none, warm: none, rest: none, work: none,
       blocked: () => false, answers: answering({ asked: [] }), ask: none, settle: () => false,
-    }, counts);
+    // (with `inline`, as before any worker is up: the policy runs a tiny code's CFs here, all of
+    // them, as a short program's run does; lanes said booted got the first few CFs of each code
+    // and then, always one batch in flight, all the others)
+    }, { booted: inline ? 0 : lanes, wakes: 0 });
     // (the host's fields those of the run's, in its order: run.ts)
     rt = new NodeRuntime(program, { rank: 0, size: 1, lanes, trace: undefined, now: () => 0, remote: undefined }, exec, policy);
     rt.onIdle = () => end(true);
