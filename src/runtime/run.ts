@@ -167,7 +167,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   }
   let rt!: NodeRuntime;
   const died: [number, number, string][] = [];
-  let rehearsed: { cfs: number; runs: number; finished: number; inline: number; ns: number } | undefined;
+  let rehearsed: { cfs: number; runs: number; finished: number; ns: number } | undefined;
   const policy = opts.policy ?? new DefaultPolicy();
   const layers = opts.layers ?? [];
   const desk = new RequestDesk((lane, a) => pool.answer(lane, a));
@@ -217,7 +217,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // node state's)
   if (booting && budget && budget.cfs > 0 && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
     const t0 = wallNs();
-    rehearsed = { ...await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget, opts.cfTimeoutNs ? undefined : inline), ns: wallNs() - t0 };
+    rehearsed = { ...await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget), ns: wallNs() - t0 };
   }
   const router = new Router(tp);
   const control = new Control(router, wallNs);
@@ -277,7 +277,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsedInline: rehearsed.inline, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

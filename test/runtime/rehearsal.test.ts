@@ -1,8 +1,7 @@
 // The rehearsal of a program while its workers boot (--warm-start): the program's fragments go
 // through the system thread's path against simulated lanes, whole runs over and over until the
 // budget is spent, in as many runs as it asks, no ucode runs, a run cut short stops pumping, and a program whose control
-// flow reads its DFs (placeholders there) cannot keep it going past its budget; every other run
-// goes through the run's inline executor with stand-in ucodes. Through the CLI:
+// flow reads its DFs (placeholders there) cannot keep it going past its budget. Through the CLI:
 // a warm start rehearses, prints only what the real run prints, and LUNA_REHEARSE_CFS=0 turns
 // it off.
 import { test } from 'node:test';
@@ -14,7 +13,6 @@ import { batchResult } from '../../src/runtime/exec/pool.js';
 import { encodeResult } from '../../src/runtime/exec/codec.js';
 import { T_INT } from '../../src/ucode/value.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
-import { InlineExecutor } from '../../src/runtime/exec/inline.js';
 import { compileSource } from './harness.js';
 import { assertOk, describeRun, luna, timingOf } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
@@ -38,7 +36,7 @@ test('a rehearsal runs the program over and over until its budget of fragments i
   const steps = 300, per = cfsOf(steps);
   let policies = 0;
   const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => { policies++; return new DefaultPolicy(); }, budget(3 * per, 3));
-  assert.deepEqual(r, { cfs: 3 * per, runs: 3, finished: 3, inline: 0 });
+  assert.deepEqual(r, { cfs: 3 * per, runs: 3, finished: 3 });
   assert.equal(policies, 3, 'each run a fresh policy: the real run inherits nothing it learnt');
 });
 
@@ -99,44 +97,13 @@ sub main() { df z; zero(z); spin(z); }
 
 test('with no fragment for the lanes there is nothing to rehearse', async () => {
   const p = compileSource('sub f(int k) { if k > 1 { f(k - 1); } }\nsub main() { f(3); }');
-  assert.deepEqual(await rehearse(p, [], 2, () => new DefaultPolicy(), budget(1000)), { cfs: 0, runs: 1, finished: 1, inline: 0 });
+  assert.deepEqual(await rehearse(p, [], 2, () => new DefaultPolicy(), budget(1000)), { cfs: 0, runs: 1, finished: 1 });
 });
 
 test('one lane rehearses the FIFO path to the end', async () => {
   const steps = 50;
   const r = await rehearse(STENCIL, [steps, 'ok'], 1, () => new DefaultPolicy(), budget(cfsOf(steps)));
-  assert.deepEqual(r, { cfs: cfsOf(steps), runs: 1, finished: 1, inline: 0 });
-});
-
-test('every other run goes through the run\'s inline executor with stand-ins: no ucode is called, and after it the executor calls them again', async () => {
-  let called = 0;
-  type Out = { setInt(v: number): void };
-  const inline = new InlineExecutor(STENCIL.imports);
-  inline.use({
-    c_init: (x: number, v: Out) => { called++; v.setInt(x + 1); },
-    c_step: (_k: string, _t: number, _x: number, _a: unknown, _b: unknown, v: Out) => { called++; v.setInt(7); },
-    c_print: () => { called++; },
-  });
-  const steps = 300, per = cfsOf(steps);
-  const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(4 * per, 4), inline);
-  assert.equal(r.runs, 4, JSON.stringify(r));
-  assert.equal(r.finished, 4, JSON.stringify(r));
-  // the tiny stand-ins ran on this thread, the whole of their runs; the other runs on the lanes
-  assert.equal(r.inline, 2 * per, JSON.stringify(r));
-  assert.equal(r.cfs, 4 * per, JSON.stringify(r));
-  assert.equal(called, 0, 'a ucode was called in the rehearsal');
-  const init = STENCIL.imports.findIndex((m) => m.symbol === 'c_init');
-  assert.deepEqual(inline.run({ cf: 0, imp: init, args: [4, null], keys: ['', 'v'] }, 0, false), [{ t: T_INT, v: 5 }]);
-  assert.equal(called, 1, 'the real ucode runs after the rehearsal');
-  // without an executor, or with LUNA_REHEARSE_INLINE=0, the lanes alone
-  process.env.LUNA_REHEARSE_INLINE = '0';
-  try {
-    const off = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(2 * per, 2), inline);
-    assert.deepEqual(off, { cfs: 2 * per, runs: 2, finished: 2, inline: 0 });
-  } finally {
-    delete process.env.LUNA_REHEARSE_INLINE;
-  }
-  assert.equal(called, 1);
+  assert.deepEqual(r, { cfs: cfsOf(steps), runs: 1, finished: 1 });
 });
 
 test('the run\'s executors and its rehearsal\'s are of one class, the counts read as they go', () => {
@@ -198,10 +165,8 @@ test('a warm start rehearses while the workers boot, and runs and prints only wh
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   }
-  const timing = timingOf<{ rehearsedCfs?: number; rehearsedInline?: number; rehearsals?: number; rehearsalMs?: number }>(on);
+  const timing = timingOf<{ rehearsedCfs?: number; rehearsals?: number; rehearsalMs?: number }>(on);
   assert.ok((timing.rehearsedCfs ?? 0) > 2 * steps, `the rehearsal went past the program's steps\n${describeRun(on)}`);
-  // some on this thread with stand-ins: the marks below show that no step ran there
-  assert.ok((timing.rehearsedInline ?? 0) > 0, `nothing rehearsed inline\n${describeRun(on)}`);
   assert.ok((timing.rehearsalMs ?? 0) > 0, `the rehearsal's time is printed\n${describeRun(on)}`);
   assert.equal(timingOf<{ rehearsedCfs?: number }>(off).rehearsedCfs, undefined, describeRun(off));
   // each step ran once, in the real run: none in the rehearsal

@@ -9,7 +9,6 @@ import type { ImportDef } from '../../core/imports.js';
 import type { TraceSink } from '../../trace/schema.js';
 import { CpuClockGate, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
-import type { DF } from '../../ucode/df.js';
 import { bindUcodes, callDirect, callUcode, directOf, nameOfKey, outputCount, type DirectCall, type Ucode } from './call.js';
 import { ContractError } from './contract.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
@@ -143,24 +142,6 @@ export class InlineExecutor {
 
   /** the ucodes are loaded: fragments may run here (a field, not a getter: asked for every fragment) */
   ready = false;
-
-  /**
-   * `--warm-start` (node/rehearsal.ts): until the returned function is called, every import runs
-   * a stand-in that sets `value(k)` for its k-th output and runs no ucode, by the path its ucode
-   * takes in the run (a C++ import's direct form, a TypeScript one's DF handles), through this
-   * very executor, so what V8 optimises on its objects serves the run.
-   */
-  standIns(value: (k: number) => DfValue): () => void {
-    const fns = this.fns, directs = this.directs;
-    this.directs = directs.map((d) => (d === undefined ? undefined : (_a, _k, _n, outs) => {
-      for (let k = 0; k < outs.length; k++) outs[k] = value(k);
-    }));
-    this.fns = this.imports.map((def) => {
-      const at = def.params.flatMap((p, i) => (p === 'name' ? [i] : []));
-      return (...a: unknown[]): void => { for (let k = 0; k < at.length; k++) (a[at[k]!] as DF).value = value(k); };
-    });
-    return () => { this.fns = fns; this.directs = directs; };
-  }
 
   /**
    * Run task `t` (no forwarded inputs) now, as lane `lane`: its outputs, or an InlineFailure.

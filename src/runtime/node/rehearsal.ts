@@ -1,10 +1,8 @@
 // A rehearsal of the program on the system thread while its worker threads boot (--warm-start):
 // the program's own fragments go through this thread's whole per-fragment path — examination,
 // batches, feeding across lanes, the wire codec, completion, the DF store — against simulated
-// lanes that return a placeholder for every output at once, and every other run also through the
-// run's own inline executor with stand-in ucodes that set placeholders (a short program of tiny
-// fragments runs them all on this thread). No ucode runs: nothing the program does is seen
-// outside, and the rehearsal's node state is dropped when it ends.
+// lanes that return a placeholder for every output at once. No ucode runs: nothing the program
+// does is seen outside, and the rehearsal's node state is dropped when it ends.
 //
 // Why: V8 compiles and tiers this path only as it runs. Over a short program's first thousands
 // of fragments the system thread runs it as baseline code, at ~3× the CPU of the same fragments
@@ -19,7 +17,6 @@ import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
 import { encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
 import { batchResult } from '../exec/pool.js';
 import type { Batch } from '../exec/protocol.js';
-import type { InlineExecutor } from '../exec/inline.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
 import { NodeRuntime, type Executors } from './runtime.js';
 
@@ -73,10 +70,10 @@ export function answering(asking: { asked: readonly boolean[] }): (imp: number) 
 }
 
 /**
- * What the rehearsal did: fragments the simulated lanes returned or this thread ran with
- * stand-in ucodes (`inline` of them), runs begun, and runs that went to the program's end.
+ * What the rehearsal did: fragments the simulated lanes returned, runs begun, and runs that
+ * went to the program's end.
  */
-export interface Rehearsed { cfs: number; runs: number; finished: number; inline: number }
+export interface Rehearsed { cfs: number; runs: number; finished: number }
 
 /**
  * Rehearse `program` with `args` on `lanes` simulated lanes under a fresh `policy` each run (a
@@ -85,30 +82,17 @@ export interface Rehearsed { cfs: number; runs: number; finished: number; inline
  * hundreds of CFs can take it past its share, and the runs it asks (each a fresh start: the
  * paths a run's beginning takes) would otherwise be fewer.
  */
-export async function rehearse(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: () => SchedulingPolicy, budget: RehearsalBudget, inline?: InlineExecutor): Promise<Rehearsed> {
+export async function rehearse(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: () => SchedulingPolicy, budget: RehearsalBudget): Promise<Rehearsed> {
   const until = performance.now() + budget.ms;
-  const done: Rehearsed = { cfs: 0, runs: 0, finished: 0, inline: 0 };
+  const done: Rehearsed = { cfs: 0, runs: 0, finished: 0 };
   const perRun = Math.max(1, Math.ceil(budget.cfs / budget.runs));
-  // every other run may run fragments on this thread too, through the run's inline executor
-  // with stand-in ucodes: a program of tiny fragments runs them all there, a path the lanes alone
-  // never take (LUNA_REHEARSE_INLINE=0: lanes only). The second, not the first: the first run's
-  // executors without one, then a run's with one, generalise the runtime's field before any
-  // code is optimised on it; the other way round, the inline path optimised in the first run
-  // was thrown away at the second's start ('code dependencies')
-  let calls = 0;
-  const restore = inline?.ready && process.env.LUNA_REHEARSE_INLINE !== '0' ? inline.standIns(() => placeholder((calls++ & 1) === 1)) : undefined;
-  try {
-    while ((done.cfs < budget.cfs || done.runs < budget.runs) && performance.now() < until) {
-      const cut = done.runs < budget.runs ? perRun : Math.min(perRun, budget.cfs - done.cfs);
-      const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs, restore !== undefined && (done.runs & 1) === 1 ? inline : undefined);
-      done.cfs += n.cfs;
-      done.inline += n.inline;
-      done.runs++;
-      if (n.finished) done.finished++;
-      if (n.cfs === 0) break; // a program without fragments for the lanes (or one cut at once): nothing to rehearse
-    }
-  } finally {
-    restore?.();
+  while ((done.cfs < budget.cfs || done.runs < budget.runs) && performance.now() < until) {
+    const cut = done.runs < budget.runs ? perRun : Math.min(perRun, budget.cfs - done.cfs);
+    const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs);
+    done.cfs += n.cfs;
+    done.runs++;
+    if (n.finished) done.finished++;
+    if (n.cfs === 0) break; // a program without fragments for the lanes (or one cut at once): nothing to rehearse
   }
   return done;
 }
@@ -123,8 +107,8 @@ const CHECK_MS = 5;
 const MADE_PER_CF = 16;
 const MADE_AHEAD = 65_536;
 
-/** One run, cut after `cfs` fragments (on the lanes or `inline`) or at `until`. */
-function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number, inline: InlineExecutor | undefined): Promise<{ cfs: number; inline: number; finished: boolean }> {
+/** One run, cut after `cfs` fragments or at `until`. */
+function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number): Promise<{ cfs: number; finished: boolean }> {
   const outputs = program.imports.map((m) => m.params.filter((p) => p === 'name').length);
   const inflight = new Int32Array(lanes);
   // batches in the order they were sent: a fed batch is sent after the batches that feed it,
@@ -135,22 +119,19 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
     // the budget holds also when no batch comes back to check it: placeholders can send a
     // program's sub calls round for ever without a fragment for the lanes, so the time and the
     // CFs made (structured ones too) are checked apart from the results
-    // (and fragments run inline, counted between the pump's turns: a turn's worth over at most;
-    // past the count, not at it, so that a run of just that many ends as finished)
-    const timer = setInterval(() => { if (performance.now() > until || (rt !== undefined && (rt.st.made > MADE_PER_CF * cfs + MADE_AHEAD || (inline !== undefined && ran() > cfs)))) end(false); }, inline ? 1 : CHECK_MS);
-    const ran = (): number => returned + (rt?.stats.inline ?? 0);
+    const timer = setInterval(() => { if (performance.now() > until || (rt !== undefined && rt.st.made > MADE_PER_CF * cfs + MADE_AHEAD)) end(false); }, CHECK_MS);
     const end = (finished: boolean): void => {
       if (over) return;
       over = true;
       clearInterval(timer);
       // a cut run stops pumping: a failed runtime schedules nothing more
       if (!finished) rt!.fail(new Error('rehearsal cut'));
-      resolve({ cfs: ran(), inline: rt?.stats.inline ?? 0, finished });
+      resolve({ cfs: returned, finished });
     };
     const lane = (): void => {
       if (over) return;
       // (checked before a result, not after: the last result of a run lets the run end)
-      if (ran() >= cfs || performance.now() > until) { end(false); return; }
+      if (returned >= cfs || performance.now() > until) { end(false); return; }
       // one batch a turn, as results come from the workers: the pump runs in between
       const b = queue.shift();
       if (b === undefined) return;
@@ -190,12 +171,9 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
         queue.push({ lane: l, wire: encodeBatch(batch.id, batch.tasks), outputs: batch.tasks.map((t) => outputs[t.imp]!) });
         if (queue.length === 1) setImmediate(lane);
       },
-      inline, feed: none, warm: none, rest: none, work: none,
+      inline: undefined, feed: none, warm: none, rest: none, work: none,
       blocked: () => false, answers: answering({ asked: [] }), ask: none, settle: () => false,
-    // (with `inline`, as before any worker is up: the policy runs a tiny code's CFs here, all of
-    // them, as a short program's run does; lanes said booted got the first few CFs of each code
-    // and then, always one batch in flight, all the others)
-    }, { booted: inline ? 0 : lanes, wakes: 0 });
+    }, { booted: lanes, wakes: 0 });
     // (the host's fields those of the run's, in its order: run.ts)
     rt = new NodeRuntime(program, { rank: 0, size: 1, lanes, trace: undefined, now: () => 0, remote: undefined }, exec, policy);
     rt.onIdle = () => end(true);
@@ -206,10 +184,6 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
 
 function placeholders(n: number, real: boolean): DfValue[] {
   const o = new Array<DfValue>(n);
-  for (let i = 0; i < n; i++) o[i] = placeholder(real);
+  for (let i = 0; i < n; i++) o[i] = real ? { t: T_REAL, v: 1.5 } : { t: T_INT, v: 1 };
   return o;
-}
-
-function placeholder(real: boolean): DfValue {
-  return real ? { t: T_REAL, v: 1.5 } : { t: T_INT, v: 1 };
 }
