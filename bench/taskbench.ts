@@ -212,6 +212,18 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     f[`${pre}.preemptedInTasksPct`] = sig(median(runs.map((h) => h.preemptedPct)));
     units[`${pre}.preemptedInTasksPct`] = '%';
   };
+  // last input → start split by whose input finished last (handoff.ts handoffSplit): the lane's
+  // own task (its own return path, the partner's value already there) or the partner's (it waited)
+  const splitFigures = (pre: string, runs: readonly Handoffs[]): void => {
+    for (const [name, k] of [['ownLast', 'own'], ['partnerLast', 'partner']] as const) {
+      f[`${pre}.${name}.lastInputToStartUs`] = sig(median(runs.map((h) => h[k].medianUs)));
+      f[`${pre}.${name}.lastInputToStartP90Us`] = sig(median(runs.map((h) => h[k].p90Us)));
+      f[`${pre}.${name}.sharePct`] = sig(median(runs.map((h) => (100 * h[k].n) / (h.own.n + h.partner.n))));
+      units[`${pre}.${name}.lastInputToStartUs`] = units[`${pre}.${name}.lastInputToStartP90Us`] = 'µs';
+      units[`${pre}.${name}.sharePct`] = '%';
+    }
+  };
+  const splitNote = 'ownLast.* / partnerLast.*: last input → start (median, p90) of the tasks whose last input was made on their own lane (its previous task ended last: the lane\'s own return path, the partner\'s value already there) or on the other lane (the lane waited for it), and their share of the dependent tasks';
   // What a dependent step pays between the two workers, from traces: last input → start and the
   // lanes' busy share at ~HANDOFF_TASK_US tasks, with the policy's waiting and with every wait
   // sleeping at once (the spins set to 0), alternated.
@@ -248,6 +260,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       f['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = med(short, 'medianUs');
       f['1x2.stencil_1d.noProducerSpin.laneBusyPct'] = med(short, 'laneBusyPct');
       idleFigures('1x2.stencil_1d', spin);
+      splitFigures('1x2.stencil_1d', spin);
       // who handed each dependent step its inputs (a worker, or the system thread), and how the
       // workers' waits for fed values ended: counts, readable on a busy machine
       for (const [pre, a] of [['', spin], ['noProducerSpin.', short]] as const) {
@@ -270,7 +283,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       units['1x2.stencil_1d.noProducerSpin.lastInputToStartUs'] = 'µs';
       targets.push({ key: '1x2.stencil_1d.lastInputToStartUs', op: '<=', value: 10, label: 'stencil_1d 1×2 at 2.5 ms tasks: last input → start (median)' });
       targets.push({ key: '1x2.stencil_1d.laneBusyPct', op: '>=', value: 95, label: 'stencil_1d 1×2 at 2.5 ms tasks: the least busy worker lane' });
-      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); idle.*: the least busy lane's idle time by cause, % of the span (edges: before its first task and after its last; otherLate / otherCpu / otherPreempted: waiting for the other lane's input because that task started later, took more thread CPU, or was off its CPU longer inside the task; handoff: its last input's finish → its start), and preemptedInTasksPct: its own tasks' wall − thread CPU; machine.cpuSpeedSpreadX: the kernel's time on the slowest CPU ÷ on the fastest, each timed alone in a process pinned to it (bench/raw-cpu-speed.ts), between the same runs: at 1.6 (seen here for minutes on end) the fast lane of a lockstep waits 40 % of each step whatever the runtime does; floor.laneBusyPct: the least busy of two bare threads running the same kernel in lockstep (bench/raw-lockstep.ts: spin 20 µs, then Atomics.wait), each one's time in the kernel over their span: what the machine leaves of a lane at that size with no runtime at all (its preemptions, the partner's wake-up); alternated, medians of ${spin.length}`);
+      notes.push(`hand-offs: stencil_1d 1×2, ${STEPS} steps at 2^${kh} iterations (~${HANDOFF_TASK_US} µs tasks), traced (luna export tables): per task, its last input's finish → its start (median, 90th percentile) and the least busy lane's share of the span; sleeping.*: every wait sleeps at once (LUNA_SPIN_US=LUNA_FED_SPIN_US=LUNA_RESULT_SPIN_US=0); messages.*: fed as messages in batches of 8 ms of work (${Object.entries(BY_MESSAGES).map(([k, v]) => `${k}=${v}`).join(' ')}); noProducerSpin.*: a worker waiting for a fed value stops spinning after LUNA_FED_SPIN_US even while its producer runs (LUNA_FED_SPIN_PRODUCER_US=0); handedBySystemPct: dependent CFs whose inputs all came through the system thread, the rest handed by workers; fedWaitsSleptPct: waits for fed values that ended after a sleep and a wake-up; systemWakesPerStep, workerWakesPerStep: sleeping workers woken by the system thread and by the workers (with fed values); batchesPerStep, systemCpuUsPerStep, examinedPerStep: what the system thread sent, spent and examined in full per step (--timing; 2 CFs a step); idle.*: the least busy lane's idle time by cause, % of the span (edges: before its first task and after its last; otherLate / otherCpu / otherPreempted: waiting for the other lane's input because that task started later, took more thread CPU, or was off its CPU longer inside the task; handoff: its last input's finish → its start), and preemptedInTasksPct: its own tasks' wall − thread CPU; ${splitNote}; machine.cpuSpeedSpreadX: the kernel's time on the slowest CPU ÷ on the fastest, each timed alone in a process pinned to it (bench/raw-cpu-speed.ts), between the same runs: at 1.6 (seen here for minutes on end) the fast lane of a lockstep waits 40 % of each step whatever the runtime does; floor.laneBusyPct: the least busy of two bare threads running the same kernel in lockstep (bench/raw-lockstep.ts: spin 20 µs, then Atomics.wait), each one's time in the kernel over their span: what the machine leaves of a lane at that size with no runtime at all (its preemptions, the partner's wake-up); alternated, medians of ${spin.length}`);
     });
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing
@@ -347,7 +360,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
       for (const k of ['lastInputToStartUs', 'lastInputToStartMeanUs', 'lastInputToStartP90Us', 'taskCpuUs', 'stepUs', 'systemCpuUsPerStep']) units[`${pre}.${k}`] = 'µs';
       units[`${pre}.laneBusyPct`] = units[`${pre}.fedWaitsSleptPct`] = '%';
       idleFigures(pre, runs);
-      notes.push(`hand-offs C++ at METG size: stencil_1d 1×2, C++ kernels, ${STEPS} steps at 2^${kh} iterations (~${METG_TASK_US} µs tasks; taskCpuUs: the tasks' median thread CPU as measured, stepUs: the span ÷ steps), traced as the hand-offs section: last input → start (median, mean, p90), the least busy lane's share and its idle split (idle.*), medians of ${runs.length}`);
+      splitFigures(pre, runs);
+      notes.push(`hand-offs C++ at METG size: stencil_1d 1×2, C++ kernels, ${STEPS} steps at 2^${kh} iterations (~${METG_TASK_US} µs tasks; taskCpuUs: the tasks' median thread CPU as measured, stepUs: the span ÷ steps), traced as the hand-offs section: last input → start (median, mean, p90), the least busy lane's share and its idle split (idle.*), ${splitNote}, medians of ${runs.length}`);
     });
   };
   // Why a step costs the runtime more than its instructions here: the system thread books a

@@ -18,6 +18,13 @@ export interface Handoffs {
   medianUs: number;
   meanUs: number;
   p90Us: number;
+  /**
+   * The same, split by which input finished last (see HandoffSplit): one the task's own lane made
+   * (its previous task ended last, the partner's value was already there) or one another lane made
+   * (the lane waited for it)
+   */
+  own: HandoffClass;
+  partner: HandoffClass;
   /** the least busy worker lane, % of the span of the graph's tasks */
   laneBusyPct: number;
   /** where that lane's idle time went, % of the span (they add up to 100 − laneBusyPct) */
@@ -59,6 +66,35 @@ export interface LaneIdle { edgesPct: number; otherLatePct: number; otherCpuPct:
 /** A task as the trace shows it: lane, start, finish and thread CPU (ns). */
 interface Ran { start: number; finish: number; cpu: number; lane: string }
 
+/** Last input → start of one class of dependent tasks: how many, median and 90th percentile (µs; NaN when none). */
+export interface HandoffClass { n: number; medianUs: number; p90Us: number }
+
+/**
+ * Last input → start of every dependent task (µs, sorted), and split by whose input finished last:
+ * `own`, the task's own lane made it (its previous task ended last, so the path is that lane's
+ * own return, bookkeeping and start, with the partner's value already there), or `partner`, another
+ * lane made it (the lane waited for it: the partner's hand-out, then this lane's wake or spin and
+ * start). A tie goes to `own`: the lane's own finish is as late as any. `inputsOf(task)` are the
+ * tasks whose outputs it reads; tasks without any are not dependent and not counted.
+ */
+export function handoffSplit<R extends Ran>(tasks: Iterable<R>, inputsOf: (r: R) => readonly Ran[]): { all: number[]; own: HandoffClass; partner: HandoffClass } {
+  const all: number[] = [], own: number[] = [], partner: number[] = [];
+  for (const c of tasks) {
+    let last: Ran | undefined;
+    for (const d of inputsOf(c)) if (last === undefined || d.finish > last.finish || (d.finish === last.finish && d.lane === c.lane)) last = d;
+    if (last === undefined) continue;
+    const us = (c.start - last.finish) / 1000;
+    all.push(us);
+    (last.lane === c.lane ? own : partner).push(us);
+  }
+  all.sort((a, b) => a - b);
+  const cls = (a: number[]): HandoffClass => {
+    a.sort((x, y) => x - y);
+    return { n: a.length, medianUs: a.length > 0 ? median(a) : NaN, p90Us: a.length > 0 ? a[Math.floor(a.length * 0.9)]! : NaN };
+  };
+  return { all, own: cls(own), partner: cls(partner) };
+}
+
 /**
  * The idle split (LaneIdle) of one lane over the span [first, last]: `mine` are its tasks in
  * start order, `inputsOf(task)` the tasks whose outputs that task reads.
@@ -87,6 +123,33 @@ export function csvRows(text: string): Record<string, string>[] {
   return parse(text, { columns: true, skip_empty_lines: true }) as Record<string, string>[];
 }
 
+/** A task of the graph as the trace shows it, with its step and column. */
+type Task = Ran & { t: number; x: number };
+
+/** The graph's tasks in the rows of fragments.csv (`init[x]` at step 0, `task[t][x]` after), by `step:column`. */
+export function tasksOf(rows: readonly Record<string, string>[]): Map<string, Task> {
+  const at = new Map<string, Task>();
+  for (const r of rows) {
+    const label = r.label, idx = JSON.parse(r.indices!) as number[];
+    const key = label === 'init' ? `0:${idx[0]}` : label === 'task' ? `${idx[0]}:${idx[1]}` : undefined;
+    if (key) at.set(key, { start: Number(r.start), finish: Number(r.finish), cpu: Number(r.cpu_ns), lane: r.lane!, t: label === 'init' ? 0 : idx[0]!, x: label === 'init' ? idx[0]! : idx[1]! });
+  }
+  return at;
+}
+
+/** The tasks `c` reads that the trace holds. */
+function inputsIn(g: Graph, at: Map<string, Task>, c: Task): Task[] {
+  return c.t === 0 ? [] : deps(g, c.t, c.x).map((d) => at.get(`${c.t - 1}:${d}`)).filter((d): d is Task => d !== undefined);
+}
+
+/** handoffSplit over the graph's tasks (`tasksOf`); a task with an input missing from the trace has no readable last input and is not counted. */
+export function graphHandoffs(g: Graph, at: Map<string, Task>): ReturnType<typeof handoffSplit> {
+  return handoffSplit(at.values(), (c) => {
+    const ins = inputsIn(g, at, c);
+    return ins.length === deps(g, c.t, c.x).length ? ins : [];
+  });
+}
+
 /**
  * Run `file` (generated for graph `g`: `init[x]` at step 0, `task[t][x]` after) traced on 1 node ×
  * `threads` threads with `args` (`flags`: options of `luna run`, such as the C++ kernel's compiler
@@ -107,40 +170,25 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     if (ex.status !== 0) throw new Error(`luna export tables: ${ex.stderr || ex.error?.message}`);
     const rows = csvRows(readFileSync(join(tables, 'fragments.csv'), 'utf8'));
     for (const n of ['label', 'indices', 'lane', 'start', 'finish', 'cpu_ns']) if (rows.length > 0 && !(n in rows[0]!)) throw new Error(`fragments.csv: no column ${n}`);
-    // each task with its step and column, for the tasks it reads
-    const at = new Map<string, Ran & { t: number; x: number }>();
-    for (const r of rows) {
-      const label = r.label, idx = JSON.parse(r.indices!) as number[];
-      const key = label === 'init' ? `0:${idx[0]}` : label === 'task' ? `${idx[0]}:${idx[1]}` : undefined;
-      if (key) at.set(key, { start: Number(r.start), finish: Number(r.finish), cpu: Number(r.cpu_ns), lane: r.lane!, t: label === 'init' ? 0 : idx[0]!, x: label === 'init' ? idx[0]! : idx[1]! });
-    }
-    const lat: number[] = [];
+    const at = tasksOf(rows);
     let first = Infinity, last = -Infinity;
     const busy = new Map<string, number>();
-    for (const [key, c] of at) {
+    for (const c of at.values()) {
       first = Math.min(first, c.start);
       last = Math.max(last, c.finish);
       busy.set(c.lane, (busy.get(c.lane) ?? 0) + c.finish - c.start);
-      const [t, x] = key.split(':').map(Number) as [number, number];
-      if (t === 0) continue;
-      let ready = -Infinity;
-      for (const d of deps(g, t, x)) ready = Math.max(ready, at.get(`${t - 1}:${d}`)?.finish ?? NaN);
-      if (Number.isFinite(ready)) lat.push((c.start - ready) / 1000);
     }
+    const inputsOf = (c: Ran): Ran[] => inputsIn(g, at, c as Task);
+    const { all: lat, own, partner } = graphHandoffs(g, at);
     if (lat.length === 0) throw new Error('no dependent task in the trace');
-    lat.sort((a, b) => a - b);
     const span = last - first;
     // the least busy lane: its tasks in order, each with the tasks it reads
     let least = '';
     for (const [lane, b] of busy) if (least === '' || b < busy.get(least)!) least = lane;
     const mine = [...at.values()].filter((c) => c.lane === least).sort((a, b) => a.start - b.start);
-    const inputsOf = (c: Ran): Ran[] => {
-      const { t, x } = c as Ran & { t: number; x: number };
-      return t === 0 ? [] : deps(g, t, x).map((d) => at.get(`${t - 1}:${d}`)).filter((d): d is Ran & { t: number; x: number } => d !== undefined);
-    };
     const inTasks = mine.reduce((s, c) => s + c.finish - c.start - c.cpu, 0);
     return {
-      medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!,
+      medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!, own, partner,
       laneBusyPct: (100 * busy.get(least)!) / span, idle: laneIdle(mine, inputsOf, first, last), preemptedPct: (100 * inTasks) / span, tasks: at.size,
       taskCpuUs: median([...at.values()].map((c) => c.cpu / 1000)), spanMs: span / 1e6, batches, systemCpuMs,
       handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes, examined,

@@ -1,6 +1,7 @@
 // How a producing lane's exchange answers feed requests around a task it runs (exec/exchange.ts):
 // requests waiting before the task are looked up before it runs (prepare) and answered first when
-// it has run, those that come while it runs are answered too, a task that did not run keeps its
+// it has run, those that come while it runs are answered too (a lane looks a task up after it
+// ran only when requests were made to wait since it was prepared), a task that did not run keeps its
 // requests, and a consumer gets every value, through the feed slots or, once a ring is full, as
 // messages on the pair's port (which it reads only while the inbox count says one came).
 import { test } from 'node:test';
@@ -38,6 +39,26 @@ test('requests looked up before a task runs, and one that came while it ran, are
     assert.deepEqual(b.take(0, 3, 0, 0), real(1.5));
     assert.deepEqual(b.take(0, 3, 0, 0), real(1.5), 'the second request is answered too');
     assert.equal(b.take(0, 3, 0, 0), undefined, 'and nothing more');
+  } finally { close(); }
+});
+
+test('requests taken in while a prepared task runs (a ucode waiting for an answer serves them) are answered when it has run', async () => {
+  const { flags, x, ctl, close } = pair();
+  try {
+    const [a, b] = x as [Exchange, Exchange];
+    const outs: (DfValue | null)[][] = [];
+    a.begin(3, outs);
+    a.prepare(3, 0); // nothing waits for it yet
+    await ask(flags, ctl[0]!, [0, 1]);
+    a.serve(); // inside the task: its outputs are not made, so the requests wait
+    outs[0] = [real(1.5)];
+    a.ran(3, 0);
+    assert.deepEqual(b.take(0, 3, 0, 0), real(1.5), 'the request for the task that ran');
+    assert.equal(b.take(0, 3, 1, 0), undefined, 'the next task has not run');
+    a.prepare(3, 1);
+    outs[1] = [real(2.5)];
+    a.ran(3, 1);
+    assert.deepEqual(b.take(0, 3, 1, 0), real(2.5), 'the next one, looked up before it ran');
   } finally { close(); }
 });
 

@@ -1,5 +1,6 @@
 // Workers handing each other what they make: fed ints and reals through the shared feed slots
-// (one ring per pair of lanes), other values through the pair's port, and fed batches long
+// (one ring per pair of lanes; a consumer takes its value straight from the ring's next entry),
+// other values through the pair's port, and fed batches long
 // enough that the system thread learns of a stencil's steps in batches. The ring on its own
 // (full, wrap-around of its counts, across real threads); then a two-wide stencil on real worker
 // threads with each kind of value: what it computes, that it fed in long batches, and that a
@@ -36,6 +37,24 @@ test('a ring takes what fits until it is full, and gives it back in order', () =
   b.drain(0, (_b, _t, _o, v) => more.push(v!));
   assert.deepEqual(more, [real(2.5)]);
   new FeedSlots(buf, 3, 1).drain(0, () => assert.fail('lane 1 got what was put for lane 2'));
+});
+
+test('a consumer takes its value when it is the ring\'s next entry, and nothing otherwise', () => {
+  const buf = feedSlotsBuffer(2);
+  const a = new FeedSlots(buf, 2, 0), b = new FeedSlots(buf, 2, 1);
+  assert.equal(b.takeHead(0, 7, 0, 0), undefined, 'an empty ring');
+  a.put(1, 7, 0, 0, real(1.5));
+  a.put(1, 7, 1, 0, null);
+  assert.equal(b.takeHead(0, 7, 1, 0), undefined, 'not the next entry: nothing taken');
+  assert.equal(b.takeHead(0, 8, 0, 0), undefined, 'another batch');
+  assert.equal(b.takeHead(0, 7, 0, 1), undefined, 'another output');
+  assert.deepEqual(b.takeHead(0, 7, 0, 0), real(1.5));
+  assert.equal(b.takeHead(0, 7, 1, 0), null, 'an unset output, now the next entry');
+  assert.equal(b.takeHead(0, 7, 1, 0), undefined, 'taken once');
+  a.put(1, 7, 2, 0, { t: T_INT, v: 4 });
+  const rest: number[] = [];
+  b.drain(0, (_bt, t) => rest.push(t));
+  assert.deepEqual(rest, [2], 'what was taken is not drained again');
 });
 
 test('a ring keeps working when its counts wrap around', () => {

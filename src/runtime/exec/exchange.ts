@@ -14,14 +14,34 @@ import type { DfValue } from '../../ucode/value.js';
 import { feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
 import { FeedSlots } from './slots.js';
 
+/** Tasks a batch may have at most for `wantKey` (the policy's batches have at most MAX_BATCH, 512). */
+const TASK_KEYS = 2 ** 21;
+
+/**
+ * The key of task `task` of batch `batch` among the requests waiting: a number, not a string, so
+ * that looking one up on the hand-off path builds and hashes no string (a batch id stays below
+ * 2^32, the key below 2^53).
+ */
+function wantKey(batch: number, task: number): number {
+  if (task >= TASK_KEYS) throw new Error(`feed request for task ${task} of batch ${batch}: a batch fed across lanes has at most ${TASK_KEYS} tasks`);
+  return batch * TASK_KEYS + task;
+}
+
 /** A fed value as it travels between workers. */
 interface FedValue { b: number; t: number; o: number; from: number; v: DfValue | null }
 
 export class Exchange {
   /** outputs of this worker's batches (the running one filling up), until the system thread processed them */
   private readonly kept = new Map<number, (DfValue | null)[][]>();
-  /** requests for tasks that have not run yet: `batch:task` → [out, lane, …] */
-  private readonly wanted = new Map<string, number[]>();
+  /** requests for tasks that have not run yet: wantKey(batch, task) → [out, lane, …] */
+  private readonly wanted = new Map<number, number[]>();
+  /**
+   * The task prepared last, and whether requests were made to wait (`want`) since: for that task,
+   * only then can one wait for it, and `ran` look it up after it ran (most tasks: none did)
+   */
+  private prepBatch = -1;
+  private prepTask = -1;
+  private waitedSince = false;
   /** values fed here and not yet used, with how many uses are still due */
   private readonly got = new Map<string, { v: DfValue | null; n: number }>();
   private feedsSeen = 0;
@@ -85,9 +105,13 @@ export class Exchange {
    * microseconds (docs/benchmarks.md, "The hand-off between lanes, split on this machine").
    */
   prepare(id: number, task: number): void {
+    this.waitedSince = false;
     this.undue();
+    // (a task of another batch than the running one is not looked up: ran does)
+    this.prepBatch = id === this.currentId ? id : -1;
+    this.prepTask = task;
     if (id !== this.currentId || this.wanted.size === 0) return;
-    const k = `${id}:${task}`;
+    const k = wantKey(id, task);
     const w = this.wanted.get(k);
     if (w === undefined) return;
     this.wanted.delete(k);
@@ -99,7 +123,7 @@ export class Exchange {
   /** Requests taken out for a task that did not run after all (its ucode failed) wait again. */
   private undue(): void {
     if (this.due === undefined) return;
-    this.want(`${this.dueBatch}:${this.dueTask}`, this.due);
+    this.want(wantKey(this.dueBatch, this.dueTask), this.due);
     this.due = undefined;
   }
 
@@ -112,8 +136,11 @@ export class Exchange {
       for (let i = 0; i < due.length; i += 2) this.send(due[i + 1]!, id, task, due[i]!, outs[due[i]!] ?? null);
     } else this.undue();
     this.serve();
-    if (this.wanted.size === 0) return;
-    const k = `${id}:${task}`;
+    // requests that came for it while it ran (the ones before were taken by prepare, if it was prepared)
+    const since = this.waitedSince;
+    this.waitedSince = false;
+    if ((!since && id === this.prepBatch && task === this.prepTask) || this.wanted.size === 0) return;
+    const k = wantKey(id, task);
     const w = this.wanted.get(k);
     if (w === undefined) return;
     this.wanted.delete(k);
@@ -138,13 +165,14 @@ export class Exchange {
         const outs = this.kept.get(id);
         const o = outs?.[task];
         if (o !== undefined) { this.send(to, id, task, out, o[out] ?? null); continue; }
-        this.want(`${id}:${task}`, [out, to]);
+        this.want(wantKey(id, task), [out, to]);
       }
     }
   }
 
-  /** Requests `w` ([out, lane, …]) wait for task `k` (`batch:task`) to run. */
-  private want(k: string, w: number[]): void {
+  /** Requests `w` ([out, lane, …]) wait for task `k` (wantKey) to run. */
+  private want(k: number, w: number[]): void {
+    this.waitedSince = true;
     const had = this.wanted.get(k);
     if (had) for (const x of w) had.push(x); else this.wanted.set(k, w);
   }
@@ -156,6 +184,20 @@ export class Exchange {
     // 4 000 steps at 2^13, load 9: the workers' scavenges per second of fed waits 31–72 → 23–27)
     const seen = Atomics.load(this.flags, this.INBOX);
     if (this.missed && seen === this.missSeen && lane === this.missLane && batch === this.missBatch && task === this.missTask && out === this.missOut) return undefined;
+    // the value that came while this lane ran is most often the next one in its producer's ring:
+    // taken from there, without a pass over every ring and the keeping of what it holds (the
+    // first steps of a lane whose own task ended last, on code gone cold in the task)
+    const slots = this.slots;
+    if (slots !== undefined && seen !== this.inboxSeen && lane !== this.me) {
+      const v = slots.takeHead(lane, batch, task, out);
+      if (v !== undefined) {
+        this.fromSlots = (this.fromSlots + 1) | 0;
+        // (as receive: a lane waiting for this one's next value learns that this one is on a CPU)
+        Atomics.store(this.flags, this.SEEN, seen);
+        this.missed = false;
+        return v;
+      }
+    }
     // what arrives for this very input is handed over as it is drained, without a key or the map
     // (keep): the first steps a consumer takes when its value comes, on code gone cold meanwhile
     this.wantLane = lane; this.wantBatch = batch; this.wantTask = task; this.wantOut = out;

@@ -65,6 +65,24 @@ export class FeedSlots {
     return true;
   }
 
+  /**
+   * Take the value for output `out` of task `task` of batch `batch` if it is the next entry lane
+   * `from` put for this worker (undefined: it is not; nothing is taken). A consumer whose value
+   * came while it ran takes it so, without a pass over the ring (see Exchange.take).
+   */
+  takeHead(from: number, batch: number, task: number, out: number): DfValue | null | undefined {
+    const ring = from * this.lanes + this.me, ints = this.ints;
+    const r = ints[2 * ring + 1]!; // only this thread writes it
+    if (Atomics.load(ints, 2 * ring) === r) return undefined;
+    const slot = ring * RING + (r & (RING - 1));
+    const e = this.entries + slot * ENTRY;
+    if (ints[e] !== batch || ints[e + 1] !== task || ints[e + 2] !== out) return undefined;
+    const tag = ints[e + 3]!;
+    const v = tag === 0 ? null : ({ t: tag, v: this.vals[slot]! } as DfValue);
+    Atomics.store(ints, 2 * ring + 1, (r + 1) | 0);
+    return v;
+  }
+
   /** Take every value lane `from` put for this worker since the last call; how many. */
   drain(from: number, each: (batch: number, task: number, out: number, v: DfValue | null) => void): number {
     const ring = from * this.lanes + this.me, ints = this.ints;

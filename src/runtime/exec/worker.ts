@@ -265,7 +265,8 @@ function pinOnce(): void {
 }
 
 /**
- * Whether the batch that began at `began` (ms) with `ti` of its `n` tasks run is running low: it
+ * Whether the batch that has run `ranNs` (its first start to its last task's end, the clock of
+ * `now`: no clock read of its own on the way to the next task) with `ti` of its `n` tasks run is running low: it
  * has run RUN_LOW_NS, and its tasks left take less at the pace so far, or one is left (a pace
  * slowed by waits, under load, otherwise never asked). Then the system thread is
  * told (it plans this lane's next batch while the rest runs, if none is queued) and true returned.
@@ -273,9 +274,8 @@ function pinOnce(): void {
  * batch while the system thread unrolled, examined and sent the next: 13–48 % of the span at
  * 2^14–2^16 iterations with C++ kernels (docs/benchmarks.md, "Where a lane's gaps go").
  */
-function runningLow(began: number, ti: number, n: number): boolean {
-  const ranMs = performance.now() - began, lowMs = RUN_LOW_NS / 1e6;
-  if (ranMs < lowMs || (n - ti > 1 && (ranMs / ti) * (n - ti) > lowMs)) return false;
+function runningLow(ranNs: number, ti: number, n: number): boolean {
+  if (ranNs < RUN_LOW_NS || (n - ti > 1 && (ranNs / ti) * (n - ti) > RUN_LOW_NS)) return false;
   parentPort!.postMessage({ low: me });
   return true;
 }
@@ -364,10 +364,10 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   let ran = 0;
   // running low is told once a batch, and only by a batch that has run RUN_LOW_NS already
   let low = RUN_LOW_NS <= 0 || tasks.length < 2;
-  const began = low ? 0 : performance.now();
+  const began = low ? 0 : now();
   for (let ti = 0; ti < tasks.length; ti++) {
     if (flags[ABORT] !== 0) break; // the run failed: drop the rest
-    if (!low && ti > 0) low = runningLow(began, ti, tasks.length);
+    if (!low && ti > 0) low = runningLow(lastFin - began, ti, tasks.length);
     const t = tasks[ti]!;
     const def = init.imports[t.imp]!;
     const args = t.args;
