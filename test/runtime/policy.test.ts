@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RUN_LOW_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_FIRST_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RUN_LOW_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -43,32 +43,6 @@ test('a fed batch keeps its CF count under load: sized by the code\'s fastest ex
   assert.equal(p.chainLength({ ...sizing, cfNs: 2_500_000, cfMinNs: Infinity, fed: true }), quiet, 'no fastest run yet: the mean');
   assert.equal(p.chainLength({ ...sizing, cfNs: 0, cfMinNs: Infinity, fed: true }), FIRST_BATCH);
   assert.equal(p.chainLength({ ...sizing, cfNs: 6_000_000, cfMinNs: 1, fed: true }), MAX_BATCH, 'capped');
-});
-
-test('a fed batch for a lane with under half of FED_FIRST_NS in flight holds FED_FIRST_NS; with more, or off, its full length', () => {
-  const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: FED_FIRST_NS });
-  const cfNs = 45_000, fed = { ...sizing, cfNs, cfMinNs: cfNs, fed: true };
-  const full = p.chainLength(fed), first = Math.ceil(FED_FIRST_NS / cfNs);
-  assert.ok(first < full, `${first} against ${full}`);
-  assert.equal(p.chainLength({ ...fed, aheadNs: 0 }), first, 'an idle lane: its first FED_FIRST_NS go at once');
-  assert.equal(p.chainLength({ ...fed, aheadNs: FED_FIRST_NS / 2 - 1 }), first, 'one short step in flight');
-  assert.ok(first * cfNs >= FED_FIRST_NS, 'the short batch holds at least FED_FIRST_NS');
-  assert.equal(p.chainLength({ ...fed, aheadNs: FED_FIRST_NS / 2 }), full, 'half of it in flight: the full batch');
-  assert.equal(p.chainLength({ ...fed, aheadNs: first * cfNs }), full, 'a short batch in flight does not cut the next');
-  assert.equal(p.chainLength(fed), full, 'not asked for a lane');
-  assert.equal(p.chainLength({ ...sizing, cfNs, aheadNs: 0 }), p.chainLength({ ...sizing, cfNs }), 'a batch that is not fed');
-  assert.equal(p.chainLength({ ...fed, cfNs: 0, cfMinNs: Infinity, aheadNs: 0 }), FIRST_BATCH, 'cost unknown: a few, as before');
-  assert.equal(p.chainLength({ ...fed, cfNs: 5_000_000, cfMinNs: 5_000_000, aheadNs: 0 }), 1, 'CFs longer than FED_FIRST_NS: one goes first');
-  assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: 0 }).chainLength({ ...fed, aheadNs: 0 }), full, 'off');
-  const saved = process.env.LUNA_FED_FIRST_US;
-  try {
-    process.env.LUNA_FED_FIRST_US = '0';
-    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), full, 'LUNA_FED_FIRST_US=0 turns it off');
-    process.env.LUNA_FED_FIRST_US = '450';
-    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), 10, 'LUNA_FED_FIRST_US sets it');
-  } finally {
-    if (saved === undefined) delete process.env.LUNA_FED_FIRST_US; else process.env.LUNA_FED_FIRST_US = saved;
-  }
 });
 
 test('a fed batch runs longer: about FED_RUN_NS of work, unless set otherwise or stealable on several nodes', () => {

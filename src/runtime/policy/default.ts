@@ -45,16 +45,6 @@ export const FED_TURN_NS = 500_000;
  */
 export const FED_RUN_NS = 256 * FED_TURN_NS;
 export const MAX_BATCH = 512;
-/**
- * a fed batch for a lane with less than half this much work in flight (idle, or about to be) is sent
- * once it holds this much work, before the feeding pass goes on to build the rest of the lane's
- * batch (which follows as its next batch: FEED_DEPTH allows two): the lane starts while the
- * system thread builds the rest. A pass feeds up to MAX_BATCH steps a lane and took 10–30 ms of
- * the system thread here, while lanes whose last batch had come back waited for all of it (Task
- * Bench stencil_1d 1×2, C++ kernels, METG sizes). `LUNA_FED_FIRST_US` overrides it (0: off).
- * MEASURED: see docs/benchmarks.md, "An idle lane's fed batch is sent early".
- */
-export const FED_FIRST_NS = 1_000_000;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
 /** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
@@ -335,8 +325,6 @@ export interface DefaultPolicyOptions {
   spreadLoops?: boolean;
   /** target duration of a fed batch, ns (default FED_RUN_NS; `LUNA_FED_RUN_MS` overrides it) */
   fedRunNs?: number;
-  /** the work at which a fed batch for a nearly idle lane is sent, ns (default FED_FIRST_NS; `LUNA_FED_FIRST_US` overrides it, 0: off) */
-  fedFirstNs?: number;
   /** what a chain keeps queued behind its running batch, ns (default CHAIN_AHEAD_NS; `LUNA_CHAIN_AHEAD_MS` overrides it, 0: the lane depth) */
   chainAheadNs?: number;
   /** CFs a loop keeps waiting ahead per CF ready or running (default WAIT_AHEAD_PER_CF; `LUNA_WAIT_AHEAD_PER_CF` overrides it) */
@@ -357,12 +345,6 @@ function envFedRun(ns: number): number {
   return ms !== undefined ? ms * 1e6 : ns;
 }
 
-/** `LUNA_FED_FIRST_US` in ns (0 allowed), else `ns`. */
-function envFedFirst(ns: number): number {
-  const us = tuned('LUNA_FED_FIRST_US');
-  return us !== undefined ? us * 1e3 : ns;
-}
-
 /** What the default policy answers: only the lanes of fed CFs beyond the common questions. */
 export const DEFAULT_CAPS: PolicyCapabilities = { places: false, ownsDfs: false, orders: false, feeds: true, profiles: false, guardsSteals: false };
 
@@ -375,7 +357,6 @@ export class DefaultPolicy implements SchedulingPolicy {
   private readonly inline: boolean;
   private readonly spread: boolean;
   private readonly fedRunNs: number;
-  private readonly fedFirstNs: number;
   private readonly chainAheadNs: number;
   private readonly aheadPerCf: number;
   private readonly aheadPerBatch: number;
@@ -385,7 +366,6 @@ export class DefaultPolicy implements SchedulingPolicy {
     this.inline = o.inline ?? true;
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
     this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
-    this.fedFirstNs = o.fedFirstNs ?? envFedFirst(FED_FIRST_NS);
     this.aheadPerCf = o.waitAheadPerCf ?? tuned('LUNA_WAIT_AHEAD_PER_CF') ?? WAIT_AHEAD_PER_CF;
     this.aheadPerBatch = o.waitAheadPerBatch ?? tuned('LUNA_WAIT_AHEAD_PER_BATCH') ?? WAIT_AHEAD_PER_BATCH;
   }
@@ -510,27 +490,12 @@ export class DefaultPolicy implements SchedulingPolicy {
    * A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with
    * stealable work). A fed batch counts its CFs by the code's fastest execution, not the mean:
    * under load the workers' CFs measure longer (preempted), and fed batches sized by the mean
-   * shrank with it, each batch less long a wake-up more of the system thread per step. A fed
-   * batch for a lane with less than half of FED_FIRST_NS in flight (`aheadNs`) holds FED_FIRST_NS.
+   * shrank with it, each batch less long a wake-up more of the system thread per step.
    */
   chainLength(s: BatchSizing): number {
     const ns = s.fed && s.cfMinNs !== undefined && s.cfMinNs > 0 && s.cfMinNs < Infinity ? Math.min(s.cfNs, s.cfMinNs) : s.cfNs;
-    let limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
-    // a fed batch for a lane about to run dry: its first FED_FIRST_NS go at once, the rest next.
-    // Below half of it in flight, not below all of it: a lane holding one such short batch when
-    // the next pass came had its next batch cut too, and a stencil ran in batches of ~10 CFs, two
-    // in flight and a turn of this thread each, from then on (stencil_1d 1×2, 2^15 iterations)
-    if (s.fed && s.aheadNs !== undefined && s.aheadNs * 2 < this.fedFirstNs && ns > 0) limit = Math.min(limit, Math.ceil(this.fedFirstNs / ns));
+    const limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
     return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
-  }
-
-  /**
-   * A lane's fed batch is sent once the pass has built it for as long as the lane's work in flight
-   * lasts (at its fastest): a pass of hundreds of steps outlasted the lanes' batches, and they
-   * waited for its end (with FED_FIRST_NS; off with it).
-   */
-  fedOpenNs(aheadNs: number): number {
-    return this.fedFirstNs > 0 ? aheadNs : Infinity;
   }
 
   /**

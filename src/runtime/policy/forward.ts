@@ -28,7 +28,6 @@ export class ForwardingPolicy implements SchedulingPolicy {
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number { return this.inner.chooseFedLane(lanes, from, cf); }
   batchSize(s: BatchSizing): number { return this.inner.batchSize(s); }
   chainLength(s: BatchSizing): number { return this.inner.chainLength(s); }
-  fedOpenNs(aheadNs: number): number { return this.inner.fedOpenNs(aheadNs); }
   chainDepth(s: BatchSizing): number { return this.inner.chainDepth(s); }
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy?: boolean): boolean { return this.inner.bootWorkers(cost, ns, nodes, heavy); }
   bootAtOnce(cores: number, lanes: number, heavy?: boolean): number { return this.inner.bootAtOnce?.(cores, lanes, heavy) ?? Math.max(1, Math.min(lanes, cores - 1)); }

@@ -114,11 +114,6 @@ export interface BatchSizing {
    * load stretches the mean, not the fastest run, so a batch sized by it keeps its CF count
    */
   readonly cfMinNs?: number;
-  /**
-   * a fed batch: the work its lane has in flight now (ns, its batches' CFs by their codes' fastest
-   * executions, until each batch returns; 0: the lane is idle; absent: not asked for a lane)
-   */
-  readonly aheadNs?: number;
 }
 
 export interface LoopView {
@@ -225,13 +220,6 @@ export interface SchedulingPolicy {
   batchSize(s: BatchSizing): number;
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
   chainLength(s: BatchSizing): number;
-  /**
-   * How long a fed batch may stay open in a feeding pass (ns of the system thread's time) for a
-   * lane with `aheadNs` of work in flight (its CFs' fastest executions); then it is sent with
-   * what it holds, the lane's next CFs wait for its next batch. Infinity: until it is full or
-   * the pass ends.
-   */
-  fedOpenNs(aheadNs: number): number;
   /**
    * Batches a lane may hold at once (the running one included) while a chain continues on it:
    * the next batches of the chain are sent behind the running one, each taking its first input
