@@ -134,7 +134,8 @@ export class NodeRuntime {
    * `lows`: times a worker's batch ran low with nothing queued behind it (runningLow); `fedLate`:
    * CFs fed that became candidates when they parked, their producers' batches already sent;
    * `fedCut`: fed batches sent early, short, because their lane had little work in flight (the
-   * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch returned (the policy's fedBatchBytes)
+   * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
+   * returned (the policy's fedBatchBytes)
    */
   readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
@@ -161,6 +162,8 @@ export class NodeRuntime {
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     this.laneFree = new Float64Array(exec.lanes).fill(-Infinity);
     this.laneWorkNs = new Float64Array(exec.lanes);
+    const probe = { cfNs: 100_000, cfMinNs: 100_000, ready: 0, lanes: exec.lanes, nodes: host.size, stealable: false, fifo: false, fed: true };
+    this.tracksAhead = this.feeds !== null && policy.chainLength({ ...probe, aheadNs: 0 }) !== policy.chainLength(probe);
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
       costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes),
@@ -681,7 +684,7 @@ export class NodeRuntime {
       if (b && !b.b.admits(cf)) { open[lane] = null; this.send(lane, b.b, b.id); b = null; }
       // the lane's work in flight when its batch opens: a lane about to run dry gets a short one
       if (!b) {
-        open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised), bytes: 0, aheadNs: this.aheadNs(lane), code: -1, fed: false, limit: 0, cut: false };
+        open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised), bytes: 0, aheadNs: this.tracksAhead ? this.aheadNs(lane) : undefined, code: -1, fed: false, limit: 0, cut: false };
       }
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
       b.b.add(cf);
@@ -703,7 +706,7 @@ export class NodeRuntime {
         z.aheadNs = undefined;
         const full = this.policy.chainLength(z);
         z.aheadNs = b.aheadNs;
-        b.limit = this.policy.chainLength(z);
+        b.limit = b.aheadNs === undefined ? full : this.policy.chainLength(z);
         b.cut = b.limit < full;
         b.code = code;
         b.fed = fed;
@@ -747,10 +750,10 @@ export class NodeRuntime {
 
   /**
    * per lane, the batch of fed CFs being built in this pass: with the lane's work in flight when
-   * it opened, and the limit the policy gave for CFs of `code` (-1: none yet) with `fed` (`cut`:
+   * it opened (undefined: not tracked), and the limit the policy gave for CFs of `code` (-1: none yet) with `fed` (`cut`:
    * shorter than without that work in flight)
    */
-  private readonly openFed: ({ id: number; b: BatchBuilder; bytes: number; aheadNs: number; code: number; fed: boolean; limit: number; cut: boolean } | null)[] = [];
+  private readonly openFed: ({ id: number; b: BatchBuilder; bytes: number; aheadNs: number | undefined; code: number; fed: boolean; limit: number; cut: boolean } | null)[] = [];
 
   /**
    * per lane, the work of its batches in flight by their CFs' costs when sent (ns), whole
@@ -760,6 +763,27 @@ export class NodeRuntime {
   private readonly laneWorkNs: Float64Array;
   /** per batch in flight, its work as added to laneWorkNs */
   private readonly batchWorkNs = new Map<number, number>();
+
+  /**
+   * whether the policy sizes a fed batch by its lane's work in flight (asked once: a fed batch of
+   * 100 µs CFs for an idle lane against one not asked for a lane), so that only then the batches'
+   * work is counted
+   */
+  private readonly tracksAhead: boolean;
+
+  /** Batch `id` of `cfs` went to `lane`: its work, by the CFs' fastest executions where known. */
+  private addWork(lane: number, id: number, cfs: readonly Cf[]): void {
+    const cost = this.costNs, fastest = this.costMin;
+    let work = 0;
+    for (let i = 0; i < cfs.length; i++) {
+      // as fed batches are sized (chainLength): cold calls and preemption stretch the mean (a
+      // 45 µs kernel's mean read ~1 ms in the first batches)
+      const c = cfs[i]!.site.code, m = fastest[c]!;
+      work += m < Infinity && m > 0 ? Math.min(m, cost[c]!) : cost[c]!;
+    }
+    this.laneWorkNs[lane] = (this.exec.inflight[lane] === 0 ? 0 : this.laneWorkNs[lane]!) + work;
+    this.batchWorkNs.set(id, work);
+  }
 
   /** The work lane `lane` has in flight, ns, by its CFs' costs (0: idle). */
   private aheadNs(lane: number): number {
@@ -896,17 +920,9 @@ export class NodeRuntime {
     this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out, flags: b.flags };
     // a fed batch's round trip includes its waits for values: it measures no CF's cost
     if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
-    const cfs = b.cfs, cost = this.costNs, fastest = this.costMin;
-    let work = 0;
-    for (let i = 0; i < cfs.length; i++) {
-      cfs[i]!.state = DISPATCHED;
-      // by the fastest execution where known, as fed batches are sized (chainLength): cold calls
-      // and preemption stretch the mean (a 45 µs kernel's mean read ~1 ms in the first batches)
-      const c = cfs[i]!.site.code, m = fastest[c]!;
-      work += m < Infinity && m > 0 ? Math.min(m, cost[c]!) : cost[c]!;
-    }
-    this.laneWorkNs[lane] = (this.exec.inflight[lane] === 0 ? 0 : this.laneWorkNs[lane]!) + work;
-    this.batchWorkNs.set(id, work);
+    const cfs = b.cfs;
+    for (let i = 0; i < cfs.length; i++) cfs[i]!.state = DISPATCHED;
+    if (this.tracksAhead) this.addWork(lane, id, cfs);
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
     this.countHandoffs(b.tasks);
