@@ -20,6 +20,7 @@ export const TUNING = {
   LUNA_RESULT_SPIN_US: { what: 'how long the system thread spins for a worker\'s result, µs (0: sleep at once)', min: 0 },
   LUNA_RUN_LOW_US: { what: 'the work left in a worker\'s batch at which it asks the system thread for the next one, µs (0: it asks only with its result)', min: 0 },
   LUNA_FED_RUN_MS: { what: 'the work of a fed batch, ms', min: Number.MIN_VALUE },
+  LUNA_FED_FIRST_US: { what: 'the work at which a fed batch for a lane with less than that in flight is sent, the rest following in its next batch, µs (0: never cut)', min: 0 },
   LUNA_FED_BATCH_MB: { what: 'raw output megabytes at which a fed batch closes', min: 1 },
   LUNA_WAIT_AHEAD_PER_CF: { what: 'how many CFs a loop keeps waiting ahead per CF ready or running while workers run batches on one node', min: 0 },
   LUNA_WAIT_AHEAD_PER_BATCH: { what: 'how many CFs a loop keeps waiting ahead at most per batch in flight while workers run batches on one node', min: 0 },

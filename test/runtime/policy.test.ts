@@ -45,6 +45,40 @@ test('a fed batch keeps its CF count under load: sized by the code\'s fastest ex
   assert.equal(p.chainLength({ ...sizing, cfNs: 6_000_000, cfMinNs: 1, fed: true }), MAX_BATCH, 'capped');
 });
 
+test('a fed batch for a lane with under half of the first batch\'s work in flight holds that work; with more, or off, its full length', () => {
+  const FED_FIRST_NS = 1_000_000;
+  const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: FED_FIRST_NS });
+  const cfNs = 45_000, fed = { ...sizing, cfNs, cfMinNs: cfNs, fed: true };
+  const full = p.chainLength(fed), first = Math.ceil(FED_FIRST_NS / cfNs);
+  assert.ok(first < full, `${first} against ${full}`);
+  assert.equal(p.chainLength({ ...fed, aheadNs: 0 }), first, 'an idle lane: its first FED_FIRST_NS go at once');
+  assert.equal(p.chainLength({ ...fed, aheadNs: FED_FIRST_NS / 2 - 1 }), first, 'one short step in flight');
+  assert.ok(first * cfNs >= FED_FIRST_NS, 'the short batch holds at least FED_FIRST_NS');
+  assert.equal(p.chainLength({ ...fed, aheadNs: FED_FIRST_NS / 2 }), full, 'half of it in flight: the full batch');
+  assert.equal(p.chainLength({ ...fed, aheadNs: first * cfNs }), full, 'a short batch in flight does not cut the next');
+  assert.equal(p.chainLength(fed), full, 'not asked for a lane');
+  assert.equal(p.chainLength({ ...sizing, cfNs, aheadNs: 0 }), p.chainLength({ ...sizing, cfNs }), 'a batch that is not fed');
+  assert.equal(p.chainLength({ ...fed, cfNs: 0, cfMinNs: Infinity, aheadNs: 0 }), FIRST_BATCH, 'cost unknown: a few, as before');
+  assert.equal(p.chainLength({ ...fed, cfNs: 5_000_000, cfMinNs: 5_000_000, aheadNs: 0 }), 1, 'CFs longer than FED_FIRST_NS: one goes first');
+  assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: 0 }).chainLength({ ...fed, aheadNs: 0 }), full, 'off');
+  const saved = process.env.LUNA_FED_FIRST_US;
+  try {
+    delete process.env.LUNA_FED_FIRST_US;
+    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), full, 'off by default');
+    process.env.LUNA_FED_FIRST_US = '0';
+    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), full, 'LUNA_FED_FIRST_US=0 turns it off');
+    process.env.LUNA_FED_FIRST_US = '450';
+    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), 10, 'LUNA_FED_FIRST_US sets it');
+    // the short batch must not fill a lane mid-pass: with it on, a lane holds one fed batch more
+    const full2 = { count: 2, inflight: [FEED_DEPTH, FEED_DEPTH] };
+    assert.equal(new DefaultPolicy({ fedFirstNs: 0 }).chooseFedLane(full2, [0, 1]), -1, 'off: FEED_DEPTH');
+    assert.ok(p.chooseFedLane(full2, [0, 1]) >= 0, 'on: room for one more');
+    assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH + 1, FEED_DEPTH + 1] }, [0, 1]), -1);
+  } finally {
+    if (saved === undefined) delete process.env.LUNA_FED_FIRST_US; else process.env.LUNA_FED_FIRST_US = saved;
+  }
+});
+
 test('a fed batch runs longer: about FED_RUN_NS of work, unless set otherwise or stealable on several nodes', () => {
   const cfNs = 2_500_000;
   const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS });

@@ -133,9 +133,11 @@ export class NodeRuntime {
    * the most batches a lane held at once while a chain continued on it (the policy's chainDepth);
    * `lows`: times a worker's batch ran low with nothing queued behind it (runningLow); `fedLate`:
    * CFs fed that became candidates when they parked, their producers' batches already sent;
-   * `fedBytesMax`: the most raw output bytes one fed batch returned (the policy's fedBatchBytes)
+   * `fedCut`: fed batches sent early, short, because their lane had little work in flight (the
+   * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
+   * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedBytesMax: 0 };
+  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -159,6 +161,9 @@ export class NodeRuntime {
     this.feeds = exec.feed && policy.caps.feeds && !policy.caps.orders && exec.lanes > 1 ? new FeedBook() : null;
     this.lanesView = { count: exec.lanes, inflight: exec.inflight };
     this.laneFree = new Float64Array(exec.lanes).fill(-Infinity);
+    this.laneWorkNs = new Float64Array(exec.lanes);
+    const probe = { cfNs: 100_000, cfMinNs: 100_000, ready: 0, lanes: exec.lanes, nodes: host.size, stealable: false, fifo: false, fed: true };
+    this.tracksAhead = this.feeds !== null && policy.chainLength({ ...probe, aheadNs: 0 }) !== policy.chainLength(probe);
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
       costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes),
@@ -213,6 +218,8 @@ export class NodeRuntime {
     const cfs = this.batches.get(r.batch);
     if (!cfs) return;
     this.batches.delete(r.batch);
+    const work = this.batchWorkNs.get(r.batch);
+    if (work !== undefined) { this.batchWorkNs.delete(r.batch); this.laneWorkNs[r.lane] = Math.max(0, this.laneWorkNs[r.lane]! - work); }
     this.feeds?.returned(r.batch, cfs);
     const w = r.fedWaits;
     if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
@@ -661,7 +668,6 @@ export class NodeRuntime {
     view.given.fill(0);
     const last = this.lastGiven;
     last.fill(null);
-    this.fedLimitCode = -1;
     book.candidates(this.st.store, (cf, from) => {
       if (this.asks(cf)) return -1; // asked once its inputs are here (dispatch)
       // the lanes' loads count sent batches: an open batch with room adds none yet, a full one
@@ -676,7 +682,10 @@ export class NodeRuntime {
       let b = open[lane];
       // a ucode that may wait starts a batch of its own (BatchBuilder.admits)
       if (b && !b.b.admits(cf)) { open[lane] = null; this.send(lane, b.b, b.id); b = null; }
-      if (!b) open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised), bytes: 0 };
+      // the lane's work in flight when its batch opens: a lane about to run dry gets a short one
+      if (!b) {
+        open[lane] = b = { id: this.batchSeq++, b: new BatchBuilder(this.st, undefined, book.promised), bytes: 0, aheadNs: this.tracksAhead ? this.aheadNs(lane) : undefined, code: -1, fed: false, limit: 0, cut: false };
+      }
       if (this.interp.examine(cf, b.b) !== TASK) return lane;
       b.b.add(cf);
       book.added(lane, b.id, b.b, cf);
@@ -685,8 +694,8 @@ export class NodeRuntime {
       // output another node reads leaves only when the batch returns: then it is kept short
       const fed = this.size === 1 || !this.readElsewhere(cf);
       const code = cf.site.code;
-      // asked once per code in a pass (costs change only when results come): a stencil's CFs share one
-      if (code !== this.fedLimitCode || fed !== this.fedLimitFed) {
+      // asked once per batch and code (costs change only when results come): a stencil's CFs share one
+      if (code !== b.code || fed !== b.fed) {
         const z = this.fedSizing;
         z.cfNs = this.costNs[code]!;
         z.cfMinNs = this.costMin[code]!;
@@ -694,15 +703,22 @@ export class NodeRuntime {
         z.nodes = this.size;
         z.stealable = this.program.hasStealable;
         z.fed = fed;
-        this.fedLimit = this.policy.chainLength(z);
-        this.fedLimitCode = code;
-        this.fedLimitFed = fed;
+        z.aheadNs = undefined;
+        const full = this.policy.chainLength(z);
+        z.aheadNs = b.aheadNs;
+        b.limit = b.aheadNs === undefined ? full : this.policy.chainLength(z);
+        b.cut = b.limit < full;
+        b.code = code;
+        b.fed = fed;
       }
-      const limit = this.fedLimit;
       // the raw outputs a fed batch makes stay until it returns (the freed ones in the limbo):
       // the policy bounds them too
       b.bytes += this.outBytes[code]!;
-      if (b.b.size >= limit || b.b.closed || b.bytes >= this.fedBytes) { open[lane] = null; this.send(lane, b.b, b.id); }
+      if (b.b.size >= b.limit || b.b.closed || b.bytes >= this.fedBytes) {
+        if (b.cut && b.b.size >= b.limit) this.stats.fedCut++;
+        open[lane] = null;
+        this.send(lane, b.b, b.id);
+      }
       return lane;
     });
     for (let i = 0; i < lanes; i++) {
@@ -720,14 +736,11 @@ export class NodeRuntime {
     return false;
   }
 
-  /** the fed batch limit the policy gave in this pass of feedAcross, for CFs of code `fedLimitCode` (-1: none yet) with `fed` as given */
-  private fedLimit = 0;
   /** raw output bytes at which a fed batch closes (the policy's fedBatchBytes, fixed: read once) */
   private readonly fedBytes: number;
-  private fedLimitCode = -1;
-  private fedLimitFed = false;
   /** how long a lane's fed batch may grow, as the policy is asked (one object, reused) */
-  private readonly fedSizing = { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false };
+  private readonly fedSizing: { cfNs: number; cfMinNs: number; ready: number; lanes: number; nodes: number; stealable: boolean; fifo: boolean; fed: boolean; aheadNs: number | undefined } =
+    { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false, aheadNs: 0 };
   /** what the policy is told of each fed CF (one object, reused) */
   private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean };
   /** the CF feedAcross is placing (what fedView.follows is asked about) */
@@ -735,8 +748,47 @@ export class NodeRuntime {
   /** per lane, the CF given to it last in this pass of feedAcross */
   private readonly lastGiven: (Cf | null)[];
 
-  /** per lane, the batch of fed CFs being built in this pass */
-  private readonly openFed: ({ id: number; b: BatchBuilder; bytes: number } | null)[] = [];
+  /**
+   * per lane, the batch of fed CFs being built in this pass: with the lane's work in flight when
+   * it opened (undefined: not tracked), and the limit the policy gave for CFs of `code` (-1: none yet) with `fed` (`cut`:
+   * shorter than without that work in flight)
+   */
+  private readonly openFed: ({ id: number; b: BatchBuilder; bytes: number; aheadNs: number | undefined; code: number; fed: boolean; limit: number; cut: boolean } | null)[] = [];
+
+  /**
+   * per lane, the work of its batches in flight by their CFs' costs when sent (ns), whole
+   * until each returns: a lane's own clock is not the system thread's, and a fed lane's CFs wait
+   * for each other beyond their costs, so the time since a batch left says little of its progress
+   */
+  private readonly laneWorkNs: Float64Array;
+  /** per batch in flight, its work as added to laneWorkNs */
+  private readonly batchWorkNs = new Map<number, number>();
+
+  /**
+   * whether the policy sizes a fed batch by its lane's work in flight (asked once: a fed batch of
+   * 100 µs CFs for an idle lane against one not asked for a lane), so that only then the batches'
+   * work is counted
+   */
+  private readonly tracksAhead: boolean;
+
+  /** Batch `id` of `cfs` went to `lane`: its work, by the CFs' fastest executions where known. */
+  private addWork(lane: number, id: number, cfs: readonly Cf[]): void {
+    const cost = this.costNs, fastest = this.costMin;
+    let work = 0;
+    for (let i = 0; i < cfs.length; i++) {
+      // as fed batches are sized (chainLength): cold calls and preemption stretch the mean (a
+      // 45 µs kernel's mean read ~1 ms in the first batches)
+      const c = cfs[i]!.site.code, m = fastest[c]!;
+      work += m < Infinity && m > 0 ? Math.min(m, cost[c]!) : cost[c]!;
+    }
+    this.laneWorkNs[lane] = (this.exec.inflight[lane] === 0 ? 0 : this.laneWorkNs[lane]!) + work;
+    this.batchWorkNs.set(id, work);
+  }
+
+  /** The work lane `lane` has in flight, ns, by its CFs' costs (0: idle). */
+  private aheadNs(lane: number): number {
+    return this.exec.inflight[lane] === 0 ? 0 : this.laneWorkNs[lane]!;
+  }
 
   /**
    * A chain longer than one batch continues in a second batch to the same lane while the first
@@ -870,6 +922,7 @@ export class NodeRuntime {
     if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
     const cfs = b.cfs;
     for (let i = 0; i < cfs.length; i++) cfs[i]!.state = DISPATCHED;
+    if (this.tracksAhead) this.addWork(lane, id, cfs);
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
     this.countHandoffs(b.tasks);

@@ -45,6 +45,22 @@ export const FED_TURN_NS = 500_000;
  */
 export const FED_RUN_NS = 256 * FED_TURN_NS;
 export const MAX_BATCH = 512;
+/**
+ * a fed batch for a lane with less than half this much work in flight (idle, or one short step
+ * left) is sent once it holds this much work, and the feeding pass goes on with the lane's next
+ * batch: the lane starts while the system thread builds the rest. A pass feeds up to MAX_BATCH
+ * steps a lane and took 10–30 ms of the system thread under load, and such a lane waited for all
+ * of it (Task Bench stencil_1d 1×2, C++ kernels, METG sizes). With it a lane may hold one fed
+ * batch more (FEED_DEPTH + 1): with two, the short batch filled the lane mid-pass, the other CF
+ * of the same step waited for room, was offered later from one lane only and chained there, and
+ * the stencil fell onto one worker (2 of 4 traced runs). Below half, not below all of it: a lane
+ * holding one short batch had its next one cut too. Task Bench stencil_1d 1×2, C++ kernels,
+ * 1 000 steps, 1 ms (`LUNA_FED_FIRST_US=1000`) against 0, alternated, 5 pairs a size, shielded, load
+ * 6.8–8.8: program medians 2^14 173 / 206 ms (faster 5 of 5), 2^15 286 / 292 (4 of 5), 2^16
+ * 1 278 / 1 319 (2 of 5; a burst of load); again (load 6.8–11.6, 5 pairs) 171 / 191 (5 of 5), 252 / 252 (2 of 5), 360 / 363 (2 of 5): faster where a step is shortest, within noise above. Opt-in (0, off) until the other rows and
+ * a quiet METG are measured; `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
+ */
+export const FED_FIRST_NS = 0;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
 /** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
@@ -325,6 +341,8 @@ export interface DefaultPolicyOptions {
   spreadLoops?: boolean;
   /** target duration of a fed batch, ns (default FED_RUN_NS; `LUNA_FED_RUN_MS` overrides it) */
   fedRunNs?: number;
+  /** the work at which a fed batch for a nearly idle lane is sent, ns (default FED_FIRST_NS; `LUNA_FED_FIRST_US` overrides it, 0: off) */
+  fedFirstNs?: number;
   /** what a chain keeps queued behind its running batch, ns (default CHAIN_AHEAD_NS; `LUNA_CHAIN_AHEAD_MS` overrides it, 0: the lane depth) */
   chainAheadNs?: number;
   /** CFs a loop keeps waiting ahead per CF ready or running (default WAIT_AHEAD_PER_CF; `LUNA_WAIT_AHEAD_PER_CF` overrides it) */
@@ -345,6 +363,12 @@ function envFedRun(ns: number): number {
   return ms !== undefined ? ms * 1e6 : ns;
 }
 
+/** `LUNA_FED_FIRST_US` in ns (0 allowed), else `ns`. */
+function envFedFirst(ns: number): number {
+  const us = tuned('LUNA_FED_FIRST_US');
+  return us !== undefined ? us * 1e3 : ns;
+}
+
 /** What the default policy answers: only the lanes of fed CFs beyond the common questions. */
 export const DEFAULT_CAPS: PolicyCapabilities = { places: false, ownsDfs: false, orders: false, feeds: true, profiles: false, guardsSteals: false };
 
@@ -357,6 +381,7 @@ export class DefaultPolicy implements SchedulingPolicy {
   private readonly inline: boolean;
   private readonly spread: boolean;
   private readonly fedRunNs: number;
+  private readonly fedFirstNs: number;
   private readonly chainAheadNs: number;
   private readonly aheadPerCf: number;
   private readonly aheadPerBatch: number;
@@ -366,6 +391,8 @@ export class DefaultPolicy implements SchedulingPolicy {
     this.inline = o.inline ?? true;
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
     this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
+    this.fedFirstNs = o.fedFirstNs ?? envFedFirst(FED_FIRST_NS);
+    this.feedDepth = this.fedFirstNs > 0 ? FEED_DEPTH + 1 : FEED_DEPTH;
     this.aheadPerCf = o.waitAheadPerCf ?? tuned('LUNA_WAIT_AHEAD_PER_CF') ?? WAIT_AHEAD_PER_CF;
     this.aheadPerBatch = o.waitAheadPerBatch ?? tuned('LUNA_WAIT_AHEAD_PER_BATCH') ?? WAIT_AHEAD_PER_BATCH;
   }
@@ -421,7 +448,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (from.length === 1) {
       const a = from[0]!;
       const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && mayBeLong(cf.costNs);
-      if (!parallel) return f[a]! < FEED_DEPTH ? a : -1;
+      if (!parallel) return f[a]! < this.feedDepth ? a : -1;
     }
     // Its producers' lanes run in step (each waits for the others' values): while one of them
     // is full, it waits for that lane's batch to return, and then the CFs of both lanes go in one
@@ -429,7 +456,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // into a lock-step of one short batch per lane per return (Task Bench stencil_1d 1×2, 200
     // steps of ~5 ms tasks under load: batches of 2 CFs where 6 were due, every send with the
     // other lane full).
-    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= FEED_DEPTH) return -1;
+    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= this.feedDepth) return -1;
     // load: batches in flight and CFs given earlier in this pass (sent at its end)
     const g = cf?.given;
     // A long CF does not queue behind one given to the same lane in this pass that it does not
@@ -440,7 +467,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     let w = -1, wl = 0;
     for (let k = 1; k <= n; k++) {
       const i = (this.lastFed + k) % n;
-      if (f[i]! >= FEED_DEPTH || (apart && apart.given[i]! > 0 && !apart.follows(i))) continue;
+      if (f[i]! >= this.feedDepth || (apart && apart.given[i]! > 0 && !apart.follows(i))) continue;
       const l = f[i]! + (g ? g[i]! : 0);
       if (w < 0 || l < wl) { w = i; wl = l; }
     }
@@ -448,6 +475,8 @@ export class DefaultPolicy implements SchedulingPolicy {
     return w;
   }
   private lastFed = -1;
+  /** fed batches a lane may hold: one more while short first batches are sent (FED_FIRST_NS) */
+  private readonly feedDepth: number;
 
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {
@@ -490,11 +519,17 @@ export class DefaultPolicy implements SchedulingPolicy {
    * A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with
    * stealable work). A fed batch counts its CFs by the code's fastest execution, not the mean:
    * under load the workers' CFs measure longer (preempted), and fed batches sized by the mean
-   * shrank with it, each batch less long a wake-up more of the system thread per step.
+   * shrank with it, each batch less long a wake-up more of the system thread per step. A fed
+   * batch for a lane with less than half of FED_FIRST_NS in flight (`aheadNs`) holds FED_FIRST_NS.
    */
   chainLength(s: BatchSizing): number {
     const ns = s.fed && s.cfMinNs !== undefined && s.cfMinNs > 0 && s.cfMinNs < Infinity ? Math.min(s.cfNs, s.cfMinNs) : s.cfNs;
-    const limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
+    let limit = ns === 0 ? FIRST_BATCH : Math.max(1, Math.min(MAX_BATCH, Math.floor((s.fed ? this.fedRunNs : BATCH_NS) / ns)));
+    // a fed batch for a lane about to run dry: its first FED_FIRST_NS go at once, the rest next.
+    // Below half of it in flight, not below all of it: a lane holding one such short batch when
+    // the next pass came had its next batch cut too, and a stencil ran in batches of ~10 CFs, two
+    // in flight and a turn of this thread each, from then on (stencil_1d 1×2, 2^15 iterations)
+    if (s.fed && s.aheadNs !== undefined && s.aheadNs * 2 < this.fedFirstNs && ns > 0) limit = Math.min(limit, Math.ceil(this.fedFirstNs / ns));
     return s.stealable && s.nodes > 1 ? Math.min(2, limit) : limit;
   }
 

@@ -114,6 +114,11 @@ export interface BatchSizing {
    * load stretches the mean, not the fastest run, so a batch sized by it keeps its CF count
    */
   readonly cfMinNs?: number;
+  /**
+   * a fed batch: the work its lane has in flight now (ns, its batches' CFs by their codes' fastest
+   * executions, until each batch returns; 0: the lane is idle; absent: not asked for a lane)
+   */
+  readonly aheadNs?: number;
 }
 
 export interface LoopView {
