@@ -108,10 +108,31 @@ export function sharedBytesChurned(bytes: number): void {
   if (pending >= AT_ONCE * limit) collectDue();
 }
 
+/**
+ * A thread holding a DF store defers its due full collection while a node's lanes may wait for
+ * it (a lane with no batch in flight: its next batch, the results to book, the run's end), to the
+ * end of a turn that leaves every lane running; past this many limits it collects regardless, so
+ * memory stays bounded (the 2 000 × 1 MiB chain: docs/pic.md, "The forced collection deferred
+ * while a lane waits").
+ */
+const DEFER_UP_TO = 2;
+/** per node pool on this thread: whether one of its lanes may be waiting for this thread now */
+const lanesWait = new Set<() => boolean>();
+
+/**
+ * Defer the due full collections while `waiting()` (exec/pool.ts: a worker lane has no batch in
+ * flight). Returns the function that withdraws it (the pool stops).
+ */
+export function deferCollectionWhile(waiting: () => boolean): () => void {
+  lanesWait.add(waiting);
+  return () => { lanesWait.delete(waiting); };
+}
+
 /** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
   if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
+  if (dropsOldViews && pending < DEFER_UP_TO * limit) for (const w of lanesWait) if (w()) return;
   pending = 0;
   let minor = !dropsOldViews && ++forced % FULL_EVERY !== 0;
   if (minor && holding !== undefined) {
