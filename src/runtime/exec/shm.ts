@@ -116,9 +116,10 @@ export function sharedBytesChurned(bytes: number): void {
  * seed's size: ~140 MB in its last ~100 ms) that made a collection due, and run, while the last
  * results waited (40-70 ms); nothing is made after them. Lanes-only deferral did not move it
  * (every lane had 2 batches in flight then); with the fresh-buffer condition the PIC forced 1 full
- * collection a run against 1-2, the tail after the last push was 65-99 ms in 4 of 5 against
- * 107-211, P_U higher in 5 of 5 alternated pairs (load 7-11, docs/pic.md, "The forced collection
- * deferred to where memory is asked for").
+ * collection a run against 1-2, the tail after the last push was shorter and P_U higher (+0.5 to
+ * +5.3 points) in 8 of 8 alternated pairs, peak RSS unchanged (load 4-11, docs/pic.md, "The
+ * forced collection deferred to where memory is asked for"). With no fresh buffer reported
+ * (LUNA_RECYCLE_MB=0) it collects at 2 × the limit: a freed 1 MiB chain peaked 68-113 MiB higher.
  */
 const DEFER_UP_TO = 2;
 /** per node pool on this thread: whether one of its lanes may be waiting for this thread now */
