@@ -80,6 +80,44 @@ describe('forced collections of raw-DF memory', { concurrency: true }, () => {
     assert.deepEqual(r.after, { full: 4, minor: 0 });
   });
 
+  test('a thread holding a DF store with lanes defers its due collection while a lane waits and until a fresh buffer is made, up to twice the limit', async () => {
+    const r = await inThread(`
+      shm.holdsDfStore();
+      let waiting = true;
+      const withdraw = shm.deferCollectionWhile(() => waiting);
+      const seen = [];
+      const look = () => seen.push(shm.collections.full);
+      // due at the limit, but a lane waits: deferred, turn after turn
+      shm.sharedBytesChurned(16 * ${MB}); shm.collectDue(); shm.collectDue(); look();
+      // every lane running, but no worker made a fresh buffer since: still deferred
+      waiting = false; shm.collectDue(); look();
+      // a worker made one (its result tells): the deferred collection runs
+      shm.recycling.fresh++; shm.collectDue(); look();
+      // lanes wait all along: deferred below twice the limit, collected at it
+      waiting = true;
+      shm.sharedBytesChurned(16 * ${MB}); shm.recycling.fresh++; shm.collectDue(); look();
+      shm.sharedBytesChurned(16 * ${MB} - 1); shm.collectDue(); look();
+      shm.sharedBytesChurned(1); shm.collectDue(); look();
+      // nothing made fresh all along: likewise
+      waiting = false;
+      shm.sharedBytesChurned(16 * ${MB}); shm.collectDue(); look();
+      shm.sharedBytesChurned(16 * ${MB}); shm.collectDue(); look();
+      // the pool stopped: nothing defers it any more
+      withdraw();
+      shm.sharedBytesChurned(16 * ${MB}); shm.collectDue(); look();
+      return { seen, minor: shm.collections.minor };`, { LUNA_COLLECT_SHARED_MB: '16' }) as { seen: number[]; minor: number };
+    assert.deepEqual(r.seen, [0, 0, 1, 1, 1, 2, 2, 3, 4]);
+    assert.equal(r.minor, 0);
+  });
+
+  test('a worker\'s collections are not deferred by lanes waiting', async () => {
+    const r = await inThread(`
+      shm.deferCollectionWhile(() => true);
+      for (let i = 0; i < 3; i++) { shm.sharedBytesChurned(2 * ${MB}); shm.collectDue(); }
+      return shm.collections.minor;`, { LUNA_COLLECT_SHARED_MB: '16' }) as number;
+    assert.equal(r, 3);
+  });
+
   test('past four limits at once a collection runs where the bytes are counted, without waiting for the pause', async () => {
     const r = await inThread(`
       shm.sharedBytesChurned(3 * 2 * ${MB});

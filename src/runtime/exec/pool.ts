@@ -9,7 +9,7 @@ import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
-import { buffersFor, recycleHome, recycleHomeGone } from './shm.js';
+import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
@@ -288,7 +288,12 @@ export class WorkerPool {
     }
     // workers that feed each other rehearse together, each waiting for the others' values
     if (opts.rehearse && this.feeds && this.workerLanes >= 2) this.rehearsal = this.rehearsalWiring();
+    // this thread's forced full collection waits for a turn that leaves every lane running
+    this.undefer = deferCollectionWhile(() => !this.allRunning());
   }
+
+  /** withdraws the deferral of this thread's collections (the pool stops) */
+  private readonly undefer: () => void;
 
   /**
    * Wiring of the workers' rehearsal together: flags, slots and ports like the run's, for the
@@ -646,6 +651,7 @@ export class WorkerPool {
   async stop(graceMs = 2000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.undefer();
     this.system?.stop();
     const waits: Promise<void>[] = [];
     for (let i = 0; i < this.workerLanes; i++) {
@@ -721,6 +727,7 @@ export class WorkerPool {
   /** Stop immediately (errors): do not wait for running ucodes. */
   async kill(): Promise<void> {
     this.stopped = true;
+    this.undefer();
     this.system?.stop();
     await Promise.all(this.workers.filter((w): w is Worker => w !== undefined).map((w) => w.terminate()));
   }

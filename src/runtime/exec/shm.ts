@@ -108,10 +108,45 @@ export function sharedBytesChurned(bytes: number): void {
   if (pending >= AT_ONCE * limit) collectDue();
 }
 
+/**
+ * A thread holding a DF store, with worker lanes, defers its due full collection while a lane may
+ * wait for it (one with no batch in flight: its next batch, the results to book) and until a
+ * worker makes a fresh raw buffer (the freed memory is asked for again); past this many limits it
+ * collects regardless, so memory stays bounded. Runs end with a burst of drops (the PIC at the
+ * seed's size: ~140 MB in its last ~100 ms) that made a collection due, and run, while the last
+ * results waited (40-70 ms); nothing is made after them. Lanes-only deferral did not move it
+ * (every lane had 2 batches in flight then); with the fresh-buffer condition the PIC forced 1 full
+ * collection a run against 1-2, the tail after the last push was shorter and P_U higher (+0.5 to
+ * +5.3 points) in 8 of 8 alternated pairs, peak RSS unchanged (load 4-11, docs/pic.md, "The
+ * forced collection deferred to where memory is asked for"). With no fresh buffer reported
+ * (LUNA_RECYCLE_MB=0) it collects at 2 × the limit: a freed 1 MiB chain peaked 68-113 MiB higher.
+ */
+const DEFER_UP_TO = 2;
+/** per node pool on this thread: whether one of its lanes may be waiting for this thread now */
+const lanesWait = new Set<() => boolean>();
+/** recycling.fresh when the due collection was first deferred (-1: none deferred) */
+let freshAtDue = -1;
+
+/**
+ * Defer the due full collections while `waiting()` (exec/pool.ts: a worker lane has no batch in
+ * flight) and until a worker makes a fresh buffer. Returns the function that withdraws it (the
+ * pool stops).
+ */
+export function deferCollectionWhile(waiting: () => boolean): () => void {
+  lanesWait.add(waiting);
+  return () => { lanesWait.delete(waiting); };
+}
+
 /** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
   if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
+  if (dropsOldViews && lanesWait.size !== 0 && pending < DEFER_UP_TO * limit) {
+    for (const w of lanesWait) if (w()) return;
+    if (freshAtDue < 0) freshAtDue = recycling.fresh;
+    if (recycling.fresh === freshAtDue) return;
+  }
+  freshAtDue = -1;
   pending = 0;
   let minor = !dropsOldViews && ++forced % FULL_EVERY !== 0;
   if (minor && holding !== undefined) {
