@@ -58,7 +58,9 @@ export const MAX_BATCH = 512;
  * 1 000 steps, 1 ms (`LUNA_FED_FIRST_US=1000`) against 0, alternated, 5 pairs a size, shielded, load
  * 6.8–8.8: program medians 2^14 173 / 206 ms (faster 5 of 5), 2^15 286 / 292 (4 of 5), 2^16
  * 1 278 / 1 319 (2 of 5; a burst of load); again (load 6.8–11.6, 5 pairs) 171 / 191 (5 of 5), 252 / 252 (2 of 5), 360 / 363 (2 of 5): faster where a step is shortest, within noise above. Opt-in (0, off) until the other rows and
- * a quiet METG are measured; `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
+ * a quiet METG are measured (METG 1×2 beside the original, quiet, 3 pairs at load 2–3: by the busy
+ * share 284–285 against 310–553 µs, against the shared peak median 286 against 318: a hint; the
+ * other rows in 2 pairs within a tenant's burst); `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
  */
 export const FED_FIRST_NS = 0;
 /** CFs per batch until CF times are known */
