@@ -60,7 +60,8 @@ export const MAX_BATCH = 512;
  * 1 278 / 1 319 (2 of 5; a burst of load); again (load 6.8–11.6, 5 pairs) 171 / 191 (5 of 5), 252 / 252 (2 of 5), 360 / 363 (2 of 5): faster where a step is shortest, within noise above. Opt-in (0, off) until the other rows and
  * a quiet METG are measured (METG 1×2 beside the original, quiet, 3 pairs at load 2–3: by the busy
  * share 284–285 against 310–553 µs, against the shared peak median 286 against 318: a hint; the
- * other rows in 2 pairs within a tenant's burst); `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
+ * other rows in 2 pairs within a tenant's burst; but the block matmul with C++ ucodes on 2
+ * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s); `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
  */
 export const FED_FIRST_NS = 0;
 /** CFs per batch until CF times are known */
