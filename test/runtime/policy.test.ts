@@ -72,8 +72,11 @@ test('a fed batch for a lane with under half of the first batch\'s work in fligh
     // the short batch must not fill a lane mid-pass: with it on, a lane holds one fed batch more
     const full2 = { count: 2, inflight: [FEED_DEPTH, FEED_DEPTH] };
     assert.equal(new DefaultPolicy({ fedFirstNs: 0 }).chooseFedLane(full2, [0, 1]), -1, 'off: FEED_DEPTH');
-    assert.ok(p.chooseFedLane(full2, [0, 1]) >= 0, 'on: room for one more');
-    assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH + 1, FEED_DEPTH + 1] }, [0, 1]), -1);
+    const view = (costNs: number) => ({ costNs, fedFrom: new Int32Array(2), given: new Int32Array(2), follows: () => true });
+    assert.ok(p.chooseFedLane(full2, [0, 1], view(cfNs)) >= 0, 'on: room for one more short CF');
+    assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH + 1, FEED_DEPTH + 1] }, [0, 1], view(cfNs)), -1);
+    assert.equal(p.chooseFedLane(full2, [0, 1], view(FED_FIRST_NS / 2)), -1, 'a CF of half FED_FIRST_NS (the matmul\'s products): FEED_DEPTH');
+    assert.equal(p.chooseFedLane(full2, [0, 1], view(0)), -1, 'a CF of unknown cost: FEED_DEPTH');
   } finally {
     if (saved === undefined) delete process.env.LUNA_FED_FIRST_US; else process.env.LUNA_FED_FIRST_US = saved;
   }

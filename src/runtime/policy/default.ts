@@ -64,6 +64,8 @@ export const MAX_BATCH = 512;
  * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s); `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
  */
 export const FED_FIRST_NS = 0;
+/** CFs at least this many of which fit in FED_FIRST_NS get the rule's extra fed slot (METG-sized tasks, not the matmul's products) */
+const SHORT_PER_FIRST = 8;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
 /** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
@@ -448,10 +450,15 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number {
     const f = lanes.inflight, n = lanes.count;
+    // the extra slot is for CFs a cut batch holds SHORT_PER_FIRST of: with it for every CF, the
+    // block matmul's ~0.8 ms products were fed across lanes (234–264 CFs against 0, 487–528
+    // batches against 275–338) and ran slower (1.56–1.90 against 1.40–1.48 s, 3 quiet pairs)
+    const short = cf !== undefined && cf.costNs > 0 && cf.costNs * SHORT_PER_FIRST < this.fedFirstNs;
+    const depth = this.feedDepth > FEED_DEPTH && !short ? FEED_DEPTH : this.feedDepth;
     if (from.length === 1) {
       const a = from[0]!;
       const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && mayBeLong(cf.costNs);
-      if (!parallel) return f[a]! < this.feedDepth ? a : -1;
+      if (!parallel) return f[a]! < depth ? a : -1;
     }
     // Its producers' lanes run in step (each waits for the others' values): while one of them
     // is full, it waits for that lane's batch to return, and then the CFs of both lanes go in one
@@ -459,7 +466,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // into a lock-step of one short batch per lane per return (Task Bench stencil_1d 1×2, 200
     // steps of ~5 ms tasks under load: batches of 2 CFs where 6 were due, every send with the
     // other lane full).
-    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= this.feedDepth) return -1;
+    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= depth) return -1;
     // load: batches in flight and CFs given earlier in this pass (sent at its end)
     const g = cf?.given;
     // A long CF does not queue behind one given to the same lane in this pass that it does not
@@ -470,7 +477,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     let w = -1, wl = 0;
     for (let k = 1; k <= n; k++) {
       const i = (this.lastFed + k) % n;
-      if (f[i]! >= this.feedDepth || (apart && apart.given[i]! > 0 && !apart.follows(i))) continue;
+      if (f[i]! >= depth || (apart && apart.given[i]! > 0 && !apart.follows(i))) continue;
       const l = f[i]! + (g ? g[i]! : 0);
       if (w < 0 || l < wl) { w = i; wl = l; }
     }
@@ -478,7 +485,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     return w;
   }
   private lastFed = -1;
-  /** fed batches a lane may hold: one more while short first batches are sent (FED_FIRST_NS) */
+  /** fed batches a lane may hold: one more for CFs shorter than FED_FIRST_NS while short first batches are sent */
   private readonly feedDepth: number;
 
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
