@@ -51,7 +51,7 @@ export const MAX_BATCH = 512;
  * batch: the lane starts while the system thread builds the rest. A pass feeds up to MAX_BATCH
  * steps a lane and took 10–30 ms of the system thread under load, and such a lane waited for all
  * of it (Task Bench stencil_1d 1×2, C++ kernels, METG sizes). With it a lane may hold one fed
- * batch more (FEED_DEPTH + 1): with two, the short batch filled the lane mid-pass, the other CF
+ * batch more (FEED_DEPTH + 1) of short CFs (SHORT_PER_FIRST): with two, the short batch filled the lane mid-pass, the other CF
  * of the same step waited for room, was offered later from one lane only and chained there, and
  * the stencil fell onto one worker (2 of 4 traced runs). Below half, not below all of it: a lane
  * holding one short batch had its next one cut too. Task Bench stencil_1d 1×2, C++ kernels,
