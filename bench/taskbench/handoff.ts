@@ -87,12 +87,13 @@ export function handoffSplit<R extends Ran>(tasks: Iterable<R>, inputsOf: (r: R)
     all.push(us);
     (last.lane === c.lane ? own : partner).push(us);
   }
-  all.sort((a, b) => a - b);
-  const cls = (a: number[]): HandoffClass => {
-    a.sort((x, y) => x - y);
-    return { n: a.length, medianUs: a.length > 0 ? median(a) : NaN, p90Us: a.length > 0 ? a[Math.floor(a.length * 0.9)]! : NaN };
-  };
-  return { all, own: cls(own), partner: cls(partner) };
+  return { all: all.sort((a, b) => a - b), own: classOf(own), partner: classOf(partner) };
+}
+
+/** How many, median and 90th percentile of `a` (µs), sorted in place. */
+function classOf(a: number[]): HandoffClass {
+  a.sort((x, y) => x - y);
+  return { n: a.length, medianUs: a.length > 0 ? median(a) : NaN, p90Us: a.length > 0 ? a[Math.floor(a.length * 0.9)]! : NaN };
 }
 
 /**
@@ -181,6 +182,7 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const inputsOf = (c: Ran): Ran[] => inputsIn(g, at, c as Task);
     const { all: lat, own, partner } = graphHandoffs(g, at);
     if (lat.length === 0) throw new Error('no dependent task in the trace');
+    const every = classOf(lat);
     const span = last - first;
     // the least busy lane: its tasks in order, each with the tasks it reads
     let least = '';
@@ -188,7 +190,7 @@ export function measureHandoffs(g: Graph, file: string, threads: number, args: (
     const mine = [...at.values()].filter((c) => c.lane === least).sort((a, b) => a.start - b.start);
     const inTasks = mine.reduce((s, c) => s + c.finish - c.start - c.cpu, 0);
     return {
-      medianUs: median(lat), meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: lat[Math.floor(lat.length * 0.9)]!, own, partner,
+      medianUs: every.medianUs, meanUs: lat.reduce((a, b) => a + b, 0) / lat.length, p90Us: every.p90Us, own, partner,
       laneBusyPct: (100 * busy.get(least)!) / span, idle: laneIdle(mine, inputsOf, first, last), preemptedPct: (100 * inTasks) / span, tasks: at.size,
       taskCpuUs: median([...at.values()].map((c) => c.cpu / 1000)), spanMs: span / 1e6, batches, systemCpuMs,
       handWorker, handSystem, fedSleptPct: fedWaits > 0 ? (100 * fedSlept) / fedWaits : NaN, systemWakes, workerWakes, examined,

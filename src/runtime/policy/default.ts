@@ -453,8 +453,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // the extra slot is for CFs a cut batch holds SHORT_PER_FIRST of: with it for every CF, the
     // block matmul's ~0.8 ms products were fed across lanes (234–264 CFs against 0, 487–528
     // batches against 275–338) and ran slower (1.56–1.90 against 1.40–1.48 s, 3 quiet pairs)
-    const short = cf !== undefined && cf.costNs > 0 && cf.costNs * SHORT_PER_FIRST < this.fedFirstNs;
-    const depth = this.feedDepth > FEED_DEPTH && !short ? FEED_DEPTH : this.feedDepth;
+    const depth = cf !== undefined && cf.costNs > 0 && cf.costNs * SHORT_PER_FIRST < this.fedFirstNs ? this.feedDepth : FEED_DEPTH;
     if (from.length === 1) {
       const a = from[0]!;
       const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && mayBeLong(cf.costNs);
