@@ -140,7 +140,6 @@ export function deferCollectionWhile(waiting: () => boolean): () => void {
 /** Collect now if the thread's limit was churned since the last collection. */
 export function collectDue(): void {
   if (limbo.length !== 0) recycleSettled();
-  if (grow !== undefined && dropsOldViews) growAhead();
   if (pending < limit) return;
   if (dropsOldViews && lanesWait.size !== 0 && pending < DEFER_UP_TO * limit) {
     for (const w of lanesWait) if (w()) return;
@@ -201,8 +200,6 @@ export function keepFreedMb(): number {
 
 let kept: boolean | undefined;
 let fresh: ((on: boolean) => void) | undefined;
-let grow: ((bytes: number) => boolean) | undefined;
-let heapTop: (() => number) | undefined;
 
 /**
  * Blocks from this size up are fresh mappings even under keepFreedMemory: clearing one taken
@@ -230,43 +227,11 @@ export function keepFreedMemory(): boolean {
   const mb = keepFreedMb();
   if (!(mb > 0)) return kept;
   // without the addon the C library's default stays: slower, not wrong
-  const addon = loadAddon<{ keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void; growHeap?(bytes: number): boolean } & HeapAddon>('luna_memory');
+  const addon = loadAddon<{ keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void }>('luna_memory');
   if (!addon) return kept;
   kept = addon.keepFreedMemory(mb * 1024 * 1024);
   if (kept && addon.freshMappings) fresh = addon.freshMappings;
-  // grown pages stay only below the trim threshold
-  if (kept && addon.growHeap && addon.heapStats && AHEAD > 0 && AHEAD < mb * 1024 * 1024) {
-    const stats = addon.heapStats;
-    grow = addon.growHeap;
-    heapTop = () => stats()?.keep ?? Infinity;
-  }
   return kept;
-}
-
-/**
- * `LUNA_FAULT_AHEAD_MB`: while the workers make fresh raw buffers, the system thread keeps this
- * much of the C heap's top faulted in ahead of them (0: off). Under keepFreedMemory the heap is
- * never trimmed, so a run's every page up to its high water is faulted in once, and in the PIC
- * (seed's size, C++ kernels, 1 × 2) ~110 k of its ~120 k minor faults fell inside the kernels'
- * writes of fresh outputs in the first ~40 % of the run, 4–7 µs each, making the same push 2×
- * dearer in one step than in another (docs/pic.md, "Fresh pages faulted in ahead").
- */
-const AHEAD = (tuned('LUNA_FAULT_AHEAD_MB') ?? 64) * 1024 * 1024;
-/** recycling.fresh when the heap's top was last looked at */
-let freshSeen = 0;
-
-/**
- * The system thread, at the end of its turn: workers reported fresh buffers since the last look,
- * so memory is asked for beyond what was freed: when the heap's top (the memory past every block
- * in use, which only fresh demand reaches) holds less than half of AHEAD, another AHEAD is
- * faulted in on a thread of the addon's (at most one growth at a time). Demand that stops leaves
- * at most AHEAD of pages unused.
- */
-function growAhead(): void {
-  if (recycling.fresh === freshSeen) return;
-  freshSeen = recycling.fresh;
-  if (heapTop!() >= AHEAD / 2) return;
-  if (grow!(AHEAD)) recycling.grown++;
 }
 
 // ------------------------------------------------------------------ raw buffers recycled
@@ -355,8 +320,6 @@ const limbo: Held[] = [];
 /** What the system thread did with raw buffers (--timing). */
 export const recycling = {
   tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
-  /** growths of the C heap faulted in ahead of the workers (growAhead) */
-  grown: 0,
   /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
   limboMs: 0, limboMaxMs: 0,
 };
