@@ -39,7 +39,6 @@ export const TUNING = {
   LUNA_RECYCLE_MB: { what: 'the freed raw DF buffers each thread keeps to reuse for new outputs of their size, MB (0: none is reused)', min: 0, integer: true },
   LUNA_RECYCLE_POISON: { what: 'a check of recycling: 1 fills each buffer with 0xFF bytes (NaN as doubles) as it enters a pool, so a reader it was taken from too early reads poison (0: off)', min: 0, max: 1, integer: true },
   LUNA_KEEP_FREED_MB: { what: 'the freed memory a node keeps for its next large buffers, MB (0: the C library\'s own policy)', min: 0, integer: true },
-  LUNA_HEAP_RESERVE_MB: { what: 'the C heap a node process faults in at start, on a thread of its own, for the large buffers its run will make, MB (0: none)', min: 0, integer: true },
 } as const satisfies Record<string, Setting>;
 
 export type TuningName = keyof typeof TUNING;

@@ -227,19 +227,12 @@ export function keepFreedMemory(): boolean {
   const mb = keepFreedMb();
   if (!(mb > 0)) return kept;
   // without the addon the C library's default stays: slower, not wrong
-  const addon = loadAddon<{ keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void; growHeap?(bytes: number): boolean }>('luna_memory');
+  const addon = loadAddon<{ keepFreedMemory(trimBytes: number): boolean; freshMappings?(on: boolean): void }>('luna_memory');
   if (!addon) return kept;
   kept = addon.keepFreedMemory(mb * 1024 * 1024);
   if (kept && addon.freshMappings) fresh = addon.freshMappings;
-  // grown pages stay only below the trim threshold
-  const reserve = (tuned('LUNA_HEAP_RESERVE_MB') ?? 0) * 1024 * 1024;
-  if (kept && addon.growHeap && reserve > 0 && reserve < mb * 1024 * 1024) addon.growHeap(reserve);
   return kept;
 }
-
-// `LUNA_HEAP_RESERVE_MB`: fault in that much of the C heap on a thread of its own as soon as this
-// module loads, so that it overlaps the rest of the start-up rather than the program's kernels.
-if ((tuned('LUNA_HEAP_RESERVE_MB') ?? 0) > 0) keepFreedMemory();
 
 // ------------------------------------------------------------------ raw buffers recycled
 //
