@@ -59,29 +59,6 @@ export const wallNs: () => number = addon
   ? ((a: ClockAddon) => () => a.monoNs() - originNum)(addon) // no BigInt allocation per call
   : () => Number(process.hrtime.bigint() - originBig);
 
-/**
- * `wallNs` read through `performance.now()`, which reads the same CLOCK_MONOTONIC (libuv's
- * uv_hrtime), offset to the run origin once, from the closest of a few paired reads (error: half
- * that pair's gap, ~0.1–0.3 µs; no drift between the two over seconds). Call it after
- * `setRunOrigin`. A worker's clock: right after a 2.5 ms kernel, the addon's `monoNs` (an N-API
- * call) read 9.5 µs cold, `performance.now()` 2.0 and an empty call 1.4 (medians of 400 after a
- * 2.5 ms spin, load 9; back to back both 0.2), and a traced worker reads it at each CF's end and
- * start, inside the hand-off the trace measures.
- */
-export function fastWallNs(): () => number {
-  let best = Infinity, offset = 0;
-  for (let i = 0; i < 32; i++) {
-    const p0 = performance.now();
-    const w = wallNs();
-    const p1 = performance.now();
-    if (p1 - p0 < best) {
-      best = p1 - p0;
-      offset = w - ((p0 + p1) / 2) * 1e6;
-    }
-  }
-  return () => performance.now() * 1e6 + offset;
-}
-
 /** This thread's CPU time in ns (exact with the addon; the wall clock otherwise). */
 export const threadCpuNs: () => number = addon ? addon.threadCpuNs : wallNs;
 

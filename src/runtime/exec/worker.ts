@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
-import { setRunOrigin, fastWallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
+import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
@@ -70,9 +70,7 @@ function setUp(i: WorkerInit): void {
     setRunOrigin(i.trace.origin);
     tw = ThreadTraceWriter.open(i.trace.dir, i.trace.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: i.trace.buffer });
     gate = new CpuClockGate(i.imports.length);
-    // the run's wall clock through performance.now(): a CF's end and the next one's start are read
-    // inside the hand-off the trace measures, and the addon's call is 4–7 µs dearer cold (clock.ts)
-    now = fastWallNs();
+    now = wallNs;
   }
   if (i.ctl) exchange = new Exchange(flags, me, lanes, i.ctl, i.peers!, i.slots && new FeedSlots(i.slots, lanes, me));
   const ex = exchange;
