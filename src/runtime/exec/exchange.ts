@@ -10,8 +10,8 @@
 // lane runs its CFs in the order they were decided, and a worker waiting for a value keeps
 // answering feed requests — so the earliest-decided unfinished CF can always run.
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
-import { AWAKE, feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
+import type { DfValue } from '../../ucode/value.js';
+import { feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
 import { FeedSlots } from './slots.js';
 
 /** A fed value as it travels between workers. */
@@ -66,8 +66,6 @@ export class Exchange {
   private hitValue: DfValue | null = null;
   private readonly FEEDS: number;
   private readonly INBOX: number;
-  /** lane 0's inbox count (lane l's is this + l) */
-  private readonly INBOX0: number;
   private readonly PROCESSED: number;
   private readonly SEEN: number;
 
@@ -81,7 +79,6 @@ export class Exchange {
   ) {
     this.FEEDS = feedsFlag(lanes, me);
     this.INBOX = inboxFlag(lanes, me);
-    this.INBOX0 = inboxFlag(lanes, 0);
     this.PROCESSED = processedFlag(lanes, me);
     this.SEEN = seenFlag(lanes, me);
   }
@@ -133,19 +130,11 @@ export class Exchange {
     if (due !== undefined && id === this.dueBatch && task === this.dueTask && id === this.currentId) {
       this.due = undefined;
       const outs = this.current![task]!;
-      const slots = this.slots, flags = this.flags;
-      for (let i = 0; i < due.length; i += 2) {
-        const out = due[i]!, to = due[i + 1]!, v = outs[out] ?? null;
-        // `send`'s way for an int or real to another lane, written out here, and a lane woken
-        // only if it sleeps: each call is one more piece of code, cold after the kernel, between
-        // its end and the consumer's start (docs/benchmarks.md, "The hand-off's clocks and
-        // look-ups after a kernel")
-        if (to !== this.me && slots !== undefined && (v === null || v.t === T_INT || v.t === T_REAL) && slots.put(to, id, task, out, v)) {
-          Atomics.add(flags, this.INBOX0 + to, 1);
-          if (Atomics.load(flags, to) !== AWAKE && wakeLane(flags, to)) this.woke++;
-        } else this.send(to, id, task, out, v);
-      }
+      for (let i = 0; i < due.length; i += 2) this.send(due[i + 1]!, id, task, due[i]!, outs[due[i]!] ?? null);
     } else if (due !== undefined) this.undue();
+    // serve and undue called only when there is something for them: each call is one more piece
+    // of code, cold after the kernel, between its end and the next start (docs/benchmarks.md,
+    // "The hand-off's clocks and look-ups after a kernel")
     if (Atomics.load(this.flags, this.FEEDS) !== this.feedsSeen) this.serve();
     // requests that came for it while it ran (the ones before were taken by prepare, if it was prepared)
     const since = this.waitedSince;
