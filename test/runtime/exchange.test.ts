@@ -83,6 +83,31 @@ test('a task looked up but not run keeps its requests until it runs', async () =
   } finally { close(); }
 });
 
+test('requests for a batch not begun yet wait for it, and are looked up before its task runs', async () => {
+  const { flags, x, ctl, close } = pair();
+  try {
+    const [a, b] = x as [Exchange, Exchange];
+    const outs3: (DfValue | null)[][] = [], outs4: (DfValue | null)[][] = [];
+    a.begin(3, outs3);
+    // the system thread asks for batch 4's task 1 while batch 3 runs
+    ctl[0]!.port1.postMessage(Int32Array.from([4, 1, 0, 1]));
+    await arrived();
+    Atomics.add(flags, feedsFlag(2, 0), 1);
+    a.prepare(3, 0);
+    outs3[0] = [real(1)];
+    a.ran(3, 0); // serves the request: batch 4 has not run, so it waits
+    a.begin(4, outs4);
+    a.prepare(4, 0);
+    outs4[0] = [real(2)];
+    a.ran(4, 0);
+    assert.equal(b.take(0, 4, 1, 0), undefined, 'task 1 has not run');
+    a.prepare(4, 1);
+    outs4[1] = [real(3)];
+    a.ran(4, 1);
+    assert.deepEqual(b.take(0, 4, 1, 0), real(3), 'answered as batch 4\'s task 1 ran');
+  } finally { close(); }
+});
+
 test('past a full ring the values come as messages, and the consumer gets each, in any order it asks', async () => {
   const { flags, x, ctl, close } = pair();
   try {

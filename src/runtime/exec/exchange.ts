@@ -14,27 +14,21 @@ import type { DfValue } from '../../ucode/value.js';
 import { feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
 import { FeedSlots } from './slots.js';
 
-/** Tasks a batch may have at most for `wantKey` (the policy's batches have at most MAX_BATCH, 512). */
-const TASK_KEYS = 2 ** 21;
-
-/**
- * The key of task `task` of batch `batch` among the requests waiting: a number, not a string, so
- * that looking one up on the hand-off path builds and hashes no string (a batch id stays below
- * 2^32, the key below 2^53).
- */
-function wantKey(batch: number, task: number): number {
-  if (task >= TASK_KEYS) throw new Error(`feed request for task ${task} of batch ${batch}: a batch fed across lanes has at most ${TASK_KEYS} tasks`);
-  return batch * TASK_KEYS + task;
-}
-
 /** A fed value as it travels between workers. */
 interface FedValue { b: number; t: number; o: number; from: number; v: DfValue | null }
 
 export class Exchange {
   /** outputs of this worker's batches (the running one filling up), until the system thread processed them */
   private readonly kept = new Map<number, (DfValue | null)[][]>();
-  /** requests for tasks that have not run yet: wantKey(batch, task) → [out, lane, …] */
-  private readonly wanted = new Map<number, number[]>();
+  /**
+   * requests for tasks that have not run yet, by batch and then by task: [out, lane, …]. By task
+   * an array, not a Map keyed by task: the running batch's (`cur`) is looked up by index before
+   * each task (prepare), where a Map's get and delete were two builtins more on the path after a
+   * kernel, cold (docs/benchmarks.md, "The hand-off's clocks and look-ups after a kernel")
+   */
+  private readonly wanted = new Map<number, (number[] | undefined)[]>();
+  /** the running batch's requests by task (its entry in `wanted`, if any) */
+  private cur: (number[] | undefined)[] | undefined;
   /**
    * The task prepared last, and whether requests were made to wait (`want`) since: for that task,
    * only then can one wait for it, and `ran` look it up after it ran (most tasks: none did)
@@ -92,9 +86,12 @@ export class Exchange {
   /** Batch `id` starts; `outs` fills as its tasks run. */
   begin(id: number, outs: (DfValue | null)[][]): void {
     this.release();
+    // the batch before has run: every request for its tasks was answered as they ran
+    if (this.currentId >= 0) this.wanted.delete(this.currentId);
     this.kept.set(id, outs);
     this.current = outs;
     this.currentId = id;
+    this.cur = this.wanted.get(id);
   }
 
   /**
@@ -106,15 +103,15 @@ export class Exchange {
    */
   prepare(id: number, task: number): void {
     this.waitedSince = false;
-    this.undue();
+    if (this.due !== undefined) this.undue();
     // (a task of another batch than the running one is not looked up: ran does)
     this.prepBatch = id === this.currentId ? id : -1;
     this.prepTask = task;
-    if (id !== this.currentId || this.wanted.size === 0) return;
-    const k = wantKey(id, task);
-    const w = this.wanted.get(k);
+    const a = this.cur;
+    if (id !== this.currentId || a === undefined) return;
+    const w = a[task];
     if (w === undefined) return;
-    this.wanted.delete(k);
+    a[task] = undefined;
     this.due = w;
     this.dueBatch = id;
     this.dueTask = task;
@@ -123,7 +120,7 @@ export class Exchange {
   /** Requests taken out for a task that did not run after all (its ucode failed) wait again. */
   private undue(): void {
     if (this.due === undefined) return;
-    this.want(wantKey(this.dueBatch, this.dueTask), this.due);
+    this.want(this.dueBatch, this.dueTask, this.due);
     this.due = undefined;
   }
 
@@ -134,16 +131,19 @@ export class Exchange {
       this.due = undefined;
       const outs = this.current![task]!;
       for (let i = 0; i < due.length; i += 2) this.send(due[i + 1]!, id, task, due[i]!, outs[due[i]!] ?? null);
-    } else this.undue();
-    this.serve();
+    } else if (due !== undefined) this.undue();
+    // serve and undue called only when there is something for them: each call is one more piece
+    // of code, cold after the kernel, between its end and the next start (docs/benchmarks.md,
+    // "The hand-off's clocks and look-ups after a kernel")
+    if (Atomics.load(this.flags, this.FEEDS) !== this.feedsSeen) this.serve();
     // requests that came for it while it ran (the ones before were taken by prepare, if it was prepared)
     const since = this.waitedSince;
     this.waitedSince = false;
     if ((!since && id === this.prepBatch && task === this.prepTask) || this.wanted.size === 0) return;
-    const k = wantKey(id, task);
-    const w = this.wanted.get(k);
+    const a = id === this.currentId ? this.cur : this.wanted.get(id);
+    const w = a?.[task];
     if (w === undefined) return;
-    this.wanted.delete(k);
+    a![task] = undefined;
     const outs = this.kept.get(id)![task]!;
     for (let i = 0; i < w.length; i += 2) this.send(w[i + 1]!, id, task, w[i]!, outs[w[i]!] ?? null);
   }
@@ -165,16 +165,22 @@ export class Exchange {
         const outs = this.kept.get(id);
         const o = outs?.[task];
         if (o !== undefined) { this.send(to, id, task, out, o[out] ?? null); continue; }
-        this.want(wantKey(id, task), [out, to]);
+        this.want(id, task, [out, to]);
       }
     }
   }
 
-  /** Requests `w` ([out, lane, …]) wait for task `k` (wantKey) to run. */
-  private want(k: number, w: number[]): void {
+  /** Requests `w` ([out, lane, …]) wait for task `task` of batch `batch` to run. */
+  private want(batch: number, task: number, w: number[]): void {
     this.waitedSince = true;
-    const had = this.wanted.get(k);
-    if (had) for (const x of w) had.push(x); else this.wanted.set(k, w);
+    let a = this.wanted.get(batch);
+    if (a === undefined) {
+      a = [];
+      this.wanted.set(batch, a);
+      if (batch === this.currentId) this.cur = a;
+    }
+    const had = a[task];
+    if (had) for (const x of w) had.push(x); else a[task] = w;
   }
 
   /** The value fed for output `out` of task `task` of batch `batch` on lane `lane`, if it came. */
