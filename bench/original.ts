@@ -94,13 +94,22 @@ const metgId = (at: Placement): string => `metg.${at.ranks}x${at.threads}`;
 /** The systems of one row: the original (when built) and luna-ts. */
 type SystemName = 'original' | 'lunaTs';
 
+/** BENCH_ORIGINAL_ROWS: the rows asked for (undefined: every row); a row that does not exist is a BenchSettingError. */
+function chosenRows(): string[] | undefined {
+  const chosen = process.env.BENCH_ORIGINAL_ROWS?.split(',').map((x) => x.trim()).filter(Boolean);
+  const ids = [...CASES.map((c) => c.id), ...METG_PLACEMENTS.map(metgId)];
+  for (const x of chosen ?? []) if (!ids.includes(x)) throw new BenchSettingError(`BENCH_ORIGINAL_ROWS: no row ${x} (rows: ${ids.join(', ')})`);
+  return chosen;
+}
+
+/** The suite's settings checked before anything is measured (bench/run.ts calls it first). */
+export function settings(): void { chosenRows(); }
+
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const home = originalHome();
   if (!existsSync(GNU_TIME)) throw new Error(`${GNU_TIME} (GNU time) is needed for wall time and peak memory: apt-get install time`);
   const reps = ctx.quick ? 1 : ctx.reps;
-  const chosen = process.env.BENCH_ORIGINAL_ROWS?.split(',').map((x) => x.trim()).filter(Boolean);
-  const ids = [...CASES.map((c) => c.id), ...METG_PLACEMENTS.map(metgId)];
-  for (const x of chosen ?? []) if (!ids.includes(x)) throw new BenchSettingError(`BENCH_ORIGINAL_ROWS: no row ${x} (rows: ${ids.join(', ')})`);
+  const chosen = chosenRows();
   const wanted = (id: string): boolean => !chosen || chosen.includes(id);
   const f: Record<string, number> = {};
   const units: Record<string, string> = {};

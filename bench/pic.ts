@@ -79,6 +79,9 @@ function shareRows(): { size: string; rows: ShareRow[] } | undefined {
   return { size: m[1]!, rows: [...new Set(list as ShareRow[])] };
 }
 
+/** The suite's settings checked before anything is measured (bench/run.ts calls it first). */
+export function settings(): void { rows(); shareRows(); }
+
 /** LUNA_PIC_DEFINES (`NAME[=value],…`): -D macros for every pic3d.fa run, e.g. SUBDOMAIN_SWEEPS (the sweeps on the subdomains, not on slabs of the grid) */
 const DEFINES = (process.env.LUNA_PIC_DEFINES ?? '').split(',').map((d) => d.trim()).filter((d) => d !== '');
 

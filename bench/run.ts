@@ -151,6 +151,17 @@ async function runSuite(d: SuiteDef, ctx: Ctx): Promise<SuiteOutput> {
   }
 }
 
+/** What is wrong with a suite's settings (its module's `settings()` threw a BenchSettingError), or undefined. */
+async function settingsError(d: SuiteDef): Promise<string | undefined> {
+  const url = new URL(d.module, import.meta.url);
+  if (!existsSync(url)) return undefined;
+  let mod: Record<string, unknown>;
+  try { mod = (await import(url.href)) as Record<string, unknown>; } catch { return undefined; } // said by runSuite
+  if (typeof mod.settings !== 'function') return undefined;
+  try { (mod.settings as () => void)(); } catch (e) { if (e instanceof BenchSettingError) return e.message; throw e; }
+  return undefined;
+}
+
 /** A machine probe in a fresh process (a failure is said, not fatal: a machine fact, not a suite). */
 function machineProbe<T>(what: string, file: string, args: string[] = []): T | undefined {
   const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'bench', file), ...args], { encoding: 'utf8', timeout: 300_000 });
@@ -248,6 +259,12 @@ async function main(): Promise<number> {
     },
     suites: {},
   };
+  // the suites' settings (variables naming rows) before the machine probes and the first suite:
+  // a wrong one is said at once, not after a minute of measuring
+  for (const d of selected) {
+    const bad = await settingsError(d);
+    if (bad !== undefined) { console.error(`bench: ${d.name}: ${bad}`); return 1; }
+  }
   console.log(schedLine());
   res.meta.wakeup = machineProbe<WakeupProbe>('wake-up', 'raw-wakeup.js');
   if (res.meta.wakeup) console.log(`machine: ${wakeupLine(res.meta.wakeup)}`);

@@ -5,3 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 process.env.LUNA_CACHE_DIR ??= join(tmpdir(), 'luna-ts-test-cache');
+
+// The tests start `node bin/luna …` (and the runner starts each test file) without bin/luna's
+// first line, which drops NODE_EXTRA_CA_CERTS: with it set (Debian sets it to its 144
+// certificates), every Node process parses the bundle at start-up, ~0.1 s of CPU that nothing
+// here uses (no test opens a TLS connection). Dropped here, in the runner's process too, so
+// every process the suite starts inherits its absence, as `luna` itself runs
+// (test/cli/launcher.test.ts sets it on purpose to check that bin/luna drops it).
+delete process.env.NODE_EXTRA_CA_CERTS;

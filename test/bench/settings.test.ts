@@ -1,5 +1,6 @@
 // A wrong bench setting (an environment variable naming rows) is said as one message and a
-// non-zero exit, never a stack trace: the user mends the setting, not the bench.
+// non-zero exit, never a stack trace: the user mends the setting, not the bench. It is said
+// before anything is measured (no machine probe, no suite started), not after a minute of probes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -19,5 +20,7 @@ for (const [suite, name, value, says] of [
     assert.equal(r.status, 1, out);
     assert.match(out, says);
     assert.doesNotMatch(out, /^\s+at .*\.js:\d+:\d+\)?$/m, 'no stack trace');
+    assert.doesNotMatch(out, /^machine: /m, 'said before the machine probes');
+    assert.doesNotMatch(out, /^=== /m, 'said before any suite ran');
   });
 }

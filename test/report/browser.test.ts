@@ -33,10 +33,16 @@ before(() => {
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
+// One Chromium for the file, launched at the first page (a launch costs seconds of CPU); each
+// page opens in a context of its own (its own storage, cache and permissions, as a fresh browser's).
+let browser: Promise<import('playwright-core').Browser> | undefined;
+after(async () => { if (browser) await (await browser).close(); });
+
 async function open(file: string, fn: (p: import('playwright-core').Page, problems: string[]) => Promise<void>): Promise<void> {
-  const browser = await chromium.launch({ executablePath: exe, args: ['--no-sandbox'] });
+  browser ??= chromium.launch({ executablePath: exe, args: ['--no-sandbox'] });
+  const context = await (await browser).newContext({ viewport: { width: 1400, height: 1000 } });
   try {
-    const p = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const p = await context.newPage();
     const problems: string[] = [];
     const url = pathToFileURL(file).href;
     p.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
@@ -50,7 +56,7 @@ async function open(file: string, fn: (p: import('playwright-core').Page, proble
     await fn(p, problems);
     assert.deepEqual(problems, [], 'no console errors, no request but the file itself');
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 
