@@ -330,9 +330,10 @@ function mayBeLong(costNs: number): boolean {
   return costNs >= FEED_SPREAD_NS || costNs === 0;
 }
 
-/** Fed batches lane `i` may hold: one more while it holds a batch sent short (`short`: FedView.short). */
-function feedDepth(short: ArrayLike<number> | undefined, i: number): number {
-  return short !== undefined && short[i]! > 0 ? FEED_DEPTH + 1 : FEED_DEPTH;
+/** Fed batches a lane may hold: one more while some lane holds a batch sent short (`short`: FedView.short). */
+function feedDepth(short: ArrayLike<number> | undefined, n: number): number {
+  if (short !== undefined) for (let i = 0; i < n; i++) if (short[i]! > 0) return FEED_DEPTH + 1;
+  return FEED_DEPTH;
 }
 
 function someZero(a: ArrayLike<number>, n: number): boolean {
@@ -450,19 +451,21 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number {
     const f = lanes.inflight, n = lanes.count;
-    // a lane holding a batch sent short (chainLength's aheadNs) has one fed slot more, for the
-    // rest of what it was cut from: with FEED_DEPTH the short batch filled the lane mid-pass, the
-    // other CF of the same step waited for room, was offered later from one lane only and chained
-    // there, and the stencil fell onto one worker (2 of 4 traced runs). Only such a lane: with the
-    // extra slot for every lane while the rule was on, the block matmul (no batch ever cut) fed
-    // its ~0.8 ms products across lanes (234–264 CFs against 0, 487–528 batches against
-    // 275–338), and with it for CFs of which 8 fit in FED_FIRST_NS, its ~100 µs adds: ~700 offers
-    // into a third slot behind two batches of products (7–89 fed), 281–348 batches against 247–275
-    const s = cf?.short;
+    // while a lane holds a batch sent short (chainLength's aheadNs), every lane has one fed slot
+    // more, for the rest of what it was cut from: with FEED_DEPTH the short batch filled the lane
+    // mid-pass, the other CF of the same step waited for room, was offered later from one lane
+    // only and chained there, and the stencil fell onto one worker (2 of 4 traced runs); every
+    // lane, not only the cut one, or the lanes' depths differ and a step's partner CF waits for
+    // the fuller lane while the chain goes on in the other. Only then: with the extra slot
+    // whenever the rule was on, the block matmul (no batch ever cut) fed its ~0.8 ms products
+    // across lanes (234–264 CFs against 0, 487–528 batches against 275–338), and with it for CFs
+    // of which 8 fit in FED_FIRST_NS its ~100 µs adds, ~700 offers into a third slot behind two
+    // batches of products (7–89 fed; 281–348 batches against 247–275); now 0 against 0
+    const depth = feedDepth(cf?.short, n);
     if (from.length === 1) {
       const a = from[0]!;
       const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && mayBeLong(cf.costNs);
-      if (!parallel) return f[a]! < feedDepth(s, a) ? a : -1;
+      if (!parallel) return f[a]! < depth ? a : -1;
     }
     // Its producers' lanes run in step (each waits for the others' values): while one of them
     // is full, it waits for that lane's batch to return, and then the CFs of both lanes go in one
@@ -470,7 +473,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // into a lock-step of one short batch per lane per return (Task Bench stencil_1d 1×2, 200
     // steps of ~5 ms tasks under load: batches of 2 CFs where 6 were due, every send with the
     // other lane full).
-    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= feedDepth(s, from[i]!)) return -1;
+    for (let i = 0; i < from.length; i++) if (f[from[i]!]! >= depth) return -1;
     // load: batches in flight and CFs given earlier in this pass (sent at its end)
     const g = cf?.given;
     // A long CF does not queue behind one given to the same lane in this pass that it does not
@@ -481,7 +484,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     let w = -1, wl = 0;
     for (let k = 1; k <= n; k++) {
       const i = (this.lastFed + k) % n;
-      if (f[i]! >= feedDepth(s, i) || (apart && apart.given[i]! > 0 && !apart.follows(i))) continue;
+      if (f[i]! >= depth || (apart && apart.given[i]! > 0 && !apart.follows(i))) continue;
       const l = f[i]! + (g ? g[i]! : 0);
       if (w < 0 || l < wl) { w = i; wl = l; }
     }
