@@ -59,7 +59,15 @@ export const MAX_BATCH = 512;
  * a quiet METG are measured (METG 1×2 beside the original, quiet, 3 pairs at load 2–3: by the busy
  * share 284–285 against 310–553 µs, against the shared peak median 286 against 318: a hint; the
  * other rows in 2 pairs within a tenant's burst; but the block matmul with C++ ucodes on 2
- * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s); `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
+ * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s, from an extra fed slot the
+ * matmul never needed: now it feeds 0 CFs with the rule on, as off, 10 of 10 runs). With that mend,
+ * shielded, alternated, load 8.5–11.8: stencil 2^14 faster in 7 of 10 pairs (164 / 191 ms), 2^15
+ * 4 of 10 (248 / 243), PIC small C++ 1×2 4 of 5 (656 / 676), the matmul 4 of 5 (1 394 / 1 449,
+ * the same placements); but METG beside the original against the shared peak higher in 3 of 3
+ * pairs of the per-lane build (825 / 300, 642 / 281, 361 / 345 µs; load 11–15) and level in the
+ * one readable pair of this one (397 / 395), so still opt-in; `LUNA_FED_FIRST_US`
+ * sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch
+ * sent early").
  */
 export const FED_FIRST_NS = 0;
 /** CFs per batch until CF times are known */
