@@ -136,14 +136,14 @@ test('a step parked after the batch making its input left is fed at once, and co
 });
 
 test('a lane with little in flight gets a short fed batch first, the rest behind it, and the stencil computes the same', async () => {
-  // on (opt-in): 3 ms of 150 µs steps (20 CFs) go first to a lane holding under 1.5 ms, as the
-  // first fed batches after the steps' cost is known (whether one is depends on when the cost
-  // comes: two runs); off by default, none is cut
+  // on: 3 ms of 150 µs steps (20 CFs) go first to a lane holding under 1.5 ms, as the first fed
+  // batches after the steps' cost is known (whether one is depends on when the cost comes: two
+  // runs); off (`LUNA_FED_FIRST_US=0`), none is cut
   const steps = 300, want = expected(steps);
   const [on, again, off] = await Promise.all([
     run(['--threads', '2'], steps, 'ok', { LUNA_FED_FIRST_US: '3000' }),
     run(['--threads', '2'], steps, 'ok', { LUNA_FED_FIRST_US: '3000' }),
-    run(['--threads', '2'], steps, 'ok'),
+    run(['--threads', '2'], steps, 'ok', { LUNA_FED_FIRST_US: '0' }),
   ]);
   for (const r of [on, again, off]) {
     assertOk(r);

@@ -69,17 +69,28 @@ test('a fed batch for a lane with under half of the first batch\'s work in fligh
     assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), full, 'LUNA_FED_FIRST_US=0 turns it off');
     process.env.LUNA_FED_FIRST_US = '450';
     assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), 10, 'LUNA_FED_FIRST_US sets it');
-    // the short batch must not fill a lane mid-pass: with it on, a lane holds one fed batch more
-    const full2 = { count: 2, inflight: [FEED_DEPTH, FEED_DEPTH] };
-    assert.equal(new DefaultPolicy({ fedFirstNs: 0 }).chooseFedLane(full2, [0, 1]), -1, 'off: FEED_DEPTH');
-    const view = (costNs: number) => ({ costNs, fedFrom: new Int32Array(2), given: new Int32Array(2), follows: () => true });
-    assert.ok(p.chooseFedLane(full2, [0, 1], view(cfNs)) >= 0, 'on: room for one more short CF');
-    assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH + 1, FEED_DEPTH + 1] }, [0, 1], view(cfNs)), -1);
-    assert.equal(p.chooseFedLane(full2, [0, 1], view(FED_FIRST_NS / 2)), -1, 'a CF of half FED_FIRST_NS (the matmul\'s products): FEED_DEPTH');
-    assert.equal(p.chooseFedLane(full2, [0, 1], view(0)), -1, 'a CF of unknown cost: FEED_DEPTH');
   } finally {
     if (saved === undefined) delete process.env.LUNA_FED_FIRST_US; else process.env.LUNA_FED_FIRST_US = saved;
   }
+});
+
+test('while a lane holds a fed batch sent short every lane has one fed slot more; while none does, FEED_DEPTH, whatever the CF', () => {
+  // the short batch must not fill its lane mid-pass; but a lane no batch was cut for (the block
+  // matmul's: its short adds went into a third slot behind two batches of products) gets no more
+  const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: 1_000_000 });
+  const full2 = { count: 2, inflight: [FEED_DEPTH, FEED_DEPTH] };
+  const view = (costNs: number, short?: number[]) => ({ costNs, fedFrom: new Int32Array(2), given: new Int32Array(2), follows: () => true, short });
+  assert.equal(new DefaultPolicy({ fedFirstNs: 0 }).chooseFedLane(full2, [0, 1]), -1, 'off: FEED_DEPTH');
+  for (const costNs of [0, 45_000, 100_000, 800_000]) {
+    assert.equal(p.chooseFedLane(full2, [0, 1], view(costNs)), -1, `no short batch counted, ${costNs} ns: FEED_DEPTH`);
+    assert.equal(p.chooseFedLane(full2, [0, 1], view(costNs, [0, 0])), -1, `no short batch in flight, ${costNs} ns: FEED_DEPTH`);
+  }
+  assert.ok(p.chooseFedLane(full2, [0, 1], view(45_000, [1, 1])) >= 0, 'both lanes hold a short batch: room for one more');
+  assert.ok(p.chooseFedLane(full2, [0, 1], view(45_000, [1, 0])) >= 0, 'one lane holds one: the other lane too (the same depth for a step\'s CFs)');
+  assert.equal(p.chooseFedLane(full2, [0], view(45_000, [1, 0])), 0, 'a chain on the lane holding one');
+  assert.equal(p.chooseFedLane(full2, [1], view(45_000, [1, 0])), 1, 'a chain on the lane holding none');
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH + 1, FEED_DEPTH + 1] }, [0, 1], view(45_000, [1, 1])), -1, 'one slot more, not two');
+  assert.equal(p.chooseFedLane({ count: 2, inflight: [FEED_DEPTH + 1, 1] }, [0], view(45_000, [2, 0])), -1, 'two short batches: still one slot more');
 });
 
 test('a fed batch runs longer: about FED_RUN_NS of work, unless set otherwise or stealable on several nodes', () => {

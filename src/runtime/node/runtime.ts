@@ -166,7 +166,7 @@ export class NodeRuntime {
     this.tracksAhead = this.feeds !== null && policy.chainLength({ ...probe, aheadNs: 0 }) !== policy.chainLength(probe);
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
-      costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes),
+      costNs: 0, fedFrom: new Int32Array(exec.lanes), given: new Int32Array(exec.lanes), short: this.shortFed = new Int32Array(exec.lanes),
       // asked only of long CFs: whether the fed CF reads an output of the CF given last to `lane`
       follows: (lane) => {
         const keys = this.lastGiven[lane]?.outKeys;
@@ -220,6 +220,7 @@ export class NodeRuntime {
     this.batches.delete(r.batch);
     const work = this.batchWorkNs.get(r.batch);
     if (work !== undefined) { this.batchWorkNs.delete(r.batch); this.laneWorkNs[r.lane] = Math.max(0, this.laneWorkNs[r.lane]! - work); }
+    if (this.shortIds.size > 0 && this.shortIds.delete(r.batch)) this.shortFed[r.lane]!--;
     this.feeds?.returned(r.batch, cfs);
     const w = r.fedWaits;
     if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
@@ -715,7 +716,7 @@ export class NodeRuntime {
       // the policy bounds them too
       b.bytes += this.outBytes[code]!;
       if (b.b.size >= b.limit || b.b.closed || b.bytes >= this.fedBytes) {
-        if (b.cut && b.b.size >= b.limit) this.stats.fedCut++;
+        if (b.cut && b.b.size >= b.limit) { this.stats.fedCut++; this.shortIds.add(b.id); this.shortFed[lane]!++; }
         open[lane] = null;
         this.send(lane, b.b, b.id);
       }
@@ -742,7 +743,11 @@ export class NodeRuntime {
   private readonly fedSizing: { cfNs: number; cfMinNs: number; ready: number; lanes: number; nodes: number; stealable: boolean; fifo: boolean; fed: boolean; aheadNs: number | undefined } =
     { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false, aheadNs: 0 };
   /** what the policy is told of each fed CF (one object, reused) */
-  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean };
+  private readonly fedView: { costNs: number; fedFrom: Int32Array; given: Int32Array; follows(lane: number): boolean; short: Int32Array };
+  /** per lane, its fed batches in flight sent short (cut: the lane had little in flight), what the policy's fedView.short reads */
+  private readonly shortFed: Int32Array;
+  /** the ids of those batches, until each returns */
+  private readonly shortIds = new Set<number>();
   /** the CF feedAcross is placing (what fedView.follows is asked about) */
   private fedCf: Cf | null = null;
   /** per lane, the CF given to it last in this pass of feedAcross */

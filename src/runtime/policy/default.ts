@@ -50,10 +50,8 @@ export const MAX_BATCH = 512;
  * left) is sent once it holds this much work, and the feeding pass goes on with the lane's next
  * batch: the lane starts while the system thread builds the rest. A pass feeds up to MAX_BATCH
  * steps a lane and took 10–30 ms of the system thread under load, and such a lane waited for all
- * of it (Task Bench stencil_1d 1×2, C++ kernels, METG sizes). With it a lane may hold one fed
- * batch more (FEED_DEPTH + 1) of short CFs (SHORT_PER_FIRST): with two, the short batch filled the lane mid-pass, the other CF
- * of the same step waited for room, was offered later from one lane only and chained there, and
- * the stencil fell onto one worker (2 of 4 traced runs). Below half, not below all of it: a lane
+ * of it (Task Bench stencil_1d 1×2, C++ kernels, METG sizes). A lane holding such a short batch
+ * may hold one fed batch more (FEED_DEPTH + 1; chooseFedLane says why, and why only it). Below half, not below all of it: a lane
  * holding one short batch had its next one cut too. Task Bench stencil_1d 1×2, C++ kernels,
  * 1 000 steps, 1 ms (`LUNA_FED_FIRST_US=1000`) against 0, alternated, 5 pairs a size, shielded, load
  * 6.8–8.8: program medians 2^14 173 / 206 ms (faster 5 of 5), 2^15 286 / 292 (4 of 5), 2^16
@@ -61,11 +59,17 @@ export const MAX_BATCH = 512;
  * a quiet METG are measured (METG 1×2 beside the original, quiet, 3 pairs at load 2–3: by the busy
  * share 284–285 against 310–553 µs, against the shared peak median 286 against 318: a hint; the
  * other rows in 2 pairs within a tenant's burst; but the block matmul with C++ ucodes on 2
- * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s); `LUNA_FED_FIRST_US` sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
+ * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s, from an extra fed slot the
+ * matmul never needed: now it feeds 0 CFs with the rule on, as off, 10 of 10 runs). With that mend,
+ * shielded, alternated, load 8.5–11.8: stencil 2^14 faster in 7 of 10 pairs (164 / 191 ms), 2^15
+ * 4 of 10 (248 / 243), PIC small C++ 1×2 4 of 5 (656 / 676), the matmul 4 of 5 (1 394 / 1 449,
+ * the same placements); but METG beside the original against the shared peak higher in 3 of 3
+ * pairs of the per-lane build (825 / 300, 642 / 281, 361 / 345 µs; load 11–15) and level in the
+ * one readable pair of this one (397 / 395), so still opt-in; `LUNA_FED_FIRST_US`
+ * sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch
+ * sent early").
  */
 export const FED_FIRST_NS = 0;
-/** CFs at least this many of which fit in FED_FIRST_NS get the rule's extra fed slot (METG-sized tasks, not the matmul's products) */
-const SHORT_PER_FIRST = 8;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
 /** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
@@ -334,6 +338,12 @@ function mayBeLong(costNs: number): boolean {
   return costNs >= FEED_SPREAD_NS || costNs === 0;
 }
 
+/** Fed batches a lane may hold: one more while some lane holds a batch sent short (`short`: FedView.short). */
+function feedDepth(short: ArrayLike<number> | undefined, n: number): number {
+  if (short !== undefined) for (let i = 0; i < n; i++) if (short[i]! > 0) return FEED_DEPTH + 1;
+  return FEED_DEPTH;
+}
+
 function someZero(a: ArrayLike<number>, n: number): boolean {
   for (let i = 0; i < n; i++) if (a[i] === 0) return true;
   return false;
@@ -397,7 +407,6 @@ export class DefaultPolicy implements SchedulingPolicy {
     this.spread = o.spreadLoops ?? process.env.LUNA_SPREAD_LOOPS !== '0';
     this.fedRunNs = o.fedRunNs ?? envFedRun(FED_RUN_NS);
     this.fedFirstNs = o.fedFirstNs ?? envFedFirst(FED_FIRST_NS);
-    this.feedDepth = this.fedFirstNs > 0 ? FEED_DEPTH + 1 : FEED_DEPTH;
     this.aheadPerCf = o.waitAheadPerCf ?? tuned('LUNA_WAIT_AHEAD_PER_CF') ?? WAIT_AHEAD_PER_CF;
     this.aheadPerBatch = o.waitAheadPerBatch ?? tuned('LUNA_WAIT_AHEAD_PER_BATCH') ?? WAIT_AHEAD_PER_BATCH;
   }
@@ -450,10 +459,17 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number {
     const f = lanes.inflight, n = lanes.count;
-    // the extra slot is for CFs a cut batch holds SHORT_PER_FIRST of: with it for every CF, the
-    // block matmul's ~0.8 ms products were fed across lanes (234–264 CFs against 0, 487–528
-    // batches against 275–338) and ran slower (1.56–1.90 against 1.40–1.48 s, 3 quiet pairs)
-    const depth = cf !== undefined && cf.costNs > 0 && cf.costNs * SHORT_PER_FIRST < this.fedFirstNs ? this.feedDepth : FEED_DEPTH;
+    // while a lane holds a batch sent short (chainLength's aheadNs), every lane has one fed slot
+    // more, for the rest of what it was cut from: with FEED_DEPTH the short batch filled the lane
+    // mid-pass, the other CF of the same step waited for room, was offered later from one lane
+    // only and chained there, and the stencil fell onto one worker (2 of 4 traced runs); every
+    // lane, not only the cut one, or the lanes' depths differ and a step's partner CF waits for
+    // the fuller lane while the chain goes on in the other. Only then: with the extra slot
+    // whenever the rule was on, the block matmul (no batch ever cut) fed its ~0.8 ms products
+    // across lanes (234–264 CFs against 0, 487–528 batches against 275–338), and with it for CFs
+    // of which 8 fit in FED_FIRST_NS its ~100 µs adds, ~700 offers into a third slot behind two
+    // batches of products (7–89 fed; 281–348 batches against 247–275); now 0 against 0
+    const depth = feedDepth(cf?.short, n);
     if (from.length === 1) {
       const a = from[0]!;
       const parallel = cf !== undefined && cf.fedFrom[a]! > 0 && mayBeLong(cf.costNs);
@@ -484,8 +500,6 @@ export class DefaultPolicy implements SchedulingPolicy {
     return w;
   }
   private lastFed = -1;
-  /** fed batches a lane may hold: one more for CFs shorter than FED_FIRST_NS while short first batches are sent */
-  private readonly feedDepth: number;
 
   /** Spin before sleeping where a core may be free (one CPU: never, the awaited thread needs it). */
   waiting(t: ThreadsView): WaitPlan {

@@ -66,6 +66,11 @@ export interface FedView {
   readonly given: ArrayLike<number>;
   /** whether this CF reads an output of the CF given last to `lane` in this pass (computed on demand) */
   follows(lane: number): boolean;
+  /**
+   * per lane, its fed batches in flight that were sent short because the lane had little work in
+   * flight (`chainLength` with `aheadNs`); absent: not counted
+   */
+  readonly short?: ArrayLike<number>;
 }
 
 /** What the runtime knows of a code fragment's cost (EWMA over its finished executions). */
