@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseDepFile, runProgram, type Compiler } from './compiler.js';
 
 /** Bumped when the entry's layout changes: old entries are then ignored. */
@@ -49,9 +49,14 @@ export type PchPlan =
   | { state: 'make'; pch: Pch; make: () => Promise<boolean> }
   | { state: Exclude<PchState, 'used' | 'built' | 'refused' | 'unsuitable'>; why: string };
 
-/** Where precompiled headers live: LUNA_PCH_DIR (empty: none), else $XDG_CACHE_HOME/luna-ts/pch, else ~/.cache/luna-ts/pch. */
+/**
+ * Where precompiled headers live: LUNA_PCH_DIR (empty: none), else pch/ in LUNA_CACHE_DIR when it
+ * is set (the tests' one temporary cache), else $XDG_CACHE_HOME/luna-ts/pch, else
+ * ~/.cache/luna-ts/pch (one per user, not one per program directory as the ucode cache).
+ */
 export function pchRoot(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.LUNA_PCH_DIR !== undefined) return env.LUNA_PCH_DIR.trim() || undefined;
+  if (env.LUNA_PCH_DIR !== undefined) return env.LUNA_PCH_DIR.trim() ? resolve(env.LUNA_PCH_DIR.trim()) : undefined;
+  if (env.LUNA_CACHE_DIR?.trim()) return join(resolve(env.LUNA_CACHE_DIR.trim()), 'pch');
   const base = env.XDG_CACHE_HOME?.trim() || (() => { try { return join(homedir(), '.cache'); } catch { return undefined; } })();
   return base ? join(base, 'luna-ts', 'pch') : undefined;
 }
