@@ -1,5 +1,5 @@
-// The precompiled ucenv.h (src/ucode/cpp/pch.ts): made once, by one of two builds running at
-// once, and taken by a program in another directory as it is; a .gch the compiler refuses or
+// The precompiled ucenv.h (src/ucode/cpp/pch.ts): noted by the first build that wants it, made
+// once by the next, by one of two builds running at once, and taken by a program in another directory as it is; a .gch the compiler refuses or
 // cannot read never fails a build; compiler errors keep their file:line:col through it. Each
 // test file's .gch lives in its own temporary directory (LUNA_PCH_DIR), so what a case sees
 // does not depend on the rest of the suite.
@@ -49,7 +49,8 @@ describe('the precompiled ucenv.h', { skip }, () => {
     assert.equal(startsWithUcenv('extern "C" void f() {}\n', false), false);
   });
 
-  test('two builds at once make one; a program in another directory takes it as it is', async () => {
+  test('noted by a first build; two builds at once then make one; a program in another directory takes it as it is', async () => {
+    assert.equal(pchState(await hello()), 'noted');
     const [a, b] = await Promise.all([hello(), hello()]);
     const states = [pchState(a), pchState(b)].sort();
     // the lock lets one make it; the other compiles without it (or takes it, if made already)

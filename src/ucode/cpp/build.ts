@@ -6,7 +6,7 @@
 // diagnostics: at their own file:line in the user's code, or at the `import` line when the
 // glue shows that a function is missing or takes other parameters than the import says.
 // A unit that starts with ucenv.h is compiled against the user's precompiled ucenv.h (pch.ts)
-// when there is one; the first build that finds none makes it, beside its own units.
+// when there is one; the second build that finds none makes it, beside its own units.
 import { intact } from '../bundle.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';

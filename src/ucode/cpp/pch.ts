@@ -1,9 +1,9 @@
 // A precompiled ucenv.h (GCC's .gch), shared by every program this user builds. Parsing ucenv.h's
 // standard headers is most of a C++ unit's first compile (g++ 12, -O2: 0.8 of 1.3 s of CPU for
 // examples/matmul-cpp), and the library cache (build.ts) misses for every program in a new
-// directory. With the header precompiled a unit takes ~0.65 s; making the .gch takes ~2.5 s
-// once per compiler, flags, environment and ucenv.h (docs/benchmarks.md, "The C++ build's first
-// compile").
+// directory. With the header precompiled a unit takes ~0.65 s less; making the .gch takes
+// 2.5–4 s, once per compiler, flags, environment and ucenv.h (docs/benchmarks.md, "The C++
+// build's first compile: a precompiled ucenv.h").
 //
 // Mechanism only; build.ts decides when to use it. Never a reason for a build to fail: any
 // problem (no cache directory, another process making it, a .gch GCC refuses) means the unit is
@@ -30,6 +30,7 @@ export type PchState =
   | 'used' // an existing .gch
   | 'built' // made by this build, beside its units (which compiled without it)
   | 'refused' // GCC did not take it: the units compiled from ucenv.h itself
+  | 'noted' // the first build that wanted it: the next one makes it
   | 'busy' // another process was making it
   | 'failed' // it could not be made (or was refused recently)
   | 'off' // LUNA_PCH_DIR is empty, or there is no cache directory
@@ -158,9 +159,17 @@ export async function planPch(compiler: Compiler, common: readonly string[], inc
   const version = (await runProgram(compiler.argv[0]!, ['--version'])).stdout;
   if (/clang/i.test(version) || !version.includes('Free Software Foundation')) return { state: 'unsupported', why: `not GCC: ${version.split('\n')[0]}` };
   try { mkdirSync(root, { recursive: true, mode: 0o700 }); } catch (e) { return { state: 'off', why: `${root}: ${(e as Error).message}` }; }
+  // Made by the second build that wants it, not the first: making it costs 2.5–4 s of CPU (2.5
+  // alone, ~4 at load 9, when the first build of examples/matmul-cpp took 6.7 s against 2.5) and
+  // saves ~0.65 s a unit, so flags or a luna-ts version used for one build never pay for it.
+  const wanted = join(root, `${key}.wanted`);
+  if (!existsSync(wanted)) {
+    try { writeFileSync(wanted, ''); } catch { /* then it is never made: still correct */ }
+    return { state: 'noted', why: 'made when wanted a second time' };
+  }
   const lockFile = join(root, `${key}.lock`);
   if (!lock(lockFile)) return { state: 'busy', why: 'another process is making it' };
-  return { state: 'make', pch, make: () => make(compiler, common, header, pch, failedMark).finally(() => rmSync(lockFile, { force: true })) };
+  return { state: 'make', pch, make: () => make(compiler, common, header, pch, failedMark).finally(() => { rmSync(lockFile, { force: true }); rmSync(wanted, { force: true }); }) };
 }
 
 /** Make the entry in a directory of its own, then rename it into place (a reader sees all of it or nothing). */
