@@ -120,7 +120,8 @@ function lock(file: string): boolean {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') return false;
       let pid = 0;
       try { pid = Number(readFileSync(file, 'utf8')) || 0; } catch { /* gone meanwhile: try again */ }
-      if (pid > 0 && alive(pid) && fresh(file, LOCK_STALE_MS)) return false;
+      // (no pid yet: its maker is between creating the file and writing to it)
+      if (pid === 0 ? fresh(file, 10_000) : alive(pid) && fresh(file, LOCK_STALE_MS)) return false;
       rmSync(file, { force: true }); // its maker died: take it over
     }
   }
@@ -150,7 +151,7 @@ export async function planPch(compiler: Compiler, common: readonly string[], inc
   const dir = join(root, key);
   const pch: Pch = { key, dir, header: join(dir, 'ucenv.h') };
   const failedMark = join(root, `${key}.failed`);
-  if (fresh(failedMark, RETRY_AFTER_MS)) return { state: 'failed', why: readFileSync(failedMark, 'utf8').split('\n')[0] ?? '' };
+  if (fresh(failedMark, RETRY_AFTER_MS)) return { state: 'failed', why: 'failed or refused in the last day' };
   try {
     const entry = JSON.parse(readFileSync(join(dir, 'entry.json'), 'utf8')) as Entry;
     if (entry.format === FORMAT && existsSync(`${pch.header}.gch`) && unchanged(entry.inputs)) return { state: 'ready', pch };
