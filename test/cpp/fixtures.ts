@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findCompiler } from '../../src/ucode/cpp/compiler.js';
+import { pchRoot } from '../../src/ucode/cpp/pch.js';
 
 export const LUNA = resolve('bin/luna');
 export const DF_MODULE = resolve('src/ucode/df.js');
@@ -21,11 +22,15 @@ export interface Ran {
   stderr: string;
 }
 
-/** This environment without launcher variables (the test runner may run under one). */
+/**
+ * This environment without launcher variables (the test runner may run under one). The
+ * precompiled ucenv.h stays in the suite's temporary cache (test/setup.ts), shared by the test
+ * files, never in the user's ~/.cache.
+ */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^(LUNA_|OMPI_|PMIX_|PMI_|SLURM_)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
+  return { ...env, LUNA_PCH_DIR: pchRoot() ?? '', ...extra };
 }
 
 /**

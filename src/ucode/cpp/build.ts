@@ -5,6 +5,8 @@
 // ucenv.h included), the imports' kinds, the flags and the compiler. Compiler messages become
 // diagnostics: at their own file:line in the user's code, or at the `import` line when the
 // glue shows that a function is missing or takes other parameters than the import says.
+// A unit that starts with ucenv.h is compiled against the user's precompiled ucenv.h (pch.ts)
+// when there is one; the second build that finds none makes it, beside its own units.
 import { intact } from '../bundle.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,9 +15,10 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:pat
 import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from '../../lang/diagnostics.js';
 import type { Origin } from '../../lang/source.js';
-import { compilerVersion, cxxFlags, findCompiler, NoCompilerError, runProgram, type Compiler } from './compiler.js';
+import { compilerVersion, cxxFlags, findCompiler, NoCompilerError, parseDepFile, runProgram, type Compiler, type RunResult } from './compiler.js';
 import { expectedCppType, makeGlue, type GlueCheck, type GlueImport, type GlueUnit } from './glue.js';
 import { kindsOf, type NativeUcodes } from './native.js';
+import { pchOutcome, pchRoot, planPch, refusePch, startsWithUcenv, type PchState } from './pch.js';
 import { namesCalledOrDeclared } from './scan.js';
 
 /** Bumped when the way libraries are built changes: old cache entries are then ignored. */
@@ -49,6 +52,8 @@ interface CacheMeta {
   compiler: string;
   flags: string[];
   inputs: { path: string; hash: string }[];
+  /** what became of the precompiled ucenv.h (for people reading the entry, and tests) */
+  pch?: PchState;
 }
 
 const sha = (b: string | Uint8Array): string => createHash('sha256').update(b).digest('hex').slice(0, 16);
@@ -80,17 +85,6 @@ function cached(metaFile: string): CacheMeta | undefined {
   if (!m || !Array.isArray(m.inputs) || typeof m.lib !== 'string' || !intact(m.lib)) return undefined;
   for (const i of m.inputs) if (fileHash(i.path) !== i.hash) return undefined;
   return m;
-}
-
-/** Paths of a make dependency file written by -MMD (target first, then its prerequisites). */
-export function parseDepFile(text: string): string[] {
-  const joined = text.replace(/\\\r?\n/g, ' ');
-  const colon = joined.search(/:(\s|$)/);
-  const rest = colon < 0 ? joined : joined.slice(colon + 1);
-  const out: string[] = [];
-  const re = /((?:\\ |[^\s])+)/g;
-  for (let m = re.exec(rest); m; m = re.exec(rest)) out.push(m[1]!.replace(/\\ /g, ' '));
-  return out;
 }
 
 export async function buildCppUcodes(o: CppBuildOptions): Promise<CppBuild> {
@@ -125,22 +119,38 @@ async function build(o: CppBuildOptions, compiler: Compiler, flags: string[], in
   const units = makeGlue(o.sources, o.imports, placement);
   const cxx = compiler.argv[0]!;
   const pre = compiler.argv.slice(1);
+  const common = [...pre, '-std=gnu++17', '-fPIC', '-fdiagnostics-color=never', ...flags, '-I', include];
+  const suits = units.map((u) => startsWithUcenv(readFileSync(u.source, 'utf8'), existsSync(join(dirname(u.source), 'ucenv.h'))));
+  const plan = suits.some(Boolean) ? await planPch(compiler, common, include) : undefined;
+  // made beside the units, which compile without it: the next build in any directory takes it
+  const making = plan?.state === 'make' ? plan.make() : undefined;
+  const pch = plan?.state === 'ready' ? plan.pch : undefined;
+  let refused: string | undefined;
   const files = units.map((u, i) => {
     const unit = join(work, `unit-${i}.cpp`);
     writeFileSync(unit, u.text);
     return { unit, obj: join(work, `unit-${i}.o`), dep: join(work, `unit-${i}.d`) };
   });
   // compile the units, at most one per core
-  const results: { code: number; stderr: string }[] = new Array(units.length);
+  const results: RunResult[] = new Array(units.length);
   let next = 0;
   const lanes = Math.max(1, Math.min(units.length, availableParallelism()));
   await Promise.all(Array.from({ length: lanes }, async () => {
     for (let i = next++; i < units.length; i = next++) {
       const f = files[i]!;
-      const args = [...pre, '-std=gnu++17', '-fPIC', '-fdiagnostics-color=never', ...flags, '-I', include, '-MMD', '-MF', f.dep, '-c', f.unit, '-o', f.obj];
-      results[i] = await runProgram(cxx, args, work);
+      const own = ['-MMD', '-MF', f.dep, '-c', f.unit, '-o', f.obj];
+      if (pch && suits[i]) {
+        const r = await runProgram(cxx, [...common, '-Winvalid-pch', '-include', pch.header, ...own], work);
+        const o = pchOutcome(pch, r.code, r.stderr);
+        refused ??= o.refused;
+        if (!o.plain) { results[i] = { ...r, stderr: o.stderr }; continue; }
+      }
+      results[i] = await runProgram(cxx, [...common, ...own], work);
     }
   }));
+  if (pch && refused) refusePch(pch, refused);
+  const made = making ? await making : false;
+  const pchState: PchState = !plan ? 'unsuitable' : plan.state === 'ready' ? (refused ? 'refused' : 'used') : plan.state === 'make' ? (made ? 'built' : 'failed') : plan.state;
   const diags = new Collector(o.imports, units, files.map((f) => f.unit), placement);
   results.forEach((r) => diags.compilerOutput(r.stderr));
   if (results.some((r) => r.code !== 0)) {
@@ -167,9 +177,12 @@ async function build(o: CppBuildOptions, compiler: Compiler, flags: string[], in
     try { for (const p of parseDepFile(readFileSync(f.dep, 'utf8'))) deps.add(resolve(work, p)); } catch { /* no dependency file: sources only */ }
   }
   for (const f of files) deps.delete(f.unit);
+  // the .gch's stand-in header is read when GCC refuses the .gch: not the program's input
+  const pchDir = pchRoot();
+  if (pchDir) for (const d of deps) if (d.startsWith(pchDir + '/')) deps.delete(d);
   const inputs = [...deps].flatMap((path) => { const hash = fileHash(path); return hash ? [{ path, hash }] : []; });
   const meta: CacheMeta = {
-    lib, aliases: o.imports.map((i) => i.alias), defined: [...defined], compiler: `${compiler.path} (${await compilerVersion(compiler)})`, flags, inputs,
+    lib, aliases: o.imports.map((i) => i.alias), defined: [...defined], compiler: `${compiler.path} (${await compilerVersion(compiler)})`, flags, inputs, pch: pchState,
   };
   // written whole then renamed: a concurrent run (several nodes, mpirun) never reads half an entry
   const tmp = `${metaFile}.${process.pid}.tmp`;

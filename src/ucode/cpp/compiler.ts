@@ -91,3 +91,14 @@ export async function compilerVersion(c: Compiler): Promise<string> {
   const r = await runProgram(c.argv[0]!, [...c.argv.slice(1), '--version']);
   return r.stdout.split('\n')[0]?.trim() ?? '';
 }
+
+/** The prerequisites in a make dependency file written by -MMD or -MD (what follows the target). */
+export function parseDepFile(text: string): string[] {
+  const joined = text.replace(/\\\r?\n/g, ' ');
+  const colon = joined.search(/:(\s|$)/);
+  const rest = colon < 0 ? joined : joined.slice(colon + 1);
+  const out: string[] = [];
+  const re = /((?:\\ |[^\s])+)/g;
+  for (let m = re.exec(rest); m; m = re.exec(rest)) out.push(m[1]!.replace(/\\ /g, ' '));
+  return out;
+}
