@@ -22,7 +22,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecycleLarger, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 import { previousTask, type Forward } from './protocol.js';
 
@@ -284,6 +284,19 @@ export function keepFreedMemory(): boolean {
  */
 const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
+/**
+ * `LUNA_RECYCLE_LARGER`: an output whose class its thread's pool holds none of takes an idle
+ * buffer of a larger class (none of that class asked for since it came), up to this many times
+ * its own class. Nothing is returned to the C heap during a PIC run (its one forced full
+ * collection comes at the end), so the heap's high water is the bytes made fresh; the initial
+ * cloud's four 16 MiB parts, dead after step 0 and of a class asked for never again, waited in
+ * the pools to be dropped while step 1 made its centre subdomains' 8 MiB particle arrays fresh.
+ * 2 against 1 (the PIC at the seed's size, C++ kernels, 1 × 2, pools of 96 MB, 5 alternated
+ * pairs, load 8.7–9.8): bytes made fresh 367–395 MB against 399–420, lower in 5 of 5; the heap's
+ * high water 414–449 MB against 442–464 (4 of 5); minor faults 108.5–112.4 k against 115.0–119.2 k
+ * in 4 of 5 (docs/pic.md, "The high water: what the heap's fresh bytes are").
+ */
+setRecycleLarger(tuned('LUNA_RECYCLE_LARGER') ?? 2);
 // a check of the above: a buffer let go too early is read as poison (ucode/recycle.ts)
 setRecyclePoison(tuned('LUNA_RECYCLE_POISON') === 1);
 // a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
