@@ -278,11 +278,17 @@ export function keepFreedMemory(): boolean {
  * (30 steps, 2 alternated rounds, load 12–16, peak RSS / program ms / forced full collections):
  * 0: 597 / 696 MB, 6.2 / 5.6 s, 20 / 20; 16: 727 / 721, 6.0 / 5.9 s, 18 / 17; 32: 723 / 690, 5.3 /
  * 6.5 s, 11 / 11; 64: 707 / 739, 5.8 / 6.1 s, 5 / 5 — peaks and times within the spread, the
- * fewest collections at 64 (docs/pic.md "Peak RSS with recycling on"). The recycling tests run programs whose
+ * fewest collections at 64 (docs/pic.md "Peak RSS with recycling on"). 96 since one step's 8 centre
+ * particle arrays of the PIC (8 MiB class, 67.1 MB) did not fit 64 MiB of a worker's home or pool:
+ * when one worker made them all, some were dropped and made fresh again next step (24–26 of that
+ * class made in a run, or 30–39). 96 against 64 and 128 (6 alternated rounds, load 7–9, C++
+ * kernels, 1 × 2): the heap's high water 442–454 MB against 445–504 and 443–464, that class made
+ * 24–25 times against 24–39 and 24–26, minor faults 113.6–116.7 k against 115.1–127.1 k and
+ * 113.8–119.0 k (docs/pic.md, "The high water: what the heap's fresh bytes are"). The recycling tests run programs whose
  * every reader checks its bytes, on threads, processes and in-process nodes, with each buffer
  * poisoned as it enters a pool (LUNA_RECYCLE_POISON): none reads a reused buffer.
  */
-const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
+const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 96) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
 /**
  * `LUNA_RECYCLE_LARGER`: an output whose class its thread's pool holds none of takes an idle
