@@ -37,6 +37,7 @@ export const TUNING = {
   LUNA_WORKER_HEAP_MB: { what: 'a worker thread\'s heap limit, MB', min: 8, integer: true },
   LUNA_COLLECT_SHARED_MB: { what: 'the shared memory the system thread drops between the full collections it forces (a worker forces a minor one for each eighth of it that it makes), MB', min: 1, integer: true },
   LUNA_RECYCLE_MB: { what: 'the freed raw DF buffers each thread keeps to reuse for new outputs of their size, MB (0: none is reused)', min: 0, integer: true },
+  LUNA_RECYCLE_LARGER: { what: 'how many times its length a pooled buffer of a larger size class an output may take when the pool holds none of its own class (1: its own class only)', min: 1 },
   LUNA_RECYCLE_POISON: { what: 'a check of recycling: 1 fills each buffer with 0xFF bytes (NaN as doubles) as it enters a pool, so a reader it was taken from too early reads poison (0: off)', min: 0, max: 1, integer: true },
   LUNA_KEEP_FREED_MB: { what: 'the freed memory a node keeps for its next large buffers, MB (0: the C library\'s own policy)', min: 0, integer: true },
 } as const satisfies Record<string, Setting>;

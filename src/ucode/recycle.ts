@@ -60,6 +60,15 @@ export const recycleStats = {
   dropped: 0,
 };
 
+/**
+ * An output whose size class the pool holds none of takes an idle pooled buffer of a larger class
+ * (none of that class asked for since its oldest came), up to this many times its own class (1:
+ * its own class only): its pages were touched already, a fresh buffer's are faulted in. Set by the
+ * runtime.
+ */
+let larger = 1;
+export function setRecycleLarger(ratio: number): void { larger = ratio; }
+
 /** Bytes a thread's pool holds at most (0: nothing is recycled). Set by the runtime. */
 let cap = 64 * 1024 * 1024;
 export function setRecycleCap(bytes: number): void { cap = bytes; }
@@ -73,8 +82,11 @@ export function recycleCap(): number { return cap; }
 let poison = false;
 export function setRecyclePoison(on: boolean): void { poison = on; }
 
-/** One size class of a pool: its buffers in the order they came in, and when each came (arrivals' count). */
-interface Shelf { bufs: SharedArrayBuffer[]; at: number[] }
+/**
+ * One size class of a pool: its buffers in the order they came in, when each came (arrivals'
+ * count), and when an output last asked for the class (arrivals' count, -1: never).
+ */
+interface Shelf { bufs: SharedArrayBuffer[]; at: number[]; asked: number }
 const pool = new Map<number, Shelf>();
 let arrivals = 0;
 let pooledBytes = 0;
@@ -107,12 +119,22 @@ export function takeRaw(bytes: number, guard: number, zero: boolean): Uint8Array
   const len = bytes + guard;
   if (bytes < RECYCLE_MIN || cap === 0) return new Uint8Array(new SharedArrayBuffer(len));
   const total = recycledLength(len);
-  const shelf = pool.get(total);
-  if (shelf !== undefined && shelf.bufs.length > 0) {
+  let shelf = pool.get(total);
+  if (shelf === undefined) pool.set(total, shelf = { bufs: [], at: [], asked: arrivals });
+  else shelf.asked = arrivals;
+  // none of its class: an idle one of a larger class (none of its own class asked for since its
+  // oldest came), up to `larger` times its own class, whose pages were touched already
+  if (shelf.bufs.length === 0 && larger > 1 && pooledBytes > 0) {
+    for (let c = sizeClass(total - TRAILER + 1), up = larger * (total - TRAILER); c <= up; c = sizeClass(c + 1)) {
+      const s = pool.get(c + TRAILER);
+      if (s !== undefined && s.bufs.length > 0 && s.asked <= s.at[0]!) { shelf = s; break; }
+    }
+  }
+  if (shelf.bufs.length > 0) {
     // the newest: its pages are the likeliest still in the caches
     shelf.at.pop();
     const b = shelf.bufs.pop()!;
-    pooledBytes -= total;
+    pooledBytes -= b.byteLength;
     recycleStats.reused++;
     const t = trailer(b);
     t[W_GEN] = (t[W_GEN]! + 1) | 0;
@@ -249,7 +271,7 @@ export function poolRaw(b: SharedArrayBuffer): boolean {
   while (pooledBytes + n > cap) evictOldest();
   if (poison) fillFrom(ONES ??= new Uint8Array(64 * 1024).fill(0xff), new Uint8Array(b), n - TRAILER);
   let shelf = pool.get(n);
-  if (shelf === undefined) pool.set(n, shelf = { bufs: [], at: [] });
+  if (shelf === undefined) pool.set(n, shelf = { bufs: [], at: [], asked: -1 });
   shelf.bufs.push(b);
   shelf.at.push(arrivals++);
   pooledBytes += n;

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertOk, describeRun, lines, luna, program, type Run } from './helpers.js';
-import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, takeRaw } from '../../src/ucode/recycle.js';
+import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, setRecycleLarger, takeRaw } from '../../src/ucode/recycle.js';
 
 const FILE = program('recycle');
 /**
@@ -64,6 +64,42 @@ describe('recycled raw buffers: the pool', () => {
     // a buffer of the same length without a trailer is not taken for one
     const plain = new Uint8Array(new SharedArrayBuffer(recycledLength(100_000)));
     assert.equal(recycledId(plain), -1);
+  });
+
+  test('with none of its class pooled, an output takes an idle buffer of a larger class, up to the ratio', () => {
+    setRecycleLarger(2);
+    try {
+      // a buffer of a class no output of this thread asked for (the PIC's initial cloud)
+      const big = takeRaw(2_000_000, 0, false);
+      const bigId = recycledId(big);
+      big.fill(5);
+      assert.ok(poolRaw(big.buffer as SharedArrayBuffer));
+      // 1.5 MiB class, 2 MiB buffer: within twice its class
+      const a = takeRaw(1_100_000, 0, true);
+      assert.equal(recycledId(a), bigId, 'the larger idle buffer is taken');
+      assert.equal(a.byteLength, 1_100_000);
+      assert.equal(recycledGeneration(a), 1);
+      assert.ok(a.every((x) => x === 0), 'zero-filled over the value when asked');
+      assert.ok(poolRaw(a.buffer as SharedArrayBuffer));
+      // a 1 MiB class asks for 2 MiB: still within; a 768 KiB class is not (2.7 times)
+      assert.notEqual(recycledId(takeRaw(700_000, 0, false)), bigId, 'not past the ratio');
+      assert.equal(recycledId(takeRaw(1_000_000, 0, false)), bigId);
+
+      // a class asked for since its buffers came is not idle: its spare stays for it
+      const x1 = takeRaw(3_000_000, 0, false), x2 = takeRaw(3_000_000, 0, false);
+      assert.ok(poolRaw(x1.buffer as SharedArrayBuffer));
+      assert.ok(poolRaw(x2.buffer as SharedArrayBuffer));
+      assert.equal(recycledId(takeRaw(3_000_000, 0, false)), recycledId(x2), 'its own class, the newest');
+      const spare = recycledId(x1);
+      assert.notEqual(recycledId(takeRaw(2_000_000, 0, false)), spare, 'a busy class is not borrowed from');
+      assert.equal(recycledId(takeRaw(3_000_000, 0, false)), spare);
+
+      // off: its own class only
+      setRecycleLarger(1);
+      const y = takeRaw(6_000_000, 0, false);
+      assert.ok(poolRaw(y.buffer as SharedArrayBuffer));
+      assert.notEqual(recycledId(takeRaw(4_000_000, 0, false)), recycledId(y));
+    } finally { setRecycleLarger(1); }
   });
 
   test('a pool hands its buffers to another thread, which takes them', () => {

@@ -22,7 +22,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecycleLarger, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 import { previousTask, type Forward } from './protocol.js';
 
@@ -278,12 +278,31 @@ export function keepFreedMemory(): boolean {
  * (30 steps, 2 alternated rounds, load 12–16, peak RSS / program ms / forced full collections):
  * 0: 597 / 696 MB, 6.2 / 5.6 s, 20 / 20; 16: 727 / 721, 6.0 / 5.9 s, 18 / 17; 32: 723 / 690, 5.3 /
  * 6.5 s, 11 / 11; 64: 707 / 739, 5.8 / 6.1 s, 5 / 5 — peaks and times within the spread, the
- * fewest collections at 64 (docs/pic.md "Peak RSS with recycling on"). The recycling tests run programs whose
+ * fewest collections at 64 (docs/pic.md "Peak RSS with recycling on"). 96 since one step's 8 centre
+ * particle arrays of the PIC (8 MiB class, 67.1 MB) did not fit 64 MiB of a worker's home or pool:
+ * when one worker made them all, some were dropped and made fresh again next step (24–26 of that
+ * class made in a run, or 30–39). 96 against 64 and 128 (6 alternated rounds, load 7–9, C++
+ * kernels, 1 × 2): the heap's high water 442–454 MB against 445–504 and 443–464, that class made
+ * 24–25 times against 24–39 and 24–26, minor faults 113.6–116.7 k against 115.1–127.1 k and
+ * 113.8–119.0 k (docs/pic.md, "The high water: what the heap's fresh bytes are"). The recycling tests run programs whose
  * every reader checks its bytes, on threads, processes and in-process nodes, with each buffer
  * poisoned as it enters a pool (LUNA_RECYCLE_POISON): none reads a reused buffer.
  */
-const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 64) * 1024 * 1024;
+const POOL_BYTES = (tuned('LUNA_RECYCLE_MB') ?? 96) * 1024 * 1024;
 setRecycleCap(POOL_BYTES);
+/**
+ * `LUNA_RECYCLE_LARGER`: an output whose class its thread's pool holds none of takes an idle
+ * buffer of a larger class (none of that class asked for since it came), up to this many times
+ * its own class. Nothing is returned to the C heap during a PIC run (its one forced full
+ * collection comes at the end), so the heap's high water is the bytes made fresh; the initial
+ * cloud's four 16 MiB parts, dead after step 0 and of a class asked for never again, waited in
+ * the pools to be dropped while step 1 made its centre subdomains' 8 MiB particle arrays fresh.
+ * 2 against 1 (the PIC at the seed's size, C++ kernels, 1 × 2, pools of 96 MB, 5 alternated
+ * pairs, load 8.7–9.8): bytes made fresh 367–395 MB against 399–420, lower in 5 of 5; the heap's
+ * high water 414–449 MB against 442–464 (4 of 5); minor faults 108.5–112.4 k against 115.0–119.2 k
+ * in 4 of 5 (docs/pic.md, "The high water: what the heap's fresh bytes are").
+ */
+setRecycleLarger(tuned('LUNA_RECYCLE_LARGER') ?? 2);
 // a check of the above: a buffer let go too early is read as poison (ucode/recycle.ts)
 setRecyclePoison(tuned('LUNA_RECYCLE_POISON') === 1);
 // a buffer taken from a pool is not new memory: the accounting of raw outputs made (call.ts)
