@@ -496,7 +496,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
   const mine = new Exchange(pflags, 0, L, got.ctl[0]!, got.peers[0]!, new FeedSlots(buf, L, 0));
   const peer = new Exchange(pflags, P, L, got.ctl[1]!, got.peers[1]!, new FeedSlots(buf, L, P));
   flags = pflags; me = 0; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, 0); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
-  exchange = mine; tw = undefined; gate = undefined;
+  exchange = mine; ({ tw, gate } = rehearsalTrace());
   const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
   const stand = variants.map((v) => v[0]!);
   const until = performance.now() + budget.ms;
@@ -559,6 +559,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
     }
   } finally {
     giveUpAt = Infinity;
+    endRehearsalTrace();
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (it was not used yet): an object made before the
     // rehearsal's may carry a hidden class V8 has since replaced, and the code optimised in the
@@ -570,6 +571,29 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
     for (const p of [got.peers[0]![1]!, got.peers[1]![0]!, got.ctl[0]!, got.ctl[1]!, ctl0.port1, ctl1.port1, out.port1, out.port2, via.port2]) p.close();
   }
   return { cfs, cut: cfs < budget.cfs };
+}
+
+/**
+ * The rehearsal's trace. Untraced runs rehearse untraced. A traced run's rehearsal records too,
+ * into a writer of its own (to /dev/null, over a buffer of its own when the run's writer has
+ * one) with a gate of its own, so `run`'s traced branches get their feedback with the real
+ * classes. Rehearsed untraced, TurboFan compiled `run` with no feedback for the trace's calls. The
+ * span's first traced task then deoptimised it on both workers ('insufficient type feedback for
+ * call', --trace-deopt). V8 did not optimise it again within a 1 000-step run, so a traced run
+ * measured its hand-offs through `run` in unoptimised code (docs/benchmarks.md, "The lane's
+ * per-task path as one function").
+ */
+function rehearsalTrace(): { tw?: ThreadTraceWriter; gate?: CpuClockGate } {
+  const t = init.trace;
+  if (t === undefined) return { tw: undefined, gate: undefined };
+  const shared = t.buffer && new SharedArrayBuffer(t.buffer.byteLength);
+  return { tw: new ThreadTraceWriter('/dev/null', t.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared }), gate: new CpuClockGate(init.imports.length) };
+}
+
+/** The rehearsal's trace ends: nothing of it is left to record (its last finish is dropped). */
+function endRehearsalTrace(): void {
+  done = false;
+  tw?.close();
 }
 
 /**
@@ -634,7 +658,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const out = new MessageChannel();
   const mine = new Exchange(rflags, lane, L, pair.ctl, pair.peers, pair.slots && new FeedSlots(pair.slots, L, lane));
   flags = rflags; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, lane); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
-  exchange = mine; tw = undefined; gate = undefined;
+  exchange = mine; ({ tw, gate } = rehearsalTrace());
   Atomics.add(rflags, ONCPU, 1);
   const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
   const stand = variants.map((v) => v[0]!);
@@ -724,6 +748,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinDue = due; RUN_LOW_NS = low;
     if (allowed !== null) pinCpus(allowed);
     Atomics.sub(rflags, ONCPU, 1);
+    endRehearsalTrace();
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (see rehearse)
     if (exchange) exchange = new Exchange(flags, me, LANES, init.ctl!, init.peers!, init.slots && new FeedSlots(init.slots, LANES, me));
