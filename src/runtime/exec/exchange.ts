@@ -26,45 +26,37 @@ export class Exchange {
    * each task (prepare), where a Map's get and delete were two builtins more on the path after a
    * kernel, cold (docs/benchmarks.md, "The hand-off's clocks and look-ups after a kernel")
    */
-  readonly wanted = new Map<number, (number[] | undefined)[]>();
-  // The fields below marked "hot" are read and written by the lane's per-task path (worker.ts
-  // `run`), which inlines the common case of prepare, ran (with send and FeedSlots.put) and take
-  // (with FeedSlots.takeHead): after a kernel every distinct function is cold, ~0.35–0.5 µs each
-  // here (docs/benchmarks.md, "The lane's per-task path as one function"). Every other case goes
-  // through the methods below, which keep the rules (and their tests).
-  /** hot: the running batch's requests by task (its entry in `wanted`, if any) */
-  cur: (number[] | undefined)[] | undefined;
+  private readonly wanted = new Map<number, (number[] | undefined)[]>();
+  /** the running batch's requests by task (its entry in `wanted`, if any) */
+  private cur: (number[] | undefined)[] | undefined;
   /**
    * The task prepared last, and whether requests were made to wait (`want`) since: for that task,
    * only then can one wait for it, and `ran` look it up after it ran (most tasks: none did)
    */
-  /** hot */
-  prepBatch = -1;
-  prepTask = -1;
-  waitedSince = false;
+  private prepBatch = -1;
+  private prepTask = -1;
+  private waitedSince = false;
   /** values fed here and not yet used, with how many uses are still due */
   private readonly got = new Map<string, { v: DfValue | null; n: number }>();
-  /** hot: the feed count last served */
-  feedsSeen = 0;
-  /** whether take()'s last miss still stands (hot), the inbox count then, and what it asked for */
-  missed = false;
+  private feedsSeen = 0;
+  /** whether take()'s last miss still stands, the inbox count then, and what it asked for */
+  private missed = false;
   private missSeen = 0;
   private missLane = -1;
   private missBatch = -1;
   private missTask = -1;
   private missOut = -1;
-  /** hot: the inbox count last received */
-  inboxSeen = 0;
-  /** values taken from the feed slots (hot) and from the ports since the start (with inboxSeen: whether a message is due) */
-  fromSlots = 0;
+  private inboxSeen = 0;
+  /** values taken from the feed slots and from the ports since the start (with inboxSeen: whether a message is due) */
+  private fromSlots = 0;
   private fromPorts = 0;
   /** the batch running (its outputs fill up as its tasks run) */
   private current: (DfValue | null)[][] | undefined;
   private currentId = -1;
-  /** hot: the requests for the task about to run, taken out of `wanted` before it runs (prepare), and which task */
-  due: number[] | undefined;
-  dueBatch = -1;
-  dueTask = -1;
+  /** the requests for the task about to run, taken out of `wanted` before it runs (prepare), and which task */
+  private due: number[] | undefined;
+  private dueBatch = -1;
+  private dueTask = -1;
   /** take()'s value while it receives: the one it waits for, handed over without the map (see keep) */
   private wantLane = -1;
   private wantBatch = -1;
@@ -72,11 +64,10 @@ export class Exchange {
   private wantOut = -1;
   private hit = false;
   private hitValue: DfValue | null = null;
-  /** hot: this lane's flags (protocol.ts) */
-  readonly FEEDS: number;
-  readonly INBOX: number;
+  private readonly FEEDS: number;
+  private readonly INBOX: number;
   private readonly PROCESSED: number;
-  readonly SEEN: number;
+  private readonly SEEN: number;
 
   constructor(
     private readonly flags: Int32Array,
@@ -84,8 +75,7 @@ export class Exchange {
     private readonly lanes: number,
     private readonly ctl: MessagePort,
     private readonly peers: (MessagePort | null)[],
-    /** hot */
-    readonly slots?: FeedSlots,
+    private readonly slots?: FeedSlots,
   ) {
     this.FEEDS = feedsFlag(lanes, me);
     this.INBOX = inboxFlag(lanes, me);
@@ -128,7 +118,7 @@ export class Exchange {
   }
 
   /** Requests taken out for a task that did not run after all (its ucode failed) wait again. */
-  undue(): void {
+  private undue(): void {
     if (this.due === undefined) return;
     this.want(this.dueBatch, this.dueTask, this.due);
     this.due = undefined;
@@ -147,16 +137,9 @@ export class Exchange {
     // "The hand-off's clocks and look-ups after a kernel")
     if (Atomics.load(this.flags, this.FEEDS) !== this.feedsSeen) this.serve();
     // requests that came for it while it ran (the ones before were taken by prepare, if it was prepared)
-    const late = this.waitedSince || id !== this.prepBatch || task !== this.prepTask;
+    const since = this.waitedSince;
     this.waitedSince = false;
-    if (late && this.wanted.size > 0) this.answerLate(id, task);
-  }
-
-  /**
-   * Task `task` of batch `id` ran, and requests may have been made to wait for it since it was
-   * prepared (or it was not): answer them.
-   */
-  answerLate(id: number, task: number): void {
+    if ((!since && id === this.prepBatch && task === this.prepTask) || this.wanted.size === 0) return;
     const a = id === this.currentId ? this.cur : this.wanted.get(id);
     const w = a?.[task];
     if (w === undefined) return;
@@ -283,8 +266,7 @@ export class Exchange {
     if (g) g.n++; else this.got.set(k, { v, n: 1 });
   }
 
-  /** Hand output `out` of task `task` of batch `batch` to lane `to` (a slot, a message, or kept here when `to` is this lane). */
-  send(to: number, batch: number, task: number, out: number, v: DfValue | null): void {
+  private send(to: number, batch: number, task: number, out: number, v: DfValue | null): void {
     if (to === this.me) { this.keep(to, batch, task, out, v); return; }
     if (this.slots === undefined || !FeedSlots.fits(v) || !this.slots.put(to, batch, task, out, v)) {
       const msg: FedValue = { b: batch, t: task, o: out, from: this.me, v };

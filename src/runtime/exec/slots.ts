@@ -13,7 +13,7 @@ import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
 /** Entries per ring (a power of 2): a ring fills only when its reader is this many values behind. */
 export const RING = 64;
 /** Int32s per entry: batch, task, output, tag (T_INT, T_REAL, or 0 for an unset output). */
-export const ENTRY = 4;
+const ENTRY = 4;
 
 /** Where ring (from, to) keeps its counts and entries, in a buffer for `lanes` lanes. */
 const layout = (lanes: number): { entries: number; values: number; bytes: number } => {
@@ -31,15 +31,11 @@ export function feedSlotsBuffer(lanes: number): SharedArrayBuffer {
 
 /** One worker's view of the node's feed slots: it writes the rings to its peers and reads those from them. */
 export class FeedSlots {
-  // (read by the lane's per-task path, worker.ts `run`, which inlines put and takeHead: see exchange.ts)
-  /** the rings' counts, ring r's write count at 2r and read count at 2r + 1, then the entries */
-  readonly ints: Int32Array;
-  /** the entries' values, one a slot */
-  readonly vals: Float64Array;
-  /** the Int32 index of the first entry */
-  readonly entries: number;
+  private readonly ints: Int32Array;
+  private readonly vals: Float64Array;
+  private readonly entries: number;
 
-  constructor(buf: SharedArrayBuffer, readonly lanes: number, private readonly me: number) {
+  constructor(buf: SharedArrayBuffer, private readonly lanes: number, private readonly me: number) {
     const l = layout(lanes);
     if (buf.byteLength < l.bytes) throw new Error(`feed slots: a buffer of ${buf.byteLength} bytes for ${lanes} lanes (${l.bytes} needed)`);
     this.ints = new Int32Array(buf, 0, l.values / 4);

@@ -14,10 +14,10 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { AWAKE, CpuShare, PARKED, SLEEPING, abortFlag, inboxFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
-import { ENTRY, FeedSlots, RING, feedSlotsBuffer } from './slots.js';
+import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
 import { collectDue, countHeld } from './shm.js';
@@ -351,19 +351,6 @@ function recordDone(): void {
   gate!.record(tw!, doneT0, doneImp, doneCf, me + 1, doneCpu, doneC1, doneT1);
 }
 
-/**
- * Run a batch: its tasks in order, each one's inputs first (made in the batch, in the lane's
- * batch before, or fed by another lane), its outputs handed to the lanes waiting for them as its
- * ucode returns; then its result to the system thread.
- *
- * The per-task path, from a ucode's return to the next ucode's call, is this one function: what
- * runs between a kernel's end and the next kernel's start is cold on this host (~0.35–0.5 µs for
- * each distinct function after a 2.5 ms kernel), so the common case of four units is inlined by
- * hand below, each marked: the hand-out (Exchange.ran with send and FeedSlots.put), the first
- * take of a fed input (Exchange.take with FeedSlots.takeHead) and the look-up of the task's
- * requests (Exchange.prepare). Every other case calls those units (or `fed`, which waits), which
- * keep the rules and their tests (docs/benchmarks.md, "The lane's per-task path as one function").
- */
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
@@ -371,11 +358,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   const nameOf = (k: string | number): string => displayDf(names.get(k as number));
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   running = tasks;
-  const id = msg.id;
-  const ex = exchange;
-  ex?.begin(id, outs);
-  // (the feed slots, for the inlined put and takeHead)
-  const slots = ex?.slots;
+  exchange?.begin(msg.id, outs);
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
   let error: TaskError | undefined;
   let ran = 0;
@@ -388,111 +371,51 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     const t = tasks[ti]!;
     const def = init.imports[t.imp]!;
     const args = t.args;
-    const fwd = t.fwd;
-    if (fwd) {
-      let k = 0;
-      for (; k < fwd.length; k++) {
-        const f = fwd[k]!;
-        const lane = f.lane;
-        if (lane === undefined) { args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out]; continue; }
-        let v: DfValue | null | undefined;
-        // [Exchange.take, FeedSlots.takeHead] a value that came while this lane ran is most often
-        // the next entry of its producer's ring: taken from there
-        if (slots !== undefined && lane !== me) {
-          const seen = Atomics.load(flags, ex!.INBOX);
-          const ints = slots.ints, ring = lane * slots.lanes + me, r = ints[2 * ring + 1]!;
-          if (seen !== ex!.inboxSeen && Atomics.load(ints, 2 * ring) !== r) {
-            const slot = ring * RING + (r & (RING - 1)), e = slots.entries + slot * ENTRY;
-            if (ints[e] === f.batch && ints[e + 1] === f.task && ints[e + 2] === f.out) {
-              const tag = ints[e + 3]!;
-              v = tag === 0 ? null : ({ t: tag, v: slots.vals[slot]! } as DfValue);
-              Atomics.store(ints, 2 * ring + 1, (r + 1) | 0);
-              ex!.fromSlots = (ex!.fromSlots + 1) | 0;
-              // (a lane waiting for this one's next value learns that this one is on a CPU)
-              Atomics.store(flags, ex!.SEEN, seen);
-              ex!.missed = false;
-              (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).none++;
-            }
-          }
-        }
-        // every other case: the value as a message, kept, or not there yet (a wait)
-        if (v === undefined && (v = fed(f)) === undefined) break; // (the run was aborted meanwhile)
+    if (t.fwd) {
+      let aborted = false;
+      for (const f of t.fwd) {
+        if (f.lane === undefined) { args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out]; continue; }
+        const v = fed(f);
+        if (v === undefined) { aborted = true; break; }
         args[f.arg] = v;
       }
-      if (k < fwd.length) break;
+      if (aborted) break;
     }
-    // [Exchange.prepare] whom this task's outputs go to, looked up while the lane is warm
-    if (ex !== undefined) {
-      ex.waitedSince = false;
-      if (ex.due !== undefined) ex.undue();
-      ex.prepBatch = id;
-      ex.prepTask = ti;
-      const w = ex.cur?.[ti];
-      if (w !== undefined) { ex.cur![ti] = undefined; ex.due = w; ex.dueBatch = id; ex.dueTask = ti; }
-    }
+    // whom this task's outputs go to, looked up while the lane is warm (see Exchange.prepare)
+    exchange?.prepare(msg.id, ti);
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
     let cpu = false;
     if (tw) {
       recordDone();
-      if (fwd) tw.cfReady(t0, t.cf);
+      if (t.fwd) tw.cfReady(t0, t.cf);
       cpu = gate!.start(tw, t0, t.imp, t.cf, me + 1);
     }
     start[ti] = t0;
     if (lastFin >= 0) gaps.gapNs += t0 - lastFin;
-    let o: (DfValue | null)[];
     try {
       inUcode = true;
       tw?.lend(); // a ucode that never returns must not take this worker's trace with it
-      o = outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf);
+      outs[ti] = callUcode(fns[t.imp]!, def, args, t.keys, nameOf, ctx, t.cf);
       inUcode = false;
       tw?.reclaim();
       if (asyncMade !== null) throw new ContractError(`ucode ${def.symbol} started asynchronous work (${asyncMade}): ucodes are synchronous, they must not start timers or promises`);
     } catch (e) {
       inUcode = false;
       if (tw) { tw.reclaim(); gate!.finish(tw, t0, t.imp, t.cf, me + 1, cpu, now); tw.flush(); }
-      const exc = e instanceof Error ? e : new Error(String(e));
-      error = { task: ti, message: exc.message, stack: exc.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
+      const ex = e instanceof Error ? e : new Error(String(e));
+      error = { task: ti, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' };
       Atomics.store(flags, ABORT, 1); // the run fails: other workers stop after their current CF
       break;
     }
-    // the outputs go to the lanes waiting for them before this lane records anything (the
-    // clocks first: the trace's finish is the ucode's return)
+    // the outputs go to the lanes waiting for them before this lane records anything: on this
+    // host a thread's code and data come back cold after a kernel of a millisecond (~8–10 µs a
+    // small step, bench/raw-cold.ts), and each step put between a producer's end and its
+    // consumer's start was paid on every hand-off (docs/benchmarks.md, "The hand-off between
+    // lanes, split on this machine")
     const c1 = cpu ? threadCpuNs() : 0;
     const t1 = now();
-    if (ex !== undefined) {
-      // [Exchange.ran] the requests prepare took out for this task
-      const due = ex.due;
-      if (due !== undefined && ex.dueTask === ti && ex.dueBatch === id) {
-        ex.due = undefined;
-        for (let i = 0; i < due.length; i += 2) {
-          const out = due[i]!, to = due[i + 1]!;
-          const v = o[out] ?? null;
-          // [send, FeedSlots.put] an int or real for another lane, into the ring to it unless full
-          if (to !== me && slots !== undefined && (v === null || v.t === T_INT || v.t === T_REAL)) {
-            const ints = slots.ints, ring = me * slots.lanes + to, w = ints[2 * ring]!;
-            if (((w - Atomics.load(ints, 2 * ring + 1)) | 0) < RING) {
-              const slot = ring * RING + (w & (RING - 1)), e = slots.entries + slot * ENTRY;
-              ints[e] = id;
-              ints[e + 1] = ti;
-              ints[e + 2] = out;
-              ints[e + 3] = v === null ? 0 : v.t;
-              slots.vals[slot] = v === null ? 0 : (v.v as number);
-              Atomics.store(ints, 2 * ring, (w + 1) | 0); // published
-              Atomics.add(flags, inboxFlag(LANES, to), 1);
-              if (Atomics.load(flags, to) !== AWAKE && wakeLane(flags, to)) ex.woke++;
-              continue;
-            }
-          }
-          ex.send(to, id, ti, out, v); // to this lane, as a message, or past a full ring
-        }
-      } else if (due !== undefined) ex.undue();
-      // feed requests that arrived while it ran, and requests made to wait for it since prepare
-      if (Atomics.load(flags, ex.FEEDS) !== ex.feedsSeen) ex.serve();
-      const late = ex.waitedSince || ex.prepTask !== ti || ex.prepBatch !== id;
-      ex.waitedSince = false;
-      if (late && ex.wanted.size > 0) ex.answerLate(id, ti);
-    }
+    exchange?.ran(msg.id, ti);
     lastFin = fin[ti] = t1;
     ran = ti + 1;
     // traced, the CF's finish is recorded as the next one starts, after its clock is read: the
