@@ -471,8 +471,8 @@ countHeld(heldRaw);
  * the span (each worker's isolate compiles its own copy). Nothing leaves the worker: the flags,
  * feed slots, ports and the peer lane that feeds it are private to the rehearsal; the ucodes are
  * stand-ins with their calling convention (no ucode runs: a ucode may print, abort or keep
- * state); nothing reaches the run's trace (see rehearsalTrace); the worker's own state (its last outputs, gaps, counts) is reset
- * after. Returns the fragments rehearsed, and whether its time ended it before its count. The
+ * state); nothing reaches the run's trace (see rehearsalTrace); the worker's own state (its
+ * last outputs, gaps, counts) is reset after. Returns the fragments rehearsed, and whether its time ended it before its count. The
  * wire batches go through a structured clone, as the real ones do, and carry every
  * kind of argument (plain numbers and strings, inline values, outputs, inputs from the same batch
  * and fed from the peer), so the code optimised here has seen the real run's shapes.
@@ -642,8 +642,8 @@ interface Rehearsed { cfs: number; cut: boolean }
  * rounds) or by its time (`ms`): the first lane out of time raises the rehearsal's abort flag,
  * and every lane's waits end there, its own sleeps included, so a partner that never answers
  * (stalled, or booting late) costs at most `ms`. A worker that dies meanwhile makes the pool
- * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the worker's state
- * reset after. Returns the fragments this worker rehearsed, and whether it was cut.
+ * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the
+ * worker's state reset after. Returns the fragments this worker rehearsed, and whether it was cut.
  */
 function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): Rehearsed {
   const imps: number[] = [];
