@@ -352,7 +352,7 @@ function recordDone(): void {
 }
 
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
-  if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); init.port.close(); return false; }
+  if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); rehearsalTw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
   const nameOf = (k: string | number): string => displayDf(names.get(k as number));
@@ -371,9 +371,14 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     const t = tasks[ti]!;
     const def = init.imports[t.imp]!;
     const args = t.args;
-    if (t.fwd) {
+    const fwd = t.fwd;
+    if (fwd) {
+      // (by index, not for-of: leaving a for-of early runs its iterator's closing, code that only
+      // an aborted wait reaches; a rehearsal cut by its time reached it first, and deoptimised
+      // `run` on both workers for the whole run: 'insufficient type feedback', --trace-deopt)
       let aborted = false;
-      for (const f of t.fwd) {
+      for (let k = 0; k < fwd.length; k++) {
+        const f = fwd[k]!;
         if (f.lane === undefined) { args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out]; continue; }
         const v = fed(f);
         if (v === undefined) { aborted = true; break; }
@@ -388,7 +393,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     let cpu = false;
     if (tw) {
       recordDone();
-      if (t.fwd) tw.cfReady(t0, t.cf);
+      if (fwd) tw.cfReady(t0, t.cf);
       cpu = gate!.start(tw, t0, t.imp, t.cf, me + 1);
     }
     start[ti] = t0;
@@ -587,13 +592,21 @@ function rehearsalTrace(): { tw?: ThreadTraceWriter; gate?: CpuClockGate } {
   const t = init.trace;
   if (t === undefined) return { tw: undefined, gate: undefined };
   const shared = t.buffer && new SharedArrayBuffer(t.buffer.byteLength);
-  return { tw: new ThreadTraceWriter('/dev/null', t.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared }), gate: new CpuClockGate(init.imports.length) };
+  rehearsalTw ??= new ThreadTraceWriter('/dev/null', t.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared });
+  return { tw: rehearsalTw, gate: new CpuClockGate(init.imports.length) };
 }
+
+/**
+ * The rehearsal's writer, closed when the worker stops, not when the rehearsal ends: closing
+ * writes its `closed` field, which the code optimised in the rehearsal took for a constant, and
+ * both workers' `run`, `lend` and `reclaim` were deoptimised at the span's start ('code
+ * dependencies', --trace-deopt).
+ */
+let rehearsalTw: ThreadTraceWriter | undefined;
 
 /** The rehearsal's trace ends: nothing of it is left to record (its last finish is dropped). */
 function endRehearsalTrace(): void {
   done = false;
-  tw?.close();
 }
 
 /**
