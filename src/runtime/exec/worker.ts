@@ -352,7 +352,7 @@ function recordDone(): void {
 }
 
 function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
-  if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); init.port.close(); return false; }
+  if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); rehearsalTw?.close(); init.port.close(); return false; }
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
   const nameOf = (k: string | number): string => displayDf(names.get(k as number));
@@ -371,9 +371,14 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     const t = tasks[ti]!;
     const def = init.imports[t.imp]!;
     const args = t.args;
-    if (t.fwd) {
+    const fwd = t.fwd;
+    if (fwd) {
+      // (by index, not for-of: leaving a for-of early runs its iterator's closing, code that only
+      // an aborted wait reaches; a rehearsal cut by its time reached it first, and deoptimised
+      // `run` on both workers for the whole run: 'insufficient type feedback', --trace-deopt)
       let aborted = false;
-      for (const f of t.fwd) {
+      for (let k = 0; k < fwd.length; k++) {
+        const f = fwd[k]!;
         if (f.lane === undefined) { args[f.arg] = (f.task >= 0 ? outs[f.task] : prevOuts[-1 - f.task])![f.out]; continue; }
         const v = fed(f);
         if (v === undefined) { aborted = true; break; }
@@ -388,7 +393,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     let cpu = false;
     if (tw) {
       recordDone();
-      if (t.fwd) tw.cfReady(t0, t.cf);
+      if (fwd) tw.cfReady(t0, t.cf);
       cpu = gate!.start(tw, t0, t.imp, t.cf, me + 1);
     }
     start[ti] = t0;
@@ -471,8 +476,8 @@ countHeld(heldRaw);
  * the span (each worker's isolate compiles its own copy). Nothing leaves the worker: the flags,
  * feed slots, ports and the peer lane that feeds it are private to the rehearsal; the ucodes are
  * stand-ins with their calling convention (no ucode runs: a ucode may print, abort or keep
- * state); nothing is traced; the worker's own state (its last outputs, gaps, counts) is reset
- * after. Returns the fragments rehearsed, and whether its time ended it before its count. The
+ * state); nothing reaches the run's trace (see rehearsalTrace); the worker's own state (its
+ * last outputs, gaps, counts) is reset after. Returns the fragments rehearsed, and whether its time ended it before its count. The
  * wire batches go through a structured clone, as the real ones do, and carry every
  * kind of argument (plain numbers and strings, inline values, outputs, inputs from the same batch
  * and fed from the peer), so the code optimised here has seen the real run's shapes.
@@ -496,7 +501,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
   const mine = new Exchange(pflags, 0, L, got.ctl[0]!, got.peers[0]!, new FeedSlots(buf, L, 0));
   const peer = new Exchange(pflags, P, L, got.ctl[1]!, got.peers[1]!, new FeedSlots(buf, L, P));
   flags = pflags; me = 0; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, 0); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
-  exchange = mine; tw = undefined; gate = undefined;
+  exchange = mine; ({ tw, gate } = rehearsalTrace());
   const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
   const stand = variants.map((v) => v[0]!);
   const until = performance.now() + budget.ms;
@@ -559,6 +564,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
     }
   } finally {
     giveUpAt = Infinity;
+    endRehearsalTrace();
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (it was not used yet): an object made before the
     // rehearsal's may carry a hidden class V8 has since replaced, and the code optimised in the
@@ -570,6 +576,36 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
     for (const p of [got.peers[0]![1]!, got.peers[1]![0]!, got.ctl[0]!, got.ctl[1]!, ctl0.port1, ctl1.port1, out.port1, out.port2, via.port2]) p.close();
   }
   return { cfs, cut: cfs < budget.cfs };
+}
+
+/**
+ * The rehearsal's trace. Untraced runs rehearse untraced. A traced run's rehearsal records too,
+ * into a writer of its own (to /dev/null, over a buffer of its own when the run's writer has
+ * one) with a gate of its own, so `run`'s traced branches get their feedback with the real
+ * classes. Rehearsed untraced, TurboFan compiled `run` with no feedback for the trace's calls. The
+ * span's first traced task then deoptimised it on both workers ('insufficient type feedback for
+ * call', --trace-deopt). V8 did not optimise it again within a 1 000-step run, so a traced run
+ * measured its hand-offs through `run` in unoptimised code (docs/benchmarks.md, "The lane's
+ * per-task path as one function").
+ */
+function rehearsalTrace(): { tw?: ThreadTraceWriter; gate?: CpuClockGate } {
+  const t = init.trace;
+  if (t === undefined) return { tw: undefined, gate: undefined };
+  rehearsalTw ??= new ThreadTraceWriter('/dev/null', t.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: t.buffer && new SharedArrayBuffer(t.buffer.byteLength) });
+  return { tw: rehearsalTw, gate: new CpuClockGate(init.imports.length) };
+}
+
+/**
+ * The rehearsal's writer, closed when the worker stops, not when the rehearsal ends: closing
+ * writes its `closed` field, which the code optimised in the rehearsal took for a constant, and
+ * both workers' `run`, `lend` and `reclaim` were deoptimised at the span's start ('code
+ * dependencies', --trace-deopt).
+ */
+let rehearsalTw: ThreadTraceWriter | undefined;
+
+/** The rehearsal's trace ends: nothing of it is left to record (its last finish is dropped). */
+function endRehearsalTrace(): void {
+  done = false;
 }
 
 /**
@@ -618,8 +654,8 @@ interface Rehearsed { cfs: number; cut: boolean }
  * rounds) or by its time (`ms`): the first lane out of time raises the rehearsal's abort flag,
  * and every lane's waits end there, its own sleeps included, so a partner that never answers
  * (stalled, or booting late) costs at most `ms`. A worker that dies meanwhile makes the pool
- * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing traced, the worker's state
- * reset after. Returns the fragments this worker rehearsed, and whether it was cut.
+ * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the
+ * worker's state reset after. Returns the fragments this worker rehearsed, and whether it was cut.
  */
 function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): Rehearsed {
   const imps: number[] = [];
@@ -634,7 +670,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const out = new MessageChannel();
   const mine = new Exchange(rflags, lane, L, pair.ctl, pair.peers, pair.slots && new FeedSlots(pair.slots, L, lane));
   flags = rflags; LANES = L; ABORT = abortFlag(L); RUNNING = runningFlag(L, lane); ONCPU = onCpuFlag(L); RESULTS = resultsFlag(L);
-  exchange = mine; tw = undefined; gate = undefined;
+  exchange = mine; ({ tw, gate } = rehearsalTrace());
   Atomics.add(rflags, ONCPU, 1);
   const variants = fns.map((f, k) => standIns(f, init.imports[k]!.params));
   const stand = variants.map((v) => v[0]!);
@@ -724,6 +760,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
     FED_SPIN_NS = spin; CPUS = cpus; holdMs = 0; pinDue = due; RUN_LOW_NS = low;
     if (allowed !== null) pinCpus(allowed);
     Atomics.sub(rflags, ONCPU, 1);
+    endRehearsalTrace();
     ({ flags, me, LANES, ABORT, RUNNING, ONCPU, RESULTS, exchange, tw, gate } = saved);
     // this worker's exchange made anew (see rehearse)
     if (exchange) exchange = new Exchange(flags, me, LANES, init.ctl!, init.peers!, init.slots && new FeedSlots(init.slots, LANES, me));
