@@ -64,7 +64,7 @@ test('a fed batch for a lane with under half of the first batch\'s work in fligh
   const saved = process.env.LUNA_FED_FIRST_US;
   try {
     delete process.env.LUNA_FED_FIRST_US;
-    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), full, 'off by default');
+    assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), first, 'on by default, at 1 ms');
     process.env.LUNA_FED_FIRST_US = '0';
     assert.equal(new DefaultPolicy({ fedRunNs: FED_RUN_NS }).chainLength({ ...fed, aheadNs: 0 }), full, 'LUNA_FED_FIRST_US=0 turns it off');
     process.env.LUNA_FED_FIRST_US = '450';

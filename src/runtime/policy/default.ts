@@ -55,8 +55,8 @@ export const MAX_BATCH = 512;
  * holding one short batch had its next one cut too. Task Bench stencil_1d 1×2, C++ kernels,
  * 1 000 steps, 1 ms (`LUNA_FED_FIRST_US=1000`) against 0, alternated, 5 pairs a size, shielded, load
  * 6.8–8.8: program medians 2^14 173 / 206 ms (faster 5 of 5), 2^15 286 / 292 (4 of 5), 2^16
- * 1 278 / 1 319 (2 of 5; a burst of load); again (load 6.8–11.6, 5 pairs) 171 / 191 (5 of 5), 252 / 252 (2 of 5), 360 / 363 (2 of 5): faster where a step is shortest, within noise above. Opt-in (0, off) until the other rows and
- * a quiet METG are measured (METG 1×2 beside the original, quiet, 3 pairs at load 2–3: by the busy
+ * 1 278 / 1 319 (2 of 5; a burst of load); again (load 6.8–11.6, 5 pairs) 171 / 191 (5 of 5), 252 / 252 (2 of 5), 360 / 363 (2 of 5): faster where a step is shortest, within noise above. Opt-in at first, until the other rows and
+ * a quiet METG were measured (METG 1×2 beside the original, quiet, 3 pairs at load 2–3: by the busy
  * share 284–285 against 310–553 µs, against the shared peak median 286 against 318: a hint; the
  * other rows in 2 pairs within a tenant's burst; but the block matmul with C++ ucodes on 2
  * threads slower in 3 of 3 quiet pairs, 1.56–1.90 against 1.40–1.48 s, from an extra fed slot the
@@ -65,11 +65,14 @@ export const MAX_BATCH = 512;
  * 4 of 10 (248 / 243), PIC small C++ 1×2 4 of 5 (656 / 676), the matmul 4 of 5 (1 394 / 1 449,
  * the same placements); but METG beside the original against the shared peak higher in 3 of 3
  * pairs of the per-lane build (825 / 300, 642 / 281, 361 / 345 µs; load 11–15) and level in the
- * one readable pair of this one (397 / 395), so still opt-in; `LUNA_FED_FIRST_US`
- * sets it (0: off, and the depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch
- * sent early").
+ * one readable pair of this one (397 / 395). The default since 4 quieter METG pairs of the final
+ * build (load 2.2–3.2, shielded, alternated): against the shared peak 283 / 219, 279 / 309,
+ * 361 / 375, 247 / 230 µs on / off (level: lower in 2 of 4, medians 281 / 270), by the busy share
+ * 296 / 403, 289 / 323, 361 / 349, 299 / 219 (lower in 3 of 4, medians 298 / 336); with the rows
+ * above, faster or level everywhere it was measured. `LUNA_FED_FIRST_US` sets it (0: off, and the
+ * depth is FEED_DEPTH) (docs/benchmarks.md, "An idle lane's fed batch sent early").
  */
-export const FED_FIRST_NS = 0;
+export const FED_FIRST_NS = 1_000_000;
 /** CFs per batch until CF times are known */
 export const FIRST_BATCH = 4;
 /** iterations a lazily unrolled loop spawns at a time, and the live CFs it keeps the node at */
