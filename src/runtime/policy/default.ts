@@ -472,7 +472,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // across lanes (234–264 CFs against 0, 487–528 batches against 275–338), and with it for CFs
     // of which 8 fit in FED_FIRST_NS its ~100 µs adds, ~700 offers into a third slot behind two
     // batches of products (7–89 fed; 281–348 batches against 247–275); now 0 against 0
-    // (with the rule off, the default, no batch is ever cut: the lanes are not looked at)
+    // (with the rule off, `LUNA_FED_FIRST_US=0`, no batch is ever cut: the lanes are not looked at)
     const depth = this.fedFirstNs > 0 ? feedDepth(cf?.short, n) : FEED_DEPTH;
     if (from.length === 1) {
       const a = from[0]!;
