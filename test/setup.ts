@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 process.env.LUNA_CACHE_DIR ??= join(tmpdir(), 'luna-ts-test-cache');
+// A test that clears LUNA_CACHE_DIR for a child (to check a default) must still not write into
+// the user's ~/.cache: the precompiled ucenv.h falls back to $XDG_CACHE_HOME/luna-ts/pch.
+process.env.XDG_CACHE_HOME = join(tmpdir(), 'luna-ts-test-xdg-cache');
 
 // The tests start `node bin/luna …` (and the runner starts each test file) without bin/luna's
 // first line, which drops NODE_EXTRA_CA_CERTS: with it set (Debian sets it to its 144
