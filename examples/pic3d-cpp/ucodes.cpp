@@ -569,6 +569,20 @@ void c_deposit_all_blk(int N, int F, int a, int b, int c, const InputDF &p0, con
 }
 
 /**
+ * The first step's deposits of the 4 subdomains of column (a, b) on one node in one CF (slabs.fah
+ * SLABCOLS, F = 4: 16 CFs in place of 64 while the lanes wait for their first values), each exactly
+ * as c_deposit_all_blk makes it -> the 4 S, the 4 deposit blocks, the 4 A (c at c)
+ */
+void c_deposit_all_col(int N, int F, int a, int b, const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3,
+    OutputDF &S0, OutputDF &S1, OutputDF &S2, OutputDF &S3, OutputDF &L0, OutputDF &L1, OutputDF &L2, OutputDF &L3,
+    OutputDF &A0, OutputDF &A1, OutputDF &A2, OutputDF &A3)
+{
+    if (F != 4) failed("the deposits by column take F = 4 subdomains a side, not F=" + std::to_string(F));
+    OutputDF *Ss[4] = {&S0, &S1, &S2, &S3}, *Ls[4] = {&L0, &L1, &L2, &L3}, *As[4] = {&A0, &A1, &A2, &A3};
+    for (int c = 0; c < 4; c++) depositCloud(N, F, a, b, c, p0, p1, p2, p3, *Ss[c], *Ls[c], *As[c], 0);
+}
+
+/**
  * The layer's density from its 16 blocks and 16 of the layer below: whole blocks (faces 0), their
  * upper faces alone one a DF (1), or a column's 4 faces a DF (2: (B, C) is face C of below[B·4 + C])
  */
@@ -673,6 +687,20 @@ void c_push_slab(int N, int F, int SL, int a, int b, int c, const InputDF &phi, 
     pushOut(N, F, a, b, c, nullptr, g, n1 * n1, n1, S, A, stay, leaving);
 }
 
+
+/**
+ * The pushes of the 4 subdomains of column (a, b) in one CF (pic3d.fa's light columns: 4 short
+ * CFs a step become one), each exactly as c_push_slab makes it: its slab's φ, the 4 staying
+ * particles' arrays, the 4 arrived -> the 4 staying, the 4 leaving arrays (c at c)
+ */
+void c_push_col(int N, int F, int SL, int a, int b, const InputDF &phi, PIC3D_IN4(s), PIC3D_IN4(x),
+    OutputDF &S0, OutputDF &S1, OutputDF &S2, OutputDF &S3, OutputDF &X0, OutputDF &X1, OutputDF &X2, OutputDF &X3)
+{
+    if (F != 4) failed("the pushes by column take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *ss[4] = {PIC3D_ARR4(s)}, *xs[4] = {PIC3D_ARR4(x)};
+    OutputDF *So[4] = {&S0, &S1, &S2, &S3}, *Xo[4] = {&X0, &X1, &X2, &X3};
+    for (int c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, phi, *ss[c], *xs[c], *So[c], *Xo[c]);
+}
 }
 
 

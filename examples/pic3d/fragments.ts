@@ -273,6 +273,16 @@ export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c:
   depositCloud(N, F, a, b, c, dfs, 0);
 }
 
+/**
+ * The first step's deposits of the 4 subdomains of column (a, b) on one node in one CF (slabs.fah
+ * SLABCOLS, F = 4: 16 CFs in place of 64 while the lanes wait for their first values), each exactly
+ * as c_deposit_all_blk makes it: the parts of the cloud (4) -> the 4 S, the 4 deposit blocks, the 4 A
+ */
+export function c_deposit_all_col(N: number, F: number, a: number, b: number, ...dfs: DF[]): void {
+  if (F !== 4) fail(`the deposits by column take F = 4 subdomains a side, not F=${F}`);
+  for (let c = 0; c < 4; c++) depositCloud(N, F, a, b, c, [...dfs.slice(0, 4), dfs[4 + c]!, dfs[8 + c]!, dfs[12 + c]!], 0);
+}
+
 /** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
 export function c_layer_density(N: number, F: number, A: number, ...dfs: DF[]): void {
   layerDensity(N, F, A, dfs);
@@ -392,4 +402,14 @@ export function c_push_slab(N: number, F: number, SL: number, a: number, b: numb
     fieldFromSlab(N, F, SL, a, b, c, dfs[0]!.getFloat64Array(), slabG);
     pushOut(N, F, a, b, c, null, slabG, dfs[1]!, dfs[2]!, dfs[3]!, dfs[4]!);
   });
+}
+
+/**
+ * The pushes of the 4 subdomains of column (a, b) in one CF (pic3d.fa's light columns: 4 short
+ * CFs a step become one), each exactly as c_push_slab makes it: its slab's φ, the 4 staying
+ * particles' arrays, the 4 arrived -> the 4 staying, the 4 leaving arrays (c at c)
+ */
+export function c_push_col(N: number, F: number, SL: number, a: number, b: number, ...dfs: DF[]): void {
+  if (F !== 4) fail(`the pushes by column take F = 4 subdomains a side, not F=${F}`);
+  for (let c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, dfs[0]!, dfs[1 + c]!, dfs[5 + c]!, dfs[9 + c]!, dfs[13 + c]!);
 }
