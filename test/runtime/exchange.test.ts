@@ -128,3 +128,23 @@ test('past a full ring the values come as messages, and the consumer gets each, 
     assert.equal(b.take(0, 3, 0, 0), undefined);
   } finally { close(); }
 });
+
+test('a lane without a batch has nothing to do for the values fed to it: only feed requests call for it (requested)', async () => {
+  const { flags, x, ctl, close } = pair();
+  try {
+    const [a, b] = x as [Exchange, Exchange];
+    const outs: (DfValue | null)[][] = [];
+    a.begin(3, outs);
+    await ask(flags, ctl[0]!, [0, 1]);
+    assert.equal(a.requested(), true, 'requests came to the producer');
+    a.serve();
+    assert.equal(a.requested(), false, 'and were taken in');
+    for (const t of [0, 1]) { a.prepare(3, t); outs[t] = [real(t + 0.5)]; a.ran(3, t); }
+    // the consumer takes the first value from its ring's head and has no batch after it: the
+    // second value waits in its inbox, which must not keep its idle wait from sleeping
+    assert.deepEqual(b.take(0, 3, 0, 0), real(0.5));
+    assert.equal(b.requested(), false, 'a value in the inbox is no request');
+    assert.equal(b.pending(), true, 'though a fed wait would look at it');
+    assert.deepEqual(b.take(0, 3, 1, 0), real(1.5), 'it is there when the batch asks');
+  } finally { close(); }
+});

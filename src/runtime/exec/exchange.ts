@@ -153,6 +153,11 @@ export class Exchange {
     return Atomics.load(this.flags, this.FEEDS) !== this.feedsSeen || Atomics.load(this.flags, this.INBOX) !== this.inboxSeen;
   }
 
+  /** Feed requests arrived that this worker has not answered (for the check before a lane without a batch sleeps). */
+  requested(): boolean {
+    return Atomics.load(this.flags, this.FEEDS) !== this.feedsSeen;
+  }
+
   /** Answer the feed requests that arrived. */
   serve(): void {
     const n = Atomics.load(this.flags, this.FEEDS);

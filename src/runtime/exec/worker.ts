@@ -191,8 +191,12 @@ function loop(fns: Ucode[]): void {
   type Msg = ReturnType<typeof receiveMessageOnPort>;
   let m: Msg;
   // a batch may have arrived before we slept; feed requests for batches this worker ran are
-  // still answered while it has nothing to do
-  const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.pending() === true;
+  // still answered while it has nothing to do. Values fed to this lane are not looked at until
+  // its batch comes: a value left in the inbox (a ring's head taken without draining the rest,
+  // or fed ahead of the batch) kept this wait from sleeping, and a dry lane ran at full CPU
+  // without the spin gate, on the cores the system thread needed to build its next batch
+  // (docs/benchmarks.md, "Both lanes idle at METG sizes")
+  const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.requested() === true;
   for (;;) {
     m = receiveMessageOnPort(port);
     // the lane has nothing to run until the system thread sends its next batch
