@@ -19,8 +19,8 @@ import { FeedSlots } from './slots.js';
  * One function for every exchange, not a closure each: the rehearsal's exchange and the run's are
  * different objects, and a closure of one (per lane, made on first use) met in the span
  * deoptimised `receive` and `take` on both workers at the span's start ('wrong map' on the
- * closures' array, then 'wrong call target'; re-compiled in the span, 34–58 ms of TurboFan job
- * each, --trace-opt --trace-deopt).
+ * closures' array, then 'wrong call target'; `take` re-compiled in the span, 4–194 ms of TurboFan
+ * job each, --trace-opt --trace-deopt; docs/benchmarks.md, "The span's deoptimisations at METG sizes").
  */
 let draining: Exchange | null = null;
 let drainingFrom = 0;
