@@ -14,6 +14,20 @@ import type { DfValue } from '../../ucode/value.js';
 import { feedsFlag, inboxFlag, processedFlag, seenFlag, wakeLane } from './protocol.js';
 import { FeedSlots } from './slots.js';
 
+/**
+ * The exchange that drains its slots now, and the lane it drains: what keepDrained keeps for.
+ * One function for every exchange, not a closure each: the rehearsal's exchange and the run's are
+ * different objects, and a closure of one (per lane, made on first use) met in the span
+ * deoptimised `receive` and `take` on both workers at the span's start ('wrong map' on the
+ * closures' array, then 'wrong call target'; `take` re-compiled in the span, 4–194 ms of TurboFan
+ * job each, --trace-opt --trace-deopt; docs/benchmarks.md, "The span's deoptimisations at METG sizes").
+ */
+let draining: Exchange | null = null;
+let drainingFrom = 0;
+function keepDrained(batch: number, task: number, out: number, v: DfValue | null): void {
+  draining!.keep(drainingFrom, batch, task, out, v);
+}
+
 /** A fed value as it travels between workers. */
 interface FedValue { b: number; t: number; o: number; from: number; v: DfValue | null }
 
@@ -236,7 +250,12 @@ export class Exchange {
     for (let from = 0; from < this.peers.length; from++) {
       const p = this.peers[from];
       if (p === null || p === undefined) continue;
-      if (slots) this.fromSlots = (this.fromSlots + slots.drain(from, this.kept1(from))) | 0;
+      if (slots) {
+        draining = this;
+        drainingFrom = from;
+        this.fromSlots = (this.fromSlots + slots.drain(from, keepDrained)) | 0;
+        draining = null;
+      }
     }
     // the ports only while the count says a value came as a message (each value fed here moved
     // it by one, after its slot or message was written): polling every peer's port cost each
@@ -253,13 +272,8 @@ export class Exchange {
     }
   }
 
-  /** per lane, the drain callback that keeps what it hands over (made once: no closure a value) */
-  private readonly keepers: ((batch: number, task: number, out: number, v: DfValue | null) => void)[] = [];
-  private kept1(from: number): (batch: number, task: number, out: number, v: DfValue | null) => void {
-    return (this.keepers[from] ??= (b, t, o, v) => this.keep(from, b, t, o, v));
-  }
-
-  private keep(lane: number, batch: number, task: number, out: number, v: DfValue | null): void {
+  /** (called by keepDrained too) */
+  keep(lane: number, batch: number, task: number, out: number, v: DfValue | null): void {
     this.missed = false; // (a value this worker fed itself moves no count)
     if (!this.hit && lane === this.wantLane && batch === this.wantBatch && task === this.wantTask && out === this.wantOut) {
       this.hit = true;

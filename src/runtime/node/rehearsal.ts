@@ -106,6 +106,19 @@ const CHECK_MS = 5;
  */
 const MADE_PER_CF = 16;
 const MADE_AHEAD = 65_536;
+/**
+ * Results returned together in a run's first BURST_TURNS turns, before the pump runs. Returned one
+ * a turn, a CF the lanes had no fed slot for was always offered again while its inputs were still
+ * in flight, and went out fed. In the run the lanes' first results come together (Task Bench's
+ * stencil: both lanes' first two batches before the pump looked again): the CF waits, its values
+ * are delivered to it, it goes out with them. That path never ran here, and `deliver`, `examine`,
+ * `gotValue`, `complete`, `countHandoffs` and `batchDone` deoptimised at the span's first step
+ * ('insufficient type feedback', --trace-deopt-verbose) and were compiled again in the span. Only
+ * the first turns: returned so throughout, the rehearsal fed less, and the fed path's functions
+ * deoptimised in the span instead.
+ */
+const BURST = 4;
+const BURST_TURNS = 4;
 
 /** One run, cut after `cfs` fragments or at `until`. */
 function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number): Promise<{ cfs: number; finished: boolean }> {
@@ -128,13 +141,19 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       if (!finished) rt!.fail(new Error('rehearsal cut'));
       resolve({ cfs: returned, finished });
     };
+    let turns = 0;
     const lane = (): void => {
-      if (over) return;
+      // one batch a turn, as results come from the workers: the pump runs in between; but a run's
+      // first turns return up to BURST at once, as a run's first results come (see BURST)
+      const burst = turns++ < BURST_TURNS ? BURST : 1;
+      for (let k = 0; k < burst; k++) if (!returnOne()) return;
+      if (queue.length > 0) setImmediate(lane);
+    };
+    const returnOne = (): boolean => {
+      if (over || queue.length === 0) return false;
       // (checked before a result, not after: the last result of a run lets the run end)
-      if (returned >= cfs || performance.now() > until) { end(false); return; }
-      // one batch a turn, as results come from the workers: the pump runs in between
-      const b = queue.shift();
-      if (b === undefined) return;
+      if (returned >= cfs || performance.now() > until) { end(false); return false; }
+      const b = queue.shift()!;
       const n = b.wire.n;
       const outs = new Array<DfValue[]>(n);
       // ints and reals by turns: a run's values are often reals (Task Bench's), and the branches
@@ -160,7 +179,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       inflight[b.lane]!--;
       returned += n;
       rt!.onResult(batchResult(wire));
-      if (queue.length > 0) setImmediate(lane);
+      return true;
     };
     // every executor the run's has, doing nothing where a simulated lane has nothing to do
     const none = (): void => {};
