@@ -128,12 +128,16 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
     case 'bin': {
       const { first, links } = binChain(e);
       const head = compileExpr(first, sc);
-      const fused = fuseInt(head, links, sc);
+      // each operand is compiled once: the int fusion's tries are kept for the general chain
+      // (compiling them again doubled the work at every level of a nested index)
+      const rights: CExpr[] = [];
+      const fused = fuseInt(head, links, sc, rights);
       if (fused) return fused;
       let type = head.type;
       const steps: Step[] = [];
-      for (const link of links) {
-        const s = binStep(link.op, type, compileExpr(link.right, sc), link.pos);
+      for (let i = 0; i < links.length; i++) {
+        const link = links[i]!;
+        const s = binStep(link.op, type, rights[i] ?? compileExpr(link.right, sc), link.pos);
         steps.push(s.step);
         type = s.type;
       }
@@ -372,12 +376,13 @@ const FUSE_LINKS = 4;
  * expressions name every DF a fragment reads (its indices) and place it (locator rules), so the
  * system thread evaluates several per input. Undefined when the chain does not qualify.
  */
-function fuseInt(head: CExpr, links: { op: BinOp; right: Expr; pos: number }[], sc: ExprScope): CExpr | undefined {
+function fuseInt(head: CExpr, links: { op: BinOp; right: Expr; pos: number }[], sc: ExprScope, rights: CExpr[]): CExpr | undefined {
   if (head.type !== 'int' || links.length > FUSE_LINKS) return undefined;
   let cur = head;
   for (const link of links) {
     if (link.op === '&&' || link.op === '||') return undefined;
     const r = compileExpr(link.right, sc);
+    rights.push(r);
     if (r.type !== 'int') return undefined;
     cur = intBin(link.op, cur, r, link.pos);
   }

@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileFrontEnd, renderDiagnostics } from '../../src/lang/index.js';
 import { compileProgram, type CallSite, type CompiledProgram, type ForSite } from '../../src/program/compile.js';
-import { argValue, EvalError, type CDfRef, type CExpr, type Frame } from '../../src/program/expr.js';
+import { argValue, compileExpr, EvalError, type CDfRef, type CExpr, type ExprScope, type Frame } from '../../src/program/expr.js';
+import type { Expr } from '../../src/lang/ast.js';
 import * as keys from '../../src/program/keys.js';
 import { T_INT, T_REAL, type DfValue } from '../../src/ucode/value.js';
 
@@ -327,4 +328,31 @@ sub main(int n, int m) {
   env[loop.varSlot] = 7;
   assert.equal(byLoop!.ev(f), 3);
   for (let k = 0; k < 2; k++) assert.throws(() => faulty!.ev(f), /integer division by zero/);
+});
+
+test('each operand is compiled once: `i + x[i + x[…]]` nested 16 deep compiles each DF reference once and still evaluates', () => {
+  // an int head followed by a DF operand fails the int fusion; its operands once went through the
+  // compiler again on the general path, twice more at each level
+  const depth = 16;
+  let e: Expr = { kind: 'id', name: 'i', indices: [], pos: 0 };
+  for (let k = 0; k < depth; k++) {
+    e = { kind: 'bin', op: '+', left: { kind: 'id', name: 'i', indices: [], pos: 0 }, right: { kind: 'id', name: 'x', indices: [e], pos: 0 }, pos: 0 };
+  }
+  let refs = 0;
+  const sc: ExprScope = {
+    value: (n) => (n === 'i' ? { slot: 0, type: 'int' } : undefined),
+    dfRef: (id) => {
+      refs++;
+      const idx = compileExpr(id.indices[0]!, sc); // as compile.ts's dfRef does
+      const key = (f: Frame): string => `x.${String(idx.ev(f))}`;
+      return { name: id.name, pos: id.pos, key, owner: () => 0, at: key };
+    },
+  };
+  const c = compileExpr(e, sc);
+  assert.equal(refs, depth);
+  // every x[…] reads 2: the innermost key is x.1 (i = 1), each one out x.3
+  const f = frame([1], new Map([['x.1', { t: T_INT, v: 2 }], ['x.3', { t: T_INT, v: 2 }]]));
+  assert.equal(c.ev(f), 3);
+  assert.equal(f.reads.length, depth);
+  assert.equal(f.missing, false);
 });
