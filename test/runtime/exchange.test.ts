@@ -23,33 +23,36 @@ async function ask(flags: Int32Array, ctl: { port1: { postMessage(m: unknown): v
 
 const real = (v: number): DfValue => ({ t: T_REAL, v });
 
-test('requests looked up before a task runs, and one that came while it ran, are all answered when it has run', async () => {
+/** Lane 0 producing batch 3 (begun, its outputs in `outs`) for lane 1; `asks` posts the system thread's requests for its tasks. */
+async function batch3(body: (t: { a: Exchange; b: Exchange; outs: (DfValue | null)[][]; asks: (tasks: number[]) => Promise<void> }) => Promise<void>): Promise<void> {
   const { flags, x, ctl, close } = pair();
   try {
     const [a, b] = x as [Exchange, Exchange];
     const outs: (DfValue | null)[][] = [];
     a.begin(3, outs);
-    await ask(flags, ctl[0]!, [0]);
+    await body({ a, b, outs, asks: (tasks) => ask(flags, ctl[0]!, tasks) });
+  } finally { close(); }
+}
+
+test('requests looked up before a task runs, and one that came while it ran, are all answered when it has run', async () => {
+  await batch3(async ({ a, b, outs, asks }) => {
+    await asks([0]);
     a.serve();
     a.prepare(3, 0);
-    await ask(flags, ctl[0]!, [0]); // while task 0 runs
+    await asks([0]); // while task 0 runs
     assert.equal(b.take(0, 3, 0, 0), undefined, 'nothing before the task ran');
     outs[0] = [real(1.5)];
     a.ran(3, 0);
     assert.deepEqual(b.take(0, 3, 0, 0), real(1.5));
     assert.deepEqual(b.take(0, 3, 0, 0), real(1.5), 'the second request is answered too');
     assert.equal(b.take(0, 3, 0, 0), undefined, 'and nothing more');
-  } finally { close(); }
+  });
 });
 
 test('requests taken in while a prepared task runs (a ucode waiting for an answer serves them) are answered when it has run', async () => {
-  const { flags, x, ctl, close } = pair();
-  try {
-    const [a, b] = x as [Exchange, Exchange];
-    const outs: (DfValue | null)[][] = [];
-    a.begin(3, outs);
+  await batch3(async ({ a, b, outs, asks }) => {
     a.prepare(3, 0); // nothing waits for it yet
-    await ask(flags, ctl[0]!, [0, 1]);
+    await asks([0, 1]);
     a.serve(); // inside the task: its outputs are not made, so the requests wait
     outs[0] = [real(1.5)];
     a.ran(3, 0);
@@ -59,16 +62,12 @@ test('requests taken in while a prepared task runs (a ucode waiting for an answe
     outs[1] = [real(2.5)];
     a.ran(3, 1);
     assert.deepEqual(b.take(0, 3, 1, 0), real(2.5), 'the next one, looked up before it ran');
-  } finally { close(); }
+  });
 });
 
 test('a task looked up but not run keeps its requests until it runs', async () => {
-  const { flags, x, ctl, close } = pair();
-  try {
-    const [a, b] = x as [Exchange, Exchange];
-    const outs: (DfValue | null)[][] = [];
-    a.begin(3, outs);
-    await ask(flags, ctl[0]!, [0, 1]);
+  await batch3(async ({ a, b, outs, asks }) => {
+    await asks([0, 1]);
     a.serve();
     a.prepare(3, 0);
     // task 0 did not run (its ucode failed before its outputs): the next task is looked up
@@ -80,7 +79,7 @@ test('a task looked up but not run keeps its requests until it runs', async () =
     outs[0] = [real(1)];
     a.ran(3, 0);
     assert.deepEqual(b.take(0, 3, 0, 0), real(1), 'task 0 answered once it ran');
-  } finally { close(); }
+  });
 });
 
 test('requests for a batch not begun yet wait for it, and are looked up before its task runs', async () => {
@@ -109,13 +108,9 @@ test('requests for a batch not begun yet wait for it, and are looked up before i
 });
 
 test('past a full ring the values come as messages, and the consumer gets each, in any order it asks', async () => {
-  const { flags, x, ctl, close } = pair();
-  try {
-    const [a, b] = x as [Exchange, Exchange];
+  await batch3(async ({ a, b, outs, asks }) => {
     const n = RING + 5;
-    const outs: (DfValue | null)[][] = [];
-    a.begin(3, outs);
-    await ask(flags, ctl[0]!, Array.from({ length: n }, (_, t) => t));
+    await asks(Array.from({ length: n }, (_, t) => t));
     for (let t = 0; t < n; t++) {
       a.prepare(3, t);
       outs[t] = [real(t)];
@@ -126,16 +121,12 @@ test('past a full ring the values come as messages, and the consumer gets each, 
     for (let t = n - 1; t >= n - 5; t--) assert.deepEqual(b.take(0, 3, t, 0), real(t), `task ${t}`);
     for (let t = 0; t < n - 5; t++) assert.deepEqual(b.take(0, 3, t, 0), real(t), `task ${t}`);
     assert.equal(b.take(0, 3, 0, 0), undefined);
-  } finally { close(); }
+  });
 });
 
 test('a lane without a batch has nothing to do for the values fed to it: only feed requests call for it (requested)', async () => {
-  const { flags, x, ctl, close } = pair();
-  try {
-    const [a, b] = x as [Exchange, Exchange];
-    const outs: (DfValue | null)[][] = [];
-    a.begin(3, outs);
-    await ask(flags, ctl[0]!, [0, 1]);
+  await batch3(async ({ a, b, outs, asks }) => {
+    await asks([0, 1]);
     assert.equal(a.requested(), true, 'requests came to the producer');
     a.serve();
     assert.equal(a.requested(), false, 'and were taken in');
@@ -146,5 +137,5 @@ test('a lane without a batch has nothing to do for the values fed to it: only fe
     assert.equal(b.requested(), false, 'a value in the inbox is no request');
     assert.equal(b.pending(), true, 'though a fed wait would look at it');
     assert.deepEqual(b.take(0, 3, 1, 0), real(1.5), 'it is there when the batch asks');
-  } finally { close(); }
+  });
 });
