@@ -10,6 +10,7 @@
 // an output does not. The checker module and the ucode sources are compiled together with
 // strict options through an in-memory compiler host: nothing is written anywhere.
 import { existsSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as TS from 'typescript';
@@ -49,6 +50,17 @@ const DF_MODULE = join(OWN, 'df.js');
 // a block's view is the layer's own object: any object type fits, a number or string does not
 const TS_TYPE: Record<ParamType, string> = { int: 'number', real: 'number', string: 'string', value: '__LunaValue', name: '__LunaName', block: 'object' };
 
+/** The first pass's globals beside the ES library: console, as Node declares its common methods. */
+const GLOBALS = `declare var console: {
+  log(...data: any[]): void; error(...data: any[]): void; warn(...data: any[]): void;
+  info(...data: any[]): void; debug(...data: any[]): void;
+};
+`;
+
+/** Node's globals a ucode may name without an import. */
+const NODE_GLOBALS = new Set(['process', 'Buffer', 'require', '__dirname', '__filename', 'NodeJS', 'setImmediate', 'clearImmediate', 'global']);
+const isNodeModule = (spec: string): boolean => spec.startsWith('node:') || builtinModules.includes(spec.split('/')[0]!);
+
 /** Parsed declaration files, shared by the checks of one process (`luna check` of several programs, the tests). */
 const declarations = new Map<string, TS.SourceFile>();
 
@@ -72,43 +84,79 @@ export async function typecheckUcodes(modules: readonly string[], signatures: re
   });
   const virtual = new Map([[entryFile, entry], [checkFile, [...head, ...checks].join('\n') + '\n']]);
 
-  const options = compilerOptions(ts, base);
-  const host = ts.createCompilerHost(options, true);
-  const { fileExists, readFile, getSourceFile } = host;
-  host.fileExists = (f) => virtual.has(resolve(f)) || fileExists.call(host, f);
-  host.readFile = (f) => virtual.get(resolve(f)) ?? readFile.call(host, f);
-  host.getSourceFile = (f, lang, onError, create) => {
-    const text = virtual.get(resolve(f));
-    if (text !== undefined) return ts.createSourceFile(f, text, lang, true);
-    if (!f.endsWith('.d.ts') || !(f.includes('/node_modules/') || resolve(f).startsWith(OWN))) return getSourceFile.call(host, f, lang, onError, create);
-    // installed declaration files (TypeScript's libs, @types/node, luna's DF types) do not change
-    // within a process: one parse serves every check of it, as a language service's document
-    // registry shares them (luna check of the examples in one process: ~0.9 → ~0.4 s each)
-    const key = `${f}\0${typeof lang === 'object' ? JSON.stringify(lang) : lang}`;
-    let sf = declarations.get(key);
-    if (sf === undefined) {
-      sf = getSourceFile.call(host, f, lang, onError, create);
-      if (sf !== undefined) declarations.set(key, sf);
-    }
-    return sf;
-  };
-  host.writeFile = () => {};
-  const program = ts.createProgram({ rootNames: [checkFile], options, host });
-
-  const out: Diagnostic[] = [];
-  const mismatches: Diagnostic[] = [];
-  const checker = program.getTypeChecker();
-  for (const d of [...program.getSyntacticDiagnostics(), ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()]) out.push(...own(d));
-  for (const sf of program.getSourceFiles()) {
-    const file = resolve(sf.fileName);
-    if (file === checkFile) {
-      for (const d of program.getSemanticDiagnostics(sf)) mismatches.push(mismatch(d, sf));
-    } else if (file === entryFile || isUserFile(file, sf)) {
-      let n = 0;
-      for (const d of program.getSemanticDiagnostics(sf)) if (n++ < MAX_PER_FILE) out.push(...own(d));
+  // Node's declarations (@types/node) are ~2 MB: parsing and binding them was ~2.2 s of hello's
+  // ~4 s check. Most ucodes use no Node API but console, so a first pass reads only the ES
+  // library and a console. It stands only when no ucode file names a Node module or global and
+  // it finds nothing; otherwise the check is made again with Node's types, and only that pass's
+  // diagnostics are reported, so no finding depends on the first pass. The ucode files are
+  // parsed once for both.
+  const globalsFile = join(base, '__luna_globals__.d.ts');
+  virtual.set(globalsFile, GLOBALS);
+  const parsed = new Map<string, TS.SourceFile>();
+  let checker: TS.TypeChecker;
+  if (hasNodeTypes(base)) {
+    const quick = build(false);
+    if (!usesNode(quick)) {
+      const found = diagnose(quick);
+      if (found.length === 0) return found;
     }
   }
-  return [...mismatches, ...out];
+  return diagnose(build(true));
+
+  function build(withNode: boolean): TS.Program {
+    const options = compilerOptions(ts, base, withNode);
+    const host = ts.createCompilerHost(options, true);
+    const { fileExists, readFile, getSourceFile } = host;
+    host.fileExists = (f) => virtual.has(resolve(f)) || fileExists.call(host, f);
+    host.readFile = (f) => virtual.get(resolve(f)) ?? readFile.call(host, f);
+    host.getSourceFile = (f, lang, onError, create) => {
+      const text = virtual.get(resolve(f));
+      if (text !== undefined) return ts.createSourceFile(f, text, lang, true);
+      // installed declaration files (TypeScript's libs, @types/node, luna's DF types) do not change
+      // within a process: one parse serves every check of it, as a language service's document
+      // registry shares them (luna check of the examples in one process: ~0.9 → ~0.4 s each);
+      // the other files do not change within one check
+      const installed = f.endsWith('.d.ts') && (f.includes('/node_modules/') || resolve(f).startsWith(OWN));
+      const cache = installed ? declarations : parsed;
+      const key = `${f}\0${typeof lang === 'object' ? JSON.stringify(lang) : lang}`;
+      let sf = cache.get(key);
+      if (sf === undefined) {
+        sf = getSourceFile.call(host, f, lang, onError, create);
+        if (sf !== undefined) cache.set(key, sf);
+      }
+      return sf;
+    };
+    host.writeFile = () => {};
+    return ts.createProgram({ rootNames: withNode ? [checkFile] : [checkFile, globalsFile], options, host });
+  }
+
+  /** Whether a ucode file imports a Node module or names one of Node's globals (by name: a local of that name counts too). */
+  function usesNode(program: TS.Program): boolean {
+    const visit = (n: TS.Node): boolean => {
+      if (ts.isIdentifier(n) && NODE_GLOBALS.has(n.text)) return true;
+      if (ts.isStringLiteral(n) && isNodeModule(n.text) && n.parent !== undefined
+        && (ts.isImportDeclaration(n.parent) || ts.isExportDeclaration(n.parent) || ts.isCallExpression(n.parent) || ts.isExternalModuleReference(n.parent) || ts.isImportTypeNode(n.parent.parent))) return true;
+      return ts.forEachChild(n, visit) ?? false;
+    };
+    return program.getSourceFiles().some((sf) => isUserFile(resolve(sf.fileName), sf) && visit(sf));
+  }
+
+  function diagnose(program: TS.Program): Diagnostic[] {
+    const out: Diagnostic[] = [];
+    const mismatches: Diagnostic[] = [];
+    checker = program.getTypeChecker();
+    for (const d of [...program.getSyntacticDiagnostics(), ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()]) out.push(...own(d));
+    for (const sf of program.getSourceFiles()) {
+      const file = resolve(sf.fileName);
+      if (file === checkFile) {
+        for (const d of program.getSemanticDiagnostics(sf)) mismatches.push(mismatch(d, sf));
+      } else if (file === entryFile || isUserFile(file, sf)) {
+        let n = 0;
+        for (const d of program.getSemanticDiagnostics(sf)) if (n++ < MAX_PER_FILE) out.push(...own(d));
+      }
+    }
+    return [...mismatches, ...out];
+  }
 
   /** A diagnostic in a ucode file, at its position. */
   function own(d: TS.Diagnostic): Diagnostic[] {
@@ -176,9 +224,8 @@ function shown(file: string): string {
  * (esbuild), so whatever bundles also resolves here; `luna-ts` and `luna-ts/ucode` are this
  * copy of luna-ts wherever the ucodes live; Node's types from the user's project or ours.
  */
-function compilerOptions(ts: typeof TS.default, base: string): TS.CompilerOptions {
-  const typeRoots = [...ancestors(base).map((d) => join(d, 'node_modules', '@types')), join(ROOT, 'node_modules', '@types')].filter((d) => existsSync(d));
-  const hasNodeTypes = typeRoots.some((d) => existsSync(join(d, 'node', 'package.json')));
+function compilerOptions(ts: typeof TS.default, base: string, withNode: boolean): TS.CompilerOptions {
+  const roots = typeRoots(base);
   return {
     strict: true,
     noEmit: true,
@@ -192,8 +239,8 @@ function compilerOptions(ts: typeof TS.default, base: string): TS.CompilerOption
     skipLibCheck: true,
     esModuleInterop: true,
     lib: ['lib.es2022.d.ts'],
-    typeRoots,
-    types: hasNodeTypes ? ['node'] : [],
+    typeRoots: roots,
+    types: withNode && hasNodeTypes(base) ? ['node'] : [],
     paths: {
       // without an extension: df.ts or df.d.ts, whose type aliases (DfReader, DfWriter) the
       // compiled df.js does not declare
@@ -201,6 +248,15 @@ function compilerOptions(ts: typeof TS.default, base: string): TS.CompilerOption
       'luna-ts': [join(OWN, '..', 'index')],
     },
   };
+}
+
+/** Where Node's declarations may come from: the ucodes' project, then ours. */
+function typeRoots(base: string): string[] {
+  return [...ancestors(base).map((d) => join(d, 'node_modules', '@types')), join(ROOT, 'node_modules', '@types')].filter((d) => existsSync(d));
+}
+
+function hasNodeTypes(base: string): boolean {
+  return typeRoots(base).some((d) => existsSync(join(d, 'node', 'package.json')));
 }
 
 function ancestors(dir: string): string[] {

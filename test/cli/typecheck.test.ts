@@ -92,6 +92,30 @@ export function c_f(n: number): void {
   assert.match(r.stderr, /^ucodes\.ts:10:9: error\[LUNA-U009\]: Type 'number' is not assignable to type 'string'\.$/m, explain(r));
 });
 
+test('Node\'s types: ucodes that use Node\'s modules, globals or a console method beyond the common ones pass; a type error in a ucode that uses none is still reported once', async () => {
+  // the check reads only the ES library and a console first (Node's declarations are large); these
+  // pass only if that first pass never decides alone when it finds something or Node is named
+  const ok = await lunaWith({
+    'prog.fa': 'import c_env(name) as env;\nimport c_table(int) as table;\nimport c_cwd(int) as cwd;\nsub main() {\n  df x;\n  env(x);\n  table(1);\n  cwd(2);\n}\n',
+    'ucodes.ts': `import type { DF } from 'luna-ts/ucode';
+import { table } from './table.js';
+export { table as c_table };
+export function c_env(x: DF): void { x.setInt(process.env.HOME === undefined ? 0 : 1); }
+export function c_cwd(n: number): void { console.log(n, process.cwd()); }
+`,
+    'table.ts': `import { join } from 'node:path';\nexport function table(n: number): void { console.table([{ n, at: join('a', 'b') }]); }\n`,
+  }, ['check', 'prog.fa']);
+  assert.equal(ok.status, 0, explain(ok));
+  assert.equal(ok.stderr, '', explain(ok));
+  // no Node in sight: the first pass's finding, reported once, at its place
+  const bad = await lunaWith({
+    'prog.fa': 'import c_f(int) as f;\nsub main() {\n  f(1);\n}\n',
+    'ucodes.ts': 'export function c_f(n: number): void {\n  const s: string = n;\n  console.table(s);\n}\n',
+  }, ['check', 'prog.fa']);
+  assert.equal(bad.status, 1, explain(bad));
+  assert.deepEqual(errors(bad), ["ucodes.ts:2:9: error[LUNA-U009]: Type 'number' is not assignable to type 'string'."], explain(bad));
+});
+
 test('--json carries the mismatch with its position; nothing is written beside the program', async () => {
   const r = await lunaWith({
     'prog.fa': 'import c_f(int) as f;\nsub main() {\n  f(1);\n}\n',
