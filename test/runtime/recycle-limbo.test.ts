@@ -165,6 +165,28 @@ describe('a freed buffer waits only for the readers of the outputs it backs', ()
     assert.equal(pooledNow(), before + b.buffer.byteLength, 'b recycled once batch 3 is booked');
   });
 
+  test('a long batch\'s reads, past those it scans, each hold their output: read twice or once, the first or the last', () => {
+    const book: Book = new Map();
+    const n = 40;
+    batchSent(book, 1, Array.from({ length: n }, () => task()));
+    // every task of batch 2 reads task i of batch 1, and every third reads task 0's again
+    batchSent(book, 2, Array.from({ length: n }, (_, i) => task([
+      { arg: 0, task: i, out: 0, lane: 0, batch: 1 },
+      ...(i % 3 === 0 ? [{ arg: 1, task: 0, out: 0, lane: 0, batch: 1 }] : []),
+    ])));
+    const outs = Array.from({ length: n }, (_, i) => takeRaw(230_000 + i * 1_000, 0, false));
+    bookOuts(book, 1, outs.map((v) => [v]));
+    const before = pooledNow();
+    for (const v of [outs[0]!, outs[17]!, outs[n - 1]!]) {
+      rawFreed(v);
+      assert.ok(!pooledAfter(v, before), `output of length ${v.length} held while batch 2 may read it`);
+    }
+    batchDone(book, 2, [[]]);
+    assert.equal(pooledNow(), before + outs[0]!.buffer.byteLength + outs[17]!.buffer.byteLength + outs[n - 1]!.buffer.byteLength, 'all three recycled once batch 2 is booked');
+    for (const [i, v] of outs.entries()) if (i !== 0 && i !== 17 && i !== n - 1) rawFreed(v);
+    recycleSettled();
+  });
+
   test('two outputs in one buffer (a copy()) wait for the readers of either', () => {
     const book: Book = new Map();
     batchSent(book, 1, [task(), task()]);

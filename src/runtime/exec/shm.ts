@@ -382,6 +382,8 @@ interface Flight {
   reads: Flight[] | null;
   /** the output (outKey) of reads[i] it reads */
   readKeys: number[] | null;
+  /** reads and readKeys by batch once there are SCAN_READS of them (null before, and once done) */
+  readIndex: Map<Flight, Set<number>> | null;
   /**
    * once booked, the output keys of its raw outputs by buffer id: a buffer it posted waits only for
    * the readers of these (one that is none of its outputs, for all its readers)
@@ -400,15 +402,40 @@ const outKey = (task: number, out: number): number => task * 65536 + out;
 /** Per book, the batches not sent yet that batches in flight forward from: their readers and the outputs read, to link when sent. */
 const ahead = new WeakMap<FlightBook, Map<number, { f: Flight; key: number }[]>>();
 
+/**
+ * A batch's reads are looked up by scanning them up to this many, by an index beyond: a fed batch
+ * of ~400 CFs links ~800 reads, and scanning them all made its sending n²/2 comparisons (~1 µs
+ * of the system thread's CPU a CF at Task Bench's METG sizes, docs/benchmarks.md).
+ */
+const SCAN_READS = 16;
+
 /** Batch `r` reads output `key` of `s` (in flight): counted in s's readers until r is done. */
 function linkRead(r: Flight, s: Flight, key: number): void {
   const reads = r.reads ??= [], keys = r.readKeys ??= [];
-  for (let i = 0; i < reads.length; i++) if (reads[i] === s && keys[i] === key) return;
+  if (reads.length < SCAN_READS) {
+    for (let i = 0; i < reads.length; i++) if (reads[i] === s && keys[i] === key) return;
+  } else {
+    let index = r.readIndex;
+    if (index === null) {
+      index = r.readIndex = new Map();
+      for (let i = 0; i < reads.length; i++) indexRead(index, reads[i]!, keys[i]!);
+    }
+    if (!indexRead(index, s, key)) return;
+  }
   reads.push(s);
   keys.push(key);
   s.readers++;
   const m = s.outReaders ??= new Map();
   m.set(key, (m.get(key) ?? 0) + 1);
+}
+
+/** Adds output `key` of `s` to a batch's read index; false if it was there. */
+function indexRead(index: Map<Flight, Set<number>>, s: Flight, key: number): boolean {
+  let keys = index.get(s);
+  if (keys === undefined) index.set(s, keys = new Set());
+  if (keys.has(key)) return false;
+  keys.add(key);
+  return true;
 }
 
 /**
@@ -551,7 +578,7 @@ export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: n
     }
   }
   if (book.size === 0) books.add(book);
-  const f: Flight = { seq: sendSeq++, imps, done: false, readers: 0, outReaders: null, reads: null, readKeys: null, outBufs: null, wild };
+  const f: Flight = { seq: sendSeq++, imps, done: false, readers: 0, outReaders: null, reads: null, readKeys: null, readIndex: null, outBufs: null, wild };
   book.set(id, f);
   if (links !== null) for (const l of links) linkRead(f, l.s, l.key);
   if (later !== null) {
@@ -579,6 +606,7 @@ function landed(f: Flight): void {
   if (r === null || keys === null) return;
   f.reads = null;
   f.readKeys = null;
+  f.readIndex = null;
   for (let i = 0; i < r.length; i++) {
     const s = r[i]!, m = s.outReaders!;
     s.readers--;
