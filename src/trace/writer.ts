@@ -248,7 +248,7 @@ export class ThreadTraceWriter implements TraceSink {
 
   close(): void {
     if (this.closed) return;
-    if (this.shared && !this.reclaim()) { this.closed = true; closeSync(this.fd); return; }
+    if (this.shared && !this.reclaim()) return; // salvaged for good: reclaim() closed the file
     this.flush();
     this.closed = true;
     if (this.shared) Atomics.store(this.shared, STATE, DONE);
@@ -277,7 +277,7 @@ export class ThreadTraceWriter implements TraceSink {
       const s = Atomics.compareExchange(h, STATE, LENT, OWNED);
       if (s === OWNED) return true;
       if (s === LENT) { this._tail = h[TAIL]!; return true; }
-      if (s === DONE) { this.closed = true; this._tail = 0; return false; }
+      if (s === DONE) { this.closed = true; this._tail = 0; closeSync(this.fd); return false; }
       Atomics.wait(h, STATE, SPILLING, 100);
     }
   }
