@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { answering, LaneExecutors, rehearse } from '../../src/runtime/node/rehearsal.js';
+import { answering, LaneExecutors, rehearsalTraceRecords, rehearse } from '../../src/runtime/node/rehearsal.js';
 import { batchResult } from '../../src/runtime/exec/pool.js';
 import { encodeResult } from '../../src/runtime/exec/codec.js';
 import { T_INT } from '../../src/ucode/value.js';
@@ -38,6 +38,17 @@ test('a rehearsal runs the program over and over until its budget of fragments i
   const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => { policies++; return new DefaultPolicy(); }, budget(3 * per, 3));
   assert.deepEqual(r, { cfs: 3 * per, runs: 3, finished: 3 });
   assert.equal(policies, 3, 'each run a fresh policy: the real run inherits nothing it learnt');
+});
+
+test('a traced run\'s rehearsal goes through the trace path (to a writer of its own), an untraced one does not', async () => {
+  const steps = 100, per = cfsOf(steps);
+  const before = rehearsalTraceRecords();
+  const untraced = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(per));
+  assert.equal(rehearsalTraceRecords(), before, 'an untraced rehearsal records nothing');
+  const traced = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(per), true);
+  assert.deepEqual(traced, untraced, 'tracing changes nothing the rehearsal does');
+  // each fragment's creation, readiness or inputs and outputs: several records a CF
+  assert.ok(rehearsalTraceRecords() - before >= 2 * per, `${rehearsalTraceRecords() - before} records for ${per} CFs`);
 });
 
 test('a long program is rehearsed in as many runs as the budget asks, each cut short', async () => {

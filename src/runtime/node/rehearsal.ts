@@ -19,6 +19,8 @@ import { batchResult } from '../exec/pool.js';
 import type { Batch } from '../exec/protocol.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
 import { NodeRuntime, type Executors } from './runtime.js';
+import { cpuClockExact, wallNs } from '../../trace/clock.js';
+import { ThreadTraceWriter } from '../../trace/writer.js';
 
 /** What a runtime's executors read of its lanes as they go (a worker pool, or the rehearsal's simulated lanes). */
 export interface LaneCounts { readonly booted: number; readonly wakes: number }
@@ -82,13 +84,14 @@ export interface Rehearsed { cfs: number; runs: number; finished: number }
  * hundreds of CFs can take it past its share, and the runs it asks (each a fresh start: the
  * paths a run's beginning takes) would otherwise be fewer.
  */
-export async function rehearse(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: () => SchedulingPolicy, budget: RehearsalBudget): Promise<Rehearsed> {
+export async function rehearse(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: () => SchedulingPolicy, budget: RehearsalBudget, traced = false): Promise<Rehearsed> {
+  const trace = traced ? rehearsalTrace() : undefined;
   const until = performance.now() + budget.ms;
   const done: Rehearsed = { cfs: 0, runs: 0, finished: 0 };
   const perRun = Math.max(1, Math.ceil(budget.cfs / budget.runs));
   while ((done.cfs < budget.cfs || done.runs < budget.runs) && performance.now() < until) {
     const cut = done.runs < budget.runs ? perRun : Math.min(perRun, budget.cfs - done.cfs);
-    const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs);
+    const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs, trace);
     done.cfs += n.cfs;
     done.runs++;
     if (n.finished) done.finished++;
@@ -121,7 +124,7 @@ const BURST = 4;
 const BURST_TURNS = 4;
 
 /** One run, cut after `cfs` fragments or at `until`. */
-function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number): Promise<{ cfs: number; finished: boolean }> {
+function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number, trace: ThreadTraceWriter | undefined): Promise<{ cfs: number; finished: boolean }> {
   const outputs = program.imports.map((m) => m.params.filter((p) => p === 'name').length);
   const inflight = new Int32Array(lanes);
   // batches in the order they were sent: a fed batch is sent after the batches that feed it,
@@ -194,7 +197,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       blocked: () => false, answers: answering({ asked: [] }), ask: none, settle: () => false,
     }, { booted: lanes, wakes: 0 });
     // (the host's fields those of the run's, in its order: run.ts)
-    rt = new NodeRuntime(program, { rank: 0, size: 1, lanes, trace: undefined, now: () => 0, remote: undefined }, exec, policy);
+    rt = new NodeRuntime(program, { rank: 0, size: 1, lanes, trace, now: trace ? wallNs : () => 0, remote: undefined }, exec, policy);
     rt.onIdle = () => end(true);
     rt.onFault = () => end(false);
     try { rt.start(args); } catch { end(false); }
@@ -205,4 +208,23 @@ function placeholders(n: number, real: boolean): DfValue[] {
   const o = new Array<DfValue>(n);
   for (let i = 0; i < n; i++) o[i] = real ? { t: T_REAL, v: 1.5 } : { t: T_INT, v: 1 };
   return o;
+}
+
+/**
+ * The system thread's rehearsal trace (a traced run only): a writer of the run's class to
+ * /dev/null, so the runtime's traced branches (cfCreated, cfReady and cfInput, dfComputed,
+ * sysBusy) get their feedback before the span. Rehearsed untraced, the span's first CFs took them
+ * for the first time: newCf ran in baseline code, recompiled in the span, and tracing cost the
+ * system thread ~13 µs a CF at Task Bench's METG sizes (docs/benchmarks.md, "What the system
+ * thread's trace costs"). One per process, never closed: closing writes its `closed` field, which
+ * code optimised in the rehearsal may take for a constant (so the workers' rehearsal writers).
+ */
+function rehearsalTrace(): ThreadTraceWriter {
+  return rehearsalTw ??= new ThreadTraceWriter('/dev/null', 0, 0, { cpuExact: cpuClockExact, prepared: true });
+}
+let rehearsalTw: ThreadTraceWriter | undefined;
+
+/** Records the traced rehearsals of this process wrote (to /dev/null) so far. */
+export function rehearsalTraceRecords(): number {
+  return rehearsalTw?.records ?? 0;
 }
