@@ -182,6 +182,15 @@ export class ThreadTraceWriter implements TraceSink {
     return new ThreadTraceWriter(join(dir, traceFileName(node, thread)), node, thread, opts);
   }
 
+  /**
+   * A writer whose records go nowhere (/dev/null): a rehearsal's, so that the traced paths are
+   * optimised before a traced run's span. Kept for the process and never closed: closing sets
+   * its `closed` field, which code optimised in the rehearsal may have taken for a constant.
+   */
+  static discarding(node: number, thread: number, shared?: SharedArrayBuffer): ThreadTraceWriter {
+    return new ThreadTraceWriter('/dev/null', node, thread, { cpuExact: cpuClockExact, prepared: true, shared });
+  }
+
   /** Room for a record (plus its largest variable part), spilling first if needed; its offset. */
   protected _reserve(code: number, fixed: number, variable: boolean): number {
     if (this._tail + (variable ? MAX_RECORD_BYTES : fixed) > this._bytes.length) this.flush();

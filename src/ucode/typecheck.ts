@@ -93,8 +93,10 @@ export async function typecheckUcodes(modules: readonly string[], signatures: re
   const globalsFile = join(base, '__luna_globals__.d.ts');
   virtual.set(globalsFile, GLOBALS);
   const parsed = new Map<string, TS.SourceFile>();
+  const roots = typeRoots(base);
+  const nodeTypes = roots.some((d) => existsSync(join(d, 'node', 'package.json')));
   let checker: TS.TypeChecker;
-  if (hasNodeTypes(base)) {
+  if (nodeTypes) {
     const quick = build(false);
     if (!usesNode(quick)) {
       const found = diagnose(quick);
@@ -104,7 +106,7 @@ export async function typecheckUcodes(modules: readonly string[], signatures: re
   return diagnose(build(true));
 
   function build(withNode: boolean): TS.Program {
-    const options = compilerOptions(ts, base, withNode);
+    const options = compilerOptions(ts, roots, withNode && nodeTypes);
     const host = ts.createCompilerHost(options, true);
     const { fileExists, readFile, getSourceFile } = host;
     host.fileExists = (f) => virtual.has(resolve(f)) || fileExists.call(host, f);
@@ -224,8 +226,7 @@ function shown(file: string): string {
  * (esbuild), so whatever bundles also resolves here; `luna-ts` and `luna-ts/ucode` are this
  * copy of luna-ts wherever the ucodes live; Node's types from the user's project or ours.
  */
-function compilerOptions(ts: typeof TS.default, base: string, withNode: boolean): TS.CompilerOptions {
-  const roots = typeRoots(base);
+function compilerOptions(ts: typeof TS.default, roots: string[], nodeTypes: boolean): TS.CompilerOptions {
   return {
     strict: true,
     noEmit: true,
@@ -240,7 +241,7 @@ function compilerOptions(ts: typeof TS.default, base: string, withNode: boolean)
     esModuleInterop: true,
     lib: ['lib.es2022.d.ts'],
     typeRoots: roots,
-    types: withNode && hasNodeTypes(base) ? ['node'] : [],
+    types: nodeTypes ? ['node'] : [],
     paths: {
       // without an extension: df.ts or df.d.ts, whose type aliases (DfReader, DfWriter) the
       // compiled df.js does not declare
@@ -253,10 +254,6 @@ function compilerOptions(ts: typeof TS.default, base: string, withNode: boolean)
 /** Where Node's declarations may come from: the ucodes' project, then ours. */
 function typeRoots(base: string): string[] {
   return [...ancestors(base).map((d) => join(d, 'node_modules', '@types')), join(ROOT, 'node_modules', '@types')].filter((d) => existsSync(d));
-}
-
-function hasNodeTypes(base: string): boolean {
-  return typeRoots(base).some((d) => existsSync(join(d, 'node', 'package.json')));
 }
 
 function ancestors(dir: string): string[] {

@@ -595,7 +595,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
 function rehearsalTrace(): { tw?: ThreadTraceWriter; gate?: CpuClockGate } {
   const t = init.trace;
   if (t === undefined) return { tw: undefined, gate: undefined };
-  rehearsalTw ??= new ThreadTraceWriter('/dev/null', t.node, me + 1, { cpuExact: cpuClockExact, prepared: true, shared: t.buffer && new SharedArrayBuffer(t.buffer.byteLength) });
+  rehearsalTw ??= ThreadTraceWriter.discarding(t.node, me + 1, t.buffer && new SharedArrayBuffer(t.buffer.byteLength));
   return { tw: rehearsalTw, gate: new CpuClockGate(init.imports.length) };
 }
 

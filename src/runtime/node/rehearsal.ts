@@ -18,9 +18,9 @@ import { encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
 import { batchResult } from '../exec/pool.js';
 import type { Batch } from '../exec/protocol.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
-import { NodeRuntime, type Executors } from './runtime.js';
-import { cpuClockExact, wallNs } from '../../trace/clock.js';
+import { wallNs } from '../../trace/clock.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
+import { NodeRuntime, type Executors } from './runtime.js';
 
 /** What a runtime's executors read of its lanes as they go (a worker pool, or the rehearsal's simulated lanes). */
 export interface LaneCounts { readonly booted: number; readonly wakes: number }
@@ -211,16 +211,15 @@ function placeholders(n: number, real: boolean): DfValue[] {
 }
 
 /**
- * The system thread's rehearsal trace (a traced run only): a writer of the run's class to
- * /dev/null, so the runtime's traced branches (cfCreated, cfReady and cfInput, dfComputed,
- * sysBusy) get their feedback before the span. Rehearsed untraced, the span's first CFs took them
- * for the first time: newCf ran in baseline code, recompiled in the span, and tracing cost the
- * system thread ~13 µs a CF at Task Bench's METG sizes (docs/benchmarks.md, "What the system
- * thread's trace costs"). One per process, never closed: closing writes its `closed` field, which
- * code optimised in the rehearsal may take for a constant (so the workers' rehearsal writers).
+ * The system thread's rehearsal trace (a traced run only), so the runtime's traced branches
+ * (cfCreated, cfReady and cfInput, dfComputed, sysBusy) get their feedback before the span.
+ * Rehearsed untraced, the span's first CFs took them for the first time: newCf ran in baseline
+ * code, recompiled in the span, and tracing cost the system thread ~13 µs a CF at Task Bench's
+ * METG sizes (docs/benchmarks.md, "What the system thread's trace costs"). One per process, as the
+ * workers' rehearsal writers.
  */
 function rehearsalTrace(): ThreadTraceWriter {
-  return rehearsalTw ??= new ThreadTraceWriter('/dev/null', 0, 0, { cpuExact: cpuClockExact, prepared: true });
+  return rehearsalTw ??= ThreadTraceWriter.discarding(0, 0);
 }
 let rehearsalTw: ThreadTraceWriter | undefined;
 
