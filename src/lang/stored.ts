@@ -1,8 +1,8 @@
 // The front end's result as plain data and back, for the compiled-program cache
 // (program/front-cache.ts): the checked tree is plain objects already; the preprocessed text's
-// position maps and source table are classes, stored as their fields and rebuilt on the way back.
-// The plain form survives v8.serialize (typed arrays, and subtrees that let substitution shares,
-// stay what they were).
+// position maps and source table are classes, stored as their fields (typed arrays as arrays)
+// and rebuilt on the way back. The plain form is JSON's: a subtree that let substitution shares
+// comes back as copies, which nothing after the front end tells apart.
 import type { Program } from './ast.js';
 import type { Diagnostic } from './diagnostics.js';
 import { PosMap, SourceTable, type ForeignBlock, type Origin, type Preprocessed, type SourceUnit } from './source.js';
@@ -19,7 +19,7 @@ export interface StoredFrontEnd {
   files: string[];
 }
 
-const storedMap = (m: PosMap): StoredMap => ({ starts: m.starts, srcs: m.srcs, count: m.count });
+const storedMap = (m: PosMap): StoredMap => ({ starts: Array.from(m.starts).slice(0, m.count), srcs: Array.from(m.srcs).slice(0, m.count), count: m.count });
 
 function restoredMap(m: StoredMap): PosMap {
   if (!(m.count >= 0 && m.starts.length >= m.count && m.srcs.length >= m.count)) throw new Error('a stored position map is inconsistent');

@@ -19,7 +19,6 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
 import { FileError, readRegular } from '../core/files.js';
 import { version } from '../core/version.js';
 import { compileFrontEnd, type FrontEndOptions, type FrontEndResult } from '../lang/index.js';
@@ -29,7 +28,7 @@ import { BYTES_PER_CHAR } from '../lang/parser.js';
 import { restoredFrontEnd, storedFrontEnd, type StoredFrontEnd } from '../lang/stored.js';
 
 /** The file's first bytes; the format's version is in them. */
-const MAGIC = Buffer.from('LUNAFE01');
+const MAGIC = Buffer.from('LUNAFE02');
 const ENTRY = '.fe';
 /**
  * Entries kept (the most recently used), and the bytes they may take together. The PIC's
@@ -112,12 +111,22 @@ function readEntry(file: string, key: string): { deps: [string, Found][]; payloa
   }
 }
 
+/**
+ * JSON.stringify's replacer: refuses what JSON would change (a number that is not finite turns
+ * into null, -0 into 0, undefined in an array into null) so that a tree is kept exactly or not at all.
+ */
+function exact(this: unknown, _key: string, v: unknown): unknown {
+  if (typeof v === 'number' ? !Number.isFinite(v) || Object.is(v, -0) : v === undefined && Array.isArray(this)) throw new RangeError('not JSON');
+  return v;
+}
+
 /** Writes an entry whole or not at all (a temporary name, then a rename), then drops the least recently used past the bounds. */
 function writeEntry(dir: string, file: string, key: string, deps: Map<string, Found>, stored: StoredFrontEnd): void {
   const head = Buffer.from(JSON.stringify({ key, deps: [...deps] }), 'utf8');
   let payload: Buffer;
-  // a tree nested deeper than the serializer recurses (expressions nested to the parser's limit) is not kept
-  try { payload = v8.serialize(stored); } catch { return; }
+  // a tree deeper than JSON recurses (a flat chain of thousands of operators), or holding what
+  // JSON does not keep, is not kept
+  try { payload = Buffer.from(JSON.stringify(stored, exact), 'utf8'); } catch { return; }
   const n = Buffer.alloc(MAGIC.length + 4);
   MAGIC.copy(n);
   n.writeUInt32LE(head.length, MAGIC.length);
@@ -159,7 +168,7 @@ export function cachedFrontEnd(file: string, o: FrontEndOptions, dir: string | u
   let cache: FrontCacheState = entry === 'none' ? 'miss' : entry === 'corrupt' ? 'corrupt' : 'stale';
   if (typeof entry === 'object' && entry.deps.every(([p, h]) => found(p) === h)) {
     try {
-      const r = restoredFrontEnd(v8.deserialize(entry.payload) as StoredFrontEnd);
+      const r = restoredFrontEnd(JSON.parse(entry.payload.toString('utf8')) as StoredFrontEnd);
       // a tree the front end stored with more heap than this process has is compiled, and refused, as the front end refuses it
       if (fits(r.pre.text.length * BYTES_PER_CHAR).ok) {
         try { const now = new Date(); utimesSync(path, now, now); } catch { /* kept by age, not use */ }

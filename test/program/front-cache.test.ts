@@ -150,13 +150,16 @@ test('a program with errors is never kept; its diagnostics are the same every ti
   });
 });
 
-test('a tree deeper than the serializer recurses is not kept, and compiles as without the cache', async () => {
+test('a tree deeper than the serializer recurses, or with a number JSON does not keep, is not kept, and compiles as without the cache', async () => {
   await inTempDir('luna-fe-cache-deep-', async (tmp) => {
     const dir = join(tmp, 'cache');
     const file = join(tmp, 'main.fa');
     // a flat chain is a left-deep tree: the parser and the compiler take any length
-    writeFileSync(file, `import c_show(string, int) as show;\nsub main(int n) {\n  show("sum", 0${' + 1'.repeat(30_000)});\n}\n`);
-    for (let i = 0; i < 2; i++) {
+    const chain = `import c_show(string, int) as show;\nsub main(int n) {\n  show("sum", 0${' + 1'.repeat(30_000)});\n}\n`;
+    // a real literal past the largest double is Infinity, which JSON would turn into null
+    const infinite = `import c_show(real) as show;\nsub main() {\n  show(1${'0'.repeat(400)}.0);\n}\n`;
+    for (let i = 0; i < 4; i++) {
+      writeFileSync(file, i < 2 ? chain : infinite);
       const r = cachedFrontEnd(file, {}, dir);
       assert.equal(r.cache, 'miss');
       assert.ok(r.fe.program);
