@@ -7,6 +7,9 @@ import type { Program } from './ast.js';
 import type { Diagnostic } from './diagnostics.js';
 import { PosMap, SourceTable, type ForeignBlock, type Origin, type Preprocessed, type SourceUnit } from './source.js';
 
+/** This module's file: luna's build, for the cache's key (a bundle's file, or tsc's output of the front end). */
+export const FRONT_END_MODULE = import.meta.url;
+
 interface StoredMap { starts: ArrayLike<number>; srcs: ArrayLike<number>; count: number }
 
 export interface StoredFrontEnd {
