@@ -29,6 +29,14 @@ sub main()
 /** The include: K, and N unless -D sets it. */
 const defs = (n: number): string => `#define K 7\n#ifndef N\n#define N ${n}\n#endif\n`;
 
+/** The program (MAIN, or `main`) and its include in `tmp`; the cache's directory beside them. */
+function program(tmp: string, main = MAIN): { dir: string; file: string } {
+  const file = join(tmp, 'main.fa');
+  writeFileSync(file, main);
+  writeFileSync(join(tmp, 'defs.fah'), defs(3));
+  return { dir: join(tmp, 'cache'), file };
+}
+
 const entries = (dir: string): string[] => { try { return readdirSync(dir).filter((f) => f.endsWith('.fe')); } catch { return []; } };
 
 /** The front end twice: compiled (no cache) and through the cache; both must agree. */
@@ -44,10 +52,7 @@ function both(file: string, o: FrontEndOptions, dir: string) {
 
 test('a second front end is read from the cache: the same tree, diagnostics, origins and sites', async () => {
   await inTempDir('luna-fe-cache-', async (tmp) => {
-    const dir = join(tmp, 'cache');
-    const file = join(tmp, 'main.fa');
-    writeFileSync(file, MAIN);
-    writeFileSync(join(tmp, 'defs.fah'), defs(3));
+    const { dir, file } = program(tmp);
     const o = { defines: { X: '1' } };
     assert.equal(both(file, o, dir).cache, 'miss');
     assert.equal(entries(dir).length, 1);
@@ -66,12 +71,9 @@ test('a second front end is read from the cache: the same tree, diagnostics, ori
 
 test('an edited include, an include found elsewhere now, another -D or other ucode names compile afresh', async () => {
   await inTempDir('luna-fe-cache-stale-', async (tmp) => {
-    const dir = join(tmp, 'cache');
-    const file = join(tmp, 'main.fa');
+    const { dir, file } = program(tmp);
     const first = join(tmp, 'first');
     mkdirSync(first);
-    writeFileSync(file, MAIN);
-    writeFileSync(join(tmp, 'defs.fah'), defs(3));
     // the include path is searched before the including file's directory
     const o: FrontEndOptions = { includePath: [first] };
     const loops = (fe: ReturnType<typeof both>['cached']): string => JSON.stringify(fe.program!.items.filter((it) => it.kind === 'sub'));
@@ -111,10 +113,7 @@ test('an edited include, an include found elsewhere now, another -D or other uco
 
 test('a damaged entry is compiled and written again, never an error', async () => {
   await inTempDir('luna-fe-cache-corrupt-', async (tmp) => {
-    const dir = join(tmp, 'cache');
-    const file = join(tmp, 'main.fa');
-    writeFileSync(file, MAIN);
-    writeFileSync(join(tmp, 'defs.fah'), defs(3));
+    const { dir, file } = program(tmp);
     both(file, {}, dir);
     const entry = join(dir, entries(dir)[0]!);
     const good = readFileSync(entry);
@@ -136,10 +135,7 @@ test('a damaged entry is compiled and written again, never an error', async () =
 
 test('a program with errors is never kept; its diagnostics are the same every time', async () => {
   await inTempDir('luna-fe-cache-errors-', async (tmp) => {
-    const dir = join(tmp, 'cache');
-    const file = join(tmp, 'main.fa');
-    writeFileSync(file, MAIN.replace('show(a);', 'show(a, zz);'));
-    writeFileSync(join(tmp, 'defs.fah'), defs(3));
+    const { dir, file } = program(tmp, MAIN.replace('show(a);', 'show(a, zz);'));
     for (let i = 0; i < 2; i++) {
       const r = both(file, {}, dir);
       assert.equal(r.cache, 'miss');
