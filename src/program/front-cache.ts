@@ -27,8 +27,12 @@ import { fits } from '../lang/heap.js';
 import { BYTES_PER_CHAR } from '../lang/parser.js';
 import { FRONT_END_MODULE, restoredFrontEnd, storedFrontEnd, type StoredFrontEnd } from '../lang/stored.js';
 
-/** The file's first bytes; the format's version is in them. */
-const MAGIC = Buffer.from('LUNAFE02');
+/**
+ * An entry: these bytes (the format's version is in them), the header's length (uint32 LE), the
+ * header (JSON: the key and what each path held), SHA-256 of header and payload, the payload
+ * (JSON of the stored front end).
+ */
+const MAGIC = Buffer.from('LUNAFE03');
 const ENTRY = '.fe';
 /**
  * Entries kept (the most recently used), and the bytes they may take together. The PIC's
@@ -39,6 +43,9 @@ export const KEPT_BYTES = 32 * 2 ** 20;
 
 /** What the cache did for a front end: found a valid entry, none, one for other sources, a damaged one; turned off; its directory unusable. */
 export type FrontCacheState = 'hit' | 'miss' | 'stale' | 'corrupt' | 'off' | 'unusable';
+
+/** An entry's checksum: of its header (key and sources) and its payload. */
+const checksum = (head: Buffer, payload: Buffer): Buffer => createHash('sha256').update(head).update(payload).digest();
 
 /** What a path held when the preprocessor read it: its text's hash; REFUSED (a FIFO, a directory…); null when absent or unreadable. */
 type Found = string | null;
@@ -98,9 +105,12 @@ function readEntry(file: string, key: string): { deps: [string, Found][]; payloa
     const n = b.readUInt32LE(MAGIC.length);
     const at = MAGIC.length + 4 + n;
     if (at + 32 > b.length) return 'corrupt';
-    const head = JSON.parse(b.subarray(MAGIC.length + 4, at).toString('utf8')) as { key: string; deps: [string, Found][] };
+    const headBytes = b.subarray(MAGIC.length + 4, at);
     const payload = b.subarray(at + 32);
-    if (head.key !== key || !Array.isArray(head.deps) || !sha256(payload).equals(b.subarray(at, at + 32))) return 'corrupt';
+    if (!checksum(headBytes, payload).equals(b.subarray(at, at + 32))) return 'corrupt';
+    const head = JSON.parse(headBytes.toString('utf8')) as { key: string; deps: [string, Found][] };
+    const dep = (d: unknown): boolean => Array.isArray(d) && d.length === 2 && typeof d[0] === 'string' && (typeof d[1] === 'string' || d[1] === null);
+    if (head.key !== key || !Array.isArray(head.deps) || !head.deps.every(dep)) return 'corrupt';
     return { deps: head.deps, payload };
   } catch {
     return 'corrupt';
@@ -130,7 +140,7 @@ function writeEntry(dir: string, file: string, key: string, deps: Map<string, Fo
   n.writeUInt32LE(head.length, MAGIC.length);
   const tmp = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, Buffer.concat([n, head, sha256(payload), payload]), { mode: 0o600 });
+    writeFileSync(tmp, Buffer.concat([n, head, checksum(head, payload), payload]), { mode: 0o600 });
     renameSync(tmp, file);
   } catch {
     rmSync(tmp, { force: true });

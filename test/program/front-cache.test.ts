@@ -123,6 +123,7 @@ test('a damaged entry is compiled and written again, never an error', async () =
       ['empty', Buffer.alloc(0)],
       ['another format', Buffer.concat([Buffer.from('LUNAFE99'), good.subarray(8)])],
       ['a header that is not JSON', Buffer.concat([good.subarray(0, 12), Buffer.from('{{{{'), good.subarray(16)])],
+      ['a path changed in the header', Buffer.from(good.toString('latin1').replace('defs.fah', 'defs.fax'), 'latin1')],
     ];
     for (const [what, bytes] of damaged) {
       writeFileSync(entry, bytes);
