@@ -1,8 +1,8 @@
 // The compiled-program cache: the front end's result (the checked, let-free tree, the
 // preprocessed text with its position maps, the diagnostics) kept on disk, so that running a
 // program again does not preprocess, parse and check it again. The PIC's front end (100 KB
-// after the macros) takes ~190 ms in a fresh `luna run`; loading its entry back ~30 ms
-// (docs/benchmarks.md, "A compiled-program cache"). What the compiler makes of the tree is
+// after the macros) takes ~120 ms in a fresh `luna run` (its code from bin/luna's code cache),
+// reading its entry back ~31 ms (docs/benchmarks.md, "A compiled-program cache"). What the compiler makes of the tree is
 // closures, which cannot be stored, so the sites are compiled on every run.
 //
 // An entry is found by what decides the front end's output besides the sources: luna's build,
@@ -35,8 +35,9 @@ import { FRONT_END_MODULE, restoredFrontEnd, storedFrontEnd, type StoredFrontEnd
 const MAGIC = Buffer.from('LUNAFE03');
 const ENTRY = '.fe';
 /**
- * Entries kept (the most recently used), and the bytes they may take together. The PIC's
- * entry is 1.8 MB (45 k tree objects); hello's 2 KB. 16 entries of PIC size fill the bound.
+ * Entries kept (the most recently used), and the bytes they may take together: more programs
+ * than one works on at a time (each -D set is an entry of its own), at most 16 of the PIC's
+ * size (its entry is 1.8 MB, 45 k tree objects; hello's is 5 KB).
  */
 export const KEPT_PROGRAMS = 16;
 export const KEPT_BYTES = 32 * 2 ** 20;
