@@ -42,10 +42,15 @@ export const MIN_REWRITE_WORK = 1000;
 /** Cache files kept per bundle name and command (the newest): two checkouts or two flag sets in turn keep theirs. */
 export const KEPT_KEYS = 4;
 
-/** Where the cache goes: NODE_COMPILE_CACHE (as Node's own cache), else the temporary directory; undefined when turned off. */
+/** luna's directory under Node's compile cache: NODE_COMPILE_CACHE, else the temporary directory's (the compiled-program cache lives there too). */
+export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache'), 'luna');
+}
+
+/** Where the cache goes (cacheRoot); undefined when turned off. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (env.NODE_DISABLE_COMPILE_CACHE === '1') return undefined;
-  return join(env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache'), 'luna');
+  return cacheRoot(env);
 }
 
 export interface CachedScriptOptions {

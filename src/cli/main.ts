@@ -58,7 +58,8 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--heartbeat <duration>', 'declare a silent node lost after this long (default 5s; off to disable)')
     .option('--warm-start', 'start the program once the worker threads have booted and loaded the ucodes (its span then measures the program alone); meanwhile the system thread rehearses the program without running ucodes, to warm its code, and two or more workers that feed each other rehearse their per-fragment path together')
     .option('--cf-timeout <duration>', 'fail the run when a fragment runs longer than this (e.g. 30s); fragments then run on worker threads only')
-    .option('--timing', 'print the program time (from its start, after loading, to its end) and where its fragments ran, as JSON on stderr')
+    .option('--timing', 'print the program time (from its start, after loading, to its end), its compile and where its fragments ran, as JSON on stderr')
+    .option('--no-cache', 'compile the program afresh, neither reading nor writing the compiled-program cache (also LUNA_PROGRAM_CACHE=off)')
     .passThroughOptions()
     .action(async (file: string, args: string[], o: RunCliOptions & { workerThreadsCount?: number }) => {
       // `luna run prog.fa -- 5`: the separator ends the options, it is not an argument of main
@@ -86,7 +87,8 @@ export async function cli(argv: string[]): Promise<number> {
     .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
     .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O2)')
     .option('--json', 'diagnostics as JSON')
-    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; cxxflags?: string; json?: boolean }) => { code = await (await import('./check.js')).checkCommand(file, o); });
+    .option('--no-cache', 'compile the program afresh, neither reading nor writing the compiled-program cache (also LUNA_PROGRAM_CACHE=off)')
+    .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; cxxflags?: string; json?: boolean; cache: boolean }) => { code = await (await import('./check.js')).checkCommand(file, o); });
 
   const exp = program.command('export').description('convert a trace to other formats');
   exp.command('perfetto')

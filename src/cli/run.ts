@@ -33,6 +33,7 @@ import { dynamicArrays } from '../runtime/dda/index.js';
 import type { LaunchInfo } from '../runtime/launch/env.js';
 import { heartbeatMsFromEnv, MIN_HEARTBEAT_MS } from '../runtime/transport/heartbeat.js';
 import { noteFragmentsRun } from './work.js';
+import { programCacheDir } from './program-cache.js';
 
 export interface RunCliOptions {
   threads?: number;
@@ -49,6 +50,8 @@ export interface RunCliOptions {
   distribution?: string;
   heartbeat?: string;
   timing?: boolean;
+  /** false: --no-cache */
+  cache?: boolean;
   warmStart?: boolean;
   cfTimeout?: string;
 }
@@ -136,7 +139,9 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     const rule = new DefaultPolicy(), lanes = o.threads ?? cores;
     if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, 1, true)) bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true));
   } : undefined;
-  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags, onHeavy });
+  const cache = programCacheDir(o.cache !== false);
+  if ('error' in cache) { say(`luna: error: ${cache.error}`); return 2; }
+  const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags, onHeavy, programCache: cache.dir });
   if (!loaded.program) { say(loaded.text); return 1; }
   if (loaded.diagnostics.length > 0 && !o.quiet) say(loaded.text);
   try {
@@ -188,7 +193,8 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   const policy = chosen.policy;
   // from here on a signal ends the run in order (trace flushed, manifest `interrupted`)
   const stop = catchInterrupts();
-  const p: Prepared = { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, stop, stuck: false };
+  const compiled = { frontEndMs: +(loaded.frontEnd?.ms ?? 0).toFixed(3), compileMs: +(loaded.compileMs ?? 0).toFixed(3), programCache: loaded.frontEnd?.cache };
+  const p: Prepared = { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, compiled, stop, stuck: false };
   let code = 1;
   try {
     code = await runCaught(file, args, o, p);
@@ -219,6 +225,8 @@ interface Prepared {
   chosen: Awaited<ReturnType<typeof choosePolicy>>;
   program: CompiledProgram;
   bundle: Awaited<ReturnType<typeof loadProgram>>['bundle'];
+  /** the front end's and the compiler's ms, and what the compiled-program cache did (for --timing) */
+  compiled: { frontEndMs: number; compileMs: number; programCache?: string };
   stop: Interrupts;
   /** set when the run left a worker thread stuck in native code */
   stuck: boolean;
@@ -255,7 +263,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
-      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB() })}\n`);
+      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB(), ...p.compiled })}\n`);
     }
     if (manifest && o.trace) {
       finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines, signal: stop.why?.signal });

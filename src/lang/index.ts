@@ -18,6 +18,7 @@ export * from './lexer.js';
 export * from './parser.js';
 export { substituteLet, printExpr } from './let.js';
 export { check, type CheckOptions } from './check.js';
+export { storedFrontEnd, restoredFrontEnd, type StoredFrontEnd } from './stored.js';
 
 export interface FrontEndOptions {
   /** `-D key=value` macros */
@@ -30,6 +31,11 @@ export interface FrontEndOptions {
   ucodeModuleMissing?: string;
   /** text of `file` when it is held in memory (tests, editors) */
   source?: string;
+  /**
+   * reader of the source files (default: regular files as UTF-8); throws when a file cannot be
+   * read (the program cache records what each include probe found)
+   */
+  readFile?: (path: string) => string;
 }
 
 export interface FrontEndResult {
@@ -41,8 +47,8 @@ export interface FrontEndResult {
 }
 
 export function compileFrontEnd(file: string, opts: FrontEndOptions = {}): FrontEndResult {
-  const ppOpts = { defines: opts.defines, includePath: opts.includePath };
-  const parsed = opts.source !== undefined ? parseFile(file, { ...ppOpts, readFile: inMemory(file, opts.source) }) : parseFile(file, ppOpts);
+  const ppOpts = { defines: opts.defines, includePath: opts.includePath, readFile: opts.readFile };
+  const parsed = opts.source !== undefined ? parseFile(file, { ...ppOpts, readFile: inMemory(file, opts.source, opts.readFile) }) : parseFile(file, ppOpts);
   const pre = parsed.pre;
   const diagnostics = [...parsed.diagnostics];
   const at = (pos: number): Origin => originOf(pre, pos);
@@ -59,8 +65,8 @@ export function compileFrontEnd(file: string, opts: FrontEndOptions = {}): Front
   return { pre, program: hasErrors(all) ? null : program, diagnostics: all };
 }
 
-function inMemory(file: string, text: string): (p: string) => string {
-  return (p) => (p === file ? text : fs.readFileSync(p, 'utf8'));
+function inMemory(file: string, text: string, read: (p: string) => string = (p) => fs.readFileSync(p, 'utf8')): (p: string) => string {
+  return (p) => (p === file ? text : read(p));
 }
 
 /**

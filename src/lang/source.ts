@@ -212,6 +212,16 @@ export class SourceTable {
   private readonly lineStarts = new Map<SourceUnit, Int32Array>();
   private size = 0;
 
+  /** A table of units read before (a stored front end's, see stored.ts), in their order. */
+  static of(units: readonly SourceUnit[]): SourceTable {
+    const t = new SourceTable();
+    for (const u of units) {
+      if (u.base !== t.size) throw new Error(`source unit ${u.file} at ${u.base}, expected ${t.size}`);
+      t.add(u.file, u.text);
+    }
+    return t;
+  }
+
   /** Registers a text; its characters get the next free global positions. */
   add(file: string, text: string): SourceUnit {
     const u: SourceUnit = { file, text, base: this.size };

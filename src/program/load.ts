@@ -6,7 +6,8 @@ import { accessSync, constants, existsSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { FileError, makeDirectory, notRegular, reason } from '../core/files.js';
 import { basename, dirname, join, resolve } from 'node:path';
-import { compileFrontEnd, renderDiagnostics } from '../lang/index.js';
+import { renderDiagnostics } from '../lang/index.js';
+import { cachedFrontEnd, type FrontCacheState } from './front-cache.js';
 import { hasErrors, type Diagnostic } from '../lang/diagnostics.js';
 import { originOf } from '../lang/origin.js';
 import type { Preprocessed } from '../lang/source.js';
@@ -38,6 +39,8 @@ export interface LoadOptions {
    * check`; loads the TypeScript compiler, which takes a second or two)
    */
   typecheck?: boolean;
+  /** the compiled-program cache's directory (front-cache.ts); undefined: none */
+  programCache?: string;
 }
 
 export interface Loaded {
@@ -48,6 +51,10 @@ export interface Loaded {
   text: string;
   program?: CompiledProgram;
   bundle?: UcodeBundle;
+  /** what the front end took (ms, from the cache or compiled) and what the program cache did */
+  frontEnd?: { ms: number; cache: FrontCacheState };
+  /** what compiling the sites took (ms) */
+  compileMs?: number;
 }
 
 export async function loadProgram(file: string, opts: LoadOptions = {}): Promise<Loaded> {
@@ -92,11 +99,13 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   const sources = files;
   // No module at all: one diagnostic for the program, not one per import.
   const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
-  const fe = compileFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing });
+  const feStart = performance.now();
+  const { fe, cache: feCache } = cachedFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing }, opts.programCache);
+  const frontEnd = { ms: performance.now() - feStart, cache: feCache };
   if (cacheNote.length > 0) fe.diagnostics = [...cacheNote, ...fe.diagnostics];
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
-  if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle };
+  if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle, frontEnd };
   if (opts.onHeavy && marksHeavy(fe.program)) opts.onHeavy();
   const refuse = (d: Diagnostic): Loaded => {
     const ds = [...fe.diagnostics, d];
@@ -118,7 +127,9 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
     scans.push(...cppBuild.scanSources([src]));
   }
   try {
+    const compileStart = performance.now();
     const program = compileProgram(fe.program, (pos) => originOf(fe.pre, pos));
+    const compileMs = performance.now() - compileStart;
     if (opts.typecheck && modules.length > 0) {
       const typeDs = await typecheckModules(modules, program, fe.program, (pos) => originOf(fe.pre, pos), bundle.exports);
       if (typeDs.length > 0) {
@@ -140,11 +151,11 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
         const ds = [...fe.diagnostics, ...built.diagnostics];
         const out = { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre) };
         if (hasErrors(ds)) return { ...out, bundle };
-        return { ...out, program, bundle: { ...bundle, native: built.native } };
+        return { ...out, program, bundle: { ...bundle, native: built.native }, frontEnd, compileMs };
       }
       bundle = { ...bundle, native: built.native };
     }
-    return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, program, bundle };
+    return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, program, bundle, frontEnd, compileMs };
   } catch (e) {
     if (e instanceof HeapExhausted) return refuse(tooLarge(main, `its ${statements} statements filled the heap while ${e.stage}`, heapLeft()));
     if (e instanceof ProgramError) return refuse({ severity: 'error', code: 'LUNA-C001', message: e.message, origin: e.origin });
