@@ -70,14 +70,16 @@ test('a chain with its offset a parameter; an unlimited output always escapes', 
   assert.equal(escapes(u, 0, 0, 1), -1);
 });
 
-test('distances of 2 and coefficients of 2; inputs never written inside come from outside', () => {
-  const p = plan(`for i = 2..n cf s[i]: two(v[2*i - 4], w[i], v[2*i]) @ { req_count v[2*i] = 1; };`, { n: 9, m: 0 });
+test('distances of 2 and coefficients of 2; inputs never written inside are refused', () => {
+  const p = plan(`for i = 2..n cf s[i]: two(v[2*i - 4], v[2*i - 2], v[2*i]) @ { req_count v[2*i] = 2; };`, { n: 9, m: 0 });
   assert.ok(typeof p !== 'string', String(p));
-  assert.deepEqual(p.sites[0]!.inputs.map((i) => i.from), [{ site: 0, out: 0, d: 2 }, null]);
-  // an odd offset with coefficient 2 never meets the outputs
-  const q = plan(`for i = 2..n cf s[i]: two(v[2*i - 3], w[i], v[2*i]);`, { n: 9, m: 0 });
-  assert.ok(typeof q !== 'string', String(q));
-  assert.deepEqual(q.sites[0]!.inputs.map((i) => i.from), [null, null]);
+  assert.deepEqual(p.sites[0]!.inputs.map((i) => i.from), [{ site: 0, out: 0, d: 2 }, { site: 0, out: 0, d: 1 }]);
+  assert.equal(p.depth, 2);
+  assert.equal(escapes(p, 0, 0, 8), 1);
+  assert.equal(escapes(p, 0, 0, 9), 2);
+  // an odd offset with coefficient 2 never meets the outputs: read from outside at every step
+  assert.match(String(plan(`for i = 2..n cf s[i]: two(v[2*i - 3], v[2*i - 2], v[2*i]);`, { n: 9, m: 0 })), /outside the loop at every step/);
+  assert.match(String(plan(`for i = 2..n cf s[i]: two(v[2*i - 2], w[i], v[2*i]);`, { n: 9, m: 0 })), /outside the loop at every step/);
 });
 
 test('refusals: what the plan cannot prove falls back', () => {

@@ -16,11 +16,11 @@ export interface PlanRef {
   readonly b: readonly number[];
 }
 
-/** An input of a body site: from output `out` of site `site` of iteration t − d, when that is in the loop. */
+/** An input of a body site: from output `out` of site `site` of iteration t − d; from the store when t − d is before the loop. */
 export interface PlanInput {
   readonly arg: number;
   readonly ref: PlanRef;
-  readonly from: { readonly site: number; readonly out: number; readonly d: number } | null;
+  readonly from: { readonly site: number; readonly out: number; readonly d: number };
 }
 
 export interface PlanSite {
@@ -163,7 +163,7 @@ export function planLoop(site: ForSite, env: readonly unknown[], first: number, 
     const inputs: PlanInput[] = [];
     for (let i = 0; i < sites[s]!.inputs.length; i++) {
       const inp = sites[s]!.inputs[i]!;
-      let from: PlanInput['from'] = null;
+      let from: PlanInput['from'] | null = null;
       for (let s2 = 0; s2 < sites.length; s2++) {
         for (let o = 0; o < sites[s2]!.outs.length; o++) {
           const d = distance(inp.ref, sites[s2]!.outs[o]!.ref);
@@ -177,6 +177,9 @@ export function planLoop(site: ForSite, env: readonly unknown[], first: number, 
           if (d > depth) depth = d;
         }
       }
+      // read from outside at every step: the steps would wait for values made anywhere, maybe by
+      // what waits for the loop's own outputs; only the first steps of a distance read outside
+      if (from === null) return `${sites[s]!.site.label}: an input is read from outside the loop at every step`;
       inputs.push({ arg: inp.arg, ref: inp.ref, from });
     }
     planned.push({ site: sites[s]!.site, inputs, outs: sites[s]!.outs, rules: sites[s]!.rules, readers: readers[s]!, lane: s % lanes });
