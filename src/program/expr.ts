@@ -39,6 +39,8 @@ export interface CExpr {
    * is an int32, the closure yields it (loop plans, node/loop-plan.ts, check that at their ends).
    */
   lin?: Lin;
+  /** A plain real or string value read from the environment (a parameter): its slot. */
+  plain?: number;
 }
 
 /** `k + Σ c·env[slot]`, exact (safe integers); no slot twice. */
@@ -237,7 +239,7 @@ function compileId(e: IdExpr, sc: ExprScope): CExpr {
     if (v) {
       const s = v.slot;
       const ev = (f: Frame): unknown => f.env[s];
-      return v.type === 'int' ? { type: 'int', ev, slot: s, lin: { k: 0, terms: [{ slot: s, c: 1 }] } } : { type: v.type, ev };
+      return v.type === 'int' ? { type: 'int', ev, slot: s, lin: { k: 0, terms: [{ slot: s, c: 1 }] } } : { type: v.type, ev, plain: s };
     }
   }
   const ref = sc.dfRef(e);

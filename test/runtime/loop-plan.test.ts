@@ -101,7 +101,7 @@ test('refusals: what the plan cannot prove falls back', () => {
   refused(`for i = 0..n { cp(v[i], v[i+1]); for j = 0..2 show(v[j]); }`, /not a call/);
   refused(`for i = 0..n { df t; cp(v[i], t); }`, /declares DFs/);
   refused(`for i = 0..n cf s[i]: cp(v[i], v[i+1]) @ { req_count v[i+1] = n; };`, /not constant/);
-  refused(`for i = 0..n cf s[i]: one(v[i] + 1, v[i+1]);`, /affine int/);
+  refused(`for i = 0..n cf s[i]: one(v[i] + 1, v[i+1]);`, /affine int or a parameter/);
   refused(`for i = 0..n cf s[i]: cp(v[i], v[i+1]) @ { request w[0]; };`, /requests/);
   refused(`for i = 0..n cf s[i]: cp(v[i], v[i+1]) @ { priority: i; };`, /ordered/);
   // an index past int32 at the loop's end: the closures would wrap

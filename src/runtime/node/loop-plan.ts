@@ -130,7 +130,9 @@ export function planLoop(site: ForSite, env: readonly unknown[], first: number, 
     for (let i = 0; i < s.args.length; i++) {
       const a = s.args[i]!;
       if (a.kind === 'val') {
-        if (a.type !== 'int' || split(a.expr.lin, env, varSlot) === null) return `${s.label}: argument ${i + 1} is not an affine int`;
+        // an int affine in the variable, or a real or string parameter passed as it is
+        const ok = a.type === 'int' ? split(a.expr.lin, env, varSlot) !== null : a.expr.plain !== undefined && a.expr.plain !== varSlot && a.expr.type === a.type;
+        if (!ok) return `${s.label}: argument ${i + 1} is not an affine int or a parameter`;
         continue;
       }
       const ref = a.kind === 'in' ? a.expr.dfRef : a.ref;

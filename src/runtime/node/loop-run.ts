@@ -151,7 +151,7 @@ export class LoopRun {
         let ii = 0;
         for (let i = 0; i < m; i++) {
           const a = sargs[i]!;
-          if (a.kind === 'val') { args[i] = affineAt(a.expr, env, varSlot, t); keys[i] = ''; continue; }
+          if (a.kind === 'val') { args[i] = a.type === 'int' ? affineAt(a.expr, env, varSlot, t) : env[a.expr.plain!]; keys[i] = ''; continue; }
           if (a.kind === 'out') { keys[i] = a.ref.at(f); args[i] = null; continue; }
           const inp = ps.inputs[ii++]!;
           keys[i] = inp.ref.ref.at(f);
