@@ -738,6 +738,7 @@ export class NodeRuntime {
     this.stats.sent += tasks.length;
     this.stats.planned += tasks.length;
     this.stats.batches++;
+    this.countHandoffs(tasks);
     const req = FeedBook.requests(tasks, lane);
     if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
     batchSent(this.flights, id, tasks, prev);
@@ -1279,6 +1280,11 @@ export class NodeRuntime {
     for (const cfs of this.batches.values()) {
       const cf = cfs.find((c) => c.id === cfId);
       if (cf) return cf;
+    }
+    // a planned step: named by its stand-in
+    for (const pb of this.plannedBatches.values()) {
+      const i = pb.tasks.findIndex((t) => t.cf === cfId);
+      if (i >= 0) return pb.run.standIn(pb.its[i]!, pb.sites[i]!, cfId);
     }
     return undefined;
   }
