@@ -724,7 +724,12 @@ export class NodeRuntime {
     z.stealable = false;
     z.fed = true;
     z.aheadNs = undefined;
-    return this.policy.chainLength(z);
+    // a lane's worker keeps a batch's outputs until the batch is booked: a window's raw outputs
+    // are bounded as a fed batch's are (fedBatchBytes)
+    let bytes = 0;
+    for (const s of run.plan.sites) bytes += this.outBytes[s.site.code]!;
+    const byBytes = bytes > 0 ? Math.max(1, Math.floor(this.fedBytes / bytes)) : Infinity;
+    return Math.min(this.policy.chainLength(z), byBytes);
   }
 
   /** Send a planned batch: feed requests to the lanes that make its forwarded inputs, then the batch. */
@@ -761,7 +766,12 @@ export class NodeRuntime {
       // until this booking: every step reading this batch's outputs is sent before
       const last = pb.its[pb.its.length - 1];
       if (last !== undefined) while (!run.emitted && run.nextIteration <= run.readersUpTo(last)) run.emit(this.planWindow(run));
-      if (r.start && r.fin) for (let i = 0; i < r.outs.length; i++) this.measureCode(run.plan.sites[pb.sites[i]!]!.site.code, r.fin[i]! - r.start[i]!);
+      for (let i = 0; i < r.outs.length; i++) {
+        const code = run.plan.sites[pb.sites[i]!]!.site.code;
+        if (r.start && r.fin) this.measureCode(code, r.fin[i]! - r.start[i]!);
+        // output sizes bound the windows, as they bound fed batches
+        this.outBytes[code] = rawBytes(r.outs[i]!);
+      }
       batchBooking(this.flights, r.batch);
       try {
         run.book(r.batch, pb.tasks, pb.its, pb.sites, r.outs, 0);
