@@ -57,6 +57,8 @@ before(() => {
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
   writeFileSync(join(dir, 'stencil.fa'), PROGRAM);
   writeFileSync(join(dir, 'chain.fa'), CHAIN);
+  // column 1's first value is never made: every step waits for it
+  writeFileSync(join(dir, 'hang.fa'), PROGRAM.replace('for x = 0..1 init(x, v[0][x]);', 'for x = 0..0 init(x, v[0][x]);'));
   writeFileSync(join(dir, 'escaping.fa'), ESCAPING.replace(/req_count x\[i\] = 1/, 'req_count x[i] = 1'));
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
@@ -89,4 +91,10 @@ test('a planned step that throws fails the run, naming the step as the unplanned
     assertFails(r, [/exception in ucode c_step: boom at step 37/, /in CF b\[37\] \(ucode c_step, id 1_37_1\)/]);
     assert.doesNotMatch(r.stdout, /v\[/);
   }
+});
+
+test('a planned loop whose first steps wait for a DF nobody makes is named in the hang report', async () => {
+  const r = await run('hang.fa', ['300', 'ok'], '1');
+  assertFails(r, [/the program hangs/, /CF _l\d+ \(for, id \d+\) at [^\n]*hang\.fa:8:5 waits for v\[\d+\]\[0\], v\[\d+\]\[1\]/, /waits for v\[300\]\[1\]/]);
+  assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 1, describeRun(r));
 });

@@ -383,6 +383,11 @@ export class NodeRuntime {
     for (const cf of st.waiting) {
       out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
     }
+    // a planned loop waits for what its first steps read from before it (its CF holds those reads)
+    for (const run of this.runs) {
+      const cf = run.loop;
+      if (cf.pendingCount > 0) out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
+    }
     return out;
   }
 
