@@ -220,6 +220,16 @@ export class NodeRuntime {
     this.schedule();
   }
 
+  /** What a batch's lane reports of its waits and gaps, counted (--timing). */
+  private countLane(r: BatchResult): void {
+    const w = r.fedWaits;
+    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
+    if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
+    const g = r.gaps;
+    if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
+    this.stats.systemWakes = this.exec.wakes ?? 0;
+  }
+
   /** A worker finished a batch. */
   onResult(r: BatchResult): void {
     const pb = this.plannedBatches.size > 0 ? this.plannedBatches.get(r.batch) : undefined;
@@ -231,12 +241,7 @@ export class NodeRuntime {
     if (work !== undefined) { this.batchWorkNs.delete(r.batch); this.laneWorkNs[r.lane] = Math.max(0, this.laneWorkNs[r.lane]! - work); }
     if (this.shortIds.size > 0 && this.shortIds.delete(r.batch)) this.shortFed[r.lane]!--;
     this.feeds?.returned(r.batch, cfs);
-    const w = r.fedWaits;
-    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
-    if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
-    const g = r.gaps;
-    if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
-    this.stats.systemWakes = this.exec.wakes ?? 0;
+    this.countLane(r);
     const t0 = this.st.tr ? this.host.now() : 0;
     // (a fed batch's send time is not kept: it measures no CF's cost)
     const fed = !this.sentAt.has(r.batch);
@@ -763,12 +768,7 @@ export class NodeRuntime {
     const run = pb.run;
     this.plannedBatches.delete(r.batch);
     this.batches.delete(r.batch);
-    const w = r.fedWaits;
-    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
-    if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
-    const g = r.gaps;
-    if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
-    this.stats.systemWakes = this.exec.wakes ?? 0;
+    this.countLane(r);
     try {
       // a step reads its producer's output from the producer's worker, which keeps it only
       // until this booking: every step reading this batch's outputs is sent before
