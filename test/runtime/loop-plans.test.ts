@@ -98,3 +98,20 @@ test('a planned loop whose first steps wait for a DF nobody makes is named in th
   assertFails(r, [/the program hangs/, /CF _l\d+ \(for, id \d+\) at [^\n]*hang\.fa:8:5 waits for v\[\d+\]\[0\], v\[\d+\]\[1\]/, /waits for v\[300\]\[1\]/]);
   assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 1, describeRun(r));
 });
+
+test('traced runs, one thread and 2 nodes are not planned, and compute the same', async () => {
+  const steps = 120, file = join(dir, 'stencil.fa'), env = { ...process.env, LUNA_LOOP_PLANS: '1' };
+  const go = (opts: string[]): Promise<Run> => luna(['run', '--timing', ...opts, file, String(steps), 'ok'], { env, timeoutMs: 90_000 });
+  const [traced, one, nodes] = await Promise.all([
+    go(['--threads', '2', '--trace', join(dir, 'trace')]),
+    go(['--threads', '1']),
+    go(['--nodes', '2', '--threads', '2']),
+  ]);
+  for (const r of [traced, one, nodes]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  }
+  for (const r of [traced, one]) assert.equal(planned(r), 0, describeRun(r));
+  // (several nodes: --timing reports node 0's counters)
+  assert.doesNotMatch(nodes.stderr, /"plannedLoops":[1-9]/, describeRun(nodes));
+});
