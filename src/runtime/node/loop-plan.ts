@@ -111,9 +111,10 @@ export function distance(input: PlanRef, output: PlanRef): number | null | undef
 
 /**
  * Plan loop `site` over [first, last] in the environment `env` of its CF, for `lanes` worker
- * lanes; the reason when it does not qualify.
+ * lanes, its sites on lanes `lane0`, `lane0` + 1, … (mod lanes: independent loops, as a sub's
+ * chains, take turns); the reason when it does not qualify.
  */
-export function planLoop(site: ForSite, env: readonly unknown[], first: number, last: number, lanes: number): LoopPlan | string {
+export function planLoop(site: ForSite, env: readonly unknown[], first: number, last: number, lanes: number, lane0 = 0): LoopPlan | string {
   if (lanes < 2) return 'fewer than 2 worker lanes';
   if (last < first) return 'no iterations';
   if (site.body.dfs.length > 0) return 'the body declares DFs';
@@ -184,7 +185,7 @@ export function planLoop(site: ForSite, env: readonly unknown[], first: number, 
       if (from === null) return `${sites[s]!.site.label}: an input is read from outside the loop at every step`;
       inputs.push({ arg: inp.arg, ref: inp.ref, from });
     }
-    planned.push({ site: sites[s]!.site, inputs, outs: sites[s]!.outs, rules: sites[s]!.rules, readers: readers[s]!, lane: s % lanes });
+    planned.push({ site: sites[s]!.site, inputs, outs: sites[s]!.outs, rules: sites[s]!.rules, readers: readers[s]!, lane: (lane0 + s) % lanes });
   }
   // an output read inside the loop more often than its req_count allows: the usual path reports it
   for (const p of planned) {

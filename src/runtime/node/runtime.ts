@@ -703,7 +703,7 @@ export class NodeRuntime {
     if (this.planTried.has(loop)) return false;
     this.planTried.add(loop);
     if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
-    const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes);
+    const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
     if (typeof plan === 'string') { if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned: ${plan}\n`); return false; }
     const st = this.st;
     st.loops.splice(st.loops.indexOf(loop), 1);
