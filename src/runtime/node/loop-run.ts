@@ -55,9 +55,10 @@ export class LoopRun {
   private readonly posTask: Int32Array;
   /** the values read from the store for the first steps (the inputs before the loop), by step, site and argument */
   private readonly outside = new Map<string, DfValue>();
-  /** the outside values still to come (the loop's CF waits for them in the store) */
-  private awaiting = 0;
-  private firstCf: number;
+  /** every outside value is here (the loop's CF waited for those still to come, in the store) */
+  private outsideDone = false;
+  /** the CF number of the first step (the steps' numbers are reserved as a block) */
+  private readonly firstCf: number;
 
   constructor(readonly loop: Cf, readonly plan: LoopPlan, private readonly st: NodeState, private readonly host: PlanHost) {
     this.site = loop.site as ForSite;
@@ -92,7 +93,7 @@ export class LoopRun {
    * it, and the pump asks again at its next turn).
    */
   outsideReady(): boolean {
-    if (this.awaiting < 0) return true;
+    if (this.outsideDone) return true;
     const p = this.plan, f = this.frame, loop = this.loop;
     let missing = 0;
     for (let t = p.first; t <= Math.min(p.last, p.first + p.depth - 1); t++) {
@@ -119,7 +120,7 @@ export class LoopRun {
       }
     }
     if (missing > 0) return false;
-    this.awaiting = -1;
+    this.outsideDone = true;
     this.waitedFor.clear();
     return true;
   }
