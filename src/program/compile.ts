@@ -328,6 +328,7 @@ class Compiler {
     const ref: CDfRef = { name, pos: id.pos, key, owner, at: locateFn(slot, idx, id.pos, rule, owner, this.keyTable(slot, idx.length)) };
     const repl = (owner as { replicas?: (f: Frame) => number[] }).replicas;
     if (repl) ref.replicas = repl;
+    ref.form = { slot, idx };
     return ref;
   }
 

@@ -33,6 +33,49 @@ export interface CExpr {
   k?: number;
   /** A plain int value read from the environment (a parameter, a loop variable): its slot. */
   slot?: number;
+  /**
+   * An int expression affine in int slots (`2*t - 1`, `i + n`): its form, exact. The closures
+   * wrap to 32 bits at each step, which is arithmetic modulo 2^32: where the form's exact value
+   * is an int32, the closure yields it (loop plans, node/loop-plan.ts, check that at their ends).
+   */
+  lin?: Lin;
+  /** A plain real or string value read from the environment (a parameter): its slot. */
+  plain?: number;
+}
+
+/** `k + Σ c·env[slot]`, exact (safe integers); no slot twice. */
+export interface Lin {
+  k: number;
+  terms: readonly { slot: number; c: number }[];
+}
+
+/** `l + s·r` as a form, or undefined when a coefficient is no longer a safe integer. */
+function linCombine(l: Lin, r: Lin, s: number): Lin | undefined {
+  const terms = l.terms.map((t) => ({ slot: t.slot, c: t.c }));
+  for (const t of r.terms) {
+    const at = terms.find((x) => x.slot === t.slot);
+    if (at) at.c += s * t.c; else terms.push({ slot: t.slot, c: s * t.c });
+  }
+  const k = l.k + s * r.k;
+  const kept = terms.filter((t) => t.c !== 0);
+  return Number.isSafeInteger(k) && kept.every((t) => Number.isSafeInteger(t.c)) ? { k, terms: kept } : undefined;
+}
+
+/** `m·l`, or undefined past safe integers. */
+function linScale(l: Lin, m: number): Lin | undefined {
+  const k = l.k * m;
+  const terms = m === 0 ? [] : l.terms.map((t) => ({ slot: t.slot, c: t.c * m }));
+  return Number.isSafeInteger(k) && terms.every((t) => Number.isSafeInteger(t.c)) ? { k, terms } : undefined;
+}
+
+/** The form of `l op r` over two int expressions, when it is affine (+, -, and * by a constant). */
+function linOf(op: BinOp, l: CExpr, r: CExpr): Lin | undefined {
+  const a = l.lin, b = r.lin;
+  if (a === undefined || b === undefined) return undefined;
+  if (op === '+') return linCombine(a, b, 1);
+  if (op === '-') return linCombine(a, b, -1);
+  if (op === '*') return b.terms.length === 0 ? linScale(a, b.k) : a.terms.length === 0 ? linScale(b, a.k) : undefined;
+  return undefined;
 }
 
 /** A compiled DF reference: the key of `x[i][j]` and its owner node. */
@@ -49,6 +92,8 @@ export interface CDfRef {
   at: (f: Frame) => string;
   /** replicated DFs (`locator_replicating`): every node a producer posts a copy to */
   replicas?: (f: Frame) => number[];
+  /** the frame slot of its base key and its compiled indices (loop plans read their `lin`) */
+  form?: { slot: number; idx: readonly CExpr[] };
 }
 
 export class EvalError extends Error {
@@ -79,7 +124,10 @@ export interface ExprScope {
 export function compileExpr(e: Expr, sc: ExprScope): CExpr {
   if (sc.memo !== undefined && (e.kind === 'bin' || e.kind === 'cond' || e.kind === 'neg' || e.kind === 'cast') && sc.memo.fixed(e)) {
     const a = compileExpr(e, { value: sc.value, dfRef: sc.dfRef });
-    return a.k !== undefined || a.slot !== undefined ? a : memoized(a, sc.memo.slot(e));
+    if (a.k !== undefined || a.slot !== undefined) return a;
+    const m = memoized(a, sc.memo.slot(e));
+    if (a.lin !== undefined) m.lin = a.lin; // (the memo holds the same value)
+    return m;
   }
   switch (e.kind) {
     case 'int': return intConst(e.value | 0);
@@ -101,7 +149,11 @@ export function compileExpr(e: Expr, sc: ExprScope): CExpr {
       // -(-x) is x for reals and for 32-bit ints (whose negation wraps)
       if (count % 2 === 0) return a.k !== undefined || a.slot !== undefined ? a : { type: a.type, ev };
       if (a.k !== undefined) return intConst(-a.k | 0);
-      return a.type === 'int' ? { type: 'int', ev: (f) => (-(ev(f) as number)) | 0 } : { type: 'real', ev: (f) => -(ev(f) as number) };
+      if (a.type !== 'int') return { type: 'real', ev: (f) => -(ev(f) as number) };
+      const neg: CExpr = { type: 'int', ev: (f) => (-(ev(f) as number)) | 0 };
+      const lin = a.lin === undefined ? undefined : linScale(a.lin, -1);
+      if (lin !== undefined) neg.lin = lin;
+      return neg;
     }
     case 'cast': {
       const a = compileExpr(e.expr, sc);
@@ -187,7 +239,7 @@ function compileId(e: IdExpr, sc: ExprScope): CExpr {
     if (v) {
       const s = v.slot;
       const ev = (f: Frame): unknown => f.env[s];
-      return v.type === 'int' ? { type: 'int', ev, slot: s } : { type: v.type, ev };
+      return v.type === 'int' ? { type: 'int', ev, slot: s, lin: { k: 0, terms: [{ slot: s, c: 1 }] } } : { type: v.type, ev, plain: s };
     }
   }
   const ref = sc.dfRef(e);
@@ -342,7 +394,7 @@ function binStep(op: BinOp, lt: StaticType, r: CExpr, pos: number): { type: Stat
 
 /** An int constant (its closure, and the value for folding and for callers that specialise on it). */
 function intConst(v: number): CExpr {
-  return { type: 'int', ev: () => v, k: v };
+  return { type: 'int', ev: () => v, k: v, lin: { k: v, terms: [] } };
 }
 
 /** `int ⊕ int` in C (see intOp), with the operator chosen once, at compile time. */
@@ -422,7 +474,10 @@ export function intBin(op: BinOp, l: CExpr, r: CExpr, pos: number): CExpr {
     }
   } else if (rk !== undefined) ev = (f) => fn(le(f), rk);
   else ev = (f) => fn(le(f), re(f));
-  return { type: 'int', ev };
+  const out: CExpr = { type: 'int', ev };
+  const lin = linOf(op, l, r);
+  if (lin !== undefined) out.lin = lin;
+  return out;
 }
 
 function dynOp(op: BinOp, a: DfValue, b: DfValue, pos: number): DfValue {

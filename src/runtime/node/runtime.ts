@@ -11,7 +11,7 @@
 // that loads perf_hooks at its first read, which was the pump's (~1 ms of cold module code in
 // its first turns), and calls the getter at every read after it
 import { performance } from 'node:perf_hooks';
-import type { CallSite, CompiledProgram, Site } from '../../program/compile.js';
+import type { CallSite, CompiledProgram, ForSite, Site } from '../../program/compile.js';
 import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
 import { T_RAW, type DfValue } from '../../ucode/value.js';
@@ -27,6 +27,8 @@ import type { AskDone, DeskHost } from '../exec/desk.js';
 import { batchBooking, batchDone, batchSent, batchesDropped, collectDue, type FlightBook } from '../exec/shm.js';
 import { threadCpuNs } from '../../trace/clock.js';
 import { NodeState, type NodeHost } from './state.js';
+import { planLoop } from './loop-plan.js';
+import { LoopRun } from './loop-run.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
 
@@ -137,7 +139,7 @@ export class NodeRuntime {
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
    * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -180,6 +182,11 @@ export class NodeRuntime {
     this.costN = new Int32Array(program.codes.length);
     this.outBytes = new Float64Array(program.codes.length);
     this.st.owner = this;
+    // opt-in: loops of ucode calls planned whole (loop-plan.ts), on one node with fed lanes,
+    // untraced (a trace would need each step's records), in the default order (no priorities;
+    // a replayed schedule places each CF itself)
+    this.plans = process.env.LUNA_LOOP_PLANS === '1' && this.feeds !== null && host.size === 1 && host.trace === undefined
+      && !this.st.ordered && policy.name === 'default';
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
   }
@@ -213,8 +220,20 @@ export class NodeRuntime {
     this.schedule();
   }
 
+  /** What a batch's lane reports of its waits and gaps, counted (--timing). */
+  private countLane(r: BatchResult): void {
+    const w = r.fedWaits;
+    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
+    if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
+    const g = r.gaps;
+    if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
+    this.stats.systemWakes = this.exec.wakes ?? 0;
+  }
+
   /** A worker finished a batch. */
   onResult(r: BatchResult): void {
+    const pb = this.plannedBatches.size > 0 ? this.plannedBatches.get(r.batch) : undefined;
+    if (pb !== undefined) { this.bookPlanned(pb, r); return; }
     const cfs = this.batches.get(r.batch);
     if (!cfs) return;
     this.batches.delete(r.batch);
@@ -222,12 +241,7 @@ export class NodeRuntime {
     if (work !== undefined) { this.batchWorkNs.delete(r.batch); this.laneWorkNs[r.lane] = Math.max(0, this.laneWorkNs[r.lane]! - work); }
     if (this.shortIds.size > 0 && this.shortIds.delete(r.batch)) this.shortFed[r.lane]!--;
     this.feeds?.returned(r.batch, cfs);
-    const w = r.fedWaits;
-    if (w) { this.stats.fedNone += w.none; this.stats.fedSpun += w.spun; this.stats.fedSlept += w.slept; this.stats.workerWakes += w.woke; }
-    if (r.idleSleeps) this.stats.laneSleeps += r.idleSleeps;
-    const g = r.gaps;
-    if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
-    this.stats.systemWakes = this.exec.wakes ?? 0;
+    this.countLane(r);
     const t0 = this.st.tr ? this.host.now() : 0;
     // (a fed batch's send time is not kept: it measures no CF's cost)
     const fed = !this.sentAt.has(r.batch);
@@ -376,6 +390,11 @@ export class NodeRuntime {
     const out: { cf: Cf; label: string; waits: string[] }[] = [];
     for (const cf of st.waiting) {
       out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
+    }
+    // a planned loop waits for what its first steps read from before it (its CF holds those reads)
+    for (const run of this.runs) {
+      const cf = run.loop;
+      if (cf.pendingCount > 0) out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
     }
     return out;
   }
@@ -602,6 +621,7 @@ export class NodeRuntime {
       }
       if (st.loops.length === 0) return;
       const loop = st.nextLoop();
+      if (this.plans && this.planned(loop)) continue;
       const chunk = st.unrollChunk(loop.counterEnd - loop.counter + 1, this.starving(), loop);
       if (chunk <= 0) return;
       // a slice at a time, examined and dispatched before the next (the policy is asked again);
@@ -652,7 +672,126 @@ export class NodeRuntime {
     }
     this.continueChains();
     if (this.feeds) this.feedAcross(this.feeds);
+    if (this.runs.length > 0) this.feedRuns();
     return ranInline;
+  }
+
+  // =================================================================== loop plans
+
+  /** LUNA_LOOP_PLANS=1, one node, fed lanes, untraced (constructor) */
+  private readonly plans: boolean;
+  /** loops planning was tried for (once each: a loop refused is unrolled as before) */
+  private readonly planTried = new WeakSet<Cf>();
+  /** the planned loops running */
+  private readonly runs: LoopRun[] = [];
+  /** planned batches in flight: their loop, tasks, and each task's iteration and site */
+  private readonly plannedBatches = new Map<number, { run: LoopRun; lane: number; tasks: Task[]; its: Int32Array; sites: Int32Array }>();
+  /** what send() sees as a planned batch's CFs (none): the batch is in flight all the same */
+  private static readonly NO_CFS: Cf[] = [];
+  /** windows of a planned loop in flight at most (one running, the next queued behind it on its lanes) */
+  private static readonly PLAN_WINDOWS = 2;
+  private readonly planHost = {
+    batchId: (): number => this.batchSeq++,
+    sendPlanned: (lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void => this.sendPlanned(lane, id, tasks, run, its, sites),
+  };
+
+  /**
+   * Loop `loop` is planned whole from its next iteration on (true: it is the plan's from now on,
+   * no longer unrolled), or refused (false, and never asked again).
+   */
+  private planned(loop: Cf): boolean {
+    if (this.planTried.has(loop)) return false;
+    this.planTried.add(loop);
+    if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
+    const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
+    if (typeof plan === 'string') { if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned: ${plan}\n`); return false; }
+    const st = this.st;
+    st.loops.splice(st.loops.indexOf(loop), 1);
+    st.frontier.delete(loop);
+    st.unrolled(loop);
+    loop.counter = loop.counterEnd + 1;
+    this.runs.push(new LoopRun(loop, plan, st, this.planHost));
+    this.stats.plannedLoops++;
+    this.feedRuns();
+    return true;
+  }
+
+  /** Each planned loop sends its next windows while fewer than PLAN_WINDOWS are in flight. */
+  private feedRuns(): void {
+    for (let k = 0; k < this.runs.length; k++) {
+      const run = this.runs[k]!;
+      if (!run.outsideReady()) continue;
+      while (!run.emitted && run.inFlight < NodeRuntime.PLAN_WINDOWS) run.emit(this.planWindow(run));
+    }
+  }
+
+  /** A window's iterations: a fed batch's length for the body's costliest code (the policy's chainLength). */
+  private planWindow(run: LoopRun): number {
+    let code = -1;
+    for (const s of run.plan.sites) if (code < 0 || this.costNs[s.site.code]! > this.costNs[code]!) code = s.site.code;
+    const z = this.fedSizing;
+    z.cfNs = this.costNs[code]!;
+    z.cfMinNs = this.costMin[code]!;
+    z.lanes = this.exec.lanes;
+    z.nodes = this.size;
+    z.stealable = false;
+    z.fed = true;
+    z.aheadNs = undefined;
+    // a lane's worker keeps a batch's outputs until the batch is booked: a window's raw outputs
+    // are bounded as a fed batch's are (fedBatchBytes)
+    let bytes = 0;
+    for (const s of run.plan.sites) bytes += this.outBytes[s.site.code]!;
+    const byBytes = bytes > 0 ? Math.max(1, Math.floor(this.fedBytes / bytes)) : Infinity;
+    return Math.min(this.policy.chainLength(z), byBytes);
+  }
+
+  /** Send a planned batch: feed requests to the lanes that make its forwarded inputs, then the batch. */
+  private sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void {
+    this.warmWorkers();
+    const prev = this.tails[lane]?.batch;
+    this.batches.set(id, NodeRuntime.NO_CFS);
+    // nothing continues a chain from a planned batch (its outputs are not the builder's)
+    this.tails[lane] = null;
+    this.plannedBatches.set(id, { run, lane, tasks, its, sites });
+    this.stats.sent += tasks.length;
+    this.stats.planned += tasks.length;
+    this.stats.batches++;
+    this.countHandoffs(tasks);
+    const req = FeedBook.requests(tasks, lane);
+    if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
+    batchSent(this.flights, id, tasks, prev);
+    this.exec.send(lane, { id, tasks });
+  }
+
+  /** A planned batch came back: the windows its outputs feed are sent first, then it is booked. */
+  private bookPlanned(pb: { run: LoopRun; lane: number; tasks: Task[]; its: Int32Array; sites: Int32Array }, r: BatchResult): void {
+    const run = pb.run;
+    this.plannedBatches.delete(r.batch);
+    this.batches.delete(r.batch);
+    this.countLane(r);
+    try {
+      // a step reads its producer's output from the producer's worker, which keeps it only
+      // until this booking: every step reading this batch's outputs is sent before
+      const last = pb.its[pb.its.length - 1];
+      if (last !== undefined) while (!run.emitted && run.nextIteration <= run.readersUpTo(last)) run.emit(this.planWindow(run));
+      for (let i = 0; i < r.outs.length; i++) {
+        const code = run.plan.sites[pb.sites[i]!]!.site.code;
+        if (r.start && r.fin) this.measureCode(code, r.fin[i]! - r.start[i]!);
+        // output sizes bound the windows, as they bound fed batches
+        this.outBytes[code] = rawBytes(r.outs[i]!);
+      }
+      batchBooking(this.flights, r.batch);
+      try {
+        run.book(r.batch, pb.tasks, pb.its, pb.sites, r.outs, 0);
+        if (r.error) { const i = r.error.task; throw run.fault(this.taskFaultMessage(run.plan.sites[pb.sites[i]!]!.site, r.error), pb.its[i]!, pb.sites[i]!, pb.tasks[i]!.cf); }
+      } catch (e) { batchBooking(this.flights, null); throw e; }
+      batchDone(this.flights, r.batch, r.outs);
+      if (run.done) {
+        this.runs.splice(this.runs.indexOf(run), 1);
+        this.st.finish(run.loop);
+      }
+    } catch (e) { this.fail(e); return; }
+    this.schedule();
   }
 
   /**
@@ -1031,7 +1170,7 @@ export class NodeRuntime {
       if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
       throw e;
     }
-    if (timed) { this.measureCode(cf, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); if (this.feeds !== null) this.outBytes[code] = rawBytes(outs); }
+    if (timed) { this.measureCode(code, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); if (this.feeds !== null) this.outBytes[code] = rawBytes(outs); }
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
     if (this.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     if (tr) this.laneFree[lane] = inl.fin;
@@ -1045,7 +1184,7 @@ export class NodeRuntime {
     for (let i = 0; i < r.outs.length; i++) {
       const cf = cfs[i]!;
       const fin = r.fin ? r.fin[i]! : 0;
-      if (r.start && r.fin) this.measureCode(cf, fin - r.start[i]!);
+      if (r.start && r.fin) this.measureCode(cf.site.code, fin - r.start[i]!);
       // output sizes bound fed batches: counted only on a node that feeds
       if (sizes) { const bytes = rawBytes(r.outs[i]!); this.outBytes[cf.site.code] = bytes; total += bytes; }
       if (this.profiles) this.policy.profile({ cf, lane: r.lane, inline: false, workersReady: true, ns: r.start ? fin - r.start[i]! : NaN });
@@ -1059,13 +1198,15 @@ export class NodeRuntime {
   }
 
   private taskFault(cf: Cf, e: TaskError): RunFault {
-    const what = (cf.site as CallSite).imp.symbol;
-    return new RunFault(e.kind === 'ucode' ? `exception in ucode ${what}: ${e.message}${userStack(e.stack)}` : e.message, cf);
+    return new RunFault(this.taskFaultMessage(cf.site as CallSite, e), cf);
+  }
+
+  private taskFaultMessage(site: CallSite, e: TaskError): string {
+    return e.kind === 'ucode' ? `exception in ucode ${site.imp.symbol}: ${e.message}${userStack(e.stack)}` : e.message;
   }
 
   /** `cpuNs`: the call's CPU time, when read (a first call while no worker is up), for the boot decision */
-  private measureCode(cf: Cf, ns: number, cpuNs?: number): void {
-    const c = cf.site.code;
+  private measureCode(c: number, ns: number, cpuNs?: number): void {
     const n = this.costN[c]!;
     this.costViewCode = -1;
     // A quick average over the first calls (the first, cold calls of a function are much slower
@@ -1157,6 +1298,11 @@ export class NodeRuntime {
     for (const cfs of this.batches.values()) {
       const cf = cfs.find((c) => c.id === cfId);
       if (cf) return cf;
+    }
+    // a planned step: named by its stand-in
+    for (const pb of this.plannedBatches.values()) {
+      const i = pb.tasks.findIndex((t) => t.cf === cfId);
+      if (i >= 0) return pb.run.standIn(pb.its[i]!, pb.sites[i]!, cfId);
     }
     return undefined;
   }

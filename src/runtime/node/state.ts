@@ -141,6 +141,13 @@ export class NodeState {
     return cf;
   }
 
+  /** `n` CF numbers in a row, the first returned: a planned loop's steps (loop-run.ts), no CF made. */
+  reserveIds(n: number): number {
+    const first = this.cfSeq;
+    this.cfSeq += n;
+    return first;
+  }
+
   /** A CF that arrived from another node (see cluster/): counted and queued like a new one. */
   adopt(site: Site, env: unknown[], gid: string): Cf {
     const cf = new Cf(this.cfSeq++, site, env, '', -1);

@@ -1,0 +1,237 @@
+// Running a planned loop (loop-plan.ts): its steps go to the lanes as tasks, a window of
+// iterations at a time, one batch per lane and window, every input an earlier step makes
+// forwarded (in the batch, or fed by the producing lane's worker as fed batches are); the
+// results are booked per batch — only the outputs that escape the loop reach the store, the
+// rest are let go where they were read. No fragment, store entry or feed candidate per step:
+// those stages are what the system thread's ~19 µs a fed CF went to (docs/benchmarks.md).
+import type { CallSite, ForSite } from '../../program/compile.js';
+import type { Frame } from '../../program/expr.js';
+import type { DfValue } from '../../ucode/value.js';
+import { T_RAW } from '../../ucode/value.js';
+import type { Forward, Task } from '../exec/protocol.js';
+import { rawFreed, rawLet, rawPosted } from '../exec/shm.js';
+import { displayDf } from '../../core/dfkey.js';
+import { affineAt, escapes, type LoopPlan } from './loop-plan.js';
+import { Cf } from './fragment.js';
+import { RunFault } from './fault.js';
+import type { NodeState } from './state.js';
+
+/** What a planned loop needs of the runtime: batch numbers and sending. */
+export interface PlanHost {
+  /** a fresh batch number */
+  batchId(): number;
+  /** send `tasks` as batch `id` to lane `lane` (feed requests first, as a fed batch) */
+  sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void;
+}
+
+/** A frame for the body's keys: indices are affine in the loop variable and read no DF. */
+class KeyFrame implements Frame {
+  missing = false;
+  located = 0;
+  constructor(public env: unknown[], readonly size: number, readonly self: number) {}
+  read(): DfValue | undefined {
+    throw new Error('internal: a planned loop read a DF through an index');
+  }
+}
+
+/** the largest window (MAX_BATCH in the policy): the position ring holds this many iterations past the depth */
+const MAX_WINDOW = 512;
+
+export class LoopRun {
+  /** the next iteration to emit */
+  private next: number;
+  /** tasks booked so far (done at `total`) */
+  private booked = 0;
+  private readonly total: number;
+  /** windows emitted and not yet booked whole, with their batches left */
+  private readonly windowsLeft: number[] = [];
+  private readonly windowOf = new Map<number, number>();
+  private readonly site: ForSite;
+  private readonly frame: KeyFrame;
+  private readonly nSites: number;
+  /** per iteration in the ring and site: the batch and task index that make it */
+  private readonly ring: number;
+  private readonly posBatch: Int32Array;
+  private readonly posTask: Int32Array;
+  /** the values read from the store for the first steps (the inputs before the loop), by step, site and argument */
+  private readonly outside = new Map<string, DfValue>();
+  /** every outside value is here (the loop's CF waited for those still to come, in the store) */
+  private outsideDone = false;
+  /** the CF number of the first step (the steps' numbers are reserved as a block) */
+  private readonly firstCf: number;
+
+  constructor(readonly loop: Cf, readonly plan: LoopPlan, private readonly st: NodeState, private readonly host: PlanHost) {
+    this.site = loop.site as ForSite;
+    this.next = plan.first;
+    this.nSites = plan.sites.length;
+    this.total = (plan.last - plan.first + 1) * this.nSites;
+    this.frame = new KeyFrame(loop.env.slice(), st.size, st.self);
+    this.ring = plan.depth + MAX_WINDOW + 1;
+    this.posBatch = new Int32Array(this.ring * this.nSites);
+    this.posTask = new Int32Array(this.ring * this.nSites);
+    this.firstCf = st.reserveIds(this.total);
+  }
+
+  /** Whether every task was booked. */
+  get done(): boolean {
+    return this.booked === this.total;
+  }
+
+  /** Windows in flight. */
+  get inFlight(): number {
+    return this.windowsLeft.length;
+  }
+
+  /** Whether every step was sent. */
+  get emitted(): boolean {
+    return this.next > this.plan.last;
+  }
+
+  /**
+   * Read what the first steps take from before the loop, each read counted once in the store;
+   * true once all of them are here (a value still to come wakes nobody: the loop's CF waits for
+   * it, and the pump asks again at its next turn).
+   */
+  outsideReady(): boolean {
+    if (this.outsideDone) return true;
+    const p = this.plan, f = this.frame, loop = this.loop;
+    let missing = 0;
+    for (let t = p.first; t <= Math.min(p.last, p.first + p.depth - 1); t++) {
+      f.env[this.site.varSlot] = t;
+      for (let s = 0; s < this.nSites; s++) {
+        const ps = p.sites[s]!;
+        for (const inp of ps.inputs) {
+          if (t - inp.from.d >= p.first) continue;
+          const id = `${t}/${s}/${inp.arg}`;
+          if (this.outside.has(id)) continue;
+          const key = inp.ref.ref.at(f);
+          if (loop.isPending(key)) { missing++; continue; }
+          // a value that came for this read (it was pending): taken once
+          const got = this.waitedFor.get(key);
+          if (got !== undefined && got > 0) {
+            this.waitedFor.set(key, got - 1);
+            this.outside.set(id, loop.gotValue(key)!);
+            continue;
+          }
+          const v = this.st.read(loop, key, this.st.self);
+          if (v === undefined) { this.waitedFor.set(key, (this.waitedFor.get(key) ?? 0) + 1); missing++; continue; }
+          this.outside.set(id, v);
+        }
+      }
+    }
+    if (missing > 0) return false;
+    this.outsideDone = true;
+    this.waitedFor.clear();
+    return true;
+  }
+
+  /** keys the loop's CF waits for in the store, with the reads each wait stands for (one: the store serves a waiter once) */
+  private readonly waitedFor = new Map<string, number>();
+
+  /**
+   * Emit the next window of `w` iterations (one batch per lane that has sites). Call only once
+   * outsideReady() said true.
+   */
+  emit(w: number): void {
+    const p = this.plan, n = this.nSites, lanesUsed = new Map<number, { id: number; tasks: Task[]; its: number[]; sites: number[] }>();
+    const from = this.next, to = Math.min(p.last, from + Math.min(MAX_WINDOW, Math.max(1, w)) - 1);
+    for (let s = 0; s < n; s++) {
+      const lane = p.sites[s]!.lane;
+      if (!lanesUsed.has(lane)) lanesUsed.set(lane, { id: this.host.batchId(), tasks: [], its: [], sites: [] });
+    }
+    const f = this.frame, varSlot = this.site.varSlot, env = f.env;
+    let cfNo = this.firstCf + (from - p.first) * n;
+    for (let t = from; t <= to; t++) {
+      env[varSlot] = t;
+      const slot = ((t - p.first) % this.ring) * n;
+      for (let s = 0; s < n; s++) {
+        const ps = p.sites[s]!, site = ps.site, b = lanesUsed.get(ps.lane)!;
+        const sargs = site.args, m = sargs.length;
+        const args = new Array<unknown>(m), keys = new Array<string>(m);
+        let fwd: Forward[] | undefined;
+        let ii = 0;
+        for (let i = 0; i < m; i++) {
+          const a = sargs[i]!;
+          if (a.kind === 'val') { args[i] = a.type === 'int' ? affineAt(a.expr, env, varSlot, t) : env[a.expr.plain!]; keys[i] = ''; continue; }
+          if (a.kind === 'out') { keys[i] = a.ref.at(f); args[i] = null; continue; }
+          const inp = ps.inputs[ii++]!;
+          keys[i] = inp.ref.ref.at(f);
+          const u = t - inp.from.d;
+          if (u < p.first) { args[i] = this.outside.get(`${t}/${s}/${i}`)!; continue; }
+          const at = ((u - p.first) % this.ring) * n + inp.from.site;
+          const batch = this.posBatch[at]!, task = this.posTask[at]!, lane = p.sites[inp.from.site]!.lane;
+          args[i] = null;
+          (fwd ??= []).push(batch === b.id ? { arg: i, task, out: inp.from.out, lane: undefined, batch: undefined } : { arg: i, task, out: inp.from.out, lane, batch });
+        }
+        this.posBatch[slot + s] = b.id;
+        this.posTask[slot + s] = b.tasks.length;
+        b.tasks.push({ cf: cfNo++, imp: site.imp.index, args, keys, fwd });
+        b.its.push(t);
+        b.sites.push(s);
+      }
+    }
+    this.next = to + 1;
+    if (this.next > p.last) { this.outside.clear(); }
+    this.windowsLeft.push(lanesUsed.size);
+    const win = this.windowsLeft.length - 1 + this.windowBase;
+    for (const [lane, b] of lanesUsed) {
+      this.windowOf.set(b.id, win);
+      this.host.sendPlanned(lane, b.id, b.tasks, this, Int32Array.from(b.its), Int32Array.from(b.sites));
+    }
+  }
+
+  /** windows booked whole and dropped from the front of windowsLeft */
+  private windowBase = 0;
+
+  /**
+   * Book batch `id`'s outputs: escaping ones posted to the store with what is left of their
+   * counts, the others let go (the readers were forwarded them); throws a fault naming the step.
+   */
+  book(id: number, tasks: readonly Task[], its: Int32Array, sites: Int32Array, outs: readonly (readonly (DfValue | null)[])[], at: number): void {
+    const p = this.plan, st = this.st;
+    for (let i = 0; i < outs.length; i++) {
+      const t = its[i]!, s = sites[i]!, ps = p.sites[s]!, o = outs[i]!;
+      for (let k = 0; k < ps.outs.length; k++) {
+        const v = o[k];
+        const key = tasks[i]!.keys[ps.outs[k]!.arg]!;
+        if (v === null || v === undefined) throw this.fault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(key)} (Posting an unset value)`, t, s, tasks[i]!.cf);
+        const left = escapes(p, s, k, t);
+        if (left === -2) {
+          // read only by the loop's steps, forwarded: posted and freed at once, as a store entry
+          // whose readers were all served would be (the buffer waits for the batches reading it)
+          if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
+          continue;
+        }
+        st.post(key, st.self, v, left, this.standIn(t, s, tasks[i]!.cf), at);
+      }
+    }
+    this.booked += outs.length;
+    const win = this.windowOf.get(id)!;
+    this.windowOf.delete(id);
+    const w = win - this.windowBase;
+    this.windowsLeft[w]!--;
+    while (this.windowsLeft.length > 0 && this.windowsLeft[0] === 0) { this.windowsLeft.shift(); this.windowBase++; }
+  }
+
+  /** The fragment of step `t` of site `s` (made only to name it: a fault, a post's writer). */
+  standIn(t: number, s: number, id: number): Cf {
+    const env = this.loop.env.slice();
+    env[this.site.varSlot] = t;
+    return new Cf(id, this.plan.sites[s]!.site as CallSite, env, this.loop.gid, t);
+  }
+
+  /** A fault of step `t` of site `s`, naming it. */
+  fault(message: string, t: number, s: number, id: number): RunFault {
+    return new RunFault(message, this.standIn(t, s, id));
+  }
+
+  /** Iterations whose steps read outputs of step `t` at the latest (what must be sent before `t` is booked). */
+  readersUpTo(t: number): number {
+    return Math.min(this.plan.last, t + this.plan.depth);
+  }
+
+  /** The next iteration to emit. */
+  get nextIteration(): number {
+    return this.next;
+  }
+}

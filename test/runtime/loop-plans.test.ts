@@ -1,0 +1,117 @@
+// Loop plans on real worker threads (LUNA_LOOP_PLANS=1, src/runtime/node/loop-run.ts): a planned
+// loop must compute what the fragment-by-fragment path computes — a two-column stencil, a chain
+// on one lane, a loop whose outputs are read both inside it and after it — actually be planned,
+// and a fault inside a planned step must name that step.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { PROGRAM, expected } from './stencil2.js';
+
+// ~100 µs of work per step keeps the CFs on the workers (tiny codes run on the system thread).
+const UCODES = `
+type In = { getInt(): number };
+type Out = { setInt(v: number): void };
+function spin(): void { const until = performance.now() + 0.1; while (performance.now() < until) { /* work */ } }
+export function c_init(x: number, v: Out): void { v.setInt(x + 1); }
+export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out): void {
+  spin();
+  if (kind === 'throw' && t === 37 && x === 1) throw new Error('boom at step ' + t);
+  v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
+}
+export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
+export function c_start(v: Out): void { v.setInt(7); }
+export function c_link(a: In, i: number, v: Out): void { spin(); v.setInt((a.getInt() * 31 + i) % 1000003); }
+export function c_show(i: number, v: In): void { console.log('x[' + i + '] = ' + v.getInt()); }
+`;
+
+// a chain (one site: one lane), its first input made before the loop, its last read after it
+const CHAIN = `import c_start(name \`v) as start;
+import c_link(value \`a, int \`i, name \`v) as link;
+import c_show(int \`i, value \`v) as show;
+sub main(int n)
+{
+    df x;
+    start(x[0]);
+    for i = 0..n-1
+        cf l[i]: link(x[i], i, x[i + 1]) @ { req_count x[i + 1] = 1; };
+    show(n, x[n]);
+}
+`;
+
+// every output read once inside the loop and once after it: each escapes with one read left
+const ESCAPING = CHAIN.replace('req_count x[i + 1] = 1', 'req_count x[i + 1] = 2').replace('    show(n, x[n]);', '    for i = 1..n show(i, x[i]) @ { req_count x[i] = 1; };');
+
+function chainExpected(n: number, all: boolean): string[] {
+  const out: string[] = [];
+  let x = 7;
+  for (let i = 0; i < n; i++) { x = (x * 31 + i) % 1000003; if (all || i === n - 1) out.push(`x[${i + 1}] = ${x}`); }
+  return out.sort();
+}
+
+let dir = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'luna-plans-'));
+  writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+  writeFileSync(join(dir, 'stencil.fa'), PROGRAM);
+  writeFileSync(join(dir, 'chain.fa'), CHAIN);
+  // column 1's first value is never made: every step waits for it
+  writeFileSync(join(dir, 'hang.fa'), PROGRAM.replace('for x = 0..1 init(x, v[0][x]);', 'for x = 0..0 init(x, v[0][x]);'));
+  writeFileSync(join(dir, 'escaping.fa'), ESCAPING.replace(/req_count x\[i\] = 1/, 'req_count x[i] = 1'));
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+const run = (file: string, args: string[], plans: '0' | '1'): Promise<Run> =>
+  luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, file), ...args], { env: { ...process.env, LUNA_LOOP_PLANS: plans }, timeoutMs: 90_000 });
+
+const planned = (r: Run): number => timingOf<{ planned: number }>(r).planned;
+
+test('a stencil, a chain and a loop with escaping outputs compute the same planned and not', async () => {
+  const steps = 300, n = 400;
+  const [s1, s0, c1, c0, e1, e0] = await Promise.all([
+    run('stencil.fa', [String(steps), 'ok'], '1'), run('stencil.fa', [String(steps), 'ok'], '0'),
+    run('chain.fa', [String(n)], '1'), run('chain.fa', [String(n)], '0'),
+    run('escaping.fa', [String(n)], '1'), run('escaping.fa', [String(n)], '0'),
+  ]);
+  for (const [r, want] of [[s1, expected(steps)], [s0, expected(steps)], [c1, chainExpected(n, false)], [c0, chainExpected(n, false)], [e1, chainExpected(n, true)], [e0, chainExpected(n, true)]] as const) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
+  }
+  // most steps planned (the first chunk is unrolled before the pump plans the rest); none when off
+  for (const [r, all] of [[s1, 2 * steps], [c1, n], [e1, n]] as const) assert.ok(planned(r) > all / 2, `planned ${planned(r)} of ${all}\n${describeRun(r)}`);
+  for (const r of [s0, c0, e0]) assert.equal(planned(r), 0, describeRun(r));
+});
+
+test('a planned step that throws fails the run, naming the step as the unplanned path does', async () => {
+  // (step 37 is planned: the pump plans a loop after its first chunk of a step or two)
+  const [on, off] = await Promise.all([run('stencil.fa', ['200', 'throw'], '1'), run('stencil.fa', ['200', 'throw'], '0')]);
+  for (const r of [on, off]) {
+    assertFails(r, [/exception in ucode c_step: boom at step 37/, /in CF b\[37\] \(ucode c_step, id 1_37_1\)/]);
+    assert.doesNotMatch(r.stdout, /v\[/);
+  }
+});
+
+test('a planned loop whose first steps wait for a DF nobody makes is named in the hang report', async () => {
+  const r = await run('hang.fa', ['300', 'ok'], '1');
+  assertFails(r, [/the program hangs/, /CF _l\d+ \(for, id \d+\) at [^\n]*hang\.fa:8:5 waits for v\[\d+\]\[0\], v\[\d+\]\[1\]/, /waits for v\[300\]\[1\]/]);
+  assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 1, describeRun(r));
+});
+
+test('traced runs, one thread and 2 nodes are not planned, and compute the same', async () => {
+  const steps = 120, file = join(dir, 'stencil.fa'), env = { ...process.env, LUNA_LOOP_PLANS: '1' };
+  const go = (opts: string[]): Promise<Run> => luna(['run', '--timing', ...opts, file, String(steps), 'ok'], { env, timeoutMs: 90_000 });
+  const [traced, one, nodes] = await Promise.all([
+    go(['--threads', '2', '--trace', join(dir, 'trace')]),
+    go(['--threads', '1']),
+    go(['--nodes', '2', '--threads', '2']),
+  ]);
+  for (const r of [traced, one, nodes]) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  }
+  for (const r of [traced, one]) assert.equal(planned(r), 0, describeRun(r));
+  // (several nodes: --timing reports node 0's counters)
+  assert.doesNotMatch(nodes.stderr, /"plannedLoops":[1-9]/, describeRun(nodes));
+});
