@@ -28,6 +28,7 @@ import { batchBooking, batchDone, batchSent, batchesDropped, collectDue, type Fl
 import { threadCpuNs } from '../../trace/clock.js';
 import { NodeState, type NodeHost } from './state.js';
 import { planLoop } from './loop-plan.js';
+import { tuned } from '../tuning.js';
 import { LoopRun } from './loop-run.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
@@ -185,7 +186,7 @@ export class NodeRuntime {
     // opt-in: loops of ucode calls planned whole (loop-plan.ts), on one node with fed lanes,
     // untraced (a trace would need each step's records), in the default order (no priorities;
     // a replayed schedule places each CF itself)
-    this.plans = process.env.LUNA_LOOP_PLANS === '1' && this.feeds !== null && host.size === 1 && host.trace === undefined
+    this.plans = tuned('LUNA_LOOP_PLANS') === 1 && this.feeds !== null && host.size === 1 && host.trace === undefined
       && !this.st.ordered && policy.name === 'default';
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
