@@ -1,4 +1,4 @@
-// Loop plans on real worker threads (LUNA_LOOP_PLANS=1, src/runtime/node/loop-run.ts): a planned
+// Loop plans on real worker threads (the default; src/runtime/node/loop-run.ts): a planned
 // loop must compute what the fragment-by-fragment path computes — a two-column stencil, a chain
 // on one lane, a loop whose outputs are read both inside it and after it — actually be planned,
 // and a fault inside a planned step must name that step.
@@ -136,6 +136,15 @@ test('a DF kept inside a planned loop, read or assigned again from outside it, i
     assert.equal(errors(on), errors(off), `${name}\n${describeRun(on)}`);
     assert.ok(planned(on) > 1000, `${name}: planned ${planned(on)}\n${describeRun(on)}`);
   }
+});
+
+test('plans are the default: a run without LUNA_LOOP_PLANS plans the chain', async () => {
+  const env = { ...process.env };
+  delete env['LUNA_LOOP_PLANS'];
+  const r = await luna(['run', '--timing', '--threads', '2', join(dir, 'chain.fa'), '400'], { env, timeoutMs: 90_000 });
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n'), chainExpected(400, false), describeRun(r));
+  assert.ok(planned(r) > 200, `planned ${planned(r)}\n${describeRun(r)}`);
 });
 
 test('traced runs, one thread and 2 nodes are not planned, and compute the same', async () => {
