@@ -125,7 +125,9 @@ test('a step parked after the batch making its input left is fed at once, and co
   // the loop unrolls its next steps while the lanes run the batches that feed them: each such
   // step parks on an output already sent, and is fed without waiting for that batch to return
   const steps = 400, want = expected(steps);
-  const [on, off] = await Promise.all([run(['--threads', '2'], steps, 'ok'), run(['--threads', '2'], steps, 'ok', { LUNA_FEED: '0' })]);
+  // (the fed path's parked steps: a planned loop (node/loop-run.ts) parks none, so plans off)
+  const fedPath = { LUNA_LOOP_PLANS: '0' };
+  const [on, off] = await Promise.all([run(['--threads', '2'], steps, 'ok', fedPath), run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FEED: '0' })]);
   for (const r of [on, off]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
@@ -139,11 +141,12 @@ test('a lane with little in flight gets a short fed batch first, the rest behind
   // on: 3 ms of 150 µs steps (20 CFs) go first to a lane holding under 1.5 ms, as the first fed
   // batches after the steps' cost is known (whether one is depends on when the cost comes: two
   // runs); off (`LUNA_FED_FIRST_US=0`), none is cut
-  const steps = 300, want = expected(steps);
+  // (the fed path's batches: a planned loop (node/loop-run.ts) sends windows, never cut, so plans off)
+  const steps = 300, want = expected(steps), fedPath = { LUNA_LOOP_PLANS: '0' };
   const [on, again, off] = await Promise.all([
-    run(['--threads', '2'], steps, 'ok', { LUNA_FED_FIRST_US: '3000' }),
-    run(['--threads', '2'], steps, 'ok', { LUNA_FED_FIRST_US: '3000' }),
-    run(['--threads', '2'], steps, 'ok', { LUNA_FED_FIRST_US: '0' }),
+    run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FED_FIRST_US: '3000' }),
+    run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FED_FIRST_US: '3000' }),
+    run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FED_FIRST_US: '0' }),
   ]);
   for (const r of [on, again, off]) {
     assertOk(r);

@@ -1,4 +1,4 @@
-// Loop plans on real worker threads (LUNA_LOOP_PLANS=1, src/runtime/node/loop-run.ts): a planned
+// Loop plans on real worker threads (the default; src/runtime/node/loop-run.ts): a planned
 // loop must compute what the fragment-by-fragment path computes — a two-column stencil, a chain
 // on one lane, a loop whose outputs are read both inside it and after it — actually be planned,
 // and a fault inside a planned step must name that step.
@@ -97,6 +97,54 @@ test('a planned loop whose first steps wait for a DF nobody makes is named in th
   const r = await run('hang.fa', ['300', 'ok'], '1');
   assertFails(r, [/the program hangs/, /CF _l\d+ \(for, id \d+\) at [^\n]*hang\.fa:8:5 waits for v\[\d+\]\[0\], v\[\d+\]\[1\]/, /waits for v\[300\]\[1\]/]);
   assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 1, describeRun(r));
+});
+
+// A DF the plan keeps inside the loop (read up there) named once more from outside it: read
+// again or assigned again, before the loop made it (main's own statement, waiting or posted)
+// or after (a sub that waits for the loop's last output). Unplanned, the store reports it; a
+// planned loop must report the same, not hang or pass.
+const OUTSIDE = (tail: string): string => `import c_start(name \`v) as start;
+import c_link(value \`a, int \`i, name \`v) as link;
+import c_show(int \`i, value \`v) as show;
+sub later(int v, name y, int k) { show(k, y[k]); }
+sub again(int v, name y, int k) { start(y[k]); }
+sub main(int n)
+{
+    df x;
+    start(x[0]);
+    for i = 0..n-1
+        cf l[i]: link(x[i], i, x[i + 1]) @ { req_count x[i + 1] = 1; };
+${tail}
+}
+`;
+const MISUSES = {
+  'read after': ['later(x[n], x, 1000);', /too many requests for DF x\[1000\]: it was freed after its req_count requests were served[^\n]*\n {2}in CF _l\d+ \(ucode c_show/],
+  // (which reader is served first, unplanned, depends on when the loop reaches it: either words)
+  'read before': ['show(n, x[n]); show(1000, x[1000]);', /too many requests for DF x\[1000\]: [^\n]*\(Too many requests\)\n {2}in CF l\[1000\] \(ucode c_link/],
+  'assigned after': ['again(x[n], x, 1000);', /DF x\[1000\] is assigned twice \(Duplicate id in post\): it was assigned before, and freed[^\n]*\n {2}in CF _l\d+ \(ucode c_start/],
+  'assigned before': ['show(n, x[n]); start(x[1000]);', /DF x\[1000\] is assigned twice \(Duplicate id in post\): it already holds the value of CF _l\d+ \(ucode c_start\)[^\n]*\n {2}in CF l\[999\] \(ucode c_link/],
+} as const;
+
+test('a DF kept inside a planned loop, read or assigned again from outside it, is reported as unplanned', async () => {
+  for (const [name, [tail, want]] of Object.entries(MISUSES)) {
+    const file = `misuse-${name.replace(' ', '-')}.fa`;
+    writeFileSync(join(dir, file), OUTSIDE(`    ${tail}`));
+    const [on, off] = await Promise.all([run(file, ['2000'], '1'), run(file, ['2000'], '0')]);
+    const errors = (r: Run): string => r.stderr.split('\n').filter((l) => !l.startsWith('luna: timing:')).join('\n')
+      .replace(/: (it was freed after its req_count requests were served|its req_count \d+ was served to the requests that came first) \(Too many/, ': (served first) (Too many');
+    for (const r of [on, off]) assertFails(r, [want]);
+    assert.equal(errors(on), errors(off), `${name}\n${describeRun(on)}`);
+    assert.ok(planned(on) > 1000, `${name}: planned ${planned(on)}\n${describeRun(on)}`);
+  }
+});
+
+test('plans are the default: a run without LUNA_LOOP_PLANS plans the chain', async () => {
+  const env = { ...process.env };
+  delete env['LUNA_LOOP_PLANS'];
+  const r = await luna(['run', '--timing', '--threads', '2', join(dir, 'chain.fa'), '400'], { env, timeoutMs: 90_000 });
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n'), chainExpected(400, false), describeRun(r));
+  assert.ok(planned(r) > 200, `planned ${planned(r)}\n${describeRun(r)}`);
 });
 
 test('traced runs, one thread and 2 nodes are not planned, and compute the same', async () => {

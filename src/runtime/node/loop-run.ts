@@ -200,6 +200,7 @@ export class LoopRun {
           // read only by the loop's steps, forwarded: posted and freed at once, as a store entry
           // whose readers were all served would be (the buffer waits for the batches reading it)
           if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
+          this.spent(key, t, s, k, tasks[i]!.cf);
           continue;
         }
         st.post(key, st.self, v, left, this.standIn(t, s, tasks[i]!.cf), at);
@@ -211,6 +212,23 @@ export class LoopRun {
     const w = win - this.windowBase;
     this.windowsLeft[w]!--;
     while (this.windowsLeft.length > 0 && this.windowsLeft[0] === 0) { this.windowsLeft.shift(); this.windowBase++; }
+  }
+
+  /**
+   * The store learns that output `k` of step `t` of site `s` (CF `id`) was made and read up:
+   * a later read or post of it from outside the loop is then the fault it is unplanned. A
+   * reader from outside already waiting for it is the request too many: unplanned, it was
+   * served first and the loop's own reader came too late, so that reader is named.
+   */
+  private spent(key: string, t: number, s: number, k: number, id: number): void {
+    let excess: string | undefined;
+    try { excess = this.st.store.spent(key); } catch (e) { throw RunFault.blame(e, this.standIn(t, s, id)); }
+    if (excess === undefined) return;
+    const p = this.plan, n = this.nSites;
+    let first: { site: number; d: number } | undefined;
+    for (const r of p.sites[s]!.readers[k]!) if (t + r.d <= p.last && (first === undefined || r.d < first.d || (r.d === first.d && r.site < first.site))) first = r;
+    const u = t + first!.d;
+    throw this.fault(excess, u, first!.site, this.firstCf + (u - p.first) * n + first!.site);
   }
 
   /** The fragment of step `t` of site `s` (made only to name it: a fault, a post's writer). */

@@ -183,10 +183,10 @@ export class NodeRuntime {
     this.costN = new Int32Array(program.codes.length);
     this.outBytes = new Float64Array(program.codes.length);
     this.st.owner = this;
-    // opt-in: loops of ucode calls planned whole (loop-plan.ts), on one node with fed lanes,
-    // untraced (a trace would need each step's records), in the default order (no priorities;
-    // a replayed schedule places each CF itself)
-    this.plans = tuned('LUNA_LOOP_PLANS') === 1 && this.feeds !== null && host.size === 1 && host.trace === undefined
+    // loops of ucode calls planned whole (loop-plan.ts; LUNA_LOOP_PLANS=0 turns it off), on one
+    // node with fed lanes, untraced (a trace would need each step's records), in the default
+    // order (no priorities; a replayed schedule places each CF itself)
+    this.plans = tuned('LUNA_LOOP_PLANS') !== 0 && this.feeds !== null && host.size === 1 && host.trace === undefined
       && !this.st.ordered && policy.name === 'default';
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
@@ -679,7 +679,7 @@ export class NodeRuntime {
 
   // =================================================================== loop plans
 
-  /** LUNA_LOOP_PLANS=1, one node, fed lanes, untraced (constructor) */
+  /** LUNA_LOOP_PLANS not 0, one node, fed lanes, untraced (constructor) */
   private readonly plans: boolean;
   /** loops planning was tried for (once each: a loop refused is unrolled as before) */
   private readonly planTried = new WeakSet<Cf>();

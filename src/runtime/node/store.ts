@@ -215,8 +215,8 @@ export class DfStore {
    */
   post(key: DfKey, v: DfValue, count: number, bySite = -1, byNode = -1): Delivery {
     const have = this.entries.get(key);
-    if (have !== undefined && have.v !== undefined) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`);
-    if (have === undefined && this.exhausted.has(key)) throw new RunFault(`${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`);
+    if (have !== undefined && have.v !== undefined) throw new RunFault(this.twiceMessage(key, have));
+    if (have === undefined && this.exhausted.has(key)) throw new RunFault(this.twiceFreedMessage(key));
     const e = have ?? this.create(key);
     if (e.destroyedEarly) { this.entries.delete(key); return NOBODY; }
     e.v = v;
@@ -281,6 +281,37 @@ export class DfStore {
   willPost(key: DfKey): void {
     if (this.entries.has(key) || this.exhausted.has(key)) return;
     this.create(key);
+  }
+
+  /**
+   * `key` was made and all its requests served without the store (a planned loop's output read
+   * only by its later steps, loop-run.ts): remembered as freed, as a DF whose readers were all
+   * served is, so that a later request or post is reported as on the unplanned path. Throws
+   * when it was assigned already; returns the message of a request too many when a reader
+   * waits for it here (undefined: none).
+   */
+  spent(key: DfKey): string | undefined {
+    const have = this.entries.get(key);
+    if (have === undefined) {
+      if (this.exhausted.has(key)) throw new RunFault(this.twiceFreedMessage(key));
+      this.exhausted.add(key);
+      return undefined;
+    }
+    if (have.v !== undefined) throw new RunFault(this.twiceMessage(key, have));
+    // destroyed before it was made: a post drops it
+    if (have.destroyedEarly) { this.entries.delete(key); return undefined; }
+    if ((have.waiters !== null && have.waiters.length > 0) || (have.remote !== null && have.remote.length > 0)) return this.freedMessage(key);
+    this.entries.delete(key);
+    this.exhausted.addAt(key, have);
+    return undefined;
+  }
+
+  private twiceMessage(key: DfKey, have: Entry): string {
+    return `${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`;
+  }
+
+  private twiceFreedMessage(key: DfKey): string {
+    return `${this.df(key)} is assigned twice (Duplicate id in post): it was assigned before, and freed after its req_count requests were served`;
   }
 
   /** Destroy `key` (`-->`, `delete`): freed now, or remembered when it is not posted yet. */
