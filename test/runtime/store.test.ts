@@ -367,3 +367,24 @@ sub main()
   assert.equal(r.ok, false);
   assert.match(r.message ?? '', /DF x\[1\] is assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
 });
+
+test('a DF spent without the store (a planned loop kept it inside) is remembered as freed: one more request or post is reported', () => {
+  const s = new DfStore();
+  assert.equal(s.spent('k#0'), undefined);
+  assert.throws(() => s.read('k#0', cf()), (e: Error) => e instanceof RunFault && /too many requests for DF k: it was freed/.test(e.message));
+  assert.throws(() => s.post('k#0', int(1), -1), /DF k is assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
+  // spent twice: the loop's output assigned twice
+  assert.equal(s.spent('k#0.1'), undefined);
+  assert.throws(() => s.spent('k#0.1'), /DF k\[1\] is assigned twice/);
+  // already holding a value from outside the loop
+  s.post('k#0.2', int(2), -1);
+  assert.throws(() => s.spent('k#0.2'), /DF k\[2\] is assigned twice/);
+  // a reader from outside already waits: its request is the one too many, and it keeps waiting
+  const r = cf();
+  assert.equal(s.read('k#0.3', r), undefined);
+  assert.match(s.spent('k#0.3') ?? '', /too many requests for DF k\[3\]: it was freed/);
+  // destroyed before it was made: dropped, as a post drops it
+  s.destroy('k#0.4');
+  assert.equal(s.spent('k#0.4'), undefined);
+  assert.equal(s.read('k#0.4', cf()), undefined, 'nothing remembered of it: a later reader waits, as after a dropped post');
+});
