@@ -389,14 +389,11 @@ export class NodeRuntime {
   waitingReport(): { cf: Cf; label: string; waits: string[] }[] {
     const st = this.st;
     const out: { cf: Cf; label: string; waits: string[] }[] = [];
-    for (const cf of st.waiting) {
-      out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
-    }
+    const waiter = (cf: Cf): { cf: Cf; label: string; waits: string[] } =>
+      ({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
+    for (const cf of st.waiting) out.push(waiter(cf));
     // a planned loop waits for what its first steps read from before it (its CF holds those reads)
-    for (const run of this.runs) {
-      const cf = run.loop;
-      if (cf.pendingCount > 0) out.push({ cf, label: this.interp.labelOf(cf), waits: cf.pendingKeys().map((k) => `${displayDf(k)}${st.store.expectedFrom(k, st.self, st.size)}`) });
-    }
+    for (const run of this.runs) if (run.loop.pendingCount > 0) out.push(waiter(run.loop));
     return out;
   }
 
@@ -730,14 +727,7 @@ export class NodeRuntime {
   private planWindow(run: LoopRun): number {
     let code = -1;
     for (const s of run.plan.sites) if (code < 0 || this.costNs[s.site.code]! > this.costNs[code]!) code = s.site.code;
-    const z = this.fedSizing;
-    z.cfNs = this.costNs[code]!;
-    z.cfMinNs = this.costMin[code]!;
-    z.lanes = this.exec.lanes;
-    z.nodes = this.size;
-    z.stealable = false;
-    z.fed = true;
-    z.aheadNs = undefined;
+    const z = this.fedSized(code, this.exec.lanes, false, true);
     // a lane's worker keeps a batch's outputs until the batch is booked: a window's raw outputs
     // are bounded as a fed batch's are (fedBatchBytes)
     let bytes = 0;
@@ -837,14 +827,7 @@ export class NodeRuntime {
       const code = cf.site.code;
       // asked once per batch and code (costs change only when results come): a stencil's CFs share one
       if (code !== b.code || fed !== b.fed) {
-        const z = this.fedSizing;
-        z.cfNs = this.costNs[code]!;
-        z.cfMinNs = this.costMin[code]!;
-        z.lanes = lanes;
-        z.nodes = this.size;
-        z.stealable = this.program.hasStealable;
-        z.fed = fed;
-        z.aheadNs = undefined;
+        const z = this.fedSized(code, lanes, this.program.hasStealable, fed);
         const full = this.policy.chainLength(z);
         z.aheadNs = b.aheadNs;
         b.limit = b.aheadNs === undefined ? full : this.policy.chainLength(z);
@@ -880,6 +863,19 @@ export class NodeRuntime {
   /** raw output bytes at which a fed batch closes (the policy's fedBatchBytes, fixed: read once) */
   private readonly fedBytes: number;
   /** how long a lane's fed batch may grow, as the policy is asked (one object, reused) */
+  /** fedSizing filled for a batch of `code` (the waiting-ahead bound unset), for the policy's chainLength */
+  private fedSized(code: number, lanes: number, stealable: boolean, fed: boolean): typeof this.fedSizing {
+    const z = this.fedSizing;
+    z.cfNs = this.costNs[code]!;
+    z.cfMinNs = this.costMin[code]!;
+    z.lanes = lanes;
+    z.nodes = this.size;
+    z.stealable = stealable;
+    z.fed = fed;
+    z.aheadNs = undefined;
+    return z;
+  }
+
   private readonly fedSizing: { cfNs: number; cfMinNs: number; ready: number; lanes: number; nodes: number; stealable: boolean; fifo: boolean; fed: boolean; aheadNs: number | undefined } =
     { cfNs: 0, cfMinNs: Infinity, ready: 0, lanes: 0, nodes: 0, stealable: false, fifo: false, fed: false, aheadNs: 0 };
   /** what the policy is told of each fed CF (one object, reused) */
