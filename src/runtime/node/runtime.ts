@@ -694,10 +694,19 @@ export class NodeRuntime {
   };
 
   /**
-   * Loop `loop` is planned whole from its next iteration on (true: it is the plan's from now on,
-   * no longer unrolled), or refused (false, and never asked again).
+   * The examiner begins loop `loop`: planned before any of it is unrolled (its windows go out at
+   * the pump's next dispatch, not from inside the examination), or refused (StateOwner).
    */
-  private planned(loop: Cf): boolean {
+  planLoop(loop: Cf): boolean {
+    return this.plans && this.planned(loop, false);
+  }
+
+  /**
+   * Loop `loop` is planned whole from its next iteration on (true: it is the plan's from now on,
+   * no longer unrolled), or refused (false, and never asked again); `feed`: its first windows go
+   * now.
+   */
+  private planned(loop: Cf, feed = true): boolean {
     if (this.planTried.has(loop)) return false;
     this.planTried.add(loop);
     if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
@@ -710,7 +719,7 @@ export class NodeRuntime {
     loop.counter = loop.counterEnd + 1;
     this.runs.push(new LoopRun(loop, plan, st, this.planHost));
     this.stats.plannedLoops++;
-    this.feedRuns();
+    if (feed) this.feedRuns(); else this.schedule();
     return true;
   }
 
