@@ -1,7 +1,7 @@
 // The default scheduling policy alone: plain data in, decisions out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RUN_LOW_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH } from '../../src/runtime/policy/default.js';
+import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RUN_LOW_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH, PLAN_WINDOW_GROWTH, PLAN_WINDOWS } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
 
 const p = new DefaultPolicy();
@@ -31,6 +31,19 @@ test('a chain keeps CHAIN_AHEAD_NS queued behind its running batch; long CFs and
   assert.equal(p.chainDepth({ ...sizing, cfNs: 70_000, ready: 1 }), LANE_DEPTH, 'other CFs ready: the lanes have work without the reserve');
   assert.equal(new DefaultPolicy({ chainAheadNs: 0 }).chainDepth({ ...sizing, ready: 0, cfNs: 70_000 }), LANE_DEPTH, 'no reserve: the lane depth');
   assert.equal(new DefaultPolicy({ chainAheadNs: BATCH_NS }).chainDepth({ ...sizing, ready: 0, cfNs: 100_000 }), LANE_DEPTH, 'one batch of reserve: the lane depth');
+});
+
+test('a planned loop\'s windows: the first holds FED_FIRST_NS of work, each next at most PLAN_WINDOW_GROWTH × what is in flight, up to a fed batch', () => {
+  const firstNs = 1_000_000, cfNs = 40_000;
+  const p = new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: firstNs });
+  const fed = { ...sizing, cfNs, cfMinNs: cfNs, fed: true };
+  const full = p.chainLength(fed), first = Math.ceil(firstNs / cfNs);
+  assert.ok(first * PLAN_WINDOW_GROWTH * 2 < full, 'the sizes below are between the first window and a full one');
+  assert.equal(p.planWindow(fed, 0), first, 'nothing in flight: the first window');
+  assert.equal(p.planWindow(fed, first), first * PLAN_WINDOW_GROWTH, 'then growing with what is in flight');
+  assert.equal(p.planWindow(fed, full), full, 'up to a fed batch');
+  assert.equal(p.planWindow({ ...fed, cfNs: 0, cfMinNs: Infinity }, 0), FIRST_BATCH, 'the cost unknown: a first batch');
+  assert.ok(PLAN_WINDOWS >= 2 && p.planWindows === PLAN_WINDOWS, 'the next window is queued behind the running one');
 });
 
 test('a fed batch keeps its CF count under load: sized by the code\'s fastest execution, a plain batch by the mean', () => {

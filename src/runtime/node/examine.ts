@@ -601,8 +601,10 @@ export class Interpreter {
       if (first > last) { st.finish(cf); return DONE; }
       if (st.remote && st.policy.spreadLoop(last - first + 1, st.size)) this.spread(cf);
       if (!st.fifo) {
-        // the first chunk now (as far as the policy allows), the rest when the pump asks
+        // planned whole, from its first iteration; else the first chunk now (as far as the
+        // policy allows), the rest when the pump asks
         st.loops.push(cf);
+        if (st.owner.planLoop(cf)) return DONE;
         const chunk = st.unrollChunk(last - first + 1, false, cf);
         return chunk > 0 ? this.unroll(cf, chunk) : DONE;
       }

@@ -77,6 +77,11 @@ export class LoopRun {
     return this.booked === this.total;
   }
 
+  /** Iterations sent and not yet booked whole. */
+  get iterationsInFlight(): number {
+    return this.next - this.plan.first - Math.floor(this.booked / this.nSites);
+  }
+
   /** Windows in flight. */
   get inFlight(): number {
     return this.windowsLeft.length;

@@ -187,7 +187,7 @@ export class NodeRuntime {
     // node with fed lanes, untraced (a trace would need each step's records), in the default
     // order (no priorities; a replayed schedule places each CF itself)
     this.plans = tuned('LUNA_LOOP_PLANS') !== 0 && this.feeds !== null && host.size === 1 && host.trace === undefined
-      && !this.st.ordered && policy.name === 'default';
+      && !this.st.ordered && policy.name === 'default' && policy.planWindow !== undefined && (policy.planWindows ?? 0) > 0;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
   }
@@ -686,18 +686,25 @@ export class NodeRuntime {
   private readonly plannedBatches = new Map<number, { run: LoopRun; lane: number; tasks: Task[]; its: Int32Array; sites: Int32Array }>();
   /** what send() sees as a planned batch's CFs (none): the batch is in flight all the same */
   private static readonly NO_CFS: Cf[] = [];
-  /** windows of a planned loop in flight at most (one running, the next queued behind it on its lanes) */
-  private static readonly PLAN_WINDOWS = 2;
   private readonly planHost = {
     batchId: (): number => this.batchSeq++,
     sendPlanned: (lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void => this.sendPlanned(lane, id, tasks, run, its, sites),
   };
 
   /**
-   * Loop `loop` is planned whole from its next iteration on (true: it is the plan's from now on,
-   * no longer unrolled), or refused (false, and never asked again).
+   * The examiner begins loop `loop`: planned before any of it is unrolled (its windows go out at
+   * the pump's next dispatch, not from inside the examination), or refused (StateOwner).
    */
-  private planned(loop: Cf): boolean {
+  planLoop(loop: Cf): boolean {
+    return this.plans && this.planned(loop, false);
+  }
+
+  /**
+   * Loop `loop` is planned whole from its next iteration on (true: it is the plan's from now on,
+   * no longer unrolled), or refused (false, and never asked again); `feed`: its first windows go
+   * now.
+   */
+  private planned(loop: Cf, feed = true): boolean {
     if (this.planTried.has(loop)) return false;
     this.planTried.add(loop);
     if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
@@ -710,7 +717,7 @@ export class NodeRuntime {
     loop.counter = loop.counterEnd + 1;
     this.runs.push(new LoopRun(loop, plan, st, this.planHost));
     this.stats.plannedLoops++;
-    this.feedRuns();
+    if (feed) this.feedRuns(); else this.schedule();
     return true;
   }
 
@@ -719,11 +726,11 @@ export class NodeRuntime {
     for (let k = 0; k < this.runs.length; k++) {
       const run = this.runs[k]!;
       if (!run.outsideReady()) continue;
-      while (!run.emitted && run.inFlight < NodeRuntime.PLAN_WINDOWS) run.emit(this.planWindow(run));
+      while (!run.emitted && run.inFlight < (this.policy.planWindows ?? 1)) run.emit(this.planWindow(run));
     }
   }
 
-  /** A window's iterations: a fed batch's length for the body's costliest code (the policy's chainLength). */
+  /** A window's iterations: the policy's, for the body's costliest code and the loop's iterations in flight. */
   private planWindow(run: LoopRun): number {
     let code = -1;
     for (const s of run.plan.sites) if (code < 0 || this.costNs[s.site.code]! > this.costNs[code]!) code = s.site.code;
@@ -733,7 +740,7 @@ export class NodeRuntime {
     let bytes = 0;
     for (const s of run.plan.sites) bytes += this.outBytes[s.site.code]!;
     const byBytes = bytes > 0 ? Math.max(1, Math.floor(this.fedBytes / bytes)) : Infinity;
-    return Math.min(this.policy.chainLength(z), byBytes);
+    return Math.min((this.policy.planWindow?.(z, run.iterationsInFlight) ?? 1), byBytes);
   }
 
   /** Send a planned batch: feed requests to the lanes that make its forwarded inputs, then the batch. */

@@ -27,9 +27,11 @@ export interface StateOwner {
   readonly inflight: number;
   /** `cf` parked: it may wait only for outputs of batches already sent (fed across lanes) */
   parked(cf: Cf): void;
+  /** loop `cf`, begun and in `loops`, is planned whole before any of it is unrolled (true), or not (node/loop-plan.ts) */
+  planLoop(cf: Cf): boolean;
 }
 
-const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null, inflight: 0, parked() {} };
+const IDLE_OWNER: StateOwner = { schedule() {}, labelIndices: () => null, inflight: 0, parked() {}, planLoop: () => false };
 
 /** Cross-node operations (absent with one node). */
 export interface RemoteOps {

@@ -46,6 +46,27 @@ export const FED_TURN_NS = 500_000;
 export const FED_RUN_NS = 256 * FED_TURN_NS;
 export const MAX_BATCH = 512;
 /**
+ * Windows of a planned loop in flight at most (node/loop-run.ts): one running on its lanes, the
+ * next queued behind it, so that a lane finds its next window when it ends one. 3 was no better
+ * (Task Bench stencil_1d 1×2, C++ kernels, 1 000 steps, shielded, 6 alternated runs each, load
+ * 5–8: program medians 2^15 99.8 against 102.5 ms, 2^14 75.5 against 72.6).
+ */
+export const PLAN_WINDOWS = 2;
+/**
+ * How much longer a planned loop's window may be than its iterations still in flight
+ * (planWindow; the first window holds FED_FIRST_NS of work). Without it the first window is a
+ * whole fed batch (512 steps a lane at METG sizes): building and sending one such batch took the
+ * system thread ~3 ms, and the second lane got its first step ~10 ms into the span. Growing by
+ * 2 while the system thread builds a window at ~6–7 µs a step-task is about as fast as the lanes
+ * run it at 2^14 iterations (C++, ~23 µs a step). Task Bench stencil_1d 1×2, 1 000 steps, the
+ * same build with and without it, 8 alternated pairs, shielded, load 6–9: the lanes' waits for a
+ * batch (summed) 18.9 → 10.1 ms at 2^15 C++ (program 101.8 → 101.8 ms, lower in 3 of 8); with
+ * the TypeScript kernel at 2^9 iterations 21.3 → 13.0 ms (program 86.9 → 75.1, lower in 6 of 8);
+ * chain 1×20 000, empty CFs, 2 threads: program 139.3 → 110.4 ms (lower in 7 of 8), system
+ * thread 81.2 → 59.7 ms.
+ */
+export const PLAN_WINDOW_GROWTH = 2;
+/**
  * a fed batch for a lane with less than half this much work in flight (idle, or one short step
  * left) is sent once it holds this much work, and the feeding pass goes on with the lane's next
  * batch: the lane starts while the system thread builds the rest. A pass feeds up to MAX_BATCH
@@ -541,6 +562,21 @@ export class DefaultPolicy implements SchedulingPolicy {
     const laneMs = tuned('LUNA_LANE_REHEARSE_MS') ?? LANE_REHEARSE_MS;
     return cfs > 0 || laneCfs > 0 ? { cfs, runs: REHEARSE_RUNS, ms: REHEARSE_MS, cfNs: REHEARSE_CF_NS, laneCfs, laneMs, laneAlone: asked !== undefined } : undefined;
   }
+
+  /**
+   * A planned loop's window: as long as a fed batch (chainLength), but the first holds
+   * FED_FIRST_NS of work and each next at most PLAN_WINDOW_GROWTH times the iterations still in
+   * flight, so that the lanes start at once and the system thread builds a window while the
+   * lanes run the ones before it.
+   */
+  planWindow(s: BatchSizing, inFlight: number): number {
+    const full = this.chainLength(s);
+    const ns = s.cfMinNs !== undefined && s.cfMinNs > 0 && s.cfMinNs < Infinity ? Math.min(s.cfNs, s.cfMinNs) : s.cfNs;
+    const first = ns > 0 && this.fedFirstNs > 0 ? Math.ceil(this.fedFirstNs / ns) : FIRST_BATCH;
+    return Math.max(1, Math.min(full, Math.max(first, PLAN_WINDOW_GROWTH * inFlight)));
+  }
+
+  readonly planWindows = PLAN_WINDOWS;
 
   /**
    * A batch carries about BATCH_NS of work, a fed one FED_RUN_NS (few on several nodes with

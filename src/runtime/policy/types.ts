@@ -231,6 +231,14 @@ export interface SchedulingPolicy {
   /** Most CFs a batch may grow to with continuations (CFs fed only by earlier members). */
   chainLength(s: BatchSizing): number;
   /**
+   * Loop plans (node/loop-plan.ts): iterations of a planned loop's next window, `s` sized for
+   * the body's costliest code as a fed batch, `inFlight` of the loop's iterations sent and not
+   * yet booked. Absent: the policy's runs plan no loop.
+   */
+  planWindow?(s: BatchSizing, inFlight: number): number;
+  /** Loop plans: windows of one planned loop in flight at most (with planWindow). */
+  readonly planWindows?: number;
+  /**
    * Batches a lane may hold at once (the running one included) while a chain continues on it:
    * the next batches of the chain are sent behind the running one, each taking its first input
    * from the batch before it on the worker, so the lane runs on while the system thread is late.
