@@ -25,6 +25,11 @@ export function c_start(v: Out): void { v.setInt(7); }
 export function c_link(a: In, i: number, v: Out): void { v.setInt((a.getInt() * 31 + i) % 1000003); }
 export function c_show(i: number, v: In): void { console.log('x[' + i + '] = ' + v.getInt()); }
 export function c_say(i: number): void { console.log('say ' + i); }
+export function c_slow(a: In, i: number, v: Out): void {
+  // long from step 200 on: the runtime stops running the steps here and boots a worker for them
+  if (i >= 200) { const until = performance.now() + 2; while (performance.now() < until) { /* work */ } }
+  v.setInt((a.getInt() * 31 + i) % 1000003);
+}
 `;
 
 // a chain, its first input made before the loop, its last read after it; CFs printing around it
@@ -75,6 +80,7 @@ before(() => {
   writeFileSync(join(dir, 'counted.fa'), COUNTED);
   writeFileSync(join(dir, 'chain.fa'), CHAIN);
   writeFileSync(join(dir, 'escaping.fa'), ESCAPING);
+  writeFileSync(join(dir, 'slow.fa'), CHAIN.replace('c_link(value', 'c_slow(value'));
   // column 1's first value is never made: every step waits for it
   writeFileSync(join(dir, 'hang.fa'), PROGRAM.replace('for x = 0..1 init(x, v[0][x]);', 'for x = 0..0 init(x, v[0][x]);'));
 });
@@ -104,6 +110,14 @@ test('two threads with tiny codes: the loop runs planned inline, and prints the 
   for (const r of [on, off]) assertOk(r);
   assert.equal(on.stdout, off.stdout, describeRun(on));
   assert.ok(plannedInline(on) >= 598, describeRun(on));
+});
+
+test('one thread: a loop whose code becomes long goes on unplanned, on the worker, and prints the same', async () => {
+  const [on, off] = await Promise.all([run('slow.fa', ['1000'], '1'), run('slow.fa', ['1000'], '0')]);
+  for (const r of [on, off]) assertOk(r);
+  assert.equal(on.stdout, off.stdout, describeRun(on));
+  assert.ok(plannedInline(on) >= 200 && plannedInline(on) < 1000, `planned inline ${plannedInline(on)}\n${describeRun(on)}`);
+  assert.ok(timingOf<{ sent: number }>(on).sent > 0, describeRun(on));
 });
 
 test('one thread: a planned inline step that throws names the step as the unplanned path does', async () => {

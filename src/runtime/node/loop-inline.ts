@@ -27,6 +27,8 @@ export interface InlineHost {
   call(site: CallSite, t: Task, cf: () => Cf): (DfValue | null)[];
   /** the pump's turn is over (the clock is read every few calls) */
   timeUp(): boolean;
+  /** counts the measurements of codes: the inline rule's answer changes only with them during a run */
+  measured(): number;
 }
 
 /** A site of the plan, prepared for calling: where each argument comes from. */
@@ -91,6 +93,7 @@ export class InlineLoops {
     // every site's code runs here now (the rule reads the code's figures: one CF stands for all of a site's)
     const who = sites.map((_, s) => standIn(loop, from, s, -1));
     for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, who[s]!)) return NOT_PLANNED;
+    let seen = this.host.measured();
     const f = new KeyFrame(loop.env.slice(), this.st.size, this.st.self), env = f.env, varSlot = (loop.site as ForSite).varSlot;
     // what the first steps read from before `from` must be here: a step that would wait is left
     // to the unrolled path, which parks it in its place in the order
@@ -114,7 +117,10 @@ export class InlineLoops {
         const slot = ((t - from) % ring) * n;
         // the inline rule again, before the iteration (its figures change as calls are measured):
         // a stop leaves whole iterations to the unrolled path
-        if (t > from) for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, who[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
+        if (this.host.measured() !== seen) {
+          seen = this.host.measured();
+          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, who[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
+        }
         for (let s = 0; s < n; s++) {
           const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
           const okeys = new Array<string>(outsPer[s]!);
@@ -150,8 +156,7 @@ export class InlineLoops {
           vals[slot + s] = out;
           keys[slot + s] = okeys;
         }
-        for (const v of held) rawLet(v.v as Uint8Array);
-        held.length = 0;
+        if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
         // the iteration `depth` back leaves the ring: every step inside that reads it has run
         if (t - depth >= from) this.letGo(loop, p, t - depth, vals, keys, from, last + 1);
         if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, keys, from, TIME_UP);

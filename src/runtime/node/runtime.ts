@@ -713,7 +713,10 @@ export class NodeRuntime {
     runsHere: (site: CallSite, cf: Cf): boolean => this.runsHere(site, cf, false),
     call: (site: CallSite, t: Task, cf: () => Cf): (DfValue | null)[] => { this.stats.plannedInline++; return this.callInline(site, t, 0, cf); },
     timeUp: (): boolean => this.timeUp(this.until),
+    measured: (): number => this.measured,
   };
+  /** codes' measurements so far (measureCode): the inline rule's figures change only with them */
+  private measured = 0;
 
   /**
    * Loop `loop` is planned whole from its next iteration on (true: it is the plan's from now on,
@@ -1242,6 +1245,7 @@ export class NodeRuntime {
   private measureCode(c: number, ns: number, cpuNs?: number): void {
     const n = this.costN[c]!;
     this.costViewCode = -1;
+    this.measured++;
     // A quick average over the first calls (the first, cold calls of a function are much slower
     // than the rest), then a slow one: a lone outlier (a GC pause, the thread descheduled) moves
     // it by an eighth at most, so a code near the inline threshold does not flip between the
