@@ -254,7 +254,9 @@ function prepare(plan: LoopPlan, loop: Cf): Prepared[] {
       kinds[i] = a.kind === 'out' ? 2 : 1;
     }
     for (const inp of ps.inputs) from[inp.arg] = { ...inp.from, ref: inp.ref.ref };
-    const task: Task = { cf: 0, imp: site.imp.index, args: new Array<unknown>(m).fill(null), keys: new Array<string>(m).fill('') };
+    // shaped as the tasks examine.ts makes (the ucode's call sees one kind of task, not two)
+    const task: Task = { cf: 0, imp: site.imp.index, args: new Array<unknown>(m), keys: new Array<string>(m), fwd: undefined };
+    for (let i = 0; i < m; i++) { task.args[i] = null; task.keys[i] = ''; }
     return { site, kinds, vals, ints, from, outArgs: ps.outs.map((o) => o.arg), outRefs: ps.outs.map((o) => o.ref.ref), task };
   });
 }
