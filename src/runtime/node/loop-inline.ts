@@ -62,13 +62,17 @@ export class InlineLoops {
   /** per loop, its plan (from the iteration it was first planned at) and prepared sites */
   private readonly plans = new WeakMap<Cf, { plan: LoopPlan; sites: Prepared[] }>();
   /** the step running now, for who-am-I questions of its ucode (running()): loop, iteration, site, CF number */
-  private current: { loop: Cf; t: number; s: number; id: number } | null = null;
+  private curLoop: Cf | null = null;
+  private curT = 0;
+  private curS = 0;
+  private curId = -1;
+  /** names the step running now (made once: a closure a step would be an allocation a step) */
+  private readonly who = (): Cf => standIn(this.curLoop!, this.curT, this.curS, this.curId);
   constructor(private readonly st: NodeState, private readonly host: InlineHost) {}
 
   /** The stand-in of the step numbered `id` if it is running now (its ucode asks who it is). */
   runningStep(id: number): Cf | undefined {
-    const c = this.current;
-    return c !== null && c.id === id ? standIn(c.loop, c.t, c.s, c.id) : undefined;
+    return this.curLoop !== null && this.curId === id ? this.who() : undefined;
   }
 
   /**
@@ -91,8 +95,8 @@ export class InlineLoops {
     const { plan, sites } = p;
     const from = loop.counter, last = loop.counterEnd, n = sites.length;
     // every site's code runs here now (the rule reads the code's figures: one CF stands for all of a site's)
-    const who = sites.map((_, s) => standIn(loop, from, s, -1));
-    for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, who[s]!)) return NOT_PLANNED;
+    const firsts = sites.map((_, s) => standIn(loop, from, s, -1));
+    for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return NOT_PLANNED;
     let seen = this.host.measured();
     const f = new KeyFrame(loop.env.slice(), this.st.size, this.st.self), env = f.env, varSlot = (loop.site as ForSite).varSlot;
     // what the first steps read from before `from` must be here: a step that would wait is left
@@ -119,7 +123,7 @@ export class InlineLoops {
         // a stop leaves whole iterations to the unrolled path
         if (this.host.measured() !== seen) {
           seen = this.host.measured();
-          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, who[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
+          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
         }
         for (let s = 0; s < n; s++) {
           const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
@@ -147,8 +151,8 @@ export class InlineLoops {
           }
           const id = this.st.reserveIds(1);
           task.cf = id;
-          this.current = { loop, t, s, id };
-          const out = this.host.call(ps.site, task, () => standIn(loop, t, s, id));
+          this.curLoop = loop; this.curT = t; this.curS = s; this.curId = id;
+          const out = this.host.call(ps.site, task, this.who);
           for (let k = 0; k < out.length; k++) {
             const v = out[k];
             if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(okeys[k]!)} (Posting an unset value)`, standIn(loop, t, s, id));
@@ -162,7 +166,7 @@ export class InlineLoops {
         if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, keys, from, TIME_UP);
       }
     } finally {
-      this.current = null;
+      this.curLoop = null;
       for (const v of held) rawLet(v.v as Uint8Array);
     }
     // the end: the last iterations' outputs go (read by every step inside), the loop is done
