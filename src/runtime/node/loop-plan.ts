@@ -50,7 +50,7 @@ function int32(n: unknown): number {
 }
 
 /** Form `lin` with every slot but `varSlot` read from `env`: [coefficient of the variable, the rest], or null. */
-function split(lin: Lin | undefined, env: readonly unknown[], varSlot: number): [number, number] | null {
+export function split(lin: Lin | undefined, env: readonly unknown[], varSlot: number): [number, number] | null {
   if (lin === undefined) return null;
   let a = 0, b = lin.k;
   for (const t of lin.terms) {

@@ -25,7 +25,7 @@ export interface PlanHost {
 }
 
 /** A frame for the body's keys: indices are affine in the loop variable and read no DF. */
-class KeyFrame implements Frame {
+export class KeyFrame implements Frame {
   missing = false;
   located = 0;
   constructor(public env: unknown[], readonly size: number, readonly self: number) {}

@@ -30,6 +30,7 @@ import { NodeState, type NodeHost } from './state.js';
 import { planLoop } from './loop-plan.js';
 import { tuned } from '../tuning.js';
 import { LoopRun } from './loop-run.js';
+import { FINISHED, InlineLoops, TIME_UP } from './loop-inline.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
 
@@ -140,7 +141,7 @@ export class NodeRuntime {
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
    * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { planned: 0, plannedLoops: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, plannedInline: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -188,6 +189,10 @@ export class NodeRuntime {
     // order (no priorities; a replayed schedule places each CF itself)
     this.plans = tuned('LUNA_LOOP_PLANS') !== 0 && this.feeds !== null && host.size === 1 && host.trace === undefined
       && !this.st.ordered && policy.name === 'default' && policy.planWindow !== undefined && (policy.planWindows ?? 0) > 0;
+    // and run whole on this thread where the FIFO pump runs their CFs inline (loop-inline.ts), on
+    // the same terms but for the lanes
+    this.inlineLoops = tuned('LUNA_LOOP_PLANS') !== 0 && exec.inline !== undefined && host.size === 1 && host.trace === undefined
+      && !this.st.ordered && policy.name === 'default' ? new InlineLoops(this.st, this.inlineHost) : null;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
   }
@@ -443,7 +448,7 @@ export class NodeRuntime {
     this.exec.work?.();
     const tr = this.st.tr;
     if (tr) this.busyFrom = this.host.now();
-    const until = performance.now() + SLICE_MS;
+    const until = this.until = performance.now() + SLICE_MS;
     // workers are wanted or up, or CFs park: a node begun in FIFO order on several lanes spreads
     // over them now
     if (this.st.fifo && this.lanesDue()) this.st.toLanes();
@@ -490,6 +495,13 @@ export class NodeRuntime {
       let blocked = false, late = false;
       while (st.run.length > 0) {
         const cf = st.run.shift()!;
+        // a loop going on where its next iterations would run inline now: run them planned
+        // (loop-inline.ts); what it cannot run is unrolled below as before
+        if (b === null && cf.begun && cf.site.kind === 'for' && this.inlineLoops !== null) {
+          const o = this.inlineLoops.run(cf);
+          if (o === FINISHED) { if (this.timeUp(until)) { late = true; break; } continue; }
+          if (o === TIME_UP) { st.run.pushFront(cf); late = true; break; }
+        }
         // a ucode that may wait starts a batch of its own (BatchBuilder.admits): it is examined
         // against the batch sent before it
         if (b !== null && !b.admits(cf)) { st.run.pushFront(cf); break; }
@@ -690,6 +702,19 @@ export class NodeRuntime {
     batchId: (): number => this.batchSeq++,
     sendPlanned: (lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void => this.sendPlanned(lane, id, tasks, run, its, sites),
   };
+
+  /** loops run planned on this thread (null: LUNA_LOOP_PLANS=0, several nodes, traced, ordered) */
+  private readonly inlineLoops: InlineLoops | null;
+  /** the end of the pump's current turn (performance.now()) */
+  private until = 0;
+  private readonly inlineHost = {
+    runsHere: (site: CallSite, cf: Cf): boolean => this.runsHere(site, cf, false),
+    call: (site: CallSite, t: Task, cf: () => Cf): (DfValue | null)[] => { this.stats.plannedInline++; return this.callInline(site, t, 0, cf); },
+    timeUp: (): boolean => this.timeUp(this.until),
+    measured: (): number => this.measured,
+  };
+  /** codes' measurements so far (measureCode): the inline rule's figures change only with them */
+  private measured = 0;
 
   /**
    * The examiner begins loop `loop`: planned before any of it is unrolled (its windows go out at
@@ -979,11 +1004,16 @@ export class NodeRuntime {
   private readonly laneFree: Float64Array;
 
   private inlineable(cf: Cf, alone: boolean): boolean {
+    return cf.task!.fwd === undefined && this.runsHere(cf.site as CallSite, cf, alone);
+  }
+
+  /** Whether CFs of `site` (`cf` one of them) run on this thread now (the policy's runInline). */
+  private runsHere(site: CallSite, cf: Cf, alone: boolean): boolean {
     const inl = this.exec.inline;
     // an import that may wait for its node never runs on the thread that would answer it
-    if (inl === undefined || !inl.ready || cf.task!.fwd !== undefined || (cf.site as CallSite).imp.waits) return false;
+    if (inl === undefined || !inl.ready || site.imp.waits) return false;
     // views reused for every question (plain data for the policy, no garbage per CF)
-    const code = cf.site.code, cost = this.costView, now = this.inlineView;
+    const code = site.code, cost = this.costView, now = this.inlineView;
     // the view holds `code`'s figures until a measurement changes them (measureCode): a run of
     // one code's CFs copies them once, not six field accesses a CF
     if (this.costViewCode !== code) {
@@ -1155,10 +1185,19 @@ export class NodeRuntime {
 
   /** Run `cf` on this thread now, as lane `lane`, and complete it. */
   private runInline(cf: Cf, lane: number): void {
-    const st = this.st, tr = st.tr, code = cf.site.code;
+    cf.state = DISPATCHED;
+    const outs = this.callInline(cf.site as CallSite, cf.task!, lane, cf);
+    this.complete(cf, outs, this.st.tr ? this.exec.inline!.fin : 0);
+  }
+
+  /**
+   * Run task `t` of call site `site` on this thread now, as lane `lane`, measured as inline CFs
+   * are; `cf`: its CF, or for a planned step what makes the stand-in naming it.
+   */
+  private callInline(site: CallSite, t: Task, lane: number, cf: Cf | (() => Cf)): (DfValue | null)[] {
+    const st = this.st, tr = st.tr, code = site.code;
     // a tiny code's duration is sampled (1 in 16), not read twice a run: the clock costs more than it
     const timed = tr !== undefined || this.costN[code]! < 64 || (++this.tick & 15) === 0;
-    cf.state = DISPATCHED;
     this.stats.inline++;
     const inl = this.exec.inline!;
     // Messages queued so far would leave at the end of this pump's slice, behind this ucode and
@@ -1169,16 +1208,16 @@ export class NodeRuntime {
     const firstCpu = !this.warmed && this.costN[code] === 0 ? threadCpuNs() : -1;
     let outs: (DfValue | null)[];
     try {
-      outs = inl.run(cf.task!, lane, timed);
+      outs = inl.run(t, lane, timed);
     } catch (e) {
-      if (e instanceof InlineFailure) throw this.taskFault(cf, e.error);
+      if (e instanceof InlineFailure) throw new RunFault(this.taskFaultMessage(site, e.error), typeof cf === 'function' ? cf() : cf);
       throw e;
     }
     if (timed) { this.measureCode(code, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); if (this.feeds !== null) this.outBytes[code] = rawBytes(outs); }
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
-    if (this.profiles) this.policy.profile({ cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
+    if (this.profiles) this.policy.profile({ cf: typeof cf === 'function' ? cf() : cf, lane, inline: true, workersReady: this.exec.booted > 0, ns: timed ? inl.fin - inl.start : NaN });
     if (tr) this.laneFree[lane] = inl.fin;
-    this.complete(cf, outs, tr ? inl.fin : 0);
+    return outs;
   }
 
   /** Complete a batch's CFs; returns the raw bytes of their outputs. */
@@ -1213,6 +1252,7 @@ export class NodeRuntime {
   private measureCode(c: number, ns: number, cpuNs?: number): void {
     const n = this.costN[c]!;
     this.costViewCode = -1;
+    this.measured++;
     // A quick average over the first calls (the first, cold calls of a function are much slower
     // than the rest), then a slow one: a lone outlier (a GC pause, the thread descheduled) moves
     // it by an eighth at most, so a code near the inline threshold does not flip between the
@@ -1299,6 +1339,8 @@ export class NodeRuntime {
   private running(cfId: number): Cf | undefined {
     const asked = this.asking.get(cfId);
     if (asked) return asked;
+    const step = this.inlineLoops?.runningStep(cfId);
+    if (step) return step;
     for (const cfs of this.batches.values()) {
       const cf = cfs.find((c) => c.id === cfId);
       if (cf) return cf;

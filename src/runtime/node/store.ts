@@ -474,6 +474,12 @@ export class DfStore {
     return e !== undefined ? e.v !== undefined : this.exhausted.has(key);
   }
 
+  /** `key`'s value is here to be read (a read of it would not wait). */
+  holds(key: DfKey): boolean {
+    const e = this.entries.get(key);
+    return e !== undefined && e.v !== undefined;
+  }
+
   /** The local CFs waiting for `key` (for chaining consumers into a producer's batch). */
   waitersOf(key: DfKey): readonly Cf[] | null {
     return this.entries.get(key)?.waiters ?? null;

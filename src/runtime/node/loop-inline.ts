@@ -1,0 +1,266 @@
+// A planned loop run on the system thread (loop-plan.ts's plan, with no worker lane): where the
+// runtime runs a loop's tiny CFs inline one by one (one lane, or several while no worker is up),
+// each step costs a fragment, a store entry, an examination and a run-queue round. Here the
+// steps run in the order unrolling would run them, each ucode called at once with its inputs
+// taken from the earlier steps' outputs kept in a ring, the outputs that leave the loop posted to
+// the store as they are let go. No state outlives a call: a run that stops (the turn's time is
+// up, or the inline rule no longer holds for a code) hands the outputs its remaining steps read
+// to the store, with the counts those reads take, and moves the loop's counter on; the loop then
+// continues as any loop does — unrolled, or planned again from there.
+import type { CallSite, ForSite } from '../../program/compile.js';
+import type { CDfRef } from '../../program/expr.js';
+import { T_RAW, type DfValue } from '../../ucode/value.js';
+import type { Task } from '../exec/protocol.js';
+import { rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
+import { displayDf } from '../../core/dfkey.js';
+import { planLoop, split, type LoopPlan } from './loop-plan.js';
+import { KeyFrame } from './loop-run.js';
+import { Cf } from './fragment.js';
+import { RunFault } from './fault.js';
+import type { NodeState } from './state.js';
+
+/** What running a loop's steps here needs of the runtime. */
+export interface InlineHost {
+  /** whether CFs of call site `site` run on this thread now (the runtime's inline rule), `cf` one of them */
+  runsHere(site: CallSite, cf: Cf): boolean;
+  /** run task `t` of call site `site` here, measured as an inline CF is; its outputs, or a RunFault naming `cf()` */
+  call(site: CallSite, t: Task, cf: () => Cf): (DfValue | null)[];
+  /** the pump's turn is over (the clock is read every few calls) */
+  timeUp(): boolean;
+  /** counts the measurements of codes: the inline rule's answer changes only with them during a run */
+  measured(): number;
+}
+
+/** A site of the plan, prepared for calling: where each argument comes from. */
+interface Prepared {
+  readonly site: CallSite;
+  /** per argument: 0 a value, 1 an input, 2 an output */
+  readonly kinds: Int8Array;
+  /** value arguments: an int a·t + b (`ints`), or the value itself */
+  readonly vals: unknown[];
+  readonly ints: (readonly [number, number] | null)[];
+  /** input arguments by argument: the producer (site, output, distance), and the reference (read before the loop) */
+  readonly from: ({ site: number; out: number; d: number; ref: CDfRef } | null)[];
+  /** output arguments in order of the outputs */
+  readonly outArgs: readonly number[];
+  readonly outRefs: readonly CDfRef[];
+  /** the task handed to the ucode, reused step after step (the call is synchronous) */
+  readonly task: Task;
+}
+
+/**
+ * What `run` did: not planned here (the caller goes on as before); ran to the loop's end; stopped
+ * at the turn's end (the loop goes on at the next turn); stopped because a code no longer runs
+ * here (the loop goes on unrolled).
+ */
+export const NOT_PLANNED = 0, FINISHED = 1, TIME_UP = 2, NOT_HERE = 3;
+export type InlineOutcome = typeof NOT_PLANNED | typeof FINISHED | typeof TIME_UP | typeof NOT_HERE;
+
+export class InlineLoops {
+  /** loops the plan refused (never asked again: the reasons do not change as the loop runs) */
+  private readonly refused = new WeakSet<Cf>();
+  /** per loop, its plan (from the iteration it was first planned at) and prepared sites */
+  private readonly plans = new WeakMap<Cf, { plan: LoopPlan; sites: Prepared[] }>();
+  /** the step running now, for who-am-I questions of its ucode (running()): loop, iteration, site, CF number */
+  private curLoop: Cf | null = null;
+  private curT = 0;
+  private curS = 0;
+  private curId = -1;
+  /** names the step running now (made once: a closure a step would be an allocation a step) */
+  private readonly who = (): Cf => standIn(this.curLoop!, this.curT, this.curS, this.curId);
+  constructor(private readonly st: NodeState, private readonly host: InlineHost) {}
+
+  /** The stand-in of the step numbered `id` if it is running now (its ucode asks who it is). */
+  runningStep(id: number): Cf | undefined {
+    return this.curLoop !== null && this.curId === id ? this.who() : undefined;
+  }
+
+  /**
+   * Run loop `loop` (begun, unrolled up to its counter, where its next iterations would run now)
+   * planned on this thread from its counter on, until its end or until it must stop.
+   */
+  run(loop: Cf): InlineOutcome {
+    if (this.refused.has(loop)) return NOT_PLANNED;
+    let p = this.plans.get(loop);
+    if (p === undefined) {
+      // (two lanes asked for: the plan's lane numbers are not used here)
+      const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, 2);
+      if (typeof plan === 'string') {
+        if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned inline: ${plan}\n`);
+        this.refused.add(loop);
+        return NOT_PLANNED;
+      }
+      this.plans.set(loop, p = { plan, sites: prepare(plan, loop) });
+    }
+    const { plan, sites } = p;
+    const from = loop.counter, last = loop.counterEnd, n = sites.length;
+    // every site's code runs here now (the rule reads the code's figures: one CF stands for all of a site's)
+    const firsts = sites.map((_, s) => standIn(loop, from, s, -1));
+    for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return NOT_PLANNED;
+    let seen = this.host.measured();
+    const f = new KeyFrame(loop.env.slice(), this.st.size, this.st.self), env = f.env, varSlot = (loop.site as ForSite).varSlot;
+    // what the first steps read from before `from` must be here: a step that would wait is left
+    // to the unrolled path, which parks it in its place in the order
+    const depth = plan.depth;
+    for (let t = from; t <= Math.min(last, from + depth - 1); t++) {
+      env[varSlot] = t;
+      for (let s = 0; s < n; s++) {
+        const fr = sites[s]!.from;
+        for (let i = 0; i < fr.length; i++) { const x = fr[i]; if (x !== null && x !== undefined && t - x.d < from && !this.st.store.holds(x.ref.at(f))) return NOT_PLANNED; }
+      }
+    }
+    // the ring: outputs and their keys of the last depth + 1 iterations, by iteration, site, output
+    const ring = depth + 1, outsPer = sites.map((x) => x.outArgs.length);
+    const vals: ((DfValue | null)[] | null)[] = new Array(ring * n).fill(null);
+    const keys: (string[] | null)[] = new Array(ring * n).fill(null);
+    const held: DfValue[] = [];
+    let t = from;
+    try {
+      for (; t <= last; t++) {
+        env[varSlot] = t;
+        const slot = ((t - from) % ring) * n;
+        // the inline rule again, before the iteration (its figures change as calls are measured):
+        // a stop leaves whole iterations to the unrolled path
+        if (this.host.measured() !== seen) {
+          seen = this.host.measured();
+          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
+        }
+        for (let s = 0; s < n; s++) {
+          const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
+          const okeys = new Array<string>(outsPer[s]!);
+          let o = 0;
+          for (let i = 0; i < kinds.length; i++) {
+            const k = kinds[i]!;
+            if (k === 0) { const ab = ps.ints[i]; args[i] = ab !== null && ab !== undefined ? (ab[0] * t + ab[1]) | 0 : ps.vals[i]; continue; }
+            if (k === 2) { tk[i] = okeys[o++] = ps.outRefs[o - 1]!.at(f); continue; }
+            const x = ps.from[i]!, u = t - x.d;
+            if (u >= from) {
+              const at = ((u - from) % ring) * n + x.site;
+              args[i] = vals[at]![x.out]!;
+              tk[i] = keys[at]![x.out]!;
+              continue;
+            }
+            // from before `from`: read from the store, one request, as the unrolled step's read
+            const key = x.ref.at(f);
+            let v: DfValue | undefined;
+            try { v = this.st.store.read(key, standIn(loop, t, s, -1)); } catch (e) { throw RunFault.blame(e, standIn(loop, t, s, -1)); }
+            if (v === undefined) throw new Error(`internal: ${displayDf(key)} was held and is not`);
+            if (v.t === T_RAW) { rawHeld(v.v as Uint8Array); held.push(v); }
+            args[i] = v;
+            tk[i] = key;
+          }
+          const id = this.st.reserveIds(1);
+          task.cf = id;
+          this.curLoop = loop; this.curT = t; this.curS = s; this.curId = id;
+          const out = this.host.call(ps.site, task, this.who);
+          for (let k = 0; k < out.length; k++) {
+            const v = out[k];
+            if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(okeys[k]!)} (Posting an unset value)`, standIn(loop, t, s, id));
+          }
+          vals[slot + s] = out;
+          keys[slot + s] = okeys;
+        }
+        if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
+        // the iteration `depth` back leaves the ring: every step inside that reads it has run
+        if (t - depth >= from) this.letGo(loop, p, t - depth, vals, keys, from, last + 1);
+        if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, keys, from, TIME_UP);
+      }
+    } finally {
+      this.curLoop = null;
+      for (const v of held) rawLet(v.v as Uint8Array);
+    }
+    // the end: the last iterations' outputs go (read by every step inside), the loop is done
+    for (let u = Math.max(from, last - depth + 1); u <= last; u++) this.letGo(loop, p, u, vals, keys, from, last + 1);
+    loop.counter = last + 1;
+    this.st.unrolled(loop);
+    this.st.finish(loop);
+    return FINISHED;
+  }
+
+  /**
+   * Stop before iteration `t`: the outputs the steps from `t` on still read go to the store with
+   * the reads left, and the loop's counter moves to `t`.
+   */
+  private stop(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, t: number, vals: ((DfValue | null)[] | null)[], keys: (string[] | null)[], from: number, why: InlineOutcome): InlineOutcome {
+    const depth = p.plan.depth;
+    // iterations still in the ring, whole: those before t
+    for (let u = Math.max(from, t - depth); u < t; u++) this.letGo(loop, p, u, vals, keys, from, t);
+    loop.counter = t;
+    return why;
+  }
+
+  /**
+   * Iteration `u`'s outputs leave the ring: the steps before iteration `next` read them (each
+   * read one request); the rest of their count goes to the store (an output that escapes the
+   * loop, or one that steps from `next` on read from there), or, with nothing left, the store
+   * learns it was made and read up (DfStore.spent).
+   */
+  private letGo(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, u: number, vals: ((DfValue | null)[] | null)[], keys: (string[] | null)[], from: number, next: number): void {
+    const plan = p.plan, n = p.sites.length, ring = plan.depth + 1, last = loop.counterEnd;
+    const slot = ((u - from) % ring) * n;
+    for (let s = 0; s < n; s++) {
+      const out = vals[slot + s], ks = keys[slot + s];
+      if (out === null || out === undefined || ks === null || ks === undefined) continue;
+      vals[slot + s] = null;
+      keys[slot + s] = null;
+      const ps = plan.sites[s]!;
+      const id = loop.id; // (a post's writer is named by its site: the stand-in's number is not read)
+      for (let k = 0; k < out.length; k++) {
+        const v = out[k]!, key = ks[k]!, rule = ps.rules[k]!;
+        let served = 0;
+        for (const r of ps.readers[k]!) if (u + r.d < next && u + r.d <= last) served++;
+        const count = rule < 0 ? -1 : rule - served;
+        if (count === 0) {
+          if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
+          this.spent(loop, plan, key, u, s, k);
+          continue;
+        }
+        this.st.post(key, this.st.self, v, count, standIn(loop, u, s, id), 0);
+      }
+    }
+  }
+
+  /** DfStore.spent for output `k` of step (u, s), a fault naming the step as on the unplanned path. */
+  private spent(loop: Cf, plan: LoopPlan, key: string, u: number, s: number, k: number): void {
+    let excess: string | undefined;
+    try { excess = this.st.store.spent(key); } catch (e) { throw RunFault.blame(e, standIn(loop, u, s, -1)); }
+    if (excess === undefined) return;
+    // a reader from outside waits for it: unplanned it was served first, and the loop's own
+    // first reader came too late (that reader is named)
+    let first: { site: number; d: number } | undefined;
+    for (const r of plan.sites[s]!.readers[k]!) if (u + r.d <= loop.counterEnd && (first === undefined || r.d < first.d || (r.d === first.d && r.site < first.site))) first = r;
+    throw new RunFault(excess, standIn(loop, u + first!.d, first!.site, -1));
+  }
+}
+
+/** The fragment step `t` of site `s` would be unplanned (made only to name it). */
+function standIn(loop: Cf, t: number, s: number, id: number): Cf {
+  const site = loop.site as ForSite;
+  const env = loop.env.slice();
+  env[site.varSlot] = t;
+  return new Cf(id, site.body.stmts[s] as CallSite, env, loop.gid, t);
+}
+
+/** The plan's sites ready for calling: each argument's source found once. */
+function prepare(plan: LoopPlan, loop: Cf): Prepared[] {
+  const varSlot = (loop.site as ForSite).varSlot, env = loop.env;
+  return plan.sites.map((ps) => {
+    const site = ps.site, m = site.args.length;
+    const kinds = new Int8Array(m), vals = new Array<unknown>(m).fill(undefined), ints = new Array<readonly [number, number] | null>(m).fill(null);
+    const from = new Array<Prepared['from'][number]>(m).fill(null);
+    for (let i = 0; i < m; i++) {
+      const a = site.args[i]!;
+      if (a.kind === 'val') {
+        if (a.type === 'int') ints[i] = split(a.expr.lin, env, varSlot);
+        else vals[i] = env[a.expr.plain!];
+        continue;
+      }
+      kinds[i] = a.kind === 'out' ? 2 : 1;
+    }
+    for (const inp of ps.inputs) from[inp.arg] = { ...inp.from, ref: inp.ref.ref };
+    // shaped as the tasks examine.ts makes (the ucode's call sees one kind of task, not two)
+    const task: Task = { cf: 0, imp: site.imp.index, args: new Array<unknown>(m), keys: new Array<string>(m), fwd: undefined };
+    for (let i = 0; i < m; i++) { task.args[i] = null; task.keys[i] = ''; }
+    return { site, kinds, vals, ints, from, outArgs: ps.outs.map((o) => o.arg), outRefs: ps.outs.map((o) => o.ref.ref), task };
+  });
+}
