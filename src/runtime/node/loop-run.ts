@@ -25,8 +25,8 @@ export interface PlanHost {
   sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void;
 }
 
-/** A frame for the body's keys: indices are affine in the loop variable and read no DF. */
-class KeyFrame implements Frame {
+/** A frame for the body's keys (and its labels' indices, loop-trace.ts): indices are affine in the loop variable and read no DF. */
+export class KeyFrame implements Frame {
   missing = false;
   located = 0;
   constructor(public env: unknown[], readonly size: number, readonly self: number) {}

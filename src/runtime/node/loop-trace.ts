@@ -9,25 +9,15 @@
 // One pass per batch sent and per batch booked; the only allocations a step costs are its id
 // string and its DF names' first interning.
 import type { CallSite, ForSite } from '../../program/compile.js';
-import { argValue, type Frame } from '../../program/expr.js';
+import { argValue } from '../../program/expr.js';
 import { childGid } from '../../core/cfid.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { Task } from '../exec/protocol.js';
-import type { LoopRun } from './loop-run.js';
-
-/** A frame for label indices: a planned loop's steps read no DF through an index. */
-class LabelFrame implements Frame {
-  missing = false;
-  located = 0;
-  constructor(public env: unknown[], readonly size: number, readonly self: number) {}
-  read(): DfValue | undefined {
-    throw new Error('internal: a planned step\'s label read a DF');
-  }
-}
+import { KeyFrame, type LoopRun } from './loop-run.js';
 
 export class LoopTrace {
-  private readonly frame: LabelFrame;
+  private readonly frame: KeyFrame;
   private readonly varSlot: number;
   private readonly loopId: number;
   private readonly prefix: string;
@@ -37,7 +27,7 @@ export class LoopTrace {
   constructor(private readonly run: LoopRun, private readonly tr: TraceSink, size: number, self: number) {
     const loop = run.loop;
     this.varSlot = (loop.site as ForSite).varSlot;
-    this.frame = new LabelFrame(loop.env.slice(), size, self);
+    this.frame = new KeyFrame(loop.env.slice(), size, self);
     this.loopId = loop.id;
     this.prefix = loop.gid;
     this.labels = run.plan.sites.map((s) => (s.site.labelIdx.length === 0 || s.site.labelReadsDf ? null : new Array<number>(s.site.labelIdx.length)));
