@@ -2,7 +2,8 @@
 // must describe the same fragments as the fragment-by-fragment path's — the same CF ids, the
 // same DFs, each CF's inputs and outputs — with every output dated by its producer's end on its
 // worker, so that the analyses (SLOW, the report) read it with no special case. Real worker
-// threads, a two-column stencil and a chain whose outputs are read inside the loop and after it.
+// threads: a two-column stencil, a chain whose outputs stay inside the loop, and one whose
+// outputs are read inside the loop and after it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,13 +12,14 @@ import { join } from 'node:path';
 import { readTrace, type TraceEvent } from '../../src/trace/index.js';
 import { assertOk, describeRun, luna, timingOf, type Run } from '../runtime/helpers.js';
 import { PROGRAM, expected } from '../runtime/stencil2.js';
-import { ESCAPING, UCODES, chainExpected } from '../runtime/plan-programs.js';
+import { CHAIN, ESCAPING, UCODES, chainExpected } from '../runtime/plan-programs.js';
 
 let dir = '';
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'luna-planned-trace-'));
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
   writeFileSync(join(dir, 'stencil.fa'), PROGRAM);
+  writeFileSync(join(dir, 'chain.fa'), CHAIN);
   writeFileSync(join(dir, 'escaping.fa'), ESCAPING);
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
@@ -85,20 +87,24 @@ const slow = async (trace: string): Promise<{ cfs: number; criticalPath: { cfs: 
 test('a traced planned run records the same CFs, DFs, inputs and outputs as a traced unplanned one', async () => {
   const steps = 150, n = 200;
   const tr = (k: string): string => join(dir, `${k}.trace`);
-  const [s1, s0, e1, e0] = await Promise.all([
+  // the stencil's outputs all reach the store (no req_count), the chain's stay inside the loop
+  // but its last, the escaping chain's are read inside and after it
+  const [s1, s0, c1, c0, e1, e0] = await Promise.all([
     traced('stencil.fa', [String(steps), 'ok'], '1', tr('s1')), traced('stencil.fa', [String(steps), 'ok'], '0', tr('s0')),
+    traced('chain.fa', [String(n)], '1', tr('c1')), traced('chain.fa', [String(n)], '0', tr('c0')),
     traced('escaping.fa', [String(n)], '1', tr('e1')), traced('escaping.fa', [String(n)], '0', tr('e0')),
   ]);
-  for (const r of [s1, s0, e1, e0]) assertOk(r);
+  for (const r of [s1, s0, c1, c0, e1, e0]) assertOk(r);
   for (const r of [s1, s0]) assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+  for (const r of [c1, c0]) assert.deepEqual(r.stdout.trim().split('\n').sort(), chainExpected(n, false), describeRun(r));
   for (const r of [e1, e0]) assert.deepEqual(r.stdout.trim().split('\n').sort(), chainExpected(n, true), describeRun(r));
   // traced runs are planned (most steps: the first chunk is unrolled before the pump plans the rest)
   const planned = (r: Run): number => timingOf<{ planned: number }>(r).planned;
   assert.ok(planned(s1) > steps, `planned ${planned(s1)}\n${describeRun(s1)}`);
-  assert.ok(planned(e1) > n / 2, `planned ${planned(e1)}\n${describeRun(e1)}`);
-  for (const r of [s0, e0]) assert.equal(planned(r), 0, describeRun(r));
+  for (const r of [c1, e1]) assert.ok(planned(r) > n / 2, `planned ${planned(r)}\n${describeRun(r)}`);
+  for (const r of [s0, c0, e0]) assert.equal(planned(r), 0, describeRun(r));
 
-  for (const [on, off] of [['s1', 's0'], ['e1', 'e0']] as const) {
+  for (const [on, off] of [['s1', 's0'], ['c1', 'c0'], ['e1', 'e0']] as const) {
     const g1 = graphOf(tr(on)), g0 = graphOf(tr(off));
     assert.deepEqual(g1.warnings, [], `${on}: ${g1.warnings.join('\n')}`);
     assert.deepEqual(g0.warnings, [], `${off}: ${g0.warnings.join('\n')}`);
