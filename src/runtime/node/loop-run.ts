@@ -15,6 +15,7 @@ import { affineAt, escapes, type LoopPlan } from './loop-plan.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
+import type { LoopTrace } from './loop-trace.js';
 
 /** What a planned loop needs of the runtime: batch numbers and sending. */
 export interface PlanHost {
@@ -24,7 +25,7 @@ export interface PlanHost {
   sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void;
 }
 
-/** A frame for the body's keys: indices are affine in the loop variable and read no DF. */
+/** A frame for the body's keys (and its labels' indices, loop-trace.ts): indices are affine in the loop variable and read no DF. */
 export class KeyFrame implements Frame {
   missing = false;
   located = 0;
@@ -59,6 +60,8 @@ export class LoopRun {
   private outsideDone = false;
   /** the CF number of the first step (the steps' numbers are reserved as a block) */
   private readonly firstCf: number;
+  /** traced runs: writes the steps' records (loop-trace.ts) */
+  tracer: LoopTrace | undefined;
 
   constructor(readonly loop: Cf, readonly plan: LoopPlan, private readonly st: NodeState, private readonly host: PlanHost) {
     this.site = loop.site as ForSite;
@@ -191,11 +194,12 @@ export class LoopRun {
   /**
    * Book batch `id`'s outputs: escaping ones posted to the store with what is left of their
    * counts, the others let go (the readers were forwarded them); throws a fault naming the step.
+   * `fin`: when each task ended on its worker (traced runs: the outputs' time of computation).
    */
-  book(id: number, tasks: readonly Task[], its: Int32Array, sites: Int32Array, outs: readonly (readonly (DfValue | null)[])[], at: number): void {
-    const p = this.plan, st = this.st;
+  book(id: number, tasks: readonly Task[], its: Int32Array, sites: Int32Array, outs: readonly (readonly (DfValue | null)[])[], fin: ArrayLike<number> | undefined): void {
+    const p = this.plan, st = this.st, tracer = this.tracer;
     for (let i = 0; i < outs.length; i++) {
-      const t = its[i]!, s = sites[i]!, ps = p.sites[s]!, o = outs[i]!;
+      const t = its[i]!, s = sites[i]!, ps = p.sites[s]!, o = outs[i]!, at = fin !== undefined ? fin[i]! : 0;
       for (let k = 0; k < ps.outs.length; k++) {
         const v = o[k];
         const key = tasks[i]!.keys[ps.outs[k]!.arg]!;
@@ -204,6 +208,7 @@ export class LoopRun {
         if (left === -2) {
           // read only by the loop's steps, forwarded: posted and freed at once, as a store entry
           // whose readers were all served would be (the buffer waits for the batches reading it)
+          if (tracer !== undefined) tracer.computed(at, key, tasks[i]!.cf, v);
           if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
           this.spent(key, t, s, k, tasks[i]!.cf);
           continue;

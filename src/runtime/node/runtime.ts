@@ -31,6 +31,7 @@ import { planLoop } from './loop-plan.js';
 import { tuned } from '../tuning.js';
 import { LoopRun } from './loop-run.js';
 import { FINISHED, InlineLoops, TIME_UP } from './loop-inline.js';
+import { LoopTrace } from './loop-trace.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
 
@@ -185,12 +186,12 @@ export class NodeRuntime {
     this.outBytes = new Float64Array(program.codes.length);
     this.st.owner = this;
     // loops of ucode calls planned whole (loop-plan.ts; LUNA_LOOP_PLANS=0 turns it off), on one
-    // node with fed lanes, untraced (a trace would need each step's records), in the default
-    // order (no priorities; a replayed schedule places each CF itself)
-    this.plans = tuned('LUNA_LOOP_PLANS') !== 0 && this.feeds !== null && host.size === 1 && host.trace === undefined
+    // node with fed lanes, in the default order (no priorities; a replayed schedule places each
+    // CF itself); traced, the steps' records are written per batch (loop-trace.ts)
+    this.plans = tuned('LUNA_LOOP_PLANS') !== 0 && this.feeds !== null && host.size === 1
       && !this.st.ordered && policy.name === 'default' && policy.planWindow !== undefined && (policy.planWindows ?? 0) > 0;
     // and run whole on this thread where the FIFO pump runs their CFs inline (loop-inline.ts), on
-    // the same terms but for the lanes
+    // the same terms but for the lanes, and untraced (an inline step writes no records yet)
     this.inlineLoops = tuned('LUNA_LOOP_PLANS') !== 0 && exec.inline !== undefined && host.size === 1 && host.trace === undefined
       && !this.st.ordered && policy.name === 'default' ? new InlineLoops(this.st, this.inlineHost) : null;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
@@ -688,7 +689,7 @@ export class NodeRuntime {
 
   // =================================================================== loop plans
 
-  /** LUNA_LOOP_PLANS not 0, one node, fed lanes, untraced (constructor) */
+  /** LUNA_LOOP_PLANS not 0, one node, fed lanes (constructor) */
   private readonly plans: boolean;
   /** loops planning was tried for (once each: a loop refused is unrolled as before) */
   private readonly planTried = new WeakSet<Cf>();
@@ -740,7 +741,9 @@ export class NodeRuntime {
     st.frontier.delete(loop);
     st.unrolled(loop);
     loop.counter = loop.counterEnd + 1;
-    this.runs.push(new LoopRun(loop, plan, st, this.planHost));
+    const run = new LoopRun(loop, plan, st, this.planHost);
+    if (st.tr) run.tracer = new LoopTrace(run, st.tr, this.size, this.self);
+    this.runs.push(run);
     this.stats.plannedLoops++;
     if (feed) this.feedRuns(); else this.schedule();
     return true;
@@ -782,6 +785,8 @@ export class NodeRuntime {
     this.countHandoffs(tasks);
     const req = FeedBook.requests(tasks, lane);
     if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
+    // its steps' records before the batch leaves: a worker's cfStart never precedes its cfCreated
+    if (run.tracer) run.tracer.sent(this.host.now(), tasks, its, sites);
     batchSent(this.flights, id, tasks, prev);
     this.exec.send(lane, { id, tasks });
   }
@@ -792,6 +797,8 @@ export class NodeRuntime {
     this.plannedBatches.delete(r.batch);
     this.batches.delete(r.batch);
     this.countLane(r);
+    const tr = this.st.tr, t0 = tr ? this.host.now() : 0;
+    if (tr && r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
     try {
       // a step reads its producer's output from the producer's worker, which keeps it only
       // until this booking: every step reading this batch's outputs is sent before
@@ -805,7 +812,7 @@ export class NodeRuntime {
       }
       batchBooking(this.flights, r.batch);
       try {
-        run.book(r.batch, pb.tasks, pb.its, pb.sites, r.outs, 0);
+        run.book(r.batch, pb.tasks, pb.its, pb.sites, r.outs, tr ? r.fin : undefined);
         if (r.error) { const i = r.error.task; throw run.fault(this.taskFaultMessage(run.plan.sites[pb.sites[i]!]!.site, r.error), pb.its[i]!, pb.sites[i]!, pb.tasks[i]!.cf); }
       } catch (e) { batchBooking(this.flights, null); throw e; }
       batchDone(this.flights, r.batch, r.outs);
@@ -814,6 +821,7 @@ export class NodeRuntime {
         this.st.finish(run.loop);
       }
     } catch (e) { this.fail(e); return; }
+    if (tr) tr.sysBusy(t0, this.host.now());
     this.schedule();
   }
 
