@@ -39,9 +39,9 @@ test('a stencil, a chain and a loop with escaping outputs compute the same plann
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
   }
-  // every step planned (a loop is planned as it begins, before any of it is unrolled: the
-  // stencil's two init steps too, a loop of their own); none when off
-  for (const [r, all] of [[s1, 2 * steps + 2], [c1, n], [e1, n]] as const) assert.equal(planned(r), all, describeRun(r));
+  // every step planned (a loop is planned as it begins, before any of it is unrolled) but the
+  // stencil's two init steps: a loop of their own, independent, of one site (below); none when off
+  for (const [r, all] of [[s1, 2 * steps], [c1, n], [e1, n]] as const) assert.equal(planned(r), all, describeRun(r));
   for (const r of [s0, c0, e0]) assert.equal(planned(r), 0, describeRun(r));
 });
 
@@ -92,8 +92,31 @@ test('a planned loop whose first steps wait for a DF nobody makes is named in th
   const r = await run('hang.fa', ['300', 'ok'], '1');
   // (planned before any step is unrolled, the loop itself reads the first step's inputs: the one never made)
   assertFails(r, [/the program hangs/, /CF _l\d+ \(for, id \d+\) at [^\n]*hang\.fa:8:5 waits for v\[0\]\[1\]\n/, /waits for v\[300\]\[1\]/]);
-  // (the init loop, one step, is planned too)
-  assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 2, describeRun(r));
+  // (the init loop, of independent steps, is not: below)
+  assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 1, describeRun(r));
+});
+
+// independent steps of one site: a plan would run every step on the site's one lane, where the
+// unplanned path spreads them over both
+const INDEPENDENT = `import c_sq(int \`i, name \`v) as sq;
+import c_show(int \`i, value \`v) as show;
+sub main(int n)
+{
+    df y;
+    for i = 0..n-1
+        cf q[i]: sq(i, y[i]) @ { req_count y[i] = 1; };
+    for i = 0..n-1
+        show(i, y[i]);
+}
+`;
+
+test('a loop of independent steps of one site is left to the unplanned path, which spreads it over the lanes', async () => {
+  writeFileSync(join(dir, 'independent.fa'), INDEPENDENT);
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'independent.fa'), '300'], { env: { ...process.env, LUNA_LOOP_PLANS: '1', LUNA_LOOP_PLANS_WHY: '1' }, timeoutMs: 90_000 });
+  assertOk(r);
+  assert.deepEqual(r.stdout.trim().split('\n').sort(), Array.from({ length: 300 }, (_, i) => `x[${i}] = ${i * i}`).sort(), describeRun(r));
+  assert.equal(planned(r), 0, describeRun(r));
+  assert.match(r.stderr, /loop \S+ not planned: independent iterations of fewer sites than lanes/, describeRun(r));
 });
 
 // A DF the plan keeps inside the loop (read up there) named once more from outside it: read

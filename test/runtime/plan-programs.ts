@@ -17,6 +17,7 @@ export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' 
 export function c_start(v: Out): void { v.setInt(7); }
 export function c_link(a: In, i: number, v: Out): void { spin(); v.setInt((a.getInt() * 31 + i) % 1000003); }
 export function c_show(i: number, v: In): void { console.log('x[' + i + '] = ' + v.getInt()); }
+export function c_sq(i: number, v: Out): void { spin(); v.setInt(i * i); }
 `;
 
 // a chain (one site: one lane), its first input made before the loop, its last read after it

@@ -735,7 +735,11 @@ export class NodeRuntime {
     this.planTried.add(loop);
     if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
     const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
-    if (typeof plan === 'string') { if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned: ${plan}\n`); return false; }
+    // independent iterations (depth 0) of fewer sites than lanes: a plan runs each site on one
+    // lane, the unplanned path spreads the iterations (4 000 × 100 µs on 2 lanes: 592 ms planned,
+    // 394 unplanned)
+    const why = typeof plan === 'string' ? plan : plan.depth === 0 && plan.sites.length < this.exec.lanes ? 'independent iterations of fewer sites than lanes' : null;
+    if (typeof plan === 'string' || why !== null) { if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned: ${why}\n`); return false; }
     const st = this.st;
     st.loops.splice(st.loops.indexOf(loop), 1);
     st.frontier.delete(loop);
