@@ -116,7 +116,10 @@ test('one thread: a loop whose code becomes long goes on unplanned, on the worke
   const [on, off] = await Promise.all([run('slow.fa', ['1000'], '1'), run('slow.fa', ['1000'], '0')]);
   for (const r of [on, off]) assertOk(r);
   assert.equal(on.stdout, off.stdout, describeRun(on));
-  assert.ok(plannedInline(on) >= 200 && plannedInline(on) < 1000, `planned inline ${plannedInline(on)}\n${describeRun(on)}`);
+  // Not asserted: that the first 200 steps went planned. Under load a descheduled early call can
+  // boot the worker before the loop is planned, and then none of it is (seen in 1 of 3 runs of
+  // this test beside two more at load 7); the tests above assert planning itself.
+  assert.ok(plannedInline(on) < 1000, `planned inline ${plannedInline(on)}\n${describeRun(on)}`);
   assert.ok(timingOf<{ sent: number }>(on).sent > 0, describeRun(on));
 });
 
