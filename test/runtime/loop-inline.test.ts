@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { OUTSIDE } from './plan-programs.js';
 import { PROGRAM } from './stencil2.js';
 
 // tiny ucodes: every CF runs on the system thread
@@ -140,22 +141,6 @@ test('one thread: a loop whose first steps wait is left to the unplanned path, a
   // (only the one-step loop before it, which waits for nothing)
   assert.equal(plannedInline(on), 1, describeRun(on));
 });
-
-// a DF kept inside the loop named once more from outside it (as in loop-plans.test.ts)
-const OUTSIDE = (tail: string): string => `import c_start(name \`v) as start;
-import c_link(value \`a, int \`i, name \`v) as link;
-import c_show(int \`i, value \`v) as show;
-sub later(int v, name y, int k) { show(k, y[k]); }
-sub again(int v, name y, int k) { start(y[k]); }
-sub main(int n)
-{
-    df x;
-    start(x[0]);
-    for i = 0..n-1
-        cf l[i]: link(x[i], i, x[i + 1]) @ { req_count x[i + 1] = 1; };
-${tail}
-}
-`;
 
 test('one thread: a DF kept inside a loop planned inline, read or assigned again from outside it, is reported as unplanned', async () => {
   const tails = ['later(x[n], x, 1000);', 'show(n, x[n]); show(1000, x[1000]);', 'again(x[n], x, 1000);', 'show(n, x[n]); start(x[1000]);'];

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
-import { CHAIN, ESCAPING, UCODES, chainExpected } from './plan-programs.js';
+import { CHAIN, ESCAPING, OUTSIDE, UCODES, chainExpected } from './plan-programs.js';
 
 let dir = '';
 before(() => {
@@ -123,20 +123,6 @@ test('a loop of independent steps of one site is left to the unplanned path, whi
 // again or assigned again, before the loop made it (main's own statement, waiting or posted)
 // or after (a sub that waits for the loop's last output). Unplanned, the store reports it; a
 // planned loop must report the same, not hang or pass.
-const OUTSIDE = (tail: string): string => `import c_start(name \`v) as start;
-import c_link(value \`a, int \`i, name \`v) as link;
-import c_show(int \`i, value \`v) as show;
-sub later(int v, name y, int k) { show(k, y[k]); }
-sub again(int v, name y, int k) { start(y[k]); }
-sub main(int n)
-{
-    df x;
-    start(x[0]);
-    for i = 0..n-1
-        cf l[i]: link(x[i], i, x[i + 1]) @ { req_count x[i + 1] = 1; };
-${tail}
-}
-`;
 const MISUSES = {
   'read after': ['later(x[n], x, 1000);', /too many requests for DF x\[1000\]: it was freed after its req_count requests were served[^\n]*\n {2}in CF _l\d+ \(ucode c_show/],
   // (which reader is served first, unplanned, depends on when the loop reaches it: either words)

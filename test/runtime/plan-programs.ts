@@ -1,4 +1,4 @@
-// The programs of the loop-plan tests (loop-plans.test.ts, test/trace/planned-loops.test.ts):
+// The programs of the loop-plan tests (loop-plans.test.ts, loop-inline.test.ts, test/trace/planned-loops.test.ts):
 // their ucodes (c_step's `kind` says what a step does besides computing: 'ok', 'throw' at step
 // 37 of column 1), a chain on one lane, and a chain whose outputs also escape the loop.
 
@@ -43,3 +43,20 @@ export function chainExpected(n: number, all: boolean): string[] {
   for (let i = 0; i < n; i++) { x = (x * 31 + i) % 1000003; if (all || i === n - 1) out.push(`x[${i + 1}] = ${x}`); }
   return out.sort();
 }
+
+// a chain whose kept DFs a tail of statements names once more from outside the loop (the misuse
+// tests: read again or assigned again, before or after the loop made it)
+export const OUTSIDE = (tail: string): string => `import c_start(name \`v) as start;
+import c_link(value \`a, int \`i, name \`v) as link;
+import c_show(int \`i, value \`v) as show;
+sub later(int v, name y, int k) { show(k, y[k]); }
+sub again(int v, name y, int k) { start(y[k]); }
+sub main(int n)
+{
+    df x;
+    start(x[0]);
+    for i = 0..n-1
+        cf l[i]: link(x[i], i, x[i + 1]) @ { req_count x[i + 1] = 1; };
+${tail}
+}
+`;
