@@ -6,7 +6,8 @@
 // refused, and the loop is unrolled as before. Decided from the compiled expressions' affine
 // forms (program/expr.ts Lin), never by sampling closures.
 import type { CallSite, ForSite } from '../../program/compile.js';
-import type { CDfRef, CExpr, Lin } from '../../program/expr.js';
+import type { CDfRef, CExpr, Frame, Lin } from '../../program/expr.js';
+import type { DfValue } from '../../ucode/value.js';
 
 /** A DF reference of the body at iteration t: base key, index j = a[j]·t + b[j]. */
 export interface PlanRef {
@@ -216,4 +217,14 @@ export function escapes(plan: LoopPlan, s: number, o: number, u: number): number
 export function affineAt(e: CExpr, env: readonly unknown[], varSlot: number, t: number): number {
   const ab = split(e.lin, env, varSlot)!;
   return (ab[0] * t + ab[1]) | 0;
+}
+
+/** A frame for the body's keys (and its labels' indices, loop-trace.ts): indices are affine in the loop variable and read no DF. */
+export class KeyFrame implements Frame {
+  missing = false;
+  located = 0;
+  constructor(public env: unknown[], readonly size: number, readonly self: number) {}
+  read(): DfValue | undefined {
+    throw new Error('internal: a planned loop read a DF through an index');
+  }
 }

@@ -5,13 +5,12 @@
 // rest are let go where they were read. No fragment, store entry or feed candidate per step:
 // those stages are what the system thread's ~19 µs a fed CF went to (docs/benchmarks.md).
 import type { CallSite, ForSite } from '../../program/compile.js';
-import type { Frame } from '../../program/expr.js';
 import type { DfValue } from '../../ucode/value.js';
 import { T_RAW } from '../../ucode/value.js';
 import type { Forward, Task } from '../exec/protocol.js';
 import { rawFreed, rawLet, rawPosted } from '../exec/shm.js';
 import { displayDf } from '../../core/dfkey.js';
-import { affineAt, escapes, type LoopPlan } from './loop-plan.js';
+import { affineAt, escapes, KeyFrame, type LoopPlan } from './loop-plan.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
@@ -23,16 +22,6 @@ export interface PlanHost {
   batchId(): number;
   /** send `tasks` as batch `id` to lane `lane` (feed requests first, as a fed batch) */
   sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void;
-}
-
-/** A frame for the body's keys (and its labels' indices, loop-trace.ts): indices are affine in the loop variable and read no DF. */
-export class KeyFrame implements Frame {
-  missing = false;
-  located = 0;
-  constructor(public env: unknown[], readonly size: number, readonly self: number) {}
-  read(): DfValue | undefined {
-    throw new Error('internal: a planned loop read a DF through an index');
-  }
 }
 
 /** the largest window (MAX_BATCH in the policy): the position ring holds this many iterations past the depth */

@@ -14,7 +14,8 @@ import { childGid } from '../../core/cfid.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { Task } from '../exec/protocol.js';
-import { KeyFrame, type LoopRun } from './loop-run.js';
+import { KeyFrame, type LoopPlan } from './loop-plan.js';
+import type { Cf } from './fragment.js';
 
 export class LoopTrace {
   private readonly frame: KeyFrame;
@@ -24,7 +25,7 @@ export class LoopTrace {
   /** per site: its label indices' array, written over for each step (the writer copies it) */
   private readonly labels: (number[] | null)[];
 
-  constructor(private readonly run: LoopRun, private readonly tr: TraceSink, size: number, self: number) {
+  constructor(private readonly run: { readonly loop: Cf; readonly plan: LoopPlan }, private readonly tr: TraceSink, size: number, self: number) {
     const loop = run.loop;
     this.varSlot = (loop.site as ForSite).varSlot;
     this.frame = new KeyFrame(loop.env.slice(), size, self);
