@@ -39,10 +39,10 @@ test('a 20 000-deep recursion runs, is traced and is balanced with short ids; th
     // unfolded, the ids alone would be 20 000 × ~40 000 characters on average (800 MB)
     const bytes = readdirSync(join(dir, 't')).reduce((n, f) => n + statSync(join(dir, 't', f)).size, 0);
     assert.ok(bytes < 20e6, `trace of ${bytes} bytes`);
-    // --no-host: on the traced machine (2 nodes sharing its cores, a system-thread cost per
-    // fragment) these empty steps gain nothing from a move, and --no-error-bar: the gain need not
-    // exceed the model's miss of the traced run (large on a loaded machine); this test is about the ids
-    const bal = await luna(['balance', 't', '--nodes', '2', '-o', 'd.json', '--no-host', '--no-error-bar'], dir);
+    // --no-guard: the strategy's placement applies whatever gain the simulator predicts (on the
+    // traced machine these empty steps gain little from a move, and under load the prediction
+    // missed the 2 % and nothing moved: seen once in a full suite); this test is about the ids
+    const bal = await luna(['balance', 't', '--nodes', '2', '-o', 'd.json', '--no-host', '--no-guard'], dir);
     assert.equal(bal.status, 0, explain(bal));
     const d = JSON.parse(readFileSync(join(dir, 'd.json'), 'utf8')) as Distribution;
     const ids = Object.keys(d.cfs);
