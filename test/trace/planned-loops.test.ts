@@ -126,5 +126,10 @@ test('a traced planned run records the same CFs, DFs, inputs and outputs as a tr
   assertOk(rep);
   const page = readFileSync(html, 'utf8');
   assert.match(page, /<html/i);
-  assert.match(page, /a\[1\d\d\]|1_1\d\d_0/, 'the report names no planned step');
+  // the critical path's last steps are the stencil's last (planned) steps, of either column
+  // (which one ends last is timing); the whole path is listed, step by step, as SLOW counts it
+  assert.match(page, /[ab]\[1\d\d\]|1_1\d\d_[01]/, 'the report names no planned step');
+  const listed = /data-path-cfs="(\d+)"/.exec(page);
+  assert.ok(listed, 'the report lists no critical path');
+  assert.equal(Number(listed[1]), (await slow(tr('s1'))).criticalPath.cfs, 'the report\'s critical path against SLOW\'s');
 });
