@@ -246,9 +246,12 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // program, the front end's and the code cache's objects, the ucode module) is copied out now,
   // not by the first scavenges of the run, which a short program pays inside its span while the
   // optimising compiler's jobs hold the collector's helper threads (docs/benchmarks.md, "The
-  // young generation collected before the first fragment").
+  // young generation collected before the first fragment"). Only a program that can make many
+  // fragments (a loop, or a sub it calls): one of a few ucode calls would never scavenge, and the
+  // collection costs 2–15 ms of start-up on this machine.
+  const grows = opts.program.sites.some((x) => x.kind === 'for' || x.kind === 'while' || x.kind === 'subcall');
   const gc0 = wallNs();
-  const startGcNs = !rt.failure && tuned('LUNA_START_GC') !== 0 && collectYoung() ? wallNs() - gc0 : -1;
+  const startGcNs = grows && !rt.failure && tuned('LUNA_START_GC') !== 0 && collectYoung() ? wallNs() - gc0 : -1;
   const started = wallNs();
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
