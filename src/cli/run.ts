@@ -263,7 +263,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     if (o.timing && rank === 0) {
       const { inlineNs, ...where } = res.stats;
       const ms = (ns: number): number => +(ns / 1e6).toFixed(3);
-      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB(), ...p.compiled })}\n`);
+      process.stderr.write(`luna: timing: ${JSON.stringify({ programMs: ms(res.wallNs), systemCpuMs: ms(res.systemCpuNs), inlineUcodeMs: ms(inlineNs), ...(o.warmStart ? { bootWaitMs: ms(res.bootWaitNs) } : {}), ...(res.startGcNs >= 0 ? { startGcMs: ms(res.startGcNs) } : {}), nodes, threads, ...where, workers: res.workersStarted, maxRssKB: peakRssKB(), ...p.compiled })}\n`);
     }
     if (manifest && o.trace) {
       finishRunTrace(o.trace, manifest, { status: res.status, message: res.message, offsets: res.clockOffsets, machines: res.machines, signal: stop.why?.signal });

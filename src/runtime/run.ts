@@ -32,6 +32,8 @@ import { finishRunTrace, startRunTrace } from './tracing.js';
 import { newRunOrigin } from '../trace/clock.js';
 import { formatDuration } from '../core/duration.js';
 import { version } from '../core/version.js';
+import { collectYoung } from '../core/collector.js';
+import { tuned } from './tuning.js';
 
 export interface RunOptions {
   program: CompiledProgram;
@@ -94,6 +96,8 @@ export interface RunResult {
   systemCpuNs: number;
   /** time spent before the program's start waiting for the workers to boot (warmStart), ns */
   bootWaitNs: number;
+  /** the young generation's collection just before the program's start, ns (-1: none, no collector or LUNA_START_GC=0) */
+  startGcNs: number;
   /** worker threads this node started (a program of tiny CFs on one node starts none) */
   workersStarted: number;
   /**
@@ -238,6 +242,16 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const clockOffsets = tr && tp.rank === 0 && tp.size > 1 ? await control.measureClocks() : undefined;
   if (booting && !rt.failure) await booting;
   const bootWaitNs = wallNs() - bootWait;
+  // The young generation collected before the first fragment: what loading left there (the
+  // program, the front end's and the code cache's objects, the ucode module) is copied out now,
+  // not by the first scavenges of the run, which a short program pays inside its span while the
+  // optimising compiler's jobs hold the collector's helper threads (docs/benchmarks.md, "The
+  // young generation collected before the first fragment"). Only a program that can make many
+  // fragments (a loop, or a sub it calls): one of a few ucode calls would never scavenge, and the
+  // collection costs 2–15 ms of start-up on this machine.
+  const grows = opts.program.sites.some((x) => x.kind === 'for' || x.kind === 'while' || x.kind === 'subcall');
+  const gc0 = wallNs();
+  const startGcNs = grows && !rt.failure && tuned('LUNA_START_GC') !== 0 && collectYoung() ? wallNs() - gc0 : -1;
   const started = wallNs();
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
@@ -277,7 +291,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

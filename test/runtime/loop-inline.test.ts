@@ -26,6 +26,8 @@ export function c_start(v: Out): void { v.setInt(7); }
 export function c_link(a: In, i: number, v: Out): void { v.setInt((a.getInt() * 31 + i) % 1000003); }
 export function c_show(i: number, v: In): void { console.log('x[' + i + '] = ' + v.getInt()); }
 export function c_say(i: number): void { console.log('say ' + i); }
+// what a step is told of its DFs' names (a planned step's keys come from the loop's ring)
+export function c_named(a: In & { getName(): string }, i: number, v: Out & { getName(): string }): void { console.log(i + ' ' + a.getName() + ' -> ' + v.getName()); v.setInt(a.getInt() + 1); }
 export function c_slow(a: In, i: number, v: Out): void {
   // long from step 200 on: the runtime stops running the steps here and boots a worker for them
   if (i >= 200) { const until = performance.now() + 2; while (performance.now() < until) { /* work */ } }
@@ -82,6 +84,7 @@ before(() => {
   writeFileSync(join(dir, 'chain.fa'), CHAIN);
   writeFileSync(join(dir, 'escaping.fa'), ESCAPING);
   writeFileSync(join(dir, 'slow.fa'), CHAIN.replace('c_link(value', 'c_slow(value'));
+  writeFileSync(join(dir, 'named.fa'), CHAIN.replace('c_link(value', 'c_named(value'));
   // column 1's first value is never made: every step waits for it
   writeFileSync(join(dir, 'hang.fa'), PROGRAM.replace('for x = 0..1 init(x, v[0][x]);', 'for x = 0..0 init(x, v[0][x]);'));
 });
@@ -104,6 +107,15 @@ test('one thread: a stencil, a chain and escaping outputs print the same, in the
     assert.ok(plannedInline(on) >= steps - 2, `${file}: planned inline ${plannedInline(on)} of ${steps}\n${describeRun(on)}`);
     assert.equal(plannedInline(off), 0, describeRun(off));
   }
+});
+
+test('one thread: a planned inline step is told the names of its input and output DFs, as unplanned', async () => {
+  // 3 000 links: steps of every slot of the loop's ring, across several of the pump's turns
+  const [on, off] = await Promise.all([run('named.fa', ['3000'], '1'), run('named.fa', ['3000'], '0')]);
+  for (const r of [on, off]) assertOk(r);
+  assert.match(on.stdout, /^1 x\[1\] -> x\[2\]$/m, describeRun(on));
+  assert.equal(on.stdout, off.stdout, describeRun(on));
+  assert.ok(plannedInline(on) >= 2998, describeRun(on));
 });
 
 test('two threads with tiny codes: the loop runs planned inline, and prints the same', async () => {

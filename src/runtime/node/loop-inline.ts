@@ -111,7 +111,12 @@ export class InlineLoops {
     // the ring: outputs and their keys of the last depth + 1 iterations, by iteration, site, output
     const ring = depth + 1, outsPer = sites.map((x) => x.outArgs.length);
     const vals: ((DfValue | null)[] | null)[] = new Array(ring * n).fill(null);
-    const keys: (string[] | null)[] = new Array(ring * n).fill(null);
+    // (an iteration's key arrays are reused by the iteration `ring` later, whose slot it is: a new
+    // array a step was ~65 of the ~320 bytes a planned step allocates, and a short run's span
+    // scavenges every ~2 MB; docs/benchmarks.md, "The young generation collected before the first
+    // fragment")
+    const keys: string[][] = new Array(ring * n);
+    for (let j = 0; j < ring * n; j++) keys[j] = new Array<string>(outsPer[j % n]!).fill('');
     const held: DfValue[] = [];
     let t = from;
     try {
@@ -126,7 +131,7 @@ export class InlineLoops {
         }
         for (let s = 0; s < n; s++) {
           const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
-          const okeys = new Array<string>(outsPer[s]!);
+          const okeys = keys[slot + s]!;
           let o = 0;
           for (let i = 0; i < kinds.length; i++) {
             const k = kinds[i]!;
@@ -157,7 +162,6 @@ export class InlineLoops {
             if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(okeys[k]!)} (Posting an unset value)`, standIn(loop, t, s, id));
           }
           vals[slot + s] = out;
-          keys[slot + s] = okeys;
         }
         if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
         // the iteration `depth` back leaves the ring: every step inside that reads it has run
@@ -180,7 +184,7 @@ export class InlineLoops {
    * Stop before iteration `t`: the outputs the steps from `t` on still read go to the store with
    * the reads left, and the loop's counter moves to `t`.
    */
-  private stop(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, t: number, vals: ((DfValue | null)[] | null)[], keys: (string[] | null)[], from: number, why: InlineOutcome): InlineOutcome {
+  private stop(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, t: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, why: InlineOutcome): InlineOutcome {
     const depth = p.plan.depth;
     // iterations still in the ring, whole: those before t
     for (let u = Math.max(from, t - depth); u < t; u++) this.letGo(loop, p, u, vals, keys, from, t);
@@ -194,14 +198,13 @@ export class InlineLoops {
    * loop, or one that steps from `next` on read from there), or, with nothing left, the store
    * learns it was made and read up (DfStore.spent).
    */
-  private letGo(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, u: number, vals: ((DfValue | null)[] | null)[], keys: (string[] | null)[], from: number, next: number): void {
+  private letGo(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, u: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, next: number): void {
     const plan = p.plan, n = p.sites.length, ring = plan.depth + 1, last = loop.counterEnd;
     const slot = ((u - from) % ring) * n;
     for (let s = 0; s < n; s++) {
       const out = vals[slot + s], ks = keys[slot + s];
-      if (out === null || out === undefined || ks === null || ks === undefined) continue;
+      if (out === null || out === undefined || ks === undefined) continue;
       vals[slot + s] = null;
-      keys[slot + s] = null;
       const ps = plan.sites[s]!;
       const id = loop.id; // (a post's writer is named by its site: the stand-in's number is not read)
       for (let k = 0; k < out.length; k++) {
