@@ -14,3 +14,12 @@ export function collectYoung(): boolean {
   (gc as Collector)({ type: 'minor' });
   return true;
 }
+
+/**
+ * Remove the global `gc` that --expose-gc gives every thread (the flag is process-wide): a worker
+ * thread's ucodes see none either. The runtime never collects on purpose from a worker.
+ */
+export function hideCollector(): void {
+  const g = globalThis as { gc?: unknown };
+  if (typeof g.gc === 'function') g.gc = undefined;
+}

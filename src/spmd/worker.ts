@@ -8,9 +8,11 @@ import { Rank, RunStopped } from './rank.js';
 import type { RankInit, RankRequest } from './protocol.js';
 import { ThreadTraceWriter } from '../trace/writer.js';
 import { setRunOrigin, wallNs } from '../trace/clock.js';
+import { hideCollector } from '../core/collector.js';
 
 const { init, port } = workerData as { init: RankInit; port: MessagePort };
 process.setSourceMapsEnabled(true);
+hideCollector();
 setRunOrigin(init.origin);
 const trace = init.trace ? ThreadTraceWriter.open(init.trace.dir, init.node, init.trace.thread) : undefined;
 const rank = new Rank(init, port, trace, wallNs);

@@ -46,6 +46,8 @@ sub main(int n) {
   check(x[n]);
 }
 `;
+// the check marked heavy: it runs on a worker thread
+const ON_WORKER = LOOP.replace('  check(x[n]);', '  cf c: check(x[n]) @ { heavy; };');
 const FLAT = `import start(name \`x) as start;
 import check(value \`last) as check;
 sub main() {
@@ -69,6 +71,17 @@ test('a program with a loop: the young generation is collected before its first 
     const off = await lunaExe(['run', '--quiet', '--timing', '--threads', '1', 'loop.fa', '300'], dir, { ...process.env, LUNA_START_GC: '0' });
     assert.equal(off.status, 0, off.stderr);
     assert.equal(timing(off).startGcMs, undefined);
+  });
+});
+
+test('a ucode on a worker thread sees no global gc either (the flag is process-wide)', async () => {
+  await inTempDir('luna-start-gc-worker-', async (dir) => {
+    writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+    writeFileSync(join(dir, 'worker.fa'), ON_WORKER);
+    const r = await lunaExe(['run', '--quiet', '--timing', '--threads', '2', 'worker.fa', '30'], dir);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^last 30 gc undefined$/m);
+    assert.ok((timing(r).sent as number) >= 1, `the check ran on a worker: ${JSON.stringify(timing(r))}`);
   });
 });
 

@@ -27,9 +27,11 @@ import { installContext } from '../../ucode/context.js';
 import { ThreadContext } from './context.js';
 import { RequestPort } from './request.js';
 import type { Task } from './protocol.js';
+import { hideCollector } from '../../core/collector.js';
 
 // Ucode stack traces point into ucodes.ts (the bundle carries an inline source map).
 process.setSourceMapsEnabled(true);
+hideCollector();
 
 // What the pool tells this worker: in its workerData, or, for a worker booted early (before the
 // program was loaded, see pool.ts bootEarly), in its first message.
