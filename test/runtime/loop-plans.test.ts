@@ -28,6 +28,33 @@ const run = (file: string, args: string[], plans: '0' | '1'): Promise<Run> =>
 
 const planned = (r: Run): number => timingOf<{ planned: number }>(r).planned;
 
+// the windows sent as ranges (the lanes' workers build the steps from the plan) or, with
+// LUNA_LOOP_RANGES=0, as tasks built on the system thread
+const runRanges = (file: string, args: string[], ranges: '0' | '1'): Promise<Run> =>
+  luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, file), ...args], { env: { ...process.env, LUNA_LOOP_PLANS: '1', LUNA_LOOP_RANGES: ranges }, timeoutMs: 90_000 });
+const ranged = (r: Run): number => timingOf<{ plannedRanges: number }>(r).plannedRanges;
+
+test('a planned loop built by the lanes from its plan computes and names its DFs as tasks built here and the unplanned path do', async () => {
+  const steps = 60;
+  const [range, tasks, off, chain, chainTasks] = await Promise.all([
+    runRanges('stencil.fa', [String(steps), 'names'], '1'), runRanges('stencil.fa', [String(steps), 'names'], '0'), run('stencil.fa', [String(steps), 'names'], '0'),
+    runRanges('escaping.fa', ['200'], '1'), runRanges('escaping.fa', ['200'], '0'),
+  ]);
+  const names = (r: Run): string[] => r.stdout.split('\n').filter((l) => l.startsWith('names ')).sort();
+  const values = (r: Run): string[] => r.stdout.split('\n').filter((l) => l.startsWith('v[')).sort();
+  for (const r of [range, tasks, off]) {
+    assertOk(r);
+    // a step's own output and its inputs from both lanes (one from before the loop at step 1)
+    assert.deepEqual(names(r), ['names 1 0: v[0][0] v[0][1] v[1][0]', 'names 1 1: v[0][0] v[0][1] v[1][1]',
+      'names 37 0: v[36][0] v[36][1] v[37][0]', 'names 37 1: v[36][0] v[36][1] v[37][1]'], describeRun(r));
+    assert.deepEqual(values(r), expected(steps), describeRun(r));
+  }
+  for (const r of [chain, chainTasks]) { assertOk(r); assert.deepEqual(r.stdout.trim().split('\n').sort(), chainExpected(200, true), describeRun(r)); }
+  for (const r of [range, tasks]) assert.equal(planned(r), 2 * steps, describeRun(r));
+  assert.ok(ranged(range) > 0 && ranged(chain) > 0, describeRun(range));
+  assert.equal(ranged(tasks) + ranged(chainTasks), 0, describeRun(tasks));
+});
+
 test('a stencil, a chain and a loop with escaping outputs compute the same planned and not', async () => {
   const steps = 300, n = 400;
   const [s1, s0, c1, c0, e1, e0] = await Promise.all([

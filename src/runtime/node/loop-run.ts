@@ -241,18 +241,24 @@ export class LoopRun {
   /**
    * How a window's tasks get their inputs, counted as the tasks built here would be (stats
    * handWorker, handSystem): a task with an input from a step of the loop is handed over by a
-   * worker, one with only inputs from before it by this thread.
+   * worker, one with only inputs from before it by this thread; `fed`: some input comes from
+   * another batch (another lane's, or an earlier window's), fed by its producer's worker.
    */
-  handoffs(its: Int32Array, sites: Int32Array): { worker: number; system: number } {
-    const p = this.plan;
-    let worker = 0, system = 0;
+  handoffs(its: Int32Array, sites: Int32Array): { worker: number; system: number; fed: boolean } {
+    const p = this.plan, first = its.length > 0 ? its[0]! : 0;
+    let worker = 0, system = 0, fed = false;
     for (let i = 0; i < its.length; i++) {
-      const inputs = p.sites[sites[i]!]!.inputs;
+      const ps = p.sites[sites[i]!]!, inputs = ps.inputs;
       let inner = false, outer = false;
-      for (let j = 0; j < inputs.length; j++) if (its[i]! - inputs[j]!.from.d >= p.first) inner = true; else outer = true;
+      for (let j = 0; j < inputs.length; j++) {
+        const u = its[i]! - inputs[j]!.from.d;
+        if (u < p.first) { outer = true; continue; }
+        inner = true;
+        if (u < first || p.sites[inputs[j]!.from.site]!.lane !== ps.lane) fed = true;
+      }
       if (inner) worker++; else if (outer) system++;
     }
-    return { worker, system };
+    return { worker, system, fed };
   }
 
   /** The next window as tasks, built here (traced runs, and lanes that take tasks only). */

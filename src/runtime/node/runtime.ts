@@ -147,7 +147,7 @@ export class NodeRuntime {
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
    * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { planned: 0, plannedLoops: 0, plannedInline: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -813,6 +813,8 @@ export class NodeRuntime {
     const h = run.handoffs(its, sites);
     this.stats.handWorker += h.worker;
     this.stats.handSystem += h.system;
+    if (h.fed) this.stats.fed++;
+    this.stats.plannedRanges++;
     batchSent(this.flights, w.id, imps, undefined, true);
     this.exec.sendPlanned!(lane, w, imps);
   }
