@@ -151,12 +151,27 @@ export class LoopRun {
   emit(w: number): void {
     if (this.range === undefined) {
       const lanes: number[] = [];
-      for (const ps of this.plan.sites) if (!lanes.includes(ps.lane)) lanes.push(ps.lane);
+      const spread = this.plan.spread ?? 0;
+      if (spread > 0) for (let l = 0; l < spread; l++) lanes.push(l);
+      else for (const ps of this.plan.sites) if (!lanes.includes(ps.lane)) lanes.push(ps.lane);
       // traced runs write each step as a CF when sent (loop-trace.ts): from the tasks
       this.range = this.tracer === undefined ? this.host.rangePlan(lanes) : -1;
       if (this.range >= 0 && !this.sendPlans(lanes)) this.range = -1;
     }
-    if (this.range >= 0) this.emitRange(w); else this.emitTasks(w);
+    // a spread loop's window is cut in blocks, one a lane: each as long as a window would be
+    const spread = this.plan.spread ?? 0;
+    const iters = spread > 0 ? Math.min(MAX_WINDOW, w * spread) : w;
+    if (this.range >= 0) this.emitRange(iters); else this.emitTasks(iters);
+  }
+
+  /** A spread loop's lane of iteration `t` in the window `from`..`to` (blocks in lane order). */
+  private blockLane(t: number, from: number, to: number): number {
+    return Math.floor(((t - from) * this.plan.spread!) / (to - from + 1));
+  }
+
+  /** The lane of step `t` of site `s` in the window `from`..`to`. */
+  private laneOf(t: number, s: number, from: number, to: number): number {
+    return (this.plan.spread ?? 0) > 0 ? this.blockLane(t, from, to) : this.plan.sites[s]!.lane;
   }
 
   /** The plan as the lanes' workers build steps from it, to each lane with sites; false when a lane takes tasks only. */
@@ -184,7 +199,8 @@ export class LoopRun {
       return { imp: ps.site.imp.index, lane: ps.lane, kinds, a, b, vals, inputs, readers: ps.readers.map((rd) => rd.flatMap((r) => [r.site, r.d])), names };
     });
     const plan: WirePlan = { plan: this.range!, first: p.first, last: p.last, depth: p.depth, firstCf: this.firstCf, sites };
-    for (const l of lanes) if (!this.host.sendPlan(l, plan)) return false;
+    // spread: every site is on the lane the plan goes to (its windows are its blocks of iterations)
+    for (const l of lanes) if (!this.host.sendPlan(l, (p.spread ?? 0) > 0 ? { ...plan, sites: sites.map((x) => ({ ...x, lane: l })) } : plan)) return false;
     this.siteImps = p.sites.map((ps) => ({ imp: ps.site.imp.index }));
     return true;
   }
@@ -199,10 +215,13 @@ export class LoopRun {
     const from = this.next, to = Math.min(p.last, from + Math.min(MAX_WINDOW, Math.max(1, w)) - 1);
     const ids: number[] = [];
     const lanes: number[] = [];
-    for (let s = 0; s < n; s++) {
-      const l = p.sites[s]!.lane;
-      while (ids.length <= l) ids.push(-1);
-      if (ids[l]! < 0) { ids[l] = this.host.batchId(); lanes.push(l); }
+    for (let t = from; t <= to; t++) {
+      for (let s = 0; s < n; s++) {
+        const l = this.laneOf(t, s, from, to);
+        while (ids.length <= l) ids.push(-1);
+        if (ids[l]! < 0) { ids[l] = this.host.batchId(); lanes.push(l); }
+      }
+      if ((p.spread ?? 0) === 0) break; // each site on its lane: the first iteration says which
     }
     // the first steps' inputs from before the loop, by lane
     let outside: Map<number, { at: number[]; vals: DfValue[] }> | undefined;
@@ -227,14 +246,15 @@ export class LoopRun {
     const win = this.windowsLeft.length - 1 + this.windowBase;
     const imps = this.siteImps!;
     for (const l of lanes) {
-      let k = 0;
-      for (let s = 0; s < n; s++) if (p.sites[s]!.lane === l) k++;
-      const m = (to - from + 1) * k, its = new Int32Array(m), sites = new Int32Array(m), ti: { imp: number }[] = new Array(m);
+      // its steps: of its sites, or, spread, its block of iterations
+      let m = 0, lo = -1, hi = -1;
+      for (let t = from; t <= to; t++) for (let s = 0; s < n; s++) if (this.laneOf(t, s, from, to) === l) { m++; if (lo < 0) lo = t; hi = t; }
+      const its = new Int32Array(m), sites = new Int32Array(m), ti: { imp: number }[] = new Array(m);
       let q = 0;
-      for (let t = from; t <= to; t++) for (let s = 0; s < n; s++) if (p.sites[s]!.lane === l) { its[q] = t; sites[q] = s; ti[q++] = imps[s]!; }
+      for (let t = lo; t <= hi; t++) for (let s = 0; s < n; s++) if (this.laneOf(t, s, from, to) === l) { its[q] = t; sites[q] = s; ti[q++] = imps[s]!; }
       const id = ids[l]!, o = outside?.get(l);
       this.windowOf.set(id, win);
-      this.host.sendWindow(l, { window: this.range!, id, first: from, last: to, ids, outside: o?.at, outsideVals: o?.vals, recycled: undefined }, this, its, sites, ti);
+      this.host.sendWindow(l, { window: this.range!, id, first: lo, last: hi, ids, outside: o?.at, outsideVals: o?.vals, recycled: undefined }, this, its, sites, ti);
     }
   }
 
@@ -265,9 +285,12 @@ export class LoopRun {
   private emitTasks(w: number): void {
     const p = this.plan, n = this.nSites, lanesUsed = new Map<number, { id: number; tasks: Task[]; its: number[]; sites: number[] }>();
     const from = this.next, to = Math.min(p.last, from + Math.min(MAX_WINDOW, Math.max(1, w)) - 1);
-    for (let s = 0; s < n; s++) {
-      const lane = p.sites[s]!.lane;
-      if (!lanesUsed.has(lane)) lanesUsed.set(lane, { id: this.host.batchId(), tasks: [], its: [], sites: [] });
+    for (let t = from; t <= to; t++) {
+      for (let s = 0; s < n; s++) {
+        const lane = this.laneOf(t, s, from, to);
+        if (!lanesUsed.has(lane)) lanesUsed.set(lane, { id: this.host.batchId(), tasks: [], its: [], sites: [] });
+      }
+      if ((p.spread ?? 0) === 0) break;
     }
     const f = this.frame, varSlot = this.site.varSlot, env = f.env;
     let cfNo = this.firstCf + (from - p.first) * n;
@@ -275,7 +298,7 @@ export class LoopRun {
       env[varSlot] = t;
       const slot = ((t - p.first) % this.ring) * n;
       for (let s = 0; s < n; s++) {
-        const ps = p.sites[s]!, site = ps.site, b = lanesUsed.get(ps.lane)!;
+        const ps = p.sites[s]!, site = ps.site, b = lanesUsed.get(this.laneOf(t, s, from, to))!;
         const sargs = site.args, m = sargs.length;
         const args = new Array<unknown>(m), keys = new Array<string>(m);
         let fwd: Forward[] | undefined;

@@ -694,6 +694,8 @@ export class NodeRuntime {
 
   // =================================================================== loop plans
 
+  /** a spread loop's fewest iterations a lane (see planned): structural, not measured */
+  private static readonly SPREAD_MIN_PER_LANE = 2;
   /** LUNA_LOOP_PLANS not 0, one node, fed lanes (constructor) */
   private readonly plans: boolean;
   /** loops planning was tried for (once each: a loop refused is unrolled as before) */
@@ -744,11 +746,17 @@ export class NodeRuntime {
     if (this.planTried.has(loop)) return false;
     this.planTried.add(loop);
     if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
-    const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
-    // independent iterations (depth 0) of fewer sites than lanes: a plan runs each site on one
-    // lane, the unplanned path spreads the iterations (4 000 × 100 µs on 2 lanes: 592 ms planned,
-    // 394 unplanned)
-    const why = typeof plan === 'string' ? plan : plan.depth === 0 && plan.sites.length < this.exec.lanes ? 'independent iterations of fewer sites than lanes' : null;
+    let plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
+    // independent iterations (depth 0) of fewer sites than lanes: each site on its lane would run
+    // the loop on fewer lanes than the unplanned path spreads it over (4 000 × 100 µs of one site
+    // on 2 lanes: 592 ms planned so, 394 unplanned); its iterations are spread over the lanes in
+    // blocks instead. A loop of fewer than SPREAD_MIN_PER_LANE iterations a lane stays unplanned
+    // (the stencil's two-step init loop): each lane's block would be a batch of one step
+    let why: string | null = typeof plan === 'string' ? plan : null;
+    if (typeof plan !== 'string' && plan.depth === 0 && plan.sites.length < this.exec.lanes) {
+      if (plan.last - plan.first + 1 < NodeRuntime.SPREAD_MIN_PER_LANE * this.exec.lanes) why = 'independent iterations, too few to spread over the lanes';
+      else plan = { ...plan, spread: this.exec.lanes };
+    }
     if (typeof plan === 'string' || why !== null) { if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned: ${why}\n`); return false; }
     const st = this.st;
     st.loops.splice(st.loops.indexOf(loop), 1);
