@@ -784,7 +784,9 @@ export class NodeRuntime {
   private planWindow(run: LoopRun): number {
     let code = -1;
     for (const s of run.plan.sites) if (code < 0 || this.costNs[s.site.code]! > this.costNs[code]!) code = s.site.code;
-    const z = this.fedSized(code, this.exec.lanes, false, true);
+    // a spread loop's lane reads nothing of another: its block is an unfed batch's length, which
+    // the unplanned path spreads such a loop by
+    const z = this.fedSized(code, this.exec.lanes, false, (run.plan.spread ?? 0) === 0);
     // a lane's worker keeps a batch's outputs until the batch is booked: a window's raw outputs
     // are bounded as a fed batch's are (fedBatchBytes)
     let bytes = 0;
