@@ -14,7 +14,7 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
 import { LanePlan } from './plan-steps.js';
 import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
@@ -379,9 +379,44 @@ function runWindow(w: WireWindow, fns: Ucode[]): boolean {
   const ex = exchange;
   if (lp === undefined || ex === undefined) throw new Error(`internal: window of planned loop ${w.window} without its plan or an exchange`);
   const id = w.id;
-  const tasks = lp.build(w, (task, out, lane) => ex.promise(id, task, out, lane));
+  const tasks = windowTasks(lp, w, ex);
   if (lp.isLast(w)) plans.delete(w.window);
   return runTasks(id, tasks, (k: string | number): string => displayDf(lp.key(w, k as number)), fns);
+}
+
+/** The exchange and batch a window's promises go to (one function for every window, the rehearsal's too: see keepDrained in exchange.ts). */
+let promiseEx: Exchange | null = null;
+let promiseId = 0;
+function promised(task: number, out: number, lane: number): void {
+  promiseEx!.promise(promiseId, task, out, lane);
+}
+
+/** Window `w`'s tasks on this lane, its promises made to exchange `ex`. */
+function windowTasks(lp: LanePlan, w: WireWindow, ex: Exchange): DecodedTask[] {
+  promiseEx = ex;
+  promiseId = w.id;
+  try { return lp.build(w, promised); } finally { promiseEx = null; }
+}
+
+/**
+ * --warm-start: build windows of a two-site plan (a stencil's, 512 steps a window) on this lane,
+ * through a structured clone as the real plan and windows come, so that V8 optimises
+ * LanePlan.build in this isolate before the span. Cold, a 512-step window's build cost 14–20 µs a
+ * step on this host (a window ~7–10 ms on the lane's critical path), ~0.1–0.7 once optimised.
+ * `ex`: the rehearsal's exchange, which the promises go to (it is dropped after).
+ */
+function rehearseWindows(ex: Exchange, until: number): void {
+  const site = (x: number): WirePlan['sites'][number] => ({
+    imp: 0, lane: x, kinds: [ARG_INT, ARG_IN, ARG_IN, ARG_OUT], a: [0, 0, 0, 0], b: [1, 0, 0, 0], vals: [undefined, undefined, undefined, undefined],
+    inputs: [0, 0, 1, 1, 0, 1], readers: [[0, 1, 1, 1]],
+    names: [null, { base: 'v#', a: [1, 0], b: [-1, 0] }, { base: 'v#', a: [1, 0], b: [-1, 1] }, { base: 'v#', a: [1, 0], b: [0, x] }],
+  });
+  const m = structuredClone({ loopPlan: { plan: -1, first: 1, last: 8 * 512, depth: 1, firstCf: 0, sites: [site(0), site(1)] } });
+  const lp = new LanePlan(m.loopPlan, 0);
+  for (let k = 0, first = 1; k < 8 && performance.now() < until; k++, first += 512) {
+    const w: WireWindow = structuredClone({ window: -1, id: -2 - 2 * k, first, last: first + 511, ids: [-2 - 2 * k, -3 - 2 * k], outside: k === 0 ? [1, 0, 1, 1, 0, 2] : undefined, outsideVals: k === 0 ? [{ t: T_INT, v: 1 }, { t: T_INT, v: 2 }] as DfValue[] : undefined, recycled: undefined });
+    windowTasks(lp, w, ex);
+  }
 }
 
 function runTasks(id: number, tasks: DecodedTask[], nameOf: (k: string | number) => string, fns: Ucode[]): boolean {
@@ -591,6 +626,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n + tasks.length;
     }
+    rehearseWindows(mine, until);
   } finally {
     giveUpAt = Infinity;
     endRehearsalTrace();
@@ -775,6 +811,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
     }
+    rehearseWindows(mine, giveUpAt);
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
     if (Atomics.add(progress, DONE, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);
