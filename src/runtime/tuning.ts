@@ -27,6 +27,7 @@ export const TUNING = {
   LUNA_CHAIN_AHEAD_MS: { what: 'the work a chain keeps queued on its lane, ms (0: one batch)', min: 0 },
   LUNA_START_GC: { what: 'whether the young generation is collected once before a program\'s first fragment, where bin/luna handed the collector over (1, the default; 0: it is not)', min: 0, max: 1, integer: true },
   LUNA_LOOP_PLANS: { what: 'whether a node without peers plans its loops of ucode calls whole and feeds their steps to its worker lanes, or runs them on its system thread where their fragments would run inline, without a fragment a step (1, the default; 0: every loop is unrolled)', min: 0, max: 1, integer: true },
+  LUNA_LOOP_RANGES: { what: 'whether a planned loop\'s windows go to its worker lanes as ranges of steps the workers build from the plan, sent once a loop (1, the default), or as tasks built on the system thread (0, for comparisons)', min: 0, max: 1, integer: true },
   LUNA_SYSTEM_LANE: { what: 'whether the system thread of a node without peers is one of its lanes (0: every lane is a worker thread)', min: 0, max: 1, integer: true },
   LUNA_RING: { what: 'whether nodes of one machine pass messages through shared-memory rings beside their sockets (0: sockets only)', min: 0, max: 1, integer: true },
   LUNA_RING_SPIN_US: { what: 'how long the system thread polls its rings after its last message, µs (0: only when a doorbell rings)', min: 0 },

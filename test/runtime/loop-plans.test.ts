@@ -4,11 +4,12 @@
 // and a fault inside a planned step must name that step.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
+import { UCODE_API } from '../ucode/fixtures.js';
 import { CHAIN, ESCAPING, OUTSIDE, UCODES, chainExpected } from './plan-programs.js';
 
 let dir = '';
@@ -27,6 +28,33 @@ const run = (file: string, args: string[], plans: '0' | '1'): Promise<Run> =>
   luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, file), ...args], { env: { ...process.env, LUNA_LOOP_PLANS: plans }, timeoutMs: 90_000 });
 
 const planned = (r: Run): number => timingOf<{ planned: number }>(r).planned;
+
+// the windows sent as ranges (the lanes' workers build the steps from the plan) or, with
+// LUNA_LOOP_RANGES=0, as tasks built on the system thread
+const runRanges = (file: string, args: string[], ranges: '0' | '1'): Promise<Run> =>
+  luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, file), ...args], { env: { ...process.env, LUNA_LOOP_PLANS: '1', LUNA_LOOP_RANGES: ranges }, timeoutMs: 90_000 });
+const ranged = (r: Run): number => timingOf<{ plannedRanges: number }>(r).plannedRanges;
+
+test('a planned loop built by the lanes from its plan computes and names its DFs as tasks built here and the unplanned path do', async () => {
+  const steps = 60;
+  const [range, tasks, off, chain, chainTasks] = await Promise.all([
+    runRanges('stencil.fa', [String(steps), 'names'], '1'), runRanges('stencil.fa', [String(steps), 'names'], '0'), run('stencil.fa', [String(steps), 'names'], '0'),
+    runRanges('escaping.fa', ['200'], '1'), runRanges('escaping.fa', ['200'], '0'),
+  ]);
+  const names = (r: Run): string[] => r.stdout.split('\n').filter((l) => l.startsWith('names ')).sort();
+  const values = (r: Run): string[] => r.stdout.split('\n').filter((l) => l.startsWith('v[')).sort();
+  for (const r of [range, tasks, off]) {
+    assertOk(r);
+    // a step's own output and its inputs from both lanes (one from before the loop at step 1)
+    assert.deepEqual(names(r), ['names 1 0: v[0][0] v[0][1] v[1][0]', 'names 1 1: v[0][0] v[0][1] v[1][1]',
+      'names 37 0: v[36][0] v[36][1] v[37][0]', 'names 37 1: v[36][0] v[36][1] v[37][1]'], describeRun(r));
+    assert.deepEqual(values(r), expected(steps), describeRun(r));
+  }
+  for (const r of [chain, chainTasks]) { assertOk(r); assert.deepEqual(r.stdout.trim().split('\n').sort(), chainExpected(200, true), describeRun(r)); }
+  for (const r of [range, tasks]) assert.equal(planned(r), 2 * steps, describeRun(r));
+  assert.ok(ranged(range) > 0 && ranged(chain) > 0, describeRun(range));
+  assert.equal(ranged(tasks) + ranged(chainTasks), 0, describeRun(tasks));
+});
 
 test('a stencil, a chain and a loop with escaping outputs compute the same planned and not', async () => {
   const steps = 300, n = 400;
@@ -92,12 +120,13 @@ test('a planned loop whose first steps wait for a DF nobody makes is named in th
   const r = await run('hang.fa', ['300', 'ok'], '1');
   // (planned before any step is unrolled, the loop itself reads the first step's inputs: the one never made)
   assertFails(r, [/the program hangs/, /CF _l\d+ \(for, id \d+\) at [^\n]*hang\.fa:8:5 waits for v\[0\]\[1\]\n/, /waits for v\[300\]\[1\]/]);
-  // (the init loop, of independent steps, is not: below)
+  // (the init loop, two independent steps, is not: too few to spread over the lanes)
   assert.equal(timingOf<{ plannedLoops: number }>(r).plannedLoops, 1, describeRun(r));
 });
 
-// independent steps of one site: a plan would run every step on the site's one lane, where the
-// unplanned path spreads them over both
+// independent steps of one site: the plan spreads them over both lanes in blocks, as the
+// unplanned path spreads them (each site on its own lane, the whole loop ran on one); each step
+// prints the lane that ran it
 const INDEPENDENT = `import c_sq(int \`i, name \`v) as sq;
 import c_show(int \`i, value \`v) as show;
 sub main(int n)
@@ -109,14 +138,34 @@ sub main(int n)
         show(i, y[i]);
 }
 `;
+const LANE_UCODES = `import { context } from ${JSON.stringify(UCODE_API)};
+type In = { getInt(): number };
+type Out = { setInt(v: number): void };
+export function c_sq(i: number, v: Out): void {
+  const until = performance.now() + 0.1;
+  while (performance.now() < until) { /* work */ }
+  console.log('lane ' + context().lane);
+  v.setInt(i * i);
+}
+export function c_show(i: number, v: In): void { console.log('x[' + i + '] = ' + v.getInt()); }
+`;
 
-test('a loop of independent steps of one site is left to the unplanned path, which spreads it over the lanes', async () => {
-  writeFileSync(join(dir, 'independent.fa'), INDEPENDENT);
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'independent.fa'), '300'], { env: { ...process.env, LUNA_LOOP_PLANS: '1', LUNA_LOOP_PLANS_WHY: '1' }, timeoutMs: 90_000 });
-  assertOk(r);
-  assert.deepEqual(r.stdout.trim().split('\n').sort(), Array.from({ length: 300 }, (_, i) => `x[${i}] = ${i * i}`).sort(), describeRun(r));
-  assert.equal(planned(r), 0, describeRun(r));
-  assert.match(r.stderr, /loop \S+ not planned: independent iterations of fewer sites than lanes/, describeRun(r));
+test('a loop of independent steps of one site is planned spread over the lanes, built by them or not', async () => {
+  mkdirSync(join(dir, 'spread'), { recursive: true });
+  writeFileSync(join(dir, 'spread', 'independent.fa'), INDEPENDENT);
+  writeFileSync(join(dir, 'spread', 'ucodes.ts'), LANE_UCODES);
+  const go = (ranges: '0' | '1'): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'spread', 'independent.fa'), '300'], { env: { ...process.env, LUNA_LOOP_PLANS: '1', LUNA_LOOP_RANGES: ranges }, timeoutMs: 90_000 });
+  const [range, tasks] = await Promise.all([go('1'), go('0')]);
+  for (const r of [range, tasks]) {
+    assertOk(r);
+    const lines = r.stdout.trim().split('\n');
+    assert.deepEqual(lines.filter((l) => l.startsWith('x[')).sort(), Array.from({ length: 300 }, (_, i) => `x[${i}] = ${i * i}`).sort(), describeRun(r));
+    assert.equal(planned(r), 300, describeRun(r));
+    // both worker lanes ran steps (lanes 1 and 2; the system thread is 0)
+    const lanes = new Set(lines.filter((l) => l.startsWith('lane ')));
+    assert.deepEqual([...lanes].sort(), ['lane 1', 'lane 2'], describeRun(r));
+  }
+  assert.ok(ranged(range) > 0 && ranged(tasks) === 0, describeRun(range));
 });
 
 // A DF the plan keeps inside the loop (read up there) named once more from outside it: read

@@ -189,6 +189,15 @@ export class Exchange {
     }
   }
 
+  /**
+   * Output `out` of task `task` of batch `batch` (this lane's, not run yet) goes to lane `lane`
+   * as the task ends: a planned loop's reader in another batch (plan-steps.ts), promised by
+   * the producer itself instead of a feed request of the system thread.
+   */
+  promise(batch: number, task: number, out: number, lane: number): void {
+    this.want(batch, task, [out, lane]);
+  }
+
   /** Requests `w` ([out, lane, …]) wait for task `task` of batch `batch` to run. */
   private want(batch: number, task: number, w: number[]): void {
     this.waitedSince = true;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
-import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
+import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
 import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
@@ -526,6 +526,25 @@ export class WorkerPool {
     wire.recycled = buffersFor(batch.tasks, this.workers[lane]!.threadId); // freed raw buffers, for the outputs it makes
     this.ports[lane]!.postMessage(wire);
     if (wakeLane(this.flags, lane)) this.wakes++;
+  }
+
+  /**
+   * Send a planned loop's plan, or a window of it, to lane `lane`'s worker (exec/plan-steps.ts);
+   * false for the system lane, which takes batches of tasks only. A window counts in flight as
+   * a batch; `imps`: its tasks' ucodes, for the buffers that go with it.
+   */
+  sendPlanned(lane: number, m: { loopPlan: WirePlan } | WireWindow, imps?: readonly { imp: number }[]): boolean {
+    if (lane >= this.workerLanes) return false;
+    if (!this.workers[lane] && !this.noWorker[lane]) this.startWorker(lane);
+    if (!this.workers[lane]) return true; // could not be started: the run ends with the fault that stopped it
+    if ('window' in m) {
+      this.inflight[lane]!++;
+      this.recount();
+      m.recycled = buffersFor(imps ?? [], this.workers[lane]!.threadId);
+    }
+    this.ports[lane]!.postMessage(m);
+    if ('window' in m && wakeLane(this.flags, lane)) this.wakes++;
+    return true;
   }
 
   /**

@@ -54,6 +54,59 @@ export interface Batch {
   tasks: Task[];
 }
 
+/**
+ * A planned loop as a lane's worker builds its steps from it (exec/plan-steps.ts): sent once a
+ * loop to each lane with sites, before its first window. Step t's task runs site s's ucode; its
+ * CF number is `firstCf` + (t − first)·sites + s.
+ */
+export interface WirePlan {
+  /** the plan's number on this node (windows name it) */
+  plan: number;
+  first: number;
+  last: number;
+  /** the largest distance of an internal input */
+  depth: number;
+  firstCf: number;
+  sites: WirePlanSite[];
+}
+
+/** Argument kinds of a planned site: an int a·t + b, a value passed as it is, an output, an input. */
+export const ARG_INT = 0, ARG_VAL = 1, ARG_OUT = 2, ARG_IN = 3;
+
+export interface WirePlanSite {
+  imp: number;
+  lane: number;
+  /** per argument its kind (ARG_*), and for ARG_INT its a and b, for ARG_VAL its value */
+  kinds: number[];
+  a: number[];
+  b: number[];
+  vals: unknown[];
+  /** per input (in argument order): the producing site, its output and the distance, three numbers each */
+  inputs: number[];
+  /** per output (in argument order): its readers inside the loop, [site, distance, …] */
+  readers: number[][];
+  /** per argument, its DF key's base and each index's a·t + b (getName, messages); null for a value */
+  names: ({ base: string; a: number[]; b: number[] } | null)[];
+}
+
+/**
+ * A window of a planned loop for one lane: its steps first..last of the sites on that lane, as
+ * batch `id`. `ids[l]`: the window's batch on lane l (-1: no sites there), so a consumer names
+ * the producer's batch of a value fed across lanes. `outside`: [t, site, argument] of the steps'
+ * inputs read from before the loop, with their values in `outsideVals`.
+ */
+export interface WireWindow {
+  window: number;
+  id: number;
+  first: number;
+  last: number;
+  ids: number[];
+  outside: number[] | undefined;
+  outsideVals: DfValue[] | undefined;
+  /** freed raw buffers handed to the worker's pool with the window (exec/shm.ts) */
+  recycled: SharedArrayBuffer[] | undefined;
+}
+
 export interface TaskError {
   task: number;
   message: string;

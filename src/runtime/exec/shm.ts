@@ -549,11 +549,14 @@ export function rawFreed(v: Uint8Array): void {
 /**
  * Batch `id` of `tasks` was sent (by the runtime owning `book`); `prev`: the batch sent to the same
  * lane before it, from which a forward with a negative task reads. Its forwards name the batches
- * in flight whose outputs it reads without the system thread handing them over.
+ * in flight whose outputs it reads without the system thread handing them over; `reads`: it
+ * may read outputs of any batch in flight that no forward names (it is wild until it lands).
  */
-export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number; fwd?: readonly Forward[] }[], prev?: number): void {
+export function batchSent(book: FlightBook, id: number, tasks: readonly { imp: number; fwd?: readonly Forward[] }[], prev?: number, reads = false): void {
   const imps = new Array<number>(tasks.length);
-  let links: { s: Flight; key: number }[] | null = null, wild = 0, later: { from: number; key: number }[] | null = null;
+  // `reads`: its tasks read batches it does not name (a planned window, built by its worker):
+  // wild until it lands
+  let links: { s: Flight; key: number }[] | null = null, wild = reads ? 1 : 0, later: { from: number; key: number }[] | null = null;
   // the batches not sent yet that it reads from (few: a window's other lanes), each counted wild
   // once; found by scanning `later` instead, a planned window's batch of 512 steps reading the
   // other lane's made ~131 000 comparisons

@@ -14,11 +14,13 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WorkerInit } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
+import { LanePlan } from './plan-steps.js';
+import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
-import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type WireBatch } from './codec.js';
+import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type DecodedTask, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
 import { collectDue, countHeld } from './shm.js';
 import { ContractError } from './contract.js';
@@ -213,7 +215,7 @@ function loop(fns: Ucode[]): void {
       if (m === undefined) m = receiveMessageOnPort(port);
     }
     if (waitFrom >= 0) { gaps.batchWaits++; gaps.batchWaitNs += now() - waitFrom; }
-    if (!run(m.message as WireBatch | { stop: true }, fns)) return;
+    if (!run(m.message as PortMessage, fns)) return;
     // after the result (the system thread books it meanwhile), and with the batch dropped: its
     // inputs die young, and a minor collection frees them
     m = undefined;
@@ -357,14 +359,72 @@ function recordDone(): void {
   gate!.record(tw!, doneT0, doneImp, doneCf, me + 1, doneCpu, doneC1, doneT1);
 }
 
-function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
+/** What comes on a worker's port: a batch, a loop's plan, a window of it, or the end. */
+type PortMessage = WireBatch | { loopPlan: WirePlan } | WireWindow | { stop: true };
+
+/** The planned loops this lane runs steps of, by plan number (plan-steps.ts). */
+const plans = new Map<number, LanePlan>();
+
+function run(msg: PortMessage, fns: Ucode[]): boolean {
   if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); rehearsalTw?.close(); init.port.close(); return false; }
+  if ('loopPlan' in msg) { plans.set(msg.loopPlan.plan, new LanePlan(msg.loopPlan, me)); return true; }
+  if ('window' in msg) return runWindow(msg, fns);
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
-  const nameOf = (k: string | number): string => displayDf(names.get(k as number));
+  return runTasks(msg.id, tasks, (k: string | number): string => displayDf(names.get(k as number)), fns);
+}
+
+/** A window of a planned loop: its tasks built here from the plan, its outputs others read promised to them. */
+function runWindow(w: WireWindow, fns: Ucode[]): boolean {
+  if (w.recycled !== undefined) adoptRaw(w.recycled);
+  const lp = plans.get(w.window);
+  const ex = exchange;
+  if (lp === undefined || ex === undefined) throw new Error(`internal: window of planned loop ${w.window} without its plan or an exchange`);
+  const id = w.id;
+  const tasks = windowTasks(lp, w, ex);
+  if (lp.isLast(w)) plans.delete(w.window);
+  return runTasks(id, tasks, (k: string | number): string => displayDf(lp.key(w, k as number)), fns);
+}
+
+/** The exchange and batch a window's promises go to (one function for every window, the rehearsal's too: see keepDrained in exchange.ts). */
+let promiseEx: Exchange | null = null;
+let promiseId = 0;
+function promised(task: number, out: number, lane: number): void {
+  promiseEx!.promise(promiseId, task, out, lane);
+}
+
+/** Window `w`'s tasks on this lane, its promises made to exchange `ex`. */
+function windowTasks(lp: LanePlan, w: WireWindow, ex: Exchange): DecodedTask[] {
+  promiseEx = ex;
+  promiseId = w.id;
+  try { return lp.build(w, promised); } finally { promiseEx = null; }
+}
+
+/**
+ * --warm-start: build windows of a two-site plan (a stencil's, 512 steps a window) on this lane,
+ * through a structured clone as the real plan and windows come, so that V8 optimises
+ * LanePlan.build in this isolate before the span. Cold, a 512-step window's build cost 14–20 µs a
+ * step on this host (a window ~7–10 ms on the lane's critical path), ~0.1–0.7 once optimised.
+ * `ex`: the rehearsal's exchange, which the promises go to (it is dropped after).
+ */
+function rehearseWindows(ex: Exchange, until: number): void {
+  const site = (x: number): WirePlan['sites'][number] => ({
+    imp: 0, lane: x, kinds: [ARG_INT, ARG_IN, ARG_IN, ARG_OUT], a: [0, 0, 0, 0], b: [1, 0, 0, 0], vals: [undefined, undefined, undefined, undefined],
+    inputs: [0, 0, 1, 1, 0, 1], readers: [[0, 1, 1, 1]],
+    names: [null, { base: 'v#', a: [1, 0], b: [-1, 0] }, { base: 'v#', a: [1, 0], b: [-1, 1] }, { base: 'v#', a: [1, 0], b: [0, x] }],
+  });
+  const m = structuredClone({ loopPlan: { plan: -1, first: 1, last: 8 * 512, depth: 1, firstCf: 0, sites: [site(0), site(1)] } });
+  const lp = new LanePlan(m.loopPlan, 0);
+  for (let k = 0, first = 1; k < 8 && performance.now() < until; k++, first += 512) {
+    const w: WireWindow = structuredClone({ window: -1, id: -2 - 2 * k, first, last: first + 511, ids: [-2 - 2 * k, -3 - 2 * k], outside: k === 0 ? [1, 0, 1, 1, 0, 2] : undefined, outsideVals: k === 0 ? [{ t: T_INT, v: 1 }, { t: T_INT, v: 2 }] as DfValue[] : undefined, recycled: undefined });
+    windowTasks(lp, w, ex);
+  }
+}
+
+function runTasks(id: number, tasks: DecodedTask[], nameOf: (k: string | number) => string, fns: Ucode[]): boolean {
   const outs: (DfValue | null)[][] = new Array(tasks.length);
   running = tasks;
-  exchange?.begin(msg.id, outs);
+  exchange?.begin(id, outs);
   const start = new Float64Array(tasks.length), fin = new Float64Array(tasks.length);
   let error: TaskError | undefined;
   let ran = 0;
@@ -393,7 +453,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
       if (aborted) break;
     }
     // whom this task's outputs go to, looked up while the lane is warm (see Exchange.prepare)
-    exchange?.prepare(msg.id, ti);
+    exchange?.prepare(id, ti);
     Atomics.store(flags, RUNNING, t.cf);
     const t0 = now();
     let cpu = false;
@@ -426,7 +486,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
     // lanes, split on this machine")
     const c1 = cpu ? threadCpuNs() : 0;
     const t1 = now();
-    exchange?.ran(msg.id, ti);
+    exchange?.ran(id, ti);
     lastFin = fin[ti] = t1;
     ran = ti + 1;
     // traced, the CF's finish is recorded as the next one starts, after its clock is read: the
@@ -438,7 +498,7 @@ function run(msg: WireBatch | { stop: true }, fns: Ucode[]): boolean {
   Atomics.store(flags, RUNNING, -1);
   outs.length = ran;
   prevOuts = outs; // the next batch may continue a chain from these
-  const result = encodeResult(me, msg.id, outs, start.subarray(0, ran), fin.subarray(0, ran));
+  const result = encodeResult(me, id, outs, start.subarray(0, ran), fin.subarray(0, ran));
   if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
   // (every field is there, undefined where there is nothing to say: codec.ts encodeResult)
   result.error = error;
@@ -568,6 +628,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n + tasks.length;
     }
+    rehearseWindows(mine, until);
   } finally {
     giveUpAt = Infinity;
     endRehearsalTrace();
@@ -752,6 +813,7 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
     }
+    rehearseWindows(mine, giveUpAt);
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
     if (Atomics.add(progress, DONE, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);

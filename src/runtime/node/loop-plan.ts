@@ -43,6 +43,11 @@ export interface LoopPlan {
   readonly sites: readonly PlanSite[];
   /** the largest distance of an internal input (0: the iterations are independent) */
   readonly depth: number;
+  /**
+   * independent iterations spread over this many lanes (0: each site on its lane): a window is
+   * cut in blocks of iterations, one a lane, each iteration's steps on its block's lane
+   */
+  readonly spread?: number;
 }
 
 /** `n` as an int32 (the closures' arithmetic), or NaN. */

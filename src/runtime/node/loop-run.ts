@@ -7,10 +7,10 @@
 import type { CallSite, ForSite } from '../../program/compile.js';
 import type { DfValue } from '../../ucode/value.js';
 import { T_RAW } from '../../ucode/value.js';
-import type { Forward, Task } from '../exec/protocol.js';
+import { ARG_IN, ARG_INT, ARG_OUT, ARG_VAL, type Forward, type Task, type WirePlan, type WireWindow } from '../exec/protocol.js';
 import { rawFreed, rawLet, rawPosted } from '../exec/shm.js';
 import { displayDf } from '../../core/dfkey.js';
-import { affineAt, escapes, KeyFrame, type LoopPlan } from './loop-plan.js';
+import { affineAt, escapes, KeyFrame, split, type LoopPlan } from './loop-plan.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
@@ -22,6 +22,15 @@ export interface PlanHost {
   batchId(): number;
   /** send `tasks` as batch `id` to lane `lane` (feed requests first, as a fed batch) */
   sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void;
+  /**
+   * Whether lanes `lanes` build the steps themselves from a plan sent once (exec/plan-steps.ts):
+   * worker lanes of a pool that feeds, in untraced runs; a fresh plan number then, else -1
+   */
+  rangePlan(lanes: readonly number[]): number;
+  /** send the plan to lane `lane` (before its first window); false: that lane takes tasks only (the system lane) */
+  sendPlan(lane: number, plan: WirePlan): boolean;
+  /** send window `w` (batch `w.id`) to lane `lane`: its tasks' iterations and sites, and their ucodes */
+  sendWindow(lane: number, w: WireWindow, run: LoopRun, its: Int32Array, sites: Int32Array, imps: readonly { imp: number }[]): void;
 }
 
 /** the largest window (MAX_BATCH in the policy): the position ring holds this many iterations past the depth */
@@ -125,16 +134,163 @@ export class LoopRun {
   /** keys the loop's CF waits for in the store, with the reads each wait stands for (one: the store serves a waiter once) */
   private readonly waitedFor = new Map<string, number>();
 
+  /** the plan's number on the lanes that build its steps (-1: the steps go as tasks); undefined until the first window */
+  private range: number | undefined;
+  /** per site, its ucode (what a window's flight and buffers are counted by) */
+  private siteImps: { imp: number }[] | undefined;
+
+  /** The CF number of step `t` of site `s`. */
+  cfOf(t: number, s: number): number {
+    return this.firstCf + (t - this.plan.first) * this.nSites + s;
+  }
+
   /**
    * Emit the next window of `w` iterations (one batch per lane that has sites). Call only once
    * outsideReady() said true.
    */
   emit(w: number): void {
+    if (this.range === undefined) {
+      const lanes: number[] = [];
+      const spread = this.plan.spread ?? 0;
+      if (spread > 0) for (let l = 0; l < spread; l++) lanes.push(l);
+      else for (const ps of this.plan.sites) if (!lanes.includes(ps.lane)) lanes.push(ps.lane);
+      // traced runs write each step as a CF when sent (loop-trace.ts): from the tasks
+      this.range = this.tracer === undefined ? this.host.rangePlan(lanes) : -1;
+      if (this.range >= 0 && !this.sendPlans(lanes)) this.range = -1;
+    }
+    // a spread loop's window is cut in blocks, one a lane: each as long as a window would be
+    const spread = this.plan.spread ?? 0;
+    const iters = spread > 0 ? Math.min(MAX_WINDOW, w * spread) : w;
+    if (this.range >= 0) this.emitRange(iters); else this.emitTasks(iters);
+  }
+
+  /** A spread loop's lane of iteration `t` in the window `from`..`to` (blocks in lane order). */
+  private blockLane(t: number, from: number, to: number): number {
+    return Math.floor(((t - from) * this.plan.spread!) / (to - from + 1));
+  }
+
+  /** The lane of step `t` of site `s` in the window `from`..`to`. */
+  private laneOf(t: number, s: number, from: number, to: number): number {
+    return (this.plan.spread ?? 0) > 0 ? this.blockLane(t, from, to) : this.plan.sites[s]!.lane;
+  }
+
+  /** The plan as the lanes' workers build steps from it, to each lane with sites; false when a lane takes tasks only. */
+  private sendPlans(lanes: readonly number[]): boolean {
+    const p = this.plan, env = this.loop.env, varSlot = this.site.varSlot;
+    const name = (r: { base: string; a: readonly number[]; b: readonly number[] }): { base: string; a: number[]; b: number[] } => ({ base: r.base, a: [...r.a], b: [...r.b] });
+    const sites = p.sites.map((ps) => {
+      const sargs = ps.site.args, kinds: number[] = [], a: number[] = [], b: number[] = [], vals: unknown[] = [], names: WirePlan['sites'][number]['names'] = [];
+      let ii = 0, oo = 0;
+      for (let i = 0; i < sargs.length; i++) {
+        const x = sargs[i]!;
+        a.push(0); b.push(0); vals.push(undefined);
+        if (x.kind === 'val') {
+          names.push(null);
+          if (x.type === 'int') { const ab = split(x.expr.lin, env, varSlot)!; kinds.push(ARG_INT); a[i] = ab[0]; b[i] = ab[1]; }
+          else { kinds.push(ARG_VAL); vals[i] = env[x.expr.plain!]; }
+          continue;
+        }
+        if (x.kind === 'out') { kinds.push(ARG_OUT); names.push(name(ps.outs[oo++]!.ref)); continue; }
+        kinds.push(ARG_IN);
+        names.push(name(ps.inputs[ii++]!.ref));
+      }
+      const inputs: number[] = [];
+      for (const inp of ps.inputs) inputs.push(inp.from.site, inp.from.out, inp.from.d);
+      return { imp: ps.site.imp.index, lane: ps.lane, kinds, a, b, vals, inputs, readers: ps.readers.map((rd) => rd.flatMap((r) => [r.site, r.d])), names };
+    });
+    const plan: WirePlan = { plan: this.range!, first: p.first, last: p.last, depth: p.depth, firstCf: this.firstCf, sites };
+    // spread: every site is on the lane the plan goes to (its windows are its blocks of iterations)
+    for (const l of lanes) if (!this.host.sendPlan(l, (p.spread ?? 0) > 0 ? { ...plan, sites: sites.map((x) => ({ ...x, lane: l })) } : plan)) return false;
+    this.siteImps = p.sites.map((ps) => ({ imp: ps.site.imp.index }));
+    return true;
+  }
+
+  /**
+   * The next window as a range: each lane's worker builds its steps from the plan (a few
+   * numbers a window, whatever its length), and only the values the first steps read from
+   * before the loop go with it.
+   */
+  private emitRange(w: number): void {
+    const p = this.plan, n = this.nSites;
+    const from = this.next, to = Math.min(p.last, from + Math.min(MAX_WINDOW, Math.max(1, w)) - 1);
+    const ids: number[] = [];
+    const lanes: number[] = [];
+    for (let t = from; t <= to; t++) {
+      for (let s = 0; s < n; s++) {
+        const l = this.laneOf(t, s, from, to);
+        while (ids.length <= l) ids.push(-1);
+        if (ids[l]! < 0) { ids[l] = this.host.batchId(); lanes.push(l); }
+      }
+      if ((p.spread ?? 0) === 0) break; // each site on its lane: the first iteration says which
+    }
+    // the first steps' inputs from before the loop, by lane
+    let outside: Map<number, { at: number[]; vals: DfValue[] }> | undefined;
+    if (from < p.first + p.depth) {
+      outside = new Map();
+      for (let t = from; t <= Math.min(to, p.first + p.depth - 1); t++) {
+        for (let s = 0; s < n; s++) {
+          const ps = p.sites[s]!;
+          for (const inp of ps.inputs) {
+            if (t - inp.from.d >= p.first) continue;
+            let o = outside.get(ps.lane);
+            if (o === undefined) outside.set(ps.lane, o = { at: [], vals: [] });
+            o.at.push(t, s, inp.arg);
+            o.vals.push(this.outside.get(`${t}/${s}/${inp.arg}`)!);
+          }
+        }
+      }
+    }
+    this.next = to + 1;
+    if (this.next > p.last) this.outside.clear();
+    this.windowsLeft.push(lanes.length);
+    const win = this.windowsLeft.length - 1 + this.windowBase;
+    const imps = this.siteImps!;
+    for (const l of lanes) {
+      // its steps: of its sites, or, spread, its block of iterations
+      let m = 0, lo = -1, hi = -1;
+      for (let t = from; t <= to; t++) for (let s = 0; s < n; s++) if (this.laneOf(t, s, from, to) === l) { m++; if (lo < 0) lo = t; hi = t; }
+      const its = new Int32Array(m), sites = new Int32Array(m), ti: { imp: number }[] = new Array(m);
+      let q = 0;
+      for (let t = lo; t <= hi; t++) for (let s = 0; s < n; s++) if (this.laneOf(t, s, from, to) === l) { its[q] = t; sites[q] = s; ti[q++] = imps[s]!; }
+      const id = ids[l]!, o = outside?.get(l);
+      this.windowOf.set(id, win);
+      this.host.sendWindow(l, { window: this.range!, id, first: lo, last: hi, ids, outside: o?.at, outsideVals: o?.vals, recycled: undefined }, this, its, sites, ti);
+    }
+  }
+
+  /**
+   * How a window's tasks get their inputs, counted as the tasks built here would be (stats
+   * handWorker, handSystem): a task with an input from a step of the loop is handed over by a
+   * worker, one with only inputs from before it by this thread; `fed`: some input comes from
+   * another batch (another lane's, or an earlier window's), fed by its producer's worker.
+   */
+  handoffs(its: Int32Array, sites: Int32Array): { worker: number; system: number; fed: boolean } {
+    const p = this.plan, first = its.length > 0 ? its[0]! : 0;
+    let worker = 0, system = 0, fed = false;
+    for (let i = 0; i < its.length; i++) {
+      const ps = p.sites[sites[i]!]!, inputs = ps.inputs;
+      let inner = false, outer = false;
+      for (let j = 0; j < inputs.length; j++) {
+        const u = its[i]! - inputs[j]!.from.d;
+        if (u < p.first) { outer = true; continue; }
+        inner = true;
+        if (u < first || p.sites[inputs[j]!.from.site]!.lane !== ps.lane) fed = true;
+      }
+      if (inner) worker++; else if (outer) system++;
+    }
+    return { worker, system, fed };
+  }
+
+  /** The next window as tasks, built here (traced runs, and lanes that take tasks only). */
+  private emitTasks(w: number): void {
     const p = this.plan, n = this.nSites, lanesUsed = new Map<number, { id: number; tasks: Task[]; its: number[]; sites: number[] }>();
     const from = this.next, to = Math.min(p.last, from + Math.min(MAX_WINDOW, Math.max(1, w)) - 1);
-    for (let s = 0; s < n; s++) {
-      const lane = p.sites[s]!.lane;
-      if (!lanesUsed.has(lane)) lanesUsed.set(lane, { id: this.host.batchId(), tasks: [], its: [], sites: [] });
+    for (let t = from; t <= to; t++) {
+      for (let s = 0; s < n; s++) {
+        const lane = this.laneOf(t, s, from, to);
+        if (!lanesUsed.has(lane)) lanesUsed.set(lane, { id: this.host.batchId(), tasks: [], its: [], sites: [] });
+      }
+      if ((p.spread ?? 0) === 0) break;
     }
     const f = this.frame, varSlot = this.site.varSlot, env = f.env;
     let cfNo = this.firstCf + (from - p.first) * n;
@@ -142,7 +298,7 @@ export class LoopRun {
       env[varSlot] = t;
       const slot = ((t - p.first) % this.ring) * n;
       for (let s = 0; s < n; s++) {
-        const ps = p.sites[s]!, site = ps.site, b = lanesUsed.get(ps.lane)!;
+        const ps = p.sites[s]!, site = ps.site, b = lanesUsed.get(this.laneOf(t, s, from, to))!;
         const sargs = site.args, m = sargs.length;
         const args = new Array<unknown>(m), keys = new Array<string>(m);
         let fwd: Forward[] | undefined;
@@ -185,24 +341,27 @@ export class LoopRun {
    * counts, the others let go (the readers were forwarded them); throws a fault naming the step.
    * `fin`: when each task ended on its worker (traced runs: the outputs' time of computation).
    */
-  book(id: number, tasks: readonly Task[], its: Int32Array, sites: Int32Array, outs: readonly (readonly (DfValue | null)[])[], fin: ArrayLike<number> | undefined): void {
-    const p = this.plan, st = this.st, tracer = this.tracer;
+  book(id: number, its: Int32Array, sites: Int32Array, outs: readonly (readonly (DfValue | null)[])[], fin: ArrayLike<number> | undefined): void {
+    const p = this.plan, st = this.st, tracer = this.tracer, f = this.frame, env = f.env, varSlot = this.site.varSlot;
     for (let i = 0; i < outs.length; i++) {
       const t = its[i]!, s = sites[i]!, ps = p.sites[s]!, o = outs[i]!, at = fin !== undefined ? fin[i]! : 0;
+      const cf = this.cfOf(t, s);
+      env[varSlot] = t;
       for (let k = 0; k < ps.outs.length; k++) {
         const v = o[k];
-        const key = tasks[i]!.keys[ps.outs[k]!.arg]!;
-        if (v === null || v === undefined) throw this.fault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(key)} (Posting an unset value)`, t, s, tasks[i]!.cf);
+        // spelled here, from the reference as the unplanned path would (the tasks may have been built on a worker)
+        const key = ps.outs[k]!.ref.ref.at(f);
+        if (v === null || v === undefined) throw this.fault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(key)} (Posting an unset value)`, t, s, cf);
         const left = escapes(p, s, k, t);
         if (left === -2) {
           // read only by the loop's steps, forwarded: posted and freed at once, as a store entry
           // whose readers were all served would be (the buffer waits for the batches reading it)
-          if (tracer !== undefined) tracer.computed(at, key, tasks[i]!.cf, v);
+          if (tracer !== undefined) tracer.computed(at, key, cf, v);
           if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
-          this.spent(key, t, s, k, tasks[i]!.cf);
+          this.spent(key, t, s, k, cf);
           continue;
         }
-        st.post(key, st.self, v, left, this.standIn(t, s, tasks[i]!.cf), at);
+        st.post(key, st.self, v, left, this.standIn(t, s, cf), at);
       }
     }
     this.booked += outs.length;

@@ -35,6 +35,7 @@ export class LaneExecutors implements Executors {
   readonly lanes: number;
   readonly inflight: ArrayLike<number>;
   readonly send: Executors['send'];
+  readonly sendPlanned: Executors['sendPlanned'];
   readonly inline: Executors['inline'];
   readonly feed: Executors['feed'];
   readonly warm: Executors['warm'];
@@ -48,6 +49,7 @@ export class LaneExecutors implements Executors {
     this.lanes = e.lanes;
     this.inflight = e.inflight;
     this.send = e.send;
+    this.sendPlanned = e.sendPlanned;
     this.inline = e.inline;
     this.feed = e.feed;
     this.warm = e.warm;

@@ -16,7 +16,7 @@ import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
 import { T_RAW, type DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
-import type { Batch, BatchResult, Feed, Task, TaskError } from '../exec/protocol.js';
+import type { Batch, BatchResult, Feed, Task, TaskError, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, mayWaitForNode, type LaneTail } from './batch.js';
 import { BLOCKED, Interpreter, TASK, WAIT } from './examine.js';
@@ -45,6 +45,11 @@ export interface Executors {
   /** batches in flight per lane */
   readonly inflight: ArrayLike<number>;
   send(lane: number, batch: Batch): void;
+  /**
+   * Send a planned loop's plan or a window of it to lane `lane` (exec/plan-steps.ts): false when
+   * that lane takes batches of tasks only (absent: no lane does)
+   */
+  sendPlanned?(lane: number, m: { loopPlan: WirePlan } | WireWindow, imps?: readonly { imp: number }[]): boolean;
   readonly inline?: InlineExecutor;
   /** worker threads ready to take batches (0 while they boot) */
   readonly booted: number;
@@ -142,7 +147,7 @@ export class NodeRuntime {
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
    * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { planned: 0, plannedLoops: 0, plannedInline: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -689,6 +694,8 @@ export class NodeRuntime {
 
   // =================================================================== loop plans
 
+  /** a spread loop's fewest iterations a lane (see planned): structural, not measured */
+  private static readonly SPREAD_MIN_PER_LANE = 2;
   /** LUNA_LOOP_PLANS not 0, one node, fed lanes (constructor) */
   private readonly plans: boolean;
   /** loops planning was tried for (once each: a loop refused is unrolled as before) */
@@ -696,12 +703,17 @@ export class NodeRuntime {
   /** the planned loops running */
   private readonly runs: LoopRun[] = [];
   /** planned batches in flight: their loop, tasks, and each task's iteration and site */
-  private readonly plannedBatches = new Map<number, { run: LoopRun; lane: number; tasks: Task[]; its: Int32Array; sites: Int32Array }>();
+  private readonly plannedBatches = new Map<number, { run: LoopRun; lane: number; its: Int32Array; sites: Int32Array }>();
+  /** plans whose steps the lanes build (exec/plan-steps.ts), numbered */
+  private planSeq = 0;
   /** what send() sees as a planned batch's CFs (none): the batch is in flight all the same */
   private static readonly NO_CFS: Cf[] = [];
   private readonly planHost = {
     batchId: (): number => this.batchSeq++,
     sendPlanned: (lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void => this.sendPlanned(lane, id, tasks, run, its, sites),
+    rangePlan: (lanes: readonly number[]): number => this.rangePlan(lanes),
+    sendPlan: (lane: number, plan: WirePlan): boolean => this.exec.sendPlanned!(lane, { loopPlan: plan }),
+    sendWindow: (lane: number, w: WireWindow, run: LoopRun, its: Int32Array, sites: Int32Array, imps: readonly { imp: number }[]): void => this.sendWindow(lane, w, run, its, sites, imps),
   };
 
   /** loops run planned on this thread (null: LUNA_LOOP_PLANS=0, several nodes, traced, ordered) */
@@ -734,11 +746,17 @@ export class NodeRuntime {
     if (this.planTried.has(loop)) return false;
     this.planTried.add(loop);
     if (this.st.spreads.size > 0 && this.st.spreads.has(loop)) return false;
-    const plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
-    // independent iterations (depth 0) of fewer sites than lanes: a plan runs each site on one
-    // lane, the unplanned path spreads the iterations (4 000 × 100 µs on 2 lanes: 592 ms planned,
-    // 394 unplanned)
-    const why = typeof plan === 'string' ? plan : plan.depth === 0 && plan.sites.length < this.exec.lanes ? 'independent iterations of fewer sites than lanes' : null;
+    let plan = planLoop(loop.site as ForSite, loop.env, loop.counter, loop.counterEnd, this.exec.lanes, this.stats.plannedLoops);
+    // independent iterations (depth 0) of fewer sites than lanes: each site on its lane would run
+    // the loop on fewer lanes than the unplanned path spreads it over (4 000 × 100 µs of one site
+    // on 2 lanes: 592 ms planned so, 394 unplanned); its iterations are spread over the lanes in
+    // blocks instead. A loop of fewer than SPREAD_MIN_PER_LANE iterations a lane stays unplanned
+    // (the stencil's two-step init loop): each lane's block would be a batch of one step
+    let why: string | null = typeof plan === 'string' ? plan : null;
+    if (typeof plan !== 'string' && plan.depth === 0 && plan.sites.length < this.exec.lanes) {
+      if (plan.last - plan.first + 1 < NodeRuntime.SPREAD_MIN_PER_LANE * this.exec.lanes) why = 'independent iterations, too few to spread over the lanes';
+      else plan = { ...plan, spread: this.exec.lanes };
+    }
     if (typeof plan === 'string' || why !== null) { if (process.env.LUNA_LOOP_PLANS_WHY === '1') process.stderr.write(`luna: loop ${loop.site.label} not planned: ${why}\n`); return false; }
     const st = this.st;
     st.loops.splice(st.loops.indexOf(loop), 1);
@@ -766,13 +784,49 @@ export class NodeRuntime {
   private planWindow(run: LoopRun): number {
     let code = -1;
     for (const s of run.plan.sites) if (code < 0 || this.costNs[s.site.code]! > this.costNs[code]!) code = s.site.code;
-    const z = this.fedSized(code, this.exec.lanes, false, true);
+    // a spread loop's lane reads nothing of another: its block is an unfed batch's length, which
+    // the unplanned path spreads such a loop by
+    const z = this.fedSized(code, this.exec.lanes, false, (run.plan.spread ?? 0) === 0);
     // a lane's worker keeps a batch's outputs until the batch is booked: a window's raw outputs
     // are bounded as a fed batch's are (fedBatchBytes)
     let bytes = 0;
     for (const s of run.plan.sites) bytes += this.outBytes[s.site.code]!;
     const byBytes = bytes > 0 ? Math.max(1, Math.floor(this.fedBytes / bytes)) : Infinity;
     return Math.min((this.policy.planWindow?.(z, run.iterationsInFlight) ?? 1), byBytes);
+  }
+
+  /**
+   * A fresh plan number when the lanes `lanes` may build their steps from a plan (the executors
+   * take plans; LUNA_LOOP_RANGES=0: never, for comparisons), else -1.
+   */
+  private rangePlan(lanes: readonly number[]): number {
+    if (!this.ranges || this.exec.sendPlanned === undefined) return -1;
+    return lanes.length > 0 ? this.planSeq++ : -1;
+  }
+
+  /** LUNA_LOOP_RANGES not 0: the lanes build planned steps themselves */
+  private readonly ranges = tuned('LUNA_LOOP_RANGES') !== 0;
+
+  /**
+   * Send a planned window: the lane's worker builds its steps and pushes what other batches read
+   * of them (no feed requests). The flight book counts it as reading anything in flight (wild):
+   * it names none of the batches it reads, and a buffer let go meanwhile waits for it.
+   */
+  private sendWindow(lane: number, w: WireWindow, run: LoopRun, its: Int32Array, sites: Int32Array, imps: readonly { imp: number }[]): void {
+    this.warmWorkers();
+    this.batches.set(w.id, NodeRuntime.NO_CFS);
+    this.tails[lane] = null;
+    this.plannedBatches.set(w.id, { run, lane, its, sites });
+    this.stats.sent += its.length;
+    this.stats.planned += its.length;
+    this.stats.batches++;
+    const h = run.handoffs(its, sites);
+    this.stats.handWorker += h.worker;
+    this.stats.handSystem += h.system;
+    if (h.fed) this.stats.fed++;
+    this.stats.plannedRanges++;
+    batchSent(this.flights, w.id, imps, undefined, true);
+    this.exec.sendPlanned!(lane, w, imps);
   }
 
   /** Send a planned batch: feed requests to the lanes that make its forwarded inputs, then the batch. */
@@ -782,7 +836,7 @@ export class NodeRuntime {
     this.batches.set(id, NodeRuntime.NO_CFS);
     // nothing continues a chain from a planned batch (its outputs are not the builder's)
     this.tails[lane] = null;
-    this.plannedBatches.set(id, { run, lane, tasks, its, sites });
+    this.plannedBatches.set(id, { run, lane, its, sites });
     this.stats.sent += tasks.length;
     this.stats.planned += tasks.length;
     this.stats.batches++;
@@ -796,7 +850,7 @@ export class NodeRuntime {
   }
 
   /** A planned batch came back: the windows its outputs feed are sent first, then it is booked. */
-  private bookPlanned(pb: { run: LoopRun; lane: number; tasks: Task[]; its: Int32Array; sites: Int32Array }, r: BatchResult): void {
+  private bookPlanned(pb: { run: LoopRun; lane: number; its: Int32Array; sites: Int32Array }, r: BatchResult): void {
     const run = pb.run;
     this.plannedBatches.delete(r.batch);
     this.batches.delete(r.batch);
@@ -816,8 +870,8 @@ export class NodeRuntime {
       }
       batchBooking(this.flights, r.batch);
       try {
-        run.book(r.batch, pb.tasks, pb.its, pb.sites, r.outs, tr ? r.fin : undefined);
-        if (r.error) { const i = r.error.task; throw run.fault(this.taskFaultMessage(run.plan.sites[pb.sites[i]!]!.site, r.error), pb.its[i]!, pb.sites[i]!, pb.tasks[i]!.cf); }
+        run.book(r.batch, pb.its, pb.sites, r.outs, tr ? r.fin : undefined);
+        if (r.error) { const i = r.error.task, t = pb.its[i]!, s = pb.sites[i]!; throw run.fault(this.taskFaultMessage(run.plan.sites[s]!.site, r.error), t, s, run.cfOf(t, s)); }
       } catch (e) { batchBooking(this.flights, null); throw e; }
       batchDone(this.flights, r.batch, r.outs);
       if (run.done) {
@@ -1359,8 +1413,7 @@ export class NodeRuntime {
     }
     // a planned step: named by its stand-in
     for (const pb of this.plannedBatches.values()) {
-      const i = pb.tasks.findIndex((t) => t.cf === cfId);
-      if (i >= 0) return pb.run.standIn(pb.its[i]!, pb.sites[i]!, cfId);
+      for (let i = 0; i < pb.its.length; i++) if (pb.run.cfOf(pb.its[i]!, pb.sites[i]!) === cfId) return pb.run.standIn(pb.its[i]!, pb.sites[i]!, cfId);
     }
     return undefined;
   }
