@@ -4,7 +4,7 @@
 // shows the seed's finding — waits in collective allocation and at barriers at the allAlloc and
 // barrier calls of the iteration — the fixed variants have neither call in their iteration, and
 // the nosync one no synchronisation at its collectives' exit.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,21 +12,28 @@ import { join } from 'node:path';
 import { bundleSpmdProgram } from '../../src/spmd/bundle.js';
 import { runSpmdNode, type SpmdRunResult } from '../../src/spmd/run.js';
 import { MemoryMesh } from '../../src/runtime/transport/memory.js';
+import { analyzePatternsTrace, type PatternReport } from '../../src/analysis/patterns/index.js';
 import { explain, inTempDir, luna, ROOT } from '../cli/helpers.js';
 
 const IS = join(ROOT, 'examples', 'npb-is', 'is.ts');
 
+// One bundle of is.ts for every in-process run of the file (bundling is the same work each time).
+let bundled: Promise<{ program: string; cache: string }> | undefined;
+after(() => bundled?.then((b) => rmSync(b.cache, { recursive: true, force: true })));
+function bundle(): Promise<{ program: string; cache: string }> {
+  bundled ??= (async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'luna-npb-is-'));
+    return { program: await bundleSpmdProgram(IS, cache), cache };
+  })();
+  return bundled;
+}
+
 /** Run IS on `threads` ranks over `nodes` in-process nodes; node 0's result (a failed verification throws on rank 0). */
 async function run(threads: number, nodes: number, args: string[]): Promise<SpmdRunResult> {
-  const cache = mkdtempSync(join(tmpdir(), 'luna-npb-is-'));
-  try {
-    const program = await bundleSpmdProgram(IS, cache);
-    if (nodes === 1) return await runSpmdNode({ program, threads, args });
-    const mesh = new MemoryMesh(nodes);
-    return (await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp }))))[0]!;
-  } finally {
-    rmSync(cache, { recursive: true, force: true });
-  }
+  const { program } = await bundle();
+  if (nodes === 1) return await runSpmdNode({ program, threads, args });
+  const mesh = new MemoryMesh(nodes);
+  return (await Promise.all(mesh.endpoints.map((tp) => runSpmdNode({ program, threads, args, transport: tp }))))[0]!;
 }
 
 /** 1-based line numbers of the source lines of is.ts that contain `text`. */
@@ -69,15 +76,13 @@ test('luna spmd: the benchmark\'s report, every check passed; a bad class or ran
   });
 });
 
-interface Report { patterns: { id: string; found: boolean; sites: { site: string; locations: { loc: number; wasted: number }[] }[] }[] }
-
-async function patterns(dir: string, variant: string): Promise<Report> {
+// The traced runs through `luna spmd --trace`; their traces read by the pattern engine in this
+// process (what `luna analyze patterns --json` prints: test/analysis/patterns-cli.test.ts runs the command)
+async function patterns(dir: string, variant: string): Promise<PatternReport> {
   const tr = `tr-${variant}`;
   const r = await luna(['spmd', '--threads', '4', '--trace', tr, IS, 'S', variant], dir, 120_000);
   assert.equal(r.status, 0, explain(r));
-  const a = await luna(['analyze', 'patterns', '--json', tr], dir, 120_000);
-  assert.equal(a.status, 0, explain(a));
-  return JSON.parse(a.stdout) as Report;
+  return analyzePatternsTrace(join(dir, tr));
 }
 
 const atLine = (site: string, lines: number[]): boolean => lines.some((l) => new RegExp(`is\\.ts:${l}:\\d+$`).test(site));

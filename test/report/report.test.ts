@@ -22,6 +22,17 @@ before(() => {
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
+/** `luna report traceA -o -`: one page for every case that only reads it. */
+let pageA: string | undefined;
+const reportA = (): string => {
+  if (pageA === undefined) {
+    const r = luna(['report', traceA, '-o', '-']);
+    assert.equal(r.status, 0, r.stderr);
+    pageA = r.stdout;
+  }
+  return pageA;
+};
+
 const noStack = (s: string): void => assert.doesNotMatch(s, /\n\s+at .+:\d+:\d+/, `no stack trace: ${s}`);
 
 test('the report embeds the same SLOW analysis and findings as luna analyze slow --json', () => {
@@ -98,7 +109,7 @@ test('the S charged to producers split by the producer\'s state: a bar and a tab
 });
 
 test('the timeline data holds every fragment of the run on its lane, and the critical path marks', () => {
-  const html = luna(['report', traceA, '-o', '-']).stdout;
+  const html = reportA();
   type P = Packed;
   const tl = (pageData(html).sections.timeline as { N: number; T: number; span: number; tick: number; f: { off: number[]; s: P; d: P; dtick: number }; crit: P; net: { off: number[] } }[])[0]!;
   assert.equal(tl.N, an.nodes);
@@ -150,7 +161,7 @@ test('a critical path of 12 002 steps is shown whole: every step in the table da
 });
 
 test('the page is self-contained: no external script, style, image or link', () => {
-  const html = luna(['report', traceA, '-o', '-']).stdout;
+  const html = reportA();
   assert.match(html, /^<!doctype html>/);
   assert.doesNotMatch(html, /<script[^>]+src=/i);
   assert.doesNotMatch(html, /<link[^>]+href=/i);
