@@ -813,13 +813,7 @@ export class NodeRuntime {
    * it names none of the batches it reads, and a buffer let go meanwhile waits for it.
    */
   private sendWindow(lane: number, w: WireWindow, run: LoopRun, its: Int32Array, sites: Int32Array, imps: readonly { imp: number }[]): void {
-    this.warmWorkers();
-    this.batches.set(w.id, NodeRuntime.NO_CFS);
-    this.tails[lane] = null;
-    this.plannedBatches.set(w.id, { run, lane, its, sites });
-    this.stats.sent += its.length;
-    this.stats.planned += its.length;
-    this.stats.batches++;
+    this.plannedInFlight(lane, w.id, run, its, sites);
     const h = run.handoffs(its, sites);
     this.stats.handWorker += h.worker;
     this.stats.handSystem += h.system;
@@ -829,17 +823,22 @@ export class NodeRuntime {
     this.exec.sendPlanned!(lane, w, imps);
   }
 
-  /** Send a planned batch: feed requests to the lanes that make its forwarded inputs, then the batch. */
-  private sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void {
+  /** A planned batch or window `id` of `its.length` steps goes to `lane`: in flight, counted. */
+  private plannedInFlight(lane: number, id: number, run: LoopRun, its: Int32Array, sites: Int32Array): void {
     this.warmWorkers();
-    const prev = this.tails[lane]?.batch;
     this.batches.set(id, NodeRuntime.NO_CFS);
     // nothing continues a chain from a planned batch (its outputs are not the builder's)
     this.tails[lane] = null;
     this.plannedBatches.set(id, { run, lane, its, sites });
-    this.stats.sent += tasks.length;
-    this.stats.planned += tasks.length;
+    this.stats.sent += its.length;
+    this.stats.planned += its.length;
     this.stats.batches++;
+  }
+
+  /** Send a planned batch: feed requests to the lanes that make its forwarded inputs, then the batch. */
+  private sendPlanned(lane: number, id: number, tasks: Task[], run: LoopRun, its: Int32Array, sites: Int32Array): void {
+    const prev = this.tails[lane]?.batch;
+    this.plannedInFlight(lane, id, run, its, sites);
     this.countHandoffs(tasks);
     const req = FeedBook.requests(tasks, lane);
     if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
