@@ -404,9 +404,13 @@ function windowTasks(lp: LanePlan, w: WireWindow, ex: Exchange): DecodedTask[] {
  * --warm-start: build windows of stand-in plans on this lane (plan-steps.ts rehearsePlanSteps),
  * through a structured clone as the real plans and windows come, so that V8 optimises
  * LanePlan.build in this isolate before the span. `ex`: the rehearsal's exchange, which the
- * promises go to (it is dropped after). Built before the rehearsal's rounds instead, so that its
- * optimisation would be compiled beside them, build was optimised on the exchange's first hidden
- * class and deoptimised on the run's ('wrong map', 4 runs of 4, and the boot took 0.5 s longer).
+ * promises go to (it is dropped after). The rehearsal builds them halfway through its rounds, so
+ * that build's optimisation, a job of 30–80 ms on a helper thread, is compiled beside the second
+ * half: built after the rounds, it ended in the span (3 runs of 4), on the lanes' cores; built
+ * before them, build was optimised on the exchange's first hidden class and deoptimised on the
+ * run's ('wrong map', 4 runs of 4, and the boot took 0.5 s longer); halfway, compiled before the
+ * span and never deoptimised in 4 runs of 4 (--trace-opt --trace-deopt, stencil_1d 1 × 2, C++,
+ * 2^16 iterations).
  */
 function rehearseWindows(ex: Exchange, until: number): void {
   rehearsePlanSteps((lp, w) => windowTasks(lp, w, ex), until, structuredClone);
@@ -590,6 +594,8 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
     me = 0; RUNNING = runningFlag(L, 0); exchange = mine;
     return ok;
   };
+  // the windows are built halfway (see rehearseWindows)
+  let built = false;
   try {
     for (let b = 0; cfs < budget.cfs && performance.now() < until; b++) {
       for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![b % 5]!;
@@ -618,8 +624,9 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
       Atomics.store(pflags, processedFlag(L, P), pid);
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n + tasks.length;
+      if (!built && cfs >= budget.cfs / 2) { built = true; rehearseWindows(mine, until); }
     }
-    rehearseWindows(mine, until);
+    if (!built) rehearseWindows(mine, until);
   } finally {
     giveUpAt = Infinity;
     endRehearsalTrace();
@@ -741,6 +748,8 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const makes = (r: number, k: number): boolean => init.imports[imp(r, k)]!.params.includes('name');
   const id = (l: number, r: number): number => r * L + l + 1;
   let cfs = 0, cf = 0, cut = false, finished = false;
+  // the windows are built halfway (see rehearseWindows)
+  let built = false;
   // (the run's bounds, which the rounds of WAITS_ROUND change for their length)
   const spin = FED_SPIN_NS, cpus = CPUS, due = pinDue, low = RUN_LOW_NS;
   // the CPUs to give the thread back after (see pinDue): a run that does not pin keeps them all
@@ -803,8 +812,9 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       if (!ran) break;
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
+      if (!built && cfs >= budget.cfs / 2) { built = true; rehearseWindows(mine, giveUpAt); }
     }
-    rehearseWindows(mine, giveUpAt);
+    if (!built) rehearseWindows(mine, giveUpAt);
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
     if (Atomics.add(progress, DONE, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);
