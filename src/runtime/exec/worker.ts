@@ -409,7 +409,7 @@ function windowTasks(lp: LanePlan, w: WireWindow, ex: Exchange): DecodedTask[] {
  * half: built after the rounds, it ended in the span (3 runs of 4), on the lanes' cores; built
  * before them, build was optimised on the exchange's first hidden class and deoptimised on the
  * run's ('wrong map', 4 runs of 4, and the boot took 0.5 s longer); halfway, compiled before the
- * span and never deoptimised in 4 runs of 4 (--trace-opt --trace-deopt, stencil_1d 1 × 2, C++,
+ * span and never compiled again nor deoptimised in 7 runs of 7 (--trace-opt --trace-deopt, stencil_1d 1 × 2, C++,
  * 2^16 iterations).
  */
 function rehearseWindows(ex: Exchange, until: number): void {
