@@ -6,7 +6,7 @@
 // the system thread. Building a window's tasks there cost the system thread ~60 % of its 6–7 µs
 // of CPU a planned task (docs/benchmarks.md, "Where a planned stencil's span goes at METG sizes").
 import { indexKey } from '../../core/dfkey.js';
-import type { DfValue } from '../../ucode/value.js';
+import { T_INT, type DfValue } from '../../ucode/value.js';
 import type { DecodedTask } from './codec.js';
 import { ARG_IN, ARG_INT, ARG_OUT, ARG_VAL, type Forward, type WirePlan, type WireWindow } from './protocol.js';
 
@@ -129,3 +129,44 @@ export class LanePlan {
     return key;
   }
 }
+
+/**
+ * A lane's rehearsal of building planned steps (--warm-start): windows of stand-in plans of a
+ * two-column stencil, each plan and window through `clone` (the worker's structuredClone, as the
+ * real ones come through a port), handed to `build` until `until` (performance.now ms). Cold, a
+ * 512-step window's build cost 14–20 µs a step on this host (a window ~7–10 ms on the lane's
+ * critical path), ~0.1–0.7 once optimised.
+ *
+ * First SHORT_PLANS plans of SHORT_WINDOWS windows of 4 steps: every path of build — a plan's
+ * first window (its first steps read values from before the loop, its window list starts
+ * empty), a window that drops the ones before it — runs again after V8 has given build its
+ * feedback (only after a function's first calls), before a long window makes it hot. Rehearsed
+ * on one plan only, build was optimised without the feedback of those paths and deoptimised at
+ * the real plan's first window or first drop ('insufficient type feedback'), and TurboFan
+ * compiled it again in the span, on a helper thread, 38–118 ms on the lanes' cores, in both
+ * workers (--trace-opt --trace-deopt-verbose, stencil_1d 1 × 2, C++ kernels, 2^16 iterations:
+ * in 3 runs of 5, none in 8 after).
+ */
+export function rehearsePlanSteps(build: (lp: LanePlan, w: WireWindow) => void, until: number, clone: <T>(x: T) => T): void {
+  // every kind of argument: an int a·t + b, a value, two inputs, an output
+  const site = (x: number): WirePlan['sites'][number] => ({
+    imp: 0, lane: x, kinds: [ARG_INT, ARG_VAL, ARG_IN, ARG_IN, ARG_OUT], a: [0, 0, 0, 0, 0], b: [1, 0, 0, 0, 0], vals: [undefined, 0.5, undefined, undefined, undefined],
+    inputs: [0, 0, 1, 1, 0, 1], readers: [[0, 1, 1, 1]],
+    names: [null, null, { base: 'v#', a: [1, 0], b: [-1, 0] }, { base: 'v#', a: [1, 0], b: [-1, 1] }, { base: 'v#', a: [1, 0], b: [0, x] }],
+  });
+  const plan = (steps: number): LanePlan => new LanePlan(clone({ loopPlan: { plan: -1, first: 1, last: steps, depth: 1, firstCf: 0, sites: [site(0), site(1)] } }).loopPlan, 0);
+  const windows = (lp: LanePlan, n: number, steps: number): void => {
+    for (let k = 0, first = 1; k < n && performance.now() < until; k++, first += steps) {
+      const w: WireWindow = clone({ window: -1, id: -2 - 2 * k, first, last: first + steps - 1, ids: [-2 - 2 * k, -3 - 2 * k], outside: k === 0 ? [1, 0, 2, 1, 0, 3] : undefined, outsideVals: k === 0 ? [{ t: T_INT, v: 1 }, { t: T_INT, v: 2 }] as DfValue[] : undefined, recycled: undefined });
+      build(lp, w);
+    }
+  };
+  for (let r = 0; r < SHORT_PLANS && performance.now() < until; r++) windows(plan(4 * SHORT_WINDOWS), SHORT_WINDOWS, 4);
+  windows(plan(LONG_WINDOWS * 512), LONG_WINDOWS, 512);
+}
+/** The rehearsal's short plans: V8 gives a function feedback after its first ~8 calls, and a plan's first window is one call in SHORT_WINDOWS. */
+export const SHORT_PLANS = 6;
+/** Windows of each short plan: the third is the first that drops one (depth 1). */
+const SHORT_WINDOWS = 3;
+/** The rehearsal's long windows (512 steps each), which make build hot. */
+const LONG_WINDOWS = 8;

@@ -15,7 +15,7 @@ import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
-import { LanePlan } from './plan-steps.js';
+import { LanePlan, rehearsePlanSteps } from './plan-steps.js';
 import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
@@ -401,24 +401,19 @@ function windowTasks(lp: LanePlan, w: WireWindow, ex: Exchange): DecodedTask[] {
 }
 
 /**
- * --warm-start: build windows of a two-site plan (a stencil's, 512 steps a window) on this lane,
- * through a structured clone as the real plan and windows come, so that V8 optimises
- * LanePlan.build in this isolate before the span. Cold, a 512-step window's build cost 14–20 µs a
- * step on this host (a window ~7–10 ms on the lane's critical path), ~0.1–0.7 once optimised.
- * `ex`: the rehearsal's exchange, which the promises go to (it is dropped after).
+ * --warm-start: build windows of stand-in plans on this lane (plan-steps.ts rehearsePlanSteps),
+ * through a structured clone as the real plans and windows come, so that V8 optimises
+ * LanePlan.build in this isolate before the span. `ex`: the rehearsal's exchange, which the
+ * promises go to (it is dropped after). The rehearsal builds them halfway through its rounds, so
+ * that build's optimisation, a job of 30–80 ms on a helper thread, is compiled beside the second
+ * half: built after the rounds, it ended in the span (3 runs of 4), on the lanes' cores; built
+ * before them, build was optimised on the exchange's first hidden class and deoptimised on the
+ * run's ('wrong map', 4 runs of 4, and the boot took 0.5 s longer); halfway, compiled before the
+ * span and never compiled again nor deoptimised in 7 runs of 7 (--trace-opt --trace-deopt, stencil_1d 1 × 2, C++,
+ * 2^16 iterations).
  */
 function rehearseWindows(ex: Exchange, until: number): void {
-  const site = (x: number): WirePlan['sites'][number] => ({
-    imp: 0, lane: x, kinds: [ARG_INT, ARG_IN, ARG_IN, ARG_OUT], a: [0, 0, 0, 0], b: [1, 0, 0, 0], vals: [undefined, undefined, undefined, undefined],
-    inputs: [0, 0, 1, 1, 0, 1], readers: [[0, 1, 1, 1]],
-    names: [null, { base: 'v#', a: [1, 0], b: [-1, 0] }, { base: 'v#', a: [1, 0], b: [-1, 1] }, { base: 'v#', a: [1, 0], b: [0, x] }],
-  });
-  const m = structuredClone({ loopPlan: { plan: -1, first: 1, last: 8 * 512, depth: 1, firstCf: 0, sites: [site(0), site(1)] } });
-  const lp = new LanePlan(m.loopPlan, 0);
-  for (let k = 0, first = 1; k < 8 && performance.now() < until; k++, first += 512) {
-    const w: WireWindow = structuredClone({ window: -1, id: -2 - 2 * k, first, last: first + 511, ids: [-2 - 2 * k, -3 - 2 * k], outside: k === 0 ? [1, 0, 1, 1, 0, 2] : undefined, outsideVals: k === 0 ? [{ t: T_INT, v: 1 }, { t: T_INT, v: 2 }] as DfValue[] : undefined, recycled: undefined });
-    windowTasks(lp, w, ex);
-  }
+  rehearsePlanSteps((lp, w) => windowTasks(lp, w, ex), until, structuredClone);
 }
 
 function runTasks(id: number, tasks: DecodedTask[], nameOf: (k: string | number) => string, fns: Ucode[]): boolean {
@@ -599,6 +594,8 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
     me = 0; RUNNING = runningFlag(L, 0); exchange = mine;
     return ok;
   };
+  // the windows are built halfway (see rehearseWindows)
+  let built = false;
   try {
     for (let b = 0; cfs < budget.cfs && performance.now() < until; b++) {
       for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![b % 5]!;
@@ -627,8 +624,9 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
       Atomics.store(pflags, processedFlag(L, P), pid);
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n + tasks.length;
+      if (!built && cfs >= budget.cfs / 2) { built = true; rehearseWindows(mine, until); }
     }
-    rehearseWindows(mine, until);
+    if (!built) rehearseWindows(mine, until);
   } finally {
     giveUpAt = Infinity;
     endRehearsalTrace();
@@ -750,6 +748,8 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
   const makes = (r: number, k: number): boolean => init.imports[imp(r, k)]!.params.includes('name');
   const id = (l: number, r: number): number => r * L + l + 1;
   let cfs = 0, cf = 0, cut = false, finished = false;
+  // the windows are built halfway (see rehearseWindows)
+  let built = false;
   // (the run's bounds, which the rounds of WAITS_ROUND change for their length)
   const spin = FED_SPIN_NS, cpus = CPUS, due = pinDue, low = RUN_LOW_NS;
   // the CPUs to give the thread back after (see pinDue): a run that does not pin keeps them all
@@ -812,8 +812,9 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       if (!ran) break;
       while (receiveMessageOnPort(out.port2) !== undefined);
       cfs += n;
+      if (!built && cfs >= budget.cfs / 2) { built = true; rehearseWindows(mine, giveUpAt); }
     }
-    rehearseWindows(mine, giveUpAt);
+    if (!built) rehearseWindows(mine, giveUpAt);
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
     if (Atomics.add(progress, DONE, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);
