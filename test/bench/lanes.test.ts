@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHAINS_FA, readLanes } from '../../bench/lanes.js';
 import { readThreadFile } from '../../src/trace/reader.js';
-import { assertOk, luna } from '../runtime/helpers.js';
+import { BOOT_ONLY, assertOk, luna } from '../runtime/helpers.js';
 
 // links of ~300 µs go to the workers (tiny codes would run on the system thread)
 const UCODES = `
@@ -34,7 +34,7 @@ after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 test('two independent chains on two lanes, traced: side by side, every link counted', async () => {
   const n = 1000;
   const trace = join(dir, 'trace');
-  const r = await luna(['run', '--warm-start', '--threads', '2', '--trace', trace, join(dir, 'chains.fa'), '2', String(n), '300'], { timeoutMs: 120_000 });
+  const r = await luna(['run', '--warm-start', '--threads', '2', '--trace', trace, join(dir, 'chains.fa'), '2', String(n), '300'], { env: { ...process.env, ...BOOT_ONLY }, timeoutMs: 120_000 });
   assertOk(r);
   const l = readLanes(trace);
   // every CF counted once, on the lane its records name: a worker's, the system thread's own lane

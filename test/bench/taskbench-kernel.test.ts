@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { computeBound, warmKernel } from '../../bench/taskbench/kernel.js';
 import { generate, ucodes } from '../../bench/taskbench/generate.js';
 import { graph } from '../../bench/taskbench/patterns.js';
-import { luna } from '../runtime/helpers.js';
+import { BOOT_ONLY, luna } from '../runtime/helpers.js';
 
 const KERNEL_TS = fileURLToPath(new URL('../../../bench/taskbench/kernel.ts', import.meta.url));
 const LOCKSTEP = fileURLToPath(new URL('../../bench/raw-lockstep.js', import.meta.url));
@@ -32,7 +32,7 @@ test('taskbench kernel: a generated program whose ucode module warms the kernel 
     assert.match(src, /^warmKernel\(\);$/m);
     writeFileSync(join(dir, 'p.fa'), program);
     writeFileSync(join(dir, 'ucodes.ts'), src);
-    const r = await luna(['run', '--threads', '2', '--warm-start', join(dir, 'p.fa'), '8', '16']);
+    const r = await luna(['run', '--threads', '2', '--warm-start', join(dir, 'p.fa'), '8', '16'], { env: { ...process.env, ...BOOT_ONLY } });
     assert.equal(r.status, 0, r.stderr);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { explain, inTempDir, luna, LUNA } from './helpers.js';
+import { BOOT_ONLY } from '../runtime/helpers.js';
 
 // a chain of 16 `busy` links of 1 ms, then `nices` reads: the first batch of a code carries 4 CFs
 // (the policy's FIRST_BATCH), so the lanes have run fragments long enough for the lowering
@@ -69,7 +70,8 @@ async function nices(dir: string, opts: string[], env: NodeJS.ProcessEnv, progra
 }
 
 const linux = existsSync('/proc/thread-self/stat');
-const env = (): NodeJS.ProcessEnv => { const e = { ...process.env }; delete e.LUNA_V8_NICE; return e; };
+// (--warm-start here for the workers booted before the program: not warmed, BOOT_ONLY)
+const env = (): NodeJS.ProcessEnv => { const e = { ...process.env, ...BOOT_ONLY }; delete e.LUNA_V8_NICE; return e; };
 const at = (ns: number[], v: number): number => ns.filter((n) => n === Math.min(19, v)).length;
 
 test("V8's background threads run at a lower priority once a lane runs fragments, the program's threads at the process's", { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { BOOT_ONLY, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 // Every link does ~1 ms of work (tiny codes would run on the system thread): batches of ~8 links.
 const UCODES = `
@@ -57,7 +57,7 @@ before(() => {
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 const run = (threads: number, n: number, us: number, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
-  luna(['run', '--warm-start', '--timing', '--threads', String(threads), join(dir, 'chain.fa'), String(n), String(us)], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+  luna(['run', '--warm-start', '--timing', '--threads', String(threads), join(dir, 'chain.fa'), String(n), String(us)], { env: { ...process.env, ...BOOT_ONLY, ...env }, timeoutMs: 90_000 });
 
 /** What any run's lane accounting must satisfy. */
 function consistent(c: Counts, r: Run): void {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertSameLines, describeRun, luna, type Run } from './helpers.js';
+import { BOOT_ONLY, assertFails, assertSameLines, describeRun, luna, type Run } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
 
 // ~1 ms of work a step keeps the CFs on the workers (tiny codes run on the system thread). At
@@ -44,7 +44,7 @@ after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 // long fed batches: the requests for a step's outputs reach its lane before it runs
 const run = (kind: string): Promise<Run> =>
-  luna(['run', '--threads', '2', '--warm-start', join(dir, 'p.fa'), '40', kind], { env: { ...process.env, LUNA_FED_RUN_MS: '1000' }, timeoutMs: 120_000 });
+  luna(['run', '--threads', '2', '--warm-start', join(dir, 'p.fa'), '40', kind], { env: { ...process.env, ...BOOT_ONLY, LUNA_FED_RUN_MS: '1000' }, timeoutMs: 120_000 });
 
 test('a CF that faults after setting its output feeds nobody: the run fails naming it, and its consumers never start', async () => {
   const r = await run('fault');

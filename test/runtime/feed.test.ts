@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { BOOT_ONLY, assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
 
 // ~150 µs of work per step keeps the CFs on the workers (tiny codes run on the system thread).
@@ -47,7 +47,7 @@ after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 /** `luna run` of the stencil: `opts` before the program, `steps` and `kind` after it. */
 const run = (opts: string[], steps: number, kind: string, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
-  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'feed.fa'), String(steps), kind], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'feed.fa'), String(steps), kind], { env: { ...process.env, ...BOOT_ONLY, ...env }, timeoutMs: 90_000 });
 
 test('a stencil on 2 and 3 threads computes the same with and without feeding, and feeds', async () => {
   const steps = 200, want = expected(steps);
@@ -73,7 +73,7 @@ test('a step that reads one DF in two arguments is fed both, from the other lane
   assert.notEqual(twice, PROGRAM);
   writeFileSync(join(dir, 'twice.fa'), twice);
   const steps = 200;
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'twice.fa'), String(steps), 'ok'], { env: process.env, timeoutMs: 90_000 });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'twice.fa'), String(steps), 'ok'], { env: { ...process.env, ...BOOT_ONLY }, timeoutMs: 90_000 });
   assertOk(r);
   let v = [1, 2];
   for (let t = 1; t <= steps; t++) v = [(3 * v[0]! + 5 * v[1]! + t) % 1000003, (8 * v[0]! + t + 1) % 1000003];

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { BOOT_ONLY, assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 // Every CF does ~150 µs of work (tiny codes would run on the system thread); point 1 does `lag`
 // µs more, so point 0's next step waits that long for point 1's value.
@@ -65,7 +65,7 @@ before(() => {
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 const run = (file: string, threads: number, steps: number, kind: string, lag: number, env: NodeJS.ProcessEnv = {}, opts: string[] = []): Promise<Run> =>
-  luna(['run', '--warm-start', '--timing', '--threads', String(threads), ...opts, join(dir, file), String(steps), kind, String(lag)], { env: { ...process.env, ...env }, timeoutMs: 90_000 });
+  luna(['run', '--warm-start', '--timing', '--threads', String(threads), ...opts, join(dir, file), String(steps), kind, String(lag)], { env: { ...process.env, ...BOOT_ONLY, ...env }, timeoutMs: 90_000 });
 
 test('a stencil on 2 workers: the right values, each step handed over by the workers, not the system thread', async () => {
   const steps = 150;

@@ -51,6 +51,16 @@ export async function limited<T>(fn: () => Promise<T>): Promise<T> {
 
 // ------------------------------------------------------------------ running luna
 
+/**
+ * The environment for a `--warm-start` run that needs the workers booted before the program, not
+ * warmed: no rehearsal on the system thread or the workers. The rehearsals were two thirds of such
+ * a run's CPU (feed.test 26.9 → 15.5 s of CPU, two pairs at load 6–11), and what they do is tested
+ * where it is the subject (rehearsal, lane-rehearsal, lane-rehearsal-ends, loop-plans, boot,
+ * options). Spread before a test's own settings, which may still ask for a rehearsal.
+ */
+export const BOOT_ONLY: Readonly<Record<string, string>> = { LUNA_REHEARSE_CFS: '0', LUNA_LANE_REHEARSE_CFS: '0' };
+
+
 export interface LunaOptions {
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;

@@ -107,7 +107,7 @@ test('a dynamic array\'s program under --warm-start: its two workers rehearse to
   process.env.LUNA_SYSTEM_LANE = '0';
   t.after(() => { delete process.env.LUNA_LANE_REHEARSE_CFS; delete process.env.LUNA_SYSTEM_LANE; });
   const dir = fixture(t, { 'prog.fa': DDA_PROGRAM, 'ucodes.ts': DDA_UCODES });
-  const ran = await runWithResource(dir, { threads: 2, args: ['200'], layers: [dynamicArrays()] });
+  const ran = await runWithResource(dir, { threads: 2, args: ['200'], layers: [dynamicArrays()], rehearse: true });
   const r = ran.results[0]!;
   assert.equal(r.ok, true, r.message);
   const stats = r.stats as Timing;

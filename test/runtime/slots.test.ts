@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FeedSlots, RING, feedSlotsBuffer } from '../../src/runtime/exec/slots.js';
 import { T_INT, T_REAL, type DfValue } from '../../src/ucode/value.js';
-import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { BOOT_ONLY, assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 
 const real = (v: number): DfValue => ({ t: T_REAL, v });
 
@@ -177,7 +177,7 @@ after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 const run = (steps: number, kind: string, o: { fail?: number; late?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Run> =>
   luna(['run', '--threads', '2', '--warm-start', '--timing', join(dir, 'slots.fa'), String(steps), kind, String(o.fail ?? 0), String(o.late ?? 0)],
-    { env: { ...process.env, ...o.env }, timeoutMs: 120_000 });
+    { env: { ...process.env, ...BOOT_ONLY, ...o.env }, timeoutMs: 120_000 });
 
 test('a stencil of reals, ints and strings computes the same with the slots and without, fed in long batches', async () => {
   const steps = 120, want = expected(steps);
@@ -217,7 +217,7 @@ test('fragments waiting for a step never made are named in the hang report after
 test('fed batches whose outputs another node reads stay short, and that node reads every step', async () => {
   const steps = 100;
   const r = await luna(['run', '--nodes', '2', '--threads', '2', '--warm-start', '--timing', join(dir, 'remote.fa'), String(steps), 'real'],
-    { env: { ...process.env, LUNA_FED_RUN_MS: '1000' }, timeoutMs: 120_000 });
+    { env: { ...process.env, ...BOOT_ONLY, LUNA_FED_RUN_MS: '1000' }, timeoutMs: 120_000 });
   assertOk(r);
   let v = [1, 2];
   const want: string[] = [];

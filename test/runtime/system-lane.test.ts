@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { BOOT_ONLY, assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
 
 // ~150 µs of work per step keeps the CFs off the inline path (tiny codes run on the system
@@ -42,7 +42,7 @@ after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
 /** A run with the system thread as a lane (LUNA_SYSTEM_LANE=1) unless `env` says otherwise. */
 const run = (opts: string[], steps: number, kind: string, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
-  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'stencil.fa'), String(steps), kind], { env: { ...process.env, LUNA_SYSTEM_LANE: '1', ...env }, timeoutMs: 90_000 });
+  luna(['run', '--warm-start', '--timing', ...opts, join(dir, 'stencil.fa'), String(steps), kind], { env: { ...process.env, ...BOOT_ONLY, LUNA_SYSTEM_LANE: '1', ...env }, timeoutMs: 90_000 });
 
 /** CFs per lane in a trace (luna export tables). */
 async function lanesOf(trace: string): Promise<Map<string, number>> {

@@ -10,6 +10,7 @@ import type { PeerAddress } from '../../src/runtime/transport/types.js';
 import { finishRunTrace, startRunTrace } from '../../src/runtime/tracing.js';
 import { newRunOrigin } from '../../src/trace/clock.js';
 import type { SchedulingPolicy } from '../../src/runtime/policy/types.js';
+import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { testResource, type ResourceLog } from './resource.js';
 import assert from 'node:assert/strict';
 import { readTrace } from '../../src/trace/merge.js';
@@ -61,7 +62,7 @@ export interface Ran {
  * Load `dir/prog.fa` with its ucodes and run it on `nodes` nodes of `threads` worker threads
  * with the test resource (and `layers`), traced into dir/trace when `traced`.
  */
-export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean; layers?: RunOptions['layers']; policy?: () => SchedulingPolicy } = {}): Promise<Ran> {
+export async function runWithResource(dir: string, o: { nodes?: number; threads?: number; args?: string[]; traced?: boolean; layers?: RunOptions['layers']; policy?: () => SchedulingPolicy; rehearse?: boolean } = {}): Promise<Ran> {
   const file = join(dir, 'prog.fa');
   const loaded = await loadProgram(file, { cacheDir: join(dir, '.cache') });
   if (!loaded.program) throw new Error(loaded.text);
@@ -73,11 +74,18 @@ export async function runWithResource(dir: string, o: { nodes?: number; threads?
   const traceOrigin = String(newRunOrigin());
   // every worker booted before main starts: the threads contend for the resource from the first CF
   const base = { program, bundle: loaded.bundle, args, threads, traceDir: trace, traceOrigin, layers: [layer, ...(o.layers ?? [])], warmStart: true };
+  // booted, not warmed: the workers' rehearsal of --warm-start (3 000 fragments each) only where a
+  // test asks for it (BOOT_ONLY in ../runtime/helpers.ts says why)
+  const policy = (): SchedulingPolicy => {
+    const p = o.policy?.() ?? new DefaultPolicy();
+    if (o.rehearse !== true) p.rehearsal = undefined;
+    return p;
+  };
   let results: RunResult[];
-  if (nodes === 1) results = [await runNode({ ...base, ...(o.policy ? { policy: o.policy() } : {}) })];
+  if (nodes === 1) results = [await runNode({ ...base, policy: policy() })];
   else {
     const transports = await mesh(nodes);
-    results = await Promise.all(transports.map((transport) => runNode({ ...base, transport, ...(o.policy ? { policy: o.policy() } : {}) })));
+    results = await Promise.all(transports.map((transport) => runNode({ ...base, transport, policy: policy() })));
   }
   if (trace && manifest) finishRunTrace(trace, manifest, { status: results[0]!.status, message: results[0]!.message, offsets: results[0]!.clockOffsets });
   // the handlers registered node by node, in rank order

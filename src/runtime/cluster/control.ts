@@ -186,7 +186,10 @@ export class Control {
       let best = Infinity;
       for (let i = 0; i < rounds; i++) {
         const t0 = this.now();
-        const pong = await new Promise<{ t: number } & HostCpus>((res) => { this.pong = res; this.send(r, CLOCK_PING); });
+        // a run that ended meanwhile (a node whose ucode module failed to load, say) answers no
+        // more pings: the offsets measured so far, not a wait for ever
+        const pong = await Promise.race([new Promise<{ t: number } & HostCpus>((res) => { this.pong = res; this.send(r, CLOCK_PING); }), this.done.then(() => undefined)]);
+        if (pong === undefined) { this.pong = null; return offsets; }
         const t1 = this.now();
         const { t: _t, ...host } = pong;
         this.hosts[r] = host;
