@@ -41,7 +41,8 @@
 
 namespace {
 
-constexpr int kMaxParams = 64;
+// 96: a sweep group of examples/pic3d reads every layer's 64 deposit blocks, φ and its ints (77).
+constexpr int kMaxParams = 96;
 // Scratch layout (shared with src/ucode/cpp/native.ts): per parameter 4 int32 (type, int, ref,
 // guard bytes after a raw input) from byte 0, then per parameter one float64 (real).
 constexpr size_t kIntsBytes = kMaxParams * 4 * sizeof(int32_t);

@@ -439,7 +439,24 @@ double *growing(long size) {
  * own φ, the highest planes of the slab below and the lowest of the slab above (phiIn, 3), its own
  * lowest and highest planes then written into edgeOut (2).
  */
-void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *rhoEdge, const InputDF *const *phiIn, OutputDF &phi, OutputDF *const *edgeOut) {
+/**
+ * The density at the planes [lo − r, lo + W + r) (wrapped) from every layer's deposit blocks (64
+ * given, layer A's (B, C) at A·16 + B·4 + C, F distinct), into a scratch of this thread: the planes
+ * a sweep group reads, each the bits c_layer_density makes for it
+ */
+const double *sweepDensity(int N, int F, long lo, long W, long r, const InputDF *const *blocksIn) {
+    if (F < 1 || F > SLAB_MAX_F) failed("the layers' density takes F <= " + std::to_string(SLAB_MAX_F) + " subdomains a side, not F=" + std::to_string(F));
+    const double *blocks[SLAB_MAX_F * SLAB_MAX_F * SLAB_MAX_F] = {nullptr};
+    for (int A = 0; A < F; A++) for (int B = 0; B < F; B++) for (int C = 0; C < F; C++)
+        blocks[(A * F + B) * F + C] = blocksIn[A * 16 + B * 4 + C]->getData<double>();
+    static thread_local std::vector<double> buf;
+    const long size = (W + 2 * r) * (long)N * N;
+    if ((long)buf.size() < size) buf.resize(size);
+    pic3d::densitySlab(N, F, lo - r, lo + W + r, blocks, buf.data(), false);
+    return buf.data();
+}
+
+void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *rhoEdge, const InputDF *const *phiIn, OutputDF &phi, OutputDF *const *edgeOut, const InputDF *const *blocksIn = nullptr) {
     checkSlabs(F, SL, p);
     const long n = N / F, NN = (long)N * N, W = slabWidth(N, F, SL, p), lo = pic3d::slabLayer(p, F, SL) * n;
     const int d = slabDepth(H, K), sweeps = d < K - j * d ? d : K - j * d;
@@ -449,9 +466,11 @@ void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const I
     // the density's planes [lo − r, hi + r), each in its layer's DF or an edge
     const long r = sweeps + pic3d::GHOST_HI;
     std::vector<const double *> rhos(W + 2 * r);
+    const double *dens = blocksIn ? sweepDensity(N, F, lo, W, r, blocksIn) : nullptr;
     for (long i = -r; i < W + r; i++) {
         const long x = pic3d::wrapN(lo + i, N);
-        rhos[i + r] = !edges ? rhoIn[x / n]->getData<double>() + (x % n) * NN
+        rhos[i + r] = dens ? dens + (i + r) * NN
+            : !edges ? rhoIn[x / n]->getData<double>() + (x % n) * NN
             : i < 0 ? rhoEdge[0]->getData<double>() + (i + E) * NN
             : i >= W ? rhoEdge[1]->getData<double>() + (i - W) * NN
             : rhoIn[i / n]->getData<double>() + (i % n) * NN;
@@ -651,6 +670,26 @@ void c_slab_group0(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN4(
 {
     const InputDF *rs[4] = {PIC3D_ARR4(r)};
     slabGroup(N, F, NP, K, H, SL, p, 0, rs, nullptr, nullptr, phi, nullptr);
+}
+
+#define PIC3D_IN64(p) PIC3D_IN16(p##0), PIC3D_IN16(p##1), PIC3D_IN16(p##2), PIC3D_IN16(p##3)
+#define PIC3D_ARR64(p) PIC3D_ARR16(p##0), PIC3D_ARR16(p##1), PIC3D_ARR16(p##2), PIC3D_ARR16(p##3)
+
+/**
+ * sweep group j of slab p from every layer's deposit blocks (64: the planes it reads summed in the
+ * group, slabs.fah SWEEP_DENSITY) and every slab's φ -> φ
+ */
+void c_slab_group_d(int N, int F, int NP, int K, int H, int SL, int p, int j, PIC3D_IN64(l), PIC3D_IN4(q), OutputDF &phi)
+{
+    const InputDF *ls[64] = {PIC3D_ARR64(l)}, *qs[4] = {PIC3D_ARR4(q)};
+    slabGroup(N, F, NP, K, H, SL, p, j, nullptr, nullptr, qs, phi, nullptr, ls);
+}
+
+/** the first step's group of slab p from every layer's deposit blocks (64), φ from zeros -> φ */
+void c_slab_group0_d(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN64(l), OutputDF &phi)
+{
+    const InputDF *ls[64] = {PIC3D_ARR64(l)};
+    slabGroup(N, F, NP, K, H, SL, p, 0, nullptr, nullptr, nullptr, phi, nullptr, ls);
 }
 
 /**

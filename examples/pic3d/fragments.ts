@@ -335,10 +335,28 @@ export function c_layer_density_f(N: number, F: number, A: number, E: number, lo
 }
 
 let slabBoxes = new Float64Array(0);
+let sweepPlanes = new Float64Array(0);
+
+/**
+ * The density at the planes [lo − r, lo + W + r) (wrapped) from every layer's deposit blocks (64
+ * DFs, layer A's (B, C) at A·16 + B·4 + C, F distinct), into a scratch of this thread: the planes
+ * a sweep group reads, each the bits c_layer_density makes for it
+ */
+function sweepDensity(N: number, F: number, lo: number, W: number, r: number, dfs: readonly DF[]): Float64Array {
+  if (!(F >= 1 && F <= 4)) fail(`the layers' density takes F <= 4 subdomains a side, not F=${F}`);
+  const blocks: Float64Array[] = [];
+  for (let A = 0; A < F; A++) for (let B = 0; B < F; B++) for (let C = 0; C < F; C++) blocks.push(dfs[A * 16 + B * 4 + C]!.getFloat64Array());
+  const size = (W + 2 * r) * N * N;
+  if (sweepPlanes.length < size) sweepPlanes = new Float64Array(size);
+  const out = sweepPlanes.subarray(0, size);
+  densitySlab(N, F, lo - r, lo + W + r, blocks, out);
+  return out;
+}
 
 /** The planes of slab p's density and φ a sweep group reads: from every slab and layer, or from its own and its neighbours' edges. */
 type GroupIn =
   | { edges: false; rho: readonly DF[]; phi: readonly DF[] | null }
+  | { edges: false; blocks: readonly DF[]; phi: readonly DF[] | null }
   | { edges: true; rho: readonly DF[]; rhoBelow: DF; rhoAbove: DF; phi: { own: DF; below: DF; above: DF } | null };
 
 /** Sweep group j of slab p from its density and φ planes (φ null: zeros) into phi (and, with edges, its own lowest and highest planes into lower and upper). */
@@ -348,12 +366,14 @@ function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: n
   const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps + GHOST_HI, E = slabEdge(d);
   if (g.edges && n < E) fail(`slab edges of ${E} planes need layers of at least as many, not N/F=${n}`);
   const rhos: Float64Array[] = [], at: number[] = [];
+  const dens = 'blocks' in g ? sweepDensity(N, F, lo, W, r, g.blocks) : null;
   for (let i = -r; i < W + r; i++) {
+    if (dens) { rhos.push(dens); at.push((i + r) * NN); continue; }
     if (g.edges && i < 0) { rhos.push(g.rhoBelow.getFloat64Array()); at.push((i + E) * NN); continue; }
     if (g.edges && i >= W) { rhos.push(g.rhoAbove.getFloat64Array()); at.push((i - W) * NN); continue; }
     // own layers (edges: the slab's, in order) or every layer
     const x = (((lo + i) % N) + N) % N;
-    rhos.push(g.rho[g.edges ? Math.floor(i / n) : Math.floor(x / n)]!.getFloat64Array());
+    rhos.push((g as { rho: readonly DF[] }).rho[g.edges ? Math.floor(i / n) : Math.floor(x / n)]!.getFloat64Array());
     at.push((x % n) * NN);
   }
   const planes = g.edges
@@ -374,6 +394,19 @@ export function c_slab_group(N: number, F: number, NP: number, K: number, H: num
 /** the first step's first group of slab p (φ from zeros) -> φ */
 export function c_slab_group0(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, ...dfs: DF[]): void {
   slabGroup(N, F, NP, K, H, SL, p, 0, { edges: false, rho: dfs.slice(0, 4), phi: null }, dfs[4]!);
+}
+
+/**
+ * sweep group j of slab p from every layer's deposit blocks (64: the planes it reads summed in the
+ * group, slabs.fah SWEEP_DENSITY) and every slab's φ -> φ
+ */
+export function c_slab_group_d(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, ...dfs: DF[]): void {
+  slabGroup(N, F, NP, K, H, SL, p, j, { edges: false, blocks: dfs.slice(0, 64), phi: dfs.slice(64, 68) }, dfs[68]!);
+}
+
+/** the first step's group of slab p from every layer's deposit blocks (64), φ from zeros -> φ */
+export function c_slab_group0_d(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, ...dfs: DF[]): void {
+  slabGroup(N, F, NP, K, H, SL, p, 0, { edges: false, blocks: dfs.slice(0, 64), phi: null }, dfs[64]!);
 }
 
 /**

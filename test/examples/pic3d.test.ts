@@ -302,7 +302,9 @@ describe('pic3d Poisson sweeps on slabs', () => {
     // depth 1 with 7 groups a step, F = 3 on 3 nodes where layer 2 has a node but no slab) or whole
     // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 deposits by column (and once a subdomain,
     // SUBDOMAIN_DEPOSITS; on one node the first step's by column from the cloud's parts too, and once
-    // a subdomain, SUBDOMAIN_FIRST_DEPOSITS), F = 2, 3 a subdomain. Across a node border a layer's density reads the
+    // a subdomain, SUBDOMAIN_FIRST_DEPOSITS), F = 2, 3 a subdomain. On one node with one group a step
+    // the groups sum the density planes they read from the deposit blocks (and the layers' densities
+    // as CFs of their own with LAYER_DENSITIES). Across a node border a layer's density reads the
     // layer below's deposit faces alone (slabs.fah FACE_UP): by column, by subdomain (F = 3;
     // SUBDOMAIN_DEPOSITS on 2 nodes), F = 4 on 3 nodes (layer 3 alone on a node with no slab, reading
     // faces from one node and sending them to another), F = 2 on 2 nodes (the layer below is the
@@ -316,6 +318,7 @@ describe('pic3d Poisson sweeps on slabs', () => {
         [1, 2, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=3'], true], [1, 1, 4, 10, ['POISSON_SLABS=1'], false], [1, 2, 4, 10, [], false],
         [2, 1, 4, 7, ['POISSON_SLABS=2', 'SLAB_HALO=2'], true], [1, 2, 2, 5, ['POISSON_SLABS=4'], false], [1, 1, 3, 4, ['POISSON_SLABS=2', 'SLAB_HALO=1'], true],
         [1, 2, 4, 10, ['POISSON_SLABS=2', 'SUBDOMAIN_DEPOSITS'], false], [1, 2, 4, 10, ['SUBDOMAIN_FIRST_DEPOSITS'], false],
+        [1, 2, 4, 10, ['LAYER_DENSITIES'], true],
         [2, 1, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=1'], true], [3, 1, 3, 5, ['SLAB_HALO=2'], true], [2, 1, 4, 7, ['WHOLE_SLABS', 'SLAB_HALO=2'], false],
         [2, 1, 4, 7, ['SLAB_HALO=3'], false],
         [3, 1, 4, 7, ['SLAB_HALO=2'], true], [2, 1, 4, 7, ['SUBDOMAIN_DEPOSITS', 'SLAB_HALO=2'], false], [2, 1, 2, 5, ['SLAB_HALO=2'], false],
