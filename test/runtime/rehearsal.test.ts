@@ -40,6 +40,12 @@ test('a rehearsal runs the program over and over until its budget of fragments i
   assert.equal(policies, 3, 'each run a fresh policy: the real run inherits nothing it learnt');
 });
 
+test('a program smaller than a run\'s share is rehearsed in the runs the budget asks, not until its fragments are spent', async () => {
+  const steps = 20, per = cfsOf(steps);
+  const r = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(50 * per, 3));
+  assert.deepEqual(r, { cfs: 3 * per, runs: 3, finished: 3 });
+});
+
 test('a traced run\'s rehearsal goes through the trace path (to a writer of its own), an untraced one does not', async () => {
   const steps = 100, per = cfsOf(steps);
   const before = rehearsalTraceRecords();

@@ -82,7 +82,8 @@ export interface Rehearsed { cfs: number; runs: number; finished: number }
 /**
  * Rehearse `program` with `args` on `lanes` simulated lanes under a fresh `policy` each run (a
  * policy may keep what it learnt: the real run must not inherit it), until the budget is spent,
- * in at least the runs it asks: a run is cut only when a batch returns, so one fed batch of
+ * in at least the runs it asks, and no more than those when each went to the program's end (a
+ * small program): a run is cut only when a batch returns, so one fed batch of
  * hundreds of CFs can take it past its share, and the runs it asks (each a fresh start: the
  * paths a run's beginning takes) would otherwise be fewer.
  */
@@ -91,7 +92,9 @@ export async function rehearse(program: CompiledProgram, args: readonly (number 
   const until = performance.now() + budget.ms;
   const done: Rehearsed = { cfs: 0, runs: 0, finished: 0 };
   const perRun = Math.max(1, Math.ceil(budget.cfs / budget.runs));
-  while ((done.cfs < budget.cfs || done.runs < budget.runs) && performance.now() < until) {
+  // A program that ran to its end `runs` times is smaller than a run's share: rehearsing it
+  // further (a tiny one hundreds of times) costs more than its whole real run saves.
+  while ((done.cfs < budget.cfs || done.runs < budget.runs) && done.finished < budget.runs && performance.now() < until) {
     const cut = done.runs < budget.runs ? perRun : Math.min(perRun, budget.cfs - done.cfs);
     const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs, trace);
     done.cfs += n.cfs;

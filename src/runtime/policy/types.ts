@@ -170,7 +170,11 @@ export interface ProfileSample {
 
 /** How long a rehearsal of the program goes on (SchedulingPolicy.rehearsal). */
 export interface RehearsalBudget {
-  /** fragments the simulated lanes return in all */
+  /**
+   * fragments the simulated lanes return in all, unless the program is smaller: once `runs`
+   * runs went to its end, more runs of it are not rehearsed (its whole real run costs less cold
+   * than they would)
+   */
   readonly cfs: number;
   /**
    * over at least this many runs of the program, each cut at cfs / runs fragments: every run
