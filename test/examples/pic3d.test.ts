@@ -18,6 +18,7 @@ import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius, sweepGroups
 import { runFile } from '../runtime/files.js';
 import { runInProcess, type Ucodes } from '../runtime/harness.js';
 import { loadProgram } from '../../src/program/load.js';
+import { choosePolicy } from '../../src/runtime/policy/select.js';
 import { pathToFileURL } from 'node:url';
 
 /** Particle records by id. */
@@ -497,7 +498,8 @@ describe('pic3d priorities', () => {
         seen.push({ name, ints });
         return (f as (...x: unknown[]) => unknown)(...args);
       };
-    const r = await runInProcess(l.program, wrapped, { lanes: 1, args: ['16', '4', '3000', '3', '10', '0', '1'] });
+    // the policy `luna run` gives it (the priority policy when the program has priority rules)
+    const r = await runInProcess(l.program, wrapped, { lanes: 1, args: ['16', '4', '3000', '3', '10', '0', '1'], policy: choosePolicy({ program: l.program, rank: 0 }).policy });
     assert.equal(r.ok, true, r.message);
     return seen;
   }
