@@ -16,6 +16,10 @@ import { runSequential } from '../../examples/pic3d/sequential.js';
 import { KernelError, push } from '../../examples/pic3d/kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius, sweepGroups } from '../../examples/pic3d/halo.js';
 import { runFile } from '../runtime/files.js';
+import { runInProcess, type Ucodes } from '../runtime/harness.js';
+import { loadProgram } from '../../src/program/load.js';
+import { choosePolicy } from '../../src/runtime/policy/select.js';
+import { pathToFileURL } from 'node:url';
 
 /** Particle records by id. */
 function byId(parts: Float64Array): Map<number, Float64Array> {
@@ -476,5 +480,59 @@ describe('pic3d program', () => {
     const thin = await runFile('examples/pic3d/pic3d.fa', { args: ['4', '4', '50', '1', '1', '0', '1'] });
     assert.equal(thin.ok, false);
     assert.ok(thin.stdout.some((l) => l.startsWith('pic3d: FAILED (N/F=1: a subdomain needs at least 2 grid nodes')), thin.stdout.join('\n'));
+  });
+});
+
+describe('pic3d priorities', () => {
+  /** The ucodes examples/pic3d/pic3d.fa calls on one node of one lane, in the order they ran, with their leading numbers. */
+  async function calls(defines: Record<string, string>): Promise<{ name: string; ints: number[] }[]> {
+    const l = await loadProgram('examples/pic3d/pic3d.fa', { defines });
+    if (!l.program || !l.bundle?.file) throw new Error(l.text || 'examples/pic3d/pic3d.fa does not load');
+    const mod = (await import(`${pathToFileURL(l.bundle.file).href}?order=${Object.keys(defines).join('-')}`)) as Ucodes;
+    const seen: { name: string; ints: number[] }[] = [];
+    const wrapped: Ucodes = {};
+    for (const [name, f] of Object.entries(mod))
+      wrapped[name] = typeof f !== 'function' ? f : (...args: unknown[]): unknown => {
+        const ints: number[] = [];
+        for (const a of args) { if (typeof a !== 'number') break; ints.push(a); }
+        seen.push({ name, ints });
+        return (f as (...x: unknown[]) => unknown)(...args);
+      };
+    // the policy `luna run` gives it (the priority policy when the program has priority rules)
+    const r = await runInProcess(l.program, wrapped, { lanes: 1, args: ['16', '4', '3000', '3', '10', '0', '1'], policy: choosePolicy({ program: l.program, rank: 0 }).policy });
+    assert.equal(r.ok, true, r.message);
+    return seen;
+  }
+  /** Per step after the first, whether every centre subdomain's push ran before the step's other pushes. */
+  function centreFirst(seen: { name: string; ints: number[] }[]): boolean[] {
+    const steps: boolean[] = [];
+    let pushes: { name: string; ints: number[] }[] = [];
+    const close = (): void => {
+      if (pushes.length === 0) return;
+      // push_slab(N, F, SL, a, b, c, …); push_col(N, F, SL, a, b, …): a centre index is 1 or 2 at F = 4
+      const centre = (p: { name: string; ints: number[] }): boolean => p.name === 'c_push_slab' && p.ints.slice(3, 6).every((i) => i === 1 || i === 2);
+      let last = -1;
+      pushes.forEach((p, i) => { if (centre(p)) last = i; });
+      steps.push(pushes.filter(centre).length === 8 && pushes.slice(0, last + 1).every(centre));
+      pushes = [];
+    };
+    for (const c of seen) {
+      if (c.name === 'c_push_slab' || c.name === 'c_push_col') pushes.push(c);
+      else if (c.name.startsWith('c_deposit')) close();
+    }
+    close();
+    return steps;
+  }
+
+  test('a step\'s sweeps run before its pushes, and the centre subdomains\' pushes before the others (NO_PRIORITIES: in the order they became ready)', async () => {
+    const ordered = await calls({});
+    const sweeps = ordered.map((c, i) => (c.name.startsWith('c_slab_group') ? i : -1)).filter((i) => i >= 0);
+    assert.equal(sweeps.length, 6);
+    // each step's two sweeps one after the other, before any push that reads the second
+    for (let s = 0; s < 6; s += 2) assert.equal(sweeps[s + 1], sweeps[s]! + 1, `step ${s / 2}: a push ran between the two slabs' sweeps`);
+    assert.deepEqual(centreFirst(ordered), [true, true, true]);
+    const fifo = centreFirst(await calls({ NO_PRIORITIES: '1' }));
+    assert.equal(fifo.length, 3);
+    assert.ok(fifo.includes(false), 'in the order they became ready, a light push runs before a centre one');
   });
 });
