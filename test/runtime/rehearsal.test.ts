@@ -139,6 +139,27 @@ test('where the run\'s lanes build planned steps, the rehearsal sends its planne
   }
 });
 
+test('the rehearsal books the lanes\' batches of a planned window in either order, as a run\'s come back', async () => {
+  // each booking's first step and site (the stencil's site x is on lane x)
+  const proto = LoopRun.prototype as unknown as { book: (id: number, its: Int32Array, sites: Int32Array, ...rest: unknown[]) => void };
+  const was = proto.book;
+  const booked: [number, number][] = [];
+  proto.book = function (this: LoopRun, id: number, its: Int32Array, sites: Int32Array, ...rest: unknown[]) { booked.push([its[0]!, sites[0]!]); was.call(this, id, its, sites, ...rest); };
+  try {
+    const steps = 200;
+    await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(cfsOf(steps)), false, 2);
+  } finally {
+    proto.book = was;
+  }
+  let inOrder = 0, swapped = 0;
+  for (let i = 1; i < booked.length; i++) {
+    if (booked[i]![0] !== booked[i - 1]![0]) continue;
+    if (booked[i - 1]![1] === 0 && booked[i]![1] === 1) inOrder++;
+    if (booked[i - 1]![1] === 1 && booked[i]![1] === 0) swapped++;
+  }
+  assert.ok(inOrder > 0 && swapped > 0, `windows booked lane 0 first ${inOrder}, lane 1 first ${swapped}`);
+});
+
 test('the run\'s executors and its rehearsal\'s are of one class, the counts read as they go', () => {
   const counts = { booted: 0, wakes: 0 };
   const asking = { asked: [false, true] };

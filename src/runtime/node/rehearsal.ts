@@ -131,7 +131,8 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
   const inflight = new Int32Array(lanes);
   // batches in the order they were sent: a fed batch is sent after the batches that feed it,
   // so returning them in that order keeps every producer ahead of its consumers
-  const queue: { lane: number; id: number; n: number; outputs: number[] }[] = [];
+  // (`plan`, `step`: a planned window's plan and first step, -1 for a batch of tasks)
+  const queue: { lane: number; id: number; n: number; outputs: number[]; plan: number; step: number }[] = [];
   let returned = 0, results = 0, over = false, rt: NodeRuntime | undefined;
   return new Promise((resolve) => {
     // the budget holds also when no batch comes back to check it: placeholders can send a
@@ -158,7 +159,13 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       if (over || queue.length === 0) return false;
       // (checked before a result, not after: the last result of a run lets the run end)
       if (returned >= cfs || performance.now() > until) { end(false); return false; }
-      const b = queue.shift()!;
+      // the lanes' batches of one planned window come back in either order in a run (each lane's
+      // last step reads nothing of the other's): every other window, the later lane's first. Booked
+      // always in lane order, the freed keys' rows were always widened by the next column, and
+      // addToRows' other branch (a column before the row's last) deoptimised at the span's first
+      // such booking ('insufficient type feedback for call')
+      const swap = queue.length > 1 && queue[0]!.step >= 0 && queue[1]!.step === queue[0]!.step && queue[1]!.plan === queue[0]!.plan && (results & 2) === 2;
+      const b = swap ? queue.splice(1, 1)[0]! : queue.shift()!;
       const n = b.n;
       const outs = new Array<DfValue[]>(n);
       // ints and reals by turns: a run's values are often reals (Task Bench's), and the branches
@@ -186,9 +193,9 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       rt!.onResult(batchResult(wire));
       return true;
     };
-    const sent = (l: number, id: number, n: number, tasks: readonly { imp: number }[]): void => {
+    const sent = (l: number, id: number, n: number, tasks: readonly { imp: number }[], plan: number, step: number): void => {
       inflight[l]!++;
-      queue.push({ lane: l, id, n, outputs: tasks.map((t) => outputs[t.imp]!) });
+      queue.push({ lane: l, id, n, outputs: tasks.map((t) => outputs[t.imp]!), plan, step });
       if (queue.length === 1) setImmediate(lane);
     };
     // every executor the run's has, doing nothing where a simulated lane has nothing to do
@@ -197,7 +204,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       lanes, inflight,
       send(l: number, batch: Batch): void {
         const wire: WireBatch = encodeBatch(batch.id, batch.tasks);
-        sent(l, wire.id, wire.n, batch.tasks);
+        sent(l, wire.id, wire.n, batch.tasks, -1, -1);
       },
       // the run's lanes build planned steps from a plan (exec/plan-steps.ts): so do these, as far
       // as the system thread sees — a window comes back as a batch of its steps. Without it the
@@ -208,7 +215,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
         // the pool stores the window's buffers (exec/pool.ts sendPlanned): without this store, the
         // run's first one made the literal's field mutable, and emitRange, optimised here on a
         // const field, was deoptimised at the span's first window ('code dependencies')
-        if ('window' in m) { m.recycled = undefined; sent(l, m.id, imps!.length, imps!); }
+        if ('window' in m) { m.recycled = undefined; sent(l, m.id, imps!.length, imps!, m.window, m.first); }
         return true;
       } : undefined,
       inline: undefined, feed: none, warm: none, rest: none, work: none,
