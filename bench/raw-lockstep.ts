@@ -9,7 +9,7 @@
 // have loaded the kernel to the last one's end (a luna run's `--warm-start` span), then each
 // thread's time in the kernel over that span: the lanes-busy share a design with no runtime
 // reaches on this machine (what the other tenant's preemption alone leaves of a lane).
-//   node dist/bench/raw-lockstep.js <iters> <steps> [free|lockstep] [ts|cpp [cache directory]]
+//   [RAW_SPIN_US=µs|Infinity] node dist/bench/raw-lockstep.js <iters> <steps> [free|lockstep] [ts|cpp [cache directory]]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +22,11 @@ import { bindNative, type NativeUcodes } from '../src/ucode/cpp/native.js';
 import type { DfValue } from '../src/ucode/value.js';
 
 const SELF = fileURLToPath(import.meta.url);
-const SPIN_MS = 0.02;
+/**
+ * how long a waiting thread spins before it sleeps (RAW_SPIN_US, µs; default 20, as a luna worker
+ * first spun; `Infinity`: it never sleeps — the floor of waiting when both threads have a core)
+ */
+const SPIN_MS = Number(process.env.RAW_SPIN_US ?? 20) / 1000;
 /** slots of the shared counters: each thread's last finished step, then the start barrier */
 const BARRIER = 2;
 /** as Task Bench builds its C++ ucodes (bench/taskbench.ts) */

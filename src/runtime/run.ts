@@ -221,7 +221,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // node state's)
   if (booting && budget && budget.cfs > 0 && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
     const t0 = wallNs();
-    rehearsed = { ...await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget, tr !== undefined), ns: wallNs() - t0 };
+    rehearsed = { ...await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget, tr !== undefined, pool.feeds ? pool.workerLanes : 0), ns: wallNs() - t0 };
   }
   const router = new Router(tp);
   const control = new Control(router, wallNs);

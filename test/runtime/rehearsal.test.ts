@@ -13,6 +13,7 @@ import { batchResult } from '../../src/runtime/exec/pool.js';
 import { encodeResult } from '../../src/runtime/exec/codec.js';
 import { T_INT } from '../../src/ucode/value.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
+import { LoopRun } from '../../src/runtime/node/loop-run.js';
 import { compileSource } from './harness.js';
 import { assertOk, describeRun, luna, timingOf } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
@@ -121,6 +122,48 @@ test('one lane rehearses the FIFO path to the end', async () => {
   const steps = 50;
   const r = await rehearse(STENCIL, [steps, 'ok'], 1, () => new DefaultPolicy(), budget(cfsOf(steps)));
   assert.deepEqual(r, { cfs: cfsOf(steps), runs: 1, finished: 1 });
+});
+
+test('where the run\'s lanes build planned steps, the rehearsal sends its planned loops as windows, as the run does', async () => {
+  // the windows a planned loop emits as ranges (emitRange: the lanes build the steps) or as tasks
+  const proto = LoopRun.prototype as unknown as Record<'emitRange' | 'emitTasks', (w: number) => void>;
+  const was = { emitRange: proto.emitRange, emitTasks: proto.emitTasks };
+  const count = { emitRange: 0, emitTasks: 0 };
+  for (const k of ['emitRange', 'emitTasks'] as const) proto[k] = function (this: LoopRun, w: number) { count[k]++; was[k].call(this, w); };
+  try {
+    const steps = 200;
+    const ranged = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(cfsOf(steps)), false, 2);
+    assert.deepEqual(ranged, { cfs: cfsOf(steps), runs: 1, finished: 1 });
+    assert.ok(count.emitRange > 0 && count.emitTasks === 0, `windows as ranges ${count.emitRange}, as tasks ${count.emitTasks}`);
+    // lanes that take tasks only (the run's pool does not feed): the rehearsal sends tasks
+    count.emitRange = count.emitTasks = 0;
+    const tasks = await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(cfsOf(steps)));
+    assert.deepEqual(tasks, { cfs: cfsOf(steps), runs: 1, finished: 1 });
+    assert.ok(count.emitTasks > 0 && count.emitRange === 0, `windows as ranges ${count.emitRange}, as tasks ${count.emitTasks}`);
+  } finally {
+    Object.assign(proto, was);
+  }
+});
+
+test('the rehearsal books the lanes\' batches of a planned window in either order, as a run\'s come back', async () => {
+  // each booking's first step and site (the stencil's site x is on lane x)
+  const proto = LoopRun.prototype as unknown as { book: (id: number, its: Int32Array, sites: Int32Array, ...rest: unknown[]) => void };
+  const was = proto.book;
+  const booked: [number, number][] = [];
+  proto.book = function (this: LoopRun, id: number, its: Int32Array, sites: Int32Array, ...rest: unknown[]) { booked.push([its[0]!, sites[0]!]); was.call(this, id, its, sites, ...rest); };
+  try {
+    const steps = 200;
+    await rehearse(STENCIL, [steps, 'ok'], 2, () => new DefaultPolicy(), budget(cfsOf(steps)), false, 2);
+  } finally {
+    proto.book = was;
+  }
+  let inOrder = 0, swapped = 0;
+  for (let i = 1; i < booked.length; i++) {
+    if (booked[i]![0] !== booked[i - 1]![0]) continue;
+    if (booked[i - 1]![1] === 0 && booked[i]![1] === 1) inOrder++;
+    if (booked[i - 1]![1] === 1 && booked[i]![1] === 0) swapped++;
+  }
+  assert.ok(inOrder > 0 && swapped > 0, `windows booked lane 0 first ${inOrder}, lane 1 first ${swapped}`);
 });
 
 test('the run\'s executors and its rehearsal\'s are of one class, the counts read as they go', () => {

@@ -16,7 +16,7 @@ import type { CompiledProgram } from '../../program/compile.js';
 import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
 import { encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
 import { batchResult } from '../exec/pool.js';
-import type { Batch } from '../exec/protocol.js';
+import type { Batch, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
 import { wallNs } from '../../trace/clock.js';
 import { ThreadTraceWriter } from '../../trace/writer.js';
@@ -87,7 +87,7 @@ export interface Rehearsed { cfs: number; runs: number; finished: number }
  * hundreds of CFs can take it past its share, and the runs it asks (each a fresh start: the
  * paths a run's beginning takes) would otherwise be fewer.
  */
-export async function rehearse(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: () => SchedulingPolicy, budget: RehearsalBudget, traced = false): Promise<Rehearsed> {
+export async function rehearse(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: () => SchedulingPolicy, budget: RehearsalBudget, traced = false, planLanes = 0): Promise<Rehearsed> {
   const trace = traced ? rehearsalTrace() : undefined;
   const until = performance.now() + budget.ms;
   const done: Rehearsed = { cfs: 0, runs: 0, finished: 0 };
@@ -96,7 +96,7 @@ export async function rehearse(program: CompiledProgram, args: readonly (number 
   // further (a tiny one hundreds of times) costs more than its whole real run saves.
   while ((done.cfs < budget.cfs || done.runs < budget.runs) && done.finished < budget.runs && performance.now() < until) {
     const cut = done.runs < budget.runs ? perRun : Math.min(perRun, budget.cfs - done.cfs);
-    const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs, trace);
+    const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs, trace, planLanes);
     done.cfs += n.cfs;
     done.runs++;
     if (n.finished) done.finished++;
@@ -129,12 +129,13 @@ const BURST = 4;
 const BURST_TURNS = 4;
 
 /** One run, cut after `cfs` fragments or at `until`. */
-function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number, trace: ThreadTraceWriter | undefined): Promise<{ cfs: number; finished: boolean }> {
+function once(program: CompiledProgram, args: readonly (number | string)[], lanes: number, policy: SchedulingPolicy, cfs: number, until: number, cfNs: number, trace: ThreadTraceWriter | undefined, planLanes: number): Promise<{ cfs: number; finished: boolean }> {
   const outputs = program.imports.map((m) => m.params.filter((p) => p === 'name').length);
   const inflight = new Int32Array(lanes);
   // batches in the order they were sent: a fed batch is sent after the batches that feed it,
   // so returning them in that order keeps every producer ahead of its consumers
-  const queue: { lane: number; wire: WireBatch; outputs: number[] }[] = [];
+  // (`plan`, `step`: a planned window's plan and first step, -1 for a batch of tasks)
+  const queue: { lane: number; id: number; n: number; outputs: number[]; plan: number; step: number }[] = [];
   let returned = 0, results = 0, over = false, rt: NodeRuntime | undefined;
   return new Promise((resolve) => {
     // the budget holds also when no batch comes back to check it: placeholders can send a
@@ -161,8 +162,14 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       if (over || queue.length === 0) return false;
       // (checked before a result, not after: the last result of a run lets the run end)
       if (returned >= cfs || performance.now() > until) { end(false); return false; }
-      const b = queue.shift()!;
-      const n = b.wire.n;
+      // the lanes' batches of one planned window come back in either order in a run (each lane's
+      // last step reads nothing of the other's): every other window, the later lane's first. Booked
+      // always in lane order, the freed keys' rows were always widened by the next column, and
+      // addToRows' other branch (a column before the row's last) deoptimised at the span's first
+      // such booking ('insufficient type feedback for call')
+      const swap = queue.length > 1 && queue[0]!.step >= 0 && queue[1]!.step === queue[0]!.step && queue[1]!.plan === queue[0]!.plan && (results & 2) === 2;
+      const b = swap ? queue.splice(1, 1)[0]! : queue.shift()!;
+      const n = b.n;
       const outs = new Array<DfValue[]>(n);
       // ints and reals by turns: a run's values are often reals (Task Bench's), and the branches
       // of the wire codec and the DF store for a kind the rehearsal never made deoptimised in the span
@@ -171,7 +178,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       // (doubles, as a run's clock gives: integers kept the runtime's time fields small integers
       // until the span's first double generalised them, deprecating its class: 'wrong map')
       const start = new Float64Array(n).fill(0.25), fin = new Float64Array(n).fill(cfNs + 0.25);
-      const r = encodeResult(b.lane, b.wire.id, outs, start, fin);
+      const r = encodeResult(b.lane, b.id, outs, start, fin);
       // what a worker reports beside its outputs, in the objects it makes (exec/worker.ts): a run's
       // results carry them, and the branches that read them had no feedback here ('insufficient
       // type feedback' in the span); the counts go to this rehearsal's runtime, dropped after
@@ -189,15 +196,31 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       rt!.onResult(batchResult(wire));
       return true;
     };
+    const sent = (l: number, id: number, n: number, tasks: readonly { imp: number }[], plan: number, step: number): void => {
+      inflight[l]!++;
+      queue.push({ lane: l, id, n, outputs: tasks.map((t) => outputs[t.imp]!), plan, step });
+      if (queue.length === 1) setImmediate(lane);
+    };
     // every executor the run's has, doing nothing where a simulated lane has nothing to do
     const none = (): void => {};
     const exec = new LaneExecutors({
       lanes, inflight,
       send(l: number, batch: Batch): void {
-        inflight[l]!++;
-        queue.push({ lane: l, wire: encodeBatch(batch.id, batch.tasks), outputs: batch.tasks.map((t) => outputs[t.imp]!) });
-        if (queue.length === 1) setImmediate(lane);
+        const wire: WireBatch = encodeBatch(batch.id, batch.tasks);
+        sent(l, wire.id, wire.n, batch.tasks, -1, -1);
       },
+      // the run's lanes build planned steps from a plan (exec/plan-steps.ts): so do these, as far
+      // as the system thread sees — a window comes back as a batch of its steps. Without it the
+      // rehearsal sent planned loops as tasks, and the span's first windows were the system
+      // thread's first emitRange (46–77 ms of TurboFan on the lanes' cores at 2^16)
+      sendPlanned: planLanes > 0 ? (l: number, m: { loopPlan: WirePlan } | WireWindow, imps?: readonly { imp: number }[]): boolean => {
+        if (l >= planLanes) return false;
+        // the pool stores the window's buffers (exec/pool.ts sendPlanned): without this store, the
+        // run's first one made the literal's field mutable, and emitRange, optimised here on a
+        // const field, was deoptimised at the span's first window ('code dependencies')
+        if ('window' in m) { m.recycled = undefined; sent(l, m.id, imps!.length, imps!, m.window, m.first); }
+        return true;
+      } : undefined,
       inline: undefined, feed: none, warm: none, rest: none, work: none,
       blocked: () => false, answers: answering({ asked: [] }), ask: none, settle: () => false,
     }, { booted: lanes, wakes: 0 });
