@@ -1,7 +1,7 @@
 // Running one program on either system, the same way: the original LuNA's runtime directly
 // (compiled once with `bin/luna --compile-only`, so compilation is not timed; 2 ranks under
 // mpirun over TCP, as docs/ORIGINAL.md says) and luna-ts's `bin/luna run` with the same .fa and
-// ucodes.cpp compiled with the original's -O3. Both under GNU time (wall, peak memory), both
+// ucodes.cpp, both compiled with CXXFLAGS. Both under GNU time (wall, peak memory), both
 // timed in-program by their ucodes' timestamps (spans.ts).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,8 +11,29 @@ import { parseRun, TIME_FORMAT, type Sample } from './spans.js';
 import { followGroup } from '../sched.js';
 
 export const GNU_TIME = '/usr/bin/time';
-/** The original compiles ucodes with -O3; luna-ts gets the same (its default is -O2). */
-export const CXXFLAGS = '-O3';
+/**
+ * The flags of every C++ build of the comparison: both systems' ucodes (the original through its
+ * driver's CXX_FLAGS, to which it adds its own -O3; luna-ts through LUNA_CXXFLAGS) and the bare
+ * peak kernel (bare-cpp.ts). -O3: the original's own. -falign-loops=64: the same instructions
+ * ran 1.75× slower where the kernel's inner loop happened to land 24–32 bytes past a 64-byte
+ * boundary (this host's AMD EPYC, g++ 12.2: compute_bound placed at 16 offsets, 2^14
+ * iterations, min of 5 × 200 calls, 3 passes, load 10–14: 150–159 µs a call at 3–5 of the 16
+ * offsets, 85–93 µs at the others; with the flag 81–89 µs at all 5 offsets tried). Which offset
+ * a build gets depends on everything else in its object: luna-ts's ucodes and the bare kernel
+ * got a slow one, the original's a fast one — its kernels did 1.7× the FLOPs per CPU-second
+ * (docs/benchmarks.md, "Why the original's efficiency was twice its busy share").
+ */
+export const CXXFLAGS = '-O3 -falign-loops=64';
+
+/** The environment of the original's compiler driver: CXX_FLAGS carries CXXFLAGS (it adds -O3 and its warnings). */
+export function originalCompileEnv(home: string, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, LUNA_HOME: home, PATH: `${join(home, 'bin')}:${env.PATH ?? ''}`, CXX_FLAGS: CXXFLAGS };
+}
+
+/** The environment of a luna-ts run of the comparison: its C++ ucodes compiled with CXXFLAGS. */
+export function lunaTsEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, ...LUNA_NODE_ENV, LUNA_CXXFLAGS: CXXFLAGS };
+}
 
 /** Where a placement runs: processes (ranks, nodes) × worker threads each. */
 export interface Placement { ranks: 1 | 2; threads: number }
@@ -72,7 +93,7 @@ export interface OriginalBuild { home: string; buildDir: string; fa: string }
 
 /** `bin/luna --compile-only --build-dir=B prog.fa` in the program's directory (its ucodes.cpp beside it). */
 export async function compileOriginal(home: string, fa: string, buildDir: string): Promise<OriginalBuild> {
-  const env = { ...process.env, LUNA_HOME: home, PATH: `${join(home, 'bin')}:${process.env.PATH ?? ''}` };
+  const env = originalCompileEnv(home);
   const r = await exec(join(home, 'bin', 'luna'), ['-q', '--compile-only', `--build-dir=${buildDir}`, basename(fa)], { cwd: dirname(fa), env, timeoutMs: 600_000 });
   if (r.code !== 0 || !existsSync(join(buildDir, 'libucodes.so'))) throw failure(`the original's bin/luna --compile-only ${fa}`, r, 600_000);
   return { home, buildDir, fa };
@@ -90,6 +111,6 @@ export function runOriginal(b: OriginalBuild, p: Placement, args: (string | numb
 export function runLunaTs(fa: string, p: Placement, args: (string | number)[], o: { warmStart?: boolean; timeoutMs?: number } = {}): Promise<Sample> {
   const cmd = [process.execPath, ...LUNA_NODE_FLAGS, LUNA, 'run', '--quiet', ...(p.ranks > 1 ? ['--nodes', String(p.ranks)] : []), '--threads', String(p.threads),
     ...(o.warmStart ? ['--warm-start'] : []), '--ucodes', join(dirname(fa), 'ucodes.cpp'), fa, ...args.map(String)];
-  const env = { ...process.env, ...LUNA_NODE_ENV, LUNA_CXXFLAGS: CXXFLAGS };
+  const env = lunaTsEnv();
   return timed(`luna-ts ${basename(dirname(fa))} ${p.ranks}×${p.threads} ${args.join(' ')}`, cmd, { cwd: ROOT, env, timeoutMs: o.timeoutMs ?? 300_000 });
 }

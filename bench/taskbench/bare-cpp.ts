@@ -20,17 +20,20 @@ const SOURCE = [
   '#include <time.h>',
   ...COMPUTE_BOUND_CPP,
   'static volatile double sink;',
-  'static long now_ns() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000L + t.tv_nsec; }',
+  'static long now_ns(clockid_t c) { timespec t; clock_gettime(c, &t); return t.tv_sec * 1000000000L + t.tv_nsec; }',
   'int main(int argc, char **argv) {',
   '  int threads = atoi(argv[1]); long tasks = atol(argv[2]), iters = atol(argv[3]);',
   '  std::vector<std::thread> ts;',
-  '  long t0 = now_ns();',
+  '  std::vector<long> cpu(threads);',
+  '  long t0 = now_ns(CLOCK_MONOTONIC);',
   // the iterations read through a volatile for every task: compute_bound is pure, and with a
   // loop-invariant argument g++ -O3 computes it once for all the tasks (a peak `tasks` times too high)
   '  static volatile long viters; viters = iters;',
-  '  for (int t = 0; t < threads; t++) ts.emplace_back([=] { double s = 0; for (long k = 0; k < tasks; k++) s += compute_bound(viters); sink = s; });',
+  // each thread's CPU time too: the kernel's µs per task, beside the systems' (their ucodes time it the same way)
+  '  for (int t = 0; t < threads; t++) ts.emplace_back([=, &cpu] { long c0 = now_ns(CLOCK_THREAD_CPUTIME_ID); double s = 0; for (long k = 0; k < tasks; k++) s += compute_bound(viters); sink = s; cpu[t] = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0; });',
   '  for (auto &t : ts) t.join();',
-  '  std::printf("%ld\\n", now_ns() - t0);',
+  '  long total = 0; for (long c : cpu) total += c;',
+  '  std::printf("%ld %ld\\n", now_ns(CLOCK_MONOTONIC) - t0, total);',
   '}',
 ].join('\n') + '\n';
 
@@ -43,9 +46,17 @@ export function buildBareCpp(dir: string, cxxflags: string): string {
   return exe;
 }
 
+/** One run of the bare kernel: FLOP/s over its wall time, and the kernel's thread CPU µs per task. */
+export interface BareRun { flops: number; kernelUs: number }
+
+/** `threads` threads each running `tasks` kernels of `iters` iterations (one run). */
+export function bareCpp(exe: string, threads: number, tasks: number, iters: number): BareRun {
+  const [ns, cpuNs] = execFileSync(exe, [String(threads), String(tasks), String(iters)], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+  if (!(ns! > 0) || !(cpuNs! > 0)) throw new Error(`${exe}: no time printed`);
+  return { flops: (threads * tasks * iters * FLOP_PER_ITERATION) / (ns! / 1e9), kernelUs: cpuNs! / (threads * tasks) / 1000 };
+}
+
 /** FLOP/s of `threads` threads each running `tasks` kernels of `iters` iterations (one run). */
 export function bareCppFlops(exe: string, threads: number, tasks: number, iters: number): number {
-  const ns = Number(execFileSync(exe, [String(threads), String(tasks), String(iters)], { encoding: 'utf8' }).trim());
-  if (!(ns > 0)) throw new Error(`${exe}: no time printed`);
-  return (threads * tasks * iters * FLOP_PER_ITERATION) / (ns / 1e9);
+  return bareCpp(exe, threads, tasks, iters).flops;
 }

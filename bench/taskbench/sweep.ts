@@ -48,7 +48,7 @@ export type SpanRun = (iters: number) => Promise<number | SpanSample>;
 const sample = (r: number | SpanSample): SpanSample => (typeof r === 'number' ? { spanMs: r } : r);
 
 /** Every system's runs at `iters`, `reps` each, alternated (the order rotating per repetition). */
-async function alternatedRuns<S extends string>(systems: Record<S, SpanRun>, iters: number, reps: number): Promise<Record<S, SpanSample[]>> {
+export async function alternatedRuns<S extends string>(systems: Record<S, SpanRun>, iters: number, reps: number): Promise<Record<S, SpanSample[]>> {
   const names = Object.keys(systems) as S[];
   const runs = Object.fromEntries(names.map((s) => [s, [] as SpanSample[]])) as unknown as Record<S, SpanSample[]>;
   for (let r = 0; r < reps; r++) for (const s of roundOrder(names, r)) runs[s].push(sample(await systems[s](iters)));
@@ -59,6 +59,16 @@ async function alternatedRuns<S extends string>(systems: Record<S, SpanRun>, ite
 export async function alternatedSpans<S extends string>(systems: Record<S, SpanRun>, iters: number, reps: number): Promise<Record<S, number>> {
   const runs = await alternatedRuns(systems, iters, reps);
   return Object.fromEntries(Object.entries<SpanSample[]>(runs).map(([s, rs]) => [s, median(rs.map((r) => r.spanMs))])) as Record<S, number>;
+}
+
+/**
+ * The peak of one run, as Task Bench takes the machine's: the best FLOP/s of the same kernel
+ * measured in that run, bare or inside any system's trivial graph (undefined and non-finite
+ * figures ignored); NaN when there is none.
+ */
+export function machinePeak(flopsBySource: Record<string, number | undefined>): number {
+  const xs = Object.values(flopsBySource).filter((x): x is number => x !== undefined && Number.isFinite(x) && x > 0);
+  return xs.length ? Math.max(...xs) : NaN;
 }
 
 /** FLOP/s of a run of `tasks` tasks at `iters` iterations that took `spanMs`. */

@@ -47,7 +47,7 @@ export async function cli(argv: string[]): Promise<number> {
     .option('-n, --nodes <N>', 'node processes on this machine (under mpirun/srun: taken from the launcher)', boundedInt('--nodes', MAX_LOCAL_NODES, NODES_WHY))
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
     .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
-    .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O2)')
+    .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O3)')
     .option('--trace <dir>', 'record a trace of the run into DIR')
     .option('-q, --quiet', 'print nothing but the program output and errors')
     .addOption(new Option('--bind <host>', 'address to listen on for other nodes (default 127.0.0.1)'))
@@ -85,7 +85,7 @@ export async function cli(argv: string[]): Promise<number> {
     .argument('<program>', 'the .fa file')
     .option('-D, --define <key[=value]>', 'predefine a macro (repeatable)', collectDefine, {})
     .option('--ucodes <files>', 'ucode files, comma-separated: TypeScript modules and C++ sources (default: ucodes.ts and ucodes.cpp beside the program)')
-    .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O2)')
+    .option('--cxxflags <flags>', 'flags for compiling C++ ucodes (default: $LUNA_CXXFLAGS or -O3)')
     .option('--json', 'diagnostics as JSON')
     .option('--no-cache', 'compile the program afresh, neither reading nor writing the compiled-program cache (also LUNA_PROGRAM_CACHE=off)')
     .action(async (file: string, o: { define: Record<string, string>; ucodes?: string; cxxflags?: string; json?: boolean; cache: boolean }) => { code = await (await import('./check.js')).checkCommand(file, o); });

@@ -27,7 +27,7 @@ export interface LoadOptions {
   /** ucode files: TypeScript modules and C++ sources (.cpp/.cc/.cxx); default `ucodes.ts` and `ucodes.cpp` beside the program */
   ucodes?: string[];
   cacheDir?: string;
-  /** flags of the C++ compiler (default: LUNA_CXXFLAGS, else -O2) */
+  /** flags of the C++ compiler (default: LUNA_CXXFLAGS, else -O3) */
   cxxflags?: string;
   /**
    * called once the front end has accepted a program with a CF marked `heavy`, before it is

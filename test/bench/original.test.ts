@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { compare, parseKernelUs, parseRun, parseSpanMs, parseTime, ratio, SPAN_CPP, type FigureDef, type Sample } from '../../bench/original/spans.js';
 import { CASES, fixedAndSteady, SPLITS } from '../../bench/original.js';
 import { ORIGINAL_SIDE_BY_SIDE } from '../../bench/reference.js';
-import { metg, sweepPoints } from '../../bench/taskbench/sweep.js';
+import { machinePeak, metg, sweepPoints } from '../../bench/taskbench/sweep.js';
 import { FLOP_PER_ITERATION } from '../../bench/taskbench/kernel.js';
 import { COMPUTE_BOUND_CPP, ucodesCpp } from '../../bench/taskbench/generate.js';
-import { bareCppFlops, buildBareCpp } from '../../bench/taskbench/bare-cpp.js';
+import { bareCpp, bareCppFlops, buildBareCpp } from '../../bench/taskbench/bare-cpp.js';
+import { CXXFLAGS, lunaTsEnv, originalCompileEnv } from '../../bench/original/runner.js';
 
 test('the span runs from the earliest begin to the latest end, whatever else the processes print', () => {
   const out = [
@@ -176,9 +177,54 @@ test('the bare C++ kernel (the METG peak) compiles from the ucodes\' kernel text
     for (const threads of [1, 2]) {
       const f = bareCppFlops(exe, threads, 3, 1 << 10);
       assert.ok(Number.isFinite(f) && f > 0, `${threads} thread(s): ${f} FLOP/s`);
+      // its kernel's thread CPU per task, as the ucodes report theirs: more for more iterations
+      const short = bareCpp(exe, threads, 20, 1 << 8).kernelUs, long = bareCpp(exe, threads, 20, 1 << 14).kernelUs;
+      assert.ok(short > 0 && long > 4 * short, `${threads} thread(s): ${short} µs at 2^8, ${long} µs at 2^14`);
     }
     assert.throws(() => bareCppFlops(join(dir, 'missing'), 1, 1, 1));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('both systems and the bare peak kernel are compiled with the same flags', () => {
+  assert.match(CXXFLAGS, /(^| )-O3( |$)/);
+  // the original's driver takes extra flags from CXX_FLAGS, luna-ts from LUNA_CXXFLAGS
+  assert.equal(originalCompileEnv('/opt/luna', { PATH: '/usr/bin' }).CXX_FLAGS, CXXFLAGS);
+  assert.equal(originalCompileEnv('/opt/luna', { PATH: '/usr/bin' }).PATH, '/opt/luna/bin:/usr/bin');
+  assert.equal(lunaTsEnv({ LUNA_CXXFLAGS: '-O0' }).LUNA_CXXFLAGS, CXXFLAGS);
+});
+
+test("the comparison's flags start the kernel's inner loop on a 64-byte boundary, wherever the kernel lands", () => {
+  // the same instructions ran 1.75× slower at some offsets from a 64-byte boundary on this host;
+  // each build places the kernel differently, so the flags must fix where its loop starts
+  const dir = mkdtempSync(join(tmpdir(), 'luna-bare-align-'));
+  try {
+    const exe = buildBareCpp(dir, CXXFLAGS);
+    const dis = spawnSync('objdump', ['-d', '--no-show-raw-insn', exe], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    assert.equal(dis.status, 0, dis.stderr);
+    const fn = /^[0-9a-f]+ <_ZL13compute_boundl>:\n([\s\S]*?)\n\n/m.exec(dis.stdout);
+    assert.ok(fn, 'compute_bound in the bare kernel');
+    // the innermost loops with the multiply-add: each backward jump whose body holds a mulpd and no other jump
+    const insns = [...fn[1]!.matchAll(/^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$/gm)].map((m) => ({ at: parseInt(m[1]!, 16), op: m[2]!, arg: m[3]! }));
+    const heads: number[] = [];
+    for (const i of insns) {
+      const target = /^([0-9a-f]+) </.exec(i.arg);
+      if (!i.op.startsWith('j') || !target) continue;
+      const head = parseInt(target[1]!, 16);
+      const body = insns.filter((x) => x.at >= head && x.at < i.at);
+      if (head < i.at && body.some((x) => /mulpd|fmadd/.test(x.op)) && !body.some((x) => x.op.startsWith('j'))) heads.push(head);
+    }
+    assert.ok(heads.length > 0, 'a multiply-add loop in compute_bound');
+    for (const h of heads) assert.equal(h % 64, 0, `the loop at 0x${h.toString(16)} starts ${h % 64} bytes past a 64-byte boundary`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the METG's peak is the best FLOP/s of the run's measurements of the kernel, bare or in a system", () => {
+  assert.equal(machinePeak({ bare: 9e9, original: 12e9, lunaTs: 10e9 }), 12e9);
+  assert.equal(machinePeak({ bare: 9e9, original: NaN, lunaTs: undefined }), 9e9);
+  assert.ok(Number.isNaN(machinePeak({ bare: NaN })));
+  assert.ok(Number.isNaN(machinePeak({})));
 });

@@ -36,7 +36,7 @@ export interface CppBuildOptions {
   /** imports the TypeScript module implements: an error when C++ defines them too */
   tsImports: GlueImport[];
   cacheDir: string;
-  /** compiler flags (default: LUNA_CXXFLAGS, else -O2) */
+  /** compiler flags (default: LUNA_CXXFLAGS, else -O3) */
   cxxflags?: string;
 }
 
