@@ -55,12 +55,6 @@ export async function alternatedRuns<S extends string>(systems: Record<S, SpanRu
   return runs;
 }
 
-/** Median spans (ms) of every system at `iters`, `reps` runs each, alternated. */
-export async function alternatedSpans<S extends string>(systems: Record<S, SpanRun>, iters: number, reps: number): Promise<Record<S, number>> {
-  const runs = await alternatedRuns(systems, iters, reps);
-  return Object.fromEntries(Object.entries<SpanSample[]>(runs).map(([s, rs]) => [s, median(rs.map((r) => r.spanMs))])) as Record<S, number>;
-}
-
 /**
  * The peak of one run, as Task Bench takes the machine's: the best FLOP/s of the same kernel
  * measured in that run, bare or inside any system's trivial graph (undefined and non-finite
