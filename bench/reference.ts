@@ -17,8 +17,6 @@ export const ORIGINAL = {
   stencil2000T2: 8.6,
   stencil20000T1: 6.1,
   stencil20000T2: 8.5,
-  /** Task Bench METG(50 %) of stencil_1d, width 2, 500 steps, 2 threads, own kernel's peak, µs */
-  metgStencil: 41,
   /** peak memory of the 200 000-link chain on 1 thread, MB; of an empty program, MB */
   chain200kMB: 150,
   emptyMB: 14,
