@@ -538,7 +538,7 @@ countHeld(heldRaw);
  * feed slots, ports and the peer lane that feeds it are private to the rehearsal; the ucodes are
  * stand-ins with their calling convention (no ucode runs: a ucode may print, abort or keep
  * state); nothing reaches the run's trace (see rehearsalTrace); the worker's own state (its
- * last outputs, gaps, counts) is reset after. Returns the fragments rehearsed, and whether its time ended it before its count. The
+ * last outputs, gaps, counts) is reset after. Returns the fragments rehearsed, and whether its time (or the system thread's `stop`) ended it before its count. The
  * wire batches go through a structured clone, as the real ones do, and carry every
  * kind of argument (plain numbers and strings, inline values, outputs, inputs from the same batch
  * and fed from the peer), so the code optimised here has seen the real run's shapes.
@@ -722,7 +722,8 @@ interface Rehearsed { cfs: number; cut: boolean }
  * rounds) or by its time (`ms`): the first lane out of time raises the rehearsal's abort flag,
  * and every lane's waits end there, its own sleeps included, so a partner that never answers
  * (stalled, or booting late) costs at most `ms`. A worker that dies meanwhile makes the pool
- * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the
+ * raise the same flag, and so does the system thread when its own rehearsal found the program
+ * small (pool.ts endRehearsal). Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the
  * worker's state reset after. Returns the fragments this worker rehearsed, and whether it was cut.
  */
 function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): Rehearsed {
