@@ -16,7 +16,7 @@ import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { collections, keepFreedMemory, recycling, startHeapLog } from './exec/shm.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
-import { answering, LaneExecutors, rehearse } from './node/rehearsal.js';
+import { answering, foundSmall, LaneExecutors, rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
 import { DefaultPolicy } from './policy/default.js';
 import { Control, type ClusterResult } from './cluster/control.js';
@@ -222,6 +222,10 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   if (booting && budget && budget.cfs > 0 && tp.size === 1 && layers.length === 0 && !opts.cfTimeoutNs && !opts.program.imports.some((m) => m.waits)) {
     const t0 = wallNs();
     rehearsed = { ...await rehearse(opts.program, mainArgs, lanes, () => new DefaultPolicy(), budget, tr !== undefined, pool.feeds ? pool.workerLanes : 0), ns: wallNs() - t0 };
+    // a small program: the workers' rehearsal (up to its count, or LANE_REHEARSE_MS) would be
+    // most of its wall, and its short run gains nothing from it (examples/hello --warm-start,
+    // docs/runtime.md "What --warm-start costs a short run"); they report ready once booted
+    if (foundSmall(rehearsed, budget)) pool.endRehearsal();
   }
   const router = new Router(tp);
   const control = new Control(router, wallNs);
@@ -291,7 +295,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut, ...(pool.rehearsalEnded ? { laneRehearsalEndedSmall: 1 } : {}) } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

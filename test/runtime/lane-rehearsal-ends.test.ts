@@ -15,6 +15,9 @@ import { dynamicArrays } from '../../src/runtime/dda/index.js';
 
 interface Timing { laneRehearsedCfs?: number; lanesRehearsedTogether?: number; laneRehearsalsCut?: number }
 
+// (the system thread's rehearsal off: it would find these programs small and end the workers')
+const NO_SYSTEM_REHEARSAL = { LUNA_REHEARSE_CFS: '0' };
+
 const IMPORTS = {
   busy: 'import busy(int `ms, value `prev, name `next) as busy;',
   start: 'import start(name `x) as start;',
@@ -51,7 +54,7 @@ for (const threads of [2, 3]) {
     ORDERS.forEach((o, i) => { files[`c${i}.fa`] = chain(o); });
     const dir = fixture(t, files);
     for (let i = 0; i < ORDERS.length; i++) {
-      const r = await luna(['run', '--warm-start', '--timing', '--threads', String(threads), join(dir, `c${i}.fa`)], { env: { ...process.env, LUNA_SYSTEM_LANE: '0', LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 120_000 });
+      const r = await luna(['run', '--warm-start', '--timing', '--threads', String(threads), join(dir, `c${i}.fa`)], { env: { ...process.env, ...NO_SYSTEM_REHEARSAL, LUNA_SYSTEM_LANE: '0', LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 120_000 });
       assertOk(r);
       assert.equal(r.stdout, 'x[16] = 16, x[8] = 8\n', `imports ${ORDERS[i]!.join(', ')}\n${describeRun(r)}`);
       const timing = timingOf<Timing>(r);
@@ -133,7 +136,7 @@ test('a rehearsal whose partner never answers ends by its time, the late partner
   const dir = fixture(t, { 'ucodes.ts': STALLING, 'p.fa': STENCIL });
   const steps = 40;
   // a count no rehearsal reaches: only its time (LUNA_LANE_REHEARSE_MS) can end it
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STALL_CLAIM: join(dir, 'claim'), LUNA_SYSTEM_LANE: '0', LUNA_LANE_REHEARSE_CFS: '100000000', LUNA_LANE_REHEARSE_MS: '300' }, timeoutMs: 120_000 });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...NO_SYSTEM_REHEARSAL, STALL_CLAIM: join(dir, 'claim'), LUNA_SYSTEM_LANE: '0', LUNA_LANE_REHEARSE_CFS: '100000000', LUNA_LANE_REHEARSE_MS: '300' }, timeoutMs: 120_000 });
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   const timing = timingOf<Timing>(r);

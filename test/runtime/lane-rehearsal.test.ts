@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
 import { PROGRAM, expected } from './stencil2.js';
 import { fixture } from '../ucode/fixtures.js';
+import { REHEARSE_CFS, REHEARSE_RUNS } from '../../src/runtime/policy/default.js';
 
 // every call of a step leaves a mark in the file its run names: the rehearsal must leave none
 const UCODES = `
@@ -29,7 +30,12 @@ export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out)
 export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
 `;
 
-interface Timing { laneRehearsedCfs?: number; lanesRehearsedTogether?: number; workers?: number }
+interface Timing { laneRehearsedCfs?: number; lanesRehearsedTogether?: number; laneRehearsalsCut?: number; laneRehearsalEndedSmall?: number; workers?: number }
+
+// The system thread's rehearsal ends the workers' when it finds the program small (it ran to its
+// end in each of its runs): the tests here whose subject is the workers' rehearsal turn the
+// system thread's off, or run a program longer than a run of it.
+const NO_SYSTEM_REHEARSAL = { LUNA_REHEARSE_CFS: '0' };
 
 /** CFs per label in a trace (luna export tables). */
 async function fragmentsOf(trace: string, out: string): Promise<string[]> {
@@ -42,7 +48,8 @@ async function fragmentsOf(trace: string, out: string): Promise<string[]> {
 
 test('two workers rehearse together before they are ready by default; the run calls its ucodes, prints and traces as without the rehearsal', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
-  const steps = 120;
+  // a program the system thread's rehearsal does not find small: its runs are cut before its end
+  const steps = REHEARSE_CFS / REHEARSE_RUNS;
   const run = (name: string, env: NodeJS.ProcessEnv): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', '--trace', join(dir, `${name}.trace`), join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, `${name}.marks`), ...env }, timeoutMs: 120_000 });
   const [on, off] = await Promise.all([run('on', { LUNA_LANE_REHEARSE_CFS: undefined }), run('off', { LUNA_LANE_REHEARSE_CFS: '0' })]);
   for (const r of [on, off]) {
@@ -52,6 +59,7 @@ test('two workers rehearse together before they are ready by default; the run ca
   const timing = timingOf<Timing>(on);
   assert.ok((timing.laneRehearsedCfs ?? 0) > 0, `no worker rehearsed\n${describeRun(on)}`);
   assert.equal(timing.lanesRehearsedTogether, 2, `the two workers rehearse together\n${describeRun(on)}`);
+  assert.equal(timing.laneRehearsalEndedSmall, undefined, `not a small program\n${describeRun(on)}`);
   assert.equal(timingOf<Timing>(off).laneRehearsedCfs, undefined, describeRun(off));
   // each step ran once, in the real run: the stand-ins ran in the rehearsal, not the ucodes
   assert.equal(readFileSync(join(dir, 'on.marks'), 'utf8').length, 2 * steps);
@@ -77,7 +85,7 @@ test('workers that do not feed each other (LUNA_FEED=0) rehearse alone only when
   assertOk(unasked);
   assert.deepEqual(unasked.stdout.trim().split('\n').sort(), expected(20), describeRun(unasked));
   assert.equal(timingOf<Timing>(unasked).laneRehearsedCfs, undefined, `by default a worker does not rehearse alone\n${describeRun(unasked)}`);
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_FEED: '0', LUNA_LANE_REHEARSE_CFS: '500' }, timeoutMs: 90_000 });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...NO_SYSTEM_REHEARSAL, STEP_MARKS: join(dir, 'marks'), LUNA_FEED: '0', LUNA_LANE_REHEARSE_CFS: '500' }, timeoutMs: 90_000 });
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   const timing = timingOf<Timing>(r);
@@ -88,7 +96,7 @@ test('workers that do not feed each other (LUNA_FEED=0) rehearse alone only when
 
 test('after a rehearsal, a ucode that throws while the other worker waits for its value fails the run, naming it', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), '200', 'throw'], { env: { ...process.env, ...NO_SYSTEM_REHEARSAL, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '3000' }, timeoutMs: 90_000 });
   assertFails(r, [/exception in ucode c_step: boom at step 40/, /in CF b\[40\] \(ucode c_step/]);
   assert.doesNotMatch(r.stdout, /v\[/);
 });
@@ -96,7 +104,7 @@ test('after a rehearsal, a ucode that throws while the other worker waits for it
 test('three workers rehearse together, each fed by the next; the run calls each ucode once and prints as without', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
   const steps = 60;
-  const r = await luna(['run', '--warm-start', '--timing', '--threads', '3', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '2000', LUNA_LANE_REHEARSE_MS: '60000' }, timeoutMs: 120_000 });
+  const r = await luna(['run', '--warm-start', '--timing', '--threads', '3', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...NO_SYSTEM_REHEARSAL, STEP_MARKS: join(dir, 'marks'), LUNA_LANE_REHEARSE_CFS: '2000', LUNA_LANE_REHEARSE_MS: '60000' }, timeoutMs: 120_000 });
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
   const timing = timingOf<Timing>(r);
@@ -122,10 +130,31 @@ if (!isMainThread && claim()) {
 
 test('a worker that dies while the workers rehearse together is reported as at boot, and the other does not wait for it', async (t) => {
   const dir = fixture(t, { 'ucodes.ts': DYING, 'p.fa': PROGRAM });
-  const r = await luna(['run', '--warm-start', '--threads', '2', join(dir, 'p.fa'), '50', 'ok'], { env: { ...process.env, STEP_MARKS: join(dir, 'marks'), DIE_CLAIM: join(dir, 'claim'), LUNA_LANE_REHEARSE_CFS: '3000', LUNA_LANE_REHEARSE_MS: '60000' }, timeoutMs: 90_000 });
+  const r = await luna(['run', '--warm-start', '--threads', '2', join(dir, 'p.fa'), '50', 'ok'], { env: { ...process.env, ...NO_SYSTEM_REHEARSAL, STEP_MARKS: join(dir, 'marks'), DIE_CLAIM: join(dir, 'claim'), LUNA_LANE_REHEARSE_CFS: '3000', LUNA_LANE_REHEARSE_MS: '60000' }, timeoutMs: 90_000 });
   assertFails(r, [/worker thread [12] of node 0 exited with code 7/]);
   assert.doesNotMatch(r.stderr, /while running ucode/, describeRun(r));
   assert.doesNotMatch(r.stdout, /v\[/);
   // no step ran: the run failed before its start
   assert.throws(() => readFileSync(join(dir, 'marks'), 'utf8'));
+});
+
+test('a program the system thread\'s rehearsal finds small ends the workers\' rehearsal, together or alone, and runs as without it', async (t) => {
+  const dir = fixture(t, { 'ucodes.ts': UCODES, 'p.fa': PROGRAM });
+  const steps = 20;
+  // a count and a time the workers' rehearsal would take seconds to reach (LUNA_LANE_REHEARSE_CFS
+  // also makes a worker that feeds no other rehearse alone): only the system thread's verdict
+  // ends it before
+  const lanes = { LUNA_LANE_REHEARSE_CFS: '100000', LUNA_LANE_REHEARSE_MS: '60000' };
+  const run = (name: string, env: NodeJS.ProcessEnv): Promise<Run> => luna(['run', '--warm-start', '--timing', '--threads', '2', join(dir, 'p.fa'), String(steps), 'ok'], { env: { ...process.env, ...lanes, STEP_MARKS: join(dir, `${name}.marks`), ...env }, timeoutMs: 120_000 });
+  const [together, alone] = await Promise.all([run('together', {}), run('alone', { LUNA_FEED: '0' })]);
+  for (const [name, r] of [['together', together], ['alone', alone]] as const) {
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), expected(steps), describeRun(r));
+    const timing = timingOf<Timing & { rehearsals?: number }>(r);
+    assert.equal(timing.rehearsals, REHEARSE_RUNS, `the system thread rehearsed the program to its end in each run\n${describeRun(r)}`);
+    assert.equal(timing.laneRehearsalEndedSmall, 1, `${name}: the system thread ended the workers' rehearsal\n${describeRun(r)}`);
+    assert.equal(timing.laneRehearsalsCut, 2, `${name}: both workers' rehearsals ended before their count\n${describeRun(r)}`);
+    assert.ok((timing.laneRehearsedCfs ?? 0) < 2 * 100_000, describeRun(r));
+    assert.equal(readFileSync(join(dir, `${name}.marks`), 'utf8').length, 2 * steps);
+  }
 });

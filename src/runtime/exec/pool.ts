@@ -208,8 +208,10 @@ export class WorkerPool {
   rehearsedCfs = 0;
   /** workers that rehearsed together, fed by each other (PoolOptions.rehearse) */
   rehearsedTogether = 0;
-  /** workers whose rehearsal its time (or a partner's fault) ended before its count */
+  /** workers whose rehearsal its time (or a partner's fault, or endRehearsal) ended before its count */
   rehearsalsCut = 0;
+  /** endRehearsal was called: the workers' rehearsal was ended before its count or time */
+  rehearsalEnded = false;
   private bootWaiters: (() => void)[] = [];
   /** workers that exited or were given up (a stop must not wait for them) */
   private readonly exited: boolean[] = [];
@@ -247,6 +249,8 @@ export class WorkerPool {
    * it is handed (absent: each worker rehearses alone, or none does)
    */
   private readonly rehearsal?: { flags: Int32Array; wiring: RehearsalWiring[] };
+  /** a worker rehearsing alone ends its rehearsal when this flag is raised (endRehearsal) */
+  private readonly rehearsalStop?: Int32Array;
 
   constructor(private readonly opts: PoolOptions) {
     this.lanes = opts.lanes;
@@ -288,6 +292,7 @@ export class WorkerPool {
     }
     // workers that feed each other rehearse together, each waiting for the others' values
     if (opts.rehearse && this.feeds && this.workerLanes >= 2) this.rehearsal = this.rehearsalWiring();
+    else if (opts.rehearse?.alone === true) this.rehearsalStop = new Int32Array(new SharedArrayBuffer(4));
     // this thread's forced full collection waits for a turn that leaves every lane running
     this.undefer = deferCollectionWhile(() => !this.allRunning());
   }
@@ -325,6 +330,26 @@ export class WorkerPool {
     this.opts.onResult(r);
     // the system thread will not name this batch in a feed request any more
     if (this.feeds) Atomics.store(this.flags, processedFlag(this.lanes, r.lane), r.batch);
+  }
+
+  /**
+   * The workers' rehearsal ends now, wherever each is in it (one that has not begun rehearses
+   * nothing): the system thread's own rehearsal found the program small (node/rehearsal.ts), so
+   * the lanes' would only delay its start. Idempotent; nothing once every worker is ready.
+   */
+  endRehearsal(): void {
+    if (this.rehearsalEnded || (this.rehearsal === undefined && this.rehearsalStop === undefined) || this.booted >= this.workerLanes) return;
+    this.rehearsalEnded = true;
+    this.abortRehearsal(true);
+  }
+
+  /** Raise the rehearsal's abort flag (together) and wake the lanes that sleep on it; `alone`: the lone workers' stop flag too. */
+  private abortRehearsal(alone: boolean): void {
+    if (alone && this.rehearsalStop) Atomics.store(this.rehearsalStop, 0, 1);
+    if (!this.rehearsal) return;
+    const f = this.rehearsal.flags;
+    Atomics.store(f, abortFlag(this.workerLanes), 1);
+    for (let l = 0; l < this.workerLanes; l++) wakeLane(f, l);
   }
 
   /** Start lane `i`'s worker now (it boots while the system thread does other work). */
@@ -386,7 +411,7 @@ export class WorkerPool {
     if (this.opts.modules?.length) init.modules = [...this.opts.modules];
     const pair = this.rehearsal?.wiring[i];
     const rh = this.opts.rehearse;
-    if (rh && (pair || rh.alone === true)) init.rehearse = pair ? { cfs: rh.cfs, ms: rh.ms, pair } : { cfs: rh.cfs, ms: rh.ms };
+    if (rh && (pair || rh.alone === true)) init.rehearse = pair ? { cfs: rh.cfs, ms: rh.ms, pair } : { cfs: rh.cfs, ms: rh.ms, stop: this.rehearsalStop!.buffer as SharedArrayBuffer };
     this.requests[i] = req.port1;
     const onRequest = this.opts.onRequest;
     req.port1.on('message', (m: WireRequest) => {
@@ -430,11 +455,8 @@ export class WorkerPool {
       if (dead || this.stopped) return;
       dead = true;
       // the others, rehearsing with it, would wait for its values: their rehearsal ends
-      if (!this.ready[i] && this.rehearsal) {
-        const f = this.rehearsal.flags;
-        Atomics.store(f, abortFlag(this.workerLanes), 1);
-        for (let l = 0; l < this.workerLanes; l++) wakeLane(f, l);
-      }
+      // (a worker rehearsing alone waits for no other: it goes on)
+      if (!this.ready[i]) this.abortRehearsal(false);
       this.bootSettled();
       this.opts.onDeath(i, this.flags[runningFlag(this.lanes, i)]!, this.causes[i] ?? cause);
     };

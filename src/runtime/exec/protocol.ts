@@ -200,8 +200,12 @@ export interface WorkerInit {
   waiting: WaitPlan;
   /** the CPU this worker pins itself to at its first wait for a fed value (affinity.ts; absent: it runs where the process may) */
   cpu?: number;
-  /** --warm-start: rehearse the per-CF path this many fragments, at most `ms`, before reporting ready (worker.ts rehearse) */
-  rehearse?: { cfs: number; ms: number; pair?: RehearsalWiring };
+  /**
+   * --warm-start: rehearse the per-CF path this many fragments, at most `ms`, before reporting
+   * ready (worker.ts rehearse). Ended early when the system thread raises `stop` (a worker alone;
+   * Int32Array [flag]) or the wiring's abort flag (together): it found the program small.
+   */
+  rehearse?: { cfs: number; ms: number; pair?: RehearsalWiring; stop?: SharedArrayBuffer };
 }
 
 /**
@@ -210,7 +214,10 @@ export interface WorkerInit {
  * feed slots and ports of the rehearsal alone, through the code the run uses.
  */
 export interface RehearsalWiring {
-  /** LaneFlags for the workers' lanes (the pool raises its abort flag when a worker dies meanwhile) */
+  /**
+   * LaneFlags for the workers' lanes (the pool raises its abort flag when a worker dies
+   * meanwhile, or when the system thread's rehearsal found the program small)
+   */
   flags: SharedArrayBuffer;
   slots?: SharedArrayBuffer;
   /** feed requests to this worker, from the lane it feeds */

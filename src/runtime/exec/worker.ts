@@ -538,12 +538,15 @@ countHeld(heldRaw);
  * feed slots, ports and the peer lane that feeds it are private to the rehearsal; the ucodes are
  * stand-ins with their calling convention (no ucode runs: a ucode may print, abort or keep
  * state); nothing reaches the run's trace (see rehearsalTrace); the worker's own state (its
- * last outputs, gaps, counts) is reset after. Returns the fragments rehearsed, and whether its time ended it before its count. The
+ * last outputs, gaps, counts) is reset after. Returns the fragments rehearsed, and whether its time (or the system thread's `stop`) ended it before its count. The
  * wire batches go through a structured clone, as the real ones do, and carry every
  * kind of argument (plain numbers and strings, inline values, outputs, inputs from the same batch
  * and fed from the peer), so the code optimised here has seen the real run's shapes.
  */
-function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed {
+function rehearse(fns: Ucode[], budget: { cfs: number; ms: number; stop?: SharedArrayBuffer }): Rehearsed {
+  // raised by the system thread when it found the program small (pool.ts endRehearsal)
+  const stop = budget.stop && new Int32Array(budget.stop);
+  const stopped = (): boolean => stop !== undefined && Atomics.load(stop, 0) !== 0;
   const imps: number[] = [];
   init.imports.forEach((d, k) => { if (!d.waits && !d.params.includes('block')) imps.push(k); });
   if (imps.length === 0 || budget.cfs <= 0) return { cfs: 0, cut: false };
@@ -597,7 +600,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
   // the windows are built halfway (see rehearseWindows)
   let built = false;
   try {
-    for (let b = 0; cfs < budget.cfs && performance.now() < until; b++) {
+    for (let b = 0; cfs < budget.cfs && performance.now() < until && !stopped(); b++) {
       for (let k = 0; k < stand.length; k++) stand[k] = variants[k]![b % 5]!;
       // results go to the rehearsal's own port, and one in four to the system thread, which drops
       // them (a worker's results before it is ready): the site posting them sees both ports
@@ -626,7 +629,7 @@ function rehearse(fns: Ucode[], budget: { cfs: number; ms: number }): Rehearsed 
       cfs += n + tasks.length;
       if (!built && cfs >= budget.cfs / 2) { built = true; rehearseWindows(mine, until); }
     }
-    if (!built) rehearseWindows(mine, until);
+    if (!built && !stopped()) rehearseWindows(mine, until);
   } finally {
     giveUpAt = Infinity;
     endRehearsalTrace();
@@ -719,7 +722,8 @@ interface Rehearsed { cfs: number; cut: boolean }
  * rounds) or by its time (`ms`): the first lane out of time raises the rehearsal's abort flag,
  * and every lane's waits end there, its own sleeps included, so a partner that never answers
  * (stalled, or booting late) costs at most `ms`. A worker that dies meanwhile makes the pool
- * raise the same flag. Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the
+ * raise the same flag, and so does the system thread when its own rehearsal found the program
+ * small (pool.ts endRehearsal). Otherwise as `rehearse`: stand-ins, nothing in the run's trace, the
  * worker's state reset after. Returns the fragments this worker rehearsed, and whether it was cut.
  */
 function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pair: RehearsalWiring): Rehearsed {
@@ -814,7 +818,8 @@ function rehearseTogether(fns: Ucode[], budget: { cfs: number; ms: number }, pai
       cfs += n;
       if (!built && cfs >= budget.cfs / 2) { built = true; rehearseWindows(mine, giveUpAt); }
     }
-    if (!built) rehearseWindows(mine, giveUpAt);
+    // (ended by the system thread's verdict, a partner's death or the time: the windows too)
+    if (!built && rflags[ABORT] === 0) rehearseWindows(mine, giveUpAt);
   } finally {
     // the common point: every lane ran its last round; until then this one answers their requests
     if (Atomics.add(progress, DONE, 1) + 1 >= L) for (let l = 0; l < L; l++) wakeLane(rflags, l);

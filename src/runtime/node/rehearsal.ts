@@ -80,6 +80,15 @@ export function answering(asking: { asked: readonly boolean[] }): (imp: number) 
 export interface Rehearsed { cfs: number; runs: number; finished: number }
 
 /**
+ * Whether the rehearsal found the program small: it ran to its end in each of the runs the budget
+ * asks (and was rehearsed no further). Its real run is then short too, cold or not, and warming
+ * anything more for it (the workers' own rehearsal) costs more than it saves.
+ */
+export function foundSmall(done: Rehearsed, budget: RehearsalBudget): boolean {
+  return done.finished >= budget.runs;
+}
+
+/**
  * Rehearse `program` with `args` on `lanes` simulated lanes under a fresh `policy` each run (a
  * policy may keep what it learnt: the real run must not inherit it), until the budget is spent,
  * in at least the runs it asks, and no more than those when each went to the program's end (a
@@ -94,7 +103,7 @@ export async function rehearse(program: CompiledProgram, args: readonly (number 
   const perRun = Math.max(1, Math.ceil(budget.cfs / budget.runs));
   // A program that ran to its end `runs` times is smaller than a run's share: rehearsing it
   // further (a tiny one hundreds of times) costs more than its whole real run saves.
-  while ((done.cfs < budget.cfs || done.runs < budget.runs) && done.finished < budget.runs && performance.now() < until) {
+  while ((done.cfs < budget.cfs || done.runs < budget.runs) && !foundSmall(done, budget) && performance.now() < until) {
     const cut = done.runs < budget.runs ? perRun : Math.min(perRun, budget.cfs - done.cfs);
     const n = await once(program, args, lanes, policy(), cut, until, budget.cfNs, trace, planLanes);
     done.cfs += n.cfs;

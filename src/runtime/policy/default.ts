@@ -329,8 +329,8 @@ export const PIN_LANES = true;
  * 17 the rehearsal took more than 1.5 s and was cut at 1 000–2 700 fragments: hence 3 s. A
  * program that runs to its end REHEARSE_RUNS times is not rehearsed further: examples/hello (9
  * fragments) was rehearsed 445 times, 1.2–1.5 s of the system thread at load 9–10; now 4 runs,
- * 0.11–0.13 s, the process's CPU 1.48–1.81 → 1.01–1.18 s (3 pairs; its wall then waits for the
- * workers' own rehearsal, LANE_REHEARSE_MS at most).
+ * 0.11–0.13 s, the process's CPU 1.48–1.81 → 1.01–1.18 s (3 pairs). Such a program also ends
+ * the workers' rehearsal (LANE_REHEARSE_CFS): hello's wall 635–752 → 359–374 ms (6 pairs, load ~4).
  */
 export const REHEARSE_CFS = 4000;
 export const REHEARSE_RUNS = 4;
@@ -350,7 +350,11 @@ export const REHEARSE_MS = 3000;
  * ends whatever the program's imports (lanes that do not keep in step keep their outputs until
  * asked for them), and by LANE_REHEARSE_MS at the latest: the first lane out of time ends every
  * lane's waits, so a partner that never answers costs at most that (`LUNA_LANE_REHEARSE_MS`).
- * `LUNA_LANE_REHEARSE_CFS=N` sets the count (0: off) and makes a lone worker rehearse too (one
+ * A program the system thread's rehearsal finds small (it ran to its end in each of its
+ * REHEARSE_RUNS runs) ends it at once: its real run is shorter than this rehearsal, which was
+ * most of its wall (examples/hello, 9 fragments, 2 threads, shielded, 6 alternated pairs at load
+ * ~4: 635–752 ms with the workers' 6 002 rehearsed fragments, 359–374 ms without; 198–251 ms
+ * without --warm-start, which boots no worker for it). `LUNA_LANE_REHEARSE_CFS=N` sets the count (0: off) and makes a lone worker rehearse too (one
  * worker lane, or LUNA_FEED=0), which it does not by default: alone, a worker cannot rehearse the
  * fed waits, and its rehearsal (exec/worker.ts rehearse) compiled no less inside the span (load
  * 11–12: the workers' path 40–60 compilations with it against 40–52 without, deoptimisations 7–16
