@@ -181,6 +181,40 @@ sub main(int n) {
   }
 });
 
+test('priorities: a short code\'s ready CFs go in batches of that code alone, by its measured cost; a long or unmeasured one, one CF a batch', async () => {
+  const rule = new PriorityPolicy(new DefaultPolicy(), undefined, 1_000_000);
+  const sizing = (headNs: number | undefined): BatchSizing => ({ cfNs: 0, ready: 20, lanes: 2, nodes: 1, stealable: false, fifo: false, ...(headNs === undefined ? {} : { headNs }) });
+  assert.equal(rule.batchOneCode, true);
+  assert.equal(rule.batchSize(sizing(200_000)), 5);
+  assert.equal(rule.batchSize(sizing(999_999)), 1);
+  assert.equal(rule.batchSize(sizing(2_000_000)), 1);
+  assert.equal(rule.batchSize(sizing(0)), 1);
+  assert.equal(rule.batchSize(sizing(undefined)), 1);
+  assert.equal(new PriorityPolicy(new DefaultPolicy(), undefined, 0).batchSize(sizing(200_000)), 1);
+  // the runtime's side: a batch of 4 asked for takes only the head's code, the ready queue (all
+  // the a's, then all the b's, by priority) deciding which; one lane runs batches in order
+  const src = `
+import c_a(int) as a;
+import c_b(int) as b;
+sub main() { for i = 0..9 { cf x[i]: a(i) @ { priority: 100 - i; }; cf y[i]: b(i) @ { priority: 50 - i; }; } }`;
+  class Fours extends ForwardingPolicy {
+    override readonly batchOneCode: boolean;
+    constructor(one: boolean) { super(new PriorityPolicy(new DefaultPolicy())); this.batchOneCode = one; }
+    override batchSize(): number { return 4; }
+  }
+  const codesByBatch = async (one: boolean): Promise<string[]> => {
+    const calls: string[] = [];
+    const r = await runInProcess(src, { c_a: () => { calls.push('a'); }, c_b: () => { calls.push('b'); } }, { lanes: 1, policy: new Fours(one) });
+    assert.equal(r.ok, true, r.message);
+    let at = 0;
+    return r.lanes.sent.map((b) => { const c = calls.slice(at, at + b.cfs.length).join(''); at += b.cfs.length; return c; });
+  };
+  const one = await codesByBatch(true);
+  assert.deepEqual(one, ['aaaa', 'aaaa', 'aa', 'bbbb', 'bbbb', 'bb']);
+  const mixed = await codesByBatch(false);
+  assert.ok(mixed.some((b) => b.includes('a') && b.includes('b')), `without the rule a batch mixes the codes: ${mixed.join(' ')}`);
+});
+
 test('a policy priority hook orders ready CFs too', async () => {
   const src = `
 import c_work(int) as work;

@@ -680,9 +680,11 @@ export class NodeRuntime {
       }
       const lane = this.policy.chooseLane(this.lanesView, head);
       if (lane < 0) break;
-      const n = this.batchSize();
+      const code = head.site.code;
+      const n = this.batchSize(code);
       const b = new BatchBuilder(st);
-      while (b.size < n && st.ready.length > 0 && !b.closed && b.admits(st.ready.peek()!) && !this.asks(st.ready.peek()!)) b.add(st.ready.shift()!);
+      const one = n > 1 && this.policy.batchOneCode === true;
+      while (b.size < n && st.ready.length > 0 && !b.closed && b.admits(st.ready.peek()!) && !this.asks(st.ready.peek()!) && (!one || st.ready.peek()!.site.code === code)) b.add(st.ready.shift()!);
       b.extend(this.interp, Math.max(n, this.batchLimit()), 0, this.notAsked);
       this.send(lane, b);
     }
@@ -1121,10 +1123,11 @@ export class NodeRuntime {
     return performance.now() > until;
   }
 
-  private batchSize(): number {
+  /** `code`: the next ready CF's code (its mean cost is the sizing's headNs) */
+  private batchSize(code: number): number {
     return this.policy.batchSize({
       cfNs: this.cfNs, ready: this.st.ready.length, lanes: this.exec.lanes, nodes: this.size,
-      stealable: this.program.hasStealable, fifo: this.st.fifo,
+      stealable: this.program.hasStealable, fifo: this.st.fifo, headNs: code >= 0 ? this.costNs[code]! : 0,
     });
   }
 

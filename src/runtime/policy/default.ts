@@ -223,6 +223,19 @@ export const CHAIN_DEPTH = 4;
 export const FEED_DEPTH = 2;
 /** an inline ucode at least this long (mean) first sends what is queued: a socket write costs ~20–30 µs here */
 export const FLUSH_BEFORE_NS = 50_000;
+/**
+ * Under an order of priorities (policy/priority.ts), a code measured shorter than this goes in
+ * batches of its own ready CFs worth this much; longer ones one CF a batch. One CF a batch cost
+ * each a round trip through the system thread (the PIC at the seed's parameters, C++, 1 × 2: a
+ * lane's median gap 0.4–0.5 ms between two CFs while another was ready). 1 ms against one CF a
+ * batch (LUNA_PRIORITY_BATCH_US=0), alternated pairs: at load 2.9–3.5 (8 pairs) batches 534 →
+ * 365, P_U 68.9 → 70.5 % (higher in 8 of 8), program 1 241 → 1 199 ms (faster in 7 of 8), the
+ * system thread's CPU 200 → 170 ms (8 of 8); at load 8.7–10.6 (10 pairs) level but for the
+ * system thread's CPU (lower in 9 of 10). 2 ms (4 pairs against 1 ms, load 9–10.6): batches
+ * 396 → 288, P_S 3.1 → 7.1 %: a lane took the CFs the other then lacked (docs/pic.md, "Page
+ * faults on both sides").
+ */
+export const PRIORITY_BATCH_NS = 1_000_000;
 /** a CF this long fed from a lane that already feeds another this pass may go to another lane (a hand-off between workers costs ~100 µs here) */
 export const FEED_SPREAD_NS = 100_000;
 

@@ -11,6 +11,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   readonly fifoDepth: number;
   readonly fifoStartParked: number;
   readonly fedBatchBytes: number;
+  readonly batchOneCode: boolean;
 
   /** `adds`: the questions this policy answers beyond those of `inner` (see PolicyCapabilities) */
   constructor(readonly inner: SchedulingPolicy, adds: Partial<PolicyCapabilities> = {}) {
@@ -19,6 +20,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
     this.fifoDepth = inner.fifoDepth;
     this.fifoStartParked = inner.fifoStartParked;
     this.fedBatchBytes = inner.fedBatchBytes;
+    this.batchOneCode = inner.batchOneCode ?? false;
   }
 
   place(cf: FragmentView): number | undefined { return this.inner.place(cf); }

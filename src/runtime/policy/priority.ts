@@ -3,18 +3,26 @@
 // derived from a previous run's trace (`luna run --priorities-from`) — the fragment's bottom
 // level there: the longest chain of CPU time from it to the end of the run, so the critical
 // path goes first. With at most one batch per lane in flight and one ready CF per batch (plus
-// its chain): work queued on a lane ahead of time could not be overtaken by a fragment that
-// becomes ready later with a higher priority. Everything else is the wrapped policy's.
+// its chain), or a few of one short code (batchSize): work queued on a lane ahead of time could
+// not be overtaken by a fragment that becomes ready later with a higher priority, beyond the
+// short batch. Everything else is the wrapped policy's.
 import { ForwardingPolicy } from './forward.js';
+import { PRIORITY_BATCH_NS } from './default.js';
+import { tuned } from '../tuning.js';
 import type { BatchSizing, FragmentView, LanesView, SchedulingPolicy } from './types.js';
 
 export class PriorityPolicy extends ForwardingPolicy {
   override readonly name: string;
+  override readonly batchOneCode = true;
 
-  /** `table`: priority by CF global id (from a trace); fragments it lacks keep their rule's priority */
-  constructor(inner: SchedulingPolicy, private readonly table?: ReadonlyMap<string, number>) {
+  private readonly batchNs: number;
+
+  /** `table`: priority by CF global id (from a trace); fragments it lacks keep their rule's priority; `batchNs`: see batchSize */
+  constructor(inner: SchedulingPolicy, private readonly table?: ReadonlyMap<string, number>, batchNs?: number) {
     super(inner, { orders: true });
     this.name = table ? 'priority (critical path from a trace)' : 'priority';
+    const us = tuned('LUNA_PRIORITY_BATCH_US');
+    this.batchNs = batchNs ?? (us !== undefined ? us * 1000 : PRIORITY_BATCH_NS);
   }
 
   override priority(cf: FragmentView & { priority: number }): number {
@@ -32,8 +40,15 @@ export class PriorityPolicy extends ForwardingPolicy {
     return w;
   }
 
-  /** One ready CF per batch (its chain may follow it as continuations): the next batch takes the best CF then ready. */
-  override batchSize(_s: BatchSizing): number {
-    return 1;
+  /**
+   * One ready CF per batch (its chain may follow it as continuations): the next batch takes the
+   * best CF then ready. A code measured shorter than PRIORITY_BATCH_NS goes in batches of its own
+   * CFs as ready (batchOneCode) worth that much at most: each CF alone cost a round trip through
+   * the system thread longer than its work, and a CF that becomes ready later with a higher
+   * priority waits at most that long behind them.
+   */
+  override batchSize(s: BatchSizing): number {
+    const ns = s.headNs ?? 0;
+    return ns > 0 && ns < this.batchNs ? Math.floor(this.batchNs / ns) : 1;
   }
 }

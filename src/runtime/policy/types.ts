@@ -108,6 +108,8 @@ export interface BatchSizing {
   readonly stealable: boolean;
   /** one worker thread: the original's FIFO order */
   readonly fifo: boolean;
+  /** the mean cost of the next ready CF's code (ns; 0: not measured yet; absent: not given) */
+  readonly headNs?: number;
   /**
    * a batch of CFs fed across lanes whose outputs no other node reads: their inputs come from
    * other workers' batches in flight, and the workers hand the values to each other; the system
@@ -265,6 +267,12 @@ export interface SchedulingPolicy {
    * this many bytes: they, and the freed buffers they back, stay until the batch returns.
    */
   readonly fedBatchBytes: number;
+  /**
+   * A batch of several ready CFs holds only CFs of its first one's code (the ready queue's order
+   * then decides which of them; batchSize sized it by that code's cost, BatchSizing.headNs).
+   * Absent: any ready CFs, in the queue's order.
+   */
+  readonly batchOneCode?: boolean;
   /**
    * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`
    * (a code's first call run on the system thread: its CPU time), on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
