@@ -15,6 +15,7 @@ import { InlineExecutor } from './exec/inline.js';
 import { RequestDesk, type UcodeLayer } from './exec/desk.js';
 import { bootingAtOnce, WorkerPool } from './exec/pool.js';
 import { collections, keepFreedMemory, recycling, startHeapLog } from './exec/shm.js';
+import { lowerBackgroundNow } from './exec/priority.js';
 import { NodeRuntime, RunFault } from './node/runtime.js';
 import { answering, foundSmall, LaneExecutors, rehearse } from './node/rehearsal.js';
 import type { SchedulingPolicy } from './policy/types.js';
@@ -256,6 +257,14 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const grows = opts.program.sites.some((x) => x.kind === 'for' || x.kind === 'while' || x.kind === 'subcall');
   const gc0 = wallNs();
   const startGcNs = grows && !rt.failure && tuned('LUNA_START_GC') !== 0 && collectYoung() ? wallNs() - gc0 : -1;
+  // V8's background threads lowered now where the program begins on this thread (no worker
+  // started): its fragments' code is optimised by those threads, which on a 2-CPU node took the
+  // thread's own CPU (an empty-kernel stencil of 2 000 steps on one thread waited, runnable, a
+  // median 36–69 ms of a 86–115 ms span for them; lowered, 5–25 ms; docs/benchmarks.md, "V8's
+  // helper threads lowered for a program run on the system thread"). Otherwise the pool lowers
+  // them once its lanes have run fragments (exec/priority.ts). Only a program that can make many
+  // fragments, as for the collection above, and only where `luna run` noted the threads.
+  const backgroundLowered = grows && tp.size === 1 && pool.started === 0 && tuned('LUNA_V8_NICE_START') !== 0 ? lowerBackgroundNow() : 0;
   const started = wallNs();
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
@@ -295,7 +304,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut, ...(pool.rehearsalEnded ? { laneRehearsalEndedSmall: 1 } : {}) } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(backgroundLowered > 0 ? { backgroundLowered } : {}), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut, ...(pool.rehearsalEnded ? { laneRehearsalEndedSmall: 1 } : {}) } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

@@ -1,8 +1,8 @@
 // Once worker lanes have run fragments for a while, V8's background threads (the threads Node
 // started before luna's code) run at a lower priority (LUNA_V8_NICE, 10 by default), while the system thread and
-// the worker threads keep the process's; a run whose fragments all run on the system thread
-// leaves them. A ucode reads every thread's nice value from /proc (on Linux a nice value is a
-// thread's own) and says where it ran.
+// the worker threads keep the process's; a run of a few fragments on the system thread leaves them. A ucode reads every thread's nice value from /proc (on Linux a nice value is a
+// thread's own) and says where it ran. A one-node program with a loop that begins with no worker
+// started lowers them at its first fragment: there they took the system thread's own CPU.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -112,6 +112,46 @@ test('a run whose fragments all run on the system thread leaves V8\'s threads at
   });
 });
 
+/** tiny links on the system thread (no worker starts on one thread), then `nices` */
+const LOOP = `import start(name \`x) as start;
+import step(value \`prev, name \`next) as step;
+import nices(value \`x) as nices;
+sub main()
+{
+    df x;
+    start(x[0]);
+    for i = 0..299
+        step(x[i], x[i + 1]);
+    nices(x[300]);
+}
+`;
+const STEP = `export function step(prev: { getInt(): number }, next: { setInt(v: number): void }): void { next.setInt(prev.getInt() + 1); }\n`;
+
+test("a loop program that begins on the system thread lowers V8's background threads at its first fragment (LUNA_V8_NICE_START=0: not)", { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+  await inTempDir('luna-priority-loop-', async (dir) => {
+    writeFileSync(join(dir, 'nices.fa'), LOOP);
+    writeFileSync(join(dir, 'ucodes.ts'), UCODES + STEP);
+    const run = async (e: NodeJS.ProcessEnv): Promise<{ n: Nices; lowered: unknown }> => {
+      const r = await luna(['run', '--timing', '--threads', '1', 'nices.fa'], dir, 60_000, e);
+      assert.equal(r.status, 0, explain(r));
+      const m = /^(SYSTEM|LANE) (-?\d+) MAIN (-?\d+) OTHERS ([-\d,]*)$/m.exec(r.stdout);
+      assert.ok(m, explain(r));
+      const t = /^luna: timing: (\{.*\})$/m.exec(r.stderr);
+      assert.ok(t, explain(r));
+      return { n: { where: m[1]!, self: Number(m[2]), main: Number(m[3]), others: m[4] === '' ? [] : m[4]!.split(',').map(Number) }, lowered: (JSON.parse(t[1]!) as { backgroundLowered?: unknown }).backgroundLowered };
+    };
+    const on = await run(env());
+    assert.equal(on.n.where, 'SYSTEM');
+    // V8's platform pool (4 threads) and its delayed-task thread, lowered by 10 (up to 19)
+    assert.ok(at(on.n.others, on.n.main + 10) >= 5, `threads at the system thread's nice ${on.n.main} + 10: ${on.n.others.join(', ')}`);
+    assert.ok(typeof on.lowered === 'number' && on.lowered >= 5, `backgroundLowered ${String(on.lowered)}`);
+    const off = await run({ ...env(), LUNA_V8_NICE_START: '0' });
+    assert.equal(off.n.where, 'SYSTEM');
+    assert.deepEqual(off.n.others.filter((n) => n !== off.n.main), [], `LUNA_V8_NICE_START=0: ${off.n.others.join(', ')}`);
+    assert.equal(off.lowered, undefined);
+  });
+});
+
 test('LUNA_V8_NICE that is not a whole number from 0 to 19 is refused by name, before anything runs', async () => {
   await inTempDir('luna-priority-bad-', async (dir) => {
     writeFileSync(join(dir, 'nices.fa'), PROGRAM);
@@ -120,7 +160,7 @@ test('LUNA_V8_NICE that is not a whole number from 0 to 19 is refused by name, b
       const r = await luna(['run', '--threads', '1', 'nices.fa'], dir, 60_000, { ...process.env, LUNA_V8_NICE: bad });
       assert.equal(r.status, 2, explain(r));
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, `luna: error: LUNA_V8_NICE must be a whole number from 0 to 19 (how far V8's background threads are lowered once lanes run fragments (0: not at all)), got ${JSON.stringify(bad)}\n`);
+      assert.equal(r.stderr, `luna: error: LUNA_V8_NICE must be a whole number from 0 to 19 (how far V8's background threads are lowered once lanes run fragments, or from the first fragment of a one-node program with a loop that begins with no worker started (0: not at all)), got ${JSON.stringify(bad)}\n`);
     }
   });
 });

@@ -5,8 +5,8 @@
 // optimised, several at once, and those threads take as much CPU as a lane's kernels, on the
 // lane's core too (docs/runtime.md, "Tiering"). Once the lanes have run fragments for a while
 // (the pool says when) they get a higher nice value: they then take the CPU the program's threads
-// leave. A run whose fragments run on the system thread keeps them as they were: there they are
-// what makes its code fast.
+// leave. A one-node run that begins its program with no worker started lowers them at its first
+// fragment (lowerBackgroundNow): there they competed with the system thread for its own CPU.
 // Linux only: a nice value belongs to one thread there (elsewhere nothing changes).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
@@ -52,12 +52,22 @@ export function lowerBackgroundOnLanes(by: number): void {
 
 /** The lanes run fragments: lower the noted background threads (once). */
 export function lanesRun(): void {
+  lowerBackgroundNow();
+}
+
+/**
+ * Lower the noted background threads now (once; the lanes then lower nothing more): a program
+ * whose fragments begin on the system thread, no worker started. There its own optimising jobs
+ * were what kept the thread off its CPU (docs/benchmarks.md, "V8's helper threads lowered for a
+ * program run on the system thread"). Returns how many threads were lowered.
+ */
+export function lowerBackgroundNow(): number {
   const p = pending;
-  if (p === undefined) return;
+  if (p === undefined) return 0;
   pending = undefined;
   // only threads still ours: a thread id that ended could be another process's by now
   const live = new Set(otherThreads());
-  lowerPriority(p.tids.filter((t) => live.has(t)), p.by);
+  return lowerPriority(p.tids.filter((t) => live.has(t)), p.by);
 }
 
 // The system thread's priority while every worker lane has a batch in flight (exec/pool.ts
