@@ -15,7 +15,7 @@ import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
 import { SystemLane } from './system-lane.js';
 import type { TraceSink } from '../../trace/schema.js';
-import { buildingAhead, lanesRun } from './priority.js';
+import { buildingAhead, lowerBackgroundNow } from './priority.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
@@ -535,7 +535,7 @@ export class WorkerPool {
   private lanesRan(m: BatchResult): void {
     if (!m.start || !m.fin) return;
     for (let i = 0; i < m.start.length; i++) this.lanesRanNs += m.fin[i]! - m.start[i]!;
-    if (this.lanesRanNs >= LANES_RAN_NS) lanesRun();
+    if (this.lanesRanNs >= LANES_RAN_NS) lowerBackgroundNow();
   }
 
   send(lane: number, batch: Batch): void {

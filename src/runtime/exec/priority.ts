@@ -44,22 +44,18 @@ let pending: { tids: number[]; by: number } | undefined;
  * Note the threads Node started before luna's own (V8's platform pool and its delayed-task
  * thread; libuv's pool if the module loader started it): call before any worker thread starts,
  * whose threads must keep the process's priority. Once the lanes have run fragments for a while
- * (lanesRun), they are lowered by `by` (0: never).
+ * (lowerBackgroundNow), they are lowered by `by` (0: never).
  */
 export function lowerBackgroundOnLanes(by: number): void {
   pending = by > 0 ? { tids: otherThreads(), by } : undefined;
 }
 
-/** The lanes run fragments: lower the noted background threads (once). */
-export function lanesRun(): void {
-  lowerBackgroundNow();
-}
-
 /**
- * Lower the noted background threads now (once; the lanes then lower nothing more): a program
- * whose fragments begin on the system thread, no worker started. There its own optimising jobs
- * were what kept the thread off its CPU (docs/benchmarks.md, "V8's helper threads lowered for a
- * program run on the system thread"). Returns how many threads were lowered.
+ * Lower the noted background threads now (once): when the lanes have run fragments for a while
+ * (exec/pool.ts), or at the first fragment of a program that begins on the system thread with no
+ * worker started, where its own optimising jobs were what kept the thread off its CPU
+ * (docs/benchmarks.md, "V8's helper threads lowered for a program run on the system thread").
+ * Returns how many threads were lowered.
  */
 export function lowerBackgroundNow(): number {
   const p = pending;
