@@ -139,8 +139,8 @@ test('a step parked after the batch making its input left is fed at once, and co
 
 test('a lane with little in flight gets a short fed batch first, the rest behind it, and the stencil computes the same', async () => {
   // on: 3 ms of 150 µs steps (20 CFs) go first to a lane holding under 1.5 ms, as the first fed
-  // batches after the steps' cost is known (whether one is depends on when the cost comes: two
-  // runs); off (`LUNA_FED_FIRST_US=0`), none is cut
+  // batches after the steps' cost is known (whether one is depends on when the cost comes: up to
+  // six runs); off (`LUNA_FED_FIRST_US=0`), none is cut
   // (the fed path's batches: a planned loop (node/loop-run.ts) sends windows, never cut, so plans off)
   const steps = 300, want = expected(steps), fedPath = { LUNA_LOOP_PLANS: '0' };
   const [on, again, off] = await Promise.all([
@@ -154,6 +154,15 @@ test('a lane with little in flight gets a short fed batch first, the rest behind
     assert.ok(fed(r) > 0, describeRun(r));
   }
   const cut = (r: Run): number => timingOf<{ fedCut?: number }>(r).fedCut ?? -1;
-  assert.ok(cut(on) >= 0 && cut(again) >= 0 && cut(on) + cut(again) > 0, `no fed batch was sent short\n${describeRun(on)}\n${describeRun(again)}`);
   assert.equal(cut(off), 0, describeRun(off));
+  // about 1 run in 6 has no lane nearly dry when a fed batch opens (measured unloaded, 12 runs):
+  // up to 4 more runs, one at a time, before concluding that none is ever cut
+  const tries = [on, again];
+  while (tries.every((r) => cut(r) <= 0) && tries.length < 6) {
+    const r = await run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FED_FIRST_US: '3000' });
+    assertOk(r);
+    assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
+    tries.push(r);
+  }
+  assert.ok(tries.every((r) => cut(r) >= 0) && tries.some((r) => cut(r) > 0), `no fed batch was sent short in ${tries.length} runs\n${tries.map(describeRun).join('\n')}`);
 });
