@@ -154,8 +154,8 @@ function siteLateness(stdout: string): number {
   return Math.max(...all);
 }
 
-async function runTraced(dir: string, program: string, balanced: boolean, nodes: number) {
-  const tr = join(dir, `${program}-${balanced ? 'balanced' : 'injected'}-${nodes}`);
+async function runTraced(dir: string, program: string, balanced: boolean, nodes: number, attempt = 0) {
+  const tr = join(dir, `${program}-${balanced ? 'balanced' : 'injected'}-${nodes}${attempt > 0 ? `-again${attempt}` : ''}`);
   const r = await luna(['spmd', '--threads', '4', '--nodes', String(nodes), '--trace', tr, join(PROGRAMS, `${program}.ts`), String(D_MS), ...(balanced ? ['balanced'] : [])], dir, 90_000, { ...process.env, LUNA_CACHE_DIR: join(dir, 'cache') });
   assert.equal(r.status, 0, explain(r));
   const rep = analyzePatternsTrace(tr);
@@ -226,6 +226,23 @@ function worstElse(rep: Run, atSite: (p: PatternNode) => { wasted: number; count
   return worst ? `largest other at the site ${worst.id} ${(worst.wasted / 1e6).toFixed(3)} ms against a threshold of ${(worst.bar / 1e6).toFixed(3)} ms (load ${loadavg()[0]!.toFixed(1)}, wake lateness ${(rep.lateNs / 1e6).toFixed(3)} ms)` : 'nothing else at the site';
 }
 
+/**
+ * The balanced run: nothing at the measured site above noise. On an oversubscribed machine a
+ * rank descheduled for hundreds of ms inside the measured barrier is the machine's noise, not a
+ * finding (430 ms at load 10 on 2 cores, seen once): the balanced program runs once more there, and
+ * must be clean then. A product that charges a balanced program charges it in both runs.
+ */
+async function cleanRun(c: Case, run: (attempt: number) => Promise<Run>, where: string, diag: (m: string) => void): Promise<void> {
+  const first = await run(0);
+  try {
+    checkClean(c, first, where, diag);
+  } catch (e) {
+    if (!oversubscribed()) throw e;
+    diag(`balanced ${c.program} ${where}, run again on an oversubscribed machine (load ${loadavg()[0]!.toFixed(1)}): ${(e as Error).message}`);
+    checkClean(c, await run(1), where, diag);
+  }
+}
+
 function checkClean(c: Case, rep: Run, where: string, diag: (m: string) => void): void {
   const site = siteOf(c.program);
   diag(`balanced ${c.program} ${where}: ${worstElse(rep, (p) => p.sites.find((s) => s.site.endsWith(`/${site}`) || s.site === site))}`);
@@ -243,7 +260,7 @@ for (const c of CASES) {
     const diag = (m: string): void => t.diagnostic(m);
     await inTempDir('luna-spmd-patterns-', async (dir) => {
       checkInjected(c, await runTraced(dir, c.program, false, 1), 'on 4 threads', diag);
-      checkClean(c, await runTraced(dir, c.program, true, 1), 'on 4 threads', diag);
+      await cleanRun(c, (a) => runTraced(dir, c.program, true, 1, a), 'on 4 threads', diag);
     });
   });
 }
@@ -254,7 +271,7 @@ for (const name of ACROSS) {
     const diag = (m: string): void => t.diagnostic(m);
     await inTempDir('luna-spmd-patterns-', async (dir) => {
       checkInjected(c, await runTraced(dir, c.program, false, 2), 'on 2 nodes', diag);
-      checkClean(c, await runTraced(dir, c.program, true, 2), 'on 2 nodes', diag);
+      await cleanRun(c, (a) => runTraced(dir, c.program, true, 2, a), 'on 2 nodes', diag);
     });
   });
 }
