@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { assertFails, assertOk, describeRun, LUNA, luna, timingOf, type Run } from './helpers.js';
 import { OUTSIDE } from './plan-programs.js';
 import { PROGRAM } from './stencil2.js';
 
@@ -116,6 +116,20 @@ test('one thread: a planned inline step is told the names of its input and outpu
   assert.match(on.stdout, /^1 x\[1\] -> x\[2\]$/m, describeRun(on));
   assert.equal(on.stdout, off.stdout, describeRun(on));
   assert.ok(plannedInline(on) >= 2998, describeRun(on));
+});
+
+test('one thread: the planned loop\'s optimised body survives the pump\'s turns (no wrong-map deoptimisation at a turn\'s set-up)', async () => {
+  // V8 compiles on this thread when asked (--no-concurrent-recompilation), so the loop's body is
+  // optimised at the same call in every run, and the turns after it run that code. An array a
+  // turn's set-up made with Array.prototype.map had another map once TurboFan inlined the map:
+  // the optimised body then deoptimised ('wrong map') at every turn after it was compiled.
+  const r = await luna(['run', '--timing', '--threads', '1', join(dir, 'counted.fa'), '3000', 'ok'], {
+    command: [process.execPath, '--trace-deopt', '--no-concurrent-recompilation', LUNA], env: { ...process.env, LUNA_LOOP_PLANS: '1' }, timeoutMs: 90_000,
+  });
+  assertOk(r);
+  assert.ok(plannedInline(r) >= 5998, describeRun(r));
+  const wrongMap = r.stdout.split('\n').filter((l) => /^\[bailout .*reason: wrong map\).*<JSFunction run /.test(l));
+  assert.deepEqual(wrongMap, [], describeRun(r));
 });
 
 test('two threads with tiny codes: the loop runs planned inline, and prints the same', async () => {

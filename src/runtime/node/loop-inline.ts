@@ -58,8 +58,8 @@ export type InlineOutcome = typeof NOT_PLANNED | typeof FINISHED | typeof TIME_U
 export class InlineLoops {
   /** loops the plan refused (never asked again: the reasons do not change as the loop runs) */
   private readonly refused = new WeakSet<Cf>();
-  /** per loop, its plan (from the iteration it was first planned at) and prepared sites */
-  private readonly plans = new WeakMap<Cf, { plan: LoopPlan; sites: Prepared[] }>();
+  /** per loop, its plan (from the iteration it was first planned at), prepared sites and the arrays its turns reuse */
+  private readonly plans = new WeakMap<Cf, Planned>();
   /** the step running now, for who-am-I questions of its ucode (running()): loop, iteration, site, CF number */
   private curLoop: Cf | null = null;
   private curT = 0;
@@ -89,12 +89,12 @@ export class InlineLoops {
         this.refused.add(loop);
         return NOT_PLANNED;
       }
-      this.plans.set(loop, p = { plan, sites: prepare(plan, loop) });
+      this.plans.set(loop, p = planned(plan, loop));
     }
-    const { plan, sites } = p;
+    const { plan, sites, firsts, vals, keys } = p;
     const from = loop.counter, last = loop.counterEnd, n = sites.length;
     // every site's code runs here now (the rule reads the code's figures: one CF stands for all of a site's)
-    const firsts = sites.map((_, s) => standIn(loop, from, s, -1));
+    for (let s = 0; s < n; s++) firsts[s] = standIn(loop, from, s, -1);
     for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return NOT_PLANNED;
     let seen = this.host.measured();
     const f = new KeyFrame(loop.env.slice(), this.st.size, this.st.self), env = f.env, varSlot = (loop.site as ForSite).varSlot;
@@ -108,15 +108,9 @@ export class InlineLoops {
         for (let i = 0; i < fr.length; i++) { const x = fr[i]; if (x !== null && x !== undefined && t - x.d < from && !this.st.store.holds(x.ref.at(f))) return NOT_PLANNED; }
       }
     }
-    // the ring: outputs and their keys of the last depth + 1 iterations, by iteration, site, output
-    const ring = depth + 1, outsPer = sites.map((x) => x.outArgs.length);
-    const vals: ((DfValue | null)[] | null)[] = new Array(ring * n).fill(null);
-    // (an iteration's key arrays are reused by the iteration `ring` later, whose slot it is: a new
-    // array a step was ~65 of the ~320 bytes a planned step allocates, and a short run's span
-    // scavenges every ~2 MB; docs/benchmarks.md, "The young generation collected before the first
-    // fragment")
-    const keys: string[][] = new Array(ring * n);
-    for (let j = 0; j < ring * n; j++) keys[j] = new Array<string>(outsPer[j % n]!).fill('');
+    // the ring (planned): outputs and their keys of the last depth + 1 iterations
+    const ring = depth + 1;
+    for (let j = 0; j < vals.length; j++) vals[j] = null;
     const held: DfValue[] = [];
     let t = from;
     try {
@@ -184,7 +178,7 @@ export class InlineLoops {
    * Stop before iteration `t`: the outputs the steps from `t` on still read go to the store with
    * the reads left, and the loop's counter moves to `t`.
    */
-  private stop(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, t: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, why: InlineOutcome): InlineOutcome {
+  private stop(loop: Cf, p: Planned, t: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, why: InlineOutcome): InlineOutcome {
     const depth = p.plan.depth;
     // iterations still in the ring, whole: those before t
     for (let u = Math.max(from, t - depth); u < t; u++) this.letGo(loop, p, u, vals, keys, from, t);
@@ -198,7 +192,7 @@ export class InlineLoops {
    * loop, or one that steps from `next` on read from there), or, with nothing left, the store
    * learns it was made and read up (DfStore.spent).
    */
-  private letGo(loop: Cf, p: { plan: LoopPlan; sites: Prepared[] }, u: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, next: number): void {
+  private letGo(loop: Cf, p: Planned, u: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, next: number): void {
     const plan = p.plan, n = p.sites.length, ring = plan.depth + 1, last = loop.counterEnd;
     const slot = ((u - from) % ring) * n;
     for (let s = 0; s < n; s++) {
@@ -209,8 +203,10 @@ export class InlineLoops {
       const id = loop.id; // (a post's writer is named by its site: the stand-in's number is not read)
       for (let k = 0; k < out.length; k++) {
         const v = out[k]!, key = ks[k]!, rule = ps.rules[k]!;
+        // (indexed: a for-of is an iterator object a call in the unoptimised code of a short run)
         let served = 0;
-        for (const r of ps.readers[k]!) if (u + r.d < next && u + r.d <= last) served++;
+        const rs = ps.readers[k]!;
+        for (let j = 0; j < rs.length; j++) { const d = rs[j]!.d; if (u + d < next && u + d <= last) served++; }
         const count = rule < 0 ? -1 : rule - served;
         if (count === 0) {
           if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
@@ -241,6 +237,38 @@ function standIn(loop: Cf, t: number, s: number, id: number): Cf {
   const env = loop.env.slice();
   env[site.varSlot] = t;
   return new Cf(id, site.body.stmts[s] as CallSite, env, loop.gid, t);
+}
+
+/**
+ * A loop's plan, its sites prepared, and the arrays every turn of it reuses. Made once a loop, so
+ * that a turn's set-up allocates no array: `firsts` was `sites.map(…)` each turn, and the array
+ * TurboFan's inlined map made had another map than the builtin's, so the loop's optimised body
+ * deoptimised ('wrong map') at the first turn it ran (--trace-deopt, stencil_1d 2 000 steps).
+ */
+interface Planned {
+  readonly plan: LoopPlan;
+  readonly sites: Prepared[];
+  /** per site, the stand-in the inline rule is asked with (made again each turn) */
+  readonly firsts: Cf[];
+  /** the ring: outputs of the last depth + 1 iterations, by iteration, site (null between turns) */
+  readonly vals: ((DfValue | null)[] | null)[];
+  /**
+   * their keys, an array per iteration and site, reused by the iteration `depth + 1` later,
+   * whose slot it is (a new array a step was ~65 of the ~320 bytes a planned step allocates, and
+   * a short run's span scavenges every ~2 MB; docs/benchmarks.md, "The young generation
+   * collected before the first fragment")
+   */
+  readonly keys: string[][];
+}
+
+function planned(plan: LoopPlan, loop: Cf): Planned {
+  const sites = prepare(plan, loop), n = sites.length, ring = plan.depth + 1;
+  const firsts = new Array<Cf>(n);
+  for (let s = 0; s < n; s++) firsts[s] = standIn(loop, loop.counter, s, -1);
+  const vals = new Array<(DfValue | null)[] | null>(ring * n).fill(null);
+  const keys: string[][] = new Array(ring * n);
+  for (let j = 0; j < ring * n; j++) keys[j] = new Array<string>(sites[j % n]!.outArgs.length).fill('');
+  return { plan, sites, firsts, vals, keys };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */
