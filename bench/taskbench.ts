@@ -30,7 +30,7 @@ import { spawnSync } from 'node:child_process';
 import { floorFigure, median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
 import { ORIGINAL_SIDE_BY_SIDE, TASKBENCH_PEERS } from './reference.js';
 import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
-import { computeBound, FLOP_PER_ITERATION } from './taskbench/kernel.js';
+import { computeBound, FLOP_PER_ITERATION, warmKernel } from './taskbench/kernel.js';
 import { graph, PATTERNS, widthAt, type Pattern } from './taskbench/patterns.js';
 import { rawSocketKind } from './raw-socket.js';
 import { addonPath } from '../src/core/addon.js';
@@ -73,6 +73,7 @@ const pct = (x: number | undefined): string => (x === undefined ? '?' : (x * 100
 
 /** µs per kernel iteration on this thread (best of several, warm). */
 function iterationUs(): number {
+  warmKernel();
   let best = Infinity, sink = 0;
   for (let r = 0; r < 30; r++) {
     const t = nowMs();
