@@ -22,21 +22,30 @@ const KERNEL_JS = `return function computeBound(iters) {
   return s;
 }`;
 
-/** A fresh function of the kernel's text over this thread's array. */
-function compileKernel(): (iters: number) => number {
-  return new Function('A', KERNEL_JS)(A) as (iters: number) => number;
+let compiles = 0;
+
+/**
+ * A fresh function of the kernel's text over this thread's array. Each text is made distinct (a
+ * numbered comment): V8 caches a `new Function` by its source, and compiles of one cached source
+ * share their closures' feedback, so V8 no longer specialises the code to the one array: such
+ * compiles ran 72 ns an iteration against 18–28.
+ */
+export function compileKernel(): (iters: number) => number {
+  // the number inside the function's body, so that its own text differs too
+  return new Function('A', KERNEL_JS.replace('{', `{ /* compile ${++compiles} */`))(A) as (iters: number) => number;
 }
 
 /** The kernel: `iters` rounds over the array, its sum returned. After warmKernel, the fastest of its compiles. */
 export let computeBound: (iters: number) => number = compileKernel();
 
 /**
- * How many compiles of the kernel warmKernel tries. On this host V8 places one compile of the
- * kernel in three or four so that it runs 1.48× slower, for the life of that code (18.1–19.6 ns
- * an iteration against 25.4–30.4, thread CPU; ten compiles of the same text over the same array in
- * one process, six processes: 17 of 60 slow; docs/benchmarks.md, "The TypeScript kernel's speed
- * follows where V8 places its code"), as the C++ kernel's loop ran 1.75× slower at some
- * placements until it was aligned. The best of 6 is slow with odds of ~0.3^6 ≈ 0.1 %.
+ * How many compiles of the kernel warmKernel tries. On this host V8 places about one compile of
+ * the kernel in three so that it runs 1.49× slower, for the life of that code (18.2–18.7 ns an
+ * iteration against 27.0–28.0, thread CPU, bench/raw-kernel-compiles.ts: the same text over the
+ * same array compiled ten times in one thread, ten processes: 34 of 100 slow; docs/benchmarks.md,
+ * "The TypeScript kernel's speed follows where V8 places its code"), as the C++ kernel's loop ran
+ * 1.75× slower at some placements until it was aligned. The best of 6 is slow with odds of
+ * ~0.34^6 ≈ 0.2 %; the 6 cost 40–80 ms of a thread's start (before a `--warm-start` span).
  */
 const KERNEL_COMPILES = 6;
 
