@@ -12,7 +12,12 @@
 // --warm-start`: as Task Bench times a graph after the runtime's initialisation, the span starts
 // once the worker threads have booted and loaded the kernel; the median of the repetitions. The
 // TypeScript kernel is optimised as its ucode module loads (taskbench/kernel.ts warmKernel), as the
-// C++ kernel is compiled before the span; the bare floor's threads warm it the same way.
+// C++ kernel is compiled before the span, and keeps the fastest of several compiles (V8 places
+// one in three where it runs 1.49× slower); the bare peak's and floor's threads warm it the same
+// way. With TypeScript kernels each point also prints the kernel's thread CPU a task (sampled by
+// the ucodes, kernel.ts sampledKernel) and the busy share (tasks × that ÷ cores × span, figures
+// `….busyMetgUs`), as the C++ side-by-side does (bench original); stencil_1d 1×2, the target's
+// row, is the median of SWEEPS sweeps, each against a peak measured right before it.
 //
 // Also: stencil_1d on 1×2 with the workers feeding each other the values of dependent steps and
 // without (LUNA_FEED=0), interleaved (`1x2.stencil_1d.unfedXfed`), and against the values fed as
