@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { loadProgram, type Loaded } from '../src/program/load.js';
 import { runSingleNode } from '../src/runtime/run.js';
 import { median } from './median.js';
+import { parseKernelUs } from './original/spans.js';
 import { followGroup } from './sched.js';
 import type { SyntheticOptions } from '../src/analysis/sim/synthetic.js';
 
@@ -265,6 +266,8 @@ export interface Timed {
   maxRssKB: number;
   inline: number;
   sent: number;
+  /** the kernel's mean thread CPU µs a call, where the program's ucodes print it (`luna-kernel` lines: bench/taskbench/kernel.ts sampledKernel) */
+  kernelUs?: number;
 }
 
 function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<string, string>): Promise<Timed> {
@@ -284,7 +287,8 @@ function timedOnce(argv: (string | number)[], timeoutMs: number, env?: Record<st
       const m = /luna: timing: (\{.*\})/.exec(out);
       if (code !== 0 || !m) { rej(new Error(`exit ${code ?? signal}: ${out.trim().split('\n').slice(0, 6).join(' | ')}`)); return; }
       const j = JSON.parse(m[1]!) as Omit<Timed, 'wallMs'>;
-      res({ wallMs, programMs: j.programMs, systemCpuMs: j.systemCpuMs, inlineUcodeMs: j.inlineUcodeMs, maxRssKB: j.maxRssKB, inline: j.inline, sent: j.sent });
+      const kernelUs = parseKernelUs(out);
+      res({ wallMs, programMs: j.programMs, systemCpuMs: j.systemCpuMs, inlineUcodeMs: j.inlineUcodeMs, maxRssKB: j.maxRssKB, inline: j.inline, sent: j.sent, ...(kernelUs !== undefined ? { kernelUs } : {}) });
     });
   });
 }

@@ -3,11 +3,15 @@
 // whole process's wall time and peak memory from GNU time; and the ratios luna-ts / original.
 // Pure functions: the unit tests check them without either system.
 import { median } from '../median.js';
+import { KERNEL_CPU_TAG } from '../taskbench/kernel.js';
 
 /** Prefix of the timestamp lines the side-by-side ucodes print on stderr. */
 export const SPAN_TAG = 'luna-span';
-/** Prefix of the lines `pid kernel-CPU-ns kernels` the Task Bench checks print (luna_kernel_report). */
-export const KERNEL_TAG = 'luna-kernel';
+/**
+ * Prefix of the lines `pid kernel-CPU-ns kernels` the Task Bench checks print (luna_kernel_report),
+ * the same as the TypeScript kernel's (`key ns calls timed`, one key a thread).
+ */
+export const KERNEL_TAG = KERNEL_CPU_TAG;
 /** Prefix of the line `/usr/bin/time -f` prints after the run. */
 export const TIME_TAG = 'luna-time';
 /** GNU time's format: elapsed seconds and peak resident KiB of the largest process it waited for. */

@@ -11,7 +11,8 @@ import { FLOP_PER_ITERATION } from './kernel.js';
  * (cores × span)), which holds where the kernel's own speed does not (on this host it flips
  * between ~5 and ~10 GFLOP/s per thread within 100 ms, docs/benchmarks.md).
  */
-export interface Point { iters: number; granularityUs: number; efficiency: number; spanMs: number; busy?: number }
+/** `kernelUs`: the kernel's median thread CPU µs a task over the point's runs (where reported). */
+export interface Point { iters: number; granularityUs: number; efficiency: number; spanMs: number; busy?: number; kernelUs?: number }
 
 /** Which efficiency of a point a METG reads. */
 export type EfficiencyBy = 'efficiency' | 'busy';
@@ -37,6 +38,12 @@ export function metg(points: Point[], level = LEVEL, by: EfficiencyBy = 'efficie
   }
   const last = points[points.length - 1];
   return last ? { us: last.granularityUs, bound: true } : { us: NaN, bound: false };
+}
+
+/** The median of several sweeps' METGs, a NaN one (efficiency below the level from the first point) counted above every other. */
+export function medianMetg(xs: readonly number[]): number {
+  const m = median(xs.map((x) => (Number.isNaN(x) ? Infinity : x)));
+  return m === Infinity ? NaN : m;
 }
 
 /** One run: its program span, ms, and where the kernels report it their mean thread CPU µs per task. */
@@ -90,7 +97,8 @@ export async function sweepPoints<S extends string>(
       const busy = runs[s].every((r) => r.kernelUs !== undefined)
         ? median(runs[s].map((r) => (o.tasks * r.kernelUs!) / (o.cores * r.spanMs * 1000)))
         : undefined;
-      const p: Point = { iters, granularityUs: (span * 1000 * o.cores) / o.tasks, efficiency: flops(o.tasks, iters, span) / o.peak[s], spanMs: span, ...(busy !== undefined ? { busy } : {}) };
+      const kernelUs = busy !== undefined ? median(runs[s].map((r) => r.kernelUs!)) : undefined;
+      const p: Point = { iters, granularityUs: (span * 1000 * o.cores) / o.tasks, efficiency: flops(o.tasks, iters, span) / o.peak[s], spanMs: span, ...(busy !== undefined ? { busy, kernelUs } : {}) };
       points[s].push(p);
       o.onPoint?.(s, p);
     }
