@@ -181,6 +181,21 @@ sub main(int n) {
   }
 });
 
+test('priorities on one lane: the next ready CF waits queued behind the running batch, in priority order; on two lanes one batch a lane', async () => {
+  const src = `
+import c_work(int) as work;
+sub main() { for i = 0..11 cf w[i]: work(i) @ { priority: i; }; }`;
+  for (const lanes of [1, 2]) {
+    const order: number[] = [];
+    const r = await runInProcess(src, { c_work: (i: number) => { order.push(i); } }, { lanes, policy: new PriorityPolicy(new DefaultPolicy(), undefined, 0) });
+    assert.equal(r.ok, true, r.message);
+    // one lane: a batch queued behind the running one, so the lane need not wait for the system
+    // thread between two CFs; several: a later, more urgent CF is never queued behind another
+    assert.equal(r.lanes.maxInflight, lanes === 1 ? 2 : 1, `${lanes} lane(s): most batches in flight on a lane`);
+    if (lanes === 1) assert.deepEqual(order, Array.from({ length: 12 }, (_, i) => 11 - i));
+  }
+});
+
 test('priorities: a short code\'s ready CFs go in batches of that code alone, by its measured cost; a long or unmeasured one, one CF a batch', async () => {
   const rule = new PriorityPolicy(new DefaultPolicy(), undefined, 1_000_000);
   const sizing = (headNs: number | undefined): BatchSizing => ({ cfNs: 0, ready: 20, lanes: 2, nodes: 1, stealable: false, fifo: false, ...(headNs === undefined ? {} : { headNs }) });
