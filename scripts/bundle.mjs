@@ -5,7 +5,7 @@
 // Commands other than `run` stay in chunks loaded on demand (splitting); packages are loaded
 // from node_modules as before, except the argument parser, which every command needs.
 // Run by `npm run build` after tsc.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -54,10 +54,13 @@ await build({
 // compiled (src/cli/code-cache.ts; docs/runtime.md, "Start-up: a code cache on Node 20"). Node 22+
 // uses its own compile cache over the ES modules above instead.
 const cjs = join(outdir, 'main.cjs');
-await build({
+// built in memory and renamed into place once its imports are rewritten (below): a run that
+// starts during a rebuild reads the old file or the finished one, never esbuild's raw output
+const built = await build({
   absWorkingDir: root,
   entryPoints: ['dist/src/cli/main.js'],
   outfile: cjs,
+  write: false,
   bundle: true,
   format: 'cjs',
   platform: 'node',
@@ -77,7 +80,7 @@ await build({
 // are found by TypeScript's parser, not by text, so a string that mentions import( stays as it is.
 {
   const ts = (await import('typescript')).default;
-  const text = readFileSync(cjs, 'utf8');
+  const text = built.outputFiles.find((f) => f.path === cjs).text;
   const at = [];
   const visit = (n) => {
     if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword) at.push(n.expression.getStart());
@@ -86,5 +89,7 @@ await build({
   visit(ts.createSourceFile(cjs, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS));
   let out = '', from = 0;
   for (const i of at) { out += text.slice(from, i) + '__lunaImport'; from = i + 'import'.length; }
-  writeFileSync(cjs, out + text.slice(from));
+  const tmp = `${cjs}.${process.pid}.tmp`;
+  writeFileSync(tmp, out + text.slice(from));
+  renameSync(tmp, cjs);
 }
