@@ -130,14 +130,12 @@ export class InlineLoops {
     this.curPlanned = p;
     this.frame = f;
     this.host.nameKeys(this.nameOf);
-    // the kept outputs go by numbers when no entry stands for one of their keys (DfStore.watchKept);
-    // reading the entries (only when some were made since the last turn) costs less than the
-    // keys it saves up to as many entries as kept outputs are left
+    // the kept outputs go by numbers when no entry stands for one of their keys (DfStore.watchKept)
     const kept = p.kept;
     if (kept !== null) {
       kept.from = from;
       kept.last = last;
-      store.watchKept(kept, p.keptPer * (last - from + 1));
+      store.watchKept(kept, p.turnMax === 0 ? p.keptPer * (last - from + 1) : Math.max(SCAN_FLOOR, p.keptPer * p.turnMax));
     }
     try {
       try {
@@ -199,6 +197,7 @@ export class InlineLoops {
       for (let u = Math.max(from, last - depth + 1); u <= last; u++) this.letGo(loop, p, u, vals, from, last + 1);
     } finally {
       if (kept !== null) store.unwatchKept();
+      if (t - from > p.turnMax) p.turnMax = t - from;
       this.host.nameKeys(null);
       this.curPlanned = null;
       this.frame = null;
@@ -288,6 +287,18 @@ export class InlineLoops {
   }
 }
 
+/**
+ * Entries of the store a turn reads at most to record its kept outputs by numbers, whatever it
+ * saves: reading an entry's key cost 34–61 ns (DfStore.watchKept reading 64 to 16 384 entries
+ * of another family, optimised; docs/benchmarks.md), a kept output recorded by numbers saved
+ * ~1.1 µs a step (the 20 000-step stencil, calls 4 000–40 000: 6.54 → 5.42 µs), so a turn reads up to as many
+ * entries as it keeps outputs, its first turn up to the loop's remaining kept outputs (the
+ * read happens once then, and again only after entries were made between turns), and at least
+ * 64 (2.2 µs, 0.06 % of the pump's 4 ms turn: a tiny first turn would otherwise leave the next
+ * one key by key).
+ */
+const SCAN_FLOOR = 64;
+
 /** The fragment step `t` of site `s` would be unplanned (made only to name it). */
 function standIn(loop: Cf, t: number, s: number, id: number): Cf {
   const site = loop.site as ForSite;
@@ -324,6 +335,8 @@ interface Planned {
   readonly kept: KeptKeys | null;
   /** how many forms */
   readonly keptPer: number;
+  /** the most steps a turn ran (0: none ran yet): what bounds reading the store's entries */
+  turnMax: number;
 }
 
 function planned(plan: LoopPlan, loop: Cf): Planned {
@@ -341,7 +354,7 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   }));
   const all = forms.flat().filter((x): x is KeptForm => x !== null);
   const kept: KeptKeys | null = all.length > 0 ? { forms: all, from: 0, last: 0, hit: false, made: -1 } : null;
-  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: all.length };
+  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: all.length, turnMax: 0 };
 }
 
 /**
