@@ -124,6 +124,28 @@ test('one thread: a planned inline step is told the names of its input and outpu
   assert.ok(plannedInline(on) >= 2998, describeRun(on));
 });
 
+// the named chain with C++ ucodes: the direct form asks the loop for a DF's name by the number it was given
+const NAMED_CPP = `#include "ucenv.h"
+#include <cstdio>
+using namespace luna::ucenv;
+extern "C" {
+void c_start(OutputDF &v) { v.setValue<int>(7); }
+void c_named(const InputDF &a, int i, OutputDF &v) { if (i % 997 == 1) std::printf("%d %s -> %s\\n", i, a.getName().c_str(), v.getName().c_str()); v.setValue<int>((a.getValue<int>() * 31 + i) % 1000003); }
+void c_show(int i, const InputDF &v) { std::printf("x[%d] = %d\\n", i, v.getValue<int>()); }
+void c_say(int i) { std::printf("say %d\\n", i); }
+}
+`;
+
+test('one thread: a planned inline C++ step is told the names of its input and output DFs, as unplanned', async () => {
+  writeFileSync(join(dir, 'named.cpp'), NAMED_CPP);
+  const go = (plans: '0' | '1'): Promise<Run> => luna(['run', '--timing', '--threads', '1', '--ucodes', join(dir, 'named.cpp'), join(dir, 'named.fa'), '3000'], { env: { ...process.env, LUNA_LOOP_PLANS: plans }, timeoutMs: 90_000 });
+  const [on, off] = await Promise.all([go('1'), go('0')]);
+  for (const r of [on, off]) assertOk(r);
+  assert.match(on.stdout, /^998 x\[998\] -> x\[999\]$/m, describeRun(on));
+  assert.equal(on.stdout, off.stdout, describeRun(on));
+  assert.ok(plannedInline(on) >= 2998, describeRun(on));
+});
+
 test('one thread: the planned loop\'s optimised body survives the pump\'s turns (no wrong-map deoptimisation at a turn\'s set-up)', async () => {
   // V8 compiles on this thread when asked (--no-concurrent-recompilation), so the loop's body is
   // optimised at the same call in every run, and the turns after it run that code. An array a
