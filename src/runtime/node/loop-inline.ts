@@ -75,7 +75,7 @@ export class InlineLoops {
   private curPlanned: Planned | null = null;
   private frame: KeyFrame | null = null;
   /**
-   * Names a ucode's DF: a planned step's outputs are numbers (the ring slot and output, token()),
+   * Names a ucode's DF: a planned step's outputs are numbers (their ring slot and output: tokenKey),
    * spelled only if the ucode asks for a name; other DFs are keys.
    */
   private readonly nameOf = (k: string | number): string => displayDf(typeof k === 'number' ? this.tokenKey(k) : k);
@@ -123,89 +123,98 @@ export class InlineLoops {
       }
     }
     // the ring (planned): outputs of the last depth + 1 iterations, and which iteration each slot holds
-    const ring = depth + 1, W = p.width, store = this.st.store;
+    const ring = depth + 1, W = p.width;
     for (let j = 0; j < vals.length; j++) vals[j] = null;
     const held: DfValue[] = [];
     let t = from;
-    this.curPlanned = p;
-    this.frame = f;
-    this.host.nameKeys(this.nameOf);
-    // the kept outputs go by numbers when no entry stands for one of their keys (DfStore.watchKept)
-    const kept = p.kept;
-    if (kept !== null) {
-      kept.from = from;
-      kept.last = last;
-      store.watchKept(kept, p.turnMax === 0 ? p.keptPer * (last - from + 1) : Math.max(SCAN_FLOOR, p.keptPer * p.turnMax));
-    }
+    this.beginTurn(p, f, from, last);
     try {
-      try {
-        for (; t <= last; t++) {
-          env[varSlot] = t;
-          const slot = ((t - from) % ring) * n;
-          its[(t - from) % ring] = t;
-          // the inline rule again, before the iteration (its figures change as calls are measured):
-          // a stop leaves whole iterations to the unrolled path
-          if (this.host.measured() !== seen) {
-            seen = this.host.measured();
-            for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, from, NOT_HERE);
-          }
-          for (let s = 0; s < n; s++) {
-            const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
-            // (keys are strings or numbers to the ucode's call: a step's outputs are numbers, token())
-            const tks = tk as unknown as (string | number)[];
-            let o = 0;
-            for (let i = 0; i < kinds.length; i++) {
-              const k = kinds[i]!;
-              if (k === 0) { const ab = ps.ints[i]; args[i] = ab !== null && ab !== undefined ? (ab[0] * t + ab[1]) | 0 : ps.vals[i]; continue; }
-              if (k === 2) { tks[i] = (slot + s) * W + o++; continue; }
-              const x = ps.from[i]!, u = t - x.d;
-              if (u >= from) {
-                const at = ((u - from) % ring) * n + x.site;
-                args[i] = vals[at]![x.out]!;
-                tks[i] = at * W + x.out;
-                continue;
-              }
-              // from before `from`: read from the store, one request, as the unrolled step's read
-              const key = x.ref.at(f);
-              let v: DfValue | undefined;
-              try { v = this.st.store.read(key, standIn(loop, t, s, -1)); } catch (e) { throw RunFault.blame(e, standIn(loop, t, s, -1)); }
-              if (v === undefined) throw new Error(`internal: ${displayDf(key)} was held and is not`);
-              if (v.t === T_RAW) { rawHeld(v.v as Uint8Array); held.push(v); }
-              args[i] = v;
-              tk[i] = key;
-            }
-            const id = this.st.reserveIds(1);
-            task.cf = id;
-            this.curLoop = loop; this.curT = t; this.curS = s; this.curId = id;
-            const out = this.host.call(ps.site, task, this.who);
-            for (let k = 0; k < out.length; k++) {
-              const v = out[k];
-              if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(this.keyAt(p, t, s, k))} (Posting an unset value)`, standIn(loop, t, s, id));
-            }
-            vals[slot + s] = out;
-          }
-          if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
-          // the iteration `depth` back leaves the ring: every step inside that reads it has run
-          if (t - depth >= from) this.letGo(loop, p, t - depth, vals, from, last + 1);
-          if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, from, TIME_UP);
+      for (; t <= last; t++) {
+        env[varSlot] = t;
+        const slot = ((t - from) % ring) * n;
+        its[(t - from) % ring] = t;
+        // the inline rule again, before the iteration (its figures change as calls are measured):
+        // a stop leaves whole iterations to the unrolled path
+        if (this.host.measured() !== seen) {
+          seen = this.host.measured();
+          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, from, NOT_HERE);
         }
-      } finally {
-        this.curLoop = null;
-        for (const v of held) rawLet(v.v as Uint8Array);
+        for (let s = 0; s < n; s++) {
+          const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
+          // (keys are strings or numbers to the ucode's call: a step's outputs are numbers, tokenKey)
+          const tks = tk as unknown as (string | number)[];
+          let o = 0;
+          for (let i = 0; i < kinds.length; i++) {
+            const k = kinds[i]!;
+            if (k === 0) { const ab = ps.ints[i]; args[i] = ab !== null && ab !== undefined ? (ab[0] * t + ab[1]) | 0 : ps.vals[i]; continue; }
+            if (k === 2) { tks[i] = (slot + s) * W + o++; continue; }
+            const x = ps.from[i]!, u = t - x.d;
+            if (u >= from) {
+              const at = ((u - from) % ring) * n + x.site;
+              args[i] = vals[at]![x.out]!;
+              tks[i] = at * W + x.out;
+              continue;
+            }
+            // from before `from`: read from the store, one request, as the unrolled step's read
+            const key = x.ref.at(f);
+            let v: DfValue | undefined;
+            try { v = this.st.store.read(key, standIn(loop, t, s, -1)); } catch (e) { throw RunFault.blame(e, standIn(loop, t, s, -1)); }
+            if (v === undefined) throw new Error(`internal: ${displayDf(key)} was held and is not`);
+            if (v.t === T_RAW) { rawHeld(v.v as Uint8Array); held.push(v); }
+            args[i] = v;
+            tk[i] = key;
+          }
+          const id = this.st.reserveIds(1);
+          task.cf = id;
+          this.curLoop = loop; this.curT = t; this.curS = s; this.curId = id;
+          const out = this.host.call(ps.site, task, this.who);
+          for (let k = 0; k < out.length; k++) {
+            const v = out[k];
+            if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(this.keyAt(p, t, s, k))} (Posting an unset value)`, standIn(loop, t, s, id));
+          }
+          vals[slot + s] = out;
+        }
+        if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
+        // the iteration `depth` back leaves the ring: every step inside that reads it has run
+        if (t - depth >= from) this.letGo(loop, p, t - depth, vals, from, last + 1);
+        if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, from, TIME_UP);
       }
       // the end: the last iterations' outputs go (read by every step inside), the loop is done
       for (let u = Math.max(from, last - depth + 1); u <= last; u++) this.letGo(loop, p, u, vals, from, last + 1);
     } finally {
-      if (kept !== null) store.unwatchKept();
-      if (t - from > p.turnMax) p.turnMax = t - from;
-      this.host.nameKeys(null);
-      this.curPlanned = null;
-      this.frame = null;
+      this.curLoop = null;
+      for (const v of held) rawLet(v.v as Uint8Array);
+      this.endTurn(p, t - from);
     }
     loop.counter = last + 1;
     this.st.unrolled(loop);
     this.st.finish(loop);
     return FINISHED;
+  }
+
+  /**
+   * A turn of `p` from iteration `from` begins (frame `f`): its ucodes name the steps' outputs by
+   * the numbers they are given, and its kept outputs go by numbers where no store entry stands
+   * for one of their keys (DfStore.watchKept).
+   */
+  private beginTurn(p: Planned, f: KeyFrame, from: number, last: number): void {
+    this.curPlanned = p;
+    this.frame = f;
+    this.host.nameKeys(this.nameOf);
+    const kept = p.kept;
+    if (kept === null) return;
+    kept.from = from;
+    kept.last = last;
+    this.st.store.watchKept(kept, p.turnMax === 0 ? p.keptPer * (last - from + 1) : Math.max(SCAN_FLOOR, p.keptPer * p.turnMax));
+  }
+
+  /** The turn of `p` is over, after `steps` iterations. */
+  private endTurn(p: Planned, steps: number): void {
+    if (p.kept !== null) this.st.store.unwatchKept();
+    if (steps > p.turnMax) p.turnMax = steps;
+    this.host.nameKeys(null);
+    this.curPlanned = null;
+    this.frame = null;
   }
 
   /** The key of output `k` of step (u, s) of the loop whose turn runs now, spelled from its reference. */
