@@ -13,8 +13,7 @@ import { T_RAW, type DfValue } from '../../ucode/value.js';
 import type { Task } from '../exec/protocol.js';
 import { rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
 import { displayDf } from '../../core/dfkey.js';
-import { KeyFrame, planLoop, split, type LoopPlan, type PlanRef } from './loop-plan.js';
-import { familyOf } from './freed.js';
+import { KEPT_SCAN_FLOOR, keptForms, KeyFrame, planLoop, split, type LoopPlan } from './loop-plan.js';
 import type { KeptForm, KeptKeys } from './store.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
@@ -79,8 +78,6 @@ export class InlineLoops {
    * spelled only if the ucode asks for a name; other DFs are keys.
    */
   private readonly nameOf = (k: string | number): string => displayDf(typeof k === 'number' ? this.tokenKey(k) : k);
-  /** kept outputs recorded by numbers (DfStore.spentIn), not key by key: --timing's plannedKept */
-  kept = 0;
   constructor(private readonly st: NodeState, private readonly host: InlineHost) {}
 
   /** The stand-in of the step numbered `id` if it is running now (its ucode asks who it is). */
@@ -205,7 +202,7 @@ export class InlineLoops {
     if (kept === null) return;
     kept.from = from;
     kept.last = last;
-    this.st.store.watchKept(kept, p.turnMax === 0 ? p.keptPer * (last - from + 1) : Math.max(SCAN_FLOOR, p.keptPer * p.turnMax));
+    this.st.store.watchKept(kept, p.turnMax === 0 ? p.keptPer * (last - from + 1) : Math.max(KEPT_SCAN_FLOOR, p.keptPer * p.turnMax));
   }
 
   /** The turn of `p` is over, after `steps` iterations. */
@@ -274,7 +271,7 @@ export class InlineLoops {
         if (count === 0) {
           if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
           const form = forms[k];
-          if (form !== null && form !== undefined && store.spentIn(form, u)) { this.kept++; continue; }
+          if (form !== null && form !== undefined && store.spentIn(form, u)) continue;
           this.spent(loop, plan, this.keyAt(p, u, s, k), u, s, k);
           continue;
         }
@@ -295,18 +292,6 @@ export class InlineLoops {
     throw new RunFault(excess, standIn(loop, u + first!.d, first!.site, -1));
   }
 }
-
-/**
- * Entries of the store a turn reads at most to record its kept outputs by numbers, whatever it
- * saves: reading an entry's key cost 34–61 ns (DfStore.watchKept reading 64 to 16 384 entries
- * of another family, optimised; docs/benchmarks.md), a kept output recorded by numbers saved
- * ~1.1 µs a step (the 20 000-step stencil, calls 4 000–40 000: 6.54 → 5.42 µs), so a turn reads up to as many
- * entries as it keeps outputs, its first turn up to the loop's remaining kept outputs (the
- * read happens once then, and again only after entries were made between turns), and at least
- * 64 (2.2 µs, 0.06 % of the pump's 4 ms turn: a tiny first turn would otherwise leave the next
- * one key by key).
- */
-const SCAN_FLOOR = 64;
 
 /** The fragment step `t` of site `s` would be unplanned (made only to name it). */
 function standIn(loop: Cf, t: number, s: number, id: number): Cf {
@@ -355,30 +340,8 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   const vals = new Array<(DfValue | null)[] | null>(ring * n).fill(null);
   let width = 1;
   for (let s = 0; s < n; s++) width = Math.max(width, sites[s]!.outArgs.length);
-  const forms = plan.sites.map((ps) => ps.outs.map((o, k) => {
-    // kept (read up inside) at the iterations whose readers are all inside: only when the count is theirs
-    const rule = ps.rules[k]!;
-    const rs = ps.readers[k]!;
-    return rule >= 0 && rule === rs.length ? keptForm(o.ref, rs.reduce((m, r) => Math.max(m, r.d), 0)) : null;
-  }));
-  const all = forms.flat().filter((x): x is KeptForm => x !== null);
-  const kept: KeptKeys | null = all.length > 0 ? { forms: all, from: 0, last: 0, hit: false, made: -1 } : null;
-  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: all.length, turnMax: 0 };
-}
-
-/**
- * Output reference `r`'s keys as FreedKeys keeps them (family, row and last index affine in the
- * loop variable): null when an index before the last two moves with it (a family a step).
- */
-function keptForm(r: PlanRef, d: number): KeptForm | null {
-  const m = r.a.length;
-  if (m === 0) return null;
-  if (m === 1) {
-    const family = familyOf(r.base, [], 1);
-    return { family, ar: 0, br: family.row, ac: r.a[0]!, bc: r.b[0]!, d };
-  }
-  for (let j = 0; j < m - 2; j++) if (r.a[j] !== 0) return null;
-  return { family: familyOf(r.base, r.b.slice(0, m - 2), m), ar: r.a[m - 2]!, br: r.b[m - 2]!, ac: r.a[m - 1]!, bc: r.b[m - 1]!, d };
+  const { forms, kept, per } = keptForms(plan);
+  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0 };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */

@@ -468,7 +468,7 @@ export class NodeRuntime {
       }
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
-    this.stats.plannedKept = this.inlineLoops?.kept ?? 0;
+    this.stats.plannedKept = this.st.store.keptByNumbers;
     this.stats.woken = this.st.wakes;
     // the turn's batches are sent: a forced collection overlaps the lanes' work (inside the
     // turn's busy span: it is the system thread's overhead)

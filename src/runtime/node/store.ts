@@ -367,9 +367,13 @@ export class DfStore {
    */
   spentIn(f: KeptForm, t: number): boolean {
     const k = this.kept;
-    if (k === null || k.hit) return false;
-    return this.exhausted.addIn(f.family, f.ar * t + f.br, f.ac * t + f.bc);
+    if (k === null || k.hit || !this.exhausted.addIn(f.family, f.ar * t + f.br, f.ac * t + f.bc)) return false;
+    this.keptByNumbers++;
+    return true;
   }
+
+  /** kept outputs recorded by numbers (spentIn): --timing's plannedKept */
+  keptByNumbers = 0;
 
   private twiceMessage(key: DfKey, have: Entry): string {
     return `${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`;
