@@ -2,7 +2,7 @@
 // keys, in little memory for sweeps and stencils. Pure bookkeeping: runs in milliseconds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FreedKeys, type FreedPlace } from '../../src/runtime/node/freed.js';
+import { FreedKeys, familyOf, foundCol, foundRow, inFamily, type FreedPlace } from '../../src/runtime/node/freed.js';
 import { KeyTable } from '../../src/program/keys.js';
 
 /** The internal tables, to check what a sweep or a stencil costs. */
@@ -191,4 +191,41 @@ test('a key a table handed out last is answered from its indices as numbers, exa
       assert.equal(located.seenFam === null, text.seenFam === null, `seed ${seed}: ${k}'s family found`);
     }
   }
+});
+
+test('keys added by numbers (a family, a row, a last index) answer as the same keys added by their text', () => {
+  // the shapes of a loop's output reference: base, constant leading indices, the indices' count
+  const shapes: { base: string; lead: number[]; n: number; key: (r: number, c: number) => string }[] = [
+    { base: 'v#', lead: [], n: 2, key: (r, c) => `v#.${r}.${c}` },
+    { base: 'v#3_1', lead: [4], n: 3, key: (r, c) => `v#3_1.4.${r}.${c}` },
+    { base: 'x#2', lead: [], n: 1, key: (_r, c) => `x#2.${c}` },
+    // a name parameter's base ends in an index: its keys of one index are rows of the caller's
+    { base: 'z#.6', lead: [], n: 1, key: (_r, c) => `z#.6.${c}` },
+    { base: 'A#.-1', lead: [], n: 1, key: (_r, c) => `A#.-1.${c}` },
+  ];
+  for (const sh of shapes) {
+    const fam = familyOf(sh.base, sh.lead, sh.n);
+    const rowOf = (r: number): number => (sh.n >= 2 ? r : fam.row);
+    for (let seed = 1; seed <= 10; seed++) {
+      const rnd = lcg(seed);
+      const byNumbers = new FreedKeys(), byText = new FreedKeys();
+      const grid: [number, number][] = [];
+      for (let r = -1; r < 5; r++) for (let c = -2; c < 6; c++) grid.push([r, c]);
+      for (const [r, c] of grid.filter(() => rnd() < 0.6).sort(() => rnd() - 0.5)) {
+        const key = sh.key(r, c), had = byText.has(key);
+        assert.equal(byNumbers.addIn(fam, rowOf(r), c), !had, `${key}: added, unless freed already`);
+        byText.add(key);
+      }
+      for (const [r, c] of grid) {
+        const key = sh.key(r, c);
+        assert.equal(byNumbers.has(key), byText.has(key), `${sh.base} seed ${seed}: ${key}`);
+        assert.ok(inFamily(key, fam) && foundCol === c && (sh.n < 2 || foundRow === r), `${key} is of its family`);
+      }
+    }
+  }
+  // not of the family: another base, shape or row
+  const v = familyOf('v#', [], 2);
+  for (const key of ['w#.1.2', 'v#1.1.2', 'v#.1', 'v#.1.2.3', 'v#.1.x']) assert.equal(inFamily(key, v), false, key);
+  assert.equal(inFamily('x#2.7', familyOf('x#2', [], 1)), true);
+  assert.equal(inFamily('x#2.1.7', familyOf('x#2', [], 1)), false);
 });

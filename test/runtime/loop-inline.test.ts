@@ -106,6 +106,12 @@ test('one thread: a stencil, a chain and escaping outputs print the same, in the
     // every step planned but the loop's first (a loop is examined once before it goes on)
     assert.ok(plannedInline(on) >= steps - 2, `${file}: planned inline ${plannedInline(on)} of ${steps}\n${describeRun(on)}`);
     assert.equal(plannedInline(off), 0, describeRun(off));
+    // outputs read up inside the loop are recorded as spent by numbers, not key by key (the
+    // counted stencil's and the chain's; a turn's stop posts its last iteration's, and the
+    // stencil with unlimited outputs and the escaping loop keep none)
+    const kept = timingOf<{ plannedKept: number }>(on).plannedKept;
+    if (file === 'counted.fa' || file === 'chain.fa') assert.ok(kept >= 0.9 * steps, `${file}: kept by numbers ${kept} of ${steps}\n${describeRun(on)}`);
+    else assert.equal(kept, 0, `${file}\n${describeRun(on)}`);
   }
 });
 
@@ -114,6 +120,28 @@ test('one thread: a planned inline step is told the names of its input and outpu
   const [on, off] = await Promise.all([run('named.fa', ['3000'], '1'), run('named.fa', ['3000'], '0')]);
   for (const r of [on, off]) assertOk(r);
   assert.match(on.stdout, /^1 x\[1\] -> x\[2\]$/m, describeRun(on));
+  assert.equal(on.stdout, off.stdout, describeRun(on));
+  assert.ok(plannedInline(on) >= 2998, describeRun(on));
+});
+
+// the named chain with C++ ucodes: the direct form asks the loop for a DF's name by the number it was given
+const NAMED_CPP = `#include "ucenv.h"
+#include <cstdio>
+using namespace luna::ucenv;
+extern "C" {
+void c_start(OutputDF &v) { v.setValue<int>(7); }
+void c_named(const InputDF &a, int i, OutputDF &v) { if (i % 997 == 1) std::printf("%d %s -> %s\\n", i, a.getName().c_str(), v.getName().c_str()); v.setValue<int>((a.getValue<int>() * 31 + i) % 1000003); }
+void c_show(int i, const InputDF &v) { std::printf("x[%d] = %d\\n", i, v.getValue<int>()); }
+void c_say(int i) { std::printf("say %d\\n", i); }
+}
+`;
+
+test('one thread: a planned inline C++ step is told the names of its input and output DFs, as unplanned', async () => {
+  writeFileSync(join(dir, 'named.cpp'), NAMED_CPP);
+  const go = (plans: '0' | '1'): Promise<Run> => luna(['run', '--timing', '--threads', '1', '--ucodes', join(dir, 'named.cpp'), join(dir, 'named.fa'), '3000'], { env: { ...process.env, LUNA_LOOP_PLANS: plans }, timeoutMs: 90_000 });
+  const [on, off] = await Promise.all([go('1'), go('0')]);
+  for (const r of [on, off]) assertOk(r);
+  assert.match(on.stdout, /^998 x\[998\] -> x\[999\]$/m, describeRun(on));
   assert.equal(on.stdout, off.stdout, describeRun(on));
   assert.ok(plannedInline(on) >= 2998, describeRun(on));
 });

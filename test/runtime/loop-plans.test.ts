@@ -200,6 +200,9 @@ test('plans are the default: a run without LUNA_LOOP_PLANS plans the chain', asy
   assertOk(r);
   assert.deepEqual(r.stdout.trim().split('\n'), chainExpected(400, false), describeRun(r));
   assert.ok(planned(r) > 200, `planned ${planned(r)}\n${describeRun(r)}`);
+  // the links read up by the next one are recorded spent by numbers when their batches are booked
+  const kept = timingOf<{ plannedKept: number }>(r).plannedKept;
+  assert.ok(kept >= 0.9 * planned(r), `kept by numbers ${kept} of ${planned(r)} planned\n${describeRun(r)}`);
 });
 
 // (traced runs are planned: test/trace/planned-loops.test.ts compares their traces)

@@ -1,7 +1,8 @@
 // The DF store alone: the protocol of single assignment, request counts, destroy and push.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DfStore, FreedKeys } from '../../src/runtime/node/store.js';
+import { DfStore, FreedKeys, type KeptForm, type KeptKeys } from '../../src/runtime/node/store.js';
+import { familyOf } from '../../src/runtime/node/freed.js';
 import { KeyTable } from '../../src/program/keys.js';
 import { runInProcess } from './harness.js';
 import { Cf } from '../../src/runtime/node/fragment.js';
@@ -387,4 +388,86 @@ test('a DF spent without the store (a planned loop kept it inside) is remembered
   s.destroy('k#0.4');
   assert.equal(s.spent('k#0.4'), undefined);
   assert.equal(s.read('k#0.4', cf()), undefined, 'nothing remembered of it: a later reader waits, as after a dropped post');
+});
+
+// A planned loop's kept outputs v[t][0] and v[t][1] (each read by the next iteration only),
+// recorded by numbers (spentIn) instead of key by key (spent).
+const V0: KeptForm = { family: familyOf('v#', [], 2), ar: 1, br: 0, ac: 0, bc: 0, d: 1 };
+const V1: KeptForm = { ...V0, bc: 1 };
+const keptKeys = (from: number, last: number): KeptKeys => ({ forms: [V0, V1], from, last, hit: false, made: -1 });
+
+test('a loop\'s kept outputs recorded by numbers answer every request, post and question as the same keys spent one by one', () => {
+  // iterations 1..9 of a loop over 1..10 kept (the 10th escapes: its readers would be after the loop)
+  const spend = (byNumbers: boolean): DfStore => {
+    const s = new DfStore();
+    if (byNumbers) {
+      assert.ok(s.watchKept(keptKeys(1, 10), 100));
+      for (let t = 1; t <= 9; t++) for (const f of [V0, V1]) assert.ok(s.spentIn(f, t), `v[${t}][${f.bc}]`);
+      s.unwatchKept();
+    } else for (let t = 1; t <= 9; t++) for (const x of [0, 1]) assert.equal(s.spent(`v#.${t}.${x}`), undefined);
+    return s;
+  };
+  const outcome = (f: () => unknown): string => { try { const r = f(); return `ok ${r === undefined ? '-' : JSON.stringify(r)}`; } catch (e) { return `${(e as Error).constructor.name}: ${(e as Error).message}`; } };
+  const ops: [string, (s: DfStore, key: string) => unknown][] = [
+    ['read', (s, key) => s.read(key, cf())], ['post', (s, key) => s.post(key, int(1), 2)], ['spent', (s, key) => s.spent(key)],
+    ['readRemote', (s, key) => s.readRemote(key, 1)], ['posted', (s, key) => s.posted(key)], ['willPost then post', (s, key) => { s.willPost(key); return s.post(key, int(1), 1); }],
+  ];
+  for (let t = -1; t <= 11; t++) {
+    for (const x of [0, 1, 2]) {
+      const key = `v#.${t}.${x}`;
+      for (const [name, op] of ops) assert.equal(outcome(() => op(spend(true), key)), outcome(() => op(spend(false), key)), `${name} ${key}`);
+    }
+  }
+  // (not vacuous: a kept key is freed, the next row's is not)
+  assert.match(outcome(() => spend(true).read('v#.5.1', cf())), /too many requests for DF v\[5\]\[1\]: it was freed/);
+  assert.match(outcome(() => spend(true).post('v#.9.0', int(1), 1)), /DF v\[9\]\[0\] is assigned twice \(Duplicate id in post\): it was assigned before, and freed/);
+  assert.equal(outcome(() => spend(true).read('v#.10.0', cf())), 'ok -');
+});
+
+test('kept outputs go key by key where an entry stands for one: a reader waiting, a value posted, a destroy, an entry made while watched; a key freed before', () => {
+  // entries before the watch: a reader from outside, a value, a destroy before the post
+  const before: [string, (s: DfStore) => void, RegExp | undefined][] = [
+    ['a reader waits', (s) => { assert.equal(s.read('v#.5.1', cf()), undefined); }, /too many requests for DF v\[5\]\[1\]: it was freed/],
+    ['a value is there', (s) => { s.post('v#.6.0', int(6), 2); }, undefined],
+    ['destroyed before made', (s) => { s.destroy('v#.7.0'); }, undefined],
+  ];
+  for (const [what, make, excess] of before) {
+    const s = new DfStore();
+    make(s);
+    assert.equal(s.watchKept(keptKeys(1, 10), 100), false, what);
+    assert.equal(s.spentIn(V0, 2), false, `${what}: key by key`);
+    if (excess) assert.match(s.spent('v#.5.1') ?? '', excess, what);
+  }
+  const s = new DfStore();
+  s.post('v#.6.0', int(6), 2);
+  assert.throws(() => s.spent('v#.6.0'), /DF v\[6\]\[0\] is assigned twice/);
+  // what does not stand for a kept key: an iteration before the turn's, one that escapes, another family or shape
+  const other = new DfStore();
+  for (const key of ['v#.0.0', 'v#.10.0', 'v#.4.2', 'w#.4.0', 'v#1.4.0', 'v#.4', 'v#.4.0.0']) other.read(key, cf());
+  assert.ok(other.watchKept(keptKeys(1, 10), 100));
+  // more entries than the budget: not read, key by key
+  assert.equal(other.watchKept(keptKeys(1, 10), 6), false);
+  // made while watched: a hit, key by key from then on, and read again at the next watch
+  const w = new DfStore(), k = keptKeys(1, 10);
+  assert.ok(w.watchKept(k, 100));
+  assert.ok(w.spentIn(V0, 1));
+  w.read('v#.8.0', cf());
+  assert.ok(k.hit);
+  assert.equal(w.spentIn(V0, 2), false);
+  w.unwatchKept();
+  assert.equal(w.watchKept(k, 100), false);
+  // made between two watches: read at the next
+  const b = new DfStore(), kb = keptKeys(1, 10);
+  assert.ok(b.watchKept(kb, 100));
+  b.unwatchKept();
+  b.read('v#.3.1', cf());
+  assert.equal(b.watchKept(kb, 100), false);
+  // no watch: key by key
+  assert.equal(new DfStore().spentIn(V0, 1), false);
+  // freed before (assigned twice): not recorded, and spent() reports it
+  const f = new DfStore();
+  assert.equal(f.spent('v#.3.0'), undefined);
+  assert.ok(f.watchKept(keptKeys(1, 10), 100));
+  assert.equal(f.spentIn(V0, 3), false);
+  assert.throws(() => f.spent('v#.3.0'), /DF v\[3\]\[0\] is assigned twice/);
 });

@@ -142,6 +142,8 @@ export class InlineExecutor {
 
   /** the ucodes are loaded: fragments may run here (a field, not a getter: asked for every fragment) */
   ready = false;
+  /** how a task's keys name its DFs (a planned loop's steps hand numbers for their outputs: node/loop-inline.ts) */
+  nameOf: (key: string | number) => string = nameOfKey;
 
   /**
    * Run task `t` (no forwarded inputs) now, as lane `lane`: its outputs, or an InlineFailure.
@@ -165,8 +167,8 @@ export class InlineExecutor {
     try {
       const direct = this.directs[imp];
       o = direct !== undefined
-        ? callDirect(direct, def, this.outs[imp]!, t.args, t.keys, nameOfKey, this.ctx, t.cf)
-        : callUcode(this.fns![imp]!, def, t.args, t.keys, nameOfKey, this.ctx, t.cf);
+        ? callDirect(direct, def, this.outs[imp]!, t.args, t.keys, this.nameOf, this.ctx, t.cf)
+        : callUcode(this.fns![imp]!, def, t.args, t.keys, this.nameOf, this.ctx, t.cf);
       if (asyncMade !== null) {
         const type = asyncMade;
         asyncMade = null;

@@ -28,6 +28,54 @@ export interface FreedPlace {
   fcol: number;
 }
 
+/**
+ * A family of keys as FreedKeys keeps it: by rows (the key's second-to-last part is a number) or
+ * by ranges of its last index. What a planned loop's kept output is recorded under, by numbers
+ * (addIn), its key never spelled.
+ */
+export interface Family {
+  readonly fam: string;
+  readonly rows: boolean;
+  /** keys of one index under a base that ends in one (`x#.3` + `.7`): that index, their row */
+  readonly row: number;
+}
+
+/**
+ * The family of the keys `base.l0.….lk.i.j` (`lead`: the constant indices before the last two;
+ * `indices`: how many the key has), as parse() would find it from a key's text.
+ */
+export function familyOf(base: string, lead: readonly number[], indices: number): Family {
+  if (indices >= 2) {
+    let fam = base;
+    for (let j = 0; j < lead.length; j++) fam += `.${lead[j]!}`;
+    return { fam, rows: true, row: 0 };
+  }
+  const d = intBefore(base, base.length);
+  return d >= 0 ? { fam: base.slice(0, d), rows: true, row: scanned } : { fam: base, rows: false, row: 0 };
+}
+
+/** The row and the last index of the key inFamily() found in its family (module variables: no pair a key). */
+export let foundRow = 0;
+export let foundCol = 0;
+
+/** Whether `key` is a key of family `f`; its row and last index are then in foundRow, foundCol. */
+export function inFamily(key: string, f: Family): boolean {
+  const d = intBefore(key, key.length);
+  if (d < 0) return false;
+  const col = scanned;
+  const fam = f.fam;
+  if (!f.rows) {
+    if (d !== fam.length || !key.startsWith(fam)) return false;
+    foundRow = 0;
+  } else {
+    const d2 = intBefore(key, d);
+    if (d2 < 0 || d2 !== fam.length || !key.startsWith(fam)) return false;
+    foundRow = scanned;
+  }
+  foundCol = col;
+  return true;
+}
+
 /** Family prefixes remembered per kind of key (a sweep posts row t while it frees row t - 1). */
 const RECENT = 4;
 
@@ -78,6 +126,27 @@ export class FreedKeys {
     let runs = this.recentRows.of(key, this.dot2);
     if (runs === undefined) this.recentRows.set(key.slice(0, this.dot2), runs = []);
     addToRows(runs, this.row, i);
+  }
+
+  /**
+   * Add the key of family `f` at `row` (ignored by ranges) and last index `col`, given as
+   * numbers: what add() does with the key's text, without it. False when it was freed already
+   * (nothing added: a second assignment, which the caller reports from the key).
+   */
+  addIn(f: Family, row: number, col: number): boolean {
+    this.seenKey = null;
+    if (f.rows) {
+      let runs = this.recentRows.ofFamily(f.fam);
+      if (runs === undefined) this.recentRows.set(f.fam, runs = []);
+      else { const k = runAt(runs, row); if (k >= 0 && inRanges(runs[k]!.cols, col)) return false; }
+      addToRows(runs, row, col);
+      return true;
+    }
+    const r = this.recentRanges.ofFamily(f.fam);
+    if (r === undefined) { this.recentRanges.set(f.fam, [col, col]); return true; }
+    if (inRanges(r, col)) return false;
+    addToRanges(r, col);
+    return true;
   }
 
   /** Add a key whose place has() found (`p.fam` set), or else `key` itself. */

@@ -13,7 +13,8 @@ import { T_RAW, type DfValue } from '../../ucode/value.js';
 import type { Task } from '../exec/protocol.js';
 import { rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
 import { displayDf } from '../../core/dfkey.js';
-import { KeyFrame, planLoop, split, type LoopPlan } from './loop-plan.js';
+import { KEPT_SCAN_FLOOR, keptForms, KeyFrame, planLoop, split, type LoopPlan } from './loop-plan.js';
+import type { KeptForm, KeptKeys } from './store.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
@@ -28,6 +29,8 @@ export interface InlineHost {
   timeUp(): boolean;
   /** counts the measurements of codes: the inline rule's answer changes only with them during a run */
   measured(): number;
+  /** how the ucodes called here name their DFs' keys (numbers: a planned step's outputs); null: as before */
+  nameKeys(nameOf: ((key: string | number) => string) | null): void;
 }
 
 /** A site of the plan, prepared for calling: where each argument comes from. */
@@ -67,6 +70,14 @@ export class InlineLoops {
   private curId = -1;
   /** names the step running now (made once: a closure a step would be an allocation a step) */
   private readonly who = (): Cf => standIn(this.curLoop!, this.curT, this.curS, this.curId);
+  /** the loop whose turn runs now and its frame: what spells a step's output key when asked (keyAt) */
+  private curPlanned: Planned | null = null;
+  private frame: KeyFrame | null = null;
+  /**
+   * Names a ucode's DF: a planned step's outputs are numbers (their ring slot and output: tokenKey),
+   * spelled only if the ucode asks for a name; other DFs are keys.
+   */
+  private readonly nameOf = (k: string | number): string => displayDf(typeof k === 'number' ? this.tokenKey(k) : k);
   constructor(private readonly st: NodeState, private readonly host: InlineHost) {}
 
   /** The stand-in of the step numbered `id` if it is running now (its ucode asks who it is). */
@@ -91,7 +102,7 @@ export class InlineLoops {
       }
       this.plans.set(loop, p = planned(plan, loop));
     }
-    const { plan, sites, firsts, vals, keys } = p;
+    const { plan, sites, firsts, vals, its } = p;
     const from = loop.counter, last = loop.counterEnd, n = sites.length;
     // every site's code runs here now (the rule reads the code's figures: one CF stands for all of a site's)
     for (let s = 0; s < n; s++) firsts[s] = standIn(loop, from, s, -1);
@@ -108,34 +119,37 @@ export class InlineLoops {
         for (let i = 0; i < fr.length; i++) { const x = fr[i]; if (x !== null && x !== undefined && t - x.d < from && !this.st.store.holds(x.ref.at(f))) return NOT_PLANNED; }
       }
     }
-    // the ring (planned): outputs and their keys of the last depth + 1 iterations
-    const ring = depth + 1;
+    // the ring (planned): outputs of the last depth + 1 iterations, and which iteration each slot holds
+    const ring = depth + 1, W = p.width;
     for (let j = 0; j < vals.length; j++) vals[j] = null;
     const held: DfValue[] = [];
     let t = from;
+    this.beginTurn(p, f, from, last);
     try {
       for (; t <= last; t++) {
         env[varSlot] = t;
         const slot = ((t - from) % ring) * n;
+        its[(t - from) % ring] = t;
         // the inline rule again, before the iteration (its figures change as calls are measured):
         // a stop leaves whole iterations to the unrolled path
         if (this.host.measured() !== seen) {
           seen = this.host.measured();
-          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
+          for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, from, NOT_HERE);
         }
         for (let s = 0; s < n; s++) {
           const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
-          const okeys = keys[slot + s]!;
+          // (keys are strings or numbers to the ucode's call: a step's outputs are numbers, tokenKey)
+          const tks = tk as unknown as (string | number)[];
           let o = 0;
           for (let i = 0; i < kinds.length; i++) {
             const k = kinds[i]!;
             if (k === 0) { const ab = ps.ints[i]; args[i] = ab !== null && ab !== undefined ? (ab[0] * t + ab[1]) | 0 : ps.vals[i]; continue; }
-            if (k === 2) { tk[i] = okeys[o++] = ps.outRefs[o - 1]!.at(f); continue; }
+            if (k === 2) { tks[i] = (slot + s) * W + o++; continue; }
             const x = ps.from[i]!, u = t - x.d;
             if (u >= from) {
               const at = ((u - from) % ring) * n + x.site;
               args[i] = vals[at]![x.out]!;
-              tk[i] = keys[at]![x.out]!;
+              tks[i] = at * W + x.out;
               continue;
             }
             // from before `from`: read from the store, one request, as the unrolled step's read
@@ -153,21 +167,22 @@ export class InlineLoops {
           const out = this.host.call(ps.site, task, this.who);
           for (let k = 0; k < out.length; k++) {
             const v = out[k];
-            if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(okeys[k]!)} (Posting an unset value)`, standIn(loop, t, s, id));
+            if (v === null || v === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(this.keyAt(p, t, s, k))} (Posting an unset value)`, standIn(loop, t, s, id));
           }
           vals[slot + s] = out;
         }
         if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
         // the iteration `depth` back leaves the ring: every step inside that reads it has run
-        if (t - depth >= from) this.letGo(loop, p, t - depth, vals, keys, from, last + 1);
-        if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, keys, from, TIME_UP);
+        if (t - depth >= from) this.letGo(loop, p, t - depth, vals, from, last + 1);
+        if (t < last && this.host.timeUp()) return this.stop(loop, p, t + 1, vals, from, TIME_UP);
       }
+      // the end: the last iterations' outputs go (read by every step inside), the loop is done
+      for (let u = Math.max(from, last - depth + 1); u <= last; u++) this.letGo(loop, p, u, vals, from, last + 1);
     } finally {
       this.curLoop = null;
       for (const v of held) rawLet(v.v as Uint8Array);
+      this.endTurn(p, t - from);
     }
-    // the end: the last iterations' outputs go (read by every step inside), the loop is done
-    for (let u = Math.max(from, last - depth + 1); u <= last; u++) this.letGo(loop, p, u, vals, keys, from, last + 1);
     loop.counter = last + 1;
     this.st.unrolled(loop);
     this.st.finish(loop);
@@ -175,13 +190,57 @@ export class InlineLoops {
   }
 
   /**
+   * A turn of `p` from iteration `from` begins (frame `f`): its ucodes name the steps' outputs by
+   * the numbers they are given, and its kept outputs go by numbers where no store entry stands
+   * for one of their keys (DfStore.watchKept).
+   */
+  private beginTurn(p: Planned, f: KeyFrame, from: number, last: number): void {
+    this.curPlanned = p;
+    this.frame = f;
+    this.host.nameKeys(this.nameOf);
+    const kept = p.kept;
+    if (kept === null) return;
+    kept.from = from;
+    kept.last = last;
+    this.st.store.watchKept(kept, p.turnMax === 0 ? p.keptPer * (last - from + 1) : Math.max(KEPT_SCAN_FLOOR, p.keptPer * p.turnMax));
+  }
+
+  /** The turn of `p` is over, after `steps` iterations. */
+  private endTurn(p: Planned, steps: number): void {
+    if (p.kept !== null) this.st.store.unwatchKept();
+    if (steps > p.turnMax) p.turnMax = steps;
+    this.host.nameKeys(null);
+    this.curPlanned = null;
+    this.frame = null;
+  }
+
+  /** The key of output `k` of step (u, s) of the loop whose turn runs now, spelled from its reference. */
+  private keyAt(p: Planned, u: number, s: number, k: number): string {
+    const f = this.frame!, env = f.env, slot = p.varSlot, t = env[slot];
+    env[slot] = u;
+    const key = p.sites[s]!.outRefs[k]!.at(f);
+    env[slot] = t;
+    return key;
+  }
+
+  /** The key a token of a planned step names: ring slot (iteration, site) · width + output. */
+  private tokenKey(token: number): string {
+    const p = this.curPlanned;
+    if (p === null) return String(token); // (a ucode that kept a DF handle past its call)
+    const n = p.sites.length, r = Math.floor(token / p.width), s = r % n;
+    return this.keyAt(p, p.its[(r - s) / n]!, s, token - r * p.width);
+  }
+
+  /**
    * Stop before iteration `t`: the outputs the steps from `t` on still read go to the store with
    * the reads left, and the loop's counter moves to `t`.
    */
-  private stop(loop: Cf, p: Planned, t: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, why: InlineOutcome): InlineOutcome {
+  private stop(loop: Cf, p: Planned, t: number, vals: ((DfValue | null)[] | null)[], from: number, why: InlineOutcome): InlineOutcome {
     const depth = p.plan.depth;
+    // the outputs posted now are of iterations before t: the store watches the kept keys from t on
+    if (p.kept !== null) p.kept.from = t;
     // iterations still in the ring, whole: those before t
-    for (let u = Math.max(from, t - depth); u < t; u++) this.letGo(loop, p, u, vals, keys, from, t);
+    for (let u = Math.max(from, t - depth); u < t; u++) this.letGo(loop, p, u, vals, from, t);
     loop.counter = t;
     return why;
   }
@@ -190,19 +249,20 @@ export class InlineLoops {
    * Iteration `u`'s outputs leave the ring: the steps before iteration `next` read them (each
    * read one request); the rest of their count goes to the store (an output that escapes the
    * loop, or one that steps from `next` on read from there), or, with nothing left, the store
-   * learns it was made and read up (DfStore.spent).
+   * learns it was made and read up: by numbers (DfStore.spentIn) for a kept output while the
+   * store watches, else by its key (DfStore.spent). A key is spelled only for the store.
    */
-  private letGo(loop: Cf, p: Planned, u: number, vals: ((DfValue | null)[] | null)[], keys: string[][], from: number, next: number): void {
-    const plan = p.plan, n = p.sites.length, ring = plan.depth + 1, last = loop.counterEnd;
+  private letGo(loop: Cf, p: Planned, u: number, vals: ((DfValue | null)[] | null)[], from: number, next: number): void {
+    const plan = p.plan, n = p.sites.length, ring = plan.depth + 1, last = loop.counterEnd, store = this.st.store;
     const slot = ((u - from) % ring) * n;
     for (let s = 0; s < n; s++) {
-      const out = vals[slot + s], ks = keys[slot + s];
-      if (out === null || out === undefined || ks === undefined) continue;
+      const out = vals[slot + s];
+      if (out === null || out === undefined) continue;
       vals[slot + s] = null;
-      const ps = plan.sites[s]!;
+      const ps = plan.sites[s]!, forms = p.forms[s]!;
       const id = loop.id; // (a post's writer is named by its site: the stand-in's number is not read)
       for (let k = 0; k < out.length; k++) {
-        const v = out[k]!, key = ks[k]!, rule = ps.rules[k]!;
+        const v = out[k]!, rule = ps.rules[k]!;
         // (indexed: a for-of is an iterator object a call in the unoptimised code of a short run)
         let served = 0;
         const rs = ps.readers[k]!;
@@ -210,10 +270,12 @@ export class InlineLoops {
         const count = rule < 0 ? -1 : rule - served;
         if (count === 0) {
           if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
-          this.spent(loop, plan, key, u, s, k);
+          const form = forms[k];
+          if (form !== null && form !== undefined && store.spentIn(form, u)) continue;
+          this.spent(loop, plan, this.keyAt(p, u, s, k), u, s, k);
           continue;
         }
-        this.st.post(key, this.st.self, v, count, standIn(loop, u, s, id), 0);
+        this.st.post(this.keyAt(p, u, s, k), this.st.self, v, count, standIn(loop, u, s, id), 0);
       }
     }
   }
@@ -253,12 +315,22 @@ interface Planned {
   /** the ring: outputs of the last depth + 1 iterations, by iteration, site (null between turns) */
   readonly vals: ((DfValue | null)[] | null)[];
   /**
-   * their keys, an array per iteration and site, reused by the iteration `depth + 1` later,
-   * whose slot it is (a new array a step was ~65 of the ~320 bytes a planned step allocates, and
-   * a short run's span scavenges every ~2 MB; docs/benchmarks.md, "The young generation
-   * collected before the first fragment")
+   * the iteration each of the ring's slots holds. An output's key is not spelled a step: a step's
+   * ucode gets a number for it (the ring's slot and site · width + output), named if it asks,
+   * and the store gets the key only when the value goes there (posted, or spent key by key)
    */
-  readonly keys: string[][];
+  readonly its: Int32Array;
+  /** outputs a site has at most: a token's multiplier */
+  readonly width: number;
+  readonly varSlot: number;
+  /** per site and output, its form when the loop may keep it (recorded by numbers), else null */
+  readonly forms: (KeptForm | null)[][];
+  /** the forms together, as the store watches them (null: none) */
+  readonly kept: KeptKeys | null;
+  /** how many forms */
+  readonly keptPer: number;
+  /** the most steps a turn ran (0: none ran yet): what bounds reading the store's entries */
+  turnMax: number;
 }
 
 function planned(plan: LoopPlan, loop: Cf): Planned {
@@ -266,9 +338,10 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   const firsts = new Array<Cf>(n);
   for (let s = 0; s < n; s++) firsts[s] = standIn(loop, loop.counter, s, -1);
   const vals = new Array<(DfValue | null)[] | null>(ring * n).fill(null);
-  const keys: string[][] = new Array(ring * n);
-  for (let j = 0; j < ring * n; j++) keys[j] = new Array<string>(sites[j % n]!.outArgs.length).fill('');
-  return { plan, sites, firsts, vals, keys };
+  let width = 1;
+  for (let s = 0; s < n; s++) width = Math.max(width, sites[s]!.outArgs.length);
+  const { forms, kept, per } = keptForms(plan);
+  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0 };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */

@@ -8,6 +8,8 @@
 import type { CallSite, ForSite } from '../../program/compile.js';
 import type { CDfRef, CExpr, Frame, Lin } from '../../program/expr.js';
 import type { DfValue } from '../../ucode/value.js';
+import { familyOf } from './freed.js';
+import type { KeptForm, KeptKeys } from './store.js';
 
 /** A DF reference of the body at iteration t: base key, index j = a[j]·t + b[j]. */
 export interface PlanRef {
@@ -232,4 +234,44 @@ export class KeyFrame implements Frame {
   read(): DfValue | undefined {
     throw new Error('internal: a planned loop read a DF through an index');
   }
+}
+
+/**
+ * Entries of the store read at least, whatever a turn (loop-inline.ts) or a batch's booking
+ * (loop-run.ts) keeps, before a loop's kept outputs are recorded by numbers (DfStore.watchKept).
+ * Reading an entry's key cost 34–61 ns (DfStore.watchKept reading 64 to 16 384 entries of
+ * another family, optimised; docs/benchmarks.md); a kept output recorded by numbers saved ~1.1 µs
+ * a step (the 20 000-step stencil, calls 4 000–40 000: 6.54 → 5.42 µs). So the store's entries
+ * are read up to as many as the outputs kept (a turn: its largest turn so far; the first turn the
+ * loop's remaining), only when entries were made since, and at least 64 (2.2 µs, 0.06 % of the
+ * pump's 4 ms turn: a tiny first turn would otherwise leave the next one key by key).
+ */
+export const KEPT_SCAN_FLOOR = 64;
+
+/**
+ * The plan's outputs its own readers use up (each read only inside the loop, by as many reads as
+ * its req_count) as the store records them spent by numbers (DfStore.spentIn): per site and
+ * output its form, null where it is never kept or its keys are not one family's rows (an index
+ * before the last two moves with the loop variable); and all of them, as the store watches them.
+ */
+export function keptForms(plan: LoopPlan): { forms: (KeptForm | null)[][]; kept: KeptKeys | null; per: number } {
+  const forms = plan.sites.map((ps) => ps.outs.map((o, k) => {
+    // kept at the iterations whose readers are all inside: only when the count is theirs
+    const rule = ps.rules[k]!, rs = ps.readers[k]!;
+    return rule >= 0 && rule === rs.length ? keptForm(o.ref, rs.reduce((m, r) => Math.max(m, r.d), 0)) : null;
+  }));
+  const all = forms.flat().filter((x): x is KeptForm => x !== null);
+  return { forms, kept: all.length > 0 ? { forms: all, from: 0, last: 0, hit: false, made: -1 } : null, per: all.length };
+}
+
+/** Output reference `r`'s keys as FreedKeys keeps them (family, row and last index affine in the loop variable), its readers up to `d` later. */
+function keptForm(r: PlanRef, d: number): KeptForm | null {
+  const m = r.a.length;
+  if (m === 0) return null;
+  if (m === 1) {
+    const family = familyOf(r.base, [], 1);
+    return { family, ar: 0, br: family.row, ac: r.a[0]!, bc: r.b[0]!, d };
+  }
+  for (let j = 0; j < m - 2; j++) if (r.a[j] !== 0) return null;
+  return { family: familyOf(r.base, r.b.slice(0, m - 2), m), ar: r.a[m - 2]!, br: r.b[m - 2]!, ac: r.a[m - 1]!, bc: r.b[m - 1]!, d };
 }

@@ -10,7 +10,8 @@ import { T_RAW } from '../../ucode/value.js';
 import { ARG_IN, ARG_INT, ARG_OUT, ARG_VAL, type Forward, type Task, type WirePlan, type WireWindow } from '../exec/protocol.js';
 import { rawFreed, rawLet, rawPosted } from '../exec/shm.js';
 import { displayDf } from '../../core/dfkey.js';
-import { affineAt, escapes, KeyFrame, split, type LoopPlan } from './loop-plan.js';
+import { affineAt, escapes, KEPT_SCAN_FLOOR, keptForms, KeyFrame, split, type LoopPlan } from './loop-plan.js';
+import type { KeptKeys } from './store.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
@@ -71,7 +72,11 @@ export class LoopRun {
     this.posBatch = new Int32Array(this.ring * this.nSites);
     this.posTask = new Int32Array(this.ring * this.nSites);
     this.firstCf = st.reserveIds(this.total);
+    this.kept = keptForms(plan);
   }
+
+  /** the outputs the loop keeps inside, as the store records them spent by numbers */
+  private readonly kept: ReturnType<typeof keptForms>;
 
   /** Whether every task was booked. */
   get done(): boolean {
@@ -343,26 +348,35 @@ export class LoopRun {
    */
   book(id: number, its: Int32Array, sites: Int32Array, outs: readonly (readonly (DfValue | null)[])[], fin: ArrayLike<number> | undefined): void {
     const p = this.plan, st = this.st, tracer = this.tracer, f = this.frame, env = f.env, varSlot = this.site.varSlot;
-    for (let i = 0; i < outs.length; i++) {
-      const t = its[i]!, s = sites[i]!, ps = p.sites[s]!, o = outs[i]!, at = fin !== undefined ? fin[i]! : 0;
-      const cf = this.cfOf(t, s);
-      env[varSlot] = t;
-      for (let k = 0; k < ps.outs.length; k++) {
-        const v = o[k];
-        // spelled here, from the reference as the unplanned path would (the tasks may have been built on a worker)
-        const key = ps.outs[k]!.ref.ref.at(f);
-        if (v === null || v === undefined) throw this.fault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(key)} (Posting an unset value)`, t, s, cf);
-        const left = escapes(p, s, k, t);
-        if (left === -2) {
-          // read only by the loop's steps, forwarded: posted and freed at once, as a store entry
-          // whose readers were all served would be (the buffer waits for the batches reading it)
-          if (tracer !== undefined) tracer.computed(at, key, cf, v);
-          if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
-          this.spent(key, t, s, k, cf);
-          continue;
+    // untraced, the outputs kept inside go by numbers where no store entry stands for one (a
+    // traced run names each in the trace: key by key)
+    const kept = tracer === undefined ? this.watchKept(its, outs.length) : null;
+    try {
+      for (let i = 0; i < outs.length; i++) {
+        const t = its[i]!, s = sites[i]!, ps = p.sites[s]!, o = outs[i]!, at = fin !== undefined ? fin[i]! : 0;
+        const cf = this.cfOf(t, s);
+        env[varSlot] = t;
+        for (let k = 0; k < ps.outs.length; k++) {
+          const v = o[k];
+          // (keys spelled here, from the reference as the unplanned path would: the tasks may have been built on a worker)
+          if (v === null || v === undefined) throw this.fault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(ps.outs[k]!.ref.ref.at(f))} (Posting an unset value)`, t, s, cf);
+          const left = escapes(p, s, k, t);
+          if (left === -2) {
+            // read only by the loop's steps, forwarded: posted and freed at once, as a store entry
+            // whose readers were all served would be (the buffer waits for the batches reading it)
+            if (v.t === T_RAW) { const raw = v.v as Uint8Array; rawPosted(raw); rawLet(raw); rawFreed(raw); }
+            const form = this.kept.forms[s]![k];
+            if (kept !== null && form !== null && form !== undefined && st.store.spentIn(form, t)) continue;
+            const key = ps.outs[k]!.ref.ref.at(f);
+            if (tracer !== undefined) tracer.computed(at, key, cf, v);
+            this.spent(key, t, s, k, cf);
+            continue;
+          }
+          st.post(ps.outs[k]!.ref.ref.at(f), st.self, v, left, this.standIn(t, s, cf), at);
         }
-        st.post(key, st.self, v, left, this.standIn(t, s, cf), at);
       }
+    } finally {
+      if (kept !== null) st.store.unwatchKept();
     }
     this.booked += outs.length;
     const win = this.windowOf.get(id)!;
@@ -370,6 +384,22 @@ export class LoopRun {
     const w = win - this.windowBase;
     this.windowsLeft[w]!--;
     while (this.windowsLeft.length > 0 && this.windowsLeft[0] === 0) { this.windowsLeft.shift(); this.windowBase++; }
+  }
+
+  /**
+   * The store watches the kept keys of the iterations from the batch's first on (`its`, booked
+   * in any order: the earlier ones' are freed already) while `tasks` tasks are booked; null when
+   * the loop keeps none. Its entries are read up to the outputs these tasks keep.
+   */
+  private watchKept(its: Int32Array, tasks: number): KeptKeys | null {
+    const kept = this.kept.kept;
+    if (kept === null) return null;
+    let from = its[0]!;
+    for (let i = 1; i < its.length; i++) if (its[i]! < from) from = its[i]!;
+    kept.from = from;
+    kept.last = this.plan.last;
+    this.st.store.watchKept(kept, Math.max(KEPT_SCAN_FLOOR, Math.ceil(this.kept.per * tasks / this.nSites)));
+    return kept;
   }
 
   /**

@@ -16,6 +16,7 @@ import { displayDf, type DfKey } from '../../core/dfkey.js';
 import { EvalError } from '../../program/expr.js';
 import { T_RAW, type DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
+import { nameOfKey } from '../exec/call.js';
 import type { Batch, BatchResult, Feed, Task, TaskError, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, mayWaitForNode, type LaneTail } from './batch.js';
@@ -147,7 +148,7 @@ export class NodeRuntime {
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
    * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, plannedKept: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -467,6 +468,7 @@ export class NodeRuntime {
       }
     } catch (e) { this.fail(e); return; }
     this.stats.examined = this.interp.examined;
+    this.stats.plannedKept = this.st.store.keptByNumbers;
     this.stats.woken = this.st.wakes;
     // the turn's batches are sent: a forced collection overlaps the lanes' work (inside the
     // turn's busy span: it is the system thread's overhead)
@@ -727,6 +729,7 @@ export class NodeRuntime {
     call: (site: CallSite, t: Task, cf: () => Cf): (DfValue | null)[] => { this.stats.plannedInline++; return this.callInline(site, t, 0, cf); },
     timeUp: (): boolean => this.timeUp(this.until),
     measured: (): number => this.measured,
+    nameKeys: (nameOf: ((key: string | number) => string) | null): void => { this.exec.inline!.nameOf = nameOf ?? nameOfKey; },
   };
   /** codes' measurements so far (measureCode): the inline rule's figures change only with them */
   private measured = 0;

@@ -9,7 +9,7 @@ import { displayDf, pushedDf, type DfKey } from '../../core/dfkey.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { Cf } from './fragment.js';
 import { RequestRefused, RunFault } from './fault.js';
-import { FreedKeys, type FreedPlace } from './freed.js';
+import { FreedKeys, foundCol, foundRow, inFamily, type Family, type FreedPlace } from './freed.js';
 
 export { FreedKeys } from './freed.js';
 
@@ -68,6 +68,27 @@ const NOBODY: Delivery = { waiters: null, remote: null };
 export interface Served { v: DfValue; granted: number; left: number; keep: boolean }
 
 /**
+ * A planned loop's output kept inside it (read only by the loop's own later steps,
+ * loop-inline.ts): at iteration t, the key of `family` at row ar·t + br and last index ac·t + bc;
+ * kept at the iterations whose readers, `d` iterations later at most, are all in the loop.
+ */
+export interface KeptForm { readonly family: Family; readonly ar: number; readonly br: number; readonly ac: number; readonly bc: number; readonly d: number }
+
+/**
+ * A planned loop's kept outputs (one form each) over iterations [from, last], recorded as spent
+ * by numbers (spentIn) while the store watches that no entry exists for one of their keys.
+ */
+export interface KeptKeys {
+  readonly forms: readonly KeptForm[];
+  from: number;
+  last: number;
+  /** an entry was made for one of the keys while watched: they go key by key from then on */
+  hit: boolean;
+  /** the store's count of entries made when the last watch of these ended clean (-1: never) */
+  made: number;
+}
+
+/**
  * A copy of another node's DF: its value, the reads it may still serve here as far as this node
  * knows (`budget`, -1: unlimited; the owner counts exactly and refuses what others used up), and
  * the last CF that read it (named if the owner refuses a read).
@@ -101,6 +122,13 @@ export class DfStore {
   onDrop: (key: DfKey, nodes: number[]) => void = () => {};
   /** bytes of the values held */
   liveBytes = 0;
+  /**
+   * Entries made so far: a planned loop's kept keys are checked against the entries again only
+   * when some were made since its last turn (watchKept).
+   */
+  private made = 0;
+  /** the kept keys of the planned loop whose turn runs now: an entry made for one is a hit */
+  private kept: KeptKeys | null = null;
 
   /**
    * `onFree(v)`: a value left the store (freed by its count or destroyed). `node`: this node's
@@ -306,6 +334,47 @@ export class DfStore {
     return undefined;
   }
 
+  /**
+   * A planned loop's turn records the outputs it keeps by numbers (spentIn) from iteration
+   * `k.from` on, not key by key (spent): true when none of their keys has an entry here (a
+   * reader from outside waiting, a value posted, a destroy before the post: spent() tells each
+   * apart), and from now until unwatchKept() an entry made for one is a hit. The entries are read
+   * only when some were made since the last turn, and only when they are at most `budget` (what
+   * the turn saves: past it, false and the keys go one by one).
+   */
+  watchKept(k: KeptKeys, budget: number): boolean {
+    if (k.made !== this.made) {
+      if (this.entries.size > budget) return false;
+      for (const key of this.entries.keys()) if (keptKey(k, key)) return false;
+    }
+    k.hit = false;
+    this.kept = k;
+    return true;
+  }
+
+  /** The turn is over: entries made from now on are read at the next turn's watchKept. */
+  unwatchKept(): void {
+    const k = this.kept;
+    if (k === null) return;
+    this.kept = null;
+    k.made = k.hit ? -1 : this.made;
+  }
+
+  /**
+   * Kept output `f` of iteration `t` was made and read up inside the loop: remembered as freed,
+   * as spent(key) would, its key never spelled. False when it must go by spent(key) instead:
+   * no watch, an entry was made for one of the kept keys, or it was freed already (assigned twice).
+   */
+  spentIn(f: KeptForm, t: number): boolean {
+    const k = this.kept;
+    if (k === null || k.hit || !this.exhausted.addIn(f.family, f.ar * t + f.br, f.ac * t + f.bc)) return false;
+    this.keptByNumbers++;
+    return true;
+  }
+
+  /** kept outputs recorded by numbers (spentIn): --timing's plannedKept */
+  keptByNumbers = 0;
+
   private twiceMessage(key: DfKey, have: Entry): string {
     return `${this.df(key)} is assigned twice (Duplicate id in post)${have.bySite >= 0 ? `: it already holds the value of ${this.describeWriter(have.bySite, have.byNode)}` : ''}`;
   }
@@ -343,6 +412,8 @@ export class DfStore {
     const x = this.exhausted;
     if (x.seenKey === key && x.seenFam !== null) { e.fam = x.seenFam; e.frow = x.row; e.fcol = x.col; }
     this.entries.set(key, e);
+    this.made++;
+    if (this.kept !== null && keptKey(this.kept, key)) this.kept.hit = true;
     return e;
   }
 
@@ -503,4 +574,18 @@ export class DfStore {
   get size(): number {
     return this.entries.size;
   }
+}
+
+/** Whether `key` is one of `k`'s kept keys of iterations [k.from, k.last] (an output that escapes at t is not). */
+function keptKey(k: KeptKeys, key: DfKey): boolean {
+  for (let j = 0; j < k.forms.length; j++) {
+    const f = k.forms[j]!;
+    if (!inFamily(key, f.family)) continue;
+    const row = foundRow, col = foundCol;
+    let t: number;
+    if (f.ar !== 0) { t = (row - f.br) / f.ar; if (f.ac * t + f.bc !== col) continue; }
+    else { if (row !== f.br) continue; t = (col - f.bc) / f.ac; }
+    if (Number.isInteger(t) && t >= k.from && t + f.d <= k.last) return true;
+  }
+  return false;
 }
