@@ -17,6 +17,8 @@ import { KeyFrame, planLoop, split, type LoopPlan } from './loop-plan.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
+import type { DirectForm } from '../../ucode/cpp/native.js';
+import { LP_CALLS, LP_S, LP_STATUS, LP_T, LP_TICK, LP_TIMED, LP_TIMES, nativeLoop, STOP_OTHER, STOP_TIME, type NativeLoop } from './loop-native.js';
 
 /** What running a loop's steps here needs of the runtime. */
 export interface InlineHost {
@@ -28,6 +30,20 @@ export interface InlineHost {
   timeUp(): boolean;
   /** counts the measurements of codes: the inline rule's answer changes only with them during a run */
   measured(): number;
+  /** the direct C++ form of site `site`'s code on this thread, if it has one */
+  direct(site: CallSite): DirectForm | undefined;
+  /** whether `site`'s calls are timed 1 in 16 now (not each, nor profiled): they may be stepped natively */
+  sampled(site: CallSite): boolean;
+  /**
+   * step a planned loop natively (loop-native.ts) from step (t, 0) to (last, n - 1) at most, as
+   * `call` runs a step; `tick[0]` in and out the runtime's count of inline calls; a fault a
+   * RunFault naming `failed()`'s step
+   */
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf]): void;
+  /** the step numbered `id` of site `site` runs now (its ucode asks its context) */
+  enter(id: number, site: CallSite): void;
+  /** a natively stepped call of `site` ran, timed `ns` (-1: not timed) */
+  stepped(site: CallSite, ns: number): void;
 }
 
 /** A site of the plan, prepared for calling: where each argument comes from. */
@@ -112,18 +128,28 @@ export class InlineLoops {
     const ring = depth + 1;
     for (let j = 0; j < vals.length; j++) vals[j] = null;
     const held: DfValue[] = [];
-    let t = from;
+    let t = from, s0 = 0;
     try {
       for (; t <= last; t++) {
         env[varSlot] = t;
-        const slot = ((t - from) % ring) * n;
+        let slot = ((t - from) % ring) * n;
         // the inline rule again, before the iteration (its figures change as calls are measured):
         // a stop leaves whole iterations to the unrolled path
         if (this.host.measured() !== seen) {
           seen = this.host.measured();
           for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, keys, from, NOT_HERE);
         }
-        for (let s = 0; s < n; s++) {
+        // C++ steps of int and real values: stepped natively from here while they can be
+        if (p.native !== null && t - from >= depth) {
+          const u = this.stepNatively(loop, p, f, from, t);
+          if (u >= 0) {
+            if (this.stopped === STOP_TIME) return this.stop(loop, p, u, vals, keys, from, TIME_UP);
+            if (this.resume === 0) { t = u - 1; continue; }
+            // iteration u's sites before `resume` ran natively: it goes on here
+            t = u; env[varSlot] = t; slot = ((t - from) % ring) * n; s0 = this.resume;
+          }
+        }
+        for (let s = s0; s < n; s++) {
           const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
           const okeys = keys[slot + s]!;
           let o = 0;
@@ -157,6 +183,7 @@ export class InlineLoops {
           }
           vals[slot + s] = out;
         }
+        s0 = 0;
         if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
         // the iteration `depth` back leaves the ring: every step inside that reads it has run
         if (t - depth >= from) this.letGo(loop, p, t - depth, vals, keys, from, last + 1);
@@ -172,6 +199,99 @@ export class InlineLoops {
     this.st.unrolled(loop);
     this.st.finish(loop);
     return FINISHED;
+  }
+
+  /** the way the last natively stepped run stopped (loop-native.ts STOP_*), and the site its last iteration goes on at in JavaScript (0: none) */
+  private stopped = 0;
+  private resume = 0;
+  /** the natively stepped run in progress: its loop's buffer, the key frame, the first step's number */
+  private curNative: NativeLoop | null = null;
+  private curFrame: KeyFrame | null = null;
+  private curFirst = 0;
+  private curPlanned: Planned | null = null;
+  /** makes the natively stepped step running now the one a who-am-I question or a context names */
+  private readonly sync = (): void => {
+    const H = this.curNative!.H;
+    this.curT = H[LP_T]!; this.curS = H[LP_S]!; this.curId = this.curFirst + H[LP_CALLS]!;
+    this.host.enter(this.curId, this.curPlanned!.sites[this.curS]!.site);
+  };
+  /** the display name of the DF of parameter `param` of the natively stepped step running now */
+  private readonly nameOfParam = (param: string | number): string => {
+    this.sync();
+    const ps = this.curPlanned!.sites[this.curS]!, f = this.curFrame!, i = Number(param);
+    const env = f.env, varSlot = (this.curLoop!.site as ForSite).varSlot, was = env[varSlot];
+    env[varSlot] = this.curT;
+    try {
+      const o = ps.outArgs.indexOf(i);
+      const x = ps.from[i];
+      return displayDf(o >= 0 ? ps.outRefs[o]!.at(f) : x !== null && x !== undefined ? x.ref.at(f) : String(ps.task.args[i]));
+    } finally { env[varSlot] = was; }
+  };
+  private readonly failedStep = (): [CallSite, Cf] => {
+    const H = this.curNative!.H, s = H[LP_S]!;
+    return [this.curPlanned!.sites[s]!.site, standIn(this.curLoop!, H[LP_T]!, s, this.curFirst + H[LP_CALLS]!)];
+  };
+
+  /**
+   * Steps (t, 0) on natively (loop-native.ts), as far as they go: the iteration to go on at in
+   * JavaScript, with `stopped` and `resume` saying why and where (-1: not stepped now: a site's
+   * calls are all timed yet, or a value in the ring is neither int nor real). The stepped
+   * iterations' outputs are taken into the ring, their keys spelled and the iterations
+   * `depth` back let go, as the JavaScript steps do.
+   */
+  private stepNatively(loop: Cf, p: Planned, f: KeyFrame, from: number, t: number): number {
+    const sites = p.sites, n = sites.length, depth = p.plan.depth, last = loop.counterEnd;
+    let nl = p.native;
+    if (nl === undefined) {
+      const forms = sites.map((ps) => this.host.direct(ps.site));
+      nl = p.native = nativeLoop(sites, depth + 1, forms);
+      if (nl === null) return -1;
+      p.forms = forms as DirectForm[];
+      p.tick = nl.H.subarray(LP_TICK, LP_TICK + 1);
+    }
+    if (nl === null) return -1;
+    for (let s = 0; s < n; s++) if (!this.host.sampled(sites[s]!.site)) return -1;
+    for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals)) return -1;
+    const H = nl.H, first = this.st.reserveIds(0);
+    this.curNative = nl; this.curFrame = f; this.curFirst = first; this.curPlanned = p; this.curLoop = loop;
+    try {
+      this.host.stepOn(nl.buf, from, t, last, this.sync, this.nameOfParam, p.tick!, this.failedStep);
+    } finally { this.curNative = null; this.curFrame = null; this.curPlanned = null; }
+    const calls = H[LP_CALLS]!, status = H[LP_STATUS]!, tEnd = H[LP_T]!, sEnd = H[LP_S]!;
+    this.st.reserveIds(calls);
+    this.stopped = status;
+    // whole iterations t … uEnd, and with a hand-back the sites of tEnd up to sEnd
+    const uEnd = status === STOP_OTHER ? tEnd - 1 : tEnd;
+    const env = f.env, varSlot = (loop.site as ForSite).varSlot, vals = p.vals, keys = p.keys, ring = depth + 1;
+    const timed = H[LP_TIMED]!;
+    for (let u = t; u <= tEnd; u++) {
+      env[varSlot] = u;
+      const slot = ((u - from) % ring) * n, sn = u <= uEnd ? n : sEnd + 1;
+      for (let s = 0; s < sn; s++) {
+        const ps = sites[s]!, okeys = keys[slot + s]!, m = ps.outArgs.length;
+        for (let o = 0; o < m; o++) okeys[o] = ps.outRefs[o]!.at(f);
+        const out = new Array<DfValue | null>(m);
+        if (u === tEnd && s === sEnd && status === STOP_OTHER) {
+          // its outputs are in the scratch: taken as the direct form takes them
+          p.forms![s]!.takeOuts(NO_VALUES, out);
+          for (let k = 0; k < m; k++) if (out[k] === null || out[k] === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(okeys[k]!)} (Posting an unset value)`, standIn(loop, u, s, first + calls - 1));
+        } else for (let k = 0; k < m; k++) out[k] = nl.value(u, s, k, from);
+        vals[slot + s] = out;
+        let ns = -1;
+        if (u === tEnd) for (let j = 0; j < timed; j++) if (H[LP_TIMES + 2 * j] === s) ns = H[LP_TIMES + 2 * j + 1]!;
+        this.host.stepped(ps.site, ns);
+      }
+      if (u <= uEnd && u - depth >= from) this.letGo(loop, p, u - depth, vals, keys, from, last + 1);
+    }
+    if (status === STOP_OTHER) {
+      // a value neither int nor real: the loop is stepped in JavaScript from here on
+      p.native = null;
+      this.resume = sEnd + 1;
+      if (this.resume === n) { this.resume = 0; if (tEnd - depth >= from) this.letGo(loop, p, tEnd - depth, vals, keys, from, last + 1); return tEnd + 1; }
+      return tEnd;
+    }
+    this.resume = 0;
+    return tEnd + 1;
   }
 
   /**
@@ -231,6 +351,8 @@ export class InlineLoops {
   }
 }
 
+const NO_VALUES: unknown[] = [];
+
 /** The fragment step `t` of site `s` would be unplanned (made only to name it). */
 function standIn(loop: Cf, t: number, s: number, id: number): Cf {
   const site = loop.site as ForSite;
@@ -259,6 +381,11 @@ interface Planned {
    * collected before the first fragment")
    */
   readonly keys: string[][];
+  /** natively stepped (loop-native.ts): the loop's buffer, null when it cannot be, undefined until asked */
+  native?: NativeLoop | null;
+  /** its sites' direct forms, and the buffer's word of the runtime's inline call count */
+  forms?: DirectForm[];
+  tick?: Int32Array;
 }
 
 function planned(plan: LoopPlan, loop: Cf): Planned {
@@ -268,7 +395,8 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   const vals = new Array<(DfValue | null)[] | null>(ring * n).fill(null);
   const keys: string[][] = new Array(ring * n);
   for (let j = 0; j < ring * n; j++) keys[j] = new Array<string>(sites[j % n]!.outArgs.length).fill('');
-  return { plan, sites, firsts, vals, keys };
+  // (every field from the start: one hidden class for every loop's)
+  return { plan, sites, firsts, vals, keys, native: undefined, forms: undefined, tick: undefined };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */

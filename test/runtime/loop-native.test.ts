@@ -1,0 +1,119 @@
+// Planned loops of C++ ucodes stepped natively (src/runtime/node/loop-native.ts, the addon's
+// stepOn): on one thread, once a loop's codes are measured 1 call in 16, the addon runs its
+// steps many to a call with the int and real values in a ring of its own. It must print what
+// the JavaScript steps and the unplanned path print, name a step whose C++ code crashes or
+// aborts as they do, and hand a step whose output is neither int nor real back to JavaScript.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { assertFails, assertOk, describeRun, luna, timingOf, type Run } from './helpers.js';
+import { cleanEnv, noCompiler } from '../cpp/fixtures.js';
+
+const skip = noCompiler();
+
+// column 0 ints, column 1 reals (`w` a real value argument, 5); mode 1 crashes at b[1500], mode 2
+// aborts there, mode 3 makes a[t] raw bytes every 400th step and a string at step 1 000
+const UCODES = `#include "ucenv.h"
+#include <cstdio>
+#include <string>
+using namespace luna::ucenv;
+static long num(const InputDF &d) {
+  switch (d.get_type()) {
+    case TYPE_INT: return d.get_int();
+    case TYPE_REAL: return (long)d.get_real();
+    case TYPE_VALUE: return d.getData<int>()[0];
+    case TYPE_STRING: return std::stol(d.get_string());
+    default: ABORT("unset input");
+  }
+}
+extern "C" {
+void c_init(int x, OutputDF &v) { v = x + 1; }
+void c_step(int mode, int t, int x, double w, const InputDF &a, const InputDF &b, OutputDF &v) {
+  const long r = (3 * num(a) + (long)(w * num(b)) + t + x) % 1000003;
+  if (mode == 1 && t == 1500 && x == 1) { volatile int *p = nullptr; *p = 1; }
+  if (mode == 2 && t == 1500 && x == 1) ABORT("bad step " << t);
+  if (mode == 3 && x == 0 && t % 400 == 0) { int *p = v.create<int>(1); p[0] = (int)r; return; }
+  if (mode == 3 && x == 0 && t == 1000) { v = std::to_string(r); return; }
+  if (x == 0) v = (int)r; else v = (double)r;
+}
+void c_print(int x, const InputDF &v) { std::printf("v[%d] = %ld\\n", x, num(v)); std::fflush(stdout); }
+}
+`;
+
+const PROGRAM = `import c_init(int \`x, name \`v) as init;
+import c_step(int \`mode, int \`t, int \`x, real \`w, value \`a, value \`b, name \`v) as step;
+import c_print(int \`x, value \`v) as print;
+sub main(int steps, int mode, real w)
+{
+    df v;
+    for x = 0..1 init(x, v[0][x]);
+    for t = 1..steps {
+        cf a[t]: step(mode, t, 0, w, v[t-1][0], v[t-1][1], v[t][0]);
+        cf b[t]: step(mode, t, 1, w, v[t-1][0], v[t-1][1], v[t][1]);
+    }
+    for x = 0..1 print(x, v[steps][x]);
+}
+`;
+
+/** What the program prints (mode 0 and 3: the same numbers), computed here. */
+function expected(steps: number): string {
+  let v = [1, 2];
+  for (let t = 1; t <= steps; t++) v = [0, 1].map((x) => (3 * v[0]! + 5 * v[1]! + t + x) % 1000003);
+  return v.map((y, x) => `v[${x}] = ${y}\n`).join('');
+}
+
+let dir = '';
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'luna-native-steps-'));
+  writeFileSync(join(dir, 'ucodes.cpp'), UCODES);
+  writeFileSync(join(dir, 'stencil.fa'), PROGRAM);
+});
+after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+/** `how`: planned and stepped natively where it can be, planned with JavaScript steps, unplanned */
+const run = (args: string[], how: 'native' | 'js' | 'unplanned'): Promise<Run> =>
+  luna(['run', '--timing', '--threads', '1', '--ucodes', join(dir, 'ucodes.cpp'), join(dir, 'stencil.fa'), ...args, '5'], {
+    env: cleanEnv({ LUNA_CACHE_DIR: join(dir, 'cache'), LUNA_LOOP_PLANS: how === 'unplanned' ? '0' : '1', LUNA_NATIVE_STEPS: how === 'native' ? '1' : '0' }),
+    timeoutMs: 180_000,
+  });
+
+const stats = (r: Run): { plannedInline: number; steppedNatively: number } => timingOf<{ plannedInline: number; steppedNatively: number }>(r);
+const errors = (r: Run): string => r.stderr.split('\n').filter((l) => !l.startsWith('luna: timing:')).join('\n');
+
+test('one thread: a planned loop of C++ ucodes stepped natively prints what its JavaScript steps and the unplanned path print', { skip }, async () => {
+  // (compiled once: the runs after share the cache)
+  const native = await run(['3000', '0'], 'native');
+  const [js, unplanned] = await Promise.all([run(['3000', '0'], 'js'), run(['3000', '0'], 'unplanned')]);
+  for (const r of [native, js, unplanned]) assertOk(r);
+  assert.equal(native.stdout, expected(3000), describeRun(native));
+  assert.equal(js.stdout, native.stdout, describeRun(js));
+  assert.equal(unplanned.stdout, native.stdout, describeRun(unplanned));
+  // all but the first steps (each code's first 64 calls are timed each) went natively
+  assert.ok(stats(native).steppedNatively >= 5000, describeRun(native));
+  assert.equal(stats(js).steppedNatively, 0, describeRun(js));
+  assert.ok(stats(js).plannedInline >= 5998, describeRun(js));
+});
+
+test('one thread: a natively stepped C++ step that crashes or aborts is named as the JavaScript steps name it', { skip }, async () => {
+  for (const [mode, cause] of [['1', /segmentation fault \(SIGSEGV\) in C\+\+ ucode c_step/], ['2', /bad step 1500/]] as const) {
+    const [native, js] = await Promise.all([run(['3000', mode], 'native'), run(['3000', mode], 'js')]);
+    for (const r of [native, js]) {
+      assertFails(r, [cause, /in CF b\[1500\] \(ucode c_step, id 1_1500_1\)/]);
+      assert.equal(r.stdout, '', describeRun(r));
+    }
+    assert.equal(errors(native), errors(js), describeRun(native));
+    assert.ok(stats(native).steppedNatively >= 2000, describeRun(native));
+  }
+});
+
+test('one thread: a natively stepped step whose output is raw bytes or a string hands back to JavaScript, and the loop prints the same', { skip }, async () => {
+  const [native, js] = await Promise.all([run(['3000', '3'], 'native'), run(['3000', '3'], 'js')]);
+  for (const r of [native, js]) assertOk(r);
+  assert.equal(native.stdout, expected(3000), describeRun(native));
+  assert.equal(js.stdout, native.stdout, describeRun(js));
+  // stepped natively until the first raw output (step 400), in JavaScript after it
+  const n = stats(native).steppedNatively;
+  assert.ok(n >= 500 && n < 800, `stepped natively ${n}\n${describeRun(native)}`);
+});
