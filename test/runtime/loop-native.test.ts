@@ -14,7 +14,8 @@ import { cleanEnv, noCompiler } from '../cpp/fixtures.js';
 const skip = noCompiler();
 
 // column 0 ints, column 1 reals (`w` a real value argument, 5); mode 1 crashes at b[1500], mode 2
-// aborts there, mode 3 makes a[t] raw bytes every 400th step and a string at step 1 000
+// aborts there, mode 3 makes a[t] raw bytes every 400th step and a string at step 1 000, mode 4
+// prints what every 700th step is told of its fragment and its DFs' names
 const UCODES = `#include "ucenv.h"
 #include <cstdio>
 #include <string>
@@ -36,6 +37,10 @@ void c_step(int mode, int t, int x, double w, const InputDF &a, const InputDF &b
   if (mode == 2 && t == 1500 && x == 1) ABORT("bad step " << t);
   if (mode == 3 && x == 0 && t % 400 == 0) { int *p = v.create<int>(1); p[0] = (int)r; return; }
   if (mode == 3 && x == 0 && t == 1000) { v = std::to_string(r); return; }
+  if (mode == 4 && t % 700 == 0) {
+    const Context c = context();
+    std::printf("%d: %s %s cf %d lane %d reads %s %s, writes %s\\n", t, c.label.c_str(), c.gid.c_str(), c.cf, c.lane, a.getName().c_str(), b.getName().c_str(), v.getName().c_str());
+  }
   if (x == 0) v = (int)r; else v = (double)r;
 }
 void c_print(int x, const InputDF &v) { std::printf("v[%d] = %ld\\n", x, num(v)); std::fflush(stdout); }
@@ -116,4 +121,16 @@ test('one thread: a natively stepped step whose output is raw bytes or a string 
   // stepped natively until the first raw output (step 400), in JavaScript after it
   const n = stats(native).steppedNatively;
   assert.ok(n >= 500 && n < 800, `stepped natively ${n}\n${describeRun(native)}`);
+});
+
+test('one thread: a natively stepped C++ step is told its fragment and its DFs\' names as the JavaScript steps and the unplanned path tell them', { skip }, async () => {
+  const [native, js, unplanned] = await Promise.all([run(['3000', '4'], 'native'), run(['3000', '4'], 'js'), run(['3000', '4'], 'unplanned')]);
+  for (const r of [native, js, unplanned]) assertOk(r);
+  assert.match(native.stdout, /^1400: b\[1400\] \S+ cf \d+ lane 1 reads v\[1399\]\[0\] v\[1399\]\[1\], writes v\[1400\]\[1\]$/m, describeRun(native));
+  assert.equal(native.stdout, js.stdout, describeRun(native));
+  // (the unplanned path tells an inline C++ ucode '?' for its label and global id, on main too:
+  // the rest is compared)
+  const masked = (out: string): string => out.replace(/^(\d+: )\S+ \S+ /gm, '$1');
+  assert.equal(masked(native.stdout), masked(unplanned.stdout), describeRun(unplanned));
+  assert.ok(stats(native).steppedNatively >= 5000, describeRun(native));
 });
