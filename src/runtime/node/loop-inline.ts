@@ -42,8 +42,8 @@ export interface InlineHost {
   stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf]): void;
   /** the step numbered `id` of site `site` runs now (its ucode asks its context) */
   enter(id: number, site: CallSite): void;
-  /** a natively stepped call of `site` ran, timed `ns` (-1: not timed) */
-  stepped(site: CallSite, ns: number): void;
+  /** `calls` natively stepped calls of `site` ran, the last of them timed `ns` (-1: none timed) */
+  stepped(site: CallSite, calls: number, ns: number): void;
 }
 
 /** A site of the plan, prepared for calling: where each argument comes from. */
@@ -263,7 +263,14 @@ export class InlineLoops {
     // whole iterations t … uEnd, and with a hand-back the sites of tEnd up to sEnd
     const uEnd = status === STOP_OTHER ? tEnd - 1 : tEnd;
     const env = f.env, varSlot = (loop.site as ForSite).varSlot, vals = p.vals, keys = p.keys, ring = depth + 1;
+    // the calls counted, the sampled ones (of the last iteration) measured, a site at a time
     const timed = H[LP_TIMED]!;
+    for (let s = 0; s < n; s++) {
+      let ns = -1;
+      for (let j = 0; j < timed; j++) if (H[LP_TIMES + 2 * j] === s) ns = H[LP_TIMES + 2 * j + 1]!;
+      const k = uEnd - t + 1 + (status === STOP_OTHER && s <= sEnd ? 1 : 0);
+      if (k > 0) this.host.stepped(sites[s]!.site, k, ns);
+    }
     for (let u = t; u <= tEnd; u++) {
       env[varSlot] = u;
       const slot = ((u - from) % ring) * n, sn = u <= uEnd ? n : sEnd + 1;
@@ -277,9 +284,6 @@ export class InlineLoops {
           for (let k = 0; k < m; k++) if (out[k] === null || out[k] === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(okeys[k]!)} (Posting an unset value)`, standIn(loop, u, s, first + calls - 1));
         } else for (let k = 0; k < m; k++) out[k] = nl.value(u, s, k, from);
         vals[slot + s] = out;
-        let ns = -1;
-        if (u === tEnd) for (let j = 0; j < timed; j++) if (H[LP_TIMES + 2 * j] === s) ns = H[LP_TIMES + 2 * j + 1]!;
-        this.host.stepped(ps.site, ns);
       }
       if (u <= uEnd && u - depth >= from) this.letGo(loop, p, u - depth, vals, keys, from, last + 1);
     }

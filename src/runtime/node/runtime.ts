@@ -741,13 +741,14 @@ export class NodeRuntime {
       } finally { this.tick = tick[0]!; }
     },
     enter: (id: number, site: CallSite): void => this.exec.inline!.enter(id, site.imp.index),
-    stepped: (site: CallSite, ns: number): void => {
-      const code = site.code;
-      this.stats.plannedInline++;
-      this.stats.steppedNatively++;
-      this.stats.inline++;
-      if (ns >= 0) { this.measureCode(code, ns); if (this.feeds !== null) this.outBytes[code] = 0; }
-      this.stats.inlineNs += ns >= 0 ? ns : this.costNs[code]!;
+    stepped: (site: CallSite, calls: number, ns: number): void => {
+      const code = site.code, stats = this.stats;
+      stats.plannedInline += calls;
+      stats.steppedNatively += calls;
+      stats.inline += calls;
+      // (untimed calls count their code's mean, as callInline counts them)
+      stats.inlineNs += (ns >= 0 ? calls - 1 : calls) * this.costNs[code]!;
+      if (ns >= 0) { stats.inlineNs += ns; this.measureCode(code, ns); if (this.feeds !== null) this.outBytes[code] = 0; }
     },
   };
   /** LUNA_NATIVE_STEPS not 0: planned loops of C++ ucodes on this thread are stepped by the addon (loop-native.ts) */
