@@ -758,6 +758,9 @@ constexpr int kArgOutput = 3;  // output a of the step
 // Why stepOn stopped: every step up to the end was called; the turn's time is up; an iteration
 // had a timed call (the runtime measures it, and may no longer run the code here); a step's
 // output is neither int nor real (the scratch holds it, JavaScript converts it).
+// The most sites of a loop stepped here (src/runtime/node/loop-native.ts MAX_SITES: more are
+// stepped from JavaScript).
+constexpr int kMaxSites = 64;
 constexpr int kStopEnd = 0, kStopTime = 1, kStopTimed = 2, kStopOther = 3;
 
 int64_t monoNs() {
@@ -790,9 +793,9 @@ napi_value StepOn(napi_env env, napi_callback_info info) {
   int32_t *types = H + H[kLpTypes], *rints = H + H[kLpInts];
   double *rreals = static_cast<double *>(data) + H[kLpDoubles];
   // the sites' descriptions, found once a call
-  const int32_t *site[64];
-  if (n > 64) {
-    throwError(env, "stepOn: more than 64 sites");
+  const int32_t *site[kMaxSites];
+  if (n > kMaxSites || n < 1) {
+    throwError(env, "stepOn: more sites than kMaxSites, or none");
     return nullptr;
   }
   for (int s = 0, at = 0; s < n; s++) {

@@ -9,6 +9,8 @@ export const LP_TICK = 8, LP_STATUS = 9, LP_T = 10, LP_S = 11, LP_CALLS = 12, LP
 /** Why stepping stopped: native/luna_ucode.cc kStop*. */
 export const STOP_END = 0, STOP_TIME = 1, STOP_TIMED = 2, STOP_OTHER = 3;
 const ARG_INT = 0, ARG_REAL = 1, ARG_INPUT = 2, ARG_OUTPUT = 3;
+/** The most sites of a loop the addon steps (its kMaxSites). */
+const MAX_SITES = 64;
 
 /** What a site of the plan is, as far as stepping needs (loop-inline.ts's Prepared). */
 export interface StepSite {
@@ -63,10 +65,12 @@ export class NativeLoop {
  * The buffer of a loop of `sites` (ring of `ring` iterations) whose C++ entries are `entries`
  * (per site, with its kind letters), or null when a site cannot be stepped natively: a code with
  * no direct C++ form, a value that is neither an int nor a real, an argument whose parameter
- * kind the direct form would convert (an int value given to a real parameter, …).
+ * kind the direct form would convert (an int value given to a real parameter, …), more than
+ * MAX_SITES sites.
  */
 export function nativeLoop(sites: readonly StepSite[], ring: number, entries: readonly ({ entry: number; kinds: string } | undefined)[]): NativeLoop | null {
   const n = sites.length;
+  if (n === 0 || n > MAX_SITES) return null;
   let outs = 1, descWords = 0;
   for (let s = 0; s < n; s++) {
     const e = entries[s], ps = sites[s]!;
