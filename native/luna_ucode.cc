@@ -769,11 +769,13 @@ int64_t monoNs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-// stepOn(buffer, from, t, last, budgetNs) → undefined: steps (t, 0) … (last, sites - 1), the ring
-// indexed from iteration `from`; throws the ucode's error as call does, the step in kLpT/kLpS
+// stepOn(buffer, from, t, last, budgetNs[, onTimed]) → undefined: steps (t, 0) … (last, sites - 1),
+// the ring indexed from iteration `from`; throws the ucode's error as call does, the step in
+// kLpT/kLpS. onTimed() is called after an iteration with timed calls (kLpTimed of them, in
+// kLpTimes): it takes their measurements, and its false stops the stepping there.
 napi_value StepOn(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+  size_t argc = 6;
+  napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
   void *data = nullptr;
   size_t bytes = 0;
@@ -786,6 +788,8 @@ napi_value StepOn(napi_env env, napi_callback_info info) {
     throwError(env, "stepOn: bad arguments");
     return nullptr;
   }
+  napi_valuetype fnType = napi_undefined;
+  napi_value onTimed = argc >= 6 && napi_typeof(env, argv[5], &fnType) == napi_ok && fnType == napi_function ? argv[5] : nullptr;
   int32_t *H = static_cast<int32_t *>(data);
   const int n = H[kLpSites], ring = H[kLpRing], outs = H[kLpOuts];
   const int32_t *desc = H + H[kLpDesc];
@@ -918,10 +922,34 @@ napi_value StepOn(napi_env env, napi_callback_info info) {
       }
     }
     H[kLpCalls] = calls;
-    if (timed > 0 || t == last || monoNs() > deadline) {
+    // an iteration with a timed call: JavaScript measures it and asks the inline rule again
+    // (onTimed: false, the loop's codes no longer all run here), or without onTimed it stops
+    bool stopTimed = false;
+    if (timed > 0) {
+      if (onTimed != nullptr) {
+        H[kLpT] = t;
+        H[kLpTimed] = timed;
+        H[kLpTick] = static_cast<int32_t>(tick);
+        // (a scope a call: a turn's callbacks would otherwise pile their handles up in this one)
+        napi_handle_scope scope;
+        napi_open_handle_scope(env, &scope);
+        napi_value global, goOn;
+        bool go = false;
+        const bool called = napi_get_global(env, &global) == napi_ok && napi_call_function(env, global, onTimed, 0, nullptr, &goOn) == napi_ok;
+        if (called) napi_get_value_bool(env, goOn, &go);
+        napi_close_handle_scope(env, scope);
+        if (!called) {
+          H[kLpTick] = static_cast<int32_t>(tick);
+          return nullptr;
+        }
+        timed = 0;
+        stopTimed = !go;
+      } else stopTimed = true;
+    }
+    if (stopTimed || t == last || monoNs() > deadline) {
       H[kLpT] = t;
       H[kLpTimed] = timed;
-      H[kLpStatus] = t == last ? kStopEnd : timed > 0 ? kStopTimed : kStopTime;
+      H[kLpStatus] = t == last ? kStopEnd : stopTimed ? kStopTimed : kStopTime;
       break;
     }
   }

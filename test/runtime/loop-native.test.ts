@@ -15,9 +15,11 @@ const skip = noCompiler();
 
 // column 0 ints, column 1 reals (`w` a real value argument, 5); mode 1 crashes at b[1500], mode 2
 // aborts there, mode 3 makes a[t] raw bytes every 400th step and a string at step 1 000, mode 4
-// prints what every 700th step is told of its fragment and its DFs' names
+// prints what every 700th step is told of its fragment and its DFs' names, mode 5 makes every
+// step from step 1 000 on take 1.2 ms (longer than a worker's boot takes to be worth it)
 const UCODES = `#include "ucenv.h"
 #include <cstdio>
+#include <ctime>
 #include <string>
 using namespace luna::ucenv;
 static long num(const InputDF &d) {
@@ -41,6 +43,7 @@ void c_step(int mode, int t, int x, double w, const InputDF &a, const InputDF &b
     const Context c = context();
     std::printf("%d: %s %s cf %d lane %d reads %s %s, writes %s\\n", t, c.label.c_str(), c.gid.c_str(), c.cf, c.lane, a.getName().c_str(), b.getName().c_str(), v.getName().c_str());
   }
+  if (mode == 5 && t >= 1000) { timespec a0, a1; clock_gettime(CLOCK_MONOTONIC, &a0); do clock_gettime(CLOCK_MONOTONIC, &a1); while ((a1.tv_sec - a0.tv_sec) * 1000000000L + (a1.tv_nsec - a0.tv_nsec) < 1200000L); }
   if (x == 0) v = (int)r; else v = (double)r;
 }
 void c_print(int x, const InputDF &v) { std::printf("v[%d] = %ld\\n", x, num(v)); std::fflush(stdout); }
@@ -133,4 +136,16 @@ test('one thread: a natively stepped C++ step is told its fragment and its DFs\'
   const masked = (out: string): string => out.replace(/^(\d+: )\S+ \S+ /gm, '$1');
   assert.equal(masked(native.stdout), masked(unplanned.stdout), describeRun(unplanned));
   assert.ok(stats(native).steppedNatively >= 5000, describeRun(native));
+});
+
+test('one thread: a natively stepped loop whose code becomes long is measured so, and leaves the system thread', { skip }, async () => {
+  const [native, js] = await Promise.all([run(['1600', '5'], 'native'), run(['1600', '5'], 'js')]);
+  for (const r of [native, js]) assertOk(r);
+  assert.equal(native.stdout, expected(1600), describeRun(native));
+  assert.equal(js.stdout, native.stdout, describeRun(js));
+  // stepped natively past step 1 000, until the code's sampled calls (onTimed) made its mean
+  // long and a worker was booted for it; its steps were then sent there
+  const n = stats(native).steppedNatively;
+  assert.ok(n >= 1500 && n < 3000, `stepped natively ${n}\n${describeRun(native)}`);
+  assert.ok(timingOf<{ sent: number }>(native).sent > 0, describeRun(native));
 });

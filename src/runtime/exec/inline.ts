@@ -201,12 +201,12 @@ export class InlineExecutor {
    * the ucodes' posts delivered after, a fault an InlineFailure. `step` makes the running
    * step the context's (`enter`) when its ucode asks.
    */
-  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, step: () => void, nameOf: (param: string | number) => string): void {
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, step: () => void, nameOf: (param: string | number) => string, onTimed: () => boolean): void {
     inlineDepth++;
     const route = this.route;
     if (route.lane !== 1) this.ctx.lane = route.lane = 1;
     try {
-      stepOn(buffer, from, t, last, budgetNs, step, nameOf);
+      stepOn(buffer, from, t, last, budgetNs, step, nameOf, onTimed);
       if (asyncMade !== null) {
         const type = asyncMade;
         asyncMade = null;

@@ -37,9 +37,10 @@ export interface InlineHost {
   /**
    * step a planned loop natively (loop-native.ts) from step (t, 0) to (last, n - 1) at most, as
    * `call` runs a step; `tick[0]` in and out the runtime's count of inline calls; a fault a
-   * RunFault naming `failed()`'s step
+   * RunFault naming `failed()`'s step; `onTimed()` after an iteration with timed calls (false:
+   * stop after it)
    */
-  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf]): void;
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf], onTimed: () => boolean): void;
   /** the step numbered `id` of site `site` runs now (its ucode asks its context) */
   enter(id: number, site: CallSite): void;
   /** `calls` natively stepped calls of `site` ran, the last of them timed `ns` (-1: none timed) */
@@ -227,6 +228,25 @@ export class InlineLoops {
       return displayDf(o >= 0 ? ps.outRefs[o]!.at(f) : x !== null && x !== undefined ? x.ref.at(f) : String(ps.task.args[i]));
     } finally { env[varSlot] = was; }
   };
+  /**
+   * An iteration stepped natively had timed calls: they are measured now, and the inline rule
+   * asked again, as before a JavaScript iteration after a measurement (false: stepping stops
+   * after this iteration, and the loop's next iteration finds the rule changed). An error here
+   * is the runtime's, kept for after the addon returns (`timedError`).
+   */
+  private readonly onTimed = (): boolean => {
+    try {
+      const p = this.curPlanned!, H = this.curNative!.H, sites = p.sites, timed = H[LP_TIMED]!;
+      for (let j = 0; j < timed; j++) {
+        const s = H[LP_TIMES + 2 * j]!;
+        this.host.stepped(sites[s]!.site, 1, H[LP_TIMES + 2 * j + 1]!);
+        p.counted![s]!++;
+      }
+      for (let s = 0; s < sites.length; s++) if (!this.host.runsHere(sites[s]!.site, p.firsts[s]!)) return false;
+      return true;
+    } catch (e) { this.timedError = e; return false; }
+  };
+  private timedError: unknown = undefined;
   private readonly failedStep = (): [CallSite, Cf] => {
     const H = this.curNative!.H, s = H[LP_S]!;
     return [this.curPlanned!.sites[s]!.site, standIn(this.curLoop!, H[LP_T]!, s, this.curFirst + H[LP_CALLS]!)];
@@ -248,27 +268,36 @@ export class InlineLoops {
       if (nl === null) return -1;
       p.forms = forms as DirectForm[];
       p.tick = nl.H.subarray(LP_TICK, LP_TICK + 1);
+      p.counted = new Int32Array(n);
     }
     if (nl === null) return -1;
     for (let s = 0; s < n; s++) if (!this.host.sampled(sites[s]!.site)) return -1;
     for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals)) return -1;
-    const H = nl.H, first = this.st.reserveIds(0);
+    const H = nl.H, first = this.st.reserveIds(0), counted = p.counted!;
+    counted.fill(0);
     this.curNative = nl; this.curFrame = f; this.curFirst = first; this.curPlanned = p; this.curLoop = loop;
     try {
-      this.host.stepOn(nl.buf, from, t, last, this.sync, this.nameOfParam, p.tick!, this.failedStep);
+      this.host.stepOn(nl.buf, from, t, last, this.sync, this.nameOfParam, p.tick!, this.failedStep, this.onTimed);
+    } catch (e) {
+      // the steps called count, the failing one too, as a JavaScript step counts before its call
+      const tf = H[LP_T]!, sf = H[LP_S]!;
+      for (let s = 0; s < n; s++) { const k = tf - t + (s <= sf ? 1 : 0) - counted[s]!; if (k > 0) this.host.stepped(sites[s]!.site, k, -1); }
+      throw e;
     } finally { this.curNative = null; this.curFrame = null; this.curPlanned = null; }
+    if (this.timedError !== undefined) { const e = this.timedError; this.timedError = undefined; throw e; }
     const calls = H[LP_CALLS]!, status = H[LP_STATUS]!, tEnd = H[LP_T]!, sEnd = H[LP_S]!;
     this.st.reserveIds(calls);
     this.stopped = status;
     // whole iterations t … uEnd, and with a hand-back the sites of tEnd up to sEnd
     const uEnd = status === STOP_OTHER ? tEnd - 1 : tEnd;
     const env = f.env, varSlot = (loop.site as ForSite).varSlot, vals = p.vals, keys = p.keys, ring = depth + 1;
-    // the calls counted, the sampled ones (of the last iteration) measured, a site at a time
+    // the calls counted (less those onTimed counted), the sampled ones of the last iteration
+    // that onTimed did not take measured, a site at a time
     const timed = H[LP_TIMED]!;
     for (let s = 0; s < n; s++) {
       let ns = -1;
       for (let j = 0; j < timed; j++) if (H[LP_TIMES + 2 * j] === s) ns = H[LP_TIMES + 2 * j + 1]!;
-      const k = uEnd - t + 1 + (status === STOP_OTHER && s <= sEnd ? 1 : 0);
+      const k = uEnd - t + 1 + (status === STOP_OTHER && s <= sEnd ? 1 : 0) - counted[s]!;
       if (k > 0) this.host.stepped(sites[s]!.site, k, ns);
     }
     for (let u = t; u <= tEnd; u++) {
@@ -390,6 +419,8 @@ interface Planned {
   /** its sites' direct forms, and the buffer's word of the runtime's inline call count */
   forms?: DirectForm[];
   tick?: Int32Array;
+  /** per site, its calls of the natively stepped run in progress already counted (by onTimed) */
+  counted?: Int32Array;
 }
 
 function planned(plan: LoopPlan, loop: Cf): Planned {
@@ -400,7 +431,7 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   const keys: string[][] = new Array(ring * n);
   for (let j = 0; j < ring * n; j++) keys[j] = new Array<string>(sites[j % n]!.outArgs.length).fill('');
   // (every field from the start: one hidden class for every loop's)
-  return { plan, sites, firsts, vals, keys, native: undefined, forms: undefined, tick: undefined };
+  return { plan, sites, firsts, vals, keys, native: undefined, forms: undefined, tick: undefined, counted: undefined };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */

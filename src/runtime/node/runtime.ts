@@ -730,11 +730,11 @@ export class NodeRuntime {
     measured: (): number => this.measured,
     direct: (site: CallSite): DirectForm | undefined => this.exec.inline!.directForm(site.imp.index),
     sampled: (site: CallSite): boolean => this.nativeSteps && this.costN[site.code]! >= 64 && !this.profiles && this.st.tr === undefined && !this.st.remote,
-    stepOn: (buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf]): void => {
+    stepOn: (buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf], onTimed: () => boolean): void => {
       const inl = this.exec.inline!;
       tick[0] = this.tick;
       try {
-        inl.stepOn(buffer, from, t, last, Math.max(0, this.until - performance.now()) * 1e6, step, nameOf);
+        inl.stepOn(buffer, from, t, last, Math.max(0, this.until - performance.now()) * 1e6, step, nameOf, onTimed);
       } catch (e) {
         if (e instanceof InlineFailure) { const [site, cf] = failed(); throw new RunFault(this.taskFaultMessage(site, e.error), cf); }
         throw e;

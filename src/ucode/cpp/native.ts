@@ -49,7 +49,7 @@ interface Addon {
   call(entry: number, ...objects: unknown[]): void;
   exitNow(code: number): never;
   /** steps a planned loop of C++ ucodes (native/luna_ucode.cc StepOn; src/runtime/node/loop-native.ts) */
-  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number): void;
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, onTimed: () => boolean): void;
   maxParams: number;
 }
 
@@ -391,13 +391,13 @@ const PARAMS: number[] = Array.from({ length: 256 }, (_, i) => i);
  * Step a planned loop natively on this thread (native/luna_ucode.cc StepOn, the buffer's layout
  * in src/runtime/node/loop-native.ts): `step` makes the step running now the context's before
  * the ucode's context or names are asked; `nameOf` names the DF of the running step's
- * parameter. A crash, an overrun, exit() come back as a NativeFault, as from the direct form.
+ * parameter; `onTimed` takes the timed calls of an iteration, and says whether to go on. A crash, an overrun, exit() come back as a NativeFault, as from the direct form.
  */
-export function stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, step: () => void, nameOf: (param: string | number) => string): void {
+export function stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, step: () => void, nameOf: (param: string | number) => string, onTimed: () => boolean): void {
   const a = loadAddon(), st = threadState(a);
   if (st.allocated.length !== 0) st.allocated.length = 0;
   st.step = step;
   st.keys = PARAMS;
   st.nameOfKey = nameOf;
-  try { a.stepOn(buffer, from, t, last, budgetNs); } catch (e) { throw faultOf(e); } finally { st.step = null; st.keys = null; }
+  try { a.stepOn(buffer, from, t, last, budgetNs, onTimed); } catch (e) { throw faultOf(e); } finally { st.step = null; st.keys = null; }
 }
