@@ -756,8 +756,8 @@ constexpr int kArgReal = 1;    // the real constant a
 constexpr int kArgInput = 2;   // output b of site a, c iterations back (in the ring)
 constexpr int kArgOutput = 3;  // output a of the step
 // Why stepOn stopped: every step up to the end was called; the turn's time is up; an iteration
-// had a timed call (the runtime measures it, and may no longer run the code here); a step's
-// output is neither int nor real (the scratch holds it, JavaScript converts it).
+// had a timed call and onTimed said the codes no longer all run here (or there was no onTimed);
+// a step's output is neither int nor real (the scratch holds it, JavaScript converts it).
 // The most sites of a loop stepped here (src/runtime/node/loop-native.ts MAX_SITES: more are
 // stepped from JavaScript).
 constexpr int kMaxSites = 64;
