@@ -610,6 +610,26 @@ std::string checkGuards(napi_env env, Env *e, const Entry &en) {
   return std::string();
 }
 
+/**
+ * Call `en` with `frame` under the crash guard: true and its return code in `rc`, or false when
+ * a fatal signal in it jumped back here (g_caught says which; crashed() reports it). The jump
+ * lands in this frame, alive for the whole call.
+ */
+bool guardedCall(const Entry &en, luna_frame *frame, int *rc) {
+  sigjmp_buf jump;
+  g_ucode = en.ucode;
+  g_jump = &jump;
+  if (sigsetjmp(jump, 0) == 0) {
+    g_inUcode = 1;
+    *rc = en.fn(frame);
+    g_inUcode = 0;
+    g_jump = nullptr;
+    return true;
+  }
+  g_jump = nullptr;
+  return false;
+}
+
 // call(entry, ...objects) → undefined; throws the ucode's error
 // objects[i]: the string of a string parameter or string input, the Uint8Array of a raw input.
 napi_value Call(napi_env env, napi_callback_info info) {
@@ -699,18 +719,7 @@ napi_value Call(napi_env env, napi_callback_info info) {
   e->allocs = 0;
   e->failed = false;
   int rc = 0;
-  sigjmp_buf jump;
-  g_ucode = en.ucode;
-  g_jump = &jump;
-  if (sigsetjmp(jump, 0) == 0) {
-    g_inUcode = 1;
-    rc = en.fn(&frame);
-    g_inUcode = 0;
-  } else {
-    g_jump = nullptr;
-    return crashed(env, e, en);
-  }
-  g_jump = nullptr;
+  if (!guardedCall(en, &frame, &rc)) return crashed(env, e, en);
   if (!e->guarded.empty()) {
     std::string overrun = checkGuards(env, e, en);
     e->guarded.clear();
@@ -865,20 +874,11 @@ napi_value StepOn(napi_env env, napi_callback_info info) {
       e->failed = false;
       luna_frame frame = {&host, slots, m};
       int rc = 0;
-      sigjmp_buf jump;
-      g_ucode = en.ucode;
-      g_jump = &jump;
       const int64_t began = timeIt ? monoNs() : 0;
-      if (sigsetjmp(jump, 0) == 0) {
-        g_inUcode = 1;
-        rc = en.fn(&frame);
-        g_inUcode = 0;
-      } else {
-        g_jump = nullptr;
+      if (!guardedCall(en, &frame, &rc)) {
         H[kLpTick] = static_cast<int32_t>(tick);
         return crashed(env, e, en);
       }
-      g_jump = nullptr;
       if (timeIt) {
         H[kLpTimes + 2 * timed] = s;
         H[kLpTimes + 2 * timed + 1] = static_cast<int32_t>(monoNs() - began > INT32_MAX ? INT32_MAX : monoNs() - began);
