@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <map>
@@ -609,6 +610,26 @@ std::string checkGuards(napi_env env, Env *e, const Entry &en) {
   return std::string();
 }
 
+/**
+ * Call `en` with `frame` under the crash guard: true and its return code in `rc`, or false when
+ * a fatal signal in it jumped back here (g_caught says which; crashed() reports it). The jump
+ * lands in this frame, alive for the whole call.
+ */
+bool guardedCall(const Entry &en, luna_frame *frame, int *rc) {
+  sigjmp_buf jump;
+  g_ucode = en.ucode;
+  g_jump = &jump;
+  if (sigsetjmp(jump, 0) == 0) {
+    g_inUcode = 1;
+    *rc = en.fn(frame);
+    g_inUcode = 0;
+    g_jump = nullptr;
+    return true;
+  }
+  g_jump = nullptr;
+  return false;
+}
+
 // call(entry, ...objects) → undefined; throws the ucode's error
 // objects[i]: the string of a string parameter or string input, the Uint8Array of a raw input.
 napi_value Call(napi_env env, napi_callback_info info) {
@@ -698,18 +719,7 @@ napi_value Call(napi_env env, napi_callback_info info) {
   e->allocs = 0;
   e->failed = false;
   int rc = 0;
-  sigjmp_buf jump;
-  g_ucode = en.ucode;
-  g_jump = &jump;
-  if (sigsetjmp(jump, 0) == 0) {
-    g_inUcode = 1;
-    rc = en.fn(&frame);
-    g_inUcode = 0;
-  } else {
-    g_jump = nullptr;
-    return crashed(env, e, en);
-  }
-  g_jump = nullptr;
+  if (!guardedCall(en, &frame, &rc)) return crashed(env, e, en);
   if (!e->guarded.empty()) {
     std::string overrun = checkGuards(env, e, en);
     e->guarded.clear();
@@ -722,6 +732,228 @@ napi_value Call(napi_env env, napi_callback_info info) {
     throwError(env, e->error.empty() ? "the C++ ucode failed" : e->error);
     return nullptr;
   }
+  return nullptr;
+}
+
+// ------------------------------------------------------------------------------ planned loops stepped here
+// A planned loop of C++ ucodes with int and real values (src/runtime/node/loop-inline.ts):
+// stepOn runs its steps one after the other in one N-API call, each output kept in a ring in
+// the loop's own buffer, and hands back to JavaScript at what needs it. On the system thread a
+// step through the direct form costs the N-API transition, the marshalling and four call
+// layers; here it costs the entry's call (docs/runtime.md, "Planned C++ loops stepped natively").
+//
+// The buffer (an ArrayBuffer JavaScript made and fills, src/ucode/cpp/native-loop.ts), int32
+// words from its start:
+constexpr int kLpSites = 0;     // sites of an iteration
+constexpr int kLpRing = 1;      // iterations the ring keeps (the plan's depth + 1)
+constexpr int kLpOuts = 2;      // ring slots a step (the most outputs of a site)
+constexpr int kLpDesc = 3;      // int32 index of the sites' descriptions
+constexpr int kLpReals = 4;     // float64 index of the real constants
+constexpr int kLpTypes = 5;     // int32 index of the ring's value tags
+constexpr int kLpInts = 6;      // int32 index of the ring's ints
+constexpr int kLpDoubles = 7;   // float64 index of the ring's reals
+constexpr int kLpTick = 8;      // in/out: the runtime's count of inline calls (1 in 16 is timed)
+constexpr int kLpStatus = 9;    // out: why it stopped (kStop*)
+constexpr int kLpT = 10;        // out: the iteration of the step that runs or stopped
+constexpr int kLpS = 11;        // out: its site
+constexpr int kLpCalls = 12;    // out: the steps called
+constexpr int kLpTimed = 13;    // out: timed calls of the last iteration; (site, ns) pairs from kLpTimes
+constexpr int kLpTimes = 16;
+// A site's description: entry, parameter count, then 4 int32 a parameter: kind and its operands.
+constexpr int kArgInt = 0;     // int a·t + b
+constexpr int kArgReal = 1;    // the real constant a
+constexpr int kArgInput = 2;   // output b of site a, c iterations back (in the ring)
+constexpr int kArgOutput = 3;  // output a of the step
+// Why stepOn stopped: every step up to the end was called; the turn's time is up; an iteration
+// had a timed call and onTimed said the codes no longer all run here (or there was no onTimed);
+// a step's output is neither int nor real (the scratch holds it, JavaScript converts it).
+// The most sites of a loop stepped here (src/runtime/node/loop-native.ts MAX_SITES: more are
+// stepped from JavaScript).
+constexpr int kMaxSites = 64;
+constexpr int kStopEnd = 0, kStopTime = 1, kStopTimed = 2, kStopOther = 3;
+
+int64_t monoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// stepOn(buffer, from, t, last, budgetNs[, onTimed]) → undefined: steps (t, 0) … (last, sites - 1),
+// the ring indexed from iteration `from`; throws the ucode's error as call does, the step in
+// kLpT/kLpS. onTimed() is called after an iteration with timed calls (kLpTimed of them, in
+// kLpTimes): it takes their measurements, and its false stops the stepping there.
+napi_value StepOn(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  void *data = nullptr;
+  size_t bytes = 0;
+  int32_t from = 0, t0 = 0, last = 0;
+  double budget = 0;
+  Env *e = envOf(env);
+  if (argc < 5 || napi_get_arraybuffer_info(env, argv[0], &data, &bytes) != napi_ok || napi_get_value_int32(env, argv[1], &from) != napi_ok ||
+      napi_get_value_int32(env, argv[2], &t0) != napi_ok || napi_get_value_int32(env, argv[3], &last) != napi_ok ||
+      napi_get_value_double(env, argv[4], &budget) != napi_ok || !e->scratch || bytes < 4 * kLpTimes) {
+    throwError(env, "stepOn: bad arguments");
+    return nullptr;
+  }
+  napi_valuetype fnType = napi_undefined;
+  napi_value onTimed = argc >= 6 && napi_typeof(env, argv[5], &fnType) == napi_ok && fnType == napi_function ? argv[5] : nullptr;
+  int32_t *H = static_cast<int32_t *>(data);
+  const int n = H[kLpSites], ring = H[kLpRing], outs = H[kLpOuts];
+  const int32_t *desc = H + H[kLpDesc];
+  const double *consts = static_cast<const double *>(data) + H[kLpReals];
+  int32_t *types = H + H[kLpTypes], *rints = H + H[kLpInts];
+  double *rreals = static_cast<double *>(data) + H[kLpDoubles];
+  // the sites' descriptions, found once a call
+  const int32_t *site[kMaxSites];
+  if (n > kMaxSites || n < 1) {
+    throwError(env, "stepOn: more sites than kMaxSites, or none");
+    return nullptr;
+  }
+  for (int s = 0, at = 0; s < n; s++) {
+    site[s] = desc + at;
+    const int32_t entry = desc[at];
+    if (entry < 0 || static_cast<size_t>(entry) >= e->entries.size() || desc[at + 1] != e->entries[static_cast<size_t>(entry)].nargs) {
+      throwError(env, "stepOn: bad entry");
+      return nullptr;
+    }
+    at += 2 + 4 * desc[at + 1];
+  }
+  if (!g_altStack) {
+    (void)&g_altStackOwner;
+    g_altStack = new AltStack();
+  }
+  const int64_t deadline = monoNs() + static_cast<int64_t>(budget);
+  int32_t *I = ints(e);
+  double *D = reals(e);
+  luna_slot slots[kMaxParams];
+  luna_host host = kHostTemplate;
+  host.ctx = e;
+  uint32_t tick = static_cast<uint32_t>(H[kLpTick]);
+  int32_t calls = 0;
+  H[kLpStatus] = kStopEnd;
+  H[kLpTimed] = 0;
+  for (int32_t t = t0; t <= last; t++) {
+    const int slotBase = ((t - from) % ring) * n;
+    int timed = 0;
+    for (int s = 0; s < n; s++) {
+      const int32_t *sd = site[s];
+      const Entry &en = e->entries[static_cast<size_t>(sd[0])];
+      const int m = sd[1];
+      const int32_t *a = sd + 2;
+      for (int i = 0; i < m; i++, a += 4) {
+        luna_slot &sl = slots[i];
+        sl.p = nullptr;
+        sl.n = 0;
+        sl.ref = -1;
+        sl.pad = 0;
+        sl.i = 0;
+        sl.d = 0;
+        switch (a[0]) {
+          case kArgInt: sl.type = LUNA_T_INT; sl.i = static_cast<int32_t>(static_cast<int64_t>(a[1]) * t + a[2]); break;
+          case kArgReal: sl.type = LUNA_T_REAL; sl.d = consts[a[1]]; break;
+          case kArgInput: {
+            const int at = (((t - a[3] - from) % ring) * n + a[1]) * outs + a[2];
+            sl.type = types[at];
+            sl.i = rints[at];
+            sl.d = rreals[at];
+            break;
+          }
+          default: sl.type = LUNA_T_UNSET; I[4 * i] = LUNA_T_UNSET; break;
+        }
+      }
+      H[kLpT] = t;
+      H[kLpS] = s;
+      H[kLpCalls] = calls;
+      // the runtime's rule for tiny codes: one call in 16 timed (src/runtime/node/runtime.ts callInline)
+      const bool timeIt = (++tick & 15) == 0;
+      e->guarded.clear();
+      e->nargs = m;
+      e->allocs = 0;
+      e->failed = false;
+      luna_frame frame = {&host, slots, m};
+      int rc = 0;
+      const int64_t began = timeIt ? monoNs() : 0;
+      if (!guardedCall(en, &frame, &rc)) {
+        H[kLpTick] = static_cast<int32_t>(tick);
+        return crashed(env, e, en);
+      }
+      if (timeIt) {
+        H[kLpTimes + 2 * timed] = s;
+        H[kLpTimes + 2 * timed + 1] = static_cast<int32_t>(monoNs() - began > INT32_MAX ? INT32_MAX : monoNs() - began);
+        timed++;
+      }
+      calls++;
+      if (!e->guarded.empty()) {
+        std::string overrun = checkGuards(env, e, en);
+        e->guarded.clear();
+        if (!overrun.empty()) {
+          H[kLpTick] = static_cast<int32_t>(tick);
+          throwError(env, "luna-fault:" + overrun);
+          return nullptr;
+        }
+      }
+      if (rc != 0 || e->failed) {
+        H[kLpTick] = static_cast<int32_t>(tick);
+        throwError(env, e->error.empty() ? "the C++ ucode failed" : e->error);
+        return nullptr;
+      }
+      // the outputs into the ring, unless one is neither int nor real: then the scratch keeps
+      // them for JavaScript, which converts that step's outputs as the direct form does
+      a = sd + 2;
+      bool other = false;
+      for (int i = 0; i < m; i++, a += 4) {
+        if (a[0] != kArgOutput) continue;
+        const int32_t ty = I[4 * i];
+        if (ty != LUNA_T_INT && ty != LUNA_T_REAL) { other = true; continue; }
+        const int at = (slotBase + s) * outs + a[1];
+        types[at] = ty;
+        rints[at] = I[4 * i + 1];
+        rreals[at] = D[i];
+      }
+      // (a buffer it created: the JavaScript side holds it until that step's outputs are taken)
+      if (other || e->allocs > 0) {
+        H[kLpStatus] = kStopOther;
+        H[kLpCalls] = calls;
+        H[kLpTimed] = timed;
+        H[kLpTick] = static_cast<int32_t>(tick);
+        return nullptr;
+      }
+    }
+    H[kLpCalls] = calls;
+    // an iteration with a timed call: JavaScript measures it and asks the inline rule again
+    // (onTimed: false, the loop's codes no longer all run here), or without onTimed it stops
+    bool stopTimed = false;
+    if (timed > 0) {
+      if (onTimed != nullptr) {
+        H[kLpT] = t;
+        H[kLpTimed] = timed;
+        H[kLpTick] = static_cast<int32_t>(tick);
+        // (a scope a call: a turn's callbacks would otherwise pile their handles up in this one)
+        napi_handle_scope scope;
+        napi_open_handle_scope(env, &scope);
+        napi_value global, goOn;
+        bool go = false;
+        const bool called = napi_get_global(env, &global) == napi_ok && napi_call_function(env, global, onTimed, 0, nullptr, &goOn) == napi_ok;
+        if (called) napi_get_value_bool(env, goOn, &go);
+        napi_close_handle_scope(env, scope);
+        if (!called) {
+          H[kLpTick] = static_cast<int32_t>(tick);
+          return nullptr;
+        }
+        timed = 0;
+        stopTimed = !go;
+      } else stopTimed = true;
+    }
+    if (stopTimed || t == last || monoNs() > deadline) {
+      H[kLpT] = t;
+      H[kLpTimed] = timed;
+      H[kLpStatus] = t == last ? kStopEnd : stopTimed ? kStopTimed : kStopTime;
+      break;
+    }
+  }
+  H[kLpTick] = static_cast<int32_t>(tick);
   return nullptr;
 }
 
@@ -746,6 +978,7 @@ NAPI_MODULE_INIT() {
       {"init", nullptr, Init, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"entry", nullptr, BindEntry, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"call", nullptr, Call, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"stepOn", nullptr, StepOn, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"exitNow", nullptr, ExitNow, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);

@@ -11,7 +11,7 @@ import { CpuClockGate, wallNs } from '../../trace/clock.js';
 import type { DfValue } from '../../ucode/value.js';
 import { bindUcodes, callDirect, callUcode, directOf, nameOfKey, outputCount, type DirectCall, type Ucode } from './call.js';
 import { ContractError } from './contract.js';
-import type { NativeUcodes } from '../../ucode/cpp/native.js';
+import { NativeFault, stepOn, type DirectForm, type NativeUcodes } from '../../ucode/cpp/native.js';
 import type { Task, TaskError, WireRequest } from './protocol.js';
 import { IDENTITY, ThreadContext, type Route } from './context.js';
 import { installContext } from '../../ucode/context.js';
@@ -190,6 +190,45 @@ export class InlineExecutor {
     // outside the ucode: what a handler schedules is the layer's, not the ucode's
     if (route.posted.length > 0) route.deliver();
     return o;
+  }
+
+  /** Import `imp`'s direct C++ form (its entry and kinds: a planned loop of them may be stepped natively), if it has one. */
+  directForm(imp: number): DirectForm | undefined {
+    return this.directs[imp] as DirectForm | undefined;
+  }
+
+  /**
+   * Step a planned loop natively (ucode/cpp/native.ts stepOn) as lane 0, untimed here (the
+   * addon times 1 call in 16 itself), on the terms of `run`: no asynchronous work left behind,
+   * the ucodes' posts delivered after, a fault an InlineFailure. `step` makes the running
+   * step the context's (`enter`) when its ucode asks.
+   */
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, step: () => void, nameOf: (param: string | number) => string, onTimed: () => boolean): void {
+    inlineDepth++;
+    const route = this.route;
+    if (route.lane !== 1) this.ctx.lane = route.lane = 1;
+    try {
+      stepOn(buffer, from, t, last, budgetNs, step, nameOf, onTimed);
+      if (asyncMade !== null) {
+        const type = asyncMade;
+        asyncMade = null;
+        throw new ContractError(`a ucode started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
+      }
+    } catch (e) {
+      asyncMade = null;
+      route.posted.length = 0;
+      const ex = e instanceof NativeFault ? new ContractError(e.message) : e instanceof Error ? e : new Error(String(e));
+      throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: ex instanceof ContractError ? 'contract' : 'ucode' });
+    } finally {
+      inlineDepth--;
+      this.ctx.leave();
+    }
+    if (route.posted.length > 0) route.deliver();
+  }
+
+  /** CF `cf` of import `imp` runs now (a natively stepped step whose ucode asks its context). */
+  enter(cf: number, imp: number): void {
+    this.ctx.enter(cf, this.imports[imp]!);
   }
 
   private traceFinish(t: Task, lane: number, cpu: boolean): void {

@@ -18,6 +18,8 @@ import type { KeptForm, KeptKeys } from './store.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
+import type { DirectForm } from '../../ucode/cpp/native.js';
+import { LP_CALLS, LP_S, LP_STATUS, LP_T, LP_TICK, LP_TIMED, LP_TIMES, nativeLoop, STOP_OTHER, STOP_TIME, type NativeLoop } from './loop-native.js';
 
 /** What running a loop's steps here needs of the runtime. */
 export interface InlineHost {
@@ -31,6 +33,21 @@ export interface InlineHost {
   measured(): number;
   /** how the ucodes called here name their DFs' keys (numbers: a planned step's outputs); null: as before */
   nameKeys(nameOf: ((key: string | number) => string) | null): void;
+  /** the direct C++ form of site `site`'s code on this thread, if it has one */
+  direct(site: CallSite): DirectForm | undefined;
+  /** whether `site`'s calls are timed 1 in 16 now (not each, nor profiled): they may be stepped natively */
+  sampled(site: CallSite): boolean;
+  /**
+   * step a planned loop natively (loop-native.ts) from step (t, 0) to (last, n - 1) at most, as
+   * `call` runs a step; `tick[0]` in and out the runtime's count of inline calls; a fault a
+   * RunFault naming `failed()`'s step; `onTimed()` after an iteration with timed calls (false:
+   * stop after it)
+   */
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf], onTimed: () => boolean): void;
+  /** the step numbered `id` of site `site` runs now (its ucode asks its context) */
+  enter(id: number, site: CallSite): void;
+  /** `calls` natively stepped calls of `site` ran, the last of them timed `ns` (-1: none timed) */
+  stepped(site: CallSite, calls: number, ns: number): void;
 }
 
 /** A site of the plan, prepared for calling: where each argument comes from. */
@@ -123,12 +140,12 @@ export class InlineLoops {
     const ring = depth + 1, W = p.width;
     for (let j = 0; j < vals.length; j++) vals[j] = null;
     const held: DfValue[] = [];
-    let t = from;
+    let t = from, s0 = 0;
     this.beginTurn(p, f, from, last);
     try {
       for (; t <= last; t++) {
         env[varSlot] = t;
-        const slot = ((t - from) % ring) * n;
+        let slot = ((t - from) % ring) * n;
         its[(t - from) % ring] = t;
         // the inline rule again, before the iteration (its figures change as calls are measured):
         // a stop leaves whole iterations to the unrolled path
@@ -136,7 +153,17 @@ export class InlineLoops {
           seen = this.host.measured();
           for (let s = 0; s < n; s++) if (!this.host.runsHere(sites[s]!.site, firsts[s]!)) return this.stop(loop, p, t, vals, from, NOT_HERE);
         }
-        for (let s = 0; s < n; s++) {
+        // C++ steps of int and real values: stepped natively from here while they can be
+        if (p.native !== null && t - from >= depth) {
+          const u = this.stepNatively(loop, p, f, from, t);
+          if (u >= 0) {
+            if (this.stopped === STOP_TIME) return this.stop(loop, p, u, vals, from, TIME_UP);
+            if (this.resume === 0) { t = u - 1; continue; }
+            // iteration u's sites before `resume` ran natively: it goes on here
+            t = u; env[varSlot] = t; slot = ((t - from) % ring) * n; s0 = this.resume;
+          }
+        }
+        for (let s = s0; s < n; s++) {
           const ps = sites[s]!, task = ps.task, args = task.args, tk = task.keys, kinds = ps.kinds;
           // (keys are strings or numbers to the ucode's call: a step's outputs are numbers, tokenKey)
           const tks = tk as unknown as (string | number)[];
@@ -171,6 +198,7 @@ export class InlineLoops {
           }
           vals[slot + s] = out;
         }
+        s0 = 0;
         if (held.length > 0) { for (const v of held) rawLet(v.v as Uint8Array); held.length = 0; }
         // the iteration `depth` back leaves the ring: every step inside that reads it has run
         if (t - depth >= from) this.letGo(loop, p, t - depth, vals, from, last + 1);
@@ -187,6 +215,129 @@ export class InlineLoops {
     this.st.unrolled(loop);
     this.st.finish(loop);
     return FINISHED;
+  }
+
+  /** the way the last natively stepped run stopped (loop-native.ts STOP_*), and the site its last iteration goes on at in JavaScript (0: none) */
+  private stopped = 0;
+  private resume = 0;
+  /** the natively stepped run in progress: its loop's buffer, and its first step's number */
+  private curNative: NativeLoop | null = null;
+  private curFirst = 0;
+  /** makes the natively stepped step running now the one a who-am-I question or a context names */
+  private readonly sync = (): void => {
+    const H = this.curNative!.H;
+    this.curT = H[LP_T]!; this.curS = H[LP_S]!; this.curId = this.curFirst + H[LP_CALLS]!;
+    this.host.enter(this.curId, this.curPlanned!.sites[this.curS]!.site);
+  };
+  /** the display name of the DF of parameter `param` of the natively stepped step running now */
+  private readonly nameOfParam = (param: string | number): string => {
+    this.sync();
+    const p = this.curPlanned!, ps = p.sites[this.curS]!, f = this.frame!, i = Number(param);
+    const o = ps.outArgs.indexOf(i);
+    if (o >= 0) return displayDf(this.keyAt(p, this.curT, this.curS, o));
+    const env = f.env, was = env[p.varSlot];
+    env[p.varSlot] = this.curT;
+    try {
+      const x = ps.from[i];
+      return displayDf(x !== null && x !== undefined ? x.ref.at(f) : String(ps.task.args[i]));
+    } finally { env[p.varSlot] = was; }
+  };
+  /**
+   * An iteration stepped natively had timed calls: they are measured now, and the inline rule
+   * asked again, as before a JavaScript iteration after a measurement (false: stepping stops
+   * after this iteration, and the loop's next iteration finds the rule changed). An error here
+   * is the runtime's, kept for after the addon returns (`timedError`).
+   */
+  private readonly onTimed = (): boolean => {
+    try {
+      const p = this.curPlanned!, H = this.curNative!.H, sites = p.sites, timed = H[LP_TIMED]!;
+      for (let j = 0; j < timed; j++) {
+        const s = H[LP_TIMES + 2 * j]!;
+        this.host.stepped(sites[s]!.site, 1, H[LP_TIMES + 2 * j + 1]!);
+        p.counted![s]!++;
+      }
+      for (let s = 0; s < sites.length; s++) if (!this.host.runsHere(sites[s]!.site, p.firsts[s]!)) return false;
+      return true;
+    } catch (e) { this.timedError = e; return false; }
+  };
+  private timedError: unknown = undefined;
+  private readonly failedStep = (): [CallSite, Cf] => {
+    const H = this.curNative!.H, s = H[LP_S]!;
+    return [this.curPlanned!.sites[s]!.site, standIn(this.curLoop!, H[LP_T]!, s, this.curFirst + H[LP_CALLS]!)];
+  };
+
+  /**
+   * Steps (t, 0) on natively (loop-native.ts), as far as they go: the iteration to go on at in
+   * JavaScript, with `stopped` and `resume` saying why and where (-1: not stepped now: a site's
+   * calls are all timed yet, or a value in the ring is neither int nor real). The stepped
+   * iterations' outputs are taken into the ring (their keys unspelled, as a JavaScript step's)
+   * and the iterations `depth` back let go, as the JavaScript steps do.
+   */
+  private stepNatively(loop: Cf, p: Planned, f: KeyFrame, from: number, t: number): number {
+    const sites = p.sites, n = sites.length, depth = p.plan.depth, last = loop.counterEnd;
+    let nl = p.native;
+    if (nl === undefined) {
+      const forms = sites.map((ps) => this.host.direct(ps.site));
+      nl = p.native = nativeLoop(sites, depth + 1, forms);
+      if (nl === null) return -1;
+      p.direct = forms as DirectForm[];
+      p.tick = nl.H.subarray(LP_TICK, LP_TICK + 1);
+      p.counted = new Int32Array(n);
+    }
+    if (nl === null) return -1;
+    for (let s = 0; s < n; s++) if (!this.host.sampled(sites[s]!.site)) return -1;
+    for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals)) return -1;
+    const H = nl.H, first = this.st.reserveIds(0), counted = p.counted!;
+    counted.fill(0);
+    this.curNative = nl; this.curFirst = first; this.curLoop = loop;
+    try {
+      this.host.stepOn(nl.buf, from, t, last, this.sync, this.nameOfParam, p.tick!, this.failedStep, this.onTimed);
+    } catch (e) {
+      // the steps called count, the failing one too, as a JavaScript step counts before its call
+      const tf = H[LP_T]!, sf = H[LP_S]!;
+      for (let s = 0; s < n; s++) { const k = tf - t + (s <= sf ? 1 : 0) - counted[s]!; if (k > 0) this.host.stepped(sites[s]!.site, k, -1); }
+      throw e;
+    } finally { this.curNative = null; }
+    if (this.timedError !== undefined) { const e = this.timedError; this.timedError = undefined; throw e; }
+    const calls = H[LP_CALLS]!, status = H[LP_STATUS]!, tEnd = H[LP_T]!, sEnd = H[LP_S]!;
+    this.st.reserveIds(calls);
+    this.stopped = status;
+    // whole iterations t … uEnd, and with a hand-back the sites of tEnd up to sEnd
+    const uEnd = status === STOP_OTHER ? tEnd - 1 : tEnd;
+    const vals = p.vals, its = p.its, ring = depth + 1;
+    // the calls counted (less those onTimed counted), the sampled ones of the last iteration
+    // that onTimed did not take measured, a site at a time
+    const timed = H[LP_TIMED]!;
+    for (let s = 0; s < n; s++) {
+      let ns = -1;
+      for (let j = 0; j < timed; j++) if (H[LP_TIMES + 2 * j] === s) ns = H[LP_TIMES + 2 * j + 1]!;
+      const k = uEnd - t + 1 + (status === STOP_OTHER && s <= sEnd ? 1 : 0) - counted[s]!;
+      if (k > 0) this.host.stepped(sites[s]!.site, k, ns);
+    }
+    for (let u = t; u <= tEnd; u++) {
+      const slot = ((u - from) % ring) * n, sn = u <= uEnd ? n : sEnd + 1;
+      its[(u - from) % ring] = u;
+      for (let s = 0; s < sn; s++) {
+        const ps = sites[s]!, m = ps.outArgs.length;
+        const out = new Array<DfValue | null>(m);
+        if (u === tEnd && s === sEnd && status === STOP_OTHER) {
+          // its outputs are in the scratch: taken as the direct form takes them
+          p.direct![s]!.takeOuts(NO_VALUES, out);
+          for (let k = 0; k < m; k++) if (out[k] === null || out[k] === undefined) throw new RunFault(`ucode ${ps.site.imp.symbol} did not set its output DF ${displayDf(this.keyAt(p, u, s, k))} (Posting an unset value)`, standIn(loop, u, s, first + calls - 1));
+        } else for (let k = 0; k < m; k++) out[k] = nl.value(u, s, k, from);
+        vals[slot + s] = out;
+      }
+      if (u <= uEnd && u - depth >= from) this.letGo(loop, p, u - depth, vals, from, last + 1);
+    }
+    if (status === STOP_OTHER) {
+      // a value neither int nor real: the loop is stepped in JavaScript from here on
+      p.native = null;
+      this.resume = sEnd + 1;
+      if (this.resume === n) { this.resume = 0; if (tEnd - depth >= from) this.letGo(loop, p, tEnd - depth, vals, from, last + 1); return tEnd + 1; }
+      return tEnd;
+    }
+    this.resume = 0;
+    return tEnd + 1;
   }
 
   /**
@@ -293,6 +444,8 @@ export class InlineLoops {
   }
 }
 
+const NO_VALUES: unknown[] = [];
+
 /** The fragment step `t` of site `s` would be unplanned (made only to name it). */
 function standIn(loop: Cf, t: number, s: number, id: number): Cf {
   const site = loop.site as ForSite;
@@ -331,6 +484,13 @@ interface Planned {
   readonly keptPer: number;
   /** the most steps a turn ran (0: none ran yet): what bounds reading the store's entries */
   turnMax: number;
+  /** natively stepped (loop-native.ts): the loop's buffer, null when it cannot be, undefined until asked */
+  native: NativeLoop | null | undefined;
+  /** its sites' direct forms, and the buffer's word of the runtime's inline call count */
+  direct: DirectForm[] | undefined;
+  tick: Int32Array | undefined;
+  /** per site, its calls of the natively stepped run in progress already counted (by onTimed) */
+  counted: Int32Array | undefined;
 }
 
 function planned(plan: LoopPlan, loop: Cf): Planned {
@@ -341,7 +501,7 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   let width = 1;
   for (let s = 0; s < n; s++) width = Math.max(width, sites[s]!.outArgs.length);
   const { forms, kept, per } = keptForms(plan);
-  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0 };
+  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, direct: undefined, tick: undefined, counted: undefined };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */

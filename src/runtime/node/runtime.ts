@@ -17,6 +17,7 @@ import { EvalError } from '../../program/expr.js';
 import { T_RAW, type DfValue } from '../../ucode/value.js';
 import { InlineFailure, type InlineExecutor } from '../exec/inline.js';
 import { nameOfKey } from '../exec/call.js';
+import type { DirectForm } from '../../ucode/cpp/native.js';
 import type { Batch, BatchResult, Feed, Task, TaskError, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
 import { BatchBuilder, mayWaitForNode, type LaneTail } from './batch.js';
@@ -148,7 +149,7 @@ export class NodeRuntime {
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
    * returned (the policy's fedBatchBytes)
    */
-  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, plannedKept: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, plannedKept: 0, steppedNatively: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -730,7 +731,31 @@ export class NodeRuntime {
     timeUp: (): boolean => this.timeUp(this.until),
     measured: (): number => this.measured,
     nameKeys: (nameOf: ((key: string | number) => string) | null): void => { this.exec.inline!.nameOf = nameOf ?? nameOfKey; },
+    direct: (site: CallSite): DirectForm | undefined => this.exec.inline!.directForm(site.imp.index),
+    sampled: (site: CallSite): boolean => this.nativeSteps && this.costN[site.code]! >= 64 && !this.profiles && this.st.tr === undefined && !this.st.remote,
+    stepOn: (buffer: ArrayBuffer, from: number, t: number, last: number, step: () => void, nameOf: (param: string | number) => string, tick: Int32Array, failed: () => [CallSite, Cf], onTimed: () => boolean): void => {
+      const inl = this.exec.inline!;
+      tick[0] = this.tick;
+      try {
+        inl.stepOn(buffer, from, t, last, Math.max(0, this.until - performance.now()) * 1e6, step, nameOf, onTimed);
+      } catch (e) {
+        if (e instanceof InlineFailure) { const [site, cf] = failed(); throw new RunFault(this.taskFaultMessage(site, e.error), cf); }
+        throw e;
+      } finally { this.tick = tick[0]!; }
+    },
+    enter: (id: number, site: CallSite): void => this.exec.inline!.enter(id, site.imp.index),
+    stepped: (site: CallSite, calls: number, ns: number): void => {
+      const code = site.code, stats = this.stats;
+      stats.plannedInline += calls;
+      stats.steppedNatively += calls;
+      stats.inline += calls;
+      // (untimed calls count their code's mean, as callInline counts them)
+      stats.inlineNs += (ns >= 0 ? calls - 1 : calls) * this.costNs[code]!;
+      if (ns >= 0) { stats.inlineNs += ns; this.measureCode(code, ns); if (this.feeds !== null) this.outBytes[code] = 0; }
+    },
   };
+  /** LUNA_NATIVE_STEPS not 0: planned loops of C++ ucodes on this thread are stepped by the addon (loop-native.ts) */
+  private readonly nativeSteps = tuned('LUNA_NATIVE_STEPS') !== 0;
   /** codes' measurements so far (measureCode): the inline rule's figures change only with them */
   private measured = 0;
 

@@ -24,6 +24,8 @@ import { RECYCLE_MIN, recycledGuard, takeRaw } from '../recycle.js';
  * as the call's failure with their message.
  */
 function askContext(op: string, kind: string, payload: string): unknown {
+  // a natively stepped loop's step: the context learns which step asks first
+  if (thread !== undefined && thread.step !== null) thread.step();
   const c = context();
   if (op === 'context') return [c.cf, c.node, c.lane, c.waits ? 1 : 0, c.label, c.gid];
   let body: unknown;
@@ -46,6 +48,8 @@ interface Addon {
   entry(lib: string, alias: string, kinds: string, ucode: string): number;
   call(entry: number, ...objects: unknown[]): void;
   exitNow(code: number): never;
+  /** steps a planned loop of C++ ucodes (native/luna_ucode.cc StepOn; src/runtime/node/loop-native.ts) */
+  stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, onTimed: () => boolean): void;
   maxParams: number;
 }
 
@@ -121,13 +125,15 @@ interface ThreadState {
   allocated: Uint8Array[];
   /** string outputs by parameter */
   strings: unknown[];
+  /** while a planned loop is stepped natively (stepOn): makes the step running now the context's and the names' (its callbacks call it first) */
+  step: (() => void) | null;
 }
 
 let thread: ThreadState | undefined;
 
 function threadState(a: Addon): ThreadState {
   if (thread) return thread;
-  const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], keys: null, nameOfKey: String, allocated: [], strings: [] };
+  const st: ThreadState = { I: new Int32Array(0), D: new Float64Array(0), args: [], keys: null, nameOfKey: String, allocated: [], strings: [], step: null };
   // the addon gets the buffer with its guard, the DF the buffer alone; not zero-filled when it
   // is a freed DF's memory (C++ create() promises no zeros, as in the original LuNA)
   const alloc = (bytes: number): Uint8Array => {
@@ -135,7 +141,7 @@ function threadState(a: Addon): ThreadState {
     st.allocated.push(whole.subarray(0, bytes));
     return whole;
   };
-  const nameOf = (param: number): string => (st.keys !== null ? st.nameOfKey(st.keys[param]!) : (st.args[param] as DF).getName());
+  const nameOf = (param: number): string => (st.step !== null ? (st.step(), st.nameOfKey(param)) : st.keys !== null ? st.nameOfKey(st.keys[param]!) : (st.args[param] as DF).getName());
   const scratch = a.init(alloc, nameOf, st.strings, askContext);
   st.I = new Int32Array(scratch, 0, a.maxParams * 4);
   st.D = new Float64Array(scratch, a.maxParams * 16, a.maxParams);
@@ -174,7 +180,20 @@ const TARGET_LIST = -1;
  */
 export interface NativeUcode {
   (...args: unknown[]): void;
-  direct?: (args: readonly unknown[], keys: ArrayLike<string | number>, nameOfKey: (key: string | number) => string, outs: (DfValue | null)[]) => void;
+  direct?: DirectForm;
+}
+
+/**
+ * The direct form (NativeUcode.direct), with what a natively stepped loop needs of it: its
+ * entry number in this thread's addon, and `takeOuts`, the direct form's second half — the
+ * outputs of the call that just returned, from the scratch, into `outs` (a step whose output
+ * is neither int nor real hands back to JavaScript with them there).
+ */
+export interface DirectForm {
+  (args: readonly unknown[], keys: ArrayLike<string | number>, nameOfKey: (key: string | number) => string, outs: (DfValue | null)[]): void;
+  entry: number;
+  kinds: string;
+  takeOuts(args: readonly unknown[], outs: (DfValue | null)[]): void;
 }
 
 /** The function that runs import `imp` in the C++ library (throws NativeUnavailableError). */
@@ -304,7 +323,7 @@ function faultOf(e: unknown): unknown {
  * (~28 M instructions of ~320 M on the empty-kernel stencil) and ran as baseline code until
  * then. Generated from the kind letters alone (`i r s v n`), never from program text.
  */
-function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: number): NonNullable<NativeUcode['direct']> {
+function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: number): DirectForm {
   const n = kinds.length;
   const body: string[] = ['"use strict";', 'const I = st.I, D = st.D;', 'return function cppDirect(a, keys, nameOfKey, outs) {'];
   const callArgs: string[] = [];
@@ -332,10 +351,11 @@ function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: 
     'if (st.allocated.length !== 0) st.allocated.length = 0;',
     `try { call(entry${callArgs.map((x) => `, ${x}`).join('')}); } catch (e) { throw faultOf(e); } finally { st.keys = null; st.args = NO_ARGS; }`,
   );
+  const outsPart: string[] = [];
   let j = 0;
   for (let i = 0; i < n; i++) {
     if (kinds[i] !== 'n') continue;
-    body.push(
+    outsPart.push(
       `{ const t = I[${4 * i}]; let v = null;`,
       `if (t === ${T_INT}) v = { t: ${T_INT}, v: I[${4 * i + 1}] };`,
       `else if (t === ${T_REAL}) v = { t: ${T_REAL}, v: D[${i}] };`,
@@ -345,10 +365,16 @@ function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: 
       `outs[${j++}] = v; }`,
     );
   }
-  body.push('if (st.allocated.length !== 0) st.allocated.length = 0;', '};');
+  outsPart.push('if (st.allocated.length !== 0) st.allocated.length = 0;');
+  body.push(...outsPart, '};');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from kind letters only (above)
-  const make = new Function('st', 'call', 'entry', 'guardOf', 'faultOf', 'NO_ARGS', body.join('\n')) as (...x: unknown[]) => NonNullable<NativeUcode['direct']>;
-  return make(st, call, entry, guardOf, faultOf, NO_ARGS);
+  const make = new Function('st', 'call', 'entry', 'guardOf', 'faultOf', 'NO_ARGS', body.join('\n')) as (...x: unknown[]) => DirectForm;
+  const direct = make(st, call, entry, guardOf, faultOf, NO_ARGS);
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the same text's second half
+  direct.takeOuts = new Function('st', `"use strict"; const I = st.I, D = st.D; return function takeOuts(a, outs) {\n${outsPart.join('\n')}\n};`)(st) as DirectForm['takeOuts'];
+  direct.entry = entry;
+  direct.kinds = kinds;
+  return direct;
 }
 
 const NO_ARGS: unknown[] = [];
@@ -356,4 +382,22 @@ const NO_ARGS: unknown[] = [];
 /** Whether `alias` is implemented by the native library. */
 export function nativeHas(native: NativeUcodes | undefined, alias: string): boolean {
   return native !== undefined && native.aliases.includes(alias);
+}
+
+/** Parameter numbers, as the keys of a natively stepped step (its names are asked by parameter). */
+const PARAMS: number[] = Array.from({ length: 256 }, (_, i) => i);
+
+/**
+ * Step a planned loop natively on this thread (native/luna_ucode.cc StepOn, the buffer's layout
+ * in src/runtime/node/loop-native.ts): `step` makes the step running now the context's before
+ * the ucode's context or names are asked; `nameOf` names the DF of the running step's
+ * parameter; `onTimed` takes the timed calls of an iteration, and says whether to go on. A crash, an overrun, exit() come back as a NativeFault, as from the direct form.
+ */
+export function stepOn(buffer: ArrayBuffer, from: number, t: number, last: number, budgetNs: number, step: () => void, nameOf: (param: string | number) => string, onTimed: () => boolean): void {
+  const a = loadAddon(), st = threadState(a);
+  if (st.allocated.length !== 0) st.allocated.length = 0;
+  st.step = step;
+  st.keys = PARAMS;
+  st.nameOfKey = nameOf;
+  try { a.stepOn(buffer, from, t, last, budgetNs, onTimed); } catch (e) { throw faultOf(e); } finally { st.step = null; st.keys = null; }
 }
