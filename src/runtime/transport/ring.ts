@@ -54,7 +54,7 @@ const ENTRY = 20;
 const WRAP = 0xffffffff;
 
 /** Bytes of one direction's data area; an entry larger than a quarter of it goes by the socket. */
-export const RING_CAPACITY = 256 * 1024;
+export const RING_CAPACITY = 4 * 1024 * 1024;
 
 export function ringFileBytes(capacity = RING_CAPACITY): number {
   return 2 * (HEADER_BYTES + capacity);
@@ -132,7 +132,7 @@ export class RingWriter extends RingView {
 
 export class RingReader extends RingView {
   private head: number;
-  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY, private readonly alloc: (n: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n)) {
+  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY, private readonly alloc: (n: number, tag: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n)) {
     super(buffer, which, capacity);
     this.head = Atomics.load(this.w, HEAD);
   }
@@ -165,7 +165,7 @@ export class RingReader extends RingView {
       const body = this.data.slice(b, b + bodyLen);
       let payload: Uint8Array | undefined;
       if (p !== 0) {
-        payload = this.alloc(p - 1);
+        payload = this.alloc(p - 1, tag);
         payload.set(this.data.subarray(b + bodyLen, b + bodyLen + p - 1));
       }
       this.head = (this.head + len) | 0;
