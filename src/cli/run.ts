@@ -17,7 +17,7 @@ import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { bootEarly } from '../runtime/exec/pool.js';
-import { sharedBytes } from '../runtime/exec/shm.js';
+import { receivedPayload } from '../runtime/cluster/data.js';
 import { tuned, tuningErrors } from '../runtime/tuning.js';
 import { lowerBackgroundOnLanes, niceWhileAhead } from '../runtime/exec/priority.js';
 import type { CompiledProgram } from '../program/compile.js';
@@ -294,7 +294,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');
     started = await startNode({
-      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: sharedBytes,
+      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: receivedPayload,
       signal: stop.signal, onLauncherGone: (what) => stop.launcherGone(what),
     });
   } catch (e) {
