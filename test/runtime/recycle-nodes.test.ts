@@ -67,9 +67,9 @@ describe('recycled raw buffers on several in-process nodes', () => {
         const why = `ok ${r.ok} ${r.message ?? ''}\n${r.stdout.join('\n')}`;
         assert.equal(r.ok, true, why);
         assert.deepEqual(r.stdout, ['recycle_nodes ok chains=6 n=60'], why);
-        const received = recycling.received - before.received, reused = recycling.receivedReused - before.receivedReused;
+        const received = recycling.received - before.received, recycled = recycling.receivedRecycled - before.receivedRecycled;
         assert.ok(received >= 30, `values received into recyclable buffers: ${received}`);
-        assert.ok(reused >= 10, `received into reused buffers: ${reused} of ${received}`);
+        assert.ok(recycled >= 10, `received buffers back in a pool: ${recycled} of ${received}`);
       });
     }
   }
@@ -81,8 +81,10 @@ describe('recycled raw buffers on several in-process nodes', () => {
       const why = `${lanes} lane(s): ok ${r.ok} ${r.message ?? ''}\n${r.stdout.join('\n')}`;
       assert.equal(r.ok, true, why);
       assert.deepEqual(r.stdout, ['recycle_copies ok chains=4 n=40'], why);
-      const received = recycling.received - before.received, reused = recycling.receivedReused - before.receivedReused;
-      assert.ok(received >= 100 && reused >= 5, `${lanes} lane(s): received ${received}, into reused buffers ${reused}`);
+      // the received buffers went back to a pool once their readers and the copy were done (the
+      // next outputs or arrivals of their class took them, whichever came first)
+      const received = recycling.received - before.received, recycled = recycling.receivedRecycled - before.receivedRecycled;
+      assert.ok(received >= 100 && recycled >= received / 2, `${lanes} lane(s): received ${received}, of them back in a pool ${recycled}`);
     }
   });
 

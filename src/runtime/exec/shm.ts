@@ -222,9 +222,10 @@ export function sharedBytes(n: number): Uint8Array {
  * pool when it holds one of the class. The node counts its holders from its arrival (rawArrived)
  * as it does a value posted here, so once nothing reads it any more it serves the next arrival or
  * output of its class instead of fresh pages: a fresh 0.96 MB buffer costs its first writer ~3 ms
- * of page faults here, a reused one 0.04 ms (/tmp probe, Node 20, docs/pic.md "Received values in
- * recycled buffers"), and the PIC's 2 × 1 receives two such border planes a sweep on each node's
- * system thread. Not zeroed: the transfer writes every byte. From FRESH_BYTES up, as sharedBytes.
+ * of page faults here, a reused one 0.04 ms (Node 20, docs/pic.md "The border planes through the
+ * ring, and received values in recycled buffers"), and the PIC's 2 × 1 receives ~38 such border
+ * planes a run on each node's system thread. Not zeroed: the transfer writes every byte. From
+ * FRESH_BYTES up, as sharedBytes.
  */
 export function receivedBytes(n: number): Uint8Array {
   if (n >= FRESH_BYTES || recycleCap() === 0) return sharedBytes(n);
@@ -346,6 +347,8 @@ interface Held {
   awaited: boolean;
   /** performance.now() when it entered the limbo (--timing: rawLimboMs) */
   letAt: number;
+  /** it holds a value received from another node (--timing: rawReceivedRecycled) */
+  received: boolean;
 }
 const held = new Map<number, Held>();
 /** buffers whose count fell to 0, waiting for the batches in flight that may read them */
@@ -354,8 +357,11 @@ const limbo: Held[] = [];
 /** What the system thread did with raw buffers (--timing). */
 export const recycling = {
   tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
-  /** raw values received from other nodes into recyclable buffers, and how many of those buffers were reused */
-  received: 0, receivedReused: 0,
+  /**
+   * raw values received from other nodes into recyclable buffers, how many of those buffers were
+   * reused ones, and how many went back to a pool once nothing read them
+   */
+  received: 0, receivedReused: 0, receivedRecycled: 0,
   /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
   limboMs: 0, limboMaxMs: 0,
 };
@@ -496,7 +502,7 @@ export function rawPosted(v: Uint8Array): void {
   if (id < 0) return;
   let h = held.get(id);
   if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: false });
     recycling.tracked++;
     if (recycledGeneration(v) > 0) recycling.reused++;
   }
@@ -529,7 +535,7 @@ export function rawArrived(v: Uint8Array, n: number): void {
   if (id < 0) return;
   let h = held.get(id);
   if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
+    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: true });
     recycling.tracked++;
     recycling.received++;
     if (recycledGeneration(v) > 0) { recycling.reused++; recycling.receivedReused++; }
@@ -558,7 +564,7 @@ export function rawAwaited(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
   let h = held.get(id);
-  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: false });
   h.n++;
   h.seq = -1;
   h.awaited = true;
@@ -816,7 +822,7 @@ function settle(): void {
       recycling.recycled++; recycling.recycledBytes += b.byteLength;
       continue;
     }
-    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
+    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; if (h.received) recycling.receivedRecycled++; }
   }
   limbo.length = kept;
 }

@@ -29,6 +29,18 @@ export function c_read2(z: DF, c: number, i: number, w: DF, f: number, k: number
   verify(w, c + 1000 * f, k, 'read2');
 }
 
+/** read2, then a token: the third reader is spawned once it came. */
+export function c_read2t(z: DF, c: number, i: number, w: DF, f: number, k: number, t: DF): void {
+  c_read2(z, c, i, w, f, k);
+  t.setInt(1);
+}
+
+/** read, then a token: the next reader of the copy is spawned once it came. */
+export function c_readt(z: DF, c: number, i: number, t: DF): void {
+  verify(z, c, i, 'readt');
+  t.setInt(1);
+}
+
 export function c_done(chains: number, n: number): void {
   console.log(`recycle_copies ok chains=${chains} n=${n}`);
 }
