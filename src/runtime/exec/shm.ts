@@ -500,12 +500,7 @@ function idOf(v: Uint8Array): number {
 export function rawPosted(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
-  let h = held.get(id);
-  if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: false });
-    recycling.tracked++;
-    if (recycledGeneration(v) > 0) recycling.reused++;
-  }
+  const h = tracked(id, v, false);
   h.n += 2;
   h.seq = -1; // out of limbo, if it was there
   // an output of the batch being booked: readers forwarded from it (or from what it forwarded
@@ -533,15 +528,21 @@ export function rawPosted(v: Uint8Array): void {
 export function rawArrived(v: Uint8Array, n: number): void {
   const id = idOf(v);
   if (id < 0) return;
-  let h = held.get(id);
-  if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: true });
-    recycling.tracked++;
-    recycling.received++;
-    if (recycledGeneration(v) > 0) { recycling.reused++; recycling.receivedReused++; }
-  }
+  const h = tracked(id, v, true);
   h.n += n;
   h.seq = -1;
+}
+
+/** The holders' entry of buffer `id` (value `v`'s), made on its first count (`received`: from another node). */
+function tracked(id: number, v: Uint8Array, received: boolean): Held {
+  let h = held.get(id);
+  if (h !== undefined) return h;
+  held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received });
+  recycling.tracked++;
+  const reused = recycledGeneration(v) > 0;
+  if (reused) recycling.reused++;
+  if (received) { recycling.received++; if (reused) recycling.receivedReused++; }
+  return h;
 }
 
 /** A CF received raw value `v` (it lets it go when finished). */
