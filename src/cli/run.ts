@@ -17,7 +17,6 @@ import { readSchedule, ScheduleError, writeSchedule } from '../runtime/schedule.
 import { TraceFormatError } from '../trace/format.js';
 import { DurationError, parseDuration } from '../core/duration.js';
 import { bootEarly } from '../runtime/exec/pool.js';
-import { sharedBytes } from '../runtime/exec/shm.js';
 import { tuned, tuningErrors } from '../runtime/tuning.js';
 import { lowerBackgroundOnLanes, niceWhileAhead } from '../runtime/exec/priority.js';
 import type { CompiledProgram } from '../program/compile.js';
@@ -293,8 +292,10 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');
+    // (loaded here, as the mesh is: a one-node run evaluates the same modules as before)
+    const { receivedPayload } = await import('../runtime/cluster/data.js');
     started = await startNode({
-      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: sharedBytes,
+      nodes: o.nodes, bind: o.bind, heartbeatMs, allocPayload: receivedPayload,
       signal: stop.signal, onLauncherGone: (what) => stop.launcherGone(what),
     });
   } catch (e) {

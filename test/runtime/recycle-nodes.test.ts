@@ -16,6 +16,7 @@ process.env.LUNA_RECYCLE_MB = '64';
 process.env.LUNA_RECYCLE_POISON = '1';
 const { runFile } = await import('./files.js');
 const { recycling } = await import('../../src/runtime/exec/shm.js');
+const { receivedPayload } = await import('../../src/runtime/cluster/data.js');
 const { poolRaw, setRecyclePoison, takeRaw, recycledId } = await import('../../src/ucode/recycle.js');
 
 const FILE = program('recycle_nodes');
@@ -54,6 +55,38 @@ describe('recycled raw buffers on several in-process nodes', () => {
       });
     }
   }
+
+  // a raw value received from another node goes into a recyclable buffer (the transport's
+  // allocPayload of a node process, cluster/data.ts): counted from its arrival, by its post, its
+  // readers, the copy kept for later readers, and reused once none reads it
+  for (const lagged of [true, false]) {
+    for (const [nodes, lanes] of [[2, 1], [2, 2], [3, 2]] as const) {
+      test(`${nodes} nodes × ${lanes} lane(s)${lagged ? ', lagged lanes' : ''}, values received into recycled buffers: no reader sees a reused buffer`, async () => {
+        const before = { ...recycling };
+        const r = await runFile(FILE, { nodes, lanes, lagged, args: ['6', '60'], mesh: (m) => { m.allocPayload = receivedPayload; } });
+        const why = `ok ${r.ok} ${r.message ?? ''}\n${r.stdout.join('\n')}`;
+        assert.equal(r.ok, true, why);
+        assert.deepEqual(r.stdout, ['recycle_nodes ok chains=6 n=60'], why);
+        const received = recycling.received - before.received, recycled = recycling.receivedRecycled - before.receivedRecycled;
+        assert.ok(received >= 30, `values received into recyclable buffers: ${received}`);
+        assert.ok(recycled >= 10, `received buffers back in a pool: ${recycled} of ${received}`);
+      });
+    }
+  }
+
+  test('values received into recycled buffers and read from the copy kept for later readers: no reader sees a reused buffer', async () => {
+    for (const lanes of [1, 2]) {
+      const before = { ...recycling };
+      const r = await runFile(program('recycle_copies'), { nodes: 2, lanes, args: ['4', '40'], mesh: (m) => { m.allocPayload = receivedPayload; } });
+      const why = `${lanes} lane(s): ok ${r.ok} ${r.message ?? ''}\n${r.stdout.join('\n')}`;
+      assert.equal(r.ok, true, why);
+      assert.deepEqual(r.stdout, ['recycle_copies ok chains=4 n=40'], why);
+      // the received buffers went back to a pool once their readers and the copy were done (the
+      // next outputs or arrivals of their class took them, whichever came first)
+      const received = recycling.received - before.received, recycled = recycling.receivedRecycled - before.receivedRecycled;
+      assert.ok(received >= 100 && recycled >= received / 2, `${lanes} lane(s): received ${received}, of them back in a pool ${recycled}`);
+    }
+  });
 
   test('the examples\' matmul on 2 in-process nodes × 2 lanes, lagged', async () => {
     for (let i = 0; i < 3; i++) {

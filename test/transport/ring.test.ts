@@ -57,9 +57,10 @@ async function ringUp(t: TcpTransport, echoes: Echoes, send: (seq: number) => vo
 
 test('ring: messages keep their order across the ring and the socket (large payloads, a full ring, a receiver asleep between bursts)', { skip: !ringsAvailable() && 'the shared-memory addon is not built' }, async () => {
   const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
-  // every 7th message carries 100 KiB (more than a ring entry may: it goes by the socket), every 5th a few bytes
+  // every 7th message carries more than a ring entry may (it goes by the socket), every 5th a few
+  // bytes; the overflow's messages 32 KiB each
   let overflowFrom = Infinity;
-  const size = (seq: number): number => (seq >= overflowFrom ? 0 : seq % 7 === 3 ? 100 * 1024 : seq % 5 === 1 ? 100 : 0);
+  const size = (seq: number): number => (seq >= overflowFrom ? 32 * 1024 : seq % 7 === 3 ? RING_CAPACITY / 4 + 1 : seq % 5 === 1 ? 100 : 0);
   const echoes = new Echoes(t, size);
   const enc = new Encoder();
   const send = (seq: number): void => {
@@ -75,10 +76,10 @@ test('ring: messages keep their order across the ring and the socket (large payl
     await echoes.until(seq);
     await sleep(20); // both sides stop polling: the next burst rings the doorbell
   }
-  // more small messages at once than the ring holds: the rest go by the socket, after it
-  const burst = Math.ceil(RING_CAPACITY / 24) + 5000;
+  // more messages at once than the ring holds: the rest go by the socket, after it
+  const burst = (2 * RING_CAPACITY) / (32 * 1024);
   overflowFrom = seq;
-  for (let i = 0; i < burst; i++) t.send(1, TAG, enc.reset().u32(seq++).finish());
+  for (let i = 0; i < burst; i++) send(seq++);
   await echoes.until(seq);
   const after = t.stats();
   assert.deepEqual(echoes.errors.slice(0, 5), []);
@@ -98,6 +99,36 @@ test('ring: messages keep their order across the ring and the socket (large payl
   t.send(1, TAG_QUIT, new Uint8Array(0));
   await children!.exited();
   await t.close();
+});
+
+test('ring: a DF-sized payload (0.96 MB, a PIC border plane) crosses through the ring, in one entry, intact', { skip: !ringsAvailable() && 'the shared-memory addon is not built' }, async () => {
+  const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
+  const PLANE = 960_000;
+  let big = false;
+  const echoes = new Echoes(t, () => (big ? PLANE : 0));
+  const enc = new Encoder();
+  const send = (seq: number): void => t.send(1, TAG, enc.reset().u32(seq).finish(), big ? payloadFor(seq, PLANE) : undefined);
+  try {
+    await ringUp(t, echoes, send);
+    assert.equal(t.stats().ringLinks, 1, 'rank 0 writes into a ring to rank 1');
+    big = true;
+    const before = t.stats();
+    let seq = echoes.next;
+    // one at a time, as a step's border planes go: each finds room in the ring
+    for (let i = 0; i < 12; i++) {
+      send(seq++);
+      await echoes.until(seq);
+    }
+    const after = t.stats();
+    assert.deepEqual(echoes.errors.slice(0, 5), []);
+    assert.equal(after.ringFrames - before.ringFrames, 12, 'every plane went through the ring');
+    const socketFrames = after.framesSent - before.framesSent - (after.doorbells - before.doorbells);
+    assert.ok(socketFrames <= 1, `no plane went by the socket (${socketFrames} frames beside the doorbells)`);
+  } finally {
+    t.send(1, TAG_QUIT, new Uint8Array(0));
+    await children!.exited();
+    await t.close();
+  }
 });
 
 test('ring: a peer killed while this node polls its ring is reported lost, and the polling stops', { skip: !ringsAvailable() && 'the shared-memory addon is not built' }, async () => {

@@ -3,7 +3,8 @@
 // carries work or data, so all are counted for termination detection. Its clock and trace sink
 // come from its host.
 import { Decoder, Encoder } from '../transport/codec.js';
-import type { Channel, Router } from '../transport/router.js';
+import { TAG_BITS, type Channel, type Router } from '../transport/router.js';
+import { receivedBytes, sharedBytes } from '../exec/shm.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import type { DfKey } from '../../core/dfkey.js';
 import type { Cf } from '../node/fragment.js';
@@ -16,6 +17,17 @@ import { decodeEnv, decodeValue, encodeEnv, encodeValue } from './wire.js';
 const MIGRATE = 1, REQUEST = 2, POST = 3, RESPONSE = 4, DESTROY = 5, PUSH = 6, REFUSE = 7, SPREAD = 8, READS = 9, DROP = 10;
 /** RESPONSE flag: the receiver may keep a copy for its later readers */
 const KEEP = 1;
+
+/**
+ * The transport's allocPayload for a node's runtime (`wire`: the message's tag on the wire, its
+ * channel in the high bits): a DF value posted to this node or served to it goes into a
+ * recyclable buffer (exec/shm.ts receivedBytes), its holders counted from its arrival (node/state.ts);
+ * every other payload into fresh shared memory.
+ */
+export function receivedPayload(n: number, wire: number): Uint8Array {
+  const tag = wire & ((1 << TAG_BITS) - 1);
+  return wire >>> TAG_BITS === CHANNEL.data && (tag === POST || tag === RESPONSE) ? receivedBytes(n) : sharedBytes(n);
+}
 
 export class DataChannel implements RemoteOps {
   private readonly ch: Channel;

@@ -22,7 +22,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadAddon } from '../../core/addon.js';
 import { tuned } from '../tuning.js';
-import { RECYCLE_MIN, drainPool, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecycleLarger, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
+import { RECYCLE_MIN, drainPool, recycleCap, takeRaw, isPinned, isPinnedBuffer, makerOf, onRecycledDrop, onRecycledTake, poolRaw, pooledNow, recycledGeneration, recycledId, setRecycleCap, setRecycleLarger, setRecyclePoison, takePooled } from '../../ucode/recycle.js';
 import { T_RAW } from '../../ucode/value.js';
 import { previousTask, type Forward } from './protocol.js';
 
@@ -217,6 +217,22 @@ export function sharedBytes(n: number): Uint8Array {
 }
 
 /**
+ * The buffer a raw DF value received from another node is assembled in (the transport's
+ * allocPayload for the DF protocol's posts and responses): a recyclable one, from this thread's
+ * pool when it holds one of the class. The node counts its holders from its arrival (rawArrived)
+ * as it does a value posted here, so once nothing reads it any more it serves the next arrival or
+ * output of its class instead of fresh pages: a fresh 0.96 MB buffer costs its first writer ~3 ms
+ * of page faults here, a reused one 0.04 ms (Node 20, docs/pic.md "The border planes through the
+ * ring, and received values in recycled buffers"), and the PIC's 2 × 1 receives ~38 such border
+ * planes a run on each node's system thread. Not zeroed: the transfer writes every byte. From
+ * FRESH_BYTES up, as sharedBytes.
+ */
+export function receivedBytes(n: number): Uint8Array {
+  if (n >= FRESH_BYTES || recycleCap() === 0) return sharedBytes(n);
+  return takeRaw(n, 0, false);
+}
+
+/**
  * Serve large blocks (received DFs, raw outputs) from memory freed earlier instead of fresh
  * pages (native/memory.c says why). Once per process, from the node's system thread; true when
  * the policy is in force (glibc, the addon built, LUNA_KEEP_FREED_MB not 0).
@@ -331,6 +347,8 @@ interface Held {
   awaited: boolean;
   /** performance.now() when it entered the limbo (--timing: rawLimboMs) */
   letAt: number;
+  /** it holds a value received from another node (--timing: rawReceivedRecycled) */
+  received: boolean;
 }
 const held = new Map<number, Held>();
 /** buffers whose count fell to 0, waiting for the batches in flight that may read them */
@@ -339,6 +357,11 @@ const limbo: Held[] = [];
 /** What the system thread did with raw buffers (--timing). */
 export const recycling = {
   tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
+  /**
+   * raw values received from other nodes into recyclable buffers, how many of those buffers were
+   * reused ones, and how many went back to a pool once nothing read them
+   */
+  received: 0, receivedReused: 0, receivedRecycled: 0,
   /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
   limboMs: 0, limboMaxMs: 0,
 };
@@ -477,12 +500,7 @@ function idOf(v: Uint8Array): number {
 export function rawPosted(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
-  let h = held.get(id);
-  if (h === undefined) {
-    held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
-    recycling.tracked++;
-    if (recycledGeneration(v) > 0) recycling.reused++;
-  }
+  const h = tracked(id, v, false);
   h.n += 2;
   h.seq = -1; // out of limbo, if it was there
   // an output of the batch being booked: readers forwarded from it (or from what it forwarded
@@ -499,6 +517,32 @@ export function rawPosted(v: Uint8Array): void {
       else if (!h.via.includes(f)) h.via.push(f);
     }
   }
+}
+
+/**
+ * Raw value `v` arrived from another node (receivedBytes made its buffer): counted from now on,
+ * for `n` holders (a post: the store's entry and the post itself until its waiting readers have it;
+ * a response: the arrival until the CFs waiting for it, and the copy kept for later readers, have
+ * it), each let go as a local value's are. A value without a trailer is left to the collector.
+ */
+export function rawArrived(v: Uint8Array, n: number): void {
+  const id = idOf(v);
+  if (id < 0) return;
+  const h = tracked(id, v, true);
+  h.n += n;
+  h.seq = -1;
+}
+
+/** The holders' entry of buffer `id` (value `v`'s), made on its first count (`received`: from another node). */
+function tracked(id: number, v: Uint8Array, received: boolean): Held {
+  let h = held.get(id);
+  if (h !== undefined) return h;
+  held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received });
+  recycling.tracked++;
+  const reused = recycledGeneration(v) > 0;
+  if (reused) recycling.reused++;
+  if (received) { recycling.received++; if (reused) recycling.receivedReused++; }
+  return h;
 }
 
 /** A CF received raw value `v` (it lets it go when finished). */
@@ -521,7 +565,7 @@ export function rawAwaited(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
   let h = held.get(id);
-  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0 });
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: false });
   h.n++;
   h.seq = -1;
   h.awaited = true;
@@ -779,7 +823,7 @@ function settle(): void {
       recycling.recycled++; recycling.recycledBytes += b.byteLength;
       continue;
     }
-    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; }
+    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; if (h.received) recycling.receivedRecycled++; }
   }
   limbo.length = kept;
 }

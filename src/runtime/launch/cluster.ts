@@ -27,7 +27,7 @@ export interface StartNodeOptions {
   rendezvousDir?: string;
   log?: (msg: string) => void;
   timeoutMs?: number;
-  allocPayload?: (byteLength: number) => Uint8Array;
+  allocPayload?: (byteLength: number, tag: number) => Uint8Array;
   /**
    * Heartbeat timeout in ms: a node from which nothing arrived for this long is reported lost
    * (default $LUNA_HEARTBEAT_MS, else 5000; 0 = off). See docs/cluster.md, "Liveness".

@@ -328,7 +328,7 @@ export class NodeRuntime {
 
   /** A value this node requested arrived: it serves every CF here that waits for it. */
   response(key: DfKey, served: Served): void {
-    for (const cf of this.st.store.remoteArrived(key, served)) this.st.deliver(cf, key, served.v);
+    this.st.responded(key, served);
     this.schedule();
   }
 

@@ -7,7 +7,7 @@ import type { DfKey } from '../../core/dfkey.js';
 import { T_INT, T_RAW, valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { SchedulingPolicy } from '../policy/types.js';
-import { holdsDfStore, rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
+import { holdsDfStore, rawArrived, rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
 import { pinRaw } from '../../ucode/recycle.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
@@ -131,6 +131,8 @@ export class NodeState {
       return s === undefined ? `a CF on node ${node}` : `${describeSite(s, s.label)}${host.size > 1 ? ` on node ${node}` : ''}`;
     });
     this.store.onDrop = (key, nodes) => { for (const n of nodes) this.remote!.drop(key, n); };
+    // a copy kept of another node's value holds its buffer until dropped (onFree lets it go)
+    this.store.onKeep = (v) => { if (v.t === T_RAW) rawHeld(v.v); };
   }
 
   // ------------------------------------------------------------------ CFs
@@ -280,6 +282,8 @@ export class NodeState {
     if (copy !== undefined) {
       if (copy.counted) this.remote!.reads(key, owner, 1);
       cf.addGot(key, copy.v);
+      // the CF holds the copy's buffer until it is finished (finish lets it go), as any input
+      if (copy.v.t === T_RAW) rawHeld(copy.v.v);
       return copy.v;
     }
     if (this.store.awaitRemote(key, owner, cf)) this.remote!.request(key, owner);
@@ -351,6 +355,9 @@ export class NodeState {
 
   /** A post from node `from` for a DF owned here, written there by CF `gid` of spawn site `site`. */
   postFromRemote(key: DfKey, v: DfValue, count: number, site: number, gid: string, from: number): void {
+    // a raw value received into a recyclable buffer counts its holders as a local post does
+    const raw = v.t === T_RAW;
+    if (raw) rawArrived(v.v, 2);
     let d;
     try { d = this.store.post(key, v, count, site, from); } catch (e) {
       const s = this.program.sites[site];
@@ -359,6 +366,20 @@ export class NodeState {
     if (this.tr) this.liveChanged();
     this.serve(key, v, d);
     if (d.excess) this.excess(key, d.excess);
+    if (raw) rawLet(v.v);
+  }
+
+  /**
+   * A value this node requested arrived: the CFs waiting for it have it, and a copy may stay for
+   * later readers. A raw one received into a recyclable buffer is held by its arrival until they
+   * have it, by each of them until finished, and by the copy until dropped.
+   */
+  responded(key: DfKey, served: Served): void {
+    const v = served.v;
+    const raw = v.t === T_RAW;
+    if (raw) rawArrived(v.v, 1);
+    for (const cf of this.store.remoteArrived(key, served)) this.deliver(cf, key, v);
+    if (raw) rawLet(v.v);
   }
 
   /** The first request too many at a post: a local reader fails here, a remote one is refused. */

@@ -118,6 +118,8 @@ export class DfStore {
    * without a bound its copies would double such a program's memory.
    */
   copyLimitBytes = 256 * 1024 * 1024;
+  /** A copy of another node's value is kept here from now on (set by the caller; `onFree` when it goes). */
+  onKeep: (v: DfValue) => void = () => {};
   /** The owner freed `key` while `nodes` kept copies of it (set by the caller: it tells them). */
   onDrop: (key: DfKey, nodes: number[]) => void = () => {};
   /** bytes of the values held */
@@ -487,6 +489,7 @@ export class DfStore {
     if (served.keep && !this.copies.has(key)) {
       const b = valueSize(served.v);
       this.copies.set(key, { v: served.v, bytes: b, owner, budget, lastReader: null });
+      this.onKeep(served.v);
       this.liveBytes += b;
       this.copyBytes += b;
       // oldest first (a Map iterates in insertion order)

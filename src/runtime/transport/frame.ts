@@ -106,7 +106,8 @@ export class FrameParser {
   constructor(
     private readonly onFrame: FrameHandler,
     maxFrame: number,
-    private readonly allocPayload: (n: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n),
+    /** the buffer a frame's payload of `n` bytes goes into, by the frame's tag (a received DF value may take a recycled one) */
+    private readonly allocPayload: (n: number, tag: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n),
   ) {
     this.maxFrame = maxFrame;
   }
@@ -129,7 +130,7 @@ export class FrameParser {
           const body = chunk.subarray(bStart, bStart + bodyLen);
           let payload: Uint8Array | undefined;
           if (flags & FLAG_PAYLOAD) {
-            payload = this.allocPayload(payloadLen);
+            payload = this.allocPayload(payloadLen, tag);
             payload.set(chunk.subarray(bStart + bodyLen, end));
           }
           off = end;
@@ -169,7 +170,7 @@ export class FrameParser {
     this.tag = tag;
     this.body = Buffer.allocUnsafe(bodyLen);
     this.bodyFill = 0;
-    this.payload = flags & FLAG_PAYLOAD ? this.allocPayload(payloadLen) : null;
+    this.payload = flags & FLAG_PAYLOAD ? this.allocPayload(payloadLen, tag) : null;
     this.payloadFill = 0;
     if (bodyLen === 0 && payloadLen === 0) this.complete();
   }

@@ -11,6 +11,11 @@ type Handler = (from: number, tag: number, body: Uint8Array, payload: Uint8Array
 
 export class MemoryMesh {
   readonly endpoints: MemoryTransport[];
+  /**
+   * Where a payload sent to another node is copied, by its message's tag, as a TCP mesh's
+   * allocPayload (a received DF value in a recycled buffer); unset, a plain copy.
+   */
+  allocPayload: ((byteLength: number, tag: number) => Uint8Array) | undefined;
 
   constructor(readonly size: number) {
     if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`bad mesh size ${size}`);
@@ -69,7 +74,15 @@ export class MemoryTransport implements Transport {
     if (!dest) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
     if (this.closed || this.cut.has(to) || dest.closed) return;
     // a message to oneself keeps its payload, as over TCP; another node gets its own bytes
-    dest.deliver(this.rank, tag, body.slice(), to === this.rank ? payload : payload?.slice());
+    dest.deliver(this.rank, tag, body.slice(), to === this.rank || payload === undefined ? payload : this.copy(tag, payload));
+  }
+
+  private copy(tag: number, payload: Uint8Array): Uint8Array {
+    const alloc = this.mesh.allocPayload;
+    if (alloc === undefined) return payload.slice();
+    const p = alloc(payload.length, tag);
+    p.set(payload);
+    return p;
   }
 
   private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {

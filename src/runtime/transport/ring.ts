@@ -53,8 +53,16 @@ const AWAKE = 0, ASLEEP = 1, RUNG = 2;
 const ENTRY = 20;
 const WRAP = 0xffffffff;
 
-/** Bytes of one direction's data area; an entry larger than a quarter of it goes by the socket. */
-export const RING_CAPACITY = 256 * 1024;
+/**
+ * Bytes of one direction's data area; an entry larger than a quarter of it goes by the socket.
+ * 4 MiB, so a DF of up to 1 MiB crosses as one entry: the PIC's 0.96 MB border planes came by the
+ * socket in 15 reads of 64 KiB, each a turn of both event loops, with 256 KiB rings. Traced, C++
+ * kernels, 2 × 1, two runs each (load 2–4): the planes' median crossing 14–24 ms (Qu, queued behind
+ * Qd, 39–49) against 7–10 (14–17) with 4 MiB, the small leaving arrays 2.4–2.6 ms against 0.8–1.0
+ * (docs/pic.md, "The border planes through the ring, and received values in recycled buffers").
+ * The memfd is 8 MiB a pair of nodes, its pages touched as the rings fill.
+ */
+export const RING_CAPACITY = 4 * 1024 * 1024;
 
 export function ringFileBytes(capacity = RING_CAPACITY): number {
   return 2 * (HEADER_BYTES + capacity);
@@ -132,7 +140,7 @@ export class RingWriter extends RingView {
 
 export class RingReader extends RingView {
   private head: number;
-  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY, private readonly alloc: (n: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n)) {
+  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY, private readonly alloc: (n: number, tag: number) => Uint8Array = (n) => Buffer.allocUnsafeSlow(n)) {
     super(buffer, which, capacity);
     this.head = Atomics.load(this.w, HEAD);
   }
@@ -165,7 +173,7 @@ export class RingReader extends RingView {
       const body = this.data.slice(b, b + bodyLen);
       let payload: Uint8Array | undefined;
       if (p !== 0) {
-        payload = this.alloc(p - 1);
+        payload = this.alloc(p - 1, tag);
         payload.set(this.data.subarray(b + bodyLen, b + bodyLen + p - 1));
       }
       this.head = (this.head + len) | 0;

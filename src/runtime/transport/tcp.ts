@@ -40,8 +40,11 @@ export interface TcpTransportOptions {
   timeoutMs?: number;
   /** Aborts mesh formation (e.g. a spawned node died first). */
   signal?: AbortSignal;
-  /** Where received payloads are assembled (e.g. SharedArrayBuffer-backed); default: a fresh Buffer. */
-  allocPayload?: (byteLength: number) => Uint8Array;
+  /**
+   * Where a received payload is assembled, by its message's tag (e.g. shared memory, a received DF
+   * value in a recycled buffer); default: a fresh Buffer.
+   */
+  allocPayload?: (byteLength: number, tag: number) => Uint8Array;
   /**
    * Heartbeat timeout in ms: a peer from which nothing at all arrived for this long is reported
    * lost through onPeerLost (default: $LUNA_HEARTBEAT_MS, else 5000; 0 = off). Quiet links carry

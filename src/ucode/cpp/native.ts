@@ -78,9 +78,14 @@ export function guardBytes(n: number): number {
 function guardOf(u: Uint8Array): number {
   const g = guardBytes(u.byteLength);
   if (u.byteOffset !== 0 || g === 0) return 0;
-  if (u.buffer.byteLength === u.byteLength + g) return g;
-  // a buffer that can be recycled says which guard its value has (none: a TypeScript output)
-  return u.byteLength >= RECYCLE_MIN && recycledGuard(u) === g ? g : 0;
+  // a buffer that can be recycled says which guard its value has (none: a TypeScript output, a
+  // value received from another node), asked first: its class and trailer may add up to exactly
+  // the bytes and a guard (6 112 bytes in a buffer of 6 144 + 32), with no guard written there
+  if (u.byteLength >= RECYCLE_MIN) {
+    const r = recycledGuard(u);
+    if (r >= 0) return r === g ? g : 0;
+  }
+  return u.buffer.byteLength === u.byteLength + g ? g : 0;
 }
 
 /** The addon could not be loaded: C++ ucodes cannot run in this installation. */
