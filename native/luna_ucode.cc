@@ -742,7 +742,7 @@ napi_value Call(napi_env env, napi_callback_info info) {
 // step through the direct form costs the N-API transition, the marshalling and four call
 // layers; here it costs the entry's call (docs/runtime.md, "Planned C++ loops stepped natively").
 //
-// The buffer (an ArrayBuffer JavaScript made and fills, src/ucode/cpp/native-loop.ts), int32
+// The buffer (an ArrayBuffer JavaScript made and fills, src/runtime/node/loop-native.ts), int32
 // words from its start:
 constexpr int kLpSites = 0;     // sites of an iteration
 constexpr int kLpRing = 1;      // iterations the ring keeps (the plan's depth + 1)
@@ -881,7 +881,8 @@ napi_value StepOn(napi_env env, napi_callback_info info) {
       }
       if (timeIt) {
         H[kLpTimes + 2 * timed] = s;
-        H[kLpTimes + 2 * timed + 1] = static_cast<int32_t>(monoNs() - began > INT32_MAX ? INT32_MAX : monoNs() - began);
+        const int64_t took = monoNs() - began;
+        H[kLpTimes + 2 * timed + 1] = static_cast<int32_t>(took > INT32_MAX ? INT32_MAX : took);
         timed++;
       }
       calls++;
