@@ -157,7 +157,8 @@ export class InlineLoops {
         if (p.native !== null && t - from >= depth) {
           const u = this.stepNatively(loop, p, f, from, t);
           if (u >= 0) {
-            if (this.stopped === STOP_TIME) return this.stop(loop, p, u, vals, from, TIME_UP);
+            // (t moves on too: the turn's steps, counted at its end, bound the next turns' reads of the store)
+            if (this.stopped === STOP_TIME) { t = u; return this.stop(loop, p, u, vals, from, TIME_UP); }
             if (this.resume === 0) { t = u - 1; continue; }
             // iteration u's sites before `resume` ran natively: it goes on here
             t = u; env[varSlot] = t; slot = ((t - from) % ring) * n; s0 = this.resume;
