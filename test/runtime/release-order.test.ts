@@ -61,9 +61,11 @@ test("a CF's post is handed over before the result of a CF on another lane that 
   try {
     await pool.allBooted();
     assert.ok(pool.feeds, 'the pool feeds values across lanes');
-    // lane 1: a, then hold (its result comes only once hold ends); a's output 0 is fed to lane 0
-    pool.send(1, { id: 1, tasks: [{ cf: 1, imp: 0, args: [null], keys: ['x'] }, { cf: 2, imp: 2, args: [0], keys: [''] }] });
+    // lane 1: a, then hold (its result comes only once hold ends); a's output 0 is fed to lane 0.
+    // The request goes first: sent after the batch, it may reach lane 1 only once a has run and
+    // hold holds the lane, which answers it when hold ends (seen once in CI: b waited 30 s)
     pool.feed(1, [1, 0, 0, 0]);
+    pool.send(1, { id: 1, tasks: [{ cf: 1, imp: 0, args: [null], keys: ['x'] }, { cf: 2, imp: 2, args: [0], keys: [''] }] });
     // lane 0: b, whose input is a's output on lane 1
     pool.send(0, { id: 2, tasks: [{ cf: 3, imp: 1, args: [null, null], keys: ['x', 'y'], fwd: [{ arg: 0, lane: 1, batch: 1, task: 0, out: 0 }] }] });
     // this thread takes no message until b has run and its worker had time to post the result:
