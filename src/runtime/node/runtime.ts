@@ -1230,6 +1230,8 @@ export class NodeRuntime {
   /** what batches may take as continuations: no CF that this thread asks for */
   private readonly notAsked = (cf: Cf): boolean => !this.asks(cf);
 
+  /** the CF whose ucode runs on this thread now (callInline), or what makes its stand-in: running() finds it */
+  private onThisThread: Cf | (() => Cf) | null = null;
   /** CFs this thread asked the request desk for, by number (running() finds them). */
   private readonly asking = new Map<number, Cf>();
 
@@ -1303,11 +1305,14 @@ export class NodeRuntime {
     // its CPU time, so that a short call descheduled on a loaded machine does not
     const firstCpu = !this.warmed && this.costN[code] === 0 ? threadCpuNs() : -1;
     let outs: (DfValue | null)[];
+    this.onThisThread = cf;
     try {
       outs = inl.run(t, lane, timed);
     } catch (e) {
       if (e instanceof InlineFailure) throw new RunFault(this.taskFaultMessage(site, e.error), typeof cf === 'function' ? cf() : cf);
       throw e;
+    } finally {
+      this.onThisThread = null;
     }
     if (timed) { this.measureCode(code, inl.fin - inl.start, firstCpu >= 0 ? threadCpuNs() - firstCpu : undefined); if (this.feeds !== null) this.outBytes[code] = rawBytes(outs); }
     this.stats.inlineNs += timed ? inl.fin - inl.start : this.costNs[code]!;
@@ -1435,6 +1440,11 @@ export class NodeRuntime {
   private running(cfId: number): Cf | undefined {
     const asked = this.asking.get(cfId);
     if (asked) return asked;
+    const here = this.onThisThread;
+    if (here !== null) {
+      const cf = typeof here === 'function' ? here() : here;
+      if (cf.id === cfId) return cf;
+    }
     const step = this.inlineLoops?.runningStep(cfId);
     if (step) return step;
     for (const cfs of this.batches.values()) {
