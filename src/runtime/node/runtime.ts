@@ -85,12 +85,14 @@ export interface Executors {
 const SLICE_MS = 4;
 /**
  * Ordered by priorities, a turn that runs out of time while examining holds the ready CFs for the
- * next one (a CF still to examine may come first), but for this long at most. The PIC's start
- * (C++, seed size, 1 × 2) examined ~4 000 CFs in ~120 ms of 4 ms turns while its first ready CFs
- * and both lanes waited (docs/pic.md, "The start held back by priorities"); a loop's 20 CFs are
- * examined in well under a turn, so two turns keep their order under a burst of load.
+ * next one (a CF still to examine may come first), but for this long at most: one turn, so every
+ * second late turn dispatches. The PIC's start (C++, seed size, 1 × 2) examined ~4 000 CFs in
+ * ~110–130 ms of turns (5–19 ms each under load) while its first ready CFs and both lanes waited;
+ * holding for 8 ms, a lane still waited 35 ms between its first two CFs (docs/pic.md, "The
+ * start held back by priorities"). A loop of 20 CFs is examined in well under a turn, and its
+ * second turn, which examines the few left, is not late: the order holds under a burst of load.
  */
-const HOLD_READY_MS = 2 * SLICE_MS;
+const HOLD_READY_MS = SLICE_MS;
 /**
  * Most iterations a loop spawns before its CFs are examined and dispatched, with several lanes:
  * 1 024 iterations of cold code took 10–12 ms in one go while the workers waited.
