@@ -196,6 +196,25 @@ sub main() { for i = 0..11 cf w[i]: work(i) @ { priority: i; }; }`;
   }
 });
 
+test('priorities: ready CFs are not held back while the system thread examines for many turns', async () => {
+  // One chunk of a loop whose every iteration calls a sub of 30 CFs, each later one more urgent:
+  // examining its 30 000 CFs takes many of the pump's turns. A turn that ends while examining
+  // holds what is ready (a CF still to examine may come first), but only for a bounded time, so
+  // the lane starts on the most urgent CF found so far instead of waiting for the last examination.
+  const per = 30, n = 1000;
+  const body = Array.from({ length: per }, (_, k) => `cf w${k}[j]: work(j * ${per} + ${k}) @ { priority: j * ${per} + ${k}; };`).join(' ');
+  const src = `
+import c_work(int) as work;
+sub step(int j) { ${body} }
+sub main(int n) { for j = 0..n-1 step(j); }`;
+  const order: number[] = [];
+  const r = await runInProcess(src, { c_work: (i: number) => { order.push(i); } }, { lanes: 1, args: [String(n)], policy: new PriorityPolicy(new DefaultPolicy(), undefined, 0) });
+  assert.equal(r.ok, true, r.message);
+  assert.equal(order.length, n * per);
+  // held until everything was examined, the lane would run them strictly by priority, the last first
+  assert.ok(order[0]! < n * per - 1, `the lane's first CF was the last one examined (${order[0]}): it waited for the whole examination`);
+});
+
 test('priorities: a short code\'s ready CFs go in batches of that code alone, by its measured cost; a long or unmeasured one, one CF a batch', async () => {
   const rule = new PriorityPolicy(new DefaultPolicy(), undefined, 1_000_000);
   const sizing = (headNs: number | undefined): BatchSizing => ({ cfNs: 0, ready: 20, lanes: 2, nodes: 1, stealable: false, fifo: false, ...(headNs === undefined ? {} : { headNs }) });

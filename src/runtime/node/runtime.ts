@@ -84,6 +84,16 @@ export interface Executors {
 /** The pump gives the event loop a turn after this long (network, worker results, signals). */
 const SLICE_MS = 4;
 /**
+ * Ordered by priorities, a turn that runs out of time while examining holds the ready CFs for the
+ * next one (a CF still to examine may come first), but for this long at most: one turn, so every
+ * second late turn dispatches. The PIC's start (C++, seed size, 1 × 2) examined ~4 000 CFs in
+ * ~110–130 ms of turns (5–19 ms each under load) while its first ready CFs and both lanes waited;
+ * holding for 8 ms, a lane still waited 35 ms between its first two CFs (docs/pic.md, "The
+ * start held back by priorities"). A loop of 20 CFs is examined in well under a turn, and its
+ * second turn, which examines the few left, is not late: the order holds under a burst of load.
+ */
+const HOLD_READY_MS = SLICE_MS;
+/**
  * Most iterations a loop spawns before its CFs are examined and dispatched, with several lanes:
  * 1 024 iterations of cold code took 10–12 ms in one go while the workers waited.
  */
@@ -631,7 +641,10 @@ export class NodeRuntime {
       }
       // Ordered by priorities, a CF still to examine may come first: what is ready waits for the
       // next turn, which examines the rest (under load 20 CFs of one loop ran as 14, 13, 19, …).
-      const inlined = late && st.ordered ? false : this.dispatch(until);
+      // But not for longer than HOLD_READY_MS: a program that unfolds many steps ahead (the PIC's
+      // 4 000 examinations at its start) would keep every lane idle until all were examined.
+      const inlined = late && st.ordered && this.holdReady() ? false : this.dispatch(until);
+      if (!late || !st.ordered) this.heldSince = 0;
       if (late) break;
       if (inlined || st.run.length > 0) {
         // a chain of tiny CFs passes here once a CF: the clock is read every few passes
@@ -650,6 +663,19 @@ export class NodeRuntime {
     }
     // the turn's time is up (one call site for every such exit, as in pumpFifo)
     this.schedule();
+  }
+
+  /** performance.now() when a late turn first held back ready CFs under priorities (0: none held) */
+  private heldSince = 0;
+
+  /** A late turn under priorities: true to hold what is ready for the next turn, false once held long enough. */
+  private holdReady(): boolean {
+    if (this.st.ready.length === 0) return true;
+    const now = performance.now();
+    if (this.heldSince === 0) this.heldSince = now;
+    if (now - this.heldSince < HOLD_READY_MS) return true;
+    this.heldSince = 0;
+    return false;
   }
 
   /** Nothing could run on this node but a lazily unrolled loop. */
