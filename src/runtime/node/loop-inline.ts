@@ -19,7 +19,7 @@ import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
 import type { DirectForm } from '../../ucode/cpp/native.js';
-import { LP_CALLS, LP_S, LP_STATUS, LP_T, LP_TICK, LP_TIMED, LP_TIMES, nativeLoop, STOP_OTHER, STOP_TIME, type NativeLoop } from './loop-native.js';
+import { LP_CALLS, LP_S, LP_STATUS, LP_T, LP_TICK, LP_TIMED, LP_TIMES, ESCAPING_RING, nativeLoop, STOP_OTHER, STOP_TIME, type NativeLoop } from './loop-native.js';
 
 /** What running a loop's steps here needs of the runtime. */
 export interface InlineHost {
@@ -278,8 +278,14 @@ export class InlineLoops {
     const sites = p.sites, n = sites.length, depth = p.plan.depth, last = loop.counterEnd;
     let nl = p.native;
     if (nl === undefined) {
+      // The addon's ring keeps the last depth + 1 iterations, all that the steps read. An output
+      // that leaves the loop from every iteration (its count beyond its readers inside, or
+      // unlimited) is posted from it after the run: such a loop gets a ring of ESCAPING_RING
+      // iterations and runs no longer than that, or a later step would have overwritten the value
+      // (near the loop's end outputs leave too, from iterations still in the ring).
+      p.escapes = p.plan.sites.some((ps) => ps.rules.some((rule, k) => rule < 0 || rule !== ps.readers[k]!.length));
       const forms = sites.map((ps) => this.host.direct(ps.site));
-      nl = p.native = nativeLoop(sites, depth + 1, forms);
+      nl = p.native = nativeLoop(sites, p.escapes ? Math.max(depth + 1, ESCAPING_RING) : depth + 1, forms);
       if (nl === null) return -1;
       p.direct = forms as DirectForm[];
       p.tick = nl.H.subarray(LP_TICK, LP_TICK + 1);
@@ -287,12 +293,13 @@ export class InlineLoops {
     }
     if (nl === null) return -1;
     for (let s = 0; s < n; s++) if (!this.host.sampled(sites[s]!.site)) return -1;
-    for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals)) return -1;
+    for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals, depth + 1)) return -1;
+    const runLast = p.escapes ? Math.min(last, t + nl.ring - 1) : last;
     const H = nl.H, first = this.st.reserveIds(0), counted = p.counted!;
     counted.fill(0);
     this.curNative = nl; this.curFirst = first; this.curLoop = loop;
     try {
-      this.host.stepOn(nl.buf, from, t, last, this.sync, this.nameOfParam, p.tick!, this.failedStep, this.onTimed);
+      this.host.stepOn(nl.buf, from, t, runLast, this.sync, this.nameOfParam, p.tick!, this.failedStep, this.onTimed);
     } catch (e) {
       // the steps called count, the failing one too, as a JavaScript step counts before its call
       const tf = H[LP_T]!, sf = H[LP_S]!;
@@ -487,6 +494,8 @@ interface Planned {
   turnMax: number;
   /** natively stepped (loop-native.ts): the loop's buffer, null when it cannot be, undefined until asked */
   native: NativeLoop | null | undefined;
+  /** some output leaves the loop from every iteration (set with `native`): runs of ESCAPING_RING steps at most */
+  escapes: boolean;
   /** its sites' direct forms, and the buffer's word of the runtime's inline call count */
   direct: DirectForm[] | undefined;
   tick: Int32Array | undefined;
@@ -502,7 +511,7 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   let width = 1;
   for (let s = 0; s < n; s++) width = Math.max(width, sites[s]!.outArgs.length);
   const { forms, kept, per } = keptForms(plan);
-  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, direct: undefined, tick: undefined, counted: undefined };
+  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, escapes: false, direct: undefined, tick: undefined, counted: undefined };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */
