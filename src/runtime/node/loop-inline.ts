@@ -322,7 +322,18 @@ export class InlineLoops {
       const k = uEnd - t + 1 + (status === STOP_OTHER && s <= sEnd ? 1 : 0) - counted[s]!;
       if (k > 0) this.host.stepped(sites[s]!.site, k, ns);
     }
-    for (let u = t; u <= tEnd; u++) {
+    // The stepped iterations whose outputs the loop's own steps read up, all of them run, are
+    // recorded spent at once (DfStore.spentRange), their values never taken out of the addon's
+    // ring: a chain's or a stencil's thousands of steps a run, each an array and a value object
+    // and a letGo in unoptimised code over a short run's first turns (docs/benchmarks.md, "A
+    // natively stepped run's iterations spent at once"). Iterations before `t` still go one by one.
+    let bHi = -1;
+    if (p.bulk) {
+      const hi = Math.min(uEnd - depth, last - p.maxD);
+      if (hi >= t && this.st.store.spentRange(p.kept!, t, hi)) bHi = hi;
+    }
+    for (let u = t; u <= bHi; u++) if (u - depth >= from && u - depth < t) this.letGo(loop, p, u - depth, vals, from, last + 1);
+    for (let u = Math.max(t, bHi + 1); u <= tEnd; u++) {
       const slot = ((u - from) % ring) * n, sn = u <= uEnd ? n : sEnd + 1;
       its[(u - from) % ring] = u;
       for (let s = 0; s < sn; s++) {
@@ -335,7 +346,7 @@ export class InlineLoops {
         } else for (let k = 0; k < m; k++) out[k] = nl.value(u, s, k, from);
         vals[slot + s] = out;
       }
-      if (u <= uEnd && u - depth >= from) this.letGo(loop, p, u - depth, vals, from, last + 1);
+      if (u <= uEnd && u - depth >= from && u - depth > bHi) this.letGo(loop, p, u - depth, vals, from, last + 1);
     }
     if (status === STOP_OTHER) {
       // a value neither int nor real: the loop is stepped in JavaScript from here on
@@ -496,6 +507,13 @@ interface Planned {
   native: NativeLoop | null | undefined;
   /** some output leaves the loop from every iteration (set with `native`): runs of ESCAPING_RING steps at most */
   escapes: boolean;
+  /**
+   * every output is kept (a form each, of families of their own, a different key each
+   * iteration): natively stepped iterations are recorded spent in runs (DfStore.spentRange)
+   */
+  readonly bulk: boolean;
+  /** the farthest any step reads back (an iteration's outputs are all read up inside once maxD later ones ran) */
+  readonly maxD: number;
   /** its sites' direct forms, and the buffer's word of the runtime's inline call count */
   direct: DirectForm[] | undefined;
   tick: Int32Array | undefined;
@@ -511,7 +529,13 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   let width = 1;
   for (let s = 0; s < n; s++) width = Math.max(width, sites[s]!.outArgs.length);
   const { forms, kept, per } = keptForms(plan);
-  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, escapes: false, direct: undefined, tick: undefined, counted: undefined };
+  let maxD = 0;
+  for (const ps of plan.sites) for (const rs of ps.readers) for (const r of rs) maxD = Math.max(maxD, r.d);
+  const flat = forms.flat();
+  const bulk = kept !== null && flat.every((f) => f !== null && (f.ac !== 0 || (f.family.rows && f.ar !== 0)))
+    && new Set(flat.map((f) => `${f!.family.rows}:${f!.family.fam}`)).size === flat.length;
+  return {
+    bulk, maxD, plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, escapes: false, direct: undefined, tick: undefined, counted: undefined };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */
