@@ -229,3 +229,56 @@ test('keys added by numbers (a family, a row, a last index) answer as the same k
   assert.equal(inFamily('x#2.7', familyOf('x#2', [], 1)), true);
   assert.equal(inFamily('x#2.1.7', familyOf('x#2', [], 1)), false);
 });
+
+test('a run of iterations added at once (addRangeIn) answers as its keys added one by one, and anyIn tells whether one was freed already', () => {
+  const shapes: { base: string; lead: number[]; n: number; key: (r: number, c: number) => string }[] = [
+    { base: 'v#', lead: [], n: 2, key: (r, c) => `v#.${r}.${c}` },
+    { base: 'x#2', lead: [], n: 1, key: (_r, c) => `x#2.${c}` },
+    { base: 'z#.6', lead: [], n: 1, key: (_r, c) => `z#.6.${c}` },
+  ];
+  // (row, last index) = (ar·t + br, ac·t + bc): a chain's next index, a stride, a stencil's rows, backwards
+  const forms = [[0, 0, 1, 1], [0, 3, 2, -1], [1, 0, 0, 1], [1, -1, 1, 0], [0, 0, -1, 20]] as const;
+  for (const sh of shapes) {
+    const fam = familyOf(sh.base, sh.lead, sh.n);
+    const rowOf = (r: number): number => (sh.n >= 2 ? r : fam.row);
+    for (const [ar0, br0, ac, bc] of forms) {
+      if (sh.n < 2 && ac === 0) continue; // (one index: the same key each iteration)
+      // (one index: the family's row, as the loop's kept form says)
+      const ar = sh.n < 2 ? 0 : ar0, br = sh.n < 2 ? fam.row : br0;
+      for (let seed = 1; seed <= 12; seed++) {
+        const rnd = lcg(seed);
+        const byRange = new FreedKeys(), oneByOne = new FreedKeys();
+        const keys = new Set<string>();
+        // some keys freed before, then runs of iterations, some of them meeting those keys
+        for (let j = 0; j < 4; j++) {
+          const t = Math.floor(rnd() * 30) - 5, r = ar * t + br, c = ac * t + bc;
+          byRange.addIn(fam, rowOf(r), c); oneByOne.addIn(fam, rowOf(r), c); keys.add(sh.key(r, c));
+        }
+        for (let j = 0; j < 4; j++) {
+          const t0 = Math.floor(rnd() * 30) - 5, t1 = t0 + Math.floor(rnd() * 8);
+          let freed = false;
+          for (let t = t0; t <= t1; t++) freed ||= keys.has(sh.key(ar * t + br, ac * t + bc));
+          assert.equal(byRange.anyIn(fam, t0, t1, ar, br, ac, bc), freed, `${sh.base} ${[ar, br, ac, bc]} seed ${seed}: ${t0}..${t1}`);
+          if (freed) continue;
+          byRange.addRangeIn(fam, t0, t1, ar, br, ac, bc);
+          for (let t = t0; t <= t1; t++) { assert.equal(oneByOne.addIn(fam, ar * t + br, ac * t + bc), true); keys.add(sh.key(ar * t + br, ac * t + bc)); }
+        }
+        // then runs one after the other, as a chain's turns record them
+        let t0 = 31 + Math.floor(rnd() * 3);
+        for (let j = 0; j < 3; j++) {
+          const t1 = t0 + Math.floor(rnd() * 3);
+          assert.equal(byRange.anyIn(fam, t0, t1, ar, br, ac, bc), false);
+          byRange.addRangeIn(fam, t0, t1, ar, br, ac, bc);
+          for (let t = t0; t <= t1; t++) { oneByOne.addIn(fam, ar * t + br, ac * t + bc); keys.add(sh.key(ar * t + br, ac * t + bc)); }
+          t0 = t1 + 1;
+        }
+        for (let r = -40; r < 65; r++) for (let c = -65; c < 65; c++) {
+          if (sh.n < 2 && r !== fam.row) continue;
+          const key = sh.key(r, c);
+          assert.equal(byRange.has(key), oneByOne.has(key), `${sh.base} ${[ar, br, ac, bc]} seed ${seed}: ${key}`);
+          assert.equal(byRange.has(key), keys.has(key), `${sh.base} ${[ar, br, ac, bc]} seed ${seed}: ${key} freed exactly`);
+        }
+      }
+    }
+  }
+});

@@ -149,6 +149,45 @@ export class FreedKeys {
     return true;
   }
 
+  /**
+   * Whether any key of family `f` at row `ar·t + br` and last index `ac·t + bc`, for t from `t0`
+   * to `t1`, is freed already (addIn of each would say false).
+   */
+  anyIn(f: Family, t0: number, t1: number, ar: number, br: number, ac: number, bc: number): boolean {
+    if (f.rows) {
+      const runs = this.recentRows.ofFamily(f.fam);
+      if (runs === undefined) return false;
+      for (let t = t0; t <= t1; t++) { const k = runAt(runs, ar * t + br); if (k >= 0 && inRanges(runs[k]!.cols, ac * t + bc)) return true; }
+      return false;
+    }
+    const r = this.recentRanges.ofFamily(f.fam);
+    if (r === undefined) return false;
+    if (ac === 1) return overlaps(r, t0 + bc, t1 + bc);
+    for (let t = t0; t <= t1; t++) if (inRanges(r, ac * t + bc)) return true;
+    return false;
+  }
+
+  /**
+   * addIn() of the keys anyIn() names, none of them freed yet (the caller asked): a planned
+   * loop's iterations stepped natively, recorded at once. A chain's run of indices widens its
+   * last range in one store.
+   */
+  addRangeIn(f: Family, t0: number, t1: number, ar: number, br: number, ac: number, bc: number): void {
+    this.seenKey = null;
+    if (f.rows) {
+      let runs = this.recentRows.ofFamily(f.fam);
+      if (runs === undefined) this.recentRows.set(f.fam, runs = []);
+      for (let t = t0; t <= t1; t++) addToRows(runs, ar * t + br, ac * t + bc);
+      return;
+    }
+    let r = this.recentRanges.ofFamily(f.fam);
+    if (r === undefined) { const c = ac * t0 + bc; this.recentRanges.set(f.fam, r = [c, c]); t0++; }
+    if (t0 > t1) return;
+    const n = r.length;
+    if (ac === 1 && r[n - 1] === t0 + bc - 1) { r[n - 1] = t1 + bc; return; }
+    for (let t = t0; t <= t1; t++) addToRanges(r, ac * t + bc);
+  }
+
   /** Add a key whose place has() found (`p.fam` set), or else `key` itself. */
   addAt(key: DfKey, p: FreedPlace): void {
     const fam = p.fam;
@@ -320,6 +359,14 @@ function inRanges(r: number[], i: number): boolean {
   let lo = 0, hi = n >> 1;
   while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < i) lo = m + 1; else hi = m; }
   return 2 * lo < n && r[2 * lo]! <= i;
+}
+
+/** Whether sorted ranges `r` hold any of `a`..`b`. */
+function overlaps(r: number[], a: number, b: number): boolean {
+  const n = r.length;
+  let lo = 0, hi = n >> 1;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (r[2 * m + 1]! < a) lo = m + 1; else hi = m; }
+  return 2 * lo < n && r[2 * lo]! <= b;
 }
 
 /** Add `i` to sorted ranges `r`, widening and merging ranges it touches. */

@@ -19,7 +19,7 @@ import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
 import type { DirectForm } from '../../ucode/cpp/native.js';
-import { LP_CALLS, LP_S, LP_STATUS, LP_T, LP_TICK, LP_TIMED, LP_TIMES, nativeLoop, STOP_OTHER, STOP_TIME, type NativeLoop } from './loop-native.js';
+import { LP_CALLS, LP_S, LP_STATUS, LP_T, LP_TICK, LP_TIMED, LP_TIMES, ESCAPING_RING, nativeLoop, STOP_OTHER, STOP_TIME, type NativeLoop } from './loop-native.js';
 
 /** What running a loop's steps here needs of the runtime. */
 export interface InlineHost {
@@ -278,8 +278,14 @@ export class InlineLoops {
     const sites = p.sites, n = sites.length, depth = p.plan.depth, last = loop.counterEnd;
     let nl = p.native;
     if (nl === undefined) {
+      // The addon's ring keeps the last depth + 1 iterations, all that the steps read. An output
+      // that leaves the loop from every iteration (its count beyond its readers inside, or
+      // unlimited) is posted from it after the run: such a loop gets a ring of ESCAPING_RING
+      // iterations and runs no longer than that, or a later step would have overwritten the value
+      // (near the loop's end outputs leave too, from iterations still in the ring).
+      p.escapes = p.plan.sites.some((ps) => ps.rules.some((rule, k) => rule < 0 || rule !== ps.readers[k]!.length));
       const forms = sites.map((ps) => this.host.direct(ps.site));
-      nl = p.native = nativeLoop(sites, depth + 1, forms);
+      nl = p.native = nativeLoop(sites, p.escapes ? Math.max(depth + 1, ESCAPING_RING) : depth + 1, forms);
       if (nl === null) return -1;
       p.direct = forms as DirectForm[];
       p.tick = nl.H.subarray(LP_TICK, LP_TICK + 1);
@@ -287,12 +293,13 @@ export class InlineLoops {
     }
     if (nl === null) return -1;
     for (let s = 0; s < n; s++) if (!this.host.sampled(sites[s]!.site)) return -1;
-    for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals)) return -1;
+    for (let u = t - depth; u < t; u++) if (!nl.put(u, from, p.vals, depth + 1)) return -1;
+    const runLast = p.escapes ? Math.min(last, t + nl.ring - 1) : last;
     const H = nl.H, first = this.st.reserveIds(0), counted = p.counted!;
     counted.fill(0);
     this.curNative = nl; this.curFirst = first; this.curLoop = loop;
     try {
-      this.host.stepOn(nl.buf, from, t, last, this.sync, this.nameOfParam, p.tick!, this.failedStep, this.onTimed);
+      this.host.stepOn(nl.buf, from, t, runLast, this.sync, this.nameOfParam, p.tick!, this.failedStep, this.onTimed);
     } catch (e) {
       // the steps called count, the failing one too, as a JavaScript step counts before its call
       const tf = H[LP_T]!, sf = H[LP_S]!;
@@ -315,7 +322,18 @@ export class InlineLoops {
       const k = uEnd - t + 1 + (status === STOP_OTHER && s <= sEnd ? 1 : 0) - counted[s]!;
       if (k > 0) this.host.stepped(sites[s]!.site, k, ns);
     }
-    for (let u = t; u <= tEnd; u++) {
+    // The stepped iterations whose outputs the loop's own steps read up, all of them run, are
+    // recorded spent at once (DfStore.spentRange), their values never taken out of the addon's
+    // ring: a chain's or a stencil's thousands of steps a run, each an array and a value object
+    // and a letGo in unoptimised code over a short run's first turns (docs/benchmarks.md, "A
+    // natively stepped run's iterations spent at once"). Iterations before `t` still go one by one.
+    let bHi = -1;
+    if (p.bulk) {
+      const hi = Math.min(uEnd - depth, last - p.maxD);
+      if (hi >= t && this.st.store.spentRange(p.kept!, t, hi)) bHi = hi;
+    }
+    for (let u = t; u <= bHi; u++) if (u - depth >= from && u - depth < t) this.letGo(loop, p, u - depth, vals, from, last + 1);
+    for (let u = Math.max(t, bHi + 1); u <= tEnd; u++) {
       const slot = ((u - from) % ring) * n, sn = u <= uEnd ? n : sEnd + 1;
       its[(u - from) % ring] = u;
       for (let s = 0; s < sn; s++) {
@@ -328,7 +346,7 @@ export class InlineLoops {
         } else for (let k = 0; k < m; k++) out[k] = nl.value(u, s, k, from);
         vals[slot + s] = out;
       }
-      if (u <= uEnd && u - depth >= from) this.letGo(loop, p, u - depth, vals, from, last + 1);
+      if (u <= uEnd && u - depth >= from && u - depth > bHi) this.letGo(loop, p, u - depth, vals, from, last + 1);
     }
     if (status === STOP_OTHER) {
       // a value neither int nor real: the loop is stepped in JavaScript from here on
@@ -487,6 +505,15 @@ interface Planned {
   turnMax: number;
   /** natively stepped (loop-native.ts): the loop's buffer, null when it cannot be, undefined until asked */
   native: NativeLoop | null | undefined;
+  /** some output leaves the loop from every iteration (set with `native`): runs of ESCAPING_RING steps at most */
+  escapes: boolean;
+  /**
+   * every output is kept (a form each, of families of their own, a different key each
+   * iteration): natively stepped iterations are recorded spent in runs (DfStore.spentRange)
+   */
+  readonly bulk: boolean;
+  /** the farthest any step reads back (an iteration's outputs are all read up inside once maxD later ones ran) */
+  readonly maxD: number;
   /** its sites' direct forms, and the buffer's word of the runtime's inline call count */
   direct: DirectForm[] | undefined;
   tick: Int32Array | undefined;
@@ -502,7 +529,13 @@ function planned(plan: LoopPlan, loop: Cf): Planned {
   let width = 1;
   for (let s = 0; s < n; s++) width = Math.max(width, sites[s]!.outArgs.length);
   const { forms, kept, per } = keptForms(plan);
-  return { plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, direct: undefined, tick: undefined, counted: undefined };
+  let maxD = 0;
+  for (const ps of plan.sites) for (const rs of ps.readers) for (const r of rs) maxD = Math.max(maxD, r.d);
+  const flat = forms.flat();
+  const bulk = kept !== null && flat.every((f) => f !== null && (f.ac !== 0 || (f.family.rows && f.ar !== 0)))
+    && new Set(flat.map((f) => `${f!.family.rows}:${f!.family.fam}`)).size === flat.length;
+  return {
+    bulk, maxD, plan, sites, firsts, vals, its: new Int32Array(ring), width, varSlot: (loop.site as ForSite).varSlot, forms, kept, keptPer: per, turnMax: 0, native: undefined, escapes: false, direct: undefined, tick: undefined, counted: undefined };
 }
 
 /** The plan's sites ready for calling: each argument's source found once. */

@@ -11,6 +11,14 @@ export const STOP_END = 0, STOP_TIME = 1, STOP_TIMED = 2, STOP_OTHER = 3;
 const ARG_INT = 0, ARG_REAL = 1, ARG_INPUT = 2, ARG_OUTPUT = 3;
 /** The most sites of a loop the addon steps (its kMaxSites). */
 const MAX_SITES = 64;
+/**
+ * Iterations the addon's ring keeps for a loop whose outputs leave it from every iteration (a
+ * count beyond its readers inside, or none): a run of steps is at most this long, so that each
+ * stepped output is still in the ring when JavaScript posts it. A run's cost outside its steps
+ * is one N-API call and a few reads (~1 µs), a thousandth of 1 024 empty steps; the ring is
+ * 16 bytes a slot.
+ */
+export const ESCAPING_RING = 1024;
 
 /** What a site of the plan is, as far as stepping needs (loop-inline.ts's Prepared). */
 export interface StepSite {
@@ -28,7 +36,7 @@ export class NativeLoop {
   private readonly types: Int32Array;
   private readonly ints: Int32Array;
   private readonly reals: Float64Array;
-  constructor(readonly buf: ArrayBuffer, private readonly n: number, private readonly ring: number, private readonly outs: number, typesAt: number, intsAt: number, realsAt: number) {
+  constructor(readonly buf: ArrayBuffer, private readonly n: number, readonly ring: number, private readonly outs: number, typesAt: number, intsAt: number, realsAt: number) {
     this.H = new Int32Array(buf);
     this.types = new Int32Array(buf, typesAt * 4, ring * n * outs);
     this.ints = new Int32Array(buf, intsAt * 4, ring * n * outs);
@@ -36,16 +44,17 @@ export class NativeLoop {
   }
 
   /**
-   * Iteration `u`'s outputs (ring from `from`) into the native ring; false if one is neither an
-   * int nor a real (then the loop is not stepped here from there).
+   * Iteration `u`'s outputs (`vals`: JavaScript's ring of `jsRing` iterations from `from`) into
+   * the native ring; false if one is neither an int nor a real (then the loop is not stepped here
+   * from there).
    */
-  put(u: number, from: number, vals: readonly ((DfValue | null)[] | null)[]): boolean {
-    const n = this.n, slot = ((u - from) % this.ring) * n;
+  put(u: number, from: number, vals: readonly ((DfValue | null)[] | null)[], jsRing: number): boolean {
+    const n = this.n, slot = ((u - from) % jsRing) * n, at0 = ((u - from) % this.ring) * n;
     for (let s = 0; s < n; s++) {
       const out = vals[slot + s];
       if (out === null || out === undefined) return false;
       for (let k = 0; k < out.length; k++) {
-        const v = out[k], at = (slot + s) * this.outs + k;
+        const v = out[k], at = (at0 + s) * this.outs + k;
         if (v === null || v === undefined || (v.t !== T_INT && v.t !== T_REAL)) return false;
         this.types[at] = v.t;
         if (v.t === T_INT) this.ints[at] = v.v; else this.reals[at] = v.v;

@@ -374,6 +374,20 @@ export class DfStore {
     return true;
   }
 
+  /**
+   * spentIn() of every form of `k` (the watched turn's) at every iteration from `t0` to `t1`, all
+   * or none: false, nothing recorded, where one of them would be false (then each goes as it
+   * would alone). The forms must be of distinct families, each key a different one a step.
+   */
+  spentRange(k: KeptKeys, t0: number, t1: number): boolean {
+    if (this.kept !== k || k.hit) return false;
+    const fs = k.forms, x = this.exhausted;
+    for (let j = 0; j < fs.length; j++) { const f = fs[j]!; if (x.anyIn(f.family, t0, t1, f.ar, f.br, f.ac, f.bc)) return false; }
+    for (let j = 0; j < fs.length; j++) { const f = fs[j]!; x.addRangeIn(f.family, t0, t1, f.ar, f.br, f.ac, f.bc); }
+    this.keptByNumbers += fs.length * (t1 - t0 + 1);
+    return true;
+  }
+
   /** kept outputs recorded by numbers (spentIn): --timing's plannedKept */
   keptByNumbers = 0;
 
