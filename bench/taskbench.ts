@@ -147,7 +147,9 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   // BENCH_TASKBENCH_TARGET=1: the target's row alone (stencil_1d 1×2, TypeScript kernels, SWEEPS
   // sweeps each against its own peak), ~1 minute against the quick pass's ~2.5: the row the A/B
   // rounds of a change read, with nothing else of the suite between their sweeps
-  const targetOnly = process.env.BENCH_TASKBENCH_TARGET === '1';
+  const target = process.env.BENCH_TASKBENCH_TARGET ?? '0';
+  if (target !== '0' && target !== '1') throw new Error(`BENCH_TASKBENCH_TARGET: 1 (the target's row alone) or 0, not ${target}`);
+  const targetOnly = target === '1';
   const patterns: Pattern[] = targetOnly ? ['stencil_1d'] : only ? (only as Pattern[]) : ctx.quick ? ['stencil_1d', 'no_comm'] : [...PATTERNS];
   const reps = ctx.quick ? 1 : Math.max(1, Math.min(ctx.reps, 3));
   const f: Record<string, number> = {};
