@@ -33,7 +33,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { floorFigure, median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
+import { BenchSettingError, floorFigure, median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
 import { ORIGINAL_SIDE_BY_SIDE, TASKBENCH_PEERS } from './reference.js';
 import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION, warmKernel } from './taskbench/kernel.js';
@@ -138,6 +138,16 @@ function cpuSpread(): number | undefined {
   try { return floorFigure('raw-cpu-speed', [2 ** 14]); } catch { return undefined; }
 }
 
+/** BENCH_TASKBENCH_TARGET: 1, the target's row alone; 0 or unset, every section (anything else is a BenchSettingError). */
+function targetRowOnly(): boolean {
+  const v = process.env.BENCH_TASKBENCH_TARGET ?? '0';
+  if (v !== '0' && v !== '1') throw new BenchSettingError(`BENCH_TASKBENCH_TARGET: 1 (the target's row alone) or 0, not ${JSON.stringify(v)}`);
+  return v === '1';
+}
+
+/** The settings checked before anything is measured (bench/run.ts). */
+export function settings(): void { targetRowOnly(); }
+
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const only = process.env.BENCH_TASKBENCH_PATTERNS?.split(',').map((s) => s.trim()).filter(Boolean);
   const cppOnly = (process.env.BENCH_TASKBENCH_CPP_PATTERNS ?? 'stencil_1d,trivial').split(',').map((s) => s.trim()).filter(Boolean);
@@ -147,9 +157,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   // BENCH_TASKBENCH_TARGET=1: the target's row alone (stencil_1d 1×2, TypeScript kernels, SWEEPS
   // sweeps each against its own peak), ~1 minute against the quick pass's ~2.5: the row the A/B
   // rounds of a change read, with nothing else of the suite between their sweeps
-  const target = process.env.BENCH_TASKBENCH_TARGET ?? '0';
-  if (target !== '0' && target !== '1') throw new Error(`BENCH_TASKBENCH_TARGET: 1 (the target's row alone) or 0, not ${target}`);
-  const targetOnly = target === '1';
+  const targetOnly = targetRowOnly();
   const patterns: Pattern[] = targetOnly ? ['stencil_1d'] : only ? (only as Pattern[]) : ctx.quick ? ['stencil_1d', 'no_comm'] : [...PATTERNS];
   const reps = ctx.quick ? 1 : Math.max(1, Math.min(ctx.reps, 3));
   const f: Record<string, number> = {};
