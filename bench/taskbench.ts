@@ -28,11 +28,12 @@
 //
 //   npm run bench -- taskbench [--quick]        BENCH_TASKBENCH_PATTERNS=stencil_1d,fft to choose
 //   BENCH_TASKBENCH_CPP_PATTERNS (default stencil_1d,trivial; empty: no C++ kernels)
+//   BENCH_TASKBENCH_TARGET=1: the target's row alone (stencil_1d 1×2, TypeScript kernels, its sweeps)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { floorFigure, median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
+import { BenchSettingError, floorFigure, median, nowMs, ROOT, runTimed, section, sig, table, fmt, type Ctx, type SuiteOutput, type Target, type Timed } from './common.js';
 import { ORIGINAL_SIDE_BY_SIDE, TASKBENCH_PEERS } from './reference.js';
 import { generate, ucodes, ucodesCpp } from './taskbench/generate.js';
 import { computeBound, FLOP_PER_ITERATION, warmKernel } from './taskbench/kernel.js';
@@ -137,13 +138,27 @@ function cpuSpread(): number | undefined {
   try { return floorFigure('raw-cpu-speed', [2 ** 14]); } catch { return undefined; }
 }
 
+/** BENCH_TASKBENCH_TARGET: 1, the target's row alone; 0 or unset, every section (anything else is a BenchSettingError). */
+function targetRowOnly(): boolean {
+  const v = process.env.BENCH_TASKBENCH_TARGET ?? '0';
+  if (v !== '0' && v !== '1') throw new BenchSettingError(`BENCH_TASKBENCH_TARGET: 1 (the target's row alone) or 0, not ${JSON.stringify(v)}`);
+  return v === '1';
+}
+
+/** The settings checked before anything is measured (bench/run.ts). */
+export function settings(): void { targetRowOnly(); }
+
 export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const only = process.env.BENCH_TASKBENCH_PATTERNS?.split(',').map((s) => s.trim()).filter(Boolean);
   const cppOnly = (process.env.BENCH_TASKBENCH_CPP_PATTERNS ?? 'stencil_1d,trivial').split(',').map((s) => s.trim()).filter(Boolean);
   for (const [name, list] of [['BENCH_TASKBENCH_PATTERNS', only ?? []], ['BENCH_TASKBENCH_CPP_PATTERNS', cppOnly]] as const) {
     for (const p of list) if (!PATTERNS.includes(p as Pattern)) throw new Error(`${name}: no pattern ${p} (patterns: ${PATTERNS.join(', ')})`);
   }
-  const patterns: Pattern[] = only ? (only as Pattern[]) : ctx.quick ? ['stencil_1d', 'no_comm'] : [...PATTERNS];
+  // BENCH_TASKBENCH_TARGET=1: the target's row alone (stencil_1d 1×2, TypeScript kernels, SWEEPS
+  // sweeps each against its own peak), ~1 minute against the quick pass's ~2.5: the row the A/B
+  // rounds of a change read, with nothing else of the suite between their sweeps
+  const targetOnly = targetRowOnly();
+  const patterns: Pattern[] = targetOnly ? ['stencil_1d'] : only ? (only as Pattern[]) : ctx.quick ? ['stencil_1d', 'no_comm'] : [...PATTERNS];
   const reps = ctx.quick ? 1 : Math.max(1, Math.min(ctx.reps, 3));
   const f: Record<string, number> = {};
   const units: Record<string, string> = {};
@@ -157,7 +172,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const rows: string[][] = [];
   const sweep = async (kernel: Kernel, pats: Pattern[], peakK: number): Promise<void> => {
     const pre = kernel === 'ts' ? '' : `${kernel}.`;
-    for (const c of CONFIGS) {
+    for (const c of targetOnly ? CONFIGS.filter((x) => x.name === '1x2') : CONFIGS) {
       const cores = c.nodes * c.threads;
       const progs = new Map<Pattern, Program>();
       for (const p of pats) progs.set(p, writeProgram(dir, p, cores, kernel, c.nodes));
@@ -236,7 +251,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const k = Math.max(4, Math.round(Math.log2(FEED_TASK_US / usPerIter)));
   // Feeding across lanes against its absence (LUNA_FEED=0), interleaved: stencil_1d on 1×2 at
   // tasks of ~FEED_TASK_US, where the hand-offs between steps weigh.
-  if (patterns.includes('stencil_1d')) {
+  if (!targetOnly && patterns.includes('stencil_1d')) {
     await section(ctx, notes, 'feeding', async () => {
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
       const argv = ['--threads', 2, '--warm-start', prog.file, STEPS, 2 ** k];
@@ -281,7 +296,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   // What a dependent step pays between the two workers, from traces: last input → start and the
   // lanes' busy share at ~HANDOFF_TASK_US tasks, with the policy's waiting and with every wait
   // sleeping at once (the spins set to 0), alternated.
-  if (patterns.includes('stencil_1d')) {
+  if (!targetOnly && patterns.includes('stencil_1d')) {
     await section(ctx, notes, 'hand-offs', async () => {
       const kh = Math.max(4, Math.round(Math.log2(HANDOFF_TASK_US / usPerIter)));
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 1);
@@ -342,7 +357,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   }
   // The same stencil across 2 nodes × 1 thread against its floor: two bare Node processes doing
   // the same exchange with a spin as long as the kernel (bench/raw-exchange.ts), interleaved.
-  if (patterns.includes('stencil_1d')) {
+  if (!targetOnly && patterns.includes('stencil_1d')) {
     await section(ctx, notes, 'cross-node step', async () => {
       const workUs = Math.round(usPerIter * 2 ** k);
       const prog = writeProgram(dir, 'stencil_1d', 2, 'ts', 2);
@@ -421,15 +436,15 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   // Why a step costs the runtime more than its instructions here: the system thread books a
   // fragment after waiting for a worker's result, and warm code after a 1 ms wait runs ~2.5×
   // slower than back to back on this machine (bench/raw-cold.ts).
-  await section(ctx, notes, 'cold bookkeeping', async () => {
+  if (!targetOnly) await section(ctx, notes, 'cold bookkeeping', async () => {
     f['machine.bookkeepingAfterWaitX'] = sig(floorFigure('raw-cold', []));
     units['machine.bookkeepingAfterWaitX'] = '×';
     notes.push('machine: a warm bookkeeping function (string keys, a Map of ~4 000 entries) timed after a 1 ms Atomics.wait ÷ back to back, medians of 600 (bench/raw-cold.ts)');
   });
   try {
     await sweep('ts', patterns, maxK);
-    if (patterns.includes('stencil_1d')) await floorSweep(maxK, 'ts');
-    if (cppOnly.length > 0 && !ctx.quick) {
+    if (!targetOnly && patterns.includes('stencil_1d')) await floorSweep(maxK, 'ts');
+    if (!targetOnly && cppOnly.length > 0 && !ctx.quick) {
       // The C++ kernel is several times faster: its largest task is found from one timed run
       // (trivial, 1×2, at the TypeScript peak's iterations; compiling happens before the span).
       let cppK = NaN;

@@ -31,8 +31,15 @@ let compiles = 0;
  * compiles ran 72 ns an iteration against 18–28.
  */
 export function compileKernel(): (iters: number) => number {
-  // the number inside the function's body, so that its own text differs too
-  return new Function('A', KERNEL_JS.replace('{', `{ /* compile ${++compiles} */`))(A) as (iters: number) => number;
+  // the number inside the function's body, so that its own text differs too; and 0–5 guards that
+  // never fire (iters is a count) ahead of the loops, so that each compile's loops start at
+  // another offset of its code: with the same machine code, a worker of luna placed all 6
+  // compiles slow or 5 of 6 in 2 of 16 workers (each compile's best call of 2^11 iterations at
+  // 27.4–27.9 ns an iteration against 18.1–18.7; docs/benchmarks.md, "The TypeScript METG at
+  // 2^11–2^12 iterations"), so that the fastest of them was no escape
+  const n = ++compiles;
+  const guards = Array.from({ length: n % 6 }, (_, j) => `if (iters === -${j + 1}) a[${j}] = 0;`).join(' ');
+  return new Function('A', KERNEL_JS.replace('{', `{ /* compile ${n} */`).replace('const a = A;', `const a = A; ${guards}`))(A) as (iters: number) => number;
 }
 
 /** The kernel: `iters` rounds over the array, its sum returned. After warmKernel, the fastest of its compiles. */
@@ -44,8 +51,11 @@ export let computeBound: (iters: number) => number = compileKernel();
  * iteration against 27.0–28.0, thread CPU, bench/raw-kernel-compiles.ts: the same text over the
  * same array compiled ten times in one thread, ten processes: 34 of 100 slow; docs/benchmarks.md,
  * "The TypeScript kernel's speed follows where V8 places its code"), as the C++ kernel's loop ran
- * 1.75× slower at some placements until it was aligned. The best of 6 is slow with odds of
- * ~0.34^6 ≈ 0.2 %; the 6 cost 40–80 ms of a thread's start (before a `--warm-start` span).
+ * 1.75× slower at some placements until it was aligned. In one worker the compiles do not land
+ * independently (a pattern fixed by where each lands: all 6 slow in 1 worker of 16), so each
+ * compile also starts its loops at another offset of its code (compileKernel's guards): 3–4 of 6
+ * fast in every worker then, against 1–3. The 6 cost 40–80 ms of a thread's start (before a
+ * `--warm-start` span).
  */
 const KERNEL_COMPILES = 6;
 
