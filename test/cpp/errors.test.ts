@@ -2,12 +2,14 @@
 // exception, a wrong accessor (the run stops naming the CF), a crash in user code (the process
 // stops naming the ucode, on one node and on two, never a hang), compiler errors at their
 // file:line, a missing or mismatched function at the `import` line, a function declared but
-// never defined, one implemented twice, and no compiler at all.
+// never defined, one implemented twice, no compiler at all, and no C++ headers beside luna-ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { cpSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import type { Diagnostic } from '../../src/lang/diagnostics.js';
-import { cleanEnv, DF_MODULE, fixture, luna, noCompiler, show } from './fixtures.js';
+import { cleanEnv, DF_MODULE, fixture, luna, noCompiler, run, show } from './fixtures.js';
 
 const skip = noCompiler();
 const dirs: string[] = [];
@@ -208,5 +210,18 @@ void c_arity(int n) {}
     const ts = await luna(['run', '--ucodes', 'g.ts', 'ts.fa'], dir, env);
     assert.equal(ts.code, 0, show(ts));
     assert.equal(ts.stdout, 'ts ok 1\n');
+  });
+
+  test('luna-ts installed without its C++ headers (native/ucenv.h): one clear message, no stack trace', async () => {
+    // the bundled CLI copied alone, with no native/ beside it or above it
+    const dir = make('luna-cpp-noheaders-', {
+      'prog.fa': 'import c_f(int `n) as f;\nsub main() { f(1); }\n',
+      'ucodes.cpp': '#include "ucenv.h"\nextern "C" void c_f(int n) {}\n',
+    });
+    cpSync(fileURLToPath(new URL('../../bundle', import.meta.url)), join(dir, 'bundle'), { recursive: true });
+    const main = JSON.stringify(join(dir, 'bundle', 'main.js'));
+    const out = await run(process.execPath, ['--input-type=module', '-e', `process.exitCode = await (await import(${main})).cli(['run', 'prog.fa'])`], dir);
+    assert.equal(out.code, 1, show(out));
+    assert.match(out.stderr, /^error\[LUNA-U003\]: luna-ts is installed without its C\+\+ headers \(no native\/ucenv\.h in .*\), so the C\+\+ ucodes cannot be built: reinstall luna-ts\n$/, show(out));
   });
 });

@@ -62,16 +62,17 @@ function fileHash(path: string): string | undefined {
   try { return sha(readFileSync(path)); } catch { return undefined; }
 }
 
-/** The directory holding ucenv.h (native/ of the package). */
-export function headerDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
+/** The directory holding ucenv.h (native/ of the package), or where it was looked for when absent (an incomplete install). */
+function headerDir(): { dir: string } | { searched: string } {
+  const from = dirname(fileURLToPath(import.meta.url));
+  let dir = from;
   for (let i = 0; i < 7; i++) {
-    if (existsSync(join(dir, 'native', 'ucenv.h'))) return join(dir, 'native');
+    if (existsSync(join(dir, 'native', 'ucenv.h'))) return { dir: join(dir, 'native') };
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;
   }
-  throw new Error('luna-ts is incomplete: native/ucenv.h not found');
+  return { searched: `native/ucenv.h in ${from} and up to ${dir}` };
 }
 
 /** What each C++ source mentions as `name(` (for placing glue and for the front end). */
@@ -96,7 +97,9 @@ export async function buildCppUcodes(o: CppBuildOptions): Promise<CppBuild> {
     throw e;
   }
   const flags = cxxFlags(o.cxxflags);
-  const include = headerDir();
+  const header = headerDir();
+  if ('searched' in header) return { diagnostics: [{ severity: 'error', code: 'LUNA-U003', message: `luna-ts is installed without its C++ headers (no ${header.searched}), so the C++ ucodes cannot be built: reinstall luna-ts` }] };
+  const include = header.dir;
   const placement = o.imports.map((imp) => Math.max(0, o.scans.findIndex((s) => s.has(imp.symbol))));
   const signature = o.imports.map((imp, i) => `${imp.alias}=${imp.symbol}(${kindsOf(imp.params)})@${placement[i]}`);
   const dir = resolve(o.cacheDir);
