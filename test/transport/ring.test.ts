@@ -107,7 +107,7 @@ test('ring: a DF-sized payload (0.96 MB, a PIC border plane) crosses through the
   let big = false;
   const echoes = new Echoes(t, () => (big ? PLANE : 0));
   const enc = new Encoder();
-  const send = (seq: number): void => t.send(1, TAG, enc.reset().u32(seq).finish(), big ? payloadFor(seq, PLANE) : undefined);
+  const send = (seq: number): void => { t.send(1, TAG, enc.reset().u32(seq).finish(), big ? payloadFor(seq, PLANE) : undefined); };
   try {
     await ringUp(t, echoes, send);
     assert.equal(t.stats().ringLinks, 1, 'rank 0 writes into a ring to rank 1');
@@ -136,7 +136,7 @@ test('ring: a peer killed while this node polls its ring is reported lost, and t
   const echoes = new Echoes(t, () => 0);
   const enc = new Encoder();
   let seq = 0;
-  const send = (s: number): void => t.send(1, TAG, enc.reset().u32(s).finish());
+  const send = (s: number): void => { t.send(1, TAG, enc.reset().u32(s).finish()); };
   await ringUp(t, echoes, send);
   seq = echoes.next;
   const lost = new Promise<[number, string]>((resolve) => t.onPeerLost((r, why) => resolve([r, why])));
@@ -162,7 +162,7 @@ test('ring: a receiver that never polls (LUNA_RING_SPIN_US=0) is rung for every 
   const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv({ LUNA_RING_SPIN_US: '0' }) });
   const echoes = new Echoes(t, () => 0);
   const enc = new Encoder();
-  const send = (s: number): void => t.send(1, TAG, enc.reset().u32(s).finish());
+  const send = (s: number): void => { t.send(1, TAG, enc.reset().u32(s).finish()); };
   await ringUp(t, echoes, send);
   const before = t.stats();
   // one at a time: each message finds its receiver asleep

@@ -223,7 +223,7 @@ class Mesh implements TcpTransport {
 
   // ---------------------------------------------------------------- Transport API
 
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean {
     if (to === this.rank) {
       // Copy the body (encoders reuse their buffer); the payload's ownership passes to us.
       this.selfQueue.push([tag, body.slice(), payload]);
@@ -231,14 +231,14 @@ class Mesh implements TcpTransport {
         this.selfQueued = true;
         setImmediate(this.drainSelf);
       }
-      return;
+      return payload === undefined;
     }
     const link = this.links[to];
     if (link === undefined) {
       if (!(to >= 0 && to < this.size && Number.isInteger(to))) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
       throw new Error(`send: rank ${to} is not connected`);
     }
-    if (link.lost || link.bye) return; // the loss was (or will be) reported through onPeerLost
+    if (link.lost || link.bye) return true; // the loss was (or will be) reported through onPeerLost
     const ring = link.ringOut;
     if (ring && ring.write(link.sockSent, tag, body, payload)) {
       this.ringFrames++;
@@ -249,11 +249,13 @@ class Mesh implements TcpTransport {
       }
       // a reply is likely: look for it without sleeping first
       this.pollSoon();
-      return;
+      return true;
     }
-    link.writer.append(0, tag, body, payload);
+    // a large payload goes to the socket as it is (one writev with the frame headers, uncopied)
+    const copied = link.writer.append(0, tag, body, payload);
     link.sockSent++;
     this.queueFlush(link);
+    return copied;
   }
 
   private arrivedHandler: (() => void) | undefined;
