@@ -73,11 +73,12 @@ export interface TcpTransport extends Transport {
   readonly address: PeerAddress | undefined;
   /**
    * Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine);
-   * `ringLinks`: links that also carry messages through a shared-memory ring, `ringFrames` the
+   * `ringLinks`: links that also carry messages through a shared-memory ring, `ringBytes` the
+   * bytes of those rings' data areas this node writes (they grow with the largest message), `ringFrames` the
    * messages sent that way, `doorbells` the times a receiver had to be rung, `polling` whether
    * this node polls its rings now.
    */
-  stats(): { framesSent: number; socketWrites: number; localLinks: number; ringLinks: number; ringFrames: number; doorbells: number; polling: boolean };
+  stats(): { framesSent: number; socketWrites: number; localLinks: number; ringLinks: number; ringBytes: number; ringFrames: number; doorbells: number; polling: boolean };
   flush(): void;
   directLink(to: number): DirectLink | undefined;
 }
@@ -275,12 +276,12 @@ class Mesh implements TcpTransport {
   }
 
   stats() {
-    let localLinks = 0, ringLinks = 0;
+    let localLinks = 0, ringLinks = 0, ringBytes = 0;
     for (const l of this.links) {
       if (l?.established && l.local) localLinks++;
-      if (l?.ringOut) ringLinks++;
+      if (l?.ringOut) { ringLinks++; ringBytes += l.ringOut.bytes; }
     }
-    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks, ringLinks, ringFrames: this.ringFrames, doorbells: this.doorbells, polling: this.polling };
+    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks, ringLinks, ringBytes, ringFrames: this.ringFrames, doorbells: this.doorbells, polling: this.polling };
   }
 
   async close(): Promise<void> {
