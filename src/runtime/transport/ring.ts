@@ -75,7 +75,7 @@ export const RING_CAPACITY = 4 * 1024 * 1024;
  * small-message figures were measured (docs/cluster.md, "Rings"). A 4 MiB ring wrapped over all
  * its pages whatever the messages' size: a memfd of 8 MiB touched per pair of ranks on a machine,
  * up to 224 MiB for 8 ranks; with this, 512 KiB a pair until large messages come (docs/pic.md,
- * "Rings that grow").
+ * "Rings that grow, and sent values recycled").
  */
 export const RING_START = 256 * 1024;
 
