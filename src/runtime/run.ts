@@ -373,5 +373,5 @@ function messageStats(control: Control, tp: object): { waves: number; framesSent
  * posted again after a pool gave them out: reused) and the collections it forced.
  */
 function recycledStats(): Record<string, number> {
-  return { rawRecycled: recycling.recycled, rawRecycledMB: Math.round(recycling.recycledBytes / 2 ** 20), rawReused: recycling.reused, rawReceived: recycling.received, rawReceivedReused: recycling.receivedReused, rawReceivedRecycled: recycling.receivedRecycled, rawPinned: recycling.pinned, rawHomed: recycling.homed, rawHomeDropped: recycling.homeDropped, rawFresh: recycling.fresh, rawLimboMs: Math.round(recycling.limboMs), rawLimboMaxMs: Math.round(recycling.limboMaxMs), forcedFullGcs: collections.full };
+  return { rawRecycled: recycling.recycled, rawRecycledMB: Math.round(recycling.recycledBytes / 2 ** 20), rawReused: recycling.reused, rawReceived: recycling.received, rawReceivedReused: recycling.receivedReused, rawReceivedRecycled: recycling.receivedRecycled, rawSent: recycling.sent, rawSentRecycled: recycling.sentRecycled, rawPinned: recycling.pinned, rawHomed: recycling.homed, rawHomeDropped: recycling.homeDropped, rawFresh: recycling.fresh, rawLimboMs: Math.round(recycling.limboMs), rawLimboMaxMs: Math.round(recycling.limboMaxMs), forcedFullGcs: collections.full };
 }

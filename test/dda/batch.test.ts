@@ -18,7 +18,7 @@ function wire(ns: Nodes): number[] {
     const send = tp.send.bind(tp);
     tp.send = (to, tag, body, payload) => {
       if (to !== r && tag >>> TAG_BITS === CHANNEL.dda) frames[r]!++;
-      send(to, tag, body, payload);
+      return send(to, tag, body, payload);
     };
   });
   return frames;

@@ -26,7 +26,7 @@ function countValues(m: MemoryMesh, big: Map<string, number>): void {
     const send = ep.send.bind(ep);
     ep.send = (to, tag, body, payload) => {
       if ((payload?.byteLength ?? 0) + body.byteLength >= 16_384) big.set(`${ep.rank}>${to}`, (big.get(`${ep.rank}>${to}`) ?? 0) + 1);
-      send(to, tag, body, payload);
+      return send(to, tag, body, payload);
     };
   }
 }

@@ -10,7 +10,7 @@ export function countingMesh(nodes: number): { mesh: MemoryMesh; sent: Map<numbe
     const send = tp.send.bind(tp);
     tp.send = (to, wire, body, payload) => {
       if (wire >>> 16 === CHANNEL.spmd) counts.set(wire & 0xffff, (counts.get(wire & 0xffff) ?? 0) + 1);
-      send(to, wire, body, payload);
+      return send(to, wire, body, payload);
     };
     return counts;
   });

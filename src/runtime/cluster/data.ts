@@ -6,6 +6,7 @@ import { Decoder, Encoder } from '../transport/codec.js';
 import { TAG_BITS, type Channel, type Router } from '../transport/router.js';
 import { receivedBytes, sharedBytes } from '../exec/shm.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
+import { pinRaw } from '../../ucode/recycle.js';
 import type { DfKey } from '../../core/dfkey.js';
 import type { Cf } from '../node/fragment.js';
 import type { Served } from '../node/store.js';
@@ -99,20 +100,30 @@ export class DataChannel implements RemoteOps {
   push(pushKey: string, owner: number, v: DfValue): void {
     const e = this.enc.reset().string(pushKey);
     const payload = encodeValue(e, v);
-    this.ch.send(owner, PUSH, e.finish(), payload);
+    if (!this.ch.send(owner, PUSH, e.finish(), payload)) pinRaw(payload!);
   }
 
   flush(): void {
     this.router.flush();
   }
 
+  /**
+   * A value's bytes the transport copied (a same-machine ring, an in-process peer) may go back to a
+   * pool once nothing on this node reads them (the node counts its holders across the send); ones
+   * it keeps as they are (a socket's write pending) may be read after the node let the value go:
+   * pinned, never recycled.
+   */
   private sendValue(key: DfKey, to: number, tag: number, v: DfValue, payload: Uint8Array | undefined): void {
     const tr = this.host.trace;
-    if (!tr) { this.ch.send(to, tag, this.enc.finish(), payload); return; }
-    const df = tr.dfName(key);
-    tr.dfSendStart(this.host.now(), df, to, valueSize(v));
-    this.ch.send(to, tag, this.enc.finish(), payload);
-    tr.dfSendEnd(this.host.now(), df, to);
+    let copied: boolean;
+    if (!tr) copied = this.ch.send(to, tag, this.enc.finish(), payload);
+    else {
+      const df = tr.dfName(key);
+      tr.dfSendStart(this.host.now(), df, to, valueSize(v));
+      copied = this.ch.send(to, tag, this.enc.finish(), payload);
+      tr.dfSendEnd(this.host.now(), df, to);
+    }
+    if (!copied) pinRaw(payload!);
   }
 
   // ------------------------------------------------------------------ receiving

@@ -3,17 +3,18 @@
 import { deserialize, serialize } from 'node:v8';
 import { Decoder, Encoder } from '../transport/codec.js';
 import { T_INT, T_JS, T_RAW, T_REAL, T_STRING, sharedBytes, type DfValue } from '../../ucode/value.js';
-import { pinRaw } from '../../ucode/recycle.js';
 
-/** Write a value into the body; a raw value returns its bytes to send as payload. */
+/**
+ * Write a value into the body; a raw value returns its bytes to send as payload (the sender pins
+ * them when the transport keeps them rather than copying: see DataChannel).
+ */
 export function encodeValue(e: Encoder, v: DfValue, inline = false): Uint8Array | undefined {
   e.u8(v.t);
   switch (v.t) {
     case T_INT: e.i32(v.v); return undefined;
     case T_REAL: e.f64(v.v); return undefined;
     case T_STRING: e.string(v.v); return undefined;
-    // sent as it is, the bytes may be read after the node let the value go: never recycled
-    case T_RAW: if (inline) { e.bytes(v.v); return undefined; } pinRaw(v.v); return v.v;
+    case T_RAW: if (inline) { e.bytes(v.v); return undefined; } return v.v;
     default: e.bytes(serialize(v.v)); return undefined;
   }
 }

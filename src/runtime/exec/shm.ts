@@ -276,8 +276,9 @@ export function keepFreedMemory(): boolean {
 // or let go while a batch with a forward nobody resolved is in flight waits as before: for every
 // batch sent to any lane before it was let go. Then the buffer goes back to the thread that made it: a
 // worker's with the next batch sent to it (homes), the system thread's own into its pool, and
-// from there to a worker whose ucodes made that length last. A buffer that left the node's threads (a value sent to another node: a socket may
-// still be writing it) is pinned and never recycled; so is one whose holders were not all
+// from there to a worker whose ucodes made that length last. A buffer that left the node's threads
+// (a value sent to another node whose bytes a socket may still be writing; one a same-machine
+// ring copied did not leave) is pinned and never recycled; so is one whose holders were not all
 // counted off (a migrated CF's inputs, a loop condition's): the collector returns those, as
 // before. A ucode that keeps a view of a DF's bytes after its call returns (in a global, in a
 // JS value) reads whatever the buffer holds next: a use after free, as with the original
@@ -349,6 +350,8 @@ interface Held {
   letAt: number;
   /** it holds a value received from another node (--timing: rawReceivedRecycled) */
   received: boolean;
+  /** it was sent to another node (--timing: rawSentRecycled) */
+  sent: boolean;
 }
 const held = new Map<number, Held>();
 /** buffers whose count fell to 0, waiting for the batches in flight that may read them */
@@ -362,6 +365,8 @@ export const recycling = {
    * reused ones, and how many went back to a pool once nothing read them
    */
   received: 0, receivedReused: 0, receivedRecycled: 0,
+  /** raw values sent to other nodes from recyclable buffers, and how many of those buffers went back to a pool (the others were pinned) */
+  sent: 0, sentRecycled: 0,
   /** the time buffers of 1 MiB or more waited in the limbo, summed, and the longest wait, ms */
   limboMs: 0, limboMaxMs: 0,
 };
@@ -498,10 +503,27 @@ function idOf(v: Uint8Array): number {
  * trailer, and one pushed (`>>`) is pinned.
  */
 export function rawPosted(v: Uint8Array): void {
+  countOutput(v, 2);
+}
+
+/**
+ * Raw value `v` is sent to another node (its owner, or a node that asked for it): held by the send
+ * until rawLet after it. A transport that copied its bytes leaves the buffer to be recycled as a
+ * local value's once nothing here reads it; one that keeps them (a socket's write pending) had the
+ * buffer pinned meanwhile (cluster/data.ts), and it is never recycled. Counted as a local post is,
+ * since the value may be an output of the batch being booked, which readers forwarded from it
+ * read uncounted.
+ */
+export function rawSent(v: Uint8Array): void {
+  const h = countOutput(v, 1);
+  if (h !== undefined && !h.sent) { h.sent = true; recycling.sent++; }
+}
+
+function countOutput(v: Uint8Array, n: number): Held | undefined {
   const id = idOf(v);
-  if (id < 0) return;
+  if (id < 0) return undefined;
   const h = tracked(id, v, false);
-  h.n += 2;
+  h.n += n;
   h.seq = -1; // out of limbo, if it was there
   // an output of the batch being booked: readers forwarded from it (or from what it forwarded
   // from, still in flight) may read the buffer uncounted
@@ -517,6 +539,7 @@ export function rawPosted(v: Uint8Array): void {
       else if (!h.via.includes(f)) h.via.push(f);
     }
   }
+  return h;
 }
 
 /**
@@ -537,7 +560,7 @@ export function rawArrived(v: Uint8Array, n: number): void {
 function tracked(id: number, v: Uint8Array, received: boolean): Held {
   let h = held.get(id);
   if (h !== undefined) return h;
-  held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received });
+  held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received, sent: false });
   recycling.tracked++;
   const reused = recycledGeneration(v) > 0;
   if (reused) recycling.reused++;
@@ -565,7 +588,7 @@ export function rawAwaited(v: Uint8Array): void {
   const id = idOf(v);
   if (id < 0) return;
   let h = held.get(id);
-  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: false });
+  if (h === undefined) held.set(id, h = { id, n: 0, buffer: null, seq: -1, waiting: false, src: null, via: null, awaited: false, letAt: 0, received: false, sent: false });
   h.n++;
   h.seq = -1;
   h.awaited = true;
@@ -821,9 +844,10 @@ function settle(): void {
       home.bytes += b.byteLength;
       recycling.homed++;
       recycling.recycled++; recycling.recycledBytes += b.byteLength;
+      if (h.sent) recycling.sentRecycled++;
       continue;
     }
-    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; if (h.received) recycling.receivedRecycled++; }
+    if (poolRaw(b)) { recycling.recycled++; recycling.recycledBytes += b.byteLength; if (h.received) recycling.receivedRecycled++; if (h.sent) recycling.sentRecycled++; }
   }
   limbo.length = kept;
 }

@@ -7,7 +7,7 @@ import type { DfKey } from '../../core/dfkey.js';
 import { T_INT, T_RAW, valueSize, type DfValue } from '../../ucode/value.js';
 import type { TraceSink } from '../../trace/schema.js';
 import type { SchedulingPolicy } from '../policy/types.js';
-import { holdsDfStore, rawArrived, rawFreed, rawHeld, rawLet, rawPosted } from '../exec/shm.js';
+import { holdsDfStore, rawArrived, rawFreed, rawHeld, rawLet, rawPosted, rawSent } from '../exec/shm.js';
 import { pinRaw } from '../../ucode/recycle.js';
 import { Cf, DISPATCHED, DONE, QUEUED, WAITING } from './fragment.js';
 import { describeSite, RunFault } from './fault.js';
@@ -339,7 +339,13 @@ export class NodeState {
   /** Publish `v` as `key` at its owner; `at` is when it came into existence (trace). */
   post(key: DfKey, owner: number, v: DfValue, count: number, producer: Cf, at: number): void {
     if (this.tr) this.tr.dfComputed(at, this.tr.dfName(key), producer.id, valueSize(v));
-    if (owner !== this.self) { this.remote!.post(key, owner, v, count, producer); return; }
+    if (owner !== this.self) {
+      // held across the send: a raw value whose bytes the transport copied goes back to a pool
+      // once nothing here reads it (exec/shm.ts rawSent)
+      if (v.t === T_RAW) { rawSent(v.v); this.remote!.post(key, owner, v, count, producer); rawLet(v.v); }
+      else this.remote!.post(key, owner, v, count, producer);
+      return;
+    }
     // a raw value counts its holders from here: the store's entry, and this post until its
     // waiting readers have it (the store may free it before they are handed it)
     const raw = v.t === T_RAW;
@@ -400,7 +406,8 @@ export class NodeState {
       let granted = 1;
       for (let j = i + 1; j < remote.length; j++) if (remote[j] === node) granted++;
       const served: Served = { v, granted, left: d.left ?? 0, keep: d.keep === true };
-      this.remote!.respond(key, node, served);
+      if (v.t === T_RAW) { rawSent(v.v); this.remote!.respond(key, node, served); rawLet(v.v); }
+      else this.remote!.respond(key, node, served);
     }
   }
 

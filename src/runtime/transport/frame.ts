@@ -34,7 +34,8 @@ export class FrameWriter {
     return this.parts.length === 0 && this.pos === this.start;
   }
 
-  append(flags: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
+  /** Queue a frame; whether its payload was copied (none, or a small one: a large one is kept as it is until written). */
+  append(flags: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): boolean {
     const payloadLen = payload ? payload.length : 0;
     const inline = payload !== undefined && payloadLen < LARGE_PAYLOAD;
     const frameLen = 9 + body.length + payloadLen;
@@ -59,6 +60,7 @@ export class FrameWriter {
       this.parts.push(payload);
     }
     this.frames++;
+    return payload === undefined || inline;
   }
 
   /** Segments to write now; the writer keeps using the untouched tail of its buffer. */

@@ -16,6 +16,11 @@ export class MemoryMesh {
    * allocPayload (a received DF value in a recycled buffer); unset, a plain copy.
    */
   allocPayload: ((byteLength: number, tag: number) => Uint8Array) | undefined;
+  /**
+   * Payloads go as a socket takes them: kept as they are when sent (send says it holds them) and
+   * copied only when delivered, on a later turn; unset, copied in send, as a same-machine ring does.
+   */
+  copyLate = false;
 
   constructor(readonly size: number) {
     if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`bad mesh size ${size}`);
@@ -57,7 +62,7 @@ export class MemoryTransport implements Transport {
   private handler: Handler | undefined;
   private arrived: (() => void) | undefined;
   private lostHandler: ((rank: number, reason: string) => void) | undefined;
-  private inbox: [from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined][] = [];
+  private inbox: [from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, late: boolean][] = [];
   private queued = false;
   private closed = false;
   /** senders whose messages wait in the inbox (MemoryMesh.hold) */
@@ -69,15 +74,19 @@ export class MemoryTransport implements Transport {
     this.size = mesh.size;
   }
 
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean {
     const dest = this.mesh.endpoints[to];
     if (!dest) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
-    if (this.closed || this.cut.has(to) || dest.closed) return;
+    if (this.closed || this.cut.has(to) || dest.closed) return true;
     // a message to oneself keeps its payload, as over TCP; another node gets its own bytes
-    dest.deliver(this.rank, tag, body.slice(), to === this.rank || payload === undefined ? payload : this.copy(tag, payload));
+    const own = to === this.rank || payload === undefined;
+    const late = !own && this.mesh.copyLate;
+    dest.deliver(this.rank, tag, body.slice(), own || late ? payload : this.copy(tag, payload), late);
+    return own ? payload === undefined : !late;
   }
 
-  private copy(tag: number, payload: Uint8Array): Uint8Array {
+  /** (a payload copied late is copied by the receiver, from the sender's bytes as they are then) */
+  copy(tag: number, payload: Uint8Array): Uint8Array {
     const alloc = this.mesh.allocPayload;
     if (alloc === undefined) return payload.slice();
     const p = alloc(payload.length, tag);
@@ -85,8 +94,8 @@ export class MemoryTransport implements Transport {
     return p;
   }
 
-  private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): void {
-    this.inbox.push([from, tag, body, payload]);
+  private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, late: boolean): void {
+    this.inbox.push([from, tag, body, payload, late]);
     this.deliverLater();
   }
 
@@ -116,7 +125,9 @@ export class MemoryTransport implements Transport {
       batch = batch.filter((m) => !this.held.has(m[0]));
     }
     if (batch.length === 0) return;
-    for (const [from, tag, body, payload] of batch) if (!this.closed && !this.cut.has(from)) this.handler?.(from, tag, body, payload);
+    for (const [from, tag, body, payload, late] of batch) {
+      if (!this.closed && !this.cut.has(from)) this.handler?.(from, tag, body, late ? this.mesh.endpoints[from]!.copy(tag, payload!) : payload);
+    }
     if (!this.closed) this.arrived?.();
   };
 

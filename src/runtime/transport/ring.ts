@@ -10,7 +10,11 @@
 // [u32 bodyLength][u32 payloadLength + 1, 0: none][body][payload], padded to 4 bytes;
 // `socketFrames` is how many data frames the writer had sent on the socket before it, so the
 // reader keeps the link's order across both paths (transport/tcp.ts). An entry that does not
-// fit before the end of the data area is preceded by a WRAP word and starts at its beginning.
+// fit before the writer's wrap point is preceded by a WRAP word and starts at the data area's
+// beginning. The wrap point starts low (RING_START) and moves out only when a larger message
+// comes, so a ring of small messages touches a few pages of its file however long it runs: the
+// memfd is sized for the largest ring, but its pages exist only once written. The reader needs
+// no word of it: it follows the WRAP words.
 // The file is mapped by native/shm.c (the SPMD host segment's addon): Atomics work on the mapping,
 // and on x86 and ARM their sequentially consistent stores and loads order the plain byte copies.
 // The file has no name: a memfd, which the peer opens through /proc/<pid>/fd/<n> of the node that
@@ -64,6 +68,17 @@ const WRAP = 0xffffffff;
  */
 export const RING_CAPACITY = 4 * 1024 * 1024;
 
+/**
+ * Bytes of a direction's data area a writer uses until a message larger than a quarter of it
+ * comes (then the smallest power of two at least four times that message, up to RING_CAPACITY).
+ * 256 KiB: the rings' whole size before they grew to 4 MiB, with which the pingpong and the
+ * small-message figures were measured (docs/cluster.md, "Rings"). A 4 MiB ring wrapped over all
+ * its pages whatever the messages' size: a memfd of 8 MiB touched per pair of ranks on a machine,
+ * up to 224 MiB for 8 ranks; with this, 512 KiB a pair until large messages come (docs/pic.md,
+ * "Rings that grow, and sent values recycled").
+ */
+export const RING_START = 256 * 1024;
+
 export function ringFileBytes(capacity = RING_CAPACITY): number {
   return 2 * (HEADER_BYTES + capacity);
 }
@@ -88,10 +103,18 @@ export type RingDeliver = (tag: number, body: Uint8Array, payload: Uint8Array | 
 export class RingWriter extends RingView {
   private tail: number;
   readonly maxEntry: number;
-  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY) {
+  /** the writer's wrap point: the bytes of the data area it writes (and so touches) */
+  private limit: number;
+  constructor(buffer: ArrayBuffer, which: 0 | 1, capacity = RING_CAPACITY, start = RING_START) {
     super(buffer, which, capacity);
     this.tail = Atomics.load(this.w, TAIL);
     this.maxEntry = capacity >>> 2;
+    this.limit = Math.min(capacity, start);
+  }
+
+  /** Bytes of the data area in use (they grow with the largest message written). */
+  get bytes(): number {
+    return this.limit;
   }
 
   /**
@@ -101,10 +124,14 @@ export class RingWriter extends RingView {
   write(socketFrames: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): boolean {
     const len = (ENTRY + body.length + (payload ? payload.length : 0) + 3) & ~3;
     if (len > this.maxEntry) return false;
+    // a quarter of the area in use at most, as of the whole ring: several such messages in flight
+    if (len > this.limit >>> 2) this.limit = Math.min(this.capacity, 2 ** Math.ceil(Math.log2(4 * len)));
     let t = this.tail;
     const used = (t - Atomics.load(this.w, HEAD)) | 0;
     let at = t & this.mask;
-    const skip = at + len > this.capacity ? this.capacity - at : 0;
+    // past the wrap point (short of it by a WRAP word: written at `at` below, within it), the
+    // entry starts the next lap; the skipped bytes count as used until the reader passes them
+    const skip = at + len > this.limit - 4 ? this.capacity - at : 0;
     if (used + skip + len > this.capacity) return false;
     const dv = this.dv;
     if (skip) {

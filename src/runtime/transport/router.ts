@@ -9,8 +9,8 @@ export type MessageHandler = (from: number, tag: number, body: Uint8Array, paylo
 export interface Channel {
   readonly id: number;
   readonly name: string;
-  /** Queue a message to node `to` (may be this node). */
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void;
+  /** Queue a message to node `to` (may be this node); whether the payload was copied (Transport.send). */
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean;
 }
 
 export interface ChannelOptions {
@@ -67,7 +67,7 @@ export class Router {
       send: (to, tag, body, payload) => {
         if (tag < 0 || tag > MAX_TAG) throw new RangeError(`bad tag ${tag} on channel ${name}`);
         if (counted(tag)) this.sent++;
-        tp.send(to, (base | tag) >>> 0, body, payload);
+        return tp.send(to, (base | tag) >>> 0, body, payload);
       },
     };
   }

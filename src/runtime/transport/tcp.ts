@@ -73,11 +73,12 @@ export interface TcpTransport extends Transport {
   readonly address: PeerAddress | undefined;
   /**
    * Counters for tests and benchmarks; `localLinks`: links over a Unix socket (same machine);
-   * `ringLinks`: links that also carry messages through a shared-memory ring, `ringFrames` the
+   * `ringLinks`: links that also carry messages through a shared-memory ring, `ringBytes` the
+   * bytes of those rings' data areas this node writes (they grow with the largest message), `ringFrames` the
    * messages sent that way, `doorbells` the times a receiver had to be rung, `polling` whether
    * this node polls its rings now.
    */
-  stats(): { framesSent: number; socketWrites: number; localLinks: number; ringLinks: number; ringFrames: number; doorbells: number; polling: boolean };
+  stats(): { framesSent: number; socketWrites: number; localLinks: number; ringLinks: number; ringBytes: number; ringFrames: number; doorbells: number; polling: boolean };
   flush(): void;
   directLink(to: number): DirectLink | undefined;
 }
@@ -223,7 +224,7 @@ class Mesh implements TcpTransport {
 
   // ---------------------------------------------------------------- Transport API
 
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void {
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean {
     if (to === this.rank) {
       // Copy the body (encoders reuse their buffer); the payload's ownership passes to us.
       this.selfQueue.push([tag, body.slice(), payload]);
@@ -231,14 +232,14 @@ class Mesh implements TcpTransport {
         this.selfQueued = true;
         setImmediate(this.drainSelf);
       }
-      return;
+      return payload === undefined;
     }
     const link = this.links[to];
     if (link === undefined) {
       if (!(to >= 0 && to < this.size && Number.isInteger(to))) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
       throw new Error(`send: rank ${to} is not connected`);
     }
-    if (link.lost || link.bye) return; // the loss was (or will be) reported through onPeerLost
+    if (link.lost || link.bye) return true; // the loss was (or will be) reported through onPeerLost
     const ring = link.ringOut;
     if (ring && ring.write(link.sockSent, tag, body, payload)) {
       this.ringFrames++;
@@ -249,11 +250,13 @@ class Mesh implements TcpTransport {
       }
       // a reply is likely: look for it without sleeping first
       this.pollSoon();
-      return;
+      return true;
     }
-    link.writer.append(0, tag, body, payload);
+    // a large payload goes to the socket as it is (one writev with the frame headers, uncopied)
+    const copied = link.writer.append(0, tag, body, payload);
     link.sockSent++;
     this.queueFlush(link);
+    return copied;
   }
 
   private arrivedHandler: (() => void) | undefined;
@@ -273,12 +276,12 @@ class Mesh implements TcpTransport {
   }
 
   stats() {
-    let localLinks = 0, ringLinks = 0;
+    let localLinks = 0, ringLinks = 0, ringBytes = 0;
     for (const l of this.links) {
       if (l?.established && l.local) localLinks++;
-      if (l?.ringOut) ringLinks++;
+      if (l?.ringOut) { ringLinks++; ringBytes += l.ringOut.bytes; }
     }
-    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks, ringLinks, ringFrames: this.ringFrames, doorbells: this.doorbells, polling: this.polling };
+    return { framesSent: this.framesSent, socketWrites: this.socketWrites, localLinks, ringLinks, ringBytes, ringFrames: this.ringFrames, doorbells: this.doorbells, polling: this.polling };
   }
 
   async close(): Promise<void> {

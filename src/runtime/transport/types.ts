@@ -9,9 +9,13 @@ export interface Transport {
   readonly size: number;
   /**
    * Queue a message to `to` (may be this rank: delivered asynchronously, never re-entrantly).
-   * Small messages to one peer are coalesced and written once per event-loop tick.
+   * Small messages to one peer are coalesced and written once per event-loop tick. The body is
+   * always copied. True: the payload's bytes were copied too (a same-machine ring, an in-process
+   * peer) or the message was dropped (its peer is lost), so the caller may reuse them at once;
+   * false: the transport holds the payload as it is (a socket write pending, a message to this
+   * rank) and its bytes must not change.
    */
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): void;
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean;
   /** Exactly one handler; messages from one peer arrive in send order. */
   onMessage(handler: (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void): void;
   /**
