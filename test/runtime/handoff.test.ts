@@ -104,8 +104,11 @@ test('a stencil on 2 workers: the right values, each step handed over by the wor
   assert.ok(u.systemWakes > 0, describeRun(unfed));
   assert.ok(c.workerWakes <= waits, describeRun(fed));
   // the system thread examines each CF in full once: a fed step joins its batch from the task
-  // it prepared when it parked (main, its loops and the CFs sent: a few more than those sent)
-  assert.ok(c.examined >= c.sent && c.examined <= c.sent + 8, `examined ${c.examined} for ${c.sent} sent\n${describeRun(fed)}`);
+  // it prepared when it parked (main, its loops and the CFs sent: a few more than those sent;
+  // a loop going on unrolling, or a structured CF held back behind a batch, counts again each
+  // time it is looked at, and the load decides how often: 314 for 304 sent was seen under the
+  // whole suite on Node 24). Every step examined twice would read ~2 × sent.
+  assert.ok(c.examined >= c.sent && c.examined <= c.sent + 24, `examined ${c.examined} for ${c.sent} sent\n${describeRun(fed)}`);
 });
 
 test('a worker waiting for a value its producer is still making spins through it rather than sleep', { skip: availableParallelism() < 2 ? 'one CPU: the policy never spins' : false }, async () => {
