@@ -66,6 +66,20 @@ export class InlineFailure extends Error {
   constructor(readonly error: TaskError) { super(error.message); }
 }
 
+/** The asynchronous work `who` started, as the contract error it is (and no longer pending). */
+function leftAsync(who: string): ContractError {
+  const type = asyncMade;
+  asyncMade = null;
+  return new ContractError(`${who} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
+}
+
+/** What a ucode's call here threw (a C++ crash a contract error, as on a worker), as the run's failure. */
+function failure(e: unknown): InlineFailure {
+  asyncMade = null;
+  const ex = e instanceof NativeFault ? new ContractError(e.message) : e instanceof Error ? e : new Error(String(e));
+  return new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: ex instanceof ContractError ? 'contract' : 'ucode' });
+}
+
 /**
  * The system thread's route to its own desk: the CF's identity is answered at once, posts are
  * delivered once the ucode has returned (a handler never runs inside a ucode), and nothing can
@@ -169,21 +183,15 @@ export class InlineExecutor {
       o = direct !== undefined
         ? callDirect(direct, def, this.outs[imp]!, t.args, t.keys, this.nameOf, this.ctx, t.cf)
         : callUcode(this.fns![imp]!, def, t.args, t.keys, this.nameOf, this.ctx, t.cf);
-      if (asyncMade !== null) {
-        const type = asyncMade;
-        asyncMade = null;
-        throw new ContractError(`ucode ${def.symbol} started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
-      }
+      if (asyncMade !== null) throw leftAsync(`ucode ${def.symbol}`);
       if (clock) {
         if (tr) this.traceFinish(t, lane, cpu);
         else this.fin = this.now();
       }
     } catch (e) {
-      asyncMade = null;
       route.posted.length = 0;
       if (tr) this.traceFinish(t, lane, cpu);
-      const ex = e instanceof Error ? e : new Error(String(e));
-      throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: e instanceof ContractError ? 'contract' : 'ucode' });
+      throw failure(e);
     } finally {
       inlineDepth--;
     }
@@ -209,16 +217,10 @@ export class InlineExecutor {
     if (route.lane !== 1) this.ctx.lane = route.lane = 1;
     try {
       stepOn(buffer, from, t, last, budgetNs, step, nameOf, onTimed);
-      if (asyncMade !== null) {
-        const type = asyncMade;
-        asyncMade = null;
-        throw new ContractError(`a ucode started asynchronous work (${type}): ucodes are synchronous, they must not start timers or promises`);
-      }
+      if (asyncMade !== null) throw leftAsync('a ucode');
     } catch (e) {
-      asyncMade = null;
       route.posted.length = 0;
-      const ex = e instanceof NativeFault ? new ContractError(e.message) : e instanceof Error ? e : new Error(String(e));
-      throw new InlineFailure({ task: 0, message: ex.message, stack: ex.stack, kind: ex instanceof ContractError ? 'contract' : 'ucode' });
+      throw failure(e);
     } finally {
       inlineDepth--;
       this.ctx.leave();
