@@ -168,13 +168,15 @@ test('two threads with tiny codes: the loop runs planned inline, and prints the 
 });
 
 test('one thread: a loop whose code becomes long goes on unplanned, on the worker, and prints the same', async () => {
-  const [on, off] = await Promise.all([run('slow.fa', ['1000'], '1'), run('slow.fa', ['1000'], '0')]);
+  // (1 600 steps: on a quiet machine the steps left after 663, the code's sampled calls having
+  // moved its mean that far; beside other tests' C++ builds all 1 000 of a shorter loop once ran here)
+  const [on, off] = await Promise.all([run('slow.fa', ['1600'], '1'), run('slow.fa', ['1600'], '0')]);
   for (const r of [on, off]) assertOk(r);
   assert.equal(on.stdout, off.stdout, describeRun(on));
   // Not asserted: that the first 200 steps went planned. Under load a descheduled early call can
   // boot the worker before the loop is planned, and then none of it is (seen in 1 of 3 runs of
   // this test beside two more at load 7); the tests above assert planning itself.
-  assert.ok(plannedInline(on) < 1000, `planned inline ${plannedInline(on)}\n${describeRun(on)}`);
+  assert.ok(plannedInline(on) < 1600, `planned inline ${plannedInline(on)}\n${describeRun(on)}`);
   assert.ok(timingOf<{ sent: number }>(on).sent > 0, describeRun(on));
 });
 
