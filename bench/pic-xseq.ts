@@ -23,6 +23,13 @@ export interface XSeqSummary {
   seqSecs: number;
   seqMinSecs: number;
   seqMaxSecs: number;
+  /** the fastest 1 × 2 run's seconds */
+  runMinSecs: number;
+  /**
+   * the fastest sequential run over the fastest 1 × 2 run: load only adds time to either, so each
+   * side's fastest is its nearest to a quiet machine's
+   */
+  fastest: number;
   pairs: number;
 }
 
@@ -44,10 +51,11 @@ export async function alternatePairs(n: number, seq: () => Promise<number>, run:
 /** xSeq from the pairs: the median of each pair's ratio, not a ratio of medians. */
 export function summarize(pairs: readonly XSeqPair[]): XSeqSummary {
   if (pairs.length === 0) throw new Error('no xSeq pairs');
-  const ratios = pairs.map((p) => p.seqSecs / p.runSecs), seqs = pairs.map((p) => p.seqSecs);
+  const ratios = pairs.map((p) => p.seqSecs / p.runSecs), seqs = pairs.map((p) => p.seqSecs), runMinSecs = Math.min(...pairs.map((p) => p.runSecs));
   return {
     xSeq: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios),
-    seqSecs: median(seqs), seqMinSecs: Math.min(...seqs), seqMaxSecs: Math.max(...seqs), pairs: pairs.length,
+    seqSecs: median(seqs), seqMinSecs: Math.min(...seqs), seqMaxSecs: Math.max(...seqs),
+    runMinSecs, fastest: Math.min(...seqs) / runMinSecs, pairs: pairs.length,
   };
 }
 

@@ -86,8 +86,9 @@ function shareRows(): { size: string; rows: ShareRow[] } | undefined {
 
 /**
  * LUNA_PIC_XSEQ_PAIRS: how many sequential / 1 × 2 pairs xSeq is the median of (0: the ratio of the
- * medians of the interleaved rounds, as before). 5: at load 2–8 the pairs' ratios spread
- * 1.78–1.95 × where single runs' sequential reference spread 1.3× (docs/pic.md).
+ * medians of the interleaved rounds, as before). 5 costs ~60 s at the seed's parameters (load 9,
+ * shielded) and leaves the median to two disturbed pairs: over 3 bench runs at load 7–12 the C++
+ * xSeq read 1.58–1.73, where one ratio per run (the earlier reading) read 0.92–1.70 over 6.
  */
 function xSeqPairs(quick: boolean): number {
   const v = process.env.LUNA_PIC_XSEQ_PAIRS;
@@ -215,10 +216,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
               f[`${k}.xSeqMin`] = sig(x.min);
               f[`${k}.xSeqMax`] = sig(x.max);
               f[`${k}.xSeqPairs`] = x.pairs;
-              for (const m of ['xSeqOfMedians', 'xSeqMin', 'xSeqMax']) units[`${k}.${m}`] = '×';
+              f[`${k}.xSeqOfFastest`] = sig(x.fastest);
+              for (const m of ['xSeqOfMedians', 'xSeqMin', 'xSeqMax', 'xSeqOfFastest']) units[`${k}.${m}`] = '×';
               units[`${k}.xSeqPairs`] = 'pairs';
               notes.push(`${k}.xSeq: median of ${x.pairs} pairs' ratios (sequential ÷ 1×2 run beside it), ${x.min.toFixed(2)}–${x.max.toFixed(2)}; ` +
-                `the sequential reference in them ${(steps / x.seqMaxSecs / 1e6).toFixed(2)}–${(steps / x.seqMinSecs / 1e6).toFixed(2)} M/s; the ratio of the medians ${f[`${k}.xSeqOfMedians`]}; pairs in order: ${pairsNote(pairs[lang])}`);
+                `the sequential reference in them ${(steps / x.seqMaxSecs / 1e6).toFixed(2)}–${(steps / x.seqMinSecs / 1e6).toFixed(2)} M/s; the ratio of the medians ${f[`${k}.xSeqOfMedians`]}; the fastest sequential run ÷ the fastest 1×2 run ${x.fastest.toFixed(2)} (${x.seqMinSecs.toFixed(3)} ÷ ${x.runMinSecs.toFixed(3)} s); pairs in order: ${pairsNote(pairs[lang])}`);
             }
             // the fragment counts and the system thread's CPU per fragment, of node 0 (on 2 × 1 the
             // other node's are not counted): meaningful under load too

@@ -15,6 +15,9 @@ test('xSeq is the median of the pairs\' ratios, not the ratio of the medians', (
   assert.equal(x.min, 2 / 1.5);
   assert.equal(x.max, 2);
   assert.deepEqual([x.seqSecs, x.seqMinSecs, x.seqMaxSecs, x.pairs], [2, 1, 3, 3]);
+  // the fastest sequential run (1 s) over the fastest 1 × 2 one (0.5 s), from different pairs
+  assert.deepEqual([x.runMinSecs, x.fastest], [0.5, 2]);
+  assert.equal(summarize([pair(2, 1), pair(1.5, 1.2)]).fastest, 1.5);
 });
 
 test('the pairs run side by side, the sequential side first in every other pair', async () => {
