@@ -87,8 +87,8 @@ function shareRows(): { size: string; rows: ShareRow[] } | undefined {
 /**
  * LUNA_PIC_XSEQ_PAIRS: how many sequential / 1 × 2 pairs xSeq is the median of (0: the ratio of the
  * medians of the interleaved rounds, as before). 5 costs ~60 s at the seed's parameters (load 9,
- * shielded) and leaves the median to two disturbed pairs: over 3 bench runs at load 7–12 the C++
- * xSeq read 1.58–1.73, where one ratio per run (the earlier reading) read 0.92–1.70 over 6.
+ * shielded) and a disturbed pair or two leave the median alone: over 6 bench runs at load 7–12 the
+ * C++ xSeq read 1.49–1.74, where main's one ratio a run read 0.92–1.72 over 6 runs alternated with them.
  */
 function xSeqPairs(quick: boolean): number {
   const v = process.env.LUNA_PIC_XSEQ_PAIRS;
