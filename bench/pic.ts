@@ -6,6 +6,10 @@
 //   - the sequential baseline with the same kernels in the same run, interleaved with them: the
 //     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in a fresh
 //     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags);
+//   - 1 × 2's xSeq from pairs (pic-xseq.ts): LUNA_PIC_XSEQ_PAIRS (default 5) 1 × 2 runs, each beside
+//     a sequential run, the order swapped every pair; the median of the pairs' ratios, with their
+//     spread and the sequential reference's (xSeqMin/Max, seqMpsMin/Max; xSeqOfMedians: the ratio
+//     of the medians, as xSeq was read before);
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the machine's two-core ceiling for the kernels (pairCeiling): two sequential copies run at
 //     once, 2 × the time alone ÷ the slower copy's — what 1 × 2 could reach with no runtime at all;
@@ -40,6 +44,7 @@ import { BenchSettingError, interleavedTimed, ROOT, roundOrder, runTimed, sectio
 import { readTrace } from '../src/trace/merge.js';
 import { exchangeShare, type ExchangeShare } from './pic-share.js';
 import { run as measureTransport } from './transport.js';
+import { alternatePairs, pairsNote, summarize, type XSeqPair } from './pic-xseq.js';
 
 const FLAGS = process.env.LUNA_CXXFLAGS ?? '-O3';
 const SMALL: Params = { N: 40, F: 4, NP: 100_000, NT: 10, K: 10 };
@@ -79,8 +84,22 @@ function shareRows(): { size: string; rows: ShareRow[] } | undefined {
   return { size: m[1]!, rows: [...new Set(list as ShareRow[])] };
 }
 
+/**
+ * LUNA_PIC_XSEQ_PAIRS: how many sequential / 1 × 2 pairs xSeq is the median of (0: the ratio of the
+ * medians of the interleaved rounds, as before). 5 costs ~60 s at the seed's parameters (load 9,
+ * shielded) and a disturbed pair or two leave the median alone: over 6 bench runs at load 7–12 the
+ * C++ xSeq read 1.49–1.74, where main's one ratio a run read 0.92–1.72 over 6 runs alternated with them.
+ */
+function xSeqPairs(quick: boolean): number {
+  const v = process.env.LUNA_PIC_XSEQ_PAIRS;
+  if (v === undefined || v.trim() === '') return quick ? 2 : 5;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 100) throw new BenchSettingError(`LUNA_PIC_XSEQ_PAIRS must be a whole number of pairs from 0 to 100, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 /** The suite's settings checked before anything is measured (bench/run.ts calls it first). */
-export function settings(): void { rows(); shareRows(); }
+export function settings(): void { rows(); shareRows(); xSeqPairs(false); }
 
 /** LUNA_PIC_DEFINES (`NAME[=value],…`): -D macros for every pic3d.fa run, e.g. SUBDOMAIN_SWEEPS (the sweeps on the subdomains, not on slabs of the grid) */
 const DEFINES = (process.env.LUNA_PIC_DEFINES ?? '').split(',').map((d) => d.trim()).filter((d) => d !== '');
@@ -129,18 +148,21 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         // the slower of two sequential copies run at once (see twice below)
         const pair = { ts: [] as number[], cpp: [] as number[] };
         let sums: [number, number] = [NaN, NaN];
-        const baseline = async (): Promise<void> => {
-          const ts = await runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]);
-          if (ts.code !== 0) throw new Error(`pic3d-seq: ${ts.stderr}`);
-          const [tsSecs, tsSx, tsCpu] = ts.stdout.trim().split(' ').map(Number) as [number, number, number];
-          seq.ts.push(tsSecs);
-          seqCpu.ts.push(tsCpu);
-          const out = await runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
-          if (out.code !== 0) throw new Error(`pic3d_seq: ${out.stderr}`);
+        /** one sequential run with `lang`'s kernels: its seconds (recorded with its CPU time and Σx) */
+        const seqOnce = async (lang: 'ts' | 'cpp'): Promise<number> => {
+          const out = lang === 'ts'
+            ? await runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
+            : await runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+          if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
           const [secs, sx, cpu] = out.stdout.trim().split(' ').map(Number) as [number, number, number];
-          seq.cpp.push(secs);
-          seqCpu.cpp.push(cpu);
-          sums = [tsSx, sx];
+          seq[lang].push(secs);
+          seqCpu[lang].push(cpu);
+          sums[lang === 'ts' ? 0 : 1] = sx;
+          return secs;
+        };
+        const baseline = async (): Promise<void> => {
+          await seqOnce('ts');
+          await seqOnce('cpp');
           // the machine's own two-core ceiling for these kernels: two sequential copies at once,
           // no runtime at all. Each copy's time over the time alone is what sharing the memory
           // system (and whatever else holds a CPU) costs two lanes of kernels; no design beats it
@@ -159,6 +181,13 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const runs: Record<string, string[]> = {};
         for (const lang of ['ts', 'cpp'] as const) for (const cfg of configs) runs[`${lang}.${cfg}`] = argv(lang, p, cfg);
         const r = await interleavedTimed(reps, runs, baseline);
+        // 1 × 2's xSeq from pairs of runs side by side (pic-xseq.ts)
+        const nPairs = configs.includes('1x2') ? xSeqPairs(ctx.quick) : 0;
+        const pairs: Record<'ts' | 'cpp', XSeqPair[]> = { ts: [], cpp: [] };
+        for (const lang of nPairs > 0 ? ['ts', 'cpp'] as const : []) {
+          pairs[lang] = await alternatePairs(nPairs, () => seqOnce(lang), async () => (await runTimed(argv(lang, p, '1x2'))).programMs / 1000,
+            () => loadavg()[0]!, (x, i) => ctx.log(`pic: ${name} ${lang} xSeq pair ${i + 1}/${nPairs}: sequential ${x.seqSecs.toFixed(3)} s, 1×2 ${x.runSecs.toFixed(3)} s, ${(x.seqSecs / x.runSecs).toFixed(2)}× (load ${x.load.toFixed(1)})`));
+        }
         if (sums[0] !== sums[1]) throw new Error(`the sequential baselines disagree: Σx ${sums[0]} (TypeScript) vs ${sums[1]} (C++)`);
         const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
         for (const lang of ['ts', 'cpp'] as const) {
@@ -170,12 +199,29 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           f[`${name}.${lang}.pairCeiling`] = sig((2 * s) / med(pair[lang]));
           units[`${name}.${lang}.pairCeiling`] = '×';
           notes.push(`${name}.${lang}.pairCeiling: 2 × the sequential ${lang === 'cpp' ? 'C++' : 'TypeScript'} program alone (${s.toFixed(3)} s) ÷ the slower of two copies run at once (${med(pair[lang]).toFixed(3)} s): the machine's two-core ceiling for xSeq`);
+          f[`${name}.${lang}.seqMpsMin`] = sig(steps / Math.max(...seq[lang]) / 1e6);
+          f[`${name}.${lang}.seqMpsMax`] = sig(steps / Math.min(...seq[lang]) / 1e6);
+          units[`${name}.${lang}.seqMpsMin`] = units[`${name}.${lang}.seqMpsMax`] = 'M/s';
+          notes.push(`${name}.${lang}.seqMps: median of ${seq[lang].length} sequential runs, ${f[`${name}.${lang}.seqMpsMin`]}–${f[`${name}.${lang}.seqMpsMax`]} M/s`);
           for (const cfg of configs) {
             const secs = r[`${lang}.${cfg}`]!.programMs / 1000;
             f[`${name}.${lang}.${cfg}.Mps`] = sig(steps / secs / 1e6);
             units[`${name}.${lang}.${cfg}.Mps`] = 'M/s';
             f[`${name}.${lang}.${cfg}.xSeq`] = sig(s / secs);
             units[`${name}.${lang}.${cfg}.xSeq`] = '×';
+            if (cfg === '1x2' && pairs[lang].length > 0) {
+              const x = summarize(pairs[lang]), k = `${name}.${lang}.1x2`;
+              f[`${k}.xSeqOfMedians`] = f[`${k}.xSeq`]!;
+              f[`${k}.xSeq`] = sig(x.xSeq);
+              f[`${k}.xSeqMin`] = sig(x.min);
+              f[`${k}.xSeqMax`] = sig(x.max);
+              f[`${k}.xSeqPairs`] = x.pairs;
+              f[`${k}.xSeqOfFastest`] = sig(x.fastest);
+              for (const m of ['xSeqOfMedians', 'xSeqMin', 'xSeqMax', 'xSeqOfFastest']) units[`${k}.${m}`] = '×';
+              units[`${k}.xSeqPairs`] = 'pairs';
+              notes.push(`${k}.xSeq: median of ${x.pairs} pairs' ratios (sequential ÷ 1×2 run beside it), ${x.min.toFixed(2)}–${x.max.toFixed(2)}; ` +
+                `the sequential reference in them ${(steps / x.seqMaxSecs / 1e6).toFixed(2)}–${(steps / x.seqMinSecs / 1e6).toFixed(2)} M/s; the ratio of the medians ${f[`${k}.xSeqOfMedians`]}; the fastest sequential run ÷ the fastest 1×2 run ${x.fastest.toFixed(2)} (${x.seqMinSecs.toFixed(3)} ÷ ${x.runMinSecs.toFixed(3)} s); pairs in order: ${pairsNote(pairs[lang])}`);
+            }
             // the fragment counts and the system thread's CPU per fragment, of node 0 (on 2 × 1 the
             // other node's are not counted): meaningful under load too
             const t = r[`${lang}.${cfg}`]!, cfs = t.inline + t.sent;

@@ -11,6 +11,7 @@ const RUN = fileURLToPath(new URL('../../bench/run.js', import.meta.url));
 for (const [suite, name, value, says] of [
   ['original', 'BENCH_ORIGINAL_ROWS', 'nope', /BENCH_ORIGINAL_ROWS: no row nope \(rows: startup, /],
   ['pic', 'LUNA_PIC_ROWS', 'bad', /LUNA_PIC_ROWS must be <small\|seed>:<1x1\|1x2\|2x1>.*got "bad"/],
+  ['pic', 'LUNA_PIC_XSEQ_PAIRS', 'many', /LUNA_PIC_XSEQ_PAIRS must be a whole number of pairs from 0 to 100, got "many"/],
   ['taskbench', 'BENCH_TASKBENCH_TARGET', 'yes', /BENCH_TASKBENCH_TARGET: 1 \(the target's row alone\) or 0, not "yes"/],
 ] as const) {
   test(`${name}=${value}: the suite says what is wrong, without a stack, and the bench exits 1`, () => {
