@@ -709,6 +709,11 @@ export class WorkerPool {
     }
   }
 
+  /** Batches posted on the ready board that no lane has taken yet. */
+  boardOpen(): number {
+    return this.board.open();
+  }
+
   /** Batches the lanes took from the ready board so far. */
   get boardTaken(): number {
     this.board.open();

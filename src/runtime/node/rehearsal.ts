@@ -37,6 +37,7 @@ export class LaneExecutors implements Executors {
   readonly send: Executors['send'];
   readonly boardRoom: Executors['boardRoom'];
   readonly post: Executors['post'];
+  readonly boardOpen: Executors['boardOpen'];
   readonly sendPlanned: Executors['sendPlanned'];
   readonly inline: Executors['inline'];
   readonly feed: Executors['feed'];
@@ -53,6 +54,7 @@ export class LaneExecutors implements Executors {
     this.send = e.send;
     this.boardRoom = e.boardRoom;
     this.post = e.post;
+    this.boardOpen = e.boardOpen;
     this.sendPlanned = e.sendPlanned;
     this.inline = e.inline;
     this.feed = e.feed;
@@ -224,7 +226,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
         sent(l, wire.id, wire.n, batch.tasks, -1, -1);
       },
       // (simulated lanes take no batch of their own: nothing is posted on a board)
-      boardRoom: () => 0, post: none,
+      boardRoom: () => 0, post: none, boardOpen: () => 0,
       // the run's lanes build planned steps from a plan (exec/plan-steps.ts): so do these, as far
       // as the system thread sees — a window comes back as a batch of its steps. Without it the
       // rehearsal sent planned loops as tasks, and the span's first windows were the system

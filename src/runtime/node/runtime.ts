@@ -51,6 +51,8 @@ export interface Executors {
   boardRoom?(ahead: number): number;
   /** post a batch on the ready board: the first lane to end its batch runs it */
   post?(batch: Batch): void;
+  /** batches posted on the ready board that no lane has taken yet */
+  boardOpen?(): number;
   /** batches the lanes took from the ready board so far */
   readonly boardTaken?: number;
   /**
@@ -413,7 +415,9 @@ export class NodeRuntime {
     if (this.batches.size === 0) return true;
     const exec = this.exec;
     if (exec.blocked === undefined) return false;
-    for (let l = 0; l < exec.lanes; l++) if (exec.inflight[l]! > 0 && !exec.blocked(l)) return false;
+    // a batch on the ready board is in flight on no lane yet: any lane not blocked will take it
+    const posted = (exec.boardOpen?.() ?? 0) > 0;
+    for (let l = 0; l < exec.lanes; l++) if ((posted || exec.inflight[l]! > 0) && !exec.blocked(l)) return false;
     return true;
   }
 
