@@ -26,6 +26,7 @@ export const TUNING = {
   LUNA_WAIT_AHEAD_PER_BATCH: { what: 'how many CFs a loop keeps waiting ahead at most per batch in flight while workers run batches on one node', min: 0 },
   LUNA_CHAIN_AHEAD_MS: { what: 'the work a chain keeps queued on its lane, ms (0: one batch)', min: 0 },
   LUNA_PRIORITY_BATCH_US: { what: 'under an order of priorities, the work of a batch of one short code\'s ready fragments, µs (0: one fragment a batch)', min: 0 },
+  LUNA_BOARD_AHEAD: { what: 'under an order of priorities, the ready fragments posted ahead on the node\'s ready board while no lane is idle, which the first lane to end its batch takes itself (0: none, every batch goes to an idle lane)', min: 0, max: 32, integer: true },
   LUNA_START_GC: { what: 'whether the young generation is collected once before a program\'s first fragment, where bin/luna handed the collector over (1, the default; 0: it is not)', min: 0, max: 1, integer: true },
   LUNA_LOOP_PLANS: { what: 'whether a node without peers plans its loops of ucode calls whole and feeds their steps to its worker lanes, or runs them on its system thread where their fragments would run inline, without a fragment a step (1, the default; 0: every loop is unrolled)', min: 0, max: 1, integer: true },
   LUNA_LOOP_RANGES: { what: 'whether a planned loop\'s windows go to its worker lanes as ranges of steps the workers build from the plan, sent once a loop (1, the default), or as tasks built on the system thread (0, for comparisons)', min: 0, max: 1, integer: true },

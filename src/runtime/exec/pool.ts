@@ -9,6 +9,7 @@ import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireResult } from './codec.js';
+import { ReadyBoard, type WireBoard } from './board.js';
 import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
@@ -195,8 +196,13 @@ export class WorkerPool {
   private counted = true;
   /** workers this thread woke (with a batch, a feed request, an answer, or a core for a parked one) */
   wakes = 0;
-  /** batches sent and not yet answered, per lane */
+  /**
+   * batches sent and not yet answered, per lane, those a worker took from the board included
+   * (shared with the workers, which count what they take: changed here only atomically)
+   */
   readonly inflight: Int32Array;
+  /** the ready board (board.ts): batches posted to every worker lane, taken by the first free */
+  private readonly board: ReadyBoard;
   private readonly workers: (Worker | undefined)[];
   private readonly ports: (MessagePort | undefined)[];
   private readonly flags: Int32Array;
@@ -259,7 +265,8 @@ export class WorkerPool {
     this.waiting = waitPlan(opts.waiting);
     this.flags[onCpuFlag(opts.lanes)] = 1; // the system thread
     for (let i = 0; i < opts.lanes; i++) this.flags[runningFlag(opts.lanes, i)] = -1;
-    this.inflight = new Int32Array(opts.lanes);
+    this.board = new ReadyBoard(opts.lanes);
+    this.inflight = this.board.inflight;
     this.workers = new Array(opts.lanes);
     this.ports = new Array(opts.lanes);
     this.feeds = opts.feed === true && opts.lanes >= 2 && opts.lanes <= MAX_FEED_LANES;
@@ -324,7 +331,7 @@ export class WorkerPool {
   /** A batch's result (a worker's, decoded, or the system lane's): the runtime books it. */
   private result(r: BatchResult): void {
     this.work();
-    this.inflight[r.lane]!--;
+    Atomics.sub(this.inflight, r.lane, 1);
     this.recount();
     if (this.lanesRanNs < LANES_RAN_NS) this.lanesRan(r);
     this.opts.onResult(r);
@@ -402,7 +409,7 @@ export class WorkerPool {
     const ch = new MessageChannel();
     const req = new MessageChannel();
     const init: WorkerInit = {
-      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, port: ch.port2, trace: trace && { ...trace, buffer }, waiting: this.waiting,
+      index: i, node: this.opts.node ?? 0, bundle: this.opts.bundle, native: this.opts.native, flags: this.flags.buffer as SharedArrayBuffer, board: this.board.buffer, port: ch.port2, trace: trace && { ...trace, buffer }, waiting: this.waiting,
       imports: this.opts.imports.map((m) => ({ symbol: m.symbol, alias: m.alias, params: m.params, waits: m.waits })),
       requests: req.port2,
     };
@@ -496,7 +503,7 @@ export class WorkerPool {
       recycleHomeGone(tid);
       this.gone[i] = true;
       this.exited[i] = true;
-      this.inflight[i] = 0;
+      Atomics.store(this.inflight, i, 0);
       death(`exited with code ${code}`);
     });
     if (e?.failed !== undefined) { this.exited[i] = true; death(e.failed); }
@@ -539,10 +546,10 @@ export class WorkerPool {
   }
 
   send(lane: number, batch: Batch): void {
-    if (lane === this.workerLanes) { this.inflight[lane]!++; this.system!.send(batch); return; }
+    if (lane === this.workerLanes) { Atomics.add(this.inflight, lane, 1); this.system!.send(batch); return; }
     if (!this.workers[lane] && !this.noWorker[lane]) this.startWorker(lane);
     if (!this.workers[lane]) return; // could not be started: the run ends with the fault that stopped it
-    this.inflight[lane]!++;
+    Atomics.add(this.inflight, lane, 1);
     this.recount();
     const wire = encodeBatch(batch.id, batch.tasks);
     wire.recycled = buffersFor(batch.tasks, this.workers[lane]!.threadId); // freed raw buffers, for the outputs it makes
@@ -560,7 +567,7 @@ export class WorkerPool {
     if (!this.workers[lane] && !this.noWorker[lane]) this.startWorker(lane);
     if (!this.workers[lane]) return true; // could not be started: the run ends with the fault that stopped it
     if ('window' in m) {
-      this.inflight[lane]!++;
+      Atomics.add(this.inflight, lane, 1);
       this.recount();
       m.recycled = buffersFor(imps ?? [], this.workers[lane]!.threadId);
     }
@@ -675,7 +682,42 @@ export class WorkerPool {
 
   busy(): boolean {
     for (let i = 0; i < this.lanes; i++) if (this.inflight[i]! > 0) return true;
-    return false;
+    return this.board.open() > 0;
+  }
+
+  /**
+   * How many batches may be posted on the ready board now to keep `ahead` open (0: the board is
+   * not for this pool: a system lane, which takes only its own batches, or fewer than 2 worker
+   * lanes, or one not ready yet).
+   */
+  boardRoom(ahead: number): number {
+    if (ahead <= 0 || this.system !== undefined || this.workerLanes < 2) return 0;
+    for (let i = 0; i < this.workerLanes; i++) if (!this.ready[i] || this.exited[i]) return 0;
+    return Math.max(0, ahead - this.board.open());
+  }
+
+  /**
+   * Post `batch` on the ready board: every worker lane gets it, the first to take it runs it (its
+   * result comes as any batch's, with that lane) and the others skip it. A lane asleep is woken:
+   * its result may be on its way here, the system thread not knowing yet that it is idle.
+   */
+  post(batch: Batch): void {
+    const m: WireBoard<ReturnType<typeof encodeBatch>> = { board: this.board.post(), batch: encodeBatch(batch.id, batch.tasks) };
+    for (let i = 0; i < this.workerLanes; i++) {
+      this.ports[i]!.postMessage(m);
+      if (wakeLane(this.flags, i)) this.wakes++;
+    }
+  }
+
+  /** Batches posted on the ready board that no lane has taken yet. */
+  boardOpen(): number {
+    return this.board.open();
+  }
+
+  /** Batches the lanes took from the ready board so far. */
+  get boardTaken(): number {
+    this.board.open();
+    return this.board.taken;
   }
 
   /** Tell workers to drop the rest of their batches (the run failed). */
@@ -724,7 +766,7 @@ export class WorkerPool {
     if (t) spillSharedTrace(t.buffer, t.path, true);
     void w.terminate();
     this.exited[i] = true;
-    this.inflight[i] = 0;
+    Atomics.store(this.inflight, i, 0);
     this.recount();
     this.deaths[i]?.(cause);
   }

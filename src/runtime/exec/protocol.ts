@@ -175,6 +175,8 @@ export interface WireAnswer {
 
 export interface WorkerInit {
   index: number;
+  /** the node's ready board (board.ts): the lanes' batches in flight and its claim slots */
+  board: SharedArrayBuffer;
   /** this node's rank (the ucode context says it) */
   node: number;
   /** bundled ucode module (absent when the program imports nothing) */

@@ -16,6 +16,7 @@ import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
 import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
 import { LanePlan, rehearsePlanSteps } from './plan-steps.js';
+import { ReadyBoard, type WireBoard } from './board.js';
 import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
@@ -48,6 +49,10 @@ let gate: CpuClockGate | undefined;
 let now: () => number = () => performance.now() * 1e6;
 /** values fed across lanes (absent when the pool does not feed) */
 let exchange: Exchange | undefined;
+/** the node's ready board, which this lane takes posted batches from */
+let board!: ReadyBoard;
+/** the batch running was taken from the board (its outputs continue no chain: see run) */
+let fromBoard = false;
 /** the ucode context of this thread, with its request port to the system thread */
 let ctx!: ThreadContext;
 
@@ -57,6 +62,7 @@ function setUp(i: WorkerInit): void {
   me = i.index;
   const lanes = lanesOf(flags);
   LANES = lanes;
+  board = new ReadyBoard(lanes, i.board);
   ABORT = abortFlag(lanes);
   RUNNING = runningFlag(lanes, me);
   ONCPU = onCpuFlag(lanes);
@@ -359,8 +365,8 @@ function recordDone(): void {
   gate!.record(tw!, doneT0, doneImp, doneCf, me + 1, doneCpu, doneC1, doneT1);
 }
 
-/** What comes on a worker's port: a batch, a loop's plan, a window of it, or the end. */
-type PortMessage = WireBatch | { loopPlan: WirePlan } | WireWindow | { stop: true };
+/** What comes on a worker's port: a batch, one posted on the ready board, a loop's plan, a window of it, or the end. */
+type PortMessage = WireBatch | WireBoard<WireBatch> | { loopPlan: WirePlan } | WireWindow | { stop: true };
 
 /** The planned loops this lane runs steps of, by plan number (plan-steps.ts). */
 const plans = new Map<number, LanePlan>();
@@ -369,6 +375,13 @@ function run(msg: PortMessage, fns: Ucode[]): boolean {
   if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); rehearsalTw?.close(); init.port.close(); return false; }
   if ('loopPlan' in msg) { plans.set(msg.loopPlan.plan, new LanePlan(msg.loopPlan, me)); return true; }
   if ('window' in msg) return runWindow(msg, fns);
+  // a posted batch another lane took first is skipped; one taken here runs as if sent here, but
+  // a chain sent to this lane continues from the batch sent before it, not from this one
+  if ('board' in msg) {
+    if (!board.claim(msg.board, me)) return true;
+    fromBoard = true;
+    msg = msg.batch;
+  }
   const tasks = decodeBatch(msg);
   const names = new BatchKeys(msg.keys);
   return runTasks(msg.id, tasks, (k: string | number): string => displayDf(names.get(k as number)), fns);
@@ -492,7 +505,8 @@ function runTasks(id: number, tasks: DecodedTask[], nameOf: (k: string | number)
   recordDone();
   Atomics.store(flags, RUNNING, -1);
   outs.length = ran;
-  prevOuts = outs; // the next batch may continue a chain from these
+  if (!fromBoard) prevOuts = outs; // the next batch may continue a chain from these
+  fromBoard = false;
   const result = encodeResult(me, id, outs, start.subarray(0, ran), fin.subarray(0, ran));
   if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
   // (every field is there, undefined where there is nothing to say: codec.ts encodeResult)

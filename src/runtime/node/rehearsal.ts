@@ -23,7 +23,7 @@ import { ThreadTraceWriter } from '../../trace/writer.js';
 import { NodeRuntime, type Executors } from './runtime.js';
 
 /** What a runtime's executors read of its lanes as they go (a worker pool, or the rehearsal's simulated lanes). */
-export interface LaneCounts { readonly booted: number; readonly wakes: number }
+export interface LaneCounts { readonly booted: number; readonly wakes: number; readonly boardTaken?: number }
 
 /**
  * The executors of a runtime, the run's and its rehearsal's alike: one class, every field set in
@@ -35,6 +35,9 @@ export class LaneExecutors implements Executors {
   readonly lanes: number;
   readonly inflight: ArrayLike<number>;
   readonly send: Executors['send'];
+  readonly boardRoom: Executors['boardRoom'];
+  readonly post: Executors['post'];
+  readonly boardOpen: Executors['boardOpen'];
   readonly sendPlanned: Executors['sendPlanned'];
   readonly inline: Executors['inline'];
   readonly feed: Executors['feed'];
@@ -45,10 +48,13 @@ export class LaneExecutors implements Executors {
   readonly answers: Executors['answers'];
   readonly ask: Executors['ask'];
   readonly settle: Executors['settle'];
-  constructor(e: Omit<Executors, 'booted' | 'wakes'>, private readonly counts: LaneCounts) {
+  constructor(e: Omit<Executors, 'booted' | 'wakes' | 'boardTaken'>, private readonly counts: LaneCounts) {
     this.lanes = e.lanes;
     this.inflight = e.inflight;
     this.send = e.send;
+    this.boardRoom = e.boardRoom;
+    this.post = e.post;
+    this.boardOpen = e.boardOpen;
     this.sendPlanned = e.sendPlanned;
     this.inline = e.inline;
     this.feed = e.feed;
@@ -62,6 +68,7 @@ export class LaneExecutors implements Executors {
   }
   get booted(): number { return this.counts.booted; }
   get wakes(): number { return this.counts.wakes; }
+  get boardTaken(): number { return this.counts.boardTaken ?? 0; }
 }
 
 /**
@@ -218,6 +225,8 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
         const wire: WireBatch = encodeBatch(batch.id, batch.tasks);
         sent(l, wire.id, wire.n, batch.tasks, -1, -1);
       },
+      // (simulated lanes take no batch of their own: nothing is posted on a board)
+      boardRoom: () => 0, post: none, boardOpen: () => 0,
       // the run's lanes build planned steps from a plan (exec/plan-steps.ts): so do these, as far
       // as the system thread sees — a window comes back as a batch of its steps. Without it the
       // rehearsal sent planned loops as tasks, and the span's first windows were the system

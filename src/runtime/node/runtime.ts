@@ -47,6 +47,14 @@ export interface Executors {
   /** batches in flight per lane */
   readonly inflight: ArrayLike<number>;
   send(lane: number, batch: Batch): void;
+  /** batches that may be posted on the ready board now to keep `ahead` open (absent: there is none; exec/board.ts) */
+  boardRoom?(ahead: number): number;
+  /** post a batch on the ready board: the first lane to end its batch runs it */
+  post?(batch: Batch): void;
+  /** batches posted on the ready board that no lane has taken yet */
+  boardOpen?(): number;
+  /** batches the lanes took from the ready board so far */
+  readonly boardTaken?: number;
   /**
    * Send a planned loop's plan or a window of it to lane `lane` (exec/plan-steps.ts): false when
    * that lane takes batches of tasks only (absent: no lane does)
@@ -157,9 +165,10 @@ export class NodeRuntime {
    * CFs fed that became candidates when they parked, their producers' batches already sent;
    * `fedCut`: fed batches sent early, short, because their lane had little work in flight (the
    * policy's chainLength with `aheadNs`); `fedBytesMax`: the most raw output bytes one fed batch
-   * returned (the policy's fedBatchBytes)
+   * returned (the policy's fedBatchBytes); `boardPosted`/`boardTaken`: batches posted on the
+   * ready board and those the lanes took from it (exec/board.ts; taken up to the last result)
    */
-  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, plannedKept: 0, steppedNatively: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0 };
+  readonly stats = { planned: 0, plannedLoops: 0, plannedRanges: 0, plannedInline: 0, plannedKept: 0, steppedNatively: 0, inline: 0, sent: 0, batches: 0, inlineNs: 0, fed: 0, handWorker: 0, handSystem: 0, fedNone: 0, fedSpun: 0, fedSlept: 0, systemWakes: 0, workerWakes: 0, examined: 0, woken: 0, laneSleeps: 0, laneGapNs: 0, laneWaits: 0, laneWaitNs: 0, fedWaitNs: 0, chainAhead: 0, lows: 0, fedLate: 0, fedCut: 0, fedBytesMax: 0, boardPosted: 0, boardTaken: 0 };
 
   onIdle: () => void = () => {};
   onFault: (f: RunFault) => void = () => {};
@@ -185,6 +194,7 @@ export class NodeRuntime {
     this.laneFree = new Float64Array(exec.lanes).fill(-Infinity);
     this.laneWorkNs = new Float64Array(exec.lanes);
     const probe = { cfNs: 100_000, cfMinNs: 100_000, ready: 0, lanes: exec.lanes, nodes: host.size, stealable: false, fifo: false, fed: true };
+    this.boardAhead = exec.boardRoom !== undefined && exec.post !== undefined ? policy.boardAhead ?? 0 : 0;
     this.tracksAhead = this.feeds !== null && policy.chainLength({ ...probe, aheadNs: 0 }) !== policy.chainLength(probe);
     if (this.feeds) this.openFed = new Array(exec.lanes).fill(null);
     this.fedView = {
@@ -252,6 +262,7 @@ export class NodeRuntime {
     const g = r.gaps;
     if (g) { this.stats.laneGapNs += g.gapNs; this.stats.laneWaits += g.batchWaits; this.stats.laneWaitNs += g.batchWaitNs; this.stats.fedWaitNs += g.fedWaitNs; }
     this.stats.systemWakes = this.exec.wakes ?? 0;
+    this.stats.boardTaken = this.exec.boardTaken ?? 0;
   }
 
   /** A worker finished a batch. */
@@ -404,7 +415,9 @@ export class NodeRuntime {
     if (this.batches.size === 0) return true;
     const exec = this.exec;
     if (exec.blocked === undefined) return false;
-    for (let l = 0; l < exec.lanes; l++) if (exec.inflight[l]! > 0 && !exec.blocked(l)) return false;
+    // a batch on the ready board is in flight on no lane yet: any lane not blocked will take it
+    const posted = (exec.boardOpen?.() ?? 0) > 0;
+    for (let l = 0; l < exec.lanes; l++) if ((posted || exec.inflight[l]! > 0) && !exec.blocked(l)) return false;
     return true;
   }
 
@@ -707,8 +720,9 @@ export class NodeRuntime {
           continue;
         }
       }
+      // no lane free: the best ready CF may wait on the ready board instead (lane -1)
       const lane = this.policy.chooseLane(this.lanesView, head);
-      if (lane < 0) break;
+      if (lane < 0 && !(st.ordered && this.boardAhead > 0 && this.exec.boardRoom!(this.boardAhead) > 0)) break;
       const code = head.site.code;
       const n = this.batchSize(code);
       const b = new BatchBuilder(st);
@@ -1064,6 +1078,8 @@ export class NodeRuntime {
    * work is counted
    */
   private readonly tracksAhead: boolean;
+  /** ready CFs the policy keeps on the ready board while no lane is idle (0: none, or no board) */
+  private readonly boardAhead: number;
 
   /** Batch `id` of `cfs` went to `lane`: its work, by the CFs' fastest executions where known. */
   private addWork(lane: number, id: number, cfs: readonly Cf[]): void {
@@ -1215,14 +1231,16 @@ export class NodeRuntime {
   private send(lane: number, b: BatchBuilder, fedId?: number): void {
     this.warmWorkers();
     const id = fedId ?? this.batchSeq++;
-    const prev = this.tails[lane]?.batch;
+    // lane -1: the ready board, whose batch no lane's chain continues from (its lane is unknown)
+    const board = lane < 0;
+    const prev = board ? undefined : this.tails[lane]?.batch;
     this.batches.set(id, b.cfs);
-    this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out, flags: b.flags };
-    // a fed batch's round trip includes its waits for values: it measures no CF's cost
-    if (fedId === undefined) this.sentAt.set(id, performance.now() * 1e6);
+    if (!board) this.tails[lane] = { batch: id, cfs: b.cfs, out: b.out, flags: b.flags };
+    // a fed batch's round trip includes its waits for values, a posted one its wait on the board: they measure no CF's cost
+    if (fedId === undefined && !board) this.sentAt.set(id, performance.now() * 1e6);
     const cfs = b.cfs;
     for (let i = 0; i < cfs.length; i++) cfs[i]!.state = DISPATCHED;
-    if (this.tracksAhead) this.addWork(lane, id, cfs);
+    if (this.tracksAhead && !board) this.addWork(lane, id, cfs);
     this.stats.sent += b.cfs.length;
     this.stats.batches++;
     this.countHandoffs(b.tasks);
@@ -1233,6 +1251,7 @@ export class NodeRuntime {
       if (req) { for (const [from, q] of req) this.exec.feed!(from, q); this.stats.fed++; }
     }
     batchSent(this.flights, id, b.tasks, prev);
+    if (board) { this.stats.boardPosted++; this.exec.post!({ id, tasks: b.tasks }); return; }
     this.exec.send(lane, { id, tasks: b.tasks });
     if (this.feeds && fedId === undefined) this.feeds.sent(lane, id, b.out);
   }

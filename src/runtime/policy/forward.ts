@@ -12,6 +12,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   readonly fifoStartParked: number;
   readonly fedBatchBytes: number;
   readonly batchOneCode: boolean;
+  readonly boardAhead: number;
 
   /** `adds`: the questions this policy answers beyond those of `inner` (see PolicyCapabilities) */
   constructor(readonly inner: SchedulingPolicy, adds: Partial<PolicyCapabilities> = {}) {
@@ -21,6 +22,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
     this.fifoStartParked = inner.fifoStartParked;
     this.fedBatchBytes = inner.fedBatchBytes;
     this.batchOneCode = inner.batchOneCode ?? false;
+    this.boardAhead = inner.boardAhead ?? 0;
   }
 
   place(cf: FragmentView): number | undefined { return this.inner.place(cf); }

@@ -274,6 +274,12 @@ export interface SchedulingPolicy {
    */
   readonly batchOneCode?: boolean;
   /**
+   * Ready CFs kept posted on the node's ready board (exec/board.ts) while no lane is idle: the
+   * first lane to end its batch takes the next one itself, without a round trip through the
+   * system thread. Absent or 0: none; each batch goes to a lane chooseLane names.
+   */
+  readonly boardAhead?: number;
+  /**
    * Start booting the worker threads now that a fragment of a code that costs `cost` took `ns`
    * (a code's first call run on the system thread: its CPU time), on a run of `nodes` nodes; asked first before the program starts (`samples` 0). Workers
    * boot anyway with the first batch. While every fragment is tiny, all run on the system
