@@ -1,6 +1,6 @@
 // The inline rule and a code whose calls change length (policy/default.ts BECAME_LONG): a chain
 // whose calls turn long leaves the system thread within a few sampled calls, while lone long
-// calls among tiny ones leave it where it is. The ucodes say which thread ran them: the step
+// samples among tiny ones leave it where it is. The ucodes say which thread ran them: the step
 // counts are the run's own, not times.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertOk, BOOT_ONLY, describeRun, lines, luna, type Run } from './helpers.js';
+import { CHAIN } from './plan-programs.js';
 
 // `turns`: tiny, then 2 ms a call from step 200; `blips`: tiny but for runs of 16 calls of 2 ms
 // from step 300, 48 tiny calls apart. Both print the steps that ran on the system thread (turns)
@@ -29,24 +30,11 @@ export function c_blips(a: In, i: number, v: Out): void {
 }
 `;
 
-const CHAIN = `import c_start(name \`v) as start;
-import c_LINK(value \`a, int \`i, name \`v) as link;
-import c_show(int \`i, value \`v) as show;
-sub main(int n)
-{
-    df x;
-    start(x[0]);
-    for i = 0..n-1
-        cf l[i]: link(x[i], i, x[i + 1]) @ { req_count x[i + 1] = 1; };
-    show(n, x[n]);
-}
-`;
-
 let dir = '';
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'luna-became-long-'));
   writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-  for (const k of ['turns', 'blips']) writeFileSync(join(dir, `${k}.fa`), CHAIN.replace('c_LINK', `c_${k}`));
+  for (const k of ['turns', 'blips']) writeFileSync(join(dir, `${k}.fa`), CHAIN.replace('c_link(value', `c_${k}(value`));
 });
 after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
 
