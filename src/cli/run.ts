@@ -136,7 +136,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   const onHeavy = launch.launcher === 'local' && (o.nodes ?? 1) === 1 ? (): void => {
     const cores = nodeCpus(launch, ranksOnThisHost(launch, 1), cpuSet());
     const rule = new DefaultPolicy(), lanes = o.threads ?? cores;
-    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, 1, true)) bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true));
+    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, 1, true)) bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true));
   } : undefined;
   const cache = programCacheDir(o.cache !== false);
   if ('error' in cache) { say(`luna: error: ${cache.error}`); return 2; }
@@ -288,7 +288,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     return report(res, o.trace);
   }
   // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
-  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
+  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');

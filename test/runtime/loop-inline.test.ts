@@ -168,8 +168,8 @@ test('two threads with tiny codes: the loop runs planned inline, and prints the 
 });
 
 test('one thread: a loop whose code becomes long goes on unplanned, on the worker, and prints the same', async () => {
-  // (1 600 steps: on a quiet machine the steps left after 663, the code's sampled calls having
-  // moved its mean that far; beside other tests' C++ builds all 1 000 of a shorter loop once ran here)
+  // (1 600 steps: three sampled long calls boot the worker, ~step 250, and the steps leave once
+  // it is up, ~step 300 at load 4; how soon is became-long.test's)
   const [on, off] = await Promise.all([run('slow.fa', ['1600'], '1'), run('slow.fa', ['1600'], '0')]);
   for (const r of [on, off]) assertOk(r);
   assert.equal(on.stdout, off.stdout, describeRun(on));

@@ -193,7 +193,7 @@ test('fed lanes: a long CF fed from a lane that already feeds another in the pas
 
 test('inline: codes measured enough times and tiny on average; at start-up, the first two calls and codes once fast (on one node up to 10 ms); never when disabled', () => {
   const up = { workersReady: true, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 }, booting = { workersReady: false, nodes: 1, alone: false, handoffNs: 0, aloneSinceHandoff: 0 };
-  const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs, lastNs: 0 });
+  const cost = (meanNs: number, samples: number, minNs = meanNs) => ({ meanNs, samples, minNs, lastNs: 0, recentNs: 0 });
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES - 1), up), false, 'measured enough first');
   assert.equal(p.runInline(cost(100, INLINE_SAMPLES), up), true);
   assert.equal(p.runInline(cost(INLINE_NS * 2, 100), up), false);
@@ -226,6 +226,12 @@ test('inline: codes measured enough times and tiny on average; at start-up, the 
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE - 1 }), true, 'not yet');
   assert.equal(p.runInline(cost(100_000, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), false, 'to a worker, to measure the hand-off again');
   assert.equal(p.runInline(cost(INLINE_NS / 2, INLINE_SAMPLES), { ...alone(300_000), aloneSinceHandoff: HANDOFF_PROBE }), true, 'a tiny code stays here anyway');
+  // the last three calls (their shortest) instead of the mean, once they jumped
+  const recent = (meanNs: number, recentNs: number) => ({ ...cost(meanNs, 100), recentNs });
+  assert.equal(p.runInline(recent(1000, 2_000_000), up), false, 'three long calls in a row: the code became long, the mean lags');
+  assert.equal(p.runInline(recent(1000, 1999), up), true, 'recent calls not twice the mean: the mean decides');
+  assert.equal(p.runInline(recent(INLINE_NS * 0.75, INLINE_NS * 1.25), up), true, 'a code near the limit that jitters keeps its place');
+  assert.equal(p.runInline(recent(1000, 2_000_000), alone(ALONE_INLINE_NS * 4)), false, 'nor alone: longer than the bound');
 });
 
 test('spreading loops: long loops on several nodes, unless turned off', () => {
@@ -307,7 +313,7 @@ test('stealing: victims in turn, never oneself; half of what exceeds the lanes i
 });
 
 test('workers boot once a code is seen not to be tiny, at once on several nodes', () => {
-  const cost = (minNs: number, samples: number, meanNs = minNs, lastNs = 0) => ({ meanNs, samples, minNs, lastNs });
+  const cost = (minNs: number, samples: number, meanNs = minNs, lastNs = 0) => ({ meanNs, samples, minNs, lastNs, recentNs: 0 });
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1), false, 'one node: not before a CF ran');
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 2), true, 'several nodes: a code\'s first CF goes to a worker');
   assert.equal(p.bootWorkers(cost(Infinity, 0), 0, 1, true), true, 'one node, a CF marked heavy: at the start');
@@ -328,6 +334,7 @@ test('workers boot once a code is seen not to be tiny, at once on several nodes'
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS / 8), 2 * BOOT_INLINE_NS, 1), false, 'a lone call of 2 ms of a tiny code (a collection, a preemption)');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS, BOOT_INLINE_NS), BOOT_INLINE_NS, 1), true, 'a code whose calls became long');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 10, 300, INLINE_NS, INLINE_NS / 10), BOOT_INLINE_NS, 1), false, 'one long call is an outlier, two in a row are a change');
+  assert.equal(p.bootWorkers({ ...cost(INLINE_NS / 10, 300, INLINE_NS / 8, 2 * BOOT_INLINE_NS), recentNs: 2 * BOOT_INLINE_NS }, 2 * BOOT_INLINE_NS, 1), true, 'three long calls in a row: the mean need not have reached INLINE_NS');
   // a cold first call of 5 ms keeps the damped mean above INLINE_NS for the calls after it
   assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 3, 1_250_000, INLINE_NS / 2), BOOT_INLINE_NS, 1), false, 'a tiny code\'s third call descheduled after a slow first');
   assert.equal(p.bootWorkers(cost(INLINE_NS / 2, 2, 2_500_000, 5 * BOOT_INLINE_NS), BOOT_INLINE_NS, 1), false, 'the second call long after a long cold first: not yet');

@@ -125,17 +125,19 @@ describe('recycled raw buffers: whole runs', { concurrency: true }, () => {
   });
 
   // a value sent to the other node through the ring was copied there: its buffer goes back to a
-  // pool; by the socket (rings off) the write may read it later: pinned, never recycled (but for
-  // those under 16 KiB, which the socket's writer copies too)
+  // pool; by the socket (rings off) a value of 16 KiB or more is written as it is: held by the
+  // send until the socket's write is done, then back to a pool (a third of them, the 6 KB ones,
+  // the socket's writer copies)
   for (const ring of [true, false]) {
-    test(`2 nodes × 2 threads, ${ring ? 'ring' : 'socket (LUNA_RING=0)'}: values sent between nodes ${ring ? 'go back to the pools' : 'are never recycled'}, local ones are, every read checked`, async () => {
+    test(`2 nodes × 2 threads, ${ring ? 'ring' : 'socket (LUNA_RING=0)'}: values sent between nodes go back to the pools${ring ? '' : ' once written'}, local ones too, every read checked`, async () => {
       const r = await luna(['run', '--timing', '--nodes', '2', '--threads', '2', FILE, '200'], { timeoutMs: 120_000, env: ring ? ON : { ...ON, LUNA_RING: '0' } });
       assertOk(r);
       assert.ok(lines(r.stdout).includes('recycle ok n=200'), describeRun(r));
       const t = timing(r); // node 0's
       assert.ok(t.rawSent! >= 100, `rawSent ${t.rawSent}: values read on the other node were sent\n${describeRun(r)}`);
       if (ring) assert.ok(t.rawSentRecycled! >= t.rawSent! / 2, `rawSentRecycled ${t.rawSentRecycled} of ${t.rawSent}: the ring copied them\n${describeRun(r)}`);
-      else assert.ok(t.rawPinned! >= t.rawSent! / 2 && t.rawSentRecycled! < t.rawSent! / 2, `rawPinned ${t.rawPinned}, rawSentRecycled ${t.rawSentRecycled} of ${t.rawSent}: a socket's write may read them later\n${describeRun(r)}`);
+      // (not all: the last writes may end after the figures are taken)
+      else assert.ok(t.rawSentRecycled! >= 0.75 * t.rawSent! && t.rawPinned! < t.rawSent! / 4, `rawPinned ${t.rawPinned}, rawSentRecycled ${t.rawSentRecycled} of ${t.rawSent}: released once the socket wrote them\n${describeRun(r)}`);
       assert.ok(t.rawRecycled! > 0, `rawRecycled ${t.rawRecycled}\n${describeRun(r)}`);
     });
   }

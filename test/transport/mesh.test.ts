@@ -187,6 +187,29 @@ test('self-send is asynchronous and ordered', async () => {
   await t.close();
 });
 
+test('a payload the socket writes as it is goes back to its sender once written; one it copies does not', async () => {
+  const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
+  const released: Uint8Array[] = [];
+  const release = (p: Uint8Array): void => { released.push(p); };
+  const echoed = new Map<number, Uint8Array>();
+  let echo: () => void = () => {};
+  t.onMessage((_from, tag, _body, payload) => { echoed.set(tag, payload!); echo(); });
+  // (8 MiB: more than a same-host ring takes, so the socket's)
+  const big = new Uint8Array(8 * 1024 * 1024).fill(5), small = new Uint8Array(1000).fill(6);
+  assert.equal(t.send(1, 3, new Uint8Array(0), small, release), true, 'under 16 KiB: copied');
+  assert.equal(t.send(1, 2, new Uint8Array(0), big, release), false, 'held until written');
+  assert.deepEqual(released, [], 'never within send');
+  await new Promise<void>((resolve) => { echo = () => { if (echoed.size === 2) resolve(); }; echo(); });
+  // the peer had it all, so the write was done; its callback may come on a later turn than the echo
+  for (let i = 0; i < 3000 && released.length === 0; i++) await sleep(10);
+  assert.equal(released.length, 1, 'released once');
+  assert.equal(released[0], big, 'the payload itself');
+  assert.ok(echoed.get(2)!.every((x) => x === 5) && echoed.get(3)!.every((x) => x === 6));
+  quitAll(t);
+  await children!.exited();
+  await t.close();
+});
+
 test('flush writes what is queued at once; otherwise it leaves at the end of the tick', async () => {
   const { transport: t, children } = await startNode({ nodes: 2, argv: [PEER, 'echo'], env: cleanEnv() });
   let stamped: (at: number) => void = () => {};

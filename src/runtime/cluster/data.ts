@@ -4,7 +4,7 @@
 // come from its host.
 import { Decoder, Encoder } from '../transport/codec.js';
 import { TAG_BITS, type Channel, type Router } from '../transport/router.js';
-import { receivedBytes, sharedBytes } from '../exec/shm.js';
+import { rawHeld, rawLet, receivedBytes, sharedBytes } from '../exec/shm.js';
 import { valueSize, type DfValue } from '../../ucode/value.js';
 import { pinRaw } from '../../ucode/recycle.js';
 import type { DfKey } from '../../core/dfkey.js';
@@ -100,6 +100,7 @@ export class DataChannel implements RemoteOps {
   push(pushKey: string, owner: number, v: DfValue): void {
     const e = this.enc.reset().string(pushKey);
     const payload = encodeValue(e, v);
+    // (a pushed value is pinned where it arrives: here too, whatever the transport does)
     if (!this.ch.send(owner, PUSH, e.finish(), payload)) pinRaw(payload!);
   }
 
@@ -110,20 +111,22 @@ export class DataChannel implements RemoteOps {
   /**
    * A value's bytes the transport copied (a same-machine ring, an in-process peer) may go back to a
    * pool once nothing on this node reads them (the node counts its holders across the send); ones
-   * it keeps as they are (a socket's write pending) may be read after the node let the value go:
-   * pinned, never recycled.
+   * it keeps as they are (a socket's write pending) are held by the send until the transport
+   * releases them (its write done), and pinned, never recycled, if it never will or the node does
+   * not count the value.
    */
   private sendValue(key: DfKey, to: number, tag: number, v: DfValue, payload: Uint8Array | undefined): void {
     const tr = this.host.trace;
     let copied: boolean;
-    if (!tr) copied = this.ch.send(to, tag, this.enc.finish(), payload);
+    if (!tr) copied = this.ch.send(to, tag, this.enc.finish(), payload, rawLet);
     else {
       const df = tr.dfName(key);
       tr.dfSendStart(this.host.now(), df, to, valueSize(v));
-      copied = this.ch.send(to, tag, this.enc.finish(), payload);
+      copied = this.ch.send(to, tag, this.enc.finish(), payload, rawLet);
       tr.dfSendEnd(this.host.now(), df, to);
     }
-    if (!copied) pinRaw(payload!);
+    // (the transport releases it later, never within send: the hold is counted first)
+    if (!copied && (to === this.router.rank || !rawHeld(payload!))) pinRaw(payload!);
   }
 
   // ------------------------------------------------------------------ receiving

@@ -568,13 +568,14 @@ function tracked(id: number, v: Uint8Array, received: boolean): Held {
   return h;
 }
 
-/** A CF received raw value `v` (it lets it go when finished). */
-export function rawHeld(v: Uint8Array): void {
+/** A CF (or a socket's write) received raw value `v`, to let it go when finished; whether it is counted (false: never recycled here). */
+export function rawHeld(v: Uint8Array): boolean {
   const id = idOf(v);
   const h = id < 0 ? undefined : held.get(id);
-  if (h === undefined) return;
+  if (h === undefined) return false;
   h.n++;
   h.seq = -1;
+  return true;
 }
 
 /**

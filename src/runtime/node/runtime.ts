@@ -138,6 +138,9 @@ export class NodeRuntime {
   private readonly costMin: Float64Array;
   /** per code, its previous execution's wall time (CodeCost.lastNs) */
   private readonly costLast: Float64Array;
+  /** per code, the shortest of its last three measured executions (CodeCost.recentNs), and the one before its previous */
+  private readonly costRecent: Float64Array;
+  private readonly costPrev: Float64Array;
   private readonly costN: Int32Array;
   /** per code: raw bytes its CFs' outputs took, as last measured (fed batches' bound) */
   private readonly outBytes: Float64Array;
@@ -209,6 +212,8 @@ export class NodeRuntime {
     this.costNs = new Float64Array(program.codes.length);
     this.costMin = new Float64Array(program.codes.length).fill(Infinity);
     this.costLast = new Float64Array(program.codes.length);
+    this.costRecent = new Float64Array(program.codes.length);
+    this.costPrev = new Float64Array(program.codes.length);
     this.costN = new Int32Array(program.codes.length);
     this.outBytes = new Float64Array(program.codes.length);
     this.st.owner = this;
@@ -1157,6 +1162,7 @@ export class NodeRuntime {
       cost.meanNs = this.costNs[code]!;
       cost.minNs = this.costMin[code]!;
       cost.samples = this.costN[code]!;
+      cost.recentNs = this.costRecent[code]!;
       this.costViewCode = code;
     }
     now.workersReady = this.exec.booted > 0;
@@ -1169,7 +1175,7 @@ export class NodeRuntime {
 
   /** the policy's caps.profiles, read once (a policy's capabilities are fixed) */
   private readonly profiles: boolean;
-  private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0 };
+  private readonly costView = { meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 };
   /** the code whose figures costView holds for inlineable (-1: none, or changed since) */
   private costViewCode = -1;
   /**
@@ -1409,12 +1415,16 @@ export class NodeRuntime {
     this.costN[c] = n + 1;
     const last = this.costLast[c]!;
     this.costLast[c] = ns;
+    // (the policy tells a code that became long from a lone outlier by these three)
+    if (n >= 2) this.costRecent[c] = Math.min(ns, last, this.costPrev[c]!);
+    this.costPrev[c] = last;
     if (!this.warmed) {
       const cost = this.costView;
       cost.meanNs = this.costNs[c]!;
       cost.minNs = this.costMin[c]!;
       cost.samples = n + 1;
       cost.lastNs = last;
+      cost.recentNs = this.costRecent[c]!;
       if (this.policy.bootWorkers(cost, cpuNs ?? ns, this.size, this.program.hasHeavy)) this.warmWorkers();
     }
   }

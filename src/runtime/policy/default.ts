@@ -196,6 +196,20 @@ export const BOOT_INLINE_ONE_NODE_NS = 10_000_000;
 export const BOOT_FIRST_CALL_NS = 50_000_000;
 /** executions measured before a code may run inline */
 export const INLINE_SAMPLES = 3;
+/**
+ * A code whose last three measured calls (CodeCost.recentNs) all took this many times its mean or
+ * more has become long: the rule reads the shortest of them, not the mean. The mean moves by an
+ * eighth a measurement at most (a lone outlier must not move a code), and tiny codes are timed 1
+ * call in 16: a chain whose calls went from ~1 µs to 2 ms ran ~460 more calls (0.9 s) on the
+ * system thread before its mean reached INLINE_NS; now 3 × 16 at most. Twice the mean is where
+ * the mean's own damping bounds a sample (runtime.ts measureCode), so a code near INLINE_NS that
+ * only jitters keeps its place.
+ */
+export const BECAME_LONG = 2;
+/** A code's cost to the inline rule: its mean, or its recent calls' once they jumped (BECAME_LONG). */
+function levelNs(cost: CodeCost): number {
+  return cost.recentNs >= BECAME_LONG * cost.meanNs ? cost.recentNs : cost.meanNs;
+}
 /** Longest code a lone CF may run inline for (the system thread also serves the network). */
 export const ALONE_INLINE_NS = 1_000_000;
 /**
@@ -668,8 +682,9 @@ export class DefaultPolicy implements SchedulingPolicy {
       return cost.samples > 0 && cost.minNs < BOOT_INLINE_NS;
     }
     if (cost.samples < INLINE_SAMPLES) return false;
-    if (cost.meanNs < INLINE_NS) return true;
-    return now.alone && now.aloneSinceHandoff < HANDOFF_PROBE && cost.meanNs < Math.min(now.handoffNs, ALONE_INLINE_NS);
+    const ns = levelNs(cost);
+    if (ns < INLINE_NS) return true;
+    return now.alone && now.aloneSinceHandoff < HANDOFF_PROBE && ns < Math.min(now.handoffNs, ALONE_INLINE_NS);
   }
 
   /** Queued messages leave before an inline ucode of FLUSH_BEFORE_NS or more. */
@@ -681,8 +696,8 @@ export class DefaultPolicy implements SchedulingPolicy {
    * On one node workers boot once a code is seen not to be tiny: its fastest call took INLINE_NS
    * or more and, at that pace, its calls so far add up to BOOT_INLINE_NS (a code of 1 ms at its
    * second call, never at its first alone; of 50 µs after 20 calls); or its calls became long (two
-   * calls in a row of BOOT_INLINE_NS, after its first, while its damped mean reached INLINE_NS: a
-   * cold first call of 5 ms keeps the mean up for calls after it, and one of those descheduled for
+   * calls in a row of BOOT_INLINE_NS, after its first, while its damped mean, or its last three
+   * calls once they jumped (BECAME_LONG), reached INLINE_NS: a cold first call of 5 ms keeps the mean up for calls after it, and one of those descheduled for
    * a millisecond booted a worker for a program of tiny CFs); or its first call alone took
    * BOOT_FIRST_CALL_NS, a worker's boot. The first dozens of calls of a function run cold —
    * 15–25 µs each here for an empty ucode, 80–400 µs the first — and a tiny code has a lone slow
@@ -708,7 +723,7 @@ export class DefaultPolicy implements SchedulingPolicy {
     // first call alone took as long as a worker's boot (BOOT_FIRST_CALL_NS).
     if (cost.samples < 2) return cost.samples === 1 && ns >= BOOT_FIRST_CALL_NS;
     if (cost.samples >= 3 && cost.minNs >= INLINE_NS && cost.samples * cost.minNs >= BOOT_INLINE_NS) return true;
-    return cost.samples >= 3 && ns >= BOOT_INLINE_NS && cost.lastNs >= BOOT_INLINE_NS && cost.meanNs >= INLINE_NS;
+    return cost.samples >= 3 && ns >= BOOT_INLINE_NS && cost.lastNs >= BOOT_INLINE_NS && levelNs(cost) >= INLINE_NS;
   }
 
   /**

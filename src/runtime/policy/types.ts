@@ -83,6 +83,11 @@ export interface CodeCost {
   readonly samples: number;
   /** the execution before the one being measured, ns (0: none) */
   readonly lastNs: number;
+  /**
+   * the shortest of the last three executions measured, ns (0: fewer measured): unlike the mean,
+   * which a lone outlier must not move, it follows a code whose calls became longer at once
+   */
+  readonly recentNs: number;
 }
 
 export interface InlineContext {

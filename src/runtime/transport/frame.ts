@@ -28,14 +28,20 @@ export class FrameWriter {
   private start = 0; // first byte of cur not yet handed to parts
   private pos = 0;
   private parts: Uint8Array[] = [];
+  /** the payloads queued uncopied since the last take that their senders want back, and to whom */
+  private held: Uint8Array[] = [];
+  private releases: ((payload: Uint8Array) => void)[] = [];
   frames = 0;
 
   get empty(): boolean {
     return this.parts.length === 0 && this.pos === this.start;
   }
 
-  /** Queue a frame; whether its payload was copied (none, or a small one: a large one is kept as it is until written). */
-  append(flags: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined): boolean {
+  /**
+   * Queue a frame; whether its payload was copied (none, or a small one: a large one is kept as
+   * it is until written, and then `released`: see takeReleased).
+   */
+  append(flags: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, released?: (payload: Uint8Array) => void): boolean {
     const payloadLen = payload ? payload.length : 0;
     const inline = payload !== undefined && payloadLen < LARGE_PAYLOAD;
     const frameLen = 9 + body.length + payloadLen;
@@ -58,6 +64,7 @@ export class FrameWriter {
     if (payload && !inline) {
       this.seal();
       this.parts.push(payload);
+      if (released !== undefined) { this.held.push(payload); this.releases.push(released); }
     }
     this.frames++;
     return payload === undefined || inline;
@@ -69,6 +76,15 @@ export class FrameWriter {
     const parts = this.parts;
     this.parts = [];
     return parts;
+  }
+
+  /** What to call once the segments taken so far are written: it releases their uncopied payloads (null: none to release). */
+  takeReleased(): (() => void) | null {
+    if (this.held.length === 0) return null;
+    const held = this.held, rel = this.releases;
+    this.held = [];
+    this.releases = [];
+    return () => { for (let i = 0; i < held.length; i++) rel[i]!(held[i]!); };
   }
 
   private seal(): void {

@@ -62,7 +62,8 @@ export class MemoryTransport implements Transport {
   private handler: Handler | undefined;
   private arrived: (() => void) | undefined;
   private lostHandler: ((rank: number, reason: string) => void) | undefined;
-  private inbox: [from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, late: boolean][] = [];
+  /** `released`: a payload copied late goes back to its sender once copied (Transport.send) */
+  private inbox: [from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, late: boolean, released: ((payload: Uint8Array) => void) | undefined][] = [];
   private queued = false;
   private closed = false;
   /** senders whose messages wait in the inbox (MemoryMesh.hold) */
@@ -74,14 +75,14 @@ export class MemoryTransport implements Transport {
     this.size = mesh.size;
   }
 
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean {
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array, released?: (payload: Uint8Array) => void): boolean {
     const dest = this.mesh.endpoints[to];
     if (!dest) throw new RangeError(`send: no rank ${to} (size ${this.size})`);
     if (this.closed || this.cut.has(to) || dest.closed) return true;
     // a message to oneself keeps its payload, as over TCP; another node gets its own bytes
     const own = to === this.rank || payload === undefined;
     const late = !own && this.mesh.copyLate;
-    dest.deliver(this.rank, tag, body.slice(), own || late ? payload : this.copy(tag, payload), late);
+    dest.deliver(this.rank, tag, body.slice(), own || late ? payload : this.copy(tag, payload), late, late ? released : undefined);
     return own ? payload === undefined : !late;
   }
 
@@ -94,8 +95,8 @@ export class MemoryTransport implements Transport {
     return p;
   }
 
-  private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, late: boolean): void {
-    this.inbox.push([from, tag, body, payload, late]);
+  private deliver(from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined, late: boolean, released: ((payload: Uint8Array) => void) | undefined): void {
+    this.inbox.push([from, tag, body, payload, late, released]);
     this.deliverLater();
   }
 
@@ -125,8 +126,12 @@ export class MemoryTransport implements Transport {
       batch = batch.filter((m) => !this.held.has(m[0]));
     }
     if (batch.length === 0) return;
-    for (const [from, tag, body, payload, late] of batch) {
-      if (!this.closed && !this.cut.has(from)) this.handler?.(from, tag, body, late ? this.mesh.endpoints[from]!.copy(tag, payload!) : payload);
+    for (const [from, tag, body, payload, late, released] of batch) {
+      const gone = this.closed || this.cut.has(from);
+      const p = late && !gone ? this.mesh.endpoints[from]!.copy(tag, payload!) : payload;
+      // (the sender's bytes are read no more: copied, or the message dropped)
+      if (released !== undefined) released(payload!);
+      if (!gone) this.handler?.(from, tag, body, p);
     }
     if (!this.closed) this.arrived?.();
   };

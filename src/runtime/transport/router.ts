@@ -9,8 +9,8 @@ export type MessageHandler = (from: number, tag: number, body: Uint8Array, paylo
 export interface Channel {
   readonly id: number;
   readonly name: string;
-  /** Queue a message to node `to` (may be this node); whether the payload was copied (Transport.send). */
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean;
+  /** Queue a message to node `to` (may be this node); whether the payload was copied, and `released` (Transport.send). */
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array, released?: (payload: Uint8Array) => void): boolean;
 }
 
 export interface ChannelOptions {
@@ -64,10 +64,10 @@ export class Router {
     const base = id << TAG_BITS;
     return {
       id, name,
-      send: (to, tag, body, payload) => {
+      send: (to, tag, body, payload, released) => {
         if (tag < 0 || tag > MAX_TAG) throw new RangeError(`bad tag ${tag} on channel ${name}`);
         if (counted(tag)) this.sent++;
-        return tp.send(to, (base | tag) >>> 0, body, payload);
+        return tp.send(to, (base | tag) >>> 0, body, payload, released);
       },
     };
   }

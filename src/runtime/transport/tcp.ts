@@ -224,7 +224,7 @@ class Mesh implements TcpTransport {
 
   // ---------------------------------------------------------------- Transport API
 
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean {
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array, released?: (payload: Uint8Array) => void): boolean {
     if (to === this.rank) {
       // Copy the body (encoders reuse their buffer); the payload's ownership passes to us.
       this.selfQueue.push([tag, body.slice(), payload]);
@@ -253,7 +253,7 @@ class Mesh implements TcpTransport {
       return true;
     }
     // a large payload goes to the socket as it is (one writev with the frame headers, uncopied)
-    const copied = link.writer.append(0, tag, body, payload);
+    const copied = link.writer.append(0, tag, body, payload, released);
     link.sockSent++;
     this.queueFlush(link);
     return copied;
@@ -331,7 +331,9 @@ class Mesh implements TcpTransport {
         this.doorbells++;
       }
     }
-    if (link.writer.empty || link.socket.destroyed) return;
+    if (link.writer.empty) return;
+    // (what a closed socket's writer keeps is never written: its payloads are read no more)
+    if (link.socket.destroyed) { link.writer.takeReleased()?.(); return; }
     this.framesSent += link.writer.frames;
     link.writer.frames = 0;
     link.clock.tx++;
@@ -340,7 +342,11 @@ class Mesh implements TcpTransport {
     const d = link.direct;
     if (d) lockDirect(d);
     // (1: bytes pending; 2: retired for good, see retireDirect)
-    const done = d ? (): void => { if (!this.socketBusy(link)) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
+    const direct = d ? (): void => { if (!this.socketBusy(link)) Atomics.compareExchange(d, 1, 1, 0); } : undefined;
+    // payloads written uncopied go back to their senders once the socket has them all (its last
+    // part's callback: Node calls it once they are written, or with the error that ended the socket)
+    const rel = link.writer.takeReleased();
+    const done = rel === null ? direct : (): void => { direct?.(); rel(); };
     if (parts.length === 1) {
       s.write(parts[0]!, done);
     } else {

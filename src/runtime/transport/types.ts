@@ -13,9 +13,12 @@ export interface Transport {
    * always copied. True: the payload's bytes were copied too (a same-machine ring, an in-process
    * peer) or the message was dropped (its peer is lost), so the caller may reuse them at once;
    * false: the transport holds the payload as it is (a socket write pending, a message to this
-   * rank) and its bytes must not change.
+   * rank) and its bytes must not change. `released`, when it returns false for a message to
+   * another rank: called with the payload once the transport reads it no more (its write done or
+   * failed), never within send; a message to this rank hands the payload itself to its receiver,
+   * never released.
    */
-  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array): boolean;
+  send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array, released?: (payload: Uint8Array) => void): boolean;
   /** Exactly one handler; messages from one peer arrive in send order. */
   onMessage(handler: (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void): void;
   /**
