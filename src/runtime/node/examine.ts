@@ -104,11 +104,17 @@ class EvalFrame implements Frame {
    */
   readStored(key: string, owner: number, direct: boolean): DfValue | undefined {
     const cf = this.cf;
-    if (cf.isPending(key)) { this.missing = true; if (!direct) this.indirect = true; return undefined; }
-    const policy = this.st.policy;
-    const v = this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
+    const v = cf.isPending(key) ? undefined : this.storedFor(cf, key, owner);
+    // One store site for both kinds of absence: a pending key first comes when optimised code is
+    // already running, and a store there that never ran deoptimised call() (and readStored) at
+    // the PIC's first fed step ("insufficient type feedback"), for a second 90 ms compile.
     if (v === undefined) { this.missing = true; if (!direct) this.indirect = true; }
     return v;
+  }
+
+  private storedFor(cf: Cf, key: string, owner: number): DfValue | undefined {
+    const policy = this.st.policy;
+    return this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
   }
 }
 
