@@ -104,11 +104,17 @@ class EvalFrame implements Frame {
    */
   readStored(key: string, owner: number, direct: boolean): DfValue | undefined {
     const cf = this.cf;
-    if (cf.isPending(key)) { this.missing = true; if (!direct) this.indirect = true; return undefined; }
-    const policy = this.st.policy;
-    const v = this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
+    const v = cf.isPending(key) ? undefined : this.storedFor(cf, key, owner);
+    // One store site for both kinds of absence: a pending key first comes when optimised code is
+    // already running, and a store there that never ran deoptimised call() (and readStored) at
+    // the PIC's first fed step ("insufficient type feedback"), for a second 90 ms compile.
     if (v === undefined) { this.missing = true; if (!direct) this.indirect = true; }
     return v;
+  }
+
+  private storedFor(cf: Cf, key: string, owner: number): DfValue | undefined {
+    const policy = this.st.policy;
+    return this.st.read(cf, key, policy.caps.ownsDfs ? policy.dfOwner(key, owner) : owner);
   }
 }
 
@@ -333,29 +339,45 @@ export class Interpreter {
       } else if (a.kind === 'val') {
         args[i] = argValue(a.expr, a.type, f, site.pos);
       } else {
-        // located with `missing` clear (a direct input missing before it still leaves it placed)
-        const was = f.missing;
-        if (was) f.missing = false;
-        const key = a.ref.at(f);
-        const spelled = !f.missing; // (an index that is a DF still to come leaves a placeholder key)
-        if (was) f.missing = true;
-        keys[i] = key;
         args[i] = null;
-        outKeys[o] = key;
-        if (a.ref.replicas) {
-          (cf.replicas ??= [])[o] = a.ref.replicas(f);
-          outOwners = this.setOwner(outOwners, o, -1);
-        } else {
-          const policy = st.policy;
-          const owner = policy.caps.ownsDfs ? policy.dfOwner(key, f.located) : f.located;
-          if (outOwners[o] !== owner) outOwners = this.setOwner(outOwners, o, owner);
-          // posted here unless the site drops or pushes some output: its entry made while the
-          // key's indices are still numbers (DfStore.willPost)
-          if (owner === st.self && spelled && site.drop.length === 0 && site.afterpush.length === 0) st.store.willPost(key);
-        }
-        o++;
+        outOwners = this.outArg(cf, site, a.ref, keys, i, outKeys, outOwners, o++);
       }
     }
+    return this.settle(cf, site, args, keys, fwd, outKeys, outOwners);
+  }
+
+  /**
+   * Output `o` of `cf` (argument `i`, `ref`): its key and the node it is posted to; the owners
+   * array, copied if it had to change. Out of call(), as settle() is: call() was 1 388 bytes of
+   * bytecode, and TurboFan took ~90 ms (on its helper thread, at load 10) to compile it whole,
+   * again after each deopt; each part now compiles, and deoptimises, alone.
+   */
+  private outArg(cf: Cf, site: CallSite, ref: CDfRef, keys: string[], i: number, outKeys: DfKey[], outOwners: number[], o: number): number[] {
+    const f = this.f, st = this.st;
+    // located with `missing` clear (a direct input missing before it still leaves it placed)
+    const was = f.missing;
+    if (was) f.missing = false;
+    const key = ref.at(f);
+    const spelled = !f.missing; // (an index that is a DF still to come leaves a placeholder key)
+    if (was) f.missing = true;
+    keys[i] = key;
+    outKeys[o] = key;
+    if (ref.replicas) {
+      (cf.replicas ??= [])[o] = ref.replicas(f);
+      return this.setOwner(outOwners, o, -1);
+    }
+    const policy = st.policy;
+    const owner = policy.caps.ownsDfs ? policy.dfOwner(key, f.located) : f.located;
+    const owners = outOwners[o] !== owner ? this.setOwner(outOwners, o, owner) : outOwners;
+    // posted here unless the site drops or pushes some output: its entry made while the
+    // key's indices are still numbers (DfStore.willPost)
+    if (owner === st.self && spelled && site.drop.length === 0 && site.afterpush.length === 0) st.store.willPost(key);
+    return owners;
+  }
+
+  /** call() once its arguments were looked at: the CF parks (armed if it can be), is blocked, or becomes a task. */
+  private settle(cf: Cf, site: CallSite, args: unknown[], keys: string[], fwd: Forward[] | undefined, outKeys: DfKey[], outOwners: number[]): Outcome {
+    const f = this.f, st = this.st;
     // Output rules and after-actions are evaluated now, while DFs can still be fetched.
     // (a site's constant rules are shared, and most sites have no after-actions: no call for either)
     const rules = site.sharedRules !== null ? site.sharedRules : this.outRules(cf, site, outKeys);
@@ -372,7 +394,7 @@ export class Interpreter {
       }
       return this.park(cf);
     }
-    if (fwd && !allProduced(cf, batch!)) return BLOCKED;
+    if (fwd && !allProduced(cf, f.batch!)) return BLOCKED;
     // (only a WAITING CF is among the waiting: most CFs are ready when first examined)
     if ((cf.state === WAITING && st.waiting.delete(cf)) || fwd) cf.chained = fwd !== undefined;
     this.prepare(cf, outKeys, outOwners, rules, after, priority);
