@@ -50,8 +50,10 @@ test('two independent chains on two lanes, traced: side by side, every link coun
   // the chains take turns: the second loop unrolled only once the first had spawned most of its
   // links gave 0.26–0.29 here (and an overlap of 0.41–1); side by side 0.004–0.012. Not the
   // overlap: a lane preempted more (under load, one link of 300 µs took 75 ms) runs its chain
-  // slower, and the overlap fell to 0.54–0.78 with the chains side by side.
-  assert.ok(l.stall < 0.1, `a chain stood still while the other started ${l.stall} of all links (overlap ${l.overlap})`);
+  // slower, and the overlap fell to 0.54–0.78 with the chains side by side. One run in the whole
+  // suite on Node 24 read 0.12 (overlap 1; 0.002–0.015 in 30 runs alone or beside two busy loops):
+  // the bound sits between that and taking turns.
+  assert.ok(l.stall < 0.2, `a chain stood still while the other started ${l.stall} of all links (overlap ${l.overlap})`);
   assert.ok(l.overlap > 0 && l.overlap <= 1, `overlap ${l.overlap}`);
   assert.ok(l.sysSpans > 0);
 });
