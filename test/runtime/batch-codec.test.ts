@@ -1,12 +1,13 @@
 // The encoding of a batch for a worker: every kind of argument comes back as it was sent — plain
 // numbers and strings, DF values of each type, outputs, inputs forwarded within the batch and fed
 // from another lane — also in batches that outgrow the encoder's scratch, and with one task
-// whose arguments alone outgrow it.
+// whose arguments alone outgrow it; and a result comes back with every field it carries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatchKeys, decodeBatch, encodeBatch } from '../../src/runtime/exec/codec.js';
+import { BatchKeys, batchId, batchKeys, batchSize, decodeBatch, encodeBatch, encodeResult } from '../../src/runtime/exec/codec.js';
+import { batchResult } from '../../src/runtime/exec/pool.js';
 import type { Task } from '../../src/runtime/exec/protocol.js';
-import { T_INT, T_REAL, T_STRING } from '../../src/ucode/value.js';
+import { T_INT, T_JS, T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
 
 /** Task `i`: one argument of each kind, keys named after the task. */
 function task(i: number): Task {
@@ -24,8 +25,9 @@ function task(i: number): Task {
 
 function check(tasks: Task[], id: number): void {
   const wire = structuredClone(encodeBatch(id, tasks));
-  assert.equal(wire.id, id);
-  const keys = new BatchKeys(wire.keys);
+  assert.equal(batchId(wire), id);
+  assert.equal(batchSize(wire), tasks.length);
+  const keys = new BatchKeys(batchKeys(wire));
   const back = decodeBatch(wire);
   assert.equal(back.length, tasks.length);
   back.forEach((d, i) => {
@@ -58,4 +60,31 @@ test('one task whose arguments alone outgrow the scratch', () => {
     fwd: Array.from({ length: n / 2 }, (_, j) => ({ arg: 2 * j + 1, task: 0, out: j, lane: 0, batch: 9 })),
   };
   check([t], 6);
+});
+
+test('a result round-trips every field: outputs of each kind, times, error and notes, also past the scratch buffer', () => {
+  const outs = (n: number): (DfValue | null)[][] => Array.from({ length: n }, (_, i) => [{ t: T_INT, v: -i - 1 }, { t: T_REAL, v: i + 0.5 }, null, { t: T_STRING, v: `s${i}` }, { t: T_JS, v: { obj: i } }]);
+  const times = (n: number, at: number): Float64Array => Float64Array.from({ length: n }, (_, i) => at + i + 0.25);
+  const notes = {
+    error: { task: 2, message: 'boom', stack: 'at x', kind: 'ucode' as const },
+    fedWaits: { none: 1, spun: 2, slept: 3, woke: 4 }, idleSleeps: 5,
+    gaps: { gapNs: 6.5, batchWaits: 7, batchWaitNs: 8.5, fedWaitNs: 9.5 },
+  };
+  for (const n of [0, 3, 300]) {
+    // the starts and finishes of the tasks that ran come first in longer arrays (a batch cut by an error)
+    const start = times(n + 2, 1e9), fin = times(n + 2, 2e9);
+    const r = batchResult(structuredClone(encodeResult(1, 40 + n, outs(n), start, fin, notes)));
+    assert.equal(r.lane, 1);
+    assert.equal(r.batch, 40 + n);
+    assert.deepEqual(r.outs, outs(n));
+    assert.deepEqual([...r.start!], [...start.subarray(0, n)]);
+    assert.deepEqual([...r.fin!], [...fin.subarray(0, n)]);
+    assert.deepEqual(r.error, notes.error);
+    assert.deepEqual(r.fedWaits, notes.fedWaits);
+    assert.equal(r.idleSleeps, 5);
+    assert.deepEqual(r.gaps, notes.gaps);
+  }
+  // nothing to say: every note absent, and the next result's fields are not left over from the last
+  const r = batchResult(structuredClone(encodeResult(0, 1, [[null]], new Float64Array(1), new Float64Array(1))));
+  assert.deepEqual({ ...r, start: [...r.start!], fin: [...r.fin!] }, { lane: 0, batch: 1, outs: [[null]], start: [0], fin: [0], error: undefined, fedWaits: undefined, idleSleeps: undefined, gaps: undefined });
 });

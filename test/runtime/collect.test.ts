@@ -164,7 +164,7 @@ describe('forced collections of raw-DF memory', { concurrency: true }, () => {
     const r = await inThread(`
       const codec = await import(${JSON.stringify(SHM.replace(/shm\.js$/, 'codec.js'))});
       shm.holdsDfStore();
-      const result = (dropped) => ({ lane: 0, batch: 0, n: 0, nums: new Float64Array(0), strs: [], objs: [], start: new Float64Array(0), fin: new Float64Array(0), dropped, fresh: 0 });
+      const result = (dropped) => codec.encodeResult(0, 0, [], new Float64Array(0), new Float64Array(0), { dropped });
       codec.decodeResult(result(16 * ${MB} - 1)); shm.collectDue();
       const below = { ...shm.collections };
       codec.decodeResult(result(1)); shm.collectDue();

@@ -185,16 +185,14 @@ test('the run\'s executors and its rehearsal\'s are of one class, the counts rea
 
 test('a worker\'s result has every field in one order, whatever it reports', () => {
   const plain = encodeResult(0, 1, [[{ t: T_INT, v: 3 }]], new Float64Array(1), new Float64Array(1));
-  const full = encodeResult(1, 2, [[{ t: T_INT, v: 4 }]], new Float64Array(1), new Float64Array(1));
-  full.fedWaits = { none: 1, spun: 0, slept: 0, woke: 0 };
-  full.idleSleeps = 2;
-  full.gaps = { gapNs: 1.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 };
+  const fedWaits = { none: 1, spun: 0, slept: 0, woke: 0 };
+  const full = encodeResult(1, 2, [[{ t: T_INT, v: 4 }]], new Float64Array(1), new Float64Array(1), { fedWaits, idleSleeps: 2, gaps: { gapNs: 1.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 } });
   const a = batchResult(structuredClone(plain)), b = batchResult(structuredClone(full));
   assert.deepEqual(Object.keys(a), Object.keys(b));
   assert.deepEqual(a.outs, [[{ t: T_INT, v: 3 }]]);
   assert.deepEqual(b.outs, [[{ t: T_INT, v: 4 }]]);
   assert.equal(b.idleSleeps, 2);
-  assert.deepEqual(b.fedWaits, full.fedWaits);
+  assert.deepEqual(b.fedWaits, fedWaits);
   assert.equal(a.fedWaits, undefined);
 });
 

@@ -8,7 +8,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
-import { decodeResult, encodeBatch, type WireResult } from './codec.js';
+import { decodeResult, encodeBatch, type WireBatch, type WireResult } from './codec.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
@@ -51,15 +51,8 @@ function setWorkerHeapFlags(): void {
   setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
 }
 
-/**
- * A worker's result as the system thread handles it: every field set, in one order, undefined
- * where the worker had nothing to say, so every result has one hidden class. Fields added only
- * when set made one class per combination, and the code optimised on the rehearsal's results
- * (node/rehearsal.ts, which makes its results here too) deoptimised in the span ('wrong map').
- */
-export function batchResult(m: WireResult): BatchResult {
-  return { lane: m.lane, batch: m.batch, outs: decodeResult(m), start: m.start, fin: m.fin, error: m.error, fedWaits: m.fedWaits, idleSleeps: m.idleSleeps, gaps: m.gaps };
-}
+/** A worker's result as the system thread handles it (codec.ts decodeResult). */
+export const batchResult = decodeResult;
 
 /** A worker booted before its pool existed; whether it already failed. */
 interface EarlyWorker { w: Worker; failed?: string }
@@ -469,13 +462,17 @@ export class WorkerPool {
     };
     this.deaths[i] = death;
     const result = (m: WireResult): void => {
+      // a worker's results before it is ready are its rehearsal's (worker.ts rehearse): it runs no batch before
+      if (!this.ready[i]) return;
       // posts made before this result are handled first (a CF's release of its blocks), so what
       // they send (a dynamic array's STAND) leaves before the CFs' outputs: every lane's, since an
       // output may have been fed to this worker by a lane whose own result is still to come
       if (onRequest) this.drainRequests(onRequest);
       this.result(batchResult(m));
     };
-    w.on('message', (m: { low?: number; ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } & WireResult) => {
+    w.on('message', (m: { low?: number; ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
+      // results are arrays (codec.ts), the rest objects
+      if (Array.isArray(m)) { result(m); return; }
       if (m.ready !== undefined) {
         if (m.rehearsed) this.rehearsedCfs += m.rehearsed;
         if (m.together && m.rehearsed) this.rehearsedTogether++;
@@ -487,14 +484,11 @@ export class WorkerPool {
         return;
       }
       if (m.fatal !== undefined) { death(`could not load the ucode module: ${m.fatal}`); return; }
-      // a worker's results before it is ready are its rehearsal's (worker.ts rehearse): it runs no batch before
       if (!this.ready[i]) return;
       if (m.low !== undefined) {
         // its next batch is already queued (or it is the last): nothing to plan early
         if (this.inflight[i]! === 1) this.opts.onLow?.();
-        return;
       }
-      result(m);
     });
     w.on('error', (e: Error & { code?: string }) => {
       death(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `ran out of memory (heap limit ${this.heapMb ?? defaultHeapMb()} MB${this.heapMb !== undefined ? ', LUNA_WORKER_HEAP_MB' : ''})` : `failed: ${e.message}`);
@@ -552,7 +546,7 @@ export class WorkerPool {
     Atomics.add(this.inflight, lane, 1);
     this.recount();
     const wire = encodeBatch(batch.id, batch.tasks);
-    wire.recycled = buffersFor(batch.tasks, this.workers[lane]!.threadId); // freed raw buffers, for the outputs it makes
+    wire[4] = buffersFor(batch.tasks, this.workers[lane]!.threadId); // freed raw buffers, for the outputs it makes
     this.ports[lane]!.postMessage(wire);
     if (wakeLane(this.flags, lane)) this.wakes++;
   }
@@ -702,7 +696,7 @@ export class WorkerPool {
    * its result may be on its way here, the system thread not knowing yet that it is idle.
    */
   post(batch: Batch): void {
-    const m: WireBoard<ReturnType<typeof encodeBatch>> = { board: this.board.post(), batch: encodeBatch(batch.id, batch.tasks) };
+    const m: WireBoard<WireBatch> = { board: this.board.post(), batch: encodeBatch(batch.id, batch.tasks) };
     for (let i = 0; i < this.workerLanes; i++) {
       this.ports[i]!.postMessage(m);
       if (wakeLane(this.flags, i)) this.wakes++;

@@ -21,7 +21,7 @@ import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
-import { BatchKeys, decodeBatch, encodeBatch, encodeResult, type DecodedTask, type WireBatch } from './codec.js';
+import { BatchKeys, batchId, batchKeys, decodeBatch, encodeBatch, encodeResult, type DecodedTask, type ResultNotes, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
 import { collectDue, countHeld } from './shm.js';
 import { ContractError } from './contract.js';
@@ -372,6 +372,7 @@ type PortMessage = WireBatch | WireBoard<WireBatch> | { loopPlan: WirePlan } | W
 const plans = new Map<number, LanePlan>();
 
 function run(msg: PortMessage, fns: Ucode[]): boolean {
+  if (Array.isArray(msg)) return runBatch(msg, fns);
   if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); rehearsalTw?.close(); init.port.close(); return false; }
   if ('loopPlan' in msg) { plans.set(msg.loopPlan.plan, new LanePlan(msg.loopPlan, me)); return true; }
   if ('window' in msg) return runWindow(msg, fns);
@@ -380,11 +381,16 @@ function run(msg: PortMessage, fns: Ucode[]): boolean {
   if ('board' in msg) {
     if (!board.claim(msg.board, me)) return true;
     fromBoard = true;
-    msg = msg.batch;
+    return runBatch(msg.batch, fns);
   }
-  const tasks = decodeBatch(msg);
-  const names = new BatchKeys(msg.keys);
-  return runTasks(msg.id, tasks, (k: string | number): string => displayDf(names.get(k as number)), fns);
+  return true;
+}
+
+/** A batch of tasks, sent here or taken from the board. */
+function runBatch(b: WireBatch, fns: Ucode[]): boolean {
+  const tasks = decodeBatch(b);
+  const names = new BatchKeys(batchKeys(b));
+  return runTasks(batchId(b), tasks, (k: string | number): string => displayDf(names.get(k as number)), fns);
 }
 
 /** A window of a planned loop: its tasks built here from the plan, its outputs others read promised to them. */
@@ -507,13 +513,13 @@ function runTasks(id: number, tasks: DecodedTask[], nameOf: (k: string | number)
   outs.length = ran;
   if (!fromBoard) prevOuts = outs; // the next batch may continue a chain from these
   fromBoard = false;
-  const result = encodeResult(me, id, outs, start.subarray(0, ran), fin.subarray(0, ran));
   if (exchange && exchange.woke > 0) { (waits ??= { none: 0, spun: 0, slept: 0, woke: 0 }).woke = exchange.woke; exchange.woke = 0; }
-  // (every field is there, undefined where there is nothing to say: codec.ts encodeResult)
-  result.error = error;
-  result.fedWaits = waits;
-  result.idleSleeps = idleSleeps > 0 ? idleSleeps : undefined;
-  result.gaps = gaps.gapNs > 0 ? gaps : undefined;
+  notes.error = error;
+  notes.fedWaits = waits;
+  notes.idleSleeps = idleSleeps > 0 ? idleSleeps : undefined;
+  notes.gaps = gaps.gapNs > 0 ? gaps : undefined;
+  const result = encodeResult(me, id, outs, start, fin, notes);
+  notes.error = undefined;
   waits = undefined;
   idleSleeps = 0;
   if (gaps.gapNs > 0) gaps = noGaps();
@@ -522,6 +528,9 @@ function runTasks(id: number, tasks: DecodedTask[], nameOf: (k: string | number)
   running = undefined;
   return true;
 }
+
+/** what the next result reports beside its outputs (one object, every field always there: one hidden class) */
+const notes: ResultNotes = { error: undefined, fedWaits: undefined, idleSleeps: undefined, gaps: undefined };
 
 /** The tasks of the batch running (their inputs), for the raw views a collection meanwhile keeps. */
 let running: readonly { args: unknown[] }[] | undefined;

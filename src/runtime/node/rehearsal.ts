@@ -14,7 +14,7 @@
 // and a fault ends it quietly.
 import type { CompiledProgram } from '../../program/compile.js';
 import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
-import { encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
+import { batchId, batchSize, encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
 import { batchResult } from '../exec/pool.js';
 import type { Batch, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
@@ -194,15 +194,14 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       // (doubles, as a run's clock gives: integers kept the runtime's time fields small integers
       // until the span's first double generalised them, deprecating its class: 'wrong map')
       const start = new Float64Array(n).fill(0.25), fin = new Float64Array(n).fill(cfNs + 0.25);
-      const r = encodeResult(b.lane, b.id, outs, start, fin);
-      // what a worker reports beside its outputs, in the objects it makes (exec/worker.ts): a run's
-      // results carry them, and the branches that read them had no feedback here ('insufficient
-      // type feedback' in the span); the counts go to this rehearsal's runtime, dropped after
-      r.fedWaits = { none: 1, spun: 0, slept: 0, woke: 0 };
-      r.idleSleeps = (results & 3) === 2 ? 1 : undefined;
-      r.gaps = { gapNs: 0.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 };
-      // a worker's shared buffers it dropped (counted towards this thread's next collection: a byte)
-      if ((results & 3) === 3) r.dropped = 1;
+      // what a worker reports beside its outputs (exec/worker.ts): a run's results carry it, and
+      // the branches that read it had no feedback here ('insufficient type feedback' in the span);
+      // the counts go to this rehearsal's runtime, dropped after; and a worker's shared buffers it
+      // dropped (counted towards this thread's next collection: a byte)
+      const r = encodeResult(b.lane, b.id, outs, start, fin, {
+        fedWaits: { none: 1, spun: 0, slept: 0, woke: 0 }, idleSleeps: (results & 3) === 2 ? 1 : undefined,
+        gaps: { gapNs: 0.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 }, dropped: (results & 3) === 3 ? 1 : undefined,
+      });
       results++;
       // through the structured clone a worker's result takes: the system thread then meets the
       // objects a real result makes (a shape it had not seen deoptimised the code warmed here)
@@ -223,7 +222,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       lanes, inflight,
       send(l: number, batch: Batch): void {
         const wire: WireBatch = encodeBatch(batch.id, batch.tasks);
-        sent(l, wire.id, wire.n, batch.tasks, -1, -1);
+        sent(l, batchId(wire), batchSize(wire), batch.tasks, -1, -1);
       },
       // (simulated lanes take no batch of their own: nothing is posted on a board)
       boardRoom: () => 0, post: none, boardOpen: () => 0,
