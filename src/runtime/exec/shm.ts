@@ -137,10 +137,19 @@ export function deferCollectionWhile(waiting: () => boolean): () => void {
   return () => { lanesWait.delete(waiting); };
 }
 
-/** Collect now if the thread's limit was churned since the last collection. */
-export function collectDue(): void {
+/**
+ * Collect now if the thread's limit was churned since the last collection. `busy`: the calling
+ * worker has its next batch in hand already (with the ready board, most often), so a pause now
+ * would hold that batch back: the collection waits for the worker's next idle moment, up to
+ * DEFER_UP_TO limits. A worker's forced collections cost its lane 43–73 ms of wall time a run
+ * where the next batch waited behind them, with 10–20 ms of the thread's CPU (the PIC at the
+ * seed's size, C++ kernels, 1 × 2, load 9–13: the scavenge waits for cores its helper tasks and
+ * the other lane share); deferred, 9–22 ms (docs/pic.md, "The lanes' idle by cause").
+ */
+export function collectDue(busy = false): void {
   if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
+  if (busy && pending < DEFER_UP_TO * limit) return;
   if (dropsOldViews && lanesWait.size !== 0 && pending < DEFER_UP_TO * limit) {
     for (const w of lanesWait) if (w()) return;
     if (freshAtDue < 0) freshAtDue = recycling.fresh;
