@@ -141,10 +141,10 @@ export function deferCollectionWhile(waiting: () => boolean): () => void {
  * Collect now if the thread's limit was churned since the last collection. `busy`: the calling
  * worker has its next batch in hand already (with the ready board, most often), so a pause now
  * would hold that batch back: the collection waits for the worker's next idle moment, up to
- * DEFER_UP_TO limits. A worker's forced collections cost its lane 43–73 ms of wall time a run
- * where the next batch waited behind them, with 10–20 ms of the thread's CPU (the PIC at the
- * seed's size, C++ kernels, 1 × 2, load 9–13: the scavenge waits for cores its helper tasks and
- * the other lane share); deferred, 9–22 ms (docs/pic.md, "The lanes' idle by cause").
+ * DEFER_UP_TO limits. In the PIC at the seed's size (C++ kernels, 1 × 2, 6 alternated pairs at
+ * load 11–16) the lanes' time from a result to their next batch in hand, where the collections
+ * ran, fell from 284–356 to 93–265 ms a run (26–38 → 7–14 ms of CPU: a forced scavenge's wall
+ * time is mostly its wait for cores); docs/pic.md, "The lanes' idle by cause".
  */
 export function collectDue(busy = false): void {
   if (limbo.length !== 0) recycleSettled();
