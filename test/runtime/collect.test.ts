@@ -118,6 +118,20 @@ describe('forced collections of raw-DF memory', { concurrency: true }, () => {
     assert.equal(r, 3);
   });
 
+  test('a worker with its next batch in hand leaves its due collection to its next idle moment, up to twice its limit', async () => {
+    const r = await inThread(`
+      const seen = [];
+      shm.sharedBytesChurned(2 * ${MB});
+      shm.collectDue(true); seen.push(shm.collections.minor); // due, a batch in hand: deferred
+      shm.collectDue(false); seen.push(shm.collections.minor); // idle: collected
+      shm.sharedBytesChurned(3 * ${MB});
+      shm.collectDue(true); seen.push(shm.collections.minor); // one and a half limits: deferred
+      shm.sharedBytesChurned(1 * ${MB});
+      shm.collectDue(true); seen.push(shm.collections.minor); // two limits: collected even so
+      return seen;`, { LUNA_COLLECT_SHARED_MB: '16' }) as number[];
+    assert.deepEqual(r, [0, 1, 1, 2]);
+  });
+
   test('past four limits at once a collection runs where the bytes are counted, without waiting for the pause', async () => {
     const r = await inThread(`
       shm.sharedBytesChurned(3 * 2 * ${MB});

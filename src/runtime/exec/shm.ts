@@ -137,10 +137,19 @@ export function deferCollectionWhile(waiting: () => boolean): () => void {
   return () => { lanesWait.delete(waiting); };
 }
 
-/** Collect now if the thread's limit was churned since the last collection. */
-export function collectDue(): void {
+/**
+ * Collect now if the thread's limit was churned since the last collection. `busy`: the calling
+ * worker has its next batch in hand already (with the ready board, most often), so a pause now
+ * would hold that batch back: the collection waits for the worker's next idle moment, up to
+ * DEFER_UP_TO limits. In the PIC at the seed's size (C++ kernels, 1 × 2, 6 alternated pairs at
+ * load 11–16) the lanes' time from a result to their next batch in hand, where the collections
+ * ran, fell from 284–356 to 93–265 ms a run (26–38 → 7–14 ms of CPU: a forced scavenge's wall
+ * time is mostly its wait for cores); docs/pic.md, "The lanes' idle by cause".
+ */
+export function collectDue(busy = false): void {
   if (limbo.length !== 0) recycleSettled();
   if (pending < limit) return;
+  if (busy && pending < DEFER_UP_TO * limit) return;
   if (dropsOldViews && lanesWait.size !== 0 && pending < DEFER_UP_TO * limit) {
     for (const w of lanesWait) if (w()) return;
     if (freshAtDue < 0) freshAtDue = recycling.fresh;

@@ -208,7 +208,7 @@ function loop(fns: Ucode[]): void {
   // (docs/benchmarks.md, "Both lanes idle at METG sizes")
   const work = (): boolean => (m = receiveMessageOnPort(port)) !== undefined || exchange?.requested() === true;
   for (;;) {
-    m = receiveMessageOnPort(port);
+    m ??= receiveMessageOnPort(port);
     // the lane has nothing to run until the system thread sends its next batch
     const waitFrom = m === undefined && lastFin >= 0 ? now() : -1;
     if (m === undefined && SPIN_NS > 0) {
@@ -223,9 +223,10 @@ function loop(fns: Ucode[]): void {
     if (waitFrom >= 0) { gaps.batchWaits++; gaps.batchWaitNs += now() - waitFrom; }
     if (!run(m.message as PortMessage, fns)) return;
     // after the result (the system thread books it meanwhile), and with the batch dropped: its
-    // inputs die young, and a minor collection frees them
-    m = undefined;
-    collectDue();
+    // inputs die young, and a minor collection frees them. A next batch already here (one
+    // posted on the ready board) runs first: the collection waits for an idle moment (shm.ts)
+    m = receiveMessageOnPort(port);
+    collectDue(m !== undefined);
   }
 }
 
