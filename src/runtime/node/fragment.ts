@@ -270,11 +270,14 @@ export class Cf {
  */
 export class PendingMany {
   /** key → still pending (false: arrived) */
-  private readonly m = new Map<DfKey, boolean>();
-  size = 0;
+  private readonly m: Map<DfKey, boolean>;
+  size: number;
 
   constructor(keys: readonly DfKey[]) {
-    for (let i = 0; i < keys.length; i++) this.add(keys[i]!);
+    // from an array of pairs the table is made for them at once (added one by one, an empty map
+    // grew twice more: the Map/Set table work under store.wait was ~6 us a CF against ~2 with a Set)
+    this.m = new Map(keys.map((k) => [k, true]));
+    this.size = this.m.size;
   }
 
   has(key: DfKey): boolean { return this.m.get(key) === true; }
