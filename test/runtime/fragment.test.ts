@@ -56,6 +56,23 @@ for (const n of [1, 2, MANY - 1, MANY, MANY + 1, 27]) {
   });
 }
 
+test('many pending keys: listed in request order, a repeated request counted once, one pending again goes last', () => {
+  const cf = new Cf(0, site, [], '', -1);
+  const n = MANY + 4;
+  for (let i = 0; i < n; i++) cf.addPending(key(i));
+  cf.addPending(key(3));
+  assert.equal(cf.pendingCount, n, 'a key requested twice is pending once');
+  cf.arrived(key(3));
+  cf.arrived(key(5));
+  assert.deepEqual(cf.pendingKeys(), Array.from({ length: n }, (_, i) => i).filter((i) => i !== 3 && i !== 5).map(key));
+  cf.addPending(key(3));
+  assert.deepEqual(cf.pendingKeys().slice(-2), [key(n - 1), key(3)]);
+  assert.ok(cf.isPending(key(3)) && !cf.isPending(key(5)));
+  assert.ok(cf.everyPending((k) => k !== key(5)), 'an arrived key is not tested');
+  assert.equal(cf.arrived(key(5)), false, 'a key arrived twice counts once');
+  assert.equal(cf.pendingCount, n - 1);
+});
+
 test('the fields few CFs use read their defaults until set, and keep what is set', () => {
   const cf = new Cf(0, site, [], '', -1);
   assert.deepEqual([cf.counter, cf.counterEnd, cf.replicas, cf.after, cf.from], [0, 0, null, null, -1]);

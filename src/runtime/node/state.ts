@@ -14,6 +14,7 @@ import { describeSite, RunFault } from './fault.js';
 import { Deque, FifoReady, PriorityReady, type ReadyQueue } from './queue.js';
 import { DfStore, type Delivery, type Served } from './store.js';
 import type { Spread } from './spread.js';
+import { WaitList } from './waitlist.js';
 
 /**
  * The object that drives a NodeState (the runtime): called through methods, not per-instance
@@ -88,7 +89,7 @@ export class NodeState {
   /** atomic CFs ready to run */
   readonly ready: ReadyQueue;
   /** CFs parked until DFs arrive (hang reports) */
-  readonly waiting = new Set<Cf>();
+  readonly waiting = new WaitList();
   /** `for` CFs unrolled lazily, several-lane mode */
   readonly loops: Cf[] = [];
   /**
