@@ -4,8 +4,7 @@
 // whose arguments alone outgrow it; and a result comes back with every field it carries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BatchKeys, batchId, batchKeys, batchSize, decodeBatch, encodeBatch, encodeResult } from '../../src/runtime/exec/codec.js';
-import { batchResult } from '../../src/runtime/exec/pool.js';
+import { BatchKeys, batchId, batchKeys, batchSize, decodeBatch, decodeResult, encodeBatch, encodeResult } from '../../src/runtime/exec/codec.js';
 import type { Task } from '../../src/runtime/exec/protocol.js';
 import { T_INT, T_JS, T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
 
@@ -73,7 +72,7 @@ test('a result round-trips every field: outputs of each kind, times, error and n
   for (const n of [0, 3, 300]) {
     // the starts and finishes of the tasks that ran come first in longer arrays (a batch cut by an error)
     const start = times(n + 2, 1e9), fin = times(n + 2, 2e9);
-    const r = batchResult(structuredClone(encodeResult(1, 40 + n, outs(n), start, fin, notes)));
+    const r = decodeResult(structuredClone(encodeResult(1, 40 + n, outs(n), start, fin, notes)));
     assert.equal(r.lane, 1);
     assert.equal(r.batch, 40 + n);
     assert.deepEqual(r.outs, outs(n));
@@ -85,6 +84,6 @@ test('a result round-trips every field: outputs of each kind, times, error and n
     assert.deepEqual(r.gaps, notes.gaps);
   }
   // nothing to say: every note absent, and the next result's fields are not left over from the last
-  const r = batchResult(structuredClone(encodeResult(0, 1, [[null]], new Float64Array(1), new Float64Array(1))));
+  const r = decodeResult(structuredClone(encodeResult(0, 1, [[null]], new Float64Array(1), new Float64Array(1))));
   assert.deepEqual({ ...r, start: [...r.start!], fin: [...r.fin!] }, { lane: 0, batch: 1, outs: [[null]], start: [0], fin: [0], error: undefined, fedWaits: undefined, idleSleeps: undefined, gaps: undefined });
 });

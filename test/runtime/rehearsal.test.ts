@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { answering, LaneExecutors, rehearsalTraceRecords, rehearse } from '../../src/runtime/node/rehearsal.js';
-import { batchResult } from '../../src/runtime/exec/pool.js';
-import { encodeResult } from '../../src/runtime/exec/codec.js';
+import { decodeResult, encodeResult } from '../../src/runtime/exec/codec.js';
 import { T_INT } from '../../src/ucode/value.js';
 import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import { LoopRun } from '../../src/runtime/node/loop-run.js';
@@ -187,7 +186,7 @@ test('a worker\'s result has every field in one order, whatever it reports', () 
   const plain = encodeResult(0, 1, [[{ t: T_INT, v: 3 }]], new Float64Array(1), new Float64Array(1));
   const fedWaits = { none: 1, spun: 0, slept: 0, woke: 0 };
   const full = encodeResult(1, 2, [[{ t: T_INT, v: 4 }]], new Float64Array(1), new Float64Array(1), { fedWaits, idleSleeps: 2, gaps: { gapNs: 1.5, batchWaits: 0, batchWaitNs: 0.5, fedWaitNs: 0.5 } });
-  const a = batchResult(structuredClone(plain)), b = batchResult(structuredClone(full));
+  const a = decodeResult(structuredClone(plain)), b = decodeResult(structuredClone(full));
   assert.deepEqual(Object.keys(a), Object.keys(b));
   assert.deepEqual(a.outs, [[{ t: T_INT, v: 3 }]]);
   assert.deepEqual(b.outs, [[{ t: T_INT, v: 4 }]]);

@@ -51,9 +51,6 @@ function setWorkerHeapFlags(): void {
   setFlagsFromString(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
 }
 
-/** A worker's result as the system thread handles it (codec.ts decodeResult). */
-export const batchResult = decodeResult;
-
 /** A worker booted before its pool existed; whether it already failed. */
 interface EarlyWorker { w: Worker; failed?: string }
 const early: EarlyWorker[] = [];
@@ -468,7 +465,7 @@ export class WorkerPool {
       // they send (a dynamic array's STAND) leaves before the CFs' outputs: every lane's, since an
       // output may have been fed to this worker by a lane whose own result is still to come
       if (onRequest) this.drainRequests(onRequest);
-      this.result(batchResult(m));
+      this.result(decodeResult(m));
     };
     w.on('message', (m: { low?: number; ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
       // results are arrays (codec.ts), the rest objects

@@ -14,8 +14,7 @@
 // and a fault ends it quietly.
 import type { CompiledProgram } from '../../program/compile.js';
 import { T_INT, T_REAL, type DfValue } from '../../ucode/value.js';
-import { batchId, batchSize, encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
-import { batchResult } from '../exec/pool.js';
+import { batchId, batchSize, decodeResult, encodeBatch, encodeResult, type WireBatch } from '../exec/codec.js';
 import type { Batch, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { RehearsalBudget, SchedulingPolicy } from '../policy/types.js';
 import { wallNs } from '../../trace/clock.js';
@@ -208,7 +207,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
       const wire = structuredClone(r);
       inflight[b.lane]!--;
       returned += n;
-      rt!.onResult(batchResult(wire));
+      rt!.onResult(decodeResult(wire));
       return true;
     };
     const sent = (l: number, id: number, n: number, tasks: readonly { imp: number }[], plan: number, step: number): void => {
