@@ -265,6 +265,7 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   // them once its lanes have run fragments (exec/priority.ts). Only a program that can make many
   // fragments, as for the collection above, and only where `luna run` noted the threads.
   const backgroundLowered = grows && tp.size === 1 && pool.started === 0 && tuned('LUNA_V8_NICE_START') !== 0 ? lowerBackgroundNow() : 0;
+  if (!rt.failure) control.warmEnd(() => rt.onIdle());
   const started = wallNs();
   const cpuStarted = threadCpuNs();
   tr?.programStart(started);
