@@ -107,10 +107,12 @@ test('a producer whose worker dies while another waits for its value fails the r
 
 test('a fed batch running low asks for the next one before its end, and the stencil computes the same', async () => {
   // each lane's fed batch holds many 150 µs steps: with 1 ms left it asks; with the ask off it never does
-  const steps = 300, want = expected(steps);
+  // (the fed path's batches: a planned loop's windows go ahead of need, and its last one has the
+  // CFs after the loop queued behind it, so none runs low with nothing queued)
+  const steps = 300, want = expected(steps), fedPath = { LUNA_LOOP_PLANS: '0' };
   const [on, off] = await Promise.all([
-    run(['--threads', '2'], steps, 'ok', { LUNA_RUN_LOW_US: '1000' }),
-    run(['--threads', '2'], steps, 'ok', { LUNA_RUN_LOW_US: '0' }),
+    run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_RUN_LOW_US: '1000' }),
+    run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_RUN_LOW_US: '0' }),
   ]);
   for (const r of [on, off]) {
     assertOk(r);

@@ -221,3 +221,19 @@ test('one thread and 2 nodes are not planned, and compute the same', async () =>
   // (several nodes: --timing reports node 0's counters)
   assert.doesNotMatch(nodes.stderr, /"plannedLoops":[1-9]/, describeRun(nodes));
 });
+
+test("the CFs after a planned loop that read its last outputs are fed from its last window by the lanes' workers", async () => {
+  // Without: they became ready only once the last window's results had come back through the
+  // system thread, and every input they read was handed over by it (the prints here: 2).
+  const steps = 300;
+  const [r, tasks] = await Promise.all([runRanges('stencil.fa', [String(steps), 'ok'], '1'), runRanges('stencil.fa', [String(steps), 'ok'], '0')]);
+  for (const x of [r, tasks]) {
+    assertOk(x);
+    assert.deepEqual(x.stdout.trim().split('\n').sort(), expected(steps), describeRun(x));
+    const t = timingOf<{ handWorker: number; handSystem: number; planned: number }>(x);
+    assert.equal(t.planned, 2 * steps, describeRun(x));
+    // the steps' own hand-offs: all but step 1's by the workers; then at least one print fed (both
+    // unless a lane was full each time the policy was asked, until that window came back)
+    assert.ok(t.handWorker >= 2 * steps - 1, `handWorker ${t.handWorker}\n${describeRun(x)}`);
+  }
+});

@@ -102,6 +102,21 @@ export class Control {
   }
 
   /**
+   * The end's path run once, ending nothing, before the program starts: `idle` (the node's call
+   * when it becomes idle, which wakes this protocol), the participants' idle() and live(). Its code
+   * runs otherwise for the first time at the run's end, compiled then: the node idle → the end
+   * settled took 0.27–0.46 ms of a 40–60 ms span (stencil_1d 1 × 2 at 2^11, load 9–10).
+   */
+  warmEnd(idle: () => void): void {
+    if (this.ended) return;
+    // ended meanwhile, wake returns at its first test
+    this.ended = true;
+    try { idle(); } finally { this.ended = false; }
+    this.nodeIdle();
+    this.live();
+  }
+
+  /**
    * A participant may have become idle: if the whole node is, a node alone ends (or hangs), and
    * with several nodes rank 0 soon probes whether the run is over.
    */

@@ -83,6 +83,17 @@ export class FeedBook {
       const keys = cfs[i]!.outKeys;
       if (keys) for (let j = 0; j < keys.length; j++) if (this.promised.get(keys[j]!)?.batch === id) this.promised.delete(keys[j]!);
     }
+    this.again();
+  }
+
+  /** A planned loop's batch `id` came back (node/loop-run.ts): the outputs it promised, `keys`, are in the store from now on. */
+  returnedPlanned(id: number, keys: readonly DfKey[]): void {
+    for (let j = 0; j < keys.length; j++) if (this.promised.get(keys[j]!)?.batch === id) this.promised.delete(keys[j]!);
+    this.again();
+  }
+
+  /** A batch came back: what found no lane free is a candidate again. */
+  private again(): void {
     if (this.deferred.length > 0) {
       for (let i = 0; i < this.deferred.length; i++) this.fresh[this.freshN++] = this.deferred[i]!;
       this.deferred.length = 0;

@@ -12,6 +12,7 @@ import { rawFreed, rawLet, rawPosted } from '../exec/shm.js';
 import { displayDf } from '../../core/dfkey.js';
 import { affineAt, escapes, KEPT_SCAN_FLOOR, keptForms, KeyFrame, split, type LoopPlan } from './loop-plan.js';
 import type { KeptKeys } from './store.js';
+import type { Producer } from './batch.js';
 import { Cf } from './fragment.js';
 import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
@@ -32,6 +33,8 @@ export interface PlanHost {
   sendPlan(lane: number, plan: WirePlan): boolean;
   /** send window `w` (batch `w.id`) to lane `lane`: its tasks' iterations and sites, and their ucodes */
   sendWindow(lane: number, w: WireWindow, run: LoopRun, its: Int32Array, sites: Int32Array, imps: readonly { imp: number }[]): void;
+  /** batch `id` of lane `lane` makes these outputs that leave the loop (task and output in the batch): CFs waiting for them may be fed from it */
+  promise(lane: number, id: number, out: ReadonlyMap<string, Producer>): void;
 }
 
 /** the largest window (MAX_BATCH in the policy): the position ring holds this many iterations past the depth */
@@ -260,6 +263,7 @@ export class LoopRun {
       const id = ids[l]!, o = outside?.get(l);
       this.windowOf.set(id, win);
       this.host.sendWindow(l, { window: this.range!, id, first: lo, last: hi, ids, outside: o?.at, outsideVals: o?.vals, recycled: undefined }, this, its, sites, ti);
+      if (this.next > p.last) this.promiseEscaping(l, id, its, sites);
     }
   }
 
@@ -334,8 +338,30 @@ export class LoopRun {
     const win = this.windowsLeft.length - 1 + this.windowBase;
     for (const [lane, b] of lanesUsed) {
       this.windowOf.set(b.id, win);
-      this.host.sendPlanned(lane, b.id, b.tasks, this, Int32Array.from(b.its), Int32Array.from(b.sites));
+      const its = Int32Array.from(b.its), sites = Int32Array.from(b.sites);
+      this.host.sendPlanned(lane, b.id, b.tasks, this, its, sites);
+      if (this.next > p.last) this.promiseEscaping(lane, b.id, its, sites);
     }
+  }
+
+  /**
+   * The last window's outputs that leave the loop are promised as a fed batch's are: the CFs
+   * after the loop that wait only for them (a last step written out, a check) go to a lane
+   * while the window runs, fed by its worker. Else they became ready only once the window's
+   * results had come back through this thread, and went out to lanes asleep by then.
+   */
+  private promiseEscaping(lane: number, id: number, its: Int32Array, sites: Int32Array): void {
+    const p = this.plan, f = this.frame, env = f.env, varSlot = this.site.varSlot;
+    let out: Map<string, Producer> | undefined;
+    for (let q = 0; q < its.length; q++) {
+      const t = its[q]!, s = sites[q]!, ps = p.sites[s]!;
+      env[varSlot] = t;
+      for (let k = 0; k < ps.outs.length; k++) {
+        if (escapes(p, s, k, t) === -2) continue;
+        (out ??= new Map()).set(ps.outs[k]!.ref.ref.at(f), { task: q, out: k, lane: undefined, batch: undefined });
+      }
+    }
+    if (out !== undefined) this.host.promise(lane, id, out);
   }
 
   /** windows booked whole and dropped from the front of windowsLeft */

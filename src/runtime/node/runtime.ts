@@ -20,7 +20,7 @@ import { nameOfKey } from '../exec/call.js';
 import type { DirectForm } from '../../ucode/cpp/native.js';
 import type { Batch, BatchResult, Feed, Task, TaskError, WirePlan, WireWindow } from '../exec/protocol.js';
 import type { BatchSizing, SchedulingPolicy } from '../policy/types.js';
-import { BatchBuilder, mayWaitForNode, type LaneTail } from './batch.js';
+import { BatchBuilder, mayWaitForNode, type LaneTail, type Producer } from './batch.js';
 import { BLOCKED, Interpreter, TASK, WAIT } from './examine.js';
 import { FeedBook } from './feed.js';
 import { Cf, DISPATCHED, DONE, OUT_DROP, OUT_PUSH, QUEUED } from './fragment.js';
@@ -738,7 +738,11 @@ export class NodeRuntime {
     }
     this.continueChains();
     if (this.feeds) this.feedAcross(this.feeds);
-    if (this.runs.length > 0) this.feedRuns();
+    if (this.runs.length > 0) {
+      this.feedRuns();
+      // a loop's last window promises what leaves the loop: its readers go now, not at the next pass
+      if (this.feeds?.hasCandidates) this.feedAcross(this.feeds);
+    }
     return ranInline;
   }
 
@@ -764,7 +768,15 @@ export class NodeRuntime {
     rangePlan: (lanes: readonly number[]): number => this.rangePlan(lanes),
     sendPlan: (lane: number, plan: WirePlan): boolean => this.exec.sendPlanned!(lane, { loopPlan: plan }),
     sendWindow: (lane: number, w: WireWindow, run: LoopRun, its: Int32Array, sites: Int32Array, imps: readonly { imp: number }[]): void => this.sendWindow(lane, w, run, its, sites, imps),
+    promise: (lane: number, id: number, out: ReadonlyMap<DfKey, Producer>): void => {
+      if (this.feeds === null) return;
+      this.feeds.sent(lane, id, out);
+      this.planPromised.set(id, [...out.keys()]);
+    },
   };
+  /** planned batches in flight that promised outputs leaving their loop (LoopRun.promiseEscaping), with those keys */
+  private readonly planPromised = new Map<number, DfKey[]>();
+  private static readonly NO_KEYS: DfKey[] = [];
 
   /** loops run planned on this thread (null: LUNA_LOOP_PLANS=0, several nodes, traced, ordered) */
   private readonly inlineLoops: InlineLoops | null;
@@ -928,6 +940,12 @@ export class NodeRuntime {
     const run = pb.run;
     this.plannedBatches.delete(r.batch);
     this.batches.delete(r.batch);
+    if (this.feeds !== null) {
+      // what it promised is posted below; what found no lane free is offered again
+      const keys = this.planPromised.get(r.batch);
+      if (keys !== undefined) this.planPromised.delete(r.batch);
+      this.feeds.returnedPlanned(r.batch, keys ?? NodeRuntime.NO_KEYS);
+    }
     this.countLane(r);
     const tr = this.st.tr, t0 = tr ? this.host.now() : 0;
     if (tr && r.fin && r.fin.length > 0) this.laneFree[r.lane] = r.fin[r.fin.length - 1]!;
