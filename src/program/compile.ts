@@ -243,6 +243,7 @@ class Compiler {
   private compileSub(t: SubTemplate, d: SubDef): void {
     this.frame = 0;
     this.memoSlots = new Map();
+    this.ruleSlots = [];
     this.cur = t;
     const sc = new Scope(null);
     for (const p of d.params) {
@@ -354,8 +355,13 @@ class Compiler {
     if (this.compilingRules.has(r)) throw new ProgramError(`the locator_cyclic rule for ${r.id.name} needs the owner of ${r.id.name} itself (its expression reads ${r.id.name}, directly or through another rule)`, this.originOf(r.pos));
     this.compilingRules.add(r);
     const inner = new Scope(s);
-    const binds = r.id.indices.map((ie) => {
-      const slot = this.slot();
+    // A rule that reads no DF binds its indices in slots every such rule of the sub shares: it
+    // is bound and evaluated with no other rule evaluated in between (only a DF read places
+    // something). Its own slots made the PIC's main frame 198 slots, 95 of them rules' binds,
+    // and every loop iteration copies the frame.
+    const shared = readsNoDf(r.expr, r.id.indices, s);
+    const binds = r.id.indices.map((ie, k) => {
+      const slot = shared ? (this.ruleSlots[k] ??= this.slot()) : this.slot();
       if (ie.kind === 'id' && ie.indices.length === 0) inner.names.set(ie.name, { kind: 'val', slot, type: 'int' });
       return slot;
     });
@@ -369,6 +375,8 @@ class Compiler {
     return c;
   }
 
+  /** the bind slots the sub's rules that read no DF share (see mapRule) */
+  private ruleSlots: number[] = [];
   private readonly mapRules = new Map<MapRule, { sub: SubTemplate | null; binds: number[]; e: CExpr; quiet: boolean }>();
   /** DF references compiled so far: an expression that added none reads no DF */
   private refsCompiled = 0;
@@ -804,6 +812,28 @@ function dividesOrCalls(root: Expr): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Whether a map rule's expression `root` reads no DF: every name in it is one of the rule's
+ * index variables (`indices`) or a value visible in `sc`, and none is indexed.
+ */
+function readsNoDf(root: Expr, indices: readonly Expr[], sc: Scope): boolean {
+  const bound = new Set(indices.flatMap((ie) => (ie.kind === 'id' && ie.indices.length === 0 ? [ie.name] : [])));
+  const stack: Expr[] = [root];
+  while (stack.length > 0) {
+    const e = stack.pop()!;
+    switch (e.kind) {
+      case 'int': case 'real': case 'string': break;
+      case 'id': if (e.indices.length > 0 || !bound.has(e.name) && sc.lookup(e.name)?.kind !== 'val') return false; break;
+      case 'neg': stack.push(e.operand); break;
+      case 'cast': stack.push(e.expr); break;
+      case 'cond': stack.push(e.cond, e.then, e.else); break;
+      case 'bin': stack.push(e.left, e.right); break;
+      default: return false;
+    }
+  }
+  return true;
 }
 
 /** Replicated DFs: the owner a reader asks is its nearest replica (encoded as -2 - k for post). */

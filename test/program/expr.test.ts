@@ -201,6 +201,22 @@ test('owners: a rule that reads a DF requests it on one node too', () => {
   assert.equal(y.owner(g), 1);
 });
 
+test('owners: rules that read no DF share their bind slots; one that reads a DF keeps its own, whose bindings the DF\'s own rule leaves alone', () => {
+  // both rules read no DF: x's two binds and y's one share two slots (params, DFs, loop variable: 5)
+  assert.equal(compile(KEYS).main.frameSize, 5 + 2);
+  // y's rule reads x[j + 1][0], placed by x's rule, which binds its j = j + 1 and k = 0 while y's j is still to be read
+  const src = KEYS.replace('locator_cyclic y[j] => j + 1;', 'locator_cyclic y[j] => x[j + 1][0] + j;');
+  assert.equal(compile(src).main.frameSize, 5 + 2 + 1);
+  const { site, env } = keysSetup(src, 4, 3, 5);
+  const y = (site.args[3] as { ref: CDfRef }).ref;
+  const f = frame(env, new Map([['x#.6.0', { t: T_INT, v: 3 }]]), 4);
+  assert.equal(y.owner(f), 0); // (3 + 5) mod 4
+  assert.deepEqual(f.reads, ['x#.6.0']);
+  const g = frame(env, new Map([['x#.6.0', { t: T_INT, v: 3 }]]), 4);
+  assert.equal(y.at(g), 'y#.5');
+  assert.equal(g.located, 0);
+});
+
 test('at: every reference gets the key and owner that key and owner give apart, on 1 to 5 nodes', () => {
   for (const [n, m, i] of [[4, 3, 5], [1, 7, 0], [9, 2, -3]] as const) {
     const { site, env } = keysSetup(KEYS, n, m, i);
