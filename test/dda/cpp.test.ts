@@ -2,14 +2,31 @@
 // operations on the runtime's shared memory, growth past the block's memory, both
 // defragmentations at the end of the call (byte for byte what the TypeScript block does), a
 // rearrangement of what C++ filled, and misuse stopping the run naming the fragment.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { dynamicArrays } from '../../src/runtime/dda/index.js';
 import { DdaBlock, type DefragOrder } from '../../src/ucode/dda.js';
 import { fixture, runWithResource } from '../ucode/fixtures.js';
 import { noCompiler } from '../cpp/fixtures.js';
 
 const skip = noCompiler();
+
+/**
+ * One directory for the tests of a loop whose ucodes and imports are the same (only main's body
+ * differs): the build cache's key holds the sources' paths and the imports, so their C++ builds
+ * once, not once a test (a build ~1.5 s of CPU); each test writes its prog.fa there.
+ */
+function sharedFixture(files: Record<string, string>): (prog: string) => string {
+  let dir: string | undefined;
+  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  return (prog) => {
+    dir ??= fixture({ after: () => {} }, files);
+    writeFileSync(join(dir, 'prog.fa'), prog);
+    return dir;
+  };
+}
 
 const CPP = `#include "ucenv.h"
 #include <string>
@@ -123,13 +140,13 @@ sub main(int n)
   assert.deepEqual(layer.nodes.map((d) => d.block('P').getNumel()), [33, 33]);
 });
 
+const faulty = sharedFixture({ 'ucodes.cpp': CPP });
 for (const [what, call, message] of [
   ['removing an element it does not have', 'bad(P, d)', /remElement\(15\) of a block of 15 elements/],
   ['adding an element of the wrong size', 'wide(P, d)', /addElement of a 24-byte value on a block of 16-byte elements/],
 ] as const) {
-  test(`a C++ ucode ${what} stops the run naming the fragment`, { skip }, async (t) => {
-    const dir = fixture(t, {
-      'prog.fa': `
+  test(`a C++ ucode ${what} stops the run naming the fragment`, { skip }, async () => {
+    const dir = faulty(`
 import c_push(block \`P, int \`n, name \`done) as push;
 import c_bad(block \`P, value \`after) as bad;
 import c_wide(block \`P, value \`after) as wide;
@@ -140,9 +157,7 @@ sub main()
     push(P, 23, d);
     cf oops: ${call};
 }
-`,
-      'ucodes.cpp': CPP,
-    });
+`);
     const ran = await runWithResource(dir, { nodes: 1, threads: 1, layers: [dynamicArrays()] });
     assert.equal(ran.results[0]!.ok, false);
     assert.match(ran.results[0]!.message ?? '', message);
@@ -223,6 +238,7 @@ sub main(int n)
   }
 });
 
+const badTargets = sharedFixture({ 'ucodes.cpp': SEND_CPP });
 for (const [what, call, message] of [
   ['naming a target that is not one of its parameters', 'local(A, B)', /destinations of the block: target 1 is not a parameter of this ucode/],
   ['asking again with other targets', 'again(A, B, C)', /destinations of the block: asked again with other targets in the same call/],
@@ -230,9 +246,8 @@ for (const [what, call, message] of [
   ['naming a parameter that holds no array', 'plain(A, x)', /destinations of array A, block of node 0: target 0 is not a dynamic array/],
   ['naming a target list parameter that holds no list', 'plain_list(A, x)', /parameter 2 of C\+\+ ucode c_plain_list, given to destinations\(\) as the target list, holds no list of arrays/],
 ] as const) {
-  test(`a C++ ucode ${what} as a destination target stops the run naming the fragment`, { skip }, async (t) => {
-    const dir = fixture(t, {
-      'prog.fa': `
+  test(`a C++ ucode ${what} as a destination target stops the run naming the fragment`, { skip }, async () => {
+    const dir = badTargets(`
 import c_local(block \`A, value \`B) as local;
 import c_again(block \`A, value \`B, value \`C) as again;
 import c_nodes(block \`A, value \`B) as nodes;
@@ -248,9 +263,7 @@ sub main()
     seven(x);
     cf oops: ${call};
 }
-`,
-      'ucodes.cpp': SEND_CPP,
-    });
+`);
     const ran = await runWithResource(dir, { nodes: 1, threads: 1, layers: [dynamicArrays()] });
     assert.equal(ran.results[0]!.ok, false);
     assert.match(ran.results[0]!.message ?? '', message);

@@ -12,6 +12,7 @@ import { REC } from '../../examples/pic3d/model.js';
 import { readTrace } from '../../src/trace/merge.js';
 import { exchangeShare } from '../../bench/pic-share.js';
 import { noCompiler } from '../cpp/fixtures.js';
+import { runFile } from '../runtime/files.js';
 
 const FILE = 'examples/pic3d/pic3d_dda.fa', CPP_FILE = 'examples/pic3d-cpp/pic3d_dda.fa';
 const cxx = noCompiler() === undefined;
@@ -32,7 +33,9 @@ for (const [nodes, threads, args, line] of [
 // deposit sums the particles delivered by the array in arrival order), on 1 node and 3 nodes;
 // with TypeScript kernels and (when a compiler is there) C++ ones (examples/pic3d-cpp/pic3d_dda.fa).
 // Each run's final particles are dumped per subdomain (PIC3D_DUMP); the dda run is traced, and
-// its global counts delivered particles (a test that moved nothing would prove nothing).
+// its global counts delivered particles (a test that moved nothing would prove nothing). The
+// references need no arrays' layer, so they run on in-process nodes (test/runtime/files.ts), the
+// destination form through the CLI: a CLI run costs a process per node, ~1 s of CPU each.
 const byId = (f: Float64Array): Map<number, Float64Array> => {
   const m = new Map<number, Float64Array>();
   for (let o = 0; o < f.length; o += REC) m.set(f[o]!, f.subarray(o, o + REC));
@@ -40,7 +43,7 @@ const byId = (f: Float64Array): Map<number, Float64Array> => {
 };
 
 for (const [nodes, args] of [[1, ['8', '2', '600', '4', '2', '1', '1']], [3, ['12', '3', '900', '4', '2', '1', '3']]] as const) {
-  test(`pic3d_dda (destination form) ends with the same particles as pic3d (leaving arrays) on ${nodes} node(s)`, () => {
+  test(`pic3d_dda (destination form) ends with the same particles as pic3d (leaving arrays) on ${nodes} node(s)`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'luna-pic3d-dest-'));
     try {
       const dump = (file: string, out: string, extra: string[] = []): void => {
@@ -50,12 +53,24 @@ for (const [nodes, args] of [[1, ['8', '2', '600', '4', '2', '1', '1']], [3, ['1
         assert.equal(r.status, 0, `${file}: ${r.stdout}\n${r.stderr}`);
         assert.match(r.stdout, /^pic3d: OK/);
       };
-      dump('examples/pic3d/pic3d.fa', 'df');
+      const reference = async (file: string, out: string): Promise<void> => {
+        mkdirSync(join(dir, out));
+        const before = process.env.PIC3D_DUMP;
+        process.env.PIC3D_DUMP = join(dir, out);
+        try {
+          const r = await runFile(file, { nodes, lanes: 1, args });
+          assert.equal(r.ok, true, `${file}: ${r.message}`);
+          assert.match(r.stdout.at(-1) ?? '', /^pic3d: OK/);
+        } finally {
+          if (before === undefined) delete process.env.PIC3D_DUMP; else process.env.PIC3D_DUMP = before;
+        }
+      };
+      await reference('examples/pic3d/pic3d.fa', 'df');
       dump(FILE, 'dda', ['--trace', join(dir, 'trace')]);
       // the C++ kernels on the same form (ucenv.h destinations(targets)), and pic3d.fa with C++
       // kernels (its final summary, which dumps, is C++ too)
       const versions = cxx ? ['dda', 'cpp', 'cppdf'] : ['dda'];
-      if (cxx) { dump(CPP_FILE, 'cpp'); dump('examples/pic3d-cpp/pic3d.fa', 'cppdf'); }
+      if (cxx) { dump(CPP_FILE, 'cpp'); await reference('examples/pic3d-cpp/pic3d.fa', 'cppdf'); }
       const files = readdirSync(join(dir, 'df')).sort();
       const F = Number(args[1]);
       assert.equal(files.length, F * F * F);
