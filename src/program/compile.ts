@@ -795,23 +795,28 @@ function indexPart(a: CExpr, pos: number): string | ((f: Frame) => number) {
 }
 
 /**
- * Whether `e` divides (an int division or remainder by zero faults) or indexes (an index may read
- * a DF). Walked with an explicit stack: any tree the front end accepts can be asked.
+ * Whether any node of the expression tree `root` passes `test`. Walked with an explicit stack:
+ * any tree the front end accepts can be asked.
  */
-function dividesOrCalls(root: Expr): boolean {
+function anyNode(root: Expr, test: (e: Expr) => boolean): boolean {
   const stack: Expr[] = [root];
   while (stack.length > 0) {
     const e = stack.pop()!;
+    if (test(e)) return true;
     switch (e.kind) {
-      case 'int': case 'real': case 'string': break;
-      case 'id': if (e.indices.length > 0) return true; break;
+      case 'int': case 'real': case 'string': case 'id': break;
       case 'neg': stack.push(e.operand); break;
       case 'cast': stack.push(e.expr); break;
       case 'cond': stack.push(e.cond, e.then, e.else); break;
-      case 'bin': if (e.op === '/' || e.op === '%') return true; stack.push(e.left, e.right); break;
+      case 'bin': stack.push(e.left, e.right); break;
     }
   }
   return false;
+}
+
+/** Whether `e` divides (an int division or remainder by zero faults) or indexes (an index may read a DF). */
+function dividesOrCalls(root: Expr): boolean {
+  return anyNode(root, (e) => (e.kind === 'id' && e.indices.length > 0) || (e.kind === 'bin' && (e.op === '/' || e.op === '%')));
 }
 
 /**
@@ -820,20 +825,7 @@ function dividesOrCalls(root: Expr): boolean {
  */
 function readsNoDf(root: Expr, indices: readonly Expr[], sc: Scope): boolean {
   const bound = new Set(indices.flatMap((ie) => (ie.kind === 'id' && ie.indices.length === 0 ? [ie.name] : [])));
-  const stack: Expr[] = [root];
-  while (stack.length > 0) {
-    const e = stack.pop()!;
-    switch (e.kind) {
-      case 'int': case 'real': case 'string': break;
-      case 'id': if (e.indices.length > 0 || !bound.has(e.name) && sc.lookup(e.name)?.kind !== 'val') return false; break;
-      case 'neg': stack.push(e.operand); break;
-      case 'cast': stack.push(e.expr); break;
-      case 'cond': stack.push(e.cond, e.then, e.else); break;
-      case 'bin': stack.push(e.left, e.right); break;
-      default: return false;
-    }
-  }
-  return true;
+  return !anyNode(root, (e) => e.kind === 'id' && (e.indices.length > 0 || (!bound.has(e.name) && sc.lookup(e.name)?.kind !== 'val')));
 }
 
 /** Replicated DFs: the owner a reader asks is its nearest replica (encoded as -2 - k for post). */
