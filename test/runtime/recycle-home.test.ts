@@ -76,6 +76,24 @@ describe('freed raw buffers go home', () => {
 });
 
 describe('freed raw buffers go home: a whole run', () => {
+  // programs/board_recycle: 48 arrays of 64 KiB, each made and checked by fragments that wait on
+  // the ready board while both lanes are busy, with poisoned reuse: the freed arrays reach the
+  // lanes ahead of board entries, and no check reads a reused buffer
+  test('lanes that take their fragments from the ready board get their freed buffers ahead of the entries', async () => {
+    const n = 48;
+    const r = await luna(['run', '--timing', '--threads', '2', program('board_recycle'), String(n)], {
+      timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_POISON: '1' },
+    });
+    assertOk(r);
+    assert.ok(lines(r.stdout).includes(`made and checked ${n}`), describeRun(r));
+    const l = lines(r.stderr).find((s) => s.startsWith('luna: timing: '));
+    assert.ok(l, describeRun(r));
+    const t = JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number>;
+    assert.ok(t.boardTaken! > 0, `no fragment taken from the board\n${describeRun(r)}`);
+    assert.ok(t.rawHomedAhead! > 0, `no freed buffer went ahead of a board entry (homed ${t.rawHomed}, fresh ${t.rawFresh})\n${describeRun(r)}`);
+    assert.ok(t.rawReused! > 0, describeRun(r));
+  });
+
   // programs/recycle_drift: one kernel makes each of 2 chains' raw DFs (256 and 384 KiB at first),
   // of the chain's own size, growing by 1/16 every 4 steps, on 2 worker lanes, with pools of 8 MB
   // and poisoned reuse. How many outputs find a freed buffer of their size depends on how the

@@ -10,7 +10,7 @@ import { laneCpus } from './affinity.js';
 import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireBatch, type WireResult } from './codec.js';
 import { ReadyBoard, type WireBoard } from './board.js';
-import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone } from './shm.js';
+import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone, recycling } from './shm.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
@@ -22,6 +22,9 @@ import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../tr
 import { traceFileName } from '../../trace/format.js';
 import { join } from 'node:path';
 import { tuned, type TuningName } from '../tuning.js';
+
+/** no tasks: buffersFor's share of a ready-board entry (the home buffers alone) */
+const NO_TASKS: readonly { imp: number }[] = [];
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
 
@@ -695,6 +698,11 @@ export class WorkerPool {
   post(batch: Batch): void {
     const m: WireBoard<WireBatch> = { board: this.board.post(), batch: encodeBatch(batch.id, batch.tasks) };
     for (let i = 0; i < this.workerLanes; i++) {
+      // the freed buffers on their way to this worker go ahead of the entry: a lane that runs
+      // board entries gets no batch of its own to carry them
+      const w = this.workers[i];
+      const recycled = w ? buffersFor(NO_TASKS, w.threadId) : undefined;
+      if (recycled !== undefined) { this.ports[i]!.postMessage({ recycled }); recycling.homedAhead += recycled.length; }
       this.ports[i]!.postMessage(m);
       if (wakeLane(this.flags, i)) this.wakes++;
     }

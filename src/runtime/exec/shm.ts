@@ -369,6 +369,8 @@ const limbo: Held[] = [];
 /** What the system thread did with raw buffers (--timing). */
 export const recycling = {
   tracked: 0, recycled: 0, recycledBytes: 0, reused: 0, pinned: 0, homed: 0, homeDropped: 0, fresh: 0,
+  /** freed buffers handed to a worker ahead of a ready-board entry (exec/pool.ts post), not with a batch of its own */
+  homedAhead: 0,
   /**
    * raw values received from other nodes into recyclable buffers, how many of those buffers were
    * reused ones, and how many went back to a pool once nothing read them

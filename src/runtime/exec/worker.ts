@@ -366,8 +366,8 @@ function recordDone(): void {
   gate!.record(tw!, doneT0, doneImp, doneCf, me + 1, doneCpu, doneC1, doneT1);
 }
 
-/** What comes on a worker's port: a batch, one posted on the ready board, a loop's plan, a window of it, or the end. */
-type PortMessage = WireBatch | WireBoard<WireBatch> | { loopPlan: WirePlan } | WireWindow | { stop: true };
+/** What comes on a worker's port: a batch, one posted on the ready board, a loop's plan, a window of it, freed buffers for its pool (ahead of a board entry), or the end. */
+type PortMessage = WireBatch | WireBoard<WireBatch> | { loopPlan: WirePlan } | WireWindow | { recycled: SharedArrayBuffer[] } | { stop: true };
 
 /** The planned loops this lane runs steps of, by plan number (plan-steps.ts). */
 const plans = new Map<number, LanePlan>();
@@ -384,6 +384,7 @@ function run(msg: PortMessage, fns: Ucode[]): boolean {
     fromBoard = true;
     return runBatch(msg.batch, fns);
   }
+  if ('recycled' in msg) adoptRaw(msg.recycled);
   return true;
 }
 
