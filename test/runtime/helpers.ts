@@ -305,4 +305,4 @@ export const CASES: Case[] = [
 ];
 
 /** Every fixture directory must be used by some test (keeps the table honest). */
-export const FIXTURES_USED_ELSEWHERE = ['chain_mem', 'cyclic', 'replicate', 'bigdf', 'nodefail', 'killnode', 'steal', 'backward', 'leave', 'farwait', 'writecb', 'spread', 'recycle', 'recycle_nodes', 'recycle_copies', 'held_views', 'recycle_drift', 'heavy_ahead', 'board'];
+export const FIXTURES_USED_ELSEWHERE = ['chain_mem', 'cyclic', 'replicate', 'bigdf', 'nodefail', 'killnode', 'steal', 'backward', 'leave', 'farwait', 'writecb', 'spread', 'recycle', 'recycle_nodes', 'recycle_copies', 'held_views', 'recycle_drift', 'heavy_ahead', 'board', 'board_recycle'];
