@@ -23,7 +23,7 @@ import { traceFileName } from '../../trace/format.js';
 import { join } from 'node:path';
 import { tuned, type TuningName } from '../tuning.js';
 
-/** no tasks: buffersFor's share of a ready-board entry (the home buffers alone) */
+/** no tasks: what buffersFor hands ahead of a ready-board entry (the worker's home buffers, and the system thread's pool's overflow as with any batch) */
 const NO_TASKS: readonly { imp: number }[] = [];
 
 const WORKER_FILE = fileURLToPath(new URL('./worker.js', import.meta.url));
