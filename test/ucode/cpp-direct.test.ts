@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { ParamType } from '../../src/core/imports.js';
 import { bindUcodes, callUcode } from '../../src/runtime/exec/call.js';
 import { buildCppUcodes, scanSources } from '../../src/ucode/cpp/build.js';
+import { directFormsWritten, type DirectForm } from '../../src/ucode/cpp/native.js';
 import { DF } from '../../src/ucode/df.js';
 import { T_INT, T_RAW, T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
 import { noCompiler } from '../cpp/fixtures.js';
@@ -72,4 +73,33 @@ test('C++ ucodes take the DF values directly: the outputs of DF handles, with no
   assert.deepEqual(callUcode(greet!, IMPORTS[3]!, ['ab', 2.5, null], ['', '', 'o'], names), [{ t: T_STRING, v: 'ab/10' }]);
   // a C++ error names the DF by its key through the runtime's names, still with no handle
   assert.throws(() => callUcode(wrong!, IMPORTS[2]!, [s, null], ['x.7', 'y'], names), /get_int\(\) on DF df<x\.7>/);
+});
+
+test('a direct form is written out at its first call, once: an import never called costs none', { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'luna-cpp-direct-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const src = join(dir, 'ucodes.cpp');
+  writeFileSync(src, UCODES);
+  const built = await buildCppUcodes({ sources: [src], scans: scanSources([src]), imports: IMPORTS, tsImports: [], cacheDir: join(dir, 'cache') });
+  assert.ok(built.native, JSON.stringify(built.diagnostics));
+  const before = directFormsWritten();
+  const [mix, bytes, , greet] = bindUcodes(undefined, IMPORTS, built.native);
+  assert.equal(directFormsWritten(), before, 'binding four imports writes no direct form');
+  const form = (mix as { direct?: DirectForm }).direct!;
+  assert.equal(form.kinds, 'irvnnnn', 'a form not written yet still tells its kinds (a natively stepped loop reads them)');
+  assert.equal(typeof form.entry, 'number');
+
+  const names = (k: string | number): string => `df<${String(k)}>`;
+  const s: DfValue = { t: T_STRING, v: 'hi' };
+  const call = (k: number): (DfValue | null)[] => callUcode(mix!, IMPORTS[0]!, [k, 1.5, s, null, null, null, null], ['', '', 's', 'i', 'd', 't', 'u'], names);
+  assert.deepEqual(call(21), [{ t: T_INT, v: 42 }, { t: T_REAL, v: 0.75 }, { t: T_STRING, v: 'hi!' }, null]);
+  assert.equal(directFormsWritten(), before + 1, 'the first call wrote its form');
+  assert.deepEqual(call(5)[0], { t: T_INT, v: 10 });
+  assert.equal(directFormsWritten(), before + 1, 'later calls use the form written');
+  assert.deepEqual(callUcode(greet!, IMPORTS[3]!, ['ab', 2.5, null], ['', '', 'o'], names), [{ t: T_STRING, v: 'ab/10' }]);
+  assert.equal(directFormsWritten(), before + 2);
+
+  // takeOuts (the second half, read after a natively stepped call) writes the form when it is the first use
+  (bytes as { direct?: DirectForm }).direct!.takeOuts([4, null, null, null], [null, null]);
+  assert.equal(directFormsWritten(), before + 3);
 });

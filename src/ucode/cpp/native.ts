@@ -309,7 +309,7 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
     if (st.allocated.length !== 0) st.allocated.length = 0;
   };
   const cppUcode: NativeUcode = (...args: unknown[]): void => run(args, null, String, null);
-  if (blocks.length === 0) cppUcode.direct = directCall(kinds, st, call, entry);
+  if (blocks.length === 0) cppUcode.direct = directOnFirstCall(kinds, st, call, entry);
   return cppUcode;
 }
 
@@ -317,6 +317,37 @@ export function bindNative(native: NativeUcodes, imp: { symbol: string; alias: s
 function faultOf(e: unknown): unknown {
   const m = (e as Error | undefined)?.message;
   return typeof m === 'string' && m.startsWith(FAULT_PREFIX) ? new NativeFault(m.slice(FAULT_PREFIX.length)) : e;
+}
+
+let formsWritten = 0;
+
+/** Direct forms written out on this thread so far (one per import called, however often). */
+export function directFormsWritten(): number {
+  return formsWritten;
+}
+
+/**
+ * The direct form, written out (directCall) at its first call, not when the library is bound. A
+ * program imports many more C++ ucodes than one run calls, and every thread that binds them
+ * (each worker and the system thread) compiled two generated functions for each, long ones for
+ * ucodes of many parameters: the PIC's 32 imports took 27–38 ms a worker at the start of a run,
+ * while both cores were busy, and its lanes' first CFs waited for it (a worker's message that
+ * it is up came 63–84 ms after it got its work, 21–26 ms without the direct forms). Until then
+ * a call goes through this one; after, through the written-out form by one more call.
+ */
+function directOnFirstCall(kinds: string, st: ThreadState, call: Addon['call'], entry: number): DirectForm {
+  let made: DirectForm | undefined;
+  const written = (): DirectForm => {
+    if (made === undefined) { made = directCall(kinds, st, call, entry); formsWritten++; }
+    return made;
+  };
+  const form = function cppDirect(a: readonly unknown[], keys: ArrayLike<string | number>, nameOfKey: (key: string | number) => string, outs: (DfValue | null)[]): void {
+    (made ?? written())(a, keys, nameOfKey, outs);
+  } as DirectForm;
+  form.takeOuts = (a, outs) => (made ?? written()).takeOuts(a, outs);
+  form.entry = entry;
+  form.kinds = kinds;
+  return form;
 }
 
 /**
