@@ -3,7 +3,7 @@
 // strings, raw bytes created by the ucode, copy() of an input as the very same value, an output
 // left unset as null — and a C++ error still naming the DF, by its key through the runtime's
 // names (there is no handle to ask).
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { ParamType } from '../../src/core/imports.js';
 import { bindUcodes, callUcode } from '../../src/runtime/exec/call.js';
 import { buildCppUcodes, scanSources } from '../../src/ucode/cpp/build.js';
-import { directFormsWritten, type DirectForm } from '../../src/ucode/cpp/native.js';
+import { directFormsWritten, type DirectForm, type NativeUcodes } from '../../src/ucode/cpp/native.js';
 import { DF } from '../../src/ucode/df.js';
 import { T_INT, T_RAW, T_REAL, T_STRING, type DfValue } from '../../src/ucode/value.js';
 import { noCompiler } from '../cpp/fixtures.js';
@@ -42,14 +42,20 @@ const IMPORTS: { alias: string; symbol: string; params: ParamType[]; waits: bool
   { alias: 'greet', symbol: 'c_greet', params: ['string', 'real', 'name'], waits: false },
 ];
 
-test('C++ ucodes take the DF values directly: the outputs of DF handles, with no handles', { skip }, async (t) => {
+/** UCODES built for IMPORTS in a temporary directory the test removes after it. */
+async function buildLibrary(t: TestContext): Promise<NativeUcodes> {
   const dir = mkdtempSync(join(tmpdir(), 'luna-cpp-direct-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const src = join(dir, 'ucodes.cpp');
   writeFileSync(src, UCODES);
   const built = await buildCppUcodes({ sources: [src], scans: scanSources([src]), imports: IMPORTS, tsImports: [], cacheDir: join(dir, 'cache') });
   assert.ok(built.native, JSON.stringify(built.diagnostics));
-  const [mix, bytes, wrong, greet] = bindUcodes(undefined, IMPORTS, built.native);
+  return built.native;
+}
+
+test('C++ ucodes take the DF values directly: the outputs of DF handles, with no handles', { skip }, async (t) => {
+  const native = await buildLibrary(t);
+  const [mix, bytes, wrong, greet] = bindUcodes(undefined, IMPORTS, native);
   for (const f of [mix, bytes, wrong, greet]) assert.equal(typeof (f as { direct?: unknown }).direct, 'function', 'a C++ import without blocks has the direct path');
 
   const names = (k: string | number): string => `df<${String(k)}>`;
@@ -76,14 +82,9 @@ test('C++ ucodes take the DF values directly: the outputs of DF handles, with no
 });
 
 test('a direct form is written out at its first call, once: an import never called costs none', { skip }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'luna-cpp-direct-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const src = join(dir, 'ucodes.cpp');
-  writeFileSync(src, UCODES);
-  const built = await buildCppUcodes({ sources: [src], scans: scanSources([src]), imports: IMPORTS, tsImports: [], cacheDir: join(dir, 'cache') });
-  assert.ok(built.native, JSON.stringify(built.diagnostics));
+  const native = await buildLibrary(t);
   const before = directFormsWritten();
-  const [mix, bytes, , greet] = bindUcodes(undefined, IMPORTS, built.native);
+  const [mix, bytes, , greet] = bindUcodes(undefined, IMPORTS, native);
   assert.equal(directFormsWritten(), before, 'binding four imports writes no direct form');
   const form = (mix as { direct?: DirectForm }).direct!;
   assert.equal(form.kinds, 'irvnnnn', 'a form not written yet still tells its kinds (a natively stepped loop reads them)');
