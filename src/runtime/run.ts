@@ -35,6 +35,7 @@ import { formatDuration } from '../core/duration.js';
 import { version } from '../core/version.js';
 import { collectYoung } from '../core/collector.js';
 import { tuned } from './tuning.js';
+import { recycleStats } from '../ucode/recycle.js';
 
 export interface RunOptions {
   program: CompiledProgram;
@@ -378,8 +379,10 @@ function messageStats(control: Control, tp: object): { waves: number; framesSent
 
 /**
  * --timing: the raw buffers the system thread saw recycled (put back into a pool: recycled;
- * posted again after a pool gave them out: reused) and the collections it forced.
+ * posted again after a pool gave them out: reused), those made fresh (on workers, as their
+ * results tell; on this thread: inline CFs, the system lane's batches, values received) and the
+ * collections it forced.
  */
 function recycledStats(): Record<string, number> {
-  return { rawRecycled: recycling.recycled, rawRecycledMB: Math.round(recycling.recycledBytes / 2 ** 20), rawReused: recycling.reused, rawReceived: recycling.received, rawReceivedReused: recycling.receivedReused, rawReceivedRecycled: recycling.receivedRecycled, rawSent: recycling.sent, rawSentRecycled: recycling.sentRecycled, rawPinned: recycling.pinned, rawHomed: recycling.homed, rawHomedAhead: recycling.homedAhead, rawHomeDropped: recycling.homeDropped, rawFresh: recycling.fresh, rawLimboMs: Math.round(recycling.limboMs), rawLimboMaxMs: Math.round(recycling.limboMaxMs), forcedFullGcs: collections.full };
+  return { rawRecycled: recycling.recycled, rawRecycledMB: Math.round(recycling.recycledBytes / 2 ** 20), rawReused: recycling.reused, rawReceived: recycling.received, rawReceivedReused: recycling.receivedReused, rawReceivedRecycled: recycling.receivedRecycled, rawSent: recycling.sent, rawSentRecycled: recycling.sentRecycled, rawPinned: recycling.pinned, rawHomed: recycling.homed, rawHomedAhead: recycling.homedAhead, rawHomeDropped: recycling.homeDropped, rawFresh: recycling.fresh, rawFreshSystem: recycleStats.made, rawLimboMs: Math.round(recycling.limboMs), rawLimboMaxMs: Math.round(recycling.limboMaxMs), forcedFullGcs: collections.full };
 }

@@ -94,6 +94,24 @@ describe('freed raw buffers go home: a whole run', () => {
     assert.ok(t.rawReused! > 0, describeRun(r));
   });
 
+  // the same program with the system thread as the second lane (LUNA_SYSTEM_LANE=1): the outputs
+  // its batches make fresh are counted apart from the worker's (rawFresh counts a worker's
+  // alone, from its results), so --timing tells a run's fresh buffers whichever thread made them
+  test('buffers made fresh on the system thread are counted too', async () => {
+    const n = 64;
+    const r = await luna(['run', '--timing', '--threads', '2', program('recycle_drift'), String(n), '2', '512', '4'], {
+      timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_MB: '8', LUNA_RECYCLE_POISON: '1', LUNA_SYSTEM_LANE: '1' },
+    });
+    assertOk(r);
+    const out = lines(r.stdout);
+    for (const c of [0, 1]) assert.ok(out.includes(`chain ${c} ok n=${n}`), describeRun(r));
+    const l = lines(r.stderr).find((s) => s.startsWith('luna: timing: '));
+    assert.ok(l, describeRun(r));
+    const t = JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number>;
+    assert.ok(t.systemLaneBatches! > 0, `the system lane ran no batch\n${describeRun(r)}`);
+    assert.ok(t.rawFreshSystem! > 0, `no buffer counted as made fresh on the system thread (workers' ${t.rawFresh})\n${describeRun(r)}`);
+  });
+
   // programs/recycle_drift: one kernel makes each of 2 chains' raw DFs (256 and 384 KiB at first),
   // of the chain's own size, growing by 1/16 every 4 steps, on 2 worker lanes, with pools of 8 MB
   // and poisoned reuse. How many outputs find a freed buffer of their size depends on how the
