@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { threadId } from 'node:worker_threads';
-import { assertOk, describeRun, lines, luna, program } from './helpers.js';
+import { assertOk, describeRun, lines, luna, program, type Run } from './helpers.js';
 
 // read once, when the runtime's modules load: so before they are imported
 process.env.LUNA_RECYCLE_MB = '64';
@@ -94,42 +94,36 @@ describe('freed raw buffers go home: a whole run', () => {
     assert.ok(t.rawReused! > 0, describeRun(r));
   });
 
-  // the same program with the system thread as the second lane (LUNA_SYSTEM_LANE=1): the outputs
-  // its batches make fresh are counted apart from the worker's (rawFresh counts a worker's
-  // alone, from its results), so --timing tells a run's fresh buffers whichever thread made them
-  test('buffers made fresh on the system thread are counted too', async () => {
-    const n = 64;
-    const r = await luna(['run', '--timing', '--threads', '2', program('recycle_drift'), String(n), '2', '512', '4'], {
-      timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_MB: '8', LUNA_RECYCLE_POISON: '1', LUNA_SYSTEM_LANE: '1' },
-    });
-    assertOk(r);
-    const out = lines(r.stdout);
-    for (const c of [0, 1]) assert.ok(out.includes(`chain ${c} ok n=${n}`), describeRun(r));
-    const l = lines(r.stderr).find((s) => s.startsWith('luna: timing: '));
-    assert.ok(l, describeRun(r));
-    const t = JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number>;
-    assert.ok(t.systemLaneBatches! > 0, `the system lane ran no batch\n${describeRun(r)}`);
-    assert.ok(t.rawFreshSystem! > 0, `no buffer counted as made fresh on the system thread (workers' ${t.rawFresh})\n${describeRun(r)}`);
-  });
-
   // programs/recycle_drift: one kernel makes each of 2 chains' raw DFs (256 and 384 KiB at first),
   // of the chain's own size, growing by 1/16 every 4 steps, on 2 worker lanes, with pools of 8 MB
   // and poisoned reuse. How many outputs find a freed buffer of their size depends on how the
   // batches overlap (121 / 143 of 318 under load 17, 18–55 on a quieter machine), so the run
   // asserts what holds in any order: freed buffers went home to their makers, and every value
   // read was the one written (a buffer reused too early would be poisoned, and its chain wrong).
-  test('buffers go home in a real run, and no value is read from a reused buffer', async () => {
-    const n = 160;
+  async function drift(n: number, env: NodeJS.ProcessEnv = {}): Promise<{ r: Run; t: Record<string, number> }> {
     const r = await luna(['run', '--timing', '--threads', '2', program('recycle_drift'), String(n), '2', '512', '4'], {
-      timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_MB: '8', LUNA_RECYCLE_POISON: '1' },
+      timeoutMs: 120_000, env: { ...process.env, LUNA_RECYCLE_MB: '8', LUNA_RECYCLE_POISON: '1', ...env },
     });
     assertOk(r);
     const out = lines(r.stdout);
     for (const c of [0, 1]) assert.ok(out.includes(`chain ${c} ok n=${n}`), describeRun(r));
     const l = lines(r.stderr).find((s) => s.startsWith('luna: timing: '));
     assert.ok(l, describeRun(r));
-    const t = JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number>;
+    return { r, t: JSON.parse(l.slice('luna: timing: '.length)) as Record<string, number> };
+  }
+
+  test('buffers go home in a real run, and no value is read from a reused buffer', async () => {
+    const { r, t } = await drift(160);
     assert.ok(t.rawHomed! > 0, `no freed buffer went home (recycled ${t.rawRecycled}, fresh ${t.rawFresh})\n${describeRun(r)}`);
     assert.ok(t.rawReused! > 0, `no output took a freed buffer (homed ${t.rawHomed}, fresh ${t.rawFresh})\n${describeRun(r)}`);
+  });
+
+  // the same program with the system thread as the second lane (LUNA_SYSTEM_LANE=1): the outputs
+  // its batches make fresh are counted apart from the worker's (rawFresh counts a worker's
+  // alone, from its results), so --timing tells a run's fresh buffers whichever thread made them
+  test('buffers made fresh on the system thread are counted too', async () => {
+    const { r, t } = await drift(64, { LUNA_SYSTEM_LANE: '1' });
+    assert.ok(t.systemLaneBatches! > 0, `the system lane ran no batch\n${describeRun(r)}`);
+    assert.ok(t.rawFreshSystem! > 0, `no buffer counted as made fresh on the system thread (workers' ${t.rawFresh})\n${describeRun(r)}`);
   });
 });
