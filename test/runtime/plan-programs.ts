@@ -1,6 +1,7 @@
 // The programs of the loop-plan tests (loop-plans.test.ts, loop-inline.test.ts, test/trace/planned-loops.test.ts):
 // their ucodes (c_step's `kind` says what a step does besides computing: 'ok', 'throw' at step
-// 37 of column 1, 'names' its DFs' names at steps 1 and 37), a chain on one lane, and a chain whose outputs also escape the loop.
+// 37 of column 1, 'names' its DFs' names at steps 1 and 37, 'late:N' sleeps 200 ms at step N), a
+// chain on one lane, and a chain whose outputs also escape the loop.
 
 // ~100 µs of work per step keeps the CFs on the workers (tiny codes run on the system thread).
 export const UCODES = `
@@ -12,6 +13,7 @@ export function c_step(kind: string, t: number, x: number, a: In, b: In, v: Out)
   spin();
   if (kind === 'throw' && t === 37 && x === 1) throw new Error('boom at step ' + t);
   if (kind === 'names' && (t === 1 || t === 37)) console.log('names ' + t + ' ' + x + ': ' + a.getName() + ' ' + b.getName() + ' ' + v.getName());
+  if (kind === 'late:' + t) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
   v.setInt((3 * a.getInt() + 5 * b.getInt() + t + x) % 1000003);
 }
 export function c_print(x: number, v: In): void { console.log('v[' + x + '] = ' + v.getInt()); }
