@@ -13,6 +13,8 @@
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the machine's two-core ceiling for the kernels (pairCeiling): two sequential copies run at
 //     once, 2 × the time alone ÷ the slower copy's — what 1 × 2 could reach with no runtime at all;
+//   - the C++ kernels hand-parallelized with OpenMP on two threads (ompXSeq, bench/programs/pic3d_omp.cpp):
+//     what a shared-memory design with no runtime reaches, phases and all;
 //   - the SLOU characteristics of a traced run per configuration (luna analyze slow), the rows of
 //     seed 003's Table 1 (docs/pic.md), and on 1 × 2 the bound with no overhead (xSeqBound: the
 //     sequential CPU time over the larger of half the CFs' CPU time and the critical path);
@@ -136,6 +138,10 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const exe = join(dir, 'pic3d_seq');
     const cc = await runProgram(c.argv[0]!, [...c.argv.slice(1), ...cxxFlags(FLAGS), '-I', join(ROOT, 'examples', 'pic3d-cpp'), join(ROOT, 'bench', 'programs', 'pic3d_seq.cpp'), '-o', exe]);
     if (cc.code !== 0) throw new Error(`cannot compile the sequential C++ baseline:\n${cc.stderr}`);
+    // the same kernels hand-parallelized with OpenMP (a compiler without it leaves the row out, saying so)
+    const ompExe = join(dir, 'pic3d_omp');
+    const oc = await runProgram(c.argv[0]!, [...c.argv.slice(1), ...cxxFlags(FLAGS), '-fopenmp', '-I', join(ROOT, 'examples', 'pic3d-cpp'), join(ROOT, 'bench', 'programs', 'pic3d_omp.cpp'), '-o', ompExe]);
+    if (oc.code !== 0) notes.push(`ompXSeq left out: bench/programs/pic3d_omp.cpp does not compile with -fopenmp here: ${oc.stderr.split('\n')[0]}`);
 
     const all: [string, Params][] = ctx.quick ? [['small', SMALL]] : [['small', SMALL], ['seed', SEED]];
     const sizes = all.filter(([name]) => !only || only.size === name);
@@ -147,6 +153,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const seqCpu = { ts: [] as number[], cpp: [] as number[] };
         // the slower of two sequential copies run at once (see twice below)
         const pair = { ts: [] as number[], cpp: [] as number[] };
+        // the C++ kernels on two OpenMP threads
+        const omp: number[] = [];
         let sums: [number, number] = [NaN, NaN];
         /** one sequential run with `lang`'s kernels: its seconds (recorded with its CPU time and Σx) */
         const seqOnce = async (lang: 'ts' | 'cpp'): Promise<number> => {
@@ -176,6 +184,14 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           };
           await twice('ts');
           await twice('cpp');
+          // what a shared-memory design with no runtime reaches with these kernels on two threads
+          if (oc.code === 0) {
+            const out = await runProgram(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
+            if (out.code !== 0) throw new Error(`pic3d_omp: ${out.stderr}`);
+            const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
+            if (sx !== sums[1]) throw new Error(`pic3d_omp disagrees with the sequential C++ baseline: Σx ${sx} vs ${sums[1]}`);
+            omp.push(secs);
+          }
         };
         ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
         const runs: Record<string, string[]> = {};
@@ -199,6 +215,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           f[`${name}.${lang}.pairCeiling`] = sig((2 * s) / med(pair[lang]));
           units[`${name}.${lang}.pairCeiling`] = '×';
           notes.push(`${name}.${lang}.pairCeiling: 2 × the sequential ${lang === 'cpp' ? 'C++' : 'TypeScript'} program alone (${s.toFixed(3)} s) ÷ the slower of two copies run at once (${med(pair[lang]).toFixed(3)} s): the machine's two-core ceiling for xSeq`);
+          if (lang === 'cpp' && omp.length > 0) {
+            f[`${name}.cpp.ompXSeq`] = sig(s / med(omp));
+            units[`${name}.cpp.ompXSeq`] = '×';
+            notes.push(`${name}.cpp.ompXSeq: the sequential C++ program (${s.toFixed(3)} s) ÷ the same kernels on two OpenMP threads, subdomains shared out dynamically, no runtime (bench/programs/pic3d_omp.cpp, median of ${omp.length}: ${med(omp).toFixed(3)} s): what a hand-written shared-memory design reaches here`);
+          }
           f[`${name}.${lang}.seqMpsMin`] = sig(steps / Math.max(...seq[lang]) / 1e6);
           f[`${name}.${lang}.seqMpsMax`] = sig(steps / Math.min(...seq[lang]) / 1e6);
           units[`${name}.${lang}.seqMpsMin`] = units[`${name}.${lang}.seqMpsMax`] = 'M/s';
