@@ -4,8 +4,8 @@
 // subdomains shared out dynamically (a thread takes the next subdomain when it is done with one:
 // the cloud's centre is heavy), the threads meeting only where a phase reads the last one's
 // results; the initial cloud made in one part per thread, the first deposit reading the parts where
-// they were made. Buffers are kept across steps, which the sequential program does not do: the
-// probe is the most favourable design, not a fair copy.
+// they were made. The particle buffers are kept across steps (the sequential program makes new
+// ones each step), though they still grow as particles move: it faults as often (docs/pic.md).
 // Prints "<seconds> <sum of the x coordinates> <CPU seconds>" as pic3d_seq does; with PIC_PHASES
 // set, each phase's wall time and each thread's time working in it on stderr (where it idles).
 //   pic3d_omp N F NP NT K [threads, default 2]
