@@ -306,14 +306,17 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   if (!res.ok) pool.abort();
   const status = statusOf(res);
   const workersStarted = pool.started;
-  if (tr) { rt.traceCounters(ended); tr.programFinish(ended, STATUS.indexOf(status)); }
+  if (tr) rt.traceCounters(ended);
+  // a run cut short leaves its DFs unread for that reason alone
+  const unspent = status === 'completed' ? rt.unspentDfs(ended) : { dfs: 0, bytes: 0 };
+  tr?.programFinish(ended, STATUS.indexOf(status));
   await pool.stop(res.kind === 'interrupted' ? INTERRUPT_GRACE_MS : undefined);
   tr?.close();
   await tp.close();
   // terminated workers end within milliseconds unless they are in native code
   if (pool.stuck > 0) await new Promise((r) => setTimeout(r, 100));
   const machines = clockOffsets ? machinesOf(control.hosts) : undefined;
-  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(backgroundLowered > 0 ? { backgroundLowered } : {}), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut, ...(pool.rehearsalEnded ? { laneRehearsalEndedSmall: 1 } : {}) } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
+  return { ...res, status, clockOffsets, ...(machines ? { machines } : {}), stats: { ...rt.stats, ...recycledStats(), ...(unspent.dfs > 0 ? { unspentDfs: unspent.dfs, unspentMB: Math.round(unspent.bytes / 1e4) / 100 } : {}), ...(backgroundLowered > 0 ? { backgroundLowered } : {}), ...(rehearsed ? { rehearsedCfs: rehearsed.cfs, rehearsals: rehearsed.runs, rehearsalMs: Math.round(rehearsed.ns / 1e4) / 100 } : {}), ...(pool.rehearsedCfs > 0 || pool.rehearsalsCut > 0 ? { laneRehearsedCfs: pool.rehearsedCfs, lanesRehearsedTogether: pool.rehearsedTogether, laneRehearsalsCut: pool.rehearsalsCut, ...(pool.rehearsalEnded ? { laneRehearsalEndedSmall: 1 } : {}) } : {}), ...(pool.system ? { systemLaneBatches: pool.system.stats.batches, systemLaneSleeps: pool.system.stats.sleeps, systemLaneSuspends: pool.system.stats.suspends, systemLaneSuspendedMs: Math.round(pool.system.stats.suspendedNs / 1e3) / 1e3 } : {}), ...(tp.size > 1 ? messageStats(control, tp) : {}) }, wallNs: ended - started, systemCpuNs, bootWaitNs, startGcNs, workersStarted, stuckThreads: pool.stuck };
 }
 
 export interface SingleNodeOptions extends Omit<RunOptions, 'transport'> {

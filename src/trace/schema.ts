@@ -137,6 +137,11 @@ export const RECORDS = {
     writtenAt: 'end',
     doc: 'a global operation of dynamic array `array` (op indexes DDA_OPS) ran on [t, end) at its global descriptor, moving `exchanged` bytes its CFs sent by destination and `rearranged` bytes of its new distribution; or (op 2, 3) this node took part in one on [t, end), locked from LOCK to UNLOCK, sending those bytes; or (op 4) block `array` = P[j] of this node received its parts of a rearrangement by `end` (`rearranged` bytes), free from then on; or (op 5) at `end` this node told the global descriptor on the other node, between operations, what its CFs changed, sending `exchanged` bytes ahead (a count answered there without a message is made of these and the descriptor node\'s own `count (node)`)',
   },
+  dfUnspent: {
+    code: 27,
+    fields: [['t', 'time'], ['df', 'u32'], ['left', 'u32'], ['bytes', 'f64']],
+    doc: 'at the end of the run the DF was still held here, its req_count not reached: `left` requests never came, and its `bytes` stayed held from its post to the end',
+  },
 } as const satisfies Record<string, RecordDef>;
 
 export type RecordKind = keyof typeof RECORDS;

@@ -188,6 +188,8 @@ function reports(): SlowReport[] {
   ];
   // a report of a damaged trace (coverage below 1) goes through the same interpretation
   return [...base, { ...base[0]!, coverage: 0.8, warnings: ['trace: node0.thread1.lt: truncated'] },
+    // DFs held to the end, their req_count never reached
+    { ...base[0]!, unspent: { dfs: 5, bytes: 17e6, largest: [0, 1, 2, 3].map((p) => ({ df: `Q[2][${p}]`, node: p % 2, left: 18, bytes: 4.24e6 })) } },
     // runs that did not complete go through it too, their end said first
     ...(['hung', 'failed', 'lost', 'running'] as const).map((status) => ({ ...base[2]!, run: { status, message: 'the program hangs: nothing can run\n  CF w[2] waits for x[2]', complete: false } }))];
 }

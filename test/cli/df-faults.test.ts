@@ -1,7 +1,8 @@
 // Faults of the DF protocol name their authors, on one node and on two (real node processes):
 // a DF assigned twice names both writers, their positions and nodes, and the node holding the
 // DF; a DF read more often than its req_count allows blames the reader that asked once too
-// often, not the producer.
+// often, not the producer. A DF read less often than its req_count is no fault, but it is not
+// silent either: --timing counts it and the SLOW analysis of the trace names it.
 import { before, after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,8 @@ const PROGRAMS: Record<string, string> = {
   // lines 5, 6: two readers of x, which may be read once
   // a raw DF larger than one message between nodes can carry
   'huge.fa': 'import c_huge(int \`gib, name \`x) as huge;\nsub main() {\n    df x;\n    cf h: huge(5, x);\n}\n',
+  // x may be read 3 times and is read once: it stays held to the end; y is spent
+  'overcount.fa': `${HEAD}sub main() {\n    df x, y;\n    cf p: set(5, x) @ { req_count x = 3; };\n    cf r1: show("r1", x);\n    cf q: set(7, y) @ { req_count y = 1; };\n    cf r2: show("r2", y);\n}\n`,
   'toomany.fa': `${HEAD}sub main() {\n    df x;\n    cf r1: show("r1", x) @ { locator_cyclic: 0; };\n    cf r2: show("r2", x) @ { locator_cyclic: 1; };\n    cf p: set(5, x) @ { req_count x = 1; };\n}\n`,
 };
 
@@ -83,3 +86,19 @@ test('create() above the largest raw DF is refused with the limit, naming the DF
   assert.match(r.stderr, /^luna: error: exception in ucode c_huge: create\(5368709120\) on DF x: a raw DF holds a whole number of bytes from 0 to 4294901760 \(4 GiB less 64 KiB, the most one message between nodes carries\)$/m, explain(r));
   assert.match(r.stderr, /in CF h \(ucode c_huge, id \d+\) at huge\.fa:4:5 on node 0/, explain(r));
 });
+
+for (const nodes of [1, 2]) {
+  test(`a req_count never reached, ${nodes} node(s): counted by --timing, named by the analysis of the trace`, async () => {
+    const trace = join(dir, `overcount-${nodes}.ltr`);
+    const r = await luna(['run', '--nodes', String(nodes), '--threads', '1', '--timing', '--trace', trace, 'overcount.fa'], dir);
+    assert.equal(r.status, 0, explain(r));
+    assert.match(r.stdout, /r1 5/, explain(r));
+    const timing = JSON.parse(/luna: timing: (\{.*\})/.exec(r.stderr)?.[1] ?? '{}') as Record<string, number>;
+    assert.equal(timing.unspentDfs, 1, explain(r));
+    const a = await luna(['analyze', 'slow', trace], dir);
+    assert.equal(a.status, 0, explain(a));
+    const where = nodes > 1 ? ' on node \\d' : '';
+    assert.match(a.stdout, new RegExp(`1 DF \\(4 B\\) stayed in memory to the end of the run: its req_count was never reached — x${where} \\(4 B, 2 reads short\\)\\. `), explain(a));
+    assert.doesNotMatch(a.stdout, /— y/, 'y was spent');
+  });
+}

@@ -102,6 +102,22 @@ test('double assignment is an error naming the DF as the program names it', () =
   assert.throws(() => s.post('A#3.1.2', int(2), -1), (e: Error) => /DF A\[1\]\[2\] is assigned twice/.test(e.message));
 });
 
+test('unspent: the values held whose req_count was not reached, with the requests that never came; unlimited and spent DFs are not named', () => {
+  const s = new DfStore();
+  s.post('x#0', int(1), 3);
+  s.read('x#0', cf());
+  s.post('u#0', int(2), -1);
+  s.read('u#0', cf());
+  s.post('y#0', int(3), 1);
+  s.read('y#0', cf());
+  s.expect('w#0', cf());
+  s.post('v#0', { t: T_REAL, v: 0.5 }, 2);
+  assert.deepEqual(s.unspent(), [{ key: 'x#0', left: 2, bytes: 4 }, { key: 'v#0', left: 2, bytes: 8 }]);
+  s.read('x#0', cf());
+  s.read('x#0', cf());
+  assert.deepEqual(s.unspent().map((u) => u.key), ['v#0'], 'x spent: freed');
+});
+
 test('destroy: before the post the value is dropped; readers of it then fail; with readers or a positive count it is an error', () => {
   const s = new DfStore();
   s.destroy('d#0');

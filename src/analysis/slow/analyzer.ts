@@ -9,6 +9,7 @@
 // the trace is complete. An SPMD rank runs no CFs: its program between its first and last
 // operation is its work (U), less the waits in it (W).
 import { SpmdResolver } from '../../trace/model/spmd.js';
+import { UnspentResolver } from '../../trace/model/unspent.js';
 import { CODE } from '../../trace/columns.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { ModelListener, Slot, TraceModel } from '../../trace/model/model.js';
@@ -94,6 +95,8 @@ export class SlowAnalyzer implements ModelListener {
   cpEnd: PathNode | null = null;
   /** the run's graph, replayed under other options to predict what advice would gain (null: not asked) */
   readonly graph: RunGraph | null;
+  /** the DFs held to the end, their req_count not reached */
+  readonly unspent: UnspentResolver;
   /** per lane slot: when its first CF started (NaN: none yet) */
   readonly firstStart: Float64Array;
   /** DF families the advice may name (read by CFs, or waited for): how many indices, and a label that produces them */
@@ -121,6 +124,7 @@ export class SlowAnalyzer implements ModelListener {
     this.laneCfs = new Float64Array(slots);
     this.firstStart = new Float64Array(slots).fill(NaN);
     this.graph = opts.predict === false ? null : new RunGraph(this.N, this.T);
+    this.unspent = m.use(UnspentResolver);
     this.outside = new Array<number[] | null>(slots).fill(null);
     this.waitedTo = new Float64Array(slots).fill(-Infinity);
     this.pathOf = m.slot<PathNode>('slow: critical path');

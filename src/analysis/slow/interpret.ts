@@ -19,7 +19,7 @@ export const FINDING_KINDS = [
   'run-ended', 'summary', 'oversubscribed', 'bound', 'idle-nodes', 'idle-threads',
   'sequential', 'held-ready', 'uneven-nodes', 'order', 'tail',
   'latency', 'overhead', 'fine-grained', 'preemption',
-  'coverage', 'litvinov', 'waiting', 'late-start',
+  'coverage', 'litvinov', 'waiting', 'late-start', 'unspent',
 ] as const;
 export type FindingKind = typeof FINDING_KINDS[number];
 
@@ -79,7 +79,28 @@ export function interpretFindings(r: SlowReport): Finding[] {
       });
     }
   }
+  out.push(...unspent(r));
   return out;
+}
+
+/** DFs held to the end because their req_count was never reached: memory, not time, but silent otherwise. */
+function unspent(r: SlowReport): Finding[] {
+  const u = r.unspent;
+  if (!u || u.dfs === 0) return [];
+  const named = u.largest.slice(0, 3).map((x) => `${x.df}${r.nodes > 1 ? ` on node ${x.node}` : ''} (${size(x.bytes)}, ${x.left} ${plural(x.left, 'read')} short)`);
+  return [{
+    kind: 'unspent',
+    text: `${u.dfs} ${plural(u.dfs, 'DF')} (${size(u.bytes)}) stayed in memory to the end of the run: ${u.dfs === 1 ? 'its' : 'their'} req_count was never reached — ` +
+      `${named.join(', ')}${u.dfs > named.length ? ` and ${u.dfs - named.length} more` : ''}. A req_count above the number of CFs that read a DF keeps its value from its post ` +
+      'to the end, and its memory is never reused: set it to the number of reads.',
+    evidence: ['unspent'],
+  }];
+}
+
+function size(bytes: number): string {
+  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
+  if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`;
+  return `${bytes} B`;
 }
 
 const ENDED: Record<string, string> = {

@@ -155,6 +155,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     produces: [...an.produces.entries()].map(([label, family]) => ({ label, family })),
     ...predict(an, t, tTotal, cpLen),
     sysBusy: { total: an.busy.reduce((a, b) => a + b, 0), perNode: [...an.busy] },
+    unspent: { dfs: an.unspent.dfs, bytes: an.unspent.bytes, largest: an.unspent.largest.map((u) => ({ ...u })) },
     cfs: an.cfCount,
     meanCfNs: an.cfCount > 0 ? t.U / an.cfCount : 0,
     events: m.events,

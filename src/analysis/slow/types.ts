@@ -206,6 +206,12 @@ export interface SlowReport {
   predictionsSkipped: string;
   /** system-thread busy time (sysBusy), informational unless systemCores > 0 */
   sysBusy: { total: number; perNode: number[] };
+  /**
+   * DFs held from their post to the end of the run because their req_count was never reached
+   * (more than the CFs that read them): how many, their bytes, and the largest (at most 8) with
+   * the node that held each and the requests that never came
+   */
+  unspent: { dfs: number; bytes: number; largest: { df: string; node: number; left: number; bytes: number }[] };
   cfs: number;
   meanCfNs: number;
   events: number;
@@ -234,6 +240,7 @@ export const UNITS = {
   'series.windowNs': 'ns', 'series.requestedNs': 'ns (the --window asked for, when the run would need more than 10 000 windows of it; windowNs is the width used)', 'series.points[].*': 'ns (a window\'s five sum to windowNs × cores, the last window cut by the end)',
   'perCode[].code': 'code-fragment index', 'perCode[].cfs': 'count', 'perCode[].*': 'ns',
   'perLabel[].cfs': 'count', 'perLabel[].*': 'ns',
+  'unspent.dfs': 'count', 'unspent.bytes': 'bytes', 'unspent.largest[].node': 'node number', 'unspent.largest[].left': 'count (requests that never came)', 'unspent.largest[].bytes': 'bytes',
   'blame.*.total': 'ns', 'blame.*.*[].ns': 'ns', 'blame.*.*[].share': 'fraction of that blame total',
   'blame.waiting.waits': 'count',
   'blame.latency.byNodePair[].from': 'node number', 'blame.latency.byNodePair[].to': 'node number',

@@ -239,6 +239,26 @@ export class NodeRuntime {
     this.st.traceLive(at);
   }
 
+  /**
+   * The DFs this node holds at the end whose req_count was not reached (each kept its value from
+   * its post on): traced as dfUnspent at `at` when tracing, counted for --timing.
+   */
+  unspentDfs(at: number): { dfs: number; bytes: number } {
+    const tr = this.st.tr;
+    let bytes = 0;
+    const us = this.st.store.unspent();
+    for (const u of us) {
+      bytes += u.bytes;
+      if (tr) tr.dfUnspent(at, tr.dfName(u.key), u.left, u.bytes);
+    }
+    return { dfs: us.length, bytes };
+  }
+
+  /** The names of the DFs unspentDfs counts, as the program writes them (for messages). */
+  unspentKeys(): string[] {
+    return this.st.store.unspent().map((u) => displayDf(u.key));
+  }
+
   /** batches in flight on this node's worker threads */
   get inflight(): number {
     return this.batches.size;

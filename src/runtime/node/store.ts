@@ -591,6 +591,18 @@ export class DfStore {
   get size(): number {
     return this.entries.size;
   }
+
+  /**
+   * The values still held whose req_count was not reached (at the end of a run: a count above the
+   * reads the program made, which kept each value from its post to the end), in posting order,
+   * with the requests that never came and the value's bytes. A DF without a req_count is not one:
+   * it is kept by design.
+   */
+  unspent(): { key: DfKey; left: number; bytes: number }[] {
+    const out: { key: DfKey; left: number; bytes: number }[] = [];
+    for (const [key, e] of this.entries) if (e.v !== undefined && e.count > 0) out.push({ key, left: e.count, bytes: e.bytes });
+    return out;
+  }
 }
 
 /** Whether `key` is one of `k`'s kept keys of iterations [k.from, k.last] (an output that escapes at t is not). */
