@@ -37,17 +37,27 @@ export function hasErrors(ds: readonly Diagnostic[]): boolean {
 
 /**
  * Collects diagnostics, keeping at most `limit` per file and counting the rest, so that a stage
- * fed 10⁷ errors keeps 200 objects. `total` counts everything pushed (kept or not).
+ * fed 10⁷ errors keeps 200 objects; one that repeats a kept one (the same code, position and
+ * message) is kept once, with how often it came. `total` counts everything pushed (kept or not).
  */
 export class DiagnosticSink {
   readonly kept: Diagnostic[] = [];
   total = 0;
   private readonly perFile = new Map<string, { kept: number; omitted: number; errors: boolean }>();
+  /**
+   * the kept diagnostics by code, position and message, with how often each came again: a macro
+   * whose body is wrong is checked at every expansion, and 200 copies of one line said nothing more
+   */
+  private readonly repeats = new Map<string, { d: Diagnostic; n: number }>();
 
   constructor(private readonly limit = MAX_DIAGNOSTICS_PER_FILE) {}
 
   push(d: Diagnostic): void {
     this.total++;
+    const o = d.origin;
+    const key = d.code === OMITTED || !o ? '' : `${d.code}\0${o.file}\0${o.line}\0${o.col}\0${d.message}`;
+    const again = key === '' ? undefined : this.repeats.get(key);
+    if (again) { again.n++; return; }
     const f = fileKey(d);
     let s = this.perFile.get(f);
     if (!s) this.perFile.set(f, (s = { kept: 0, omitted: 0, errors: false }));
@@ -57,6 +67,7 @@ export class DiagnosticSink {
     } else if (s.kept < this.limit) {
       s.kept++;
       this.kept.push(d);
+      if (key !== '') this.repeats.set(key, { d, n: 0 });
     } else {
       s.omitted++;
       s.errors ||= d.severity === 'error';
@@ -66,6 +77,9 @@ export class DiagnosticSink {
   /** The kept diagnostics plus one LUNA-D001 per file that overflowed (unsorted). */
   result(): Diagnostic[] {
     const out = this.kept.slice();
+    for (const { d, n } of this.repeats.values()) {
+      if (n > 0) out[out.indexOf(d)] = { ...d, message: `${d.message} (and ${n} more ${n === 1 ? 'time' : 'times'} at this position)` };
+    }
     for (const [file, s] of this.perFile) {
       if (s.omitted === 0) continue;
       out.push({

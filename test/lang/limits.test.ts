@@ -2,7 +2,7 @@
 // limit through every stage — front end, compiler, evaluation of the compiled expression — and
 // stops beyond it with a positioned LUNA-S007; flat chains of any length work; macro bodies,
 // arguments and uses of any size work; expansion bombs stop at the documented size (P018);
-// diagnostics are capped per file with bounded excerpts.
+// diagnostics are capped per file with bounded excerpts, a repeated one shown once with its count.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -266,3 +266,13 @@ test('diagnostics: control characters and bidirectional overrides of a source ar
   assert.equal(lines[shown + 1]!.indexOf('^'), lines[shown]!.indexOf('\\x1b'));
 });
 
+
+test('diagnostics: one mistake in a macro body, checked at each of its expansions, is reported once with how often it came', () => {
+  const src = 'import c_show(int `x) as show;\n#define BAD(p) ($p + a)\nsub main() {\n    cf s1: show($BAD(1));\n    cf s2: show($BAD(2));\n    cf s3: show($BAD(3));\n    cf s4: show(b);\n}\n';
+  const r = frontEnd(src);
+  const undeclared = r.diagnostics.filter((d) => /undeclared name/.test(d.message));
+  assert.deepEqual(undeclared.map((d) => `${show(d)} ${d.message}`), [
+    "LUNA-E002@2:22 undeclared name 'a' (and 2 more times at this position)",
+    "LUNA-E002@7:17 undeclared name 'b'",
+  ], renderDiagnostics(r.diagnostics, r.pre));
+});
