@@ -45,12 +45,18 @@ test('ready board: a slot reused by a later entry is not taken for an earlier on
 test('priorities on two lanes: the lanes take the next fragments from the ready board in priority order, each once', async () => {
   const r = await luna(['run', '--timing', '--threads', '2', program('board')], { timeoutMs: 120_000 });
   assert.equal(r.status, 0, describeRun(r));
-  const order = lines(r.stdout).map(Number);
+  const starts = lines(r.stdout).map((l) => l.split(' ').map(Number) as [number, number]);
+  const order = starts.map(([i]) => i);
   assert.deepEqual([...order].sort((x, y) => x - y), Array.from({ length: 24 }, (_, i) => i), describeRun(r));
-  // in priority order: a lane woken late may start its fragment after the other lane has started
-  // the next few (so not strictly), but none after one far below it
-  for (let k = 0; k < order.length; k++) {
-    assert.ok(order.slice(k + 1).every((p) => p < order[k]! + 6), `${order[k]} started before a fragment 6 or more above it: ${order.join(' ')}`);
+  // in priority order, lane by lane: each lane takes the highest open fragment each time, so what
+  // one lane starts falls strictly. (Across the lanes the order is only nearly so: a lane whose
+  // thread the machine held back after its take starts that fragment after the other lane's next
+  // ones, by as many as the host's load allows; under load 9 fragments once.)
+  const lanes = new Map<number, number[]>();
+  for (const [i, thread] of starts) (lanes.get(thread) ?? lanes.set(thread, []).get(thread)!).push(i);
+  assert.equal(lanes.size, 2, `both lanes ran fragments: ${starts.map((s) => s.join('@')).join(' ')}`);
+  for (const [thread, seq] of lanes) {
+    assert.ok(seq.every((p, k) => k === 0 || p < seq[k - 1]!), `thread ${thread} started its fragments out of priority order: ${seq.join(' ')} (all: ${order.join(' ')})`);
   }
   const t = timingOf<{ batches: number; boardPosted: number; boardTaken: number; inline: number }>(r);
   assert.equal(t.inline, 0, describeRun(r));
