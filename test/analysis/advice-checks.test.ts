@@ -239,3 +239,20 @@ test('one node, every worker busy, the last one started late: the advice names t
   early.cf({ node: 0, thread: 2, cf: 20, label: 'w', start: 10, end: 1000 });
   assert.ok(!interpretFindings(analyzeSlow(manifest(1, 2), early.done(1000))).some((f) => f.kind === 'late-start'), 'started at 1 % of the run: no word');
 });
+
+test('pre-emption: one worker fewer is advised only when the useful work spread over the rest fits in the run', () => {
+  // one node, two lanes on two CPUs, every CF running longer than its CPU time
+  const run = (cpu: number): SlowReport => {
+    const tb = new TB(1);
+    let cf = 1;
+    for (let lane = 1; lane <= 2; lane++) for (let i = 0; i < 10; i++) tb.cf({ node: 0, thread: lane, cf: cf++, label: 'work', start: i * 100, end: i * 100 + 100, cpu });
+    return analyzeSlow({ ...manifest(1, 2), machines: [{ host: 'box', cores: 2, nodes: [0] }] }, tb.done(1000));
+  };
+  // 2 × 10 CFs of 80 ns of CPU: on one lane their work alone takes 1 600 ns, against 1 000 now
+  const busy = textOf(run(80), 'preemption');
+  assert.match(busy, /Fewer worker threads would not pay here: on 1 a node the CFs' useful work alone takes at least 1\.6 µs, against this run's 1(\.0)? µs/, busy);
+  assert.doesNotMatch(busy, /--threads/, busy);
+  // 20 ns each: 400 ns on one lane, well inside the run
+  const light = textOf(run(20), 'preemption');
+  assert.match(light, /leave a CPU to the runtime \(`--threads 1`\) so CFs run undisturbed \(on 1 a node the CFs' useful work alone takes at least 400 ns, against this run's 1(\.0)? µs\)/, light);
+});

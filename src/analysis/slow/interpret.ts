@@ -560,10 +560,17 @@ function overhead(r: SlowReport, g: Grain): Finding[] {
     const m = r.machines.find((x) => x.nodes.length > 0);
     const k = m ? Math.max(1, fittingThreads(m) - 1) : Math.max(1, r.threads - 1);
     const lead = `Most overhead is running CFs losing their CPU (${dur(o.preempt)} of wall time beyond their CPU time)`;
+    // fewer workers cannot beat the run when its useful work alone, spread over them, takes longer
+    const bound = r.t.U / (k * Math.max(1, r.nodes));
     out.push({
       kind: 'preemption', factor: 'O',
-      text: k < r.threads
-        ? `${lead}, to the system threads or other processes: leave a CPU to the runtime (${q(`${OPTION.threads} ${k}`)}) so CFs run undisturbed.`
+      text: k < r.threads && bound >= r.tWall
+        ? `${lead}, to the system threads or other processes. Fewer worker threads would not pay here: on ${k} a node the CFs' useful work alone ` +
+          `takes at least ${dur(bound)}, against this run's ${dur(r.tWall)}. What shortens the run is less work for each node's system thread` +
+          `${g.coarser ? ' (fewer, larger CFs)' : ''}, or a CPU of its own for it (a machine with more CPUs than worker threads).`
+        : k < r.threads
+        ? `${lead}, to the system threads or other processes: leave a CPU to the runtime (${q(`${OPTION.threads} ${k}`)}) so CFs run undisturbed ` +
+          `(on ${k} a node the CFs' useful work alone takes at least ${dur(bound)}, against this run's ${dur(r.tWall)}).`
         : `${lead}, although the workers fit the machine's CPUs: other processes, or the nodes' system threads, took them. ` +
           `Run on a quieter machine, or with fewer nodes per machine (${isClusterLauncher(r.launcher) ? (fewerRanks(r.launcher, Math.max(1, r.nodes - 1)) ?? 'the launcher\'s option for ranks per machine') : q(OPTION.nodes)}) so the system threads have CPUs of their own.`,
       evidence: ['overhead.preempt', 'machines'],
