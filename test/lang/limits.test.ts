@@ -266,7 +266,6 @@ test('diagnostics: control characters and bidirectional overrides of a source ar
   assert.equal(lines[shown + 1]!.indexOf('^'), lines[shown]!.indexOf('\\x1b'));
 });
 
-
 test('diagnostics: one mistake in a macro body, checked at each of its expansions, is reported once with how often it came', () => {
   const src = 'import c_show(int `x) as show;\n#define BAD(p) ($p + a)\nsub main() {\n    cf s1: show($BAD(1));\n    cf s2: show($BAD(2));\n    cf s3: show($BAD(3));\n    cf s4: show(b);\n}\n';
   const r = frontEnd(src);
