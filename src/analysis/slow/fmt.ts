@@ -12,6 +12,13 @@ export function pct(x: number, digits = 1): string {
   return `${x.toFixed(digits)}%`;
 }
 
+/** bytes → "4.2 MB", "294.4 kB", "4 B" (decimal units) */
+export function bytes(n: number): string {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${n} B`;
+}
+
 /** share in [0, 1] → "42%" */
 export function share(x: number): string {
   return `${Math.round(100 * x)}%`;

@@ -10,7 +10,7 @@
 
 import { OPTION, RULE, q } from './features.js';
 import { fewerRanks, isClusterLauncher, widenBinding } from '../../core/launchers.js';
-import { dur, pct, share } from './fmt.js';
+import { bytes, dur, pct, share } from './fmt.js';
 import type { MachineRow, SlowReport } from './types.js';
 
 const NOTABLE = 10; // percent of T_total worth a recommendation
@@ -87,20 +87,14 @@ export function interpretFindings(r: SlowReport): Finding[] {
 function unspent(r: SlowReport): Finding[] {
   const u = r.unspent;
   if (!u || u.dfs === 0) return [];
-  const named = u.largest.slice(0, 3).map((x) => `${x.df}${r.nodes > 1 ? ` on node ${x.node}` : ''} (${size(x.bytes)}, ${x.left} ${plural(x.left, 'read')} short)`);
+  const named = u.largest.slice(0, 3).map((x) => `${x.df}${r.nodes > 1 ? ` on node ${x.node}` : ''} (${bytes(x.bytes)}, ${x.left} ${plural(x.left, 'read')} short)`);
   return [{
     kind: 'unspent',
-    text: `${u.dfs} ${plural(u.dfs, 'DF')} (${size(u.bytes)}) stayed in memory to the end of the run: ${u.dfs === 1 ? 'its' : 'their'} req_count was never reached — ` +
+    text: `${u.dfs} ${plural(u.dfs, 'DF')} (${bytes(u.bytes)}) stayed in memory to the end of the run: ${u.dfs === 1 ? 'its' : 'their'} req_count was never reached — ` +
       `${named.join(', ')}${u.dfs > named.length ? ` and ${u.dfs - named.length} more` : ''}. A req_count above the number of CFs that read a DF keeps its value from its post ` +
       'to the end, and its memory is never reused: set it to the number of reads.',
     evidence: ['unspent'],
   }];
-}
-
-function size(bytes: number): string {
-  if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`;
-  if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`;
-  return `${bytes} B`;
 }
 
 const ENDED: Record<string, string> = {
