@@ -5,7 +5,8 @@
 //     1 thread, 1 node × 2 threads and 2 nodes × 1 thread (x-slabs split between the nodes);
 //   - the sequential baseline with the same kernels in the same run, interleaved with them: the
 //     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in a fresh
-//     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags);
+//     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags),
+//     under the C library tunables bin/luna's runs get (one malloc arena, huge pages);
 //   - 1 × 2's xSeq from pairs (pic-xseq.ts): LUNA_PIC_XSEQ_PAIRS (default 5) 1 × 2 runs, each beside
 //     a sequential run, the order swapped every pair; the median of the pairs' ratios, with their
 //     spread and the sequential reference's (xSeqMin/Max, seqMpsMin/Max; xSeqOfMedians: the ratio
@@ -42,7 +43,7 @@ import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
 import { type Params } from '../examples/pic3d/model.js';
-import { BenchSettingError, interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { BenchSettingError, interleavedTimed, LUNA_NODE_ENV, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
 import { exchangeShare, type ExchangeShare } from './pic-share.js';
 import { run as measureTransport } from './transport.js';
@@ -115,6 +116,14 @@ const argv = (lang: 'ts' | 'cpp' | 'dda' | 'dda-cpp', p: Params, c: Config, extr
     file, ...[p.N, p.F, p.NP, p.NT, p.K, 0, nodes].map(String)];
 };
 
+/**
+ * A baseline program (sequential, OpenMP) run under the C library's memory policy `bin/luna` sets
+ * for its runs (LUNA_NODE_ENV: one malloc arena, huge pages for the heap): the same kernels with
+ * the same allocator, so xSeq compares the runtime, not the malloc tunables (the sequential C++
+ * program runs ~1.5× faster under them on this machine, docs/pic.md).
+ */
+const baselineRun = (cmd: string, args: readonly string[]): ReturnType<typeof runProgram> => runProgram(cmd, args, undefined, { ...process.env, ...LUNA_NODE_ENV });
+
 /** The sequential TypeScript baseline's program (it prints Σx over its final particles: the TypeScript and C++ baselines must agree). */
 const SEQ_TS = join(ROOT, 'dist', 'bench', 'programs', 'pic3d-seq.js');
 
@@ -126,7 +135,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const notes: string[] = [];
   const sharesOnly = shareRows();
   if (sharesOnly) return shareRuns(ctx, sharesOnly, f, units, targets, notes);
-  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}`);
+  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}; the baselines run under bin/luna's C library tunables (GLIBC_TUNABLES=${LUNA_NODE_ENV.GLIBC_TUNABLES ?? ''})`);
   const only = rows();
   if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
   if (DEFINES.length) notes.push(`LUNA_PIC_DEFINES: pic3d.fa with -D ${DEFINES.join(' -D ')}`);
@@ -159,8 +168,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         /** one sequential run with `lang`'s kernels: its seconds (recorded with its CPU time and Σx) */
         const seqOnce = async (lang: 'ts' | 'cpp'): Promise<number> => {
           const out = lang === 'ts'
-            ? await runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
-            : await runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+            ? await baselineRun(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
+            : await baselineRun(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
           if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
           const [secs, sx, cpu] = out.stdout.trim().split(' ').map(Number) as [number, number, number];
           seq[lang].push(secs);
@@ -176,8 +185,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           // system (and whatever else holds a CPU) costs two lanes of kernels; no design beats it
           const twice = async (lang: 'ts' | 'cpp'): Promise<void> => {
             const one = (): Promise<{ code: number | null; stdout: string; stderr: string }> => lang === 'ts'
-              ? runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
-              : runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+              ? baselineRun(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
+              : baselineRun(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
             const both = await Promise.all([one(), one()]);
             for (const b of both) if (b.code !== 0) throw new Error(`two sequential ${lang} baselines at once: ${b.stderr}`);
             pair[lang].push(Math.max(...both.map((b) => Number(b.stdout.trim().split(' ')[0]))));
@@ -186,7 +195,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           await twice('cpp');
           // what a shared-memory design with no runtime reaches with these kernels on two threads
           if (oc.code === 0) {
-            const out = await runProgram(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
+            const out = await baselineRun(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
             if (out.code !== 0) throw new Error(`pic3d_omp: ${out.stderr}`);
             const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
             if (sx !== sums[1]) throw new Error(`pic3d_omp disagrees with the sequential C++ baseline: Σx ${sx} vs ${sums[1]}`);

@@ -21,7 +21,7 @@ const UCODES = `export function c_env(node: number): void {
 }
 `;
 
-test('bin/luna started as a file asks glibc for one malloc arena on every node, keeps the user\'s glibc tunables after it and drops NODE_EXTRA_CA_CERTS', async () => {
+test('bin/luna started as a file asks glibc for one malloc arena and huge pages on every node, keeps the user\'s glibc tunables after it and drops NODE_EXTRA_CA_CERTS', async () => {
   await inTempDir('luna-launcher-', async (dir) => {
     writeFileSync(join(dir, 'env.fa'), PROGRAM);
     writeFileSync(join(dir, 'ucodes.ts'), UCODES);
@@ -40,6 +40,7 @@ test('bin/luna started as a file asks glibc for one malloc arena on every node, 
         assert.equal(m[3], '(unset)', `no certificate bundle to load at start-up: ${line}`);
         const tunables = m[2]!.split(':');
         assert.equal(tunables[0], 'glibc.malloc.arena_max=1', line);
+        assert.equal(tunables[1], 'glibc.malloc.hugetlb=1', line);
         if (user !== undefined) assert.equal(tunables.at(-1), user, `the user's tunable is kept, last (the last setting wins): ${line}`);
       }
     }

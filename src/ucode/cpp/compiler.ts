@@ -83,14 +83,15 @@ export interface RunResult {
 }
 
 /**
- * Run a program to the end, capturing its output (never throws for a non-zero exit).
+ * Run a program to the end, capturing its output (never throws for a non-zero exit); `env`: its
+ * environment (default: this process's).
  * child_process is imported here, not at the top: a run whose ucodes are in the cache starts
  * no compiler and does not load it (with net, dgram and streams, several ms of start-up).
  */
-export async function runProgram(cmd: string, args: readonly string[], cwd?: string): Promise<RunResult> {
+export async function runProgram(cmd: string, args: readonly string[], cwd?: string, env?: NodeJS.ProcessEnv): Promise<RunResult> {
   const { execFile } = await import('node:child_process');
   return new Promise((done) => {
-    execFile(cmd, args, { cwd, maxBuffer: 64 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
+    execFile(cmd, args, { cwd, env, maxBuffer: 64 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { code?: number | string }) | null;
       if (e && typeof e.code === 'string') { done({ code: 127, stdout: '', stderr: `${cmd}: ${e.message}` }); return; }
       done({ code: e ? (typeof e.code === 'number' ? e.code : 1) : 0, stdout, stderr });
