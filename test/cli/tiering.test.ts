@@ -58,3 +58,53 @@ test('LUNA_V8_BUDGET that is not a number of bytes is refused by name, before an
     }
   });
 });
+
+const HEAVY = `import c_make(name \`x) as make;
+import c_show(value \`x) as show;
+sub main()
+{
+    df x;
+    cf m: make(x) @ { heavy; };
+    show(x);
+}
+`;
+const HEAVY_UCODES = `export function c_make(x) { x.setInt(7); }
+export function c_show(x) { if (x.getInt() !== 7) throw new Error('bad value'); }
+`;
+
+/** `luna run --timing` of the heavy program with the probe: the calls to optimise at exit, and the timing line. */
+async function heavyRun(dir: string, budget: string | undefined, program = 'heavy.fa'): Promise<{ calls: number; timing: Record<string, unknown> }> {
+  const env = { ...process.env };
+  if (budget === undefined) delete env.LUNA_V8_BUDGET; else env.LUNA_V8_BUDGET = budget;
+  const r = await runNode(['--allow-natives-syntax', '--no-concurrent-recompilation', '--import', pathToFileURL(join(dir, 'probe.mjs')).href, LUNA, 'run', '--timing', program], dir, 60_000, env);
+  assert.equal(r.status, 0, explain(r));
+  const m = /^PROBE-OPTIMISED-AFTER (\d+)$/m.exec(r.stderr), t = /^luna: timing: (\{.*\})$/m.exec(r.stderr);
+  assert.ok(m && t, `the probe and the timing line: ${explain(r)}`);
+  return { calls: Number(m[1]), timing: JSON.parse(t[1]!) as Record<string, unknown> };
+}
+
+test("a program that marks a CF heavy gives V8 its own budget back on V8 11; one the user set stays, and so does luna's for fine fragments", async () => {
+  await inTempDir('luna-tiering-heavy-', async (dir) => {
+    writeFileSync(join(dir, 'probe.mjs'), PROBE);
+    writeFileSync(join(dir, 'heavy.fa'), HEAVY);
+    writeFileSync(join(dir, 'fine.fa'), HEAVY.replace(' @ { heavy; }', ''));
+    writeFileSync(join(dir, 'ucodes.ts'), HEAVY_UCODES);
+    const v8s = await callsToOptimise(dir, 'default');
+    const luna = await callsToOptimise(dir, undefined);
+    const heavy = await heavyRun(dir, undefined);
+    const chosen = await heavyRun(dir, '32768');
+    const fine = await heavyRun(dir, undefined, 'fine.fa');
+    assert.equal(chosen.timing.tieringRelaxedAt, undefined, 'LUNA_V8_BUDGET set by the user: kept');
+    assert.equal(fine.timing.tieringRelaxedAt, undefined, 'two short CFs: nothing says the fragments are coarse');
+    if (process.versions.v8.startsWith('11.')) {
+      assert.equal(heavy.timing.tieringRelaxedAt, 0, 'given back before the first CF, by the hint');
+      assert.equal(heavy.calls, v8s, `after the heavy program, optimised after ${heavy.calls} calls: V8's default count ${v8s}`);
+      assert.equal(chosen.calls, luna, `with LUNA_V8_BUDGET=32768 after ${chosen.calls} calls: luna's ${luna}`);
+      assert.equal(fine.calls, luna);
+    } else {
+      // later V8s have no interrupt budget: nothing was lowered, nothing is given back
+      assert.equal(heavy.timing.tieringRelaxedAt, undefined);
+      assert.equal(heavy.calls, v8s);
+    }
+  });
+});

@@ -34,6 +34,7 @@ import { tuned } from '../tuning.js';
 import { LoopRun } from './loop-run.js';
 import { FINISHED, InlineLoops, TIME_UP } from './loop-inline.js';
 import { LoopTrace } from './loop-trace.js';
+import { TieringWatch } from './tiering.js';
 import type { Served } from './store.js';
 import type { Spread } from './spread.js';
 
@@ -228,6 +229,7 @@ export class NodeRuntime {
       && !this.st.ordered && policy.name === 'default' ? new InlineLoops(this.st, this.inlineHost) : null;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
+    this.tiering = new TieringWatch(policy, program.hasHeavy);
   }
 
   get live(): number {
@@ -835,6 +837,8 @@ export class NodeRuntime {
   private readonly nativeSteps = tuned('LUNA_NATIVE_STEPS') !== 0;
   /** codes' measurements so far (measureCode): the inline rule's figures change only with them */
   private measured = 0;
+  /** whether this node's fragments are coarse enough to give V8 its own tiering budget back */
+  readonly tiering: TieringWatch;
 
   /**
    * The examiner begins loop `loop`: planned before any of it is unrolled (its windows go out at
@@ -1443,6 +1447,7 @@ export class NodeRuntime {
     const n = this.costN[c]!;
     this.costViewCode = -1;
     this.measured++;
+    if (this.tiering.open) this.tiering.measured(ns);
     // A quick average over the first calls (the first, cold calls of a function are much slower
     // than the rest), then a slow one: a lone outlier (a GC pause, the thread descheduled) moves
     // it by an eighth at most, so a code near the inline threshold does not flip between the

@@ -210,6 +210,20 @@ export const BECAME_LONG = 2;
 function levelNs(cost: CodeCost): number {
   return cost.recentNs >= BECAME_LONG * cost.meanNs ? cost.recentNs : cost.meanNs;
 }
+/**
+ * CFs this long on average make a node's fragments coarse: it gives V8 its own tiering budget
+ * back (relaxTiering). A cold fragment's runtime path costs the system thread ~40 µs, a warm one
+ * ~4 µs (the startup bench's chains of 1 000 and 200 000, docs/benchmarks.md), so from 1 ms a
+ * fragment the early optimising saves under 4 % of the work, while its compiles, on V8's helper
+ * threads, take the workers' CPU. With V8's budget throughout (`LUNA_V8_BUDGET=default`, bin/luna,
+ * alternated pairs, medians): the PIC at the seed's parameters, C++ kernels, 1 × 2 874 → 733 ms,
+ * 1 × 1 1 056 → 943, 2 × 1 1 186 → 1 060 (6 pairs each), TypeScript kernels 1 × 2 1 920 → 1 803
+ * (3); matmul_bench 640 on 2 threads 628 → 604 (6); chains of 20 000 and 200 000 empty CFs, whose
+ * fragments stay fine, 47 / 95 ms against 48 / 99 (6).
+ */
+export const COARSE_CF_NS = 1_000_000;
+/** The CFs a node measures before their mean decides whether its fragments are coarse. */
+export const COARSE_SAMPLE = 32;
 /** Longest code a lone CF may run inline for (the system thread also serves the network). */
 export const ALONE_INLINE_NS = 1_000_000;
 /**
@@ -736,6 +750,17 @@ export class DefaultPolicy implements SchedulingPolicy {
    */
   bootAtOnce(cores: number, lanes: number, heavy = false): number {
     return Math.max(1, Math.min(lanes, heavy ? cores : cores - 1));
+  }
+
+  /**
+   * V8's own tiering budget for a node of coarse fragments (core/tiering.ts): a program that marks
+   * a CF `heavy` says so before it starts; otherwise its first COARSE_SAMPLE measured CFs decide,
+   * by their mean against COARSE_CF_NS.
+   */
+  relaxTiering(heavy: boolean, measured: number, meanNs: number): boolean | undefined {
+    if (heavy) return true;
+    if (measured < COARSE_SAMPLE) return undefined;
+    return meanNs >= COARSE_CF_NS;
   }
 
   /**

@@ -298,6 +298,14 @@ export interface SchedulingPolicy {
    */
   bootAtOnce?(cores: number, lanes: number, heavy?: boolean): number;
   /**
+   * Whether this node's fragments are coarse enough that V8's own tiering budget serves it better
+   * than the lowered one `bin/luna` starts with (core/tiering.ts): asked before the first CF
+   * (`measured` 0; `heavy`: the program marks some CF `heavy`), then after each CF measured, with
+   * the mean time of the `measured` so far, until it answers. undefined: not yet known; absent:
+   * never.
+   */
+  relaxTiering?(heavy: boolean, measured: number, meanNs: number): boolean | undefined;
+  /**
    * Before a ucode of mean cost `meanNs` runs on the system thread of a node of several, write
    * the messages queued so far (they would leave only after it): a peer may wait for them.
    */

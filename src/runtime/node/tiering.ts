@@ -1,0 +1,36 @@
+// When a node gives V8 its own tiering budget back (core/tiering.ts): the policy decides from the
+// program's `heavy` hint and the mean time of the node's first measured CFs; this keeps the count
+// until it has, and then costs nothing.
+import { canRelaxTiering, relaxTiering } from '../../core/tiering.js';
+import type { SchedulingPolicy } from '../policy/types.js';
+
+export class TieringWatch {
+  /** still counting: the policy has not decided (never open where there is nothing to give back) */
+  open: boolean;
+  /** the CFs measured when this node gave the budget back (0: before its first, by the hint); -1: it did not */
+  relaxedAt = -1;
+  private n = 0;
+  private sumNs = 0;
+
+  /** `relax`, `can`: the mechanism (core/tiering.ts), replaced in tests */
+  constructor(private readonly policy: Pick<SchedulingPolicy, 'relaxTiering'>, private readonly heavy: boolean,
+    private readonly relax: () => boolean = relaxTiering, can = canRelaxTiering()) {
+    this.open = can;
+    if (this.open) this.decide();
+  }
+
+  /** A CF of this node took `ns`. */
+  measured(ns: number): void {
+    this.n++;
+    this.sumNs += ns;
+    this.decide();
+  }
+
+  private decide(): void {
+    const d = this.policy.relaxTiering ? this.policy.relaxTiering(this.heavy, this.n, this.n > 0 ? this.sumNs / this.n : 0) : false;
+    if (d === undefined) return;
+    this.open = false;
+    // another node of this process may have given it back already: the first says when
+    if (d && this.relax()) this.relaxedAt = this.n;
+  }
+}
