@@ -6,7 +6,8 @@
 //   - the sequential baseline with the same kernels in the same run, interleaved with them: the
 //     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in a fresh
 //     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags),
-//     under the C library tunables bin/luna's runs get (one malloc arena, huge pages);
+//     under the C library tunables bin/luna's runs get (one malloc arena, huge pages); and the
+//     same programs as shipped, under the C library's defaults (xSeqPlain, seqPlainMps);
 //   - 1 × 2's xSeq from pairs (pic-xseq.ts): LUNA_PIC_XSEQ_PAIRS (default 5) 1 × 2 runs, each beside
 //     a sequential run, the order swapped every pair; the median of the pairs' ratios, with their
 //     spread and the sequential reference's (xSeqMin/Max, seqMpsMin/Max; xSeqOfMedians: the ratio
@@ -165,13 +166,18 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         // the C++ kernels on two OpenMP threads
         const omp: number[] = [];
         let sums: [number, number] = [NaN, NaN];
+        // the sequential programs as shipped, under the C library's defaults (xSeqPlain)
+        const seqPlain = { ts: [] as number[], cpp: [] as number[] };
+        /** one sequential run with `lang`'s kernels (`plain`: without bin/luna's tunables): seconds, Σx, CPU seconds */
+        const seqRun = async (lang: 'ts' | 'cpp', plain = false): Promise<[number, number, number]> => {
+          const [cmd, args] = lang === 'ts' ? [process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]] : [exe, [p.N, p.F, p.NP, p.NT, p.K].map(String)];
+          const out = plain ? await runProgram(cmd, args) : await baselineRun(cmd, args);
+          if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
+          return out.stdout.trim().split(' ').map(Number) as [number, number, number];
+        };
         /** one sequential run with `lang`'s kernels: its seconds (recorded with its CPU time and Σx) */
         const seqOnce = async (lang: 'ts' | 'cpp'): Promise<number> => {
-          const out = lang === 'ts'
-            ? await baselineRun(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
-            : await baselineRun(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
-          if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
-          const [secs, sx, cpu] = out.stdout.trim().split(' ').map(Number) as [number, number, number];
+          const [secs, sx, cpu] = await seqRun(lang);
           seq[lang].push(secs);
           seqCpu[lang].push(cpu);
           sums[lang === 'ts' ? 0 : 1] = sx;
@@ -180,6 +186,11 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const baseline = async (): Promise<void> => {
           await seqOnce('ts');
           await seqOnce('cpp');
+          for (const lang of ['ts', 'cpp'] as const) {
+            const [secs, sx] = await seqRun(lang, true);
+            if (sx !== sums[lang === 'ts' ? 0 : 1]) throw new Error(`the sequential ${lang} program disagrees with itself under the C library's defaults: Σx ${sx}`);
+            seqPlain[lang].push(secs);
+          }
           // the machine's own two-core ceiling for these kernels: two sequential copies at once,
           // no runtime at all. Each copy's time over the time alone is what sharing the memory
           // system (and whatever else holds a CPU) costs two lanes of kernels; no design beats it
@@ -228,6 +239,16 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
             f[`${name}.cpp.ompXSeq`] = sig(s / med(omp));
             units[`${name}.cpp.ompXSeq`] = '×';
             notes.push(`${name}.cpp.ompXSeq: the sequential C++ program (${s.toFixed(3)} s) ÷ the same kernels on two OpenMP threads, subdomains shared out dynamically, no runtime (bench/programs/pic3d_omp.cpp, median of ${omp.length}: ${med(omp).toFixed(3)} s): what a hand-written shared-memory design reaches here`);
+          }
+          // against the sequential program as a user runs it, under the C library's defaults: the
+          // reference of the figures read before the baselines ran under bin/luna's tunables
+          if (configs.includes('1x2')) {
+            const plain = med(seqPlain[lang]);
+            f[`${name}.${lang}.seqPlainMps`] = sig(steps / plain / 1e6);
+            units[`${name}.${lang}.seqPlainMps`] = 'M/s';
+            f[`${name}.${lang}.1x2.xSeqPlain`] = sig(plain / (r[`${lang}.1x2`]!.programMs / 1000));
+            units[`${name}.${lang}.1x2.xSeqPlain`] = '×';
+            notes.push(`${name}.${lang}.1x2.xSeqPlain: the sequential program under the C library's defaults (median of ${seqPlain[lang].length}: ${plain.toFixed(3)} s, against ${s.toFixed(3)} s under bin/luna's tunables) ÷ the 1×2 median`);
           }
           f[`${name}.${lang}.seqMpsMin`] = sig(steps / Math.max(...seq[lang]) / 1e6);
           f[`${name}.${lang}.seqMpsMax`] = sig(steps / Math.min(...seq[lang]) / 1e6);
