@@ -6,8 +6,9 @@
 //   - the sequential baseline with the same kernels in the same run, interleaved with them: the
 //     F³ subdomains one after another in a plain loop (examples/pic3d/sequential.ts in a fresh
 //     process, bench/programs/pic3d-seq.ts; bench/programs/pic3d_seq.cpp compiled with the same flags),
-//     under the C library tunables bin/luna's runs get (one malloc arena, huge pages); and the
-//     same programs as shipped, under the C library's defaults (xSeqPlain, seqPlainMps);
+//     under the C library tunables bin/luna's runs get (one malloc arena, huge pages: the harness
+//     runs as bin/luna does); and the same programs under the C library's defaults (xSeqPlain,
+//     seqPlainMps);
 //   - 1 × 2's xSeq from pairs (pic-xseq.ts): LUNA_PIC_XSEQ_PAIRS (default 5) 1 × 2 runs, each beside
 //     a sequential run, the order swapped every pair; the median of the pairs' ratios, with their
 //     spread and the sequential reference's (xSeqMin/Max, seqMpsMin/Max; xSeqOfMedians: the ratio
@@ -44,7 +45,7 @@ import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
 import { type Params } from '../examples/pic3d/model.js';
-import { BenchSettingError, interleavedTimed, LUNA_NODE_ENV, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
+import { BenchSettingError, interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
 import { exchangeShare, type ExchangeShare } from './pic-share.js';
 import { run as measureTransport } from './transport.js';
@@ -118,12 +119,15 @@ const argv = (lang: 'ts' | 'cpp' | 'dda' | 'dda-cpp', p: Params, c: Config, extr
 };
 
 /**
- * A baseline program (sequential, OpenMP) run under the C library's memory policy `bin/luna` sets
- * for its runs (LUNA_NODE_ENV: one malloc arena, huge pages for the heap): the same kernels with
- * the same allocator, so xSeq compares the runtime, not the malloc tunables (the sequential C++
- * program runs ~1.5× faster under them on this machine, docs/pic.md).
+ * The environment of a baseline run under the C library's defaults (xSeqPlain): the harness runs
+ * as bin/luna does (run.ts asLuna), so every other baseline gets bin/luna's tunables (one malloc
+ * arena, huge pages for the heap), as luna's runs do.
  */
-const baselineRun = (cmd: string, args: readonly string[]): ReturnType<typeof runProgram> => runProgram(cmd, args, undefined, { ...process.env, ...LUNA_NODE_ENV });
+function plainEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.GLIBC_TUNABLES;
+  return env;
+}
 
 /** The sequential TypeScript baseline's program (it prints Σx over its final particles: the TypeScript and C++ baselines must agree). */
 const SEQ_TS = join(ROOT, 'dist', 'bench', 'programs', 'pic3d-seq.js');
@@ -136,7 +140,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const notes: string[] = [];
   const sharesOnly = shareRows();
   if (sharesOnly) return shareRuns(ctx, sharesOnly, f, units, targets, notes);
-  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}; the baselines run under bin/luna's C library tunables (GLIBC_TUNABLES=${LUNA_NODE_ENV.GLIBC_TUNABLES ?? ''})`);
+  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}; the baselines run under bin/luna's C library tunables (GLIBC_TUNABLES=${process.env.GLIBC_TUNABLES ?? ''}), xSeqPlain's without any`);
   const only = rows();
   if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
   if (DEFINES.length) notes.push(`LUNA_PIC_DEFINES: pic3d.fa with -D ${DEFINES.join(' -D ')}`);
@@ -171,7 +175,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         /** one sequential run with `lang`'s kernels (`plain`: without bin/luna's tunables): seconds, Σx, CPU seconds */
         const seqRun = async (lang: 'ts' | 'cpp', plain = false): Promise<[number, number, number]> => {
           const [cmd, args] = lang === 'ts' ? [process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]] : [exe, [p.N, p.F, p.NP, p.NT, p.K].map(String)];
-          const out = plain ? await runProgram(cmd, args) : await baselineRun(cmd, args);
+          const out = await runProgram(cmd, args, undefined, plain ? plainEnv() : undefined);
           if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
           return out.stdout.trim().split(' ').map(Number) as [number, number, number];
         };
@@ -196,8 +200,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           // system (and whatever else holds a CPU) costs two lanes of kernels; no design beats it
           const twice = async (lang: 'ts' | 'cpp'): Promise<void> => {
             const one = (): Promise<{ code: number | null; stdout: string; stderr: string }> => lang === 'ts'
-              ? baselineRun(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
-              : baselineRun(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+              ? runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
+              : runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
             const both = await Promise.all([one(), one()]);
             for (const b of both) if (b.code !== 0) throw new Error(`two sequential ${lang} baselines at once: ${b.stderr}`);
             pair[lang].push(Math.max(...both.map((b) => Number(b.stdout.trim().split(' ')[0]))));
@@ -206,7 +210,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           await twice('cpp');
           // what a shared-memory design with no runtime reaches with these kernels on two threads
           if (oc.code === 0) {
-            const out = await baselineRun(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
+            const out = await runProgram(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
             if (out.code !== 0) throw new Error(`pic3d_omp: ${out.stderr}`);
             const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
             if (sx !== sums[1]) throw new Error(`pic3d_omp disagrees with the sequential C++ baseline: Σx ${sx} vs ${sums[1]}`);
