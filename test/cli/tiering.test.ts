@@ -1,6 +1,6 @@
 // bin/luna's V8 tiering budget (LUNA_V8_BUDGET): on V8 11 (Node 20) a hot function is optimised
-// after fewer calls than with V8's default, the value reaches the whole process, and a bad value
-// is refused by name. A probe (`--import`) counts, as the process exits, the calls a small
+// after fewer calls than with V8's default, the value reaches the whole process, a bad value is
+// refused by name, and a program that marks a CF heavy gives V8 its own budget back. A probe (`--import`) counts, as the process exits, the calls a small
 // function takes to be optimised; compilation is synchronous so the count is the same every run.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
