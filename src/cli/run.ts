@@ -131,13 +131,18 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // before any worker thread starts: the threads there are now are Node's and V8's own
   lowerBackgroundOnLanes(tuned('LUNA_V8_NICE') ?? BACKGROUND_NICE);
   niceWhileAhead(tuned('LUNA_SYSTEM_NICE') ?? SYSTEM_NICE_AHEAD);
-  // a one-node program that marks a CF heavy boots its workers while it compiles (the default
-  // policy's rule, which every policy forwards; the pool adopts them, see bootEarly)
-  const onHeavy = launch.launcher === 'local' && (o.nodes ?? 1) === 1 ? (): void => {
-    const cores = nodeCpus(launch, ranksOnThisHost(launch, 1), cpuSet());
+  // a program that marks a CF heavy boots its workers while it compiles (the default policy's
+  // rule, which every policy forwards; the pool adopts them, see bootEarly): on several nodes too,
+  // where a node spawned after node 0 had loaded otherwise began to boot its workers only once it
+  // had compiled the program too (the PIC's node 1 ran its first CF 170 ms into the run, node 0
+  // at 27 ms)
+  const nodesOfRun = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
+  let bootedEarly = false;
+  const onHeavy = (): void => {
+    const cores = nodeCpus(launch, ranksOnThisHost(launch, nodesOfRun), cpuSet());
     const rule = new DefaultPolicy(), lanes = o.threads ?? cores;
-    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, 1, true)) bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true));
-  } : undefined;
+    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodesOfRun, true)) { bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true)); bootedEarly = true; }
+  };
   const cache = programCacheDir(o.cache !== false);
   if ('error' in cache) { say(`luna: error: ${cache.error}`); return 2; }
   const loaded = await loadProgram(file, { defines: o.define, ucodes: o.ucodes?.split(',').filter(Boolean), cxxflags: o.cxxflags, onHeavy, programCache: cache.dir });
@@ -193,7 +198,7 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // from here on a signal ends the run in order (trace flushed, manifest `interrupted`)
   const stop = catchInterrupts();
   const compiled = { frontEndMs: +(loaded.frontEnd?.ms ?? 0).toFixed(3), compileMs: +(loaded.compileMs ?? 0).toFixed(3), programCache: loaded.frontEnd?.cache };
-  const p: Prepared = { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, compiled, stop, stuck: false };
+  const p: Prepared = { launch, say, nodes, threads, cores, heartbeatMs, cfTimeoutNs, chosen, program: loaded.program, bundle: loaded.bundle, compiled, stop, stuck: false, bootedEarly };
   let code = 1;
   try {
     code = await runCaught(file, args, o, p);
@@ -229,6 +234,8 @@ interface Prepared {
   stop: Interrupts;
   /** set when the run left a worker thread stuck in native code */
   stuck: boolean;
+  /** the workers began to boot while the program compiled (a CF marked heavy) */
+  bootedEarly: boolean;
 }
 
 /** The run itself, once its options are checked; `p.stop` says when it is to stop. */
@@ -288,7 +295,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     return report(res, o.trace);
   }
   // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
-  if (loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
+  if (!p.bootedEarly && loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');
