@@ -134,14 +134,14 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // a program that marks a CF heavy boots its workers while it compiles (the default policy's
   // rule, which every policy forwards; the pool adopts them, see bootEarly): on several nodes too,
   // where a node spawned after node 0 had loaded otherwise began to boot its workers only once it
-  // had compiled the program too (the PIC's node 1 ran its first CF 170 ms into the run, node 0
-  // at 27 ms)
-  const nodesOfRun = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
+  // had compiled the program too (the PIC's node 1 ran its first CF 170–196 ms into the run,
+  // node 0 at 19–27 ms)
+  const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
   let bootedEarly = false;
   const onHeavy = (): void => {
-    const cores = nodeCpus(launch, ranksOnThisHost(launch, nodesOfRun), cpuSet());
+    const cores = nodeCpus(launch, ranksOnThisHost(launch, nodes), cpuSet());
     const rule = new DefaultPolicy(), lanes = o.threads ?? cores;
-    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodesOfRun, true)) { bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true)); bootedEarly = true; }
+    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, true)) { bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true)); bootedEarly = true; }
   };
   const cache = programCacheDir(o.cache !== false);
   if ('error' in cache) { say(`luna: error: ${cache.error}`); return 2; }
@@ -154,7 +154,6 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     if (e instanceof ArgsError) { say(`luna: error: ${e.message}`); return 2; }
     throw e;
   }
-  const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
   // nodes on one host share its cores (`--nodes 2` on 8 cores runs 4 worker threads per node),
   // unless a launcher bound each rank to CPUs of its own
   const cpus = cpuSet();
