@@ -1,4 +1,4 @@
-// When a node gives V8 its own tiering budget back: the default policy's rule (the `heavy` hint,
+// When a node raises V8's tiering budget: the default policy's rule (the `heavy` hint,
 // then the mean of the first measured CFs), the watcher that asks it and calls the mechanism at
 // most once, and a policy that forwards to one without the rule. Pure bookkeeping, no threads.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { COARSE_CF_NS, COARSE_SAMPLE, DefaultPolicy } from '../../src/runtime/po
 import { ForwardingPolicy } from '../../src/runtime/policy/forward.js';
 import { TieringWatch } from '../../src/runtime/node/tiering.js';
 
-test('the default policy gives the budget back for a heavy hint at once, else by the mean of the first measured CFs', () => {
+test('the default policy raises the budget for a heavy hint at once, else by the mean of the first measured CFs', () => {
   const p = new DefaultPolicy();
   assert.equal(p.relaxTiering(true, 0, 0), true);
   assert.equal(p.relaxTiering(false, 0, 0), undefined);
@@ -47,6 +47,11 @@ test('fine CFs keep the lowered budget; a heavy hint relaxes before any CF; noth
   // another node of the process gave it back first: this one does not say it did
   const second = new TieringWatch(new DefaultPolicy(), true, () => false, true);
   assert.equal(second.relaxedAt, -1);
+  // raised as the program loaded (cli/run.ts): before the first CF, and nothing left to do
+  const loaded = new TieringWatch(new DefaultPolicy(), true, relax, false, true);
+  assert.equal(loaded.open, false);
+  assert.equal(loaded.relaxedAt, 0);
+  assert.equal(relaxed, 1);
 });
 
 test('a policy without the rule keeps the budget, and a forwarding policy forwards the rule', () => {

@@ -837,7 +837,7 @@ export class NodeRuntime {
   private readonly nativeSteps = tuned('LUNA_NATIVE_STEPS') !== 0;
   /** codes' measurements so far (measureCode): the inline rule's figures change only with them */
   private measured = 0;
-  /** whether this node's fragments are coarse enough to give V8 its own tiering budget back */
+  /** whether this node's fragments are coarse enough to raise V8's tiering budget */
   readonly tiering: TieringWatch;
 
   /**

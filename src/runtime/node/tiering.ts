@@ -1,20 +1,22 @@
-// When a node gives V8 its own tiering budget back (core/tiering.ts): the policy decides from the
-// program's `heavy` hint and the mean time of the node's first measured CFs; this keeps the count
-// until it has, and then costs nothing.
-import { canRelaxTiering, relaxTiering } from '../../core/tiering.js';
+// When a node raises V8's tiering budget (core/tiering.ts): the policy decides from the program's
+// `heavy` hint and the mean time of the node's first measured CFs; this keeps the count until it
+// has, and then costs nothing. A program that marks a CF heavy has the budget raised as it loads
+// (cli/run.ts), before this node exists.
+import { canRelaxTiering, relaxTiering, tieringRelaxed } from '../../core/tiering.js';
 import type { SchedulingPolicy } from '../policy/types.js';
 
 export class TieringWatch {
   /** still counting: the policy has not decided (never open where there is nothing to give back) */
   open: boolean;
-  /** the CFs measured when this node gave the budget back (0: before its first, by the hint); -1: it did not */
+  /** the CFs measured when this node raised the budget (0: before its first, by the hint, or raised as the program loaded); -1: it did not */
   relaxedAt = -1;
   private n = 0;
   private sumNs = 0;
 
-  /** `relax`, `can`: the mechanism (core/tiering.ts), replaced in tests */
+  /** `relax`, `can`, `already`: the mechanism (core/tiering.ts), replaced in tests */
   constructor(private readonly policy: Pick<SchedulingPolicy, 'relaxTiering'>, private readonly heavy: boolean,
-    private readonly relax: () => boolean = relaxTiering, can = canRelaxTiering()) {
+    private readonly relax: () => boolean = relaxTiering, can = canRelaxTiering(), already = tieringRelaxed()) {
+    if (already) this.relaxedAt = 0;
     this.open = can;
     if (this.open) this.decide();
   }

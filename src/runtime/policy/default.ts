@@ -211,8 +211,8 @@ function levelNs(cost: CodeCost): number {
   return cost.recentNs >= BECAME_LONG * cost.meanNs ? cost.recentNs : cost.meanNs;
 }
 /**
- * CFs this long on average make a node's fragments coarse: it gives V8 its own tiering budget
- * back (relaxTiering). A cold fragment's runtime path costs the system thread ~40 µs, a warm one
+ * CFs this long on average make a node's fragments coarse: it raises V8's tiering budget
+ * (relaxTiering; to 8 × V8's own, bin/luna). A cold fragment's runtime path costs the system thread ~40 µs, a warm one
  * ~4 µs (the startup bench's chains of 1 000 and 200 000, docs/benchmarks.md), so from 1 ms a
  * fragment the early optimising saves under 4 % of the work, while its compiles, on V8's helper
  * threads, take the workers' CPU. With V8's budget throughout (`LUNA_V8_BUDGET=default`, bin/luna,
@@ -753,9 +753,9 @@ export class DefaultPolicy implements SchedulingPolicy {
   }
 
   /**
-   * V8's own tiering budget for a node of coarse fragments (core/tiering.ts): a program that marks
-   * a CF `heavy` says so before it starts; otherwise its first COARSE_SAMPLE measured CFs decide,
-   * by their mean against COARSE_CF_NS.
+   * A high tiering budget for a node of coarse fragments (core/tiering.ts): a program that marks
+   * a CF `heavy` says so before it starts (and cli/run.ts asks this as the program loads);
+   * otherwise its first COARSE_SAMPLE measured CFs decide, by their mean against COARSE_CF_NS.
    */
   relaxTiering(heavy: boolean, measured: number, meanNs: number): boolean | undefined {
     if (heavy) return true;

@@ -298,7 +298,7 @@ export interface SchedulingPolicy {
    */
   bootAtOnce?(cores: number, lanes: number, heavy?: boolean): number;
   /**
-   * Whether this node's fragments are coarse enough that V8's own tiering budget serves it better
+   * Whether this node's fragments are coarse enough that a high tiering budget serves it better
    * than the lowered one `bin/luna` starts with (core/tiering.ts): asked before the first CF
    * (`measured` 0; `heavy`: the program marks some CF `heavy`), then after each CF measured, with
    * the mean time of the `measured` so far, until it answers. undefined: not yet known; absent:
