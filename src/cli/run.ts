@@ -145,8 +145,9 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
     if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, true)) { bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true)); bootedEarly = true; }
     // and raises V8's tiering budget before it compiles (the same rule's): the compiler's own
     // functions were otherwise optimised on V8's helper threads beside the booting workers and
-    // into the run (the PIC at the seed's parameters, 1 × 2, 6 alternated pairs, medians:
-    // compileMs 273 → 232, programMs 703 → 648, the process's CPU 2.12 → 1.92 s)
+    // into the run. The PIC at the seed's parameters, 1 × 2: raised from the process's start, 6
+    // alternated pairs, medians, compileMs 273 → 232, programMs 703 → 648, the process's CPU 2.12
+    // → 1.92 s; raised here, 3 pairs, compileMs 285–397 → 222–282 (the runs within the noise)
     if (rule.relaxTiering(true, 0, 0) === true) relaxTiering();
   };
   const cache = programCacheDir(o.cache !== false);
