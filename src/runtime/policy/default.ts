@@ -212,10 +212,10 @@ function levelNs(cost: CodeCost): number {
 }
 /**
  * CFs this long on average make a node's fragments coarse: it raises V8's tiering budget
- * (relaxTiering; to 8 × V8's own, bin/luna). A cold fragment's runtime path costs the system thread ~40 µs, a warm one
- * ~4 µs (the startup bench's chains of 1 000 and 200 000, docs/benchmarks.md), so from 1 ms a
- * fragment the early optimising saves under 4 % of the work, while its compiles, on V8's helper
- * threads, take the workers' CPU. With V8's budget throughout (`LUNA_V8_BUDGET=default`, bin/luna,
+ * (relaxTiering; to 8 × V8's own, bin/luna). A cold fragment's runtime path costs the system
+ * thread ~40 µs, a warm one ~4 µs (the startup bench's chains of 1 000 and 200 000,
+ * docs/benchmarks.md), so from 1 ms a fragment the early optimising saves under 4 % of the work,
+ * while its compiles, on V8's helper threads, take the workers' CPU. With V8's budget throughout (`LUNA_V8_BUDGET=default`, bin/luna,
  * alternated pairs, medians): the PIC at the seed's parameters, C++ kernels, 1 × 2 874 → 733 ms,
  * 1 × 1 1 056 → 943, 2 × 1 1 186 → 1 060 (6 pairs each), TypeScript kernels 1 × 2 1 920 → 1 803
  * (3); matmul_bench 640 on 2 threads 628 → 604 (6); chains of 20 000 and 200 000 empty CFs, whose
