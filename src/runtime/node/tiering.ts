@@ -6,7 +6,7 @@ import { canRelaxTiering, relaxTiering, tieringRelaxed } from '../../core/tierin
 import type { SchedulingPolicy } from '../policy/types.js';
 
 export class TieringWatch {
-  /** still counting: the policy has not decided (never open where there is nothing to give back) */
+  /** still counting: the policy has not decided (never open where there is nothing to raise) */
   open: boolean;
   /** the CFs measured when this node raised the budget (0: before its first, by the hint, or raised as the program loaded); -1: it did not */
   relaxedAt = -1;
