@@ -2,9 +2,10 @@
 // so that the runtime's per-fragment path is optimised within the first couple of thousand
 // fragments (docs/runtime.md, "Tiering"). A program of long fragments gains nothing from that and
 // pays for it: the functions marked early are compiled on V8's helper threads, which take CPU
-// from the workers. `bin/luna` hands over the function that raises the budget (to 8 × V8's own)
-// under a symbol, as it does the collector (collector.ts); without it (a budget the user set,
-// Node 22+, luna-ts used as a library or in the tests' harness) there is nothing to raise.
+// from the workers. `bin/luna` hands over the function that raises the budget (to 8 × V8's own;
+// on Node 22+, whose V8 counts calls, the counts) under a symbol, as it does the collector
+// (collector.ts); without it (a budget the user set, luna-ts used as a library or in the tests'
+// harness) there is nothing to raise.
 
 /** Where bin/luna leaves the function that raises V8's interrupt budget (a registered symbol). */
 export const TIERING = Symbol.for('luna.tiering');
