@@ -313,10 +313,10 @@ export async function runTimed(argv: (string | number)[], timeoutMs = 120_000, e
 }
 
 /**
- * Several configurations interleaved `reps` times, each a fresh `luna run --timing`; per
- * configuration the run with the median program time.
+ * Several configurations interleaved `reps` times, each a fresh `luna run --timing` (`before`
+ * each, if given); per configuration the run with the median program time.
  */
-export async function interleavedTimed<K extends string>(reps: number, runs: Record<K, (string | number)[]>, baseline?: () => void | Promise<void>): Promise<Record<K, Timed>> {
+export async function interleavedTimed<K extends string>(reps: number, runs: Record<K, (string | number)[]>, baseline?: () => void | Promise<void>, before?: () => Promise<void>): Promise<Record<K, Timed>> {
   const keys = Object.keys(runs) as K[];
   const samples = Object.fromEntries(keys.map((k) => [k, [] as Timed[]])) as unknown as Record<K, Timed[]>;
   // a baseline measured by the caller takes its turn in every round, at a place that rotates too
@@ -324,7 +324,7 @@ export async function interleavedTimed<K extends string>(reps: number, runs: Rec
   for (let r = 0; r < reps; r++) {
     for (const k of roundOrder(turns, r)) {
       if (k === null) await baseline!();
-      else samples[k].push(await runTimed(runs[k]));
+      else { await before?.(); samples[k].push(await runTimed(runs[k])); }
     }
   }
   return Object.fromEntries(keys.map((k) => {

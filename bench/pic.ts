@@ -13,6 +13,10 @@
 //     a sequential run, the order swapped every pair; the median of the pairs' ratios, with their
 //     spread and the sequential reference's (xSeqMin/Max, seqMpsMin/Max; xSeqOfMedians: the ratio
 //     of the medians, as xSeq was read before);
+//   - every timed run (luna's and the baselines') right after 1 GiB touched and let go
+//     (LUNA_PIC_WARM_MB), so each finds pages the host backs: this virtual machine reports freed
+//     pages to its host, and a page it took back costs a host fault on first touch (the two
+//     speeds measured first: firstTouchColdGiBps, firstTouchWarmGiBps);
 //   - the CFs per step and the system thread's CPU per CF (counts that hold on a loaded machine);
 //   - the machine's two-core ceiling for the kernels (pairCeiling): two sequential copies run at
 //     once, 2 × the time alone ÷ the slower copy's — what 1 × 2 could reach with no runtime at all;
@@ -39,7 +43,7 @@
 //   LUNA_PIC_SHARES=small:cpp.2x1 node dist/bench/run.js pic --reps 6 --no-save   only those
 //   exchange-share rows (1x2, 2x1, 1x1.noneLeave, cpp.1x2, cpp.2x1) at that size, each traced
 //   --reps times in rotated rounds: the median, and every run's share with the load beside it
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
@@ -103,8 +107,44 @@ function xSeqPairs(quick: boolean): number {
   return n;
 }
 
+/**
+ * LUNA_PIC_WARM_MB: the MiB of memory touched and let go just before every timed run (the
+ * sequential, OpenMP and paired baselines' too), so that each run finds the guest's free pages
+ * backed by the host (bench/programs/touch_pages.cpp); 0: none, each run meets the pages the one
+ * before it left. 1 024 covers the largest footprint here, two processes of ~400 MB (2 × 1, the
+ * pair of sequential copies).
+ */
+function warmMb(): number {
+  const v = process.env.LUNA_PIC_WARM_MB;
+  if (v === undefined || v.trim() === '') return 1024;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65536) throw new BenchSettingError(`LUNA_PIC_WARM_MB must be a whole number of MiB from 0 to 65536, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/**
+ * How long the kernel waits before it reports freed pages to the host (2 s in Linux's
+ * page_reporting), with a margin: after this long idle, a touch meets pages the host took back.
+ */
+const REPORTED_AFTER_MS = 5000;
+
+/**
+ * How this (virtual) machine gives freed pages back to its host, from the page_reporting module's
+ * parameters (virtio-balloon free page reporting); undefined where it has none. min_free_ms is how
+ * long a page must stay free before it is reported (0: at once, so a run's pages are taken back
+ * between runs); `echo 30000 > …/min_free_ms` as root holds them for 30 s.
+ */
+function pageReporting(): string | undefined {
+  const dir = '/sys/module/page_reporting/parameters';
+  const read = (f: string): string | undefined => { try { return readFileSync(join(dir, f), 'utf8').trim(); } catch { return undefined; } };
+  const order = read('page_reporting_order');
+  if (order === undefined) return undefined;
+  const minFree = read('min_free_ms');
+  return `free blocks of order ${order} (${(4 << Number(order)) / 1024} MiB)${minFree !== undefined ? `, once free for ${minFree} ms (${dir}/min_free_ms)` : ''}`;
+}
+
 /** The suite's settings checked before anything is measured (bench/run.ts calls it first). */
-export function settings(): void { rows(); shareRows(); xSeqPairs(false); }
+export function settings(): void { rows(); shareRows(); xSeqPairs(false); warmMb(); }
 
 /** LUNA_PIC_DEFINES (`NAME[=value],…`): -D macros for every pic3d.fa run, e.g. SUBDOMAIN_SWEEPS (the sweeps on the subdomains, not on slabs of the grid) */
 const DEFINES = (process.env.LUNA_PIC_DEFINES ?? '').split(',').map((d) => d.trim()).filter((d) => d !== '');
@@ -156,6 +196,31 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
     const ompExe = join(dir, 'pic3d_omp');
     const oc = await runProgram(c.argv[0]!, [...c.argv.slice(1), ...cxxFlags(FLAGS), '-fopenmp', '-I', join(ROOT, 'examples', 'pic3d-cpp'), join(ROOT, 'bench', 'programs', 'pic3d_omp.cpp'), '-o', ompExe]);
     if (oc.code !== 0) notes.push(`ompXSeq left out: bench/programs/pic3d_omp.cpp does not compile with -fopenmp here: ${oc.stderr.split('\n')[0]}`);
+    // every timed run meets pages the host backs (warmMb)
+    const mb = warmMb();
+    const touchExe = join(dir, 'touch_pages');
+    if (mb > 0) {
+      const tc = await runProgram(c.argv[0]!, [...c.argv.slice(1), '-O2', join(ROOT, 'bench', 'programs', 'touch_pages.cpp'), '-o', touchExe]);
+      if (tc.code !== 0) throw new Error(`cannot compile bench/programs/touch_pages.cpp:\n${tc.stderr}`);
+    }
+    /** `mb` MiB touched and let go: the GiB/s of the touch */
+    const touch = async (): Promise<number> => {
+      const out = await runProgram(touchExe, [String(mb)]);
+      if (out.code !== 0) throw new Error(`touch_pages: ${out.stderr}`);
+      const [m, secs] = out.stdout.trim().split(' ').map(Number) as [number, number];
+      return m / 1024 / secs;
+    };
+    const warm = async (): Promise<void> => { if (mb > 0) await touch(); };
+    const reporting = pageReporting();
+    if (reporting) notes.push(`this machine reports freed pages to its host: ${reporting}`);
+    if (mb > 0 && !ctx.quick) {
+      // the machine's two speeds of first touch: pages the host took back, then pages it backs
+      await new Promise((done) => setTimeout(done, REPORTED_AFTER_MS));
+      f.firstTouchColdGiBps = sig(await touch());
+      f.firstTouchWarmGiBps = sig(await touch());
+      units.firstTouchColdGiBps = units.firstTouchWarmGiBps = 'GiB/s';
+      notes.push(`firstTouchColdGiBps / firstTouchWarmGiBps: ${mb} MiB of huge pages touched after ${REPORTED_AFTER_MS / 1000} s idle (pages the host took back), then at once again (pages it backs); every timed run below follows a touch of ${mb} MiB (LUNA_PIC_WARM_MB, 0: none)`);
+    } else if (mb === 0) notes.push('LUNA_PIC_WARM_MB=0: no touch before the timed runs, each meets the pages the run before it left (this machine: docs/pic.md, "Pages the host backs")');
 
     const all: [string, Params][] = ctx.quick ? [['small', SMALL]] : [['small', SMALL], ['seed', SEED]];
     const sizes = all.filter(([name]) => !only || only.size === name);
@@ -175,6 +240,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         /** one sequential run with `lang`'s kernels (`plain`: without bin/luna's tunables): seconds, Σx, CPU seconds */
         const seqRun = async (lang: 'ts' | 'cpp', plain = false): Promise<[number, number, number]> => {
           const [cmd, args] = lang === 'ts' ? [process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]] : [exe, [p.N, p.F, p.NP, p.NT, p.K].map(String)];
+          await warm();
           const out = await runProgram(cmd, args, undefined, plain ? plainEnv() : undefined);
           if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
           return out.stdout.trim().split(' ').map(Number) as [number, number, number];
@@ -202,6 +268,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
             const one = (): Promise<{ code: number | null; stdout: string; stderr: string }> => lang === 'ts'
               ? runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
               : runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+            await warm();
             const both = await Promise.all([one(), one()]);
             for (const b of both) if (b.code !== 0) throw new Error(`two sequential ${lang} baselines at once: ${b.stderr}`);
             pair[lang].push(Math.max(...both.map((b) => Number(b.stdout.trim().split(' ')[0]))));
@@ -210,6 +277,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           await twice('cpp');
           // what a shared-memory design with no runtime reaches with these kernels on two threads
           if (oc.code === 0) {
+            await warm();
             const out = await runProgram(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
             if (out.code !== 0) throw new Error(`pic3d_omp: ${out.stderr}`);
             const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
@@ -220,12 +288,12 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         ctx.log(`pic: ${name} (N=${p.N}, F=${p.F}, NP=${p.NP}, NT=${p.NT}, K=${p.K}), ${reps} rounds`);
         const runs: Record<string, string[]> = {};
         for (const lang of ['ts', 'cpp'] as const) for (const cfg of configs) runs[`${lang}.${cfg}`] = argv(lang, p, cfg);
-        const r = await interleavedTimed(reps, runs, baseline);
+        const r = await interleavedTimed(reps, runs, baseline, warm);
         // 1 × 2's xSeq from pairs of runs side by side (pic-xseq.ts)
         const nPairs = configs.includes('1x2') ? xSeqPairs(ctx.quick) : 0;
         const pairs: Record<'ts' | 'cpp', XSeqPair[]> = { ts: [], cpp: [] };
         for (const lang of nPairs > 0 ? ['ts', 'cpp'] as const : []) {
-          pairs[lang] = await alternatePairs(nPairs, () => seqOnce(lang), async () => (await runTimed(argv(lang, p, '1x2'))).programMs / 1000,
+          pairs[lang] = await alternatePairs(nPairs, () => seqOnce(lang), async () => { await warm(); return (await runTimed(argv(lang, p, '1x2'))).programMs / 1000; },
             () => loadavg()[0]!, (x, i) => ctx.log(`pic: ${name} ${lang} xSeq pair ${i + 1}/${nPairs}: sequential ${x.seqSecs.toFixed(3)} s, 1×2 ${x.runSecs.toFixed(3)} s, ${(x.seqSecs / x.runSecs).toFixed(2)}× (load ${x.load.toFixed(1)})`));
         }
         if (sums[0] !== sums[1]) throw new Error(`the sequential baselines disagree: Σx ${sums[0]} (TypeScript) vs ${sums[1]} (C++)`);
@@ -304,6 +372,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         for (const lang of ['ts', 'cpp'] as const) {
           for (const cfg of configs) {
             const trace = join(dir, `${name}-${lang}-${cfg}`);
+            await warm();
             await runTimed(argv(lang, p, cfg, ['--trace', trace]), 600_000);
             const rep = analyzeSlowTrace(trace);
             const k = `${name}.${lang}.${cfg}.slou`;
