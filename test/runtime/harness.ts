@@ -22,6 +22,7 @@ import { DefaultPolicy } from '../../src/runtime/policy/default.js';
 import type { SchedulingPolicy } from '../../src/runtime/policy/types.js';
 import type { DfValue } from '../../src/ucode/value.js';
 import type { NativeUcodes } from '../../src/ucode/cpp/native.js';
+import type { TraceSink } from '../../src/trace/schema.js';
 
 export type Ucodes = Record<string, unknown>;
 
@@ -151,6 +152,8 @@ export interface HarnessOptions {
    * of several lanes then begins in the FIFO order
    */
   unbooted?: boolean;
+  /** each node's trace sink (a test's recorder: the node writes its records to it) */
+  trace?: (node: number) => TraceSink;
   /** called with each node's runtime before the program starts */
   observe?: (rt: NodeRuntime, node: number) => void;
   /** called for each node before the program starts: register participants, channels */
@@ -189,7 +192,7 @@ export async function runInProcess(program: string | CompiledProgram, ucodes: Uc
     const control = new Control(router, now);
     const fragments = new FragmentLayer(router, control, { now });
     const policy = typeof o.policy === 'function' ? o.policy(tp.rank) : o.policy ?? new DefaultPolicy();
-    const rt = new NodeRuntime(compiled, { rank: tp.rank, size: tp.size, lanes: lanes.lanes, now, remote: fragments.remote }, lanes, policy);
+    const rt = new NodeRuntime(compiled, { rank: tp.rank, size: tp.size, lanes: lanes.lanes, now, remote: fragments.remote, trace: o.trace?.(tp.rank) }, lanes, policy);
     lanes.onResult = (r) => rt.onResult(r);
     fragments.attach(rt);
     let desk: RequestDesk | undefined;

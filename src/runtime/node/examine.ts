@@ -5,7 +5,7 @@
 // so one evaluation pass discovers everything a CF needs at this level.
 import type { CallSite, ForSite, IfSite, Site, SubCallSite, WhileSite } from '../../program/compile.js';
 import { argValue, dfValueOf, truthy, type CDfRef, type CExpr, type Frame } from '../../program/expr.js';
-import { blockPrefix } from '../../core/cfid.js';
+import { blockPrefix, childGid } from '../../core/cfid.js';
 import { displayDf, familyKey, pushKey, type DfKey } from '../../core/dfkey.js';
 import { T_INT, type DfValue } from '../../ucode/value.js';
 import type { Forward, Task } from '../exec/protocol.js';
@@ -14,6 +14,7 @@ import { RunFault } from './fault.js';
 import type { NodeState } from './state.js';
 import { Placer, type Spread } from './spread.js';
 import { placeOf } from './place.js';
+import { ConditionFrame, decidable } from './fold-if.js';
 
 /**
  * The outputs of a CF that has none (shared: a waiting CF costs what it must hold, no more).
@@ -135,10 +136,15 @@ export class Interpreter {
   examined = 0;
   private readonly f: EvalFrame;
   private readonly placer: Placer;
+  /** decides the `if`s a spawner may (fold-if.ts); null: none is decided here */
+  private readonly conditions: ConditionFrame | null;
 
   constructor(private readonly st: NodeState) {
     this.f = new EvalFrame(st);
     this.placer = new Placer(st.size, st.self, st.policy);
+    // only where an `if` would stay: every `if` without a locator runs on node 0 unless the
+    // policy places it (and not in FIFO order: spawnInto)
+    this.conditions = st.size === 1 || (st.self === 0 && !st.policy.caps.places) ? new ConditionFrame(st.size, st.self) : null;
   }
 
   /**
@@ -586,7 +592,41 @@ export class Interpreter {
       for (let k = 0; k < block.dfs.length; k++) { const d = block.dfs[k]!; e[d.slot] = familyKey(d.name, id); }
     }
     const stmts = block.stmts;
-    for (let k = 0; k < stmts.length; k++) st.enqueue(st.newCf(stmts[k]!, e, id, -1, parent));
+    if (this.conditions === null || st.fifo) {
+      for (let k = 0; k < stmts.length; k++) st.enqueue(st.newCf(stmts[k]!, e, id, -1, parent));
+      return;
+    }
+    const out = this.spawnedScratch;
+    for (let k = 0; k < stmts.length; k++) this.spawnInto(out, stmts[k]!, e, id, -1, parent);
+    for (let k = 0; k < out.length; k++) st.enqueue(out[k]!);
+    out.length = 0;
+  }
+
+  /** spawnBlock's CFs before they are queued (reused: spawnInto never spawns a block) */
+  private readonly spawnedScratch: Cf[] = [];
+
+  /**
+   * The CFs statement `stmt` of a block with id prefix `prefix` (iteration `iter`, -1: not a
+   * loop's) becomes, appended to `out`: itself, or, for an `if` decided here (fold-if.ts), the
+   * CFs of its body when its condition holds (with the ids, environment and parent the `if` would
+   * give them), none when it does not.
+   */
+  private spawnInto(out: Cf[], stmt: Site, env: unknown[], prefix: string, iter: number, parent: Cf): void {
+    // (in FIFO order an `if` spawns its body at the queue's tail when its turn comes, which the
+    // spawner cannot do in its place)
+    const c = this.conditions;
+    if (c !== null && !this.st.fifo && decidable(stmt)) {
+      const go = c.decide(stmt, env);
+      if (go === false) return;
+      if (go === true) {
+        // the block id the `if` CF would have: its own id (core/cfid.ts)
+        const id = blockPrefix(childGid(prefix, iter, stmt.spawnNo), -1);
+        const body = stmt.body.stmts;
+        for (let k = 0; k < body.length; k++) this.spawnInto(out, body[k]!, env, id, -1, parent);
+        return;
+      }
+    }
+    out.push(this.st.newCf(stmt, env, prefix, iter, parent));
   }
 
   private subCall(cf: Cf, site: SubCallSite): Outcome {
@@ -665,7 +705,7 @@ export class Interpreter {
           const id = blockPrefix(prefix, i);
           for (let k = 0; k < dfs.length; k++) env[dfs[k]!.slot] = familyKey(dfs[k]!.name, id);
         }
-        for (let k = 0; k < stmts.length; k++) spawned.push(st.newCf(stmts[k]!, env, prefix, i, cf));
+        for (let k = 0; k < stmts.length; k++) this.spawnInto(spawned, stmts[k]!, env, prefix, i, cf);
       }
     } else {
       // spread: only what runs here, and what nobody can place yet where the loop began; the
