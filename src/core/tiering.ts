@@ -7,7 +7,7 @@
 // (collector.ts); without it (a budget the user set, luna-ts used as a library or in the tests'
 // harness) there is nothing to raise.
 
-/** Where bin/luna leaves the function that raises V8's interrupt budget (a registered symbol). */
+/** Where bin/luna leaves the function that raises V8's tiering budget or call counts (a registered symbol). */
 export const TIERING = Symbol.for('luna.tiering');
 
 let relaxed = false;

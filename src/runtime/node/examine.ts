@@ -592,10 +592,6 @@ export class Interpreter {
       for (let k = 0; k < block.dfs.length; k++) { const d = block.dfs[k]!; e[d.slot] = familyKey(d.name, id); }
     }
     const stmts = block.stmts;
-    if (this.conditions === null || st.fifo) {
-      for (let k = 0; k < stmts.length; k++) st.enqueue(st.newCf(stmts[k]!, e, id, -1, parent));
-      return;
-    }
     const out = this.spawnedScratch;
     for (let k = 0; k < stmts.length; k++) this.spawnInto(out, stmts[k]!, e, id, -1, parent);
     for (let k = 0; k < out.length; k++) st.enqueue(out[k]!);
