@@ -38,6 +38,7 @@ export const TUNING = {
   LUNA_LANE_REHEARSE_MS: { what: 'how long the workers\' rehearsal with `--warm-start` may last at most, ms', min: 0 },
   LUNA_REHEARSE_CFS: { what: 'how many fragments `--warm-start` rehearses on the system thread while the workers boot (0: none)', min: 0, integer: true },
   LUNA_V8_NICE: { what: 'how far V8\'s background threads are lowered once lanes run fragments, or from the first fragment of a one-node program with a loop that begins with no worker started (0: not at all)', min: 0, max: 19, integer: true },
+  LUNA_LANE_NICE: { what: 'how far a node of coarse fragments lowers its worker lanes\' priority below its system thread, in nice steps (0: not at all)', min: 0, max: 19, integer: true },
   LUNA_V8_NICE_START: { what: 'whether a one-node program with a loop, a while or a sub call that begins with no worker thread started lowers V8\'s background threads (by LUNA_V8_NICE) at its first fragment (0: only once lanes run)', min: 0, max: 1, integer: true },
   LUNA_PIN_LANES: { what: 'whether each worker lane is pinned to a CPU of its own where the node may use as many CPUs as it has worker lanes (0: not pinned)', min: 0, max: 1, integer: true },
   LUNA_SYSTEM_NICE: { what: 'how far the system thread is lowered while every worker lane has a batch in flight, where it may get its priority back (0: never)', min: 0, max: 19, integer: true },

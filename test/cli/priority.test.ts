@@ -2,7 +2,8 @@
 // started before luna's code) run at a lower priority (LUNA_V8_NICE, 10 by default), while the system thread and
 // the worker threads keep the process's; a run of a few fragments on the system thread leaves them. A ucode reads every thread's nice value from /proc (on Linux a nice value is a
 // thread's own) and says where it ran. A one-node program with a loop that begins with no worker
-// started lowers them at its first fragment: there they took the system thread's own CPU.
+// started lowers them at its first fragment: there they took the system thread's own CPU. A node
+// of coarse fragments (a CF marked `heavy`) runs its worker lanes below its system thread.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -148,6 +149,46 @@ test("a loop program that begins on the system thread lowers V8's background thr
     const off = await run({ ...env(), LUNA_V8_NICE_START: '0' });
     assert.equal(off.n.where, 'SYSTEM');
     assert.deepEqual(off.n.others.filter((n) => n !== off.n.main), [], `LUNA_V8_NICE_START=0: ${off.n.others.join(', ')}`);
+    assert.equal(off.lowered, undefined);
+  });
+});
+
+/** a CF marked heavy: the node's fragments are coarse from the start, and `nices` runs on a lane */
+const HEAVY = `import start(name \`x) as start;
+import nices(value \`x) as nices;
+sub main()
+{
+    df x;
+    cf s: start(x);
+    cf n: nices(x) @ { heavy; };
+}
+`;
+
+test('a node of coarse fragments runs its lanes below the system thread (LUNA_LANE_NICE, 5 by default; 0: not)', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+  await inTempDir('luna-priority-lanes-', async (dir) => {
+    const run = async (e: NodeJS.ProcessEnv): Promise<{ n: Nices; lowered: unknown }> => {
+      writeFileSync(join(dir, 'nices.fa'), HEAVY);
+      writeFileSync(join(dir, 'ucodes.ts'), UCODES);
+      const r = await luna(['run', '--timing', '--threads', '2', 'nices.fa'], dir, 60_000, e);
+      assert.equal(r.status, 0, explain(r));
+      const m = /^(SYSTEM|LANE) (-?\d+) MAIN (-?\d+) OTHERS ([-\d,]*)$/m.exec(r.stdout);
+      assert.ok(m, explain(r));
+      const t = /^luna: timing: (\{.*\})$/m.exec(r.stderr);
+      assert.ok(t, explain(r));
+      return { n: { where: m[1]!, self: Number(m[2]), main: Number(m[3]), others: m[4] === '' ? [] : m[4]!.split(',').map(Number) }, lowered: (JSON.parse(t[1]!) as { lanesLowered?: unknown }).lanesLowered };
+    };
+    const on = await run({ ...env(), LUNA_V8_NICE: '0' });
+    assert.equal(on.n.where, 'LANE', 'a heavy CF runs on a lane');
+    assert.equal(on.n.self, Math.min(19, on.n.main + 5), `the lane at the system thread's nice ${on.n.main} + 5: ${on.n.self}`);
+    // both lanes: the other one too (V8's threads left as they are here)
+    assert.equal(at(on.n.others, on.n.main + 5), 1, `the other lane lowered too: ${on.n.others.join(', ')}`);
+    assert.equal(on.lowered, 2);
+    const three = await run({ ...env(), LUNA_V8_NICE: '0', LUNA_LANE_NICE: '3' });
+    assert.equal(three.n.self, Math.min(19, three.n.main + 3), `LUNA_LANE_NICE=3: ${three.n.self}`);
+    const off = await run({ ...env(), LUNA_V8_NICE: '0', LUNA_LANE_NICE: '0' });
+    assert.equal(off.n.where, 'LANE');
+    assert.equal(off.n.self, off.n.main, `LUNA_LANE_NICE=0: ${off.n.self}`);
+    assert.deepEqual(off.n.others.filter((n) => n !== off.n.main), [], off.n.others.join(', '));
     assert.equal(off.lowered, undefined);
   });
 });

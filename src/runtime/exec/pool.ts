@@ -16,7 +16,7 @@ import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
 import { SystemLane } from './system-lane.js';
 import type { TraceSink } from '../../trace/schema.js';
-import { buildingAhead, lowerBackgroundNow } from './priority.js';
+import { buildingAhead, lowerBackgroundNow, lowerPriority } from './priority.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
@@ -202,6 +202,12 @@ export class WorkerPool {
   private stopped = false;
   /** workers that loaded the ucode module and wait for batches */
   booted = 0;
+  /** the booted workers' thread ids (where the platform says them: Linux) */
+  private readonly tids: number[] = [];
+  /** how far the lanes are lowered below the system thread (lowerLanes; 0: not) */
+  private laneNice = 0;
+  /** lanes lowered by lowerLanes so far */
+  lanesLowered = 0;
   private readonly ready: boolean[] = [];
   /** fragments the workers rehearsed before they reported ready (PoolOptions.rehearse) */
   rehearsedCfs = 0;
@@ -378,6 +384,16 @@ export class WorkerPool {
   }
 
   /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
+  /**
+   * Lower the worker lanes' priority by `nice` steps below the system thread's (the node's
+   * fragments are coarse: policy laneNice), those booted and those still to boot; once.
+   */
+  lowerLanes(nice: number): void {
+    if (this.laneNice > 0 || nice <= 0) return;
+    this.laneNice = nice;
+    this.lanesLowered += lowerPriority(this.tids, nice);
+  }
+
   allBooted(): Promise<void> {
     for (let i = 0; i < this.workerLanes; i++) this.warm(i);
     return this.booted >= this.workerLanes ? Promise.resolve() : new Promise((res) => this.bootWaiters.push(res));
@@ -470,7 +486,7 @@ export class WorkerPool {
       if (onRequest) this.drainRequests(onRequest);
       this.result(decodeResult(m));
     };
-    w.on('message', (m: { low?: number; ready?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
+    w.on('message', (m: { low?: number; ready?: number; tid?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
       // results are arrays (codec.ts), the rest objects
       if (Array.isArray(m)) { result(m); return; }
       if (m.ready !== undefined) {
@@ -479,6 +495,7 @@ export class WorkerPool {
         if (m.cut) this.rehearsalsCut++;
         this.booted++;
         this.ready[i] = true;
+        if (m.tid !== undefined) { this.tids.push(m.tid); if (this.laneNice > 0) this.lanesLowered += lowerPriority([m.tid], this.laneNice); }
         if (this.booted >= this.workerLanes) this.bootSettled();
         this.warmNext();
         return;

@@ -43,6 +43,7 @@ export class LaneExecutors implements Executors {
   readonly warm: Executors['warm'];
   readonly rest: Executors['rest'];
   readonly work: Executors['work'];
+  readonly lowerLanes: Executors['lowerLanes'];
   readonly blocked: Executors['blocked'];
   readonly answers: Executors['answers'];
   readonly ask: Executors['ask'];
@@ -60,6 +61,7 @@ export class LaneExecutors implements Executors {
     this.warm = e.warm;
     this.rest = e.rest;
     this.work = e.work;
+    this.lowerLanes = e.lowerLanes;
     this.blocked = e.blocked;
     this.answers = e.answers;
     this.ask = e.ask;
@@ -237,7 +239,7 @@ function once(program: CompiledProgram, args: readonly (number | string)[], lane
         if ('window' in m) { m.recycled = undefined; sent(l, m.id, imps!.length, imps!, m.window, m.first); }
         return true;
       } : undefined,
-      inline: undefined, feed: none, warm: none, rest: none, work: none,
+      inline: undefined, feed: none, warm: none, rest: none, work: none, lowerLanes: none,
       blocked: () => false, answers: answering({ asked: [] }), ask: none, settle: () => false,
     }, { booted: lanes, wakes: 0 });
     // (the host's fields those of the run's, in its order: run.ts)

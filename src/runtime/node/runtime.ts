@@ -74,6 +74,8 @@ export interface Executors {
   rest?(): void;
   /** the system thread works again (a pump starts: after a result, network input, a timer) */
   work?(): void;
+  /** the node's fragments are coarse (the policy said so): lower the lanes below the system thread by `nice` steps (absent: no lanes to lower) */
+  lowerLanes?(nice: number): void;
   /** whether the ucode running on lane `lane` waits for an answer of the node's request desk (absent: none can) */
   blocked?(lane: number): boolean;
   /**
@@ -229,7 +231,9 @@ export class NodeRuntime {
       && !this.st.ordered && policy.name === 'default' ? new InlineLoops(this.st, this.inlineHost) : null;
     // before the ucode module loads, if the policy wants workers from the start (several nodes)
     if (policy.bootWorkers(this.costView, 0, host.size, program.hasHeavy)) this.warmWorkers();
-    this.tiering = new TieringWatch(policy, program.hasHeavy);
+    // coarse fragments: the lanes below this thread, which books their results (policy laneNice)
+    const nice = policy.laneNice?.() ?? 0;
+    this.tiering = new TieringWatch(policy, program.hasHeavy, { onCoarse: nice > 0 && exec.lowerLanes ? () => exec.lowerLanes!(nice) : undefined });
   }
 
   get live(): number {

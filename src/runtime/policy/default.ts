@@ -166,6 +166,23 @@ export const WAIT_AHEAD_PER_BATCH = MAX_BATCH;
  */
 export const ALONE_CHUNK = 64;
 /**
+ * How far a node of coarse fragments lowers its worker lanes below its system thread (nice
+ * steps; policy laneNice, `LUNA_LANE_NICE`). With both lanes running kernels on 2 cores, the
+ * system thread woken by a lane's result waited for a core, and the CFs that result made ready
+ * waited with it. The PIC at the seed's parameters, C++ kernels, 1 × 2: a result waited a median
+ * 210–226 µs, 278–355 ms in all, before the system thread began to book it (84 waits over a
+ * millisecond), and during those long waits the system thread was runnable without a core for
+ * ~100 ms (perf sched; 2 runs). With the lanes at +5 from their start (an experimental build):
+ * 164 ms in all, 35 over a millisecond, 57 ms runnable. This rule (lowered once the node is
+ * found coarse, at once for a `heavy` hint), alternated against `LUNA_LANE_NICE=0`: the program
+ * 613 → 601 ms (C++, medians of 10 pairs, 8 faster), 1 485 → 1 418 ms (TypeScript, 6 pairs, 5
+ * faster; the process's CPU 3.62 → 3.38 s). Under autogroup scheduling a nice value weighs the
+ * threads of one process against each other only, so the lanes lose nothing to other programs;
+ * V8's background threads stay below them (BACKGROUND_NICE, cli/run.ts). Fine-grained nodes keep
+ * their lanes as they are: there results come back in batches and the lanes feed each other.
+ */
+export const LANE_NICE = 5;
+/**
  * see unrollChunk: the calm unrolls after which a loop that was woken doubles its chunk again.
  * 16 (0 is the old rule, doubling at once): CFs woken on 2 threads 1 336 → 216 (stencil_1d 2 000
  * steps), 6 668 → 1 054 (chain 1×20 000), 1 612 → 131 (8 chains × 2 000); program time, 6
@@ -761,6 +778,10 @@ export class DefaultPolicy implements SchedulingPolicy {
     if (heavy) return true;
     if (measured < COARSE_SAMPLE) return undefined;
     return meanNs >= COARSE_CF_NS;
+  }
+
+  laneNice(): number {
+    return tuned('LUNA_LANE_NICE') ?? LANE_NICE;
   }
 
   /**

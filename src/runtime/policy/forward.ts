@@ -36,6 +36,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy?: boolean): boolean { return this.inner.bootWorkers(cost, ns, nodes, heavy); }
   bootAtOnce(cores: number, lanes: number, heavy?: boolean): number { return this.inner.bootAtOnce?.(cores, lanes, heavy) ?? Math.max(1, Math.min(lanes, cores - 1)); }
   relaxTiering(heavy: boolean, measured: number, meanNs: number): boolean | undefined { return this.inner.relaxTiering?.(heavy, measured, meanNs) ?? false; }
+  laneNice(): number { return this.inner.laneNice?.() ?? 0; }
   flushBefore(meanNs: number): boolean { return this.inner.flushBefore(meanNs); }
   runInline(cost: CodeCost, now: InlineContext, cf: FragmentView): boolean { return this.inner.runInline(cost, now, cf); }
   unrollChunk(loop: LoopView): number { return this.inner.unrollChunk(loop); }

@@ -306,6 +306,13 @@ export interface SchedulingPolicy {
    */
   relaxTiering?(heavy: boolean, measured: number, meanNs: number): boolean | undefined;
   /**
+   * How far a node whose fragments are coarse (relaxTiering said so) lowers its worker lanes'
+   * priority below its system thread, in nice steps (exec/priority.ts): the system thread books
+   * each result and hands out the next CFs, and woken while both lanes run kernels it otherwise
+   * waits for a core. Absent or 0: the lanes keep the process's priority.
+   */
+  laneNice?(): number;
+  /**
    * Before a ucode of mean cost `meanNs` runs on the system thread of a node of several, write
    * the messages queued so far (they would leave only after it): a peer may wait for them.
    */
