@@ -383,7 +383,6 @@ export class WorkerPool {
     if (this.nextWarm < this.workerLanes) this.warm(this.nextWarm++);
   }
 
-  /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
   /**
    * Lower the worker lanes' priority by `nice` steps below the system thread's (the node's
    * fragments are coarse: policy laneNice), those booted and those still to boot; once.
@@ -394,6 +393,7 @@ export class WorkerPool {
     this.lanesLowered += lowerPriority(this.tids, nice);
   }
 
+  /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
   allBooted(): Promise<void> {
     for (let i = 0; i < this.workerLanes; i++) this.warm(i);
     return this.booted >= this.workerLanes ? Promise.resolve() : new Promise((res) => this.bootWaiters.push(res));
