@@ -126,6 +126,17 @@ sub main()
     nices(x[300]);
 }
 `;
+/** `luna run --timing --threads <threads> nices.fa` in `dir`: what `nices` printed, and the timing line's fields */
+async function timedNices(dir: string, threads: string, e: NodeJS.ProcessEnv): Promise<{ n: Nices; timing: Record<string, unknown> }> {
+  const r = await luna(['run', '--timing', '--threads', threads, 'nices.fa'], dir, 60_000, e);
+  assert.equal(r.status, 0, explain(r));
+  const m = /^(SYSTEM|LANE) (-?\d+) MAIN (-?\d+) OTHERS ([-\d,]*)$/m.exec(r.stdout);
+  assert.ok(m, explain(r));
+  const t = /^luna: timing: (\{.*\})$/m.exec(r.stderr);
+  assert.ok(t, explain(r));
+  return { n: { where: m[1]!, self: Number(m[2]), main: Number(m[3]), others: m[4] === '' ? [] : m[4]!.split(',').map(Number) }, timing: JSON.parse(t[1]!) as Record<string, unknown> };
+}
+
 const STEP = `export function step(prev: { getInt(): number }, next: { setInt(v: number): void }): void { next.setInt(prev.getInt() + 1); }\n`;
 
 test("a loop program that begins on the system thread lowers V8's background threads at its first fragment (LUNA_V8_NICE_START=0: not)", { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
@@ -133,13 +144,8 @@ test("a loop program that begins on the system thread lowers V8's background thr
     writeFileSync(join(dir, 'nices.fa'), LOOP);
     writeFileSync(join(dir, 'ucodes.ts'), UCODES + STEP);
     const run = async (e: NodeJS.ProcessEnv): Promise<{ n: Nices; lowered: unknown }> => {
-      const r = await luna(['run', '--timing', '--threads', '1', 'nices.fa'], dir, 60_000, e);
-      assert.equal(r.status, 0, explain(r));
-      const m = /^(SYSTEM|LANE) (-?\d+) MAIN (-?\d+) OTHERS ([-\d,]*)$/m.exec(r.stdout);
-      assert.ok(m, explain(r));
-      const t = /^luna: timing: (\{.*\})$/m.exec(r.stderr);
-      assert.ok(t, explain(r));
-      return { n: { where: m[1]!, self: Number(m[2]), main: Number(m[3]), others: m[4] === '' ? [] : m[4]!.split(',').map(Number) }, lowered: (JSON.parse(t[1]!) as { backgroundLowered?: unknown }).backgroundLowered };
+      const { n, timing } = await timedNices(dir, '1', e);
+      return { n, lowered: timing.backgroundLowered };
     };
     const on = await run(env());
     assert.equal(on.n.where, 'SYSTEM');
@@ -166,16 +172,11 @@ sub main()
 
 test('a node of coarse fragments runs its lanes below the system thread (LUNA_LANE_NICE, 5 by default; 0: not)', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
   await inTempDir('luna-priority-lanes-', async (dir) => {
+    writeFileSync(join(dir, 'nices.fa'), HEAVY);
+    writeFileSync(join(dir, 'ucodes.ts'), UCODES);
     const run = async (e: NodeJS.ProcessEnv): Promise<{ n: Nices; lowered: unknown }> => {
-      writeFileSync(join(dir, 'nices.fa'), HEAVY);
-      writeFileSync(join(dir, 'ucodes.ts'), UCODES);
-      const r = await luna(['run', '--timing', '--threads', '2', 'nices.fa'], dir, 60_000, e);
-      assert.equal(r.status, 0, explain(r));
-      const m = /^(SYSTEM|LANE) (-?\d+) MAIN (-?\d+) OTHERS ([-\d,]*)$/m.exec(r.stdout);
-      assert.ok(m, explain(r));
-      const t = /^luna: timing: (\{.*\})$/m.exec(r.stderr);
-      assert.ok(t, explain(r));
-      return { n: { where: m[1]!, self: Number(m[2]), main: Number(m[3]), others: m[4] === '' ? [] : m[4]!.split(',').map(Number) }, lowered: (JSON.parse(t[1]!) as { lanesLowered?: unknown }).lanesLowered };
+      const { n, timing } = await timedNices(dir, '2', e);
+      return { n, lowered: timing.lanesLowered };
     };
     const on = await run({ ...env(), LUNA_V8_NICE: '0' });
     assert.equal(on.n.where, 'LANE', 'a heavy CF runs on a lane');
