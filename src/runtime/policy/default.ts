@@ -179,7 +179,8 @@ export const ALONE_CHUNK = 64;
  * faster; the process's CPU 3.62 → 3.38 s). Under autogroup scheduling a nice value weighs the
  * threads of one process against each other only, so the lanes lose nothing to other programs;
  * V8's background threads stay below them (BACKGROUND_NICE, cli/run.ts). Fine-grained nodes keep
- * their lanes as they are: there results come back in batches and the lanes feed each other.
+ * their lanes as they are: not measured there, where results come back in batches and the lanes
+ * feed each other.
  */
 export const LANE_NICE = 5;
 /**
