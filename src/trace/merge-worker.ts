@@ -10,7 +10,7 @@
 // lately crosses as a number and arrives as the very string object it was (its hash already
 // computed for the model's maps).
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { readlinkSync } from 'node:fs';
+import { osThreadId } from '../core/thread-id.js';
 import { RecordBatch, NUM_COLS } from './columns.js';
 import { readTraceColumns, type ReadTraceOptions } from './merge.js';
 import { TraceDamage, type DamageKind } from './damage.js';
@@ -107,14 +107,10 @@ class PostedDamage extends TraceDamage {
   }
 }
 
-/** This thread's OS id (−1 where /proc/thread-self is not there: no liveness check then). */
-function osThreadId(): number {
-  try { return Number(readlinkSync('/proc/thread-self').split('/').pop()) || -1; } catch { return -1; }
-}
-
 function run(d: MergeWorkerData): void {
   const ctrl = new Int32Array(d.ctrl);
-  Atomics.store(ctrl, CTRL.tid, osThreadId());
+  // (−1 where the thread has no kernel id to check for liveness)
+  Atomics.store(ctrl, CTRL.tid, osThreadId() ?? -1);
   const warnings: string[] = [];
   const damage = new PostedDamage();
   let told = 0;

@@ -8,7 +8,7 @@
 // leave. A one-node run that begins its program with no worker started lowers them at its first
 // fragment (lowerBackgroundNow): there they competed with the system thread for its own CPU.
 // Linux only: a nice value belongs to one thread there (elsewhere nothing changes).
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 
@@ -35,16 +35,6 @@ export function lowerPriority(tids: readonly number[], by: number): number {
     } catch { /* the thread ended, or is not ours to change */ }
   }
   return n;
-}
-
-/** The calling thread's id as the kernel knows it (Linux: /proc/thread-self); undefined elsewhere. */
-export function ownTid(): number | undefined {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The background threads noted at start-up, lowered by `by` once the lanes run fragments. */

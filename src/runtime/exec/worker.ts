@@ -20,7 +20,7 @@ import { ReadyBoard, type WireBoard } from './board.js';
 import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
-import { ownTid } from './priority.js';
+import { osThreadId } from '../../core/thread-id.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, batchId, batchKeys, decodeBatch, encodeBatch, encodeResult, type DecodedTask, type ResultNotes, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   const r = init.rehearse;
   const rehearsed = r ? (r.pair ? rehearseTogether(fns, r, r.pair) : rehearse(fns, r)) : undefined;
   // (its thread id: the system thread may lower this lane's priority, pool.ts lowerLanes)
-  const tid = ownTid();
+  const tid = osThreadId();
   parentPort!.postMessage(rehearsed && (rehearsed.cfs > 0 || rehearsed.cut) ? { ready: me, tid, rehearsed: rehearsed.cfs, together: r?.pair !== undefined, cut: rehearsed.cut } : { ready: me, tid });
   loop(fns);
 }
