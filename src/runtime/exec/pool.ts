@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
-import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
+import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, laneNiceFlag, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
 import { decodeResult, encodeBatch, type WireBatch, type WireResult } from './codec.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone, recycling } from './shm.js';
@@ -390,6 +390,8 @@ export class WorkerPool {
   lowerLanes(nice: number): void {
     if (this.laneNice > 0 || nice <= 0) return;
     this.laneNice = nice;
+    // workers that boot from now on lower themselves (worker.ts); those already booted, here
+    Atomics.store(this.flags, laneNiceFlag(this.opts.lanes), nice);
     this.lanesLowered += lowerPriority(this.tids, nice);
   }
 
@@ -486,7 +488,7 @@ export class WorkerPool {
       if (onRequest) this.drainRequests(onRequest);
       this.result(decodeResult(m));
     };
-    w.on('message', (m: { low?: number; ready?: number; tid?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
+    w.on('message', (m: { low?: number; ready?: number; tid?: number; lowered?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
       // results are arrays (codec.ts), the rest objects
       if (Array.isArray(m)) { result(m); return; }
       if (m.ready !== undefined) {
@@ -495,7 +497,10 @@ export class WorkerPool {
         if (m.cut) this.rehearsalsCut++;
         this.booted++;
         this.ready[i] = true;
-        if (m.tid !== undefined) { this.tids.push(m.tid); if (this.laneNice > 0) this.lanesLowered += lowerPriority([m.tid], this.laneNice); }
+        // (a worker that read the lanes' nice as it booted lowered itself: `lowered`, how many)
+        if (m.lowered !== undefined) this.lanesLowered += m.lowered;
+        else if (m.tid !== undefined && this.laneNice > 0) this.lanesLowered += lowerPriority([m.tid], this.laneNice);
+        if (m.tid !== undefined) this.tids.push(m.tid);
         if (this.booted >= this.workerLanes) this.bootSettled();
         this.warmNext();
         return;

@@ -241,7 +241,8 @@ export interface RehearsalWiring {
  * of answers to its requests, and the count of values fed to it that its worker looked at; then
  * the node's threads on a CPU (workers not asleep, and the
  * system thread while it works: a waiting thread spins only while that leaves it a core, see
- * `coreFree`) and the results workers posted.
+ * `coreFree`) and the results workers posted; last, how far the lanes are to be lowered below the
+ * system thread (0: not), which a worker reads as it boots (laneNiceFlag).
  */
 export const SLEEPING = 1, AWAKE = 0;
 /**
@@ -249,8 +250,8 @@ export const SLEEPING = 1, AWAKE = 0;
  * frees, wakes one such worker, which spins again (see WorkerPool.rest).
  */
 export const PARKED = 2;
-export const flagsLength = (lanes: number): number => 7 * lanes + 3;
-export const lanesOf = (flags: Int32Array): number => (flags.length - 3) / 7;
+export const flagsLength = (lanes: number): number => 7 * lanes + 4;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 4) / 7;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
 export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
@@ -261,6 +262,13 @@ export const answersFlag = (lanes: number, lane: number): number => 5 * lanes + 
 export const seenFlag = (lanes: number, lane: number): number => 6 * lanes + 1 + lane;
 export const onCpuFlag = (lanes: number): number => 7 * lanes + 1;
 export const resultsFlag = (lanes: number): number => 7 * lanes + 2;
+/**
+ * How far the worker lanes are lowered below the system thread, set once the node finds its
+ * fragments coarse (WorkerPool.lowerLanes): a worker that boots after that lowers itself before
+ * it takes anything, a CF it takes from the ready board before the system thread has its ready
+ * message included.
+ */
+export const laneNiceFlag = (lanes: number): number => 7 * lanes + 3;
 
 /**
  * Whether lane `lane` has been handed a fed value it has not looked at while it runs no CF: a

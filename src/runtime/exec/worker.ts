@@ -14,13 +14,14 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, laneNiceFlag, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
 import { LanePlan, rehearsePlanSteps } from './plan-steps.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { osThreadId } from '../../core/thread-id.js';
+import { lowerPriority } from './priority.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, batchId, batchKeys, decodeBatch, encodeBatch, encodeResult, type DecodedTask, type ResultNotes, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
@@ -155,9 +156,15 @@ async function main(): Promise<void> {
   const fns = bindUcodes(mod, init.imports, init.native);
   const r = init.rehearse;
   const rehearsed = r ? (r.pair ? rehearseTogether(fns, r, r.pair) : rehearse(fns, r)) : undefined;
-  // (its thread id: the system thread may lower this lane's priority, pool.ts lowerLanes)
+  // (its thread id: the system thread may lower this lane's priority, pool.ts lowerLanes). A
+  // node that found its fragments coarse already says how far: the lane lowers itself before it
+  // takes anything, the ready board's entries included, and says how many it lowered (itself, or
+  // none when already at the lowest)
   const tid = osThreadId();
-  parentPort!.postMessage(rehearsed && (rehearsed.cfs > 0 || rehearsed.cut) ? { ready: me, tid, rehearsed: rehearsed.cfs, together: r?.pair !== undefined, cut: rehearsed.cut } : { ready: me, tid });
+  const nice = Atomics.load(flags, laneNiceFlag(LANES));
+  const lowered = nice > 0 && tid !== undefined ? lowerPriority([tid], nice) : undefined;
+  const ready = { ready: me, tid, lowered };
+  parentPort!.postMessage(rehearsed && (rehearsed.cfs > 0 || rehearsed.cut) ? { ...ready, rehearsed: rehearsed.cfs, together: r?.pair !== undefined, cut: rehearsed.cut } : ready);
   loop(fns);
 }
 
