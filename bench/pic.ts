@@ -48,6 +48,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analyzeSlowTrace } from '../src/analysis/slow/index.js';
 import { cxxFlags, findCompiler, runProgram } from '../src/ucode/cpp/compiler.js';
+import { keepFreedMb } from '../src/runtime/exec/shm.js';
 import { type Params } from '../examples/pic3d/model.js';
 import { BenchSettingError, interleavedTimed, ROOT, roundOrder, runTimed, section, sig, type Ctx, type SuiteOutput, type Target } from './common.js';
 import { readTrace } from '../src/trace/merge.js';
@@ -169,6 +170,22 @@ function plainEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * The environment of every other baseline run (the sequential programs, two copies at once, the
+ * OpenMP program): bin/luna's tunables (inherited) and the memory policy a luna run sets at its
+ * start (exec/shm.ts keepFreedMemory: no mmap for large blocks, freed memory kept up to
+ * LUNA_KEEP_FREED_MB), here as the C library's tunables of the same meaning. Without it the
+ * sequential C++ program spent ~25 % of its time faulting in pages that luna's runs reuse
+ * (0.92 against 0.69 s, 6 alternated pairs, docs/pic.md).
+ */
+function baselineEnv(): NodeJS.ProcessEnv {
+  const mb = keepFreedMb();
+  if (!(mb > 0)) return process.env;
+  const keep = `glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=${Math.min(mb * 1024 * 1024, 2 ** 31 - 1)}`;
+  const t = process.env.GLIBC_TUNABLES?.replace(/:+$/, '');
+  return { ...process.env, GLIBC_TUNABLES: t ? `${t}:${keep}` : keep };
+}
+
 /** The sequential TypeScript baseline's program (it prints Σx over its final particles: the TypeScript and C++ baselines must agree). */
 const SEQ_TS = join(ROOT, 'dist', 'bench', 'programs', 'pic3d-seq.js');
 
@@ -180,7 +197,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
   const notes: string[] = [];
   const sharesOnly = shareRows();
   if (sharesOnly) return shareRuns(ctx, sharesOnly, f, units, targets, notes);
-  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}; the baselines run under bin/luna's C library tunables (GLIBC_TUNABLES=${process.env.GLIBC_TUNABLES ?? ''}), xSeqPlain's without any`);
+  notes.push(`fresh process per luna run (program time, loading excluded), median of ${reps} interleaved with the sequential baselines; C++ flags ${FLAGS}; the baselines run under bin/luna's C library tunables and a luna run's memory policy (GLIBC_TUNABLES=${baselineEnv().GLIBC_TUNABLES ?? ''}), xSeqPlain's without any`);
   const only = rows();
   if (only) notes.push(`LUNA_PIC_ROWS: ${only.size} size, ${only.configs.join(', ')} only`);
   if (DEFINES.length) notes.push(`LUNA_PIC_DEFINES: pic3d.fa with -D ${DEFINES.join(' -D ')}`);
@@ -241,7 +258,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         const seqRun = async (lang: 'ts' | 'cpp', plain = false): Promise<[number, number, number]> => {
           const [cmd, args] = lang === 'ts' ? [process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)]] : [exe, [p.N, p.F, p.NP, p.NT, p.K].map(String)];
           await warm();
-          const out = await runProgram(cmd, args, undefined, plain ? plainEnv() : undefined);
+          const out = await runProgram(cmd, args, undefined, plain ? plainEnv() : baselineEnv());
           if (out.code !== 0) throw new Error(`${lang === 'ts' ? 'pic3d-seq' : 'pic3d_seq'}: ${out.stderr}`);
           return out.stdout.trim().split(' ').map(Number) as [number, number, number];
         };
@@ -266,8 +283,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           // system (and whatever else holds a CPU) costs two lanes of kernels; no design beats it
           const twice = async (lang: 'ts' | 'cpp'): Promise<void> => {
             const one = (): Promise<{ code: number | null; stdout: string; stderr: string }> => lang === 'ts'
-              ? runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)])
-              : runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String));
+              ? runProgram(process.execPath, [SEQ_TS, ...[p.N, p.F, p.NP, p.NT, p.K].map(String)], undefined, baselineEnv())
+              : runProgram(exe, [p.N, p.F, p.NP, p.NT, p.K].map(String), undefined, baselineEnv());
             await warm();
             const both = await Promise.all([one(), one()]);
             for (const b of both) if (b.code !== 0) throw new Error(`two sequential ${lang} baselines at once: ${b.stderr}`);
@@ -278,7 +295,7 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
           // what a shared-memory design with no runtime reaches with these kernels on two threads
           if (oc.code === 0) {
             await warm();
-            const out = await runProgram(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String));
+            const out = await runProgram(ompExe, [p.N, p.F, p.NP, p.NT, p.K, 2].map(String), undefined, baselineEnv());
             if (out.code !== 0) throw new Error(`pic3d_omp: ${out.stderr}`);
             const [secs, sx] = out.stdout.trim().split(' ').map(Number) as [number, number];
             if (sx !== sums[1]) throw new Error(`pic3d_omp disagrees with the sequential C++ baseline: Σx ${sx} vs ${sums[1]}`);
