@@ -204,8 +204,6 @@ export class WorkerPool {
   booted = 0;
   /** the booted workers' thread ids (where the platform says them: Linux) */
   private readonly tids: number[] = [];
-  /** how far the lanes are lowered below the system thread (lowerLanes; 0: not) */
-  private laneNice = 0;
   /** lanes lowered by lowerLanes so far */
   lanesLowered = 0;
   private readonly ready: boolean[] = [];
@@ -389,10 +387,14 @@ export class WorkerPool {
    */
   lowerLanes(nice: number): void {
     if (this.laneNice > 0 || nice <= 0) return;
-    this.laneNice = nice;
     // workers that boot from now on lower themselves (worker.ts); those already booted, here
     Atomics.store(this.flags, laneNiceFlag(this.opts.lanes), nice);
     this.lanesLowered += lowerPriority(this.tids, nice);
+  }
+
+  /** how far the lanes are lowered below the system thread (lowerLanes; 0: not), as the workers read it */
+  private get laneNice(): number {
+    return this.flags[laneNiceFlag(this.opts.lanes)]!;
   }
 
   /** Resolves when every lane's worker has booted (or died: its fault is reported on its own). */
