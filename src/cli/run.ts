@@ -139,10 +139,10 @@ export async function runCommand(file: string, args: string[], o: RunCliOptions)
   // node 0 at 19–27 ms)
   const nodes = launch.launcher === 'local' ? o.nodes ?? 1 : launch.size;
   let bootedEarly = false;
-  const onHeavy = (): void => {
+  const onHeavy = (ucodes: string | undefined): void => {
     const cores = nodeCpus(launch, ranksOnThisHost(launch, nodes), cpuSet());
     const rule = new DefaultPolicy(), lanes = o.threads ?? cores;
-    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, true)) { bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true)); bootedEarly = true; }
+    if (rule.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, true)) { bootEarly(lanes, cores, rule.bootAtOnce(cores, lanes, true), ucodes); bootedEarly = true; }
     // and raises V8's tiering budget before it compiles (the same rule's): the compiler's own
     // functions were otherwise optimised on V8's helper threads beside the booting workers and
     // into the run. The PIC at the seed's parameters, 1 × 2: raised from the process's start, 6
@@ -301,7 +301,7 @@ async function runCaught(file: string, args: string[], o: RunCliOptions, p: Prep
     return report(res, o.trace);
   }
   // workers boot while the nodes connect (see bootEarly) if the policy wants them from the start
-  if (!p.bootedEarly && loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores);
+  if (!p.bootedEarly && loaded.program.imports.length > 0 && policy.bootWorkers({ meanNs: 0, minNs: Infinity, samples: 0, lastNs: 0, recentNs: 0 }, 0, nodes, loaded.program.hasHeavy)) bootEarly(threads, cores, undefined, loaded.bundle?.file);
   let started: StartedNode;
   try {
     const { startNode } = await import('../runtime/launch/cluster.js');

@@ -31,9 +31,10 @@ export interface LoadOptions {
   cxxflags?: string;
   /**
    * called once the front end has accepted a program with a CF marked `heavy`, before it is
-   * compiled: a run boots its workers while the program compiles and its C++ ucodes load
+   * compiled, with its TypeScript ucode module (undefined: none): a run boots its workers, which
+   * import that module, while the program compiles and its C++ ucodes load
    */
-  onHeavy?: () => void;
+  onHeavy?: (ucodes: string | undefined) => void;
   /**
    * also type-check the TypeScript ucode modules, and each ucode against its import (`luna
    * check`; loads the TypeScript compiler, which takes a second or two)
@@ -106,7 +107,7 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle, frontEnd };
-  if (opts.onHeavy && marksHeavy(fe.program)) opts.onHeavy();
+  if (opts.onHeavy && marksHeavy(fe.program)) opts.onHeavy(bundle.file);
   const refuse = (d: Diagnostic): Loaded => {
     const ds = [...fe.diagnostics, d];
     return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
-import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, laneNiceFlag, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring } from './protocol.js';
+import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, laneNiceFlag, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring, type EarlyData } from './protocol.js';
 import { decodeResult, encodeBatch, type WireBatch, type WireResult } from './codec.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone, recycling } from './shm.js';
@@ -85,11 +85,12 @@ export function bootingAtOnce(cores: number): number {
  * thread must keep answering its peers), and the nodes take a few hundred milliseconds to
  * connect, long enough for a worker to boot (~110 ms here) instead of the first CF waiting for
  * it. The next pool adopts them (they learn their lane then); those it does not need end with
- * the process.
+ * the process. `ucodes`: the program's TypeScript ucode module, which each imports as soon as it
+ * has booted (worker.ts main): its import then overlaps the compile instead of the first CFs.
  */
-export function bootEarly(lanes: number, cores: number, atOnce = bootingAtOnce(cores)): void {
+export function bootEarly(lanes: number, cores: number, atOnce = bootingAtOnce(cores), ucodes?: string): void {
   for (let k = Math.min(lanes, atOnce); k > 0; k--) {
-    const e: EarlyWorker = { w: newWorker({ early: true }) };
+    const e: EarlyWorker = { w: newWorker({ early: true, ucodes } satisfies EarlyData) };
     e.w.unref();
     e.w.once('error', (err) => { e.failed ??= `failed: ${err.message}`; });
     e.w.once('exit', (code) => { e.failed ??= `exited with code ${code}`; });

@@ -173,6 +173,16 @@ export interface WireAnswer {
   resource: string;
 }
 
+/**
+ * What a worker booted before its pool existed is given at its start (pool.ts bootEarly); its
+ * WorkerInit comes later, in its first message.
+ */
+export interface EarlyData {
+  early: true;
+  /** the program's bundled ucode module, imported while the worker waits for its WorkerInit */
+  ucodes?: string;
+}
+
 export interface WorkerInit {
   index: number;
   /** the node's ready board (board.ts): the lanes' batches in flight and its claim slots */

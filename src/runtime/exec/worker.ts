@@ -14,7 +14,7 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, laneNiceFlag, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, laneNiceFlag, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, type EarlyData, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
 import { LanePlan, rehearsePlanSteps } from './plan-steps.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { adoptRaw } from '../../ucode/recycle.js';
@@ -148,7 +148,10 @@ let results: MessagePort = parentPort!;
 let prevOuts: (DfValue | null)[][] = [];
 
 async function main(): Promise<void> {
-  const data = workerData as WorkerInit | { early: true };
+  const data = workerData as WorkerInit | EarlyData;
+  // A worker booted early imports the program's ucode module while it waits (the same URL's
+  // import below then finds it loaded). A failure is the import's below, reported as before.
+  if ('early' in data && data.ucodes !== undefined) import(pathToFileURL(data.ucodes).href).catch(() => undefined);
   setUp('early' in data ? await new Promise<WorkerInit>((res) => parentPort!.once('message', (m: { init: WorkerInit }) => res(m.init))) : data);
   // layers first: they register the kinds of blocks the ucodes hold
   for (const m of init.modules ?? []) await import(pathToFileURL(m).href);
