@@ -78,6 +78,18 @@ void split(int N, int F, const InputDF *const *Ls, const double **deps, const do
 #define GUARD(body) try { body; } catch (const pic3d::KernelError &e) { ABORT("pic3d: " << e.what()); }
 
 /**
+ * This thread's push results, kept between calls. Reached through a call, not named where the push
+ * is inlined: in this shared library a thread_local's address is a __tls_get_addr call, which the
+ * compiler repeated inside the push's loop, once a particle (~10 ms of the lanes' CPU a run at the
+ * seed's parameters).
+ */
+[[gnu::noinline]] static pic3d::Pushed &pushScratch()
+{
+    static thread_local pic3d::Pushed r;
+    return r;
+}
+
+/**
  * The push of the staying particles S and the arrived ones A, in the deposit's order (arrived from
  * the directions before STAY, the staying ones, the rest), with g from the own and 7 upper
  * neighbours' G (gs) or already at the nodes the cells touch (g, node (li, lj, lk) at
@@ -90,7 +102,7 @@ static void pushOut(int N, int F, int a, int b, int c, const double *const *gs, 
     const long alen = (long)(A.getSize() / sizeof(double));
     for (int d = 0; d < 27; d++)
         bs[d] = d == pic3d::STAY ? Bundle{data(S), (long)(S.getSize() / sizeof(double))} : pic3d::partOf(arrived, alen, d);
-    static thread_local pic3d::Pushed r;
+    pic3d::Pushed &r = pushScratch();
     GUARD(if (gs) pic3d::push(N, F, a, b, c, gs, bs, 27, r); else pic3d::pushAt(N, F, a, b, c, g, px, py, bs, 27, r))
     double *to[27];
     pic3d::outgoing(r.count, stay.create<double>(r.count[pic3d::STAY] * pic3d::REC), leaving.create<double>(pic3d::leavingSize(r.count)), to);
@@ -764,7 +776,7 @@ void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const Inpu
     double *f = P.data<double>();
     const long len = (long)(P.getNumel() * P.getElsize() / sizeof(double));
     const Bundle bs[1] = {Bundle{f, len}};
-    static thread_local pic3d::Pushed r;
+    pic3d::Pushed &r = pushScratch();
     GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
     if (len) std::memcpy(f, r.moved.data(), len * sizeof(double));
     int32_t *to = P.destinations(T);
