@@ -26,11 +26,12 @@ import { hasErrors } from '../lang/diagnostics.js';
 import { fits } from '../lang/heap.js';
 import { BYTES_PER_CHAR } from '../lang/parser.js';
 import { FRONT_END_MODULE, restoredFrontEnd, storedFrontEnd, type StoredFrontEnd } from '../lang/stored.js';
+import { marksHeavy } from './compile.js';
 
 /**
  * An entry: these bytes (the format's version is in them), the header's length (uint32 LE), the
- * header (JSON: the key and what each path held), SHA-256 of header and payload, the payload
- * (JSON of the stored front end).
+ * header (JSON: the key, what each path held, whether the program marks a CF `heavy`), SHA-256 of
+ * header and payload, the payload (JSON of the stored front end).
  */
 const MAGIC = Buffer.from('LUNAFE03');
 const ENTRY = '.fe';
@@ -97,8 +98,8 @@ function usable(dir: string): boolean {
   }
 }
 
-/** An entry's parts: the key it was written for, what each path held, the stored front end. */
-function readEntry(file: string, key: string): { deps: [string, Found][]; payload: Buffer } | 'none' | 'corrupt' {
+/** An entry's parts: the key it was written for, what each path held, whether its program marks a CF heavy, the stored front end. */
+function readEntry(file: string, key: string): { deps: [string, Found][]; heavy: boolean; payload: Buffer } | 'none' | 'corrupt' {
   let b: Buffer;
   try { b = readFileSync(file); } catch { return 'none'; }
   try {
@@ -109,10 +110,10 @@ function readEntry(file: string, key: string): { deps: [string, Found][]; payloa
     const headBytes = b.subarray(MAGIC.length + 4, at);
     const payload = b.subarray(at + 32);
     if (!checksum(headBytes, payload).equals(b.subarray(at, at + 32))) return 'corrupt';
-    const head = JSON.parse(headBytes.toString('utf8')) as { key: string; deps: [string, Found][] };
+    const head = JSON.parse(headBytes.toString('utf8')) as { key: string; deps: [string, Found][]; heavy?: boolean };
     const dep = (d: unknown): boolean => Array.isArray(d) && d.length === 2 && typeof d[0] === 'string' && (typeof d[1] === 'string' || d[1] === null);
     if (head.key !== key || !Array.isArray(head.deps) || !head.deps.every(dep)) return 'corrupt';
-    return { deps: head.deps, payload };
+    return { deps: head.deps, heavy: head.heavy === true, payload };
   } catch {
     return 'corrupt';
   }
@@ -129,8 +130,8 @@ function readEntry(file: string, key: string): { deps: [string, Found][]; payloa
 const NOT_KEPT = /[:,[]null[,\]}]/;
 
 /** Writes an entry whole or not at all (a temporary name, then a rename), then drops the least recently used past the bounds. */
-function writeEntry(dir: string, file: string, key: string, deps: Map<string, Found>, stored: StoredFrontEnd): void {
-  const head = Buffer.from(JSON.stringify({ key, deps: [...deps] }), 'utf8');
+function writeEntry(dir: string, file: string, key: string, deps: Map<string, Found>, stored: StoredFrontEnd, heavy: boolean): void {
+  const head = Buffer.from(JSON.stringify({ key, deps: [...deps], heavy }), 'utf8');
   let json: string;
   // a tree deeper than JSON recurses (a flat chain of thousands of operators) is not kept
   try { json = JSON.stringify(stored); } catch { return; }
@@ -166,9 +167,11 @@ export function prune(dir: string): void {
 /**
  * The front end of `file` (compileFrontEnd), from the cache in `dir` when it holds a valid entry
  * for these sources and options, else compiled and, without errors, stored there. `dir`
- * undefined: compiled, nothing stored.
+ * undefined: compiled, nothing stored. `onHeavy`: called when a valid entry says the program
+ * marks a CF `heavy`, before its tree is read back (~30 ms of the PIC's start; a run boots its
+ * workers then); not on a miss, whose caller sees the tree.
  */
-export function cachedFrontEnd(file: string, o: FrontEndOptions, dir: string | undefined): { fe: FrontEndResult; cache: FrontCacheState } {
+export function cachedFrontEnd(file: string, o: FrontEndOptions, dir: string | undefined, onHeavy?: () => void): { fe: FrontEndResult; cache: FrontCacheState } {
   if (dir === undefined || o.source !== undefined) return { fe: compileFrontEnd(file, o), cache: 'off' };
   if (!usable(dir)) return { fe: compileFrontEnd(file, o), cache: 'unusable' };
   const key = entryKey(file, o);
@@ -176,6 +179,7 @@ export function cachedFrontEnd(file: string, o: FrontEndOptions, dir: string | u
   const entry = readEntry(path, key);
   let cache: FrontCacheState = entry === 'none' ? 'miss' : entry === 'corrupt' ? 'corrupt' : 'stale';
   if (typeof entry === 'object' && entry.deps.every(([p, h]) => found(p) === h)) {
+    if (entry.heavy) onHeavy?.();
     try {
       const r = restoredFrontEnd(JSON.parse(entry.payload.toString('utf8')) as StoredFrontEnd);
       // a tree the front end stored with more heap than this process has is compiled, and refused, as the front end refuses it
@@ -200,6 +204,6 @@ export function cachedFrontEnd(file: string, o: FrontEndOptions, dir: string | u
     }
   };
   const fe = compileFrontEnd(file, { ...o, readFile });
-  if (fe.program && !hasErrors(fe.diagnostics)) writeEntry(dir, path, key, deps, storedFrontEnd(fe.pre, fe.program, fe.diagnostics));
+  if (fe.program && !hasErrors(fe.diagnostics)) writeEntry(dir, path, key, deps, storedFrontEnd(fe.pre, fe.program, fe.diagnostics), marksHeavy(fe.program));
   return { fe, cache };
 }

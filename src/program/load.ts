@@ -30,7 +30,8 @@ export interface LoadOptions {
   /** flags of the C++ compiler (default: LUNA_CXXFLAGS, else -O3) */
   cxxflags?: string;
   /**
-   * called once the front end has accepted a program with a CF marked `heavy`, before it is
+   * called once it is known that the program marks a CF `heavy` — from the program cache's entry
+   * before its tree is read back, else once the front end has accepted it — and before it is
    * compiled, with its TypeScript ucode module (undefined: none): a run boots its workers, which
    * import that module, while the program compiles and its C++ ucodes load
    */
@@ -101,13 +102,16 @@ export async function loadProgram(file: string, opts: LoadOptions = {}): Promise
   // No module at all: one diagnostic for the program, not one per import.
   const ucodeModuleMissing = sources.length === 0 ? join(dirname(file), 'ucodes.ts') : undefined;
   const feStart = performance.now();
-  const { fe, cache: feCache } = cachedFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing }, opts.programCache);
+  // once: from the program cache's entry before its tree is read back, or once the tree is known
+  let heavySaid = false;
+  const onHeavy = opts.onHeavy && ((): void => { if (!heavySaid) { heavySaid = true; opts.onHeavy!(bundle.file); } });
+  const { fe, cache: feCache } = cachedFrontEnd(file, { defines: opts.defines, includePath: opts.includePath, ucodeExports: exports, ucodeModuleMissing }, opts.programCache, onHeavy);
   const frontEnd = { ms: performance.now() - feStart, cache: feCache };
   if (cacheNote.length > 0) fe.diagnostics = [...cacheNote, ...fe.diagnostics];
   if (cpp.length > 0) fe.diagnostics = fe.diagnostics.map((d) => mentionCpp(d, cpp));
   let text = renderDiagnostics(fe.diagnostics, fe.pre);
   if (!fe.program || hasErrors(fe.diagnostics)) return { file, pre: fe.pre, diagnostics: fe.diagnostics, text, bundle, frontEnd };
-  if (opts.onHeavy && marksHeavy(fe.program)) opts.onHeavy(bundle.file);
+  if (onHeavy && marksHeavy(fe.program)) onHeavy();
   const refuse = (d: Diagnostic): Loaded => {
     const ds = [...fe.diagnostics, d];
     return { file, pre: fe.pre, diagnostics: ds, text: renderDiagnostics(ds, fe.pre), bundle };

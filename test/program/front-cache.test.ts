@@ -69,6 +69,23 @@ test('a second front end is read from the cache: the same tree, diagnostics, ori
   });
 });
 
+test('a valid entry says whether its program marks a CF heavy, before its tree is read back; a miss leaves that to the caller', async () => {
+  await inTempDir('luna-fe-cache-', async (tmp) => {
+    const heavy = MAIN.replace('cf b[i]: init(i * $K, b[i]);', 'cf b[i]: init(i * $K, b[i]) @ { heavy; };');
+    assert.notEqual(heavy, MAIN);
+    const { dir, file } = program(tmp, heavy);
+    let said = 0;
+    assert.equal(cachedFrontEnd(file, {}, dir, () => said++).cache, 'miss');
+    assert.equal(said, 0);
+    assert.equal(cachedFrontEnd(file, {}, dir, () => said++).cache, 'hit');
+    assert.equal(said, 1);
+    writeFileSync(file, MAIN);
+    assert.equal(cachedFrontEnd(file, {}, dir, () => said++).cache, 'stale');
+    assert.equal(cachedFrontEnd(file, {}, dir, () => said++).cache, 'hit');
+    assert.equal(said, 1, 'the unmarked program says nothing');
+  });
+});
+
 test('an edited include, an include found elsewhere now, another -D or other ucode names compile afresh', async () => {
   await inTempDir('luna-fe-cache-stale-', async (tmp) => {
     const { dir, file } = program(tmp);
