@@ -46,11 +46,11 @@ export function c_sum(...v: { getInt(): number }[]): void { console.log('sum', v
 `;
 }
 
-function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T, firstCpu = false, program = PROGRAM): T {
+function inTemp<T>(firstMs: number, ms: number, f: (prog: string) => T, firstCpu = false, program = PROGRAM, modulePrefix = ''): T {
   const dir = mkdtempSync(join(tmpdir(), 'luna-boot-'));
   try {
     writeFileSync(join(dir, 'prog.fa'), program);
-    writeFileSync(join(dir, 'ucodes.ts'), ucodes(firstMs, ms, firstCpu));
+    writeFileSync(join(dir, 'ucodes.ts'), modulePrefix + ucodes(firstMs, ms, firstCpu));
     return f(join(dir, 'prog.fa'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -116,15 +116,9 @@ test('a fragment marked heavy boots the workers at the program\'s start, however
 
 test('a ucode module that fails to load on the workers a heavy program boots at its start fails the run, naming the cause', () => {
   const marked = PROGRAM.replace('work(i, x[i]);', 'work(i, x[i]) @ { heavy; };');
-  const dir = mkdtempSync(join(tmpdir(), 'luna-boot-'));
-  try {
-    writeFileSync(join(dir, 'prog.fa'), marked);
-    writeFileSync(join(dir, 'ucodes.ts'), `import { isMainThread } from 'node:worker_threads';\nif (!isMainThread) throw new Error('no module on a worker');\n` + ucodes(0, 0));
-    const f = spawnSync(process.execPath, [LUNA, 'run', '--threads', '2', join(dir, 'prog.fa')], { encoding: 'utf8', timeout: 120_000 });
-    assert.notEqual(f.status, 0);
-    assert.match(f.stderr, /could not load the ucode module: no module on a worker/);
-    assert.doesNotMatch(f.stderr, /\n\s+at /, 'no stack trace');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const throwsOnWorkers = `import { isMainThread } from 'node:worker_threads';\nif (!isMainThread) throw new Error('no module on a worker');\n`;
+  const f = inTemp(0, 0, (prog) => spawnSync(process.execPath, [LUNA, 'run', '--threads', '2', prog], { encoding: 'utf8', timeout: 120_000 }), false, marked, throwsOnWorkers);
+  assert.notEqual(f.status, 0);
+  assert.match(f.stderr, /could not load the ucode module: no module on a worker/);
+  assert.doesNotMatch(f.stderr, /\n\s+at /, 'no stack trace');
 });
