@@ -144,6 +144,10 @@ test('a critical path of 12 002 steps is shown whole: every step in the table da
   assert.equal(a.criticalPath.steps, a.criticalPath.cfs);
   const html = luna(['report', trace, '-o', '-']).stdout;
   assert.match(html, /data-path-steps="12002" data-path-cfs="12002">All 12,002 steps are listed below and outlined on the timeline/);
+  // one thread, one chain: the graph's floor is the chain itself, and the section says it
+  assert.ok(a.floor, 'the floor is computed');
+  assert.ok(Math.abs(a.floor.ns - a.criticalPath.length) <= 1e-9 * a.criticalPath.length + 1, `floor ${a.floor.ns} vs path ${a.criticalPath.length}`);
+  assert.match(html, new RegExp(`this graph would take <b data-floor-ns="${a.floor.ns}">`));
   type P = Packed;
   const d = pageData(html);
   const steps = (d.sections.critical as { start: P; names: { bases: string[]; base: P; off: P; idx: P } }[])[0]!;

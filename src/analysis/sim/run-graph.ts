@@ -81,3 +81,35 @@ export function replay(g: RunGraph, order: ReplayOrder, threads = g.threads): nu
   });
   return r.makespan - r.first;
 }
+
+/** What the run's graph needs on its own (`graphFloor`). */
+export interface GraphFloor {
+  /** makespan of the graph replayed with no runtime: each CF its CPU time, all released at once, critical path first, inputs after their measured transfers, ns */
+  ns: number;
+  /** no schedule on these workers is shorter: the longest chain of CPU time, or the busiest node's CPU time over its threads, ns */
+  boundNs: number;
+}
+
+/**
+ * The graph's floor: how long the run would have taken with a runtime that costs nothing — no
+ * examination, hand-out or booking between CFs, no pre-emption of a CF by anything, every CF
+ * known from the start — on the same nodes and threads, each CF taking its own CPU time and each
+ * remote input the transfer it had. The span beyond it is the runtime's and the machine's, not
+ * the fragmentation's. List scheduling is not optimal, so `boundNs` says how far from the best
+ * schedule the floor can be.
+ */
+export function graphFloor(g: RunGraph): GraphFloor {
+  if (g.n === 0) return { ns: 0, boundNs: 0 };
+  const bl = bottomLevels(g);
+  const r = replayGraph({ n: g.n, duration: g.cpu, release: new Float64Array(g.n), depStart: g.depStart, depFrom: g.depFrom }, {
+    nodes: g.nodes, lanes: g.threads, node: g.node,
+    arrival: (k) => g.depLat[k]!,
+    priority: (c) => -bl[c]!,
+  });
+  let path = 0;
+  const work = new Float64Array(g.nodes);
+  for (let i = 0; i < g.n; i++) { if (bl[i]! > path) path = bl[i]!; work[g.node[i]!] += g.cpu[i]!; }
+  let busiest = 0;
+  for (const w of work) if (w > busiest) busiest = w;
+  return { ns: r.makespan - r.first, boundNs: Math.max(path, busiest / g.threads) };
+}

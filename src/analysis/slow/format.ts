@@ -75,6 +75,9 @@ export function formatSlowTable(r: SlowReport): string {
   const cp = r.criticalPath;
   L.push(`critical path ${dur(cp.length)} (${share(cp.ofWall)} of T_wall, ${cp.cfs} CFs, parallelism ${cp.parallelism.toFixed(2)}): ` +
     cp.byLabel.slice(0, 5).map((c) => `${c.key} ${share(c.share)}`).join(', '));
+  const fl = r.floor;
+  if (fl) L.push(`graph floor ${dur(fl.ns)} (${share(fl.ofWall)} of T_wall): the graph with a runtime that costs nothing — each CF its CPU time, all known at the start, ` +
+    `critical path first, on ${r.nodes} × ${r.threads} workers; no schedule is shorter than ${dur(fl.boundNs)}`);
   for (const w of r.warnings) L.push(`warning: ${w}`);
   return L.join('\n');
 }

@@ -535,11 +535,13 @@ function overhead(r: SlowReport, g: Grain): Finding[] {
     kind: 'overhead', factor: 'O',
     text: `O = ${pct(r.p.O)}, ${dur(perCf)} of overhead per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
       `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).` +
+      (r.floor ? ` With a runtime that cost nothing, this graph would take ${dur(r.floor.ns)} on these workers (${share(r.floor.ofWall)} of T_wall): ` +
+        `the rest of the span is the runtime's and the machine's, not the fragmentation's.` : '') +
       (O > 0 && startup > 0.2 * O ? ` ${share(startup / O)} of O (${dur(startup)}) is the start-up before each worker's first CF ` +
         `(worker threads booting, ucodes loading, the first CFs being created): paid once per run, it weighs less the more work a run does.` : '') +
       (over ? ` Much of it comes from the ${oversubscribedMachines(r).length > 0 ? 'oversubscription' : 'binding'} above: judge the fragment size once it is gone.` : '') +
       (!over && fine !== null && !g.coarser ? ` The runtime spends ${dur(fine)} between CFs for ${dur(r.meanCfNs)} of work in each, but the CFs should not be made larger: ${g.why}.` : ''),
-    evidence: ['overhead', 'cfs', 'meanCfNs'],
+    evidence: ['overhead', 'cfs', 'meanCfNs', ...(r.floor ? ['floor'] : [])],
   }];
   if (over) return out;
   if (fine !== null && g.coarser) {

@@ -3,11 +3,11 @@
 import { topOf } from './accum.js';
 import type { SlowAnalyzer } from './analyzer.js';
 import { collect } from './critical.js';
-import { replay } from '../sim/run-graph.js';
+import { graphFloor, replay } from '../sim/run-graph.js';
 import { displayCf } from '../../core/cfid.js';
 import type { TraceManifest } from '../../trace/manifest.js';
 import type { RunStatus } from '../../trace/schema.js';
-import { F_L, F_O, F_S, F_U, F_W, FACTORS, UNITS, slou, type CodeRow, type LabelRow, type MachineRow, type Culprit, type PathStep, type Placement, type Predictions, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
+import { F_L, F_O, F_S, F_U, F_W, FACTORS, UNITS, slou, type CodeRow, type Floor, type LabelRow, type MachineRow, type Culprit, type PathStep, type Placement, type Predictions, type RunEnd, type Slou, type SlowReport, type ThreadRow } from './types.js';
 
 const NF = FACTORS.length;
 
@@ -154,6 +154,7 @@ export function finishReport(an: SlowAnalyzer): SlowReport {
     families: [...an.families.entries()].map(([family, x]) => ({ family, ...x })),
     produces: [...an.produces.entries()].map(([label, family]) => ({ label, family })),
     ...predict(an, t, tTotal, cpLen),
+    floor: floorOf(an, tWall),
     sysBusy: { total: an.busy.reduce((a, b) => a + b, 0), perNode: [...an.busy] },
     unspent: { dfs: an.unspent.dfs, bytes: an.unspent.bytes, largest: an.unspent.largest.map((u) => ({ ...u })) },
     cfs: an.cfCount,
@@ -239,6 +240,14 @@ function predict(an: SlowAnalyzer, t: Slou, tTotal: number, cpLen: number): { pr
   ks.add(Math.max(...used));
   const threads = [...ks].filter((k) => k >= 1 && k < an.T).sort((a, b) => a - b).map((k) => ({ threads: k, ns: replay(g, 'run', k) }));
   return { predictions: { baselineNs, criticalOrderNs, threads }, predictionsSkipped: '' };
+}
+
+/** The graph's floor (sim/run-graph.ts `graphFloor`), whatever the losses: it says how much of T_wall the graph itself needs. */
+function floorOf(an: SlowAnalyzer, tWall: number): Floor | null {
+  const g = an.graph;
+  if (!g || !g.whole || g.n === 0) return null;
+  const f = graphFloor(g);
+  return { ns: f.ns, ofWall: tWall > 0 ? f.ns / tWall : 0, boundNs: f.boundNs };
 }
 
 function idleOf(r: Slou): number { return r.S + r.L + r.O; }

@@ -140,6 +140,19 @@ export interface Predictions {
 }
 
 /**
+ * How long the run's graph needs on its own, on the run's nodes and threads: each CF its CPU
+ * time, every CF known from the start, critical path first, remote inputs after the transfers
+ * they had. T_wall beyond `ns` is the runtime's and the machine's, not the fragmentation's.
+ */
+export interface Floor {
+  ns: number;
+  /** ns / tWall */
+  ofWall: number;
+  /** no schedule is shorter: the longest chain of CPU time, or the busiest node's CPU time over its threads */
+  boundNs: number;
+}
+
+/**
  * How the run ended: the manifest's status, or (when the launcher never wrote its end) the
  * nodes' programFinish records; `running`/`unknown`: the run never recorded its end (killed, or
  * still running). Unless `complete`, every figure covers only the part of the run before it ended.
@@ -204,6 +217,8 @@ export interface SlowReport {
   predictions: Predictions | null;
   /** why `predictions` is null (empty when computed) */
   predictionsSkipped: string;
+  /** the graph's floor: the run replayed with a runtime that costs nothing (sim/run-graph.ts `graphFloor`); null when the graph was not kept or is incomplete */
+  floor: Floor | null;
   /** system-thread busy time (sysBusy), informational unless systemCores > 0 */
   sysBusy: { total: number; perNode: number[] };
   /**
@@ -261,6 +276,8 @@ export const UNITS = {
   'blame.starvation.byProducerState.*': 'ns (the four sum to blame.starvation.total)',
   'predictions.baselineNs': 'ns (makespan of the replayed graph)', 'predictions.criticalOrderNs': 'ns (makespan of the replayed graph)',
   'predictions.threads[].threads': 'count (worker threads per node)', 'predictions.threads[].ns': 'ns (makespan of the replayed graph)',
+  'floor.ns': 'ns (makespan of the graph replayed with a runtime that costs nothing)', 'floor.ofWall': 'fraction of tWall',
+  'floor.boundNs': 'ns (no schedule is shorter)',
 } as const;
 
 /** The unit of the number at `path` (e.g. `perNode[3].S`), or undefined when UNITS has none. */

@@ -3,13 +3,19 @@
 // table (the whole path, however long), each of which can be shown on the timeline (where the
 // steps are outlined in red).
 import { dur, pct, share } from '../../analysis/slow/fmt.js';
-import type { Culprit } from '../../analysis/slow/types.js';
+import type { Culprit, Floor } from '../../analysis/slow/types.js';
 import { esc, pack, sideBySide, type NameCols, type Section } from '../section.js';
 
 export function culpritTable(head: string, xs: Culprit[], shareOf: string): string {
   if (xs.length === 0) return '<p class="mut">none</p>';
   return `<table><thead><tr><th>${esc(head)}</th><th class="n">time</th><th class="n">${esc(shareOf)}</th></tr></thead><tbody>${xs.map((x) =>
     `<tr><td>${esc(x.label ?? x.key)}${x.code && x.code !== (x.label ?? x.key) ? ` <span class="mut">(${esc(x.code)})</span>` : ''}</td><td class="n" data-ns="${x.ns}">${dur(x.ns)}</td><td class="n">${share(x.share)}</td></tr>`).join('')}</tbody></table>`;
+}
+
+/** The graph's floor in a sentence (empty when the analysis did not keep the graph). */
+function floorText(f: Floor | null): string {
+  if (!f) return '';
+  return ` With a runtime that cost nothing (each fragment its CPU time, all known at the start, critical path first) this graph would take <b data-floor-ns="${f.ns}">${dur(f.ns)}</b> = ${pct(100 * f.ofWall)} of the wall time; no schedule on these workers is shorter than ${dur(f.boundNs)}.`;
 }
 
 export const critical: Section = {
@@ -21,7 +27,7 @@ export const critical: Section = {
       const shown = c.steps >= c.cfs
         ? (c.cfs === 1 ? 'Its one step is listed below and outlined on the timeline.' : `All ${c.cfs.toLocaleString('en')} steps are listed below and outlined on the timeline.`)
         : `The path has ${c.cfs.toLocaleString('en')} steps: the last ${c.steps.toLocaleString('en')} are listed below and outlined on the timeline; the ${(c.cfs - c.steps).toLocaleString('en')} before them are counted in the totals and tables only.`;
-      return `<p>Length <b data-ns="${c.length}">${dur(c.length)}</b> of CPU time over ${c.cfs.toLocaleString('en')} fragments = ${pct(100 * c.ofWall)} of the wall time; average parallelism T_U / length = ${c.parallelism.toFixed(2)} (worker threads: ${r.slow.cores}). <span data-path-steps="${c.steps}" data-path-cfs="${c.cfs}">${shown}</span></p>
+      return `<p>Length <b data-ns="${c.length}">${dur(c.length)}</b> of CPU time over ${c.cfs.toLocaleString('en')} fragments = ${pct(100 * c.ofWall)} of the wall time; average parallelism T_U / length = ${c.parallelism.toFixed(2)} (worker threads: ${r.slow.cores}).${floorText(r.slow.floor)} <span data-path-steps="${c.steps}" data-path-cfs="${c.cfs}">${shown}</span></p>
 <div class="cmp"><div class="col"><h3>By code fragment</h3>${culpritTable('code', c.byCode, 'of path')}</div><div class="col"><h3>By label</h3>${culpritTable('label', c.byLabel, 'of path')}</div></div>
 <h3>Last steps (latest first)</h3><table><thead><tr><th>fragment</th><th>global id</th><th>code</th><th class="n">CPU</th></tr></thead><tbody>${c.tail.map((s) => `<tr><td>${esc(s.name)}</td><td><code>${esc(s.gid)}</code></td><td>${esc(s.code)}</td><td class="n">${dur(s.ns)}</td></tr>`).join('')}</tbody></table>`;
     });
