@@ -18,6 +18,7 @@ import { KeyedRows, Series, TopK, addTo } from './accum.js';
 import { PathNode } from './critical.js';
 import { History } from './litvinov.js';
 import { RunGraph } from '../sim/run-graph.js';
+import { BusySpans } from './busy-spans.js';
 import { splitIdle } from './split.js';
 import { F_L, F_O, F_S, F_U, F_W, type SlowModel, type SlowOptions } from './types.js';
 
@@ -54,7 +55,10 @@ export class SlowAnalyzer implements ModelListener {
   readonly perCode = new KeyedRows<number>();
   readonly perLabel = new KeyedRows<string>();
   series: Series | null = null;
-  readonly ovh = { preempt: 0, sendDelay: 0, startDelay: 0, systemCores: 0, startup: 0 };
+  readonly ovh = { preempt: 0, sendDelay: 0, startDelay: 0, startDelaySystemBusy: 0, systemCores: 0, startup: 0 };
+  /** the system threads' busy spans, for the part of a start delay they account for */
+  private readonly sysSpans: BusySpans;
+  private sinceSpanPrune = 0;
   sTail = 0;
   /** S of lanes that ran no CF (part of sTail) */
   sIdleLanes = 0;
@@ -121,6 +125,7 @@ export class SlowAnalyzer implements ModelListener {
     this.perNode = new Float64Array(this.N * NF);
     this.perThread = new Float64Array(slots * NF);
     this.busy = new Float64Array(this.N);
+    this.sysSpans = new BusySpans(this.N);
     this.laneCfs = new Float64Array(slots);
     this.firstStart = new Float64Array(slots).fill(NaN);
     this.graph = opts.predict === false ? null : new RunGraph(this.N, this.T);
@@ -161,6 +166,7 @@ export class SlowAnalyzer implements ModelListener {
 
   sysBusy(node: number, t0: number, t1: number): void {
     this.busy[node] += t1 - t0;
+    this.sysSpans.add(node, t0, t1);
   }
 
   start(f: Fragment): void {
@@ -296,6 +302,9 @@ export class SlowAnalyzer implements ModelListener {
     this.add(F_O, sp.oStart - w[3]!, slot, sp.g, d, cr, lr);
     this.ovh.sendDelay += sp.oSend - w[1]!;
     this.ovh.startDelay += sp.oStart - w[3]!;
+    // of the wait for a ready CF: the part its node's system thread spent busy with other work
+    if (sp.oStart - w[3]! > 0) this.ovh.startDelaySystemBusy += Math.min(this.sysSpans.overlap(node, sp.g, d), sp.oStart - w[3]!);
+    if (++this.sinceSpanPrune >= 1024) { this.sinceSpanPrune = 0; this.sysSpans.prune(this.minPendingA()); }
     // the O before a lane's first CF is start-up (workers booting, the first CFs being made)
     if (this.laneCfs[slot] === 1) this.ovh.startup += sp.oSend - w[1]! + sp.oStart - w[3]!;
     this.add(F_U, useful, slot, d, e, cr, lr);

@@ -45,7 +45,7 @@ export function formatSlowTable(r: SlowReport): string {
   if (pl.idleThreads.length) L.push(`worker threads that ran no fragment: ${pl.idleThreads.map((x) => `${x.node}.${x.thread}`).join(', ')}`);
   const o = r.overhead;
   L.push('');
-  L.push(`O parts: pre-emption ${dur(o.preempt)}, ready→start ${dur(o.startDelay)}, computed→sent ${dur(o.sendDelay)}, system cores ${dur(o.systemCores)}; S tail ${dur(r.starvationTail)}${pl.idleNs > 0 ? ` (of which idle workers ${dur(pl.idleNs)})` : ''}; sysBusy ${dur(r.sysBusy.total)}`);
+  L.push(`O parts: pre-emption ${dur(o.preempt)}, ready→start ${dur(o.startDelay)} (system thread busy ${dur(o.startDelaySystemBusy)}), computed→sent ${dur(o.sendDelay)}, system cores ${dur(o.systemCores)}; S tail ${dur(r.starvationTail)}${pl.idleNs > 0 ? ` (of which idle workers ${dur(pl.idleNs)})` : ''}; sysBusy ${dur(r.sysBusy.total)}`);
   L.push('');
   L.push(...formatDynamics(r));
   L.push('per code fragment (idle time charged to the CF that ended it):');

@@ -535,6 +535,8 @@ function overhead(r: SlowReport, g: Grain): Finding[] {
     kind: 'overhead', factor: 'O',
     text: `O = ${pct(r.p.O)}, ${dur(perCf)} of overhead per CF against ${dur(r.meanCfNs)} of useful work per CF; ` +
       `largest part: ${main[0]} (${share(O > 0 ? main[1] / O : 0)}).` +
+      (main[0] === 'ready-to-start delay' && o.startDelay > 0 ? ` Of that delay ${share(o.startDelaySystemBusy / o.startDelay)} passed while the node's system thread was busy ` +
+        `with other work (examining and booking other CFs held the ready one back), the rest in the hand-off itself (the result's way to the system thread, the dispatch, a worker waking up).` : '') +
       (r.floor ? ` With a runtime that cost nothing, this graph would take ${dur(r.floor.ns)} on these workers (${share(r.floor.ofWall)} of T_wall): ` +
         `the rest of the span is the runtime's and the machine's, not the fragmentation's.` : '') +
       (O > 0 && startup > 0.2 * O ? ` ${share(startup / O)} of O (${dur(startup)}) is the start-up before each worker's first CF ` +

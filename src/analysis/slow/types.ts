@@ -193,9 +193,12 @@ export interface SlowReport {
   models: Partial<Record<SlowModel, Slou>>;
   /**
    * parts of O: CF pre-emption (wall − CPU), producer→send delay [B,C), input-present→start delay [G,D), extra system cores;
-   * `startup` is the part of sendDelay + startDelay before each worker's first CF (not a separate part: it overlaps them)
+   * `startup` is the part of sendDelay + startDelay before each worker's first CF (not a separate part: it overlaps them);
+   * `startDelaySystemBusy` the part of startDelay during which the CF's node's system thread was busy (its sysBusy spans:
+   * its other work held the ready CF back), the rest of startDelay the hand-off itself (the result's way to the system
+   * thread, the dispatch, the worker's wake-up)
    */
-  overhead: { preempt: number; sendDelay: number; startDelay: number; systemCores: number; startup: number };
+  overhead: { preempt: number; sendDelay: number; startDelay: number; startDelaySystemBusy: number; systemCores: number; startup: number };
   /** part of S after each worker's last CF up to the end (the whole T_wall of a worker that ran none: placement.idleNs) */
   starvationTail: number;
   perNode: Slou[];

@@ -27,7 +27,7 @@ export const slow: Section = {
       const rows = FACTORS.map((f) => `<tr data-slow-total="${f}" data-run="${i}" data-ns="${s.t[f]}" data-pct="${s.p[f]}"><td><span class="sw" style="background:var(--${f})"></span>${f} — ${NAMES[f]}</td><td class="n">${dur(s.t[f])}</td><td class="n pct">${pct(s.p[f])}</td></tr>`).join('');
       const o = s.overhead;
       return `<table class="slow-totals"><thead><tr><th>T_total = ${dur(s.tWall)} × ${s.cores} worker threads</th><th class="n">time</th><th class="n">of T_total</th></tr></thead><tbody>${rows}</tbody></table>
-<p class="mut">Overhead parts: pre-emption ${dur(o.preempt)}, send delay ${dur(o.sendDelay)}, start delay ${dur(o.startDelay)} (start-up ${dur(o.startup)})${o.systemCores ? `, system cores ${dur(o.systemCores)}` : ''}; starvation after the last fragment ${dur(s.starvationTail)}; coverage ${pct(100 * s.coverage)}. Model ${s.model}.</p>`;
+<p class="mut">Overhead parts: pre-emption ${dur(o.preempt)}, send delay ${dur(o.sendDelay)}, start delay ${dur(o.startDelay)} (start-up ${dur(o.startup)}; with the system thread busy <span data-start-sys-ns="${o.startDelaySystemBusy}">${dur(o.startDelaySystemBusy)}</span>)${o.systemCores ? `, system cores ${dur(o.systemCores)}` : ''}; starvation after the last fragment ${dur(s.starvationTail)}; coverage ${pct(100 * s.coverage)}. Model ${s.model}.</p>`;
     }).replace(/var\(--([SLOWU])\)/g, (_, f: string) => ({ S: '#d9534f', L: '#f0ad4e', O: '#8e6bbf', W: '#9aa5b1', U: '#3c9d5d' })[f]!);
     const html2 = ctx.runs.length === 2 ? compareTable(ctx.runs[0]!.slow, ctx.runs[1]!.slow) + html : html;
     const data = ctx.runs.map((r) => ({
