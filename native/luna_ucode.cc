@@ -42,8 +42,9 @@
 
 namespace {
 
-// 96: a sweep group of examples/pic3d reads every layer's 64 deposit blocks, φ and its ints (77).
-constexpr int kMaxParams = 96;
+// 128: a deposit row of examples/pic3d reads 3 rows' 48 leaving arrays and 16 staying ones and
+// makes 32 DFs (99); a sweep group reads every layer's 64 deposit blocks, φ and its ints (77).
+constexpr int kMaxParams = 128;
 // Scratch layout (shared with src/ucode/cpp/native.ts): per parameter 4 int32 (type, int, ref,
 // guard bytes after a raw input) from byte 0, then per parameter one float64 (real).
 constexpr size_t kIntsBytes = kMaxParams * 4 * sizeof(int32_t);

@@ -282,13 +282,20 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
  * summarize, the same sums in the same order. In C++ so the workers run no TypeScript in the steps'
  * program (a TypeScript summary was optimised four times over on every thread of a 1 × 2 run).
  */
+static void summarizeInto(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF *const *in, double *s);
+
 void c_final(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &S)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
+    summarizeInto(N, F, NP, a, b, c, ref, in, S.create<double>(SUMMARY, 0.0));
+}
+
+/** c_final's summary into s (SUMMARY doubles, zero). */
+static void summarizeInto(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF *const *in, double *s)
+{
     Bundle bs[27];
     bundles(in, bs);
     const double *r = data(ref);
-    double *s = S.create<double>(SUMMARY, 0.0);
     const int own = (a * F + b) * F + c;
     // PIC3D_DUMP=dir: the subdomain's final particles into dir/a_b_c.f64 (tests compare versions)
     if (const char *dump = std::getenv("PIC3D_DUMP")) {
@@ -751,6 +758,112 @@ void c_push_col(int N, int F, int SL, int a, int b, const InputDF &phi, PIC3D_IN
     const InputDF *ss[4] = {PIC3D_ARR4(s)}, *xs[4] = {PIC3D_ARR4(x)};
     OutputDF *So[4] = {&S0, &S1, &S2, &S3}, *Xo[4] = {&X0, &X1, &X2, &X3};
     for (int c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, phi, *ss[c], *xs[c], *So[c], *Xo[c]);
+}
+
+/**
+ * Column b's 36 leaving arrays in a row's list (slabs.fah XROWS: rows a + 1, a, a − 1, each row's 4
+ * columns of 4), in a column's order (XIN: (dx, dy) with dy from b + 1 down to b − 1).
+ */
+static void columnOfRows(const InputDF *const *rows, int b, const InputDF **xs)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            for (int c = 0; c < 4; c++) xs[(i * 3 + j) * 4 + c] = rows[(i * 4 + (b + 1 - j + 4) % 4) * 4 + c];
+}
+
+/**
+ * The deposits of light columns `cols` (k of them) of row a in one CF (slabs.fah ROWS, F = 4), each
+ * column's exactly as c_deposit_col makes it: the leaving arrays of the 3 rows around, the columns'
+ * staying particles (4 a column), their blocks and arrivals (4 a column each).
+ */
+static void depositRow(int N, int F, int a, const int *cols, int k, const InputDF *const *rows, const InputDF *const *ss, OutputDF *const *Ls, OutputDF *const *As)
+{
+    for (int i = 0; i < k; i++) {
+        const InputDF *xs[36];
+        columnOfRows(rows, cols[i], xs);
+        depositColumn(N, F, a, cols[i], xs, ss + 4 * i, Ls + 4 * i, As + 4 * i, nullptr);
+    }
+}
+
+#define PIC3D_OUT4(p) OutputDF &p##0, OutputDF &p##1, OutputDF &p##2, OutputDF &p##3
+#define PIC3D_OUT16(p) PIC3D_OUT4(p##0), PIC3D_OUT4(p##1), PIC3D_OUT4(p##2), PIC3D_OUT4(p##3)
+#define PIC3D_IN12(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2)
+#define PIC3D_ARR12(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1), PIC3D_ARR4(p##2)
+#define PIC3D_OUT12(p) PIC3D_OUT4(p##0), PIC3D_OUT4(p##1), PIC3D_OUT4(p##2)
+#define PIC3D_IN8(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1)
+#define PIC3D_ARR8(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1)
+#define PIC3D_OUT8(p) PIC3D_OUT4(p##0), PIC3D_OUT4(p##1)
+
+/** Light row a's 4 columns' deposits (a not through the centre) -> 16 blocks, 16 arrivals. */
+void c_deposit_row4(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN16(s), PIC3D_OUT16(L), PIC3D_OUT16(A))
+{
+    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[16] = {PIC3D_ARR16(s)};
+    OutputDF *Ls[16] = {PIC3D_ARR16(L)}, *As[16] = {PIC3D_ARR16(A)};
+    const int cols[4] = {0, 1, 2, 3};
+    depositRow(N, F, a, cols, 4, rows, ss, Ls, As);
+}
+
+/** Centre row a's light columns' deposits (b = 0 and 3) -> 8 blocks, 8 arrivals. */
+void c_deposit_row2(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN8(s), PIC3D_OUT8(L), PIC3D_OUT8(A))
+{
+    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[8] = {PIC3D_ARR8(s)};
+    OutputDF *Ls[8] = {PIC3D_ARR8(L)}, *As[8] = {PIC3D_ARR8(A)};
+    const int cols[2] = {0, 3};
+    depositRow(N, F, a, cols, 2, rows, ss, Ls, As);
+}
+
+/** The light subdomains (b, c) of a light row and of a centre row, in slabs.fah's LIGHT16 and LIGHT12 order. */
+static const int LIGHT16[16][2] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {3, 3}};
+static const int LIGHT12[12][2] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 3}, {2, 0}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {3, 3}};
+
+/**
+ * The pushes of row a's k light subdomains `subs` in one CF (slabs.fah ROWS, F = 4), each exactly as
+ * c_push_slab makes it: its slab's φ, their staying and arrived particles -> their staying, their
+ * leaving arrays (in `subs`' order)
+ */
+static void pushRow(int N, int F, int SL, int a, const int (*subs)[2], int k, const InputDF &phi, const InputDF *const *ss, const InputDF *const *xs, OutputDF *const *So, OutputDF *const *Xo)
+{
+    if (F != 4) failed("the pushes by row take F = 4 subdomains a side, not F=" + std::to_string(F));
+    for (int i = 0; i < k; i++) c_push_slab(N, F, SL, a, subs[i][0], subs[i][1], phi, *ss[i], *xs[i], *So[i], *Xo[i]);
+}
+
+/** Light row a's 16 subdomains' pushes. */
+void c_push_row16(int N, int F, int SL, int a, const InputDF &phi, PIC3D_IN16(s), PIC3D_IN16(x), PIC3D_OUT16(S), PIC3D_OUT16(X))
+{
+    const InputDF *ss[16] = {PIC3D_ARR16(s)}, *xs[16] = {PIC3D_ARR16(x)};
+    OutputDF *So[16] = {PIC3D_ARR16(S)}, *Xo[16] = {PIC3D_ARR16(X)};
+    pushRow(N, F, SL, a, LIGHT16, 16, phi, ss, xs, So, Xo);
+}
+
+/** Centre row a's 12 light subdomains' pushes (columns 0 and 3, and c = 0, 3 of the centre columns). */
+void c_push_row12(int N, int F, int SL, int a, const InputDF &phi, PIC3D_IN12(s), PIC3D_IN12(x), PIC3D_OUT12(S), PIC3D_OUT12(X))
+{
+    const InputDF *ss[12] = {PIC3D_ARR12(s)}, *xs[12] = {PIC3D_ARR12(x)};
+    OutputDF *So[12] = {PIC3D_ARR12(S)}, *Xo[12] = {PIC3D_ARR12(X)};
+    pushRow(N, F, SL, a, LIGHT12, 12, phi, ss, xs, So, Xo);
+}
+
+/**
+ * Column (a, b)'s 4 summaries in one CF (slabs.fah ROWS, F = 4), added as driver.ts's c_combine4
+ * adds them (sums, then maxima): the reference, the leaving arrays of the 9 columns around (XIN's
+ * order), the column's staying particles -> the column's summary
+ */
+void c_final_col(int N, int F, int NP, int a, int b, const InputDF &ref, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s), OutputDF &sum)
+{
+    if (F != 4) failed("the summaries by column take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
+    double *out = sum.create<double>(SUMMARY, 0.0);
+    for (int c = 0; c < 4; c++) {
+        // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as depositColumn reads them)
+        const InputDF *in[27];
+        for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
+        double y[SUMMARY] = {0};
+        summarizeInto(N, F, NP, a, b, c, ref, in, y);
+        for (int k = 0; k < DX; k++) out[k] += y[k];
+        for (int k = DX; k < SUMMARY; k++) out[k] = jsMax(out[k], y[k]);
+    }
 }
 }
 

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DF } from '../../src/ucode/df.js';
-import { badParams, cellOf, cloudPart, cloudRange, initialCloud, REC, subdomainsOf, totalMass, type Params } from './model.js';
+import { badParams, cellOf, cloudPart, cloudRange, initialCloud, REC, STAY, subdomainsOf, totalMass, type Params } from './model.js';
 import { simulate } from './reference.js';
 import { arriving } from './kernels.js';
 import { records } from './records.js';
@@ -138,10 +138,32 @@ export function c_final(N: number, F: number, NP: number, a: number, b: number, 
   summarize(N, F, NP, a, b, c, ref, dfs.slice(0, 27).map(records), dfs[27]!);
 }
 
+/**
+ * Column (a, b)'s 4 summaries in one CF (slabs.fah ROWS, F = 4), added as c_combine4 adds them:
+ * the reference, the leaving arrays of the 9 columns around (XIN's order), the column's staying
+ * particles (4) -> the column's summary
+ */
+export function c_final_col(N: number, F: number, NP: number, a: number, b: number, ref: DF, ...dfs: DF[]): void {
+  if (F !== 4) fail(`the summaries by column take F = 4 subdomains a side, not F=${F}`);
+  const z = dfs[40]!.createFloat64Array(SUMMARY), y = new Float64Array(SUMMARY);
+  for (let c = 0; c < 4; c++) {
+    const parts: Float64Array[] = [];
+    // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as a column's deposit reads them)
+    for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[36 + c]! : dfs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
+    y.fill(0);
+    summarizeInto(N, F, NP, a, b, c, ref, parts, y);
+    addSummary(z, y);
+  }
+}
+
 /** The summary of subdomain (a, b, c) from its 27 parts (the staying particles at STAY, the neighbours' leaving arrays). */
 export function summarize(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, parts: Float64Array[], out: DF): void {
+  summarizeInto(N, F, NP, a, b, c, ref, parts, out.createFloat64Array(SUMMARY));
+}
+
+/** summarize into `s` (SUMMARY numbers, zero). */
+function summarizeInto(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, parts: Float64Array[], s: Float64Array): void {
   const r = ref.getSize() === 0 ? null : ref.getFloat64Array();
-  const s = out.createFloat64Array(SUMMARY);
   const own = (a * F + b) * F + c;
   // PIC3D_DUMP=dir: the subdomain's final particles into dir/a_b_c.f64 (tests compare versions)
   const dump = process.env.PIC3D_DUMP;

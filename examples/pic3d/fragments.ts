@@ -268,6 +268,39 @@ function depositColumn(N: number, F: number, a: number, b: number, dfs: readonly
   }
 }
 
+/**
+ * Column b's 36 leaving arrays in a row's list (slabs.fah XROWS: rows a + 1, a, a − 1, each row's
+ * 4 columns of 4), in a column's order (XIN: (dx, dy) with dy from b + 1 down to b − 1).
+ */
+function columnOfRows(rows: readonly DF[], b: number): DF[] {
+  const xs: DF[] = [];
+  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let c = 0; c < 4; c++) xs.push(rows[(i * 4 + ((b + 1 - j + 4) % 4)) * 4 + c]!);
+  return xs;
+}
+
+/**
+ * The deposits of light columns `cols` of row a in one CF (slabs.fah ROWS, F = 4), each column's
+ * exactly as c_deposit_col makes it: the leaving arrays of the 3 rows around (48), the columns'
+ * staying particles (4 a column), then their blocks and arrivals (4 a column each).
+ */
+function depositRow(N: number, F: number, a: number, cols: readonly number[], dfs: readonly DF[]): void {
+  const k = cols.length, rows = dfs.slice(0, 48);
+  for (let i = 0; i < k; i++) {
+    const own = (from: number): DF[] => dfs.slice(from + 4 * i, from + 4 * i + 4);
+    depositColumn(N, F, a, cols[i]!, [...columnOfRows(rows, cols[i]!), ...own(48), ...own(48 + 4 * k), ...own(48 + 8 * k)], null);
+  }
+}
+
+/** Light row a's 4 columns' deposits (a not through the centre) -> 16 blocks, 16 arrivals. */
+export function c_deposit_row4(N: number, F: number, a: number, ...dfs: DF[]): void {
+  depositRow(N, F, a, [0, 1, 2, 3], dfs);
+}
+
+/** Centre row a's light columns' deposits (b = 0 and 3) -> 8 blocks, 8 arrivals. */
+export function c_deposit_row2(N: number, F: number, a: number, ...dfs: DF[]): void {
+  depositRow(N, F, a, [0, 3], dfs);
+}
+
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
 export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   depositCloud(N, F, a, b, c, dfs, 0);
@@ -445,4 +478,29 @@ export function c_push_slab(N: number, F: number, SL: number, a: number, b: numb
 export function c_push_col(N: number, F: number, SL: number, a: number, b: number, ...dfs: DF[]): void {
   if (F !== 4) fail(`the pushes by column take F = 4 subdomains a side, not F=${F}`);
   for (let c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, dfs[0]!, dfs[1 + c]!, dfs[5 + c]!, dfs[9 + c]!, dfs[13 + c]!);
+}
+
+/** The light subdomains (b, c) of a light row, and of a centre row (slabs.fah LIGHT16, LIGHT12). */
+const LIGHT16: readonly (readonly [number, number])[] = Array.from({ length: 16 }, (_, i) => [i >> 2, i & 3] as const);
+const LIGHT12: readonly (readonly [number, number])[] = [[0, 0], [0, 1], [0, 2], [0, 3], [1, 0], [1, 3], [2, 0], [2, 3], [3, 0], [3, 1], [3, 2], [3, 3]];
+
+/**
+ * The pushes of row a's light subdomains `subs` in one CF (slabs.fah ROWS, F = 4), each exactly as
+ * c_push_slab makes it: its slab's φ, their staying particles' arrays, their arrived -> their
+ * staying, their leaving arrays (all in `subs`' order)
+ */
+function pushRow(N: number, F: number, SL: number, a: number, subs: readonly (readonly [number, number])[], dfs: readonly DF[]): void {
+  if (F !== 4) fail(`the pushes by row take F = 4 subdomains a side, not F=${F}`);
+  const k = subs.length;
+  for (let i = 0; i < k; i++) c_push_slab(N, F, SL, a, subs[i]![0], subs[i]![1], dfs[0]!, dfs[1 + i]!, dfs[1 + k + i]!, dfs[1 + 2 * k + i]!, dfs[1 + 3 * k + i]!);
+}
+
+/** Light row a's 16 subdomains' pushes. */
+export function c_push_row16(N: number, F: number, SL: number, a: number, ...dfs: DF[]): void {
+  pushRow(N, F, SL, a, LIGHT16, dfs);
+}
+
+/** Centre row a's 12 light subdomains' pushes (columns 0 and 3, and c = 0, 3 of the centre columns). */
+export function c_push_row12(N: number, F: number, SL: number, a: number, ...dfs: DF[]): void {
+  pushRow(N, F, SL, a, LIGHT12, dfs);
 }

@@ -306,7 +306,9 @@ describe('pic3d Poisson sweeps on slabs', () => {
     // nodes put the slabs on several, reading their neighbours' edges across the border (layers of
     // N/F = 4 planes hold edges of depth + 2 up to depth 2: 2 slabs at depth 2, 3 uneven slabs at
     // depth 1 with 7 groups a step, F = 3 on 3 nodes where layer 2 has a node but no slab) or whole
-    // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 deposits by column (and once a subdomain,
+    // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 on one node the light columns' deposits and
+    // pushes by row and the summaries by column (and once a CF a light column, COLUMN_GRAIN); F = 4
+    // deposits by column (and once a subdomain,
     // SUBDOMAIN_DEPOSITS; on one node the first step's by column from the cloud's parts too, and once
     // a subdomain, SUBDOMAIN_FIRST_DEPOSITS), F = 2, 3 a subdomain. On one node with one group a step
     // the groups sum the density planes they read from the deposit blocks (and the layers' densities
@@ -323,7 +325,7 @@ describe('pic3d Poisson sweeps on slabs', () => {
       for (const [nodes, lanes, F, K, defines, ts] of [
         [1, 2, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=3'], true], [1, 1, 4, 10, ['POISSON_SLABS=1'], false], [1, 2, 4, 10, [], false],
         [2, 1, 4, 7, ['POISSON_SLABS=2', 'SLAB_HALO=2'], true], [1, 2, 2, 5, ['POISSON_SLABS=4'], false], [1, 1, 3, 4, ['POISSON_SLABS=2', 'SLAB_HALO=1'], true],
-        [1, 2, 4, 10, ['POISSON_SLABS=2', 'SUBDOMAIN_DEPOSITS'], false], [1, 2, 4, 10, ['SUBDOMAIN_FIRST_DEPOSITS'], false],
+        [1, 2, 4, 10, ['POISSON_SLABS=2', 'SUBDOMAIN_DEPOSITS'], false], [1, 2, 4, 10, ['SUBDOMAIN_FIRST_DEPOSITS'], false], [1, 2, 4, 10, ['COLUMN_GRAIN'], true],
         [1, 2, 4, 10, ['LAYER_DENSITIES'], true],
         [2, 1, 4, 7, ['POISSON_SLABS=3', 'SLAB_HALO=1'], true], [3, 1, 3, 5, ['SLAB_HALO=2'], true], [2, 1, 4, 7, ['WHOLE_SLABS', 'SLAB_HALO=2'], false],
         [2, 1, 4, 7, ['SLAB_HALO=3'], false],
@@ -511,7 +513,7 @@ describe('pic3d priorities', () => {
     let pushes: { name: string; ints: number[] }[] = [];
     const close = (): void => {
       if (pushes.length === 0) return;
-      // push_slab(N, F, SL, a, b, c, …); push_col(N, F, SL, a, b, …): a centre index is 1 or 2 at F = 4
+      // push_slab(N, F, SL, a, b, c, …); push_col(N, F, SL, a, b, …), push_row16/12(N, F, SL, a, …): a centre index is 1 or 2 at F = 4
       const centre = (p: { name: string; ints: number[] }): boolean => p.name === 'c_push_slab' && p.ints.slice(3, 6).every((i) => i === 1 || i === 2);
       let last = -1;
       pushes.forEach((p, i) => { if (centre(p)) last = i; });
@@ -519,21 +521,29 @@ describe('pic3d priorities', () => {
       pushes = [];
     };
     for (const c of seen) {
-      if (c.name === 'c_push_slab' || c.name === 'c_push_col') pushes.push(c);
+      if (c.name === 'c_push_slab' || c.name === 'c_push_col' || c.name.startsWith('c_push_row')) pushes.push(c);
       else if (c.name.startsWith('c_deposit')) close();
     }
     close();
     return steps;
   }
 
-  test('a step\'s sweeps run before its pushes, and the centre subdomains\' pushes before the others (NO_PRIORITIES: in the order they became ready)', async () => {
+  test('a step\'s sweeps run before its pushes, and the centre subdomains\' pushes before the others, by row and by column (NO_PRIORITIES: in the order they became ready)', async () => {
     const ordered = await calls({});
     const sweeps = ordered.map((c, i) => (c.name.startsWith('c_slab_group') ? i : -1)).filter((i) => i >= 0);
     assert.equal(sweeps.length, 6);
     // each step's two sweeps one after the other, before any push that reads the second
     for (let s = 0; s < 6; s += 2) assert.equal(sweeps[s + 1], sweeps[s]! + 1, `step ${s / 2}: a push ran between the two slabs' sweeps`);
     assert.deepEqual(centreFirst(ordered), [true, true, true]);
-    const fifo = centreFirst(await calls({ NO_PRIORITIES: '1' }));
+    // the light work by row: a step's pushes are the 8 centre subdomains' and the 4 rows' (2 of
+    // them centre rows), its deposits the 4 centre columns' and the 4 rows'
+    assert.deepEqual(ordered.filter((c) => c.name.startsWith('c_push')).slice(0, 12).map((c) => c.name).sort(),
+      ['c_push_row12', 'c_push_row12', 'c_push_row16', 'c_push_row16', ...Array<string>(8).fill('c_push_slab')]);
+    assert.deepEqual(ordered.filter((c) => c.name.startsWith('c_deposit') && c.name !== 'c_deposit_all_col').slice(0, 8).map((c) => c.name).sort(),
+      ['c_deposit_col', 'c_deposit_col', 'c_deposit_col', 'c_deposit_col', 'c_deposit_row2', 'c_deposit_row2', 'c_deposit_row4', 'c_deposit_row4']);
+    assert.deepEqual(centreFirst(await calls({ COLUMN_GRAIN: '1' })), [true, true, true]);
+    // in the order they became ready (a CF a light column, where they interleave in the program's order)
+    const fifo = centreFirst(await calls({ NO_PRIORITIES: '1', COLUMN_GRAIN: '1' }));
     assert.equal(fifo.length, 3);
     assert.ok(fifo.includes(false), 'in the order they became ready, a light push runs before a centre one');
   });
