@@ -846,23 +846,32 @@ void c_push_row12(int N, int F, int SL, int a, const InputDF &phi, PIC3D_IN12(s)
 }
 
 /**
- * Column (a, b)'s 4 summaries in one CF (slabs.fah ROWS, F = 4), added as driver.ts's c_combine4
- * adds them (sums, then maxima): the reference, the leaving arrays of the 9 columns around (XIN's
- * order), the column's staying particles -> the column's summary
+ * Row a's 16 summaries in one CF (slabs.fah ROWS, F = 4), added as driver.ts's c_combine4 adds them
+ * by column and then the columns' by row (sums, then maxima): the reference, the leaving arrays of
+ * rows a + 1, a, a − 1 (XROWS' order), the row's staying particles (by column) -> the row's summary
  */
-void c_final_col(int N, int F, int NP, int a, int b, const InputDF &ref, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN4(z), PIC3D_IN4(s), OutputDF &sum)
+void c_final_row(int N, int F, int NP, int a, const InputDF &ref, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN16(s), OutputDF &sum)
 {
-    if (F != 4) failed("the summaries by column take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *xs[36] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR4(z)}, *ss[4] = {PIC3D_ARR4(s)};
+    if (F != 4) failed("the summaries by row take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[16] = {PIC3D_ARR16(s)};
     double *out = sum.create<double>(SUMMARY, 0.0);
-    for (int c = 0; c < 4; c++) {
-        // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as depositColumn reads them)
-        const InputDF *in[27];
-        for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
-        double y[SUMMARY] = {0};
-        summarizeInto(N, F, NP, a, b, c, ref, in, y);
-        for (int k = 0; k < DX; k++) out[k] += y[k];
-        for (int k = DX; k < SUMMARY; k++) out[k] = jsMax(out[k], y[k]);
+    const auto add = [](double *to, const double *from) {
+        for (int k = 0; k < DX; k++) to[k] += from[k];
+        for (int k = DX; k < SUMMARY; k++) to[k] = jsMax(to[k], from[k]);
+    };
+    for (int b = 0; b < 4; b++) {
+        const InputDF *xs[36];
+        columnOfRows(rows, b, xs);
+        double col[SUMMARY] = {0};
+        for (int c = 0; c < 4; c++) {
+            // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as depositColumn reads them)
+            const InputDF *in[27];
+            for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[4 * b + c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
+            double y1[SUMMARY] = {0};
+            summarizeInto(N, F, NP, a, b, c, ref, in, y1);
+            add(col, y1);
+        }
+        add(out, col);
     }
 }
 }

@@ -139,20 +139,36 @@ export function c_final(N: number, F: number, NP: number, a: number, b: number, 
 }
 
 /**
- * Column (a, b)'s 4 summaries in one CF (slabs.fah ROWS, F = 4), added as c_combine4 adds them:
- * the reference, the leaving arrays of the 9 columns around (XIN's order), the column's staying
- * particles (4) -> the column's summary
+ * Column b's 36 leaving arrays in a row's list (slabs.fah XROWS: rows a + 1, a, a − 1, each row's
+ * 4 columns of 4), in a column's order (XIN: (dx, dy) with dy from b + 1 down to b − 1).
  */
-export function c_final_col(N: number, F: number, NP: number, a: number, b: number, ref: DF, ...dfs: DF[]): void {
-  if (F !== 4) fail(`the summaries by column take F = 4 subdomains a side, not F=${F}`);
-  const z = dfs[40]!.createFloat64Array(SUMMARY), y = new Float64Array(SUMMARY);
-  for (let c = 0; c < 4; c++) {
-    const parts: Float64Array[] = [];
-    // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as a column's deposit reads them)
-    for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[36 + c]! : dfs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
-    y.fill(0);
-    summarizeInto(N, F, NP, a, b, c, ref, parts, y);
-    addSummary(z, y);
+export function columnOfRows<T>(rows: readonly T[], b: number): T[] {
+  const xs: T[] = [];
+  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let c = 0; c < 4; c++) xs.push(rows[(i * 4 + ((b + 1 - j + 4) % 4)) * 4 + c]!);
+  return xs;
+}
+
+/**
+ * Row a's 16 summaries in one CF (slabs.fah ROWS, F = 4), added as c_combine4 adds them by column
+ * and then the columns' by row: the reference, the leaving arrays of rows a + 1, a, a − 1 (48,
+ * XROWS' order), the row's staying particles (16, by column) -> the row's summary
+ */
+export function c_final_row(N: number, F: number, NP: number, a: number, ref: DF, ...dfs: DF[]): void {
+  if (F !== 4) fail(`the summaries by row take F = 4 subdomains a side, not F=${F}`);
+  const z = dfs[64]!.createFloat64Array(SUMMARY), yc = new Float64Array(SUMMARY), y = new Float64Array(SUMMARY);
+  const rows = dfs.slice(0, 48);
+  for (let b = 0; b < 4; b++) {
+    const xs = columnOfRows(rows, b);
+    yc.fill(0);
+    for (let c = 0; c < 4; c++) {
+      const parts: Float64Array[] = [];
+      // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as a column's deposit reads them)
+      for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[48 + 4 * b + c]! : xs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
+      y.fill(0);
+      summarizeInto(N, F, NP, a, b, c, ref, parts, y);
+      addSummary(yc, y);
+    }
+    addSummary(z, yc);
   }
 }
 

@@ -5,7 +5,7 @@ import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, 
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
-import { fail, gatherParts } from './driver.js';
+import { columnOfRows, fail, gatherParts } from './driver.js';
 import { blockFace, densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabBoxPlanes, slabDepth, slabEdge, slabLayer, slabPlanes, slabWidth } from './slabs.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
@@ -266,16 +266,6 @@ function depositColumn(N: number, F: number, a: number, b: number, dfs: readonly
     const block = depositSubdomain(N, F, a, b, c, parts, dfs[40 + c]!, dfs[44 + c]!);
     if (faces) faces.set(blockFace(block, n), c * (n + 1) * (n + 1));
   }
-}
-
-/**
- * Column b's 36 leaving arrays in a row's list (slabs.fah XROWS: rows a + 1, a, a − 1, each row's
- * 4 columns of 4), in a column's order (XIN: (dx, dy) with dy from b + 1 down to b − 1).
- */
-function columnOfRows(rows: readonly DF[], b: number): DF[] {
-  const xs: DF[] = [];
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let c = 0; c < 4; c++) xs.push(rows[(i * 4 + ((b + 1 - j + 4) % 4)) * 4 + c]!);
-  return xs;
 }
 
 /**

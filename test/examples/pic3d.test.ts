@@ -307,7 +307,7 @@ describe('pic3d Poisson sweeps on slabs', () => {
     // N/F = 4 planes hold edges of depth + 2 up to depth 2: 2 slabs at depth 2, 3 uneven slabs at
     // depth 1 with 7 groups a step, F = 3 on 3 nodes where layer 2 has a node but no slab) or whole
     // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 on one node the light columns' deposits and
-    // pushes by row and the summaries by column (and once a CF a light column, COLUMN_GRAIN); F = 4
+    // pushes by row and the summaries by row (and once a CF a light column, COLUMN_GRAIN); F = 4
     // deposits by column (and once a subdomain,
     // SUBDOMAIN_DEPOSITS; on one node the first step's by column from the cloud's parts too, and once
     // a subdomain, SUBDOMAIN_FIRST_DEPOSITS), F = 2, 3 a subdomain. On one node with one group a step
@@ -527,6 +527,26 @@ describe('pic3d priorities', () => {
     close();
     return steps;
   }
+
+  test('the summaries by row are the bits of the summaries by subdomain summed by column and by layer', async () => {
+    /** The sum c_report gets, with `defines`. */
+    async function reported(defines: Record<string, string>): Promise<Float64Array> {
+      const l = await loadProgram('examples/pic3d/pic3d.fa', { defines });
+      if (!l.program || !l.bundle?.file) throw new Error(l.text || 'examples/pic3d/pic3d.fa does not load');
+      const mod = (await import(`${pathToFileURL(l.bundle.file).href}?sum=${Object.keys(defines).join('-')}`)) as Ucodes;
+      let sum: Float64Array | undefined;
+      const report = mod.c_report as (...x: unknown[]) => unknown;
+      const wrapped: Ucodes = { ...mod, c_report: (...args: unknown[]): unknown => { sum = Float64Array.from((args[6] as DF).getFloat64Array()); return report(...args); } };
+      const r = await runInProcess(l.program, wrapped, { lanes: 2, args: ['16', '4', '3000', '3', '10', '1', '1'], policy: choosePolicy({ program: l.program, rank: 0 }).policy });
+      assert.equal(r.ok, true, r.message);
+      assert.ok(sum, 'c_report ran');
+      return sum;
+    }
+    const byRow = await reported({}), bySubdomain = await reported({ COLUMN_GRAIN: '1' });
+    assert.equal(byRow.length, 11);
+    assert.deepEqual([...byRow], [...bySubdomain]);
+    assert.equal(byRow[0], 3000, 'every particle counted once');
+  });
 
   test('a step\'s sweeps run before its pushes, and the centre subdomains\' pushes before the others, by row and by column (NO_PRIORITIES: in the order they became ready)', async () => {
     const ordered = await calls({});
