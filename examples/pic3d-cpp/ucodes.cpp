@@ -774,14 +774,15 @@ static void columnOfRows(const InputDF *const *rows, int b, const InputDF **xs)
 /**
  * The deposits of light columns `cols` (k of them) of row a in one CF (slabs.fah ROWS, F = 4), each
  * column's exactly as c_deposit_col makes it: the leaving arrays of the 3 rows around, the columns'
- * staying particles (4 a column), their blocks and arrivals (4 a column each).
+ * staying particles (4 a column), their blocks and arrivals (4 a column each), and with `faces`
+ * each column's 4 blocks' upper faces (one DF a column, as c_deposit_col_f makes it).
  */
-static void depositRow(int N, int F, int a, const int *cols, int k, const InputDF *const *rows, const InputDF *const *ss, OutputDF *const *Ls, OutputDF *const *As)
+static void depositRow(int N, int F, int a, const int *cols, int k, const InputDF *const *rows, const InputDF *const *ss, OutputDF *const *Ls, OutputDF *const *As, OutputDF *const *faces = nullptr)
 {
     for (int i = 0; i < k; i++) {
         const InputDF *xs[36];
         columnOfRows(rows, cols[i], xs);
-        depositColumn(N, F, a, cols[i], xs, ss + 4 * i, Ls + 4 * i, As + 4 * i, nullptr);
+        depositColumn(N, F, a, cols[i], xs, ss + 4 * i, Ls + 4 * i, As + 4 * i, faces ? faces[i] : nullptr);
     }
 }
 
@@ -812,6 +813,26 @@ void c_deposit_row2(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN1
     OutputDF *Ls[8] = {PIC3D_ARR8(L)}, *As[8] = {PIC3D_ARR8(A)};
     const int cols[2] = {0, 3};
     depositRow(N, F, a, cols, 2, rows, ss, Ls, As);
+}
+
+/** c_deposit_row4 where the layer above is on another node (slabs.fah FACE_UP): also the 4 columns' faces. */
+void c_deposit_row4_f(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN16(s), PIC3D_OUT16(L), PIC3D_OUT16(A), PIC3D_OUT4(f))
+{
+    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[16] = {PIC3D_ARR16(s)};
+    OutputDF *Ls[16] = {PIC3D_ARR16(L)}, *As[16] = {PIC3D_ARR16(A)}, *fs[4] = {PIC3D_ARR4(f)};
+    const int cols[4] = {0, 1, 2, 3};
+    depositRow(N, F, a, cols, 4, rows, ss, Ls, As, fs);
+}
+
+/** c_deposit_row2 where the layer above is on another node (slabs.fah FACE_UP): also the 2 columns' faces. */
+void c_deposit_row2_f(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN8(s), PIC3D_OUT8(L), PIC3D_OUT8(A), OutputDF &f0, OutputDF &f1)
+{
+    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[8] = {PIC3D_ARR8(s)};
+    OutputDF *Ls[8] = {PIC3D_ARR8(L)}, *As[8] = {PIC3D_ARR8(A)}, *fs[2] = {&f0, &f1};
+    const int cols[2] = {0, 3};
+    depositRow(N, F, a, cols, 2, rows, ss, Ls, As, fs);
 }
 
 /** The light subdomains (b, c) of a light row and of a centre row, in slabs.fah's LIGHT16 and LIGHT12 order. */

@@ -271,24 +271,36 @@ function depositColumn(N: number, F: number, a: number, b: number, dfs: readonly
 /**
  * The deposits of light columns `cols` of row a in one CF (slabs.fah ROWS, F = 4), each column's
  * exactly as c_deposit_col makes it: the leaving arrays of the 3 rows around (48), the columns'
- * staying particles (4 a column), then their blocks and arrivals (4 a column each).
+ * staying particles (4 a column), then their blocks and arrivals (4 a column each), and with
+ * `faces` each column's 4 blocks' upper faces (one DF a column, as c_deposit_col_f makes it).
  */
-function depositRow(N: number, F: number, a: number, cols: readonly number[], dfs: readonly DF[]): void {
-  const k = cols.length, rows = dfs.slice(0, 48);
+function depositRow(N: number, F: number, a: number, cols: readonly number[], dfs: readonly DF[], faces: boolean): void {
+  const k = cols.length, rows = dfs.slice(0, 48), n1 = N / F + 1;
   for (let i = 0; i < k; i++) {
     const own = (from: number): DF[] => dfs.slice(from + 4 * i, from + 4 * i + 4);
-    depositColumn(N, F, a, cols[i]!, [...columnOfRows(rows, cols[i]!), ...own(48), ...own(48 + 4 * k), ...own(48 + 8 * k)], null);
+    depositColumn(N, F, a, cols[i]!, [...columnOfRows(rows, cols[i]!), ...own(48), ...own(48 + 4 * k), ...own(48 + 8 * k)],
+      faces ? dfs[48 + 12 * k + i]!.createFloat64Array(4 * n1 * n1) : null);
   }
 }
 
 /** Light row a's 4 columns' deposits (a not through the centre) -> 16 blocks, 16 arrivals. */
 export function c_deposit_row4(N: number, F: number, a: number, ...dfs: DF[]): void {
-  depositRow(N, F, a, [0, 1, 2, 3], dfs);
+  depositRow(N, F, a, [0, 1, 2, 3], dfs, false);
 }
 
 /** Centre row a's light columns' deposits (b = 0 and 3) -> 8 blocks, 8 arrivals. */
 export function c_deposit_row2(N: number, F: number, a: number, ...dfs: DF[]): void {
-  depositRow(N, F, a, [0, 3], dfs);
+  depositRow(N, F, a, [0, 3], dfs, false);
+}
+
+/** c_deposit_row4 where the layer above is on another node (slabs.fah FACE_UP): also the 4 columns' faces. */
+export function c_deposit_row4_f(N: number, F: number, a: number, ...dfs: DF[]): void {
+  depositRow(N, F, a, [0, 1, 2, 3], dfs, true);
+}
+
+/** c_deposit_row2 where the layer above is on another node (slabs.fah FACE_UP): also the 2 columns' faces. */
+export function c_deposit_row2_f(N: number, F: number, a: number, ...dfs: DF[]): void {
+  depositRow(N, F, a, [0, 3], dfs, true);
 }
 
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
