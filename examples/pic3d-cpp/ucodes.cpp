@@ -276,14 +276,14 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
     pushOut(N, F, a, b, c, gs, nullptr, 0, 0, S, A, stay, leaving);
 }
 
+static void summarizeInto(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF *const *in, double *s);
+
 /**
  * The summary of subdomain (a, b, c) after the last step from its 27 parts (the staying particles,
  * the neighbours' leaving arrays), checked against the reference when given: driver.ts's
  * summarize, the same sums in the same order. In C++ so the workers run no TypeScript in the steps'
  * program (a TypeScript summary was optimised four times over on every thread of a 1 × 2 run).
  */
-static void summarizeInto(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF *const *in, double *s);
-
 void c_final(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF &i0, const InputDF &i1, const InputDF &i2, const InputDF &i3, const InputDF &i4, const InputDF &i5, const InputDF &i6, const InputDF &i7, const InputDF &i8, const InputDF &i9, const InputDF &i10, const InputDF &i11, const InputDF &i12, const InputDF &i13, const InputDF &i14, const InputDF &i15, const InputDF &i16, const InputDF &i17, const InputDF &i18, const InputDF &i19, const InputDF &i20, const InputDF &i21, const InputDF &i22, const InputDF &i23, const InputDF &i24, const InputDF &i25, const InputDF &i26, OutputDF &S)
 {
     const InputDF *in[27] = {&i0, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8, &i9, &i10, &i11, &i12, &i13, &i14, &i15, &i16, &i17, &i18, &i19, &i20, &i21, &i22, &i23, &i24, &i25, &i26};
