@@ -306,9 +306,9 @@ describe('pic3d Poisson sweeps on slabs', () => {
     // nodes put the slabs on several, reading their neighbours' edges across the border (layers of
     // N/F = 4 planes hold edges of depth + 2 up to depth 2: 2 slabs at depth 2, 3 uneven slabs at
     // depth 1 with 7 groups a step, F = 3 on 3 nodes where layer 2 has a node but no slab) or whole
-    // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 on 1, 2 and 3 nodes the light columns' deposits and
-    // pushes by row and the summaries by row (and once a CF a light column, COLUMN_GRAIN); F = 4
-    // deposits by column (and once a subdomain,
+    // (WHOLE_SLABS; depth 3, too deep for edges); F = 4 on 1, 2 and 3 nodes the light columns'
+    // deposits and pushes by row and the summaries by row (and once a CF a light column,
+    // COLUMN_GRAIN); F = 4 deposits by column (and once a subdomain,
     // SUBDOMAIN_DEPOSITS; on one node the first step's by column from the cloud's parts too, and once
     // a subdomain, SUBDOMAIN_FIRST_DEPOSITS), F = 2, 3 a subdomain. On one node with one group a step
     // the groups sum the density planes they read from the deposit blocks (and the layers' densities
