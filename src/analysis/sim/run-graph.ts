@@ -24,6 +24,8 @@ export class RunGraph implements ReplayGraph {
   edges = 0;
   /** false once `limit` CFs were recorded: the graph is incomplete, nothing is predicted */
   whole = true;
+  /** bottomLevels of the graph as it stood at `n` CFs: the report's replays and its floor share one pass */
+  levels: { n: number; bl: Float64Array } | null = null;
 
   constructor(readonly nodes: number, readonly threads: number, readonly limit = 1 << 21) {}
 
@@ -54,13 +56,18 @@ function grown<A extends Int32Array | Float64Array | Float32Array>(a: A): A {
   return b;
 }
 
-/** Bottom level of every CF: its CPU time plus the longest chain of CPU time among its consumers. */
+/**
+ * Bottom level of every CF: its CPU time plus the longest chain of CPU time among its consumers.
+ * Computed once for the graph as it stands (read-only for the callers).
+ */
 export function bottomLevels(g: RunGraph): Float64Array {
+  if (g.levels?.n === g.n) return g.levels.bl;
   const bl = new Float64Array(g.n);
   for (let i = g.n - 1; i >= 0; i--) {
     bl[i] = bl[i]! + g.cpu[i]!;
     for (let e = g.depStart[i]!; e < g.depStart[i + 1]!; e++) { const p = g.depFrom[e]!; if (bl[i]! > bl[p]!) bl[p] = bl[i]!; }
   }
+  g.levels = { n: g.n, bl };
   return bl;
 }
 
