@@ -482,7 +482,7 @@ export function c_push_col(N: number, F: number, SL: number, a: number, b: numbe
   for (let c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, dfs[0]!, dfs[1 + c]!, dfs[5 + c]!, dfs[9 + c]!, dfs[13 + c]!);
 }
 
-/** The light subdomains (b, c) of a light row, and of a centre row (slabs.fah LIGHT16, LIGHT12). */
+/** The light subdomains (b, c) of a light row, and of a centre row (slabs.fah ROW16, LIGHT12). */
 const LIGHT16: readonly (readonly [number, number])[] = Array.from({ length: 16 }, (_, i) => [i >> 2, i & 3] as const);
 const LIGHT12: readonly (readonly [number, number])[] = [[0, 0], [0, 1], [0, 2], [0, 3], [1, 0], [1, 3], [2, 0], [2, 3], [3, 0], [3, 1], [3, 2], [3, 3]];
 
