@@ -11,7 +11,7 @@ export type { SchedulingPolicy } from './runtime/policy/types.js';
 export { ArgsError } from './program/args.js';
 export { MAX_THREADS } from './runtime/limits.js';
 export * as policy from './runtime/policy/index.js';
-export { DF } from './ucode/df.js';
+export { DF, type CreateOptions } from './ucode/df.js';
 export * as trace from './trace/index.js';
 export { analyzeSlow, analyzeSlowTrace, interpretSlow, formatSlowTable, type SlowReport, type SlowOptions } from './analysis/slow/index.js';
 export { analyzePatternsTrace, formatPatterns, PATTERNS, type PatternReport, type PatternOptions } from './analysis/patterns/index.js';

@@ -1,6 +1,6 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
-import type { DF } from '../../src/ucode/df.js';
+import type { CreateOptions, DF } from '../../src/ucode/df.js';
 import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, scatter } from './kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
@@ -13,11 +13,14 @@ import { blockFace, densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_L
 // deposit from the first step's deposit_all and from later deposits) was deoptimised at the switch
 // and compiled again on each thread.
 
+/** Outputs whose every element a kernel writes: made without the zero fill (docs/language.md §7.3). */
+const UNFILLED: CreateOptions = { zero: false };
+
 /** The arrived particles (the neighbours' parts coming this way, `bundles`) into A, in a leaving array's layout. */
 function gatherArrived(bundles: Float64Array[], A: DF): void {
   const count = new Int32Array(27);
   for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
-  const to = outgoing(count, NONE, A.createFloat64Array(leavingSize(count)));
+  const to = outgoing(count, NONE, A.createFloat64Array(leavingSize(count), UNFILLED));
   for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
 }
 
@@ -109,7 +112,8 @@ function pushOut(N: number, F: number, a: number, b: number, c: number, gs: Floa
   const bundles: Float64Array[] = [];
   for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stayed : partOf(arrived, d));
   const r = gs ? push(N, F, a, b, c, gs, bundles) : pushIn(N, F, a, b, c, g!, bundles);
-  scatter(r, outgoing(r.count, stay.createFloat64Array(r.count[STAY]! * REC), leaving.createFloat64Array(leavingSize(r.count))));
+  // (every record and the header are written: no zero fill, docs/language.md §7.3)
+  scatter(r, outgoing(r.count, stay.createFloat64Array(r.count[STAY]! * REC, UNFILLED), leaving.createFloat64Array(leavingSize(r.count), UNFILLED)));
 }
 
 // The deep-halo sweep groups (halo.ts). The 27 blocks around a subdomain come in direction order;
@@ -414,7 +418,8 @@ function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: n
   const planes = g.edges
     ? (g.phi ? edgeBoxPlanes(N, W, sweeps, E, g.phi.own.getFloat64Array(), g.phi.below.getFloat64Array(), g.phi.above.getFloat64Array()) : { pl: null, at: [] })
     : slabBoxPlanes(N, F, SL, p, sweeps, g.phi ? g.phi.map((q) => q.getFloat64Array()) : null);
-  const box = (W + 2 * sweeps + GHOST_LO + GHOST_HI) * NN, out = phi.createFloat64Array(slabPlanes(N, F, SL, p) * NN);
+  // (jacobiSlab writes every plane of out: no zero fill)
+  const box = (W + 2 * sweeps + GHOST_LO + GHOST_HI) * NN, out = phi.createFloat64Array(slabPlanes(N, F, SL, p) * NN, UNFILLED);
   if (slabBoxes.length < 2 * box) slabBoxes = new Float64Array(2 * box);
   jacobiSlab(N, F, NP, SL, p, sweeps, rhos, at, r, planes.pl, planes.at, out, slabBoxes.subarray(0, box), slabBoxes.subarray(box, 2 * box));
   if (lower) lower.createFloat64Array(E * NN).set(out.subarray(GHOST_LO * NN, (GHOST_LO + E) * NN));

@@ -14,6 +14,16 @@ export const MAX_RAW_BYTES = 2 ** 32 - 65536;
 
 export class UcodeError extends Error {}
 
+/** How DF.create() and its typed forms make an output's buffer. */
+export interface CreateOptions {
+  /**
+   * false: the bytes are left as they are (a recycled buffer holds a freed DF's bytes), for a
+   * ucode that writes every one of them; the fill of a large output costs about as much as
+   * writing it once. Default true: zero-filled.
+   */
+  zero?: boolean;
+}
+
 type TypedArrayCtor<A> = { new (buffer: ArrayBufferLike, byteOffset: number, length: number): A; BYTES_PER_ELEMENT: number };
 
 export class DF {
@@ -52,20 +62,22 @@ export class DF {
     else this.set({ t: T_JS, v });
   }
   /**
-   * A writable raw buffer of `byteLength` bytes in shared memory (zero-filled), at most
-   * MAX_RAW_BYTES. Its memory may be that of a raw DF freed earlier (ucode/recycle.ts): a view of
-   * a DF's bytes must not be kept after the ucode returns.
+   * A writable raw buffer of `byteLength` bytes in shared memory, at most MAX_RAW_BYTES,
+   * zero-filled unless `{ zero: false }`. Its memory may be that of a raw DF freed earlier
+   * (ucode/recycle.ts): without the zero fill it holds that DF's bytes, as C++ create() does, so a
+   * ucode that writes every byte it made saves the fill. A view of a DF's bytes must not be kept
+   * after the ucode returns.
    */
-  create(byteLength: number): Uint8Array {
+  create(byteLength: number, opts?: CreateOptions): Uint8Array {
     if (!(Number.isInteger(byteLength) && byteLength >= 0 && byteLength <= MAX_RAW_BYTES)) {
       throw new RangeError(`create(${byteLength}) on DF ${this.getName()}: a raw DF holds a whole number of bytes from 0 to ${MAX_RAW_BYTES} (4 GiB less 64 KiB, the most one message between nodes carries)`);
     }
-    const bytes = takeRaw(byteLength, 0, true);
+    const bytes = takeRaw(byteLength, 0, opts?.zero !== false);
     this.set({ t: T_RAW, v: bytes });
     return bytes;
   }
-  createFloat64Array(n: number): Float64Array { return view(this.create(n * 8), Float64Array); }
-  createInt32Array(n: number): Int32Array { return view(this.create(n * 4), Int32Array); }
+  createFloat64Array(n: number, opts?: CreateOptions): Float64Array { return view(this.create(n * 8, opts), Float64Array); }
+  createInt32Array(n: number, opts?: CreateOptions): Int32Array { return view(this.create(n * 4, opts), Int32Array); }
   /** Store raw bytes (copied once into shared memory unless already shared). */
   setData(bytes: ArrayBufferView): void { this.set({ t: T_RAW, v: sharedBytes(bytes) }); }
   /** Share the other DF's value (no copy), like LuNA's copy(df). */

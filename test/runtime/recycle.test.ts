@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertOk, describeRun, lines, luna, program, type Run } from './helpers.js';
+import { DF } from '../../src/ucode/df.js';
 import { RECYCLE_MIN, adoptRaw, drainPool, isPinned, pinRaw, poolRaw, recycledGeneration, recycledGuard, recycledId, recycledLength, setRecycleLarger, takeRaw } from '../../src/ucode/recycle.js';
 
 const FILE = program('recycle');
@@ -46,6 +47,24 @@ describe('recycled raw buffers: the pool', () => {
     // another class: a fresh buffer
     const d = takeRaw(50_000, 0, true);
     assert.notEqual(recycledId(d), id);
+  });
+
+  test('a ucode\'s create() zero-fills a recycled buffer, and leaves its bytes with { zero: false }', () => {
+    const a = takeRaw(20_000, 0, true);
+    const id = recycledId(a);
+    a.fill(9);
+    assert.ok(poolRaw(a.buffer as SharedArrayBuffer));
+    const kept = new DF('x', undefined, true).createFloat64Array(2_500, { zero: false });
+    const bytes = new Uint8Array(kept.buffer, kept.byteOffset, kept.byteLength);
+    assert.equal(recycledId(bytes), id, 'the pooled buffer is reused');
+    assert.ok(bytes.every((x) => x === 9), 'the freed value\'s bytes, not zeros');
+    assert.ok(poolRaw(kept.buffer as SharedArrayBuffer));
+    const zeroed = new DF('y', undefined, true).create(20_000);
+    assert.equal(recycledId(zeroed), id);
+    assert.ok(zeroed.every((x) => x === 0), 'zero-filled by default');
+    assert.ok(poolRaw(zeroed.buffer as SharedArrayBuffer));
+    const ints = new DF('z', undefined, true).createInt32Array(5_000, { zero: true });
+    assert.ok(ints.every((x) => x === 0), 'zero-filled when asked');
   });
 
   test('small values are plain buffers; a C++ output records its guard; a pinned buffer says so', () => {
