@@ -578,18 +578,28 @@ PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int swe
   const long h = sweeps, NN = (long)N * N, L = h + GHOST_LO;
   const double h2c = FOUR_PI_G / (N * N);
   const double rhobar = totalMass(NP);
-  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N²
-  for (long i = -L; i < W + h + GHOST_HI; i++) {
-    if (phiPl) std::memcpy(a + (i + L) * NN, phiPl[i + L], sizeof(double) * NN);
-    else std::memset(a + (i + L) * NN, 0, sizeof(double) * NN);
+  // the box: planes [lo − h − GHOST_LO, hi + h + GHOST_HI), box plane i at (i + L)·N². The first
+  // sweep reads the input planes themselves (phiPl[i + L], or zeros), not a copy of them, and the
+  // last writes the slab's planes with their ghosts straight into out (box plane h on): the
+  // same values in the same order as through the box, without copying ~10 MB a slab a step.
+  if (sweeps < 1) {  // no sweep: the planes as they are
+    for (long k = 0; k < W + GHOST_LO + GHOST_HI; k++) {
+      if (phiPl) std::memcpy(out + k * NN, phiPl[k + h], sizeof(double) * NN);
+      else std::memset(out + k * NN, 0, sizeof(double) * NN);
+    }
+    return;
   }
+  if (!phiPl) std::memset(a, 0, sizeof(double) * NN);
   double *src = a, *dst = b;
   for (long s = 1; s <= sweeps; s++) {
     const long e = h - s;
     for (long i = -e - GHOST_LO; i < W + e + GHOST_HI; i++) {
-      const double *pm = src + (i + L - 1) * NN, *p0 = src + (i + L) * NN, *pp = src + (i + L + 1) * NN;
+      const double *pm, *p0, *pp;
+      if (s > 1) { pm = src + (i + L - 1) * NN; p0 = src + (i + L) * NN; pp = src + (i + L + 1) * NN; }
+      else if (phiPl) { pm = phiPl[i + L - 1]; p0 = phiPl[i + L]; pp = phiPl[i + L + 1]; }
+      else pm = p0 = pp = a;
       const double *rp = rhos[i + r];
-      double *d = dst + (i + L) * NN;
+      double *d = s == sweeps ? out + (i + GHOST_LO) * NN : dst + (i + L) * NN;
       for (long j = 0; j < N; j++) {
         const long jm = (j == 0 ? N - 1 : j - 1) * N, jp = (j == N - 1 ? 0 : j + 1) * N, jo = j * N;
         const double *xm = pm + jo, *xp = pp + jo, *ym = p0 + jm, *yp = p0 + jp, *c0 = p0 + jo, *rr = rp + jo;
@@ -603,7 +613,6 @@ PIC3D_SWEEP inline void jacobiSlab(int N, int F, long NP, int SL, int p, int swe
     }
     double *t = src; src = dst; dst = t;
   }
-  std::memcpy(out, src + h * NN, sizeof(double) * (W + GHOST_LO + GHOST_HI) * NN);
 }
 
 /**
