@@ -4,10 +4,12 @@
 // Node's default flags, as a user runs a sequential TypeScript program: run inside the bench's
 // process, the kernels were already optimised from the previous round and the baseline read
 // faster than a sequential run is. Prints "<seconds> <sum of the x coordinates> <CPU seconds>"
-// (cloud and steps timed; the CPU time is the one load does not stretch).
+// (timed: the cloud, the steps and the final summaries the program computes, driver.ts
+// summarizeBundles; the CPU time is the one load does not stretch).
 //   node dist/bench/programs/pic3d-seq.js N F NP NT K
 import { badParams, initialCloud, REC, type Params } from '../../examples/pic3d/model.js';
 import { runSequential } from '../../examples/pic3d/sequential.js';
+import { SUMMARY, summarizeBundles } from '../../examples/pic3d/driver.js';
 
 const [N, F, NP, NT, K] = process.argv.slice(2).map(Number);
 const p: Params = { N: N!, F: F!, NP: NP!, NT: NT!, K: K! };
@@ -17,8 +19,25 @@ if (bad) {
   process.exit(2);
 }
 const t0 = performance.now(), c0 = process.cpuUsage();
-const parts = runSequential(p, initialCloud(p.NP));
+// the program's last CFs: every subdomain's summary from the particles arriving at it
+let summed = 0;
+const summaries = (bundles: readonly (readonly Float64Array[])[]): void => {
+  const F = p.F, id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
+  const s = new Float64Array(SUMMARY);
+  for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
+    const arriving: Float64Array[] = [];
+    for (let d = 0; d < 27; d++) arriving.push(bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+    s.fill(0);
+    summarizeBundles(p.N, F, p.NP, a, b, c, null, arriving, s);
+    summed += s[0]!;
+  }
+};
+const parts = runSequential(p, initialCloud(p.NP), { onEnd: summaries });
 const secs = (performance.now() - t0) / 1000;
+if (summed !== p.NP) {
+  process.stderr.write(`pic3d-seq: ${summed} particles summed, ${p.NP} at the start\n`);
+  process.exit(1);
+}
 const c = process.cpuUsage(c0);
 let sx = 0;
 for (let o = 0; o < parts.length; o += REC) sx += parts[o + 2]!;

@@ -1,8 +1,9 @@
 // The sequential baseline of pic3d with the C++ kernels (examples/pic3d-cpp/kernel.h): the
 // initial cloud of examples/pic3d/model.ts, the F³ subdomains of the program run one after
 // another in a plain loop (as examples/pic3d/sequential.ts does in TypeScript), no runtime.
-// Prints "<seconds> <sum of the x coordinates> <CPU seconds>" (cloud and steps timed; the CPU time
-// is the one load does not stretch).
+// Prints "<seconds> <sum of the x coordinates> <CPU seconds>" (timed: the cloud, the steps and the
+// final summaries the program computes, kernel.h summarySums; the CPU time is the one load does not
+// stretch).
 //   pic3d_seq N F NP NT K
 #include <chrono>
 #include <ctime>
@@ -86,6 +87,19 @@ int main(int argc, char **argv) {
     }
     bundles.swap(out);
   }
+  // the program's last CFs: every subdomain's summary from the particles arriving at it
+  double total = 0;
+  for (int a = 0; a < F; a++) for (int b = 0; b < F; b++) for (int c = 0; c < F; c++) {
+    Bundle in[27];
+    for (int d = 0; d < 27; d++) {
+      const std::vector<double> &v = bundles[id(a - (d / 9 - 1), b - (d / 3 % 3 - 1), c - (d % 3 - 1))][d];
+      in[d] = Bundle{v.data(), (long)v.size()};
+    }
+    double s[6] = {0};
+    if (!summarySums(N, F, id(a, b, c), in, s)) { std::fprintf(stderr, "pic3d_seq: a particle ended outside subdomain (%d, %d, %d)\n", a, b, c); return 1; }
+    total += s[0];
+  }
+  if (total != (double)NP) { std::fprintf(stderr, "pic3d_seq: %.0f particles summed, %ld at the start\n", total, NP); return 1; }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = (double)(std::clock() - c0) / CLOCKS_PER_SEC;
   double sx = 0;

@@ -107,6 +107,24 @@ struct Bundle {
   long len;
 };
 
+/**
+ * The sums of a subdomain's final summary with no reference (ucodes.cpp summarizeInto, the
+ * program's last CFs): the count, mass, ids and momentum (s[0..5]) of the particles of the 27
+ * bundles arriving at subdomain `own`, each checked to lie in it; false at the first that does
+ * not. For the sequential baselines, which time the same pass the program does.
+ */
+inline bool summarySums(int N, int F, int own, const Bundle *bs, double *s) {
+  for (int d = 0; d < 27; d++) {
+    const double *p = bs[d].p;
+    for (long o = 0; o < bs[d].len; o += REC) {
+      if (subdomainOf(p + o, N, F) != own) return false;
+      s[0]++; s[1] += p[o + 1]; s[2] += p[o];
+      for (int k = 0; k < 3; k++) s[3 + k] += p[o + 1] * p[o + 5 + k];
+    }
+  }
+  return true;
+}
+
 inline void deposit(int N, int F, int a, int b, int c, const Bundle *bundles, int nb, double *out) {
   const int n = N / F, n1 = n + 1;
   const double inv = (double)N * N * N;

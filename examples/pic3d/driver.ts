@@ -131,7 +131,9 @@ export function c_reference(N: number, F: number, NP: number, NT: number, K: num
 }
 
 /** Summary fields: sums over particles (exact where the inputs allow), then maxima. */
-const COUNT = 0, MASS = 1, IDS = 2, P = 3, PREF = 6, DX = 9, DV = 10, SUMMARY = 11;
+const COUNT = 0, MASS = 1, IDS = 2, P = 3, PREF = 6, DX = 9, DV = 10;
+/** The numbers of a summary. */
+export const SUMMARY = 11;
 
 /** The summary of subdomain (a, b, c) after the last step, checked against the reference when given. */
 export function c_final(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, ...dfs: DF[]): void {
@@ -180,7 +182,6 @@ export function summarize(N: number, F: number, NP: number, a: number, b: number
 /** summarize into `s` (SUMMARY numbers, zero). */
 function summarizeInto(N: number, F: number, NP: number, a: number, b: number, c: number, ref: DF, parts: Float64Array[], s: Float64Array): void {
   const r = ref.getSize() === 0 ? null : ref.getFloat64Array();
-  const own = (a * F + b) * F + c;
   // PIC3D_DUMP=dir: the subdomain's final particles into dir/a_b_c.f64 (tests compare versions)
   const dump = process.env.PIC3D_DUMP;
   if (dump) {
@@ -190,7 +191,17 @@ function summarizeInto(N: number, F: number, NP: number, a: number, b: number, c
     for (const p of all) { out.set(p, o); o += p.length; }
     writeFileSync(join(dump, `${a}_${b}_${c}.f64`), out);
   }
-  for (const p of arriving(parts)) {
+  summarizeBundles(N, F, NP, a, b, c, r, arriving(parts), s);
+}
+
+/**
+ * The summary sums of subdomain (a, b, c) over the particles arriving at it (27 bundles), checked
+ * against the reference `r` when given, into `s` (SUMMARY numbers, zero): the sequential baselines
+ * time the same pass (bench/programs/pic3d-seq.ts).
+ */
+export function summarizeBundles(N: number, F: number, NP: number, a: number, b: number, c: number, r: Float64Array | null, bundles: readonly Float64Array[], s: Float64Array): void {
+  const own = (a * F + b) * F + c;
+  for (const p of bundles) {
     for (let o = 0; o < p.length; o += REC) {
       const id = p[o]!;
       if (subdomainOf(p, o, N, F) !== own) fail(`particle ${id} ended in subdomain (${a}, ${b}, ${c}), not its own`);

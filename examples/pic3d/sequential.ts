@@ -9,6 +9,8 @@ import { REC, STAY, subdomainsOf, type Params } from './model.js';
 export interface SequentialOptions {
   depth?: number;
   onPhi?: (t: number, phi: readonly Float64Array[]) => void;
+  /** sees the final particles, by subdomain s and direction d (bundles[s][d]: those leaving s towards d) */
+  onEnd?: (bundles: readonly (readonly Float64Array[])[]) => void;
 }
 
 /** NT steps of the method from `parts`; returns the particles (in subdomain and bundle order). */
@@ -86,6 +88,7 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
     });
     bundles = out;
   }
+  opts.onEnd?.(bundles);
   const all = new Float64Array(NP * REC);
   let o = 0;
   for (const bs of bundles) for (const b of bs) { all.set(b, o); o += b.length; }

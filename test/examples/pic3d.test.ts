@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cellOf, cloudPart, cloudRange, draw, initialCloud, OMEGA, particleMass, R0, REC, totalMass, wrap, type Params } from '../../examples/pic3d/model.js';
-import { c_combine, c_combine4, c_cut, c_init_part, c_init_part_x, c_pick, c_pick_all, c_summary0 } from '../../examples/pic3d/driver.js';
+import { c_combine, c_combine4, c_cut, c_init_part, c_init_part_x, c_pick, c_pick_all, c_summary0, SUMMARY, summarizeBundles } from '../../examples/pic3d/driver.js';
 import { c_deposit_all, c_layer_density_e, c_layer_density_f } from '../../examples/pic3d/fragments.js';
 import { blockFace } from '../../examples/pic3d/slabs.js';
 import { DF } from '../../src/ucode/df.js';
@@ -264,6 +264,33 @@ describe('pic3d kernels against the sequential reference', () => {
       assert.ok(moved > p.NP / 2, `only ${moved} particles moved`);
     });
   }
+});
+
+describe('pic3d: the final summaries the sequential baselines time', () => {
+  test('summed over the final bundles of a sequential run, every particle once in its own subdomain; a misplaced one named', () => {
+    const p: Params = { N: 8, F: 2, NP: 500, NT: 3, K: 2 };
+    let last: readonly (readonly Float64Array[])[] = [];
+    runSequential(p, initialCloud(p.NP), { onEnd: (b) => { last = b; } });
+    assert.equal(last.length, p.F ** 3, 'the bundles of every subdomain');
+    const F = p.F, id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
+    const arriving = (a: number, b: number, c: number): Float64Array[] =>
+      Array.from({ length: 27 }, (_, d) => last[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+    let count = 0, mass = 0, ids = 0;
+    for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
+      const s = new Float64Array(SUMMARY);
+      summarizeBundles(p.N, F, p.NP, a, b, c, null, arriving(a, b, c), s);
+      count += s[0]!; mass += s[1]!; ids += s[2]!;
+    }
+    assert.equal(count, p.NP);
+    assert.equal(mass, totalMass(p.NP));
+    assert.equal(ids, (p.NP * (p.NP - 1)) / 2);
+    // a particle of subdomain 0 handed to subdomain (1, 1, 1)
+    const wrong = arriving(1, 1, 1);
+    const stray = arriving(0, 0, 0).find((x) => x.length > 0)!;
+    wrong.push(stray.subarray(0, REC));
+    assert.throws(() => summarizeBundles(p.N, F, p.NP, 1, 1, 1, null, wrong, new Float64Array(SUMMARY)),
+      (e: unknown) => e instanceof Error && new RegExp(`particle ${stray[0]} ended in subdomain \\(1, 1, 1\\), not its own`).test(e.message));
+  });
 });
 
 describe('pic3d kernel faults', () => {
