@@ -144,9 +144,9 @@ int main(int argc, char **argv) {
     }
   }
   // the program's last CFs: every subdomain's summary (kernel.h summarySums), shared out as the steps are
-  double total = 0;
+  double total[6] = {0};
   bool misplaced = false;
-#pragma omp parallel for schedule(dynamic, 1) reduction(+ : total) reduction(|| : misplaced)
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : total[:6]) reduction(|| : misplaced)
   for (int s = 0; s < S; s++) {
     const int a = s / (F * F), b = s / F % F, c = s % F;
     Bundle in[27];
@@ -156,10 +156,10 @@ int main(int argc, char **argv) {
     }
     double sum[6] = {0};
     if (!summarySums(N, F, s, in, sum)) misplaced = true;
-    total += sum[0];
+    for (int k = 0; k < 6; k++) total[k] += sum[k];
   }
   if (misplaced) { std::fprintf(stderr, "pic3d_omp: a particle ended outside its subdomain\n"); return 1; }
-  if (total != (double)NP) { std::fprintf(stderr, "pic3d_omp: %.0f particles summed, %ld at the start\n", total, NP); return 1; }
+  if (!summaryHolds(total, NP)) { std::fprintf(stderr, "pic3d_omp: the final summaries do not add up (%.0f particles, mass %.17g, ids %.17g)\n", total[0], total[1], total[2]); return 1; }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = (double)(std::clock() - c0) / CLOCKS_PER_SEC;
   double sx = 0;

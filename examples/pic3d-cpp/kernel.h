@@ -125,6 +125,11 @@ inline bool summarySums(int N, int F, int own, const Bundle *bs, double *s) {
   return true;
 }
 
+/** Whether summarySums added over every subdomain (t[0..5]) hold NP particles, their exact mass and ids, and a finite momentum. */
+inline bool summaryHolds(const double *t, long NP) {
+  return t[0] == (double)NP && t[1] == totalMass(NP) && t[2] == (double)NP * (double)(NP - 1) / 2 && std::isfinite(t[3] + t[4] + t[5]);
+}
+
 inline void deposit(int N, int F, int a, int b, int c, const Bundle *bundles, int nb, double *out) {
   const int n = N / F, n1 = n + 1;
   const double inv = (double)N * N * N;
