@@ -8,7 +8,7 @@
 // summarizeBundles; the CPU time is the one load does not stretch).
 //   node dist/bench/programs/pic3d-seq.js N F NP NT K
 import { badParams, initialCloud, REC, type Params } from '../../examples/pic3d/model.js';
-import { runSequential } from '../../examples/pic3d/sequential.js';
+import { incomingBundles, runSequential } from '../../examples/pic3d/sequential.js';
 import { SUMMARY, summarizeBundles } from '../../examples/pic3d/driver.js';
 
 const [N, F, NP, NT, K] = process.argv.slice(2).map(Number);
@@ -22,13 +22,10 @@ const t0 = performance.now(), c0 = process.cpuUsage();
 // the program's last CFs: every subdomain's summary from the particles arriving at it
 let summed = 0;
 const summaries = (bundles: readonly (readonly Float64Array[])[]): void => {
-  const F = p.F, id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
-  const s = new Float64Array(SUMMARY);
+  const F = p.F, s = new Float64Array(SUMMARY);
   for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
-    const arriving: Float64Array[] = [];
-    for (let d = 0; d < 27; d++) arriving.push(bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
     s.fill(0);
-    summarizeBundles(p.N, F, p.NP, a, b, c, null, arriving, s);
+    summarizeBundles(p.N, F, p.NP, a, b, c, null, incomingBundles(bundles, F, a, b, c), s);
     summed += s[0]!;
   }
 };

@@ -35,17 +35,22 @@ int main(int argc, char **argv) {
   // bundles[s][d]: particles leaving s in direction d
   std::vector<std::vector<std::vector<double>>> bundles(S, std::vector<std::vector<double>>(27));
   for (int s = 0; s < S; s++) bundles[s][13] = parts[s];
+  // the 27 bundles arriving at subdomain (a, b, c), in direction order; their doubles in all
+  auto arriving = [&](int a, int b, int c, Bundle *in) {
+    long total = 0;
+    for (int d = 0; d < 27; d++) {
+      const auto &v = bundles[id(a - (d / 9 - 1), b - (d / 3 % 3 - 1), c - (d % 3 - 1))][d];
+      in[d] = Bundle{v.data(), (long)v.size()};
+      total += v.size();
+    }
+    return total;
+  };
   Pushed r;  // its buffers reused from subdomain to subdomain
   for (int t = 0; t < NT; t++) {
     for (int a = 0; a < F; a++) for (int b = 0; b < F; b++) for (int c = 0; c < F; c++) {
       const int s = id(a, b, c);
       Bundle in[27];
-      long total = 0;
-      for (int d = 0; d < 27; d++) {
-        const auto &v = bundles[id(a - (d / 9 - 1), b - (d / 3 % 3 - 1), c - (d % 3 - 1))][d];
-        in[d] = Bundle{v.data(), (long)v.size()};
-        total += v.size();
-      }
+      const long total = arriving(a, b, c, in);
       std::fill(block[s].begin(), block[s].end(), 0.0);
       deposit(N, F, a, b, c, in, 27, block[s].data());
       parts[s].resize(total);
@@ -91,10 +96,7 @@ int main(int argc, char **argv) {
   double total[6] = {0};
   for (int a = 0; a < F; a++) for (int b = 0; b < F; b++) for (int c = 0; c < F; c++) {
     Bundle in[27];
-    for (int d = 0; d < 27; d++) {
-      const std::vector<double> &v = bundles[id(a - (d / 9 - 1), b - (d / 3 % 3 - 1), c - (d % 3 - 1))][d];
-      in[d] = Bundle{v.data(), (long)v.size()};
-    }
+    arriving(a, b, c, in);
     double s[6] = {0};
     if (!summarySums(N, F, id(a, b, c), in, s)) { std::fprintf(stderr, "pic3d_seq: a particle ended outside subdomain (%d, %d, %d)\n", a, b, c); return 1; }
     for (int k = 0; k < 6; k++) total[k] += s[k];

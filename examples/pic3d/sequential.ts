@@ -13,6 +13,15 @@ export interface SequentialOptions {
   onEnd?: (bundles: readonly (readonly Float64Array[])[]) => void;
 }
 
+/**
+ * The 27 bundles arriving at subdomain (a, b, c) of F³, in direction order: bundle d of the
+ * neighbour it comes from (`bundles[s][d]`: the particles leaving subdomain s towards d).
+ */
+export function incomingBundles(bundles: readonly (readonly Float64Array[])[], F: number, a: number, b: number, c: number): Float64Array[] {
+  const id = (x: number, y: number, z: number): number => (((x + F) % F) * F + ((y + F) % F)) * F + ((z + F) % F);
+  return Array.from({ length: 27 }, (_, d) => bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+}
+
 /** NT steps of the method from `parts`; returns the particles (in subdomain and bundle order). */
 export function runSequential(p: Params, parts: Float64Array, opts: SequentialOptions = {}): Float64Array {
   const { N, F, NP, NT, K } = p;
@@ -45,9 +54,7 @@ export function runSequential(p: Params, parts: Float64Array, opts: SequentialOp
     [0, 1, 2, 3, 4, 5, 6, 7].map((o) => id(a + sign * ((o >> 2) & 1), b + sign * ((o >> 1) & 1), c + sign * (o & 1)));
   const faces = (a: number, b: number, c: number): number[] =>
     [id(a, b, c), id(a - 1, b, c), id(a + 1, b, c), id(a, b - 1, c), id(a, b + 1, c), id(a, b, c - 1), id(a, b, c + 1)];
-  // incoming bundle d of subdomain (a, b, c): bundle d of the neighbour it comes from
-  const incoming = (a: number, b: number, c: number): Float64Array[] =>
-    Array.from({ length: 27 }, (_, d) => bundles[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+  const incoming = (a: number, b: number, c: number): Float64Array[] => incomingBundles(bundles, F, a, b, c);
   // the deep-halo sweeps (halo.ts): the 27 blocks around a subdomain, in direction order
   const deep = opts.depth !== undefined;
   const d = haloDepth(opts.depth ?? 1, n, K);

@@ -12,7 +12,7 @@ import { c_deposit_all, c_layer_density_e, c_layer_density_f } from '../../examp
 import { blockFace } from '../../examples/pic3d/slabs.js';
 import { DF } from '../../src/ucode/df.js';
 import { simulate } from '../../examples/pic3d/reference.js';
-import { runSequential } from '../../examples/pic3d/sequential.js';
+import { incomingBundles, runSequential } from '../../examples/pic3d/sequential.js';
 import { KernelError, push } from '../../examples/pic3d/kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius, sweepGroups } from '../../examples/pic3d/halo.js';
 import { runFile } from '../runtime/files.js';
@@ -272,9 +272,7 @@ describe('pic3d: the final summaries the sequential baselines time', () => {
     let last: readonly (readonly Float64Array[])[] = [];
     runSequential(p, initialCloud(p.NP), { onEnd: (b) => { last = b; } });
     assert.equal(last.length, p.F ** 3, 'the bundles of every subdomain');
-    const F = p.F, id = (a: number, b: number, c: number): number => (((a + F) % F) * F + ((b + F) % F)) * F + ((c + F) % F);
-    const arriving = (a: number, b: number, c: number): Float64Array[] =>
-      Array.from({ length: 27 }, (_, d) => last[id(a - (Math.floor(d / 9) - 1), b - ((Math.floor(d / 3) % 3) - 1), c - ((d % 3) - 1))]![d]!);
+    const F = p.F, arriving = (a: number, b: number, c: number): Float64Array[] => incomingBundles(last, F, a, b, c);
     let count = 0, mass = 0, ids = 0;
     for (let a = 0; a < F; a++) for (let b = 0; b < F; b++) for (let c = 0; c < F; c++) {
       const s = new Float64Array(SUMMARY);
