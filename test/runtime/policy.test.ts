@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BATCH_NS, DefaultPolicy, FIRST_BATCH, INLINE_NS, INLINE_SAMPLES, BOOT_INLINE_NS, BOOT_INLINE_ONE_NODE_NS, BOOT_FIRST_CALL_NS, ALONE_INLINE_NS, HANDOFF_PROBE, LIVE_TARGET, LOOP_CHUNK, WAIT_AHEAD, ALONE_CHUNK, CALM_UNROLLS, FLUSH_BEFORE_NS, MAX_BATCH, FEED_DEPTH, FEED_SPREAD_NS, SPREAD_MIN_ITERATIONS, IDLE_SPIN_NS, FED_SPIN_NS, FED_SPIN_PRODUCER_NS, FED_STARVED_NS, RUN_LOW_NS, RESULT_SPIN_NS, LANE_SLEEP_NS, PIN_LANES, FED_RUN_NS, FED_TURN_NS, CHAIN_AHEAD_NS, CHAIN_DEPTH, LANE_DEPTH, PLAN_WINDOW_GROWTH, PLAN_WINDOWS } from '../../src/runtime/policy/default.js';
 import { PlaybackPolicy } from '../../src/runtime/policy/playback.js';
+import { ForwardingPolicy } from '../../src/runtime/policy/forward.js';
+import { PriorityPolicy } from '../../src/runtime/policy/priority.js';
 
 const p = new DefaultPolicy();
 const sizing = { cfNs: 0, ready: 100, lanes: 2, nodes: 1, stealable: false, fifo: false };
@@ -380,4 +382,21 @@ test('the system thread is one of the lanes only when LUNA_SYSTEM_LANE=1 asks, a
   } finally {
     if (saved === undefined) delete process.env.LUNA_SYSTEM_LANE; else process.env.LUNA_SYSTEM_LANE = saved;
   }
+});
+
+test('a forwarding policy forwards every question the default policy answers, so a wrapper changes only what it overrides', () => {
+  // every method: one the default answers and the wrapper lacked went to undefined (the runtime's
+  // own fallback) under priorities, a distribution or a recorder: --warm-start rehearsed nothing
+  const asked = Object.getOwnPropertyNames(DefaultPolicy.prototype).filter((m) => m !== 'constructor');
+  const forwarded = new Set(Object.getOwnPropertyNames(ForwardingPolicy.prototype));
+  assert.deepEqual(asked.filter((m) => !forwarded.has(m)), [], 'questions the forwarding policy does not pass on');
+  const inner = new DefaultPolicy({ fedRunNs: FED_RUN_NS, fedFirstNs: 1_000_000 });
+  const outer = new PriorityPolicy(inner);
+  const threads = { cpus: 2, lanes: 2, nodes: 1 };
+  assert.deepEqual(outer.rehearsal(threads), inner.rehearsal(threads));
+  assert.notEqual(outer.rehearsal(threads), undefined);
+  const fed = { ...sizing, cfNs: 40_000, cfMinNs: 40_000, fed: true };
+  assert.equal(outer.planWindow(fed, 3), inner.planWindow(fed, 3));
+  assert.equal(outer.planWindows, inner.planWindows);
+  for (const k of ['fifoDepth', 'fifoStartParked', 'fedBatchBytes'] as const) assert.equal(new ForwardingPolicy(inner)[k], inner[k], k);
 });

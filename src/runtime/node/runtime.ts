@@ -232,9 +232,10 @@ export class NodeRuntime {
     this.st.owner = this;
     // loops of ucode calls planned whole (loop-plan.ts; LUNA_LOOP_PLANS=0 turns it off), on one
     // node with fed lanes, in the default order (no priorities; a replayed schedule places each
-    // CF itself); traced, the steps' records are written per batch (loop-trace.ts)
+    // CF itself), and not for a policy told of each CF that ran (a recorder: a planned step is
+    // none); traced, the steps' records are written per batch (loop-trace.ts)
     this.plans = tuned('LUNA_LOOP_PLANS') !== 0 && this.feeds !== null && host.size === 1
-      && !this.st.ordered && policy.name === 'default' && policy.planWindow !== undefined && (policy.planWindows ?? 0) > 0;
+      && !this.st.ordered && !this.profiles && policy.name === 'default' && policy.planWindow !== undefined && (policy.planWindows ?? 0) > 0;
     // and run whole on this thread where the FIFO pump runs their CFs inline (loop-inline.ts), on
     // the same terms but for the lanes, and untraced (an inline step writes no records yet)
     this.inlineLoops = tuned('LUNA_LOOP_PLANS') !== 0 && exec.inline !== undefined && host.size === 1 && host.trace === undefined

@@ -2,7 +2,7 @@
 // a policy that changes a few decisions extends this and overrides only those, so policies
 // combine by delegation — a distribution over priorities over the default, a recorder around
 // any of them — and each keeps its own state (FragmentSlot) and declares what it adds (caps).
-import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, SchedulingPolicy, ThreadsView } from './types.js';
+import type { BatchSizing, CodeCost, FedView, FragmentView, InlineContext, LanesView, LoopView, PolicyCapabilities, ProfileSample, RehearsalBudget, SchedulingPolicy, ThreadsView } from './types.js';
 import type { WaitPlan } from '../exec/protocol.js';
 
 export class ForwardingPolicy implements SchedulingPolicy {
@@ -13,6 +13,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   readonly fedBatchBytes: number;
   readonly batchOneCode: boolean;
   readonly boardAhead: number;
+  readonly planWindows: number | undefined;
 
   /** `adds`: the questions this policy answers beyond those of `inner` (see PolicyCapabilities) */
   constructor(readonly inner: SchedulingPolicy, adds: Partial<PolicyCapabilities> = {}) {
@@ -23,6 +24,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
     this.fedBatchBytes = inner.fedBatchBytes;
     this.batchOneCode = inner.batchOneCode ?? false;
     this.boardAhead = inner.boardAhead ?? 0;
+    this.planWindows = inner.planWindows;
   }
 
   place(cf: FragmentView): number | undefined { return this.inner.place(cf); }
@@ -32,6 +34,7 @@ export class ForwardingPolicy implements SchedulingPolicy {
   chooseFedLane(lanes: LanesView, from: readonly number[], cf?: FedView): number { return this.inner.chooseFedLane(lanes, from, cf); }
   batchSize(s: BatchSizing): number { return this.inner.batchSize(s); }
   chainLength(s: BatchSizing): number { return this.inner.chainLength(s); }
+  planWindow(s: BatchSizing, inFlight: number): number { return this.inner.planWindow?.(s, inFlight) ?? 1; }
   chainDepth(s: BatchSizing): number { return this.inner.chainDepth(s); }
   bootWorkers(cost: CodeCost, ns: number, nodes: number, heavy?: boolean): boolean { return this.inner.bootWorkers(cost, ns, nodes, heavy); }
   bootAtOnce(cores: number, lanes: number, heavy?: boolean): number { return this.inner.bootAtOnce?.(cores, lanes, heavy) ?? Math.max(1, Math.min(lanes, cores - 1)); }
@@ -46,5 +49,6 @@ export class ForwardingPolicy implements SchedulingPolicy {
   permitSteal(cf: FragmentView): boolean { return this.inner.permitSteal(cf); }
   waiting(t: ThreadsView): WaitPlan { return this.inner.waiting(t); }
   systemLane(t: ThreadsView): boolean { return this.inner.systemLane?.(t) ?? false; }
+  rehearsal(t: ThreadsView): RehearsalBudget | undefined { return this.inner.rehearsal?.(t); }
   profile(s: ProfileSample): void { this.inner.profile(s); }
 }
