@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { explain, inTempDir, luna, LUNA } from './helpers.js';
 import { BOOT_ONLY } from '../runtime/helpers.js';
+import { LANE_NICE } from '../../src/runtime/policy/default.js';
 
 // a chain of 16 `busy` links of 1 ms, then `nices` reads: the first batch of a code carries 4 CFs
 // (the policy's FIRST_BATCH), so the lanes have run fragments long enough for the lowering
@@ -170,7 +171,7 @@ sub main()
 }
 `;
 
-test('a node of coarse fragments runs its lanes below the system thread (LUNA_LANE_NICE, 5 by default; 0: not)', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
+test('a node of coarse fragments runs its lanes below the system thread (LUNA_LANE_NICE, LANE_NICE by default; 0: not)', { skip: !linux && 'nice values per thread are read from /proc (Linux)' }, async () => {
   await inTempDir('luna-priority-lanes-', async (dir) => {
     writeFileSync(join(dir, 'nices.fa'), HEAVY);
     writeFileSync(join(dir, 'ucodes.ts'), UCODES);
@@ -180,10 +181,10 @@ test('a node of coarse fragments runs its lanes below the system thread (LUNA_LA
     };
     const on = await run({ ...env(), LUNA_V8_NICE: '0' });
     assert.equal(on.n.where, 'LANE', 'a heavy CF runs on a lane');
-    assert.equal(on.n.self, Math.min(19, on.n.main + 5), `the lane at the system thread's nice ${on.n.main} + 5: ${on.n.self}`);
+    assert.equal(on.n.self, Math.min(19, on.n.main + LANE_NICE), `the lane at the system thread's nice ${on.n.main} + ${LANE_NICE}: ${on.n.self}`);
     // the other lane is lowered too once it has booted, which may come after this program's end
     assert.ok(on.lowered === 1 || on.lowered === 2, `lanesLowered ${String(on.lowered)}`);
-    assert.ok(on.n.others.every((n) => n === on.n.main || n === Math.min(19, on.n.main + 5)), `no thread but the lanes lowered (V8's threads left here): ${on.n.others.join(', ')}`);
+    assert.ok(on.n.others.every((n) => n === on.n.main || n === Math.min(19, on.n.main + LANE_NICE)), `no thread but the lanes lowered (V8's threads left here): ${on.n.others.join(', ')}`);
     const three = await run({ ...env(), LUNA_V8_NICE: '0', LUNA_LANE_NICE: '3' });
     assert.equal(three.n.self, Math.min(19, three.n.main + 3), `LUNA_LANE_NICE=3: ${three.n.self}`);
     const off = await run({ ...env(), LUNA_V8_NICE: '0', LUNA_LANE_NICE: '0' });
