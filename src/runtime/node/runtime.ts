@@ -115,12 +115,13 @@ const HOLD_READY_MS = SLICE_MS;
  */
 const IDLE_HOLD_MS = 1;
 /**
- * ... and once it has examined at least this many CFs since it last dispatched: a start of fewer
- * keeps its exact priority order however long its examination takes. By time alone it did not: a
- * cold first turn in a loaded test process (Node 24, two test files at once) took over 1 ms for
- * 16 CFs and sent two of a 20-CF loop ahead of the higher ones; under more load, two of 50
- * fillers went ahead of a 6-CF chain of higher priority examined after them. 64 CFs of the
- * PIC's cold examination are ~3 ms.
+ * The CFs such a turn must have examined since it last dispatched, besides IDLE_HOLD_MS: a start
+ * of fewer keeps its exact priority order however long its examination takes. By time alone it
+ * did not: a cold first turn in a loaded test process (Node 24, two test files at once) took over
+ * 1 ms for 16 CFs and sent two of a 20-CF loop ahead of the higher ones. 64 CFs of the PIC's cold
+ * examination are ~3 ms. A turn that runs out of its whole slice still dispatches when nothing is
+ * in flight (holdReady): with three CPU hogs on the two cores, 1 run in 20 of a 59-CF start did,
+ * with or without this rule.
  */
 const IDLE_HOLD_CFS = 64;
 /**

@@ -180,8 +180,8 @@ export const ALONE_CHUNK = 64;
  * threads of one process against each other only, so the lanes lose nothing to other programs;
  * V8's background threads stay below them (BACKGROUND_NICE, cli/run.ts). Fine-grained nodes keep
  * their lanes as they are: not measured there, where results come back in batches and the lanes
- * feed each other. Then 5; 9 since a 6.18 kernel (EEVDF), where the system thread's turn-arounds
- * still waited behind the lanes: the same PIC, C++, alternated against 5 (quiet, load 1.2–1.6),
+ * feed each other. That was at 5. On a 6.18 kernel (EEVDF) the system thread's turn-arounds
+ * still waited behind the lanes, hence 9. The same PIC, C++, alternated against 5 (quiet, load 1.2–1.6):
  * 9 faster in 11 of 14 (medians 578.8 → 561.3 ms); 10 faster in 49 of 74 over five series (mean
  * −7 ms) and TypeScript at 10 in 6 of 8 (1 393 → 1 367 ms); 8 and 14 unchanged in one series of
  * 12 (7 and 6 faster). Not 10: V8's background threads would no longer be below the lanes.
