@@ -119,9 +119,9 @@ const IDLE_HOLD_MS = 1;
  * of fewer keeps its exact priority order however long its examination takes. By time alone it
  * did not: a cold first turn in a loaded test process (Node 24, two test files at once) took over
  * 1 ms for 16 CFs and sent two of a 20-CF loop ahead of the higher ones. 64 CFs of the PIC's cold
- * examination are ~3 ms. A turn that runs out of its whole slice still dispatches when nothing is
- * in flight (holdReady): with three CPU hogs on the two cores, 1 run in 20 of a 59-CF start did,
- * with or without this rule.
+ * examination are ~3 ms. Counted over turns: a turn that runs out of its whole slice holds what is
+ * ready too until then (holdReady), where it dispatched at once when nothing was in flight: with
+ * three CPU hogs on the two cores, a 59-CF start lost its order in 1 run of 20 that way.
  */
 const IDLE_HOLD_CFS = 64;
 /**
@@ -704,13 +704,16 @@ export class NodeRuntime {
         if (now > until) { late = true; break; }
         // (ordered by priorities, every CF waiting here must be a candidate, but not while the
         // whole node idles: see IDLE_HOLD_MS)
-        if (st.ready.length > 0 && (!st.ordered || (this.batches.size === 0 && n >= IDLE_HOLD_CFS && now > until - SLICE_MS + IDLE_HOLD_MS)) && this.idleLane() >= 0) break;
+        if (st.ready.length > 0 && (!st.ordered || (this.batches.size === 0 && this.examinedIdle + n >= IDLE_HOLD_CFS && now > until - SLICE_MS + IDLE_HOLD_MS)) && this.idleLane() >= 0) break;
       }
+      this.examinedIdle = this.batches.size === 0 ? this.examinedIdle + n : 0;
       // Ordered by priorities, a CF still to examine may come first: what is ready waits for the
       // next turn, which examines the rest (under load 20 CFs of one loop ran as 14, 13, 19, …).
       // But not for longer than HOLD_READY_MS: a program that unfolds many steps ahead (the PIC's
       // 4 000 examinations at its start) would keep every lane idle until all were examined.
-      const inlined = late && st.ordered && this.holdReady() ? false : this.dispatch(until);
+      const hold = late && st.ordered && this.holdReady();
+      if (!hold) this.examinedIdle = 0;
+      const inlined = hold ? false : this.dispatch(until);
       if (!late || !st.ordered) this.heldSince = 0;
       if (late) break;
       if (inlined || st.run.length > 0) {
@@ -734,12 +737,15 @@ export class NodeRuntime {
 
   /** performance.now() when a late turn first held back ready CFs under priorities (0: none held) */
   private heldSince = 0;
+  /** CFs examined since the last dispatch while nothing was in flight (see IDLE_HOLD_CFS) */
+  private examinedIdle = 0;
 
   /** A late turn under priorities: true to hold what is ready for the next turn, false once held long enough. */
   private holdReady(): boolean {
     if (this.st.ready.length === 0) return true;
     // nothing in flight: every lane idles while the ready CFs are held
-    if (this.batches.size === 0) { this.heldSince = 0; return false; }
+    // (but a start keeps its order until it has examined IDLE_HOLD_CFS, or all it had to)
+    if (this.batches.size === 0) { this.heldSince = 0; return this.examinedIdle < IDLE_HOLD_CFS && this.st.run.length > 0; }
     const now = performance.now();
     if (this.heldSince === 0) this.heldSince = now;
     if (now - this.heldSince < HOLD_READY_MS) return true;
