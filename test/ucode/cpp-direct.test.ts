@@ -32,6 +32,15 @@ void c_bytes(int n, const InputDF &in, OutputDF &made, OutputDF &same) {
 }
 void c_wrong(const InputDF &x, OutputDF &y) { y = x.get_int(); }
 void c_greet(const std::string &who, double r, OutputDF &o) { o = who + "/" + std::to_string((int)(r * 4)); }
+// 20 parameters: a direct form past COMPACT_FROM (native.ts), its values and outputs by helper calls
+void c_wide(int k, const InputDF &a0, const InputDF &a1, const InputDF &a2, const InputDF &a3, const InputDF &a4, const InputDF &a5,
+    const InputDF &a6, const InputDF &a7, const InputDF &a8, OutputDF &o0, OutputDF &o1, OutputDF &o2, OutputDF &o3,
+    OutputDF &o4, OutputDF &o5, OutputDF &o6, OutputDF &o7, OutputDF &o8) {
+  o0 = a0.get_int() + k; o1 = a1.get_real() * 2; o2 = a2.get_string() + "?";
+  char *b = o3.create<char>(a3.getSize());
+  for (size_t j = 0; j < a3.getSize(); j++) b[j] = (char)(a3.getData<char>()[j] + 1);
+  o4.copy(a4); o5 = a5.get_int() + a6.get_int() + a7.get_int(); (void)o6; o7.copy(a3); o8 = (int)a8.getSize();
+}
 }
 `;
 
@@ -40,6 +49,7 @@ const IMPORTS: { alias: string; symbol: string; params: ParamType[]; waits: bool
   { alias: 'bytes', symbol: 'c_bytes', params: ['int', 'value', 'name', 'name'], waits: false },
   { alias: 'wrong', symbol: 'c_wrong', params: ['value', 'name'], waits: false },
   { alias: 'greet', symbol: 'c_greet', params: ['string', 'real', 'name'], waits: false },
+  { alias: 'wide', symbol: 'c_wide', params: ['int', ...Array<ParamType>(9).fill('value'), ...Array<ParamType>(9).fill('name')], waits: false },
 ];
 
 /** UCODES built for IMPORTS in a temporary directory the test removes after it. */
@@ -103,4 +113,28 @@ test('a direct form is written out at its first call, once: an import never call
   // takeOuts (the second half, read after a natively stepped call) writes the form when it is the first use
   (bytes as { direct?: DirectForm }).direct!.takeOuts([4, null, null, null], [null, null]);
   assert.equal(directFormsWritten(), before + 3);
+});
+
+test('an import of many parameters takes its values and gives its outputs as one of few parameters does (the compact direct form)', { skip }, async (t) => {
+  const native = await buildLibrary(t);
+  const wide = bindUcodes(undefined, IMPORTS, native)[4]!;
+  const names = (k: string | number): string => `df<${String(k)}>`;
+  const raw = new Uint8Array(new SharedArrayBuffer(4));
+  raw.set([1, 2, 3, 4]);
+  const ins: DfValue[] = [{ t: T_INT, v: 40 }, { t: T_REAL, v: 0.25 }, { t: T_STRING, v: 'why' }, { t: T_RAW, v: raw }, { t: T_REAL, v: 7.5 },
+    { t: T_INT, v: 1 }, { t: T_INT, v: 2 }, { t: T_INT, v: 3 }, { t: T_STRING, v: 'abc' }];
+  const keys = ['', ...ins.map((_, i) => `a${i}`), ...ins.map((_, i) => `o${i}`)];
+  const outs = callUcode(wide, IMPORTS[4]!, [2, ...ins, ...ins.map(() => null)], keys, names);
+  assert.deepEqual(outs.slice(0, 3), [{ t: T_INT, v: 42 }, { t: T_REAL, v: 0.5 }, { t: T_STRING, v: 'why?' }]);
+  assert.deepEqual([...(outs[3]!.v as Uint8Array)], [2, 3, 4, 5]);
+  assert.deepEqual(outs[4], ins[4], 'copy() of a real input');
+  assert.deepEqual(outs[5], { t: T_INT, v: 6 });
+  assert.equal(outs[6], null, 'an output left unset');
+  assert.equal(outs[7], ins[3], 'copy() of a raw input is the very same value');
+  assert.deepEqual(outs[8], { t: T_INT, v: 4 }, 'a string parameter\'s size counts its NUL');
+  // the same call through DF handles, the TypeScript convention
+  const handles = [2, ...ins.map((v, i) => new DF(`a${i}`, v, false)), ...ins.map((_, i) => new DF(`o${i}`, undefined, true))];
+  wide(...handles);
+  const got = handles.slice(10).map((h) => (h as DF).value ?? null);
+  assert.deepEqual(got.map((v) => v?.t === T_RAW ? [...(v.v as Uint8Array)] : v), outs.map((v) => v?.t === T_RAW ? [...(v.v as Uint8Array)] : v));
 });

@@ -361,6 +361,7 @@ function directOnFirstCall(kinds: string, st: ThreadState, call: Addon['call'], 
  */
 function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: number): DirectForm {
   const n = kinds.length;
+  const compact = n > COMPACT_FROM;
   const body: string[] = ['"use strict";', 'const I = st.I, D = st.D;', 'return function cppDirect(a, keys, nameOfKey, outs) {'];
   const callArgs: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -369,7 +370,10 @@ function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: 
     else if (k === 'r') { body.push(`D[${i}] = a[${i}];`); callArgs.push('undefined'); }
     else if (k === 's') { body.push(`const o${i} = a[${i}];`); callArgs.push(`o${i}`); }
     else if (k === 'n') callArgs.push('undefined');
-    else if (k === 'v') {
+    else if (k === 'v' && compact) {
+      body.push(`const o${i} = valueArg(I, D, ${i}, a[${i}]);`);
+      callArgs.push(`o${i}`);
+    } else if (k === 'v') {
       body.push(
         `const x${i} = a[${i}], t${i} = x${i} === undefined || x${i} === null ? 0 : x${i}.t;`,
         `let o${i};`,
@@ -391,6 +395,7 @@ function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: 
   let j = 0;
   for (let i = 0; i < n; i++) {
     if (kinds[i] !== 'n') continue;
+    if (compact) { outsPart.push(`outs[${j++}] = outValue(st, I, D, ${i}, ${n}, a);`); continue; }
     outsPart.push(
       `{ const t = I[${4 * i}]; let v = null;`,
       `if (t === ${T_INT}) v = { t: ${T_INT}, v: I[${4 * i + 1}] };`,
@@ -404,16 +409,51 @@ function directCall(kinds: string, st: ThreadState, call: Addon['call'], entry: 
   outsPart.push('if (st.allocated.length !== 0) st.allocated.length = 0;');
   body.push(...outsPart, '};');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from kind letters only (above)
-  const make = new Function('st', 'call', 'entry', 'guardOf', 'faultOf', 'NO_ARGS', body.join('\n')) as (...x: unknown[]) => DirectForm;
-  const direct = make(st, call, entry, guardOf, faultOf, NO_ARGS);
+  const make = new Function('st', 'call', 'entry', 'guardOf', 'faultOf', 'NO_ARGS', 'valueArg', 'outValue', body.join('\n')) as (...x: unknown[]) => DirectForm;
+  const direct = make(st, call, entry, guardOf, faultOf, NO_ARGS, valueArg, outValue);
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the same text's second half
-  direct.takeOuts = new Function('st', `"use strict"; const I = st.I, D = st.D; return function takeOuts(a, outs) {\n${outsPart.join('\n')}\n};`)(st) as DirectForm['takeOuts'];
+  direct.takeOuts = new Function('st', 'outValue', `"use strict"; const I = st.I, D = st.D; return function takeOuts(a, outs) {\n${outsPart.join('\n')}\n};`)(st, outValue) as DirectForm['takeOuts'];
   direct.entry = entry;
   direct.kinds = kinds;
   return direct;
 }
 
 const NO_ARGS: unknown[] = [];
+
+/**
+ * Above this many parameters the direct form calls valueArg and outValue for each value and
+ * output instead of spelling their branches out: the generated text, and what each thread pays
+ * to compile it at the import's first call, grows with the parameters. The PIC's ucodes of 70–99
+ * parameters spelled out took the two lanes ~17–20 ms of CPU to compile at the start of a run
+ * (`perf` at the seed's parameters, 1 × 2: the lanes' samples in the parse and compile of the
+ * generated functions), for CFs of milliseconds; the small ucodes of fine-grained programs, where
+ * a call costs microseconds, keep the spelled-out form.
+ */
+const COMPACT_FROM = 16;
+
+/** Value parameter `i` of a compact direct form: its scratch slots set, the object the addon takes returned. */
+function valueArg(I: Int32Array, D: Float64Array, i: number, x: DfValue | null | undefined): unknown {
+  const t = x === undefined || x === null ? 0 : x.t;
+  I[4 * i] = t;
+  if (t === T_INT) I[4 * i + 1] = x!.v as number;
+  else if (t === T_REAL) D[i] = x!.v as number;
+  else if (t === T_STRING) return x!.v;
+  else if (t === T_RAW) { I[4 * i + 3] = guardOf(x!.v as Uint8Array); return x!.v; }
+  return undefined;
+}
+
+/** Output `i` of a compact direct form after the call, as the spelled-out branches take it: its value, or null when unset. */
+function outValue(st: ThreadState, I: Int32Array, D: Float64Array, i: number, n: number, a: readonly unknown[]): DfValue | null {
+  const t = I[4 * i]!;
+  if (t === T_INT) return { t: T_INT, v: I[4 * i + 1]! };
+  if (t === T_REAL) return { t: T_REAL, v: D[i]! };
+  if (t === T_STRING) { const v = { t: T_STRING, v: st.strings[i] as string } as DfValue; st.strings[i] = undefined; return v; }
+  if (t === 0) return null;
+  // copy() of an input: the very same value
+  const ref = I[4 * i + 2]!;
+  const v = (ref < n ? a[ref] : { t: T_RAW, v: st.allocated[ref - n]! }) as DfValue;
+  return t === T_JS && v.t !== T_JS ? null : v;
+}
 
 /** Whether `alias` is implemented by the native library. */
 export function nativeHas(native: NativeUcodes | undefined, alias: string): boolean {
