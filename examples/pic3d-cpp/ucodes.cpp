@@ -83,10 +83,12 @@ void split(int N, int F, const InputDF *const *Ls, const double **deps, const do
  * compiler repeated inside the push's loop, once a particle (~10 ms of the lanes' CPU a run at the
  * seed's parameters).
  */
-[[gnu::noinline]] static pic3d::Pushed &pushScratch()
+[[gnu::noinline]] static pic3d::Pushed &pushScratch(int slot = 0)
 {
-    static thread_local pic3d::Pushed r;
-    return r;
+    // per slot: a group's pushes (c_push_g) keep each subdomain's result until its packs are made
+    static thread_local std::vector<pic3d::Pushed> r(1);
+    if ((int)r.size() <= slot) r.resize(slot + 1);
+    return r[slot];
 }
 
 /**
@@ -241,15 +243,29 @@ void c_deposit_all(int N, int F, int a, int b, int c, const InputDF &p0, const I
     depositCloud(N, F, a, b, c, p0, p1, p2, p3, S, L, A, n * n * n);
 }
 
-/** The arrived particles (the neighbours' parts coming this way, `bs`) into A, in a leaving array's layout. */
-static void gatherArrived(const Bundle *bs, OutputDF &A)
+/** The doubles of the arrivals' array of `bs` (a leaving array's layout). */
+static long arrivedSize(const Bundle *bs)
+{
+    long n = pic3d::HEADER;
+    for (int d = 0; d < 27; d++) if (d != pic3d::STAY) n += bs[d].len;
+    return n;
+}
+
+/** The arrived particles (the neighbours' parts coming this way, `bs`) into `out` (arrivedSize doubles), in a leaving array's layout. */
+static void arrivedInto(const Bundle *bs, double *out)
 {
     long count[27] = {0};
     for (int d = 0; d < 27; d++) if (d != pic3d::STAY) count[d] = bs[d].len / pic3d::REC;
     double *to[27];
-    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+    pic3d::outgoing(count, nullptr, out, to);
     for (int d = 0; d < 27; d++)
         if (d != pic3d::STAY && bs[d].len) std::memcpy(to[d], bs[d].p, sizeof(double) * bs[d].len);
+}
+
+/** The arrived particles (the neighbours' parts coming this way, `bs`) into A, in a leaving array's layout. */
+static void gatherArrived(const Bundle *bs, OutputDF &A)
+{
+    arrivedInto(bs, A.create<double>(arrivedSize(bs)));
 }
 
 /**
@@ -277,6 +293,7 @@ void c_push(int N, int F, int a, int b, int c, const InputDF &g0, const InputDF 
 }
 
 static void summarizeInto(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const InputDF *const *in, double *s);
+static void summarizeBundles(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const Bundle *bs, double *s);
 
 /**
  * The summary of subdomain (a, b, c) after the last step from its 27 parts (the staying particles,
@@ -295,6 +312,12 @@ static void summarizeInto(int N, int F, int NP, int a, int b, int c, const Input
 {
     Bundle bs[27];
     bundles(in, bs);
+    summarizeBundles(N, F, NP, a, b, c, ref, bs, s);
+}
+
+/** The summary of the 27 bundles arriving at subdomain (a, b, c) into s (SUMMARY doubles, zero). */
+static void summarizeBundles(int N, int F, int NP, int a, int b, int c, const InputDF &ref, const Bundle *bs, double *s)
+{
     const double *r = data(ref);
     const int own = (a * F + b) * F + c;
     // PIC3D_DUMP=dir: the subdomain's final particles into dir/a_b_c.f64 (tests compare versions)
@@ -463,11 +486,11 @@ double *growing(long size) {
  * given, layer A's (B, C) at A·16 + B·4 + C, F distinct), into a scratch of this thread: the planes
  * a sweep group reads, each the bits c_layer_density makes for it
  */
-const double *sweepDensity(int N, int F, long lo, long W, long r, const InputDF *const *blocksIn) {
+const double *sweepDensity(int N, int F, long lo, long W, long r, const double *const *blocksIn) {
     if (F < 1 || F > SLAB_MAX_F) failed("the layers' density takes F <= " + std::to_string(SLAB_MAX_F) + " subdomains a side, not F=" + std::to_string(F));
     const double *blocks[SLAB_MAX_F * SLAB_MAX_F * SLAB_MAX_F] = {nullptr};
     for (int A = 0; A < F; A++) for (int B = 0; B < F; B++) for (int C = 0; C < F; C++)
-        blocks[(A * F + B) * F + C] = blocksIn[A * 16 + B * 4 + C]->getData<double>();
+        blocks[(A * F + B) * F + C] = blocksIn[A * 16 + B * 4 + C];
     static thread_local std::vector<double> buf;
     const long size = (W + 2 * r) * (long)N * N;
     if ((long)buf.size() < size) buf.resize(size);
@@ -475,7 +498,7 @@ const double *sweepDensity(int N, int F, long lo, long W, long r, const InputDF 
     return buf.data();
 }
 
-void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *rhoEdge, const InputDF *const *phiIn, OutputDF &phi, OutputDF *const *edgeOut, const InputDF *const *blocksIn = nullptr) {
+void slabGroup(int N, int F, int NP, int K, int H, int SL, int p, int j, const InputDF *const *rhoIn, const InputDF *const *rhoEdge, const InputDF *const *phiIn, OutputDF &phi, OutputDF *const *edgeOut, const double *const *blocksIn = nullptr) {
     checkSlabs(F, SL, p);
     const long n = N / F, NN = (long)N * N, W = slabWidth(N, F, SL, p), lo = pic3d::slabLayer(p, F, SL) * n;
     const int d = slabDepth(H, K), sweeps = d < K - j * d ? d : K - j * d;
@@ -621,37 +644,46 @@ void c_deposit_all_col(int N, int F, int a, int b, const InputDF &p0, const Inpu
 }
 
 /**
- * The layer's density from its 16 blocks and 16 of the layer below: whole blocks (faces 0), their
- * upper faces alone one a DF (1), or a column's 4 faces a DF (2: (B, C) is face C of below[B·4 + C])
+ * The layer's density from its 16 blocks and 16 of the layer below ((B, C) at B·4 + C): whole
+ * blocks, or (`faces`) the blocks' upper faces alone
  */
-static void layerDensity(int N, int F, int A, const InputDF *const *own, const InputDF *const *below, OutputDF &rho, int faces)
+static const double *layerDensity(int N, int F, int A, const double *const *own, const double *const *below, OutputDF &rho, bool faces)
 {
     if (F < 1 || F > SLAB_MAX_F) failed("the layers' density takes F <= " + std::to_string(SLAB_MAX_F) + " subdomains a side, not F=" + std::to_string(F));
-    if (faces == 2 && F != 4) failed("the faces by column take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const long n = N / F, f2 = (n + 1) * (n + 1);
+    const long n = N / F;
     const double *blocks[SLAB_MAX_F * SLAB_MAX_F * SLAB_MAX_F] = {nullptr};
     const int Am = (A + F - 1) % F;
     for (int B = 0; B < F; B++) for (int C = 0; C < F; C++) {
-        blocks[(Am * F + B) * F + C] = below[B * 4 + C]->getData<double>() + (faces == 2 ? C * f2 : 0);
-        blocks[(A * F + B) * F + C] = own[B * 4 + C]->getData<double>();
+        blocks[(Am * F + B) * F + C] = below[B * 4 + C];
+        blocks[(A * F + B) * F + C] = own[B * 4 + C];
     }
-    pic3d::densitySlab(N, F, A * n, A * n + n, blocks, rho.create<double>(n * N * N), faces != 0);
+    double *out = rho.create<double>(n * N * N);
+    pic3d::densitySlab(N, F, A * n, A * n + n, blocks, out, faces);
+    return out;
+}
+
+/** The 16 DFs' doubles. */
+static void data16(const InputDF *const *dfs, const double **out)
+{
+    for (int i = 0; i < 16; i++) out[i] = dfs[i]->getData<double>();
 }
 
 /** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
 void c_layer_density(int N, int F, int A, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho)
 {
     const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
-    layerDensity(N, F, A, own, below, rho, 0);
+    const double *o[16], *b[16];
+    data16(own, o);
+    data16(below, b);
+    layerDensity(N, F, A, o, b, rho, false);
 }
 
 /** The layer's density (layerDensity) and its first and last E planes (empty when no slab across a node border reads them: lo, hi 0). */
-static void layerDensityEdges(int N, int F, int A, int E, int lo, int hi, const InputDF *const *own, const InputDF *const *below, OutputDF &rho, OutputDF &first, OutputDF &last, int faces)
+static void layerDensityEdges(int N, int F, int A, int E, int lo, int hi, const double *const *own, const double *const *below, OutputDF &rho, OutputDF &first, OutputDF &last, bool faces)
 {
-    layerDensity(N, F, A, own, below, rho, faces);
+    const double *r = layerDensity(N, F, A, own, below, rho, faces);
     const long n = N / F, NN = (long)N * N;
     if ((lo || hi) && !(E >= 1 && E <= n)) failed("slab edges of " + std::to_string(E) + " planes need layers of at least as many, not N/F=" + std::to_string(n));
-    const double *r = rho.getData<double>();
     if (lo) std::memcpy(first.create<double>(E * NN), r, sizeof(double) * E * NN); else first.create<double>(0);
     if (hi) std::memcpy(last.create<double>(E * NN), r + (n - E) * NN, sizeof(double) * E * NN); else last.create<double>(0);
 }
@@ -663,7 +695,10 @@ static void layerDensityEdges(int N, int F, int A, int E, int lo, int hi, const 
 void c_layer_density_e(int N, int F, int A, int E, int lo, int hi, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho, OutputDF &first, OutputDF &last)
 {
     const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
-    layerDensityEdges(N, F, A, E, lo, hi, own, below, rho, first, last, 0);
+    const double *o[16], *b[16];
+    data16(own, o);
+    data16(below, b);
+    layerDensityEdges(N, F, A, E, lo, hi, o, b, rho, first, last, false);
 }
 
 /**
@@ -673,8 +708,14 @@ void c_layer_density_e(int N, int F, int A, int E, int lo, int hi, PIC3D_IN16(l)
  */
 void c_layer_density_f(int N, int F, int A, int E, int lo, int hi, int cols, PIC3D_IN16(l), PIC3D_IN16(m), OutputDF &rho, OutputDF &first, OutputDF &last)
 {
+    if (cols && F != 4) failed("the faces by column take F = 4 subdomains a side, not F=" + std::to_string(F));
     const InputDF *own[16] = {PIC3D_ARR16(l)}, *below[16] = {PIC3D_ARR16(m)};
-    layerDensityEdges(N, F, A, E, lo, hi, own, below, rho, first, last, cols ? 2 : 1);
+    const long f2 = (N / F + 1) * (N / F + 1);
+    const double *o[16], *b[16];
+    data16(own, o);
+    data16(below, b);
+    if (cols) for (int B = 0; B < 4; B++) for (int C = 0; C < 4; C++) b[B * 4 + C] += C * f2;
+    layerDensityEdges(N, F, A, E, lo, hi, o, b, rho, first, last, true);
 }
 
 /** sweep group j of slab p (every layer's density, every slab's φ) -> φ */
@@ -701,14 +742,18 @@ void c_slab_group0(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN4(
 void c_slab_group_d(int N, int F, int NP, int K, int H, int SL, int p, int j, PIC3D_IN64(l), PIC3D_IN4(q), OutputDF &phi)
 {
     const InputDF *ls[64] = {PIC3D_ARR64(l)}, *qs[4] = {PIC3D_ARR4(q)};
-    slabGroup(N, F, NP, K, H, SL, p, j, nullptr, nullptr, qs, phi, nullptr, ls);
+    const double *blocks[64];
+    for (int i = 0; i < 64; i++) blocks[i] = ls[i]->getData<double>();
+    slabGroup(N, F, NP, K, H, SL, p, j, nullptr, nullptr, qs, phi, nullptr, blocks);
 }
 
 /** the first step's group of slab p from every layer's deposit blocks (64), φ from zeros -> φ */
 void c_slab_group0_d(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN64(l), OutputDF &phi)
 {
     const InputDF *ls[64] = {PIC3D_ARR64(l)};
-    slabGroup(N, F, NP, K, H, SL, p, 0, nullptr, nullptr, nullptr, phi, nullptr, ls);
+    const double *blocks[64];
+    for (int i = 0; i < 64; i++) blocks[i] = ls[i]->getData<double>();
+    slabGroup(N, F, NP, K, H, SL, p, 0, nullptr, nullptr, nullptr, phi, nullptr, blocks);
 }
 
 /**
@@ -760,136 +805,321 @@ void c_push_col(int N, int F, int SL, int a, int b, const InputDF &phi, PIC3D_IN
     for (int c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, phi, *ss[c], *xs[c], *So[c], *Xo[c]);
 }
 
-/**
- * Column b's 36 leaving arrays in a row's list (slabs.fah XROWS: rows a + 1, a, a − 1, each row's 4
- * columns of 4), in a column's order (XIN: (dx, dy) with dy from b + 1 down to b − 1).
- */
-static void columnOfRows(const InputDF *const *rows, int b, const InputDF **xs)
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++)
-            for (int c = 0; c < 4; c++) xs[(i * 3 + j) * 4 + c] = rows[(i * 4 + (b + 1 - j + 4) % 4) * 4 + c];
-}
+}  // extern "C"
 
-/**
- * The deposits of light columns `cols` (k of them) of row a in one CF (slabs.fah ROWS, F = 4), each
- * column's exactly as c_deposit_col makes it: the leaving arrays of the 3 rows around, the columns'
- * staying particles (4 a column), their blocks and arrivals (4 a column each), and with `faces`
- * each column's 4 blocks' upper faces (one DF a column, as c_deposit_col_f makes it).
- */
-static void depositRow(int N, int F, int a, const int *cols, int k, const InputDF *const *rows, const InputDF *const *ss, OutputDF *const *Ls, OutputDF *const *As, OutputDF *const *faces = nullptr)
+// The groups (slabs.fah ROWS, F = 4): a light row's 16 subdomains, a centre row's light columns,
+// each centre column. A group is deposited and pushed by one CF, and what it makes of a kind is one
+// pack (examples/pic3d/packs.ts: k, then for each part its subdomain's number, offset and length in
+// doubles, then the parts). Every subdomain is computed as the CF of one subdomain computes it
+// (c_deposit_blk, c_push_slab, c_deposit_all_blk, c_pick_all), so the same bits (groups.ts in
+// TypeScript).
+#define PIC3D_IN3(p) const InputDF &p##0, const InputDF &p##1, const InputDF &p##2
+#define PIC3D_ARR3(p) &p##0, &p##1, &p##2
+#define PIC3D_IN9(p) PIC3D_IN3(p##0), PIC3D_IN3(p##1), PIC3D_IN3(p##2)
+#define PIC3D_ARR9(p) PIC3D_ARR3(p##0), PIC3D_ARR3(p##1), PIC3D_ARR3(p##2)
+#define PIC3D_IN12(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2)
+#define PIC3D_ARR12(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1), PIC3D_ARR4(p##2)
+
+namespace {
+
+/** The parts of some packs by subdomain number (a pack named more than once is read once). */
+class Packs {
+ public:
+    Packs(int F, const InputDF *const *packs, int n) : F_(F), parts_((size_t)F * F * F, Bundle{nullptr, -1}) {
+        for (int i = 0; i < n; i++) add(*packs[i]);
+    }
+    /** The part of subdomain (a, b, c), indices wrapped below F. */
+    Bundle at(int a, int b, int c) const {
+        const int id = (wrap(a) * F_ + wrap(b)) * F_ + wrap(c);
+        if (parts_[id].len < 0) failed("subdomain " + std::to_string(id) + " is in none of the packs given");
+        return parts_[id];
+    }
+ private:
+    int wrap(int i) const { return ((i % F_) + F_) % F_; }
+    void add(const InputDF &df) {
+        const long size = (long)(df.getSize() / sizeof(double));
+        const double *all = size ? df.getData<double>() : nullptr;
+        const double k = size ? all[0] : -1;
+        if (!(k >= 0 && k == (long)k && 1 + 3 * (long)k <= size)) failed("a pack of " + std::to_string(size) + " doubles names " + num(k) + " parts");
+        for (long i = 0; i < (long)k; i++) {
+            const double id = all[1 + 3 * i], off = all[2 + 3 * i], len = all[3 + 3 * i];
+            if (!(id >= 0 && id == (long)id && id < (double)parts_.size() && off >= 1 + 3 * k && len >= 0 && off + len <= size))
+                failed("a pack's part " + std::to_string(i) + " (subdomain " + num(id) + ", " + num(len) + " doubles at " + num(off) + ") lies outside its " + std::to_string(size) + " doubles or the " + std::to_string(parts_.size()) + " subdomains");
+            if (parts_[(long)id].len < 0) parts_[(long)id] = Bundle{all + (long)off, (long)len};
+        }
+    }
+    int F_;
+    std::vector<Bundle> parts_;
+};
+
+/** Makes `out` a pack of k parts of `sizes` doubles for subdomains `ids` (zero-filled when `zero`); the parts' starts into `parts`. */
+void packOut(OutputDF &out, const int *ids, const long *sizes, int k, double **parts, bool zero)
 {
-    for (int i = 0; i < k; i++) {
-        const InputDF *xs[36];
-        columnOfRows(rows, cols[i], xs);
-        depositColumn(N, F, a, cols[i], xs, ss + 4 * i, Ls + 4 * i, As + 4 * i, faces ? faces[i] : nullptr);
+    long total = 1 + 3 * (long)k;
+    for (int i = 0; i < k; i++) total += sizes[i];
+    double *all = zero ? out.create<double>(total, 0.0) : out.create<double>(total);
+    all[0] = k;
+    for (long i = 0, off = 1 + 3 * (long)k; i < k; off += sizes[i], i++) {
+        all[1 + 3 * i] = ids[i];
+        all[2 + 3 * i] = (double)off;
+        all[3 + 3 * i] = (double)sizes[i];
+        parts[i] = all + off;
     }
 }
 
-#define PIC3D_OUT4(p) OutputDF &p##0, OutputDF &p##1, OutputDF &p##2, OutputDF &p##3
-#define PIC3D_OUT16(p) PIC3D_OUT4(p##0), PIC3D_OUT4(p##1), PIC3D_OUT4(p##2), PIC3D_OUT4(p##3)
-#define PIC3D_IN12(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1), PIC3D_IN4(p##2)
-#define PIC3D_ARR12(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1), PIC3D_ARR4(p##2)
-#define PIC3D_OUT12(p) PIC3D_OUT4(p##0), PIC3D_OUT4(p##1), PIC3D_OUT4(p##2)
-#define PIC3D_IN8(p) PIC3D_IN4(p##0), PIC3D_IN4(p##1)
-#define PIC3D_ARR8(p) PIC3D_ARR4(p##0), PIC3D_ARR4(p##1)
-#define PIC3D_OUT8(p) PIC3D_OUT4(p##0), PIC3D_OUT4(p##1)
+/** Whether index i of F passes through the centre (slabs.fah CENTRE). */
+bool centre(int F, int i) { return i == F / 2 - 1 || i == F / 2; }
 
-/** Light row a's 4 columns' deposits (a not through the centre) -> 16 blocks, 16 arrivals. */
-void c_deposit_row4(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN16(s), PIC3D_OUT16(L), PIC3D_OUT16(A))
-{
-    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[16] = {PIC3D_ARR16(s)};
-    OutputDF *Ls[16] = {PIC3D_ARR16(L)}, *As[16] = {PIC3D_ARR16(A)};
-    const int cols[4] = {0, 1, 2, 3};
-    depositRow(N, F, a, cols, 4, rows, ss, Ls, As);
-}
-
-/** Centre row a's light columns' deposits (b = 0 and 3) -> 8 blocks, 8 arrivals. */
-void c_deposit_row2(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN8(s), PIC3D_OUT8(L), PIC3D_OUT8(A))
-{
-    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[8] = {PIC3D_ARR8(s)};
-    OutputDF *Ls[8] = {PIC3D_ARR8(L)}, *As[8] = {PIC3D_ARR8(A)};
-    const int cols[2] = {0, 3};
-    depositRow(N, F, a, cols, 2, rows, ss, Ls, As);
-}
-
-/** c_deposit_row4 where the layer above is on another node (slabs.fah FACE_UP): also the 4 columns' faces. */
-void c_deposit_row4_f(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN16(s), PIC3D_OUT16(L), PIC3D_OUT16(A), PIC3D_OUT4(f))
-{
-    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[16] = {PIC3D_ARR16(s)};
-    OutputDF *Ls[16] = {PIC3D_ARR16(L)}, *As[16] = {PIC3D_ARR16(A)}, *fs[4] = {PIC3D_ARR4(f)};
-    const int cols[4] = {0, 1, 2, 3};
-    depositRow(N, F, a, cols, 4, rows, ss, Ls, As, fs);
-}
-
-/** c_deposit_row2 where the layer above is on another node (slabs.fah FACE_UP): also the 2 columns' faces. */
-void c_deposit_row2_f(int N, int F, int a, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN8(s), PIC3D_OUT8(L), PIC3D_OUT8(A), OutputDF &f0, OutputDF &f1)
-{
-    if (F != 4) failed("the deposits by row take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[8] = {PIC3D_ARR8(s)};
-    OutputDF *Ls[8] = {PIC3D_ARR8(L)}, *As[8] = {PIC3D_ARR8(A)}, *fs[2] = {&f0, &f1};
-    const int cols[2] = {0, 3};
-    depositRow(N, F, a, cols, 2, rows, ss, Ls, As, fs);
-}
-
-/** The light subdomains (b, c) of a light row and of a centre row, in slabs.fah's LIGHT16 and LIGHT12 order. */
-static const int LIGHT16[16][2] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 1}, {1, 2}, {1, 3}, {2, 0}, {2, 1}, {2, 2}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {3, 3}};
-static const int LIGHT12[12][2] = {{0, 0}, {0, 1}, {0, 2}, {0, 3}, {1, 0}, {1, 3}, {2, 0}, {2, 3}, {3, 0}, {3, 1}, {3, 2}, {3, 3}};
+/** A group's most subdomains (a light row's). */
+const int GROUP_MAX = 16;
 
 /**
- * The pushes of row a's k light subdomains `subs` in one CF (slabs.fah ROWS, F = 4), each exactly as
- * c_push_slab makes it: its slab's φ, their staying and arrived particles -> their staying, their
- * leaving arrays (in `subs`' order)
+ * Group g of row a (F = 4): a light row's 16 subdomains (g = 0), a centre row's light columns 0
+ * and 3 (g = 0) or its centre column g (g = 1, 2), (b, c) in order into subs, their numbers into
+ * ids; their count.
  */
-static void pushRow(int N, int F, int SL, int a, const int (*subs)[2], int k, const InputDF &phi, const InputDF *const *ss, const InputDF *const *xs, OutputDF *const *So, OutputDF *const *Xo)
+int groupOf(int F, int a, int g, int (*subs)[2], int *ids)
 {
-    if (F != 4) failed("the pushes by row take F = 4 subdomains a side, not F=" + std::to_string(F));
-    for (int i = 0; i < k; i++) c_push_slab(N, F, SL, a, subs[i][0], subs[i][1], phi, *ss[i], *xs[i], *So[i], *Xo[i]);
+    if (F != 4) failed("the groups take F = 4 subdomains a side, not F=" + std::to_string(F));
+    int cols[4], nc = 0;
+    if (!centre(F, a) && g == 0) for (int b = 0; b < 4; b++) cols[nc++] = b;
+    else if (centre(F, a) && g == 0) { cols[nc++] = 0; cols[nc++] = 3; }
+    else if (centre(F, a) && (g == 1 || g == 2)) cols[nc++] = g;
+    if (nc == 0) failed("row " + std::to_string(a) + " has no group " + std::to_string(g));
+    int k = 0;
+    for (int i = 0; i < nc; i++)
+        for (int c = 0; c < F; c++, k++) { subs[k][0] = cols[i]; subs[k][1] = c; ids[k] = (a * F + cols[i]) * F + c; }
+    return k;
 }
 
-/** Light row a's 16 subdomains' pushes. */
-void c_push_row16(int N, int F, int SL, int a, const InputDF &phi, PIC3D_IN16(s), PIC3D_IN16(x), PIC3D_OUT16(S), PIC3D_OUT16(X))
+/** The 27 bundles arriving at subdomain (a, b, c): its staying particles from `stays`, its neighbours' parts of their leaving arrays from `leaving`. */
+void subdomainBundles(const Packs &leaving, const Packs &stays, int a, int b, int c, Bundle *bs)
 {
-    const InputDF *ss[16] = {PIC3D_ARR16(s)}, *xs[16] = {PIC3D_ARR16(x)};
-    OutputDF *So[16] = {PIC3D_ARR16(S)}, *Xo[16] = {PIC3D_ARR16(X)};
-    pushRow(N, F, SL, a, LIGHT16, 16, phi, ss, xs, So, Xo);
+    for (int i = 0; i < 3; i++) for (int j = 0; j < 3; j++) for (int k = 0; k < 3; k++) {
+        const int d = (i * 3 + j) * 3 + k;
+        if (d == pic3d::STAY) { bs[d] = stays.at(a, b, c); continue; }
+        const Bundle x = leaving.at(a + 1 - i, b + 1 - j, c + 1 - k);
+        bs[d] = pic3d::partOf(x.p, x.len, d);
+    }
 }
 
-/** Centre row a's 12 light subdomains' pushes (columns 0 and 3, and c = 0, 3 of the centre columns). */
-void c_push_row12(int N, int F, int SL, int a, const InputDF &phi, PIC3D_IN12(s), PIC3D_IN12(x), PIC3D_OUT12(S), PIC3D_OUT12(X))
+/** The deposits of group g of row a (the leaving packs of the 3 rows around, its staying pack) -> its blocks' pack, its arrivals' pack, and with `faces` its blocks' upper faces' pack. */
+void depositGroup(int N, int F, int a, int g, const InputDF *const *xs, const InputDF &S, OutputDF &L, OutputDF &A, OutputDF *faces)
 {
-    const InputDF *ss[12] = {PIC3D_ARR12(s)}, *xs[12] = {PIC3D_ARR12(x)};
-    OutputDF *So[12] = {PIC3D_ARR12(S)}, *Xo[12] = {PIC3D_ARR12(X)};
-    pushRow(N, F, SL, a, LIGHT12, 12, phi, ss, xs, So, Xo);
+    int subs[GROUP_MAX][2], ids[GROUP_MAX];
+    const int k = groupOf(F, a, g, subs, ids);
+    const long n = N / F, n1 = n + 1;
+    const InputDF *sp = &S;
+    const Packs leaving(F, xs, 9), stays(F, &sp, 1);
+    static thread_local std::vector<Bundle> bundles;
+    bundles.resize((size_t)27 * k);
+    long blockSizes[GROUP_MAX], arrivedSizes[GROUP_MAX], faceSizes[GROUP_MAX];
+    for (int i = 0; i < k; i++) {
+        subdomainBundles(leaving, stays, a, subs[i][0], subs[i][1], &bundles[27 * i]);
+        blockSizes[i] = n1 * n1 * n1;
+        arrivedSizes[i] = arrivedSize(&bundles[27 * i]);
+        faceSizes[i] = n1 * n1;
+    }
+    double *blocks[GROUP_MAX], *arrived[GROUP_MAX], *fs[GROUP_MAX];
+    // the blocks zero-filled (the deposit adds into them); the arrivals written whole
+    packOut(L, ids, blockSizes, k, blocks, true);
+    packOut(A, ids, arrivedSizes, k, arrived, false);
+    if (faces) packOut(*faces, ids, faceSizes, k, fs, false);
+    for (int i = 0; i < k; i++) {
+        GUARD(pic3d::deposit(N, F, a, subs[i][0], subs[i][1], &bundles[27 * i], 27, blocks[i]))
+        arrivedInto(&bundles[27 * i], arrived[i]);
+        if (faces) std::memcpy(fs[i], pic3d::blockFace(blocks[i], n), sizeof(double) * n1 * n1);
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+/** Group g of row a's deposits: 9 leaving packs (slabs.fah XNB), its staying pack -> its blocks, its arrivals. */
+void c_deposit_g(int N, int F, int a, int g, PIC3D_IN9(x), const InputDF &S, OutputDF &L, OutputDF &A)
+{
+    const InputDF *xs[9] = {PIC3D_ARR9(x)};
+    depositGroup(N, F, a, g, xs, S, L, A, nullptr);
+}
+
+/** c_deposit_g where the layer above is on another node (slabs.fah FACE_UP): also the blocks' upper faces, what that layer's density reads of them. */
+void c_deposit_g_f(int N, int F, int a, int g, PIC3D_IN9(x), const InputDF &S, OutputDF &L, OutputDF &A, OutputDF &faces)
+{
+    const InputDF *xs[9] = {PIC3D_ARR9(x)};
+    depositGroup(N, F, a, g, xs, S, L, A, &faces);
+}
+
+/** Subdomain s's doubles in the 4 sorted parts (offsets + 1 offsets, then records). */
+static long partsSize(const InputDF *const *ps, long s)
+{
+    long size = 0;
+    for (int q = 0; q < 4; q++) { const double *x = ps[q]->getData<double>(); size += ((long)x[s + 1] - (long)x[s]) * pic3d::REC; }
+    return size;
+}
+
+/** Subdomain s's records of the 4 sorted parts, part after part, into w. */
+static void gatherInto(const InputDF *const *ps, long offsets, long s, double *w)
+{
+    for (int q = 0; q < 4; q++) {
+        const double *x = ps[q]->getData<double>();
+        const long lo = offsets + 1 + (long)x[s] * pic3d::REC, hi = offsets + 1 + (long)x[s + 1] * pic3d::REC;
+        if (hi > lo) std::memcpy(w, x + lo, sizeof(double) * (hi - lo));
+        w += hi - lo;
+    }
+}
+
+/** The first step's deposits of group g of row a on one node, from the cloud's 4 parts -> its staying pack, its blocks, its arrivals (none). */
+void c_deposit_all_g(int N, int F, int a, int g, PIC3D_IN4(p), OutputDF &S, OutputDF &L, OutputDF &A)
+{
+    const InputDF *ps[4] = {PIC3D_ARR4(p)};
+    int subs[GROUP_MAX][2], ids[GROUP_MAX];
+    const int k = groupOf(F, a, g, subs, ids);
+    const long n1 = N / F + 1, none[27] = {0};
+    long staySizes[GROUP_MAX], blockSizes[GROUP_MAX], arrivedSizes[GROUP_MAX];
+    for (int i = 0; i < k; i++) { staySizes[i] = partsSize(ps, ids[i]); blockSizes[i] = n1 * n1 * n1; arrivedSizes[i] = pic3d::leavingSize(none); }
+    double *stays[GROUP_MAX], *blocks[GROUP_MAX], *arrived[GROUP_MAX];
+    packOut(S, ids, staySizes, k, stays, false);
+    packOut(L, ids, blockSizes, k, blocks, true);
+    packOut(A, ids, arrivedSizes, k, arrived, false);
+    for (int i = 0; i < k; i++) {
+        gatherInto(ps, (long)F * F * F, ids[i], stays[i]);
+        Bundle bs[27];
+        for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stays[i], staySizes[i]} : Bundle{nullptr, 0};
+        GUARD(pic3d::deposit(N, F, a, subs[i][0], subs[i][1], bs, 27, blocks[i]))
+        double *to[27];
+        pic3d::outgoing(none, nullptr, arrived[i], to);
+    }
+}
+
+/** The particles of group g of row a at step 0, from the cloud's 4 parts (or a node's parts of its layers): all staying, none leaving. */
+void c_pick_g(int F, int a, int g, PIC3D_IN4(p), OutputDF &stay, OutputDF &leaving)
+{
+    const InputDF *ps[4] = {PIC3D_ARR4(p)};
+    int subs[GROUP_MAX][2], ids[GROUP_MAX];
+    const int k = groupOf(F, a, g, subs, ids);
+    long sizes[GROUP_MAX], empty[GROUP_MAX] = {0};
+    for (int i = 0; i < k; i++) sizes[i] = partsSize(ps, ids[i]);
+    double *stays[GROUP_MAX], *none[GROUP_MAX];
+    packOut(stay, ids, sizes, k, stays, false);
+    for (int i = 0; i < k; i++) gatherInto(ps, (long)F * F * F, ids[i], stays[i]);
+    packOut(leaving, ids, empty, k, none, false);
+}
+
+/**
+ * The pushes of group g of row a: its slab's φ after the step's sweeps, its staying pack, its
+ * arrivals' pack -> its staying pack, its leaving pack (each subdomain pushed as c_push_slab pushes
+ * it, in the deposit's order)
+ */
+void c_push_g(int N, int F, int SL, int a, int g, const InputDF &phi, const InputDF &S, const InputDF &A, OutputDF &stay, OutputDF &leaving)
+{
+    checkSlabs(F, SL, 0);
+    int subs[GROUP_MAX][2], ids[GROUP_MAX];
+    const int k = groupOf(F, a, g, subs, ids);
+    const InputDF *sp = &S, *ap = &A;
+    const Packs stays(F, &sp, 1), arrivals(F, &ap, 1);
+    const long n1 = N / F + 1;
+    double *gs = scratch(3 * n1 * n1 * n1, 3).data();
+    long staySizes[GROUP_MAX], leavingSizes[GROUP_MAX];
+    for (int i = 0; i < k; i++) {
+        const int b = subs[i][0], c = subs[i][1];
+        pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), gs);
+        Bundle bs[27];
+        const Bundle arrived = arrivals.at(a, b, c);
+        for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? stays.at(a, b, c) : pic3d::partOf(arrived.p, arrived.len, d);
+        // each subdomain's result in a scratch slot of its own until the packs are made
+        pic3d::Pushed &r = pushScratch(i);
+        GUARD(pic3d::pushAt(N, F, a, b, c, gs, n1 * n1, n1, bs, 27, r))
+        staySizes[i] = r.count[pic3d::STAY] * pic3d::REC;
+        leavingSizes[i] = pic3d::leavingSize(r.count);
+    }
+    double *stayParts[GROUP_MAX], *leavingParts[GROUP_MAX];
+    packOut(stay, ids, staySizes, k, stayParts, false);
+    packOut(leaving, ids, leavingSizes, k, leavingParts, false);
+    for (int i = 0; i < k; i++) {
+        const pic3d::Pushed &r = pushScratch(i);
+        double *to[27];
+        pic3d::outgoing(r.count, stayParts[i], leavingParts[i], to);
+        pic3d::scatter(r, to);
+    }
+}
+
+/** Every layer's deposit blocks from the rows' deposit packs (12, slabs.fah LALL): layer A's (B, C) at A·16 + B·4 + C. */
+static void allBlocks(int F, const InputDF *const *ls, const double **blocks)
+{
+    if (F != 4) failed("the groups take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const Packs packs(F, ls, 12);
+    for (int A = 0; A < 4; A++) for (int B = 0; B < 4; B++) for (int C = 0; C < 4; C++) blocks[A * 16 + B * 4 + C] = packs.at(A, B, C).p;
+}
+
+/** sweep group j of slab p from every row's deposit packs (12) and every slab's φ (4) -> φ (as c_slab_group_d) */
+void c_slab_group_dg(int N, int F, int NP, int K, int H, int SL, int p, int j, PIC3D_IN12(l), PIC3D_IN4(q), OutputDF &phi)
+{
+    const InputDF *ls[12] = {PIC3D_ARR12(l)}, *qs[4] = {PIC3D_ARR4(q)};
+    const double *blocks[64];
+    allBlocks(F, ls, blocks);
+    slabGroup(N, F, NP, K, H, SL, p, j, nullptr, nullptr, qs, phi, nullptr, blocks);
+}
+
+/** the first step's group of slab p from every row's deposit packs (12), φ from zeros -> φ (as c_slab_group0_d) */
+void c_slab_group0_dg(int N, int F, int NP, int K, int H, int SL, int p, PIC3D_IN12(l), OutputDF &phi)
+{
+    const InputDF *ls[12] = {PIC3D_ARR12(l)};
+    const double *blocks[64];
+    allBlocks(F, ls, blocks);
+    slabGroup(N, F, NP, K, H, SL, p, 0, nullptr, nullptr, nullptr, phi, nullptr, blocks);
+}
+
+/** Layer A's 16 parts ((B, C) at B·4 + C) from 3 packs. */
+static void layerParts(int F, const InputDF *const *dfs, int A, const double **out)
+{
+    if (F != 4) failed("the groups take F = 4 subdomains a side, not F=" + std::to_string(F));
+    const Packs packs(F, dfs, 3);
+    for (int B = 0; B < 4; B++) for (int C = 0; C < 4; C++) out[B * 4 + C] = packs.at(A, B, C).p;
+}
+
+/** Layer A's density from its deposit packs (3) and those of the layer below (3), and its first and last E planes (empty when lo, hi 0) -> n·N², E·N², E·N² doubles (as c_layer_density_e) */
+void c_layer_density_g(int N, int F, int A, int E, int lo, int hi, PIC3D_IN3(o), PIC3D_IN3(m), OutputDF &rho, OutputDF &first, OutputDF &last)
+{
+    const InputDF *own[3] = {PIC3D_ARR3(o)}, *below[3] = {PIC3D_ARR3(m)};
+    const double *ob[16], *bb[16];
+    layerParts(F, own, A, ob);
+    layerParts(F, below, A + F - 1, bb);
+    layerDensityEdges(N, F, A, E, lo, hi, ob, bb, rho, first, last, false);
+}
+
+/** c_layer_density_g with the layer below on another node (slabs.fah FACE_UP): of its blocks only their upper faces' packs (3) -> the same bits. */
+void c_layer_density_gf(int N, int F, int A, int E, int lo, int hi, PIC3D_IN3(o), PIC3D_IN3(m), OutputDF &rho, OutputDF &first, OutputDF &last)
+{
+    const InputDF *own[3] = {PIC3D_ARR3(o)}, *below[3] = {PIC3D_ARR3(m)};
+    const double *ob[16], *bb[16];
+    layerParts(F, own, A, ob);
+    layerParts(F, below, A + F - 1, bb);
+    layerDensityEdges(N, F, A, E, lo, hi, ob, bb, rho, first, last, true);
 }
 
 /**
  * Row a's 16 summaries in one CF (slabs.fah ROWS, F = 4), added as driver.ts's c_combine4 adds them
- * by column and then the columns' by row (sums, then maxima): the reference, the leaving arrays of
- * rows a + 1, a, a − 1 (XROWS' order), the row's staying particles (by column) -> the row's summary
+ * by column and then the columns' by row (sums, then maxima): the reference, the leaving packs of
+ * rows a + 1, a, a − 1 (9, slabs.fah XNB), the row's staying packs (3) -> the row's summary
  */
-void c_final_row(int N, int F, int NP, int a, const InputDF &ref, PIC3D_IN16(x), PIC3D_IN16(y), PIC3D_IN16(z), PIC3D_IN16(s), OutputDF &sum)
+void c_final_g(int N, int F, int NP, int a, const InputDF &ref, PIC3D_IN9(x), PIC3D_IN3(s), OutputDF &sum)
 {
     if (F != 4) failed("the summaries by row take F = 4 subdomains a side, not F=" + std::to_string(F));
-    const InputDF *rows[48] = {PIC3D_ARR16(x), PIC3D_ARR16(y), PIC3D_ARR16(z)}, *ss[16] = {PIC3D_ARR16(s)};
+    const InputDF *xs[9] = {PIC3D_ARR9(x)}, *ss[3] = {PIC3D_ARR3(s)};
+    const Packs leaving(F, xs, 9), stays(F, ss, 3);
     double *out = sum.create<double>(SUMMARY, 0.0);
     const auto add = [](double *to, const double *from) {
         for (int k = 0; k < DX; k++) to[k] += from[k];
         for (int k = DX; k < SUMMARY; k++) to[k] = jsMax(to[k], from[k]);
     };
     for (int b = 0; b < 4; b++) {
-        const InputDF *xs[36];
-        columnOfRows(rows, b, xs);
         double col[SUMMARY] = {0};
         for (int c = 0; c < 4; c++) {
-            // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as depositColumn reads them)
-            const InputDF *in[27];
-            for (int d = 0; d < 27; d++) in[d] = d == pic3d::STAY ? ss[4 * b + c] : xs[(d / 3) * 4 + (c + 1 - d % 3 + 4) % 4];
+            Bundle bs[27];
+            subdomainBundles(leaving, stays, a, b, c, bs);
             double y1[SUMMARY] = {0};
-            summarizeInto(N, F, NP, a, b, c, ref, in, y1);
+            summarizeBundles(N, F, NP, a, b, c, ref, bs, y1);
             add(col, y1);
         }
         add(out, col);

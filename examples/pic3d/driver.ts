@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DF } from '../../src/ucode/df.js';
+import { Packs, subdomainParts } from './packs.js';
 import { badParams, cellOf, cloudPart, cloudRange, initialCloud, REC, STAY, subdomainsOf, totalMass, type Params } from './model.js';
 import { simulate } from './reference.js';
 import { arriving } from './kernels.js';
@@ -94,16 +95,26 @@ export function c_cut(F: number, a: number, part: DF, slab: DF): void {
  * the cloud, or a slab of one), one part after another, into a new array of `stay`.
  */
 export function gatherParts(parts: readonly DF[], offsets: number, s: number, stay: DF): Float64Array {
+  const out = stay.createFloat64Array(partsSize(parts, s));
+  gatherInto(parts, offsets, s, out);
+  return out;
+}
+
+/** The doubles of subdomain s's records in the sorted parts. */
+export function partsSize(parts: readonly DF[], s: number): number {
   let size = 0;
   for (const d of parts) { const x = d.getFloat64Array(); size += (x[s + 1]! - x[s]!) * REC; }
-  const out = stay.createFloat64Array(size);
+  return size;
+}
+
+/** Subdomain s's records of the sorted parts (`offsets` + 1 offsets, then records), part after part, into `out` (partsSize doubles). */
+export function gatherInto(parts: readonly DF[], offsets: number, s: number, out: Float64Array): void {
   let o = 0;
   for (const d of parts) {
     const x = d.getFloat64Array(), lo = offsets + 1 + x[s]! * REC, hi = offsets + 1 + x[s + 1]! * REC;
     out.set(x.subarray(lo, hi), o);
     o += hi - lo;
   }
-  return out;
 }
 
 /** The particles of subdomain (a, b, c) at step 0 from the x-slab a of each part of the cloud: all staying, none leaving. */
@@ -141,33 +152,19 @@ export function c_final(N: number, F: number, NP: number, a: number, b: number, 
 }
 
 /**
- * Column b's 36 leaving arrays in a row's list (slabs.fah XROWS: rows a + 1, a, a − 1, each row's
- * 4 columns of 4), in a column's order (XIN: (dx, dy) with dy from b + 1 down to b − 1).
- */
-export function columnOfRows<T>(rows: readonly T[], b: number): T[] {
-  const xs: T[] = [];
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) for (let c = 0; c < 4; c++) xs.push(rows[(i * 4 + ((b + 1 - j + 4) % 4)) * 4 + c]!);
-  return xs;
-}
-
-/**
  * Row a's 16 summaries in one CF (slabs.fah ROWS, F = 4), added as c_combine4 adds them by column
- * and then the columns' by row: the reference, the leaving arrays of rows a + 1, a, a − 1 (48,
- * XROWS' order), the row's staying particles (16, by column) -> the row's summary
+ * and then the columns' by row: the reference, the leaving packs of rows a + 1, a and a − 1 (9,
+ * slabs.fah XNB), the row's staying packs (3) -> the row's summary
  */
-export function c_final_row(N: number, F: number, NP: number, a: number, ref: DF, ...dfs: DF[]): void {
+export function c_final_g(N: number, F: number, NP: number, a: number, ref: DF, ...dfs: DF[]): void {
   if (F !== 4) fail(`the summaries by row take F = 4 subdomains a side, not F=${F}`);
-  const z = dfs[64]!.createFloat64Array(SUMMARY), yc = new Float64Array(SUMMARY), y = new Float64Array(SUMMARY);
-  const rows = dfs.slice(0, 48);
+  const xs = new Packs(F, dfs.slice(0, 9)), ss = new Packs(F, dfs.slice(9, 12));
+  const z = dfs[12]!.createFloat64Array(SUMMARY), yc = new Float64Array(SUMMARY), y = new Float64Array(SUMMARY);
   for (let b = 0; b < 4; b++) {
-    const xs = columnOfRows(rows, b);
     yc.fill(0);
     for (let c = 0; c < 4; c++) {
-      const parts: Float64Array[] = [];
-      // direction d = (column, dz), dz = 0, 1, 2 coming from c + 1, c, c − 1 (as a column's deposit reads them)
-      for (let d = 0; d < 27; d++) parts.push(records(d === STAY ? dfs[48 + 4 * b + c]! : xs[Math.floor(d / 3) * 4 + ((c + 1 - (d % 3) + 4) % 4)]!));
       y.fill(0);
-      summarizeInto(N, F, NP, a, b, c, ref, parts, y);
+      summarizeInto(N, F, NP, a, b, c, ref, subdomainParts(xs, ss, a, b, c), y);
       addSummary(yc, y);
     }
     addSummary(z, yc);

@@ -1,11 +1,11 @@
 // The compute ucodes of pic3d in TypeScript: the kernels (kernels.ts) on the DFs of one
 // subdomain. examples/pic3d-cpp has the same ucodes in C++.
 import type { CreateOptions, DF } from '../../src/ucode/df.js';
-import { guard, arriving, deposit, leavingSize, outgoing, partOf, push, pushIn, scatter } from './kernels.js';
+import { guard, arriving, deposit, HEADER, leavingSize, outgoing, partOf, push, pushIn, scatter } from './kernels.js';
 import { deepScratch, densityHalo, haloDepth, jacobiDeep, rhoRadius } from './halo.js';
 import { REC, STAY } from './model.js';
 import { records } from './records.js';
-import { columnOfRows, fail, gatherParts } from './driver.js';
+import { fail, gatherParts } from './driver.js';
 import { blockFace, densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_LO, jacobiSlab, slabBoxPlanes, slabDepth, slabEdge, slabLayer, slabPlanes, slabWidth } from './slabs.js';
 
 // Every list of arrays a kernel gets is built by push (packed elements), never by map or slice:
@@ -14,13 +14,25 @@ import { blockFace, densitySlab, edgeBoxPlanes, fieldFromSlab, GHOST_HI, GHOST_L
 // and compiled again on each thread.
 
 /** Outputs whose every element a kernel writes: made without the zero fill (docs/language.md §7.3). */
-const UNFILLED: CreateOptions = { zero: false };
+export const UNFILLED: CreateOptions = { zero: false };
 
 /** The arrived particles (the neighbours' parts coming this way, `bundles`) into A, in a leaving array's layout. */
 function gatherArrived(bundles: Float64Array[], A: DF): void {
+  arrivedInto(bundles, A.createFloat64Array(arrivedSize(bundles), UNFILLED));
+}
+
+/** The doubles of the arrivals' array of `bundles` (a leaving array's layout). */
+export function arrivedSize(bundles: readonly Float64Array[]): number {
+  let n = 0;
+  for (let d = 0; d < 27; d++) if (d !== STAY) n += bundles[d]!.length;
+  return HEADER + n;
+}
+
+/** The arrived particles of `bundles` into `out` (arrivedSize doubles), in a leaving array's layout. */
+export function arrivedInto(bundles: readonly Float64Array[], out: Float64Array): void {
   const count = new Int32Array(27);
   for (let d = 0; d < 27; d++) if (d !== STAY) count[d] = bundles[d]!.length / REC;
-  const to = outgoing(count, NONE, A.createFloat64Array(leavingSize(count), UNFILLED));
+  const to = outgoing(count, NONE, out);
   for (let d = 0; d < 27; d++) if (d !== STAY) to[d]!.set(bundles[d]!);
 }
 
@@ -85,7 +97,7 @@ function split(N: number, F: number, Ls: readonly DF[]): [Float64Array[], Float6
   return [blocks, phis];
 }
 
-const NONE = new Float64Array(0);
+export const NONE = new Float64Array(0);
 
 /** φ = 0 at the owned nodes (the first warm start). */
 export function c_zero(N: number, F: number, phi: DF): void {
@@ -206,7 +218,7 @@ export function c_slabs_check(SL: number): void {
   if (SL < 1) fail(`POISSON_SLABS=${SL}: the Poisson sweeps need at least one slab`);
 }
 
-function checkSlabs(F: number, SL: number, p: number): void {
+export function checkSlabs(F: number, SL: number, p: number): void {
   if (!(F >= 1 && F <= 4 && SL >= 1 && SL <= F && p >= 0 && p < SL))
     fail(`slab ${p} of ${SL} on F=${F} subdomains a side: the slabs need 1 <= SL <= F <= 4 (pic3d.fa sweeps on the subdomains beyond)`);
 }
@@ -272,41 +284,6 @@ function depositColumn(N: number, F: number, a: number, b: number, dfs: readonly
   }
 }
 
-/**
- * The deposits of light columns `cols` of row a in one CF (slabs.fah ROWS, F = 4), each column's
- * exactly as c_deposit_col makes it: the leaving arrays of the 3 rows around (48), the columns'
- * staying particles (4 a column), then their blocks and arrivals (4 a column each), and with
- * `faces` each column's 4 blocks' upper faces (one DF a column, as c_deposit_col_f makes it).
- */
-function depositRow(N: number, F: number, a: number, cols: readonly number[], dfs: readonly DF[], faces: boolean): void {
-  const k = cols.length, rows = dfs.slice(0, 48), n1 = N / F + 1;
-  for (let i = 0; i < k; i++) {
-    const own = (from: number): DF[] => dfs.slice(from + 4 * i, from + 4 * i + 4);
-    depositColumn(N, F, a, cols[i]!, [...columnOfRows(rows, cols[i]!), ...own(48), ...own(48 + 4 * k), ...own(48 + 8 * k)],
-      faces ? dfs[48 + 12 * k + i]!.createFloat64Array(4 * n1 * n1) : null);
-  }
-}
-
-/** Light row a's 4 columns' deposits (a not through the centre) -> 16 blocks, 16 arrivals. */
-export function c_deposit_row4(N: number, F: number, a: number, ...dfs: DF[]): void {
-  depositRow(N, F, a, [0, 1, 2, 3], dfs, false);
-}
-
-/** Centre row a's light columns' deposits (b = 0 and 3) -> 8 blocks, 8 arrivals. */
-export function c_deposit_row2(N: number, F: number, a: number, ...dfs: DF[]): void {
-  depositRow(N, F, a, [0, 3], dfs, false);
-}
-
-/** c_deposit_row4 where the layer above is on another node (slabs.fah FACE_UP): also the 4 columns' faces. */
-export function c_deposit_row4_f(N: number, F: number, a: number, ...dfs: DF[]): void {
-  depositRow(N, F, a, [0, 1, 2, 3], dfs, true);
-}
-
-/** c_deposit_row2 where the layer above is on another node (slabs.fah FACE_UP): also the 2 columns' faces. */
-export function c_deposit_row2_f(N: number, F: number, a: number, ...dfs: DF[]): void {
-  depositRow(N, F, a, [0, 3], dfs, true);
-}
-
 /** The first step's deposit on one node from the parts of the cloud (c_deposit_all) -> S, the deposit block alone, A */
 export function c_deposit_all_blk(N: number, F: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   depositCloud(N, F, a, b, c, dfs, 0);
@@ -324,36 +301,33 @@ export function c_deposit_all_col(N: number, F: number, a: number, b: number, ..
 
 /** The density at the n planes of subdomain layer A from the deposit blocks of layers A and A − 1 (4² each, (B, C) at B·4 + C) -> n·N² doubles */
 export function c_layer_density(N: number, F: number, A: number, ...dfs: DF[]): void {
-  layerDensity(N, F, A, dfs);
+  layerDensity(N, F, A, arrays(dfs, 16), arrays(dfs.slice(16), 16), dfs[32]!, false);
 }
 
 /**
- * The layer's density from its 16 blocks (dfs 0–15) and 16 of the layer below (dfs 16–31): whole
- * blocks (faces 0), their upper faces alone one a DF (1), or a column's 4 faces a DF (2: (B, C) is
- * face C of DF B·4 + C) -> dfs[32]
+ * The layer's density from its 16 blocks and 16 of the layer below ((B, C) at B·4 + C): whole
+ * blocks, or (`faces`) the blocks' upper faces alone -> rho
  */
-function layerDensity(N: number, F: number, A: number, dfs: readonly DF[], faces = 0): Float64Array {
+export function layerDensity(N: number, F: number, A: number, own: readonly Float64Array[], below: readonly Float64Array[], rho: DF, faces: boolean): Float64Array {
   if (!(F >= 1 && F <= 4)) fail(`the layers' density takes F <= 4 subdomains a side, not F=${F}`);
-  if (faces === 2 && F !== 4) fail(`the faces by column take F = 4 subdomains a side, not F=${F}`);
-  const n = N / F, Am = (A + F - 1) % F, f2 = (n + 1) * (n + 1);
+  const n = N / F, Am = (A + F - 1) % F;
   const blocks: Float64Array[] = [];
   for (let s = 0; s < F * F * F; s++) blocks.push(NONE);
   for (let B = 0; B < F; B++) for (let C = 0; C < F; C++) {
-    const below = dfs[16 + B * 4 + C]!.getFloat64Array();
-    blocks[(Am * F + B) * F + C] = faces === 2 ? below.subarray(C * f2, (C + 1) * f2) : below;
-    blocks[(A * F + B) * F + C] = dfs[B * 4 + C]!.getFloat64Array();
+    blocks[(Am * F + B) * F + C] = below[B * 4 + C]!;
+    blocks[(A * F + B) * F + C] = own[B * 4 + C]!;
   }
-  const rho = dfs[32]!.createFloat64Array(n * N * N);
-  densitySlab(N, F, A * n, A * n + n, blocks, rho, faces !== 0);
-  return rho;
+  const out = rho.createFloat64Array(n * N * N);
+  densitySlab(N, F, A * n, A * n + n, blocks, out, faces);
+  return out;
 }
 
-/** The layer's density (layerDensity) and its first and last E planes (empty when no slab across a node border reads them: lo, hi 0). */
-function layerDensityEdges(N: number, F: number, A: number, E: number, lo: number, hi: number, dfs: readonly DF[], faces: number): void {
-  const rho = layerDensity(N, F, A, dfs, faces), n = N / F, NN = N * N;
+/** The layer's density (layerDensity) and its first and last E planes (empty when no slab across a node border reads them: lo, hi 0) -> rho, first, last. */
+export function layerDensityEdges(N: number, F: number, A: number, E: number, lo: number, hi: number, own: readonly Float64Array[], below: readonly Float64Array[], faces: boolean, rho: DF, first: DF, last: DF): void {
+  const r = layerDensity(N, F, A, own, below, rho, faces), n = N / F, NN = N * N;
   if (lo || hi) if (!(E >= 1 && E <= n)) fail(`slab edges of ${E} planes need layers of at least as many, not N/F=${n}`);
-  dfs[33]!.createFloat64Array(lo ? E * NN : 0).set(lo ? rho.subarray(0, E * NN) : []);
-  dfs[34]!.createFloat64Array(hi ? E * NN : 0).set(hi ? rho.subarray((n - E) * NN, n * NN) : []);
+  first.createFloat64Array(lo ? E * NN : 0).set(lo ? r.subarray(0, E * NN) : []);
+  last.createFloat64Array(hi ? E * NN : 0).set(hi ? r.subarray((n - E) * NN, n * NN) : []);
 }
 
 /**
@@ -361,7 +335,7 @@ function layerDensityEdges(N: number, F: number, A: number, E: number, lo: numbe
  * no slab across a node border reads them: lo, hi 0) -> n·N², E·N², E·N² doubles
  */
 export function c_layer_density_e(N: number, F: number, A: number, E: number, lo: number, hi: number, ...dfs: DF[]): void {
-  layerDensityEdges(N, F, A, E, lo, hi, dfs, 0);
+  layerDensityEdges(N, F, A, E, lo, hi, arrays(dfs, 16), arrays(dfs.slice(16), 16), false, dfs[32]!, dfs[33]!, dfs[34]!);
 }
 
 /**
@@ -370,7 +344,13 @@ export function c_layer_density_e(N: number, F: number, A: number, E: number, lo
  * at its 4 (B, C) (cols 1: c_deposit_col_f) -> the same bits as the whole blocks
  */
 export function c_layer_density_f(N: number, F: number, A: number, E: number, lo: number, hi: number, cols: number, ...dfs: DF[]): void {
-  layerDensityEdges(N, F, A, E, lo, hi, dfs, cols ? 2 : 1);
+  if (cols && F !== 4) fail(`the faces by column take F = 4 subdomains a side, not F=${F}`);
+  const f2 = (N / F + 1) * (N / F + 1), faces: Float64Array[] = [];
+  for (let B = 0; B < 4; B++) for (let C = 0; C < 4; C++) {
+    const x = dfs[16 + B * 4 + C]!.getFloat64Array();
+    faces.push(cols ? x.subarray(C * f2, (C + 1) * f2) : x);
+  }
+  layerDensityEdges(N, F, A, E, lo, hi, arrays(dfs, 16), faces, true, dfs[32]!, dfs[33]!, dfs[34]!);
 }
 
 let slabBoxes = new Float64Array(0);
@@ -378,13 +358,13 @@ let sweepPlanes = new Float64Array(0);
 
 /**
  * The density at the planes [lo − r, lo + W + r) (wrapped) from every layer's deposit blocks (64
- * DFs, layer A's (B, C) at A·16 + B·4 + C, F distinct), into a scratch of this thread: the planes
+ * blocks, layer A's (B, C) at A·16 + B·4 + C, F distinct), into a scratch of this thread: the planes
  * a sweep group reads, each the bits c_layer_density makes for it
  */
-function sweepDensity(N: number, F: number, lo: number, W: number, r: number, dfs: readonly DF[]): Float64Array {
+function sweepDensity(N: number, F: number, lo: number, W: number, r: number, all: readonly Float64Array[]): Float64Array {
   if (!(F >= 1 && F <= 4)) fail(`the layers' density takes F <= 4 subdomains a side, not F=${F}`);
   const blocks: Float64Array[] = [];
-  for (let A = 0; A < F; A++) for (let B = 0; B < F; B++) for (let C = 0; C < F; C++) blocks.push(dfs[A * 16 + B * 4 + C]!.getFloat64Array());
+  for (let A = 0; A < F; A++) for (let B = 0; B < F; B++) for (let C = 0; C < F; C++) blocks.push(all[A * 16 + B * 4 + C]!);
   const size = (W + 2 * r) * N * N;
   if (sweepPlanes.length < size) sweepPlanes = new Float64Array(size);
   const out = sweepPlanes.subarray(0, size);
@@ -395,11 +375,11 @@ function sweepDensity(N: number, F: number, lo: number, W: number, r: number, df
 /** The planes of slab p's density and φ a sweep group reads: from every slab and layer, or from its own and its neighbours' edges. */
 type GroupIn =
   | { edges: false; rho: readonly DF[]; phi: readonly DF[] | null }
-  | { edges: false; blocks: readonly DF[]; phi: readonly DF[] | null }
+  | { edges: false; blocks: readonly Float64Array[]; phi: readonly DF[] | null }
   | { edges: true; rho: readonly DF[]; rhoBelow: DF; rhoAbove: DF; phi: { own: DF; below: DF; above: DF } | null };
 
 /** Sweep group j of slab p from its density and φ planes (φ null: zeros) into phi (and, with edges, its own lowest and highest planes into lower and upper). */
-function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, g: GroupIn, phi: DF, lower?: DF, upper?: DF): void {
+export function slabGroup(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, g: GroupIn, phi: DF, lower?: DF, upper?: DF): void {
   checkSlabs(F, SL, p);
   const n = N / F, NN = N * N, W = slabWidth(N, F, SL, p), lo = slabLayer(p, F, SL) * n;
   const d = slabDepth(H, K), sweeps = Math.min(d, K - j * d), r = sweeps + GHOST_HI, E = slabEdge(d);
@@ -441,12 +421,12 @@ export function c_slab_group0(N: number, F: number, NP: number, K: number, H: nu
  * group, slabs.fah SWEEP_DENSITY) and every slab's φ -> φ
  */
 export function c_slab_group_d(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, j: number, ...dfs: DF[]): void {
-  slabGroup(N, F, NP, K, H, SL, p, j, { edges: false, blocks: dfs.slice(0, 64), phi: dfs.slice(64, 68) }, dfs[68]!);
+  slabGroup(N, F, NP, K, H, SL, p, j, { edges: false, blocks: arrays(dfs, 64), phi: dfs.slice(64, 68) }, dfs[68]!);
 }
 
 /** the first step's group of slab p from every layer's deposit blocks (64), φ from zeros -> φ */
 export function c_slab_group0_d(N: number, F: number, NP: number, K: number, H: number, SL: number, p: number, ...dfs: DF[]): void {
-  slabGroup(N, F, NP, K, H, SL, p, 0, { edges: false, blocks: dfs.slice(0, 64), phi: null }, dfs[64]!);
+  slabGroup(N, F, NP, K, H, SL, p, 0, { edges: false, blocks: arrays(dfs, 64), phi: null }, dfs[64]!);
 }
 
 /**
@@ -485,29 +465,4 @@ export function c_push_slab(N: number, F: number, SL: number, a: number, b: numb
 export function c_push_col(N: number, F: number, SL: number, a: number, b: number, ...dfs: DF[]): void {
   if (F !== 4) fail(`the pushes by column take F = 4 subdomains a side, not F=${F}`);
   for (let c = 0; c < 4; c++) c_push_slab(N, F, SL, a, b, c, dfs[0]!, dfs[1 + c]!, dfs[5 + c]!, dfs[9 + c]!, dfs[13 + c]!);
-}
-
-/** The light subdomains (b, c) of a light row, and of a centre row (slabs.fah ROW16, LIGHT12). */
-const LIGHT16: readonly (readonly [number, number])[] = Array.from({ length: 16 }, (_, i) => [i >> 2, i & 3] as const);
-const LIGHT12: readonly (readonly [number, number])[] = [[0, 0], [0, 1], [0, 2], [0, 3], [1, 0], [1, 3], [2, 0], [2, 3], [3, 0], [3, 1], [3, 2], [3, 3]];
-
-/**
- * The pushes of row a's light subdomains `subs` in one CF (slabs.fah ROWS, F = 4), each exactly as
- * c_push_slab makes it: its slab's φ, their staying particles' arrays, their arrived -> their
- * staying, their leaving arrays (all in `subs`' order)
- */
-function pushRow(N: number, F: number, SL: number, a: number, subs: readonly (readonly [number, number])[], dfs: readonly DF[]): void {
-  if (F !== 4) fail(`the pushes by row take F = 4 subdomains a side, not F=${F}`);
-  const k = subs.length;
-  for (let i = 0; i < k; i++) c_push_slab(N, F, SL, a, subs[i]![0], subs[i]![1], dfs[0]!, dfs[1 + i]!, dfs[1 + k + i]!, dfs[1 + 2 * k + i]!, dfs[1 + 3 * k + i]!);
-}
-
-/** Light row a's 16 subdomains' pushes. */
-export function c_push_row16(N: number, F: number, SL: number, a: number, ...dfs: DF[]): void {
-  pushRow(N, F, SL, a, LIGHT16, dfs);
-}
-
-/** Centre row a's 12 light subdomains' pushes (columns 0 and 3, and c = 0, 3 of the centre columns). */
-export function c_push_row12(N: number, F: number, SL: number, a: number, ...dfs: DF[]): void {
-  pushRow(N, F, SL, a, LIGHT12, dfs);
 }

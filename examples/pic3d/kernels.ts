@@ -177,23 +177,26 @@ export function push(N: number, F: number, a: number, b: number, c: number, gs: 
 // 64 MB of new memory a step at the seed's parameters (the particles once more), each page
 // faulted in and zeroed, and external memory that made V8 collect the worker's heap.
 let gNodes = new Float64Array(0);
-let movedScratch = new Float64Array(0);
-let dirScratch = new Uint8Array(0);
+// per slot: a group's pushes (groups.ts) keep each subdomain's result until the group's packs are made
+const movedScratch: Float64Array[] = [];
+const dirScratch: Uint8Array[] = [];
 
 /**
  * The push with g at the (n+1)³ nodes the subdomain's cells touch already at hand (3·(n+1)³: the
- * owned nodes and the upper ghost layer, as jacobiDeep computes it with `ghost`).
+ * owned nodes and the upper ghost layer, as jacobiDeep computes it with `ghost`); its result in
+ * scratch `slot`, valid until the thread's next push into that slot.
  */
-export function pushIn(N: number, F: number, a: number, b: number, c: number, g: Float64Array, bundles: readonly Float64Array[]): Pushed {
+export function pushIn(N: number, F: number, a: number, b: number, c: number, g: Float64Array, bundles: readonly Float64Array[], slot = 0): Pushed {
   const n = N / F, n1 = n + 1;
   let total = 0;
   for (let q = 0; q < bundles.length; q++) total += bundles[q]!.length;
-  if (movedScratch.length < total) {
-    movedScratch = new Float64Array(Math.ceil((total / REC) * 1.25) * REC);
-    dirScratch = new Uint8Array(movedScratch.length / REC);
+  while (movedScratch.length <= slot) { movedScratch.push(new Float64Array(0)); dirScratch.push(new Uint8Array(0)); }
+  if (movedScratch[slot]!.length < total) {
+    movedScratch[slot] = new Float64Array(Math.ceil((total / REC) * 1.25) * REC);
+    dirScratch[slot] = new Uint8Array(movedScratch[slot]!.length / REC);
   }
-  const moved = movedScratch.subarray(0, total);
-  const dir = dirScratch.subarray(0, total / REC);
+  const moved = movedScratch[slot]!.subarray(0, total);
+  const dir = dirScratch[slot]!.subarray(0, total / REC);
   const count = new Int32Array(27);
   const loi = a * n, loj = b * n, lok = c * n, last = N - 1;
   // the direction (−1, 0, 1) of each residue (dest − own + F) % F along a dimension, in

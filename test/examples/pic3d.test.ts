@@ -538,15 +538,19 @@ describe('pic3d priorities', () => {
     let pushes: { name: string; ints: number[] }[] = [];
     const close = (): void => {
       if (pushes.length === 0) return;
-      // push_slab(N, F, SL, a, b, c, …); push_col(N, F, SL, a, b, …), push_row16/12(N, F, SL, a, …): a centre index is 1 or 2 at F = 4
-      const centre = (p: { name: string; ints: number[] }): boolean => p.name === 'c_push_slab' && p.ints.slice(3, 6).every((i) => i === 1 || i === 2);
+      // push_slab(N, F, SL, a, b, c, …), push_col(N, F, SL, a, b, …): a centre index is 1 or 2 at F =
+      // 4, so 8 centre subdomains; push_g(N, F, SL, a, g, …): a centre column is group 1 or 2 of a
+      // centre row, so 4 centre groups
+      const centre = (p: { name: string; ints: number[] }): boolean => p.name === 'c_push_g' ? p.ints[4]! > 0
+        : p.name === 'c_push_slab' && p.ints.slice(3, 6).every((i) => i === 1 || i === 2);
       let last = -1;
       pushes.forEach((p, i) => { if (centre(p)) last = i; });
-      steps.push(pushes.filter(centre).length === 8 && pushes.slice(0, last + 1).every(centre));
+      const want = pushes.some((p) => p.name === 'c_push_g') ? 4 : 8;
+      steps.push(pushes.filter(centre).length === want && pushes.slice(0, last + 1).every(centre));
       pushes = [];
     };
     for (const c of seen) {
-      if (c.name === 'c_push_slab' || c.name === 'c_push_col' || c.name.startsWith('c_push_row')) pushes.push(c);
+      if (c.name === 'c_push_slab' || c.name === 'c_push_col' || c.name === 'c_push_g') pushes.push(c);
       else if (c.name.startsWith('c_deposit')) close();
     }
     close();
@@ -573,19 +577,22 @@ describe('pic3d priorities', () => {
     assert.equal(byRow[0], 3000, 'every particle counted once');
   });
 
-  test('a step\'s sweeps run before its pushes, and the centre subdomains\' pushes before the others, by row and by column (NO_PRIORITIES: in the order they became ready)', async () => {
+  test('a step\'s sweeps run before its pushes, and the centre subdomains\' pushes before the others, by group and by column (NO_PRIORITIES: in the order they became ready)', async () => {
     const ordered = await calls({});
     const sweeps = ordered.map((c, i) => (c.name.startsWith('c_slab_group') ? i : -1)).filter((i) => i >= 0);
     assert.equal(sweeps.length, 6);
     // each step's two sweeps one after the other, before any push that reads the second
     for (let s = 0; s < 6; s += 2) assert.equal(sweeps[s + 1], sweeps[s]! + 1, `step ${s / 2}: a push ran between the two slabs' sweeps`);
     assert.deepEqual(centreFirst(ordered), [true, true, true]);
-    // the light work by row: a step's pushes are the 8 centre subdomains' and the 4 rows' (2 of
-    // them centre rows), its deposits the 4 centre columns' and the 4 rows'
-    assert.deepEqual(ordered.filter((c) => c.name.startsWith('c_push')).slice(0, 12).map((c) => c.name).sort(),
-      ['c_push_row12', 'c_push_row12', 'c_push_row16', 'c_push_row16', ...Array<string>(8).fill('c_push_slab')]);
-    assert.deepEqual(ordered.filter((c) => c.name.startsWith('c_deposit') && c.name !== 'c_deposit_all_col').slice(0, 8).map((c) => c.name).sort(),
-      ['c_deposit_col', 'c_deposit_col', 'c_deposit_col', 'c_deposit_col', 'c_deposit_row2', 'c_deposit_row2', 'c_deposit_row4', 'c_deposit_row4']);
+    // the work by group: a step's pushes and deposits are one a group, 8 (a light row's 16
+    // subdomains, a centre row's light columns, each of its centre columns), and so are the first
+    // step's deposits from the cloud
+    const groups = (name: string): [number, number][] => ordered.filter((c) => c.name === name).map((c) => [c.ints[name === 'c_push_g' ? 3 : 2]!, c.ints[name === 'c_push_g' ? 4 : 3]!]);
+    const eight = [[0, 0], [1, 0], [1, 1], [1, 2], [2, 0], [2, 1], [2, 2], [3, 0]];
+    assert.deepEqual(groups('c_push_g').slice(0, 8).sort(), eight);
+    assert.deepEqual(groups('c_deposit_g').slice(0, 8).sort(), eight);
+    assert.deepEqual(groups('c_deposit_all_g').sort(), eight);
+    assert.equal(ordered.filter((c) => c.name === 'c_push_g').length, 24, 'a push a group a step');
     assert.deepEqual(centreFirst(await calls({ COLUMN_GRAIN: '1' })), [true, true, true]);
     // in the order they became ready (a CF a light column, where they interleave in the program's order)
     const fifo = centreFirst(await calls({ NO_PRIORITIES: '1', COLUMN_GRAIN: '1' }));
