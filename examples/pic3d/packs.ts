@@ -2,8 +2,8 @@
 // blocks, arrivals, faces) in one DF, so that a CF that makes or reads many subdomains' parts names
 // one DF where it named one a subdomain (pic3d.fa's groups, slabs.fah ROWS). A pack's doubles:
 // k, then for each part its subdomain's number ((a·F + b)·F + c), its offset and its length (in
-// doubles, from the pack's start), then the parts one after another. examples/pic3d-cpp/kernel.h
-// reads and writes the same layout (pic3d::packOut, pic3d::Packs).
+// doubles, from the pack's start), then the parts one after another. examples/pic3d-cpp/ucodes.cpp
+// reads and writes the same layout (packOut, Packs).
 import type { CreateOptions, DF } from '../../src/ucode/df.js';
 import { fail } from './driver.js';
 
