@@ -52,7 +52,7 @@ const SUITES: SuiteDef[] = [
   { name: 'spmd', module: './spmd.js', own: true, what: 'SPMD layer: barrier, 8-byte get/put latency, 1 MiB memget/memput bandwidth, one node vs raw shared memory and 2 processes vs the raw transport' },
   { name: 'npb', module: './npb.js', own: true, what: 'NPB IS on the SPMD layer, classes W and A on 1, 2, 4 ranks: the UPC structure vs the fixed variants, and vs the C reference (NPB_IS_REFERENCE, NPB_IS_REFERENCE_MPI)' },
   { name: 'balance', module: './balance.js', own: true, what: 'luna balance: the balancing step on 10^6 fragments (the seed\'s algorithm; the default step), trace decoding apart' },
-  { name: 'scheduling', module: './scheduling.js', own: true, what: 'policies: critical-path priorities vs FIFO and the bound; trace playback vs the default (system cost per fragment)' },
+  { name: 'scheduling', module: './scheduling.js', own: true, what: 'policies: critical-path priorities vs FIFO and the bound; trace playback vs the default (system cost per fragment); what a CF and a DF reference cost the system thread' },
   { name: 'finegrain', module: './finegrain.js', own: true, what: 'the original LuNA\'s fine-grain programs: chains, pingpong, stencil, memory, ucode speed; ratios to its figures' },
   { name: 'pic', module: './pic.js', own: true, what: 'particle-in-cell (examples/pic3d): particle-steps/s and SLOU on 1×1, 1×2, 2×1, TypeScript and C++ kernels, vs the sequential kernels' },
   { name: 'taskbench', module: './taskbench.js', own: true, what: 'Task Bench METG(50 %) per dependence pattern, 1 node × 2 threads and 2 nodes × 1 thread' },

@@ -1078,24 +1078,27 @@ static void layerParts(int F, const InputDF *const *dfs, int A, const double **o
     for (int B = 0; B < 4; B++) for (int C = 0; C < 4; C++) out[B * 4 + C] = packs.at(A, B, C).p;
 }
 
+/** Layer A's density from its deposit packs and the layer below's deposit packs, or (`faces`) their faces' packs (3 each), and its edges. */
+static void layerDensityGroups(int N, int F, int A, int E, int lo, int hi, const InputDF *const *own, const InputDF *const *below, OutputDF &rho, OutputDF &first, OutputDF &last, bool faces)
+{
+    const double *ob[16], *bb[16];
+    layerParts(F, own, A, ob);
+    layerParts(F, below, A + F - 1, bb);
+    layerDensityEdges(N, F, A, E, lo, hi, ob, bb, rho, first, last, faces);
+}
+
 /** Layer A's density from its deposit packs (3) and those of the layer below (3), and its first and last E planes (empty when lo, hi 0) -> n·N², E·N², E·N² doubles (as c_layer_density_e) */
 void c_layer_density_g(int N, int F, int A, int E, int lo, int hi, PIC3D_IN3(o), PIC3D_IN3(m), OutputDF &rho, OutputDF &first, OutputDF &last)
 {
     const InputDF *own[3] = {PIC3D_ARR3(o)}, *below[3] = {PIC3D_ARR3(m)};
-    const double *ob[16], *bb[16];
-    layerParts(F, own, A, ob);
-    layerParts(F, below, A + F - 1, bb);
-    layerDensityEdges(N, F, A, E, lo, hi, ob, bb, rho, first, last, false);
+    layerDensityGroups(N, F, A, E, lo, hi, own, below, rho, first, last, false);
 }
 
 /** c_layer_density_g with the layer below on another node (slabs.fah FACE_UP): of its blocks only their upper faces' packs (3) -> the same bits. */
 void c_layer_density_gf(int N, int F, int A, int E, int lo, int hi, PIC3D_IN3(o), PIC3D_IN3(m), OutputDF &rho, OutputDF &first, OutputDF &last)
 {
     const InputDF *own[3] = {PIC3D_ARR3(o)}, *below[3] = {PIC3D_ARR3(m)};
-    const double *ob[16], *bb[16];
-    layerParts(F, own, A, ob);
-    layerParts(F, below, A + F - 1, bb);
-    layerDensityEdges(N, F, A, E, lo, hi, ob, bb, rho, first, last, true);
+    layerDensityGroups(N, F, A, E, lo, hi, own, below, rho, first, last, true);
 }
 
 /**

@@ -149,12 +149,16 @@ function layerParts(packs: Packs, A: number): Float64Array[] {
  * last E planes (empty when lo, hi 0) -> n·N², E·N², E·N² doubles (as c_layer_density_e)
  */
 export function c_layer_density_g(N: number, F: number, A: number, E: number, lo: number, hi: number, ...dfs: DF[]): void {
-  if (F !== 4) fail(`the groups take F = 4 subdomains a side, not F=${F}`);
-  layerDensityEdges(N, F, A, E, lo, hi, layerParts(new Packs(F, dfs.slice(0, 3)), A), layerParts(new Packs(F, dfs.slice(3, 6)), A + F - 1), false, dfs[6]!, dfs[7]!, dfs[8]!);
+  layerDensityGroups(N, F, A, E, lo, hi, dfs, false);
 }
 
 /** c_layer_density_g with the layer below on another node (slabs.fah FACE_UP): of its blocks only their upper faces' packs (3) -> the same bits. */
 export function c_layer_density_gf(N: number, F: number, A: number, E: number, lo: number, hi: number, ...dfs: DF[]): void {
+  layerDensityGroups(N, F, A, E, lo, hi, dfs, true);
+}
+
+/** Layer A's density from its deposit packs (dfs 0–2) and the layer below's deposit packs or (`faces`) faces' packs (3–5), and its edges -> dfs 6–8. */
+function layerDensityGroups(N: number, F: number, A: number, E: number, lo: number, hi: number, dfs: readonly DF[], faces: boolean): void {
   if (F !== 4) fail(`the groups take F = 4 subdomains a side, not F=${F}`);
-  layerDensityEdges(N, F, A, E, lo, hi, layerParts(new Packs(F, dfs.slice(0, 3)), A), layerParts(new Packs(F, dfs.slice(3, 6)), A + F - 1), true, dfs[6]!, dfs[7]!, dfs[8]!);
+  layerDensityEdges(N, F, A, E, lo, hi, layerParts(new Packs(F, dfs.slice(0, 3)), A), layerParts(new Packs(F, dfs.slice(3, 6)), A + F - 1), faces, dfs[6]!, dfs[7]!, dfs[8]!);
 }
