@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import type { ImportDef } from '../../core/imports.js';
 import { laneCpus } from './affinity.js';
-import { AWAKE, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, laneNiceFlag, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring, type EarlyData } from './protocol.js';
+import { AWAKE, LOWERED, PARKED, abortFlag, answersFlag, coreFree, feedsFlag, flagsLength, laneNiceFlag, loweredFlag, lowerLaneOnce, onCpuFlag, processedFlag, resultsFlag, runningFlag, wakeLane, type Batch, type BatchResult, type Feed, type WaitPlan, type WireAnswer, type WirePlan, type WireWindow, type WireRequest, type WorkerInit, type RehearsalWiring, type EarlyData } from './protocol.js';
 import { decodeResult, encodeBatch, type WireBatch, type WireResult } from './codec.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { buffersFor, deferCollectionWhile, recycleHome, recycleHomeGone, recycling } from './shm.js';
@@ -16,7 +16,7 @@ import { Exchange } from './exchange.js';
 import type { InlineExecutor } from './inline.js';
 import { SystemLane } from './system-lane.js';
 import type { TraceSink } from '../../trace/schema.js';
-import { buildingAhead, lowerBackgroundNow, lowerPriority } from './priority.js';
+import { buildingAhead, lowerBackgroundNow } from './priority.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { sharedTraceBuffer, spillSharedTrace, ThreadTraceWriter } from '../../trace/writer.js';
 import { traceFileName } from '../../trace/format.js';
@@ -204,9 +204,14 @@ export class WorkerPool {
   /** workers that loaded the ucode module and wait for batches */
   booted = 0;
   /** the booted workers' thread ids (where the platform says them: Linux) */
-  private readonly tids: number[] = [];
-  /** lanes lowered by lowerLanes so far */
-  lanesLowered = 0;
+  /** the worker lanes' thread ids, by lane (as their ready messages say) */
+  private readonly tidOf: (number | undefined)[] = [];
+  /** lanes lowered below the system thread so far (by lowerLanes, as they report ready, or by themselves) */
+  get lanesLowered(): number {
+    let n = 0;
+    for (let i = 0; i < this.opts.lanes; i++) if (Atomics.load(this.flags, loweredFlag(this.opts.lanes, i)) === LOWERED) n++;
+    return n;
+  }
   private readonly ready: boolean[] = [];
   /** fragments the workers rehearsed before they reported ready (PoolOptions.rehearse) */
   rehearsedCfs = 0;
@@ -388,9 +393,10 @@ export class WorkerPool {
    */
   lowerLanes(nice: number): void {
     if (this.laneNice > 0 || nice <= 0) return;
-    // workers that boot from now on lower themselves (worker.ts); those already booted, here
+    // workers lower themselves before they run anything more (worker.ts lowerSelf); those whose
+    // ids are here, at once
     Atomics.store(this.flags, laneNiceFlag(this.opts.lanes), nice);
-    this.lanesLowered += lowerPriority(this.tids, nice);
+    for (let i = 0; i < this.tidOf.length; i++) { const tid = this.tidOf[i]; if (tid !== undefined) lowerLaneOnce(this.flags, i, tid, nice); }
   }
 
   /** how far the lanes are lowered below the system thread (lowerLanes; 0: not), as the workers read it */
@@ -491,7 +497,7 @@ export class WorkerPool {
       if (onRequest) this.drainRequests(onRequest);
       this.result(decodeResult(m));
     };
-    w.on('message', (m: { low?: number; ready?: number; tid?: number; lowered?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
+    w.on('message', (m: { low?: number; ready?: number; tid?: number; rehearsed?: number; together?: boolean; cut?: boolean; fatal?: string } | WireResult) => {
       // results are arrays (codec.ts), the rest objects
       if (Array.isArray(m)) { result(m); return; }
       if (m.ready !== undefined) {
@@ -500,10 +506,8 @@ export class WorkerPool {
         if (m.cut) this.rehearsalsCut++;
         this.booted++;
         this.ready[i] = true;
-        // (a worker that read the lanes' nice as it booted lowered itself: `lowered`, how many)
-        if (m.lowered !== undefined) this.lanesLowered += m.lowered;
-        else if (m.tid !== undefined && this.laneNice > 0) this.lanesLowered += lowerPriority([m.tid], this.laneNice);
-        if (m.tid !== undefined) this.tids.push(m.tid);
+        // (unless the worker lowered itself first: lowerLaneOnce)
+        if (m.tid !== undefined) { this.tidOf[i] = m.tid; if (this.laneNice > 0) lowerLaneOnce(this.flags, i, m.tid, this.laneNice); }
         if (this.booted >= this.workerLanes) this.bootSettled();
         this.warmNext();
         return;

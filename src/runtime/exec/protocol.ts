@@ -5,6 +5,7 @@ import type { ParamType } from '../../core/imports.js';
 import type { DfValue } from '../../ucode/value.js';
 import type { NativeUcodes } from '../../ucode/cpp/native.js';
 import { cpuClockExact, threadCpuNs } from '../../trace/clock.js';
+import { lowerPriority } from './priority.js';
 
 /** One atomic CF, ready to run. */
 export interface Task {
@@ -251,8 +252,9 @@ export interface RehearsalWiring {
  * of answers to its requests, and the count of values fed to it that its worker looked at; then
  * the node's threads on a CPU (workers not asleep, and the
  * system thread while it works: a waiting thread spins only while that leaves it a core, see
- * `coreFree`) and the results workers posted; last, how far the lanes are to be lowered below the
- * system thread (0: not), which a worker reads as it boots (laneNiceFlag).
+ * `coreFree`) and the results workers posted; how far the lanes are to be lowered below the
+ * system thread (0: not), which a worker reads as it boots (laneNiceFlag); last, per lane, whether
+ * it is lowered (loweredFlag).
  */
 export const SLEEPING = 1, AWAKE = 0;
 /**
@@ -260,8 +262,8 @@ export const SLEEPING = 1, AWAKE = 0;
  * frees, wakes one such worker, which spins again (see WorkerPool.rest).
  */
 export const PARKED = 2;
-export const flagsLength = (lanes: number): number => 7 * lanes + 4;
-export const lanesOf = (flags: Int32Array): number => (flags.length - 4) / 7;
+export const flagsLength = (lanes: number): number => 8 * lanes + 4;
+export const lanesOf = (flags: Int32Array): number => (flags.length - 4) / 8;
 export const abortFlag = (lanes: number): number => lanes;
 export const runningFlag = (lanes: number, lane: number): number => lanes + 1 + lane;
 export const feedsFlag = (lanes: number, lane: number): number => 2 * lanes + 1 + lane;
@@ -279,6 +281,24 @@ export const resultsFlag = (lanes: number): number => 7 * lanes + 2;
  * message included.
  */
 export const laneNiceFlag = (lanes: number): number => 7 * lanes + 3;
+/**
+ * Per lane, whether it is lowered (laneNiceFlag): 0 not yet, LOWERED, or LOWEST (claimed with
+ * nothing to change: the thread was at the lowest priority already). The system thread lowers the
+ * lanes whose thread ids it has, and a lane lowers itself before it runs anything once the flag
+ * is set (it may take a CF before the system thread has its id); a lowering is relative to the
+ * thread's present nice, so whichever claims a lane first lowers it, once (lowerLaneOnce).
+ */
+export const loweredFlag = (lanes: number, lane: number): number => 7 * lanes + 4 + lane;
+export const LOWERED = 1, LOWEST = 2;
+
+/** Lower lane `lane` (thread `tid`) by `nice` unless it was claimed already (loweredFlag); true when this call changed its priority. */
+export function lowerLaneOnce(flags: Int32Array, lane: number, tid: number, nice: number): boolean {
+  const at = loweredFlag(lanesOf(flags), lane);
+  if (Atomics.compareExchange(flags, at, 0, LOWEST) !== 0) return false;
+  if (lowerPriority([tid], nice) === 0) return false;
+  Atomics.store(flags, at, LOWERED);
+  return true;
+}
 
 /**
  * Whether lane `lane` has been handed a fed value it has not looked at while it runs no CF: a

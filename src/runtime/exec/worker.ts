@@ -14,14 +14,13 @@ import { T_INT, T_RAW, T_REAL, type DfValue } from '../../ucode/value.js';
 import { DF } from '../../ucode/df.js';
 import { reclaimingSink, ThreadTraceWriter } from '../../trace/writer.js';
 import { setRunOrigin, wallNs, cpuClockExact, CpuClockGate, threadCpuNs } from '../../trace/clock.js';
-import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, laneNiceFlag, lanesOf, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, type EarlyData, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
+import { CpuShare, PARKED, SLEEPING, abortFlag, wakeLane, feedsFlag, flagsLength, processedFlag, backOnCpu, leaveCpu, coreFree, laneNiceFlag, lanesOf, lowerLaneOnce, onCpuFlag, resultsFlag, runningFlag, starved, type FedWaits, type Forward, type LaneGaps, type RehearsalWiring, type TaskError, type WireAnswer, type WirePlan, type WireWindow, type WorkerInit, type EarlyData, ARG_IN, ARG_INT, ARG_OUT } from './protocol.js';
 import { LanePlan, rehearsePlanSteps } from './plan-steps.js';
 import { ReadyBoard, type WireBoard } from './board.js';
 import { adoptRaw } from '../../ucode/recycle.js';
 import { Exchange } from './exchange.js';
 import { pinCpus, pinSelf, threadCpus } from './affinity.js';
 import { osThreadId } from '../../core/thread-id.js';
-import { lowerPriority } from './priority.js';
 import { FeedSlots, feedSlotsBuffer } from './slots.js';
 import { BatchKeys, batchId, batchKeys, decodeBatch, encodeBatch, encodeResult, type DecodedTask, type ResultNotes, type WireBatch } from './codec.js';
 import { bindUcodes, callUcode, directOf, type Ucode } from './call.js';
@@ -161,12 +160,10 @@ async function main(): Promise<void> {
   const rehearsed = r ? (r.pair ? rehearseTogether(fns, r, r.pair) : rehearse(fns, r)) : undefined;
   // (its thread id: the system thread may lower this lane's priority, pool.ts lowerLanes). A
   // node that found its fragments coarse already says how far: the lane lowers itself before it
-  // takes anything, the ready board's entries included, and says how many it lowered (itself, or
-  // none when already at the lowest)
-  const tid = osThreadId();
-  const nice = Atomics.load(flags, laneNiceFlag(LANES));
-  const lowered = nice > 0 && tid !== undefined ? lowerPriority([tid], nice) : undefined;
-  const ready = { ready: me, tid, lowered };
+  // takes anything (lowerSelf)
+  tid = osThreadId();
+  lowerSelf();
+  const ready = { ready: me, tid };
   parentPort!.postMessage(rehearsed && (rehearsed.cfs > 0 || rehearsed.cut) ? { ...ready, rehearsed: rehearsed.cfs, together: r?.pair !== undefined, cut: rehearsed.cut } : ready);
   loop(fns);
 }
@@ -385,6 +382,24 @@ type PortMessage = WireBatch | WireBoard<WireBatch> | { loopPlan: WirePlan } | W
 /** The planned loops this lane runs steps of, by plan number (plan-steps.ts). */
 const plans = new Map<number, LanePlan>();
 
+/** This lane's thread id (osThreadId), and whether it has seen its lowering due (lowerSelf). */
+let tid: number | undefined;
+let selfLowered = false;
+
+/**
+ * Once the node lowers its lanes (laneNiceFlag), this lane is lowered before it runs anything
+ * more: the system thread lowers the lanes whose ids it has, but a lane may take a CF before its
+ * id reached it (a batch sent, or a board entry, while its ready message waits). Whichever of the
+ * two claims the lane first lowers it (lowerLaneOnce).
+ */
+function lowerSelf(): void {
+  if (selfLowered) return;
+  const nice = Atomics.load(flags, laneNiceFlag(LANES));
+  if (nice <= 0) return;
+  selfLowered = true;
+  if (tid !== undefined) lowerLaneOnce(flags, me, tid, nice);
+}
+
 function run(msg: PortMessage, fns: Ucode[]): boolean {
   if (Array.isArray(msg)) return runBatch(msg, fns);
   if ('stop' in msg) { Atomics.sub(flags, ONCPU, 1); tw?.close(); rehearsalTw?.close(); init.port.close(); return false; }
@@ -403,6 +418,7 @@ function run(msg: PortMessage, fns: Ucode[]): boolean {
 
 /** A batch of tasks, sent here or taken from the board. */
 function runBatch(b: WireBatch, fns: Ucode[]): boolean {
+  lowerSelf();
   const tasks = decodeBatch(b);
   const names = new BatchKeys(batchKeys(b));
   return runTasks(batchId(b), tasks, (k: string | number): string => displayDf(names.get(k as number)), fns);
@@ -410,6 +426,7 @@ function runBatch(b: WireBatch, fns: Ucode[]): boolean {
 
 /** A window of a planned loop: its tasks built here from the plan, its outputs others read promised to them. */
 function runWindow(w: WireWindow, fns: Ucode[]): boolean {
+  lowerSelf();
   if (w.recycled !== undefined) adoptRaw(w.recycled);
   const lp = plans.get(w.window);
   const ex = exchange;
