@@ -129,13 +129,19 @@ test('a step parked after the batch making its input left is fed at once, and co
   const steps = 400, want = expected(steps);
   // (the fed path's parked steps: a planned loop (node/loop-run.ts) parks none, so plans off)
   const fedPath = { LUNA_LOOP_PLANS: '0' };
-  const [on, off] = await Promise.all([run(['--threads', '2'], steps, 'ok', fedPath), run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FEED: '0' })]);
+  const [first, off] = await Promise.all([run(['--threads', '2'], steps, 'ok', fedPath), run(['--threads', '2'], steps, 'ok', { ...fedPath, LUNA_FEED: '0' })]);
+  let on = first;
+  // whether a step parks after its producer's batch left is a race the loop's unrolling wins or
+  // loses against the lanes: under a loaded machine's preemption (where the steps' measured time
+  // can also make the node's fragments coarse and lower its lanes) a run may park none late, so
+  // up to two more runs; a feeding that never feeds a late step fails all three
+  for (let again = 0; again < 2 && !(timingOf<{ fedLate?: number }>(on).fedLate! > 0); again++) on = await run(['--threads', '2'], steps, 'ok', fedPath);
   for (const r of [on, off]) {
     assertOk(r);
     assert.deepEqual(r.stdout.trim().split('\n').sort(), want, describeRun(r));
   }
   const late = timingOf<{ fedLate?: number }>(on).fedLate;
-  assert.ok(late !== undefined && late > 0, `no step parked late was fed\n${describeRun(on)}`);
+  assert.ok(late !== undefined && late > 0, `no step parked late was fed in 3 runs\n${describeRun(on)}`);
   assert.equal(timingOf<{ fedLate?: number }>(off).fedLate, 0, describeRun(off));
 });
 
