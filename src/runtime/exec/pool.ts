@@ -203,8 +203,7 @@ export class WorkerPool {
   private stopped = false;
   /** workers that loaded the ucode module and wait for batches */
   booted = 0;
-  /** the booted workers' thread ids (where the platform says them: Linux) */
-  /** the worker lanes' thread ids, by lane (as their ready messages say) */
+  /** the booted worker lanes' thread ids, by lane, as their ready messages say them (where the platform does: Linux) */
   private readonly tidOf: (number | undefined)[] = [];
   /** lanes lowered below the system thread so far (by lowerLanes, as they report ready, or by themselves) */
   get lanesLowered(): number {
