@@ -54,13 +54,17 @@ const last = (n: number): string => {
 const steps = (text: string, what: string): number[] => [...text.matchAll(new RegExp(`^${what} (\\d+)$`, 'gm'))].map((m) => Number(m[1]));
 
 test('a chain whose calls turn long leaves the system thread within a few sampled calls', async () => {
-  const r = await run('turns.fa', 400);
+  // The premise is that the tiny calls run here until step 200; on a loaded machine their measured
+  // time can keep them from it (a run of the suite on Node 24 had none here), so up to two more
+  // runs to find a run that meets it
+  let r = await run('turns.fa', 400);
+  for (let again = 0; again < 2 && steps(r.stdout, 'here').length === 0; again++) r = await run('turns.fa', 400);
   assertOk(r);
   assert.ok(lines(r.stdout).includes(last(400)), describeRun(r));
   // A tiny code's calls are timed 1 in 16: three long ones in a row leave by step 200 + 3 × 16
   // (one more sample's slack). The damped mean alone needed ~25 samples: steps up to ~660.
   const here = steps(r.stdout, 'here');
-  assert.ok(here.length > 0, `the first long calls run here before they are measured\n${describeRun(r)}`);
+  assert.ok(here.length > 0, `the first long calls run here before they are measured (3 runs)\n${describeRun(r)}`);
   assert.ok(Math.max(...here) < 200 + 4 * 16, `long steps on the system thread up to ${Math.max(...here)}\n${describeRun(r)}`);
 });
 
