@@ -184,21 +184,44 @@ void c_cut(int F, int a, const InputDF &part, OutputDF &slab)
     std::memcpy(out + F2 + 1, src + S + 1 + first * pic3d::REC, sizeof(double) * (last - first) * pic3d::REC);
 }
 
-/** Subdomain s's records of each of the 4 sorted parts (offsets + 1 offsets, then records), part after part, into `stay`; their doubles. */
-static long gatherParts(const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, long offsets, long s, OutputDF &stay, double **out)
+/** Subdomain s's doubles in the 4 sorted parts (offsets + 1 offsets, then records). */
+static long partsSize(const InputDF *const *ps, long s)
 {
-    const InputDF *ps[4] = {&p0, &p1, &p2, &p3};
     long size = 0;
-    for (const InputDF *p : ps) { const double *x = p->getData<double>(); size += ((long)x[s + 1] - (long)x[s]) * pic3d::REC; }
-    double *w = stay.create<double>(size);
-    *out = w;
-    for (const InputDF *p : ps) {
-        const double *x = p->getData<double>();
+    for (int q = 0; q < 4; q++) { const double *x = ps[q]->getData<double>(); size += ((long)x[s + 1] - (long)x[s]) * pic3d::REC; }
+    return size;
+}
+
+/** Subdomain s's records of the 4 sorted parts, part after part, into w. */
+static void gatherInto(const InputDF *const *ps, long offsets, long s, double *w)
+{
+    for (int q = 0; q < 4; q++) {
+        const double *x = ps[q]->getData<double>();
         const long lo = offsets + 1 + (long)x[s] * pic3d::REC, hi = offsets + 1 + (long)x[s + 1] * pic3d::REC;
         if (hi > lo) std::memcpy(w, x + lo, sizeof(double) * (hi - lo));
         w += hi - lo;
     }
+}
+
+/** Subdomain s's records of each of the 4 sorted parts (offsets + 1 offsets, then records), part after part, into `stay`; their doubles. */
+static long gatherParts(const InputDF &p0, const InputDF &p1, const InputDF &p2, const InputDF &p3, long offsets, long s, OutputDF &stay, double **out)
+{
+    const InputDF *ps[4] = {&p0, &p1, &p2, &p3};
+    const long size = partsSize(ps, s);
+    *out = stay.create<double>(size);
+    gatherInto(ps, offsets, s, *out);
     return size;
+}
+
+/** Subdomain (a, b, c)'s first deposit, its `len` doubles of staying particles alone (nothing arrived yet) into `block` (zeros); its arrivals' array (none) into `arrived`. */
+static void depositStaying(int N, int F, int a, int b, int c, const double *stay, long len, double *block, double *arrived)
+{
+    Bundle bs[27];
+    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, len} : Bundle{nullptr, 0};
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, block))
+    const long none[27] = {0};
+    double *to[27];
+    pic3d::outgoing(none, nullptr, arrived, to);
 }
 
 /** The particles of subdomain (a, b, c) at step 0 from the x-slab a of each part: all staying, none leaving. */
@@ -223,13 +246,8 @@ static void depositCloud(int N, int F, int a, int b, int c, const InputDF &p0, c
     double *stay;
     const long len = gatherParts(p0, p1, p2, p3, (long)F * F * F, ((long)a * F + b) * F + c, S, &stay);
     const long n1 = N / F + 1;
-    double *out = L.create<double>(n1 * n1 * n1 + tail, 0.0);
-    Bundle bs[27];
-    for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stay, len} : Bundle{nullptr, 0};
-    GUARD(pic3d::deposit(N, F, a, b, c, bs, 27, out))
-    long count[27] = {0};
-    double *to[27];
-    pic3d::outgoing(count, nullptr, A.create<double>(pic3d::leavingSize(count)), to);
+    const long none[27] = {0};
+    depositStaying(N, F, a, b, c, stay, len, L.create<double>(n1 * n1 * n1 + tail, 0.0), A.create<double>(pic3d::leavingSize(none)));
 }
 
 /**
@@ -950,25 +968,6 @@ void c_deposit_g_f(int N, int F, int a, int g, PIC3D_IN9(x), const InputDF &S, O
     depositGroup(N, F, a, g, xs, S, L, A, &faces);
 }
 
-/** Subdomain s's doubles in the 4 sorted parts (offsets + 1 offsets, then records). */
-static long partsSize(const InputDF *const *ps, long s)
-{
-    long size = 0;
-    for (int q = 0; q < 4; q++) { const double *x = ps[q]->getData<double>(); size += ((long)x[s + 1] - (long)x[s]) * pic3d::REC; }
-    return size;
-}
-
-/** Subdomain s's records of the 4 sorted parts, part after part, into w. */
-static void gatherInto(const InputDF *const *ps, long offsets, long s, double *w)
-{
-    for (int q = 0; q < 4; q++) {
-        const double *x = ps[q]->getData<double>();
-        const long lo = offsets + 1 + (long)x[s] * pic3d::REC, hi = offsets + 1 + (long)x[s + 1] * pic3d::REC;
-        if (hi > lo) std::memcpy(w, x + lo, sizeof(double) * (hi - lo));
-        w += hi - lo;
-    }
-}
-
 /** The first step's deposits of group g of row a on one node, from the cloud's 4 parts -> its staying pack, its blocks, its arrivals (none). */
 void c_deposit_all_g(int N, int F, int a, int g, PIC3D_IN4(p), OutputDF &S, OutputDF &L, OutputDF &A)
 {
@@ -984,11 +983,7 @@ void c_deposit_all_g(int N, int F, int a, int g, PIC3D_IN4(p), OutputDF &S, Outp
     packOut(A, ids, arrivedSizes, k, arrived, false);
     for (int i = 0; i < k; i++) {
         gatherInto(ps, (long)F * F * F, ids[i], stays[i]);
-        Bundle bs[27];
-        for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? Bundle{stays[i], staySizes[i]} : Bundle{nullptr, 0};
-        GUARD(pic3d::deposit(N, F, a, subs[i][0], subs[i][1], bs, 27, blocks[i]))
-        double *to[27];
-        pic3d::outgoing(none, nullptr, arrived[i], to);
+        depositStaying(N, F, a, subs[i][0], subs[i][1], stays[i], staySizes[i], blocks[i], arrived[i]);
     }
 }
 

@@ -69,12 +69,15 @@ function depositCloud(N: number, F: number, a: number, b: number, c: number, dfs
   const k = dfs.length - 3, L = dfs[k + 1]!, A = dfs[k + 2]!;
   const stay = gatherParts(dfs.slice(0, k), F * F * F, (a * F + b) * F + c, dfs[k]!);
   const n1 = N / F + 1;
-  const out = L.createFloat64Array(n1 * n1 * n1 + tail).subarray(0, n1 * n1 * n1);
+  depositStaying(N, F, a, b, c, stay, L.createFloat64Array(n1 * n1 * n1 + tail).subarray(0, n1 * n1 * n1), A.createFloat64Array(leavingSize(new Int32Array(27))));
+}
+
+/** Subdomain (a, b, c)'s first deposit, its staying particles alone (nothing arrived yet), into `block` (zeros); its arrivals' array (none) into `arrived`. */
+export function depositStaying(N: number, F: number, a: number, b: number, c: number, stay: Float64Array, block: Float64Array, arrived: Float64Array): void {
   const bundles: Float64Array[] = [];
   for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stay : NONE);
-  guard(() => deposit(N, F, a, b, c, bundles, out));
-  const none = new Int32Array(27);
-  outgoing(none, NONE, A.createFloat64Array(leavingSize(none)));
+  guard(() => deposit(N, F, a, b, c, bundles, block));
+  outgoing(new Int32Array(27), NONE, arrived);
 }
 
 /** The deposit block L of (n+1)³ doubles followed by φ's n³ (copied in): its deposit part, zeroed. */

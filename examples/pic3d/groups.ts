@@ -8,7 +8,7 @@ import { arriving, deposit, guard, leavingSize, outgoing, partOf, pushIn, scatte
 import { REC, STAY } from './model.js';
 import { fail, gatherInto, partsSize } from './driver.js';
 import { blockFace, fieldFromSlab } from './slabs.js';
-import { arrivedInto, arrivedSize, checkSlabs, layerDensityEdges, NONE, slabGroup, UNFILLED } from './fragments.js';
+import { arrivedInto, arrivedSize, checkSlabs, depositStaying, layerDensityEdges, slabGroup, UNFILLED } from './fragments.js';
 import { groupOf, packOut, Packs, subdomainParts } from './packs.js';
 
 /** The subdomains' numbers of group g of row a. */
@@ -40,9 +40,10 @@ function depositGroup(N: number, F: number, a: number, g: number, dfs: readonly 
     sizes.push(arrivedSize(bs));
   }
   // the blocks zero-filled (the deposit adds into them); the arrivals written whole
-  const blocks = packOut(dfs[10]!, ids(F, a, subs), each(k, n1 * n1 * n1));
-  const arrived = packOut(dfs[11]!, ids(F, a, subs), sizes, UNFILLED);
-  const fs = faces ? packOut(faces, ids(F, a, subs), each(k, n1 * n1), UNFILLED) : null;
+  const at = ids(F, a, subs);
+  const blocks = packOut(dfs[10]!, at, each(k, n1 * n1 * n1));
+  const arrived = packOut(dfs[11]!, at, sizes, UNFILLED);
+  const fs = faces ? packOut(faces, at, each(k, n1 * n1), UNFILLED) : null;
   for (let i = 0; i < k; i++) {
     const [b, c] = subs[i]!;
     guard(() => deposit(N, F, a, b, c, bundles[i]!, blocks[i]!));
@@ -72,10 +73,7 @@ export function c_deposit_all_g(N: number, F: number, a: number, g: number, ...d
   for (let i = 0; i < k; i++) {
     const [b, c] = subs[i]!;
     gatherInto(parts, S, (a * F + b) * F + c, stays[i]!);
-    const bundles: Float64Array[] = [];
-    for (let d = 0; d < 27; d++) bundles.push(d === STAY ? stays[i]! : NONE);
-    guard(() => deposit(N, F, a, b, c, bundles, blocks[i]!));
-    outgoing(new Int32Array(27), NONE, arrived[i]!);
+    depositStaying(N, F, a, b, c, stays[i]!, blocks[i]!, arrived[i]!);
   }
 }
 
