@@ -23,8 +23,10 @@ export class Nodes {
   private busy = true;
   private cfSeq = 1;
 
-  constructor(readonly size: number) {
+  /** `sharedPayloads`: a payload from another node arrives in shared memory of its own, as a node process receives it (else a plain copy) */
+  constructor(readonly size: number, o: { sharedPayloads?: boolean } = {}) {
     this.mesh = new MemoryMesh(size);
+    if (o.sharedPayloads) this.mesh.allocPayload = (n) => new Uint8Array(new SharedArrayBuffer(n));
     this.controls = [];
     this.dda = this.mesh.endpoints.map((tp) => {
       const router = new Router(tp);

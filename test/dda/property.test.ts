@@ -18,12 +18,16 @@ const check = (id: number): number => (id * 2654435761) % 4294967291;
 let earlyFreed = 0;
 /** rearrangements between neighbours of arrays with several blocks a node on 3–4 nodes (a node may forward) */
 let neighbourBlocks = 0;
+/** parts whose memory an empty receiving block kept, over every sequence */
+let adopted = 0;
 
 export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) => void): Promise<void> {
   const r = rng(seed);
   const int = (n: number): number => Math.floor(r() * n);
   const size = 1 + int(4);
-  const ns = new Nodes(size);
+  // odd seeds receive payloads in shared memory of their own, as node processes do (an empty
+  // block then keeps a part's memory)
+  const ns = new Nodes(size, { sharedPayloads: seed % 2 === 1 });
   const order = r() < 0.5 ? 'ordered' : 'unordered';
   // half the sequences one block a node, the others 2 or 3
   const blocks = r() < 0.5 ? 1 : 2 + int(2);
@@ -87,6 +91,7 @@ export async function sequence(seed: number, onLog?: (l: string[], ns: Nodes) =>
         for (let i = 0; i < f.length; i += 2) { assert.equal(f[i + 1], check(f[i]!), `element ${f[i]} corrupted`); seen.push(f[i]!); }
       }
       earlyFreed += d.earlyFreed;
+      adopted += d.adoptedParts;
     }
     assert.equal(new Set(seen).size, seen.length, 'an element is duplicated');
     assert.deepEqual(seen.sort((a, b) => a - b), [...live].sort((a, b) => a - b), 'elements lost or invented');
@@ -105,4 +110,6 @@ test(`${SEQUENCES} random sequences of add / remove / send / resize / rearrange 
   if (SEQUENCES >= 50) assert.ok(earlyFreed > 0, 'no block was freed before its rearrangement ended');
   // and drew moves between neighbours with several blocks a node, where a node may forward
   if (SEQUENCES >= 50) assert.ok(neighbourBlocks > 0, 'no rearrangement between neighbours of several blocks a node on 3 or more nodes');
+  // and empty blocks kept the memory of parts received into shared memory
+  if (SEQUENCES >= 50) assert.ok(adopted > 0, 'no empty block kept a part\'s memory');
 });

@@ -47,6 +47,47 @@ test('rearrangement onto a disjoint node set and back (seed 002 test 2): shares 
   await ns.close();
 });
 
+test('an empty block receiving one part keeps the part\'s memory when it arrived in shared memory of its own; a block with elements, or a plain copy, appends', async () => {
+  const ns = new Nodes(3, { sharedPayloads: true });
+  ns.declare({ name: 'P', capacity: 100 });
+  await fill(ns, 0, 'P', 0, 100);
+  const sender = ns.dda[0]!.block('P').buffer;
+  // nodes 1 and 2 are empty and get one part each: they keep its memory
+  assert.equal(await ns.rearrange(0, 'P', [1, 2]), 100);
+  assert.deepEqual(ns.dda.map((d) => d.adoptedParts), [0, 1, 1]);
+  assert.deepEqual(all(ns, 'P'), range(100));
+  for (const d of ns.dda.slice(1)) assert.notEqual(d.block('P').buffer, sender);
+  // a kept part is a block as any other: it grows, and its elements move on
+  await fill(ns, 1, 'P', 100, 10);
+  assert.deepEqual(ns.counts('P'), [0, 60, 50]);
+  // node 0 empty again gets parts from two nodes (more than one): it appends them
+  assert.equal(await ns.rearrange(2, 'P', [0]), 110);
+  assert.deepEqual(ns.dda.map((d) => d.adoptedParts), [0, 1, 1]);
+  assert.deepEqual(ns.counts('P'), [110, 0, 0]);
+  assert.deepEqual(all(ns, 'P'), range(110));
+  // nodes 1 and 2 empty again get one part each from node 0: kept
+  assert.equal(await ns.rearrange(1, 'P', [0, 1, 2]), 110);
+  assert.deepEqual(ns.dda.map((d) => d.adoptedParts), [0, 2, 2]);
+  // node 1, holding elements, gets node 0's and node 2's: appended
+  assert.equal(await ns.rearrange(1, 'P', [1]), 110);
+  assert.deepEqual(ns.counts('P'), [0, 110, 0]);
+  assert.deepEqual(ns.dda.map((d) => d.adoptedParts), [0, 2, 2]);
+  // node 2, empty, gets one part from node 1, which keeps the rest
+  assert.equal(await ns.rearrange(0, 'P', [1, 2]), 110);
+  assert.deepEqual(ns.counts('P'), [0, 55, 55]);
+  assert.deepEqual(ns.dda.map((d) => d.adoptedParts), [0, 2, 3]);
+  assert.deepEqual(all(ns, 'P'), range(110));
+  await ns.close();
+  // the same over plain copies (an in-process node's mesh): nothing kept
+  const plain = new Nodes(2);
+  plain.declare({ name: 'Q', capacity: 10 });
+  await fill(plain, 0, 'Q', 0, 10);
+  assert.equal(await plain.rearrange(0, 'Q', [1]), 10);
+  assert.deepEqual(plain.dda.map((d) => d.adoptedParts), [0, 0]);
+  assert.deepEqual(all(plain, 'Q'), range(10));
+  await plain.close();
+});
+
 test('rearrangement onto an overlapping node set (seed 002 test 3): only surpluses move; the remainder goes to the last node', async () => {
   const ns = new Nodes(3);
   ns.declare({ name: 'P' });

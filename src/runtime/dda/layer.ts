@@ -244,6 +244,8 @@ export class DdaNode implements Participant {
 
   /** blocks freed before their operation's UNLOCK, their parts in (tests, benchmarks: the overlap) */
   earlyFreed = 0;
+  /** parts whose memory an empty receiving block kept instead of copying them (tests, benchmarks) */
+  adoptedParts = 0;
 
   // ------------------------------------------------------------------ holding the block
 
@@ -668,9 +670,10 @@ export class DdaNode implements Participant {
     l.sendsDone = false;
     blocks.forEach((w, i) => {
       const x = l.blocks[i]!, b = x.block;
-      // room for every element coming, made once (the seed sizes the new block for all its parts)
+      // room for every element coming, made once (the seed sizes the new block for all its parts);
+      // an empty block that gets one part may take the part's own memory instead (part)
       const need = (b.getNumel() + w.incoming) * b.elsize;
-      if (w.incoming > 0 && need > b.getMaxSize()) b.resize(need);
+      if (w.incoming > 0 && need > b.getMaxSize() && !(b.getNumel() === 0 && w.expect === 1)) b.resize(need);
       x.expect = w.expect;
       x.sends = [];
     });
@@ -722,10 +725,17 @@ export class DdaNode implements Participant {
     x.sends = null;
   }
 
-  private part(name: string, bytes: Uint8Array, index: number): void {
+  private part(from: number, name: string, bytes: Uint8Array, index: number): void {
     const l = this.local(name), x = l.blocks[index];
     if (x === undefined) throw new Error(`array ${name}: a part for block ${index} reached node ${this.rank}, which holds ${l.blocks.length}`);
-    x.block.append(bytes);
+    // An empty block whose one part of the round this is keeps the part's memory, when the
+    // transport received it into shared memory of its own (a socket's or a ring's payload is the
+    // handler's; a part from this node is a view of the sender's block): no copy, and no fresh
+    // pages faulted in for it (a whole array rearranged onto other nodes, f = 0.5 below).
+    if (from !== this.rank && x.expect === 1 && x.got === 0 && x.block.getNumel() === 0 && ownBuffer(bytes) && bytes.byteLength % x.block.elsize === 0) {
+      x.block.adopt(bytes.buffer as SharedArrayBuffer, bytes.byteLength / x.block.elsize, bytes.byteLength);
+      this.adoptedParts++;
+    } else x.block.append(bytes);
     x.got++;
     x.received += bytes.byteLength;
     this.sendParts(name, l, x);
@@ -1015,7 +1025,7 @@ export class DdaNode implements Participant {
           this.move(name, phase, blocks, sends);
           break;
         }
-        case PART: { d.varint(); d.varint(); const index = d.varint(); this.part(name, payload ?? new Uint8Array(0), index); break; }
+        case PART: { d.varint(); d.varint(); const index = d.varint(); this.part(from, name, payload ?? new Uint8Array(0), index); break; }
         case READY: this.gotReady(name, d.varint()); break;
         case UNLOCK: { const epoch = d.varint(); this.unlocked(name, epoch, d.varint()); break; }
         case GD_MOVE: this.gdArrives(name, d.varint()); break;
@@ -1145,6 +1155,11 @@ export class DdaNode implements Participant {
 }
 
 /** Parts one after another in one buffer. */
+/** Bytes that are the whole of a shared buffer: a payload the transport received into memory of its own. */
+function ownBuffer(bytes: Uint8Array): boolean {
+  return bytes.buffer instanceof SharedArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.byteLength > 0;
+}
+
 function joined(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((k, b) => k + b.byteLength, 0));
   let o = 0;
