@@ -19,7 +19,11 @@ export interface Transport {
    * never released.
    */
   send(to: number, tag: number, body: Uint8Array, payload?: Uint8Array, released?: (payload: Uint8Array) => void): boolean;
-  /** Exactly one handler; messages from one peer arrive in send order. */
+  /**
+   * Exactly one handler; messages from one peer arrive in send order. A payload from another rank
+   * is the handler's own (the transport keeps no reference to it: it may be kept as it is); one
+   * from this rank is the sender's bytes.
+   */
   onMessage(handler: (from: number, tag: number, body: Uint8Array, payload: Uint8Array | undefined) => void): void;
   /**
    * Called after the messages that arrived together (one read from the network) were all
