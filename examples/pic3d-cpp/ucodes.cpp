@@ -1130,12 +1130,35 @@ void c_final_g(int N, int F, int NP, int a, const InputDF &ref, PIC3D_IN9(x), PI
 // dynamic array, moved by the destination form: the push writes every particle back in place and
 // names, per leaving particle, the neighbour's array it goes to (the 26 handles, by direction).
 
+/** The block's particles, as the kernels take a bundle of them. */
+static Bundle blockBundle(DdaBlock &P)
+{
+    return Bundle{P.data<double>(), (long)(P.getNumel() * P.getElsize() / sizeof(double))};
+}
+
 /** deposit(the block: the particles that stayed and those delivered from the neighbours, the subdomain's φ) -> the deposit block followed by φ */
 void c_deposit_dda(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, const InputDF &phi, OutputDF &L)
 {
-    const Bundle bs[1] = {Bundle{P.data<double>(), (long)(P.getNumel() * P.getElsize() / sizeof(double))}};
+    const Bundle bs[1] = {blockBundle(P)};
     double *out = depositBlock(N, F, phi, L);
     GUARD(pic3d::deposit(N, F, a, b, c, bs, 1, out))
+}
+
+/**
+ * The push's particles written back into the block in place, each one leaving for direction d
+ * given the neighbour's array of that direction (T: the 26 in direction order, STAY left out)
+ * -> the count that stays
+ */
+static void moveInBlock(DdaBlock &P, const pic3d::Pushed &r, const InputDF &T, OutputDF &ready)
+{
+    const long len = (long)(P.getNumel() * P.getElsize() / sizeof(double));
+    if (len) std::memcpy(P.data<double>(), r.moved.data(), len * sizeof(double));
+    int32_t *to = P.destinations(T);
+    for (size_t q = 0; q < r.dir.size(); q++) {
+        const int d = r.dir[q];
+        if (d != pic3d::STAY) to[q] = d < pic3d::STAY ? d : d - 1;
+    }
+    ready.setValue((int)r.count[pic3d::STAY]);
 }
 
 /** push(G of own and 7 upper neighbours, the block, the list of the 26 neighbours' arrays by direction) -> the count that stays */
@@ -1144,18 +1167,50 @@ void c_push_dda(int N, int F, int a, int b, int c, const InputDF &g0, const Inpu
 {
     const double *gs[8] = {g0.getData<double>(), g1.getData<double>(), g2.getData<double>(), g3.getData<double>(),
         g4.getData<double>(), g5.getData<double>(), g6.getData<double>(), g7.getData<double>()};
-    double *f = P.data<double>();
-    const long len = (long)(P.getNumel() * P.getElsize() / sizeof(double));
-    const Bundle bs[1] = {Bundle{f, len}};
+    const Bundle bs[1] = {blockBundle(P)};
     pic3d::Pushed &r = pushScratch();
     GUARD(pic3d::push(N, F, a, b, c, gs, bs, 1, r))
-    if (len) std::memcpy(f, r.moved.data(), len * sizeof(double));
-    int32_t *to = P.destinations(T);
-    for (size_t q = 0; q < r.dir.size(); q++) {
-        const int d = r.dir[q];
-        if (d != pic3d::STAY) to[q] = d < pic3d::STAY ? d : d - 1;
-    }
-    ready.setValue((int)r.count[pic3d::STAY]);
+    moveInBlock(P, r, T, ready);
+}
+
+// With the Poisson sweeps on slabs of the grid (pic3d_dda.fa with slabs.fah, as pic3d.fa): the
+// deposit makes the block alone, and the push takes g from its slab's φ (c_deposit_blk,
+// c_push_slab, with the particles in the block).
+
+static double *depositOnly(int N, int F, int a, int b, int c, DdaBlock &P, OutputDF &L)
+{
+    const Bundle bs[1] = {blockBundle(P)};
+    const long n1 = N / F + 1;
+    double *out = L.create<double>(n1 * n1 * n1, 0.0);
+    GUARD(pic3d::deposit(N, F, a, b, c, bs, 1, out))
+    return out;
+}
+
+/** deposit(the block's particles) -> the (n+1)³ deposit block alone (the slabs hold φ) */
+void c_deposit_dda_blk(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, OutputDF &L)
+{
+    depositOnly(N, F, a, b, c, P, L);
+}
+
+/** c_deposit_dda_blk where the layer above is on another node (slabs.fah FACE_UP): also the block's upper face -> L, the face ((n+1)² doubles) */
+void c_deposit_dda_blk_f(int N, int F, int a, int b, int c, DdaBlock &P, const InputDF &, OutputDF &L, OutputDF &face)
+{
+    const long n = N / F, f2 = (n + 1) * (n + 1);
+    const double *block = depositOnly(N, F, a, b, c, P, L);
+    std::memcpy(face.create<double>(f2), pic3d::blockFace(block, n), sizeof(double) * f2);
+}
+
+/** push(its slab's φ after the step's sweeps, the block, the 26 neighbours' arrays by direction) -> the count that stays; g from that φ first */
+void c_push_dda_slab(int N, int F, int SL, int a, int b, int c, const InputDF &phi, DdaBlock &P, const InputDF &T, OutputDF &ready)
+{
+    checkSlabs(F, SL, 0);
+    const long n1 = N / F + 1;
+    double *g = scratch(3 * n1 * n1 * n1, 3).data();
+    pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), g);
+    const Bundle bs[1] = {blockBundle(P)};
+    pic3d::Pushed &r = pushScratch();
+    GUARD(pic3d::pushAt(N, F, a, b, c, g, n1 * n1, n1, bs, 1, r))
+    moveInBlock(P, r, T, ready);
 }
 
 }

@@ -5,10 +5,11 @@
 // neighbour's global count before its next deposit delivers them into its block.
 import type { DF } from '../../src/ucode/df.js';
 import type { DdaBlock, DdaTarget } from '../../src/ucode/dda.js';
-import { guard, deposit, push } from './kernels.js';
+import { guard, deposit, push, pushIn, type Pushed } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { summarize } from './driver.js';
-import { depositBlock } from './fragments.js';
+import { checkSlabs, depositBlock } from './fragments.js';
+import { blockFace, fieldFromSlab } from './slabs.js';
 
 /** Step 0: the subdomain's particles from the x-slab of each of the cloud's 4 parts (pic3d_dda.fa CLOUD) into its block; their count. */
 export function c_pick_dda(F: number, b: number, c: number, s0: DF, s1: DF, s2: DF, s3: DF, P: DdaBlock, ready: DF): void {
@@ -60,12 +61,56 @@ export function c_push_dda(N: number, F: number, a: number, b: number, c: number
   g0: DF, g1: DF, g2: DF, g3: DF, g4: DF, g5: DF, g6: DF, g7: DF, P: DdaBlock, T: DF, ready: DF): void {
   guard(() => {
     const f = P.f64();
-    const r = push(N, F, a, b, c, [g0, g1, g2, g3, g4, g5, g6, g7].map((d) => d.getFloat64Array()), [f]);
-    f.set(r.moved);
-    const to = P.destinations(T.getValue() as DdaTarget[]);
-    const dir = r.dir;
-    for (let q = 0; q < dir.length; q++) { const d = dir[q]!; if (d !== STAY) to[q] = d < STAY ? d : d - 1; }
-    ready.setInt(r.count[STAY]!);
+    moveInBlock(P, f, push(N, F, a, b, c, [g0, g1, g2, g3, g4, g5, g6, g7].map((d) => d.getFloat64Array()), [f]), T, ready);
+  });
+}
+
+/**
+ * The push's particles written back into the block in place, each one leaving for direction d
+ * given the neighbour's array of that direction (T: the 26 in direction order, STAY left out);
+ * ready := the count that stays.
+ */
+function moveInBlock(P: DdaBlock, f: Float64Array, r: Pushed, T: DF, ready: DF): void {
+  f.set(r.moved);
+  const to = P.destinations(T.getValue() as DdaTarget[]);
+  const dir = r.dir;
+  for (let q = 0; q < dir.length; q++) { const d = dir[q]!; if (d !== STAY) to[q] = d < STAY ? d : d - 1; }
+  ready.setInt(r.count[STAY]!);
+}
+
+// With the Poisson sweeps on slabs of the grid (pic3d_dda.fa with slabs.fah, as pic3d.fa): the
+// deposit makes the block alone, and the push takes g from its slab's φ (fragments.ts
+// c_deposit_blk, c_push_slab, with the particles in the block).
+
+/** deposit(the block's particles) -> the (n+1)³ deposit block alone (the slabs hold φ) */
+export function c_deposit_dda_blk(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, _count: DF, L: DF): void {
+  depositOnly(N, F, a, b, c, P, L);
+}
+
+/** c_deposit_dda_blk where the layer above is on another node (slabs.fah FACE_UP): also the block's upper face -> L, the face ((n+1)² doubles) */
+export function c_deposit_dda_blk_f(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, _count: DF, L: DF, face: DF): void {
+  const f = blockFace(depositOnly(N, F, a, b, c, P, L), N / F);
+  face.createFloat64Array(f.length).set(f);
+}
+
+function depositOnly(N: number, F: number, a: number, b: number, c: number, P: DdaBlock, L: DF): Float64Array {
+  const n1 = N / F + 1;
+  const out = L.createFloat64Array(n1 * n1 * n1);
+  guard(() => deposit(N, F, a, b, c, [P.f64()], out));
+  return out;
+}
+
+let slabG = new Float64Array(0);
+
+/** push(its slab's φ after the step's sweeps, the block, the 26 neighbours' arrays by direction) -> the count that stays; g from that φ first */
+export function c_push_dda_slab(N: number, F: number, SL: number, a: number, b: number, c: number, phi: DF, P: DdaBlock, T: DF, ready: DF): void {
+  checkSlabs(F, SL, 0);
+  guard(() => {
+    const n1 = N / F + 1;
+    if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
+    fieldFromSlab(N, F, SL, a, b, c, phi.getFloat64Array(), slabG);
+    const f = P.f64();
+    moveInBlock(P, f, pushIn(N, F, a, b, c, slabG, [f]), T, ready);
   });
 }
 

@@ -17,12 +17,14 @@ import { runFile } from '../runtime/files.js';
 const FILE = 'examples/pic3d/pic3d_dda.fa', CPP_FILE = 'examples/pic3d-cpp/pic3d_dda.fa';
 const cxx = noCompiler() === undefined;
 
-for (const [nodes, threads, args, line] of [
-  [1, 2, ['8', '2', '400', '3', '2', '1', '1'], 'pic3d: OK (N=8, 2x2x2 subdomains, 400 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
-  [2, 1, ['8', '4', '300', '2', '2', '1', '2'], 'pic3d: OK (N=8, 4x4x4 subdomains, 300 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)'],
+// (the Poisson sweeps on slabs of the grid, the default; and on the subdomains with deep halos)
+for (const [nodes, threads, args, line, defines] of [
+  [1, 2, ['8', '2', '400', '3', '2', '1', '1'], 'pic3d: OK (N=8, 2x2x2 subdomains, 400 particles, 3 steps, 2 sweeps; mass exact, momentum and positions match the reference)', []],
+  [2, 1, ['8', '4', '300', '2', '2', '1', '2'], 'pic3d: OK (N=8, 4x4x4 subdomains, 300 particles, 2 steps, 2 sweeps; mass exact, momentum and positions match the reference)', []],
+  [2, 1, ['12', '3', '300', '2', '4', '1', '2'], 'pic3d: OK (N=12, 3x3x3 subdomains, 300 particles, 2 steps, 4 sweeps; mass exact, momentum and positions match the reference)', ['-D', 'SUBDOMAIN_SWEEPS']],
 ] as const) {
-  test(`pic3d_dda on ${nodes} node(s) × ${threads} thread(s) matches the sequential reference`, () => {
-    const r = spawnSync(process.execPath, ['bin/luna', 'run', '--nodes', String(nodes), '--threads', String(threads), FILE, ...args], { encoding: 'utf8', timeout: 180_000 });
+  test(`pic3d_dda on ${nodes} node(s) × ${threads} thread(s)${defines.length ? ` (${defines.join(' ')})` : ''} matches the sequential reference`, () => {
+    const r = spawnSync(process.execPath, ['bin/luna', 'run', '--nodes', String(nodes), '--threads', String(threads), ...defines, FILE, ...args], { encoding: 'utf8', timeout: 180_000 });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.deepEqual(r.stdout.trim().split('\n'), [line]);
   });
