@@ -1154,12 +1154,12 @@ export class DdaNode implements Participant {
   }
 }
 
-/** Parts one after another in one buffer. */
 /** Bytes that are the whole of a shared buffer: a payload the transport received into memory of its own. */
 function ownBuffer(bytes: Uint8Array): boolean {
   return bytes.buffer instanceof SharedArrayBuffer && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.byteLength > 0;
 }
 
+/** Parts one after another in one buffer. */
 function joined(parts: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((k, b) => k + b.byteLength, 0));
   let o = 0;
