@@ -31,7 +31,8 @@
 //     1 MiB payloads, half a round trip a DF), and 2 × 1 ÷ (1 × 1 + that time), the target's figure;
 //   - the particle exchange's share of a step with the particles in dynamic arrays (pic3d_dda.fa,
 //     TypeScript kernels, and C++ ones on 1 × 2 and 2 × 1), from the trace's ddaOp spans (pic-share.ts), on 1 × 2, 2 × 1 and on
-//     one node with no particle leaving.
+//     one node with no particle leaving; and the same traced run's SLOU and particle-steps/s
+//     (`<size>.dda.<row>.slou.*`, `.tracedMps`: pic3d_dda's table, docs/pic.md).
 // The seed's figures (the original LuNA, 1 node × 16 threads): 10⁷ particle-steps in 9.99 s, P_U
 // 8.2 %, P_O 69.2 %; on 4 nodes 16× slower.
 //   npm run bench -- pic [--quick]     LUNA_CXXFLAGS (default -O3) for both C++ sides
@@ -453,10 +454,8 @@ export async function run(ctx: Ctx): Promise<SuiteOutput> {
         if (only) return;
         for (const label of SHARES) {
           const x = await exchangeRun(dir, name, label, p);
-          const k = `${name}.dda.${label}.exchangeShare`;
-          f[k] = sig(x.share);
-          units[k] = '%';
-          notes.push(`${k}: ${shareNote(x)}`);
+          ddaFigures(f, units, name, label, x);
+          notes.push(`${name}.dda.${label}.exchangeShare: ${shareNote(x)}`);
         }
         for (const label of SHARES) targets.push(shareTarget(name, label));
       });
@@ -482,13 +481,30 @@ function shareTarget(size: string, label: ShareRow): Target {
  * the protocol's fixed cost (and with C++ kernels, ucenv.h destinations(targets): a shorter
  * step, so a larger share).
  */
-async function exchangeRun(dir: string, size: string, label: ShareRow, p: Params): Promise<ExchangeShare & { load: number }> {
+async function exchangeRun(dir: string, size: string, label: ShareRow, p: Params): Promise<DdaRun> {
   const [cfg, q, lang] = shareRow(label, p);
   const trace = join(dir, `${size}-dda-${label}`);
   rmSync(trace, { recursive: true, force: true });
   const load = loadavg()[0]!;
   await runTimed(argv(lang, q, cfg, ['--trace', trace]), 600_000);
-  return { ...exchangeShare(readTrace(trace).events), load };
+  // the same traced run's SLOU and throughput: pic3d_dda's table (docs/pic.md)
+  const rep = analyzeSlowTrace(trace);
+  return { ...exchangeShare(readTrace(trace).events), load, slou: { wallS: rep.tWall / 1e9, p: rep.p }, particleSteps: q.NP * q.NT };
+}
+
+/** A traced pic3d_dda run: its exchange share, the load at its start, its SLOU and its particle-steps. */
+type DdaRun = ExchangeShare & { load: number; slou: { wallS: number; p: Record<'S' | 'L' | 'O' | 'W' | 'U', number> }; particleSteps: number };
+
+/** pic3d_dda's figures of row `label` from its traced run `x` (traced, so slower than an untraced run by the trace's cost). */
+function ddaFigures(f: Record<string, number>, units: Record<string, string>, size: string, label: ShareRow, x: DdaRun): void {
+  const k = `${size}.dda.${label}`;
+  f[`${k}.exchangeShare`] = sig(x.share);
+  units[`${k}.exchangeShare`] = '%';
+  f[`${k}.tracedMps`] = sig(x.particleSteps / x.slou.wallS / 1e6);
+  units[`${k}.tracedMps`] = 'M/s';
+  f[`${k}.slou.wallS`] = sig(x.slou.wallS);
+  units[`${k}.slou.wallS`] = 's';
+  for (const c of ['S', 'L', 'O', 'W', 'U'] as const) { f[`${k}.slou.P${c}`] = sig(x.slou.p[c]); units[`${k}.slou.P${c}`] = '%'; }
 }
 
 function shareNote(x: ExchangeShare): string {
@@ -503,7 +519,7 @@ async function shareRuns(ctx: Ctx, only: { size: string; rows: ShareRow[] }, f: 
   notes.push(`LUNA_PIC_SHARES: ${only.size} size, ${only.rows.join(', ')}: ${reps} traced run(s) each in rotated rounds, the median; C++ flags ${FLAGS}`);
   const dir = mkdtempSync(join(tmpdir(), 'luna-bench-pic-'));
   try {
-    const runs = new Map<ShareRow, (ExchangeShare & { load: number })[]>(only.rows.map((r) => [r, []]));
+    const runs = new Map<ShareRow, DdaRun[]>(only.rows.map((r) => [r, []]));
     for (let r = 0; r < reps; r++) {
       for (const label of roundOrder(only.rows, r)) {
         const x = await exchangeRun(dir, only.size, label, p);
@@ -514,8 +530,7 @@ async function shareRuns(ctx: Ctx, only: { size: string; rows: ShareRow[] }, f: 
     for (const [label, xs] of runs) {
       const k = `${only.size}.dda.${label}.exchangeShare`;
       const sorted = [...xs].sort((a, b) => a.share - b.share);
-      f[k] = sig(sorted[sorted.length >> 1]!.share);
-      units[k] = '%';
+      ddaFigures(f, units, only.size, label, sorted[sorted.length >> 1]!);
       targets.push(shareTarget(only.size, label));
       notes.push(`${k}: median of ${xs.length}; runs in order: ${xs.map((x) => `${x.share.toFixed(2)} % (load ${x.load.toFixed(1)})`).join(', ')}; the median run: ${shareNote(sorted[sorted.length >> 1]!)}`);
     }
