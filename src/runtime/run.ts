@@ -232,9 +232,11 @@ export async function runNode(opts: RunOptions): Promise<RunResult> {
   const router = new Router(tp);
   const control = new Control(router, wallNs);
   const fragments = new FragmentLayer(router, control, { now: wallNs, trace: tr });
+  // each import's block parameters: the blocks a layer may reserve as the CF is sent (desk.reserve)
+  const blockParams = opts.program.imports.map((d) => { const ps = d.params.flatMap((p, i) => (p === 'block' ? [i] : [])); return ps.length > 0 ? ps : null; });
   rt = new NodeRuntime(opts.program, {
     rank: tp.rank, size: tp.size, lanes, trace: tr, now: wallNs, remote: fragments.remote,
-  }, new LaneExecutors({ lanes, inflight: pool.inflight, send: (l, b) => pool.send(l, b), boardRoom: (a) => pool.boardRoom(a), post: (b) => pool.post(b), boardOpen: () => pool.boardOpen(), sendPlanned: pool.feeds ? (l, m, imps) => pool.sendPlanned(l, m, imps) : undefined, inline: opts.cfTimeoutNs ? undefined : inline, feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), lowerLanes: (nice) => pool.lowerLanes(nice), blocked: (l) => desk.blocked(l), answers: answering(asking), ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done) }, pool), policy);
+  }, new LaneExecutors({ lanes, inflight: pool.inflight, send: (l, b) => { desk.reserve(b.tasks, blockParams); pool.send(l, b); }, boardRoom: (a) => pool.boardRoom(a), post: (b) => { desk.reserve(b.tasks, blockParams); pool.post(b); }, boardOpen: () => pool.boardOpen(), sendPlanned: pool.feeds ? (l, m, imps) => pool.sendPlanned(l, m, imps) : undefined, inline: opts.cfTimeoutNs ? undefined : inline, feed: pool.feeds ? (f, q) => pool.feed(f, q) : undefined, warm, rest: () => pool.rest(), work: () => pool.work(), lowerLanes: (nice) => pool.lowerLanes(nice), blocked: (l) => desk.blocked(l), answers: answering(asking), ask: (t, done) => desk.ask(opts.program.imports[t.imp]!.symbol, t, done), settle: (lane, outs, done) => desk.settle(lane, outs, done) }, pool), policy);
   fragments.attach(rt);
   desk.host = rt.deskHost();
   control.register(new RequestParticipant(desk));

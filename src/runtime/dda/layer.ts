@@ -35,7 +35,7 @@ import { CHANNEL } from '../cluster/channels.js';
 import type { Control } from '../cluster/control.js';
 import type { ChannelHost, Participant, Wait } from '../cluster/layer.js';
 import type { Reply, Request, RequestDesk } from '../exec/desk.js';
-import { arrayRequest, DdaBlock, DEFRAG_ORDERS, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
+import { arrayRequest, DdaBlock, DEFRAG_ORDERS, type DdaHandle, type DdaPart, type DefragOrder } from '../../ucode/dda.js';
 import { intValue, TYPE_NAMES, type DfValue } from '../../ucode/value.js';
 import { rearrangeCall } from '../../ucode/builtins.js';
 import { displayDf } from '../../core/dfkey.js';
@@ -79,6 +79,16 @@ export interface RearrangeDone { array: string; kind: GlobalOp['kind']; total: n
 
 interface Waiter { cf: number; who: string; reply: Reply; since: number }
 
+/** What a CF's worker gets of the block it holds (dda-worker.ts). */
+export interface Granted { buffer: SharedArrayBuffer; numel: number; size: number; elsize: number; order: DefragOrder; name: string; rank: number; nodes: number; index: number; blocks: number }
+
+/**
+ * A block reserved for a CF sent to a worker (DdaNode.reserve), as its handle carries it: the
+ * block as granted, and the shared word the worker claims it by (`token` → `-token`) as the CF
+ * starts; the layer has taken it back when the word no longer holds the token.
+ */
+export interface DdaReservation { word: SharedArrayBuffer; token: number; grant: Granted }
+
 /** One block of an array on this node: its memory, its holder, its part of the current round. */
 class Blk {
   /** the CF holding the block (node-local number; -1: none) and its name */
@@ -96,6 +106,13 @@ class Blk {
   /** this operation: it sent views of itself (not free before UNLOCK), the bytes it received */
   sentInPlace = false;
   received = 0;
+  /**
+   * A reservation for the holder, a CF sent to a worker and not started (its token; 0: none):
+   * the claim word holds the token until the worker claims it as the CF starts (its negative),
+   * or the layer takes it back (0) for anyone who asks for the block (reserve, revoke)
+   */
+  reserved = 0;
+  readonly claim = new Int32Array(new SharedArrayBuffer(4));
   constructor(readonly index: number, readonly block: DdaBlock) {}
 }
 
@@ -257,18 +274,63 @@ export class DdaNode implements Participant {
     const l = this.local(name), k = l.blocks.length;
     if (!(Number.isInteger(index) && index >= 0 && index < k)) { reply.fail(`${who} asks for block ${index} of dynamic array ${name}, which has ${k} block(s) a node (0..${k - 1})`); return; }
     const x = l.blocks[index]!;
+    this.revoke(x);
     if (x.holder === cf) { reply.fail(`${who} already holds ${blockText(index, k, true)} of array ${name} on node ${this.rank}: it would wait for itself`); return; }
     if (x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0) { this.grant(l, x, cf, who, reply); return; }
     x.queue.push({ cf, who, reply, since: this.host.now() });
   }
 
   private grant(l: Local, x: Blk, cf: number, who: string, reply: Reply): void {
+    reply.answer(this.held(l, x, cf, who));
+  }
+
+  /** Block `x` is CF `cf`'s from now on: what its worker needs of it. */
+  private held(l: Local, x: Blk, cf: number, who: string): Granted {
     x.holder = cf;
     x.holderText = who;
     // the GD took this LD as free: it hears that it is not (its next count takes the full protocol)
     if (l.told) this.stand(l.spec.name, l, false);
     const b = x.block;
-    reply.answer({ buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size, index: x.index, blocks: l.blocks.length });
+    return { buffer: b.buffer, numel: b.getNumel(), size: b.getMaxSize(), elsize: b.elsize, order: b.order, name: b.name, rank: this.rank, nodes: this.size, index: x.index, blocks: l.blocks.length };
+  }
+
+  /**
+   * CF `cf` (named by `who()`) is about to be sent to a worker with this node's block of handle
+   * `h` as an argument: when the block is free and no global operation locks the array, it is
+   * reserved for the CF, and the handle the worker gets carries it as granted and the word the
+   * worker claims it by as the CF starts (dda-worker.ts), with no request; else null (the worker
+   * asks as the CF starts). Until the claim, anyone asking for the block takes it back (revoke).
+   */
+  reserve(h: DdaHandle, cf: number, who: () => string): object | null {
+    const l = this.locals.get(h.id);
+    const index = h.index ?? 0;
+    if (l === undefined || !(Number.isInteger(index) && index >= 0 && index < l.blocks.length)) return null;
+    const x = l.blocks[index]!;
+    if (x.holder !== -1 || l.gdLock !== 0 || x.queue.length > 0) return null;
+    const grant = this.held(l, x, cf, who());
+    const token = ++this.reservations;
+    x.reserved = token;
+    Atomics.store(x.claim, 0, token);
+    const reserved: DdaReservation = { word: x.claim.buffer as SharedArrayBuffer, token, grant };
+    return { ...h, reserved };
+  }
+
+  /** blocks reserved for CFs sent to workers, and reservations taken back before their CF started (tests, benchmarks) */
+  reservations = 0;
+  revoked = 0;
+
+  /**
+   * Someone asks for block `x` (a CF, a global operation): a reservation its CF has not claimed
+   * is taken back (the CF will ask as it starts); a claimed one is a hold like any other.
+   */
+  private revoke(x: Blk): void {
+    if (x.reserved === 0) return;
+    const token = x.reserved;
+    x.reserved = 0;
+    if (Atomics.compareExchange(x.claim, 0, token, 0) !== token) return; // claimed: its CF runs and will release it
+    x.holder = -1;
+    x.holderText = '';
+    this.revoked++;
   }
 
   /**
@@ -280,6 +342,8 @@ export class DdaNode implements Participant {
     const l = this.local(name), x = l.blocks[index];
     if (x === undefined || x.holder !== cf) throw new Error(`array ${name}: ${blockText(index, l.blocks.length, true)} of node ${this.rank} released by CF ${cf}, but ${x === undefined || x.holder === -1 ? 'nobody' : x.holderText} holds it`);
     x.block.adopt(buffer ?? x.block.buffer, numel, size ?? (buffer ?? x.block.buffer).byteLength);
+    // (a reservation its CF claimed ends with the hold)
+    x.reserved = 0;
     const targets = new Set<Local>();
     if (parts) for (const p of parts) { const t = this.pend(name, l, p, x); if (t !== null && t !== l) targets.add(t); }
     x.holder = -1;
@@ -533,7 +597,7 @@ export class DdaNode implements Participant {
     l.gdNode = from;
     l.reported = false;
     l.sendsDone = false;
-    for (const x of l.blocks) { x.expect = -1; x.got = 0; x.sends = null; x.early = false; x.sentInPlace = false; x.received = 0; }
+    for (const x of l.blocks) { x.expect = -1; x.got = 0; x.sends = null; x.early = false; x.sentInPlace = false; x.received = 0; this.revoke(x); }
     if (l.free()) this.report(name, l);
   }
 
@@ -1114,6 +1178,7 @@ export class DdaNode implements Participant {
       if (p.spec) this.declare({ ...p.spec, name: p.array });
       return p;
     };
+    desk.registerReserver('dda', (h, cf, who) => this.reserve(h as DdaHandle, cf, who));
     desk.register('dda.acquire', {
       wait: 'descriptor', resource,
       handle: (r, reply) => { const p = declared(r); this.acquire(p.array, r.cf, r.who(), reply, p.index); },

@@ -91,8 +91,18 @@ interface LaterRequest { kind: string; payload: unknown; token: number }
 /** A request being handled, for hang reports: `busy` whether its handler works on it by itself. */
 export interface Outstanding { lane: number; cf: number; kind: string; resource: string; since: number; busy: boolean }
 
+/**
+ * A layer's reservation of one of its blocks for a CF about to be sent to a worker (exec/blocks.ts
+ * `block` parameters): the handle the worker gets instead, carrying the block as granted, or null
+ * (not free now: the worker asks for it as the CF starts, as without a reservation). The worker
+ * claims the reservation as the CF starts; until then the layer may take it back for anyone who
+ * asks for the block (a CF running, a global operation), so a CF waiting on a lane never holds one.
+ */
+export type BlockReserver = (handle: { block: string; id: string | number }, cf: number, who: () => string) => object | null;
+
 export class RequestDesk {
   private readonly handlers = new Map<string, RequestHandler>();
+  private readonly reservers = new Map<string, BlockReserver>();
   private readonly calls = new Map<string, DeskCall>();
   private readonly open = new Map<number, { lane: number; cf: number; kind: string; resource: string; since: number; h: RequestHandler }>();
   private nextOpen = 0;
@@ -116,6 +126,36 @@ export class RequestDesk {
   registerCall(symbol: string, c: DeskCall): void {
     if (this.calls.has(symbol)) throw new Error(`two desk calls for import '${symbol}'`);
     this.calls.set(symbol, c);
+  }
+
+  /** Blocks of kind `kind` (a block handle's `block`) are reserved by `r` for the CFs sent to workers (reserve). */
+  registerReserver(kind: string, r: BlockReserver): void {
+    if (this.reservers.has(kind)) throw new Error(`two reservers for blocks of kind '${kind}'`);
+    this.reservers.set(kind, r);
+  }
+
+  /**
+   * Before `tasks` leave for a worker: each `block` argument (`blockParams[t.imp]`: the import's
+   * block parameters, null when it has none) whose layer reserves it now is replaced by the
+   * reserved handle, so the CF starts without a round trip through this thread for its block.
+   */
+  reserve(tasks: readonly Task[], blockParams: readonly (readonly number[] | null)[]): void {
+    if (this.reservers.size === 0) return;
+    for (let k = 0; k < tasks.length; k++) {
+      const t = tasks[k]!, ps = blockParams[t.imp];
+      if (ps == null) continue;
+      for (let j = 0; j < ps.length; j++) {
+        const i = ps[j]!, v = t.args[i] as DfValue | null | undefined;
+        if (v == null || v.t !== T_JS || typeof v.v !== 'object' || v.v === null) continue;
+        const h = v.v as { block?: unknown; id?: unknown };
+        const r = typeof h.block === 'string' ? this.reservers.get(h.block) : undefined;
+        if (r === undefined || (typeof h.id !== 'string' && typeof h.id !== 'number')) continue;
+        const cf = t.cf;
+        const reserved = r(h as { block: string; id: string | number }, cf, () => this.host?.identify(cf).text ?? `CF ${cf}`);
+        // a new value: the one in the store stays the plain handle
+        if (reserved !== null) t.args[i] = { t: T_JS, v: reserved };
+      }
+    }
   }
 
   /** Whether CFs of import `symbol` are asked here (ask) rather than run. */
