@@ -1385,7 +1385,10 @@ export class NodeRuntime {
         // for the wait would show, and SLOW's W; none of the time the lane spent on other CFs.
         const lane = tr ? this.restedLane() : -1;
         if (lane >= 0) {
-          const from = Math.min(at, Math.max(asked, this.laneFree[lane]!));
+          // a nanosecond after the lane's last CF at the earliest: that CF's finish is written by
+          // its worker, in another stream of the trace, and an equal time may merge after this
+          // start (the analysis then sees two CFs on the lane at once and drops one)
+          const from = Math.min(at, Math.max(asked, this.laneFree[lane]! + 1));
           tr!.cfStart(from, 0, cf.id, lane + 1);
           if (waited && at > from) tr!.wait(from, at, 0, cf.id, -1, waited.wait, waited.resource);
           tr!.cfFinish(at, 0, cf.id, lane + 1);
