@@ -482,6 +482,17 @@ void checkSlabs(int F, int SL, int p) {
         failed("slab " + std::to_string(p) + " of " + std::to_string(SL) + " on F=" + std::to_string(F) + " subdomains a side: the slabs need 1 <= SL <= F <= " + std::to_string(SLAB_MAX_F) + " (pic3d.fa sweeps on the subdomains beyond)");
 }
 
+/**
+ * g at the (n+1)³ nodes the cells of subdomain (a, b, c) touch, from its slab's φ
+ * (pic3d::fieldFromSlab), in this thread's scratch: valid until the next call (every slab push takes it from here)
+ */
+const double *slabField(int N, int F, int SL, int a, int b, int c, const InputDF &phi) {
+    const long n1 = N / F + 1;
+    double *g = scratch(3 * n1 * n1 * n1, 3).data();
+    pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), g);
+    return g;
+}
+
 long slabWidth(int N, int F, int SL, int p) { return (long)(pic3d::slabLayer(p + 1, F, SL) - pic3d::slabLayer(p, F, SL)) * (N / F); }
 
 /** Scratch that only grows (every node read is written first: jacobiSlab), per thread. */
@@ -803,9 +814,7 @@ void c_push_slab(int N, int F, int SL, int a, int b, int c, const InputDF &phi, 
 {
     checkSlabs(F, SL, 0);
     const long n1 = N / F + 1;
-    double *g = scratch(3 * n1 * n1 * n1, 3).data();
-    pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), g);
-    pushOut(N, F, a, b, c, nullptr, g, n1 * n1, n1, S, A, stay, leaving);
+    pushOut(N, F, a, b, c, nullptr, slabField(N, F, SL, a, b, c, phi), n1 * n1, n1, S, A, stay, leaving);
 }
 
 
@@ -1014,11 +1023,10 @@ void c_push_g(int N, int F, int SL, int a, int g, const InputDF &phi, const Inpu
     const InputDF *sp = &S, *ap = &A;
     const Packs stays(F, &sp, 1), arrivals(F, &ap, 1);
     const long n1 = N / F + 1;
-    double *gs = scratch(3 * n1 * n1 * n1, 3).data();
     long staySizes[GROUP_MAX], leavingSizes[GROUP_MAX];
     for (int i = 0; i < k; i++) {
         const int b = subs[i][0], c = subs[i][1];
-        pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), gs);
+        const double *gs = slabField(N, F, SL, a, b, c, phi);
         Bundle bs[27];
         const Bundle arrived = arrivals.at(a, b, c);
         for (int d = 0; d < 27; d++) bs[d] = d == pic3d::STAY ? stays.at(a, b, c) : pic3d::partOf(arrived.p, arrived.len, d);
@@ -1205,8 +1213,7 @@ void c_push_dda_slab(int N, int F, int SL, int a, int b, int c, const InputDF &p
 {
     checkSlabs(F, SL, 0);
     const long n1 = N / F + 1;
-    double *g = scratch(3 * n1 * n1 * n1, 3).data();
-    pic3d::fieldFromSlab(N, F, SL, a, b, c, phi.getData<double>(), g);
+    const double *g = slabField(N, F, SL, a, b, c, phi);
     const Bundle bs[1] = {blockBundle(P)};
     pic3d::Pushed &r = pushScratch();
     GUARD(pic3d::pushAt(N, F, a, b, c, g, n1 * n1, n1, bs, 1, r))

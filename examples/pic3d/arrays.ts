@@ -8,8 +8,8 @@ import type { DdaBlock, DdaTarget } from '../../src/ucode/dda.js';
 import { guard, deposit, push, pushIn, type Pushed } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { summarize } from './driver.js';
-import { checkSlabs, depositBlock } from './fragments.js';
-import { blockFace, fieldFromSlab } from './slabs.js';
+import { checkSlabs, depositBlock, slabField } from './fragments.js';
+import { blockFace } from './slabs.js';
 
 /** Step 0: the subdomain's particles from the x-slab of each of the cloud's 4 parts (pic3d_dda.fa CLOUD) into its block; their count. */
 export function c_pick_dda(F: number, b: number, c: number, s0: DF, s1: DF, s2: DF, s3: DF, P: DdaBlock, ready: DF): void {
@@ -100,17 +100,12 @@ function depositOnly(N: number, F: number, a: number, b: number, c: number, P: D
   return out;
 }
 
-let slabG = new Float64Array(0);
-
 /** push(its slab's φ after the step's sweeps, the block, the 26 neighbours' arrays by direction) -> the count that stays; g from that φ first */
 export function c_push_dda_slab(N: number, F: number, SL: number, a: number, b: number, c: number, phi: DF, P: DdaBlock, T: DF, ready: DF): void {
   checkSlabs(F, SL, 0);
   guard(() => {
-    const n1 = N / F + 1;
-    if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
-    fieldFromSlab(N, F, SL, a, b, c, phi.getFloat64Array(), slabG);
-    const f = P.f64();
-    moveInBlock(P, f, pushIn(N, F, a, b, c, slabG, [f]), T, ready);
+    const g = slabField(N, F, SL, a, b, c, phi.getFloat64Array()), f = P.f64();
+    moveInBlock(P, f, pushIn(N, F, a, b, c, g, [f]), T, ready);
   });
 }
 

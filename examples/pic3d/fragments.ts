@@ -449,15 +449,21 @@ export function c_slab_group0_e(N: number, F: number, NP: number, K: number, H: 
 
 let slabG = new Float64Array(0);
 
+/**
+ * g at the (n+1)³ nodes the cells of subdomain (a, b, c) touch, from its slab's φ (fieldFromSlab),
+ * in this thread's scratch: valid until the next call (every slab push takes it from here).
+ */
+export function slabField(N: number, F: number, SL: number, a: number, b: number, c: number, phi: Float64Array): Float64Array {
+  const n1 = N / F + 1;
+  if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
+  fieldFromSlab(N, F, SL, a, b, c, phi, slabG);
+  return slabG;
+}
+
 /** push(its slab's φ after the step's sweeps, the staying particles, the arrived ones) -> the staying particles, the leaving array */
 export function c_push_slab(N: number, F: number, SL: number, a: number, b: number, c: number, ...dfs: DF[]): void {
   checkSlabs(F, SL, 0);
-  guard(() => {
-    const n1 = N / F + 1;
-    if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
-    fieldFromSlab(N, F, SL, a, b, c, dfs[0]!.getFloat64Array(), slabG);
-    pushOut(N, F, a, b, c, null, slabG, dfs[1]!, dfs[2]!, dfs[3]!, dfs[4]!);
-  });
+  guard(() => pushOut(N, F, a, b, c, null, slabField(N, F, SL, a, b, c, dfs[0]!.getFloat64Array()), dfs[1]!, dfs[2]!, dfs[3]!, dfs[4]!));
 }
 
 /**

@@ -7,8 +7,8 @@ import type { DF } from '../../src/ucode/df.js';
 import { arriving, deposit, guard, leavingSize, outgoing, partOf, pushIn, scatter, type Pushed } from './kernels.js';
 import { REC, STAY } from './model.js';
 import { fail, gatherInto, partsSize } from './driver.js';
-import { blockFace, fieldFromSlab } from './slabs.js';
-import { arrivedInto, arrivedSize, checkSlabs, depositStaying, layerDensityEdges, slabGroup, UNFILLED } from './fragments.js';
+import { blockFace } from './slabs.js';
+import { arrivedInto, arrivedSize, checkSlabs, depositStaying, layerDensityEdges, slabField, slabGroup, UNFILLED } from './fragments.js';
 import { groupOf, packOut, Packs, subdomainParts } from './packs.js';
 
 /** The subdomains' numbers of group g of row a. */
@@ -87,8 +87,6 @@ export function c_pick_g(F: number, a: number, g: number, ...dfs: DF[]): void {
   packOut(dfs[5]!, ids(F, a, subs), each(k, 0));
 }
 
-let slabG = new Float64Array(0);
-
 /**
  * The pushes of group g of row a: its slab's φ after the step's sweeps, its staying pack, its
  * arrivals' pack -> its staying pack, its leaving pack (each subdomain pushed as c_push_slab
@@ -96,14 +94,13 @@ let slabG = new Float64Array(0);
  */
 export function c_push_g(N: number, F: number, SL: number, a: number, g: number, ...dfs: DF[]): void {
   checkSlabs(F, SL, 0);
-  const subs = groupOf(F, a, g), k = subs.length, n1 = N / F + 1;
+  const subs = groupOf(F, a, g), k = subs.length;
   const phi = dfs[0]!.getFloat64Array(), ss = new Packs(F, [dfs[1]!]), arr = new Packs(F, [dfs[2]!]);
-  if (slabG.length !== 3 * n1 * n1 * n1) slabG = new Float64Array(3 * n1 * n1 * n1);
   const pushed: Pushed[] = [];
   guard(() => {
     for (let i = 0; i < k; i++) {
       const [b, c] = subs[i]!;
-      fieldFromSlab(N, F, SL, a, b, c, phi, slabG);
+      const slabG = slabField(N, F, SL, a, b, c, phi);
       const arrived = arr.at(a, b, c), bundles: Float64Array[] = [];
       for (let d = 0; d < 27; d++) bundles.push(d === STAY ? ss.at(a, b, c) : partOf(arrived, d));
       // each subdomain's result in a scratch slot of its own until the packs are made
