@@ -276,8 +276,13 @@ export class DdaNode implements Participant {
     const x = l.blocks[index]!;
     this.revoke(x);
     if (x.holder === cf) { reply.fail(`${who} already holds ${blockText(index, k, true)} of array ${name} on node ${this.rank}: it would wait for itself`); return; }
-    if (x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0) { this.grant(l, x, cf, who, reply); return; }
+    if (this.grantable(l, x)) { this.grant(l, x, cf, who, reply); return; }
     x.queue.push({ cf, who, reply, since: this.host.now() });
+  }
+
+  /** Block `x` may be given to a CF now: nobody holds it or waits for it, and no operation locks it (or it arrived early). */
+  private grantable(l: Local, x: Blk): boolean {
+    return x.holder === -1 && (l.gdLock === 0 || x.early) && x.queue.length === 0;
   }
 
   private grant(l: Local, x: Blk, cf: number, who: string, reply: Reply): void {
@@ -296,17 +301,17 @@ export class DdaNode implements Participant {
 
   /**
    * CF `cf` (named by `who()`) is about to be sent to a worker with this node's block of handle
-   * `h` as an argument: when the block is free and no global operation locks the array, it is
-   * reserved for the CF, and the handle the worker gets carries it as granted and the word the
-   * worker claims it by as the CF starts (dda-worker.ts), with no request; else null (the worker
-   * asks as the CF starts). Until the claim, anyone asking for the block takes it back (revoke).
+   * `h` as an argument: when the block could be granted now (grantable), it is reserved for the
+   * CF, and the handle the worker gets carries it as granted and the word the worker claims it by
+   * as the CF starts (dda-worker.ts), with no request; else null (the worker asks as the CF
+   * starts). Until the claim, anyone asking for the block takes it back (revoke).
    */
   reserve(h: DdaHandle, cf: number, who: () => string): object | null {
     const l = this.locals.get(h.id);
     const index = h.index ?? 0;
     if (l === undefined || !(Number.isInteger(index) && index >= 0 && index < l.blocks.length)) return null;
     const x = l.blocks[index]!;
-    if (x.holder !== -1 || l.gdLock !== 0 || x.queue.length > 0) return null;
+    if (!this.grantable(l, x)) return null;
     const grant = this.held(l, x, cf, who());
     const token = ++this.reservations;
     x.reserved = token;
